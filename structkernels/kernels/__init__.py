@@ -1,0 +1,1 @@
+"""Built-in kernels, one family per module; each registers through an entry point."""

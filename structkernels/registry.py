@@ -1,0 +1,212 @@
+"""Plugin discovery through ``importlib.metadata`` entry points.
+
+Kernels register in the entry-point group ``structkernels.kernels`` (name ->
+:class:`~structkernels.kernel.Kernel` subclass); the built-in kernels register
+there too, in the core's ``pyproject.toml``, exactly as a plugin would.  Other
+groups use the same machinery: ``structkernels.measures`` (dependence
+measures such as HSIC) and ``structkernels.commands`` (CLI sub-commands).
+
+The entry points of a group are read once and cached.  A name offered twice
+warns (the first distribution in sorted order wins); a plugin that fails to
+import is reported by name with its error and never takes the others down.
+:func:`register` adds a class for this process only.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+__all__ = [
+    "Registry",
+    "PluginWarning",
+    "UnknownNameError",
+    "kernels",
+    "kernel",
+    "list_kernels",
+    "register",
+    "as_kernel",
+]
+
+
+class PluginWarning(UserWarning):
+    """A plugin could not be loaded, or offers a name already taken."""
+
+
+class UnknownNameError(ValueError):
+    """A name that no plugin registered."""
+
+
+def _distribution_name(ep: EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return getattr(dist, "name", None) or "<unknown distribution>"
+
+
+class Registry:
+    """Name -> object table backed by one entry-point group.
+
+    Parameters
+    ----------
+    group : str
+        The entry-point group, e.g. ``"structkernels.kernels"``.
+    what : str
+        What the names denote, used in messages ("kernel", "measure", ...).
+    check : callable, optional
+        Called with each loaded object; raises ``TypeError`` if it is not
+        acceptable (for example not a Kernel subclass).
+    """
+
+    def __init__(self, group: str, what: str, check: Callable[[Any], None] | None = None):
+        self.group = group
+        self.what = what
+        self._check = check
+        self._entry_points: dict[str, EntryPoint] | None = None
+        self._loaded: dict[str, Any] = {}
+        self._local: dict[str, Any] = {}
+        self.errors: dict[str, str] = {}
+
+    # -------------------------------------------------------------- discovery
+    def _discover(self) -> dict[str, EntryPoint]:
+        if self._entry_points is None:
+            found: dict[str, EntryPoint] = {}
+            eps = sorted(entry_points(group=self.group), key=lambda e: (_distribution_name(e), e.name))
+            for ep in eps:
+                if ep.name in found:
+                    if found[ep.name].value != ep.value:
+                        warnings.warn(
+                            f"{self.what} name {ep.name!r} is registered twice in entry-point group "
+                            f"{self.group!r}: {found[ep.name].value} "
+                            f"({_distribution_name(found[ep.name])}) is kept, {ep.value} "
+                            f"({_distribution_name(ep)}) is ignored",
+                            PluginWarning,
+                            stacklevel=3,
+                        )
+                    continue
+                found[ep.name] = ep
+            self._entry_points = found
+        return self._entry_points
+
+    def _load(self, name: str) -> Any:
+        if name in self._local:
+            return self._local[name]
+        if name in self._loaded:
+            return self._loaded[name]
+        if name in self.errors:
+            raise ImportError(self.errors[name])
+        ep = self._discover()[name]
+        try:
+            obj = ep.load()
+            if self._check is not None:
+                self._check(obj)
+        except Exception as exc:  # a broken plugin must not take the others down
+            message = (
+                f"{self.what} plugin {name!r} ({ep.value}, distribution "
+                f"{_distribution_name(ep)}) failed to load: {type(exc).__name__}: {exc}"
+            )
+            self.errors[name] = message
+            warnings.warn(message, PluginWarning, stacklevel=3)
+            raise ImportError(message) from exc
+        self._loaded[name] = obj
+        return obj
+
+    # ------------------------------------------------------------------- API
+    def names(self) -> list[str]:
+        """All registered names, sorted (broken plugins included)."""
+        return sorted(set(self._discover()) | set(self._local))
+
+    def load_all(self) -> dict[str, Any]:
+        """Load every plugin; broken ones are warned about and left out."""
+        out = {}
+        for name in self.names():
+            try:
+                out[name] = self._load(name)
+            except ImportError:
+                continue
+        return out
+
+    def get(self, name: str) -> Any:
+        """The object registered under ``name``."""
+        if not isinstance(name, str):
+            raise TypeError(f"{self.what} name must be a str, got {type(name).__name__}")
+        if name not in self._local and name not in self._discover():
+            raise UnknownNameError(
+                f"unknown {self.what} {name!r}; registered {self.what}s: "
+                + (", ".join(self.names()) or "(none)")
+            )
+        return self._load(name)
+
+    def register(self, name: str, obj: Any, *, overwrite: bool = False) -> None:
+        """Register ``obj`` under ``name`` in this process only."""
+        if self._check is not None:
+            self._check(obj)
+        if not overwrite and (name in self._local or name in self._discover()):
+            warnings.warn(
+                f"{self.what} name {name!r} is already registered; the new registration "
+                "replaces it in this process",
+                PluginWarning,
+                stacklevel=2,
+            )
+        self._local[name] = obj
+        self.errors.pop(name, None)
+
+    def unregister(self, name: str) -> None:
+        """Remove an in-process registration made by :meth:`register`."""
+        self._local.pop(name, None)
+
+    def refresh(self) -> None:
+        """Forget the cached entry points (after installing a plugin in-process)."""
+        self._entry_points = None
+        self._loaded.clear()
+        self.errors.clear()
+
+
+def _check_kernel_class(obj: Any) -> None:
+    from structkernels.kernel import Kernel
+
+    if not (isinstance(obj, type) and issubclass(obj, Kernel)):
+        raise TypeError(f"{obj!r} is not a subclass of structkernels.Kernel")
+
+
+#: The kernel registry (entry-point group ``structkernels.kernels``).
+kernels = Registry("structkernels.kernels", "kernel", _check_kernel_class)
+
+
+def kernel(name: str, **params: Any):
+    """Build the kernel registered as ``name`` with ``params``.
+
+    Examples
+    --------
+    >>> from structkernels import kernel
+    >>> kernel("rbf", sigma=2.0)
+    RBFKernel(sigma=2.0)
+    """
+    return kernels.get(name)(**params)
+
+
+def list_kernels() -> list[str]:
+    """Names of all registered kernels, sorted."""
+    return kernels.names()
+
+
+def register(name: str, cls: type, *, overwrite: bool = False) -> None:
+    """Register a Kernel subclass under ``name`` for this process."""
+    kernels.register(name, cls, overwrite=overwrite)
+
+
+def as_kernel(spec: Any, **params: Any):
+    """A Kernel from a registered name (with ``params``) or an instance (as is)."""
+    from structkernels.kernel import Kernel
+
+    if isinstance(spec, Kernel):
+        if params:
+            raise TypeError("parameters can only be given with a kernel name, not an instance")
+        return spec
+    if isinstance(spec, str):
+        return kernel(spec, **params)
+    if isinstance(spec, type) and issubclass(spec, Kernel):
+        return spec(**params)
+    raise TypeError(
+        f"expected a kernel name or a structkernels.Kernel, got {type(spec).__name__}"
+    )

@@ -26,7 +26,7 @@ from structkernels.kernel import (
     SumKernel,
     normalize_gram,
 )
-from structkernels.registry import as_kernel, kernel, list_kernels, register
+from structkernels.registry import as_kernel, kernel, list_kernels, measure, register
 from structkernels.structures import Path, Tree, Vocabulary
 
 __version__ = "0.1.0"
@@ -57,6 +57,7 @@ __all__ = [
     "list_kernels",
     "register",
     "as_kernel",
+    "measure",
     "Path",
     "Tree",
     "Vocabulary",

@@ -28,6 +28,8 @@ __all__ = [
     "list_kernels",
     "register",
     "as_kernel",
+    "measures",
+    "measure",
 ]
 
 
@@ -210,3 +212,12 @@ def as_kernel(spec: Any, **params: Any):
     raise TypeError(
         f"expected a kernel name or a structkernels.Kernel, got {type(spec).__name__}"
     )
+
+
+#: Dependence measures (entry-point group ``structkernels.measures``), e.g. ``hsic``, ``phsic``.
+measures = Registry("structkernels.measures", "measure")
+
+
+def measure(name: str, **params: Any):
+    """Build the dependence measure registered as ``name`` (e.g. ``"hsic"``) with ``params``."""
+    return measures.get(name)(**params)

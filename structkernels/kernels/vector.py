@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.spatial.distance import cdist
+from sklearn.utils import check_array
 
 from structkernels.kernel import Kernel
 
@@ -27,19 +29,22 @@ class VectorKernel(Kernel):
     def check_input(self, X: Any) -> np.ndarray:
         if isinstance(X, (str, bytes)):
             raise TypeError(f"{type(self).__name__} expects a 2-D float array, got a string")
-        try:
-            A = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+        if sp.issparse(X):
             raise TypeError(
+                f"{type(self).__name__}: sparse input is not supported; densify it or reduce it "
+                "(e.g. TruncatedSVD) first"
+            )
+        if isinstance(X, np.ndarray) and X.ndim == 1 and X.size == 0:
+            X = X.reshape(0, 0)
+        try:
+            A = check_array(
+                X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=0,
+                input_name=type(self).__name__,
+            )
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(
                 f"{type(self).__name__} expects a 2-D float array (one row per vector): {exc}"
             ) from None
-        if A.ndim == 1 and A.size == 0:
-            A = A.reshape(0, 0)
-        if A.ndim != 2:
-            raise ValueError(
-                f"{type(self).__name__} expects a 2-D array (n_samples, n_features), "
-                f"got shape {A.shape}"
-            )
         if not np.isfinite(A).all():
             bad = np.flatnonzero(~np.isfinite(A).all(axis=1))
             raise ValueError(

@@ -1,0 +1,190 @@
+"""Resolving the ``kernel_x`` / ``kernel_y`` parameters into Gram sources.
+
+A *source* gives what the estimators need of one side of the data and nothing
+more: the diagonal, a few columns (for incomplete Cholesky), full Gram blocks
+(for the exact estimators) and cross blocks against new points.  Two kinds
+exist: :class:`KernelSource` (a registered name or a
+:class:`structkernels.Kernel`, consumed only through ``check_input``,
+``gram_block``, ``diag_block`` and :func:`structkernels.gram`) and
+:class:`PrecomputedSource` (``"precomputed"``: the Gram matrix itself, as in
+scikit-learn).  Every source counts the kernel evaluations it makes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from structkernels import Kernel, as_kernel, gram
+from structkernels.kernel import Normalized
+
+__all__ = ["resolve_source", "KernelSource", "PrecomputedSource", "median_heuristic", "take"]
+
+
+def take(X: Any, idx: Sequence[int] | np.ndarray) -> Any:
+    """The items ``idx`` of a checked input, in the container type the kernel expects."""
+    idx = np.asarray(idx, dtype=np.intp)
+    if isinstance(X, np.ndarray):
+        return X[idx]
+    if isinstance(X, (list, tuple)):
+        return [X[i] for i in idx.tolist()]
+    try:
+        return X[idx]
+    except (TypeError, IndexError, KeyError):
+        return [X[i] for i in idx.tolist()]
+
+
+def median_heuristic(X: Any, *, max_samples: int = 2000, random_state: int = 0) -> float:
+    """Median of the pairwise Euclidean distances between distinct rows of ``X``.
+
+    The bandwidth ``sigma`` of the RBF kernel ``exp(-||x - y||^2 / (2 sigma^2))``
+    is set to this median, which is hyppo's convention (``gamma = 1 / (2 med^2)``)
+    and Gretton et al.'s.  Above ``max_samples`` rows, a seeded subsample is used.
+    A median of 0 (constant data) gives 1.0, as in hyppo.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> median_heuristic(np.array([[0.0], [1.0], [3.0]]))
+    2.0
+    """
+    from scipy.spatial.distance import pdist
+
+    A = np.asarray(X, dtype=np.float64)
+    if A.ndim == 1:
+        A = A[:, None]
+    if A.ndim != 2 or len(A) < 2:
+        raise ValueError(f"median heuristic needs a 2-D array of at least 2 rows, got shape {A.shape}")
+    if len(A) > max_samples:
+        rng = np.random.default_rng(random_state)
+        A = A[np.sort(rng.choice(len(A), max_samples, replace=False))]
+    med = float(np.median(pdist(A)))
+    return med if med > 0 else 1.0
+
+
+def _with_median(kernel: Kernel, X: Any) -> Kernel:
+    """Replace a ``sigma="median"`` parameter by the median heuristic on ``X``."""
+    params = kernel.get_params(deep=False)
+    if params.get("sigma") == "median":
+        return clone(kernel).set_params(sigma=median_heuristic(kernel.check_input(X)))
+    return kernel
+
+
+class KernelSource:
+    """Gram access to ``X`` under a kernel, counting evaluations.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : structures (checked here with ``kernel.check_input``)
+    n_jobs : int
+        Passed to :func:`structkernels.gram` for full Gram matrices.
+    """
+
+    precomputed = False
+
+    def __init__(self, kernel: Kernel, X: Any, n_jobs: int = 1):
+        kernel.validate_params()
+        self.kernel = kernel
+        self.X = kernel.check_input(X)
+        self.n = len(self.X)
+        self.n_jobs = n_jobs
+        self.n_evaluations = 0
+
+    def diag(self) -> np.ndarray:
+        self.n_evaluations += self.n
+        return np.asarray(self.kernel.diag_block(self.X), dtype=np.float64)
+
+    def columns(self, idx: Sequence[int]) -> np.ndarray:
+        """``K[:, idx]`` (one kernel evaluation per entry)."""
+        cols = np.asarray(self.kernel.gram_block(self.X, take(self.X, idx)), dtype=np.float64)
+        self.n_evaluations += cols.size
+        return cols
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """``K[start:stop, :]`` through one ``gram_block`` call."""
+        block = np.asarray(
+            self.kernel.gram_block(self.X[start:stop], self.X), dtype=np.float64
+        )
+        self.n_evaluations += block.size
+        return block
+
+    def full(self) -> np.ndarray:
+        """The full Gram matrix through the Gram engine (symmetric blocks, ``n_jobs``)."""
+        K, info = gram(self.kernel, self.X, n_jobs=self.n_jobs, return_info=True)
+        self.n_evaluations += info.n_evaluations
+        return np.asarray(K)
+
+    def cross(self, X_new: Any, idx: Sequence[int] | None = None) -> np.ndarray:
+        """``k(x_new, x_i)`` for new points against all (or the ``idx``) training points."""
+        Xn = self.kernel.check_input(X_new)
+        ref = self.X if idx is None else take(self.X, idx)
+        block = np.asarray(self.kernel.gram_block(Xn, ref), dtype=np.float64)
+        self.n_evaluations += block.size
+        return block
+
+
+class PrecomputedSource:
+    """``"precomputed"``: ``X`` is the square Gram matrix; new points come as cross Grams."""
+
+    precomputed = True
+
+    def __init__(self, K: Any, name: str = "X"):
+        K = np.asarray(K, dtype=np.float64)
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise ValueError(
+                f"with a precomputed kernel, {name} must be a square Gram matrix, got shape {K.shape}"
+            )
+        if not np.isfinite(K).all():
+            raise ValueError(f"precomputed Gram matrix {name} contains NaN or infinity")
+        self.K = K
+        self.n = K.shape[0]
+        self.name = name
+        self.n_evaluations = 0
+
+    def diag(self) -> np.ndarray:
+        return np.diag(self.K).copy()
+
+    def columns(self, idx: Sequence[int]) -> np.ndarray:
+        return self.K[:, np.asarray(idx, dtype=np.intp)]
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        return self.K[start:stop]
+
+    def full(self) -> np.ndarray:
+        return self.K
+
+    def cross(self, K_new: Any, idx: Sequence[int] | None = None) -> np.ndarray:
+        K_new = np.asarray(K_new, dtype=np.float64)
+        if K_new.ndim != 2 or K_new.shape[1] != self.n:
+            raise ValueError(
+                f"with a precomputed kernel, new {self.name} must be a cross Gram matrix of shape "
+                f"(n_new, {self.n}) against the training points, got shape {K_new.shape}"
+            )
+        return K_new if idx is None else K_new[:, np.asarray(idx, dtype=np.intp)]
+
+
+def resolve_kernel(spec: Any, params: Mapping[str, Any] | None, X: Any) -> Kernel | None:
+    """A Kernel (``sigma="median"`` resolved on ``X``), or None for ``"precomputed"``."""
+    if isinstance(spec, str) and spec == "precomputed":
+        if params:
+            raise ValueError("kernel parameters cannot be given with kernel='precomputed'")
+        return None
+    kernel = as_kernel(spec, **dict(params or {}))
+    inner = kernel.kernel if isinstance(kernel, Normalized) else kernel
+    if "sigma" in inner.get_params(deep=False) and inner.get_params(deep=False)["sigma"] == "median":
+        resolved = _with_median(inner, X)
+        kernel = Normalized(resolved) if isinstance(kernel, Normalized) else resolved
+    return kernel
+
+
+def resolve_source(
+    spec: Any, params: Mapping[str, Any] | None, X: Any, *, name: str = "X", n_jobs: int = 1
+) -> KernelSource | PrecomputedSource:
+    """The Gram source of one side of the data."""
+    kernel = resolve_kernel(spec, params, X)
+    if kernel is None:
+        return PrecomputedSource(X, name)
+    return KernelSource(kernel, X, n_jobs=n_jobs)

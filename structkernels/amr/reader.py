@@ -1,0 +1,365 @@
+"""Reading AMR corpora in PENMAN notation.
+
+A corpus file holds graphs separated by blank lines, each preceded by
+``# ::id ... ::snt ...`` metadata comments (the layout of the AMR and Bio AMR
+releases).  :func:`read_amr` decodes every graph with :mod:`penman` (AMR
+model: inverse roles normalised) and builds its :mod:`networkx` model
+(:mod:`structkernels.amr.graph`).  A malformed graph raises
+:class:`AMRFormatError` naming the file, the line and the graph id; with
+``on_error="skip"`` reading goes on and every skipped graph is listed, with
+its line and the reason, in :attr:`AMRCorpus.skipped`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+import penman
+from penman.exceptions import PenmanError
+
+from structkernels.amr.graph import AMR_MODEL, to_networkx
+
+__all__ = [
+    "AMRFormatError",
+    "AMRGraph",
+    "AMRCorpus",
+    "SkippedGraph",
+    "read_amr",
+    "parse_amr",
+]
+
+_CODEC = penman.PENMANCodec(model=AMR_MODEL)
+
+
+class AMRFormatError(ValueError):
+    """A malformed AMR input, naming the file, the line and the graph id.
+
+    Attributes
+    ----------
+    file : str or None
+    line : int or None
+        1-based line in ``file`` where the problem was found.
+    graph_id : str or None
+    reason : str
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        file: str | None = None,
+        line: int | None = None,
+        graph_id: str | None = None,
+    ):
+        self.reason, self.file, self.line, self.graph_id = reason, file, line, graph_id
+        where = []
+        if file is not None:
+            where.append(f"{file}, line {line}" if line is not None else str(file))
+        if graph_id is not None:
+            where.append(f"graph {graph_id!r}")
+        super().__init__(f"{': '.join(where)}: {reason}" if where else reason)
+
+
+@dataclass(frozen=True)
+class SkippedGraph:
+    """A graph left out in lenient mode, with where and why."""
+
+    file: str
+    line: int
+    graph_id: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        gid = f" graph {self.graph_id!r}" if self.graph_id is not None else ""
+        return f"{self.file}, line {self.line}:{gid}: {self.reason}"
+
+
+@dataclass(frozen=True, eq=False)
+class AMRGraph:
+    """One AMR: its id, sentence, :mod:`networkx` model and provenance.
+
+    Attributes
+    ----------
+    id : str
+        The ``::id`` metadata (``"<file name>:<line>"`` when absent).
+    sentence : str
+        The ``::snt`` metadata (``""`` when absent).
+    graph : networkx.MultiDiGraph
+        See :mod:`structkernels.amr.graph`.
+    metadata : dict
+        All ``::key value`` metadata.
+    penman : penman.Graph
+        The decoded PENMAN graph.
+    file : str or None
+    line : int or None
+        Line of the graph's first line (its first metadata comment).
+    """
+
+    id: str
+    sentence: str
+    graph: nx.MultiDiGraph
+    metadata: dict[str, str] = field(default_factory=dict)
+    penman: penman.Graph | None = None
+    file: str | None = None
+    line: int | None = None
+
+    def __repr__(self) -> str:
+        return f"AMRGraph(id={self.id!r}, nodes={self.graph.number_of_nodes()})"
+
+
+class AMRCorpus(Sequence):
+    """The graphs read from one or more files, in file order.
+
+    Attributes
+    ----------
+    graphs : list of AMRGraph
+    skipped : list of SkippedGraph
+        Graphs left out with ``on_error="skip"`` (empty in strict mode).
+    duplicates : list of SkippedGraph
+        Graphs whose id was already read (first one kept), when de-duplicating.
+    files : list of str
+    """
+
+    def __init__(self, graphs, skipped=(), duplicates=(), files=()):
+        self.graphs: list[AMRGraph] = list(graphs)
+        self.skipped: list[SkippedGraph] = list(skipped)
+        self.duplicates: list[SkippedGraph] = list(duplicates)
+        self.files: list[str] = list(files)
+        self._by_id = {g.id: g for g in reversed(self.graphs)}
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.graphs[i]
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def __iter__(self) -> Iterator[AMRGraph]:
+        return iter(self.graphs)
+
+    def get(self, graph_id: str) -> AMRGraph | None:
+        """The graph with this id, or None."""
+        return self._by_id.get(graph_id)
+
+    def __repr__(self) -> str:
+        return (
+            f"AMRCorpus({len(self.graphs)} graphs, {len(self.skipped)} skipped, "
+            f"{len(self.duplicates)} duplicates, files={self.files!r})"
+        )
+
+
+def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
+    """``# ::key value ::key2 value2`` comments as a dict (penman's own parser)."""
+    meta: dict[str, str] = {}
+    for line in comment_lines:
+        body = line.lstrip("#").strip()
+        if "::" not in body:
+            continue
+        for chunk in body.split("::")[1:]:
+            key, _, value = chunk.strip().partition(" ")
+            if key:
+                meta.setdefault(key, value.strip())
+    return meta
+
+
+def _blocks(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
+    """``(first line number, lines)`` of each run of non-blank lines."""
+    start, block = 0, []
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            if not block:
+                start = i
+            block.append(line.rstrip("\n").rstrip("\r"))
+        elif block:
+            yield start, block
+            block = []
+    if block:
+        yield start, block
+
+
+def _decode_block(
+    block: list[str], start: int, file: str, fallback_id: str
+) -> AMRGraph | None:
+    """Decode one block; None for a comment-only block without an id (a file header)."""
+    comments = [ln for ln in block if ln.lstrip().startswith("#")]
+    meta = _metadata(comments)
+    graph_id = meta.get("id")
+    body_at = next((k for k, ln in enumerate(block) if not ln.lstrip().startswith("#")), None)
+    if body_at is None:
+        if graph_id is None:
+            return None
+        raise AMRFormatError("metadata without a graph", file, start + len(block) - 1, graph_id)
+    text = "\n".join(block)
+    try:
+        graphs = list(_CODEC.iterdecode(text))
+    except PenmanError as exc:
+        lineno = getattr(exc, "lineno", None)
+        line = start + min(max(int(lineno) - 1, 0), len(block) - 1) if lineno else start + body_at
+        msg = getattr(exc, "message", None) or str(exc).strip().splitlines()[-1]
+        if getattr(exc, "text", None) is not None and lineno:
+            msg = f"{msg} (PENMAN syntax error near {exc.text.strip()[:60]!r})"
+        raise AMRFormatError(
+            f"not a well-formed PENMAN graph: {msg}", file, line, graph_id
+        ) from None
+    if not graphs:
+        raise AMRFormatError("no PENMAN graph in this block", file, start + body_at, graph_id)
+    if len(graphs) > 1:
+        raise AMRFormatError(
+            f"{len(graphs)} graphs in one block; separate graphs with a blank line",
+            file,
+            start + body_at,
+            graph_id,
+        )
+    pg = graphs[0]
+    if graph_id is None:
+        graph_id = fallback_id
+    try:
+        G = to_networkx(pg, graph_id)
+    except ValueError as exc:
+        raise AMRFormatError(str(exc), file, start + body_at, graph_id) from None
+    if G.number_of_nodes() == 0:
+        raise AMRFormatError("a graph without nodes", file, start + body_at, graph_id)
+    return AMRGraph(
+        id=graph_id,
+        sentence=meta.get("snt", ""),
+        graph=G,
+        metadata=meta,
+        penman=pg,
+        file=file,
+        line=start,
+    )
+
+
+def parse_amr(text: str, graph_id: str | None = None) -> AMRGraph:
+    """Decode one AMR given as PENMAN text (metadata comments allowed).
+
+    Parameters
+    ----------
+    text : str
+        One graph in PENMAN notation.
+    graph_id : str, optional
+        Used when the text has no ``# ::id`` metadata (default ``"amr"``).
+
+    Returns
+    -------
+    AMRGraph
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr
+    >>> g = parse_amr('(b / bind-01 :ARG1 (p / protein :name (n / name :op1 "Ras")))')
+    >>> g.graph.nodes["p"]["name"], g.graph.nodes["b"]["concept"]
+    ('Ras', 'bind-01')
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse_amr expects PENMAN text (str), got {type(text).__name__}")
+    blocks = list(_blocks(text.splitlines()))
+    found = [
+        g
+        for start, block in blocks
+        if (g := _decode_block(block, start, "<string>", graph_id or "amr")) is not None
+    ]
+    if len(found) != 1:
+        raise AMRFormatError(f"expected one AMR graph, found {len(found)}", "<string>")
+    g = found[0]
+    if graph_id is not None and "id" not in g.metadata:
+        object.__setattr__(g, "id", graph_id)
+        g.graph.graph["id"] = graph_id
+    return g
+
+
+def read_amr(
+    path: str | os.PathLike | Sequence[str | os.PathLike],
+    on_error: str = "raise",
+    deduplicate: bool = True,
+) -> AMRCorpus:
+    """Read AMR graphs in PENMAN notation from one file or several.
+
+    Parameters
+    ----------
+    path : path or sequence of paths
+        Corpus file(s): graphs separated by blank lines, each with optional
+        ``# ::id ... ::snt ...`` metadata.  Comment-only blocks without an
+        ``::id`` (release headers) are ignored.
+    on_error : {"raise", "skip"}
+        ``"raise"``: the first malformed graph raises :class:`AMRFormatError`
+        (file, line, graph id).  ``"skip"``: it is left out and listed in
+        :attr:`AMRCorpus.skipped` with its line and the reason.
+    deduplicate : bool
+        Keep only the first graph of each id (files read in the order given);
+        the others are listed in :attr:`AMRCorpus.duplicates`.
+
+    Returns
+    -------
+    AMRCorpus
+
+    Raises
+    ------
+    AMRFormatError
+        A malformed graph (strict mode), a file that is not UTF-8, or input
+        that holds no AMR graph at all (empty file, non-AMR text).
+    FileNotFoundError
+
+    Examples
+    --------
+    >>> from structkernels.amr import read_amr
+    >>> corpus = read_amr("amr-release-dev-bio.txt")  # doctest: +SKIP
+    >>> corpus[0].id, corpus[0].graph.nodes[corpus[0].graph.graph["root"]]["concept"]  # doctest: +SKIP
+    ('a_pmid_2488_5690.10', 'and')
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    if not paths:
+        raise ValueError("read_amr needs at least one file")
+    graphs: list[AMRGraph] = []
+    skipped: list[SkippedGraph] = []
+    duplicates: list[SkippedGraph] = []
+    seen: set[str] = set()
+    for p in paths:
+        file = os.fspath(p)
+        try:
+            with open(file, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except UnicodeDecodeError as exc:
+            raise AMRFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file) from None
+        n_before, skipped_before = len(graphs), len(skipped)
+        for start, block in _blocks(lines):
+            fallback = f"{os.path.basename(file)}:{start}"
+            try:
+                g = _decode_block(block, start, file, fallback)
+            except AMRFormatError as exc:
+                if on_error == "raise":
+                    raise
+                skipped.append(SkippedGraph(file, exc.line or start, exc.graph_id, exc.reason))
+                continue
+            if g is None:
+                continue
+            if deduplicate and g.id in seen:
+                duplicates.append(SkippedGraph(file, start, g.id, "duplicate id (first kept)"))
+                continue
+            seen.add(g.id)
+            graphs.append(g)
+        if len(graphs) == n_before and len(skipped) == skipped_before:
+            dupes = sum(1 for d in duplicates if d.file == file)
+            if not dupes:
+                raise AMRFormatError(
+                    "no AMR graph found (empty file, or not PENMAN text)", file
+                )
+    if not graphs:
+        first = f"; first: {skipped[0]}" if skipped else ""
+        raise AMRFormatError(
+            f"no AMR graph could be read ({len(skipped)} skipped{first})", os.fspath(paths[0])
+        )
+    return AMRCorpus(graphs, skipped, duplicates, [os.fspath(p) for p in paths])
+
+
+def _as_nx(amr: Any) -> nx.MultiDiGraph:
+    """The networkx model of an AMRGraph, or a MultiDiGraph as is."""
+    if isinstance(amr, AMRGraph):
+        return amr.graph
+    if isinstance(amr, nx.MultiDiGraph):
+        return amr
+    raise TypeError(f"expected an AMRGraph or a networkx.MultiDiGraph, got {type(amr).__name__}")

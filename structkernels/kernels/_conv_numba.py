@@ -1,0 +1,303 @@
+"""Compiled dynamic programmes of the path and tree convolution kernels (numba).
+
+Private module: :mod:`structkernels.kernels.path` and :mod:`structkernels.kernels.tree`
+encode their structures (block-local :class:`~structkernels.Vocabulary`) and the
+tuple similarity (see :func:`structkernels.kernels.tuples.tuple_tables`) into
+flat integer and float arrays and call one function per Gram block: there is
+no Python-level call per pair.
+
+Tuple similarity (Sec. 5.1 of the nonstationary kernels paper)::
+
+    m = sig[e] * sig[e'] * k_e(e, e') * k_n(n, n')
+
+``e``/``n`` are vocabulary ids (equal id <=> equal label; id 0 is the missing
+edge); ``ec``/``nc`` index the dense label-similarity matrices ``KE``/``KN``
+when the edge/node kernel is not the indicator.
+
+Both programmes are *sparse*: they first list the pairs of positions whose
+tuple similarity is non-zero (with indicator kernels, the few equal tuples),
+then run the subsequence recursion over that list only.  With ``f`` the
+factor of one matched position and ``g`` the factor of one skipped position
+inside a subsequence (``f = lam**2, g = lam`` for the span decay
+``lam**(d(i) + d(j))``; ``f = lam, g = 1`` for the length decay ``lam**l``)::
+
+    E[k] = f * m_k * (1 + sum over k' before k in both sequences of E[k'] * g**gaps(k', k))
+
+sums the weights of all subsequence pairs whose last matched pair is ``k``.
+Every term is non-negative, so the sums have no cancellation.
+
+Modes of the block functions: 0 full block, 1 symmetric block (upper
+triangle computed, mirrored), 2 diagonal only (``X[i]`` against ``Y[i]``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+MODE_FULL = 0
+MODE_SYMMETRIC = 1
+MODE_DIAG = 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN):
+    """Tuple similarity ``sig[e] k_e(e, e') sig[e'] k_n(n, n')``."""
+    w = sig[ea] * sig[eb]
+    if w == 0.0:
+        return 0.0
+    if ind_e:
+        if ea != eb:
+            return 0.0
+    else:
+        w *= KE[eca, ecb]
+    if ind_n:
+        if na != nb:
+            return 0.0
+    else:
+        w *= KN[nca, ncb]
+    return w
+
+
+@njit(cache=True, nogil=True)
+def _path_pair(
+    a0, a1, b0, b1, xe, xn, xec, xnc, ye, yn, yec, ync,
+    sig, ind_e, KE, ind_n, KN, f, gpow, max_len, ms, mt, mw, E,
+):
+    # 1. the matching position pairs, row-major
+    K = 0
+    for s in range(a0, a1):
+        es, ns, ecs, ncs = xe[s], xn[s], xec[s], xnc[s]
+        for t in range(b0, b1):
+            w = _sim(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t], sig, ind_e, KE, ind_n, KN)
+            if w != 0.0:
+                ms[K] = s - a0
+                mt[K] = t - b0
+                mw[K] = w
+                K += 1
+    if K == 0:
+        return 0.0
+    total = 0.0
+    if max_len <= 0:
+        # every length: one value per match
+        for k in range(K):
+            sk = ms[k]
+            tk = mt[k]
+            acc = 1.0
+            for k2 in range(k):
+                s2 = ms[k2]
+                t2 = mt[k2]
+                if s2 < sk and t2 < tk:
+                    acc += E[k2, 0] * gpow[sk - s2 - 1 + tk - t2 - 1]
+            v = f * mw[k] * acc
+            E[k, 0] = v
+            total += v
+    else:
+        # lengths 1 .. max_len: E[k, l - 1]
+        for k in range(K):
+            sk = ms[k]
+            tk = mt[k]
+            fw = f * mw[k]
+            E[k, 0] = fw
+            total += fw
+            for l in range(1, max_len):
+                E[k, l] = 0.0
+            for k2 in range(k):
+                s2 = ms[k2]
+                t2 = mt[k2]
+                if s2 < sk and t2 < tk:
+                    gp = fw * gpow[sk - s2 - 1 + tk - t2 - 1]
+                    for l in range(1, max_len):
+                        E[k, l] += E[k2, l - 1] * gp
+            for l in range(1, max_len):
+                total += E[k, l]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def path_block(
+    xo, xe, xn, xec, xnc, yo, ye, yn, yec, ync,
+    sig, ind_e, KE, ind_n, KN, lam, max_len, mode,
+):
+    """Path (subsequence) kernel between encoded paths ``X`` and ``Y``.
+
+    ``max_len <= 0`` means every subsequence length.  Returns the
+    ``(len(X), len(Y))`` block (``(len(X),)`` in diagonal mode).
+    """
+    nx = len(xo) - 1
+    ny = len(yo) - 1
+    lx = 0
+    for i in range(nx):
+        lx = max(lx, xo[i + 1] - xo[i])
+    ly = 0
+    for j in range(ny):
+        ly = max(ly, yo[j + 1] - yo[j])
+    cap = max(1, lx * ly)
+    ms = np.empty(cap, dtype=np.int64)
+    mt = np.empty(cap, dtype=np.int64)
+    mw = np.empty(cap, dtype=np.float64)
+    E = np.empty((cap, max(1, max_len)), dtype=np.float64)
+    gpow = np.empty(max(1, lx + ly), dtype=np.float64)
+    g = 1.0
+    for q in range(len(gpow)):
+        gpow[q] = g
+        g *= lam
+    f = lam * lam
+    if mode == MODE_DIAG:
+        out = np.zeros((nx, 1), dtype=np.float64)
+        for i in range(nx):
+            out[i, 0] = _path_pair(
+                xo[i], xo[i + 1], yo[i], yo[i + 1], xe, xn, xec, xnc, ye, yn, yec, ync,
+                sig, ind_e, KE, ind_n, KN, f, gpow, max_len, ms, mt, mw, E,
+            )
+        return out
+    out = np.zeros((nx, ny), dtype=np.float64)
+    for i in range(nx):
+        j0 = i if mode == MODE_SYMMETRIC else 0
+        for j in range(j0, ny):
+            v = _path_pair(
+                xo[i], xo[i + 1], yo[j], yo[j + 1], xe, xn, xec, xnc, ye, yn, yec, ync,
+                sig, ind_e, KE, ind_n, KN, f, gpow, max_len, ms, mt, mw, E,
+            )
+            out[i, j] = v
+            if mode == MODE_SYMMETRIC:
+                out[j, i] = v
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _tree_pair(
+    ra, rb, xl, xe, xlc, xec, xco, xci, yl, ye, ylc, yec, yco, yci,
+    sig, ind_e, KE, ind_n, KN, f, gpow, contiguous,
+    pu, pv, pm, Kloc, cs, ct, cw, cg, P, Q,
+):
+    """Tree kernel of the trees rooted at global nodes ``ra`` (X) and ``rb`` (Y)."""
+    m0 = _sim(xe[ra], xl[ra], xec[ra], xlc[ra], ye[rb], yl[rb], yec[rb], ylc[rb],
+              sig, ind_e, KE, ind_n, KN)
+    if m0 == 0.0:
+        return 0.0
+    # breadth-first list of the node pairs reachable through matching tuples;
+    # a pair (u, v) is only reachable from (parent(u), parent(v)): no duplicates
+    pu[0] = ra
+    pv[0] = rb
+    pm[0] = m0
+    n = 1
+    head = 0
+    while head < n:
+        u = pu[head]
+        v = pv[head]
+        head += 1
+        for p in range(xco[u], xco[u + 1]):
+            cu = xci[p]
+            for q in range(yco[v], yco[v + 1]):
+                cv = yci[q]
+                w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu], ye[cv], yl[cv], yec[cv], ylc[cv],
+                         sig, ind_e, KE, ind_n, KN)
+                if w != 0.0:
+                    pu[n] = cu
+                    pv[n] = cv
+                    pm[n] = w
+                    n += 1
+    # children before parents: K(u, v) = m (m + C(u, v))
+    for idx in range(n - 1, -1, -1):
+        u = pu[idx]
+        v = pv[idx]
+        m = pm[idx]
+        # matched child pairs, row-major, with their kernel values
+        nm = 0
+        for p in range(xco[u], xco[u + 1]):
+            cu = xci[p]
+            for q in range(yco[v], yco[v + 1]):
+                cv = yci[q]
+                w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu], ye[cv], yl[cv], yec[cv], ylc[cv],
+                         sig, ind_e, KE, ind_n, KN)
+                if w != 0.0:
+                    cs[nm] = p - xco[u]
+                    ct[nm] = q - yco[v]
+                    cw[nm] = w
+                    cg[nm] = Kloc[cu - ra, cv - rb]
+                    nm += 1
+        C = 0.0
+        for k in range(nm):
+            sk = cs[k]
+            tk = ct[k]
+            accP = 1.0
+            accQ = 0.0
+            for k2 in range(k):
+                s2 = cs[k2]
+                t2 = ct[k2]
+                if contiguous:
+                    if s2 == sk - 1 and t2 == tk - 1:
+                        accP += P[k2]
+                        accQ += Q[k2]
+                elif s2 < sk and t2 < tk:
+                    gp = gpow[sk - s2 - 1 + tk - t2 - 1]
+                    accP += P[k2] * gp
+                    accQ += Q[k2] * gp
+            fw = f * cw[k]
+            P[k] = fw * accP
+            qk = fw * (accQ + cg[k] * accP)
+            Q[k] = qk
+            C += qk
+        Kloc[u - ra, v - rb] = m * (m + C)
+    return Kloc[0, 0]
+
+
+@njit(cache=True, nogil=True)
+def tree_block(
+    xto, xl, xe, xlc, xec, xco, xci,
+    yto, yl, ye, ylc, yec, yco, yci,
+    sig, ind_e, KE, ind_n, KN, f, g, contiguous, mode,
+):
+    """Tree kernel between encoded trees ``X`` and ``Y`` (pre-order CSR arrays)."""
+    nx = len(xto) - 1
+    ny = len(yto) - 1
+    sx = 1
+    for i in range(nx):
+        sx = max(sx, xto[i + 1] - xto[i])
+    sy = 1
+    for j in range(ny):
+        sy = max(sy, yto[j + 1] - yto[j])
+    cx = 1
+    for u in range(len(xco) - 1):
+        cx = max(cx, xco[u + 1] - xco[u])
+    cy = 1
+    for v in range(len(yco) - 1):
+        cy = max(cy, yco[v + 1] - yco[v])
+    pu = np.empty(sx * sy, dtype=np.int64)
+    pv = np.empty(sx * sy, dtype=np.int64)
+    pm = np.empty(sx * sy, dtype=np.float64)
+    Kloc = np.empty((sx, sy), dtype=np.float64)
+    cs = np.empty(cx * cy, dtype=np.int64)
+    ct = np.empty(cx * cy, dtype=np.int64)
+    cw = np.empty(cx * cy, dtype=np.float64)
+    cg = np.empty(cx * cy, dtype=np.float64)
+    P = np.empty(cx * cy, dtype=np.float64)
+    Q = np.empty(cx * cy, dtype=np.float64)
+    gpow = np.empty(cx + cy, dtype=np.float64)
+    gg = 1.0
+    for q in range(len(gpow)):
+        gpow[q] = gg
+        gg *= g
+    if mode == MODE_DIAG:
+        out = np.zeros((nx, 1), dtype=np.float64)
+        for i in range(nx):
+            out[i, 0] = _tree_pair(
+                xto[i], yto[i], xl, xe, xlc, xec, xco, xci, yl, ye, ylc, yec, yco, yci,
+                sig, ind_e, KE, ind_n, KN, f, gpow, contiguous,
+                pu, pv, pm, Kloc, cs, ct, cw, cg, P, Q,
+            )
+        return out
+    out = np.zeros((nx, ny), dtype=np.float64)
+    for i in range(nx):
+        j0 = i if mode == MODE_SYMMETRIC else 0
+        for j in range(j0, ny):
+            v = _tree_pair(
+                xto[i], yto[j], xl, xe, xlc, xec, xco, xci, yl, ye, ylc, yec, yco, yci,
+                sig, ind_e, KE, ind_n, KN, f, gpow, contiguous,
+                pu, pv, pm, Kloc, cs, ct, cw, cg, P, Q,
+            )
+            out[i, j] = v
+            if mode == MODE_SYMMETRIC:
+                out[j, i] = v
+    return out

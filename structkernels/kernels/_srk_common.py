@@ -1,0 +1,386 @@
+"""Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
+
+A *re-writing* is a pair ``(s, t)`` of token sequences (tuples or lists of
+``str``).  The three SRK instances (``kb-srk``, ``ps-srk``, ``pw-srk``) share:
+
+* input checking (:func:`check_rewritings`): a bare string, or a pair of bare
+  strings, is refused with a ``TypeError`` (a sentence silently read as
+  characters is a classic bug);
+* the window parameters: ``k`` alone gives the raw ``K_k``; with ``kmax`` the
+  kernel is the paper's ``K̂_k + ... + K̂_kmax`` (Sec. 6: each ``K_j``
+  cosine-normalised, then summed), computed from one pass that yields every
+  ``K_j`` at once (:meth:`SRKBase.stack_block`), so the sum never recomputes a
+  window;
+* :func:`srk_gram_stack`, the per-window raw Gram matrices of a data set
+  (parallel, optionally cached on disk), from which every ``kmax`` sum and
+  every combination with other kernels is assembled without new kernel calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+from tqdm.auto import tqdm
+
+from structkernels.kernel import Kernel, ZeroSelfSimilarityWarning, normalize_gram
+
+__all__ = [
+    "Rewriting",
+    "check_rewritings",
+    "SRKBase",
+    "srk_gram_stack",
+    "sum_normalized",
+    "encode_rewritings",
+]
+
+Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
+    if isinstance(side, (str, bytes)):
+        raise TypeError(
+            f"{owner}: re-writing {i}: the {name} is a bare {type(side).__name__} "
+            f"({str(side)[:40]!r}); give a sequence of tokens, e.g. "
+            "structkernels.text.tokenize(sentence)"
+        )
+    if isinstance(side, np.ndarray):
+        side = side.tolist()
+    if not isinstance(side, (tuple, list)):
+        raise TypeError(
+            f"{owner}: re-writing {i}: the {name} must be a tuple or list of str tokens, "
+            f"got {type(side).__name__}"
+        )
+    for j, tok in enumerate(side):
+        if not isinstance(tok, str):
+            raise TypeError(
+                f"{owner}: re-writing {i}: {name} token {j} is a {type(tok).__name__}, "
+                "not a str"
+            )
+    return tuple(side)
+
+
+def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
+    """Validate a list of re-writings ``[(s, t), ...]``; return ``(tuple, tuple)`` pairs.
+
+    Parameters
+    ----------
+    X : sequence of pairs of token sequences
+    owner : str
+        Name used in error messages.
+
+    Raises
+    ------
+    TypeError
+        ``X`` is a bare string, a record is not a ``(source, target)`` pair, a
+        side is a bare string or holds a non-``str`` token.
+
+    Examples
+    --------
+    >>> check_rewritings([(["a", "b"], ("c",))])
+    [(('a', 'b'), ('c',))]
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(
+            f"{owner} expects a list of re-writings (source tokens, target tokens), "
+            "got a bare string"
+        )
+    out: list[Rewriting] = []
+    for i, rec in enumerate(X):
+        if isinstance(rec, (str, bytes)):
+            raise TypeError(
+                f"{owner}: re-writing {i} is a bare {type(rec).__name__} ({str(rec)[:40]!r}); "
+                "each re-writing is a pair (source tokens, target tokens)"
+            )
+        if not isinstance(rec, (tuple, list)) or len(rec) != 2:
+            raise TypeError(
+                f"{owner}: re-writing {i} must be a pair (source tokens, target tokens), "
+                f"got {type(rec).__name__}"
+                + (f" of length {len(rec)}" if isinstance(rec, (tuple, list)) else "")
+            )
+        out.append((_check_side(owner, i, "source", rec[0]), _check_side(owner, i, "target", rec[1])))
+    return out
+
+
+def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np.ndarray, ...]:
+    """Flat integer encoding of re-writings for the compiled kernels.
+
+    Returns ``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: token ids of all
+    sources (``s_tok[s_off[i]:s_off[i+1]]`` is source ``i``), likewise targets,
+    and per token whether it also occurs in the other side of its own
+    re-writing.  ``vocab`` grows with unseen tokens.
+    """
+    s_tok: list[int] = []
+    t_tok: list[int] = []
+    s_in: list[bool] = []
+    t_in: list[bool] = []
+    s_off = [0]
+    t_off = [0]
+    get = vocab.setdefault
+    for s, t in X:
+        si = [get(w, len(vocab)) for w in s]
+        ti = [get(w, len(vocab)) for w in t]
+        ss, ts = set(si), set(ti)
+        s_tok.extend(si)
+        t_tok.extend(ti)
+        s_in.extend(w in ts for w in si)
+        t_in.extend(w in ss for w in ti)
+        s_off.append(len(s_tok))
+        t_off.append(len(t_tok))
+    return (
+        np.asarray(s_tok, dtype=np.int64),
+        np.asarray(s_off, dtype=np.int64),
+        np.asarray(s_in, dtype=np.bool_),
+        np.asarray(t_tok, dtype=np.int64),
+        np.asarray(t_off, dtype=np.int64),
+        np.asarray(t_in, dtype=np.bool_),
+    )
+
+
+def _check_int(owner: str, name: str, value: Any, low: int, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{owner}.{name} must be an int >= {low}, got {value!r}")
+
+
+def sum_normalized(
+    stack: np.ndarray,
+    diag_x: np.ndarray,
+    diag_y: np.ndarray | None = None,
+    *,
+    warn: bool = True,
+) -> np.ndarray:
+    """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis.
+
+    Parameters
+    ----------
+    stack : array, shape (n_windows, n, m)
+        Raw per-window Gram matrices.
+    diag_x, diag_y : arrays, shape (n_windows, n) and (n_windows, m)
+        Per-window self-similarities (``diag_y`` defaults to ``diag_x``).
+    warn : bool
+        Warn once when some self-similarity is 0 (a sentence shorter than the
+        window): its normalised similarities for that window are 0.
+    """
+    diag_y = diag_x if diag_y is None else diag_y
+    out = np.zeros(stack.shape[1:], dtype=np.float64)
+    bad = 0
+    for j in range(stack.shape[0]):
+        bad += int((diag_x[j] <= 0).sum() + (diag_y[j] <= 0).sum())
+        out += normalize_gram(stack[j], diag_x[j], diag_y[j], warn=False)
+    if bad and warn:
+        warnings.warn(
+            f"{bad} (structure, window) self-similarities are 0 (sequences shorter than the "
+            "window); those normalised terms are 0",
+            ZeroSelfSimilarityWarning,
+            stacklevel=3,
+        )
+    return out
+
+
+class SRKBase(Kernel):
+    """Common parameters and block logic of the string re-writing kernels.
+
+    Subclasses set ``name`` and implement :meth:`_stack` returning the raw
+    ``K_j`` for ``j`` in ``windows`` as an array ``(len(windows), n, m)``.
+    """
+
+    name = "srk"
+    #: blocks of this many re-writings amortise the encoding of a block
+    preferred_block_size = 256
+
+    def _windows(self) -> list[int]:
+        if self.kmax is None:
+            return [int(self.k)]
+        return list(range(int(self.k), int(self.kmax) + 1))
+
+    def validate_params(self) -> None:
+        owner = type(self).__name__
+        _check_int(owner, "k", self.k, 1)
+        _check_int(owner, "kmax", self.kmax, 1, allow_none=True)
+        if self.kmax is not None and self.kmax < self.k:
+            raise ValueError(f"{owner}.kmax must be >= k={self.k}, got {self.kmax!r}")
+        lam = self.lam
+        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not (
+            0.0 < float(lam) <= 1.0
+        ):
+            raise ValueError(f"{owner}.lam must be a float in (0, 1], got {lam!r}")
+
+    def check_input(self, X: Any) -> list[Rewriting]:
+        return check_rewritings(X, type(self).__name__)
+
+    # ------------------------------------------------------------------ core
+    def _stack(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, windows: list[int]):
+        raise NotImplementedError
+
+    def _diag_stack(self, X: Sequence[Rewriting], windows: list[int]) -> np.ndarray:
+        raise NotImplementedError
+
+    def stack_block(
+        self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
+    ) -> np.ndarray:
+        """Raw ``K_j(X[a], Y[b])`` for every window ``j`` of this kernel, shape (w, n, m).
+
+        ``Y=None`` means ``Y = X`` (symmetric, each pair computed once).
+        """
+        return self._stack(X, Y, self._windows())
+
+    def diag_stack(self, X: Sequence[Rewriting]) -> np.ndarray:
+        """Raw self-similarities ``K_j(X[a], X[a])``, shape (w, n)."""
+        return self._diag_stack(X, self._windows())
+
+    def _combine(self, stack, dx, dy) -> np.ndarray:
+        if self.kmax is None:
+            return stack[0]
+        return sum_normalized(stack, dx, dy)
+
+    def gram_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting]) -> np.ndarray:
+        stack = self.stack_block(X, Y)
+        if self.kmax is None:
+            return stack[0]
+        return sum_normalized(stack, self.diag_stack(X), self.diag_stack(Y))
+
+    def gram_block_symmetric(self, X: Sequence[Rewriting]) -> np.ndarray:
+        stack = self.stack_block(X, None)
+        if self.kmax is None:
+            return stack[0]
+        d = np.stack([np.diag(s).copy() for s in stack])
+        return sum_normalized(stack, d, d)
+
+    def diag_block(self, X: Sequence[Rewriting]) -> np.ndarray:
+        d = self.diag_stack(X)
+        if self.kmax is None:
+            return d[0]
+        return (d > 0).sum(axis=0).astype(np.float64)
+
+    def pair(self, x: Rewriting, y: Rewriting) -> float:
+        return float(self.gram_block([x], [y])[0, 0])
+
+
+# ---------------------------------------------------------------- Gram stacks
+def _stack_task(kernel: SRKBase, X, Y, r0, r1, c0, c1, symmetric):
+    if symmetric and r0 == c0:
+        return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], None)
+    return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
+
+
+def _data_digest(X: Sequence[Rewriting]) -> str:
+    h = hashlib.sha1()
+    for s, t in X:
+        h.update("\x1f".join(s).encode("utf-8"))
+        h.update(b"\x1e")
+        h.update("\x1f".join(t).encode("utf-8"))
+        h.update(b"\x1d")
+    return h.hexdigest()[:16]
+
+
+def srk_gram_stack(
+    kernel: SRKBase,
+    X: Any,
+    Y: Any = None,
+    *,
+    n_jobs: int = 1,
+    block_size: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Raw per-window Gram matrices of an SRK, plus the per-window diagonals.
+
+    This is the building block of the paper's ``K̂_1 + ... + K̂_kmax``: each
+    ``K_j`` is computed once, and every ``kmax`` (and every combination with
+    other kernels) is assembled from the stack by :func:`sum_normalized`.
+
+    Parameters
+    ----------
+    kernel : SRKBase
+        ``kb-srk``, ``ps-srk`` or ``pw-srk`` instance; its windows are
+        ``k..kmax`` (or ``k`` alone).
+    X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
+    n_jobs : int
+        joblib worker processes.
+    block_size : int, optional
+        Rows per block (default: the kernel's ``preferred_block_size``).
+    cache_dir : path, optional
+        Save/load each window's matrices as ``.npy`` files keyed by the
+        kernel's parameters and a digest of the data.
+    progress : bool, optional
+        tqdm bar over blocks (default: on for long work).
+
+    Returns
+    -------
+    stack : ndarray (w, len(X), len(Y))
+    diag_x : ndarray (w, len(X))
+    diag_y : ndarray (w, len(Y))
+
+    Examples
+    --------
+    >>> from structkernels.kernels.kb_srk import KbSRK
+    >>> X = [(("a", "b"), ("b", "a")), (("a",), ("a",))]
+    >>> S, dx, dy = srk_gram_stack(KbSRK(k=1, kmax=2), X)
+    >>> S.shape, dx.shape
+    ((2, 2, 2), (2, 2))
+    """
+    kernel.validate_params()
+    X = kernel.check_input(X)
+    symmetric = Y is None
+    Y = X if symmetric else kernel.check_input(Y)
+    windows = kernel._windows()
+    paths = None
+    if cache_dir is not None:
+        params = {k: v for k, v in kernel.get_params(deep=False).items() if k not in ("k", "kmax")}
+        tag = "-".join(f"{k}={params[k]}" for k in sorted(params))
+        key = f"{kernel.name}-{tag}-{_data_digest(X)}-{'sym' if symmetric else _data_digest(Y)}"
+        root = Path(cache_dir)
+        root.mkdir(parents=True, exist_ok=True)
+        paths = {j: (root / f"{key}-k{j}.npy", root / f"{key}-k{j}-dx.npy",
+                     root / f"{key}-k{j}-dy.npy") for j in windows}
+        if all(all(p.exists() for p in paths[j]) for j in windows):
+            return (
+                np.stack([np.load(paths[j][0]) for j in windows]),
+                np.stack([np.load(paths[j][1]) for j in windows]),
+                np.stack([np.load(paths[j][2]) for j in windows]),
+            )
+    n, m = len(X), len(Y)
+    bs = int(block_size or kernel.preferred_block_size)
+    tasks = []
+    for r0 in range(0, n, bs):
+        for c0 in range(0, m, bs):
+            if symmetric and c0 < r0:
+                continue
+            tasks.append((r0, min(r0 + bs, n), c0, min(c0 + bs, m)))
+    stack = np.zeros((len(windows), n, m), dtype=np.float64)
+    disable = (len(tasks) < 8) if progress is None else not progress
+    bar = tqdm(total=len(tasks), unit="block", desc=f"{kernel.name} gram", disable=disable)
+    try:
+        if n_jobs == 1:
+            results = (_stack_task(kernel, X, Y, *t, symmetric) for t in tasks)
+        else:
+            results = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                joblib.delayed(_stack_task)(kernel, X, Y, *t, symmetric) for t in tasks
+            )
+        for r0, r1, c0, c1, block in results:
+            stack[:, r0:r1, c0:c1] = block
+            if symmetric and r0 != c0:
+                stack[:, c0:c1, r0:r1] = block.transpose(0, 2, 1)
+            bar.update(1)
+    finally:
+        bar.close()
+    if symmetric:
+        dx = np.stack([np.diag(s).copy() for s in stack])
+        dy = dx
+    else:
+        dx = kernel.diag_stack(X)
+        dy = kernel.diag_stack(Y)
+    if paths is not None:
+        for i, j in enumerate(windows):
+            np.save(paths[j][0], stack[i])
+            np.save(paths[j][1], dx[i])
+            np.save(paths[j][2], dy[i])
+    return stack, dx, dy

@@ -1,0 +1,583 @@
+"""Kernel k-nearest-neighbour graphs, exact (blocked) and approximate (hashed).
+
+:func:`knn_graph` returns a :class:`KNNGraph`: for every structure its ``k``
+most similar other structures under a kernel (largest kernel value first,
+ties to the smaller index), the similarities, and the number of kernel
+evaluations it took.
+
+* ``hashing=None``: exact.  Square blocks of the upper triangle go through the
+  Gram engine (:func:`structkernels.gram`) in joblib workers; each block is
+  reduced to its per-row (and per-column) top ``k`` at once, so memory stays
+  ``O(block**2 + n k)``, never ``n**2``.  Costs ``n (n + 1) / 2`` evaluations.
+* ``hashing="random-knn"`` or ``"klsh"`` (or fitted hashers): kernel locality-
+  sensitive hashing (nonstationary kernels paper, Garg et al. 2018, Sec. 4.2).
+  Every structure is hashed against about ``sqrt(n)`` reference structures;
+  the kernel is then evaluated only inside each bucket, optionally also
+  between buckets at Hamming distance 1 (``probe=1``), in ``n_tables``
+  independent tables.  The similarities to the references are exact kernel
+  values too and join the candidates at no cost.  With buckets of about
+  ``sqrt(n)`` structures this costs about ``n ** 1.5`` evaluations.
+
+The σ learner needs neighbours in both directions: :meth:`KNNGraph.neighbors`
+(who are my neighbours) and :meth:`KNNGraph.reverse` (whose neighbour am I).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import joblib
+import numpy as np
+from sklearn.utils import check_random_state
+from tqdm.auto import tqdm
+
+from structkernels.gram import block_ranges, gram
+from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures, take
+from structkernels.kernel import Kernel, Normalized, normalize_gram
+from structkernels.registry import as_kernel
+
+__all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
+
+#: Hash family names accepted by ``hashing=``.
+HASHINGS = {"random-knn": RandomKNNHash, "klsh": KernelLSH}
+
+
+@dataclass
+class KNNGraph:
+    """A k-nearest-neighbour graph.
+
+    Attributes
+    ----------
+    indices : ndarray of int64, shape (n, k)
+        Neighbours of each row, most similar first; -1 where fewer than ``k``
+        were found.
+    similarities : ndarray of float64, shape (n, k)
+        Their kernel values, descending per row; ``-inf`` where missing.
+    n_evaluations : int
+        Kernel evaluations made, hashing included.
+    buckets : list of dict or None
+        Per hash table, ``code -> member indices`` (None for the exact graph).
+    seconds : float
+        Wall time of the construction.
+    hashers : list
+        The fitted hashers, one per table (empty for the exact graph).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels import knn_graph
+    >>> X = np.array([[0.0], [0.1], [1.0], [1.2]])
+    >>> g = knn_graph(X, "rbf", k=1)
+    >>> g.indices.ravel().tolist()
+    [1, 0, 3, 2]
+    >>> [r.tolist() for r in g.reverse()]
+    [[1], [0], [3], [2]]
+    """
+
+    indices: np.ndarray
+    similarities: np.ndarray
+    n_evaluations: int
+    buckets: list[dict[int, np.ndarray]] | None = None
+    seconds: float = 0.0
+    hashers: list = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return int(self.indices.shape[0])
+
+    @property
+    def k(self) -> int:
+        return int(self.indices.shape[1])
+
+    def neighbors(self, i: int) -> np.ndarray:
+        """Neighbours of row ``i`` (most similar first), without the -1 padding."""
+        row = self.indices[i]
+        return row[row >= 0]
+
+    def reverse(self) -> list[np.ndarray]:
+        """For each point, the points having it among their ``k`` neighbours (sorted)."""
+        rows = np.repeat(np.arange(self.n, dtype=np.int64), self.k)
+        cols = self.indices.ravel()
+        ok = cols >= 0
+        rows, cols = rows[ok], cols[ok]
+        order = np.lexsort((rows, cols))
+        rows, cols = rows[order], cols[order]
+        bounds = np.searchsorted(cols, np.arange(self.n + 1))
+        return [rows[bounds[i] : bounds[i + 1]] for i in range(self.n)]
+
+    def bucket_sizes(self) -> list[np.ndarray]:
+        """Sizes of the buckets of each table (empty list for the exact graph)."""
+        if not self.buckets:
+            return []
+        return [np.array(sorted((len(v) for v in t.values()), reverse=True)) for t in self.buckets]
+
+
+# ---------------------------------------------------------------- internals
+def block_topk(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``(rows, cols)`` of the ``k`` largest entries of each row of ``S``.
+
+    Ties at the ``k``-th value go to the smaller column; ``-inf``/NaN entries are
+    never selected.  Rows with fewer finite entries give fewer.
+    """
+    S = np.asarray(S, dtype=np.float64)
+    n, m = S.shape
+    if n == 0 or m == 0 or k <= 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    valid = np.isfinite(S) | (S == np.inf)
+    if k >= m:
+        sel = valid
+    else:
+        work = np.where(valid, S, -np.inf)
+        kth = np.partition(work, m - k, axis=1)[:, m - k][:, None]
+        greater = (work > kth) & valid
+        need = k - greater.sum(axis=1, keepdims=True)
+        equal = (work == kth) & valid
+        sel = greater | (equal & (np.cumsum(equal, axis=1) <= need))
+    rows, cols = np.nonzero(sel)
+    return rows.astype(np.int64), cols.astype(np.int64)
+
+
+def merge_topk(
+    n: int, k: int, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray, exclude_self: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row top ``k`` of candidate triplets: de-duplicated, descending, ties to smaller col."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    sims = np.asarray(sims, dtype=np.float64)
+    keep = ~np.isnan(sims)
+    if exclude_self:
+        keep &= rows != cols
+    rows, cols, sims = rows[keep], cols[keep], sims[keep]
+    # drop repeated (row, col) pairs (the same pair met in several tables/blocks)
+    order = np.lexsort((cols, rows))
+    rows, cols, sims = rows[order], cols[order], sims[order]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    rows, cols, sims = rows[first], cols[first], sims[first]
+    order = np.lexsort((cols, -sims, rows))
+    rows, cols, sims = rows[order], cols[order], sims[order]
+    start = np.searchsorted(rows, np.arange(n))
+    rank = np.arange(len(rows)) - start[rows]
+    top = rank < k
+    indices = np.full((n, k), -1, dtype=np.int64)
+    similarities = np.full((n, k), -np.inf, dtype=np.float64)
+    indices[rows[top], rank[top]] = cols[top]
+    similarities[rows[top], rank[top]] = sims[top]
+    return indices, similarities
+
+
+def prepare_kernel(kernel: Any, kernel_params: dict | None = None) -> tuple[Kernel, bool]:
+    """The base kernel and whether to normalise (a :class:`Normalized` is unwrapped)."""
+    kern = as_kernel(kernel, **(kernel_params or {}))
+    if isinstance(kern, Normalized):
+        return kern.kernel, True
+    return kern, False
+
+
+class _Evaluator:
+    """Runs blocks of kernel values through the Gram engine and keeps per-row top ``k``.
+
+    A task is ``(row_idx, col_idx, both)``: kernel values between structures
+    ``row_idx`` of ``X`` and ``col_idx`` of ``Y`` (``col_idx=None``: the
+    symmetric block of ``row_idx``); ``both`` also keeps the columns' top ``k``
+    (a graph on one set).
+    """
+
+    def __init__(self, kernel: Kernel, k: int, diag_x=None, diag_y=None, n_jobs: int = 1):
+        self.kernel = kernel
+        self.k = k
+        self.diag_x = diag_x
+        self.diag_y = diag_y
+        self.n_jobs = n_jobs
+
+    def run(self, X, Y, tasks, *, progress: bool | None = None, desc: str = "knn"):
+        """Returns ``(rows, cols, sims, n_evaluations)`` candidate triplets."""
+        out_r, out_c, out_s = [], [], []
+        n_evals = 0
+        total = sum(_task_cost(t) for t in tasks)
+        disable = (None if total >= 200_000 else True) if progress is None else (not progress)
+        bar = tqdm(total=total, unit="eval", unit_scale=True, desc=desc, disable=disable, leave=False)
+        workers = joblib.effective_n_jobs(self.n_jobs) if self.n_jobs != 1 else 1
+        try:
+            if workers == 1:
+                results = (
+                    _run_tasks(self.kernel, self.k, [_payload(X, Y, t, self)])
+                    for t in tasks
+                )
+            else:
+                chunks = _chunk_by_cost(tasks, 4 * workers)
+                parallel = joblib.Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
+                results = parallel(
+                    joblib.delayed(_run_tasks)(
+                        self.kernel, self.k, [_payload(X, Y, t, self) for t in chunk]
+                    )
+                    for chunk in chunks
+                )
+            for r, c, s, ne in results:
+                out_r.append(r)
+                out_c.append(c)
+                out_s.append(s)
+                n_evals += ne
+                bar.update(ne)
+        finally:
+            bar.close()
+        if not out_r:
+            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), n_evals
+        return np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_s), n_evals
+
+
+def _task_cost(task) -> int:
+    rows, cols, _ = task
+    n = len(rows)
+    return n * (n + 1) // 2 if cols is None else n * len(cols)
+
+
+def _chunk_by_cost(tasks: list, n_chunks: int) -> list[list]:
+    """Greedy balance of tasks over chunks by kernel evaluations (largest first)."""
+    n_chunks = max(1, min(n_chunks, len(tasks)))
+    order = sorted(range(len(tasks)), key=lambda i: -_task_cost(tasks[i]))
+    loads = [0] * n_chunks
+    chunks: list[list] = [[] for _ in range(n_chunks)]
+    for i in order:
+        j = int(np.argmin(loads))
+        chunks[j].append(tasks[i])
+        loads[j] += _task_cost(tasks[i])
+    return [c for c in chunks if c]
+
+
+def _payload(X, Y, task, ev: _Evaluator):
+    rows, cols, both = task
+    dx = None if ev.diag_x is None else ev.diag_x[rows]
+    if cols is None:
+        return rows, None, both, take(X, rows), None, dx, None
+    dy = None if ev.diag_y is None else ev.diag_y[cols]
+    return rows, cols, both, take(X, rows), take(Y, cols), dx, dy
+
+
+def _run_tasks(kernel: Kernel, k: int, payloads: list):
+    """Worker: kernel blocks through the Gram engine, reduced to top-k candidates."""
+    out_r, out_c, out_s = [], [], []
+    n_evals = 0
+    for rows, cols, both, Xr, Xc, dx, dy in payloads:
+        if cols is None:
+            S, info = gram(kernel, Xr, n_jobs=1, progress=False, return_info=True)
+            if dx is not None:
+                S = normalize_gram(S, dx, dx, warn=False)
+            cols_g = rows
+        else:
+            S, info = gram(kernel, Xr, Xc, n_jobs=1, progress=False, return_info=True)
+            if dx is not None:
+                S = normalize_gram(S, dx, dy, warn=False)
+            cols_g = cols
+        n_evals += info.n_evaluations
+        # a structure is never its own neighbour in a graph on one set
+        if both:
+            S = np.where(rows[:, None] == cols_g[None, :], -np.inf, S)
+        r, c = block_topk(S, k)
+        out_r.append(rows[r])
+        out_c.append(cols_g[c])
+        out_s.append(S[r, c])
+        if both and cols is not None:
+            c2, r2 = block_topk(S.T, k)
+            out_r.append(cols_g[c2])
+            out_c.append(rows[r2])
+            out_s.append(S[r2, c2])
+    return np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_s), n_evals
+
+
+def _check_common(k: Any, n_jobs: Any) -> None:
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    if not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero int, got {n_jobs!r}")
+
+
+def _diag(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
+    d = kernel.diag(X)
+    bad = int((d <= 0).sum())
+    if bad:
+        import warnings
+
+        from structkernels.kernel import ZeroSelfSimilarityWarning
+
+        warnings.warn(
+            f"normalisation met {bad} structure(s) with self-similarity <= 0; "
+            "their normalised similarities are set to 0",
+            ZeroSelfSimilarityWarning,
+            stacklevel=3,
+        )
+    return d, len(X)
+
+
+def exact_knn_graph(
+    X: Any,
+    kernel: str | Kernel,
+    k: int = 4,
+    *,
+    n_jobs: int = 1,
+    block_size: int = 512,
+    exclude_self: bool = True,
+    progress: bool | None = None,
+) -> KNNGraph:
+    """Exact k-NN graph from the upper triangle of blocks (``n (n + 1) / 2`` evaluations).
+
+    Never holds more than one ``block_size`` square block per worker.
+    See :func:`knn_graph` for the parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = exact_knn_graph(np.array([[0.0], [1.0], [3.0]]), "rbf", k=2)
+    >>> g.indices.tolist(), g.n_evaluations
+    ([[1, 2], [0, 2], [1, 0]], 6)
+    """
+    t0 = time.perf_counter()
+    _check_common(k, n_jobs)
+    base, normalize = prepare_kernel(kernel)
+    X = _as_structures(base, X)
+    n = len(X)
+    diag, n_evals = _diag(base, X) if normalize else (None, 0)
+    blocks = block_ranges(n, max(1, int(block_size)))
+    tasks = []
+    for bi, (r0, r1) in enumerate(blocks):
+        for c0, c1 in blocks[bi:]:
+            rows = np.arange(r0, r1, dtype=np.int64)
+            if c0 == r0:
+                tasks.append((rows, None, True))
+            else:
+                tasks.append((rows, np.arange(c0, c1, dtype=np.int64), True))
+    ev = _Evaluator(base, k, diag, diag, n_jobs)
+    r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="exact knn")
+    if not exclude_self:
+        # the diagonal was masked in the blocks: put k(x, x) back as a candidate
+        d = diag if diag is not None else base.diag(X)
+        if diag is not None:
+            d = (d > 0).astype(np.float64)
+        else:
+            ne += n
+        idx = np.arange(n, dtype=np.int64)
+        r, c, s = np.concatenate([r, idx]), np.concatenate([c, idx]), np.concatenate([s, d])
+    indices, sims = merge_topk(n, k, r, c, s, exclude_self)
+    return KNNGraph(indices, sims, int(n_evals + ne), None, time.perf_counter() - t0)
+
+
+def make_hasher(
+    hashing: str,
+    kernel: Any,
+    *,
+    n_bits: int | None = None,
+    random_state: Any = None,
+    n_jobs: int = 1,
+    **hash_params: Any,
+):
+    """An unfitted hasher of family ``hashing`` (``"random-knn"`` or ``"klsh"``)."""
+    if hashing not in HASHINGS:
+        raise ValueError(
+            f"unknown hashing {hashing!r}; expected None, one of {sorted(HASHINGS)}, or a "
+            "fitted RandomKNNHash/KernelLSH"
+        )
+    cls = HASHINGS[hashing]
+    try:
+        return cls(kernel, n_bits=n_bits, random_state=random_state, n_jobs=n_jobs, **hash_params)
+    except TypeError as exc:
+        raise TypeError(f"bad hash parameter for {cls.__name__}: {exc}") from None
+
+
+def build_tables(
+    X: Sequence,
+    kernel: Kernel,
+    hashing: Any,
+    *,
+    n_bits: int | None,
+    n_tables: int,
+    random_state: Any,
+    n_jobs: int,
+    hash_params: dict,
+) -> tuple[list, list[np.ndarray], list[np.ndarray], int]:
+    """Fit (or use) one hasher per table; returns hashers, codes, reference similarities, evals."""
+    if not isinstance(n_tables, (int, np.integer)) or isinstance(n_tables, bool) or n_tables < 1:
+        raise ValueError(f"n_tables must be an int >= 1, got {n_tables!r}")
+    hashers: list = []
+    codes: list[np.ndarray] = []
+    sims: list[np.ndarray] = []
+    n_evals = 0
+    if isinstance(hashing, str):
+        rng = check_random_state(random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=n_tables)
+        for t in range(n_tables):
+            h = make_hasher(
+                hashing, kernel, n_bits=n_bits, random_state=int(seeds[t]), n_jobs=n_jobs,
+                **hash_params,
+            )
+            c, _, S = h.fit_hash(X, return_similarities=True)
+            hashers.append(h)
+            codes.append(c)
+            sims.append(S)
+            n_evals += h.n_evaluations_
+        return hashers, codes, sims, n_evals
+    fitted = list(hashing) if isinstance(hashing, (list, tuple)) else [hashing]
+    for h in fitted:
+        if not isinstance(h, (RandomKNNHash, KernelLSH)):
+            raise TypeError(
+                "hashing must be None, 'random-knn', 'klsh', a fitted RandomKNNHash/KernelLSH "
+                f"or a list of them; got {type(h).__name__}"
+            )
+        if not hasattr(h, "reference_indices_"):
+            raise ValueError(f"the {type(h).__name__} given as hashing= is not fitted")
+    if n_tables not in (1, len(fitted)):
+        raise ValueError(
+            f"n_tables={n_tables} but {len(fitted)} fitted hasher(s) were given; pass one "
+            "fitted hasher per table"
+        )
+    if hash_params or n_bits is not None:
+        raise ValueError("n_bits and hash parameters cannot be given with fitted hashers")
+    for h in fitted:
+        before = h.n_evaluations_
+        c = h.hash(X)
+        n_evals += h.n_evaluations_ - before
+        hashers.append(h)
+        codes.append(c)
+        sims.append(None)
+    return hashers, codes, sims, n_evals
+
+
+def group_buckets(codes: np.ndarray) -> dict[int, np.ndarray]:
+    """``code -> sorted member indices``."""
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    uniq, starts = np.unique(sorted_codes, return_index=True)
+    ends = np.append(starts[1:], len(codes))
+    return {int(u): order[s:e].astype(np.int64) for u, s, e in zip(uniq, starts, ends)}
+
+
+def _check_probe(probe: Any) -> None:
+    if probe not in (0, 1) or isinstance(probe, bool):
+        raise ValueError(f"probe must be 0 (own bucket) or 1 (also Hamming-1 buckets), got {probe!r}")
+
+
+def knn_graph(
+    X: Any,
+    kernel: str | Kernel,
+    k: int = 4,
+    *,
+    hashing: Any = None,
+    n_bits: int | None = None,
+    n_tables: int = 1,
+    probe: int = 0,
+    n_jobs: int = 1,
+    random_state: Any = None,
+    exclude_self: bool = True,
+    progress: bool | None = None,
+    **hash_params: Any,
+) -> KNNGraph:
+    """k-nearest-neighbour graph of ``X`` under ``kernel``, exact or hashed.
+
+    Parameters
+    ----------
+    X : sequence of structures (or 2-D array for vector kernels)
+    kernel : str or Kernel
+        A registered name or an instance; a :class:`~structkernels.Normalized`
+        kernel is normalised with the self-similarities computed once.
+    k : int, default 4
+    hashing : None, "random-knn", "klsh", a fitted hasher or a list of them
+        None is the exact blocked graph.  A fitted hasher (its reference set
+        drawn from any data) hashes ``X`` as is.
+    n_bits : int, optional
+        Bits per code (default ``ceil(log2(n) / 2)``: about ``sqrt(n)`` per bucket).
+    n_tables : int, default 1
+        Independent hash tables; candidates are the union over tables.
+    probe : {0, 1}, default 0
+        1 also compares each bucket with its Hamming-distance-1 neighbours.
+    n_jobs : int, default 1
+        joblib workers (hashing and bucket blocks both run through the Gram engine).
+    random_state : int, RandomState or None
+        Seeds the hash tables.
+    exclude_self : bool, default True
+        A structure is not its own neighbour.
+    progress : bool, optional
+        tqdm bar (default: on long work).
+    **hash_params
+        ``n_reference``, ``subset_size`` (random-knn); ``n_sample``, ``n_per_bit``,
+        ``rcond`` (klsh).
+
+    Returns
+    -------
+    KNNGraph
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels import knn_graph
+    >>> X = np.random.default_rng(0).normal(size=(400, 2))
+    >>> exact = knn_graph(X, "rbf", k=1)
+    >>> exact.n_evaluations
+    80200
+    >>> g = knn_graph(X, "rbf", k=1, hashing="random-knn", random_state=0)
+    >>> g.n_evaluations < exact.n_evaluations / 4
+    True
+    """
+    if hashing is None:
+        if n_tables != 1 or probe != 0 or n_bits is not None or hash_params:
+            raise ValueError(
+                "n_bits, n_tables, probe and hash parameters apply only with hashing="
+            )
+        return exact_knn_graph(
+            X, kernel, k, n_jobs=n_jobs, exclude_self=exclude_self, progress=progress
+        )
+    t0 = time.perf_counter()
+    _check_common(k, n_jobs)
+    _check_probe(probe)
+    base, normalize = prepare_kernel(kernel)
+    hash_kernel = Normalized(base) if normalize else base
+    X = _as_structures(base, X)
+    n = len(X)
+    hashers, codes, ref_sims, n_evals = build_tables(
+        X, hash_kernel, hashing, n_bits=n_bits, n_tables=n_tables,
+        random_state=random_state, n_jobs=n_jobs, hash_params=hash_params,
+    )
+    diag = None
+    if normalize:
+        diag, ne = _diag(base, X)
+        n_evals += ne
+    tasks = []
+    tables = []
+    for h, c in zip(hashers, codes):
+        buckets = group_buckets(c)
+        tables.append(buckets)
+        for code, members in buckets.items():
+            tasks.append((members, None, True))
+            if probe:
+                for j in range(h.n_bits_):
+                    other = code ^ (1 << j)
+                    if other > code and other in buckets:
+                        tasks.append((members, buckets[other], True))
+    ev = _Evaluator(base, k, diag, diag, n_jobs)
+    r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="hashed knn")
+    n_evals += ne
+    parts_r, parts_c, parts_s = [r], [c], [s]
+    # the similarities to the reference set are exact kernel values: free candidates
+    for h, S in zip(hashers, ref_sims):
+        if S is None:
+            continue
+        ref = h.reference_indices_
+        S = np.where(np.arange(n)[:, None] == ref[None, :], -np.inf, S)
+        rr, cc = block_topk(S, k)
+        c2, r2 = block_topk(S.T, k)
+        parts_r += [rr, ref[c2]]
+        parts_c += [ref[cc], r2]
+        parts_s += [S[rr, cc], S[r2, c2]]
+    if not exclude_self:
+        d = (diag > 0).astype(np.float64) if diag is not None else base.diag(X)
+        n_evals += 0 if diag is not None else n
+        idx = np.arange(n, dtype=np.int64)
+        parts_r.append(idx)
+        parts_c.append(idx)
+        parts_s.append(d)
+    indices, sims = merge_topk(
+        n, k, np.concatenate(parts_r), np.concatenate(parts_c), np.concatenate(parts_s),
+        exclude_self,
+    )
+    return KNNGraph(indices, sims, int(n_evals), tables, time.perf_counter() - t0, hashers)

@@ -1,0 +1,725 @@
+"""Learning the nonstationary weights σ of a convolution kernel (Algorithm 1).
+
+Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural
+language modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is
+extended to ``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j)
+k_n(n_i, n_j)`` (Eq. 1), with one binary parameter ``σ(l) ∈ {0, 1}`` per edge
+(semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every common
+substructure that uses an ``l`` tuple.
+
+σ is learned for a k-NN classifier by minimising Loss Function 1 (Sec. 6.1)
+on a 1-NN graph of the training data::
+
+    L = Σ_i K(S_i, S_1nn(i); σ) I(y_i ≠ y_1nn(i))  -  Σ_i K(S_i, S_1nn(i); σ) I(y_i = y_1nn(i) = 1)
+
+Rather than building the N × N Gram matrix this needs, Algorithm 1 (Sec. 6.2)
+estimates the loss on randomly sampled local neighbourhoods of a global k-NN
+graph built with kernel hashing:
+
+1. sort the labels by frequency (descending) and set every σ to 1;
+2. build the global k-NN graph ``G`` (k = 4) with the current kernel;
+3. for each label ``t``, for ``α`` trials: draw ``β`` inducing points ``r``
+   among the structures that contain ``t``; add their neighbours in ``G``
+   (``n``), the structures that have them as neighbours (``n̄``) and the
+   first neighbours of ``n ∪ n̄`` (``nn``); on the subset ``a = r ∪ n ∪ n̄ ∪
+   nn`` build a 1-NN graph with ``σ_t = 0`` and with ``σ_t = 1`` and compute
+   the loss of each;
+4. set ``σ_t`` to the value with the lower loss summed over the trials.
+
+With ``n_iter > 1`` the whole pass is repeated, rebuilding the global graph
+with the σ learned so far (Sec. 7.1.3).  ``sampling="random"`` is the paper's
+pure-random baseline (Table 4b): the subset is the ``β`` inducing points alone
+and no global graph is built.
+
+Only kernel evaluations on the sampled subsets and the hashed global graph
+are made; the learner never forms an N × N Gram matrix.  Every evaluation is
+counted (``n_evaluations_``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path as FilePath
+from typing import Any
+
+import joblib
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
+from tqdm.auto import tqdm
+
+from structkernels.gram import gram
+from structkernels.kernel import Kernel, Normalized, normalize_gram
+from structkernels.registry import as_kernel, kernels
+from structkernels.structures import Path, Tree
+
+__all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
+
+MODEL_FORMAT = "structkernels.nonstationary-sigma"
+MODEL_VERSION = 1
+
+
+# --------------------------------------------------------------------- helpers
+def structure_edge_labels(x: Any) -> frozenset[str]:
+    """The distinct edge labels of a :class:`Path` or :class:`Tree` (the root's ``None`` left out).
+
+    Examples
+    --------
+    >>> from structkernels import Path
+    >>> sorted(structure_edge_labels(Path([(None, "bind-01"), ("ARG1", "enzyme")])))
+    ['ARG1']
+    """
+    if isinstance(x, Path):
+        return frozenset(e for e in x.edges if e is not None)
+    if isinstance(x, Tree):
+        return frozenset(e for e, _ in x.preorder() if e is not None)
+    raise TypeError(
+        f"NonstationaryLearner learns σ over edge labels of Path or Tree structures, "
+        f"got {type(x).__name__}"
+    )
+
+
+def loss_function_1(
+    similarities: np.ndarray, y: np.ndarray, y_nn: np.ndarray
+) -> tuple[float, float, float]:
+    """Loss Function 1 of Garg et al. (2018), Sec. 6.1, on a 1-NN graph.
+
+    Parameters
+    ----------
+    similarities : ndarray of shape (n,)
+        ``K(S_i, S_1nn(i); σ)`` of each structure and its first neighbour.
+    y, y_nn : ndarray of shape (n,)
+        Binary labels of the structures and of their first neighbours.
+
+    Returns
+    -------
+    loss : float
+        ``penalty - reward``.
+    penalty : float
+        ``Σ K(S_i, S_1nn(i)) I(y_i ≠ y_1nn(i))``.
+    reward : float
+        ``Σ K(S_i, S_1nn(i)) I(y_i = y_1nn(i) = 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loss_function_1(np.array([0.5, 0.9, 0.2]), np.array([1, 1, 0]), np.array([0, 1, 0]))
+    (-0.4, 0.5, 0.9)
+    """
+    s = np.asarray(similarities, dtype=np.float64)
+    y = np.asarray(y)
+    y_nn = np.asarray(y_nn)
+    penalty = float(s[y != y_nn].sum())
+    reward = float(s[(y == 1) & (y_nn == 1)].sum())
+    return penalty - reward, penalty, reward
+
+
+def _first_neighbours(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index and similarity of each row's most similar other column (self excluded).
+
+    Ties go to the lowest index, so the result does not depend on anything
+    but the matrix.
+    """
+    S = np.array(S, dtype=np.float64, copy=True)
+    np.fill_diagonal(S, -np.inf)
+    nn = np.argmax(S, axis=1)
+    return nn, S[np.arange(len(S)), nn]
+
+
+def _with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
+    """A copy of ``base`` whose ``sigma`` parameter is ``sigma``."""
+    out = clone(base)
+    out.set_params(sigma=dict(sigma))
+    return out
+
+
+def _kernel_spec(kernel: Any) -> str:
+    """A name under which ``kernel`` can be rebuilt (registry name or ``module:Class``)."""
+    if isinstance(kernel, str):
+        return kernel
+    cls = type(kernel)
+    for name in kernels.names():
+        try:
+            if kernels.get(name) is cls:
+                return name
+        except ImportError:
+            continue
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _resolve_kernel_class(spec: str) -> type:
+    if ":" in spec:
+        module, _, qualname = spec.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        return obj
+    return kernels.get(spec)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+# ------------------------------------------------------------------ one trial
+def _subset_losses(
+    base: Kernel,
+    sigma: dict[str, float],
+    label: str,
+    X: Sequence,
+    y: np.ndarray,
+    subset: np.ndarray,
+    has_label: np.ndarray,
+    normalize: bool,
+    hashing: str | None,
+    n_bits: int | None,
+    exact_below: int,
+    seed: int,
+) -> dict[str, Any]:
+    """Loss of the 1-NN graph on ``X[subset]`` for ``σ_label = 0`` and ``σ_label = 1``.
+
+    Exact subsets compute the Gram matrix once for ``σ_label = 1`` and
+    recompute, for ``σ_label = 0``, only the block of the structures that
+    contain the label: by Eq. (1) no other value depends on ``σ_label``.
+    """
+    Xa = [X[i] for i in subset]
+    ya = y[subset]
+    out: dict[str, Any] = {"size": int(len(subset)), "loss": {}, "penalty": {}, "reward": {}}
+    n_eval = 0
+    kernels_v = {
+        v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)
+    }
+    if len(subset) < 2:
+        for v in (0, 1):
+            out["loss"][v] = out["penalty"][v] = out["reward"][v] = 0.0
+        out["n_evaluations"] = 0
+        return out
+    if hashing is None or len(subset) < exact_below:
+        raw1, info = gram(kernels_v[1], Xa, return_info=True)
+        n_eval += info.n_evaluations
+        raw0 = raw1.copy()
+        inside = np.flatnonzero(has_label[subset])
+        if len(inside):
+            block, info = gram(kernels_v[0], [Xa[i] for i in inside], return_info=True)
+            n_eval += info.n_evaluations
+            raw0[np.ix_(inside, inside)] = block
+        for v, raw in ((0, raw0), (1, raw1)):
+            if normalize:
+                d = np.diag(raw).copy()
+                K = normalize_gram(raw, d, d, warn=False)
+            else:
+                K = raw
+            nn, s = _first_neighbours(K)
+            loss, pen, rew = loss_function_1(s, ya, ya[nn])
+            out["loss"][v], out["penalty"][v], out["reward"][v] = loss, pen, rew
+    else:
+        from structkernels.knn import knn_graph
+
+        for v in (0, 1):
+            kv = Normalized(kernels_v[v]) if normalize else kernels_v[v]
+            g = knn_graph(
+                Xa, kv, k=1, hashing=hashing, n_bits=n_bits, n_jobs=1, random_state=seed
+            )
+            n_eval += int(g.n_evaluations)
+            nn = np.asarray(g.indices)[:, 0]
+            s = np.asarray(g.similarities, dtype=np.float64)[:, 0]
+            found = nn >= 0
+            loss, pen, rew = loss_function_1(s[found], ya[found], ya[nn[found]])
+            out["loss"][v], out["penalty"][v], out["reward"][v] = loss, pen, rew
+    out["n_evaluations"] = int(n_eval)
+    return out
+
+
+# -------------------------------------------------------------------- learner
+class NonstationaryLearner(BaseEstimator):
+    """Learn binary per-edge-label weights σ of a convolution kernel (Algorithm 1).
+
+    Implements Algorithm 1 and Loss Function 1 of Garg et al. (2018),
+    "Stochastic learning of nonstationary kernels for natural language
+    modeling" (Sec. 6): σ starts at 1 for every label; labels are visited in
+    descending frequency; for each, ``alpha`` noisy loss estimates on
+    randomly sampled local neighbourhoods of a hashed global k-NN graph
+    decide between σ = 0 and σ = 1.
+
+    Parameters
+    ----------
+    kernel : str or Kernel, default "path"
+        The convolution kernel to make nonstationary: a registered name
+        (built with ``kernel_params``) or an instance; it must have a
+        ``sigma`` parameter (dict edge label -> weight, labels not named
+        weigh 1).  A :class:`~structkernels.Normalized` instance is unwrapped
+        and ``normalize`` is then taken as True.
+    kernel_params : dict, optional
+        Parameters of the kernel (e.g. ``{"lam": 0.8}``).  A ``sigma`` given
+        here fixes the weights of labels that are not learned.
+    labels : list of str, optional
+        Edge labels to learn σ for.  Default: the most frequent half of the
+        edge labels seen in the training structures (``top_fraction``).
+    top_fraction : float, default 0.5
+        Share of the distinct edge labels, most frequent first, learned when
+        ``labels`` is None (the paper learns the top 50%).
+    alpha : int, default 10
+        Trials per label (α).
+    beta : int, default 100
+        Inducing points per trial (β), drawn among the structures that
+        contain the label.
+    k : int, default 4
+        Neighbours per structure in the global k-NN graph.
+    n_iter : int, default 1
+        Passes over the labels; the global graph is rebuilt with the learned
+        σ before each pass after the first.
+    sampling : {"neighbourhood", "random"}, default "neighbourhood"
+        ``"neighbourhood"``: Algorithm 1's local neighbourhoods.
+        ``"random"``: the pure-random baseline of Table 4(b), the ``β``
+        inducing points alone (no global graph).
+    hashing : {"random-knn", "klsh"} or None, default "random-knn"
+        Kernel hashing of the global k-NN graph (and of sampled subsets of
+        ``exact_below`` structures or more); None computes exact graphs.
+    n_bits : int, optional
+        Hash bits (H); the hashing module's default when None.
+    exact_below : int, default 2000
+        Sampled subsets smaller than this get an exact 1-NN graph (their
+        loss estimate is then free of hashing noise).
+    normalize : bool, default True
+        Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
+        for the graphs and the loss.
+    n_jobs : int, default 1
+        Worker processes for the global graph and for the trials of a label.
+    random_state : int, RandomState or None
+        Seeds the inducing points and the hashing.
+    progress : bool, optional
+        Show a progress bar (default: when stderr is a terminal).
+
+    Attributes
+    ----------
+    sigma_ : dict of str to float
+        Learned weight (0.0 or 1.0) of each learned label.
+    ignored_labels_ : list of str
+        Labels with σ = 0, in the order they were learned.
+    labels_ : list of str
+        The learned labels, most frequent first.
+    label_counts_ : dict of str to int
+        Number of training structures containing each learned label.
+    losses_ : dict of str to dict
+        Per label: summed loss at σ = 0 and σ = 1 (``{"0": ..., "1": ...}``)
+        of the last pass, and the value chosen.
+    log_ : list of dict
+        One entry per (pass, label, trial, value): subset size, loss,
+        penalty, reward.
+    n_evaluations_ : int
+        Kernel evaluations made by ``fit`` (global graphs + subsets).
+    n_evaluations_graph_ : int
+        Of which for the global k-NN graphs.
+    n_train_ : int
+        Number of training structures N (compare ``n_evaluations_`` with N²).
+    fit_seconds_ : float
+
+    Examples
+    --------
+    >>> from structkernels import NonstationaryLearner
+    >>> learner = NonstationaryLearner(kernel="path", kernel_params={"lam": 0.8},
+    ...                                alpha=10, beta=100, random_state=0)
+    >>> learner.fit(paths, labels)                                  # doctest: +SKIP
+    >>> learner.ignored_labels_                                     # doctest: +SKIP
+    ['ARG0', 'op2']
+    >>> npk = learner.get_kernel()      # the path kernel with the learned σ  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        kernel: str | Kernel = "path",
+        kernel_params: dict | None = None,
+        *,
+        labels: Sequence[str] | None = None,
+        top_fraction: float = 0.5,
+        alpha: int = 10,
+        beta: int = 100,
+        k: int = 4,
+        n_iter: int = 1,
+        sampling: str = "neighbourhood",
+        hashing: str | None = "random-knn",
+        n_bits: int | None = None,
+        exact_below: int = 2000,
+        normalize: bool = True,
+        n_jobs: int = 1,
+        random_state: int | np.random.RandomState | None = None,
+        progress: bool | None = None,
+    ):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.labels = labels
+        self.top_fraction = top_fraction
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+        self.n_iter = n_iter
+        self.sampling = sampling
+        self.hashing = hashing
+        self.n_bits = n_bits
+        self.exact_below = exact_below
+        self.normalize = normalize
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------ validation
+    def _check_params(self) -> None:
+        def positive_int(name: str) -> None:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"NonstationaryLearner.{name} must be a positive int, got {v!r}")
+
+        for name in ("alpha", "beta", "k", "n_iter", "exact_below"):
+            positive_int(name)
+        if self.sampling not in ("neighbourhood", "neighborhood", "random"):
+            raise ValueError(
+                "NonstationaryLearner.sampling must be 'neighbourhood' or 'random', "
+                f"got {self.sampling!r}"
+            )
+        if self.hashing not in (None, "random-knn", "klsh"):
+            raise ValueError(
+                "NonstationaryLearner.hashing must be None, 'random-knn' or 'klsh', "
+                f"got {self.hashing!r}"
+            )
+        if not (isinstance(self.top_fraction, (int, float)) and 0 < self.top_fraction <= 1):
+            raise ValueError(
+                f"NonstationaryLearner.top_fraction must be in (0, 1], got {self.top_fraction!r}"
+            )
+        if not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0:
+            raise ValueError(f"NonstationaryLearner.n_jobs must be a non-zero int, got {self.n_jobs!r}")
+        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
+            raise TypeError("NonstationaryLearner.kernel_params must be a dict or None")
+
+    def _base_kernel(self) -> tuple[Kernel, bool, dict[str, float]]:
+        """(kernel without normalisation, normalise?, fixed σ of labels not learned)."""
+        params = dict(self.kernel_params or {})
+        fixed = dict(params.pop("sigma", None) or {})
+        if isinstance(self.kernel, Kernel):
+            base = clone(self.kernel)
+            if params:
+                base.set_params(**params)
+        else:
+            base = as_kernel(self.kernel, **params)
+        normalize = bool(self.normalize)
+        if isinstance(base, Normalized):
+            base, normalize = base.kernel, True
+        if "sigma" not in base.get_params(deep=False):
+            raise TypeError(
+                f"NonstationaryLearner needs a kernel with a 'sigma' parameter (per-edge-label "
+                f"weights); {type(base).__name__} has none"
+            )
+        fixed.update({str(k): float(v) for k, v in (base.get_params()["sigma"] or {}).items()})
+        base.validate_params()
+        return base, normalize, fixed
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X: Sequence, y: Any) -> NonstationaryLearner:
+        """Learn σ from labelled structures.
+
+        Parameters
+        ----------
+        X : sequence of Path (or Tree)
+            Training structures.
+        y : array-like of shape (n,)
+            Binary labels (0/1, or booleans).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        base, normalize, fixed = self._base_kernel()
+        X = base.check_input(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(X):
+            raise ValueError(
+                f"NonstationaryLearner.fit: y must be 1-D with one label per structure; got "
+                f"{len(X)} structures and y of shape {y.shape}"
+            )
+        if y.dtype == bool:
+            y = y.astype(np.int64)
+        bad = ~np.isin(y, [0, 1])
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"NonstationaryLearner.fit: labels must be 0/1; y[{i}] = {y[i]!r}")
+        y = y.astype(np.int64)
+        n = len(X)
+        if n < 2:
+            raise ValueError(f"NonstationaryLearner.fit needs at least 2 structures, got {n}")
+
+        t0 = time.perf_counter()
+        edge_sets = [structure_edge_labels(x) for x in X]
+        counts = Counter(label for s in edge_sets for label in s)
+        if self.labels is None:
+            ranked = sorted(counts, key=lambda lab: (-counts[lab], lab))
+            learn = ranked[: int(np.ceil(self.top_fraction * len(ranked)))] if ranked else []
+        else:
+            if isinstance(self.labels, str):
+                raise TypeError("NonstationaryLearner.labels must be a list of labels, not a str")
+            missing = [lab for lab in self.labels if lab not in counts]
+            if missing:
+                raise ValueError(
+                    f"NonstationaryLearner.labels: {missing} occur in no training structure"
+                )
+            learn = sorted(dict.fromkeys(self.labels), key=lambda lab: (-counts[lab], lab))
+        rng = check_random_state(self.random_state)
+        neighbourhood = self.sampling != "random"
+
+        self.labels_ = list(learn)
+        self.label_counts_ = {lab: int(counts[lab]) for lab in learn}
+        self.sigma_ = {lab: 1.0 for lab in learn}
+        self.fixed_sigma_ = fixed
+        self.normalize_ = normalize
+        self.ignored_labels_: list[str] = []
+        self.losses_: dict[str, dict[str, Any]] = {}
+        self.log_: list[dict[str, Any]] = []
+        self.subset_sizes_: list[int] = []
+        self.n_evaluations_ = 0
+        self.n_evaluations_graph_ = 0
+        self.n_train_ = n
+        self.interrupted_ = False
+        members = {lab: np.flatnonzero([lab in s for s in edge_sets]) for lab in learn}
+        has = {lab: np.zeros(n, dtype=bool) for lab in learn}
+        for lab in learn:
+            has[lab][members[lab]] = True
+
+        total = self.n_iter * len(learn) * self.alpha
+        disable = None if self.progress is None else not self.progress
+        bar = tqdm(total=total, desc="learning σ", unit="trial", disable=disable)
+        try:
+            for it in range(self.n_iter):
+                graph = None
+                if neighbourhood:
+                    graph = self._global_graph(base, normalize, fixed, X, rng)
+                for lab in learn:
+                    bar.set_postfix_str(f"{lab} (pass {it + 1})")
+                    self._learn_label(
+                        it, lab, base, normalize, fixed, X, y, members[lab], has[lab], graph, rng
+                    )
+                    bar.update(self.alpha)
+        except KeyboardInterrupt:
+            self.interrupted_ = True
+            raise
+        finally:
+            bar.close()
+            self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
+            self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _current_sigma(self, fixed: dict[str, float]) -> dict[str, float]:
+        return {**fixed, **self.sigma_}
+
+    def _global_graph(self, base, normalize, fixed, X, rng):
+        from structkernels.knn import knn_graph
+
+        kern = _with_sigma(base, self._current_sigma(fixed))
+        if normalize:
+            kern = Normalized(kern)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        graph = knn_graph(
+            X,
+            kern,
+            k=self.k,
+            hashing=self.hashing,
+            n_bits=self.n_bits,
+            n_jobs=self.n_jobs,
+            random_state=seed,
+        )
+        self.n_evaluations_ += int(graph.n_evaluations)
+        self.n_evaluations_graph_ += int(graph.n_evaluations)
+        reverse = graph.reverse()
+        return np.asarray(graph.indices), reverse
+
+    def _sample(self, rng, members: np.ndarray, graph) -> np.ndarray:
+        """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``."""
+        r = members if len(members) <= self.beta else rng.choice(members, self.beta, replace=False)
+        if graph is None:
+            return np.unique(r)
+        indices, reverse = graph
+        fwd = indices[r].ravel()
+        fwd = fwd[fwd >= 0]
+        back = [j for i in r for j in reverse[i]]
+        nbrs = np.unique(np.concatenate([fwd, np.asarray(back, dtype=np.int64)]).astype(np.int64))
+        nn = indices[nbrs, 0] if len(nbrs) else np.empty(0, dtype=np.int64)
+        nn = nn[nn >= 0]
+        return np.unique(np.concatenate([r, nbrs, nn]).astype(np.int64))
+
+    def _learn_label(self, it, lab, base, normalize, fixed, X, y, members, has, graph, rng):
+        subsets = [self._sample(rng, members, graph) for _ in range(self.alpha)]
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
+        sigma = self._current_sigma(fixed)
+        args = (normalize, self.hashing, self.n_bits, self.exact_below)
+        if self.n_jobs == 1:
+            results = [
+                _subset_losses(base, sigma, lab, X, y, a, has, *args, int(s))
+                for a, s in zip(subsets, seeds)
+            ]
+        else:
+            # ship only the sampled structures to the workers
+            results = joblib.Parallel(n_jobs=self.n_jobs)(
+                joblib.delayed(_subset_losses)(
+                    base,
+                    sigma,
+                    lab,
+                    [X[i] for i in a],
+                    y[a],
+                    np.arange(len(a)),
+                    has[a],
+                    *args,
+                    int(s),
+                )
+                for a, s in zip(subsets, seeds)
+            )
+        summed = {0: 0.0, 1: 0.0}
+        for j, res in enumerate(results):
+            self.n_evaluations_ += res["n_evaluations"]
+            self.subset_sizes_.append(res["size"])
+            for v in (0, 1):
+                summed[v] += res["loss"][v]
+                self.log_.append(
+                    {
+                        "pass": it,
+                        "label": lab,
+                        "trial": j,
+                        "value": v,
+                        "size": res["size"],
+                        "loss": res["loss"][v],
+                        "penalty": res["penalty"][v],
+                        "reward": res["reward"][v],
+                    }
+                )
+        # line 17: argmin over v of the summed loss; a tie keeps the baseline σ = 1
+        chosen = 0.0 if summed[0] < summed[1] else 1.0
+        self.sigma_[lab] = chosen
+        self.losses_[lab] = {"0": summed[0], "1": summed[1], "chosen": chosen, "pass": it}
+
+    # ------------------------------------------------------------- results
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "sigma_"):
+            raise ValueError("this NonstationaryLearner is not fitted yet; call fit() or load()")
+
+    @property
+    def kernel_sigma_(self) -> dict[str, float]:
+        """The full ``sigma`` to give the kernel: fixed weights and learned ones."""
+        self._check_fitted()
+        return {**self.fixed_sigma_, **self.sigma_}
+
+    def get_kernel(self, normalize: bool | None = None) -> Kernel:
+        """The kernel with the learned σ (normalised when the learner was).
+
+        Examples
+        --------
+        >>> learner = NonstationaryLearner.load("model.json")  # doctest: +SKIP
+        >>> K = learner.get_kernel().gram(paths)                # doctest: +SKIP
+        """
+        self._check_fitted()
+        base, norm, _ = self._base_kernel()
+        kern = _with_sigma(base, self.kernel_sigma_)
+        norm = norm if normalize is None else normalize
+        return Normalized(kern) if norm else kern
+
+    def kernel_params_(self) -> dict[str, Any]:
+        """``kernel_params`` with the learned ``sigma`` (for ``kernel(name, **params)``)."""
+        self._check_fitted()
+        return {**(self.kernel_params or {}), "sigma": self.kernel_sigma_}
+
+    # ------------------------------------------------------------------ JSON
+    def to_json(self) -> dict[str, Any]:
+        """The fitted model as a JSON-ready dict (parameters, σ, losses, counters)."""
+        self._check_fitted()
+        params = self.get_params(deep=False)
+        kern = params.pop("kernel")
+        rs = params.pop("random_state")
+        params["kernel_params"] = _jsonable(
+            self.kernel_params if isinstance(kern, str) else kern.get_params(deep=False)
+        )
+        if not isinstance(kern, str) and self.kernel_params:
+            params["kernel_params"].update(_jsonable(self.kernel_params))
+        return {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "kernel": _kernel_spec(kern),
+            "params": _jsonable(params),
+            "random_state": rs if isinstance(rs, (int, type(None))) else None,
+            "sigma": _jsonable(self.sigma_),
+            "fixed_sigma": _jsonable(self.fixed_sigma_),
+            "normalize": bool(self.normalize_),
+            "labels": list(self.labels_),
+            "label_counts": _jsonable(self.label_counts_),
+            "ignored_labels": list(self.ignored_labels_),
+            "losses": _jsonable(self.losses_),
+            "log": _jsonable(self.log_),
+            "n_train": int(self.n_train_),
+            "n_evaluations": int(self.n_evaluations_),
+            "n_evaluations_graph": int(self.n_evaluations_graph_),
+            "mean_subset_size": float(np.mean(self.subset_sizes_)) if self.subset_sizes_ else 0.0,
+            "fit_seconds": float(self.fit_seconds_),
+            "interrupted": bool(self.interrupted_),
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
+        """Inverse of :meth:`to_json` (also accepts a JSON string)."""
+        if isinstance(obj, str):
+            obj = json.loads(obj)
+        if not isinstance(obj, dict) or obj.get("format") != MODEL_FORMAT:
+            raise ValueError(
+                f"not a nonstationary σ model (expected format {MODEL_FORMAT!r}, "
+                f"got {obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r})"
+            )
+        if obj.get("version") != MODEL_VERSION:
+            raise ValueError(f"unsupported σ model version {obj.get('version')!r}")
+        try:
+            params = dict(obj["params"])
+            spec = obj["kernel"]
+            if ":" in spec:
+                kern: Any = _resolve_kernel_class(spec)(**(params.pop("kernel_params") or {}))
+            else:
+                kern = spec
+            learner = cls(kernel=kern, random_state=obj.get("random_state"), **params)
+            learner.sigma_ = {str(k): float(v) for k, v in obj["sigma"].items()}
+            learner.fixed_sigma_ = {str(k): float(v) for k, v in obj.get("fixed_sigma", {}).items()}
+            learner.normalize_ = bool(obj.get("normalize", learner.normalize))
+            learner.labels_ = list(obj["labels"])
+            learner.label_counts_ = {str(k): int(v) for k, v in obj.get("label_counts", {}).items()}
+            learner.ignored_labels_ = list(obj["ignored_labels"])
+            learner.losses_ = dict(obj.get("losses", {}))
+            learner.log_ = list(obj.get("log", []))
+            learner.n_train_ = int(obj["n_train"])
+            learner.n_evaluations_ = int(obj["n_evaluations"])
+            learner.n_evaluations_graph_ = int(obj.get("n_evaluations_graph", 0))
+            learner.subset_sizes_ = []
+            learner.fit_seconds_ = float(obj.get("fit_seconds", 0.0))
+            learner.interrupted_ = bool(obj.get("interrupted", False))
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
+        return learner
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted model to ``path`` as JSON."""
+        FilePath(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> NonstationaryLearner:
+        """Read a model written by :meth:`save`."""
+        try:
+            obj = json.loads(FilePath(path).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{os.fspath(path)}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        try:
+            return cls.from_json(obj)
+        except ValueError as exc:
+            raise ValueError(f"{os.fspath(path)}: {exc}") from None

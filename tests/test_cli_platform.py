@@ -1,0 +1,87 @@
+"""The command line: listing kernels, computing Gram matrices, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import structkernels as sk
+from structkernels.cli import main
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_kernels_lists_names_and_params(capsys):
+    assert main(["kernels"]) == 0
+    out = capsys.readouterr().out
+    for name in ("linear", "rbf", "bag-of-labels"):
+        assert name in out
+    assert "sigma=1.0" in out
+
+
+def test_gram_vectors(tmp_path, capsys):
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    src = write_jsonl(tmp_path / "x.jsonl", [{"id": i, "vector": list(v)} for i, v in enumerate(X)])
+    out = tmp_path / "K.npy"
+    assert main(["gram", str(src), "--kernel", "rbf", "--param", "sigma=2", "-o", str(out)]) == 0
+    np.testing.assert_allclose(np.load(out), sk.gram("rbf", X, sigma=2.0), atol=1e-12)
+    assert "21 kernel evaluations" in capsys.readouterr().out
+
+
+def test_gram_paths_with_plugin_kernel_parallel_memmap(tmp_path):
+    paths = [
+        [[None, "bind-01"], ["ARG1", "protein"]],
+        [[None, "bind-01"], ["ARG0", "enzyme"], ["ARG1", "protein"]],
+        [[None, "inhibit-01"]],
+    ]
+    src = write_jsonl(tmp_path / "p.jsonl", [{"path": p} for p in paths])
+    out = tmp_path / "K.npy"
+    argv = ["gram", str(src), "--kernel", "bag-of-labels", "-o", str(out), "--n-jobs", "2"]
+    assert main(argv + ["--memmap", "--param", "use_edges=false"]) == 0
+    expected = sk.gram("bag-of-labels", [sk.Path(p) for p in paths], use_edges=False)
+    np.testing.assert_array_equal(np.load(out), expected)
+
+
+@pytest.mark.parametrize(
+    "content, argv_extra, message",
+    [
+        ("", [], "no records (empty file)"),
+        ('{"vector": [1, 2]}\nnot json\n', [], "line 2: not valid JSON"),
+        ('{"id": "r7", "path": [["ARG1"]]}\n', [], "line 1 (record r7): path tuple 0"),
+        ('{"vector": [1, 2]}\n', ["--kernel", "nope"], "unknown kernel 'nope'"),
+        ('{"vector": [1, 2]}\n', ["--param", "sigma=-1"], "sigma must be a positive number"),
+        ('{"vector": [1, 2]}\n', ["--param", "sigma"], "--param expects key=value"),
+        ('{"vector": [1, "a"]}\n', [], "'vector' must be a list of numbers"),
+    ],
+)
+def test_bad_input_gives_one_line_and_exit_2(tmp_path, content, argv_extra, message):
+    src = tmp_path / "bad.jsonl"
+    src.write_text(content)
+    argv = ["gram", str(src), "-o", str(tmp_path / "K.npy")]
+    if "--kernel" not in argv_extra:
+        argv += ["--kernel", "rbf"]
+    result = subprocess.run(
+        [sys.executable, "-m", "structkernels", *argv, *argv_extra],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_missing_file(tmp_path, capsys):
+    assert main(["gram", str(tmp_path / "none.jsonl"), "--kernel", "rbf", "-o", "x.npy"]) == 2
+    assert "No such file" in capsys.readouterr().err
+
+
+def test_console_script_installed():
+    result = subprocess.run(["structkernels", "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "gram" in result.stdout

@@ -1,0 +1,115 @@
+"""The Gram engine: blocks, parallelism, memmap output, cache, counts, dask."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import structkernels as sk
+from structkernels.gram import block_ranges
+
+from _kernels_for_tests import CountingOverlap, SlowDot, n_calls
+
+
+def words(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return ["".join(rng.choice(list("abcdefghij"), size=rng.integers(1, 8))) for _ in range(n)]
+
+
+def test_block_ranges_cover():
+    assert block_ranges(10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert block_ranges(0, 4) == []
+
+
+@pytest.mark.parametrize("block_size", [1, 3, 8, 50])
+def test_blocked_equals_direct(block_size):
+    X, Y = words(23), words(11, seed=3)
+    k = CountingOverlap()
+    direct = np.array([[k.pair(x, y) for y in X] for x in X])
+    K, info = sk.gram(k, X, block_size=block_size, return_info=True)
+    assert np.array_equal(K, direct)
+    assert info.n_evaluations == 23 * 24 // 2
+    KY, info = sk.gram(k, X, Y, block_size=block_size, return_info=True)
+    assert np.array_equal(KY, [[k.pair(x, y) for y in Y] for x in X])
+    assert info.n_evaluations == 23 * 11
+
+
+def test_symmetric_gram_computes_upper_triangle_only(tmp_path):
+    log = str(tmp_path / "calls")
+    X = words(30)
+    sk.gram(CountingOverlap(log=log), X, block_size=7)
+    assert n_calls(log) == 30 * 31 // 2
+
+
+def test_parallel_equals_serial():
+    rng = np.random.default_rng(1)
+    X = list(rng.normal(size=(60, 5)))
+    serial = sk.gram(SlowDot(), X, block_size=16)
+    parallel = sk.gram(SlowDot(), X, block_size=16, n_jobs=2)
+    assert np.max(np.abs(serial - parallel)) <= 1e-12
+    Y = list(rng.normal(size=(21, 5)))
+    assert np.max(np.abs(sk.gram(SlowDot(), X, Y) - sk.gram(SlowDot(), X, Y, n_jobs=2))) <= 1e-12
+
+
+def test_memmap_output_equals_in_memory(tmp_path):
+    X = words(40)
+    out = tmp_path / "sub" / "K.npy"
+    K_mem = sk.gram(CountingOverlap(), X, block_size=9)
+    K_map = sk.gram(CountingOverlap(), X, block_size=9, out=out, n_jobs=2)
+    assert isinstance(K_map, np.memmap)
+    assert np.array_equal(np.load(out), K_mem)
+    assert np.array_equal(np.asarray(K_map), K_mem)
+
+
+def test_cache_hit_makes_no_kernel_call(tmp_path):
+    log = str(tmp_path / "calls")
+    X = words(25)
+    k = CountingOverlap(log=log)
+    K1, info1 = sk.gram(k, X, cache=tmp_path / "cache", return_info=True)
+    first = n_calls(log)
+    assert first == 25 * 26 // 2 and not info1.cache_hit
+    K2, info2 = sk.gram(k, X, cache=tmp_path / "cache", return_info=True, n_jobs=2)
+    assert n_calls(log) == first, "a cache hit must not call the kernel"
+    assert info2.cache_hit and info2.n_evaluations == 0
+    assert np.array_equal(K1, K2)
+    # different data or different parameters: a miss
+    _, info3 = sk.gram(k, X[:-1], cache=tmp_path / "cache", return_info=True)
+    assert not info3.cache_hit
+    _, info4 = sk.gram(
+        sk.kernel("rbf", sigma=1.0), np.ones((3, 2)), cache=tmp_path / "cache", return_info=True
+    )
+    _, info5 = sk.gram(
+        sk.kernel("rbf", sigma=2.0), np.ones((3, 2)), cache=tmp_path / "cache", return_info=True
+    )
+    assert not info5.cache_hit
+
+
+def test_empty_and_bad_options():
+    assert sk.gram(CountingOverlap(), []).shape == (0, 0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        sk.gram(CountingOverlap(), words(3), n_jobs=0)
+    with pytest.raises(ValueError, match="block_size"):
+        sk.gram(CountingOverlap(), words(3), block_size=0)
+
+
+def test_gram_by_name_with_params():
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    np.testing.assert_allclose(sk.gram("rbf", X, sigma=2.0), sk.kernel("rbf", sigma=2.0).gram(X))
+    with pytest.raises(TypeError, match="name"):
+        sk.gram(sk.kernel("rbf"), X, sigma=2.0)
+
+
+def test_dask_local_cluster():
+    distributed = pytest.importorskip(
+        "dask.distributed", reason="the 'distributed' extra (dask) is not installed"
+    )
+    import joblib
+
+    X = list(np.random.default_rng(2).normal(size=(30, 4)))
+    expected = sk.gram(SlowDot(), X, block_size=8)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster):
+        with joblib.parallel_backend("dask"):
+            K = sk.gram(SlowDot(), X, block_size=8, n_jobs=-1)
+    assert np.max(np.abs(K - expected)) <= 1e-12

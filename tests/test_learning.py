@@ -1,0 +1,286 @@
+"""Tests of the nonstationary σ learner (Algorithm 1 and Loss Function 1, Garg et al. 2018)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structkernels import Kernel, Path
+from structkernels.learning import (
+    NonstationaryLearner,
+    _subset_losses,
+    loss_function_1,
+    structure_edge_labels,
+)
+
+# ---------------------------------------------------------------- test kernel
+
+
+class TupleBagKernel(Kernel):
+    """The length-1 convolution kernel of paths, written literally from Eq. (1).
+
+    ``K(S, T) = Σ_a Σ_b σ(e_a) I(e_a = e_b) σ(e_b) I(n_a = n_b)`` over the
+    tuples of both paths; the root's missing edge weighs 1.  σ(l) = 0 removes
+    every common substructure using an ``l`` tuple, as the path kernel does.
+    """
+
+    def __init__(self, sigma=None):
+        self.sigma = sigma
+
+    def pair(self, x, y) -> float:
+        sig = self.sigma or {}
+        total = 0.0
+        for ea, na in x:
+            for eb, nb in y:
+                if ea == eb and na == nb:
+                    w = 1.0 if ea is None else float(sig.get(ea, 1.0))
+                    total += w * w
+        return total
+
+
+def planted_problem(n=240, seed=0, fidelity=0.95):
+    """Labels depend on ARG0 and ARG1 only; mod, time, location, manner, quant are noise.
+
+    Returns paths, labels, the signal labels and the noise labels.
+    """
+    rng = np.random.default_rng(seed)
+    signal = {"ARG0": ("kinase", "phosphatase"), "ARG1": ("protein", "gene")}
+    noise = ["mod", "time", "location", "manner", "quant"]
+    paths, y = [], []
+    for _ in range(n):
+        label = int(rng.random() < 0.5)
+        tuples = [(None, "interact-01")]
+        for edge, (pos, neg) in signal.items():
+            keep = rng.random() < fidelity
+            tuples.append((edge, pos if (label == 1) == keep else neg))
+        for edge in noise:
+            if rng.random() < 0.85:
+                tuples.append((edge, f"{edge}-{rng.integers(8)}"))
+        paths.append(Path(tuples))
+        y.append(label)
+    return paths, np.array(y), sorted(signal), sorted(noise)
+
+
+# ------------------------------------------------------------- loss function
+
+
+def brute_force_loss(K: np.ndarray, y: np.ndarray) -> float:
+    """Loss Function 1 over a full similarity matrix, literally (first neighbour, lowest index on ties)."""
+    n = len(y)
+    total = 0.0
+    for i in range(n):
+        best, j_best = -math.inf, -1
+        for j in range(n):
+            if j != i and K[i, j] > best:
+                best, j_best = K[i, j], j
+        if y[i] != y[j_best]:
+            total += best
+        elif y[i] == 1 and y[j_best] == 1:
+            total -= best
+    return total
+
+
+def test_loss_function_1_by_definition():
+    s = np.array([0.2, 0.7, 0.4, 0.9])
+    y = np.array([1, 1, 0, 0])
+    y_nn = np.array([0, 1, 0, 1])
+    loss, penalty, reward = loss_function_1(s, y, y_nn)
+    assert penalty == pytest.approx(0.2 + 0.9)  # mismatches, either direction
+    assert reward == pytest.approx(0.7)  # only positive-positive pairs are rewarded
+    assert loss == pytest.approx(1.1 - 0.7)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(3, 12), st.integers(0, 10_000))
+def test_subset_loss_matches_brute_force_and_label_block_trick(n, seed):
+    """The learner's σ_t = 0 Gram (only the label's block recomputed) equals a full recomputation."""
+    rng = np.random.default_rng(seed)
+    edges = ["ARG0", "ARG1", "mod"]
+    paths = []
+    for _ in range(n):
+        tuples = [(None, "r")]
+        for e in edges:
+            if rng.random() < 0.6:
+                tuples.append((e, f"n{rng.integers(3)}"))
+        paths.append(Path(tuples))
+    y = rng.integers(0, 2, size=n)
+    has = np.array(["ARG0" in structure_edge_labels(p) for p in paths])
+    res = _subset_losses(
+        TupleBagKernel(), {}, "ARG0", paths, y, np.arange(n), has,
+        normalize=True, hashing=None, n_bits=None, exact_below=10**9, seed=0,
+    )
+    for v in (0, 1):
+        k = TupleBagKernel(sigma={"ARG0": float(v)})
+        raw = np.array([[k.pair(a, b) for b in paths] for a in paths])
+        d = np.sqrt(np.diag(raw))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            K = np.where(np.outer(d, d) > 0, raw / np.outer(d, d), 0.0)
+        assert res["loss"][v] == pytest.approx(brute_force_loss(K, y), abs=1e-12)
+
+
+# --------------------------------------------------------------- the learner
+
+
+def test_planted_problem_zeroes_exactly_the_noise_labels():
+    paths, y, signal, noise = planted_problem()
+    learner = NonstationaryLearner(
+        kernel=TupleBagKernel(), top_fraction=1.0, alpha=4, beta=25, k=4,
+        hashing=None, random_state=0, progress=False,
+    )
+    learner.fit(paths, y)
+    assert sorted(learner.ignored_labels_) == noise
+    assert all(learner.sigma_[lab] == 1.0 for lab in signal)
+    # every label is decided by the summed loss (line 17 of Algorithm 1)
+    for lab in signal + noise:
+        summary = learner.losses_[lab]
+        assert summary["chosen"] == (0.0 if summary["0"] < summary["1"] else 1.0)
+    # labels are visited most frequent first
+    counts = [learner.label_counts_[lab] for lab in learner.labels_]
+    assert counts == sorted(counts, reverse=True)
+
+
+def test_planted_problem_with_hashed_global_graph():
+    paths, y, signal, noise = planted_problem(seed=1)
+    learner = NonstationaryLearner(
+        kernel=TupleBagKernel(), top_fraction=1.0, alpha=4, beta=25,
+        hashing="random-knn", random_state=1, progress=False,
+    )
+    learner.fit(paths, y)
+    assert sorted(learner.ignored_labels_) == noise
+    # hashing plus small sampled subsets: far fewer evaluations than the N^2 a full Gram needs
+    n = len(paths)
+    assert learner.n_evaluations_ < n * n
+    assert 0 < learner.n_evaluations_graph_ < n * (n + 1) // 2
+
+
+def test_pure_random_sampling_builds_no_global_graph():
+    paths, y, _, noise = planted_problem(seed=2)
+    learner = NonstationaryLearner(
+        kernel=TupleBagKernel(), top_fraction=1.0, alpha=3, beta=60, sampling="random",
+        hashing=None, random_state=0, progress=False,
+    ).fit(paths, y)
+    assert learner.n_evaluations_graph_ == 0
+    assert max(learner.subset_sizes_) <= 60
+    assert sorted(learner.ignored_labels_) == noise
+
+
+def test_neighbourhood_sample_is_lines_6_to_10_of_algorithm_1():
+    n = 60
+    learner = NonstationaryLearner(kernel=TupleBagKernel(), beta=100, k=2, random_state=0)
+    indices = np.array([[(i + 1) % n, (i + 7) % n] for i in range(n)])
+    reverse = [[j for j in range(n) if i in indices[j]] for i in range(n)]
+    members = np.array([0, 30])  # fewer than beta: all become inducing points
+    a = learner._sample(np.random.RandomState(0), members, (indices, reverse))
+    r = {0, 30}
+    fwd = {1, 7, 31, 37}
+    back = {59, 53, 29, 23}
+    nn = {(i + 1) % n for i in fwd | back}
+    assert set(a.tolist()) == r | fwd | back | nn
+    assert np.all(np.diff(a) > 0)
+    # pure random sampling: the inducing points alone
+    many = np.arange(0, n, 2)
+    learner.set_params(beta=5)
+    a = learner._sample(np.random.RandomState(0), many, None)
+    assert len(a) == 5 and set(a.tolist()) <= set(many.tolist())
+
+
+def test_n_iter_rebuilds_graph_and_log_has_every_trial():
+    paths, y, _, _ = planted_problem(n=120, seed=4)
+    learner = NonstationaryLearner(
+        kernel=TupleBagKernel(), labels=["ARG0", "mod"], alpha=2, beta=10, n_iter=2,
+        hashing="random-knn", random_state=0, progress=False,
+    ).fit(paths, y)
+    assert len(learner.log_) == 2 * 2 * 2 * 2  # passes x labels x trials x values
+    assert {e["pass"] for e in learner.log_} == {0, 1}
+    assert learner.labels_ == ["ARG0", "mod"]
+
+
+def test_random_state_makes_fit_reproducible():
+    paths, y, _, _ = planted_problem(n=100, seed=5)
+    kw = dict(kernel=TupleBagKernel(), top_fraction=1.0, alpha=2, beta=8, random_state=7,
+              hashing="random-knn", progress=False)
+    a = NonstationaryLearner(**kw).fit(paths, y)
+    b = NonstationaryLearner(**kw).fit(paths, y)
+    assert a.sigma_ == b.sigma_
+    assert [e["loss"] for e in a.log_] == [e["loss"] for e in b.log_]
+
+
+def test_save_and_load_round_trip(tmp_path):
+    paths, y, _, noise = planted_problem(n=120, seed=6)
+    learner = NonstationaryLearner(
+        kernel=TupleBagKernel(sigma={"rare": 0.0}), top_fraction=1.0, alpha=2, beta=20,
+        hashing=None, random_state=0, progress=False,
+    ).fit(paths, y)
+    out = tmp_path / "model.json"
+    learner.save(out)
+    obj = json.loads(out.read_text())
+    assert obj["format"] == "structkernels.nonstationary-sigma"
+    loaded = NonstationaryLearner.load(out)
+    assert loaded.sigma_ == learner.sigma_
+    assert loaded.ignored_labels_ == learner.ignored_labels_
+    assert loaded.n_evaluations_ == learner.n_evaluations_
+    assert loaded.kernel_sigma_ == {"rare": 0.0, **learner.sigma_}
+    k1, k2 = learner.get_kernel(), loaded.get_kernel()
+    assert k1(paths[0], paths[1]) == pytest.approx(k2(paths[0], paths[1]))
+    # the learned kernel really ignores the zeroed labels
+    base = loaded.get_kernel(normalize=False)
+    zeroed = Path([(None, "x"), *[(lab, "same") for lab in loaded.ignored_labels_]])
+    assert base(zeroed, zeroed) == pytest.approx(1.0)
+
+
+def test_load_rejects_bad_files(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json: not valid JSON"):
+        NonstationaryLearner.load(bad)
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"format": "something-else"}))
+    with pytest.raises(ValueError, match="not a nonstationary"):
+        NonstationaryLearner.load(other)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"alpha": 0}, "alpha must be a positive int"),
+        ({"beta": 1.5}, "beta must be a positive int"),
+        ({"sampling": "uniform"}, "sampling must be"),
+        ({"hashing": "md5"}, "hashing must be"),
+        ({"top_fraction": 0}, "top_fraction"),
+        ({"labels": ["nowhere"]}, "occur in no training structure"),
+    ],
+)
+def test_bad_parameters_are_named(params, message):
+    paths, y, _, _ = planted_problem(n=20)
+    with pytest.raises(ValueError, match=message):
+        NonstationaryLearner(kernel=TupleBagKernel(), **params).fit(paths, y)
+
+
+def test_bad_labels_and_kernels_are_named():
+    paths, y, _, _ = planted_problem(n=20)
+    with pytest.raises(ValueError, match=r"labels must be 0/1; y\[3\]"):
+        NonstationaryLearner(kernel=TupleBagKernel()).fit(paths, np.r_[y[:3], 2, y[4:]])
+    with pytest.raises(ValueError, match="one label per structure"):
+        NonstationaryLearner(kernel=TupleBagKernel()).fit(paths, y[:-1])
+
+    class NoSigma(Kernel):
+        def pair(self, x, y):
+            return 1.0
+
+    with pytest.raises(TypeError, match="'sigma' parameter"):
+        NonstationaryLearner(kernel=NoSigma()).fit(paths, y)
+
+
+def test_default_labels_are_the_most_frequent_half():
+    paths, y, _, _ = planted_problem(n=150, seed=8)
+    learner = NonstationaryLearner(
+        kernel=TupleBagKernel(), alpha=1, beta=5, hashing=None, random_state=0, progress=False
+    ).fit(paths, y)
+    # 7 edge labels -> ceil(3.5) = 4 learned; ARG0 and ARG1 occur everywhere
+    assert len(learner.labels_) == 4
+    assert learner.labels_[:2] == ["ARG0", "ARG1"]

@@ -32,7 +32,7 @@ class PurePythonKernel(Kernel):
 
     def pair(self, x, y) -> float:
         s = 0.0
-        for a, b in zip(x, y):
+        for a, b in zip(x, y, strict=True):
             s += a if a < b else b
         return s
 

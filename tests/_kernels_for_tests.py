@@ -41,6 +41,6 @@ class SlowDot(Kernel):
 
     def pair(self, x, y) -> float:
         s = 0.0
-        for a, b in zip(x, y):
+        for a, b in zip(x, y, strict=True):
             s += a * b
         return s

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _kernels_for_tests import CountingOverlap, SlowDot, n_calls
 
 import structkernels as sk
 from structkernels.gram import block_ranges
-
-from _kernels_for_tests import CountingOverlap, SlowDot, n_calls
 
 
 def words(n, seed=0):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _kernels_for_tests import CountingOverlap, SlowDot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -12,8 +13,6 @@ from sklearn.base import clone
 import structkernels as sk
 from structkernels import Kernel, Normalized
 from structkernels.kernel import ProductKernel, ScaledKernel, SumKernel, ZeroSelfSimilarityWarning
-
-from _kernels_for_tests import CountingOverlap, SlowDot
 
 
 def words(n, seed=0):

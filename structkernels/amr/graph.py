@@ -64,6 +64,14 @@ def concept_label(concept: str, senses: bool = False) -> str:
     return concept
 
 
+def _appears_inverted(graph: penman.Graph, triple) -> bool:
+    """Whether an edge was written inverted (``:ARG0-of``) in the PENMAN text."""
+    pushed = layout.get_pushed_variable(graph, triple)
+    if pushed is not None:  # the branch introduced a node: it is the one pushed
+        return pushed == triple[0]
+    return bool(layout.appears_inverted(graph, triple))  # re-entrancy: slow path, rare
+
+
 def to_networkx(graph: penman.Graph, graph_id: str | None = None) -> nx.MultiDiGraph:
     """Build the :class:`networkx.MultiDiGraph` model of a PENMAN graph.
 
@@ -104,7 +112,7 @@ def to_networkx(graph: penman.Graph, graph_id: str | None = None) -> nx.MultiDiG
         for v in (src, tgt):
             if v not in G:
                 raise ValueError(f"variable {v!r} has no concept")
-        G.add_edge(src, tgt, role=role[1:], inverted=bool(layout.appears_inverted(graph, triple)))
+        G.add_edge(src, tgt, role=role[1:], inverted=_appears_inverted(graph, triple))
     attrs: dict[str, list[tuple[str, str]]] = {}
     for src, role, value in graph.attributes():
         if src not in G:

@@ -4,12 +4,13 @@ Sub-commands are discovered through the entry-point group
 ``structkernels.commands`` (name -> ``add_parser(subparsers)`` function), so a
 plugin such as ``structkernels-hsic`` adds its own.  User errors (bad input,
 unknown kernel, bad parameter) print one line and exit with status 2; they
-never show a traceback.
+never show a traceback (set ``STRUCTKERNELS_DEBUG=1`` to see one).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -60,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("structkernels: interrupted", file=sys.stderr)
         return 130
     except USER_ERRORS as exc:
+        if os.environ.get("STRUCTKERNELS_DEBUG"):
+            raise
         message = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0])
         print(f"structkernels {args.command}: error: {message}", file=sys.stderr)
         return 2

@@ -1,0 +1,414 @@
+"""Candidate biomolecular interactions and the structures read from them.
+
+Following Garg et al. (2016) and the nonstationary kernels paper (Sec. 2 and 7,
+Fig. 1, Table 1):
+
+1. **Candidates.**  In an AMR graph, every node whose concept is an interaction
+   concept (:data:`~structkernels.amr.concepts.INTERACTION_CONCEPTS`) is paired
+   with the entity nodes (:data:`~structkernels.amr.concepts.ENTITY_CONCEPTS`)
+   of the same graph: a candidate is ``(interaction node, catalyst or None,
+   one or two participants)``, every combination being generated
+   (:func:`generate_candidates`).
+2. **Subgraph.**  The candidate's subgraph is the union of shortest undirected
+   paths from the interaction node to the catalyst and to each participant,
+   re-rooted at the interaction node (:func:`candidate_subgraph`).  The paths
+   are read from one breadth-first tree of the graph, explored in PENMAN
+   order, so ties between equally short paths are broken the same way every
+   time and the union is always a tree.
+3. **Edges as walked.**  An edge walked from the root side along its
+   direction keeps its AMR role (``ARG0``, ``op1``, ``purpose``); walked
+   against its direction it carries ``-of`` (``ARG1-of``, ``purpose-of``),
+   exactly as in Table 1.  Roles are written as in AMR (upper-case ``ARG``).
+4. **Path** (:func:`candidate_path`): the catalyst's traversal read from the
+   leaf up to the root, then, for each participant, the traversal from the
+   root down to the leaf; each traversal is a run of ``(edge, node)`` tuples
+   whose edge is the one walked into the node from the root side, the root
+   tuple having no edge.  For Fig. 1(b) this gives Table 1's positive path::
+
+       (example, protein) (ARG0, protein) (ARG1-of, have) (op1-of, and)
+       (purpose-of, site) (bind) (bind) (ARG1, enzyme) (bind) (purpose-of, site)
+       (op1-of, and) (op2, site) (purpose, exchange) (ARG1, small-molecule)
+
+5. **Tree** (:func:`candidate_tree`): the subgraph as an ordered tree rooted at
+   the interaction node, children in order of first appearance (catalyst
+   branch first, then the participants in order).  The roles of Fig. 1(b),
+   1(c) (catalyst in yellow, domain in green) are marked by one extra child
+   ``("role", Tree("catalyst"))`` or ``("role", Tree("domain"))`` appended to
+   the marked node, so that a candidate and its role-swapped twin give
+   different trees.
+
+Node labels are AMR concepts without their PropBank sense number
+(``bind-01`` reads ``bind``, as in Table 1); pass ``senses=True`` to keep it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import networkx as nx
+
+from structkernels.amr.concepts import ENTITY_CONCEPTS, INTERACTION_CONCEPTS
+from structkernels.amr.graph import concept_label
+from structkernels.amr.reader import AMRGraph, _as_nx
+from structkernels.structures import Path, Tree
+
+__all__ = [
+    "Candidate",
+    "CandidateError",
+    "CandidateExtractor",
+    "generate_candidates",
+    "candidate_subgraph",
+    "candidate_path",
+    "candidate_tree",
+    "ROLE_EDGE",
+    "CATALYST",
+    "DOMAIN",
+]
+
+#: Edge label of the child that marks a node's role in a candidate tree.
+ROLE_EDGE = "role"
+#: Role labels (Fig. 1(b), 1(c): catalyst in yellow, domain in green).
+CATALYST = "catalyst"
+DOMAIN = "domain"
+
+
+class CandidateError(ValueError):
+    """A candidate that does not fit its graph (names the node and the graph)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A hypothesised interaction: ``(interaction, catalyst or None, participants)``.
+
+    Nodes are AMR variables of one graph.
+
+    Parameters
+    ----------
+    interaction : str
+        The interaction node (root of the candidate's subgraph).
+    catalyst : str or None
+    participants : tuple of str
+        One or two participant (domain) nodes.
+    graph_id : str, optional
+
+    Examples
+    --------
+    >>> from structkernels.amr import Candidate
+    >>> Candidate("b", "p2", ("e", "s4")).nodes
+    ('b', 'p2', 'e', 's4')
+    """
+
+    interaction: str
+    catalyst: str | None
+    participants: tuple[str, ...]
+    graph_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.participants, str):
+            object.__setattr__(self, "participants", (self.participants,))
+        else:
+            object.__setattr__(self, "participants", tuple(self.participants))
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Interaction, catalyst (if any) and participants."""
+        head = (self.interaction,) if self.catalyst is None else (self.interaction, self.catalyst)
+        return head + self.participants
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "graph_id": self.graph_id,
+            "interaction": self.interaction,
+            "catalyst": self.catalyst,
+            "participants": list(self.participants),
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Candidate:
+        return cls(obj["interaction"], obj.get("catalyst"), tuple(obj["participants"]), obj.get("graph_id"))
+
+
+class CandidateExtractor:
+    """Subgraphs, paths and trees of candidates in one graph.
+
+    Breadth-first trees are computed once per interaction node and reused by
+    every candidate rooted there.
+
+    Parameters
+    ----------
+    amr : AMRGraph or networkx.MultiDiGraph
+    senses : bool, default False
+        Keep PropBank sense numbers in node labels (``bind-01`` instead of ``bind``).
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr, CandidateExtractor, Candidate
+    >>> g = parse_amr("(p / phosphorylate-01 :ARG0 (e / enzyme) :ARG1 (q / protein))")
+    >>> x = CandidateExtractor(g)
+    >>> str(x.path(Candidate("p", "e", ("q",))))
+    '(ARG0, enzyme) (phosphorylate) (phosphorylate) (ARG1, protein)'
+    """
+
+    def __init__(self, amr: AMRGraph | nx.MultiDiGraph, senses: bool = False):
+        self.G = _as_nx(amr)
+        self.graph_id = self.G.graph.get("id")
+        self.senses = senses
+        adj: dict[str, list[tuple[str, str, str, bool]]] = {v: [] for v in self.G}
+        for u, v, role in self.G.edges(data="role"):
+            if u == v:
+                continue
+            adj[u].append((v, role, role, False))
+            adj[v].append((u, f"{role}-of", role, True))
+        self._adj = adj
+        self._bfs: dict[str, dict[str, tuple[str, str, str, bool] | None]] = {}
+        self._labels = {v: concept_label(d["concept"], senses) for v, d in self.G.nodes(data=True)}
+
+    def label(self, node: str) -> str:
+        """Node label used in paths and trees."""
+        return self._labels[node]
+
+    def _parents(self, root: str) -> dict[str, tuple[str, str, str, bool] | None]:
+        parents = self._bfs.get(root)
+        if parents is None:
+            parents = {root: None}
+            queue = deque([root])
+            adj = self._adj
+            while queue:
+                u = queue.popleft()
+                for v, label, role, inverse in adj[u]:
+                    if v not in parents:
+                        parents[v] = (u, label, role, inverse)
+                        queue.append(v)
+            self._bfs[root] = parents
+        return parents
+
+    def reachable(self, root: str) -> list[str]:
+        """Nodes connected to ``root`` (in graph order)."""
+        parents = self._parents(root)
+        return [v for v in self.G if v in parents]
+
+    def route(self, root: str, target: str) -> list[tuple[str, str]]:
+        """``(edge as walked, node)`` steps of the shortest path root -> target."""
+        parents = self._parents(root)
+        if target not in parents:
+            raise CandidateError(
+                f"no path from interaction node {root!r} to {target!r} in graph {self.graph_id!r}"
+            )
+        steps = []
+        v = target
+        while v != root:
+            u, label, _, _ = parents[v]  # type: ignore[misc]
+            steps.append((label, v))
+            v = u
+        steps.reverse()
+        return steps
+
+    def check(self, cand: Candidate) -> None:
+        """Raise :class:`CandidateError` unless ``cand`` fits this graph."""
+        gid = self.graph_id
+        if not isinstance(cand, Candidate):
+            raise TypeError(f"expected a Candidate, got {type(cand).__name__}")
+        if cand.interaction is None:
+            raise CandidateError(f"candidate without an interaction node (graph {gid!r})")
+        if not cand.participants:
+            raise CandidateError(f"candidate {cand.nodes} has no participant (graph {gid!r})")
+        if len(cand.participants) > 2:
+            raise CandidateError(
+                f"candidate {cand.nodes} has {len(cand.participants)} participants; "
+                f"at most 2 (graph {gid!r})"
+            )
+        for role, node in [("interaction", cand.interaction), ("catalyst", cand.catalyst)] + [
+            ("participant", p) for p in cand.participants
+        ]:
+            if node is None and role == "catalyst":
+                continue
+            if node not in self.G:
+                raise CandidateError(f"unknown {role} node {node!r}: not a variable of graph {gid!r}")
+        if len(set(cand.nodes)) != len(cand.nodes):
+            raise CandidateError(f"candidate {cand.nodes} uses a node twice (graph {gid!r})")
+
+    def _routes(self, cand: Candidate) -> list[tuple[str, list[tuple[str, str]]]]:
+        self.check(cand)
+        out = []
+        if cand.catalyst is not None:
+            out.append((CATALYST, self.route(cand.interaction, cand.catalyst)))
+        for p in cand.participants:
+            out.append((DOMAIN, self.route(cand.interaction, p)))
+        return out
+
+    def path(self, cand: Candidate) -> Path:
+        """The candidate's path of ``(edge, node)`` tuples (Table 1)."""
+        lab = self._labels
+        root = (None, lab[cand.interaction])
+        tuples: list[tuple[str | None, str]] = []
+        for role, steps in self._routes(cand):
+            seg = [(e, lab[n]) for e, n in steps]
+            if role == CATALYST:
+                tuples.extend(reversed(seg))
+                tuples.append(root)
+            else:
+                tuples.append(root)
+                tuples.extend(seg)
+        return Path(tuples)
+
+    def _children(self, cand: Candidate):
+        children: dict[str, list[tuple[str, str]]] = {cand.interaction: []}
+        roles: dict[str, str] = {}
+        for role, steps in self._routes(cand):
+            prev = cand.interaction
+            for e, n in steps:
+                if n not in children:
+                    children[n] = []
+                    children[prev].append((e, n))
+                prev = n
+            roles[steps[-1][1] if steps else cand.interaction] = role
+        return children, roles
+
+    def tree(self, cand: Candidate) -> Tree:
+        """The candidate's subgraph as an ordered tree with role-marked nodes."""
+        children, roles = self._children(cand)
+        lab = self._labels
+
+        def build(v: str) -> Tree:
+            kids = [(e, build(c)) for e, c in children[v]]
+            if v in roles:
+                kids.append((ROLE_EDGE, Tree(roles[v])))
+            return Tree(lab[v], kids)
+
+        return build(cand.interaction)
+
+    def subgraph(self, cand: Candidate) -> nx.DiGraph:
+        """The re-rooted subgraph as a :class:`networkx.DiGraph`.
+
+        Node attributes: ``concept``, ``label``, ``name``, ``role`` (``"catalyst"``,
+        ``"domain"`` or None).  Edge attributes: ``label`` (as walked, with ``-of``
+        when against the AMR direction), ``role`` (the AMR role) and ``inverse``.
+        Graph attribute ``root``.
+        """
+        children, roles = self._children(cand)
+        parents = self._parents(cand.interaction)
+        T = nx.DiGraph(root=cand.interaction, graph_id=self.graph_id)
+        for v in children:
+            d = self.G.nodes[v]
+            T.add_node(v, concept=d["concept"], label=self._labels[v], name=d.get("name"),
+                       role=roles.get(v))
+        for u, kids in children.items():
+            for e, c in kids:
+                _, label, role, inverse = parents[c]  # type: ignore[misc]
+                T.add_edge(u, c, label=label, role=role, inverse=inverse)
+        return T
+
+    def candidates(
+        self,
+        interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
+        entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
+        max_participants: int = 2,
+        catalysts: bool = True,
+    ) -> list[Candidate]:
+        """See :func:`generate_candidates`."""
+        if max_participants not in (1, 2):
+            raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
+        inter = frozenset(interaction_concepts)
+        ents = frozenset(entity_concepts)
+        nodes = self.G.nodes
+        out: list[Candidate] = []
+        for i in self.G:
+            if nodes[i]["concept"] not in inter:
+                continue
+            entities = [v for v in self.reachable(i) if v != i and nodes[v]["concept"] in ents]
+            for c in [None, *entities] if catalysts else [None]:
+                rest = [v for v in entities if v != c]
+                for k in range(1, max_participants + 1):
+                    for ps in combinations(rest, k):
+                        out.append(Candidate(i, c, ps, self.graph_id))
+        return out
+
+
+def generate_candidates(
+    amr: AMRGraph | nx.MultiDiGraph,
+    interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
+    entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
+    max_participants: int = 2,
+    catalysts: bool = True,
+) -> list[Candidate]:
+    """Every candidate interaction of a graph (Garg et al., 2016).
+
+    For each interaction node ``i`` (graph order) and the entity nodes ``E``
+    connected to it (graph order), the candidates are: for ``c`` in
+    ``[None, *E]``, every set of 1 (then 2) participants drawn from ``E``
+    without ``c`` (in :func:`itertools.combinations` order).  With ``n``
+    entities that is ``n + C(n,2) + n(n-1) + n C(n-1,2)`` candidates per
+    interaction node.
+
+    Parameters
+    ----------
+    amr : AMRGraph or networkx.MultiDiGraph
+    interaction_concepts, entity_concepts : iterable of str
+        Defaults: :mod:`structkernels.amr.concepts`.
+    max_participants : {1, 2}
+    catalysts : bool
+        Also generate candidates with a catalyst (default True).
+
+    Returns
+    -------
+    list of Candidate
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr, generate_candidates
+    >>> g = parse_amr("(p / phosphorylate-01 :ARG0 (e / enzyme) :ARG1 (q / protein))")
+    >>> [(c.catalyst, c.participants) for c in generate_candidates(g)]
+    [(None, ('e',)), (None, ('q',)), (None, ('e', 'q')), ('e', ('q',)), ('q', ('e',))]
+    """
+    return CandidateExtractor(amr).candidates(
+        interaction_concepts, entity_concepts, max_participants, catalysts
+    )
+
+
+def _candidate(cand: Candidate | Sequence[Any]) -> Candidate:
+    if isinstance(cand, Candidate):
+        return cand
+    if not isinstance(cand, Sequence) or isinstance(cand, str) or len(cand) != 3:
+        raise CandidateError(
+            f"a candidate is a Candidate or (interaction, catalyst, participants), got {cand!r}"
+        )
+    return Candidate(cand[0], cand[1], cand[2])
+
+
+def candidate_subgraph(amr: AMRGraph | nx.MultiDiGraph, cand: Candidate | Sequence[Any]) -> nx.DiGraph:
+    """The candidate's re-rooted subgraph (see :meth:`CandidateExtractor.subgraph`)."""
+    return CandidateExtractor(amr).subgraph(_candidate(cand))
+
+
+def candidate_path(
+    amr: AMRGraph | nx.MultiDiGraph, cand: Candidate | Sequence[Any], senses: bool = False
+) -> Path:
+    """The candidate's :class:`~structkernels.Path` in the form of Table 1.
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr, candidate_path
+    >>> g = parse_amr("(b / bind-01 :ARG1 (e / enzyme) :ARG2 (s / small-molecule))")
+    >>> str(candidate_path(g, ("b", None, ("e", "s"))))
+    '(bind) (ARG1, enzyme) (bind) (ARG2, small-molecule)'
+    """
+    return CandidateExtractor(amr, senses).path(_candidate(cand))
+
+
+def candidate_tree(
+    amr: AMRGraph | nx.MultiDiGraph, cand: Candidate | Sequence[Any], senses: bool = False
+) -> Tree:
+    """The candidate's :class:`~structkernels.Tree` (Fig. 1(b), 1(c)).
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr, candidate_tree
+    >>> g = parse_amr("(b / bind-01 :ARG1 (e / enzyme) :ARG2 (s / small-molecule))")
+    >>> str(candidate_tree(g, ("b", "e", ("s",))))
+    '(bind :ARG1 (enzyme :role catalyst) :ARG2 (small-molecule :role domain))'
+    """
+    return CandidateExtractor(amr, senses).tree(_candidate(cand))

@@ -1,0 +1,430 @@
+"""Tuple similarities of the convolution kernels, with the nonstationary σ weighting.
+
+A path or tree convolution kernel compares ``(edge, node)`` tuples.  Following
+Sec. 5.1 of Garg et al., "Stochastic learning of nonstationary kernels for
+natural language modeling" (2018), the similarity of two tuples is the product
+of an edge-label kernel and a node-label kernel, weighted per edge label
+(Eq. 1, Theorem 2)::
+
+    k_NS((e, n), (e', n')) = σ(e) k_e(e, e') σ(e') k_n(n, n')
+
+``σ`` is a plain dict ``edge label -> weight >= 0``; labels not named weigh 1,
+and the missing edge of a root tuple (``None``) always weighs 1.  ``σ ≡ 1``
+gives the stationary kernel exactly; ``σ(l) = 0`` makes every tuple with edge
+label ``l`` similar to nothing, so every common substructure using such a
+tuple contributes nothing to the convolution kernel.
+
+Label kernels (:class:`LabelKernel`): the indicator ``I(i = j)`` (the
+default, written ``"indicator"``) and the word-vector similarity of Sec. 5.1,
+:class:`WordVectorSimilarity`.  A label kernel gives a dense similarity
+matrix between two lists of labels; the compiled kernels ask for it once per
+Gram block over the labels of the block, never per pair.
+
+Examples
+--------
+>>> from structkernels.kernels.tuples import TupleKernel
+>>> tk = TupleKernel(sigma={"ARG0": 0.0, "ARG1": 0.5})
+>>> tk(("ARG1", "enzyme"), ("ARG1", "enzyme"))
+0.25
+>>> tk(("ARG0", "enzyme"), ("ARG0", "enzyme"))
+0.0
+>>> tk((None, "bind-01"), (None, "bind-01"))
+1.0
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from structkernels.structures import Vocabulary
+
+__all__ = [
+    "LabelKernel",
+    "IndicatorSimilarity",
+    "WordVectorSimilarity",
+    "TupleKernel",
+    "WeightedTupleKernel",
+    "check_sigma",
+    "combine_sigma",
+    "with_sigma",
+    "TupleTables",
+    "tuple_tables",
+]
+
+
+# ----------------------------------------------------------------------------- σ
+def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
+    """Validate a σ mapping and return it as a ``{label: float}`` dict.
+
+    ``None`` is the empty mapping (every label weighs 1).  Keys must be
+    non-empty strings; values finite and ``>= 0`` (a negative weight is
+    refused: it would not change the kernel, since σ enters as σ(e) σ(e'),
+    but it says the caller meant something else).
+    """
+    if sigma is None:
+        return {}
+    if not isinstance(sigma, Mapping):
+        raise TypeError(
+            f"{owner} must be a dict edge label -> weight (or None), got {type(sigma).__name__}"
+        )
+    out: dict[str, float] = {}
+    for label, w in sigma.items():
+        if not isinstance(label, str) or not label:
+            raise TypeError(f"{owner}: edge labels must be non-empty strings, got {label!r}")
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{owner}[{label!r}] must be a number, got {w!r}")
+        w = float(w)
+        if not math.isfinite(w):
+            raise ValueError(f"{owner}[{label!r}] must be finite, got {w!r}")
+        if w < 0:
+            raise ValueError(f"{owner}[{label!r}] = {w!r}: σ weights must be >= 0")
+        out[label] = w
+    return out
+
+
+def combine_sigma(*sigmas: Mapping[str, float] | None) -> dict[str, float]:
+    """The product of several σ mappings (labels not named weigh 1 in each)."""
+    out: dict[str, float] = {}
+    for i, s in enumerate(sigmas):
+        for label, w in check_sigma(s, f"sigma #{i}").items():
+            out[label] = out.get(label, 1.0) * w
+    return out
+
+
+def sigma_weight(sigma: Mapping[str, float], edge: str | None) -> float:
+    """σ(edge): the named weight, 1 for other labels and for the missing edge."""
+    if edge is None:
+        return 1.0
+    return float(sigma.get(edge, 1.0))
+
+
+# ------------------------------------------------------------------ label kernels
+class LabelKernel(BaseEstimator):
+    """Base class of kernels between labels (words, edge labels).
+
+    Subclasses implement :meth:`matrix`.  ``None`` (the missing edge of a
+    root tuple) is similar to ``None`` (1) and to nothing else (0), whatever
+    the kernel.
+    """
+
+    def matrix(self, a: Sequence[str | None], b: Sequence[str | None]) -> np.ndarray:
+        """Dense ``(len(a), len(b))`` similarity matrix."""
+        raise NotImplementedError
+
+    def __call__(self, x: str | None, y: str | None) -> float:
+        return float(self.matrix([x], [y])[0, 0])
+
+
+class IndicatorSimilarity(LabelKernel):
+    """``I(i = j)``: 1 for equal labels, 0 otherwise."""
+
+    def matrix(self, a: Sequence[str | None], b: Sequence[str | None]) -> np.ndarray:
+        ids: dict[str | None, int] = {}
+        ia = np.array([ids.setdefault(x, len(ids)) for x in a], dtype=np.int64)
+        ib = np.array([ids.setdefault(y, len(ids)) for y in b], dtype=np.int64)
+        return (ia[:, None] == ib[None, :]).astype(np.float64)
+
+
+_SENSE = re.compile(r"-\d+$")
+
+
+class WordVectorSimilarity(LabelKernel):
+    """Word-vector similarity of Sec. 5.1 of the nonstationary kernels paper.
+
+    ``k(i, j) = exp(w_i·w_j - 1) * ((w_i·w_j - γ) / (1 - γ))₊`` with ``w`` the
+    unit-length word vectors (vectors are normalised here) and ``γ ∈ (-1, 1)``
+    a sparsity parameter: pairs with cosine ``<= γ`` get 0.  ``k(i, i) = 1``.
+
+    A label is looked up as it is, then lower-cased, then without a PropBank
+    sense suffix (``bind-01`` -> ``bind``).  Labels with no vector (and the
+    missing edge ``None``) fall back to the indicator: 1 with an equal
+    label, 0 otherwise.  The kernel is not guaranteed positive semi-definite
+    (the truncation ``(·)₊`` can break it); the paper uses it as is.
+
+    Parameters
+    ----------
+    vectors : dict str -> array, or 2-D array
+        The embedding lookup: a dict word -> vector, or a matrix whose rows
+        are the vectors of ``vocabulary``.
+    vocabulary : sequence of str, optional
+        The words of the rows of ``vectors`` when it is a matrix.
+    gamma : float, default 0.0
+        Sparsity ``γ`` (the paper tunes it to 0.6).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels.kernels.tuples import WordVectorSimilarity
+    >>> wv = WordVectorSimilarity({"enzyme": np.array([1.0, 0.0]),
+    ...                            "protein": np.array([0.8, 0.6])}, gamma=0.5)
+    >>> round(wv("enzyme", "protein"), 4)    # exp(0.8 - 1) * (0.8 - 0.5) / 0.5
+    0.4912
+    >>> wv("enzyme", "enzyme"), wv("unknown", "unknown"), wv("unknown", "enzyme")
+    (1.0, 1.0, 0.0)
+    """
+
+    def __init__(self, vectors: Any = None, vocabulary: Sequence[str] | None = None,
+                 gamma: float = 0.0):
+        self.vectors = vectors
+        self.vocabulary = vocabulary
+        self.gamma = gamma
+
+    def _check(self) -> None:
+        g = self.gamma
+        if isinstance(g, bool) or not isinstance(g, (int, float, np.integer, np.floating)):
+            raise TypeError(f"WordVectorSimilarity.gamma must be a number, got {g!r}")
+        if not -1.0 < float(g) < 1.0:
+            raise ValueError(f"WordVectorSimilarity.gamma must lie in (-1, 1), got {g!r}")
+        if self.vectors is None:
+            raise ValueError("WordVectorSimilarity.vectors is required (dict or matrix)")
+
+    def _lookup(self) -> tuple[dict[str, int], np.ndarray]:
+        """(word -> row, unit-row matrix); cached on the instance per ``vectors`` object."""
+        key = (id(self.vectors), id(self.vocabulary))
+        cached = self.__dict__.get("_lookup_cache")
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        if isinstance(self.vectors, Mapping):
+            words = list(self.vectors)
+            M = np.array([np.asarray(self.vectors[w], dtype=np.float64) for w in words])
+            if M.ndim != 2:
+                raise ValueError("WordVectorSimilarity.vectors: all vectors must have one length")
+        else:
+            if self.vocabulary is None:
+                raise ValueError(
+                    "WordVectorSimilarity: a matrix of vectors needs `vocabulary` (its row words)"
+                )
+            M = np.asarray(self.vectors, dtype=np.float64)
+            words = list(self.vocabulary)
+            if M.ndim != 2 or M.shape[0] != len(words):
+                raise ValueError(
+                    f"WordVectorSimilarity: vectors of shape {M.shape} do not match a "
+                    f"vocabulary of {len(words)} words"
+                )
+        if not np.isfinite(M).all():
+            bad = int(np.flatnonzero(~np.isfinite(M).all(axis=1))[0])
+            raise ValueError(f"WordVectorSimilarity: the vector of {words[bad]!r} is not finite")
+        norms = np.linalg.norm(M, axis=1)
+        if (norms == 0).any():
+            bad = int(np.flatnonzero(norms == 0)[0])
+            raise ValueError(f"WordVectorSimilarity: the vector of {words[bad]!r} is zero")
+        U = M / norms[:, None]
+        index = {w: i for i, w in enumerate(words)}
+        self.__dict__["_lookup_cache"] = (key, index, U)
+        return index, U
+
+    def _rows(self, labels: Sequence[str | None], index: dict[str, int]) -> np.ndarray:
+        rows = np.full(len(labels), -1, dtype=np.int64)
+        for i, lab in enumerate(labels):
+            if lab is None:
+                continue
+            r = index.get(lab)
+            if r is None:
+                low = lab.lower()
+                r = index.get(low)
+                if r is None:
+                    r = index.get(_SENSE.sub("", low), -1)
+            rows[i] = r
+        return rows
+
+    def matrix(self, a: Sequence[str | None], b: Sequence[str | None]) -> np.ndarray:
+        self._check()
+        index, U = self._lookup()
+        ra = self._rows(a, index)
+        rb = self._rows(b, index)
+        gamma = float(self.gamma)
+        S = U[np.maximum(ra, 0)] @ U[np.maximum(rb, 0)].T
+        np.clip(S, -1.0, 1.0, out=S)
+        K = np.exp(S - 1.0) * np.maximum((S - gamma) / (1.0 - gamma), 0.0)
+        missing = (ra[:, None] < 0) | (rb[None, :] < 0)
+        if missing.any():
+            same = IndicatorSimilarity().matrix(a, b)
+            K = np.where(missing, same, K)
+        return K
+
+
+def _as_label_kernel(spec: Any, what: str) -> LabelKernel | None:
+    """None for the indicator, else the LabelKernel."""
+    if isinstance(spec, str) and spec == "indicator":
+        return None
+    if isinstance(spec, IndicatorSimilarity):
+        return None
+    if isinstance(spec, LabelKernel):
+        return spec
+    raise TypeError(f"{what} must be 'indicator' or a LabelKernel instance, got {spec!r}")
+
+
+# ------------------------------------------------------------------ tuple kernels
+class TupleKernel(BaseEstimator):
+    """``σ(e) k_e(e, e') σ(e') k_n(n, n')`` on ``(edge, node)`` tuples (Sec. 5.1, Eq. 1).
+
+    Parameters
+    ----------
+    edge_kernel : "indicator" or LabelKernel, default "indicator"
+    node_kernel : "indicator" or LabelKernel, default "indicator"
+        E.g. :class:`WordVectorSimilarity` for the word-vector variant.
+    sigma : dict str -> float, optional
+        Per-edge-label weights ``>= 0``; labels not named weigh 1.
+
+    Examples
+    --------
+    >>> from structkernels.kernels.tuples import TupleKernel
+    >>> TupleKernel()(("ARG1", "enzyme"), ("ARG1", "enzyme"))
+    1.0
+    >>> TupleKernel()(("ARG1", "enzyme"), ("ARG2", "enzyme"))
+    0.0
+    """
+
+    def __init__(self, edge_kernel: Any = "indicator", node_kernel: Any = "indicator",
+                 sigma: Mapping[str, float] | None = None):
+        self.edge_kernel = edge_kernel
+        self.node_kernel = node_kernel
+        self.sigma = sigma
+
+    def validate(self) -> None:
+        """Raise ``TypeError``/``ValueError`` naming a bad parameter."""
+        _as_label_kernel(self.edge_kernel, "TupleKernel.edge_kernel")
+        node = _as_label_kernel(self.node_kernel, "TupleKernel.node_kernel")
+        check_sigma(self.sigma, "TupleKernel.sigma")
+        if isinstance(node, WordVectorSimilarity):
+            node._check()
+
+    def weight(self, edge: str | None) -> float:
+        """σ(edge)."""
+        return sigma_weight(check_sigma(self.sigma), edge)
+
+    def __call__(self, a: Sequence[str | None], b: Sequence[str | None]) -> float:
+        (ea, na), (eb, nb) = a, b
+        sigma = check_sigma(self.sigma)
+        w = sigma_weight(sigma, ea) * sigma_weight(sigma, eb)
+        if w == 0.0:
+            return 0.0
+        ke = _as_label_kernel(self.edge_kernel, "edge_kernel")
+        kn = _as_label_kernel(self.node_kernel, "node_kernel")
+        if ea is None or eb is None:
+            w *= float(ea == eb)
+        else:
+            w *= float(ea == eb) if ke is None else ke(ea, eb)
+        w *= float(na == nb) if kn is None else kn(na, nb)
+        return float(w)
+
+    def with_sigma(self, sigma: Mapping[str, float] | None) -> TupleKernel:
+        """A copy whose weights are this kernel's times ``sigma``."""
+        return TupleKernel(self.edge_kernel, self.node_kernel, combine_sigma(self.sigma, sigma))
+
+
+class WeightedTupleKernel(BaseEstimator):
+    """σ weighting of any tuple kernel: ``σ(e) base((e, n), (e', n')) σ(e')``.
+
+    Used by the ``nonstationary`` kernel when the wrapped convolution kernel's
+    tuple kernel is a plain callable rather than a :class:`TupleKernel`.
+    """
+
+    def __init__(self, base: Callable[[Any, Any], float] | None = None,
+                 sigma: Mapping[str, float] | None = None):
+        self.base = base
+        self.sigma = sigma
+
+    def __call__(self, a: Sequence[str | None], b: Sequence[str | None]) -> float:
+        sigma = check_sigma(self.sigma, "WeightedTupleKernel.sigma")
+        w = sigma_weight(sigma, a[0]) * sigma_weight(sigma, b[0])
+        if w == 0.0:
+            return 0.0
+        return w * float(self.base(a, b))
+
+
+def with_sigma(base: Any, sigma: Mapping[str, float] | None) -> Any:
+    """``base`` weighted by σ: a :class:`TupleKernel` stays one (fast paths keep working)."""
+    check_sigma(sigma)
+    if base is None:
+        return TupleKernel(sigma=dict(sigma or {}))
+    if isinstance(base, TupleKernel):
+        return base.with_sigma(sigma)
+    if not callable(base):
+        raise TypeError(f"a tuple kernel must be callable, got {type(base).__name__}")
+    return WeightedTupleKernel(base, dict(sigma or {}))
+
+
+def as_tuple_kernel(spec: Any, owner: str) -> TupleKernel:
+    """``None`` -> the indicator TupleKernel; a TupleKernel as is; else TypeError."""
+    if spec is None:
+        return TupleKernel()
+    if isinstance(spec, TupleKernel):
+        spec.validate()
+        return spec
+    raise TypeError(
+        f"{owner}.tuple_kernel must be None or a structkernels.kernels.tuples.TupleKernel, "
+        f"got {type(spec).__name__}"
+    )
+
+
+# --------------------------------------------------------- arrays for compiled code
+class TupleTables(NamedTuple):
+    """What the compiled kernels need to evaluate the tuple similarity.
+
+    ``sig[id]`` is σ of the vocabulary id (1 for ids that are not weighted
+    edge labels, including 0, the missing edge).  With ``ind_e`` (``ind_n``)
+    the edge (node) kernel is the indicator and ids are compared; otherwise
+    ``KE[ec[i], ec[j]]`` (``KN[nc[i], nc[j]]``) is the label similarity, with
+    ``ec``/``nc`` aligned with the ``edges``/``nodes`` arrays given.
+    """
+
+    sig: np.ndarray
+    ind_e: bool
+    KE: np.ndarray
+    ec: np.ndarray
+    ind_n: bool
+    KN: np.ndarray
+    nc: np.ndarray
+
+
+_DUMMY = np.zeros((1, 1), dtype=np.float64)
+
+
+def _compact(ids: np.ndarray, vocab: Vocabulary, kernel: LabelKernel) -> tuple[np.ndarray, np.ndarray]:
+    uniq, inv = np.unique(ids, return_inverse=True)
+    labels = vocab.labels
+    names = [labels[i] for i in uniq]
+    K = np.asarray(kernel.matrix(names, names), dtype=np.float64)
+    # the missing edge is similar to itself only
+    none = [i for i, n in enumerate(names) if n is None]
+    if none:
+        K = K.copy()
+        K[none, :] = 0.0
+        K[:, none] = 0.0
+        K[none, none] = 1.0
+    return np.ascontiguousarray(K), inv.astype(np.int64).reshape(ids.shape)
+
+
+def tuple_tables(tk: TupleKernel, sigma: Mapping[str, float] | None, vocab: Vocabulary,
+                 edges: np.ndarray, nodes: np.ndarray) -> TupleTables:
+    """Tables of ``tk`` weighted further by ``sigma`` over a block's vocabulary.
+
+    ``edges``/``nodes`` are all the vocabulary ids the block uses (both
+    sides, concatenated); the similarity matrices are built over their
+    distinct labels only.
+    """
+    sig = np.ones(len(vocab), dtype=np.float64)
+    for s in (tk.sigma, sigma):
+        if s:
+            for label, w in check_sigma(s).items():
+                i = vocab.get(label)
+                if i > 0:
+                    sig[i] *= w
+    ke = _as_label_kernel(tk.edge_kernel, "TupleKernel.edge_kernel")
+    kn = _as_label_kernel(tk.node_kernel, "TupleKernel.node_kernel")
+    if ke is None:
+        KE, ec, ind_e = _DUMMY, edges, True
+    else:
+        (KE, ec), ind_e = _compact(edges, vocab, ke), False
+    if kn is None:
+        KN, nc, ind_n = _DUMMY, nodes, True
+    else:
+        (KN, nc), ind_n = _compact(nodes, vocab, kn), False
+    return TupleTables(sig, ind_e, KE, ec, ind_n, KN, nc)

@@ -1,0 +1,253 @@
+"""Loaders of sentence re-writing corpora: MSRP TSV, PASCAL RTE XML, GLUE TSV.
+
+The corpora are not shipped (their licences forbid it): every loader takes a
+path.  Each returns a :class:`RewritingCorpus` of raw strings, labels and ids;
+:meth:`RewritingCorpus.tokenized` turns it into token re-writings for the
+string re-writing kernels.
+
+Malformed records raise :class:`CorpusFormatError` naming the file and line
+(strict mode, the default); with ``strict=False`` they are skipped and listed
+in :attr:`RewritingCorpus.skipped` (``(file, line, reason)``), with a warning.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import warnings
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from structkernels.text.tokenize import TextPipeline
+
+__all__ = [
+    "CorpusFormatError",
+    "RewritingCorpus",
+    "load_msrp",
+    "load_rte",
+    "load_glue_rte",
+    "load_rewritings",
+]
+
+
+class CorpusFormatError(ValueError):
+    """A malformed record, reported with its file and line."""
+
+
+@dataclass
+class RewritingCorpus:
+    """Re-writings as raw strings with labels.
+
+    Attributes
+    ----------
+    sources, targets : list of str
+        Sentence 1 / text and sentence 2 / hypothesis.
+    labels : ndarray of int, shape (n,)
+        1 = paraphrase / entailment, 0 = not; -1 where unlabelled.
+    ids : list of str
+    path : str
+    skipped : list of (file, line, reason)
+        Records left out in lenient mode.
+    """
+
+    sources: list[str]
+    targets: list[str]
+    labels: np.ndarray
+    ids: list[str]
+    path: str = ""
+    skipped: list[tuple[str, int, str]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def __add__(self, other: RewritingCorpus) -> RewritingCorpus:
+        return RewritingCorpus(
+            self.sources + other.sources,
+            self.targets + other.targets,
+            np.concatenate([self.labels, other.labels]),
+            self.ids + other.ids,
+            f"{self.path}+{other.path}",
+            self.skipped + other.skipped,
+        )
+
+    def tokenized(self, pipeline: TextPipeline | None = None) -> list[tuple[tuple[str, ...], ...]]:
+        """``[(source tokens, target tokens), ...]`` through ``pipeline`` (default
+        :class:`~structkernels.text.tokenize.TextPipeline`: lower-cased, stemmed)."""
+        pipeline = TextPipeline() if pipeline is None else pipeline
+        return [pipeline.rewriting(s, t) for s, t in zip(self.sources, self.targets)]
+
+
+def _problem(path, line, reason, strict, skipped) -> None:
+    if strict:
+        raise CorpusFormatError(f"{path}:{line}: {reason}")
+    skipped.append((str(path), int(line), reason))
+
+
+def _finish(corpus: RewritingCorpus) -> RewritingCorpus:
+    if corpus.skipped:
+        warnings.warn(
+            f"{corpus.path}: skipped {len(corpus.skipped)} malformed record(s), first: "
+            f"line {corpus.skipped[0][1]}: {corpus.skipped[0][2]}",
+            stacklevel=3,
+        )
+    return corpus
+
+
+def _read_tsv(path, expected_header, strict):
+    """Rows of a TSV file (BOM and CRLF tolerated, quotes literal) with line numbers."""
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        text = fh.read()
+    lines = text.splitlines()
+    if not lines:
+        raise CorpusFormatError(f"{path}: empty file")
+    header = lines[0].split("\t")
+    if expected_header is not None and [h.strip() for h in header[: len(expected_header)]] != list(
+        expected_header
+    ):
+        raise CorpusFormatError(
+            f"{path}:1: unexpected header {header!r}; expected columns {list(expected_header)}"
+        )
+    rows = []
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        rows.append((lineno, next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))))
+    return header, rows
+
+
+def load_msrp(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:
+    """Microsoft Research Paraphrase Corpus (``msr_paraphrase_{train,test}.txt``).
+
+    Columns ``Quality, #1 ID, #2 ID, #1 String, #2 String``; UTF-8 with BOM,
+    CRLF line ends, and ``"`` inside strings (read literally, never as quoting).
+
+    Examples
+    --------
+    >>> corpus = load_msrp("msr_paraphrase_train.txt")  # doctest: +SKIP
+    >>> len(corpus), corpus.labels.mean().round(3)  # doctest: +SKIP
+    (4076, 0.675)
+    """
+    header, rows = _read_tsv(path, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"], strict)
+    corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path))
+    labels = []
+    for lineno, row in rows:
+        if len(row) != 5:
+            _problem(path, lineno, f"expected 5 tab-separated fields, got {len(row)}", strict,
+                     corpus.skipped)
+            continue
+        q, id1, id2, s1, s2 = row
+        if q.strip() not in ("0", "1"):
+            _problem(path, lineno, f"Quality must be 0 or 1, got {q!r}", strict, corpus.skipped)
+            continue
+        if not s1.strip() or not s2.strip():
+            _problem(path, lineno, "empty sentence", strict, corpus.skipped)
+            continue
+        corpus.sources.append(s1)
+        corpus.targets.append(s2)
+        corpus.ids.append(f"{id1.strip()}-{id2.strip()}")
+        labels.append(int(q))
+    corpus.labels = np.asarray(labels, dtype=np.int64)
+    return _finish(corpus)
+
+
+_RTE_VALUES = {"TRUE": 1, "FALSE": 0, "YES": 1, "NO": 0}
+
+
+def load_rte(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:
+    """PASCAL RTE XML: ``<pair id=.. value=TRUE|FALSE>`` (RTE-1) or
+    ``entailment=YES|NO`` (RTE-2/3), with ``<t>`` (source) and ``<h>`` (target).
+
+    Examples
+    --------
+    >>> corpus = load_rte("rte3_test.xml")  # doctest: +SKIP
+    >>> len(corpus)  # doctest: +SKIP
+    800
+    """
+    path = Path(path)
+    corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path))
+    labels = []
+    with open(path, "rb") as fh:
+        data = fh.read()
+    # the line of the n-th "<pair" start tag, for error messages
+    lines: dict[int, int] = {}
+    line = 1
+    for n, chunk in enumerate(data.split(b"<pair")):
+        if n:
+            lines[n - 1] = line
+        line += chunk.count(b"\n")
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise CorpusFormatError(f"{path}:{exc.position[0]}: XML parse error: {exc}") from None
+    pairs = list(root.iter("pair"))
+    for n, pair in enumerate(pairs):
+        lineno = lines.get(n, 0)
+        pid = pair.get("id", "")
+        value = pair.get("value", pair.get("entailment"))
+        t = pair.find("t")
+        h = pair.find("h")
+        if value is None or value.strip().upper() not in _RTE_VALUES:
+            _problem(path, lineno, f"pair id={pid!r}: missing or bad value/entailment {value!r}",
+                     strict, corpus.skipped)
+            continue
+        if t is None or h is None or not (t.text or "").strip() or not (h.text or "").strip():
+            _problem(path, lineno, f"pair id={pid!r}: missing or empty <t> or <h>", strict,
+                     corpus.skipped)
+            continue
+        corpus.sources.append(" ".join(t.text.split()))
+        corpus.targets.append(" ".join(h.text.split()))
+        corpus.ids.append(pid)
+        labels.append(_RTE_VALUES[value.strip().upper()])
+    corpus.labels = np.asarray(labels, dtype=np.int64)
+    return _finish(corpus)
+
+
+def load_glue_rte(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:
+    """GLUE RTE TSV: ``index, sentence1, sentence2[, label]`` with labels
+    ``entailment`` / ``not_entailment`` (test files are unlabelled: -1)."""
+    header, rows = _read_tsv(path, ["index", "sentence1", "sentence2"], strict)
+    labelled = len(header) >= 4
+    corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path))
+    labels = []
+    for lineno, row in rows:
+        want = 4 if labelled else 3
+        if len(row) != want:
+            _problem(path, lineno, f"expected {want} tab-separated fields, got {len(row)}", strict,
+                     corpus.skipped)
+            continue
+        if labelled:
+            lab = row[3].strip()
+            if lab not in ("entailment", "not_entailment"):
+                _problem(path, lineno, f"label must be entailment/not_entailment, got {lab!r}",
+                         strict, corpus.skipped)
+                continue
+            labels.append(1 if lab == "entailment" else 0)
+        else:
+            labels.append(-1)
+        corpus.sources.append(row[1])
+        corpus.targets.append(row[2])
+        corpus.ids.append(row[0])
+    corpus.labels = np.asarray(labels, dtype=np.int64)
+    return _finish(corpus)
+
+
+def load_rewritings(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:
+    """Any of the above, chosen from the file: ``.xml`` -> RTE, a TSV whose header
+    starts ``Quality`` -> MSRP, ``index`` -> GLUE."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such corpus file: {path}")
+    if path.suffix.lower() == ".xml":
+        return load_rte(path, strict=strict)
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        first = fh.readline()
+    if first.startswith("Quality"):
+        return load_msrp(path, strict=strict)
+    if first.startswith("index"):
+        return load_glue_rte(path, strict=strict)
+    raise CorpusFormatError(
+        f"{path}:1: unknown corpus format (expected an MSRP/GLUE TSV header or RTE XML)"
+    )

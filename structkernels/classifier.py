@@ -218,6 +218,8 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X has {len(Xs)} structures but y has {len(y)} labels")
         if len(Xs) == 0:
             raise ValueError("cannot fit on 0 structures")
+        if self.hashing is not None and len(Xs) < 2:
+            raise ValueError(f"hashing needs at least 2 training structures, got {len(Xs)} sample")
         self.X_fit_ = Xs
         self._y = y_enc.astype(np.int64)
         self.n_fit_evaluations_ = 0
@@ -277,7 +279,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
             ]
         else:
             tasks = []
-            for h, buckets in zip(self.hashers_, self.buckets_):
+            for h, buckets in zip(self.hashers_, self.buckets_, strict=True):
                 before = h.n_evaluations_
                 S = h._similarities(Xq)
                 n_evals += h.n_evaluations_ - before

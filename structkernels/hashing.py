@@ -154,14 +154,14 @@ class RandomKNNHash(_KernelHash):
         ``sqrt(N)`` buckets).
     n_reference : int, optional
         Size ``M`` of the reference set; default ``ceil(sqrt(N))`` (at least 2).
+    random_state : int, RandomState or None
+    n_jobs : int, default 1
+        Worker processes of the Gram engine.
     subset_size : int, optional
         Size ``s`` of each of ``H_j1``, ``H_j2``; default ``max(1, M // 4)``.
         With ``s = M // 2`` every bit is decided by the single nearest
         reference (buckets are its Voronoi cells); smaller subsets make bits
         more independent.
-    random_state : int, RandomState or None
-    n_jobs : int, default 1
-        Worker processes of the Gram engine.
     kernel_params : dict, optional
         Parameters building ``kernel`` when it is a name.
 
@@ -194,9 +194,9 @@ class RandomKNNHash(_KernelHash):
         kernel: str | Kernel = "path",
         n_bits: int | None = None,
         n_reference: int | None = None,
-        subset_size: int | None = None,
         random_state: Any = None,
         n_jobs: int = 1,
+        subset_size: int | None = None,
         kernel_params: dict | None = None,
     ):
         self.kernel = kernel
@@ -279,10 +279,10 @@ class KernelLSH(_KernelHash):
         ``p``; default ``ceil(sqrt(N))`` (at least 2).
     n_per_bit : int, optional
         ``t``; default ``max(1, p // 4)``; must be < ``p``.
-    rcond : float, default 1e-8
-        Relative eigenvalue cut-off of ``K_c^{-1/2}``.
     random_state : int, RandomState or None
     n_jobs : int, default 1
+    rcond : float, default 1e-8
+        Relative eigenvalue cut-off of ``K_c^{-1/2}``.
     kernel_params : dict, optional
 
     Attributes
@@ -290,8 +290,12 @@ class KernelLSH(_KernelHash):
     kernel_ : Kernel
     reference_indices_ : ndarray of int, shape (p,)
     reference_ : list or ndarray
+    subsets_ : ndarray of int, shape (n_bits, t)
+        Positions in ``reference_`` of the ``t`` points ``S_j`` of each bit.
     weights_ : ndarray, shape (p, n_bits)
         The ``w_j`` as columns.
+    rank_ : int
+        Eigenvalues of ``K_c`` kept in ``K_c^{-1/2}``.
     n_bits_ : int
     n_evaluations_ : int
 
@@ -311,9 +315,9 @@ class KernelLSH(_KernelHash):
         n_bits: int | None = None,
         n_sample: int | None = None,
         n_per_bit: int | None = None,
-        rcond: float = 1e-8,
         random_state: Any = None,
         n_jobs: int = 1,
+        rcond: float = 1e-8,
         kernel_params: dict | None = None,
     ):
         self.kernel = kernel
@@ -363,10 +367,13 @@ class KernelLSH(_KernelHash):
         keep = vals > max(self.rcond * top, 0.0) if top > 0 else np.zeros_like(vals, dtype=bool)
         inv_sqrt = (vecs[:, keep] / np.sqrt(vals[keep])) @ vecs[:, keep].T
         W = np.empty((p, n_bits), dtype=np.float64)
+        subsets = np.empty((n_bits, t), dtype=np.int64)
         for j in range(n_bits):
+            subsets[j] = np.sort(rng.choice(p, size=t, replace=False))
             e = np.full(p, -1.0 / p)
-            e[rng.choice(p, size=t, replace=False)] += 1.0 / t
+            e[subsets[j]] += 1.0 / t
             W[:, j] = inv_sqrt @ e
+        self.subsets_ = subsets
         self.weights_ = W
         self.rank_ = int(keep.sum())
         self.n_bits_ = int(n_bits)

@@ -450,7 +450,7 @@ def group_buckets(codes: np.ndarray) -> dict[int, np.ndarray]:
     sorted_codes = codes[order]
     uniq, starts = np.unique(sorted_codes, return_index=True)
     ends = np.append(starts[1:], len(codes))
-    return {int(u): order[s:e].astype(np.int64) for u, s, e in zip(uniq, starts, ends)}
+    return {int(u): order[s:e].astype(np.int64) for u, s, e in zip(uniq, starts, ends, strict=True)}
 
 
 def _check_probe(probe: Any) -> None:
@@ -544,7 +544,7 @@ def knn_graph(
         n_evals += ne
     tasks = []
     tables = []
-    for h, c in zip(hashers, codes):
+    for h, c in zip(hashers, codes, strict=True):
         buckets = group_buckets(c)
         tables.append(buckets)
         for code, members in buckets.items():
@@ -559,7 +559,7 @@ def knn_graph(
     n_evals += ne
     parts_r, parts_c, parts_s = [r], [c], [s]
     # the similarities to the reference set are exact kernel values: free candidates
-    for h, S in zip(hashers, ref_sims):
+    for h, S in zip(hashers, ref_sims, strict=True):
         if S is None:
             continue
         ref = h.reference_indices_

@@ -231,7 +231,8 @@ def _subset_losses(
         for v in (0, 1):
             kv = Normalized(kernels_v[v]) if normalize else kernels_v[v]
             g = knn_graph(
-                Xa, kv, k=1, hashing=hashing, n_bits=n_bits, n_jobs=1, random_state=seed
+                Xa, kv, k=1, hashing=hashing, n_bits=n_bits, n_jobs=1, random_state=seed,
+                progress=False,
             )
             n_eval += int(g.n_evaluations)
             nn = np.asarray(g.indices)[:, 0]
@@ -529,14 +530,11 @@ class NonstationaryLearner(BaseEstimator):
         if normalize:
             kern = Normalized(kern)
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        options: dict[str, Any] = {}
+        if self.hashing is not None:
+            options = {"n_bits": self.n_bits, "random_state": seed}
         graph = knn_graph(
-            X,
-            kern,
-            k=self.k,
-            hashing=self.hashing,
-            n_bits=self.n_bits,
-            n_jobs=self.n_jobs,
-            random_state=seed,
+            X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs, progress=False, **options
         )
         self.n_evaluations_ += int(graph.n_evaluations)
         self.n_evaluations_graph_ += int(graph.n_evaluations)
@@ -565,7 +563,7 @@ class NonstationaryLearner(BaseEstimator):
         if self.n_jobs == 1:
             results = [
                 _subset_losses(base, sigma, lab, X, y, a, has, *args, int(s))
-                for a, s in zip(subsets, seeds)
+                for a, s in zip(subsets, seeds, strict=False)
             ]
         else:
             # ship only the sampled structures to the workers
@@ -581,7 +579,7 @@ class NonstationaryLearner(BaseEstimator):
                     *args,
                     int(s),
                 )
-                for a, s in zip(subsets, seeds)
+                for a, s in zip(subsets, seeds, strict=False)
             )
         summed = {0: 0.0, 1: 0.0}
         for j, res in enumerate(results):

@@ -191,6 +191,10 @@ class CandidateExtractor:
         parents = self._parents(root)
         return [v for v in self.G if v in parents]
 
+    def distance(self, root: str, target: str) -> int:
+        """Number of edges on the shortest undirected path root -> target."""
+        return len(self.route(root, target))
+
     def route(self, root: str, target: str) -> list[tuple[str, str]]:
         """``(edge as walked, node)`` steps of the shortest path root -> target."""
         parents = self._parents(root)
@@ -240,12 +244,13 @@ class CandidateExtractor:
             out.append((DOMAIN, self.route(cand.interaction, p)))
         return out
 
-    def path(self, cand: Candidate) -> Path:
-        """The candidate's path of ``(edge, node)`` tuples (Table 1)."""
+    def path_tuples(self, cand: Candidate) -> list[tuple[str | None, str]]:
+        """The ``(edge, node)`` tuples of :meth:`path` as a plain list."""
+        routes = self._routes(cand)  # checks the candidate first
         lab = self._labels
         root = (None, lab[cand.interaction])
         tuples: list[tuple[str | None, str]] = []
-        for role, steps in self._routes(cand):
+        for role, steps in routes:
             seg = [(e, lab[n]) for e, n in steps]
             if role == CATALYST:
                 tuples.extend(reversed(seg))
@@ -253,7 +258,11 @@ class CandidateExtractor:
             else:
                 tuples.append(root)
                 tuples.extend(seg)
-        return Path(tuples)
+        return tuples
+
+    def path(self, cand: Candidate) -> Path:
+        """The candidate's path of ``(edge, node)`` tuples (Table 1)."""
+        return Path(self.path_tuples(cand))
 
     def _children(self, cand: Candidate):
         children: dict[str, list[tuple[str, str]]] = {cand.interaction: []}
@@ -278,6 +287,19 @@ class CandidateExtractor:
             if v in roles:
                 kids.append((ROLE_EDGE, Tree(roles[v])))
             return Tree(lab[v], kids)
+
+        return build(cand.interaction)
+
+    def tree_json(self, cand: Candidate) -> dict[str, Any]:
+        """``self.tree(cand).to_json()``, built directly (no Tree objects)."""
+        children, roles = self._children(cand)
+        lab = self._labels
+
+        def build(v: str) -> dict[str, Any]:
+            kids: list[list[Any]] = [[e, build(c)] for e, c in children[v]]
+            if v in roles:
+                kids.append([ROLE_EDGE, {"label": roles[v]}])
+            return {"label": lab[v], "children": kids} if kids else {"label": lab[v]}
 
         return build(cand.interaction)
 
@@ -308,10 +330,13 @@ class CandidateExtractor:
         entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
         max_participants: int = 2,
         catalysts: bool = True,
+        max_distance: int | None = None,
     ) -> list[Candidate]:
         """See :func:`generate_candidates`."""
         if max_participants not in (1, 2):
             raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
+        if max_distance is not None and (not isinstance(max_distance, int) or max_distance < 1):
+            raise ValueError(f"max_distance must be a positive int or None, got {max_distance!r}")
         inter = frozenset(interaction_concepts)
         ents = frozenset(entity_concepts)
         nodes = self.G.nodes
@@ -320,6 +345,8 @@ class CandidateExtractor:
             if nodes[i]["concept"] not in inter:
                 continue
             entities = [v for v in self.reachable(i) if v != i and nodes[v]["concept"] in ents]
+            if max_distance is not None:
+                entities = [v for v in entities if self.distance(i, v) <= max_distance]
             for c in [None, *entities] if catalysts else [None]:
                 rest = [v for v in entities if v != c]
                 for k in range(1, max_participants + 1):
@@ -334,6 +361,7 @@ def generate_candidates(
     entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
     max_participants: int = 2,
     catalysts: bool = True,
+    max_distance: int | None = None,
 ) -> list[Candidate]:
     """Every candidate interaction of a graph (Garg et al., 2016).
 
@@ -352,6 +380,9 @@ def generate_candidates(
     max_participants : {1, 2}
     catalysts : bool
         Also generate candidates with a catalyst (default True).
+    max_distance : int, optional
+        Only entities at most this many edges (undirected) from the
+        interaction node; None (default) takes every entity of the graph.
 
     Returns
     -------
@@ -365,7 +396,7 @@ def generate_candidates(
     [(None, ('e',)), (None, ('q',)), (None, ('e', 'q')), ('e', ('q',)), ('q', ('e',))]
     """
     return CandidateExtractor(amr).candidates(
-        interaction_concepts, entity_concepts, max_participants, catalysts
+        interaction_concepts, entity_concepts, max_participants, catalysts, max_distance
     )
 
 

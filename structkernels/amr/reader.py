@@ -179,6 +179,35 @@ def _blocks(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
         yield start, block
 
 
+def _after_graph(text: str) -> tuple[int, str] | None:
+    """``(offset, text)`` of non-comment text after the graph's closing parenthesis."""
+    depth, in_str, esc = 0, False, False
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                j = i + 1
+                for ln in text[j:].split("\n"):
+                    stripped = ln.strip()
+                    if stripped and not stripped.startswith("#"):
+                        k = text.index(stripped, j)
+                        return k, stripped
+                    j += len(ln) + 1
+                return None
+    return None  # unbalanced: the PENMAN decoder reports it
+
+
 def _decode_block(
     block: list[str], start: int, file: str, fallback_id: str
 ) -> AMRGraph | None:
@@ -191,28 +220,36 @@ def _decode_block(
         if graph_id is None:
             return None
         raise AMRFormatError("metadata without a graph", file, start + len(block) - 1, graph_id)
-    text = "\n".join(block)
+    body = block[body_at:]
+    first = body[0].lstrip()
+    if not first.startswith("("):
+        raise AMRFormatError(
+            f"not a PENMAN graph: expected '(' to open a graph, found {first[:40]!r}",
+            file,
+            start + body_at,
+            graph_id,
+        )
+    text = "\n".join(body)
+    rest = _after_graph(text)
+    if rest is not None:
+        offset, tail = rest
+        line = start + body_at + text.count("\n", 0, offset)
+        if tail.startswith("("):
+            reason = "a second graph in the same block; separate graphs with a blank line"
+        else:
+            reason = f"text after the end of the graph: {tail[:40]!r}"
+        raise AMRFormatError(reason, file, line, graph_id)
     try:
-        graphs = list(_CODEC.iterdecode(text))
+        pg = _CODEC.decode(text)
     except PenmanError as exc:
         lineno = getattr(exc, "lineno", None)
-        line = start + min(max(int(lineno) - 1, 0), len(block) - 1) if lineno else start + body_at
+        line = start + body_at + (min(max(int(lineno) - 1, 0), len(body) - 1) if lineno else 0)
         msg = getattr(exc, "message", None) or str(exc).strip().splitlines()[-1]
         if getattr(exc, "text", None) is not None and lineno:
             msg = f"{msg} (PENMAN syntax error near {exc.text.strip()[:60]!r})"
         raise AMRFormatError(
             f"not a well-formed PENMAN graph: {msg}", file, line, graph_id
         ) from None
-    if not graphs:
-        raise AMRFormatError("no PENMAN graph in this block", file, start + body_at, graph_id)
-    if len(graphs) > 1:
-        raise AMRFormatError(
-            f"{len(graphs)} graphs in one block; separate graphs with a blank line",
-            file,
-            start + body_at,
-            graph_id,
-        )
-    pg = graphs[0]
     if graph_id is None:
         graph_id = fallback_id
     try:

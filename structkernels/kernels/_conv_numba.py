@@ -60,61 +60,6 @@ def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN):
 
 
 @njit(cache=True, nogil=True)
-def _path_pair(
-    a0, a1, b0, b1, xe, xn, xec, xnc, ye, yn, yec, ync,
-    sig, ind_e, KE, ind_n, KN, f, gpow, max_len, ms, mt, mw, E,
-):
-    # 1. the matching position pairs, row-major
-    K = 0
-    for s in range(a0, a1):
-        es, ns, ecs, ncs = xe[s], xn[s], xec[s], xnc[s]
-        for t in range(b0, b1):
-            w = _sim(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t], sig, ind_e, KE, ind_n, KN)
-            if w != 0.0:
-                ms[K] = s - a0
-                mt[K] = t - b0
-                mw[K] = w
-                K += 1
-    if K == 0:
-        return 0.0
-    total = 0.0
-    if max_len <= 0:
-        # every length: one value per match
-        for k in range(K):
-            sk = ms[k]
-            tk = mt[k]
-            acc = 1.0
-            for k2 in range(k):
-                s2 = ms[k2]
-                t2 = mt[k2]
-                if s2 < sk and t2 < tk:
-                    acc += E[k2, 0] * gpow[sk - s2 - 1 + tk - t2 - 1]
-            v = f * mw[k] * acc
-            E[k, 0] = v
-            total += v
-    else:
-        # lengths 1 .. max_len: E[k, l - 1]
-        for k in range(K):
-            sk = ms[k]
-            tk = mt[k]
-            fw = f * mw[k]
-            E[k, 0] = fw
-            total += fw
-            for l in range(1, max_len):
-                E[k, l] = 0.0
-            for k2 in range(k):
-                s2 = ms[k2]
-                t2 = mt[k2]
-                if s2 < sk and t2 < tk:
-                    gp = fw * gpow[sk - s2 - 1 + tk - t2 - 1]
-                    for l in range(1, max_len):
-                        E[k, l] += E[k2, l - 1] * gp
-            for l in range(1, max_len):
-                total += E[k, l]
-    return total
-
-
-@njit(cache=True, nogil=True)
 def path_block(
     xo, xe, xn, xec, xnc, yo, ye, yn, yec, ync,
     sig, ind_e, KE, ind_n, KN, lam, max_len, mode,
@@ -122,7 +67,7 @@ def path_block(
     """Path (subsequence) kernel between encoded paths ``X`` and ``Y``.
 
     ``max_len <= 0`` means every subsequence length.  Returns the
-    ``(len(X), len(Y))`` block (``(len(X),)`` in diagonal mode).
+    ``(len(X), len(Y))`` block (``(len(X), 1)`` in diagonal mode).
     """
     nx = len(xo) - 1
     ny = len(yo) - 1
@@ -145,102 +90,72 @@ def path_block(
     f = lam * lam
     if mode == MODE_DIAG:
         out = np.zeros((nx, 1), dtype=np.float64)
-        for i in range(nx):
-            out[i, 0] = _path_pair(
-                xo[i], xo[i + 1], yo[i], yo[i + 1], xe, xn, xec, xnc, ye, yn, yec, ync,
-                sig, ind_e, KE, ind_n, KN, f, gpow, max_len, ms, mt, mw, E,
-            )
-        return out
-    out = np.zeros((nx, ny), dtype=np.float64)
+    else:
+        out = np.zeros((nx, ny), dtype=np.float64)
     for i in range(nx):
-        j0 = i if mode == MODE_SYMMETRIC else 0
-        for j in range(j0, ny):
-            v = _path_pair(
-                xo[i], xo[i + 1], yo[j], yo[j + 1], xe, xn, xec, xnc, ye, yn, yec, ync,
-                sig, ind_e, KE, ind_n, KN, f, gpow, max_len, ms, mt, mw, E,
-            )
-            out[i, j] = v
-            if mode == MODE_SYMMETRIC:
-                out[j, i] = v
+        if mode == MODE_DIAG:
+            jlo, jhi = i, i + 1
+        elif mode == MODE_SYMMETRIC:
+            jlo, jhi = i, ny
+        else:
+            jlo, jhi = 0, ny
+        a0 = xo[i]
+        a1 = xo[i + 1]
+        for j in range(jlo, jhi):
+            b0 = yo[j]
+            b1 = yo[j + 1]
+            # 1. the matching position pairs, row-major
+            K = 0
+            for s in range(a0, a1):
+                es, ns, ecs, ncs = xe[s], xn[s], xec[s], xnc[s]
+                for t in range(b0, b1):
+                    w = _sim(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t],
+                             sig, ind_e, KE, ind_n, KN)
+                    if w != 0.0:
+                        ms[K] = s - a0
+                        mt[K] = t - b0
+                        mw[K] = w
+                        K += 1
+            # 2. the subsequence recursion over the matches
+            total = 0.0
+            if max_len <= 0:
+                for k in range(K):
+                    sk = ms[k]
+                    tk = mt[k]
+                    acc = 1.0
+                    for k2 in range(k):
+                        s2 = ms[k2]
+                        t2 = mt[k2]
+                        if s2 < sk and t2 < tk:
+                            acc += E[k2, 0] * gpow[sk - s2 - 1 + tk - t2 - 1]
+                    v = f * mw[k] * acc
+                    E[k, 0] = v
+                    total += v
+            else:
+                for k in range(K):
+                    sk = ms[k]
+                    tk = mt[k]
+                    fw = f * mw[k]
+                    E[k, 0] = fw
+                    total += fw
+                    for l in range(1, max_len):
+                        E[k, l] = 0.0
+                    for k2 in range(k):
+                        s2 = ms[k2]
+                        t2 = mt[k2]
+                        if s2 < sk and t2 < tk:
+                            gp = fw * gpow[sk - s2 - 1 + tk - t2 - 1]
+                            for l in range(1, max_len):
+                                E[k, l] += E[k2, l - 1] * gp
+                    for l in range(1, max_len):
+                        total += E[k, l]
+            if mode == MODE_DIAG:
+                out[i, 0] = total
+            else:
+                out[i, j] = total
+                if mode == MODE_SYMMETRIC:
+                    out[j, i] = total
     return out
-
-
-@njit(cache=True, nogil=True)
-def _tree_pair(
-    ra, rb, xl, xe, xlc, xec, xco, xci, yl, ye, ylc, yec, yco, yci,
-    sig, ind_e, KE, ind_n, KN, f, gpow, contiguous,
-    pu, pv, pm, Kloc, cs, ct, cw, cg, P, Q,
-):
-    """Tree kernel of the trees rooted at global nodes ``ra`` (X) and ``rb`` (Y)."""
-    m0 = _sim(xe[ra], xl[ra], xec[ra], xlc[ra], ye[rb], yl[rb], yec[rb], ylc[rb],
-              sig, ind_e, KE, ind_n, KN)
-    if m0 == 0.0:
-        return 0.0
-    # breadth-first list of the node pairs reachable through matching tuples;
-    # a pair (u, v) is only reachable from (parent(u), parent(v)): no duplicates
-    pu[0] = ra
-    pv[0] = rb
-    pm[0] = m0
-    n = 1
-    head = 0
-    while head < n:
-        u = pu[head]
-        v = pv[head]
-        head += 1
-        for p in range(xco[u], xco[u + 1]):
-            cu = xci[p]
-            for q in range(yco[v], yco[v + 1]):
-                cv = yci[q]
-                w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu], ye[cv], yl[cv], yec[cv], ylc[cv],
-                         sig, ind_e, KE, ind_n, KN)
-                if w != 0.0:
-                    pu[n] = cu
-                    pv[n] = cv
-                    pm[n] = w
-                    n += 1
-    # children before parents: K(u, v) = m (m + C(u, v))
-    for idx in range(n - 1, -1, -1):
-        u = pu[idx]
-        v = pv[idx]
-        m = pm[idx]
-        # matched child pairs, row-major, with their kernel values
-        nm = 0
-        for p in range(xco[u], xco[u + 1]):
-            cu = xci[p]
-            for q in range(yco[v], yco[v + 1]):
-                cv = yci[q]
-                w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu], ye[cv], yl[cv], yec[cv], ylc[cv],
-                         sig, ind_e, KE, ind_n, KN)
-                if w != 0.0:
-                    cs[nm] = p - xco[u]
-                    ct[nm] = q - yco[v]
-                    cw[nm] = w
-                    cg[nm] = Kloc[cu - ra, cv - rb]
-                    nm += 1
-        C = 0.0
-        for k in range(nm):
-            sk = cs[k]
-            tk = ct[k]
-            accP = 1.0
-            accQ = 0.0
-            for k2 in range(k):
-                s2 = cs[k2]
-                t2 = ct[k2]
-                if contiguous:
-                    if s2 == sk - 1 and t2 == tk - 1:
-                        accP += P[k2]
-                        accQ += Q[k2]
-                elif s2 < sk and t2 < tk:
-                    gp = gpow[sk - s2 - 1 + tk - t2 - 1]
-                    accP += P[k2] * gp
-                    accQ += Q[k2] * gp
-            fw = f * cw[k]
-            P[k] = fw * accP
-            qk = fw * (accQ + cg[k] * accP)
-            Q[k] = qk
-            C += qk
-        Kloc[u - ra, v - rb] = m * (m + C)
-    return Kloc[0, 0]
 
 
 @njit(cache=True, nogil=True)
@@ -249,7 +164,16 @@ def tree_block(
     yto, yl, ye, ylc, yec, yco, yci,
     sig, ind_e, KE, ind_n, KN, f, g, contiguous, mode,
 ):
-    """Tree kernel between encoded trees ``X`` and ``Y`` (pre-order CSR arrays)."""
+    """Tree kernel between encoded trees ``X`` and ``Y`` (pre-order CSR arrays).
+
+    For a pair of trees: list, breadth first from the roots, the node pairs
+    reachable through matching tuples (a pair ``(u, v)`` is only reachable
+    from ``(parent(u), parent(v))``, so there are no duplicates), then
+    compute ``K(u, v) = m (m + C(u, v))`` children first, with ``C`` the
+    child-subsequence recursion: ``P`` sums products of the matched
+    children's ``m``, ``Q`` the same products with one factor ``m`` replaced
+    by ``m K``.
+    """
     nx = len(xto) - 1
     ny = len(yto) - 1
     sx = 1
@@ -281,23 +205,89 @@ def tree_block(
         gg *= g
     if mode == MODE_DIAG:
         out = np.zeros((nx, 1), dtype=np.float64)
-        for i in range(nx):
-            out[i, 0] = _tree_pair(
-                xto[i], yto[i], xl, xe, xlc, xec, xco, xci, yl, ye, ylc, yec, yco, yci,
-                sig, ind_e, KE, ind_n, KN, f, gpow, contiguous,
-                pu, pv, pm, Kloc, cs, ct, cw, cg, P, Q,
-            )
-        return out
-    out = np.zeros((nx, ny), dtype=np.float64)
+    else:
+        out = np.zeros((nx, ny), dtype=np.float64)
     for i in range(nx):
-        j0 = i if mode == MODE_SYMMETRIC else 0
-        for j in range(j0, ny):
-            v = _tree_pair(
-                xto[i], yto[j], xl, xe, xlc, xec, xco, xci, yl, ye, ylc, yec, yco, yci,
-                sig, ind_e, KE, ind_n, KN, f, gpow, contiguous,
-                pu, pv, pm, Kloc, cs, ct, cw, cg, P, Q,
-            )
-            out[i, j] = v
-            if mode == MODE_SYMMETRIC:
-                out[j, i] = v
+        if mode == MODE_DIAG:
+            jlo, jhi = i, i + 1
+        elif mode == MODE_SYMMETRIC:
+            jlo, jhi = i, ny
+        else:
+            jlo, jhi = 0, ny
+        ra = xto[i]
+        for j in range(jlo, jhi):
+            rb = yto[j]
+            total = 0.0
+            m0 = _sim(xe[ra], xl[ra], xec[ra], xlc[ra], ye[rb], yl[rb], yec[rb], ylc[rb],
+                      sig, ind_e, KE, ind_n, KN)
+            if m0 != 0.0:
+                pu[0] = ra
+                pv[0] = rb
+                pm[0] = m0
+                n = 1
+                head = 0
+                while head < n:
+                    u = pu[head]
+                    v = pv[head]
+                    head += 1
+                    for p in range(xco[u], xco[u + 1]):
+                        cu = xci[p]
+                        for q in range(yco[v], yco[v + 1]):
+                            cv = yci[q]
+                            w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
+                                     ye[cv], yl[cv], yec[cv], ylc[cv],
+                                     sig, ind_e, KE, ind_n, KN)
+                            if w != 0.0:
+                                pu[n] = cu
+                                pv[n] = cv
+                                pm[n] = w
+                                n += 1
+                for idx in range(n - 1, -1, -1):
+                    u = pu[idx]
+                    v = pv[idx]
+                    m = pm[idx]
+                    nm = 0
+                    for p in range(xco[u], xco[u + 1]):
+                        cu = xci[p]
+                        for q in range(yco[v], yco[v + 1]):
+                            cv = yci[q]
+                            w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
+                                     ye[cv], yl[cv], yec[cv], ylc[cv],
+                                     sig, ind_e, KE, ind_n, KN)
+                            if w != 0.0:
+                                cs[nm] = p - xco[u]
+                                ct[nm] = q - yco[v]
+                                cw[nm] = w
+                                cg[nm] = Kloc[cu - ra, cv - rb]
+                                nm += 1
+                    C = 0.0
+                    for k in range(nm):
+                        sk = cs[k]
+                        tk = ct[k]
+                        accP = 1.0
+                        accQ = 0.0
+                        for k2 in range(k):
+                            s2 = cs[k2]
+                            t2 = ct[k2]
+                            if contiguous:
+                                if s2 == sk - 1 and t2 == tk - 1:
+                                    accP += P[k2]
+                                    accQ += Q[k2]
+                            elif s2 < sk and t2 < tk:
+                                gp = gpow[sk - s2 - 1 + tk - t2 - 1]
+                                accP += P[k2] * gp
+                                accQ += Q[k2] * gp
+                        fw = f * cw[k]
+                        P[k] = fw * accP
+                        qk = fw * (accQ + cg[k] * accP)
+                        Q[k] = qk
+                        C += qk
+                    Kloc[u - ra, v - rb] = m * (m + C)
+                total = Kloc[0, 0]
+            if mode == MODE_DIAG:
+                out[i, 0] = total
+            else:
+                out[i, j] = total
+                if mode == MODE_SYMMETRIC:
+                    out[j, i] = total
     return out

@@ -384,3 +384,91 @@ def srk_gram_stack(
             np.save(paths[j][1], dx[i])
             np.save(paths[j][2], dy[i])
     return stack, dx, dy
+
+
+# ------------------------------------------------- decomposed (pairwise) SRKs
+def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
+    """Sparse k-gram (or wildcard-pattern) count matrices of several sequence lists.
+
+    All lists share one feature index.  A k-gram contributes 1 to itself
+    (``wildcards=False``) or ``lam ** j`` to each of its ``2 ** k`` patterns
+    with ``j`` positions replaced by the wildcard (``wildcards=True``).
+    """
+    from itertools import combinations
+
+    from scipy.sparse import csr_matrix
+
+    index: dict = {}
+    get = index.setdefault
+    masks = []
+    if wildcards:
+        for j in range(k + 1):
+            for pos in combinations(range(k), j):
+                masks.append((frozenset(pos), float(lam) ** j))
+    mats = []
+    for seqs in seqs_list:
+        indptr = [0]
+        indices: list[int] = []
+        data: list[float] = []
+        for seq in seqs:
+            row: dict[int, float] = {}
+            for a in range(len(seq) - k + 1):
+                gram = seq[a:a + k]
+                if not wildcards:
+                    f = get(gram, len(index))
+                    row[f] = row.get(f, 0.0) + 1.0
+                    continue
+                for pos, w in masks:
+                    pat = tuple(None if p in pos else gram[p] for p in range(k))
+                    f = get(pat, len(index))
+                    row[f] = row.get(f, 0.0) + w
+            indices.extend(row.keys())
+            data.extend(row.values())
+            indptr.append(len(indices))
+        mats.append((indptr, indices, data))
+    n_feat = max(len(index), 1)
+    return [
+        csr_matrix((np.asarray(d, dtype=np.float64), np.asarray(i, dtype=np.int64),
+                    np.asarray(p, dtype=np.int64)), shape=(len(p) - 1, n_feat))
+        for p, i, d in mats
+    ]
+
+
+class PairwiseSRK(SRKBase):
+    """An SRK that factorises as ``k_side(s1, s2) * k_side(t1, t2)`` (Examples 1, 2).
+
+    The per-side kernel is an inner product of explicit sparse k-gram (pattern)
+    counts, so a block is two sparse products and a Hadamard product.
+    """
+
+    wildcards = False
+
+    def _side_grams(self, X, Y, k):
+        sym = Y is None
+        Y = X if sym else Y
+        Fs = _feature_matrices([[s for s, _ in X]] + ([] if sym else [[s for s, _ in Y]]), k,
+                               self.lam, self.wildcards)
+        Ft = _feature_matrices([[t for _, t in X]] + ([] if sym else [[t for _, t in Y]]), k,
+                               self.lam, self.wildcards)
+        Ks = (Fs[0] @ Fs[-1].T).toarray()
+        Kt = (Ft[0] @ Ft[-1].T).toarray()
+        return Ks, Kt
+
+    def _stack(self, X, Y, windows):
+        n = len(X)
+        m = n if Y is None else len(Y)
+        out = np.empty((len(windows), n, m))
+        for i, k in enumerate(windows):
+            Ks, Kt = self._side_grams(X, Y, k)
+            out[i] = Ks * Kt
+        return out
+
+    def _diag_stack(self, X, windows):
+        out = np.empty((len(windows), len(X)))
+        for i, k in enumerate(windows):
+            Fs = _feature_matrices([[s for s, _ in X]], k, self.lam, self.wildcards)[0]
+            Ft = _feature_matrices([[t for _, t in X]], k, self.lam, self.wildcards)[0]
+            out[i] = np.asarray(Fs.multiply(Fs).sum(axis=1)).ravel() * np.asarray(
+                Ft.multiply(Ft).sum(axis=1)
+            ).ravel()
+        return out

@@ -61,7 +61,7 @@ def _tables(kmax):
 
 @njit(cache=True)
 def _g(vs, vt, k, V, lam2, fact, binom):
-    """Algorithm 1 lines 3-8 on two sorted rows of k double codes (``a * V + b``)."""
+    """Algorithm 1 lines 3-8 on two sorted rows of k double codes (``a << 32 | b``)."""
     r = 1.0
     i = 0
     j = 0
@@ -80,7 +80,7 @@ def _g(vs, vt, k, V, lam2, fact, binom):
         while j < k and vt[j] == e:
             ct += 1
             j += 1
-        if e // V == e % V:  # identical double (c, c)
+        if (e >> 32) == (e & 0xFFFFFFFF):  # identical double (c, c)
             mn = cs if cs < ct else ct
             if mn > 0:
                 acc = 0.0
@@ -110,8 +110,8 @@ def _sort_small(a, n):
 @njit(cache=True)
 def _kbar(as1, as2, at1, at2, k, V, lam2, fact, binom, vs, vt):
     for p in range(k):
-        vs[p] = as1[p] * V + as2[p]
-        vt[p] = at1[p] * V + at2[p]
+        vs[p] = (as1[p] << 32) | as2[p]
+        vt[p] = (at1[p] << 32) | at2[p]
     _sort_small(vs, k)
     _sort_small(vt, k)
     return _g(vs, vt, k, V, lam2, fact, binom)
@@ -136,183 +136,244 @@ def _direct_pair(s1, t1, s2, t2, k, V, lam2):
 
 
 # ----------------------------------------------------------------- Algorithm 2
+_M1 = 0x5851F42D4C957F2D
+_M2 = 0x14057B7EF767814F
+
+
 @njit(cache=True)
-def _runs(x, xin, y, yin, R):
-    """Diagonal run lengths of admissible doubles: R[a, b] = #consecutive ok from (a, b)."""
+def _mix(c):
+    """A 64-bit mixer of a double code; multisets hash to the sum of their mixes."""
+    z = (c + 0x632BE59BD9B4E019) * _M1
+    z ^= z >> 29
+    z *= _M2
+    z ^= z >> 32
+    return z
+
+
+@njit(cache=True)
+def _grid(x, xin, y, yin, V, R, HV, HK):
+    """One backward pass over the grid of doubles (x[a], y[b]).
+
+    R[a, b]: run length of admissible doubles along the diagonal from (a, b);
+    a double is admissible if identical, or if its source token occurs in the
+    other side of its own re-writing (the other side can hold the same
+    double; otherwise no target double list can share the key).
+    HV / HK: diagonal suffix sums of the double hashes (all / non-identical),
+    so a window's multiset hashes are HV[a, b] - HV[a + k, b + k].
+    Returns the number of identical doubles.
+    """
     n, m = len(x), len(y)
+    n_ident = 0
     for b in range(m + 1):
         R[n, b] = 0
+        HV[n, b] = 0
+        HK[n, b] = 0
     for a in range(n - 1, -1, -1):
         R[a, m] = 0
+        HV[a, m] = 0
+        HK[a, m] = 0
         xa = x[a]
         xi = xin[a]
         for b in range(m - 1, -1, -1):
-            if xa == y[b] or (xi and yin[b]):
+            yb = y[b]
+            if xa == yb:
+                n_ident += 1
                 R[a, b] = R[a + 1, b + 1] + 1
+                HV[a, b] = HV[a + 1, b + 1] + _mix((xa << 32) | yb)
+                HK[a, b] = HK[a + 1, b + 1]
+            elif xi and yin[b]:
+                h = _mix((xa << 32) | yb)
+                R[a, b] = R[a + 1, b + 1] + 1
+                HV[a, b] = HV[a + 1, b + 1] + h
+                HK[a, b] = HK[a + 1, b + 1] + h
             else:
                 R[a, b] = 0
+                HV[a, b] = HV[a + 1, b + 1]
+                HK[a, b] = HK[a + 1, b + 1]
+    return n_ident
 
 
 @njit(cache=True)
-def _collect(x, y, R, k, V, rows):
-    """Rows [key (non-identical codes, sorted, padded -1) | all k codes, sorted]."""
+def _collect(x, y, R, HV, HK, k, pa, pb, kh, vh):
+    """Surviving windows of size k with their key / value multiset hashes."""
     n, m = len(x), len(y)
     cnt = 0
     for a in range(n - k + 1):
         for b in range(m - k + 1):
             if R[a, b] >= k:
-                row = rows[cnt]
-                for p in range(k):
-                    row[k + p] = x[a + p] * V + y[b + p]
-                # insertion sort of the value part
-                for i in range(k + 1, 2 * k):
-                    v = row[i]
-                    j = i - 1
-                    while j >= k and row[j] > v:
-                        row[j + 1] = row[j]
-                        j -= 1
-                    row[j + 1] = v
-                q = 0
-                for p in range(k, 2 * k):
-                    c = row[p]
-                    if c // V != c % V:
-                        row[q] = c
-                        q += 1
-                for p in range(q, k):
-                    row[p] = -1
+                pa[cnt] = a
+                pb[cnt] = b
+                kh[cnt] = HK[a, b] - HK[a + k, b + k]
+                vh[cnt] = HV[a, b] - HV[a + k, b + k]
                 cnt += 1
     return cnt
 
 
 @njit(cache=True)
-def _cmp(rows, i, j, lo, hi):
-    ri = rows[i]
-    rj = rows[j]
-    for p in range(lo, hi):
-        if ri[p] != rj[p]:
-            return -1 if ri[p] < rj[p] else 1
-    return 0
-
-
-@njit(cache=True)
-def _argsort_rows(rows, n, L, idx, tmp):
-    """Stable bottom-up merge sort of row indices 0..n-1 by lexicographic row order."""
-    for i in range(n):
-        idx[i] = i
-    # insertion sort runs of 8
-    run = 8
-    for s in range(0, n, run):
-        e = min(s + run, n)
-        for i in range(s + 1, e):
-            v = idx[i]
-            j = i - 1
-            while j >= s and _cmp(rows, idx[j], v, 0, L) > 0:
-                idx[j + 1] = idx[j]
-                j -= 1
-            idx[j + 1] = v
-    width = run
-    src = idx
-    dst = tmp
-    while width < n:
-        for s in range(0, n, 2 * width):
-            mid = min(s + width, n)
-            e = min(s + 2 * width, n)
-            i = s
-            j = mid
-            o = s
-            while i < mid and j < e:
-                if _cmp(rows, src[j], src[i], 0, L) < 0:
-                    dst[o] = src[j]
-                    j += 1
-                else:
-                    dst[o] = src[i]
-                    i += 1
-                o += 1
-            while i < mid:
-                dst[o] = src[i]
-                i += 1
-                o += 1
-            while j < e:
-                dst[o] = src[j]
-                j += 1
-                o += 1
-        src, dst = dst, src
-        width *= 2
-    if src is not idx:
-        for i in range(n):
-            idx[i] = src[i]
-
-
-@njit(cache=True)
-def _key_cmp(rs, i, rt, j, k):
-    a = rs[i]
-    b = rt[j]
+def _window(x, y, a, b, k, V, out):
     for p in range(k):
-        if a[p] != b[p]:
-            return -1 if a[p] < b[p] else 1
-    return 0
+        out[p] = (x[a + p] << 32) | y[b + p]
+    _sort_small(out, k)
 
 
 @njit(cache=True)
-def _join(rs, ids, ns, rt, idt, nt, k, V, lam2, fact, binom):
-    """Algorithm 2 lines 10-13 on the key-sorted rows of both sides."""
+def _target_map(t1, t2, pat, pbt, kht, vht, nt, k, V, slots, ekh, evh, ecnt, ewin, nxt, buf):
+    """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts c_t.
+
+    Open addressing on the key (multiset hash of the non-identical doubles);
+    each slot chains the distinct double-count vectors of that key, stored as
+    sorted windows and compared exactly (a hash collision never merges two
+    vectors).  Returns the table mask.
+    """
+    P = 16
+    while P < 2 * nt:
+        P *= 2
+    mask = P - 1
+    for i in range(P):
+        slots[i] = -1
+    ne = 0
+    for w in range(nt):
+        key = kht[w]
+        h = (key * 0x2545F4914F6CDD1D) & mask
+        while slots[h] >= 0 and ekh[slots[h]] != key:
+            h = (h + 1) & mask
+        _window(t1, t2, pat[w], pbt[w], k, V, buf)
+        e = slots[h]
+        found = False
+        while e >= 0:
+            if evh[e] == vht[w] and _same(ewin[e], buf, k):
+                ecnt[e] += 1.0
+                found = True
+                break
+            e = nxt[e]
+        if not found:
+            ekh[ne] = key
+            evh[ne] = vht[w]
+            ecnt[ne] = 1.0
+            for p in range(k):
+                ewin[ne, p] = buf[p]
+            nxt[ne] = slots[h]
+            slots[h] = ne
+            ne += 1
+    return mask
+
+
+@njit(cache=True)
+def _same(u, v, k):
+    for p in range(k):
+        if u[p] != v[p]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask, ekh, ecnt, ewin,
+          nxt, buf):
+    """Algorithm 2 lines 10-13, streaming the source windows against the target map.
+
+    A source window meets only the target vectors of its key; each adds
+    ``c_t * g`` (Algorithm 1).  When the source window has no identical
+    double, the key is the whole window: a target vector of that key is the
+    same window exactly, and ``g = prod_e #e! lam^(2 #e)`` is computed once.
+    Algorithm 1 checks the non-identical counts itself, so hash collisions
+    cost time but never change the result.
+    """
     total = 0.0
-    i = 0
-    j = 0
-    while i < ns and j < nt:
-        c = _key_cmp(rs, ids[i], rt, idt[j], k)
-        if c < 0:
-            i += 1
+    for w in range(ns):
+        key = khs[w]
+        h = (key * 0x2545F4914F6CDD1D) & mask
+        while slots[h] >= 0 and ekh[slots[h]] != key:
+            h = (h + 1) & mask
+        e = slots[h]
+        if e < 0:
             continue
-        if c > 0:
-            j += 1
-            continue
-        ie = i + 1
-        while ie < ns and _key_cmp(rs, ids[ie], rs, ids[i], k) == 0:
-            ie += 1
-        je = j + 1
-        while je < nt and _key_cmp(rt, idt[je], rt, idt[j], k) == 0:
-            je += 1
-        # distinct value rows (double counts) with multiplicities: c_s, c_t of Alg. 2
-        a = i
-        while a < ie:
-            a2 = a + 1
-            while a2 < ie and _cmp(rs, ids[a2], ids[a], k, 2 * k) == 0:
-                a2 += 1
-            cs = a2 - a
-            vs = rs[ids[a]][k:2 * k]
-            b = j
-            while b < je:
-                b2 = b + 1
-                while b2 < je and _cmp(rt, idt[b2], idt[b], k, 2 * k) == 0:
-                    b2 += 1
-                ct = b2 - b
-                total += cs * ct * _g(vs, rt[idt[b]][k:2 * k], k, V, lam2, fact, binom)
-                b = b2
-            a = a2
-        i = ie
-        j = je
+        _window(s1, s2, pas[w], pbs[w], k, V, buf)
+        n_ident = 0
+        for p in range(k):
+            if s1[pas[w] + p] == s2[pbs[w] + p]:
+                n_ident += 1
+        if n_ident == 0:
+            gk = 1.0
+            p = 0
+            while p < k:
+                q = p + 1
+                while q < k and buf[q] == buf[p]:
+                    q += 1
+                gk *= fact[q - p] * lam2 ** (q - p)
+                p = q
+            while e >= 0:
+                if _same(ewin[e], buf, k):
+                    total += ecnt[e] * gk
+                e = nxt[e]
+        else:
+            while e >= 0:
+                total += ecnt[e] * _g(buf, ewin[e], k, V, lam2, fact, binom)
+                e = nxt[e]
     return total
 
 
 @njit(cache=True)
-def _pair_all(s1, s1in, t1, t1in, s2, s2in, t2, t2in, kmin, kmax, V, lam2,
-              fact, binom, Rs, Rt, rows_s, rows_t, ids, idt, tmp, out):
-    """K_k for k = kmin..kmax of one pair of re-writings into out[0..]."""
-    _runs(s1, s1in, s2, s2in, Rs)
-    _runs(t1, t1in, t2, t2in, Rt)
+def _self_matches(x, y):
+    c = 0
+    for a in range(len(x)):
+        for b in range(len(y)):
+            if x[a] == y[b]:
+                c += 1
+    return c
+
+
+@njit(cache=True)
+def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, V, lam2,
+              fact, binom, W, out):
+    """K_k for k = kmin..kmax of one pair of re-writings into out[0..].
+
+    ``u1`` / ``u2``: number of equal (source token, target token) position
+    pairs within each re-writing; K_1 has the closed form
+    ``I_s I_t + lam^2 u1 u2`` (I_s, I_t: identical doubles of each side),
+    which Algorithm 1 gives when summed over single doubles.
+    """
+    (Rs, HVs, HKs, Rt, HVt, HKt, pas, pbs, khs, vhs, pat, pbt, kht, vht,
+     ekh, evh, ecnt, ewin, slots, nxt, buf) = W
+    i_s = _grid(s1, s1in, s2, s2in, V, Rs, HVs, HKs)
+    i_t = _grid(t1, t1in, t2, t2in, V, Rt, HVt, HKt)
     for k in range(kmin, kmax + 1):
-        ns = _collect(s1, s2, Rs, k, V, rows_s)
-        if ns == 0:
-            out[k - kmin] = 0.0
+        if k == 1:
+            out[0] = i_s * i_t + lam2 * u1 * u2
             continue
-        nt = _collect(t1, t2, Rt, k, V, rows_t)
+        nt = _collect(t1, t2, Rt, HVt, HKt, k, pat, pbt, kht, vht)
         if nt == 0:
             out[k - kmin] = 0.0
             continue
-        _argsort_rows(rows_s, ns, 2 * k, ids, tmp)
-        _argsort_rows(rows_t, nt, 2 * k, idt, tmp)
-        out[k - kmin] = _join(rows_s, ids, ns, rows_t, idt, nt, k, V, lam2, fact, binom)
+        ns = _collect(s1, s2, Rs, HVs, HKs, k, pas, pbs, khs, vhs)
+        if ns == 0:
+            out[k - kmin] = 0.0
+            continue
+        mask = _target_map(t1, t2, pat, pbt, kht, vht, nt, k, V, slots, ekh, evh, ecnt, ewin,
+                           nxt, buf)
+        out[k - kmin] = _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask,
+                              ekh, ecnt, ewin, nxt, buf)
+
+
+@njit(cache=True)
+def _workspace(mxs, mys, mxt, myt, kmax):
+    cs = max(mxs * mys, 1)
+    ct = max(mxt * myt, 1)
+    P = 16
+    while P < 2 * ct:
+        P *= 2
+    gs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
+    gt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
+    return (
+        gs, gs.copy(), gs.copy(), gt, gt.copy(), gt.copy(),
+        np.empty(cs, dtype=np.int64), np.empty(cs, dtype=np.int64),
+        np.empty(cs, dtype=np.int64), np.empty(cs, dtype=np.int64),
+        np.empty(ct, dtype=np.int64), np.empty(ct, dtype=np.int64),
+        np.empty(ct, dtype=np.int64), np.empty(ct, dtype=np.int64),
+        np.empty(ct, dtype=np.int64), np.empty(ct, dtype=np.int64),
+        np.empty(ct, dtype=np.float64), np.empty((ct, kmax), dtype=np.int64),
+        np.empty(P, dtype=np.int64), np.empty(ct, dtype=np.int64),
+        np.empty(kmax, dtype=np.int64),
+    )
 
 
 @njit(cache=True)
@@ -332,18 +393,13 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     w = kmax - kmin + 1
     fact, binom = _tables(kmax)
     lam2 = lam * lam
-    mxs = _max_len(xso)
-    mys = _max_len(yso)
-    mxt = _max_len(xto)
-    myt = _max_len(yto)
-    Rs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
-    Rt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
-    cap = max(mxs * mys, mxt * myt, 1)
-    rows_s = np.empty((max(mxs * mys, 1), 2 * kmax), dtype=np.int64)
-    rows_t = np.empty((max(mxt * myt, 1), 2 * kmax), dtype=np.int64)
-    ids = np.empty(cap, dtype=np.int64)
-    idt = np.empty(cap, dtype=np.int64)
-    tmp = np.empty(cap, dtype=np.int64)
+    W = _workspace(_max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto), kmax)
+    ux = np.empty(n)
+    for a in range(n):
+        ux[a] = _self_matches(xs[xso[a]:xso[a + 1]], xt[xto[a]:xto[a + 1]])
+    uy = np.empty(m)
+    for b in range(m):
+        uy[b] = _self_matches(ys[yso[b]:yso[b + 1]], yt[yto[b]:yto[b + 1]])
     vals = np.empty(w)
     if diag_only:
         out = np.zeros((w, n, 1))
@@ -355,8 +411,8 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
         t1 = xt[xto[a]:xto[a + 1]]
         t1i = xti[xto[a]:xto[a + 1]]
         if diag_only:
-            _pair_all(s1, s1i, t1, t1i, s1, s1i, t1, t1i, kmin, kmax, V, lam2,
-                      fact, binom, Rs, Rt, rows_s, rows_t, ids, idt, tmp, vals)
+            _pair_all(s1, s1i, t1, t1i, ux[a], s1, s1i, t1, t1i, ux[a], kmin, kmax, V, lam2,
+                      fact, binom, W, vals)
             for q in range(w):
                 out[q, a, 0] = vals[q]
             continue
@@ -366,8 +422,8 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
             s2i = ysi[yso[b]:yso[b + 1]]
             t2 = yt[yto[b]:yto[b + 1]]
             t2i = yti[yto[b]:yto[b + 1]]
-            _pair_all(s1, s1i, t1, t1i, s2, s2i, t2, t2i, kmin, kmax, V, lam2,
-                      fact, binom, Rs, Rt, rows_s, rows_t, ids, idt, tmp, vals)
+            _pair_all(s1, s1i, t1, t1i, ux[a], s2, s2i, t2, t2i, uy[b], kmin, kmax, V, lam2,
+                      fact, binom, W, vals)
             for q in range(w):
                 out[q, a, b] = vals[q]
                 if symmetric:

@@ -27,17 +27,143 @@ The Gram blocks run in one compiled sparse dynamic programme per block
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from structkernels.kernel import Kernel
 from structkernels.kernels import _conv_numba as _nb
-from structkernels.kernels.tuples import as_tuple_kernel, check_sigma, tuple_tables
+from structkernels.kernels.tuples import (
+    as_tuple_kernel,
+    check_sigma,
+    merge_vocabularies,
+    tuple_tables,
+)
 from structkernels.structures import Path, Vocabulary
 
-__all__ = ["PathKernel"]
+__all__ = ["PathKernel", "PathList"]
+
+
+def _gather_ranges(offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """New CSR offsets of the rows ``idx`` and the positions of their items."""
+    starts = offsets[idx]
+    lengths = offsets[idx + 1] - starts
+    new = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new[1:])
+    pos = np.repeat(starts - new[:-1], lengths) + np.arange(new[-1], dtype=np.int64)
+    return new, pos
+
+
+def _as_index(i: Any, n: int) -> np.ndarray:
+    if isinstance(i, slice):
+        return np.arange(*i.indices(n), dtype=np.int64)
+    idx = np.asarray(i)
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise IndexError(f"boolean index of shape {idx.shape} for {n} structures")
+        return np.flatnonzero(idx)
+    if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+        raise IndexError(f"index must be an int, a slice or a 1-D sequence of ints, got {i!r}")
+    idx = idx.astype(np.int64)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"index out of range for {n} structures")
+    return np.where(idx < 0, idx + n, idx)
+
+
+class PathList(Sequence):
+    """Paths encoded once (what :meth:`PathKernel.check_input` returns).
+
+    A sequence of :class:`~structkernels.Path`: ``len``, iteration and
+    ``p[i]`` give the paths; slices and integer arrays give encoded
+    sub-lists sharing the vocabulary, so Gram blocks cut from it are not
+    encoded again.  It pickles as its integer arrays (small, fast to send
+    to worker processes).  Concatenation with ``+`` gives a plain list.
+
+    Examples
+    --------
+    >>> from structkernels import Path, kernel
+    >>> k = kernel("path")
+    >>> X = k.check_input([Path([(None, "a")]), Path([(None, "a"), ("ARG0", "b")])])
+    >>> X[1], len(X[:1]), type(X[[1, 0]]).__name__
+    (Path([(None, 'a'), ('ARG0', 'b')]), 1, 'PathList')
+    """
+
+    __slots__ = ("vocab", "offsets", "edges", "nodes", "_items")
+
+    def __init__(self, vocab: Vocabulary, offsets: np.ndarray, edges: np.ndarray,
+                 nodes: np.ndarray, items: list[Path] | None = None):
+        self.vocab = vocab
+        self.offsets = offsets
+        self.edges = edges
+        self.nodes = nodes
+        self._items = items
+
+    @classmethod
+    def encode(cls, paths: Sequence[Path], vocab: Vocabulary | None = None) -> PathList:
+        vocab = Vocabulary() if vocab is None else vocab
+        enc = vocab.encode_paths(paths)
+        return cls(vocab, enc.offsets, enc.edges.astype(np.int64), enc.nodes.astype(np.int64),
+                   list(paths))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def _item(self, i: int) -> Path:
+        if self._items is None:  # unpickled: rebuild paths on demand, once each
+            self._items = [None] * len(self)
+        p = self._items[i]
+        if p is None:
+            labels = self.vocab.labels
+            a, b = self.offsets[i], self.offsets[i + 1]
+            p = Path([(labels[e], labels[n]) for e, n in zip(self.edges[a:b].tolist(),
+                                                             self.nodes[a:b].tolist(),
+                                                             strict=True)])
+            self._items[i] = p
+        return p
+
+    def __getitem__(self, i):  # type: ignore[override]
+        n = len(self)
+        if isinstance(i, (int, np.integer)):
+            if not -n <= i < n:
+                raise IndexError(f"index {i} out of range for {n} paths")
+            return self._item(int(i) % n)
+        idx = _as_index(i, n)
+        offsets, pos = _gather_ranges(self.offsets, idx)
+        items = None if self._items is None else [self._items[j] for j in idx.tolist()]
+        return PathList(self.vocab, offsets, self.edges[pos], self.nodes[pos], items)
+
+    def __iter__(self) -> Iterator[Path]:
+        return (self._item(i) for i in range(len(self)))
+
+    def __add__(self, other: Any) -> list:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Any) -> list:
+        return list(other) + list(self)
+
+    def __reduce__(self):
+        return (PathList, (self.vocab, self.offsets, self.edges, self.nodes))
+
+    def __repr__(self) -> str:
+        return f"<PathList of {len(self)} paths, {len(self.vocab)} labels>"
+
+
+def _path_arrays(X: Any, Y: Any, symmetric: bool):
+    """(vocab, X arrays, Y arrays) with one id space; encodes only what is not encoded."""
+    if symmetric:
+        X = X if isinstance(X, PathList) else PathList.encode(X)
+        return X.vocab, X, X
+    if not isinstance(X, PathList) and not isinstance(Y, PathList):
+        vocab = Vocabulary()
+        X = PathList.encode(X, vocab)
+        return vocab, X, (X if Y is X else PathList.encode(Y, vocab))
+    X = X if isinstance(X, PathList) else PathList.encode(X)
+    Y = Y if isinstance(Y, PathList) else PathList.encode(Y)
+    vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
+    if ymap is not None:
+        Y = PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
+    return vocab, X, Y
 
 
 def _check_lam(owner: Kernel) -> None:
@@ -79,9 +205,6 @@ class PathKernel(Kernel):
     1.0
     """
 
-    #: large blocks amortise the encoding; the engine uses this as its default
-    preferred_block_size = 512
-
     def __init__(
         self,
         lam: float = 0.8,
@@ -103,7 +226,9 @@ class PathKernel(Kernel):
         check_sigma(self.sigma, "PathKernel.sigma")
         as_tuple_kernel(self.tuple_kernel, "PathKernel")
 
-    def check_input(self, X: Any) -> Sequence[Path]:
+    def check_input(self, X: Any) -> PathList:
+        if isinstance(X, PathList):
+            return X
         X = super().check_input(X)
         for i, p in enumerate(X):
             if not isinstance(p, Path):
@@ -111,7 +236,7 @@ class PathKernel(Kernel):
                     f"PathKernel expects structkernels.Path objects; item {i} is a "
                     f"{type(p).__name__}"
                 )
-        return X
+        return PathList.encode(X)
 
     def pair(self, x: Path, y: Path) -> float:
         return float(self._block([x], [y], _nb.MODE_FULL)[0, 0])
@@ -128,28 +253,27 @@ class PathKernel(Kernel):
     # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
         tk = as_tuple_kernel(self.tuple_kernel, "PathKernel")
-        vocab = Vocabulary()
-        ex = vocab.encode_paths(X)
-        ey = ex if mode != _nb.MODE_FULL else vocab.encode_paths(Y)
-        nx = len(ex.edges)
+        vocab, ex, ey = _path_arrays(X, Y, mode != _nb.MODE_FULL)
         if ey is ex:
-            edges, nodes = ex.edges.astype(np.int64), ex.nodes.astype(np.int64)
+            edges, nodes = ex.edges, ex.nodes
         else:
-            edges = np.concatenate([ex.edges, ey.edges]).astype(np.int64)
-            nodes = np.concatenate([ex.nodes, ey.nodes]).astype(np.int64)
+            edges = np.concatenate([ex.edges, ey.edges])
+            nodes = np.concatenate([ex.nodes, ey.nodes])
         tb = tuple_tables(tk, self.sigma, vocab, edges, nodes)
         ec = tb.ec.astype(np.int64, copy=False)
         nc = tb.nc.astype(np.int64, copy=False)
         max_len = 0 if self.max_len is None else int(self.max_len)
         if max_len:
-            longest = max((len(p) for p in X), default=0)
+            lengths = np.diff(ex.offsets)
+            longest = int(lengths.max()) if len(lengths) else 0
             max_len = max(1, min(max_len, longest))
+        nx = len(ex.edges)
         if ey is ex:
             xe, xn, xec, xnc = edges, nodes, ec, nc
             ye, yn, yec, ync = xe, xn, xec, xnc
         else:
-            xe, xn, xec, xnc = edges[:nx], nodes[:nx], ec[:nx], nc[:nx]
-            ye, yn, yec, ync = edges[nx:], nodes[nx:], ec[nx:], nc[nx:]
+            xe, xn, xec, xnc = ex.edges, ex.nodes, ec[:nx], nc[:nx]
+            ye, yn, yec, ync = ey.edges, ey.nodes, ec[nx:], nc[nx:]
         return _nb.path_block(
             ex.offsets, xe, xn, xec, xnc, ey.offsets, ye, yn, yec, ync,
             tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, float(self.lam), max_len, mode,

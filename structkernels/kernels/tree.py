@@ -37,18 +37,131 @@ the kernel of the trees with every subtree hanging from an ``l`` edge pruned.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from structkernels.kernel import Kernel
 from structkernels.kernels import _conv_numba as _nb
-from structkernels.kernels.path import _check_lam
-from structkernels.kernels.tuples import as_tuple_kernel, check_sigma, tuple_tables
+from structkernels.kernels.path import _as_index, _check_lam, _gather_ranges
+from structkernels.kernels.tuples import (
+    as_tuple_kernel,
+    check_sigma,
+    merge_vocabularies,
+    tuple_tables,
+)
 from structkernels.structures import Tree, Vocabulary
 
-__all__ = ["TreeKernel"]
+__all__ = ["TreeKernel", "TreeList"]
+
+
+class TreeList(Sequence):
+    """Trees encoded once (what :meth:`TreeKernel.check_input` returns).
+
+    A sequence of :class:`~structkernels.Tree` (flat pre-order arrays of
+    :meth:`~structkernels.Vocabulary.encode_trees`): items are the trees;
+    slices and integer arrays give encoded sub-lists sharing the vocabulary;
+    it pickles as its arrays.  ``+`` gives a plain list.
+
+    Examples
+    --------
+    >>> from structkernels import Tree, kernel
+    >>> X = kernel("tree").check_input([Tree("a"), Tree("b", [("ARG0", Tree("c"))])])
+    >>> X[1], len(X[1:])
+    (Tree('b', [('ARG0', Tree('c'))]), 1)
+    """
+
+    __slots__ = ("vocab", "tree_offsets", "labels", "edges", "child_offsets", "child_index",
+                 "_items")
+
+    def __init__(self, vocab: Vocabulary, tree_offsets: np.ndarray, labels: np.ndarray,
+                 edges: np.ndarray, child_offsets: np.ndarray, child_index: np.ndarray,
+                 items: list[Tree] | None = None):
+        self.vocab = vocab
+        self.tree_offsets = tree_offsets
+        self.labels = labels
+        self.edges = edges
+        self.child_offsets = child_offsets
+        self.child_index = child_index
+        self._items = items
+
+    @classmethod
+    def encode(cls, trees: Sequence[Tree], vocab: Vocabulary | None = None) -> TreeList:
+        vocab = Vocabulary() if vocab is None else vocab
+        e = vocab.encode_trees(trees)
+        return cls(vocab, e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
+                   e.child_offsets, e.child_index.astype(np.int64), list(trees))
+
+    def __len__(self) -> int:
+        return len(self.tree_offsets) - 1
+
+    def _item(self, i: int) -> Tree:
+        if self._items is None:  # unpickled: rebuild trees on demand, once each
+            self._items = [None] * len(self)
+        if self._items[i] is not None:
+            return self._items[i]
+        names = self.vocab.labels
+        lab, edg = self.labels, self.edges
+        co, ci = self.child_offsets, self.child_index
+
+        def build(v: int) -> Tree:
+            kids = [(names[edg[c]], build(int(c))) for c in ci[co[v]:co[v + 1]]]
+            return Tree(names[lab[v]], kids)
+
+        t = build(int(self.tree_offsets[i]))
+        self._items[i] = t
+        return t
+
+    def __getitem__(self, i):  # type: ignore[override]
+        n = len(self)
+        if isinstance(i, (int, np.integer)):
+            if not -n <= i < n:
+                raise IndexError(f"index {i} out of range for {n} trees")
+            return self._item(int(i) % n)
+        idx = _as_index(i, n)
+        tree_offsets, pos = _gather_ranges(self.tree_offsets, idx)
+        sizes = np.diff(tree_offsets)
+        node_shift = np.repeat(tree_offsets[:-1] - self.tree_offsets[idx], sizes)
+        child_offsets, cpos = _gather_ranges(self.child_offsets, pos)
+        child_index = self.child_index[cpos] + np.repeat(node_shift, np.diff(child_offsets))
+        items = None if self._items is None else [self._items[j] for j in idx.tolist()]
+        return TreeList(self.vocab, tree_offsets, self.labels[pos], self.edges[pos],
+                        child_offsets, child_index, items)
+
+    def __iter__(self) -> Iterator[Tree]:
+        return (self._item(i) for i in range(len(self)))
+
+    def __add__(self, other: Any) -> list:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Any) -> list:
+        return list(other) + list(self)
+
+    def __reduce__(self):
+        return (TreeList, (self.vocab, self.tree_offsets, self.labels, self.edges,
+                           self.child_offsets, self.child_index))
+
+    def __repr__(self) -> str:
+        return f"<TreeList of {len(self)} trees, {len(self.vocab)} labels>"
+
+
+def _tree_arrays(X: Any, Y: Any, symmetric: bool):
+    """(vocab, X, Y) as TreeLists in one id space; encodes only what is not encoded."""
+    if symmetric:
+        X = X if isinstance(X, TreeList) else TreeList.encode(X)
+        return X.vocab, X, X
+    if not isinstance(X, TreeList) and not isinstance(Y, TreeList):
+        vocab = Vocabulary()
+        X = TreeList.encode(X, vocab)
+        return vocab, X, (X if Y is X else TreeList.encode(Y, vocab))
+    X = X if isinstance(X, TreeList) else TreeList.encode(X)
+    Y = Y if isinstance(Y, TreeList) else TreeList.encode(Y)
+    vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
+    if ymap is not None:
+        Y = TreeList(vocab, Y.tree_offsets, ymap[Y.labels], ymap[Y.edges], Y.child_offsets,
+                     Y.child_index)
+    return vocab, X, Y
 
 
 class TreeKernel(Kernel):
@@ -83,8 +196,6 @@ class TreeKernel(Kernel):
     1.0
     """
 
-    preferred_block_size = 512
-
     def __init__(
         self,
         lam: float = 0.8,
@@ -108,7 +219,9 @@ class TreeKernel(Kernel):
         check_sigma(self.sigma, "TreeKernel.sigma")
         as_tuple_kernel(self.tuple_kernel, "TreeKernel")
 
-    def check_input(self, X: Any) -> Sequence[Tree]:
+    def check_input(self, X: Any) -> TreeList:
+        if isinstance(X, TreeList):
+            return X
         X = super().check_input(X)
         for i, t in enumerate(X):
             if not isinstance(t, Tree):
@@ -116,7 +229,7 @@ class TreeKernel(Kernel):
                     f"TreeKernel expects structkernels.Tree objects; item {i} is a "
                     f"{type(t).__name__}"
                 )
-        return X
+        return TreeList.encode(X)
 
     def pair(self, x: Tree, y: Tree) -> float:
         return float(self._block([x], [y], _nb.MODE_FULL)[0, 0])
@@ -133,24 +246,22 @@ class TreeKernel(Kernel):
     # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Tree], Y: Sequence[Tree], mode: int) -> np.ndarray:
         tk = as_tuple_kernel(self.tuple_kernel, "TreeKernel")
-        vocab = Vocabulary()
-        ex = vocab.encode_trees(X)
-        ey = ex if mode != _nb.MODE_FULL else vocab.encode_trees(Y)
-        nx = len(ex.labels)
+        vocab, ex, ey = _tree_arrays(X, Y, mode != _nb.MODE_FULL)
         if ey is ex:
-            edges, nodes = ex.edges.astype(np.int64), ex.labels.astype(np.int64)
+            edges, nodes = ex.edges, ex.labels
         else:
-            edges = np.concatenate([ex.edges, ey.edges]).astype(np.int64)
-            nodes = np.concatenate([ex.labels, ey.labels]).astype(np.int64)
+            edges = np.concatenate([ex.edges, ey.edges])
+            nodes = np.concatenate([ex.labels, ey.labels])
         tb = tuple_tables(tk, self.sigma, vocab, edges, nodes)
         ec = tb.ec.astype(np.int64, copy=False)
         nc = tb.nc.astype(np.int64, copy=False)
+        nx = len(ex.labels)
         if ey is ex:
             xl, xe, xlc, xec = nodes, edges, nc, ec
             yl, ye, ylc, yec = xl, xe, xlc, xec
         else:
-            xl, xe, xlc, xec = nodes[:nx], edges[:nx], nc[:nx], ec[:nx]
-            yl, ye, ylc, yec = nodes[nx:], edges[nx:], nc[nx:], ec[nx:]
+            xl, xe, xlc, xec = ex.labels, ex.edges, nc[:nx], ec[:nx]
+            yl, ye, ylc, yec = ey.labels, ey.edges, nc[nx:], ec[nx:]
         lam = float(self.lam)
         f, g = (lam * lam, lam) if self.decay == "span" else (lam, 1.0)
         return _nb.tree_block(

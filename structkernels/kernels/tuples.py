@@ -55,6 +55,7 @@ __all__ = [
     "with_sigma",
     "TupleTables",
     "tuple_tables",
+    "merge_vocabularies",
 ]
 
 
@@ -428,3 +429,16 @@ def tuple_tables(tk: TupleKernel, sigma: Mapping[str, float] | None, vocab: Voca
     else:
         (KN, nc), ind_n = _compact(nodes, vocab, kn), False
     return TupleTables(sig, ind_e, KE, ec, ind_n, KN, nc)
+
+
+def merge_vocabularies(vx: Vocabulary, vy: Vocabulary) -> tuple[Vocabulary, np.ndarray | None]:
+    """A vocabulary holding both, with ``vx``'s ids unchanged, and ``vy`` id -> new id.
+
+    Returns ``(vx, None)`` when both are the same object (nothing to remap).
+    """
+    if vy is vx:
+        return vx, None
+    merged = Vocabulary(vx.labels[1:])
+    add = merged.add
+    ymap = np.fromiter((add(label) for label in vy.labels), dtype=np.int64, count=len(vy))
+    return merged, ymap

@@ -68,7 +68,7 @@ def hsic_biased(K: np.ndarray, L: np.ndarray) -> float:
     n = K.shape[0]
     kr, lr = K.sum(axis=1), L.sum(axis=1)
     t = float(np.einsum("ij,ij->", K, L)) - 2.0 / n * float(kr @ lr) + kr.sum() * lr.sum() / n**2
-    return t / n**2
+    return float(t / n**2)
 
 
 def hsic_unbiased(K: np.ndarray, L: np.ndarray) -> float:
@@ -86,7 +86,7 @@ def hsic_unbiased(K: np.ndarray, L: np.ndarray) -> float:
         + kr.sum() * lr.sum() / ((n - 1) * (n - 2))
         - 2.0 / (n - 2) * float(kr @ lr)
     )
-    return t / (n * (n - 3))
+    return float(t / (n * (n - 3)))
 
 
 def hsic_icd(A: np.ndarray, B: np.ndarray) -> float:
@@ -129,7 +129,7 @@ def _from_sums(n, dot, kr, lr, kd, ld, unbiased: bool) -> float:
     dot_t = dot - float(kd @ ld)
     kr_t, lr_t = kr - kd, lr - ld
     t = dot_t + kr_t.sum() * lr_t.sum() / ((n - 1) * (n - 2)) - 2.0 / (n - 2) * float(kr_t @ lr_t)
-    return t / (n * (n - 3))
+    return float(t / (n * (n - 3)))
 
 
 def gamma_null(K: np.ndarray, L: np.ndarray) -> tuple[float, float, float, float]:
@@ -227,7 +227,8 @@ class HSIC(BaseEstimator):
         Parameters of kernels given by name; ``{"sigma": "median"}`` sets the RBF
         bandwidth by the median heuristic on that side's data.
     n_jobs : int, default 1
-        Workers of the Gram engine for the exact estimators.
+        Workers of the Gram engine for the exact estimators; with ``"icd"``,
+        any value but 1 decomposes the two sides in two threads.
     block_size : int or None, default None
         Exact estimators only: accumulate the statistic over row blocks of this
         many rows (memory O(block n), no n x n matrix) instead of building the
@@ -291,9 +292,14 @@ class HSIC(BaseEstimator):
         return sx, sy
 
     def _factors(self, sx, sy):
+        from structkernels_hsic.phsic import _fit_both
+
         rx, ry = _pair_rank(self.rank)
-        self.icd_x_ = IncompleteCholesky(rank=rx, tol=self.tol)._fit_source(sx)
-        self.icd_y_ = IncompleteCholesky(rank=ry, tol=self.tol)._fit_source(sy)
+        self.icd_x_, self.icd_y_ = _fit_both(
+            self.n_jobs,
+            lambda: IncompleteCholesky(rank=rx, tol=self.tol)._fit_source(sx),
+            lambda: IncompleteCholesky(rank=ry, tol=self.tol)._fit_source(sy),
+        )
         return self.icd_x_.factor_, self.icd_y_.factor_
 
     def _use_blocks(self, n: int, precomputed: bool) -> bool:
@@ -387,6 +393,10 @@ class HSIC(BaseEstimator):
         return HSICTestResult(float(stat), p, method, n, null_samples=null)
 
 
+def _perm_range(n_permutations: int, work: float):
+    return tqdm(range(n_permutations), desc="permutations", leave=False, disable=work < 5e8)
+
+
 def _permute_full(K, L, estimator, n_permutations, random_state) -> np.ndarray:
     rng = check_random_state(random_state)
     n = K.shape[0]
@@ -394,11 +404,11 @@ def _permute_full(K, L, estimator, n_permutations, random_state) -> np.ndarray:
     out = np.empty(n_permutations)
     if estimator == "biased":
         Kc = _center(K)  # tr(Kc P L P^T) / n^2: L's centring is implied by Kc's
-        for b in range(n_permutations):
+        for b in _perm_range(n_permutations, n_permutations * n * n):
             p = rng.permutation(n)
             out[b] = float(np.einsum("ij,ij->", Kc, L[np.ix_(p, p)])) / n**2
         return out
-    for b in range(n_permutations):
+    for b in _perm_range(n_permutations, n_permutations * n * n):
         p = rng.permutation(n)
         out[b] = f(K, L[np.ix_(p, p)])
     return out
@@ -408,7 +418,7 @@ def _permute_low_rank(Ac, Bc, n_permutations, random_state) -> np.ndarray:
     rng = check_random_state(random_state)
     n = Ac.shape[0]
     out = np.empty(n_permutations)
-    for b in range(n_permutations):
+    for b in _perm_range(n_permutations, n_permutations * n * Ac.shape[1] * Bc.shape[1]):
         M = Ac.T @ Bc[rng.permutation(n)]
         out[b] = float(np.einsum("ij,ij->", M, M)) / n**2
     return out

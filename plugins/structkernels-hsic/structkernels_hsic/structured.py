@@ -116,7 +116,7 @@ def td_sep(x: Any, y: Any, lags: Any = 1, normalization: str = "mean") -> float:
     >>> import numpy as np
     >>> x = np.array([1.0, -1.0, 2.0, 0.0]); y = np.array([0.0, 1.0, -1.0, 2.0])
     >>> round(td_sep(x, y, lags=[1]), 6)   # cov(x_t, y_t)^2 + cov(x_t, y_t+1)^2 over t = 1..3
-    0.839506
+    3.419753
     """
     X = np.asarray(x, dtype=np.float64)
     Y = np.asarray(y, dtype=np.float64)
@@ -292,7 +292,7 @@ class StructuredHSIC(BaseEstimator):
         null = np.empty(n_permutations)
         if self.structure == "sequence":
             for b in range(n_permutations):
-                s = int(rng.integers(gap, m - gap + 1))
+                s = int(rng.randint(gap, m - gap + 1))
                 p = np.roll(np.arange(m), s)
                 null[b] = self._stat(K, L[np.ix_(p, p)])
         else:
@@ -300,8 +300,8 @@ class StructuredHSIC(BaseEstimator):
             grid = np.arange(m).reshape(shape[0] - 1, shape[1] - 1)
             for b in range(n_permutations):
                 while True:
-                    s0 = int(rng.integers(0, grid.shape[0]))
-                    s1 = int(rng.integers(0, grid.shape[1]))
+                    s0 = int(rng.randint(0, grid.shape[0]))
+                    s1 = int(rng.randint(0, grid.shape[1]))
                     if min(s0, grid.shape[0] - s0) >= gap or min(s1, grid.shape[1] - s1) >= gap:
                         break
                 p = np.roll(grid, (s0, s1), axis=(0, 1)).ravel()

@@ -1,0 +1,53 @@
+"""HSIC, structured HSIC and pointwise HSIC over any registered structkernels kernel.
+
+Registered in the entry-point group ``structkernels.measures`` as ``hsic``,
+``phsic`` and ``structured-hsic``; CLI sub-commands ``structkernels hsic`` and
+``structkernels phsic``.
+
+Examples
+--------
+>>> import numpy as np
+>>> import structkernels as sk
+>>> rng = np.random.default_rng(0)
+>>> x = rng.normal(size=(300, 2)); y = np.sin(x) + 0.1 * rng.normal(size=(300, 2))
+>>> hsic = sk.measure("hsic", kernel_x="rbf", kernel_y="rbf", estimator="icd", rank=50)
+>>> hsic.fit(x, y).statistic_ > 0
+True
+"""
+
+from structkernels_hsic._kernels import median_heuristic
+from structkernels_hsic.applications import (
+    make_choice_questions,
+    ranking_auc,
+    response_selection_metrics,
+    score_choices,
+    select_pairs,
+)
+from structkernels_hsic.encoders import SumOfWordVectors, load_glove, tokenize
+from structkernels_hsic.hsic import HSIC, HSICTestResult, hsic_biased, hsic_icd, hsic_unbiased
+from structkernels_hsic.icd import IncompleteCholesky
+from structkernels_hsic.phsic import PHSIC
+from structkernels_hsic.structured import StructuredHSIC, td_sep
+
+__all__ = [
+    "HSIC",
+    "HSICTestResult",
+    "PHSIC",
+    "StructuredHSIC",
+    "IncompleteCholesky",
+    "hsic_biased",
+    "hsic_unbiased",
+    "hsic_icd",
+    "td_sep",
+    "median_heuristic",
+    "SumOfWordVectors",
+    "load_glove",
+    "tokenize",
+    "make_choice_questions",
+    "score_choices",
+    "response_selection_metrics",
+    "select_pairs",
+    "ranking_auc",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,205 @@
+"""``structkernels hsic`` and ``structkernels phsic fit | score | select``.
+
+Inputs are ``.npy`` arrays (vectors, or Gram matrices with
+``--kernel precomputed``), JSON Lines structure files (``.jsonl``, see
+:mod:`structkernels.io`) or plain text, one sentence per line (``.txt``,
+encoded with ``--encoder glove``: the sum of GloVe 6B 50d vectors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from structkernels.cli import CommandError
+from structkernels.io import read_structures
+
+__all__ = ["add_hsic_parser", "add_phsic_parser"]
+
+
+def _params(items: list[str] | None) -> dict:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--param expects key=value, got {item!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _read(path: str, encoder: str, kernel: str) -> Any:
+    p = Path(path)
+    if not p.is_file():
+        raise CommandError(f"{path}: no such file")
+    suffix = p.suffix.lower()
+    if suffix == ".npy":
+        return np.load(p, allow_pickle=False)
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        return read_structures(p).structures
+    if suffix in (".txt", ".tsv") or suffix == "":
+        with open(p, encoding="utf-8") as fh:
+            lines = [line.rstrip("\n") for line in fh]
+        if encoder != "glove":
+            raise CommandError(f"{path}: text input needs --encoder glove (sentence vectors)")
+        from structkernels_hsic.encoders import SumOfWordVectors
+
+        try:
+            return SumOfWordVectors("glove").fit().transform(lines)
+        except ImportError as exc:
+            raise CommandError(str(exc)) from None
+    raise CommandError(f"{path}: unknown input type {suffix!r} (use .npy, .jsonl or .txt)")
+
+
+def _kernel_args(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--kernel-x", default=default, help=f"kernel on X (registered name or 'precomputed'; default {default})")
+    p.add_argument("--kernel-y", default=default, help=f"kernel on Y (default {default})")
+    p.add_argument("--param-x", action="append", metavar="KEY=VALUE", help="parameter of the X kernel (sigma=median allowed)")
+    p.add_argument("--param-y", action="append", metavar="KEY=VALUE", help="parameter of the Y kernel")
+    p.add_argument("--rank", type=int, nargs="+", default=[100], help="ICD rank, one value or rank_x rank_y")
+    p.add_argument("--encoder", choices=["none", "glove"], default="none", help="encoder of .txt input")
+
+
+def _rank(values: list[int]) -> Any:
+    if len(values) == 1:
+        return values[0]
+    if len(values) == 2:
+        return tuple(values)
+    raise CommandError("--rank takes one value or two (rank_x rank_y)")
+
+
+def add_hsic_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("hsic", help="HSIC between paired samples, with an independence test")
+    p.add_argument("x", help="X: .npy, .jsonl or .txt")
+    p.add_argument("y", help="Y: same number of records as X")
+    _kernel_args(p, "rbf")
+    p.add_argument("--estimator", choices=["biased", "unbiased", "icd"], default="biased")
+    p.add_argument("--test", choices=["none", "gamma", "permutation"], default="none")
+    p.add_argument("--n-permutations", type=int, default=1000)
+    p.add_argument("--random-state", type=int, default=None)
+    p.add_argument("--n-jobs", type=int, default=1)
+    p.set_defaults(func=_run_hsic)
+    return p
+
+
+def _run_hsic(args: argparse.Namespace) -> int:
+    from structkernels_hsic.hsic import HSIC
+
+    X = _read(args.x, args.encoder, args.kernel_x)
+    Y = _read(args.y, args.encoder, args.kernel_y)
+    model = HSIC(
+        args.kernel_x, args.kernel_y, estimator=args.estimator, rank=_rank(args.rank),
+        kernel_x_params=_params(args.param_x), kernel_y_params=_params(args.param_y),
+        n_jobs=args.n_jobs,
+    )
+    out: dict[str, Any] = {"estimator": args.estimator}
+    if args.test == "none":
+        model.fit(X, Y)
+    else:
+        res = model.test(X, Y, method=args.test, n_permutations=args.n_permutations, random_state=args.random_state)
+        out.update({"test": args.test, "p_value": res.p_value})
+    out.update({"statistic": model.statistic_, "n_samples": model.n_samples_,
+                "n_kernel_evaluations": model.n_kernel_evaluations_})
+    print(json.dumps(out))
+    return 0
+
+
+def add_phsic_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("phsic", help="pointwise HSIC: fit, score pairs, select the top K of a corpus")
+    ps = p.add_subparsers(dest="phsic_command", metavar="ACTION")
+
+    f = ps.add_parser("fit", help="learn PHSIC from training pairs and save the model")
+    f.add_argument("x")
+    f.add_argument("y")
+    _kernel_args(f, "cosine")
+    f.add_argument("--estimator", choices=["feature", "icd", "naive"], default="feature")
+    f.add_argument("-o", "--output", required=True, help="model file (joblib)")
+    f.set_defaults(func=_run_fit)
+
+    s = ps.add_parser("score", help="score pairs with a saved model")
+    s.add_argument("model")
+    s.add_argument("x")
+    s.add_argument("y")
+    s.add_argument("--encoder", choices=["none", "glove"], default="none")
+    s.add_argument("-o", "--output", required=True, help="scores (.npy, or .txt one per line)")
+    s.set_defaults(func=_run_score)
+
+    k = ps.add_parser("select", help="score every pair of a corpus and keep the top K")
+    k.add_argument("x")
+    k.add_argument("y")
+    _kernel_args(k, "cosine")
+    k.add_argument("--estimator", choices=["feature", "icd", "naive"], default="feature")
+    k.add_argument("--top", type=int, required=True, help="K, the number of pairs to keep")
+    k.add_argument("-o", "--output", required=True, help="indices of the kept pairs, best first (.txt)")
+    k.add_argument("--scores", help="also write every pair's score (.npy)")
+    k.set_defaults(func=_run_select)
+
+    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+    return p
+
+
+def _phsic_from(args: argparse.Namespace):
+    from structkernels_hsic.phsic import PHSIC
+
+    return PHSIC(
+        args.kernel_x, args.kernel_y, estimator=args.estimator, rank=_rank(args.rank),
+        kernel_x_params=_params(args.param_x), kernel_y_params=_params(args.param_y),
+    )
+
+
+def _run_fit(args: argparse.Namespace) -> int:
+    import joblib
+
+    X = _read(args.x, args.encoder, args.kernel_x)
+    Y = _read(args.y, args.encoder, args.kernel_y)
+    model = _phsic_from(args).fit(X, Y)
+    joblib.dump({"model": model, "encoder": args.encoder}, args.output)
+    print(f"wrote {args.output}: PHSIC ({args.estimator}) on {model.n_samples_} pairs, "
+          f"{model.n_kernel_evaluations_} kernel evaluations")
+    return 0
+
+
+def _write_scores(path: str, scores: np.ndarray) -> None:
+    if path.endswith(".npy"):
+        np.save(path, scores)
+    else:
+        np.savetxt(path, scores, fmt="%.10g")
+
+
+def _run_score(args: argparse.Namespace) -> int:
+    import joblib
+
+    try:
+        saved = joblib.load(args.model)
+        model = saved["model"]
+    except Exception as exc:  # a wrong file gives one line, not a traceback
+        raise CommandError(f"{args.model}: not a saved PHSIC model ({type(exc).__name__}: {exc})") from None
+    encoder = args.encoder if args.encoder != "none" else saved.get("encoder", "none")
+    X = _read(args.x, encoder, "")
+    Y = _read(args.y, encoder, "")
+    scores = model.score(X, Y)
+    _write_scores(args.output, scores)
+    print(f"wrote {args.output}: {len(scores)} scores, mean {scores.mean():.6g}")
+    return 0
+
+
+def _run_select(args: argparse.Namespace) -> int:
+    from structkernels_hsic.applications import select_pairs
+
+    X = _read(args.x, args.encoder, args.kernel_x)
+    Y = _read(args.y, args.encoder, args.kernel_y)
+    model = _phsic_from(args).fit(X, Y)
+    scores = model.score_training() if args.estimator == "icd" else model.score(X, Y)
+    keep = select_pairs(scores, args.top)
+    np.savetxt(args.output, keep, fmt="%d")
+    if args.scores:
+        np.save(args.scores, scores)
+    print(f"wrote {args.output}: the top {len(keep)} of {len(scores)} pairs by PHSIC")
+    return 0

@@ -1,0 +1,63 @@
+"""AMR graphs to the structures the kernels compare.
+
+- :func:`read_amr` / :func:`parse_amr`: PENMAN corpora to :class:`AMRGraph`
+  (a :class:`networkx.MultiDiGraph` model, :mod:`structkernels.amr.graph`);
+- :func:`generate_candidates`: candidate biomolecular interactions
+  (:mod:`structkernels.amr.concepts` lists the concepts);
+- :func:`candidate_path`, :func:`candidate_tree`, :func:`candidate_subgraph`:
+  the paths (Table 1) and trees (Fig. 1(b), 1(c)) of the nonstationary
+  kernels paper;
+- :func:`distant_label`: the labelling rule of the shipped dataset.
+
+Examples
+--------
+>>> from structkernels.amr import parse_amr, generate_candidates, candidate_path
+>>> g = parse_amr("(b / bind-01 :ARG1 (e / enzyme) :ARG2 (s / small-molecule))")
+>>> c = generate_candidates(g)[2]
+>>> str(candidate_path(g, c))
+'(bind) (ARG1, enzyme) (bind) (ARG2, small-molecule)'
+"""
+
+from structkernels.amr.candidates import (
+    Candidate,
+    CandidateError,
+    CandidateExtractor,
+    candidate_path,
+    candidate_subgraph,
+    candidate_tree,
+    generate_candidates,
+)
+from structkernels.amr.concepts import COORDINATION_CONCEPTS, ENTITY_CONCEPTS, INTERACTION_CONCEPTS
+from structkernels.amr.graph import concept_label, to_networkx
+from structkernels.amr.labels import DistantLabel, distant_label
+from structkernels.amr.reader import (
+    AMRCorpus,
+    AMRFormatError,
+    AMRGraph,
+    SkippedGraph,
+    parse_amr,
+    read_amr,
+)
+
+__all__ = [
+    "read_amr",
+    "parse_amr",
+    "AMRFormatError",
+    "AMRGraph",
+    "AMRCorpus",
+    "SkippedGraph",
+    "to_networkx",
+    "concept_label",
+    "Candidate",
+    "CandidateError",
+    "CandidateExtractor",
+    "generate_candidates",
+    "candidate_subgraph",
+    "candidate_path",
+    "candidate_tree",
+    "DistantLabel",
+    "distant_label",
+    "INTERACTION_CONCEPTS",
+    "ENTITY_CONCEPTS",
+    "COORDINATION_CONCEPTS",
+]

@@ -1,0 +1,187 @@
+"""``structkernels predict``: label new candidates with a model from ``train-npk``.
+
+The model file holds the learned σ, the classifier settings and the training
+structures; the k-NN classifier under the nonstationary path kernel is
+rebuilt from it and each record of DATA gets one JSON line::
+
+    {"id": ..., "label": 1, "score": 0.75}
+
+``score`` is the share of the positive class among the neighbours.  When the
+records carry labels, F1 (precision, recall) is printed on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from pathlib import Path as FilePath
+from typing import Any
+
+import numpy as np
+
+from structkernels.cli import CommandError
+
+MODEL_FORMAT = "structkernels.npk-model"
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "predict",
+        help="label new interaction candidates with a train-npk model (JSON Lines out)",
+        description="Label the candidates of DATA with a model written by `structkernels train-npk`.",
+    )
+    p.add_argument("model", help="model file written by train-npk")
+    p.add_argument(
+        "data",
+        help="JSON Lines: interaction records, or records with a 'path' ([[edge, node], ...])",
+    )
+    p.add_argument("-o", "--output", default="-", help="JSON Lines output (default: stdout)")
+    p.add_argument(
+        "--kernel", choices=["npk", "pk"], default="npk",
+        help="classify with the learned σ (npk) or the stationary path kernel (pk)",
+    )
+    p.add_argument("--n-jobs", type=int, default=1)
+    p.set_defaults(func=run)
+    return p
+
+
+def read_model(path: str) -> dict[str, Any]:
+    """The model dict of a train-npk file, checked."""
+    try:
+        text = FilePath(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"cannot read model {path}: {exc.strerror or exc}") from None
+    try:
+        model = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
+        raise CommandError(f"{path}: not a train-npk model (format {MODEL_FORMAT!r} expected)")
+    for key in ("learner", "classifier", "kernel_params", "train"):
+        if key not in model:
+            raise CommandError(f"{path}: model has no {key!r} section")
+    train = model["train"]
+    if len(train.get("paths", [])) != len(train.get("labels", [])) or not train.get("paths"):
+        raise CommandError(f"{path}: the model's training structures and labels do not match")
+    return model
+
+
+def read_candidates(path: str) -> tuple[list, list, np.ndarray | None]:
+    """``(paths, ids, labels or None)`` of a JSON Lines file of candidates.
+
+    Records with a ``"path"`` (``[[edge, node], ...]``; labels optional) are
+    read directly; records in another form of
+    :func:`structkernels.datasets.load_interactions` (an ``amr`` with an
+    ``interaction`` or ``interaction_tuple``) go through it.  Errors name the
+    file, line and record id.
+    """
+    from structkernels.structures import Path, StructureError
+
+    if not FilePath(path).exists():
+        raise CommandError(f"no such file: {path}")
+    records: list[dict] = []
+    paths: list[Path] = []
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise CommandError(f"{path}, line {lineno}: a record must be a JSON object")
+            if "path" not in record:
+                return _read_with_loader(path)
+            try:
+                paths.append(Path.from_json(record["path"]))
+            except StructureError as exc:
+                rid = record.get("id")
+                where = f"{path}, line {lineno}" + (f" (record {rid})" if rid is not None else "")
+                raise CommandError(f"{where}: {exc}") from None
+            records.append(record)
+    if not records:
+        raise CommandError(f"{path}: no records (empty file)")
+    labels = np.asarray([int(r["label"]) for r in records]) if _all_labelled(records) else None
+    return paths, [_record_id(r, i) for i, r in enumerate(records)], labels
+
+
+def _read_with_loader(path: str) -> tuple[list, list, np.ndarray | None]:
+    from structkernels.datasets import load_interactions
+
+    ds = load_interactions(path)
+    records = list(ds.records)
+    labels = np.asarray(ds.labels) if _all_labelled(records) else None
+    return list(ds.paths), [_record_id(r, i) for i, r in enumerate(records)], labels
+
+
+def _all_labelled(records: list) -> bool:
+    return bool(records) and all(
+        isinstance(r, dict) and r.get("label") in (0, 1, True, False) for r in records
+    )
+
+
+def _record_id(record: Any, i: int) -> Any:
+    if isinstance(record, dict):
+        return record.get("id", i)
+    return getattr(record, "id", i)
+
+
+def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int = 1):
+    """The fitted k-NN classifier the model describes."""
+    from structkernels.classifier import KernelKNNClassifier
+    from structkernels.structures import Path
+
+    params = dict(model["kernel_params"])
+    if use == "pk":
+        params.pop("sigma", None)
+    settings = dict(model["classifier"])
+    train = model["train"]
+    try:
+        X = [Path.from_json(p) for p in train["paths"]]
+    except ValueError as exc:
+        raise CommandError(f"model training structure is malformed: {exc}") from None
+    y = np.asarray(train["labels"], dtype=np.int64)
+    clf = KernelKNNClassifier(kernel=model.get("kernel", "path"), kernel_params=params,
+                              n_jobs=n_jobs, **settings)
+    return clf.fit(X, y)
+
+
+def run(args: argparse.Namespace) -> int:
+    from structkernels.classifier import positive_class_scores
+
+    model = read_model(args.model)
+    paths, ids, labels = read_candidates(args.data)
+    clf = build_classifier(model, args.kernel, args.n_jobs)
+    proba = clf.predict_proba(paths)
+    classes = list(clf.classes_)
+    pos = classes.index(1) if 1 in classes else None
+    score = proba[:, pos] if pos is not None else np.zeros(len(paths))
+    pred = clf.classes_[np.argmax(proba, axis=1)]
+    lines = (
+        json.dumps({"id": rid, "label": int(p), "score": round(float(s), 6)})
+        for rid, p, s in zip(ids, pred, score, strict=False)
+    )
+    if args.output == "-":
+        for line in lines:
+            sys.stdout.write(line + "\n")
+    else:
+        FilePath(args.output).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.output, "w", encoding="utf-8") as fh:
+            for line in lines:
+                fh.write(line + "\n")
+    message = (
+        f"labelled {len(paths)} candidates with {args.kernel.upper()} "
+        f"({int(np.sum(pred == 1))} positive), {clf.n_evaluations_:,} kernel evaluations"
+    )
+    if labels is not None:
+        s = positive_class_scores(labels, pred)
+        message += (
+            f"; F1 {100 * s['f1']:.1f} (precision {100 * s['precision']:.1f}, "
+            f"recall {100 * s['recall']:.1f})"
+        )
+    print(message, file=sys.stderr)
+    return 0

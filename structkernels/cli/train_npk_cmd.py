@@ -1,0 +1,280 @@
+"""``structkernels train-npk``: learn σ (Algorithm 1) and compare PK with NPK.
+
+The main job of the nonstationary kernels paper (Garg et al. 2018, Sec. 6-7):
+on the training half of a biomolecular-interaction dataset (the shipped
+Bio-AMR interaction candidates when DATA is omitted) learn the binary
+per-edge-label weights σ of the path kernel, then classify the other half with
+the hashed k-NN classifier (k = 8) under the stationary path kernel (PK) and
+the learned nonstationary one (NPK), and print F1 (precision, recall) of the
+positive class for both, the labels σ zeroed, kernel evaluations and time.
+
+The model file holds σ, the learner's log, the classifier settings and the
+training structures, so that ``structkernels predict model.json DATA`` needs
+nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path as FilePath
+from typing import Any
+
+import numpy as np
+
+from structkernels.cli import CommandError
+
+MODEL_FORMAT = "structkernels.npk-model"
+MODEL_VERSION = 1
+
+#: Defaults sized so that the shipped-dataset run finishes in minutes on 2 cores
+#: (measured: benchmarks/results/npk_cli_timing.json).
+DEFAULTS = {
+    "alpha": 10,
+    "beta": 100,
+    "k": 4,
+    "n_iter": 1,
+    "lam": 0.8,
+    "n_neighbors": 8,
+    "hashing": "random-knn",
+    "top_fraction": 0.5,
+    "random_state": 0,
+}
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "train-npk",
+        help="learn the nonstationary path kernel's σ and compare PK with NPK",
+        description=(
+            "Learn σ of the nonstationary path kernel (Algorithm 1 of Garg et al. 2018) on the "
+            "training half of DATA (default: the shipped Bio-AMR interaction candidates), then "
+            "evaluate PK and NPK with the hashed k-NN classifier on the other half."
+        ),
+    )
+    p.add_argument(
+        "data", nargs="?", default=None,
+        help="JSON Lines interaction records (default: the shipped Bio-AMR dataset)",
+    )
+    p.add_argument("--out", "-o", required=True, help="model file to write (JSON)")
+    p.add_argument("--alpha", type=int, default=DEFAULTS["alpha"], help="trials per label (α)")
+    p.add_argument("--beta", type=int, default=DEFAULTS["beta"], help="inducing points per trial (β)")
+    p.add_argument("--k", type=int, default=DEFAULTS["k"], help="neighbours in the global k-NN graph")
+    p.add_argument("--n-iter", type=int, default=DEFAULTS["n_iter"], help="passes over the labels")
+    p.add_argument(
+        "--sampling", choices=["neighbourhood", "random"], default="neighbourhood",
+        help="Algorithm 1's local neighbourhoods or the pure-random baseline",
+    )
+    p.add_argument(
+        "--hashing", choices=["random-knn", "klsh", "none"], default=DEFAULTS["hashing"],
+        help="kernel hashing for the k-NN graphs and the classifier",
+    )
+    p.add_argument("--n-bits", type=int, default=None, help="hash bits H (default ceil(log2 N / 2))")
+    p.add_argument("--lam", type=float, default=DEFAULTS["lam"], help="path kernel decay λ")
+    p.add_argument(
+        "--labels", default=None,
+        help="comma-separated edge labels to learn (default: the most frequent half)",
+    )
+    p.add_argument("--top-fraction", type=float, default=DEFAULTS["top_fraction"])
+    p.add_argument("--n-neighbors", type=int, default=DEFAULTS["n_neighbors"], help="k of the classifier")
+    p.add_argument(
+        "--max-train", type=int, default=None,
+        help="learn σ on a random sub-sample of this many training structures",
+    )
+    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument("--random-state", type=int, default=DEFAULTS["random_state"])
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="plot the losses per label")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+    return p
+
+
+def _load(data: str | None):
+    from structkernels.datasets import load_interactions
+
+    if data is not None and not FilePath(data).exists():
+        raise CommandError(f"no such file: {data}")
+    return load_interactions(data)
+
+
+def _scores(clf, X, y) -> dict[str, Any]:
+    from sklearn.metrics import average_precision_score
+
+    from structkernels.classifier import positive_class_scores
+
+    t0 = time.perf_counter()
+    proba = clf.predict_proba(X)
+    pred = clf.classes_[np.argmax(proba, axis=1)]  # = clf.predict(X): ties to the first class
+    out = positive_class_scores(y, pred)
+    classes = list(clf.classes_)
+    score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(y))
+    # threshold-free: how well the share of positive neighbours ranks the positives
+    out["average_precision"] = float(average_precision_score(y, score)) if np.any(y == 1) else 0.0
+    out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
+    out["seconds"] = time.perf_counter() - t0 + float(getattr(clf, "fit_seconds_", 0.0))
+    return out
+
+
+def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, Any]:
+    """Keyword arguments of :class:`KernelKNNClassifier` shared by PK and NPK."""
+    return {
+        "n_neighbors": args.n_neighbors,
+        "hashing": None if args.hashing == "none" else args.hashing,
+        "n_bits": None if args.hashing == "none" else args.n_bits,
+        "normalize": normalize,
+        "n_jobs": args.n_jobs,
+        "random_state": args.random_state,
+    }
+
+
+def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings) -> tuple[dict, Any]:
+    """Fit the k-NN classifier on the training half and score the other half."""
+    from structkernels.classifier import KernelKNNClassifier
+
+    clf = KernelKNNClassifier(kernel="path", kernel_params=kernel_params, **settings)
+    clf.fit(train_X, train_y)
+    return _scores(clf, test_X, test_y), clf
+
+
+def fmt_f1(s: dict[str, Any]) -> str:
+    return f"{100 * s['f1']:.1f} ({100 * s['precision']:.1f}, {100 * s['recall']:.1f})"
+
+
+def run(args: argparse.Namespace) -> int:
+    from structkernels.learning import NonstationaryLearner
+
+    t_start = time.perf_counter()
+    if args.max_train is not None and args.max_train < 2:
+        raise CommandError(f"--max-train must be at least 2, got {args.max_train}")
+    ds = _load(args.data)
+    train, test = ds.split("train"), ds.split("test")
+    if len(train.paths) < 2 or len(test.paths) < 1:
+        raise CommandError(
+            f"{args.data or 'the shipped dataset'}: the train/test split has "
+            f"{len(train.paths)}/{len(test.paths)} structures; need at least 2/1"
+        )
+    learn_set = train
+    if args.max_train is not None and args.max_train < len(train.paths):
+        rng = np.random.RandomState(args.random_state)
+        learn_set = train.subset(np.sort(rng.choice(len(train.paths), args.max_train, replace=False)))
+    labels = None if args.labels is None else [s.strip() for s in args.labels.split(",") if s.strip()]
+    hashing = None if args.hashing == "none" else args.hashing
+    learner = NonstationaryLearner(
+        kernel="path",
+        kernel_params={"lam": args.lam},
+        labels=labels,
+        top_fraction=args.top_fraction,
+        alpha=args.alpha,
+        beta=args.beta,
+        k=args.k,
+        n_iter=args.n_iter,
+        sampling=args.sampling,
+        hashing=hashing,
+        n_bits=args.n_bits,
+        n_jobs=args.n_jobs,
+        random_state=args.random_state,
+        progress=False if args.no_progress else None,
+    )
+    y_learn = np.asarray(learn_set.labels)
+    learner.fit(learn_set.paths, y_learn)
+
+    settings = classifier_settings(args, learner.normalize_)
+    y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
+    pk, _ = evaluate(train.paths, y_train, test.paths, y_test, {"lam": args.lam}, settings)
+    npk, _ = evaluate(train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings)
+    total = time.perf_counter() - t_start
+
+    n_learn = len(learn_set.paths)
+    summary = {
+        "data": args.data or "shipped Bio-AMR interactions",
+        "n_train": len(train.paths),
+        "n_learn": n_learn,
+        "n_test": len(test.paths),
+        "positive_rate_test": float(np.mean(y_test)) if len(y_test) else 0.0,
+        "settings": {
+            "alpha": args.alpha, "beta": args.beta, "k": args.k, "n_iter": args.n_iter,
+            "sampling": args.sampling, "hashing": args.hashing, "n_bits": args.n_bits,
+            "lam": args.lam, "n_neighbors": args.n_neighbors, "random_state": args.random_state,
+            "max_train": args.max_train,
+        },
+        "learned_labels": learner.labels_,
+        "zeroed_labels": learner.ignored_labels_,
+        "PK": pk,
+        "NPK": npk,
+        "learning": {
+            "n_evaluations": learner.n_evaluations_,
+            "n_evaluations_graph": learner.n_evaluations_graph_,
+            "fraction_of_N2": learner.n_evaluations_ / float(n_learn * n_learn),
+            "seconds": learner.fit_seconds_,
+        },
+        "seconds": total,
+    }
+    model = {
+        "format": MODEL_FORMAT,
+        "version": MODEL_VERSION,
+        "learner": learner.to_json(),
+        "classifier": {k: v for k, v in settings.items() if k != "n_jobs"},
+        "kernel": "path",
+        "kernel_params": learner.kernel_params_(),
+        "train": {
+            "source": summary["data"],
+            "ids": [_record_id(r, i) for i, r in enumerate(train.records)],
+            "paths": [p.to_json() for p in train.paths],
+            "labels": [int(v) for v in y_train],
+        },
+        "evaluation": {k: summary[k] for k in ("n_test", "PK", "NPK", "seconds")},
+    }
+    out = FilePath(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(model) + "\n", encoding="utf-8")
+    if args.plot:
+        from structkernels.plotting import plot_sigma_losses
+
+        plot_sigma_losses(learner, args.plot)
+
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        _print_summary(summary, out, args.plot)
+    return 0
+
+
+def _record_id(record: Any, i: int) -> Any:
+    if isinstance(record, dict):
+        return record.get("id", i)
+    return getattr(record, "id", i)
+
+
+def _print_summary(s: dict[str, Any], out: FilePath, plot: str | None) -> None:
+    w = sys.stdout.write
+    lrn = s["learning"]
+    w(
+        f"data: {s['data']}: {s['n_train']} training / {s['n_test']} test candidates "
+        f"({100 * s['positive_rate_test']:.1f}% positive in test)\n"
+    )
+    w(
+        f"σ learned on {s['n_learn']} structures for {len(s['learned_labels'])} edge labels "
+        f"(α={s['settings']['alpha']}, β={s['settings']['beta']}, k={s['settings']['k']}, "
+        f"{s['settings']['sampling']} sampling, {s['settings']['hashing']} hashing)\n"
+    )
+    w(f"labels σ zeroed ({len(s['zeroed_labels'])}): {', '.join(s['zeroed_labels']) or '(none)'}\n")
+    w(
+        f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "
+        f"{'kernel evaluations':>18} {'seconds':>8}\n"
+    )
+    for name in ("PK", "NPK"):
+        r = s[name]
+        w(
+            f"{name:<6} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
+            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
+        )
+    w(
+        f"learning: {lrn['n_evaluations']:,} kernel evaluations "
+        f"({100 * lrn['fraction_of_N2']:.2f}% of N² = {s['n_learn'] ** 2:,}), "
+        f"{lrn['seconds']:.1f} s\n"
+    )
+    w(f"total time {s['seconds']:.1f} s; model written to {out}")
+    w(f"; plot written to {plot}\n" if plot else "\n")

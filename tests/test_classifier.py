@@ -1,0 +1,174 @@
+"""KernelKNNClassifier against a literal k-NN vote, scikit-learn's estimator checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from structkernels import KernelKNNClassifier, Normalized, kernel
+from structkernels.classifier import positive_class_scores
+
+
+def _blobs(n, seed=0, d=2):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, d)) + 1.2 * y[:, None]
+    return X, y
+
+
+def _literal_knn(kern, Xtr, ytr, Xte, k, weights):
+    """By-definition kernel k-NN: rank by (-k(x, x_i), i), vote, ties to the smaller class."""
+    classes = sorted(set(ytr.tolist()))
+    preds = []
+    for x in Xte:
+        ranked = sorted((-kern(x, xi), i) for i, xi in enumerate(Xtr))[:k]
+        votes = dict.fromkeys(classes, 0.0)
+        for negs, i in ranked:
+            votes[ytr[i]] += 1.0 if weights == "uniform" else max(-negs, 0.0)
+        best = max(votes.values())
+        preds.append(min(c for c in classes if votes[c] == best))
+    return np.array(preds)
+
+
+@pytest.mark.parametrize("weights", ["uniform", "similarity"])
+@pytest.mark.parametrize("k", [1, 4, 8])
+def test_exact_predictions_match_literal_vote(weights, k):
+    X, y = _blobs(60, seed=k)
+    Xte, _ = _blobs(25, seed=100 + k)
+    kern = kernel("rbf", sigma=1.5)
+    clf = KernelKNNClassifier(kern, n_neighbors=k, weights=weights).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(Xte), _literal_knn(kern, X, y, Xte, k, weights))
+    assert clf.n_evaluations_ == 25 * 60
+
+
+def test_predict_proba_literal():
+    X = np.array([[0.0], [1.0], [2.0], [10.0]])
+    y = np.array(["a", "b", "b", "a"])
+    clf = KernelKNNClassifier("linear", n_neighbors=3).fit(X, y)
+    # similarities of x=1: 0, 1, 2, 10 -> neighbours 3, 2, 1 -> a, b, b
+    np.testing.assert_allclose(clf.predict_proba(np.array([[1.0]])), [[1 / 3, 2 / 3]])
+    clf.set_params(weights="similarity").fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(np.array([[1.0]])), [[10 / 13, 3 / 13]])
+    assert clf.predict(np.array([[1.0]])).tolist() == ["a"]
+
+
+def test_precomputed_equals_kernel():
+    X, y = _blobs(50, seed=3)
+    Xte, yte = _blobs(20, seed=4)
+    k = Normalized(kernel("polynomial", degree=2))
+    a = KernelKNNClassifier(k, n_neighbors=5, weights="similarity").fit(X, y)
+    b = KernelKNNClassifier("precomputed", n_neighbors=5, weights="similarity").fit(
+        k.gram(X), y
+    )
+    np.testing.assert_allclose(a.predict_proba(Xte), b.predict_proba(k.gram(Xte, X)))
+    assert b.n_evaluations_ == 0
+    c = KernelKNNClassifier("polynomial", n_neighbors=5, weights="similarity", normalize=True,
+                            kernel_params={"degree": 2}).fit(X, y)
+    np.testing.assert_allclose(a.predict_proba(Xte), c.predict_proba(Xte))
+    assert a.score(Xte, yte) == b.score(k.gram(Xte, X), yte)
+    with pytest.raises(ValueError, match="columns"):
+        b.predict(np.zeros((3, 7)))
+    with pytest.raises(ValueError, match="square"):
+        KernelKNNClassifier("precomputed").fit(np.zeros((3, 4)), [0, 1, 0])
+
+
+@pytest.mark.parametrize("hashing", ["random-knn", "klsh"])
+def test_hashed_classifier(hashing):
+    X, y = _blobs(900, seed=5)
+    Xte, yte = _blobs(300, seed=6)
+    kern = kernel("rbf", sigma=2.0)
+    exact = KernelKNNClassifier(kern, n_neighbors=8).fit(X, y)
+    acc_exact = exact.score(Xte, yte)
+    clf = KernelKNNClassifier(kern, n_neighbors=8, hashing=hashing, probe=1, random_state=0)
+    clf.fit(X, y)
+    pred = clf.predict(Xte)
+    n_evals = clf.n_evaluations_
+    assert n_evals < 300 * 900 / 2
+    assert clf.n_fit_evaluations_ > 0
+    assert np.mean(pred == yte) > acc_exact - 0.05
+    # every neighbour found is a real training structure with its true kernel value
+    idx, sims = clf.kneighbors(Xte[:20])
+    for i in range(20):
+        for j, s in zip(idx[i], sims[i], strict=True):
+            if j >= 0:
+                assert np.isclose(s, kern(Xte[i], X[j]))
+    # deterministic under random_state, also after clone
+    again = clone(clf).fit(X, y)
+    np.testing.assert_array_equal(again.predict(Xte), pred)
+    assert again.n_evaluations_ == n_evals
+
+
+def test_hashed_candidates_are_bucket_and_references():
+    """With one table and no probing, test x is compared with its training bucket and A."""
+    X, y = _blobs(200, seed=8)
+    Xte, _ = _blobs(30, seed=9)
+    kern = kernel("rbf")
+    clf = KernelKNNClassifier(kern, n_neighbors=3, hashing="random-knn", random_state=2)
+    clf.fit(X, y)
+    h = clf.hashers_[0]
+    codes = h.hash(Xte)
+    idx, sims = clf.kneighbors(Xte)
+    ref = set(h.reference_indices_.tolist())
+    expected_evals = 30 * len(ref)
+    for i, c in enumerate(codes.tolist()):
+        members = clf.buckets_[0].get(c, np.array([], dtype=int)).tolist()
+        expected_evals += len(members)
+        cand = sorted(set(members) | ref)
+        ranked = sorted((-kern(Xte[i], X[j]), j) for j in cand)[:3]
+        assert idx[i].tolist() == [j for _, j in ranked]
+    assert clf.n_evaluations_ == expected_evals
+
+
+def test_positive_class_scores_by_hand():
+    y_true = [1, 1, 1, 0, 0, 0, 0]
+    y_pred = [1, 1, 0, 1, 0, 0, 0]
+    s = positive_class_scores(y_true, y_pred)
+    # tp = 2, fp = 1, fn = 1
+    assert s == {"f1": 2 / 3, "precision": 2 / 3, "recall": 2 / 3, "support": 3}
+    X, y = _blobs(40)
+    clf = KernelKNNClassifier("rbf", n_neighbors=3).fit(X, y)
+    r = clf.positive_class_scores(X, y)
+    assert set(r) == {"f1", "precision", "recall", "support"} and r["support"] == int(y.sum())
+
+
+def test_not_fitted_and_bad_params():
+    X, y = _blobs(20)
+    with pytest.raises(NotFittedError):
+        KernelKNNClassifier("rbf").predict(X)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        KernelKNNClassifier("rbf", n_neighbors=0).fit(X, y)
+    with pytest.raises(ValueError, match="weights"):
+        KernelKNNClassifier("rbf", weights="distance").fit(X, y)
+    with pytest.raises(ValueError, match="hashing"):
+        KernelKNNClassifier("rbf", hashing="minhash").fit(X, y)
+    with pytest.raises(ValueError, match="precomputed"):
+        KernelKNNClassifier("precomputed", hashing="klsh").fit(np.eye(3), [0, 1, 0])
+    with pytest.raises(ValueError, match="only with hashing"):
+        KernelKNNClassifier("rbf", probe=1).fit(X, y)
+    with pytest.raises(ValueError, match="labels"):
+        KernelKNNClassifier("rbf").fit(X, y[:-1])
+
+
+def test_clone_and_params():
+    clf = KernelKNNClassifier("path", n_neighbors=4, hashing="klsh", kernel_params={"lam": 0.8},
+                              hash_params={"n_sample": 50}, random_state=3)
+    c = clone(clf)
+    assert c.get_params() == clf.get_params()
+    assert c.kernel_params is not clf.kernel_params  # deep-copied by clone
+
+
+@parametrize_with_checks(
+    [
+        KernelKNNClassifier(kernel="rbf", n_neighbors=3),
+        KernelKNNClassifier(kernel="rbf", n_neighbors=3, hashing="random-knn", random_state=0),
+    ],
+    expected_failed_checks=lambda est: {
+        # the documented kernel-evaluation counter n_evaluations_ is updated by predict
+        "check_dict_unchanged": "n_evaluations_ counts the last predict's kernel evaluations",
+    },
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

@@ -1,0 +1,68 @@
+"""``structkernels paraphrase`` end to end on small corpora."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from structkernels.cli import main
+
+HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\r\n"
+POS = ["The cat sat on the mat.", "The cat was sitting on the mat."]
+NEG = ["Stocks fell sharply on Monday.", "He plays the violin in an orchestra."]
+
+
+def corpus(path, n, shift=0):
+    rows = []
+    for i in range(n):
+        words = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
+        w = words[(i + shift) % 6]
+        if i % 2:
+            rows.append(f"1\t{i}\t{i}\t{w} {POS[0]}\t{w} {POS[1]}\r\n")
+        else:
+            rows.append(f"0\t{i}\t{i}\t{w} {NEG[0]}\t{NEG[1]} {w}\r\n")
+    path.write_bytes((HEADER + "".join(rows)).encode("utf-8"))
+    return path
+
+
+def test_paraphrase_cli_json_and_cache(tmp_path, capsys):
+    tr = corpus(tmp_path / "tr.txt", 20)
+    te = corpus(tmp_path / "te.txt", 10, shift=3)
+    cache = tmp_path / "cache"
+    argv = ["paraphrase", "--train", str(tr), "--test", str(te), "--kernel", "kb-srk",
+            "--kmax", "2", "--pr", "--cache", str(cache), "--json",
+            "--predictions", str(tmp_path / "pred.txt")]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["accuracy"] == 100.0 and out["f1"] == 100.0
+    assert out["n_train"] == 20 and out["n_test"] == 10
+    assert len(list(cache.glob("*.npy"))) > 0
+    assert (tmp_path / "pred.txt").read_text().split() == ["0", "1"] * 5
+    assert main(argv) == 0  # second run from the cache
+    assert json.loads(capsys.readouterr().out)["accuracy"] == 100.0
+
+
+@pytest.mark.parametrize("kern", ["ps-srk", "pw-srk"])
+def test_paraphrase_cli_other_kernels(tmp_path, capsys, kern):
+    tr = corpus(tmp_path / "tr.txt", 12)
+    te = corpus(tmp_path / "te.txt", 6)
+    assert main(["paraphrase", "--train", str(tr), "--test", str(te), "--kernel", kern,
+                 "--kmax", "2"]) == 0
+    assert "accuracy" in capsys.readouterr().out
+
+
+def test_paraphrase_cli_user_errors(tmp_path, capsys):
+    tr = corpus(tmp_path / "tr.txt", 6)
+    assert main(["paraphrase", "--train", str(tr), "--test", str(tmp_path / "no.txt")]) == 2
+    assert "no such corpus file" in capsys.readouterr().err
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes((HEADER + "1\t1\t2\tA.\tB.\r\nzz\t1\t2\tA.\tB.\r\n").encode())
+    assert main(["paraphrase", "--train", str(tr), "--test", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.txt:3" in err and len(err.strip().splitlines()) == 1
+    assert main(["paraphrase", "--train", str(tr), "--test", str(tr), "--kmax", "0"]) == 2
+    one = tmp_path / "one.txt"
+    one.write_bytes((HEADER + "1\t1\t2\tA b.\tB a.\r\n").encode())
+    assert main(["paraphrase", "--train", str(one), "--test", str(tr)]) == 2
+    assert "single class" in capsys.readouterr().err

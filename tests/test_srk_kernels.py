@@ -1,0 +1,151 @@
+"""kb-SRK / ps-SRK / pw-SRK: Algorithm 2 vs Eq. 4, PSD, input checks, kmax sums, registry."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structkernels import Normalized
+from structkernels.kernel import ZeroSelfSimilarityWarning
+from structkernels.kernels._srk_common import srk_gram_stack, sum_normalized
+from structkernels.kernels.kb_srk import KbSRK, kb_srk_direct, kb_srk_stack
+from structkernels.kernels.ps_srk import PsSRK
+from structkernels.kernels.pw_srk import PwSRK
+from structkernels.registry import kernel
+
+KERNELS = [KbSRK, PsSRK, PwSRK]
+
+tokens = st.sampled_from(["a", "b", "c", "d"])
+side = st.lists(tokens, min_size=0, max_size=7).map(tuple)
+rewriting = st.tuples(side, side)
+
+
+def msrp_pairs(shared_data, n):
+    from structkernels.text.loaders import load_msrp
+    from structkernels.text.tokenize import TextPipeline
+
+    corpus = load_msrp(shared_data / "msrp" / "msr_paraphrase_train.txt")
+    return corpus.tokenized(TextPipeline())[:n]
+
+
+def test_algorithm2_equals_eq4_direct_sum_on_sentences(shared_data):
+    X = msrp_pairs(shared_data, 24)
+    S = kb_srk_stack(X[:12], X[12:], 1, 4, 1.0)
+    for i in (0, 7):
+        for j in (1, 10):
+            for k in (1, 2, 3, 4):
+                d = kb_srk_direct(X[i], X[12 + j], k, 1.0)
+                assert S[k - 1, i, j] == pytest.approx(d, rel=1e-12, abs=1e-12)
+    # a paraphrase against itself, lam < 1
+    for k in (1, 2, 3):
+        assert KbSRK(k=k, lam=0.6)(X[0], X[0]) == pytest.approx(
+            kb_srk_direct(X[0], X[0], k, 0.6), rel=1e-12
+        )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(rewriting, min_size=2, max_size=6), st.integers(1, 3),
+       st.sampled_from([1.0, 0.5]))
+def test_kb_algorithm2_equals_direct_property(X, k, lam):
+    S = kb_srk_stack(X, None, k, k, lam)[0]
+    for i in range(len(X)):
+        for j in range(len(X)):
+            assert S[i, j] == pytest.approx(kb_srk_direct(X[i], X[j], k, lam), abs=1e-9)
+
+
+@pytest.mark.parametrize("cls", KERNELS)
+@settings(max_examples=15, deadline=None)
+@given(X=st.lists(rewriting, min_size=2, max_size=9), k=st.integers(1, 3))
+def test_symmetric_and_psd(cls, X, k):
+    G = cls(k=k, lam=0.7).gram(X)
+    assert np.allclose(G, G.T)
+    assert np.linalg.eigvalsh(G).min() >= -1e-8 * max(1.0, np.abs(G).max())
+
+
+@pytest.mark.parametrize("cls", KERNELS)
+def test_psd_random_sets_and_kmax_sum(cls):
+    rng = random.Random(3)
+    X = [(tuple(rng.choice("abcde") for _ in range(rng.randint(3, 9))),
+          tuple(rng.choice("abcde") for _ in range(rng.randint(3, 9)))) for _ in range(25)]
+    G = cls(k=1, kmax=3, lam=0.8).gram(X)
+    assert np.linalg.eigvalsh(G).min() >= -1e-8
+    # the kmax kernel is the sum of the normalised windows (kernel algebra)
+    alg = Normalized(cls(k=1, lam=0.8)) + Normalized(cls(k=2, lam=0.8)) + Normalized(
+        cls(k=3, lam=0.8)
+    )
+    assert np.allclose(G, alg.gram(X), atol=1e-12)
+    np.testing.assert_allclose(np.diag(G), 3.0)
+
+
+def test_kmax_rectangular_block_and_diag():
+    rng = random.Random(5)
+    X = [(tuple(rng.choice("abc") for _ in range(6)), tuple(rng.choice("abc") for _ in range(5)))
+         for _ in range(8)]
+    k = KbSRK(k=1, kmax=2, lam=0.9)
+    full = k.gram(X)
+    np.testing.assert_allclose(k.gram(X[:3], X[3:]), full[:3, 3:], atol=1e-12)
+    np.testing.assert_allclose(k.diag(X), 2.0)
+
+
+def test_srk_gram_stack_reuses_windows_and_caches(tmp_path):
+    rng = random.Random(11)
+    X = [(tuple(rng.choice("abc") for _ in range(6)), tuple(rng.choice("abc") for _ in range(6)))
+         for _ in range(10)]
+    S, dx, dy = srk_gram_stack(KbSRK(k=1, kmax=3), X, cache_dir=tmp_path)
+    for j in (1, 2, 3):
+        np.testing.assert_allclose(S[j - 1], KbSRK(k=j).gram(X))
+    np.testing.assert_allclose(sum_normalized(S, dx, dy), KbSRK(k=1, kmax=3).gram(X))
+    assert len(list(tmp_path.glob("*.npy"))) == 9
+    S2, _, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=tmp_path)  # from the cache
+    np.testing.assert_array_equal(S2, S[:2])
+    R, rx, ry = srk_gram_stack(PwSRK(k=1, kmax=2), X[:4], X[4:], block_size=3, n_jobs=2)
+    np.testing.assert_allclose(R[1], PwSRK(k=2).gram(X[:4], X[4:]))
+    np.testing.assert_allclose(ry[0], PwSRK(k=1).diag(X[4:]))
+
+
+def test_short_sequences_give_zero_and_warn_once():
+    X = [(("a",), ("a",)), (("a", "b"), ("a", "b"))]
+    G = KbSRK(k=2).gram(X)
+    assert G[0, 0] == 0.0 and G[1, 1] > 0
+    with pytest.warns(ZeroSelfSimilarityWarning):
+        KbSRK(k=1, kmax=2).gram(X)
+
+
+@pytest.mark.parametrize("name", ["kb-srk", "ps-srk", "pw-srk", "pr"])
+def test_registered_and_refuse_bare_strings(name):
+    k = kernel(name)
+    with pytest.raises(TypeError, match="bare str"):
+        k.gram("Shakespeare wrote Hamlet")
+    with pytest.raises(TypeError, match="source is a bare str"):
+        k.gram([("Shakespeare wrote Hamlet", "Hamlet was written by Shakespeare")])
+    with pytest.raises(TypeError, match="target token 1"):
+        k.gram([(("a",), ("b", 3))])
+    with pytest.raises(TypeError, match="pair"):
+        k.gram([(("a",), ("b",), ("c",))])
+
+
+@pytest.mark.parametrize("cls", KERNELS)
+@pytest.mark.parametrize("bad", [dict(k=0), dict(k=2, kmax=1), dict(lam=0.0), dict(lam=1.5),
+                                 dict(k=1.5), dict(kmax="4")])
+def test_bad_parameters(cls, bad):
+    with pytest.raises(ValueError):
+        cls(**bad).gram([(("a",), ("a",))])
+
+
+def test_numpy_token_arrays_and_lists_accepted():
+    x = (np.array(["a", "b"]), ["b", "a"])
+    y = (("a", "b"), ("b", "a"))
+    assert KbSRK(k=1)(x, y) == KbSRK(k=1)(y, y)
+
+
+def test_ps_pw_relations():
+    x = (("a", "b", "c"), ("c", "b"))
+    y = (("a", "b", "d"), ("c", "b", "b"))
+    # pw with lam tiny tends to ps (wildcard rules vanish)
+    assert PwSRK(k=2, lam=1e-6)(x, y) == pytest.approx(PsSRK(k=2)(x, y), rel=1e-6)
+    # kb-SRK with lam tiny keeps only wildcard-free rules: identical rules on both pairs
+    assert KbSRK(k=2, lam=1e-6)(x, y) == pytest.approx(PsSRK(k=2)(x, y), rel=1e-6)

@@ -1,0 +1,145 @@
+"""End-to-end tests of ``structkernels train-npk`` and ``structkernels predict``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from structkernels.cli import main
+
+NOISE = ["location", "manner", "mod", "quant", "time"]
+
+
+def planted_records(n=200, seed=0):
+    """Interaction records whose label is carried by ARG0/ARG1; five noise edge labels.
+
+    Graph ids alternate between two halves through the ``split`` field.
+    """
+    rng = np.random.default_rng(seed)
+    records = []
+    for i in range(n):
+        label = int(rng.random() < 0.5)
+        path = [[None, "bind"]]
+        path.append(["ARG0", "kinase" if label else "phosphatase"])
+        path.append(["ARG1", "protein" if label else "gene"])
+        for edge in NOISE:
+            if rng.random() < 0.9:
+                path.append([edge, f"{edge}-{rng.integers(4)}"])
+        gid = f"g{i // 2}"
+        records.append(
+            {
+                "id": f"{gid}#{i % 2}",
+                "graph_id": gid,
+                "sentence": "synthetic",
+                "interaction": {"type": "bind-01", "node": "b", "catalyst": None,
+                                "participants": []},
+                "path": path,
+                "tree": {"label": "bind"},
+                "label": label,
+                "swapped": False,
+                "split": "train" if (i // 2) % 2 == 0 else "test",
+            }
+        )
+    return records
+
+
+@pytest.fixture()
+def data_file(tmp_path):
+    path = tmp_path / "interactions.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in planted_records()))
+    return path
+
+
+def _train(data_file, tmp_path, capsys, *extra):
+    model = tmp_path / "model.json"
+    argv = [
+        "train-npk", str(data_file), "--out", str(model), "--alpha", "3", "--beta", "20",
+        "--top-fraction", "1.0", "--hashing", "none", "--no-progress", "--json", *extra,
+    ]
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    return model, summary
+
+
+def test_train_npk_learns_the_planted_sigma_and_reports_both_kernels(data_file, tmp_path, capsys):
+    model, s = _train(data_file, tmp_path, capsys)
+    assert sorted(s["zeroed_labels"]) == NOISE
+    for name in ("PK", "NPK"):
+        assert set(s[name]) >= {"f1", "precision", "recall", "n_evaluations", "seconds"}
+        assert s[name]["n_evaluations"] > 0
+    # with the noise labels ignored, every neighbour shares the test structure's class
+    assert s["NPK"]["f1"] == pytest.approx(1.0)
+    assert s["NPK"]["f1"] >= s["PK"]["f1"]
+    assert s["n_train"] + s["n_test"] == 200
+    assert s["learning"]["n_evaluations"] > 0
+    saved = json.loads(model.read_text())
+    assert saved["format"] == "structkernels.npk-model"
+    assert sorted(saved["learner"]["ignored_labels"]) == NOISE
+    assert len(saved["train"]["paths"]) == s["n_train"]
+
+
+def test_train_npk_prints_a_readable_table(data_file, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    argv = ["train-npk", str(data_file), "--out", str(model), "--alpha", "2", "--beta", "10",
+            "--hashing", "random-knn", "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "labels σ zeroed" in out
+    assert "\nPK " in out and "\nNPK " in out
+    assert "of N²" in out
+    assert model.exists()
+
+
+def test_predict_labels_new_candidates(data_file, tmp_path, capsys):
+    model, s = _train(data_file, tmp_path, capsys)
+    new = tmp_path / "new.jsonl"
+    records = planted_records(n=40, seed=3)
+    new.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "pred.jsonl"
+    assert main(["predict", str(model), str(new), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [d["id"] for d in lines] == [r["id"] for r in records]
+    assert all(d["label"] in (0, 1) and 0.0 <= d["score"] <= 1.0 for d in lines)
+    # the learned σ makes the planted problem separable
+    assert [d["label"] for d in lines] == [r["label"] for r in records]
+    assert "F1 100.0" in err
+
+
+def test_predict_reads_plain_path_records(data_file, tmp_path, capsys):
+    model, _ = _train(data_file, tmp_path, capsys)
+    new = tmp_path / "paths.jsonl"
+    new.write_text(
+        json.dumps({"id": "a", "path": [[None, "bind"], ["ARG0", "kinase"], ["ARG1", "protein"]]})
+        + "\n"
+        + json.dumps({"id": "b", "path": [[None, "bind"], ["ARG0", "phosphatase"], ["ARG1", "gene"]]})
+        + "\n"
+    )
+    assert main(["predict", str(model), str(new)]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(d["id"], d["label"]) for d in lines] == [("a", 1), ("b", 0)]
+
+
+def test_user_errors_are_one_line(data_file, tmp_path, capsys):
+    assert main(["train-npk", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no such file" in err and err.count("\n") == 1
+
+    bad_model = tmp_path / "bad.json"
+    bad_model.write_text(json.dumps({"format": "other"}))
+    assert main(["predict", str(bad_model), str(data_file)]) == 2
+    err = capsys.readouterr().err
+    assert "not a train-npk model" in err and err.count("\n") == 1
+
+    assert main(["train-npk", str(data_file), "--out", str(tmp_path / "m.json"), "--beta", "0",
+                 "--no-progress"]) == 2
+    assert "beta must be a positive int" in capsys.readouterr().err
+
+
+def test_plot_option_writes_a_png(data_file, tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="matplotlib is the optional [plot] extra")
+    png = tmp_path / "losses.png"
+    _train(data_file, tmp_path, capsys, "--plot", str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -46,7 +46,7 @@ def naive_structures(G, U, cand):
     def steps(t):
         nodes = nx.shortest_path(U, cand.interaction, t)
         out = []
-        for a, b in zip(nodes, nodes[1:]):
+        for a, b in zip(nodes, nodes[1:], strict=False):
             d = G.get_edge_data(a, b)
             out.append((d[0]["role"] if d else G.get_edge_data(b, a)[0]["role"] + "-of", b))
         return out
@@ -131,9 +131,7 @@ def main(argv=None) -> int:
             "seconds": round(t_base, 3),
             "candidates_per_second": round(n / t_base, 1),
         },
-        "speedup_vs_baseline": round(
-            t_base / shipped["candidates_paths_trees_seconds"], 2
-        ),
+        "speedup_vs_baseline": round(t_base / shipped["candidates_paths_trees_seconds"], 2),
     }
     text = json.dumps(result, indent=2)
     print(text)

@@ -102,6 +102,22 @@ def exact_cached(paths, kern, n_jobs: int, key: str):
     return g.indices, g.similarities, g.n_evaluations, g.seconds, False
 
 
+def synthetic_buckets(seed: int) -> dict:
+    """Bucket sizes of both hashes on tight Gaussian clusters under an RBF kernel.
+
+    50 clusters (centres ~ N(0, 9 I) in 8-D, unit noise), N = 1000, sigma = 1:
+    most points have kernel values ~0 against every sampled point.
+    """
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(50, 8)) * 3
+    X = centres[rng.integers(0, 50, 1000)] + rng.normal(size=(1000, 8))
+    out = {"setting": "N=1000, 50 Gaussian clusters in 8-D, rbf sigma=1, 1 table, no probe"}
+    for fam in ("random-knn", "klsh"):
+        g = sk.knn_graph(X, "rbf", 1, hashing=fam, random_state=seed)
+        out[fam] = {"evaluations": g.n_evaluations, "buckets": bucket_stats(g.bucket_sizes()[0])}
+    return out
+
+
 def fit_exponent(ns, evals) -> float:
     return float(np.polyfit(np.log(ns), np.log(evals), 1)[0])
 
@@ -118,9 +134,18 @@ def main(argv=None) -> int:
     ap.add_argument("--no-classifier", action="store_true")
     ap.add_argument("--families", nargs="+", default=["random-knn", "klsh"])
     ap.add_argument("--out", type=str, default=None, help="also write the JSON here")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="only the bucket sizes on synthetic RBF clusters (seconds)")
     args = ap.parse_args(argv)
+    if args.synthetic:
+        text = json.dumps(synthetic_buckets(args.seed), indent=2)
+        print(text)
+        if args.out:
+            FsPath(args.out).write_text(text + "\n")
+        return 0
 
     t_load = time.perf_counter()
+    data_sha1 = hashlib.sha1(DATA.read_bytes()).hexdigest()
     tr_paths, tr_labels = load_split("train")
     te_paths, te_labels = load_split("test")
     t_load = time.perf_counter() - t_load
@@ -135,6 +160,7 @@ def main(argv=None) -> int:
         "kernel": f"Normalized(path, lam={args.lam})",
         "dataset": "bio-amr-interactions (train split for the graphs and classifier, test split "
         "for classification)",
+        "data_sha1": data_sha1,
         "train_records": len(tr_paths),
         "train_positive": int((tr_labels == 1).sum()),
         "test_sample": {"n": len(Xte), "positive": int((yte == 1).sum())},
@@ -150,7 +176,7 @@ def main(argv=None) -> int:
         X = [tr_paths[i] for i in idx]
         y = tr_labels[idx]
         key = hashlib.sha1(
-            f"{n}-{args.seed}-{args.lam}-{idx.tobytes().hex()[:64]}".encode()
+            f"{data_sha1}-{n}-{args.seed}-{args.lam}-{idx.tobytes().hex()}".encode()
         ).hexdigest()[:16]
         ex_idx, ex_sim, ex_evals, ex_sec, hit = exact_cached(X, kern, args.n_jobs, key)
         run = {"N": n, "positive": int((y == 1).sum()),

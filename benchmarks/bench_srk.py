@@ -52,6 +52,7 @@ def main() -> None:
     kb_srk_direct(A[0], B[0], 1)
     out: dict = {
         "python": platform.python_version(), "cpu_count": os.cpu_count(),
+        "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
         "data": "MSRP train, lower-cased + Snowball stemmed",
         "mean_tokens": float(np.mean([len(s) + len(t) for s, t in train]) / 2),
         "block": [args.n, args.n], "per_k": {},

@@ -78,6 +78,7 @@ def build(dedupe: bool = True, progress: bool = True) -> tuple[list[dict], dict]
     seen: dict[tuple, int] = {}
     n_candidates = 0
     n_conflicts = 0
+    n_cand_labels: Counter = Counter()
     for amr in tqdm(graphs, desc="graphs", unit="graph", disable=not progress):
         x = CandidateExtractor(amr)
         G = amr.graph
@@ -87,6 +88,7 @@ def build(dedupe: bool = True, progress: bool = True) -> tuple[list[dict], dict]
             n_candidates += 1
             path = x.path_tuples(cand)
             lab = labeler(cand)
+            n_cand_labels["swapped" if lab.swapped else lab.label] += 1
             key = tuple(path)
             if dedupe:
                 first = seen.get(key)
@@ -117,6 +119,8 @@ def build(dedupe: bool = True, progress: bool = True) -> tuple[list[dict], dict]
         "graphs": len(graphs),
         "duplicate_graphs_dropped": len(corpus.duplicates),
         "candidates": n_candidates,
+        "candidates_positive": n_cand_labels[1],
+        "candidates_negative_swapped": n_cand_labels["swapped"],
         "records": len(records),
         "max_distance": MAX_DISTANCE,
         "deduplicated_by_path": dedupe,

@@ -74,9 +74,7 @@ __all__ = [
 ]
 
 #: Where the shipped dataset lives: ``<repo root>/datasets/bio-amr-interactions``.
-SHIPPED_DATASET = (
-    FilePath(__file__).resolve().parent.parent / "datasets" / "bio-amr-interactions"
-)
+SHIPPED_DATASET = FilePath(__file__).resolve().parent.parent / "datasets" / "bio-amr-interactions"
 _SHIPPED_FILE = "interactions.jsonl.gz"
 SPLITS = ("train", "test")
 
@@ -151,10 +149,14 @@ class InteractionDataset:
         self.records = list(records)
         self.paths = list(paths)
         self.trees = list(trees)
-        self.labels = np.fromiter((int(r["label"]) for r in self.records), dtype=np.int64,
-                                  count=len(self.records))
-        self.swapped = np.fromiter((bool(r.get("swapped", False)) for r in self.records),
-                                   dtype=bool, count=len(self.records))
+        self.labels = np.fromiter(
+            (int(r["label"]) for r in self.records), dtype=np.int64, count=len(self.records)
+        )
+        self.swapped = np.fromiter(
+            (bool(r.get("swapped", False)) for r in self.records),
+            dtype=bool,
+            count=len(self.records),
+        )
         self.source = source
         self.skipped = list(skipped)
 
@@ -213,7 +215,9 @@ class _TreeBuilder:
         kids = []
         for i, c in enumerate(kids_json):
             if not isinstance(c, list) or len(c) != 2:
-                raise StructureError(f"child {i} of {obj['label']!r} must be [edge, tree], got {c!r}")
+                raise StructureError(
+                    f"child {i} of {obj['label']!r} must be [edge, tree], got {c!r}"
+                )
             kids.append((c[0], self(c[1])))
         key = (obj["label"], tuple(kids))
         tree = self._cache.get(key)
@@ -241,7 +245,9 @@ def _resolve(G, item: Any, what: str, gid: str) -> str:
     if len(by_name) == 1:
         return by_name[0]
     if len(by_name) > 1:
-        raise ValueError(f"{what} {item!r} is ambiguous: nodes {by_name} of graph {gid!r} have that name")
+        raise ValueError(
+            f"{what} {item!r} is ambiguous: nodes {by_name} of graph {gid!r} have that name"
+        )
     from structkernels.amr.graph import concept_label
 
     by_concept = [
@@ -253,7 +259,9 @@ def _resolve(G, item: Any, what: str, gid: str) -> str:
         raise ValueError(
             f"{what} {item!r} is ambiguous: nodes {by_concept} of graph {gid!r} have that concept"
         )
-    raise ValueError(f"unknown node {item!r} ({what}): no variable, name or concept of graph {gid!r}")
+    raise ValueError(
+        f"unknown node {item!r} ({what}): no variable, name or concept of graph {gid!r}"
+    )
 
 
 def _structures_from_amr(record: dict, tuple_form: bool) -> tuple[Path, Tree]:
@@ -272,19 +280,27 @@ def _structures_from_amr(record: dict, tuple_form: bool) -> tuple[Path, Tree]:
                 f"got {tup!r}"
             )
         if tup[0] is None:
-            raise ValueError("interaction node missing: the first item of 'interaction_tuple' is null")
+            raise ValueError(
+                "interaction node missing: the first item of 'interaction_tuple' is null"
+            )
         inter = _resolve(G, tup[0], "interaction", gid)
         cat = None if tup[1] in (None, "") else _resolve(G, tup[1], "catalyst", gid)
         parts = tuple(_resolve(G, p, "participant", gid) for p in tup[2:])
     else:
         it = record.get("interaction")
         if not isinstance(it, dict):
-            raise ValueError("a record with 'amr' needs an 'interaction' object or 'interaction_tuple'")
+            raise ValueError(
+                "a record with 'amr' needs an 'interaction' object or 'interaction_tuple'"
+            )
         if not it.get("node"):
             raise ValueError("interaction node missing: 'interaction' has no 'node'")
         inter = _resolve(G, it["node"], "interaction", gid)
         c = it.get("catalyst")
-        cat = None if c is None else _resolve(G, c["node"] if isinstance(c, dict) else c, "catalyst", gid)
+        cat = (
+            None
+            if c is None
+            else _resolve(G, c["node"] if isinstance(c, dict) else c, "catalyst", gid)
+        )
         ps = it.get("participants") or []
         parts = tuple(
             _resolve(G, p["node"] if isinstance(p, dict) else p, "participant", gid) for p in ps
@@ -390,12 +406,17 @@ def load_interactions(
     trees: list[Tree] = []
     skipped: list[SkippedRecord] = []
     build_tree = _TreeBuilder()
+    # in compact JSON a record of the other half holds this text (inside a JSON
+    # string the quotes would be escaped, so it cannot come from a value)
+    other = None if split is None else f'"split":"{"test" if split == "train" else "train"}"'
     try:
         fh = _open_text(fname)
         with fh:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
+                if other is not None and other in line:
+                    continue  # fast path: a compact record of the other half
                 rid = None
                 try:
                     try:
@@ -403,9 +424,14 @@ def load_interactions(
                     except json.JSONDecodeError as exc:
                         raise ValueError(f"not valid JSON ({exc.msg})") from None
                     rid = obj.get("id") if isinstance(obj, dict) else None
-                    if split is not None and isinstance(obj, dict) and obj.get("split") not in (
-                        None,
-                        split,
+                    if (
+                        split is not None
+                        and isinstance(obj, dict)
+                        and obj.get("split")
+                        not in (
+                            None,
+                            split,
+                        )
                     ):
                         continue
                     rec, p, t = _parse_record(obj, lineno, build_tree)
@@ -413,7 +439,9 @@ def load_interactions(
                     reason = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
                     if on_error == "raise":
                         rtxt = f" (record {rid})" if rid is not None else ""
-                        raise InteractionFormatError(f"{fname}, line {lineno}{rtxt}: {reason}") from None
+                        raise InteractionFormatError(
+                            f"{fname}, line {lineno}{rtxt}: {reason}"
+                        ) from None
                     skipped.append(SkippedRecord(fname, lineno, rid, reason))
                     continue
                 if split is not None and rec["split"] != split:

@@ -641,6 +641,9 @@ class NonstationaryLearner(BaseEstimator):
         params = self.get_params(deep=False)
         kern = params.pop("kernel")
         rs = params.pop("random_state")
+        if isinstance(kern, Normalized):
+            kern = kern.kernel
+            params["normalize"] = True
         params["kernel_params"] = _jsonable(
             self.kernel_params if isinstance(kern, str) else kern.get_params(deep=False)
         )

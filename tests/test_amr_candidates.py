@@ -64,15 +64,19 @@ def test_candidates_match_brute_force(dev_graphs):
 def oracle_path(G, cand):
     """Oracle: Table 1 path from networkx shortest paths (checked to be consistent)."""
     U = nx.Graph()
-    for u, v, role in G.edges(data="role"):
+    for u, v, _role in G.edges(data="role"):
         U.add_edge(u, v)
 
     def steps(target):
         nodes = nx.shortest_path(U, cand.interaction, target)
         out = []
-        for a, b in zip(nodes, nodes[1:]):
+        for a, b in zip(nodes, nodes[1:], strict=False):
             fwd = [r for _, t, r in G.out_edges(a, data="role") if t == b]
-            label = fwd[0] if fwd else [r for s, _, r in G.in_edges(a, data="role") if s == b][0] + "-of"
+            label = (
+                fwd[0]
+                if fwd
+                else [r for s, _, r in G.in_edges(a, data="role") if s == b][0] + "-of"
+            )
             out.append((label, concept_label(G.nodes[b]["concept"])))
         return out
 
@@ -116,14 +120,14 @@ def test_tree_is_union_of_path_segments(dev_graphs):
             tree, path = x.tree(cand), list(x.path(cand))
             branches = {}
 
-            def walk(t, prefix):
+            def walk(t, prefix, out):
                 for e, c in t.children:
                     if e == "role":
-                        branches.setdefault(c.label, []).append(prefix)
+                        out.setdefault(c.label, []).append(prefix)
                     else:
-                        walk(c, prefix + [(e, c.label)])
+                        walk(c, prefix + [(e, c.label)], out)
 
-            walk(tree, [])
+            walk(tree, [], branches)
             roots = [k for k, (e, _) in enumerate(path) if e is None]
             segs = []
             bounds = roots + [len(path)]
@@ -131,7 +135,7 @@ def test_tree_is_union_of_path_segments(dev_graphs):
                 cat = path[: roots[0]]
                 assert list(reversed(cat)) in branches["catalyst"]
                 bounds = bounds[1:]
-            for a, b in zip(bounds, bounds[1:]):
+            for a, b in zip(bounds, bounds[1:], strict=False):
                 segs.append(path[a + 1 : b])
             for seg in segs:
                 assert seg in branches["domain"]
@@ -164,7 +168,9 @@ def test_json_round_trip_and_encoding(dev_graphs):
     lab = a.labels
     for i, p in enumerate(paths[:50]):
         s, e = ea.offsets[i], ea.offsets[i + 1]
-        assert [(lab[x], lab[y]) for x, y in zip(ea.edges[s:e], ea.nodes[s:e])] == list(p)
+        assert [
+            (lab[x], lab[y]) for x, y in zip(ea.edges[s:e], ea.nodes[s:e], strict=True)
+        ] == list(p)
 
 
 labels = st.text(alphabet="abcdefgh-0123", min_size=1, max_size=6)

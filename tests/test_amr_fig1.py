@@ -47,21 +47,39 @@ FIG1 = """
 # Table 1, written as (edge, node) tuples with edges as AMR spells them (the paper
 # lower-cases them: arg0, op1-of) and nodes without sense numbers, as in the paper.
 POSITIVE = [
-    ("example", "protein"), ("ARG0", "protein"), ("ARG1-of", "have"), ("op1-of", "and"),
-    ("purpose-of", "site"), (None, "bind"),
-    (None, "bind"), ("ARG1", "enzyme"),
-    (None, "bind"), ("purpose-of", "site"), ("op1-of", "and"), ("op2", "site"),
-    ("purpose", "exchange"), ("ARG1", "small-molecule"),
+    ("example", "protein"),
+    ("ARG0", "protein"),
+    ("ARG1-of", "have"),
+    ("op1-of", "and"),
+    ("purpose-of", "site"),
+    (None, "bind"),
+    (None, "bind"),
+    ("ARG1", "enzyme"),
+    (None, "bind"),
+    ("purpose-of", "site"),
+    ("op1-of", "and"),
+    ("op2", "site"),
+    ("purpose", "exchange"),
+    ("ARG1", "small-molecule"),
 ]
 # Table 1's negative path: its last traversal prints "(op2, site) (arg2, small-molecule)",
 # skipping the (purpose, exchange) tuple that the subgraph of Fig. 1(c) has; the path
 # read from the graph has it.
 NEGATIVE = [
-    ("ARG1", "enzyme"), (None, "bind"),
-    (None, "bind"), ("purpose-of", "site"), ("op1-of", "and"), ("op2", "site"),
-    ("purpose", "exchange"), ("ARG1", "small-molecule"),
-    (None, "bind"), ("purpose-of", "site"), ("op1-of", "and"), ("op2", "site"),
-    ("purpose", "exchange"), ("ARG2", "small-molecule"),
+    ("ARG1", "enzyme"),
+    (None, "bind"),
+    (None, "bind"),
+    ("purpose-of", "site"),
+    ("op1-of", "and"),
+    ("op2", "site"),
+    ("purpose", "exchange"),
+    ("ARG1", "small-molecule"),
+    (None, "bind"),
+    ("purpose-of", "site"),
+    ("op1-of", "and"),
+    ("op2", "site"),
+    ("purpose", "exchange"),
+    ("ARG2", "small-molecule"),
 ]
 
 

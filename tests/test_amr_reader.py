@@ -72,7 +72,9 @@ def test_empty_file(tmp_path):
 def test_non_amr_text(tmp_path):
     f = tmp_path / "prose.txt"
     f.write_text("This is a sentence.\nAnd another one.\n")
-    with pytest.raises(AMRFormatError, match=r"prose\.txt, line 1: not a PENMAN graph: expected '\('"):
+    with pytest.raises(
+        AMRFormatError, match=r"prose\.txt, line 1: not a PENMAN graph: expected '\('"
+    ):
         read_amr(f)
     with pytest.raises(AMRFormatError, match="no AMR graph could be read.*1 skipped"):
         read_amr(f, on_error="skip")
@@ -99,7 +101,9 @@ def test_malformed_graphs_are_named_and_skipped(tmp_path, gid):
     body, msg = BAD[gid]
     good = '# ::id ok ::snt fine\n(b / bind-01 :ARG1 (p / protein :name (n / name :op1 "Ras")))\n'
     f = tmp_path / "c.txt"
-    f.write_text(f"# header comment\n\n{good}\n# ::id {gid} ::snt bad\n{body}\n\n{good.replace('ok', 'ok2')}")
+    f.write_text(
+        f"# header comment\n\n{good}\n# ::id {gid} ::snt bad\n{body}\n\n{good.replace('ok', 'ok2')}"
+    )
     with pytest.raises(AMRFormatError, match=msg) as err:
         read_amr(f)
     assert err.value.graph_id == gid and err.value.line >= 6

@@ -63,12 +63,13 @@ def test_shipped_dataset(shipped, repo_root):
 
 
 @pytest.mark.slow
-def test_split_argument_and_subset(shipped):
-    train = load_interactions(split="train")
-    assert [r["id"] for r in train.records] == [r["id"] for r in shipped.split("train").records]
+def test_subset(shipped):
+    train = shipped.split("train")
     sub = train.subset([3, 1, 2])
     assert [r["id"] for r in sub.records] == [train.records[i]["id"] for i in (3, 1, 2)]
     assert sub.paths == [train.paths[i] for i in (3, 1, 2)]
+    assert sub.trees == [train.trees[i] for i in (3, 1, 2)]
+    assert sub.labels.tolist() == [int(train.labels[i]) for i in (3, 1, 2)]
     mask = np.zeros(len(train), bool)
     mask[:5] = True
     assert len(train.subset(mask)) == 5
@@ -76,6 +77,32 @@ def test_split_argument_and_subset(shipped):
         train.subset([len(train)])
     with pytest.raises(ValueError, match="split must be one of"):
         train.split("dev")
+
+
+def test_split_argument(tmp_path, shipped_sample):
+    """split= gives the same half as .split(), with compact and spaced JSON alike."""
+    for compact in (True, False):
+        sep = (",", ":") if compact else (", ", ": ")
+        f = tmp_path / f"s{compact}.jsonl"
+        f.write_text("".join(json.dumps(r, separators=sep) + "\n" for r in shipped_sample))
+        whole = load_interactions(f)
+        for name in ("train", "test"):
+            half = load_interactions(f, split=name)
+            assert [r["id"] for r in half.records] == [r["id"] for r in whole.split(name).records]
+            assert half.paths == whole.split(name).paths and len(half) > 0
+
+
+@pytest.fixture(scope="module")
+def shipped_sample(repo_root):
+    """The first 300 records of the shipped file, as written by the build."""
+    f = repo_root / "datasets" / "bio-amr-interactions" / "interactions.jsonl.gz"
+    out = []
+    with gzip.open(f, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            out.append(json.loads(line))
+            if len(out) == 300:
+                break
+    return out
 
 
 def _write(tmp_path, records, name="x.jsonl", gz=False):
@@ -90,10 +117,21 @@ def _write(tmp_path, records, name="x.jsonl", gz=False):
 
 def test_user_jsonl_and_gzip(tmp_path):
     recs = [
-        {"id": "r1", "graph_id": "g1", "path": [[None, "bind"], ["ARG1", "enzyme"]],
-         "tree": {"label": "bind", "children": [["ARG1", {"label": "enzyme"}]]}, "label": 1},
-        {"id": "r2", "graph_id": "g2", "path": [[None, "bind"], ["ARG2", "protein"]],
-         "tree": {"label": "bind"}, "label": 0, "split": "test"},
+        {
+            "id": "r1",
+            "graph_id": "g1",
+            "path": [[None, "bind"], ["ARG1", "enzyme"]],
+            "tree": {"label": "bind", "children": [["ARG1", {"label": "enzyme"}]]},
+            "label": 1,
+        },
+        {
+            "id": "r2",
+            "graph_id": "g2",
+            "path": [[None, "bind"], ["ARG2", "protein"]],
+            "tree": {"label": "bind"},
+            "label": 0,
+            "split": "test",
+        },
     ]
     for gz in (False, True):
         d = load_interactions(_write(tmp_path, recs, "u.jsonl" + (".gz" if gz else ""), gz))
@@ -105,8 +143,12 @@ def test_user_jsonl_and_gzip(tmp_path):
 
 def test_pubmed45_records_from_amr(tmp_path):
     recs = [
-        {"id": "pm1", "interaction_tuple": ["bind-01", "Sos", "Ras", "GTP"], "label": 2,
-         "amr": FIG1_AMR},
+        {
+            "id": "pm1",
+            "interaction_tuple": ["bind-01", "Sos", "Ras", "GTP"],
+            "label": 2,
+            "amr": FIG1_AMR,
+        },
         {"id": "pm2", "interaction_tuple": ["bind", None, "e", "s3"], "label": 1, "amr": FIG1_AMR},
         {"id": "pm3", "interaction_tuple": ["b", "p2", "ras"], "label": 0, "amr": FIG1_AMR},
     ]
@@ -114,31 +156,44 @@ def test_pubmed45_records_from_amr(tmp_path):
     assert d.labels.tolist() == [0, 1, 0] and d.swapped.tolist() == [True, False, False]
     assert str(d.paths[1]) == "(bind) (ARG1, enzyme) (bind) (ARG2, small-molecule)"
     assert d.paths[0][:7] == Path(
-        [("example", "protein"), ("ARG0", "protein"), ("ARG1-of", "have"), ("purpose-of", "site"),
-         (None, "bind"), (None, "bind"), ("ARG1", "enzyme")]
+        [
+            ("example", "protein"),
+            ("ARG0", "protein"),
+            ("ARG1-of", "have"),
+            ("purpose-of", "site"),
+            (None, "bind"),
+            (None, "bind"),
+            ("ARG1", "enzyme"),
+        ]
     )
     assert d.records[0]["path"] == d.paths[0].to_json()
     assert d.trees[2].label == "bind"
 
 
 BAD = [
-    ({"interaction_tuple": ["bind-01", "Sos", "Raf"], "label": 1, "amr": FIG1_AMR},
-     "unknown node 'Raf' \\(participant\\)"),
-    ({"interaction_tuple": [None, "Sos", "Ras"], "label": 1, "amr": FIG1_AMR},
-     "interaction node missing"),
-    ({"interaction": {"catalyst": None, "participants": ["e"]}, "label": 1, "amr": FIG1_AMR},
-     "interaction node missing"),
-    ({"interaction_tuple": ["bind-01", None, "protein"], "label": 1, "amr": FIG1_AMR},
-     "ambiguous"),
-    ({"interaction_tuple": ["bind-01", None, "Ras"], "label": 3, "amr": FIG1_AMR},
-     "0, 1 or 2"),
+    (
+        {"interaction_tuple": ["bind-01", "Sos", "Raf"], "label": 1, "amr": FIG1_AMR},
+        "unknown node 'Raf' \\(participant\\)",
+    ),
+    (
+        {"interaction_tuple": [None, "Sos", "Ras"], "label": 1, "amr": FIG1_AMR},
+        "interaction node missing",
+    ),
+    (
+        {"interaction": {"catalyst": None, "participants": ["e"]}, "label": 1, "amr": FIG1_AMR},
+        "interaction node missing",
+    ),
+    ({"interaction_tuple": ["bind-01", None, "protein"], "label": 1, "amr": FIG1_AMR}, "ambiguous"),
+    ({"interaction_tuple": ["bind-01", None, "Ras"], "label": 3, "amr": FIG1_AMR}, "0, 1 or 2"),
     ({"path": [[None, "a"]], "tree": {"label": "a"}, "label": 2}, "label must be 0 or 1"),
     ({"path": [[None, "a"]], "label": 1}, "no 'tree'"),
     ({"path": "bind", "tree": {"label": "a"}, "label": 1}, "list of \\[edge, node\\] pairs"),
     ({"path": [[None, "a"]], "tree": {"label": "a"}, "label": 1, "split": "dev"}, "split"),
     ({"path": [[None, "a"]], "tree": {"label": "a"}}, "no 'label'"),
-    ({"interaction_tuple": ["bind-01", None, "Ras"], "label": 1, "amr": "not amr"},
-     "not a PENMAN graph"),
+    (
+        {"interaction_tuple": ["bind-01", None, "Ras"], "label": 1, "amr": "not amr"},
+        "not a PENMAN graph",
+    ),
 ]
 
 

@@ -242,3 +242,23 @@ def test_path_structures():
     np.testing.assert_allclose(g.similarities, val, rtol=1e-9)
     gh = knn_graph(paths, kern, k=2, hashing="random-knn", random_state=0)
     assert gh.n_evaluations > 0 and (gh.indices >= 0).all()
+
+
+@pytest.mark.slow
+def test_shipped_amr_paths():
+    """On 300 shipped Bio-AMR paths: hashed neighbours are true kernel values, fewer evaluations."""
+    datasets = pytest.importorskip("structkernels.datasets", reason="dataset loader not installed")
+    try:
+        paths = list(datasets.load_interactions().split("train").paths)
+    except (FileNotFoundError, OSError) as exc:
+        pytest.skip(f"shipped dataset not available: {exc}")
+    rng = np.random.default_rng(0)
+    X = [paths[i] for i in rng.choice(len(paths), 300, replace=False)]
+    kern = Normalized(kernel("path", lam=0.8))
+    exact = knn_graph(X, kern, k=1)
+    g = knn_graph(X, kern, k=1, hashing="random-knn", probe=1, random_state=0)
+    assert g.n_evaluations < exact.n_evaluations
+    for i in range(0, 300, 15):
+        j = g.indices[i, 0]
+        assert np.isclose(g.similarities[i, 0], kern(X[i], X[j]))
+        assert g.similarities[i, 0] <= exact.similarities[i, 0] + 1e-12

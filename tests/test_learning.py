@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structkernels import Kernel, Path
+from structkernels import Kernel, Normalized, Path
 from structkernels.learning import (
     NonstationaryLearner,
     _subset_losses,
@@ -248,6 +248,21 @@ def test_save_and_load_round_trip(tmp_path):
     assert base(zeroed, zeroed) == pytest.approx(1.0)
 
 
+def test_normalized_kernel_instance_round_trips(tmp_path):
+    paths, y, _, noise = planted_problem(n=120, seed=12)
+    learner = NonstationaryLearner(
+        kernel=Normalized(TupleBagKernel()), normalize=False, top_fraction=1.0, alpha=2,
+        beta=20, hashing=None, random_state=0, progress=False,
+    ).fit(paths, y)
+    assert learner.normalize_ is True  # a Normalized kernel is unwrapped and normalised
+    learner.save(tmp_path / "m.json")
+    loaded = NonstationaryLearner.load(tmp_path / "m.json")
+    assert isinstance(loaded.get_kernel(), Normalized)
+    assert loaded.get_kernel()(paths[0], paths[1]) == pytest.approx(
+        learner.get_kernel()(paths[0], paths[1])
+    )
+
+
 def test_load_rejects_bad_files(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
@@ -304,7 +319,7 @@ def test_default_labels_are_the_most_frequent_half():
 @pytest.mark.slow
 def test_path_kernel_parallel_trials_equal_serial():
     """With the registered path kernel, n_jobs=2 (trials in worker processes) gives the serial result."""
-    paths, y, _, noise = planted_problem(n=100, seed=10)
+    paths, y, _, noise = planted_problem(n=160, seed=10)
     kw = dict(kernel="path", kernel_params={"lam": 0.8}, top_fraction=1.0, alpha=3, beta=15,
               hashing=None, random_state=0, progress=False)
     serial = NonstationaryLearner(**kw).fit(paths, y)
@@ -313,3 +328,17 @@ def test_path_kernel_parallel_trials_equal_serial():
     assert [e["loss"] for e in parallel.log_] == pytest.approx([e["loss"] for e in serial.log_])
     assert parallel.n_evaluations_ == serial.n_evaluations_
     assert sorted(serial.ignored_labels_) == noise
+
+
+def test_large_subsets_use_hashed_1nn_graphs():
+    """Subsets of exact_below structures or more get a hashed 1-NN graph, for both values of σ_t."""
+    paths, y, signal, noise = planted_problem(n=240, seed=11)
+    learner = NonstationaryLearner(
+        kernel=TupleBagKernel(), top_fraction=1.0, alpha=4, beta=25, exact_below=50,
+        hashing="random-knn", random_state=0, progress=False,
+    ).fit(paths, y)
+    assert min(learner.subset_sizes_) >= 50  # every trial went through the hashed branch
+    # hashed graphs evaluate far fewer pairs than the exact |a| (|a| + 1) / 2 per value
+    subset_evals = learner.n_evaluations_ - learner.n_evaluations_graph_
+    assert subset_evals < sum(s * (s + 1) // 2 for s in learner.subset_sizes_)
+    assert sorted(learner.ignored_labels_) == noise

@@ -186,3 +186,14 @@ def test_word_vector_path_kernel_uses_similarity():
     # σ multiplies the word-vector similarity as well
     k0 = kernel("path", lam=1.0, tuple_kernel=tk, sigma={"ARG1": 0.5})
     assert k0(a, b) == pytest.approx(0.25 * math.exp(-0.2) * 0.6, rel=1e-12)
+
+
+def test_word_vector_lookup_follows_set_params_and_is_not_pickled():
+    import pickle
+
+    wv = WordVectorSimilarity({"a": np.array([1.0, 0.0]), "b": np.array([0.0, 1.0])})
+    assert wv("a", "b") == pytest.approx(math.exp(-1.0) * 0.0)
+    wv.set_params(vectors={"a": np.array([1.0, 0.0]), "b": np.array([1.0, 0.0])})
+    assert wv("a", "b") == pytest.approx(1.0)
+    assert "_lookup_cache" not in pickle.loads(pickle.dumps(wv)).__dict__
+    assert clone(wv)("a", "b") == pytest.approx(1.0)

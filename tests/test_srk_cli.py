@@ -66,3 +66,16 @@ def test_paraphrase_cli_user_errors(tmp_path, capsys):
     one.write_bytes((HEADER + "1\t1\t2\tA b.\tB a.\r\n").encode())
     assert main(["paraphrase", "--train", str(one), "--test", str(tr)]) == 2
     assert "single class" in capsys.readouterr().err
+
+
+def test_gram_command_reads_pairs(tmp_path, capsys):
+    import numpy as np
+
+    from structkernels.kernels.kb_srk import KbSRK
+
+    src = tmp_path / "pairs.jsonl"
+    X = [(("a", "b", "c"), ("c", "b", "a")), (("a", "b"), ("a", "b", "b"))]
+    src.write_text("\n".join(json.dumps({"pair": [list(s), list(t)]}) for s, t in X) + "\n")
+    out = tmp_path / "K.npy"
+    assert main(["gram", str(src), "--kernel", "kb-srk", "--param", "k=2", "-o", str(out)]) == 0
+    np.testing.assert_allclose(np.load(out), KbSRK(k=2).gram(X))

@@ -30,7 +30,7 @@ def bijective_rules(alphabet, k):
             if len(ws) != len(wt):
                 continue
             for perm in itertools.permutations(wt):
-                yield ps, pt, tuple(zip(ws, perm))
+                yield ps, pt, tuple(zip(ws, perm, strict=True))
 
 
 def rule_weight(rule, s, t, k, lam):

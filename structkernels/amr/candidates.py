@@ -129,7 +129,9 @@ class Candidate:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Candidate:
-        return cls(obj["interaction"], obj.get("catalyst"), tuple(obj["participants"]), obj.get("graph_id"))
+        return cls(
+            obj["interaction"], obj.get("catalyst"), tuple(obj["participants"]), obj.get("graph_id")
+        )
 
 
 class CandidateExtractor:
@@ -231,7 +233,9 @@ class CandidateExtractor:
             if node is None and role == "catalyst":
                 continue
             if node not in self.G:
-                raise CandidateError(f"unknown {role} node {node!r}: not a variable of graph {gid!r}")
+                raise CandidateError(
+                    f"unknown {role} node {node!r}: not a variable of graph {gid!r}"
+                )
         if len(set(cand.nodes)) != len(cand.nodes):
             raise CandidateError(f"candidate {cand.nodes} uses a node twice (graph {gid!r})")
 
@@ -316,10 +320,15 @@ class CandidateExtractor:
         T = nx.DiGraph(root=cand.interaction, graph_id=self.graph_id)
         for v in children:
             d = self.G.nodes[v]
-            T.add_node(v, concept=d["concept"], label=self._labels[v], name=d.get("name"),
-                       role=roles.get(v))
+            T.add_node(
+                v,
+                concept=d["concept"],
+                label=self._labels[v],
+                name=d.get("name"),
+                role=roles.get(v),
+            )
         for u, kids in children.items():
-            for e, c in kids:
+            for _e, c in kids:
                 _, label, role, inverse = parents[c]  # type: ignore[misc]
                 T.add_edge(u, c, label=label, role=role, inverse=inverse)
         return T
@@ -410,7 +419,9 @@ def _candidate(cand: Candidate | Sequence[Any]) -> Candidate:
     return Candidate(cand[0], cand[1], cand[2])
 
 
-def candidate_subgraph(amr: AMRGraph | nx.MultiDiGraph, cand: Candidate | Sequence[Any]) -> nx.DiGraph:
+def candidate_subgraph(
+    amr: AMRGraph | nx.MultiDiGraph, cand: Candidate | Sequence[Any]
+) -> nx.DiGraph:
     """The candidate's re-rooted subgraph (see :meth:`CandidateExtractor.subgraph`)."""
     return CandidateExtractor(amr).subgraph(_candidate(cand))
 

@@ -71,7 +71,9 @@ def fillers(G: nx.MultiDiGraph, node: str, role: str) -> frozenset[str]:
         seen.add(v)
         if G.nodes[v]["concept"] in COORDINATION_CONCEPTS:
             stack.extend(
-                w for _, w, r in G.out_edges(v, data="role") if r.startswith("op") and r[2:].isdigit()
+                w
+                for _, w, r in G.out_edges(v, data="role")
+                if r.startswith("op") and r[2:].isdigit()
             )
         else:
             out.add(v)
@@ -146,7 +148,9 @@ class DistantLabeler:
         G = self.G
         for node in cand.nodes:
             if node is None:
-                raise CandidateError(f"candidate without an interaction node (graph {G.graph.get('id')!r})")
+                raise CandidateError(
+                    f"candidate without an interaction node (graph {G.graph.get('id')!r})"
+                )
             if node not in G:
                 raise CandidateError(
                     f"unknown node {node!r}: not a variable of graph {G.graph.get('id')!r}"

@@ -208,9 +208,7 @@ def _after_graph(text: str) -> tuple[int, str] | None:
     return None  # unbalanced: the PENMAN decoder reports it
 
 
-def _decode_block(
-    block: list[str], start: int, file: str, fallback_id: str
-) -> AMRGraph | None:
+def _decode_block(block: list[str], start: int, file: str, fallback_id: str) -> AMRGraph | None:
     """Decode one block; None for a comment-only block without an id (a file header)."""
     comments = [ln for ln in block if ln.lstrip().startswith("#")]
     meta = _metadata(comments)
@@ -361,7 +359,9 @@ def read_amr(
             with open(file, encoding="utf-8") as fh:
                 lines = fh.read().splitlines()
         except UnicodeDecodeError as exc:
-            raise AMRFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file) from None
+            raise AMRFormatError(
+                f"not UTF-8 text ({exc.reason} at byte {exc.start})", file
+            ) from None
         n_before, skipped_before = len(graphs), len(skipped)
         for start, block in _blocks(lines):
             fallback = f"{os.path.basename(file)}:{start}"
@@ -382,9 +382,7 @@ def read_amr(
         if len(graphs) == n_before and len(skipped) == skipped_before:
             dupes = sum(1 for d in duplicates if d.file == file)
             if not dupes:
-                raise AMRFormatError(
-                    "no AMR graph found (empty file, or not PENMAN text)", file
-                )
+                raise AMRFormatError("no AMR graph found (empty file, or not PENMAN text)", file)
     if not graphs:
         first = f"; first: {skipped[0]}" if skipped else ""
         raise AMRFormatError(

@@ -61,12 +61,14 @@ def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN):
 
 @njit(cache=True, nogil=True)
 def path_block(
-    xo, xe, xn, xec, xnc, yo, ye, yn, yec, ync,
+    xo, xe, xn, xec, xnc, xk, yo, ye, yn, yec, ync, yk,
     sig, ind_e, KE, ind_n, KN, lam, max_len, mode,
 ):
     """Path (subsequence) kernel between encoded paths ``X`` and ``Y``.
 
-    ``max_len <= 0`` means every subsequence length.  Returns the
+    ``xk``/``yk`` are tuple keys (equal key <=> equal edge and node), used
+    when both label kernels are the indicator: then matching is one integer
+    comparison per position pair.  ``max_len <= 0`` means every subsequence length.  Returns the
     ``(len(X), len(Y))`` block (``(len(X), 1)`` in diagonal mode).
     """
     nx = len(xo) - 1
@@ -106,16 +108,29 @@ def path_block(
             b1 = yo[j + 1]
             # 1. the matching position pairs, row-major
             K = 0
-            for s in range(a0, a1):
-                es, ns, ecs, ncs = xe[s], xn[s], xec[s], xnc[s]
-                for t in range(b0, b1):
-                    w = _sim(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t],
-                             sig, ind_e, KE, ind_n, KN)
-                    if w != 0.0:
-                        ms[K] = s - a0
-                        mt[K] = t - b0
-                        mw[K] = w
-                        K += 1
+            if ind_e and ind_n:
+                for s in range(a0, a1):
+                    ws = sig[xe[s]]
+                    if ws == 0.0:
+                        continue
+                    key = xk[s]
+                    for t in range(b0, b1):
+                        if yk[t] == key:
+                            ms[K] = s - a0
+                            mt[K] = t - b0
+                            mw[K] = ws * ws
+                            K += 1
+            else:
+                for s in range(a0, a1):
+                    es, ns, ecs, ncs = xe[s], xn[s], xec[s], xnc[s]
+                    for t in range(b0, b1):
+                        w = _sim(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t],
+                                 sig, ind_e, KE, ind_n, KN)
+                        if w != 0.0:
+                            ms[K] = s - a0
+                            mt[K] = t - b0
+                            mw[K] = w
+                            K += 1
             # 2. the subsequence recursion over the matches
             total = 0.0
             if max_len <= 0:
@@ -160,8 +175,8 @@ def path_block(
 
 @njit(cache=True, nogil=True)
 def tree_block(
-    xto, xl, xe, xlc, xec, xco, xci,
-    yto, yl, ye, ylc, yec, yco, yci,
+    xto, xl, xe, xlc, xec, xco, xci, xk,
+    yto, yl, ye, ylc, yec, yco, yci, yk,
     sig, ind_e, KE, ind_n, KN, f, g, contiguous, mode,
 ):
     """Tree kernel between encoded trees ``X`` and ``Y`` (pre-order CSR arrays).
@@ -172,8 +187,10 @@ def tree_block(
     compute ``K(u, v) = m (m + C(u, v))`` children first, with ``C`` the
     child-subsequence recursion: ``P`` sums products of the matched
     children's ``m``, ``Q`` the same products with one factor ``m`` replaced
-    by ``m K``.
+    by ``m K``.  ``xk``/``yk`` are tuple keys (equal key <=> equal edge and
+    label), used when both label kernels are the indicator.
     """
+    keyed = ind_e and ind_n
     nx = len(xto) - 1
     ny = len(yto) - 1
     sx = 1
@@ -218,8 +235,11 @@ def tree_block(
         for j in range(jlo, jhi):
             rb = yto[j]
             total = 0.0
-            m0 = _sim(xe[ra], xl[ra], xec[ra], xlc[ra], ye[rb], yl[rb], yec[rb], ylc[rb],
-                      sig, ind_e, KE, ind_n, KN)
+            if keyed:
+                m0 = sig[xe[ra]] * sig[ye[rb]] if xk[ra] == yk[rb] else 0.0
+            else:
+                m0 = _sim(xe[ra], xl[ra], xec[ra], xlc[ra], ye[rb], yl[rb], yec[rb], ylc[rb],
+                          sig, ind_e, KE, ind_n, KN)
             if m0 != 0.0:
                 pu[0] = ra
                 pv[0] = rb
@@ -234,9 +254,14 @@ def tree_block(
                         cu = xci[p]
                         for q in range(yco[v], yco[v + 1]):
                             cv = yci[q]
-                            w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
-                                     ye[cv], yl[cv], yec[cv], ylc[cv],
-                                     sig, ind_e, KE, ind_n, KN)
+                            if keyed:
+                                if xk[cu] != yk[cv]:
+                                    continue
+                                w = sig[xe[cu]] * sig[ye[cv]]
+                            else:
+                                w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
+                                         ye[cv], yl[cv], yec[cv], ylc[cv],
+                                         sig, ind_e, KE, ind_n, KN)
                             if w != 0.0:
                                 pu[n] = cu
                                 pv[n] = cv
@@ -251,9 +276,14 @@ def tree_block(
                         cu = xci[p]
                         for q in range(yco[v], yco[v + 1]):
                             cv = yci[q]
-                            w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
-                                     ye[cv], yl[cv], yec[cv], ylc[cv],
-                                     sig, ind_e, KE, ind_n, KN)
+                            if keyed:
+                                if xk[cu] != yk[cv]:
+                                    continue
+                                w = sig[xe[cu]] * sig[ye[cv]]
+                            else:
+                                w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
+                                         ye[cv], yl[cv], yec[cv], ylc[cv],
+                                         sig, ind_e, KE, ind_n, KN)
                             if w != 0.0:
                                 cs[nm] = p - xco[u]
                                 ct[nm] = q - yco[v]

@@ -20,16 +20,24 @@ Computation (Algorithms 1 and 2):
   must occur equally often on both sides (``j!`` alignments, ``lam^(2j)``);
   an identical double ``e`` gives ``sum_i C(#s e, i) C(#t e, i) i! lam^(2i)``.
 * Algorithm 2: the double lists of each side are grouped by the counts of
-  their non-identical doubles (their *key*); only equal keys meet, and within
-  a key equal double counts are counted once with their multiplicity.  Here
-  the groups come from one lexicographic sort per side and a merge join (no
-  hashing, so the result is exact).
+  their non-identical doubles (their *key*); only equal keys meet.  The
+  target side goes into a hash map key -> distinct double counts with their
+  multiplicities ``c_t`` (compared exactly, never merged on a hash
+  collision); the source windows stream against it.  Algorithm 1 re-checks
+  the non-identical counts, so a hash collision can cost time but never
+  change a value.
 * A double list holding a non-identical double ``(a, b)`` with ``a`` absent
   from ``t1`` or ``b`` absent from ``t2`` can meet no target key and is
-  skipped before any sorting (and symmetrically on the target side); one
-  pass of diagonal run lengths decides this for every window size at once,
-  and all of ``K_1 .. K_kmax`` come from that pass.
+  skipped before any hashing (and symmetrically on the target side); one
+  backward pass of diagonal run lengths decides this for every window size
+  at once and gives each window's multiset hashes as differences of
+  diagonal prefix sums, so all of ``K_1 .. K_kmax`` come from that pass.
+* ``K_1 = I_s I_t + lam^2 U W`` in closed form (Algorithm 1 summed over
+  single doubles): ``I_s``/``I_t`` count equal tokens between the sources /
+  the targets, ``U``/``W`` equal tokens within each re-writing.
 
+Double codes are ``a << 32 | b`` for token ids ``a, b`` (``V`` in the
+compiled signatures is the vocabulary size, kept for the callers).
 Everything runs compiled (numba, cached on disk).
 """
 
@@ -460,7 +468,7 @@ def kb_srk_direct(x: Rewriting, y: Rewriting, k: int, lam: float = 1.0) -> float
     Examples
     --------
     >>> kb_srk_direct((("a", "b"), ("b", "a")), (("a", "b"), ("b", "a")), k=1, lam=1.0)
-    6.0
+    8.0
     """
     vocab: dict[str, int] = {}
     enc = [np.asarray([vocab.setdefault(w, len(vocab)) for w in side], dtype=np.int64)
@@ -515,8 +523,8 @@ class KbSRK(SRKBase):
     >>> from structkernels import kernel
     >>> x = (("shakespeare", "wrote", "hamlet"), ("hamlet", "was", "written", "by", "shakespeare"))
     >>> y = (("austen", "wrote", "emma"), ("emma", "was", "written", "by", "austen"))
-    >>> kernel("kb-srk", k=1)(x, y)
-    42.0
+    >>> kernel("kb-srk", k=1)(x, y)   # 1 * 3 wildcard-free rules + 2 * 2 with one aligned pair
+    7.0
     >>> round(kernel("kb-srk", k=1, kmax=2)(x, x), 6)
     2.0
     """

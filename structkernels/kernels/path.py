@@ -274,7 +274,12 @@ class PathKernel(Kernel):
         else:
             xe, xn, xec, xnc = ex.edges, ex.nodes, ec[:nx], nc[:nx]
             ye, yn, yec, ync = ey.edges, ey.nodes, ec[nx:], nc[nx:]
+        if tb.ind_e and tb.ind_n:
+            xk = xe * len(vocab) + xn
+            yk = xk if ey is ex else ye * len(vocab) + yn
+        else:
+            xk, yk = xe, ye  # unused
         return _nb.path_block(
-            ex.offsets, xe, xn, xec, xnc, ey.offsets, ye, yn, yec, ync,
+            ex.offsets, xe, xn, xec, xnc, xk, ey.offsets, ye, yn, yec, ync, yk,
             tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, float(self.lam), max_len, mode,
         )

@@ -187,10 +187,9 @@ class WordVectorSimilarity(LabelKernel):
 
     def _lookup(self) -> tuple[dict[str, int], np.ndarray]:
         """(word -> row, unit-row matrix); cached on the instance per ``vectors`` object."""
-        key = (id(self.vectors), id(self.vocabulary))
         cached = self.__dict__.get("_lookup_cache")
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
+        if cached is not None and cached[0] is self.vectors and cached[1] is self.vocabulary:
+            return cached[2], cached[3]
         if isinstance(self.vectors, Mapping):
             words = list(self.vectors)
             M = np.array([np.asarray(self.vectors[w], dtype=np.float64) for w in words])
@@ -217,8 +216,13 @@ class WordVectorSimilarity(LabelKernel):
             raise ValueError(f"WordVectorSimilarity: the vector of {words[bad]!r} is zero")
         U = M / norms[:, None]
         index = {w: i for i, w in enumerate(words)}
-        self.__dict__["_lookup_cache"] = (key, index, U)
+        self.__dict__["_lookup_cache"] = (self.vectors, self.vocabulary, index, U)
         return index, U
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state.pop("_lookup_cache", None)  # rebuilt on use; never sent to workers
+        return state
 
     def _rows(self, labels: Sequence[str | None], index: dict[str, int]) -> np.ndarray:
         rows = np.full(len(labels), -1, dtype=np.int64)

@@ -77,7 +77,7 @@ class RewritingCorpus:
         """``[(source tokens, target tokens), ...]`` through ``pipeline`` (default
         :class:`~structkernels.text.tokenize.TextPipeline`: lower-cased, stemmed)."""
         pipeline = TextPipeline() if pipeline is None else pipeline
-        return [pipeline.rewriting(s, t) for s, t in zip(self.sources, self.targets)]
+        return [pipeline.rewriting(s, t) for s, t in zip(self.sources, self.targets, strict=True)]
 
 
 def _problem(path, line, reason, strict, skipped) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.base import clone
 
 from structkernels import Kernel, as_kernel, gram
-from structkernels.kernel import Normalized
+from structkernels.kernel import Normalized, normalize_gram
 
 __all__ = ["resolve_source", "KernelSource", "PrecomputedSource", "median_heuristic", "take"]
 
@@ -93,8 +93,34 @@ class KernelSource:
         self.n = len(self.X)
         self.n_jobs = n_jobs
         self.n_evaluations = 0
+        # A Normalized kernel: its inner diagonal is computed once (as the Gram
+        # engine does), not once per column as Normalized.gram_block would.
+        self._inner = kernel.kernel if isinstance(kernel, Normalized) else None
+        self._inner_diag: np.ndarray | None = None
+
+    def _raw_diag(self) -> np.ndarray:
+        if self._inner_diag is None:
+            self._inner_diag = _InnerSource(self._inner, self.X, self).diag()
+        return self._inner_diag
+
+    def _block(self, Xa: Any, Xb: Any, da: np.ndarray | None = None, db: np.ndarray | None = None) -> np.ndarray:
+        if self._inner is None:
+            return np.asarray(self.kernel.gram_block(Xa, Xb), dtype=np.float64)
+        B = np.asarray(self._inner.gram_block(Xa, Xb), dtype=np.float64)
+        if da is None:
+            da = np.asarray(self._inner.diag_block(Xa), dtype=np.float64)
+            self.n_evaluations += len(Xa)
+        if db is None:
+            db = np.asarray(self._inner.diag_block(Xb), dtype=np.float64)
+            self.n_evaluations += len(Xb)
+        return normalize_gram(B, da, db)
 
     def diag(self) -> np.ndarray:
+        if self._inner is not None:
+            return (self._raw_diag() > 0).astype(np.float64)
+        return self._plain_diag()
+
+    def _plain_diag(self) -> np.ndarray:
         """``k(x_i, x_i)``: the kernel's own ``diag_block`` when it has one.
 
         A kernel that inherits the base class's per-pair ``diag_block`` but has
@@ -120,15 +146,22 @@ class KernelSource:
 
     def columns(self, idx: Sequence[int]) -> np.ndarray:
         """``K[:, idx]`` (one kernel evaluation per entry)."""
-        cols = np.asarray(self.kernel.gram_block(self.X, take(self.X, idx)), dtype=np.float64)
+        idx = np.asarray(idx, dtype=np.intp)
+        if self._inner is None:
+            cols = self._block(self.X, take(self.X, idx))
+        else:
+            d = self._raw_diag()
+            cols = self._block(self.X, take(self.X, idx), d, d[idx])
         self.n_evaluations += cols.size
         return cols
 
     def rows(self, start: int, stop: int) -> np.ndarray:
         """``K[start:stop, :]`` through one ``gram_block`` call."""
-        block = np.asarray(
-            self.kernel.gram_block(self.X[start:stop], self.X), dtype=np.float64
-        )
+        if self._inner is None:
+            block = self._block(self.X[start:stop], self.X)
+        else:
+            d = self._raw_diag()
+            block = self._block(self.X[start:stop], self.X, d[start:stop], d)
         self.n_evaluations += block.size
         return block
 
@@ -142,9 +175,30 @@ class KernelSource:
         """``k(x_new, x_i)`` for new points against all (or the ``idx``) training points."""
         Xn = self.kernel.check_input(X_new)
         ref = self.X if idx is None else take(self.X, idx)
-        block = np.asarray(self.kernel.gram_block(Xn, ref), dtype=np.float64)
+        if self._inner is None:
+            block = self._block(Xn, ref)
+        else:
+            d = self._raw_diag()
+            block = self._block(Xn, ref, None, d if idx is None else d[np.asarray(idx, dtype=np.intp)])
         self.n_evaluations += block.size
         return block
+
+
+class _InnerSource(KernelSource):
+    """The un-normalised kernel of a Normalized one, sharing the owner's evaluation count."""
+
+    def __init__(self, kernel: Kernel, X: Any, owner: KernelSource):
+        self.kernel = kernel
+        self.X = X
+        self.n = len(X)
+        self.owner = owner
+        self._inner = None
+
+    def diag(self) -> np.ndarray:
+        before = self.n_evaluations = 0
+        out = self._plain_diag()
+        self.owner.n_evaluations += self.n_evaluations - before
+        return out
 
 
 class PrecomputedSource:

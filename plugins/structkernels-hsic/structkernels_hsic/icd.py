@@ -223,12 +223,8 @@ class IncompleteCholesky(BaseEstimator):
         if self.rank_ == 0:
             n_new = len(self.source_.kernel.check_input(X)) if not self.source_.precomputed else len(X)
             return np.zeros((n_new, 0))
-        if self.source_.precomputed:
-            C = self.source_.cross(X, self.pivots_)
-        else:
-            kernel = self.source_.kernel
-            C = np.asarray(kernel.gram_block(kernel.check_input(X), self.pivot_structures_), dtype=np.float64)
-            self.n_kernel_evaluations_ += C.size
-            self.source_.n_evaluations += C.size
+        before = self.source_.n_evaluations
+        C = self.source_.cross(X, self.pivots_)
+        self.n_kernel_evaluations_ += self.source_.n_evaluations - before
         # row j of the pivot block: A[p_j, :j+1], lower triangular
         return solve_triangular(self._pivot_block, C.T, lower=True, check_finite=False).T

@@ -154,6 +154,21 @@ def test_prefetch_gives_the_same_factor(data, prefetch):
     assert many.n_kernel_evaluations_ >= one.n_kernel_evaluations_ - len(X)
 
 
+def test_normalized_kernel_through_icd(data):
+    """A Normalized kernel: inner diagonal computed once, columns normalised; same values."""
+    from structkernels_hsic import PHSIC
+
+    X, Y = data
+    k = sk.Normalized(sk.kernel("polynomial", degree=2))
+    exact = HSIC(k, k).fit(X, Y).statistic_
+    icd = HSIC(k, k, estimator="icd", rank=None, tol=0.0).fit(X, Y)
+    assert icd.statistic_ == pytest.approx(exact, abs=1e-10)
+    lin = sk.Normalized(sk.kernel("linear"))
+    a = PHSIC(lin, lin, estimator="icd", rank=None, tol=0.0).fit(X, Y).score(X[:7] * 2.0, Y[:7])
+    b = PHSIC("cosine", "cosine").fit(X, Y).score(X[:7] * 2.0, Y[:7])
+    np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10)
+
+
 def test_precomputed_equals_kernel(data):
     X, Y = data
     K, L = rbf_gram(X), rbf_gram(Y)

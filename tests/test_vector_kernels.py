@@ -70,3 +70,11 @@ def test_wrong_shape_refused():
         import scipy.sparse
 
         sk.gram("linear", scipy.sparse.eye(3))
+
+
+@pytest.mark.parametrize("name", ["linear", "cosine", "rbf", "laplacian", "polynomial"])
+def test_batched_diag_equals_gram_diagonal(name):
+    X = np.random.default_rng(3).normal(size=(25, 4))
+    X[4] = 0.0
+    k = sk.kernel(name)
+    np.testing.assert_allclose(k.diag(X), np.diag(sk.gram(k, X)), rtol=0, atol=1e-12)

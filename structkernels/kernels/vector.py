@@ -94,6 +94,9 @@ class LinearKernel(VectorKernel):
     def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return X @ Y.T
 
+    def diag_block(self, X: np.ndarray) -> np.ndarray:
+        return np.einsum("ij,ij->i", X, X)
+
 
 class CosineKernel(VectorKernel):
     """``<x, y> / (||x|| ||y||)``; 0 when either vector is 0 (as scikit-learn)."""
@@ -104,6 +107,9 @@ class CosineKernel(VectorKernel):
         nx = np.where(nx == 0, 1.0, nx)
         ny = np.where(ny == 0, 1.0, ny)
         return (X / nx[:, None]) @ (Y / ny[:, None]).T
+
+    def diag_block(self, X: np.ndarray) -> np.ndarray:
+        return (np.abs(X).sum(axis=1) > 0).astype(np.float64)
 
 
 class RBFKernel(VectorKernel):
@@ -128,6 +134,9 @@ class RBFKernel(VectorKernel):
         D *= -1.0 / (2.0 * self.sigma**2)
         return np.exp(D, out=D)
 
+    def diag_block(self, X: np.ndarray) -> np.ndarray:
+        return np.ones(len(X), dtype=np.float64)
+
 
 class LaplacianKernel(VectorKernel):
     """``exp(-||x - y||_1 / sigma)``; scikit-learn's ``laplacian_kernel`` with gamma = 1/sigma.
@@ -147,6 +156,9 @@ class LaplacianKernel(VectorKernel):
         D = cdist(X, Y, metric="cityblock")
         D *= -1.0 / self.sigma
         return np.exp(D, out=D)
+
+    def diag_block(self, X: np.ndarray) -> np.ndarray:
+        return np.ones(len(X), dtype=np.float64)
 
 
 class PolynomialKernel(VectorKernel):
@@ -179,3 +191,7 @@ class PolynomialKernel(VectorKernel):
         K *= gamma
         K += self.coef0
         return K**self.degree
+
+    def diag_block(self, X: np.ndarray) -> np.ndarray:
+        gamma = 1.0 / X.shape[1] if self.gamma is None else self.gamma
+        return (gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree

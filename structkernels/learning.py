@@ -290,7 +290,9 @@ class NonstationaryLearner(BaseEstimator):
         Kernel hashing of the global k-NN graph (and of sampled subsets of
         ``exact_below`` structures or more); None computes exact graphs.
     n_bits : int, optional
-        Hash bits (H); the hashing module's default when None.
+        Hash bits (H) of the global graph; the hashing module's default
+        (about sqrt(N) buckets) when None.  Hashed subset graphs always use
+        the default for their size.
     exact_below : int, default 2000
         Sampled subsets smaller than this get an exact 1-NN graph (their
         loss estimate is then free of hashing noise).
@@ -330,13 +332,18 @@ class NonstationaryLearner(BaseEstimator):
 
     Examples
     --------
-    >>> from structkernels import NonstationaryLearner
-    >>> learner = NonstationaryLearner(kernel="path", kernel_params={"lam": 0.8},
-    ...                                alpha=10, beta=100, random_state=0)
-    >>> learner.fit(paths, labels)                                  # doctest: +SKIP
-    >>> learner.ignored_labels_                                     # doctest: +SKIP
-    ['ARG0', 'op2']
-    >>> npk = learner.get_kernel()      # the path kernel with the learned σ  # doctest: +SKIP
+    The class is carried by the ARG0 node; ``mod`` and ``time`` are noise:
+
+    >>> import itertools
+    >>> from structkernels import NonstationaryLearner, Path
+    >>> paths = [Path([(None, "bind"), ("ARG0", a), ("mod", m), ("time", t)])
+    ...          for a, m, t in itertools.product(("kinase", "gene"), "abc", "uvw")]
+    >>> y = [int(p[1][1] == "kinase") for p in paths]
+    >>> learner = NonstationaryLearner("path", {"lam": 0.8}, top_fraction=1.0, alpha=2,
+    ...                                beta=5, hashing=None, random_state=0, progress=False)
+    >>> learner.fit(paths, y).ignored_labels_
+    ['mod', 'time']
+    >>> npk = learner.get_kernel()  # Normalized(PathKernel(lam=0.8, sigma={...}))
     """
 
     def __init__(
@@ -559,7 +566,8 @@ class NonstationaryLearner(BaseEstimator):
         subsets = [self._sample(rng, members, graph) for _ in range(self.alpha)]
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
         sigma = self._current_sigma(fixed)
-        args = (normalize, self.hashing, self.n_bits, self.exact_below)
+        # sampled subsets are much smaller than N: their hash tables take the default bits
+        args = (normalize, self.hashing, None, self.exact_below)
         if self.n_jobs == 1:
             results = [
                 _subset_losses(base, sigma, lab, X, y, a, has, *args, int(s))

@@ -342,3 +342,25 @@ def test_large_subsets_use_hashed_1nn_graphs():
     subset_evals = learner.n_evaluations_ - learner.n_evaluations_graph_
     assert subset_evals < sum(s * (s + 1) // 2 for s in learner.subset_sizes_)
     assert sorted(learner.ignored_labels_) == noise
+
+
+class InterruptingKernel(TupleBagKernel):
+    """Raises KeyboardInterrupt when asked for σ(time) = 0 (as if Ctrl-C came then)."""
+
+    def pair(self, x, y) -> float:
+        if (self.sigma or {}).get("time") == 0.0:
+            raise KeyboardInterrupt
+        return super().pair(x, y)
+
+
+def test_interrupt_keeps_the_sigma_learned_so_far():
+    paths, y, signal, _ = planted_problem(n=120, seed=13)
+    learner = NonstationaryLearner(
+        kernel=InterruptingKernel(), labels=["ARG0", "ARG1", "time"], alpha=2, beta=10,
+        hashing=None, random_state=0, progress=False,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        learner.fit(paths, y)
+    assert learner.interrupted_
+    assert set(learner.losses_) == set(signal)  # decided before the interruption
+    assert learner.sigma_["time"] == 1.0  # not decided: keeps its initial value

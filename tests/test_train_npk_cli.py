@@ -143,3 +143,55 @@ def test_plot_option_writes_a_png(data_file, tmp_path, capsys):
     png = tmp_path / "losses.png"
     _train(data_file, tmp_path, capsys, "--plot", str(png))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bad_records_are_named_or_skipped_and_reported(data_file, tmp_path, capsys):
+    model, _ = _train(data_file, tmp_path, capsys)
+    new = tmp_path / "mixed.jsonl"
+    good = {"id": "a", "path": [[None, "bind"], ["ARG0", "kinase"], ["ARG1", "protein"]]}
+    bad = {"id": "b", "path": [["ARG0"]]}
+    new.write_text(json.dumps(good) + "\n{oops\n" + json.dumps(bad) + "\n")
+    assert main(["predict", str(model), str(new)]) == 2
+    err = capsys.readouterr().err
+    assert "mixed.jsonl, line 2: not valid JSON" in err and err.count("\n") == 1
+
+    assert main(["predict", str(model), str(new), "--skip-bad"]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(x)["id"] for x in captured.out.splitlines()] == ["a"]
+    assert "line 2: not valid JSON" in captured.err
+    assert "line 3 (record b)" in captured.err
+    assert "skipped 2 record(s)" in captured.err
+
+    broken = tmp_path / "broken.jsonl"
+    lines = data_file.read_text().splitlines()
+    lines[5] = "{not json"
+    broken.write_text("\n".join(lines) + "\n")
+    assert main(["train-npk", str(broken), "--out", str(tmp_path / "m.json"), "--no-progress"]) == 2
+    assert "line 6" in capsys.readouterr().err
+    argv = ["train-npk", str(broken), "--out", str(tmp_path / "m.json"), "--no-progress",
+            "--skip-bad", "--alpha", "1", "--beta", "5", "--hashing", "none"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "line 6" in err and "skipped 1 record(s)" in err
+
+
+def test_plot_without_matplotlib_is_a_one_line_error_before_any_work(data_file, tmp_path, capsys,
+                                                                     monkeypatch):
+    import structkernels.plotting as plotting
+
+    def missing():
+        raise ImportError("plotting needs matplotlib, an optional extra: pip install "
+                          "'structkernels[plot]'")
+
+    monkeypatch.setattr(plotting, "_pyplot", missing)
+    model = tmp_path / "m.json"
+    assert main(["train-npk", str(data_file), "--out", str(model), "--plot", "x.png"]) == 2
+    err = capsys.readouterr().err
+    assert "structkernels[plot]" in err and err.count("\n") == 1
+    assert not model.exists()
+
+
+def test_max_train_learns_sigma_on_a_sub_sample(data_file, tmp_path, capsys):
+    _, s = _train(data_file, tmp_path, capsys, "--max-train", "40")
+    assert s["n_learn"] == 40 and s["n_train"] == 100  # the classifier still uses the whole half
+    assert s["learning"]["fraction_of_N2"] == pytest.approx(s["learning"]["n_evaluations"] / 1600)

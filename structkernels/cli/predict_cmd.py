@@ -42,6 +42,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--kernel", choices=["npk", "pk"], default="npk",
         help="classify with the learned σ (npk) or the stationary path kernel (pk)",
     )
+    p.add_argument(
+        "--skip-bad", action="store_true",
+        help="leave out malformed records (each one is reported on stderr) instead of stopping",
+    )
     p.add_argument("--n-jobs", type=int, default=1)
     p.set_defaults(func=run)
     return p
@@ -68,14 +72,15 @@ def read_model(path: str) -> dict[str, Any]:
     return model
 
 
-def read_candidates(path: str) -> tuple[list, list, np.ndarray | None]:
+def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.ndarray | None]:
     """``(paths, ids, labels or None)`` of a JSON Lines file of candidates.
 
     Records with a ``"path"`` (``[[edge, node], ...]``; labels optional) are
     read directly; records in another form of
     :func:`structkernels.datasets.load_interactions` (an ``amr`` with an
     ``interaction`` or ``interaction_tuple``) go through it.  Errors name the
-    file, line and record id.
+    file, line and record id; with ``skip_bad`` each bad record is reported on
+    stderr and left out.
     """
     from structkernels.structures import Path, StructureError
 
@@ -83,6 +88,7 @@ def read_candidates(path: str) -> tuple[list, list, np.ndarray | None]:
         raise CommandError(f"no such file: {path}")
     records: list[dict] = []
     paths: list[Path] = []
+    skipped: list[str] = []
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -90,29 +96,42 @@ def read_candidates(path: str) -> tuple[list, list, np.ndarray | None]:
                 continue
             try:
                 record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise CommandError(f"{path}, line {lineno}: a record must be a JSON object")
+                if "path" not in record:
+                    return _read_with_loader(path, skip_bad)
+                try:
+                    paths.append(Path.from_json(record["path"]))
+                except StructureError as exc:
+                    rid = record.get("id")
+                    where = f"{path}, line {lineno}" + (f" (record {rid})" if rid is not None else "")
+                    raise CommandError(f"{where}: {exc}") from None
+                records.append(record)
             except json.JSONDecodeError as exc:
-                raise CommandError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise CommandError(f"{path}, line {lineno}: a record must be a JSON object")
-            if "path" not in record:
-                return _read_with_loader(path)
-            try:
-                paths.append(Path.from_json(record["path"]))
-            except StructureError as exc:
-                rid = record.get("id")
-                where = f"{path}, line {lineno}" + (f" (record {rid})" if rid is not None else "")
-                raise CommandError(f"{where}: {exc}") from None
-            records.append(record)
+                message = f"{path}, line {lineno}: not valid JSON ({exc.msg})"
+                if not skip_bad:
+                    raise CommandError(message) from None
+                skipped.append(message)
+            except CommandError as exc:
+                if not skip_bad:
+                    raise
+                skipped.append(str(exc))
+    for message in skipped:
+        print(f"structkernels predict: skipped {message}", file=sys.stderr)
+    if skipped:
+        print(f"structkernels predict: skipped {len(skipped)} record(s)", file=sys.stderr)
     if not records:
         raise CommandError(f"{path}: no records (empty file)")
     labels = np.asarray([int(r["label"]) for r in records]) if _all_labelled(records) else None
     return paths, [_record_id(r, i) for i, r in enumerate(records)], labels
 
 
-def _read_with_loader(path: str) -> tuple[list, list, np.ndarray | None]:
+def _read_with_loader(path: str, skip_bad: bool) -> tuple[list, list, np.ndarray | None]:
     from structkernels.datasets import load_interactions
 
-    ds = load_interactions(path)
+    ds = load_interactions(path, on_error="skip" if skip_bad else "raise")
+    for rec in getattr(ds, "skipped", []):
+        print(f"structkernels predict: skipped {rec}", file=sys.stderr)
     records = list(ds.records)
     labels = np.asarray(ds.labels) if _all_labelled(records) else None
     return list(ds.paths), [_record_id(r, i) for i, r in enumerate(records)], labels
@@ -154,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     from structkernels.classifier import positive_class_scores
 
     model = read_model(args.model)
-    paths, ids, labels = read_candidates(args.data)
+    paths, ids, labels = read_candidates(args.data, args.skip_bad)
     clf = build_classifier(model, args.kernel, args.n_jobs)
     proba = clf.predict_proba(paths)
     classes = list(clf.classes_)

@@ -30,7 +30,7 @@ MODEL_FORMAT = "structkernels.npk-model"
 MODEL_VERSION = 1
 
 #: Defaults sized so that the shipped-dataset run finishes in minutes on 2 cores
-#: (measured: benchmarks/results/npk_cli_timing.json).
+#: (measured: benchmarks/results/npk_main_job.md, 37 s wall from an empty numba cache).
 DEFAULTS = {
     "alpha": 10,
     "beta": 100,
@@ -86,18 +86,27 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--n-jobs", type=int, default=1)
     p.add_argument("--random-state", type=int, default=DEFAULTS["random_state"])
     p.add_argument("--plot", default=None, metavar="FILE.png", help="plot the losses per label")
+    p.add_argument(
+        "--skip-bad", action="store_true",
+        help="leave out malformed records (each one is reported on stderr) instead of stopping",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
     return p
 
 
-def _load(data: str | None):
+def _load(data: str | None, skip_bad: bool = False):
     from structkernels.datasets import load_interactions
 
     if data is not None and not FilePath(data).exists():
         raise CommandError(f"no such file: {data}")
-    return load_interactions(data)
+    ds = load_interactions(data, on_error="skip" if skip_bad else "raise")
+    for rec in getattr(ds, "skipped", []):
+        print(f"structkernels train-npk: skipped {rec}", file=sys.stderr)
+    if getattr(ds, "skipped", None):
+        print(f"structkernels train-npk: skipped {len(ds.skipped)} record(s)", file=sys.stderr)
+    return ds
 
 
 def _scores(clf, X, y) -> dict[str, Any]:
@@ -149,7 +158,14 @@ def run(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
     if args.max_train is not None and args.max_train < 2:
         raise CommandError(f"--max-train must be at least 2, got {args.max_train}")
-    ds = _load(args.data)
+    if args.plot:  # fail before the work, not after it
+        try:
+            from structkernels.plotting import _pyplot
+
+            _pyplot()
+        except ImportError as exc:
+            raise CommandError(str(exc)) from None
+    ds = _load(args.data, args.skip_bad)
     train, test = ds.split("train"), ds.split("test")
     if len(train.paths) < 2 or len(test.paths) < 1:
         raise CommandError(

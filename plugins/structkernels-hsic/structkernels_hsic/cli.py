@@ -17,22 +17,10 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
+from structkernels.cli.gram_cmd import parse_params as _params
 from structkernels.io import read_structures
 
 __all__ = ["add_hsic_parser", "add_phsic_parser"]
-
-
-def _params(items: list[str] | None) -> dict:
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise CommandError(f"--param expects key=value, got {item!r}")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
 
 
 def _read(path: str, encoder: str, kernel: str) -> Any:

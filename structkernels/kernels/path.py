@@ -34,6 +34,7 @@ import numpy as np
 
 from structkernels.kernel import Kernel
 from structkernels.kernels import _conv_numba as _nb
+from structkernels.kernels._convolution import EncodedConvolutionKernel
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
     check_sigma,
@@ -174,7 +175,7 @@ def _check_lam(owner: Kernel) -> None:
         raise ValueError(f"{type(owner).__name__}.lam must lie in (0, 1], got {lam!r}")
 
 
-class PathKernel(Kernel):
+class PathKernel(EncodedConvolutionKernel):
     """Subsequence kernel on paths of ``(edge, node)`` tuples (Sec. 4.1 and 5, Eq. 1).
 
     Parameters
@@ -205,6 +206,9 @@ class PathKernel(Kernel):
     1.0
     """
 
+    structure = Path
+    encoded = PathList
+
     def __init__(
         self,
         lam: float = 0.8,
@@ -225,30 +229,6 @@ class PathKernel(Kernel):
             raise ValueError(f"PathKernel.max_len must be None or an int >= 1, got {ml!r}")
         check_sigma(self.sigma, "PathKernel.sigma")
         as_tuple_kernel(self.tuple_kernel, "PathKernel")
-
-    def check_input(self, X: Any) -> PathList:
-        if isinstance(X, PathList):
-            return X
-        X = super().check_input(X)
-        for i, p in enumerate(X):
-            if not isinstance(p, Path):
-                raise TypeError(
-                    f"PathKernel expects structkernels.Path objects; item {i} is a "
-                    f"{type(p).__name__}"
-                )
-        return PathList.encode(X)
-
-    def pair(self, x: Path, y: Path) -> float:
-        return float(self._block([x], [y], _nb.MODE_FULL)[0, 0])
-
-    def gram_block(self, X: Sequence[Path], Y: Sequence[Path]) -> np.ndarray:
-        return self._block(X, Y, _nb.MODE_FULL)
-
-    def gram_block_symmetric(self, X: Sequence[Path]) -> np.ndarray:
-        return self._block(X, X, _nb.MODE_SYMMETRIC)
-
-    def diag_block(self, X: Sequence[Path]) -> np.ndarray:
-        return self._block(X, X, _nb.MODE_DIAG)[:, 0]
 
     # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:

@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.kernel import Kernel
 from structkernels.kernels import _conv_numba as _nb
+from structkernels.kernels._convolution import EncodedConvolutionKernel
 from structkernels.kernels.path import _as_index, _check_lam, _gather_ranges
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
@@ -164,7 +164,7 @@ def _tree_arrays(X: Any, Y: Any, symmetric: bool):
     return vocab, X, Y
 
 
-class TreeKernel(Kernel):
+class TreeKernel(EncodedConvolutionKernel):
     """Zelenko et al. (2003) tree kernel over ordered labelled trees (Sec. 4.1 and 5).
 
     Parameters
@@ -196,6 +196,9 @@ class TreeKernel(Kernel):
     1.0
     """
 
+    structure = Tree
+    encoded = TreeList
+
     def __init__(
         self,
         lam: float = 0.8,
@@ -218,30 +221,6 @@ class TreeKernel(Kernel):
             raise TypeError(f"TreeKernel.contiguous must be a bool, got {self.contiguous!r}")
         check_sigma(self.sigma, "TreeKernel.sigma")
         as_tuple_kernel(self.tuple_kernel, "TreeKernel")
-
-    def check_input(self, X: Any) -> TreeList:
-        if isinstance(X, TreeList):
-            return X
-        X = super().check_input(X)
-        for i, t in enumerate(X):
-            if not isinstance(t, Tree):
-                raise TypeError(
-                    f"TreeKernel expects structkernels.Tree objects; item {i} is a "
-                    f"{type(t).__name__}"
-                )
-        return TreeList.encode(X)
-
-    def pair(self, x: Tree, y: Tree) -> float:
-        return float(self._block([x], [y], _nb.MODE_FULL)[0, 0])
-
-    def gram_block(self, X: Sequence[Tree], Y: Sequence[Tree]) -> np.ndarray:
-        return self._block(X, Y, _nb.MODE_FULL)
-
-    def gram_block_symmetric(self, X: Sequence[Tree]) -> np.ndarray:
-        return self._block(X, X, _nb.MODE_SYMMETRIC)
-
-    def diag_block(self, X: Sequence[Tree]) -> np.ndarray:
-        return self._block(X, X, _nb.MODE_DIAG)[:, 0]
 
     # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Tree], Y: Sequence[Tree], mode: int) -> np.ndarray:

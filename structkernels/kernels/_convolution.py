@@ -1,0 +1,57 @@
+"""Shared front end of the compiled convolution kernels (``path``, ``tree``).
+
+Both kernels check their inputs the same way, encode them once into an
+integer list class (``PathList`` / ``TreeList``), and answer every request
+(a pair, a block, a symmetric block, a diagonal) through one ``_block(X, Y,
+mode)`` call into the compiled code; only the structure type, the list class
+and ``_block`` differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from structkernels.kernel import Kernel
+from structkernels.kernels import _conv_numba as _nb
+
+
+class EncodedConvolutionKernel(Kernel):
+    """Base of kernels computed by ``_block(X, Y, mode)`` on encoded structures.
+
+    Subclasses set ``structure`` (the structure class they compare),
+    ``encoded`` (a list class with ``encode(structures)``) and implement
+    ``_block``.
+    """
+
+    structure: ClassVar[type]
+    encoded: ClassVar[type]
+
+    def check_input(self, X: Any) -> Sequence:
+        if isinstance(X, self.encoded):
+            return X
+        X = super().check_input(X)
+        for i, s in enumerate(X):
+            if not isinstance(s, self.structure):
+                raise TypeError(
+                    f"{type(self).__name__} expects structkernels.{self.structure.__name__} "
+                    f"objects; item {i} is a {type(s).__name__}"
+                )
+        return self.encoded.encode(X)
+
+    def pair(self, x: Any, y: Any) -> float:
+        return float(self._block([x], [y], _nb.MODE_FULL)[0, 0])
+
+    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
+        return self._block(X, Y, _nb.MODE_FULL)
+
+    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
+        return self._block(X, X, _nb.MODE_SYMMETRIC)
+
+    def diag_block(self, X: Sequence) -> np.ndarray:
+        return self._block(X, X, _nb.MODE_DIAG)[:, 0]
+
+    def _block(self, X: Sequence, Y: Sequence, mode: int) -> np.ndarray:
+        raise NotImplementedError

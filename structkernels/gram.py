@@ -1,16 +1,31 @@
 """The Gram engine: blocked, parallel, cached, memory-mappable Gram matrices.
 
 :func:`gram` splits the matrix into square blocks, computes only the upper
-triangle of blocks when the matrix is symmetric, and runs the blocks through
-joblib (processes, ``loky`` by default: threads give no speed-up on
-Python-level kernels).  Because it is joblib, the same call runs on a
-dask.distributed or ray cluster::
+triangle of blocks when the matrix is symmetric (the lower triangle is an
+exact mirror), and runs the blocks in parallel.  The engine picks how:
+
+* kernels whose blocks are compiled code that releases the GIL (``path``,
+  ``tree``, ``nonstationary`` over them, ``kb-srk``: :func:`releases_gil`)
+  run in threads of the calling process: no worker start-up, no copies of
+  the data, so sub-second Grams speed up too;
+* Python-level kernels run in joblib worker processes (``loky``), and only
+  when the first block shows that the rest is worth the start-up;
+* results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic
+  and their placement do not depend on the worker that ran them.
+
+With ``out=`` (a ``.npy`` memory map) worker processes write their blocks
+into the file themselves and normalisation runs in row blocks, so memory
+stays about one block per worker.  Because it is joblib, the same call runs
+on a dask.distributed cluster (the named backend is kept)::
 
     from dask.distributed import Client, LocalCluster
     import joblib
     client = Client(LocalCluster(n_workers=4))
     with joblib.parallel_backend("dask"):
         K = gram(kernel, X, n_jobs=-1)
+
+For a matrix larger than one machine's disk or memory budget, with restart
+after a lost worker, see :func:`structkernels.distributed.dask_gram`.
 """
 
 from __future__ import annotations
@@ -26,10 +41,10 @@ import joblib
 import numpy as np
 from tqdm.auto import tqdm
 
-from structkernels.kernel import Kernel, Normalized, normalize_gram
+from structkernels.kernel import Kernel, Normalized
 from structkernels.registry import as_kernel
 
-__all__ = ["gram", "GramInfo", "block_ranges"]
+__all__ = ["gram", "GramInfo", "block_ranges", "normalize_inplace", "plan_backend", "releases_gil"]
 
 
 @dataclass
@@ -59,10 +74,30 @@ def block_ranges(n: int, block_size: int) -> list[tuple[int, int]]:
     return [(s, min(s + block_size, n)) for s in range(0, n, block_size)]
 
 
-def _default_block_size(n: int, m: int, n_jobs: int) -> int:
+#: below this many seconds of estimated serial work, worker threads are not started
+_MIN_THREAD_SECONDS = 0.005
+#: below this many seconds of estimated serial work, worker processes are not started
+#: (starting loky workers and sending them the data costs about a second or more)
+_MIN_PROCESS_SECONDS = 2.0
+
+
+def releases_gil(kernel: Kernel) -> bool:
+    """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
+
+    Such kernels (``path``, ``tree``, ``nonstationary`` over them, ``kb-srk``)
+    set the class attribute ``nogil_blocks = True``; the engine then runs
+    their blocks in threads of one process (no start-up, no copies of the
+    data), and processes only for Python-level kernels.
+    """
+    return bool(getattr(kernel, "nogil_blocks", False))
+
+
+def _default_block_size(n: int, m: int, n_jobs: int, threads: bool = False) -> int:
     workers = max(1, joblib.effective_n_jobs(n_jobs))
-    # about 8 tasks per worker for load balance, blocks of 32 .. 512 rows
-    target = int(np.sqrt(n * m / (8 * workers))) if n and m else 1
+    # about 8 tasks per worker for load balance (16 with threads: a task costs
+    # nothing to send), blocks of 32 .. 512 rows
+    per = 16 if threads else 8
+    target = int(np.sqrt(n * m / (per * workers))) if n and m else 1
     return int(min(512, max(32, target)))
 
 
@@ -76,15 +111,46 @@ def _block_tasks(n: int, m: int, block_size: int, symmetric: bool):
             yield r0, r1, c0, c1
 
 
-def _compute_blocks(kernel: Kernel, tasks, X, Y, symmetric: bool):
-    """Run a chunk of block tasks (in a worker process)."""
+def _one_block(kernel: Kernel, task, X, Y, symmetric: bool) -> np.ndarray:
+    r0, r1, c0, c1 = task
+    if symmetric and r0 == c0:
+        block = kernel.gram_block_symmetric(X[r0:r1])
+    else:
+        block = kernel.gram_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
+    return np.asarray(block, dtype=np.float64)
+
+
+def _write_block(out, task, block: np.ndarray, symmetric: bool) -> None:
+    """Place a block (and its mirror): the lower triangle is an exact copy of the upper."""
+    r0, r1, c0, c1 = task
+    out[r0:r1, c0:c1] = block
+    if symmetric:
+        if r0 != c0:
+            out[c0:c1, r0:r1] = block.T
+        else:  # a diagonal block: mirror its upper triangle bit for bit
+            lo = np.tril_indices(r1 - r0, -1)
+            out[r0 + lo[0], c0 + lo[1]] = block.T[lo]
+
+
+def _compute_blocks(kernel: Kernel, tasks, X, Y, symmetric: bool, out_path: str | None = None):
+    """Run a chunk of block tasks (in a worker process).
+
+    With ``out_path`` (a ``.npy`` file) the worker writes each block into the
+    memory-mapped file itself and returns only the coordinates, so memory
+    stays one block per worker whatever the size of the matrix.
+    """
     out = []
-    for r0, r1, c0, c1 in tasks:
-        if symmetric and r0 == c0:
-            block = kernel.gram_block_symmetric(X[r0:r1])
+    target = None if out_path is None else np.load(out_path, mmap_mode="r+")
+    for task in tasks:
+        block = _one_block(kernel, task, X, Y, symmetric)
+        if target is not None:
+            _write_block(target, task, block, symmetric)
+            out.append((*task, None))
         else:
-            block = kernel.gram_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
-        out.append((r0, r1, c0, c1, np.asarray(block, dtype=np.float64)))
+            out.append((*task, block))
+    if target is not None:
+        target.flush()
+        del target
     return out
 
 
@@ -95,6 +161,41 @@ def _chunk(seq: list, n_chunks: int) -> list[list]:
 
 def _n_evals(n: int, m: int, symmetric: bool) -> int:
     return n * (n + 1) // 2 if symmetric else n * m
+
+
+def _task_evals(task, symmetric: bool) -> int:
+    r0, r1, c0, c1 = task
+    if symmetric and r0 == c0:
+        return (r1 - r0) * (r1 - r0 + 1) // 2
+    return (r1 - r0) * (c1 - c0)
+
+
+def _active_backend_is_default() -> bool:
+    """True when no ``joblib.parallel_backend`` context names a backend."""
+    try:
+        from joblib.parallel import get_active_backend
+
+        backend, _ = get_active_backend()
+    except Exception:  # pragma: no cover - joblib internals moved
+        return True
+    return type(backend).__name__ == "LokyBackend"
+
+
+def plan_backend(kernel: Kernel, n_jobs: int, backend: str | None) -> tuple[int, str | None]:
+    """``(workers, backend)`` the engine uses: threads for GIL-free kernels.
+
+    An explicit ``backend`` (argument or ``joblib.parallel_backend`` context,
+    e.g. ``"dask"``) is kept; otherwise kernels whose blocks release the GIL
+    run in threads and the others in loky processes.
+    """
+    workers = 1 if n_jobs == 1 else max(1, joblib.effective_n_jobs(n_jobs))
+    if backend is not None:
+        return workers, backend
+    if workers == 1:
+        return 1, None
+    if releases_gil(kernel) and _active_backend_is_default():
+        return workers, "threading"
+    return workers, None
 
 
 def _raw_gram(
@@ -115,52 +216,112 @@ def _raw_gram(
         out = np.empty((n, m), dtype=np.float64)
     if n == 0 or m == 0:
         return out, 0, 0
-    bs = block_size or getattr(kernel, "preferred_block_size", None) or _default_block_size(
-        n, m, n_jobs
-    )
+    explicit = backend is not None or not _active_backend_is_default()
+    workers, backend = plan_backend(kernel, n_jobs, backend)
+    threads = backend == "threading"
+    bs = block_size
+    if not bs:
+        bs = _default_block_size(n, m, n_jobs, threads)
+        preferred = getattr(kernel, "preferred_block_size", None)
+        if preferred:
+            # with threads a block costs nothing to send: keep enough of them to balance
+            bs = min(int(preferred), bs) if threads else int(preferred)
     tasks = list(_block_tasks(n, m, bs, symmetric))
     total = _n_evals(n, m, symmetric)
     disable = (None if total >= 200_000 else True) if progress is None else (not progress)
     bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram", disable=disable, leave=False)
-    workers = joblib.effective_n_jobs(n_jobs) if n_jobs != 1 else 1
+    out_path = getattr(out, "filename", None) if isinstance(out, np.memmap) else None
 
-    def place(results) -> None:
-        for r0, r1, c0, c1, block in results:
-            out[r0:r1, c0:c1] = block
-            if symmetric and r0 != c0:
-                out[c0:c1, r0:r1] = block.T
-            if symmetric and r0 == c0:
-                bar.update((r1 - r0) * (r1 - r0 + 1) // 2)
-            else:
-                bar.update((r1 - r0) * (c1 - c0))
+    def place(task, block) -> None:
+        if block is not None:
+            _write_block(out, task, block, symmetric)
+        bar.update(_task_evals(task, symmetric))
+
+    def serial(todo) -> None:
+        for task in todo:
+            place(task, _one_block(kernel, task, X, Y, symmetric))
 
     try:
-        if workers == 1 and backend is None:
-            for task in tasks:
-                place(_compute_blocks(kernel, [task], X, Y, symmetric))
+        if workers == 1 or len(tasks) == 1:
+            serial(tasks)
+            return out, total, len(tasks)
+        rest = tasks
+        if not explicit:
+            # the engine picks by size: time the first block serially and go
+            # parallel only when the rest would take longer than starting workers
+            t0 = time.perf_counter()
+            serial(tasks[:1])
+            per_eval = (time.perf_counter() - t0) / max(1, _task_evals(tasks[0], symmetric))
+            rest = tasks[1:]
+            left = per_eval * sum(_task_evals(t, symmetric) for t in rest)
+            if left < (_MIN_THREAD_SECONDS if threads else _MIN_PROCESS_SECONDS):
+                serial(rest)
+                return out, total, len(tasks)
+        if threads:
+            # one block per call, results in task order: the same blocks, the same
+            # arithmetic and the same placement as the serial loop (bit-identical)
+            parallel = joblib.Parallel(n_jobs=workers, backend="threading", return_as="generator")
+            for task, block in zip(rest, parallel(
+                joblib.delayed(_one_block)(kernel, task, X, Y, symmetric) for task in rest
+            ), strict=True):
+                place(task, block)
         else:
-            chunks = _chunk(tasks, 4 * workers)
+            chunks = _chunk(rest, 4 * workers) if out_path is None else [[t] for t in rest]
             parallel = joblib.Parallel(
                 n_jobs=n_jobs, backend=backend, return_as="generator_unordered"
             )
             for results in parallel(
-                joblib.delayed(_compute_blocks)(
-                    kernel,
-                    chunk,
-                    X,
-                    Y,
-                    symmetric,
-                )
+                joblib.delayed(_compute_blocks)(kernel, chunk, X, Y, symmetric, out_path)
                 for chunk in chunks
             ):
-                place(results)
+                for r0, r1, c0, c1, block in results:
+                    place((r0, r1, c0, c1), block)
     finally:
         bar.close()
     return out, total, len(tasks)
 
 
+def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
+                      row_bytes: int = 1 << 25, warn: bool = True) -> np.ndarray:
+    """``K[i, j] /= sqrt(dx[i] dy[j])`` in row blocks of about ``row_bytes`` (memmap-safe).
+
+    The scale of a cell is ``s_x[i] * s_y[j]`` computed before it meets
+    ``K[i, j]``, so a symmetric matrix stays exactly symmetric.  A zero (or
+    negative) self-similarity zeroes its row/column, with a warning.
+    """
+    dx = np.asarray(dx, dtype=np.float64)
+    dy = np.asarray(dy, dtype=np.float64)
+    sx = np.zeros_like(dx)
+    sy = np.zeros_like(dy)
+    okx, oky = dx > 0, dy > 0
+    sx[okx] = 1.0 / np.sqrt(dx[okx])
+    sy[oky] = 1.0 / np.sqrt(dy[oky])
+    bad = int((~okx).sum() + (~oky).sum())
+    if bad and warn:
+        import warnings
+
+        from structkernels.kernel import ZeroSelfSimilarityWarning
+
+        warnings.warn(
+            f"normalisation met {bad} structure(s) with self-similarity <= 0; "
+            "their normalised similarities are set to 0",
+            ZeroSelfSimilarityWarning,
+            stacklevel=3,
+        )
+    n, m = K.shape
+    rows = max(1, row_bytes // max(1, 8 * m))
+    for r0 in range(0, n, rows):
+        r1 = min(n, r0 + rows)
+        K[r0:r1] = K[r0:r1] * (sx[r0:r1, None] * sy[None, :])
+    return K
+
+
 def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out=None):
-    """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``."""
+    """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
+
+    Normalisation runs in row blocks after the diagonal is known, in place:
+    a memory-mapped ``out`` is never loaded whole.
+    """
     K, n_evals, n_blocks = _raw_gram(
         kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
         progress=progress, backend=backend,
@@ -168,12 +329,12 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out
     if normalize:
         if Y is None:
             d = np.diag(K).copy()
-            K[...] = normalize_gram(K, d, d)
+            normalize_inplace(K, d, d)
         else:
             dx = kernel.diag_block(X)
             dy = kernel.diag_block(Y)
             n_evals += len(X) + len(Y)
-            K[...] = normalize_gram(K, dx, dy)
+            normalize_inplace(K, dx, dy)
     return K, n_evals, n_blocks
 
 
@@ -200,8 +361,9 @@ def gram(
         A kernel instance or a registered name (then ``**params`` build it).
     X, Y : sequences of structures (or 2-D arrays for vector kernels)
     n_jobs : int, default 1
-        Worker processes (joblib, ``-1`` for all cores).  Parallel and serial
-        results are equal to round-off.
+        Workers (``-1`` for all cores): threads for kernels whose compiled
+        blocks release the GIL, joblib processes for the others.  Parallel
+        and serial results are bit-identical.
     normalize : bool, default False
         Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0
         (with a warning).  A :class:`~structkernels.kernel.Normalized`
@@ -217,8 +379,9 @@ def gram(
     progress : bool, optional
         Show a progress bar (default: on long work, when stderr is a terminal).
     backend : str, optional
-        joblib backend; None uses the active one (``loky`` unless a
-        ``joblib.parallel_backend`` context says otherwise).
+        joblib backend; None lets the engine pick (threads for GIL-free
+        compiled kernels, ``loky`` otherwise) unless a
+        ``joblib.parallel_backend`` context names one.
     return_info : bool, default False
         Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
 

@@ -252,7 +252,8 @@ def normalize_gram(
             ZeroSelfSimilarityWarning,
             stacklevel=2,
         )
-    return np.asarray(K, dtype=np.float64) * sx[:, None] * sy[None, :]
+    # the scale s_x[i] s_y[j] is formed first, so a symmetric K stays exactly symmetric
+    return np.asarray(K, dtype=np.float64) * (sx[:, None] * sy[None, :])
 
 
 class Normalized(Kernel):

@@ -315,3 +315,35 @@ def test_path_list_slices_gathers_and_pickles():
     assert isinstance(X[:3] + X[3:5], list)
     with pytest.raises(IndexError):
         X[30]
+
+
+# ------------------------------------------- long, repetitive paths (dense programme)
+@pytest.mark.parametrize("max_len", [None, 1, 3])
+@pytest.mark.parametrize("node_kernel", ["indicator", "wordvec"])
+def test_repetitive_paths_dense_programme_equals_enumeration(max_len, node_kernel):
+    # two labels only: most position pairs match, so the pair is computed by
+    # the dense O(L |S| |S'|) programme rather than the sparse one over matches
+    rng = random.Random(77 + (max_len or 0))
+    tk = None
+    if node_kernel == "wordvec":
+        wv = WordVectorSimilarity(word_vectors(3), gamma=0.2)
+        tk = TupleKernel(node_kernel=wv)
+    for _ in range(4):
+        lam = rng.uniform(0.3, 1.0)
+        X = [Path([(rng.choice(EDGES[:1]), rng.choice(NODES[:2])) for _ in range(rng.randint(7, 8))])
+             for _ in range(3)]
+        k = kernel("path", lam=lam, max_len=max_len, tuple_kernel=tk)
+        eff = tk or TupleKernel()
+        slow = np.array([[oracle_path(x, y, lam, max_len, eff) for y in X] for x in X])
+        assert_close(k.gram_block(X, X), slow)
+        assert_close(k.gram_block_symmetric(X), slow)
+
+
+def test_long_repetitive_path_costs_quadratic_not_quartic():
+    # 2,000 equal tuples: 4 M matching pairs; the sparse programme would need
+    # 1.6e13 steps, the dense one 4 M.  The value is finite and symmetric.
+    p = Path([(None, "a")] + [("ARG0", "x")] * 2000)
+    q = Path([(None, "a")] + [("ARG0", "x")] * 1500)
+    k = kernel("path", lam=0.5, max_len=3)
+    K = k.gram_block_symmetric([p, q])
+    assert np.isfinite(K).all() and K[0, 1] == K[1, 0] > 0

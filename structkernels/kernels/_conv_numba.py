@@ -59,6 +59,61 @@ def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN):
     return w
 
 
+#: a pair with more matching position pairs than this is computed by the dense programme
+SPARSE_LIMIT = 1 << 16
+
+
+@njit(cache=True, nogil=True)
+def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
+                sig, ind_e, KE, ind_n, KN, f, g, max_len, D, Dn, R):
+    """The path kernel of one pair by the dense programme, ``O(L |S| |S'|)``.
+
+    With ``E_l[s, t]`` the weight of the length-``l`` subsequence pairs ending
+    at ``(s, t)``, ``D_l[s, t] = sum_{s' <= s, t' <= t} E_l[s', t'] g^((s - s') + (t - t'))``
+    is built from a row running sum ``R_l[s, t] = E_l[s, t] + g R_l[s, t - 1]``
+    and ``D_l[s, t] = R_l[s, t] + g D_l[s - 1, t]``: additions of non-negative
+    terms only.  Then ``E_1 = f m`` and ``E_l[s, t] = f m D_{l-1}[s - 1, t - 1]``
+    (all lengths in one chain when ``max_len <= 0``).  ``D``, ``Dn``, ``R``:
+    work arrays of shape ``(L, |S'| + 1)``.
+    """
+    lb = b1 - b0
+    L = 1 if max_len <= 0 else max_len
+    keyed = ind_e and ind_n
+    for l in range(L):
+        for t in range(lb + 1):
+            D[l, t] = 0.0
+    total = 0.0
+    for s in range(a0, a1):
+        for l in range(L):
+            R[l, 0] = 0.0
+            Dn[l, 0] = 0.0
+        for t in range(b0, b1):
+            if keyed:
+                w = sig[xe[s]] * sig[ye[t]] if xk[s] == yk[t] else 0.0
+            else:
+                w = _sim(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
+                         sig, ind_e, KE, ind_n, KN)
+            c = t - b0 + 1
+            fw = f * w
+            for l in range(L):
+                if w == 0.0:
+                    e = 0.0
+                elif max_len <= 0:
+                    e = fw * (1.0 + D[0, c - 1])
+                elif l == 0:
+                    e = fw
+                else:
+                    e = fw * D[l - 1, c - 1]
+                total += e
+                r = e + g * R[l, c - 1]
+                R[l, c] = r
+                Dn[l, c] = r + g * D[l, c]
+        for l in range(L):
+            for t in range(lb + 1):
+                D[l, t] = Dn[l, t]
+    return total
+
+
 @njit(cache=True, nogil=True)
 def path_block(
     xo, xe, xn, xec, xnc, xk, yo, ye, yn, yec, ync, yk,
@@ -79,7 +134,7 @@ def path_block(
     ly = 0
     for j in range(ny):
         ly = max(ly, yo[j + 1] - yo[j])
-    cap = max(1, lx * ly)
+    cap = max(1, min(lx * ly, SPARSE_LIMIT))
     ms = np.empty(cap, dtype=np.int64)
     mt = np.empty(cap, dtype=np.int64)
     mw = np.empty(cap, dtype=np.float64)
@@ -90,6 +145,10 @@ def path_block(
         gpow[q] = g
         g *= lam
     f = lam * lam
+    Lw = max(1, max_len)
+    Dw = np.empty((Lw, ly + 1), dtype=np.float64)
+    Dnw = np.empty((Lw, ly + 1), dtype=np.float64)
+    Rw = np.empty((Lw, ly + 1), dtype=np.float64)
     if mode == MODE_DIAG:
         out = np.zeros((nx, 1), dtype=np.float64)
     else:
@@ -106,8 +165,9 @@ def path_block(
         for j in range(jlo, jhi):
             b0 = yo[j]
             b1 = yo[j + 1]
-            # 1. the matching position pairs, row-major
+            # 1. the matching position pairs, row-major (at most SPARSE_LIMIT)
             K = 0
+            dense = False
             if ind_e and ind_n:
                 for s in range(a0, a1):
                     ws = sig[xe[s]]
@@ -116,10 +176,15 @@ def path_block(
                     key = xk[s]
                     for t in range(b0, b1):
                         if yk[t] == key:
+                            if K == SPARSE_LIMIT:
+                                dense = True
+                                break
                             ms[K] = s - a0
                             mt[K] = t - b0
                             mw[K] = ws * ws
                             K += 1
+                    if dense:
+                        break
             else:
                 for s in range(a0, a1):
                     es, ns, ecs, ncs = xe[s], xn[s], xec[s], xnc[s]
@@ -127,13 +192,23 @@ def path_block(
                         w = _sim(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t],
                                  sig, ind_e, KE, ind_n, KN)
                         if w != 0.0:
+                            if K == SPARSE_LIMIT:
+                                dense = True
+                                break
                             ms[K] = s - a0
                             mt[K] = t - b0
                             mw[K] = w
                             K += 1
-            # 2. the subsequence recursion over the matches
+                    if dense:
+                        break
+            # 2. the subsequence recursion: over the matches when they are few
+            # (O(K^2 L)), else the dense programme (O(L |S| |S'|)); the choice
+            # depends on the pair only, so every block gives the same value
             total = 0.0
-            if max_len <= 0:
+            if dense or K * K > 8 * (a1 - a0) * (b1 - b0) * Lw:
+                total = _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
+                                    sig, ind_e, KE, ind_n, KN, f, lam, max_len, Dw, Dnw, Rw)
+            elif max_len <= 0:
                 for k in range(K):
                     sk = ms[k]
                     tk = mt[k]

@@ -28,6 +28,8 @@ class EncodedConvolutionKernel(Kernel):
 
     structure: ClassVar[type]
     encoded: ClassVar[type]
+    #: blocks run in compiled code without the GIL: the Gram engine uses threads
+    nogil_blocks: ClassVar[bool] = True
 
     def check_input(self, X: Any) -> Sequence:
         if isinstance(X, self.encoded):

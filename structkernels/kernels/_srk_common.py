@@ -304,7 +304,8 @@ def srk_gram_stack(
         ``k..kmax`` (or ``k`` alone).
     X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
     n_jobs : int
-        joblib worker processes.
+        Workers: threads for ``kb-srk`` (compiled, GIL-free), joblib processes
+        for the others.
     block_size : int, optional
         Rows per block (default: the kernel's ``preferred_block_size``).
     cache_dir : path, optional
@@ -349,6 +350,10 @@ def srk_gram_stack(
             )
     n, m = len(X), len(Y)
     bs = int(block_size or kernel.preferred_block_size)
+    workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
+    if block_size is None and workers > 1 and getattr(kernel, "nogil_blocks", False):
+        # threads: blocks cost nothing to send, so keep ~16 per worker for balance
+        bs = min(bs, max(16, int(np.sqrt(n * m / (16 * workers)))))
     tasks = []
     for r0 in range(0, n, bs):
         for c0 in range(0, m, bs):
@@ -362,7 +367,11 @@ def srk_gram_stack(
         if n_jobs == 1:
             results = (_stack_task(kernel, X, Y, *t, symmetric) for t in tasks)
         else:
-            results = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+            # compiled kernels that release the GIL run in threads (no start-up, no
+            # copies); the others in processes.  Placement does not depend on order.
+            backend = "threading" if getattr(kernel, "nogil_blocks", False) else None
+            results = joblib.Parallel(n_jobs=n_jobs, backend=backend,
+                                      return_as="generator_unordered")(
                 joblib.delayed(_stack_task)(kernel, X, Y, *t, symmetric) for t in tasks
             )
         for r0, r1, c0, c1, block in results:

@@ -54,7 +54,7 @@ __all__ = ["KbSRK", "kb_srk_direct", "kb_kbar"]
 
 
 # ----------------------------------------------------------------- Algorithm 1
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _tables(kmax):
     fact = np.ones(kmax + 1)
     for i in range(1, kmax + 1):
@@ -67,7 +67,7 @@ def _tables(kmax):
     return fact, binom
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _g(vs, vt, k, V, lam2, fact, binom):
     """Algorithm 1 lines 3-8 on two sorted rows of k double codes (``a << 32 | b``)."""
     r = 1.0
@@ -104,7 +104,7 @@ def _g(vs, vt, k, V, lam2, fact, binom):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sort_small(a, n):
     for i in range(1, n):
         v = a[i]
@@ -115,7 +115,7 @@ def _sort_small(a, n):
         a[j + 1] = v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kbar(as1, as2, at1, at2, k, V, lam2, fact, binom, vs, vt):
     for p in range(k):
         vs[p] = (as1[p] << 32) | as2[p]
@@ -125,7 +125,7 @@ def _kbar(as1, as2, at1, at2, k, V, lam2, fact, binom, vs, vt):
     return _g(vs, vt, k, V, lam2, fact, binom)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _direct_pair(s1, t1, s2, t2, k, V, lam2):
     """Eq. 4 literally: K̄_k (Algorithm 1) summed over all quadruples of k-grams."""
     fact, binom = _tables(k)
@@ -148,7 +148,7 @@ _M1 = 0x5851F42D4C957F2D
 _M2 = 0x14057B7EF767814F
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mix(c):
     """A 64-bit mixer of a double code; multisets hash to the sum of their mixes."""
     z = (c + 0x632BE59BD9B4E019) * _M1
@@ -158,7 +158,7 @@ def _mix(c):
     return z
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grid(x, xin, y, yin, V, R, HV, HK):
     """One backward pass over the grid of doubles (x[a], y[b]).
 
@@ -201,7 +201,7 @@ def _grid(x, xin, y, yin, V, R, HV, HK):
     return n_ident
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _collect(x, y, R, HV, HK, k, pa, pb, kh, vh):
     """Surviving windows of size k with their key / value multiset hashes."""
     n, m = len(x), len(y)
@@ -217,14 +217,14 @@ def _collect(x, y, R, HV, HK, k, pa, pb, kh, vh):
     return cnt
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _window(x, y, a, b, k, V, out):
     for p in range(k):
         out[p] = (x[a + p] << 32) | y[b + p]
     _sort_small(out, k)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _target_map(t1, t2, pat, pbt, kht, vht, nt, k, V, slots, ekh, evh, ecnt, ewin, nxt, buf):
     """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts c_t.
 
@@ -266,7 +266,7 @@ def _target_map(t1, t2, pat, pbt, kht, vht, nt, k, V, slots, ekh, evh, ecnt, ewi
     return mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _same(u, v, k):
     for p in range(k):
         if u[p] != v[p]:
@@ -274,7 +274,7 @@ def _same(u, v, k):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask, ekh, ecnt, ewin,
           nxt, buf):
     """Algorithm 2 lines 10-13, streaming the source windows against the target map.
@@ -320,7 +320,7 @@ def _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask, ekh, 
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _self_matches(x, y):
     c = 0
     for a in range(len(x)):
@@ -330,7 +330,7 @@ def _self_matches(x, y):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, V, lam2,
               fact, binom, W, out):
     """K_k for k = kmin..kmax of one pair of re-writings into out[0..].
@@ -362,7 +362,7 @@ def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, V, lam
                               ekh, ecnt, ewin, nxt, buf)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _workspace(mxs, mys, mxt, myt, kmax):
     cs = max(mxs * mys, 1)
     ct = max(mxt * myt, 1)
@@ -384,7 +384,7 @@ def _workspace(mxs, mys, mxt, myt, kmax):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _max_len(off):
     m = 0
     for i in range(len(off) - 1):
@@ -393,7 +393,7 @@ def _max_len(off):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
                 kmin, kmax, V, lam, symmetric, diag_only):
     n = len(xso) - 1
@@ -530,6 +530,8 @@ class KbSRK(SRKBase):
     """
 
     name = "kb-srk"
+    #: blocks run in compiled code without the GIL: the Gram engine uses threads
+    nogil_blocks = True
 
     def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
         self.k = k

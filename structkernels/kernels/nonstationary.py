@@ -55,6 +55,14 @@ class NonstationaryKernel(Kernel):
         self.kernel = kernel
         self.sigma = sigma
 
+    @property
+    def nogil_blocks(self) -> bool:
+        """Whether the wrapped kernel's blocks release the GIL (then the engine uses threads)."""
+        try:
+            return bool(getattr(self._effective(), "nogil_blocks", False))
+        except Exception:
+            return False
+
     def validate_params(self) -> None:
         check_sigma(self.sigma, "NonstationaryKernel.sigma")
         self._effective().validate_params()

@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.structures import Path, StructureError, Tree
+from structkernels.structures import Path, StructureError, Tree, Vocabulary
 
 __all__ = [
     "InteractionDataset",
@@ -77,6 +77,8 @@ __all__ = [
 SHIPPED_DATASET = FilePath(__file__).resolve().parent.parent / "datasets" / "bio-amr-interactions"
 _SHIPPED_FILE = "interactions.jsonl.gz"
 SPLITS = ("train", "test")
+#: records parsed into Python objects before they are encoded into arrays
+_CHUNK = 2048
 
 
 def split_of(key: str) -> str:
@@ -109,18 +111,131 @@ class SkippedRecord:
         return f"{self.file}, line {self.line}{rid}: {self.reason}"
 
 
+class RecordList(Sequence):
+    """Records stored as compact JSON text, one string per record.
+
+    Strings are not tracked by Python's garbage collector, so a large dataset
+    adds almost nothing to a collection's work; ``records[i]`` decodes that
+    record into a fresh ``dict`` (changing it does not change the dataset).
+    Slices and integer arrays give a :class:`RecordList`.
+
+    Examples
+    --------
+    >>> r = RecordList.from_dicts([{"id": "a", "label": 1}])
+    >>> r[0], len(r)
+    ({'id': 'a', 'label': 1}, 1)
+    """
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: Sequence[str]):
+        self._text = list(text)
+
+    @classmethod
+    def from_dicts(cls, records: Iterable[dict]) -> RecordList:
+        dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        return cls([dumps(r) for r in records])
+
+    def __len__(self) -> int:
+        return len(self._text)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, (int, np.integer)):
+            return json.loads(self._text[i])
+        if isinstance(i, slice):
+            return RecordList(self._text[i])
+        return RecordList([self._text[j] for j in np.asarray(i, dtype=np.int64).tolist()])
+
+    def __iter__(self):
+        return (json.loads(t) for t in self._text)
+
+    def __repr__(self) -> str:
+        return f"<RecordList of {len(self)} records>"
+
+
+def _as_path_list(paths: Sequence[Path]):
+    from structkernels.kernels.path import PathList
+
+    if isinstance(paths, PathList):
+        return paths
+    pl = PathList.encode(list(paths))
+    return PathList(pl.vocab, pl.offsets, pl.edges, pl.nodes)  # arrays only
+
+
+def _as_tree_list(trees: Sequence[Tree]):
+    from structkernels.kernels.tree import TreeList
+
+    if isinstance(trees, TreeList):
+        return trees
+    tl = TreeList.encode(list(trees))
+    return TreeList(tl.vocab, tl.tree_offsets, tl.labels, tl.edges, tl.child_offsets,
+                    tl.child_index)  # arrays only
+
+
+class _Encoder:
+    """Encodes paths and trees chunk by chunk into arrays sharing one vocabulary each."""
+
+    def __init__(self) -> None:
+        self.pvocab = Vocabulary()
+        self.tvocab = Vocabulary()
+        self.pchunks: list = []
+        self.tchunks: list = []
+
+    def add(self, paths: list[Path], trees: list[Tree]) -> None:
+        if paths:
+            self.pchunks.append(self.pvocab.encode_paths(paths))
+            self.tchunks.append(self.tvocab.encode_trees(trees))
+
+    def result(self):
+        from structkernels.kernels.path import PathList
+        from structkernels.kernels.tree import TreeList
+
+        pc, tc = self.pchunks, self.tchunks
+        p_off = [np.zeros(1, np.int64)]
+        shift = 0
+        for e in pc:
+            p_off.append(e.offsets[1:] + shift)
+            shift += int(e.offsets[-1])
+        cat = (lambda xs, dt: np.concatenate(xs).astype(dt)) if pc else (
+            lambda xs, dt: np.zeros(0, dt))
+        paths = PathList(self.pvocab, np.concatenate(p_off),
+                         cat([e.edges for e in pc], np.int64), cat([e.nodes for e in pc], np.int64))
+        t_off, c_off, c_idx = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], []
+        nshift = cshift = 0
+        for e in tc:
+            t_off.append(e.tree_offsets[1:] + nshift)
+            c_off.append(e.child_offsets[1:] + cshift)
+            c_idx.append(e.child_index.astype(np.int64) + nshift)
+            nshift += int(e.tree_offsets[-1])
+            cshift += int(e.child_offsets[-1])
+        trees = TreeList(self.tvocab, np.concatenate(t_off), cat([e.labels for e in tc], np.int64),
+                         cat([e.edges for e in tc], np.int64), np.concatenate(c_off),
+                         cat(c_idx, np.int64) if c_idx else np.zeros(0, np.int64))
+        return paths, trees
+
+
 class InteractionDataset:
     """Candidate interactions with their paths, trees and labels.
 
+    Storage is array-backed: paths and trees are encoded integer arrays
+    (:class:`~structkernels.kernels.path.PathList`,
+    :class:`~structkernels.kernels.tree.TreeList`; items are rebuilt as
+    :class:`~structkernels.Path` / :class:`~structkernels.Tree` on access) and
+    records are compact JSON strings (:class:`RecordList`), so a dataset of
+    tens of thousands of records holds a handful of Python containers and
+    adds nothing measurable to garbage-collector pauses.  The kernels take
+    the encoded lists as they are (no re-encoding).
+
     Attributes
     ----------
-    paths : list of Path
-    trees : list of Tree
+    paths : PathList (a sequence of Path)
+    trees : TreeList (a sequence of Tree)
     labels : numpy.ndarray of int64
         1 positive, 0 negative.
-    records : list of dict
+    records : RecordList (a sequence of dict)
         The records as read (label 2 of the PubMed45 form is already 0 with
-        ``swapped`` true; every record has a ``split``).
+        ``swapped`` true; every record has a ``split``); each access decodes
+        a fresh dict.
     swapped : numpy.ndarray of bool
         Role-swapped negatives.
     source : str or None
@@ -143,20 +258,24 @@ class InteractionDataset:
         trees: Sequence[Tree],
         source: str | None = None,
         skipped: Iterable[SkippedRecord] = (),
+        *,
+        _columns: tuple | None = None,
     ):
         if not (len(records) == len(paths) == len(trees)):
             raise ValueError("records, paths and trees must have the same length")
-        self.records = list(records)
-        self.paths = list(paths)
-        self.trees = list(trees)
-        self.labels = np.fromiter(
-            (int(r["label"]) for r in self.records), dtype=np.int64, count=len(self.records)
-        )
-        self.swapped = np.fromiter(
-            (bool(r.get("swapped", False)) for r in self.records),
-            dtype=bool,
-            count=len(self.records),
-        )
+        self.records = records if isinstance(records, RecordList) else RecordList.from_dicts(records)
+        self.paths = _as_path_list(paths)
+        self.trees = _as_tree_list(trees)
+        if _columns is None:
+            recs = records if not isinstance(records, RecordList) else list(records)
+            _columns = (
+                np.fromiter((int(r["label"]) for r in recs), dtype=np.int64, count=len(recs)),
+                np.fromiter((bool(r.get("swapped", False)) for r in recs), dtype=bool,
+                            count=len(recs)),
+                [r.get("graph_id") for r in recs],
+                np.array([r.get("split") or "" for r in recs], dtype="U5"),
+            )
+        self.labels, self.swapped, self._graph_ids, self._splits = _columns
         self.source = source
         self.skipped = list(skipped)
 
@@ -172,7 +291,7 @@ class InteractionDataset:
 
     @property
     def graph_ids(self) -> list[str | None]:
-        return [r.get("graph_id") for r in self.records]
+        return list(self._graph_ids)
 
     def subset(self, indices: Iterable[int] | np.ndarray) -> InteractionDataset:
         """The records at ``indices`` (integer positions or a boolean mask), in that order."""
@@ -186,20 +305,18 @@ class InteractionDataset:
         n = len(self)
         if idx.size and (idx.min() < -n or idx.max() >= n):
             raise IndexError(f"index out of range for {n} records")
-        ii = [int(i) for i in idx]
+        idx = np.where(idx < 0, idx + n, idx).astype(np.int64)
+        gids = [self._graph_ids[i] for i in idx.tolist()]
         return InteractionDataset(
-            [self.records[i] for i in ii],
-            [self.paths[i] for i in ii],
-            [self.trees[i] for i in ii],
-            self.source,
-            self.skipped,
+            self.records[idx], self.paths[idx], self.trees[idx], self.source, self.skipped,
+            _columns=(self.labels[idx], self.swapped[idx], gids, self._splits[idx]),
         )
 
     def split(self, name: str) -> InteractionDataset:
         """The ``"train"`` or ``"test"`` half."""
         if name not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {name!r}")
-        return self.subset([i for i, r in enumerate(self.records) if r["split"] == name])
+        return self.subset(np.flatnonzero(self._splits == name))
 
 
 class _TreeBuilder:
@@ -401,11 +518,17 @@ def load_interactions(
         if not file.is_file():
             raise FileNotFoundError(f"no interaction file at {file}")
     fname = os.fspath(file)
-    records: list[dict] = []
+    records: list[str] = []
     paths: list[Path] = []
     trees: list[Tree] = []
+    labels: list[int] = []
+    swapped: list[bool] = []
+    graph_ids: list[str | None] = []
+    splits: list[str] = []
     skipped: list[SkippedRecord] = []
     build_tree = _TreeBuilder()
+    encoder = _Encoder()
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     # in compact JSON a record of the other half holds this text (inside a JSON
     # string the quotes would be escaped, so it cannot come from a value)
     other = None if split is None else f'"split":"{"test" if split == "train" else "train"}"'
@@ -446,13 +569,27 @@ def load_interactions(
                     continue
                 if split is not None and rec["split"] != split:
                     continue
-                records.append(rec)
+                records.append(dumps(rec))
+                labels.append(int(rec["label"]))
+                swapped.append(bool(rec.get("swapped", False)))
+                graph_ids.append(rec.get("graph_id"))
+                splits.append(rec["split"])
                 paths.append(p)
                 trees.append(t)
+                if len(paths) == _CHUNK:
+                    # encode and drop the Python objects: the dataset keeps arrays
+                    encoder.add(paths, trees)
+                    paths, trees = [], []
+                    build_tree = _TreeBuilder()
     except (UnicodeDecodeError, OSError, EOFError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
         raise InteractionFormatError(f"{fname}: cannot read ({exc})") from None
     if not records and not skipped and split is None:
         raise InteractionFormatError(f"{fname}: no records (empty file)")
-    return InteractionDataset(records, paths, trees, fname, skipped)
+    encoder.add(paths, trees)
+    del paths, trees, build_tree
+    P, T = encoder.result()
+    columns = (np.asarray(labels, dtype=np.int64), np.asarray(swapped, dtype=bool), graph_ids,
+               np.array(splits, dtype="U5"))
+    return InteractionDataset(RecordList(records), P, T, fname, skipped, _columns=columns)

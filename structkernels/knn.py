@@ -6,7 +6,8 @@ ties to the smaller index), the similarities, and the number of kernel
 evaluations it took.
 
 * ``hashing=None``: exact.  Square blocks of the upper triangle go through the
-  Gram engine (:func:`structkernels.gram`) in joblib workers; each block is
+  Gram engine (:func:`structkernels.gram`) in workers (threads for compiled
+  GIL-free kernels, processes otherwise); each block is
   reduced to its per-row (and per-column) top ``k`` at once, so memory stays
   ``O(block**2 + n k)``, never ``n**2``.  Costs ``n (n + 1) / 2`` evaluations.
 * ``hashing="random-knn"`` or ``"klsh"`` (or fitted hashers): kernel locality-
@@ -34,7 +35,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from structkernels.gram import block_ranges, gram
+from structkernels.gram import block_ranges, gram, releases_gil
 from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures, take
 from structkernels.kernel import Kernel, Normalized, normalize_gram
 from structkernels.registry import as_kernel
@@ -206,6 +207,18 @@ class _Evaluator:
                 results = (
                     _run_tasks(self.kernel, self.k, [_payload(X, Y, t, self)])
                     for t in tasks
+                )
+            elif releases_gil(self.kernel):
+                # compiled GIL-free kernels: threads (no start-up, no copies of the
+                # data); the merge of candidates does not depend on their order
+                chunks = _chunk_by_cost(tasks, 16 * workers)
+                parallel = joblib.Parallel(n_jobs=workers, backend="threading",
+                                           return_as="generator_unordered")
+                results = parallel(
+                    joblib.delayed(_run_tasks)(
+                        self.kernel, self.k, [_payload(X, Y, t, self) for t in chunk]
+                    )
+                    for chunk in chunks
                 )
             else:
                 chunks = _chunk_by_cost(tasks, 4 * workers)

@@ -67,7 +67,7 @@ def test_subset(shipped):
     train = shipped.split("train")
     sub = train.subset([3, 1, 2])
     assert [r["id"] for r in sub.records] == [train.records[i]["id"] for i in (3, 1, 2)]
-    assert sub.paths == [train.paths[i] for i in (3, 1, 2)]
+    assert list(sub.paths) == [train.paths[i] for i in (3, 1, 2)]
     assert sub.trees == [train.trees[i] for i in (3, 1, 2)]
     assert sub.labels.tolist() == [int(train.labels[i]) for i in (3, 1, 2)]
     mask = np.zeros(len(train), bool)

@@ -137,6 +137,14 @@ class PathList(Sequence):
     def __iter__(self) -> Iterator[Path]:
         return (self._item(i) for i in range(len(self)))
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to any list, tuple or encoded list holding equal structures in order."""
+        if not isinstance(other, (PathList, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __add__(self, other: Any) -> list:
         return list(self) + list(other)
 

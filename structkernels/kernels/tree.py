@@ -105,11 +105,14 @@ class TreeList(Sequence):
         lab, edg = self.labels, self.edges
         co, ci = self.child_offsets, self.child_index
 
-        def build(v: int) -> Tree:
-            kids = [(names[edg[c]], build(int(c))) for c in ci[co[v]:co[v + 1]]]
-            return Tree(names[lab[v]], kids)
-
-        t = build(int(self.tree_offsets[i]))
+        # children follow their parent in pre-order: build from the last node back
+        # (no recursion, so any depth)
+        a, b = int(self.tree_offsets[i]), int(self.tree_offsets[i + 1])
+        built: dict[int, Tree] = {}
+        for v in range(b - 1, a - 1, -1):
+            kids = [(names[edg[c]], built.pop(int(c))) for c in ci[co[v]:co[v + 1]]]
+            built[v] = Tree(names[lab[v]], kids)
+        t = built[a]
         self._items[i] = t
         return t
 
@@ -131,6 +134,14 @@ class TreeList(Sequence):
 
     def __iter__(self) -> Iterator[Tree]:
         return (self._item(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any list, tuple or encoded list holding equal structures in order."""
+        if not isinstance(other, (TreeList, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __add__(self, other: Any) -> list:
         return list(self) + list(other)

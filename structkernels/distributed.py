@@ -177,7 +177,7 @@ def dask_gram(
     info: dict = {"n": n, "blocks": len(tasks), "blocks_skipped": len(tasks) - len(todo),
                   "blocks_computed": 0, "n_evaluations": 0, "workers": {}}
     if todo:
-        [Xf] = client.scatter([X], broadcast=True)
+        [Xf] = client.scatter([X], broadcast=True, hash=False)
         scale = None
         if normalize:
             dfile = parts / "diag.npy"

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +76,7 @@ def block_ranges(n: int, block_size: int) -> list[tuple[int, int]]:
 
 
 #: below this many seconds of estimated serial work, worker threads are not started
-_MIN_THREAD_SECONDS = 0.005
+_MIN_THREAD_SECONDS = 0.02
 #: below this many seconds of estimated serial work, worker processes are not started
 #: (starting loky workers and sending them the data costs about a second or more)
 _MIN_PROCESS_SECONDS = 2.0
@@ -259,12 +260,13 @@ def _raw_gram(
                 return out, total, len(tasks)
         if threads:
             # one block per call, results in task order: the same blocks, the same
-            # arithmetic and the same placement as the serial loop (bit-identical)
-            parallel = joblib.Parallel(n_jobs=workers, backend="threading", return_as="generator")
-            for task, block in zip(rest, parallel(
-                joblib.delayed(_one_block)(kernel, task, X, Y, symmetric) for task in rest
-            ), strict=True):
-                place(task, block)
+            # arithmetic and the same placement as the serial loop (bit-identical).
+            # A bare pool of threads: joblib's threading backend costs ~20 ms a call.
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for task, block in zip(rest, pool.map(
+                    lambda t: _one_block(kernel, t, X, Y, symmetric), rest
+                ), strict=True):
+                    place(task, block)
         else:
             chunks = _chunk(rest, 4 * workers) if out_path is None else [[t] for t in rest]
             parallel = joblib.Parallel(

@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from structkernels.gram import block_ranges, gram, releases_gil
+from structkernels.gram import block_ranges, gram, plan_backend
 from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures, take
 from structkernels.kernel import Kernel, Normalized, normalize_gram
 from structkernels.registry import as_kernel
@@ -152,8 +152,10 @@ def merge_topk(
     if exclude_self:
         keep &= rows != cols
     rows, cols, sims = rows[keep], cols[keep], sims[keep]
-    # drop repeated (row, col) pairs (the same pair met in several tables/blocks)
-    order = np.lexsort((cols, rows))
+    # drop repeated (row, col) pairs (the same pair met in several tables/blocks);
+    # of repeats (k(x, y) and k(y, x) may differ in the last bit) keep the largest,
+    # so the result does not depend on the order in which workers returned them
+    order = np.lexsort((-sims, cols, rows))
     rows, cols, sims = rows[order], cols[order], sims[order]
     first = np.ones(len(rows), dtype=bool)
     first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
@@ -208,7 +210,7 @@ class _Evaluator:
                     _run_tasks(self.kernel, self.k, [_payload(X, Y, t, self)])
                     for t in tasks
                 )
-            elif releases_gil(self.kernel):
+            elif plan_backend(self.kernel, self.n_jobs, None)[1] == "threading":
                 # compiled GIL-free kernels: threads (no start-up, no copies of the
                 # data); the merge of candidates does not depend on their order
                 chunks = _chunk_by_cost(tasks, 16 * workers)

@@ -1,0 +1,289 @@
+"""Serial vs n_jobs=2 vs dask (2 workers), in one run, ABBA order: Grams, k-NN graph, GC pauses.
+
+Prints one JSON object.  For each piece of work it times ``serial``,
+``n_jobs=2`` (threads for the compiled, GIL-free kernels) and ``dask`` (a
+``LocalCluster`` of 2 single-threaded worker processes) in the order
+``serial, n_jobs=2, dask, dask, n_jobs=2, serial``, sums the two timings of
+each, and reports ``speedup = serial / other``, the aim from issue 14, a
+bit-for-bit check of every result against the serial one, and the load
+average (``os.getloadavg()``) before and after.  The work:
+
+- ``path_gram``: path kernel Gram (lam 0.8), N Bio-AMR paths (aim >= 1.8x);
+- ``tree_gram``: tree kernel Gram (lam 0.8), N trees (aim: never slower than serial);
+- ``kb_srk_gram``: kb-SRK Gram (k=1, kmax=4, the paper's setting), N random MSRP
+  pairs (aim >= 1.8x), with the full MSRP Gram (5,801 pairs) projected from it
+  (pairs scale as N^2; aim <= 300 s on 2 cores);
+- ``hashed_knn``: 1-NN graph, normalised path kernel, random k-NN hashing,
+  2 tables, probe 1 (the README's high-recall setting), N paths (aim >= 1.6x);
+- ``gc``: objects tracked by the collector after ``load_interactions()`` and the
+  time of a full collection, array-backed storage vs the same structures as
+  Python objects, and the longest collector pause (``gc.callbacks``) during
+  the tree Gram runs.
+
+The dask runs write the Grams out of core (:func:`structkernels.distributed.dask_gram`,
+a memmap per run) and report throughput per worker; the k-NN graph runs
+through joblib's dask backend.  Cluster start-up is timed separately.
+
+Usage (defaults take about 3-5 minutes on 2 idle cores)::
+
+    python benchmarks/bench_parallel.py [--data ../shared/data] [--small] [--out FILE]
+
+``--small`` runs every piece at a tenth of the size (a check that it works).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import structkernels as sk
+from structkernels.datasets import load_interactions
+
+
+def load() -> list[float]:
+    return [round(v, 2) for v in os.getloadavg()]
+
+
+def abba(fns: dict, check) -> dict:
+    """Run fns in order A B C C B A; times summed per name; outputs checked against the first."""
+    names = list(fns)
+    order = names + names[::-1]
+    times: dict[str, list[float]] = {k: [] for k in names}
+    first = {}
+    la0 = load()
+    for name in order:
+        t0 = time.perf_counter()
+        out = fns[name]()
+        times[name].append(round(time.perf_counter() - t0, 4))
+        if name not in first:
+            first[name] = out
+    ref = first[names[0]]
+    res = {
+        "order": order,
+        "seconds": times,
+        "bit_identical_to_serial": {k: bool(check(ref, first[k])) for k in names[1:]},
+        "load_average_before_after": [la0, load()],
+    }
+    base = sum(times[names[0]])
+    for k in names[1:]:
+        res[f"speedup_{k}"] = round(base / sum(times[k]), 3)
+    return res
+
+
+def gram_fns(kernel, X, client, tmp: Path, block_size: int) -> dict:
+    from structkernels.distributed import dask_gram
+
+    def dask_run():
+        out = tmp / "K.npy"
+        if out.exists():
+            out.unlink()
+        shutil.rmtree(str(out) + ".parts", ignore_errors=True)
+        K, info = dask_gram(kernel, X, out, client=client, block_size=block_size)
+        dask_run.info = info
+        return np.array(K)
+
+    return {
+        "serial": lambda: sk.gram(kernel, X, n_jobs=1, progress=False),
+        "n_jobs_2": lambda: sk.gram(kernel, X, n_jobs=2, progress=False),
+        "dask": dask_run,
+    }, dask_run
+
+
+def per_worker(info: dict) -> dict:
+    return {w: {"blocks": v["blocks"], "evaluations": v["evaluations"],
+                "evaluations_per_second": round(v["evaluations_per_second"], 1)}
+            for w, v in info["workers"].items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default="../shared/data", help="folder holding msrp/")
+    ap.add_argument("--n-path", type=int, default=4000)
+    ap.add_argument("--n-tree", type=int, default=2000)
+    ap.add_argument("--n-srk", type=int, default=300)
+    ap.add_argument("--n-knn", type=int, default=16000)
+    ap.add_argument("--small", action="store_true", help="a tenth of every size")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    if args.small:
+        for a in ("n_path", "n_tree", "n_srk", "n_knn"):
+            setattr(args, a, max(40, getattr(args, a) // 10))
+    from dask.distributed import Client, LocalCluster
+
+    out: dict = {
+        "benchmark": "bench_parallel",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "load_average_at_start": load(),
+        "timing_order": "serial, n_jobs=2, dask, dask, n_jobs=2, serial (ABBA); seconds summed",
+    }
+    rng = np.random.default_rng(args.seed)
+
+    # ---------------------------------------------------------------- storage / GC
+    gc.collect()
+    t0 = time.perf_counter()
+    data = load_interactions()
+    t_load = time.perf_counter() - t0
+    tracked = len(gc.get_objects())
+    t0 = time.perf_counter()
+    gc.collect()
+    full_gc = time.perf_counter() - t0
+    as_objects = (list(data.paths), list(data.trees), list(data.records))
+    tracked_obj = len(gc.get_objects())
+    t0 = time.perf_counter()
+    gc.collect()
+    full_gc_obj = time.perf_counter() - t0
+    del as_objects
+    data.paths._items = None  # drop the Path objects cached by list() above
+    data.trees._items = None
+    gc.collect()
+    out["gc"] = {
+        "records": len(data), "load_seconds": round(t_load, 2),
+        "array_backed": {"tracked_objects": tracked, "full_collection_s": round(full_gc, 4)},
+        "as_python_objects": {"tracked_objects": tracked_obj,
+                              "full_collection_s": round(full_gc_obj, 4)},
+    }
+
+    train = data.split("train")
+    perm = rng.permutation(len(train))
+    pathsX = train.paths[perm[: args.n_path]]
+    treesX = train.trees[perm[: args.n_tree]]
+    knnX = train.paths[perm[: min(args.n_knn, len(train))]]
+
+    t0 = time.perf_counter()
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    client = Client(cluster)
+    out["dask_cluster_start_s"] = round(time.perf_counter() - t0, 2)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_parallel_"))
+    eq = np.array_equal
+    try:
+        # warm-up: compile caches, thread pool, dask workers (not timed)
+        for kern, X in ((sk.kernel("path", lam=0.8), pathsX[:64]),
+                        (sk.kernel("tree", lam=0.8), treesX[:64])):
+            fns, _ = gram_fns(kern, X, client, tmp, 32)
+            for f in fns.values():
+                f()
+
+        # ------------------------------------------------------------ path Gram
+        kern = sk.kernel("path", lam=0.8)
+        fns, dask_run = gram_fns(kern, pathsX, client, tmp, 512)
+        r = abba(fns, eq)
+        r.update(n=len(pathsX), evaluations=len(pathsX) * (len(pathsX) + 1) // 2,
+                 setting="path kernel lam=0.8, Bio-AMR train paths", aim="n_jobs_2 >= 1.8x",
+                 dask_per_worker=per_worker(dask_run.info))
+        out["path_gram"] = r
+        print(json.dumps({"path_gram": r}), file=sys.stderr, flush=True)
+
+        # ------------------------------------------------------------ tree Gram
+        kern = sk.kernel("tree", lam=0.8)
+        pauses: list[float] = []
+        start: list[float] = []
+
+        def cb(phase, info):
+            if phase == "start":
+                start.append(time.perf_counter())
+            elif start:
+                pauses.append(time.perf_counter() - start.pop())
+
+        gc.callbacks.append(cb)
+        try:
+            fns, dask_run = gram_fns(kern, treesX, client, tmp, 256)
+            r = abba(fns, eq)
+        finally:
+            gc.callbacks.remove(cb)
+        r.update(n=len(treesX), evaluations=len(treesX) * (len(treesX) + 1) // 2,
+                 setting="tree kernel lam=0.8 span decay, Bio-AMR train trees",
+                 aim="n_jobs_2 never slower than serial",
+                 dask_per_worker=per_worker(dask_run.info))
+        out["tree_gram"] = r
+        out["gc"]["pauses_during_tree_grams"] = {
+            "collections": len(pauses),
+            "max_pause_s": round(max(pauses), 5) if pauses else 0.0,
+        }
+        print(json.dumps({"tree_gram": r}), file=sys.stderr, flush=True)
+
+        # ------------------------------------------------------------ kb-SRK Gram
+        from structkernels.text.loaders import load_msrp
+        from structkernels.text.tokenize import TextPipeline
+
+        msrp = Path(args.data) / "msrp"
+        if (msrp / "msr_paraphrase_train.txt").is_file():
+            pipe = TextPipeline()
+            allp = (load_msrp(msrp / "msr_paraphrase_train.txt").tokenized(pipe)
+                    + load_msrp(msrp / "msr_paraphrase_test.txt").tokenized(pipe))
+            pick = rng.choice(len(allp), size=min(args.n_srk, len(allp)), replace=False)
+            S = [allp[i] for i in pick]
+            kern = sk.kernel("kb-srk", k=1, kmax=4)
+            sk.gram(kern, S[:8])
+            fns, dask_run = gram_fns(kern, S, client, tmp, 64)
+            r = abba(fns, eq)
+            n = len(S)
+            full = len(allp)
+            scale = (full * (full + 1) / 2) / (n * (n + 1) / 2)
+            r.update(n=n, evaluations=n * (n + 1) // 2,
+                     setting="kb-SRK k=1 kmax=4 lam=1 (sum of normalised K_1..K_4), random "
+                             "MSRP train+test pairs, lower-cased + stemmed",
+                     aim="n_jobs_2 >= 1.8x; full MSRP Gram <= 300 s on 2 cores",
+                     dask_per_worker=per_worker(dask_run.info),
+                     full_msrp_projection={
+                         "pairs": full, "scale_from_subset": round(scale, 1),
+                         "serial_s": round(scale * sum(r["seconds"]["serial"]) / 2, 1),
+                         "n_jobs_2_s": round(scale * sum(r["seconds"]["n_jobs_2"]) / 2, 1),
+                         "dask_2_workers_s": round(scale * sum(r["seconds"]["dask"]) / 2, 1),
+                         "note": "pair cost varies with sentence length; a random subset "
+                                 "projects the mean",
+                     })
+            out["kb_srk_gram"] = r
+            print(json.dumps({"kb_srk_gram": r}), file=sys.stderr, flush=True)
+        else:
+            out["kb_srk_gram"] = {"skipped": f"MSRP not found under {msrp}"}
+
+        # ------------------------------------------------------------ hashed 1-NN graph
+        import joblib
+
+        kern = sk.Normalized(sk.kernel("path", lam=0.8))
+        kw = dict(hashing="random-knn", n_tables=2, probe=1, random_state=args.seed,
+                  progress=False)
+
+        def knn(n_jobs, dask=False):
+            if dask:
+                with joblib.parallel_backend("dask"):
+                    g = sk.knn_graph(knnX, kern, 1, n_jobs=2, **kw)
+            else:
+                g = sk.knn_graph(knnX, kern, 1, n_jobs=n_jobs, **kw)
+            knn.evals = g.n_evaluations
+            return g.indices, g.similarities
+
+        sk.knn_graph(knnX[:200], kern, 1, n_jobs=2, **kw)
+        r = abba({"serial": lambda: knn(1), "n_jobs_2": lambda: knn(2),
+                  "dask": lambda: knn(2, dask=True)},
+                 lambda a, b: eq(a[0], b[0]) and eq(a[1], b[1]))
+        r.update(n=len(knnX), evaluations=knn.evals,
+                 setting="1-NN graph, Normalized(path lam=0.8), random k-NN hashing, "
+                         "2 tables, probe 1",
+                 aim="n_jobs_2 >= 1.6x at N=16,000")
+        out["hashed_knn"] = r
+    finally:
+        client.close()
+        cluster.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    out["load_average_at_end"] = load()
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -93,12 +93,15 @@ def releases_gil(kernel: Kernel) -> bool:
     return bool(getattr(kernel, "nogil_blocks", False))
 
 
-def _default_block_size(n: int, m: int, n_jobs: int, threads: bool = False) -> int:
-    workers = max(1, joblib.effective_n_jobs(n_jobs))
-    # about 8 tasks per worker for load balance (16 with threads: a task costs
-    # nothing to send), blocks of 32 .. 512 rows
-    per = 16 if threads else 8
-    target = int(np.sqrt(n * m / (per * workers))) if n and m else 1
+def _default_block_size(n: int, m: int) -> int:
+    """Blocks of 32 .. 512 rows, about 32 of them over the matrix.
+
+    It does not depend on ``n_jobs``: serial and parallel runs cut the same
+    blocks, so even a kernel whose values depend on the block (BLAS sums,
+    block-local feature indices) gives the same bits with any ``n_jobs``.
+    Enough blocks for 2-4 workers to balance.
+    """
+    target = int(np.sqrt(n * m / 32)) if n and m else 1
     return int(min(512, max(32, target)))
 
 
@@ -222,11 +225,10 @@ def _raw_gram(
     threads = backend == "threading"
     bs = block_size
     if not bs:
-        bs = _default_block_size(n, m, n_jobs, threads)
+        bs = _default_block_size(n, m)
         preferred = getattr(kernel, "preferred_block_size", None)
         if preferred:
-            # with threads a block costs nothing to send: keep enough of them to balance
-            bs = min(int(preferred), bs) if threads else int(preferred)
+            bs = min(int(preferred), bs)
     tasks = list(_block_tasks(n, m, bs, symmetric))
     total = _n_evals(n, m, symmetric)
     disable = (None if total >= 200_000 else True) if progress is None else (not progress)

@@ -40,6 +40,7 @@ from typing import Any
 
 import joblib
 import numpy as np
+from numba import njit
 from tqdm.auto import tqdm
 
 from structkernels.kernel import Kernel, Normalized
@@ -124,16 +125,32 @@ def _one_block(kernel: Kernel, task, X, Y, symmetric: bool) -> np.ndarray:
     return np.asarray(block, dtype=np.float64)
 
 
+@njit(cache=True, nogil=True)
+def _place(out, block, r0, c0, mirror, diagonal):  # pragma: no cover - compiled
+    """Copy ``block`` to ``out[r0:, c0:]``; its mirror too (transposed, or the upper triangle
+    of a diagonal block onto its lower one).  Compiled and GIL-free: worker threads place
+    their own blocks (disjoint regions) in parallel."""
+    bn, bm = block.shape
+    for i in range(bn):
+        for j in range(bm):
+            out[r0 + i, c0 + j] = block[i, j]
+    if diagonal:
+        for j in range(bm):
+            for i in range(j):
+                out[r0 + j, c0 + i] = block[i, j]
+    elif mirror:
+        for j in range(bm):
+            for i in range(bn):
+                out[c0 + j, r0 + i] = block[i, j]
+
+
 def _write_block(out, task, block: np.ndarray, symmetric: bool) -> None:
     """Place a block (and its mirror): the lower triangle is an exact copy of the upper."""
     r0, r1, c0, c1 = task
-    out[r0:r1, c0:c1] = block
-    if symmetric:
-        if r0 != c0:
-            out[c0:c1, r0:r1] = block.T
-        else:  # a diagonal block: mirror its upper triangle bit for bit
-            lo = np.tril_indices(r1 - r0, -1)
-            out[r0 + lo[0], c0 + lo[1]] = block.T[lo]
+    block = np.ascontiguousarray(block, dtype=np.float64)
+    if block.shape != (r1 - r0, c1 - c0):
+        raise ValueError(f"a kernel block has shape {block.shape}, expected {(r1 - r0, c1 - c0)}")
+    _place(np.asarray(out), block, r0, c0, symmetric and r0 != c0, symmetric and r0 == c0)
 
 
 def _compute_blocks(kernel: Kernel, tasks, X, Y, symmetric: bool, out_path: str | None = None):
@@ -264,11 +281,14 @@ def _raw_gram(
             # one block per call, results in task order: the same blocks, the same
             # arithmetic and the same placement as the serial loop (bit-identical).
             # A bare pool of threads: joblib's threading backend costs ~20 ms a call.
+            # Each thread places its own block (disjoint regions of ``out``).
+            def run(t):
+                _write_block(out, t, _one_block(kernel, t, X, Y, symmetric), symmetric)
+                return t
+
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                for task, block in zip(rest, pool.map(
-                    lambda t: _one_block(kernel, t, X, Y, symmetric), rest
-                ), strict=True):
-                    place(task, block)
+                for task in pool.map(run, rest):
+                    place(task, None)
         else:
             chunks = _chunk(rest, 4 * workers) if out_path is None else [[t] for t in rest]
             parallel = joblib.Parallel(

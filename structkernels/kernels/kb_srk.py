@@ -168,10 +168,12 @@ def _grid(x, xin, y, yin, V, R, HV, HK):
     double; otherwise no target double list can share the key).
     HV / HK: diagonal suffix sums of the double hashes (all / non-identical),
     so a window's multiset hashes are HV[a, b] - HV[a + k, b + k].
-    Returns the number of identical doubles.
+    Returns the number of identical doubles and the longest run (no window
+    longer than it survives).
     """
     n, m = len(x), len(y)
     n_ident = 0
+    longest = 0
     for b in range(m + 1):
         R[n, b] = 0
         HV[n, b] = 0
@@ -198,7 +200,9 @@ def _grid(x, xin, y, yin, V, R, HV, HK):
                 R[a, b] = 0
                 HV[a, b] = HV[a + 1, b + 1]
                 HK[a, b] = HK[a + 1, b + 1]
-    return n_ident
+            if R[a, b] > longest:
+                longest = R[a, b]
+    return n_ident, longest
 
 
 @njit(cache=True, nogil=True)
@@ -342,11 +346,15 @@ def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, V, lam
     """
     (Rs, HVs, HKs, Rt, HVt, HKt, pas, pbs, khs, vhs, pat, pbt, kht, vht,
      ekh, evh, ecnt, ewin, slots, nxt, buf) = W
-    i_s = _grid(s1, s1in, s2, s2in, V, Rs, HVs, HKs)
-    i_t = _grid(t1, t1in, t2, t2in, V, Rt, HVt, HKt)
+    i_s, long_s = _grid(s1, s1in, s2, s2in, V, Rs, HVs, HKs)
+    i_t, long_t = _grid(t1, t1in, t2, t2in, V, Rt, HVt, HKt)
     for k in range(kmin, kmax + 1):
         if k == 1:
             out[0] = i_s * i_t + lam2 * u1 * u2
+            continue
+        if k > long_s or k > long_t:
+            # no window of size k survives on one side: K_k = 0 (no grid scan)
+            out[k - kmin] = 0.0
             continue
         nt = _collect(t1, t2, Rt, HVt, HKt, k, pat, pbt, kht, vht)
         if nt == 0:

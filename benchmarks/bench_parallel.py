@@ -162,7 +162,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+                           dashboard_address=":0")
     client = Client(cluster)
     out["dask_cluster_start_s"] = round(time.perf_counter() - t0, 2)
     tmp = Path(tempfile.mkdtemp(prefix="bench_parallel_"))

@@ -107,7 +107,7 @@ def test_dask_local_cluster():
     X = list(np.random.default_rng(2).normal(size=(30, 4)))
     expected = sk.gram(SlowDot(), X, block_size=8)
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster):
         with joblib.parallel_backend("dask"):
             K = sk.gram(SlowDot(), X, block_size=8, n_jobs=-1)

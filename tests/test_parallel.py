@@ -182,7 +182,7 @@ def test_loky_workers_write_memmap(tmp_path):
 def dask_client():
     distributed = pytest.importorskip("distributed", reason="the [distributed] extra is not installed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     client = distributed.Client(cluster)
     yield client
     client.close()

@@ -10,7 +10,7 @@ Examples
 >>> import structkernels as sk
 >>> rng = np.random.default_rng(0)
 >>> x = rng.normal(size=(300, 2)); y = np.sin(x) + 0.1 * rng.normal(size=(300, 2))
->>> hsic = sk.measure("hsic", kernel_x="rbf", kernel_y="rbf", estimator="icd", rank=50)
+>>> hsic = sk.measure("hsic", kernel_x="rbf", kernel_y="rbf", estimator="icd", max_rank=50, tol=0)
 >>> hsic.fit(x, y).statistic_ > 0
 True
 """
@@ -23,9 +23,16 @@ from structkernels_hsic.applications import (
     score_choices,
     select_pairs,
 )
-from structkernels_hsic.encoders import SumOfWordVectors, load_glove, tokenize
-from structkernels_hsic.hsic import HSIC, HSICTestResult, hsic_biased, hsic_icd, hsic_unbiased
-from structkernels_hsic.icd import IncompleteCholesky
+from structkernels_hsic.encoders import SumOfWordVectors, glove_tokens, load_glove
+from structkernels_hsic.hsic import (
+    HSIC,
+    HSICTestResult,
+    hsic_biased,
+    hsic_icd,
+    hsic_lowrank_bound,
+    hsic_unbiased,
+)
+from structkernels_hsic.icd import IncompleteCholesky, nystrom_factor
 from structkernels_hsic.phsic import PHSIC
 from structkernels_hsic.structured import StructuredHSIC, td_sep
 
@@ -38,11 +45,13 @@ __all__ = [
     "hsic_biased",
     "hsic_unbiased",
     "hsic_icd",
+    "hsic_lowrank_bound",
+    "nystrom_factor",
     "td_sep",
     "median_heuristic",
     "SumOfWordVectors",
     "load_glove",
-    "tokenize",
+    "glove_tokens",
     "make_choice_questions",
     "score_choices",
     "response_selection_metrics",

@@ -20,8 +20,62 @@ from sklearn.base import clone
 
 from structkernels import Kernel, as_kernel, gram
 from structkernels.kernel import Normalized, normalize_gram
+from structkernels.kernels.vector import CosineKernel, LinearKernel, RBFKernel, VectorKernel
 
-__all__ = ["resolve_source", "KernelSource", "PrecomputedSource", "median_heuristic", "take"]
+__all__ = [
+    "resolve_source",
+    "KernelSource",
+    "PrecomputedSource",
+    "median_heuristic",
+    "take",
+    "check_dtype",
+]
+
+DTYPES = (np.float64, np.float32)
+
+
+def check_dtype(dtype: Any) -> type:
+    """``np.float64`` or ``np.float32``; anything else is refused by name."""
+    try:
+        dt = np.dtype(dtype).type
+    except TypeError:
+        dt = None
+    if dt not in DTYPES:
+        raise ValueError(f"dtype must be np.float64 or np.float32, got {dtype!r}")
+    return dt
+
+
+def _base(kernel: Any) -> Any:
+    return kernel.kernel if isinstance(kernel, Normalized) else kernel
+
+
+def as_column(kernel: Any, X: Any) -> Any:
+    """A 1-D numeric array given to a vector kernel is one feature: a column (n, 1)."""
+    if isinstance(_base(kernel), VectorKernel) and not isinstance(X, (str, bytes)):
+        try:
+            A = np.asarray(X)
+        except (TypeError, ValueError):
+            return X
+        if A.ndim == 1 and A.size and A.dtype.kind in "biuf":
+            return A.reshape(-1, 1)
+    return X
+
+
+def _check_vectors(kernel: Kernel, X: Any, dtype: type) -> np.ndarray:
+    """``kernel.check_input`` in ``dtype``: float32 input stays float32 (no float64 copy)."""
+    if dtype is np.float64 or not isinstance(_base(kernel), VectorKernel):
+        return kernel.check_input(X)
+    from sklearn.utils import check_array
+
+    name = type(_base(kernel)).__name__
+    try:
+        A = check_array(X, dtype=np.float32, ensure_all_finite=False, ensure_min_samples=0, input_name=name)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name} expects a 2-D float array (one row per vector): {exc}") from None
+    if not np.isfinite(A).all():
+        bad = np.flatnonzero(~np.isfinite(A).all(axis=1))
+        raise ValueError(f"{name}: input contains NaN or infinity in row(s) {bad[:10].tolist()}")
+    return A
 
 
 def take(X: Any, idx: Sequence[int] | np.ndarray) -> Any:
@@ -53,14 +107,15 @@ def median_heuristic(X: Any, *, max_samples: int = 2000, random_state: int = 0) 
     """
     from scipy.spatial.distance import pdist
 
-    A = np.asarray(X, dtype=np.float64)
+    A = np.asarray(X)
     if A.ndim == 1:
         A = A[:, None]
     if A.ndim != 2 or len(A) < 2:
         raise ValueError(f"median heuristic needs a 2-D array of at least 2 rows, got shape {A.shape}")
-    if len(A) > max_samples:
+    if len(A) > max_samples:  # subsample before any conversion: no copy of a large input
         rng = np.random.default_rng(random_state)
         A = A[np.sort(rng.choice(len(A), max_samples, replace=False))]
+    A = np.asarray(A, dtype=np.float64)
     med = float(np.median(pdist(A)))
     return med if med > 0 else 1.0
 
@@ -69,7 +124,8 @@ def _with_median(kernel: Kernel, X: Any) -> Kernel:
     """Replace a ``sigma="median"`` parameter by the median heuristic on ``X``."""
     params = kernel.get_params(deep=False)
     if params.get("sigma") == "median":
-        return clone(kernel).set_params(sigma=median_heuristic(kernel.check_input(X)))
+        A = X if isinstance(X, np.ndarray) and X.dtype.kind == "f" else kernel.check_input(X)
+        return clone(kernel).set_params(sigma=median_heuristic(A))
     return kernel
 
 
@@ -82,17 +138,28 @@ class KernelSource:
     X : structures (checked here with ``kernel.check_input``)
     n_jobs : int
         Passed to :func:`structkernels.gram` for full Gram matrices.
+    dtype : np.float64 or np.float32
+        Arithmetic of the blocks.  With float32 the vector kernels read float32
+        input as it is (no float64 copy) and compute in float32; other kernels
+        compute as they do and their blocks are cast.
+
+    The RBF and cosine kernels' columns for incomplete Cholesky are computed
+    with the rows' squared norms (RBF) or the unit rows (cosine) prepared once,
+    the same formulas as their ``gram_block`` without re-reading ``X`` per
+    column (``X`` is read once per column instead of two or four times).
     """
 
     precomputed = False
 
-    def __init__(self, kernel: Kernel, X: Any, n_jobs: int = 1):
+    def __init__(self, kernel: Kernel, X: Any, n_jobs: int = 1, dtype: Any = np.float64):
         kernel.validate_params()
         self.kernel = kernel
-        self.X = kernel.check_input(X)
+        self.dtype = check_dtype(dtype)
+        self.X = _check_vectors(kernel, X, self.dtype)
         self.n = len(self.X)
         self.n_jobs = n_jobs
         self.n_evaluations = 0
+        self._prepared: tuple | None = None
         # A Normalized kernel: its inner diagonal is computed once (as the Gram
         # engine does), not once per column as Normalized.gram_block would.
         self._inner = kernel.kernel if isinstance(kernel, Normalized) else None
@@ -103,17 +170,27 @@ class KernelSource:
             self._inner_diag = _InnerSource(self._inner, self.X, self).diag()
         return self._inner_diag
 
-    def _block(self, Xa: Any, Xb: Any, da: np.ndarray | None = None, db: np.ndarray | None = None) -> np.ndarray:
+    def _block(
+        self,
+        Xa: Any,
+        Xb: Any,
+        da: np.ndarray | None = None,
+        db: np.ndarray | None = None,
+        symmetric: bool = False,
+    ) -> np.ndarray:
+        dt = self.dtype
         if self._inner is None:
-            return np.asarray(self.kernel.gram_block(Xa, Xb), dtype=np.float64)
-        B = np.asarray(self._inner.gram_block(Xa, Xb), dtype=np.float64)
+            f = self.kernel.gram_block_symmetric if symmetric else self.kernel.gram_block
+            return np.asarray(f(Xa) if symmetric else f(Xa, Xb), dtype=dt)
+        f = self._inner.gram_block_symmetric if symmetric else self._inner.gram_block
+        B = np.asarray(f(Xa) if symmetric else f(Xa, Xb), dtype=np.float64)
         if da is None:
             da = np.asarray(self._inner.diag_block(Xa), dtype=np.float64)
             self.n_evaluations += len(Xa)
         if db is None:
             db = np.asarray(self._inner.diag_block(Xb), dtype=np.float64)
             self.n_evaluations += len(Xb)
-        return normalize_gram(B, da, db)
+        return np.asarray(normalize_gram(B, da, db), dtype=dt)
 
     def diag(self) -> np.ndarray:
         if self._inner is not None:
@@ -144,9 +221,41 @@ class KernelSource:
         self.n_evaluations += self.n
         return np.asarray(k.diag_block(self.X), dtype=np.float64)
 
+    def _prepare(self) -> tuple | None:
+        """Per-row data reused by every column of the RBF and cosine kernels."""
+        if self._prepared is None:
+            k = self.kernel
+            if type(k) is RBFKernel:
+                sq = np.einsum("ij,ij->i", self.X, self.X)
+                self._prepared = ("rbf", self.X, sq, 1.0 / (2.0 * float(k.sigma) ** 2))
+            elif type(k) is CosineKernel:
+                nrm = np.linalg.norm(self.X, axis=1)
+                nrm[nrm == 0] = 1.0
+                self._prepared = ("cos", self.X / nrm[:, None].astype(self.X.dtype))
+            elif type(k) is LinearKernel:
+                self._prepared = ("lin", self.X)
+            else:
+                self._prepared = ("",)
+        return self._prepared if self._prepared[0] else None
+
     def columns(self, idx: Sequence[int]) -> np.ndarray:
         """``K[:, idx]`` (one kernel evaluation per entry)."""
         idx = np.asarray(idx, dtype=np.intp)
+        prep = self._prepare()
+        if prep is not None:
+            Xp = prep[1]
+            cols = Xp @ Xp[idx].T
+            if prep[0] == "rbf":
+                sq, g = prep[2], prep[3]
+                cols *= -2.0
+                cols += sq[:, None]
+                cols += sq[idx][None, :]
+                np.maximum(cols, 0.0, out=cols)
+                cols *= -g
+                np.exp(cols, out=cols)
+            cols = np.asarray(cols, dtype=self.dtype)
+            self.n_evaluations += cols.size
+            return cols
         if self._inner is None:
             cols = self._block(self.X, take(self.X, idx))
         else:
@@ -155,25 +264,29 @@ class KernelSource:
         self.n_evaluations += cols.size
         return cols
 
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        """``K[start:stop, :]`` through one ``gram_block`` call."""
+    def tile(self, a: tuple[int, int], b: tuple[int, int]) -> np.ndarray:
+        """``K[a0:a1, b0:b1]``; a diagonal tile (``a == b``) through ``gram_block_symmetric``."""
+        sym = a == b
+        Xa = self.X[a[0] : a[1]]
+        Xb = Xa if sym else self.X[b[0] : b[1]]
         if self._inner is None:
-            block = self._block(self.X[start:stop], self.X)
+            block = self._block(Xa, Xb, symmetric=sym)
         else:
             d = self._raw_diag()
-            block = self._block(self.X[start:stop], self.X, d[start:stop], d)
-        self.n_evaluations += block.size
+            block = self._block(Xa, Xb, d[a[0] : a[1]], d[b[0] : b[1]], symmetric=sym)
+        m = a[1] - a[0]
+        self.n_evaluations += m * (m + 1) // 2 if sym else block.size
         return block
 
     def full(self) -> np.ndarray:
         """The full Gram matrix through the Gram engine (symmetric blocks, ``n_jobs``)."""
         K, info = gram(self.kernel, self.X, n_jobs=self.n_jobs, return_info=True)
         self.n_evaluations += info.n_evaluations
-        return np.asarray(K)
+        return np.asarray(K, dtype=self.dtype)
 
     def cross(self, X_new: Any, idx: Sequence[int] | None = None) -> np.ndarray:
         """``k(x_new, x_i)`` for new points against all (or the ``idx``) training points."""
-        Xn = self.kernel.check_input(X_new)
+        Xn = _check_vectors(self.kernel, as_column(self.kernel, X_new), self.dtype)
         ref = self.X if idx is None else take(self.X, idx)
         if self._inner is None:
             block = self._block(Xn, ref)
@@ -193,6 +306,7 @@ class _InnerSource(KernelSource):
         self.n = len(X)
         self.owner = owner
         self._inner = None
+        self.dtype = np.float64
 
     def diag(self) -> np.ndarray:
         before = self.n_evaluations = 0
@@ -206,8 +320,9 @@ class PrecomputedSource:
 
     precomputed = True
 
-    def __init__(self, K: Any, name: str = "X"):
-        K = np.asarray(K, dtype=np.float64)
+    def __init__(self, K: Any, name: str = "X", dtype: Any = np.float64):
+        self.dtype = check_dtype(dtype)
+        K = np.asarray(K, dtype=self.dtype)
         if K.ndim != 2 or K.shape[0] != K.shape[1]:
             raise ValueError(
                 f"with a precomputed kernel, {name} must be a square Gram matrix, got shape {K.shape}"
@@ -225,14 +340,14 @@ class PrecomputedSource:
     def columns(self, idx: Sequence[int]) -> np.ndarray:
         return self.K[:, np.asarray(idx, dtype=np.intp)]
 
-    def rows(self, start: int, stop: int) -> np.ndarray:
-        return self.K[start:stop]
+    def tile(self, a: tuple[int, int], b: tuple[int, int]) -> np.ndarray:
+        return self.K[a[0] : a[1], b[0] : b[1]]
 
     def full(self) -> np.ndarray:
         return self.K
 
     def cross(self, K_new: Any, idx: Sequence[int] | None = None) -> np.ndarray:
-        K_new = np.asarray(K_new, dtype=np.float64)
+        K_new = np.asarray(K_new, dtype=self.dtype)
         if K_new.ndim != 2 or K_new.shape[1] != self.n:
             raise ValueError(
                 f"with a precomputed kernel, new {self.name} must be a cross Gram matrix of shape "
@@ -256,10 +371,18 @@ def resolve_kernel(spec: Any, params: Mapping[str, Any] | None, X: Any) -> Kerne
 
 
 def resolve_source(
-    spec: Any, params: Mapping[str, Any] | None, X: Any, *, name: str = "X", n_jobs: int = 1
+    spec: Any,
+    params: Mapping[str, Any] | None,
+    X: Any,
+    *,
+    name: str = "X",
+    n_jobs: int = 1,
+    dtype: Any = np.float64,
 ) -> KernelSource | PrecomputedSource:
-    """The Gram source of one side of the data."""
+    """The Gram source of one side of the data (a 1-D array is one feature for a vector kernel)."""
+    if not (isinstance(spec, str) and spec == "precomputed"):
+        X = as_column(as_kernel(spec, **dict(params or {})) if isinstance(spec, str) else spec, X)
     kernel = resolve_kernel(spec, params, X)
     if kernel is None:
-        return PrecomputedSource(X, name)
-    return KernelSource(kernel, X, n_jobs=n_jobs)
+        return PrecomputedSource(X, name, dtype=dtype)
+    return KernelSource(kernel, X, n_jobs=n_jobs, dtype=dtype)

@@ -51,11 +51,16 @@ def _kernel_args(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--kernel-y", default=default, help=f"kernel on Y (default {default})")
     p.add_argument("--param-x", action="append", metavar="KEY=VALUE", help="parameter of the X kernel (sigma=median allowed)")
     p.add_argument("--param-y", action="append", metavar="KEY=VALUE", help="parameter of the Y kernel")
-    p.add_argument("--rank", type=int, nargs="+", default=[100], help="ICD rank, one value or rank_x rank_y")
+    p.add_argument("--max-rank", "--rank", dest="rank", type=int, nargs="+", default=None,
+                   help="largest ICD rank (Nyström: landmarks), one value or rank_x rank_y; default: what --tol needs")
+    p.add_argument("--tol", type=float, default=1e-3,
+                   help="ICD stop: residual trace <= tol * trace, per side (default 1e-3; 0: exactly --max-rank)")
     p.add_argument("--encoder", choices=["none", "glove"], default="none", help="encoder of .txt input")
 
 
-def _rank(values: list[int]) -> Any:
+def _rank(values: list[int] | None) -> Any:
+    if values is None:
+        return None
     if len(values) == 1:
         return values[0]
     if len(values) == 2:
@@ -68,7 +73,8 @@ def add_hsic_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("x", help="X: .npy, .jsonl or .txt")
     p.add_argument("y", help="Y: same number of records as X")
     _kernel_args(p, "rbf")
-    p.add_argument("--estimator", choices=["biased", "unbiased", "icd"], default="biased")
+    p.add_argument("--estimator", choices=["biased", "unbiased", "icd", "nystrom"], default="biased")
+    p.add_argument("--dtype", choices=["float64", "float32"], default="float64")
     p.add_argument("--test", choices=["none", "gamma", "permutation"], default="none")
     p.add_argument("--n-permutations", type=int, default=1000)
     p.add_argument("--random-state", type=int, default=None)
@@ -83,9 +89,9 @@ def _run_hsic(args: argparse.Namespace) -> int:
     X = _read(args.x, args.encoder, args.kernel_x)
     Y = _read(args.y, args.encoder, args.kernel_y)
     model = HSIC(
-        args.kernel_x, args.kernel_y, estimator=args.estimator, rank=_rank(args.rank),
+        args.kernel_x, args.kernel_y, estimator=args.estimator, max_rank=_rank(args.rank), tol=args.tol,
         kernel_x_params=_params(args.param_x), kernel_y_params=_params(args.param_y),
-        n_jobs=args.n_jobs,
+        n_jobs=args.n_jobs, dtype=np.dtype(args.dtype).type, random_state=args.random_state,
     )
     out: dict[str, Any] = {"estimator": args.estimator}
     if args.test == "none":
@@ -95,6 +101,9 @@ def _run_hsic(args: argparse.Namespace) -> int:
         out.update({"test": args.test, "p_value": res.p_value})
     out.update({"statistic": model.statistic_, "n_samples": model.n_samples_,
                 "n_kernel_evaluations": model.n_kernel_evaluations_})
+    if args.estimator in ("icd", "nystrom"):
+        out.update({"rank": list(model.rank_), "residual": list(model.residual_),
+                    "error_bound": model.error_bound_})
     print(json.dumps(out))
     return 0
 
@@ -137,7 +146,7 @@ def _phsic_from(args: argparse.Namespace):
     from structkernels_hsic.phsic import PHSIC
 
     return PHSIC(
-        args.kernel_x, args.kernel_y, estimator=args.estimator, rank=_rank(args.rank),
+        args.kernel_x, args.kernel_y, estimator=args.estimator, max_rank=_rank(args.rank), tol=args.tol,
         kernel_x_params=_params(args.param_x), kernel_y_params=_params(args.param_y),
     )
 

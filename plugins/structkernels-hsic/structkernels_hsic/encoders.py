@@ -10,7 +10,6 @@ product, so encoding is vectorised over sentences.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,21 +18,23 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import CountVectorizer
 
-__all__ = ["tokenize", "SumOfWordVectors", "load_glove"]
+from structkernels.text import tokenize as _core_tokenize
 
-# GloVe 6B was tokenised with clitics split off ("do n't", "i 'll"); so is this.
-_TOKEN = re.compile(r"\w+(?=n't\b)|n't\b|'\w+|\w+|[^\w\s]", re.UNICODE)
+__all__ = ["glove_tokens", "SumOfWordVectors", "load_glove"]
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased words, clitics and punctuation marks of ``text`` (GloVe's tokenisation).
+def glove_tokens(text: str) -> list[str]:
+    """Lower-cased tokens of ``text`` by the core tokeniser (:func:`structkernels.text.tokenize`).
+
+    GloVe 6B was tokenised with clitics split off (``do n't``, ``i 'll``), as the
+    core tokeniser does; typographic apostrophes are read as ``'`` first.
 
     Examples
     --------
-    >>> tokenize("I'll throw out the garbage.")
+    >>> glove_tokens("I’ll throw out the garbage.")
     ['i', "'ll", 'throw', 'out', 'the', 'garbage', '.']
     """
-    return _TOKEN.findall(text.replace("’", "'").lower())
+    return _core_tokenize(text.replace("\u2019", "'"), lowercase=True)
 
 
 def load_glove() -> tuple[list[str], np.ndarray]:
@@ -67,7 +68,7 @@ class SumOfWordVectors(BaseEstimator, TransformerMixin):
     ----------
     vectors : mapping word -> vector, or (words, matrix), or "glove"
         The word vectors; ``"glove"`` loads GloVe 6B 50d (optional extra).
-    tokenizer : callable, default :func:`tokenize`
+    tokenizer : callable, default :func:`glove_tokens`
         ``str -> list[str]``; tokens are matched to the vocabulary as they come.
     average : bool, default False
         Divide by the number of known tokens (mean instead of sum).
@@ -113,7 +114,7 @@ class SumOfWordVectors(BaseEstimator, TransformerMixin):
         self.vocabulary_ = vocab
         self.embeddings_ = E
         self._vectorizer = CountVectorizer(
-            vocabulary=vocab, tokenizer=self.tokenizer or tokenize, lowercase=False, token_pattern=None
+            vocabulary=vocab, tokenizer=self.tokenizer or glove_tokens, lowercase=False, token_pattern=None
         )
         return self
 
@@ -126,7 +127,7 @@ class SumOfWordVectors(BaseEstimator, TransformerMixin):
         X = list(X)
         counts = self._vectorizer.transform(X)  # sparse (n, V)
         known = np.asarray(counts.sum(axis=1)).ravel()
-        tok = self.tokenizer or tokenize
+        tok = self.tokenizer or glove_tokens
         total = sum(len(tok(s)) for s in X) if len(X) <= 200_000 else None
         self.coverage_ = float(known.sum() / total) if total else float("nan")
         used = np.unique(counts.indices)

@@ -1,12 +1,26 @@
-"""Pivoted incomplete Cholesky decomposition of a kernel Gram matrix.
+"""Low-rank factors ``A A^T ~ K`` of a kernel Gram matrix: incomplete Cholesky and Nyström.
 
-Fine and Scheinberg (2001); used for HSIC by Gretton et al. (2005, Lemma 2) and
-for PHSIC by Yokoi et al. (2018, Appendix B, Eq. 28-29 and 33-34).  The factor
-``A`` (n x r) satisfies ``A A^T ~ K``.  Step ``j`` picks the pivot with the
-largest remaining diagonal (ties to the first index), evaluates *one kernel
-column* ``k(., x_pivot)`` and updates the residual diagonal, so a structured
-kernel never builds the n x n Gram: ICD costs ``n`` (diagonal) + ``r n``
-kernel evaluations.
+**Incomplete Cholesky** (Fine and Scheinberg 2001; used for HSIC by Gretton et
+al. 2005, Lemma 2, and for PHSIC by Yokoi et al. 2018, Appendix B, Eq. 28-29
+and 33-34).  Step ``j`` picks the pivot with the largest remaining diagonal
+(ties to the first index), evaluates *one kernel column* ``k(., x_pivot)``
+and updates the residual diagonal, so a structured kernel never builds the
+n x n Gram: ICD costs ``n`` (diagonal) + ``rank n`` kernel evaluations, each
+column evaluated once.  It stops when the residual trace
+``trace(K - A A^T)`` is at most ``tol trace(K)``, or at ``max_rank`` columns
+with a :class:`~sklearn.exceptions.ConvergenceWarning` stating the residual
+reached.
+
+**Nyström** with ``m`` landmarks (Williams and Seeger 2001): ``A = C W^{+1/2}``
+with ``C = K[:, S]`` and ``W = K[S, S]``.  Landmarks are drawn uniformly, by
+approximate ridge leverage scores (Alaoui and Mahoney 2015: scores from a
+uniform pilot Nyström of the same size, so ``2 m n`` column evaluations), or
+are k-means centres (vector kernels only: the centres are points of the input
+space).
+
+For both, ``E = K - A A^T`` is positive semi-definite (a Schur complement), and
+``residual_ = trace(E) / trace(K)`` is reported; HSIC's error bound
+(:func:`structkernels_hsic.hsic.hsic_lowrank_bound`) is built on it.
 
 New points are projected "from halfway" (Eq. 34):
 ``a[j] = (k(x, x_(j)) - sum_{m<j} a[m] A[p_j, m]) / A[p_j, j]``, i.e. one
@@ -15,68 +29,100 @@ triangular solve against the pivot rows of ``A``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from structkernels_hsic._kernels import KernelSource, PrecomputedSource, resolve_source, take
+from structkernels_hsic._kernels import (
+    KernelSource,
+    PrecomputedSource,
+    check_dtype,
+    resolve_source,
+    take,
+)
 
-__all__ = ["IncompleteCholesky", "icd_factor"]
+__all__ = ["IncompleteCholesky", "icd_factor", "nystrom_factor", "pair_rank", "fit_pair", "LANDMARKS"]
+
+LANDMARKS = ("uniform", "leverage", "kmeans")
 
 
-def _auto_prefetch(source: KernelSource | PrecomputedSource) -> int:
-    """8 for batched (BLAS) kernels, whose 8 columns cost about one; else 1."""
-    if source.precomputed:
-        return 1
-    return 8 if getattr(source.kernel, "preferred_block_size", 0) >= 1024 else 1
+def pair_rank(rank: Any) -> tuple[Any, Any]:
+    """One value for both sides, or a pair ``(x, y)``."""
+    if isinstance(rank, (tuple, list)):
+        if len(rank) != 2:
+            raise ValueError(f"max_rank must be an int, None or a pair (rank_x, rank_y), got {rank!r}")
+        return rank[0], rank[1]
+    return rank, rank
+
+
+def fit_pair(n_jobs: int, fx, fy):
+    """Run the two sides' decompositions, in two threads when ``n_jobs != 1`` (BLAS releases the GIL)."""
+    if n_jobs == 1:
+        return fx(), fy()
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.submit(fx), pool.submit(fy)
+        return a.result(), b.result()
+
+
+def check_rank_tol(max_rank: Any, tol: Any, name: str = "max_rank") -> None:
+    if max_rank is not None and (
+        not isinstance(max_rank, (int, np.integer)) or isinstance(max_rank, bool) or max_rank < 1
+    ):
+        raise ValueError(f"{name} must be a positive int or None, got {max_rank!r}")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (0 <= tol < 1):
+        raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
+
+
+def _positive_diag(source) -> np.ndarray:
+    d = np.asarray(source.diag(), dtype=np.float64)
+    if np.any(d < -1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))):
+        bad = np.flatnonzero(d < 0)[:10].tolist()
+        raise ValueError(
+            f"negative self-similarity k(x, x) at index(es) {bad}: the kernel is not positive semi-definite"
+        )
+    return np.maximum(d, 0.0)
 
 
 def icd_factor(
     source: KernelSource | PrecomputedSource,
-    rank: int | None,
-    tol: float = 1e-12,
+    max_rank: int | None,
+    tol: float = 1e-3,
     *,
-    prefetch: int | str = "auto",
     progress: bool | None = None,
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """Factor ``A`` (n x r, Fortran order), pivots and the residual trace.
+    name: str = "X",
+) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Factor ``A`` (n x r, Fortran order), pivots, residual trace and ``trace(K)``.
 
-    Stops after ``rank`` columns (``None``: n), or when the residual trace
-    ``sum_i (K - A A^T)_ii`` falls to ``tol`` times the trace of ``K``, or
-    when the largest remaining diagonal is numerically zero (below
-    ``1e-14`` times the largest diagonal of ``K``).
-
-    ``prefetch = b > 1`` fetches, with the pivot's column, those of the next
-    ``b - 1`` largest residual diagonals in the same ``gram_block`` call and
-    keeps them for later steps.  The pivots and the factor are the same as
-    with ``b = 1`` (each column is still the exact ``k(., x_p)``); only the
-    number of kernel evaluations grows (by the columns never used), while a
-    BLAS kernel reads ``X`` once instead of ``b`` times.
+    Stops after ``max_rank`` columns (``None``: as many as needed, at most n),
+    or when the residual trace ``sum_i (K - A A^T)_ii`` falls to ``tol``
+    times ``trace(K)``, or when the largest remaining diagonal is numerically
+    zero (below ``1e-14`` times the largest diagonal of ``K``).  Stopping at
+    ``max_rank`` with ``tol > 0`` not met warns (``ConvergenceWarning``) with
+    the relative residual reached.  Each kernel column is evaluated once: the
+    evaluations are ``n + r n``.  Memory grows with the rank (``n r`` values),
+    never ``n x n``.
     """
     n = source.n
-    r_max = n if rank is None else min(int(rank), n)
-    b = _auto_prefetch(source) if prefetch == "auto" else int(prefetch)
-    if b < 1:
-        raise ValueError(f"prefetch must be 'auto' or an int >= 1, got {prefetch!r}")
-    d = source.diag()
-    if np.any(d < -1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))):
-        bad = np.flatnonzero(d < 0)[:10].tolist()
-        raise ValueError(
-            f"negative self-similarity k(x, x) at index(es) {bad}: the kernel is not positive "
-            "semi-definite"
-        )
-    d = np.maximum(d, 0.0)
+    r_max = n if max_rank is None else min(int(max_rank), n)
+    dt = source.dtype
+    d = _positive_diag(source)
     trace0 = float(d.sum())
     floor = 1e-14 * float(d.max(initial=0.0))
-    A = np.zeros((n, r_max), dtype=np.float64, order="F")
+    cap = min(r_max, 64)
+    A = np.zeros((n, cap), dtype=dt, order="F")
     pivots = np.empty(r_max, dtype=np.intp)
-    cache: dict[int, np.ndarray] = {}
     r = 0
+    residual = trace0
     disable = (r_max * n < 5_000_000) if progress is None else (not progress)
-    with tqdm(total=r_max, desc="incomplete Cholesky", unit="col", disable=disable, leave=False) as bar:
+    with tqdm(total=r_max, desc=f"incomplete Cholesky ({name})", unit="col", disable=disable, leave=False) as bar:
         while r < r_max:
             residual = float(d.sum())
             if residual <= tol * trace0:
@@ -84,24 +130,16 @@ def icd_factor(
             p = int(np.argmax(d))  # first index among ties
             if d[p] <= floor:
                 break
-            col = cache.pop(p, None)
-            if col is None:
-                cand = [p]
-                if b > 1:
-                    k = min(b * 2, n)
-                    top = np.argpartition(-d, k - 1)[:k] if k < n else np.arange(n)
-                    top = top[np.argsort(-d[top], kind="stable")]
-                    cand += [int(i) for i in top if i != p and d[i] > floor and int(i) not in cache][: b - 1]
-                block = source.columns(cand)
-                col = block[:, 0]
-                if len(cache) > 4 * b:
-                    cache.clear()
-                for j, i in enumerate(cand[1:], 1):
-                    cache[i] = block[:, j]
+            if r == cap:  # grow the factor geometrically (amortised O(n r) copying)
+                cap = min(2 * cap, r_max)
+                A2 = np.zeros((n, cap), dtype=dt, order="F")
+                A2[:, :r] = A[:, :r]
+                A = A2
+            col = source.columns([p])[:, 0]
             if r:
                 col = col - A[:, :r] @ A[p, :r]
             piv = np.sqrt(d[p])
-            a = col / piv
+            a = col / dt(piv)
             a[pivots[:r]] = 0.0  # exact zeros on earlier pivots (round-off)
             a[p] = piv
             A[:, r] = a
@@ -111,33 +149,103 @@ def icd_factor(
             np.maximum(d, 0.0, out=d)
             r += 1
             bar.update(1)
-    return np.asfortranarray(A[:, :r]), pivots[:r].copy(), float(d.sum())
+        residual = float(d.sum())
+    if r == r_max and tol > 0 and residual > tol * trace0:
+        warnings.warn(
+            f"incomplete Cholesky of {name} stopped at max_rank={r_max} with residual trace "
+            f"{residual / trace0:.3g} of trace(K), above tol={tol:g}; the low-rank HSIC/PHSIC is "
+            "approximate beyond the requested tolerance (raise max_rank, or see error_bound_)",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return np.asfortranarray(A[:, :r]), pivots[:r].copy(), residual, trace0
+
+
+def _nystrom_from_columns(C: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``C W^{+1/2}`` through the eigendecomposition of ``W`` (tiny eigenvalues dropped)."""
+    s, V = np.linalg.eigh((W + W.T) / 2)
+    keep = s > 1e-12 * max(float(s.max(initial=0.0)), 1e-300)
+    return np.asfortranarray(C @ (V[:, keep] / np.sqrt(s[keep])))
+
+
+def nystrom_factor(
+    source: KernelSource | PrecomputedSource,
+    n_landmarks: int,
+    landmarks: str = "leverage",
+    random_state: Any = None,
+) -> tuple[np.ndarray, np.ndarray | None, float, float]:
+    """Nyström factor ``A`` (n x r, r <= n_landmarks), landmark indices, residual trace, trace.
+
+    ``"uniform"``: landmarks drawn without replacement.  ``"leverage"``: a
+    uniform pilot of ``n_landmarks`` gives a factor ``F``; each point's ridge
+    leverage ``F_i (F^T F + lam I)^{-1} F_i^T`` with ``lam`` = the pilot's
+    residual trace / ``n_landmarks`` (Musco and Musco 2017) is the sampling
+    weight of the final landmarks.  ``"kmeans"`` (vector kernels): the
+    k-means centres of the input (seeded), which are not data points (the
+    returned indices are then None).  Kernel evaluations: ``n`` (diagonal) +
+    ``n m`` (+ ``n m`` for the leverage pilot; + ``m^2`` for k-means).
+    """
+    if landmarks not in LANDMARKS:
+        raise ValueError(f"landmarks must be one of {LANDMARKS}, got {landmarks!r}")
+    rng = check_random_state(random_state)
+    n = source.n
+    m = min(int(n_landmarks), n)
+    d = _positive_diag(source)
+    trace0 = float(d.sum())
+    if landmarks == "kmeans":
+        if source.precomputed or source.X.dtype.kind != "f" or np.ndim(source.X) != 2:
+            raise ValueError(
+                "landmarks='kmeans' needs vectors (the centres are points of the input space); "
+                "use 'leverage' or 'uniform' for structured or precomputed kernels"
+            )
+        from sklearn.cluster import KMeans
+
+        centres = KMeans(m, n_init=1, random_state=rng.randint(2**31 - 1)).fit(source.X).cluster_centers_
+        centres = centres.astype(source.dtype)
+        C = np.asfortranarray(source.cross(centres).T)
+        W = source._block(centres, centres)
+        source.n_evaluations += W.size
+        A = _nystrom_from_columns(C, W)
+        idx = None
+    else:
+        idx = np.sort(rng.choice(n, m, replace=False))
+        C = source.columns(idx)
+        if landmarks == "leverage":
+            F = _nystrom_from_columns(C, C[idx])
+            lam = max(trace0 - float(np.einsum("ij,ij->", F, F)), 1e-12 * trace0) / m
+            G = F.T @ F
+            G[np.diag_indices_from(G)] += lam
+            scores = np.einsum("ij,ji->i", F, np.linalg.solve(G, F.T))
+            scores = np.maximum(scores, 1e-15)
+            idx = np.sort(rng.choice(n, m, replace=False, p=scores / scores.sum()))
+            C = source.columns(idx)
+        A = _nystrom_from_columns(C, C[idx])
+    residual = max(trace0 - float(np.einsum("ij,ij->", A, A, dtype=np.float64)), 0.0)
+    return A, idx, residual, trace0
 
 
 class IncompleteCholesky(BaseEstimator):
-    """Low-rank factor ``A A^T ~ K`` of a kernel Gram matrix, evaluating only needed columns.
+    """Low-rank factor ``A A^T ~ K`` of a kernel Gram matrix to a set tolerance.
 
     Parameters
     ----------
     kernel : str, Kernel or "precomputed", default "rbf"
         A registered kernel name (built with ``kernel_params``), an instance,
         or ``"precomputed"`` (``fit`` then takes the Gram matrix).
-    rank : int or None, default 100
-        Maximal number of columns (pivots); None for no limit.
-    tol : float, default 1e-12
-        Stop when the residual trace is at most ``tol`` times ``trace(K)``.
+    max_rank : int or None, default None
+        Largest number of columns (pivots); None: as many as ``tol`` needs.
+    tol : float, default 1e-3
+        Stop when ``trace(K - A A^T) <= tol * trace(K)``.  With ``tol=0`` the
+        decomposition runs to ``max_rank`` (a fixed rank) without a warning.
     kernel_params : dict, optional
         Parameters of a kernel given by name; ``sigma="median"`` applies the
         median heuristic on the training data.
-    prefetch : int or "auto", default "auto"
-        Kernel columns fetched per ``gram_block`` call (see :func:`icd_factor`):
-        the pivot's plus those of the next largest residual diagonals, kept for
-        later steps; the result is the same, only evaluations and time change.
-        ``"auto"``: 8 for kernels with a batched BLAS path (``preferred_block_size
-        >= 1024``, the vector kernels), 1 otherwise (structured kernels: exactly
-        the needed columns).
+    dtype : np.float64 or np.float32, default np.float64
+        Arithmetic of the factor (float32 input is used as it is).
     progress : bool, optional
         Show a progress bar (default: on long decompositions).
+    rank : int, optional
+        Deprecated alias of ``max_rank``.
 
     Attributes
     ----------
@@ -145,59 +253,71 @@ class IncompleteCholesky(BaseEstimator):
     pivots_ : ndarray of int, shape (rank_,)
         Training indices in the order they were chosen.
     rank_ : int
+    residual_ : float
+        ``trace(K - A A^T) / trace(K)``, to compare with ``tol``.
     residual_trace_ : float
         ``trace(K - A A^T)``.
+    trace_ : float
+        ``trace(K)``.
     n_kernel_evaluations_ : int
-        ``n + rank_ * n`` for ``fit`` with ``prefetch=1`` (more with prefetching);
-        ``transform`` adds ``rank_`` per new point.
+        ``n + rank_ * n`` for ``fit``; ``transform`` adds ``rank_`` per new point.
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``max_rank`` stops the decomposition before ``tol`` is met.
 
     Examples
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
-    >>> icd = IncompleteCholesky("rbf", rank=50, tol=0.0).fit(X)
+    >>> icd = IncompleteCholesky("rbf", tol=1e-6).fit(X)
+    >>> bool(icd.residual_ <= 1e-6)
+    True
     >>> K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
-    >>> bool(np.allclose(icd.factor_ @ icd.factor_.T, K, atol=1e-8))
+    >>> bool(np.abs(icd.factor_ @ icd.factor_.T - K).max() < 1e-4)
     True
     """
 
     def __init__(
         self,
         kernel: Any = "rbf",
-        rank: int | None = 100,
-        tol: float = 1e-12,
+        max_rank: int | None = None,
+        tol: float = 1e-3,
         kernel_params: dict | None = None,
-        prefetch: int | str = "auto",
+        dtype: Any = np.float64,
         progress: bool | None = None,
+        rank: Any = "deprecated",
     ):
         self.kernel = kernel
-        self.rank = rank
+        self.max_rank = max_rank
         self.tol = tol
         self.kernel_params = kernel_params
-        self.prefetch = prefetch
+        self.dtype = dtype
         self.progress = progress
+        self.rank = rank
 
-    def _validate(self) -> None:
-        if self.rank is not None and (
-            not isinstance(self.rank, (int, np.integer)) or isinstance(self.rank, bool) or self.rank < 1
-        ):
-            raise ValueError(f"rank must be a positive int or None, got {self.rank!r}")
-        if not isinstance(self.tol, (int, float, np.floating)) or not (0 <= self.tol < 1):
-            raise ValueError(f"tol must be a number in [0, 1), got {self.tol!r}")
+    def _max_rank(self) -> Any:
+        if isinstance(self.rank, str) and self.rank == "deprecated":
+            check_rank_tol(self.max_rank, self.tol)
+            return self.max_rank
+        warnings.warn("rank is deprecated; use max_rank (and tol)", FutureWarning, stacklevel=3)
+        check_rank_tol(self.rank, self.tol, name="rank")
+        return self.rank
 
     def fit(self, X: Any, y: Any = None) -> IncompleteCholesky:
         """Decompose the Gram matrix of ``X`` (or ``X`` itself when precomputed)."""
-        self._validate()
-        source = resolve_source(self.kernel, self.kernel_params, X, name="X")
+        source = resolve_source(self.kernel, self.kernel_params, X, name="X", dtype=check_dtype(self.dtype))
         return self._fit_source(source)
 
-    def _fit_source(self, source: KernelSource | PrecomputedSource) -> IncompleteCholesky:
-        self._validate()
+    def _fit_source(self, source: KernelSource | PrecomputedSource, name: str = "X") -> IncompleteCholesky:
+        max_rank = self._max_rank()
         self.source_ = source
         before = source.n_evaluations
-        self.factor_, self.pivots_, self.residual_trace_ = icd_factor(
-            source, self.rank, self.tol, prefetch=self.prefetch, progress=self.progress
+        self.factor_, self.pivots_, self.residual_trace_, self.trace_ = icd_factor(
+            source, max_rank, self.tol, progress=self.progress, name=name
         )
+        self.residual_ = self.residual_trace_ / self.trace_ if self.trace_ > 0 else 0.0
         self.rank_ = int(self.factor_.shape[1])
         self.n_samples_ = source.n
         self.n_kernel_evaluations_ = int(source.n_evaluations - before)
@@ -222,7 +342,7 @@ class IncompleteCholesky(BaseEstimator):
             raise ValueError("IncompleteCholesky is not fitted; call fit(X) first")
         if self.rank_ == 0:
             n_new = len(self.source_.kernel.check_input(X)) if not self.source_.precomputed else len(X)
-            return np.zeros((n_new, 0))
+            return np.zeros((n_new, 0), dtype=self.factor_.dtype)
         before = self.source_.n_evaluations
         C = self.source_.cross(X, self.pivots_)
         self.n_kernel_evaluations_ += self.source_.n_evaluations - before

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from structkernels.kernels.vector import CosineKernel, LinearKernel
-from structkernels_hsic._kernels import resolve_kernel, resolve_source
-from structkernels_hsic.hsic import _pair_rank
-from structkernels_hsic.icd import IncompleteCholesky
+from structkernels_hsic._kernels import _check_vectors, as_column, check_dtype, resolve_kernel, resolve_source
+from structkernels_hsic.icd import IncompleteCholesky, check_rank_tol, fit_pair, pair_rank
 
 __all__ = ["PHSIC"]
 
@@ -34,17 +35,22 @@ ESTIMATORS = ("feature", "icd", "naive")
 
 
 def _feature_map(kernel: Any, X: Any, dtype) -> np.ndarray:
-    """Explicit feature map of Eq. 19: ``x`` (linear) or ``x / ||x||`` (cosine; 0 stays 0)."""
-    A = np.asarray(kernel.check_input(X), dtype=dtype)
-    if isinstance(kernel, CosineKernel):
-        norms = np.linalg.norm(A, axis=1)
-        norms[norms == 0] = 1.0
-        A = A / norms[:, None].astype(dtype)
-    elif not isinstance(kernel, LinearKernel):
+    """Explicit feature map of Eq. 19: ``x`` (linear) or ``x / ||x||`` (cosine; 0 stays 0).
+
+    Input already in ``dtype`` is used as it is (validated, not converted).
+    """
+    if not isinstance(kernel, (CosineKernel, LinearKernel)):
         raise ValueError(
             f"estimator='feature' needs the linear or cosine kernel (explicit feature map, Eq. 19), "
             f"got {type(kernel).__name__}; use estimator='icd' or 'naive'"
         )
+    A = _check_vectors(kernel, as_column(kernel, X), dtype)
+    if A.dtype != dtype:
+        A = A.astype(dtype)
+    if isinstance(kernel, CosineKernel):
+        norms = np.linalg.norm(A, axis=1)
+        norms[norms == 0] = 1.0
+        A = A / norms[:, None]
     return A
 
 
@@ -69,17 +75,6 @@ def _rowwise_bilinear(
     return out
 
 
-def _fit_both(n_jobs: int, fx, fy):
-    """Run the two sides' decompositions, in two threads when ``n_jobs != 1`` (BLAS releases the GIL)."""
-    if n_jobs == 1:
-        return fx(), fy()
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2) as pool:
-        a, b = pool.submit(fx), pool.submit(fy)
-        return a.result(), b.result()
-
-
 class PHSIC(BaseEstimator):
     """Pointwise HSIC: how strongly each pair (x, y) co-occurs given training pairs.
 
@@ -90,16 +85,23 @@ class PHSIC(BaseEstimator):
         takes the training Gram matrices and ``score`` the cross Grams of
         shape (n_new, n_train).
     estimator : {"feature", "icd", "naive"}, default "feature"
-    rank : int, None or (int, int), default 100
-        Incomplete Cholesky rank per side (``"icd"``); the paper uses 100.
-    tol : float, default 1e-12
-        Incomplete Cholesky stop (residual trace relative to the trace).
+    max_rank : int, None or (int, int), default None
+        Largest incomplete Cholesky rank per side (``"icd"``; None: what ``tol``
+        needs).  The paper uses a fixed rank 100: ``max_rank=100, tol=0``.
+    tol : float, default 1e-3
+        Incomplete Cholesky stop: ``trace(K - A A^T) <= tol trace(K)`` per side;
+        stopped earlier by ``max_rank``, a ``ConvergenceWarning`` states the
+        residual reached (``tol=0``: exactly ``max_rank``, no warning).
     kernel_x_params, kernel_y_params : dict, optional
         Parameters of kernels given by name (``{"sigma": "median"}`` allowed).
-    dtype : numpy dtype, default float64
-        Arithmetic of the feature estimator; float32 halves time and memory.
+    dtype : np.float64 or np.float32, default np.float64
+        Arithmetic of the feature and ICD estimators, end to end: float32 input
+        is validated and used as it is (no float64 copy); scores are returned
+        in float64.
     n_jobs : int, default 1
         ``"icd"``: decompose the two sides in two threads when not 1.
+    rank : int, optional
+        Deprecated alias of ``max_rank``.
 
     Attributes
     ----------
@@ -110,6 +112,8 @@ class PHSIC(BaseEstimator):
         ``phi_bar``, ``psi_bar`` (feature) or ``a_bar``, ``b_bar`` (icd).
     icd_x_, icd_y_ : IncompleteCholesky
         (``"icd"``.)
+    rank_, residual_ : (int, int), (float, float)
+        Ranks and relative residual traces of the two factors (``"icd"``).
     n_kernel_evaluations_ : int
         Kernel evaluations of ``fit`` (icd, naive) plus those of later ``score`` calls.
 
@@ -131,27 +135,30 @@ class PHSIC(BaseEstimator):
         kernel_x: Any = "cosine",
         kernel_y: Any = "cosine",
         estimator: str = "feature",
-        rank: Any = 100,
-        tol: float = 1e-12,
+        max_rank: Any = None,
+        tol: float = 1e-3,
         kernel_x_params: dict | None = None,
         kernel_y_params: dict | None = None,
         dtype: Any = np.float64,
         n_jobs: int = 1,
+        rank: Any = "deprecated",
     ):
         self.kernel_x = kernel_x
         self.kernel_y = kernel_y
         self.estimator = estimator
-        self.rank = rank
+        self.max_rank = max_rank
         self.tol = tol
         self.kernel_x_params = kernel_x_params
         self.kernel_y_params = kernel_y_params
         self.dtype = dtype
         self.n_jobs = n_jobs
+        self.rank = rank
 
     def fit(self, X: Any, Y: Any) -> PHSIC:
         """Learn from the training pairs ``(X[i], Y[i])``."""
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
+        dt = check_dtype(self.dtype)
         if self.estimator == "feature":
             kx = resolve_kernel(self.kernel_x, self.kernel_x_params, X)
             ky = resolve_kernel(self.kernel_y, self.kernel_y_params, Y)
@@ -159,8 +166,8 @@ class PHSIC(BaseEstimator):
                 raise ValueError("estimator='feature' cannot take precomputed Gram matrices")
             kx.validate_params()
             ky.validate_params()
-            Phi = _feature_map(kx, X, self.dtype)
-            Psi = _feature_map(ky, Y, self.dtype)
+            Phi = _feature_map(kx, X, dt)
+            Psi = _feature_map(ky, Y, dt)
             self._check_pairs(len(Phi), len(Psi))
             n = len(Phi)
             self.kernel_x_, self.kernel_y_ = kx, ky
@@ -173,20 +180,22 @@ class PHSIC(BaseEstimator):
             self.cov_ = C
             self.n_kernel_evaluations_ = 0
         elif self.estimator == "icd":
-            sx = resolve_source(self.kernel_x, self.kernel_x_params, X, name="X")
-            sy = resolve_source(self.kernel_y, self.kernel_y_params, Y, name="Y")
+            rx, ry = self._ranks()
+            sx = resolve_source(self.kernel_x, self.kernel_x_params, X, name="X", dtype=dt)
+            sy = resolve_source(self.kernel_y, self.kernel_y_params, Y, name="Y", dtype=dt)
             self._check_pairs(sx.n, sy.n)
             n = sx.n
-            rx, ry = _pair_rank(self.rank)
-            self.icd_x_, self.icd_y_ = _fit_both(
+            self.icd_x_, self.icd_y_ = fit_pair(
                 self.n_jobs,
-                lambda: IncompleteCholesky(rank=rx, tol=self.tol)._fit_source(sx),
-                lambda: IncompleteCholesky(rank=ry, tol=self.tol)._fit_source(sy),
+                lambda: IncompleteCholesky(max_rank=rx, tol=self.tol)._fit_source(sx, name="X"),
+                lambda: IncompleteCholesky(max_rank=ry, tol=self.tol)._fit_source(sy, name="Y"),
             )
             A, B = self.icd_x_.factor_, self.icd_y_.factor_
+            self.rank_ = (self.icd_x_.rank_, self.icd_y_.rank_)
+            self.residual_ = (self.icd_x_.residual_, self.icd_y_.residual_)
             self.mean_x_ = A.mean(axis=0)
             self.mean_y_ = B.mean(axis=0)
-            self.cov_ = (A - self.mean_x_).T @ B / n  # Eq. 32: 1/n (HA)^T B
+            self.cov_ = (A - self.mean_x_).T @ B / dt(n)  # Eq. 32: 1/n (HA)^T B
             self._train_x = A
             self._train_y = B
             self.n_kernel_evaluations_ = self.icd_x_.n_kernel_evaluations_ + self.icd_y_.n_kernel_evaluations_
@@ -202,6 +211,17 @@ class PHSIC(BaseEstimator):
             self.n_kernel_evaluations_ = sx.n_evaluations + sy.n_evaluations
         self.n_samples_ = n
         return self
+
+    def _ranks(self) -> tuple[Any, Any]:
+        if isinstance(self.rank, str) and self.rank == "deprecated":
+            value, name = self.max_rank, "max_rank"
+        else:
+            warnings.warn("rank is deprecated; use max_rank (and tol)", FutureWarning, stacklevel=3)
+            value, name = self.rank, "rank"
+        rx, ry = pair_rank(value)
+        check_rank_tol(rx, self.tol, name)
+        check_rank_tol(ry, self.tol, name)
+        return rx, ry
 
     @staticmethod
     def _check_pairs(nx: int, ny: int) -> None:
@@ -225,8 +245,9 @@ class PHSIC(BaseEstimator):
         if not hasattr(self, "n_samples_"):
             raise ValueError("PHSIC is not fitted; call fit(X, Y) first")
         if self.estimator == "feature":
-            U = _feature_map(self.kernel_x_, X, self.dtype)
-            V = _feature_map(self.kernel_y_, Y, self.dtype)
+            dt = check_dtype(self.dtype)
+            U = _feature_map(self.kernel_x_, X, dt)
+            V = _feature_map(self.kernel_y_, Y, dt)
             self._check_same(len(U), len(V))
             return _rowwise_bilinear(U, self.cov_, V, self.mean_x_, self.mean_y_)
         if self.estimator == "icd":

@@ -88,7 +88,7 @@ def test_tiny_p_values_under_dependence(estimator, method):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(200, 1))
     y = x + 0.1 * rng.normal(size=(200, 1))
-    res = HSIC(estimator=estimator, rank=30).test(x, y, method=method, n_permutations=200, random_state=0)
+    res = HSIC(estimator=estimator, max_rank=30, tol=0).test(x, y, method=method, n_permutations=200, random_state=0)
     floor = 1 / 201 if method == "permutation" else 1e-10
     assert res.p_value <= floor + 1e-15
     statistic, p = res
@@ -100,7 +100,7 @@ def test_full_rank_icd_gamma_equals_exact_gamma():
     x = rng.normal(size=(70, 2))
     y = np.sin(x[:, :1]) + 0.5 * rng.normal(size=(70, 1))
     exact = HSIC().test(x, y)
-    icd = HSIC(estimator="icd", rank=None, tol=0.0).test(x, y)
+    icd = HSIC(estimator="icd", max_rank=None, tol=0.0).test(x, y)
     assert icd.statistic == pytest.approx(exact.statistic, abs=1e-10)
     assert icd.p_value == pytest.approx(exact.p_value, rel=1e-6)
 

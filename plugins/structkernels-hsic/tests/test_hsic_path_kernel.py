@@ -65,7 +65,7 @@ def test_path_kernel_icd_equals_exact_and_builds_no_square_gram():
     Y = _one_hot(labels)
     exact = HSIC(k, "linear").fit(paths, Y).statistic_
     log: list = []
-    h = HSIC(BlockLog(k, log), "linear", estimator="icd", rank=None, tol=1e-13).fit(paths, Y)
+    h = HSIC(BlockLog(k, log), "linear", estimator="icd", max_rank=None, tol=1e-13).fit(paths, Y)
     assert all(cols == 1 for _, cols in log), "ICD asked for more than one kernel column at a time"
     assert h.icd_x_.rank_ < len(paths)  # few distinct paths: low rank suffices
     assert h.statistic_ == pytest.approx(exact, rel=1e-8)
@@ -101,7 +101,7 @@ def test_hsic_path_kernel_on_amr_paths_vs_labels_via_icd():
     Y = _one_hot(labels[idx])
     n = len(paths)
     log: list = []
-    h = HSIC(sk.Normalized(BlockLog(k.kernel, log)), "linear", estimator="icd", rank=30).fit(paths, Y)
+    h = HSIC(sk.Normalized(BlockLog(k.kernel, log)), "linear", estimator="icd", max_rank=30, tol=0).fit(paths, Y)
     assert log and max(cols for _, cols in log) == 1, "a Gram block of more than one column was requested"
     assert h.icd_x_.n_kernel_evaluations_ == n + h.icd_x_.rank_ * n  # diagonal + one column per pivot
     assert h.statistic_ > 0

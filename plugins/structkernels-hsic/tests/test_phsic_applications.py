@@ -15,7 +15,7 @@ from structkernels_hsic import (
     response_selection_metrics,
     score_choices,
     select_pairs,
-    tokenize,
+    glove_tokens,
 )
 
 import structkernels as sk
@@ -80,7 +80,7 @@ def test_data_selection_finds_misaligned_pairs():
     Y = X @ rng.normal(size=(5, 4)) + 0.3 * rng.normal(size=(n, 4))
     bad = rng.choice(n, 40, replace=False)
     Y[bad] = Y[rng.permutation(bad)]
-    scores = PHSIC("rbf", "rbf", estimator="icd", rank=50,
+    scores = PHSIC("rbf", "rbf", estimator="icd", max_rank=50, tol=0,
                    kernel_x_params={"sigma": "median"}, kernel_y_params={"sigma": "median"}).fit(X, Y)
     s = scores.score_training()
     is_bad = np.zeros(n, bool)
@@ -96,7 +96,7 @@ def test_sum_of_word_vectors_equals_loop():
     sents = ["The cat sat.", "the the cat", "dogs don't", ""]
     got = SumOfWordVectors(vecs).fit_transform(sents)
     for s, row in zip(sents, got, strict=True):
-        want = sum((np.array(vecs[t]) for t in tokenize(s) if t in vecs), np.zeros(3))
+        want = sum((np.array(vecs[t]) for t in glove_tokens(s) if t in vecs), np.zeros(3))
         np.testing.assert_allclose(row, want)
     avg = SumOfWordVectors(vecs, average=True).fit_transform(["the the cat"])
     np.testing.assert_allclose(avg[0], [2 / 3, 2 / 3, 0])
@@ -138,11 +138,11 @@ def test_cli_hsic_and_phsic_round_trip(tmp_path, capsys):
     assert out["statistic"] == pytest.approx(HSIC().fit(X, Y).statistic_)
     assert out["p_value"] < 1e-6
     assert main(["hsic", str(tmp_path / "x.npy"), str(tmp_path / "y.npy"), "--estimator", "icd",
-                 "--rank", "10", "5", "--param-x", "sigma=median"]) == 0
+                 "--max-rank", "10", "5", "--tol", "0", "--param-x", "sigma=median"]) == 0
     out = json.loads(capsys.readouterr().out)
     from scipy.spatial.distance import pdist
 
-    want = HSIC(sk.kernel("rbf", sigma=float(np.median(pdist(X)))), "rbf", estimator="icd", rank=(10, 5)).fit(X, Y)
+    want = HSIC(sk.kernel("rbf", sigma=float(np.median(pdist(X)))), "rbf", estimator="icd", max_rank=(10, 5), tol=0).fit(X, Y)
     assert out["statistic"] == pytest.approx(want.statistic_, rel=1e-12)
     assert out["n_kernel_evaluations"] == want.n_kernel_evaluations_ >= 80 * 11 + 80 * 6
     model = tmp_path / "m.joblib"

@@ -47,7 +47,7 @@ def test_mean_over_training_pairs_is_biased_hsic(pairs, estimator, kernel):
     """MI : PMI = HSIC : PHSIC (Table 2): averaging PHSIC over D gives HSIC_b."""
     X, Y, _, _ = pairs
     rank = None if estimator == "icd" else 100
-    m = PHSIC(kernel, kernel, estimator=estimator, rank=rank, tol=0.0).fit(X, Y)
+    m = PHSIC(kernel, kernel, estimator=estimator, max_rank=rank, tol=0.0).fit(X, Y)
     hsic = HSIC(kernel, kernel).fit(X, Y).statistic_
     assert m.score(X, Y).mean() == pytest.approx(hsic, rel=1e-9, abs=1e-12)
 
@@ -64,7 +64,7 @@ def test_feature_space_equals_naive(pairs, kernel):
 @pytest.mark.parametrize("kernel", ["rbf", "linear", "laplacian"])
 def test_full_rank_icd_equals_naive_on_new_points(pairs, kernel):
     X, Y, Xn, Yn = pairs
-    icd = PHSIC(kernel, kernel, estimator="icd", rank=None, tol=0.0).fit(X, Y)
+    icd = PHSIC(kernel, kernel, estimator="icd", max_rank=None, tol=0.0).fit(X, Y)
     naive = PHSIC(kernel, kernel, estimator="naive").fit(X, Y)
     np.testing.assert_allclose(icd.score(Xn, Yn), naive.score(Xn, Yn), rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(icd.score_training(), naive.score(X, Y), rtol=1e-7, atol=1e-10)
@@ -72,7 +72,7 @@ def test_full_rank_icd_equals_naive_on_new_points(pairs, kernel):
 
 def test_icd_projection_from_halfway_reproduces_training_rows(pairs):
     X, Y, _, _ = pairs
-    m = PHSIC("rbf", "rbf", estimator="icd", rank=20).fit(X, Y)
+    m = PHSIC("rbf", "rbf", estimator="icd", max_rank=20, tol=0).fit(X, Y)
     np.testing.assert_allclose(m.icd_x_.transform(X), m.icd_x_.factor_, atol=1e-9)
     before = m.icd_x_.n_kernel_evaluations_
     m.icd_x_.transform(X[:5])
@@ -81,7 +81,7 @@ def test_icd_projection_from_halfway_reproduces_training_rows(pairs):
 
 def test_low_rank_icd_tracks_naive(pairs):
     X, Y, Xn, Yn = pairs
-    icd = PHSIC("rbf", "rbf", estimator="icd", rank=40).fit(X, Y).score(Xn, Yn)
+    icd = PHSIC("rbf", "rbf", estimator="icd", max_rank=40, tol=0).fit(X, Y).score(Xn, Yn)
     naive = PHSIC("rbf", "rbf", estimator="naive").fit(X, Y).score(Xn, Yn)
     assert np.corrcoef(icd, naive)[0, 1] > 0.99
 
@@ -93,7 +93,7 @@ def test_precomputed_naive_and_icd(pairs):
     ref = PHSIC("rbf", "rbf", estimator="naive").fit(X, Y).score(Xn, Yn)
     pre = PHSIC("precomputed", "precomputed", estimator="naive").fit(K, L).score(Kn, Ln)
     np.testing.assert_allclose(pre, ref, rtol=1e-12)
-    pre_icd = PHSIC("precomputed", "precomputed", estimator="icd", rank=None, tol=0.0).fit(K, L)
+    pre_icd = PHSIC("precomputed", "precomputed", estimator="icd", max_rank=None, tol=0.0).fit(K, L)
     np.testing.assert_allclose(pre_icd.score(Kn, Ln), ref, rtol=1e-7, atol=1e-10)
     with pytest.raises(ValueError, match="cross Gram matrix of shape"):
         PHSIC("precomputed", "precomputed", estimator="naive").fit(K, L).score(Kn[:, :5], Ln)
@@ -110,7 +110,7 @@ def test_feature_estimator_refuses_nonlinear_and_float32_is_close(pairs):
 
 def test_phsic_ranks_true_pairs_above_shuffled(pairs):
     X, Y, _, _ = pairs
-    m = PHSIC("rbf", "rbf", estimator="icd", rank=30).fit(X, Y)
+    m = PHSIC("rbf", "rbf", estimator="icd", max_rank=30, tol=0).fit(X, Y)
     true = m.score(X, Y)
     shuffled = m.score(X, np.roll(Y, 7, axis=0))
     assert true.mean() > shuffled.mean()

@@ -488,7 +488,7 @@ class HSIC(BaseEstimator):
             A, self.landmarks_x_, tx, trx = nystrom_factor(sx, rx, self.landmarks, seeds[0])
             B, self.landmarks_y_, ty, tr_y = nystrom_factor(sy, ry, self.landmarks, seeds[1])
             self.residual_ = (tx / trx if trx > 0 else 0.0, ty / tr_y if tr_y > 0 else 0.0)
-            for side, res in zip("XY", self.residual_):
+            for side, res in zip("XY", self.residual_, strict=True):
                 if self.tol > 0 and res > self.tol:
                     warnings.warn(
                         f"Nyström factor of {side} leaves residual trace {res:.3g} of trace(K), "

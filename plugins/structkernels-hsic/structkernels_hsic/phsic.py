@@ -18,15 +18,20 @@ PHSIC over the training pairs is HSIC (MI : PMI = HSIC : PHSIC).  Estimators:
 
 from __future__ import annotations
 
-from typing import Any
-
 import warnings
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from structkernels.kernels.vector import CosineKernel, LinearKernel
-from structkernels_hsic._kernels import _check_vectors, as_column, check_dtype, resolve_kernel, resolve_source
+from structkernels_hsic._kernels import (
+    _check_vectors,
+    as_column,
+    check_dtype,
+    resolve_kernel,
+    resolve_source,
+)
 from structkernels_hsic.icd import IncompleteCholesky, check_rank_tol, fit_pair, pair_rank
 
 __all__ = ["PHSIC"]

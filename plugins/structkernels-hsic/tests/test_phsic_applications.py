@@ -10,12 +10,12 @@ from structkernels_hsic import (
     HSIC,
     PHSIC,
     SumOfWordVectors,
+    glove_tokens,
     make_choice_questions,
     ranking_auc,
     response_selection_metrics,
     score_choices,
     select_pairs,
-    glove_tokens,
 )
 
 import structkernels as sk

@@ -49,15 +49,32 @@ def _base(kernel: Any) -> Any:
     return kernel.kernel if isinstance(kernel, Normalized) else kernel
 
 
-def as_column(kernel: Any, X: Any) -> Any:
-    """A 1-D numeric array given to a vector kernel is one feature: a column (n, 1)."""
+def as_column(kernel: Any, X: Any, name: str = "Y", allow_1d: bool = True) -> Any:
+    """A 1-D numeric array given to a vector kernel is one feature: a column (n, 1).
+
+    With ``allow_1d=False`` (scikit-learn's convention for ``X``) it is refused
+    with the usual "Expected 2D array" message instead.
+    """
     if isinstance(_base(kernel), VectorKernel) and not isinstance(X, (str, bytes)):
         try:
             A = np.asarray(X)
         except (TypeError, ValueError):
             return X
-        if A.ndim == 1 and A.size and A.dtype.kind in "biuf":
-            return A.reshape(-1, 1)
+        if A.ndim != 1 or not A.size:
+            return X
+        if A.dtype == object:
+            try:
+                A = A.astype(np.float64)
+            except (TypeError, ValueError):
+                return X
+        if A.dtype.kind not in "biuf":
+            return X
+        if not allow_1d:
+            raise ValueError(
+                f"Expected 2D array, got 1D array instead: {name} of shape {A.shape}. Reshape your data "
+                f"using {name}.reshape(-1, 1) for one feature (a 1-D Y is read as one column)"
+            )
+        return A.reshape(-1, 1)
     return X
 
 
@@ -378,10 +395,12 @@ def resolve_source(
     name: str = "X",
     n_jobs: int = 1,
     dtype: Any = np.float64,
+    allow_1d: bool = True,
 ) -> KernelSource | PrecomputedSource:
     """The Gram source of one side of the data (a 1-D array is one feature for a vector kernel)."""
     if not (isinstance(spec, str) and spec == "precomputed"):
-        X = as_column(as_kernel(spec, **dict(params or {})) if isinstance(spec, str) else spec, X)
+        k = as_kernel(spec, **dict(params or {})) if isinstance(spec, str) else spec
+        X = as_column(k, X, name=name, allow_1d=allow_1d)
     kernel = resolve_kernel(spec, params, X)
     if kernel is None:
         return PrecomputedSource(X, name, dtype=dtype)

@@ -456,12 +456,14 @@ class HSIC(BaseEstimator):
         ):
             raise ValueError(f"block_size must be a positive int or None, got {self.block_size!r}")
         dt = check_dtype(self.dtype)
-        sx = resolve_source(self.kernel_x, self.kernel_x_params, X, name="X", n_jobs=self.n_jobs, dtype=dt)
+        sx = resolve_source(
+            self.kernel_x, self.kernel_x_params, X, name="X", n_jobs=self.n_jobs, dtype=dt, allow_1d=False
+        )
         sy = resolve_source(self.kernel_y, self.kernel_y_params, Y, name="Y", n_jobs=self.n_jobs, dtype=dt)
         if sx.n != sy.n:
             raise ValueError(f"X and Y must have the same number of samples, got {sx.n} and {sy.n}")
         if sx.n < 2:
-            raise ValueError(f"HSIC needs at least 2 samples, got {sx.n}")
+            raise ValueError(f"HSIC needs at least 2 samples, got n_samples={sx.n}")
         if not sx.precomputed and isinstance(sx.X, np.ndarray) and sx.X.ndim == 2:
             self.n_features_in_ = int(sx.X.shape[1])
         return sx, sy

@@ -193,7 +193,7 @@ def nystrom_factor(
     d = _positive_diag(source)
     trace0 = float(d.sum())
     if landmarks == "kmeans":
-        if source.precomputed or source.X.dtype.kind != "f" or np.ndim(source.X) != 2:
+        if source.precomputed or not (isinstance(source.X, np.ndarray) and source.X.ndim == 2):
             raise ValueError(
                 "landmarks='kmeans' needs vectors (the centres are points of the input space); "
                 "use 'leverage' or 'uniform' for structured or precomputed kernels"

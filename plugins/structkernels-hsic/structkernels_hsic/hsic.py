@@ -66,8 +66,9 @@ __all__ = [
 
 ESTIMATORS = ("biased", "unbiased", "icd", "nystrom")
 
-#: exact HSIC: Grams up to this size are one tile (the whole symmetric Gram)
-DEFAULT_BLOCK = 2048
+#: exact HSIC tile side: fastest of 1,024 / 2,048 / 4,096 and of the whole Gram at n = 2,000-8,000
+#: (docs/hsic.md); a Gram of at most this many samples is one tile, i.e. computed whole
+DEFAULT_BLOCK = 1024
 
 
 def _center(K: np.ndarray) -> np.ndarray:
@@ -132,8 +133,13 @@ def _spectral_sq(Ac: np.ndarray) -> float:
     """``||Ac||_2^2``: the largest eigenvalue of the small ``Ac^T Ac``."""
     if Ac.shape[1] == 0:
         return 0.0
+    from scipy.linalg import eigh
+    from threadpoolctl import threadpool_limits
+
     G = np.asarray(Ac.T @ Ac, dtype=np.float64)
-    return float(np.linalg.eigvalsh(G)[-1])
+    r = G.shape[0]
+    with threadpool_limits(limits=1 if r < 2048 else None, user_api="blas"):  # small: threads only wait
+        return float(eigh(G, eigvals_only=True, subset_by_index=[r - 1, r - 1])[0])
 
 
 def hsic_lowrank_bound(A: np.ndarray, B: np.ndarray, residual_x: float, residual_y: float) -> float:
@@ -363,8 +369,8 @@ class HSIC(BaseEstimator):
         value but 1 decomposes the two sides in two threads.
     block_size : int or None, default None
         Exact estimators: the side of the symmetric Gram tiles (memory
-        ``O(block^2)``, never an n x n matrix).  None: 2,048 (a Gram of at
-        most 2,048 samples is one tile, i.e. computed whole).
+        ``O(block^2)``, never an n x n matrix).  None: 1,024 (a Gram of at
+        most 1,024 samples is one tile, i.e. computed whole).
     random_state : int, RandomState or None
         Nyström landmark sampling.
     rank : int, optional

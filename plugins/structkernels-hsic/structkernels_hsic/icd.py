@@ -29,6 +29,7 @@ triangular solve against the pivot rows of ``A``.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any
 
@@ -37,6 +38,7 @@ from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from structkernels_hsic._kernels import (
@@ -67,7 +69,8 @@ def fit_pair(n_jobs: int, fx, fy):
         return fx(), fy()
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(2) as pool:
+    # one BLAS thread per side: two multi-threaded GEMVs on the same cores only contend
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(2) as pool:
         a, b = pool.submit(fx), pool.submit(fy)
         return a.result(), b.result()
 
@@ -122,7 +125,11 @@ def icd_factor(
     r = 0
     residual = trace0
     disable = (r_max * n < 5_000_000) if progress is None else (not progress)
-    with tqdm(total=r_max, desc=f"incomplete Cholesky ({name})", unit="col", disable=disable, leave=False) as bar:
+    # Each step is a few BLAS-2 calls on n-vectors; below ~16k rows a multi-threaded BLAS
+    # spends more on waking its threads than it gains (5x slower at n = 1,000 on a loaded machine).
+    blas = threadpool_limits(limits=1, user_api="blas") if n < 16_384 else contextlib.nullcontext()
+    with blas, tqdm(total=r_max, desc=f"incomplete Cholesky ({name})", unit="col", disable=disable,
+                    leave=False) as bar:
         while r < r_max:
             residual = float(d.sum())
             if residual <= tol * trace0:

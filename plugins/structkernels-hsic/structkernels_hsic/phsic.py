@@ -53,7 +53,7 @@ def _feature_map(kernel: Any, X: Any, dtype) -> np.ndarray:
     if A.dtype != dtype:
         A = A.astype(dtype)
     if isinstance(kernel, CosineKernel):
-        norms = np.linalg.norm(A, axis=1)
+        norms = np.sqrt(np.einsum("ij,ij->i", A, A))
         norms[norms == 0] = 1.0
         A = A / norms[:, None]
     return A

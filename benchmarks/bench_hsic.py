@@ -312,35 +312,35 @@ def table(out: dict) -> str:
     f = out.get("phsic_feature")
     if f:
         lines.append(f"| PHSIC feature space fit + score, n={f['n']:,}, d={f['d']}, float64 | {f['ours_float64_s']} s | "
-                     f"authors {f['authors_float64_s']} s | {f['authors_over_ours']}× | max score diff "
+                     f"authors {f['authors_float64_s']} s | {f['authors_over_ours']}x | max score diff "
                      f"{f['max_abs_diff_vs_authors_relative']:.1e} (relative) | {max(f['loadavg'])} |")
         lines.append(f"| same, float32 end to end | {f['ours_float32_s']} s | ours float64 {f['ours_float64_again_s']} s | "
-                     f"{f['float64_over_float32']}× | max score diff {f['float32_max_abs_diff_relative']:.1e} (relative) "
+                     f"{f['float64_over_float32']}x | max score diff {f['float32_max_abs_diff_relative']:.1e} (relative) "
                      f"| {max(f['loadavg'])} |")
     p = out.get("phsic_icd_rbf")
     if p:
         lines.append(f"| PHSIC RBF-ICD rank {p['rank']} fit, n={p['n']:,}, d={p['d']} | {p['ours_fit_s']} s | "
-                     f"authors {p['authors_fit_s']} s | {p['authors_over_ours']}× | {p['kernel_evaluations']:,} evaluations "
+                     f"authors {p['authors_fit_s']} s | {p['authors_over_ours']}x | {p['kernel_evaluations']:,} evaluations "
                      f"(minimum {p['kernel_evaluations_minimum']:,}); same pivots {p['same_pivots']}, factor diff "
                      f"{p['max_abs_factor_diff']:.1e} | {max(p['loadavg'])} |")
     for r in out.get("hsic_vs_hyppo", {}).get("rows", []):
         if "hyppo_s" in r:
             lines.append(f"| HSIC exact biased / unbiased, n={r['n']:,}, d=10 | {r['ours_biased_s']} / "
-                         f"{r['ours_unbiased_s']} s | hyppo {r['hyppo_s']} s | {r['hyppo_over_ours_biased']}× / "
-                         f"{r['hyppo_over_ours_unbiased']}× | {r['exact_kernel_evaluations']:,} evaluations | "
+                         f"{r['ours_unbiased_s']} s | hyppo {r['hyppo_s']} s | {r['hyppo_over_ours_biased']}x / "
+                         f"{r['hyppo_over_ours_unbiased']}x | {r['exact_kernel_evaluations']:,} evaluations | "
                          f"{max(r['loadavg'])} |")
-        lines.append(f"| HSIC ICD tol {r['icd_default_tol']:g}, n={r['n']:,}, d=10 | {r['icd_s']} s | – | – | rank "
+        lines.append(f"| HSIC ICD tol {r['icd_default_tol']:g}, n={r['n']:,}, d=10 | {r['icd_s']} s | - | - | rank "
                      f"{r['icd_rank'][0]}/{r['icd_rank'][1]}, relative error {r['icd_relative_error']:.1e} (bound "
                      f"{r['icd_relative_error_bound']:.1e}), {r['icd_kernel_evaluations']:,} evaluations | "
                      f"{r['icd_loadavg']} |")
     e = out.get("exact_tiles")
     if e:
         lines.append(f"| HSIC exact n={e['n']:,}, default (tiles) | {e['tiles_s']} s | whole Grams {e['whole_grams_s']} s | "
-                     f"{e['whole_over_tiles']}× | | {max(e['loadavg'])} |")
+                     f"{e['whole_over_tiles']}x | | {max(e['loadavg'])} |")
     a = out.get("amr_paths")
     if a and "rows" in a:
         for r in a["rows"]:
-            lines.append(f"| AMR paths n={a['n']:,}: {r['method']} | {r['seconds']} s | – | – | rank {r['rank']}, relative "
+            lines.append(f"| AMR paths n={a['n']:,}: {r['method']} | {r['seconds']} s | - | - | rank {r['rank']}, relative "
                          f"error {r['relative_error']:.1e}, {r['kernel_evaluations']:,} evaluations | {r['loadavg']} |")
         lines.append(f"| AMR paths: first to relative error 1e-2 | {a['first_to_1e-2']} | | | | |")
     return "\n".join(lines)

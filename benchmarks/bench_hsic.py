@@ -229,8 +229,10 @@ def bench_hsic(sizes) -> dict:
         exact = biased.fit(x, y).statistic_
         if Hsic is not None:
             gamma = 1.0 / (2 * sigma**2)
-            _, stat, t_ours, t_h, loads = abba(lambda: biased.fit(x, y), lambda: Hsic(gamma=gamma).statistic(x, y))
-            _, _, t_unb, _, loads2 = abba(lambda: unbiased.fit(x, y), lambda: None)
+            _, stat, t_ours, t_h, loads = abba(
+                lambda b=biased, x=x, y=y: b.fit(x, y), lambda x=x, y=y, g=gamma: Hsic(gamma=g).statistic(x, y)
+            )
+            _, _, t_unb, _, loads2 = abba(lambda u=unbiased, x=x, y=y: u.fit(x, y), lambda: None)
             row.update({
                 "ours_biased_s": round(t_ours, 4), "ours_unbiased_s": round(t_unb, 4),
                 "hyppo_s": round(t_h, 4), "hyppo_over_ours_biased": round(t_h / t_ours, 1),

@@ -268,6 +268,17 @@ def bench_exact_tiles(n: int) -> dict:
 
 
 def bench_amr(n: int, ranks) -> dict:
+    """Only the path-kernel side is approximated: the labels' linear kernel has the exact factor Y."""
+    from structkernels_hsic._kernels import KernelSource
+    from structkernels_hsic.hsic import (
+        DEFAULT_BLOCK,
+        _from_sums,
+        _tiled_stats,
+        hsic_icd,
+        hsic_lowrank_bound,
+    )
+    from structkernels_hsic.icd import icd_factor, nystrom_factor
+
     from structkernels.datasets import load_interactions
 
     try:
@@ -279,31 +290,53 @@ def bench_amr(n: int, ranks) -> dict:
     paths = [data.paths[i] for i in idx]
     Y = np.eye(2)[labels[idx]]
     k = sk.Normalized(sk.kernel("path", lam=0.8))
-    ex, t_ex = timed(lambda: HSIC(k, "linear").fit(paths, Y))
-    exact = ex.statistic_
-    rows = [{"method": "exact (tiles)", "rank": None, "relative_error": 0.0, "seconds": round(t_ex, 3),
-             "kernel_evaluations": ex.n_kernel_evaluations_, "loadavg": load()}]
 
-    def run(label, **kw):
+    def exact():
+        sx, sy = KernelSource(k, paths), KernelSource(sk.kernel("linear"), Y)
+        return _from_sums(n, *_tiled_stats(sx, sy, False, DEFAULT_BLOCK), False), sx.n_evaluations
+
+    (stat, ev), t_ex = timed(exact)
+    rows = [{"method": "exact (tiles)", "rank": None, "relative_error": 0.0, "seconds": round(t_ex, 3),
+             "kernel_evaluations": int(ev), "loadavg": load()}]
+
+    def run(label, factor):
+        def go():
+            src = KernelSource(k, paths)
+            A, res, tr = factor(src)
+            return A, res, tr, src.n_evaluations
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            h, t = timed(lambda: HSIC(k, "linear", random_state=0, **kw).fit(paths, Y))
-        rows.append({"method": label, "rank": h.rank_[0], "residual": float(h.residual_[0]),
-                     "relative_error": abs(h.statistic_ - exact) / exact,
-                     "relative_error_bound": h.error_bound_ / exact, "seconds": round(t, 3),
-                     "kernel_evaluations": h.n_kernel_evaluations_, "loadavg": load()})
+            (A, res, tr, ev), t = timed(go)
+        h = hsic_icd(A, Y)
+        rows.append({"method": label, "rank": int(A.shape[1]), "residual": res / tr,
+                     "relative_error": abs(h - stat) / stat,
+                     "relative_error_bound": hsic_lowrank_bound(A, Y, res, 0.0) / stat,
+                     "seconds": round(t, 3), "kernel_evaluations": int(ev), "loadavg": load()})
         print(f"amr: {rows[-1]}", file=sys.stderr)
 
-    run("icd, default tol 1e-3", estimator="icd")
+    def icd(r, tol):
+        def f(src):
+            A, _, res, tr = icd_factor(src, r, tol)
+            return A, res, tr
+        return f
+
+    def nys(r, how):
+        def f(src):
+            A, _, res, tr = nystrom_factor(src, r, how, 0)
+            return A, res, tr
+        return f
+
+    run("icd, default tol 1e-3", icd(None, 1e-3))
     for r in ranks:
-        run("icd, fixed rank", estimator="icd", max_rank=r, tol=0)
-        run("nystrom, uniform", estimator="nystrom", max_rank=r, tol=0, landmarks="uniform")
-        run("nystrom, leverage", estimator="nystrom", max_rank=r, tol=0, landmarks="leverage")
+        run("icd, fixed rank", icd(r, 0.0))
+        run("nystrom, uniform", nys(r, "uniform"))
+        run("nystrom, leverage", nys(r, "leverage"))
     ok = [r for r in rows[1:] if r["relative_error"] <= 1e-2]
     first = min(ok, key=lambda r: r["kernel_evaluations"]) if ok else None
-    return {"n": n, "exact_statistic": exact, "rows": rows,
-            "first_to_1e-2": None if first is None else {k2: first[k2] for k2 in ("method", "rank", "kernel_evaluations")},
-            "exact_kernel_evaluations": ex.n_kernel_evaluations_}
+    return {"n": n, "exact_statistic": stat, "rows": rows,
+            "kernel_evaluations_side": "path kernel (X) only; the labels' factor is Y itself",
+            "first_to_1e-2": None if first is None else {k2: first[k2] for k2 in ("method", "rank", "kernel_evaluations")}}
 
 
 # ------------------------------------------------------------------ report

@@ -39,10 +39,13 @@ __all__ = ["PHSIC"]
 ESTIMATORS = ("feature", "icd", "naive")
 
 
-def _feature_map(kernel: Any, X: Any, dtype) -> np.ndarray:
-    """Explicit feature map of Eq. 19: ``x`` (linear) or ``x / ||x||`` (cosine; 0 stays 0).
+def _feature_map(kernel: Any, X: Any, dtype) -> tuple[np.ndarray, np.ndarray | None]:
+    """Explicit feature map of Eq. 19 as ``(A, w)``: ``phi(x_i) = w_i A_i``.
 
-    Input already in ``dtype`` is used as it is (validated, not converted).
+    ``A`` is the validated input itself (no copy when it is already ``dtype``);
+    ``w`` is ``1 / ||x_i||`` for the cosine kernel (1 for a zero row, which
+    stays 0) and None for the linear kernel.  The row scales are folded into the
+    products, so no normalised copy of the data is made.
     """
     if not isinstance(kernel, (CosineKernel, LinearKernel)):
         raise ValueError(
@@ -55,28 +58,44 @@ def _feature_map(kernel: Any, X: Any, dtype) -> np.ndarray:
     if isinstance(kernel, CosineKernel):
         norms = np.sqrt(np.einsum("ij,ij->i", A, A))
         norms[norms == 0] = 1.0
-        A = A / norms[:, None]
-    return A
+        return A, (1.0 / norms).astype(dtype, copy=False)
+    return A, None
 
 
 def _rowwise_bilinear(
-    U: np.ndarray, C: np.ndarray, V: np.ndarray, mu: np.ndarray, nu: np.ndarray, block: int = 32768
+    U: np.ndarray,
+    C: np.ndarray,
+    V: np.ndarray,
+    mu: np.ndarray,
+    nu: np.ndarray,
+    wu: np.ndarray | None = None,
+    wv: np.ndarray | None = None,
+    block: int = 32768,
 ) -> np.ndarray:
-    """``(u_i - mu)^T C (v_i - nu)`` for every row i: one GEMM per block, no per-pair loop.
+    """``(wu_i u_i - mu)^T C (wv_i v_i - nu)`` for every row i: one GEMM per block, no per-pair loop.
 
-    Expanded as ``u^T C v - u^T (C nu) - (mu^T C) v + mu^T C nu`` so that no
-    centred copy of ``U`` or ``V`` is made.
+    Expanded as ``wu wv u^T C v - wu u^T (C nu) - wv (mu^T C) v + mu^T C nu`` so
+    that no centred or scaled copy of ``U`` or ``V`` is made (row scales None: 1).
     """
-    C = np.asarray(C, dtype=U.dtype)
-    c_nu = C @ nu.astype(U.dtype)
-    mu_c = mu.astype(U.dtype) @ C
-    const = float(mu_c @ nu.astype(U.dtype))
+    dt = U.dtype
+    C = np.asarray(C, dtype=dt)
+    c_nu = C @ nu.astype(dt)
+    mu_c = mu.astype(dt) @ C
+    const = float(mu_c @ nu.astype(dt))
     out = np.empty(len(U), dtype=np.float64)
     for s in range(0, len(U), block):
         e = min(s + block, len(U))
         Ub, Vb = U[s:e], V[s:e]
-        W = Ub @ C
-        out[s:e] = np.einsum("ij,ij->i", W, Vb) - Ub @ c_nu - Vb @ mu_c + const
+        quad = np.einsum("ij,ij->i", Ub @ C, Vb)
+        lin_u = Ub @ c_nu
+        lin_v = Vb @ mu_c
+        if wu is not None:
+            quad *= wu[s:e]
+            lin_u *= wu[s:e]
+        if wv is not None:
+            quad *= wv[s:e]
+            lin_v *= wv[s:e]
+        out[s:e] = quad - lin_u - lin_v + const
     return out
 
 
@@ -171,15 +190,17 @@ class PHSIC(BaseEstimator):
                 raise ValueError("estimator='feature' cannot take precomputed Gram matrices")
             kx.validate_params()
             ky.validate_params()
-            Phi = _feature_map(kx, X, dt)
-            Psi = _feature_map(ky, Y, dt)
+            Phi, wx = _feature_map(kx, X, dt)
+            Psi, wy = _feature_map(ky, Y, dt)
             self._check_pairs(len(Phi), len(Psi))
             n = len(Phi)
             self.kernel_x_, self.kernel_y_ = kx, ky
-            self.mean_x_ = Phi.mean(axis=0)
-            self.mean_y_ = Psi.mean(axis=0)
-            # C = 1/n sum phi psi^T - phi_bar psi_bar^T  (Eq. 21); one GEMM
-            C = Phi.T @ Psi
+            self.mean_x_ = Phi.mean(axis=0) if wx is None else (wx @ Phi) / dt(n)
+            self.mean_y_ = Psi.mean(axis=0) if wy is None else (wy @ Psi) / dt(n)
+            # C = 1/n sum phi psi^T - phi_bar psi_bar^T  (Eq. 21): one GEMM, the row
+            # scales w_i v_i of the cosine kernel applied to one side only
+            w = wx if wy is None else (wy if wx is None else wx * wy)
+            C = Phi.T @ (Psi if w is None else Psi * w[:, None])
             C /= n
             C -= np.outer(self.mean_x_, self.mean_y_).astype(C.dtype)
             self.cov_ = C
@@ -251,10 +272,10 @@ class PHSIC(BaseEstimator):
             raise ValueError("PHSIC is not fitted; call fit(X, Y) first")
         if self.estimator == "feature":
             dt = check_dtype(self.dtype)
-            U = _feature_map(self.kernel_x_, X, dt)
-            V = _feature_map(self.kernel_y_, Y, dt)
+            U, wu = _feature_map(self.kernel_x_, X, dt)
+            V, wv = _feature_map(self.kernel_y_, Y, dt)
             self._check_same(len(U), len(V))
-            return _rowwise_bilinear(U, self.cov_, V, self.mean_x_, self.mean_y_)
+            return _rowwise_bilinear(U, self.cov_, V, self.mean_x_, self.mean_y_, wu, wv)
         if self.estimator == "icd":
             A = self.icd_x_.transform(X)
             B = self.icd_y_.transform(Y)

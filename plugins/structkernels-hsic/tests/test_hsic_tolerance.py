@@ -274,7 +274,8 @@ def test_float32_end_to_end():
         scale = np.abs(s64).max()
         assert np.abs(s32 - s64).max() <= 1e-4 * scale, (kernel, est)
     lin = sk.kernel("linear")
-    assert np.shares_memory(_feature_map(lin, x32, np.float32), x32)
+    assert np.shares_memory(_feature_map(lin, x32, np.float32)[0], x32)
+    assert np.shares_memory(_feature_map(sk.kernel("cosine"), x32, np.float32)[0], x32)
     with pytest.raises(ValueError, match="dtype must be"):
         HSIC(dtype=np.int32).fit(x, y)
 

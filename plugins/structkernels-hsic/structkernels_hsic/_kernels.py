@@ -261,7 +261,7 @@ class KernelSource:
         prep = self._prepare()
         if prep is not None:
             Xp = prep[1]
-            cols = Xp @ Xp[idx].T
+            cols = (Xp @ Xp[idx[0]])[:, None] if len(idx) == 1 else Xp @ Xp[idx].T  # GEMV for one column
             if prep[0] == "rbf":
                 sq, g = prep[2], prep[3]
                 cols *= -2.0

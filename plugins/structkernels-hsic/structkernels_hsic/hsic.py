@@ -365,8 +365,10 @@ class HSIC(BaseEstimator):
         Arithmetic of the Gram tiles and factors; float32 input is used as it is.
         Sums are accumulated in float64.
     n_jobs : int, default 1
-        Threads over Gram tiles (exact estimators); with the low-rank ones, any
-        value but 1 decomposes the two sides in two threads.
+        Threads over Gram tiles (exact estimators: BLAS and the compiled
+        path/tree kernels release the GIL, a pure-Python kernel gains nothing);
+        with the low-rank ones, any value but 1 decomposes the two sides in two
+        threads (one BLAS thread each).
     block_size : int or None, default None
         Exact estimators: the side of the symmetric Gram tiles (memory
         ``O(block^2)``, never an n x n matrix).  None: 1,024 (a Gram of at

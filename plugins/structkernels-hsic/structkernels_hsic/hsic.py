@@ -62,9 +62,14 @@ __all__ = [
     "hsic_icd",
     "hsic_lowrank_bound",
     "gamma_null",
+    "SlowSpectrumWarning",
 ]
 
 ESTIMATORS = ("biased", "unbiased", "icd", "nystrom")
+
+
+class SlowSpectrumWarning(UserWarning):
+    """A low-rank factor needed more than half the sample size: the exact estimator is cheaper."""
 
 #: exact HSIC tile side: fastest of 1,024 / 2,048 / 4,096 and of the whole Gram at n = 2,000-8,000
 #: (docs/hsic.md); a Gram of at most this many samples is one tile, i.e. computed whole
@@ -486,6 +491,16 @@ class HSIC(BaseEstimator):
             )
             fx, fy = self.icd_x_, self.icd_y_
             A, B = fx.factor_, fy.factor_
+            slow = [side for side, f in zip("XY", (fx, fy), strict=True) if f.rank_ > f.n_samples_ // 2]
+            if slow and self.tol > 0:  # tol=0 asks for a rank, not an accuracy
+                warnings.warn(
+                    f"incomplete Cholesky of {' and '.join(slow)} needed more than half the sample size "
+                    f"(ranks {fx.rank_}, {fy.rank_} of n={fx.n_samples_}): the kernel's spectrum decays "
+                    "slowly, and estimator='biased' (exact, n(n+1)/2 evaluations per side, Gram tiles) "
+                    "is cheaper here",
+                    SlowSpectrumWarning,
+                    stacklevel=3,
+                )
             tx, ty = fx.residual_trace_, fy.residual_trace_
             self.residual_ = (fx.residual_, fy.residual_)
         else:

@@ -17,6 +17,7 @@ from structkernels_hsic import (
     hsic_unbiased,
 )
 from structkernels_hsic._kernels import KernelSource
+from structkernels_hsic.hsic import SlowSpectrumWarning
 from structkernels_hsic.phsic import _feature_map
 
 import structkernels as sk
@@ -115,7 +116,7 @@ def test_warning_when_max_rank_stops_first_and_none_with_tol_zero():
     assert h.rank_ == (5, 5)
     assert all(r > h.tol for r in h.residual_)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", ConvergenceWarning)
         HSIC("rbf", "rbf", estimator="icd", max_rank=5, tol=0).fit(x, y)  # a fixed rank asked for
         HSIC("rbf", "rbf", estimator="icd", max_rank=500).fit(x, y)  # tol met first
     with pytest.warns(ConvergenceWarning, match="incomplete Cholesky of Y"):
@@ -130,6 +131,16 @@ def test_phsic_icd_to_tolerance_exposes_rank_and_residual():
     assert m.rank_ == (m.icd_x_.rank_, m.icd_y_.rank_)
     naive = PHSIC("rbf", "rbf", estimator="naive").fit(x, y).score(x[:20], y[:20])
     assert np.abs(m.score(x[:20], y[:20]) - naive).max() < 1e-2 * np.abs(naive).max()
+
+
+def test_slow_spectrum_warning_only_above_half_the_sample_size():
+    x, y = _gaussian(300, d=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlowSpectrumWarning)
+        h = HSIC("rbf", "rbf", estimator="icd", kernel_x_params=MEDIAN, kernel_y_params=MEDIAN).fit(x, y)
+    assert max(h.rank_) <= 150
+    with pytest.warns(SlowSpectrumWarning, match="estimator='biased'"):
+        HSIC("rbf", "rbf", estimator="icd", kernel_x_params={"sigma": 0.05}).fit(x, y)
 
 
 def test_relative_error_at_default_tol_gaussian_d10():
@@ -147,7 +158,8 @@ def test_relative_error_at_default_tol_amr_paths():
     paths, Y = _amr_paths(2000)
     k = sk.Normalized(sk.kernel("path", lam=0.8))
     exact = HSIC(k, "linear").fit(paths, Y).statistic_
-    icd = HSIC(k, "linear", estimator="icd").fit(paths, Y)
+    with pytest.warns(SlowSpectrumWarning, match="decays slowly"):  # the path kernel's flat spectrum
+        icd = HSIC(k, "linear", estimator="icd").fit(paths, Y)
     assert abs(icd.statistic_ - exact) / exact <= 1e-2
     assert icd.residual_[0] <= 1e-3
     assert 0 <= exact - icd.statistic_ <= icd.error_bound_

@@ -36,6 +36,7 @@ import contextlib
 import io
 import os
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path as FilePath
 from typing import Any
@@ -93,7 +94,9 @@ def _parse_text(text: str, file: str) -> list[Any]:
     """pydot graphs of a DOT text; a syntax error names its line."""
     pydot = _pydot()
     try:
-        from pydot.dot_parser import GraphParser, ParseException
+        with warnings.catch_warnings():  # pydot's grammar uses pyparsing's deprecated names
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from pydot.dot_parser import GraphParser, ParseException
 
         parser = GraphParser.parser
     except (ImportError, AttributeError):  # pragma: no cover - older pydot

@@ -151,7 +151,7 @@ def read_networkx_file(path: str | os.PathLike, **options: Any) -> Graph:
         if low.endswith(".graphml"):
             G = nx.read_graphml(file)
         elif low.endswith(".gml"):
-            G = nx.read_gml(file)
+            G = nx.read_gml(file, label="id")  # keep a "label" attribute as an attribute
         else:
             raise ValueError(f"{file}: not a GraphML (.graphml) or GML (.gml) file")
     except (nx.NetworkXError, SyntaxError) as exc:

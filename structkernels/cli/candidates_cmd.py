@@ -149,7 +149,7 @@ def load_graph_labels(args: argparse.Namespace):
     ds = load_pubmed45(
         args.graph_labels,
         args.graphs,
-        swapped=args.swapped,
+        swapped="negative",  # σ is learned for the binary task
         on_error="skip" if args.skip_bad else "raise",
     )
     cmd = getattr(args, "command", None) or "train-npk"

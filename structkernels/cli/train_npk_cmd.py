@@ -97,11 +97,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--graph-labels", default=None, metavar="FILE.json",
-        help="PubMed45-format labels (records with path, interaction_tuple, label) over --graphs",
-    )
-    p.add_argument(
-        "--swapped", choices=["negative", "class"], default="negative",
-        help="with --graph-labels: label 2 (roles swapped) as a negative or as its own class",
+        help="PubMed45-format labels (records with path, interaction_tuple, label) over --graphs; "
+        "label 2 (roles swapped) is a negative",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")

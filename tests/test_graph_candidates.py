@@ -131,6 +131,12 @@ def test_pubmed45_labels(gdata):
     assert str(data.paths[2]) == "(ARG1, Akt) (phosphorylate) (phosphorylate) (ARG0, PI3K)"
     kept = load_pubmed45(gdata / "labels.json", on_error="skip", swapped="class")
     assert kept.labels.tolist() == [1, 1, 2, 0, 1, 2, 1, 0]
+    # the swapped class is told apart from the valid one by the path direction
+    from structkernels import KernelKNNClassifier
+
+    clf = KernelKNNClassifier(kernel="path", n_neighbors=1).fit(kept.paths, kept.labels)
+    assert clf.classes_.tolist() == [0, 1, 2]
+    assert clf.predict(kept.paths).tolist() == kept.labels.tolist()
     # every record of one graph is in one half
     halves = {}
     for r in data.records:

@@ -278,3 +278,23 @@ def test_read_graphs_infers_formats(tmp_path, gdata):
         structkernels.read_graphs(gdata / "README.md")
     with pytest.raises(FileNotFoundError):
         structkernels.read_graphs(tmp_path / "nope.dot")
+
+
+@pytest.mark.slow
+def test_read_dot_in_parallel_same_result(tmp_path, gdata, monkeypatch):
+    import shutil
+
+    import structkernels.graphs.dot as dotmod
+
+    for i in range(3):
+        shutil.copy(gdata / "amr" / "s1.dot", tmp_path / f"a{i}.dot")
+        shutil.copy(gdata / "sdg" / "s2.dot", tmp_path / f"b{i}.dot")
+    shutil.copy(gdata / "malformed" / "no_role.dot", tmp_path / "c.dot")
+    monkeypatch.setattr(dotmod, "_BATCH", 2)
+    serial = read_dot(tmp_path, on_error="skip")
+    parallel = read_dot(tmp_path, on_error="skip", n_jobs=2)
+    assert [g.id for g in parallel] == [g.id for g in serial]
+    assert all(_edges(a.graph) == _edges(b.graph) for a, b in zip(serial, parallel, strict=True))
+    assert [str(s) for s in parallel.skipped] == [str(s) for s in serial.skipped]
+    with pytest.raises(GraphFormatError, match=r"c\.dot, line 5: graph 'c': edge 'a -> p Ras'"):
+        read_dot(tmp_path, n_jobs=2)

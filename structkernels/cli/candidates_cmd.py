@@ -55,6 +55,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-catalysts", action="store_true", help="only candidates without a catalyst")
     p.add_argument("--max-distance", type=int, default=None, help="entities at most this many edges away")
     p.add_argument("--no-trees", action="store_true", help="leave the trees out of the records")
+    p.add_argument("--n-jobs", type=int, default=1, help="processes parsing DOT files (-1: all cores)")
     p.add_argument(
         "--skip-bad", action="store_true",
         help="leave out malformed graphs (each one is reported on stderr) instead of stopping",
@@ -98,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_distance is not None and args.max_distance < 1:
         raise CommandError(f"--max-distance must be at least 1, got {args.max_distance}")
     options = {} if args.kind == "auto" else {"kind": args.kind}
+    if args.n_jobs != 1:
+        if args.format not in (None, "dot"):
+            raise CommandError("--n-jobs applies to DOT files only")
+        options["n_jobs"] = args.n_jobs
     t0 = time.perf_counter()
     corpus = read_graphs(args.files, format=args.format, on_error="skip" if args.skip_bad else "raise", **options)
     t_read = time.perf_counter() - t0

@@ -49,9 +49,10 @@ def _read_one(files: list[str], fmt: str, on_error: str, options: dict[str, Any]
         from structkernels.graphs.networkx_reader import read_networkx_file
 
         graphs, skipped = [], []
+        nx_options = {k: v for k, v in options.items() if k not in ("n_jobs", "progress")}
         for f in files:
             try:
-                graphs.append(read_networkx_file(f, **options))
+                graphs.append(read_networkx_file(f, **nx_options))
             except GraphFormatError as exc:
                 if on_error == "raise":
                     raise
@@ -79,8 +80,8 @@ def read_graphs(
     on_error : {"raise", "skip"}
         Strict or lenient (every skip listed in ``corpus.skipped``).
     **options
-        Passed to the reader: ``kind=`` for DOT; ``label=``,
-        ``edge_label=``, ``kind=`` for GraphML/GML.
+        Passed to the reader: ``kind=``, ``n_jobs=``, ``progress=`` for
+        DOT; ``label=``, ``edge_label=``, ``kind=`` for GraphML/GML.
 
     Returns
     -------

@@ -471,8 +471,8 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     >>> from structkernels.amr import parse_amr
     >>> from structkernels.graphs import to_dot, parse_dot
     >>> g = parse_amr('(b / bind-01 :ARG1 (p / protein :name (n / name :op1 "Ras")))')
-    >>> print(to_dot(g, collapse_names=True).splitlines()[2:4])
-    ['b [label="bind-01"];', '"p Ras" [label=Ras];']
+    >>> print(to_dot(g, collapse_names=True).splitlines()[1:4])
+    ['"b" [label="bind-01"];', '"p Ras" [label="Ras"];', 'TOP -> "b" [label=TOP];']
     """
     pydot = _pydot()
     G = graph.graph if isinstance(graph, Graph) else graph

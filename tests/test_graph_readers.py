@@ -14,7 +14,6 @@ from structkernels.graphs import (
     parse_dot,
     read_conllu,
     read_dot,
-    read_graphs,
     read_networkx,
     to_dot,
     write_dot,

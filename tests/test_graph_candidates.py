@@ -6,8 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from structkernels import Normalized, kernel
+from structkernels import Normalized, Path, kernel
 from structkernels.amr import CandidateExtractor, generate_candidates, parse_amr
 from structkernels.datasets import InteractionFormatError
 from structkernels.graphs import (
@@ -175,3 +177,24 @@ def test_amr_and_dependency_views(gdata):
     assert len(combine_views({"amr": amr, "dependency": short}, on_error="skip").skipped) == 1
     with pytest.raises(ValueError, match="item 0 has no view 'tree'"):
         ViewKernel(pk, "tree").gram(both.X)
+
+
+_LABELS = st.sampled_from(["ARG0", "ARG1", "nsubj", "dobj", "op1"])
+_NODES = st.sampled_from(["bind", "protein", "enzyme", "binds", "Ras"])
+_PATH = st.lists(st.tuples(_LABELS, _NODES), min_size=1, max_size=5).map(
+    lambda ts: Path([(None, ts[0][1]), *ts[1:]])
+)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(_PATH, _PATH), min_size=2, max_size=6))
+def test_view_kernels_symmetric_psd_and_equal_to_their_parts(pairs):
+    X = [{"amr": a, "dependency": d} for a, d in pairs]
+    pk = kernel("path", lam=0.7)
+    ka, kd = ViewKernel(pk, "amr"), ViewKernel(pk, "dependency")
+    Ka, Kd = pk.gram([a for a, _ in pairs]), pk.gram([d for _, d in pairs])
+    for k, expected in ((ka + kd, Ka + Kd), (ka * kd, Ka * Kd)):
+        K = k.gram(X)
+        np.testing.assert_allclose(K, expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(K, K.T, atol=1e-12)
+        assert np.linalg.eigvalsh(K).min() > -1e-8 * max(1.0, np.abs(K).max())

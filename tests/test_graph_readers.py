@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from structkernels.amr import CandidateExtractor, generate_candidates, read_amr
 from structkernels.graphs import (
@@ -297,3 +299,35 @@ def test_read_dot_in_parallel_same_result(tmp_path, gdata, monkeypatch):
     assert [str(s) for s in parallel.skipped] == [str(s) for s in serial.skipped]
     with pytest.raises(GraphFormatError, match=r"c\.dot, line 5: graph 'c': edge 'a -> p Ras'"):
         read_dot(tmp_path, n_jobs=2)
+
+
+_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\u2028\u2029\x85"),
+    min_size=1, max_size=12,
+).filter(lambda s: s.strip() == s and s.strip())
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    concepts=st.lists(_TEXT, min_size=1, max_size=6),
+    edges=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), _TEXT.filter(lambda r: " " not in r)),
+                   max_size=8),
+    sentence=st.text(max_size=30).filter(lambda s: "\n" not in s and "\r" not in s and s == s.strip()),
+)
+def test_to_dot_parse_dot_round_trip_property(concepts, edges, sentence):
+    """Any text in concepts, roles and the sentence (quotes, backslashes, <...>) survives DOT."""
+    from structkernels.graphs.model import Graph, add_node, new_graph
+
+    G = new_graph("h", "dependency")
+    for i, c in enumerate(concepts):
+        add_node(G, f"n{i}", c)
+    for u, v, role in edges:
+        if u < len(concepts) and v < len(concepts) and u != v and role.lower() != "root":
+            G.add_edge(f"n{u}", f"n{v}", role=role, inverted=False)
+    G.graph["root"] = "n0"
+    back = parse_dot(to_dot(Graph(id="h", sentence=sentence, graph=G)), graph_id="h")
+    assert _edges(back.graph) == _edges(G)
+    assert {v: d["concept"] for v, d in back.graph.nodes(data=True)} == {
+        v: d["concept"] for v, d in G.nodes(data=True)
+    }
+    assert back.sentence == sentence and back.graph.graph["root"] == "n0"

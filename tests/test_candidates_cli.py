@@ -99,6 +99,16 @@ def test_train_npk_on_user_graphs(tmp_path, capsys):
     assert saved["train"]["paths"][0][0][0] in ("ARG0", "ARG1")
     # label 2 (roles swapped) is a negative for the binary task
     assert set(saved["train"]["labels"]) == {0, 1}
+    # the candidates of new graphs, written by `candidates`, are labelled by `predict`
+    cands = tmp_path / "cands.jsonl"
+    assert main(["candidates", str(graphs / "g1.dot"), str(graphs / "g2.dot"), "-o", str(cands),
+                 "--max-participants", "1"]) == 0
+    pred = tmp_path / "pred.jsonl"
+    assert main(["predict", str(model), str(cands), "-o", str(pred)]) == 0
+    capsys.readouterr()
+    lines = [json.loads(line) for line in pred.read_text().splitlines()]
+    assert len(lines) == len(cands.read_text().splitlines()) > 0
+    assert all(d["label"] in (0, 1) for d in lines)
 
 
 def test_train_npk_graph_options_are_checked(tmp_path, capsys):

@@ -275,6 +275,9 @@ def test_read_graphs_infers_formats(tmp_path, gdata):
     assert [g.id for g in structkernels.read_graphs(gdata / "amr")] == ["s1", "s2"]
     mixed = structkernels.read_graphs([gdata / "sdg", gdata / "parsed.conllu"])
     assert len(mixed) == 4
+    # a folder with an explicit format takes only files of that format (not README.md)
+    only = structkernels.read_graphs(gdata, format="conllu", on_error="skip")
+    assert [g.id for g in only] == ["ok", "c1", "c2"] and len(only.skipped) == 3
     with pytest.raises(ValueError, match="cannot tell the graph format"):
         structkernels.read_graphs(gdata / "README.md")
     with pytest.raises(FileNotFoundError):

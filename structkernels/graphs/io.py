@@ -114,9 +114,9 @@ def read_graphs(
             found = 0
             for f in sorted(p for p in rp.rglob("*") if p.is_file()):
                 try:
-                    fmt = format or infer_format(f)
+                    fmt = infer_format(f)
                 except ValueError:
-                    continue
+                    continue  # a file of no known format (README, labels) in the folder
                 if fmt == "dot":
                     continue
                 if format is None or fmt == format:

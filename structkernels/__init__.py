@@ -42,6 +42,7 @@ _LAZY = {
     "KNNGraph": "structkernels.knn",
     "KernelKNNClassifier": "structkernels.classifier",
     "NonstationaryLearner": "structkernels.learning",
+    "read_graphs": "structkernels.graphs",
 }
 
 __all__ = [

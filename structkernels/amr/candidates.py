@@ -167,7 +167,13 @@ class CandidateExtractor:
             adj[v].append((u, f"{role}-of", role, True))
         self._adj = adj
         self._bfs: dict[str, dict[str, tuple[str, str, str, bool] | None]] = {}
-        self._labels = {v: concept_label(d["concept"], senses) for v, d in self.G.nodes(data=True)}
+        # words of a dependency graph and collapsed entity names are labels as they are
+        # ("IL-2" keeps its number); AMR concepts lose their sense unless senses=True
+        verbatim = self.G.graph.get("kind") == "dependency"
+        self._labels = {
+            v: d["concept"] if verbatim or d.get("collapsed") else concept_label(d["concept"], senses)
+            for v, d in self.G.nodes(data=True)
+        }
 
     def label(self, node: str) -> str:
         """Node label used in paths and trees."""
@@ -349,15 +355,48 @@ class CandidateExtractor:
         inter = frozenset(interaction_concepts)
         ents = frozenset(entity_concepts)
         nodes = self.G.nodes
+        return self.candidates_from_nodes(
+            [v for v in self.G if nodes[v]["concept"] in inter],
+            [v for v in self.G if nodes[v]["concept"] in ents],
+            max_participants,
+            catalysts,
+            max_distance,
+        )
+
+    def candidates_from_nodes(
+        self,
+        interactions: Iterable[str],
+        entities: Iterable[str],
+        max_participants: int = 2,
+        catalysts: bool = True,
+        max_distance: int | None = None,
+    ) -> list[Candidate]:
+        """Every candidate from given interaction and entity nodes.
+
+        The enumeration of :func:`generate_candidates`, with the nodes chosen
+        by the caller (e.g. by a lexicon, :mod:`structkernels.graphs.candidates`)
+        instead of by concept lists.  Interaction nodes are taken in graph
+        order; an entity that is also the interaction node is left out of its
+        candidates.
+        """
+        if max_participants not in (1, 2):
+            raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
+        if max_distance is not None and (not isinstance(max_distance, int) or max_distance < 1):
+            raise ValueError(f"max_distance must be a positive int or None, got {max_distance!r}")
+        inter = set(interactions)
+        ents = set(entities)
+        for v in inter | ents:
+            if v not in self.G:
+                raise CandidateError(f"unknown node {v!r}: not a node of graph {self.graph_id!r}")
         out: list[Candidate] = []
         for i in self.G:
-            if nodes[i]["concept"] not in inter:
+            if i not in inter:
                 continue
-            entities = [v for v in self.reachable(i) if v != i and nodes[v]["concept"] in ents]
+            found = [v for v in self.reachable(i) if v != i and v in ents]
             if max_distance is not None:
-                entities = [v for v in entities if self.distance(i, v) <= max_distance]
-            for c in [None, *entities] if catalysts else [None]:
-                rest = [v for v in entities if v != c]
+                found = [v for v in found if self.distance(i, v) <= max_distance]
+            for c in [None, *found] if catalysts else [None]:
+                rest = [v for v in found if v != c]
                 for k in range(1, max_participants + 1):
                     for ps in combinations(rest, k):
                         out.append(Candidate(i, c, ps, self.graph_id))

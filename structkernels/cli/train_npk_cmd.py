@@ -90,6 +90,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--skip-bad", action="store_true",
         help="leave out malformed records (each one is reported on stderr) instead of stopping",
     )
+    p.add_argument(
+        "--graphs", default=None, metavar="DIR",
+        help="train on your own graphs: the folder of graph files (DOT, CoNLL-U, PENMAN ...) "
+        "that the --graph-labels records name",
+    )
+    p.add_argument(
+        "--graph-labels", default=None, metavar="FILE.json",
+        help="PubMed45-format labels (records with path, interaction_tuple, label) over --graphs; "
+        "label 2 (roles swapped) is a negative",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
@@ -165,7 +175,12 @@ def run(args: argparse.Namespace) -> int:
             _pyplot()
         except ImportError as exc:
             raise CommandError(str(exc)) from None
-    ds = _load(args.data, args.skip_bad)
+    if args.graphs is not None or args.graph_labels is not None:  # a user's graphs and labels
+        from structkernels.cli.candidates_cmd import load_graph_labels
+
+        ds = load_graph_labels(args)
+    else:
+        ds = _load(args.data, args.skip_bad)
     train, test = ds.split("train"), ds.split("test")
     if len(train.paths) < 2 or len(test.paths) < 1:
         raise CommandError(

@@ -1,0 +1,170 @@
+"""``structkernels candidates``: candidate interactions of graph files, as JSON Lines.
+
+Reads any format :func:`structkernels.read_graphs` reads (DOT files or
+folders, CoNLL-U, PENMAN, GraphML, GML), finds candidates
+(:mod:`structkernels.graphs.candidates`) and writes one record per candidate
+(id, graph, sentence, interaction nodes, path, tree) for inspection or hand
+labelling: add ``"label": 0`` or ``1`` to a record and the file trains with
+``structkernels train-npk FILE``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path as FilePath
+
+from structkernels.cli import CommandError
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "candidates",
+        help="write the candidate interactions of graph files as JSON Lines",
+        description=(
+            "Read graphs (DOT files or folders, CoNLL-U, PENMAN, GraphML, GML; format from the "
+            "extension) and write one JSON record per candidate interaction: graph, sentence, "
+            "interaction/catalyst/participant nodes, path and tree."
+        ),
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="graph files or folders")
+    p.add_argument("--out", "-o", default="-", help="output file (default: standard output)")
+    p.add_argument(
+        "--format", choices=["dot", "conllu", "penman", "graphml", "gml"], default=None,
+        help="graph format (default: from each file's extension)",
+    )
+    p.add_argument(
+        "--kind", choices=["auto", "amr", "dependency"], default="auto",
+        help="kind of DOT/GraphML/GML graphs (default: auto for DOT, amr otherwise)",
+    )
+    p.add_argument(
+        "--triggers", default=None, metavar="WORDS|FILE",
+        help="interaction trigger words or lemmas: comma-separated, or a file with one per line",
+    )
+    p.add_argument(
+        "--entities", default=None, metavar="WORDS|FILE",
+        help="entity words or names: comma-separated, or a file with one per line",
+    )
+    p.add_argument(
+        "--match", choices=["word", "lemma", "stem", "any"], default="any",
+        help="how lexicon entries match nodes (default: any)",
+    )
+    p.add_argument("--case-sensitive", action="store_true", help="do not case-fold lexicon matches")
+    p.add_argument("--max-participants", type=int, choices=[1, 2], default=2)
+    p.add_argument("--no-catalysts", action="store_true", help="only candidates without a catalyst")
+    p.add_argument("--max-distance", type=int, default=None, help="entities at most this many edges away")
+    p.add_argument("--no-trees", action="store_true", help="leave the trees out of the records")
+    p.add_argument("--n-jobs", type=int, default=1, help="processes parsing DOT files (-1: all cores)")
+    p.add_argument(
+        "--skip-bad", action="store_true",
+        help="leave out malformed graphs (each one is reported on stderr) instead of stopping",
+    )
+    p.set_defaults(func=run)
+    return p
+
+
+def _words(value: str | None) -> frozenset[str]:
+    if value is None:
+        return frozenset()
+    path = FilePath(value)
+    if path.is_file():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
+    return frozenset(w.strip() for w in value.split(",") if w.strip())
+
+
+def build_lexicon(args: argparse.Namespace, kind: str):
+    """The :class:`~structkernels.graphs.Lexicon` the options describe, for one kind of graph."""
+    from structkernels.graphs import Lexicon
+
+    kw = {"match": args.match, "case_sensitive": args.case_sensitive}
+    triggers, entities = _words(args.triggers), _words(args.entities)
+    if kind == "dependency":
+        if triggers:
+            kw["triggers"] = triggers
+        return Lexicon.for_dependency(entities=entities, **kw)
+    return Lexicon(triggers=triggers, entities=entities, **kw)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from structkernels.graphs import candidate_records, read_graphs
+    from structkernels.graphs.model import graph_kind
+
+    for f in args.files:
+        if not FilePath(f).exists():
+            raise CommandError(f"no such file or folder: {f}")
+    if args.max_distance is not None and args.max_distance < 1:
+        raise CommandError(f"--max-distance must be at least 1, got {args.max_distance}")
+    options = {} if args.kind == "auto" else {"kind": args.kind}
+    if args.n_jobs != 1:
+        if args.format not in (None, "dot"):
+            raise CommandError("--n-jobs applies to DOT files only")
+        options["n_jobs"] = args.n_jobs
+    t0 = time.perf_counter()
+    corpus = read_graphs(args.files, format=args.format, on_error="skip" if args.skip_bad else "raise", **options)
+    t_read = time.perf_counter() - t0
+    for s in corpus.skipped:
+        print(f"structkernels candidates: skipped {s}", file=sys.stderr)
+    lexicons = {k: build_lexicon(args, k) for k in ("amr", "dependency")}
+    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
+    n = 0
+    try:
+        for g in corpus:
+            for rec in candidate_records(
+                g,
+                lexicons[graph_kind(g.graph)],
+                max_participants=args.max_participants,
+                catalysts=not args.no_catalysts,
+                max_distance=args.max_distance,
+                trees=not args.no_trees,
+            ):
+                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                n += 1
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(
+        f"structkernels candidates: {len(corpus)} graphs ({len(corpus.skipped)} skipped), "
+        f"{n} candidates; read {t_read:.2f} s, total {time.perf_counter() - t0:.2f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def load_graph_labels(args: argparse.Namespace):
+    """``train-npk --graphs DIR --graph-labels FILE``: the labelled candidates of a user's graphs.
+
+    Loads with :func:`structkernels.graphs.load_pubmed45`, reports every
+    unresolved record on stderr, and sets ``args.data`` to the labels file
+    (the run's data source in the summary and the model file).
+    """
+    from structkernels.graphs import load_pubmed45
+
+    if args.graph_labels is None:
+        raise CommandError("--graphs needs --graph-labels FILE.json (the labelled interaction tuples)")
+    if getattr(args, "data", None) is not None:
+        raise CommandError("give either DATA or --graphs/--graph-labels, not both")
+    if not FilePath(args.graph_labels).is_file():
+        raise CommandError(f"no such file: {args.graph_labels}")
+    if args.graphs is not None and not FilePath(args.graphs).is_dir():
+        raise CommandError(f"no such folder: {args.graphs}")
+    ds = load_pubmed45(
+        args.graph_labels,
+        args.graphs,
+        swapped="negative",  # σ is learned for the binary task
+        on_error="skip" if args.skip_bad else "raise",
+    )
+    cmd = getattr(args, "command", None) or "train-npk"
+    for rec in ds.skipped:
+        print(f"structkernels {cmd}: unresolved {rec}", file=sys.stderr)
+    if ds.skipped:
+        print(
+            f"structkernels {cmd}: {len(ds.skipped)} record(s) unresolved, "
+            f"{len(ds)} loaded",
+            file=sys.stderr,
+        )
+    args.data = f"{args.graph_labels} over {args.graphs or FilePath(args.graph_labels).parent}"
+    return ds

@@ -1,0 +1,78 @@
+"""Graphs from where researchers have them, into the one graph model of :mod:`structkernels.amr`.
+
+Readers (strict by default; ``on_error="skip"`` lists every graph left out):
+
+- :func:`read_graphs`: any file or folder, the format from the extension;
+- :func:`read_dot` / :func:`parse_dot`: Graphviz DOT, AMR or dependency
+  graphs (the NPK authors' release), via pydot; :func:`to_dot`,
+  :func:`write_dot` write them;
+- :func:`read_conllu` / :func:`parse_conllu`: CoNLL-U, via ``conllu``;
+- :func:`read_spacy` / :func:`from_spacy`: spaCy ``Doc`` objects;
+- :func:`read_networkx` / :func:`from_networkx`: networkx graphs with named
+  label attributes (GraphML/GML files through :func:`read_graphs`).
+
+Candidates and labels:
+
+- :class:`Lexicon`, :func:`extract_candidates`, :func:`candidate_records`:
+  candidates in any labelled graph (AMR concepts, collapsed names, trigger and
+  entity lexicons; dependency paths);
+- :func:`load_pubmed45`, :func:`resolve_tuple`: PubMed45-format labels;
+- :class:`ViewKernel`, :func:`combine_views`: AMR and dependency views of one
+  candidate under one kernel.
+
+See ``docs/graphs.md``.
+
+Examples
+--------
+>>> from structkernels.graphs import parse_dot, extract_candidates
+>>> g = parse_dot('digraph { b [label="bind-01"]; "p Ras" [label=Ras]; '
+...               '"q Raf" [label=Raf]; b -> "p Ras" [label=ARG0]; b -> "q Raf" [label=ARG1]; }')
+>>> len(extract_candidates(g))
+5
+"""
+
+from structkernels.graphs.candidates import (
+    Lexicon,
+    candidate_records,
+    extract_candidates,
+    find_entities,
+    find_interactions,
+)
+from structkernels.graphs.conllu_reader import parse_conllu, read_conllu
+from structkernels.graphs.dot import parse_dot, read_dot, to_dot, write_dot
+from structkernels.graphs.io import FORMATS, infer_format, read_graphs
+from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
+from structkernels.graphs.networkx_reader import from_networkx, read_networkx
+from structkernels.graphs.pubmed45 import load_pubmed45, resolve_tuple
+from structkernels.graphs.spacy_reader import from_spacy, read_spacy
+from structkernels.graphs.views import MultiViewDataset, ViewKernel, combine_views
+
+__all__ = [
+    "read_graphs",
+    "infer_format",
+    "FORMATS",
+    "read_dot",
+    "parse_dot",
+    "to_dot",
+    "write_dot",
+    "read_conllu",
+    "parse_conllu",
+    "read_spacy",
+    "from_spacy",
+    "read_networkx",
+    "from_networkx",
+    "Graph",
+    "GraphCorpus",
+    "GraphFormatError",
+    "SkippedGraph",
+    "Lexicon",
+    "find_interactions",
+    "find_entities",
+    "extract_candidates",
+    "candidate_records",
+    "load_pubmed45",
+    "resolve_tuple",
+    "ViewKernel",
+    "MultiViewDataset",
+    "combine_views",
+]

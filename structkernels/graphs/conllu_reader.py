@@ -1,0 +1,207 @@
+"""CoNLL-U dependency parses (UD, spaCy, Stanza, UDPipe output), via the ``conllu`` package.
+
+One graph per sentence, ``kind="dependency"``: node ``"<ID>"`` per syntactic
+word with ``concept`` = FORM, ``lemma`` = LEMMA, ``pos`` = UPOS (XPOS when
+UPOS is ``_``) and ``index`` = ID; an edge HEAD -> ID labelled DEPREL (subtypes
+kept: ``nmod:poss``); HEAD 0 is the root.  Multiword-token ranges (``3-4``)
+and empty nodes (``8.1``) carry no basic dependency and are not nodes.  The
+graph id is the ``# sent_id`` comment (``<file stem>:<line>`` without one),
+the sentence the ``# text`` comment (else the forms joined by spaces).
+
+A sentence is malformed when a word has no HEAD or DEPREL, a HEAD names no
+word of the sentence, a field cannot be parsed, or it has no root or more
+than one; the error names the file, the line of the word and the sentence id.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from structkernels.graphs.model import (
+    Graph,
+    GraphCorpus,
+    GraphFormatError,
+    SkippedGraph,
+    add_node,
+    new_graph,
+)
+
+__all__ = ["read_conllu", "parse_conllu", "CONLLU_SUFFIXES"]
+
+CONLLU_SUFFIXES = (".conllu", ".conll")
+
+
+def _conllu():
+    try:
+        import conllu
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "reading CoNLL-U needs the conllu package: pip install 'structkernels[graphs]'"
+        ) from None
+    return conllu
+
+
+def _blocks(lines: Sequence[str]):
+    start, block = 0, []
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            if not block:
+                start = i
+            block.append(line)
+        elif block:
+            yield start, block
+            block = []
+    if block:
+        yield start, block
+
+
+def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Graph:
+    conllu = _conllu()
+    n_comments = 0
+    for ln in block:
+        if ln.startswith("#"):
+            n_comments += 1
+        else:
+            break
+    gid = fallback_id
+    for ln in block[:n_comments]:
+        body = ln.lstrip("#").strip()
+        if body.startswith("sent_id") and "=" in body:
+            gid = body.split("=", 1)[1].strip() or fallback_id
+    try:
+        sents = conllu.parse("\n".join(block) + "\n\n")
+    except conllu.exceptions.ParseException as exc:
+        line = start + n_comments
+        for k, ln in enumerate(block):  # the first line whose fields fail to parse
+            if ln.startswith("#"):
+                continue
+            try:
+                conllu.parse(ln + "\n\n")
+            except conllu.exceptions.ParseException:
+                line = start + k
+                break
+        raise GraphFormatError(f"not a CoNLL-U word line: {exc}", file, line, gid) from None
+    if len(sents) != 1:
+        raise GraphFormatError(f"expected one sentence, found {len(sents)}", file, start, gid)
+    sent = sents[0]
+    meta = dict(sent.metadata)
+    gid = str(meta.get("sent_id") or gid)
+    G = new_graph(gid, "dependency")
+    words = []
+    for k, tok in enumerate(sent):
+        tid = tok["id"]
+        line = start + n_comments + k
+        if not isinstance(tid, int):
+            continue  # multiword token or empty node
+        words.append((tok, line))
+        pos = tok.get("upos")
+        if pos in (None, "_"):
+            pos = tok.get("xpos")
+        form = tok.get("form")
+        if not form:
+            raise GraphFormatError(f"word {tid} has no FORM", file, line, gid)
+        add_node(G, str(tid), form, lemma=tok.get("lemma"), pos=pos, index=tid)
+    if not words:
+        raise GraphFormatError("a sentence without words", file, start, gid)
+    roots = []
+    for tok, line in words:
+        head, rel = tok.get("head"), tok.get("deprel")
+        if head is None or not isinstance(head, int):
+            raise GraphFormatError(
+                f"word {tok['id']} ({tok['form']!r}) has no HEAD (column 7)", file, line, gid
+            )
+        if rel in (None, "_", ""):
+            raise GraphFormatError(
+                f"word {tok['id']} ({tok['form']!r}) has no DEPREL (column 8)", file, line, gid
+            )
+        if head == 0:
+            roots.append(str(tok["id"]))
+            continue
+        if str(head) not in G:
+            raise GraphFormatError(
+                f"word {tok['id']} ({tok['form']!r}) has HEAD {head}, not a word of the sentence",
+                file, line, gid,
+            )
+        G.add_edge(str(head), str(tok["id"]), role=rel, inverted=False)
+    if len(roots) != 1:
+        raise GraphFormatError(
+            f"{len(roots)} words with HEAD 0 ({', '.join(roots) or 'none'}); a tree has one root",
+            file, start, gid,
+        )
+    G.graph["root"] = roots[0]
+    text = meta.get("text") or " ".join(tok["form"] for tok, _ in words)
+    return Graph(id=gid, sentence=text, graph=G, metadata=meta, file=file, line=start)
+
+
+def parse_conllu(text: str, graph_id: str = "conllu") -> Graph:
+    """One sentence of CoNLL-U text as a dependency graph.
+
+    Examples
+    --------
+    >>> from structkernels.graphs import parse_conllu
+    >>> g = parse_conllu("1\\tRas\\tRas\\tPROPN\\t_\\t_\\t2\\tnsubj\\t_\\t_\\n"
+    ...                  "2\\tbinds\\tbind\\tVERB\\t_\\t_\\t0\\troot\\t_\\t_\\n")
+    >>> list(g.graph.edges(data="role")), g.graph.graph["root"]
+    ([('2', '1', 'nsubj')], '2')
+    """
+    blocks = list(_blocks(text.splitlines()))
+    found = [_sentence(b, s, "<string>", graph_id) for s, b in blocks]
+    if len(found) != 1:
+        raise GraphFormatError(f"expected one CoNLL-U sentence, found {len(found)}", "<string>")
+    return found[0]
+
+
+def read_conllu(
+    path: str | os.PathLike | Sequence[str | os.PathLike], on_error: str = "raise"
+) -> GraphCorpus:
+    """Read every sentence of one or more CoNLL-U files.
+
+    Parameters
+    ----------
+    path : path or sequence of paths
+    on_error : {"raise", "skip"}
+        ``"raise"``: a malformed sentence raises :class:`GraphFormatError`
+        (file, line, sentence id); ``"skip"``: it is listed in ``corpus.skipped``.
+
+    Returns
+    -------
+    GraphCorpus
+
+    Examples
+    --------
+    >>> from structkernels.graphs import read_conllu
+    >>> corpus = read_conllu("parsed.conllu", on_error="skip")  # doctest: +SKIP
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    graphs: list[Graph] = []
+    skipped: list[SkippedGraph] = []
+    for p in paths:
+        file = os.fspath(p)
+        try:
+            with open(file, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except UnicodeDecodeError as exc:
+            raise GraphFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file) from None
+        n = 0
+        for start, block in _blocks(lines):
+            if all(ln.startswith("#") for ln in block):
+                continue  # a comment-only header
+            stem = os.path.basename(file).rsplit(".", 1)[0]
+            try:
+                graphs.append(_sentence(block, start, file, f"{stem}:{start}"))
+            except GraphFormatError as exc:
+                if on_error == "raise":
+                    raise
+                skipped.append(SkippedGraph(file, exc.line or start, exc.graph_id, exc.reason))
+            n += 1
+        if n == 0:
+            raise GraphFormatError("no CoNLL-U sentence (empty file)", file)
+    if not graphs:
+        first = f"; first: {skipped[0]}" if skipped else ""
+        raise GraphFormatError(
+            f"no sentence could be read ({len(skipped)} skipped{first})", os.fspath(paths[0])
+        )
+    return GraphCorpus(graphs, skipped, (), [os.fspath(p) for p in paths])

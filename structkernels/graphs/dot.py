@@ -1,0 +1,562 @@
+"""Graphviz DOT graphs (one file per sentence, as in the NPK authors' release), via pydot.
+
+Two kinds of DOT graph are read into the model of
+:mod:`structkernels.graphs.model`:
+
+**AMR** (``kind="amr"``).  Nodes carry ``label`` = the concept
+(``increase-01``) or, where the name subgraph of an entity was collapsed into
+one node, the entity's name (``HER3``, node id ``"a8 HER3"``: the variable, a
+space, the name).  Such a node is read with ``name`` = ``concept`` = the name
+and ``collapsed=True``.  Edges carry ``label`` = the role (``ARG0``, ``op1``);
+an inverse role (``ARG0-of``) is turned into the forward edge with
+``inverted=True``, as the PENMAN reader does.  An edge labelled ``TOP`` marks
+the root (its source is dropped when it has no other edge).  The graph's
+``label`` is the sentence.  Other node attributes (``gold_label``,
+``test_label``, ``gold_ind``) are kept in the node's ``extra`` dict; optional
+``concept``, ``entity_name`` and ``wiki`` attributes (written by
+:func:`to_dot`; pydot cannot read a node attribute called ``name``) override
+the rules above.
+
+**Dependency** (``kind="dependency"``, Stanford collapsed dependencies or UD).
+Nodes ``examined3`` with ``label=examined`` (the trailing number is the token
+position, kept as ``index``); edges labelled with the relation (``nsubj``,
+``prep_by``); a self-loop labelled ``root`` marks the root and is dropped.
+Optional ``lemma`` and ``pos`` node attributes are kept.
+
+``kind="auto"`` (the default) takes the graph attribute ``kind`` when there is
+one, else ``"dependency"`` when a ``root`` self-loop is present, else
+``"amr"``.
+
+Parsing is pydot's (an optional extra: ``pip install structkernels[graphs]``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path as FilePath
+from typing import Any
+
+import networkx as nx
+
+from structkernels.graphs.model import (
+    Graph,
+    GraphCorpus,
+    GraphFormatError,
+    SkippedGraph,
+    add_node,
+    graph_kind,
+    new_graph,
+)
+
+__all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES"]
+
+#: File name endings read as DOT.
+DOT_SUFFIXES = (".dot", ".gv")
+_RESERVED = {"node", "edge", "graph"}  # pydot lists default-attribute statements as nodes
+_KNOWN = {"label", "concept", "entity_name", "wiki", "collapsed", "lemma", "pos"}
+_TOKEN = re.compile(r"^(.*?)(\d+)$")
+_ESCAPE = re.compile(r"\\([\\\"\n])")  # \\ and \" in a quoted DOT string; \<newline> joins lines
+
+
+def _pydot():
+    try:
+        import pydot
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "reading DOT files needs pydot: pip install 'structkernels[graphs]' (or pip install pydot)"
+        ) from None
+    return pydot
+
+
+def _unq(value: Any) -> str | None:
+    """A DOT id or attribute value without its quotes."""
+    if value is None:
+        return None
+    s = str(value)
+    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
+        s = _ESCAPE.sub(lambda m: m.group(1) if m.group(1) in '"\\' else "", s[1:-1])
+    return s
+
+
+def _esc(value: Any) -> str:
+    """A value quoted for DOT (pydot leaves a quoted value as it is; its own quoting
+    escapes no backslash and leaves ``<...>`` unquoted, as an HTML label)."""
+    s = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + s.replace("\r", " ").replace("\n", " ") + '"'
+
+
+def _parse_text(text: str, file: str) -> list[Any]:
+    """pydot graphs of a DOT text; a syntax error names its line."""
+    pydot = _pydot()
+    try:
+        with warnings.catch_warnings():  # pydot's grammar uses pyparsing's deprecated names
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from pydot.dot_parser import GraphParser, ParseException
+
+        parser = GraphParser.parser
+    except (ImportError, AttributeError):  # pragma: no cover - older pydot
+        parser = None
+    if parser is not None:
+        try:
+            return list(parser.parse_string(text, parse_all=True))
+        except ParseException as exc:
+            raise GraphFormatError(
+                f"not a well-formed DOT graph: {exc.msg} (column {exc.col})", file, exc.lineno
+            ) from None
+        except TypeError as exc:  # pydot builds Node(name, **attrs): an attribute "name" clashes
+            raise GraphFormatError(f"pydot cannot build this graph ({exc})", file) from None
+    with contextlib.redirect_stdout(io.StringIO()):  # pragma: no cover - older pydot
+        graphs = pydot.graph_from_dot_data(text)
+    if graphs is None:  # pragma: no cover
+        raise GraphFormatError("not a well-formed DOT graph", file)
+    return list(graphs)
+
+
+def _statements(dot: Any, gid: str, file: str):
+    """Node attributes (in order of first mention) and edges of a graph and its subgraphs."""
+    nodes: dict[str, dict[str, str]] = {}
+    edges: list[tuple[str, str, dict[str, str]]] = []
+
+    def visit(g: Any) -> None:
+        for n in g.get_nodes():
+            name = _unq(n.get_name())
+            if name in _RESERVED or name is None:
+                continue
+            attrs = {k: _unq(v) for k, v in n.get_attributes().items()}
+            old = nodes.get(name)
+            if old is None:
+                nodes[name] = attrs
+            else:
+                for k, v in attrs.items():
+                    if k in old and old[k] != v:
+                        raise GraphFormatError(
+                            f"declared twice with different {k!r} ({old[k]!r}, {v!r})",
+                            file, None, gid, name,
+                        )
+                    old[k] = v
+        for e in g.get_edges():
+            src, dst = e.get_source(), e.get_destination()
+            if not isinstance(src, str) or not isinstance(dst, str):
+                raise GraphFormatError(
+                    "an edge to or from a subgraph is not supported", file, None, gid
+                )
+            s, d = _unq(src), _unq(dst)
+            for v in (s, d):
+                if v not in nodes:
+                    nodes[v] = {}
+            edges.append((s, d, {k: _unq(v) for k, v in e.get_attributes().items()}))
+        for sub in g.get_subgraphs():
+            visit(sub)
+
+    visit(dot)
+    return nodes, edges
+
+
+def _guess_kind(dot: Any, edges) -> str:
+    declared = _unq(dot.get_attributes().get("kind"))
+    if declared in ("amr", "dependency"):
+        return declared
+    for s, d, a in edges:
+        if s == d and (a.get("label") or "").lower() == "root":
+            return "dependency"
+    return "amr"
+
+
+def _extra(attrs: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in attrs.items() if k not in _KNOWN}
+
+
+def _amr_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
+    from structkernels.amr.graph import AMR_MODEL
+
+    top_sources = set()
+    root = None
+    other: set[str] = set()
+    for s, d, a in edges:
+        if (a.get("label") or "").upper() == "TOP":
+            top_sources.add(s)
+            if root is not None and root != d:
+                raise GraphFormatError(f"two TOP edges ({root!r}, {d!r})", file, None, gid, s)
+            root = d
+        else:
+            other.update((s, d))
+    drop = {s for s in top_sources if s not in other}
+    G = new_graph(gid, "amr")
+    for v, attrs in nodes.items():
+        if v in drop:
+            continue
+        label = attrs.get("label", v)
+        if label is None or not label.strip():
+            raise GraphFormatError("empty label", file, None, gid, v)
+        concept = attrs.get("concept") or label
+        name = attrs.get("entity_name")
+        collapsed = str(attrs.get("collapsed", "")).lower() in ("1", "true", "yes")
+        if "concept" not in attrs and " " in v:
+            var, rest = v.split(" ", 1)
+            if rest.strip() == label.strip():
+                collapsed = True
+        if collapsed and name is None:
+            name = label
+        extra = _extra(attrs)
+        add_node(G, v, concept, name=name, wiki=attrs.get("wiki"), collapsed=collapsed, extra=extra)
+    for s, d, a in edges:
+        role = a.get("label")
+        if role is None or not role.strip():
+            raise GraphFormatError("edge without a label (the AMR role)", file, None, gid, f"{s} -> {d}")
+        if role.upper() == "TOP":
+            continue
+        role = role.strip().lstrip(":")
+        inverted = False
+        if AMR_MODEL.is_role_inverted(":" + role):
+            s, d = d, s
+            role = AMR_MODEL.invert_role(":" + role)[1:]
+            inverted = True
+        G.add_edge(s, d, role=role, inverted=inverted)
+    if root is None:
+        root = next((v for v in G if G.in_degree(v) == 0), next(iter(G), None))
+    G.graph["root"] = root
+    return G
+
+
+def _dependency_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
+    G = new_graph(gid, "dependency")
+    root = None
+    for v, attrs in nodes.items():
+        label = attrs.get("label")
+        rest = v[len(label):] if label is not None and v.startswith(label) else ""
+        if rest.isdigit():  # "HER31" labelled "HER3": token 1, not 31
+            index = int(rest)
+        else:
+            m = _TOKEN.match(v)
+            index = int(m.group(2)) if m else None
+            if label is None:
+                label = m.group(1) if m and m.group(1) else v
+        if not label.strip():
+            raise GraphFormatError("empty label", file, None, gid, v)
+        add_node(
+            G, v, label, index=index, lemma=attrs.get("lemma"), pos=attrs.get("pos"),
+            extra=_extra(attrs),
+        )
+    for s, d, a in edges:
+        rel = a.get("label")
+        if rel is None or not rel.strip():
+            raise GraphFormatError(
+                "edge without a label (the dependency relation)", file, None, gid, f"{s} -> {d}"
+            )
+        if rel.lower() == "root" and (s == d or s.lower() == "root"):
+            if root is not None and root != d:
+                raise GraphFormatError(f"two roots ({root!r}, {d!r})", file, None, gid, d)
+            root = d
+            continue
+        G.add_edge(s, d, role=rel.strip(), inverted=False)
+    if "ROOT" in G and G.degree("ROOT") == 0 and root is not None:
+        G.remove_node("ROOT")
+    if "root" in G and G.degree("root") == 0 and root is not None:
+        G.remove_node("root")
+    G.graph["root"] = root
+    return G
+
+
+def _line_of(text: str, node: str | None) -> int | None:
+    """Line of the first mention of a node (the source of an edge), for error messages."""
+    if not node:
+        return None
+    def ref(name: str) -> str:
+        quoted = re.escape('"' + name.replace('"', '\\"') + '"')
+        return f"(?:{quoted}|(?<![\\w\"]){re.escape(name)}(?![\\w\"]))"
+
+    parts = node.split(" -> ")
+    m = re.search(r"\s*-[->]\s*".join(ref(p) for p in parts), text)
+    if m is None and len(parts) > 1:
+        m = re.search(ref(parts[0]), text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def _to_graph(dot: Any, gid: str, file: str, kind: str, text: str | None = None) -> Graph:
+    try:
+        return _build(dot, gid, file, kind)
+    except GraphFormatError as exc:
+        if exc.line is not None or text is None:
+            raise
+        line = _line_of(text, exc.node)
+        if line is None:
+            raise
+        err = GraphFormatError(exc.reason, exc.file, line, exc.graph_id)
+        err.node = exc.node
+        raise err from None
+
+
+def _build(dot: Any, gid: str, file: str, kind: str) -> Graph:
+    nodes, edges = _statements(dot, gid, file)
+    if not nodes:
+        raise GraphFormatError("a graph without nodes", file, None, gid)
+    k = _guess_kind(dot, edges) if kind == "auto" else kind
+    G = (_amr_model if k == "amr" else _dependency_model)(nodes, edges, gid, file)
+    if G.number_of_nodes() == 0:
+        raise GraphFormatError("a graph without nodes", file, None, gid)
+    sentence = _unq(dot.get_attributes().get("label")) or ""
+    meta = {k2: _unq(v) for k2, v in dot.get_attributes().items()}
+    return Graph(id=gid, sentence=sentence, graph=G, metadata=meta, file=file, line=1)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in ("auto", "amr", "dependency"):
+        raise ValueError(f"kind must be 'auto', 'amr' or 'dependency', got {kind!r}")
+
+
+def parse_dot(text: str, graph_id: str = "dot", kind: str = "auto") -> Graph:
+    """Read one graph from DOT text.
+
+    Examples
+    --------
+    >>> from structkernels.graphs import parse_dot
+    >>> g = parse_dot('digraph { b [label="bind-01"]; "p Ras" [label=Ras]; b -> "p Ras" [label=ARG1]; }')
+    >>> g.graph.nodes["p Ras"]["name"], g.graph.graph["kind"]
+    ('Ras', 'amr')
+    """
+    _check_kind(kind)
+    dots = _parse_text(text, "<string>")
+    if len(dots) != 1:
+        raise GraphFormatError(f"expected one DOT graph, found {len(dots)}", "<string>")
+    return _to_graph(dots[0], graph_id, "<string>", kind, text)
+
+
+def _files(path: FilePath) -> list[FilePath]:
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in DOT_SUFFIXES and p.is_file())
+        if not files:
+            raise GraphFormatError(f"no DOT files ({', '.join(DOT_SUFFIXES)}) in this folder", str(path))
+        return files
+    if not path.exists():
+        raise FileNotFoundError(f"no such file or folder: {path}")
+    return [path]
+
+
+_BATCH = 64  # files per parallel task
+
+
+def _read_file(f: FilePath, gid: str, kind: str) -> list[Any]:
+    """The graphs of one file, and ``(file, line, graph id, reason, node)`` for each failure."""
+    file = os.fspath(f)
+    try:
+        try:
+            text = f.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise GraphFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file) from None
+        if not text.strip():
+            raise GraphFormatError("empty file: no DOT graph", file, None, gid)
+        dots = _parse_text(text, file)
+        if not dots:
+            raise GraphFormatError("no DOT graph", file, None, gid)
+    except GraphFormatError as exc:
+        return [(file, exc.line, exc.graph_id or gid, exc.reason, getattr(exc, "node", None))]
+    out: list[Any] = []
+    for i, dot in enumerate(dots):
+        g_id = gid if i == 0 else f"{gid}#{i + 1}"
+        try:
+            out.append(_to_graph(dot, g_id, file, kind, text))
+        except GraphFormatError as exc:
+            out.append((file, exc.line, g_id, exc.reason, exc.node))
+    return out
+
+
+def _read_batch(jobs: list[tuple[FilePath, str]], kind: str) -> list[list[Any]]:
+    return [_read_file(f, gid, kind) for f, gid in jobs]
+
+
+def read_dot(
+    path: str | os.PathLike | Sequence[str | os.PathLike],
+    on_error: str = "raise",
+    kind: str = "auto",
+    progress: bool | None = None,
+    n_jobs: int | None = 1,
+) -> GraphCorpus:
+    """Read DOT graphs from a file, a folder of them (searched recursively) or a list.
+
+    Parameters
+    ----------
+    path : path, folder or sequence of them
+        A folder is read in sorted order of its ``*.dot``/``*.gv`` files; the
+        graph id is the file's path relative to the folder without suffix
+        (a file's stem otherwise; ``#2``, ``#3`` ... for further graphs of one file).
+    on_error : {"raise", "skip"}
+        ``"raise"``: the first malformed graph raises :class:`GraphFormatError`
+        naming the file, the line (syntax errors) or the node/edge, and the
+        graph.  ``"skip"``: it is left out and listed in ``corpus.skipped``.
+    kind : {"auto", "amr", "dependency"}
+    progress : bool, optional
+        Show a progress bar (default: only on a terminal).
+    n_jobs : int or None
+        Processes parsing files in parallel (joblib; ``-1``: all cores).
+        pydot's parser takes tens of milliseconds per sentence graph, so a
+        folder of thousands of files is worth spreading.  Default 1.
+
+    Returns
+    -------
+    GraphCorpus
+
+    Examples
+    --------
+    >>> from structkernels.graphs import read_dot
+    >>> corpus = read_dot("graphs/", on_error="skip")  # doctest: +SKIP
+    >>> [str(s) for s in corpus.skipped]  # doctest: +SKIP
+    """
+    from tqdm.auto import tqdm
+
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    _check_kind(kind)
+    roots = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    if not roots:
+        raise ValueError("read_dot needs at least one file or folder")
+    jobs: list[tuple[FilePath, str]] = []
+    for r in roots:
+        rp = FilePath(os.fspath(r))
+        for f in _files(rp):
+            gid = f.relative_to(rp).with_suffix("").as_posix() if rp.is_dir() else f.stem
+            jobs.append((f, gid))
+    graphs: list[Graph] = []
+    skipped: list[SkippedGraph] = []
+    disable = None if progress is None else not progress
+    if n_jobs == 1 or len(jobs) < 2 * _BATCH:
+        results = (_read_file(f, gid, kind) for f, gid in jobs)
+    else:
+        from joblib import Parallel, delayed
+
+        batches = [jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)]
+        per_batch = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_read_batch)(b, kind) for b in batches
+        )
+        results = (r for batch in per_batch for r in batch)
+    for outcomes in tqdm(results, total=len(jobs), desc="DOT files", unit="file", disable=disable):
+        for item in outcomes:
+            if isinstance(item, Graph):
+                graphs.append(item)
+                continue
+            file, line, gid, reason, node = item
+            if on_error == "raise":
+                err = GraphFormatError(reason, file, line, gid)
+                err.node = node
+                raise err
+            skipped.append(SkippedGraph(file, line or 1, gid, reason))
+    if not graphs:
+        first = f"; first: {skipped[0]}" if skipped else ""
+        raise GraphFormatError(
+            f"no DOT graph could be read ({len(skipped)} skipped{first})", os.fspath(roots[0])
+        )
+    return GraphCorpus(graphs, skipped, (), [os.fspath(f) for f, _ in jobs])
+
+
+def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentence: str | None = None) -> str:
+    """Write a model graph as DOT text in the authors' layout (read back by :func:`read_dot`).
+
+    Parameters
+    ----------
+    graph : Graph (AMRGraph) or networkx.MultiDiGraph
+    collapse_names : bool
+        AMR only: write each named entity as one node ``"<var> <name>"``
+        labelled with the name, its ``name`` subgraph left out (the authors'
+        layout).  Default False: every node with its concept (and ``name``,
+        ``wiki`` as attributes), so that the graph reads back equal.
+    sentence : str, optional
+        The graph's ``label`` (default: the Graph's sentence).
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr
+    >>> from structkernels.graphs import to_dot, parse_dot
+    >>> g = parse_amr('(b / bind-01 :ARG1 (p / protein :name (n / name :op1 "Ras")))')
+    >>> print(to_dot(g, collapse_names=True).splitlines()[1:4])
+    ['"b" [label="bind-01"];', '"p Ras" [label="Ras"];', 'TOP -> "b" [label=TOP];']
+    """
+    pydot = _pydot()
+    G = graph.graph if isinstance(graph, Graph) else graph
+    if not isinstance(G, nx.MultiDiGraph):
+        raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
+    if sentence is None:
+        sentence = graph.sentence if isinstance(graph, Graph) else ""
+    kind = graph_kind(G)
+    dot = pydot.Dot(graph_type="digraph")
+    if sentence:
+        dot.set("label", _esc(sentence))
+    if kind == "dependency":
+        dot.set("kind", "dependency")
+    ids: dict[str, str] = {}
+    dropped: set[str] = set()
+    if collapse_names and kind == "amr":
+        for u, v, role in G.edges(data="role"):
+            if role == "name" and G.nodes[v].get("concept") == "name" and G.nodes[u].get("name"):
+                if G.degree(v) == 1:
+                    dropped.add(v)
+                    ids[u] = f"{u} {G.nodes[u]['name']}"
+    for v, d in G.nodes(data=True):
+        if v in dropped:
+            continue
+        attrs: dict[str, Any] = {}
+        if v in ids:
+            attrs["label"] = d["name"]
+        else:
+            attrs["label"] = d["concept"]
+            if d.get("collapsed") and d.get("name") == d["concept"] and " " not in str(v):
+                attrs["collapsed"] = "true"
+            if d.get("name") and not d.get("collapsed"):
+                attrs["entity_name"] = d["name"]
+        if d.get("wiki"):
+            attrs["wiki"] = d["wiki"]
+        for k in ("lemma", "pos"):
+            if d.get(k):
+                attrs[k] = d[k]
+        for k, val in (d.get("extra") or {}).items():
+            attrs.setdefault(k, val)
+        node = pydot.Node(_esc(ids.get(v, v)))
+        for k, val in attrs.items():  # set one by one: "name" is also Node's own argument
+            node.set(k, _esc(val))
+        dot.add_node(node)
+    def nid(v: Any) -> str:
+        return _esc(ids.get(v, v))
+
+    root = G.graph.get("root")
+    if root is not None and root in G:
+        if kind == "dependency":
+            dot.add_edge(pydot.Edge(nid(root), nid(root), label="root"))
+        else:
+            dot.add_edge(pydot.Edge("TOP", nid(root), label="TOP"))
+    if kind == "amr":
+        from structkernels.amr.graph import AMR_MODEL
+    for u, v, d in G.edges(data=True):
+        if u in dropped or v in dropped:
+            continue
+        role = d["role"]
+        if kind == "amr" and d.get("inverted"):  # written as in PENMAN: v -> u, ARG0-of
+            inv = AMR_MODEL.invert_role(":" + role)[1:]
+            dot.add_edge(pydot.Edge(nid(v), nid(u), label=_esc(inv)))
+        else:
+            dot.add_edge(pydot.Edge(nid(u), nid(v), label=_esc(role)))
+    return dot.to_string()
+
+
+def write_dot(
+    graphs: Iterable[Graph], folder: str | os.PathLike, collapse_names: bool = False
+) -> list[str]:
+    """Write each graph to ``folder/<id>.dot`` (id characters outside ``[\\w.-]`` become ``_``).
+
+    Returns the files written, in order.
+    """
+    out = FilePath(os.fspath(folder))
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    seen: set[str] = set()
+    for g in graphs:
+        stem = re.sub(r"[^\w.-]", "_", str(g.id))
+        if stem in seen:
+            raise ValueError(f"two graphs map to the file name {stem!r}.dot (graph {g.id!r})")
+        seen.add(stem)
+        f = out / f"{stem}.dot"
+        f.write_text(to_dot(g, collapse_names=collapse_names), encoding="utf-8")
+        files.append(os.fspath(f))
+    return files

@@ -1,0 +1,122 @@
+"""spaCy dependency parses (``Doc`` or ``Span`` objects) as dependency graphs.
+
+No spaCy model is needed: a ``Doc`` built from ``words``, ``heads`` and
+``deps`` (or parsed by any pipeline) is read as it is.  Nodes are the tokens,
+keyed by their 1-based position in the sentence (``"1"``, ``"2"`` ...), with
+``concept`` = the token text, ``lemma`` (``token.lemma_`` when set), ``pos``
+(``token.pos_``, else ``token.tag_``) and ``index``; an edge head -> token is
+labelled ``token.dep_``; the token that is its own head is the root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from structkernels.graphs.model import (
+    Graph,
+    GraphCorpus,
+    GraphFormatError,
+    SkippedGraph,
+    add_node,
+    new_graph,
+)
+
+__all__ = ["from_spacy", "read_spacy"]
+
+
+def from_spacy(doc: Any, graph_id: str = "doc") -> Graph:
+    """One dependency graph of a spaCy ``Doc`` or sentence ``Span``.
+
+    Parameters
+    ----------
+    doc : spacy.tokens.Doc or spacy.tokens.Span
+        Parsed (every token has a ``dep_``); one sentence (one root).  Use
+        :func:`read_spacy` for documents of several sentences.
+    graph_id : str
+
+    Raises
+    ------
+    GraphFormatError
+        A token without a dependency label or a head outside the span, or not exactly one root.
+
+    Examples
+    --------
+    >>> from spacy.vocab import Vocab  # doctest: +SKIP
+    >>> from spacy.tokens import Doc  # doctest: +SKIP
+    >>> doc = Doc(Vocab(), words=["Ras", "binds", "GTP"], heads=[1, 1, 1],
+    ...           deps=["nsubj", "ROOT", "dobj"])  # doctest: +SKIP
+    >>> sorted(from_spacy(doc).graph.edges(data="role"))  # doctest: +SKIP
+    [('2', '1', 'nsubj'), ('2', '3', 'dobj')]
+    """
+    if not hasattr(doc, "__iter__") or not hasattr(doc, "text"):
+        raise TypeError(f"expected a spaCy Doc or Span, got {type(doc).__name__}")
+    tokens = list(doc)
+    if not tokens:
+        raise GraphFormatError("an empty Doc", None, None, graph_id)
+    offset = tokens[0].i
+    G = new_graph(graph_id, "dependency")
+    for t in tokens:
+        key = str(t.i - offset + 1)
+        add_node(
+            G, key, t.text, lemma=t.lemma_ or None, pos=t.pos_ or t.tag_ or None,
+            index=t.i - offset + 1,
+        )
+    roots = []
+    for t in tokens:
+        key = str(t.i - offset + 1)
+        if not t.dep_:
+            raise GraphFormatError(
+                "no dependency label: build the Doc with heads and deps, or parse it",
+                None, None, graph_id, f"{key} {t.text}",
+            )
+        if t.head.i == t.i:
+            roots.append(key)
+            continue
+        hk = t.head.i - offset + 1
+        if not 1 <= hk <= len(tokens):
+            raise GraphFormatError(
+                f"head {t.head.text!r} lies outside the sentence", None, None, graph_id,
+                f"{key} {t.text}",
+            )
+        G.add_edge(str(hk), key, role=t.dep_, inverted=False)
+    if len(roots) != 1:
+        raise GraphFormatError(
+            f"{len(roots)} roots ({', '.join(roots) or 'none'}); one sentence has one root",
+            None, None, graph_id,
+        )
+    G.graph["root"] = roots[0]
+    return Graph(id=graph_id, sentence=doc.text, graph=G, metadata={})
+
+
+def read_spacy(docs: Any | Iterable[Any], on_error: str = "raise") -> GraphCorpus:
+    """Dependency graphs of every sentence of one or more spaCy ``Doc`` objects.
+
+    Graph ids are ``"<doc>:<sentence>"`` (0-based), or the Doc's
+    ``user_data["id"]`` in place of the document number when set.
+    ``on_error="skip"`` lists bad sentences in ``corpus.skipped`` (``line`` is
+    the sentence number).
+    """
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if hasattr(docs, "sents") or hasattr(docs, "vocab"):
+        docs = [docs]
+    graphs: list[Graph] = []
+    skipped: list[SkippedGraph] = []
+    for d, doc in enumerate(docs):
+        name = str(getattr(doc, "user_data", {}).get("id", d))
+        try:
+            sents = list(doc.sents)
+        except ValueError:  # no sentence boundaries: a Doc without a parse
+            sents = [doc]
+        for s, span in enumerate(sents):
+            gid = f"{name}:{s}"
+            try:
+                graphs.append(from_spacy(span, gid))
+            except GraphFormatError as exc:
+                if on_error == "raise":
+                    raise
+                skipped.append(SkippedGraph("<spacy>", s, gid, exc.reason))
+    if not graphs:
+        raise GraphFormatError(f"no sentence could be read ({len(skipped)} skipped)", "<spacy>")
+    return GraphCorpus(graphs, skipped, (), [])

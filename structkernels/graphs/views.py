@@ -1,0 +1,201 @@
+"""Two representations of one sentence (AMR and dependency) and kernels over both.
+
+The nonstationary kernels paper compares candidates on more than one
+representation of a sentence (AMR and Stanford dependencies).  Here a
+:class:`MultiViewDataset` carries, for each labelled candidate, one structure
+per view (``{"amr": Path, "dependency": Path}``), and :class:`ViewKernel`
+applies any kernel to one view, so the kernel algebra of
+:mod:`structkernels.kernel` combines views as it combines kernels::
+
+    k = ViewKernel(kernel("path", lam=0.8), "amr") + ViewKernel(kernel("path"), "dependency")
+    k = Normalized(ViewKernel(...)) * Normalized(ViewKernel(...))
+
+A sum (or product) of PSD kernels on the views is PSD on the pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from structkernels.datasets import InteractionDataset
+from structkernels.kernel import Kernel
+
+__all__ = ["ViewKernel", "MultiViewDataset", "combine_views"]
+
+
+class ViewKernel(Kernel):
+    """A kernel applied to one view of multi-view items: ``k(x[view], y[view])``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel of that view.
+    view : str or int
+        The key (dict items) or position (tuple items) of the view.
+
+    Examples
+    --------
+    >>> from structkernels import Path, kernel
+    >>> from structkernels.graphs import ViewKernel
+    >>> a = {"amr": Path([(None, "bind")]), "dependency": Path([(None, "binds")])}
+    >>> b = {"amr": Path([(None, "bind")]), "dependency": Path([(None, "bound")])}
+    >>> k = ViewKernel(kernel("path"), "amr") + ViewKernel(kernel("path"), "dependency")
+    >>> k(a, b) == kernel("path")(a["amr"], b["amr"])
+    True
+    """
+
+    def __init__(self, kernel: Kernel | None = None, view: str | int = 0):
+        self.kernel = kernel
+        self.view = view
+
+    def validate_params(self) -> None:
+        if not isinstance(self.kernel, Kernel):
+            raise TypeError(f"ViewKernel.kernel must be a Kernel, got {type(self.kernel).__name__}")
+        self.kernel.validate_params()
+
+    def _take(self, X: Sequence) -> Sequence:
+        out = []
+        for i, x in enumerate(X):
+            try:
+                out.append(x[self.view])
+            except (KeyError, IndexError, TypeError):
+                raise ValueError(f"item {i} has no view {self.view!r}") from None
+        return self.kernel.check_input(out)
+
+    def check_input(self, X: Any) -> Sequence:
+        X = super().check_input(X)
+        self._take(X)  # fail early, naming the item without the view
+        return X
+
+    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
+        return self.kernel.gram_block(self._take(X), self._take(Y))
+
+    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
+        return self.kernel.gram_block_symmetric(self._take(X))
+
+    def diag_block(self, X: Sequence) -> np.ndarray:
+        return self.kernel.diag_block(self._take(X))
+
+
+class MultiViewDataset:
+    """Labelled candidates with one structure per view.
+
+    Attributes
+    ----------
+    X : list of dict
+        ``{view: Path}`` per candidate (``{view: Tree}`` with ``structure="tree"``).
+    labels : numpy.ndarray of int64
+    records : list of dict
+        The first view's records.
+    views : tuple of str
+    skipped : list of str
+        Records of one view without a match in another (``"<view>: <id>"``).
+    """
+
+    def __init__(self, X, labels, records, views, skipped=()):
+        self.X = list(X)
+        self.labels = np.asarray(labels, dtype=np.int64)
+        self.records = list(records)
+        self.views = tuple(views)
+        self.skipped = list(skipped)
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+    def split(self, name: str) -> MultiViewDataset:
+        """The ``"train"`` or ``"test"`` half (by the first view's records)."""
+        idx = [i for i, r in enumerate(self.records) if r.get("split") == name]
+        return MultiViewDataset(
+            [self.X[i] for i in idx], self.labels[idx], [self.records[i] for i in idx], self.views
+        )
+
+    def __repr__(self) -> str:
+        return f"MultiViewDataset({len(self)} candidates, views={self.views})"
+
+
+def _key(rec: dict[str, Any], by: str) -> Any:
+    if by == "id":
+        return rec.get("id")
+    if by == "tuple":
+        return (rec.get("sentence_id") or rec.get("sentence"), json_key(rec.get("interaction_tuple")))
+    raise ValueError(f"by must be 'id' or 'tuple', got {by!r}")
+
+
+def json_key(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def combine_views(
+    views: dict[str, InteractionDataset],
+    by: str = "id",
+    structure: str = "path",
+    on_error: str = "raise",
+) -> MultiViewDataset:
+    """Align datasets of the same candidates on different representations.
+
+    Parameters
+    ----------
+    views : dict of str to InteractionDataset
+        E.g. ``{"amr": load_pubmed45(...AMR DOT...), "dependency":
+        load_pubmed45(...SDG DOT...)}``.
+    by : {"id", "tuple"}
+        Match records by ``id``, or by (``sentence_id`` or sentence,
+        ``interaction_tuple``).
+    structure : {"path", "tree"}
+    on_error : {"raise", "skip"}
+        A record missing from another view, or two views disagreeing on its
+        label, raises ``ValueError`` naming it, or is left out and listed.
+
+    Examples
+    --------
+    >>> from structkernels.graphs import combine_views
+    >>> both = combine_views({"amr": amr_data, "dependency": sdg_data})  # doctest: +SKIP
+    """
+    if structure not in ("path", "tree"):
+        raise ValueError(f"structure must be 'path' or 'tree', got {structure!r}")
+    if on_error not in ("raise", "skip"):
+        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if len(views) < 2:
+        raise ValueError("combine_views needs at least two views")
+    names = list(views)
+    index = {}
+    for name in names[1:]:
+        ds = views[name]
+        table = {}
+        for i, r in enumerate(ds.records):
+            k = _key(r, by)
+            if k in table:
+                raise ValueError(f"view {name!r}: two records share the key {k!r}")
+            table[k] = i
+        index[name] = table
+    first = views[names[0]]
+    X, labels, records, skipped = [], [], [], []
+    for i, r in enumerate(first.records):
+        k = _key(r, by)
+        item = {names[0]: (first.paths if structure == "path" else first.trees)[i]}
+        problem = None
+        for name in names[1:]:
+            j = index[name].get(k)
+            if j is None:
+                problem = f"record {k!r} of view {names[0]!r} is missing from view {name!r}"
+                break
+            ds = views[name]
+            if int(ds.labels[j]) != int(first.labels[i]):
+                problem = (
+                    f"record {k!r}: label {int(first.labels[i])} in view {names[0]!r}, "
+                    f"{int(ds.labels[j])} in view {name!r}"
+                )
+                break
+            item[name] = (ds.paths if structure == "path" else ds.trees)[j]
+        if problem is not None:
+            if on_error == "raise":
+                raise ValueError(problem)
+            skipped.append(problem)
+            continue
+        X.append(item)
+        labels.append(int(first.labels[i]))
+        records.append(r)
+    return MultiViewDataset(X, labels, records, names, skipped)

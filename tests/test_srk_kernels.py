@@ -42,7 +42,7 @@ def test_algorithm2_equals_eq4_direct_sum_on_sentences(shared_data):
                 assert S[k - 1, i, j] == pytest.approx(d, rel=1e-12, abs=1e-12)
     # a paraphrase against itself, lam < 1
     for k in (1, 2, 3):
-        assert KbSRK(k=k, lam=0.6)(X[0], X[0]) == pytest.approx(
+        assert KbSRK(k=k, lam=0.6).value(X[0], X[0]) == pytest.approx(
             kb_srk_direct(X[0], X[0], k, 0.6), rel=1e-12
         )
 
@@ -139,13 +139,13 @@ def test_bad_parameters(cls, bad):
 def test_numpy_token_arrays_and_lists_accepted():
     x = (np.array(["a", "b"]), ["b", "a"])
     y = (("a", "b"), ("b", "a"))
-    assert KbSRK(k=1)(x, y) == KbSRK(k=1)(y, y)
+    assert KbSRK(k=1).value(x, y) == KbSRK(k=1).value(y, y)
 
 
 def test_ps_pw_relations():
     x = (("a", "b", "c"), ("c", "b"))
     y = (("a", "b", "d"), ("c", "b", "b"))
     # pw with lam tiny tends to ps (wildcard rules vanish)
-    assert PwSRK(k=2, lam=1e-6)(x, y) == pytest.approx(PsSRK(k=2)(x, y), rel=1e-6)
+    assert PwSRK(k=2, lam=1e-6).value(x, y) == pytest.approx(PsSRK(k=2).value(x, y), rel=1e-6)
     # kb-SRK with lam tiny keeps only wildcard-free rules: identical rules on both pairs
-    assert KbSRK(k=2, lam=1e-6)(x, y) == pytest.approx(PsSRK(k=2)(x, y), rel=1e-6)
+    assert KbSRK(k=2, lam=1e-6).value(x, y) == pytest.approx(PsSRK(k=2).value(x, y), rel=1e-6)

@@ -23,8 +23,6 @@ import warnings
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.kernel import ZeroSelfSimilarityWarning
-from structkernels.kernels._srk_common import SRKBase, srk_gram_stack, sum_normalized
 from structkernels.registry import kernel as make_kernel
 
 SRK_NAMES = ("kb-srk", "ps-srk", "pw-srk")
@@ -58,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.svm import SVC
 
+    from structkernels.kernel import ZeroSelfSimilarityWarning
+    from structkernels.kernels._srk_common import SRKBase, srk_gram_stack, sum_normalized
     from structkernels.text.loaders import load_rewritings
     from structkernels.text.pr import pr_features
     from structkernels.text.tokenize import TextPipeline

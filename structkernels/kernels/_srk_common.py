@@ -27,9 +27,9 @@ from typing import Any
 
 import joblib
 import numpy as np
-from tqdm.auto import tqdm
 
 from structkernels.kernel import Kernel, ZeroSelfSimilarityWarning, normalize_gram
+from structkernels.progress import tqdm
 
 __all__ = [
     "Rewriting",

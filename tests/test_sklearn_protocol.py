@@ -156,6 +156,7 @@ HEAVY = ("sklearn", "numba", "joblib", "penman", "scipy")
         "import structkernels",
         "from structkernels.cli import main; main(['kernels'])",
         "from structkernels.cli import build_parser; build_parser('gram')",
+        "from structkernels.cli import build_parser; build_parser().format_help()",
     ],
 )
 def test_start_up_does_not_import_heavy_libraries(code):
@@ -214,3 +215,26 @@ def test_hasher_messages():
 
     with pytest.raises(TypeError, match="sparse input is not supported"):
         sk.KernelLSH("rbf").fit(scipy.sparse.csr_matrix(X))
+
+
+# ------------------------------------------------------------ progress in logs
+@pytest.mark.parametrize("setting, expect_lines", [("", True), ("0", False)])
+def test_progress_in_a_log_file_is_plain_lines(tmp_path, setting, expect_lines):
+    import os
+
+    code = ("from structkernels.progress import tqdm\n"
+            "with tqdm(total=5, desc='stage', disable=None) as bar:\n"
+            "    for _ in range(5):\n"
+            "        bar.update(1)\n")
+    log = tmp_path / "log.txt"
+    env = {**os.environ, "STRUCTKERNELS_PROGRESS_INTERVAL": "0", "STRUCTKERNELS_PROGRESS": setting}
+    with open(log, "w") as fh:
+        subprocess.run([sys.executable, "-c", code], stderr=fh, env=env, check=True)
+    text = log.read_text()
+    assert "\r" not in text
+    if expect_lines:
+        lines = text.splitlines()
+        assert lines and all(line.startswith("stage") for line in lines)
+        assert "5/5" in lines[-1]
+    else:
+        assert text == ""

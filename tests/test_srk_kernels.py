@@ -99,12 +99,29 @@ def test_srk_gram_stack_reuses_windows_and_caches(tmp_path):
     for j in (1, 2, 3):
         np.testing.assert_allclose(S[j - 1], KbSRK(k=j).gram(X))
     np.testing.assert_allclose(sum_normalized(S, dx, dy), KbSRK(k=1, kmax=3).gram(X))
-    assert len(list(tmp_path.glob("*.npy"))) == 9
-    S2, _, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=tmp_path)  # from the cache
+    S2, _, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X)
     np.testing.assert_array_equal(S2, S[:2])
     R, rx, ry = srk_gram_stack(PwSRK(k=1, kmax=2), X[:4], X[4:], block_size=3, n_jobs=2)
     np.testing.assert_allclose(R[1], PwSRK(k=2).gram(X[:4], X[4:]))
     np.testing.assert_allclose(ry[0], PwSRK(k=1).diag(X[4:]))
+
+
+def test_srk_gram_stack_cache_is_the_engines_joblib_memory(tmp_path, monkeypatch):
+    import structkernels.kernels._srk_common as common
+
+    X = [(("a", "b", "c"), ("c", "b")), (("a",), ("a", "b")), (("b", "c"), ("b",))]
+    S, dx, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=tmp_path)
+    assert (tmp_path / "joblib").is_dir()
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("computed although cached")
+
+    monkeypatch.setattr(common, "_stack_task", no_work)
+    S2, dx2, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=str(tmp_path), n_jobs=1)
+    np.testing.assert_array_equal(S2, S)
+    np.testing.assert_array_equal(dx2, dx)
+    with pytest.raises(AssertionError, match="computed although cached"):
+        srk_gram_stack(KbSRK(k=1, kmax=2, lam=0.5), X, cache_dir=tmp_path)  # other parameters
 
 
 def test_short_sequences_give_zero_and_warn_once():

@@ -17,7 +17,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from structkernels.registry import Registry
+from structkernels.registry import CORE_DISTRIBUTION, Registry, _distribution_name
 
 __all__ = ["main", "CommandError", "commands"]
 
@@ -53,9 +53,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None:
             loaded = {only: commands.get(only)}
         else:
-            loaded = commands.load_all()
-        for name, add_parser in sorted(loaded.items()):
-            p = add_parser(sub)
+            # the top-level help imports only the core's commands: a plugin's command
+            # module may load heavy libraries; it is imported when it is run
+            loaded, stubs = {}, {}
+            for name, ep in commands.entry_points().items():
+                dist = _distribution_name(ep)
+                if dist == CORE_DISTRIBUTION:
+                    try:
+                        loaded[name] = commands.get(name)
+                    except ImportError:
+                        continue
+                else:
+                    stubs[name] = dist
+        for name in sorted({**loaded, **(stubs if only is None else {})}):
+            if name not in loaded:
+                sub.add_parser(
+                    name, add_help=False,
+                    help=f"(plugin {stubs[name]}; see `structkernels {name} --help`)",
+                )
+                continue
+            p = loaded[name](sub)
             if p is not None and p.get_default("func") is None:
                 raise RuntimeError(f"command {name!r} did not set a func default")
     for w in caught:

@@ -40,7 +40,7 @@ from structkernels.classifier import positive_class_scores
 from structkernels.knn import exact_knn_graph
 
 ROOT = FsPath(__file__).resolve().parents[1]
-DATA = ROOT / "datasets" / "bio-amr-interactions" / "interactions.jsonl.gz"
+DATA = ROOT / "structkernels" / "data" / "interactions.jsonl.gz"
 
 
 def load_split(split: str):

@@ -1,11 +1,14 @@
 #!/usr/bin/env python
-"""Build ``datasets/bio-amr-interactions/`` from the Bio AMR corpus.
+"""Build the shipped interaction dataset from the Bio AMR corpus.
 
 Reads the raw Bio AMR files in ``bio-amr-interactions/raw/`` (copies of
 ``../shared/data/amr``; ``--copy-raw`` refreshes them from there), generates
 every candidate interaction of every graph (:mod:`structkernels.amr`), reads
 its path and tree, labels it by the distant-label rule of
-:mod:`structkernels.amr.labels`, splits by graph id and writes
+:mod:`structkernels.amr.labels`, splits by graph id and writes, into the
+package data folder ``structkernels/data/`` (so that a wheel carries it and
+:func:`structkernels.datasets.load_interactions` finds it through
+:mod:`importlib.resources`),
 
 - ``interactions.jsonl.gz``: one record per candidate (gzip, mtime 0: the
   same bytes on every run);
@@ -37,8 +40,8 @@ from structkernels.amr.labels import DistantLabeler
 from structkernels.datasets import split_of
 
 HERE = FilePath(__file__).resolve().parent
-OUT = HERE / "bio-amr-interactions"
-RAW = OUT / "raw"
+OUT = HERE.parent / "structkernels" / "data"
+RAW = HERE / "bio-amr-interactions" / "raw"
 SHARED = HERE.parent.parent / "shared" / "data" / "amr"
 
 #: Raw files in reading order.  An id present in several files keeps its first

@@ -14,26 +14,35 @@ True
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import Any
-
-from structkernels.gram import GramInfo, gram
-from structkernels.kernel import (
-    Kernel,
-    Normalized,
-    ProductKernel,
-    ScaledKernel,
-    SumKernel,
-    normalize_gram,
-)
-from structkernels.registry import as_kernel, kernel, list_kernels, measure, register
-from structkernels.structures import Path, Tree, Vocabulary
 
 __version__ = "0.1.0"
 
-# Names served from their modules on first use, so that `import structkernels`
-# stays light (no numba compilation, no scikit-learn estimators) until needed.
+# Every public name is served from its module on first use, so that
+# `import structkernels` (and `structkernels --help`) stays light: no
+# scikit-learn, numba or joblib until a kernel is built or a Gram computed.
 _LAZY = {
+    "Kernel": "structkernels.kernel",
+    "Normalized": "structkernels.kernel",
+    "SumKernel": "structkernels.kernel",
+    "ProductKernel": "structkernels.kernel",
+    "ScaledKernel": "structkernels.kernel",
+    "normalize_gram": "structkernels.kernel",
+    "gram": "structkernels.gram",
+    "GramInfo": "structkernels.gram",
+    "kernel": "structkernels.registry",
+    "list_kernels": "structkernels.registry",
+    "register": "structkernels.registry",
+    "as_kernel": "structkernels.registry",
+    "measure": "structkernels.registry",
+    "read_record": "structkernels.io",
+    "load_model": "structkernels.model_io",
+    "Path": "structkernels.structures",
+    "Tree": "structkernels.structures",
+    "Vocabulary": "structkernels.structures",
     "GramTransformer": "structkernels.bridge",
     "kernel_to_distance": "structkernels.bridge",
     "RandomKNNHash": "structkernels.hashing",
@@ -45,25 +54,23 @@ _LAZY = {
     "read_graphs": "structkernels.graphs",
 }
 
-__all__ = [
-    "Kernel",
-    "Normalized",
-    "SumKernel",
-    "ProductKernel",
-    "ScaledKernel",
-    "normalize_gram",
-    "gram",
-    "GramInfo",
-    "kernel",
-    "list_kernels",
-    "register",
-    "as_kernel",
-    "measure",
-    "Path",
-    "Tree",
-    "Vocabulary",
-    *_LAZY,
-]
+__all__ = list(_LAZY)
+
+
+class _Package(ModuleType):
+    """Keeps ``structkernels.gram`` and ``structkernels.kernel`` the functions.
+
+    Importing the submodule of the same name would otherwise rebind the
+    package attribute to the module (the import system sets it on first load).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, ModuleType) and name in _LAZY:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

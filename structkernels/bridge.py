@@ -87,6 +87,23 @@ class GramTransformer(TransformerMixin, BaseEstimator):
         self.block_size = block_size
         self.cache = cache
 
+    def set_params(self, **params: Any) -> GramTransformer:
+        """Set parameters; ``kernel__<name>`` works whether ``kernel`` is a name or an object.
+
+        With a kernel given by name, ``kernel__kmax=3`` goes into a copy of
+        ``kernel_params`` (the name is resolved in :meth:`fit`), so
+        ``GridSearchCV`` can search ``gramtransformer__kernel__kmax`` either way.
+        """
+        kernel = params.get("kernel", self.kernel)
+        nested = {k: v for k, v in params.items() if k.startswith("kernel__")}
+        if nested and isinstance(kernel, str):
+            for key in nested:
+                del params[key]
+            kp = dict(params.get("kernel_params", self.kernel_params) or {})
+            kp.update({key[len("kernel__"):]: value for key, value in nested.items()})
+            params["kernel_params"] = kp
+        return super().set_params(**params)
+
     def _build_kernel(self) -> Kernel:
         k = as_kernel(self.kernel, **(self.kernel_params or {}))
         k.validate_params()

@@ -4,8 +4,9 @@
 biomolecular interactions, each with its :class:`~structkernels.Path`
 (nonstationary kernels paper, Table 1), its :class:`~structkernels.Tree`
 (Fig. 1(b), 1(c)) and a binary label.  With no path it loads the dataset
-shipped in ``datasets/bio-amr-interactions/`` (built from the Bio AMR corpus by
-``datasets/build_bio_amr_interactions.py``; its labels are *distant* labels,
+shipped as package data in ``structkernels/data/`` (built from the Bio AMR corpus
+by ``datasets/build_bio_amr_interactions.py``, provenance in
+``datasets/bio-amr-interactions/README.md``; its labels are *distant* labels,
 see that folder's README and :mod:`structkernels.amr.labels`).
 
 Record forms (one JSON object per line; blank lines are ignored)
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import importlib.resources
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -73,8 +75,9 @@ __all__ = [
     "SHIPPED_DATASET",
 ]
 
-#: Where the shipped dataset lives: ``<repo root>/datasets/bio-amr-interactions``.
-SHIPPED_DATASET = FilePath(__file__).resolve().parent.parent / "datasets" / "bio-amr-interactions"
+#: Where the shipped dataset lives: the package data folder ``structkernels/data``
+#: (inside an installed wheel too), found through :mod:`importlib.resources`.
+SHIPPED_DATASET = FilePath(os.fspath(importlib.resources.files("structkernels") / "data"))
 _SHIPPED_FILE = "interactions.jsonl.gz"
 SPLITS = ("train", "test")
 #: records parsed into Python objects before they are encoded into arrays
@@ -508,8 +511,9 @@ def load_interactions(
         file = SHIPPED_DATASET / _SHIPPED_FILE
         if not file.is_file():
             raise FileNotFoundError(
-                f"the shipped interaction dataset is not at {file}; build it with "
-                "`python datasets/build_bio_amr_interactions.py` in a checkout of structkernels"
+                f"the shipped interaction dataset is not at {file} (package data of "
+                "structkernels); reinstall structkernels, or build it with "
+                "`python datasets/build_bio_amr_interactions.py` in a checkout"
             )
     else:
         file = FilePath(os.fspath(path))

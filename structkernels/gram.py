@@ -41,9 +41,9 @@ from typing import Any
 import joblib
 import numpy as np
 from numba import njit
-from tqdm.auto import tqdm
 
 from structkernels.kernel import Kernel, Normalized
+from structkernels.progress import tqdm
 from structkernels.registry import as_kernel
 
 __all__ = ["gram", "GramInfo", "block_ranges", "normalize_inplace", "plan_backend", "releases_gil"]

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
@@ -60,6 +61,11 @@ def _as_structures(kernel: Kernel, X: Any) -> Sequence:
     """``X`` checked by the kernel, kept as a list/array that can be indexed by position."""
     if isinstance(X, (str, bytes)):
         raise TypeError("expected a sequence of structures, got a bare string")
+    if sp.issparse(X):
+        raise TypeError(
+            f"{type(kernel).__name__}: sparse input is not supported; densify it or reduce it "
+            "(e.g. TruncatedSVD) first"
+        )
     if not isinstance(X, np.ndarray):
         X = list(X)
     kernel.validate_params()
@@ -89,6 +95,21 @@ class _KernelHash(BaseEstimator):
     def _kernel(self) -> Kernel:
         return as_kernel(self.kernel, **(self.kernel_params or {}))
 
+    def _set_n_features(self, X: Sequence) -> None:
+        """``n_features_in_`` for 2-D array input (scikit-learn's convention)."""
+        if isinstance(X, np.ndarray) and X.ndim == 2:
+            self.n_features_in_ = int(X.shape[1])
+        elif hasattr(self, "n_features_in_"):
+            del self.n_features_in_
+
+    def _check_n_features(self, X: Sequence) -> None:
+        expected = getattr(self, "n_features_in_", None)
+        if expected is not None and isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] != expected:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{expected} features as input"
+            )
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "reference_indices_"):
             raise NotFittedError(
@@ -111,6 +132,7 @@ class _KernelHash(BaseEstimator):
         """
         self._check_fitted()
         X = _as_structures(self.kernel_, X)
+        self._check_n_features(X)
         bits = self.bits_from_similarities(self._similarities(X))
         codes = codes_from_bits(bits)
         return (codes, bits) if return_bits else codes
@@ -218,7 +240,10 @@ class RandomKNNHash(_KernelHash):
         X = _as_structures(kernel, X)
         n = len(X)
         if n < 2:
-            raise ValueError(f"RandomKNNHash needs at least 2 structures to fit, got {n}")
+            raise ValueError(
+                f"RandomKNNHash needs at least 2 structures to fit, got n_samples={n}"
+            )
+        self._set_n_features(X)
         m = self.n_reference if self.n_reference is not None else max(2, math.ceil(math.sqrt(n)))
         if m > n:
             raise ValueError(f"RandomKNNHash.n_reference={m} exceeds the {n} structures given")
@@ -342,7 +367,10 @@ class KernelLSH(_KernelHash):
         X = _as_structures(kernel, X)
         n = len(X)
         if n < 2:
-            raise ValueError(f"KernelLSH needs at least 2 structures to fit, got {n}")
+            raise ValueError(
+                f"KernelLSH needs at least 2 structures to fit, got n_samples={n}"
+            )
+        self._set_n_features(X)
         p = self.n_sample if self.n_sample is not None else max(2, math.ceil(math.sqrt(n)))
         if p > n:
             raise ValueError(f"KernelLSH.n_sample={p} exceeds the {n} structures given")

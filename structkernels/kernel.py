@@ -3,7 +3,9 @@
 A kernel is a small scikit-learn style object: its parameters are the keyword
 arguments of ``__init__``, stored verbatim (so ``get_params``, ``set_params``,
 ``clone`` and ``repr`` come from :class:`sklearn.base.BaseEstimator`), and it
-holds no fitted state.  A subclass writes :meth:`Kernel.pair`; it may override
+holds no fitted state.  Calling a kernel follows scikit-learn: ``k(X, Y)`` is
+the Gram matrix of two sequences (or 2-D arrays); ``k.value(x, y)`` is one
+pair.  A subclass writes :meth:`Kernel.pair`; it may override
 :meth:`Kernel.gram_block` (and :meth:`Kernel.gram_block_symmetric`) with a
 batched fast path.  Everything else (Gram matrices, caching, parallelism,
 hashing, k-NN, dependence measures) comes from the engine.
@@ -55,7 +57,7 @@ class Kernel(BaseEstimator):
     ...     def pair(self, x, y):
     ...         return self.scale * len(set(x) & set(y))
     >>> k = Overlap()
-    >>> k("abc", "bcd")
+    >>> k.value("abc", "bcd")
     2.0
     >>> k.gram(["ab", "bc"]).tolist()
     [[2.0, 1.0], [1.0, 2.0]]
@@ -121,8 +123,42 @@ class Kernel(BaseEstimator):
         return np.fromiter((self.pair(x, x) for x in X), dtype=np.float64, count=len(X))
 
     # ------------------------------------------------------------ public API
-    def __call__(self, x: Any, y: Any) -> float:
-        """One kernel value ``k(x, y)`` as a Python float."""
+    def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
+        """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
+
+        This is scikit-learn's kernel protocol (``SVC(kernel=k)``,
+        ``sklearn.gaussian_process`` kernels, GraKeL): two 2-D arrays, or two
+        sequences of structures, give their Gram.  One pair is :meth:`value`.
+        A single structure (a :class:`~structkernels.Path`, a
+        :class:`~structkernels.Tree`, a bare string) is refused with a pointer
+        to :meth:`value`, so that a pair is never silently read as two
+        sequences.
+        """
+        for arg in (X, Y):
+            if arg is not None and self._is_single_structure(arg):
+                raise TypeError(
+                    f"{type(self).__name__}(X, Y) takes two sequences of structures (or 2-D "
+                    f"arrays) and returns their Gram; got a single {type(arg).__name__}: use "
+                    f"{type(self).__name__}.value(x, y) for one pair"
+                )
+        return self.gram(X, Y, progress=False)
+
+    @staticmethod
+    def _is_single_structure(arg: Any) -> bool:
+        from structkernels.structures import Path, Tree
+
+        return isinstance(arg, (Path, Tree, str, bytes))
+
+    def value(self, x: Any, y: Any) -> float:
+        """One kernel value ``k(x, y)`` of two structures, as a Python float.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from structkernels import kernel
+        >>> kernel("linear").value(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+        11.0
+        """
         self.validate_params()
         return float(self.gram_block(self.check_input([x]), self.check_input([y]))[0, 0])
 
@@ -267,7 +303,7 @@ class Normalized(Kernel):
     >>> import numpy as np
     >>> from structkernels import Normalized, kernel
     >>> k = Normalized(kernel("linear"))
-    >>> round(k(np.array([1.0, 0.0]), np.array([1.0, 1.0])), 6)
+    >>> round(k.value(np.array([1.0, 0.0]), np.array([1.0, 1.0])), 6)
     0.707107
     """
 

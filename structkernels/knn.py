@@ -33,11 +33,11 @@ from typing import Any
 import joblib
 import numpy as np
 from sklearn.utils import check_random_state
-from tqdm.auto import tqdm
 
 from structkernels.gram import block_ranges, gram, plan_backend
 from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures, take
 from structkernels.kernel import Kernel, Normalized, normalize_gram
+from structkernels.progress import tqdm
 from structkernels.registry import as_kernel
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]

@@ -51,10 +51,10 @@ import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
-from tqdm.auto import tqdm
 
 from structkernels.gram import gram
 from structkernels.kernel import Kernel, Normalized, normalize_gram
+from structkernels.progress import tqdm
 from structkernels.registry import as_kernel, kernels
 from structkernels.structures import Path, Tree
 
@@ -723,12 +723,7 @@ class NonstationaryLearner(BaseEstimator):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> NonstationaryLearner:
-        """Read a model written by :meth:`save`."""
-        try:
-            obj = json.loads(FilePath(path).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{os.fspath(path)}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-        try:
-            return cls.from_json(obj)
-        except ValueError as exc:
-            raise ValueError(f"{os.fspath(path)}: {exc}") from None
+        """Read a model written by :meth:`save` or by ``structkernels train-npk``."""
+        from structkernels.model_io import load_learner
+
+        return load_learner(path)

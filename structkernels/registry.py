@@ -7,9 +7,18 @@ groups use the same machinery: ``structkernels.measures`` (dependence
 measures such as HSIC) and ``structkernels.commands`` (CLI sub-commands).
 
 The entry points of a group are read once and cached.  A name offered twice
-warns (the first distribution in sorted order wins); a plugin that fails to
-import is reported by name with its error and never takes the others down.
+warns: a built-in name (from the ``structkernels`` distribution) is never
+replaced by a plugin, and between plugins the first distribution in sorted
+order keeps the bare name; every entry point is also reachable by its
+qualified name ``dist:name`` (``structkernels-foo:rbf``).  A plugin that fails
+to import is reported by name with its error and never takes the others down.
 :func:`register` adds a class for this process only.
+
+Layering: this module imports nothing of the package at import time (the
+command line uses it to find its sub-commands without loading scikit-learn);
+:mod:`structkernels.kernel` is below it and imports neither it nor the Gram
+engine (a kernel's ``gram`` method calls the engine through a late import);
+:mod:`structkernels.gram` is above both.
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ __all__ = [
     "as_kernel",
     "measures",
     "measure",
+    "readers",
+    "CORE_DISTRIBUTION",
 ]
 
 
@@ -39,6 +50,10 @@ class PluginWarning(UserWarning):
 
 class UnknownNameError(ValueError):
     """A name that no plugin registered."""
+
+
+#: The distribution whose entry points are the built-ins: a plugin cannot replace them.
+CORE_DISTRIBUTION = "structkernels"
 
 
 def _distribution_name(ep: EntryPoint) -> str:
@@ -65,30 +80,66 @@ class Registry:
         self.what = what
         self._check = check
         self._entry_points: dict[str, EntryPoint] | None = None
+        self._qualified: dict[str, EntryPoint] = {}
         self._loaded: dict[str, Any] = {}
         self._local: dict[str, Any] = {}
         self.errors: dict[str, str] = {}
 
     # -------------------------------------------------------------- discovery
     def _discover(self) -> dict[str, EntryPoint]:
+        """Name -> entry point, plus ``dist:name`` for every entry point.
+
+        A name offered by the core distribution (``structkernels``) always
+        means the built-in; a plugin offering the same name is reachable only
+        by its qualified name ``dist:name`` (with a warning).  Between two
+        plugins the first distribution in sorted order keeps the bare name.
+        """
         if self._entry_points is None:
             found: dict[str, EntryPoint] = {}
-            eps = sorted(entry_points(group=self.group), key=lambda e: (_distribution_name(e), e.name))
+            qualified: dict[str, EntryPoint] = {}
+            eps = sorted(
+                entry_points(group=self.group),
+                key=lambda e: (_distribution_name(e) != CORE_DISTRIBUTION, _distribution_name(e), e.name),
+            )
             for ep in eps:
+                qualified.setdefault(f"{_distribution_name(ep)}:{ep.name}", ep)
                 if ep.name in found:
-                    if found[ep.name].value != ep.value:
+                    kept = found[ep.name]
+                    if kept.value != ep.value:
+                        builtin = _distribution_name(kept) == CORE_DISTRIBUTION
                         warnings.warn(
                             f"{self.what} name {ep.name!r} is registered twice in entry-point group "
-                            f"{self.group!r}: {found[ep.name].value} "
-                            f"({_distribution_name(found[ep.name])}) is kept, {ep.value} "
-                            f"({_distribution_name(ep)}) is ignored",
+                            f"{self.group!r}: {kept.value} ({_distribution_name(kept)}"
+                            f"{', built-in' if builtin else ''}) keeps the name; {ep.value} "
+                            f"is reachable only as {_distribution_name(ep)}:{ep.name}",
                             PluginWarning,
                             stacklevel=3,
                         )
                     continue
                 found[ep.name] = ep
+            self._qualified = qualified
             self._entry_points = found
         return self._entry_points
+
+    def _entry_point(self, name: str) -> EntryPoint | None:
+        found = self._discover()
+        if name in found:
+            return found[name]
+        return self._qualified.get(name)
+
+    def describe(self, name: str) -> str:
+        """Which object ``name`` resolves to: ``"module:attr (distribution)"``."""
+        if name in self._local:
+            obj = self._local[name]
+            return f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', obj)} (registered in-process)"
+        ep = self._entry_point(name)
+        if ep is None:
+            self.get(name)  # raises UnknownNameError
+        return f"{ep.value} ({_distribution_name(ep)})"
+
+    def entry_points(self) -> dict[str, EntryPoint]:
+        """The bare name -> entry point table (after precedence), without loading."""
+        return dict(self._discover())
 
     def _load(self, name: str) -> Any:
         if name in self._local:
@@ -97,7 +148,7 @@ class Registry:
             return self._loaded[name]
         if name in self.errors:
             raise ImportError(self.errors[name])
-        ep = self._discover()[name]
+        ep = self._entry_point(name)
         try:
             obj = ep.load()
             if self._check is not None:
@@ -132,7 +183,7 @@ class Registry:
         """The object registered under ``name``."""
         if not isinstance(name, str):
             raise TypeError(f"{self.what} name must be a str, got {type(name).__name__}")
-        if name not in self._local and name not in self._discover():
+        if name not in self._local and self._entry_point(name) is None:
             raise UnknownNameError(
                 f"unknown {self.what} {name!r}; registered {self.what}s: "
                 + (", ".join(self.names()) or "(none)")
@@ -221,3 +272,9 @@ measures = Registry("structkernels.measures", "measure")
 def measure(name: str, **params: Any):
     """Build the dependence measure registered as ``name`` (e.g. ``"hsic"``) with ``params``."""
     return measures.get(name)(**params)
+
+
+#: Record readers (entry-point group ``structkernels.readers``): the name is the
+#: key of a JSON Lines record (``{"text": ...}``), the object a function taking
+#: that key's value and returning the structure a kernel consumes.
+readers = Registry("structkernels.readers", "record reader")

@@ -24,7 +24,7 @@ def _literal_knn(kern, Xtr, ytr, Xte, k, weights):
     classes = sorted(set(ytr.tolist()))
     preds = []
     for x in Xte:
-        ranked = sorted((-kern(x, xi), i) for i, xi in enumerate(Xtr))[:k]
+        ranked = sorted((-kern.value(x, xi), i) for i, xi in enumerate(Xtr))[:k]
         votes = dict.fromkeys(classes, 0.0)
         for negs, i in ranked:
             votes[ytr[i]] += 1.0 if weights == "uniform" else max(-negs, 0.0)
@@ -94,7 +94,7 @@ def test_hashed_classifier(hashing):
     for i in range(20):
         for j, s in zip(idx[i], sims[i], strict=True):
             if j >= 0:
-                assert np.isclose(s, kern(Xte[i], X[j]))
+                assert np.isclose(s, kern.value(Xte[i], X[j]))
     # deterministic under random_state, also after clone
     again = clone(clf).fit(X, y)
     np.testing.assert_array_equal(again.predict(Xte), pred)
@@ -117,7 +117,7 @@ def test_hashed_candidates_are_bucket_and_references():
         members = clf.buckets_[0].get(c, np.array([], dtype=int)).tolist()
         expected_evals += len(members)
         cand = sorted(set(members) | ref)
-        ranked = sorted((-kern(Xte[i], X[j]), j) for j in cand)[:3]
+        ranked = sorted((-kern.value(Xte[i], X[j]), j) for j in cand)[:3]
         assert idx[i].tolist() == [j for _, j in ranked]
     assert clf.n_evaluations_ == expected_evals
 

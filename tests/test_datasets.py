@@ -29,7 +29,7 @@ def shipped():
 
 @pytest.mark.slow
 def test_shipped_dataset(shipped, repo_root):
-    folder = repo_root / "datasets" / "bio-amr-interactions"
+    folder = repo_root / "structkernels" / "data"
     counts = json.loads((folder / "counts.json").read_text())
     n = len(shipped)
     assert n == counts["records"] == len(shipped.paths) == len(shipped.trees) == len(shipped.labels)
@@ -54,7 +54,7 @@ def test_shipped_dataset(shipped, repo_root):
         assert shipped.paths[k] == Path.from_json(r["path"])
         assert shipped.trees[k] == Tree.from_json(r["tree"])
     # the README quotes the counts
-    readme = (folder / "README.md").read_text()
+    readme = (repo_root / "datasets" / "bio-amr-interactions" / "README.md").read_text()
     for name in ("train", "test"):
         c = counts["splits"][name]
         for key in ("records", "positive", "negative", "negative_swapped"):
@@ -95,7 +95,7 @@ def test_split_argument(tmp_path, shipped_sample):
 @pytest.fixture(scope="module")
 def shipped_sample(repo_root):
     """The first 300 records of the shipped file, as written by the build."""
-    f = repo_root / "datasets" / "bio-amr-interactions" / "interactions.jsonl.gz"
+    f = repo_root / "structkernels" / "data" / "interactions.jsonl.gz"
     out = []
     with gzip.open(f, "rt", encoding="utf-8") as fh:
         for line in fh:

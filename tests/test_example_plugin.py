@@ -61,6 +61,6 @@ def test_in_gram_transformer_and_parallel():
 
 def test_trees_too_and_bad_input():
     t = sk.Tree("bind-01", [("ARG1", sk.Tree("protein")), ("ARG2", sk.Tree("protein"))])
-    assert sk.kernel("bag-of-labels")(t, t) == 1 + 4 + 1 + 1
+    assert sk.kernel("bag-of-labels").value(t, t) == 1 + 4 + 1 + 1
     with pytest.raises(TypeError, match="item 0 is a str"):
         sk.gram("bag-of-labels", ["not a path"])

@@ -27,11 +27,11 @@ def _literal_random_knn_bits(k, X, A, subsets):
         for j, (h1, h2) in enumerate(subsets):
             best, in_h1 = -math.inf, False
             for a in h2:  # H_j2 first: a value met again in H_j1 does not beat it
-                v = k(x, A[a])
+                v = k.value(x, A[a])
                 if v > best:
                     best, in_h1 = v, False
             for a in h1:
-                v = k(x, A[a])
+                v = k.value(x, A[a])
                 if v > best:
                     best, in_h1 = v, True
             bits[i, j] = in_h1

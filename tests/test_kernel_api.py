@@ -26,13 +26,13 @@ def test_call_gives_float_and_gram_matches_pairwise_calls():
     K = k.gram(X)
     assert K.dtype == np.float64 and K.shape == (17, 17)
     assert np.array_equal(K, K.T)
-    expected = np.array([[k(x, y) for y in X] for x in X])
+    expected = np.array([[k.value(x, y) for y in X] for x in X])
     assert np.array_equal(K, expected)
-    assert isinstance(k(X[0], X[1]), float)
+    assert isinstance(k.value(X[0], X[1]), float)
     Y = words(5, seed=1)
     KY = k.gram(X, Y)
     assert KY.shape == (17, 5)
-    assert np.array_equal(KY, [[k(x, y) for y in Y] for x in X])
+    assert np.array_equal(KY, [[k.value(x, y) for y in Y] for x in X])
     assert np.array_equal(k.diag(X), np.diag(K))
 
 
@@ -100,7 +100,7 @@ def test_subclass_with_only_gram_block_gets_call_and_diag():
             return np.array([[float(x == y) for y in Y] for x in X])
 
     k = Block()
-    assert k("a", "a") == 1.0 and k("a", "b") == 0.0
+    assert k.value("a", "a") == 1.0 and k.value("a", "b") == 0.0
     assert k.diag(["a", "b"]).tolist() == [1.0, 1.0]
 
 

@@ -241,11 +241,11 @@ def test_save_and_load_round_trip(tmp_path):
     assert loaded.n_evaluations_ == learner.n_evaluations_
     assert loaded.kernel_sigma_ == {"rare": 0.0, **learner.sigma_}
     k1, k2 = learner.get_kernel(), loaded.get_kernel()
-    assert k1(paths[0], paths[1]) == pytest.approx(k2(paths[0], paths[1]))
+    assert k1.value(paths[0], paths[1]) == pytest.approx(k2.value(paths[0], paths[1]))
     # the learned kernel really ignores the zeroed labels
     base = loaded.get_kernel(normalize=False)
     zeroed = Path([(None, "x"), *[(lab, "same") for lab in loaded.ignored_labels_]])
-    assert base(zeroed, zeroed) == pytest.approx(1.0)
+    assert base.value(zeroed, zeroed) == pytest.approx(1.0)
 
 
 def test_normalized_kernel_instance_round_trips(tmp_path):
@@ -258,8 +258,8 @@ def test_normalized_kernel_instance_round_trips(tmp_path):
     learner.save(tmp_path / "m.json")
     loaded = NonstationaryLearner.load(tmp_path / "m.json")
     assert isinstance(loaded.get_kernel(), Normalized)
-    assert loaded.get_kernel()(paths[0], paths[1]) == pytest.approx(
-        learner.get_kernel()(paths[0], paths[1])
+    assert loaded.get_kernel().value(paths[0], paths[1]) == pytest.approx(
+        learner.get_kernel().value(paths[0], paths[1])
     )
 
 

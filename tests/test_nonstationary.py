@@ -120,8 +120,8 @@ def test_clone_set_params_sigma():
     c = clone(ns)
     c.set_params(sigma={"ARG1": 0.0})
     p = Path([(None, "b"), ("ARG0", "x"), ("ARG1", "y")])
-    assert ns(p, p) == pytest.approx(kernel("path", sigma={"ARG0": 0.0})(p, p))
-    assert c(p, p) == pytest.approx(kernel("path", sigma={"ARG1": 0.0})(p, p))
+    assert ns.value(p, p) == pytest.approx(kernel("path", sigma={"ARG0": 0.0}).value(p, p))
+    assert c.value(p, p) == pytest.approx(kernel("path", sigma={"ARG1": 0.0}).value(p, p))
 
 
 # ----------------------------------------------------------------- tuple kernels
@@ -181,11 +181,11 @@ def test_word_vector_path_kernel_uses_similarity():
     a = Path([("ARG1", "enzyme")])
     b = Path([("ARG1", "protein")])
     k = kernel("path", lam=1.0, tuple_kernel=tk)
-    assert k(a, b) == pytest.approx(math.exp(-0.2) * 0.3 / 0.5, rel=1e-12)
-    assert kernel("path", lam=1.0)(a, b) == 0.0
+    assert k.value(a, b) == pytest.approx(math.exp(-0.2) * 0.3 / 0.5, rel=1e-12)
+    assert kernel("path", lam=1.0).value(a, b) == 0.0
     # σ multiplies the word-vector similarity as well
     k0 = kernel("path", lam=1.0, tuple_kernel=tk, sigma={"ARG1": 0.5})
-    assert k0(a, b) == pytest.approx(0.25 * math.exp(-0.2) * 0.6, rel=1e-12)
+    assert k0.value(a, b) == pytest.approx(0.25 * math.exp(-0.2) * 0.6, rel=1e-12)
 
 
 def test_word_vector_lookup_follows_set_params_and_is_not_pickled():

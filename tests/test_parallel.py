@@ -132,7 +132,7 @@ def test_long_path_is_quadratic():
     # dense one is O(L |S| |S'|)).  Against the by-definition count at lam = 1,
     # max_len = 1: every pair of equal tuples, 5,000^2 + 1 of them.
     p = Path([(None, "a")] + [("ARG0", "x")] * 5000)
-    v = kernel("path", lam=1.0, max_len=1)(p, p)
+    v = kernel("path", lam=1.0, max_len=1).value(p, p)
     assert v == 5000**2 + 1
 
 

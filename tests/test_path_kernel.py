@@ -110,10 +110,10 @@ def test_hand_computed_small_case():
     lam = 0.5
     # matches (0,0) and (2,1): lam^(1+1) each; the pair of both: spans 3 and 2
     expected = 2 * lam**2 + lam**5
-    assert kernel("path", lam=lam)(a, b) == pytest.approx(expected, rel=1e-14)
-    assert kernel("path", lam=lam, max_len=1)(a, b) == pytest.approx(2 * lam**2, rel=1e-14)
-    assert kernel("path", lam=lam, sigma={"ARG2": 0.0})(a, b) == pytest.approx(lam**2, rel=1e-14)
-    assert kernel("path", lam=lam, sigma={"ARG2": 3.0})(a, b) == pytest.approx(
+    assert kernel("path", lam=lam).value(a, b) == pytest.approx(expected, rel=1e-14)
+    assert kernel("path", lam=lam, max_len=1).value(a, b) == pytest.approx(2 * lam**2, rel=1e-14)
+    assert kernel("path", lam=lam, sigma={"ARG2": 0.0}).value(a, b) == pytest.approx(lam**2, rel=1e-14)
+    assert kernel("path", lam=lam, sigma={"ARG2": 3.0}).value(a, b) == pytest.approx(
         lam**2 + 9 * lam**2 + 9 * lam**5, rel=1e-14
     )
 
@@ -123,7 +123,7 @@ def test_empty_paths_and_no_match():
     e = Path([])
     p = Path([(None, "x"), ("ARG0", "y")])
     q = Path([(None, "z")])
-    assert k(e, p) == 0.0 and k(e, e) == 0.0 and k(p, q) == 0.0
+    assert k.value(e, p) == 0.0 and k.value(e, e) == 0.0 and k.value(p, q) == 0.0
     assert k.gram([e, p, q]).shape == (3, 3)
 
 
@@ -156,13 +156,13 @@ def test_table1_counts_by_hand():
     pos, neg = table1_paths()
     # max_len = 1, lam = 1 counts matching tuple pairs: enzyme 1, bind 3x3, purpose-of site
     # 2x2, op1-of and 2x2, op2 site 1x2, exchange 1, arg1 small-molecule 1 -> 22
-    assert kernel("path", lam=1.0, max_len=1)(pos, neg) == 22.0
+    assert kernel("path", lam=1.0, max_len=1).value(pos, neg) == 22.0
     # σ = 0 on arg0, arg2, op2, example screens the two op2-site matches out
-    assert kernel("path", lam=1.0, max_len=1, sigma=SCREENED)(pos, neg) == 20.0
-    assert kernel("path", lam=0.8, max_len=1)(pos, neg) == pytest.approx(22 * 0.64, rel=1e-14)
+    assert kernel("path", lam=1.0, max_len=1, sigma=SCREENED).value(pos, neg) == 20.0
+    assert kernel("path", lam=0.8, max_len=1).value(pos, neg) == pytest.approx(22 * 0.64, rel=1e-14)
     # self-similarity of the screened positive path: 11 kept tuples, bind 3x3,
     # purpose-of site 2x2, op1-of and 2x2, the other 4 once -> 21
-    assert kernel("path", lam=1.0, max_len=1, sigma=SCREENED)(pos, pos) == 21.0
+    assert kernel("path", lam=1.0, max_len=1, sigma=SCREENED).value(pos, pos) == 21.0
 
 
 @pytest.mark.parametrize("sigma", [None, SCREENED])
@@ -170,7 +170,7 @@ def test_table1_equals_enumeration(sigma):
     pos, neg = table1_paths()
     k = kernel("path", lam=0.8, max_len=3, sigma=sigma)
     eff = TupleKernel(sigma=sigma)
-    assert k(pos, neg) == pytest.approx(oracle_path(pos, neg, 0.8, 3, eff), rel=1e-10)
+    assert k.value(pos, neg) == pytest.approx(oracle_path(pos, neg, 0.8, 3, eff), rel=1e-10)
 
 
 def test_table1_screened_tuples_are_ignored():
@@ -181,13 +181,13 @@ def test_table1_screened_tuples_are_ignored():
         return Path([t for t in p if t[0] not in SCREENED])
 
     # λ = 1: σ = 0 equals the kernel of the paths with those tuples deleted
-    assert k(pos, neg) == pytest.approx(kernel("path", lam=1.0)(drop(pos), drop(neg)), rel=1e-12)
+    assert k.value(pos, neg) == pytest.approx(kernel("path", lam=1.0).value(drop(pos), drop(neg)), rel=1e-12)
     # any λ: what a screened tuple says does not matter
     k8 = kernel("path", lam=0.8, sigma=SCREENED)
     renamed = Path([(e, "other") if e in SCREENED else (e, n) for e, n in neg])
-    assert k8(pos, neg) == pytest.approx(k8(pos, renamed), rel=1e-12)
+    assert k8.value(pos, neg) == pytest.approx(k8.value(pos, renamed), rel=1e-12)
     # and screening lowers the similarity of this negative to the positive
-    assert k8(pos, neg) < kernel("path", lam=0.8)(pos, neg)
+    assert k8.value(pos, neg) < kernel("path", lam=0.8).value(pos, neg)
 
 
 # --------------------------------------------------------------------- properties
@@ -211,8 +211,8 @@ def test_sigma_zero_lambda_one_equals_deleted_tuples():
             return Path([t for t in p if t[0] != label])
 
         for max_len in (None, 2):
-            got = kernel("path", lam=1.0, max_len=max_len, sigma={label: 0.0})(x, y)
-            want = kernel("path", lam=1.0, max_len=max_len)(drop(x), drop(y))
+            got = kernel("path", lam=1.0, max_len=max_len, sigma={label: 0.0}).value(x, y)
+            want = kernel("path", lam=1.0, max_len=max_len).value(drop(x), drop(y))
             assert got == pytest.approx(want, rel=1e-12, abs=0)
 
 
@@ -261,7 +261,7 @@ def test_clone_and_set_params():
     assert c.get_params()["sigma"] == {"ARG0": 0.0}
     c.set_params(sigma={"ARG1": 0.0})
     p = Path([(None, "a"), ("ARG0", "b"), ("ARG1", "c")])
-    assert k(p, p) != c(p, p)
+    assert k.value(p, p) != c.value(p, p)
     assert isinstance(k, PathKernel)
 
 
@@ -280,7 +280,7 @@ def test_clone_and_set_params():
 def test_bad_parameters(params, error, match):
     p = Path([(None, "a")])
     with pytest.raises(error, match=match):
-        kernel("path", **params)(p, p)
+        kernel("path", **params).value(p, p)
 
 
 def test_bad_input_names_the_item():

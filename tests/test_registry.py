@@ -78,7 +78,7 @@ def test_broken_plugin_reported_by_name_and_others_load(tmp_path, monkeypatch):
     assert "broken-kernel" in reg.errors
     with pytest.raises(ImportError, match="boom at import"):
         reg.get("broken-kernel")
-    assert loaded["good-kernel"]()("a", "a") == 1.0
+    assert loaded["good-kernel"]().value("a", "a") == 1.0
 
 
 def test_plugin_that_is_not_a_kernel_is_reported(tmp_path, monkeypatch):

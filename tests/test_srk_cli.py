@@ -37,7 +37,7 @@ def test_paraphrase_cli_json_and_cache(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["accuracy"] == 100.0 and out["f1"] == 100.0
     assert out["n_train"] == 20 and out["n_test"] == 10
-    assert len(list(cache.glob("*.npy"))) > 0
+    assert (cache / "joblib").is_dir()
     assert (tmp_path / "pred.txt").read_text().split() == ["0", "1"] * 5
     assert main(argv) == 0  # second run from the cache
     assert json.loads(capsys.readouterr().out)["accuracy"] == 100.0
@@ -79,3 +79,27 @@ def test_gram_command_reads_pairs(tmp_path, capsys):
     out = tmp_path / "K.npy"
     assert main(["gram", str(src), "--kernel", "kb-srk", "--param", "k=2", "-o", str(out)]) == 0
     np.testing.assert_allclose(np.load(out), KbSRK(k=2).gram(X))
+
+
+def test_paraphrase_cv_chooses_on_training_data_and_limit_subsets(tmp_path, capsys):
+    tr = corpus(tmp_path / "tr.txt", 24)
+    te = corpus(tmp_path / "te.txt", 10, shift=3)
+    argv = ["--quiet", "paraphrase", "--train", str(tr), "--test", str(te), "--kmax", "2",
+            "--cv", "3", "--limit", "18", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert "\r" not in captured.err
+    assert out["n_train"] == 18 and out["n_test"] == 10  # --limit: 18 of 24, all 10
+    assert out["units"] == {"accuracy": "%", "f1": "%", "seconds": "s"}
+    settings = out["cv"]["settings"]
+    assert [(r["kmax"], r["pr"]) for r in settings] == [(1, False), (1, True), (2, False), (2, True)]
+    best = max(r["cv_accuracy_pct"] for r in settings)
+    chosen = out["cv"]["chosen"]
+    assert [r for r in settings if (r["kmax"], r["pr"]) == (chosen["kmax"], chosen["pr"])][0][
+        "cv_accuracy_pct"] == best
+    assert (out["kmax"], out["pr"]) == (chosen["kmax"], chosen["pr"])
+    # the text form names its units
+    assert main(argv[:-1]) == 0
+    text = capsys.readouterr().out
+    assert "CV accuracy (%)" in text and "<- chosen" in text and "accuracy" in text and " %" in text

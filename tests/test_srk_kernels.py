@@ -42,7 +42,7 @@ def test_algorithm2_equals_eq4_direct_sum_on_sentences(shared_data):
                 assert S[k - 1, i, j] == pytest.approx(d, rel=1e-12, abs=1e-12)
     # a paraphrase against itself, lam < 1
     for k in (1, 2, 3):
-        assert KbSRK(k=k, lam=0.6)(X[0], X[0]) == pytest.approx(
+        assert KbSRK(k=k, lam=0.6).value(X[0], X[0]) == pytest.approx(
             kb_srk_direct(X[0], X[0], k, 0.6), rel=1e-12
         )
 
@@ -99,12 +99,29 @@ def test_srk_gram_stack_reuses_windows_and_caches(tmp_path):
     for j in (1, 2, 3):
         np.testing.assert_allclose(S[j - 1], KbSRK(k=j).gram(X))
     np.testing.assert_allclose(sum_normalized(S, dx, dy), KbSRK(k=1, kmax=3).gram(X))
-    assert len(list(tmp_path.glob("*.npy"))) == 9
-    S2, _, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=tmp_path)  # from the cache
+    S2, _, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X)
     np.testing.assert_array_equal(S2, S[:2])
     R, rx, ry = srk_gram_stack(PwSRK(k=1, kmax=2), X[:4], X[4:], block_size=3, n_jobs=2)
     np.testing.assert_allclose(R[1], PwSRK(k=2).gram(X[:4], X[4:]))
     np.testing.assert_allclose(ry[0], PwSRK(k=1).diag(X[4:]))
+
+
+def test_srk_gram_stack_cache_is_the_engines_joblib_memory(tmp_path, monkeypatch):
+    import structkernels.kernels._srk_common as common
+
+    X = [(("a", "b", "c"), ("c", "b")), (("a",), ("a", "b")), (("b", "c"), ("b",))]
+    S, dx, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=tmp_path)
+    assert (tmp_path / "joblib").is_dir()
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("computed although cached")
+
+    monkeypatch.setattr(common, "_stack_task", no_work)
+    S2, dx2, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=str(tmp_path), n_jobs=1)
+    np.testing.assert_array_equal(S2, S)
+    np.testing.assert_array_equal(dx2, dx)
+    with pytest.raises(AssertionError, match="computed although cached"):
+        srk_gram_stack(KbSRK(k=1, kmax=2, lam=0.5), X, cache_dir=tmp_path)  # other parameters
 
 
 def test_short_sequences_give_zero_and_warn_once():
@@ -139,13 +156,13 @@ def test_bad_parameters(cls, bad):
 def test_numpy_token_arrays_and_lists_accepted():
     x = (np.array(["a", "b"]), ["b", "a"])
     y = (("a", "b"), ("b", "a"))
-    assert KbSRK(k=1)(x, y) == KbSRK(k=1)(y, y)
+    assert KbSRK(k=1).value(x, y) == KbSRK(k=1).value(y, y)
 
 
 def test_ps_pw_relations():
     x = (("a", "b", "c"), ("c", "b"))
     y = (("a", "b", "d"), ("c", "b", "b"))
     # pw with lam tiny tends to ps (wildcard rules vanish)
-    assert PwSRK(k=2, lam=1e-6)(x, y) == pytest.approx(PsSRK(k=2)(x, y), rel=1e-6)
+    assert PwSRK(k=2, lam=1e-6).value(x, y) == pytest.approx(PsSRK(k=2).value(x, y), rel=1e-6)
     # kb-SRK with lam tiny keeps only wildcard-free rules: identical rules on both pairs
-    assert KbSRK(k=2, lam=1e-6)(x, y) == pytest.approx(PsSRK(k=2)(x, y), rel=1e-6)
+    assert KbSRK(k=2, lam=1e-6).value(x, y) == pytest.approx(PsSRK(k=2).value(x, y), rel=1e-6)

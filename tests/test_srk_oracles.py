@@ -75,7 +75,7 @@ def test_worked_example_as_whole_kernel():
     y = (tuple("abcccdd"), tuple("cbccdcd"))
     lam = 0.6
     expected = 12 * lam**12 + 24 * lam**10 + 14 * lam**8 + 2 * lam**6
-    assert KbSRK(k=7, lam=lam)(x, y) == pytest.approx(expected, rel=1e-12)
+    assert KbSRK(k=7, lam=lam).value(x, y) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -87,7 +87,7 @@ def test_kb_equals_rule_enumeration(seed):
     x = random_rewriting(rng, alphabet, 5)
     y = random_rewriting(rng, alphabet, 5)
     want = kb_bruteforce(x, y, k, lam)
-    assert KbSRK(k=k, lam=lam)(x, y) == pytest.approx(want, rel=1e-10, abs=1e-10)
+    assert KbSRK(k=k, lam=lam).value(x, y) == pytest.approx(want, rel=1e-10, abs=1e-10)
     assert kb_srk_direct(x, y, k, lam) == pytest.approx(want, rel=1e-10, abs=1e-10)
 
 
@@ -135,10 +135,10 @@ def test_ps_and_pw_equal_their_definitions(seed):
     lam = rng.choice([1.0, 0.6])
     x = random_rewriting(rng, alphabet, 5)
     y = random_rewriting(rng, alphabet, 5)
-    ps = PsSRK(k=k)(x, y)
+    ps = PsSRK(k=k).value(x, y)
     assert ps == pytest.approx(spectrum(x[0], y[0], k) * spectrum(x[1], y[1], k), abs=1e-10)
     assert ps == pytest.approx(pairwise_rules_bruteforce(x, y, k, 1.0, False), abs=1e-10)
-    pw = PwSRK(k=k, lam=lam)(x, y)
+    pw = PwSRK(k=k, lam=lam).value(x, y)
     want = wildcard_side(x[0], y[0], k, lam) * wildcard_side(x[1], y[1], k, lam)
     assert pw == pytest.approx(want, rel=1e-10, abs=1e-10)
     if k <= 2:
@@ -153,5 +153,5 @@ def test_gram_matches_pairwise_values():
         G = kern.gram(X)
         for i in range(0, 12, 3):
             for j in range(0, 12, 4):
-                assert G[i, j] == pytest.approx(kern(X[i], X[j]), rel=1e-12, abs=1e-12)
+                assert G[i, j] == pytest.approx(kern.value(X[i], X[j]), rel=1e-12, abs=1e-12)
         assert np.allclose(G, G.T)

@@ -74,7 +74,9 @@ def test_train_npk_learns_the_planted_sigma_and_reports_both_kernels(data_file, 
     assert s["NPK"]["f1"] >= s["PK"]["f1"]
     assert s["n_train"] + s["n_test"] == 200
     assert s["learning"]["n_evaluations"] > 0
-    saved = json.loads(model.read_text())
+    from structkernels.model_io import read_model
+
+    saved = read_model(model)
     assert saved["format"] == "structkernels.npk-model"
     assert sorted(saved["learner"]["ignored_labels"]) == NOISE
     assert len(saved["train"]["paths"]) == s["n_train"]

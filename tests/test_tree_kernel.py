@@ -21,7 +21,7 @@ NODES = ["protein", "enzyme", "bind-01", "site", "and"]
 def oracle_tree(T, U, lam, decay="span", contiguous=False, tk=None, e1=None, e2=None):
     """K(T, U) of Sec. 4.1 by enumerating every pair of child subsequences.
 
-    K = k(r, r') (k(r, r') + Σ_{i,j: |i|=|j|} decay Σ_s K(T[i_s], U[j_s]) Π_s k(T[i_s].r, U[j_s].r))
+    K = k.value(r, r') (k.value(r, r') + Σ_{i,j: |i|=|j|} decay Σ_s K(T[i_s], U[j_s]) Π_s k.value(T[i_s].r, U[j_s].r))
     with the tuple of a node = (edge from its parent, label).
     """
     tk = tk or TupleKernel()
@@ -122,21 +122,21 @@ def test_hand_computed_cases():
     # leaves: K = 1; root: 1 * (1 + two single matches + the pair (A, C) with sum of K = 2)
     span = 1 + 2 * lam**2 + 2 * lam ** (3 + 2)
     length = 1 + 2 * lam + 2 * lam**2
-    assert kernel("tree", lam=lam)(a, b) == pytest.approx(span, rel=1e-14)
-    assert kernel("tree", lam=lam, decay="length")(a, b) == pytest.approx(length, rel=1e-14)
-    assert kernel("tree", lam=lam, contiguous=True)(a, b) == pytest.approx(1 + 2 * lam**2)
-    assert kernel("tree", lam=lam, decay="length", contiguous=True)(a, b) == pytest.approx(
+    assert kernel("tree", lam=lam).value(a, b) == pytest.approx(span, rel=1e-14)
+    assert kernel("tree", lam=lam, decay="length").value(a, b) == pytest.approx(length, rel=1e-14)
+    assert kernel("tree", lam=lam, contiguous=True).value(a, b) == pytest.approx(1 + 2 * lam**2)
+    assert kernel("tree", lam=lam, decay="length", contiguous=True).value(a, b) == pytest.approx(
         1 + 2 * lam
     )
     # σ(C) = 0 removes both substructures using the C child
-    assert kernel("tree", lam=lam, sigma={"C": 0.0})(a, b) == pytest.approx(1 + lam**2)
+    assert kernel("tree", lam=lam, sigma={"C": 0.0}).value(a, b) == pytest.approx(1 + lam**2)
     # different roots: nothing in common
-    assert kernel("tree")(a, Tree("s", b.children)) == 0.0
+    assert kernel("tree").value(a, Tree("s", b.children)) == 0.0
     # a matching grandchild counts only under matching children
     c = Tree("r", [("A", Tree("x", [("mod", Tree("w"))]))])
     d = Tree("r", [("A", Tree("x", [("mod", Tree("w"))]))])
     inner = 1 * (1 + lam**2 * 1)  # K at the A child
-    assert kernel("tree", lam=lam)(c, d) == pytest.approx(1 + lam**2 * inner * 1)
+    assert kernel("tree", lam=lam).value(c, d) == pytest.approx(1 + lam**2 * inner * 1)
 
 
 # --------------------------------------------------------------------- properties
@@ -161,12 +161,12 @@ def test_sigma_zero_equals_pruned_trees_with_length_decay():
         x, y = random_tree(rng), random_tree(rng)
         label = rng.choice(EDGES)
         lam = rng.uniform(0.1, 1.0)
-        got = kernel("tree", lam=lam, decay="length", sigma={label: 0.0})(x, y)
-        want = kernel("tree", lam=lam, decay="length")(_prune(x, label), _prune(y, label))
+        got = kernel("tree", lam=lam, decay="length", sigma={label: 0.0}).value(x, y)
+        want = kernel("tree", lam=lam, decay="length").value(_prune(x, label), _prune(y, label))
         assert got == pytest.approx(want, rel=1e-12, abs=0)
         # span decay at λ = 1 as well
-        got = kernel("tree", lam=1.0, sigma={label: 0.0})(x, y)
-        want = kernel("tree", lam=1.0)(_prune(x, label), _prune(y, label))
+        got = kernel("tree", lam=1.0, sigma={label: 0.0}).value(x, y)
+        want = kernel("tree", lam=1.0).value(_prune(x, label), _prune(y, label))
         assert got == pytest.approx(want, rel=1e-12, abs=0)
 
 
@@ -223,7 +223,7 @@ def test_parallel_equals_serial():
 def test_bad_parameters(params, error, match):
     t = Tree("a")
     with pytest.raises(error, match=match):
-        kernel("tree", **params)(t, t)
+        kernel("tree", **params).value(t, t)
 
 
 def test_bad_input_names_the_item():

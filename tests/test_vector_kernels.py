@@ -43,7 +43,7 @@ def test_equal_to_sklearn(data, name, params, reference):
     np.testing.assert_allclose(
         sk.gram(k, X, block_size=7, n_jobs=2), reference(X, X), rtol=0, atol=1e-10
     )
-    assert k(X[0], Y[0]) == pytest.approx(reference(X[:1], Y[:1])[0, 0], abs=1e-10)
+    assert k.value(X[0], Y[0]) == pytest.approx(reference(X[:1], Y[:1])[0, 0], abs=1e-10)
 
 
 def test_cosine_zero_vector_like_sklearn():

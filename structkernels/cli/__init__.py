@@ -4,7 +4,9 @@ Sub-commands are discovered through the entry-point group
 ``structkernels.commands`` (name -> ``add_parser(subparsers)`` function), so a
 plugin such as ``structkernels-hsic`` adds its own.  User errors (bad input,
 unknown kernel, bad parameter) print one line and exit with status 2; they
-never show a traceback (set ``STRUCTKERNELS_DEBUG=1`` to see one).
+never show a traceback (set ``STRUCTKERNELS_DEBUG=1`` to see one).  Progress
+goes to stderr: a bar on a terminal, one line per update in a log
+(:mod:`structkernels.progress`); ``--quiet`` turns it off.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from structkernels.registry import Registry
+from structkernels.registry import CORE_DISTRIBUTION, Registry, _distribution_name
 
 __all__ = ["main", "CommandError", "commands"]
 
@@ -30,17 +32,47 @@ commands = Registry("structkernels.commands", "command")
 USER_ERRORS = (CommandError, ValueError, TypeError, KeyError, FileNotFoundError, OSError)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``only``, just that sub-command is loaded.
+
+    Loading one command's module instead of all of them keeps start-up short:
+    a plugin's command may import heavy libraries at import time.
+    """
     parser = argparse.ArgumentParser(
         prog="structkernels",
         description="Structured kernels over natural language.",
     )
     parser.add_argument("--version", action="version", version="structkernels 0.1.0")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="no progress output (results and errors are still printed)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for name, add_parser in sorted(commands.load_all().items()):
-            p = add_parser(sub)
+        if only is not None:
+            loaded = {only: commands.get(only)}
+        else:
+            # the top-level help imports only the core's commands: a plugin's command
+            # module may load heavy libraries; it is imported when it is run
+            loaded, stubs = {}, {}
+            for name, ep in commands.entry_points().items():
+                dist = _distribution_name(ep)
+                if dist == CORE_DISTRIBUTION:
+                    try:
+                        loaded[name] = commands.get(name)
+                    except ImportError:
+                        continue
+                else:
+                    stubs[name] = dist
+        for name in sorted({**loaded, **(stubs if only is None else {})}):
+            if name not in loaded:
+                sub.add_parser(
+                    name, add_help=False,
+                    help=f"(plugin {stubs[name]}; see `structkernels {name} --help`)",
+                )
+                continue
+            p = loaded[name](sub)
             if p is not None and p.get_default("func") is None:
                 raise RuntimeError(f"command {name!r} did not set a func default")
     for w in caught:
@@ -48,13 +80,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv`` when it is a registered one, else None."""
+    for token in argv:
+        if token in ("-q", "--quiet"):
+            continue
+        if token.startswith("-"):
+            return None
+        return token if token in commands.names() else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    only = _command_of(argv)
+    try:
+        parser = build_parser(only)
+    except ImportError:
+        parser = build_parser()  # a broken command: the full parser reports it
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
+    previous = os.environ.get("STRUCTKERNELS_PROGRESS")
+    if args.quiet:
+        # read by structkernels.progress here and in worker processes; restored below
+        os.environ["STRUCTKERNELS_PROGRESS"] = "0"
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -66,6 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0])
         print(f"structkernels {args.command}: error: {message}", file=sys.stderr)
         return 2
+    finally:
+        if args.quiet:
+            if previous is None:
+                os.environ.pop("STRUCTKERNELS_PROGRESS", None)
+            else:
+                os.environ["STRUCTKERNELS_PROGRESS"] = previous
 
 
 if __name__ == "__main__":  # pragma: no cover

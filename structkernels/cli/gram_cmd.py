@@ -5,12 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
-
 from structkernels.cli import CommandError
-from structkernels.gram import gram
-from structkernels.io import read_structures
-from structkernels.registry import kernel
+from structkernels.registry import kernels
 
 
 def parse_params(items: list[str] | None) -> dict:
@@ -29,9 +25,16 @@ def parse_params(items: list[str] | None) -> dict:
 
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("gram", help="compute a Gram matrix from a JSON Lines file")
-    p.add_argument("input", help="JSON Lines file of structures (vector/path/tree/pair records)")
+    p.add_argument(
+        "input",
+        help="JSON Lines file of structures (vector/path/tree/pair records, or a key of an "
+        "installed record reader such as 'text')",
+    )
     p.add_argument("--against", help="second JSON Lines file (rectangular Gram)")
-    p.add_argument("--kernel", required=True, help="registered kernel name")
+    p.add_argument(
+        "--kernel", required=True,
+        help="registered kernel name (a plugin's duplicate of a built-in name: dist:name)",
+    )
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="kernel parameter")
     p.add_argument("-o", "--output", required=True, help="output .npy file")
     p.add_argument("--n-jobs", type=int, default=1)
@@ -43,10 +46,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    k = kernel(args.kernel, **parse_params(args.param))
-    X = read_structures(args.input).structures
-    Y = None if args.against is None else read_structures(args.against).structures
-    options = dict(n_jobs=args.n_jobs, normalize=args.normalize, cache=args.cache, return_info=True)
+    import numpy as np
+
+    from structkernels.gram import gram
+    from structkernels.io import read_structures
+
+    k = kernels.get(args.kernel)(**parse_params(args.param))
+    X = read_structures(args.input, kernel=k).structures
+    Y = None if args.against is None else read_structures(args.against, kernel=k).structures
+    options = dict(
+        n_jobs=args.n_jobs, normalize=args.normalize, cache=args.cache, return_info=True,
+        progress=False if getattr(args, "quiet", False) else None,
+    )
     if args.memmap:
         K, info = gram(k, X, Y, out=args.output, **options)
     else:
@@ -54,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         np.save(args.output, K)
     print(
         f"wrote {args.output}: shape {info.shape[0]}x{info.shape[1]}, "
-        f"{info.n_evaluations} kernel evaluations, {info.seconds:.2f} s"
+        f"{info.n_evaluations} kernel evaluations, {info.seconds:.2f} s, "
+        f"kernel {args.kernel} = {kernels.describe(args.kernel)}"
         + (" (cache hit)" if info.cache_hit else "")
     )
     return 0

@@ -7,10 +7,18 @@ default), computes the per-window Gram matrices of the chosen SRK once
 features' kernel with ``--pr``), trains ``SVC(kernel="precomputed", C=1)``
 and prints the test accuracy and F1.
 
+With ``--cv K`` the setting is chosen on the training set only: every
+``kmax`` from 1 to ``--kmax``, with and without the PR kernel, scored by
+K-fold cross-validated accuracy (the README's "train-CV" column); the chosen
+setting is then trained on the whole training set and tested once.
+``--limit N`` runs on a random subset of N training and N test pairs
+(``--random-state``), for a quick look.
+
 Example::
 
     structkernels paraphrase --train msr_paraphrase_train.txt \\
         --test msr_paraphrase_test.txt --kernel kb-srk --kmax 4 --pr --n-jobs 2
+    structkernels paraphrase --train F --test F --kmax 4 --cv 5 --limit 500
 """
 
 from __future__ import annotations
@@ -23,8 +31,6 @@ import warnings
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.kernel import ZeroSelfSimilarityWarning
-from structkernels.kernels._srk_common import SRKBase, srk_gram_stack, sum_normalized
 from structkernels.registry import kernel as make_kernel
 
 SRK_NAMES = ("kb-srk", "ps-srk", "pw-srk")
@@ -50,26 +56,50 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--cache", help="directory caching the per-window Gram matrices")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--predictions", help="write test predictions (one label per line)")
+    p.add_argument(
+        "--cv", type=int, default=None, metavar="K",
+        help="choose kmax (1..--kmax) and PR on/off by K-fold CV on the training set",
+    )
+    p.add_argument(
+        "--limit", type=int, default=None, metavar="N",
+        help="use a random subset of N training and N test pairs",
+    )
+    p.add_argument("--random-state", type=int, default=0, help="seed of --limit and --cv folds")
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import SVC
 
+    from structkernels.kernel import ZeroSelfSimilarityWarning
+    from structkernels.kernels._srk_common import SRKBase, srk_gram_stack, sum_normalized
     from structkernels.text.loaders import load_rewritings
     from structkernels.text.pr import pr_features
     from structkernels.text.tokenize import TextPipeline
 
     if args.kmax < 1:
         raise CommandError(f"--kmax must be >= 1, got {args.kmax}")
+    if args.cv is not None and args.cv < 2:
+        raise CommandError(f"--cv must be >= 2 folds, got {args.cv}")
+    if args.limit is not None and args.limit < 2:
+        raise CommandError(f"--limit must be >= 2, got {args.limit}")
+    progress = False if getattr(args, "quiet", False) else None
     t0 = time.perf_counter()
     train = load_rewritings(args.train, strict=not args.lenient)
     test = load_rewritings(args.test, strict=not args.lenient)
     for c in (train, test):
         for path, line, reason in c.skipped:
             print(f"skipped {path}:{line}: {reason}")
+    if args.limit is not None:
+        rng = np.random.default_rng(args.random_state)
+        train, test = (
+            _subset(c, np.sort(rng.choice(len(c), args.limit, replace=False)))
+            if len(c) > args.limit else c
+            for c in (train, test)
+        )
     if len(train) == 0 or len(test) == 0:
         raise CommandError("the training and the test corpus need at least one re-writing each")
     if (train.labels < 0).any():
@@ -81,22 +111,56 @@ def run(args: argparse.Namespace) -> int:
     kern = make_kernel(args.kernel, k=1, kmax=args.kmax, lam=args.lam)
     if not isinstance(kern, SRKBase):
         raise CommandError(f"--kernel {args.kernel} is not a string re-writing kernel")
-    S_tr, d_tr, _ = srk_gram_stack(kern, Xtr, n_jobs=args.n_jobs, cache_dir=args.cache)
-    S_te, d_te, _ = srk_gram_stack(kern, Xte, Xtr, n_jobs=args.n_jobs, cache_dir=args.cache)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ZeroSelfSimilarityWarning)
-        K_tr = sum_normalized(S_tr, d_tr, d_tr)
-        K_te = sum_normalized(S_te, d_te, d_tr)
-    if args.pr:
+    S_tr, d_tr, _ = srk_gram_stack(kern, Xtr, n_jobs=args.n_jobs, cache_dir=args.cache,
+                                   progress=progress)
+    S_te, d_te, _ = srk_gram_stack(kern, Xte, Xtr, n_jobs=args.n_jobs, cache_dir=args.cache,
+                                   progress=progress)
+    pr_tr = pr_te = None
+    if args.pr or args.cv is not None:
         f_tr, f_te = pr_features(Xtr), pr_features(Xte)
-        K_tr = K_tr + f_tr @ f_tr.T
-        K_te = K_te + f_te @ f_tr.T
+        pr_tr, pr_te = f_tr @ f_tr.T, f_te @ f_tr.T
+
+    def grams(kmax: int, pr: bool) -> tuple[np.ndarray, np.ndarray]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ZeroSelfSimilarityWarning)
+            K_tr = sum_normalized(S_tr[:kmax], d_tr[:kmax], d_tr[:kmax])
+            K_te = sum_normalized(S_te[:kmax], d_te[:kmax], d_tr[:kmax])
+        if pr:
+            K_tr, K_te = K_tr + pr_tr, K_te + pr_te
+        return K_tr, K_te
+
+    kmax, use_pr = args.kmax, bool(args.pr)
+    cv_result = None
+    if args.cv is not None:
+        folds = StratifiedKFold(n_splits=args.cv, shuffle=True, random_state=args.random_state)
+        scores = []
+        for j in range(1, args.kmax + 1):
+            for pr in (False, True):
+                K_tr, _ = grams(j, pr)
+                acc = [
+                    accuracy_score(
+                        train.labels[te],
+                        SVC(kernel="precomputed", C=args.C)
+                        .fit(K_tr[np.ix_(tr, tr)], train.labels[tr])
+                        .predict(K_tr[np.ix_(te, tr)]),
+                    )
+                    for tr, te in folds.split(np.zeros(len(train)), train.labels)
+                ]
+                scores.append({"kmax": j, "pr": pr, "cv_accuracy_pct": round(100 * np.mean(acc), 2),
+                               "cv_std_pct": round(100 * np.std(acc), 2)})
+        best = max(scores, key=lambda r: (r["cv_accuracy_pct"], -r["kmax"], not r["pr"]))
+        kmax, use_pr = best["kmax"], best["pr"]
+        cv_result = {"folds": args.cv, "settings": scores, "chosen": {"kmax": kmax, "pr": use_pr}}
+    K_tr, K_te = grams(kmax, use_pr)
     clf = SVC(kernel="precomputed", C=args.C).fit(K_tr, train.labels)
     pred = clf.predict(K_te)
     result = {
-        "kernel": args.kernel, "kmax": args.kmax, "lam": args.lam, "pr": bool(args.pr),
+        "kernel": args.kernel, "kmax": kmax, "lam": args.lam, "pr": use_pr,
         "n_train": len(train), "n_test": len(test), "seconds": round(time.perf_counter() - t0, 2),
+        "units": {"accuracy": "%", "f1": "%", "seconds": "s"},
     }
+    if cv_result is not None:
+        result["cv"] = cv_result
     if (test.labels >= 0).all():
         result["accuracy"] = round(100 * accuracy_score(test.labels, pred), 2)
         result["f1"] = round(100 * f1_score(test.labels, pred), 2)
@@ -105,12 +169,30 @@ def run(args: argparse.Namespace) -> int:
             fh.writelines(f"{int(p)}\n" for p in pred)
     if args.json:
         print(json.dumps(result))
+        return 0
+    if cv_result is not None:
+        print(f"{args.cv}-fold CV on the training set ({len(train)} pairs):")
+        print(f"{'kmax':>4}  {'PR':<3}  {'CV accuracy (%)':>15}  {'± std (%)':>9}")
+        for r in cv_result["settings"]:
+            mark = "  <- chosen" if (r["kmax"], r["pr"]) == (kmax, use_pr) else ""
+            print(f"{r['kmax']:>4}  {'yes' if r['pr'] else 'no':<3}  "
+                  f"{r['cv_accuracy_pct']:>15.2f}  {r['cv_std_pct']:>9.2f}{mark}")
+    desc = f"{args.kernel} kmax={kmax}" + (" + PR" if use_pr else "")
+    if "accuracy" in result:
+        print(f"{desc}: accuracy {result['accuracy']:.2f} %  F1 {result['f1']:.2f} %  "
+              f"(train {len(train)} pairs, test {len(test)} pairs, {result['seconds']:.1f} s)")
     else:
-        desc = f"{args.kernel} kmax={args.kmax}" + (" + PR" if args.pr else "")
-        if "accuracy" in result:
-            print(f"{desc}: accuracy {result['accuracy']:.2f}%  F1 {result['f1']:.2f}%  "
-                  f"(train {len(train)}, test {len(test)}, {result['seconds']:.1f} s)")
-        else:
-            print(f"{desc}: test corpus unlabelled; {len(pred)} predictions "
-                  f"({result['seconds']:.1f} s)")
+        print(f"{desc}: test corpus unlabelled; {len(pred)} predictions "
+              f"({result['seconds']:.1f} s)")
     return 0
+
+
+def _subset(corpus, idx: np.ndarray):
+    """The re-writings of ``corpus`` at positions ``idx``."""
+    from dataclasses import replace
+
+    pick = idx.tolist()
+    return replace(
+        corpus, sources=[corpus.sources[i] for i in pick], targets=[corpus.targets[i] for i in pick],
+        labels=np.asarray(corpus.labels)[idx], ids=[corpus.ids[i] for i in pick],
+    )

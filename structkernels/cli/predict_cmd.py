@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
-
-MODEL_FORMAT = "structkernels.npk-model"
+from structkernels.model_io import MODEL_FORMAT  # noqa: F401  (re-exported)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -52,24 +51,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def read_model(path: str) -> dict[str, Any]:
-    """The model dict of a train-npk file, checked."""
-    try:
-        text = FilePath(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CommandError(f"cannot read model {path}: {exc.strerror or exc}") from None
-    try:
-        model = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
-        raise CommandError(f"{path}: not a train-npk model (format {MODEL_FORMAT!r} expected)")
-    for key in ("learner", "classifier", "kernel_params", "train"):
-        if key not in model:
-            raise CommandError(f"{path}: model has no {key!r} section")
-    train = model["train"]
-    if len(train.get("paths", [])) != len(train.get("labels", [])) or not train.get("paths"):
-        raise CommandError(f"{path}: the model's training structures and labels do not match")
-    return model
+    """The model dict of a train-npk file, checked (:mod:`structkernels.model_io`)."""
+    from structkernels.model_io import read_model as _read_model
+
+    return _read_model(path)
 
 
 def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.ndarray | None]:

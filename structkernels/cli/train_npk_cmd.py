@@ -25,9 +25,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
-
-MODEL_FORMAT = "structkernels.npk-model"
-MODEL_VERSION = 1
+from structkernels.model_io import MODEL_FORMAT, MODEL_VERSION, save_model
 
 #: Defaults sized so that the shipped-dataset run finishes in minutes on 2 cores
 #: (measured: benchmarks/results/npk_main_job.md, 37 s wall from an empty numba cache).
@@ -58,7 +56,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "data", nargs="?", default=None,
         help="JSON Lines interaction records (default: the shipped Bio-AMR dataset)",
     )
-    p.add_argument("--out", "-o", required=True, help="model file to write (JSON)")
+    p.add_argument("--out", "-o", required=True, help="model file to write (gzip'd JSON; read it with structkernels.load_model)")
     p.add_argument("--alpha", type=int, default=DEFAULTS["alpha"], help="trials per label (α)")
     p.add_argument("--beta", type=int, default=DEFAULTS["beta"], help="inducing points per trial (β)")
     p.add_argument("--k", type=int, default=DEFAULTS["k"], help="neighbours in the global k-NN graph")
@@ -259,8 +257,7 @@ def run(args: argparse.Namespace) -> int:
         "evaluation": {k: summary[k] for k in ("n_test", "PK", "NPK", "seconds")},
     }
     out = FilePath(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(model) + "\n", encoding="utf-8")
+    save_model(out, model)
     if args.plot:
         from structkernels.plotting import plot_sigma_losses
 

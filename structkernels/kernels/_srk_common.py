@@ -18,18 +18,16 @@ A *re-writing* is a pair ``(s, t)`` of token sequences (tuples or lists of
 
 from __future__ import annotations
 
-import hashlib
 import os
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import joblib
 import numpy as np
-from tqdm.auto import tqdm
 
 from structkernels.kernel import Kernel, ZeroSelfSimilarityWarning, normalize_gram
+from structkernels.progress import tqdm
 
 __all__ = [
     "Rewriting",
@@ -271,16 +269,6 @@ def _stack_task(kernel: SRKBase, X, Y, r0, r1, c0, c1, symmetric):
     return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
 
 
-def _data_digest(X: Sequence[Rewriting]) -> str:
-    h = hashlib.sha1()
-    for s, t in X:
-        h.update("\x1f".join(s).encode("utf-8"))
-        h.update(b"\x1e")
-        h.update("\x1f".join(t).encode("utf-8"))
-        h.update(b"\x1d")
-    return h.hexdigest()[:16]
-
-
 def srk_gram_stack(
     kernel: SRKBase,
     X: Any,
@@ -308,9 +296,10 @@ def srk_gram_stack(
         for the others.
     block_size : int, optional
         Rows per block (default: the kernel's ``preferred_block_size``).
-    cache_dir : path, optional
-        Save/load each window's matrices as ``.npy`` files keyed by the
-        kernel's parameters and a digest of the data.
+    cache_dir : path or joblib.Memory, optional
+        The on-disk cache of the Gram engine (:class:`joblib.Memory`): a
+        repeated call with the same kernel parameters and data loads the
+        stack instead of computing it.
     progress : bool, optional
         tqdm bar over blocks (default: on for long work).
 
@@ -330,24 +319,22 @@ def srk_gram_stack(
     """
     kernel.validate_params()
     X = kernel.check_input(X)
-    symmetric = Y is None
-    Y = X if symmetric else kernel.check_input(Y)
-    windows = kernel._windows()
-    paths = None
+    Y = None if Y is None else kernel.check_input(Y)
     if cache_dir is not None:
-        params = {k: v for k, v in kernel.get_params(deep=False).items() if k not in ("k", "kmax")}
-        tag = "-".join(f"{k}={params[k]}" for k in sorted(params))
-        key = f"{kernel.name}-{tag}-{_data_digest(X)}-{'sym' if symmetric else _data_digest(Y)}"
-        root = Path(cache_dir)
-        root.mkdir(parents=True, exist_ok=True)
-        paths = {j: (root / f"{key}-k{j}.npy", root / f"{key}-k{j}-dx.npy",
-                     root / f"{key}-k{j}-dy.npy") for j in windows}
-        if all(all(p.exists() for p in paths[j]) for j in windows):
-            return (
-                np.stack([np.load(paths[j][0]) for j in windows]),
-                np.stack([np.load(paths[j][1]) for j in windows]),
-                np.stack([np.load(paths[j][2]) for j in windows]),
-            )
+        memory = cache_dir if isinstance(cache_dir, joblib.Memory) else joblib.Memory(
+            os.fspath(cache_dir), verbose=0
+        )
+        cached = memory.cache(_stack, ignore=["n_jobs", "block_size", "progress"])
+        return cached(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
+    return _stack(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
+
+
+def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int,
+           block_size: int | None, progress: bool | None):
+    """The work of :func:`srk_gram_stack` on checked input (cached as a whole)."""
+    symmetric = Y is None
+    Y = X if symmetric else Y
+    windows = kernel._windows()
     n, m = len(X), len(Y)
     bs = int(block_size or kernel.preferred_block_size)
     workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
@@ -387,11 +374,6 @@ def srk_gram_stack(
     else:
         dx = kernel.diag_stack(X)
         dy = kernel.diag_stack(Y)
-    if paths is not None:
-        for i, j in enumerate(windows):
-            np.save(paths[j][0], stack[i])
-            np.save(paths[j][1], dx[i])
-            np.save(paths[j][2], dy[i])
     return stack, dx, dy
 
 

@@ -531,9 +531,9 @@ class KbSRK(SRKBase):
     >>> from structkernels import kernel
     >>> x = (("shakespeare", "wrote", "hamlet"), ("hamlet", "was", "written", "by", "shakespeare"))
     >>> y = (("austen", "wrote", "emma"), ("emma", "was", "written", "by", "austen"))
-    >>> kernel("kb-srk", k=1)(x, y)   # 1 * 3 wildcard-free rules + 2 * 2 with one aligned pair
+    >>> kernel("kb-srk", k=1).value(x, y)   # 1 * 3 wildcard-free rules + 2 * 2 with one aligned pair
     7.0
-    >>> round(kernel("kb-srk", k=1, kmax=2)(x, x), 6)
+    >>> round(kernel("kb-srk", k=1, kmax=2).value(x, x), 6)
     2.0
     """
 

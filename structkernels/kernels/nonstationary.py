@@ -47,7 +47,7 @@ class NonstationaryKernel(Kernel):
     >>> from structkernels import Path, kernel
     >>> a = Path([(None, "bind-01"), ("ARG0", "enzyme"), ("ARG1", "protein")])
     >>> k = kernel("nonstationary", kernel=kernel("path", lam=1.0), sigma={"ARG0": 0.0})
-    >>> k(a, a) == kernel("path", lam=1.0, sigma={"ARG0": 0.0})(a, a)
+    >>> k.value(a, a) == kernel("path", lam=1.0, sigma={"ARG0": 0.0}).value(a, a)
     True
     """
 

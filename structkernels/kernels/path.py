@@ -208,9 +208,9 @@ class PathKernel(EncodedConvolutionKernel):
     >>> a = Path([(None, "bind-01"), ("ARG1", "enzyme"), ("ARG2", "small-molecule")])
     >>> b = Path([(None, "bind-01"), ("ARG2", "small-molecule")])
     >>> k = kernel("path", lam=1.0)
-    >>> k(a, b)         # (bind), (ARG2 small-molecule), and the two in order
+    >>> k.value(a, b)         # (bind), (ARG2 small-molecule), and the two in order
     3.0
-    >>> kernel("path", lam=1.0, sigma={"ARG2": 0.0})(a, b)
+    >>> kernel("path", lam=1.0, sigma={"ARG2": 0.0}).value(a, b)
     1.0
     """
 

@@ -35,7 +35,7 @@ class PsSRK(PairwiseSRK):
     >>> from structkernels import kernel
     >>> x = (("a", "b", "a"), ("b", "a"))
     >>> y = (("a", "b"), ("b", "a", "a"))
-    >>> kernel("ps-srk", k=1)(x, y)   # (2*1 + 1*1) * (1*1 + 1*2)
+    >>> kernel("ps-srk", k=1).value(x, y)   # (2*1 + 1*1) * (1*1 + 1*2)
     9.0
     """
 

@@ -35,9 +35,9 @@ class PwSRK(PairwiseSRK):
     >>> from structkernels import kernel
     >>> x = (("a", "b"), ("c",))
     >>> y = (("a", "c"), ("c",))
-    >>> kernel("pw-srk", k=2, lam=1.0)(x, y)   # (2 * 1) * 0: no 2-grams in ("c",)
+    >>> kernel("pw-srk", k=2, lam=1.0).value(x, y)   # (2 * 1) * 0: no 2-grams in ("c",)
     0.0
-    >>> kernel("pw-srk", k=1, lam=0.5)(x, y)   # (1.25 + 0.25 + 0.25 + 0.25) * 1.25
+    >>> kernel("pw-srk", k=1, lam=0.5).value(x, y)   # (1.25 + 0.25 + 0.25 + 0.25) * 1.25
     2.5
     """
 

@@ -201,9 +201,9 @@ class TreeKernel(EncodedConvolutionKernel):
     >>> a = Tree("bind-01", [("ARG1", Tree("enzyme")), ("ARG2", Tree("small-molecule"))])
     >>> b = Tree("bind-01", [("ARG2", Tree("small-molecule"))])
     >>> k = kernel("tree", lam=1.0)
-    >>> k(a, b)         # roots: 1 * (1 + K(ARG2 child) * 1) with K(child) = 1 * (1 + 0)
+    >>> k.value(a, b)         # roots: 1 * (1 + K(ARG2 child) * 1) with K(child) = 1 * (1 + 0)
     2.0
-    >>> kernel("tree", lam=1.0, sigma={"ARG2": 0.0})(a, b)
+    >>> kernel("tree", lam=1.0, sigma={"ARG2": 0.0}).value(a, b)
     1.0
     """
 

@@ -1,9 +1,25 @@
 """Kernels on real vectors: linear, cosine, RBF, Laplacian and polynomial.
 
-Input is a 2-D float array (one row per vector); every block is one BLAS call
-(or one compiled ``cdist``), never a Python loop over pairs.  NaN or infinite
-input is refused, naming the row.  The RBF kernel follows the PHSIC paper
-(Yokoi et al., 2018): ``exp(-||x - y||^2 / (2 sigma^2))``.
+Input is a 2-D float array (one row per vector); every block is one call of
+:mod:`sklearn.metrics.pairwise` (BLAS inside), never a Python loop over pairs.
+NaN or infinite input is refused, naming the row; vectors of different
+lengths are refused naming the kernel.  The RBF kernel follows the PHSIC paper
+(Yokoi et al., 2018): ``exp(-||x - y||^2 / (2 sigma^2))``, i.e. scikit-learn's
+``rbf_kernel`` with ``gamma = 1 / (2 sigma^2)``.
+
+Called the scikit-learn way, ``k.value(X, Y)`` on 2-D arrays is the Gram matrix, so
+``SVC(kernel=k)`` works; on two 1-D vectors it is their one value, which is
+the protocol of :func:`sklearn.metrics.pairwise_kernels` for callables (used by
+``KernelRidge(kernel=k)``).
+
+Examples
+--------
+>>> import numpy as np
+>>> from sklearn.svm import SVC
+>>> from structkernels import kernel
+>>> X = np.array([[0.0, 0.0], [0.1, 0.0], [1.0, 1.0], [1.1, 1.0]])
+>>> SVC(kernel=kernel("rbf", sigma=0.5)).fit(X, [0, 0, 1, 1]).predict([[1.0, 0.9]]).tolist()
+[1]
 """
 
 from __future__ import annotations
@@ -12,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial.distance import cdist
+from sklearn.metrics import pairwise
 from sklearn.utils import check_array
 
 from structkernels.kernel import Kernel
@@ -53,11 +69,32 @@ class VectorKernel(Kernel):
             )
         return A
 
+    def __call__(self, X: Any, Y: Any = None) -> np.ndarray | float:
+        """Gram of two 2-D arrays; one value for two 1-D vectors (``pairwise_kernels``)."""
+        if (
+            Y is not None
+            and np.ndim(X) == 1 and np.ndim(Y) == 1
+            and not isinstance(X, (str, bytes)) and not isinstance(Y, (str, bytes))
+        ):
+            return self.value(X, Y)
+        return super().__call__(X, Y)
+
     def pair(self, x, y) -> float:
         return float(self.gram_block(x[None, :], y[None, :])[0, 0])
 
+    def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(
+                f"{type(self).__name__}: vectors of different dimensions, {X.shape[1]} and "
+                f"{Y.shape[1]} (X is {X.shape[0]}x{X.shape[1]}, Y is {Y.shape[0]}x{Y.shape[1]})"
+            )
+        return np.asarray(self._pairwise(X, Y), dtype=np.float64)
+
     def gram_block_symmetric(self, X: np.ndarray) -> np.ndarray:
-        return self.gram_block(X, X)
+        return np.asarray(self._pairwise(X, None), dtype=np.float64)
+
+    def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        raise NotImplementedError
 
 
 def _check_positive(owner: Kernel, name: str, allow_none: bool = False) -> None:
@@ -68,18 +105,6 @@ def _check_positive(owner: Kernel, name: str, allow_none: bool = False) -> None:
         raise ValueError(f"{type(owner).__name__}.{name} must be a positive number, got {value!r}")
 
 
-def _sq_dists(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances through one GEMM, clipped at 0."""
-    D = X @ Y.T
-    D *= -2.0
-    D += np.einsum("ij,ij->i", X, X)[:, None]
-    D += np.einsum("ij,ij->i", Y, Y)[None, :]
-    np.maximum(D, 0.0, out=D)
-    if X is Y:
-        np.fill_diagonal(D, 0.0)
-    return D
-
-
 class LinearKernel(VectorKernel):
     """``<x, y>``.
 
@@ -87,12 +112,14 @@ class LinearKernel(VectorKernel):
     --------
     >>> import numpy as np
     >>> from structkernels import kernel
-    >>> kernel("linear")(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    >>> kernel("linear").value(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
     11.0
+    >>> kernel("linear")(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0], [1.0, 0.0]])).tolist()
+    [[11.0, 1.0]]
     """
 
-    def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        return X @ Y.T
+    def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        return pairwise.linear_kernel(X, Y)
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->i", X, X)
@@ -101,12 +128,8 @@ class LinearKernel(VectorKernel):
 class CosineKernel(VectorKernel):
     """``<x, y> / (||x|| ||y||)``; 0 when either vector is 0 (as scikit-learn)."""
 
-    def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        nx = np.linalg.norm(X, axis=1)
-        ny = nx if Y is X else np.linalg.norm(Y, axis=1)
-        nx = np.where(nx == 0, 1.0, nx)
-        ny = np.where(ny == 0, 1.0, ny)
-        return (X / nx[:, None]) @ (Y / ny[:, None]).T
+    def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        return pairwise.cosine_similarity(X, Y)
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return (np.abs(X).sum(axis=1) > 0).astype(np.float64)
@@ -129,10 +152,8 @@ class RBFKernel(VectorKernel):
     def validate_params(self) -> None:
         _check_positive(self, "sigma")
 
-    def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        D = _sq_dists(X, Y)
-        D *= -1.0 / (2.0 * self.sigma**2)
-        return np.exp(D, out=D)
+    def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        return pairwise.rbf_kernel(X, Y, gamma=1.0 / (2.0 * self.sigma**2))
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)
@@ -152,10 +173,8 @@ class LaplacianKernel(VectorKernel):
     def validate_params(self) -> None:
         _check_positive(self, "sigma")
 
-    def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        D = cdist(X, Y, metric="cityblock")
-        D *= -1.0 / self.sigma
-        return np.exp(D, out=D)
+    def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self.sigma)
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)
@@ -185,12 +204,10 @@ class PolynomialKernel(VectorKernel):
         if not np.isfinite(self.coef0) or self.coef0 < 0:
             raise ValueError(f"PolynomialKernel.coef0 must be >= 0, got {self.coef0!r}")
 
-    def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        gamma = 1.0 / X.shape[1] if self.gamma is None else self.gamma
-        K = X @ Y.T
-        K *= gamma
-        K += self.coef0
-        return K**self.degree
+    def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        return pairwise.polynomial_kernel(
+            X, Y, degree=self.degree, gamma=self.gamma, coef0=self.coef0
+        )
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         gamma = 1.0 / X.shape[1] if self.gamma is None else self.gamma

@@ -58,7 +58,7 @@ class PRKernel(Kernel):
     Examples
     --------
     >>> k = PRKernel()
-    >>> k((("a", "b"), ("a", "c")), (("a",), ("a",)))
+    >>> k.value((("a", "b"), ("a", "c")), (("a",), ("a",)))
     1.0
     """
 

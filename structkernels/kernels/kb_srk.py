@@ -68,7 +68,20 @@ def _tables(kmax):
 
 
 @njit(cache=True, nogil=True)
-def _g(vs, vt, k, V, lam2, fact, binom):
+def _fact_lam(kmax, lam2):
+    """``fl[j] = j! lam2^j``: the weight of a non-identical double met j times on both sides."""
+    fl = np.ones(kmax + 1)
+    p = 1.0
+    f = 1.0
+    for j in range(1, kmax + 1):
+        p *= lam2
+        f *= j
+        fl[j] = f * p
+    return fl
+
+
+@njit(cache=True, nogil=True)
+def _g(vs, vt, k, V, lam2, fact, binom, fl):
     """Algorithm 1 lines 3-8 on two sorted rows of k double codes (``a << 32 | b``)."""
     r = 1.0
     i = 0
@@ -100,7 +113,7 @@ def _g(vs, vt, k, V, lam2, fact, binom):
         else:
             if cs != ct:
                 return 0.0
-            r *= fact[cs] * lam2**cs
+            r *= fl[cs]
     return r
 
 
@@ -116,19 +129,20 @@ def _sort_small(a, n):
 
 
 @njit(cache=True, nogil=True)
-def _kbar(as1, as2, at1, at2, k, V, lam2, fact, binom, vs, vt):
+def _kbar(as1, as2, at1, at2, k, V, lam2, fact, binom, fl, vs, vt):
     for p in range(k):
         vs[p] = (as1[p] << 32) | as2[p]
         vt[p] = (at1[p] << 32) | at2[p]
     _sort_small(vs, k)
     _sort_small(vt, k)
-    return _g(vs, vt, k, V, lam2, fact, binom)
+    return _g(vs, vt, k, V, lam2, fact, binom, fl)
 
 
 @njit(cache=True, nogil=True)
 def _direct_pair(s1, t1, s2, t2, k, V, lam2):
     """Eq. 4 literally: K̄_k (Algorithm 1) summed over all quadruples of k-grams."""
     fact, binom = _tables(k)
+    fl = _fact_lam(k, lam2)
     vs = np.empty(k, dtype=np.int64)
     vt = np.empty(k, dtype=np.int64)
     total = 0.0
@@ -138,7 +152,7 @@ def _direct_pair(s1, t1, s2, t2, k, V, lam2):
                 for d in range(len(t2) - k + 1):
                     total += _kbar(
                         s1[a:a + k], s2[b:b + k], t1[c:c + k], t2[d:d + k],
-                        k, V, lam2, fact, binom, vs, vt,
+                        k, V, lam2, fact, binom, fl, vs, vt,
                     )
     return total
 
@@ -159,83 +173,102 @@ def _mix(c):
 
 
 @njit(cache=True, nogil=True)
-def _grid(x, xin, y, yin, V, R, HV, HK):
+def _grid(x, xin, y, yin, R, HK, ca, cb):
     """One backward pass over the grid of doubles (x[a], y[b]).
 
     R[a, b]: run length of admissible doubles along the diagonal from (a, b);
     a double is admissible if identical, or if its source token occurs in the
     other side of its own re-writing (the other side can hold the same
     double; otherwise no target double list can share the key).
-    HV / HK: diagonal suffix sums of the double hashes (all / non-identical),
-    so a window's multiset hashes are HV[a, b] - HV[a + k, b + k].
-    Returns the number of identical doubles and the longest run (no window
-    longer than it survives).
+    HK: diagonal suffix sums of the hashes of the non-identical doubles, so a
+    window's key hash is HK[a, b] - HK[a + k, b + k].
+    The cells starting a run of length >= 2 (the windows of every size k >= 2
+    that survive) are listed in ``ca``/``cb``, last cell first.
+    Returns the number of identical doubles, the longest run and the number
+    of listed cells.
     """
     n, m = len(x), len(y)
     n_ident = 0
     longest = 0
+    nc = 0
     for b in range(m + 1):
         R[n, b] = 0
-        HV[n, b] = 0
         HK[n, b] = 0
     for a in range(n - 1, -1, -1):
         R[a, m] = 0
-        HV[a, m] = 0
         HK[a, m] = 0
         xa = x[a]
         xi = xin[a]
+        Ra = R[a]
+        Rn = R[a + 1]
+        Ha = HK[a]
+        Hn = HK[a + 1]
         for b in range(m - 1, -1, -1):
             yb = y[b]
             if xa == yb:
                 n_ident += 1
-                R[a, b] = R[a + 1, b + 1] + 1
-                HV[a, b] = HV[a + 1, b + 1] + _mix((xa << 32) | yb)
-                HK[a, b] = HK[a + 1, b + 1]
+                r = Rn[b + 1] + 1
+                Ha[b] = Hn[b + 1]
             elif xi and yin[b]:
-                h = _mix((xa << 32) | yb)
-                R[a, b] = R[a + 1, b + 1] + 1
-                HV[a, b] = HV[a + 1, b + 1] + h
-                HK[a, b] = HK[a + 1, b + 1] + h
+                r = Rn[b + 1] + 1
+                Ha[b] = Hn[b + 1] + _mix((xa << 32) | yb)
             else:
-                R[a, b] = 0
-                HV[a, b] = HV[a + 1, b + 1]
-                HK[a, b] = HK[a + 1, b + 1]
-            if R[a, b] > longest:
-                longest = R[a, b]
-    return n_ident, longest
+                r = 0
+                Ha[b] = Hn[b + 1]
+            Ra[b] = r
+            if r >= 2:
+                ca[nc] = a
+                cb[nc] = b
+                nc += 1
+                if r > longest:
+                    longest = r
+            elif r > longest:
+                longest = r
+    return n_ident, longest, nc
 
 
 @njit(cache=True, nogil=True)
-def _collect(x, y, R, HV, HK, k, pa, pb, kh, vh):
-    """Surviving windows of size k with their key / value multiset hashes."""
-    n, m = len(x), len(y)
+def _keep(R, HK, k, ca, cb, kh, nc):
+    """Keep the listed cells whose run reaches k (the windows of size k); their key hashes."""
     cnt = 0
-    for a in range(n - k + 1):
-        for b in range(m - k + 1):
-            if R[a, b] >= k:
-                pa[cnt] = a
-                pb[cnt] = b
-                kh[cnt] = HK[a, b] - HK[a + k, b + k]
-                vh[cnt] = HV[a, b] - HV[a + k, b + k]
-                cnt += 1
+    for w in range(nc):
+        a = ca[w]
+        b = cb[w]
+        if R[a, b] >= k:
+            ca[cnt] = a
+            cb[cnt] = b
+            kh[cnt] = HK[a, b] - HK[a + k, b + k]
+            cnt += 1
     return cnt
 
 
 @njit(cache=True, nogil=True)
-def _window(x, y, a, b, k, V, out):
+def _window(x, y, a, b, k, out):
+    """Sorted double codes of the window at (a, b); returns its number of identical doubles."""
+    n_ident = 0
     for p in range(k):
-        out[p] = (x[a + p] << 32) | y[b + p]
-    _sort_small(out, k)
+        u = x[a + p]
+        v = y[b + p]
+        if u == v:
+            n_ident += 1
+        c = (u << 32) | v
+        q = p - 1
+        while q >= 0 and out[q] > c:
+            out[q + 1] = out[q]
+            q -= 1
+        out[q + 1] = c
+    return n_ident
 
 
 @njit(cache=True, nogil=True)
-def _target_map(t1, t2, pat, pbt, kht, vht, nt, k, V, slots, ekh, evh, ecnt, ewin, nxt, buf):
+def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
     """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts c_t.
 
     Open addressing on the key (multiset hash of the non-identical doubles);
     each slot chains the distinct double-count vectors of that key, stored as
     sorted windows and compared exactly (a hash collision never merges two
-    vectors).  Returns the table mask.
+    vectors).  Windows are taken in grid order (the list runs backwards).
+    Returns the table mask.
     """
     P = 16
     while P < 2 * nt:
@@ -244,23 +277,22 @@ def _target_map(t1, t2, pat, pbt, kht, vht, nt, k, V, slots, ekh, evh, ecnt, ewi
     for i in range(P):
         slots[i] = -1
     ne = 0
-    for w in range(nt):
+    for w in range(nt - 1, -1, -1):
         key = kht[w]
         h = (key * 0x2545F4914F6CDD1D) & mask
         while slots[h] >= 0 and ekh[slots[h]] != key:
             h = (h + 1) & mask
-        _window(t1, t2, pat[w], pbt[w], k, V, buf)
+        _window(t1, t2, ca[w], cb[w], k, buf)
         e = slots[h]
         found = False
         while e >= 0:
-            if evh[e] == vht[w] and _same(ewin[e], buf, k):
+            if _same(ewin[e], buf, k):
                 ecnt[e] += 1.0
                 found = True
                 break
             e = nxt[e]
         if not found:
             ekh[ne] = key
-            evh[ne] = vht[w]
             ecnt[ne] = 1.0
             for p in range(k):
                 ewin[ne, p] = buf[p]
@@ -279,7 +311,7 @@ def _same(u, v, k):
 
 
 @njit(cache=True, nogil=True)
-def _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask, ekh, ecnt, ewin,
+def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, ecnt, ewin,
           nxt, buf):
     """Algorithm 2 lines 10-13, streaming the source windows against the target map.
 
@@ -291,7 +323,7 @@ def _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask, ekh, 
     cost time but never change the result.
     """
     total = 0.0
-    for w in range(ns):
+    for w in range(ns - 1, -1, -1):
         key = khs[w]
         h = (key * 0x2545F4914F6CDD1D) & mask
         while slots[h] >= 0 and ekh[slots[h]] != key:
@@ -299,11 +331,7 @@ def _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask, ekh, 
         e = slots[h]
         if e < 0:
             continue
-        _window(s1, s2, pas[w], pbs[w], k, V, buf)
-        n_ident = 0
-        for p in range(k):
-            if s1[pas[w] + p] == s2[pbs[w] + p]:
-                n_ident += 1
+        n_ident = _window(s1, s2, ca[w], cb[w], k, buf)
         if n_ident == 0:
             gk = 1.0
             p = 0
@@ -311,7 +339,7 @@ def _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask, ekh, 
                 q = p + 1
                 while q < k and buf[q] == buf[p]:
                     q += 1
-                gk *= fact[q - p] * lam2 ** (q - p)
+                gk *= fl[q - p]
                 p = q
             while e >= 0:
                 if _same(ewin[e], buf, k):
@@ -319,7 +347,7 @@ def _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask, ekh, 
                 e = nxt[e]
         else:
             while e >= 0:
-                total += ecnt[e] * _g(buf, ewin[e], k, V, lam2, fact, binom)
+                total += ecnt[e] * _g(buf, ewin[e], k, 0, lam2, fact, binom, fl)
                 e = nxt[e]
     return total
 
@@ -335,61 +363,33 @@ def _self_matches(x, y):
 
 
 @njit(cache=True, nogil=True)
-def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, V, lam2,
-              fact, binom, W, out):
+def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
+              fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
+              ekh, ecnt, ewin, slots, nxt, buf, out):
     """K_k for k = kmin..kmax of one pair of re-writings into out[0..].
 
     ``u1`` / ``u2``: number of equal (source token, target token) position
     pairs within each re-writing; K_1 has the closed form
     ``I_s I_t + lam^2 u1 u2`` (I_s, I_t: identical doubles of each side),
-    which Algorithm 1 gives when summed over single doubles.
+    which Algorithm 1 gives when summed over single doubles.  One grid pass
+    per side lists the windows of every size; each larger window keeps a
+    subset of the previous size's list.
     """
-    (Rs, HVs, HKs, Rt, HVt, HKt, pas, pbs, khs, vhs, pat, pbt, kht, vht,
-     ekh, evh, ecnt, ewin, slots, nxt, buf) = W
-    i_s, long_s = _grid(s1, s1in, s2, s2in, V, Rs, HVs, HKs)
-    i_t, long_t = _grid(t1, t1in, t2, t2in, V, Rt, HVt, HKt)
+    i_s, long_s, ns = _grid(s1, s1in, s2, s2in, Rs, HKs, cas, cbs)
+    i_t, long_t, nt = _grid(t1, t1in, t2, t2in, Rt, HKt, cat, cbt)
     for k in range(kmin, kmax + 1):
         if k == 1:
             out[0] = i_s * i_t + lam2 * u1 * u2
             continue
         if k > long_s or k > long_t:
-            # no window of size k survives on one side: K_k = 0 (no grid scan)
+            # no window of size k survives on one side: K_k = 0 (and for larger k)
             out[k - kmin] = 0.0
             continue
-        nt = _collect(t1, t2, Rt, HVt, HKt, k, pat, pbt, kht, vht)
-        if nt == 0:
-            out[k - kmin] = 0.0
-            continue
-        ns = _collect(s1, s2, Rs, HVs, HKs, k, pas, pbs, khs, vhs)
-        if ns == 0:
-            out[k - kmin] = 0.0
-            continue
-        mask = _target_map(t1, t2, pat, pbt, kht, vht, nt, k, V, slots, ekh, evh, ecnt, ewin,
-                           nxt, buf)
-        out[k - kmin] = _join(s1, s2, pas, pbs, khs, ns, k, V, lam2, fact, binom, slots, mask,
+        nt = _keep(Rt, HKt, k, cat, cbt, kht, nt)
+        ns = _keep(Rs, HKs, k, cas, cbs, khs, ns)
+        mask = _target_map(t1, t2, cat, cbt, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf)
+        out[k - kmin] = _join(s1, s2, cas, cbs, khs, ns, k, lam2, fact, binom, fl, slots, mask,
                               ekh, ecnt, ewin, nxt, buf)
-
-
-@njit(cache=True, nogil=True)
-def _workspace(mxs, mys, mxt, myt, kmax):
-    cs = max(mxs * mys, 1)
-    ct = max(mxt * myt, 1)
-    P = 16
-    while P < 2 * ct:
-        P *= 2
-    gs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
-    gt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
-    return (
-        gs, gs.copy(), gs.copy(), gt, gt.copy(), gt.copy(),
-        np.empty(cs, dtype=np.int64), np.empty(cs, dtype=np.int64),
-        np.empty(cs, dtype=np.int64), np.empty(cs, dtype=np.int64),
-        np.empty(ct, dtype=np.int64), np.empty(ct, dtype=np.int64),
-        np.empty(ct, dtype=np.int64), np.empty(ct, dtype=np.int64),
-        np.empty(ct, dtype=np.int64), np.empty(ct, dtype=np.int64),
-        np.empty(ct, dtype=np.float64), np.empty((ct, kmax), dtype=np.int64),
-        np.empty(P, dtype=np.int64), np.empty(ct, dtype=np.int64),
-        np.empty(kmax, dtype=np.int64),
-    )
 
 
 @njit(cache=True, nogil=True)
@@ -409,7 +409,32 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     w = kmax - kmin + 1
     fact, binom = _tables(kmax)
     lam2 = lam * lam
-    W = _workspace(_max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto), kmax)
+    fl = _fact_lam(kmax, lam2)
+    mxs, mys, mxt, myt = _max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto)
+    if diag_only:
+        mys, myt = mxs, mxt
+    # workspace, allocated once per block
+    cs = max(mxs * mys, 1)
+    ct = max(mxt * myt, 1)
+    P = 16
+    while P < 2 * ct:
+        P *= 2
+    Rs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
+    HKs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
+    Rt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
+    HKt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
+    cas = np.empty(cs, dtype=np.int64)
+    cbs = np.empty(cs, dtype=np.int64)
+    khs = np.empty(cs, dtype=np.int64)
+    cat = np.empty(ct, dtype=np.int64)
+    cbt = np.empty(ct, dtype=np.int64)
+    kht = np.empty(ct, dtype=np.int64)
+    ekh = np.empty(ct, dtype=np.int64)
+    ecnt = np.empty(ct, dtype=np.float64)
+    ewin = np.empty((ct, max(kmax, 1)), dtype=np.int64)
+    slots = np.empty(P, dtype=np.int64)
+    nxt = np.empty(ct, dtype=np.int64)
+    buf = np.empty(max(kmax, 1), dtype=np.int64)
     ux = np.empty(n)
     for a in range(n):
         ux[a] = _self_matches(xs[xso[a]:xso[a + 1]], xt[xto[a]:xto[a + 1]])
@@ -427,8 +452,9 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
         t1 = xt[xto[a]:xto[a + 1]]
         t1i = xti[xto[a]:xto[a + 1]]
         if diag_only:
-            _pair_all(s1, s1i, t1, t1i, ux[a], s1, s1i, t1, t1i, ux[a], kmin, kmax, V, lam2,
-                      fact, binom, W, vals)
+            _pair_all(s1, s1i, t1, t1i, ux[a], s1, s1i, t1, t1i, ux[a], kmin, kmax, lam2,
+                      fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
+                      ekh, ecnt, ewin, slots, nxt, buf, vals)
             for q in range(w):
                 out[q, a, 0] = vals[q]
             continue
@@ -438,8 +464,9 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
             s2i = ysi[yso[b]:yso[b + 1]]
             t2 = yt[yto[b]:yto[b + 1]]
             t2i = yti[yto[b]:yto[b + 1]]
-            _pair_all(s1, s1i, t1, t1i, ux[a], s2, s2i, t2, t2i, uy[b], kmin, kmax, V, lam2,
-                      fact, binom, W, vals)
+            _pair_all(s1, s1i, t1, t1i, ux[a], s2, s2i, t2, t2i, uy[b], kmin, kmax, lam2,
+                      fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
+                      ekh, ecnt, ewin, slots, nxt, buf, vals)
             for q in range(w):
                 out[q, a, b] = vals[q]
                 if symmetric:
@@ -505,7 +532,9 @@ def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
     fact, binom = _tables(k)
     vs = np.empty(k, dtype=np.int64)
     vt = np.empty(k, dtype=np.int64)
-    return float(_kbar(enc[0], enc[2], enc[1], enc[3], k, V, float(lam) ** 2, fact, binom, vs, vt))
+    lam2 = float(lam) ** 2
+    fl = _fact_lam(k, lam2)
+    return float(_kbar(enc[0], enc[2], enc[1], enc[3], k, V, lam2, fact, binom, fl, vs, vt))
 
 
 class KbSRK(SRKBase):

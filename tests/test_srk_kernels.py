@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from structkernels import Normalized
 from structkernels.kernel import ZeroSelfSimilarityWarning
 from structkernels.kernels._srk_common import srk_gram_stack, sum_normalized
-from structkernels.kernels.kb_srk import KbSRK, kb_srk_direct, kb_srk_stack
+from structkernels.kernels.kb_srk import KbSRK, kb_srk_diag, kb_srk_direct, kb_srk_stack
 from structkernels.kernels.ps_srk import PsSRK
 from structkernels.kernels.pw_srk import PwSRK
 from structkernels.registry import kernel
@@ -45,6 +45,46 @@ def test_algorithm2_equals_eq4_direct_sum_on_sentences(shared_data):
         assert KbSRK(k=k, lam=0.6).value(X[0], X[0]) == pytest.approx(
             kb_srk_direct(X[0], X[0], k, 0.6), rel=1e-12
         )
+
+
+#: kb_srk.py before the single-grid-pass join (the ABBA baseline of benchmarks/bench_srk.py)
+KB_BASELINE_REF = "9978cc000a3ca10e17da98e3ff28f2a77ca60d17"
+
+
+def _kb_baseline(repo_root, tmp_path):
+    import importlib.util
+    import subprocess
+
+    try:
+        src = subprocess.run(
+            ["git", "show", f"{KB_BASELINE_REF}:structkernels/kernels/kb_srk.py"],
+            cwd=repo_root, capture_output=True, text=True, check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip(f"baseline kb_srk.py at {KB_BASELINE_REF[:10]} not readable with git "
+                    f"(no git, or a shallow clone): {exc}")
+    path = tmp_path / "kb_srk_baseline.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("kb_srk_baseline", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_kb_equals_previous_implementation_on_msrp(shared_data, repo_root, tmp_path):
+    """The restructured join gives the previous implementation's values on real pairs."""
+    old = _kb_baseline(repo_root, tmp_path)
+    X = msrp_pairs(shared_data, 300)
+    for A, B, kmin, kmax, lam in ((X[:150], X[150:], 1, 4, 1.0),
+                                  (X[:60], X[200:260], 2, 4, 0.6),
+                                  (X[:80], None, 1, 3, 0.8)):
+        S_new = kb_srk_stack(A, B, kmin, kmax, lam)
+        S_old = old.kb_srk_stack(A, B, kmin, kmax, lam)
+        assert S_new.shape == S_old.shape
+        assert (S_old[-1] > 0).any()  # the largest window's join is exercised
+        np.testing.assert_allclose(S_new, S_old, rtol=1e-12, atol=0.0)
+        np.testing.assert_allclose(kb_srk_diag(A, kmin, kmax, lam),
+                                   old.kb_srk_diag(A, kmin, kmax, lam), rtol=1e-12, atol=0.0)
 
 
 @settings(max_examples=40, deadline=None)

@@ -199,6 +199,13 @@ class _Combination(Kernel):
         self.k1 = k1
         self.k2 = k2
 
+    @property
+    def nogil_blocks(self) -> bool:
+        """GIL-free blocks when both parts have them (the Gram engine then uses threads)."""
+        return bool(getattr(self.k1, "nogil_blocks", False)) and bool(
+            getattr(self.k2, "nogil_blocks", False)
+        )
+
     def validate_params(self) -> None:
         for name in ("k1", "k2"):
             if not isinstance(getattr(self, name), Kernel):
@@ -242,6 +249,11 @@ class ScaledKernel(Kernel):
     def __init__(self, kernel: Kernel, scale: float = 1.0):
         self.kernel = kernel
         self.scale = scale
+
+    @property
+    def nogil_blocks(self) -> bool:
+        """GIL-free blocks when the scaled kernel has them."""
+        return bool(getattr(self.kernel, "nogil_blocks", False))
 
     def validate_params(self) -> None:
         if not isinstance(self.kernel, Kernel):
@@ -309,6 +321,11 @@ class Normalized(Kernel):
 
     def __init__(self, kernel: Kernel):
         self.kernel = kernel
+
+    @property
+    def nogil_blocks(self) -> bool:
+        """GIL-free blocks when the normalised kernel has them."""
+        return bool(getattr(self.kernel, "nogil_blocks", False))
 
     def validate_params(self) -> None:
         if not isinstance(self.kernel, Kernel):

@@ -86,6 +86,35 @@ def test_threads_equal_serial_bit_for_bit(name, params, X, normalize):
                                block_size=13))
 
 
+def test_combinations_of_gil_free_kernels_use_threads_bit_for_bit():
+    from structkernels import Normalized
+    from structkernels.kernel import ScaledKernel
+
+    paths = random_paths(160, 3)
+    p1, p2 = kernel("path", lam=0.8), kernel("nonstationary", sigma={"ARG0": 0.3})
+    rw = random_rewritings(120, 4)
+    kb1, kb2 = kernel("kb-srk", k=1), kernel("kb-srk", k=2, kmax=3)
+    combos = [
+        (p1 + Normalized(p2), paths),
+        (p1 * ScaledKernel(p2, 0.5), paths),
+        (Normalized(kb1) + 2.0 * (kb2 * Normalized(kb1)), rw),
+    ]
+    for k, X in combos:
+        assert releases_gil(k)
+        assert plan_backend(k, 2, None) == (2, "threading")
+        serial = gram(k, X)
+        par = gram(k, X, n_jobs=2, backend="threading", block_size=29)
+        auto = gram(k, X, n_jobs=2)
+        assert np.array_equal(serial, par) and np.array_equal(serial, auto)
+        assert np.array_equal(serial, serial.T)
+        Y = X[:33]
+        assert np.array_equal(gram(k, X, Y), gram(k, X, Y, n_jobs=2, block_size=11))
+    # one Python-level part sends the whole combination to processes
+    mixed = kb1 + kernel("ps-srk", k=1)
+    assert not releases_gil(mixed) and not releases_gil(Normalized(mixed))
+    assert plan_backend(mixed, 2, None) == (2, None)
+
+
 @pytest.mark.parametrize("name,params", [("ps-srk", {"k": 1, "kmax": 2}),
                                          ("pw-srk", {"k": 2, "lam": 0.7}),
                                          ("rbf", {"sigma": 1.3})])

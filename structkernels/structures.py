@@ -28,6 +28,13 @@ class StructureError(ValueError):
     """A malformed path or tree (names what is wrong and where)."""
 
 
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StructureError(f"not valid JSON ({exc.msg}, column {exc.colno}): {text[:40]!r}") from None
+
+
 def _check_label(value: Any, what: str, allow_none: bool = False) -> str | None:
     if value is None and allow_none:
         return None
@@ -119,7 +126,7 @@ class Path(Sequence):
     def from_json(cls, obj: Any) -> Path:
         """Inverse of :meth:`to_json`; also accepts a JSON string."""
         if isinstance(obj, str):
-            obj = json.loads(obj)
+            obj = _loads(obj)
         if not isinstance(obj, list):
             raise StructureError(f"a path in JSON is a list of [edge, node] pairs, got {obj!r}")
         return cls(obj)
@@ -286,7 +293,7 @@ class Tree:
     def from_json(cls, obj: Any) -> Tree:
         """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth."""
         if isinstance(obj, str):
-            obj = json.loads(obj)
+            obj = _loads(obj)
         if not isinstance(obj, dict) or "label" not in obj:
             raise StructureError(f"a tree in JSON is an object with a 'label', got {obj!r}")
         # post-order without recursion: (object, edges of its children, done?)

@@ -171,7 +171,7 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
             continue
         for chunk in body.split("::")[1:]:
             key, _, value = chunk.strip().partition(" ")
-            if key:
+            if key and value.strip():  # an empty ``# ::id`` is no id
                 meta.setdefault(key, value.strip())
     return meta
 

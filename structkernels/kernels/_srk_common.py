@@ -343,6 +343,18 @@ class SRKBase(Kernel):
             f"{hint} (or raise the budget with ${MEMORY_BUDGET_ENV})"
         )
 
+    def validate_params(self) -> None:
+        owner = type(self).__name__
+        _check_int(owner, "k", self.k, 1)
+        _check_int(owner, "kmax", self.kmax, 1, allow_none=True)
+        if self.kmax is not None and self.kmax < self.k:
+            raise ValueError(f"{owner}.kmax must be >= k={self.k}, got {self.kmax!r}")
+        lam = self.lam
+        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not (
+            0.0 < float(lam) <= 1.0
+        ):
+            raise ValueError(f"{owner}.lam must be a float in (0, 1], got {lam!r}")
+
     def check_input(self, X: Any) -> list[Rewriting]:
         return check_rewritings(X, type(self).__name__)
 

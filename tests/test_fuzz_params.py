@@ -11,7 +11,7 @@ from pathlib import Path as FilePath
 import numpy as np
 import pytest
 from _fuzz_strategies import FUZZ
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structkernels import kernel
@@ -61,7 +61,7 @@ junk = st.none() | st.booleans() | st.integers(-10, 10) | st.text(max_size=5) | 
     "null or a list fails with AttributeError, not a ValueError naming the file; model-file "
     "schema validation is issue 16 row 9, built separately",
 )
-@FUZZ
+@settings(FUZZ, report_multiple_bugs=False)
 @given(st.data())
 def test_damaged_model_files_are_refused_with_their_path(model_json, data):
     obj = json.loads(json.dumps(model_json))

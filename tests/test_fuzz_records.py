@@ -27,7 +27,7 @@ trees = st.recursive(
 @st.composite
 def deep_trees(draw) -> Tree:
     t = draw(trees)
-    for _ in range(draw(st.integers(0, 1500))):
+    for _ in range(draw(st.integers(0, 600))):
         t = Tree(draw(labels), [(draw(edges), t)])
     return t
 

@@ -224,3 +224,14 @@ def test_deep_tree_in_the_tree_kernel_and_long_path_json():
     assert kernel("tree")(t, t) > 0
     p = Path([(None, "r")] + [("e", f"n{i}") for i in range(5000)])
     assert Path.from_json(json.loads(json.dumps(p.to_json()))) == p
+
+
+def test_dataset_tree_builder_without_recursion():
+    from structkernels.datasets import _TreeBuilder
+
+    build = _TreeBuilder()
+    t = _chain(3000)
+    assert build(t.to_json()) == t
+    assert build(t.to_json()) is build(t.to_json())  # identical subtrees are shared
+    with pytest.raises(Exception, match="must be a list"):
+        build({"label": "a", "children": {"x": 1}})

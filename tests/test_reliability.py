@@ -221,7 +221,7 @@ def test_deep_tree_json_errors_name_the_node():
 
 def test_deep_tree_in_the_tree_kernel_and_long_path_json():
     t = _chain(500)
-    assert kernel("tree")(t, t) > 0
+    assert kernel("tree").value(t, t) > 0
     p = Path([(None, "r")] + [("e", f"n{i}") for i in range(5000)])
     assert Path.from_json(json.loads(json.dumps(p.to_json()))) == p
 

@@ -28,6 +28,13 @@ class StructureError(ValueError):
     """A malformed path or tree (names what is wrong and where)."""
 
 
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StructureError(f"not valid JSON ({exc.msg}, column {exc.colno}): {text[:40]!r}") from None
+
+
 def _check_label(value: Any, what: str, allow_none: bool = False) -> str | None:
     if value is None and allow_none:
         return None
@@ -119,7 +126,7 @@ class Path(Sequence):
     def from_json(cls, obj: Any) -> Path:
         """Inverse of :meth:`to_json`; also accepts a JSON string."""
         if isinstance(obj, str):
-            obj = json.loads(obj)
+            obj = _loads(obj)
         if not isinstance(obj, list):
             raise StructureError(f"a path in JSON is a list of [edge, node] pairs, got {obj!r}")
         return cls(obj)
@@ -181,29 +188,78 @@ class Tree:
         return self._size
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Tree)
-            and self._hash == other._hash
-            and self._label == other._label
-            and self._children == other._children
-        )
+        if not isinstance(other, Tree):
+            return False
+        stack = [(self, other)]  # iterative: any depth
+        while stack:
+            a, b = stack.pop()
+            if a is b:
+                continue
+            if (
+                a._hash != b._hash
+                or a._label != b._label
+                or len(a._children) != len(b._children)
+            ):
+                return False
+            for (ea, sa), (eb, sb) in zip(a._children, b._children, strict=True):
+                if ea != eb:
+                    return False
+                stack.append((sa, sb))
+        return True
 
     def __hash__(self) -> int:
         return self._hash
 
     def __reduce__(self):
-        return (Tree, (self._label, self._children))
+        # flat pre-order (not nested tuples), so pickling has no depth limit
+        return (_tree_from_preorder, self._preorder_lists())
+
+    def _preorder_lists(self) -> tuple[list[str], list[str | None], list[int]]:
+        labels: list[str] = []
+        edges: list[str | None] = []
+        arity: list[int] = []
+        for edge, node in self.preorder():
+            labels.append(node._label)
+            edges.append(edge)
+            arity.append(len(node._children))
+        return labels, edges, arity
+
+    def _render(self, leaf, open_, sep, close) -> str:
+        """Iterative rendering: ``leaf(t)`` for a leaf, else ``open_(t)`` then the
+        children (``sep(i, edge)`` before child ``i``) then ``close``."""
+        out: list[str] = []
+        stack: list[Any] = [self]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                out.append(item)
+                continue
+            if not item._children:
+                out.append(leaf(item))
+                continue
+            out.append(open_(item))
+            stack.append(close)
+            for i in range(len(item._children) - 1, -1, -1):
+                edge, sub = item._children[i]
+                stack.append(sub)
+                stack.append(sep(i, edge))
+        return "".join(out)
 
     def __repr__(self) -> str:
-        if not self._children:
-            return f"Tree({self._label!r})"
-        return f"Tree({self._label!r}, {list(self._children)!r})"
+        return self._render(
+            lambda t: f"Tree({t._label!r})",
+            lambda t: f"Tree({t._label!r}, [",
+            lambda i, e: f"{'), ' if i else ''}({e!r}, ",
+            ")])",
+        )
 
     def __str__(self) -> str:
-        if not self._children:
-            return self._label
-        inner = " ".join(f":{e} {s}" if e else str(s) for e, s in self._children)
-        return f"({self._label} {inner})"
+        return self._render(
+            lambda t: t._label,
+            lambda t: f"({t._label}",
+            lambda i, e: f" :{e} " if e else " ",
+            ")",
+        )
 
     def preorder(self) -> Iterator[tuple[str | None, Tree]]:
         """``(edge from parent, subtree)`` in pre-order; the root's edge is None."""
@@ -214,25 +270,79 @@ class Tree:
             stack.extend(reversed(node._children))
 
     def to_json(self) -> dict[str, Any]:
-        """``{"label": ..., "children": [[edge, {...}], ...]}``."""
-        out: dict[str, Any] = {"label": self._label}
-        if self._children:
-            out["children"] = [[e, s.to_json()] for e, s in self._children]
-        return out
+        """``{"label": ..., "children": [[edge, {...}], ...]}``.
+
+        Built without recursion, so any depth works here; note that
+        :func:`json.dumps` itself refuses nesting deeper than Python's
+        recursion limit (a tree about 300 levels deep).
+        """
+        root: dict[str, Any] = {"label": self._label}
+        stack = [(self, root)]
+        while stack:
+            node, out = stack.pop()
+            if node._children:
+                kids = []
+                for e, sub in node._children:
+                    d = {"label": sub._label}
+                    kids.append([e, d])
+                    stack.append((sub, d))
+                out["children"] = kids
+        return root
 
     @classmethod
     def from_json(cls, obj: Any) -> Tree:
-        """Inverse of :meth:`to_json`; also accepts a JSON string."""
+        """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth."""
         if isinstance(obj, str):
-            obj = json.loads(obj)
+            obj = _loads(obj)
         if not isinstance(obj, dict) or "label" not in obj:
             raise StructureError(f"a tree in JSON is an object with a 'label', got {obj!r}")
-        kids = []
-        for i, c in enumerate(obj.get("children", [])):
-            if not isinstance(c, list) or len(c) != 2:
-                raise StructureError(f"child {i} of {obj['label']!r} must be [edge, tree], got {c!r}")
-            kids.append((c[0], cls.from_json(c[1])))
-        return cls(obj["label"], kids)
+        # post-order without recursion: (object, edges of its children, done?)
+        built: list[Tree] = []
+        stack: list[tuple[Any, bool]] = [(obj, False)]
+        while stack:
+            o, done = stack.pop()
+            if not isinstance(o, dict) or "label" not in o:
+                raise StructureError(f"a tree in JSON is an object with a 'label', got {o!r}")
+            kids_json = o.get("children", [])
+            if not isinstance(kids_json, list):
+                raise StructureError(
+                    f"the children of {o['label']!r} must be a list of [edge, tree], "
+                    f"got {kids_json!r}"
+                )
+            if not done:
+                stack.append((o, True))
+                for i in range(len(kids_json) - 1, -1, -1):
+                    c = kids_json[i]
+                    if not isinstance(c, list) or len(c) != 2:
+                        raise StructureError(
+                            f"child {i} of {o['label']!r} must be [edge, tree], got {c!r}"
+                        )
+                    stack.append((c[1], False))
+                continue
+            n = len(kids_json)
+            subs = built[len(built) - n :] if n else []
+            if n:
+                del built[len(built) - n :]
+            built.append(cls(o["label"], [(c[0], t) for c, t in zip(kids_json, subs, strict=True)]))
+        return built[0]
+
+
+def _tree_from_preorder(
+    labels: list[str], edges: list[str | None], arity: list[int]
+) -> Tree:
+    """Rebuild a :class:`Tree` from its flat pre-order (see ``Tree.__reduce__``)."""
+    if not labels:
+        raise StructureError("an empty pre-order is not a tree")
+    built: list[tuple[str | None, Tree]] = []
+    for i in range(len(labels) - 1, -1, -1):  # reverse pre-order: children come first
+        n = arity[i]
+        kids = built[len(built) - n :][::-1] if n else []
+        if n:
+            del built[len(built) - n :]
+        built.append((edges[i], Tree(labels[i], kids)))
+    if len(built) != 1:
+        raise StructureError("a pre-order with more than one root is not a tree")
+    return built[0][1]
 
 
 class Vocabulary:

@@ -287,31 +287,41 @@ class CandidateExtractor:
             roles[steps[-1][1] if steps else cand.interaction] = role
         return children, roles
 
-    def tree(self, cand: Candidate) -> Tree:
-        """The candidate's subgraph as an ordered tree with role-marked nodes."""
+    def _build(self, cand: Candidate, make):
+        """Bottom-up build of the candidate tree: ``make(label, kids)`` per node.
+
+        ``kids`` is the list of ``(edge, built child)`` pairs, the role mark
+        ``(ROLE_EDGE, make(role, []))`` last.  Iterative: any depth.
+        """
         children, roles = self._children(cand)
         lab = self._labels
-
-        def build(v: str) -> Tree:
-            kids = [(e, build(c)) for e, c in children[v]]
+        built: dict[str, Any] = {}
+        stack = [(cand.interaction, False)]
+        while stack:
+            v, ready = stack.pop()
+            if not ready:
+                stack.append((v, True))
+                stack.extend((c, False) for _, c in reversed(children[v]))
+                continue
+            kids = [(e, built.pop(c)) for e, c in children[v]]
             if v in roles:
-                kids.append((ROLE_EDGE, Tree(roles[v])))
-            return Tree(lab[v], kids)
+                kids.append((ROLE_EDGE, make(roles[v], [])))
+            built[v] = make(lab[v], kids)
+        return built[cand.interaction]
 
-        return build(cand.interaction)
+    def tree(self, cand: Candidate) -> Tree:
+        """The candidate's subgraph as an ordered tree with role-marked nodes."""
+        return self._build(cand, Tree)
 
     def tree_json(self, cand: Candidate) -> dict[str, Any]:
         """``self.tree(cand).to_json()``, built directly (no Tree objects)."""
-        children, roles = self._children(cand)
-        lab = self._labels
 
-        def build(v: str) -> dict[str, Any]:
-            kids: list[list[Any]] = [[e, build(c)] for e, c in children[v]]
-            if v in roles:
-                kids.append([ROLE_EDGE, {"label": roles[v]}])
-            return {"label": lab[v], "children": kids} if kids else {"label": lab[v]}
+        def make(label: str, kids: list) -> dict[str, Any]:
+            if not kids:
+                return {"label": label}
+            return {"label": label, "children": [[e, c] for e, c in kids]}
 
-        return build(cand.interaction)
+        return self._build(cand, make)
 
     def subgraph(self, cand: Candidate) -> nx.DiGraph:
         """The re-rooted subgraph as a :class:`networkx.DiGraph`.

@@ -23,7 +23,10 @@ Conventions (nonstationary kernels paper, Sec. 2 and Fig. 1):
   (y / ...))`` becomes the edge ``y -> x`` with ``role="ARG0"`` and
   ``inverted=True`` (the fact that it was written inverted is kept).  Roles
   whose name merely ends in ``-of`` (``consist-of``, ``prep-out-of``) follow
-  the AMR model of :mod:`penman` and are not inverted;
+  the AMR model of :mod:`penman` and are not inverted.  A graph is a *set* of
+  triples: a relation stated twice (``(a :ARG0 (p :ARG1-of a) :ARG1 p)``
+  states ``a -ARG1-> p`` once inverted, once not) is one edge, with
+  ``inverted=True`` only if every statement of it is inverted;
 - graph attributes ``root`` (the top variable) and ``id``.
 """
 
@@ -72,7 +75,35 @@ def _appears_inverted(graph: penman.Graph, triple) -> bool:
     return bool(layout.appears_inverted(graph, triple))  # re-entrancy: slow path, rare
 
 
-def to_networkx(graph: penman.Graph, graph_id: str | None = None) -> nx.MultiDiGraph:
+def _statement_inversions(tree: penman.Tree, model=AMR_MODEL) -> list[bool]:
+    """For each branch of ``tree`` in the order :func:`penman.layout.interpret`
+    makes its triples, whether it states an inverted relation.
+
+    Iterative (any depth).  Used where epigraph data cannot tell: penman keeps
+    the epigraph of the first statement of a triple only.
+    """
+    variables = {v for v, _ in tree.nodes()}
+    flags: list[bool] = []
+    stack = [iter(tree.node[1])]
+    while stack:
+        branch = next(stack[-1], None)
+        if branch is None:
+            stack.pop()
+            continue
+        role, target = branch
+        role = role.partition("~")[0] if role != "/" else role
+        if isinstance(target, tuple):
+            flags.append(role != "/" and model.is_role_inverted(role))
+            stack.append(iter(target[1]))
+        else:
+            value = target.partition("~")[0] if target and not target.startswith('"') else target
+            flags.append(role != "/" and model.is_role_inverted(role) and value in variables)
+    return flags
+
+
+def to_networkx(
+    graph: penman.Graph, graph_id: str | None = None, tree: penman.Tree | None = None
+) -> nx.MultiDiGraph:
     """Build the :class:`networkx.MultiDiGraph` model of a PENMAN graph.
 
     Parameters
@@ -82,6 +113,11 @@ def to_networkx(graph: penman.Graph, graph_id: str | None = None) -> nx.MultiDiG
         so that inverse roles are normalised the AMR way).
     graph_id : str, optional
         Stored as the graph attribute ``id``.
+    tree : penman.Tree, optional
+        The parsed tree ``graph`` was interpreted from.  It tells exactly
+        which statements of a relation stated more than once were inverted;
+        without it the epigraph data of ``graph`` is used, which penman keeps
+        for a relation's first statement only.
 
     Returns
     -------
@@ -107,12 +143,25 @@ def to_networkx(graph: penman.Graph, graph_id: str | None = None) -> nx.MultiDiG
         if var in G:
             raise ValueError(f"variable {var!r} is defined twice")
         G.add_node(var, concept=str(concept), attributes=(), name=None, wiki=None)
-    for triple in graph.edges():
-        src, role, tgt = triple
-        for v in (src, tgt):
+    flags = _statement_inversions(tree) if tree is not None else []
+    if len(flags) != len(graph.triples):
+        flags = []  # not the tree of this graph: fall back to the epigraph
+    inverted: dict[tuple, bool] = {}  # one edge per distinct triple, in first-seen order
+    edges = set(graph.edges())
+    for i, triple in enumerate(graph.triples):
+        if triple not in edges:
+            continue
+        flag = flags[i] if flags else None
+        if triple in inverted:
+            if flag is not None:
+                inverted[triple] = inverted[triple] and flag
+            continue
+        for v in (triple[0], triple[2]):
             if v not in G:
                 raise ValueError(f"variable {v!r} has no concept")
-        G.add_edge(src, tgt, role=role[1:], inverted=_appears_inverted(graph, triple))
+        inverted[triple] = flag if flag is not None else _appears_inverted(graph, triple)
+    for (src, role, tgt), inv in inverted.items():
+        G.add_edge(src, tgt, role=role[1:], inverted=inv)
     attrs: dict[str, list[tuple[str, str]]] = {}
     for src, role, value in graph.attributes():
         if src not in G:

@@ -8,6 +8,10 @@ model: inverse roles normalised) and builds its :mod:`networkx` model
 :class:`AMRFormatError` naming the file, the line and the graph id; with
 ``on_error="skip"`` reading goes on and every skipped graph is listed, with
 its line and the reason, in :attr:`AMRCorpus.skipped`.
+
+Every graph is decoded on its own: a bad graph (malformed PENMAN, bytes that
+are not UTF-8, nesting deeper than ``max_depth``, anything the decoder trips
+on) costs that graph only, never the graphs around it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 import networkx as nx
 import penman
+from penman import layout
 from penman.exceptions import PenmanError
 
 from structkernels.amr.graph import AMR_MODEL, to_networkx
@@ -30,9 +35,16 @@ __all__ = [
     "SkippedGraph",
     "read_amr",
     "parse_amr",
+    "MAX_DEPTH",
 ]
 
 _CODEC = penman.PENMANCodec(model=AMR_MODEL)
+
+#: Default nesting limit (open parentheses) of one graph.  Real AMRs are far
+#: shallower (the Bio AMR releases reach 13); the PENMAN decoder recurses once
+#: per level, so a deeper graph is refused, with its file, line and id, before
+#: it is decoded.
+MAX_DEPTH = 100
 
 
 class AMRFormatError(ValueError):
@@ -159,7 +171,7 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
             continue
         for chunk in body.split("::")[1:]:
             key, _, value = chunk.strip().partition(" ")
-            if key:
+            if key and value.strip():  # an empty ``# ::id`` is no id
                 meta.setdefault(key, value.strip())
     return meta
 
@@ -179,9 +191,13 @@ def _blocks(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
         yield start, block
 
 
-def _after_graph(text: str) -> tuple[int, str] | None:
-    """``(offset, text)`` of non-comment text after the graph's closing parenthesis."""
-    depth, in_str, esc = 0, False, False
+def _scan(text: str) -> tuple[int, int, tuple[int, str] | None]:
+    """``(max depth, offset of the deepest "(", text after the graph)`` of a graph's text.
+
+    The text after the graph is ``(offset, text)`` of the first non-comment text
+    after the graph's closing parenthesis, or None.  Iterative: any depth.
+    """
+    depth, max_depth, deepest, in_str, esc = 0, 0, 0, False, False
     for i, ch in enumerate(text):
         if in_str:
             if esc:
@@ -194,6 +210,8 @@ def _after_graph(text: str) -> tuple[int, str] | None:
             in_str = True
         elif ch == "(":
             depth += 1
+            if depth > max_depth:
+                max_depth, deepest = depth, i
         elif ch == ")":
             depth -= 1
             if depth == 0:
@@ -202,14 +220,27 @@ def _after_graph(text: str) -> tuple[int, str] | None:
                     stripped = ln.strip()
                     if stripped and not stripped.startswith("#"):
                         k = text.index(stripped, j)
-                        return k, stripped
+                        return max_depth, deepest, (k, stripped)
                     j += len(ln) + 1
-                return None
-    return None  # unbalanced: the PENMAN decoder reports it
+                return max_depth, deepest, None
+    return max_depth, deepest, None  # unbalanced: the PENMAN decoder reports it
 
 
-def _decode_block(block: list[str], start: int, file: str, fallback_id: str) -> AMRGraph | None:
-    """Decode one block; None for a comment-only block without an id (a file header)."""
+def _decode_block(
+    block: list[str],
+    start: int,
+    file: str,
+    fallback_id: str,
+    max_depth: int = MAX_DEPTH,
+    bad_bytes: dict[int, str] | None = None,
+) -> AMRGraph | None:
+    """Decode one block; None for a comment-only block without an id (a file header).
+
+    ``bad_bytes`` maps the line numbers of lines that are not UTF-8 to a
+    description of the first bad byte (those lines arrive decoded with
+    replacement characters, so that the graph id can still be named).
+    Every failure is an :class:`AMRFormatError` naming this graph.
+    """
     comments = [ln for ln in block if ln.lstrip().startswith("#")]
     meta = _metadata(comments)
     graph_id = meta.get("id")
@@ -218,6 +249,12 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str) -> 
         if graph_id is None:
             return None
         raise AMRFormatError("metadata without a graph", file, start + len(block) - 1, graph_id)
+    if bad_bytes:
+        bad = [ln for ln in range(start, start + len(block)) if ln in bad_bytes]
+        if bad:
+            raise AMRFormatError(
+                f"not UTF-8 text ({bad_bytes[bad[0]]})", file, bad[0], graph_id
+            )
     body = block[body_at:]
     first = body[0].lstrip()
     if not first.startswith("("):
@@ -228,7 +265,14 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str) -> 
             graph_id,
         )
     text = "\n".join(body)
-    rest = _after_graph(text)
+    depth, deepest, rest = _scan(text)
+    if depth > max_depth:
+        raise AMRFormatError(
+            f"graph nested {depth} levels deep; at most max_depth={max_depth} are decoded",
+            file,
+            start + body_at + text.count("\n", 0, deepest),
+            graph_id,
+        )
     if rest is not None:
         offset, tail = rest
         line = start + body_at + text.count("\n", 0, offset)
@@ -238,7 +282,8 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str) -> 
             reason = f"text after the end of the graph: {tail[:40]!r}"
         raise AMRFormatError(reason, file, line, graph_id)
     try:
-        pg = _CODEC.decode(text)
+        tree = _CODEC.parse(text)
+        pg = layout.interpret(tree, AMR_MODEL)
     except PenmanError as exc:
         lineno = getattr(exc, "lineno", None)
         line = start + body_at + (min(max(int(lineno) - 1, 0), len(body) - 1) if lineno else 0)
@@ -248,10 +293,25 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str) -> 
         raise AMRFormatError(
             f"not a well-formed PENMAN graph: {msg}", file, line, graph_id
         ) from None
+    except RecursionError:
+        raise AMRFormatError(
+            f"graph nested {depth} levels deep: too deep for the PENMAN decoder; "
+            "lower max_depth",
+            file,
+            start + body_at,
+            graph_id,
+        ) from None
+    except Exception as exc:  # the decoder must cost this graph only
+        raise AMRFormatError(
+            f"the PENMAN decoder failed: {type(exc).__name__}: {exc}",
+            file,
+            start + body_at,
+            graph_id,
+        ) from None
     if graph_id is None:
         graph_id = fallback_id
     try:
-        G = to_networkx(pg, graph_id)
+        G = to_networkx(pg, graph_id, tree=tree)
     except ValueError as exc:
         raise AMRFormatError(str(exc), file, start + body_at, graph_id) from None
     if G.number_of_nodes() == 0:
@@ -267,7 +327,43 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str) -> 
     )
 
 
-def parse_amr(text: str, graph_id: str | None = None) -> AMRGraph:
+def _split_lines(text: str) -> list[str]:
+    """Lines split at ``\\n``, ``\\r\\n`` or ``\\r`` only (as editors count them)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
+    """Text lines of a file's bytes, and ``{line: what is wrong}`` for lines not UTF-8.
+
+    A line that is not UTF-8 is decoded with replacement characters (so the
+    blocks and the graph ids around it are still found) and reported; the
+    other lines are unaffected.  A UTF-8 byte-order mark is dropped.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return _split_lines(data.decode("utf-8")), {}
+    except UnicodeDecodeError:
+        pass
+    lines: list[str] = []
+    bad: dict[int, str] = {}
+    raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    for i, ln in enumerate(raw, 1):
+        try:
+            lines.append(ln.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            byte = ln[exc.start : exc.start + 1].hex()
+            bad[i] = f"{exc.reason}: byte 0x{byte} at column {exc.start + 1}"
+            lines.append(ln.decode("utf-8", errors="replace"))
+    return lines, bad
+
+
+def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH) -> AMRGraph:
     """Decode one AMR given as PENMAN text (metadata comments allowed).
 
     Parameters
@@ -276,6 +372,9 @@ def parse_amr(text: str, graph_id: str | None = None) -> AMRGraph:
         One graph in PENMAN notation.
     graph_id : str, optional
         Used when the text has no ``# ::id`` metadata (default ``"amr"``).
+    max_depth : int, default :data:`MAX_DEPTH`
+        A graph nested deeper (open parentheses) is refused with
+        :class:`AMRFormatError` before decoding.
 
     Returns
     -------
@@ -290,11 +389,13 @@ def parse_amr(text: str, graph_id: str | None = None) -> AMRGraph:
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_amr expects PENMAN text (str), got {type(text).__name__}")
-    blocks = list(_blocks(text.splitlines()))
+    _check_max_depth(max_depth)
+    blocks = list(_blocks(_split_lines(text)))
     found = [
         g
         for start, block in blocks
-        if (g := _decode_block(block, start, "<string>", graph_id or "amr")) is not None
+        if (g := _decode_block(block, start, "<string>", graph_id or "amr", max_depth))
+        is not None
     ]
     if len(found) != 1:
         raise AMRFormatError(f"expected one AMR graph, found {len(found)}", "<string>")
@@ -309,6 +410,7 @@ def read_amr(
     path: str | os.PathLike | Sequence[str | os.PathLike],
     on_error: str = "raise",
     deduplicate: bool = True,
+    max_depth: int = MAX_DEPTH,
 ) -> AMRCorpus:
     """Read AMR graphs in PENMAN notation from one file or several.
 
@@ -325,6 +427,9 @@ def read_amr(
     deduplicate : bool
         Keep only the first graph of each id (files read in the order given);
         the others are listed in :attr:`AMRCorpus.duplicates`.
+    max_depth : int, default :data:`MAX_DEPTH`
+        A graph nested deeper than this (open parentheses) is malformed
+        input: refused (strict) or skipped (lenient) before it is decoded.
 
     Returns
     -------
@@ -333,8 +438,10 @@ def read_amr(
     Raises
     ------
     AMRFormatError
-        A malformed graph (strict mode), a file that is not UTF-8, or input
-        that holds no AMR graph at all (empty file, non-AMR text).
+        A malformed graph (strict mode): bad PENMAN, a line that is not UTF-8,
+        nesting deeper than ``max_depth``; or input that holds no AMR graph
+        at all (empty file, non-AMR text).  In lenient mode only the bad
+        graphs are left out, each listed in :attr:`AMRCorpus.skipped`.
     FileNotFoundError
 
     Examples
@@ -346,6 +453,7 @@ def read_amr(
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    _check_max_depth(max_depth)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise ValueError("read_amr needs at least one file")
@@ -355,18 +463,13 @@ def read_amr(
     seen: set[str] = set()
     for p in paths:
         file = os.fspath(p)
-        try:
-            with open(file, encoding="utf-8") as fh:
-                lines = fh.read().splitlines()
-        except UnicodeDecodeError as exc:
-            raise AMRFormatError(
-                f"not UTF-8 text ({exc.reason} at byte {exc.start})", file
-            ) from None
+        with open(file, "rb") as fh:
+            lines, bad_bytes = _decode_lines(fh.read())
         n_before, skipped_before = len(graphs), len(skipped)
         for start, block in _blocks(lines):
             fallback = f"{os.path.basename(file)}:{start}"
             try:
-                g = _decode_block(block, start, file, fallback)
+                g = _decode_block(block, start, file, fallback, max_depth, bad_bytes)
             except AMRFormatError as exc:
                 if on_error == "raise":
                     raise
@@ -389,6 +492,11 @@ def read_amr(
             f"no AMR graph could be read ({len(skipped)} skipped{first})", os.fspath(paths[0])
         )
     return AMRCorpus(graphs, skipped, duplicates, [os.fspath(p) for p in paths])
+
+
+def _check_max_depth(max_depth: Any) -> None:
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+        raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
 
 
 def _as_nx(amr: Any) -> nx.MultiDiGraph:

@@ -14,6 +14,15 @@ A *re-writing* is a pair ``(s, t)`` of token sequences (tuples or lists of
 * :func:`srk_gram_stack`, the per-window raw Gram matrices of a data set
   (parallel, optionally cached on disk), from which every ``kmax`` sum and
   every combination with other kernels is assembled without new kernel calls.
+
+Resource bounds.  A window longer than a sentence holds no k-gram, so ``K_j``
+is 0 for ``j > min(|s|, |t|)`` of either re-writing: windows are only ever
+computed up to the longest one the input can use (a ``kmax`` above the
+sentence lengths costs what the sentence lengths cost; a raw ``K_k`` with
+``k`` beyond them is 0 without any work).  Before allocating, the memory a
+computation plans to use is estimated (:meth:`SRKBase.planned_bytes`) and a
+computation over :func:`memory_budget` is refused with
+:class:`MemoryBudgetError`, which names the window that fits.
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ from structkernels.kernel import Kernel, ZeroSelfSimilarityWarning, normalize_gr
 from structkernels.progress import tqdm
 
 __all__ = [
+    "MemoryBudgetError",
+    "memory_budget",
     "Rewriting",
     "check_rewritings",
     "SRKBase",
@@ -39,6 +50,72 @@ __all__ = [
 ]
 
 Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
+
+#: Environment variable holding the memory budget of one SRK computation
+#: (bytes, or a number with a K, M, G or T suffix, e.g. ``"16G"``).
+MEMORY_BUDGET_ENV = "STRUCTKERNELS_MEMORY_BUDGET"
+
+
+class MemoryBudgetError(ValueError, MemoryError):
+    """A computation that would need more memory than the budget, refused before allocating.
+
+    A ``ValueError`` (a parameter too large for the input) and a
+    ``MemoryError`` (what it would otherwise have caused).
+    """
+
+
+def memory_budget() -> int:
+    """Bytes one SRK computation may plan to use.
+
+    ``$STRUCTKERNELS_MEMORY_BUDGET`` if set (``"8G"``, ``"512M"``, bytes),
+    else half of the machine's physical memory (8 GiB where unknown).
+    Read at each call: no process-wide state.
+
+    Examples
+    --------
+    >>> memory_budget() > 0
+    True
+    """
+    value = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
+    if value:
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+        scale = units.get(value[-1].upper(), 1)
+        number = value[:-1] if value[-1].upper() in units else value
+        try:
+            budget = int(float(number) * scale)
+        except ValueError:
+            budget = -1
+        if budget <= 0:
+            raise ValueError(
+                f"{MEMORY_BUDGET_ENV}={value!r}: give a positive size such as 8G, 512M or bytes"
+            )
+        return budget
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) // 2
+    except (AttributeError, ValueError, OSError):
+        return 8 << 30
+
+
+def _gib(n: float) -> str:
+    return f"{n / (1 << 30):.3g} GiB"
+
+
+def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) -> int:
+    """The longest window with a k-gram on all four sides of some pair of ``X`` × ``Y``.
+
+    ``K_j(x, y) = 0`` for every ``j`` above ``min(|s_x|, |t_x|, |s_y|, |t_y|)``,
+    so over a block the windows beyond ``min(max_x m(x), max_y m(y))`` (with
+    ``m(x) = min(|s_x|, |t_x|)``) are 0.  ``Y=None``: the symmetric block of ``X``.
+
+    Examples
+    --------
+    >>> usable_window([(("a", "b", "c"), ("d", "e"))], [(("a",) * 9, ("b",) * 9)])
+    2
+    """
+    cx = max((min(len(s), len(t)) for s, t in X), default=0)
+    if Y is None:
+        return cx
+    return min(cx, max((min(len(s), len(t)) for s, t in Y), default=0))
 
 
 def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
@@ -195,9 +272,76 @@ class SRKBase(Kernel):
     preferred_block_size = 256
 
     def _windows(self) -> list[int]:
+        """Every window of the parameters (``k..kmax``), whatever the input."""
         if self.kmax is None:
             return [int(self.k)]
         return list(range(int(self.k), int(self.kmax) + 1))
+
+    def windows_for(
+        self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
+    ) -> list[int]:
+        """The windows computed for the block ``X`` × ``Y`` (``Y=None``: ``X`` × ``X``).
+
+        ``k..min(kmax, usable_window(X, Y))``: larger windows are 0 (see
+        :func:`usable_window`) and left out of every sum, so ``kmax = 10**9``
+        costs what ``kmax`` = the longest sentence costs.  Without ``kmax``,
+        ``[k]`` (the raw ``K_k``, 0 when ``k`` is beyond every sentence).
+        """
+        if self.kmax is None:
+            return [int(self.k)]
+        top = min(int(self.kmax), usable_window(X, Y))
+        return list(range(int(self.k), top + 1))
+
+    def planned_bytes(
+        self,
+        X: Sequence[Rewriting],
+        Y: Sequence[Rewriting] | None,
+        windows: list[int],
+        diag: bool = False,
+    ) -> int:
+        """Estimated peak memory of :meth:`stack_block` on ``X`` × ``Y`` (or of
+        :meth:`diag_stack` on ``X`` with ``diag=True``) for ``windows``.
+
+        This base counts the output (``8 w n m`` bytes) twice (the stack and
+        its normalised sum); kernels add their working memory.
+        """
+        n = len(X)
+        m = 1 if diag else n if Y is None else len(Y)
+        return 16 * max(len(windows), 1) * n * m
+
+    def _check_budget(
+        self,
+        X: Sequence[Rewriting],
+        Y: Sequence[Rewriting] | None,
+        windows: list[int],
+        diag: bool = False,
+    ) -> None:
+        """Refuse (:class:`MemoryBudgetError`) a block planned over :func:`memory_budget`."""
+        need = self.planned_bytes(X, Y, windows, diag)
+        budget = memory_budget()
+        if need <= budget:
+            return
+        fits = None
+        for j in range(len(windows) - 1, 0, -1):
+            if self.planned_bytes(X, Y, windows[:j], diag) <= budget:
+                fits = windows[j - 1]
+                break
+        out = SRKBase.planned_bytes(self, X, Y, windows[:1], diag)
+        if fits is not None and self.kmax is not None:
+            hint = f"kmax={fits} fits"
+        elif out > budget:
+            hint = (f"the output alone needs {_gib(out)}: compute the Gram in blocks "
+                    "(structkernels.gram with out= a memory map) or on fewer re-writings")
+        else:
+            longest = max((max(len(s), len(t)) for s, t in X), default=0)
+            hint = (f"the longest sentences ({longest} tokens) need this working memory "
+                    f"even for window {windows[0]}: shorten or drop them")
+        raise MemoryBudgetError(
+            f"{type(self).__name__}(k={self.k}, kmax={self.kmax}) on {len(X)} x "
+            f"{len(X) if Y is None else len(Y)} re-writings (windows {windows[0]}..{windows[-1]}) "
+            f"would need about {_gib(need)}, over the memory budget of {_gib(budget)}; "
+            f"{hint} (or raise the budget with ${MEMORY_BUDGET_ENV})"
+        )
 
     def validate_params(self) -> None:
         owner = type(self).__name__
@@ -224,15 +368,28 @@ class SRKBase(Kernel):
     def stack_block(
         self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
     ) -> np.ndarray:
-        """Raw ``K_j(X[a], Y[b])`` for every window ``j`` of this kernel, shape (w, n, m).
+        """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for` ``(X, Y)``,
+        shape (w, n, m).
 
-        ``Y=None`` means ``Y = X`` (symmetric, each pair computed once).
+        ``Y=None`` means ``Y = X`` (symmetric, each pair computed once).  The
+        windows beyond the sentence lengths (all 0) are left out.
         """
-        return self._stack(X, Y, self._windows())
+        windows = self.windows_for(X, Y)
+        n = len(X)
+        m = n if Y is None else len(Y)
+        if not windows or windows[-1] > usable_window(X, Y) or n == 0 or m == 0:
+            return np.zeros((len(windows), n, m))  # every window is 0: no work
+        self._check_budget(X, Y, windows)
+        return self._stack(X, Y, windows)
 
     def diag_stack(self, X: Sequence[Rewriting]) -> np.ndarray:
-        """Raw self-similarities ``K_j(X[a], X[a])``, shape (w, n)."""
-        return self._diag_stack(X, self._windows())
+        """Raw self-similarities ``K_j(X[a], X[a])`` for the windows
+        :meth:`windows_for` ``(X)``, shape (w, n)."""
+        windows = self.windows_for(X)
+        if not windows or windows[-1] > usable_window(X) or len(X) == 0:
+            return np.zeros((len(windows), len(X)))
+        self._check_budget(X, None, windows, diag=True)
+        return self._diag_stack(X, windows)
 
     def _combine(self, stack, dx, dy) -> np.ndarray:
         if self.kmax is None:
@@ -249,7 +406,7 @@ class SRKBase(Kernel):
         stack = self.stack_block(X, None)
         if self.kmax is None:
             return stack[0]
-        d = np.stack([np.diag(s).copy() for s in stack])
+        d = np.diagonal(stack, axis1=1, axis2=2).copy()
         return sum_normalized(stack, d, d)
 
     def diag_block(self, X: Sequence[Rewriting]) -> np.ndarray:
@@ -334,7 +491,7 @@ def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int,
     """The work of :func:`srk_gram_stack` on checked input (cached as a whole)."""
     symmetric = Y is None
     Y = X if symmetric else Y
-    windows = kernel._windows()
+    windows = kernel.windows_for(X, None if symmetric else Y)  # beyond: all 0
     n, m = len(X), len(Y)
     bs = int(block_size or kernel.preferred_block_size)
     workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
@@ -347,6 +504,12 @@ def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int,
             if symmetric and c0 < r0:
                 continue
             tasks.append((r0, min(r0 + bs, n), c0, min(c0 + bs, m)))
+    need = 8 * len(windows) * n * m  # the stack; each block checks its own working memory
+    if need > memory_budget():
+        raise MemoryBudgetError(
+            f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {_gib(need)}, over the "
+            f"memory budget of {_gib(memory_budget())} (raise it with ${MEMORY_BUDGET_ENV})"
+        )
     stack = np.zeros((len(windows), n, m), dtype=np.float64)
     disable = (len(tasks) < 8) if progress is None else not progress
     bar = tqdm(total=len(tasks), unit="block", desc=f"{kernel.name} gram", disable=disable)
@@ -362,19 +525,28 @@ def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int,
                 joblib.delayed(_stack_task)(kernel, X, Y, *t, symmetric) for t in tasks
             )
         for r0, r1, c0, c1, block in results:
-            stack[:, r0:r1, c0:c1] = block
+            w = len(block)  # a block's windows: a prefix of ``windows`` (the rest are 0)
+            stack[:w, r0:r1, c0:c1] = block
             if symmetric and r0 != c0:
-                stack[:, c0:c1, r0:r1] = block.transpose(0, 2, 1)
+                stack[:w, c0:c1, r0:r1] = block.transpose(0, 2, 1)
             bar.update(1)
     finally:
         bar.close()
     if symmetric:
-        dx = np.stack([np.diag(s).copy() for s in stack])
+        dx = np.diagonal(stack, axis1=1, axis2=2).copy()
         dy = dx
     else:
-        dx = kernel.diag_stack(X)
-        dy = kernel.diag_stack(Y)
+        w = len(windows)
+        dx = _pad_windows(kernel.diag_stack(X), w)
+        dy = _pad_windows(kernel.diag_stack(Y), w)
     return stack, dx, dy
+
+
+def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
+    """The first ``w`` windows of a diagonal stack, zero rows added if it has fewer."""
+    if len(d) >= w:
+        return d[:w]
+    return np.concatenate([d, np.zeros((w - len(d),) + d.shape[1:])])
 
 
 # ------------------------------------------------- decomposed (pairwise) SRKs
@@ -433,6 +605,23 @@ class PairwiseSRK(SRKBase):
     """
 
     wildcards = False
+
+    def planned_bytes(self, X, Y, windows, diag=False) -> int:
+        """Output, plus the largest window's feature index: one entry per k-gram
+        occurrence (``2 ** k`` wildcard patterns each for pw-SRK), about
+        ``120 + 8 k`` bytes an entry."""
+        base = super().planned_bytes(X, Y, windows, diag)
+        seqs = [q for x in X for q in x]
+        if Y is not None and not diag:
+            seqs += [q for y in Y for q in y]
+        worst = 0
+        for k in windows:
+            grams = sum(max(len(q) - k + 1, 0) for q in seqs)
+            per = (2**k if self.wildcards else 1) * (120 + 8 * k)
+            worst = max(worst, grams * per)
+        n = len(X)
+        m = 1 if diag else n if Y is None else len(Y)
+        return base + worst + 16 * n * m
 
     def _side_grams(self, X, Y, k):
         sym = Y is None

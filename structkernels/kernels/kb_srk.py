@@ -575,6 +575,23 @@ class KbSRK(SRKBase):
         self.lam = lam
         self.kmax = kmax
 
+    def planned_bytes(self, X, Y, windows, diag=False) -> int:
+        """Output, plus the compiled workspace: three ``(|s1|+1) x (|s2|+1)`` grids
+        per side, window lists of ``|s1| |s2|`` and ``|t1| |t2|`` entries, the
+        target map's ``|t1| |t2| x kmax`` windows, and ``(kmax+1)^2`` binomials
+        (lengths: the longest of each side)."""
+        base = super().planned_bytes(X, Y, windows, diag)
+        Y = X if Y is None or diag else Y
+        sx = max((len(s) for s, _ in X), default=0)
+        tx = max((len(t) for _, t in X), default=0)
+        sy = max((len(s) for s, _ in Y), default=0)
+        ty = max((len(t) for _, t in Y), default=0)
+        kmax = max(windows, default=1)
+        cs, ct = sx * sy, tx * ty
+        words = (3 * (sx + 1) * (sy + 1) + 3 * (tx + 1) * (ty + 1) + 4 * cs
+                 + ct * (11 + kmax) + 2 * (kmax + 1) ** 2)
+        return base + 8 * words
+
     def _stack(self, X, Y, windows):
         return kb_srk_stack(X, Y, windows[0], windows[-1], self.lam)
 

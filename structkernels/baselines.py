@@ -43,7 +43,7 @@ K_NEIGHBOURS = 8
 def tuple_features(path: Any) -> list[str]:
     """The bag-of-tuples features of a path: ``edge|node`` tuples and their bigrams."""
     toks = [f"{e}|{n}" for e, n in path]
-    return toks + [a + ">" + b for a, b in zip(toks, toks[1:])]
+    return toks + [a + ">" + b for a, b in zip(toks, toks[1:], strict=False)]
 
 
 def _scores(y: np.ndarray, pred: np.ndarray, score: np.ndarray) -> dict[str, float]:

@@ -109,6 +109,11 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         search as ``predict``, hashed or exact).  At a low positive rate a
         majority of ``k`` votes almost never says positive; ``"auto"`` adapts
         the rule to the class prior.
+    threshold_sample : int or None, default 2000
+        With ``threshold="auto"``: score at most this many training
+        structures (a random subset, stratified by class, seeded by
+        ``random_state``) to choose the threshold; None scores them all.
+        Their neighbours are still searched among all training structures.
     n_bits : int, optional
         Bits per hash code (default ``ceil(log2(N) / 2)``).
     n_tables : int, default 1
@@ -143,7 +148,8 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
     threshold_ : float or None
         The positive-class score threshold used by ``predict`` (None: majority vote).
     train_scores_ : ndarray or None
-        With ``threshold="auto"``: the leave-one-out scores of the training structures.
+        With ``threshold="auto"``: the leave-one-out scores of the scored
+        training structures (all, or ``threshold_sample`` of them).
 
     Examples
     --------
@@ -165,6 +171,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         hashing: str | None = None,
         weights: str = "uniform",
         threshold: Any = None,
+        threshold_sample: int | None = 2000,
         n_bits: int | None = None,
         n_tables: int = 1,
         probe: int = 0,
@@ -179,6 +186,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         self.hashing = hashing
         self.weights = weights
         self.threshold = threshold
+        self.threshold_sample = threshold_sample
         self.n_bits = n_bits
         self.n_tables = n_tables
         self.probe = probe
@@ -212,6 +220,9 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
             if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
                     or not 0.0 <= float(t) <= 1.0:
                 raise ValueError(f"threshold must be None, 'auto' or a number in [0, 1], got {t!r}")
+        ts = self.threshold_sample
+        if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, np.integer)) or ts < 1):
+            raise ValueError(f"threshold_sample must be None or an int >= 1, got {ts!r}")
         if self.probe not in (0, 1) or isinstance(self.probe, bool):
             raise ValueError(f"probe must be 0 or 1, got {self.probe!r}")
         if self.hashing is None and (self.n_bits is not None or self.n_tables != 1 or self.probe):
@@ -303,23 +314,36 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         """The F1-maximising threshold on the training data's leave-one-out scores."""
         from sklearn.metrics import precision_recall_curve
 
-        n = len(self.X_fit_)
+        n_all = len(self.X_fit_)
+        rows = np.arange(n_all)
+        if self.threshold_sample is not None and self.threshold_sample < n_all:
+            from sklearn.model_selection import train_test_split
+
+            rows, _ = train_test_split(
+                rows, train_size=int(self.threshold_sample),
+                stratify=self._y if np.bincount(self._y).min() >= 2 else None,
+                random_state=check_random_state(self.random_state).randint(2**31 - 1),
+            )
+            rows = np.sort(rows)
+        n = len(rows)
         if self._precomputed():
-            K = np.array(self.X_fit_, dtype=np.float64)
-            np.fill_diagonal(K, -np.inf)
+            K = np.array(self.X_fit_, dtype=np.float64)[rows]
+            K[np.arange(n), rows] = -np.inf
             idx, sims = self._neighbours_of(K, self.n_neighbors)
         else:
             # k + 1 neighbours by the predict-time search, then drop the structure itself
-            idx, sims = self._neighbours_of(self.X_fit_, self.n_neighbors + 1)
+            from structkernels.hashing import take
+
+            idx, sims = self._neighbours_of(take(self.X_fit_, rows), self.n_neighbors + 1)
             self.n_fit_evaluations_ += self.n_evaluations_
-            own = idx == np.arange(n)[:, None]
+            own = idx == rows[:, None]
             # where the structure itself was not found, drop the last (weakest) neighbour
             drop = np.where(own.any(axis=1)[:, None], own, np.arange(idx.shape[1]) == idx.shape[1] - 1)
             keep = ~drop
             idx = idx[keep].reshape(n, -1)
             sims = sims[keep].reshape(n, -1)
         scores = self._scores_from(idx, sims)[:, 1]
-        y = self._y
+        y = self._y[rows]
         if not y.any():
             return 1.0, scores
         p, r, t = precision_recall_curve(y, scores)

@@ -232,3 +232,15 @@ def test_string_labels_positive_class_scores():
         positive_class_scores(["a", "b", "c"], ["a", "b", "b"])
     with pytest.raises(ValueError, match="not among"):
         positive_class_scores([0, 1], [1, 1], pos_label="yes")
+
+
+def test_threshold_sample_scores_a_stratified_subset():
+    X, y = _rare_positives(n=400)
+    clf = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, weights="similarity",
+                              threshold="auto", threshold_sample=100, random_state=0).fit(X, y)
+    full = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, weights="similarity",
+                               threshold="auto", threshold_sample=None).fit(X, y)
+    assert len(clf.train_scores_) == 100 and len(full.train_scores_) == 400
+    assert clf.n_fit_evaluations_ < full.n_fit_evaluations_
+    with pytest.raises(ValueError, match="threshold_sample"):
+        KernelKNNClassifier("rbf", threshold="auto", threshold_sample=0).fit(X, y)

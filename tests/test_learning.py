@@ -408,7 +408,7 @@ def test_non_convolution_kernel_and_unfitted_access_are_clear():
         NonstationaryLearner("rbf").fit(X, y)
     learner = NonstationaryLearner()
     with pytest.raises(NotFittedError, match="sigma_"):
-        learner.sigma_
+        _ = learner.sigma_
     with pytest.raises(NotFittedError):
         learner.get_kernel()
     assert not hasattr(learner, "ignored_labels_")

@@ -356,7 +356,7 @@ def test_node_mismatch_equals_enumeration(c):
     from structkernels.kernels.tuples import PartialIndicator
 
     rng = random.Random(int(100 * c))
-    for rep in range(6):
+    for _rep in range(6):
         lam = rng.choice([1.0, rng.uniform(0.3, 1.0)])
         sigma = random_sigma(rng)
         k = kernel("path", lam=lam, sigma=sigma, node_mismatch=c)

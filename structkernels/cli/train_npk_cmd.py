@@ -33,7 +33,7 @@ MODEL_VERSION = 1
 #: (measured: benchmarks/results/npk_main_job.md, 37 s wall from an empty numba cache).
 DEFAULTS = {
     "alpha": 10,
-    "beta": 100,
+    "beta": 25,
     "k": 4,
     "n_iter": 1,
     "lam": 0.8,
@@ -41,7 +41,7 @@ DEFAULTS = {
     "n_neighbors": 8,
     "weights": "similarity",
     "threshold": "auto",
-    "n_tables": 4,
+    "n_tables": 2,
     "probe": 0,
     "table_train": 2000,
     "table_test": 3000,

@@ -42,18 +42,43 @@ from structkernels.knn import (
 __all__ = ["KernelKNNClassifier", "positive_class_scores"]
 
 
-def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = 1) -> dict[str, float]:
+def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = None) -> dict[str, float]:
     """F1, precision and recall of the positive class (``sklearn.metrics``), as in the paper.
+
+    ``pos_label`` defaults to 1 when the labels are 0/1 (or -1/1), else to
+    the larger of two labels in sorted order (``"yes"`` of ``"no"``/``"yes"``);
+    with more than two labels it must be given.  A ``pos_label`` that occurs
+    in neither ``y_true`` nor ``y_pred`` is an error.
 
     Examples
     --------
     >>> positive_class_scores([1, 1, 0, 0], [1, 0, 1, 0])
     {'f1': 0.5, 'precision': 0.5, 'recall': 0.5, 'support': 2}
+    >>> positive_class_scores(["yes", "no"], ["yes", "yes"])["precision"]
+    0.5
     """
+    yt = np.asarray(y_true)
+    yp = np.asarray(y_pred)
+    labels = np.unique(np.concatenate([yt.ravel(), yp.ravel()]))
+    if pos_label is None:
+        if labels.dtype.kind in "iub" and set(labels.tolist()) <= {-1, 0, 1}:
+            pos_label = 1
+        elif len(labels) <= 2:
+            pos_label = labels[-1] if len(labels) else 1
+        else:
+            raise ValueError(
+                f"positive_class_scores: pos_label must be given with {len(labels)} distinct "
+                f"labels {labels.tolist()[:10]}"
+            )
+    elif not (np.any(yt == pos_label) or np.any(yp == pos_label)):
+        raise ValueError(
+            f"positive_class_scores: pos_label={pos_label!r} is not among the labels "
+            f"{labels.tolist()[:10]}"
+        )
     p, r, f, s = precision_recall_fscore_support(
-        y_true, y_pred, pos_label=pos_label, average="binary", zero_division=0
+        yt, yp, pos_label=pos_label, average="binary", zero_division=0
     )
-    support = int(np.sum(np.asarray(y_true) == pos_label))
+    support = int(np.sum(yt == pos_label))
     return {"f1": float(f), "precision": float(p), "recall": float(r), "support": support}
 
 
@@ -73,6 +98,22 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
     weights : "uniform" or "similarity", default "uniform"
         Majority vote, or votes weighted by the (non-negative part of the)
         kernel value.
+    threshold : None, float or "auto", default None
+        Decision rule of a binary problem, on the score ``s`` = the
+        (weighted) share of neighbours of the positive class ``classes_[1]``:
+        None predicts the most voted class (``s > 1/2``; ties to
+        ``classes_[0]``); a number ``t`` predicts positive when ``s >= t``;
+        ``"auto"`` chooses ``t`` on the training data only, as the value that
+        maximises F1 of the training structures' leave-one-out scores (each
+        scored by its own neighbours, itself excluded, found by the same
+        search as ``predict``, hashed or exact).  At a low positive rate a
+        majority of ``k`` votes almost never says positive; ``"auto"`` adapts
+        the rule to the class prior.
+    threshold_sample : int or None, default 2000
+        With ``threshold="auto"``: score at most this many training
+        structures (a random subset, stratified by class, seeded by
+        ``random_state``) to choose the threshold; None scores them all.
+        Their neighbours are still searched among all training structures.
     n_bits : int, optional
         Bits per hash code (default ``ceil(log2(N) / 2)``).
     n_tables : int, default 1
@@ -104,6 +145,11 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         Kernel evaluations made by ``fit``.
     n_evaluations_ : int
         Kernel evaluations made by the last ``predict``/``predict_proba``/``kneighbors``.
+    threshold_ : float or None
+        The positive-class score threshold used by ``predict`` (None: majority vote).
+    train_scores_ : ndarray or None
+        With ``threshold="auto"``: the leave-one-out scores of the scored
+        training structures (all, or ``threshold_sample`` of them).
 
     Examples
     --------
@@ -124,6 +170,8 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         n_neighbors: int = 8,
         hashing: str | None = None,
         weights: str = "uniform",
+        threshold: Any = None,
+        threshold_sample: int | None = 2000,
         n_bits: int | None = None,
         n_tables: int = 1,
         probe: int = 0,
@@ -137,6 +185,8 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
         self.hashing = hashing
         self.weights = weights
+        self.threshold = threshold
+        self.threshold_sample = threshold_sample
         self.n_bits = n_bits
         self.n_tables = n_tables
         self.probe = probe
@@ -165,6 +215,14 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
                 "hashing needs kernel evaluations on new structures; it cannot be used with "
                 "kernel='precomputed' (the test x train Gram matrix is already complete)"
             )
+        t = self.threshold
+        if not (t is None or (isinstance(t, str) and t == "auto")):
+            if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
+                    or not 0.0 <= float(t) <= 1.0:
+                raise ValueError(f"threshold must be None, 'auto' or a number in [0, 1], got {t!r}")
+        ts = self.threshold_sample
+        if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, np.integer)) or ts < 1):
+            raise ValueError(f"threshold_sample must be None or an int >= 1, got {ts!r}")
         if self.probe not in (0, 1) or isinstance(self.probe, bool):
             raise ValueError(f"probe must be 0 or 1, got {self.probe!r}")
         if self.hashing is None and (self.n_bits is not None or self.n_tables != 1 or self.probe):
@@ -238,8 +296,60 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
                 self.hashers_ = hashers
                 self.buckets_ = [group_buckets(c) for c in codes]
                 self.n_fit_evaluations_ += ne
+        self.threshold_, self.train_scores_ = None, None
+        if self.threshold is not None:
+            if len(self.classes_) != 2:
+                raise ValueError(
+                    f"threshold={self.threshold!r} needs a binary problem; y has "
+                    f"{len(self.classes_)} classes"
+                )
+            if isinstance(self.threshold, str):
+                self.threshold_, self.train_scores_ = self._auto_threshold()
+            else:
+                self.threshold_ = float(self.threshold)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _auto_threshold(self) -> tuple[float, np.ndarray]:
+        """The F1-maximising threshold on the training data's leave-one-out scores."""
+        from sklearn.metrics import precision_recall_curve
+
+        n_all = len(self.X_fit_)
+        rows = np.arange(n_all)
+        if self.threshold_sample is not None and self.threshold_sample < n_all:
+            from sklearn.model_selection import train_test_split
+
+            rows, _ = train_test_split(
+                rows, train_size=int(self.threshold_sample),
+                stratify=self._y if np.bincount(self._y).min() >= 2 else None,
+                random_state=check_random_state(self.random_state).randint(2**31 - 1),
+            )
+            rows = np.sort(rows)
+        n = len(rows)
+        if self._precomputed():
+            K = np.array(self.X_fit_, dtype=np.float64)[rows]
+            K[np.arange(n), rows] = -np.inf
+            idx, sims = self._neighbours_of(K, self.n_neighbors)
+        else:
+            # k + 1 neighbours by the predict-time search, then drop the structure itself
+            from structkernels.hashing import take
+
+            idx, sims = self._neighbours_of(take(self.X_fit_, rows), self.n_neighbors + 1)
+            self.n_fit_evaluations_ += self.n_evaluations_
+            own = idx == rows[:, None]
+            # where the structure itself was not found, drop the last (weakest) neighbour
+            drop = np.where(own.any(axis=1)[:, None], own, np.arange(idx.shape[1]) == idx.shape[1] - 1)
+            keep = ~drop
+            idx = idx[keep].reshape(n, -1)
+            sims = sims[keep].reshape(n, -1)
+        scores = self._scores_from(idx, sims)[:, 1]
+        y = self._y[rows]
+        if not y.any():
+            return 1.0, scores
+        p, r, t = precision_recall_curve(y, scores)
+        f = 2 * p * r / np.maximum(p + r, 1e-300)
+        best = int(np.argmax(f[:-1]))
+        return float(t[best]), scores
 
     # ---------------------------------------------------------- neighbours
     def kneighbors(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -248,10 +358,14 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         Indices are -1 (similarity ``-inf``) where fewer than ``k`` were found.
         """
         check_is_fitted(self, "classes_")
-        k = int(self.n_neighbors)
+        if self._precomputed():
+            X = self._check_gram(X, len(self.X_fit_), "test")
+        return self._neighbours_of(X, int(self.n_neighbors))
+
+    def _neighbours_of(self, X: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
         n_train = len(self.X_fit_)
         if self._precomputed():
-            K = self._check_gram(X, n_train, "test")
+            K = X
             r, c = block_topk(K, k)
             self.n_evaluations_ = 0
             return merge_topk(len(K), k, r, c, K[r, c], exclude_self=False)
@@ -318,6 +432,9 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         training class frequencies.
         """
         idx, sims = self.kneighbors(X)
+        return self._scores_from(idx, sims)
+
+    def _scores_from(self, idx: np.ndarray, sims: np.ndarray) -> np.ndarray:
         n_classes = len(self.classes_)
         found = idx >= 0
         if self.weights == "uniform":
@@ -335,12 +452,25 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         return proba
 
     def predict(self, X: Any) -> np.ndarray:
-        """Most voted class (ties to the first class in ``classes_``)."""
-        proba = self.predict_proba(X)
+        """Most voted class (ties to the first class in ``classes_``), or by ``threshold_``."""
+        return self.decide(self.predict_proba(X))
+
+    def decide(self, proba: np.ndarray) -> np.ndarray:
+        """Class labels from :meth:`predict_proba` output, by the fitted decision rule."""
+        check_is_fitted(self, "classes_")
+        proba = np.asarray(proba, dtype=np.float64)
+        if getattr(self, "threshold_", None) is not None:
+            return self.classes_[(proba[:, 1] >= self.threshold_).astype(np.int64)]
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def positive_class_scores(self, X: Any, y: Any, pos_label: Any = 1) -> dict[str, float]:
-        """F1, precision and recall of ``pos_label`` on ``(X, y)`` (see :func:`positive_class_scores`)."""
+    def positive_class_scores(self, X: Any, y: Any, pos_label: Any = None) -> dict[str, float]:
+        """F1, precision and recall of ``pos_label`` on ``(X, y)`` (see :func:`positive_class_scores`).
+
+        ``pos_label`` defaults to ``classes_[1]`` of a binary problem (1 for 0/1 labels).
+        """
+        check_is_fitted(self, "classes_")
+        if pos_label is None:
+            pos_label = self.classes_[-1]
         return positive_class_scores(y, self.predict(X), pos_label=pos_label)
 
     def __sklearn_tags__(self):

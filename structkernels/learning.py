@@ -42,14 +42,16 @@ import importlib
 import json
 import os
 import time
+import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
 import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
 
 from structkernels.gram import gram
@@ -296,6 +298,17 @@ class NonstationaryLearner(BaseEstimator):
     exact_below : int, default 2000
         Sampled subsets smaller than this get an exact 1-NN graph (their
         loss estimate is then free of hashing noise).
+    max_evaluations : "gram", int or None, default "gram"
+        Budget of kernel evaluations for the whole fit.  ``"gram"`` is one
+        Gram matrix, ``N (N + 1) / 2``: Algorithm 1 exists to cost less than
+        that.  After the global graph, the rest is shared evenly among the
+        remaining trials; a sampled subset whose exact cost (its Gram matrix
+        for ``σ_t = 1`` plus the block of structures with the label for
+        ``σ_t = 0``) exceeds its share is cut to its inducing points first,
+        then their neighbours, until it fits (``n_trimmed_`` counts them).
+        None: no budget.  With ``hashing=None`` and neighbourhood sampling the
+        exact global graph alone is one Gram matrix, so ``"gram"`` sets no
+        budget there.
     normalize : bool, default True
         Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
         for the graphs and the loss.
@@ -326,6 +339,10 @@ class NonstationaryLearner(BaseEstimator):
         Kernel evaluations made by ``fit`` (global graphs + subsets).
     n_evaluations_graph_ : int
         Of which for the global k-NN graphs.
+    budget_ : int or None
+        The evaluation budget of ``max_evaluations`` for this N.
+    n_trimmed_ : int
+        Sampled subsets cut to fit the budget.
     n_train_ : int
         Number of training structures N (compare ``n_evaluations_`` with N²).
     fit_seconds_ : float
@@ -361,6 +378,7 @@ class NonstationaryLearner(BaseEstimator):
         hashing: str | None = "random-knn",
         n_bits: int | None = None,
         exact_below: int = 2000,
+        max_evaluations: int | str | None = "gram",
         normalize: bool = True,
         n_jobs: int = 1,
         random_state: int | np.random.RandomState | None = None,
@@ -378,6 +396,7 @@ class NonstationaryLearner(BaseEstimator):
         self.hashing = hashing
         self.n_bits = n_bits
         self.exact_below = exact_below
+        self.max_evaluations = max_evaluations
         self.normalize = normalize
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -406,6 +425,13 @@ class NonstationaryLearner(BaseEstimator):
             raise ValueError(
                 f"NonstationaryLearner.top_fraction must be in (0, 1], got {self.top_fraction!r}"
             )
+        me = self.max_evaluations
+        if not (me is None or (isinstance(me, str) and me == "gram") or (
+                isinstance(me, (int, np.integer)) and not isinstance(me, bool) and me >= 1)):
+            raise ValueError(
+                f"NonstationaryLearner.max_evaluations must be 'gram', a positive int or None, "
+                f"got {me!r}"
+            )
         if not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0:
             raise ValueError(f"NonstationaryLearner.n_jobs must be a non-zero int, got {self.n_jobs!r}")
         if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
@@ -424,10 +450,15 @@ class NonstationaryLearner(BaseEstimator):
         normalize = bool(self.normalize)
         if isinstance(base, Normalized):
             base, normalize = base.kernel, True
-        if "sigma" not in base.get_params(deep=False):
+        given = base.get_params(deep=False)
+        if "sigma" not in given or not (given["sigma"] is None or isinstance(given["sigma"], Mapping)):
+            what = (
+                "has none" if "sigma" not in given
+                else f"has sigma={given['sigma']!r}, which is not a dict of edge-label weights"
+            )
             raise TypeError(
-                f"NonstationaryLearner needs a kernel with a 'sigma' parameter (per-edge-label "
-                f"weights); {type(base).__name__} has none"
+                f"NonstationaryLearner needs a convolution kernel with a 'sigma' parameter "
+                f"(per-edge-label weights, e.g. 'path' or 'tree'); {type(base).__name__} {what}"
             )
         fixed.update({str(k): float(v) for k, v in (base.get_params()["sigma"] or {}).items()})
         base.validate_params()
@@ -498,6 +529,16 @@ class NonstationaryLearner(BaseEstimator):
         self.n_evaluations_ = 0
         self.n_evaluations_graph_ = 0
         self.n_train_ = n
+        if self.max_evaluations is None or (
+            self.max_evaluations == "gram" and self.hashing is None and neighbourhood
+        ):
+            self.budget_ = None  # an exact global graph alone is one Gram matrix
+        elif self.max_evaluations == "gram":
+            self.budget_ = n * (n + 1) // 2
+        else:
+            self.budget_ = int(self.max_evaluations)
+        self.n_trimmed_ = 0
+        self._trials_left = self.n_iter * len(learn) * self.alpha
         self.interrupted_ = False
         members = {lab: np.flatnonzero([lab in s for s in edge_sets]) for lab in learn}
         has = {lab: np.zeros(n, dtype=bool) for lab in learn}
@@ -510,8 +551,17 @@ class NonstationaryLearner(BaseEstimator):
         try:
             for it in range(self.n_iter):
                 graph = None
-                if neighbourhood:
+                if neighbourhood and not (
+                    self.budget_ is not None and self.n_evaluations_ >= self.budget_
+                ):
                     graph = self._global_graph(base, normalize, fixed, X, rng)
+                    if self.budget_ is not None and self.n_evaluations_ > self.budget_:
+                        warnings.warn(
+                            f"NonstationaryLearner: the global k-NN graph alone took "
+                            f"{self.n_evaluations_:,} kernel evaluations, over the budget "
+                            f"max_evaluations={self.budget_:,}; the trials get none",
+                            RuntimeWarning, stacklevel=2,
+                        )
                 for lab in learn:
                     bar.set_postfix_str(f"{lab} (pass {it + 1})")
                     self._learn_label(
@@ -560,10 +610,34 @@ class NonstationaryLearner(BaseEstimator):
         nbrs = np.unique(np.concatenate([fwd, np.asarray(back, dtype=np.int64)]).astype(np.int64))
         nn = indices[nbrs, 0] if len(nbrs) else np.empty(0, dtype=np.int64)
         nn = nn[nn >= 0]
-        return np.unique(np.concatenate([r, nbrs, nn]).astype(np.int64))
+        # inducing points first, then their neighbours (the order a budget cut keeps)
+        order = np.concatenate([r, nbrs, nn]).astype(np.int64)
+        _, first = np.unique(order, return_index=True)
+        return order[np.sort(first)]
+
+    @staticmethod
+    def _trial_cost(size: int, inside: int) -> int:
+        """Kernel evaluations of an exact trial: Gram of the subset + the label's block."""
+        return size * (size + 1) // 2 + inside * (inside + 1) // 2
+
+    def _fit_budget(self, a: np.ndarray, has: np.ndarray, share: int) -> np.ndarray:
+        """The longest prefix of ``a`` whose exact trial cost fits in ``share``."""
+        inside = np.cumsum(has[a])
+        sizes = np.arange(1, len(a) + 1)
+        costs = sizes * (sizes + 1) // 2 + inside * (inside + 1) // 2
+        fit = int(np.searchsorted(costs, share, side="right"))
+        if fit >= len(a):
+            return a
+        self.n_trimmed_ += 1
+        return a[:fit]
 
     def _learn_label(self, it, lab, base, normalize, fixed, X, y, members, has, graph, rng):
         subsets = [self._sample(rng, members, graph) for _ in range(self.alpha)]
+        if self.budget_ is not None:
+            share = max(0, self.budget_ - self.n_evaluations_) // max(1, self._trials_left)
+            subsets = [self._fit_budget(a, has, share) for a in subsets]
+        self._trials_left -= self.alpha
+        subsets = [np.unique(a) for a in subsets]
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
         sigma = self._current_sigma(fixed)
         # sampled subsets are much smaller than N: their hash tables take the default bits
@@ -613,9 +687,27 @@ class NonstationaryLearner(BaseEstimator):
         self.losses_[lab] = {"0": summed[0], "1": summed[1], "chosen": chosen, "pass": it}
 
     # ------------------------------------------------------------- results
+    _FITTED = (
+        "sigma_", "ignored_labels_", "labels_", "label_counts_", "losses_", "log_",
+        "n_evaluations_", "n_evaluations_graph_", "subset_sizes_", "n_train_", "fit_seconds_",
+        "fixed_sigma_", "normalize_", "interrupted_", "budget_", "n_trimmed_",
+    )
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: a fitted attribute before fit
+        if name in NonstationaryLearner._FITTED:
+            raise NotFittedError(
+                f"this NonstationaryLearner is not fitted yet ({name} is set by fit); "
+                "call fit(X, y) or NonstationaryLearner.load(path) first"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def _check_fitted(self) -> None:
-        if not hasattr(self, "sigma_"):
-            raise ValueError("this NonstationaryLearner is not fitted yet; call fit() or load()")
+        if "sigma_" not in self.__dict__:
+            raise NotFittedError(
+                "this NonstationaryLearner is not fitted yet; call fit(X, y) or "
+                "NonstationaryLearner.load(path) first"
+            )
 
     @property
     def kernel_sigma_(self) -> dict[str, float]:
@@ -674,6 +766,8 @@ class NonstationaryLearner(BaseEstimator):
             "n_train": int(self.n_train_),
             "n_evaluations": int(self.n_evaluations_),
             "n_evaluations_graph": int(self.n_evaluations_graph_),
+            "budget": self.budget_,
+            "n_trimmed": int(self.n_trimmed_),
             "mean_subset_size": float(np.mean(self.subset_sizes_)) if self.subset_sizes_ else 0.0,
             "fit_seconds": float(self.fit_seconds_),
             "interrupted": bool(self.interrupted_),
@@ -711,6 +805,8 @@ class NonstationaryLearner(BaseEstimator):
             learner.n_evaluations_ = int(obj["n_evaluations"])
             learner.n_evaluations_graph_ = int(obj.get("n_evaluations_graph", 0))
             learner.subset_sizes_ = []
+            learner.budget_ = obj.get("budget")
+            learner.n_trimmed_ = int(obj.get("n_trimmed", 0))
             learner.fit_seconds_ = float(obj.get("fit_seconds", 0.0))
             learner.interrupted_ = bool(obj.get("interrupted", False))
         except (KeyError, TypeError) as exc:

@@ -172,3 +172,75 @@ def test_clone_and_params():
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+# ----------------------------------------------- the decision rule at a low positive rate
+def _rare_positives(n=400, rate=0.06, seed=0):
+    """1-D points: positives around 1.0 among negatives spread over [0, 1.2]; at this rate
+    most positives have a majority of negative neighbours."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < rate).astype(int)
+    x = np.where(y == 1, rng.normal(1.0, 0.05, n), rng.uniform(0.0, 1.2, n))
+    return x[:, None], y
+
+
+def test_auto_threshold_finds_rare_positives_that_the_majority_vote_misses():
+    X, y = _rare_positives()
+    Xt, yt = _rare_positives(seed=1)
+    common = dict(kernel="rbf", kernel_params={"sigma": 0.02}, n_neighbors=8,
+                  weights="similarity")
+    majority = KernelKNNClassifier(**common).fit(X, y)
+    auto = KernelKNNClassifier(**common, threshold="auto").fit(X, y)
+    assert majority.threshold_ is None
+    assert 0.0 < auto.threshold_ < 0.5  # chosen below a majority for the rare class
+    assert len(auto.train_scores_) == len(y)
+    f_maj = positive_class_scores(yt, majority.predict(Xt))["f1"]
+    f_auto = positive_class_scores(yt, auto.predict(Xt))["f1"]
+    assert f_auto > f_maj + 0.1
+    # the leave-one-out search excludes the structure itself, and its cost is counted
+    assert auto.n_fit_evaluations_ > majority.n_fit_evaluations_
+    # a fixed threshold is used as given
+    fixed = KernelKNNClassifier(**common, threshold=0.25).fit(X, y)
+    proba = fixed.predict_proba(Xt)
+    np.testing.assert_array_equal(fixed.predict(Xt), (proba[:, 1] >= 0.25).astype(int))
+
+
+def test_auto_threshold_with_hashing_and_precomputed_and_errors():
+    X, y = _rare_positives(n=300)
+    h = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, hashing="random-knn",
+                            threshold="auto", random_state=0).fit(X, y)
+    assert h.threshold_ is not None and h.n_fit_evaluations_ > 0
+    K = np.exp(-((X - X.T) ** 2) / (2 * 0.02**2))
+    p = KernelKNNClassifier("precomputed", threshold="auto").fit(K, y)
+    assert 0.0 < p.threshold_ <= 1.0
+    with pytest.raises(ValueError, match="binary"):
+        KernelKNNClassifier("rbf", threshold="auto").fit(X, y % 3 + (y * 0) + np.arange(len(y)) % 3)
+    with pytest.raises(ValueError, match="threshold"):
+        KernelKNNClassifier("rbf", threshold=1.5).fit(X, y)
+
+
+def test_string_labels_positive_class_scores():
+    X, y = _rare_positives(n=200)
+    ys = np.where(y == 1, "yes", "no")
+    clf = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, threshold="auto").fit(X, ys)
+    assert set(clf.predict(X)) <= {"yes", "no"}
+    s = clf.positive_class_scores(X, ys)
+    assert s["support"] == int(y.sum())
+    assert positive_class_scores(["yes", "no"], ["yes", "yes"]) == {
+        "f1": pytest.approx(2 / 3), "precision": 0.5, "recall": 1.0, "support": 1}
+    with pytest.raises(ValueError, match="pos_label"):
+        positive_class_scores(["a", "b", "c"], ["a", "b", "b"])
+    with pytest.raises(ValueError, match="not among"):
+        positive_class_scores([0, 1], [1, 1], pos_label="yes")
+
+
+def test_threshold_sample_scores_a_stratified_subset():
+    X, y = _rare_positives(n=400)
+    clf = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, weights="similarity",
+                              threshold="auto", threshold_sample=100, random_state=0).fit(X, y)
+    full = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, weights="similarity",
+                               threshold="auto", threshold_sample=None).fit(X, y)
+    assert len(clf.train_scores_) == 100 and len(full.train_scores_) == 400
+    assert clf.n_fit_evaluations_ < full.n_fit_evaluations_
+    with pytest.raises(ValueError, match="threshold_sample"):
+        KernelKNNClassifier("rbf", threshold="auto", threshold_sample=0).fit(X, y)

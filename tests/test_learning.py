@@ -196,7 +196,9 @@ def test_neighbourhood_sample_is_lines_6_to_10_of_algorithm_1():
     back = {59, 53, 29, 23}
     nn = {(i + 1) % n for i in fwd | back}
     assert set(a.tolist()) == r | fwd | back | nn
-    assert np.all(np.diff(a) > 0)
+    assert len(set(a.tolist())) == len(a)
+    # the inducing points come first: a budget cut keeps them
+    assert set(a[:2].tolist()) == r
     # pure random sampling: the inducing points alone
     many = np.arange(0, n, 2)
     learner.set_params(beta=5)
@@ -335,7 +337,7 @@ def test_large_subsets_use_hashed_1nn_graphs():
     paths, y, signal, noise = planted_problem(n=240, seed=11)
     learner = NonstationaryLearner(
         kernel=TupleBagKernel(), top_fraction=1.0, alpha=4, beta=25, exact_below=50,
-        hashing="random-knn", random_state=0, progress=False,
+        hashing="random-knn", max_evaluations=None, random_state=0, progress=False,
     ).fit(paths, y)
     assert min(learner.subset_sizes_) >= 50  # every trial went through the hashed branch
     # hashed graphs evaluate far fewer pairs than the exact |a| (|a| + 1) / 2 per value
@@ -364,3 +366,49 @@ def test_interrupt_keeps_the_sigma_learned_so_far():
     assert learner.interrupted_
     assert set(learner.losses_) == set(signal)  # decided before the interruption
     assert learner.sigma_["time"] == 1.0  # not decided: keeps its initial value
+
+
+# ------------------------------------------------- the budget: never more than one Gram
+@pytest.mark.parametrize("n, beta", [(120, 100), (240, 25), (400, 100)])
+def test_learner_never_costs_more_than_one_gram(n, beta):
+    """At small N the sampled subsets cover most of the data in every trial; the default
+    budget keeps the whole fit within N (N + 1) / 2 evaluations, the unbudgeted one does not."""
+    paths, y, signal, noise = planted_problem(n=n, seed=3)
+    kw = dict(kernel="path", top_fraction=1.0, alpha=6, beta=beta, k=4,
+              hashing="random-knn", random_state=0, progress=False)
+    gram_cost = n * (n + 1) // 2
+    budgeted = NonstationaryLearner(**kw).fit(paths, y)
+    assert budgeted.budget_ == gram_cost
+    assert budgeted.n_evaluations_ <= gram_cost
+    free = NonstationaryLearner(**kw, max_evaluations=None).fit(paths, y)
+    assert free.n_evaluations_ > gram_cost  # what the unbudgeted algorithm costs here
+    assert budgeted.n_trimmed_ > 0
+
+
+def test_explicit_budget_is_respected_and_checked():
+    paths, y, _, _ = planted_problem(n=200, seed=4)
+    learner = NonstationaryLearner(kernel="path", top_fraction=1.0, alpha=3, beta=50,
+                                   max_evaluations=15000, random_state=0, progress=False)
+    learner.fit(paths, y)
+    assert learner.n_evaluations_graph_ < 15000
+    assert learner.n_trimmed_ > 0
+    assert learner.n_evaluations_ <= 15000
+    with pytest.raises(ValueError, match="max_evaluations"):
+        NonstationaryLearner(max_evaluations=0).fit(paths, y)
+    with pytest.raises(ValueError, match="max_evaluations"):
+        NonstationaryLearner(max_evaluations="all").fit(paths, y)
+
+
+def test_non_convolution_kernel_and_unfitted_access_are_clear():
+    from sklearn.exceptions import NotFittedError
+
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    y = np.array([0, 1] * 5)
+    with pytest.raises(TypeError, match="sigma=1.0, which is not a dict"):
+        NonstationaryLearner("rbf").fit(X, y)
+    learner = NonstationaryLearner()
+    with pytest.raises(NotFittedError, match="sigma_"):
+        _ = learner.sigma_
+    with pytest.raises(NotFittedError):
+        learner.get_kernel()
+    assert not hasattr(learner, "ignored_labels_")

@@ -347,3 +347,45 @@ def test_long_repetitive_path_costs_quadratic_not_quartic():
     k = kernel("path", lam=0.5, max_len=3)
     K = k.gram_block_symmetric([p, q])
     assert np.isfinite(K).all() and K[0, 1] == K[1, 0] > 0
+
+
+# ------------------------------------------- partial credit between tuples (node_mismatch)
+@pytest.mark.parametrize("c", [0.3, 0.9, 1.0])
+def test_node_mismatch_equals_enumeration(c):
+    """Equal edges with different nodes count ``c``; many matches take the dense programme."""
+    from structkernels.kernels.tuples import PartialIndicator
+
+    rng = random.Random(int(100 * c))
+    for _rep in range(6):
+        lam = rng.choice([1.0, rng.uniform(0.3, 1.0)])
+        sigma = random_sigma(rng)
+        k = kernel("path", lam=lam, sigma=sigma, node_mismatch=c)
+        # long paths over two edge labels: K**2 > 4 |S| |T| matches, the dense branch
+        def few_edges():
+            n = rng.randint(5, 8)
+            return Path([(rng.choice(["ARG0", "ARG1"]), rng.choice(NODES)) for _ in range(n)])
+
+        X = [few_edges() for _ in range(3)] + [random_path(rng, 8)]
+        Y = [few_edges() for _ in range(3)] + [random_path(rng, 8)]
+        eff = TupleKernel(node_kernel=PartialIndicator(c)).with_sigma(sigma)
+        slow = np.array([[oracle_path(x, y, lam, None, eff) for y in Y] for x in X])
+        assert_close(k.gram_block(X, Y), slow, rtol=1e-9)
+        assert_close(k.gram_block_symmetric(X + Y)[:4, 4:], slow, rtol=1e-9)
+    # c = 0 is the indicator kernel exactly
+    X = [random_path(rng, 6) for _ in range(5)]
+    np.testing.assert_array_equal(
+        kernel("path", node_mismatch=0.0).gram_block(X, X), kernel("path").gram_block(X, X)
+    )
+
+
+def test_node_mismatch_gives_partial_credit_and_checks_range():
+    a = Path([(None, "bind-01"), ("ARG1", "enzyme")])
+    b = Path([(None, "bind-01"), ("ARG1", "protein")])
+    assert kernel("path", lam=1.0)(a, b) == 1.0  # the root only
+    # root, (ARG1) at weight 0.5, and the pair of both: 1 + 0.5 + 0.5
+    assert kernel("path", lam=1.0, node_mismatch=0.5)(a, b) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="node_mismatch"):
+        kernel("path", node_mismatch=1.5)(a, b)
+    wv = TupleKernel(node_kernel=WordVectorSimilarity(word_vectors(0)))
+    with pytest.raises(ValueError, match="node_mismatch"):
+        kernel("path", node_mismatch=0.5, tuple_kernel=wv)(a, b)

@@ -56,7 +56,9 @@ def _train(data_file, tmp_path, capsys, *extra):
     model = tmp_path / "model.json"
     argv = [
         "train-npk", str(data_file), "--out", str(model), "--alpha", "3", "--beta", "20",
-        "--top-fraction", "1.0", "--hashing", "none", "--no-progress", "--json", *extra,
+        "--top-fraction", "1.0", "--hashing", "none", "--no-progress", "--json",
+        # the planted class is carried by node identities: the indicator node kernel
+        "--node-mismatch", "0", "--no-table", *extra,
     ]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -85,12 +87,20 @@ def test_train_npk_learns_the_planted_sigma_and_reports_both_kernels(data_file, 
 def test_train_npk_prints_a_readable_table(data_file, tmp_path, capsys):
     model = tmp_path / "m.json"
     argv = ["train-npk", str(data_file), "--out", str(model), "--alpha", "2", "--beta", "10",
-            "--hashing", "random-knn", "--no-progress"]
+            "--hashing", "random-knn", "--no-progress", "--table-train", "60",
+            "--table-test", "60", "--seeds", "2"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "labels σ zeroed" in out
     assert "\nPK " in out and "\nNPK " in out
-    assert "of N²" in out
+    assert "of one Gram matrix" in out
+    # the baselines table: every model on the same sub-samples, mean ± sd over the seeds
+    assert "baselines (Table 6 analogue)" in out
+    for row in ("PK k-NN, exact", "NPK k-NN, random-knn hashing", "NPK k-NN, klsh hashing",
+                "PK SVM (precomputed Gram)", "NPK SVM (precomputed Gram)",
+                "logistic regression, bag of tuples", "chance (all positive)"):
+        assert "\n" + row in out
+    assert out.count(" ± ") >= 2 * 10  # F1 and AP of 10 rows
     assert model.exists()
 
 
@@ -196,4 +206,18 @@ def test_plot_without_matplotlib_is_a_one_line_error_before_any_work(data_file, 
 def test_max_train_learns_sigma_on_a_sub_sample(data_file, tmp_path, capsys):
     _, s = _train(data_file, tmp_path, capsys, "--max-train", "40")
     assert s["n_learn"] == 40 and s["n_train"] == 100  # the classifier still uses the whole half
-    assert s["learning"]["fraction_of_N2"] == pytest.approx(s["learning"]["n_evaluations"] / 1600)
+    lrn = s["learning"]
+    assert lrn["gram_evaluations"] == 40 * 41 // 2
+    assert lrn["fraction_of_gram"] == pytest.approx(lrn["n_evaluations"] / (40 * 41 / 2))
+
+
+def test_max_train_costs_less_than_the_full_run_and_at_most_one_gram(data_file, tmp_path, capsys):
+    """With hashing the learner stays within one Gram matrix of the structures it learns on."""
+    extra = ("--hashing", "random-knn", "--beta", "40", "--alpha", "4")
+    _, full = _train(data_file, tmp_path, capsys, *extra)
+    _, sub = _train(data_file, tmp_path, capsys, *extra, "--max-train", "40")
+    assert sub["learning"]["n_evaluations"] < full["learning"]["n_evaluations"]
+    for s in (full, sub):
+        n = s["n_learn"]
+        assert s["learning"]["n_evaluations"] <= n * (n + 1) // 2
+        assert s["learning"]["fraction_of_gram"] <= 1.0

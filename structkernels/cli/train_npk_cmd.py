@@ -31,11 +31,19 @@ from structkernels.model_io import MODEL_FORMAT, MODEL_VERSION, save_model
 #: (measured: benchmarks/results/npk_main_job.md, 37 s wall from an empty numba cache).
 DEFAULTS = {
     "alpha": 10,
-    "beta": 100,
+    "beta": 25,
     "k": 4,
     "n_iter": 1,
     "lam": 0.8,
+    "node_mismatch": 0.9,
     "n_neighbors": 8,
+    "weights": "similarity",
+    "threshold": "auto",
+    "n_tables": 2,
+    "probe": 0,
+    "table_train": 2000,
+    "table_test": 3000,
+    "seeds": 5,
     "hashing": "random-knn",
     "top_fraction": 0.5,
     "random_state": 0,
@@ -72,11 +80,38 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--n-bits", type=int, default=None, help="hash bits H (default ceil(log2 N / 2))")
     p.add_argument("--lam", type=float, default=DEFAULTS["lam"], help="path kernel decay λ")
     p.add_argument(
+        "--node-mismatch", type=float, default=DEFAULTS["node_mismatch"],
+        help="partial credit of two tuples with equal edges and different nodes "
+        "(0 = the paper's indicator; default %(default)s, chosen on the training half)",
+    )
+    p.add_argument(
         "--labels", default=None,
         help="comma-separated edge labels to learn (default: the most frequent half)",
     )
     p.add_argument("--top-fraction", type=float, default=DEFAULTS["top_fraction"])
     p.add_argument("--n-neighbors", type=int, default=DEFAULTS["n_neighbors"], help="k of the classifier")
+    p.add_argument(
+        "--weights", choices=["uniform", "similarity"], default=DEFAULTS["weights"],
+        help="k-NN votes: majority or weighted by similarity",
+    )
+    p.add_argument(
+        "--threshold", default=DEFAULTS["threshold"],
+        help="k-NN decision: 'auto' (F1-best threshold on the training half's leave-one-out "
+        "scores), 'majority', or a number in [0, 1]",
+    )
+    p.add_argument("--n-tables", type=int, default=DEFAULTS["n_tables"], help="hash tables of the classifier")
+    p.add_argument("--probe", type=int, choices=[0, 1], default=DEFAULTS["probe"],
+                   help="1: queries also search the Hamming-1 buckets")
+    p.add_argument(
+        "--table-train", type=int, default=DEFAULTS["table_train"],
+        help="training sub-sample of the baselines table (per seed)",
+    )
+    p.add_argument(
+        "--table-test", type=int, default=DEFAULTS["table_test"],
+        help="test sub-sample of the baselines table (per seed)",
+    )
+    p.add_argument("--seeds", type=int, default=DEFAULTS["seeds"], help="seeds of the baselines table")
+    p.add_argument("--no-table", action="store_true", help="skip the baselines table")
     p.add_argument(
         "--max-train", type=int, default=None,
         help="learn σ on a random sub-sample of this many training structures",
@@ -124,7 +159,7 @@ def _scores(clf, X, y) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     proba = clf.predict_proba(X)
-    pred = clf.classes_[np.argmax(proba, axis=1)]  # = clf.predict(X): ties to the first class
+    pred = clf.decide(proba)  # = clf.predict(X)
     out = positive_class_scores(y, pred)
     classes = list(clf.classes_)
     score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(y))
@@ -135,12 +170,32 @@ def _scores(clf, X, y) -> dict[str, Any]:
     return out
 
 
+def parse_threshold(value: Any) -> Any:
+    """``--threshold``: 'auto', 'majority' (None) or a number in [0, 1]."""
+    if value in (None, "majority"):
+        return None
+    if value == "auto":
+        return "auto"
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        raise CommandError(f"--threshold must be 'auto', 'majority' or a number, got {value!r}") from None
+    if not 0.0 <= t <= 1.0:
+        raise CommandError(f"--threshold must lie in [0, 1], got {value!r}")
+    return t
+
+
 def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, Any]:
     """Keyword arguments of :class:`KernelKNNClassifier` shared by PK and NPK."""
+    hashed = args.hashing != "none"
     return {
         "n_neighbors": args.n_neighbors,
-        "hashing": None if args.hashing == "none" else args.hashing,
-        "n_bits": None if args.hashing == "none" else args.n_bits,
+        "hashing": args.hashing if hashed else None,
+        "n_bits": args.n_bits if hashed else None,
+        "n_tables": getattr(args, "n_tables", 1) if hashed else 1,
+        "probe": getattr(args, "probe", 0) if hashed else 0,
+        "weights": getattr(args, "weights", "uniform"),
+        "threshold": parse_threshold(getattr(args, "threshold", None)),
         "normalize": normalize,
         "n_jobs": args.n_jobs,
         "random_state": args.random_state,
@@ -166,6 +221,9 @@ def run(args: argparse.Namespace) -> int:
     t_start = time.perf_counter()
     if args.max_train is not None and args.max_train < 2:
         raise CommandError(f"--max-train must be at least 2, got {args.max_train}")
+    if not 0.0 <= args.node_mismatch <= 1.0:
+        raise CommandError(f"--node-mismatch must lie in [0, 1], got {args.node_mismatch}")
+    parse_threshold(args.threshold)
     if args.plot:  # fail before the work, not after it
         try:
             from structkernels.plotting import _pyplot
@@ -191,9 +249,12 @@ def run(args: argparse.Namespace) -> int:
         learn_set = train.subset(np.sort(rng.choice(len(train.paths), args.max_train, replace=False)))
     labels = None if args.labels is None else [s.strip() for s in args.labels.split(",") if s.strip()]
     hashing = None if args.hashing == "none" else args.hashing
+    pk_params: dict[str, Any] = {"lam": args.lam}
+    if args.node_mismatch:
+        pk_params["node_mismatch"] = args.node_mismatch
     learner = NonstationaryLearner(
         kernel="path",
-        kernel_params={"lam": args.lam},
+        kernel_params=pk_params,
         labels=labels,
         top_fraction=args.top_fraction,
         alpha=args.alpha,
@@ -212,8 +273,20 @@ def run(args: argparse.Namespace) -> int:
 
     settings = classifier_settings(args, learner.normalize_)
     y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
-    pk, _ = evaluate(train.paths, y_train, test.paths, y_test, {"lam": args.lam}, settings)
+    pk, _ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
     npk, _ = evaluate(train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings)
+    table = None
+    if not args.no_table and args.seeds > 0:
+        from structkernels.baselines import baselines_table
+
+        t0 = time.perf_counter()
+        table = baselines_table(
+            train, test, pk_params, learner.kernel_params_(), n_train=args.table_train,
+            n_test=args.table_test, seeds=range(args.random_state, args.random_state + args.seeds),
+            n_jobs=args.n_jobs,
+            hash_settings={k: settings[k] for k in ("n_tables", "probe", "n_bits")},
+        )
+        table["seconds"] = time.perf_counter() - t0
     total = time.perf_counter() - t_start
 
     n_learn = len(learn_set.paths)
@@ -226,17 +299,24 @@ def run(args: argparse.Namespace) -> int:
         "settings": {
             "alpha": args.alpha, "beta": args.beta, "k": args.k, "n_iter": args.n_iter,
             "sampling": args.sampling, "hashing": args.hashing, "n_bits": args.n_bits,
-            "lam": args.lam, "n_neighbors": args.n_neighbors, "random_state": args.random_state,
-            "max_train": args.max_train,
+            "lam": args.lam, "node_mismatch": args.node_mismatch,
+            "n_neighbors": args.n_neighbors, "weights": args.weights,
+            "threshold": args.threshold, "n_tables": args.n_tables, "probe": args.probe,
+            "random_state": args.random_state, "max_train": args.max_train,
         },
         "learned_labels": learner.labels_,
         "zeroed_labels": learner.ignored_labels_,
         "PK": pk,
         "NPK": npk,
+        "baselines": table,
         "learning": {
             "n_evaluations": learner.n_evaluations_,
             "n_evaluations_graph": learner.n_evaluations_graph_,
-            "fraction_of_N2": learner.n_evaluations_ / float(n_learn * n_learn),
+            # one Gram matrix of the structures σ was learned on: N (N + 1) / 2 evaluations
+            "gram_evaluations": n_learn * (n_learn + 1) // 2,
+            "fraction_of_gram": learner.n_evaluations_ / float(n_learn * (n_learn + 1) // 2),
+            "budget": learner.budget_,
+            "n_trimmed": learner.n_trimmed_,
             "seconds": learner.fit_seconds_,
         },
         "seconds": total,
@@ -300,9 +380,23 @@ def _print_summary(s: dict[str, Any], out: FilePath, plot: str | None) -> None:
             f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
         )
     w(
-        f"learning: {lrn['n_evaluations']:,} kernel evaluations "
-        f"({100 * lrn['fraction_of_N2']:.2f}% of N² = {s['n_learn'] ** 2:,}), "
-        f"{lrn['seconds']:.1f} s\n"
+        f"learning: {lrn['n_evaluations']:,} kernel evaluations on N = {s['n_learn']:,} "
+        f"structures ({100 * lrn['fraction_of_gram']:.1f}% of one Gram matrix, "
+        f"N (N + 1) / 2 = {lrn['gram_evaluations']:,}; {lrn['n_trimmed']} subsets cut to the "
+        f"budget), {lrn['seconds']:.1f} s\n"
     )
+    t = s.get("baselines")
+    if t:
+        from structkernels.baselines import format_table
+
+        w(
+            f"\nbaselines (Table 6 analogue): the same {t['n_train']:,} training / {t['n_test']:,} "
+            f"test sub-samples for every model, mean ± sd over {len(t['seeds'])} seeds "
+            f"(seeds {t['seeds'][0]}-{t['seeds'][-1]}), {t['seconds']:.1f} s\n"
+        )
+        w(format_table(t) + "\n")
+        beats = t["npk_beats_pk_every_seed"]
+        w("NPK beats PK on F1 and AP in every seed: "
+          + ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in beats.items()) + "\n")
     w(f"total time {s['seconds']:.1f} s; model written to {out}")
     w(f"; plot written to {plot}\n" if plot else "\n")

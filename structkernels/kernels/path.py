@@ -36,7 +36,10 @@ from structkernels.kernel import Kernel
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels._convolution import EncodedConvolutionKernel
 from structkernels.kernels.tuples import (
+    PartialIndicator,
+    TupleKernel,
     as_tuple_kernel,
+    check_mismatch,
     check_sigma,
     merge_vocabularies,
     tuple_tables,
@@ -201,6 +204,12 @@ class PathKernel(EncodedConvolutionKernel):
         The stationary tuple similarity (default: indicator on edges and
         nodes); its own ``sigma`` multiplies ``sigma``.  The ``nonstationary``
         kernel sets this parameter.
+    node_mismatch : float in [0, 1], default 0.0
+        Partial credit between tuples: two tuples with the same edge label
+        and different nodes match with this weight instead of 0 (node kernel
+        :class:`~structkernels.kernels.tuples.PartialIndicator`).  0 is the
+        paper's indicator kernel.  Needs an indicator node kernel in
+        ``tuple_kernel``.
 
     Examples
     --------
@@ -223,11 +232,13 @@ class PathKernel(EncodedConvolutionKernel):
         max_len: int | None = None,
         sigma: Mapping[str, float] | None = None,
         tuple_kernel: Any = None,
+        node_mismatch: float = 0.0,
     ):
         self.lam = lam
         self.max_len = max_len
         self.sigma = sigma
         self.tuple_kernel = tuple_kernel
+        self.node_mismatch = node_mismatch
 
     def validate_params(self) -> None:
         _check_lam(self)
@@ -236,11 +247,23 @@ class PathKernel(EncodedConvolutionKernel):
                                or ml < 1):
             raise ValueError(f"PathKernel.max_len must be None or an int >= 1, got {ml!r}")
         check_sigma(self.sigma, "PathKernel.sigma")
-        as_tuple_kernel(self.tuple_kernel, "PathKernel")
+        self._tuple_kernel()
 
     # -------------------------------------------------------------- internals
-    def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
+    def _tuple_kernel(self) -> TupleKernel:
         tk = as_tuple_kernel(self.tuple_kernel, "PathKernel")
+        c = check_mismatch(getattr(self, "node_mismatch", 0.0), "PathKernel.node_mismatch")
+        if c == 0.0:
+            return tk
+        if not (isinstance(tk.node_kernel, str) and tk.node_kernel == "indicator"):
+            raise ValueError(
+                "PathKernel.node_mismatch applies to the indicator node kernel only; "
+                f"tuple_kernel already has node_kernel={tk.node_kernel!r}"
+            )
+        return TupleKernel(tk.edge_kernel, PartialIndicator(c), tk.sigma)
+
+    def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
+        tk = self._tuple_kernel()
         vocab, ex, ey = _path_arrays(X, Y, mode != _nb.MODE_FULL)
         if ey is ex:
             edges, nodes = ex.edges, ex.nodes

@@ -47,6 +47,7 @@ from structkernels.structures import Vocabulary
 __all__ = [
     "LabelKernel",
     "IndicatorSimilarity",
+    "PartialIndicator",
     "WordVectorSimilarity",
     "TupleKernel",
     "WeightedTupleKernel",
@@ -130,6 +131,41 @@ class IndicatorSimilarity(LabelKernel):
         ia = np.array([ids.setdefault(x, len(ids)) for x in a], dtype=np.int64)
         ib = np.array([ids.setdefault(y, len(ids)) for y in b], dtype=np.int64)
         return (ia[:, None] == ib[None, :]).astype(np.float64)
+
+
+class PartialIndicator(LabelKernel):
+    """``c + (1 - c) I(i = j)``: 1 for equal labels, ``c`` (the ``mismatch`` weight) otherwise.
+
+    Partial credit between labels: with ``c = 0`` it is the indicator; with
+    ``0 < c <= 1`` two different labels still count ``c`` of a match.  It is
+    positive semi-definite for ``0 <= c <= 1`` (a convex combination of the
+    all-ones and the identity matrices).  As the node kernel of a path kernel
+    (``PathKernel(node_mismatch=c)``) it lets tuples whose edge labels (AMR
+    roles) agree match even when their concepts differ, with the weight
+    ``c`` instead of 1.
+
+    Examples
+    --------
+    >>> from structkernels.kernels.tuples import PartialIndicator
+    >>> PartialIndicator(0.9)("enzyme", "protein"), PartialIndicator(0.9)("enzyme", "enzyme")
+    (0.9, 1.0)
+    """
+
+    def __init__(self, mismatch: float = 0.5):
+        self.mismatch = mismatch
+
+    def matrix(self, a: Sequence[str | None], b: Sequence[str | None]) -> np.ndarray:
+        c = check_mismatch(self.mismatch, "PartialIndicator.mismatch")
+        return c + (1.0 - c) * IndicatorSimilarity().matrix(a, b)
+
+
+def check_mismatch(c: Any, owner: str) -> float:
+    """A partial-credit weight: a number in ``[0, 1]`` (else TypeError/ValueError naming ``owner``)."""
+    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{owner} must be a number in [0, 1], got {c!r}")
+    if not 0.0 <= float(c) <= 1.0:
+        raise ValueError(f"{owner} must lie in [0, 1], got {c!r}")
+    return float(c)
 
 
 _SENSE = re.compile(r"-\d+$")

@@ -43,7 +43,7 @@ class ViewKernel(Kernel):
     >>> a = {"amr": Path([(None, "bind")]), "dependency": Path([(None, "binds")])}
     >>> b = {"amr": Path([(None, "bind")]), "dependency": Path([(None, "bound")])}
     >>> k = ViewKernel(kernel("path"), "amr") + ViewKernel(kernel("path"), "dependency")
-    >>> k(a, b) == kernel("path")(a["amr"], b["amr"])
+    >>> k.value(a, b) == kernel("path").value(a["amr"], b["amr"])
     True
     """
 

@@ -809,7 +809,8 @@ class NonstationaryLearner(BaseEstimator):
             learner.n_trimmed_ = int(obj.get("n_trimmed", 0))
             learner.fit_seconds_ = float(obj.get("fit_seconds", 0.0))
             learner.interrupted_ = bool(obj.get("interrupted", False))
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, AttributeError) as exc:
+            # AttributeError: a field that must be a mapping is null, a list or a scalar
             raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
         return learner
 

@@ -55,12 +55,6 @@ junk = st.none() | st.booleans() | st.integers(-10, 10) | st.text(max_size=5) | 
     st.integers(), max_size=2) | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)
 
 
-@pytest.mark.xfail(
-    raises=AttributeError, strict=False,
-    reason="found by this fuzzer: a σ-only learner file whose 'sigma', 'fixed_sigma' or "
-    "'label_counts' is null or a list fails with AttributeError, not a ValueError naming the "
-    "file (NonstationaryLearner.from_json does not validate those fields yet)",
-)
 @settings(FUZZ, report_multiple_bugs=False)
 @given(st.data())
 def test_damaged_model_files_are_refused_with_their_path(model_json, data):

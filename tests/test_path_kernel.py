@@ -381,11 +381,11 @@ def test_node_mismatch_equals_enumeration(c):
 def test_node_mismatch_gives_partial_credit_and_checks_range():
     a = Path([(None, "bind-01"), ("ARG1", "enzyme")])
     b = Path([(None, "bind-01"), ("ARG1", "protein")])
-    assert kernel("path", lam=1.0)(a, b) == 1.0  # the root only
+    assert kernel("path", lam=1.0).value(a, b) == 1.0  # the root only
     # root, (ARG1) at weight 0.5, and the pair of both: 1 + 0.5 + 0.5
-    assert kernel("path", lam=1.0, node_mismatch=0.5)(a, b) == pytest.approx(2.0)
+    assert kernel("path", lam=1.0, node_mismatch=0.5).value(a, b) == pytest.approx(2.0)
     with pytest.raises(ValueError, match="node_mismatch"):
-        kernel("path", node_mismatch=1.5)(a, b)
+        kernel("path", node_mismatch=1.5).value(a, b)
     wv = TupleKernel(node_kernel=WordVectorSimilarity(word_vectors(0)))
     with pytest.raises(ValueError, match="node_mismatch"):
-        kernel("path", node_mismatch=0.5, tuple_kernel=wv)(a, b)
+        kernel("path", node_mismatch=0.5, tuple_kernel=wv).value(a, b)

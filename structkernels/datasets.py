@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.structures import Path, StructureError, Tree, Vocabulary
+from structkernels.structures import Path, Tree, Vocabulary
 
 __all__ = [
     "InteractionDataset",
@@ -329,39 +329,7 @@ class _TreeBuilder:
         self._cache: dict[tuple, Tree] = {}
 
     def __call__(self, obj: Any) -> Tree:
-        built: list[Tree] = []
-        stack: list[tuple[Any, bool]] = [(obj, False)]  # post-order, no recursion: any depth
-        while stack:
-            o, done = stack.pop()
-            if not isinstance(o, dict) or "label" not in o:
-                raise StructureError(f"a tree in JSON is an object with a 'label', got {o!r}")
-            kids_json = o.get("children") or ()
-            if not isinstance(kids_json, (list, tuple)):
-                raise StructureError(
-                    f"the children of {o['label']!r} must be a list of [edge, tree], "
-                    f"got {kids_json!r}"
-                )
-            if not done:
-                stack.append((o, True))
-                for i in range(len(kids_json) - 1, -1, -1):
-                    c = kids_json[i]
-                    if not isinstance(c, list) or len(c) != 2:
-                        raise StructureError(
-                            f"child {i} of {o['label']!r} must be [edge, tree], got {c!r}"
-                        )
-                    stack.append((c[1], False))
-                continue
-            n = len(kids_json)
-            subs = built[len(built) - n :] if n else []
-            if n:
-                del built[len(built) - n :]
-            kids = [(c[0], t) for c, t in zip(kids_json, subs, strict=True)]
-            key = (o["label"], tuple(kids))
-            tree = self._cache.get(key)
-            if tree is None:
-                tree = self._cache[key] = Tree(o["label"], kids)
-            built.append(tree)
-        return built[0]
+        return Tree.from_json(obj, shared=self._cache)
 
 
 def _open_text(path: str):

@@ -313,25 +313,9 @@ def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
     ``K[i, j]``, so a symmetric matrix stays exactly symmetric.  A zero (or
     negative) self-similarity zeroes its row/column, with a warning.
     """
-    dx = np.asarray(dx, dtype=np.float64)
-    dy = np.asarray(dy, dtype=np.float64)
-    sx = np.zeros_like(dx)
-    sy = np.zeros_like(dy)
-    okx, oky = dx > 0, dy > 0
-    sx[okx] = 1.0 / np.sqrt(dx[okx])
-    sy[oky] = 1.0 / np.sqrt(dy[oky])
-    bad = int((~okx).sum() + (~oky).sum())
-    if bad and warn:
-        import warnings
+    from structkernels.kernel import normalization_scales
 
-        from structkernels.kernel import ZeroSelfSimilarityWarning
-
-        warnings.warn(
-            f"normalisation met {bad} structure(s) with self-similarity <= 0; "
-            "their normalised similarities are set to 0",
-            ZeroSelfSimilarityWarning,
-            stacklevel=3,
-        )
+    sx, sy = normalization_scales(dx, dy, warn=warn, stacklevel=3)
     n, m = K.shape
     rows = max(1, row_bytes // max(1, 8 * m))
     for r0 in range(0, n, rows):

@@ -275,16 +275,14 @@ class ScaledKernel(Kernel):
         return self.scale * self.kernel.diag_block(X)
 
 
-def normalize_gram(
-    K: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None, *, warn: bool = True
-) -> np.ndarray:
-    """``K[i, j] / sqrt(diag_x[i] * diag_y[j])``, 0 where a self-similarity is 0.
+def normalization_scales(
+    diag_x: np.ndarray, diag_y: np.ndarray, *, warn: bool = True, stacklevel: int = 2
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(1 / sqrt(diag_x), 1 / sqrt(diag_y))``, 0 where a self-similarity is <= 0.
 
-    Modifies nothing in place; returns a new float64 array.  A zero (or
-    negative, from round-off) self-similarity gives a zero row/column and a
+    A zero (or negative, from round-off) self-similarity gives a zero scale and a
     :class:`ZeroSelfSimilarityWarning` naming how many structures it hit.
     """
-    diag_y = diag_x if diag_y is None else diag_y
     dx = np.asarray(diag_x, dtype=np.float64)
     dy = np.asarray(diag_y, dtype=np.float64)
     sx = np.zeros_like(dx)
@@ -298,8 +296,22 @@ def normalize_gram(
             f"normalisation met {bad} structure(s) with self-similarity <= 0; "
             "their normalised similarities are set to 0",
             ZeroSelfSimilarityWarning,
-            stacklevel=2,
+            stacklevel=stacklevel + 1,
         )
+    return sx, sy
+
+
+def normalize_gram(
+    K: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None, *, warn: bool = True
+) -> np.ndarray:
+    """``K[i, j] / sqrt(diag_x[i] * diag_y[j])``, 0 where a self-similarity is 0.
+
+    Modifies nothing in place; returns a new float64 array.  A zero (or
+    negative, from round-off) self-similarity gives a zero row/column and a
+    :class:`ZeroSelfSimilarityWarning` naming how many structures it hit.
+    """
+    diag_y = diag_x if diag_y is None else diag_y
+    sx, sy = normalization_scales(diag_x, diag_y, warn=warn, stacklevel=3)
     # the scale s_x[i] s_y[j] is formed first, so a symmetric K stays exactly symmetric
     return np.asarray(K, dtype=np.float64) * (sx[:, None] * sy[None, :])
 

@@ -290,8 +290,12 @@ class Tree:
         return root
 
     @classmethod
-    def from_json(cls, obj: Any) -> Tree:
-        """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth."""
+    def from_json(cls, obj: Any, shared: dict[tuple, Tree] | None = None) -> Tree:
+        """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth.
+
+        ``shared``, a dict kept across calls, builds identical subtrees once
+        (datasets of many overlapping trees hold each distinct subtree once).
+        """
         if isinstance(obj, str):
             obj = _loads(obj)
         if not isinstance(obj, dict) or "label" not in obj:
@@ -323,7 +327,15 @@ class Tree:
             subs = built[len(built) - n :] if n else []
             if n:
                 del built[len(built) - n :]
-            built.append(cls(o["label"], [(c[0], t) for c, t in zip(kids_json, subs, strict=True)]))
+            kids = [(c[0], t) for c, t in zip(kids_json, subs, strict=True)]
+            if shared is None:
+                built.append(cls(o["label"], kids))
+                continue
+            key = (o["label"], tuple(kids))
+            tree = shared.get(key)
+            if tree is None:
+                tree = shared[key] = cls(o["label"], kids)
+            built.append(tree)
         return built[0]
 
 

@@ -275,6 +275,10 @@ def run(args: argparse.Namespace) -> int:
     y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
     pk, _ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
     npk, _ = evaluate(train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings)
+    from structkernels.baselines import linear_baselines
+
+    # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
+    linear = linear_baselines(train.paths, y_train, test.paths, y_test) if len(y_test) else {}
     table = None
     if not args.no_table and args.seeds > 0:
         from structkernels.baselines import baselines_table
@@ -308,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
         "zeroed_labels": learner.ignored_labels_,
         "PK": pk,
         "NPK": npk,
+        "linear_baselines": linear,
         "baselines": table,
         "learning": {
             "n_evaluations": learner.n_evaluations_,
@@ -377,6 +382,13 @@ def _print_summary(s: dict[str, Any], out: FilePath, plot: str | None) -> None:
         r = s[name]
         w(
             f"{name:<6} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
+            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
+        )
+    if s.get("linear_baselines"):
+        w("obvious features on the same split (class_weight balanced):\n")
+    for name, r in (s.get("linear_baselines") or {}).items():
+        w(
+            f"{name:<36} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
             f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
         )
     w(

@@ -30,10 +30,12 @@ triangular solve against the pivot rows of ``A``.
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 from typing import Any
 
 import numpy as np
+from numba import njit, prange, set_parallel_chunksize
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
@@ -75,6 +77,70 @@ def fit_pair(n_jobs: int, fx, fy):
         return a.result(), b.result()
 
 
+_PARALLEL_MIN = 2_000_000  # values read per column above which the fused step runs on all cores
+_NCHUNK = 64  # row chunks of one fused step (partial sums and arg-maxima per chunk)
+
+
+def _rbf_step_py(X, sq, g, p, piv, is_piv, A, r, d, part_sum, part_max, part_arg):  # pragma: no cover (compiled)
+    """One ICD step for the RBF kernel, fused in one pass over the rows.
+
+    Row ``i``: ``k = exp(-g max(sq_i - 2 x_i.x_p + sq_p, 0))`` (the formula of
+    ``KernelSource.columns``), ``a = (k - A[i, :r] . A[p, :r]) / piv`` written
+    to ``A[i, r]`` (``A`` row-major), ``d_i = max(d_i - a^2, 0)``; exact ``piv``
+    on the pivot and zeros on earlier pivots.  ``X`` and ``A`` are read once;
+    per chunk, the residual's partial sum and its first arg-maximum.
+    """
+    n, dim = X.shape
+    sqp = sq[p]
+    xp = X[p]
+    ap = A[p, :r].copy()
+    step = (n + _NCHUNK - 1) // _NCHUNK
+    for c in prange(_NCHUNK):
+        lo = c * step
+        hi = min(lo + step, n)
+        s = 0.0
+        best = -1.0
+        arg = -1
+        for i in range(lo, hi):
+            xi = X[i]
+            dot = 0.0
+            for k in range(dim):
+                dot += np.float64(xi[k]) * np.float64(xp[k])  # exact products for float32-held X
+            t = (-2.0 * dot + sq[i]) + sqp
+            if t < 0.0:
+                t = 0.0
+            v = np.exp(-g * t)  # one kernel evaluation per row, pivots included
+            if i == p:
+                a = piv
+                di = 0.0
+            elif is_piv[i]:
+                a = 0.0
+                di = 0.0
+            else:
+                ai = A[i]
+                u = 0.0
+                for m in range(r):
+                    u += ai[m] * ap[m]
+                a = (v - u) / piv
+                di = d[i] - a * a
+                if di < 0.0:
+                    di = 0.0
+            A[i, r] = a
+            d[i] = di
+            s += di
+            if di > best:
+                best = di
+                arg = i
+        part_sum[c] = s
+        part_max[c] = best
+        part_arg[c] = arg
+
+
+_FM = {"reassoc", "contract", "nsz"}
+_rbf_step_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_rbf_step_py)
+_rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_rbf_step_py)
+
+
 def check_rank_tol(max_rank: Any, tol: Any, name: str = "max_rank") -> None:
     if max_rank is not None and (
         not isinstance(max_rank, (int, np.integer)) or isinstance(max_rank, bool) or max_rank < 1
@@ -92,6 +158,71 @@ def _positive_diag(source) -> np.ndarray:
             f"negative self-similarity k(x, x) at index(es) {bad}: the kernel is not positive semi-definite"
         )
     return np.maximum(d, 0.0)
+
+
+def _fused_rbf(source) -> tuple | None:
+    """``(X, sq, g)`` when ``source`` is a float64 RBF source the fused step can run on."""
+    if source.precomputed or source.dtype is not np.float64:
+        return None
+    prep = source._prepare()
+    if prep is None or prep[0] != "rbf" or prep[1].dtype != np.float64:
+        return None
+    X = np.ascontiguousarray(prep[1])
+    # Each column reads all of X (memory-bound): float64 values that are float32 numbers
+    # (vectors stored in float32, as embeddings usually are) are read from a float32 copy,
+    # half the bytes, with the same float64 products and sums.
+    X32 = X.astype(np.float32)
+    if np.array_equal(X32, X):
+        X = X32
+    return X, np.ascontiguousarray(prep[2], dtype=np.float64), float(prep[3])
+
+
+def _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar):
+    """The incomplete Cholesky of an RBF source, one fused pass over ``X`` and ``A`` per column.
+
+    Same pivots and values as the generic loop (up to the summation order of
+    the dot products): the factor is kept row-major while it is built, so that
+    a row's update ``A[i, :r] . A[p, :r]`` and its kernel value are computed
+    together, and the residual's sum and arg-maximum come out of the same pass.
+    """
+    X, sq, g = fused
+    n = source.n
+    # Two threads per column pay off on large passes only (a parallel region costs tens of
+    # microseconds, milliseconds on a loaded machine); inside fit_pair's threads, one each.
+    big = n * (X.shape[1] + r_max) >= _PARALLEL_MIN
+    step = _rbf_step_par if big and threading.current_thread() is threading.main_thread() else _rbf_step_seq
+    cap = min(r_max, 64)
+    A = np.zeros((n, cap), dtype=np.float64)
+    pivots = np.empty(r_max, dtype=np.intp)
+    is_piv = np.zeros(n, dtype=np.bool_)
+    part_sum = np.empty(_NCHUNK)
+    part_max = np.empty(_NCHUNK)
+    part_arg = np.empty(_NCHUNK, dtype=np.intp)
+    residual = float(d.sum())
+    p = int(np.argmax(d))
+    r = 0
+    while r < r_max:
+        if residual <= tol * trace0 or d[p] <= floor:
+            break
+        if r == cap:
+            cap = min(2 * cap, r_max)
+            A2 = np.zeros((n, cap), dtype=np.float64)
+            A2[:, :r] = A[:, :r]
+            A = A2
+        old = set_parallel_chunksize(1)  # chunks handed out as threads come free (a busy core lags)
+        try:
+            step(X, sq, g, p, float(np.sqrt(d[p])), is_piv, A, r, d, part_sum, part_max, part_arg)
+        finally:
+            set_parallel_chunksize(old)
+        source.n_evaluations += n
+        pivots[r] = p
+        is_piv[p] = True
+        r += 1
+        residual = float(part_sum.sum())
+        c = int(np.argmax(part_max))  # first chunk holding the maximum; its first row
+        p = int(part_arg[c])
+        bar.update(1)
+    return np.asfortranarray(A[:, :r]), pivots[:r].copy(), float(d.sum()), r
 
 
 def icd_factor(
@@ -128,9 +259,12 @@ def icd_factor(
     # Each step is a few BLAS-2 calls on n-vectors; below ~16k rows a multi-threaded BLAS
     # spends more on waking its threads than it gains (5x slower at n = 1,000 on a loaded machine).
     blas = threadpool_limits(limits=1, user_api="blas") if n < 16_384 else contextlib.nullcontext()
+    fused = _fused_rbf(source)
     with blas, tqdm(total=r_max, desc=f"incomplete Cholesky ({name})", unit="col", disable=disable,
                     leave=False) as bar:
-        while r < r_max:
+        if fused is not None:
+            A, pivots, residual, r = _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar)
+        while fused is None and r < r_max:
             residual = float(d.sum())
             if residual <= tol * trace0:
                 break
@@ -156,7 +290,8 @@ def icd_factor(
             np.maximum(d, 0.0, out=d)
             r += 1
             bar.update(1)
-        residual = float(d.sum())
+        if fused is None:
+            residual = float(d.sum())
     if r == r_max and tol > 0 and residual > tol * trace0:
         warnings.warn(
             f"incomplete Cholesky of {name} stopped at max_rank={r_max} with residual trace "

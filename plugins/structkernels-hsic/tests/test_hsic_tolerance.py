@@ -316,3 +316,33 @@ def test_permutation_result_repr_is_short():
     text = repr(res)
     assert len(text) < 300 and "<1000 values" in text
     assert isinstance(res, HSICTestResult) and len(res.null_samples) == 1000
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("as_f32", [False, True])
+@pytest.mark.parametrize(("n", "rank", "tol"), [(300, 40, 0.0), (400, None, 1e-4), (2_100, 30, 0.0)])
+def test_icd_fused_rbf_matches_the_generic_loop(monkeypatch, parallel, as_f32, n, rank, tol):
+    """The fused RBF pass (float64, or a float32-held copy of float32 numbers) gives the generic
+    loop's pivots, factor (to round-off), residual and evaluation count."""
+    from structkernels_hsic import icd as icd_mod
+
+    monkeypatch.setattr(icd_mod, "_PARALLEL_MIN", 0 if parallel else 10**18)
+    X = np.random.default_rng(n).normal(size=(n, 7)) * 2.0
+    if as_f32:
+        X = X.astype(np.float32).astype(np.float64)
+    k = sk.kernel("rbf", sigma=1.3)
+    fused = KernelSource(k, X)
+    assert icd_mod._fused_rbf(fused) is not None
+    assert (icd_mod._fused_rbf(fused)[0].dtype == np.float32) == as_f32
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        A1, p1, r1, t1 = icd_mod.icd_factor(fused, rank, tol)
+        monkeypatch.setattr(icd_mod, "_fused_rbf", lambda source: None)
+        plain = KernelSource(k, X)
+        A2, p2, r2, t2 = icd_mod.icd_factor(plain, rank, tol)
+    assert A1.flags.f_contiguous and A1.shape == A2.shape
+    np.testing.assert_array_equal(p1, p2)
+    assert np.abs(A1 - A2).max() <= 1e-12
+    assert r1 == pytest.approx(r2, rel=1e-9, abs=1e-12) and t1 == t2
+    assert fused.n_evaluations == plain.n_evaluations == n + A1.shape[1] * n
+    assert np.all(np.triu(A1[p1], 1) == 0.0)  # exact zeros on earlier pivots

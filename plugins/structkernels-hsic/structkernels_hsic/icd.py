@@ -136,6 +136,15 @@ def _rbf_step_py(X, sq, g, p, piv, is_piv, A, r, d, part_sum, part_max, part_arg
         part_arg[c] = arg
 
 
+@njit(cache=True, nogil=True)
+def _float32_numbers(X):  # pragma: no cover (compiled)
+    """Whether every value of ``X`` is a float32 number (stops at the first that is not)."""
+    for v in X.ravel():
+        if np.float64(np.float32(v)) != v:
+            return False
+    return True
+
+
 _FM = {"reassoc", "contract", "nsz"}
 _rbf_step_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_rbf_step_py)
 _rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_rbf_step_py)
@@ -171,9 +180,8 @@ def _fused_rbf(source) -> tuple | None:
     # Each column reads all of X (memory-bound): float64 values that are float32 numbers
     # (vectors stored in float32, as embeddings usually are) are read from a float32 copy,
     # half the bytes, with the same float64 products and sums.
-    X32 = X.astype(np.float32)
-    if np.array_equal(X32, X):
-        X = X32
+    if _float32_numbers(X):
+        X = X.astype(np.float32)
     return X, np.ascontiguousarray(prep[2], dtype=np.float64), float(prep[3])
 
 
@@ -250,8 +258,9 @@ def icd_factor(
     d = _positive_diag(source)
     trace0 = float(d.sum())
     floor = 1e-14 * float(d.max(initial=0.0))
+    fused = _fused_rbf(source)
     cap = min(r_max, 64)
-    A = np.zeros((n, cap), dtype=dt, order="F")
+    A = np.zeros((n, 0 if fused else cap), dtype=dt, order="F")
     pivots = np.empty(r_max, dtype=np.intp)
     r = 0
     residual = trace0
@@ -259,7 +268,6 @@ def icd_factor(
     # Each step is a few BLAS-2 calls on n-vectors; below ~16k rows a multi-threaded BLAS
     # spends more on waking its threads than it gains (5x slower at n = 1,000 on a loaded machine).
     blas = threadpool_limits(limits=1, user_api="blas") if n < 16_384 else contextlib.nullcontext()
-    fused = _fused_rbf(source)
     with blas, tqdm(total=r_max, desc=f"incomplete Cholesky ({name})", unit="col", disable=disable,
                     leave=False) as bar:
         if fused is not None:

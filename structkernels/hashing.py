@@ -57,8 +57,13 @@ def codes_from_bits(bits: np.ndarray) -> np.ndarray:
     return bits.astype(np.int64) @ weights
 
 
-def _as_structures(kernel: Kernel, X: Any) -> Sequence:
-    """``X`` checked by the kernel, kept as a list/array that can be indexed by position."""
+def _as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
+    """``X`` checked by the kernel, kept as a list/array that can be indexed by position.
+
+    With ``encode`` the kernel's checked form is returned (for the compiled
+    kernels an encoded ``PathList``/``TreeList``): sub-lists cut from it with
+    :func:`take` are not encoded again, and an encoded ``X`` is used as is.
+    """
     if isinstance(X, (str, bytes)):
         raise TypeError("expected a sequence of structures, got a bare string")
     if sp.issparse(X):
@@ -66,17 +71,25 @@ def _as_structures(kernel: Kernel, X: Any) -> Sequence:
             f"{type(kernel).__name__}: sparse input is not supported; densify it or reduce it "
             "(e.g. TruncatedSVD) first"
         )
+    kernel.validate_params()
+    if encode:
+        return kernel.check_input(X if _is_encoded(X) or isinstance(X, np.ndarray) else list(X))
     if not isinstance(X, np.ndarray):
         X = list(X)
-    kernel.validate_params()
     kernel.check_input(X)  # raises early, naming the bad record
     return X
+
+
+def _is_encoded(X: Any) -> bool:
+    """An encoded list of structures (``PathList``, ``TreeList``: built by ``encode``)."""
+    return isinstance(X, Sequence) and callable(getattr(type(X), "encode", None))
 
 
 def take(X: Sequence, idx: np.ndarray) -> Sequence:
     """The structures of ``X`` at positions ``idx`` (a NumPy array or a list)."""
     idx = np.asarray(idx, dtype=np.int64)
-    if isinstance(X, np.ndarray):
+    if isinstance(X, np.ndarray) or _is_encoded(X):
+        # an encoded list gives an encoded sub-list sharing its vocabulary
         return X[idx]
     return [X[i] for i in idx.tolist()]
 
@@ -131,7 +144,7 @@ class _KernelHash(BaseEstimator):
         ``n_evaluations_``.
         """
         self._check_fitted()
-        X = _as_structures(self.kernel_, X)
+        X = _as_structures(self.kernel_, X, encode=True)
         self._check_n_features(X)
         bits = self.bits_from_similarities(self._similarities(X))
         codes = codes_from_bits(bits)
@@ -143,7 +156,7 @@ class _KernelHash(BaseEstimator):
         The similarities to the reference set come for free with the codes: the
         k-NN graph uses them as neighbour candidates.
         """
-        X = _as_structures(self._kernel(), X)
+        X = _as_structures(self._kernel(), X, encode=True)
         self.fit(X)
         S = self._similarities(X)
         bits = self.bits_from_similarities(S)
@@ -237,7 +250,7 @@ class RandomKNNHash(_KernelHash):
         if self.n_bits is not None and self.n_bits > _MAX_BITS:
             raise ValueError(f"RandomKNNHash.n_bits must be <= {_MAX_BITS}, got {self.n_bits}")
         kernel = self._kernel()
-        X = _as_structures(kernel, X)
+        X = _as_structures(kernel, X, encode=True)
         n = len(X)
         if n < 2:
             raise ValueError(
@@ -364,7 +377,7 @@ class KernelLSH(_KernelHash):
         if not (isinstance(self.rcond, (float, int)) and 0 <= self.rcond < 1):
             raise ValueError(f"KernelLSH.rcond must be in [0, 1), got {self.rcond!r}")
         kernel = self._kernel()
-        X = _as_structures(kernel, X)
+        X = _as_structures(kernel, X, encode=True)
         n = len(X)
         if n < 2:
             raise ValueError(

@@ -32,11 +32,12 @@ from typing import Any
 
 import joblib
 import numpy as np
+from numba import njit
 from sklearn.utils import check_random_state
 
-from structkernels.gram import block_ranges, gram, plan_backend
+from structkernels.gram import block_ranges, plan_backend
 from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures, take
-from structkernels.kernel import Kernel, Normalized, normalize_gram
+from structkernels.kernel import Kernel, Normalized
 from structkernels.progress import tqdm
 from structkernels.registry import as_kernel
 
@@ -194,6 +195,8 @@ class _Evaluator:
         self.k = k
         self.diag_x = diag_x
         self.diag_y = diag_y
+        self.scale_x = None if diag_x is None else _scales(diag_x)
+        self.scale_y = None if diag_y is None else _scales(diag_y)
         self.n_jobs = n_jobs
 
     def run(self, X, Y, tasks, *, progress: bool | None = None, desc: str = "knn"):
@@ -263,43 +266,130 @@ def _chunk_by_cost(tasks: list, n_chunks: int) -> list[list]:
     return [c for c in chunks if c]
 
 
+def _scales(d: np.ndarray) -> np.ndarray:
+    """``1 / sqrt(d)``, 0 where ``d <= 0`` (as :func:`~structkernels.kernel.normalize_gram`)."""
+    d = np.asarray(d, dtype=np.float64)
+    s = np.zeros_like(d)
+    ok = d > 0
+    s[ok] = 1.0 / np.sqrt(d[ok])
+    return s
+
+
 def _payload(X, Y, task, ev: _Evaluator):
     rows, cols, both = task
-    dx = None if ev.diag_x is None else ev.diag_x[rows]
+    sx = None if ev.scale_x is None else ev.scale_x[rows]
     if cols is None:
-        return rows, None, both, take(X, rows), None, dx, None
-    dy = None if ev.diag_y is None else ev.diag_y[cols]
-    return rows, cols, both, take(X, rows), take(Y, cols), dx, dy
+        return rows, None, both, take(X, rows), None, sx, sx
+    sy = None if ev.scale_y is None else ev.scale_y[cols]
+    return rows, cols, both, take(X, rows), take(Y, cols), sx, sy
+
+
+@njit(cache=True, nogil=True)
+def _topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
+                sr, sc, scaled, upper):  # pragma: no cover - compiled
+    """Per line (row of ``S``, or column if ``transpose``) its ``k`` largest entries.
+
+    The same choice as :func:`block_topk`: ``-inf``/NaN never chosen, ties at the
+    ``k``-th value to the smaller position; ``mask_self`` skips entries where the
+    line's id equals the other side's id.  With ``scaled`` the entry ``S[a, b]`` is
+    normalised as ``S[a, b] * (sr[a] * sc[b])`` (the arithmetic of
+    :func:`~structkernels.kernel.normalize_gram`); with ``upper`` only the upper
+    triangle of a symmetric ``S`` is read (its mirror, as the Gram engine places it).
+    Returns ``(line ids, other ids, values)``.  Compiled without the GIL, so
+    bucket blocks reduce in parallel threads.
+    """
+    n_lines = S.shape[1] if transpose else S.shape[0]
+    n_other = S.shape[0] if transpose else S.shape[1]
+    kk = min(k, n_other)
+    out_l = np.empty(n_lines * kk, np.int64)
+    out_o = np.empty(n_lines * kk, np.int64)
+    out_v = np.empty(n_lines * kk, np.float64)
+    best_v = np.empty(max(kk, 1), np.float64)
+    best_j = np.empty(max(kk, 1), np.int64)
+    n_out = 0
+    for i in range(n_lines):
+        filled = 0
+        for j in range(n_other):
+            if mask_self and line_ids[i] == other_ids[j]:
+                continue
+            a, b = (j, i) if transpose else (i, j)
+            if upper and a > b:
+                a, b = b, a
+            v = S[a, b]
+            if scaled:
+                v = v * (sr[a] * sc[b])
+            if np.isnan(v) or v == -np.inf:
+                continue
+            if filled == kk and not v > best_v[kk - 1]:
+                continue  # ties go to the smaller position, met first
+            p = filled if filled < kk else kk - 1
+            while p > 0 and v > best_v[p - 1]:
+                if p < kk:
+                    best_v[p] = best_v[p - 1]
+                    best_j[p] = best_j[p - 1]
+                p -= 1
+            best_v[p] = v
+            best_j[p] = j
+            if filled < kk:
+                filled += 1
+        for q in range(filled):
+            out_l[n_out] = line_ids[i]
+            out_o[n_out] = other_ids[best_j[q]]
+            out_v[n_out] = best_v[q]
+            n_out += 1
+    return out_l[:n_out], out_o[:n_out], out_v[:n_out]
+
+
+def _task_block(kernel: Kernel, Xr, Xc) -> np.ndarray:
+    """Kernel values of one task in a single block (a symmetric one when ``Xc`` is None)."""
+    Xr = kernel.check_input(Xr)  # as the Gram engine does (an encoded list is kept as is)
+    if Xc is None:
+        S = np.asarray(kernel.gram_block_symmetric(Xr), dtype=np.float64)
+        shape = (len(Xr), len(Xr))
+    else:
+        S = np.asarray(kernel.gram_block(Xr, kernel.check_input(Xc)), dtype=np.float64)
+        shape = (len(Xr), len(Xc))
+    if S.shape != shape:
+        raise ValueError(f"a kernel block has shape {S.shape}, expected {shape}")
+    return S
+
+
+_NO_SCALE = np.ones(0, dtype=np.float64)
 
 
 def _run_tasks(kernel: Kernel, k: int, payloads: list):
-    """Worker: kernel blocks through the Gram engine, reduced to top-k candidates."""
+    """Worker: one kernel block per task, reduced to top-k candidates.
+
+    One compiled block per bucket (or bucket pair), normalised and reduced by a
+    compiled top-k: the time goes to GIL-free code, so threads over tasks scale.
+    ``sx``/``sy`` are the normalisation scales ``1 / sqrt(k(x, x))`` (or None).
+    """
     out_r, out_c, out_s = [], [], []
     n_evals = 0
-    for rows, cols, both, Xr, Xc, dx, dy in payloads:
+    for rows, cols, both, Xr, Xc, sx, sy in payloads:
+        S = _task_block(kernel, Xr, Xc)
+        scaled = sx is not None
+        sr = sx if scaled else _NO_SCALE
         if cols is None:
-            S, info = gram(kernel, Xr, n_jobs=1, progress=False, return_info=True)
-            if dx is not None:
-                S = normalize_gram(S, dx, dx, warn=False)
-            cols_g = rows
-        else:
-            S, info = gram(kernel, Xr, Xc, n_jobs=1, progress=False, return_info=True)
-            if dx is not None:
-                S = normalize_gram(S, dx, dy, warn=False)
-            cols_g = cols
-        n_evals += info.n_evaluations
-        # a structure is never its own neighbour in a graph on one set
+            n_evals += len(rows) * (len(rows) + 1) // 2
+            # the upper triangle is mirrored, as the Gram engine does; a structure
+            # is never its own neighbour in a graph on one set
+            r, c, s = _topk_lines(S, rows, rows, k, False, both, sr, sr, scaled, True)
+            out_r.append(r)
+            out_c.append(c)
+            out_s.append(s)
+            continue
+        n_evals += len(rows) * len(cols)
+        sc = sy if scaled else _NO_SCALE
+        r, c, s = _topk_lines(S, rows, cols, k, False, both, sr, sc, scaled, False)
+        out_r.append(r)
+        out_c.append(c)
+        out_s.append(s)
         if both:
-            S = np.where(rows[:, None] == cols_g[None, :], -np.inf, S)
-        r, c = block_topk(S, k)
-        out_r.append(rows[r])
-        out_c.append(cols_g[c])
-        out_s.append(S[r, c])
-        if both and cols is not None:
-            c2, r2 = block_topk(S.T, k)
-            out_r.append(cols_g[c2])
-            out_c.append(rows[r2])
-            out_s.append(S[r2, c2])
+            c2, r2, s2 = _topk_lines(S, cols, rows, k, True, both, sr, sc, scaled, False)
+            out_r.append(c2)
+            out_c.append(r2)
+            out_s.append(s2)
     return np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_s), n_evals
 
 
@@ -352,7 +442,7 @@ def exact_knn_graph(
     t0 = time.perf_counter()
     _check_common(k, n_jobs)
     base, normalize = prepare_kernel(kernel)
-    X = _as_structures(base, X)
+    X = _as_structures(base, X, encode=True)
     n = len(X)
     diag, n_evals = _diag(base, X) if normalize else (None, 0)
     blocks = block_ranges(n, max(1, int(block_size)))
@@ -547,7 +637,7 @@ def knn_graph(
     _check_probe(probe)
     base, normalize = prepare_kernel(kernel)
     hash_kernel = Normalized(base) if normalize else base
-    X = _as_structures(base, X)
+    X = _as_structures(base, X, encode=True)
     n = len(X)
     hashers, codes, ref_sims, n_evals = build_tables(
         X, hash_kernel, hashing, n_bits=n_bits, n_tables=n_tables,
@@ -578,12 +668,13 @@ def knn_graph(
         if S is None:
             continue
         ref = h.reference_indices_
-        S = np.where(np.arange(n)[:, None] == ref[None, :], -np.inf, S)
-        rr, cc = block_topk(S, k)
-        c2, r2 = block_topk(S.T, k)
-        parts_r += [rr, ref[c2]]
-        parts_c += [ref[cc], r2]
-        parts_s += [S[rr, cc], S[r2, c2]]
+        S = np.ascontiguousarray(S, dtype=np.float64)
+        idx = np.arange(n, dtype=np.int64)
+        rr, cc, ss = _topk_lines(S, idx, ref, k, False, True, _NO_SCALE, _NO_SCALE, False, False)
+        c2, r2, s2 = _topk_lines(S, ref, idx, k, True, True, _NO_SCALE, _NO_SCALE, False, False)
+        parts_r += [rr, c2]
+        parts_c += [cc, r2]
+        parts_s += [ss, s2]
     if not exclude_self:
         d = (diag > 0).astype(np.float64) if diag is not None else base.diag(X)
         n_evals += 0 if diag is not None else n

@@ -262,3 +262,61 @@ def test_shipped_amr_paths():
         j = g.indices[i, 0]
         assert np.isclose(g.similarities[i, 0], kern.value(X[i], X[j]))
         assert g.similarities[i, 0] <= exact.similarities[i, 0] + 1e-12
+
+
+def test_compiled_topk_matches_block_topk():
+    """The compiled per-line top-k (bucket blocks) chooses what block_topk chooses:
+    ties to the smaller position, -inf/NaN never, +inf allowed, self pairs masked,
+    normalisation with the arithmetic of normalize_gram, upper-triangle mirroring."""
+    from structkernels.kernel import normalize_gram
+    from structkernels.knn import _scales, _topk_lines, block_topk
+
+    rng = np.random.default_rng(3)
+    none = np.ones(0)
+    for _ in range(400):
+        n, m = (int(v) for v in rng.integers(1, 8, 2))
+        k = int(rng.integers(1, 5))
+        S = rng.integers(0, 3, (n, m)).astype(float)  # many ties
+        S[rng.random((n, m)) < 0.15] = -np.inf
+        S[rng.random((n, m)) < 0.1] = np.nan
+        S[rng.random((n, m)) < 0.05] = np.inf
+        rows = rng.permutation(20)[:n].astype(np.int64)
+        cols = rng.permutation(20)[:m].astype(np.int64)
+        for transpose in (False, True):
+            masked = np.where(rows[:, None] == cols[None, :], -np.inf, S)
+            A = masked.T if transpose else masked
+            r, c = block_topk(A, k)
+            lines, others = (cols, rows) if transpose else (rows, cols)
+            want = sorted(zip(lines[r].tolist(), others[c].tolist(), A[r, c].tolist(), strict=True))
+            got = _topk_lines(S, lines, others, k, transpose, True, none, none, False, False)
+            assert sorted(zip(*(a.tolist() for a in got), strict=True)) == want
+        # normalised, symmetric (upper triangle read, lower one ignored)
+        d = rng.integers(0, 4, n).astype(float)  # includes zero self-similarities
+        U = rng.random((n, n))
+        sym = np.triu(U) + np.triu(U, 1).T
+        K = normalize_gram(sym, d, d, warn=False)
+        K = np.where(np.eye(n, dtype=bool), -np.inf, K)
+        r, c = block_topk(K, k)
+        want = sorted(zip(rows[r].tolist(), rows[c].tolist(), K[r, c].tolist(), strict=True))
+        low = np.tril(rng.random((n, n)), -1)  # garbage below the diagonal
+        s = _scales(d)
+        got = _topk_lines(np.triu(U) + low, rows, rows, k, False, True, s, s, True, True)
+        assert sorted(zip(*(a.tolist() for a in got), strict=True)) == want
+
+
+def test_hashed_graph_keeps_encoded_paths():
+    """An encoded PathList goes through hashing and buckets without being re-encoded
+    (sub-lists share its vocabulary) and gives the graph of the plain list of paths."""
+    from structkernels.datasets import load_interactions
+    from structkernels.kernels.path import PathList
+
+    paths = load_interactions().split("train").paths[:400]
+    assert isinstance(paths, PathList)
+    kern = Normalized(kernel("path", lam=0.8))
+    kw = dict(hashing="random-knn", n_tables=2, probe=1, random_state=0, progress=False)
+    g_enc = knn_graph(paths, kern, 2, **kw)
+    g_list = knn_graph(list(paths), kern, 2, **kw)
+    assert np.array_equal(g_enc.indices, g_list.indices)
+    assert np.array_equal(g_enc.similarities, g_list.similarities)
+    assert g_enc.n_evaluations == g_list.n_evaluations
+    assert g_enc.hashers[0].reference_.vocab is paths.vocab

@@ -48,10 +48,9 @@ from structkernels_hsic._kernels import KernelSource, PrecomputedSource, check_d
 from structkernels_hsic.icd import (
     LANDMARKS,
     IncompleteCholesky,
-    check_rank_tol,
     fit_pair,
     nystrom_factor,
-    pair_rank,
+    resolve_ranks,
 )
 
 __all__ = [
@@ -448,17 +447,6 @@ class HSIC(BaseEstimator):
         self.rank = rank
 
     # ------------------------------------------------------------ internals
-    def _ranks(self) -> tuple[Any, Any]:
-        if isinstance(self.rank, str) and self.rank == "deprecated":
-            value, name = self.max_rank, "max_rank"
-        else:
-            warnings.warn("rank is deprecated; use max_rank (and tol)", FutureWarning, stacklevel=3)
-            value, name = self.rank, "rank"
-        rx, ry = pair_rank(value)
-        check_rank_tol(rx, self.tol, name)
-        check_rank_tol(ry, self.tol, name)
-        return rx, ry
-
     def _sources(self, X, Y) -> tuple[KernelSource | PrecomputedSource, ...]:
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
@@ -482,7 +470,7 @@ class HSIC(BaseEstimator):
         return sx, sy
 
     def _factors(self, sx, sy):
-        rx, ry = self._ranks()
+        rx, ry = resolve_ranks(self.rank, self.max_rank, self.tol)
         if self.estimator == "icd":
             self.icd_x_, self.icd_y_ = fit_pair(
                 self.n_jobs,

@@ -159,6 +159,21 @@ def check_rank_tol(max_rank: Any, tol: Any, name: str = "max_rank") -> None:
         raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
 
 
+
+def resolve_ranks(rank: Any, max_rank: Any, tol: Any) -> tuple[Any, Any]:
+    """The checked ``(rank_x, rank_y)`` of an estimator's ``max_rank`` (or deprecated ``rank``)."""
+    if isinstance(rank, str) and rank == "deprecated":
+        value, name = max_rank, "max_rank"
+    else:
+        # stacklevel: resolve_ranks -> the estimator's fit -> the user's call
+        warnings.warn("rank is deprecated; use max_rank (and tol)", FutureWarning, stacklevel=3)
+        value, name = rank, "rank"
+    rx, ry = pair_rank(value)
+    check_rank_tol(rx, tol, name)
+    check_rank_tol(ry, tol, name)
+    return rx, ry
+
+
 def _positive_diag(source) -> np.ndarray:
     d = np.asarray(source.diag(), dtype=np.float64)
     if np.any(d < -1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))):

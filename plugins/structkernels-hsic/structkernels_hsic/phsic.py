@@ -18,7 +18,6 @@ PHSIC over the training pairs is HSIC (MI : PMI = HSIC : PHSIC).  Estimators:
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -32,7 +31,7 @@ from structkernels_hsic._kernels import (
     resolve_kernel,
     resolve_source,
 )
-from structkernels_hsic.icd import IncompleteCholesky, check_rank_tol, fit_pair, pair_rank
+from structkernels_hsic.icd import IncompleteCholesky, fit_pair, resolve_ranks
 
 __all__ = ["PHSIC"]
 
@@ -206,7 +205,7 @@ class PHSIC(BaseEstimator):
             self.cov_ = C
             self.n_kernel_evaluations_ = 0
         elif self.estimator == "icd":
-            rx, ry = self._ranks()
+            rx, ry = resolve_ranks(self.rank, self.max_rank, self.tol)
             sx = resolve_source(self.kernel_x, self.kernel_x_params, X, name="X", dtype=dt)
             sy = resolve_source(self.kernel_y, self.kernel_y_params, Y, name="Y", dtype=dt)
             self._check_pairs(sx.n, sy.n)
@@ -237,17 +236,6 @@ class PHSIC(BaseEstimator):
             self.n_kernel_evaluations_ = sx.n_evaluations + sy.n_evaluations
         self.n_samples_ = n
         return self
-
-    def _ranks(self) -> tuple[Any, Any]:
-        if isinstance(self.rank, str) and self.rank == "deprecated":
-            value, name = self.max_rank, "max_rank"
-        else:
-            warnings.warn("rank is deprecated; use max_rank (and tol)", FutureWarning, stacklevel=3)
-            value, name = self.rank, "rank"
-        rx, ry = pair_rank(value)
-        check_rank_tol(rx, self.tol, name)
-        check_rank_tol(ry, self.tol, name)
-        return rx, ry
 
     @staticmethod
     def _check_pairs(nx: int, ny: int) -> None:

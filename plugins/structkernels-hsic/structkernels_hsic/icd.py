@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import types
 import warnings
 from typing import Any
 
@@ -78,6 +79,7 @@ def fit_pair(n_jobs: int, fx, fy):
 
 
 _PARALLEL_MIN = 2_000_000  # values read per column above which the fused step runs on all cores
+_WHOLE_FACTOR = 32 * 2**20  # values (256 MB): up to this the fused path allocates the whole factor
 _NCHUNK = 64  # row chunks of one fused step (partial sums and arg-maxima per chunk)
 
 
@@ -136,18 +138,47 @@ def _rbf_step_py(X, sq, g, p, piv, is_piv, A, r, d, part_sum, part_max, part_arg
         part_arg[c] = arg
 
 
-@njit(cache=True, nogil=True)
-def _float32_numbers(X):  # pragma: no cover (compiled)
-    """Whether every value of ``X`` is a float32 number (stops at the first that is not)."""
-    for v in X.ravel():
-        if np.float64(np.float32(v)) != v:
-            return False
-    return True
+@njit(cache=True, nogil=True, parallel=True)
+def _float32_copy(X, out):  # pragma: no cover (compiled)
+    """Copy ``X`` into the float32 ``out``; whether every value was a float32 number (lossless)."""
+    n, dim = X.shape
+    bad = np.zeros(n, dtype=np.bool_)
+    for i in prange(n):
+        for k in range(dim):
+            v = X[i, k]
+            w = np.float32(v)
+            out[i, k] = w
+            if np.float64(w) != v:
+                bad[i] = True
+    return not bad.any()
+
+
+def _float32_exact(X: np.ndarray) -> np.ndarray | None:
+    """A float32 copy of the float64 ``X`` when every value is a float32 number, else None.
+
+    The first row is checked before anything is copied: float64 data that is not float32
+    data almost always shows it there.
+    """
+    head = X[:1]
+    if not np.array_equal(head.astype(np.float32).astype(np.float64), head):
+        return None
+    out = np.empty(X.shape, dtype=np.float32)
+    return out if _float32_copy(X, out) else None
+
+
+def _named(f, suffix: str):
+    """A copy of ``f`` under its own name: numba's on-disk cache is keyed by the function's
+    qualified name and line, so two compilations of one function (parallel and serial) would
+    load each other's machine code and the parallel one would run on one core."""
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix, f.__defaults__, f.__closure__)
+    g.__qualname__ = f.__qualname__ + suffix
+    g.__doc__ = f.__doc__
+    return g
 
 
 _FM = {"reassoc", "contract", "nsz"}
-_rbf_step_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_rbf_step_py)
-_rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_rbf_step_py)
+_rbf_step_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named(_rbf_step_py, "_par"))
+_rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_step_py, "_seq"))
 
 
 def check_rank_tol(max_rank: Any, tol: Any, name: str = "max_rank") -> None:
@@ -195,8 +226,9 @@ def _fused_rbf(source) -> tuple | None:
     # Each column reads all of X (memory-bound): float64 values that are float32 numbers
     # (vectors stored in float32, as embeddings usually are) are read from a float32 copy,
     # half the bytes, with the same float64 products and sums.
-    if _float32_numbers(X):
-        X = X.astype(np.float32)
+    X32 = _float32_exact(X)
+    if X32 is not None:
+        X = X32
     return X, np.ascontiguousarray(prep[2], dtype=np.float64), float(prep[3])
 
 
@@ -214,8 +246,10 @@ def _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar):
     # microseconds, milliseconds on a loaded machine); inside fit_pair's threads, one each.
     big = n * (X.shape[1] + r_max) >= _PARALLEL_MIN
     step = _rbf_step_par if big and threading.current_thread() is threading.main_thread() else _rbf_step_seq
-    cap = min(r_max, 64)
-    A = np.zeros((n, cap), dtype=np.float64)
+    # the whole factor at once when it is small enough (no regrowth copies); rows are only
+    # read up to the columns written, so the buffer need not be zeroed
+    cap = r_max if n * r_max <= _WHOLE_FACTOR else min(r_max, 64)
+    A = np.empty((n, cap), dtype=np.float64)
     pivots = np.empty(r_max, dtype=np.intp)
     is_piv = np.zeros(n, dtype=np.bool_)
     part_sum = np.empty(_NCHUNK)
@@ -229,7 +263,7 @@ def _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar):
             break
         if r == cap:
             cap = min(2 * cap, r_max)
-            A2 = np.zeros((n, cap), dtype=np.float64)
+            A2 = np.empty((n, cap), dtype=np.float64)
             A2[:, :r] = A[:, :r]
             A = A2
         old = set_parallel_chunksize(1)  # chunks handed out as threads come free (a busy core lags)
@@ -245,7 +279,7 @@ def _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar):
         c = int(np.argmax(part_max))  # first chunk holding the maximum; its first row
         p = int(part_arg[c])
         bar.update(1)
-    return np.asfortranarray(A[:, :r]), pivots[:r].copy(), float(d.sum()), r
+    return np.ascontiguousarray(A[:, :r]), pivots[:r].copy(), float(d.sum()), r
 
 
 def icd_factor(
@@ -256,7 +290,7 @@ def icd_factor(
     progress: bool | None = None,
     name: str = "X",
 ) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Factor ``A`` (n x r, Fortran order), pivots, residual trace and ``trace(K)``.
+    """Factor ``A`` (n x r, contiguous), pivots, residual trace and ``trace(K)``.
 
     Stops after ``max_rank`` columns (``None``: as many as needed, at most n),
     or when the residual trace ``sum_i (K - A A^T)_ii`` falls to ``tol``
@@ -323,7 +357,9 @@ def icd_factor(
             ConvergenceWarning,
             stacklevel=3,
         )
-    return np.asfortranarray(A[:, :r]), pivots[:r].copy(), residual, trace0
+    # the generic loop builds the factor column by column (Fortran order); the fused one row by
+    # row (C order): either is returned as it is, without a transposing copy
+    return (A if fused is not None else np.asfortranarray(A[:, :r])), pivots[:r].copy(), residual, trace0
 
 
 def _nystrom_from_columns(C: np.ndarray, W: np.ndarray) -> np.ndarray:

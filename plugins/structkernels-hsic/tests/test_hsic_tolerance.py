@@ -340,9 +340,26 @@ def test_icd_fused_rbf_matches_the_generic_loop(monkeypatch, parallel, as_f32, n
         monkeypatch.setattr(icd_mod, "_fused_rbf", lambda source: None)
         plain = KernelSource(k, X)
         A2, p2, r2, t2 = icd_mod.icd_factor(plain, rank, tol)
-    assert A1.flags.f_contiguous and A1.shape == A2.shape
+    assert A1.flags.c_contiguous and A2.flags.f_contiguous and A1.shape == A2.shape
     np.testing.assert_array_equal(p1, p2)
     assert np.abs(A1 - A2).max() <= 1e-12
     assert r1 == pytest.approx(r2, rel=1e-9, abs=1e-12) and t1 == t2
     assert fused.n_evaluations == plain.n_evaluations == n + A1.shape[1] * n
     assert np.all(np.triu(A1[p1], 1) == 0.0)  # exact zeros on earlier pivots
+
+
+def test_parallel_and_serial_steps_have_their_own_cache_entries():
+    # numba's on-disk cache is keyed by qualified name and line: one name for both variants
+    # made the parallel dispatcher load the serial machine code (one core)
+    par, seq = icd_mod._rbf_step_par.py_func, icd_mod._rbf_step_seq.py_func
+    assert par.__qualname__ != seq.__qualname__
+    assert par.__code__ is seq.__code__  # one body, two compilations
+
+
+def test_float32_copy_only_when_every_value_is_a_float32_number():
+    X = np.random.default_rng(0).normal(size=(50, 4)).astype(np.float32).astype(np.float64)
+    X32 = icd_mod._float32_exact(X)
+    assert X32 is not None and X32.dtype == np.float32
+    np.testing.assert_array_equal(X32.astype(np.float64), X)
+    X[37, 2] += 1e-12  # first row still float32 numbers, a later one not
+    assert icd_mod._float32_exact(X) is None

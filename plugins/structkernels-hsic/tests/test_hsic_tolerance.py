@@ -349,6 +349,8 @@ def test_icd_fused_rbf_matches_the_generic_loop(monkeypatch, parallel, as_f32, n
 
 
 def test_parallel_and_serial_steps_have_their_own_cache_entries():
+    from structkernels_hsic import icd as icd_mod
+
     # numba's on-disk cache is keyed by qualified name and line: one name for both variants
     # made the parallel dispatcher load the serial machine code (one core)
     par, seq = icd_mod._rbf_step_par.py_func, icd_mod._rbf_step_seq.py_func
@@ -357,6 +359,8 @@ def test_parallel_and_serial_steps_have_their_own_cache_entries():
 
 
 def test_float32_copy_only_when_every_value_is_a_float32_number():
+    from structkernels_hsic import icd as icd_mod
+
     X = np.random.default_rng(0).normal(size=(50, 4)).astype(np.float32).astype(np.float64)
     X32 = icd_mod._float32_exact(X)
     assert X32 is not None and X32.dtype == np.float32

@@ -120,6 +120,12 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         Independent hash tables.
     probe : {0, 1}, default 0
         1 also searches the training buckets at Hamming distance 1.
+    n_probes : int or None, default None
+        With ``probe=1``: how many of the Hamming-1 buckets each query
+        searches per table, those across its least firm bits (multi-probe
+        LSH, Lv et al., VLDB 2007; the hasher's ``margins_from_similarities``).
+        None searches all ``n_bits`` of them.  A few probes find most of what
+        all of them find, for a fraction of the kernel evaluations.
     normalize : bool, default False
         Use ``k(x, y) / sqrt(k(x, x) k(y, y))``.
     n_jobs : int, default 1
@@ -175,6 +181,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         n_bits: int | None = None,
         n_tables: int = 1,
         probe: int = 0,
+        n_probes: int | None = None,
         normalize: bool = False,
         n_jobs: int = 1,
         random_state: Any = None,
@@ -190,6 +197,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         self.n_bits = n_bits
         self.n_tables = n_tables
         self.probe = probe
+        self.n_probes = n_probes
         self.normalize = normalize
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -225,6 +233,11 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"threshold_sample must be None or an int >= 1, got {ts!r}")
         if self.probe not in (0, 1) or isinstance(self.probe, bool):
             raise ValueError(f"probe must be 0 or 1, got {self.probe!r}")
+        npr = self.n_probes
+        if npr is not None and (isinstance(npr, bool) or not isinstance(npr, (int, np.integer)) or npr < 1):
+            raise ValueError(f"n_probes must be None or an int >= 1, got {npr!r}")
+        if npr is not None and not self.probe:
+            raise ValueError("n_probes applies only with probe=1 (Hamming-1 buckets)")
         if self.hashing is None and (self.n_bits is not None or self.n_tables != 1 or self.probe):
             raise ValueError("n_bits, n_tables and probe apply only with hashing='random-knn'/'klsh'")
         if not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0:
@@ -403,6 +416,18 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
                 parts_r.append(rr)
                 parts_c.append(ref[cc])
                 parts_s.append(S[rr, cc])
+                if self.probe and self.n_probes is not None and self.n_probes < h.n_bits_:
+                    # multi-probe: each query's own bucket and those across its least firm bits
+                    weakest = np.argsort(h.margins_from_similarities(S), axis=1, kind="stable")
+                    probes = [codes] + [
+                        codes ^ np.left_shift(np.int64(1), weakest[:, j].astype(np.int64))
+                        for j in range(int(self.n_probes))
+                    ]
+                    for cs in probes:
+                        for code, rows in group_buckets(cs).items():
+                            if code in buckets:
+                                tasks.append((rows, buckets[code], False))
+                    continue
                 for code, rows in group_buckets(codes).items():
                     cols = [buckets[code]] if code in buckets else []
                     if self.probe:

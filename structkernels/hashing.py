@@ -137,6 +137,15 @@ class _KernelHash(BaseEstimator):
         self.n_evaluations_ += info.n_evaluations
         return S
 
+    def _checked_similarities(self, S: Any) -> np.ndarray:
+        self._check_fitted()
+        S = np.asarray(S, dtype=np.float64)
+        if S.ndim != 2 or S.shape[1] != len(self.reference_indices_):
+            raise ValueError(
+                f"expected similarities of shape (n, {len(self.reference_indices_)}), got {S.shape}"
+            )
+        return S
+
     def hash(self, X: Any, *, return_bits: bool = False):
         """Bucket codes of ``X`` (``int64``), and the bit matrix if ``return_bits``.
 
@@ -290,10 +299,22 @@ class RandomKNNHash(_KernelHash):
             raise ValueError(
                 f"expected similarities of shape (n, {len(self.reference_indices_)}), got {S.shape}"
             )
-        # max over H_j1 and H_j2 for every bit at once: (n, n_bits, s) gathers
-        best1 = S[:, self.subsets_[:, 0, :]].max(axis=2)
-        best2 = S[:, self.subsets_[:, 1, :]].max(axis=2)
+        best1, best2 = self._best_pair(S)
         return best1 > best2
+
+    def _best_pair(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # max over H_j1 and H_j2 for every bit at once: (n, n_bits, s) gathers
+        return S[:, self.subsets_[:, 0, :]].max(axis=2), S[:, self.subsets_[:, 1, :]].max(axis=2)
+
+    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """How firmly each bit is set, (n, n_bits): ``|max_{H_j1} k - max_{H_j2} k|``.
+
+        A bit with a small margin would flip under a small change of the
+        structure; multi-probe search (``KernelKNNClassifier(n_probes=...)``)
+        also visits the buckets across the least firm bits.
+        """
+        best1, best2 = self._best_pair(self._checked_similarities(S))
+        return np.abs(best1 - best2)
 
 
 class KernelLSH(_KernelHash):
@@ -428,5 +449,12 @@ class KernelLSH(_KernelHash):
             raise ValueError(
                 f"expected similarities of shape (n, {len(self.reference_indices_)}), got {S.shape}"
             )
+        return self._projections(S) > 0
+
+    def _projections(self, S: np.ndarray) -> np.ndarray:
         Sc = S - S.mean(axis=1, keepdims=True) - self.col_means_[None, :] + self.grand_mean_
-        return (Sc @ self.weights_) > 0
+        return Sc @ self.weights_
+
+    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """How firmly each bit is set, (n, n_bits): the distance ``|sum_i w_i k_c(x, x_i)|`` to its hyperplane."""
+        return np.abs(self._projections(self._checked_similarities(S)))

@@ -244,3 +244,72 @@ def test_threshold_sample_scores_a_stratified_subset():
     assert clf.n_fit_evaluations_ < full.n_fit_evaluations_
     with pytest.raises(ValueError, match="threshold_sample"):
         KernelKNNClassifier("rbf", threshold="auto", threshold_sample=0).fit(X, y)
+
+
+@pytest.mark.parametrize("hashing", ["random-knn", "klsh"])
+def test_multi_probe_searches_the_least_firm_bits(hashing):
+    X, y = _blobs(900, seed=5)
+    Xte, _ = _blobs(200, seed=6)
+    kern = kernel("rbf", sigma=2.0)
+    common = dict(n_neighbors=8, hashing=hashing, n_bits=6, random_state=0)
+    own = KernelKNNClassifier(kern, **common).fit(X, y)
+    full = KernelKNNClassifier(kern, probe=1, **common).fit(X, y)
+    idx_own, _ = own.kneighbors(Xte)
+    idx_full, s_full = full.kneighbors(Xte)
+    ev_full = full.n_evaluations_
+    # n_probes = n_bits is the whole Hamming-1 ball
+    every = KernelKNNClassifier(kern, probe=1, n_probes=6, **common).fit(X, y)
+    idx_every, s_every = every.kneighbors(Xte)
+    np.testing.assert_array_equal(idx_every, idx_full)
+    np.testing.assert_array_equal(s_every, s_full)
+    # two probes: exactly the own bucket plus the buckets across the two least firm bits
+    two = KernelKNNClassifier(kern, probe=1, n_probes=2, **common).fit(X, y)
+    idx_two, _ = two.kneighbors(Xte)
+    ev_two = two.n_evaluations_
+    h, buckets = two.hashers_[0], two.buckets_[0]
+    S = h._similarities(Xte)
+    codes = h.bits_from_similarities(S) @ (1 << np.arange(h.n_bits_))
+    weakest = np.argsort(h.margins_from_similarities(S), axis=1, kind="stable")[:, :2]
+    full_set = [set() for _ in range(len(Xte))]
+    for i, c in enumerate(codes):
+        for code in [c, c ^ (1 << weakest[i, 0]), c ^ (1 << weakest[i, 1])]:
+            full_set[i].update(buckets.get(int(code), np.empty(0, np.int64)).tolist())
+        full_set[i].update(h.reference_indices_.tolist())  # reference structures are scored too
+    Kte = kern.gram(Xte, X)
+    for i in range(len(Xte)):
+        cand = np.array(sorted(full_set[i]))
+        best = cand[np.lexsort((cand, -Kte[i, cand]))][:8]
+        assert set(idx_two[i][idx_two[i] >= 0]) == set(best.tolist())
+    # fewer kernel evaluations than the whole ball, and recall between own bucket and the ball
+    assert ev_two < ev_full
+    exact = np.argsort(-Kte, axis=1, kind="stable")[:, :8]
+    def recall(idx):
+        return np.mean([len(set(a) & set(b)) for a, b in zip(idx, exact, strict=True)])
+    assert recall(idx_own) <= recall(idx_two) <= recall(idx_full)
+
+
+def test_hash_margins_order_bits_by_firmness():
+    from structkernels import RandomKNNHash
+    from structkernels.hashing import KernelLSH
+
+    X, _ = _blobs(300, seed=2)
+    for h in (RandomKNNHash("rbf", n_bits=5, random_state=0, kernel_params={"sigma": 2.0}),
+              KernelLSH("rbf", n_bits=5, random_state=0, kernel_params={"sigma": 2.0})):
+        h.fit(X)
+        S = h._similarities(X[:50])
+        m = h.margins_from_similarities(S)
+        assert m.shape == (50, 5) and np.all(m >= 0)
+        if isinstance(h, RandomKNNHash):
+            b1 = S[:, h.subsets_[:, 0, :]].max(axis=2)
+            b2 = S[:, h.subsets_[:, 1, :]].max(axis=2)
+            np.testing.assert_allclose(m, np.abs(b1 - b2))
+        with pytest.raises(ValueError, match="shape"):
+            h.margins_from_similarities(S[:, :-1])
+
+
+def test_n_probes_validation():
+    X, y = _blobs(60, seed=1)
+    with pytest.raises(ValueError, match="n_probes"):
+        KernelKNNClassifier("rbf", hashing="klsh", probe=1, n_probes=0).fit(X, y)
+    with pytest.raises(ValueError, match="probe=1"):
+        KernelKNNClassifier("rbf", hashing="klsh", n_probes=2).fit(X, y)

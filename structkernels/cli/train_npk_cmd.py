@@ -40,7 +40,8 @@ DEFAULTS = {
     "weights": "similarity",
     "threshold": "auto",
     "n_tables": 2,
-    "probe": 0,
+    "probe": 1,
+    "n_probes": 3,
     "table_train": 2000,
     "table_test": 3000,
     "seeds": 5,
@@ -102,6 +103,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--n-tables", type=int, default=DEFAULTS["n_tables"], help="hash tables of the classifier")
     p.add_argument("--probe", type=int, choices=[0, 1], default=DEFAULTS["probe"],
                    help="1: queries also search the Hamming-1 buckets")
+    p.add_argument("--n-probes", type=int, default=DEFAULTS["n_probes"],
+                   help="with --probe 1: Hamming-1 buckets searched per table, across each query's "
+                   "least firm bits (0: all of them)")
     p.add_argument(
         "--table-train", type=int, default=DEFAULTS["table_train"],
         help="training sub-sample of the baselines table (per seed)",
@@ -185,6 +189,14 @@ def parse_threshold(value: Any) -> Any:
     return t
 
 
+def _n_probes(args: argparse.Namespace) -> int | None:
+    """``--n-probes`` as the classifier takes it: None (all Hamming-1 buckets) for 0 or without ``--probe 1``."""
+    n = getattr(args, "n_probes", None)
+    if n is not None and n < 0:
+        raise CommandError(f"--n-probes must be >= 0, got {n}")
+    return n if n and getattr(args, "probe", 0) else None
+
+
 def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, Any]:
     """Keyword arguments of :class:`KernelKNNClassifier` shared by PK and NPK."""
     hashed = args.hashing != "none"
@@ -194,6 +206,7 @@ def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, 
         "n_bits": args.n_bits if hashed else None,
         "n_tables": getattr(args, "n_tables", 1) if hashed else 1,
         "probe": getattr(args, "probe", 0) if hashed else 0,
+        "n_probes": _n_probes(args) if hashed else None,
         "weights": getattr(args, "weights", "uniform"),
         "threshold": parse_threshold(getattr(args, "threshold", None)),
         "normalize": normalize,
@@ -288,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
             train, test, pk_params, learner.kernel_params_(), n_train=args.table_train,
             n_test=args.table_test, seeds=range(args.random_state, args.random_state + args.seeds),
             n_jobs=args.n_jobs,
-            hash_settings={k: settings[k] for k in ("n_tables", "probe", "n_bits")},
+            hash_settings={k: settings[k] for k in ("n_tables", "probe", "n_probes", "n_bits")},
         )
         table["seconds"] = time.perf_counter() - t0
     total = time.perf_counter() - t_start
@@ -306,6 +319,7 @@ def run(args: argparse.Namespace) -> int:
             "lam": args.lam, "node_mismatch": args.node_mismatch,
             "n_neighbors": args.n_neighbors, "weights": args.weights,
             "threshold": args.threshold, "n_tables": args.n_tables, "probe": args.probe,
+            "n_probes": _n_probes(args),
             "random_state": args.random_state, "max_train": args.max_train,
         },
         "learned_labels": learner.labels_,

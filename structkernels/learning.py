@@ -312,6 +312,22 @@ class NonstationaryLearner(BaseEstimator):
     normalize : bool, default True
         Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
         for the graphs and the loss.
+    objective : {"loss1", "knn-ap"}, default "loss1"
+        What decides each label.  ``"loss1"``: Loss Function 1 on the sampled
+        neighbourhoods (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``,
+        ``sampling``, ``hashing`` apply).  ``"knn-ap"``: the average precision
+        of the leave-one-out scores of the similarity-weighted
+        ``n_neighbors``-NN classifier on a stratified sample of
+        ``objective_sample`` training structures (:mod:`structkernels.sigma_knn`):
+        the same greedy pass over the labels, judged by the classifier that
+        will use σ.  σ(l) = 0 is kept only when it raises that AP by more than
+        ``min_gain``.
+    objective_sample : int, default 4000
+        With ``"knn-ap"``: training structures in the sample (all when fewer).
+    n_neighbors : int, default 8
+        With ``"knn-ap"``: k of the classifier whose scores are judged.
+    min_gain : float, default 0.005
+        With ``"knn-ap"``: the AP gain σ(l) = 0 must exceed.
     n_jobs : int, default 1
         Worker processes for the global graph and for the trials of a label.
     random_state : int, RandomState or None
@@ -380,6 +396,10 @@ class NonstationaryLearner(BaseEstimator):
         exact_below: int = 2000,
         max_evaluations: int | str | None = "gram",
         normalize: bool = True,
+        objective: str = "loss1",
+        objective_sample: int = 4000,
+        n_neighbors: int = 8,
+        min_gain: float = 0.005,
         n_jobs: int = 1,
         random_state: int | np.random.RandomState | None = None,
         progress: bool | None = None,
@@ -398,6 +418,10 @@ class NonstationaryLearner(BaseEstimator):
         self.exact_below = exact_below
         self.max_evaluations = max_evaluations
         self.normalize = normalize
+        self.objective = objective
+        self.objective_sample = objective_sample
+        self.n_neighbors = n_neighbors
+        self.min_gain = min_gain
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
@@ -409,8 +433,15 @@ class NonstationaryLearner(BaseEstimator):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"NonstationaryLearner.{name} must be a positive int, got {v!r}")
 
-        for name in ("alpha", "beta", "k", "n_iter", "exact_below"):
+        for name in ("alpha", "beta", "k", "n_iter", "exact_below", "objective_sample", "n_neighbors"):
             positive_int(name)
+        if self.objective not in ("loss1", "knn-ap"):
+            raise ValueError(
+                f"NonstationaryLearner.objective must be 'loss1' or 'knn-ap', got {self.objective!r}"
+            )
+        mg = self.min_gain
+        if isinstance(mg, bool) or not isinstance(mg, (int, float, np.floating)) or not 0 <= mg < 1:
+            raise ValueError(f"NonstationaryLearner.min_gain must be a number in [0, 1), got {mg!r}")
         if self.sampling not in ("neighbourhood", "neighborhood", "random"):
             raise ValueError(
                 "NonstationaryLearner.sampling must be 'neighbourhood' or 'random', "
@@ -545,6 +576,10 @@ class NonstationaryLearner(BaseEstimator):
         for lab in learn:
             has[lab][members[lab]] = True
 
+        if self.objective == "knn-ap":
+            self.budget_ = None
+            self._fit_knn_ap(base, normalize, fixed, X, y, learn, has, rng, t0)
+            return self
         total = self.n_iter * len(learn) * self.alpha
         disable = None if self.progress is None else not self.progress
         bar = tqdm(total=total, desc="learning σ", unit="trial", disable=disable)
@@ -576,6 +611,64 @@ class NonstationaryLearner(BaseEstimator):
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _fit_knn_ap(self, base, normalize, fixed, X, y, learn, has, rng, t0) -> None:
+        """The greedy pass(es) judged by the k-NN classifier's leave-one-out AP."""
+        from structkernels.hashing import take
+        from structkernels.sigma_knn import SigmaKNNSearch
+
+        n = len(X)
+        rows = np.arange(n)
+        if self.objective_sample < n:
+            from sklearn.model_selection import train_test_split
+
+            rows, _ = train_test_split(
+                rows, train_size=int(self.objective_sample),
+                stratify=y if np.bincount(y, minlength=2).min() >= 2 else None,
+                random_state=rng.randint(np.iinfo(np.int32).max),
+            )
+            rows = np.sort(rows)
+        ys = y[rows]
+        if not ys.any() or ys.all():
+            warnings.warn(
+                "NonstationaryLearner(objective='knn-ap'): the sample holds one class only; "
+                "every σ stays 1", RuntimeWarning, stacklevel=3,
+            )
+            self.ignored_labels_ = []
+            self.fit_seconds_ = time.perf_counter() - t0
+            return
+        self.subset_sizes_ = [int(len(rows))]
+        disable = None if self.progress is None else not self.progress
+        bar = tqdm(total=self.n_iter * len(learn), desc="learning σ (k-NN AP)", unit="label",
+                   disable=disable)
+        try:
+            search = SigmaKNNSearch(
+                lambda sig: _with_sigma(base, sig), take(X, rows), ys,
+                {lab: has[lab][rows] for lab in learn}, self._current_sigma(fixed),
+                int(self.n_neighbors), normalize, self.n_jobs,
+            )
+            self.n_evaluations_ = search.n_evaluations
+            for it in range(self.n_iter):
+                for lab in learn:
+                    bar.set_postfix_str(f"{lab} (pass {it + 1})")
+                    res = search.decide(lab, float(self.min_gain))
+                    self.n_evaluations_ = search.n_evaluations
+                    self.sigma_[lab] = res["chosen"]
+                    # losses: the negated AP, so that lower is better as with Loss Function 1
+                    self.losses_[lab] = {"0": -res["0"], "1": -res["1"], "chosen": res["chosen"],
+                                         "pass": it}
+                    for v in (0, 1):
+                        self.log_.append({"pass": it, "label": lab, "trial": 0, "value": v,
+                                          "size": res["size"], "loss": -res[str(v)],
+                                          "penalty": 0.0, "reward": res[str(v)]})
+                    bar.update(1)
+        except KeyboardInterrupt:
+            self.interrupted_ = True
+            raise
+        finally:
+            bar.close()
+            self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
+            self.fit_seconds_ = time.perf_counter() - t0
 
     def _current_sigma(self, fixed: dict[str, float]) -> dict[str, float]:
         return {**fixed, **self.sigma_}

@@ -58,7 +58,7 @@ def _train(data_file, tmp_path, capsys, *extra):
         "train-npk", str(data_file), "--out", str(model), "--alpha", "3", "--beta", "20",
         "--top-fraction", "1.0", "--hashing", "none", "--no-progress", "--json",
         # the planted class is carried by node identities: the indicator node kernel
-        "--node-mismatch", "0", "--no-table", *extra,
+        "--node-mismatch", "0", "--no-table", "--objective", "loss1", *extra,
     ]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)

@@ -42,6 +42,8 @@ DEFAULTS = {
     "n_tables": 2,
     "probe": 1,
     "n_probes": 3,
+    "objective": "knn-ap",
+    "objective_sample": 4000,
     "table_train": 2000,
     "table_test": 3000,
     "seeds": 5,
@@ -70,6 +72,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--beta", type=int, default=DEFAULTS["beta"], help="inducing points per trial (β)")
     p.add_argument("--k", type=int, default=DEFAULTS["k"], help="neighbours in the global k-NN graph")
     p.add_argument("--n-iter", type=int, default=DEFAULTS["n_iter"], help="passes over the labels")
+    p.add_argument(
+        "--objective", choices=["knn-ap", "loss1"], default=DEFAULTS["objective"],
+        help="what decides each label's σ: the k-NN classifier's leave-one-out average "
+        "precision on a training sample (knn-ap), or Loss Function 1 on sampled "
+        "neighbourhoods (loss1, the paper's Algorithm 1)",
+    )
+    p.add_argument("--objective-sample", type=int, default=DEFAULTS["objective_sample"],
+                   help="with --objective knn-ap: training structures in the sample")
     p.add_argument(
         "--sampling", choices=["neighbourhood", "random"], default="neighbourhood",
         help="Algorithm 1's local neighbourhoods or the pure-random baseline",
@@ -277,6 +287,9 @@ def run(args: argparse.Namespace) -> int:
         sampling=args.sampling,
         hashing=hashing,
         n_bits=args.n_bits,
+        objective=args.objective,
+        objective_sample=args.objective_sample,
+        n_neighbors=args.n_neighbors,
         n_jobs=args.n_jobs,
         random_state=args.random_state,
         progress=False if args.no_progress else None,
@@ -320,6 +333,7 @@ def run(args: argparse.Namespace) -> int:
             "n_neighbors": args.n_neighbors, "weights": args.weights,
             "threshold": args.threshold, "n_tables": args.n_tables, "probe": args.probe,
             "n_probes": _n_probes(args),
+            "objective": args.objective, "objective_sample": args.objective_sample,
             "random_state": args.random_state, "max_train": args.max_train,
         },
         "learned_labels": learner.labels_,
@@ -382,11 +396,14 @@ def _print_summary(s: dict[str, Any], out: FilePath, plot: str | None) -> None:
         f"data: {s['data']}: {s['n_train']} training / {s['n_test']} test candidates "
         f"({100 * s['positive_rate_test']:.1f}% positive in test)\n"
     )
-    w(
-        f"σ learned on {s['n_learn']} structures for {len(s['learned_labels'])} edge labels "
-        f"(α={s['settings']['alpha']}, β={s['settings']['beta']}, k={s['settings']['k']}, "
-        f"{s['settings']['sampling']} sampling, {s['settings']['hashing']} hashing)\n"
-    )
+    st = s["settings"]
+    if st.get("objective", "loss1") == "knn-ap":
+        how = (f"objective: leave-one-out AP of the {st['n_neighbors']}-NN classifier on a "
+               f"stratified sample of {min(st['objective_sample'], s['n_learn']):,}")
+    else:
+        how = (f"α={st['alpha']}, β={st['beta']}, k={st['k']}, {st['sampling']} sampling, "
+               f"{st['hashing']} hashing")
+    w(f"σ learned on {s['n_learn']} structures for {len(s['learned_labels'])} edge labels ({how})\n")
     w(f"labels σ zeroed ({len(s['zeroed_labels'])}): {', '.join(s['zeroed_labels']) or '(none)'}\n")
     w(
         f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "

@@ -321,8 +321,8 @@ class NonstationaryLearner(BaseEstimator):
         ``objective_sample`` training structures (:mod:`structkernels.sigma_knn`):
         the same greedy pass over the labels, judged by the classifier that
         will use σ.  σ(l) = 0 is kept only when it raises that AP by more than
-        ``min_gain``.
-    objective_sample : int, default 4000
+        ``min_gain`` on each of two stratified halves of the sample.
+    objective_sample : int, default 8000
         With ``"knn-ap"``: training structures in the sample (all when fewer).
     n_neighbors : int, default 8
         With ``"knn-ap"``: k of the classifier whose scores are judged.
@@ -397,7 +397,7 @@ class NonstationaryLearner(BaseEstimator):
         max_evaluations: int | str | None = "gram",
         normalize: bool = True,
         objective: str = "loss1",
-        objective_sample: int = 4000,
+        objective_sample: int = 8000,
         n_neighbors: int = 8,
         min_gain: float = 0.005,
         n_jobs: int = 1,

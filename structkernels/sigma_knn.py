@@ -100,14 +100,23 @@ class SigmaKNNSearch:
         self.n_neighbors = n_neighbors
         self.normalize = normalize
         self.n_jobs = n_jobs
+        # two stratified halves of the sample (alternate members of each class): a label is
+        # dropped only when both halves agree, so that a gain seen in a few structures is not enough
+        half = np.zeros(len(self.y), dtype=bool)
+        for c in (0, 1):
+            half[np.flatnonzero(self.y == c)[::2]] = True
+        self.halves = (np.flatnonzero(half), np.flatnonzero(~half))
         self.R, info = gram(kernel_with(self.sigma), X, n_jobs=n_jobs, return_info=True,
                             progress=False)
         self.n_evaluations = int(info.n_evaluations)
         self.score = self._score()
 
-    def _score(self) -> float:
+    def _score(self) -> tuple[float, float, float]:
+        """AP of the leave-one-out scores: on the whole sample and on each of its two halves."""
         diag = np.diag(self.R).copy() if self.normalize else None
-        return _average_precision(self.y, loo_knn_scores(self.R, self.y, self.n_neighbors, diag))
+        s = loo_knn_scores(self.R, self.y, self.n_neighbors, diag)
+        return (_average_precision(self.y, s),
+                *(_average_precision(self.y[h], s[h]) for h in self.halves))
 
     def decide(self, label: str, min_gain: float) -> dict[str, Any]:
         """Score the other value of ``σ(label)`` and keep the better one (a tie keeps σ = 1).
@@ -120,7 +129,7 @@ class SigmaKNNSearch:
         inside = np.flatnonzero(self.has[label])
         out: dict[str, Any] = {"size": int(len(inside)), "n_evaluations": 0}
         if len(inside) == 0:
-            out.update({"0": self.score, "1": self.score, "chosen": current})
+            out.update({"0": self.score[0], "1": self.score[0], "chosen": current})
             return out
         trial = {**self.sigma, label: other}
         block, info = gram(self.kernel_with(trial), take(self.X, inside),
@@ -132,10 +141,11 @@ class SigmaKNNSearch:
         self.R[cell] = block
         alt = self._score()
         ap = {current: self.score, other: alt}
-        chosen = 0.0 if ap[0.0] > ap[1.0] + min_gain else 1.0
+        chosen = 0.0 if all(a > b + min_gain for a, b in zip(ap[0.0], ap[1.0], strict=True)) else 1.0
         if chosen == other:
             self.sigma, self.score = trial, alt
         else:
             self.R[cell] = old
-        out.update({"0": ap[0.0], "1": ap[1.0], "chosen": chosen})
+        out.update({"0": ap[0.0][0], "1": ap[1.0][0], "chosen": chosen,
+                    "halves": {"0": list(ap[0.0][1:]), "1": list(ap[1.0][1:])}})
         return out

@@ -42,15 +42,15 @@ def test_loo_scores_equal_their_definition(n, k, seed):
 
 
 def _noisy(n=160, seed=0):
-    """The class is the ARG0 node; three doubled noise labels dominate the raw similarity."""
+    """The class is the ARG0 node; three noise labels, six tuples each, dominate the similarity."""
     rng = np.random.default_rng(seed)
     X, y = [], []
     for _ in range(n):
         lab = int(rng.random() < 0.3)
         p = [(None, "bind"), ("ARG0", "kinase" if lab else "phosphatase")]
         for e in ("location", "manner", "mod"):
-            v = f"{e}-{rng.integers(2)}"
-            p += [(e, v), (e, v)]
+            v = f"{e}-{rng.integers(3)}"
+            p += [(e, v)] * 6
         X.append(Path(p))
         y.append(lab)
     return X, np.array(y)
@@ -65,10 +65,16 @@ def test_decide_equals_recomputing_the_whole_gram():
     for lab in ("location", "ARG0"):
         before = dict(search.sigma)
         res = search.decide(lab, 0.005)
+        halves = search.halves
         for v in (0.0, 1.0):
             K = gram(kern({**before, lab: v}), X, normalize=True)
-            ap = average_precision_score(y, _by_definition(K, y, 5))
-            assert res[str(int(v))] == pytest.approx(ap, abs=1e-12)
+            s = _by_definition(K, y, 5)
+            assert res[str(int(v))] == pytest.approx(average_precision_score(y, s), abs=1e-12)
+            for h, got in zip(halves, res["halves"][str(int(v))], strict=True):
+                assert got == pytest.approx(average_precision_score(y[h], s[h]), abs=1e-12)
+        # σ = 0 only when both halves gain more than min_gain
+        gain = [a - b for a, b in zip(res["halves"]["0"], res["halves"]["1"], strict=True)]
+        assert (res["chosen"] == 0.0) == all(g > 0.005 for g in gain)
         # the kept raw Gram is the one of the chosen σ
         np.testing.assert_allclose(search.R, gram(kern(search.sigma), X), rtol=1e-12)
 
@@ -80,7 +86,8 @@ def test_knn_ap_learner_drops_noise_that_hurts_the_classifier_and_counts_evaluat
     assert "ARG0" not in learner.ignored_labels_
     assert learner.ignored_labels_ and set(learner.ignored_labels_) <= {"location", "manner", "mod"}
     for v in learner.losses_.values():  # σ = 0 only with an AP gain above min_gain
-        assert (v["chosen"] == 0.0) == (-v["0"] > -v["1"] + 0.005)
+        if v["chosen"] == 0.0:
+            assert -v["0"] > -v["1"] + 0.005
     n = len(X)
     inside = [sum(any(e == lab for e, _ in p) for p in X) for lab in learner.labels_]
     assert learner.n_evaluations_ == n * (n + 1) // 2 + sum(m * (m + 1) // 2 for m in inside)

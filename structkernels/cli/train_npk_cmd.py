@@ -43,7 +43,7 @@ DEFAULTS = {
     "probe": 1,
     "n_probes": 3,
     "objective": "knn-ap",
-    "objective_sample": 4000,
+    "objective_sample": 8000,
     "table_train": 2000,
     "table_test": 3000,
     "seeds": 5,

@@ -308,7 +308,8 @@ class NonstationaryLearner(BaseEstimator):
         then their neighbours, until it fits (``n_trimmed_`` counts them).
         None: no budget.  With ``hashing=None`` and neighbourhood sampling the
         exact global graph alone is one Gram matrix, so ``"gram"`` sets no
-        budget there.
+        budget there.  With ``objective="knn-ap"`` the sample is shrunk until
+        its estimated cost fits the budget (``n_trimmed_`` is then 1).
     normalize : bool, default True
         Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
         for the graphs and the loss.
@@ -577,7 +578,11 @@ class NonstationaryLearner(BaseEstimator):
             has[lab][members[lab]] = True
 
         if self.objective == "knn-ap":
-            self.budget_ = None
+            if self.max_evaluations is None:
+                self.budget_ = None
+            else:
+                self.budget_ = n * (n + 1) // 2 if self.max_evaluations == "gram" else int(
+                    self.max_evaluations)
             self._fit_knn_ap(base, normalize, fixed, X, y, learn, has, rng, t0)
             return self
         total = self.n_iter * len(learn) * self.alpha
@@ -619,11 +624,21 @@ class NonstationaryLearner(BaseEstimator):
 
         n = len(X)
         rows = np.arange(n)
-        if self.objective_sample < n:
+        size = min(int(self.objective_sample), n)
+        if self.budget_ is not None:
+            # the sample's Gram S (S + 1) / 2 and, per pass, each label's block, about
+            # (p_l S)^2 / 2 for a label in a share p_l of the structures: the largest S that fits
+            p = np.array([has[lab].mean() for lab in learn])
+            per_pair = 1.0 + self.n_iter * float((p**2).sum())
+            fits = int(np.sqrt(2.0 * self.budget_ / per_pair))
+            if fits < size:
+                size = max(2, fits)
+                self.n_trimmed_ = 1
+        if size < n:
             from sklearn.model_selection import train_test_split
 
             rows, _ = train_test_split(
-                rows, train_size=int(self.objective_sample),
+                rows, train_size=size,
                 stratify=y if np.bincount(y, minlength=2).min() >= 2 else None,
                 random_state=rng.randint(np.iinfo(np.int32).max),
             )

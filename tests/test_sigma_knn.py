@@ -82,7 +82,8 @@ def test_decide_equals_recomputing_the_whole_gram():
 def test_knn_ap_learner_drops_noise_that_hurts_the_classifier_and_counts_evaluations():
     X, y = _noisy()
     learner = NonstationaryLearner("path", {"lam": 0.8}, top_fraction=1.0, objective="knn-ap",
-                                   n_neighbors=5, progress=False, random_state=0).fit(X, y)
+                                   n_neighbors=5, max_evaluations=None, progress=False,
+                                   random_state=0).fit(X, y)
     assert "ARG0" not in learner.ignored_labels_
     assert learner.ignored_labels_ and set(learner.ignored_labels_) <= {"location", "manner", "mod"}
     for v in learner.losses_.values():  # σ = 0 only with an AP gain above min_gain
@@ -93,10 +94,15 @@ def test_knn_ap_learner_drops_noise_that_hurts_the_classifier_and_counts_evaluat
     assert learner.n_evaluations_ == n * (n + 1) // 2 + sum(m * (m + 1) // 2 for m in inside)
     # a sub-sample: stratified, and the count follows its size
     small = NonstationaryLearner("path", {"lam": 0.8}, top_fraction=1.0, objective="knn-ap",
-                                 objective_sample=80, n_neighbors=5, progress=False,
-                                 random_state=0).fit(X, y)
+                                 objective_sample=80, n_neighbors=5, max_evaluations=None,
+                                 progress=False, random_state=0).fit(X, y)
     assert small.subset_sizes_ == [80]
     assert small.n_evaluations_ < learner.n_evaluations_
+    # the default budget, one Gram matrix of all N: the sample shrinks until it fits
+    budgeted = NonstationaryLearner("path", {"lam": 0.8}, top_fraction=1.0, objective="knn-ap",
+                                    n_neighbors=5, progress=False, random_state=0).fit(X, y)
+    assert budgeted.n_evaluations_ <= n * (n + 1) // 2 < learner.n_evaluations_
+    assert budgeted.subset_sizes_[0] < n and budgeted.n_trimmed_ == 1
 
 
 def test_knn_ap_parameters_are_checked():

@@ -216,9 +216,14 @@ def test_max_train_learns_sigma_on_a_sub_sample(data_file, tmp_path, capsys):
     assert lrn["fraction_of_gram"] == pytest.approx(lrn["n_evaluations"] / (40 * 41 / 2))
 
 
-def test_max_train_costs_less_than_the_full_run_and_at_most_one_gram(data_file, tmp_path, capsys):
+@pytest.mark.parametrize("objective", [
+    ("--hashing", "random-knn", "--beta", "40", "--alpha", "4"),
+    ("--hashing", "random-knn", "--objective", "knn-ap"),
+], ids=["loss1", "knn-ap"])
+def test_max_train_costs_less_than_the_full_run_and_at_most_one_gram(objective, data_file, tmp_path,
+                                                                      capsys):
     """With hashing the learner stays within one Gram matrix of the structures it learns on."""
-    extra = ("--hashing", "random-knn", "--beta", "40", "--alpha", "4")
+    extra = objective
     _, full = _train(data_file, tmp_path, capsys, *extra)
     _, sub = _train(data_file, tmp_path, capsys, *extra, "--max-train", "40")
     assert sub["learning"]["n_evaluations"] < full["learning"]["n_evaluations"]

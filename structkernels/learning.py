@@ -55,6 +55,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
 
 from structkernels.gram import gram
+from structkernels.hashing import take
 from structkernels.kernel import Kernel, Normalized, normalize_gram
 from structkernels.progress import tqdm
 from structkernels.registry import as_kernel, kernels
@@ -243,6 +244,129 @@ def _subset_losses(
             loss, pen, rew = loss_function_1(s[found], ya[found], ya[nn[found]])
             out["loss"][v], out["penalty"][v], out["reward"][v] = loss, pen, rew
     out["n_evaluations"] = int(n_eval)
+    return out
+
+
+def _losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float, float, float]:
+    """Loss Function 1 of the exact 1-NN graph of a raw (unnormalised) subset Gram matrix."""
+    if normalize:
+        d = np.diag(raw).copy()
+        K = normalize_gram(raw, d, d, warn=False)
+    else:
+        K = raw
+    nn, s = _first_neighbours(K)
+    return loss_function_1(s, ya, ya[nn])
+
+
+def _gram_reusing(
+    kernel: Kernel, X: Sequence, idx: np.ndarray, blocks: list, n_jobs: int = 1
+) -> tuple[np.ndarray, int]:
+    """Raw Gram matrix of ``X[idx]`` that evaluates only the pairs no block in ``blocks`` holds.
+
+    ``idx`` are sorted, distinct indices into ``X``; ``blocks`` is a list of
+    ``(indices, raw Gram matrix)`` computed earlier with the same kernel (the
+    earlier trials of a label).  Values are read from the blocks where both
+    structures of a pair are in one block; the rest is computed: the Gram
+    matrix of the structures in no block at once, then, row by row, the
+    missing pairs ``(i, j)`` with ``i < j`` as ``K(X[i], X[j])`` -- the
+    orientation of the Gram engine's upper triangle, so every value equals
+    the one a fresh ``gram(kernel, X[idx])`` gives.  Returns the matrix and
+    the number of kernel evaluations made.
+    """
+    idx = np.asarray(idx, dtype=np.int64)
+    m = len(idx)
+    raw = np.zeros((m, m), dtype=np.float64)
+    known = np.zeros((m, m), dtype=bool)
+    for bidx, braw in blocks:
+        pos = np.minimum(np.searchsorted(bidx, idx), len(bidx) - 1)
+        p = np.flatnonzero(bidx[pos] == idx)
+        if len(p) == 0:
+            continue
+        q = pos[p]
+        raw[np.ix_(p, p)] = braw[np.ix_(q, q)]
+        known[np.ix_(p, p)] = True
+    n_eval = 0
+    new = np.flatnonzero(~np.diagonal(known))
+    if len(new):
+        block, info = gram(kernel, take(X, idx[new]), n_jobs=n_jobs, return_info=True)
+        n_eval += int(info.n_evaluations)
+        raw[np.ix_(new, new)] = block
+        known[np.ix_(new, new)] = True
+    missing = np.triu(~known, 1)
+    rows = np.flatnonzero(missing.any(axis=1))
+    if len(rows):
+        Xa = kernel.check_input(take(X, idx))
+        for i in rows:
+            cols = np.flatnonzero(missing[i])
+            vals = np.asarray(
+                kernel.gram_block(take(Xa, np.array([i])), take(Xa, cols)), dtype=np.float64
+            )[0]
+            raw[i, cols] = vals
+            raw[cols, i] = vals
+            n_eval += len(cols)
+    return raw, n_eval
+
+
+#: Kernel values kept per label and σ_t value for reuse by later trials (float64
+#: entries, 2**24 = 128 MiB); the oldest blocks are dropped beyond it, which
+#: costs evaluations, never changes a result.
+_REUSE_ENTRIES = 2**24
+
+
+def _keep(blocks: list, idx: np.ndarray, raw: np.ndarray) -> None:
+    """Append a computed block; drop the oldest while the total exceeds ``_REUSE_ENTRIES``."""
+    blocks.append((idx, raw))
+    while len(blocks) > 1 and sum(b.size for _, b in blocks) > _REUSE_ENTRIES:
+        blocks.pop(0)
+
+
+def _exact_trials(
+    base: Kernel,
+    sigma: dict[str, float],
+    label: str,
+    X: Sequence,
+    y: np.ndarray,
+    subsets: list[np.ndarray],
+    has: np.ndarray,
+    normalize: bool,
+    n_jobs: int = 1,
+) -> list[dict[str, Any]]:
+    """:func:`_subset_losses` of exact trials of one label, each kernel value computed once.
+
+    The trials of a label draw overlapping subsets (identical ones when the
+    label occurs in at most β structures), and the kernels for ``σ_t = 1`` and
+    ``σ_t = 0`` do not change between them: a pair met in an earlier trial is
+    read back, not evaluated again (:func:`_gram_reusing`).  As in
+    :func:`_subset_losses`, ``σ_t = 0`` needs new values only for the pairs
+    of structures that both contain the label (Eq. 1).  The results --
+    matrices, 1-NN graphs, losses -- are those of :func:`_subset_losses`;
+    only ``n_evaluations`` is smaller.
+    """
+    kernels_v = {v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
+    blocks: dict[int, list] = {0: [], 1: []}
+    out = []
+    for a in subsets:
+        res: dict[str, Any] = {"size": int(len(a)), "loss": {}, "penalty": {}, "reward": {}}
+        if len(a) < 2:
+            for v in (0, 1):
+                res["loss"][v] = res["penalty"][v] = res["reward"][v] = 0.0
+            res["n_evaluations"] = 0
+            out.append(res)
+            continue
+        ya = y[a]
+        raw1, n_eval = _gram_reusing(kernels_v[1], X, a, blocks[1], n_jobs)
+        _keep(blocks[1], a, raw1)
+        raw0 = raw1.copy()
+        inside = np.flatnonzero(has[a])
+        if len(inside):
+            block, ne = _gram_reusing(kernels_v[0], X, a[inside], blocks[0], n_jobs)
+            n_eval += ne
+            _keep(blocks[0], a[inside], block)
+            raw0[np.ix_(inside, inside)] = block
+        for v, raw in ((0, raw0), (1, raw1)):
+            res["loss"][v], res["penalty"][v], res["reward"][v] = _losses_of(raw, ya, normalize)
+        res["n_evaluations"] = int(n_eval)
+        out.append(res)
     return out
 
 
@@ -560,6 +684,8 @@ class NonstationaryLearner(BaseEstimator):
         self.subset_sizes_: list[int] = []
         self.n_evaluations_ = 0
         self.n_evaluations_graph_ = 0
+        self.n_evaluations_reused_ = 0
+        self._charged = 0  # evaluations as computed without reuse: what the budget counts
         self.n_train_ = n
         if self.max_evaluations is None or (
             self.max_evaluations == "gram" and self.hashing is None and neighbourhood
@@ -592,7 +718,7 @@ class NonstationaryLearner(BaseEstimator):
             for it in range(self.n_iter):
                 graph = None
                 if neighbourhood and not (
-                    self.budget_ is not None and self.n_evaluations_ >= self.budget_
+                    self.budget_ is not None and self._charged >= self.budget_
                 ):
                     graph = self._global_graph(base, normalize, fixed, X, rng)
                     if self.budget_ is not None and self.n_evaluations_ > self.budget_:
@@ -703,6 +829,7 @@ class NonstationaryLearner(BaseEstimator):
         )
         self.n_evaluations_ += int(graph.n_evaluations)
         self.n_evaluations_graph_ += int(graph.n_evaluations)
+        self._charged += int(graph.n_evaluations)
         reverse = graph.reverse()
         return np.asarray(graph.indices), reverse
 
@@ -742,38 +869,60 @@ class NonstationaryLearner(BaseEstimator):
     def _learn_label(self, it, lab, base, normalize, fixed, X, y, members, has, graph, rng):
         subsets = [self._sample(rng, members, graph) for _ in range(self.alpha)]
         if self.budget_ is not None:
-            share = max(0, self.budget_ - self.n_evaluations_) // max(1, self._trials_left)
+            share = max(0, self.budget_ - self._charged) // max(1, self._trials_left)
             subsets = [self._fit_budget(a, has, share) for a in subsets]
         self._trials_left -= self.alpha
         subsets = [np.unique(a) for a in subsets]
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
         sigma = self._current_sigma(fixed)
+        results: list[Any] = [None] * self.alpha
+        exact = [
+            j for j, a in enumerate(subsets) if self.hashing is None or len(a) < self.exact_below
+        ]
+        hashed = [j for j in range(self.alpha) if j not in set(exact)]
+        # exact trials: every kernel value of the label computed once, reused across its
+        # trials; the Gram blocks run with n_jobs workers
+        for j, res in zip(
+            exact,
+            _exact_trials(base, sigma, lab, X, y, [subsets[j] for j in exact], has, normalize,
+                          self.n_jobs),
+            strict=True,
+        ):
+            inside = int(has[subsets[j]].sum())
+            size = len(subsets[j])
+            res["n_nominal"] = self._trial_cost(size, inside) if size >= 2 else 0
+            results[j] = res
         # sampled subsets are much smaller than N: their hash tables take the default bits
         args = (normalize, self.hashing, None, self.exact_below)
-        if self.n_jobs == 1:
-            results = [
-                _subset_losses(base, sigma, lab, X, y, a, has, *args, int(s))
-                for a, s in zip(subsets, seeds, strict=False)
+        if self.n_jobs == 1 or len(hashed) < 2:
+            done = [
+                _subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
+                for j in hashed
             ]
         else:
             # ship only the sampled structures to the workers
-            results = joblib.Parallel(n_jobs=self.n_jobs)(
+            done = joblib.Parallel(n_jobs=self.n_jobs)(
                 joblib.delayed(_subset_losses)(
                     base,
                     sigma,
                     lab,
-                    [X[i] for i in a],
-                    y[a],
-                    np.arange(len(a)),
-                    has[a],
+                    take(X, subsets[j]),
+                    y[subsets[j]],
+                    np.arange(len(subsets[j])),
+                    has[subsets[j]],
                     *args,
-                    int(s),
+                    int(seeds[j]),
                 )
-                for a, s in zip(subsets, seeds, strict=False)
+                for j in hashed
             )
+        for j, res in zip(hashed, done, strict=True):
+            res["n_nominal"] = res["n_evaluations"]
+            results[j] = res
         summed = {0: 0.0, 1: 0.0}
         for j, res in enumerate(results):
             self.n_evaluations_ += res["n_evaluations"]
+            self.n_evaluations_reused_ += res["n_nominal"] - res["n_evaluations"]
+            self._charged += res["n_nominal"]
             self.subset_sizes_.append(res["size"])
             for v in (0, 1):
                 summed[v] += res["loss"][v]
@@ -797,7 +946,8 @@ class NonstationaryLearner(BaseEstimator):
     # ------------------------------------------------------------- results
     _FITTED = (
         "sigma_", "ignored_labels_", "labels_", "label_counts_", "losses_", "log_",
-        "n_evaluations_", "n_evaluations_graph_", "subset_sizes_", "n_train_", "fit_seconds_",
+        "n_evaluations_", "n_evaluations_graph_", "n_evaluations_reused_", "subset_sizes_",
+        "n_train_", "fit_seconds_",
         "fixed_sigma_", "normalize_", "interrupted_", "budget_", "n_trimmed_",
     )
 
@@ -874,6 +1024,7 @@ class NonstationaryLearner(BaseEstimator):
             "n_train": int(self.n_train_),
             "n_evaluations": int(self.n_evaluations_),
             "n_evaluations_graph": int(self.n_evaluations_graph_),
+            "n_evaluations_reused": int(self.n_evaluations_reused_),
             "budget": self.budget_,
             "n_trimmed": int(self.n_trimmed_),
             "mean_subset_size": float(np.mean(self.subset_sizes_)) if self.subset_sizes_ else 0.0,
@@ -912,6 +1063,7 @@ class NonstationaryLearner(BaseEstimator):
             learner.n_train_ = int(obj["n_train"])
             learner.n_evaluations_ = int(obj["n_evaluations"])
             learner.n_evaluations_graph_ = int(obj.get("n_evaluations_graph", 0))
+            learner.n_evaluations_reused_ = int(obj.get("n_evaluations_reused", 0))
             learner.subset_sizes_ = []
             learner.budget_ = obj.get("budget")
             learner.n_trimmed_ = int(obj.get("n_trimmed", 0))

@@ -10,9 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structkernels import Kernel, Normalized, Path
+from structkernels import Kernel, Normalized, Path, learning
+from structkernels import kernel as make_kernel
+from structkernels.gram import gram
 from structkernels.learning import (
     NonstationaryLearner,
+    _gram_reusing,
     _subset_losses,
     loss_function_1,
     structure_edge_labels,
@@ -412,3 +415,95 @@ def test_non_convolution_kernel_and_unfitted_access_are_clear():
     with pytest.raises(NotFittedError):
         learner.get_kernel()
     assert not hasattr(learner, "ignored_labels_")
+
+
+# ------------------------- reuse: each kernel value of a label's trials evaluated once
+# The reference is the learner with every trial computed from scratch by _subset_losses
+# (a full subset Gram for σ_t = 1 and the label's block for σ_t = 0), as before reuse.
+
+
+def _from_scratch(base, sigma, label, X, y, subsets, has, normalize, n_jobs=1):
+    """Every trial on its own, nothing reused (the learner before reuse)."""
+    return [
+        _subset_losses(base, sigma, label, X, y, a, has, normalize, None, None, 10**9, 0)
+        for a in subsets
+    ]
+
+
+def _pairs_not_in(blocks, idx):
+    """Pairs i <= j of ``idx`` that no block holds both of (what must be evaluated)."""
+    m = len(idx)
+    known = np.zeros((m, m), dtype=bool)
+    for bidx, _ in blocks:
+        inb = np.isin(idx, bidx)
+        known |= np.outer(inb, inb)
+    return int(np.triu(~known).sum())
+
+
+@pytest.mark.parametrize("kern", [
+    make_kernel("path", lam=0.8, node_mismatch=0.9),
+    make_kernel("path", lam=0.7, sigma={"mod": 0.0}),
+    TupleBagKernel(sigma={"time": 0.0}),
+])
+def test_gram_reusing_equals_a_fresh_gram_bit_for_bit(kern):
+    paths, _, _, _ = planted_problem(n=90, seed=21)
+    X = kern.check_input(paths)
+    rng = np.random.default_rng(0)
+    blocks = []
+    for trial in range(6):
+        idx = np.unique(rng.choice(len(paths), size=int(rng.integers(2, 45)), replace=False))
+        raw, n_eval = _gram_reusing(kern, X, idx, blocks)
+        fresh, info = gram(kern, [paths[i] for i in idx], return_info=True)
+        assert np.array_equal(raw, fresh), trial
+        assert n_eval == _pairs_not_in(blocks, idx) <= info.n_evaluations
+        blocks.append((idx, raw))
+    # a subset met before costs nothing
+    assert _gram_reusing(kern, X, blocks[2][0], blocks)[1] == 0
+
+
+@pytest.mark.parametrize("budget", ["gram", None])
+@pytest.mark.parametrize("kern, params", [
+    ("path", {"lam": 0.8, "node_mismatch": 0.9}),
+    (TupleBagKernel(), None),
+])
+def test_reuse_learns_the_same_sigma_with_fewer_evaluations(monkeypatch, kern, params, budget):
+    """Identical σ, losses, log and subsets; strictly fewer evaluations; the saving is counted."""
+    paths, y, signal, noise = planted_problem(n=200, seed=5)
+    # β = 200 >= every label count: each label's α trials draw the same subset (Algorithm 1
+    # with |c_t| <= β), the case where recomputation was pure waste
+    kw = dict(kernel=kern, kernel_params=params, top_fraction=1.0, alpha=3, beta=200, k=2,
+              hashing="random-knn", max_evaluations=budget, random_state=0, progress=False)
+    reused = NonstationaryLearner(**kw).fit(paths, y)
+    with monkeypatch.context() as m:
+        m.setattr(learning, "_exact_trials", _from_scratch)
+        scratch = NonstationaryLearner(**kw).fit(paths, y)
+    assert reused.sigma_ == scratch.sigma_
+    assert reused.losses_ == scratch.losses_  # summed losses equal to the last bit
+    assert reused.log_ == scratch.log_
+    assert reused.subset_sizes_ == scratch.subset_sizes_
+    assert reused.n_trimmed_ == scratch.n_trimmed_
+    assert reused.n_evaluations_graph_ == scratch.n_evaluations_graph_
+    assert reused.n_evaluations_ < scratch.n_evaluations_
+    assert reused.n_evaluations_ + reused.n_evaluations_reused_ == scratch.n_evaluations_
+    assert scratch.n_evaluations_reused_ == 0
+    # every trial of a label meets the same subset: only the first one evaluates
+    subset_evals = reused.n_evaluations_ - reused.n_evaluations_graph_
+    assert subset_evals * 2 < scratch.n_evaluations_ - scratch.n_evaluations_graph_
+    if budget == "gram":
+        assert reused.n_evaluations_ <= 200 * 201 // 2
+
+
+def test_reuse_with_overlapping_subsets_and_two_passes(monkeypatch):
+    """β below the label counts (trials overlap partly), σ changing between passes."""
+    paths, y, _, _ = planted_problem(n=240, seed=6)
+    kw = dict(kernel="path", kernel_params={"lam": 0.8}, top_fraction=1.0, alpha=4, beta=40,
+              k=3, n_iter=2, hashing="random-knn", max_evaluations=None, random_state=2,
+              progress=False)
+    reused = NonstationaryLearner(**kw).fit(paths, y)
+    with monkeypatch.context() as m:
+        m.setattr(learning, "_exact_trials", _from_scratch)
+        scratch = NonstationaryLearner(**kw).fit(paths, y)
+    assert reused.sigma_ == scratch.sigma_
+    assert reused.log_ == scratch.log_
+    assert reused.n_evaluations_ < scratch.n_evaluations_
+    assert reused.n_evaluations_ + reused.n_evaluations_reused_ == scratch.n_evaluations_

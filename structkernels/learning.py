@@ -283,8 +283,12 @@ def _gram_reusing(
         if len(p) == 0:
             continue
         q = pos[p]
-        raw[np.ix_(p, p)] = braw[np.ix_(q, q)]
-        known[np.ix_(p, p)] = True
+        sub = braw[np.ix_(q, q)]
+        ok = ~np.isnan(sub)  # pairs a pruned block (_label_block_pruned) left out are NaN
+        cur = raw[np.ix_(p, p)]
+        cur[ok] = sub[ok]
+        raw[np.ix_(p, p)] = cur
+        known[np.ix_(p, p)] |= ok
     n_eval = 0
     new = np.flatnonzero(~np.diagonal(known))
     if len(new):
@@ -305,6 +309,168 @@ def _gram_reusing(
             raw[cols, i] = vals
             n_eval += len(cols)
     return raw, n_eval
+
+
+def _monotone_in_sigma(kernel: Kernel) -> bool:
+    """Whether lowering a σ weight can only lower the kernel's values.
+
+    True for the path kernel with indicator, partial-indicator or word-vector
+    label kernels (all non-negative): every term of its sum is a product of
+    non-negative tuple similarities and powers of λ, and σ_t = 0 removes the
+    terms that use a ``t`` tuple, so ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)``.
+    Other kernels and user label kernels are not known to have the property.
+    """
+    from structkernels.kernels.path import PathKernel
+    from structkernels.kernels.tuples import (
+        IndicatorSimilarity,
+        PartialIndicator,
+        WordVectorSimilarity,
+    )
+
+    if type(kernel) is not PathKernel:
+        return False
+    try:
+        tk = kernel._tuple_kernel()
+    except (TypeError, ValueError):
+        return False
+    return all(
+        (isinstance(lk, str) and lk == "indicator")
+        or type(lk) in (IndicatorSimilarity, PartialIndicator, WordVectorSimilarity)
+        for lk in (tk.edge_kernel, tk.node_kernel)
+    )
+
+
+#: Relative slack of the bound ``K(σ_t = 0) <= K(σ_t = 1)`` against round-off.
+_BOUND_SLACK = 1e-9
+
+
+def _label_block_pruned(
+    kernel0: Kernel,
+    X: Sequence,
+    idx: np.ndarray,
+    inside: np.ndarray,
+    raw1: np.ndarray,
+    blocks: list,
+    normalize: bool,
+) -> tuple[np.ndarray, int]:
+    """The σ_t = 0 values of the label's block needed by the exact 1-NN graph, and no others.
+
+    ``idx`` are the subset's sorted indices into ``X``, ``inside`` the
+    positions of the structures containing the label, ``raw1`` the subset's
+    raw σ_t = 1 Gram matrix.  For a kernel monotone in σ
+    (:func:`_monotone_in_sigma`), ``K0(i, j) <= K1(i, j)``, so
+    ``U = raw1[i, j] s0_i s0_j`` (``s0 = 1 / sqrt(K0(i, i))`` when normalised)
+    bounds the σ_t = 0 similarity of a pair from above, while any value
+    already known -- a pair with a structure outside the label (unchanged by
+    Eq. 1), a value of an earlier trial, one just computed -- bounds each row's
+    best similarity ``b_i`` from below.  A pair with ``U < b_i`` and
+    ``U < b_j`` is nobody's first neighbour and is not evaluated: each row
+    walks its candidates best bound first, in doubling batches, until the
+    next bound falls below its best value so far.  Every row's first neighbour and its similarity are then exactly
+    those of the full block.
+
+    Returns the block (``len(inside)`` square, NaN where not evaluated) and
+    the number of kernel evaluations.
+    """
+    I = idx[inside]
+    m = len(I)
+    B, n_eval = np.full((m, m), np.nan), 0
+    for bidx, braw in blocks:
+        pos = np.minimum(np.searchsorted(bidx, I), len(bidx) - 1)
+        p = np.flatnonzero(bidx[pos] == I)
+        if len(p):
+            sub = braw[np.ix_(pos[p], pos[p])]
+            cur = B[np.ix_(p, p)]
+            ok = ~np.isnan(sub)
+            cur[ok] = sub[ok]
+            B[np.ix_(p, p)] = cur
+    XI = kernel0.check_input(take(X, I))
+    d = np.diagonal(B).copy()
+    new = np.flatnonzero(np.isnan(d))
+    if len(new):
+        d[new] = np.asarray(kernel0.diag_block(take(XI, new)), dtype=np.float64)
+        B[new, new] = d[new]
+        n_eval += len(new)
+    if normalize:
+        s0 = np.zeros(m)
+        s0[d > 0] = 1.0 / np.sqrt(d[d > 0])
+        d1 = np.diagonal(raw1).copy()
+        s1 = np.zeros(len(idx))
+        s1[d1 > 0] = 1.0 / np.sqrt(d1[d1 > 0])
+        s1[inside] = s0
+    else:
+        s0 = np.ones(m)
+        s1 = np.ones(len(idx))
+    # lower bounds of each inside row's best σ_t = 0 similarity: columns outside the label
+    outside = np.ones(len(idx), dtype=bool)
+    outside[inside] = False
+    lb = np.full(m, -np.inf)
+    if outside.any():
+        lb = (raw1[np.ix_(inside, outside)] * (s0[:, None] * s1[outside][None, :])).max(axis=1)
+    U = raw1[np.ix_(inside, inside)] * (s0[:, None] * s0[None, :])
+    U = U + np.abs(U) * _BOUND_SLACK
+    np.fill_diagonal(U, -np.inf)
+    off = ~np.eye(m, dtype=bool)
+    known = ~np.isnan(B) & off
+    lb = np.maximum(lb, np.where(known, B * (s0[:, None] * s0[None, :]), -np.inf).max(
+        axis=1, initial=-np.inf))
+    # each row walks its candidates, best bound first, in doubling batches, and stops at
+    # the first whose bound is below the best similarity it has seen
+    order = np.argsort(-U, axis=1, kind="stable")[:, : m - 1]
+    ptr = np.zeros(m, dtype=np.int64)
+    step = np.ones(m, dtype=np.int64)
+    while True:
+        rows_l, cols_l = [], []
+        for i in range(m):
+            if ptr[i] >= m - 1 or U[i, order[i, ptr[i]]] < lb[i]:
+                ptr[i] = m - 1  # done: no later candidate can beat lb[i]
+                continue
+            cand = order[i, ptr[i] : ptr[i] + step[i]]
+            ptr[i] += step[i]
+            step[i] *= 2
+            cand = cand[(U[i, cand] >= lb[i]) & ~known[i, cand]]
+            rows_l.append(np.full(len(cand), i, dtype=np.int64))
+            cols_l.append(cand)
+        if not rows_l:
+            break
+        r, c = np.concatenate(rows_l), np.concatenate(cols_l)
+        if len(r) == 0:
+            continue
+        lo, hi = np.minimum(r, c), np.maximum(r, c)
+        pairs = np.unique(lo * m + hi)
+        lo, hi = pairs // m, pairs % m
+        vals = _pair_values(kernel0, XI, lo, hi)
+        n_eval += len(lo)
+        B[lo, hi] = vals
+        B[hi, lo] = vals
+        known[lo, hi] = known[hi, lo] = True
+        k = vals * (s0[lo] * s0[hi])
+        np.maximum.at(lb, lo, k)
+        np.maximum.at(lb, hi, k)
+    return B, n_eval
+
+
+def _pair_values(kernel: Kernel, X: Sequence, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``K(X[rows[q]], X[cols[q]])`` for each ``q``, as the Gram engine's upper triangle gives it.
+
+    ``X`` is checked (encoded) input; ``rows[q] < cols[q]``.  The path kernel
+    pairs them in one compiled call (its diagonal mode on two lists); other
+    kernels go row by row through ``gram_block``.
+    """
+    from structkernels.kernels import _conv_numba as _nb
+    from structkernels.kernels.path import PathKernel
+
+    if type(kernel) is PathKernel:
+        return np.asarray(
+            kernel._block(take(X, rows), take(X, cols), _nb.MODE_DIAG), dtype=np.float64
+        )[:, 0]
+    out = np.empty(len(rows), dtype=np.float64)
+    for i in np.unique(rows):
+        at = np.flatnonzero(rows == i)
+        out[at] = np.asarray(
+            kernel.gram_block(take(X, np.array([i])), take(X, cols[at])), dtype=np.float64
+        )[0]
+    return out
 
 
 #: Kernel values kept per label and σ_t value for reuse by later trials (float64
@@ -343,6 +509,7 @@ def _exact_trials(
     only ``n_evaluations`` is smaller.
     """
     kernels_v = {v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
+    prune = _monotone_in_sigma(base)
     blocks: dict[int, list] = {0: [], 1: []}
     out = []
     for a in subsets:
@@ -358,7 +525,12 @@ def _exact_trials(
         _keep(blocks[1], a, raw1)
         raw0 = raw1.copy()
         inside = np.flatnonzero(has[a])
-        if len(inside):
+        if len(inside) and prune:
+            block, ne = _label_block_pruned(kernels_v[0], X, a, inside, raw1, blocks[0], normalize)
+            n_eval += ne
+            _keep(blocks[0], a[inside], block)
+            raw0[np.ix_(inside, inside)] = np.where(np.isnan(block), -np.inf, block)
+        elif len(inside):
             block, ne = _gram_reusing(kernels_v[0], X, a[inside], blocks[0], n_jobs)
             n_eval += ne
             _keep(blocks[0], a[inside], block)

@@ -13,9 +13,15 @@ from hypothesis import strategies as st
 from structkernels import Kernel, Normalized, Path, learning
 from structkernels import kernel as make_kernel
 from structkernels.gram import gram
+from structkernels.hashing import take
+from structkernels.kernels.tuples import LabelKernel, TupleKernel, WordVectorSimilarity
 from structkernels.learning import (
     NonstationaryLearner,
+    _first_neighbours,
     _gram_reusing,
+    _label_block_pruned,
+    _monotone_in_sigma,
+    _pair_values,
     _subset_losses,
     loss_function_1,
     structure_edge_labels,
@@ -457,6 +463,8 @@ def test_gram_reusing_equals_a_fresh_gram_bit_for_bit(kern):
         assert np.array_equal(raw, fresh), trial
         assert n_eval == _pairs_not_in(blocks, idx) <= info.n_evaluations
         blocks.append((idx, raw))
+        lo, hi = np.triu_indices(len(idx), 1)
+        assert np.array_equal(_pair_values(kern, take(X, idx), lo, hi), fresh[lo, hi])
     # a subset met before costs nothing
     assert _gram_reusing(kern, X, blocks[2][0], blocks)[1] == 0
 
@@ -507,3 +515,81 @@ def test_reuse_with_overlapping_subsets_and_two_passes(monkeypatch):
     assert reused.log_ == scratch.log_
     assert reused.n_evaluations_ < scratch.n_evaluations_
     assert reused.n_evaluations_ + reused.n_evaluations_reused_ == scratch.n_evaluations_
+
+
+def test_only_kernels_monotone_in_sigma_are_pruned():
+    assert _monotone_in_sigma(make_kernel("path", lam=0.8, node_mismatch=0.9))
+    wv = WordVectorSimilarity({"kinase": np.array([1.0, 0.2]), "gene": np.array([0.1, 1.0])})
+    assert _monotone_in_sigma(make_kernel("path", tuple_kernel=TupleKernel(node_kernel=wv)))
+
+    class Signed(LabelKernel):  # a user label kernel: its sign is unknown
+        pass
+
+    assert not _monotone_in_sigma(make_kernel("path", tuple_kernel=TupleKernel(node_kernel=Signed())))
+    assert not _monotone_in_sigma(make_kernel("tree"))
+    assert not _monotone_in_sigma(TupleBagKernel())
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(4, 40), st.integers(0, 10_000), st.booleans(), st.sampled_from([0.0, 0.9]))
+def test_pruned_label_block_gives_the_full_blocks_first_neighbours(n, seed, normalize, c):
+    """σ_t = 0 block with the bound K0 <= K1: every row's 1-NN and similarity as the full block."""
+    rng = np.random.default_rng(seed)
+    paths = []
+    for _ in range(n):
+        tuples = [(None, "r")]
+        for e in ("ARG0", "ARG1", "mod", "ARG0"):
+            if rng.random() < 0.6:
+                tuples.append((e, f"n{rng.integers(3)}"))
+        paths.append(Path(tuples))
+    base = make_kernel("path", lam=0.8, node_mismatch=c)
+    k0 = make_kernel("path", lam=0.8, node_mismatch=c, sigma={"ARG0": 0.0})
+    X = base.check_input(paths)
+    idx = np.arange(n)
+    inside = np.flatnonzero(["ARG0" in structure_edge_labels(p) for p in paths])
+    raw1 = gram(base, paths)
+    full0 = gram(k0, paths)
+    block, n_eval = _label_block_pruned(k0, X, idx, inside, raw1, [], normalize)
+    ok = ~np.isnan(block)
+    assert np.array_equal(block[ok], full0[np.ix_(inside, inside)][ok])
+    assert n_eval == ok[np.triu_indices(len(inside))].sum() <= len(inside) * (len(inside) + 1) // 2
+    raw0 = raw1.copy()
+    raw0[np.ix_(inside, inside)] = np.where(ok, block, -np.inf)
+    y = rng.integers(0, 2, size=n)
+    for K_pruned, K_full in ((raw0, full0),):
+        if normalize:
+            d = np.diag(full0).copy()
+            K_pruned = K_pruned * np.outer(1 / np.sqrt(d), 1 / np.sqrt(d))
+            K_full = K_full * np.outer(1 / np.sqrt(d), 1 / np.sqrt(d))
+        nn_p, s_p = _first_neighbours(K_pruned)
+        nn_f, s_f = _first_neighbours(K_full)
+        assert np.array_equal(nn_p, nn_f) and np.array_equal(s_p, s_f)
+        assert loss_function_1(s_p, y, y[nn_p]) == loss_function_1(s_f, y, y[nn_f])
+
+
+def test_pruning_saves_evaluations_on_bio_amr_paths(tmp_path):
+    """On real paths most pairs of the label's block are nobody's first neighbour under σ_t = 0."""
+    import gzip
+    import itertools
+    from importlib import resources
+
+    from structkernels.datasets import load_interactions
+
+    shipped = resources.files("structkernels") / "data" / "interactions.jsonl.gz"
+    with gzip.open(shipped, "rt", encoding="utf-8") as f:
+        head = list(itertools.islice(f, 600))
+    (tmp_path / "head.jsonl").write_text("".join(head), encoding="utf-8")
+    paths = list(load_interactions(tmp_path / "head.jsonl").paths)[:300]
+    base = make_kernel("path", lam=0.8, node_mismatch=0.9)
+    X, raw1 = base.check_input(paths), gram(base, paths)
+    for label, at_most in (("ARG0", 0.6), ("op1", 0.3)):
+        k0 = make_kernel("path", lam=0.8, node_mismatch=0.9, sigma={label: 0.0})
+        inside = np.flatnonzero([label in structure_edge_labels(p) for p in paths])
+        block, n_eval = _label_block_pruned(k0, X, np.arange(len(paths)), inside, raw1, [], True)
+        m = len(inside)
+        assert m > 20 and n_eval < at_most * m * (m + 1) / 2, (label, m, n_eval)
+        # a second trial over the same structures evaluates nothing more
+        assert _label_block_pruned(
+            k0, X, np.arange(len(paths)), inside, raw1, [(np.arange(len(paths))[inside], block)],
+            True,
+        )[1] == 0

@@ -264,7 +264,8 @@ class PathKernel(EncodedConvolutionKernel):
 
     def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
         tk = self._tuple_kernel()
-        vocab, ex, ey = _path_arrays(X, Y, mode != _nb.MODE_FULL)
+        # the diagonal mode pairs X[i] with Y[i] (Y is X for self-similarities)
+        vocab, ex, ey = _path_arrays(X, Y, mode == _nb.MODE_SYMMETRIC or Y is X)
         if ey is ex:
             edges, nodes = ex.edges, ex.nodes
         else:

@@ -270,7 +270,7 @@ def _gram_reusing(
     matrix of the structures in no block at once, then, row by row, the
     missing pairs ``(i, j)`` with ``i < j`` as ``K(X[i], X[j])`` -- the
     orientation of the Gram engine's upper triangle, so every value equals
-    the one a fresh ``gram(kernel, X[idx])`` gives.  Returns the matrix and
+    the one a fresh ``gram(kernel, X[idx])`` gives (:func:`_pair_values`).  Returns the matrix and
     the number of kernel evaluations made.
     """
     idx = np.asarray(idx, dtype=np.int64)
@@ -296,18 +296,12 @@ def _gram_reusing(
         n_eval += int(info.n_evaluations)
         raw[np.ix_(new, new)] = block
         known[np.ix_(new, new)] = True
-    missing = np.triu(~known, 1)
-    rows = np.flatnonzero(missing.any(axis=1))
-    if len(rows):
-        Xa = kernel.check_input(take(X, idx))
-        for i in rows:
-            cols = np.flatnonzero(missing[i])
-            vals = np.asarray(
-                kernel.gram_block(take(Xa, np.array([i])), take(Xa, cols)), dtype=np.float64
-            )[0]
-            raw[i, cols] = vals
-            raw[cols, i] = vals
-            n_eval += len(cols)
+    lo, hi = np.nonzero(np.triu(~known, 1))
+    if len(lo):
+        vals = _pair_values(kernel, kernel.check_input(take(X, idx)), lo, hi)
+        raw[lo, hi] = vals
+        raw[hi, lo] = vals
+        n_eval += len(lo)
     return raw, n_eval
 
 
@@ -415,22 +409,28 @@ def _label_block_pruned(
     lb = np.maximum(lb, np.where(known, B * (s0[:, None] * s0[None, :]), -np.inf).max(
         axis=1, initial=-np.inf))
     # each row walks its candidates, best bound first, in doubling batches, and stops at
-    # the first whose bound is below the best similarity it has seen
-    order = np.argsort(-U, axis=1, kind="stable")[:, : m - 1]
-    ptr = np.zeros(m, dtype=np.int64)
-    step = np.ones(m, dtype=np.int64)
-    while True:
+    # the first whose bound is below the best similarity it has seen (lb only grows, so
+    # the candidates are the unknown pairs at or above the row's first lower bound)
+    cand = ~known & (U >= lb[:, None])
+    order: dict[int, np.ndarray] = {}
+    for i in np.flatnonzero(cand.any(axis=1)):
+        c = np.flatnonzero(cand[i])
+        order[int(i)] = c[np.argsort(-U[i, c], kind="stable")]
+    ptr = dict.fromkeys(order, 0)
+    step = dict.fromkeys(order, 1)
+    while order:
         rows_l, cols_l = [], []
-        for i in range(m):
-            if ptr[i] >= m - 1 or U[i, order[i, ptr[i]]] < lb[i]:
-                ptr[i] = m - 1  # done: no later candidate can beat lb[i]
+        for i in list(order):
+            oi, p = order[i], ptr[i]
+            if p >= len(oi) or U[i, oi[p]] < lb[i]:
+                del order[i]  # done: no later candidate can beat lb[i]
                 continue
-            cand = order[i, ptr[i] : ptr[i] + step[i]]
-            ptr[i] += step[i]
+            c = oi[p : p + step[i]]
+            ptr[i] = p + step[i]
             step[i] *= 2
-            cand = cand[(U[i, cand] >= lb[i]) & ~known[i, cand]]
-            rows_l.append(np.full(len(cand), i, dtype=np.int64))
-            cols_l.append(cand)
+            c = c[(U[i, c] >= lb[i]) & ~known[i, c]]
+            rows_l.append(np.full(len(c), i, dtype=np.int64))
+            cols_l.append(c)
         if not rows_l:
             break
         r, c = np.concatenate(rows_l), np.concatenate(cols_l)

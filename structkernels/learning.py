@@ -32,8 +32,12 @@ pure-random baseline (Table 4b): the subset is the ``β`` inducing points alone
 and no global graph is built.
 
 Only kernel evaluations on the sampled subsets and the hashed global graph
-are made; the learner never forms an N × N Gram matrix.  Every evaluation is
-counted (``n_evaluations_``).
+are made; the learner never forms an N × N Gram matrix.  Within a label's
+exact trials no kernel value is computed twice and, for the path kernel,
+σ_t = 0 values that cannot change a first neighbour are not computed (see
+the class Notes); the learned σ is the same as with every trial computed from
+scratch.  Every evaluation is counted (``n_evaluations_``, and the ones
+avoided in ``n_evaluations_reused_``).
 """
 
 from __future__ import annotations
@@ -298,7 +302,7 @@ def _gram_reusing(
         known[np.ix_(new, new)] = True
     lo, hi = np.nonzero(np.triu(~known, 1))
     if len(lo):
-        vals = _pair_values(kernel, kernel.check_input(take(X, idx)), lo, hi)
+        vals = _pair_values(kernel, kernel.check_input(take(X, idx)), lo, hi, n_jobs)
         raw[lo, hi] = vals
         raw[hi, lo] = vals
         n_eval += len(lo)
@@ -346,6 +350,7 @@ def _label_block_pruned(
     raw1: np.ndarray,
     blocks: list,
     normalize: bool,
+    n_jobs: int = 1,
 ) -> tuple[np.ndarray, int]:
     """The σ_t = 0 values of the label's block needed by the exact 1-NN graph, and no others.
 
@@ -439,7 +444,7 @@ def _label_block_pruned(
         lo, hi = np.minimum(r, c), np.maximum(r, c)
         pairs = np.unique(lo * m + hi)
         lo, hi = pairs // m, pairs % m
-        vals = _pair_values(kernel0, XI, lo, hi)
+        vals = _pair_values(kernel0, XI, lo, hi, n_jobs)
         n_eval += len(lo)
         B[lo, hi] = vals
         B[hi, lo] = vals
@@ -450,26 +455,59 @@ def _label_block_pruned(
     return B, n_eval
 
 
-def _pair_values(kernel: Kernel, X: Sequence, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+def _pair_values(
+    kernel: Kernel, X: Sequence, rows: np.ndarray, cols: np.ndarray, n_jobs: int = 1
+) -> np.ndarray:
     """``K(X[rows[q]], X[cols[q]])`` for each ``q``, as the Gram engine's upper triangle gives it.
 
-    ``X`` is checked (encoded) input; ``rows[q] < cols[q]``.  The path kernel
-    pairs them in one compiled call (its diagonal mode on two lists); other
-    kernels go row by row through ``gram_block``.
+    ``X`` is checked (encoded) input; ``rows[q] < cols[q]``.  Dense rows (many
+    pairs per row) go row by row through ``gram_block``; sparse pairs of the
+    path kernel go through its compiled diagonal mode on two lists.  With
+    ``n_jobs != 1`` chunks run in threads when the kernel's compiled blocks
+    release the GIL; a value does not depend on its chunk.
     """
+    from structkernels.gram import releases_gil
     from structkernels.kernels import _conv_numba as _nb
     from structkernels.kernels.path import PathKernel
 
-    if type(kernel) is PathKernel:
-        return np.asarray(
-            kernel._block(take(X, rows), take(X, cols), _nb.MODE_DIAG), dtype=np.float64
-        )[:, 0]
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    order = np.lexsort((cols, rows))
+    r, c = rows[order], cols[order]
+    heads, starts = np.unique(r, return_index=True)
+    ends = np.append(starts[1:], len(r))
+    paired = type(kernel) is PathKernel and len(r) < 32 * len(heads)
+
+    def run(lo: int, hi: int) -> np.ndarray:
+        if paired:
+            block = kernel._block(take(X, r[lo:hi]), take(X, c[lo:hi]), _nb.MODE_DIAG)
+            return np.asarray(block, dtype=np.float64)[:, 0]
+        # lo, hi index rows (`heads`) here; their pairs are starts[lo] .. ends[hi - 1]
+        out = np.empty(ends[hi - 1] - starts[lo], dtype=np.float64)
+        for h in range(lo, hi):
+            a, b = starts[h], ends[h]
+            block = kernel.gram_block(take(X, r[a : a + 1]), take(X, c[a:b]))
+            out[a - starts[lo] : b - starts[lo]] = np.asarray(block, dtype=np.float64)[0]
+        return out
+
+    units = len(r) if paired else len(heads)
+    workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
+    if workers == 1 or len(r) < 4096 or not releases_gil(kernel):
+        chunks = [(0, units)]
+    else:
+        bounds = np.linspace(0, units, 4 * workers + 1).astype(np.int64)
+        chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    if units == 0:
+        parts = []
+    elif len(chunks) == 1:
+        parts = [run(*chunks[0])]
+    else:
+        parts = joblib.Parallel(n_jobs=workers, backend="threading")(
+            joblib.delayed(run)(a, b) for a, b in chunks
+        )
+    vals = np.concatenate(parts) if parts else np.empty(0, dtype=np.float64)
     out = np.empty(len(rows), dtype=np.float64)
-    for i in np.unique(rows):
-        at = np.flatnonzero(rows == i)
-        out[at] = np.asarray(
-            kernel.gram_block(take(X, np.array([i])), take(X, cols[at])), dtype=np.float64
-        )[0]
+    out[order] = vals
     return out
 
 
@@ -504,9 +542,10 @@ def _exact_trials(
     ``σ_t = 0`` do not change between them: a pair met in an earlier trial is
     read back, not evaluated again (:func:`_gram_reusing`).  As in
     :func:`_subset_losses`, ``σ_t = 0`` needs new values only for the pairs
-    of structures that both contain the label (Eq. 1).  The results --
-    matrices, 1-NN graphs, losses -- are those of :func:`_subset_losses`;
-    only ``n_evaluations`` is smaller.
+    of structures that both contain the label (Eq. 1), and, for kernels
+    monotone in σ, only those that can be a first neighbour
+    (:func:`_label_block_pruned`).  The 1-NN graphs and losses are those of
+    :func:`_subset_losses`; only ``n_evaluations`` is smaller.
     """
     kernels_v = {v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     prune = _monotone_in_sigma(base)
@@ -526,7 +565,9 @@ def _exact_trials(
         raw0 = raw1.copy()
         inside = np.flatnonzero(has[a])
         if len(inside) and prune:
-            block, ne = _label_block_pruned(kernels_v[0], X, a, inside, raw1, blocks[0], normalize)
+            block, ne = _label_block_pruned(
+                kernels_v[0], X, a, inside, raw1, blocks[0], normalize, n_jobs
+            )
             n_eval += ne
             _keep(blocks[0], a[inside], block)
             raw0[np.ix_(inside, inside)] = np.where(np.isnan(block), -np.inf, block)
@@ -602,6 +643,9 @@ class NonstationaryLearner(BaseEstimator):
         for ``σ_t = 1`` plus the block of structures with the label for
         ``σ_t = 0``) exceeds its share is cut to its inducing points first,
         then their neighbours, until it fits (``n_trimmed_`` counts them).
+        The budget counts each trial at that from-scratch cost, so the
+        subsets, and σ, do not depend on how many values the reuse below
+        saves; the evaluations actually made (``n_evaluations_``) are fewer.
         None: no budget.  With ``hashing=None`` and neighbourhood sampling the
         exact global graph alone is one Gram matrix, so ``"gram"`` sets no
         budget there.  With ``objective="knn-ap"`` the sample is shrunk until
@@ -626,7 +670,8 @@ class NonstationaryLearner(BaseEstimator):
     min_gain : float, default 0.005
         With ``"knn-ap"``: the AP gain σ(l) = 0 must exceed.
     n_jobs : int, default 1
-        Worker processes for the global graph and for the trials of a label.
+        Workers for the global graph, the Gram blocks of exact trials and the
+        hashed trials of a label (results do not depend on it).
     random_state : int, RandomState or None
         Seeds the inducing points and the hashing.
     progress : bool, optional
@@ -652,6 +697,11 @@ class NonstationaryLearner(BaseEstimator):
         Kernel evaluations made by ``fit`` (global graphs + subsets).
     n_evaluations_graph_ : int
         Of which for the global k-NN graphs.
+    n_evaluations_reused_ : int
+        Evaluations the exact trials did not make: values met in an earlier
+        trial of the same label, and σ_t = 0 pairs that cannot be a first
+        neighbour (see Notes).  ``n_evaluations_ + n_evaluations_reused_`` is
+        the cost of computing every trial from scratch.
     budget_ : int or None
         The evaluation budget of ``max_evaluations`` for this N.
     n_trimmed_ : int
@@ -659,6 +709,20 @@ class NonstationaryLearner(BaseEstimator):
     n_train_ : int
         Number of training structures N (compare ``n_evaluations_`` with N²).
     fit_seconds_ : float
+
+    Notes
+    -----
+    Exact trials (subsets below ``exact_below``, or ``hashing=None``) waste
+    no kernel evaluation and learn exactly what computing each from scratch
+    learns: (1) the α trials of a label draw overlapping subsets (the same one
+    when the label occurs in at most β structures) under the same two
+    kernels, so a value met in an earlier trial of the label is read back;
+    (2) by Eq. (1) σ_t = 0 changes only pairs of structures that both contain
+    ``t``; (3) for the path kernel with non-negative tuple similarities,
+    ``K(σ_t = 0) <= K(σ_t = 1)``, so a pair of that block whose σ_t = 1 value,
+    normalised with the σ_t = 0 self-similarities, is below both structures'
+    best σ_t = 0 similarity found so far cannot be a first neighbour and is
+    not evaluated.  The 1-NN graphs and losses are bit-identical.
 
     Examples
     --------

@@ -517,6 +517,16 @@ def test_reuse_with_overlapping_subsets_and_two_passes(monkeypatch):
     assert reused.n_evaluations_ + reused.n_evaluations_reused_ == scratch.n_evaluations_
 
 
+def test_paired_values_in_threads_equal_serial_and_the_gram():
+    paths, _, _, _ = planted_problem(n=110, seed=8)
+    kern = make_kernel("path", lam=0.8, node_mismatch=0.9)
+    lo, hi = np.triu_indices(len(paths), 1)  # 5,995 pairs: split over threads
+    X = kern.check_input(paths)
+    serial = _pair_values(kern, X, lo, hi)
+    assert np.array_equal(_pair_values(kern, X, lo, hi, n_jobs=2), serial)
+    assert np.array_equal(serial, gram(kern, paths)[lo, hi])
+
+
 def test_only_kernels_monotone_in_sigma_are_pruned():
     assert _monotone_in_sigma(make_kernel("path", lam=0.8, node_mismatch=0.9))
     wv = WordVectorSimilarity({"kinase": np.array([1.0, 0.2]), "gene": np.array([0.1, 1.0])})

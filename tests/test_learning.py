@@ -476,7 +476,7 @@ def test_gram_reusing_equals_a_fresh_gram_bit_for_bit(kern):
 ])
 def test_reuse_learns_the_same_sigma_with_fewer_evaluations(monkeypatch, kern, params, budget):
     """Identical σ, losses, log and subsets; strictly fewer evaluations; the saving is counted."""
-    paths, y, signal, noise = planted_problem(n=200, seed=5)
+    paths, y, signal, noise = planted_problem(n=150, seed=5)
     # β = 200 >= every label count: each label's α trials draw the same subset (Algorithm 1
     # with |c_t| <= β), the case where recomputation was pure waste
     kw = dict(kernel=kern, kernel_params=params, top_fraction=1.0, alpha=3, beta=200, k=2,
@@ -498,7 +498,7 @@ def test_reuse_learns_the_same_sigma_with_fewer_evaluations(monkeypatch, kern, p
     subset_evals = reused.n_evaluations_ - reused.n_evaluations_graph_
     assert subset_evals * 2 < scratch.n_evaluations_ - scratch.n_evaluations_graph_
     if budget == "gram":
-        assert reused.n_evaluations_ <= 200 * 201 // 2
+        assert reused.n_evaluations_ <= 150 * 151 // 2
 
 
 def test_reuse_with_overlapping_subsets_and_two_passes(monkeypatch):

@@ -271,8 +271,9 @@ def _gram_reusing(
     ``(indices, raw Gram matrix)`` computed earlier with the same kernel (the
     earlier trials of a label).  Values are read from the blocks where both
     structures of a pair are in one block; the rest is computed: the Gram
-    matrix of the structures in no block at once, then, row by row, the
-    missing pairs ``(i, j)`` with ``i < j`` as ``K(X[i], X[j])`` -- the
+    matrix of the structures in no block at once, their pairs with the others
+    in rectangular blocks (:func:`_new_by_old`), then the missing pairs
+    ``(i, j)`` left with ``i < j`` as ``K(X[i], X[j])`` -- the
     orientation of the Gram engine's upper triangle, so every value equals
     the one a fresh ``gram(kernel, X[idx])`` gives (:func:`_pair_values`).  Returns the matrix and
     the number of kernel evaluations made.
@@ -294,19 +295,75 @@ def _gram_reusing(
         raw[np.ix_(p, p)] = cur
         known[np.ix_(p, p)] |= ok
     n_eval = 0
-    new = np.flatnonzero(~np.diagonal(known))
+    is_new = ~np.diagonal(known)
+    new = np.flatnonzero(is_new)
     if len(new):
         block, info = gram(kernel, take(X, idx[new]), n_jobs=n_jobs, return_info=True)
         n_eval += int(info.n_evaluations)
         raw[np.ix_(new, new)] = block
         known[np.ix_(new, new)] = True
-    lo, hi = np.nonzero(np.triu(~known, 1))
-    if len(lo):
-        vals = _pair_values(kernel, kernel.check_input(take(X, idx)), lo, hi, n_jobs)
-        raw[lo, hi] = vals
-        raw[hi, lo] = vals
-        n_eval += len(lo)
+    if not known.all():
+        Xa = kernel.check_input(take(X, idx))
+        if len(new) and len(new) < m:
+            n_eval += _new_by_old(kernel, Xa, is_new, raw, known, n_jobs)
+        lo, hi = np.nonzero(np.triu(~known, 1))
+        if len(lo):
+            vals = _pair_values(kernel, Xa, lo, hi, n_jobs)
+            raw[lo, hi] = vals
+            raw[hi, lo] = vals
+            n_eval += len(lo)
     return raw, n_eval
+
+
+def _new_by_old(
+    kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarray, known: np.ndarray,
+    n_jobs: int = 1,
+) -> int:
+    """The pairs (new structure, known structure) of a subset, in rectangular Gram blocks.
+
+    Positions are cut into contiguous ranges; between two ranges ``a < b`` every
+    pair has its row before its column, the Gram engine's orientation, so
+    ``gram_block(X[new in a], X[old in b])`` and ``gram_block(X[old in a],
+    X[new in b])`` give the values a fresh Gram matrix holds.  Pairs inside one
+    range are left to :func:`_pair_values`.  Fills ``raw`` and ``known`` and
+    returns the number of evaluations.
+    """
+    from structkernels.gram import releases_gil
+
+    m = len(is_new)
+    n_ranges = int(max(1, min(16, m // 32)))
+    bounds = np.linspace(0, m, n_ranges + 1).astype(np.int64)
+    parts = [np.arange(bounds[a], bounds[a + 1]) for a in range(n_ranges)]
+    tasks = []
+    for a in range(n_ranges):
+        na, oa = parts[a][is_new[parts[a]]], parts[a][~is_new[parts[a]]]
+        for b in range(a + 1, n_ranges):
+            nb, ob = parts[b][is_new[parts[b]]], parts[b][~is_new[parts[b]]]
+            if len(na) and len(ob):
+                tasks.append((na, ob))
+            if len(oa) and len(nb):
+                tasks.append((oa, nb))
+    if not tasks:
+        return 0
+
+    def run(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        return np.asarray(kernel.gram_block(take(Xa, rows), take(Xa, cols)), dtype=np.float64)
+
+    workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
+    if workers > 1 and releases_gil(kernel):
+        blocks = joblib.Parallel(n_jobs=workers, backend="threading")(
+            joblib.delayed(run)(r, c) for r, c in tasks
+        )
+    else:
+        blocks = [run(r, c) for r, c in tasks]
+    n_eval = 0
+    for (rows, cols), block in zip(tasks, blocks, strict=True):
+        raw[np.ix_(rows, cols)] = block
+        raw[np.ix_(cols, rows)] = block.T
+        known[np.ix_(rows, cols)] = True
+        known[np.ix_(cols, rows)] = True
+        n_eval += block.size
+    return n_eval
 
 
 def _monotone_in_sigma(kernel: Kernel) -> bool:

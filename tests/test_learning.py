@@ -452,12 +452,13 @@ def _pairs_not_in(blocks, idx):
     TupleBagKernel(sigma={"time": 0.0}),
 ])
 def test_gram_reusing_equals_a_fresh_gram_bit_for_bit(kern):
-    paths, _, _, _ = planted_problem(n=90, seed=21)
+    paths, _, _, _ = planted_problem(n=160, seed=21)
     X = kern.check_input(paths)
     rng = np.random.default_rng(0)
     blocks = []
     for trial in range(6):
-        idx = np.unique(rng.choice(len(paths), size=int(rng.integers(2, 45)), replace=False))
+        size = int(rng.integers(2, 45)) if trial % 2 else int(rng.integers(64, 120))
+        idx = np.unique(rng.choice(len(paths), size=size, replace=False))
         raw, n_eval = _gram_reusing(kern, X, idx, blocks)
         fresh, info = gram(kern, [paths[i] for i in idx], return_info=True)
         assert np.array_equal(raw, fresh), trial

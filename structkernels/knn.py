@@ -284,6 +284,55 @@ def _payload(X, Y, task, ev: _Evaluator):
     return rows, cols, both, take(X, rows), take(Y, cols), sx, sy
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _topk_insert(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
+    """Insert ``v`` (at position ``j``) into the descending top ``kk`` held in
+    ``best_v[:filled]`` / ``best_j[:filled]``; returns the new count.  A value equal to
+    the ``kk``-th does not enter: ties go to the smaller position, met first."""
+    if filled == kk and not v > best_v[kk - 1]:
+        return filled
+    p = filled if filled < kk else kk - 1
+    while p > 0 and v > best_v[p - 1]:
+        if p < kk:
+            best_v[p] = best_v[p - 1]
+            best_j[p] = best_j[p - 1]
+        p -= 1
+    best_v[p] = v
+    best_j[p] = j
+    return filled + 1 if filled < kk else filled
+
+
+@njit(cache=True, nogil=True)
+def loo_knn(K, scale, y, k):  # pragma: no cover - compiled
+    """Per row ``i`` of a square ``K``: the weighted positive share of its ``k`` most similar
+    other rows.
+
+    The similarity of ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]``; the top ``k`` are
+    chosen as by :func:`_topk_lines` (ties to the smaller ``j``); weights are the
+    non-negative part of the similarity; a row whose weights are all 0 scores 0.  The
+    leave-one-out vote of :mod:`structkernels.sigma_knn`, without the triplets
+    :func:`_topk_lines` returns.
+    """
+    n = K.shape[0]
+    out = np.zeros(n)
+    vals = np.empty(max(k, 1))
+    idx = np.empty(max(k, 1), dtype=np.int64)
+    for i in range(n):
+        m = 0
+        si = scale[i]
+        for j in range(n):
+            if j != i:
+                m = _topk_insert(vals, idx, m, k, K[i, j] * si * scale[j], j)
+        num = 0.0
+        den = 0.0
+        for t in range(m):
+            w = vals[t] if vals[t] > 0.0 else 0.0
+            num += w * y[idx[t]]
+            den += w
+        out[i] = num / den if den > 0.0 else 0.0
+    return out
+
+
 @njit(cache=True, nogil=True)
 def _topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
                 sr, sc, scaled, upper):  # pragma: no cover - compiled
@@ -320,18 +369,7 @@ def _topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
                 v = v * (sr[a] * sc[b])
             if np.isnan(v) or v == -np.inf:
                 continue
-            if filled == kk and not v > best_v[kk - 1]:
-                continue  # ties go to the smaller position, met first
-            p = filled if filled < kk else kk - 1
-            while p > 0 and v > best_v[p - 1]:
-                if p < kk:
-                    best_v[p] = best_v[p - 1]
-                    best_j[p] = best_j[p - 1]
-                p -= 1
-            best_v[p] = v
-            best_j[p] = j
-            if filled < kk:
-                filled += 1
+            filled = _topk_insert(best_v, best_j, filled, kk, v, j)
         for q in range(filled):
             out_l[n_out] = line_ids[i]
             out_o[n_out] = other_ids[best_j[q]]

@@ -49,7 +49,7 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
     >>> loo_knn_scores(K, np.array([1, 1, 0]), 1).tolist()
     [1.0, 1.0, 1.0]
     """
-    from structkernels.kernels._loo_numba import loo_knn
+    from structkernels.knn import loo_knn
 
     K = np.ascontiguousarray(K, dtype=np.float64)
     n = len(K)

@@ -42,6 +42,7 @@ avoided in ``n_evaluations_reused_``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -1007,7 +1008,7 @@ class NonstationaryLearner(BaseEstimator):
         total = self.n_iter * len(learn) * self.alpha
         disable = None if self.progress is None else not self.progress
         bar = tqdm(total=total, desc="learning σ", unit="trial", disable=disable)
-        try:
+        with self._fitting(bar, learn, t0):
             for it in range(self.n_iter):
                 graph = None
                 if neighbourhood and not (
@@ -1027,6 +1028,14 @@ class NonstationaryLearner(BaseEstimator):
                         it, lab, base, normalize, fixed, X, y, members[lab], has[lab], graph, rng
                     )
                     bar.update(self.alpha)
+        return self
+
+    @contextlib.contextmanager
+    def _fitting(self, bar, learn, t0):
+        """Around a fit's passes: Ctrl-C keeps the σ learned so far (``interrupted_``), and
+        the bar, ``ignored_labels_`` and ``fit_seconds_`` are settled however it ends."""
+        try:
+            yield
         except KeyboardInterrupt:
             self.interrupted_ = True
             raise
@@ -1034,7 +1043,6 @@ class NonstationaryLearner(BaseEstimator):
             bar.close()
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
-        return self
 
     def _fit_knn_ap(self, base, normalize, fixed, X, y, learn, has, rng, t0) -> None:
         """The greedy pass(es) judged by the k-NN classifier's leave-one-out AP."""
@@ -1063,19 +1071,17 @@ class NonstationaryLearner(BaseEstimator):
             )
             rows = np.sort(rows)
         ys = y[rows]
-        if not ys.any() or ys.all():
-            warnings.warn(
-                "NonstationaryLearner(objective='knn-ap'): the sample holds one class only; "
-                "every σ stays 1", RuntimeWarning, stacklevel=3,
-            )
-            self.ignored_labels_ = []
-            self.fit_seconds_ = time.perf_counter() - t0
-            return
-        self.subset_sizes_ = [int(len(rows))]
         disable = None if self.progress is None else not self.progress
         bar = tqdm(total=self.n_iter * len(learn), desc="learning σ (k-NN AP)", unit="label",
                    disable=disable)
-        try:
+        with self._fitting(bar, learn, t0):
+            if not ys.any() or ys.all():
+                warnings.warn(
+                    "NonstationaryLearner(objective='knn-ap'): the sample holds one class only; "
+                    "every σ stays 1", RuntimeWarning, stacklevel=3,
+                )
+                return
+            self.subset_sizes_ = [int(len(rows))]
             search = SigmaKNNSearch(
                 lambda sig: _with_sigma(base, sig), take(X, rows), ys,
                 {lab: has[lab][rows] for lab in learn}, self._current_sigma(fixed),
@@ -1096,13 +1102,6 @@ class NonstationaryLearner(BaseEstimator):
                                           "size": res["size"], "loss": -res[str(v)],
                                           "penalty": 0.0, "reward": res[str(v)]})
                     bar.update(1)
-        except KeyboardInterrupt:
-            self.interrupted_ = True
-            raise
-        finally:
-            bar.close()
-            self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
-            self.fit_seconds_ = time.perf_counter() - t0
 
     def _current_sigma(self, fixed: dict[str, float]) -> dict[str, float]:
         return {**fixed, **self.sigma_}

@@ -22,7 +22,7 @@ import sys
 import time
 
 import numpy as np
-from sklearn.metrics import average_precision_score
+from sklearn.metrics import average_precision_score, f1_score
 
 from structkernels.classifier import KernelKNNClassifier
 from structkernels.datasets import load_interactions
@@ -36,11 +36,6 @@ SETTINGS = [
     {"n_tables": 2, "probe": 1, "n_probes": 3},
     {"n_tables": 2, "probe": 1},
 ]
-
-
-def f1(y: np.ndarray, pred: np.ndarray) -> float:
-    tp = int(((pred == 1) & (y == 1)).sum())
-    return 2 * tp / max(int(pred.sum()) + int(y.sum()), 1)
 
 
 def main() -> None:
@@ -81,7 +76,7 @@ def main() -> None:
         out["hashed"].append({
             **st, "recall_at_8": recall,
             "average_precision": average_precision_score(y, proba[:, 1]),
-            "f1": f1(y, clf.decide(proba).astype(int)),
+            "f1": f1_score(y, clf.decide(proba).astype(int), zero_division=0),
             "n_fit_evaluations": int(clf.n_fit_evaluations_),
             "n_query_evaluations": int(clf.n_evaluations_),
             "seconds": time.perf_counter() - t0, "loadavg": [load0, os.getloadavg()[0]],

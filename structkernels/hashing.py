@@ -293,13 +293,7 @@ class RandomKNNHash(_KernelHash):
 
     def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
         """Bits from kernel values ``S`` (n, M) against the reference set."""
-        self._check_fitted()
-        S = np.asarray(S, dtype=np.float64)
-        if S.ndim != 2 or S.shape[1] != len(self.reference_indices_):
-            raise ValueError(
-                f"expected similarities of shape (n, {len(self.reference_indices_)}), got {S.shape}"
-            )
-        best1, best2 = self._best_pair(S)
+        best1, best2 = self._best_pair(self._checked_similarities(S))
         return best1 > best2
 
     def _best_pair(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -443,13 +437,7 @@ class KernelLSH(_KernelHash):
 
     def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
         """Bits from kernel values ``S`` (n, p) against the sample."""
-        self._check_fitted()
-        S = np.asarray(S, dtype=np.float64)
-        if S.ndim != 2 or S.shape[1] != len(self.reference_indices_):
-            raise ValueError(
-                f"expected similarities of shape (n, {len(self.reference_indices_)}), got {S.shape}"
-            )
-        return self._projections(S) > 0
+        return self._projections(self._checked_similarities(S)) > 0
 
     def _projections(self, S: np.ndarray) -> np.ndarray:
         Sc = S - S.mean(axis=1, keepdims=True) - self.col_means_[None, :] + self.grand_mean_

@@ -11,21 +11,16 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from structkernels._optional import optional_module
+
 __all__ = ["plot_sigma_losses"]
 
 
 def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "plotting needs matplotlib, an optional extra: pip install 'structkernels[plot]' "
-            "(or pip install matplotlib)"
-        ) from None
-    return plt
+    hint = ("plotting needs matplotlib, an optional extra: pip install 'structkernels[plot]' "
+            "(or pip install matplotlib)")
+    optional_module("matplotlib", hint).use("Agg", force=False)
+    return optional_module("matplotlib.pyplot", hint)
 
 
 def plot_sigma_losses(

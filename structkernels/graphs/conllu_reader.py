@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from structkernels._optional import optional_module
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
@@ -33,13 +34,9 @@ CONLLU_SUFFIXES = (".conllu", ".conll")
 
 
 def _conllu():
-    try:
-        import conllu
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "reading CoNLL-U needs the conllu package: pip install 'structkernels[graphs]'"
-        ) from None
-    return conllu
+    return optional_module(
+        "conllu", "reading CoNLL-U needs the conllu package: pip install 'structkernels[graphs]'"
+    )
 
 
 def _blocks(lines: Sequence[str]):

@@ -43,6 +43,7 @@ from typing import Any
 
 import networkx as nx
 
+from structkernels._optional import optional_module
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
@@ -64,13 +65,9 @@ _ESCAPE = re.compile(r"\\([\\\"\n])")  # \\ and \" in a quoted DOT string; \<new
 
 
 def _pydot():
-    try:
-        import pydot
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "reading DOT files needs pydot: pip install 'structkernels[graphs]' (or pip install pydot)"
-        ) from None
-    return pydot
+    return optional_module(
+        "pydot", "reading DOT files needs pydot: pip install 'structkernels[graphs]' (or pip install pydot)"
+    )
 
 
 def _unq(value: Any) -> str | None:

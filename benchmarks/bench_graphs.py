@@ -31,17 +31,11 @@ import tempfile
 import time
 from pathlib import Path as FilePath
 
+from bench_amr import FILES, RAW, ROOT  # the shipped Bio AMR files, as the AMR benchmark reads them
+
 from structkernels.amr import CandidateExtractor, generate_candidates, read_amr
 from structkernels.graphs import extract_candidates, read_conllu, read_dot, write_dot
 
-ROOT = FilePath(__file__).resolve().parents[1]
-RAW = ROOT / "datasets" / "bio-amr-interactions" / "raw"
-FILES = [
-    "amr-release-bio-v3.0.complete_prefix.txt",
-    "amr-release-dev-bio.txt",
-    "amr-release-test-bio.txt",
-    "amr-release-training-bio.complete_prefix.txt",
-]
 MAX_DISTANCE = 4
 
 

@@ -31,6 +31,7 @@ _LAZY = {
     "ProductKernel": "structkernels.kernel",
     "ScaledKernel": "structkernels.kernel",
     "normalize_gram": "structkernels.kernel",
+    "GramLookup": "structkernels.kernels.lookup",
     "gram": "structkernels.gram",
     "GramInfo": "structkernels.gram",
     "kernel": "structkernels.registry",

@@ -378,6 +378,28 @@ def test_node_mismatch_equals_enumeration(c):
     )
 
 
+@pytest.mark.parametrize("c", [0.0, 0.25, 0.9, 1.0])
+def test_partial_node_credit_by_id_equals_the_label_matrix(c):
+    """``PartialIndicator`` compared by id (one weight) equals the same kernel as a matrix."""
+    from structkernels.kernels.tuples import LabelKernel, PartialIndicator
+
+    class AsMatrix(LabelKernel):  # the same similarity, through the dense KN route
+        def matrix(self, a, b):
+            return PartialIndicator(c).matrix(a, b)
+
+    rng = random.Random(7 + int(100 * c))
+    sigma = random_sigma(rng)
+    X = [random_path(rng, 9) for _ in range(12)]
+    for max_len in (None, 3):
+        by_id = kernel("path", lam=0.7, sigma=sigma, node_mismatch=c, max_len=max_len)
+        by_matrix = kernel("path", lam=0.7, sigma=sigma, max_len=max_len,
+                           tuple_kernel=TupleKernel(node_kernel=AsMatrix()))
+        np.testing.assert_allclose(by_id.gram_block_symmetric(X), by_matrix.gram_block_symmetric(X),
+                                   rtol=1e-13, atol=0)
+        np.testing.assert_allclose(by_id.gram_block(X[:5], X[5:]), by_matrix.gram_block(X[:5], X[5:]),
+                                   rtol=1e-13, atol=0)
+
+
 def test_node_mismatch_gives_partial_credit_and_checks_range():
     a = Path([(None, "bind-01"), ("ARG1", "enzyme")])
     b = Path([(None, "bind-01"), ("ARG1", "protein")])

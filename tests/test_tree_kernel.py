@@ -84,7 +84,7 @@ OPTIONS = [
     (decay, contiguous, node)
     for decay in ("span", "length")
     for contiguous in (False, True)
-    for node in ("indicator", "wordvec")
+    for node in ("indicator", "wordvec", "partial")
 ]
 
 
@@ -101,6 +101,10 @@ def test_equals_literal_enumeration(decay, contiguous, node_kernel):
             vectors = {w: g.normal(size=3) for w in NODES[:-1] + EDGES[:-1]}
             wv = WordVectorSimilarity(vectors, gamma=rng.uniform(-0.9, 0.6))
             tk = TupleKernel(edge_kernel=wv if rep % 2 else "indicator", node_kernel=wv)
+        elif node_kernel == "partial":  # compared by id with one mismatch weight, no matrix
+            from structkernels.kernels.tuples import PartialIndicator
+
+            tk = TupleKernel(node_kernel=PartialIndicator(rng.choice([0.0, 0.4, 1.0])))
         k = kernel("tree", lam=lam, decay=decay, contiguous=contiguous, sigma=sigma,
                    tuple_kernel=tk)
         X = [random_tree(rng) for _ in range(5)]

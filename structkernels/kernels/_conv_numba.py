@@ -41,8 +41,12 @@ MODE_DIAG = 2
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN):
-    """Tuple similarity ``sig[e] k_e(e, e') sig[e'] k_n(n, n')``."""
+def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN, cn):
+    """Tuple similarity ``sig[e] k_e(e, e') sig[e'] k_n(n, n')``.
+
+    With ``ind_n`` the node kernel is ``cn + (1 - cn) I(n = n')``: 1 for equal
+    nodes, ``cn`` otherwise (``cn = 0``: the indicator).
+    """
     w = sig[ea] * sig[eb]
     if w == 0.0:
         return 0.0
@@ -53,7 +57,9 @@ def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN):
         w *= KE[eca, ecb]
     if ind_n:
         if na != nb:
-            return 0.0
+            if cn == 0.0:
+                return 0.0
+            w *= cn
     else:
         w *= KN[nca, ncb]
     return w
@@ -65,7 +71,7 @@ SPARSE_LIMIT = 1 << 16
 
 @njit(cache=True, nogil=True)
 def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
-                sig, ind_e, KE, ind_n, KN, f, g, max_len, D, Dn, R):
+                sig, ind_e, KE, ind_n, KN, cn, f, g, max_len, D, Dn, R):
     """The path kernel of one pair by the dense programme, ``O(L |S| |S'|)``.
 
     With ``E_l[s, t]`` the weight of the length-``l`` subsequence pairs ending
@@ -90,9 +96,11 @@ def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
         for t in range(b0, b1):
             if keyed:
                 w = sig[xe[s]] * sig[ye[t]] if xk[s] == yk[t] else 0.0
+                if w != 0.0 and xn[s] != yn[t]:
+                    w *= cn
             else:
                 w = _sim(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
-                         sig, ind_e, KE, ind_n, KN)
+                         sig, ind_e, KE, ind_n, KN, cn)
             c = t - b0 + 1
             fw = f * w
             for l in range(L):
@@ -117,7 +125,7 @@ def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
 @njit(cache=True, nogil=True)
 def path_block(
     xo, xe, xn, xec, xnc, xk, yo, ye, yn, yec, ync, yk,
-    sig, ind_e, KE, ind_n, KN, lam, max_len, mode,
+    sig, ind_e, KE, ind_n, KN, cn, lam, max_len, mode,
 ):
     """Path (subsequence) kernel between encoded paths ``X`` and ``Y``.
 
@@ -181,7 +189,7 @@ def path_block(
                                 break
                             ms[K] = s - a0
                             mt[K] = t - b0
-                            mw[K] = ws * ws
+                            mw[K] = ws * ws if xn[s] == yn[t] else ws * ws * cn
                             K += 1
                     if dense:
                         break
@@ -190,7 +198,7 @@ def path_block(
                     es, ns, ecs, ncs = xe[s], xn[s], xec[s], xnc[s]
                     for t in range(b0, b1):
                         w = _sim(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t],
-                                 sig, ind_e, KE, ind_n, KN)
+                                 sig, ind_e, KE, ind_n, KN, cn)
                         if w != 0.0:
                             if K == SPARSE_LIMIT:
                                 dense = True
@@ -207,7 +215,7 @@ def path_block(
             total = 0.0
             if dense or K * K > 8 * (a1 - a0) * (b1 - b0) * Lw:
                 total = _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
-                                    sig, ind_e, KE, ind_n, KN, f, lam, max_len, Dw, Dnw, Rw)
+                                    sig, ind_e, KE, ind_n, KN, cn, f, lam, max_len, Dw, Dnw, Rw)
             elif max_len <= 0:
                 for k in range(K):
                     sk = ms[k]
@@ -252,7 +260,7 @@ def path_block(
 def tree_block(
     xto, xl, xe, xlc, xec, xco, xci, xk,
     yto, yl, ye, ylc, yec, yco, yci, yk,
-    sig, ind_e, KE, ind_n, KN, f, g, contiguous, mode,
+    sig, ind_e, KE, ind_n, KN, cn, f, g, contiguous, mode,
 ):
     """Tree kernel between encoded trees ``X`` and ``Y`` (pre-order CSR arrays).
 
@@ -312,9 +320,11 @@ def tree_block(
             total = 0.0
             if keyed:
                 m0 = sig[xe[ra]] * sig[ye[rb]] if xk[ra] == yk[rb] else 0.0
+                if xl[ra] != yl[rb]:
+                    m0 *= cn
             else:
                 m0 = _sim(xe[ra], xl[ra], xec[ra], xlc[ra], ye[rb], yl[rb], yec[rb], ylc[rb],
-                          sig, ind_e, KE, ind_n, KN)
+                          sig, ind_e, KE, ind_n, KN, cn)
             if m0 != 0.0:
                 pu[0] = ra
                 pv[0] = rb
@@ -333,10 +343,12 @@ def tree_block(
                                 if xk[cu] != yk[cv]:
                                     continue
                                 w = sig[xe[cu]] * sig[ye[cv]]
+                                if xl[cu] != yl[cv]:
+                                    w *= cn
                             else:
                                 w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
                                          ye[cv], yl[cv], yec[cv], ylc[cv],
-                                         sig, ind_e, KE, ind_n, KN)
+                                         sig, ind_e, KE, ind_n, KN, cn)
                             if w != 0.0:
                                 pu[n] = cu
                                 pv[n] = cv
@@ -355,10 +367,12 @@ def tree_block(
                                 if xk[cu] != yk[cv]:
                                     continue
                                 w = sig[xe[cu]] * sig[ye[cv]]
+                                if xl[cu] != yl[cv]:
+                                    w *= cn
                             else:
                                 w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
                                          ye[cv], yl[cv], yec[cv], ylc[cv],
-                                         sig, ind_e, KE, ind_n, KN)
+                                         sig, ind_e, KE, ind_n, KN, cn)
                             if w != 0.0:
                                 cs[nm] = p - xco[u]
                                 ct[nm] = q - yco[v]

@@ -254,7 +254,9 @@ class TreeKernel(EncodedConvolutionKernel):
             yl, ye, ylc, yec = ey.labels, ey.edges, nc[nx:], ec[nx:]
         lam = float(self.lam)
         f, g = (lam * lam, lam) if self.decay == "span" else (lam, 1.0)
-        if tb.ind_e and tb.ind_n:
+        if tb.ind_e and tb.ind_n and tb.cn:
+            xk, yk = xe, ye  # partial node credit: tuples with equal edges match
+        elif tb.ind_e and tb.ind_n:
             xk = xe * len(vocab) + xl
             yk = xk if ey is ex else ye * len(vocab) + yl
         else:
@@ -262,5 +264,5 @@ class TreeKernel(EncodedConvolutionKernel):
         return _nb.tree_block(
             ex.tree_offsets, xl, xe, xlc, xec, ex.child_offsets, ex.child_index, xk,
             ey.tree_offsets, yl, ye, ylc, yec, ey.child_offsets, ey.child_index, yk,
-            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, f, g, bool(self.contiguous), mode,
+            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, f, g, bool(self.contiguous), mode,
         )

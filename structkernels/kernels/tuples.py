@@ -413,7 +413,9 @@ class TupleTables(NamedTuple):
     edge labels, including 0, the missing edge).  With ``ind_e`` (``ind_n``)
     the edge (node) kernel is the indicator and ids are compared; otherwise
     ``KE[ec[i], ec[j]]`` (``KN[nc[i], nc[j]]``) is the label similarity, with
-    ``ec``/``nc`` aligned with the ``edges``/``nodes`` arrays given.
+    ``ec``/``nc`` aligned with the ``edges``/``nodes`` arrays given.  A
+    :class:`PartialIndicator` node kernel is compared by id as well, with
+    ``cn`` its mismatch weight (0 for the indicator): no matrix is built.
     """
 
     sig: np.ndarray
@@ -423,6 +425,7 @@ class TupleTables(NamedTuple):
     ind_n: bool
     KN: np.ndarray
     nc: np.ndarray
+    cn: float = 0.0
 
 
 _DUMMY = np.zeros((1, 1), dtype=np.float64)
@@ -464,11 +467,15 @@ def tuple_tables(tk: TupleKernel, sigma: Mapping[str, float] | None, vocab: Voca
         KE, ec, ind_e = _DUMMY, edges, True
     else:
         (KE, ec), ind_e = _compact(edges, vocab, ke), False
+    cn = 0.0
+    if isinstance(kn, PartialIndicator):
+        # c + (1 - c) I(n = n'): an id comparison and one weight, not a |V| x |V| matrix
+        kn, cn = None, check_mismatch(kn.mismatch, "PartialIndicator.mismatch")
     if kn is None:
         KN, nc, ind_n = _DUMMY, nodes, True
     else:
         (KN, nc), ind_n = _compact(nodes, vocab, kn), False
-    return TupleTables(sig, ind_e, KE, ec, ind_n, KN, nc)
+    return TupleTables(sig, ind_e, KE, ec, ind_n, KN, nc, cn)
 
 
 def merge_vocabularies(vx: Vocabulary, vy: Vocabulary) -> tuple[Vocabulary, np.ndarray | None]:

@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from structkernels.kernel import Kernel, Normalized
-from structkernels.progress import tqdm
+from structkernels.progress import bar_disabled, tqdm
 from structkernels.registry import as_kernel
 
 __all__ = ["gram", "GramInfo", "block_ranges", "normalize_inplace", "plan_backend", "releases_gil"]
@@ -248,7 +248,7 @@ def _raw_gram(
             bs = min(int(preferred), bs)
     tasks = list(_block_tasks(n, m, bs, symmetric))
     total = _n_evals(n, m, symmetric)
-    disable = (None if total >= 200_000 else True) if progress is None else (not progress)
+    disable = bar_disabled(total, progress)
     bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram", disable=disable, leave=False)
     out_path = getattr(out, "filename", None) if isinstance(out, np.memmap) else None
 

@@ -38,7 +38,7 @@ from sklearn.utils import check_random_state
 from structkernels.gram import block_ranges, plan_backend
 from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures, take
 from structkernels.kernel import Kernel, Normalized
-from structkernels.progress import tqdm
+from structkernels.progress import bar_disabled, tqdm
 from structkernels.registry import as_kernel
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
@@ -204,7 +204,7 @@ class _Evaluator:
         out_r, out_c, out_s = [], [], []
         n_evals = 0
         total = sum(_task_cost(t) for t in tasks)
-        disable = (None if total >= 200_000 else True) if progress is None else (not progress)
+        disable = bar_disabled(total, progress)
         bar = tqdm(total=total, unit="eval", unit_scale=True, desc=desc, disable=disable, leave=False)
         workers = joblib.effective_n_jobs(self.n_jobs) if self.n_jobs != 1 else 1
         try:

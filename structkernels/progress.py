@@ -28,7 +28,21 @@ from typing import Any
 
 from tqdm import tqdm as _tqdm
 
-__all__ = ["tqdm", "LineWriter"]
+__all__ = ["tqdm", "LineWriter", "bar_disabled", "MIN_BAR_EVALUATIONS"]
+
+#: kernel evaluations below which the Gram and k-NN loops show no bar by default
+MIN_BAR_EVALUATIONS = 200_000
+
+
+def bar_disabled(total: int, progress: bool | None) -> bool | None:
+    """tqdm's ``disable`` for a loop of ``total`` kernel evaluations.
+
+    ``progress`` True/False forces the bar on/off; None shows it for work of
+    at least :data:`MIN_BAR_EVALUATIONS` (then tqdm decides by the terminal).
+    """
+    if progress is not None:
+        return not progress
+    return None if total >= MIN_BAR_EVALUATIONS else True
 
 
 class LineWriter:

@@ -252,3 +252,23 @@ def test_edge_features_see_roles_across_unseen_nodes():
     rows = linear_baselines(X_tr, y_tr, X_te, y_te)
     assert rows["logistic regression, tuples + edges"]["f1"] == 1.0
     assert rows["logistic regression, bag of tuples"]["f1"] < 1.0
+
+
+def test_no_progress_hides_every_bar_inner_ones_too(data_file, tmp_path, capsys, monkeypatch):
+    """``--no-progress`` also silences the Gram and k-NN bars of the evaluation and table."""
+    import structkernels.progress
+
+    monkeypatch.setenv("STRUCTKERNELS_PROGRESS", "1")  # bars on, even for short work
+    monkeypatch.setattr(structkernels.progress, "MIN_BAR_EVALUATIONS", 0)
+    monkeypatch.setenv("STRUCTKERNELS_PROGRESS_INTERVAL", "0")
+    argv = ["train-npk", str(data_file), "--out", str(tmp_path / "m.json"), "--alpha", "2",
+            "--beta", "10", "--hashing", "random-knn", "--table-train", "60",
+            "--table-test", "60", "--seeds", "1"]
+    assert main(argv) == 0
+    noisy = capsys.readouterr().err
+    assert "knn predict" in noisy  # the inner bars exist
+    assert main(argv + ["--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+    import os
+
+    assert os.environ["STRUCTKERNELS_PROGRESS"] == "1"  # restored after the command

@@ -104,7 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     previous = os.environ.get("STRUCTKERNELS_PROGRESS")
-    if args.quiet:
+    # a command's own --no-progress hides every bar of its work, the inner ones too
+    quiet = bool(args.quiet or getattr(args, "no_progress", False))
+    if quiet:
         # read by structkernels.progress here and in worker processes; restored below
         os.environ["STRUCTKERNELS_PROGRESS"] = "0"
     try:
@@ -119,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"structkernels {args.command}: error: {message}", file=sys.stderr)
         return 2
     finally:
-        if args.quiet:
+        if quiet:
             if previous is None:
                 os.environ.pop("STRUCTKERNELS_PROGRESS", None)
             else:

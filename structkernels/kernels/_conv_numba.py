@@ -157,6 +157,8 @@ def path_block(
     Dw = np.empty((Lw, ly + 1), dtype=np.float64)
     Dnw = np.empty((Lw, ly + 1), dtype=np.float64)
     Rw = np.empty((Lw, ly + 1), dtype=np.float64)
+    C = np.empty(max(1, ly), dtype=np.float64)
+    Q = np.empty(max(1, ly), dtype=np.float64)
     if mode == MODE_DIAG:
         out = np.zeros((nx, 1), dtype=np.float64)
     else:
@@ -210,12 +212,52 @@ def path_block(
                     if dense:
                         break
             # 2. the subsequence recursion: over the matches when they are few
-            # (O(K^2 L)), else the dense programme (O(L |S| |S'|)); the choice
+            # (O(K^2 L)); for all lengths with more matches than |S'|, row by
+            # row over the matched rows (O(rows |S'| + K)); with a length cap and
+            # many matches, the dense programme (O(L |S| |S'|)).  The choice
             # depends on the pair only, so every block gives the same value
             total = 0.0
-            if dense or K * K > 8 * (a1 - a0) * (b1 - b0) * Lw:
+            if dense or (max_len > 0 and K * K > 8 * (a1 - a0) * (b1 - b0) * Lw):
                 total = _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
                                     sig, ind_e, KE, ind_n, KN, cn, f, lam, max_len, Dw, Dnw, Rw)
+            elif max_len <= 0 and K > b1 - b0:
+                # all lengths, row by row over the matches (listed row-major):
+                # C[t] = sum over matches (s', t) of earlier rows of E g^(s - 1 - s'),
+                # Q[t] = sum_{t' < t} C[t'] g^(t - 1 - t'), so E = f m (1 + Q[t]):
+                # O(|S'|) per row that has a match instead of O(K) per match
+                lb = b1 - b0
+                for t in range(lb):
+                    C[t] = 0.0
+                prev = -1
+                k = 0
+                while k < K:
+                    s = ms[k]
+                    if prev >= 0:
+                        sc = gpow[s - 1 - prev]
+                        q = 0.0
+                        for t in range(lb):
+                            c = C[t] * sc
+                            C[t] = c
+                            Q[t] = q
+                            q = lam * q + c
+                    else:
+                        for t in range(lb):
+                            Q[t] = 0.0
+                    kend = k
+                    while kend < K and ms[kend] == s:
+                        kend += 1
+                    for kk in range(k, kend):
+                        v = f * mw[kk] * (1.0 + Q[mt[kk]])
+                        E[kk, 0] = v
+                        total += v
+                    # C as of after row s: sum E g^(s - s')
+                    if prev >= 0:
+                        for t in range(lb):
+                            C[t] *= lam
+                    for kk in range(k, kend):
+                        C[mt[kk]] += E[kk, 0]
+                    prev = s
+                    k = kend
             elif max_len <= 0:
                 for k in range(K):
                     sk = ms[k]

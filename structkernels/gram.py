@@ -78,6 +78,9 @@ def block_ranges(n: int, block_size: int) -> list[tuple[int, int]]:
 
 #: below this many seconds of estimated serial work, worker threads are not started
 _MIN_THREAD_SECONDS = 0.02
+#: from this many kernel evaluations on, GIL-free kernels go to threads without timing a
+#: first block serially (the fastest compiled kernel needs well over 20 ms for them)
+_PROBE_EVALUATIONS = 1 << 21
 #: below this many seconds of estimated serial work, worker processes are not started
 #: (starting loky workers and sending them the data costs about a second or more)
 _MIN_PROCESS_SECONDS = 2.0
@@ -139,9 +142,15 @@ def _place(out, block, r0, c0, mirror, diagonal):  # pragma: no cover - compiled
             for i in range(j):
                 out[r0 + j, c0 + i] = block[i, j]
     elif mirror:
-        for j in range(bm):
-            for i in range(bn):
-                out[c0 + j, r0 + i] = block[i, j]
+        # the transpose in tiles of 32 x 32: reads and writes both stay in cache
+        t = 32
+        for j0 in range(0, bm, t):
+            j1 = min(bm, j0 + t)
+            for i0 in range(0, bn, t):
+                i1 = min(bn, i0 + t)
+                for j in range(j0, j1):
+                    for i in range(i0, i1):
+                        out[c0 + j, r0 + i] = block[i, j]
 
 
 def _write_block(out, task, block: np.ndarray, symmetric: bool) -> None:
@@ -266,7 +275,7 @@ def _raw_gram(
             serial(tasks)
             return out, total, len(tasks)
         rest = tasks
-        if not explicit:
+        if not explicit and (not threads or total < _PROBE_EVALUATIONS):
             # the engine picks by size: time the first block serially and go
             # parallel only when the rest would take longer than starting workers
             t0 = time.perf_counter()
@@ -278,6 +287,9 @@ def _raw_gram(
                 serial(rest)
                 return out, total, len(tasks)
         if threads:
+            # the largest blocks first, so the threads finish together (a block is
+            # placed by its coordinates: the order changes no value)
+            rest = sorted(rest, key=lambda t: -_task_evals(t, symmetric))
             # one block per call, results in task order: the same blocks, the same
             # arithmetic and the same placement as the serial loop (bit-identical).
             # A bare pool of threads: joblib's threading backend costs ~20 ms a call.

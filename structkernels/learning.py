@@ -263,6 +263,29 @@ def _losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float,
     return loss_function_1(s, ya, ya[nn])
 
 
+def _known_values(idx: np.ndarray, blocks: list) -> np.ndarray:
+    """The ``len(idx)``-square matrix of the values ``blocks`` hold for the pairs of ``idx``.
+
+    ``idx`` are sorted, distinct indices; ``blocks`` a list of ``(indices, raw
+    matrix)`` computed earlier with one kernel, NaN where a block left a pair
+    out (a pruned block).  NaN where no block holds a pair.
+    """
+    m = len(idx)
+    raw = np.full((m, m), np.nan)
+    for bidx, braw in blocks:
+        pos = np.minimum(np.searchsorted(bidx, idx), len(bidx) - 1)
+        p = np.flatnonzero(bidx[pos] == idx)
+        if len(p) == 0:
+            continue
+        q = pos[p]
+        sub = braw[np.ix_(q, q)]
+        ok = ~np.isnan(sub)
+        cur = raw[np.ix_(p, p)]
+        cur[ok] = sub[ok]
+        raw[np.ix_(p, p)] = cur
+    return raw
+
+
 def _gram_reusing(
     kernel: Kernel, X: Sequence, idx: np.ndarray, blocks: list, n_jobs: int = 1
 ) -> tuple[np.ndarray, int]:
@@ -281,20 +304,9 @@ def _gram_reusing(
     """
     idx = np.asarray(idx, dtype=np.int64)
     m = len(idx)
-    raw = np.zeros((m, m), dtype=np.float64)
-    known = np.zeros((m, m), dtype=bool)
-    for bidx, braw in blocks:
-        pos = np.minimum(np.searchsorted(bidx, idx), len(bidx) - 1)
-        p = np.flatnonzero(bidx[pos] == idx)
-        if len(p) == 0:
-            continue
-        q = pos[p]
-        sub = braw[np.ix_(q, q)]
-        ok = ~np.isnan(sub)  # pairs a pruned block (_label_block_pruned) left out are NaN
-        cur = raw[np.ix_(p, p)]
-        cur[ok] = sub[ok]
-        raw[np.ix_(p, p)] = cur
-        known[np.ix_(p, p)] |= ok
+    raw = _known_values(idx, blocks)
+    known = ~np.isnan(raw)
+    raw[~known] = 0.0
     n_eval = 0
     is_new = ~np.diagonal(known)
     new = np.flatnonzero(is_new)
@@ -518,15 +530,15 @@ def _pair_values(
 ) -> np.ndarray:
     """``K(X[rows[q]], X[cols[q]])`` for each ``q``, as the Gram engine's upper triangle gives it.
 
-    ``X`` is checked (encoded) input; ``rows[q] < cols[q]``.  Dense rows (many
-    pairs per row) go row by row through ``gram_block``; sparse pairs of the
-    path kernel go through its compiled diagonal mode on two lists.  With
-    ``n_jobs != 1`` chunks run in threads when the kernel's compiled blocks
-    release the GIL; a value does not depend on its chunk.
+    ``X`` is checked (encoded) input; ``rows[q] < cols[q]``.  Pairs of the
+    path kernel go through its compiled diagonal mode on two lists, in chunks
+    of ``_PAIR_CHUNK``; other kernels go row by row through ``gram_block``.
+    With ``n_jobs != 1`` chunks run in threads when the kernel's compiled
+    blocks release the GIL; a value does not depend on its chunk.
     """
     from structkernels.gram import releases_gil
     from structkernels.kernels import _conv_numba as _nb
-    from structkernels.kernels.path import PathKernel
+    from structkernels.kernels.path import PathKernel, PathList
 
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
@@ -534,7 +546,11 @@ def _pair_values(
     r, c = rows[order], cols[order]
     heads, starts = np.unique(r, return_index=True)
     ends = np.append(starts[1:], len(r))
-    paired = type(kernel) is PathKernel and len(r) < 32 * len(heads)
+    # the path kernel's compiled diagonal mode takes any list of pairs in one call; chunks
+    # of _PAIR_CHUNK pairs keep each call's label tables small
+    paired = type(kernel) is PathKernel
+    if paired and isinstance(X, PathList) and X._items is not None:
+        X = PathList(X.vocab, X.offsets, X.edges, X.nodes)  # no Path objects carried along
 
     def run(lo: int, hi: int) -> np.ndarray:
         if paired:
@@ -550,23 +566,255 @@ def _pair_values(
 
     units = len(r) if paired else len(heads)
     workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
-    if workers == 1 or len(r) < 4096 or not releases_gil(kernel):
+    if paired:
+        n_chunks = max(1, -(-units // _PAIR_CHUNK))
+        if workers > 1 and units >= 4096:
+            n_chunks = max(n_chunks, 2 * workers)
+        bounds = np.linspace(0, units, n_chunks + 1).astype(np.int64)
+        chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+    elif workers == 1 or len(r) < 4096 or not releases_gil(kernel):
         chunks = [(0, units)]
     else:
         bounds = np.linspace(0, units, 4 * workers + 1).astype(np.int64)
         chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
     if units == 0:
         parts = []
-    elif len(chunks) == 1:
-        parts = [run(*chunks[0])]
+    elif len(chunks) == 1 or workers == 1 or not releases_gil(kernel):
+        parts = [run(*ch) for ch in chunks]
     else:
-        parts = joblib.Parallel(n_jobs=workers, backend="threading")(
-            joblib.delayed(run)(a, b) for a, b in chunks
-        )
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:  # results in chunk order
+            parts = list(pool.map(lambda ch: run(*ch), chunks))
     vals = np.concatenate(parts) if parts else np.empty(0, dtype=np.float64)
     out = np.empty(len(rows), dtype=np.float64)
     out[order] = vals
     return out
+
+
+#: Pairs per compiled call of :func:`_pair_values` (path kernel).
+_PAIR_CHUNK = 8192
+
+#: Relative slack of the chain bound (:func:`_chain_bound`) against round-off.
+_CHAIN_SLACK = 1e-9
+
+
+def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] | None:
+    """Edge-label counts of ``X`` and each kernel's weights ``λ² σ(e)²``, for :func:`_chain_bound`.
+
+    Returns ``(C, w)``: ``C[i, e]`` the number of tuples of ``X[i]`` with edge
+    label ``e`` (the root's missing edge is a label of its own), ``w[v][e]``
+    the weight of label ``e`` under ``kernels_v[v]``; None when the bound is
+    not known to hold: a kernel other than the path kernel, an edge kernel
+    other than the indicator, or a node kernel that can exceed 1 (only the
+    indicator and :class:`~structkernels.kernels.tuples.PartialIndicator` qualify).
+    """
+    from structkernels.kernels.path import PathKernel, PathList
+    from structkernels.kernels.tuples import IndicatorSimilarity, PartialIndicator
+
+    if not isinstance(X, PathList) or any(type(k) is not PathKernel for k in kernels_v.values()):
+        return None
+    w = {}
+    ids = np.unique(X.edges)
+    for v, kern in kernels_v.items():
+        try:
+            tk = kern._tuple_kernel()
+        except (TypeError, ValueError):
+            return None
+        if not (isinstance(tk.edge_kernel, str) and tk.edge_kernel == "indicator"):
+            return None
+        nk = tk.node_kernel
+        if not ((isinstance(nk, str) and nk == "indicator") or type(nk) is IndicatorSimilarity
+                or (type(nk) is PartialIndicator and 0.0 <= float(nk.mismatch) <= 1.0)):
+            return None
+        sig = np.ones(len(X.vocab), dtype=np.float64)
+        for s in (tk.sigma, kern.sigma):
+            for label, weight in (s or {}).items():
+                i = X.vocab.get(label)
+                if i > 0:
+                    sig[i] *= float(weight)
+        lam = float(kern.lam)
+        w[v] = lam * lam * sig[ids] ** 2
+    col = np.searchsorted(ids, X.edges)
+    rows = np.repeat(np.arange(len(X)), np.diff(X.offsets))
+    C = np.zeros((len(X), len(ids)), dtype=np.float64)
+    np.add.at(C, (rows, col), 1.0)
+    return C, w
+
+
+def _chain_bound(C: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Upper bounds of the raw path kernel between the rows of ``C`` (edge-label counts).
+
+    The path kernel sums, over chains of matched tuple pairs ``(s_1, t_1), ...,
+    (s_k, t_k)`` increasing in both paths, ``Π λ² m_q`` times ``λ`` per
+    skipped position, with ``m_q <= σ(e)² [e_s = e_t]`` (indicator edge kernel,
+    node similarity at most 1) and ``λ <= 1``.  A chain uses each position of
+    ``x`` at most once, so the sum is at most the sum over all choices of
+    "no partner or one partner with the same label" per position of ``x``::
+
+        K(x, y) <= Π_s (1 + λ² σ(e_s)² c_y(e_s)) - 1 = exp(Σ_e c_x(e) log(1 + w_e c_y(e))) - 1
+
+    and the same with ``x`` and ``y`` swapped; the smaller is returned.  Every
+    term is non-negative; the exponent is one matrix product.
+    """
+    L = C @ np.log1p(w[None, :] * C).T
+    return np.expm1(np.minimum(L, L.T))
+
+
+def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
+    """Evaluate the unknown pairs of a square matrix that can be some row's first neighbour.
+
+    ``U`` bounds each pair's (normalised) similarity from above, ``known``
+    marks pairs whose value is known, ``best`` holds each row's best known
+    similarity (updated in place).  A pair ``(i, j)`` is evaluated unless
+    ``U[i, j] < best[i]`` and ``U[i, j] < best[j]``: first each row's most
+    promising pair, then every candidate in descending order of ``U`` in
+    doubling batches, the bests rising as values come in; ``best`` only grows,
+    so a pair skipped stays skippable, and every pair whose value can reach a
+    row's best (ties included: ``U`` holds a slack) is evaluated.
+    ``evaluate(lo, hi)`` computes and stores the pairs (``lo < hi``) and
+    returns their similarities.
+    """
+    m = len(best)
+    cand = np.triu(~known, 1)
+    if not cand.any():
+        return
+    # each row's most promising unknown pair first: every row gets a best quickly
+    Um = np.where(cand | cand.T, U, -np.inf)
+    j = np.argmax(Um, axis=1)
+    rows = np.flatnonzero(Um[np.arange(m), j] > -np.inf)
+    lo, hi = np.minimum(rows, j[rows]), np.maximum(rows, j[rows])
+    first = np.unique(lo * m + hi)
+    lo, hi = first // m, first % m
+    if len(lo):
+        vals = evaluate(lo, hi)
+        np.maximum.at(best, lo, vals)
+        np.maximum.at(best, hi, vals)
+        cand[lo, hi] = False
+    lo, hi = np.nonzero(cand)
+    u = U[lo, hi]
+    keep = (u >= best[lo]) | (u >= best[hi])
+    lo, hi, u = lo[keep], hi[keep], u[keep]
+    order = np.argsort(-u, kind="stable")
+    lo, hi, u = lo[order], hi[order], u[order]
+    p, step = 0, max(256, m)
+    while p < len(u) and not u[p] < best.min():
+        q = min(len(u), p + step)
+        l, h, uu = lo[p:q], hi[p:q], u[p:q]
+        need = (uu >= best[l]) | (uu >= best[h])
+        if need.any():
+            l, h = l[need], h[need]
+            vals = evaluate(l, h)
+            np.maximum.at(best, l, vals)
+            np.maximum.at(best, h, vals)
+        p, step = q, min(2 * step, 1 << 16)
+
+
+def _bounded_trial(
+    kernels_v: dict,
+    X: Sequence,
+    a: np.ndarray,
+    inside: np.ndarray,
+    blocks: dict,
+    normalize: bool,
+    bound: tuple[np.ndarray, dict],
+    n_jobs: int = 1,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Raw σ_t = 1 and σ_t = 0 matrices of one exact trial with only the values its 1-NN graphs need.
+
+    ``a`` are the subset's sorted indices into ``X``, ``inside`` the positions
+    of the structures containing the label.  Values earlier trials computed
+    (``blocks[v]``) are read back; the self-similarities are computed; every
+    other pair is bounded from above by :func:`_chain_bound` (and, for a
+    σ_t = 0 pair of two structures with the label, by its σ_t = 1 value,
+    the kernel being monotone in σ) and evaluated only if the bound reaches
+    the best similarity of one of its rows (:func:`_walk`), first for
+    σ_t = 1, then for σ_t = 0.  Each row's first neighbour and its
+    similarity are those of the full matrices.  Returns the σ_t = 1 matrix
+    of the subset and the σ_t = 0 block of ``inside`` (NaN where not
+    evaluated) and the number of kernel evaluations.
+    """
+    k1, k0 = kernels_v[1], kernels_v[0]
+    C, w = bound
+    m = len(a)
+    Xa = k1.check_input(take(X, a))
+    n_eval = 0
+    R1 = _known_values(a, blocks[1])
+    I = a[inside]
+    B0 = _known_values(I, blocks[0])
+    is_in = np.zeros(m, dtype=bool)
+    is_in[inside] = True
+    # self-similarities: the σ_t = 0 ones differ only for structures with the label
+    d1 = np.diagonal(R1).copy()
+    new = np.flatnonzero(np.isnan(d1))
+    if len(new):
+        d1[new] = np.asarray(k1.diag_block(take(Xa, new)), dtype=np.float64)
+        R1[new, new] = d1[new]
+        n_eval += len(new)
+    dI = np.diagonal(B0).copy()
+    new = np.flatnonzero(np.isnan(dI))
+    if len(new):
+        dI[new] = np.asarray(k0.diag_block(take(Xa, inside[new])), dtype=np.float64)
+        B0[new, new] = dI[new]
+        n_eval += len(new)
+    d0 = d1.copy()
+    d0[inside] = dI
+    if normalize:
+        s1 = np.zeros(m)
+        s1[d1 > 0] = 1.0 / np.sqrt(d1[d1 > 0])
+        s0 = np.zeros(m)
+        s0[d0 > 0] = 1.0 / np.sqrt(d0[d0 > 0])
+    else:
+        s1 = s0 = np.ones(m)
+    Ca = C[a]
+    bad = normalize and bool((d1 <= 0).any() or (d0 <= 0).any())  # no bound: evaluate all
+
+    def scaled_bound(raw_bound: np.ndarray, s: np.ndarray) -> np.ndarray:
+        if bad:
+            return np.full((m, m), np.inf)
+        U = raw_bound * (s[:, None] * s[None, :])
+        return U + np.abs(U) * _CHAIN_SLACK
+
+    def row_best(V: np.ndarray, s: np.ndarray) -> np.ndarray:
+        S = V * (s[:, None] * s[None, :])
+        np.fill_diagonal(S, np.nan)
+        return np.where(np.isnan(S), -np.inf, S).max(axis=1)
+
+    # σ_t = 1: one kernel for every pair
+    def eval1(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        vals = _pair_values(k1, Xa, lo, hi, n_jobs)
+        R1[lo, hi] = vals
+        R1[hi, lo] = vals
+        counter[0] += len(lo)
+        return vals * (s1[lo] * s1[hi])
+
+    counter = [0]
+    _walk(scaled_bound(_chain_bound(Ca, w[1]), s1), ~np.isnan(R1), row_best(R1, s1), eval1)
+    # σ_t = 0: pairs of two structures with the label take k0, the others keep k1's value
+    W0 = R1.copy()
+    W0[np.ix_(inside, inside)] = B0
+    U0 = scaled_bound(_chain_bound(Ca, w[0]), s0)
+    both = is_in[:, None] & is_in[None, :]
+    mono = scaled_bound(np.where(np.isnan(R1), np.inf, R1), s0)
+    U0 = np.where(both, np.minimum(U0, mono), U0)
+
+    def eval0(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        out = np.empty(len(lo))
+        ii = is_in[lo] & is_in[hi]
+        for kern, sel in ((k0, ii), (k1, ~ii)):
+            if sel.any():
+                vals = _pair_values(kern, Xa, lo[sel], hi[sel], n_jobs)
+                W0[lo[sel], hi[sel]] = vals
+                W0[hi[sel], lo[sel]] = vals
+                if kern is k1:
+                    R1[lo[sel], hi[sel]] = vals
+                    R1[hi[sel], lo[sel]] = vals
+                out[sel] = vals
+        counter[0] += len(lo)
+        return out * (s0[lo] * s0[hi])
+
+    _walk(U0, ~np.isnan(W0), row_best(W0, s0), eval0)
+    return R1, W0[np.ix_(inside, inside)], n_eval + counter[0]
 
 
 #: Kernel values kept per label and σ_t value for reuse by later trials (float64
@@ -607,6 +855,7 @@ def _exact_trials(
     """
     kernels_v = {v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     prune = _monotone_in_sigma(base)
+    bound = _chain_bound_setup(kernels_v, X) if prune else None
     blocks: dict[int, list] = {0: [], 1: []}
     out = []
     for a in subsets:
@@ -618,6 +867,21 @@ def _exact_trials(
             out.append(res)
             continue
         ya = y[a]
+        if bound is not None:
+            inside = np.flatnonzero(has[a])
+            R1, R0, n_eval = _bounded_trial(kernels_v, X, a, inside, blocks, normalize, bound,
+                                            n_jobs)
+            _keep(blocks[1], a, R1)
+            _keep(blocks[0], a[inside], R0)
+            raw1 = np.where(np.isnan(R1), -np.inf, R1)
+            raw0 = raw1.copy()
+            raw0[np.ix_(inside, inside)] = np.where(np.isnan(R0), -np.inf, R0)
+            for v, raw in ((0, raw0), (1, raw1)):
+                res["loss"][v], res["penalty"][v], res["reward"][v] = _losses_of(
+                    raw, ya, normalize)
+            res["n_evaluations"] = int(n_eval)
+            out.append(res)
+            continue
         raw1, n_eval = _gram_reusing(kernels_v[1], X, a, blocks[1], n_jobs)
         _keep(blocks[1], a, raw1)
         raw0 = raw1.copy()

@@ -604,3 +604,121 @@ def test_pruning_saves_evaluations_on_bio_amr_paths(tmp_path):
             k0, X, np.arange(len(paths)), inside, raw1, [(np.arange(len(paths))[inside], block)],
             True,
         )[1] == 0
+
+
+# ------------- chain bound: σ_t = 1 pairs too are evaluated only if they can be a 1-NN
+
+
+def _random_paths(rng, n, labels=("ARG0", "ARG1", "mod", "op1"), nodes=3, p=0.6):
+    paths = []
+    for _ in range(n):
+        tuples = [(None, f"r{rng.integers(2)}")]
+        for e in labels + labels[:2]:
+            if rng.random() < p:
+                tuples.append((e, f"n{rng.integers(nodes)}"))
+        paths.append(Path(tuples))
+    return paths
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 30), st.integers(0, 10_000), st.sampled_from([0.0, 0.5, 1.0]),
+       st.sampled_from([0.3, 0.8, 1.0]), st.sampled_from([None, 2]),
+       st.sampled_from([None, {"ARG0": 0.0}, {"mod": 0.5, "op1": 2.0}]))
+def test_chain_bound_is_an_upper_bound_of_the_path_kernel(n, seed, c, lam, max_len, sigma):
+    rng = np.random.default_rng(seed)
+    paths = _random_paths(rng, n)
+    kern = make_kernel("path", lam=lam, node_mismatch=c, max_len=max_len, sigma=sigma)
+    X = kern.check_input(paths)
+    setup = learning._chain_bound_setup({1: kern}, X)
+    assert setup is not None
+    C, w = setup
+    B = learning._chain_bound(C, w[1])
+    K = gram(kern, paths)
+    assert np.all(K <= B * (1 + learning._CHAIN_SLACK))
+    # paths that share only their root tuple: one chain, (root, root), λ² at most
+    root_only = [Path([(None, "r0"), ("ARG0", "a")]), Path([(None, "r0"), ("ARG1", "b")])]
+    Xr = kern.check_input(root_only)
+    Cr, wr = learning._chain_bound_setup({1: kern}, Xr)
+    assert learning._chain_bound(Cr, wr[1])[0, 1] == pytest.approx(lam * lam)
+
+
+def test_chain_bound_is_refused_where_it_is_not_known_to_hold():
+    paths, _, _, _ = planted_problem(n=20, seed=1)
+    wv = WordVectorSimilarity({"kinase": np.array([1.0, 0.2]), "gene": np.array([0.1, 1.0])})
+    for kern in (make_kernel("path", tuple_kernel=TupleKernel(node_kernel=wv)),
+                 make_kernel("tree")):
+        X = kern.check_input(paths) if kern.structure is Path else paths
+        assert learning._chain_bound_setup({1: kern}, X) is None
+    kern = make_kernel("path", lam=0.8)
+    assert learning._chain_bound_setup({1: kern}, paths) is None  # not encoded
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(3, 40), st.integers(0, 10_000), st.booleans(), st.sampled_from([0.0, 0.9]))
+def test_bounded_trial_gives_the_full_matrices_first_neighbours(n, seed, normalize, c):
+    """σ_t = 1 and σ_t = 0 with the chain bound: every row's 1-NN and similarity as the full
+    matrices, the losses of the trial from scratch, and the count of evaluations exact."""
+    rng = np.random.default_rng(seed)
+    paths = _random_paths(rng, n)
+    y = rng.integers(0, 2, size=n)
+    label = "ARG0"
+    base = make_kernel("path", lam=0.8, node_mismatch=c)
+    kv = {1: base, 0: make_kernel("path", lam=0.8, node_mismatch=c, sigma={label: 0.0})}
+    X = base.check_input(paths)
+    has = np.array([label in structure_edge_labels(p) for p in paths])
+    bound = learning._chain_bound_setup(kv, X)
+    blocks = {0: [], 1: []}
+    for _ in range(3):  # later trials read the values of earlier ones
+        a = np.unique(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False))
+        inside = np.flatnonzero(has[a])
+        known_before = (np.triu(~np.isnan(learning._known_values(a, blocks[1]))).sum()
+                        + np.triu(~np.isnan(learning._known_values(a[inside], blocks[0]))).sum())
+        R1, R0, n_eval = learning._bounded_trial(kv, X, a, inside, blocks, normalize, bound)
+        full1 = gram(kv[1], [paths[i] for i in a])
+        full0 = gram(kv[0], [paths[i] for i in a])
+        ok1, ok0 = ~np.isnan(R1), ~np.isnan(R0)
+        assert np.array_equal(R1[ok1], full1[ok1])
+        assert np.array_equal(R0[ok0], full0[np.ix_(inside, inside)][ok0])
+        # every evaluation is a value now known that was not known before
+        assert n_eval == np.triu(ok1).sum() + np.triu(ok0).sum() - known_before
+        raw0 = np.where(ok1, R1, -np.inf)
+        raw0[np.ix_(inside, inside)] = np.where(ok0, R0, -np.inf)
+        for pruned, full in ((np.where(ok1, R1, -np.inf), full1), (raw0, full0)):
+            Kp, Kf = pruned, full
+            if normalize:
+                s = 1 / np.sqrt(np.diag(full))
+                Kp, Kf = pruned * np.outer(s, s), full * np.outer(s, s)
+            nn_p, s_p = _first_neighbours(Kp)
+            nn_f, s_f = _first_neighbours(Kf)
+            assert np.array_equal(nn_p, nn_f) and np.array_equal(s_p, s_f)
+        scratch = _subset_losses(base, {}, label, X, y, a, has, normalize, None, None, 10**9, 0)
+        for v, raw in ((1, np.where(ok1, R1, -np.inf)), (0, raw0)):
+            assert learning._losses_of(raw, y[a], normalize) == (
+                scratch["loss"][v], scratch["penalty"][v], scratch["reward"][v])
+        learning._keep(blocks[1], a, R1)
+        learning._keep(blocks[0], a[inside], R0)
+
+
+def test_bound_learns_the_same_sigma_as_full_trials_on_2000_bio_amr_paths(monkeypatch):
+    """At N = 2,000 Bio-AMR paths (β = 550, the budget of one Gram): the chain bound changes
+    no σ, loss or log entry and saves evaluations over the trials without it."""
+    from structkernels.datasets import load_interactions
+
+    data = load_interactions().split("train")
+    order = np.random.RandomState(0).permutation(len(data))
+    idx = np.sort(order[:2000])
+    paths, y = [data.paths[int(i)] for i in idx], np.asarray(data.labels)[idx]
+    kw = dict(kernel="path", kernel_params={"lam": 0.8, "node_mismatch": 0.9}, alpha=3,
+              beta=550, hashing="random-knn", random_state=0, progress=False)
+    bounded = NonstationaryLearner(**kw).fit(paths, y)
+    with monkeypatch.context() as m:
+        m.setattr(learning, "_chain_bound_setup", lambda *a: None)
+        unbounded = NonstationaryLearner(**kw).fit(paths, y)
+    assert bounded.sigma_ == unbounded.sigma_
+    assert bounded.losses_ == unbounded.losses_
+    assert bounded.log_ == unbounded.log_
+    assert bounded.n_evaluations_graph_ == unbounded.n_evaluations_graph_
+    assert bounded.n_evaluations_ < 0.9 * unbounded.n_evaluations_
+    assert (bounded.n_evaluations_ + bounded.n_evaluations_reused_
+            == unbounded.n_evaluations_ + unbounded.n_evaluations_reused_)
+    assert bounded.n_evaluations_ <= 2000 * 2001 // 2

@@ -273,6 +273,8 @@ def _known_values(idx: np.ndarray, blocks: list) -> np.ndarray:
     m = len(idx)
     raw = np.full((m, m), np.nan)
     for bidx, braw in blocks:
+        if len(bidx) == 0:
+            continue
         pos = np.minimum(np.searchsorted(bidx, idx), len(bidx) - 1)
         p = np.flatnonzero(bidx[pos] == idx)
         if len(p) == 0:
@@ -872,7 +874,8 @@ def _exact_trials(
             R1, R0, n_eval = _bounded_trial(kernels_v, X, a, inside, blocks, normalize, bound,
                                             n_jobs)
             _keep(blocks[1], a, R1)
-            _keep(blocks[0], a[inside], R0)
+            if len(inside):
+                _keep(blocks[0], a[inside], R0)
             raw1 = np.where(np.isnan(R1), -np.inf, R1)
             raw0 = raw1.copy()
             raw0[np.ix_(inside, inside)] = np.where(np.isnan(R0), -np.inf, R0)

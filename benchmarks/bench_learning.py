@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--project-beta", type=int, default=550)
     args = ap.parse_args()
 
+    load_start = os.getloadavg()
     data = load_interactions()
     train = data.split("train")
     paths, y = list(train.paths), np.asarray(train.labels)
@@ -163,6 +164,7 @@ def main() -> None:
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "n_jobs": args.n_jobs},
         "kernel": f"path, {params}, cosine-normalised",
         "kernel_evaluations_per_second": round(rate),
+        "load_average_start_end": [load_start, os.getloadavg()],
         "runs": runs,
         "growth_exponents": fits,
         "projection": projection,

@@ -13,6 +13,7 @@ carries the ``-of`` suffix.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -417,18 +418,18 @@ class Vocabulary:
         lengths = np.fromiter((len(p) for p in paths), dtype=np.int64, count=len(paths))
         offsets = np.zeros(len(paths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        edges = np.empty(offsets[-1], dtype=np.int32)
-        nodes = np.empty(offsets[-1], dtype=np.int32)
-        add = self.add
-        k = 0
         for p in paths:
             if not isinstance(p, Path):
                 raise TypeError(f"expected a structkernels.Path, got {type(p).__name__}")
-            for e, n in p:
-                edges[k] = add(e)
-                nodes[k] = add(n)
-                k += 1
-        return EncodedPaths(offsets, edges, nodes)
+        # edge, node, edge, node, ...: new labels are interned in first-seen order, then
+        # every label is looked up at C speed (no Python statement per tuple)
+        chain = itertools.chain.from_iterable
+        seq = list(chain(chain(p._tuples for p in paths)))
+        add = self.add
+        for label in dict.fromkeys(seq):
+            add(label)
+        codes = np.fromiter(map(self._ids.__getitem__, seq), dtype=np.int32, count=len(seq))
+        return EncodedPaths(offsets, codes[0::2].copy(), codes[1::2].copy())
 
     def encode_trees(self, trees: Sequence[Tree]) -> EncodedTrees:
         """Encode trees into flat pre-order arrays, interning new labels.

@@ -181,6 +181,188 @@ _rbf_step_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named
 _rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_step_py, "_seq"))
 
 
+# ---- fixed rank (tol = 0): pivots found lazily, the factor completed in one pass
+#
+# The per-column pass reads all of X and the factor for every column (memory-bound).  But
+# the residual diagonal only decreases, so a row's last computed value bounds its current
+# one.  Rows sit in a max-heap on those bounds (ties: lower index first, as np.argmax); the
+# next pivot is found by bringing the top row up to date until the top is current: it is
+# then the exact arg-maximum, as in the per-column pass.  Most rows are brought up to date
+# rarely, several columns per read of their vector; one parallel pass completes every row at
+# the end.  Each factor entry is computed once by the same formula (the pivots' own rows
+# need no kernel value after their pivot column: at most n + rank n evaluations).  A
+# stopping tolerance needs the residual trace after every column (all rows), so only
+# ``tol = 0`` takes this path.
+
+
+def _rbf_row_py(X, sq, g, P, sqP, L, A, d, s, i, upto):  # pragma: no cover (compiled)
+    """Bring row ``i`` of the factor from ``s[i]`` to ``upto`` columns.
+
+    Column ``m``: ``k = exp(-g max(sq_i - 2 x_i.x_(p_m) + sq_(p_m), 0))``,
+    ``a = (k - A[i, :m] . L[m, :m]) / L[m, m]``, ``d_i = max(d_i - a^2, 0)``
+    (``L``: the pivot rows of the factor, ``P``: the pivots' vectors, float64).
+    The dot products come first, four pivots per read of ``x_i``, held in the
+    row's free entries ``A[i, s[i]:upto]`` until the update overwrites them.
+    """
+    dim = X.shape[1]
+    xi = X[i]
+    ai = A[i]
+    m = s[i]
+    while m + 4 <= upto:
+        p0, p1, p2, p3 = P[m], P[m + 1], P[m + 2], P[m + 3]
+        d0 = d1 = d2 = d3 = 0.0
+        for k in range(dim):
+            x = np.float64(xi[k])  # exact products for float32-held X
+            d0 += x * p0[k]
+            d1 += x * p1[k]
+            d2 += x * p2[k]
+            d3 += x * p3[k]
+        ai[m] = d0
+        ai[m + 1] = d1
+        ai[m + 2] = d2
+        ai[m + 3] = d3
+        m += 4
+    while m < upto:
+        pm = P[m]
+        d0 = 0.0
+        for k in range(dim):
+            d0 += np.float64(xi[k]) * pm[k]
+        ai[m] = d0
+        m += 1
+    di = d[i]
+    sqi = sq[i]
+    for m in range(s[i], upto):
+        t = (-2.0 * ai[m] + sqi) + sqP[m]
+        if t < 0.0:
+            t = 0.0
+        v = np.exp(-g * t)
+        lm = L[m]
+        u = 0.0
+        for q in range(m):
+            u += ai[q] * lm[q]
+        a = (v - u) / lm[m]
+        ai[m] = a
+        di = di - a * a
+        if di < 0.0:
+            di = 0.0
+    d[i] = di
+    s[i] = upto
+
+
+_rbf_row = njit(cache=True, nogil=True, fastmath=_FM)(_rbf_row_py)
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(heap, size, d, j):  # pragma: no cover (compiled)
+    """Restore the max-heap (larger ``d`` first, then the lower index) below position ``j``."""
+    x = heap[j]
+    dx = d[x]
+    while True:
+        c = 2 * j + 1
+        if c >= size:
+            break
+        hc = heap[c]
+        if c + 1 < size:
+            h2 = heap[c + 1]
+            if d[h2] > d[hc] or (d[h2] == d[hc] and h2 < hc):
+                c += 1
+                hc = h2
+        if d[hc] > dx or (d[hc] == dx and hc < x):
+            heap[j] = hc
+            j = c
+        else:
+            break
+    heap[j] = x
+
+
+@njit(cache=True, nogil=True, fastmath=_FM)
+def _rbf_lazy_pivots(X, sq, g, d, r0, r_max, floor, P, sqP, L, A, s, pivots):  # pragma: no cover (compiled)
+    """Choose pivots ``r0, r0 + 1, ...`` up to ``r_max`` (largest residual, first index among
+    ties); the number of pivots then held.
+
+    Stops early when the largest residual is at most ``floor``.  On return, pivot rows are
+    complete (``A[p_m, m] = sqrt(d)``, zeros after it) and ``s[i]`` counts the columns row
+    ``i`` holds (``A.shape[1]`` for pivots, which are not candidates).
+    """
+    n, dim = X.shape
+    cap = A.shape[1]
+    heap = np.empty(n, dtype=np.intp)
+    size = 0
+    for i in range(n):
+        if s[i] < cap:
+            heap[size] = i
+            size += 1
+    for j in range(size // 2 - 1, -1, -1):
+        _sift_down(heap, size, d, j)
+    r = r0
+    while r < r_max and size > 0:
+        while True:  # the top is the arg-maximum once its value is current
+            i = heap[0]
+            if s[i] >= r:
+                break
+            _rbf_row(X, sq, g, P, sqP, L, A, d, s, i, r)
+            _sift_down(heap, size, d, 0)
+        p = heap[0]
+        if d[p] <= floor:
+            break
+        size -= 1
+        heap[0] = heap[size]
+        if size > 0:
+            _sift_down(heap, size, d, 0)
+        piv = np.sqrt(d[p])
+        ap = A[p]
+        for q in range(r):
+            L[r, q] = ap[q]
+        L[r, r] = piv
+        ap[r] = piv
+        for q in range(r + 1, cap):
+            ap[q] = 0.0  # exact zeros on later columns (earlier pivots)
+        for k in range(dim):
+            P[r, k] = X[p, k]
+        sqP[r] = sq[p]
+        d[p] = 0.0
+        s[p] = cap
+        pivots[r] = p
+        r += 1
+    return r
+
+
+def _rbf_complete_py(X, sq, g, P, sqP, L, A, d, s, r):  # pragma: no cover (compiled)
+    """Bring every row to ``r`` columns (rows are independent: one pass, in parallel)."""
+    for i in prange(X.shape[0]):
+        if s[i] < r:
+            _rbf_row(X, sq, g, P, sqP, L, A, d, s, i, r)
+
+
+_rbf_complete_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named(_rbf_complete_py, "_par"))
+_rbf_complete_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_complete_py, "_seq"))
+
+
+def _lazy_ok(n: int, r_max: int, tol: float) -> bool:
+    """Whether a fixed-rank decomposition (``tol = 0``) whose whole factor fits takes the lazy path."""
+    return tol == 0 and n * r_max <= _WHOLE_FACTOR
+
+
+def _icd_rbf_lazy(source, X, sq, g, d, r_max, floor, bar):
+    """Fixed-rank incomplete Cholesky of an RBF source (see the comment above ``_rbf_row_py``)."""
+    n, dim = X.shape
+    A = np.empty((n, r_max), dtype=np.float64)  # rows are read only up to the columns they hold
+    P = np.empty((r_max, dim), dtype=np.float64)
+    sqP = np.empty(r_max, dtype=np.float64)
+    L = np.zeros((r_max, r_max), dtype=np.float64)
+    s = np.zeros(n, dtype=np.intp)
+    pivots = np.empty(r_max, dtype=np.intp)
+    r = int(_rbf_lazy_pivots(X, sq, g, d, 0, r_max, floor, P, sqP, L, A, s, pivots))
+    big = n * (dim + r) >= _PARALLEL_MIN
+    complete = _rbf_complete_par if big and threading.current_thread() is threading.main_thread() else _rbf_complete_seq
+    complete(X, sq, g, P, sqP, L, A, d, s, r)
+    # every entry computed once: r per non-pivot row, m for the m-th pivot (its diagonal is d)
+    source.n_evaluations += (n - r) * r + r * (r - 1) // 2
+    bar.update(r)
+    A = A if r == r_max else np.ascontiguousarray(A[:, :r])
+    return A, pivots[:r].copy(), float(d.sum()), r
+
+
 def check_rank_tol(max_rank: Any, tol: Any, name: str = "max_rank") -> None:
     if max_rank is not None and (
         not isinstance(max_rank, (int, np.integer)) or isinstance(max_rank, bool) or max_rank < 1
@@ -215,21 +397,29 @@ def _positive_diag(source) -> np.ndarray:
     return np.maximum(d, 0.0)
 
 
-def _fused_rbf(source) -> tuple | None:
-    """``(X, sq, g)`` when ``source`` is a float64 RBF source the fused step can run on."""
+def _rbf_prep(source) -> tuple | None:
+    """``(X, sq, g)`` when ``source`` is a float64 RBF source the compiled steps can run on."""
     if source.precomputed or source.dtype is not np.float64:
         return None
     prep = source._prepare()
     if prep is None or prep[0] != "rbf" or prep[1].dtype != np.float64:
         return None
-    X = np.ascontiguousarray(prep[1])
+    return np.ascontiguousarray(prep[1]), np.ascontiguousarray(prep[2], dtype=np.float64), float(prep[3])
+
+
+def _fused_rbf(source) -> tuple | None:
+    """``(X, sq, g)`` when ``source`` is a float64 RBF source the fused step can run on."""
+    prep = _rbf_prep(source)
+    if prep is None:
+        return None
+    X = prep[0]
     # Each column reads all of X (memory-bound): float64 values that are float32 numbers
     # (vectors stored in float32, as embeddings usually are) are read from a float32 copy,
     # half the bytes, with the same float64 products and sums.
     X32 = _float32_exact(X)
     if X32 is not None:
         X = X32
-    return X, np.ascontiguousarray(prep[2], dtype=np.float64), float(prep[3])
+    return X, prep[1], prep[2]
 
 
 def _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar):
@@ -297,9 +487,10 @@ def icd_factor(
     times ``trace(K)``, or when the largest remaining diagonal is numerically
     zero (below ``1e-14`` times the largest diagonal of ``K``).  Stopping at
     ``max_rank`` with ``tol > 0`` not met warns (``ConvergenceWarning``) with
-    the relative residual reached.  Each kernel column is evaluated once: the
-    evaluations are ``n + r n``.  Memory grows with the rank (``n r`` values),
-    never ``n x n``.
+    the relative residual reached.  Each kernel value is evaluated once: at most
+    ``n + r n`` evaluations (``n + (n - r) r + r (r - 1) / 2`` for a fixed-rank
+    RBF decomposition, which needs none in a pivot's row after its column).
+    Memory grows with the rank (``n r`` values), never ``n x n``.
     """
     n = source.n
     r_max = n if max_rank is None else min(int(max_rank), n)
@@ -307,7 +498,8 @@ def icd_factor(
     d = _positive_diag(source)
     trace0 = float(d.sum())
     floor = 1e-14 * float(d.max(initial=0.0))
-    fused = _fused_rbf(source)
+    lazy = _rbf_prep(source) if _lazy_ok(n, r_max, tol) else None
+    fused = _fused_rbf(source) if lazy is None else lazy
     cap = min(r_max, 64)
     A = np.zeros((n, 0 if fused else cap), dtype=dt, order="F")
     pivots = np.empty(r_max, dtype=np.intp)
@@ -319,7 +511,9 @@ def icd_factor(
     blas = threadpool_limits(limits=1, user_api="blas") if n < 16_384 else contextlib.nullcontext()
     with blas, tqdm(total=r_max, desc=f"incomplete Cholesky ({name})", unit="col", disable=disable,
                     leave=False) as bar:
-        if fused is not None:
+        if lazy is not None:
+            A, pivots, residual, r = _icd_rbf_lazy(source, *lazy, d, r_max, floor, bar)
+        elif fused is not None:
             A, pivots, residual, r = _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar)
         while fused is None and r < r_max:
             residual = float(d.sum())
@@ -461,7 +655,7 @@ class IncompleteCholesky(BaseEstimator):
     trace_ : float
         ``trace(K)``.
     n_kernel_evaluations_ : int
-        ``n + rank_ * n`` for ``fit``; ``transform`` adds ``rank_`` per new point.
+        At most ``n + rank_ * n`` for ``fit``; ``transform`` adds ``rank_`` per new point.
 
     Warns
     -----

@@ -263,7 +263,8 @@ def test_specialised_columns_equal_the_generic_ones(name):
     slow = IncompleteCholesky(Opaque(k), max_rank=25, tol=0).fit(x)
     np.testing.assert_array_equal(fast.pivots_, slow.pivots_)
     np.testing.assert_allclose(fast.factor_, slow.factor_, atol=1e-10)
-    assert fast.n_kernel_evaluations_ == slow.n_kernel_evaluations_
+    # the fixed-rank RBF path needs no kernel value in a pivot's row after its column
+    assert fast.n_kernel_evaluations_ <= slow.n_kernel_evaluations_ == len(x) * (1 + fast.rank_)
 
 
 def test_float32_end_to_end():
@@ -327,6 +328,7 @@ def test_icd_fused_rbf_matches_the_generic_loop(monkeypatch, parallel, as_f32, n
     from structkernels_hsic import icd as icd_mod
 
     monkeypatch.setattr(icd_mod, "_PARALLEL_MIN", 0 if parallel else 10**18)
+    monkeypatch.setattr(icd_mod, "_lazy_ok", lambda n, r_max, tol: False)  # the per-column pass
     X = np.random.default_rng(n).normal(size=(n, 7)) * 2.0
     if as_f32:
         X = X.astype(np.float32).astype(np.float64)
@@ -346,6 +348,82 @@ def test_icd_fused_rbf_matches_the_generic_loop(monkeypatch, parallel, as_f32, n
     assert r1 == pytest.approx(r2, rel=1e-9, abs=1e-12) and t1 == t2
     assert fused.n_evaluations == plain.n_evaluations == n + A1.shape[1] * n
     assert np.all(np.triu(A1[p1], 1) == 0.0)  # exact zeros on earlier pivots
+
+
+def _icd_by_definition(K: np.ndarray, max_rank: int) -> tuple[np.ndarray, list[int]]:
+    """Pivoted incomplete Cholesky straight from its definition, on the whole Gram matrix."""
+    n = len(K)
+    d = np.diag(K).astype(np.float64)
+    floor = 1e-14 * d.max()
+    A = np.zeros((n, max_rank))
+    pivots: list[int] = []
+    for j in range(max_rank):
+        p = int(np.argmax(d))  # first index among ties
+        if d[p] <= floor:
+            break
+        A[p, j] = np.sqrt(d[p])
+        rest = np.setdiff1d(np.arange(n), pivots + [p])
+        A[rest, j] = (K[rest, p] - A[rest, :j] @ A[p, :j]) / A[p, j]
+        d[rest] = np.maximum(d[rest] - A[rest, j] ** 2, 0.0)
+        d[p] = 0.0
+        pivots.append(p)
+    return A[:, : len(pivots)], pivots
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("as_f32", [False, True])
+@pytest.mark.parametrize(("n", "dim", "rank"), [(300, 7, 40), (1_500, 30, 60), (200, 3, 30)])
+def test_icd_lazy_pivots_equal_the_definition(monkeypatch, parallel, as_f32, n, dim, rank):
+    """Fixed rank (tol = 0): the lazily searched pivots and the completed factor are those of
+    the by-definition decomposition and of the per-column pass; fewer than n + rank n evaluations."""
+    from structkernels_hsic import icd as icd_mod
+
+    monkeypatch.setattr(icd_mod, "_PARALLEL_MIN", 0 if parallel else 10**18)
+    X = np.random.default_rng(n + dim).normal(size=(n, dim))
+    if as_f32:
+        X = X.astype(np.float32).astype(np.float64)
+    k = sk.kernel("rbf", sigma=0.6 * np.sqrt(dim))
+    assert icd_mod._lazy_ok(n, rank, 0.0) and not icd_mod._lazy_ok(n, rank, 1e-3)
+    lazy = KernelSource(k, X)
+    A, piv, res, tr = icd_mod.icd_factor(lazy, rank, 0.0)
+    r = A.shape[1]
+    want, want_piv = _icd_by_definition(sk.gram(k, X), rank)
+    np.testing.assert_array_equal(piv, want_piv)
+    assert A.flags.c_contiguous and A.shape == want.shape
+    assert np.abs(A - want).max() <= 1e-12
+    assert np.all(np.triu(A[piv], 1) == 0.0)  # exact zeros on earlier pivots
+    assert res == pytest.approx(np.trace(sk.gram(k, X)) - np.sum(A * A), rel=1e-9, abs=1e-9)
+    # each entry once; a pivot's row needs no kernel value after its own column
+    assert lazy.n_evaluations == n + (n - r) * r + r * (r - 1) // 2 <= n + r * n
+    monkeypatch.setattr(icd_mod, "_lazy_ok", lambda n, r_max, tol: False)
+    A2, piv2, res2, tr2 = icd_mod.icd_factor(KernelSource(k, X), rank, 0.0)
+    np.testing.assert_array_equal(piv, piv2)
+    assert np.abs(A - A2).max() <= 1e-12 and res == pytest.approx(res2, rel=1e-9, abs=1e-12) and tr == tr2
+
+
+def test_icd_lazy_ties_and_early_stop_on_repeated_points():
+    """Repeated points: equal residuals (ties to the first index), and the search stops at the
+    numerical rank (the largest residual at the floor) with every row completed."""
+    from structkernels_hsic import icd as icd_mod
+
+    base = np.random.default_rng(3).normal(size=(4, 5))
+    X = base[np.random.default_rng(4).integers(0, 4, size=120)]
+    k = sk.kernel("rbf", sigma=2.0)
+    src = KernelSource(k, X)
+    A, piv, res, _ = icd_mod.icd_factor(src, 30, 0.0)
+    want, want_piv = _icd_by_definition(sk.gram(k, X), 30)
+    assert A.shape[1] == len(want_piv) == 4
+    np.testing.assert_array_equal(piv, want_piv)
+    assert np.abs(A - want).max() <= 1e-12
+    assert res <= 1e-12 * len(X)
+    np.testing.assert_allclose(A @ A.T, sk.gram(k, X), atol=1e-12)
+
+
+def test_parallel_and_serial_completions_have_their_own_cache_entries():
+    from structkernels_hsic import icd as icd_mod
+
+    par, seq = icd_mod._rbf_complete_par.py_func, icd_mod._rbf_complete_seq.py_func
+    assert par.__qualname__ != seq.__qualname__ and par.__code__ is seq.__code__
 
 
 def test_parallel_and_serial_steps_have_their_own_cache_entries():

@@ -48,6 +48,7 @@ from structkernels_hsic._kernels import KernelSource, PrecomputedSource, check_d
 from structkernels_hsic.icd import (
     LANDMARKS,
     IncompleteCholesky,
+    centred_cross,
     fit_pair,
     nystrom_factor,
     resolve_ranks,
@@ -128,8 +129,7 @@ def hsic_unbiased(K: np.ndarray, L: np.ndarray) -> float:
 def hsic_icd(A: np.ndarray, B: np.ndarray) -> float:
     """``||(H A)^T B||_F^2 / n^2`` from low-rank factors (Gretton et al. 2005, Lemma 2)."""
     n = A.shape[0]
-    Ac = A - A.mean(axis=0)
-    M = Ac.T @ B
+    M = centred_cross(A, A.mean(axis=0), B)
     return _dot(M, M) / n**2
 
 

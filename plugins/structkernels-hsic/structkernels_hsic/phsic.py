@@ -31,7 +31,7 @@ from structkernels_hsic._kernels import (
     resolve_kernel,
     resolve_source,
 )
-from structkernels_hsic.icd import IncompleteCholesky, fit_pair, resolve_ranks
+from structkernels_hsic.icd import IncompleteCholesky, centred_cross, fit_pair, resolve_ranks
 
 __all__ = ["PHSIC"]
 
@@ -220,7 +220,7 @@ class PHSIC(BaseEstimator):
             self.residual_ = (self.icd_x_.residual_, self.icd_y_.residual_)
             self.mean_x_ = A.mean(axis=0)
             self.mean_y_ = B.mean(axis=0)
-            self.cov_ = (A - self.mean_x_).T @ B / dt(n)  # Eq. 32: 1/n (HA)^T B
+            self.cov_ = centred_cross(A, self.mean_x_, B) / dt(n)  # Eq. 32: 1/n (HA)^T B
             self._train_x = A
             self._train_y = B
             self.n_kernel_evaluations_ = self.icd_x_.n_kernel_evaluations_ + self.icd_y_.n_kernel_evaluations_

@@ -445,3 +445,16 @@ def test_float32_copy_only_when_every_value_is_a_float32_number():
     np.testing.assert_array_equal(X32.astype(np.float64), X)
     X[37, 2] += 1e-12  # first row still float32 numbers, a later one not
     assert icd_mod._float32_exact(X) is None
+
+
+@pytest.mark.parametrize("ranks", [(7, 5), (600, 3)])
+def test_centred_cross_equals_its_definition_and_restores_blas_threads(ranks):
+    from threadpoolctl import threadpool_info
+    from structkernels_hsic.icd import centred_cross
+
+    rng = np.random.default_rng(1)
+    A, B = rng.normal(size=(900, ranks[0])), rng.normal(size=(900, ranks[1]))
+    before = [i["num_threads"] for i in threadpool_info()]
+    got = centred_cross(A, A.mean(axis=0), B)
+    np.testing.assert_allclose(got, (A - A.mean(axis=0)).T @ B, rtol=1e-12, atol=1e-10)
+    assert [i["num_threads"] for i in threadpool_info()] == before

@@ -449,8 +449,8 @@ def test_float32_copy_only_when_every_value_is_a_float32_number():
 
 @pytest.mark.parametrize("ranks", [(7, 5), (600, 3)])
 def test_centred_cross_equals_its_definition_and_restores_blas_threads(ranks):
-    from threadpoolctl import threadpool_info
     from structkernels_hsic.icd import centred_cross
+    from threadpoolctl import threadpool_info
 
     rng = np.random.default_rng(1)
     A, B = rng.normal(size=(900, ranks[0])), rng.normal(size=(900, ranks[1]))

@@ -94,6 +94,8 @@ def centred_cross(A: np.ndarray, mean_a: np.ndarray, B: np.ndarray) -> np.ndarra
 _PARALLEL_MIN = 2_000_000  # values read per column above which the fused step runs on all cores
 _WHOLE_FACTOR = 32 * 2**20  # values (256 MB): up to this the fused path allocates the whole factor
 _NCHUNK = 64  # row chunks of one fused step (partial sums and arg-maxima per chunk)
+_LAZY_COLUMNS = 16  # columns per bringing up to date of a row in the fixed-rank pivot search
+_LAZY_FULL = 4  # first pivots of the fixed-rank search found by whole (parallel) passes
 
 
 def _rbf_step_py(X, sq, g, p, piv, is_piv, A, r, d, part_sum, part_max, part_arg):  # pragma: no cover (compiled)
@@ -201,8 +203,10 @@ _rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_step_py, 
 # one.  Rows sit in a max-heap on those bounds (ties: lower index first, as np.argmax); the
 # next pivot is found by bringing the top row up to date until the top is current: it is
 # then the exact arg-maximum, as in the per-column pass.  Most rows are brought up to date
-# rarely, several columns per read of their vector; one parallel pass completes every row at
-# the end.  Each factor entry is computed once by the same formula (the pivots' own rows
+# rarely, up to _LAZY_COLUMNS columns per read of their vector (a row that then falls below
+# the top leaves the rest for later); one parallel pass completes every row at the end.  The
+# first _LAZY_FULL columns move nearly every row, so they are whole parallel passes.  Each
+# factor entry is computed once by the same formula (the pivots' own rows
 # need no kernel value after their pivot column: at most n + rank n evaluations).  A
 # stopping tolerance needs the residual trace after every column (all rows), so only
 # ``tol = 0`` takes this path.
@@ -288,6 +292,27 @@ def _sift_down(heap, size, d, j):  # pragma: no cover (compiled)
     heap[j] = x
 
 
+@njit(cache=True, nogil=True)
+def _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r):  # pragma: no cover (compiled)
+    """Make the current row ``p`` pivot ``r``: ``A[p, r] = sqrt(d_p)``, zeros after it, its row
+    of ``L``, its vector in ``P``; it leaves the candidates (``s[p] = A.shape[1]``)."""
+    cap = A.shape[1]
+    piv = np.sqrt(d[p])
+    ap = A[p]
+    for q in range(r):
+        L[r, q] = ap[q]
+    L[r, r] = piv
+    ap[r] = piv
+    for q in range(r + 1, cap):
+        ap[q] = 0.0  # exact zeros on later columns (earlier pivots)
+    for k in range(X.shape[1]):
+        P[r, k] = X[p, k]
+    sqP[r] = sq[p]
+    d[p] = 0.0
+    s[p] = cap
+    pivots[r] = p
+
+
 @njit(cache=True, nogil=True, fastmath=_FM)
 def _rbf_lazy_pivots(X, sq, g, d, r0, r_max, floor, P, sqP, L, A, s, pivots):  # pragma: no cover (compiled)
     """Choose pivots ``r0, r0 + 1, ...`` up to ``r_max`` (largest residual, first index among
@@ -313,7 +338,9 @@ def _rbf_lazy_pivots(X, sq, g, d, r0, r_max, floor, P, sqP, L, A, s, pivots):  #
             i = heap[0]
             if s[i] >= r:
                 break
-            _rbf_row(X, sq, g, P, sqP, L, A, d, s, i, r)
+            # a few columns at a time: a row that falls below the top leaves the rest to
+            # the completing pass (parallel, whole rows)
+            _rbf_row(X, sq, g, P, sqP, L, A, d, s, i, min(r, s[i] + _LAZY_COLUMNS))
             _sift_down(heap, size, d, 0)
         p = heap[0]
         if d[p] <= floor:
@@ -322,20 +349,7 @@ def _rbf_lazy_pivots(X, sq, g, d, r0, r_max, floor, P, sqP, L, A, s, pivots):  #
         heap[0] = heap[size]
         if size > 0:
             _sift_down(heap, size, d, 0)
-        piv = np.sqrt(d[p])
-        ap = A[p]
-        for q in range(r):
-            L[r, q] = ap[q]
-        L[r, r] = piv
-        ap[r] = piv
-        for q in range(r + 1, cap):
-            ap[q] = 0.0  # exact zeros on later columns (earlier pivots)
-        for k in range(dim):
-            P[r, k] = X[p, k]
-        sqP[r] = sq[p]
-        d[p] = 0.0
-        s[p] = cap
-        pivots[r] = p
+        _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r)
         r += 1
     return r
 
@@ -365,10 +379,21 @@ def _icd_rbf_lazy(source, X, sq, g, d, r_max, floor, bar):
     L = np.zeros((r_max, r_max), dtype=np.float64)
     s = np.zeros(n, dtype=np.intp)
     pivots = np.empty(r_max, dtype=np.intp)
-    r = int(_rbf_lazy_pivots(X, sq, g, d, 0, r_max, floor, P, sqP, L, A, s, pivots))
-    big = n * (dim + r) >= _PARALLEL_MIN
+    big = n * (dim + r_max) >= _PARALLEL_MIN
     complete = _rbf_complete_par if big and threading.current_thread() is threading.main_thread() else _rbf_complete_seq
-    complete(X, sq, g, P, sqP, L, A, d, s, r)
+    # The first columns move nearly every row (all of an RBF diagonal is 1): whole passes
+    # over the rows, in parallel, with the exact arg-maximum after each.
+    r = 0
+    while r < min(_LAZY_FULL, r_max):
+        p = int(np.argmax(d))  # first index among ties
+        if d[p] <= floor:
+            break
+        _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r)
+        r += 1
+        complete(X, sq, g, P, sqP, L, A, d, s, r)
+    if r == _LAZY_FULL:
+        r = int(_rbf_lazy_pivots(X, sq, g, d, r, r_max, floor, P, sqP, L, A, s, pivots))
+        complete(X, sq, g, P, sqP, L, A, d, s, r)
     # every entry computed once: r per non-pivot row, m for the m-th pivot (its diagonal is d)
     source.n_evaluations += (n - r) * r + r * (r - 1) // 2
     bar.update(r)

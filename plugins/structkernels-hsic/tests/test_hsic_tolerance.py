@@ -372,7 +372,7 @@ def _icd_by_definition(K: np.ndarray, max_rank: int) -> tuple[np.ndarray, list[i
 
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("as_f32", [False, True])
-@pytest.mark.parametrize(("n", "dim", "rank"), [(300, 7, 40), (1_500, 30, 60), (200, 3, 30)])
+@pytest.mark.parametrize(("n", "dim", "rank"), [(300, 7, 40), (1_500, 30, 60), (200, 3, 30), (120, 5, 3)])
 def test_icd_lazy_pivots_equal_the_definition(monkeypatch, parallel, as_f32, n, dim, rank):
     """Fixed rank (tol = 0): the lazily searched pivots and the completed factor are those of
     the by-definition decomposition and of the per-column pass; fewer than n + rank n evaluations."""
@@ -401,18 +401,20 @@ def test_icd_lazy_pivots_equal_the_definition(monkeypatch, parallel, as_f32, n, 
     assert np.abs(A - A2).max() <= 1e-12 and res == pytest.approx(res2, rel=1e-9, abs=1e-12) and tr == tr2
 
 
-def test_icd_lazy_ties_and_early_stop_on_repeated_points():
+@pytest.mark.parametrize("distinct", [3, 4, 9])
+def test_icd_lazy_ties_and_early_stop_on_repeated_points(distinct):
     """Repeated points: equal residuals (ties to the first index), and the search stops at the
-    numerical rank (the largest residual at the floor) with every row completed."""
+    numerical rank (the largest residual at the floor; during the first whole passes or in
+    the heap search) with every row completed."""
     from structkernels_hsic import icd as icd_mod
 
-    base = np.random.default_rng(3).normal(size=(4, 5))
-    X = base[np.random.default_rng(4).integers(0, 4, size=120)]
+    base = np.random.default_rng(3).normal(size=(distinct, 5))
+    X = base[np.random.default_rng(4).integers(0, distinct, size=120)]
     k = sk.kernel("rbf", sigma=2.0)
     src = KernelSource(k, X)
     A, piv, res, _ = icd_mod.icd_factor(src, 30, 0.0)
     want, want_piv = _icd_by_definition(sk.gram(k, X), 30)
-    assert A.shape[1] == len(want_piv) == 4
+    assert A.shape[1] == len(want_piv) == len(np.unique(X, axis=0))
     np.testing.assert_array_equal(piv, want_piv)
     assert np.abs(A - want).max() <= 1e-12
     assert res <= 1e-12 * len(X)

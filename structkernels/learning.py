@@ -842,6 +842,7 @@ def _exact_trials(
     has: np.ndarray,
     normalize: bool,
     n_jobs: int = 1,
+    chain_bound: bool = True,
 ) -> list[dict[str, Any]]:
     """:func:`_subset_losses` of exact trials of one label, each kernel value computed once.
 
@@ -861,7 +862,7 @@ def _exact_trials(
     """
     kernels_v = {v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     prune = _monotone_in_sigma(base)
-    bound = _chain_bound_setup(kernels_v, X) if prune else None
+    bound = _chain_bound_setup(kernels_v, X) if prune and chain_bound else None
     blocks: dict[int, list] = {0: [], 1: []}
     out = []
     for a in subsets:
@@ -964,6 +965,16 @@ class NonstationaryLearner(BaseEstimator):
     exact_below : int, default 2000
         Sampled subsets smaller than this get an exact 1-NN graph (their
         loss estimate is then free of hashing noise).
+    chain_bound : bool, default True
+        In exact trials of the path kernel (indicator edges, node
+        similarities at most 1), bound every pair from above by the chain
+        bound and evaluate only the pairs that can be a first neighbour: the
+        same σ, losses and log with fewer kernel evaluations (0.21 instead
+        of 0.30 of one Gram at N = 22,632, β = 550).  The bookkeeping is
+        NumPy work and the surviving pairs are scattered, so with the cheap
+        compiled kernel it costs more seconds than it saves (66.6 s against
+        32.9 s there, 2 cores); ``False`` evaluates each subset's whole Gram
+        instead (with reuse across trials and the pruned σ_t = 0 blocks).
     max_evaluations : "gram", int or None, default "gram"
         Budget of kernel evaluations for the whole fit.  ``"gram"`` is one
         Gram matrix, ``N (N + 1) / 2``: Algorithm 1 exists to cost less than
@@ -1094,6 +1105,7 @@ class NonstationaryLearner(BaseEstimator):
         hashing: str | None = "random-knn",
         n_bits: int | None = None,
         exact_below: int = 2000,
+        chain_bound: bool = True,
         max_evaluations: int | str | None = "gram",
         normalize: bool = True,
         objective: str = "loss1",
@@ -1116,6 +1128,7 @@ class NonstationaryLearner(BaseEstimator):
         self.hashing = hashing
         self.n_bits = n_bits
         self.exact_below = exact_below
+        self.chain_bound = chain_bound
         self.max_evaluations = max_evaluations
         self.normalize = normalize
         self.objective = objective
@@ -1138,6 +1151,10 @@ class NonstationaryLearner(BaseEstimator):
         if self.objective not in ("loss1", "knn-ap"):
             raise ValueError(
                 f"NonstationaryLearner.objective must be 'loss1' or 'knn-ap', got {self.objective!r}"
+            )
+        if not isinstance(self.chain_bound, (bool, np.bool_)):
+            raise TypeError(
+                f"NonstationaryLearner.chain_bound must be True or False, got {self.chain_bound!r}"
             )
         mg = self.min_gain
         if isinstance(mg, bool) or not isinstance(mg, (int, float, np.floating)) or not 0 <= mg < 1:
@@ -1458,7 +1475,7 @@ class NonstationaryLearner(BaseEstimator):
         for j, res in zip(
             exact,
             _exact_trials(base, sigma, lab, X, y, [subsets[j] for j in exact], has, normalize,
-                          self.n_jobs),
+                          self.n_jobs, bool(self.chain_bound)),
             strict=True,
         ):
             inside = int(has[subsets[j]].sum())

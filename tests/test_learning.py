@@ -428,7 +428,7 @@ def test_non_convolution_kernel_and_unfitted_access_are_clear():
 # (a full subset Gram for σ_t = 1 and the label's block for σ_t = 0), as before reuse.
 
 
-def _from_scratch(base, sigma, label, X, y, subsets, has, normalize, n_jobs=1):
+def _from_scratch(base, sigma, label, X, y, subsets, has, normalize, n_jobs=1, chain_bound=True):
     """Every trial on its own, nothing reused (the learner before reuse)."""
     return [
         _subset_losses(base, sigma, label, X, y, a, has, normalize, None, None, 10**9, 0)
@@ -700,7 +700,7 @@ def test_bounded_trial_gives_the_full_matrices_first_neighbours(n, seed, normali
             learning._keep(blocks[0], a[inside], R0)
 
 
-def test_bound_learns_the_same_sigma_as_full_trials_on_2000_bio_amr_paths(monkeypatch):
+def test_bound_learns_the_same_sigma_as_full_trials_on_2000_bio_amr_paths():
     """At N = 2,000 Bio-AMR paths (β = 550, the budget of one Gram): the chain bound changes
     no σ, loss or log entry and saves evaluations over the trials without it."""
     from structkernels.datasets import load_interactions
@@ -712,9 +712,7 @@ def test_bound_learns_the_same_sigma_as_full_trials_on_2000_bio_amr_paths(monkey
     kw = dict(kernel="path", kernel_params={"lam": 0.8, "node_mismatch": 0.9}, alpha=3,
               beta=550, hashing="random-knn", random_state=0, progress=False)
     bounded = NonstationaryLearner(**kw).fit(paths, y)
-    with monkeypatch.context() as m:
-        m.setattr(learning, "_chain_bound_setup", lambda *a: None)
-        unbounded = NonstationaryLearner(**kw).fit(paths, y)
+    unbounded = NonstationaryLearner(**kw, chain_bound=False).fit(paths, y)
     assert bounded.sigma_ == unbounded.sigma_
     assert bounded.losses_ == unbounded.losses_
     assert bounded.log_ == unbounded.log_
@@ -723,3 +721,5 @@ def test_bound_learns_the_same_sigma_as_full_trials_on_2000_bio_amr_paths(monkey
     assert (bounded.n_evaluations_ + bounded.n_evaluations_reused_
             == unbounded.n_evaluations_ + unbounded.n_evaluations_reused_)
     assert bounded.n_evaluations_ <= 2000 * 2001 // 2
+    with pytest.raises(TypeError, match="chain_bound must be True or False"):
+        NonstationaryLearner(**kw, chain_bound="yes").fit(paths[:50], y[:50])

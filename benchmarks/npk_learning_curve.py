@@ -94,7 +94,7 @@ def main() -> None:
                    "positives_test": int(y_te.sum())}
             for tag, (K_pool, K_te_pool) in grams.items():
                 K_tr, K_te = K_pool[:n, :n], K_te_pool[:, :n]
-                for name, kw in (("knn_exact", {}),
+                for name, kw in (("knn_exact", {"random_state": seed}),
                                  ("knn_random_knn", {"hashing": "random-knn", "random_state": seed, **HASH}),
                                  ("knn_klsh", {"hashing": "klsh", "random_state": seed, **HASH})):
                     f1, apr = _knn(K_tr, y_tr, K_te, y_te, **kw)

@@ -138,7 +138,7 @@ def _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, n_jobs,
         gram_n = int(info_tr.n_evaluations + info_te.n_evaluations)
         t0 = time.perf_counter()
         knn = KernelKNNClassifier("precomputed", n_neighbors=K_NEIGHBOURS, weights="similarity",
-                                  threshold="auto").fit(K_tr, y_tr)
+                                  threshold="auto", random_state=seed).fit(K_tr, y_tr)
         rows[f"{name} k-NN, exact"] = {
             **_knn_row(knn, K_te, y_te), "n_evaluations": gram_n,
             "seconds": gram_s + time.perf_counter() - t0,

@@ -263,6 +263,22 @@ def _losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float,
     return loss_function_1(s, ya, ya[nn])
 
 
+def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
+                   rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Evaluate the self-similarities ``B`` does not know yet (NaN), in place.
+
+    ``B``'s row ``i`` is structure ``X[rows[i]]`` (``X[i]`` without ``rows``).
+    Returns the diagonal and the number of kernel evaluations made.
+    """
+    d = np.diagonal(B).copy()
+    new = np.flatnonzero(np.isnan(d))
+    if len(new):
+        d[new] = np.asarray(kernel.diag_block(take(X, new if rows is None else rows[new])),
+                            dtype=np.float64)
+        B[new, new] = d[new]
+    return d, int(len(new))
+
+
 def _known_values(idx: np.ndarray, blocks: list) -> np.ndarray:
     """The ``len(idx)``-square matrix of the values ``blocks`` hold for the pairs of ``idx``.
 
@@ -456,12 +472,8 @@ def _label_block_pruned(
             cur[ok] = sub[ok]
             B[np.ix_(p, p)] = cur
     XI = kernel0.check_input(take(X, I))
-    d = np.diagonal(B).copy()
-    new = np.flatnonzero(np.isnan(d))
-    if len(new):
-        d[new] = np.asarray(kernel0.diag_block(take(XI, new)), dtype=np.float64)
-        B[new, new] = d[new]
-        n_eval += len(new)
+    d, ne = _fill_diagonal(B, kernel0, XI)
+    n_eval += ne
     if normalize:
         s0 = np.zeros(m)
         s0[d > 0] = 1.0 / np.sqrt(d[d > 0])
@@ -747,18 +759,9 @@ def _bounded_trial(
     is_in = np.zeros(m, dtype=bool)
     is_in[inside] = True
     # self-similarities: the σ_t = 0 ones differ only for structures with the label
-    d1 = np.diagonal(R1).copy()
-    new = np.flatnonzero(np.isnan(d1))
-    if len(new):
-        d1[new] = np.asarray(k1.diag_block(take(Xa, new)), dtype=np.float64)
-        R1[new, new] = d1[new]
-        n_eval += len(new)
-    dI = np.diagonal(B0).copy()
-    new = np.flatnonzero(np.isnan(dI))
-    if len(new):
-        dI[new] = np.asarray(k0.diag_block(take(Xa, inside[new])), dtype=np.float64)
-        B0[new, new] = dI[new]
-        n_eval += len(new)
+    d1, ne1 = _fill_diagonal(R1, k1, Xa)
+    dI, ne0 = _fill_diagonal(B0, k0, Xa, inside)
+    n_eval += ne1 + ne0
     d0 = d1.copy()
     d0[inside] = dI
     if normalize:

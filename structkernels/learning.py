@@ -62,6 +62,7 @@ from sklearn.utils import check_random_state
 from structkernels.gram import gram
 from structkernels.hashing import take
 from structkernels.kernel import Kernel, Normalized, normalize_gram
+from structkernels.knn import _scales
 from structkernels.progress import tqdm
 from structkernels.registry import as_kernel, kernels
 from structkernels.structures import Path, Tree
@@ -225,14 +226,7 @@ def _subset_losses(
             n_eval += info.n_evaluations
             raw0[np.ix_(inside, inside)] = block
         for v, raw in ((0, raw0), (1, raw1)):
-            if normalize:
-                d = np.diag(raw).copy()
-                K = normalize_gram(raw, d, d, warn=False)
-            else:
-                K = raw
-            nn, s = _first_neighbours(K)
-            loss, pen, rew = loss_function_1(s, ya, ya[nn])
-            out["loss"][v], out["penalty"][v], out["reward"][v] = loss, pen, rew
+            out["loss"][v], out["penalty"][v], out["reward"][v] = _losses_of(raw, ya, normalize)
     else:
         from structkernels.knn import knn_graph
 
@@ -461,25 +455,13 @@ def _label_block_pruned(
     """
     I = idx[inside]
     m = len(I)
-    B, n_eval = np.full((m, m), np.nan), 0
-    for bidx, braw in blocks:
-        pos = np.minimum(np.searchsorted(bidx, I), len(bidx) - 1)
-        p = np.flatnonzero(bidx[pos] == I)
-        if len(p):
-            sub = braw[np.ix_(pos[p], pos[p])]
-            cur = B[np.ix_(p, p)]
-            ok = ~np.isnan(sub)
-            cur[ok] = sub[ok]
-            B[np.ix_(p, p)] = cur
+    B, n_eval = _known_values(I, blocks), 0
     XI = kernel0.check_input(take(X, I))
     d, ne = _fill_diagonal(B, kernel0, XI)
     n_eval += ne
     if normalize:
-        s0 = np.zeros(m)
-        s0[d > 0] = 1.0 / np.sqrt(d[d > 0])
-        d1 = np.diagonal(raw1).copy()
-        s1 = np.zeros(len(idx))
-        s1[d1 > 0] = 1.0 / np.sqrt(d1[d1 > 0])
+        s0 = _scales(d)
+        s1 = _scales(np.diagonal(raw1))
         s1[inside] = s0
     else:
         s0 = np.ones(m)
@@ -765,10 +747,7 @@ def _bounded_trial(
     d0 = d1.copy()
     d0[inside] = dI
     if normalize:
-        s1 = np.zeros(m)
-        s1[d1 > 0] = 1.0 / np.sqrt(d1[d1 > 0])
-        s0 = np.zeros(m)
-        s0[d0 > 0] = 1.0 / np.sqrt(d0[d0 > 0])
+        s1, s0 = _scales(d1), _scales(d0)
     else:
         s1 = s0 = np.ones(m)
     Ca = C[a]

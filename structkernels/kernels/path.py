@@ -41,6 +41,7 @@ from structkernels.kernels.tuples import (
     as_tuple_kernel,
     check_mismatch,
     check_sigma,
+    match_keys,
     merge_vocabularies,
     tuple_tables,
 )
@@ -286,13 +287,7 @@ class PathKernel(EncodedConvolutionKernel):
         else:
             xe, xn, xec, xnc = ex.edges, ex.nodes, ec[:nx], nc[:nx]
             ye, yn, yec, ync = ey.edges, ey.nodes, ec[nx:], nc[nx:]
-        if tb.ind_e and tb.ind_n and tb.cn:
-            xk, yk = xe, ye  # partial node credit: tuples with equal edges match
-        elif tb.ind_e and tb.ind_n:
-            xk = xe * len(vocab) + xn
-            yk = xk if ey is ex else ye * len(vocab) + yn
-        else:
-            xk, yk = xe, ye  # unused
+        xk, yk = match_keys(tb, len(vocab), xe, xn, ye, yn, ey is ex)
         return _nb.path_block(
             ex.offsets, xe, xn, xec, xnc, xk, ey.offsets, ye, yn, yec, ync, yk,
             tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len, mode,

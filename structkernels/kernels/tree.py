@@ -48,6 +48,7 @@ from structkernels.kernels.path import _as_index, _check_lam, _gather_ranges
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
     check_sigma,
+    match_keys,
     merge_vocabularies,
     tuple_tables,
 )
@@ -254,13 +255,7 @@ class TreeKernel(EncodedConvolutionKernel):
             yl, ye, ylc, yec = ey.labels, ey.edges, nc[nx:], ec[nx:]
         lam = float(self.lam)
         f, g = (lam * lam, lam) if self.decay == "span" else (lam, 1.0)
-        if tb.ind_e and tb.ind_n and tb.cn:
-            xk, yk = xe, ye  # partial node credit: tuples with equal edges match
-        elif tb.ind_e and tb.ind_n:
-            xk = xe * len(vocab) + xl
-            yk = xk if ey is ex else ye * len(vocab) + yl
-        else:
-            xk, yk = xe, ye  # unused
+        xk, yk = match_keys(tb, len(vocab), xe, xl, ye, yl, ey is ex)
         return _nb.tree_block(
             ex.tree_offsets, xl, xe, xlc, xec, ex.child_offsets, ex.child_index, xk,
             ey.tree_offsets, yl, ye, ylc, yec, ey.child_offsets, ey.child_index, yk,

@@ -56,6 +56,7 @@ __all__ = [
     "with_sigma",
     "TupleTables",
     "tuple_tables",
+    "match_keys",
     "merge_vocabularies",
 ]
 
@@ -476,6 +477,22 @@ def tuple_tables(tk: TupleKernel, sigma: Mapping[str, float] | None, vocab: Voca
     else:
         (KN, nc), ind_n = _compact(nodes, vocab, kn), False
     return TupleTables(sig, ind_e, KE, ec, ind_n, KN, nc, cn)
+
+
+def match_keys(tb: TupleTables, n_labels: int, xe: np.ndarray, xn: np.ndarray,
+               ye: np.ndarray, yn: np.ndarray, same: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Integer keys of the tuples for the compiled kernels' id comparison.
+
+    With both label kernels compared by id (``tb.ind_e`` and ``tb.ind_n``), two
+    tuples can match only when their keys are equal: the tuple ``edge * n_labels
+    + node`` for the indicator node kernel, the edge alone with partial node
+    credit (``tb.cn > 0``).  Otherwise the keys are unused (the edges are
+    returned).  ``same``: ``Y`` is ``X`` (one array serves both).
+    """
+    if tb.ind_e and tb.ind_n and not tb.cn:
+        xk = xe * n_labels + xn
+        return xk, (xk if same else ye * n_labels + yn)
+    return xe, ye
 
 
 def merge_vocabularies(vx: Vocabulary, vy: Vocabulary) -> tuple[Vocabulary, np.ndarray | None]:

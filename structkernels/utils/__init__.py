@@ -1,6 +1,17 @@
 """Shared mechanisms with no knowledge of kernels or structures: atomic writes,
-input limits, numeric checks, optional imports, progress.
+input limits, numeric checks.
 
 Every other package of structkernels may import from here; nothing here imports
 from another package of structkernels.
 """
+
+from structkernels.utils._atomic import (
+    WriteError,
+    atomic_memmap,
+    atomic_open,
+    atomic_path,
+    npy_path,
+    save_npy,
+)
+
+__all__ = ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap"]

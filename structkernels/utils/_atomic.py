@@ -1,0 +1,223 @@
+"""Atomic writes: a file appears complete under its name, or not at all.
+
+Every file structkernels writes goes through here.  The content is written to
+a temporary file in the destination's folder (``.NAME.XXXXXX.tmp``), flushed
+to disk, and renamed over the destination only when complete
+(:func:`os.replace`, atomic on POSIX and Windows).  An interrupt, a kill or a
+full disk at any point leaves the old file intact; two writers of one output
+each write their own temporary file, and the last rename wins.
+
+A memory-mapped output (:func:`atomic_memmap`) is built the same way, and its
+blocks are reserved on disk before it is mapped, so a full disk is one clear
+error instead of a ``SIGBUS`` in the middle of the work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap"]
+
+_NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+
+
+class WriteError(OSError):
+    """A file could not be written; the message names the file and the reason.
+
+    The destination, if it existed, is unchanged.
+    """
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _explain(exc: OSError, final: Path) -> WriteError:
+    if exc.errno in _NO_SPACE:
+        return WriteError(f"{final}: cannot write: no space left on the device (file unchanged)")
+    reason = exc.strerror or str(exc)
+    return WriteError(f"{final}: cannot write: {reason} (file unchanged)")
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]:
+    """A temporary path to write; renamed to ``path`` when the block ends without error.
+
+    Parameters
+    ----------
+    path : path-like
+        The destination.  Its folder must exist; the temporary file is created
+        there, so the rename never crosses file systems.
+    sync : bool, default True
+        Flush the temporary file to disk before the rename.
+
+    Yields
+    ------
+    pathlib.Path
+        Where to write.  On an exception (``KeyboardInterrupt`` included) it
+        is removed and ``path`` is left as it was.
+
+    Raises
+    ------
+    WriteError
+        The folder is missing or not writable, or the disk is full; the message
+        names ``path``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from structkernels.utils import atomic_path
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "result.txt"
+    >>> with atomic_path(out) as tmp:
+    ...     _ = tmp.write_text("complete")
+    >>> out.read_text()
+    'complete'
+    """
+    final = Path(os.fspath(path))
+    folder = final.parent if str(final.parent) else Path(".")
+    if final.is_dir():
+        raise WriteError(f"{final}: cannot write: it is a folder")
+    if not folder.is_dir():
+        raise WriteError(f"{final}: cannot write: folder {str(folder)!r} does not exist")
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise _explain(exc, final) from None
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        try:
+            if final.exists():
+                os.chmod(tmp, final.stat().st_mode & 0o7777)
+            else:
+                os.chmod(tmp, 0o666 & ~_umask())
+            if sync:
+                with open(tmp, "rb+") as fh:
+                    os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except OSError as exc:
+            raise _explain(exc, final) from None
+        if sync:
+            _fsync_dir(folder)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, WriteError):
+            raise
+        raise _explain(exc, final) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(
+    path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8", **kwargs: Any
+) -> Iterator[IO[Any]]:
+    """Open a temporary file for writing; it replaces ``path`` when the block ends cleanly.
+
+    ``mode`` is ``"w"`` (text, ``encoding`` applies) or ``"wb"``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from structkernels.utils import atomic_open
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "lines.jsonl"
+    >>> with atomic_open(out) as fh:
+    ...     _ = fh.write('{"a": 1}\\n')
+    >>> out.read_text()
+    '{"a": 1}\\n'
+    """
+    if mode not in ("w", "wb", "wt"):
+        raise ValueError(f"atomic_open writes a new file: mode must be 'w' or 'wb', got {mode!r}")
+    binary = "b" in mode
+    with atomic_path(path) as tmp:
+        with open(tmp, mode, encoding=None if binary else encoding, **kwargs) as fh:
+            yield fh
+
+
+def npy_path(path: str | os.PathLike) -> Path:
+    """``path`` with ``.npy`` appended when it has another ending, as :func:`numpy.save` does."""
+    p = Path(os.fspath(path))
+    return p if p.name.endswith(".npy") else p.with_name(p.name + ".npy")
+
+
+def save_npy(path: str | os.PathLike, array: Any) -> Path:
+    """:func:`numpy.save` through a temporary file; returns the path written.
+
+    Like :func:`numpy.save`, ``.npy`` is appended to a name without it.
+    Object arrays are refused: they could only be read back with pickle.
+    """
+    import numpy as np
+
+    arr = np.asanyarray(array)
+    if arr.dtype.hasobject:
+        raise TypeError("save_npy writes numeric arrays only (an object array needs pickle)")
+    final = npy_path(path)
+    with atomic_open(final, "wb") as fh:
+        np.save(fh, arr, allow_pickle=False)
+    return final
+
+
+@contextlib.contextmanager
+def atomic_memmap(
+    path: str | os.PathLike, shape: tuple[int, ...], dtype: Any = "float64"
+) -> Iterator[Any]:
+    """A writable ``.npy`` memory map built under a temporary name.
+
+    The file's blocks are reserved before mapping (``posix_fallocate`` where
+    available), so a full disk raises :class:`WriteError` here rather than
+    ``SIGBUS`` later.  When the block ends cleanly the map is flushed and
+    renamed to ``path`` (used as given: no ``.npy`` is appended); on an
+    exception the temporary file is removed and ``path`` is unchanged.
+
+    Yields
+    ------
+    numpy.memmap
+        The array to fill; after the block, reopen ``path`` to read it.
+    """
+    import numpy as np
+
+    final = Path(os.fspath(path))
+    with atomic_path(final) as tmp:
+        try:
+            mm = np.lib.format.open_memmap(os.fspath(tmp), mode="w+", dtype=dtype, shape=shape)
+            size = os.path.getsize(tmp)
+            if hasattr(os, "posix_fallocate") and size:
+                fd = os.open(tmp, os.O_RDWR)
+                try:
+                    os.posix_fallocate(fd, 0, size)
+                except OSError as exc:
+                    if exc.errno in _NO_SPACE:
+                        raise
+                    # file systems without fallocate (EOPNOTSUPP/EINVAL): write as usual
+                finally:
+                    os.close(fd)
+        except OSError as exc:
+            raise _explain(exc, final) from None
+        yield mm
+        mm.flush()
+        del mm

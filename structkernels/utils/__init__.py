@@ -13,5 +13,9 @@ from structkernels.utils._atomic import (
     npy_path,
     save_npy,
 )
+from structkernels.utils._bounded import CorruptInputError, InputTooLargeError, read_bounded
+from structkernels.utils._jsonout import NonFiniteError, dumps_finite, find_nonfinite
 
 __all__ = ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap"]
+__all__ += ["read_bounded", "InputTooLargeError", "CorruptInputError"]
+__all__ += ["dumps_finite", "find_nonfinite", "NonFiniteError"]

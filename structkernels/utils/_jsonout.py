@@ -1,0 +1,86 @@
+"""JSON output that is always valid JSON: a non-finite number is an error naming where it is.
+
+:func:`json.dumps` writes ``NaN`` and ``Infinity`` by default, which no JSON
+parser has to accept; with ``allow_nan=False`` it raises a message that names
+neither the key nor the value.  :func:`dumps_finite` refuses with the key path
+(``"losses['ARG0']"``) instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = ["NonFiniteError", "dumps_finite", "find_nonfinite"]
+
+
+class NonFiniteError(ValueError):
+    """A NaN or an infinity where a finite number is required; the message names where."""
+
+
+def find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
+    """``(key path, value)`` of the first NaN or infinity in nested dicts and lists, or None.
+
+    Iterative: any nesting depth.
+
+    Examples
+    --------
+    >>> find_nonfinite({"a": [1.0, float("nan")]})
+    ("['a'][1]", nan)
+    >>> find_nonfinite({"a": 1}) is None
+    True
+    """
+    stack: list[tuple[str, Any]] = [(where, obj)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return path, value
+        elif isinstance(value, dict):
+            items = [(f"{path}[{k!r}]", v) for k, v in value.items()]
+            stack.extend(reversed(items))
+        elif isinstance(value, (list, tuple)):
+            stack.extend(reversed([(f"{path}[{i}]", v) for i, v in enumerate(value)]))
+        elif hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "fc":
+            try:
+                flat = [float(v) for v in value.ravel()] if hasattr(value, "ravel") else [float(value)]
+            except (TypeError, ValueError):
+                continue
+            for i, v in enumerate(flat):
+                if not math.isfinite(v):
+                    return (f"{path}[{i}]" if getattr(value, "ndim", 0) else path), v
+    return None
+
+
+def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
+    """:func:`json.dumps` with ``allow_nan=False``; a non-finite number raises :class:`NonFiniteError`.
+
+    Parameters
+    ----------
+    obj : JSON-ready value
+    what : str
+        What is being written, for the message (``"the HSIC result"``).
+    **kwargs
+        Passed to :func:`json.dumps` (``indent``, ``separators``, ...).
+
+    Examples
+    --------
+    >>> from structkernels.utils import dumps_finite, NonFiniteError
+    >>> dumps_finite({"statistic": 0.5})
+    '{"statistic": 0.5}'
+    >>> try:
+    ...     dumps_finite({"statistic": float("nan")}, what="the HSIC result")
+    ... except NonFiniteError as exc:
+    ...     print(exc)
+    the HSIC result is not finite: ['statistic'] is nan (NaN and infinity are not JSON numbers)
+    """
+    kwargs.pop("allow_nan", None)
+    bad = find_nonfinite(obj)
+    if bad is not None:
+        path, value = bad
+        raise NonFiniteError(
+            f"{what} is not finite: {path or 'the value'} is {value!r} "
+            "(NaN and infinity are not JSON numbers)"
+        )
+    return json.dumps(obj, allow_nan=False, **kwargs)

@@ -4,7 +4,10 @@
 ``.npy`` file opened as a memory map by every worker (on a cluster: a path on
 a file system all workers share).  Next to it, ``<out>.parts/`` holds one
 marker file per finished block, written only after the block is flushed, and
-the parameters of the run (``meta.json``).  So:
+the key of the run (``meta.json``), and the matrix being built
+(``partial.npy``): ``out`` itself is written only when the matrix is complete,
+by renaming ``partial.npy`` over it, so an existing ``out`` is intact until
+then.  So:
 
 * memory per worker is one block (``block_size**2`` doubles), whatever ``n``;
 * a worker that dies loses only the blocks it was computing: the scheduler
@@ -12,6 +15,12 @@ the parameters of the run (``meta.json``).  So:
 * a whole run that stops (scheduler lost, machine rebooted, Ctrl-C) is resumed
   by calling :func:`dask_gram` again with the same arguments: blocks with a
   marker are skipped;
+* the key of a run covers the data (a content hash of the structures, block by
+  block), the kernel (its class, a hash of all its parameters and its code
+  version: :func:`structkernels.gram._kernel_key`), ``n``, ``block_size`` and
+  ``normalize``.  A call whose key differs from the one found (other data, the
+  same data in another order, another σ, a new version of the kernel's code)
+  reuses nothing: it says so on stderr and computes every block again;
 * with ``normalize=True`` the diagonal is computed first (saved as
   ``diag.npy``) and every block is normalised before it is written, so a
   resumed run never normalises a block twice.
@@ -30,24 +39,45 @@ Example (a script in ``benchmarks/cluster_gram.py`` runs this at scale)::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import joblib
 import numpy as np
 
-from structkernels.gram import _block_tasks, _one_block, _task_evals, _write_block
+from structkernels.gram import (
+    _block_tasks,
+    _kernel_key,
+    _one_block,
+    _task_evals,
+    _write_block,
+    block_ranges,
+)
 from structkernels.kernel import Kernel, Normalized
 from structkernels.registry import as_kernel
+from structkernels.utils import WriteError, atomic_memmap, atomic_open, atomic_path, save_npy
 
-__all__ = ["dask_gram", "parts_dir"]
+__all__ = ["dask_gram", "parts_dir", "partial_path"]
+
+#: the format of ``meta.json``; a run keyed by another format is not resumed
+_META_FORMAT = "structkernels.dask-gram"
+_META_VERSION = 2
 
 
 def parts_dir(out: str | os.PathLike) -> Path:
     """The folder of block markers and run parameters next to ``out``."""
     return Path(os.fspath(out) + ".parts")
+
+
+def partial_path(out: str | os.PathLike) -> Path:
+    """The matrix being built for ``out``; renamed to ``out`` when complete."""
+    return parts_dir(out) / "partial.npy"
 
 
 def _marker(parts: Path, task) -> Path:
@@ -56,9 +86,71 @@ def _marker(parts: Path, task) -> Path:
 
 
 def _touch_atomic(path: Path, text: str = "") -> None:
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    with atomic_open(path) as fh:
+        fh.write(text)
+
+
+def _data_key(X: Any, block_size: int) -> str:
+    """A content hash of ``X``, taken block by block (memory: one block pickled at a time)."""
+    hashes = [joblib.hash(X[r0:r1]) for r0, r1 in block_ranges(len(X), block_size)]
+    return joblib.hash([len(X), hashes])
+
+
+def _run_key(kernel: Kernel, X: Any, block_size: int, normalize: bool) -> dict:
+    return {
+        "format": _META_FORMAT,
+        "version": _META_VERSION,
+        "n": len(X),
+        "block_size": int(block_size),
+        "normalize": bool(normalize),
+        **_kernel_key(kernel),
+        "data": _data_key(X, int(block_size)),
+    }
+
+
+def _read_key(path: Path) -> dict | None:
+    """The key stored in ``path``, or None when it is missing or unreadable."""
+    try:
+        key = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return key if isinstance(key, dict) else None
+
+
+def _differences(old: dict, new: dict) -> list[str]:
+    names = {"data": "data (content or order)", "params": "kernel parameters",
+             "kernel": "kernel", "code_version": "kernel code version"}
+    keys = [k for k in new if old.get(k) != new[k]] + [k for k in old if k not in new]
+    return [names.get(k, k) for k in keys]
+
+
+def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict) -> None:
+    """Forget every block found in ``parts`` and build an empty matrix under ``partial``."""
+    parts.mkdir(parents=True, exist_ok=True)
+    # the key first: a run stopped while the folder is cleaned is never resumed
+    for name in ("meta.json", "result.json", "diag.npy", partial.name):
+        with contextlib.suppress(FileNotFoundError):
+            (parts / name).unlink()
+    for f in parts.glob("*.done"):
+        f.unlink()
+    with atomic_memmap(partial, shape, np.float64):
+        pass  # zeros, with the file's blocks reserved: a full disk is a WriteError here
+    _touch_atomic(parts / "meta.json", json.dumps(key))
+
+
+def _copy_file(src: Path, dst: Path) -> None:
+    with atomic_path(dst) as tmp:
+        shutil.copyfile(src, tmp)
+
+
+def _commit(partial: Path, out: Path) -> None:
+    """Rename the complete ``partial`` over ``out`` (after flushing it to disk)."""
+    try:
+        with open(partial, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(partial, out)
+    except OSError as exc:
+        raise WriteError(f"{out}: cannot write: {exc.strerror or exc} (file unchanged)") from None
 
 
 def _scale(d: np.ndarray) -> np.ndarray:
@@ -112,8 +204,12 @@ def dask_gram(
         A kernel instance or a registered name (``**params`` build it).
     X : sequence of structures
     out : path
-        The ``.npy`` file (created, or resumed when ``<out>.parts/`` says a
-        run with the same parameters began there).
+        The ``.npy`` file, replaced only when the new matrix is complete (it
+        is built as ``<out>.parts/partial.npy``).  A run is resumed when
+        ``<out>.parts/`` holds the blocks of a run with the same key (data,
+        kernel and its parameters, code version, ``block_size``,
+        ``normalize``); otherwise every block is computed again (said on
+        stderr).
     client : dask.distributed.Client, optional
         The cluster (default: the current client, ``distributed.get_client()``).
     block_size : int, default 1024
@@ -129,7 +225,8 @@ def dask_gram(
     K : numpy.memmap, shape (n, n)
     info : dict
         ``blocks``, ``blocks_skipped`` (found done), ``blocks_computed``,
-        ``n_evaluations``, ``seconds`` and ``workers``: per worker address its
+        ``n_evaluations``, ``seconds``, ``restarted`` (None, or why the blocks
+        found were not reused) and ``workers``: per worker address its
         ``blocks``, ``evaluations``, ``busy_seconds`` and
         ``evaluations_per_second``.
 
@@ -152,30 +249,41 @@ def dask_gram(
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
     client = client or get_client()
     n = len(X)
-    out = os.fspath(out)
+    out = Path(os.fspath(out))
+    out.parent.mkdir(parents=True, exist_ok=True)
     parts = parts_dir(out)
-    meta = {"n": n, "block_size": int(block_size), "normalize": bool(normalize),
-            "kernel": repr(kernel)}
+    partial = partial_path(out)
     meta_file = parts / "meta.json"
-    resume = meta_file.is_file() and Path(out).is_file()
-    if resume:
-        old = json.loads(meta_file.read_text())
-        if old != meta:
-            raise ValueError(
-                f"{out}: a run with other parameters began there ({old}); remove {out} and "
-                f"{parts} to start again"
-            )
-    else:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        parts.mkdir(parents=True, exist_ok=True)
-        for f in parts.glob("*.done"):
-            f.unlink()
-        np.lib.format.open_memmap(out, mode="w+", dtype=np.float64, shape=(n, n)).flush()
-        _touch_atomic(meta_file, json.dumps(meta))
+    result_file = parts / "result.json"
+    key = _run_key(kernel, X, int(block_size), normalize)
     tasks = list(_block_tasks(n, n, int(block_size), True))
+    old = _read_key(meta_file)
+    restarted = None
+    if old == key and partial.is_file():
+        pass  # resume the matrix being built
+    elif old == key and out.is_file() and _read_key(result_file) == key:
+        # ``out`` is the result of this key: nothing to do when every block is marked,
+        # otherwise the missing blocks are computed into a copy, renamed over ``out``
+        if any(not _marker(parts, t).exists() for t in tasks):
+            _copy_file(out, partial)
+    else:
+        if old is not None:
+            restarted = (
+                f"the blocks in {parts} were computed for another "
+                + ", ".join(_differences(old, key))
+                if old != key
+                else f"the matrix being built ({partial}) is missing"
+            )
+            print(
+                f"dask_gram: {out}: {restarted}; none is reused: computing all {len(tasks)} "
+                f"blocks again ({out} is replaced when the new matrix is complete)",
+                file=sys.stderr,
+            )
+        _start_afresh(parts, partial, (n, n), key)
     todo = [t for t in tasks if not _marker(parts, t).exists()]
     info: dict = {"n": n, "blocks": len(tasks), "blocks_skipped": len(tasks) - len(todo),
-                  "blocks_computed": 0, "n_evaluations": 0, "workers": {}}
+                  "blocks_computed": 0, "n_evaluations": 0, "restarted": restarted,
+                  "workers": {}}
     if todo:
         [Xf] = client.scatter([X], broadcast=True, hash=False)
         scale = None
@@ -190,10 +298,11 @@ def dask_gram(
                 for fut in as_completed(futs):
                     r0, v = fut.result()
                     d[r0:r0 + len(v)] = v
-                np.save(dfile, d)
+                save_npy(dfile, d)
                 info["n_evaluations"] += n
             scale = _scale(d)
-        futs = [client.submit(_block_job, kernel, Xf, t, out, os.fspath(parts), scale,
+        futs = [client.submit(_block_job, kernel, Xf, t, os.fspath(partial), os.fspath(parts),
+                              scale,
                               pure=False, key=f"sk-gram-block-{t[0]}-{t[2]}-{time.time_ns()}")
                 for t in todo]
         disable = (len(todo) < 8) if progress is None else not progress
@@ -210,5 +319,8 @@ def dask_gram(
                 bar.update(1)
         for w in info["workers"].values():
             w["evaluations_per_second"] = w["evaluations"] / max(w["busy_seconds"], 1e-12)
+    if partial.is_file():
+        _commit(partial, out)
+        _touch_atomic(result_file, json.dumps(key))
     info["seconds"] = time.perf_counter() - t_start
     return np.load(out, mmap_mode="r+"), info

@@ -30,6 +30,7 @@ after a lost worker, see :func:`structkernels.distributed.dask_gram`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Sequence
@@ -45,6 +46,7 @@ from numba import njit
 from structkernels.kernel import Kernel, Normalized
 from structkernels.progress import bar_disabled, tqdm
 from structkernels.registry import as_kernel
+from structkernels.utils import atomic_memmap
 
 __all__ = ["gram", "GramInfo", "block_ranges", "normalize_inplace", "plan_backend", "releases_gil"]
 
@@ -358,6 +360,61 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out
     return K, n_evals, n_blocks
 
 
+def _kernels_in(kernel: Kernel) -> list[Kernel]:
+    """``kernel`` and every kernel among its parameters, at any depth (pre-order)."""
+    found: list[Kernel] = []
+    todo: list[Any] = [kernel]
+    seen: set[int] = set()
+    while todo:
+        k = todo.pop()
+        if id(k) in seen:
+            continue
+        seen.add(id(k))
+        found.append(k)
+        params = k.get_params(deep=False) if hasattr(k, "get_params") else {}
+        todo.extend(reversed([v for _, v in sorted(params.items()) if isinstance(v, Kernel)]))
+    return found
+
+
+def _code_version(kernel: Kernel) -> tuple:
+    """The code that makes ``kernel``'s values: the package version, and each kernel class
+    (the kernel and those among its parameters) with its ``code_version``.
+
+    Part of every cache and resume key, so that a changed kernel implementation never
+    serves values computed by the old one.
+    """
+    from structkernels import __version__
+
+    return (
+        ("structkernels", __version__),
+        *(
+            (f"{type(k).__module__}.{type(k).__qualname__}", repr(getattr(k, "code_version", None)))
+            for k in _kernels_in(kernel)
+        ),
+    )
+
+
+def _kernel_key(kernel: Kernel) -> dict:
+    """A key that changes whenever ``kernel``'s values may change.
+
+    The class (module and qualified name), a hash of *all* its parameters
+    (``get_params(deep=True)``, hashed with :func:`joblib.hash`; a ``repr`` would be
+    truncated and hide a changed σ) and the code versions (:func:`_code_version`).
+    """
+    return {
+        "kernel": f"{type(kernel).__module__}.{type(kernel).__qualname__}",
+        "params": joblib.hash(kernel.get_params(deep=True)),
+        "code_version": [list(v) for v in _code_version(kernel)],
+    }
+
+
+def _compute_keyed(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, code_version):
+    """:func:`_compute` for the ``cache=`` of :func:`gram`: joblib.Memory keys the call on
+    its arguments (the kernel and the data hashed by content), and ``code_version``
+    (:func:`_code_version`) adds the kernel's code to the key."""
+    return _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend)
+
+
 def gram(
     kernel: Kernel | str,
     X: Any,
@@ -392,10 +449,19 @@ def gram(
         Rows/columns per block; chosen from the sizes and ``n_jobs`` if None.
     out : path, optional
         Write the result into a ``.npy`` memory-mapped file there (for
-        matrices larger than memory) and return the memmap.
+        matrices larger than memory) and return the memmap (of ``out``,
+        opened ``r+``).  ``out`` is used as given (no ``.npy`` is appended).
+        The map is built under a temporary name in the same folder, with its
+        blocks reserved on disk first, and renamed to ``out`` only when
+        complete: an interrupt, a kill or a full disk
+        (:class:`~structkernels.utils.WriteError`) leaves an existing ``out``
+        intact, and two calls writing one ``out`` each finish (the last
+        rename wins).
     cache : path or joblib.Memory, optional
-        On-disk cache keyed by the kernel's parameters and a hash of the
-        data: a repeated call loads the matrix and makes no kernel call.
+        On-disk cache keyed by the kernel (all its parameters), a hash of the
+        data's content and the kernel's code version (``structkernels``'s
+        version and each kernel class's ``code_version``): a repeated call
+        loads the matrix and makes no kernel call.
     progress : bool, optional
         Show a progress bar (default: on long work, when stderr is a terminal).
     backend : str, optional
@@ -435,26 +501,41 @@ def gram(
     n = len(X)
     m = n if Y is None else len(Y)
 
-    target = None
+    final = None
     if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        target = np.lib.format.open_memmap(os.fspath(out), mode="w+", dtype=np.float64, shape=(n, m))
+        final = Path(os.fspath(out))
+        final.parent.mkdir(parents=True, exist_ok=True)
 
     cache_hit = False
     args = (kernel, X, Y, bool(normalize), n_jobs, block_size, progress, backend)
-    if cache is not None:
-        memory = cache if isinstance(cache, joblib.Memory) else joblib.Memory(os.fspath(cache), verbose=0)
-        cached = memory.cache(_compute, ignore=["n_jobs", "block_size", "progress", "backend", "out"])
-        cache_hit = bool(cached.check_call_in_cache(*args))
-        K, n_evals, n_blocks = cached(*args)
-        if cache_hit:
-            n_evals = 0
+    with contextlib.ExitStack() as stack:
+        # the memory map is built under a temporary name in the folder of ``out`` and
+        # renamed over it only when complete: an interrupt, a kill or a full disk leaves
+        # the old file intact, and two writers of one output never share a mapping
+        target = None
+        if final is not None:
+            target = stack.enter_context(atomic_memmap(final, (n, m), np.float64))
+        if cache is not None:
+            memory = (
+                cache if isinstance(cache, joblib.Memory)
+                else joblib.Memory(os.fspath(cache), verbose=0)
+            )
+            cached = memory.cache(
+                _compute_keyed, ignore=["n_jobs", "block_size", "progress", "backend"]
+            )
+            keyed = (*args, _code_version(kernel))
+            cache_hit = bool(cached.check_call_in_cache(*keyed))
+            K, n_evals, n_blocks = cached(*keyed)
+            if cache_hit:
+                n_evals = 0
+            if target is not None:
+                target[:] = K
+                K = target
+        else:
+            K, n_evals, n_blocks = _compute(*args, out=target)
         if target is not None:
-            target[:] = K
-            K = target
-    else:
-        K, n_evals, n_blocks = _compute(*args, out=target)
-    if isinstance(K, np.memmap):
-        K.flush()
+            K = target = None  # the temporary file's map: flushed and renamed on leaving
+    if final is not None:
+        K = np.load(final, mmap_mode="r+")
     info = GramInfo((n, m), int(n_evals), time.perf_counter() - t0, bool(cache_hit), int(n_blocks))
     return (K, info) if return_info else K

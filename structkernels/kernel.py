@@ -63,6 +63,10 @@ class Kernel(BaseEstimator):
     [[2.0, 1.0], [1.0, 2.0]]
     """
 
+    #: Version of the kernel's code, part of every cache and resume key
+    #: (``gram(cache=...)``, ``dask_gram``): bump it when the values change.
+    code_version: int = 1
+
     # ------------------------------------------------------------------ hooks
     def validate_params(self) -> None:
         """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""

@@ -247,8 +247,11 @@ def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
     K, info = dask_gram("path", X, out, client=dask_client, block_size=64, normalize=True)
     assert info["blocks_computed"] == len(done[::3]) and info["blocks_skipped"] == 21 - len(done[::3])
     assert np.array_equal(np.asarray(K), gram("path", X, normalize=True))
-    with pytest.raises(ValueError, match="other parameters"):
-        dask_gram("path", X, out, client=dask_client, block_size=32)
+    # other parameters: nothing is reused, every block is computed again
+    K, info = dask_gram("path", X, out, client=dask_client, block_size=32, normalize=True)
+    assert info["blocks_skipped"] == 0 and info["blocks_computed"] == info["blocks"]
+    assert "block_size" in info["restarted"]
+    assert np.array_equal(np.asarray(K), gram("path", X, normalize=True))
 
 
 @pytest.mark.slow

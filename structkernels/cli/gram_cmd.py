@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+from pathlib import Path
 
 from structkernels.cli import CommandError
 from structkernels.registry import kernels
+from structkernels.utils import npy_path
 
 
 def parse_params(items: list[str] | None) -> dict:
@@ -36,21 +39,66 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="registered kernel name (a plugin's duplicate of a built-in name: dist:name)",
     )
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="kernel parameter")
-    p.add_argument("-o", "--output", required=True, help="output .npy file")
+    p.add_argument(
+        "-o", "--output", required=True,
+        help="output .npy file; '.npy' is appended to a name without it, as numpy.save does "
+        "(-o K writes K.npy), with or without --memmap. It is written under a temporary name "
+        "in the same folder and renamed when complete: an interrupted run leaves an existing "
+        "file intact. It may not be an input file",
+    )
     p.add_argument("--n-jobs", type=int, default=1)
     p.add_argument("--normalize", action="store_true")
     p.add_argument("--cache", help="cache directory (joblib.Memory)")
-    p.add_argument("--memmap", action="store_true", help="write through a memory map")
+    p.add_argument(
+        "--memmap", action="store_true",
+        help="write through a memory map (for matrices larger than memory; built under a "
+        "temporary name too)",
+    )
     p.set_defaults(func=run)
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    import numpy as np
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name one file (resolved paths, or the same inode)."""
+    try:
+        if a.resolve() == b.resolve():
+            return True
+    except (OSError, RuntimeError):  # pragma: no cover - symlink loops
+        pass
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
+
+def check_output(output: str, inputs: list[str | None]) -> Path:
+    """The file ``-o output`` writes (``.npy`` appended as :func:`numpy.save` does).
+
+    Raises
+    ------
+    CommandError
+        ``output``, or the file it writes, is one of ``inputs``: writing it would
+        destroy the data being read.
+    """
+    final = npy_path(output)
+    for name in inputs:
+        if name is None:
+            continue
+        for candidate in dict.fromkeys([Path(output), final]):
+            if _same_file(candidate, Path(name)):
+                raise CommandError(
+                    f"output {output!r} is the input file {name!r}: choose another output "
+                    f"(a Gram is written to {os.fspath(final)!r})"
+                )
+    return final
+
+
+def run(args: argparse.Namespace) -> int:
     from structkernels.gram import gram
     from structkernels.io import read_structures
+    from structkernels.utils import save_npy
 
+    final = check_output(args.output, [args.input, args.against])
     k = kernels.get(args.kernel)(**parse_params(args.param))
     X = read_structures(args.input, kernel=k).structures
     Y = None if args.against is None else read_structures(args.against, kernel=k).structures
@@ -59,12 +107,12 @@ def run(args: argparse.Namespace) -> int:
         progress=False if getattr(args, "quiet", False) else None,
     )
     if args.memmap:
-        K, info = gram(k, X, Y, out=args.output, **options)
+        K, info = gram(k, X, Y, out=final, **options)
     else:
         K, info = gram(k, X, Y, **options)
-        np.save(args.output, K)
+        final = save_npy(final, K)
     print(
-        f"wrote {args.output}: shape {info.shape[0]}x{info.shape[1]}, "
+        f"wrote {os.fspath(final)}: shape {info.shape[0]}x{info.shape[1]}, "
         f"{info.n_evaluations} kernel evaluations, {info.seconds:.2f} s, "
         f"kernel {args.kernel} = {kernels.describe(args.kernel)}"
         + (" (cache hit)" if info.cache_hit else "")

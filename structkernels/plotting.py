@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from structkernels._optional import optional_module
+from structkernels.utils import atomic_open
 
 __all__ = ["plot_sigma_losses"]
 
@@ -78,5 +79,8 @@ def plot_sigma_losses(
     ax.legend()
     fig.tight_layout()
     if path is not None:
-        fig.savefig(os.fspath(path), dpi=120)
+        # the format from the final name (the temporary file's name ends in .tmp)
+        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or None
+        with atomic_open(path, "wb") as fh:  # temporary name, renamed when complete
+            fig.savefig(fh, dpi=120, format=fmt)
     return fig

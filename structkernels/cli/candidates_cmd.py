@@ -11,6 +11,7 @@ labelling: add ``"label": 0`` or ``1`` to a record and the file trains with
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path as FilePath
@@ -92,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
     from structkernels.graphs import candidate_records, read_graphs
     from structkernels.graphs.model import graph_kind
+    from structkernels.utils import atomic_open
 
     for f in args.files:
         if not FilePath(f).exists():
@@ -109,9 +111,11 @@ def run(args: argparse.Namespace) -> int:
     for s in corpus.skipped:
         print(f"structkernels candidates: skipped {s}", file=sys.stderr)
     lexicons = {k: build_lexicon(args, k) for k in ("amr", "dependency")}
-    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
     n = 0
-    try:
+    # a file is written under a temporary name and renamed when complete: an interrupted
+    # run leaves an existing output intact
+    with contextlib.ExitStack() as stack:
+        out = sys.stdout if args.out == "-" else stack.enter_context(atomic_open(args.out))
         for g in corpus:
             for rec in candidate_records(
                 g,
@@ -123,9 +127,6 @@ def run(args: argparse.Namespace) -> int:
             ):
                 out.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 n += 1
-    finally:
-        if out is not sys.stdout:
-            out.close()
     print(
         f"structkernels candidates: {len(corpus)} graphs ({len(corpus.skipped)} skipped), "
         f"{n} candidates; read {t_read:.2f} s, total {time.perf_counter() - t0:.2f} s",

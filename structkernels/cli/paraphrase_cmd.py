@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from structkernels.text.loaders import load_rewritings
     from structkernels.text.pr import pr_features
     from structkernels.text.tokenize import TextPipeline
+    from structkernels.utils import atomic_open
 
     if args.kmax < 1:
         raise CommandError(f"--kmax must be >= 1, got {args.kmax}")
@@ -165,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         result["accuracy"] = round(100 * accuracy_score(test.labels, pred), 2)
         result["f1"] = round(100 * f1_score(test.labels, pred), 2)
     if args.predictions:
-        with open(args.predictions, "w") as fh:
+        with atomic_open(args.predictions) as fh:  # temporary name, renamed when complete
             fh.writelines(f"{int(p)}\n" for p in pred)
     if args.json:
         print(json.dumps(result))

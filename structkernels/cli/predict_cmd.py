@@ -23,6 +23,7 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.model_io import MODEL_FORMAT  # noqa: F401  (re-exported)
+from structkernels.utils import atomic_open
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -174,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(line + "\n")
     else:
         FilePath(args.output).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.output, "w", encoding="utf-8") as fh:
+        # written under a temporary name, renamed when complete
+        with atomic_open(args.output) as fh:
             for line in lines:
                 fh.write(line + "\n")
     message = (

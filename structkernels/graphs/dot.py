@@ -53,6 +53,7 @@ from structkernels.graphs.model import (
     graph_kind,
     new_graph,
 )
+from structkernels.utils import atomic_open
 
 __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES"]
 
@@ -542,7 +543,8 @@ def write_dot(
 ) -> list[str]:
     """Write each graph to ``folder/<id>.dot`` (id characters outside ``[\\w.-]`` become ``_``).
 
-    Returns the files written, in order.
+    Returns the files written, in order.  Each file is written under a temporary
+    name and renamed when complete (an interrupted call leaves every file whole).
     """
     out = FilePath(os.fspath(folder))
     out.mkdir(parents=True, exist_ok=True)
@@ -554,6 +556,7 @@ def write_dot(
             raise ValueError(f"two graphs map to the file name {stem!r}.dot (graph {g.id!r})")
         seen.add(stem)
         f = out / f"{stem}.dot"
-        f.write_text(to_dot(g, collapse_names=collapse_names), encoding="utf-8")
+        with atomic_open(f) as fh:  # each file complete under its name, or not at all
+            fh.write(to_dot(g, collapse_names=collapse_names))
         files.append(os.fspath(f))
     return files

@@ -28,6 +28,7 @@ import networkx as nx
 from structkernels import Path, Tree
 from structkernels.amr import CandidateExtractor, read_amr
 from structkernels.amr.graph import concept_label
+from structkernels.utils import atomic_open
 
 ROOT = FilePath(__file__).resolve().parents[1]
 RAW = ROOT / "datasets" / "bio-amr-interactions" / "raw"
@@ -137,7 +138,8 @@ def main(argv=None) -> int:
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+        with atomic_open(args.out) as fh:
+            fh.write(text + "\n")
     return 0
 
 

@@ -34,6 +34,7 @@ from pathlib import Path as FilePath
 import numpy as np
 
 from structkernels import Path, Tree, gram, kernel
+from structkernels.utils import atomic_open
 
 LAM = 0.8
 
@@ -285,7 +286,8 @@ def main(argv: list[str] | None = None) -> dict:
     print(text)
     if args.out:
         FilePath(args.out).parent.mkdir(parents=True, exist_ok=True)
-        FilePath(args.out).write_text(text + "\n", encoding="utf-8")
+        with atomic_open(args.out) as fh:
+            fh.write(text + "\n")
     return result
 
 

@@ -35,6 +35,7 @@ from bench_amr import FILES, RAW, ROOT  # the shipped Bio AMR files, as the AMR 
 
 from structkernels.amr import CandidateExtractor, generate_candidates, read_amr
 from structkernels.graphs import extract_candidates, read_conllu, read_dot, write_dot
+from structkernels.utils import atomic_open
 
 MAX_DISTANCE = 4
 
@@ -126,7 +127,8 @@ def main() -> int:
     text = json.dumps(res, indent=1)
     print(text)
     if args.out:
-        FilePath(args.out).write_text(text + "\n")
+        with atomic_open(args.out) as fh:
+            fh.write(text + "\n")
     return 0
 
 

@@ -70,6 +70,7 @@ from structkernels_hsic import HSIC, PHSIC, median_heuristic
 from structkernels_hsic.hsic import hsic_biased
 
 import structkernels as sk
+from structkernels.utils import atomic_open
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -428,11 +429,13 @@ def main() -> None:
     if not args.no_write:
         res = ROOT / "benchmarks" / "results"
         res.mkdir(parents=True, exist_ok=True)
-        (res / "hsic_bench.json").write_text(json.dumps(out, indent=1))
-        (res / "hsic_bench.md").write_text(
-            f"`{out['command']}`; load average at start {out['machine']['loadavg_at_start']}, "
-            f"at end {out['machine']['loadavg_at_end']} (2 cores shared).\n\n{md}\n"
-        )
+        with atomic_open(res / "hsic_bench.json") as fh:
+            fh.write(json.dumps(out, indent=1))
+        with atomic_open(res / "hsic_bench.md") as fh:
+            fh.write(
+                f"`{out['command']}`; load average at start {out['machine']['loadavg_at_start']}, "
+                f"at end {out['machine']['loadavg_at_end']} (2 cores shared).\n\n{md}\n"
+            )
     print(md, file=sys.stderr)
     print(json.dumps(out, indent=1))
 

@@ -38,6 +38,7 @@ import numpy as np
 import structkernels as sk
 from structkernels.classifier import positive_class_scores
 from structkernels.knn import exact_knn_graph
+from structkernels.utils import atomic_open
 
 ROOT = FsPath(__file__).resolve().parents[1]
 DATA = ROOT / "structkernels" / "data" / "interactions.jsonl.gz"
@@ -97,8 +98,9 @@ def exact_cached(paths, kern, n_jobs: int, key: str):
         z = np.load(f)
         return z["indices"], z["similarities"], int(z["n_evaluations"]), float(z["seconds"]), True
     g = exact_knn_graph(paths, kern, 1, n_jobs=n_jobs)
-    np.savez(f, indices=g.indices, similarities=g.similarities,
-             n_evaluations=g.n_evaluations, seconds=g.seconds)
+    with atomic_open(f, "wb") as fh:  # a cache file is whole or absent
+        np.savez(fh, indices=g.indices, similarities=g.similarities,
+                 n_evaluations=g.n_evaluations, seconds=g.seconds)
     return g.indices, g.similarities, g.n_evaluations, g.seconds, False
 
 
@@ -141,7 +143,8 @@ def main(argv=None) -> int:
         text = json.dumps(synthetic_buckets(args.seed), indent=2)
         print(text)
         if args.out:
-            FsPath(args.out).write_text(text + "\n")
+            with atomic_open(args.out) as fh:
+                fh.write(text + "\n")
         return 0
 
     t_load = time.perf_counter()
@@ -232,7 +235,8 @@ def main(argv=None) -> int:
     print(text)
     if args.out:
         FsPath(args.out).parent.mkdir(parents=True, exist_ok=True)
-        FsPath(args.out).write_text(text + "\n")
+        with atomic_open(args.out) as fh:
+            fh.write(text + "\n")
     return 0
 
 

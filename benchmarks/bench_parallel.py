@@ -57,6 +57,7 @@ import numpy as np
 
 import structkernels as sk
 from structkernels.datasets import load_interactions
+from structkernels.utils import atomic_open
 
 
 def load() -> list[float]:
@@ -372,7 +373,8 @@ def main() -> None:
     text = json.dumps(out, indent=2)
     print(text)
     if args.out:
-        Path(args.out).write_text(text + "\n")
+        with atomic_open(args.out) as fh:
+            fh.write(text + "\n")
 
 
 if __name__ == "__main__":

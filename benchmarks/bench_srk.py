@@ -43,6 +43,7 @@ from structkernels.kernels._srk_common import srk_gram_stack
 from structkernels.kernels.kb_srk import KbSRK, kb_srk_direct, kb_srk_stack
 from structkernels.text.loaders import load_msrp
 from structkernels.text.tokenize import TextPipeline
+from structkernels.utils import atomic_open
 
 #: the last kb-SRK before the single-grid-pass join (one grid scan per window size)
 BASELINE_REF = "9978cc000a3ca10e17da98e3ff28f2a77ca60d17"
@@ -162,7 +163,8 @@ def main() -> None:
         text = json.dumps(out, indent=2)
         print(text)
         if args.out:
-            Path(args.out).write_text(text + "\n")
+            with atomic_open(args.out) as fh:
+                fh.write(text + "\n")
         return
     for k in (1, 2, 3, 4):
         t0 = time.perf_counter()
@@ -198,7 +200,8 @@ def main() -> None:
     text = json.dumps(out, indent=2)
     print(text)
     if args.out:
-        Path(args.out).write_text(text + "\n")
+        with atomic_open(args.out) as fh:
+            fh.write(text + "\n")
 
 
 if __name__ == "__main__":

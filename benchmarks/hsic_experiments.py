@@ -48,6 +48,7 @@ from structkernels_hsic import (
 )
 
 import structkernels as sk
+from structkernels.utils import atomic_open
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 0
@@ -222,8 +223,10 @@ def main() -> None:
     res = {"response_selection": response_selection(data), "data_selection": data_selection(data)}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "hsic_experiments.json").write_text(json.dumps(res, indent=1) + "\n")
-    (out / "hsic_experiments.md").write_text(to_markdown(res))
+    with atomic_open(out / "hsic_experiments.json") as fh:
+        fh.write(json.dumps(res, indent=1) + "\n")
+    with atomic_open(out / "hsic_experiments.md") as fh:
+        fh.write(to_markdown(res))
     print(json.dumps(res, indent=1))
 
 

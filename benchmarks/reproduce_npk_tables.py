@@ -46,6 +46,7 @@ import numpy as np
 from structkernels.classifier import KernelKNNClassifier, positive_class_scores
 from structkernels.datasets import load_interactions
 from structkernels.learning import NonstationaryLearner
+from structkernels.utils import atomic_open
 
 RESULTS = FsPath(__file__).resolve().parent / "results"
 
@@ -207,8 +208,10 @@ def main() -> None:
         "seconds": round(time.perf_counter() - t_start, 1),
     }
     FsPath(args.out).parent.mkdir(parents=True, exist_ok=True)
-    FsPath(args.out + ".json").write_text(json.dumps(result, indent=1) + "\n")
-    FsPath(args.out + ".md").write_text(markdown(result) + "\n")
+    with atomic_open(args.out + ".json") as fh:
+        fh.write(json.dumps(result, indent=1) + "\n")
+    with atomic_open(args.out + ".md") as fh:
+        fh.write(markdown(result) + "\n")
     print(json.dumps({k: result[k] for k in ("protocol", "seconds")}, indent=1))
 
 

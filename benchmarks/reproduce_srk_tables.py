@@ -40,6 +40,7 @@ from structkernels.registry import kernel as make_kernel
 from structkernels.text.loaders import RewritingCorpus, load_msrp, load_rte
 from structkernels.text.pr import pr_features
 from structkernels.text.tokenize import TextPipeline
+from structkernels.utils import atomic_open
 
 PAPER = {
     "msrp": {"kb-srk": 76.3, "ps-srk": 75.6, "pw-srk": 75.0, "pr": 73.6},
@@ -110,7 +111,8 @@ def main() -> None:
     pipe = TextPipeline(lowercase=True, stem=True)
 
     def save() -> None:
-        out_json.write_text(json.dumps(results, indent=2))
+        with atomic_open(out_json) as fh:
+            fh.write(json.dumps(results, indent=2))
         write_markdown(results, Path(args.out + ".md"))
 
     save()
@@ -203,7 +205,8 @@ def write_markdown(results: dict, path: Path) -> None:
                     cells.append(f"{s['test']['accuracy']:.1f}{cv}")
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
-    path.write_text("\n".join(lines) + "\n")
+    with atomic_open(path) as fh:
+        fh.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -43,7 +43,15 @@ import joblib
 import numpy as np
 from numba import njit
 
-from structkernels.kernel import Kernel, Normalized
+from structkernels.kernel import (
+    Kernel,
+    Normalized,
+    check_kernel_values,
+    check_normalized,
+    probe_kernel,
+    probe_size,
+    validation_level,
+)
 from structkernels.progress import bar_disabled, tqdm
 from structkernels.registry import as_kernel
 from structkernels.utils import atomic_memmap
@@ -122,12 +130,15 @@ def _block_tasks(n: int, m: int, block_size: int, symmetric: bool):
 
 
 def _one_block(kernel: Kernel, task, X, Y, symmetric: bool) -> np.ndarray:
+    """One block of kernel values, refused (naming the pair) if any is NaN or infinite."""
     r0, r1, c0, c1 = task
     if symmetric and r0 == c0:
         block = kernel.gram_block_symmetric(X[r0:r1])
     else:
         block = kernel.gram_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
-    return np.asarray(block, dtype=np.float64)
+    block = np.asarray(block, dtype=np.float64)
+    check_kernel_values(kernel, block, offsets=(r0, c0), names=("X", "X" if symmetric else "Y"))
+    return block
 
 
 @njit(cache=True, nogil=True)
@@ -334,16 +345,25 @@ def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
     rows = max(1, row_bytes // max(1, 8 * m))
     for r0 in range(0, n, rows):
         r1 = min(n, r0 + rows)
-        K[r0:r1] = K[r0:r1] * (sx[r0:r1, None] * sy[None, :])
+        block = K[r0:r1] * (sx[r0:r1, None] * sy[None, :])
+        check_normalized(block, offsets=(r0, 0))
+        K[r0:r1] = block
     return K
 
 
-def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out=None):
+def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out=None,
+             validate="auto"):
     """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
 
     Normalisation runs in row blocks after the diagonal is known, in place:
-    a memory-mapped ``out`` is never loaded whole.
+    a memory-mapped ``out`` is never loaded whole.  Every block is checked for
+    non-finite values; with full validation (:func:`validation_level`) a seeded
+    sample of ``X`` is probed for symmetry and PSD first (its evaluations are not
+    counted in ``n_evaluations``, which counts the Gram's own).
     """
+    if validation_level(kernel, validate) == "full" and len(X):
+        n, m = len(X), len(X) if Y is None else len(Y)
+        probe_kernel(kernel, X, probe_size(n, _n_evals(n, m, Y is None)))
     K, n_evals, n_blocks = _raw_gram(
         kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
         progress=progress, backend=backend,
@@ -353,8 +373,10 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out
             d = np.diag(K).copy()
             normalize_inplace(K, d, d)
         else:
-            dx = kernel.diag_block(X)
-            dy = kernel.diag_block(Y)
+            dx = np.asarray(kernel.diag_block(X), dtype=np.float64)
+            dy = np.asarray(kernel.diag_block(Y), dtype=np.float64)
+            check_kernel_values(kernel, dx, diagonal=True)
+            check_kernel_values(kernel, dy, diagonal=True, names=("Y", "Y"))
             n_evals += len(X) + len(Y)
             normalize_inplace(K, dx, dy)
     return K, n_evals, n_blocks
@@ -408,11 +430,15 @@ def _kernel_key(kernel: Kernel) -> dict:
     }
 
 
-def _compute_keyed(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, code_version):
+def _compute_keyed(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, code_version,
+                   full_validation=False):
     """:func:`_compute` for the ``cache=`` of :func:`gram`: joblib.Memory keys the call on
     its arguments (the kernel and the data hashed by content), and ``code_version``
-    (:func:`_code_version`) adds the kernel's code to the key."""
-    return _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend)
+    (:func:`_code_version`) adds the kernel's code to the key.  ``full_validation`` is in
+    the key too: a matrix cached without the symmetry/PSD probe is not served to a call
+    that asks for it."""
+    return _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend,
+                    validate=bool(full_validation))
 
 
 def gram(
@@ -428,6 +454,7 @@ def gram(
     progress: bool | None = None,
     backend: str | None = None,
     return_info: bool = False,
+    validate: bool | str = "auto",
     **params: Any,
 ) -> np.ndarray | tuple[np.ndarray, GramInfo]:
     """Gram matrix ``K[i, j] = kernel(X[i], Y[j])`` (``Y = X`` when omitted).
@@ -470,6 +497,19 @@ def gram(
         ``joblib.parallel_backend`` context names one.
     return_info : bool, default False
         Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
+    validate : {"auto", True, False}, default "auto"
+        Checks of the kernel's output (:func:`~structkernels.kernel.validation_level`).
+        A NaN or infinite value is always refused, in every block, the diagonal and
+        the normalised matrix, with a
+        :class:`~structkernels.kernel.NonFiniteKernelValueError` naming the pair
+        (``"row 3: k(x, x) = inf (overflow); ..."``).  ``True`` also probes
+        symmetry and positive semi-definiteness on a seeded sample of at most 64
+        structures of ``X`` (:func:`~structkernels.kernel.probe_kernel`, about 5% of
+        the Gram's evaluations at most, not counted in ``n_evaluations``) and
+        refuses with :class:`~structkernels.kernel.KernelOutputError`; ``"auto"``
+        does so for kernels that do not ship with structkernels (plugins, user
+        subclasses: the class attribute ``Kernel.output_validation`` can say
+        otherwise); ``False`` checks finiteness only.
 
     Returns
     -------
@@ -492,11 +532,13 @@ def gram(
     if isinstance(kernel, Normalized):
         kernel, normalize = kernel.kernel, True
     kernel.validate_params()
+    level = validation_level(kernel, validate)
     X = kernel.check_input(X)
     Y = None if Y is None else kernel.check_input(Y)
-    if not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise ValueError(f"n_jobs must be a non-zero int, got {n_jobs!r}")
-    if block_size is not None and (not isinstance(block_size, (int, np.integer)) or block_size < 1):
+    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+            block_size, (int, np.integer)) or block_size < 1):
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
     n = len(X)
     m = n if Y is None else len(Y)
@@ -523,7 +565,7 @@ def gram(
             cached = memory.cache(
                 _compute_keyed, ignore=["n_jobs", "block_size", "progress", "backend"]
             )
-            keyed = (*args, _code_version(kernel))
+            keyed = (*args, _code_version(kernel), level == "full")
             cache_hit = bool(cached.check_call_in_cache(*keyed))
             K, n_evals, n_blocks = cached(*keyed)
             if cache_hit:
@@ -532,7 +574,7 @@ def gram(
                 target[:] = K
                 K = target
         else:
-            K, n_evals, n_blocks = _compute(*args, out=target)
+            K, n_evals, n_blocks = _compute(*args, out=target, validate=level == "full")
         if target is not None:
             K = target = None  # the temporary file's map: flushed and renamed on leaving
     if final is not None:

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from structkernels.utils._numeric import NonFiniteError, check_finite
+
 __all__ = [
     "Kernel",
     "SumKernel",
@@ -32,11 +34,30 @@ __all__ = [
     "Normalized",
     "normalize_gram",
     "ZeroSelfSimilarityWarning",
+    "KernelOutputError",
+    "NonFiniteKernelValueError",
+    "validation_level",
+    "check_kernel_values",
+    "probe_kernel",
 ]
 
 
 class ZeroSelfSimilarityWarning(UserWarning):
     """Raised when normalisation meets a structure whose self-similarity is 0."""
+
+
+class KernelOutputError(ValueError):
+    """A kernel returned something that is not a kernel value.
+
+    Raised, naming the kernel, the pair and the values, when a kernel's output
+    is NaN or infinite (:class:`NonFiniteKernelValueError`), when
+    ``k(x, y) != k(y, x)``, or when a sample of its Gram matrix is not positive
+    semi-definite (see :func:`probe_kernel`).
+    """
+
+
+class NonFiniteKernelValueError(KernelOutputError, NonFiniteError):
+    """A kernel value is NaN or infinite (an overflow, or a bug in the kernel)."""
 
 
 class Kernel(BaseEstimator):
@@ -66,6 +87,18 @@ class Kernel(BaseEstimator):
     #: Version of the kernel's code, part of every cache and resume key
     #: (``gram(cache=...)``, ``dask_gram``): bump it when the values change.
     code_version: int = 1
+
+    #: How much of this kernel's output the engine checks (``validate="auto"``, see
+    #: :func:`validation_level`): ``"auto"`` (non-finite values always; symmetry and a
+    #: PSD probe too unless the class ships with structkernels), ``"full"`` or
+    #: ``"finite"`` (the author vouches for symmetry and PSD: tested elsewhere).
+    output_validation: str = "auto"
+
+    #: What to do when a value overflows, added to the error naming the pair.
+    overflow_hint: str = (
+        "a value beyond float64's range (1.8e308): scale the inputs or the kernel's "
+        "parameters down"
+    )
 
     # ------------------------------------------------------------------ hooks
     def validate_params(self) -> None:
@@ -164,7 +197,10 @@ class Kernel(BaseEstimator):
         11.0
         """
         self.validate_params()
-        return float(self.gram_block(self.check_input([x]), self.check_input([y]))[0, 0])
+        v = np.asarray(self.gram_block(self.check_input([x]), self.check_input([y])),
+                       dtype=np.float64)
+        check_kernel_values(self, v, where="k(x, y)")
+        return float(v[0, 0])
 
     def gram(self, X: Any, Y: Any = None, **options: Any) -> np.ndarray:
         """Gram matrix through :func:`structkernels.gram` (see there for ``options``)."""
@@ -175,7 +211,9 @@ class Kernel(BaseEstimator):
     def diag(self, X: Any) -> np.ndarray:
         """The vector of self-similarities ``[k(x, x) for x in X]``."""
         self.validate_params()
-        return np.asarray(self.diag_block(self.check_input(X)), dtype=np.float64)
+        d = np.asarray(self.diag_block(self.check_input(X)), dtype=np.float64)
+        check_kernel_values(self, d, diagonal=True)
+        return d
 
     # --------------------------------------------------------------- algebra
     def __add__(self, other: Kernel) -> SumKernel:
@@ -262,6 +300,10 @@ class ScaledKernel(Kernel):
     def validate_params(self) -> None:
         if not isinstance(self.kernel, Kernel):
             raise TypeError("ScaledKernel.kernel must be a Kernel")
+        if isinstance(self.scale, (bool, np.bool_)) or not isinstance(
+            self.scale, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(f"ScaledKernel.scale must be a number, got {self.scale!r}")
         if not np.isfinite(self.scale) or self.scale < 0:
             raise ValueError(f"ScaledKernel.scale must be finite and >= 0, got {self.scale!r}")
         self.kernel.validate_params()
@@ -289,6 +331,11 @@ def normalization_scales(
     """
     dx = np.asarray(diag_x, dtype=np.float64)
     dy = np.asarray(diag_y, dtype=np.float64)
+    for d in (dx, dy):
+        # an infinite self-similarity would give a zero scale and NaN cells (inf * 0)
+        check_finite(d, "normalisation", ("row",),
+                     hint="its self-similarity k(x, x) is not finite; normalisation cannot "
+                     "fix an overflow")
     sx = np.zeros_like(dx)
     sy = np.zeros_like(dy)
     okx, oky = dx > 0, dy > 0
@@ -317,7 +364,24 @@ def normalize_gram(
     diag_y = diag_x if diag_y is None else diag_y
     sx, sy = normalization_scales(diag_x, diag_y, warn=warn, stacklevel=3)
     # the scale s_x[i] s_y[j] is formed first, so a symmetric K stays exactly symmetric
-    return np.asarray(K, dtype=np.float64) * (sx[:, None] * sy[None, :])
+    out = np.asarray(K, dtype=np.float64) * (sx[:, None] * sy[None, :])
+    check_normalized(out)
+    return out
+
+
+def check_normalized(block: np.ndarray, offsets: Sequence[int] = (0, 0)) -> None:
+    """Refuse a non-finite normalised value ``K[i, j] / sqrt(k(x_i, x_i) k(y_j, y_j))``.
+
+    With finite inputs this happens only when ``|K[i, j]|`` is far above
+    ``sqrt(k(x_i, x_i) k(y_j, y_j))``, which a positive semi-definite kernel never
+    gives (Cauchy-Schwarz).
+    """
+    check_finite(
+        block, "normalisation: K[i, j] / sqrt(k(x_i, x_i) k(y_j, y_j))", ("row", "column"),
+        offsets=offsets,
+        hint="|k(x, y)| far exceeds sqrt(k(x, x) k(y, y)): the kernel is not positive "
+        "semi-definite",
+    )
 
 
 class Normalized(Kernel):
@@ -362,3 +426,243 @@ class Normalized(Kernel):
 
     def diag_block(self, X: Sequence) -> np.ndarray:
         return (self.kernel.diag_block(X) > 0).astype(np.float64)
+
+
+# ------------------------------------------------------------ output checks
+def _kernel_name(kernel: Any) -> str:
+    """``PathKernel(lam=0.9)``-like name of a kernel for error messages (short)."""
+    try:
+        text = repr(kernel)
+    except Exception:  # a broken repr must not hide the real error
+        text = type(kernel).__name__
+    return text if len(text) <= 80 else type(kernel).__name__
+
+
+def _component_kernels(kernel: Any) -> list:
+    """``kernel`` and every kernel among its parameters, at any depth."""
+    found, todo, seen = [], [kernel], set()
+    while todo:
+        k = todo.pop()
+        if id(k) in seen:
+            continue
+        seen.add(id(k))
+        found.append(k)
+        try:
+            params = k.get_params(deep=False) if isinstance(k, BaseEstimator) else {}
+        except Exception:
+            params = {}
+        todo.extend(v for v in params.values() if isinstance(v, Kernel))
+    return found
+
+
+def _ships_with_structkernels(cls: type) -> bool:
+    module = getattr(cls, "__module__", "") or ""
+    return module == "structkernels" or module.startswith("structkernels.")
+
+
+def validation_level(kernel: Any, validate: bool | str = "auto") -> str:
+    """How much of ``kernel``'s output to check: ``"full"`` or ``"finite"``.
+
+    Non-finite values are always refused.  ``"full"`` adds a symmetry and
+    positive-semi-definiteness probe on a small sample (:func:`probe_kernel`).
+
+    Parameters
+    ----------
+    kernel : Kernel
+    validate : {"auto", True, False}
+        ``True``: full; ``False``: finite only; ``"auto"``: each kernel class's
+        ``output_validation`` decides, and ``"auto"`` there means full for kernels not
+        shipped with structkernels (plugins, user subclasses) and finite only for
+        the built-in ones (tested with by-definition oracles and property tests).
+        A combination (sum, product, normalised, nonstationary, ...) is checked
+        fully when any kernel in it is.
+
+    Examples
+    --------
+    >>> from structkernels import kernel
+    >>> validation_level(kernel("linear")), validation_level(kernel("linear"), True)
+    ('finite', 'full')
+    """
+    if isinstance(validate, str):
+        if validate != "auto":
+            raise ValueError(f"validate must be 'auto', True or False, got {validate!r}")
+    elif isinstance(validate, (bool, np.bool_)):
+        return "full" if validate else "finite"
+    else:
+        raise TypeError(f"validate must be 'auto', True or False, got {validate!r}")
+    for k in _component_kernels(kernel):
+        own = getattr(k, "output_validation", "auto")
+        if own == "full":
+            return "full"
+        if own == "finite":
+            continue
+        if not _ships_with_structkernels(type(k)):
+            return "full"
+    return "finite"
+
+
+def check_kernel_values(
+    kernel: Any,
+    values: Any,
+    *,
+    offsets: Sequence[int] = (0, 0),
+    names: Sequence[str] = ("X", "Y"),
+    diagonal: bool = False,
+    where: str | None = None,
+) -> None:
+    """Refuse NaN or infinite kernel values, naming the kernel, the pair and the value.
+
+    One vectorised ``np.isfinite(values).all()``; the bad entry is located only
+    on failure.  ``values`` is a block ``K[i, j] = k(X[i], Y[j])`` placed at
+    ``offsets`` in the full matrix, or with ``diagonal`` a vector of
+    self-similarities ``k(X[i], X[i])``.
+
+    Raises
+    ------
+    NonFiniteKernelValueError
+        e.g. ``LinearKernel(): k(X[3], X[3]) = inf (overflow); ...``.
+    """
+    a = np.asarray(values)
+    if a.dtype.kind not in "fc" or np.isfinite(a).all():
+        return
+    from structkernels.utils._numeric import describe_nonfinite, first_nonfinite
+
+    idx, value = first_nonfinite(a)
+    if diagonal or a.ndim == 1:
+        i = j = idx[0] + (offsets[0] if offsets else 0)
+    else:
+        i, j = idx[0] + offsets[0], idx[1] + offsets[1]
+    if where is not None:
+        pass  # the caller names the pair (one value)
+    elif (diagonal or a.ndim == 1 or names[0] == names[1]) and i == j:
+        where = f"row {i}: k(x, x)" if names[0] == "X" else f"row {i} of {names[0]}: k(x, x)"
+    else:
+        where = f"k({names[0]}[{i}], {names[1]}[{j}])"
+    idx = (i, j)
+    hint = _overflow_hint(kernel) if np.isinf(value) else (
+        "a kernel value must be a finite number (a bug in the kernel, or NaN in its input)"
+    )
+    message = f"{_kernel_name(kernel)}: {where} = {describe_nonfinite(value)}"
+    if hint:
+        message += f"; {hint}"
+    raise NonFiniteKernelValueError(message, idx, value)
+
+
+def _overflow_hint(kernel: Any) -> str:
+    """The most specific ``overflow_hint`` of ``kernel`` or of a kernel inside it."""
+    for k in _component_kernels(kernel):
+        hint = getattr(type(k), "overflow_hint", "")
+        if hint and hint != Kernel.overflow_hint:
+            return hint
+    return getattr(kernel, "overflow_hint", "")
+
+
+def _take(X: Any, idx: np.ndarray) -> Any:
+    """The structures of a checked input at positions ``idx``, in its own container."""
+    if isinstance(X, np.ndarray) or callable(getattr(type(X), "encode", None)):
+        return X[idx]
+    return [X[i] for i in idx.tolist()]
+
+
+#: largest sample of :func:`probe_kernel`
+PROBE_SIZE = 64
+#: relative tolerances of the probe: ``|K - K^T| <= SYM_RTOL max|K|``,
+#: ``min eig >= -PSD_RTOL trace``
+SYM_RTOL = 1e-6
+PSD_RTOL = 1e-6
+
+
+def probe_size(n: int, n_evaluations: int) -> int:
+    """Structures in the probe of a Gram costing ``n_evaluations``: at most
+    :data:`PROBE_SIZE`, about 5% of the Gram's evaluations (at least 8), at most ``n``."""
+    s = int(np.sqrt(max(n_evaluations, 0) / 20.0))
+    return int(min(n, PROBE_SIZE, max(8, s)))
+
+
+def probe_kernel(kernel: Any, X: Any, size: int | None = None, *, random_state: int = 0) -> int:
+    """Check ``kernel`` on a seeded sample of ``X``: finite, symmetric, positive semi-definite.
+
+    ``X`` is a checked input (``kernel.check_input(X)``).  A sample of ``size``
+    structures (default :data:`PROBE_SIZE`, at most ``len(X)``) is drawn with
+    ``random_state`` and its full Gram ``A`` computed with ``gram_block`` (both
+    orders of every pair).  Refused, with :class:`KernelOutputError` naming the
+    kernel, the pair and the values, when
+
+    * a value is NaN or infinite;
+    * ``|A - A^T| > 1e-6 max|A|`` (``k(x, y) != k(y, x)``);
+    * a self-similarity is negative, or ``|k(x, y)|^2 > k(x, x) k(y, y)``
+      beyond round-off (a 2 x 2 minor that is not PSD);
+    * the smallest eigenvalue of ``A`` is below ``-1e-6 trace(A)``.
+
+    Returns the number of kernel evaluations made (``size ** 2``).
+
+    Examples
+    --------
+    >>> from structkernels import Kernel
+    >>> class Difference(Kernel):
+    ...     def pair(self, x, y):
+    ...         return float(x - y)
+    >>> probe_kernel(Difference(), [0.0, 1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    structkernels.kernel.KernelOutputError: Difference(): not symmetric: k(X[0], X[2]) = -2.0 but k(X[2], X[0]) = 2.0; a kernel must have k(x, y) = k(y, x) (pass validate=False to skip this check)
+    """
+    n = len(X)
+    s = min(n, PROBE_SIZE if size is None else int(size))
+    if s < 1:
+        return 0
+    if s < n:
+        idx = np.sort(np.random.RandomState(random_state).choice(n, s, replace=False))
+    else:
+        idx = np.arange(n)
+    S = _take(X, idx.astype(np.int64))
+    A = np.asarray(kernel.gram_block(S, S), dtype=np.float64)
+    if A.shape != (s, s):
+        raise KernelOutputError(
+            f"{_kernel_name(kernel)}: a Gram block of {s} x {s} structures has shape {A.shape}"
+        )
+    name = _kernel_name(kernel)
+    skip = " (pass validate=False to skip this check)"
+    bad = ~np.isfinite(A)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        check_kernel_values(kernel, A[i : i + 1, j : j + 1], offsets=(int(idx[i]), int(idx[j])),
+                            names=("X", "X"))
+    scale = float(np.abs(A).max()) if A.size else 0.0
+    asym = np.abs(A - A.T)
+    if asym.size and float(asym.max()) > SYM_RTOL * scale:
+        i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
+        i, j = min(i, j), max(i, j)
+        raise KernelOutputError(
+            f"{name}: not symmetric: k(X[{idx[i]}], X[{idx[j]}]) = {float(A[i, j])!r} but "
+            f"k(X[{idx[j]}], X[{idx[i]}]) = {float(A[j, i])!r}; a kernel must have k(x, y) = k(y, x)"
+            + skip
+        )
+    d = np.diag(A)
+    tol = PSD_RTOL * max(scale, np.finfo(np.float64).tiny)
+    if (d < -tol).any():
+        i = int(np.flatnonzero(d < -tol)[0])
+        raise KernelOutputError(
+            f"{name}: not positive semi-definite: row {idx[i]}: k(x, x) = {float(d[i])!r} < 0" + skip
+        )
+    dpos = np.maximum(d, 0.0)
+    excess = A * A - np.outer(dpos, dpos)
+    cs_tol = 2 * PSD_RTOL * max(scale * scale, np.finfo(np.float64).tiny)
+    if (excess > cs_tol).any():
+        i, j = np.unravel_index(int(np.argmax(excess)), excess.shape)
+        raise KernelOutputError(
+            f"{name}: not positive semi-definite: |k(X[{idx[i]}], X[{idx[j]}])| = "
+            f"{abs(float(A[i, j]))!r} "
+            f"exceeds sqrt(k(x, x) k(y, y)) = {float(np.sqrt(dpos[i] * dpos[j]))!r} "
+            "(Cauchy-Schwarz)" + skip
+        )
+    if s > 2:
+        w = np.linalg.eigvalsh((A + A.T) / 2.0)
+        trace = float(np.abs(w).sum())
+        if float(w[0]) < -PSD_RTOL * max(trace, np.finfo(np.float64).tiny):
+            raise KernelOutputError(
+                f"{name}: not positive semi-definite: the Gram matrix of {s} sampled "
+                f"structures has eigenvalue {float(w[0]):.6g} (largest {float(w[-1]):.6g})"
+                + skip
+            )
+    return s * s

@@ -36,7 +36,8 @@ def test_blocked_equals_direct(block_size):
 def test_symmetric_gram_computes_upper_triangle_only(tmp_path):
     log = str(tmp_path / "calls")
     X = words(30)
-    sk.gram(CountingOverlap(log=log), X, block_size=7)
+    # validate=False: no symmetry/PSD probe of this test kernel, only the Gram's own calls
+    sk.gram(CountingOverlap(log=log), X, block_size=7, validate=False)
     assert n_calls(log) == 30 * 31 // 2
 
 
@@ -64,10 +65,12 @@ def test_cache_hit_makes_no_kernel_call(tmp_path):
     log = str(tmp_path / "calls")
     X = words(25)
     k = CountingOverlap(log=log)
-    K1, info1 = sk.gram(k, X, cache=tmp_path / "cache", return_info=True)
+    # validate=False: no symmetry/PSD probe of this test kernel, only the Gram's own calls
+    K1, info1 = sk.gram(k, X, cache=tmp_path / "cache", return_info=True, validate=False)
     first = n_calls(log)
     assert first == 25 * 26 // 2 and not info1.cache_hit
-    K2, info2 = sk.gram(k, X, cache=tmp_path / "cache", return_info=True, n_jobs=2)
+    K2, info2 = sk.gram(k, X, cache=tmp_path / "cache", return_info=True, n_jobs=2,
+                        validate=False)
     assert n_calls(log) == first, "a cache hit must not call the kernel"
     assert info2.cache_hit and info2.n_evaluations == 0
     assert np.array_equal(K1, K2)

@@ -225,6 +225,10 @@ class PathKernel(EncodedConvolutionKernel):
     """
 
     structure = Path
+    overflow_hint = (
+        "long paths share astronomically many common substructures: lower lam or set "
+        "max_len (or compare shorter paths)"
+    )
     encoded = PathList
 
     def __init__(

@@ -209,6 +209,10 @@ class TreeKernel(EncodedConvolutionKernel):
     """
 
     structure = Tree
+    overflow_hint = (
+        "large trees share astronomically many common substructures: lower lam "
+        "(or compare smaller trees)"
+    )
     encoded = TreeList
 
     def __init__(

@@ -42,9 +42,19 @@ class VectorKernel(Kernel):
     #: blocks this size keep BLAS busy; the engine uses it as its default
     preferred_block_size = 2048
 
+    overflow_hint = (
+        "the vectors' products overflow float64 (beyond 1.8e308): scale the input down "
+        "(e.g. sklearn's StandardScaler or MaxAbsScaler)"
+    )
+
     def check_input(self, X: Any) -> np.ndarray:
         if isinstance(X, (str, bytes)):
             raise TypeError(f"{type(self).__name__} expects a 2-D float array, got a string")
+        if _is_bool_data(X):
+            raise TypeError(
+                f"{type(self).__name__} expects a 2-D float array, got booleans; convert "
+                "them explicitly (e.g. X.astype(float)) if 0/1 vectors are meant"
+            )
         if sp.issparse(X):
             raise TypeError(
                 f"{type(self).__name__}: sparse input is not supported; densify it or reduce it "
@@ -97,11 +107,32 @@ class VectorKernel(Kernel):
         raise NotImplementedError
 
 
+def _is_bool_data(X: Any) -> bool:
+    """A bool array, or a (nested) list whose first element is a bool."""
+    if isinstance(X, np.ndarray):
+        return X.dtype == np.bool_
+    if isinstance(X, (bool, np.bool_)):
+        return True
+    if isinstance(X, (list, tuple)) and X:
+        first = X[0]
+        if isinstance(first, (list, tuple, np.ndarray)):
+            return _is_bool_data(first if not isinstance(first, tuple) else list(first))
+        return isinstance(first, (bool, np.bool_))
+    return False
+
+
+def _is_number(value: Any) -> bool:
+    """A real number that is not a bool (``True`` is not ``1.0`` for a parameter)."""
+    return isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+
+
 def _check_positive(owner: Kernel, name: str, allow_none: bool = False) -> None:
     value = getattr(owner, name)
     if value is None and allow_none:
         return
-    if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value) or value <= 0:
+    if not _is_number(value) or not np.isfinite(value) or value <= 0:
         raise ValueError(f"{type(owner).__name__}.{name} must be a positive number, got {value!r}")
 
 
@@ -198,10 +229,11 @@ class PolynomialKernel(VectorKernel):
         self.coef0 = coef0
 
     def validate_params(self) -> None:
-        if not isinstance(self.degree, (int, np.integer)) or self.degree < 1:
+        if (not isinstance(self.degree, (int, np.integer)) or isinstance(self.degree, bool)
+                or self.degree < 1):
             raise ValueError(f"PolynomialKernel.degree must be an int >= 1, got {self.degree!r}")
         _check_positive(self, "gamma", allow_none=True)
-        if not np.isfinite(self.coef0) or self.coef0 < 0:
+        if not _is_number(self.coef0) or not np.isfinite(self.coef0) or self.coef0 < 0:
             raise ValueError(f"PolynomialKernel.coef0 must be >= 0, got {self.coef0!r}")
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:

@@ -14,8 +14,10 @@ from structkernels.utils._atomic import (
     save_npy,
 )
 from structkernels.utils._bounded import CorruptInputError, InputTooLargeError, read_bounded
-from structkernels.utils._jsonout import NonFiniteError, dumps_finite, find_nonfinite
+from structkernels.utils._jsonout import dumps_finite, find_nonfinite
+from structkernels.utils._numeric import NonFiniteError, check_finite, first_nonfinite
 
 __all__ = ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap"]
 __all__ += ["read_bounded", "InputTooLargeError", "CorruptInputError"]
-__all__ += ["dumps_finite", "find_nonfinite", "NonFiniteError"]
+__all__ += ["dumps_finite", "find_nonfinite"]
+__all__ += ["NonFiniteError", "check_finite", "first_nonfinite"]

@@ -1,0 +1,113 @@
+"""One numeric check: refuse non-finite values, naming the first bad entry.
+
+Every computed array that leaves a numeric step (a Gram block, a diagonal, a
+normalised row block, a low-rank factor, a statistic) goes through
+:func:`check_finite`.  The check is one vectorised ``np.isfinite(values).all()``;
+the bad entry is located only when it fails, so it is cheap enough to run on
+every block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfinite"]
+
+
+class NonFiniteError(ValueError):
+    """A computed value is NaN or infinite.
+
+    Attributes
+    ----------
+    index : tuple of int
+        Position of the first bad entry (offsets applied).
+    value : float
+        The bad value (``nan``, ``inf`` or ``-inf``).
+    """
+
+    def __init__(self, message: str, index: tuple[int, ...] = (), value: float = float("nan")):
+        super().__init__(message)
+        self.index = tuple(int(i) for i in index)
+        self.value = float(value)
+
+
+def first_nonfinite(values: Any) -> tuple[tuple[int, ...], float] | None:
+    """``(index, value)`` of the first non-finite entry (row-major order), or None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> first_nonfinite(np.array([[1.0, 2.0], [np.inf, np.nan]]))
+    ((1, 0), inf)
+    >>> first_nonfinite(np.ones(3)) is None
+    True
+    """
+    a = np.asarray(values)
+    if a.dtype.kind not in "fc":  # integers and bools are always finite
+        return None
+    if np.isfinite(a).all():
+        return None
+    flat = int(np.argmin(np.isfinite(a).ravel()))
+    idx = np.unravel_index(flat, a.shape) if a.ndim else ()
+    return tuple(int(i) for i in idx), float(a[idx] if a.ndim else a)
+
+
+def describe_nonfinite(value: float) -> str:
+    """``"inf (overflow)"``, ``"-inf (overflow)"`` or ``"nan"``."""
+    if np.isnan(value):
+        return "nan"
+    return f"{value} (overflow)"
+
+
+def check_finite(
+    values: Any,
+    what: str,
+    index_names: Sequence[str] = ("row", "column"),
+    *,
+    offsets: Sequence[int] = (),
+    hint: str = "",
+    error: type[NonFiniteError] = NonFiniteError,
+) -> None:
+    """Raise ``error`` naming the first NaN/infinite entry of ``values``; else return.
+
+    Parameters
+    ----------
+    values : array-like
+        The values to check (any shape; integer and bool arrays always pass).
+    what : str
+        What the values are, e.g. ``"linear kernel Gram"``; starts the message.
+    index_names : sequence of str
+        A name per axis, e.g. ``("row", "column")``.
+    offsets : sequence of int
+        Added to the position (a block's place in a larger matrix).
+    hint : str
+        What to do about it, appended to the message.
+    error : subclass of NonFiniteError
+        The exception raised.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_finite(np.array([[1.0, 2.0]]), "K")
+    >>> check_finite(np.array([[1.0, np.inf]]), "K", offsets=(10, 20))
+    Traceback (most recent call last):
+    ...
+    structkernels.utils._numeric.NonFiniteError: K: row 10, column 21 is inf (overflow)
+    """
+    bad = first_nonfinite(values)
+    if bad is None:
+        return
+    idx, value = bad
+    idx = tuple(i + (offsets[a] if a < len(offsets) else 0) for a, i in enumerate(idx))
+    where = ", ".join(
+        f"{index_names[a] if a < len(index_names) else f'axis {a}'} {i}" for a, i in enumerate(idx)
+    )
+    message = f"{what}: {where} is {describe_nonfinite(value)}" if where else (
+        f"{what} is {describe_nonfinite(value)}"
+    )
+    if hint:
+        message += f"; {hint}"
+    raise error(message, idx, value)

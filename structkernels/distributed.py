@@ -306,17 +306,24 @@ def dask_gram(
                               pure=False, key=f"sk-gram-block-{t[0]}-{t[2]}-{time.time_ns()}")
                 for t in todo]
         disable = (len(todo) < 8) if progress is None else not progress
-        with tqdm(total=len(todo), unit="block", desc="dask gram", disable=disable) as bar:
-            for fut in as_completed(futs):
-                who, sec, ev = fut.result()
-                w = info["workers"].setdefault(who, {"blocks": 0, "evaluations": 0,
-                                                     "busy_seconds": 0.0})
-                w["blocks"] += 1
-                w["evaluations"] += ev
-                w["busy_seconds"] += sec
-                info["blocks_computed"] += 1
-                info["n_evaluations"] += ev
-                bar.update(1)
+        try:
+            with tqdm(total=len(todo), unit="block", desc="dask gram", disable=disable) as bar:
+                for fut in as_completed(futs):
+                    who, sec, ev = fut.result()
+                    w = info["workers"].setdefault(who, {"blocks": 0, "evaluations": 0,
+                                                         "busy_seconds": 0.0})
+                    w["blocks"] += 1
+                    w["evaluations"] += ev
+                    w["busy_seconds"] += sec
+                    info["blocks_computed"] += 1
+                    info["n_evaluations"] += ev
+                    bar.update(1)
+        except BaseException:
+            # a failed block or Ctrl-C: the blocks not started are dropped; the finished
+            # ones keep their markers, and ``out`` is untouched (a later call resumes)
+            with contextlib.suppress(Exception):
+                client.cancel(futs)
+            raise
         for w in info["workers"].values():
             w["evaluations_per_second"] = w["evaluations"] / max(w["busy_seconds"], 1e-12)
     if partial.is_file():

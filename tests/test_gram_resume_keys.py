@@ -1,0 +1,186 @@
+"""Resume and cache keys cover the data, every kernel parameter and the kernel's code (issue 23,
+item 6).
+
+``dask_gram`` resumed on same-sized data in another order reused every block (the result was
+wrong by 0.67), and a σ change deep in a long ``repr`` was hidden from its key.  A run whose
+key differs now reuses nothing; the matrix being built lives under a temporary name and
+``out`` is replaced only when the new one is complete.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+import numpy as np
+import pytest
+
+from structkernels import Kernel, Path, gram, kernel
+from structkernels.gram import _code_version, _kernel_key
+
+EDGES = [f"e{i}" for i in range(120)]
+NODES = ["bind", "protein", "enzyme", "cell", "gene", "kinase"]
+
+
+def random_paths(n: int, seed: int) -> list[Path]:
+    rng = random.Random(seed)
+    return [
+        Path([(None, rng.choice(NODES))]
+             + [(rng.choice(EDGES[:6]), rng.choice(NODES)) for _ in range(rng.randint(0, 4))])
+        for _ in range(n)
+    ]
+
+
+def long_sigma(last: float) -> dict:
+    """A σ over 121 edge labels: sklearn's repr of a kernel holding it is truncated before
+    the label ``zz``, the last in sorted order."""
+    return {**{e: 0.5 for e in EDGES}, "zz": last}
+
+
+class FailingLinear(Kernel):
+    """Linear kernel on rows ``[index, features...]`` that fails on blocks from row ``fail_from``
+    while the file ``flag`` exists (a worker lost mid-run, deterministically)."""
+
+    def __init__(self, flag: str = "", fail_from: int = 10**9):
+        self.flag = flag
+        self.fail_from = fail_from
+
+    def check_input(self, X):
+        return np.asarray(X, dtype=np.float64)
+
+    def gram_block(self, X, Y):
+        if self.flag and os.path.exists(self.flag) and min(X[0, 0], Y[0, 0]) >= self.fail_from:
+            raise RuntimeError("worker lost")
+        return X[:, 1:] @ Y[:, 1:].T
+
+
+class Bumped(FailingLinear):
+    code_version = 2
+
+
+# ------------------------------------------------------------------ keys
+def test_kernel_key_sees_a_sigma_change_that_repr_hides():
+    a = kernel("path", lam=0.8, sigma=long_sigma(0.5))
+    b = kernel("path", lam=0.8, sigma=long_sigma(0.25))
+    assert repr(a) == repr(b)  # the old key: the change was invisible
+    assert _kernel_key(a) != _kernel_key(b)
+    assert _kernel_key(a) == _kernel_key(kernel("path", lam=0.8, sigma=long_sigma(0.5)))
+
+
+def test_code_version_covers_the_kernel_and_the_kernels_inside_it():
+    assert Kernel.code_version == 1
+    k = FailingLinear()
+    assert _code_version(k) != _code_version(Bumped())
+    combined = 0.5 * kernel("path") + kernel("linear")
+    names = [name for name, _ in _code_version(combined)]
+    assert names[0] == "structkernels" and any(n.endswith(".PathKernel") for n in names)
+    assert any(n.endswith("LinearKernel") for n in names)
+
+
+# ------------------------------------------------------------------ cache=
+def test_cache_key_holds_the_code_version(tmp_path, monkeypatch):
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    X = np.c_[np.arange(12), X]
+    k = FailingLinear()
+    _, first = gram(k, X, cache=tmp_path, return_info=True)
+    _, again = gram(k, X, cache=tmp_path, return_info=True)
+    assert not first.cache_hit and again.cache_hit and again.n_evaluations == 0
+    monkeypatch.setattr(FailingLinear, "code_version", 7)
+    K, bumped = gram(k, X, cache=tmp_path, return_info=True)
+    assert not bumped.cache_hit and bumped.n_evaluations > 0
+    np.testing.assert_array_equal(K, gram(k, X))
+
+
+def test_cache_key_sees_a_sigma_change_hidden_by_repr(tmp_path):
+    X = random_paths(20, 1)
+    a = kernel("path", lam=0.8, sigma=long_sigma(0.5))
+    b = kernel("path", lam=0.8, sigma=long_sigma(0.0))
+    gram(a, X, cache=tmp_path)
+    K, info = gram(b, X, cache=tmp_path, return_info=True)
+    assert not info.cache_hit
+    np.testing.assert_array_equal(K, gram(b, X))
+
+
+# ------------------------------------------------------------------ dask_gram
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed", reason="the [distributed] extra is not installed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _idle(client) -> None:
+    deadline = time.time() + 30
+    while time.time() < deadline and any(client.processing().values()):
+        time.sleep(0.02)
+
+
+def test_dask_gram_reordered_data_reuses_no_block(client, tmp_path, capfd):
+    from structkernels.distributed import dask_gram
+
+    X = random_paths(120, 2)
+    out = tmp_path / "K.npy"
+    K, info = dask_gram("path", X, out, client=client, block_size=32)
+    assert info["blocks_computed"] == info["blocks"] == 10
+    # the same data: every block reused
+    _, again = dask_gram("path", X, out, client=client, block_size=32)
+    assert again["blocks_skipped"] == 10 and again["blocks_computed"] == 0
+    assert again["restarted"] is None
+    # the same size in another order: nothing reused, the right matrix
+    Xr = list(reversed(X))
+    capfd.readouterr()
+    K, info = dask_gram("path", Xr, out, client=client, block_size=32)
+    assert info["blocks_skipped"] == 0 and info["blocks_computed"] == 10
+    assert "data" in info["restarted"]
+    assert "computing all 10 blocks again" in capfd.readouterr().err
+    np.testing.assert_array_equal(np.asarray(K), gram("path", Xr))
+    assert np.abs(np.asarray(K) - gram("path", X)).max() > 0.1  # the old result was this wrong
+
+
+def test_dask_gram_sigma_change_reuses_no_block(client, tmp_path):
+    from structkernels.distributed import dask_gram
+
+    X = random_paths(70, 3)
+    out = tmp_path / "K.npy"
+    a = kernel("path", lam=0.8, sigma=long_sigma(0.5))
+    b = kernel("path", lam=0.8, sigma={**long_sigma(0.5), "e0": 0.0})
+    dask_gram(a, X, out, client=client, block_size=32)
+    K, info = dask_gram(b, X, out, client=client, block_size=32)
+    assert info["blocks_skipped"] == 0 and "kernel parameters" in info["restarted"]
+    np.testing.assert_array_equal(np.asarray(K), gram(b, X))
+    # a new version of the kernel's code: nothing reused either
+    Xv = np.c_[np.arange(40), np.random.default_rng(1).normal(size=(40, 3))]
+    dask_gram(FailingLinear(), Xv, tmp_path / "V.npy", client=client, block_size=16)
+    _, info = dask_gram(Bumped(), Xv, tmp_path / "V.npy", client=client, block_size=16)
+    assert info["blocks_skipped"] == 0 and info["restarted"]
+
+
+def test_dask_gram_builds_under_a_temporary_name_and_resumes(client, tmp_path):
+    from structkernels.distributed import dask_gram, partial_path, parts_dir
+
+    n = 96
+    X = np.c_[np.arange(n), np.random.default_rng(2).normal(size=(n, 4))]
+    out = tmp_path / "K.npy"
+    np.save(out, np.full((3, 3), 7.0))  # an old result
+    old = out.read_bytes()
+    flag = tmp_path / "fail"
+    flag.write_text("")
+    k = FailingLinear(flag=str(flag), fail_from=64)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        dask_gram(k, X, out, client=client, block_size=16)
+    _idle(client)
+    assert out.read_bytes() == old  # untouched while the new matrix is incomplete
+    assert partial_path(out).is_file()
+    done = len(list(parts_dir(out).glob("*.done")))
+    assert 0 < done < 21
+    flag.unlink()
+    K, info = dask_gram(k, X, out, client=client, block_size=16)
+    assert info["blocks_skipped"] == done and info["blocks_computed"] == 21 - done
+    np.testing.assert_array_equal(np.asarray(K), gram(k, X))
+    assert not partial_path(out).exists()
+    assert np.load(out).shape == (n, n)

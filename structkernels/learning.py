@@ -43,14 +43,12 @@ avoided in ``n_evaluations_reused_``).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import time
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path as FilePath
 from typing import Any
 
 import joblib
@@ -148,27 +146,28 @@ def _with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
 
 
 def _kernel_spec(kernel: Any) -> str:
-    """A name under which ``kernel`` can be rebuilt (registry name or ``module:Class``)."""
+    """The registered name under which ``kernel`` (a name, class or instance) is saved.
+
+    Files never hold ``module:Class``: a kernel class that is not registered
+    is refused here, at save time, with how to register it.
+    """
     if isinstance(kernel, str):
-        return kernel
-    cls = type(kernel)
-    for name in kernels.names():
-        try:
-            if kernels.get(name) is cls:
-                return name
-        except ImportError:
-            continue
-    return f"{cls.__module__}:{cls.__qualname__}"
+        return kernels.resolve_name(kernel)
+    cls = kernel if isinstance(kernel, type) else type(kernel)
+    name = kernels.name_of(cls)
+    if name is None:
+        raise ValueError(
+            f"cannot save a model whose kernel class {cls.__module__}.{cls.__qualname__} is not "
+            "registered: model files name kernels by their registered name only; register it "
+            "with structkernels.register(name, cls) in this process (and before loading), or "
+            "with an entry point in the group 'structkernels.kernels'"
+        )
+    return name
 
 
-def _resolve_kernel_class(spec: str) -> type:
-    if ":" in spec:
-        module, _, qualname = spec.partition(":")
-        obj: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-        return obj
-    return kernels.get(spec)
+def _resolve_kernel_class(spec: Any) -> type:
+    """The registered kernel class a file's ``spec`` names (nothing is imported by name)."""
+    return kernels.get(kernels.resolve_name(spec))
 
 
 def _jsonable(value: Any) -> Any:
@@ -1606,9 +1605,20 @@ class NonstationaryLearner(BaseEstimator):
 
     @classmethod
     def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
-        """Inverse of :meth:`to_json` (also accepts a JSON string)."""
+        """Inverse of :meth:`to_json` (also accepts a JSON string).
+
+        The document is data only: its ``"kernel"`` resolves through the kernel
+        registry (:meth:`structkernels.registry.Registry.resolve_name`), never
+        by importing a name read from it; σ and fixed σ must be finite numbers
+        >= 0.  Anything else raises a ``ValueError`` naming the field.
+        """
+        from structkernels.model_io import sigma_problem
+
         if isinstance(obj, str):
-            obj = json.loads(obj)
+            try:
+                obj = json.loads(obj)
+            except RecursionError:
+                raise ValueError("not a nonstationary σ model (JSON nested too deeply)") from None
         if not isinstance(obj, dict) or obj.get("format") != MODEL_FORMAT:
             raise ValueError(
                 f"not a nonstationary σ model (expected format {MODEL_FORMAT!r}, "
@@ -1616,14 +1626,32 @@ class NonstationaryLearner(BaseEstimator):
             )
         if obj.get("version") != MODEL_VERSION:
             raise ValueError(f"unsupported σ model version {obj.get('version')!r}")
+        for key in ("sigma", "fixed_sigma"):
+            value = obj.get(key, {})
+            problem = sigma_problem(key, value) if value is not None else (
+                f"{key} must be an object of edge label -> σ, got null"
+            )
+            if problem is not None:
+                raise ValueError(problem)
+        for key in ("params", "label_counts", "losses"):
+            if not isinstance(obj.get(key, {}), dict):
+                raise ValueError(f"{key!r} must be an object, got {type(obj[key]).__name__}")
+        for key in ("labels", "ignored_labels", "log"):
+            if not isinstance(obj.get(key, []), list):
+                raise ValueError(f"{key!r} must be a list, got {type(obj[key]).__name__}")
+        # the kernel is a registered name; an old file's "module:Class" maps to the
+        # registered name whose entry point is that target (looked up, not imported)
+        kern = kernels.resolve_name(obj.get("kernel"))
+        params = dict(obj.get("params") or {})
+        allowed = set(cls._get_param_names()) - {"kernel", "random_state"}
+        unknown = sorted(set(params) - allowed)
+        if unknown:
+            raise ValueError(f"unknown learner parameter(s) {', '.join(map(repr, unknown))}")
+        rs = obj.get("random_state")
+        if rs is not None and (isinstance(rs, bool) or not isinstance(rs, int)):
+            raise ValueError(f"'random_state' must be an int or null, got {rs!r}")
         try:
-            params = dict(obj["params"])
-            spec = obj["kernel"]
-            if ":" in spec:
-                kern: Any = _resolve_kernel_class(spec)(**(params.pop("kernel_params") or {}))
-            else:
-                kern = spec
-            learner = cls(kernel=kern, random_state=obj.get("random_state"), **params)
+            learner = cls(kernel=kern, random_state=rs, **params)
             learner.sigma_ = {str(k): float(v) for k, v in obj["sigma"].items()}
             learner.fixed_sigma_ = {str(k): float(v) for k, v in obj.get("fixed_sigma", {}).items()}
             learner.normalize_ = bool(obj.get("normalize", learner.normalize))
@@ -1647,12 +1675,33 @@ class NonstationaryLearner(BaseEstimator):
         return learner
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the fitted model to ``path`` as JSON."""
-        FilePath(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        """Write the fitted model to ``path`` as JSON, atomically.
+
+        The file appears complete under its name or not at all.  The kernel is
+        saved by its registered name: a kernel class that is not registered
+        is refused here (register it with ``structkernels.register(name, cls)``
+        or an entry point), as is a NaN or infinity anywhere (named).
+        """
+        from structkernels.utils import atomic_open, dumps_finite
+
+        doc = self.to_json()
+        try:
+            text = dumps_finite(doc, what=f"{os.fspath(path)}: the σ model", indent=1)
+        except TypeError as exc:
+            raise TypeError(f"{os.fspath(path)}: the σ model is not JSON data: {exc}") from None
+        with atomic_open(path) as fh:
+            fh.write(text + "\n")
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> NonstationaryLearner:
-        """Read a model written by :meth:`save` or by ``structkernels train-npk``."""
+    def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
+        """Read a model written by :meth:`save` or by ``structkernels train-npk``.
+
+        Reading never runs code (see :mod:`structkernels.model_io`): the
+        kernel resolves through the registry, the size is bounded by
+        ``max_bytes`` (default ``structkernels.model_io.MAX_MODEL_BYTES``) and
+        every error is one :class:`~structkernels.model_io.ModelFormatError`
+        line naming the file.
+        """
         from structkernels.model_io import load_learner
 
-        return load_learner(path)
+        return load_learner(path, max_bytes=max_bytes)

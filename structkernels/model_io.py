@@ -11,11 +11,23 @@ in the gzip header, so the same model gives the same bytes)::
      "evaluation": {...}}
 
 Version 1 (the same dict as plain JSON) is still read.  Every file is checked
-against this schema on reading and every message names the file: a σ that
-is not a finite number >= 0, an unknown version, training labels outside
-{0, 1}, lengths that disagree, a malformed path, or a file that is not a
-model at all (binary junk, another JSON document) give one
-:class:`ModelFormatError` line, never a traceback from deep inside.
+against this schema on reading and every message names the file: a σ or
+fixed σ that is not a finite number >= 0, an unknown version, training
+labels outside {0, 1}, lengths that disagree, a malformed path, a kernel
+that is not registered, or a file that is not a model at all (binary junk,
+another JSON document, a file decompressing beyond :data:`MAX_MODEL_BYTES`)
+give one :class:`ModelFormatError` line, never a traceback from deep inside.
+
+**Reading a model never runs code.**  The file is data: JSON read with a
+bound on its decompressed size, and the kernel it names (``"kernel"``, and
+the learner's ``"kernel"``) resolves only through the kernel registry
+(:meth:`structkernels.registry.Registry.resolve_name`: entry points and
+names given to ``structkernels.register``).  Nothing is imported by a name read
+from the file; ``"subprocess:getoutput"`` is refused as "not a registered
+kernel".  Files of older releases that hold ``module:Class`` for a kernel
+whose entry point is exactly that target are read under the registered name.
+Writing is atomic (a temporary file renamed into place) and refuses
+NaN/infinity, naming the field.
 
 :func:`load_model` gives a :class:`NPKModel` (the learner, the classifier
 settings and the training set, ready to predict);
@@ -31,11 +43,9 @@ Examples
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import math
 import os
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any
@@ -43,6 +53,7 @@ from typing import Any
 __all__ = [
     "MODEL_FORMAT",
     "MODEL_VERSION",
+    "MAX_MODEL_BYTES",
     "ModelFormatError",
     "NPKModel",
     "save_model",
@@ -55,6 +66,9 @@ MODEL_FORMAT = "structkernels.npk-model"
 MODEL_VERSION = 2
 #: Versions this release reads.
 READABLE_VERSIONS = (1, 2)
+#: The most bytes a model file may hold once decompressed (read at each call:
+#: a gzip bomb is refused after this much, in bounded memory).
+MAX_MODEL_BYTES = 1 << 30
 
 
 class ModelFormatError(ValueError):
@@ -62,30 +76,49 @@ class ModelFormatError(ValueError):
 
 
 def save_model(path: str | os.PathLike, model: dict[str, Any]) -> None:
-    """Write ``model`` (the dict above, without format/version) as gzip'd JSON."""
+    """Write ``model`` (the dict above, without format/version) as gzip'd JSON, atomically.
+
+    The file appears complete under its name or not at all (the old file, if
+    any, is kept on an error or an interrupt).  A NaN or infinity anywhere, or
+    a kernel that is not registered, is refused before anything is written.
+    """
+    from structkernels.utils import atomic_open, dumps_finite
+
     doc = {"format": MODEL_FORMAT, "version": MODEL_VERSION, **{
         k: v for k, v in model.items() if k not in ("format", "version")
     }}
+    if "kernel" in doc:
+        from structkernels.registry import kernels
+
+        doc["kernel"] = kernels.resolve_name(doc["kernel"])
     out = FilePath(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    raw = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
-        gz.write(raw)
-    out.write_bytes(buf.getvalue())
+    raw = dumps_finite(doc, what=f"{out}: the model", separators=(",", ":")).encode("utf-8")
+    with atomic_open(out, "wb") as fh:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0, compresslevel=9) as gz:
+            gz.write(raw)
 
 
-def _read_document(path: str | os.PathLike) -> Any:
+def _read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
+    from structkernels.utils import CorruptInputError, InputTooLargeError, read_bounded
+
     name = os.fspath(path)
+    limit = MAX_MODEL_BYTES if max_bytes is None else max_bytes
     try:
-        data = FilePath(name).read_bytes()
+        data = read_bounded(name, limit)
     except OSError as exc:
         raise ModelFormatError(f"{name}: cannot read the model file ({exc.strerror or exc})") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ModelFormatError(f"{name}: corrupt gzip data in the model file ({exc})") from None
+    except CorruptInputError as exc:
+        raise ModelFormatError(
+            f"{name}: corrupt gzip data in the model file ({str(exc).split(': ', 1)[-1]})"
+        ) from None
+    except InputTooLargeError:
+        raise ModelFormatError(
+            f"{name}: the model file holds more than {limit} bytes (decompressed); refused "
+            "(limit: max_bytes, default structkernels.model_io.MAX_MODEL_BYTES)"
+        ) from None
+    if data[:1] == b"\x80":
+        raise ModelFormatError(f"{name}: not a structkernels model (pickle files are never read)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -98,22 +131,42 @@ def _read_document(path: str | os.PathLike) -> Any:
         raise ModelFormatError(
             f"{name}: not valid JSON ({exc.msg}, line {exc.lineno}): not a structkernels model"
         ) from None
+    except RecursionError:
+        raise ModelFormatError(f"{name}: JSON nested too deeply: not a structkernels model") from None
+    except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+        raise ModelFormatError(f"{name}: not a structkernels model ({exc})") from None
 
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _check_sigma(name: str, where: str, sigma: Any) -> None:
+def sigma_problem(where: str, sigma: Any) -> str | None:
+    """What is wrong with a σ mapping read from a file (label -> finite number >= 0), or None."""
     if sigma is None:
-        return
+        return None
     if not isinstance(sigma, dict):
-        raise ModelFormatError(f"{name}: {where} must be an object of edge label -> σ")
+        return f"{where} must be an object of edge label -> σ, got {type(sigma).__name__}"
     for label, value in sigma.items():
         if not _is_number(value) or value < 0:
-            raise ModelFormatError(
-                f"{name}: {where}[{label!r}] is {value!r}; σ must be a finite number >= 0"
-            )
+            return f"{where}[{label!r}] is {value!r}; σ must be a finite number >= 0"
+    return None
+
+
+def _check_sigma(name: str, where: str, sigma: Any) -> None:
+    problem = sigma_problem(where, sigma)
+    if problem is not None:
+        raise ModelFormatError(f"{name}: {problem}")
+
+
+def _check_kernel(name: str, where: str, spec: Any) -> str:
+    """The registered kernel name ``spec`` denotes; refused naming the file (nothing imported)."""
+    from structkernels.registry import UnknownNameError, kernels
+
+    try:
+        return kernels.resolve_name(spec)
+    except UnknownNameError as exc:
+        raise ModelFormatError(f"{name}: {where + ': ' if where else ''}{exc}") from None
 
 
 def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
@@ -136,8 +189,14 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
             raise ModelFormatError(f"{name}: the model has no {key!r} object")
     if not isinstance(doc.get("kernel", "path"), str):
         raise ModelFormatError(f"{name}: 'kernel' must be a kernel name")
+    doc["kernel"] = _check_kernel(name, "", doc.get("kernel", "path"))
+    if "kernel" in doc["learner"]:
+        doc["learner"]["kernel"] = _check_kernel(
+            name, "learner['kernel']", doc["learner"]["kernel"]
+        )
     _check_sigma(name, "kernel_params['sigma']", doc["kernel_params"].get("sigma"))
     _check_sigma(name, "learner['sigma']", doc["learner"].get("sigma"))
+    _check_sigma(name, "learner['fixed_sigma']", doc["learner"].get("fixed_sigma"))
     train = doc["train"]
     paths, labels = train.get("paths"), train.get("labels")
     if not isinstance(paths, list) or not isinstance(labels, list) or not paths:
@@ -164,9 +223,12 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
     return doc
 
 
-def read_model(path: str | os.PathLike) -> dict[str, Any]:
-    """The checked model document of a train-npk file (any readable version)."""
-    return validate_model(_read_document(path), path)
+def read_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> dict[str, Any]:
+    """The checked model document of a train-npk file (any readable version).
+
+    ``max_bytes`` bounds the decompressed size (default :data:`MAX_MODEL_BYTES`).
+    """
+    return validate_model(_read_document(path, max_bytes), path)
 
 
 @dataclass
@@ -225,23 +287,28 @@ class NPKModel:
 
 def _learner_from(doc: dict[str, Any], name: str):
     from structkernels.learning import NonstationaryLearner
+    from structkernels.registry import UnknownNameError
 
     try:
         return NonstationaryLearner.from_json(doc)
+    except UnknownNameError as exc:
+        raise ModelFormatError(f"{name}: {exc}") from None
     except (ValueError, TypeError, KeyError) as exc:
         raise ModelFormatError(f"{name}: the model's learner is malformed: {exc}") from None
 
 
-def load_model(path: str | os.PathLike) -> NPKModel:
+def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:
     """Read a model written by ``structkernels train-npk``.
 
     Raises :class:`ModelFormatError` (one line naming the file) on anything
-    that is not a valid model.
+    that is not a valid model.  Nothing named in the file is imported: its
+    kernel resolves through the registry.  ``max_bytes`` bounds the
+    decompressed size (default :data:`MAX_MODEL_BYTES`).
     """
     from structkernels.structures import Path
 
     name = os.fspath(path)
-    doc = read_model(path)
+    doc = read_model(path, max_bytes=max_bytes)
     train = doc["train"]
     learner = _learner_from(doc["learner"], name)
     return NPKModel(
@@ -258,15 +325,22 @@ def load_model(path: str | os.PathLike) -> NPKModel:
     )
 
 
-def load_learner(path: str | os.PathLike):
+def load_learner(path: str | os.PathLike, *, max_bytes: int | None = None):
     """The :class:`~structkernels.NonstationaryLearner` of a train-npk model or a σ file.
 
     Reads both files ``train-npk`` writes (its model) and the σ-only JSON of
-    ``NonstationaryLearner.save``.
+    ``NonstationaryLearner.save``; the one reader of both (bounded size, kernel
+    through the registry, σ and fixed σ finite >= 0, every message naming the file).
     """
     name = os.fspath(path)
-    doc = _read_document(path)
+    doc = _read_document(path, max_bytes)
     if isinstance(doc, dict) and doc.get("format") == MODEL_FORMAT:
-        return load_model(path).learner
-    _check_sigma(name, "sigma", doc.get("sigma") if isinstance(doc, dict) else None)
+        return _learner_from(validate_model(doc, path)["learner"], name)
+    from structkernels.learning import MODEL_FORMAT as SIGMA_FORMAT
+
+    if isinstance(doc, dict) and doc.get("format") == SIGMA_FORMAT:
+        if "kernel" in doc:
+            doc["kernel"] = _check_kernel(name, "", doc["kernel"])
+        _check_sigma(name, "sigma", doc.get("sigma"))
+        _check_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
     return _learner_from(doc, name)

@@ -11,8 +11,15 @@ warns: a built-in name (from the ``structkernels`` distribution) is never
 replaced by a plugin, and between plugins the first distribution in sorted
 order keeps the bare name; every entry point is also reachable by its
 qualified name ``dist:name`` (``structkernels-foo:rbf``).  A plugin that fails
-to import is reported by name with its error and never takes the others down.
+to import (an exception, or even ``sys.exit`` in its module) is reported by
+name with its error and never takes the others down.  A name containing ``:``
+is refused (it could shadow a qualified name): warned about and skipped.
 :func:`register` adds a class for this process only.
+
+Files never name a class to import: a model file names its kernel by a
+registered name, resolved by :meth:`Registry.resolve_name` (which imports
+nothing but the registry's own entry points), and a saved kernel is named by
+:meth:`Registry.name_of`.
 
 Layering: this module imports nothing of the package at import time (the
 command line uses it to find its sub-commands without loading scikit-learn);
@@ -56,6 +63,13 @@ class UnknownNameError(ValueError):
 CORE_DISTRIBUTION = "structkernels"
 
 
+def _entry_point_target(ep: EntryPoint) -> str:
+    """``module:attr`` an entry point names, without its extras and spaces."""
+    value = ep.value.split("[", 1)[0]
+    module, _, attr = value.partition(":")
+    return f"{module.strip()}:{attr.strip()}"
+
+
 def _distribution_name(ep: EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
     return getattr(dist, "name", None) or "<unknown distribution>"
@@ -83,6 +97,8 @@ class Registry:
         self._qualified: dict[str, EntryPoint] = {}
         self._loaded: dict[str, Any] = {}
         self._local: dict[str, Any] = {}
+        self._refused: dict[str, str] = {}
+        #: name -> message of every plugin that failed to load or whose name was refused
         self.errors: dict[str, str] = {}
 
     # -------------------------------------------------------------- discovery
@@ -102,6 +118,16 @@ class Registry:
                 key=lambda e: (_distribution_name(e) != CORE_DISTRIBUTION, _distribution_name(e), e.name),
             )
             for ep in eps:
+                if ":" in ep.name:
+                    # "a:b" could shadow the qualified name of another plugin's "b"
+                    message = (
+                        f"{self.what} entry point {ep.name!r} ({ep.value}, distribution "
+                        f"{_distribution_name(ep)}) is refused: a name may not contain ':' "
+                        "(it could shadow a qualified name dist:name)"
+                    )
+                    self._refused[f"{_distribution_name(ep)}:{ep.name}"] = message
+                    warnings.warn(message, PluginWarning, stacklevel=3)
+                    continue
                 qualified.setdefault(f"{_distribution_name(ep)}:{ep.name}", ep)
                 if ep.name in found:
                     kept = found[ep.name]
@@ -119,6 +145,7 @@ class Registry:
                 found[ep.name] = ep
             self._qualified = qualified
             self._entry_points = found
+            self.errors.update(self._refused)
         return self._entry_points
 
     def _entry_point(self, name: str) -> EntryPoint | None:
@@ -153,7 +180,7 @@ class Registry:
             obj = ep.load()
             if self._check is not None:
                 self._check(obj)
-        except Exception as exc:  # a broken plugin must not take the others down
+        except (Exception, SystemExit) as exc:  # a broken plugin must not take the others down
             message = (
                 f"{self.what} plugin {name!r} ({ep.value}, distribution "
                 f"{_distribution_name(ep)}) failed to load: {type(exc).__name__}: {exc}"
@@ -191,7 +218,15 @@ class Registry:
         return self._load(name)
 
     def register(self, name: str, obj: Any, *, overwrite: bool = False) -> None:
-        """Register ``obj`` under ``name`` in this process only."""
+        """Register ``obj`` under ``name`` in this process only.
+
+        A name may not contain ``:`` (it is kept for qualified names ``dist:name``).
+        """
+        if not isinstance(name, str) or not name or ":" in name:
+            raise ValueError(
+                f"{self.what} name must be a non-empty str without ':' (kept for qualified "
+                f"names dist:name), got {name!r}"
+            )
         if self._check is not None:
             self._check(obj)
         if not overwrite and (name in self._local or name in self._discover()):
@@ -212,7 +247,87 @@ class Registry:
         """Forget the cached entry points (after installing a plugin in-process)."""
         self._entry_points = None
         self._loaded.clear()
+        self._refused.clear()
         self.errors.clear()
+
+    # ------------------------------------------------------- names in files
+    def name_of(self, obj: Any) -> str | None:
+        """The registered name of ``obj`` (a class), or None when it is not registered.
+
+        In-process registrations come first, then the entry point whose value
+        is the class's ``module:qualname`` (compared as text), then every
+        entry point is loaded and compared by identity (an entry point may
+        name a re-export).  A class reachable only by a qualified name gets
+        that name (``dist:name``).
+
+        Examples
+        --------
+        >>> from structkernels.registry import kernels
+        >>> from structkernels.kernels.vector import RBFKernel
+        >>> kernels.name_of(RBFKernel)
+        'rbf'
+        """
+        for name, local in self._local.items():
+            if local is obj:
+                return name
+        qualname = f"{getattr(obj, '__module__', '')}:{getattr(obj, '__qualname__', '')}"
+        found = self._discover()
+        candidates = [*sorted(found.items()), *sorted(self._qualified.items())]
+        for name, ep in candidates:
+            if _entry_point_target(ep) == qualname and self._loads_to(name, obj):
+                return name
+        for name, _ in candidates:
+            if self._loads_to(name, obj):
+                return name
+        return None
+
+    def _loads_to(self, name: str, obj: Any) -> bool:
+        try:
+            return self._load(name) is obj
+        except ImportError:
+            return False
+
+    def resolve_name(self, spec: Any) -> str:
+        """The registered name a file's ``spec`` denotes; nothing is imported by name.
+
+        ``spec`` is a registered name (bare or qualified ``dist:name``).  For
+        files written by older releases, a ``module:qualname`` that is exactly
+        the target of a registered entry point (``"structkernels.kernels.path:PathKernel"``)
+        or the ``module:qualname`` of a class registered in this process maps to
+        that registered name: the text is looked up, never imported.  Anything
+        else raises :class:`UnknownNameError`.
+
+        Examples
+        --------
+        >>> from structkernels.registry import kernels
+        >>> kernels.resolve_name("structkernels.kernels.path:PathKernel")
+        'path'
+        >>> try:
+        ...     kernels.resolve_name("subprocess:getoutput")
+        ... except UnknownNameError as exc:
+        ...     print(str(exc)[:56])
+        kernel 'subprocess:getoutput' is not a registered kernel
+        """
+        if not isinstance(spec, str) or not spec:
+            raise UnknownNameError(
+                f"a {self.what} is named by a registered name (a non-empty str), got {spec!r}"
+            )
+        if spec in self._local or self._entry_point(spec) is not None:
+            return spec
+        if ":" in spec:
+            for name, local in self._local.items():
+                if f"{getattr(local, '__module__', '')}:{getattr(local, '__qualname__', '')}" == spec:
+                    return name
+            for name, ep in [*sorted(self._discover().items()), *sorted(self._qualified.items())]:
+                if _entry_point_target(ep) == spec:
+                    return name
+        shown = ", ".join(self.names()) or "(none)"
+        raise UnknownNameError(
+            f"{self.what} {spec!r} is not a registered {self.what}; files name a {self.what} "
+            f"by its registered name and nothing is imported by a name read from a file "
+            f"(register a class with structkernels.register(name, cls) or an entry point in "
+            f"{self.group!r}); registered {self.what}s: {shown}"
+        )
 
 
 def _check_kernel_class(obj: Any) -> None:

@@ -43,12 +43,16 @@ def test_srk_parameters_are_refused_or_bounded(name, k, kmax, lam, X):
 def model_json():
     from test_learning import TupleBagKernel, planted_problem
 
+    from structkernels.registry import kernels
+
+    kernels.register("tuple-bag-test", TupleBagKernel, overwrite=True)  # files name registered kernels
     paths, y, _, _ = planted_problem(n=60, seed=1)
     learner = NonstationaryLearner(
         kernel=TupleBagKernel(), top_fraction=1.0, alpha=2, beta=10, hashing=None,
         random_state=0, progress=False,
     ).fit(paths, y)
-    return learner.to_json()
+    yield learner.to_json()
+    kernels.unregister("tuple-bag-test")
 
 
 junk = st.none() | st.booleans() | st.integers(-10, 10) | st.text(max_size=5) | st.lists(

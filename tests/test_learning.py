@@ -52,6 +52,16 @@ class TupleBagKernel(Kernel):
         return total
 
 
+@pytest.fixture
+def registered_tuple_bag():
+    """Model files name kernels by their registered name: register the test kernel."""
+    from structkernels.registry import kernels
+
+    kernels.register("tuple-bag-test", TupleBagKernel, overwrite=True)
+    yield "tuple-bag-test"
+    kernels.unregister("tuple-bag-test")
+
+
 def planted_problem(n=240, seed=0):
     """Labels depend on ARG0 and ARG1 only; mod, time, location, manner, quant are noise.
 
@@ -236,7 +246,7 @@ def test_random_state_makes_fit_reproducible():
     assert [e["loss"] for e in a.log_] == [e["loss"] for e in b.log_]
 
 
-def test_save_and_load_round_trip(tmp_path):
+def test_save_and_load_round_trip(tmp_path, registered_tuple_bag):
     paths, y, _, noise = planted_problem(n=120, seed=6)
     learner = NonstationaryLearner(
         kernel=TupleBagKernel(sigma={"rare": 0.0}), top_fraction=1.0, alpha=2, beta=20,
@@ -259,7 +269,7 @@ def test_save_and_load_round_trip(tmp_path):
     assert base.value(zeroed, zeroed) == pytest.approx(1.0)
 
 
-def test_normalized_kernel_instance_round_trips(tmp_path):
+def test_normalized_kernel_instance_round_trips(tmp_path, registered_tuple_bag):
     paths, y, _, noise = planted_problem(n=120, seed=12)
     learner = NonstationaryLearner(
         kernel=Normalized(TupleBagKernel()), normalize=False, top_fraction=1.0, alpha=2,

@@ -5,7 +5,8 @@ source (:mod:`ast`), without importing the kernel's module: importing them
 all would load scikit-learn and numba, seconds of start-up for a list.  A
 kernel whose source cannot be read that way (a C extension, a class built at
 run time) is imported, exactly as before; ``--load`` imports every one (which
-also reports broken plugins).
+also reports broken plugins).  A plugin that fails in any way, ``sys.exit`` in
+its module included, is listed as ``BROKEN`` with its error; the listing goes on.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ def _module_ast(module: str, cache: dict[str, ast.Module | None]) -> ast.Module 
             if spec is not None and spec.origin and spec.origin.endswith(".py"):
                 with open(spec.origin, encoding="utf-8") as fh:
                     tree = ast.parse(fh.read(), filename=spec.origin)
-        except (ImportError, OSError, SyntaxError, ValueError):
+        except (Exception, SystemExit):
+            # find_spec imports the parent package of a dotted module: a plugin package
+            # that raises or calls sys.exit there is listed from its import instead
             tree = None
         cache[module] = tree
     return cache[module]
@@ -120,19 +123,28 @@ def _loaded_entry(cls: Any) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     cache: dict[str, ast.Module | None] = {}
     eps = kernels.entry_points()
+    unbuildable: dict[str, str] = {}
     for name in kernels.names():
         entry = None
         if not args.load and name in eps:
             entry = _static_entry(eps[name].value, cache)
         if entry is None:
             try:
-                entry = _loaded_entry(kernels.get(name))
+                cls = kernels.get(name)
             except ImportError:
                 continue  # reported below
+            try:
+                entry = _loaded_entry(cls)
+            except (Exception, SystemExit) as exc:  # a constructor that fails is a broken plugin
+                unbuildable[name] = (
+                    f"kernel plugin {name!r} cannot be built with its default parameters: "
+                    f"{type(exc).__name__}: {exc}"
+                )
+                continue
         head, doc = entry
         print(f"{name:16s} {head}")
         if doc:
             print(f"{'':16s}   {doc}")
-    for name, message in sorted(kernels.errors.items()):
+    for name, message in sorted({**unbuildable, **kernels.errors}.items()):
         print(f"{name:16s} BROKEN: {message}")
     return 0

@@ -12,11 +12,9 @@ import json
 import math
 from typing import Any
 
-__all__ = ["NonFiniteError", "dumps_finite", "find_nonfinite"]
+from structkernels.utils._numeric import NonFiniteError
 
-
-class NonFiniteError(ValueError):
-    """A NaN or an infinity where a finite number is required; the message names where."""
+__all__ = ["dumps_finite", "find_nonfinite"]
 
 
 def find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
@@ -54,7 +52,10 @@ def find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
 
 
 def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
-    """:func:`json.dumps` with ``allow_nan=False``; a non-finite number raises :class:`NonFiniteError`.
+    """:func:`json.dumps` with ``allow_nan=False``; a NaN or infinity raises ``NonFiniteError``.
+
+    The error is :class:`structkernels.utils._numeric.NonFiniteError` (a ``ValueError``),
+    the one error of every non-finite check.
 
     Parameters
     ----------
@@ -66,12 +67,12 @@ def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
 
     Examples
     --------
-    >>> from structkernels.utils import dumps_finite, NonFiniteError
+    >>> from structkernels.utils import dumps_finite
     >>> dumps_finite({"statistic": 0.5})
     '{"statistic": 0.5}'
     >>> try:
     ...     dumps_finite({"statistic": float("nan")}, what="the HSIC result")
-    ... except NonFiniteError as exc:
+    ... except ValueError as exc:
     ...     print(exc)
     the HSIC result is not finite: ['statistic'] is nan (NaN and infinity are not JSON numbers)
     """
@@ -81,6 +82,8 @@ def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
         path, value = bad
         raise NonFiniteError(
             f"{what} is not finite: {path or 'the value'} is {value!r} "
-            "(NaN and infinity are not JSON numbers)"
+            "(NaN and infinity are not JSON numbers)",
+            (),
+            value,
         )
     return json.dumps(obj, allow_nan=False, **kwargs)

@@ -27,17 +27,20 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from structkernels.gram import block_ranges
 from structkernels.hashing import _as_structures as _checked_structures
-from structkernels.kernel import Normalized
+from structkernels.kernel import Normalized, validation_level
 from structkernels.knn import (
     HASHINGS,
     _diag,
     _Evaluator,
+    _probe,
     block_topk,
+    bounded_k,
     build_tables,
     group_buckets,
     merge_topk,
     prepare_kernel,
 )
+from structkernels.utils import check_finite
 
 __all__ = ["KernelKNNClassifier", "positive_class_scores"]
 
@@ -258,8 +261,8 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
                 f"kernel='precomputed': the test Gram matrix needs {n_cols} columns (one per "
                 f"training structure), got shape {K.shape}"
             )
-        if np.isnan(K).any():
-            raise ValueError(f"kernel='precomputed': the {what} Gram matrix contains NaN")
+        check_finite(K, f"kernel='precomputed': the {what} Gram matrix", ("row", "column"),
+                     hint="a kernel value must be a finite number")
         return K
 
     # ---------------------------------------------------------------- fit
@@ -291,6 +294,9 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("cannot fit on 0 structures")
         if self.hashing is not None and len(Xs) < 2:
             raise ValueError(f"hashing needs at least 2 training structures, got {len(Xs)} sample")
+        if not self._precomputed() and validation_level(self.kernel_) == "full":
+            # symmetry/PSD probe of plugin and user kernels (Kernel.output_validation)
+            _probe(self.kernel_, self.kernel_.check_input(Xs))
         self.X_fit_ = Xs
         self._y = y_enc.astype(np.int64)
         self.n_fit_evaluations_ = 0
@@ -347,7 +353,8 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
             # k + 1 neighbours by the predict-time search, then drop the structure itself
             from structkernels.hashing import take
 
-            idx, sims = self._neighbours_of(take(self.X_fit_, rows), self.n_neighbors + 1)
+            k1 = min(int(self.n_neighbors), n_all - 1) + 1  # the predict-time k, plus itself
+            idx, sims = self._neighbours_of(take(self.X_fit_, rows), k1)
             self.n_fit_evaluations_ += self.n_evaluations_
             own = idx == rows[:, None]
             # where the structure itself was not found, drop the last (weakest) neighbour
@@ -377,6 +384,8 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
 
     def _neighbours_of(self, X: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
         n_train = len(self.X_fit_)
+        # at most n_train neighbours exist: a larger k would only allocate padding
+        k = bounded_k(k, n_train, "n_neighbors", stacklevel=4)
         if self._precomputed():
             K = X
             r, c = block_topk(K, k)

@@ -389,7 +389,9 @@ class KernelLSH(_KernelHash):
         _check_int(self, "n_per_bit", 1)
         if self.n_bits is not None and self.n_bits > _MAX_BITS:
             raise ValueError(f"KernelLSH.n_bits must be <= {_MAX_BITS}, got {self.n_bits}")
-        if not (isinstance(self.rcond, (float, int)) and 0 <= self.rcond < 1):
+        if isinstance(self.rcond, bool) or not (
+            isinstance(self.rcond, (float, int, np.floating, np.integer)) and 0 <= self.rcond < 1
+        ):
             raise ValueError(f"KernelLSH.rcond must be in [0, 1), got {self.rcond!r}")
         kernel = self._kernel()
         X = _as_structures(kernel, X, encode=True)

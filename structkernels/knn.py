@@ -37,7 +37,14 @@ from sklearn.utils import check_random_state
 
 from structkernels.gram import block_ranges, plan_backend
 from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures, take
-from structkernels.kernel import Kernel, Normalized
+from structkernels.kernel import (
+    Kernel,
+    Normalized,
+    check_kernel_values,
+    probe_kernel,
+    probe_size,
+    validation_level,
+)
 from structkernels.progress import bar_disabled, tqdm
 from structkernels.registry import as_kernel
 
@@ -378,8 +385,11 @@ def _topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
     return out_l[:n_out], out_o[:n_out], out_v[:n_out]
 
 
-def _task_block(kernel: Kernel, Xr, Xc) -> np.ndarray:
-    """Kernel values of one task in a single block (a symmetric one when ``Xc`` is None)."""
+def _task_block(kernel: Kernel, Xr, Xc, rows=None, cols=None, same: bool = True) -> np.ndarray:
+    """Kernel values of one task in a single block (a symmetric one when ``Xc`` is None).
+
+    A NaN or infinite value is refused naming the pair (``rows``/``cols``: the
+    structures' positions, for the message; ``same``: both sides index one set)."""
     Xr = kernel.check_input(Xr)  # as the Gram engine does (an encoded list is kept as is)
     if Xc is None:
         S = np.asarray(kernel.gram_block_symmetric(Xr), dtype=np.float64)
@@ -389,6 +399,14 @@ def _task_block(kernel: Kernel, Xr, Xc) -> np.ndarray:
         shape = (len(Xr), len(Xc))
     if S.shape != shape:
         raise ValueError(f"a kernel block has shape {S.shape}, expected {shape}")
+    if not np.isfinite(S).all():
+        # name the pair by its positions in the data, not in the block
+        i, j = np.argwhere(~np.isfinite(S))[0]
+        gi = int(rows[i]) if rows is not None else int(i)
+        cj = cols if cols is not None else rows
+        gj = int(cj[j]) if cj is not None else int(j)
+        check_kernel_values(kernel, S[i : i + 1, j : j + 1], offsets=(gi, gj),
+                            names=("X", "X" if same else "Y"))
     return S
 
 
@@ -405,7 +423,7 @@ def _run_tasks(kernel: Kernel, k: int, payloads: list):
     out_r, out_c, out_s = [], [], []
     n_evals = 0
     for rows, cols, both, Xr, Xc, sx, sy in payloads:
-        S = _task_block(kernel, Xr, Xc)
+        S = _task_block(kernel, Xr, Xc, rows, cols, same=both)
         scaled = sx is not None
         sr = sx if scaled else _NO_SCALE
         if cols is None:
@@ -434,8 +452,38 @@ def _run_tasks(kernel: Kernel, k: int, payloads: list):
 def _check_common(k: Any, n_jobs: Any) -> None:
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
-    if not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise ValueError(f"n_jobs must be a non-zero int, got {n_jobs!r}")
+
+
+def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
+    """``k`` clipped to ``n``, the structures a row can be compared with, with a warning.
+
+    A row has at most ``n`` neighbours, so columns beyond ``n`` would only hold
+    padding (``-1`` / ``-inf``); with ``k = 10**9`` they would need ``16 n 10**9``
+    bytes.  Up to ``n`` the result keeps its ``k`` columns (padded where fewer
+    neighbours are found, as documented).
+    """
+    k = int(k)
+    if k > max(n, 1):
+        import warnings
+
+        warnings.warn(
+            f"{name}={k} exceeds the {n} structures; using {name}={max(n, 1)} (a row has at "
+            "most that many neighbours)",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+        return max(n, 1)
+    return k
+
+
+def _probe(kernel: Kernel, X: Sequence) -> None:
+    """The symmetry/PSD probe of :func:`structkernels.kernel.probe_kernel` when the kernel's
+    ``output_validation`` asks for it (plugins and user kernels by default)."""
+    n = len(X)
+    if n and validation_level(kernel) == "full":
+        probe_kernel(kernel, X, probe_size(n, n * (n + 1) // 2))
 
 
 def _diag(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
@@ -479,11 +527,16 @@ def exact_knn_graph(
     """
     t0 = time.perf_counter()
     _check_common(k, n_jobs)
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
+            or block_size < 1:
+        raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
     base, normalize = prepare_kernel(kernel)
     X = _as_structures(base, X, encode=True)
     n = len(X)
+    k = bounded_k(k, n)
+    _probe(base, X)
     diag, n_evals = _diag(base, X) if normalize else (None, 0)
-    blocks = block_ranges(n, max(1, int(block_size)))
+    blocks = block_ranges(n, min(int(block_size), max(n, 1)))
     tasks = []
     for bi, (r0, r1) in enumerate(blocks):
         for c0, c1 in blocks[bi:]:
@@ -543,6 +596,13 @@ def build_tables(
     """Fit (or use) one hasher per table; returns hashers, codes, reference similarities, evals."""
     if not isinstance(n_tables, (int, np.integer)) or isinstance(n_tables, bool) or n_tables < 1:
         raise ValueError(f"n_tables must be an int >= 1, got {n_tables!r}")
+    if isinstance(hashing, str) and n_tables > max(len(X), 1):
+        # each table costs about n ** 1.5 evaluations: n tables cost more than the exact
+        # graph's n ** 2 / 2 (and the seeds alone would not fit in memory for 10**9)
+        raise ValueError(
+            f"n_tables={n_tables} exceeds the {len(X)} structures; more tables than structures "
+            "cost more than the exact graph (hashing=None)"
+        )
     hashers: list = []
     codes: list[np.ndarray] = []
     sims: list[np.ndarray] = []
@@ -677,6 +737,7 @@ def knn_graph(
     hash_kernel = Normalized(base) if normalize else base
     X = _as_structures(base, X, encode=True)
     n = len(X)
+    k = bounded_k(k, n)
     hashers, codes, ref_sims, n_evals = build_tables(
         X, hash_kernel, hashing, n_bits=n_bits, n_tables=n_tables,
         random_state=random_state, n_jobs=n_jobs, hash_params=hash_params,

@@ -4,12 +4,16 @@ Inputs are ``.npy`` arrays (vectors, or Gram matrices with
 ``--kernel precomputed``), JSON Lines structure files (``.jsonl``, see
 :mod:`structkernels.io`) or plain text, one sentence per line (``.txt``,
 encoded with ``--encoder glove``: the sum of GloVe 6B 50d vectors).
+
+Every output is written to a temporary file renamed into place when complete;
+a PHSIC model file is data only (``PHSIC.save``: a ``.npz`` archive, never a
+pickle).  JSON output never holds NaN or infinity: a non-finite result is one
+error line naming it.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -104,7 +108,9 @@ def _run_hsic(args: argparse.Namespace) -> int:
     if args.estimator in ("icd", "nystrom"):
         out.update({"rank": list(model.rank_), "residual": list(model.residual_),
                     "error_bound": model.error_bound_})
-    print(json.dumps(out))
+    from structkernels.utils import dumps_finite
+
+    print(dumps_finite(out, what="the HSIC result"))
     return 0
 
 
@@ -117,11 +123,12 @@ def add_phsic_parser(sub) -> argparse.ArgumentParser:
     f.add_argument("y")
     _kernel_args(f, "cosine")
     f.add_argument("--estimator", choices=["feature", "icd", "naive"], default="feature")
-    f.add_argument("-o", "--output", required=True, help="model file (joblib)")
+    f.add_argument("-o", "--output", required=True,
+                   help="model file (.npz, data only: read by `phsic score`, never unpickled)")
     f.set_defaults(func=_run_fit)
 
     s = ps.add_parser("score", help="score pairs with a saved model")
-    s.add_argument("model")
+    s.add_argument("model", help="model file written by `phsic fit` (.npz)")
     s.add_argument("x")
     s.add_argument("y")
     s.add_argument("--encoder", choices=["none", "glove"], default="none")
@@ -152,38 +159,37 @@ def _phsic_from(args: argparse.Namespace):
 
 
 def _run_fit(args: argparse.Namespace) -> int:
-    import joblib
-
     X = _read(args.x, args.encoder, args.kernel_x)
     Y = _read(args.y, args.encoder, args.kernel_y)
     model = _phsic_from(args).fit(X, Y)
-    joblib.dump({"model": model, "encoder": args.encoder}, args.output)
+    model.save(args.output, encoder=args.encoder)
     print(f"wrote {args.output}: PHSIC ({args.estimator}) on {model.n_samples_} pairs, "
           f"{model.n_kernel_evaluations_} kernel evaluations")
     return 0
 
 
-def _write_scores(path: str, scores: np.ndarray) -> None:
+def _write_scores(path: str, scores: np.ndarray) -> str:
+    """Write the scores atomically (``.npy``, or text one per line); returns the path written."""
+    from structkernels.utils import atomic_open, check_finite, save_npy
+
+    check_finite(scores, "PHSIC scores", index_names=("pair",))
     if path.endswith(".npy"):
-        np.save(path, scores)
-    else:
-        np.savetxt(path, scores, fmt="%.10g")
+        return str(save_npy(path, scores))
+    with atomic_open(path) as fh:
+        np.savetxt(fh, scores, fmt="%.10g")
+    return path
 
 
 def _run_score(args: argparse.Namespace) -> int:
-    import joblib
+    from structkernels_hsic.phsic import PHSIC
 
-    try:
-        saved = joblib.load(args.model)
-        model = saved["model"]
-    except Exception as exc:  # a wrong file gives one line, not a traceback
-        raise CommandError(f"{args.model}: not a saved PHSIC model ({type(exc).__name__}: {exc})") from None
-    encoder = args.encoder if args.encoder != "none" else saved.get("encoder", "none")
+    model = PHSIC.load(args.model)  # data only; a pickle/joblib file is refused in one line
+    encoder = args.encoder if args.encoder != "none" else getattr(model, "encoder_", "none")
     X = _read(args.x, encoder, "")
     Y = _read(args.y, encoder, "")
     scores = model.score(X, Y)
-    _write_scores(args.output, scores)
-    print(f"wrote {args.output}: {len(scores)} scores, mean {scores.mean():.6g}")
+    written = _write_scores(args.output, scores)
+    print(f"wrote {written}: {len(scores)} scores, mean {scores.mean():.6g}")
     return 0
 
 
@@ -195,8 +201,12 @@ def _run_select(args: argparse.Namespace) -> int:
     model = _phsic_from(args).fit(X, Y)
     scores = model.score_training() if args.estimator == "icd" else model.score(X, Y)
     keep = select_pairs(scores, args.top)
-    np.savetxt(args.output, keep, fmt="%d")
+    from structkernels.utils import atomic_open, check_finite, save_npy
+
+    check_finite(scores, "PHSIC scores", index_names=("pair",))
+    with atomic_open(args.output) as fh:
+        np.savetxt(fh, keep, fmt="%d")
     if args.scores:
-        np.save(args.scores, scores)
+        save_npy(args.scores, scores)
     print(f"wrote {args.output}: the top {len(keep)} of {len(scores)} pairs by PHSIC")
     return 0

@@ -14,10 +14,45 @@ PHSIC over the training pairs is HSIC (MI : PMI = HSIC : PHSIC).  Estimators:
 - ``"naive"`` (Eq. 27), any kernel, O(n) kernel values per scored point:
   ``(k - k_bar)^T (H / n) (l - l_bar)`` with ``k = (k(x, x_i))_i`` and
   ``k_bar = K 1 / n``; for checking.
+
+Model files
+-----------
+:meth:`PHSIC.save` writes a fitted model as **data only**, and :meth:`PHSIC.load`
+reads it without running anything the file names (never pickle/joblib).  The
+file is one NumPy ``.npz`` archive (an uncompressed zip of ``.npy`` arrays),
+written to a temporary file in the destination's folder and renamed into place
+when complete:
+
+- ``meta``: a ``uint8`` array holding UTF-8 JSON::
+
+    {"format": "structkernels-hsic.phsic-model", "version": 1,
+     "estimator_class": "phsic",          # the registered measure name
+     "params": {...},                     # PHSIC's constructor parameters
+     "encoder": "none",                   # how the CLI encodes text input
+     "state": {...},                      # n_samples_, counters, kernels, per-side data
+     "arrays": ["cov", "mean_x", ...]}    # the other entries of the archive
+
+- every other entry a numeric array (``cov``, ``mean_x``, ``mean_y``; per side
+  ``x.factor``, ``x.pivots``, ``x.data`` the training vectors or Gram matrix
+  for the ``"icd"`` and ``"naive"`` estimators).
+
+Kernels are saved as ``{"name": registered name, "params": {...}}`` (a
+``Normalized`` kernel as ``{"normalized": {...}}``) and rebuilt through the
+kernel registry only; an unregistered kernel class is refused at save time.
+Training structures that are not vectors (paths, trees, re-writing pairs,
+strings) are stored as JSON Lines records in ``meta`` and decoded by
+:func:`structkernels.io.decode_structure`.  Arrays are read with
+``allow_pickle=False`` after their headers are checked against the size limit
+(:data:`structkernels.model_io.MAX_MODEL_BYTES`); an unknown version, a
+pickle or joblib file, or any other damage is one :class:`PHSICModelError`
+line naming the file.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -30,10 +65,11 @@ from structkernels_hsic._kernels import (
     check_dtype,
     resolve_kernel,
     resolve_source,
+    take,
 )
 from structkernels_hsic.icd import IncompleteCholesky, centred_cross, fit_pair, resolve_ranks
 
-__all__ = ["PHSIC"]
+__all__ = ["PHSIC", "PHSICModelError", "MODEL_FORMAT", "MODEL_VERSION"]
 
 ESTIMATORS = ("feature", "icd", "naive")
 
@@ -280,6 +316,52 @@ class PHSIC(BaseEstimator):
         Kc -= Kc.mean(axis=1, keepdims=True)  # (k - k_bar)^T H
         return np.einsum("ij,ij->i", Kc, Lc) / n  # Eq. 27
 
+    def save(self, path: str | os.PathLike, *, encoder: str = "none") -> None:
+        """Write the fitted model to ``path`` as data only (see "Model files" above), atomically.
+
+        Parameters
+        ----------
+        path : path-like
+            The file (used as given; ``.npz`` by convention).
+        encoder : str, default "none"
+            How text input is encoded when scoring (``"glove"``), kept for the CLI.
+
+        Raises
+        ------
+        ValueError
+            Not fitted; a kernel class that is not registered (register it with
+            ``structkernels.register(name, cls)`` or an entry point); training
+            structures that cannot be written as data; a NaN or infinity.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, pathlib
+        >>> X = np.random.default_rng(0).normal(size=(50, 3)); Y = X ** 2
+        >>> model = PHSIC("linear", "linear").fit(X, Y)
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "phsic.npz"
+        >>> model.save(f)
+        >>> bool(np.array_equal(PHSIC.load(f).score(X, Y), model.score(X, Y)))
+        True
+        """
+        _save_model(self, path, encoder)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> PHSIC:
+        """Read a model written by :meth:`save`; nothing in the file is imported or unpickled.
+
+        ``max_bytes`` bounds the arrays' total size (default
+        ``structkernels.model_io.MAX_MODEL_BYTES``).  The loaded model has
+        ``encoder_``, the encoder saved with it.
+
+        Raises
+        ------
+        PHSICModelError
+            One line naming the file: not a PHSIC model file (pickle files are
+            never read), an unknown version, a kernel that is not registered,
+            damaged or oversized content.
+        """
+        return _load_model(path, max_bytes)
+
     def score_training(self) -> np.ndarray:
         """PHSIC of every training pair without re-reading the data (icd estimator)."""
         if self.estimator != "icd" or not hasattr(self, "_train_x"):
@@ -290,3 +372,425 @@ class PHSIC(BaseEstimator):
     def _check_same(a: int, b: int) -> None:
         if a != b:
             raise ValueError(f"X and Y must hold the same number of pairs to score, got {a} and {b}")
+
+
+# ------------------------------------------------------------------ model files
+
+MODEL_FORMAT = "structkernels-hsic.phsic-model"
+MODEL_VERSION = 1
+#: Versions this release reads.
+READABLE_VERSIONS = (1,)
+#: Estimator classes a model file may name (registered measure name -> class).
+_ESTIMATOR_CLASSES = {"phsic": PHSIC}
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+class PHSICModelError(ValueError):
+    """A PHSIC model file that cannot be used (or a model that cannot be saved); names the file."""
+
+
+def _kernel_to_json(kernel: Any, where: str) -> Any:
+    """``"precomputed"``, a registered name, or ``{"name", "params"}`` / ``{"normalized": ...}``."""
+    from structkernels import Kernel
+    from structkernels.kernel import Normalized
+    from structkernels.registry import kernels
+
+    if isinstance(kernel, str):
+        return kernel if kernel == "precomputed" else kernels.resolve_name(kernel)
+    if isinstance(kernel, Normalized):
+        return {"normalized": _kernel_to_json(kernel.kernel, where)}
+    if isinstance(kernel, Kernel):
+        name = kernels.name_of(type(kernel))
+        if name is None:
+            cls = type(kernel)
+            raise ValueError(
+                f"{where}: the kernel class {cls.__module__}.{cls.__qualname__} is not registered; "
+                "model files name kernels by their registered name only: register it with "
+                "structkernels.register(name, cls) (before saving and loading) or an entry point "
+                "in 'structkernels.kernels'"
+            )
+        params = kernel.get_params(deep=False)
+        return {"name": name, "params": _jsonable(params, f"{where} parameters")}
+    raise ValueError(f"{where}: cannot save a kernel given as {type(kernel).__name__}")
+
+
+def _kernel_from_json(spec: Any, where: str) -> Any:
+    """Inverse of :func:`_kernel_to_json`: names resolve through the kernel registry only."""
+    from structkernels.kernel import Normalized
+    from structkernels.registry import kernels
+
+    if isinstance(spec, str):
+        return spec if spec == "precomputed" else kernels.resolve_name(spec)
+    if isinstance(spec, dict) and set(spec) == {"normalized"}:
+        return Normalized(_kernel_from_json(spec["normalized"], where))
+    if isinstance(spec, dict) and set(spec) == {"name", "params"} and isinstance(spec["params"], dict):
+        cls = kernels.get(kernels.resolve_name(spec["name"]))
+        kernel = cls(**spec["params"])
+        kernel.validate_params()
+        return kernel
+    raise ValueError(f"{where} must be a kernel name or {{'name', 'params'}}, got {spec!r}")
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """Parameters as JSON data (tuples become lists); anything else is refused by name."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, where) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, where) for v in value]
+    if isinstance(value, (bool, str, type(None))):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value).name
+    raise ValueError(f"{where}: {value!r} ({type(value).__name__}) cannot be saved as data")
+
+
+def _structures_to_json(X: Any, where: str) -> list:
+    """Training structures as JSON Lines records (``{"path": ...}``, ``{"tree": ...}``, ...)."""
+    from structkernels.structures import Path, Tree
+
+    out = []
+    for i, x in enumerate(X):
+        if isinstance(x, Path):
+            out.append({"path": x.to_json()})
+        elif isinstance(x, Tree):
+            out.append({"tree": x.to_json()})
+        elif isinstance(x, str):
+            out.append({"text": x})
+        elif (isinstance(x, (tuple, list)) and len(x) == 2
+              and all(isinstance(side, (tuple, list)) and all(isinstance(t, str) for t in side) for side in x)):
+            out.append({"pair": [list(x[0]), list(x[1])]})
+        else:
+            raise ValueError(
+                f"{where}: training structure {i} ({type(x).__name__}) cannot be saved as data "
+                "(vectors, paths, trees, re-writing pairs and strings can)"
+            )
+    return out
+
+
+def _structures_from_json(records: Any, where: str) -> list:
+    from structkernels.io import decode_structure
+
+    if not isinstance(records, list):
+        raise ValueError(f"{where} must be a list of records")
+    out = []
+    for i, record in enumerate(records):
+        if isinstance(record, dict) and set(record) == {"text"} and isinstance(record["text"], str):
+            out.append(record["text"])
+            continue
+        if not (isinstance(record, dict) and len(record) == 1 and next(iter(record)) in ("path", "tree", "pair")):
+            raise ValueError(f"{where}[{i}] is not a saved structure record")
+        out.append(decode_structure(record)[1])
+    return out
+
+
+class _Writer:
+    """Collects the archive's arrays and the JSON state of one model."""
+
+    def __init__(self, where: str):
+        self.where = where
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def array(self, key: str, value: Any) -> str:
+        arr = np.asarray(value)
+        if arr.dtype.hasobject or arr.dtype.kind not in "biuf":
+            raise ValueError(f"{self.where}: {key} is not a numeric array ({arr.dtype})")
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise ValueError(f"{self.where}: {key} holds NaN or infinity; a model is saved finite")
+        self.arrays[key] = arr
+        return key
+
+    def source(self, side: str, source: Any) -> dict[str, Any]:
+        from structkernels_hsic._kernels import PrecomputedSource
+
+        out: dict[str, Any] = {"n_evaluations": int(source.n_evaluations)}
+        if isinstance(source, PrecomputedSource):
+            out["kernel"] = "precomputed"
+            out["data"] = self.array(f"{side}.data", source.K)
+            return out
+        out["kernel"] = _kernel_to_json(source.kernel, f"{self.where}: kernel_{side}")
+        if isinstance(source.X, np.ndarray) and source.X.dtype.kind in "biuf":
+            out["data"] = self.array(f"{side}.data", source.X)
+        else:
+            out["structures"] = _structures_to_json(source.X, f"{self.where}: {side}")
+        if getattr(source, "_inner_diag", None) is not None:
+            out["inner_diag"] = self.array(f"{side}.inner_diag", source._inner_diag)
+        return out
+
+
+def _save_model(model: PHSIC, path: str | os.PathLike, encoder: str) -> None:
+    from structkernels.utils import atomic_open, dumps_finite
+
+    name = os.fspath(path)
+    if not hasattr(model, "n_samples_"):
+        raise ValueError(f"{name}: PHSIC is not fitted; call fit(X, Y) before save")
+    if not isinstance(encoder, str):
+        raise ValueError(f"{name}: encoder must be a str, got {encoder!r}")
+    w = _Writer(name)
+    params = model.get_params(deep=False)
+    params["kernel_x"] = _kernel_to_json(params["kernel_x"], f"{name}: kernel_x")
+    params["kernel_y"] = _kernel_to_json(params["kernel_y"], f"{name}: kernel_y")
+    params["dtype"] = np.dtype(check_dtype(params["dtype"])).name
+    params = _jsonable(params, f"{name}: PHSIC parameters")
+    state: dict[str, Any] = {
+        "n_samples": int(model.n_samples_),
+        "n_kernel_evaluations": int(model.n_kernel_evaluations_),
+        "mean_x": w.array("mean_x", model.mean_x_),
+        "mean_y": w.array("mean_y", model.mean_y_),
+    }
+    if model.estimator == "feature":
+        state["cov"] = w.array("cov", model.cov_)
+        state["kernel_x"] = _kernel_to_json(model.kernel_x_, f"{name}: kernel_x")
+        state["kernel_y"] = _kernel_to_json(model.kernel_y_, f"{name}: kernel_y")
+    elif model.estimator == "icd":
+        state["cov"] = w.array("cov", model.cov_)
+        for side, icd in (("x", model.icd_x_), ("y", model.icd_y_)):
+            state[f"icd_{side}"] = {
+                "max_rank": _jsonable(icd.max_rank, f"{name}: max_rank"),
+                "tol": float(icd.tol),
+                "factor": w.array(f"{side}.factor", icd.factor_),
+                "pivots": w.array(f"{side}.pivots", np.asarray(icd.pivots_, dtype=np.int64)),
+                "residual_trace": float(icd.residual_trace_),
+                "trace": float(icd.trace_),
+                "n_kernel_evaluations": int(icd.n_kernel_evaluations_),
+                "source": w.source(side, icd.source_),
+            }
+    else:
+        state["source_x"] = w.source("x", model.source_x_)
+        state["source_y"] = w.source("y", model.source_y_)
+    meta = {
+        "format": MODEL_FORMAT, "version": MODEL_VERSION, "estimator_class": "phsic",
+        "params": params, "encoder": encoder, "state": state, "arrays": sorted(w.arrays),
+    }
+    try:
+        text = dumps_finite(meta, what=f"{name}: the PHSIC model", separators=(",", ":"))
+    except RecursionError:
+        raise ValueError(f"{name}: a training structure is nested too deeply to save as JSON") from None
+    arrays = {"meta": np.frombuffer(text.encode("utf-8"), dtype=np.uint8), **w.arrays}
+    with atomic_open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def _checked_archive(name: str, max_bytes: int) -> set[str]:
+    """Entry names of the ``.npz`` at ``name``, after checking every ``.npy`` header against the limit."""
+    try:
+        with open(name, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise PHSICModelError(f"{name}: cannot read the PHSIC model file ({exc.strerror or exc})") from None
+    if head != _ZIP_MAGIC:
+        raise PHSICModelError(
+            f"{name}: not a PHSIC model file (pickle files are never read; a PHSIC model is the "
+            ".npz archive written by PHSIC.save or `structkernels phsic fit`)"
+        )
+    total = 0
+    entries = set()
+    try:
+        with zipfile.ZipFile(name) as zf:
+            for info in zf.infolist():
+                if not info.filename.endswith(".npy"):
+                    raise PHSICModelError(f"{name}: unexpected entry {info.filename!r} in the model archive")
+                total += info.file_size
+                if total > max_bytes:
+                    raise PHSICModelError(
+                        f"{name}: the model archive holds more than {max_bytes} bytes; refused "
+                        "(limit: max_bytes, default structkernels.model_io.MAX_MODEL_BYTES)"
+                    )
+                with zf.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                    else:
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                if dtype.hasobject or dtype.kind not in "biuf":
+                    raise PHSICModelError(
+                        f"{name}: entry {info.filename!r} is not a numeric array ({dtype}); refused"
+                    )
+                nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if nbytes > info.file_size:
+                    raise PHSICModelError(
+                        f"{name}: entry {info.filename!r} claims {nbytes} bytes but holds {info.file_size}"
+                    )
+                entries.add(info.filename[: -len(".npy")])
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        if isinstance(exc, PHSICModelError):
+            raise
+        raise PHSICModelError(f"{name}: damaged PHSIC model archive ({exc})") from None
+    return entries
+
+
+class _Reader:
+    def __init__(self, name: str, npz: Any, entries: set[str]):
+        self.name = name
+        self.npz = npz
+        self.entries = entries
+
+    def array(self, key: Any, ndim: int | None = None) -> np.ndarray:
+        if not isinstance(key, str) or key not in self.entries or key == "meta":
+            raise ValueError(f"array {key!r} is missing from the archive")
+        arr = self.npz[key]
+        if ndim is not None and arr.ndim != ndim:
+            raise ValueError(f"array {key!r} has {arr.ndim} dimensions, {ndim} expected")
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise ValueError(f"array {key!r} holds NaN or infinity")
+        return arr
+
+    def source(self, side: str, spec: Any, dtype: type) -> Any:
+        from structkernels_hsic._kernels import KernelSource, PrecomputedSource
+
+        if not isinstance(spec, dict):
+            raise ValueError(f"source {side} must be an object")
+        kernel = _kernel_from_json(spec.get("kernel"), f"kernel_{side}")
+        if isinstance(kernel, str) and kernel == "precomputed":
+            source: Any = PrecomputedSource(self.array(spec.get("data"), 2), side.upper(), dtype=dtype)
+        else:
+            if isinstance(kernel, str):
+                from structkernels import kernel as make_kernel
+
+                kernel = make_kernel(kernel)
+            if "structures" in spec:
+                X = _structures_from_json(spec["structures"], f"{side} structures")
+            else:
+                X = self.array(spec.get("data"))
+            source = KernelSource(kernel, X, dtype=dtype)
+            if "inner_diag" in spec:
+                source._inner_diag = self.array(spec["inner_diag"], 1)
+        source.n_evaluations = _int(spec.get("n_evaluations"), "n_evaluations")
+        return source
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{where} must be an int >= 0, got {value!r}")
+    return value
+
+
+def _load_model(path: str | os.PathLike, max_bytes: int | None = None) -> PHSIC:
+    from structkernels import model_io
+    from structkernels.registry import UnknownNameError
+
+    name = os.fspath(path)
+    limit = model_io.MAX_MODEL_BYTES if max_bytes is None else max_bytes
+    entries = _checked_archive(name, limit)
+    if "meta" not in entries:
+        raise PHSICModelError(f"{name}: not a PHSIC model file (no 'meta' entry)")
+    try:
+        with np.load(name, allow_pickle=False) as npz:
+            raw = npz["meta"]
+            if raw.dtype != np.uint8 or raw.ndim != 1:
+                raise ValueError("the 'meta' entry is not UTF-8 JSON bytes")
+            try:
+                meta = json.loads(raw.tobytes().decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                raise ValueError(f"the 'meta' entry is not valid JSON ({type(exc).__name__})") from None
+            if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+                got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+                raise PHSICModelError(
+                    f"{name}: not a PHSIC model file (format {MODEL_FORMAT!r} expected, got {got!r})"
+                )
+            version = meta.get("version")
+            if isinstance(version, bool) or version not in READABLE_VERSIONS:
+                raise PHSICModelError(
+                    f"{name}: PHSIC model version {version!r} is not supported (this release reads "
+                    f"{', '.join(map(str, READABLE_VERSIONS))})"
+                )
+            return _model_from(meta, _Reader(name, npz, entries))
+    except PHSICModelError:
+        raise
+    except UnknownNameError as exc:
+        raise PHSICModelError(f"{name}: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError, ImportError, zipfile.BadZipFile,
+            OSError, EOFError) as exc:
+        raise PHSICModelError(f"{name}: damaged PHSIC model ({type(exc).__name__}: {exc})") from None
+
+
+def _model_from(meta: dict[str, Any], r: _Reader) -> PHSIC:
+    from structkernels_hsic.icd import IncompleteCholesky
+
+    cls = _ESTIMATOR_CLASSES.get(meta.get("estimator_class"))
+    if cls is None:
+        raise ValueError(f"unknown estimator class {meta.get('estimator_class')!r}")
+    params = meta.get("params")
+    state = meta.get("state")
+    if not isinstance(params, dict) or not isinstance(state, dict):
+        raise ValueError("'params' and 'state' must be objects")
+    unknown = set(params) - set(cls._get_param_names())
+    if unknown:
+        raise ValueError(f"unknown PHSIC parameter(s) {sorted(unknown)}")
+    params = dict(params)
+    for side in ("kernel_x", "kernel_y"):
+        if side in params:
+            params[side] = _kernel_from_json(params[side], side)
+    for key in ("max_rank", "rank"):
+        if isinstance(params.get(key), list):
+            params[key] = tuple(params[key])
+    dt = check_dtype(params.get("dtype", "float64"))
+    params["dtype"] = dt
+    model = cls(**params)
+    if model.estimator not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {model.estimator!r}")
+    encoder = meta.get("encoder", "none")
+    if not isinstance(encoder, str):
+        raise ValueError("'encoder' must be a str")
+    model.encoder_ = encoder
+    model.mean_x_ = r.array(state.get("mean_x"), 1)
+    model.mean_y_ = r.array(state.get("mean_y"), 1)
+    if model.estimator == "feature":
+        kx = _kernel_from_json(state.get("kernel_x"), "state kernel_x")
+        ky = _kernel_from_json(state.get("kernel_y"), "state kernel_y")
+        from structkernels import kernel as make_kernel
+
+        model.kernel_x_ = make_kernel(kx) if isinstance(kx, str) else kx
+        model.kernel_y_ = make_kernel(ky) if isinstance(ky, str) else ky
+        model.cov_ = r.array(state.get("cov"), 2)
+        if model.cov_.shape != (len(model.mean_x_), len(model.mean_y_)):
+            raise ValueError("the covariance does not match the means")
+    elif model.estimator == "icd":
+        model.cov_ = r.array(state.get("cov"), 2)
+        icds = []
+        for side in ("x", "y"):
+            spec = state.get(f"icd_{side}")
+            if not isinstance(spec, dict):
+                raise ValueError(f"'icd_{side}' must be an object")
+            max_rank = spec.get("max_rank")
+            icd = IncompleteCholesky(max_rank=tuple(max_rank) if isinstance(max_rank, list) else max_rank,
+                                     tol=float(spec.get("tol")))
+            icd.source_ = r.source(side, spec.get("source"), dt)
+            icd.factor_ = r.array(spec.get("factor"), 2)
+            pivots = r.array(spec.get("pivots"), 1)
+            if pivots.dtype.kind not in "iu":
+                raise ValueError(f"pivots of {side} must be integers")
+            icd.pivots_ = pivots.astype(np.intp)
+            n, rank = icd.factor_.shape
+            if n != icd.source_.n or len(icd.pivots_) != rank or (
+                rank and (icd.pivots_.min() < 0 or icd.pivots_.max() >= n)
+            ):
+                raise ValueError(f"the factor, pivots and training data of {side} do not match")
+            icd.residual_trace_ = float(spec.get("residual_trace"))
+            icd.trace_ = float(spec.get("trace"))
+            icd.residual_ = icd.residual_trace_ / icd.trace_ if icd.trace_ > 0 else 0.0
+            icd.rank_ = int(rank)
+            icd.n_samples_ = n
+            icd.n_kernel_evaluations_ = _int(spec.get("n_kernel_evaluations"), "n_kernel_evaluations")
+            icd._pivot_block = np.ascontiguousarray(icd.factor_[icd.pivots_, :])
+            if not icd.source_.precomputed:
+                icd.pivot_structures_ = take(icd.source_.X, icd.pivots_)
+            icds.append(icd)
+        model.icd_x_, model.icd_y_ = icds
+        model.rank_ = (model.icd_x_.rank_, model.icd_y_.rank_)
+        model.residual_ = (model.icd_x_.residual_, model.icd_y_.residual_)
+        model._train_x = model.icd_x_.factor_
+        model._train_y = model.icd_y_.factor_
+        if model.cov_.shape != model.rank_:
+            raise ValueError("the covariance does not match the factors' ranks")
+    else:
+        model.source_x_ = r.source("x", state.get("source_x"), dt)
+        model.source_y_ = r.source("y", state.get("source_y"), dt)
+        if len(model.mean_x_) != model.source_x_.n or len(model.mean_y_) != model.source_y_.n:
+            raise ValueError("the means do not match the training data")
+    model.n_samples_ = _int(state.get("n_samples"), "n_samples")
+    model.n_kernel_evaluations_ = _int(state.get("n_kernel_evaluations"), "n_kernel_evaluations")
+    return model

@@ -15,9 +15,21 @@ from structkernels.utils._atomic import (
 )
 from structkernels.utils._bounded import CorruptInputError, InputTooLargeError, read_bounded
 from structkernels.utils._jsonout import dumps_finite, find_nonfinite
+from structkernels.utils._limits import (
+    MAX_RECORD_BYTES,
+    MAX_RECORD_DEPTH,
+    BadLine,
+    RecordError,
+    decode_lines,
+    iter_lines,
+    loads_record,
+    split_lines,
+)
 from structkernels.utils._numeric import NonFiniteError, check_finite, first_nonfinite
 
 __all__ = ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap"]
 __all__ += ["read_bounded", "InputTooLargeError", "CorruptInputError"]
 __all__ += ["dumps_finite", "find_nonfinite"]
 __all__ += ["NonFiniteError", "check_finite", "first_nonfinite"]
+__all__ += ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines", "split_lines"]
+__all__ += ["MAX_RECORD_DEPTH", "MAX_RECORD_BYTES"]

@@ -1,0 +1,360 @@
+"""Input limits: one decoder for JSON records and bounded readers of text and gzip files.
+
+Every reader of user files goes through these, so that hostile input (a record
+nested 200,000 levels deep, a line of a gigabyte, a gzip bomb, a truncated
+``.gz``, a byte-order mark, bytes that are not UTF-8) gives one line naming the
+file and the line, within bounded memory, and never a ``RecursionError`` or a
+``MemoryError``.
+
+- :func:`loads_record` decodes one JSON text.  The nesting depth is measured
+  without recursion, outside strings, *before* :func:`json.loads` runs; the
+  size is checked first; ``NaN``, ``Infinity`` and numbers that overflow to
+  infinity are refused (a non-finite value is an error, never silent).
+- :func:`iter_lines` yields the lines of a plain or gzip'd text file one at a
+  time: lines end at ``\\n`` (``\\r\\n`` too; never at U+2028 or other Unicode
+  line separators), a UTF-8 byte-order mark is dropped, a line that is not
+  UTF-8 or longer than ``max_bytes`` is reported as a :class:`BadLine` on its
+  own (the lines around it are unaffected), and a truncated or corrupt gzip
+  stream ends the file with a :class:`BadLine` after every line read before it.
+- :func:`decode_lines` splits the bytes of a whole file the same way.
+- A whole file is read within a bound by :func:`structkernels.utils.read_bounded`.
+
+Nothing here imports another package of structkernels.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "RecordError",
+    "BadLine",
+    "loads_record",
+    "json_depth",
+    "iter_lines",
+    "decode_lines",
+    "split_lines",
+    "MAX_RECORD_DEPTH",
+    "MAX_RECORD_BYTES",
+]
+
+#: Default nesting limit of one JSON record (arrays and objects).  Anything
+#: ``json.dumps`` can write with Python's default recursion limit is shallower.
+MAX_RECORD_DEPTH = 1000
+#: Default size limit of one record (one line of a JSON Lines file), in bytes.
+MAX_RECORD_BYTES = 64 << 20
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+class RecordError(ValueError):
+    """A record or a file refused by a limit or not decodable, with where it was found.
+
+    Attributes
+    ----------
+    reason : str
+        What is wrong, without the place.
+    where : str or None
+        The place (``"file, line 3"``); the message is ``"<where>: <reason>"``.
+    """
+
+    def __init__(self, reason: str, where: str | None = None):
+        self.reason, self.where = reason, where
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+
+@dataclass(frozen=True)
+class BadLine:
+    """A line :func:`iter_lines` could not give as text: why, in one line."""
+
+    reason: str
+
+
+def json_depth(text: str) -> int:
+    """The nesting depth of arrays and objects in a JSON text, measured without recursion.
+
+    Brackets inside strings do not count.  Linear time; no Python-level loop
+    over the characters.
+
+    Examples
+    --------
+    >>> json_depth('{"a": [[1], "[[["]}')
+    3
+    """
+    opens = text.count("[") + text.count("{")
+    if opens <= 1:
+        return opens
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1).astype(np.int64)
+    return int(np.cumsum(steps).max())
+
+
+def _refuse_constant(name: str) -> Any:
+    raise RecordError(f"non-finite number {name} (only finite numbers are accepted)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise RecordError(f"number {text[:40]} overflows to infinity")
+    return value
+
+
+def loads_record(
+    text: str | bytes,
+    *,
+    max_depth: int = MAX_RECORD_DEPTH,
+    max_bytes: int = MAX_RECORD_BYTES,
+    where: str | None = None,
+) -> Any:
+    """Decode one JSON record within a depth and a size limit.
+
+    Parameters
+    ----------
+    text : str or bytes
+        One JSON document (bytes are decoded as UTF-8).
+    max_depth : int
+        Most nested arrays/objects accepted.  Measured before decoding,
+        without recursion, so any depth is refused cleanly.
+    max_bytes : int
+        Largest record accepted, in bytes of UTF-8.
+    where : str, optional
+        Where the record is (``"data.jsonl, line 3"``), put before the reason.
+
+    Returns
+    -------
+    The decoded value.
+
+    Raises
+    ------
+    RecordError
+        A ``ValueError``, one line: ``"<where>: <reason>"``.  Invalid JSON, too
+        deep, too large, not UTF-8, ``NaN``/``Infinity`` or a number that
+        overflows.  Never ``RecursionError`` or ``MemoryError``.
+
+    Examples
+    --------
+    >>> loads_record('{"path": [[null, "bind"]]}')
+    {'path': [[None, 'bind']]}
+    >>> loads_record("[" * 5000 + "]" * 5000, where="x.jsonl, line 2")
+    Traceback (most recent call last):
+    ...
+    structkernels.utils._limits.RecordError: x.jsonl, line 2: record nested 5000 levels deep; at most max_depth=1000 are read
+    """
+    if isinstance(text, (bytes, bytearray)):
+        if len(text) > max_bytes:
+            raise RecordError(f"record of {len(text)} bytes; at most max_bytes={max_bytes}", where)
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RecordError(
+                f"not UTF-8 text ({exc.reason}: byte 0x{text[exc.start:exc.start + 1].hex()} "
+                f"at column {exc.start + 1})",
+                where,
+            ) from None
+    elif len(text) * 4 > max_bytes:
+        size = len(text.encode("utf-8", errors="surrogatepass"))
+        if size > max_bytes:
+            raise RecordError(f"record of {size} bytes; at most max_bytes={max_bytes}", where)
+    depth = json_depth(text)
+    if depth > max_depth:
+        raise RecordError(
+            f"record nested {depth} levels deep; at most max_depth={max_depth} are read", where
+        )
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecordError as exc:
+        raise RecordError(exc.reason, where) from None
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"not valid JSON ({exc.msg}, column {exc.colno})", where) from None
+    except RecursionError:
+        raise RecordError(
+            f"record nested {depth} levels deep: too deep for the JSON decoder here; "
+            "lower max_depth",
+            where,
+        ) from None
+    except (ValueError, MemoryError) as exc:  # e.g. an integer of more than 4300 digits
+        msg = " ".join(str(exc).split())[:200]
+        raise RecordError(f"not a usable JSON record ({type(exc).__name__}: {msg})", where) from None
+
+
+def _open_binary(path: str | os.PathLike):
+    """The file opened for reading bytes, decompressed if it starts with the gzip magic."""
+    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    try:
+        magic = fh.read(2)
+        fh.seek(0)
+    except BaseException:
+        fh.close()
+        raise
+    if magic == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=fh, mode="rb"), fh
+    return fh, None
+
+
+def _gzip_problem(exc: BaseException) -> str:
+    rest = ": the rest of the file is lost"
+    if isinstance(exc, EOFError):
+        return f"the gzip data ends early (truncated file){rest}"
+    return f"corrupt gzip data ({' '.join(str(exc).split())[:160]}){rest}"
+
+
+def iter_lines(
+    path: str | os.PathLike,
+    *,
+    max_bytes: int = MAX_RECORD_BYTES,
+    skip_blank: bool = True,
+) -> Iterator[tuple[int, str | BadLine]]:
+    """``(line number, text or BadLine)`` of each line of a plain or gzip'd text file.
+
+    Memory stays within about ``max_bytes`` whatever the file holds.  Lines
+    end at ``\\n`` or ``\\r\\n`` only (a U+2028 inside a record is text); the
+    text has no line end.  A UTF-8 byte-order mark at the start is dropped.
+
+    Parameters
+    ----------
+    path : path
+        The file; gzip'd when it starts with the gzip magic bytes.
+    max_bytes : int
+        A longer line is a :class:`BadLine` (read past in chunks, never held).
+    skip_blank : bool
+        Leave out lines holding only white space.
+
+    Yields
+    ------
+    (int, str or BadLine)
+        A line that is not UTF-8 or too long is a :class:`BadLine`; a
+        truncated or corrupt gzip stream gives one last :class:`BadLine`
+        numbered after the lines read before it.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened or read (a plain file).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "x.jsonl")
+    ...     _ = open(f, "wb").write(b'\\xef\\xbb\\xbf{"a": 1}\\n\\n{"b": "\\xe9"}\\n')
+    ...     list(iter_lines(f))
+    [(1, '{"a": 1}'), (3, BadLine(reason='not UTF-8 text (invalid continuation byte: byte 0xe9 at column 8)'))]
+    """
+    stream, raw = _open_binary(path)
+    lineno = 0
+    try:
+        while True:
+            try:
+                line = stream.readline(max_bytes + 2)
+            except (EOFError, OSError, zlib.error) as exc:
+                if raw is None:
+                    raise
+                yield lineno + 1, BadLine(_gzip_problem(exc))
+                return
+            if not line:
+                return
+            lineno += 1
+            if lineno == 1 and line.startswith(_BOM):
+                line = line[3:]
+            if len(line) - line.endswith(b"\n") > max_bytes:
+                size = len(line)
+                while not line.endswith(b"\n"):
+                    try:
+                        line = stream.readline(_CHUNK)
+                    except (EOFError, OSError, zlib.error) as exc:
+                        if raw is None:
+                            raise
+                        yield lineno, BadLine(f"line longer than max_bytes={max_bytes} bytes")
+                        yield lineno + 1, BadLine(_gzip_problem(exc))
+                        return
+                    if not line:
+                        break
+                    size += len(line)
+                yield lineno, BadLine(f"line of {size} bytes; at most max_bytes={max_bytes} are read")
+                continue
+            if line.endswith(b"\n"):
+                line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                byte = line[exc.start : exc.start + 1].hex()
+                yield lineno, BadLine(
+                    f"not UTF-8 text ({exc.reason}: byte 0x{byte} at column {exc.start + 1})"
+                )
+                continue
+            if skip_blank and not text.strip():
+                continue
+            yield lineno, text
+    finally:
+        stream.close()
+        if raw is not None:
+            raw.close()
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split at ``\\n``, ``\\r\\n`` or ``\\r`` only (as editors count them).
+
+    Unlike :meth:`str.splitlines`, U+2028, U+0085, form feeds and the other
+    Unicode line boundaries stay inside a line.
+
+    Examples
+    --------
+    >>> split_lines("a\\u2028b\\r\\nc\\n")
+    ['a\\u2028b', 'c']
+    """
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
+    """Text lines of a file's bytes, and ``{line number: what is wrong}`` for lines not UTF-8.
+
+    A line that is not UTF-8 is decoded with replacement characters (so the
+    records around it, and its own id, can still be found) and reported; the
+    other lines are unaffected.  A UTF-8 byte-order mark is dropped.  Lines
+    end as in :func:`split_lines`.
+
+    Examples
+    --------
+    >>> decode_lines(b"\\xef\\xbb\\xbfa\\ncaf\\xe9\\n")
+    (['a', 'caf\\ufffd'], {2: 'unexpected end of data: byte 0xe9 at column 4'})
+    """
+    if data.startswith(_BOM):
+        data = data[3:]
+    try:
+        return split_lines(data.decode("utf-8")), {}
+    except UnicodeDecodeError:
+        pass
+    lines: list[str] = []
+    bad: dict[int, str] = {}
+    raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    for i, ln in enumerate(raw, 1):
+        try:
+            lines.append(ln.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            byte = ln[exc.start : exc.start + 1].hex()
+            bad[i] = f"{exc.reason}: byte 0x{byte} at column {exc.start + 1}"
+            lines.append(ln.decode("utf-8", errors="replace"))
+    return lines, bad

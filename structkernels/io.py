@@ -26,13 +26,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from structkernels.structures import Path, StructureError, Tree
+from structkernels.utils import (
+    MAX_RECORD_BYTES,
+    MAX_RECORD_DEPTH,
+    BadLine,
+    RecordError,
+    iter_lines,
+    loads_record,
+)
 
 __all__ = ["read_structures", "read_record", "StructureFile", "InputError", "decode_structure"]
 
@@ -53,14 +61,15 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
     reader = getattr(kernel, "read_record", None)
     if callable(reader):
         return type(kernel).__name__, reader(record)
-    if isinstance(record, list) and all(isinstance(v, (int, float)) for v in record):
+    if isinstance(record, list) and all(_is_number(v) for v in record):
         return "vector", record
     plugin_kinds = _plugin_kinds()
     known = ", ".join(repr(k) for k in (*BUILTIN_KINDS, *plugin_kinds))
     if not isinstance(record, dict):
         raise StructureError(f"a record is a list of numbers or an object with one of {known}")
     kinds = [k for k in BUILTIN_KINDS if k in record]
-    kinds += [k for k in plugin_kinds if k in record and k not in kinds]
+    if not kinds:  # a built-in key always means the built-in kind: plugins come after
+        kinds = [k for k in plugin_kinds if k in record]
     if len(kinds) != 1:
         raise StructureError(
             f"a record needs exactly one of {known}; found {kinds or 'none'}"
@@ -77,8 +86,8 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
     kind = kinds[0]
     value = record[kind]
     if kind == "vector":
-        if not isinstance(value, list) or not all(isinstance(v, (int, float)) for v in value):
-            raise StructureError("'vector' must be a list of numbers")
+        if not isinstance(value, list) or not all(_is_number(v) for v in value):
+            raise StructureError("'vector' must be a list of numbers (true/false are not numbers)")
         return kind, value
     if kind == "path":
         return kind, Path.from_json(value)
@@ -93,10 +102,42 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
     return kind, (tuple(value[0]), tuple(value[1]))
 
 
-def _plugin_kinds() -> list[str]:
-    from structkernels.registry import readers
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
-    return [name for name in readers.names() if name not in BUILTIN_KINDS]
+
+def _plugin_kinds() -> list[str]:
+    """Record keys read by ``structkernels.readers`` plugins.
+
+    A plugin named like a built-in kind (``path``, ``tree``, ...) never
+    replaces it: it is warned about and reachable only by its qualified key
+    ``"<distribution>:<name>"``.
+    """
+    from structkernels.registry import PluginWarning, readers
+
+    table = readers.entry_points()
+    kinds = []
+    for name in readers.names():
+        if name not in BUILTIN_KINDS:
+            kinds.append(name)
+            continue
+        ep = table.get(name)
+        dist = getattr(getattr(ep, "dist", None), "name", None) if ep is not None else None
+        if dist is None:  # registered in-process under a built-in name: never used
+            warnings.warn(
+                f"record reader {name!r} has the name of a built-in record kind and is "
+                "never used", PluginWarning, stacklevel=4,
+            )
+            continue
+        warnings.warn(
+            f"record reader plugin {ep.value} ({dist}) is named like the built-in record "
+            f"kind {name!r}, which keeps the name; the plugin reads only records keyed "
+            f"{dist}:{name}",
+            PluginWarning,
+            stacklevel=4,
+        )
+        kinds.append(f"{dist}:{name}")
+    return kinds
 
 
 def read_record(record: Any, kernel: Any = None) -> Any:
@@ -120,33 +161,48 @@ class StructureFile:
     records: list[dict] = field(default_factory=list)
 
 
-def _iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                yield lineno, line
-
-
-def read_structures(path: str | os.PathLike, kernel: Any = None) -> StructureFile:
+def read_structures(
+    path: str | os.PathLike,
+    kernel: Any = None,
+    *,
+    max_depth: int = MAX_RECORD_DEPTH,
+    max_bytes: int = MAX_RECORD_BYTES,
+) -> StructureFile:
     """Read a JSON Lines file of structures of one kind.
 
     Vectors come back as a 2-D float array, the others as lists.  With a
     ``kernel`` that has a ``read_record`` method, that method reads each record.
+
+    Every record goes through :func:`structkernels.utils.loads_record`: a
+    record nested deeper than ``max_depth`` or longer than ``max_bytes``, a
+    line that is not UTF-8, ``NaN`` or ``Infinity`` is an :class:`InputError`
+    naming the file and the line (never a ``RecursionError``).  The file may
+    be gzip'd; a UTF-8 byte-order mark is ignored; lines end at ``\\n`` only.
+
+    Raises
+    ------
+    InputError
+        One line: ``"<file>, line <n> (record <id>): <reason>"``.
+    OSError
+        The file cannot be read.
     """
     kind = None
     items: list[Any] = []
     records: list[dict] = []
-    for lineno, line in _iter_lines(path):
-        where = f"{os.fspath(path)}, line {lineno}"
+    name = os.fspath(path)
+    for lineno, line in iter_lines(path, max_bytes=max_bytes):
+        where = f"{name}, line {lineno}"
+        if isinstance(line, BadLine):
+            raise InputError(f"{where}: {line.reason}")
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: not valid JSON ({exc.msg})") from None
+            record = loads_record(line, max_depth=max_depth, max_bytes=max_bytes)
+        except RecordError as exc:
+            raise InputError(f"{where}: {exc.reason}") from None
         try:
             k, value = decode_structure(record, kernel)
         except StructureError as exc:
             rid = record.get("id") if isinstance(record, dict) else None
-            raise InputError(f"{where}{f' (record {rid})' if rid is not None else ''}: {exc}") from None
+            raise InputError(f"{where}{_rid(rid)}: {_one_line(exc)}") from None
         if kind is None:
             kind = k
         elif k != kind:
@@ -154,10 +210,22 @@ def read_structures(path: str | os.PathLike, kernel: Any = None) -> StructureFil
         items.append(value)
         records.append(record if isinstance(record, dict) else {})
     if kind is None:
-        raise InputError(f"{os.fspath(path)}: no records (empty file)")
+        raise InputError(f"{name}: no records (empty file)")
     if kind == "vector":
         lengths = {len(v) for v in items}
         if len(lengths) != 1:
-            raise InputError(f"{os.fspath(path)}: vectors of different lengths {sorted(lengths)}")
+            raise InputError(f"{name}: vectors of different lengths {sorted(lengths)}")
         return StructureFile(kind, np.asarray(items, dtype=np.float64), records)
     return StructureFile(kind, items, records)
+
+
+def _rid(rid: Any) -> str:
+    if rid is None:
+        return ""
+    text = rid if isinstance(rid, str) else json.dumps(rid)[:80]
+    return f" (record {_one_line(text)})"
+
+
+def _one_line(value: Any) -> str:
+    """A message on one line (a record id or a reason may hold line breaks)."""
+    return " ".join(str(value).split()) if any(c in str(value) for c in "\r\n\u2028\u2029\x85") else str(value)

@@ -39,6 +39,7 @@ __all__ = [
     "validation_level",
     "check_kernel_values",
     "probe_kernel",
+    "check_gram_sample",
 ]
 
 
@@ -621,6 +622,20 @@ def probe_kernel(kernel: Any, X: Any, size: int | None = None, *, random_state: 
         raise KernelOutputError(
             f"{_kernel_name(kernel)}: a Gram block of {s} x {s} structures has shape {A.shape}"
         )
+    check_gram_sample(kernel, A, idx)
+    return s * s
+
+
+def check_gram_sample(kernel: Any, A: np.ndarray, idx: Any = None) -> None:
+    """The checks of :func:`probe_kernel` on a square Gram ``A`` of structures ``idx``.
+
+    For callers that already hold such a matrix (a diagonal Gram tile), at no
+    extra kernel evaluation.  ``idx`` (default ``0 .. len(A) - 1``) names the
+    structures in the messages.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    s = A.shape[0]
+    idx = np.arange(s) if idx is None else np.asarray(idx)
     name = _kernel_name(kernel)
     skip = " (pass validate=False to skip this check)"
     bad = ~np.isfinite(A)
@@ -665,4 +680,3 @@ def probe_kernel(kernel: Any, X: Any, size: int | None = None, *, random_state: 
                 f"structures has eigenvalue {float(w[0]):.6g} (largest {float(w[-1]):.6g})"
                 + skip
             )
-    return s * s

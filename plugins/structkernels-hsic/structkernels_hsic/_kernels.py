@@ -19,8 +19,17 @@ import numpy as np
 from sklearn.base import clone
 
 from structkernels import Kernel, as_kernel, gram
-from structkernels.kernel import Normalized, normalize_gram
+from structkernels.kernel import (
+    PROBE_SIZE,
+    NonFiniteKernelValueError,
+    Normalized,
+    check_gram_sample,
+    check_kernel_values,
+    normalize_gram,
+    validation_level,
+)
 from structkernels.kernels.vector import CosineKernel, LinearKernel, RBFKernel, VectorKernel
+from structkernels.utils import check_finite
 
 __all__ = [
     "resolve_source",
@@ -85,6 +94,17 @@ def _check_vectors(kernel: Kernel, X: Any, dtype: type) -> np.ndarray:
     from sklearn.utils import check_array
 
     name = type(_base(kernel)).__name__
+    if isinstance(X, np.ndarray) and X.dtype.kind == "b":
+        kernel.check_input(X)  # refused there, with the vector kernels' message
+    if isinstance(X, np.ndarray) and X.dtype.kind == "f" and X.dtype.itemsize > 4 and X.size:
+        # float64 values beyond float32's range would become infinities on conversion
+        big = np.abs(X) > np.finfo(np.float32).max
+        if big.any():
+            at = tuple(int(v) for v in np.argwhere(big)[0])
+            raise ValueError(
+                f"{name}: row {at[0]} has a value ({float(X[at]):.3g}) beyond float32's range "
+                "(3.4e38); use dtype=np.float64 or scale the input down"
+            )
     try:
         A = check_array(X, dtype=np.float32, ensure_all_finite=False, ensure_min_samples=0, input_name=name)
     except (TypeError, ValueError) as exc:
@@ -181,6 +201,44 @@ class KernelSource:
         # engine does), not once per column as Normalized.gram_block would.
         self._inner = kernel.kernel if isinstance(kernel, Normalized) else None
         self._inner_diag: np.ndarray | None = None
+        # symmetry/PSD checks of plugin and user kernels (Kernel.output_validation), made on
+        # values computed anyway: the first diagonal tile, the incomplete Cholesky's pivots
+        self.full_validation = validation_level(kernel) == "full"
+
+    def _checked(
+        self,
+        values: np.ndarray,
+        *,
+        offsets: tuple[int, int] = (0, 0),
+        cols: Any = None,
+        names: tuple[str, str] = ("X", "X"),
+        diagonal: bool = False,
+        kernel: Any = None,
+    ) -> np.ndarray:
+        """``values``, refused naming the pair if any is NaN or infinite (in this dtype).
+
+        ``cols``: the column positions of ``values`` when they are not contiguous.
+        """
+        a = np.asarray(values)
+        if np.isfinite(a).all():
+            return values
+        if cols is not None:
+            i, j = np.argwhere(~np.isfinite(a))[0]
+            offsets = (offsets[0] + int(i), int(np.asarray(cols)[j]))
+            a = a[i : i + 1, j : j + 1]
+        try:
+            check_kernel_values(kernel or self.kernel, a, offsets=offsets, names=names,
+                                diagonal=diagonal)
+        except NonFiniteKernelValueError as exc:
+            if self.dtype is np.float32 and np.isinf(exc.value):
+                raise NonFiniteKernelValueError(
+                    f"{str(exc).split('; ')[0]} in float32 (beyond 3.4e38); use "
+                    "dtype=np.float64 or scale the input down",
+                    exc.index,
+                    exc.value,
+                ) from None
+            raise
+        return values
 
     def _raw_diag(self) -> np.ndarray:
         if self._inner_diag is None:
@@ -194,6 +252,9 @@ class KernelSource:
         da: np.ndarray | None = None,
         db: np.ndarray | None = None,
         symmetric: bool = False,
+        offsets: tuple[int, int] = (0, 0),
+        cols: Any = None,
+        names: tuple[str, str] = ("X", "X"),
     ) -> np.ndarray:
         dt = self.dtype
         if self._inner is None:
@@ -201,6 +262,8 @@ class KernelSource:
             return np.asarray(f(Xa) if symmetric else f(Xa, Xb), dtype=dt)
         f = self._inner.gram_block_symmetric if symmetric else self._inner.gram_block
         B = np.asarray(f(Xa) if symmetric else f(Xa, Xb), dtype=np.float64)
+        # the raw values first: an overflow there is the kernel's, not the normalisation's
+        self._checked(B, offsets=offsets, cols=cols, names=names, kernel=self._inner)
         if da is None:
             da = np.asarray(self._inner.diag_block(Xa), dtype=np.float64)
             self.n_evaluations += len(Xa)
@@ -234,9 +297,10 @@ class KernelSource:
                 Xb = self.X[s:e]
                 out[s:e] = np.diagonal(np.asarray(k.gram_block(Xb, Xb), dtype=np.float64))
                 self.n_evaluations += (e - s) ** 2
-            return out
+            return self._checked(out, diagonal=True, kernel=k)
         self.n_evaluations += self.n
-        return np.asarray(k.diag_block(self.X), dtype=np.float64)
+        return self._checked(np.asarray(k.diag_block(self.X), dtype=np.float64), diagonal=True,
+                             kernel=k)
 
     def _prepare(self) -> tuple | None:
         """Per-row data reused by every column of the RBF and cosine kernels."""
@@ -272,46 +336,54 @@ class KernelSource:
                 np.exp(cols, out=cols)
             cols = np.asarray(cols, dtype=self.dtype)
             self.n_evaluations += cols.size
-            return cols
+            return self._checked(cols, cols=idx)
         if self._inner is None:
-            cols = self._block(self.X, take(self.X, idx))
+            cols = self._block(self.X, take(self.X, idx), cols=idx)
         else:
             d = self._raw_diag()
-            cols = self._block(self.X, take(self.X, idx), d, d[idx])
+            cols = self._block(self.X, take(self.X, idx), d, d[idx], cols=idx)
         self.n_evaluations += cols.size
-        return cols
+        return self._checked(cols, cols=idx)
 
     def tile(self, a: tuple[int, int], b: tuple[int, int]) -> np.ndarray:
         """``K[a0:a1, b0:b1]``; a diagonal tile (``a == b``) through ``gram_block_symmetric``."""
         sym = a == b
         Xa = self.X[a[0] : a[1]]
         Xb = Xa if sym else self.X[b[0] : b[1]]
+        at = (a[0], b[0])
         if self._inner is None:
-            block = self._block(Xa, Xb, symmetric=sym)
+            block = self._block(Xa, Xb, symmetric=sym, offsets=at)
         else:
             d = self._raw_diag()
-            block = self._block(Xa, Xb, d[a[0] : a[1]], d[b[0] : b[1]], symmetric=sym)
+            block = self._block(Xa, Xb, d[a[0] : a[1]], d[b[0] : b[1]], symmetric=sym, offsets=at)
         m = a[1] - a[0]
         self.n_evaluations += m * (m + 1) // 2 if sym else block.size
+        self._checked(block, offsets=at)
+        if sym and a[0] == 0 and self.full_validation:
+            # the first diagonal tile, computed anyway: symmetry and PSD of its leading part
+            t = min(m, PROBE_SIZE)
+            check_gram_sample(self.kernel, np.asarray(block[:t, :t], dtype=np.float64))
         return block
 
     def full(self) -> np.ndarray:
         """The full Gram matrix through the Gram engine (symmetric blocks, ``n_jobs``)."""
         K, info = gram(self.kernel, self.X, n_jobs=self.n_jobs, return_info=True)
         self.n_evaluations += info.n_evaluations
-        return np.asarray(K, dtype=self.dtype)
+        return self._checked(np.asarray(K, dtype=self.dtype))  # float32: no overflow in the cast
 
     def cross(self, X_new: Any, idx: Sequence[int] | None = None) -> np.ndarray:
         """``k(x_new, x_i)`` for new points against all (or the ``idx``) training points."""
         Xn = _check_vectors(self.kernel, as_column(self.kernel, X_new), self.dtype)
         ref = self.X if idx is None else take(self.X, idx)
+        names = ("X_new", "X")
         if self._inner is None:
-            block = self._block(Xn, ref)
+            block = self._block(Xn, ref, cols=idx, names=names)
         else:
             d = self._raw_diag()
-            block = self._block(Xn, ref, None, d if idx is None else d[np.asarray(idx, dtype=np.intp)])
+            block = self._block(Xn, ref, None, d if idx is None else d[np.asarray(idx, dtype=np.intp)],
+                                cols=idx, names=names)
         self.n_evaluations += block.size
-        return block
+        return self._checked(block, cols=idx, names=names)
 
 
 class _InnerSource(KernelSource):
@@ -324,6 +396,7 @@ class _InnerSource(KernelSource):
         self.owner = owner
         self._inner = None
         self.dtype = np.float64
+        self.full_validation = False
 
     def diag(self) -> np.ndarray:
         before = self.n_evaluations = 0
@@ -344,8 +417,8 @@ class PrecomputedSource:
             raise ValueError(
                 f"with a precomputed kernel, {name} must be a square Gram matrix, got shape {K.shape}"
             )
-        if not np.isfinite(K).all():
-            raise ValueError(f"precomputed Gram matrix {name} contains NaN or infinity")
+        check_finite(K, f"precomputed Gram matrix {name}", ("row", "column"),
+                     hint="a kernel value must be a finite number")
         self.K = K
         self.n = K.shape[0]
         self.name = name
@@ -370,6 +443,8 @@ class PrecomputedSource:
                 f"with a precomputed kernel, new {self.name} must be a cross Gram matrix of shape "
                 f"(n_new, {self.n}) against the training points, got shape {K_new.shape}"
             )
+        check_finite(K_new, f"precomputed cross Gram matrix of new {self.name}", ("row", "column"),
+                     hint="a kernel value must be a finite number")
         return K_new if idx is None else K_new[:, np.asarray(idx, dtype=np.intp)]
 
 

@@ -44,6 +44,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
+from structkernels.utils import check_finite
 from structkernels_hsic._kernels import KernelSource, PrecomputedSource, check_dtype, resolve_source
 from structkernels_hsic.icd import (
     LANDMARKS,
@@ -166,6 +167,21 @@ def hsic_lowrank_bound(A: np.ndarray, B: np.ndarray, residual_x: float, residual
     return float((residual_x * (hb + residual_y) + residual_y * ha) / n**2)
 
 
+def finite_statistic(value: float, what: str) -> float:
+    """``value``, or a :class:`~structkernels.utils.NonFiniteError` naming ``what``.
+
+    Every Gram value is checked finite where it is computed; a statistic can still
+    overflow in its sums when the Gram values are huge (e.g. a linear kernel on
+    vectors of norm 1e150).
+    """
+    check_finite(
+        value, what, (),
+        hint="the Gram values are too large for its sums: normalise the kernels "
+        "(structkernels.Normalized) or scale the input down",
+    )
+    return value
+
+
 def _tile_ranges(n: int, block: int) -> list[tuple[int, int]]:
     return [(s, min(s + block, n)) for s in range(0, n, block)]
 
@@ -268,6 +284,8 @@ def _null_mean(dk, sk, dl, sl, n) -> float:
 
 
 def _gamma_params(mean: float, var: float, n: int):
+    finite_statistic(mean, "HSIC null mean (gamma approximation)")
+    finite_statistic(var, "HSIC null variance (gamma approximation)")
     if not (mean > 0 and var > 0):
         raise ValueError(
             "the gamma approximation is undefined here (null mean or variance is not positive: "
@@ -539,6 +557,7 @@ class HSIC(BaseEstimator):
             sums = _tiled_stats(sx, sy, unbiased, block=self.block_size or DEFAULT_BLOCK, n_jobs=self.n_jobs)
             self.statistic_ = float(_from_sums(n, *sums, unbiased))
             self.error_bound_ = 0.0
+        finite_statistic(self.statistic_, "HSIC statistic")
         self.n_samples_ = n
         self.n_kernel_evaluations_ = int(sx.n_evaluations + sy.n_evaluations)
         return self
@@ -589,7 +608,7 @@ class HSIC(BaseEstimator):
             B = np.asarray(B, dtype=np.float64)
             Ac = A - A.mean(axis=0)
             Bc = B - B.mean(axis=0)
-            stat = hsic_icd(A, B)
+            stat = finite_statistic(hsic_icd(A, B), "HSIC statistic")
             bound = self.error_bound_
             if method == "gamma":
                 params = _gamma_low_rank(Ac, Bc, A, B)
@@ -599,16 +618,19 @@ class HSIC(BaseEstimator):
             K = np.asarray(sx.full(), dtype=np.float64)
             L = np.asarray(sy.full(), dtype=np.float64)
             stat = hsic_biased(K, L) if self.estimator == "biased" else hsic_unbiased(K, L)
+            finite_statistic(stat, "HSIC statistic")
             self.error_bound_ = 0.0
             if method == "gamma":
                 params = gamma_null(K, L)
             else:
                 null = _permute_full(K, L, self.estimator, n_permutations, random_state)
-        self.statistic_ = float(stat)
+        self.statistic_ = finite_statistic(float(stat), "HSIC statistic")
         self.n_samples_ = n
         self.n_kernel_evaluations_ = int(sx.n_evaluations + sy.n_evaluations)
         if method == "gamma":
             shape, scale, _, _ = params
+            finite_statistic(shape, "HSIC gamma null shape")
+            finite_statistic(scale, "HSIC gamma null scale")
             p = float(stats.gamma.sf(n * stat, shape, scale=scale))
             return HSICTestResult(
                 float(stat), p, method, n, null_shape=shape, null_scale=scale, error_bound=bound

@@ -44,6 +44,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from structkernels.kernel import KernelOutputError
 from structkernels_hsic._kernels import (
     KernelSource,
     PrecomputedSource,
@@ -435,6 +436,36 @@ def _positive_diag(source) -> np.ndarray:
     return np.maximum(d, 0.0)
 
 
+def _check_tolerance(source, dmax0: float) -> float:
+    """Round-off allowed in a residual: relative to the largest k(x, x), per dtype."""
+    rel = 1e-6 if source.dtype is np.float64 else 1e-3
+    return rel * max(dmax0, np.finfo(np.float64).tiny)
+
+
+def _check_pivot_residual(source, col: np.ndarray, earlier: np.ndarray, p: int, dmax0: float) -> None:
+    """A symmetric kernel leaves exactly 0 (up to round-off) at the earlier pivots of a new
+    column's residual: ``k(x_q, x_p) - (A A^T)_qp = k(x_q, x_p) - k(x_p, x_q)`` for the last."""
+    res = np.abs(np.asarray(col[earlier], dtype=np.float64))
+    if res.size and float(res.max()) > _check_tolerance(source, dmax0):
+        q = int(earlier[int(np.argmax(res))])
+        raise KernelOutputError(
+            f"{type(source.kernel).__name__}: not symmetric: k(X[{q}], X[{p}]) and "
+            f"k(X[{p}], X[{q}]) differ (the incomplete Cholesky residual at pivot {q} is "
+            f"{float(col[q]):.6g}, not 0); a kernel must have k(x, y) = k(y, x)"
+        )
+
+
+def _check_residual_diag(source, d: np.ndarray, dmax0: float) -> None:
+    """A PSD kernel's residual diagonal ``k(x, x) - sum_k A[i, k]^2`` never goes below 0."""
+    low = float(d.min(initial=0.0))
+    if low < -_check_tolerance(source, dmax0):
+        i = int(np.argmin(d))
+        raise KernelOutputError(
+            f"{type(source.kernel).__name__}: not positive semi-definite: the incomplete "
+            f"Cholesky residual k(x, x) - sum_k A[{i}, k]^2 of X[{i}] is {low:.6g} < 0"
+        )
+
+
 def _rbf_prep(source) -> tuple | None:
     """``(X, sq, g)`` when ``source`` is a float64 RBF source the compiled steps can run on."""
     if source.precomputed or source.dtype is not np.float64:
@@ -536,6 +567,10 @@ def icd_factor(
     d = _positive_diag(source)
     trace0 = float(d.sum())
     floor = 1e-14 * float(d.max(initial=0.0))
+    # plugin and user kernels: symmetry and PSD checked on the values the factorisation
+    # computes anyway (Kernel.output_validation)
+    check = bool(getattr(source, "full_validation", False))
+    dmax0 = float(d.max(initial=0.0))
     lazy = _rbf_prep(source) if _lazy_ok(n, r_max, tol) else None
     fused = _fused_rbf(source) if lazy is None else lazy
     cap = min(r_max, 64)
@@ -568,6 +603,8 @@ def icd_factor(
             col = source.columns([p])[:, 0]
             if r:
                 col = col - A[:, :r] @ A[p, :r]
+            if check and r:
+                _check_pivot_residual(source, col, pivots[:r], p, dmax0)
             piv = np.sqrt(d[p])
             a = col / dt(piv)
             a[pivots[:r]] = 0.0  # exact zeros on earlier pivots (round-off)
@@ -576,6 +613,8 @@ def icd_factor(
             pivots[r] = p
             d -= a * a
             d[p] = 0.0
+            if check:
+                _check_residual_diag(source, d, dmax0)
             np.maximum(d, 0.0, out=d)
             r += 1
             bar.update(1)

@@ -59,6 +59,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from structkernels.kernels.vector import CosineKernel, LinearKernel
+from structkernels.utils import check_finite
 from structkernels_hsic._kernels import (
     _check_vectors,
     as_column,
@@ -95,6 +96,18 @@ def _feature_map(kernel: Any, X: Any, dtype) -> tuple[np.ndarray, np.ndarray | N
         norms[norms == 0] = 1.0
         return A, (1.0 / norms).astype(dtype, copy=False)
     return A, None
+
+
+_OVERFLOW_HINT = (
+    "the values overflow (float32 ends at 3.4e38, float64 at 1.8e308): use dtype=np.float64, "
+    "normalise the kernels or scale the input down"
+)
+
+
+def _finite_scores(scores: np.ndarray) -> np.ndarray:
+    """The PHSIC scores, or a ``NonFiniteError`` naming the first pair that overflowed."""
+    check_finite(scores, "PHSIC score", ("pair",), hint=_OVERFLOW_HINT)
+    return scores
 
 
 def _rowwise_bilinear(
@@ -270,6 +283,9 @@ class PHSIC(BaseEstimator):
             self.mean_x_ = K.mean(axis=1)  # k_bar = K 1 / n
             self.mean_y_ = L.mean(axis=1)
             self.n_kernel_evaluations_ = sx.n_evaluations + sy.n_evaluations
+        if self.estimator != "naive":
+            # float32 products of large features overflow here, not in any kernel value
+            check_finite(self.cov_, "PHSIC covariance C", ("row", "column"), hint=_OVERFLOW_HINT)
         self.n_samples_ = n
         return self
 
@@ -299,13 +315,15 @@ class PHSIC(BaseEstimator):
             U, wu = _feature_map(self.kernel_x_, X, dt)
             V, wv = _feature_map(self.kernel_y_, Y, dt)
             self._check_same(len(U), len(V))
-            return _rowwise_bilinear(U, self.cov_, V, self.mean_x_, self.mean_y_, wu, wv)
+            return _finite_scores(
+                _rowwise_bilinear(U, self.cov_, V, self.mean_x_, self.mean_y_, wu, wv)
+            )
         if self.estimator == "icd":
             A = self.icd_x_.transform(X)
             B = self.icd_y_.transform(Y)
             self._check_same(len(A), len(B))
             self.n_kernel_evaluations_ = self.icd_x_.n_kernel_evaluations_ + self.icd_y_.n_kernel_evaluations_
-            return _rowwise_bilinear(A, self.cov_, B, self.mean_x_, self.mean_y_)
+            return _finite_scores(_rowwise_bilinear(A, self.cov_, B, self.mean_x_, self.mean_y_))
         Kn = self.source_x_.cross(X)
         Ln = self.source_y_.cross(Y)
         self._check_same(len(Kn), len(Ln))
@@ -314,7 +332,7 @@ class PHSIC(BaseEstimator):
         Kc = Kn - self.mean_x_[None, :]  # k - k_bar
         Lc = Ln - self.mean_y_[None, :]
         Kc -= Kc.mean(axis=1, keepdims=True)  # (k - k_bar)^T H
-        return np.einsum("ij,ij->i", Kc, Lc) / n  # Eq. 27
+        return _finite_scores(np.einsum("ij,ij->i", Kc, Lc) / n)  # Eq. 27
 
     def save(self, path: str | os.PathLike, *, encoder: str = "none") -> None:
         """Write the fitted model to ``path`` as data only (see "Model files" above), atomically.

@@ -28,8 +28,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
+from structkernels.utils import check_finite
 from structkernels_hsic._kernels import resolve_source
-from structkernels_hsic.hsic import HSICTestResult, hsic_biased, hsic_unbiased
+from structkernels_hsic.hsic import HSICTestResult, finite_statistic, hsic_biased, hsic_unbiased
 
 __all__ = ["StructuredHSIC", "clique_gram", "grid_clique_gram", "td_sep"]
 
@@ -78,6 +79,15 @@ def grid_clique_gram(K: np.ndarray, shape: tuple[int, int], clique_kernel: str =
             else:
                 out += block
     return out
+
+
+def _check_cliques(K: np.ndarray, L: np.ndarray) -> None:
+    """Clique Grams are products of Gram values: they overflow before any Gram value does."""
+    for G, side in ((K, "X"), (L, "Y")):
+        check_finite(
+            G, f"clique Gram of {side}", ("clique", "clique"),
+            hint="products of kernel values overflow: normalise the kernel or scale the input down",
+        )
 
 
 def _windows(A: np.ndarray, lag: int) -> np.ndarray:
@@ -259,11 +269,13 @@ class StructuredHSIC(BaseEstimator):
             s = hsic_unbiased(K, L)
         else:
             s = hsic_biased(K, L)
-        return float(s * m) if self.normalization == "paper" else float(s)
+        s = float(s * m) if self.normalization == "paper" else float(s)
+        return finite_statistic(s, "structured HSIC statistic")
 
     def fit(self, X: Any, Y: Any) -> StructuredHSIC:
         """Estimate structured HSIC between the sequences (or grids) ``X`` and ``Y``."""
         K, L, evals = self._clique_grams(X, Y)
+        _check_cliques(K, L)
         self.statistic_ = self._stat(K, L)
         self.n_cliques_ = int(K.shape[0])
         self.n_kernel_evaluations_ = int(evals)
@@ -283,6 +295,7 @@ class StructuredHSIC(BaseEstimator):
         if not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
             raise ValueError(f"n_permutations must be a positive int, got {n_permutations!r}")
         K, L, evals = self._clique_grams(X, Y)
+        _check_cliques(K, L)
         stat = self._stat(K, L)
         m = K.shape[0]
         rng = check_random_state(random_state)

@@ -13,6 +13,8 @@ import tracemalloc
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_registry import fake_distribution
 
 import structkernels as sk
@@ -415,3 +417,33 @@ def test_name_of_and_resolve_name():
     for bad in ("os:system", "structkernels.kernels.vector:RBFKernel.__init__", "builtins:eval"):
         with pytest.raises(UnknownNameError, match="not a registered kernel"):
             kernels.resolve_name(bad)
+
+
+# ------------------------------------------------------------------ property
+
+
+_specs = (
+    st.from_regex(r"\A[a-z_][a-z_.]{0,15}:[A-Za-z_][A-Za-z_.]{0,15}\Z")
+    | st.sampled_from(["os:system", "subprocess:getoutput", "builtins:eval", "structkernels:Kernel",
+                       "structkernels.kernels.path:PathKernel", "path", "rbf", "structkernels:rbf"])
+    | st.text(max_size=20)
+)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(spec=_specs, nested=st.booleans())
+def test_no_kernel_spec_in_a_file_imports_anything(tmp_path_factory, spec, nested):
+    """Whatever a file names as its kernel: a registered name loads, anything else is refused,
+    and no module is imported either way."""
+    f = tmp_path_factory.mktemp("spec") / "m.json"
+    doc = npk_doc(learner=sigma_doc(kernel=spec)) if nested else sigma_doc(kernel=spec)
+    write_json(f, doc)
+    before = set(sys.modules)
+    try:
+        learner = NonstationaryLearner.load(f)
+    except ModelFormatError as exc:
+        assert str(exc).startswith(f"{f}: ") and "\n" not in str(exc)
+    else:
+        assert learner.kernel in kernels.names() or learner.kernel.count(":") == 1
+        assert kernels.resolve_name(learner.kernel) == learner.kernel
+    assert set(sys.modules) == before

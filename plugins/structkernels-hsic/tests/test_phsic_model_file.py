@@ -14,6 +14,8 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from structkernels_hsic import HSIC, PHSIC
 from structkernels_hsic.phsic import MODEL_FORMAT, MODEL_VERSION, PHSICModelError
 
@@ -287,3 +289,38 @@ def test_hsic_never_prints_nan_as_json(tmp_path, data, capsys, monkeypatch):
     monkeypatch.setattr(HSIC, "fit", real_fit)
     assert main(["hsic", str(tmp_path / "x.npy"), str(tmp_path / "y.npy")]) == 0
     assert json.loads(capsys.readouterr().out)["statistic"] > 0
+
+
+_junk = (st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False)
+         | st.text(max_size=8) | st.sampled_from(["subprocess:getoutput", "os:system", "rbf", "meta"])
+         | st.lists(st.integers(0, 3), max_size=3) | st.dictionaries(st.text(max_size=4), st.integers(), max_size=2))
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, (*prefix, k))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.data())
+def test_mutated_model_files_load_or_give_one_line(tmp_path_factory, data):
+    """Any value anywhere in the meta JSON: the model loads, or one PHSICModelError naming the file."""
+    folder = tmp_path_factory.mktemp("mut")
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(20, 3)), rng.normal(size=(20, 2))
+    estimator = data.draw(st.sampled_from(["feature", "icd", "naive"]))
+    good = folder / "good.npz"
+    PHSIC("linear" if estimator == "feature" else "rbf", "linear", estimator=estimator).fit(X, Y).save(good)
+    with np.load(good, allow_pickle=False) as npz:
+        meta = json.loads(npz["meta"].tobytes())
+    where = data.draw(st.sampled_from([p for p in _paths(meta) if p]))
+    value = data.draw(_junk)
+    f = _rewrite(good, folder / "bad.npz", _set(list(where), value))
+    try:
+        model = PHSIC.load(f)
+    except PHSICModelError as exc:
+        assert str(exc).startswith(f"{f}: ") and "\n" not in str(exc)
+    else:
+        assert isinstance(model, PHSIC)

@@ -52,7 +52,6 @@ graph is in both halves.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import importlib.resources
 import json
@@ -65,6 +64,14 @@ from typing import Any
 import numpy as np
 
 from structkernels.structures import Path, Tree, Vocabulary
+from structkernels.utils import (
+    MAX_RECORD_BYTES,
+    MAX_RECORD_DEPTH,
+    BadLine,
+    iter_lines,
+    loads_record,
+    one_line,
+)
 
 __all__ = [
     "InteractionDataset",
@@ -110,8 +117,7 @@ class SkippedRecord:
     reason: str
 
     def __str__(self) -> str:
-        rid = f" (record {self.record_id})" if self.record_id is not None else ""
-        return f"{self.file}, line {self.line}{rid}: {self.reason}"
+        return f"{self.file}, line {self.line}{_rid(self.record_id)}: {one_line(self.reason)}"
 
 
 class RecordList(Sequence):
@@ -332,12 +338,12 @@ class _TreeBuilder:
         return Tree.from_json(obj, shared=self._cache)
 
 
-def _open_text(path: str):
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+def _rid(rid: Any) -> str:
+    """`` (record <id>)`` for a message, on one line; empty without an id."""
+    if rid is None:
+        return ""
+    text = rid if isinstance(rid, str) else json.dumps(rid, ensure_ascii=False)
+    return f" (record {one_line(text, 120)})"
 
 
 def _resolve(G, item: Any, what: str, gid: str) -> str:
@@ -461,6 +467,9 @@ def load_interactions(
     path: str | os.PathLike | None = None,
     split: str | None = None,
     on_error: str = "raise",
+    *,
+    max_depth: int = MAX_RECORD_DEPTH,
+    max_bytes: int = MAX_RECORD_BYTES,
 ) -> InteractionDataset:
     """Load labelled candidate interactions.
 
@@ -475,7 +484,12 @@ def load_interactions(
     on_error : {"raise", "skip"}
         ``"raise"``: a bad record raises :class:`InteractionFormatError`
         naming the file, line and record id.  ``"skip"``: it is left out and
-        listed in :attr:`InteractionDataset.skipped`.
+        listed in :attr:`InteractionDataset.skipped`.  A bad record is also
+        a line that is not UTF-8, a record nested deeper than ``max_depth``
+        or longer than ``max_bytes``, ``NaN``/``Infinity``, and the end of a
+        truncated gzip file (every record before it is kept).
+    max_depth, max_bytes : int
+        Limits of one record (:func:`structkernels.utils.loads_record`).
 
     Returns
     -------
@@ -519,62 +533,47 @@ def load_interactions(
     build_tree = _TreeBuilder()
     encoder = _Encoder()
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    # in compact JSON a record of the other half holds this text (inside a JSON
-    # string the quotes would be escaped, so it cannot come from a value)
-    other = None if split is None else f'"split":"{"test" if split == "train" else "train"}"'
+    # a compact record whose last top-level key is the split of the other half ends with
+    # this text (a nested "split" key would end in "}}", one inside a string is escaped)
+    other = None if split is None else f'"split":"{"test" if split == "train" else "train"}"}}'
     try:
-        fh = _open_text(fname)
-        with fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                if other is not None and other in line:
+        for lineno, line in iter_lines(fname, max_bytes=max_bytes):
+            if other is not None and isinstance(line, str) and line.rstrip().endswith(other):
+                tail = line.rstrip()[: -len(other)]
+                if tail.endswith((",", "{")):
                     continue  # fast path: a compact record of the other half
-                rid = None
-                try:
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise ValueError(f"not valid JSON ({exc.msg})") from None
-                    rid = obj.get("id") if isinstance(obj, dict) else None
-                    if (
-                        split is not None
-                        and isinstance(obj, dict)
-                        and obj.get("split")
-                        not in (
-                            None,
-                            split,
-                        )
-                    ):
-                        continue
-                    rec, p, t = _parse_record(obj, lineno, build_tree)
-                except (ValueError, KeyError, TypeError) as exc:
-                    reason = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
-                    if on_error == "raise":
-                        rtxt = f" (record {rid})" if rid is not None else ""
-                        raise InteractionFormatError(
-                            f"{fname}, line {lineno}{rtxt}: {reason}"
-                        ) from None
-                    skipped.append(SkippedRecord(fname, lineno, rid, reason))
-                    continue
-                if split is not None and rec["split"] != split:
-                    continue
-                records.append(dumps(rec))
-                labels.append(int(rec["label"]))
-                swapped.append(bool(rec.get("swapped", False)))
-                graph_ids.append(rec.get("graph_id"))
-                splits.append(rec["split"])
-                paths.append(p)
-                trees.append(t)
-                if len(paths) == _CHUNK:
-                    # encode and drop the Python objects: the dataset keeps arrays
-                    encoder.add(paths, trees)
-                    paths, trees = [], []
-                    build_tree = _TreeBuilder()
-    except (UnicodeDecodeError, OSError, EOFError) as exc:
+            rid = None
+            try:
+                if isinstance(line, BadLine):
+                    raise ValueError(line.reason)
+                obj = loads_record(line, max_depth=max_depth, max_bytes=max_bytes)
+                rid = obj.get("id") if isinstance(obj, dict) else None
+                rec, p, t = _parse_record(obj, lineno, build_tree)
+            except (ValueError, KeyError, TypeError) as exc:
+                reason = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
+                reason = one_line(reason)
+                if on_error == "raise":
+                    raise InteractionFormatError(f"{fname}, line {lineno}{_rid(rid)}: {reason}") from None
+                skipped.append(SkippedRecord(fname, lineno, rid, reason))
+                continue
+            if split is not None and rec["split"] != split:
+                continue
+            records.append(dumps(rec))
+            labels.append(int(rec["label"]))
+            swapped.append(bool(rec.get("swapped", False)))
+            graph_ids.append(rec.get("graph_id"))
+            splits.append(rec["split"])
+            paths.append(p)
+            trees.append(t)
+            if len(paths) == _CHUNK:
+                # encode and drop the Python objects: the dataset keeps arrays
+                encoder.add(paths, trees)
+                paths, trees = [], []
+                build_tree = _TreeBuilder()
+    except OSError as exc:
         if isinstance(exc, FileNotFoundError):
             raise
-        raise InteractionFormatError(f"{fname}: cannot read ({exc})") from None
+        raise InteractionFormatError(f"{fname}: cannot read ({one_line(exc)})") from None
     if not records and not skipped and split is None:
         raise InteractionFormatError(f"{fname}: no records (empty file)")
     encoder.add(paths, trees)

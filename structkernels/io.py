@@ -40,6 +40,7 @@ from structkernels.utils import (
     RecordError,
     iter_lines,
     loads_record,
+    one_line,
 )
 
 __all__ = ["read_structures", "read_record", "StructureFile", "InputError", "decode_structure"]
@@ -202,7 +203,7 @@ def read_structures(
             k, value = decode_structure(record, kernel)
         except StructureError as exc:
             rid = record.get("id") if isinstance(record, dict) else None
-            raise InputError(f"{where}{_rid(rid)}: {_one_line(exc)}") from None
+            raise InputError(f"{where}{_rid(rid)}: {one_line(exc)}") from None
         if kind is None:
             kind = k
         elif k != kind:
@@ -223,9 +224,4 @@ def _rid(rid: Any) -> str:
     if rid is None:
         return ""
     text = rid if isinstance(rid, str) else json.dumps(rid)[:80]
-    return f" (record {_one_line(text)})"
-
-
-def _one_line(value: Any) -> str:
-    """A message on one line (a record id or a reason may hold line breaks)."""
-    return " ".join(str(value).split()) if any(c in str(value) for c in "\r\n\u2028\u2029\x85") else str(value)
+    return f" (record {one_line(text)})"

@@ -131,3 +131,81 @@ def test_reader_plugin_named_like_a_builtin_key_does_not_break_builtins(tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PluginWarning)
         assert read_structures(f).structures == [[9.0, 9.0]]
+
+
+# ------------------------------------------------------------------ load_interactions
+def _record(i: int, **extra) -> dict:
+    return {"id": f"r{i}", "path": [[None, "bind"], ["ARG0", f"p{i}"]],
+            "tree": {"label": "bind", "children": [["ARG0", {"label": f"p{i}"}]]},
+            "label": i % 2, **extra}
+
+
+def _compact(rec: dict) -> str:
+    return json.dumps(rec, separators=(",", ":"))
+
+
+def test_load_interactions_split_keeps_records_with_a_nested_split_key(tmp_path):
+    from structkernels.datasets import load_interactions
+
+    f = tmp_path / "d.jsonl"
+    recs = [_record(0, meta={"split": "test"}, split="train"),
+            _record(1, interaction={"node": "b", "split": "test"}),
+            _record(2, split="test")]
+    f.write_text("".join(_compact(r) + "\n" for r in recs))
+    train = load_interactions(f, split="train")
+    full = load_interactions(f)
+    expected = [r["id"] for r in full.records if r["split"] == "train"]
+    assert "r0" in expected
+    assert [r["id"] for r in train.records] == expected  # old: r0 (nested "split") dropped
+    assert [r["id"] for r in load_interactions(f, split="test").records] == [
+        r["id"] for r in full.records if r["split"] == "test"]
+
+
+def test_load_interactions_bad_split_value_is_an_error_with_split_given(tmp_path):
+    from structkernels.datasets import InteractionFormatError, load_interactions
+
+    f = tmp_path / "d.jsonl"
+    f.write_text(_compact(_record(0, split="train")) + "\n" + _compact(_record(1, split="dev")) + "\n")
+    with pytest.raises(InteractionFormatError, match=r"line 2 \(record r1\): split must be"):
+        load_interactions(f, split="train")
+
+
+def test_load_interactions_lenient_keeps_every_good_record_around_bad_lines(tmp_path):
+    from structkernels.datasets import InteractionFormatError, load_interactions
+
+    f = tmp_path / "d.jsonl"
+    lines = [b"\xef\xbb\xbf" + _compact(_record(0)).encode(),      # byte-order mark
+             ("[" * DEEP + "]" * DEEP).encode(),                   # 200,000 deep
+             _compact(_record(2)).encode()[:-2] + b"\xe9\"}",        # a Latin-1 byte
+             _compact(_record(3)).encode(),
+             b'{"id": "a\\nb", "label": 7}',                         # an id with a newline
+             _compact(_record(5, sentence="x\u2028y")).encode(),     # U+2028 inside a record
+             b'{"id": "n", "label": NaN}']
+    f.write_bytes(b"\n".join(lines) + b"\n")
+    data = load_interactions(f, on_error="skip")
+    assert [r["id"] for r in data.records] == ["r0", "r3", "r5"]
+    assert [(s.line, s.record_id) for s in data.skipped] == [
+        (2, None), (3, None), (5, "a\nb"), (7, None)]
+    assert "nested 200000 levels" in data.skipped[0].reason
+    assert "not UTF-8" in data.skipped[1].reason and "NaN" in data.skipped[3].reason
+    for s in data.skipped:
+        assert "\n" not in str(s) and str(s).startswith(f"{f}, line {s.line}")
+    with pytest.raises(InteractionFormatError) as err:
+        load_interactions(f)
+    assert str(err.value).startswith(f"{f}, line 2: record nested 200000") and "\n" not in str(err.value)
+    f.write_bytes(lines[4] + b"\n")
+    with pytest.raises(InteractionFormatError, match=r"line 1 \(record a b\): label must be"):
+        load_interactions(f)
+
+
+def test_load_interactions_truncated_gzip_costs_only_the_end(tmp_path):
+    from structkernels.datasets import InteractionFormatError, load_interactions
+
+    f = tmp_path / "d.jsonl.gz"
+    data = gzip.compress("".join(_compact(_record(i)) + "\n" for i in range(3000)).encode())
+    f.write_bytes(data[: int(len(data) * 0.6)])
+    got = load_interactions(f, on_error="skip")
+    assert len(got) > 100 and [r["id"] for r in got.records] == [f"r{i}" for i in range(len(got))]
+    assert "truncated" in got.skipped[-1].reason
+    with pytest.raises(InteractionFormatError, match=r"d\.jsonl\.gz, line \d+: .*truncated"):
+        load_interactions(f)

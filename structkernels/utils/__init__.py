@@ -23,6 +23,7 @@ from structkernels.utils._limits import (
     decode_lines,
     iter_lines,
     loads_record,
+    one_line,
     split_lines,
 )
 from structkernels.utils._numeric import NonFiniteError, check_finite, first_nonfinite
@@ -32,4 +33,5 @@ __all__ += ["read_bounded", "InputTooLargeError", "CorruptInputError"]
 __all__ += ["dumps_finite", "find_nonfinite"]
 __all__ += ["NonFiniteError", "check_finite", "first_nonfinite"]
 __all__ += ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines", "split_lines"]
+__all__ += ["one_line"]
 __all__ += ["MAX_RECORD_DEPTH", "MAX_RECORD_BYTES"]

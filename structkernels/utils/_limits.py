@@ -44,6 +44,7 @@ __all__ = [
     "iter_lines",
     "decode_lines",
     "split_lines",
+    "one_line",
     "MAX_RECORD_DEPTH",
     "MAX_RECORD_BYTES",
 ]
@@ -82,6 +83,26 @@ class BadLine:
     """A line :func:`iter_lines` could not give as text: why, in one line."""
 
     reason: str
+
+
+def one_line(value: Any, limit: int | None = None) -> str:
+    """``str(value)`` on one line: any run of white space, line breaks included, becomes a space.
+
+    Text from a record (an id, a sentence) may hold ``\\n``, ``\\r``, U+2028 or
+    other line boundaries; an error message stays one line.  ``limit`` cuts a
+    long text, marking the cut with ``...``.
+
+    Examples
+    --------
+    >>> one_line("a\\nb\\u2028 c")
+    'a b c'
+    """
+    text = str(value)
+    if any(ch in text for ch in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+        text = " ".join(text.split())
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 3, 0)] + "..."
+    return text
 
 
 def json_depth(text: str) -> int:

@@ -209,3 +209,33 @@ def test_load_interactions_truncated_gzip_costs_only_the_end(tmp_path):
     assert "truncated" in got.skipped[-1].reason
     with pytest.raises(InteractionFormatError, match=r"d\.jsonl\.gz, line \d+: .*truncated"):
         load_interactions(f)
+
+
+# ------------------------------------------------------------------ MSRP / GLUE / RTE
+MSRP_HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\r\n"
+
+
+def test_msrp_and_glue_keep_u2028_inside_a_sentence(tmp_path):
+    from structkernels.text.loaders import load_glue_rte, load_msrp, load_rewritings
+
+    f = tmp_path / "msr.txt"
+    f.write_text(MSRP_HEADER + "1\t1\t2\tRas binds\u2028Raf.\tRaf\u0085binds Ras.\r\n"
+                 "0\t3\t4\tA b.\tC d.\r\n", encoding="utf-8")
+    c = load_msrp(f)  # old: the U+2028 line break made a row of 4 fields and a row of 2
+    assert c.sources == ["Ras binds\u2028Raf.", "A b."] and c.targets[0] == "Raf\u0085binds Ras."
+    assert load_rewritings(f).ids == ["1-2", "3-4"]
+    g = tmp_path / "glue.tsv"
+    g.write_text("index\tsentence1\tsentence2\tlabel\n0\ta\u2028b\tc\tentailment\n", encoding="utf-8")
+    assert load_glue_rte(g).sources == ["a\u2028b"]
+
+
+def test_msrp_latin1_line_costs_only_that_line(tmp_path):
+    from structkernels.text.loaders import CorpusFormatError, load_msrp
+
+    f = tmp_path / "msr.txt"
+    f.write_bytes(MSRP_HEADER.encode() + b"1\t1\t2\tcaf\xe9 binds.\tx y.\r\n0\t3\t4\tA b.\tC d.\r\n")
+    with pytest.warns(UserWarning, match="skipped 1"):
+        c = load_msrp(f, strict=False)
+    assert c.ids == ["3-4"] and c.skipped[0][1] == 2 and "not UTF-8" in c.skipped[0][2]
+    with pytest.raises(CorpusFormatError, match=r"msr\.txt:2: not UTF-8 text \(.*0xe9"):
+        load_msrp(f)

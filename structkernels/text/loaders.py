@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from structkernels.text.tokenize import TextPipeline
+from structkernels.utils import decode_lines
 
 __all__ = [
     "CorpusFormatError",
@@ -87,6 +88,7 @@ def _problem(path, line, reason, strict, skipped) -> None:
 
 
 def _finish(corpus: RewritingCorpus) -> RewritingCorpus:
+    corpus.skipped.sort(key=lambda s: s[1])
     if corpus.skipped:
         warnings.warn(
             f"{corpus.path}: skipped {len(corpus.skipped)} malformed record(s), first: "
@@ -96,13 +98,18 @@ def _finish(corpus: RewritingCorpus) -> RewritingCorpus:
     return corpus
 
 
-def _read_tsv(path, expected_header, strict):
-    """Rows of a TSV file (BOM and CRLF tolerated, quotes literal) with line numbers."""
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        text = fh.read()
-    lines = text.splitlines()
+def _read_tsv(path, expected_header, strict, skipped=None):
+    """Rows of a TSV file with line numbers: a BOM is dropped, lines end at ``\\n``,
+    ``\\r\\n`` or ``\\r`` only (U+2028 and the other Unicode line separators are text
+    inside a field), quotes are literal.  A line that is not UTF-8 is a problem of that
+    line alone (strict: an error naming the file and line; lenient: listed in ``skipped``).
+    """
+    with open(path, "rb") as fh:
+        lines, bad = decode_lines(fh.read())
     if not lines:
         raise CorpusFormatError(f"{path}: empty file")
+    if 1 in bad:
+        raise CorpusFormatError(f"{path}:1: header line is not UTF-8 text ({bad[1]})")
     header = lines[0].split("\t")
     if expected_header is not None and [h.strip() for h in header[: len(expected_header)]] != list(
         expected_header
@@ -112,6 +119,10 @@ def _read_tsv(path, expected_header, strict):
         )
     rows = []
     for lineno, line in enumerate(lines[1:], start=2):
+        if lineno in bad:
+            _problem(path, lineno, f"not UTF-8 text ({bad[lineno]})", strict,
+                     skipped if skipped is not None else [])
+            continue
         if not line.strip():
             continue
         rows.append((lineno, next(csv.reader([line], delimiter="\t", quoting=csv.QUOTE_NONE))))
@@ -130,8 +141,10 @@ def load_msrp(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpu
     >>> len(corpus), corpus.labels.mean().round(3)  # doctest: +SKIP
     (4076, 0.675)
     """
-    header, rows = _read_tsv(path, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"], strict)
     corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path))
+    header, rows = _read_tsv(
+        path, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"], strict, corpus.skipped
+    )
     labels = []
     for lineno, row in rows:
         if len(row) != 5:
@@ -208,9 +221,9 @@ def load_rte(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus
 def load_glue_rte(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:
     """GLUE RTE TSV: ``index, sentence1, sentence2[, label]`` with labels
     ``entailment`` / ``not_entailment`` (test files are unlabelled: -1)."""
-    header, rows = _read_tsv(path, ["index", "sentence1", "sentence2"], strict)
-    labelled = len(header) >= 4
     corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path))
+    header, rows = _read_tsv(path, ["index", "sentence1", "sentence2"], strict, corpus.skipped)
+    labelled = len(header) >= 4
     labels = []
     for lineno, row in rows:
         want = 4 if labelled else 3
@@ -242,11 +255,11 @@ def load_rewritings(path: str | os.PathLike, *, strict: bool = True) -> Rewritin
         raise FileNotFoundError(f"no such corpus file: {path}")
     if path.suffix.lower() == ".xml":
         return load_rte(path, strict=strict)
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        first = fh.readline()
-    if first.startswith("Quality"):
+    with open(path, "rb") as fh:
+        first = fh.readline(4096).removeprefix(b"\xef\xbb\xbf")
+    if first.startswith(b"Quality"):
         return load_msrp(path, strict=strict)
-    if first.startswith("index"):
+    if first.startswith(b"index"):
         return load_glue_rte(path, strict=strict)
     raise CorpusFormatError(
         f"{path}:1: unknown corpus format (expected an MSRP/GLUE TSV header or RTE XML)"

@@ -53,6 +53,7 @@ import numpy as np
 
 from structkernels.gram import (
     _block_tasks,
+    _content_hash,
     _kernel_key,
     _one_block,
     _task_evals,
@@ -92,7 +93,7 @@ def _touch_atomic(path: Path, text: str = "") -> None:
 
 def _data_key(X: Any, block_size: int) -> str:
     """A content hash of ``X``, taken block by block (memory: one block pickled at a time)."""
-    hashes = [joblib.hash(X[r0:r1]) for r0, r1 in block_ranges(len(X), block_size)]
+    hashes = [_content_hash(X[r0:r1]) for r0, r1 in block_ranges(len(X), block_size)]
     return joblib.hash([len(X), hashes])
 
 

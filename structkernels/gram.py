@@ -416,6 +416,19 @@ def _code_version(kernel: Kernel) -> tuple:
     )
 
 
+def _content_hash(obj: Any) -> str:
+    """:func:`joblib.hash` of ``obj``; objects plain pickle cannot take (a lambda among a
+    kernel's parameters) are hashed through cloudpickle, as dask sends them."""
+    try:
+        return joblib.hash(obj)
+    except Exception:
+        import hashlib
+
+        import cloudpickle  # the serialiser of joblib's workers and of dask
+
+        return "cloudpickle-" + hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()
+
+
 def _kernel_key(kernel: Kernel) -> dict:
     """A key that changes whenever ``kernel``'s values may change.
 
@@ -425,7 +438,7 @@ def _kernel_key(kernel: Kernel) -> dict:
     """
     return {
         "kernel": f"{type(kernel).__module__}.{type(kernel).__qualname__}",
-        "params": joblib.hash(kernel.get_params(deep=True)),
+        "params": _content_hash(kernel.get_params(deep=True)),
         "code_version": [list(v) for v in _code_version(kernel)],
     }
 

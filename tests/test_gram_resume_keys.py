@@ -184,3 +184,17 @@ def test_dask_gram_builds_under_a_temporary_name_and_resumes(client, tmp_path):
     np.testing.assert_array_equal(np.asarray(K), gram(k, X))
     assert not partial_path(out).exists()
     assert np.load(out).shape == (n, n)
+
+
+class WithFunction(Kernel):
+    def __init__(self, f=None):
+        self.f = f
+
+    def pair(self, x, y):
+        return self.f(x, y)
+
+
+def test_kernel_key_of_a_parameter_plain_pickle_cannot_take():
+    a = _kernel_key(WithFunction(lambda x, y: 1.0))
+    b = _kernel_key(WithFunction(lambda x, y: 2.0))
+    assert a["params"] != b["params"]

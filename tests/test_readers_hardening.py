@@ -239,3 +239,52 @@ def test_msrp_latin1_line_costs_only_that_line(tmp_path):
     assert c.ids == ["3-4"] and c.skipped[0][1] == 2 and "not UTF-8" in c.skipped[0][2]
     with pytest.raises(CorpusFormatError, match=r"msr\.txt:2: not UTF-8 text \(.*0xe9"):
         load_msrp(f)
+
+
+# ------------------------------------------------------------------ SRK memory budget
+def test_memory_budget_takes_the_smallest_limit(monkeypatch):
+    from structkernels.kernels import _srk_common as srk
+
+    monkeypatch.delenv(srk.MEMORY_BUDGET_ENV, raising=False)
+    readings = {"_physical_bytes": 64 << 30, "_available_bytes": 32 << 30,
+                "_rlimit_room": None, "_cgroup_room": None}
+    for name, value in readings.items():
+        monkeypatch.setattr(srk, name, lambda v=value: v)
+    assert srk.memory_budget() == 16 << 30
+    monkeypatch.setattr(srk, "_rlimit_room", lambda: 3 << 30)  # ulimit -v: old budget ignored it
+    assert srk.memory_budget() == (3 << 30) // 2
+    monkeypatch.setattr(srk, "_cgroup_room", lambda: 1 << 30)  # a container's memory.max
+    assert srk.memory_budget() == 512 << 20
+    for name in readings:
+        monkeypatch.setattr(srk, name, lambda: None)
+    assert srk.memory_budget() == 8 << 30
+    monkeypatch.setenv(srk.MEMORY_BUDGET_ENV, "64M")  # explicit wins
+    assert srk.memory_budget() == 64 << 20
+
+
+@pytest.mark.parametrize("version", ["v2", "v1"])
+def test_cgroup_limit_files_are_read(tmp_path, monkeypatch, version):
+    from structkernels.kernels import _srk_common as srk
+
+    proc = tmp_path / "cgroup"
+    if version == "v2":
+        proc.write_text("0::/job/42\n")
+        own = tmp_path / "job" / "42"
+        own.mkdir(parents=True)
+        (own / "memory.max").write_text("4294967296\n")
+        (own / "memory.current").write_text("1073741824\n")
+    else:
+        proc.write_text("4:memory:/job\n1:cpu:/\n")
+        (tmp_path / "memory").mkdir()
+        (tmp_path / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+        (tmp_path / "memory" / "job").mkdir()
+        (tmp_path / "memory" / "job" / "memory.limit_in_bytes").write_text("4294967296\n")
+        (tmp_path / "memory" / "job" / "memory.usage_in_bytes").write_text("1073741824\n")
+    monkeypatch.setattr(srk, "_CGROUP_ROOT", str(tmp_path))
+    monkeypatch.setattr(srk, "_PROC_CGROUP", str(proc))
+    assert srk._cgroup_room() == 3 << 30
+    monkeypatch.delenv(srk.MEMORY_BUDGET_ENV, raising=False)
+    assert srk.memory_budget() <= (3 << 30) // 2
+    (tmp_path / "job" / "42" / "memory.max" if version == "v2"
+     else tmp_path / "memory" / "job" / "memory.limit_in_bytes").write_text("max\n")
+    assert srk._cgroup_room() is None

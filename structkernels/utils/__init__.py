@@ -16,6 +16,7 @@ from structkernels.utils._atomic import (
 from structkernels.utils._bounded import CorruptInputError, InputTooLargeError, read_bounded
 from structkernels.utils._jsonout import dumps_finite, find_nonfinite
 from structkernels.utils._limits import (
+    MAX_FILE_BYTES,
     MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH,
     BadLine,
@@ -24,6 +25,7 @@ from structkernels.utils._limits import (
     iter_lines,
     loads_record,
     one_line,
+    read_partial,
     split_lines,
 )
 from structkernels.utils._numeric import NonFiniteError, check_finite, first_nonfinite
@@ -33,5 +35,5 @@ __all__ += ["read_bounded", "InputTooLargeError", "CorruptInputError"]
 __all__ += ["dumps_finite", "find_nonfinite"]
 __all__ += ["NonFiniteError", "check_finite", "first_nonfinite"]
 __all__ += ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines", "split_lines"]
-__all__ += ["one_line"]
+__all__ += ["one_line", "read_partial", "MAX_FILE_BYTES"]
 __all__ += ["MAX_RECORD_DEPTH", "MAX_RECORD_BYTES"]

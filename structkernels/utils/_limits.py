@@ -17,7 +17,11 @@ file and the line, within bounded memory, and never a ``RecursionError`` or a
   own (the lines around it are unaffected), and a truncated or corrupt gzip
   stream ends the file with a :class:`BadLine` after every line read before it.
 - :func:`decode_lines` splits the bytes of a whole file the same way.
-- A whole file is read within a bound by :func:`structkernels.utils.read_bounded`.
+- :func:`read_partial` reads a whole (optionally gzip'd) file within a size
+  bound and, from a truncated or corrupt gzip file, gives the part that
+  decompresses with the reason the rest is lost (a reader of records then
+  keeps every record before the damage); :func:`structkernels.utils.read_bounded`
+  is the strict form (any damage is an error).
 
 Nothing here imports another package of structkernels.
 """
@@ -45,6 +49,8 @@ __all__ = [
     "decode_lines",
     "split_lines",
     "one_line",
+    "read_partial",
+    "MAX_FILE_BYTES",
     "MAX_RECORD_DEPTH",
     "MAX_RECORD_BYTES",
 ]
@@ -54,6 +60,9 @@ __all__ = [
 MAX_RECORD_DEPTH = 1000
 #: Default size limit of one record (one line of a JSON Lines file), in bytes.
 MAX_RECORD_BYTES = 64 << 20
+
+#: Default size limit of a whole file read at once (after decompression), in bytes.
+MAX_FILE_BYTES = 1 << 30
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
@@ -379,3 +388,86 @@ def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
             bad[i] = f"{exc.reason}: byte 0x{byte} at column {exc.start + 1}"
             lines.append(ln.decode("utf-8", errors="replace"))
     return lines, bad
+
+
+def read_partial(
+    path: str | os.PathLike, *, max_bytes: int = MAX_FILE_BYTES
+) -> tuple[bytes, str | None]:
+    """The bytes of a file (gunzipped when it starts with the gzip magic), and what was lost.
+
+    Parameters
+    ----------
+    path : path
+    max_bytes : int
+        Content (after decompression) beyond this is refused: a gzip bomb
+        stops after ``max_bytes`` of output.
+
+    Returns
+    -------
+    (bytes, str or None)
+        The content, and None; or, for a truncated or corrupt gzip file,
+        what decompressed before the damage and why the rest is lost.
+
+    Raises
+    ------
+    RecordError
+        The content is larger than ``max_bytes`` (the message names the file).
+    OSError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> import gzip, tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "x.gz")
+    ...     _ = open(f, "wb").write(gzip.compress(b"line 1\\nline 2\\n" * 1000)[:-30])
+    ...     data, lost = read_partial(f)
+    >>> data.startswith(b"line 1"), lost
+    (True, 'the gzip data ends early (truncated file): the rest of the file is lost')
+    """
+    name = os.fspath(path)
+
+    def too_large(what: str = "") -> RecordError:
+        return RecordError(f"more than max_bytes={max_bytes} bytes{what}", name)
+
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+        fh.seek(0)
+        if head != _GZIP_MAGIC:
+            data = fh.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise too_large()
+            return data, None
+        out = bytearray()
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        buf = b""
+        while True:
+            if not buf:
+                buf = fh.read(_CHUNK)
+                if not buf:
+                    break
+            try:
+                out += d.decompress(buf, max_bytes + 1 - len(out))
+            except zlib.error as exc:
+                return bytes(out), _gzip_problem(exc)
+            if len(out) > max_bytes:
+                raise too_large(" after decompression")
+            buf = d.unconsumed_tail
+            if d.eof:
+                rest = d.unused_data + buf
+                while len(rest) < 2:
+                    more = fh.read(_CHUNK)
+                    if not more:
+                        break
+                    rest += more
+                if rest[:2] == _GZIP_MAGIC:  # another gzip member
+                    d, buf = zlib.decompressobj(16 + zlib.MAX_WBITS), rest
+                    continue
+                while rest:  # only zero padding may follow the last member
+                    if rest.strip(b"\0"):
+                        return bytes(out), "corrupt gzip data (bytes after the end)"
+                    rest = fh.read(_CHUNK)
+                return bytes(out), None
+        if not d.eof:
+            return bytes(out), _gzip_problem(EOFError())
+        return bytes(out), None

@@ -59,7 +59,7 @@ from sklearn.utils import check_random_state
 
 from structkernels.gram import gram
 from structkernels.hashing import take
-from structkernels.kernel import Kernel, Normalized, normalize_gram
+from structkernels.kernel import Kernel, Normalized, normalization_scales
 from structkernels.knn import _scales
 from structkernels.progress import tqdm
 from structkernels.registry import as_kernel, kernels
@@ -248,8 +248,11 @@ def _subset_losses(
 def _losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float, float, float]:
     """Loss Function 1 of the exact 1-NN graph of a raw (unnormalised) subset Gram matrix."""
     if normalize:
+        # pruned pairs hold -inf (they cannot be a first neighbour) and stay -inf when
+        # scaled; normalize_gram would refuse them as overflow
         d = np.diag(raw).copy()
-        K = normalize_gram(raw, d, d, warn=False)
+        s, _ = normalization_scales(d, d, warn=False)
+        K = raw * (s[:, None] * s[None, :])
     else:
         K = raw
     nn, s = _first_neighbours(K)

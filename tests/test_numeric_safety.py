@@ -292,3 +292,12 @@ def test_check_finite_names_the_first_bad_entry():
     assert first_nonfinite(a[2]) == ((0,), np.inf)
     with pytest.raises(NonFiniteError, match=r"^s is -inf \(overflow\)$"):
         check_finite(-np.inf, "s", ())
+
+
+def test_non_finite_errors_keep_their_position_across_processes():
+    import pickle
+
+    err = NonFiniteKernelValueError("k(X[1], X[2]) = nan", (1, 2), float("nan"))
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is NonFiniteKernelValueError and back.index == (1, 2)
+    assert str(back) == str(err) and np.isnan(back.value)

@@ -33,6 +33,10 @@ class NonFiniteError(ValueError):
         self.index = tuple(int(i) for i in index)
         self.value = float(value)
 
+    def __reduce__(self):
+        # raised in worker processes too: keep the position and the value across pickling
+        return (type(self), (str(self), self.index, self.value))
+
 
 def first_nonfinite(values: Any) -> tuple[tuple[int, ...], float] | None:
     """``(index, value)`` of the first non-finite entry (row-major order), or None.

@@ -471,7 +471,8 @@ class HSIC(BaseEstimator):
         if Y is None:
             raise ValueError("HSIC needs paired samples: fit(X, Y) with Y of the same length as X")
         if self.block_size is not None and (
-            not isinstance(self.block_size, (int, np.integer)) or self.block_size < 1
+            not isinstance(self.block_size, (int, np.integer)) or isinstance(self.block_size, bool)
+            or self.block_size < 1
         ):
             raise ValueError(f"block_size must be a positive int or None, got {self.block_size!r}")
         dt = check_dtype(self.dtype)

@@ -144,3 +144,12 @@ def test_precomputed_gram_with_nan_names_the_cell():
     K[4, 7] = np.nan
     with pytest.raises(NonFiniteError, match="precomputed Gram matrix X: row 4, column 7 is nan"):
         HSIC("precomputed", "linear").fit(K, X)
+
+
+def test_bool_block_size_is_refused_and_huge_ranks_are_bounded():
+    X, Y = _data()
+    with pytest.raises(ValueError, match="block_size must be a positive int"):
+        HSIC("rbf", "rbf", block_size=True).fit(X, Y)
+    # max_rank beyond n is bounded by n (memory n * rank)
+    h = HSIC("rbf", "rbf", estimator="icd", max_rank=10**9, tol=0).fit(X, Y)
+    assert h.rank_[0] <= len(X)

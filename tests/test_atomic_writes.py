@@ -55,8 +55,8 @@ def _write_paths(path: FilePath, n: int, seed: int) -> FilePath:
 
 # ------------------------------------------------------------------ the kill harness
 #: the child: ``SETUP`` defines ``write(dest)``; the child writes a reference copy, says
-#: "ready <seconds per write>", then on each line from stdin writes ``dest`` in a loop until
-#: SIGINT ("stopped") or SIGKILL
+#: "ready <seconds per write>", then on each line from stdin says "running" and writes
+#: ``dest`` in a loop until SIGINT ("stopped") or SIGKILL
 CHILD = textwrap.dedent(
     """
     import contextlib, json, os, sys, time, traceback
@@ -76,6 +76,7 @@ CHILD = textwrap.dedent(
         try:
             if not sys.stdin.readline():
                 break
+            print("running", file=proto, flush=True)  # the parent signals only after this
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                 while True:
                     write(cfg["dest"])
@@ -159,6 +160,8 @@ def kill_points(tmp_path: FilePath, setup: str, dest: FilePath, ref: FilePath, i
             _restore(dest, old)  # each round starts from the old output (the child waits)
             proc.stdin.write("go\n")
             proc.stdin.flush()
+            line = proc.stdout.readline()
+            assert line.startswith("running"), (line, proc.stderr.read()[-3000:])
             # a random point within the first three writes of the loop
             time.sleep(rng.uniform(0.0, 3.0) * per_write)
             if i < ROUNDS:

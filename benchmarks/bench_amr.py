@@ -81,7 +81,7 @@ def naive_structures(G, U, cand):
 
 def run(max_distance):
     t0 = time.perf_counter()
-    corpus = read_amr([RAW / f for f in FILES])
+    corpus = read_amr([RAW / f for f in FILES], deduplicate=True)
     t_parse = time.perf_counter() - t0
     n_cand = n_nodes = 0
     t1 = time.perf_counter()

@@ -62,7 +62,7 @@ def main() -> int:
     res: dict = {"python": sys.version.split()[0], "platform": platform.platform()}
 
     t0 = time.perf_counter()
-    corpus = read_amr([RAW / f for f in FILES])
+    corpus = read_amr([RAW / f for f in FILES], deduplicate=True)
     t_penman_all = time.perf_counter() - t0
     graphs = corpus.graphs[: args.limit] if args.limit else corpus.graphs
     res["n_graphs"] = len(graphs)

@@ -27,7 +27,7 @@ def _ids(text: str) -> list[str]:
 @pytest.mark.slow
 def test_all_unique_bio_amr_graphs_load(shared_data):
     files = [shared_data / s for s in SOURCES]
-    corpus = read_amr(files)
+    corpus = read_amr(files, deduplicate=True)
     ids = [i for f in files for i in _ids(f.read_text(encoding="utf-8"))]
     assert len(set(ids)) == 1885
     assert len(corpus) == 1885 and not corpus.skipped
@@ -125,7 +125,7 @@ def test_duplicates_keep_first(tmp_path):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("# ::id x ::snt one\n(p / protein)\n")
     b.write_text("# ::id x ::snt two\n(e / enzyme)\n\n# ::id y\n(g / gene)\n")
-    c = read_amr([a, b])
+    c = read_amr([a, b], deduplicate=True)
     assert [(g.id, g.sentence) for g in c] == [("x", "one"), ("y", "")]
     assert [(d.file, d.graph_id) for d in c.duplicates] == [(str(b), "x")]
     assert len(read_amr([a, b], deduplicate=False)) == 3

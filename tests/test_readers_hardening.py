@@ -288,3 +288,64 @@ def test_cgroup_limit_files_are_read(tmp_path, monkeypatch, version):
     (tmp_path / "job" / "42" / "memory.max" if version == "v2"
      else tmp_path / "memory" / "job" / "memory.limit_in_bytes").write_text("max\n")
     assert srk._cgroup_room() is None
+
+
+# ------------------------------------------------------------------ PENMAN: ids, files
+def test_penman_duplicate_id_strict_names_both_places_lenient_lists_it(tmp_path):
+    from structkernels.amr import AMRFormatError, read_amr
+
+    a, b = tmp_path / "a.amr", tmp_path / "b.amr"
+    a.write_text("# ::id x\n(p / protein)\n")
+    b.write_text("# ::id y\n(g / gene)\n\n# ::id x\n(e / enzyme)\n")
+    with pytest.raises(AMRFormatError) as err:  # old: the second 'x' was dropped silently
+        read_amr([a, b])
+    assert str(err.value) == (
+        f"{b}, line 4: graph 'x': duplicate id: the graph at {a}, line 1 has it too")
+    c = read_amr([a, b], on_error="skip")
+    assert [g.id for g in c] == ["x", "y"]
+    assert [(s.file, s.line, s.graph_id) for s in c.skipped] == [(str(b), 4, "x")]
+    assert str(a) in c.skipped[0].reason
+    kept = read_amr([a, b], deduplicate=False)
+    assert [g.id for g in kept] == ["x", "y", "x#2"] and kept.get("x#2").sentence == ""
+    assert kept.get("x#2").graph.graph["id"] == "x#2" and len(kept.duplicates) == 1
+
+
+def test_penman_fallback_ids_never_collide(tmp_path):
+    from structkernels.amr import read_amr
+
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    a, b = tmp_path / "one" / "s.amr", tmp_path / "two" / "s.amr"
+    a.write_text("(p / protein)\n")
+    b.write_text("(g / gene)\n\n# ::id s.amr:1\n(e / enzyme)\n")
+    c = read_amr([a, b])  # old: both graphs got 's.amr:1'
+    assert [g.id for g in c] == [f"{a}:1", f"{b}:1", "s.amr:1"]
+    assert all(not g.id_given for g in c.graphs[:2]) and c.graphs[2].id_given
+    c2 = read_amr([b, a])  # a derived id taken by a given one gets a suffix
+    assert [g.id for g in c2][:1] == [f"{b}:1"]
+    single = tmp_path / "s.amr"
+    single.write_text("# ::id s.amr:4\n(p / protein)\n\n(g / gene)\n")
+    assert [g.id for g in read_amr(single)] == ["s.amr:4", "s.amr:4#2"]
+
+
+def test_penman_truncated_gzip_and_unreadable_file_cost_only_themselves(tmp_path):
+    from structkernels.amr import AMRFormatError, read_amr
+
+    f = tmp_path / "c.amr.gz"
+    text = "".join(f"# ::id g{i}\n(p{i} / protein :name (n / name :op1 \"P{i}\"))\n\n"
+                   for i in range(400))
+    data = gzip.compress(text.encode())
+    f.write_bytes(data[: len(data) // 2])
+    c = read_amr(f, on_error="skip")
+    assert len(c) > 20 and [g.id for g in c] == [f"g{i}" for i in range(len(c))]
+    assert "truncated" in c.skipped[-1].reason
+    with pytest.raises(AMRFormatError, match=r"c\.amr\.gz, line \d+"):
+        read_amr(f)
+    good = tmp_path / "good.amr"
+    good.write_text("# ::id z\n(p / protein)\n")
+    gone = tmp_path / "gone.amr"
+    c = read_amr([gone, good], on_error="skip")  # e.g. removed between listing and reading
+    assert [g.id for g in c] == ["z"] and c.skipped[0].file == str(gone)
+    assert str(c.skipped[0]) == f"{gone}: cannot read the file (No such file or directory)"
+    with pytest.raises(FileNotFoundError):
+        read_amr([gone, good])

@@ -27,6 +27,7 @@ from penman import layout
 from penman.exceptions import PenmanError
 
 from structkernels.amr.graph import AMR_MODEL, to_networkx
+from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_partial, split_lines
 
 __all__ = [
     "AMRFormatError",
@@ -85,8 +86,10 @@ class SkippedGraph:
     reason: str
 
     def __str__(self) -> str:
-        gid = f" graph {self.graph_id!r}" if self.graph_id is not None else ""
-        return f"{self.file}, line {self.line}:{gid}: {self.reason}"
+        where = [f"{self.file}, line {self.line}" if self.line else f"{self.file}"]
+        if self.graph_id is not None:
+            where.append(f"graph {self.graph_id!r}")
+        return f"{': '.join(where)}: {self.reason}"
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,6 +111,10 @@ class AMRGraph:
     file : str or None
     line : int or None
         Line of the graph's first line (its first metadata comment).
+    id_given : bool
+        True when the id comes from the input (``::id``, ``sent_id``, a
+        graph attribute); False when a reader derived it from the file name
+        and line (such an id is made unique with ``#2``, ``#3`` ...).
     """
 
     id: str
@@ -117,6 +124,7 @@ class AMRGraph:
     penman: penman.Graph | None = None
     file: str | None = None
     line: int | None = None
+    id_given: bool = True
 
     def __repr__(self) -> str:
         return f"AMRGraph(id={self.id!r}, nodes={self.graph.number_of_nodes()})"
@@ -327,40 +335,10 @@ def _decode_block(
     )
 
 
-def _split_lines(text: str) -> list[str]:
-    """Lines split at ``\\n``, ``\\r\\n`` or ``\\r`` only (as editors count them)."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def _decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
-    """Text lines of a file's bytes, and ``{line: what is wrong}`` for lines not UTF-8.
-
-    A line that is not UTF-8 is decoded with replacement characters (so the
-    blocks and the graph ids around it are still found) and reported; the
-    other lines are unaffected.  A UTF-8 byte-order mark is dropped.
-    """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return _split_lines(data.decode("utf-8")), {}
-    except UnicodeDecodeError:
-        pass
-    lines: list[str] = []
-    bad: dict[int, str] = {}
-    raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    for i, ln in enumerate(raw, 1):
-        try:
-            lines.append(ln.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            byte = ln[exc.start : exc.start + 1].hex()
-            bad[i] = f"{exc.reason}: byte 0x{byte} at column {exc.start + 1}"
-            lines.append(ln.decode("utf-8", errors="replace"))
-    return lines, bad
+#: Lines split at ``\\n``, ``\\r\\n`` or ``\\r`` only (as editors count them).
+_split_lines = split_lines
+#: Text lines of a file's bytes and ``{line: what is wrong}`` for lines that are not UTF-8.
+_decode_lines = decode_lines
 
 
 def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH) -> AMRGraph:
@@ -409,7 +387,7 @@ def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH
 def read_amr(
     path: str | os.PathLike | Sequence[str | os.PathLike],
     on_error: str = "raise",
-    deduplicate: bool = True,
+    deduplicate: bool | None = None,
     max_depth: int = MAX_DEPTH,
 ) -> AMRCorpus:
     """Read AMR graphs in PENMAN notation from one file or several.
@@ -417,16 +395,29 @@ def read_amr(
     Parameters
     ----------
     path : path or sequence of paths
-        Corpus file(s): graphs separated by blank lines, each with optional
-        ``# ::id ... ::snt ...`` metadata.  Comment-only blocks without an
-        ``::id`` (release headers) are ignored.
+        Corpus file(s), plain or gzip'd: graphs separated by blank lines,
+        each with optional ``# ::id ... ::snt ...`` metadata.  Comment-only
+        blocks without an ``::id`` (release headers) are ignored.
     on_error : {"raise", "skip"}
         ``"raise"``: the first malformed graph raises :class:`AMRFormatError`
         (file, line, graph id).  ``"skip"``: it is left out and listed in
         :attr:`AMRCorpus.skipped` with its line and the reason.
-    deduplicate : bool
-        Keep only the first graph of each id (files read in the order given);
-        the others are listed in :attr:`AMRCorpus.duplicates`.
+    deduplicate : bool or None
+        What a second graph with an ``::id`` already read is:
+
+        - None (default): a bad graph, as any other: strict mode refuses it
+          naming both places (``b.amr, line 9: graph 'x': duplicate id: the
+          graph at a.amr, line 1 has it too``); lenient mode leaves it out
+          and lists it in :attr:`AMRCorpus.skipped` with both places;
+        - True: the same sentence read twice (a release read with an
+          earlier version of itself): the first is kept, the others are
+          listed in :attr:`AMRCorpus.duplicates`;
+        - False: every graph is kept, the later ones under ``<id>#2``,
+          ``<id>#3`` ..., each listed in :attr:`AMRCorpus.duplicates`.
+
+        A graph without ``::id`` gets ``<file name>:<line>`` (the path as
+        given when two files share a name), made unique with ``#2`` ...
+        if taken: such ids never collide.
     max_depth : int, default :data:`MAX_DEPTH`
         A graph nested deeper than this (open parentheses) is malformed
         input: refused (strict) or skipped (lenient) before it is decoded.
@@ -439,10 +430,13 @@ def read_amr(
     ------
     AMRFormatError
         A malformed graph (strict mode): bad PENMAN, a line that is not UTF-8,
-        nesting deeper than ``max_depth``; or input that holds no AMR graph
-        at all (empty file, non-AMR text).  In lenient mode only the bad
-        graphs are left out, each listed in :attr:`AMRCorpus.skipped`.
-    FileNotFoundError
+        nesting deeper than ``max_depth``, a duplicate id, a truncated gzip
+        file; or input that holds no AMR graph at all (empty file, non-AMR
+        text).  In lenient mode only the bad graphs are left out, each listed
+        in :attr:`AMRCorpus.skipped` (a file that cannot be read, or the lost
+        end of a truncated ``.gz``, too: every graph before it is kept).
+    OSError
+        A file cannot be read (strict mode).
 
     Examples
     --------
@@ -453,6 +447,8 @@ def read_amr(
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    if deduplicate not in (None, True, False):
+        raise ValueError(f"deduplicate must be None, True or False, got {deduplicate!r}")
     _check_max_depth(max_depth)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
@@ -460,38 +456,144 @@ def read_amr(
     graphs: list[AMRGraph] = []
     skipped: list[SkippedGraph] = []
     duplicates: list[SkippedGraph] = []
-    seen: set[str] = set()
+    ids = IdTable()
+    names = fallback_names([os.fspath(p) for p in paths])
     for p in paths:
         file = os.fspath(p)
-        with open(file, "rb") as fh:
-            lines, bad_bytes = _decode_lines(fh.read())
-        n_before, skipped_before = len(graphs), len(skipped)
+        try:
+            lines, bad_bytes, lost = read_lines(file)
+        except OSError as exc:
+            if on_error == "raise":
+                raise
+            skipped.append(SkippedGraph(file, 0, None, unreadable(exc)))
+            continue
+        except AMRFormatError as exc:
+            if on_error == "raise":
+                raise
+            skipped.append(SkippedGraph(file, 0, None, exc.reason))
+            continue
+        n_before, skipped_before, dupes_before = len(graphs), len(skipped), len(duplicates)
         for start, block in _blocks(lines):
-            fallback = f"{os.path.basename(file)}:{start}"
+            fallback = f"{names[file]}:{start}"
             try:
                 g = _decode_block(block, start, file, fallback, max_depth, bad_bytes)
+                if g is None:
+                    continue
+                if "id" not in g.metadata:
+                    object.__setattr__(g, "id_given", False)
+                first = ids.claim(g)
+                if first is not None:
+                    reason = duplicate_reason(first)
+                    if deduplicate is True:
+                        duplicates.append(SkippedGraph(file, start, g.id, f"{reason} (first kept)"))
+                        continue
+                    if deduplicate is False:
+                        old = g.id
+                        ids.rename(g, ids.free(old))
+                        duplicates.append(
+                            SkippedGraph(file, start, old, f"{reason}; kept as {g.id!r}")
+                        )
+                    else:
+                        raise AMRFormatError(reason, file, start, g.id)
             except AMRFormatError as exc:
                 if on_error == "raise":
                     raise
                 skipped.append(SkippedGraph(file, exc.line or start, exc.graph_id, exc.reason))
                 continue
-            if g is None:
-                continue
-            if deduplicate and g.id in seen:
-                duplicates.append(SkippedGraph(file, start, g.id, "duplicate id (first kept)"))
-                continue
-            seen.add(g.id)
             graphs.append(g)
-        if len(graphs) == n_before and len(skipped) == skipped_before:
-            dupes = sum(1 for d in duplicates if d.file == file)
-            if not dupes:
-                raise AMRFormatError("no AMR graph found (empty file, or not PENMAN text)", file)
+        if lost is not None:
+            if on_error == "raise":
+                raise AMRFormatError(lost, file, len(lines) + 1)
+            skipped.append(SkippedGraph(file, len(lines) + 1, None, lost))
+        if (
+            len(graphs) == n_before
+            and len(skipped) == skipped_before
+            and len(duplicates) == dupes_before
+        ):
+            raise AMRFormatError("no AMR graph found (empty file, or not PENMAN text)", file)
     if not graphs:
         first = f"; first: {skipped[0]}" if skipped else ""
         raise AMRFormatError(
             f"no AMR graph could be read ({len(skipped)} skipped{first})", os.fspath(paths[0])
         )
     return AMRCorpus(graphs, skipped, duplicates, [os.fspath(p) for p in paths])
+
+
+# ---------------------------------------------------------------- shared by the graph readers
+def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
+    """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file.
+
+    Plain or gzip'd, at most :data:`structkernels.utils.MAX_FILE_BYTES`; a
+    byte-order mark is dropped; lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only.
+    A truncated or corrupt ``.gz`` gives the lines before the damage.
+
+    Raises
+    ------
+    AMRFormatError
+        The file is too large (naming it).
+    OSError
+        It cannot be read.
+    """
+    try:
+        data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
+    except RecordError as exc:
+        raise AMRFormatError(exc.reason, file) from None
+    lines, bad = decode_lines(data)
+    return lines, bad, lost
+
+
+def unreadable(exc: OSError) -> str:
+    """The reason a file could not be read, in one line."""
+    return f"cannot read the file ({exc.strerror or type(exc).__name__})"
+
+
+def fallback_names(files: Sequence[str]) -> dict[str, str]:
+    """The name each file gives to derived ids: its base name, or its path as given when two
+    files read together share a base name."""
+    base = [os.path.basename(f) for f in files]
+    return {f: (b if base.count(b) == 1 else f) for f, b in zip(files, base, strict=True)}
+
+
+def duplicate_reason(first: tuple[str | None, int | None]) -> str:
+    file, line = first
+    where = f"{file}, line {line}" if line else f"{file}"
+    return f"duplicate id: the graph at {where} has it too"
+
+
+class IdTable:
+    """The ids given to the graphs of one corpus, and where each graph was read.
+
+    :meth:`claim` registers a graph.  An id derived by a reader (``id_given``
+    False) never collides: when taken it becomes ``<id>#2``, ``<id>#3`` ...
+    An id from the input that is taken is reported, with the first place.
+    """
+
+    def __init__(self) -> None:
+        self.where: dict[str, tuple[str | None, int | None]] = {}
+
+    def free(self, gid: str) -> str:
+        """The first of ``gid#2``, ``gid#3`` ... not taken."""
+        k = 2
+        while f"{gid}#{k}" in self.where:
+            k += 1
+        return f"{gid}#{k}"
+
+    def rename(self, g: AMRGraph, new_id: str) -> None:
+        """Give ``g`` the id ``new_id`` (the wrapper and its networkx graph) and register it."""
+        object.__setattr__(g, "id", new_id)
+        g.graph.graph["id"] = new_id
+        self.where[new_id] = (g.file, g.line)
+
+    def claim(self, g: AMRGraph) -> tuple[str | None, int | None] | None:
+        """Register ``g``; None when done, else the place of the graph that has its id."""
+        first = self.where.get(g.id)
+        if first is None:
+            self.where[g.id] = (g.file, g.line)
+            return None
+        if not g.id_given:
+            self.rename(g, self.free(g.id))
+            return None
+        return first
 
 
 def _check_max_depth(max_depth: Any) -> None:

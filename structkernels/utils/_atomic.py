@@ -104,9 +104,9 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]
         fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise _explain(exc, final) from None
-    os.close(fd)
     tmp = Path(name)
     try:
+        os.close(fd)
         yield tmp
         try:
             if final.exists():

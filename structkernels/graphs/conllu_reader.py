@@ -19,6 +19,13 @@ import os
 from collections.abc import Sequence
 
 from structkernels._optional import optional_module
+from structkernels.amr.reader import (
+    IdTable,
+    duplicate_reason,
+    fallback_names,
+    read_lines,
+    unreadable,
+)
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
@@ -27,6 +34,7 @@ from structkernels.graphs.model import (
     add_node,
     new_graph,
 )
+from structkernels.utils import one_line, split_lines
 
 __all__ = ["read_conllu", "parse_conllu", "CONLLU_SUFFIXES"]
 
@@ -69,16 +77,31 @@ def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Grap
     try:
         sents = conllu.parse("\n".join(block) + "\n\n")
     except conllu.exceptions.ParseException as exc:
-        line = start + n_comments
-        for k, ln in enumerate(block):  # the first line whose fields fail to parse
-            if ln.startswith("#"):
-                continue
-            try:
-                conllu.parse(ln + "\n\n")
-            except conllu.exceptions.ParseException:
-                line = start + k
-                break
-        raise GraphFormatError(f"not a CoNLL-U word line: {exc}", file, line, gid) from None
+        _raise_parse_error(conllu, exc, block, start, n_comments, file, gid)
+    except Exception as exc:  # the parser must cost this sentence only
+        raise GraphFormatError(
+            f"the CoNLL-U parser failed: {type(exc).__name__}: {one_line(exc, 200)}",
+            file, start + n_comments, gid,
+        ) from None
+    return _build(sents, block, start, n_comments, file, gid)
+
+
+def _raise_parse_error(conllu, exc, block, start, n_comments, file, gid):
+    line = start + n_comments
+    for k, ln in enumerate(block):  # the first line whose fields fail to parse
+        if ln.startswith("#"):
+            continue
+        try:
+            conllu.parse(ln + "\n\n")
+        except conllu.exceptions.ParseException:
+            line = start + k
+            break
+    raise GraphFormatError(
+        f"not a CoNLL-U word line: {one_line(exc, 300)}", file, line, gid
+    ) from None
+
+
+def _build(sents, block, start, n_comments, file, gid) -> Graph:
     if len(sents) != 1:
         raise GraphFormatError(f"expected one sentence, found {len(sents)}", file, start, gid)
     sent = sents[0]
@@ -128,7 +151,10 @@ def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Grap
         )
     G.graph["root"] = roots[0]
     text = meta.get("text") or " ".join(tok["form"] for tok, _ in words)
-    return Graph(id=gid, sentence=text, graph=G, metadata=meta, file=file, line=start)
+    return Graph(
+        id=gid, sentence=text, graph=G, metadata=meta, file=file, line=start,
+        id_given=bool(meta.get("sent_id")),
+    )
 
 
 def parse_conllu(text: str, graph_id: str = "conllu") -> Graph:
@@ -142,7 +168,7 @@ def parse_conllu(text: str, graph_id: str = "conllu") -> Graph:
     >>> list(g.graph.edges(data="role")), g.graph.graph["root"]
     ([('2', '1', 'nsubj')], '2')
     """
-    blocks = list(_blocks(text.splitlines()))
+    blocks = list(_blocks(split_lines(text)))
     found = [_sentence(b, s, "<string>", graph_id) for s, b in blocks]
     if len(found) != 1:
         raise GraphFormatError(f"expected one CoNLL-U sentence, found {len(found)}", "<string>")
@@ -157,9 +183,17 @@ def read_conllu(
     Parameters
     ----------
     path : path or sequence of paths
+        Plain or gzip'd; a byte-order mark is ignored; lines end at ``\\n``,
+        ``\\r\\n`` or ``\\r`` only.
     on_error : {"raise", "skip"}
         ``"raise"``: a malformed sentence raises :class:`GraphFormatError`
         (file, line, sentence id); ``"skip"``: it is listed in ``corpus.skipped``.
+        A sentence holding a line that is not UTF-8 is malformed (the others
+        are read); so is a second sentence with a ``sent_id`` already read
+        (strict: the error names both places; lenient: it is left out and
+        listed).  A file that cannot be read, or the lost end of a
+        truncated ``.gz``, is listed in lenient mode too.  A sentence without
+        ``sent_id`` gets ``<file stem>:<line>`` (``#2`` ... when taken).
 
     Returns
     -------
@@ -175,26 +209,50 @@ def read_conllu(
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     graphs: list[Graph] = []
     skipped: list[SkippedGraph] = []
+    ids = IdTable()
+    names = fallback_names([os.fspath(p) for p in paths])
     for p in paths:
         file = os.fspath(p)
         try:
-            with open(file, encoding="utf-8") as fh:
-                lines = fh.read().splitlines()
-        except UnicodeDecodeError as exc:
-            raise GraphFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file) from None
+            lines, bad, lost = read_lines(file)
+        except OSError as exc:
+            if on_error == "raise":
+                raise
+            skipped.append(SkippedGraph(file, 0, None, unreadable(exc)))
+            continue
+        except GraphFormatError as exc:
+            if on_error == "raise":
+                raise
+            skipped.append(SkippedGraph(file, 0, None, exc.reason))
+            continue
         n = 0
+        stem = names[file].rsplit(".", 1)[0]
         for start, block in _blocks(lines):
             if all(ln.startswith("#") for ln in block):
                 continue  # a comment-only header
-            stem = os.path.basename(file).rsplit(".", 1)[0]
+            n += 1
             try:
-                graphs.append(_sentence(block, start, file, f"{stem}:{start}"))
+                broken = [k for k in range(start, start + len(block)) if k in bad]
+                if broken:
+                    gid = _sent_id(block) or f"{stem}:{start}"
+                    raise GraphFormatError(
+                        f"not UTF-8 text ({bad[broken[0]]})", file, broken[0], gid
+                    )
+                g = _sentence(block, start, file, f"{stem}:{start}")
+                first = ids.claim(g)
+                if first is not None:
+                    raise GraphFormatError(duplicate_reason(first), file, start, g.id)
             except GraphFormatError as exc:
                 if on_error == "raise":
                     raise
                 skipped.append(SkippedGraph(file, exc.line or start, exc.graph_id, exc.reason))
-            n += 1
-        if n == 0:
+                continue
+            graphs.append(g)
+        if lost is not None:
+            if on_error == "raise":
+                raise GraphFormatError(lost, file, len(lines) + 1)
+            skipped.append(SkippedGraph(file, len(lines) + 1, None, lost))
+        elif n == 0:
             raise GraphFormatError("no CoNLL-U sentence (empty file)", file)
     if not graphs:
         first = f"; first: {skipped[0]}" if skipped else ""
@@ -202,3 +260,13 @@ def read_conllu(
             f"no sentence could be read ({len(skipped)} skipped{first})", os.fspath(paths[0])
         )
     return GraphCorpus(graphs, skipped, (), [os.fspath(p) for p in paths])
+
+
+def _sent_id(block: list[str]) -> str | None:
+    for ln in block:
+        if not ln.startswith("#"):
+            break
+        body = ln.lstrip("#").strip()
+        if body.startswith("sent_id") and "=" in body:
+            return body.split("=", 1)[1].strip() or None
+    return None

@@ -44,6 +44,7 @@ from typing import Any
 import networkx as nx
 
 from structkernels._optional import optional_module
+from structkernels.amr.reader import IdTable, unreadable
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
@@ -53,12 +54,25 @@ from structkernels.graphs.model import (
     graph_kind,
     new_graph,
 )
-from structkernels.utils import atomic_open
+from structkernels.utils import (
+    MAX_FILE_BYTES,
+    RecordError,
+    atomic_open,
+    decode_lines,
+    one_line,
+    read_partial,
+)
 
-__all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES"]
+__all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_DOT_DEPTH"]
 
 #: File name endings read as DOT.
 DOT_SUFFIXES = (".dot", ".gv")
+#: Default nesting limit of braces in one DOT file (the graph's own braces count: a
+#: subgraph in the graph is depth 2).  pydot's parser takes time exponential in the
+#: nesting (about 2 s at depth 9), so a deeper file is refused, naming its deepest line,
+#: before it is parsed.  Sentence graphs use depth 1 or 2.
+MAX_DOT_DEPTH = 6
+_DOT_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|^[ \t]*#[^\n]*|->|--|[{}<>]', re.S | re.M)
 _RESERVED = {"node", "edge", "graph"}  # pydot lists default-attribute statements as nodes
 _KNOWN = {"label", "concept", "entity_name", "wiki", "collapsed", "lemma", "pos"}
 _TOKEN = re.compile(r"^(.*?)(\d+)$")
@@ -104,15 +118,53 @@ def _parse_text(text: str, file: str) -> list[Any]:
             return list(parser.parse_string(text, parse_all=True))
         except ParseException as exc:
             raise GraphFormatError(
-                f"not a well-formed DOT graph: {exc.msg} (column {exc.col})", file, exc.lineno
+                f"not a well-formed DOT graph: {one_line(exc.msg, 200)} (column {exc.col})",
+                file, exc.lineno,
             ) from None
         except TypeError as exc:  # pydot builds Node(name, **attrs): an attribute "name" clashes
-            raise GraphFormatError(f"pydot cannot build this graph ({exc})", file) from None
+            raise GraphFormatError(f"pydot cannot build this graph ({one_line(exc, 200)})", file) from None
+        except RecursionError:
+            raise GraphFormatError("nested too deep for pydot's parser", file) from None
+        except Exception as exc:  # the parser must cost this file only
+            raise GraphFormatError(
+                f"pydot failed: {type(exc).__name__}: {one_line(exc, 200)}", file
+            ) from None
     with contextlib.redirect_stdout(io.StringIO()):  # pragma: no cover - older pydot
         graphs = pydot.graph_from_dot_data(text)
     if graphs is None:  # pragma: no cover
         raise GraphFormatError("not a well-formed DOT graph", file)
     return list(graphs)
+
+
+def _brace_depth(text: str) -> tuple[int, int]:
+    """``(deepest nesting of braces, offset of the deepest "{")`` outside strings,
+    comments and HTML labels; iterative, linear time."""
+    depth = deepest = at = html = 0
+    for m in _DOT_TOKENS.finditer(text):
+        tok = m.group()
+        if tok == "<":
+            html += 1
+        elif tok == ">":
+            html = max(html - 1, 0)
+        elif html:
+            continue
+        elif tok == "{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, m.start()
+        elif tok == "}":
+            depth = max(depth - 1, 0)
+    return deepest, at
+
+
+def _check_depth(text: str, file: str, gid: str | None, max_depth: int) -> None:
+    depth, at = _brace_depth(text)
+    if depth > max_depth:
+        raise GraphFormatError(
+            f"subgraphs nested {depth} levels deep (braces); at most max_depth={max_depth} "
+            "are parsed (pydot's parser slows down exponentially with nesting)",
+            file, text.count("\n", 0, at) + 1, gid,
+        )
 
 
 def _statements(dot: Any, gid: str, file: str):
@@ -278,6 +330,10 @@ def _line_of(text: str, node: str | None) -> int | None:
 def _to_graph(dot: Any, gid: str, file: str, kind: str, text: str | None = None) -> Graph:
     try:
         return _build(dot, gid, file, kind)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:  # pydot objects of odd input
+        raise GraphFormatError(
+            f"cannot read this DOT graph ({type(exc).__name__}: {one_line(exc, 200)})", file, None, gid
+        ) from None
     except GraphFormatError as exc:
         if exc.line is not None or text is None:
             raise
@@ -299,7 +355,9 @@ def _build(dot: Any, gid: str, file: str, kind: str) -> Graph:
         raise GraphFormatError("a graph without nodes", file, None, gid)
     sentence = _unq(dot.get_attributes().get("label")) or ""
     meta = {k2: _unq(v) for k2, v in dot.get_attributes().items()}
-    return Graph(id=gid, sentence=sentence, graph=G, metadata=meta, file=file, line=1)
+    return Graph(
+        id=gid, sentence=sentence, graph=G, metadata=meta, file=file, line=1, id_given=False
+    )
 
 
 def _check_kind(kind: str) -> None:
@@ -307,7 +365,9 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"kind must be 'auto', 'amr' or 'dependency', got {kind!r}")
 
 
-def parse_dot(text: str, graph_id: str = "dot", kind: str = "auto") -> Graph:
+def parse_dot(
+    text: str, graph_id: str = "dot", kind: str = "auto", max_depth: int = MAX_DOT_DEPTH
+) -> Graph:
     """Read one graph from DOT text.
 
     Examples
@@ -318,6 +378,7 @@ def parse_dot(text: str, graph_id: str = "dot", kind: str = "auto") -> Graph:
     ('Ras', 'amr')
     """
     _check_kind(kind)
+    _check_depth(text, "<string>", graph_id, max_depth)
     dots = _parse_text(text, "<string>")
     if len(dots) != 1:
         raise GraphFormatError(f"expected one DOT graph, found {len(dots)}", "<string>")
@@ -338,16 +399,26 @@ def _files(path: FilePath) -> list[FilePath]:
 _BATCH = 64  # files per parallel task
 
 
-def _read_file(f: FilePath, gid: str, kind: str) -> list[Any]:
+def _read_file(f: FilePath, gid: str, kind: str, max_depth: int = MAX_DOT_DEPTH) -> list[Any]:
     """The graphs of one file, and ``(file, line, graph id, reason, node)`` for each failure."""
     file = os.fspath(f)
     try:
         try:
-            text = f.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise GraphFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file) from None
+            data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
+        except OSError as exc:
+            raise GraphFormatError(unreadable(exc), file) from None
+        except RecordError as exc:
+            raise GraphFormatError(exc.reason, file) from None
+        if lost is not None:
+            raise GraphFormatError(lost, file, None, gid)
+        lines, bad = decode_lines(data)  # a byte-order mark is dropped
+        if bad:
+            first = min(bad)
+            raise GraphFormatError(f"not UTF-8 text ({bad[first]})", file, first, gid)
+        text = "\n".join(lines)
         if not text.strip():
             raise GraphFormatError("empty file: no DOT graph", file, None, gid)
+        _check_depth(text, file, gid, max_depth)
         dots = _parse_text(text, file)
         if not dots:
             raise GraphFormatError("no DOT graph", file, None, gid)
@@ -363,8 +434,8 @@ def _read_file(f: FilePath, gid: str, kind: str) -> list[Any]:
     return out
 
 
-def _read_batch(jobs: list[tuple[FilePath, str]], kind: str) -> list[list[Any]]:
-    return [_read_file(f, gid, kind) for f, gid in jobs]
+def _read_batch(jobs: list[tuple[FilePath, str]], kind: str, max_depth: int) -> list[list[Any]]:
+    return [_read_file(f, gid, kind, max_depth) for f, gid in jobs]
 
 
 def read_dot(
@@ -373,6 +444,7 @@ def read_dot(
     kind: str = "auto",
     progress: bool | None = None,
     n_jobs: int | None = 1,
+    max_depth: int = MAX_DOT_DEPTH,
 ) -> GraphCorpus:
     """Read DOT graphs from a file, a folder of them (searched recursively) or a list.
 
@@ -381,7 +453,11 @@ def read_dot(
     path : path, folder or sequence of them
         A folder is read in sorted order of its ``*.dot``/``*.gv`` files; the
         graph id is the file's path relative to the folder without suffix
-        (a file's stem otherwise; ``#2``, ``#3`` ... for further graphs of one file).
+        (a file's stem otherwise; ``#2``, ``#3`` ... for further graphs of one file,
+        and for an id already taken, e.g. ``s1.dot`` in two folders read together:
+        ids never collide).  A byte-order mark is ignored; a file that is not
+        UTF-8 (naming the line), cannot be read (removed while reading), or
+        nests subgraphs deeper than ``max_depth`` costs only its own graphs.
     on_error : {"raise", "skip"}
         ``"raise"``: the first malformed graph raises :class:`GraphFormatError`
         naming the file, the line (syntax errors) or the node/edge, and the
@@ -393,6 +469,8 @@ def read_dot(
         Processes parsing files in parallel (joblib; ``-1``: all cores).
         pydot's parser takes tens of milliseconds per sentence graph, so a
         folder of thousands of files is worth spreading.  Default 1.
+    max_depth : int, default :data:`MAX_DOT_DEPTH`
+        Most nested braces (the graph's own included) parsed in one file.
 
     Returns
     -------
@@ -420,20 +498,24 @@ def read_dot(
             jobs.append((f, gid))
     graphs: list[Graph] = []
     skipped: list[SkippedGraph] = []
+    ids = IdTable()
     disable = None if progress is None else not progress
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+        raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
     if n_jobs == 1 or len(jobs) < 2 * _BATCH:
-        results = (_read_file(f, gid, kind) for f, gid in jobs)
+        results = (_read_file(f, gid, kind, max_depth) for f, gid in jobs)
     else:
         from joblib import Parallel, delayed
 
         batches = [jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)]
         per_batch = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_read_batch)(b, kind) for b in batches
+            delayed(_read_batch)(b, kind, max_depth) for b in batches
         )
         results = (r for batch in per_batch for r in batch)
     for outcomes in tqdm(results, total=len(jobs), desc="DOT files", unit="file", disable=disable):
         for item in outcomes:
             if isinstance(item, Graph):
+                ids.claim(item)  # a derived id: made unique, never refused
                 graphs.append(item)
                 continue
             file, line, gid, reason, node = item

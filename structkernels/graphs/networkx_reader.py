@@ -161,5 +161,9 @@ def read_networkx_file(path: str | os.PathLike, **options: Any) -> Graph:
             raise
         raise GraphFormatError(f"not a well-formed graph file: {exc}", file) from None
     stem = os.path.basename(file).rsplit(".", 1)[0]
+    given = "graph_id" in options or bool(G.graph.get("id"))
     options.setdefault("graph_id", str(G.graph.get("id") or stem))
-    return from_networkx(G, file=file, **options)
+    g = from_networkx(G, file=file, **options)
+    if not given:
+        object.__setattr__(g, "id_given", False)  # derived from the file name
+    return g

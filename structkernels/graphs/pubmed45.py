@@ -44,10 +44,21 @@ from structkernels.datasets import (
     InteractionDataset,
     InteractionFormatError,
     SkippedRecord,
+    _rid,
     split_of,
 )
 from structkernels.graphs.candidates import _STEMMER
 from structkernels.graphs.model import Graph, GraphFormatError, graph_kind
+from structkernels.utils import (
+    MAX_FILE_BYTES,
+    BadLine,
+    RecordError,
+    decode_lines,
+    iter_lines,
+    loads_record,
+    one_line,
+    read_partial,
+)
 
 __all__ = ["load_pubmed45", "resolve_tuple", "read_label_records", "SWAPPED_MODES"]
 
@@ -58,36 +69,72 @@ SWAPPED_MODES = ("negative", "class")
 def read_label_records(path: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
     """``(where, record)`` pairs of a JSON array file or a JSON Lines file.
 
-    ``where`` is ``"line N"``, the line where the record starts.
+    ``where`` is ``"line N"``, the line where the record starts.  A UTF-8
+    byte-order mark is ignored; every record goes through
+    :func:`structkernels.utils.loads_record` (depth and size limits, finite
+    numbers).  In JSON Lines a bad line is returned as a bad record of its
+    own (the caller skips or refuses it); a JSON array is one document, so a
+    fault anywhere in it is an :class:`InteractionFormatError` naming the
+    file and the line.
     """
     file = os.fspath(path)
-    with open(file, encoding="utf-8") as fh:
-        text = fh.read()
-    stripped = text.lstrip()
+    with open(file, "rb") as fh:
+        head = fh.read(1 << 16)
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    stripped = head.lstrip()
     if not stripped:
-        raise InteractionFormatError(f"{file}: empty labels file")
-    if stripped[0] == "[":
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InteractionFormatError(f"{file}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
-        # the line where each element starts: decode the elements one by one
-        dec, pos, out = json.JSONDecoder(), text.index("[") + 1, []
-        for rec in obj:
-            while text[pos] in " \t\r\n,":
-                pos += 1
-            _, end = dec.raw_decode(text, pos)
-            out.append((f"line {text.count(chr(10), 0, pos) + 1}", rec))
-            pos = end
-        return out
-    out = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+        if len(head) < (1 << 16) - 3:
+            raise InteractionFormatError(f"{file}: empty labels file")
+    if stripped[:1] == b"[":
+        return _array_records(file)
+    out: list[tuple[str, Any]] = []
+    for lineno, line in iter_lines(file):
+        if isinstance(line, BadLine):
+            out.append((f"line {lineno}", _Bad(line.reason)))
             continue
         try:
-            out.append((f"line {lineno}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            out.append((f"line {lineno}", _Bad(f"not valid JSON ({exc.msg})")))
+            out.append((f"line {lineno}", loads_record(line)))
+        except RecordError as exc:
+            out.append((f"line {lineno}", _Bad(exc.reason)))
+    if not out:
+        raise InteractionFormatError(f"{file}: empty labels file")
+    return out
+
+
+def _array_records(file: str) -> list[tuple[str, Any]]:
+    try:
+        data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
+    except RecordError as exc:
+        raise InteractionFormatError(str(exc)) from None
+    if lost is not None:
+        raise InteractionFormatError(f"{file}: {lost}")
+    lines, bad = decode_lines(data)
+    if bad:
+        first = min(bad)
+        raise InteractionFormatError(f"{file}, line {first}: not UTF-8 text ({bad[first]})")
+    text = "\n".join(lines)
+    try:
+        obj = loads_record(text, max_bytes=MAX_FILE_BYTES)
+    except RecordError as exc:
+        line = ""
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as jexc:
+            line = f", line {jexc.lineno}"
+        except (ValueError, RecursionError):
+            pass
+        raise InteractionFormatError(f"{file}{line}: {exc.reason}") from None
+    if not isinstance(obj, list):
+        raise InteractionFormatError(f"{file}: a labels file is a JSON array or JSON Lines")
+    # the line where each element starts: decode the elements one by one
+    dec, pos, out = json.JSONDecoder(), text.index("[") + 1, []
+    for rec in obj:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        _, end = dec.raw_decode(text, pos)
+        out.append((f"line {text.count(chr(10), 0, pos) + 1}", rec))
+        pos = end
     return out
 
 
@@ -285,11 +332,11 @@ def load_pubmed45(
                 try:
                     opts = {"kind": kind} if gf.suffix.lower() in (".dot", ".gv") else {}
                     cache[gf] = read_graphs(gf, **opts)
-                except GraphFormatError as exc:
+                except (GraphFormatError, OSError) as exc:  # OSError: removed while reading
                     cache[gf] = exc
             corpus = cache[gf]
-            if isinstance(corpus, GraphFormatError):
-                raise ValueError(f"graph file unreadable: {corpus}")
+            if isinstance(corpus, Exception):
+                raise ValueError(f"graph file unreadable: {one_line(corpus)}")
             if "graph_id" in rec:
                 g = corpus.get(str(rec["graph_id"]))
                 if g is None:
@@ -303,9 +350,10 @@ def load_pubmed45(
             p, t = x.path(cand), x.tree(cand)
         except (ValueError, CandidateError, TypeError) as exc:
             if on_error == "raise":
-                rtxt = f" (record {rid})" if rid is not None else ""
-                raise InteractionFormatError(f"{fname}, {where}{rtxt}: {exc}") from None
-            skipped.append(SkippedRecord(fname, int(where.split()[1]), rid, str(exc)))
+                raise InteractionFormatError(
+                    f"{fname}, {where}{_rid(rid)}: {one_line(exc)}"
+                ) from None
+            skipped.append(SkippedRecord(fname, int(where.split()[1]), rid, one_line(exc)))
             continue
         out = dict(rec)
         out.setdefault("id", f"{lfile.stem}:{where.split()[1]}")

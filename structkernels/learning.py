@@ -59,7 +59,12 @@ from sklearn.utils import check_random_state
 
 from structkernels.gram import gram
 from structkernels.hashing import take
-from structkernels.kernel import Kernel, Normalized, normalization_scales
+from structkernels.kernel import (
+    Kernel,
+    Normalized,
+    check_kernel_values,
+    normalization_scales,
+)
 from structkernels.knn import _scales
 from structkernels.progress import tqdm
 from structkernels.registry import as_kernel, kernels
@@ -259,6 +264,28 @@ def _losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float,
     return loss_function_1(s, ya, ya[nn])
 
 
+def _checked(kernel: Kernel, values: Any, rows: np.ndarray, cols: np.ndarray | None = None
+             ) -> np.ndarray:
+    """``values`` as float64, refused when not finite, naming the pair ``(rows[i], cols[j])``.
+
+    ``values[i]`` is ``k(X[rows[i]], X[rows[i]])`` without ``cols``; with ``cols`` of the
+    same length as ``rows`` and ``values`` 1-D, ``k(X[rows[i]], X[cols[i]])``; otherwise
+    ``values[i, j]`` is ``k(X[rows[i]], X[cols[j]])``.
+    """
+    a = np.asarray(values, dtype=np.float64)
+    if np.isfinite(a).all():
+        return a
+    bad = np.argwhere(~np.isfinite(a))[0]
+    i = int(bad[0])
+    if cols is None:
+        check_kernel_values(kernel, a[i : i + 1], offsets=(int(rows[i]), int(rows[i])),
+                            names=("X", "X"), diagonal=True)
+    j = i if a.ndim == 1 else int(bad[1])
+    cell = a[i : i + 1].reshape(1, 1) if a.ndim == 1 else a[i : i + 1, j : j + 1]
+    check_kernel_values(kernel, cell, offsets=(int(rows[i]), int(cols[j])), names=("X", "X"))
+    return a  # pragma: no cover - check_kernel_values raised
+
+
 def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
                    rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Evaluate the self-similarities ``B`` does not know yet (NaN), in place.
@@ -269,8 +296,8 @@ def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
     d = np.diagonal(B).copy()
     new = np.flatnonzero(np.isnan(d))
     if len(new):
-        d[new] = np.asarray(kernel.diag_block(take(X, new if rows is None else rows[new])),
-                            dtype=np.float64)
+        where = new if rows is None else rows[new]
+        d[new] = _checked(kernel, kernel.diag_block(take(X, where)), where)
         B[new, new] = d[new]
     return d, int(len(new))
 
@@ -374,7 +401,7 @@ def _new_by_old(
         return 0
 
     def run(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        return np.asarray(kernel.gram_block(take(Xa, rows), take(Xa, cols)), dtype=np.float64)
+        return _checked(kernel, kernel.gram_block(take(Xa, rows), take(Xa, cols)), rows, cols)
 
     workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
     if workers > 1 and releases_gil(kernel):
@@ -553,13 +580,14 @@ def _pair_values(
     def run(lo: int, hi: int) -> np.ndarray:
         if paired:
             block = kernel._block(take(X, r[lo:hi]), take(X, c[lo:hi]), _nb.MODE_DIAG)
-            return np.asarray(block, dtype=np.float64)[:, 0]
+            return _checked(kernel, np.asarray(block, dtype=np.float64)[:, 0], r[lo:hi], c[lo:hi])
         # lo, hi index rows (`heads`) here; their pairs are starts[lo] .. ends[hi - 1]
         out = np.empty(ends[hi - 1] - starts[lo], dtype=np.float64)
         for h in range(lo, hi):
             a, b = starts[h], ends[h]
             block = kernel.gram_block(take(X, r[a : a + 1]), take(X, c[a:b]))
-            out[a - starts[lo] : b - starts[lo]] = np.asarray(block, dtype=np.float64)[0]
+            out[a - starts[lo] : b - starts[lo]] = _checked(kernel, block, r[a : a + 1],
+                                                            c[a:b])[0]
         return out
 
     units = len(r) if paired else len(heads)

@@ -132,7 +132,7 @@ def test_normalisation_overflow_of_a_non_psd_matrix_is_refused():
 @given(
     n=st.integers(2, 12),
     row=st.integers(0, 11),
-    exponent=st.integers(100, 308),
+    exponent=st.integers(100, 300),  # 10**308 times a normal draw is already inf
     normalize=st.booleans(),
 )
 def test_gram_never_returns_a_non_finite_value(n, row, exponent, normalize):

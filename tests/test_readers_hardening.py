@@ -349,3 +349,170 @@ def test_penman_truncated_gzip_and_unreadable_file_cost_only_themselves(tmp_path
     assert str(c.skipped[0]) == f"{gone}: cannot read the file (No such file or directory)"
     with pytest.raises(FileNotFoundError):
         read_amr([gone, good])
+
+
+# ------------------------------------------------------------------ read_graphs: folders
+DOT_GRAPH = 'digraph { b [label="bind-01"]; "p Ras" [label=Ras]; b -> "p Ras" [label=ARG1]; }\n'
+CONLLU = ("# sent_id = {sid}\n# text = Ras binds Raf\n"
+          "1\tRas\tRas\tPROPN\t_\t_\t2\tnsubj\t_\t_\n"
+          "2\tbinds\tbind\tVERB\t_\t_\t0\troot\t_\t_\n"
+          "3\tRaf\tRaf\tPROPN\t_\t_\t2\tobj\t_\t_\n\n")
+
+
+def test_read_graphs_folder_of_dot_with_a_readme_reads_the_graphs(tmp_path):
+    pytest.importorskip("pydot")
+    from structkernels.graphs import read_graphs
+
+    for name in ("s1", "s2"):
+        (tmp_path / f"{name}.dot").write_text(DOT_GRAPH)
+    (tmp_path / "README.txt").write_text("DOT graphs of two sentences.\nSee the paper.\n")
+    (tmp_path / "notes.md").write_text("# notes\n")
+    (tmp_path / ".hidden.txt").write_text("x\n")
+    for mode in ("raise", "skip"):  # old: the README was read as PENMAN and ended the read
+        c = read_graphs(tmp_path, on_error=mode)
+        assert [g.id for g in c] == ["s1", "s2"]
+        assert [(s.file, s.line) for s in c.skipped] == [
+            (str(tmp_path / "README.txt"), 0), (str(tmp_path / "notes.md"), 0)]
+        assert str(c.skipped[0]).startswith(f"{tmp_path / 'README.txt'}: not a graph file")
+    # a .txt that opens a PENMAN graph (the Bio AMR releases) is read
+    (tmp_path / "bio.txt").write_text("# AMR release (header)\n\n# ::id a1\n(p / protein)\n")
+    assert [g.id for g in read_graphs(tmp_path)] == ["s1", "s2", "a1"]
+
+
+def test_read_graphs_file_removed_while_reading_costs_only_that_file(tmp_path, monkeypatch):
+    import structkernels.graphs.io as gio
+
+    (tmp_path / "a.amr").write_text("# ::id a\n(p / protein)\n")
+    (tmp_path / "b.amr").write_text("# ::id b\n(g / gene)\n")
+    (tmp_path / "c.conllu").write_text(CONLLU.format(sid="c"))
+    (tmp_path / "d.conllu").write_text(CONLLU.format(sid="d"))
+    listing = gio._folder_files
+
+    def listed_then_removed(folder, fmt):
+        out = listing(folder, fmt)
+        (tmp_path / "b.amr").unlink()
+        (tmp_path / "d.conllu").unlink()
+        return out
+
+    monkeypatch.setattr(gio, "_folder_files", listed_then_removed)
+    c = gio.read_graphs(tmp_path, on_error="skip")
+    assert [g.id for g in c] == ["c", "a"] or [g.id for g in c] == ["a", "c"]
+    assert sorted(s.file for s in c.skipped) == [str(tmp_path / "b.amr"), str(tmp_path / "d.conllu")]
+    assert all("cannot read the file" in s.reason for s in c.skipped)
+    (tmp_path / "b.amr").write_text("# ::id b\n(g / gene)\n")
+    (tmp_path / "d.conllu").write_text(CONLLU.format(sid="d"))
+    with pytest.raises(OSError, match="No such file"):
+        gio.read_graphs(tmp_path)
+
+
+def test_read_graphs_ids_unique_across_files_and_formats(tmp_path):
+    from structkernels.graphs import GraphFormatError, read_graphs
+
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    (tmp_path / "one" / "x.amr").write_text("(p / protein)\n")
+    (tmp_path / "two" / "x.amr").write_text("(g / gene)\n")
+    c = read_graphs(tmp_path)  # old: both 'x.amr:1'
+    assert len({g.id for g in c}) == 2 == len(c)
+    (tmp_path / "s.conllu").write_text(CONLLU.format(sid="dup"))
+    (tmp_path / "one" / "d.amr").write_text("# ::id dup\n(e / enzyme)\n")
+    with pytest.raises(GraphFormatError) as err:
+        read_graphs(tmp_path)
+    msg = str(err.value)
+    assert "duplicate id" in msg and "s.conllu" in msg and "d.amr" in msg
+    c = read_graphs(tmp_path, on_error="skip")
+    assert sorted(g.id for g in c).count("dup") == 1 and len(c) == 3
+    assert [s.graph_id for s in c.skipped] == ["dup"]
+
+
+# ------------------------------------------------------------------ CoNLL-U
+def test_conllu_latin1_byte_costs_only_its_sentence(tmp_path):
+    from structkernels.graphs import GraphFormatError, read_conllu
+
+    f = tmp_path / "p.conllu"
+    bad = CONLLU.format(sid="s2").replace("Raf\tRaf", "Raf\tR\u00e9f").encode("latin-1")
+    f.write_bytes(CONLLU.format(sid="s1").encode() + bad + CONLLU.format(sid="s3").encode())
+    c = read_conllu(f, on_error="skip")  # old: the whole file failed ("not UTF-8 text")
+    assert [g.id for g in c] == ["s1", "s3"]
+    assert [(s.line, s.graph_id) for s in c.skipped] == [(11, "s2")]
+    assert "0xe9" in c.skipped[0].reason
+    with pytest.raises(GraphFormatError, match=r"p\.conllu, line 11: graph 's2': not UTF-8 text"):
+        read_conllu(f)
+
+
+def test_conllu_bom_and_duplicate_sent_id(tmp_path):
+    from structkernels.graphs import GraphFormatError, read_conllu
+
+    f = tmp_path / "p.conllu"
+    f.write_bytes(b"\xef\xbb\xbf" + CONLLU.format(sid="s1").encode())
+    assert [g.id for g in read_conllu(f)] == ["s1"]  # old: the BOM broke the first sentence
+    f.write_text(CONLLU.format(sid="s1") + CONLLU.format(sid="s2") + CONLLU.format(sid="s1"))
+    with pytest.raises(GraphFormatError) as err:  # old: two graphs 's1', get() found one
+        read_conllu(f)
+    assert str(err.value) == (
+        f"{f}, line 13: graph 's1': duplicate id: the graph at {f}, line 1 has it too")
+    c = read_conllu(f, on_error="skip")
+    assert [g.id for g in c] == ["s1", "s2"] and [s.line for s in c.skipped] == [13]
+
+
+def test_conllu_truncated_gzip(tmp_path):
+    from structkernels.graphs import read_conllu
+
+    f = tmp_path / "p.conllu.gz"
+    data = gzip.compress("".join(CONLLU.format(sid=f"s{i}") for i in range(500)).encode())
+    f.write_bytes(data[: len(data) // 2])
+    c = read_conllu(f, on_error="skip")
+    assert len(c) > 10 and [g.id for g in c] == [f"s{i}" for i in range(len(c))]
+    assert "truncated" in c.skipped[-1].reason
+
+
+# ------------------------------------------------------------------ DOT
+def test_dot_bom_latin1_deep_subgraphs_and_ids_across_folders(tmp_path):
+    pytest.importorskip("pydot")
+    from structkernels.graphs import GraphFormatError, read_dot
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "s1.dot").write_bytes(b"\xef\xbb\xbf" + DOT_GRAPH.encode())  # old: a syntax error
+    (b / "s1.dot").write_text(DOT_GRAPH)
+    (a / "lat.dot").write_bytes(DOT_GRAPH.replace("Ras", "R\u00e9s").encode("latin-1"))
+    deep = a / "deep.dot"
+    deep.write_text("digraph {\n" + "subgraph {\n" * 50 + "a;\n" + "}\n" * 51)
+    c = read_dot([a, b], on_error="skip")
+    assert [g.id for g in c] == ["s1", "s1#2"]  # old: two graphs called 's1'
+    assert [(s.graph_id, s.line) for s in c.skipped] == [("deep", 51), ("lat", 1)]
+    assert "nested 51 levels" in c.skipped[0].reason and "0xe9" in c.skipped[1].reason
+    with pytest.raises(GraphFormatError) as err:  # old: pydot ran for ever (exponential)
+        read_dot(deep)
+    assert str(err.value).startswith(f"{deep}, line 51: graph 'deep': subgraphs nested 51")
+    shallow = a / "sub.dot"
+    shallow.write_text('digraph { subgraph s { b [label="bind-01"]; } b -> c [label=ARG1]; }\n')
+    assert read_dot(shallow).graphs[0].graph.number_of_nodes() == 2
+
+
+# ------------------------------------------------------------------ PubMed45 labels
+def test_pubmed45_labels_with_bom_deep_record_and_nan(tmp_path):
+    pytest.importorskip("pydot")
+    from structkernels.datasets import InteractionFormatError
+    from structkernels.graphs import load_pubmed45
+    from structkernels.graphs.pubmed45 import read_label_records
+
+    (tmp_path / "g.dot").write_text(DOT_GRAPH)
+    good = {"path": "g.dot", "interaction_tuple": ["bind", None, "Ras"], "label": 1}
+    f = tmp_path / "labels.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + json.dumps(good).encode() + b"\n"
+                  + b"[" * DEEP + b"]" * DEEP + b"\n"
+                  + json.dumps({**good, "label": 0}).encode().replace(b"0}", b"NaN}") + b"\n"
+                  + json.dumps({**good, "id": "last"}).encode() + b"\n")
+    data = load_pubmed45(f, on_error="skip")  # old: the BOM cost record 1, the deep one crashed
+    assert len(data) == 2 and [r["id"] for r in data.records] == ["labels:1", "last"]
+    assert [s.line for s in data.skipped] == [2, 3]
+    with pytest.raises(InteractionFormatError, match=r"labels\.jsonl, line 2: record nested"):
+        load_pubmed45(f)
+    arr = tmp_path / "labels.json"
+    arr.write_bytes(b"\xef\xbb\xbf[" + json.dumps(good).encode() + b"]")
+    assert [w for w, _ in read_label_records(arr)] == ["line 1"]
+    arr.write_text("[" * DEEP + "]" * DEEP)
+    with pytest.raises(InteractionFormatError, match=r"labels\.json: record nested 200000"):
+        read_label_records(arr)

@@ -13,7 +13,6 @@ records carry labels, F1 (precision, recall) is printed on stderr.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path as FilePath
@@ -75,33 +74,35 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
     records: list[dict] = []
     paths: list[Path] = []
     skipped: list[str] = []
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+    from structkernels.utils import BadLine, RecordError, iter_lines, loads_record, one_line
+
+    # lines through the shared bounded reader (gzip, byte-order mark, one line each)
+    for lineno, line in iter_lines(path):
+        try:
+            if isinstance(line, BadLine):
+                raise RecordError(line.reason)
+            record = loads_record(line)  # depth and size limits: never a RecursionError
+            if not isinstance(record, dict):
+                raise CommandError(f"{path}, line {lineno}: a record must be a JSON object")
+            if "path" not in record:
+                return _read_with_loader(path, skip_bad)
             try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise CommandError(f"{path}, line {lineno}: a record must be a JSON object")
-                if "path" not in record:
-                    return _read_with_loader(path, skip_bad)
-                try:
-                    paths.append(Path.from_json(record["path"]))
-                except StructureError as exc:
-                    rid = record.get("id")
-                    where = f"{path}, line {lineno}" + (f" (record {rid})" if rid is not None else "")
-                    raise CommandError(f"{where}: {exc}") from None
-                records.append(record)
-            except json.JSONDecodeError as exc:
-                message = f"{path}, line {lineno}: not valid JSON ({exc.msg})"
-                if not skip_bad:
-                    raise CommandError(message) from None
-                skipped.append(message)
-            except CommandError as exc:
-                if not skip_bad:
-                    raise
-                skipped.append(str(exc))
+                paths.append(Path.from_json(record["path"]))
+            except StructureError as exc:
+                rid = record.get("id")
+                where = f"{path}, line {lineno}" + (
+                    f" (record {one_line(rid, 120)})" if rid is not None else "")
+                raise CommandError(f"{where}: {one_line(exc)}") from None
+            records.append(record)
+        except RecordError as exc:
+            message = f"{path}, line {lineno}: {exc.reason}"
+            if not skip_bad:
+                raise CommandError(message) from None
+            skipped.append(message)
+        except CommandError as exc:
+            if not skip_bad:
+                raise
+            skipped.append(str(exc))
     for message in skipped:
         print(f"structkernels predict: skipped {message}", file=sys.stderr)
     if skipped:

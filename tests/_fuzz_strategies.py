@@ -91,3 +91,45 @@ json_values = st.recursive(
         max_size=3),
     max_leaves=12,
 )
+
+
+# ---------------------------------------------------------------- hostile lines and files
+#: Lines no reader can take as a record: each must cost that line only.
+HOSTILE_LINES = [
+    b"[" * 200_000 + b"]" * 200_000,             # nested 200,000 deep
+    b'{"a": ' * 5_000 + b"1" + b"}" * 5_000,     # deep objects
+    b'{"label": NaN, "path": [[null, "a"]]}',     # non-finite
+    b'{"vector": [1e999]}',                       # overflows to infinity
+    b"9" * 5_000,                                 # an integer of more digits than Python takes
+    b'{"id": "caf\xe9", "label": 1}',             # a Latin-1 byte
+    b"\xff\xfe{\x00",                             # UTF-16 junk
+    b'{"id": "a\\nb\\u2028c", "label": 7}',       # an id holding line breaks
+    b"not json at all",
+    b'{"unterminated": "',
+]
+hostile_lines = st.sampled_from(HOSTILE_LINES) | st.binary(min_size=1, max_size=40).filter(
+    lambda b: b.strip() and b"\n" not in b and b"\r" not in b)
+
+
+@st.composite
+def dot_graphs(draw) -> str:
+    """A small well-formed AMR graph in DOT (the NPK authors' layout)."""
+    n = draw(st.integers(1, 5))
+    lines = [f'"v{i}" [label="{draw(st.sampled_from(CONCEPTS))}"];' for i in range(n)]
+    lines.append('TOP -> "v0" [label=TOP];')
+    for i in range(1, n):
+        lines.append(f'"v{draw(st.integers(0, i - 1))}" -> "v{i}" [label="{draw(st.sampled_from(ROLES))}"];')
+    return "digraph {\n" + "\n".join(lines) + "\n}\n"
+
+
+@st.composite
+def conllu_sentences(draw, sent_id: str) -> str:
+    """A well-formed CoNLL-U sentence with ``# sent_id``: 1-5 words, word 1 the root, each
+    other word headed by an earlier one."""
+    n = draw(st.integers(1, 5))
+    rows = []
+    for i in range(1, n + 1):
+        head = 0 if i == 1 else draw(st.integers(1, i - 1))
+        rel = "root" if i == 1 else draw(st.sampled_from(["nsubj", "obj", "nmod:poss", "dep"]))
+        rows.append(f"{i}\tw{i}\tw{i}\tNOUN\t_\t_\t{head}\t{rel}\t_\t_")
+    return f"# sent_id = {sent_id}\n# text = s\n" + "\n".join(rows) + "\n"

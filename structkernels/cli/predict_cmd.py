@@ -85,7 +85,12 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
             if not isinstance(record, dict):
                 raise CommandError(f"{path}, line {lineno}: a record must be a JSON object")
             if "path" not in record:
-                return _read_with_loader(path, skip_bad)
+                if "amr" in record or "interaction_tuple" in record:  # the loader's forms
+                    return _read_with_loader(path, skip_bad)
+                raise CommandError(
+                    f"{path}, line {lineno}: a candidate record needs a 'path' (or an 'amr' "
+                    "with an 'interaction' or 'interaction_tuple')"
+                )
             try:
                 paths.append(Path.from_json(record["path"]))
             except StructureError as exc:

@@ -87,7 +87,12 @@ def read_label_records(path: str | os.PathLike) -> list[tuple[str, dict[str, Any
         if len(head) < (1 << 16) - 3:
             raise InteractionFormatError(f"{file}: empty labels file")
     if stripped[:1] == b"[":
-        return _array_records(file)
+        try:
+            return _array_records(file)
+        except InteractionFormatError:
+            if not _first_line_is_a_record(file):
+                raise
+            # a JSON Lines file whose first record is bad: read it line by line below
     out: list[tuple[str, Any]] = []
     for lineno, line in iter_lines(file):
         if isinstance(line, BadLine):
@@ -100,6 +105,23 @@ def read_label_records(path: str | os.PathLike) -> list[tuple[str, dict[str, Any
     if not out:
         raise InteractionFormatError(f"{file}: empty labels file")
     return out
+
+
+def _first_line_is_a_record(file: str) -> bool:
+    """Whether the first non-blank line holds a JSON value of its own (or one refused only by
+    a limit, or a line not UTF-8) and another line follows: then the file is JSON Lines whose
+    first record is bad, not one JSON array spread over lines."""
+    lines = iter_lines(file)
+    first = next(lines, None)
+    if first is None or next(lines, None) is None:
+        return False  # one line: a one-line JSON array
+    if isinstance(first[1], BadLine):
+        return True
+    try:
+        loads_record(first[1])
+    except RecordError as exc:
+        return not exc.reason.startswith("not valid JSON")
+    return True
 
 
 def _array_records(file: str) -> list[tuple[str, Any]]:

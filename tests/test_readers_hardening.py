@@ -516,3 +516,35 @@ def test_pubmed45_labels_with_bom_deep_record_and_nan(tmp_path):
     arr.write_text("[" * DEEP + "]" * DEEP)
     with pytest.raises(InteractionFormatError, match=r"labels\.json: record nested 200000"):
         read_label_records(arr)
+
+
+def test_spacy_docs_with_one_user_id(tmp_path):
+    pytest.importorskip("spacy", reason="spaCy (extra 'spacy') is not installed")
+    from spacy.tokens import Doc
+    from spacy.vocab import Vocab
+
+    from structkernels.graphs import GraphFormatError, read_spacy
+
+    def doc(user_id):
+        d = Doc(Vocab(), words=["Ras", "binds", "."], heads=[1, 1, 1],
+                deps=["nsubj", "ROOT", "punct"])
+        if user_id is not None:
+            d.user_data["id"] = user_id
+        return d
+
+    with pytest.raises(GraphFormatError, match=r"graph 'p:0': duplicate id: sentence 0 of Doc 0"):
+        read_spacy([doc("p"), doc("p")])  # old: two graphs 'p:0'
+    c = read_spacy([doc("p"), doc("p"), doc(None)], on_error="skip")
+    assert [g.id for g in c] == ["p:0", "2:0"] and [s.graph_id for s in c.skipped] == ["p:0"]
+
+
+# ------------------------------------------------------------------ the command line
+def test_cli_deep_jsonl_record_is_one_line_exit_2(tmp_path, capsys):
+    from structkernels.cli import main
+
+    f = tmp_path / "deep.jsonl"
+    f.write_text("[1, 2]\n" + "[" * DEEP + "]" * DEEP + "\n")
+    assert main(["gram", str(f), "--kernel", "linear", "-o", str(tmp_path / "K.npy")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"structkernels gram: error: {f}, line 2: record nested 200000 levels deep; " \
+                  "at most max_depth=1000 are read\n"  # old: a RecursionError traceback

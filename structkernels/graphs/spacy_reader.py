@@ -101,9 +101,14 @@ def read_spacy(docs: Any | Iterable[Any], on_error: str = "raise") -> GraphCorpu
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if hasattr(docs, "sents") or hasattr(docs, "vocab"):
         docs = [docs]
+    from structkernels.amr.reader import IdTable
+
     graphs: list[Graph] = []
     skipped: list[SkippedGraph] = []
+    ids = IdTable()
+    where: dict[str, tuple[int, int]] = {}
     for d, doc in enumerate(docs):
+        given = "id" in getattr(doc, "user_data", {})
         name = str(getattr(doc, "user_data", {}).get("id", d))
         try:
             sents = list(doc.sents)
@@ -112,7 +117,16 @@ def read_spacy(docs: Any | Iterable[Any], on_error: str = "raise") -> GraphCorpu
         for s, span in enumerate(sents):
             gid = f"{name}:{s}"
             try:
-                graphs.append(from_spacy(span, gid))
+                g = from_spacy(span, gid)
+                object.__setattr__(g, "id_given", given)
+                if ids.claim(g) is not None:  # two Docs with one user_data["id"]
+                    d0, s0 = where[gid]
+                    raise GraphFormatError(
+                        f"duplicate id: sentence {s0} of Doc {d0} has it too (Doc {d})",
+                        "<spacy>", s, gid,
+                    )
+                where[g.id] = (d, s)
+                graphs.append(g)
             except GraphFormatError as exc:
                 if on_error == "raise":
                     raise

@@ -137,9 +137,13 @@ class AMRCorpus(Sequence):
     ----------
     graphs : list of AMRGraph
     skipped : list of SkippedGraph
-        Graphs left out with ``on_error="skip"`` (empty in strict mode).
+        Graphs left out with ``on_error="skip"``, each with its file, line and
+        reason (a duplicate id names the first place too); also, from
+        :func:`structkernels.read_graphs` on a folder, the files of no known
+        format (line 0: the whole file), in both modes.
     duplicates : list of SkippedGraph
-        Graphs whose id was already read (first one kept), when de-duplicating.
+        Graphs whose id was already read: left out with ``deduplicate=True``
+        (first one kept), or kept under ``<id>#2`` ... with ``deduplicate=False``.
     files : list of str
     """
 

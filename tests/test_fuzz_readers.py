@@ -162,6 +162,7 @@ def test_conllu_damaged_sentence_costs_only_itself(n, data):
     sents = [data.draw(conllu_sentences(f"s{i:03d}x")) for i in range(n)]
     bad_at = data.draw(st.sets(st.integers(0, n - 1)))
     blocks = [data.draw(damaged(s)) if i in bad_at else s.encode() for i, s in enumerate(sents)]
+    blocks = [b if b.endswith(b"\n") else b + b"\n" for b in blocks]  # a blank line after each
     with _folder() as tmp:
         f = tmp / "p.conllu"
         f.write_bytes((b"\xef\xbb\xbf" if data.draw(st.booleans()) else b"") + b"\n".join(blocks))

@@ -71,6 +71,7 @@ from structkernels.utils import (
     iter_lines,
     loads_record,
     one_line,
+    record_label,
 )
 
 __all__ = [
@@ -117,7 +118,7 @@ class SkippedRecord:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.file}, line {self.line}{_rid(self.record_id)}: {one_line(self.reason)}"
+        return f"{self.file}, line {self.line}{record_label(self.record_id)}: {one_line(self.reason)}"
 
 
 class RecordList(Sequence):
@@ -338,14 +339,6 @@ class _TreeBuilder:
         return Tree.from_json(obj, shared=self._cache)
 
 
-def _rid(rid: Any) -> str:
-    """`` (record <id>)`` for a message, on one line; empty without an id."""
-    if rid is None:
-        return ""
-    text = rid if isinstance(rid, str) else json.dumps(rid, ensure_ascii=False)
-    return f" (record {one_line(text, 120)})"
-
-
 def _resolve(G, item: Any, what: str, gid: str) -> str:
     """A tuple item as a node variable of G (variable, else name, else concept)."""
     if not isinstance(item, str) or not item:
@@ -553,7 +546,7 @@ def load_interactions(
                 reason = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
                 reason = one_line(reason)
                 if on_error == "raise":
-                    raise InteractionFormatError(f"{fname}, line {lineno}{_rid(rid)}: {reason}") from None
+                    raise InteractionFormatError(f"{fname}, line {lineno}{record_label(rid)}: {reason}") from None
                 skipped.append(SkippedRecord(fname, lineno, rid, reason))
                 continue
             if split is not None and rec["split"] != split:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from structkernels.utils._numeric import NonFiniteError, check_finite
+from structkernels.utils import NonFiniteError, check_finite, describe_nonfinite, first_nonfinite
 
 __all__ = [
     "Kernel",
@@ -526,8 +526,6 @@ def check_kernel_values(
     a = np.asarray(values)
     if a.dtype.kind not in "fc" or np.isfinite(a).all():
         return
-    from structkernels.utils._numeric import describe_nonfinite, first_nonfinite
-
     idx, value = first_nonfinite(a)
     if diagonal or a.ndim == 1:
         i = j = idx[0] + (offsets[0] if offsets else 0)

@@ -613,3 +613,29 @@ def test_every_writer_goes_through_the_atomic_writer():
                 if WRITE_CALLS.search(code) and not code.lstrip().startswith((">>>", "...")):
                     found.append(f"{f.relative_to(ROOT)}:{lineno}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("command", ["candidates", "predict"])
+def test_other_commands_refuse_to_write_over_an_input(tmp_path, capsys, command):
+    """An output that is one of the command's inputs is refused before anything is read."""
+    from structkernels.cli import main
+
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "path": [[null, "x"]]}\n')
+    before = src.read_bytes()
+    if command == "candidates":
+        argv = ["candidates", str(src), "-o", str(src)]
+    else:
+        argv = ["predict", str(tmp_path / "model.json.gz"), str(src), "-o", str(src)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is the input file" in err
+    assert src.read_bytes() == before
+
+
+def test_word_list_keeps_u2028_inside_a_word(tmp_path):
+    from structkernels.cli.candidates_cmd import _words
+
+    words = tmp_path / "w.txt"
+    words.write_bytes("\ufeffRas\u2028Raf\n# note\nMEK\r\n".encode())
+    assert _words(str(words)) == frozenset({"Ras\u2028Raf", "MEK"})

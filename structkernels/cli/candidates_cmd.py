@@ -17,6 +17,8 @@ import time
 from pathlib import Path as FilePath
 
 from structkernels.cli import CommandError
+from structkernels.cli._common import refuse_output_over_input
+from structkernels.utils import split_lines
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -70,7 +72,12 @@ def _words(value: str | None) -> frozenset[str]:
         return frozenset()
     path = FilePath(value)
     if path.is_file():
-        lines = path.read_text(encoding="utf-8").splitlines()
+        try:
+            # lines end at \n, \r\n or \r only: U+2028 may be part of a word
+            lines = split_lines(path.read_text(encoding="utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            raise CommandError(f"{value}: word list is not UTF-8 text ({exc.reason} at byte "
+                               f"{exc.start})") from None
         return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
     return frozenset(w.strip() for w in value.split(",") if w.strip())
 
@@ -98,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     for f in args.files:
         if not FilePath(f).exists():
             raise CommandError(f"no such file or folder: {f}")
+    refuse_output_over_input(args.out, [*args.files, args.triggers, args.entities])
     if args.max_distance is not None and args.max_distance < 1:
         raise CommandError(f"--max-distance must be at least 1, got {args.max_distance}")
     options = {} if args.kind == "auto" else {"kind": args.kind}

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from structkernels.cli import CommandError
+from structkernels.cli._common import refuse_output_over_input
 from structkernels.registry import kernels
 from structkernels.utils import npy_path
 
@@ -58,19 +59,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    """Whether ``a`` and ``b`` name one file (resolved paths, or the same inode)."""
-    try:
-        if a.resolve() == b.resolve():
-            return True
-    except (OSError, RuntimeError):  # pragma: no cover - symlink loops
-        pass
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def check_output(output: str, inputs: list[str | None]) -> Path:
     """The file ``-o output`` writes (``.npy`` appended as :func:`numpy.save` does).
 
@@ -81,15 +69,7 @@ def check_output(output: str, inputs: list[str | None]) -> Path:
         destroy the data being read.
     """
     final = npy_path(output)
-    for name in inputs:
-        if name is None:
-            continue
-        for candidate in dict.fromkeys([Path(output), final]):
-            if _same_file(candidate, Path(name)):
-                raise CommandError(
-                    f"output {output!r} is the input file {name!r}: choose another output "
-                    f"(a Gram is written to {os.fspath(final)!r})"
-                )
+    refuse_output_over_input(output, inputs, writes=final)
     return final
 
 

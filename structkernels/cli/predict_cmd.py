@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
+from structkernels.cli._common import refuse_output_over_input
 from structkernels.model_io import MODEL_FORMAT  # noqa: F401  (re-exported)
 from structkernels.utils import atomic_open
 
@@ -164,6 +165,7 @@ def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int = 1):
 def run(args: argparse.Namespace) -> int:
     from structkernels.classifier import positive_class_scores
 
+    refuse_output_over_input(args.output, [args.model, args.data])
     model = read_model(args.model)
     paths, ids, labels = read_candidates(args.data, args.skip_bad)
     clf = build_classifier(model, args.kernel, args.n_jobs)

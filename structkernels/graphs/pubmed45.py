@@ -44,7 +44,6 @@ from structkernels.datasets import (
     InteractionDataset,
     InteractionFormatError,
     SkippedRecord,
-    _rid,
     split_of,
 )
 from structkernels.graphs.candidates import _STEMMER
@@ -58,6 +57,7 @@ from structkernels.utils import (
     loads_record,
     one_line,
     read_partial,
+    record_label,
 )
 
 __all__ = ["load_pubmed45", "resolve_tuple", "read_label_records", "SWAPPED_MODES"]
@@ -373,7 +373,7 @@ def load_pubmed45(
         except (ValueError, CandidateError, TypeError) as exc:
             if on_error == "raise":
                 raise InteractionFormatError(
-                    f"{fname}, {where}{_rid(rid)}: {one_line(exc)}"
+                    f"{fname}, {where}{record_label(rid)}: {one_line(exc)}"
                 ) from None
             skipped.append(SkippedRecord(fname, int(where.split()[1]), rid, one_line(exc)))
             continue

@@ -2,38 +2,39 @@
 input limits, numeric checks.
 
 Every other package of structkernels may import from here; nothing here imports
-from another package of structkernels.
+from another package of structkernels.  Names are served lazily, so that
+importing one of them (say :func:`split_lines` in a command module) does not
+load NumPy for the command line's ``--help``.
 """
 
-from structkernels.utils._atomic import (
-    WriteError,
-    atomic_memmap,
-    atomic_open,
-    atomic_path,
-    npy_path,
-    save_npy,
-)
-from structkernels.utils._bounded import CorruptInputError, InputTooLargeError, read_bounded
-from structkernels.utils._jsonout import dumps_finite, find_nonfinite
-from structkernels.utils._limits import (
-    MAX_FILE_BYTES,
-    MAX_RECORD_BYTES,
-    MAX_RECORD_DEPTH,
-    BadLine,
-    RecordError,
-    decode_lines,
-    iter_lines,
-    loads_record,
-    one_line,
-    read_partial,
-    split_lines,
-)
-from structkernels.utils._numeric import NonFiniteError, check_finite, first_nonfinite
+from __future__ import annotations
 
-__all__ = ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap"]
-__all__ += ["read_bounded", "InputTooLargeError", "CorruptInputError"]
-__all__ += ["dumps_finite", "find_nonfinite"]
-__all__ += ["NonFiniteError", "check_finite", "first_nonfinite"]
-__all__ += ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines", "split_lines"]
-__all__ += ["one_line", "read_partial", "MAX_FILE_BYTES"]
-__all__ += ["MAX_RECORD_DEPTH", "MAX_RECORD_BYTES"]
+from importlib import import_module
+from typing import Any
+
+_WHERE = {
+    "_atomic": ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path",
+                "atomic_memmap"],
+    "_bounded": ["read_bounded", "InputTooLargeError", "CorruptInputError"],
+    "_jsonout": ["dumps_finite", "find_nonfinite"],
+    "_numeric": ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfinite"],
+    "_limits": ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines",
+                "split_lines", "one_line", "record_label", "read_partial", "MAX_FILE_BYTES",
+                "MAX_RECORD_DEPTH", "MAX_RECORD_BYTES"],
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'structkernels.utils' has no attribute {name!r}")
+    value = getattr(import_module(f"structkernels.utils.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -38,9 +38,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 __all__ = [
+    "record_label",
     "RecordError",
     "BadLine",
     "loads_record",
@@ -131,6 +130,8 @@ def json_depth(text: str) -> int:
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
     if not brackets:
         return 0
+    import numpy as np  # only for records with nested brackets: keeps start-up light
+
     codes = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
     steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1).astype(np.int64)
     return int(np.cumsum(steps).max())
@@ -473,3 +474,17 @@ def read_partial(
         if not d.eof:
             return bytes(out), _gzip_problem(EOFError())
         return bytes(out), None
+
+
+def record_label(rid: Any) -> str:
+    """`` (record <id>)`` for a message, on one line; empty without an id.
+
+    Examples
+    --------
+    >>> record_label("s1") + "|" + record_label(None)
+    ' (record s1)|'
+    """
+    if rid is None:
+        return ""
+    text = rid if isinstance(rid, str) else json.dumps(rid, ensure_ascii=False)
+    return f" (record {one_line(text, 120)})"

@@ -48,6 +48,7 @@ from structkernels.kernel import (
     Normalized,
     check_kernel_values,
     check_normalized,
+    component_kernels,
     probe_kernel,
     probe_size,
     validation_level,
@@ -382,22 +383,6 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out
     return K, n_evals, n_blocks
 
 
-def _kernels_in(kernel: Kernel) -> list[Kernel]:
-    """``kernel`` and every kernel among its parameters, at any depth (pre-order)."""
-    found: list[Kernel] = []
-    todo: list[Any] = [kernel]
-    seen: set[int] = set()
-    while todo:
-        k = todo.pop()
-        if id(k) in seen:
-            continue
-        seen.add(id(k))
-        found.append(k)
-        params = k.get_params(deep=False) if hasattr(k, "get_params") else {}
-        todo.extend(reversed([v for _, v in sorted(params.items()) if isinstance(v, Kernel)]))
-    return found
-
-
 def _code_version(kernel: Kernel) -> tuple:
     """The code that makes ``kernel``'s values: the package version, and each kernel class
     (the kernel and those among its parameters) with its ``code_version``.
@@ -411,7 +396,7 @@ def _code_version(kernel: Kernel) -> tuple:
         ("structkernels", __version__),
         *(
             (f"{type(k).__module__}.{type(k).__qualname__}", repr(getattr(k, "code_version", None)))
-            for k in _kernels_in(kernel)
+            for k in component_kernels(kernel)
         ),
     )
 

@@ -439,9 +439,22 @@ def _kernel_name(kernel: Any) -> str:
     return text if len(text) <= 80 else type(kernel).__name__
 
 
-def _component_kernels(kernel: Any) -> list:
-    """``kernel`` and every kernel among its parameters, at any depth."""
-    found, todo, seen = [], [kernel], set()
+def component_kernels(kernel: Any) -> list:
+    """``kernel`` and every kernel among its parameters, at any depth, in pre-order.
+
+    Parameters are visited in sorted name order, so the list (and anything
+    keyed on it, such as a cache key's code version) does not depend on how
+    a kernel stores them.
+
+    Examples
+    --------
+    >>> from structkernels import Normalized, kernel
+    >>> [type(k).__name__ for k in component_kernels(Normalized(kernel("rbf") + kernel("linear")))]
+    ['Normalized', 'SumKernel', 'RBFKernel', 'LinearKernel']
+    """
+    found: list = []
+    todo: list = [kernel]
+    seen: set[int] = set()
     while todo:
         k = todo.pop()
         if id(k) in seen:
@@ -452,7 +465,7 @@ def _component_kernels(kernel: Any) -> list:
             params = k.get_params(deep=False) if isinstance(k, BaseEstimator) else {}
         except Exception:
             params = {}
-        todo.extend(v for v in params.values() if isinstance(v, Kernel))
+        todo.extend(reversed([v for _, v in sorted(params.items()) if isinstance(v, Kernel)]))
     return found
 
 
@@ -491,7 +504,7 @@ def validation_level(kernel: Any, validate: bool | str = "auto") -> str:
         return "full" if validate else "finite"
     else:
         raise TypeError(f"validate must be 'auto', True or False, got {validate!r}")
-    for k in _component_kernels(kernel):
+    for k in component_kernels(kernel):
         own = getattr(k, "output_validation", "auto")
         if own == "full":
             return "full"
@@ -549,7 +562,7 @@ def check_kernel_values(
 
 def _overflow_hint(kernel: Any) -> str:
     """The most specific ``overflow_hint`` of ``kernel`` or of a kernel inside it."""
-    for k in _component_kernels(kernel):
+    for k in component_kernels(kernel):
         hint = getattr(type(k), "overflow_hint", "")
         if hint and hint != Kernel.overflow_hint:
             return hint

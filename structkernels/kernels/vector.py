@@ -182,9 +182,14 @@ class RBFKernel(VectorKernel):
 
     def validate_params(self) -> None:
         _check_positive(self, "sigma")
+        if not np.isfinite(0.5 / self.sigma / self.sigma):
+            raise ValueError(
+                f"RBFKernel.sigma = {self.sigma!r} is too small: 1 / (2 sigma^2) overflows"
+            )
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
-        return pairwise.rbf_kernel(X, Y, gamma=1.0 / (2.0 * self.sigma**2))
+        # 0.5 / sigma / sigma: a huge sigma gives gamma 0 (all ones), never an OverflowError
+        return pairwise.rbf_kernel(X, Y, gamma=0.5 / self.sigma / self.sigma)
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)

@@ -426,3 +426,107 @@ def test_cli_candidates_on_fuzzed_graph_files(graphs, data):
         for extra in ([], ["--skip-bad"]):
             rc, err = _run(["candidates", str(f), "-o", str(tmp / "c.jsonl"), *extra])
             _error_line(rc, err, "candidates", f)
+
+
+# ------------------------------------------------------- the other commands' inputs
+def _one_line_or_result(rc: int, err: str, command: str) -> None:
+    """Exit 0, or exit 2 with exactly one error line and no traceback."""
+    assert rc in (0, 2), (rc, err)
+    assert "Traceback" not in err, err
+    if rc == 2:
+        lines = [ln for ln in err.splitlines() if ln.startswith(f"structkernels {command}")]
+        assert len(lines) == 1, err
+
+
+_NPY_HEADERS = st.sampled_from([
+    b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (4, 2), }",
+    b"\x93NUMPY\x01\x00v\x00{'descr': '|O', 'fortran_order': False, 'shape': (4,), }",
+    b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999,), }",
+    b"\x80\x04\x95",  # a pickle stream
+    b"",
+])
+
+
+@SLOW
+@given(_NPY_HEADERS, st.binary(max_size=64), st.sampled_from(["x.npy", "x.jsonl"]),
+       st.lists(hostile_lines, min_size=1, max_size=3))
+def test_cli_hsic_on_fuzzed_inputs(header, tail, name, lines):
+    """``structkernels hsic`` on a damaged ``.npy`` (object dtype, pickle, huge shape) or
+    damaged JSON Lines beside a good ``y``: a result or one line, never unpickling."""
+    import numpy as np
+
+    with _folder() as tmp:
+        x = tmp / name
+        x.write_bytes(header + b" " * (128 - len(header) % 128) + tail if name.endswith(".npy")
+                      else b"\n".join(lines) + b"\n")
+        y = tmp / "y.npy"
+        np.save(y, np.arange(8.0).reshape(4, 2))
+        rc, err = _run(["hsic", str(x), str(y), "--kernel-x", "linear", "--kernel-y", "linear"])
+        _one_line_or_result(rc, err, "hsic")
+
+
+@SLOW
+@given(st.binary(max_size=300) | json_values.map(lambda v: json.dumps(v).encode()),
+       st.booleans())
+def test_cli_phsic_score_on_fuzzed_models(blob, as_zip):
+    """``phsic score`` on random bytes, or a zip archive holding them as ``meta.npy``."""
+    import zipfile
+
+    import numpy as np
+
+    with _folder() as tmp:
+        model = tmp / "m.npz"
+        if as_zip:
+            with zipfile.ZipFile(model, "w") as z:
+                z.writestr("meta.npy", blob)
+        else:
+            model.write_bytes(blob)
+        x = tmp / "x.npy"
+        np.save(x, np.ones((3, 2)))
+        rc, err = _run(["phsic", "score", str(model), str(x), str(x), "-o", str(tmp / "s.npy")])
+        assert rc == 2, err  # nothing here is a model
+        _one_line_or_result(rc, err, "phsic")
+        assert str(model) in err
+
+
+_MSRP_HEADER = b"Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+_MSRP_GOOD = [b"1\t1\t2\tRas binds Raf .\tRaf is bound by Ras .",
+              b"0\t3\t4\tThe cell divides .\tA kinase is active .",
+              b"1\t5\t6\tMEK activates ERK .\tERK is activated by MEK .",
+              b"0\t7\t8\tIt rained today .\tThe protein folds ."]
+
+
+@SLOW
+@given(st.lists(hostile_lines, min_size=1, max_size=2), st.booleans())
+def test_cli_paraphrase_on_a_fuzzed_corpus(bad, lenient):
+    """``paraphrase`` on an MSRP file with damaged rows: strict is one line naming the file,
+    lenient keeps the good rows (a result, or one line when too few rows are left)."""
+    with _folder() as tmp:
+        train = tmp / "train.txt"
+        train.write_bytes(_MSRP_HEADER + b"\n".join(_MSRP_GOOD[:2] + bad + _MSRP_GOOD[2:]) + b"\n")
+        test = tmp / "test.txt"
+        test.write_bytes(_MSRP_HEADER + b"\n".join(_MSRP_GOOD) + b"\n")
+        argv = ["paraphrase", "--train", str(train), "--test", str(test), "--kmax", "2"]
+        rc, err = _run(argv + (["--lenient"] if lenient else []))
+        _one_line_or_result(rc, err, "paraphrase")
+
+
+@settings(SLOW, max_examples=40 if _LONG else 6)
+@given(st.lists(hostile_lines | json_values.map(lambda v: json.dumps(v).encode()),
+                min_size=1, max_size=2))
+def test_cli_train_npk_on_fuzzed_records(bad):
+    """``train-npk`` on interaction records with damaged lines among good ones: strict is
+    one line naming the file; ``--skip-bad`` trains on the good records or says why not."""
+    from test_train_npk_cli import planted_records
+
+    good = [json.dumps(r).encode() for r in planted_records(n=30)]
+    with _folder() as tmp:
+        data = tmp / "d.jsonl"
+        data.write_bytes(b"\n".join(good[:15] + bad + good[15:]) + b"\n")
+        base = ["train-npk", str(data), "--out", str(tmp / "m.json"), "--alpha", "2",
+                "--beta", "5", "--top-fraction", "1.0", "--hashing", "none", "--no-progress",
+                "--no-table"]
+        rc, err = _run(base)
+        _one_line_or_result(rc, err, "train-npk")
+        rc, err = _run(base + ["--skip-bad"])
+        _one_line_or_result(rc, err, "train-npk")

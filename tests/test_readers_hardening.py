@@ -548,3 +548,29 @@ def test_cli_deep_jsonl_record_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == f"structkernels gram: error: {f}, line 2: record nested 200000 levels deep; " \
                   "at most max_depth=1000 are read\n"  # old: a RecursionError traceback
+
+
+def test_read_npy_checks_the_header_before_allocating(tmp_path):
+    """A .npy header claiming 745 GiB in a tiny file, an object array or a pickle is one line
+    naming the file (the hsic command read such a header into a MemoryError)."""
+    import numpy as np
+
+    from structkernels.utils import NpyFormatError, read_npy
+
+    huge = tmp_path / "huge.npy"
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999,), }"
+    huge.write_bytes(b"\x93NUMPY\x01\x00" + len(header + b" " * 49).to_bytes(2, "little")
+                     + header + b" " * 48 + b"\n")
+    with pytest.raises(NpyFormatError, match=r"huge.npy: the header claims shape \(99999999999,\)"):
+        read_npy(huge)
+    obj = tmp_path / "obj.npy"
+    np.save(obj, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(NpyFormatError, match="only numeric arrays"):
+        read_npy(obj)
+    pkl = tmp_path / "p.npy"
+    pkl.write_bytes(b"\x80\x04\x95\x00")
+    with pytest.raises(NpyFormatError, match="not a .npy array file"):
+        read_npy(pkl)
+    ok = tmp_path / "ok.npy"
+    np.save(ok, np.arange(6, dtype=np.int32).reshape(3, 2))
+    assert read_npy(ok).tolist() == [[0, 1], [2, 3], [4, 5]]

@@ -15,6 +15,7 @@ from typing import Any
 _WHERE = {
     "_atomic": ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path",
                 "atomic_memmap"],
+    "_npy": ["NpyFormatError", "read_npy"],
     "_bounded": ["read_bounded", "InputTooLargeError", "CorruptInputError"],
     "_jsonout": ["dumps_finite", "find_nonfinite"],
     "_numeric": ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfinite"],

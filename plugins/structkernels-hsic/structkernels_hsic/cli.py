@@ -23,6 +23,7 @@ import numpy as np
 from structkernels.cli import CommandError
 from structkernels.cli.gram_cmd import parse_params as _params
 from structkernels.io import read_structures
+from structkernels.utils import read_npy
 
 __all__ = ["add_hsic_parser", "add_phsic_parser"]
 
@@ -33,7 +34,7 @@ def _read(path: str, encoder: str, kernel: str) -> Any:
         raise CommandError(f"{path}: no such file")
     suffix = p.suffix.lower()
     if suffix == ".npy":
-        return np.load(p, allow_pickle=False)
+        return read_npy(p)
     if suffix in (".jsonl", ".json", ".ndjson"):
         return read_structures(p).structures
     if suffix in (".txt", ".tsv") or suffix == "":

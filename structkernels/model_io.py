@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any
 
+from structkernels.utils import check_header
+
 __all__ = [
     "MODEL_FORMAT",
     "MODEL_VERSION",
@@ -172,17 +174,8 @@ def _check_kernel(name: str, where: str, spec: Any) -> str:
 def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
     """Check a decoded model document against the schema; returns it."""
     name = os.fspath(path)
-    if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
-        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        raise ModelFormatError(
-            f"{name}: not a train-npk model (format {MODEL_FORMAT!r} expected, got {got!r})"
-        )
-    version = doc.get("version")
-    if isinstance(version, bool) or version not in READABLE_VERSIONS:
-        raise ModelFormatError(
-            f"{name}: model version {version!r} is not supported (this release reads "
-            f"{', '.join(map(str, READABLE_VERSIONS))})"
-        )
+    check_header(doc, name=name, format=MODEL_FORMAT, versions=READABLE_VERSIONS,
+                 what="train-npk model", error=ModelFormatError)
     for key, kind in (("learner", dict), ("classifier", dict), ("kernel_params", dict),
                       ("train", dict)):
         if not isinstance(doc.get(key), kind):

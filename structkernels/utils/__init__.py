@@ -17,7 +17,7 @@ _WHERE = {
                 "atomic_memmap"],
     "_npy": ["NpyFormatError", "read_npy"],
     "_bounded": ["read_bounded", "InputTooLargeError", "CorruptInputError"],
-    "_jsonout": ["dumps_finite", "find_nonfinite"],
+    "_jsonout": ["dumps_finite", "find_nonfinite", "check_header"],
     "_numeric": ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfinite"],
     "_limits": ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines",
                 "split_lines", "one_line", "record_label", "read_partial", "MAX_FILE_BYTES",

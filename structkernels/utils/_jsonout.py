@@ -14,7 +14,7 @@ from typing import Any
 
 from structkernels.utils._numeric import NonFiniteError
 
-__all__ = ["dumps_finite", "find_nonfinite"]
+__all__ = ["dumps_finite", "find_nonfinite", "check_header"]
 
 
 def find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
@@ -87,3 +87,42 @@ def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
             value,
         )
     return json.dumps(obj, allow_nan=False, **kwargs)
+
+
+def check_header(
+    doc: Any,
+    *,
+    name: str,
+    format: str,
+    versions: tuple[int, ...],
+    what: str,
+    error: type[Exception] = ValueError,
+) -> int:
+    """Check a data file's ``"format"`` and ``"version"``; returns the version.
+
+    Every versioned file structkernels reads (train-npk models, σ files, PHSIC
+    models) starts with these two keys.  A document of another format, or a
+    version this release does not read, raises ``error`` with one line naming
+    the file ``name``.
+
+    Examples
+    --------
+    >>> check_header({"format": "f", "version": 2}, name="m.json", format="f",
+    ...              versions=(1, 2), what="model")
+    2
+    >>> check_header({"format": "f", "version": 3}, name="m.json", format="f",
+    ...              versions=(1, 2), what="model")
+    Traceback (most recent call last):
+    ...
+    ValueError: m.json: model version 3 is not supported (this release reads 1, 2)
+    """
+    if not isinstance(doc, dict) or doc.get("format") != format:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise error(f"{name}: not a {what} file (format {format!r} expected, got {got!r})")
+    version = doc.get("version")
+    if isinstance(version, bool) or version not in versions:
+        raise error(
+            f"{name}: {what} version {version!r} is not supported (this release reads "
+            f"{', '.join(map(str, versions))})"
+        )
+    return int(version)

@@ -59,7 +59,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from structkernels.kernels.vector import CosineKernel, LinearKernel
-from structkernels.utils import check_finite
+from structkernels.utils import check_finite, check_header
 from structkernels_hsic._kernels import (
     _check_vectors,
     as_column,
@@ -704,17 +704,8 @@ def _load_model(path: str | os.PathLike, max_bytes: int | None = None) -> PHSIC:
                 meta = json.loads(raw.tobytes().decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
                 raise ValueError(f"the 'meta' entry is not valid JSON ({type(exc).__name__})") from None
-            if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
-                got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-                raise PHSICModelError(
-                    f"{name}: not a PHSIC model file (format {MODEL_FORMAT!r} expected, got {got!r})"
-                )
-            version = meta.get("version")
-            if isinstance(version, bool) or version not in READABLE_VERSIONS:
-                raise PHSICModelError(
-                    f"{name}: PHSIC model version {version!r} is not supported (this release reads "
-                    f"{', '.join(map(str, READABLE_VERSIONS))})"
-                )
+            check_header(meta, name=name, format=MODEL_FORMAT, versions=READABLE_VERSIONS,
+                         what="PHSIC model", error=PHSICModelError)
             return _model_from(meta, _Reader(name, npz, entries))
     except PHSICModelError:
         raise

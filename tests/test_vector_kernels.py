@@ -78,3 +78,36 @@ def test_batched_diag_equals_gram_diagonal(name):
     X[4] = 0.0
     k = sk.kernel(name)
     np.testing.assert_allclose(k.diag(X), np.diag(sk.gram(k, X)), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [("linear", {}), ("cosine", {}), ("rbf", {"sigma": 0.7}), ("laplacian", {"sigma": 2.0}),
+     ("polynomial", {"degree": 2}), ("polynomial", {"degree": 3, "gamma": 0.3, "coef0": 0.5})],
+)
+def test_sklearn_callable_pairs_equal_the_gram(name, params):
+    """scikit-learn calls a callable kernel once per pair of 1-D rows; that fast path gives
+    the Gram's values (a zero row included, for cosine)."""
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    X = np.random.default_rng(1).normal(size=(30, 4))
+    X[5] = 0.0
+    k = sk.kernel(name, **params)
+    K = sk.gram(k, X)
+    np.testing.assert_allclose(pairwise_kernels(X, metric=k), K, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(pairwise_kernels(X[:7], X[7:], metric=k), K[:7, 7:],
+                               rtol=1e-12, atol=1e-13)
+
+
+def test_sklearn_callable_pairs_are_checked():
+    k = sk.kernel("rbf")
+    with pytest.raises(ValueError, match="different dimensions, 2 and 3"):
+        k(np.ones(2), np.ones(3))
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        k(np.array([1.0, np.nan]), np.ones(2))
+    with pytest.raises(TypeError, match="booleans"):
+        k(np.array([True, False]), np.ones(2))
+    with pytest.raises(ValueError, match=r"k\(x, y\)|overflow"):
+        sk.kernel("linear")(np.array([1e300, 1e300]), np.array([1e300, 1e300]))
+    with pytest.raises(ValueError, match="sigma"):
+        sk.kernel("rbf", sigma=-1.0)(np.ones(2), np.ones(2))

@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ import scipy.sparse as sp
 from sklearn.metrics import pairwise
 from sklearn.utils import check_array
 
-from structkernels.kernel import Kernel
+from structkernels.kernel import Kernel, check_kernel_values
 
 __all__ = ["LinearKernel", "CosineKernel", "RBFKernel", "LaplacianKernel", "PolynomialKernel"]
 
@@ -86,8 +87,39 @@ class VectorKernel(Kernel):
             and np.ndim(X) == 1 and np.ndim(Y) == 1
             and not isinstance(X, (str, bytes)) and not isinstance(Y, (str, bytes))
         ):
-            return self.value(X, Y)
+            return self._vector_value(X, Y)
         return super().__call__(X, Y)
+
+    def _vector_value(self, x: Any, y: Any) -> float:
+        """``k(x, y)`` of two 1-D vectors, as scikit-learn's ``pairwise_kernels`` asks for it
+        once per pair: the checks :meth:`check_input` makes, on two rows, without
+        ``check_array``'s cost (about 1 ms a call), then :meth:`_pair_1d`."""
+        self.validate_params()
+        if _is_bool_data(x) or _is_bool_data(y):
+            raise TypeError(
+                f"{type(self).__name__} expects float vectors, got booleans; convert them "
+                "explicitly (e.g. x.astype(float)) if 0/1 vectors are meant"
+            )
+        try:
+            a = np.asarray(x, dtype=np.float64)
+            b = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{type(self).__name__} expects float vectors: {exc}") from None
+        if a.shape != b.shape:
+            raise ValueError(
+                f"{type(self).__name__}: vectors of different dimensions, {a.size} and {b.size}"
+            )
+        if not math.isfinite(a.sum() + b.sum()):  # one sum overflows only if a value is huge
+            if not (np.isfinite(a).all() and np.isfinite(b).all()):
+                raise ValueError(f"{type(self).__name__}: input contains NaN or infinity")
+        v = float(self._pair_1d(a, b))
+        if not math.isfinite(v):
+            check_kernel_values(self, np.array([[v]]), where="k(x, y)")
+        return v
+
+    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+        """One value from two checked 1-D float vectors of one length."""
+        return float(self.gram_block(x[None, :], y[None, :])[0, 0])
 
     def pair(self, x, y) -> float:
         return float(self.gram_block(x[None, :], y[None, :])[0, 0])
@@ -152,6 +184,9 @@ class LinearKernel(VectorKernel):
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.linear_kernel(X, Y)
 
+    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+        return float(x @ y)
+
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->i", X, X)
 
@@ -161,6 +196,11 @@ class CosineKernel(VectorKernel):
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.cosine_similarity(X, Y)
+
+    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+        nx, ny = np.linalg.norm(x), np.linalg.norm(y)
+        # a zero vector has similarity 0, as in cosine_similarity
+        return 0.0 if nx == 0 or ny == 0 else float((x / nx) @ (y / ny))
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return (np.abs(X).sum(axis=1) > 0).astype(np.float64)
@@ -191,6 +231,10 @@ class RBFKernel(VectorKernel):
         # 0.5 / sigma / sigma: a huge sigma gives gamma 0 (all ones), never an OverflowError
         return pairwise.rbf_kernel(X, Y, gamma=0.5 / self.sigma / self.sigma)
 
+    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+        d = x - y
+        return float(np.exp(-(0.5 / self.sigma / self.sigma) * (d @ d)))
+
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)
 
@@ -211,6 +255,9 @@ class LaplacianKernel(VectorKernel):
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self.sigma)
+
+    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+        return float(np.exp(-np.abs(x - y).sum() / self.sigma))
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)
@@ -245,6 +292,10 @@ class PolynomialKernel(VectorKernel):
         return pairwise.polynomial_kernel(
             X, Y, degree=self.degree, gamma=self.gamma, coef0=self.coef0
         )
+
+    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+        gamma = 1.0 / x.shape[0] if self.gamma is None else self.gamma
+        return float((gamma * (x @ y) + self.coef0) ** self.degree)
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         gamma = 1.0 / X.shape[1] if self.gamma is None else self.gamma

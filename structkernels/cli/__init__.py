@@ -17,6 +17,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
+from structkernels import __version__
 from structkernels.registry import CORE_DISTRIBUTION, Registry, _distribution_name
 
 __all__ = ["main", "CommandError", "commands"]
@@ -42,7 +43,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="structkernels",
         description="Structured kernels over natural language.",
     )
-    parser.add_argument("--version", action="version", version="structkernels 0.1.0")
+    parser.add_argument("--version", action="version", version=f"structkernels {__version__}")
     parser.add_argument(
         "-q", "--quiet", action="store_true",
         help="no progress output (results and errors are still printed)",

@@ -168,7 +168,7 @@ class Kernel(BaseEstimator):
         ``sklearn.gaussian_process`` kernels, GraKeL): two 2-D arrays, or two
         sequences of structures, give their Gram.  One pair is :meth:`value`.
         A single structure (a :class:`~structkernels.Path`, a
-        :class:`~structkernels.Tree`, a bare string) is refused with a pointer
+        :class:`~structkernels.Tree`, a bare string, one re-writing) is refused with a pointer
         to :meth:`value`, so that a pair is never silently read as two
         sequences.
         """
@@ -181,11 +181,30 @@ class Kernel(BaseEstimator):
                 )
         return self.gram(X, Y, progress=False)
 
-    @staticmethod
-    def _is_single_structure(arg: Any) -> bool:
+    def _is_single_structure(self, arg: Any) -> bool:
         from structkernels.structures import Path, Tree
 
-        return isinstance(arg, (Path, Tree, str, bytes))
+        if isinstance(arg, (Path, Tree, str, bytes)):
+            return True
+        # one re-writing (source tokens, target tokens), what the SRK and PR kernels take
+        # as one structure: a pair of token sequences this kernel refuses as a sequence of
+        # two structures but accepts as one (a bag-of-words kernel reads it as two)
+        if not (isinstance(arg, (tuple, list)) and len(arg) == 2 and all(
+            isinstance(side, (tuple, list)) and all(isinstance(t, str) for t in side)
+            for side in arg
+        )):
+            return False
+        try:
+            self.check_input(arg)
+        except (TypeError, ValueError):
+            pass
+        else:
+            return False
+        try:
+            self.check_input([arg])
+        except (TypeError, ValueError):
+            return False
+        return True
 
     def value(self, x: Any, y: Any) -> float:
         """One kernel value ``k(x, y)`` of two structures, as a Python float.

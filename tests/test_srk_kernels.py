@@ -206,3 +206,13 @@ def test_ps_pw_relations():
     assert PwSRK(k=2, lam=1e-6).value(x, y) == pytest.approx(PsSRK(k=2).value(x, y), rel=1e-6)
     # kb-SRK with lam tiny keeps only wildcard-free rules: identical rules on both pairs
     assert KbSRK(k=2, lam=1e-6).value(x, y) == pytest.approx(PsSRK(k=2).value(x, y), rel=1e-6)
+
+
+@pytest.mark.parametrize("name", ["kb-srk", "ps-srk", "pw-srk", "pr"])
+def test_call_on_one_rewriting_points_to_value(name):
+    x = (("shakespear", "wrote", "hamlet"), ("hamlet", "was", "written"))
+    y = (("austen", "wrote", "emma"), ("emma", "was", "written"))
+    k = kernel(name)
+    with pytest.raises(TypeError, match=r"\.value\(x, y\)"):
+        k(x, y)
+    assert k([x], [y])[0, 0] == pytest.approx(k.value(x, y))

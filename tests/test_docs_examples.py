@@ -1,0 +1,81 @@
+"""Every fenced ```python block of README.md and docs/*.md runs (CONTRIBUTING: "Every code
+block in the README and docs/ runs in the test suite").
+
+Each block runs in a fresh namespace with the working directory set to a temporary
+directory.  A block is skipped only through an HTML comment on the line right before its
+fence::
+
+    <!-- test: skip, needs the GloVe extra -->
+    <!-- test: needs shared data -->
+
+The first skips with the text after ``skip,`` as the reason; the second runs the block
+with ``SHARED_DATA`` (a :class:`pathlib.Path` to ``../shared/data``) in its namespace, and
+skips with the ``shared_data`` fixture's reason when that directory is absent.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+_FENCE = re.compile(r"^(\s*)```python\s*$")
+_CLOSE = re.compile(r"^\s*```\s*$")
+_MARKER = re.compile(r"^\s*<!--\s*test:\s*(.*?)\s*-->\s*$")
+
+
+def _blocks() -> list:
+    params = []
+    for path in DOC_FILES:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        i = 0
+        while i < len(lines):
+            m = _FENCE.match(lines[i])
+            if not m:
+                i += 1
+                continue
+            start = i
+            indent = len(m.group(1))
+            body = []
+            i += 1
+            while i < len(lines) and not _CLOSE.match(lines[i]):
+                body.append(lines[i][indent:] if lines[i].startswith(m.group(1)) else lines[i].lstrip())
+                i += 1
+            if i == len(lines):
+                raise ValueError(f"{path.name}:{start + 1}: unclosed ```python block")
+            i += 1
+            marker = _MARKER.match(lines[start - 1]) if start else None
+            directive = marker.group(1) if marker else None
+            name = path.relative_to(ROOT).as_posix()
+            params.append(
+                pytest.param(name, start + 1, "\n".join(body) + "\n", directive,
+                             id=f"{name}:{start + 1}")
+            )
+    return params
+
+
+BLOCKS = _blocks()
+
+
+def test_blocks_found():
+    assert len(BLOCKS) >= 20
+
+
+@pytest.mark.parametrize(("doc", "line", "source", "directive"), BLOCKS)
+def test_doc_block_runs(doc, line, source, directive, tmp_path, monkeypatch, request):
+    namespace: dict = {"__name__": "__docs_example__"}
+    if directive is not None:
+        if directive.startswith("skip"):
+            reason = directive[len("skip"):].lstrip(" ,:;-")
+            pytest.skip(f"{doc}:{line}: {reason or 'marked skip'}")
+        elif directive == "needs shared data":
+            namespace["SHARED_DATA"] = request.getfixturevalue("shared_data")
+        else:
+            raise ValueError(f"{doc}:{line}: unknown test directive {directive!r}")
+    monkeypatch.chdir(tmp_path)
+    code = compile("\n" * line + source, str(ROOT / doc), "exec")
+    exec(code, namespace)

@@ -1,4 +1,4 @@
-"""Reading a whole file with a bound on what it may become in memory.
+"""Reading a whole file with a bound on what it may become in memory, strictly.
 
 A gzip file of a few kilobytes can decompress to gigabytes (a "gzip bomb").
 :func:`read_bounded` reads a file, plain or gzip-compressed (recognised by its
@@ -10,12 +10,12 @@ file holds.
 from __future__ import annotations
 
 import os
-import zlib
 
-__all__ = ["InputTooLargeError", "CorruptInputError", "read_bounded", "GZIP_MAGIC"]
+from structkernels.utils._limits import _read_content, _TooLarge
 
-GZIP_MAGIC = b"\x1f\x8b"
-_CHUNK = 1 << 20
+__all__ = ["InputTooLargeError", "CorruptInputError", "read_bounded"]
+
+_LOST = ": the rest of the file is lost"
 
 
 class InputTooLargeError(ValueError):
@@ -24,41 +24,6 @@ class InputTooLargeError(ValueError):
 
 class CorruptInputError(ValueError):
     """A compressed file that cannot be decompressed; the message names it."""
-
-
-def _gunzip_bounded(fh, name: str, max_bytes: int, first: bytes) -> bytes:
-    out = bytearray()
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    pending = first
-    while True:
-        if not pending:
-            pending = fh.read(_CHUNK)
-            if not pending:
-                break
-        buf, pending = pending, b""
-        while buf:
-            # room >= 1 always: max_length=0 would mean "no limit" to zlib
-            piece = d.decompress(buf, max_bytes + 1 - len(out))
-            out += piece
-            if len(out) > max_bytes:
-                raise InputTooLargeError(
-                    f"{name}: decompresses to more than {max_bytes} bytes (the limit); refused"
-                )
-            buf = d.unconsumed_tail
-            if d.eof:
-                rest = d.unused_data + buf + fh.read(2)
-                if rest[:2] == GZIP_MAGIC:  # another gzip member follows
-                    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                    pending, buf = rest, b""
-                    break
-                while rest:  # only zero padding may follow the last member (as gzip allows)
-                    if rest.strip(b"\0"):
-                        raise CorruptInputError(f"{name}: corrupt gzip data (bytes after the end)")
-                    rest = fh.read(_CHUNK)
-                return bytes(out)
-    if not d.eof:
-        raise CorruptInputError(f"{name}: corrupt gzip data (truncated: the stream does not end)")
-    return bytes(out)
 
 
 def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes:
@@ -97,19 +62,12 @@ def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes:
     name = os.fspath(path)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
         raise ValueError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
-    with open(name, "rb") as fh:
-        first = fh.read(_CHUNK)
-        if first[:2] == GZIP_MAGIC:
-            try:
-                return _gunzip_bounded(fh, name, max_bytes, first)
-            except zlib.error as exc:
-                raise CorruptInputError(f"{name}: corrupt gzip data ({exc})") from None
-        out = bytearray(first)
-        while len(out) <= max_bytes:
-            chunk = fh.read(min(_CHUNK, max_bytes + 1 - len(out)))
-            if not chunk:
-                break
-            out += chunk
-        if len(out) > max_bytes:
-            raise InputTooLargeError(f"{name}: larger than {max_bytes} bytes (the limit); refused")
-        return bytes(out)
+    # the strict form of read_partial: what it would keep of a damaged file is an error here
+    try:
+        data, lost = _read_content(name, max_bytes)
+    except _TooLarge as exc:
+        what = "decompresses to more" if exc.decompressed else "larger"
+        raise InputTooLargeError(f"{name}: {what} than {max_bytes} bytes (the limit); refused") from None
+    if lost is not None:
+        raise CorruptInputError(f"{name}: {lost.removesuffix(_LOST)}")
+    return data

@@ -428,18 +428,35 @@ def read_partial(
     >>> data.startswith(b"line 1"), lost
     (True, 'the gzip data ends early (truncated file): the rest of the file is lost')
     """
-    name = os.fspath(path)
+    try:
+        return _read_content(path, max_bytes)
+    except _TooLarge as exc:
+        what = " after decompression" if exc.decompressed else ""
+        raise RecordError(f"more than max_bytes={max_bytes} bytes{what}", os.fspath(path)) from None
 
-    def too_large(what: str = "") -> RecordError:
-        return RecordError(f"more than max_bytes={max_bytes} bytes{what}", name)
 
+class _TooLarge(Exception):
+    """The content exceeds the bound; ``decompressed``: found while gunzipping."""
+
+    def __init__(self, decompressed: bool):
+        super().__init__()
+        self.decompressed = decompressed
+
+
+def _read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str | None]:
+    """:func:`read_partial` without the message: raises :class:`_TooLarge` past the bound.
+
+    The one bounded gunzip of the package (several members, zero padding after
+    the last, output never past ``max_bytes`` plus one); the strict
+    :func:`structkernels.utils.read_bounded` uses it too.
+    """
     with open(path, "rb") as fh:
         head = fh.read(2)
         fh.seek(0)
         if head != _GZIP_MAGIC:
             data = fh.read(max_bytes + 1)
             if len(data) > max_bytes:
-                raise too_large()
+                raise _TooLarge(decompressed=False)
             return data, None
         out = bytearray()
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -454,7 +471,7 @@ def read_partial(
             except zlib.error as exc:
                 return bytes(out), _gzip_problem(exc)
             if len(out) > max_bytes:
-                raise too_large(" after decompression")
+                raise _TooLarge(decompressed=True)
             buf = d.unconsumed_tail
             if d.eof:
                 rest = d.unused_data + buf

@@ -351,7 +351,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
             idx, sims = self._neighbours_of(K, self.n_neighbors)
         else:
             # k + 1 neighbours by the predict-time search, then drop the structure itself
-            from structkernels.hashing import take
+            from structkernels.structures import take
 
             k1 = min(int(self.n_neighbors), n_all - 1) + 1  # the predict-time k, plus itself
             idx, sims = self._neighbours_of(take(self.X_fit_, rows), k1)

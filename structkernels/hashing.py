@@ -37,6 +37,7 @@ from sklearn.utils import check_random_state
 from structkernels.gram import gram
 from structkernels.kernel import Kernel
 from structkernels.registry import as_kernel
+from structkernels.structures import is_encoded, take
 
 __all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits"]
 
@@ -73,25 +74,11 @@ def _as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
         )
     kernel.validate_params()
     if encode:
-        return kernel.check_input(X if _is_encoded(X) or isinstance(X, np.ndarray) else list(X))
+        return kernel.check_input(X if is_encoded(X) or isinstance(X, np.ndarray) else list(X))
     if not isinstance(X, np.ndarray):
         X = list(X)
     kernel.check_input(X)  # raises early, naming the bad record
     return X
-
-
-def _is_encoded(X: Any) -> bool:
-    """An encoded list of structures (``PathList``, ``TreeList``: built by ``encode``)."""
-    return isinstance(X, Sequence) and callable(getattr(type(X), "encode", None))
-
-
-def take(X: Sequence, idx: np.ndarray) -> Sequence:
-    """The structures of ``X`` at positions ``idx`` (a NumPy array or a list)."""
-    idx = np.asarray(idx, dtype=np.int64)
-    if isinstance(X, np.ndarray) or _is_encoded(X):
-        # an encoded list gives an encoded sub-list sharing its vocabulary
-        return X[idx]
-    return [X[i] for i in idx.tolist()]
 
 
 def _check_int(owner: Any, name: str, low: int, allow_none: bool = True) -> None:

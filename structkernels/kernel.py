@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from structkernels.structures import Path, Tree, take
 from structkernels.utils import NonFiniteError, check_finite, describe_nonfinite, first_nonfinite
 
 __all__ = [
@@ -182,8 +183,6 @@ class Kernel(BaseEstimator):
         return self.gram(X, Y, progress=False)
 
     def _is_single_structure(self, arg: Any) -> bool:
-        from structkernels.structures import Path, Tree
-
         if isinstance(arg, (Path, Tree, str, bytes)):
             return True
         # one re-writing (source tokens, target tokens), what the SRK and PR kernels take
@@ -588,13 +587,6 @@ def _overflow_hint(kernel: Any) -> str:
     return getattr(kernel, "overflow_hint", "")
 
 
-def _take(X: Any, idx: np.ndarray) -> Any:
-    """The structures of a checked input at positions ``idx``, in its own container."""
-    if isinstance(X, np.ndarray) or callable(getattr(type(X), "encode", None)):
-        return X[idx]
-    return [X[i] for i in idx.tolist()]
-
-
 #: largest sample of :func:`probe_kernel`
 PROBE_SIZE = 64
 #: relative tolerances of the probe: ``|K - K^T| <= SYM_RTOL max|K|``,
@@ -646,7 +638,7 @@ def probe_kernel(kernel: Any, X: Any, size: int | None = None, *, random_state: 
         idx = np.sort(np.random.RandomState(random_state).choice(n, s, replace=False))
     else:
         idx = np.arange(n)
-    S = _take(X, idx.astype(np.int64))
+    S = take(X, idx)
     A = np.asarray(kernel.gram_block(S, S), dtype=np.float64)
     if A.shape != (s, s):
         raise KernelOutputError(

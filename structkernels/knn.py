@@ -36,7 +36,7 @@ from numba import njit
 from sklearn.utils import check_random_state
 
 from structkernels.gram import block_ranges, plan_backend
-from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures, take
+from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures
 from structkernels.kernel import (
     Kernel,
     Normalized,
@@ -47,6 +47,7 @@ from structkernels.kernel import (
 )
 from structkernels.progress import bar_disabled, tqdm
 from structkernels.registry import as_kernel
+from structkernels.structures import take
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
 

@@ -58,7 +58,6 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
 
 from structkernels.gram import gram
-from structkernels.hashing import take
 from structkernels.kernel import (
     Kernel,
     Normalized,
@@ -68,7 +67,7 @@ from structkernels.kernel import (
 from structkernels.knn import _scales
 from structkernels.progress import tqdm
 from structkernels.registry import as_kernel, kernels
-from structkernels.structures import Path, Tree
+from structkernels.structures import Path, Tree, take
 
 __all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
 
@@ -1356,7 +1355,6 @@ class NonstationaryLearner(BaseEstimator):
 
     def _fit_knn_ap(self, base, normalize, fixed, X, y, learn, has, rng, t0) -> None:
         """The greedy pass(es) judged by the k-NN classifier's leave-one-out AP."""
-        from structkernels.hashing import take
         from structkernels.sigma_knn import SigmaKNNSearch
 
         n = len(X)

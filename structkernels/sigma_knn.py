@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from structkernels.gram import gram
-from structkernels.hashing import take
 from structkernels.kernel import Kernel
+from structkernels.structures import take
 
 __all__ = ["loo_knn_scores", "SigmaKNNSearch"]
 

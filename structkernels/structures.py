@@ -20,9 +20,35 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Path", "Tree", "Vocabulary", "EncodedPaths", "EncodedTrees", "StructureError"]
+__all__ = [
+    "Path", "Tree", "Vocabulary", "EncodedPaths", "EncodedTrees", "StructureError", "take",
+    "is_encoded",
+]
 
 NO_EDGE = 0  # vocabulary id of the missing edge (the root's tuple)
+
+
+def is_encoded(X: Any) -> bool:
+    """An encoded list of structures (``PathList``, ``TreeList``: built by ``encode``)."""
+    return isinstance(X, Sequence) and callable(getattr(type(X), "encode", None))
+
+
+def take(X: Sequence, idx: np.ndarray) -> Sequence:
+    """The structures of ``X`` at positions ``idx`` (a NumPy array or a list).
+
+    An array or an encoded list gives the same kind of container (an encoded
+    sub-list shares its vocabulary); any other sequence gives a list.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> take(["a", "b", "c"], np.array([2, 0]))
+    ['c', 'a']
+    """
+    idx = np.asarray(idx, dtype=np.int64)
+    if isinstance(X, np.ndarray) or is_encoded(X):
+        return X[idx]
+    return [X[i] for i in idx.tolist()]
 
 
 class StructureError(ValueError):

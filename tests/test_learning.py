@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from structkernels import Kernel, Normalized, Path, learning
 from structkernels import kernel as make_kernel
 from structkernels.gram import gram
-from structkernels.hashing import take
 from structkernels.kernels.tuples import LabelKernel, TupleKernel, WordVectorSimilarity
 from structkernels.learning import (
     NonstationaryLearner,
@@ -26,6 +25,7 @@ from structkernels.learning import (
     loss_function_1,
     structure_edge_labels,
 )
+from structkernels.structures import take
 
 # ---------------------------------------------------------------- test kernel
 

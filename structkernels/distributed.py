@@ -62,7 +62,7 @@ from structkernels.gram import (
 )
 from structkernels.kernel import Kernel, Normalized
 from structkernels.registry import as_kernel
-from structkernels.utils import WriteError, atomic_memmap, atomic_open, atomic_path, save_npy
+from structkernels.utils import atomic_memmap, atomic_open, atomic_path, move_into_place, save_npy
 
 __all__ = ["dask_gram", "parts_dir", "partial_path"]
 
@@ -142,16 +142,6 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
 def _copy_file(src: Path, dst: Path) -> None:
     with atomic_path(dst) as tmp:
         shutil.copyfile(src, tmp)
-
-
-def _commit(partial: Path, out: Path) -> None:
-    """Rename the complete ``partial`` over ``out`` (after flushing it to disk)."""
-    try:
-        with open(partial, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(partial, out)
-    except OSError as exc:
-        raise WriteError(f"{out}: cannot write: {exc.strerror or exc} (file unchanged)") from None
 
 
 def _scale(d: np.ndarray) -> np.ndarray:
@@ -328,7 +318,7 @@ def dask_gram(
         for w in info["workers"].values():
             w["evaluations_per_second"] = w["evaluations"] / max(w["busy_seconds"], 1e-12)
     if partial.is_file():
-        _commit(partial, out)
+        move_into_place(partial, out)  # complete: flushed, then renamed over ``out``
         _touch_atomic(result_file, json.dumps(key))
     info["seconds"] = time.perf_counter() - t_start
     return np.load(out, mmap_mode="r+"), info

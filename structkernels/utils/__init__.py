@@ -14,7 +14,7 @@ from typing import Any
 
 _WHERE = {
     "_atomic": ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path",
-                "atomic_memmap"],
+                "atomic_memmap", "move_into_place"],
     "_npy": ["NpyFormatError", "read_npy"],
     "_bounded": ["read_bounded", "InputTooLargeError", "CorruptInputError"],
     "_jsonout": ["dumps_finite", "find_nonfinite", "check_header"],

@@ -22,7 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap"]
+__all__ = [
+    "WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap",
+    "move_into_place",
+]
 
 _NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
 
@@ -58,6 +61,35 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bool = True) -> None:
+    """Rename the complete file ``src`` over ``path``, the last step of every atomic write.
+
+    ``src`` gets the permissions of the file it replaces (or the umask's), is
+    flushed to disk with ``sync``, and is renamed (:func:`os.replace`: atomic
+    when both are on one file system).  For a file built over several runs
+    (a resumable Gram) that cannot live in :func:`atomic_path`'s block.
+
+    Raises
+    ------
+    WriteError
+        Naming ``path``, which is unchanged.
+    """
+    final = Path(os.fspath(path))
+    try:
+        if final.exists():
+            os.chmod(src, final.stat().st_mode & 0o7777)
+        else:
+            os.chmod(src, 0o666 & ~_umask())
+        if sync:
+            with open(src, "rb+") as fh:
+                os.fsync(fh.fileno())
+        os.replace(src, final)
+    except OSError as exc:
+        raise _explain(exc, final) from None
+    if sync:
+        _fsync_dir(final.parent if str(final.parent) else Path("."))
 
 
 @contextlib.contextmanager
@@ -108,19 +140,7 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]
     try:
         os.close(fd)
         yield tmp
-        try:
-            if final.exists():
-                os.chmod(tmp, final.stat().st_mode & 0o7777)
-            else:
-                os.chmod(tmp, 0o666 & ~_umask())
-            if sync:
-                with open(tmp, "rb+") as fh:
-                    os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        except OSError as exc:
-            raise _explain(exc, final) from None
-        if sync:
-            _fsync_dir(folder)
+        move_into_place(tmp, final, sync=sync)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

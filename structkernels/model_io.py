@@ -50,7 +50,15 @@ from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any
 
-from structkernels.utils import check_header
+from structkernels.registry import UnknownNameError, kernels
+from structkernels.utils import (
+    CorruptInputError,
+    InputTooLargeError,
+    atomic_open,
+    check_header,
+    dumps_finite,
+    read_bounded,
+)
 
 __all__ = [
     "MODEL_FORMAT",
@@ -84,13 +92,10 @@ def save_model(path: str | os.PathLike, model: dict[str, Any]) -> None:
     any, is kept on an error or an interrupt).  A NaN or infinity anywhere, or
     a kernel that is not registered, is refused before anything is written.
     """
-    from structkernels.utils import atomic_open, dumps_finite
-
     doc = {"format": MODEL_FORMAT, "version": MODEL_VERSION, **{
         k: v for k, v in model.items() if k not in ("format", "version")
     }}
     if "kernel" in doc:
-        from structkernels.registry import kernels
 
         doc["kernel"] = kernels.resolve_name(doc["kernel"])
     out = FilePath(path)
@@ -102,7 +107,6 @@ def save_model(path: str | os.PathLike, model: dict[str, Any]) -> None:
 
 
 def _read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
-    from structkernels.utils import CorruptInputError, InputTooLargeError, read_bounded
 
     name = os.fspath(path)
     limit = MAX_MODEL_BYTES if max_bytes is None else max_bytes
@@ -163,8 +167,6 @@ def _check_sigma(name: str, where: str, sigma: Any) -> None:
 
 def _check_kernel(name: str, where: str, spec: Any) -> str:
     """The registered kernel name ``spec`` denotes; refused naming the file (nothing imported)."""
-    from structkernels.registry import UnknownNameError, kernels
-
     try:
         return kernels.resolve_name(spec)
     except UnknownNameError as exc:
@@ -280,7 +282,6 @@ class NPKModel:
 
 def _learner_from(doc: dict[str, Any], name: str):
     from structkernels.learning import NonstationaryLearner
-    from structkernels.registry import UnknownNameError
 
     try:
         return NonstationaryLearner.from_json(doc)

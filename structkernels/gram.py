@@ -49,6 +49,7 @@ from structkernels.kernel import (
     check_kernel_values,
     check_normalized,
     component_kernels,
+    normalization_scales,
     probe_kernel,
     probe_size,
     validation_level,
@@ -339,8 +340,6 @@ def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
     ``K[i, j]``, so a symmetric matrix stays exactly symmetric.  A zero (or
     negative) self-similarity zeroes its row/column, with a warning.
     """
-    from structkernels.kernel import normalization_scales
-
     sx, sy = normalization_scales(dx, dy, warn=warn, stacklevel=3)
     n, m = K.shape
     rows = max(1, row_bytes // max(1, 8 * m))

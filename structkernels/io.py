@@ -24,7 +24,6 @@ Errors name the file and line.
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from structkernels.utils import (
     iter_lines,
     loads_record,
     one_line,
+    record_label,
 )
 
 __all__ = ["read_structures", "read_record", "StructureFile", "InputError", "decode_structure"]
@@ -203,7 +203,7 @@ def read_structures(
             k, value = decode_structure(record, kernel)
         except StructureError as exc:
             rid = record.get("id") if isinstance(record, dict) else None
-            raise InputError(f"{where}{_rid(rid)}: {one_line(exc)}") from None
+            raise InputError(f"{where}{record_label(rid)}: {one_line(exc)}") from None
         if kind is None:
             kind = k
         elif k != kind:
@@ -218,10 +218,3 @@ def read_structures(
             raise InputError(f"{name}: vectors of different lengths {sorted(lengths)}")
         return StructureFile(kind, np.asarray(items, dtype=np.float64), records)
     return StructureFile(kind, items, records)
-
-
-def _rid(rid: Any) -> str:
-    if rid is None:
-        return ""
-    text = rid if isinstance(rid, str) else json.dumps(rid)[:80]
-    return f" (record {one_line(text)})"

@@ -23,7 +23,14 @@ import numpy as np
 from structkernels.cli import CommandError
 from structkernels.cli._common import refuse_output_over_input
 from structkernels.model_io import MODEL_FORMAT  # noqa: F401  (re-exported)
-from structkernels.utils import atomic_open
+from structkernels.utils import (
+    BadLine,
+    RecordError,
+    atomic_open,
+    iter_lines,
+    loads_record,
+    one_line,
+)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -75,7 +82,6 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
     records: list[dict] = []
     paths: list[Path] = []
     skipped: list[str] = []
-    from structkernels.utils import BadLine, RecordError, iter_lines, loads_record, one_line
 
     # lines through the shared bounded reader (gzip, byte-order mark, one line each)
     for lineno, line in iter_lines(path):

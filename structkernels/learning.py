@@ -66,7 +66,7 @@ from structkernels.kernel import (
 )
 from structkernels.knn import _scales
 from structkernels.progress import tqdm
-from structkernels.registry import as_kernel, kernels
+from structkernels.registry import UnknownNameError, as_kernel, kernels
 from structkernels.structures import Path, Tree, take
 
 __all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
@@ -158,15 +158,10 @@ def _kernel_spec(kernel: Any) -> str:
     if isinstance(kernel, str):
         return kernels.resolve_name(kernel)
     cls = kernel if isinstance(kernel, type) else type(kernel)
-    name = kernels.name_of(cls)
-    if name is None:
-        raise ValueError(
-            f"cannot save a model whose kernel class {cls.__module__}.{cls.__qualname__} is not "
-            "registered: model files name kernels by their registered name only; register it "
-            "with structkernels.register(name, cls) in this process (and before loading), or "
-            "with an entry point in the group 'structkernels.kernels'"
-        )
-    return name
+    try:
+        return kernels.name_to_save(cls)
+    except UnknownNameError as exc:
+        raise ValueError(f"cannot save the model: {exc}") from None
 
 
 def _resolve_kernel_class(spec: Any) -> type:

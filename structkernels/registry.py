@@ -63,6 +63,11 @@ class UnknownNameError(ValueError):
 CORE_DISTRIBUTION = "structkernels"
 
 
+def _qualified_name(obj: Any, sep: str = ":") -> str:
+    """``module:qualname`` of a class (``sep`` between them), as an entry point names it."""
+    return f"{getattr(obj, '__module__', '')}{sep}{getattr(obj, '__qualname__', '')}"
+
+
 def _entry_point_target(ep: EntryPoint) -> str:
     """``module:attr`` an entry point names, without its extras and spaces."""
     value = ep.value.split("[", 1)[0]
@@ -270,7 +275,7 @@ class Registry:
         for name, local in self._local.items():
             if local is obj:
                 return name
-        qualname = f"{getattr(obj, '__module__', '')}:{getattr(obj, '__qualname__', '')}"
+        qualname = _qualified_name(obj)
         found = self._discover()
         candidates = [*sorted(found.items()), *sorted(self._qualified.items())]
         for name, ep in candidates:
@@ -280,6 +285,27 @@ class Registry:
             if self._loads_to(name, obj):
                 return name
         return None
+
+    def name_to_save(self, obj: Any) -> str:
+        """The registered name a file saves ``obj`` (a class) under; refused when there is none.
+
+        Files name a class by its registered name only, so a class that is not
+        registered cannot be saved.
+
+        Raises
+        ------
+        UnknownNameError
+            Naming the class and how to register it.
+        """
+        name = self.name_of(obj)
+        if name is None:
+            raise UnknownNameError(
+                f"the {self.what} class {_qualified_name(obj, '.')} is not registered: files "
+                f"name a {self.what} by its registered name only; register it with "
+                f"structkernels.register(name, cls) in this process (before saving and "
+                f"loading) or with an entry point in the group {self.group!r}"
+            )
+        return name
 
     def _loads_to(self, name: str, obj: Any) -> bool:
         try:
@@ -316,7 +342,7 @@ class Registry:
             return spec
         if ":" in spec:
             for name, local in self._local.items():
-                if f"{getattr(local, '__module__', '')}:{getattr(local, '__qualname__', '')}" == spec:
+                if _qualified_name(local) == spec:
                     return name
             for name, ep in [*sorted(self._discover().items()), *sorted(self._qualified.items())]:
                 if _entry_point_target(ep) == spec:

@@ -418,15 +418,10 @@ def _kernel_to_json(kernel: Any, where: str) -> Any:
     if isinstance(kernel, Normalized):
         return {"normalized": _kernel_to_json(kernel.kernel, where)}
     if isinstance(kernel, Kernel):
-        name = kernels.name_of(type(kernel))
-        if name is None:
-            cls = type(kernel)
-            raise ValueError(
-                f"{where}: the kernel class {cls.__module__}.{cls.__qualname__} is not registered; "
-                "model files name kernels by their registered name only: register it with "
-                "structkernels.register(name, cls) (before saving and loading) or an entry point "
-                "in 'structkernels.kernels'"
-            )
+        try:
+            name = kernels.name_to_save(type(kernel))
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
         params = kernel.get_params(deep=False)
         return {"name": name, "params": _jsonable(params, f"{where} parameters")}
     raise ValueError(f"{where}: cannot save a kernel given as {type(kernel).__name__}")

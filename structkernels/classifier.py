@@ -27,12 +27,11 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from structkernels.gram import block_ranges
 from structkernels.hashing import _as_structures as _checked_structures
-from structkernels.kernel import Normalized, validation_level
+from structkernels.kernel import Normalized, probe_when_asked, validation_level
 from structkernels.knn import (
     HASHINGS,
     _diag,
     _Evaluator,
-    _probe,
     block_topk,
     bounded_k,
     build_tables,
@@ -295,8 +294,10 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         if self.hashing is not None and len(Xs) < 2:
             raise ValueError(f"hashing needs at least 2 training structures, got {len(Xs)} sample")
         if not self._precomputed() and validation_level(self.kernel_) == "full":
-            # symmetry/PSD probe of plugin and user kernels (Kernel.output_validation)
-            _probe(self.kernel_, self.kernel_.check_input(Xs))
+            # symmetry/PSD probe of plugin and user kernels (Kernel.output_validation);
+            # the level first: built-in kernels' input is not checked again here
+            Xc = self.kernel_.check_input(Xs)
+            probe_when_asked(self.kernel_, Xc, len(Xc) * (len(Xc) + 1) // 2)
         self.X_fit_ = Xs
         self._y = y_enc.astype(np.int64)
         self.n_fit_evaluations_ = 0

@@ -50,8 +50,7 @@ from structkernels.kernel import (
     check_normalized,
     component_kernels,
     normalization_scales,
-    probe_kernel,
-    probe_size,
+    probe_when_asked,
     validation_level,
 )
 from structkernels.progress import bar_disabled, tqdm
@@ -361,9 +360,8 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out
     sample of ``X`` is probed for symmetry and PSD first (its evaluations are not
     counted in ``n_evaluations``, which counts the Gram's own).
     """
-    if validation_level(kernel, validate) == "full" and len(X):
-        n, m = len(X), len(X) if Y is None else len(Y)
-        probe_kernel(kernel, X, probe_size(n, _n_evals(n, m, Y is None)))
+    n, m = len(X), len(X) if Y is None else len(Y)
+    probe_when_asked(kernel, X, _n_evals(n, m, Y is None), validate)
     K, n_evals, n_blocks = _raw_gram(
         kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
         progress=progress, backend=backend,

@@ -541,13 +541,18 @@ def check_kernel_values(
     names: Sequence[str] = ("X", "Y"),
     diagonal: bool = False,
     where: str | None = None,
+    rows: Any = None,
+    cols: Any = None,
 ) -> None:
     """Refuse NaN or infinite kernel values, naming the kernel, the pair and the value.
 
     One vectorised ``np.isfinite(values).all()``; the bad entry is located only
     on failure.  ``values`` is a block ``K[i, j] = k(X[i], Y[j])`` placed at
     ``offsets`` in the full matrix, or with ``diagonal`` a vector of
-    self-similarities ``k(X[i], X[i])``.
+    self-similarities ``k(X[i], X[i])``.  A block of scattered structures
+    names them by their positions instead: ``rows[i]`` (and ``cols[j]``) is
+    the position of the block's row ``i`` (column ``j``); a vector with
+    ``cols`` holds pairs, ``values[i] = k(X[rows[i]], Y[cols[i]])``.
 
     Raises
     ------
@@ -558,13 +563,18 @@ def check_kernel_values(
     if a.dtype.kind not in "fc" or np.isfinite(a).all():
         return
     idx, value = first_nonfinite(a)
-    if diagonal or a.ndim == 1:
-        i = j = idx[0] + (offsets[0] if offsets else 0)
+    r, c = idx[0], (idx[0] if a.ndim == 1 else idx[1])
+    paired = a.ndim == 1 and not diagonal and cols is not None
+    i = int(rows[r]) if rows is not None else r + (offsets[0] if offsets else 0)
+    if (diagonal or a.ndim == 1) and not paired:
+        j = i
+    elif cols is not None:
+        j = int(cols[c])
     else:
-        i, j = idx[0] + offsets[0], idx[1] + offsets[1]
+        j = c + offsets[1]
     if where is not None:
         pass  # the caller names the pair (one value)
-    elif (diagonal or a.ndim == 1 or names[0] == names[1]) and i == j:
+    elif (diagonal or (a.ndim == 1 and not paired) or names[0] == names[1]) and i == j:
         where = f"row {i}: k(x, x)" if names[0] == "X" else f"row {i} of {names[0]}: k(x, x)"
     else:
         where = f"k({names[0]}[{i}], {names[1]}[{j}])"
@@ -646,6 +656,18 @@ def probe_kernel(kernel: Any, X: Any, size: int | None = None, *, random_state: 
         )
     check_gram_sample(kernel, A, idx)
     return s * s
+
+
+def probe_when_asked(kernel: Any, X: Any, n_evaluations: int, validate: bool | str = "auto"
+                     ) -> None:
+    """:func:`probe_kernel` on ``X`` when :func:`validation_level` says ``"full"``.
+
+    The entry point of every consumer (the Gram engine, k-NN graphs, the
+    classifier): the sample is sized by :func:`probe_size` from the
+    ``n_evaluations`` the work will cost.
+    """
+    if len(X) and validation_level(kernel, validate) == "full":
+        probe_kernel(kernel, X, probe_size(len(X), n_evaluations))
 
 
 def check_gram_sample(kernel: Any, A: np.ndarray, idx: Any = None) -> None:

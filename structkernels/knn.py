@@ -26,6 +26,7 @@ The σ learner needs neighbours in both directions: :meth:`KNNGraph.neighbors`
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,10 +41,9 @@ from structkernels.hashing import KernelLSH, RandomKNNHash, _as_structures
 from structkernels.kernel import (
     Kernel,
     Normalized,
+    ZeroSelfSimilarityWarning,
     check_kernel_values,
-    probe_kernel,
-    probe_size,
-    validation_level,
+    probe_when_asked,
 )
 from structkernels.progress import bar_disabled, tqdm
 from structkernels.registry import as_kernel
@@ -400,14 +400,9 @@ def _task_block(kernel: Kernel, Xr, Xc, rows=None, cols=None, same: bool = True)
         shape = (len(Xr), len(Xc))
     if S.shape != shape:
         raise ValueError(f"a kernel block has shape {S.shape}, expected {shape}")
-    if not np.isfinite(S).all():
-        # name the pair by its positions in the data, not in the block
-        i, j = np.argwhere(~np.isfinite(S))[0]
-        gi = int(rows[i]) if rows is not None else int(i)
-        cj = cols if cols is not None else rows
-        gj = int(cj[j]) if cj is not None else int(j)
-        check_kernel_values(kernel, S[i : i + 1, j : j + 1], offsets=(gi, gj),
-                            names=("X", "X" if same else "Y"))
+    # a bad value is named by its pair's positions in the data, not in the block
+    check_kernel_values(kernel, S, rows=rows, cols=cols if cols is not None else rows,
+                        names=("X", "X" if same else "Y"))
     return S
 
 
@@ -467,8 +462,6 @@ def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
     """
     k = int(k)
     if k > max(n, 1):
-        import warnings
-
         warnings.warn(
             f"{name}={k} exceeds the {n} structures; using {name}={max(n, 1)} (a row has at "
             "most that many neighbours)",
@@ -479,22 +472,10 @@ def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
     return k
 
 
-def _probe(kernel: Kernel, X: Sequence) -> None:
-    """The symmetry/PSD probe of :func:`structkernels.kernel.probe_kernel` when the kernel's
-    ``output_validation`` asks for it (plugins and user kernels by default)."""
-    n = len(X)
-    if n and validation_level(kernel) == "full":
-        probe_kernel(kernel, X, probe_size(n, n * (n + 1) // 2))
-
-
 def _diag(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
     d = kernel.diag(X)
     bad = int((d <= 0).sum())
     if bad:
-        import warnings
-
-        from structkernels.kernel import ZeroSelfSimilarityWarning
-
         warnings.warn(
             f"normalisation met {bad} structure(s) with self-similarity <= 0; "
             "their normalised similarities are set to 0",
@@ -535,7 +516,7 @@ def exact_knn_graph(
     X = _as_structures(base, X, encode=True)
     n = len(X)
     k = bounded_k(k, n)
-    _probe(base, X)
+    probe_when_asked(base, X, n * (n + 1) // 2)
     diag, n_evals = _diag(base, X) if normalize else (None, 0)
     blocks = block_ranges(n, min(int(block_size), max(n, 1)))
     tasks = []

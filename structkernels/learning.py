@@ -260,24 +260,11 @@ def _losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float,
 
 def _checked(kernel: Kernel, values: Any, rows: np.ndarray, cols: np.ndarray | None = None
              ) -> np.ndarray:
-    """``values`` as float64, refused when not finite, naming the pair ``(rows[i], cols[j])``.
-
-    ``values[i]`` is ``k(X[rows[i]], X[rows[i]])`` without ``cols``; with ``cols`` of the
-    same length as ``rows`` and ``values`` 1-D, ``k(X[rows[i]], X[cols[i]])``; otherwise
-    ``values[i, j]`` is ``k(X[rows[i]], X[cols[j]])``.
-    """
+    """``values`` as float64, refused when not finite, naming the pair by its positions in X
+    (:func:`~structkernels.kernel.check_kernel_values` with ``rows``/``cols``)."""
     a = np.asarray(values, dtype=np.float64)
-    if np.isfinite(a).all():
-        return a
-    bad = np.argwhere(~np.isfinite(a))[0]
-    i = int(bad[0])
-    if cols is None:
-        check_kernel_values(kernel, a[i : i + 1], offsets=(int(rows[i]), int(rows[i])),
-                            names=("X", "X"), diagonal=True)
-    j = i if a.ndim == 1 else int(bad[1])
-    cell = a[i : i + 1].reshape(1, 1) if a.ndim == 1 else a[i : i + 1, j : j + 1]
-    check_kernel_values(kernel, cell, offsets=(int(rows[i]), int(cols[j])), names=("X", "X"))
-    return a  # pragma: no cover - check_kernel_values raised
+    check_kernel_values(kernel, a, rows=rows, cols=cols, names=("X", "X"), diagonal=cols is None)
+    return a
 
 
 def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,

@@ -93,7 +93,7 @@ class VectorKernel(Kernel):
     def _vector_value(self, x: Any, y: Any) -> float:
         """``k(x, y)`` of two 1-D vectors, as scikit-learn's ``pairwise_kernels`` asks for it
         once per pair: the checks :meth:`check_input` makes, on two rows, without
-        ``check_array``'s cost (about 1 ms a call), then :meth:`_pair_1d`."""
+        ``check_array``'s cost (about 1 ms a call), then :meth:`pair`."""
         self.validate_params()
         if _is_bool_data(x) or _is_bool_data(y):
             raise TypeError(
@@ -112,16 +112,14 @@ class VectorKernel(Kernel):
         if not math.isfinite(a.sum() + b.sum()):  # one sum overflows only if a value is huge
             if not (np.isfinite(a).all() and np.isfinite(b).all()):
                 raise ValueError(f"{type(self).__name__}: input contains NaN or infinity")
-        v = float(self._pair_1d(a, b))
+        v = float(self.pair(a, b))
         if not math.isfinite(v):
             check_kernel_values(self, np.array([[v]]), where="k(x, y)")
         return v
 
-    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
-        """One value from two checked 1-D float vectors of one length."""
-        return float(self.gram_block(x[None, :], y[None, :])[0, 0])
-
     def pair(self, x, y) -> float:
+        """One value from two checked 1-D float vectors of one length (the built-in
+        kernels compute it directly)."""
         return float(self.gram_block(x[None, :], y[None, :])[0, 0])
 
     def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -184,7 +182,7 @@ class LinearKernel(VectorKernel):
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.linear_kernel(X, Y)
 
-    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+    def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(x @ y)
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
@@ -197,7 +195,7 @@ class CosineKernel(VectorKernel):
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.cosine_similarity(X, Y)
 
-    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+    def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         nx, ny = np.linalg.norm(x), np.linalg.norm(y)
         # a zero vector has similarity 0, as in cosine_similarity
         return 0.0 if nx == 0 or ny == 0 else float((x / nx) @ (y / ny))
@@ -231,7 +229,7 @@ class RBFKernel(VectorKernel):
         # 0.5 / sigma / sigma: a huge sigma gives gamma 0 (all ones), never an OverflowError
         return pairwise.rbf_kernel(X, Y, gamma=0.5 / self.sigma / self.sigma)
 
-    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+    def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         d = x - y
         return float(np.exp(-(0.5 / self.sigma / self.sigma) * (d @ d)))
 
@@ -256,7 +254,7 @@ class LaplacianKernel(VectorKernel):
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self.sigma)
 
-    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+    def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(np.exp(-np.abs(x - y).sum() / self.sigma))
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
@@ -293,7 +291,7 @@ class PolynomialKernel(VectorKernel):
             X, Y, degree=self.degree, gamma=self.gamma, coef0=self.coef0
         )
 
-    def _pair_1d(self, x: np.ndarray, y: np.ndarray) -> float:
+    def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         gamma = 1.0 / x.shape[0] if self.gamma is None else self.gamma
         return float((gamma * (x @ y) + self.coef0) ** self.degree)
 

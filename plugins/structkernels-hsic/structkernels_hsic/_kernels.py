@@ -222,13 +222,9 @@ class KernelSource:
         a = np.asarray(values)
         if np.isfinite(a).all():
             return values
-        if cols is not None:
-            i, j = np.argwhere(~np.isfinite(a))[0]
-            offsets = (offsets[0] + int(i), int(np.asarray(cols)[j]))
-            a = a[i : i + 1, j : j + 1]
         try:
             check_kernel_values(kernel or self.kernel, a, offsets=offsets, names=names,
-                                diagonal=diagonal)
+                                diagonal=diagonal, cols=cols)
         except NonFiniteKernelValueError as exc:
             if self.dtype is np.float32 and np.isinf(exc.value):
                 raise NonFiniteKernelValueError(

@@ -36,8 +36,8 @@ from pathlib import Path as FsPath
 import numpy as np
 
 import structkernels as sk
-from structkernels.classifier import positive_class_scores
-from structkernels.knn import exact_knn_graph
+from structkernels.neighbors.classifier import positive_class_scores
+from structkernels.neighbors.graph import exact_knn_graph
 from structkernels.utils import atomic_open
 
 ROOT = FsPath(__file__).resolve().parents[1]

@@ -46,7 +46,7 @@ import numpy as np
 
 import structkernels as sk
 from structkernels.datasets import load_interactions
-from structkernels.learning import NonstationaryLearner
+from structkernels.npk.learner import NonstationaryLearner
 
 
 def main() -> None:

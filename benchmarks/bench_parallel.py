@@ -25,7 +25,7 @@ average (``os.getloadavg()``) before and after.  The work:
   machine now); ``path_gram`` reports beside it the serial fraction ``f`` that
   Amdahl's law ``speedup = c / (1 + f (c - 1))`` gives against that ceiling ``c``.
 
-The dask runs write the Grams out of core (:func:`structkernels.distributed.dask_gram`,
+The dask runs write the Grams out of core (:func:`structkernels.engine.distributed.dask_gram`,
 a memmap per run) and report throughput per worker; the k-NN graph runs
 through joblib's dask backend.  Cluster start-up is timed separately.
 
@@ -135,7 +135,7 @@ def amdahl(speedup: float, ceiling_speedup: float) -> float:
 
 
 def gram_fns(kernel, X, client, tmp: Path, block_size: int) -> dict:
-    from structkernels.distributed import dask_gram
+    from structkernels.engine.distributed import dask_gram
 
     def dask_run():
         out = tmp / "K.npy"
@@ -304,7 +304,7 @@ def main() -> None:
 
         # ------------------------------------------------------------ kb-SRK Gram
         if wanted("kb_srk_gram"):
-            from structkernels.text.loaders import load_msrp
+            from structkernels.datasets.rewriting import load_msrp
             from structkernels.text.tokenize import TextPipeline
 
             msrp = Path(args.data) / "msrp"

@@ -29,8 +29,8 @@ import numpy as np
 
 from structkernels import kernel
 from structkernels.amr import read_amr
-from structkernels.kernels._srk_common import MemoryBudgetError, usable_window
-from structkernels.text.loaders import load_msrp
+from structkernels.datasets.rewriting import load_msrp
+from structkernels.kernels.srk.common import MemoryBudgetError, usable_window
 from structkernels.text.tokenize import TextPipeline
 
 

@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from structkernels.kernels._srk_common import srk_gram_stack
-from structkernels.kernels.kb_srk import KbSRK, kb_srk_direct, kb_srk_stack
-from structkernels.text.loaders import load_msrp
+from structkernels.datasets.rewriting import load_msrp
+from structkernels.kernels.srk.common import srk_gram_stack
+from structkernels.kernels.srk.kb import KbSRK, kb_srk_direct, kb_srk_stack
 from structkernels.text.tokenize import TextPipeline
 from structkernels.utils import atomic_open
 
@@ -60,6 +60,9 @@ def load_baseline(ref: str, tmp: str):
     except (OSError, subprocess.CalledProcessError) as exc:
         raise SystemExit(f"bench_srk: cannot read the baseline kb_srk.py at {ref!r} with git "
                          f"in {root}: {exc}") from exc
+    # a baseline older than the package layout: point its imports at today's modules
+    src = src.replace("structkernels.kernels._srk_common", "structkernels.kernels.srk.common")
+    src = src.replace("from structkernels.kernel import", "from structkernels.kernels.base import")
     path = Path(tmp) / "kb_srk_baseline.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("kb_srk_baseline", path)

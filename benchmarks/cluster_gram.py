@@ -35,7 +35,7 @@ import numpy as np
 
 import structkernels as sk
 from structkernels.datasets import load_interactions
-from structkernels.distributed import dask_gram
+from structkernels.engine.distributed import dask_gram
 
 
 def main() -> None:

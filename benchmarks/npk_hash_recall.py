@@ -24,10 +24,10 @@ import time
 import numpy as np
 from sklearn.metrics import average_precision_score, f1_score
 
-from structkernels.classifier import KernelKNNClassifier
 from structkernels.datasets import load_interactions
-from structkernels.gram import gram
-from structkernels.registry import kernel
+from structkernels.engine.gram import gram
+from structkernels.kernels.names import kernel
+from structkernels.neighbors.classifier import KernelKNNClassifier
 
 SETTINGS = [
     {"n_tables": 2, "probe": 0},

@@ -35,12 +35,12 @@ import numpy as np
 from sklearn.metrics import average_precision_score, f1_score
 from sklearn.svm import SVC
 
-from structkernels.baselines import linear_baselines
-from structkernels.classifier import KernelKNNClassifier
 from structkernels.datasets import load_interactions
-from structkernels.gram import gram
+from structkernels.engine.gram import gram
+from structkernels.experiments.baselines import linear_baselines
 from structkernels.kernels.lookup import GramLookup
-from structkernels.registry import kernel
+from structkernels.kernels.names import kernel
+from structkernels.neighbors.classifier import KernelKNNClassifier
 
 HASH = {"n_tables": 2, "probe": 1, "n_probes": 3}
 

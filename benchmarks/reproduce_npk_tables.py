@@ -22,7 +22,7 @@ Protocol (Sec. 7):
 * Table 6 analogue: PK and NPK (the primary model's σ) with k-NN exact and
   hashed, SVC on their Gram matrices, bag-of-tuples logistic regression and
   chance, on the same sub-samples, mean ± sd over ``--trials`` seeds
-  (:func:`structkernels.baselines.baselines_table`).
+  (:func:`structkernels.experiments.baselines.baselines_table`).
 
 Writes ``benchmarks/results/npk_tables.json`` and ``npk_tables.md``.
 
@@ -43,9 +43,9 @@ from pathlib import Path as FsPath
 
 import numpy as np
 
-from structkernels.classifier import KernelKNNClassifier, positive_class_scores
 from structkernels.datasets import load_interactions
-from structkernels.learning import NonstationaryLearner
+from structkernels.neighbors.classifier import KernelKNNClassifier, positive_class_scores
+from structkernels.npk.learner import NonstationaryLearner
 from structkernels.utils import atomic_open
 
 RESULTS = FsPath(__file__).resolve().parent / "results"
@@ -176,7 +176,7 @@ def main() -> None:
                                  "random-knn", 1.0, args.trials, args.seed, args.n_jobs)
         log(name, cell(table34[name]))
 
-    from structkernels.baselines import baselines_table, format_table
+    from structkernels.experiments.baselines import baselines_table, format_table
 
     t0 = time.perf_counter()
     table6 = baselines_table(
@@ -263,7 +263,7 @@ def markdown(r: dict) -> str:
     ]
     t6 = r.get("table6")
     if t6:
-        from structkernels.baselines import format_table
+        from structkernels.experiments.baselines import format_table
 
         lines += [
             "",

@@ -34,11 +34,11 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
-from structkernels.kernel import ZeroSelfSimilarityWarning, normalize_gram
-from structkernels.kernels._srk_common import srk_gram_stack
-from structkernels.registry import kernel as make_kernel
-from structkernels.text.loaders import RewritingCorpus, load_msrp, load_rte
-from structkernels.text.pr import pr_features
+from structkernels.datasets.rewriting import RewritingCorpus, load_msrp, load_rte
+from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
+from structkernels.kernels.names import kernel as make_kernel
+from structkernels.kernels.srk.common import srk_gram_stack
+from structkernels.kernels.srk.pr import pr_features
 from structkernels.text.tokenize import TextPipeline
 from structkernels.utils import atomic_open
 

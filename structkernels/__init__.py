@@ -14,74 +14,27 @@ True
 
 from __future__ import annotations
 
-import sys
-from importlib import import_module
-from types import ModuleType
-from typing import Any
+from structkernels.utils import lazy_exports
 
 __version__ = "0.1.0"
 
 # Every public name is served from its module on first use, so that
 # `import structkernels` (and `structkernels --help`) stays light: no
 # scikit-learn, numba or joblib until a kernel is built or a Gram computed.
-_LAZY = {
-    "Kernel": "structkernels.kernel",
-    "Normalized": "structkernels.kernel",
-    "SumKernel": "structkernels.kernel",
-    "ProductKernel": "structkernels.kernel",
-    "ScaledKernel": "structkernels.kernel",
-    "normalize_gram": "structkernels.kernel",
-    "GramLookup": "structkernels.kernels.lookup",
-    "gram": "structkernels.gram",
-    "GramInfo": "structkernels.gram",
-    "kernel": "structkernels.registry",
-    "list_kernels": "structkernels.registry",
-    "register": "structkernels.registry",
-    "as_kernel": "structkernels.registry",
-    "measure": "structkernels.registry",
-    "read_record": "structkernels.io",
-    "load_model": "structkernels.model_io",
-    "Path": "structkernels.structures",
-    "Tree": "structkernels.structures",
-    "Vocabulary": "structkernels.structures",
-    "GramTransformer": "structkernels.bridge",
-    "kernel_to_distance": "structkernels.bridge",
-    "RandomKNNHash": "structkernels.hashing",
-    "KernelLSH": "structkernels.hashing",
-    "knn_graph": "structkernels.knn",
-    "KNNGraph": "structkernels.knn",
-    "KernelKNNClassifier": "structkernels.classifier",
-    "NonstationaryLearner": "structkernels.learning",
-    "read_graphs": "structkernels.graphs",
-}
-
-__all__ = list(_LAZY)
-
-
-class _Package(ModuleType):
-    """Keeps ``structkernels.gram`` and ``structkernels.kernel`` the functions.
-
-    Importing the submodule of the same name would otherwise rebind the
-    package attribute to the module (the import system sets it on first load).
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, ModuleType) and name in _LAZY:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'structkernels' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    ".kernels.base": ["Kernel", "Normalized", "SumKernel", "ProductKernel", "ScaledKernel"],
+    ".kernels.names": ["kernel", "list_kernels", "register", "as_kernel", "gram"],
+    ".kernels.lookup": ["GramLookup"],
+    ".engine.checks": ["normalize_gram"],
+    ".engine.gram": ["GramInfo"],
+    ".registry": ["measure"],
+    ".structures": ["Path", "Tree", "Vocabulary"],
+    ".structures.io": ["read_record"],
+    ".sklearn": ["GramTransformer", "kernel_to_distance"],
+    ".neighbors.hashing": ["RandomKNNHash", "KernelLSH"],
+    ".neighbors.graph": ["knn_graph", "KNNGraph"],
+    ".neighbors.classifier": ["KernelKNNClassifier"],
+    ".npk.learner": ["NonstationaryLearner"],
+    ".npk.model": ["load_model"],
+    ".graphs": ["read_graphs"],
+})

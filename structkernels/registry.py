@@ -1,7 +1,7 @@
 """Plugin discovery through ``importlib.metadata`` entry points.
 
 Kernels register in the entry-point group ``structkernels.kernels`` (name ->
-:class:`~structkernels.kernel.Kernel` subclass); the built-in kernels register
+:class:`~structkernels.kernels.base.Kernel` subclass); the built-in kernels register
 there too, in the core's ``pyproject.toml``, exactly as a plugin would.  Other
 groups use the same machinery: ``structkernels.measures`` (dependence
 measures such as HSIC) and ``structkernels.commands`` (CLI sub-commands).
@@ -14,18 +14,20 @@ qualified name ``dist:name`` (``structkernels-foo:rbf``).  A plugin that fails
 to import (an exception, or even ``sys.exit`` in its module) is reported by
 name with its error and never takes the others down.  A name containing ``:``
 is refused (it could shadow a qualified name): warned about and skipped.
-:func:`register` adds a class for this process only.
+:meth:`Registry.register` (:func:`structkernels.register` for kernels) adds an object
+for this process only.
 
 Files never name a class to import: a model file names its kernel by a
 registered name, resolved by :meth:`Registry.resolve_name` (which imports
 nothing but the registry's own entry points), and a saved kernel is named by
 :meth:`Registry.name_of`.
 
-Layering: this module imports nothing of the package at import time (the
-command line uses it to find its sub-commands without loading scikit-learn);
-:mod:`structkernels.kernel` is below it and imports neither it nor the Gram
-engine (a kernel's ``gram`` method calls the engine through a late import);
-:mod:`structkernels.gram` is above both.
+Layering: this module imports nothing of the package (the command line uses it to
+find its sub-commands without loading scikit-learn), so every package may use it.
+The kernel registry itself, with :func:`~structkernels.kernels.names.kernel` and
+:func:`~structkernels.kernels.names.as_kernel`, lives with the kernels in
+:mod:`structkernels.kernels.names`; this module holds the machinery and the groups
+of everything else (``measures``, ``readers``).
 """
 
 from __future__ import annotations
@@ -39,15 +41,11 @@ __all__ = [
     "Registry",
     "PluginWarning",
     "UnknownNameError",
-    "kernels",
-    "kernel",
-    "list_kernels",
-    "register",
-    "as_kernel",
     "measures",
     "measure",
     "readers",
     "CORE_DISTRIBUTION",
+    "distribution_name",
 ]
 
 
@@ -75,7 +73,8 @@ def _entry_point_target(ep: EntryPoint) -> str:
     return f"{module.strip()}:{attr.strip()}"
 
 
-def _distribution_name(ep: EntryPoint) -> str:
+def distribution_name(ep: EntryPoint) -> str:
+    """The distribution (installed package) that declares the entry point ``ep``."""
     dist = getattr(ep, "dist", None)
     return getattr(dist, "name", None) or "<unknown distribution>"
 
@@ -120,29 +119,29 @@ class Registry:
             qualified: dict[str, EntryPoint] = {}
             eps = sorted(
                 entry_points(group=self.group),
-                key=lambda e: (_distribution_name(e) != CORE_DISTRIBUTION, _distribution_name(e), e.name),
+                key=lambda e: (distribution_name(e) != CORE_DISTRIBUTION, distribution_name(e), e.name),
             )
             for ep in eps:
                 if ":" in ep.name:
                     # "a:b" could shadow the qualified name of another plugin's "b"
                     message = (
                         f"{self.what} entry point {ep.name!r} ({ep.value}, distribution "
-                        f"{_distribution_name(ep)}) is refused: a name may not contain ':' "
+                        f"{distribution_name(ep)}) is refused: a name may not contain ':' "
                         "(it could shadow a qualified name dist:name)"
                     )
-                    self._refused[f"{_distribution_name(ep)}:{ep.name}"] = message
+                    self._refused[f"{distribution_name(ep)}:{ep.name}"] = message
                     warnings.warn(message, PluginWarning, stacklevel=3)
                     continue
-                qualified.setdefault(f"{_distribution_name(ep)}:{ep.name}", ep)
+                qualified.setdefault(f"{distribution_name(ep)}:{ep.name}", ep)
                 if ep.name in found:
                     kept = found[ep.name]
                     if kept.value != ep.value:
-                        builtin = _distribution_name(kept) == CORE_DISTRIBUTION
+                        builtin = distribution_name(kept) == CORE_DISTRIBUTION
                         warnings.warn(
                             f"{self.what} name {ep.name!r} is registered twice in entry-point group "
-                            f"{self.group!r}: {kept.value} ({_distribution_name(kept)}"
+                            f"{self.group!r}: {kept.value} ({distribution_name(kept)}"
                             f"{', built-in' if builtin else ''}) keeps the name; {ep.value} "
-                            f"is reachable only as {_distribution_name(ep)}:{ep.name}",
+                            f"is reachable only as {distribution_name(ep)}:{ep.name}",
                             PluginWarning,
                             stacklevel=3,
                         )
@@ -167,7 +166,7 @@ class Registry:
         ep = self._entry_point(name)
         if ep is None:
             self.get(name)  # raises UnknownNameError
-        return f"{ep.value} ({_distribution_name(ep)})"
+        return f"{ep.value} ({distribution_name(ep)})"
 
     def entry_points(self) -> dict[str, EntryPoint]:
         """The bare name -> entry point table (after precedence), without loading."""
@@ -188,7 +187,7 @@ class Registry:
         except (Exception, SystemExit) as exc:  # a broken plugin must not take the others down
             message = (
                 f"{self.what} plugin {name!r} ({ep.value}, distribution "
-                f"{_distribution_name(ep)}) failed to load: {type(exc).__name__}: {exc}"
+                f"{distribution_name(ep)}) failed to load: {type(exc).__name__}: {exc}"
             )
             self.errors[name] = message
             warnings.warn(message, PluginWarning, stacklevel=3)
@@ -267,7 +266,7 @@ class Registry:
 
         Examples
         --------
-        >>> from structkernels.registry import kernels
+        >>> from structkernels.kernels.names import kernels
         >>> from structkernels.kernels.vector import RBFKernel
         >>> kernels.name_of(RBFKernel)
         'rbf'
@@ -325,7 +324,7 @@ class Registry:
 
         Examples
         --------
-        >>> from structkernels.registry import kernels
+        >>> from structkernels.kernels.names import kernels
         >>> kernels.resolve_name("structkernels.kernels.path:PathKernel")
         'path'
         >>> try:
@@ -354,56 +353,6 @@ class Registry:
             f"(register a class with structkernels.register(name, cls) or an entry point in "
             f"{self.group!r}); registered {self.what}s: {shown}"
         )
-
-
-def _check_kernel_class(obj: Any) -> None:
-    from structkernels.kernel import Kernel
-
-    if not (isinstance(obj, type) and issubclass(obj, Kernel)):
-        raise TypeError(f"{obj!r} is not a subclass of structkernels.Kernel")
-
-
-#: The kernel registry (entry-point group ``structkernels.kernels``).
-kernels = Registry("structkernels.kernels", "kernel", _check_kernel_class)
-
-
-def kernel(name: str, **params: Any):
-    """Build the kernel registered as ``name`` with ``params``.
-
-    Examples
-    --------
-    >>> from structkernels import kernel
-    >>> kernel("rbf", sigma=2.0)
-    RBFKernel(sigma=2.0)
-    """
-    return kernels.get(name)(**params)
-
-
-def list_kernels() -> list[str]:
-    """Names of all registered kernels, sorted."""
-    return kernels.names()
-
-
-def register(name: str, cls: type, *, overwrite: bool = False) -> None:
-    """Register a Kernel subclass under ``name`` for this process."""
-    kernels.register(name, cls, overwrite=overwrite)
-
-
-def as_kernel(spec: Any, **params: Any):
-    """A Kernel from a registered name (with ``params``) or an instance (as is)."""
-    from structkernels.kernel import Kernel
-
-    if isinstance(spec, Kernel):
-        if params:
-            raise TypeError("parameters can only be given with a kernel name, not an instance")
-        return spec
-    if isinstance(spec, str):
-        return kernel(spec, **params)
-    if isinstance(spec, type) and issubclass(spec, Kernel):
-        return spec(**params)
-    raise TypeError(
-        f"expected a kernel name or a structkernels.Kernel, got {type(spec).__name__}"
-    )
 
 
 #: Dependence measures (entry-point group ``structkernels.measures``), e.g. ``hsic``, ``phsic``.

@@ -31,7 +31,7 @@ import pytest
 
 import structkernels as sk
 from structkernels.cli import main
-from structkernels.io import read_structures
+from structkernels.structures.io import read_structures
 from structkernels.utils import WriteError
 
 ROOT = FilePath(__file__).resolve().parents[1]
@@ -274,7 +274,7 @@ def test_write_dot_killed_leaves_each_file_old_or_new(dirs, tmp_path, repo_root)
 
 SAVE_MODEL = textwrap.dedent(
     """
-    from structkernels.model_io import read_model, save_model
+    from structkernels.npk.model import read_model, save_model
     doc = read_model(cfg["model"])
 
     def write(dest):
@@ -286,7 +286,7 @@ SAVE_MODEL = textwrap.dedent(
 def test_save_model_killed_leaves_old_or_new(dirs, tmp_path, npk_model):
     import gzip
 
-    from structkernels.model_io import read_model
+    from structkernels.npk.model import read_model
 
     _, out, ref = dirs
     model, _ = npk_model
@@ -422,7 +422,7 @@ FULL_DISK = textwrap.dedent(
     cfg = json.loads(sys.argv[1])
     from structkernels.cli import main
     import structkernels as sk
-    from structkernels.model_io import read_model, save_model
+    from structkernels.npk.model import read_model, save_model
     doc = read_model(cfg["model"])
     learner = sk.NonstationaryLearner.load(cfg["model"])
 
@@ -518,7 +518,7 @@ class _StopAt:
 
 
 def test_interrupted_memmap_gram_keeps_the_old_file(tmp_path, monkeypatch):
-    engine = importlib.import_module("structkernels.gram")  # the module, not the function
+    engine = importlib.import_module("structkernels.engine.gram")
 
     out = tmp_path / "K.npy"
     np.save(out, np.full((3, 3), 7.0))
@@ -537,7 +537,7 @@ def test_interrupted_memmap_gram_keeps_the_old_file(tmp_path, monkeypatch):
 
 
 def test_gram_command_ctrl_c_keeps_the_old_file(tmp_path, monkeypatch, capsys):
-    engine = importlib.import_module("structkernels.gram")  # the module, not the function
+    engine = importlib.import_module("structkernels.engine.gram")
 
     paths = _write_paths(tmp_path / "p.jsonl", 120, 4)
     out = tmp_path / "K.npy"

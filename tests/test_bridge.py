@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import structkernels as sk
 from structkernels import GramTransformer, kernel_to_distance
-from structkernels.bridge import GramTransformer as _GT
+from structkernels.sklearn import GramTransformer as _GT
 
 
 def blobs(n=60, seed=0):

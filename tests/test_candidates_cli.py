@@ -95,7 +95,7 @@ def test_train_npk_on_user_graphs(tmp_path, capsys):
     assert "labels.json over" in s["data"]
     # the catalyst's concept decides the label: NPK separates the halves
     assert s["NPK"]["f1"] >= 0.9
-    from structkernels.model_io import read_model
+    from structkernels.npk.model import read_model
 
     saved = read_model(model)  # gzip'd, versioned model file
     assert saved["train"]["paths"][0][0][0] in ("ARG0", "ARG1")

@@ -9,7 +9,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from structkernels import KernelKNNClassifier, Normalized, kernel
-from structkernels.classifier import positive_class_scores
+from structkernels.neighbors.classifier import positive_class_scores
 
 
 def _blobs(n, seed=0, d=2):
@@ -290,7 +290,7 @@ def test_multi_probe_searches_the_least_firm_bits(hashing):
 
 def test_hash_margins_order_bits_by_firmness():
     from structkernels import RandomKNNHash
-    from structkernels.hashing import KernelLSH
+    from structkernels.neighbors.hashing import KernelLSH
 
     X, _ = _blobs(300, seed=2)
     for h in (RandomKNNHash("rbf", n_bits=5, random_state=0, kernel_params={"sigma": 2.0}),

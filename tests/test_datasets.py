@@ -223,7 +223,7 @@ def test_not_json_and_empty(tmp_path):
 
 
 def test_missing_shipped_dataset_is_a_clear_error(tmp_path, monkeypatch):
-    import structkernels.datasets as ds
+    import structkernels.datasets.interactions as ds
 
     monkeypatch.setattr(ds, "SHIPPED_DATASET", tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="build_bio_amr_interactions.py"):

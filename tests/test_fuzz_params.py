@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structkernels import kernel
-from structkernels.learning import NonstationaryLearner
+from structkernels.npk.learner import NonstationaryLearner
 
 tokens = st.lists(st.sampled_from("abcd"), min_size=0, max_size=6).map(tuple)
 rewritings = st.lists(st.tuples(tokens, tokens), min_size=1, max_size=5)
@@ -43,7 +43,7 @@ def test_srk_parameters_are_refused_or_bounded(name, k, kmax, lam, X):
 def model_json():
     from test_learning import TupleBagKernel, planted_problem
 
-    from structkernels.registry import kernels
+    from structkernels.kernels.names import kernels
 
     kernels.register("tuple-bag-test", TupleBagKernel, overwrite=True)  # files name registered kernels
     paths, y, _, _ = planted_problem(n=60, seed=1)

@@ -75,7 +75,7 @@ def _mixed(data, good) -> tuple[list[bytes], list[int]]:
 @given(st.lists(hostile_lines | json_values.map(lambda v: json.dumps(v).encode()), min_size=1,
                 max_size=4), st.booleans(), st.booleans())
 def test_read_structures_gives_structures_or_one_input_error(lines, bom, gz):
-    from structkernels.io import InputError, read_structures
+    from structkernels.structures.io import InputError, read_structures
 
     data = (b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines) + b"\n"
     with _folder() as tmp:
@@ -263,8 +263,7 @@ def test_read_graphs_folder_reads_known_files_and_lists_the_others(kinds, amr, d
 @given(st.integers(1, 3), st.data())
 def test_pubmed45_lenient_keeps_every_good_record(n, data):
     pytest.importorskip("pydot")
-    from structkernels.datasets import InteractionFormatError
-    from structkernels.graphs import load_pubmed45
+    from structkernels.datasets import InteractionFormatError, load_pubmed45
 
     good = [json.dumps({"id": f"good{i}", "path": "g.dot", "label": 1,
                         "interaction_tuple": ["bind", None, "Ras"]}).encode() for i in range(n)]
@@ -291,7 +290,7 @@ MSRP_HEADER = b"\xef\xbb\xbfQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\r\n"
 @READERS
 @given(st.integers(1, 4), st.data())
 def test_msrp_lenient_keeps_every_good_row(n, data):
-    from structkernels.text.loaders import CorpusFormatError, load_msrp
+    from structkernels.datasets.rewriting import CorpusFormatError, load_msrp
 
     good = [f"1\t{i}\t{i}x\tRas binds\u2028Raf {i}.\tRaf binds Ras.".encode() for i in range(n)]
     lines, _ = _mixed(data, good)
@@ -314,7 +313,7 @@ def test_msrp_lenient_keeps_every_good_row(n, data):
      b"<pairs>" + b"<x>" * 5000 + b"</x>" * 5000 + b"</pairs>",
      b"<pairs><pair entailment='MAYBE'><t>a</t></pair>"]))
 def test_rte_arbitrary_bytes_give_only_corpus_format_errors(junk):
-    from structkernels.text.loaders import CorpusFormatError, load_rte
+    from structkernels.datasets.rewriting import CorpusFormatError, load_rte
 
     with _folder() as tmp:
         f = tmp / "rte.xml"
@@ -335,7 +334,7 @@ def test_rte_arbitrary_bytes_give_only_corpus_format_errors(junk):
        st.booleans())
 def test_model_files_give_only_model_format_errors(blob, gz):
     from structkernels import load_model
-    from structkernels.model_io import ModelFormatError
+    from structkernels.npk.model import ModelFormatError
 
     with _folder() as tmp:
         f = tmp / "model.json"

@@ -7,7 +7,7 @@ import pytest
 from _kernels_for_tests import CountingOverlap, SlowDot, n_calls
 
 import structkernels as sk
-from structkernels.gram import block_ranges
+from structkernels.engine.gram import block_ranges
 
 
 def words(n, seed=0):

@@ -16,8 +16,9 @@ import time
 import numpy as np
 import pytest
 
+import structkernels as sk
 from structkernels import Kernel, Path, gram, kernel
-from structkernels.gram import _code_version, _kernel_key
+from structkernels.engine.gram import _code_version, _kernel_key
 
 EDGES = [f"e{i}" for i in range(120)]
 NODES = ["bind", "protein", "enzyme", "cell", "gene", "kinase"]
@@ -121,20 +122,20 @@ def _idle(client) -> None:
 
 
 def test_dask_gram_reordered_data_reuses_no_block(client, tmp_path, capfd):
-    from structkernels.distributed import dask_gram
+    from structkernels.engine.distributed import dask_gram
 
     X = random_paths(120, 2)
     out = tmp_path / "K.npy"
-    K, info = dask_gram("path", X, out, client=client, block_size=32)
+    K, info = dask_gram(sk.kernel("path"), X, out, client=client, block_size=32)
     assert info["blocks_computed"] == info["blocks"] == 10
     # the same data: every block reused
-    _, again = dask_gram("path", X, out, client=client, block_size=32)
+    _, again = dask_gram(sk.kernel("path"), X, out, client=client, block_size=32)
     assert again["blocks_skipped"] == 10 and again["blocks_computed"] == 0
     assert again["restarted"] is None
     # the same size in another order: nothing reused, the right matrix
     Xr = list(reversed(X))
     capfd.readouterr()
-    K, info = dask_gram("path", Xr, out, client=client, block_size=32)
+    K, info = dask_gram(sk.kernel("path"), Xr, out, client=client, block_size=32)
     assert info["blocks_skipped"] == 0 and info["blocks_computed"] == 10
     assert "data" in info["restarted"]
     assert "computing all 10 blocks again" in capfd.readouterr().err
@@ -143,7 +144,7 @@ def test_dask_gram_reordered_data_reuses_no_block(client, tmp_path, capfd):
 
 
 def test_dask_gram_sigma_change_reuses_no_block(client, tmp_path):
-    from structkernels.distributed import dask_gram
+    from structkernels.engine.distributed import dask_gram
 
     X = random_paths(70, 3)
     out = tmp_path / "K.npy"
@@ -161,7 +162,7 @@ def test_dask_gram_sigma_change_reuses_no_block(client, tmp_path):
 
 
 def test_dask_gram_builds_under_a_temporary_name_and_resumes(client, tmp_path):
-    from structkernels.distributed import dask_gram, partial_path, parts_dir
+    from structkernels.engine.distributed import dask_gram, partial_path, parts_dir
 
     n = 96
     X = np.c_[np.arange(n), np.random.default_rng(2).normal(size=(n, 4))]

@@ -11,21 +11,23 @@ from hypothesis import strategies as st
 
 from structkernels import Normalized, Path, kernel
 from structkernels.amr import CandidateExtractor, generate_candidates, parse_amr
-from structkernels.datasets import InteractionFormatError
+from structkernels.datasets import (
+    InteractionFormatError,
+    combine_views,
+    load_pubmed45,
+    resolve_tuple,
+)
 from structkernels.graphs import (
     Lexicon,
-    ViewKernel,
     candidate_records,
-    combine_views,
     extract_candidates,
     find_entities,
     find_interactions,
-    load_pubmed45,
     parse_conllu,
     read_conllu,
     read_dot,
-    resolve_tuple,
 )
+from structkernels.kernels.views import ViewKernel
 
 pytest.importorskip("pydot", reason="pydot (extra 'graphs') is not installed")
 pytest.importorskip("conllu", reason="conllu (extra 'graphs') is not installed")

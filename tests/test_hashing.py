@@ -13,7 +13,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from structkernels import KernelLSH, Normalized, RandomKNNHash, kernel
-from structkernels.hashing import auto_n_bits, codes_from_bits
+from structkernels.neighbors.hashing import auto_n_bits, codes_from_bits
 
 
 def _data(n=60, d=3, seed=0):

@@ -12,7 +12,8 @@ from sklearn.base import clone
 
 import structkernels as sk
 from structkernels import Kernel, Normalized
-from structkernels.kernel import ProductKernel, ScaledKernel, SumKernel, ZeroSelfSimilarityWarning
+from structkernels.engine.checks import ZeroSelfSimilarityWarning
+from structkernels.kernels.base import ProductKernel, ScaledKernel, SumKernel
 
 
 def words(n, seed=0):

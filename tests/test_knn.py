@@ -12,7 +12,7 @@ from hypothesis.extra.numpy import arrays
 
 import structkernels
 from structkernels import KernelLSH, KNNGraph, Normalized, RandomKNNHash, kernel, knn_graph
-from structkernels.knn import exact_knn_graph
+from structkernels.neighbors.graph import exact_knn_graph
 
 
 def _brute_topk(sim, k, candidates=None, exclude_self=True):
@@ -268,8 +268,9 @@ def test_compiled_topk_matches_block_topk():
     """The compiled per-line top-k (bucket blocks) chooses what block_topk chooses:
     ties to the smaller position, -inf/NaN never, +inf allowed, self pairs masked,
     normalisation with the arithmetic of normalize_gram, upper-triangle mirroring."""
-    from structkernels.kernel import normalize_gram
-    from structkernels.knn import _scales, _topk_lines, block_topk
+    from structkernels.engine.checks import diagonal_scales as _scales
+    from structkernels.engine.checks import normalize_gram
+    from structkernels.neighbors.graph import _topk_lines, block_topk
 
     rng = np.random.default_rng(3)
     none = np.ones(0)
@@ -308,7 +309,7 @@ def test_hashed_graph_keeps_encoded_paths():
     """An encoded PathList goes through hashing and buckets without being re-encoded
     (sub-lists share its vocabulary) and gives the graph of the plain list of paths."""
     from structkernels.datasets import load_interactions
-    from structkernels.kernels.path import PathList
+    from structkernels.structures.encoded import PathList
 
     paths = load_interactions().split("train").paths[:400]
     assert isinstance(paths, PathList)

@@ -10,17 +10,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structkernels import Kernel, Normalized, Path, learning
+from structkernels import Kernel, Normalized, Path
 from structkernels import kernel as make_kernel
-from structkernels.gram import gram
+from structkernels.engine.gram import gram
 from structkernels.kernels.tuples import LabelKernel, TupleKernel, WordVectorSimilarity
-from structkernels.learning import (
-    NonstationaryLearner,
-    _first_neighbours,
+from structkernels.npk import _trials, loss
+from structkernels.npk import learner as learner_module
+from structkernels.npk._trials import (
     _gram_reusing,
     _label_block_pruned,
     _monotone_in_sigma,
     _pair_values,
+)
+from structkernels.npk.learner import NonstationaryLearner
+from structkernels.npk.loss import (
+    _first_neighbours,
     _subset_losses,
     loss_function_1,
     structure_edge_labels,
@@ -55,7 +59,7 @@ class TupleBagKernel(Kernel):
 @pytest.fixture
 def registered_tuple_bag():
     """Model files name kernels by their registered name: register the test kernel."""
-    from structkernels.registry import kernels
+    from structkernels.kernels.names import kernels
 
     kernels.register("tuple-bag-test", TupleBagKernel, overwrite=True)
     yield "tuple-bag-test"
@@ -494,7 +498,7 @@ def test_reuse_learns_the_same_sigma_with_fewer_evaluations(monkeypatch, kern, p
               hashing="random-knn", max_evaluations=budget, random_state=0, progress=False)
     reused = NonstationaryLearner(**kw).fit(paths, y)
     with monkeypatch.context() as m:
-        m.setattr(learning, "_exact_trials", _from_scratch)
+        m.setattr(learner_module, "_exact_trials", _from_scratch)
         scratch = NonstationaryLearner(**kw).fit(paths, y)
     assert reused.sigma_ == scratch.sigma_
     assert reused.losses_ == scratch.losses_  # summed losses equal to the last bit
@@ -520,7 +524,7 @@ def test_reuse_with_overlapping_subsets_and_two_passes(monkeypatch):
               progress=False)
     reused = NonstationaryLearner(**kw).fit(paths, y)
     with monkeypatch.context() as m:
-        m.setattr(learning, "_exact_trials", _from_scratch)
+        m.setattr(learner_module, "_exact_trials", _from_scratch)
         scratch = NonstationaryLearner(**kw).fit(paths, y)
     assert reused.sigma_ == scratch.sigma_
     assert reused.log_ == scratch.log_
@@ -639,17 +643,17 @@ def test_chain_bound_is_an_upper_bound_of_the_path_kernel(n, seed, c, lam, max_l
     paths = _random_paths(rng, n)
     kern = make_kernel("path", lam=lam, node_mismatch=c, max_len=max_len, sigma=sigma)
     X = kern.check_input(paths)
-    setup = learning._chain_bound_setup({1: kern}, X)
+    setup = _trials._chain_bound_setup({1: kern}, X)
     assert setup is not None
     C, w = setup
-    B = learning._chain_bound(C, w[1])
+    B = _trials._chain_bound(C, w[1])
     K = gram(kern, paths)
-    assert np.all(K <= B * (1 + learning._CHAIN_SLACK))
+    assert np.all(K <= B * (1 + _trials._CHAIN_SLACK))
     # paths that share only their root tuple: one chain, (root, root), λ² at most
     root_only = [Path([(None, "r0"), ("ARG0", "a")]), Path([(None, "r0"), ("ARG1", "b")])]
     Xr = kern.check_input(root_only)
-    Cr, wr = learning._chain_bound_setup({1: kern}, Xr)
-    assert learning._chain_bound(Cr, wr[1])[0, 1] == pytest.approx(lam * lam)
+    Cr, wr = _trials._chain_bound_setup({1: kern}, Xr)
+    assert _trials._chain_bound(Cr, wr[1])[0, 1] == pytest.approx(lam * lam)
 
 
 def test_chain_bound_is_refused_where_it_is_not_known_to_hold():
@@ -658,9 +662,9 @@ def test_chain_bound_is_refused_where_it_is_not_known_to_hold():
     for kern in (make_kernel("path", tuple_kernel=TupleKernel(node_kernel=wv)),
                  make_kernel("tree")):
         X = kern.check_input(paths) if kern.structure is Path else paths
-        assert learning._chain_bound_setup({1: kern}, X) is None
+        assert _trials._chain_bound_setup({1: kern}, X) is None
     kern = make_kernel("path", lam=0.8)
-    assert learning._chain_bound_setup({1: kern}, paths) is None  # not encoded
+    assert _trials._chain_bound_setup({1: kern}, paths) is None  # not encoded
 
 
 @settings(max_examples=25, deadline=None)
@@ -676,14 +680,14 @@ def test_bounded_trial_gives_the_full_matrices_first_neighbours(n, seed, normali
     kv = {1: base, 0: make_kernel("path", lam=0.8, node_mismatch=c, sigma={label: 0.0})}
     X = base.check_input(paths)
     has = np.array([label in structure_edge_labels(p) for p in paths])
-    bound = learning._chain_bound_setup(kv, X)
+    bound = _trials._chain_bound_setup(kv, X)
     blocks = {0: [], 1: []}
     for _ in range(3):  # later trials read the values of earlier ones
         a = np.unique(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False))
         inside = np.flatnonzero(has[a])
-        known_before = (np.triu(~np.isnan(learning._known_values(a, blocks[1]))).sum()
-                        + np.triu(~np.isnan(learning._known_values(a[inside], blocks[0]))).sum())
-        R1, R0, n_eval = learning._bounded_trial(kv, X, a, inside, blocks, normalize, bound)
+        known_before = (np.triu(~np.isnan(_trials._known_values(a, blocks[1]))).sum()
+                        + np.triu(~np.isnan(_trials._known_values(a[inside], blocks[0]))).sum())
+        R1, R0, n_eval = _trials._bounded_trial(kv, X, a, inside, blocks, normalize, bound)
         full1 = gram(kv[1], [paths[i] for i in a])
         full0 = gram(kv[0], [paths[i] for i in a])
         ok1, ok0 = ~np.isnan(R1), ~np.isnan(R0)
@@ -703,11 +707,11 @@ def test_bounded_trial_gives_the_full_matrices_first_neighbours(n, seed, normali
             assert np.array_equal(nn_p, nn_f) and np.array_equal(s_p, s_f)
         scratch = _subset_losses(base, {}, label, X, y, a, has, normalize, None, None, 10**9, 0)
         for v, raw in ((1, np.where(ok1, R1, -np.inf)), (0, raw0)):
-            assert learning._losses_of(raw, y[a], normalize) == (
+            assert loss._losses_of(raw, y[a], normalize) == (
                 scratch["loss"][v], scratch["penalty"][v], scratch["reward"][v])
-        learning._keep(blocks[1], a, R1)
+        _trials._keep(blocks[1], a, R1)
         if len(inside):
-            learning._keep(blocks[0], a[inside], R0)
+            _trials._keep(blocks[0], a[inside], R0)
 
 
 def test_bound_learns_the_same_sigma_as_full_trials_on_2000_bio_amr_paths():

@@ -13,11 +13,7 @@ from test_train_npk_cli import planted_records
 
 import structkernels as sk
 from structkernels.cli import main
-from structkernels.model_io import (
-    MODEL_VERSION,
-    ModelFormatError,
-    read_model,
-)
+from structkernels.npk.model import MODEL_VERSION, ModelFormatError, read_model
 
 
 @pytest.fixture(scope="module")

@@ -19,21 +19,16 @@ from test_registry import fake_distribution
 
 import structkernels as sk
 from structkernels.cli import kernels_cmd, main
-from structkernels.learning import NonstationaryLearner
-from structkernels.model_io import (
+from structkernels.kernels.names import _check_kernel_class, kernels
+from structkernels.npk.learner import NonstationaryLearner
+from structkernels.npk.model import (
     MODEL_FORMAT,
     ModelFormatError,
     load_model,
     read_model,
     save_model,
 )
-from structkernels.registry import (
-    PluginWarning,
-    Registry,
-    UnknownNameError,
-    _check_kernel_class,
-    kernels,
-)
+from structkernels.registry import PluginWarning, Registry, UnknownNameError
 
 # ------------------------------------------------------------------ documents
 
@@ -297,7 +292,7 @@ def test_gzip_bomb_model_is_refused_in_bounded_memory(tmp_path, monkeypatch):
         tracemalloc.stop()
     assert str(info.value).startswith(f"{f}: the model file holds more than {4 << 20} bytes")
     assert peak < 16 << 20, peak  # the limit plus a chunk, never the 64 MiB
-    import structkernels.model_io as model_io
+    import structkernels.npk.files as model_io
 
     monkeypatch.setattr(model_io, "MAX_MODEL_BYTES", 1 << 20)
     for read in (load_model, NonstationaryLearner.load, read_model):

@@ -15,17 +15,17 @@ from hypothesis import strategies as st
 
 import structkernels as sk
 from structkernels import Kernel, KernelKNNClassifier, Normalized, Path, knn_graph
-from structkernels.kernel import (
+from structkernels.engine.checks import (
     KernelOutputError,
     NonFiniteKernelValueError,
-    ScaledKernel,
     check_gram_sample,
     normalize_gram,
     probe_kernel,
     probe_size,
     validation_level,
 )
-from structkernels.knn import exact_knn_graph
+from structkernels.kernels.base import ScaledKernel
+from structkernels.neighbors.graph import exact_knn_graph
 from structkernels.utils import NonFiniteError, check_finite, first_nonfinite
 
 

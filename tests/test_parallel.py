@@ -13,10 +13,11 @@ import time
 import numpy as np
 import pytest
 
+import structkernels as sk
 from structkernels import Path, Tree, gram, kernel
-from structkernels.gram import plan_backend, releases_gil
-from structkernels.kernels._srk_common import srk_gram_stack
-from structkernels.knn import knn_graph
+from structkernels.engine.gram import plan_backend, releases_gil
+from structkernels.kernels.srk.common import srk_gram_stack
+from structkernels.neighbors.graph import knn_graph
 
 EDGES = ["ARG0", "ARG1", "ARG2", "mod", "location"]
 NODES = ["bind", "protein", "enzyme", "small-molecule", "activate", "cell", "gene"]
@@ -88,7 +89,7 @@ def test_threads_equal_serial_bit_for_bit(name, params, X, normalize):
 
 def test_combinations_of_gil_free_kernels_use_threads_bit_for_bit():
     from structkernels import Normalized
-    from structkernels.kernel import ScaledKernel
+    from structkernels.kernels.base import ScaledKernel
 
     paths = random_paths(160, 3)
     p1, p2 = kernel("path", lam=0.8), kernel("nonstationary", sigma={"ARG0": 0.3})
@@ -219,18 +220,18 @@ def dask_client():
 
 
 def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
-    from structkernels.distributed import dask_gram, parts_dir
+    from structkernels.engine.distributed import dask_gram, parts_dir
 
     X = random_paths(350, 21)
     for normalize in (False, True):
         out = tmp_path / f"K{normalize}.npy"
-        K, info = dask_gram("path", X, out, client=dask_client, block_size=64,
+        K, info = dask_gram(sk.kernel("path"), X, out, client=dask_client, block_size=64,
                             normalize=normalize)
         assert np.array_equal(np.asarray(K), gram("path", X, normalize=normalize))
         assert info["blocks_computed"] == info["blocks"] == 21
         assert sum(w["blocks"] for w in info["workers"].values()) == 21
         # a rerun skips every finished block
-        _, again = dask_gram("path", X, out, client=dask_client, block_size=64,
+        _, again = dask_gram(sk.kernel("path"), X, out, client=dask_client, block_size=64,
                              normalize=normalize)
         assert again["blocks_skipped"] == 21 and again["blocks_computed"] == 0
     # a run stopped half-way (markers of some blocks missing, blocks zeroed) resumes
@@ -244,11 +245,11 @@ def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
         f.unlink()
     M.flush()
     del M
-    K, info = dask_gram("path", X, out, client=dask_client, block_size=64, normalize=True)
+    K, info = dask_gram(sk.kernel("path"), X, out, client=dask_client, block_size=64, normalize=True)
     assert info["blocks_computed"] == len(done[::3]) and info["blocks_skipped"] == 21 - len(done[::3])
     assert np.array_equal(np.asarray(K), gram("path", X, normalize=True))
     # other parameters: nothing is reused, every block is computed again
-    K, info = dask_gram("path", X, out, client=dask_client, block_size=32, normalize=True)
+    K, info = dask_gram(sk.kernel("path"), X, out, client=dask_client, block_size=32, normalize=True)
     assert info["blocks_skipped"] == 0 and info["blocks_computed"] == info["blocks"]
     assert "block_size" in info["restarted"]
     assert np.array_equal(np.asarray(K), gram("path", X, normalize=True))
@@ -256,7 +257,7 @@ def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
 
 @pytest.mark.slow
 def test_dask_gram_survives_a_killed_worker(dask_client, tmp_path):
-    from structkernels.distributed import dask_gram, parts_dir
+    from structkernels.engine.distributed import dask_gram, parts_dir
 
     X = random_rewritings(240, 31)
     k = kernel("kb-srk", k=1, kmax=3)

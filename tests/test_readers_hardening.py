@@ -10,8 +10,8 @@ import warnings
 
 import pytest
 
-from structkernels.io import InputError, read_structures
 from structkernels.registry import PluginWarning, readers
+from structkernels.structures.io import InputError, read_structures
 from structkernels.utils import BadLine, RecordError, iter_lines, loads_record
 
 DEEP = 200_000
@@ -216,7 +216,7 @@ MSRP_HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\r\n"
 
 
 def test_msrp_and_glue_keep_u2028_inside_a_sentence(tmp_path):
-    from structkernels.text.loaders import load_glue_rte, load_msrp, load_rewritings
+    from structkernels.datasets.rewriting import load_glue_rte, load_msrp, load_rewritings
 
     f = tmp_path / "msr.txt"
     f.write_text(MSRP_HEADER + "1\t1\t2\tRas binds\u2028Raf.\tRaf\u0085binds Ras.\r\n"
@@ -230,7 +230,7 @@ def test_msrp_and_glue_keep_u2028_inside_a_sentence(tmp_path):
 
 
 def test_msrp_latin1_line_costs_only_that_line(tmp_path):
-    from structkernels.text.loaders import CorpusFormatError, load_msrp
+    from structkernels.datasets.rewriting import CorpusFormatError, load_msrp
 
     f = tmp_path / "msr.txt"
     f.write_bytes(MSRP_HEADER.encode() + b"1\t1\t2\tcaf\xe9 binds.\tx y.\r\n0\t3\t4\tA b.\tC d.\r\n")
@@ -243,7 +243,7 @@ def test_msrp_latin1_line_costs_only_that_line(tmp_path):
 
 # ------------------------------------------------------------------ SRK memory budget
 def test_memory_budget_takes_the_smallest_limit(monkeypatch):
-    from structkernels.kernels import _srk_common as srk
+    from structkernels.kernels.srk import common as srk
 
     monkeypatch.delenv(srk.MEMORY_BUDGET_ENV, raising=False)
     readings = {"_physical_bytes": 64 << 30, "_available_bytes": 32 << 30,
@@ -264,7 +264,7 @@ def test_memory_budget_takes_the_smallest_limit(monkeypatch):
 
 @pytest.mark.parametrize("version", ["v2", "v1"])
 def test_cgroup_limit_files_are_read(tmp_path, monkeypatch, version):
-    from structkernels.kernels import _srk_common as srk
+    from structkernels.kernels.srk import common as srk
 
     proc = tmp_path / "cgroup"
     if version == "v2":
@@ -494,9 +494,8 @@ def test_dot_bom_latin1_deep_subgraphs_and_ids_across_folders(tmp_path):
 # ------------------------------------------------------------------ PubMed45 labels
 def test_pubmed45_labels_with_bom_deep_record_and_nan(tmp_path):
     pytest.importorskip("pydot")
-    from structkernels.datasets import InteractionFormatError
-    from structkernels.graphs import load_pubmed45
-    from structkernels.graphs.pubmed45 import read_label_records
+    from structkernels.datasets import InteractionFormatError, load_pubmed45
+    from structkernels.datasets.pubmed45 import read_label_records
 
     (tmp_path / "g.dot").write_text(DOT_GRAPH)
     good = {"path": "g.dot", "interaction_tuple": ["bind", None, "Ras"], "label": 1}

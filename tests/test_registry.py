@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import structkernels as sk
+from structkernels.kernels.names import _check_kernel_class
 from structkernels.kernels.vector import RBFKernel
-from structkernels.registry import PluginWarning, Registry, UnknownNameError, _check_kernel_class
+from structkernels.registry import PluginWarning, Registry, UnknownNameError
 
 BUILTIN = {"linear", "cosine", "rbf", "laplacian", "polynomial"}
 
@@ -132,6 +133,6 @@ def test_top_level_register_and_as_kernel():
             sk.as_kernel(42)
         np.testing.assert_allclose(sk.gram("tmp-test-kernel", np.eye(2)), sk.gram("rbf", np.eye(2)))
     finally:
-        from structkernels.registry import kernels
+        from structkernels.kernels.names import kernels
 
         kernels.unregister("tmp-test-kernel")

@@ -16,7 +16,7 @@ import pytest
 from structkernels import Path, Tree, kernel
 from structkernels.amr import AMRFormatError, CandidateExtractor, parse_amr, read_amr
 from structkernels.amr.reader import MAX_DEPTH
-from structkernels.kernels._srk_common import (
+from structkernels.kernels.srk.common import (
     MEMORY_BUDGET_ENV,
     MemoryBudgetError,
     memory_budget,
@@ -227,7 +227,7 @@ def test_deep_tree_in_the_tree_kernel_and_long_path_json():
 
 
 def test_dataset_tree_builder_without_recursion():
-    from structkernels.datasets import _TreeBuilder
+    from structkernels.datasets.interactions import _TreeBuilder
 
     build = _TreeBuilder()
     t = _chain(3000)

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score
 
 from structkernels import NonstationaryLearner, Path
-from structkernels.gram import gram
-from structkernels.registry import kernel
-from structkernels.sigma_knn import SigmaKNNSearch, loo_knn_scores
+from structkernels.engine.gram import gram
+from structkernels.kernels.names import kernel
+from structkernels.npk.sigma_knn import SigmaKNNSearch, loo_knn_scores
 
 
 def _by_definition(K, y, k, diag=None):

@@ -19,7 +19,8 @@ from test_registry import fake_distribution
 import structkernels as sk
 from structkernels import GramTransformer, Path
 from structkernels.cli import main
-from structkernels.registry import PluginWarning, Registry, _check_kernel_class
+from structkernels.kernels.names import _check_kernel_class
+from structkernels.registry import PluginWarning, Registry
 
 
 @pytest.fixture
@@ -124,8 +125,8 @@ def test_text_records_through_the_example_plugins_reader(tmp_path, capsys):
 
 
 def test_kernel_read_record_method_reads_every_record(tmp_path):
-    from structkernels.io import read_structures
     from structkernels.kernels.vector import LinearKernel
+    from structkernels.structures.io import read_structures
 
     class Lengths(LinearKernel):
         def read_record(self, record):
@@ -176,15 +177,19 @@ def test_kernels_listing_static_equals_loaded(capsys):
     assert names(static) == names(loaded)
 
 
-def test_layering_kernel_below_registry_below_engine():
-    assert "structkernels.kernel" not in _modules_after("import structkernels.registry")
-    loaded = _modules_after("import structkernels.kernel")
-    assert "structkernels.gram" not in loaded and "structkernels.registry" not in loaded
+def test_layering_registry_below_engine_below_kernels():
+    loaded = _modules_after("import structkernels.registry")
+    assert not [m for m in loaded if m.startswith(("structkernels.kernels", "structkernels.engine"))]
+    loaded = _modules_after("import structkernels.engine.gram")
+    assert not [m for m in loaded if m.startswith(("structkernels.kernels", "structkernels.neighbors"))]
+    # the kernel registry resolves names without loading the kernels or the engine
+    loaded = _modules_after("import structkernels.kernels.names")
+    assert "structkernels.kernels.base" not in loaded and "structkernels.engine.gram" not in loaded
 
 
-def test_package_attributes_stay_functions_after_submodule_import():
-    import structkernels.gram
-    import structkernels.kernel  # noqa: F401
+def test_package_attributes_are_functions_not_modules():
+    import structkernels.engine.gram
+    import structkernels.kernels.base  # noqa: F401
 
     assert callable(sk.gram) and sk.gram.__name__ == "gram"
     assert sk.kernel.__name__ == "kernel"
@@ -222,7 +227,7 @@ def test_hasher_messages():
 def test_progress_in_a_log_file_is_plain_lines(tmp_path, setting, expect_lines):
     import os
 
-    code = ("from structkernels.progress import tqdm\n"
+    code = ("from structkernels.utils import tqdm\n"
             "with tqdm(total=5, desc='stage', disable=None) as bar:\n"
             "    for _ in range(5):\n"
             "        bar.update(1)\n")

@@ -71,7 +71,7 @@ def test_paraphrase_cli_user_errors(tmp_path, capsys):
 def test_gram_command_reads_pairs(tmp_path, capsys):
     import numpy as np
 
-    from structkernels.kernels.kb_srk import KbSRK
+    from structkernels.kernels.srk.kb import KbSRK
 
     src = tmp_path / "pairs.jsonl"
     X = [(("a", "b", "c"), ("c", "b", "a")), (("a", "b"), ("a", "b", "b"))]

@@ -8,9 +8,9 @@ import random
 import numpy as np
 import pytest
 
-from structkernels.kernels.kb_srk import KbSRK, kb_kbar, kb_srk_direct
-from structkernels.kernels.ps_srk import PsSRK
-from structkernels.kernels.pw_srk import PwSRK
+from structkernels.kernels.srk.kb import KbSRK, kb_kbar, kb_srk_direct
+from structkernels.kernels.srk.ps import PsSRK
+from structkernels.kernels.srk.pw import PwSRK
 
 WILD = None
 

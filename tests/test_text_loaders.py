@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from structkernels.text.loaders import (
+from structkernels.datasets.rewriting import (
     CorpusFormatError,
     load_glue_rte,
     load_msrp,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structkernels.registry import kernel
+from structkernels.kernels.names import kernel
+from structkernels.kernels.srk.pr import PRKernel, pr_features
 from structkernels.text import TextPipeline, stem, tokenize
-from structkernels.text.pr import PRKernel, pr_features
 
 
 @pytest.mark.parametrize(

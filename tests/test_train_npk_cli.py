@@ -76,7 +76,7 @@ def test_train_npk_learns_the_planted_sigma_and_reports_both_kernels(data_file, 
     assert s["NPK"]["f1"] >= s["PK"]["f1"]
     assert s["n_train"] + s["n_test"] == 200
     assert s["learning"]["n_evaluations"] > 0
-    from structkernels.model_io import read_model
+    from structkernels.npk.model import read_model
 
     saved = read_model(model)
     assert saved["format"] == "structkernels.npk-model"
@@ -194,13 +194,13 @@ def test_bad_records_are_named_or_skipped_and_reported(data_file, tmp_path, caps
 
 def test_plot_without_matplotlib_is_a_one_line_error_before_any_work(data_file, tmp_path, capsys,
                                                                      monkeypatch):
-    import structkernels.plotting as plotting
+    import structkernels.experiments.plotting as plotting
 
     def missing():
         raise ImportError("plotting needs matplotlib, an optional extra: pip install "
                           "'structkernels[plot]'")
 
-    monkeypatch.setattr(plotting, "_pyplot", missing)
+    monkeypatch.setattr(plotting, "pyplot", missing)
     model = tmp_path / "m.json"
     assert main(["train-npk", str(data_file), "--out", str(model), "--plot", "x.png"]) == 2
     err = capsys.readouterr().err
@@ -235,7 +235,11 @@ def test_max_train_costs_less_than_the_full_run_and_at_most_one_gram(objective, 
 
 def test_edge_features_see_roles_across_unseen_nodes():
     """The edge-sequence features generalise to nodes never seen in training."""
-    from structkernels.baselines import edge_tuple_features, linear_baselines, tuple_features
+    from structkernels.experiments.baselines import (
+        edge_tuple_features,
+        linear_baselines,
+        tuple_features,
+    )
 
     p = [(None, "bind-01"), ("ARG1", "enzyme")]
     assert edge_tuple_features(p) == tuple_features(p) + ["None|", "ARG1|", "None|>ARG1|"]
@@ -256,10 +260,10 @@ def test_edge_features_see_roles_across_unseen_nodes():
 
 def test_no_progress_hides_every_bar_inner_ones_too(data_file, tmp_path, capsys, monkeypatch):
     """``--no-progress`` also silences the Gram and k-NN bars of the evaluation and table."""
-    import structkernels.progress
+    import structkernels.utils._progress
 
     monkeypatch.setenv("STRUCTKERNELS_PROGRESS", "1")  # bars on, even for short work
-    monkeypatch.setattr(structkernels.progress, "MIN_BAR_EVALUATIONS", 0)
+    monkeypatch.setattr(structkernels.utils._progress, "MIN_BAR_EVALUATIONS", 0)
     monkeypatch.setenv("STRUCTKERNELS_PROGRESS_INTERVAL", "0")
     argv = ["train-npk", str(data_file), "--out", str(tmp_path / "m.json"), "--alpha", "2",
             "--beta", "10", "--hashing", "random-knn", "--table-train", "60",

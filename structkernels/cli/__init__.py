@@ -6,21 +6,22 @@ plugin such as ``structkernels-hsic`` adds its own.  User errors (bad input,
 unknown kernel, bad parameter) print one line and exit with status 2; they
 never show a traceback (set ``STRUCTKERNELS_DEBUG=1`` to see one).  Progress
 goes to stderr: a bar on a terminal, one line per update in a log
-(:mod:`structkernels.progress`); ``--quiet`` turns it off.
+(:mod:`structkernels.utils`); ``--quiet`` turns it off.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 
 from structkernels import __version__
-from structkernels.registry import CORE_DISTRIBUTION, Registry, _distribution_name
+from structkernels.registry import CORE_DISTRIBUTION, Registry, distribution_name
 
-__all__ = ["main", "CommandError", "commands"]
+__all__ = ["main", "CommandError", "commands", "parse_params"]
 
 
 class CommandError(Exception):
@@ -32,6 +33,19 @@ commands = Registry("structkernels.commands", "command")
 
 USER_ERRORS = (CommandError, ValueError, TypeError, KeyError, FileNotFoundError, OSError)
 
+
+def parse_params(items: list[str] | None) -> dict:
+    """``["lam=0.8", 'sigma={"ARG0": 0}']`` -> dict; values are JSON when they parse."""
+    params = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CommandError(f"--param expects key=value, got {item!r}")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only``, just that sub-command is loaded.
@@ -58,7 +72,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             # module may load heavy libraries; it is imported when it is run
             loaded, stubs = {}, {}
             for name, ep in commands.entry_points().items():
-                dist = _distribution_name(ep)
+                dist = distribution_name(ep)
                 if dist == CORE_DISTRIBUTION:
                     try:
                         loaded[name] = commands.get(name)
@@ -108,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a command's own --no-progress hides every bar of its work, the inner ones too
     quiet = bool(args.quiet or getattr(args, "no_progress", False))
     if quiet:
-        # read by structkernels.progress here and in worker processes; restored below
+        # read by structkernels.utils here and in worker processes; restored below
         os.environ["STRUCTKERNELS_PROGRESS"] = "0"
     try:
         return int(args.func(args) or 0)

@@ -3,13 +3,16 @@ never from each other."""
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
+from pathlib import Path as FilePath
 
 from structkernels.cli import CommandError
 
-__all__ = ["same_file", "refuse_output_over_input"]
+__all__ = ["same_file", "refuse_output_over_input", "load_graph_labels"]
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -48,3 +51,39 @@ def refuse_output_over_input(
                     f"output {os.fspath(output)!r} is the input file {os.fspath(name)!r}"
                     f"{extra}: choose another output"
                 )
+
+
+def load_graph_labels(args: argparse.Namespace):
+    """``train-npk --graphs DIR --graph-labels FILE``: the labelled candidates of a user's graphs.
+
+    Loads with :func:`structkernels.datasets.load_pubmed45`, reports every
+    unresolved record on stderr, and sets ``args.data`` to the labels file
+    (the run's data source in the summary and the model file).
+    """
+    from structkernels.datasets import load_pubmed45
+
+    if args.graph_labels is None:
+        raise CommandError("--graphs needs --graph-labels FILE.json (the labelled interaction tuples)")
+    if getattr(args, "data", None) is not None:
+        raise CommandError("give either DATA or --graphs/--graph-labels, not both")
+    if not FilePath(args.graph_labels).is_file():
+        raise CommandError(f"no such file: {args.graph_labels}")
+    if args.graphs is not None and not FilePath(args.graphs).is_dir():
+        raise CommandError(f"no such folder: {args.graphs}")
+    ds = load_pubmed45(
+        args.graph_labels,
+        args.graphs,
+        swapped="negative",  # σ is learned for the binary task
+        on_error="skip" if args.skip_bad else "raise",
+    )
+    cmd = getattr(args, "command", None) or "train-npk"
+    for rec in ds.skipped:
+        print(f"structkernels {cmd}: unresolved {rec}", file=sys.stderr)
+    if ds.skipped:
+        print(
+            f"structkernels {cmd}: {len(ds.skipped)} record(s) unresolved, "
+            f"{len(ds)} loaded",
+            file=sys.stderr,
+        )
+    args.data = f"{args.graph_labels} over {args.graphs or FilePath(args.graph_labels).parent}"
+    return ds

@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 
-from structkernels.cli import CommandError
+from structkernels.cli import parse_params
 from structkernels.cli._common import refuse_output_over_input
-from structkernels.registry import kernels
+from structkernels.kernels.names import kernels
 from structkernels.utils import npy_path
-
-
-def parse_params(items: list[str] | None) -> dict:
-    """``["lam=0.8", 'sigma={"ARG0": 0}']`` -> dict; values are JSON when they parse."""
-    params = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise CommandError(f"--param expects key=value, got {item!r}")
-        try:
-            params[key] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key] = value
-    return params
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -74,8 +59,8 @@ def check_output(output: str, inputs: list[str | None]) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from structkernels.gram import gram
-    from structkernels.io import read_structures
+    from structkernels.engine.gram import gram
+    from structkernels.structures.io import read_structures
     from structkernels.utils import save_npy
 
     final = check_output(args.output, [args.input, args.against])

@@ -16,7 +16,8 @@ import ast
 import importlib.util
 from typing import Any
 
-from structkernels.registry import kernels
+from structkernels.kernels.names import kernels
+from structkernels.utils import served_from
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -49,11 +50,9 @@ def _resolve_class(
     module: str, name: str, cache: dict[str, ast.Module | None], depth: int = 0
 ) -> tuple[str, ast.ClassDef] | None:
     """``(module, ClassDef)`` of ``module.name``, following ``from x import name``."""
-    if module == "structkernels":  # the package serves its names lazily
-        from structkernels import _LAZY
-
-        if name in _LAZY:
-            return _resolve_class(_LAZY[name], name, cache, depth + 1)
+    served = served_from(module, name)  # a package face that serves its names lazily
+    if served is not None:
+        return _resolve_class(served, name, cache, depth + 1)
     tree = _module_ast(module, cache)
     if tree is None or depth > 8:
         return None
@@ -89,7 +88,7 @@ def _static_signature(
             for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
                 out.append(arg.arg if default is None else f"{arg.arg}={ast.unparse(default)}")
             return out
-    if (mod, name) == ("structkernels.kernel", "Kernel"):
+    if (mod, name) == ("structkernels.kernels.base", "Kernel"):
         return []  # the base class takes no parameters
     for base in cls.bases:
         if not isinstance(base, ast.Name):

@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.registry import kernel as make_kernel
+from structkernels.kernels.names import kernel as make_kernel
 
 SRK_NAMES = ("kb-srk", "ps-srk", "pw-srk")
 
@@ -74,10 +74,10 @@ def run(args: argparse.Namespace) -> int:
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import SVC
 
-    from structkernels.kernel import ZeroSelfSimilarityWarning
-    from structkernels.kernels._srk_common import SRKBase, srk_gram_stack, sum_normalized
-    from structkernels.text.loaders import load_rewritings
-    from structkernels.text.pr import pr_features
+    from structkernels.datasets.rewriting import load_rewritings
+    from structkernels.engine.checks import ZeroSelfSimilarityWarning
+    from structkernels.kernels.srk.common import SRKBase, srk_gram_stack, sum_normalized
+    from structkernels.kernels.srk.pr import pr_features
     from structkernels.text.tokenize import TextPipeline
     from structkernels.utils import atomic_open
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import refuse_output_over_input
-from structkernels.model_io import MODEL_FORMAT  # noqa: F401  (re-exported)
+from structkernels.npk.files import MODEL_FORMAT  # noqa: F401  (re-exported)
 from structkernels.utils import (
     BadLine,
     RecordError,
@@ -59,8 +59,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def read_model(path: str) -> dict[str, Any]:
-    """The model dict of a train-npk file, checked (:mod:`structkernels.model_io`)."""
-    from structkernels.model_io import read_model as _read_model
+    """The model dict of a train-npk file, checked (:mod:`structkernels.npk.model`)."""
+    from structkernels.npk.files import read_model as _read_model
 
     return _read_model(path)
 
@@ -150,7 +150,7 @@ def _record_id(record: Any, i: int) -> Any:
 
 def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int = 1):
     """The fitted k-NN classifier the model describes."""
-    from structkernels.classifier import KernelKNNClassifier
+    from structkernels.neighbors.classifier import KernelKNNClassifier
     from structkernels.structures import Path
 
     params = dict(model["kernel_params"])
@@ -169,7 +169,7 @@ def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int = 1):
 
 
 def run(args: argparse.Namespace) -> int:
-    from structkernels.classifier import positive_class_scores
+    from structkernels.neighbors.classifier import positive_class_scores
 
     refuse_output_over_input(args.output, [args.model, args.data])
     model = read_model(args.model)

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.model_io import MODEL_FORMAT, MODEL_VERSION, save_model
+from structkernels.cli._common import load_graph_labels
+from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, save_model
 
 #: Defaults sized so that the shipped-dataset run finishes in minutes on 2 cores
 #: (measured: benchmarks/results/npk_main_job.md, 37 s wall from an empty numba cache).
@@ -169,7 +170,7 @@ def _load(data: str | None, skip_bad: bool = False):
 def _scores(clf, X, y) -> dict[str, Any]:
     from sklearn.metrics import average_precision_score
 
-    from structkernels.classifier import positive_class_scores
+    from structkernels.neighbors.classifier import positive_class_scores
 
     t0 = time.perf_counter()
     proba = clf.predict_proba(X)
@@ -227,7 +228,7 @@ def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, 
 
 def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings) -> tuple[dict, Any]:
     """Fit the k-NN classifier on the training half and score the other half."""
-    from structkernels.classifier import KernelKNNClassifier
+    from structkernels.neighbors.classifier import KernelKNNClassifier
 
     clf = KernelKNNClassifier(kernel="path", kernel_params=kernel_params, **settings)
     clf.fit(train_X, train_y)
@@ -239,7 +240,7 @@ def fmt_f1(s: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from structkernels.learning import NonstationaryLearner
+    from structkernels.npk.learner import NonstationaryLearner
 
     t_start = time.perf_counter()
     if args.max_train is not None and args.max_train < 2:
@@ -249,14 +250,12 @@ def run(args: argparse.Namespace) -> int:
     parse_threshold(args.threshold)
     if args.plot:  # fail before the work, not after it
         try:
-            from structkernels.plotting import _pyplot
+            from structkernels.experiments.plotting import pyplot
 
-            _pyplot()
+            pyplot()
         except ImportError as exc:
             raise CommandError(str(exc)) from None
     if args.graphs is not None or args.graph_labels is not None:  # a user's graphs and labels
-        from structkernels.cli.candidates_cmd import load_graph_labels
-
         ds = load_graph_labels(args)
     else:
         ds = _load(args.data, args.skip_bad)
@@ -301,13 +300,13 @@ def run(args: argparse.Namespace) -> int:
     y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
     pk, _ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
     npk, _ = evaluate(train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings)
-    from structkernels.baselines import linear_baselines
+    from structkernels.experiments.baselines import linear_baselines
 
     # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
     linear = linear_baselines(train.paths, y_train, test.paths, y_test) if len(y_test) else {}
     table = None
     if not args.no_table and args.seeds > 0:
-        from structkernels.baselines import baselines_table
+        from structkernels.experiments.baselines import baselines_table
 
         t0 = time.perf_counter()
         table = baselines_table(
@@ -372,7 +371,7 @@ def run(args: argparse.Namespace) -> int:
     out = FilePath(args.out)
     save_model(out, model)
     if args.plot:
-        from structkernels.plotting import plot_sigma_losses
+        from structkernels.experiments.plotting import plot_sigma_losses
 
         plot_sigma_losses(learner, args.plot)
 
@@ -430,7 +429,7 @@ def _print_summary(s: dict[str, Any], out: FilePath, plot: str | None) -> None:
     )
     t = s.get("baselines")
     if t:
-        from structkernels.baselines import format_table
+        from structkernels.experiments.baselines import format_table
 
         w(
             f"\nbaselines (Table 6 analogue): the same {t['n_train']:,} training / {t['n_test']:,} "

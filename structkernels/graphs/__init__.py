@@ -16,9 +16,10 @@ Candidates and labels:
 - :class:`Lexicon`, :func:`extract_candidates`, :func:`candidate_records`:
   candidates in any labelled graph (AMR concepts, collapsed names, trigger and
   entity lexicons; dependency paths);
-- :func:`load_pubmed45`, :func:`resolve_tuple`: PubMed45-format labels;
-- :class:`ViewKernel`, :func:`combine_views`: AMR and dependency views of one
-  candidate under one kernel.
+
+PubMed45-format labels are read by :mod:`structkernels.datasets.pubmed45`; AMR and
+dependency views of one candidate by :mod:`structkernels.datasets.views` and
+:class:`structkernels.kernels.views.ViewKernel`.
 
 See ``docs/graphs.md``.
 
@@ -43,9 +44,7 @@ from structkernels.graphs.dot import parse_dot, read_dot, to_dot, write_dot
 from structkernels.graphs.io import FORMATS, infer_format, read_graphs
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
 from structkernels.graphs.networkx_reader import from_networkx, read_networkx
-from structkernels.graphs.pubmed45 import load_pubmed45, resolve_tuple
 from structkernels.graphs.spacy_reader import from_spacy, read_spacy
-from structkernels.graphs.views import MultiViewDataset, ViewKernel, combine_views
 
 __all__ = [
     "read_graphs",
@@ -70,9 +69,4 @@ __all__ = [
     "find_entities",
     "extract_candidates",
     "candidate_records",
-    "load_pubmed45",
-    "resolve_tuple",
-    "ViewKernel",
-    "MultiViewDataset",
-    "combine_views",
 ]

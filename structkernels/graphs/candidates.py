@@ -22,7 +22,7 @@ On a dependency graph the default lexicon's triggers are the interaction
 concepts without their sense (``bind``, ``phosphorylate``, ``inhibit`` ...),
 matched by lemma or stem, as the paper does for its dependency (SDG)
 candidates; entities there need an entity lexicon (or come from labelled
-records, :mod:`structkernels.graphs.pubmed45`).  The path then runs over
+records, :mod:`structkernels.datasets.pubmed45`).  The path then runs over
 dependency edges: ``(nsubj, Ras) (binds) (binds) (dobj, GTP)``.
 """
 
@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
-import snowballstemmer
 
 from structkernels.amr.candidates import Candidate, CandidateExtractor
 from structkernels.amr.concepts import ENTITY_CONCEPTS, INTERACTION_CONCEPTS
 from structkernels.amr.graph import concept_label
 from structkernels.graphs.model import Graph, graph_kind
+from structkernels.text.tokenize import stem_word
 
 __all__ = [
     "Lexicon",
@@ -51,7 +51,6 @@ __all__ = [
 ]
 
 MATCH_MODES = ("word", "lemma", "stem", "any")
-_STEMMER = snowballstemmer.stemmer("english")
 
 
 def _fold(s: str, case_sensitive: bool) -> str:
@@ -113,7 +112,7 @@ class Lexicon:
         cs = self.case_sensitive
         return {
             "word": frozenset(_fold(w, cs) for w in words),
-            "stem": frozenset(_STEMMER.stemWord(_fold(w, cs)) for w in words),
+            "stem": frozenset(stem_word(_fold(w, cs)) for w in words),
         }
 
 
@@ -136,7 +135,7 @@ def node_forms(G: nx.MultiDiGraph, v: Any, case_sensitive: bool = False) -> dict
         lemmas.add(d["lemma"])
     words = {_fold(w, case_sensitive) for w in words}
     lemmas = {_fold(w, case_sensitive) for w in lemmas}
-    stems = {_STEMMER.stemWord(w) for w in words | lemmas}
+    stems = {stem_word(w) for w in words | lemmas}
     return {"word": words, "lemma": lemmas, "stem": stems}
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from structkernels._optional import optional_module
 from structkernels.amr.reader import (
     IdTable,
     duplicate_reason,
@@ -34,7 +33,7 @@ from structkernels.graphs.model import (
     add_node,
     new_graph,
 )
-from structkernels.utils import one_line, split_lines
+from structkernels.utils import one_line, optional_module, split_lines
 
 __all__ = ["read_conllu", "parse_conllu", "CONLLU_SUFFIXES"]
 

@@ -43,7 +43,6 @@ from typing import Any
 
 import networkx as nx
 
-from structkernels._optional import optional_module
 from structkernels.amr.reader import IdTable, unreadable
 from structkernels.graphs.model import (
     Graph,
@@ -60,6 +59,7 @@ from structkernels.utils import (
     atomic_open,
     decode_lines,
     one_line,
+    optional_module,
     read_partial,
 )
 

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from structkernels.kernel import Kernel
 from structkernels.kernels import _conv_numba as _nb
+from structkernels.kernels.base import Kernel
 
 
 class EncodedConvolutionKernel(Kernel):

@@ -2,7 +2,7 @@
 
 ``GramLookup(G)`` is the kernel ``k(i, j) = G[i, j]`` on integer indices (the
 cache of KeLP's ``KernelCache``, turned into a kernel).  Any algorithm that
-takes a kernel -- the hashers, :func:`structkernels.knn.knn_graph`,
+takes a kernel -- the hashers, :func:`structkernels.neighbors.graph.knn_graph`,
 :class:`~structkernels.KernelKNNClassifier` with hashing -- then runs on
 values computed once, and its kernel-evaluation counters count the values it
 read: the number of evaluations it would cost with the kernel itself.
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.kernel import Kernel
+from structkernels.kernels.base import Kernel
 
 __all__ = ["GramLookup"]
 

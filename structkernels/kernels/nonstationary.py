@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.kernel import Kernel
+from structkernels.kernels.base import Kernel
+from structkernels.kernels.names import as_kernel
 from structkernels.kernels.tuples import check_sigma, with_sigma
-from structkernels.registry import as_kernel
 
 __all__ = ["NonstationaryKernel"]
 

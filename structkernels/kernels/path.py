@@ -27,17 +27,19 @@ The Gram blocks run in one compiled sparse dynamic programme per block
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from structkernels.kernel import Kernel
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels._convolution import EncodedConvolutionKernel
+from structkernels.kernels.base import Kernel
 from structkernels.kernels.tuples import (
+    IndicatorSimilarity,
     PartialIndicator,
     TupleKernel,
+    WordVectorSimilarity,
     as_tuple_kernel,
     check_mismatch,
     check_sigma,
@@ -45,121 +47,9 @@ from structkernels.kernels.tuples import (
     merge_vocabularies,
     tuple_tables,
 )
-from structkernels.structures import Path, Vocabulary
+from structkernels.structures import Path, PathList, Vocabulary
 
 __all__ = ["PathKernel", "PathList"]
-
-
-def _gather_ranges(offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """New CSR offsets of the rows ``idx`` and the positions of their items."""
-    starts = offsets[idx]
-    lengths = offsets[idx + 1] - starts
-    new = np.zeros(len(idx) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new[1:])
-    pos = np.repeat(starts - new[:-1], lengths) + np.arange(new[-1], dtype=np.int64)
-    return new, pos
-
-
-def _as_index(i: Any, n: int) -> np.ndarray:
-    if isinstance(i, slice):
-        return np.arange(*i.indices(n), dtype=np.int64)
-    idx = np.asarray(i)
-    if idx.dtype == bool:
-        if idx.shape != (n,):
-            raise IndexError(f"boolean index of shape {idx.shape} for {n} structures")
-        return np.flatnonzero(idx)
-    if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
-        raise IndexError(f"index must be an int, a slice or a 1-D sequence of ints, got {i!r}")
-    idx = idx.astype(np.int64)
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"index out of range for {n} structures")
-    return np.where(idx < 0, idx + n, idx)
-
-
-class PathList(Sequence):
-    """Paths encoded once (what :meth:`PathKernel.check_input` returns).
-
-    A sequence of :class:`~structkernels.Path`: ``len``, iteration and
-    ``p[i]`` give the paths; slices and integer arrays give encoded
-    sub-lists sharing the vocabulary, so Gram blocks cut from it are not
-    encoded again.  It pickles as its integer arrays (small, fast to send
-    to worker processes).  Concatenation with ``+`` gives a plain list.
-
-    Examples
-    --------
-    >>> from structkernels import Path, kernel
-    >>> k = kernel("path")
-    >>> X = k.check_input([Path([(None, "a")]), Path([(None, "a"), ("ARG0", "b")])])
-    >>> X[1], len(X[:1]), type(X[[1, 0]]).__name__
-    (Path([(None, 'a'), ('ARG0', 'b')]), 1, 'PathList')
-    """
-
-    __slots__ = ("vocab", "offsets", "edges", "nodes", "_items")
-
-    def __init__(self, vocab: Vocabulary, offsets: np.ndarray, edges: np.ndarray,
-                 nodes: np.ndarray, items: list[Path] | None = None):
-        self.vocab = vocab
-        self.offsets = offsets
-        self.edges = edges
-        self.nodes = nodes
-        self._items = items
-
-    @classmethod
-    def encode(cls, paths: Sequence[Path], vocab: Vocabulary | None = None) -> PathList:
-        vocab = Vocabulary() if vocab is None else vocab
-        enc = vocab.encode_paths(paths)
-        return cls(vocab, enc.offsets, enc.edges.astype(np.int64), enc.nodes.astype(np.int64),
-                   list(paths))
-
-    def __len__(self) -> int:
-        return len(self.offsets) - 1
-
-    def _item(self, i: int) -> Path:
-        if self._items is None:  # unpickled: rebuild paths on demand, once each
-            self._items = [None] * len(self)
-        p = self._items[i]
-        if p is None:
-            labels = self.vocab.labels
-            a, b = self.offsets[i], self.offsets[i + 1]
-            p = Path([(labels[e], labels[n]) for e, n in zip(self.edges[a:b].tolist(),
-                                                             self.nodes[a:b].tolist(),
-                                                             strict=True)])
-            self._items[i] = p
-        return p
-
-    def __getitem__(self, i):  # type: ignore[override]
-        n = len(self)
-        if isinstance(i, (int, np.integer)):
-            if not -n <= i < n:
-                raise IndexError(f"index {i} out of range for {n} paths")
-            return self._item(int(i) % n)
-        idx = _as_index(i, n)
-        offsets, pos = _gather_ranges(self.offsets, idx)
-        items = None if self._items is None else [self._items[j] for j in idx.tolist()]
-        return PathList(self.vocab, offsets, self.edges[pos], self.nodes[pos], items)
-
-    def __iter__(self) -> Iterator[Path]:
-        return (self._item(i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to any list, tuple or encoded list holding equal structures in order."""
-        if not isinstance(other, (PathList, list, tuple)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __add__(self, other: Any) -> list:
-        return list(self) + list(other)
-
-    def __radd__(self, other: Any) -> list:
-        return list(other) + list(self)
-
-    def __reduce__(self):
-        return (PathList, (self.vocab, self.offsets, self.edges, self.nodes))
-
-    def __repr__(self) -> str:
-        return f"<PathList of {len(self)} paths, {len(self.vocab)} labels>"
 
 
 def _path_arrays(X: Any, Y: Any, symmetric: bool):
@@ -252,10 +142,11 @@ class PathKernel(EncodedConvolutionKernel):
                                or ml < 1):
             raise ValueError(f"PathKernel.max_len must be None or an int >= 1, got {ml!r}")
         check_sigma(self.sigma, "PathKernel.sigma")
-        self._tuple_kernel()
+        self.resolved_tuple_kernel()
 
     # -------------------------------------------------------------- internals
-    def _tuple_kernel(self) -> TupleKernel:
+    def resolved_tuple_kernel(self) -> TupleKernel:
+        """The tuple similarity in use (``tuple_kernel`` with ``node_mismatch`` applied)."""
         tk = as_tuple_kernel(self.tuple_kernel, "PathKernel")
         c = check_mismatch(getattr(self, "node_mismatch", 0.0), "PathKernel.node_mismatch")
         if c == 0.0:
@@ -268,7 +159,7 @@ class PathKernel(EncodedConvolutionKernel):
         return TupleKernel(tk.edge_kernel, PartialIndicator(c), tk.sigma)
 
     def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
-        tk = self._tuple_kernel()
+        tk = self.resolved_tuple_kernel()
         # the diagonal mode pairs X[i] with Y[i] (Y is X for self-similarities)
         vocab, ex, ey = _path_arrays(X, Y, mode == _nb.MODE_SYMMETRIC or Y is X)
         if ey is ex:
@@ -296,3 +187,64 @@ class PathKernel(EncodedConvolutionKernel):
             ex.offsets, xe, xn, xec, xnc, xk, ey.offsets, ye, yn, yec, ync, yk,
             tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len, mode,
         )
+
+    # ----------------------------------------------- helpers of σ learning (public)
+    def paired_values(self, X: Sequence[Path], Y: Sequence[Path]) -> np.ndarray:
+        """``[k(X[i], Y[i]) for i]``: pairs in one compiled call (its diagonal mode).
+
+        Examples
+        --------
+        >>> from structkernels import Path, kernel
+        >>> a, b = Path([(None, "x")]), Path([(None, "x"), ("ARG0", "y")])
+        >>> kernel("path").paired_values([a, b], [b, b]).tolist() == [
+        ...     kernel("path").value(a, b), kernel("path").value(b, b)]
+        True
+        """
+        return np.asarray(self._block(X, Y, _nb.MODE_DIAG), dtype=np.float64)[:, 0]
+
+    def monotone_in_sigma(self) -> bool:
+        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` for every label ``t`` is known.
+
+        True when both label similarities are non-negative (indicator,
+        :class:`~structkernels.kernels.tuples.PartialIndicator`,
+        :class:`~structkernels.kernels.tuples.WordVectorSimilarity`): every term of the kernel
+        is a product of non-negative tuple similarities, and σ_t = 0 removes the terms that
+        use a ``t`` tuple.  User label kernels are not known to have the property.
+        """
+        try:
+            tk = self.resolved_tuple_kernel()
+        except (TypeError, ValueError):
+            return False
+        return all(
+            (isinstance(lk, str) and lk == "indicator")
+            or type(lk) in (IndicatorSimilarity, PartialIndicator, WordVectorSimilarity)
+            for lk in (tk.edge_kernel, tk.node_kernel)
+        )
+
+    def chain_bound_weights(self, X: PathList) -> np.ndarray | None:
+        """Weights ``λ² σ(e)²`` of the distinct edge labels of ``X`` (sorted ids), or None.
+
+        They bound the kernel of two paths by their edge-label counts ``c_x``, ``c_y``:
+        ``K(x, y) <= Π_s (1 + λ² σ(e_s)² c_y(e_s)) - 1`` (a chain of matched tuples uses each
+        position once).  None when the bound is not known to hold: an edge kernel other
+        than the indicator, or a node kernel that can exceed 1 (only the indicator and
+        :class:`~structkernels.kernels.tuples.PartialIndicator` qualify).
+        """
+        try:
+            tk = self.resolved_tuple_kernel()
+        except (TypeError, ValueError):
+            return None
+        if not (isinstance(tk.edge_kernel, str) and tk.edge_kernel == "indicator"):
+            return None
+        nk = tk.node_kernel
+        if not ((isinstance(nk, str) and nk == "indicator") or type(nk) is IndicatorSimilarity
+                or (type(nk) is PartialIndicator and 0.0 <= float(nk.mismatch) <= 1.0)):
+            return None
+        sig = np.ones(len(X.vocab), dtype=np.float64)
+        for s in (tk.sigma, self.sigma):
+            for label, weight in (s or {}).items():
+                i = X.vocab.get(label)
+                if i > 0:
+                    sig[i] *= float(weight)
+        lam = float(self.lam)
+        return lam * lam * sig[np.unique(X.edges)] ** 2

@@ -37,14 +37,14 @@ the kernel of the trees with every subtree hanging from an ``l`` edge pruned.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels._convolution import EncodedConvolutionKernel
-from structkernels.kernels.path import _as_index, _check_lam, _gather_ranges
+from structkernels.kernels.path import _check_lam
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
     check_sigma,
@@ -52,110 +52,9 @@ from structkernels.kernels.tuples import (
     merge_vocabularies,
     tuple_tables,
 )
-from structkernels.structures import Tree, Vocabulary
+from structkernels.structures import Tree, TreeList, Vocabulary
 
 __all__ = ["TreeKernel", "TreeList"]
-
-
-class TreeList(Sequence):
-    """Trees encoded once (what :meth:`TreeKernel.check_input` returns).
-
-    A sequence of :class:`~structkernels.Tree` (flat pre-order arrays of
-    :meth:`~structkernels.Vocabulary.encode_trees`): items are the trees;
-    slices and integer arrays give encoded sub-lists sharing the vocabulary;
-    it pickles as its arrays.  ``+`` gives a plain list.
-
-    Examples
-    --------
-    >>> from structkernels import Tree, kernel
-    >>> X = kernel("tree").check_input([Tree("a"), Tree("b", [("ARG0", Tree("c"))])])
-    >>> X[1], len(X[1:])
-    (Tree('b', [('ARG0', Tree('c'))]), 1)
-    """
-
-    __slots__ = ("vocab", "tree_offsets", "labels", "edges", "child_offsets", "child_index",
-                 "_items")
-
-    def __init__(self, vocab: Vocabulary, tree_offsets: np.ndarray, labels: np.ndarray,
-                 edges: np.ndarray, child_offsets: np.ndarray, child_index: np.ndarray,
-                 items: list[Tree] | None = None):
-        self.vocab = vocab
-        self.tree_offsets = tree_offsets
-        self.labels = labels
-        self.edges = edges
-        self.child_offsets = child_offsets
-        self.child_index = child_index
-        self._items = items
-
-    @classmethod
-    def encode(cls, trees: Sequence[Tree], vocab: Vocabulary | None = None) -> TreeList:
-        vocab = Vocabulary() if vocab is None else vocab
-        e = vocab.encode_trees(trees)
-        return cls(vocab, e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
-                   e.child_offsets, e.child_index.astype(np.int64), list(trees))
-
-    def __len__(self) -> int:
-        return len(self.tree_offsets) - 1
-
-    def _item(self, i: int) -> Tree:
-        if self._items is None:  # unpickled: rebuild trees on demand, once each
-            self._items = [None] * len(self)
-        if self._items[i] is not None:
-            return self._items[i]
-        names = self.vocab.labels
-        lab, edg = self.labels, self.edges
-        co, ci = self.child_offsets, self.child_index
-
-        # children follow their parent in pre-order: build from the last node back
-        # (no recursion, so any depth)
-        a, b = int(self.tree_offsets[i]), int(self.tree_offsets[i + 1])
-        built: dict[int, Tree] = {}
-        for v in range(b - 1, a - 1, -1):
-            kids = [(names[edg[c]], built.pop(int(c))) for c in ci[co[v]:co[v + 1]]]
-            built[v] = Tree(names[lab[v]], kids)
-        t = built[a]
-        self._items[i] = t
-        return t
-
-    def __getitem__(self, i):  # type: ignore[override]
-        n = len(self)
-        if isinstance(i, (int, np.integer)):
-            if not -n <= i < n:
-                raise IndexError(f"index {i} out of range for {n} trees")
-            return self._item(int(i) % n)
-        idx = _as_index(i, n)
-        tree_offsets, pos = _gather_ranges(self.tree_offsets, idx)
-        sizes = np.diff(tree_offsets)
-        node_shift = np.repeat(tree_offsets[:-1] - self.tree_offsets[idx], sizes)
-        child_offsets, cpos = _gather_ranges(self.child_offsets, pos)
-        child_index = self.child_index[cpos] + np.repeat(node_shift, np.diff(child_offsets))
-        items = None if self._items is None else [self._items[j] for j in idx.tolist()]
-        return TreeList(self.vocab, tree_offsets, self.labels[pos], self.edges[pos],
-                        child_offsets, child_index, items)
-
-    def __iter__(self) -> Iterator[Tree]:
-        return (self._item(i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to any list, tuple or encoded list holding equal structures in order."""
-        if not isinstance(other, (TreeList, list, tuple)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __add__(self, other: Any) -> list:
-        return list(self) + list(other)
-
-    def __radd__(self, other: Any) -> list:
-        return list(other) + list(self)
-
-    def __reduce__(self):
-        return (TreeList, (self.vocab, self.tree_offsets, self.labels, self.edges,
-                           self.child_offsets, self.child_index))
-
-    def __repr__(self) -> str:
-        return f"<TreeList of {len(self)} trees, {len(self.vocab)} labels>"
 
 
 def _tree_arrays(X: Any, Y: Any, symmetric: bool):

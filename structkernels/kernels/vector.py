@@ -32,7 +32,8 @@ import scipy.sparse as sp
 from sklearn.metrics import pairwise
 from sklearn.utils import check_array
 
-from structkernels.kernel import Kernel, check_kernel_values
+from structkernels.engine.checks import check_kernel_values
+from structkernels.kernels.base import Kernel
 
 __all__ = ["LinearKernel", "CosineKernel", "RBFKernel", "LaplacianKernel", "PolynomialKernel"]
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-__all__ = ["tokenize", "stem", "TextPipeline"]
+__all__ = ["tokenize", "stem", "TextPipeline", "stem_word"]
 
 _TOKEN = re.compile(
     r"""
@@ -61,6 +61,17 @@ def tokenize(text: str, *, lowercase: bool = False) -> list[str]:
 @lru_cache(maxsize=8)
 def _stemmer(language: str):
     return snowballstemmer.stemmer(language)
+
+
+def stem_word(word: str, language: str = "english") -> str:
+    """Snowball stem of one word.
+
+    Examples
+    --------
+    >>> stem_word("binding")
+    'bind'
+    """
+    return _stemmer(language).stemWord(word)
 
 
 def stem(tokens: Iterable[str], language: str = "english") -> list[str]:

@@ -66,6 +66,24 @@ def describe_nonfinite(value: float) -> str:
     return f"{value} (overflow)"
 
 
+def check_int(value: Any, what: str, low: int, *, allow_none: bool = False) -> None:
+    """Refuse ``value`` unless it is an int ``>= low`` (or None with ``allow_none``); bools are
+    not ints here.  The ``ValueError`` reads ``"<what> must be an int >= <low>, got <value>"``.
+
+    Examples
+    --------
+    >>> check_int(3, "KernelLSH.n_bits", 1)
+    >>> check_int(0, "KernelLSH.n_bits", 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: KernelLSH.n_bits must be an int >= 1, got 0
+    """
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{what} must be an int >= {low}, got {value!r}")
+
+
 def check_finite(
     values: Any,
     what: str,

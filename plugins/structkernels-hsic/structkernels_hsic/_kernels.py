@@ -19,16 +19,17 @@ import numpy as np
 from sklearn.base import clone
 
 from structkernels import Kernel, as_kernel, gram
-from structkernels.kernel import (
+from structkernels.engine.checks import (
     PROBE_SIZE,
     NonFiniteKernelValueError,
-    Normalized,
     check_gram_sample,
     check_kernel_values,
     normalize_gram,
     validation_level,
 )
+from structkernels.kernels.base import Normalized
 from structkernels.kernels.vector import CosineKernel, LinearKernel, RBFKernel, VectorKernel
+from structkernels.structures import take
 from structkernels.utils import check_finite
 
 __all__ = [
@@ -113,19 +114,6 @@ def _check_vectors(kernel: Kernel, X: Any, dtype: type) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(A).all(axis=1))
         raise ValueError(f"{name}: input contains NaN or infinity in row(s) {bad[:10].tolist()}")
     return A
-
-
-def take(X: Any, idx: Sequence[int] | np.ndarray) -> Any:
-    """The items ``idx`` of a checked input, in the container type the kernel expects."""
-    idx = np.asarray(idx, dtype=np.intp)
-    if isinstance(X, np.ndarray):
-        return X[idx]
-    if isinstance(X, (list, tuple)):
-        return [X[i] for i in idx.tolist()]
-    try:
-        return X[idx]
-    except (TypeError, IndexError, KeyError):
-        return [X[i] for i in idx.tolist()]
 
 
 def median_heuristic(X: Any, *, max_samples: int = 2000, random_state: int = 0) -> float:

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import check_random_state
 
-from structkernels_hsic._kernels import take
+from structkernels.structures import take
 
 __all__ = [
     "make_choice_questions",

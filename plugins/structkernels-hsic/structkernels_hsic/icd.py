@@ -44,7 +44,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from structkernels.kernel import KernelOutputError
+from structkernels.engine.checks import KernelOutputError
 from structkernels_hsic._kernels import (
     KernelSource,
     PrecomputedSource,

@@ -41,9 +41,9 @@ Kernels are saved as ``{"name": registered name, "params": {...}}`` (a
 kernel registry only; an unregistered kernel class is refused at save time.
 Training structures that are not vectors (paths, trees, re-writing pairs,
 strings) are stored as JSON Lines records in ``meta`` and decoded by
-:func:`structkernels.io.decode_structure`.  Arrays are read with
+:func:`structkernels.structures.io.decode_structure`.  Arrays are read with
 ``allow_pickle=False`` after their headers are checked against the size limit
-(:data:`structkernels.model_io.MAX_MODEL_BYTES`); an unknown version, a
+(:data:`structkernels.npk.model.MAX_MODEL_BYTES`); an unknown version, a
 pickle or joblib file, or any other damage is one :class:`PHSICModelError`
 line naming the file.
 """
@@ -368,7 +368,7 @@ class PHSIC(BaseEstimator):
         """Read a model written by :meth:`save`; nothing in the file is imported or unpickled.
 
         ``max_bytes`` bounds the arrays' total size (default
-        ``structkernels.model_io.MAX_MODEL_BYTES``).  The loaded model has
+        ``structkernels.npk.model.MAX_MODEL_BYTES``).  The loaded model has
         ``encoder_``, the encoder saved with it.
 
         Raises
@@ -410,8 +410,8 @@ class PHSICModelError(ValueError):
 def _kernel_to_json(kernel: Any, where: str) -> Any:
     """``"precomputed"``, a registered name, or ``{"name", "params"}`` / ``{"normalized": ...}``."""
     from structkernels import Kernel
-    from structkernels.kernel import Normalized
-    from structkernels.registry import kernels
+    from structkernels.kernels.base import Normalized
+    from structkernels.kernels.names import kernels
 
     if isinstance(kernel, str):
         return kernel if kernel == "precomputed" else kernels.resolve_name(kernel)
@@ -429,8 +429,8 @@ def _kernel_to_json(kernel: Any, where: str) -> Any:
 
 def _kernel_from_json(spec: Any, where: str) -> Any:
     """Inverse of :func:`_kernel_to_json`: names resolve through the kernel registry only."""
-    from structkernels.kernel import Normalized
-    from structkernels.registry import kernels
+    from structkernels.kernels.base import Normalized
+    from structkernels.kernels.names import kernels
 
     if isinstance(spec, str):
         return spec if spec == "precomputed" else kernels.resolve_name(spec)
@@ -485,7 +485,7 @@ def _structures_to_json(X: Any, where: str) -> list:
 
 
 def _structures_from_json(records: Any, where: str) -> list:
-    from structkernels.io import decode_structure
+    from structkernels.structures.io import decode_structure
 
     if not isinstance(records, list):
         raise ValueError(f"{where} must be a list of records")
@@ -610,7 +610,7 @@ def _checked_archive(name: str, max_bytes: int) -> set[str]:
                 if total > max_bytes:
                     raise PHSICModelError(
                         f"{name}: the model archive holds more than {max_bytes} bytes; refused "
-                        "(limit: max_bytes, default structkernels.model_io.MAX_MODEL_BYTES)"
+                        "(limit: max_bytes, default structkernels.npk.model.MAX_MODEL_BYTES)"
                     )
                 with zf.open(info) as member:
                     version = np.lib.format.read_magic(member)
@@ -682,7 +682,7 @@ def _int(value: Any, where: str) -> int:
 
 
 def _load_model(path: str | os.PathLike, max_bytes: int | None = None) -> PHSIC:
-    from structkernels import model_io
+    from structkernels.npk import model as model_io
     from structkernels.registry import UnknownNameError
 
     name = os.fspath(path)

@@ -14,7 +14,7 @@ import pytest
 from structkernels_hsic import HSIC, PHSIC, StructuredHSIC
 
 from structkernels import Kernel
-from structkernels.kernel import KernelOutputError, NonFiniteKernelValueError
+from structkernels.engine.checks import KernelOutputError, NonFiniteKernelValueError
 from structkernels.utils import NonFiniteError
 
 

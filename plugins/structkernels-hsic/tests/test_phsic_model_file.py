@@ -21,7 +21,7 @@ from structkernels_hsic.phsic import MODEL_FORMAT, MODEL_VERSION, PHSICModelErro
 
 import structkernels as sk
 from structkernels.cli import main
-from structkernels.kernel import Normalized
+from structkernels.kernels.base import Normalized
 from structkernels.kernels.vector import RBFKernel
 from structkernels.structures import Path
 

@@ -1,0 +1,23 @@
+"""Corpora, read into structures: interaction paths, PubMed45 labels, re-writing pairs, views.
+
+- :mod:`~structkernels.datasets.interactions`: :func:`load_interactions` (the shipped
+  Bio-AMR interaction dataset and files like it);
+- :mod:`~structkernels.datasets.pubmed45`: :func:`load_pubmed45`, :func:`resolve_tuple`;
+- :mod:`~structkernels.datasets.rewriting`: MSRP, RTE and GLUE-RTE re-writing corpora;
+- :mod:`~structkernels.datasets.views`: :class:`MultiViewDataset`, :func:`combine_views`.
+
+Names are served lazily.  Imports: graphs, amr, text, structures, utils.
+"""
+
+from __future__ import annotations
+
+from structkernels.utils import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    ".interactions": ["InteractionDataset", "InteractionFormatError", "SkippedRecord",
+                      "load_interactions", "split_of", "SHIPPED_DATASET"],
+    ".pubmed45": ["load_pubmed45", "resolve_tuple", "read_label_records", "SWAPPED_MODES"],
+    ".rewriting": ["CorpusFormatError", "RewritingCorpus", "load_msrp", "load_rte",
+                   "load_glue_rte", "load_rewritings"],
+    ".views": ["MultiViewDataset", "combine_views", "json_key"],
+})

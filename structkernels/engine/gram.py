@@ -1,0 +1,533 @@
+"""The Gram engine: blocked, parallel, cached, memory-mappable Gram matrices.
+
+:func:`gram` splits the matrix into square blocks, computes only the upper
+triangle of blocks when the matrix is symmetric (the lower triangle is an
+exact mirror), and runs the blocks in parallel.  The engine picks how:
+
+* kernels whose blocks are compiled code that releases the GIL (``path``,
+  ``tree``, ``nonstationary`` over them, ``kb-srk``: :func:`releases_gil`)
+  run in threads of the calling process: no worker start-up, no copies of
+  the data, so sub-second Grams speed up too;
+* Python-level kernels run in joblib worker processes (``loky``), and only
+  when the first block shows that the rest is worth the start-up;
+* results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic
+  and their placement do not depend on the worker that ran them.
+
+With ``out=`` (a ``.npy`` memory map) worker processes write their blocks
+into the file themselves and normalisation runs in row blocks, so memory
+stays about one block per worker.  Because it is joblib, the same call runs
+on a dask.distributed cluster (the named backend is kept)::
+
+    from dask.distributed import Client, LocalCluster
+    import joblib
+    client = Client(LocalCluster(n_workers=4))
+    with joblib.parallel_backend("dask"):
+        K = gram(kernel, X, n_jobs=-1)
+
+For a matrix larger than one machine's disk or memory budget, with restart
+after a lost worker, see :func:`structkernels.engine.distributed.dask_gram`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import joblib
+import numpy as np
+from numba import njit
+
+from structkernels import __version__
+from structkernels.engine.checks import (
+    check_kernel_values,
+    check_normalized,
+    component_kernels,
+    normalization_scales,
+    probe_when_asked,
+    validation_level,
+)
+from structkernels.utils import atomic_memmap, bar_disabled, tqdm
+
+
+class BlockKernel(Protocol):
+    """What the engine needs of a kernel; :class:`structkernels.Kernel` has it all.
+
+    A kernel whose ``cosine_normalizes`` attribute is true (:class:`structkernels.Normalized`)
+    is computed as its inner ``kernel``'s Gram, normalised once by the diagonal.
+    """
+
+    def validate_params(self) -> None: ...
+
+    def check_input(self, X: Any) -> Sequence: ...
+
+    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray: ...
+
+    def gram_block_symmetric(self, X: Sequence) -> np.ndarray: ...
+
+    def diag_block(self, X: Sequence) -> np.ndarray: ...
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]: ...
+
+__all__ = ["gram", "GramInfo", "block_ranges", "normalize_inplace", "plan_backend", "releases_gil"]
+
+
+@dataclass
+class GramInfo:
+    """What a :func:`gram` call did.
+
+    Attributes
+    ----------
+    shape : tuple of int
+    n_evaluations : int
+        Kernel evaluations made (0 on a cache hit); a symmetric Gram of n
+        structures costs n (n + 1) / 2, plus n for normalisation.
+    seconds : float
+    cache_hit : bool
+    n_blocks : int
+    """
+
+    shape: tuple[int, int]
+    n_evaluations: int
+    seconds: float
+    cache_hit: bool
+    n_blocks: int
+
+
+def block_ranges(n: int, block_size: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``range(n)`` in blocks of ``block_size``."""
+    return [(s, min(s + block_size, n)) for s in range(0, n, block_size)]
+
+
+#: below this many seconds of estimated serial work, worker threads are not started
+_MIN_THREAD_SECONDS = 0.02
+#: from this many kernel evaluations on, GIL-free kernels go to threads without timing a
+#: first block serially (the fastest compiled kernel needs well over 20 ms for them)
+_PROBE_EVALUATIONS = 1 << 21
+#: below this many seconds of estimated serial work, worker processes are not started
+#: (starting loky workers and sending them the data costs about a second or more)
+_MIN_PROCESS_SECONDS = 2.0
+
+
+def releases_gil(kernel: BlockKernel) -> bool:
+    """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
+
+    Such kernels (``path``, ``tree``, ``nonstationary`` over them, ``kb-srk``)
+    set the class attribute ``nogil_blocks = True``; the engine then runs
+    their blocks in threads of one process (no start-up, no copies of the
+    data), and processes only for Python-level kernels.
+    """
+    return bool(getattr(kernel, "nogil_blocks", False))
+
+
+def _default_block_size(n: int, m: int) -> int:
+    """Blocks of 32 .. 512 rows, about 32 of them over the matrix.
+
+    It does not depend on ``n_jobs``: serial and parallel runs cut the same
+    blocks, so even a kernel whose values depend on the block (BLAS sums,
+    block-local feature indices) gives the same bits with any ``n_jobs``.
+    Enough blocks for 2-4 workers to balance.
+    """
+    target = int(np.sqrt(n * m / 32)) if n and m else 1
+    return int(min(512, max(32, target)))
+
+
+def _block_tasks(n: int, m: int, block_size: int, symmetric: bool):
+    rows = block_ranges(n, block_size)
+    cols = block_ranges(m, block_size)
+    for bi, (r0, r1) in enumerate(rows):
+        for bj, (c0, c1) in enumerate(cols):
+            if symmetric and bj < bi:
+                continue
+            yield r0, r1, c0, c1
+
+
+def _one_block(kernel: BlockKernel, task, X, Y, symmetric: bool) -> np.ndarray:
+    """One block of kernel values, refused (naming the pair) if any is NaN or infinite."""
+    r0, r1, c0, c1 = task
+    if symmetric and r0 == c0:
+        block = kernel.gram_block_symmetric(X[r0:r1])
+    else:
+        block = kernel.gram_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
+    block = np.asarray(block, dtype=np.float64)
+    check_kernel_values(kernel, block, offsets=(r0, c0), names=("X", "X" if symmetric else "Y"))
+    return block
+
+
+@njit(cache=True, nogil=True)
+def _place(out, block, r0, c0, mirror, diagonal):  # pragma: no cover - compiled
+    """Copy ``block`` to ``out[r0:, c0:]``; its mirror too (transposed, or the upper triangle
+    of a diagonal block onto its lower one).  Compiled and GIL-free: worker threads place
+    their own blocks (disjoint regions) in parallel."""
+    bn, bm = block.shape
+    for i in range(bn):
+        for j in range(bm):
+            out[r0 + i, c0 + j] = block[i, j]
+    if diagonal:
+        for j in range(bm):
+            for i in range(j):
+                out[r0 + j, c0 + i] = block[i, j]
+    elif mirror:
+        # the transpose in tiles of 32 x 32: reads and writes both stay in cache
+        t = 32
+        for j0 in range(0, bm, t):
+            j1 = min(bm, j0 + t)
+            for i0 in range(0, bn, t):
+                i1 = min(bn, i0 + t)
+                for j in range(j0, j1):
+                    for i in range(i0, i1):
+                        out[c0 + j, r0 + i] = block[i, j]
+
+
+def _write_block(out, task, block: np.ndarray, symmetric: bool) -> None:
+    """Place a block (and its mirror): the lower triangle is an exact copy of the upper."""
+    r0, r1, c0, c1 = task
+    block = np.ascontiguousarray(block, dtype=np.float64)
+    if block.shape != (r1 - r0, c1 - c0):
+        raise ValueError(f"a kernel block has shape {block.shape}, expected {(r1 - r0, c1 - c0)}")
+    _place(np.asarray(out), block, r0, c0, symmetric and r0 != c0, symmetric and r0 == c0)
+
+
+def _compute_blocks(kernel: BlockKernel, tasks, X, Y, symmetric: bool, out_path: str | None = None):
+    """Run a chunk of block tasks (in a worker process).
+
+    With ``out_path`` (a ``.npy`` file) the worker writes each block into the
+    memory-mapped file itself and returns only the coordinates, so memory
+    stays one block per worker whatever the size of the matrix.
+    """
+    out = []
+    target = None if out_path is None else np.load(out_path, mmap_mode="r+")
+    for task in tasks:
+        block = _one_block(kernel, task, X, Y, symmetric)
+        if target is not None:
+            _write_block(target, task, block, symmetric)
+            out.append((*task, None))
+        else:
+            out.append((*task, block))
+    if target is not None:
+        target.flush()
+        del target
+    return out
+
+
+def _chunk(seq: list, n_chunks: int) -> list[list]:
+    n_chunks = max(1, min(n_chunks, len(seq)))
+    return [seq[i::n_chunks] for i in range(n_chunks)]
+
+
+def _n_evals(n: int, m: int, symmetric: bool) -> int:
+    return n * (n + 1) // 2 if symmetric else n * m
+
+
+def _task_evals(task, symmetric: bool) -> int:
+    r0, r1, c0, c1 = task
+    if symmetric and r0 == c0:
+        return (r1 - r0) * (r1 - r0 + 1) // 2
+    return (r1 - r0) * (c1 - c0)
+
+
+def _active_backend_is_default() -> bool:
+    """True when no ``joblib.parallel_backend`` context names a backend."""
+    try:
+        from joblib.parallel import get_active_backend
+
+        backend, _ = get_active_backend()
+    except Exception:  # pragma: no cover - joblib internals moved
+        return True
+    return type(backend).__name__ == "LokyBackend"
+
+
+def plan_backend(kernel: BlockKernel, n_jobs: int, backend: str | None) -> tuple[int, str | None]:
+    """``(workers, backend)`` the engine uses: threads for GIL-free kernels.
+
+    An explicit ``backend`` (argument or ``joblib.parallel_backend`` context,
+    e.g. ``"dask"``) is kept; otherwise kernels whose blocks release the GIL
+    run in threads and the others in loky processes.
+    """
+    workers = 1 if n_jobs == 1 else max(1, joblib.effective_n_jobs(n_jobs))
+    if backend is not None:
+        return workers, backend
+    if workers == 1:
+        return 1, None
+    if releases_gil(kernel) and _active_backend_is_default():
+        return workers, "threading"
+    return workers, None
+
+
+def _raw_gram(
+    kernel: BlockKernel,
+    X: Sequence,
+    Y: Sequence | None,
+    *,
+    n_jobs: int,
+    block_size: int | None,
+    out: np.ndarray | None,
+    progress: bool | None,
+    backend: str | None,
+) -> tuple[np.ndarray, int, int]:
+    symmetric = Y is None
+    n = len(X)
+    m = n if symmetric else len(Y)
+    if out is None:
+        out = np.empty((n, m), dtype=np.float64)
+    if n == 0 or m == 0:
+        return out, 0, 0
+    explicit = backend is not None or not _active_backend_is_default()
+    workers, backend = plan_backend(kernel, n_jobs, backend)
+    threads = backend == "threading"
+    bs = block_size
+    if not bs:
+        bs = _default_block_size(n, m)
+        preferred = getattr(kernel, "preferred_block_size", None)
+        if preferred:
+            bs = min(int(preferred), bs)
+    tasks = list(_block_tasks(n, m, bs, symmetric))
+    total = _n_evals(n, m, symmetric)
+    disable = bar_disabled(total, progress)
+    bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram", disable=disable, leave=False)
+    out_path = getattr(out, "filename", None) if isinstance(out, np.memmap) else None
+
+    def place(task, block) -> None:
+        if block is not None:
+            _write_block(out, task, block, symmetric)
+        bar.update(_task_evals(task, symmetric))
+
+    def serial(todo) -> None:
+        for task in todo:
+            place(task, _one_block(kernel, task, X, Y, symmetric))
+
+    try:
+        if workers == 1 or len(tasks) == 1:
+            serial(tasks)
+            return out, total, len(tasks)
+        rest = tasks
+        if not explicit and (not threads or total < _PROBE_EVALUATIONS):
+            # the engine picks by size: time the first block serially and go
+            # parallel only when the rest would take longer than starting workers
+            t0 = time.perf_counter()
+            serial(tasks[:1])
+            per_eval = (time.perf_counter() - t0) / max(1, _task_evals(tasks[0], symmetric))
+            rest = tasks[1:]
+            left = per_eval * sum(_task_evals(t, symmetric) for t in rest)
+            if left < (_MIN_THREAD_SECONDS if threads else _MIN_PROCESS_SECONDS):
+                serial(rest)
+                return out, total, len(tasks)
+        if threads:
+            # the largest blocks first, so the threads finish together (a block is
+            # placed by its coordinates: the order changes no value)
+            rest = sorted(rest, key=lambda t: -_task_evals(t, symmetric))
+            # one block per call, results in task order: the same blocks, the same
+            # arithmetic and the same placement as the serial loop (bit-identical).
+            # A bare pool of threads: joblib's threading backend costs ~20 ms a call.
+            # Each thread places its own block (disjoint regions of ``out``).
+            def run(t):
+                _write_block(out, t, _one_block(kernel, t, X, Y, symmetric), symmetric)
+                return t
+
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for task in pool.map(run, rest):
+                    place(task, None)
+        else:
+            chunks = _chunk(rest, 4 * workers) if out_path is None else [[t] for t in rest]
+            parallel = joblib.Parallel(
+                n_jobs=n_jobs, backend=backend, return_as="generator_unordered"
+            )
+            for results in parallel(
+                joblib.delayed(_compute_blocks)(kernel, chunk, X, Y, symmetric, out_path)
+                for chunk in chunks
+            ):
+                for r0, r1, c0, c1, block in results:
+                    place((r0, r1, c0, c1), block)
+    finally:
+        bar.close()
+    return out, total, len(tasks)
+
+
+def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
+                      row_bytes: int = 1 << 25, warn: bool = True) -> np.ndarray:
+    """``K[i, j] /= sqrt(dx[i] dy[j])`` in row blocks of about ``row_bytes`` (memmap-safe).
+
+    The scale of a cell is ``s_x[i] * s_y[j]`` computed before it meets
+    ``K[i, j]``, so a symmetric matrix stays exactly symmetric.  A zero (or
+    negative) self-similarity zeroes its row/column, with a warning.
+    """
+    sx, sy = normalization_scales(dx, dy, warn=warn, stacklevel=3)
+    n, m = K.shape
+    rows = max(1, row_bytes // max(1, 8 * m))
+    for r0 in range(0, n, rows):
+        r1 = min(n, r0 + rows)
+        block = K[r0:r1] * (sx[r0:r1, None] * sy[None, :])
+        check_normalized(block, offsets=(r0, 0))
+        K[r0:r1] = block
+    return K
+
+
+def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out=None,
+             validate="auto"):
+    """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
+
+    Normalisation runs in row blocks after the diagonal is known, in place:
+    a memory-mapped ``out`` is never loaded whole.  Every block is checked for
+    non-finite values; with full validation (:func:`validation_level`) a seeded
+    sample of ``X`` is probed for symmetry and PSD first (its evaluations are not
+    counted in ``n_evaluations``, which counts the Gram's own).
+    """
+    n, m = len(X), len(X) if Y is None else len(Y)
+    probe_when_asked(kernel, X, _n_evals(n, m, Y is None), validate)
+    K, n_evals, n_blocks = _raw_gram(
+        kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
+        progress=progress, backend=backend,
+    )
+    if normalize:
+        if Y is None:
+            d = np.diag(K).copy()
+            normalize_inplace(K, d, d)
+        else:
+            dx = np.asarray(kernel.diag_block(X), dtype=np.float64)
+            dy = np.asarray(kernel.diag_block(Y), dtype=np.float64)
+            check_kernel_values(kernel, dx, diagonal=True)
+            check_kernel_values(kernel, dy, diagonal=True, names=("Y", "Y"))
+            n_evals += len(X) + len(Y)
+            normalize_inplace(K, dx, dy)
+    return K, n_evals, n_blocks
+
+
+def _code_version(kernel: BlockKernel) -> tuple:
+    """The code that makes ``kernel``'s values: the package version, and each kernel class
+    (the kernel and those among its parameters) with its ``code_version``.
+
+    Part of every cache and resume key, so that a changed kernel implementation never
+    serves values computed by the old one.
+    """
+    return (
+        ("structkernels", __version__),
+        *(
+            (f"{type(k).__module__}.{type(k).__qualname__}", repr(getattr(k, "code_version", None)))
+            for k in component_kernels(kernel)
+        ),
+    )
+
+
+def _content_hash(obj: Any) -> str:
+    """:func:`joblib.hash` of ``obj``; objects plain pickle cannot take (a lambda among a
+    kernel's parameters) are hashed through cloudpickle, as dask sends them."""
+    try:
+        return joblib.hash(obj)
+    except Exception:
+        import hashlib
+
+        import cloudpickle  # the serialiser of joblib's workers and of dask
+
+        return "cloudpickle-" + hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()
+
+
+def _kernel_key(kernel: BlockKernel) -> dict:
+    """A key that changes whenever ``kernel``'s values may change.
+
+    The class (module and qualified name), a hash of *all* its parameters
+    (``get_params(deep=True)``, hashed with :func:`joblib.hash`; a ``repr`` would be
+    truncated and hide a changed σ) and the code versions (:func:`_code_version`).
+    """
+    return {
+        "kernel": f"{type(kernel).__module__}.{type(kernel).__qualname__}",
+        "params": _content_hash(kernel.get_params(deep=True)),
+        "code_version": [list(v) for v in _code_version(kernel)],
+    }
+
+
+def _compute_keyed(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, code_version,
+                   full_validation=False):
+    """:func:`_compute` for the ``cache=`` of :func:`gram`: joblib.Memory keys the call on
+    its arguments (the kernel and the data hashed by content), and ``code_version``
+    (:func:`_code_version`) adds the kernel's code to the key.  ``full_validation`` is in
+    the key too: a matrix cached without the symmetry/PSD probe is not served to a call
+    that asks for it."""
+    return _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend,
+                    validate=bool(full_validation))
+
+
+def gram(
+    kernel: BlockKernel,
+    X: Any,
+    Y: Any = None,
+    *,
+    n_jobs: int = 1,
+    normalize: bool = False,
+    block_size: int | None = None,
+    out: str | os.PathLike | None = None,
+    cache: str | os.PathLike | joblib.Memory | None = None,
+    progress: bool | None = None,
+    backend: str | None = None,
+    return_info: bool = False,
+    validate: bool | str = "auto",
+) -> np.ndarray | tuple[np.ndarray, GramInfo]:
+    """Gram matrix ``K[i, j] = kernel(X[i], Y[j])`` of a kernel object (``Y = X`` when omitted).
+
+    ``kernel`` is any :class:`BlockKernel`; the options are those of :func:`structkernels.gram`,
+    which also takes a registered kernel name and documents every option.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels import kernel
+    >>> gram(kernel("linear"), np.array([[0.0, 1.0], [1.0, 1.0]])).tolist()
+    [[1.0, 1.0], [1.0, 2.0]]
+    """
+    t0 = time.perf_counter()
+    if getattr(kernel, "cosine_normalizes", False):
+        kernel, normalize = kernel.kernel, True
+    kernel.validate_params()
+    level = validation_level(kernel, validate)
+    X = kernel.check_input(X)
+    Y = None if Y is None else kernel.check_input(Y)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero int, got {n_jobs!r}")
+    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+            block_size, (int, np.integer)) or block_size < 1):
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    n = len(X)
+    m = n if Y is None else len(Y)
+
+    final = None
+    if out is not None:
+        final = Path(os.fspath(out))
+        final.parent.mkdir(parents=True, exist_ok=True)
+
+    cache_hit = False
+    args = (kernel, X, Y, bool(normalize), n_jobs, block_size, progress, backend)
+    with contextlib.ExitStack() as stack:
+        # the memory map is built under a temporary name in the folder of ``out`` and
+        # renamed over it only when complete: an interrupt, a kill or a full disk leaves
+        # the old file intact, and two writers of one output never share a mapping
+        target = None
+        if final is not None:
+            target = stack.enter_context(atomic_memmap(final, (n, m), np.float64))
+        if cache is not None:
+            memory = (
+                cache if isinstance(cache, joblib.Memory)
+                else joblib.Memory(os.fspath(cache), verbose=0)
+            )
+            cached = memory.cache(
+                _compute_keyed, ignore=["n_jobs", "block_size", "progress", "backend"]
+            )
+            keyed = (*args, _code_version(kernel), level == "full")
+            cache_hit = bool(cached.check_call_in_cache(*keyed))
+            K, n_evals, n_blocks = cached(*keyed)
+            if cache_hit:
+                n_evals = 0
+            if target is not None:
+                target[:] = K
+                K = target
+        else:
+            K, n_evals, n_blocks = _compute(*args, out=target, validate=level == "full")
+        if target is not None:
+            K = target = None  # the temporary file's map: flushed and renamed on leaving
+    if final is not None:
+        K = np.load(final, mmap_mode="r+")
+    info = GramInfo((n, m), int(n_evals), time.perf_counter() - t0, bool(cache_hit), int(n_blocks))
+    return (K, info) if return_info else K

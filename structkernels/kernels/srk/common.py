@@ -1,0 +1,755 @@
+"""Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
+
+A *re-writing* is a pair ``(s, t)`` of token sequences (tuples or lists of
+``str``).  The three SRK instances (``kb-srk``, ``ps-srk``, ``pw-srk``) share:
+
+* input checking (:func:`check_rewritings`): a bare string, or a pair of bare
+  strings, is refused with a ``TypeError`` (a sentence silently read as
+  characters is a classic bug);
+* the window parameters: ``k`` alone gives the raw ``K_k``; with ``kmax`` the
+  kernel is the paper's ``K̂_k + ... + K̂_kmax`` (Sec. 6: each ``K_j``
+  cosine-normalised, then summed), computed from one pass that yields every
+  ``K_j`` at once (:meth:`SRKBase.stack_block`), so the sum never recomputes a
+  window;
+* :func:`srk_gram_stack`, the per-window raw Gram matrices of a data set
+  (parallel, optionally cached on disk), from which every ``kmax`` sum and
+  every combination with other kernels is assembled without new kernel calls.
+
+Resource bounds.  A window longer than a sentence holds no k-gram, so ``K_j``
+is 0 for ``j > min(|s|, |t|)`` of either re-writing: windows are only ever
+computed up to the longest one the input can use (a ``kmax`` above the
+sentence lengths costs what the sentence lengths cost; a raw ``K_k`` with
+``k`` beyond them is 0 without any work).  Before allocating, the memory a
+computation plans to use is estimated (:meth:`SRKBase.planned_bytes`) and a
+computation over :func:`memory_budget` is refused with
+:class:`MemoryBudgetError`, which names the window that fits.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import joblib
+import numpy as np
+
+from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
+from structkernels.kernels.base import Kernel
+from structkernels.utils import check_int, tqdm
+
+__all__ = [
+    "MemoryBudgetError",
+    "memory_budget",
+    "Rewriting",
+    "check_rewritings",
+    "SRKBase",
+    "srk_gram_stack",
+    "sum_normalized",
+    "encode_rewritings",
+]
+
+Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
+
+#: Environment variable holding the memory budget of one SRK computation
+#: (bytes, or a number with a K, M, G or T suffix, e.g. ``"16G"``).
+MEMORY_BUDGET_ENV = "STRUCTKERNELS_MEMORY_BUDGET"
+
+
+class MemoryBudgetError(ValueError, MemoryError):
+    """A computation that would need more memory than the budget, refused before allocating.
+
+    A ``ValueError`` (a parameter too large for the input) and a
+    ``MemoryError`` (what it would otherwise have caused).
+    """
+
+
+#: Where the cgroup file systems are mounted, and this process's cgroup list (monkeypatched
+#: in the tests).
+_CGROUP_ROOT = "/sys/fs/cgroup"
+_PROC_CGROUP = "/proc/self/cgroup"
+_UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            text = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return None if value >= _UNLIMITED else value
+
+
+def _physical_bytes() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _available_bytes() -> int | None:
+    """Memory available to a new allocation now (``MemAvailable``), where known."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _rlimit_room() -> int | None:
+    """Address space left under the soft ``RLIMIT_AS`` (None: no limit)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, AttributeError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    used = 0
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    return max(int(soft) - used, 0)
+
+
+def _cgroup_room() -> int | None:
+    """Memory left under this process's cgroup limit (v2 ``memory.max``, v1
+    ``memory.limit_in_bytes``; None: no limit found)."""
+    v1 = v2 = ""
+    try:
+        with open(_PROC_CGROUP, encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.rstrip("\n").split(":", 2)
+                if len(parts) != 3:
+                    continue
+                if parts[0] == "0" and parts[1] == "":
+                    v2 = parts[2].lstrip("/")
+                elif "memory" in parts[1].split(","):
+                    v1 = parts[2].lstrip("/")
+    except OSError:
+        pass
+    rooms = []
+    # the process's own cgroup, else the root of the mount (a container sees its own as root)
+    for folder in dict.fromkeys((os.path.join(_CGROUP_ROOT, v2), _CGROUP_ROOT)):
+        limit = _read_int(os.path.join(folder, "memory.max"))
+        if limit is not None:
+            rooms.append(max(limit - (_read_int(os.path.join(folder, "memory.current")) or 0), 0))
+            break
+    mem = os.path.join(_CGROUP_ROOT, "memory")
+    for folder in dict.fromkeys((os.path.join(mem, v1), mem)):
+        limit = _read_int(os.path.join(folder, "memory.limit_in_bytes"))
+        if limit is not None:
+            used = _read_int(os.path.join(folder, "memory.usage_in_bytes")) or 0
+            rooms.append(max(limit - used, 0))
+            break
+    return min(rooms) if rooms else None
+
+
+def memory_budget() -> int:
+    """Bytes one SRK computation may plan to use.
+
+    ``$STRUCTKERNELS_MEMORY_BUDGET`` if set (``"8G"``, ``"512M"``, bytes).
+    Otherwise half of the smallest of: the machine's physical memory, the
+    memory available now (``MemAvailable``), the address space left under the
+    soft ``RLIMIT_AS`` (``ulimit -v``), and the memory left under this
+    process's cgroup limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``:
+    containers, batch schedulers); 8 GiB where none is known.  Read at each
+    call: no process-wide state.
+
+    Examples
+    --------
+    >>> memory_budget() > 0
+    True
+    """
+    value = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
+    if value:
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+        scale = units.get(value[-1].upper(), 1)
+        number = value[:-1] if value[-1].upper() in units else value
+        try:
+            budget = int(float(number) * scale)
+        except ValueError:
+            budget = -1
+        if budget <= 0:
+            raise ValueError(
+                f"{MEMORY_BUDGET_ENV}={value!r}: give a positive size such as 8G, 512M or bytes"
+            )
+        return budget
+    known = [
+        v for v in (_physical_bytes(), _available_bytes(), _rlimit_room(), _cgroup_room())
+        if v is not None
+    ]
+    if not known:
+        return 8 << 30
+    return max(min(known) // 2, 1)
+
+
+def _gib(n: float) -> str:
+    return f"{n / (1 << 30):.3g} GiB"
+
+
+def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) -> int:
+    """The longest window with a k-gram on all four sides of some pair of ``X`` × ``Y``.
+
+    ``K_j(x, y) = 0`` for every ``j`` above ``min(|s_x|, |t_x|, |s_y|, |t_y|)``,
+    so over a block the windows beyond ``min(max_x m(x), max_y m(y))`` (with
+    ``m(x) = min(|s_x|, |t_x|)``) are 0.  ``Y=None``: the symmetric block of ``X``.
+
+    Examples
+    --------
+    >>> usable_window([(("a", "b", "c"), ("d", "e"))], [(("a",) * 9, ("b",) * 9)])
+    2
+    """
+    cx = max((min(len(s), len(t)) for s, t in X), default=0)
+    if Y is None:
+        return cx
+    return min(cx, max((min(len(s), len(t)) for s, t in Y), default=0))
+
+
+def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
+    if isinstance(side, (str, bytes)):
+        raise TypeError(
+            f"{owner}: re-writing {i}: the {name} is a bare {type(side).__name__} "
+            f"({str(side)[:40]!r}); give a sequence of tokens, e.g. "
+            "structkernels.text.tokenize(sentence)"
+        )
+    if isinstance(side, np.ndarray):
+        side = side.tolist()
+    if not isinstance(side, (tuple, list)):
+        raise TypeError(
+            f"{owner}: re-writing {i}: the {name} must be a tuple or list of str tokens, "
+            f"got {type(side).__name__}"
+        )
+    for j, tok in enumerate(side):
+        if not isinstance(tok, str):
+            raise TypeError(
+                f"{owner}: re-writing {i}: {name} token {j} is a {type(tok).__name__}, "
+                "not a str"
+            )
+    return tuple(side)
+
+
+def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
+    """Validate a list of re-writings ``[(s, t), ...]``; return ``(tuple, tuple)`` pairs.
+
+    Parameters
+    ----------
+    X : sequence of pairs of token sequences
+    owner : str
+        Name used in error messages.
+
+    Raises
+    ------
+    TypeError
+        ``X`` is a bare string, a record is not a ``(source, target)`` pair, a
+        side is a bare string or holds a non-``str`` token.
+
+    Examples
+    --------
+    >>> check_rewritings([(["a", "b"], ("c",))])
+    [(('a', 'b'), ('c',))]
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError(
+            f"{owner} expects a list of re-writings (source tokens, target tokens), "
+            "got a bare string"
+        )
+    out: list[Rewriting] = []
+    for i, rec in enumerate(X):
+        if isinstance(rec, (str, bytes)):
+            raise TypeError(
+                f"{owner}: re-writing {i} is a bare {type(rec).__name__} ({str(rec)[:40]!r}); "
+                "each re-writing is a pair (source tokens, target tokens)"
+            )
+        if not isinstance(rec, (tuple, list)) or len(rec) != 2:
+            raise TypeError(
+                f"{owner}: re-writing {i} must be a pair (source tokens, target tokens), "
+                f"got {type(rec).__name__}"
+                + (f" of length {len(rec)}" if isinstance(rec, (tuple, list)) else "")
+            )
+        out.append((_check_side(owner, i, "source", rec[0]), _check_side(owner, i, "target", rec[1])))
+    return out
+
+
+def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np.ndarray, ...]:
+    """Flat integer encoding of re-writings for the compiled kernels.
+
+    Returns ``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: token ids of all
+    sources (``s_tok[s_off[i]:s_off[i+1]]`` is source ``i``), likewise targets,
+    and per token whether it also occurs in the other side of its own
+    re-writing.  ``vocab`` grows with unseen tokens.
+    """
+    s_tok: list[int] = []
+    t_tok: list[int] = []
+    s_in: list[bool] = []
+    t_in: list[bool] = []
+    s_off = [0]
+    t_off = [0]
+    get = vocab.setdefault
+    for s, t in X:
+        si = [get(w, len(vocab)) for w in s]
+        ti = [get(w, len(vocab)) for w in t]
+        ss, ts = set(si), set(ti)
+        s_tok.extend(si)
+        t_tok.extend(ti)
+        s_in.extend(w in ts for w in si)
+        t_in.extend(w in ss for w in ti)
+        s_off.append(len(s_tok))
+        t_off.append(len(t_tok))
+    return (
+        np.asarray(s_tok, dtype=np.int64),
+        np.asarray(s_off, dtype=np.int64),
+        np.asarray(s_in, dtype=np.bool_),
+        np.asarray(t_tok, dtype=np.int64),
+        np.asarray(t_off, dtype=np.int64),
+        np.asarray(t_in, dtype=np.bool_),
+    )
+
+
+def _check_int(owner: str, name: str, value: Any, low: int, allow_none: bool = False) -> None:
+    check_int(value, f"{owner}.{name}", low, allow_none=allow_none)
+
+
+def sum_normalized(
+    stack: np.ndarray,
+    diag_x: np.ndarray,
+    diag_y: np.ndarray | None = None,
+    *,
+    warn: bool = True,
+) -> np.ndarray:
+    """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis.
+
+    Parameters
+    ----------
+    stack : array, shape (n_windows, n, m)
+        Raw per-window Gram matrices.
+    diag_x, diag_y : arrays, shape (n_windows, n) and (n_windows, m)
+        Per-window self-similarities (``diag_y`` defaults to ``diag_x``).
+    warn : bool
+        Warn once when some self-similarity is 0 (a sentence shorter than the
+        window): its normalised similarities for that window are 0.
+    """
+    diag_y = diag_x if diag_y is None else diag_y
+    out = np.zeros(stack.shape[1:], dtype=np.float64)
+    bad = 0
+    for j in range(stack.shape[0]):
+        bad += int((diag_x[j] <= 0).sum() + (diag_y[j] <= 0).sum())
+        out += normalize_gram(stack[j], diag_x[j], diag_y[j], warn=False)
+    if bad and warn:
+        warnings.warn(
+            f"{bad} (structure, window) self-similarities are 0 (sequences shorter than the "
+            "window); those normalised terms are 0",
+            ZeroSelfSimilarityWarning,
+            stacklevel=3,
+        )
+    return out
+
+
+class SRKBase(Kernel):
+    """Common parameters and block logic of the string re-writing kernels.
+
+    Subclasses set ``name`` and implement :meth:`_stack` returning the raw
+    ``K_j`` for ``j`` in ``windows`` as an array ``(len(windows), n, m)``.
+    """
+
+    name = "srk"
+    #: blocks of this many re-writings amortise the encoding of a block
+    preferred_block_size = 256
+
+    def _windows(self) -> list[int]:
+        """Every window of the parameters (``k..kmax``), whatever the input."""
+        if self.kmax is None:
+            return [int(self.k)]
+        return list(range(int(self.k), int(self.kmax) + 1))
+
+    def windows_for(
+        self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
+    ) -> list[int]:
+        """The windows computed for the block ``X`` × ``Y`` (``Y=None``: ``X`` × ``X``).
+
+        ``k..min(kmax, usable_window(X, Y))``: larger windows are 0 (see
+        :func:`usable_window`) and left out of every sum, so ``kmax = 10**9``
+        costs what ``kmax`` = the longest sentence costs.  Without ``kmax``,
+        ``[k]`` (the raw ``K_k``, 0 when ``k`` is beyond every sentence).
+        """
+        if self.kmax is None:
+            return [int(self.k)]
+        top = min(int(self.kmax), usable_window(X, Y))
+        return list(range(int(self.k), top + 1))
+
+    def planned_bytes(
+        self,
+        X: Sequence[Rewriting],
+        Y: Sequence[Rewriting] | None,
+        windows: list[int],
+        diag: bool = False,
+    ) -> int:
+        """Estimated peak memory of :meth:`stack_block` on ``X`` × ``Y`` (or of
+        :meth:`diag_stack` on ``X`` with ``diag=True``) for ``windows``.
+
+        This base counts the output (``8 w n m`` bytes) twice (the stack and
+        its normalised sum); kernels add their working memory.
+        """
+        n = len(X)
+        m = 1 if diag else n if Y is None else len(Y)
+        return 16 * max(len(windows), 1) * n * m
+
+    def _check_budget(
+        self,
+        X: Sequence[Rewriting],
+        Y: Sequence[Rewriting] | None,
+        windows: list[int],
+        diag: bool = False,
+    ) -> None:
+        """Refuse (:class:`MemoryBudgetError`) a block planned over :func:`memory_budget`."""
+        need = self.planned_bytes(X, Y, windows, diag)
+        budget = memory_budget()
+        if need <= budget:
+            return
+        fits = None
+        for j in range(len(windows) - 1, 0, -1):
+            if self.planned_bytes(X, Y, windows[:j], diag) <= budget:
+                fits = windows[j - 1]
+                break
+        out = SRKBase.planned_bytes(self, X, Y, windows[:1], diag)
+        if fits is not None and self.kmax is not None:
+            hint = f"kmax={fits} fits"
+        elif out > budget:
+            hint = (f"the output alone needs {_gib(out)}: compute the Gram in blocks "
+                    "(structkernels.gram with out= a memory map) or on fewer re-writings")
+        else:
+            longest = max((max(len(s), len(t)) for s, t in X), default=0)
+            hint = (f"the longest sentences ({longest} tokens) need this working memory "
+                    f"even for window {windows[0]}: shorten or drop them")
+        raise MemoryBudgetError(
+            f"{type(self).__name__}(k={self.k}, kmax={self.kmax}) on {len(X)} x "
+            f"{len(X) if Y is None else len(Y)} re-writings (windows {windows[0]}..{windows[-1]}) "
+            f"would need about {_gib(need)}, over the memory budget of {_gib(budget)}; "
+            f"{hint} (or raise the budget with ${MEMORY_BUDGET_ENV})"
+        )
+
+    def validate_params(self) -> None:
+        owner = type(self).__name__
+        _check_int(owner, "k", self.k, 1)
+        _check_int(owner, "kmax", self.kmax, 1, allow_none=True)
+        if self.kmax is not None and self.kmax < self.k:
+            raise ValueError(f"{owner}.kmax must be >= k={self.k}, got {self.kmax!r}")
+        lam = self.lam
+        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not (
+            0.0 < float(lam) <= 1.0
+        ):
+            raise ValueError(f"{owner}.lam must be a float in (0, 1], got {lam!r}")
+
+    def check_input(self, X: Any) -> list[Rewriting]:
+        return check_rewritings(X, type(self).__name__)
+
+    # ------------------------------------------------------------------ core
+    def _stack(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, windows: list[int]):
+        raise NotImplementedError
+
+    def _diag_stack(self, X: Sequence[Rewriting], windows: list[int]) -> np.ndarray:
+        raise NotImplementedError
+
+    def stack_block(
+        self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
+    ) -> np.ndarray:
+        """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for` ``(X, Y)``,
+        shape (w, n, m).
+
+        ``Y=None`` means ``Y = X`` (symmetric, each pair computed once).  The
+        windows beyond the sentence lengths (all 0) are left out.
+        """
+        windows = self.windows_for(X, Y)
+        n = len(X)
+        m = n if Y is None else len(Y)
+        if not windows or windows[-1] > usable_window(X, Y) or n == 0 or m == 0:
+            return np.zeros((len(windows), n, m))  # every window is 0: no work
+        self._check_budget(X, Y, windows)
+        return self._stack(X, Y, windows)
+
+    def diag_stack(self, X: Sequence[Rewriting]) -> np.ndarray:
+        """Raw self-similarities ``K_j(X[a], X[a])`` for the windows
+        :meth:`windows_for` ``(X)``, shape (w, n)."""
+        windows = self.windows_for(X)
+        if not windows or windows[-1] > usable_window(X) or len(X) == 0:
+            return np.zeros((len(windows), len(X)))
+        self._check_budget(X, None, windows, diag=True)
+        return self._diag_stack(X, windows)
+
+    def _combine(self, stack, dx, dy) -> np.ndarray:
+        if self.kmax is None:
+            return stack[0]
+        return sum_normalized(stack, dx, dy)
+
+    def gram_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting]) -> np.ndarray:
+        stack = self.stack_block(X, Y)
+        if self.kmax is None:
+            return stack[0]
+        return sum_normalized(stack, self.diag_stack(X), self.diag_stack(Y))
+
+    def gram_block_symmetric(self, X: Sequence[Rewriting]) -> np.ndarray:
+        stack = self.stack_block(X, None)
+        if self.kmax is None:
+            return stack[0]
+        d = np.diagonal(stack, axis1=1, axis2=2).copy()
+        return sum_normalized(stack, d, d)
+
+    def diag_block(self, X: Sequence[Rewriting]) -> np.ndarray:
+        d = self.diag_stack(X)
+        if self.kmax is None:
+            return d[0]
+        return (d > 0).sum(axis=0).astype(np.float64)
+
+    def pair(self, x: Rewriting, y: Rewriting) -> float:
+        return float(self.gram_block([x], [y])[0, 0])
+
+
+# ---------------------------------------------------------------- Gram stacks
+def _stack_task(kernel: SRKBase, X, Y, r0, r1, c0, c1, symmetric):
+    if symmetric and r0 == c0:
+        return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], None)
+    return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
+
+
+def srk_gram_stack(
+    kernel: SRKBase,
+    X: Any,
+    Y: Any = None,
+    *,
+    n_jobs: int = 1,
+    block_size: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    progress: bool | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Raw per-window Gram matrices of an SRK, plus the per-window diagonals.
+
+    This is the building block of the paper's ``K̂_1 + ... + K̂_kmax``: each
+    ``K_j`` is computed once, and every ``kmax`` (and every combination with
+    other kernels) is assembled from the stack by :func:`sum_normalized`.
+
+    Parameters
+    ----------
+    kernel : SRKBase
+        ``kb-srk``, ``ps-srk`` or ``pw-srk`` instance; its windows are
+        ``k..kmax`` (or ``k`` alone).
+    X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
+    n_jobs : int
+        Workers: threads for ``kb-srk`` (compiled, GIL-free), joblib processes
+        for the others.
+    block_size : int, optional
+        Rows per block (default: the kernel's ``preferred_block_size``).
+    cache_dir : path or joblib.Memory, optional
+        The on-disk cache of the Gram engine (:class:`joblib.Memory`): a
+        repeated call with the same kernel parameters and data loads the
+        stack instead of computing it.
+    progress : bool, optional
+        tqdm bar over blocks (default: on for long work).
+
+    Returns
+    -------
+    stack : ndarray (w, len(X), len(Y))
+    diag_x : ndarray (w, len(X))
+    diag_y : ndarray (w, len(Y))
+
+    Examples
+    --------
+    >>> from structkernels.kernels.srk.kb import KbSRK
+    >>> X = [(("a", "b"), ("b", "a")), (("a",), ("a",))]
+    >>> S, dx, dy = srk_gram_stack(KbSRK(k=1, kmax=2), X)
+    >>> S.shape, dx.shape
+    ((2, 2, 2), (2, 2))
+    """
+    kernel.validate_params()
+    X = kernel.check_input(X)
+    Y = None if Y is None else kernel.check_input(Y)
+    if cache_dir is not None:
+        memory = cache_dir if isinstance(cache_dir, joblib.Memory) else joblib.Memory(
+            os.fspath(cache_dir), verbose=0
+        )
+        cached = memory.cache(_stack, ignore=["n_jobs", "block_size", "progress"])
+        return cached(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
+    return _stack(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
+
+
+def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int,
+           block_size: int | None, progress: bool | None):
+    """The work of :func:`srk_gram_stack` on checked input (cached as a whole)."""
+    symmetric = Y is None
+    Y = X if symmetric else Y
+    windows = kernel.windows_for(X, None if symmetric else Y)  # beyond: all 0
+    n, m = len(X), len(Y)
+    bs = int(block_size or kernel.preferred_block_size)
+    workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
+    if block_size is None and workers > 1 and getattr(kernel, "nogil_blocks", False):
+        # threads: blocks cost nothing to send, so keep ~16 per worker for balance
+        bs = min(bs, max(16, int(np.sqrt(n * m / (16 * workers)))))
+    tasks = []
+    for r0 in range(0, n, bs):
+        for c0 in range(0, m, bs):
+            if symmetric and c0 < r0:
+                continue
+            tasks.append((r0, min(r0 + bs, n), c0, min(c0 + bs, m)))
+    need = 8 * len(windows) * n * m  # the stack; each block checks its own working memory
+    if need > memory_budget():
+        raise MemoryBudgetError(
+            f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {_gib(need)}, over the "
+            f"memory budget of {_gib(memory_budget())} (raise it with ${MEMORY_BUDGET_ENV})"
+        )
+    stack = np.zeros((len(windows), n, m), dtype=np.float64)
+    disable = (len(tasks) < 8) if progress is None else not progress
+    bar = tqdm(total=len(tasks), unit="block", desc=f"{kernel.name} gram", disable=disable)
+    try:
+        if n_jobs == 1:
+            results = (_stack_task(kernel, X, Y, *t, symmetric) for t in tasks)
+        else:
+            # compiled kernels that release the GIL run in threads (no start-up, no
+            # copies); the others in processes.  Placement does not depend on order.
+            backend = "threading" if getattr(kernel, "nogil_blocks", False) else None
+            results = joblib.Parallel(n_jobs=n_jobs, backend=backend,
+                                      return_as="generator_unordered")(
+                joblib.delayed(_stack_task)(kernel, X, Y, *t, symmetric) for t in tasks
+            )
+        for r0, r1, c0, c1, block in results:
+            w = len(block)  # a block's windows: a prefix of ``windows`` (the rest are 0)
+            stack[:w, r0:r1, c0:c1] = block
+            if symmetric and r0 != c0:
+                stack[:w, c0:c1, r0:r1] = block.transpose(0, 2, 1)
+            bar.update(1)
+    finally:
+        bar.close()
+    if symmetric:
+        dx = np.diagonal(stack, axis1=1, axis2=2).copy()
+        dy = dx
+    else:
+        w = len(windows)
+        dx = _pad_windows(kernel.diag_stack(X), w)
+        dy = _pad_windows(kernel.diag_stack(Y), w)
+    return stack, dx, dy
+
+
+def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
+    """The first ``w`` windows of a diagonal stack, zero rows added if it has fewer."""
+    if len(d) >= w:
+        return d[:w]
+    return np.concatenate([d, np.zeros((w - len(d),) + d.shape[1:])])
+
+
+# ------------------------------------------------- decomposed (pairwise) SRKs
+def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
+    """Sparse k-gram (or wildcard-pattern) count matrices of several sequence lists.
+
+    All lists share one feature index.  A k-gram contributes 1 to itself
+    (``wildcards=False``) or ``lam ** j`` to each of its ``2 ** k`` patterns
+    with ``j`` positions replaced by the wildcard (``wildcards=True``).
+    """
+    from itertools import combinations
+
+    from scipy.sparse import csr_matrix
+
+    index: dict = {}
+    get = index.setdefault
+    masks = []
+    if wildcards:
+        for j in range(k + 1):
+            for pos in combinations(range(k), j):
+                masks.append((frozenset(pos), float(lam) ** j))
+    mats = []
+    for seqs in seqs_list:
+        indptr = [0]
+        indices: list[int] = []
+        data: list[float] = []
+        for seq in seqs:
+            row: dict[int, float] = {}
+            for a in range(len(seq) - k + 1):
+                gram = seq[a:a + k]
+                if not wildcards:
+                    f = get(gram, len(index))
+                    row[f] = row.get(f, 0.0) + 1.0
+                    continue
+                for pos, w in masks:
+                    pat = tuple(None if p in pos else gram[p] for p in range(k))
+                    f = get(pat, len(index))
+                    row[f] = row.get(f, 0.0) + w
+            indices.extend(row.keys())
+            data.extend(row.values())
+            indptr.append(len(indices))
+        mats.append((indptr, indices, data))
+    n_feat = max(len(index), 1)
+    return [
+        csr_matrix((np.asarray(d, dtype=np.float64), np.asarray(i, dtype=np.int64),
+                    np.asarray(p, dtype=np.int64)), shape=(len(p) - 1, n_feat))
+        for p, i, d in mats
+    ]
+
+
+class PairwiseSRK(SRKBase):
+    """An SRK that factorises as ``k_side(s1, s2) * k_side(t1, t2)`` (Examples 1, 2).
+
+    The per-side kernel is an inner product of explicit sparse k-gram (pattern)
+    counts, so a block is two sparse products and a Hadamard product.
+    """
+
+    wildcards = False
+
+    def planned_bytes(self, X, Y, windows, diag=False) -> int:
+        """Output, plus the largest window's feature index: one entry per k-gram
+        occurrence (``2 ** k`` wildcard patterns each for pw-SRK), about
+        ``120 + 8 k`` bytes an entry."""
+        base = super().planned_bytes(X, Y, windows, diag)
+        seqs = [q for x in X for q in x]
+        if Y is not None and not diag:
+            seqs += [q for y in Y for q in y]
+        worst = 0
+        for k in windows:
+            grams = sum(max(len(q) - k + 1, 0) for q in seqs)
+            per = (2**k if self.wildcards else 1) * (120 + 8 * k)
+            worst = max(worst, grams * per)
+        n = len(X)
+        m = 1 if diag else n if Y is None else len(Y)
+        return base + worst + 16 * n * m
+
+    def _side_grams(self, X, Y, k):
+        sym = Y is None
+        Y = X if sym else Y
+        Fs = _feature_matrices([[s for s, _ in X]] + ([] if sym else [[s for s, _ in Y]]), k,
+                               self.lam, self.wildcards)
+        Ft = _feature_matrices([[t for _, t in X]] + ([] if sym else [[t for _, t in Y]]), k,
+                               self.lam, self.wildcards)
+        Ks = (Fs[0] @ Fs[-1].T).toarray()
+        Kt = (Ft[0] @ Ft[-1].T).toarray()
+        return Ks, Kt
+
+    def _stack(self, X, Y, windows):
+        n = len(X)
+        m = n if Y is None else len(Y)
+        out = np.empty((len(windows), n, m))
+        for i, k in enumerate(windows):
+            Ks, Kt = self._side_grams(X, Y, k)
+            out[i] = Ks * Kt
+        return out
+
+    def _diag_stack(self, X, windows):
+        out = np.empty((len(windows), len(X)))
+        for i, k in enumerate(windows):
+            Fs = _feature_matrices([[s for s, _ in X]], k, self.lam, self.wildcards)[0]
+            Ft = _feature_matrices([[t for _, t in X]], k, self.lam, self.wildcards)[0]
+            out[i] = np.asarray(Fs.multiply(Fs).sum(axis=1)).ravel() * np.asarray(
+                Ft.multiply(Ft).sum(axis=1)
+            ).ravel()
+        return out

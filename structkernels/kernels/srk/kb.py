@@ -1,0 +1,599 @@
+"""The k-gram bijective string re-writing kernel, kb-SRK (Bu, Li & Zhu, ACL 2012, Sec. 5).
+
+For re-writings ``(s1, t1)`` and ``(s2, t2)`` (token sequences), Eq. 4:
+
+    K_k = sum over k-grams a_s1 of s1, a_t1 of t1, a_s2 of s2, a_t2 of t2 of
+          K̄_k((a_s1, a_t1), (a_s2, a_t2))
+
+where K̄_k (Eq. 5) sums, over the re-writing rules ``(b_s, b_t, beta)`` with
+patterns of length k over tokens and a one-token wildcard ``*``, and a
+bijective alignment ``beta`` of the wildcards, the product of the rule's
+weights on the two k-gram pairs; a rule matching a k-gram pair weighs
+``lam ** (number of aligned wildcard pairs)`` (so each common rule adds
+``lam ** (2 i)``, as Algorithm 1 and the worked example of Figs. 2-5 have it).
+k-grams are occurrences: a repeated k-gram counts as often as it occurs.
+
+Computation (Algorithms 1 and 2):
+
+* Algorithm 1: ``K̄_k = g(#(a_s1 ⊗ a_s2), #(a_t1 ⊗ a_t2))`` from the counts of
+  *doubles* (token pairs) of the two double lists: a non-identical double
+  must occur equally often on both sides (``j!`` alignments, ``lam^(2j)``);
+  an identical double ``e`` gives ``sum_i C(#s e, i) C(#t e, i) i! lam^(2i)``.
+* Algorithm 2: the double lists of each side are grouped by the counts of
+  their non-identical doubles (their *key*); only equal keys meet.  The
+  target side goes into a hash map key -> distinct double counts with their
+  multiplicities ``c_t`` (compared exactly, never merged on a hash
+  collision); the source windows stream against it.  Algorithm 1 re-checks
+  the non-identical counts, so a hash collision can cost time but never
+  change a value.
+* A double list holding a non-identical double ``(a, b)`` with ``a`` absent
+  from ``t1`` or ``b`` absent from ``t2`` can meet no target key and is
+  skipped before any hashing (and symmetrically on the target side); one
+  backward pass of diagonal run lengths decides this for every window size
+  at once and gives each window's multiset hashes as differences of
+  diagonal prefix sums, so all of ``K_1 .. K_kmax`` come from that pass.
+* ``K_1 = I_s I_t + lam^2 U W`` in closed form (Algorithm 1 summed over
+  single doubles): ``I_s``/``I_t`` count equal tokens between the sources /
+  the targets, ``U``/``W`` equal tokens within each re-writing.
+
+Double codes are ``a << 32 | b`` for token ids ``a, b`` (``V`` in the
+compiled signatures is the vocabulary size, kept for the callers).
+Everything runs compiled (numba, cached on disk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from structkernels.kernels.srk.common import Rewriting, SRKBase, encode_rewritings
+
+__all__ = ["KbSRK", "kb_srk_direct", "kb_kbar"]
+
+
+# ----------------------------------------------------------------- Algorithm 1
+@njit(cache=True, nogil=True)
+def _tables(kmax):
+    fact = np.ones(kmax + 1)
+    for i in range(1, kmax + 1):
+        fact[i] = fact[i - 1] * i
+    binom = np.zeros((kmax + 1, kmax + 1))
+    for n in range(kmax + 1):
+        binom[n, 0] = 1.0
+        for r in range(1, n + 1):
+            binom[n, r] = binom[n - 1, r - 1] + (binom[n - 1, r] if r <= n - 1 else 0.0)
+    return fact, binom
+
+
+@njit(cache=True, nogil=True)
+def _fact_lam(kmax, lam2):
+    """``fl[j] = j! lam2^j``: the weight of a non-identical double met j times on both sides."""
+    fl = np.ones(kmax + 1)
+    p = 1.0
+    f = 1.0
+    for j in range(1, kmax + 1):
+        p *= lam2
+        f *= j
+        fl[j] = f * p
+    return fl
+
+
+@njit(cache=True, nogil=True)
+def _g(vs, vt, k, V, lam2, fact, binom, fl):
+    """Algorithm 1 lines 3-8 on two sorted rows of k double codes (``a << 32 | b``)."""
+    r = 1.0
+    i = 0
+    j = 0
+    while i < k or j < k:
+        if j >= k:
+            e = vs[i]
+        elif i >= k:
+            e = vt[j]
+        else:
+            e = vs[i] if vs[i] <= vt[j] else vt[j]
+        cs = 0
+        while i < k and vs[i] == e:
+            cs += 1
+            i += 1
+        ct = 0
+        while j < k and vt[j] == e:
+            ct += 1
+            j += 1
+        if (e >> 32) == (e & 0xFFFFFFFF):  # identical double (c, c)
+            mn = cs if cs < ct else ct
+            if mn > 0:
+                acc = 0.0
+                p = 1.0
+                for q in range(mn + 1):
+                    acc += binom[cs, q] * binom[ct, q] * fact[q] * p
+                    p *= lam2
+                r *= acc
+        else:
+            if cs != ct:
+                return 0.0
+            r *= fl[cs]
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _sort_small(a, n):
+    for i in range(1, n):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+
+
+@njit(cache=True, nogil=True)
+def _kbar(as1, as2, at1, at2, k, V, lam2, fact, binom, fl, vs, vt):
+    for p in range(k):
+        vs[p] = (as1[p] << 32) | as2[p]
+        vt[p] = (at1[p] << 32) | at2[p]
+    _sort_small(vs, k)
+    _sort_small(vt, k)
+    return _g(vs, vt, k, V, lam2, fact, binom, fl)
+
+
+@njit(cache=True, nogil=True)
+def _direct_pair(s1, t1, s2, t2, k, V, lam2):
+    """Eq. 4 literally: K̄_k (Algorithm 1) summed over all quadruples of k-grams."""
+    fact, binom = _tables(k)
+    fl = _fact_lam(k, lam2)
+    vs = np.empty(k, dtype=np.int64)
+    vt = np.empty(k, dtype=np.int64)
+    total = 0.0
+    for a in range(len(s1) - k + 1):
+        for b in range(len(s2) - k + 1):
+            for c in range(len(t1) - k + 1):
+                for d in range(len(t2) - k + 1):
+                    total += _kbar(
+                        s1[a:a + k], s2[b:b + k], t1[c:c + k], t2[d:d + k],
+                        k, V, lam2, fact, binom, fl, vs, vt,
+                    )
+    return total
+
+
+# ----------------------------------------------------------------- Algorithm 2
+_M1 = 0x5851F42D4C957F2D
+_M2 = 0x14057B7EF767814F
+
+
+@njit(cache=True, nogil=True)
+def _mix(c):
+    """A 64-bit mixer of a double code; multisets hash to the sum of their mixes."""
+    z = (c + 0x632BE59BD9B4E019) * _M1
+    z ^= z >> 29
+    z *= _M2
+    z ^= z >> 32
+    return z
+
+
+@njit(cache=True, nogil=True)
+def _grid(x, xin, y, yin, R, HK, ca, cb):
+    """One backward pass over the grid of doubles (x[a], y[b]).
+
+    R[a, b]: run length of admissible doubles along the diagonal from (a, b);
+    a double is admissible if identical, or if its source token occurs in the
+    other side of its own re-writing (the other side can hold the same
+    double; otherwise no target double list can share the key).
+    HK: diagonal suffix sums of the hashes of the non-identical doubles, so a
+    window's key hash is HK[a, b] - HK[a + k, b + k].
+    The cells starting a run of length >= 2 (the windows of every size k >= 2
+    that survive) are listed in ``ca``/``cb``, last cell first.
+    Returns the number of identical doubles, the longest run and the number
+    of listed cells.
+    """
+    n, m = len(x), len(y)
+    n_ident = 0
+    longest = 0
+    nc = 0
+    for b in range(m + 1):
+        R[n, b] = 0
+        HK[n, b] = 0
+    for a in range(n - 1, -1, -1):
+        R[a, m] = 0
+        HK[a, m] = 0
+        xa = x[a]
+        xi = xin[a]
+        Ra = R[a]
+        Rn = R[a + 1]
+        Ha = HK[a]
+        Hn = HK[a + 1]
+        for b in range(m - 1, -1, -1):
+            yb = y[b]
+            if xa == yb:
+                n_ident += 1
+                r = Rn[b + 1] + 1
+                Ha[b] = Hn[b + 1]
+            elif xi and yin[b]:
+                r = Rn[b + 1] + 1
+                Ha[b] = Hn[b + 1] + _mix((xa << 32) | yb)
+            else:
+                r = 0
+                Ha[b] = Hn[b + 1]
+            Ra[b] = r
+            if r >= 2:
+                ca[nc] = a
+                cb[nc] = b
+                nc += 1
+                if r > longest:
+                    longest = r
+            elif r > longest:
+                longest = r
+    return n_ident, longest, nc
+
+
+@njit(cache=True, nogil=True)
+def _keep(R, HK, k, ca, cb, kh, nc):
+    """Keep the listed cells whose run reaches k (the windows of size k); their key hashes."""
+    cnt = 0
+    for w in range(nc):
+        a = ca[w]
+        b = cb[w]
+        if R[a, b] >= k:
+            ca[cnt] = a
+            cb[cnt] = b
+            kh[cnt] = HK[a, b] - HK[a + k, b + k]
+            cnt += 1
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def _window(x, y, a, b, k, out):
+    """Sorted double codes of the window at (a, b); returns its number of identical doubles."""
+    n_ident = 0
+    for p in range(k):
+        u = x[a + p]
+        v = y[b + p]
+        if u == v:
+            n_ident += 1
+        c = (u << 32) | v
+        q = p - 1
+        while q >= 0 and out[q] > c:
+            out[q + 1] = out[q]
+            q -= 1
+        out[q + 1] = c
+    return n_ident
+
+
+@njit(cache=True, nogil=True)
+def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
+    """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts c_t.
+
+    Open addressing on the key (multiset hash of the non-identical doubles);
+    each slot chains the distinct double-count vectors of that key, stored as
+    sorted windows and compared exactly (a hash collision never merges two
+    vectors).  Windows are taken in grid order (the list runs backwards).
+    Returns the table mask.
+    """
+    P = 16
+    while P < 2 * nt:
+        P *= 2
+    mask = P - 1
+    for i in range(P):
+        slots[i] = -1
+    ne = 0
+    for w in range(nt - 1, -1, -1):
+        key = kht[w]
+        h = (key * 0x2545F4914F6CDD1D) & mask
+        while slots[h] >= 0 and ekh[slots[h]] != key:
+            h = (h + 1) & mask
+        _window(t1, t2, ca[w], cb[w], k, buf)
+        e = slots[h]
+        found = False
+        while e >= 0:
+            if _same(ewin[e], buf, k):
+                ecnt[e] += 1.0
+                found = True
+                break
+            e = nxt[e]
+        if not found:
+            ekh[ne] = key
+            ecnt[ne] = 1.0
+            for p in range(k):
+                ewin[ne, p] = buf[p]
+            nxt[ne] = slots[h]
+            slots[h] = ne
+            ne += 1
+    return mask
+
+
+@njit(cache=True, nogil=True)
+def _same(u, v, k):
+    for p in range(k):
+        if u[p] != v[p]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, ecnt, ewin,
+          nxt, buf):
+    """Algorithm 2 lines 10-13, streaming the source windows against the target map.
+
+    A source window meets only the target vectors of its key; each adds
+    ``c_t * g`` (Algorithm 1).  When the source window has no identical
+    double, the key is the whole window: a target vector of that key is the
+    same window exactly, and ``g = prod_e #e! lam^(2 #e)`` is computed once.
+    Algorithm 1 checks the non-identical counts itself, so hash collisions
+    cost time but never change the result.
+    """
+    total = 0.0
+    for w in range(ns - 1, -1, -1):
+        key = khs[w]
+        h = (key * 0x2545F4914F6CDD1D) & mask
+        while slots[h] >= 0 and ekh[slots[h]] != key:
+            h = (h + 1) & mask
+        e = slots[h]
+        if e < 0:
+            continue
+        n_ident = _window(s1, s2, ca[w], cb[w], k, buf)
+        if n_ident == 0:
+            gk = 1.0
+            p = 0
+            while p < k:
+                q = p + 1
+                while q < k and buf[q] == buf[p]:
+                    q += 1
+                gk *= fl[q - p]
+                p = q
+            while e >= 0:
+                if _same(ewin[e], buf, k):
+                    total += ecnt[e] * gk
+                e = nxt[e]
+        else:
+            while e >= 0:
+                total += ecnt[e] * _g(buf, ewin[e], k, 0, lam2, fact, binom, fl)
+                e = nxt[e]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _self_matches(x, y):
+    c = 0
+    for a in range(len(x)):
+        for b in range(len(y)):
+            if x[a] == y[b]:
+                c += 1
+    return c
+
+
+@njit(cache=True, nogil=True)
+def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
+              fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
+              ekh, ecnt, ewin, slots, nxt, buf, out):
+    """K_k for k = kmin..kmax of one pair of re-writings into out[0..].
+
+    ``u1`` / ``u2``: number of equal (source token, target token) position
+    pairs within each re-writing; K_1 has the closed form
+    ``I_s I_t + lam^2 u1 u2`` (I_s, I_t: identical doubles of each side),
+    which Algorithm 1 gives when summed over single doubles.  One grid pass
+    per side lists the windows of every size; each larger window keeps a
+    subset of the previous size's list.
+    """
+    i_s, long_s, ns = _grid(s1, s1in, s2, s2in, Rs, HKs, cas, cbs)
+    i_t, long_t, nt = _grid(t1, t1in, t2, t2in, Rt, HKt, cat, cbt)
+    for k in range(kmin, kmax + 1):
+        if k == 1:
+            out[0] = i_s * i_t + lam2 * u1 * u2
+            continue
+        if k > long_s or k > long_t:
+            # no window of size k survives on one side: K_k = 0 (and for larger k)
+            out[k - kmin] = 0.0
+            continue
+        nt = _keep(Rt, HKt, k, cat, cbt, kht, nt)
+        ns = _keep(Rs, HKs, k, cas, cbs, khs, ns)
+        mask = _target_map(t1, t2, cat, cbt, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf)
+        out[k - kmin] = _join(s1, s2, cas, cbs, khs, ns, k, lam2, fact, binom, fl, slots, mask,
+                              ekh, ecnt, ewin, nxt, buf)
+
+
+@njit(cache=True, nogil=True)
+def _max_len(off):
+    m = 0
+    for i in range(len(off) - 1):
+        if off[i + 1] - off[i] > m:
+            m = off[i + 1] - off[i]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
+                kmin, kmax, V, lam, symmetric, diag_only):
+    n = len(xso) - 1
+    m = len(yso) - 1
+    w = kmax - kmin + 1
+    fact, binom = _tables(kmax)
+    lam2 = lam * lam
+    fl = _fact_lam(kmax, lam2)
+    mxs, mys, mxt, myt = _max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto)
+    if diag_only:
+        mys, myt = mxs, mxt
+    # workspace, allocated once per block
+    cs = max(mxs * mys, 1)
+    ct = max(mxt * myt, 1)
+    P = 16
+    while P < 2 * ct:
+        P *= 2
+    Rs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
+    HKs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
+    Rt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
+    HKt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
+    cas = np.empty(cs, dtype=np.int64)
+    cbs = np.empty(cs, dtype=np.int64)
+    khs = np.empty(cs, dtype=np.int64)
+    cat = np.empty(ct, dtype=np.int64)
+    cbt = np.empty(ct, dtype=np.int64)
+    kht = np.empty(ct, dtype=np.int64)
+    ekh = np.empty(ct, dtype=np.int64)
+    ecnt = np.empty(ct, dtype=np.float64)
+    ewin = np.empty((ct, max(kmax, 1)), dtype=np.int64)
+    slots = np.empty(P, dtype=np.int64)
+    nxt = np.empty(ct, dtype=np.int64)
+    buf = np.empty(max(kmax, 1), dtype=np.int64)
+    ux = np.empty(n)
+    for a in range(n):
+        ux[a] = _self_matches(xs[xso[a]:xso[a + 1]], xt[xto[a]:xto[a + 1]])
+    uy = np.empty(m)
+    for b in range(m):
+        uy[b] = _self_matches(ys[yso[b]:yso[b + 1]], yt[yto[b]:yto[b + 1]])
+    vals = np.empty(w)
+    if diag_only:
+        out = np.zeros((w, n, 1))
+    else:
+        out = np.zeros((w, n, m))
+    for a in range(n):
+        s1 = xs[xso[a]:xso[a + 1]]
+        s1i = xsi[xso[a]:xso[a + 1]]
+        t1 = xt[xto[a]:xto[a + 1]]
+        t1i = xti[xto[a]:xto[a + 1]]
+        if diag_only:
+            _pair_all(s1, s1i, t1, t1i, ux[a], s1, s1i, t1, t1i, ux[a], kmin, kmax, lam2,
+                      fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
+                      ekh, ecnt, ewin, slots, nxt, buf, vals)
+            for q in range(w):
+                out[q, a, 0] = vals[q]
+            continue
+        start = a if symmetric else 0
+        for b in range(start, m):
+            s2 = ys[yso[b]:yso[b + 1]]
+            s2i = ysi[yso[b]:yso[b + 1]]
+            t2 = yt[yto[b]:yto[b + 1]]
+            t2i = yti[yto[b]:yto[b + 1]]
+            _pair_all(s1, s1i, t1, t1i, ux[a], s2, s2i, t2, t2i, uy[b], kmin, kmax, lam2,
+                      fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
+                      ekh, ecnt, ewin, slots, nxt, buf, vals)
+            for q in range(w):
+                out[q, a, b] = vals[q]
+                if symmetric:
+                    out[q, b, a] = vals[q]
+    return out
+
+
+def _encode_both(X, Y):
+    vocab: dict[str, int] = {}
+    ex = encode_rewritings(X, vocab)
+    ey = ex if Y is None else encode_rewritings(Y, vocab)
+    return ex, ey, max(len(vocab), 1)
+
+
+def kb_srk_stack(
+    X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, kmin: int, kmax: int, lam: float
+) -> np.ndarray:
+    """Raw ``K_k(X[a], Y[b])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n, m); checked input."""
+    ex, ey, V = _encode_both(X, Y)
+    return _gram_stack(*ex, *ey, int(kmin), int(kmax), np.int64(V), float(lam), Y is None, False)
+
+
+def kb_srk_diag(X: Sequence[Rewriting], kmin: int, kmax: int, lam: float) -> np.ndarray:
+    """Raw ``K_k(X[a], X[a])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n)."""
+    ex, _, V = _encode_both(X, None)
+    return _gram_stack(*ex, *ex, int(kmin), int(kmax), np.int64(V), float(lam), True, True)[:, :, 0]
+
+
+def kb_srk_direct(x: Rewriting, y: Rewriting, k: int, lam: float = 1.0) -> float:
+    """kb-SRK by the direct sum of Eq. 4 (Algorithm 1 on every quadruple of k-grams).
+
+    The ``O(k n^4)`` baseline that Algorithm 2 replaces; kept for tests and benchmarks.
+
+    Examples
+    --------
+    >>> kb_srk_direct((("a", "b"), ("b", "a")), (("a", "b"), ("b", "a")), k=1, lam=1.0)
+    8.0
+    """
+    vocab: dict[str, int] = {}
+    enc = [np.asarray([vocab.setdefault(w, len(vocab)) for w in side], dtype=np.int64)
+           for side in (x[0], x[1], y[0], y[1])]
+    V = np.int64(max(len(vocab), 1))
+    return float(_direct_pair(enc[0], enc[1], enc[2], enc[3], int(k), V, float(lam) ** 2))
+
+
+def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
+    """K̄_k of two k-gram pairs by Algorithm 1 (Eq. 5).
+
+    Examples
+    --------
+    The worked example of Figs. 2-5 at ``lam = 1``: ``12 + 24 + 14 + 2``
+
+    >>> kb_kbar("abbccbb", "cbcbbcb", "abcccdd", "cbccdcd")
+    52.0
+    """
+    seqs = [list(a_s1), list(a_t1), list(a_s2), list(a_t2)]
+    k = len(seqs[0])
+    if any(len(q) != k for q in seqs):
+        raise ValueError("kb_kbar needs four k-grams of the same length")
+    vocab: dict = {}
+    enc = [np.asarray([vocab.setdefault(w, len(vocab)) for w in q], dtype=np.int64) for q in seqs]
+    V = np.int64(max(len(vocab), 1))
+    fact, binom = _tables(k)
+    vs = np.empty(k, dtype=np.int64)
+    vt = np.empty(k, dtype=np.int64)
+    lam2 = float(lam) ** 2
+    fl = _fact_lam(k, lam2)
+    return float(_kbar(enc[0], enc[2], enc[1], enc[3], k, V, lam2, fact, binom, fl, vs, vt))
+
+
+class KbSRK(SRKBase):
+    """k-gram bijective string re-writing kernel (Bu, Li & Zhu, ACL 2012, Sec. 5, Eq. 4).
+
+    Input: re-writings ``(source tokens, target tokens)``.  Rules have two
+    patterns of ``k`` tokens with one-token wildcards, bijectively aligned;
+    a rule weighs ``lam`` per aligned wildcard pair on each re-writing.
+
+    Parameters
+    ----------
+    k : int, default 1
+        Window (k-gram) size; with ``kmax`` the smallest window.
+    lam : float in (0, 1], default 1.0
+        Wildcard penalty λ (the paper uses 1).
+    kmax : int, optional
+        If given, the kernel is the paper's ``K̂_k + ... + K̂_kmax``: every
+        window cosine-normalised, then summed (computed in one pass).  If
+        None, the raw ``K_k``.
+
+    Examples
+    --------
+    >>> from structkernels import kernel
+    >>> x = (("shakespeare", "wrote", "hamlet"), ("hamlet", "was", "written", "by", "shakespeare"))
+    >>> y = (("austen", "wrote", "emma"), ("emma", "was", "written", "by", "austen"))
+    >>> kernel("kb-srk", k=1).value(x, y)   # 1 * 3 wildcard-free rules + 2 * 2 with one aligned pair
+    7.0
+    >>> round(kernel("kb-srk", k=1, kmax=2).value(x, x), 6)
+    2.0
+    """
+
+    name = "kb-srk"
+    #: blocks run in compiled code without the GIL: the Gram engine uses threads
+    nogil_blocks = True
+
+    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
+        self.k = k
+        self.lam = lam
+        self.kmax = kmax
+
+    def planned_bytes(self, X, Y, windows, diag=False) -> int:
+        """Output, plus the compiled workspace: three ``(|s1|+1) x (|s2|+1)`` grids
+        per side, window lists of ``|s1| |s2|`` and ``|t1| |t2|`` entries, the
+        target map's ``|t1| |t2| x kmax`` windows, and ``(kmax+1)^2`` binomials
+        (lengths: the longest of each side)."""
+        base = super().planned_bytes(X, Y, windows, diag)
+        Y = X if Y is None or diag else Y
+        sx = max((len(s) for s, _ in X), default=0)
+        tx = max((len(t) for _, t in X), default=0)
+        sy = max((len(s) for s, _ in Y), default=0)
+        ty = max((len(t) for _, t in Y), default=0)
+        kmax = max(windows, default=1)
+        cs, ct = sx * sy, tx * ty
+        words = (3 * (sx + 1) * (sy + 1) + 3 * (tx + 1) * (ty + 1) + 4 * cs
+                 + ct * (11 + kmax) + 2 * (kmax + 1) ** 2)
+        return base + 8 * words
+
+    def _stack(self, X, Y, windows):
+        return kb_srk_stack(X, Y, windows[0], windows[-1], self.lam)
+
+    def _diag_stack(self, X, windows):
+        return kb_srk_diag(X, windows[0], windows[-1], self.lam)

@@ -1,0 +1,48 @@
+"""Pairwise k-spectrum string re-writing kernel, ps-SRK (Bu, Li & Zhu, ACL 2012, Example 1).
+
+The SRK (Eqs. 1-2) under the rule set ``{(b_s, b_t, ∅) : b_s, b_t k-grams}``
+(no wildcards).  A rule matches the k-gram pairs of ``(s, t)`` equal to it, so
+
+    K^ps_k((s1, t1), (s2, t2)) = K^spec_k(s1, s2) * K^spec_k(t1, t2)
+
+with ``K^spec_k`` the k-spectrum kernel of Leslie et al. (2002): the inner
+product of k-gram occurrence counts.
+"""
+
+from __future__ import annotations
+
+from structkernels.kernels.srk.common import PairwiseSRK
+
+__all__ = ["PsSRK"]
+
+
+class PsSRK(PairwiseSRK):
+    """Pairwise k-spectrum SRK (Bu, Li & Zhu, 2012, Example 1).
+
+    Parameters
+    ----------
+    k : int, default 1
+        k-gram size; with ``kmax`` the smallest window.
+    lam : float in (0, 1], default 1.0
+        Unused by this rule set (no wildcards); kept so the three SRKs share
+        parameters.
+    kmax : int, optional
+        If given, the paper's ``K̂_k + ... + K̂_kmax`` (each window
+        cosine-normalised, then summed); else the raw ``K_k``.
+
+    Examples
+    --------
+    >>> from structkernels import kernel
+    >>> x = (("a", "b", "a"), ("b", "a"))
+    >>> y = (("a", "b"), ("b", "a", "a"))
+    >>> kernel("ps-srk", k=1).value(x, y)   # (2*1 + 1*1) * (1*1 + 1*2)
+    9.0
+    """
+
+    name = "ps-srk"
+    wildcards = False
+
+    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
+        self.k = k
+        self.lam = lam
+        self.kmax = kmax

@@ -1,0 +1,50 @@
+"""Pairwise k-wildcard string re-writing kernel, pw-SRK (Bu, Li & Zhu, ACL 2012, Example 2).
+
+The SRK (Eqs. 1-2) under the rule set ``{(b_s, b_t, ∅) : b_s, b_t in (Σ ∪ {*})^k}``
+with one-token wildcards (``D = Σ``) and weight ``lam`` per wildcard, so
+
+    K^pw_k((s1, t1), (s2, t2)) = K^wc_(k,k)(s1, s2) * K^wc_(k,k)(t1, t2)
+
+with ``K^wc_(k,k)`` the (k, m)-wildcard kernel of Leslie & Kuang (2004) at
+``m = k``: each k-gram counts towards its ``2^k`` wildcard patterns with weight
+``lam ** (number of wildcards)``.  Equivalently a pair of k-grams ``a, b``
+contributes ``prod_p (lam^2 + [a_p = b_p])``.
+"""
+
+from __future__ import annotations
+
+from structkernels.kernels.srk.common import PairwiseSRK
+
+__all__ = ["PwSRK"]
+
+
+class PwSRK(PairwiseSRK):
+    """Pairwise (k, k)-wildcard SRK (Bu, Li & Zhu, 2012, Example 2).
+
+    Parameters
+    ----------
+    k : int, default 1
+        Pattern length; with ``kmax`` the smallest window.
+    lam : float in (0, 1], default 1.0
+        Weight of each wildcard (the paper uses 1).
+    kmax : int, optional
+        If given, the paper's ``K̂_k + ... + K̂_kmax``; else the raw ``K_k``.
+
+    Examples
+    --------
+    >>> from structkernels import kernel
+    >>> x = (("a", "b"), ("c",))
+    >>> y = (("a", "c"), ("c",))
+    >>> kernel("pw-srk", k=2, lam=1.0).value(x, y)   # (2 * 1) * 0: no 2-grams in ("c",)
+    0.0
+    >>> kernel("pw-srk", k=1, lam=0.5).value(x, y)   # (1.25 + 0.25 + 0.25 + 0.25) * 1.25
+    2.5
+    """
+
+    name = "pw-srk"
+    wildcards = True
+
+    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
+        self.k = k
+        self.lam = lam
+        self.kmax = kmax

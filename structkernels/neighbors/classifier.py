@@ -1,0 +1,531 @@
+"""The kernel k-nearest-neighbour classifier, exact or with kernel hashing.
+
+:class:`KernelKNNClassifier` classifies a structure by the labels of its ``k``
+most similar training structures under any registered kernel (or a
+precomputed Gram matrix), by majority or similarity-weighted vote.  With
+``hashing="random-knn"`` or ``"klsh"`` a test structure is compared only with
+the training structures of its hash bucket(s) and the reference set, about
+``sqrt(N)`` instead of ``N`` kernel evaluations (nonstationary kernels paper,
+Garg et al. 2018, Sec. 4.2 and Table 2, where ``k = 8``).
+
+:func:`positive_class_scores` gives F1, precision and recall on the positive
+class through :mod:`sklearn.metrics`, the figures of the paper's tables.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from scipy.sparse import issparse
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics import precision_recall_fscore_support
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from structkernels.engine.checks import probe_when_asked, validation_level
+from structkernels.engine.gram import block_ranges
+from structkernels.kernels.base import Normalized
+from structkernels.neighbors.graph import (
+    HASHINGS,
+    _diag,
+    _Evaluator,
+    block_topk,
+    bounded_k,
+    build_tables,
+    group_buckets,
+    merge_topk,
+    prepare_kernel,
+)
+from structkernels.neighbors.hashing import _as_structures as _checked_structures
+from structkernels.neighbors.hashing import codes_from_bits
+from structkernels.structures import take
+from structkernels.utils import check_finite
+
+__all__ = ["KernelKNNClassifier", "positive_class_scores"]
+
+
+def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = None) -> dict[str, float]:
+    """F1, precision and recall of the positive class (``sklearn.metrics``), as in the paper.
+
+    ``pos_label`` defaults to 1 when the labels are 0/1 (or -1/1), else to
+    the larger of two labels in sorted order (``"yes"`` of ``"no"``/``"yes"``);
+    with more than two labels it must be given.  A ``pos_label`` that occurs
+    in neither ``y_true`` nor ``y_pred`` is an error.
+
+    Examples
+    --------
+    >>> positive_class_scores([1, 1, 0, 0], [1, 0, 1, 0])
+    {'f1': 0.5, 'precision': 0.5, 'recall': 0.5, 'support': 2}
+    >>> positive_class_scores(["yes", "no"], ["yes", "yes"])["precision"]
+    0.5
+    """
+    yt = np.asarray(y_true)
+    yp = np.asarray(y_pred)
+    labels = np.unique(np.concatenate([yt.ravel(), yp.ravel()]))
+    if pos_label is None:
+        if labels.dtype.kind in "iub" and set(labels.tolist()) <= {-1, 0, 1}:
+            pos_label = 1
+        elif len(labels) <= 2:
+            pos_label = labels[-1] if len(labels) else 1
+        else:
+            raise ValueError(
+                f"positive_class_scores: pos_label must be given with {len(labels)} distinct "
+                f"labels {labels.tolist()[:10]}"
+            )
+    elif not (np.any(yt == pos_label) or np.any(yp == pos_label)):
+        raise ValueError(
+            f"positive_class_scores: pos_label={pos_label!r} is not among the labels "
+            f"{labels.tolist()[:10]}"
+        )
+    p, r, f, s = precision_recall_fscore_support(
+        yt, yp, pos_label=pos_label, average="binary", zero_division=0
+    )
+    support = int(np.sum(yt == pos_label))
+    return {"f1": float(f), "precision": float(p), "recall": float(r), "support": support}
+
+
+class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
+    """k-nearest-neighbour classifier under a kernel similarity.
+
+    Parameters
+    ----------
+    kernel : str or Kernel, default "path"
+        A registered kernel name (built with ``kernel_params``), a Kernel
+        instance, or ``"precomputed"``: ``fit`` then takes the train x train
+        Gram matrix and ``predict`` the test x train one.
+    n_neighbors : int, default 8
+        ``k`` (the paper's setting).
+    hashing : None, "random-knn" or "klsh", default None
+        None compares every test structure with every training structure.
+    weights : "uniform" or "similarity", default "uniform"
+        Majority vote, or votes weighted by the (non-negative part of the)
+        kernel value.
+    threshold : None, float or "auto", default None
+        Decision rule of a binary problem, on the score ``s`` = the
+        (weighted) share of neighbours of the positive class ``classes_[1]``:
+        None predicts the most voted class (``s > 1/2``; ties to
+        ``classes_[0]``); a number ``t`` predicts positive when ``s >= t``;
+        ``"auto"`` chooses ``t`` on the training data only, as the value that
+        maximises F1 of the training structures' leave-one-out scores (each
+        scored by its own neighbours, itself excluded, found by the same
+        search as ``predict``, hashed or exact).  At a low positive rate a
+        majority of ``k`` votes almost never says positive; ``"auto"`` adapts
+        the rule to the class prior.
+    threshold_sample : int or None, default 2000
+        With ``threshold="auto"``: score at most this many training
+        structures (a random subset, stratified by class, seeded by
+        ``random_state``) to choose the threshold; None scores them all.
+        Their neighbours are still searched among all training structures.
+    n_bits : int, optional
+        Bits per hash code (default ``ceil(log2(N) / 2)``).
+    n_tables : int, default 1
+        Independent hash tables.
+    probe : {0, 1}, default 0
+        1 also searches the training buckets at Hamming distance 1.
+    n_probes : int or None, default None
+        With ``probe=1``: how many of the Hamming-1 buckets each query
+        searches per table, those across its least firm bits (multi-probe
+        LSH, Lv et al., VLDB 2007; the hasher's ``margins_from_similarities``).
+        None searches all ``n_bits`` of them.  A few probes find most of what
+        all of them find, for a fraction of the kernel evaluations.
+    normalize : bool, default False
+        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``.
+    n_jobs : int, default 1
+        joblib workers of the Gram engine.
+    random_state : int, RandomState or None
+        Seeds the hash tables.
+    kernel_params : dict, optional
+        Parameters of a kernel given by name (e.g. ``{"lam": 0.8}``).
+    hash_params : dict, optional
+        Extra hasher parameters (``n_reference``, ``subset_size`` for
+        random-knn; ``n_sample``, ``n_per_bit`` for klsh).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    X_fit_ : list or ndarray
+        The training structures (the training Gram matrix when precomputed).
+    hashers_ : list
+        Fitted hashers, one per table (empty without hashing).
+    buckets_ : list of dict
+        Per table, ``code -> training indices``.
+    n_fit_evaluations_ : int
+        Kernel evaluations made by ``fit``.
+    n_evaluations_ : int
+        Kernel evaluations made by the last ``predict``/``predict_proba``/``kneighbors``.
+    threshold_ : float or None
+        The positive-class score threshold used by ``predict`` (None: majority vote).
+    train_scores_ : ndarray or None
+        With ``threshold="auto"``: the leave-one-out scores of the scored
+        training structures (all, or ``threshold_sample`` of them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels import KernelKNNClassifier
+    >>> X = np.array([[0.0], [0.2], [0.4], [5.0], [5.2], [5.4]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> clf = KernelKNNClassifier("rbf", n_neighbors=3).fit(X, y)
+    >>> clf.predict(np.array([[0.1], [5.1]])).tolist()
+    [0, 1]
+    >>> clf.n_evaluations_
+    12
+    """
+
+    def __init__(
+        self,
+        kernel: Any = "path",
+        n_neighbors: int = 8,
+        hashing: str | None = None,
+        weights: str = "uniform",
+        threshold: Any = None,
+        threshold_sample: int | None = 2000,
+        n_bits: int | None = None,
+        n_tables: int = 1,
+        probe: int = 0,
+        n_probes: int | None = None,
+        normalize: bool = False,
+        n_jobs: int = 1,
+        random_state: Any = None,
+        kernel_params: dict | None = None,
+        hash_params: dict | None = None,
+    ):
+        self.kernel = kernel
+        self.n_neighbors = n_neighbors
+        self.hashing = hashing
+        self.weights = weights
+        self.threshold = threshold
+        self.threshold_sample = threshold_sample
+        self.n_bits = n_bits
+        self.n_tables = n_tables
+        self.probe = probe
+        self.n_probes = n_probes
+        self.normalize = normalize
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.kernel_params = kernel_params
+        self.hash_params = hash_params
+
+    # ------------------------------------------------------------- checks
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _validate_params(self) -> None:
+        k = self.n_neighbors
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"n_neighbors must be an int >= 1, got {k!r}")
+        if self.weights not in ("uniform", "similarity"):
+            raise ValueError(f"weights must be 'uniform' or 'similarity', got {self.weights!r}")
+        if self.hashing is not None and self.hashing not in HASHINGS:
+            raise ValueError(
+                f"hashing must be None or one of {sorted(HASHINGS)}, got {self.hashing!r}"
+            )
+        if self.hashing is not None and self._precomputed():
+            raise ValueError(
+                "hashing needs kernel evaluations on new structures; it cannot be used with "
+                "kernel='precomputed' (the test x train Gram matrix is already complete)"
+            )
+        t = self.threshold
+        if not (t is None or (isinstance(t, str) and t == "auto")):
+            if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
+                    or not 0.0 <= float(t) <= 1.0:
+                raise ValueError(f"threshold must be None, 'auto' or a number in [0, 1], got {t!r}")
+        ts = self.threshold_sample
+        if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, np.integer)) or ts < 1):
+            raise ValueError(f"threshold_sample must be None or an int >= 1, got {ts!r}")
+        if self.probe not in (0, 1) or isinstance(self.probe, bool):
+            raise ValueError(f"probe must be 0 or 1, got {self.probe!r}")
+        npr = self.n_probes
+        if npr is not None and (isinstance(npr, bool) or not isinstance(npr, (int, np.integer)) or npr < 1):
+            raise ValueError(f"n_probes must be None or an int >= 1, got {npr!r}")
+        if npr is not None and not self.probe:
+            raise ValueError("n_probes applies only with probe=1 (Hamming-1 buckets)")
+        if self.hashing is None and (self.n_bits is not None or self.n_tables != 1 or self.probe):
+            raise ValueError("n_bits, n_tables and probe apply only with hashing='random-knn'/'klsh'")
+        if not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0:
+            raise ValueError(f"n_jobs must be a non-zero int, got {self.n_jobs!r}")
+        if self._precomputed() and (self.kernel_params or self.normalize):
+            raise ValueError("kernel_params and normalize do not apply to kernel='precomputed'")
+
+    def _check_gram(self, K: Any, n_cols: int | None, what: str) -> np.ndarray:
+        if issparse(K):
+            raise TypeError("kernel='precomputed': sparse Gram matrices are not supported")
+        K = np.asarray(K, dtype=np.float64)
+        if K.ndim != 2:
+            raise ValueError(f"kernel='precomputed' expects a 2-D {what} Gram matrix, got {K.shape}")
+        if n_cols is None and K.shape[0] != K.shape[1]:
+            raise ValueError(f"kernel='precomputed': the train Gram matrix must be square, got {K.shape}")
+        if n_cols is not None and K.shape[1] != n_cols:
+            raise ValueError(
+                f"kernel='precomputed': the test Gram matrix needs {n_cols} columns (one per "
+                f"training structure), got shape {K.shape}"
+            )
+        check_finite(K, f"kernel='precomputed': the {what} Gram matrix", ("row", "column"),
+                     hint="a kernel value must be a finite number")
+        return K
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any) -> KernelKNNClassifier:
+        """Store the training structures and labels; build the hash tables if any."""
+        t0 = time.perf_counter()
+        self._validate_params()
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_, y_enc = np.unique(y, return_inverse=True)
+        if self._precomputed():
+            Xs = self._check_gram(X, None, "train")
+            self.n_features_in_ = Xs.shape[1]
+        else:
+            base, norm = prepare_kernel(self.kernel, self.kernel_params)
+            norm = norm or bool(self.normalize)
+            Xs = _as_structures(base, X)
+            if isinstance(Xs, np.ndarray) and Xs.ndim == 2:
+                self.n_features_in_ = Xs.shape[1]
+            self.kernel_ = base
+            self.normalized_ = norm
+        if len(Xs) != len(y):
+            raise ValueError(f"X has {len(Xs)} structures but y has {len(y)} labels")
+        if len(Xs) == 0:
+            raise ValueError("cannot fit on 0 structures")
+        if self.hashing is not None and len(Xs) < 2:
+            raise ValueError(f"hashing needs at least 2 training structures, got {len(Xs)} sample")
+        if not self._precomputed() and validation_level(self.kernel_) == "full":
+            # symmetry/PSD probe of plugin and user kernels (Kernel.output_validation);
+            # the level first: built-in kernels' input is not checked again here
+            Xc = self.kernel_.check_input(Xs)
+            probe_when_asked(self.kernel_, Xc, len(Xc) * (len(Xc) + 1) // 2)
+        self.X_fit_ = Xs
+        self._y = y_enc.astype(np.int64)
+        self.n_fit_evaluations_ = 0
+        self.hashers_, self.buckets_, self._diag_fit = [], [], None
+        if not self._precomputed():
+            if self.normalized_:
+                self._diag_fit, ne = _diag(self.kernel_, Xs)
+                self.n_fit_evaluations_ += ne
+            if self.hashing is not None:
+                hash_kernel = Normalized(self.kernel_) if self.normalized_ else self.kernel_
+                hashers, codes, _, ne = build_tables(
+                    Xs, hash_kernel, self.hashing, n_bits=self.n_bits,
+                    n_tables=self.n_tables, random_state=check_random_state(self.random_state),
+                    n_jobs=self.n_jobs, hash_params=dict(self.hash_params or {}),
+                )
+                self.hashers_ = hashers
+                self.buckets_ = [group_buckets(c) for c in codes]
+                self.n_fit_evaluations_ += ne
+        self.threshold_, self.train_scores_ = None, None
+        if self.threshold is not None:
+            if len(self.classes_) != 2:
+                raise ValueError(
+                    f"threshold={self.threshold!r} needs a binary problem; y has "
+                    f"{len(self.classes_)} classes"
+                )
+            if isinstance(self.threshold, str):
+                self.threshold_, self.train_scores_ = self._auto_threshold()
+            else:
+                self.threshold_ = float(self.threshold)
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _auto_threshold(self) -> tuple[float, np.ndarray]:
+        """The F1-maximising threshold on the training data's leave-one-out scores."""
+        from sklearn.metrics import precision_recall_curve
+
+        n_all = len(self.X_fit_)
+        rows = np.arange(n_all)
+        if self.threshold_sample is not None and self.threshold_sample < n_all:
+            from sklearn.model_selection import train_test_split
+
+            rows, _ = train_test_split(
+                rows, train_size=int(self.threshold_sample),
+                stratify=self._y if np.bincount(self._y).min() >= 2 else None,
+                random_state=check_random_state(self.random_state).randint(2**31 - 1),
+            )
+            rows = np.sort(rows)
+        n = len(rows)
+        if self._precomputed():
+            K = np.array(self.X_fit_, dtype=np.float64)[rows]
+            K[np.arange(n), rows] = -np.inf
+            idx, sims = self._neighbours_of(K, self.n_neighbors)
+        else:
+            # k + 1 neighbours by the predict-time search, then drop the structure itself
+            k1 = min(int(self.n_neighbors), n_all - 1) + 1  # the predict-time k, plus itself
+            idx, sims = self._neighbours_of(take(self.X_fit_, rows), k1)
+            self.n_fit_evaluations_ += self.n_evaluations_
+            own = idx == rows[:, None]
+            # where the structure itself was not found, drop the last (weakest) neighbour
+            drop = np.where(own.any(axis=1)[:, None], own, np.arange(idx.shape[1]) == idx.shape[1] - 1)
+            keep = ~drop
+            idx = idx[keep].reshape(n, -1)
+            sims = sims[keep].reshape(n, -1)
+        scores = self._scores_from(idx, sims)[:, 1]
+        y = self._y[rows]
+        if not y.any():
+            return 1.0, scores
+        p, r, t = precision_recall_curve(y, scores)
+        f = 2 * p * r / np.maximum(p + r, 1e-300)
+        best = int(np.argmax(f[:-1]))
+        return float(t[best]), scores
+
+    # ---------------------------------------------------------- neighbours
+    def kneighbors(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Training neighbours of ``X``: ``(indices, similarities)``, each (n, k).
+
+        Indices are -1 (similarity ``-inf``) where fewer than ``k`` were found.
+        """
+        check_is_fitted(self, "classes_")
+        if self._precomputed():
+            X = self._check_gram(X, len(self.X_fit_), "test")
+        return self._neighbours_of(X, int(self.n_neighbors))
+
+    def _neighbours_of(self, X: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        n_train = len(self.X_fit_)
+        # at most n_train neighbours exist: a larger k would only allocate padding
+        k = bounded_k(k, n_train, "n_neighbors", stacklevel=4)
+        if self._precomputed():
+            K = X
+            r, c = block_topk(K, k)
+            self.n_evaluations_ = 0
+            return merge_topk(len(K), k, r, c, K[r, c], exclude_self=False)
+        Xq = _as_structures(self.kernel_, X)
+        if isinstance(Xq, np.ndarray) and hasattr(self, "n_features_in_"):
+            if Xq.ndim != 2 or Xq.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {Xq.shape[-1] if Xq.ndim else 0} features, but "
+                    f"{type(self).__name__} is expecting {self.n_features_in_} features as input"
+                )
+        m = len(Xq)
+        n_evals = 0
+        diag_q = None
+        if self.normalized_:
+            diag_q, ne = _diag(self.kernel_, Xq)
+            n_evals += ne
+        ev = _Evaluator(self.kernel_, k, diag_q, self._diag_fit, self.n_jobs)
+        parts_r, parts_c, parts_s = [], [], []
+        if self.hashing is None:
+            block = 512
+            tasks = [
+                (np.arange(r0, r1), np.arange(c0, c1), False)
+                for r0, r1 in block_ranges(m, block)
+                for c0, c1 in block_ranges(n_train, block)
+            ]
+        else:
+            tasks = []
+            for h, buckets in zip(self.hashers_, self.buckets_, strict=True):
+                before = h.n_evaluations_
+                S = h._similarities(Xq)
+                n_evals += h.n_evaluations_ - before
+                codes = _codes(h, S)
+                ref = h.reference_indices_
+                rr, cc = block_topk(S, k)
+                parts_r.append(rr)
+                parts_c.append(ref[cc])
+                parts_s.append(S[rr, cc])
+                if self.probe and self.n_probes is not None and self.n_probes < h.n_bits_:
+                    # multi-probe: each query's own bucket and those across its least firm bits
+                    weakest = np.argsort(h.margins_from_similarities(S), axis=1, kind="stable")
+                    probes = [codes] + [
+                        codes ^ np.left_shift(np.int64(1), weakest[:, j].astype(np.int64))
+                        for j in range(int(self.n_probes))
+                    ]
+                    for cs in probes:
+                        for code, rows in group_buckets(cs).items():
+                            if code in buckets:
+                                tasks.append((rows, buckets[code], False))
+                    continue
+                for code, rows in group_buckets(codes).items():
+                    cols = [buckets[code]] if code in buckets else []
+                    if self.probe:
+                        cols += [
+                            buckets[code ^ (1 << j)]
+                            for j in range(h.n_bits_)
+                            if code ^ (1 << j) in buckets
+                        ]
+                    if cols:
+                        tasks.append((rows, np.concatenate(cols), False))
+        r, c, s, ne = ev.run(Xq, self.X_fit_, tasks, desc="knn predict")
+        n_evals += ne
+        parts_r.append(r)
+        parts_c.append(c)
+        parts_s.append(s)
+        self.n_evaluations_ = int(n_evals)
+        return merge_topk(
+            m, k, np.concatenate(parts_r), np.concatenate(parts_c), np.concatenate(parts_s),
+            exclude_self=False,
+        )
+
+    # ------------------------------------------------------------ predict
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities: the (weighted) share of each class among the neighbours.
+
+        A structure with no neighbour found (or zero total weight) gets the
+        training class frequencies.
+        """
+        idx, sims = self.kneighbors(X)
+        return self._scores_from(idx, sims)
+
+    def _scores_from(self, idx: np.ndarray, sims: np.ndarray) -> np.ndarray:
+        n_classes = len(self.classes_)
+        found = idx >= 0
+        if self.weights == "uniform":
+            w = found.astype(np.float64)
+        else:
+            w = np.where(found, np.maximum(np.nan_to_num(sims, neginf=0.0), 0.0), 0.0)
+        labels = np.where(found, self._y[np.maximum(idx, 0)], 0)
+        votes = np.zeros((len(idx), n_classes), dtype=np.float64)
+        np.add.at(votes, (np.repeat(np.arange(len(idx)), idx.shape[1]), labels.ravel()), w.ravel())
+        total = votes.sum(axis=1, keepdims=True)
+        prior = np.bincount(self._y, minlength=n_classes) / len(self._y)
+        empty = total[:, 0] <= 0
+        proba = np.where(total > 0, votes / np.where(total > 0, total, 1.0), 0.0)
+        proba[empty] = prior
+        return proba
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Most voted class (ties to the first class in ``classes_``), or by ``threshold_``."""
+        return self.decide(self.predict_proba(X))
+
+    def decide(self, proba: np.ndarray) -> np.ndarray:
+        """Class labels from :meth:`predict_proba` output, by the fitted decision rule."""
+        check_is_fitted(self, "classes_")
+        proba = np.asarray(proba, dtype=np.float64)
+        if getattr(self, "threshold_", None) is not None:
+            return self.classes_[(proba[:, 1] >= self.threshold_).astype(np.int64)]
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def positive_class_scores(self, X: Any, y: Any, pos_label: Any = None) -> dict[str, float]:
+        """F1, precision and recall of ``pos_label`` on ``(X, y)`` (see :func:`positive_class_scores`).
+
+        ``pos_label`` defaults to ``classes_[1]`` of a binary problem (1 for 0/1 labels).
+        """
+        check_is_fitted(self, "classes_")
+        if pos_label is None:
+            pos_label = self.classes_[-1]
+        return positive_class_scores(y, self.predict(X), pos_label=pos_label)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._precomputed()
+        return tags
+
+
+def _codes(hasher, S: np.ndarray) -> np.ndarray:
+    return codes_from_bits(hasher.bits_from_similarities(S))
+
+
+def _as_structures(kernel, X):
+    """Structures checked by the kernel; array-likes become arrays, sparse input is refused."""
+    if issparse(X):
+        raise TypeError(
+            "KernelKNNClassifier: sparse input is not supported; pass a dense array, a "
+            "sequence of structures, or kernel='precomputed' with a dense Gram matrix"
+        )
+    if not isinstance(X, (list, tuple, np.ndarray)) and hasattr(X, "__array__"):
+        X = np.asarray(X)
+    return _checked_structures(kernel, X)

@@ -1,0 +1,761 @@
+"""Kernel k-nearest-neighbour graphs, exact (blocked) and approximate (hashed).
+
+:func:`knn_graph` returns a :class:`KNNGraph`: for every structure its ``k``
+most similar other structures under a kernel (largest kernel value first,
+ties to the smaller index), the similarities, and the number of kernel
+evaluations it took.
+
+* ``hashing=None``: exact.  Square blocks of the upper triangle go through the
+  Gram engine (:func:`structkernels.gram`) in workers (threads for compiled
+  GIL-free kernels, processes otherwise); each block is
+  reduced to its per-row (and per-column) top ``k`` at once, so memory stays
+  ``O(block**2 + n k)``, never ``n**2``.  Costs ``n (n + 1) / 2`` evaluations.
+* ``hashing="random-knn"`` or ``"klsh"`` (or fitted hashers): kernel locality-
+  sensitive hashing (nonstationary kernels paper, Garg et al. 2018, Sec. 4.2).
+  Every structure is hashed against about ``sqrt(n)`` reference structures;
+  the kernel is then evaluated only inside each bucket, optionally also
+  between buckets at Hamming distance 1 (``probe=1``), in ``n_tables``
+  independent tables.  The similarities to the references are exact kernel
+  values too and join the candidates at no cost.  With buckets of about
+  ``sqrt(n)`` structures this costs about ``n ** 1.5`` evaluations.
+
+The σ learner needs neighbours in both directions: :meth:`KNNGraph.neighbors`
+(who are my neighbours) and :meth:`KNNGraph.reverse` (whose neighbour am I).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import joblib
+import numpy as np
+from numba import njit
+from sklearn.utils import check_random_state
+
+from structkernels.engine.checks import (
+    ZeroSelfSimilarityWarning,
+    check_kernel_values,
+    diagonal_scales,
+    probe_when_asked,
+)
+from structkernels.engine.gram import block_ranges, plan_backend
+from structkernels.kernels.base import Kernel, Normalized
+from structkernels.kernels.names import as_kernel
+from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, _as_structures
+from structkernels.structures import take
+from structkernels.utils import bar_disabled, tqdm
+
+__all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
+
+#: Hash family names accepted by ``hashing=``.
+HASHINGS = {"random-knn": RandomKNNHash, "klsh": KernelLSH}
+
+
+@dataclass
+class KNNGraph:
+    """A k-nearest-neighbour graph.
+
+    Attributes
+    ----------
+    indices : ndarray of int64, shape (n, k)
+        Neighbours of each row, most similar first; -1 where fewer than ``k``
+        were found.
+    similarities : ndarray of float64, shape (n, k)
+        Their kernel values, descending per row; ``-inf`` where missing.
+    n_evaluations : int
+        Kernel evaluations made, hashing included.
+    buckets : list of dict or None
+        Per hash table, ``code -> member indices`` (None for the exact graph).
+    seconds : float
+        Wall time of the construction.
+    hashers : list
+        The fitted hashers, one per table (empty for the exact graph).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels import knn_graph
+    >>> X = np.array([[0.0], [0.1], [1.0], [1.2]])
+    >>> g = knn_graph(X, "rbf", k=1)
+    >>> g.indices.ravel().tolist()
+    [1, 0, 3, 2]
+    >>> [r.tolist() for r in g.reverse()]
+    [[1], [0], [3], [2]]
+    """
+
+    indices: np.ndarray
+    similarities: np.ndarray
+    n_evaluations: int
+    buckets: list[dict[int, np.ndarray]] | None = None
+    seconds: float = 0.0
+    hashers: list = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return int(self.indices.shape[0])
+
+    @property
+    def k(self) -> int:
+        return int(self.indices.shape[1])
+
+    def neighbors(self, i: int) -> np.ndarray:
+        """Neighbours of row ``i`` (most similar first), without the -1 padding."""
+        row = self.indices[i]
+        return row[row >= 0]
+
+    def reverse(self) -> list[np.ndarray]:
+        """For each point, the points having it among their ``k`` neighbours (sorted)."""
+        rows = np.repeat(np.arange(self.n, dtype=np.int64), self.k)
+        cols = self.indices.ravel()
+        ok = cols >= 0
+        rows, cols = rows[ok], cols[ok]
+        order = np.lexsort((rows, cols))
+        rows, cols = rows[order], cols[order]
+        bounds = np.searchsorted(cols, np.arange(self.n + 1))
+        return [rows[bounds[i] : bounds[i + 1]] for i in range(self.n)]
+
+    def bucket_sizes(self) -> list[np.ndarray]:
+        """Sizes of the buckets of each table (empty list for the exact graph)."""
+        if not self.buckets:
+            return []
+        return [np.array(sorted((len(v) for v in t.values()), reverse=True)) for t in self.buckets]
+
+
+# ---------------------------------------------------------------- internals
+def block_topk(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``(rows, cols)`` of the ``k`` largest entries of each row of ``S``.
+
+    Ties at the ``k``-th value go to the smaller column; ``-inf``/NaN entries are
+    never selected.  Rows with fewer finite entries give fewer.
+    """
+    S = np.asarray(S, dtype=np.float64)
+    n, m = S.shape
+    if n == 0 or m == 0 or k <= 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    valid = np.isfinite(S) | (S == np.inf)
+    if k >= m:
+        sel = valid
+    else:
+        work = np.where(valid, S, -np.inf)
+        kth = np.partition(work, m - k, axis=1)[:, m - k][:, None]
+        greater = (work > kth) & valid
+        need = k - greater.sum(axis=1, keepdims=True)
+        equal = (work == kth) & valid
+        sel = greater | (equal & (np.cumsum(equal, axis=1) <= need))
+    rows, cols = np.nonzero(sel)
+    return rows.astype(np.int64), cols.astype(np.int64)
+
+
+def merge_topk(
+    n: int, k: int, rows: np.ndarray, cols: np.ndarray, sims: np.ndarray, exclude_self: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row top ``k`` of candidate triplets: de-duplicated, descending, ties to smaller col."""
+    rows = np.asarray(rows, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    sims = np.asarray(sims, dtype=np.float64)
+    keep = ~np.isnan(sims)
+    if exclude_self:
+        keep &= rows != cols
+    rows, cols, sims = rows[keep], cols[keep], sims[keep]
+    # drop repeated (row, col) pairs (the same pair met in several tables/blocks);
+    # of repeats (k(x, y) and k(y, x) may differ in the last bit) keep the largest,
+    # so the result does not depend on the order in which workers returned them
+    order = np.lexsort((-sims, cols, rows))
+    rows, cols, sims = rows[order], cols[order], sims[order]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    rows, cols, sims = rows[first], cols[first], sims[first]
+    order = np.lexsort((cols, -sims, rows))
+    rows, cols, sims = rows[order], cols[order], sims[order]
+    start = np.searchsorted(rows, np.arange(n))
+    rank = np.arange(len(rows)) - start[rows]
+    top = rank < k
+    indices = np.full((n, k), -1, dtype=np.int64)
+    similarities = np.full((n, k), -np.inf, dtype=np.float64)
+    indices[rows[top], rank[top]] = cols[top]
+    similarities[rows[top], rank[top]] = sims[top]
+    return indices, similarities
+
+
+def prepare_kernel(kernel: Any, kernel_params: dict | None = None) -> tuple[Kernel, bool]:
+    """The base kernel and whether to normalise (a :class:`Normalized` is unwrapped)."""
+    kern = as_kernel(kernel, **(kernel_params or {}))
+    if isinstance(kern, Normalized):
+        return kern.kernel, True
+    return kern, False
+
+
+class _Evaluator:
+    """Runs blocks of kernel values through the Gram engine and keeps per-row top ``k``.
+
+    A task is ``(row_idx, col_idx, both)``: kernel values between structures
+    ``row_idx`` of ``X`` and ``col_idx`` of ``Y`` (``col_idx=None``: the
+    symmetric block of ``row_idx``); ``both`` also keeps the columns' top ``k``
+    (a graph on one set).
+    """
+
+    def __init__(self, kernel: Kernel, k: int, diag_x=None, diag_y=None, n_jobs: int = 1):
+        self.kernel = kernel
+        self.k = k
+        self.diag_x = diag_x
+        self.diag_y = diag_y
+        self.scale_x = None if diag_x is None else diagonal_scales(diag_x)
+        self.scale_y = None if diag_y is None else diagonal_scales(diag_y)
+        self.n_jobs = n_jobs
+
+    def run(self, X, Y, tasks, *, progress: bool | None = None, desc: str = "knn"):
+        """Returns ``(rows, cols, sims, n_evaluations)`` candidate triplets."""
+        out_r, out_c, out_s = [], [], []
+        n_evals = 0
+        total = sum(_task_cost(t) for t in tasks)
+        disable = bar_disabled(total, progress)
+        bar = tqdm(total=total, unit="eval", unit_scale=True, desc=desc, disable=disable, leave=False)
+        workers = joblib.effective_n_jobs(self.n_jobs) if self.n_jobs != 1 else 1
+        try:
+            if workers == 1:
+                results = (
+                    _run_tasks(self.kernel, self.k, [_payload(X, Y, t, self)])
+                    for t in tasks
+                )
+            elif plan_backend(self.kernel, self.n_jobs, None)[1] == "threading":
+                # compiled GIL-free kernels: threads (no start-up, no copies of the
+                # data); the merge of candidates does not depend on their order
+                chunks = _chunk_by_cost(tasks, 16 * workers)
+                parallel = joblib.Parallel(n_jobs=workers, backend="threading",
+                                           return_as="generator_unordered")
+                results = parallel(
+                    joblib.delayed(_run_tasks)(
+                        self.kernel, self.k, [_payload(X, Y, t, self) for t in chunk]
+                    )
+                    for chunk in chunks
+                )
+            else:
+                chunks = _chunk_by_cost(tasks, 4 * workers)
+                parallel = joblib.Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
+                results = parallel(
+                    joblib.delayed(_run_tasks)(
+                        self.kernel, self.k, [_payload(X, Y, t, self) for t in chunk]
+                    )
+                    for chunk in chunks
+                )
+            for r, c, s, ne in results:
+                out_r.append(r)
+                out_c.append(c)
+                out_s.append(s)
+                n_evals += ne
+                bar.update(ne)
+        finally:
+            bar.close()
+        if not out_r:
+            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), n_evals
+        return np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_s), n_evals
+
+
+def _task_cost(task) -> int:
+    rows, cols, _ = task
+    n = len(rows)
+    return n * (n + 1) // 2 if cols is None else n * len(cols)
+
+
+def _chunk_by_cost(tasks: list, n_chunks: int) -> list[list]:
+    """Greedy balance of tasks over chunks by kernel evaluations (largest first)."""
+    n_chunks = max(1, min(n_chunks, len(tasks)))
+    order = sorted(range(len(tasks)), key=lambda i: -_task_cost(tasks[i]))
+    loads = [0] * n_chunks
+    chunks: list[list] = [[] for _ in range(n_chunks)]
+    for i in order:
+        j = int(np.argmin(loads))
+        chunks[j].append(tasks[i])
+        loads[j] += _task_cost(tasks[i])
+    return [c for c in chunks if c]
+
+
+def _payload(X, Y, task, ev: _Evaluator):
+    rows, cols, both = task
+    sx = None if ev.scale_x is None else ev.scale_x[rows]
+    if cols is None:
+        return rows, None, both, take(X, rows), None, sx, sx
+    sy = None if ev.scale_y is None else ev.scale_y[cols]
+    return rows, cols, both, take(X, rows), take(Y, cols), sx, sy
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _topk_insert(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
+    """Insert ``v`` (at position ``j``) into the descending top ``kk`` held in
+    ``best_v[:filled]`` / ``best_j[:filled]``; returns the new count.  A value equal to
+    the ``kk``-th does not enter: ties go to the smaller position, met first."""
+    if filled == kk and not v > best_v[kk - 1]:
+        return filled
+    p = filled if filled < kk else kk - 1
+    while p > 0 and v > best_v[p - 1]:
+        if p < kk:
+            best_v[p] = best_v[p - 1]
+            best_j[p] = best_j[p - 1]
+        p -= 1
+    best_v[p] = v
+    best_j[p] = j
+    return filled + 1 if filled < kk else filled
+
+
+@njit(cache=True, nogil=True)
+def loo_knn(K, scale, y, k):  # pragma: no cover - compiled
+    """Per row ``i`` of a square ``K``: the weighted positive share of its ``k`` most similar
+    other rows.
+
+    The similarity of ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]``; the top ``k`` are
+    chosen as by :func:`_topk_lines` (ties to the smaller ``j``); weights are the
+    non-negative part of the similarity; a row whose weights are all 0 scores 0.  The
+    leave-one-out vote of :mod:`structkernels.npk.sigma_knn`, without the triplets
+    :func:`_topk_lines` returns.
+    """
+    n = K.shape[0]
+    out = np.zeros(n)
+    vals = np.empty(max(k, 1))
+    idx = np.empty(max(k, 1), dtype=np.int64)
+    for i in range(n):
+        m = 0
+        si = scale[i]
+        for j in range(n):
+            if j != i:
+                m = _topk_insert(vals, idx, m, k, K[i, j] * si * scale[j], j)
+        num = 0.0
+        den = 0.0
+        for t in range(m):
+            w = vals[t] if vals[t] > 0.0 else 0.0
+            num += w * y[idx[t]]
+            den += w
+        out[i] = num / den if den > 0.0 else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
+                sr, sc, scaled, upper):  # pragma: no cover - compiled
+    """Per line (row of ``S``, or column if ``transpose``) its ``k`` largest entries.
+
+    The same choice as :func:`block_topk`: ``-inf``/NaN never chosen, ties at the
+    ``k``-th value to the smaller position; ``mask_self`` skips entries where the
+    line's id equals the other side's id.  With ``scaled`` the entry ``S[a, b]`` is
+    normalised as ``S[a, b] * (sr[a] * sc[b])`` (the arithmetic of
+    :func:`~structkernels.engine.checks.normalize_gram`); with ``upper`` only the upper
+    triangle of a symmetric ``S`` is read (its mirror, as the Gram engine places it).
+    Returns ``(line ids, other ids, values)``.  Compiled without the GIL, so
+    bucket blocks reduce in parallel threads.
+    """
+    n_lines = S.shape[1] if transpose else S.shape[0]
+    n_other = S.shape[0] if transpose else S.shape[1]
+    kk = min(k, n_other)
+    out_l = np.empty(n_lines * kk, np.int64)
+    out_o = np.empty(n_lines * kk, np.int64)
+    out_v = np.empty(n_lines * kk, np.float64)
+    best_v = np.empty(max(kk, 1), np.float64)
+    best_j = np.empty(max(kk, 1), np.int64)
+    n_out = 0
+    for i in range(n_lines):
+        filled = 0
+        for j in range(n_other):
+            if mask_self and line_ids[i] == other_ids[j]:
+                continue
+            a, b = (j, i) if transpose else (i, j)
+            if upper and a > b:
+                a, b = b, a
+            v = S[a, b]
+            if scaled:
+                v = v * (sr[a] * sc[b])
+            if np.isnan(v) or v == -np.inf:
+                continue
+            filled = _topk_insert(best_v, best_j, filled, kk, v, j)
+        for q in range(filled):
+            out_l[n_out] = line_ids[i]
+            out_o[n_out] = other_ids[best_j[q]]
+            out_v[n_out] = best_v[q]
+            n_out += 1
+    return out_l[:n_out], out_o[:n_out], out_v[:n_out]
+
+
+def _task_block(kernel: Kernel, Xr, Xc, rows=None, cols=None, same: bool = True) -> np.ndarray:
+    """Kernel values of one task in a single block (a symmetric one when ``Xc`` is None).
+
+    A NaN or infinite value is refused naming the pair (``rows``/``cols``: the
+    structures' positions, for the message; ``same``: both sides index one set)."""
+    Xr = kernel.check_input(Xr)  # as the Gram engine does (an encoded list is kept as is)
+    if Xc is None:
+        S = np.asarray(kernel.gram_block_symmetric(Xr), dtype=np.float64)
+        shape = (len(Xr), len(Xr))
+    else:
+        S = np.asarray(kernel.gram_block(Xr, kernel.check_input(Xc)), dtype=np.float64)
+        shape = (len(Xr), len(Xc))
+    if S.shape != shape:
+        raise ValueError(f"a kernel block has shape {S.shape}, expected {shape}")
+    # a bad value is named by its pair's positions in the data, not in the block
+    check_kernel_values(kernel, S, rows=rows, cols=cols if cols is not None else rows,
+                        names=("X", "X" if same else "Y"))
+    return S
+
+
+_NO_SCALE = np.ones(0, dtype=np.float64)
+
+
+def _run_tasks(kernel: Kernel, k: int, payloads: list):
+    """Worker: one kernel block per task, reduced to top-k candidates.
+
+    One compiled block per bucket (or bucket pair), normalised and reduced by a
+    compiled top-k: the time goes to GIL-free code, so threads over tasks scale.
+    ``sx``/``sy`` are the normalisation scales ``1 / sqrt(k(x, x))`` (or None).
+    """
+    out_r, out_c, out_s = [], [], []
+    n_evals = 0
+    for rows, cols, both, Xr, Xc, sx, sy in payloads:
+        S = _task_block(kernel, Xr, Xc, rows, cols, same=both)
+        scaled = sx is not None
+        sr = sx if scaled else _NO_SCALE
+        if cols is None:
+            n_evals += len(rows) * (len(rows) + 1) // 2
+            # the upper triangle is mirrored, as the Gram engine does; a structure
+            # is never its own neighbour in a graph on one set
+            r, c, s = _topk_lines(S, rows, rows, k, False, both, sr, sr, scaled, True)
+            out_r.append(r)
+            out_c.append(c)
+            out_s.append(s)
+            continue
+        n_evals += len(rows) * len(cols)
+        sc = sy if scaled else _NO_SCALE
+        r, c, s = _topk_lines(S, rows, cols, k, False, both, sr, sc, scaled, False)
+        out_r.append(r)
+        out_c.append(c)
+        out_s.append(s)
+        if both:
+            c2, r2, s2 = _topk_lines(S, cols, rows, k, True, both, sr, sc, scaled, False)
+            out_r.append(c2)
+            out_c.append(r2)
+            out_s.append(s2)
+    return np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_s), n_evals
+
+
+def _check_common(k: Any, n_jobs: Any) -> None:
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero int, got {n_jobs!r}")
+
+
+def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
+    """``k`` clipped to ``n``, the structures a row can be compared with, with a warning.
+
+    A row has at most ``n`` neighbours, so columns beyond ``n`` would only hold
+    padding (``-1`` / ``-inf``); with ``k = 10**9`` they would need ``16 n 10**9``
+    bytes.  Up to ``n`` the result keeps its ``k`` columns (padded where fewer
+    neighbours are found, as documented).
+    """
+    k = int(k)
+    if k > max(n, 1):
+        warnings.warn(
+            f"{name}={k} exceeds the {n} structures; using {name}={max(n, 1)} (a row has at "
+            "most that many neighbours)",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+        return max(n, 1)
+    return k
+
+
+def _diag(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
+    d = kernel.diag(X)
+    bad = int((d <= 0).sum())
+    if bad:
+        warnings.warn(
+            f"normalisation met {bad} structure(s) with self-similarity <= 0; "
+            "their normalised similarities are set to 0",
+            ZeroSelfSimilarityWarning,
+            stacklevel=3,
+        )
+    return d, len(X)
+
+
+def exact_knn_graph(
+    X: Any,
+    kernel: str | Kernel,
+    k: int = 4,
+    *,
+    n_jobs: int = 1,
+    block_size: int = 512,
+    exclude_self: bool = True,
+    progress: bool | None = None,
+) -> KNNGraph:
+    """Exact k-NN graph from the upper triangle of blocks (``n (n + 1) / 2`` evaluations).
+
+    Never holds more than one ``block_size`` square block per worker.
+    See :func:`knn_graph` for the parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = exact_knn_graph(np.array([[0.0], [1.0], [3.0]]), "rbf", k=2)
+    >>> g.indices.tolist(), g.n_evaluations
+    ([[1, 2], [0, 2], [1, 0]], 6)
+    """
+    t0 = time.perf_counter()
+    _check_common(k, n_jobs)
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
+            or block_size < 1:
+        raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
+    base, normalize = prepare_kernel(kernel)
+    X = _as_structures(base, X, encode=True)
+    n = len(X)
+    k = bounded_k(k, n)
+    probe_when_asked(base, X, n * (n + 1) // 2)
+    diag, n_evals = _diag(base, X) if normalize else (None, 0)
+    blocks = block_ranges(n, min(int(block_size), max(n, 1)))
+    tasks = []
+    for bi, (r0, r1) in enumerate(blocks):
+        for c0, c1 in blocks[bi:]:
+            rows = np.arange(r0, r1, dtype=np.int64)
+            if c0 == r0:
+                tasks.append((rows, None, True))
+            else:
+                tasks.append((rows, np.arange(c0, c1, dtype=np.int64), True))
+    ev = _Evaluator(base, k, diag, diag, n_jobs)
+    r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="exact knn")
+    if not exclude_self:
+        # the diagonal was masked in the blocks: put k(x, x) back as a candidate
+        d = diag if diag is not None else base.diag(X)
+        if diag is not None:
+            d = (d > 0).astype(np.float64)
+        else:
+            ne += n
+        idx = np.arange(n, dtype=np.int64)
+        r, c, s = np.concatenate([r, idx]), np.concatenate([c, idx]), np.concatenate([s, d])
+    indices, sims = merge_topk(n, k, r, c, s, exclude_self)
+    return KNNGraph(indices, sims, int(n_evals + ne), None, time.perf_counter() - t0)
+
+
+def make_hasher(
+    hashing: str,
+    kernel: Any,
+    *,
+    n_bits: int | None = None,
+    random_state: Any = None,
+    n_jobs: int = 1,
+    **hash_params: Any,
+):
+    """An unfitted hasher of family ``hashing`` (``"random-knn"`` or ``"klsh"``)."""
+    if hashing not in HASHINGS:
+        raise ValueError(
+            f"unknown hashing {hashing!r}; expected None, one of {sorted(HASHINGS)}, or a "
+            "fitted RandomKNNHash/KernelLSH"
+        )
+    cls = HASHINGS[hashing]
+    try:
+        return cls(kernel, n_bits=n_bits, random_state=random_state, n_jobs=n_jobs, **hash_params)
+    except TypeError as exc:
+        raise TypeError(f"bad hash parameter for {cls.__name__}: {exc}") from None
+
+
+def build_tables(
+    X: Sequence,
+    kernel: Kernel,
+    hashing: Any,
+    *,
+    n_bits: int | None,
+    n_tables: int,
+    random_state: Any,
+    n_jobs: int,
+    hash_params: dict,
+) -> tuple[list, list[np.ndarray], list[np.ndarray], int]:
+    """Fit (or use) one hasher per table; returns hashers, codes, reference similarities, evals."""
+    if not isinstance(n_tables, (int, np.integer)) or isinstance(n_tables, bool) or n_tables < 1:
+        raise ValueError(f"n_tables must be an int >= 1, got {n_tables!r}")
+    if isinstance(hashing, str) and n_tables > max(len(X), 1):
+        # each table costs about n ** 1.5 evaluations: n tables cost more than the exact
+        # graph's n ** 2 / 2 (and the seeds alone would not fit in memory for 10**9)
+        raise ValueError(
+            f"n_tables={n_tables} exceeds the {len(X)} structures; more tables than structures "
+            "cost more than the exact graph (hashing=None)"
+        )
+    hashers: list = []
+    codes: list[np.ndarray] = []
+    sims: list[np.ndarray] = []
+    n_evals = 0
+    if isinstance(hashing, str):
+        rng = check_random_state(random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=n_tables)
+        for t in range(n_tables):
+            h = make_hasher(
+                hashing, kernel, n_bits=n_bits, random_state=int(seeds[t]), n_jobs=n_jobs,
+                **hash_params,
+            )
+            c, _, S = h.fit_hash(X, return_similarities=True)
+            hashers.append(h)
+            codes.append(c)
+            sims.append(S)
+            n_evals += h.n_evaluations_
+        return hashers, codes, sims, n_evals
+    fitted = list(hashing) if isinstance(hashing, (list, tuple)) else [hashing]
+    for h in fitted:
+        if not isinstance(h, (RandomKNNHash, KernelLSH)):
+            raise TypeError(
+                "hashing must be None, 'random-knn', 'klsh', a fitted RandomKNNHash/KernelLSH "
+                f"or a list of them; got {type(h).__name__}"
+            )
+        if not hasattr(h, "reference_indices_"):
+            raise ValueError(f"the {type(h).__name__} given as hashing= is not fitted")
+    if n_tables not in (1, len(fitted)):
+        raise ValueError(
+            f"n_tables={n_tables} but {len(fitted)} fitted hasher(s) were given; pass one "
+            "fitted hasher per table"
+        )
+    if hash_params or n_bits is not None:
+        raise ValueError("n_bits and hash parameters cannot be given with fitted hashers")
+    for h in fitted:
+        before = h.n_evaluations_
+        c = h.hash(X)
+        n_evals += h.n_evaluations_ - before
+        hashers.append(h)
+        codes.append(c)
+        sims.append(None)
+    return hashers, codes, sims, n_evals
+
+
+def group_buckets(codes: np.ndarray) -> dict[int, np.ndarray]:
+    """``code -> sorted member indices``."""
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    uniq, starts = np.unique(sorted_codes, return_index=True)
+    ends = np.append(starts[1:], len(codes))
+    return {int(u): order[s:e].astype(np.int64) for u, s, e in zip(uniq, starts, ends, strict=True)}
+
+
+def _check_probe(probe: Any) -> None:
+    if probe not in (0, 1) or isinstance(probe, bool):
+        raise ValueError(f"probe must be 0 (own bucket) or 1 (also Hamming-1 buckets), got {probe!r}")
+
+
+def knn_graph(
+    X: Any,
+    kernel: str | Kernel,
+    k: int = 4,
+    *,
+    hashing: Any = None,
+    n_bits: int | None = None,
+    n_tables: int = 1,
+    probe: int = 0,
+    n_jobs: int = 1,
+    random_state: Any = None,
+    exclude_self: bool = True,
+    progress: bool | None = None,
+    **hash_params: Any,
+) -> KNNGraph:
+    """k-nearest-neighbour graph of ``X`` under ``kernel``, exact or hashed.
+
+    Parameters
+    ----------
+    X : sequence of structures (or 2-D array for vector kernels)
+    kernel : str or Kernel
+        A registered name or an instance; a :class:`~structkernels.Normalized`
+        kernel is normalised with the self-similarities computed once.
+    k : int, default 4
+    hashing : None, "random-knn", "klsh", a fitted hasher or a list of them
+        None is the exact blocked graph.  A fitted hasher (its reference set
+        drawn from any data) hashes ``X`` as is.
+    n_bits : int, optional
+        Bits per code (default ``ceil(log2(n) / 2)``: about ``sqrt(n)`` per bucket).
+    n_tables : int, default 1
+        Independent hash tables; candidates are the union over tables.
+    probe : {0, 1}, default 0
+        1 also compares each bucket with its Hamming-distance-1 neighbours.
+    n_jobs : int, default 1
+        joblib workers (hashing and bucket blocks both run through the Gram engine).
+    random_state : int, RandomState or None
+        Seeds the hash tables.
+    exclude_self : bool, default True
+        A structure is not its own neighbour.
+    progress : bool, optional
+        tqdm bar (default: on long work).
+    **hash_params
+        ``n_reference``, ``subset_size`` (random-knn); ``n_sample``, ``n_per_bit``,
+        ``rcond`` (klsh).
+
+    Returns
+    -------
+    KNNGraph
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels import knn_graph
+    >>> X = np.random.default_rng(0).normal(size=(400, 2))
+    >>> exact = knn_graph(X, "rbf", k=1)
+    >>> exact.n_evaluations
+    80200
+    >>> g = knn_graph(X, "rbf", k=1, hashing="random-knn", random_state=0)
+    >>> g.n_evaluations < exact.n_evaluations / 4
+    True
+    """
+    if hashing is None:
+        if n_tables != 1 or probe != 0 or n_bits is not None or hash_params:
+            raise ValueError(
+                "n_bits, n_tables, probe and hash parameters apply only with hashing="
+            )
+        return exact_knn_graph(
+            X, kernel, k, n_jobs=n_jobs, exclude_self=exclude_self, progress=progress
+        )
+    t0 = time.perf_counter()
+    _check_common(k, n_jobs)
+    _check_probe(probe)
+    base, normalize = prepare_kernel(kernel)
+    hash_kernel = Normalized(base) if normalize else base
+    X = _as_structures(base, X, encode=True)
+    n = len(X)
+    k = bounded_k(k, n)
+    hashers, codes, ref_sims, n_evals = build_tables(
+        X, hash_kernel, hashing, n_bits=n_bits, n_tables=n_tables,
+        random_state=random_state, n_jobs=n_jobs, hash_params=hash_params,
+    )
+    diag = None
+    if normalize:
+        diag, ne = _diag(base, X)
+        n_evals += ne
+    tasks = []
+    tables = []
+    for h, c in zip(hashers, codes, strict=True):
+        buckets = group_buckets(c)
+        tables.append(buckets)
+        for code, members in buckets.items():
+            tasks.append((members, None, True))
+            if probe:
+                for j in range(h.n_bits_):
+                    other = code ^ (1 << j)
+                    if other > code and other in buckets:
+                        tasks.append((members, buckets[other], True))
+    ev = _Evaluator(base, k, diag, diag, n_jobs)
+    r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="hashed knn")
+    n_evals += ne
+    parts_r, parts_c, parts_s = [r], [c], [s]
+    # the similarities to the reference set are exact kernel values: free candidates
+    for h, S in zip(hashers, ref_sims, strict=True):
+        if S is None:
+            continue
+        ref = h.reference_indices_
+        S = np.ascontiguousarray(S, dtype=np.float64)
+        idx = np.arange(n, dtype=np.int64)
+        rr, cc, ss = _topk_lines(S, idx, ref, k, False, True, _NO_SCALE, _NO_SCALE, False, False)
+        c2, r2, s2 = _topk_lines(S, ref, idx, k, True, True, _NO_SCALE, _NO_SCALE, False, False)
+        parts_r += [rr, c2]
+        parts_c += [cc, r2]
+        parts_s += [ss, s2]
+    if not exclude_self:
+        d = (diag > 0).astype(np.float64) if diag is not None else base.diag(X)
+        n_evals += 0 if diag is not None else n
+        idx = np.arange(n, dtype=np.int64)
+        parts_r.append(idx)
+        parts_c.append(idx)
+        parts_s.append(d)
+    indices, sims = merge_topk(
+        n, k, np.concatenate(parts_r), np.concatenate(parts_c), np.concatenate(parts_s),
+        exclude_self,
+    )
+    return KNNGraph(indices, sims, int(n_evals), tables, time.perf_counter() - t0, hashers)

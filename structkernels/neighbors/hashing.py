@@ -1,0 +1,434 @@
+"""Kernel locality-sensitive hashing: random k-NN hashing and kernelised LSH.
+
+Both hash families turn a structure into ``H`` bits using only kernel values
+against a small set of structures sampled from the data (the reference set
+``A`` of size ``M``, about ``sqrt(N)``), so hashing ``N`` structures costs
+``N * M`` kernel evaluations, about ``N ** 1.5`` (nonstationary kernels paper,
+Garg et al. 2018, Sec. 4.2).  A code of ``H`` bits is a hash bucket; the
+approximate k-NN graph (:func:`structkernels.neighbors.graph.knn_graph`) evaluates the
+kernel only inside buckets.
+
+* :class:`RandomKNNHash` -- "Our Random kNN Hashing Function" (Garg et al.
+  2018, Sec. 4.2): bit ``j`` draws two random subsets ``H_j1``, ``H_j2`` of
+  ``A`` and is 1 when the nearest neighbour of ``x`` in ``H_j1 ∪ H_j2`` lies in
+  ``H_j1``.
+* :class:`KernelLSH` -- Kulis & Grauman, "Kernelized locality-sensitive
+  hashing", TPAMI 2012, Sec. 4: a random hyperplane in the kernel's feature
+  space, ``h(x) = sign(sum_i w_i k_c(x, x_i))`` with
+  ``w = K_c^{-1/2} (e_S / t - e / p)`` over ``p`` sampled points, ``t`` of them
+  (``S``) drawn per bit, ``K_c`` the centred kernel matrix of the sample.
+
+Every kernel value goes through the Gram engine (:func:`structkernels.gram`,
+joblib-parallel with ``n_jobs``) and is counted in ``n_evaluations_``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_random_state
+
+from structkernels.engine.gram import gram
+from structkernels.kernels.base import Kernel
+from structkernels.kernels.names import as_kernel
+from structkernels.structures import is_encoded, take
+from structkernels.utils import check_int
+
+__all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits"]
+
+_MAX_BITS = 62
+
+
+def auto_n_bits(n: int) -> int:
+    """Bits giving about ``sqrt(n)`` buckets of about ``sqrt(n)`` structures: ``ceil(log2(n) / 2)``."""
+    return max(1, math.ceil(math.log2(max(n, 2)) / 2))
+
+
+def codes_from_bits(bits: np.ndarray) -> np.ndarray:
+    """Integer bucket codes ``sum_j bits[:, j] << j`` of a boolean bit matrix."""
+    bits = np.asarray(bits, dtype=bool)
+    if bits.ndim != 2 or bits.shape[1] > _MAX_BITS:
+        raise ValueError(f"bits must be a 2-D array with at most {_MAX_BITS} columns")
+    weights = np.left_shift(np.int64(1), np.arange(bits.shape[1], dtype=np.int64))
+    return bits.astype(np.int64) @ weights
+
+
+def _as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
+    """``X`` checked by the kernel, kept as a list/array that can be indexed by position.
+
+    With ``encode`` the kernel's checked form is returned (for the compiled
+    kernels an encoded ``PathList``/``TreeList``): sub-lists cut from it with
+    :func:`take` are not encoded again, and an encoded ``X`` is used as is.
+    """
+    if isinstance(X, (str, bytes)):
+        raise TypeError("expected a sequence of structures, got a bare string")
+    if sp.issparse(X):
+        raise TypeError(
+            f"{type(kernel).__name__}: sparse input is not supported; densify it or reduce it "
+            "(e.g. TruncatedSVD) first"
+        )
+    kernel.validate_params()
+    if encode:
+        return kernel.check_input(X if is_encoded(X) or isinstance(X, np.ndarray) else list(X))
+    if not isinstance(X, np.ndarray):
+        X = list(X)
+    kernel.check_input(X)  # raises early, naming the bad record
+    return X
+
+
+def _check_int(owner: Any, name: str, low: int, allow_none: bool = True) -> None:
+    check_int(getattr(owner, name), f"{type(owner).__name__}.{name}", low, allow_none=allow_none)
+
+
+class _KernelHash(BaseEstimator):
+    """Shared machinery: kernel resolution, reference sampling, counting."""
+
+    def _kernel(self) -> Kernel:
+        return as_kernel(self.kernel, **(self.kernel_params or {}))
+
+    def _set_n_features(self, X: Sequence) -> None:
+        """``n_features_in_`` for 2-D array input (scikit-learn's convention)."""
+        if isinstance(X, np.ndarray) and X.ndim == 2:
+            self.n_features_in_ = int(X.shape[1])
+        elif hasattr(self, "n_features_in_"):
+            del self.n_features_in_
+
+    def _check_n_features(self, X: Sequence) -> None:
+        expected = getattr(self, "n_features_in_", None)
+        if expected is not None and isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] != expected:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{expected} features as input"
+            )
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "reference_indices_"):
+            raise NotFittedError(
+                f"this {type(self).__name__} is not fitted yet; call fit(X) before hash(X)"
+            )
+
+    def _similarities(self, X: Sequence) -> np.ndarray:
+        """Kernel values of ``X`` against the reference set (counted)."""
+        S, info = gram(
+            self.kernel_, X, self.reference_, n_jobs=self.n_jobs, return_info=True
+        )
+        self.n_evaluations_ += info.n_evaluations
+        return S
+
+    def _checked_similarities(self, S: Any) -> np.ndarray:
+        self._check_fitted()
+        S = np.asarray(S, dtype=np.float64)
+        if S.ndim != 2 or S.shape[1] != len(self.reference_indices_):
+            raise ValueError(
+                f"expected similarities of shape (n, {len(self.reference_indices_)}), got {S.shape}"
+            )
+        return S
+
+    def hash(self, X: Any, *, return_bits: bool = False):
+        """Bucket codes of ``X`` (``int64``), and the bit matrix if ``return_bits``.
+
+        Costs ``len(X) * n_reference`` kernel evaluations, added to
+        ``n_evaluations_``.
+        """
+        self._check_fitted()
+        X = _as_structures(self.kernel_, X, encode=True)
+        self._check_n_features(X)
+        bits = self.bits_from_similarities(self._similarities(X))
+        codes = codes_from_bits(bits)
+        return (codes, bits) if return_bits else codes
+
+    def fit_hash(self, X: Any, *, return_similarities: bool = False):
+        """Fit on ``X`` and hash it; optionally also return ``k(X, reference)``.
+
+        The similarities to the reference set come for free with the codes: the
+        k-NN graph uses them as neighbour candidates.
+        """
+        X = _as_structures(self._kernel(), X, encode=True)
+        self.fit(X)
+        S = self._similarities(X)
+        bits = self.bits_from_similarities(S)
+        codes = codes_from_bits(bits)
+        return (codes, bits, S) if return_similarities else codes
+
+    @property
+    def n_buckets_possible(self) -> int:
+        """``2 ** n_bits_``."""
+        self._check_fitted()
+        return 1 << self.n_bits_
+
+
+class RandomKNNHash(_KernelHash):
+    """Random k-NN hashing (Garg et al. 2018, Sec. 4.2, "Our Random kNN Hashing Function").
+
+    A reference set ``A`` of ``M`` structures is drawn from the data; bit ``j``
+    draws two disjoint random subsets ``H_j1``, ``H_j2`` of ``A`` (``s``
+    structures each) and is set when the nearest neighbour of ``x`` (largest
+    kernel value) among ``H_j1 ∪ H_j2`` lies in ``H_j1``; a tie goes to
+    ``H_j2`` (bit 0), so structures with equal similarities share a code.
+    Hashing a structure costs ``M`` kernel evaluations, whatever ``H``.
+
+    Parameters
+    ----------
+    kernel : str or Kernel
+        A registered kernel name or an instance.
+    n_bits : int, optional
+        Bits ``H`` per code; default ``ceil(log2(N) / 2)`` at fit (about
+        ``sqrt(N)`` buckets).
+    n_reference : int, optional
+        Size ``M`` of the reference set; default ``ceil(sqrt(N))`` (at least 2).
+    random_state : int, RandomState or None
+    n_jobs : int, default 1
+        Worker processes of the Gram engine.
+    subset_size : int, optional
+        Size ``s`` of each of ``H_j1``, ``H_j2``; default ``max(1, M // 4)``.
+        With ``s = M // 2`` every bit is decided by the single nearest
+        reference (buckets are its Voronoi cells); smaller subsets make bits
+        more independent.
+    kernel_params : dict, optional
+        Parameters building ``kernel`` when it is a name.
+
+    Attributes
+    ----------
+    kernel_ : Kernel
+    reference_indices_ : ndarray of int, shape (M,)
+        Positions in the fitted ``X`` of the reference structures.
+    reference_ : list or ndarray
+        The reference structures.
+    subsets_ : ndarray of int, shape (n_bits, 2, s)
+        Positions in ``reference_`` of ``H_j1`` and ``H_j2``.
+    n_bits_ : int
+    n_evaluations_ : int
+        Kernel evaluations made so far (fit and every hash call).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels import RandomKNNHash
+    >>> X = np.random.default_rng(0).normal(size=(100, 3))
+    >>> h = RandomKNNHash("rbf", n_bits=4, random_state=0).fit(X)
+    >>> codes = h.hash(X)
+    >>> codes.shape, int(codes.max()) < 16, h.n_evaluations_
+    ((100,), True, 1000)
+    """
+
+    def __init__(
+        self,
+        kernel: str | Kernel = "path",
+        n_bits: int | None = None,
+        n_reference: int | None = None,
+        random_state: Any = None,
+        n_jobs: int = 1,
+        subset_size: int | None = None,
+        kernel_params: dict | None = None,
+    ):
+        self.kernel = kernel
+        self.n_bits = n_bits
+        self.n_reference = n_reference
+        self.subset_size = subset_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.kernel_params = kernel_params
+
+    def fit(self, X: Any, y: Any = None) -> RandomKNNHash:
+        """Draw the reference set and the bit subsets from ``X`` (no kernel evaluation)."""
+        _check_int(self, "n_bits", 1)
+        _check_int(self, "n_reference", 2)
+        _check_int(self, "subset_size", 1)
+        if self.n_bits is not None and self.n_bits > _MAX_BITS:
+            raise ValueError(f"RandomKNNHash.n_bits must be <= {_MAX_BITS}, got {self.n_bits}")
+        kernel = self._kernel()
+        X = _as_structures(kernel, X, encode=True)
+        n = len(X)
+        if n < 2:
+            raise ValueError(
+                f"RandomKNNHash needs at least 2 structures to fit, got n_samples={n}"
+            )
+        self._set_n_features(X)
+        m = self.n_reference if self.n_reference is not None else max(2, math.ceil(math.sqrt(n)))
+        if m > n:
+            raise ValueError(f"RandomKNNHash.n_reference={m} exceeds the {n} structures given")
+        s = self.subset_size if self.subset_size is not None else max(1, m // 4)
+        if 2 * s > m:
+            raise ValueError(
+                f"RandomKNNHash.subset_size={s}: two disjoint subsets need 2 * {s} <= "
+                f"n_reference={m}"
+            )
+        n_bits = self.n_bits if self.n_bits is not None else auto_n_bits(n)
+        rng = check_random_state(self.random_state)
+        ref = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
+        subsets = np.empty((n_bits, 2, s), dtype=np.int64)
+        for j in range(n_bits):
+            perm = rng.permutation(m)
+            subsets[j, 0] = perm[:s]
+            subsets[j, 1] = perm[s : 2 * s]
+        self.kernel_ = kernel
+        self.reference_indices_ = ref
+        self.reference_ = take(X, ref)
+        self.subsets_ = subsets
+        self.n_bits_ = int(n_bits)
+        self.n_evaluations_ = 0
+        return self
+
+    def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """Bits from kernel values ``S`` (n, M) against the reference set."""
+        best1, best2 = self._best_pair(self._checked_similarities(S))
+        return best1 > best2
+
+    def _best_pair(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # max over H_j1 and H_j2 for every bit at once: (n, n_bits, s) gathers
+        return S[:, self.subsets_[:, 0, :]].max(axis=2), S[:, self.subsets_[:, 1, :]].max(axis=2)
+
+    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """How firmly each bit is set, (n, n_bits): ``|max_{H_j1} k - max_{H_j2} k|``.
+
+        A bit with a small margin would flip under a small change of the
+        structure; multi-probe search (``KernelKNNClassifier(n_probes=...)``)
+        also visits the buckets across the least firm bits.
+        """
+        best1, best2 = self._best_pair(self._checked_similarities(S))
+        return np.abs(best1 - best2)
+
+
+class KernelLSH(_KernelHash):
+    """Kernelised locality-sensitive hashing (Kulis & Grauman, TPAMI 2012).
+
+    ``p`` structures are sampled; their kernel matrix is centred,
+    ``K_c = (I - ee^T/p) K (I - ee^T/p)``, and for bit ``j`` a random subset
+    ``S_j`` of ``t`` sampled points gives ``w_j = K_c^{-1/2} (e_S / t - e / p)``
+    (pseudo-inverse square root: eigenvalues below ``rcond * max`` are
+    dropped, the numerical instability the nonstationary kernels paper
+    mentions).  The bit is ``sum_i w_j[i] k_c(x, x_i) > 0``, with ``k_c`` the
+    kernel centred on the sample.  Hashing a structure costs ``p`` kernel
+    evaluations; fitting costs ``p (p + 1) / 2``.
+
+    Parameters
+    ----------
+    kernel : str or Kernel
+    n_bits : int, optional
+        Default ``ceil(log2(N) / 2)`` at fit.
+    n_sample : int, optional
+        ``p``; default ``ceil(sqrt(N))`` (at least 2).
+    n_per_bit : int, optional
+        ``t``; default ``max(1, p // 4)``; must be < ``p``.
+    random_state : int, RandomState or None
+    n_jobs : int, default 1
+    rcond : float, default 1e-8
+        Relative eigenvalue cut-off of ``K_c^{-1/2}``.
+    kernel_params : dict, optional
+
+    Attributes
+    ----------
+    kernel_ : Kernel
+    reference_indices_ : ndarray of int, shape (p,)
+    reference_ : list or ndarray
+    subsets_ : ndarray of int, shape (n_bits, t)
+        Positions in ``reference_`` of the ``t`` points ``S_j`` of each bit.
+    weights_ : ndarray, shape (p, n_bits)
+        The ``w_j`` as columns.
+    rank_ : int
+        Eigenvalues of ``K_c`` kept in ``K_c^{-1/2}``.
+    n_bits_ : int
+    n_evaluations_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels import KernelLSH
+    >>> X = np.random.default_rng(0).normal(size=(100, 3))
+    >>> h = KernelLSH("rbf", n_bits=4, random_state=0).fit(X)
+    >>> h.hash(X).shape, h.n_evaluations_
+    ((100,), 1055)
+    """
+
+    def __init__(
+        self,
+        kernel: str | Kernel = "path",
+        n_bits: int | None = None,
+        n_sample: int | None = None,
+        n_per_bit: int | None = None,
+        random_state: Any = None,
+        n_jobs: int = 1,
+        rcond: float = 1e-8,
+        kernel_params: dict | None = None,
+    ):
+        self.kernel = kernel
+        self.n_bits = n_bits
+        self.n_sample = n_sample
+        self.n_per_bit = n_per_bit
+        self.rcond = rcond
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.kernel_params = kernel_params
+
+    def fit(self, X: Any, y: Any = None) -> KernelLSH:
+        """Sample ``p`` structures, centre their kernel matrix and draw the hyperplanes."""
+        _check_int(self, "n_bits", 1)
+        _check_int(self, "n_sample", 2)
+        _check_int(self, "n_per_bit", 1)
+        if self.n_bits is not None and self.n_bits > _MAX_BITS:
+            raise ValueError(f"KernelLSH.n_bits must be <= {_MAX_BITS}, got {self.n_bits}")
+        if isinstance(self.rcond, bool) or not (
+            isinstance(self.rcond, (float, int, np.floating, np.integer)) and 0 <= self.rcond < 1
+        ):
+            raise ValueError(f"KernelLSH.rcond must be in [0, 1), got {self.rcond!r}")
+        kernel = self._kernel()
+        X = _as_structures(kernel, X, encode=True)
+        n = len(X)
+        if n < 2:
+            raise ValueError(
+                f"KernelLSH needs at least 2 structures to fit, got n_samples={n}"
+            )
+        self._set_n_features(X)
+        p = self.n_sample if self.n_sample is not None else max(2, math.ceil(math.sqrt(n)))
+        if p > n:
+            raise ValueError(f"KernelLSH.n_sample={p} exceeds the {n} structures given")
+        t = self.n_per_bit if self.n_per_bit is not None else max(1, p // 4)
+        if t >= p:
+            raise ValueError(f"KernelLSH.n_per_bit={t} must be smaller than n_sample={p}")
+        n_bits = self.n_bits if self.n_bits is not None else auto_n_bits(n)
+        rng = check_random_state(self.random_state)
+        ref = np.sort(rng.choice(n, size=p, replace=False)).astype(np.int64)
+        self.kernel_ = kernel
+        self.reference_indices_ = ref
+        self.reference_ = take(X, ref)
+        self.n_evaluations_ = 0
+        K, info = gram(kernel, self.reference_, n_jobs=self.n_jobs, return_info=True)
+        self.n_evaluations_ += info.n_evaluations
+        K = 0.5 * (K + K.T)
+        self.col_means_ = K.mean(axis=0)
+        self.grand_mean_ = float(K.mean())
+        Kc = K - self.col_means_[None, :] - self.col_means_[:, None] + self.grand_mean_
+        vals, vecs = np.linalg.eigh(Kc)
+        top = vals.max() if vals.size else 0.0
+        keep = vals > max(self.rcond * top, 0.0) if top > 0 else np.zeros_like(vals, dtype=bool)
+        inv_sqrt = (vecs[:, keep] / np.sqrt(vals[keep])) @ vecs[:, keep].T
+        W = np.empty((p, n_bits), dtype=np.float64)
+        subsets = np.empty((n_bits, t), dtype=np.int64)
+        for j in range(n_bits):
+            subsets[j] = np.sort(rng.choice(p, size=t, replace=False))
+            e = np.full(p, -1.0 / p)
+            e[subsets[j]] += 1.0 / t
+            W[:, j] = inv_sqrt @ e
+        self.subsets_ = subsets
+        self.weights_ = W
+        self.rank_ = int(keep.sum())
+        self.n_bits_ = int(n_bits)
+        return self
+
+    def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """Bits from kernel values ``S`` (n, p) against the sample."""
+        return self._projections(self._checked_similarities(S)) > 0
+
+    def _projections(self, S: np.ndarray) -> np.ndarray:
+        Sc = S - S.mean(axis=1, keepdims=True) - self.col_means_[None, :] + self.grand_mean_
+        return Sc @ self.weights_
+
+    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """How firmly each bit is set, (n, n_bits): the distance ``|sum_i w_i k_c(x, x_i)|`` to its hyperplane."""
+        return np.abs(self._projections(self._checked_similarities(S)))

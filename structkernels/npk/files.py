@@ -1,0 +1,227 @@
+"""Reading and writing the files of npk: train-npk models and σ files, as checked data.
+
+The formats are documented in :mod:`structkernels.npk.model`.  Reading never runs code:
+a bounded read (:data:`MAX_MODEL_BYTES`), JSON only (a pickle is refused), every kernel
+name resolved through the registry, every σ a finite number >= 0, and one
+:class:`ModelFormatError` line naming the file for anything else.  Writing is atomic.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from pathlib import Path as FilePath
+from typing import Any
+
+import numpy as np
+
+from structkernels.kernels.names import kernels
+from structkernels.registry import UnknownNameError
+from structkernels.structures import Path, StructureError
+from structkernels.utils import (
+    CorruptInputError,
+    InputTooLargeError,
+    atomic_open,
+    check_header,
+    dumps_finite,
+    read_bounded,
+)
+
+MODEL_FORMAT = "structkernels.npk-model"
+
+
+MODEL_VERSION = 2
+
+
+#: Versions this release reads.
+READABLE_VERSIONS = (1, 2)
+
+
+#: The most bytes a model file may hold once decompressed (read at each call:
+#: a gzip bomb is refused after this much, in bounded memory).
+MAX_MODEL_BYTES = 1 << 30
+
+
+class ModelFormatError(ValueError):
+    """A model file that cannot be used; the message names the file."""
+
+
+def save_model(path: str | os.PathLike, model: dict[str, Any]) -> None:
+    """Write ``model`` (the dict above, without format/version) as gzip'd JSON, atomically.
+
+    The file appears complete under its name or not at all (the old file, if
+    any, is kept on an error or an interrupt).  A NaN or infinity anywhere, or
+    a kernel that is not registered, is refused before anything is written.
+    """
+    doc = {"format": MODEL_FORMAT, "version": MODEL_VERSION, **{
+        k: v for k, v in model.items() if k not in ("format", "version")
+    }}
+    if "kernel" in doc:
+
+        doc["kernel"] = kernels.resolve_name(doc["kernel"])
+    out = FilePath(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    raw = dumps_finite(doc, what=f"{out}: the model", separators=(",", ":")).encode("utf-8")
+    with atomic_open(out, "wb") as fh:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0, compresslevel=9) as gz:
+            gz.write(raw)
+
+
+def read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
+
+    name = os.fspath(path)
+    limit = MAX_MODEL_BYTES if max_bytes is None else max_bytes
+    try:
+        data = read_bounded(name, limit)
+    except OSError as exc:
+        raise ModelFormatError(f"{name}: cannot read the model file ({exc.strerror or exc})") from None
+    except CorruptInputError as exc:
+        raise ModelFormatError(
+            f"{name}: corrupt gzip data in the model file ({str(exc).split(': ', 1)[-1]})"
+        ) from None
+    except InputTooLargeError:
+        raise ModelFormatError(
+            f"{name}: the model file holds more than {limit} bytes (decompressed); refused "
+            "(limit: max_bytes, default structkernels.npk.model.MAX_MODEL_BYTES)"
+        ) from None
+    if data[:1] == b"\x80":
+        raise ModelFormatError(f"{name}: not a structkernels model (pickle files are never read)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFormatError(
+            f"{name}: not a structkernels model (binary data, neither gzip'd nor plain JSON)"
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelFormatError(
+            f"{name}: not valid JSON ({exc.msg}, line {exc.lineno}): not a structkernels model"
+        ) from None
+    except RecursionError:
+        raise ModelFormatError(f"{name}: JSON nested too deeply: not a structkernels model") from None
+    except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+        raise ModelFormatError(f"{name}: not a structkernels model ({exc})") from None
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def sigma_problem(where: str, sigma: Any) -> str | None:
+    """What is wrong with a σ mapping read from a file (label -> finite number >= 0), or None."""
+    if sigma is None:
+        return None
+    if not isinstance(sigma, dict):
+        return f"{where} must be an object of edge label -> σ, got {type(sigma).__name__}"
+    for label, value in sigma.items():
+        if not _is_number(value) or value < 0:
+            return f"{where}[{label!r}] is {value!r}; σ must be a finite number >= 0"
+    return None
+
+
+def check_sigma(name: str, where: str, sigma: Any) -> None:
+    problem = sigma_problem(where, sigma)
+    if problem is not None:
+        raise ModelFormatError(f"{name}: {problem}")
+
+
+def check_kernel_name(name: str, where: str, spec: Any) -> str:
+    """The registered kernel name ``spec`` denotes; refused naming the file (nothing imported)."""
+    try:
+        return kernels.resolve_name(spec)
+    except UnknownNameError as exc:
+        raise ModelFormatError(f"{name}: {where + ': ' if where else ''}{exc}") from None
+
+
+def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
+    """Check a decoded model document against the schema; returns it."""
+    name = os.fspath(path)
+    check_header(doc, name=name, format=MODEL_FORMAT, versions=READABLE_VERSIONS,
+                 what="train-npk model", error=ModelFormatError)
+    for key, kind in (("learner", dict), ("classifier", dict), ("kernel_params", dict),
+                      ("train", dict)):
+        if not isinstance(doc.get(key), kind):
+            raise ModelFormatError(f"{name}: the model has no {key!r} object")
+    if not isinstance(doc.get("kernel", "path"), str):
+        raise ModelFormatError(f"{name}: 'kernel' must be a kernel name")
+    doc["kernel"] = check_kernel_name(name, "", doc.get("kernel", "path"))
+    if "kernel" in doc["learner"]:
+        doc["learner"]["kernel"] = check_kernel_name(
+            name, "learner['kernel']", doc["learner"]["kernel"]
+        )
+    check_sigma(name, "kernel_params['sigma']", doc["kernel_params"].get("sigma"))
+    check_sigma(name, "learner['sigma']", doc["learner"].get("sigma"))
+    check_sigma(name, "learner['fixed_sigma']", doc["learner"].get("fixed_sigma"))
+    train = doc["train"]
+    paths, labels = train.get("paths"), train.get("labels")
+    if not isinstance(paths, list) or not isinstance(labels, list) or not paths:
+        raise ModelFormatError(f"{name}: the model's training set needs 'paths' and 'labels' lists")
+    if len(paths) != len(labels):
+        raise ModelFormatError(
+            f"{name}: the model has {len(paths)} training paths but {len(labels)} labels"
+        )
+    for i, label in enumerate(labels):
+        if isinstance(label, bool) or label not in (0, 1):
+            raise ModelFormatError(
+                f"{name}: training label {i} is {label!r}; labels must be 0 or 1"
+            )
+    ids = train.get("ids")
+    if ids is not None and (not isinstance(ids, list) or len(ids) != len(paths)):
+        raise ModelFormatError(f"{name}: the model's training ids do not match its paths")
+
+    for i, p in enumerate(paths):
+        try:
+            Path.from_json(p)
+        except (StructureError, TypeError, ValueError) as exc:
+            raise ModelFormatError(f"{name}: training path {i} is malformed: {exc}") from None
+    return doc
+
+
+def read_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> dict[str, Any]:
+    """The checked model document of a train-npk file (any readable version).
+
+    ``max_bytes`` bounds the decompressed size (default :data:`MAX_MODEL_BYTES`).
+    """
+    return validate_model(read_document(path, max_bytes), path)
+
+
+#: The σ file of ``NonstationaryLearner.save``.
+SIGMA_FORMAT = "structkernels.nonstationary-sigma"
+
+
+SIGMA_VERSION = 1
+
+
+def kernel_spec(kernel: Any) -> str:
+    """The registered name under which ``kernel`` (a name, class or instance) is saved.
+
+    Files never hold ``module:Class``: a kernel class that is not registered
+    is refused here, at save time, with how to register it.
+    """
+    if isinstance(kernel, str):
+        return kernels.resolve_name(kernel)
+    cls = kernel if isinstance(kernel, type) else type(kernel)
+    try:
+        return kernels.name_to_save(cls)
+    except UnknownNameError as exc:
+        raise ValueError(f"cannot save the model: {exc}") from None
+
+
+def resolve_kernel_class(spec: Any) -> type:
+    """The registered kernel class a file's ``spec`` names (nothing is imported by name)."""
+    return kernels.get(kernels.resolve_name(spec))
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value

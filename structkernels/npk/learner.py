@@ -1,0 +1,892 @@
+"""Learning the nonstationary weights σ of a convolution kernel (Algorithm 1).
+
+Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural
+language modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is
+extended to ``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j)
+k_n(n_i, n_j)`` (Eq. 1), with one binary parameter ``σ(l) ∈ {0, 1}`` per edge
+(semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every common
+substructure that uses an ``l`` tuple.
+
+σ is learned for a k-NN classifier by minimising Loss Function 1 (Sec. 6.1)
+on a 1-NN graph of the training data::
+
+    L = Σ_i K(S_i, S_1nn(i); σ) I(y_i ≠ y_1nn(i))  -  Σ_i K(S_i, S_1nn(i); σ) I(y_i = y_1nn(i) = 1)
+
+Rather than building the N × N Gram matrix this needs, Algorithm 1 (Sec. 6.2)
+estimates the loss on randomly sampled local neighbourhoods of a global k-NN
+graph built with kernel hashing:
+
+1. sort the labels by frequency (descending) and set every σ to 1;
+2. build the global k-NN graph ``G`` (k = 4) with the current kernel;
+3. for each label ``t``, for ``α`` trials: draw ``β`` inducing points ``r``
+   among the structures that contain ``t``; add their neighbours in ``G``
+   (``n``), the structures that have them as neighbours (``n̄``) and the
+   first neighbours of ``n ∪ n̄`` (``nn``); on the subset ``a = r ∪ n ∪ n̄ ∪
+   nn`` build a 1-NN graph with ``σ_t = 0`` and with ``σ_t = 1`` and compute
+   the loss of each;
+4. set ``σ_t`` to the value with the lower loss summed over the trials.
+
+With ``n_iter > 1`` the whole pass is repeated, rebuilding the global graph
+with the σ learned so far (Sec. 7.1.3).  ``sampling="random"`` is the paper's
+pure-random baseline (Table 4b): the subset is the ``β`` inducing points alone
+and no global graph is built.
+
+Only kernel evaluations on the sampled subsets and the hashed global graph
+are made; the learner never forms an N × N Gram matrix.  Within a label's
+exact trials no kernel value is computed twice and, for the path kernel,
+values that cannot change a first neighbour (for σ_t = 1 or σ_t = 0) are
+not computed (see the class Notes); the learned σ is the same as with every trial computed from
+scratch.  Every evaluation is counted (``n_evaluations_``, and the ones
+avoided in ``n_evaluations_reused_``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import joblib
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import check_random_state
+
+from structkernels.kernels.base import Kernel, Normalized
+from structkernels.kernels.names import as_kernel, kernels
+from structkernels.neighbors.graph import knn_graph
+from structkernels.npk._trials import _exact_trials
+from structkernels.npk.files import (
+    MODEL_FORMAT,
+    SIGMA_FORMAT,
+    SIGMA_VERSION,
+    ModelFormatError,
+    check_kernel_name,
+    check_sigma,
+    jsonable,
+    kernel_spec,
+    read_document,
+    sigma_problem,
+    validate_model,
+)
+from structkernels.npk.loss import (
+    _subset_losses,
+    _with_sigma,
+    loss_function_1,
+    structure_edge_labels,
+)
+from structkernels.npk.sigma_knn import SigmaKNNSearch
+from structkernels.registry import UnknownNameError
+from structkernels.structures import take
+from structkernels.utils import atomic_open, dumps_finite, tqdm
+
+__all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
+
+# -------------------------------------------------------------------- learner
+class NonstationaryLearner(BaseEstimator):
+    """Learn binary per-edge-label weights σ of a convolution kernel (Algorithm 1).
+
+    Implements Algorithm 1 and Loss Function 1 of Garg et al. (2018),
+    "Stochastic learning of nonstationary kernels for natural language
+    modeling" (Sec. 6): σ starts at 1 for every label; labels are visited in
+    descending frequency; for each, ``alpha`` noisy loss estimates on
+    randomly sampled local neighbourhoods of a hashed global k-NN graph
+    decide between σ = 0 and σ = 1.
+
+    Parameters
+    ----------
+    kernel : str or Kernel, default "path"
+        The convolution kernel to make nonstationary: a registered name
+        (built with ``kernel_params``) or an instance; it must have a
+        ``sigma`` parameter (dict edge label -> weight, labels not named
+        weigh 1).  A :class:`~structkernels.Normalized` instance is unwrapped
+        and ``normalize`` is then taken as True.
+    kernel_params : dict, optional
+        Parameters of the kernel (e.g. ``{"lam": 0.8}``).  A ``sigma`` given
+        here fixes the weights of labels that are not learned.
+    labels : list of str, optional
+        Edge labels to learn σ for.  Default: the most frequent half of the
+        edge labels seen in the training structures (``top_fraction``).
+    top_fraction : float, default 0.5
+        Share of the distinct edge labels, most frequent first, learned when
+        ``labels`` is None (the paper learns the top 50%).
+    alpha : int, default 10
+        Trials per label (α).
+    beta : int, default 100
+        Inducing points per trial (β), drawn among the structures that
+        contain the label.
+    k : int, default 4
+        Neighbours per structure in the global k-NN graph.
+    n_iter : int, default 1
+        Passes over the labels; the global graph is rebuilt with the learned
+        σ before each pass after the first.
+    sampling : {"neighbourhood", "random"}, default "neighbourhood"
+        ``"neighbourhood"``: Algorithm 1's local neighbourhoods.
+        ``"random"``: the pure-random baseline of Table 4(b), the ``β``
+        inducing points alone (no global graph).
+    hashing : {"random-knn", "klsh"} or None, default "random-knn"
+        Kernel hashing of the global k-NN graph (and of sampled subsets of
+        ``exact_below`` structures or more); None computes exact graphs.
+    n_bits : int, optional
+        Hash bits (H) of the global graph; the hashing module's default
+        (about sqrt(N) buckets) when None.  Hashed subset graphs always use
+        the default for their size.
+    exact_below : int, default 2000
+        Sampled subsets smaller than this get an exact 1-NN graph (their
+        loss estimate is then free of hashing noise).
+    chain_bound : bool, default True
+        In exact trials of the path kernel (indicator edges, node
+        similarities at most 1), bound every pair from above by the chain
+        bound and evaluate only the pairs that can be a first neighbour: the
+        same σ, losses and log with fewer kernel evaluations (0.21 instead
+        of 0.30 of one Gram at N = 22,632, β = 550).  The bookkeeping is
+        NumPy work and the surviving pairs are scattered, so with the cheap
+        compiled kernel it costs more seconds than it saves (66.6 s against
+        32.9 s there, 2 cores); ``False`` evaluates each subset's whole Gram
+        instead (with reuse across trials and the pruned σ_t = 0 blocks).
+    max_evaluations : "gram", int or None, default "gram"
+        Budget of kernel evaluations for the whole fit.  ``"gram"`` is one
+        Gram matrix, ``N (N + 1) / 2``: Algorithm 1 exists to cost less than
+        that.  After the global graph, the rest is shared evenly among the
+        remaining trials; a sampled subset whose exact cost (its Gram matrix
+        for ``σ_t = 1`` plus the block of structures with the label for
+        ``σ_t = 0``) exceeds its share is cut to its inducing points first,
+        then their neighbours, until it fits (``n_trimmed_`` counts them).
+        The budget counts each trial at that from-scratch cost, so the
+        subsets, and σ, do not depend on how many values the reuse below
+        saves; the evaluations actually made (``n_evaluations_``) are fewer.
+        None: no budget.  With ``hashing=None`` and neighbourhood sampling the
+        exact global graph alone is one Gram matrix, so ``"gram"`` sets no
+        budget there.  With ``objective="knn-ap"`` the sample is shrunk until
+        its estimated cost fits the budget (``n_trimmed_`` is then 1).
+    normalize : bool, default True
+        Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
+        for the graphs and the loss.
+    objective : {"loss1", "knn-ap"}, default "loss1"
+        What decides each label.  ``"loss1"``: Loss Function 1 on the sampled
+        neighbourhoods (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``,
+        ``sampling``, ``hashing`` apply).  ``"knn-ap"``: the average precision
+        of the leave-one-out scores of the similarity-weighted
+        ``n_neighbors``-NN classifier on a stratified sample of
+        ``objective_sample`` training structures (:mod:`structkernels.npk.sigma_knn`):
+        the same greedy pass over the labels, judged by the classifier that
+        will use σ.  σ(l) = 0 is kept only when it raises that AP by more than
+        ``min_gain`` on each of two stratified halves of the sample.
+    objective_sample : int, default 8000
+        With ``"knn-ap"``: training structures in the sample (all when fewer).
+    n_neighbors : int, default 8
+        With ``"knn-ap"``: k of the classifier whose scores are judged.
+    min_gain : float, default 0.005
+        With ``"knn-ap"``: the AP gain σ(l) = 0 must exceed.
+    n_jobs : int, default 1
+        Workers for the global graph, the Gram blocks of exact trials and the
+        hashed trials of a label (results do not depend on it).
+    random_state : int, RandomState or None
+        Seeds the inducing points and the hashing.
+    progress : bool, optional
+        Show a progress bar (default: when stderr is a terminal).
+
+    Attributes
+    ----------
+    sigma_ : dict of str to float
+        Learned weight (0.0 or 1.0) of each learned label.
+    ignored_labels_ : list of str
+        Labels with σ = 0, in the order they were learned.
+    labels_ : list of str
+        The learned labels, most frequent first.
+    label_counts_ : dict of str to int
+        Number of training structures containing each learned label.
+    losses_ : dict of str to dict
+        Per label: summed loss at σ = 0 and σ = 1 (``{"0": ..., "1": ...}``)
+        of the last pass, and the value chosen.
+    log_ : list of dict
+        One entry per (pass, label, trial, value): subset size, loss,
+        penalty, reward.
+    n_evaluations_ : int
+        Kernel evaluations made by ``fit`` (global graphs + subsets).
+    n_evaluations_graph_ : int
+        Of which for the global k-NN graphs.
+    n_evaluations_reused_ : int
+        Evaluations the exact trials did not make: values met in an earlier
+        trial of the same label, and pairs that cannot be a first neighbour
+        (see Notes).  ``n_evaluations_ + n_evaluations_reused_`` is
+        the cost of computing every trial from scratch.
+    budget_ : int or None
+        The evaluation budget of ``max_evaluations`` for this N.
+    n_trimmed_ : int
+        Sampled subsets cut to fit the budget.
+    n_train_ : int
+        Number of training structures N (compare ``n_evaluations_`` with N²).
+    fit_seconds_ : float
+
+    Notes
+    -----
+    Exact trials (subsets below ``exact_below``, or ``hashing=None``) waste no kernel
+    evaluation and learn exactly what computing each from scratch learns; how is said in
+    :mod:`structkernels.npk._trials` (and docs/npk.md).  At N = 22,632 Bio-AMR paths (β = 550, α = 3) the
+    fit makes about 0.21 of one Gram's evaluations.
+
+    Examples
+    --------
+    The class is carried by the ARG0 node; ``mod`` and ``time`` are noise:
+
+    >>> import itertools
+    >>> from structkernels import NonstationaryLearner, Path
+    >>> paths = [Path([(None, "bind"), ("ARG0", a), ("mod", m), ("time", t)])
+    ...          for a, m, t in itertools.product(("kinase", "gene"), "abc", "uvw")]
+    >>> y = [int(p[1][1] == "kinase") for p in paths]
+    >>> learner = NonstationaryLearner("path", {"lam": 0.8}, top_fraction=1.0, alpha=2,
+    ...                                beta=5, hashing=None, random_state=0, progress=False)
+    >>> learner.fit(paths, y).ignored_labels_
+    ['mod', 'time']
+    >>> npk = learner.get_kernel()  # Normalized(PathKernel(lam=0.8, sigma={...}))
+    """
+
+    def __init__(
+        self,
+        kernel: str | Kernel = "path",
+        kernel_params: dict | None = None,
+        *,
+        labels: Sequence[str] | None = None,
+        top_fraction: float = 0.5,
+        alpha: int = 10,
+        beta: int = 100,
+        k: int = 4,
+        n_iter: int = 1,
+        sampling: str = "neighbourhood",
+        hashing: str | None = "random-knn",
+        n_bits: int | None = None,
+        exact_below: int = 2000,
+        chain_bound: bool = True,
+        max_evaluations: int | str | None = "gram",
+        normalize: bool = True,
+        objective: str = "loss1",
+        objective_sample: int = 8000,
+        n_neighbors: int = 8,
+        min_gain: float = 0.005,
+        n_jobs: int = 1,
+        random_state: int | np.random.RandomState | None = None,
+        progress: bool | None = None,
+    ):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.labels = labels
+        self.top_fraction = top_fraction
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+        self.n_iter = n_iter
+        self.sampling = sampling
+        self.hashing = hashing
+        self.n_bits = n_bits
+        self.exact_below = exact_below
+        self.chain_bound = chain_bound
+        self.max_evaluations = max_evaluations
+        self.normalize = normalize
+        self.objective = objective
+        self.objective_sample = objective_sample
+        self.n_neighbors = n_neighbors
+        self.min_gain = min_gain
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------ validation
+    def _validate_params(self) -> None:
+        def positive_int(name: str) -> None:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"NonstationaryLearner.{name} must be a positive int, got {v!r}")
+
+        for name in ("alpha", "beta", "k", "n_iter", "exact_below", "objective_sample", "n_neighbors"):
+            positive_int(name)
+        if self.objective not in ("loss1", "knn-ap"):
+            raise ValueError(
+                f"NonstationaryLearner.objective must be 'loss1' or 'knn-ap', got {self.objective!r}"
+            )
+        if not isinstance(self.chain_bound, (bool, np.bool_)):
+            raise TypeError(
+                f"NonstationaryLearner.chain_bound must be True or False, got {self.chain_bound!r}"
+            )
+        mg = self.min_gain
+        if isinstance(mg, bool) or not isinstance(mg, (int, float, np.floating)) or not 0 <= mg < 1:
+            raise ValueError(f"NonstationaryLearner.min_gain must be a number in [0, 1), got {mg!r}")
+        if self.sampling not in ("neighbourhood", "neighborhood", "random"):
+            raise ValueError(
+                "NonstationaryLearner.sampling must be 'neighbourhood' or 'random', "
+                f"got {self.sampling!r}"
+            )
+        if self.hashing not in (None, "random-knn", "klsh"):
+            raise ValueError(
+                "NonstationaryLearner.hashing must be None, 'random-knn' or 'klsh', "
+                f"got {self.hashing!r}"
+            )
+        if not (isinstance(self.top_fraction, (int, float)) and 0 < self.top_fraction <= 1):
+            raise ValueError(
+                f"NonstationaryLearner.top_fraction must be in (0, 1], got {self.top_fraction!r}"
+            )
+        me = self.max_evaluations
+        if not (me is None or (isinstance(me, str) and me == "gram") or (
+                isinstance(me, (int, np.integer)) and not isinstance(me, bool) and me >= 1)):
+            raise ValueError(
+                f"NonstationaryLearner.max_evaluations must be 'gram', a positive int or None, "
+                f"got {me!r}"
+            )
+        if not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0:
+            raise ValueError(f"NonstationaryLearner.n_jobs must be a non-zero int, got {self.n_jobs!r}")
+        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
+            raise TypeError("NonstationaryLearner.kernel_params must be a dict or None")
+
+    def _base_kernel(self) -> tuple[Kernel, bool, dict[str, float]]:
+        """(kernel without normalisation, normalise?, fixed σ of labels not learned)."""
+        params = dict(self.kernel_params or {})
+        fixed = dict(params.pop("sigma", None) or {})
+        if isinstance(self.kernel, Kernel):
+            base = clone(self.kernel)
+            if params:
+                base.set_params(**params)
+        else:
+            base = as_kernel(self.kernel, **params)
+        normalize = bool(self.normalize)
+        if isinstance(base, Normalized):
+            base, normalize = base.kernel, True
+        given = base.get_params(deep=False)
+        if "sigma" not in given or not (given["sigma"] is None or isinstance(given["sigma"], Mapping)):
+            what = (
+                "has none" if "sigma" not in given
+                else f"has sigma={given['sigma']!r}, which is not a dict of edge-label weights"
+            )
+            raise TypeError(
+                f"NonstationaryLearner needs a convolution kernel with a 'sigma' parameter "
+                f"(per-edge-label weights, e.g. 'path' or 'tree'); {type(base).__name__} {what}"
+            )
+        fixed.update({str(k): float(v) for k, v in (base.get_params()["sigma"] or {}).items()})
+        base.validate_params()
+        return base, normalize, fixed
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X: Sequence, y: Any) -> NonstationaryLearner:
+        """Learn σ from labelled structures.
+
+        Parameters
+        ----------
+        X : sequence of Path (or Tree)
+            Training structures.
+        y : array-like of shape (n,)
+            Binary labels (0/1, or booleans).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        base, normalize, fixed = self._base_kernel()
+        X = base.check_input(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(X):
+            raise ValueError(
+                f"NonstationaryLearner.fit: y must be 1-D with one label per structure; got "
+                f"{len(X)} structures and y of shape {y.shape}"
+            )
+        if y.dtype == bool:
+            y = y.astype(np.int64)
+        bad = ~np.isin(y, [0, 1])
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"NonstationaryLearner.fit: labels must be 0/1; y[{i}] = {y[i]!r}")
+        y = y.astype(np.int64)
+        n = len(X)
+        if n < 2:
+            raise ValueError(f"NonstationaryLearner.fit needs at least 2 structures, got {n}")
+
+        t0 = time.perf_counter()
+        edge_sets = [structure_edge_labels(x) for x in X]
+        counts = Counter(label for s in edge_sets for label in s)
+        if self.labels is None:
+            ranked = sorted(counts, key=lambda lab: (-counts[lab], lab))
+            learn = ranked[: int(np.ceil(self.top_fraction * len(ranked)))] if ranked else []
+        else:
+            if isinstance(self.labels, str):
+                raise TypeError("NonstationaryLearner.labels must be a list of labels, not a str")
+            missing = [lab for lab in self.labels if lab not in counts]
+            if missing:
+                raise ValueError(
+                    f"NonstationaryLearner.labels: {missing} occur in no training structure"
+                )
+            learn = sorted(dict.fromkeys(self.labels), key=lambda lab: (-counts[lab], lab))
+        rng = check_random_state(self.random_state)
+        neighbourhood = self.sampling != "random"
+
+        self.labels_ = list(learn)
+        self.label_counts_ = {lab: int(counts[lab]) for lab in learn}
+        self.sigma_ = {lab: 1.0 for lab in learn}
+        self.fixed_sigma_ = fixed
+        self.normalize_ = normalize
+        self.ignored_labels_: list[str] = []
+        self.losses_: dict[str, dict[str, Any]] = {}
+        self.log_: list[dict[str, Any]] = []
+        self.subset_sizes_: list[int] = []
+        self.n_evaluations_ = 0
+        self.n_evaluations_graph_ = 0
+        self.n_evaluations_reused_ = 0
+        self._charged = 0  # evaluations as computed without reuse: what the budget counts
+        self.n_train_ = n
+        if self.max_evaluations is None or (
+            self.max_evaluations == "gram" and self.hashing is None and neighbourhood
+        ):
+            self.budget_ = None  # an exact global graph alone is one Gram matrix
+        elif self.max_evaluations == "gram":
+            self.budget_ = n * (n + 1) // 2
+        else:
+            self.budget_ = int(self.max_evaluations)
+        self.n_trimmed_ = 0
+        self._trials_left = self.n_iter * len(learn) * self.alpha
+        self.interrupted_ = False
+        members = {lab: np.flatnonzero([lab in s for s in edge_sets]) for lab in learn}
+        has = {lab: np.zeros(n, dtype=bool) for lab in learn}
+        for lab in learn:
+            has[lab][members[lab]] = True
+
+        if self.objective == "knn-ap":
+            if self.max_evaluations is None:
+                self.budget_ = None
+            else:
+                self.budget_ = n * (n + 1) // 2 if self.max_evaluations == "gram" else int(
+                    self.max_evaluations)
+            self._fit_knn_ap(base, normalize, fixed, X, y, learn, has, rng, t0)
+            return self
+        total = self.n_iter * len(learn) * self.alpha
+        disable = None if self.progress is None else not self.progress
+        bar = tqdm(total=total, desc="learning σ", unit="trial", disable=disable)
+        with self._fitting(bar, learn, t0):
+            for it in range(self.n_iter):
+                graph = None
+                if neighbourhood and not (
+                    self.budget_ is not None and self._charged >= self.budget_
+                ):
+                    graph = self._global_graph(base, normalize, fixed, X, rng)
+                    if self.budget_ is not None and self.n_evaluations_ > self.budget_:
+                        warnings.warn(
+                            f"NonstationaryLearner: the global k-NN graph alone took "
+                            f"{self.n_evaluations_:,} kernel evaluations, over the budget "
+                            f"max_evaluations={self.budget_:,}; the trials get none",
+                            RuntimeWarning, stacklevel=2,
+                        )
+                for lab in learn:
+                    bar.set_postfix_str(f"{lab} (pass {it + 1})")
+                    self._learn_label(
+                        it, lab, base, normalize, fixed, X, y, members[lab], has[lab], graph, rng
+                    )
+                    bar.update(self.alpha)
+        return self
+
+    @contextlib.contextmanager
+    def _fitting(self, bar, learn, t0):
+        """Around a fit's passes: Ctrl-C keeps the σ learned so far (``interrupted_``), and
+        the bar, ``ignored_labels_`` and ``fit_seconds_`` are settled however it ends."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.interrupted_ = True
+            raise
+        finally:
+            bar.close()
+            self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
+            self.fit_seconds_ = time.perf_counter() - t0
+
+    def _fit_knn_ap(self, base, normalize, fixed, X, y, learn, has, rng, t0) -> None:
+        """The greedy pass(es) judged by the k-NN classifier's leave-one-out AP."""
+        n = len(X)
+        rows = np.arange(n)
+        size = min(int(self.objective_sample), n)
+        if self.budget_ is not None:
+            # the sample's Gram S (S + 1) / 2 and, per pass, each label's block, about
+            # (p_l S)^2 / 2 for a label in a share p_l of the structures: the largest S that fits
+            p = np.array([has[lab].mean() for lab in learn])
+            per_pair = 1.0 + self.n_iter * float((p**2).sum())
+            fits = int(np.sqrt(2.0 * self.budget_ / per_pair))
+            if fits < size:
+                size = max(2, fits)
+                self.n_trimmed_ = 1
+        if size < n:
+            from sklearn.model_selection import train_test_split
+
+            rows, _ = train_test_split(
+                rows, train_size=size,
+                stratify=y if np.bincount(y, minlength=2).min() >= 2 else None,
+                random_state=rng.randint(np.iinfo(np.int32).max),
+            )
+            rows = np.sort(rows)
+        ys = y[rows]
+        disable = None if self.progress is None else not self.progress
+        bar = tqdm(total=self.n_iter * len(learn), desc="learning σ (k-NN AP)", unit="label",
+                   disable=disable)
+        with self._fitting(bar, learn, t0):
+            if not ys.any() or ys.all():
+                warnings.warn(
+                    "NonstationaryLearner(objective='knn-ap'): the sample holds one class only; "
+                    "every σ stays 1", RuntimeWarning, stacklevel=3,
+                )
+                return
+            self.subset_sizes_ = [int(len(rows))]
+            search = SigmaKNNSearch(
+                lambda sig: _with_sigma(base, sig), take(X, rows), ys,
+                {lab: has[lab][rows] for lab in learn}, self._current_sigma(fixed),
+                int(self.n_neighbors), normalize, self.n_jobs,
+            )
+            self.n_evaluations_ = search.n_evaluations
+            for it in range(self.n_iter):
+                for lab in learn:
+                    bar.set_postfix_str(f"{lab} (pass {it + 1})")
+                    res = search.decide(lab, float(self.min_gain))
+                    self.n_evaluations_ = search.n_evaluations
+                    self.sigma_[lab] = res["chosen"]
+                    # losses: the negated AP, so that lower is better as with Loss Function 1
+                    self.losses_[lab] = {"0": -res["0"], "1": -res["1"], "chosen": res["chosen"],
+                                         "pass": it}
+                    for v in (0, 1):
+                        self.log_.append({"pass": it, "label": lab, "trial": 0, "value": v,
+                                          "size": res["size"], "loss": -res[str(v)],
+                                          "penalty": 0.0, "reward": res[str(v)]})
+                    bar.update(1)
+
+    def _current_sigma(self, fixed: dict[str, float]) -> dict[str, float]:
+        return {**fixed, **self.sigma_}
+
+    def _global_graph(self, base, normalize, fixed, X, rng):
+        kern = _with_sigma(base, self._current_sigma(fixed))
+        if normalize:
+            kern = Normalized(kern)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        options: dict[str, Any] = {}
+        if self.hashing is not None:
+            options = {"n_bits": self.n_bits, "random_state": seed}
+        graph = knn_graph(
+            X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs, progress=False, **options
+        )
+        self.n_evaluations_ += int(graph.n_evaluations)
+        self.n_evaluations_graph_ += int(graph.n_evaluations)
+        self._charged += int(graph.n_evaluations)
+        reverse = graph.reverse()
+        return np.asarray(graph.indices), reverse
+
+    def _sample(self, rng, members: np.ndarray, graph) -> np.ndarray:
+        """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``."""
+        r = members if len(members) <= self.beta else rng.choice(members, self.beta, replace=False)
+        if graph is None:
+            return np.unique(r)
+        indices, reverse = graph
+        fwd = indices[r].ravel()
+        fwd = fwd[fwd >= 0]
+        back = [j for i in r for j in reverse[i]]
+        nbrs = np.unique(np.concatenate([fwd, np.asarray(back, dtype=np.int64)]).astype(np.int64))
+        nn = indices[nbrs, 0] if len(nbrs) else np.empty(0, dtype=np.int64)
+        nn = nn[nn >= 0]
+        # inducing points first, then their neighbours (the order a budget cut keeps)
+        order = np.concatenate([r, nbrs, nn]).astype(np.int64)
+        _, first = np.unique(order, return_index=True)
+        return order[np.sort(first)]
+
+    @staticmethod
+    def _trial_cost(size: int, inside: int) -> int:
+        """Kernel evaluations of an exact trial: Gram of the subset + the label's block."""
+        return size * (size + 1) // 2 + inside * (inside + 1) // 2
+
+    def _fit_budget(self, a: np.ndarray, has: np.ndarray, share: int) -> np.ndarray:
+        """The longest prefix of ``a`` whose exact trial cost fits in ``share``."""
+        inside = np.cumsum(has[a])
+        sizes = np.arange(1, len(a) + 1)
+        costs = sizes * (sizes + 1) // 2 + inside * (inside + 1) // 2
+        fit = int(np.searchsorted(costs, share, side="right"))
+        if fit >= len(a):
+            return a
+        self.n_trimmed_ += 1
+        return a[:fit]
+
+    def _learn_label(self, it, lab, base, normalize, fixed, X, y, members, has, graph, rng):
+        subsets = [self._sample(rng, members, graph) for _ in range(self.alpha)]
+        if self.budget_ is not None:
+            share = max(0, self.budget_ - self._charged) // max(1, self._trials_left)
+            subsets = [self._fit_budget(a, has, share) for a in subsets]
+        self._trials_left -= self.alpha
+        subsets = [np.unique(a) for a in subsets]
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
+        sigma = self._current_sigma(fixed)
+        results: list[Any] = [None] * self.alpha
+        exact = [
+            j for j, a in enumerate(subsets) if self.hashing is None or len(a) < self.exact_below
+        ]
+        hashed = [j for j in range(self.alpha) if j not in set(exact)]
+        # exact trials: every kernel value of the label computed once, reused across its
+        # trials; the Gram blocks run with n_jobs workers
+        for j, res in zip(
+            exact,
+            _exact_trials(base, sigma, lab, X, y, [subsets[j] for j in exact], has, normalize,
+                          self.n_jobs, bool(self.chain_bound)),
+            strict=True,
+        ):
+            inside = int(has[subsets[j]].sum())
+            size = len(subsets[j])
+            res["n_nominal"] = self._trial_cost(size, inside) if size >= 2 else 0
+            results[j] = res
+        # sampled subsets are much smaller than N: their hash tables take the default bits
+        args = (normalize, self.hashing, None, self.exact_below)
+        if self.n_jobs == 1 or len(hashed) < 2:
+            done = [
+                _subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
+                for j in hashed
+            ]
+        else:
+            # ship only the sampled structures to the workers
+            done = joblib.Parallel(n_jobs=self.n_jobs)(
+                joblib.delayed(_subset_losses)(
+                    base,
+                    sigma,
+                    lab,
+                    take(X, subsets[j]),
+                    y[subsets[j]],
+                    np.arange(len(subsets[j])),
+                    has[subsets[j]],
+                    *args,
+                    int(seeds[j]),
+                )
+                for j in hashed
+            )
+        for j, res in zip(hashed, done, strict=True):
+            res["n_nominal"] = res["n_evaluations"]
+            results[j] = res
+        summed = {0: 0.0, 1: 0.0}
+        for j, res in enumerate(results):
+            self.n_evaluations_ += res["n_evaluations"]
+            self.n_evaluations_reused_ += res["n_nominal"] - res["n_evaluations"]
+            self._charged += res["n_nominal"]
+            self.subset_sizes_.append(res["size"])
+            for v in (0, 1):
+                summed[v] += res["loss"][v]
+                self.log_.append(
+                    {
+                        "pass": it,
+                        "label": lab,
+                        "trial": j,
+                        "value": v,
+                        "size": res["size"],
+                        "loss": res["loss"][v],
+                        "penalty": res["penalty"][v],
+                        "reward": res["reward"][v],
+                    }
+                )
+        # line 17: argmin over v of the summed loss; a tie keeps the baseline σ = 1
+        chosen = 0.0 if summed[0] < summed[1] else 1.0
+        self.sigma_[lab] = chosen
+        self.losses_[lab] = {"0": summed[0], "1": summed[1], "chosen": chosen, "pass": it}
+
+    # ------------------------------------------------------------- results
+    _FITTED = (
+        "sigma_", "ignored_labels_", "labels_", "label_counts_", "losses_", "log_",
+        "n_evaluations_", "n_evaluations_graph_", "n_evaluations_reused_", "subset_sizes_",
+        "n_train_", "fit_seconds_",
+        "fixed_sigma_", "normalize_", "interrupted_", "budget_", "n_trimmed_",
+    )
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: a fitted attribute before fit
+        if name in NonstationaryLearner._FITTED:
+            raise NotFittedError(
+                f"this NonstationaryLearner is not fitted yet ({name} is set by fit); "
+                "call fit(X, y) or NonstationaryLearner.load(path) first"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _check_fitted(self) -> None:
+        if "sigma_" not in self.__dict__:
+            raise NotFittedError(
+                "this NonstationaryLearner is not fitted yet; call fit(X, y) or "
+                "NonstationaryLearner.load(path) first"
+            )
+
+    @property
+    def kernel_sigma_(self) -> dict[str, float]:
+        """The full ``sigma`` to give the kernel: fixed weights and learned ones."""
+        self._check_fitted()
+        return {**self.fixed_sigma_, **self.sigma_}
+
+    def get_kernel(self, normalize: bool | None = None) -> Kernel:
+        """The kernel with the learned σ (normalised when the learner was).
+
+        Examples
+        --------
+        >>> learner = NonstationaryLearner.load("model.json")  # doctest: +SKIP
+        >>> K = learner.get_kernel().gram(paths)                # doctest: +SKIP
+        """
+        self._check_fitted()
+        base, norm, _ = self._base_kernel()
+        kern = _with_sigma(base, self.kernel_sigma_)
+        norm = norm if normalize is None else normalize
+        return Normalized(kern) if norm else kern
+
+    def kernel_params_(self) -> dict[str, Any]:
+        """``kernel_params`` with the learned ``sigma`` (for ``kernel(name, **params)``)."""
+        self._check_fitted()
+        return {**(self.kernel_params or {}), "sigma": self.kernel_sigma_}
+
+    # ------------------------------------------------------------------ JSON
+    def to_json(self) -> dict[str, Any]:
+        """The fitted model as a JSON-ready dict (parameters, σ, losses, counters)."""
+        self._check_fitted()
+        params = self.get_params(deep=False)
+        kern = params.pop("kernel")
+        rs = params.pop("random_state")
+        if isinstance(kern, Normalized):
+            kern = kern.kernel
+            params["normalize"] = True
+        params["kernel_params"] = jsonable(
+            self.kernel_params if isinstance(kern, str) else kern.get_params(deep=False)
+        )
+        if not isinstance(kern, str) and self.kernel_params:
+            params["kernel_params"].update(jsonable(self.kernel_params))
+        return {
+            "format": SIGMA_FORMAT,
+            "version": SIGMA_VERSION,
+            "kernel": kernel_spec(kern),
+            "params": jsonable(params),
+            "random_state": rs if isinstance(rs, (int, type(None))) else None,
+            "sigma": jsonable(self.sigma_),
+            "fixed_sigma": jsonable(self.fixed_sigma_),
+            "normalize": bool(self.normalize_),
+            "labels": list(self.labels_),
+            "label_counts": jsonable(self.label_counts_),
+            "ignored_labels": list(self.ignored_labels_),
+            "losses": jsonable(self.losses_),
+            "log": jsonable(self.log_),
+            "n_train": int(self.n_train_),
+            "n_evaluations": int(self.n_evaluations_),
+            "n_evaluations_graph": int(self.n_evaluations_graph_),
+            "n_evaluations_reused": int(self.n_evaluations_reused_),
+            "budget": self.budget_,
+            "n_trimmed": int(self.n_trimmed_),
+            "mean_subset_size": float(np.mean(self.subset_sizes_)) if self.subset_sizes_ else 0.0,
+            "fit_seconds": float(self.fit_seconds_),
+            "interrupted": bool(self.interrupted_),
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
+        """Inverse of :meth:`to_json` (also accepts a JSON string).
+
+        The document is data only: its ``"kernel"`` resolves through the kernel
+        registry (:meth:`structkernels.registry.Registry.resolve_name`), never
+        by importing a name read from it; σ and fixed σ must be finite numbers
+        >= 0.  Anything else raises a ``ValueError`` naming the field.
+        """
+        if isinstance(obj, str):
+            try:
+                obj = json.loads(obj)
+            except RecursionError:
+                raise ValueError("not a nonstationary σ model (JSON nested too deeply)") from None
+        if not isinstance(obj, dict) or obj.get("format") != SIGMA_FORMAT:
+            raise ValueError(
+                f"not a nonstationary σ model (expected format {SIGMA_FORMAT!r}, "
+                f"got {obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r})"
+            )
+        if obj.get("version") != SIGMA_VERSION:
+            raise ValueError(f"unsupported σ model version {obj.get('version')!r}")
+        for key in ("sigma", "fixed_sigma"):
+            value = obj.get(key, {})
+            problem = sigma_problem(key, value) if value is not None else (
+                f"{key} must be an object of edge label -> σ, got null"
+            )
+            if problem is not None:
+                raise ValueError(problem)
+        for key in ("params", "label_counts", "losses"):
+            if not isinstance(obj.get(key, {}), dict):
+                raise ValueError(f"{key!r} must be an object, got {type(obj[key]).__name__}")
+        for key in ("labels", "ignored_labels", "log"):
+            if not isinstance(obj.get(key, []), list):
+                raise ValueError(f"{key!r} must be a list, got {type(obj[key]).__name__}")
+        # the kernel is a registered name; an old file's "module:Class" maps to the
+        # registered name whose entry point is that target (looked up, not imported)
+        kern = kernels.resolve_name(obj.get("kernel"))
+        params = dict(obj.get("params") or {})
+        allowed = set(cls._get_param_names()) - {"kernel", "random_state"}
+        unknown = sorted(set(params) - allowed)
+        if unknown:
+            raise ValueError(f"unknown learner parameter(s) {', '.join(map(repr, unknown))}")
+        rs = obj.get("random_state")
+        if rs is not None and (isinstance(rs, bool) or not isinstance(rs, int)):
+            raise ValueError(f"'random_state' must be an int or null, got {rs!r}")
+        try:
+            learner = cls(kernel=kern, random_state=rs, **params)
+            learner.sigma_ = {str(k): float(v) for k, v in obj["sigma"].items()}
+            learner.fixed_sigma_ = {str(k): float(v) for k, v in obj.get("fixed_sigma", {}).items()}
+            learner.normalize_ = bool(obj.get("normalize", learner.normalize))
+            learner.labels_ = list(obj["labels"])
+            learner.label_counts_ = {str(k): int(v) for k, v in obj.get("label_counts", {}).items()}
+            learner.ignored_labels_ = list(obj["ignored_labels"])
+            learner.losses_ = dict(obj.get("losses", {}))
+            learner.log_ = list(obj.get("log", []))
+            learner.n_train_ = int(obj["n_train"])
+            learner.n_evaluations_ = int(obj["n_evaluations"])
+            learner.n_evaluations_graph_ = int(obj.get("n_evaluations_graph", 0))
+            learner.n_evaluations_reused_ = int(obj.get("n_evaluations_reused", 0))
+            learner.subset_sizes_ = []
+            learner.budget_ = obj.get("budget")
+            learner.n_trimmed_ = int(obj.get("n_trimmed", 0))
+            learner.fit_seconds_ = float(obj.get("fit_seconds", 0.0))
+            learner.interrupted_ = bool(obj.get("interrupted", False))
+        except (KeyError, TypeError, AttributeError) as exc:
+            # AttributeError: a field that must be a mapping is null, a list or a scalar
+            raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
+        return learner
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted model to ``path`` as JSON, atomically.
+
+        The file appears complete under its name or not at all.  The kernel is
+        saved by its registered name: a kernel class that is not registered
+        is refused here (register it with ``structkernels.register(name, cls)``
+        or an entry point), as is a NaN or infinity anywhere (named).
+        """
+        doc = self.to_json()
+        try:
+            text = dumps_finite(doc, what=f"{os.fspath(path)}: the σ model", indent=1)
+        except TypeError as exc:
+            raise TypeError(f"{os.fspath(path)}: the σ model is not JSON data: {exc}") from None
+        with atomic_open(path) as fh:
+            fh.write(text + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
+        """Read a model written by :meth:`save` or by ``structkernels train-npk``.
+
+        Reading never runs code (see :mod:`structkernels.npk.model`): the
+        kernel resolves through the registry, the size is bounded by
+        ``max_bytes`` (default ``structkernels.npk.model.MAX_MODEL_BYTES``) and
+        every error is one :class:`~structkernels.npk.model.ModelFormatError`
+        line naming the file.
+        """
+        name = os.fspath(path)
+        doc = read_document(path, max_bytes)
+        if isinstance(doc, dict) and doc.get("format") == MODEL_FORMAT:
+            doc = validate_model(doc, path)["learner"]
+        elif isinstance(doc, dict) and doc.get("format") == SIGMA_FORMAT:
+            if "kernel" in doc:
+                doc["kernel"] = check_kernel_name(name, "", doc["kernel"])
+            check_sigma(name, "sigma", doc.get("sigma"))
+            check_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
+        return learner_from_document(doc, name)
+
+
+def learner_from_document(doc: Any, name: str) -> NonstationaryLearner:
+    """:meth:`NonstationaryLearner.from_json` of a document read from the file ``name``;
+    anything wrong is one :class:`~structkernels.npk.model.ModelFormatError` naming it."""
+    try:
+        return NonstationaryLearner.from_json(doc)
+    except UnknownNameError as exc:
+        raise ModelFormatError(f"{name}: {exc}") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ModelFormatError(f"{name}: the model's learner is malformed: {exc}") from None

@@ -1,0 +1,162 @@
+"""The model file of ``structkernels train-npk``: one format, versioned, compact, validated.
+
+A model file is gzip-compressed JSON (``.npk.json.gz`` by convention; mtime 0
+in the gzip header, so the same model gives the same bytes)::
+
+    {"format": "structkernels.npk-model", "version": 2,
+     "learner": {...},            # NonstationaryLearner.to_json(): σ, losses, counters
+     "kernel": "path", "kernel_params": {"lam": 0.8, "sigma": {...}},
+     "classifier": {...},         # KernelKNNClassifier settings
+     "train": {"source": ..., "ids": [...], "paths": [...], "labels": [0, 1, ...]},
+     "evaluation": {...}}
+
+Version 1 (the same dict as plain JSON) is still read.  Every file is checked
+against this schema on reading and every message names the file: a σ or
+fixed σ that is not a finite number >= 0, an unknown version, training
+labels outside {0, 1}, lengths that disagree, a malformed path, a kernel
+that is not registered, or a file that is not a model at all (binary junk,
+another JSON document, a file decompressing beyond :data:`MAX_MODEL_BYTES`)
+give one :class:`ModelFormatError` line, never a traceback from deep inside.
+
+**Reading a model never runs code.**  The file is data: JSON read with a
+bound on its decompressed size, and the kernel it names (``"kernel"``, and
+the learner's ``"kernel"``) resolves only through the kernel registry
+(:meth:`structkernels.registry.Registry.resolve_name`: entry points and
+names given to ``structkernels.register``).  Nothing is imported by a name read
+from the file; ``"subprocess:getoutput"`` is refused as "not a registered
+kernel".  Files of older releases that hold ``module:Class`` for a kernel
+whose entry point is exactly that target are read under the registered name.
+Writing is atomic (a temporary file renamed into place) and refuses
+NaN/infinity, naming the field.
+
+:func:`load_model` gives a :class:`NPKModel` (the learner, the classifier
+settings and the training set, ready to predict);
+``NonstationaryLearner.load`` reads these files too.
+
+Examples
+--------
+>>> import structkernels as sk
+>>> model = sk.load_model("model.npk.json.gz")  # doctest: +SKIP
+>>> model.predict(paths)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from structkernels.neighbors.classifier import KernelKNNClassifier
+from structkernels.npk.files import (
+    MAX_MODEL_BYTES,
+    MODEL_FORMAT,
+    MODEL_VERSION,
+    READABLE_VERSIONS,
+    ModelFormatError,
+    read_model,
+    save_model,
+    sigma_problem,
+    validate_model,
+)
+from structkernels.npk.learner import NonstationaryLearner, learner_from_document
+from structkernels.structures import Path
+
+__all__ = [
+    "MODEL_FORMAT",
+    "MODEL_VERSION",
+    "MAX_MODEL_BYTES",
+    "ModelFormatError",
+    "NPKModel",
+    "save_model",
+    "read_model",
+    "load_model",
+    "load_learner",
+    "READABLE_VERSIONS",
+    "sigma_problem",
+    "validate_model",
+]
+
+@dataclass
+class NPKModel:
+    """A model read by :func:`load_model`.
+
+    Attributes
+    ----------
+    learner : NonstationaryLearner
+        The fitted σ learner.
+    kernel : str
+        Registered kernel name (``"path"``).
+    kernel_params : dict
+        The kernel's parameters with the learned σ.
+    classifier_params : dict
+        Settings of the :class:`~structkernels.KernelKNNClassifier`.
+    train_paths, train_labels, train_ids : lists
+        The training set the classifier votes with.
+    evaluation : dict
+        What ``train-npk`` measured on its test half.
+    version : int
+    path : str
+    """
+
+    learner: Any
+    kernel: str
+    kernel_params: dict[str, Any]
+    classifier_params: dict[str, Any]
+    train_paths: list
+    train_labels: list[int]
+    train_ids: list
+    evaluation: dict[str, Any] = field(default_factory=dict)
+    version: int = MODEL_VERSION
+    path: str = ""
+
+    def classifier(self, use: str = "npk", n_jobs: int = 1):
+        """The fitted k-NN classifier (``use="pk"`` drops the learned σ)."""
+        import numpy as np
+
+
+        if use not in ("npk", "pk"):
+            raise ValueError(f"use must be 'npk' or 'pk', got {use!r}")
+        params = dict(self.kernel_params)
+        if use == "pk":
+            params.pop("sigma", None)
+        clf = KernelKNNClassifier(
+            kernel=self.kernel, kernel_params=params, n_jobs=n_jobs, **self.classifier_params
+        )
+        return clf.fit(self.train_paths, np.asarray(self.train_labels, dtype=np.int64))
+
+    def predict(self, X: Any, use: str = "npk", n_jobs: int = 1):
+        """Labels of the paths ``X``."""
+        return self.classifier(use, n_jobs).predict(X)
+
+
+def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:
+    """Read a model written by ``structkernels train-npk``.
+
+    Raises :class:`ModelFormatError` (one line naming the file) on anything
+    that is not a valid model.  Nothing named in the file is imported: its
+    kernel resolves through the registry.  ``max_bytes`` bounds the
+    decompressed size (default :data:`MAX_MODEL_BYTES`).
+    """
+
+    name = os.fspath(path)
+    doc = read_model(path, max_bytes=max_bytes)
+    train = doc["train"]
+    learner = learner_from_document(doc["learner"], name)
+    return NPKModel(
+        learner=learner,
+        kernel=doc.get("kernel", "path"),
+        kernel_params=dict(doc["kernel_params"]),
+        classifier_params=dict(doc["classifier"]),
+        train_paths=[Path.from_json(p) for p in train["paths"]],
+        train_labels=[int(v) for v in train["labels"]],
+        train_ids=list(train.get("ids") or range(len(train["paths"]))),
+        evaluation=dict(doc.get("evaluation") or {}),
+        version=int(doc["version"]),
+        path=name,
+    )
+
+
+def load_learner(path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
+    """The :class:`~structkernels.NonstationaryLearner` of a train-npk model or a σ file
+    (:meth:`NonstationaryLearner.load`)."""
+    return NonstationaryLearner.load(path, max_bytes=max_bytes)

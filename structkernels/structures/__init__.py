@@ -1,0 +1,28 @@
+"""Structures the kernels compare, apart from the kernels (KeLP style).
+
+- :mod:`~structkernels.structures.path`: :class:`Path`, the ``(edge, node)`` tuples of a
+  walk through a graph, and :class:`StructureError`;
+- :mod:`~structkernels.structures.tree`: :class:`Tree`, ordered labelled trees;
+- :mod:`~structkernels.structures.vocabulary`: :class:`Vocabulary`, label interning;
+- :mod:`~structkernels.structures.encoded`: :class:`PathList`, :class:`TreeList` (encoded
+  lists sharing a vocabulary), :func:`take`, :func:`is_encoded`;
+- :mod:`~structkernels.structures.io`: :func:`read_record`, :func:`read_structures`
+  (structure files and the ``structkernels.readers`` entry points).
+
+Imports: :mod:`structkernels.utils` and :mod:`structkernels.registry` only.
+"""
+
+from structkernels.structures.encoded import (
+    PathList,
+    TreeList,
+    is_encoded,
+    take,
+)
+from structkernels.structures.path import Path, StructureError
+from structkernels.structures.tree import Tree
+from structkernels.structures.vocabulary import NO_EDGE, EncodedPaths, EncodedTrees, Vocabulary
+
+__all__ = [
+    "Path", "Tree", "Vocabulary", "EncodedPaths", "EncodedTrees", "PathList", "TreeList",
+    "StructureError", "take", "is_encoded", "NO_EDGE",
+]

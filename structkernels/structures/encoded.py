@@ -1,0 +1,254 @@
+"""Encoded lists of structures: paths and trees as flat integer arrays sharing a vocabulary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from structkernels.structures.path import Path
+from structkernels.structures.tree import Tree
+from structkernels.structures.vocabulary import Vocabulary
+
+__all__ = ["PathList", "TreeList", "is_encoded", "take"]
+
+
+def is_encoded(X: Any) -> bool:
+    """An encoded list of structures (``PathList``, ``TreeList``: built by ``encode``)."""
+    return isinstance(X, Sequence) and callable(getattr(type(X), "encode", None))
+
+
+def take(X: Sequence, idx: np.ndarray) -> Sequence:
+    """The structures of ``X`` at positions ``idx`` (a NumPy array or a list).
+
+    An array or an encoded list gives the same kind of container (an encoded
+    sub-list shares its vocabulary); any other sequence gives a list.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> take(["a", "b", "c"], np.array([2, 0]))
+    ['c', 'a']
+    """
+    idx = np.asarray(idx, dtype=np.int64)
+    if isinstance(X, np.ndarray) or is_encoded(X):
+        return X[idx]
+    return [X[i] for i in idx.tolist()]
+
+
+def _gather_ranges(offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """New CSR offsets of the rows ``idx`` and the positions of their items."""
+    starts = offsets[idx]
+    lengths = offsets[idx + 1] - starts
+    new = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new[1:])
+    pos = np.repeat(starts - new[:-1], lengths) + np.arange(new[-1], dtype=np.int64)
+    return new, pos
+
+
+def _as_index(i: Any, n: int) -> np.ndarray:
+    if isinstance(i, slice):
+        return np.arange(*i.indices(n), dtype=np.int64)
+    idx = np.asarray(i)
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise IndexError(f"boolean index of shape {idx.shape} for {n} structures")
+        return np.flatnonzero(idx)
+    if idx.ndim != 1 or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+        raise IndexError(f"index must be an int, a slice or a 1-D sequence of ints, got {i!r}")
+    idx = idx.astype(np.int64)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"index out of range for {n} structures")
+    return np.where(idx < 0, idx + n, idx)
+
+
+class PathList(Sequence):
+    """Paths encoded once (what :meth:`PathKernel.check_input` returns).
+
+    A sequence of :class:`~structkernels.Path`: ``len``, iteration and
+    ``p[i]`` give the paths; slices and integer arrays give encoded
+    sub-lists sharing the vocabulary, so Gram blocks cut from it are not
+    encoded again.  It pickles as its integer arrays (small, fast to send
+    to worker processes).  Concatenation with ``+`` gives a plain list.
+
+    Examples
+    --------
+    >>> from structkernels import Path, kernel
+    >>> k = kernel("path")
+    >>> X = k.check_input([Path([(None, "a")]), Path([(None, "a"), ("ARG0", "b")])])
+    >>> X[1], len(X[:1]), type(X[[1, 0]]).__name__
+    (Path([(None, 'a'), ('ARG0', 'b')]), 1, 'PathList')
+    """
+
+    __slots__ = ("vocab", "offsets", "edges", "nodes", "_items")
+
+    def __init__(self, vocab: Vocabulary, offsets: np.ndarray, edges: np.ndarray,
+                 nodes: np.ndarray, items: list[Path] | None = None):
+        self.vocab = vocab
+        self.offsets = offsets
+        self.edges = edges
+        self.nodes = nodes
+        self._items = items
+
+    @classmethod
+    def encode(cls, paths: Sequence[Path], vocab: Vocabulary | None = None) -> PathList:
+        vocab = Vocabulary() if vocab is None else vocab
+        enc = vocab.encode_paths(paths)
+        return cls(vocab, enc.offsets, enc.edges.astype(np.int64), enc.nodes.astype(np.int64),
+                   list(paths))
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def _item(self, i: int) -> Path:
+        if self._items is None:  # unpickled: rebuild paths on demand, once each
+            self._items = [None] * len(self)
+        p = self._items[i]
+        if p is None:
+            labels = self.vocab.labels
+            a, b = self.offsets[i], self.offsets[i + 1]
+            p = Path([(labels[e], labels[n]) for e, n in zip(self.edges[a:b].tolist(),
+                                                             self.nodes[a:b].tolist(),
+                                                             strict=True)])
+            self._items[i] = p
+        return p
+
+    def __getitem__(self, i):  # type: ignore[override]
+        n = len(self)
+        if isinstance(i, (int, np.integer)):
+            if not -n <= i < n:
+                raise IndexError(f"index {i} out of range for {n} paths")
+            return self._item(int(i) % n)
+        idx = _as_index(i, n)
+        offsets, pos = _gather_ranges(self.offsets, idx)
+        items = None if self._items is None else [self._items[j] for j in idx.tolist()]
+        return PathList(self.vocab, offsets, self.edges[pos], self.nodes[pos], items)
+
+    def __iter__(self) -> Iterator[Path]:
+        return (self._item(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any list, tuple or encoded list holding equal structures in order."""
+        if not isinstance(other, (PathList, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> list:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Any) -> list:
+        return list(other) + list(self)
+
+    def arrays_only(self) -> PathList:
+        """The same list without the :class:`Path` objects it carries (rebuilt on demand)."""
+        return PathList(self.vocab, self.offsets, self.edges, self.nodes)
+
+    def __reduce__(self):
+        return (PathList, (self.vocab, self.offsets, self.edges, self.nodes))
+
+    def __repr__(self) -> str:
+        return f"<PathList of {len(self)} paths, {len(self.vocab)} labels>"
+
+
+class TreeList(Sequence):
+    """Trees encoded once (what :meth:`TreeKernel.check_input` returns).
+
+    A sequence of :class:`~structkernels.Tree` (flat pre-order arrays of
+    :meth:`~structkernels.Vocabulary.encode_trees`): items are the trees;
+    slices and integer arrays give encoded sub-lists sharing the vocabulary;
+    it pickles as its arrays.  ``+`` gives a plain list.
+
+    Examples
+    --------
+    >>> from structkernels import Tree, kernel
+    >>> X = kernel("tree").check_input([Tree("a"), Tree("b", [("ARG0", Tree("c"))])])
+    >>> X[1], len(X[1:])
+    (Tree('b', [('ARG0', Tree('c'))]), 1)
+    """
+
+    __slots__ = ("vocab", "tree_offsets", "labels", "edges", "child_offsets", "child_index",
+                 "_items")
+
+    def __init__(self, vocab: Vocabulary, tree_offsets: np.ndarray, labels: np.ndarray,
+                 edges: np.ndarray, child_offsets: np.ndarray, child_index: np.ndarray,
+                 items: list[Tree] | None = None):
+        self.vocab = vocab
+        self.tree_offsets = tree_offsets
+        self.labels = labels
+        self.edges = edges
+        self.child_offsets = child_offsets
+        self.child_index = child_index
+        self._items = items
+
+    @classmethod
+    def encode(cls, trees: Sequence[Tree], vocab: Vocabulary | None = None) -> TreeList:
+        vocab = Vocabulary() if vocab is None else vocab
+        e = vocab.encode_trees(trees)
+        return cls(vocab, e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
+                   e.child_offsets, e.child_index.astype(np.int64), list(trees))
+
+    def __len__(self) -> int:
+        return len(self.tree_offsets) - 1
+
+    def _item(self, i: int) -> Tree:
+        if self._items is None:  # unpickled: rebuild trees on demand, once each
+            self._items = [None] * len(self)
+        if self._items[i] is not None:
+            return self._items[i]
+        names = self.vocab.labels
+        lab, edg = self.labels, self.edges
+        co, ci = self.child_offsets, self.child_index
+
+        # children follow their parent in pre-order: build from the last node back
+        # (no recursion, so any depth)
+        a, b = int(self.tree_offsets[i]), int(self.tree_offsets[i + 1])
+        built: dict[int, Tree] = {}
+        for v in range(b - 1, a - 1, -1):
+            kids = [(names[edg[c]], built.pop(int(c))) for c in ci[co[v]:co[v + 1]]]
+            built[v] = Tree(names[lab[v]], kids)
+        t = built[a]
+        self._items[i] = t
+        return t
+
+    def __getitem__(self, i):  # type: ignore[override]
+        n = len(self)
+        if isinstance(i, (int, np.integer)):
+            if not -n <= i < n:
+                raise IndexError(f"index {i} out of range for {n} trees")
+            return self._item(int(i) % n)
+        idx = _as_index(i, n)
+        tree_offsets, pos = _gather_ranges(self.tree_offsets, idx)
+        sizes = np.diff(tree_offsets)
+        node_shift = np.repeat(tree_offsets[:-1] - self.tree_offsets[idx], sizes)
+        child_offsets, cpos = _gather_ranges(self.child_offsets, pos)
+        child_index = self.child_index[cpos] + np.repeat(node_shift, np.diff(child_offsets))
+        items = None if self._items is None else [self._items[j] for j in idx.tolist()]
+        return TreeList(self.vocab, tree_offsets, self.labels[pos], self.edges[pos],
+                        child_offsets, child_index, items)
+
+    def __iter__(self) -> Iterator[Tree]:
+        return (self._item(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any list, tuple or encoded list holding equal structures in order."""
+        if not isinstance(other, (TreeList, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> list:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Any) -> list:
+        return list(other) + list(self)
+
+    def __reduce__(self):
+        return (TreeList, (self.vocab, self.tree_offsets, self.labels, self.edges,
+                           self.child_offsets, self.child_index))
+
+    def __repr__(self) -> str:
+        return f"<TreeList of {len(self)} trees, {len(self.vocab)} labels>"

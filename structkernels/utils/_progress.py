@@ -1,0 +1,85 @@
+"""Progress that reads well on a terminal and in a log file.
+
+:func:`tqdm` is a drop-in for ``tqdm.auto.tqdm`` used by every long loop of
+the package:
+
+- on a terminal it is tqdm's bar (redrawn in place);
+- when stderr is a file or a pipe (a batch job's log) it writes one plain
+  line per update, at most every ``STRUCTKERNELS_PROGRESS_INTERVAL`` seconds
+  (default 30) and once at the end, and never a carriage-return frame;
+- ``STRUCTKERNELS_PROGRESS=0`` (what ``structkernels --quiet`` sets) turns
+  it off; ``=1`` turns it on even for short work.
+
+``disable=None`` keeps tqdm's meaning of "decide for me", except that a
+non-terminal no longer means "off": logs of long runs show progress.
+
+Examples
+--------
+>>> from structkernels.utils import tqdm
+>>> with tqdm(total=3, desc="demo", disable=True) as bar:
+...     bar.update(3)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from tqdm import tqdm as _tqdm
+
+__all__ = ["tqdm", "LineWriter", "bar_disabled", "MIN_BAR_EVALUATIONS"]
+
+#: kernel evaluations below which the Gram and k-NN loops show no bar by default
+MIN_BAR_EVALUATIONS = 200_000
+
+
+def bar_disabled(total: int, progress: bool | None) -> bool | None:
+    """tqdm's ``disable`` for a loop of ``total`` kernel evaluations.
+
+    ``progress`` True/False forces the bar on/off; None shows it for work of
+    at least :data:`MIN_BAR_EVALUATIONS` (then tqdm decides by the terminal).
+    """
+    if progress is not None:
+        return not progress
+    return None if total >= MIN_BAR_EVALUATIONS else True
+
+
+class LineWriter:
+    """A file-like object turning tqdm's ``\\r`` refreshes into whole lines."""
+
+    def __init__(self, stream: Any = None):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        stream = self.stream if self.stream is not None else sys.stderr
+        line = text.replace("\r", "").strip()
+        if line:
+            stream.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        stream = self.stream if self.stream is not None else sys.stderr
+        stream.flush()
+
+
+def _setting() -> str | None:
+    value = os.environ.get("STRUCTKERNELS_PROGRESS", "").strip().lower()
+    return value or None
+
+
+def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: Any) -> _tqdm:
+    """tqdm on a terminal, line-per-update in logs; see the module docstring."""
+    setting = _setting()
+    if setting in ("0", "false", "no", "off"):
+        disable = True
+    elif setting in ("1", "true", "yes", "on") and disable is None:
+        disable = False
+    stream = file if file is not None else sys.stderr
+    is_tty = bool(getattr(stream, "isatty", lambda: False)())
+    if is_tty:
+        return _tqdm(*args, disable=disable, file=file, **kwargs)
+    interval = float(os.environ.get("STRUCTKERNELS_PROGRESS_INTERVAL", "30"))
+    kwargs.update(mininterval=interval, maxinterval=max(interval, 1.0), ncols=100, ascii=True,
+                  dynamic_ncols=False, leave=True)
+    return _tqdm(*args, disable=bool(disable), file=LineWriter(file), **kwargs)

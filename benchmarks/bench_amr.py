@@ -27,7 +27,7 @@ import networkx as nx
 
 from structkernels import Path, Tree
 from structkernels.amr import CandidateExtractor, read_amr
-from structkernels.amr.graph import concept_label
+from structkernels.graphs.model import concept_label
 from structkernels.utils import atomic_open
 
 ROOT = FilePath(__file__).resolve().parents[1]

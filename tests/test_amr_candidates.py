@@ -24,7 +24,7 @@ from structkernels.amr import (
     parse_amr,
     read_amr,
 )
-from structkernels.amr.graph import concept_label
+from structkernels.graphs.model import concept_label
 
 DEV = "amr/bio_amr_v0.8/amr-release-dev-bio.txt"
 

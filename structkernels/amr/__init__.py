@@ -1,9 +1,14 @@
 """AMR graphs to the structures the kernels compare.
 
+What is AMR's alone lives here: the distant labels of the shipped dataset
+(:mod:`structkernels.amr.labels`).  Reading PENMAN, the graph model, the concept lists
+and candidate extraction serve every source and live in :mod:`structkernels.graphs`;
+this package hands them on under their AMR names:
+
 - :func:`read_amr` / :func:`parse_amr`: PENMAN corpora to :class:`AMRGraph`
-  (a :class:`networkx.MultiDiGraph` model, :mod:`structkernels.amr.graph`);
+  (the graph model, :mod:`structkernels.graphs.model`; :mod:`structkernels.graphs.penman`);
 - :func:`generate_candidates`: candidate biomolecular interactions
-  (:mod:`structkernels.amr.concepts` lists the concepts);
+  (:mod:`structkernels.graphs.concepts` lists the concepts);
 - :func:`candidate_path`, :func:`candidate_tree`, :func:`candidate_subgraph`:
   the paths (Table 1) and trees (Fig. 1(b), 1(c)) of the nonstationary
   kernels paper;
@@ -18,7 +23,8 @@ Examples
 '(bind) (ARG1, enzyme) (bind) (ARG2, small-molecule)'
 """
 
-from structkernels.amr.candidates import (
+from structkernels.amr.labels import DistantLabel, distant_label
+from structkernels.graphs.candidates import (
     Candidate,
     CandidateError,
     CandidateExtractor,
@@ -27,17 +33,19 @@ from structkernels.amr.candidates import (
     candidate_tree,
     generate_candidates,
 )
-from structkernels.amr.concepts import COORDINATION_CONCEPTS, ENTITY_CONCEPTS, INTERACTION_CONCEPTS
-from structkernels.amr.graph import concept_label, to_networkx
-from structkernels.amr.labels import DistantLabel, distant_label
-from structkernels.amr.reader import (
+from structkernels.graphs.concepts import (
+    COORDINATION_CONCEPTS,
+    ENTITY_CONCEPTS,
+    INTERACTION_CONCEPTS,
+)
+from structkernels.graphs.model import (
     AMRCorpus,
     AMRFormatError,
     AMRGraph,
     SkippedGraph,
-    parse_amr,
-    read_amr,
+    concept_label,
 )
+from structkernels.graphs.penman import parse_amr, read_amr, to_networkx
 
 __all__ = [
     "read_amr",

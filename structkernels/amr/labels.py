@@ -4,7 +4,7 @@ Hand labels for the Bio AMR corpus are not public, so the shipped dataset
 labels each candidate by a rule on the gold AMR argument structure of its
 interaction node ``I`` (a *distant* label: it is exactly as good as the rule).
 
-Definitions (all on the normalised graph of :mod:`structkernels.amr.graph`,
+Definitions (all on the normalised graph of :mod:`structkernels.graphs.penman`,
 so ``(x :ARG0-of (i / ...))`` counts as ``i :ARG0 x``):
 
 - ``fillers(I, R)``: the nodes ``x`` with an edge ``I -R-> x``, where each
@@ -25,7 +25,7 @@ participants ``P`` (one or two):
 3. otherwise **negative** (label 0, ``swapped=False``).
 
 Entity nodes are those whose concept is in the entity list used to generate
-the candidates (:data:`~structkernels.amr.concepts.ENTITY_CONCEPTS` by default).
+the candidates (:data:`~structkernels.graphs.concepts.ENTITY_CONCEPTS` by default).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from structkernels.amr.candidates import Candidate, CandidateError
-from structkernels.amr.concepts import COORDINATION_CONCEPTS, ENTITY_CONCEPTS
-from structkernels.amr.reader import AMRGraph, _as_nx
+from structkernels.graphs.candidates import Candidate, CandidateError
+from structkernels.graphs.concepts import COORDINATION_CONCEPTS, ENTITY_CONCEPTS
+from structkernels.graphs.model import Graph, as_networkx
 
 __all__ = ["DistantLabel", "DistantLabeler", "distant_label", "fillers"]
 
@@ -95,7 +95,7 @@ def _positive(
 
 
 def distant_label(
-    amr: AMRGraph | nx.MultiDiGraph,
+    amr: Graph | nx.MultiDiGraph,
     cand: Candidate,
     entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
 ) -> DistantLabel:
@@ -127,9 +127,9 @@ class DistantLabeler:
     """
 
     def __init__(
-        self, amr: AMRGraph | nx.MultiDiGraph, entity_concepts: Iterable[str] = ENTITY_CONCEPTS
+        self, amr: Graph | nx.MultiDiGraph, entity_concepts: Iterable[str] = ENTITY_CONCEPTS
     ):
-        self.G = _as_nx(amr)
+        self.G = as_networkx(amr)
         self.entity_concepts = frozenset(entity_concepts)
         self._roles: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {}
 

@@ -2,7 +2,7 @@
 
 Reads any format :func:`structkernels.read_graphs` reads (DOT files or
 folders, CoNLL-U, PENMAN, GraphML, GML), finds candidates
-(:mod:`structkernels.graphs.candidates`) and writes one record per candidate
+(:mod:`structkernels.graphs.lexicon`) and writes one record per candidate
 (id, graph, sentence, interaction nodes, path, tree) for inspection or hand
 labelling: add ``"label": 0`` or ``1`` to a record and the file trains with
 ``structkernels train-npk FILE``.

@@ -28,7 +28,7 @@ false) flags a negative whose catalyst and participant roles are exchanged;
 ``split`` (optional) is ``"train"`` or ``"test"``.  Only ``path``, ``tree``
 and ``label`` are required; a record may instead give ``amr`` (the PENMAN text
 of its graph) and ``interaction`` (with node variables), and the path and tree
-are extracted (:mod:`structkernels.amr.candidates`).
+are extracted (:mod:`structkernels.graphs.candidates`).
 
 **PubMed45 form** (Garg et al., 2016)::
 
@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.structures import Path, Tree, Vocabulary
+from structkernels.structures.encoded import PathList, TreeList
 from structkernels.utils import (
     MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH,
@@ -164,8 +165,6 @@ class RecordList(Sequence):
 
 
 def _as_path_list(paths: Sequence[Path]):
-    from structkernels.structures.encoded import PathList
-
     if isinstance(paths, PathList):
         return paths
     pl = PathList.encode(list(paths))
@@ -173,8 +172,6 @@ def _as_path_list(paths: Sequence[Path]):
 
 
 def _as_tree_list(trees: Sequence[Tree]):
-    from structkernels.structures.encoded import TreeList
-
     if isinstance(trees, TreeList):
         return trees
     tl = TreeList.encode(list(trees))
@@ -197,8 +194,6 @@ class _Encoder:
             self.tchunks.append(self.tvocab.encode_trees(trees))
 
     def result(self):
-        from structkernels.structures.encoded import PathList, TreeList
-
         pc, tc = self.pchunks, self.tchunks
         p_off = [np.zeros(1, np.int64)]
         shift = 0
@@ -352,7 +347,7 @@ def _resolve(G, item: Any, what: str, gid: str) -> str:
         raise ValueError(
             f"{what} {item!r} is ambiguous: nodes {by_name} of graph {gid!r} have that name"
         )
-    from structkernels.amr.graph import concept_label
+    from structkernels.graphs.model import concept_label
 
     by_concept = [
         v for v, c in G.nodes(data="concept") if c.lower() == low or concept_label(c).lower() == low
@@ -369,7 +364,9 @@ def _resolve(G, item: Any, what: str, gid: str) -> str:
 
 
 def _structures_from_amr(record: dict, tuple_form: bool) -> tuple[Path, Tree]:
-    from structkernels.amr import Candidate, CandidateExtractor, parse_amr
+    # penman and networkx load only when a record holds an AMR to read
+    from structkernels.graphs.candidates import Candidate, CandidateExtractor
+    from structkernels.graphs.penman import parse_amr
 
     text = record["amr"]
     if not isinstance(text, str):

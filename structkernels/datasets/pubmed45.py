@@ -38,15 +38,15 @@ from typing import Any
 
 import networkx as nx
 
-from structkernels.amr.candidates import Candidate, CandidateError, CandidateExtractor
-from structkernels.amr.graph import concept_label
 from structkernels.datasets.interactions import (
     InteractionDataset,
     InteractionFormatError,
     SkippedRecord,
     split_of,
 )
-from structkernels.graphs.model import Graph, GraphFormatError, graph_kind
+from structkernels.graphs.candidates import Candidate, CandidateError, CandidateExtractor
+from structkernels.graphs.io import read_graphs
+from structkernels.graphs.model import Graph, GraphFormatError, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
 from structkernels.utils import (
     MAX_FILE_BYTES,
@@ -317,8 +317,6 @@ def load_pubmed45(
     >>> data = load_pubmed45("labels.json", graphs="amr-dot/", on_error="skip")  # doctest: +SKIP
     >>> [str(s) for s in data.skipped]  # doctest: +SKIP
     """
-    from structkernels.graphs.io import read_graphs
-
     if swapped not in SWAPPED_MODES:
         raise ValueError(f"swapped must be one of {SWAPPED_MODES}, got {swapped!r}")
     if on_error not in ("raise", "skip"):

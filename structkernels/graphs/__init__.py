@@ -1,6 +1,6 @@
-"""Graphs from where researchers have them, into the one graph model of :mod:`structkernels.amr`.
+"""Graphs from where researchers have them, into one graph model (:mod:`structkernels.graphs.model`).
 
-Readers (strict by default; ``on_error="skip"`` lists every graph left out):
+Readers (strict by default; :func:`~structkernels.graphs.penman.read_amr` for PENMAN; ``on_error="skip"`` lists every graph left out):
 
 - :func:`read_graphs`: any file or folder, the format from the extension;
 - :func:`read_dot` / :func:`parse_dot`: Graphviz DOT, AMR or dependency
@@ -32,16 +32,16 @@ Examples
 5
 """
 
-from structkernels.graphs.candidates import (
+from structkernels.graphs.conllu_reader import parse_conllu, read_conllu
+from structkernels.graphs.dot import parse_dot, read_dot, to_dot, write_dot
+from structkernels.graphs.io import FORMATS, infer_format, read_graphs
+from structkernels.graphs.lexicon import (
     Lexicon,
     candidate_records,
     extract_candidates,
     find_entities,
     find_interactions,
 )
-from structkernels.graphs.conllu_reader import parse_conllu, read_conllu
-from structkernels.graphs.dot import parse_dot, read_dot, to_dot, write_dot
-from structkernels.graphs.io import FORMATS, infer_format, read_graphs
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
 from structkernels.graphs.networkx_reader import from_networkx, read_networkx
 from structkernels.graphs.spacy_reader import from_spacy, read_spacy

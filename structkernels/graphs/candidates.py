@@ -1,277 +1,504 @@
-"""Candidate interactions in any labelled graph: AMR concepts, collapsed names, lexicons.
+"""Candidate biomolecular interactions and the structures read from them.
 
-A candidate is ``(interaction node, catalyst or None, one or two
-participants)`` (:class:`~structkernels.amr.Candidate`); its path and tree
-come from :class:`~structkernels.amr.CandidateExtractor`, exactly as for
-PENMAN AMRs, so every kernel, the σ learner and the command line take them
-unchanged.  What changes with the source is how interaction and entity nodes
-are found (:class:`Lexicon`):
+Following Garg et al. (2016) and the nonstationary kernels paper (Sec. 2 and 7,
+Fig. 1, Table 1):
 
-- **AMR concept lists** (the default for AMR graphs): interaction nodes have a
-  concept of :data:`~structkernels.amr.INTERACTION_CONCEPTS`, entities one of
-  :data:`~structkernels.amr.ENTITY_CONCEPTS`;
-- **collapsed names**: an AMR node whose name subgraph was collapsed into it
-  (the NPK authors' DOT files: ``"a8 HER3" [label=HER3]``) is an entity;
-- **trigger and entity lexicons**: user-given words or lemmas; a node matches
-  by its word (``concept`` of a dependency node, ``name`` of an AMR entity),
-  its lemma (``lemma`` attribute; an AMR concept without its sense), or its
-  Snowball stem (``"binds"`` and ``"binding"`` match ``"bind"``), case folded
-  unless ``case_sensitive``.
+1. **Candidates.**  In an AMR graph, every node whose concept is an interaction
+   concept (:data:`~structkernels.graphs.concepts.INTERACTION_CONCEPTS`) is paired
+   with the entity nodes (:data:`~structkernels.graphs.concepts.ENTITY_CONCEPTS`)
+   of the same graph: a candidate is ``(interaction node, catalyst or None,
+   one or two participants)``, every combination being generated
+   (:func:`generate_candidates`).
+2. **Subgraph.**  The candidate's subgraph is the union of shortest undirected
+   paths from the interaction node to the catalyst and to each participant,
+   re-rooted at the interaction node (:func:`candidate_subgraph`).  The paths
+   are read from one breadth-first tree of the graph, explored in PENMAN
+   order, so ties between equally short paths are broken the same way every
+   time and the union is always a tree.
+3. **Edges as walked.**  An edge walked from the root side along its
+   direction keeps its AMR role (``ARG0``, ``op1``, ``purpose``); walked
+   against its direction it carries ``-of`` (``ARG1-of``, ``purpose-of``),
+   exactly as in Table 1.  Roles are written as in AMR (upper-case ``ARG``).
+4. **Path** (:func:`candidate_path`): the catalyst's traversal read from the
+   leaf up to the root, then, for each participant, the traversal from the
+   root down to the leaf; each traversal is a run of ``(edge, node)`` tuples
+   whose edge is the one walked into the node from the root side, the root
+   tuple having no edge.  For Fig. 1(b) this gives Table 1's positive path::
 
-On a dependency graph the default lexicon's triggers are the interaction
-concepts without their sense (``bind``, ``phosphorylate``, ``inhibit`` ...),
-matched by lemma or stem, as the paper does for its dependency (SDG)
-candidates; entities there need an entity lexicon (or come from labelled
-records, :mod:`structkernels.datasets.pubmed45`).  The path then runs over
-dependency edges: ``(nsubj, Ras) (binds) (binds) (dobj, GTP)``.
+       (example, protein) (ARG0, protein) (ARG1-of, have) (op1-of, and)
+       (purpose-of, site) (bind) (bind) (ARG1, enzyme) (bind) (purpose-of, site)
+       (op1-of, and) (op2, site) (purpose, exchange) (ARG1, small-molecule)
+
+5. **Tree** (:func:`candidate_tree`): the subgraph as an ordered tree rooted at
+   the interaction node, children in order of first appearance (catalyst
+   branch first, then the participants in order).  The roles of Fig. 1(b),
+   1(c) (catalyst in yellow, domain in green) are marked by one extra child
+   ``("role", Tree("catalyst"))`` or ``("role", Tree("domain"))`` appended to
+   the marked node, so that a candidate and its role-swapped twin give
+   different trees.
+
+Node labels are AMR concepts without their PropBank sense number
+(``bind-01`` reads ``bind``, as in Table 1); pass ``senses=True`` to keep it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 import networkx as nx
 
-from structkernels.amr.candidates import Candidate, CandidateExtractor
-from structkernels.amr.concepts import ENTITY_CONCEPTS, INTERACTION_CONCEPTS
-from structkernels.amr.graph import concept_label
-from structkernels.graphs.model import Graph, graph_kind
-from structkernels.text.tokenize import stem_word
+from structkernels.graphs.concepts import ENTITY_CONCEPTS, INTERACTION_CONCEPTS
+from structkernels.graphs.model import Graph, as_networkx, concept_label
+from structkernels.structures import Path, Tree
 
 __all__ = [
-    "Lexicon",
-    "MATCH_MODES",
-    "node_forms",
-    "find_interactions",
-    "find_entities",
-    "extract_candidates",
-    "candidate_records",
+    "Candidate",
+    "CandidateError",
+    "CandidateExtractor",
+    "generate_candidates",
+    "candidate_subgraph",
+    "candidate_path",
+    "candidate_tree",
+    "ROLE_EDGE",
+    "CATALYST",
+    "DOMAIN",
 ]
 
-MATCH_MODES = ("word", "lemma", "stem", "any")
+#: Edge label of the child that marks a node's role in a candidate tree.
+ROLE_EDGE = "role"
+#: Role labels (Fig. 1(b), 1(c): catalyst in yellow, domain in green).
+CATALYST = "catalyst"
+DOMAIN = "domain"
 
 
-def _fold(s: str, case_sensitive: bool) -> str:
-    return s if case_sensitive else s.casefold()
+class CandidateError(ValueError):
+    """A candidate that does not fit its graph (names the node and the graph)."""
 
 
 @dataclass(frozen=True)
-class Lexicon:
-    """How interaction and entity nodes are recognised.
+class Candidate:
+    """A hypothesised interaction: ``(interaction, catalyst or None, participants)``.
+
+    Nodes are AMR variables of one graph.
 
     Parameters
     ----------
-    interaction_concepts, entity_concepts : frozenset of str
-        AMR concepts (exact, with sense).  Defaults: the AMR concept lists.
-    collapsed_names : bool
-        Nodes with ``collapsed=True`` (a collapsed name) are entities.
-    triggers, entities : frozenset of str
-        Words or lemmas of interaction triggers and of entities.
-    match : {"word", "lemma", "stem", "any"}
-        How a lexicon entry matches a node (module docstring); ``"any"``
-        (default) accepts any of the three.
-    case_sensitive : bool
-        Default False (case folded).  Set True for gene names whose case
-        matters.
+    interaction : str
+        The interaction node (root of the candidate's subgraph).
+    catalyst : str or None
+    participants : tuple of str
+        One or two participant (domain) nodes.
+    graph_id : str, optional
 
     Examples
     --------
-    >>> from structkernels.graphs import Lexicon
-    >>> lex = Lexicon.for_dependency(entities={"Ras", "GTP"})
-    >>> "bind" in lex.triggers, lex.match
-    (True, 'any')
+    >>> from structkernels.amr import Candidate
+    >>> Candidate("b", "p2", ("e", "s4")).nodes
+    ('b', 'p2', 'e', 's4')
     """
 
-    interaction_concepts: frozenset[str] = INTERACTION_CONCEPTS
-    entity_concepts: frozenset[str] = ENTITY_CONCEPTS
-    collapsed_names: bool = True
-    triggers: frozenset[str] = field(default_factory=frozenset)
-    entities: frozenset[str] = field(default_factory=frozenset)
-    match: str = "any"
-    case_sensitive: bool = False
+    interaction: str
+    catalyst: str | None
+    participants: tuple[str, ...]
+    graph_id: str | None = None
 
     def __post_init__(self) -> None:
-        if self.match not in MATCH_MODES:
-            raise ValueError(f"match must be one of {MATCH_MODES}, got {self.match!r}")
-        for name in ("interaction_concepts", "entity_concepts", "triggers", "entities"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                raise TypeError(f"Lexicon.{name} must be a collection of strings, not a string")
-            object.__setattr__(self, name, frozenset(value))
+        if isinstance(self.participants, str):
+            object.__setattr__(self, "participants", (self.participants,))
+        else:
+            object.__setattr__(self, "participants", tuple(self.participants))
 
-    @classmethod
-    def for_dependency(cls, entities: Iterable[str] = (), **kw: Any) -> Lexicon:
-        """Triggers = the AMR interaction concepts without sense (``bind``, ``inhibit``...)."""
-        kw.setdefault("triggers", {concept_label(c) for c in INTERACTION_CONCEPTS})
-        return cls(entities=frozenset(entities), **kw)
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Interaction, catalyst (if any) and participants."""
+        head = (self.interaction,) if self.catalyst is None else (self.interaction, self.catalyst)
+        return head + self.participants
 
-    def _keys(self, words: Iterable[str]) -> dict[str, frozenset[str]]:
-        words = list(words)
-        cs = self.case_sensitive
+    def to_json(self) -> dict[str, Any]:
         return {
-            "word": frozenset(_fold(w, cs) for w in words),
-            "stem": frozenset(stem_word(_fold(w, cs)) for w in words),
+            "graph_id": self.graph_id,
+            "interaction": self.interaction,
+            "catalyst": self.catalyst,
+            "participants": list(self.participants),
         }
 
-
-def node_forms(G: nx.MultiDiGraph, v: Any, case_sensitive: bool = False) -> dict[str, set[str]]:
-    """The word, lemma and stem forms by which a node matches a lexicon entry."""
-    d = G.nodes[v]
-    kind = graph_kind(G)
-    words: set[str] = set()
-    lemmas: set[str] = set()
-    if kind == "dependency":
-        words.add(d["concept"])
-    else:
-        if d.get("name"):
-            words.add(d["name"])
-        if d.get("collapsed"):
-            words.add(d["concept"])
-        else:
-            lemmas.add(concept_label(d["concept"]))
-    if d.get("lemma"):
-        lemmas.add(d["lemma"])
-    words = {_fold(w, case_sensitive) for w in words}
-    lemmas = {_fold(w, case_sensitive) for w in lemmas}
-    stems = {stem_word(w) for w in words | lemmas}
-    return {"word": words, "lemma": lemmas, "stem": stems}
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Candidate:
+        return cls(
+            obj["interaction"], obj.get("catalyst"), tuple(obj["participants"]), obj.get("graph_id")
+        )
 
 
-def _matches(forms: dict[str, set[str]], keys: dict[str, frozenset[str]], mode: str) -> bool:
-    if mode in ("word", "any") and forms["word"] & keys["word"]:
-        return True
-    if mode in ("lemma", "any") and forms["lemma"] & keys["word"]:
-        return True
-    return mode in ("stem", "any") and bool(forms["stem"] & keys["stem"])
+class CandidateExtractor:
+    """Subgraphs, paths and trees of candidates in one graph.
+
+    Breadth-first trees are computed once per interaction node and reused by
+    every candidate rooted there.
+
+    Parameters
+    ----------
+    amr : Graph or networkx.MultiDiGraph
+    senses : bool, default False
+        Keep PropBank sense numbers in node labels (``bind-01`` instead of ``bind``).
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr, CandidateExtractor, Candidate
+    >>> g = parse_amr("(p / phosphorylate-01 :ARG0 (e / enzyme) :ARG1 (q / protein))")
+    >>> x = CandidateExtractor(g)
+    >>> str(x.path(Candidate("p", "e", ("q",))))
+    '(ARG0, enzyme) (phosphorylate) (phosphorylate) (ARG1, protein)'
+    """
+
+    def __init__(self, amr: Graph | nx.MultiDiGraph, senses: bool = False):
+        self.G = as_networkx(amr)
+        self.graph_id = self.G.graph.get("id")
+        self.senses = senses
+        adj: dict[str, list[tuple[str, str, str, bool]]] = {v: [] for v in self.G}
+        for u, v, role in self.G.edges(data="role"):
+            if u == v:
+                continue
+            adj[u].append((v, role, role, False))
+            adj[v].append((u, f"{role}-of", role, True))
+        self._adj = adj
+        self._bfs: dict[str, dict[str, tuple[str, str, str, bool] | None]] = {}
+        # words of a dependency graph and collapsed entity names are labels as they are
+        # ("IL-2" keeps its number); AMR concepts lose their sense unless senses=True
+        verbatim = self.G.graph.get("kind") == "dependency"
+        self._labels = {
+            v: d["concept"] if verbatim or d.get("collapsed") else concept_label(d["concept"], senses)
+            for v, d in self.G.nodes(data=True)
+        }
+
+    def label(self, node: str) -> str:
+        """Node label used in paths and trees."""
+        return self._labels[node]
+
+    def _parents(self, root: str) -> dict[str, tuple[str, str, str, bool] | None]:
+        parents = self._bfs.get(root)
+        if parents is None:
+            parents = {root: None}
+            queue = deque([root])
+            adj = self._adj
+            while queue:
+                u = queue.popleft()
+                for v, label, role, inverse in adj[u]:
+                    if v not in parents:
+                        parents[v] = (u, label, role, inverse)
+                        queue.append(v)
+            self._bfs[root] = parents
+        return parents
+
+    def reachable(self, root: str) -> list[str]:
+        """Nodes connected to ``root`` (in graph order)."""
+        parents = self._parents(root)
+        return [v for v in self.G if v in parents]
+
+    def distance(self, root: str, target: str) -> int:
+        """Number of edges on the shortest undirected path root -> target."""
+        return len(self.route(root, target))
+
+    def route(self, root: str, target: str) -> list[tuple[str, str]]:
+        """``(edge as walked, node)`` steps of the shortest path root -> target."""
+        parents = self._parents(root)
+        if target not in parents:
+            raise CandidateError(
+                f"no path from interaction node {root!r} to {target!r} in graph {self.graph_id!r}"
+            )
+        steps = []
+        v = target
+        while v != root:
+            u, label, _, _ = parents[v]  # type: ignore[misc]
+            steps.append((label, v))
+            v = u
+        steps.reverse()
+        return steps
+
+    def check(self, cand: Candidate) -> None:
+        """Raise :class:`CandidateError` unless ``cand`` fits this graph."""
+        gid = self.graph_id
+        if not isinstance(cand, Candidate):
+            raise TypeError(f"expected a Candidate, got {type(cand).__name__}")
+        if cand.interaction is None:
+            raise CandidateError(f"candidate without an interaction node (graph {gid!r})")
+        if not cand.participants:
+            raise CandidateError(f"candidate {cand.nodes} has no participant (graph {gid!r})")
+        if len(cand.participants) > 2:
+            raise CandidateError(
+                f"candidate {cand.nodes} has {len(cand.participants)} participants; "
+                f"at most 2 (graph {gid!r})"
+            )
+        for role, node in [("interaction", cand.interaction), ("catalyst", cand.catalyst)] + [
+            ("participant", p) for p in cand.participants
+        ]:
+            if node is None and role == "catalyst":
+                continue
+            if node not in self.G:
+                raise CandidateError(
+                    f"unknown {role} node {node!r}: not a variable of graph {gid!r}"
+                )
+        if len(set(cand.nodes)) != len(cand.nodes):
+            raise CandidateError(f"candidate {cand.nodes} uses a node twice (graph {gid!r})")
+
+    def _routes(self, cand: Candidate) -> list[tuple[str, list[tuple[str, str]]]]:
+        self.check(cand)
+        out = []
+        if cand.catalyst is not None:
+            out.append((CATALYST, self.route(cand.interaction, cand.catalyst)))
+        for p in cand.participants:
+            out.append((DOMAIN, self.route(cand.interaction, p)))
+        return out
+
+    def path_tuples(self, cand: Candidate) -> list[tuple[str | None, str]]:
+        """The ``(edge, node)`` tuples of :meth:`path` as a plain list."""
+        routes = self._routes(cand)  # checks the candidate first
+        lab = self._labels
+        root = (None, lab[cand.interaction])
+        tuples: list[tuple[str | None, str]] = []
+        for role, steps in routes:
+            seg = [(e, lab[n]) for e, n in steps]
+            if role == CATALYST:
+                tuples.extend(reversed(seg))
+                tuples.append(root)
+            else:
+                tuples.append(root)
+                tuples.extend(seg)
+        return tuples
+
+    def path(self, cand: Candidate) -> Path:
+        """The candidate's path of ``(edge, node)`` tuples (Table 1)."""
+        return Path(self.path_tuples(cand))
+
+    def _children(self, cand: Candidate):
+        children: dict[str, list[tuple[str, str]]] = {cand.interaction: []}
+        roles: dict[str, str] = {}
+        for role, steps in self._routes(cand):
+            prev = cand.interaction
+            for e, n in steps:
+                if n not in children:
+                    children[n] = []
+                    children[prev].append((e, n))
+                prev = n
+            roles[steps[-1][1] if steps else cand.interaction] = role
+        return children, roles
+
+    def _build(self, cand: Candidate, make):
+        """Bottom-up build of the candidate tree: ``make(label, kids)`` per node.
+
+        ``kids`` is the list of ``(edge, built child)`` pairs, the role mark
+        ``(ROLE_EDGE, make(role, []))`` last.  Iterative: any depth.
+        """
+        children, roles = self._children(cand)
+        lab = self._labels
+        built: dict[str, Any] = {}
+        stack = [(cand.interaction, False)]
+        while stack:
+            v, ready = stack.pop()
+            if not ready:
+                stack.append((v, True))
+                stack.extend((c, False) for _, c in reversed(children[v]))
+                continue
+            kids = [(e, built.pop(c)) for e, c in children[v]]
+            if v in roles:
+                kids.append((ROLE_EDGE, make(roles[v], [])))
+            built[v] = make(lab[v], kids)
+        return built[cand.interaction]
+
+    def tree(self, cand: Candidate) -> Tree:
+        """The candidate's subgraph as an ordered tree with role-marked nodes."""
+        return self._build(cand, Tree)
+
+    def tree_json(self, cand: Candidate) -> dict[str, Any]:
+        """``self.tree(cand).to_json()``, built directly (no Tree objects)."""
+
+        def make(label: str, kids: list) -> dict[str, Any]:
+            if not kids:
+                return {"label": label}
+            return {"label": label, "children": [[e, c] for e, c in kids]}
+
+        return self._build(cand, make)
+
+    def subgraph(self, cand: Candidate) -> nx.DiGraph:
+        """The re-rooted subgraph as a :class:`networkx.DiGraph`.
+
+        Node attributes: ``concept``, ``label``, ``name``, ``role`` (``"catalyst"``,
+        ``"domain"`` or None).  Edge attributes: ``label`` (as walked, with ``-of``
+        when against the AMR direction), ``role`` (the AMR role) and ``inverse``.
+        Graph attribute ``root``.
+        """
+        children, roles = self._children(cand)
+        parents = self._parents(cand.interaction)
+        T = nx.DiGraph(root=cand.interaction, graph_id=self.graph_id)
+        for v in children:
+            d = self.G.nodes[v]
+            T.add_node(
+                v,
+                concept=d["concept"],
+                label=self._labels[v],
+                name=d.get("name"),
+                role=roles.get(v),
+            )
+        for u, kids in children.items():
+            for _e, c in kids:
+                _, label, role, inverse = parents[c]  # type: ignore[misc]
+                T.add_edge(u, c, label=label, role=role, inverse=inverse)
+        return T
+
+    def candidates(
+        self,
+        interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
+        entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
+        max_participants: int = 2,
+        catalysts: bool = True,
+        max_distance: int | None = None,
+    ) -> list[Candidate]:
+        """See :func:`generate_candidates`."""
+        if max_participants not in (1, 2):
+            raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
+        if max_distance is not None and (not isinstance(max_distance, int) or max_distance < 1):
+            raise ValueError(f"max_distance must be a positive int or None, got {max_distance!r}")
+        inter = frozenset(interaction_concepts)
+        ents = frozenset(entity_concepts)
+        nodes = self.G.nodes
+        return self.candidates_from_nodes(
+            [v for v in self.G if nodes[v]["concept"] in inter],
+            [v for v in self.G if nodes[v]["concept"] in ents],
+            max_participants,
+            catalysts,
+            max_distance,
+        )
+
+    def candidates_from_nodes(
+        self,
+        interactions: Iterable[str],
+        entities: Iterable[str],
+        max_participants: int = 2,
+        catalysts: bool = True,
+        max_distance: int | None = None,
+    ) -> list[Candidate]:
+        """Every candidate from given interaction and entity nodes.
+
+        The enumeration of :func:`generate_candidates`, with the nodes chosen
+        by the caller (e.g. by a lexicon, :mod:`structkernels.graphs.lexicon`)
+        instead of by concept lists.  Interaction nodes are taken in graph
+        order; an entity that is also the interaction node is left out of its
+        candidates.
+        """
+        if max_participants not in (1, 2):
+            raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
+        if max_distance is not None and (not isinstance(max_distance, int) or max_distance < 1):
+            raise ValueError(f"max_distance must be a positive int or None, got {max_distance!r}")
+        inter = set(interactions)
+        ents = set(entities)
+        for v in inter | ents:
+            if v not in self.G:
+                raise CandidateError(f"unknown node {v!r}: not a node of graph {self.graph_id!r}")
+        out: list[Candidate] = []
+        for i in self.G:
+            if i not in inter:
+                continue
+            found = [v for v in self.reachable(i) if v != i and v in ents]
+            if max_distance is not None:
+                found = [v for v in found if self.distance(i, v) <= max_distance]
+            for c in [None, *found] if catalysts else [None]:
+                rest = [v for v in found if v != c]
+                for k in range(1, max_participants + 1):
+                    for ps in combinations(rest, k):
+                        out.append(Candidate(i, c, ps, self.graph_id))
+        return out
 
 
-def _graph(graph: Graph | nx.MultiDiGraph) -> nx.MultiDiGraph:
-    if isinstance(graph, Graph):
-        return graph.graph
-    if isinstance(graph, nx.MultiDiGraph):
-        return graph
-    raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
-
-
-def _default(G: nx.MultiDiGraph) -> Lexicon:
-    return Lexicon.for_dependency() if graph_kind(G) == "dependency" else Lexicon()
-
-
-def find_interactions(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None) -> list[str]:
-    """Interaction nodes (graph order): AMR interaction concepts or lexicon triggers."""
-    G = _graph(graph)
-    lex = lexicon or _default(G)
-    keys = lex._keys(lex.triggers) if lex.triggers else None
-    out = []
-    for v, d in G.nodes(data=True):
-        if graph_kind(G) == "amr" and d["concept"] in lex.interaction_concepts:
-            out.append(v)
-        elif keys is not None and _matches(node_forms(G, v, lex.case_sensitive), keys, lex.match):
-            out.append(v)
-    return out
-
-
-def find_entities(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None) -> list[str]:
-    """Entity nodes (graph order): AMR entity concepts, collapsed names or lexicon entities."""
-    G = _graph(graph)
-    lex = lexicon or _default(G)
-    keys = lex._keys(lex.entities) if lex.entities else None
-    out = []
-    for v, d in G.nodes(data=True):
-        if graph_kind(G) == "amr" and d["concept"] in lex.entity_concepts:
-            out.append(v)
-        elif lex.collapsed_names and d.get("collapsed"):
-            out.append(v)
-        elif keys is not None and _matches(node_forms(G, v, lex.case_sensitive), keys, lex.match):
-            out.append(v)
-    return out
-
-
-def extract_candidates(
-    graph: Graph | nx.MultiDiGraph,
-    lexicon: Lexicon | None = None,
+def generate_candidates(
+    amr: Graph | nx.MultiDiGraph,
+    interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
+    entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
     max_participants: int = 2,
     catalysts: bool = True,
     max_distance: int | None = None,
 ) -> list[Candidate]:
-    """Every candidate interaction of a graph of any kind.
+    """Every candidate interaction of a graph (Garg et al., 2016).
 
-    The enumeration of :func:`structkernels.amr.generate_candidates` (for an
-    AMR graph with the default lexicon it gives the same candidates), with
-    interaction and entity nodes found by ``lexicon`` (default: the AMR
-    concept lists and collapsed names for AMR graphs,
-    :meth:`Lexicon.for_dependency` for dependency graphs).
+    For each interaction node ``i`` (graph order) and the entity nodes ``E``
+    connected to it (graph order), the candidates are: for ``c`` in
+    ``[None, *E]``, every set of 1 (then 2) participants drawn from ``E``
+    without ``c`` (in :func:`itertools.combinations` order).  With ``n``
+    entities that is ``n + C(n,2) + n(n-1) + n C(n-1,2)`` candidates per
+    interaction node.
+
+    Parameters
+    ----------
+    amr : Graph or networkx.MultiDiGraph
+    interaction_concepts, entity_concepts : iterable of str
+        Defaults: :mod:`structkernels.graphs.concepts`.
+    max_participants : {1, 2}
+    catalysts : bool
+        Also generate candidates with a catalyst (default True).
+    max_distance : int, optional
+        Only entities at most this many edges (undirected) from the
+        interaction node; None (default) takes every entity of the graph.
+
+    Returns
+    -------
+    list of Candidate
 
     Examples
     --------
-    >>> from structkernels.graphs import parse_conllu, extract_candidates, Lexicon
-    >>> g = parse_conllu("1\\tRas\\tRas\\tPROPN\\t_\\t_\\t2\\tnsubj\\t_\\t_\\n"
-    ...                  "2\\tbinds\\tbind\\tVERB\\t_\\t_\\t0\\troot\\t_\\t_\\n"
-    ...                  "3\\tGTP\\tGTP\\tPROPN\\t_\\t_\\t2\\tobj\\t_\\t_\\n")
-    >>> cands = extract_candidates(g, Lexicon.for_dependency(entities={"Ras", "GTP"}))
-    >>> from structkernels.amr import CandidateExtractor
-    >>> str(CandidateExtractor(g).path(cands[-1]))
-    '(obj, GTP) (binds) (binds) (nsubj, Ras)'
+    >>> from structkernels.amr import parse_amr, generate_candidates
+    >>> g = parse_amr("(p / phosphorylate-01 :ARG0 (e / enzyme) :ARG1 (q / protein))")
+    >>> [(c.catalyst, c.participants) for c in generate_candidates(g)]
+    [(None, ('e',)), (None, ('q',)), (None, ('e', 'q')), ('e', ('q',)), ('q', ('e',))]
     """
-    G = _graph(graph)
-    x = CandidateExtractor(G)
-    return x.candidates_from_nodes(
-        find_interactions(G, lexicon),
-        find_entities(G, lexicon),
-        max_participants,
-        catalysts,
-        max_distance,
+    return CandidateExtractor(amr).candidates(
+        interaction_concepts, entity_concepts, max_participants, catalysts, max_distance
     )
 
 
-def _node_json(G: nx.MultiDiGraph, x: CandidateExtractor, v: str) -> dict[str, Any]:
-    d = G.nodes[v]
-    out = {"node": v, "concept": d["concept"], "label": x.label(v), "name": d.get("name")}
-    if d.get("index") is not None:
-        out["index"] = d["index"]
-    return out
+def _candidate(cand: Candidate | Sequence[Any]) -> Candidate:
+    if isinstance(cand, Candidate):
+        return cand
+    if not isinstance(cand, Sequence) or isinstance(cand, str) or len(cand) != 3:
+        raise CandidateError(
+            f"a candidate is a Candidate or (interaction, catalyst, participants), got {cand!r}"
+        )
+    return Candidate(cand[0], cand[1], cand[2])
 
 
-def candidate_records(
-    graph: Graph,
-    lexicon: Lexicon | None = None,
-    max_participants: int = 2,
-    catalysts: bool = True,
-    max_distance: int | None = None,
-    trees: bool = True,
-) -> list[dict[str, Any]]:
-    """Candidate records (the structkernels interaction form, without ``label``).
+def candidate_subgraph(
+    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any]
+) -> nx.DiGraph:
+    """The candidate's re-rooted subgraph (see :meth:`CandidateExtractor.subgraph`)."""
+    return CandidateExtractor(amr).subgraph(_candidate(cand))
 
-    One JSON-ready dict per candidate: ``id`` (``"<graph id>#<k>"``),
-    ``graph_id``, ``file``, ``kind``, ``sentence``, ``interaction`` (type,
-    node, catalyst, participants with their concepts and names), ``path`` and
-    ``tree``.  Add a ``label`` (0/1) by hand and the file loads with
-    :func:`structkernels.datasets.load_interactions`.
+
+def candidate_path(
+    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any], senses: bool = False
+) -> Path:
+    """The candidate's :class:`~structkernels.Path` in the form of Table 1.
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr, candidate_path
+    >>> g = parse_amr("(b / bind-01 :ARG1 (e / enzyme) :ARG2 (s / small-molecule))")
+    >>> str(candidate_path(g, ("b", None, ("e", "s"))))
+    '(bind) (ARG1, enzyme) (bind) (ARG2, small-molecule)'
     """
-    if not isinstance(graph, Graph):
-        raise TypeError(f"expected a Graph (AMRGraph), got {type(graph).__name__}")
-    G = graph.graph
-    x = CandidateExtractor(G)
-    out = []
-    cands = extract_candidates(graph, lexicon, max_participants, catalysts, max_distance)
-    for k, c in enumerate(cands):
-        rec: dict[str, Any] = {
-            "id": f"{graph.id}#{k}",
-            "graph_id": graph.id,
-            "file": graph.file,
-            "kind": graph_kind(G),
-            "sentence": graph.sentence,
-            "interaction": {
-                "type": G.nodes[c.interaction]["concept"],
-                "node": c.interaction,
-                "catalyst": None if c.catalyst is None else _node_json(G, x, c.catalyst),
-                "participants": [_node_json(G, x, p) for p in c.participants],
-            },
-            "path": x.path(c).to_json(),
-        }
-        if trees:
-            rec["tree"] = x.tree_json(c)
-        out.append(rec)
-    return out
+    return CandidateExtractor(amr, senses).path(_candidate(cand))
+
+
+def candidate_tree(
+    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any], senses: bool = False
+) -> Tree:
+    """The candidate's :class:`~structkernels.Tree` (Fig. 1(b), 1(c)).
+
+    Examples
+    --------
+    >>> from structkernels.amr import parse_amr, candidate_tree
+    >>> g = parse_amr("(b / bind-01 :ARG1 (e / enzyme) :ARG2 (s / small-molecule))")
+    >>> str(candidate_tree(g, ("b", "e", ("s",))))
+    '(bind :ARG1 (enzyme :role catalyst) :ARG2 (small-molecule :role domain))'
+    """
+    return CandidateExtractor(amr, senses).tree(_candidate(cand))

@@ -43,7 +43,7 @@ from typing import Any
 
 import networkx as nx
 
-from structkernels.amr.reader import IdTable, unreadable
+from structkernels.graphs._reading import IdTable, unreadable
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
@@ -53,6 +53,7 @@ from structkernels.graphs.model import (
     graph_kind,
     new_graph,
 )
+from structkernels.graphs.penman import AMR_MODEL
 from structkernels.utils import (
     MAX_FILE_BYTES,
     RecordError,
@@ -222,8 +223,6 @@ def _extra(attrs: dict[str, str]) -> dict[str, str]:
 
 
 def _amr_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
-    from structkernels.amr.graph import AMR_MODEL
-
     top_sources = set()
     root = None
     other: set[str] = set()
@@ -537,7 +536,7 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
 
     Parameters
     ----------
-    graph : Graph (AMRGraph) or networkx.MultiDiGraph
+    graph : Graph or networkx.MultiDiGraph
     collapse_names : bool
         AMR only: write each named entity as one node ``"<var> <name>"``
         labelled with the name, its ``name`` subgraph left out (the authors'
@@ -606,8 +605,6 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
             dot.add_edge(pydot.Edge(nid(root), nid(root), label="root"))
         else:
             dot.add_edge(pydot.Edge("TOP", nid(root), label="TOP"))
-    if kind == "amr":
-        from structkernels.amr.graph import AMR_MODEL
     for u, v, d in G.edges(data=True):
         if u in dropped or v in dropped:
             continue

@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
-from structkernels.graphs.model import GraphCorpus, GraphFormatError
+from structkernels.graphs._reading import IdTable, duplicate_reason, unreadable
+from structkernels.graphs.conllu_reader import read_conllu
+from structkernels.graphs.dot import read_dot
+from structkernels.graphs.model import GraphCorpus, GraphFormatError, SkippedGraph
+from structkernels.graphs.networkx_reader import read_networkx_file
+from structkernels.graphs.penman import read_amr
 
 __all__ = ["read_graphs", "FORMATS", "infer_format"]
 
@@ -68,8 +73,6 @@ def _looks_like_penman(path: FilePath) -> bool:
 def _folder_files(folder: FilePath, format: str | None) -> tuple[dict[str, list[str]], list[Any]]:
     """Files of a folder by format (DOT files excluded: read through the folder), and the
     files of no known format (``SkippedGraph`` each).  Hidden files and folders are not read."""
-    from structkernels.graphs.model import SkippedGraph
-
     groups: dict[str, list[str]] = {}
     others: list[Any] = []
     for f in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -104,22 +107,12 @@ def _folder_files(folder: FilePath, format: str | None) -> tuple[dict[str, list[
 
 def _read_one(files: list[str], fmt: str, on_error: str, options: dict[str, Any]) -> GraphCorpus:
     if fmt == "dot":
-        from structkernels.graphs.dot import read_dot
-
         return read_dot(files, on_error=on_error, **options)
     if fmt == "conllu":
-        from structkernels.graphs.conllu_reader import read_conllu
-
         return read_conllu(files, on_error=on_error)
     if fmt == "penman":
-        from structkernels.amr import read_amr
-
         return read_amr(files, on_error=on_error)
     if fmt in ("graphml", "gml"):
-        from structkernels.amr.reader import unreadable
-        from structkernels.graphs.model import SkippedGraph
-        from structkernels.graphs.networkx_reader import read_networkx_file
-
         graphs, skipped = [], []
         nx_options = {k: v for k, v in options.items() if k not in ("n_jobs", "progress", "max_depth")}
         for f in files:
@@ -144,9 +137,6 @@ def _merge(parts: list[GraphCorpus], others: list[Any], on_error: str) -> GraphC
     is refused (strict, naming both places) or the later graph is skipped and
     listed (lenient).  Derived ids then take ``#2``, ``#3`` ... when taken.
     """
-    from structkernels.amr.reader import IdTable, duplicate_reason
-    from structkernels.graphs.model import SkippedGraph
-
     graphs = [g for c in parts for g in c]
     skipped = list(others) + [s for c in parts for s in c.skipped]
     if len(parts) > 1:

@@ -1,8 +1,7 @@
 """The one graph model every reader builds, and its error and skip records.
 
 Every reader of :mod:`structkernels.graphs` returns the model that
-:mod:`structkernels.amr` builds from PENMAN (see
-:mod:`structkernels.amr.graph`), so candidate extraction, paths, trees,
+:mod:`structkernels.graphs.penman` builds from PENMAN, so candidate extraction, paths, trees,
 kernels, the σ learner and the command line treat all sources alike:
 
 - a :class:`networkx.MultiDiGraph` with graph attributes ``id``, ``root``
@@ -17,19 +16,20 @@ kernels, the σ learner and the command line treat all sources alike:
 - edge attributes ``role`` (``ARG0``, ``op1``; ``nsubj``, ``prep_by``) and
   ``inverted``.
 
-Each graph comes wrapped in an :class:`~structkernels.amr.AMRGraph` (id,
+Each graph comes wrapped in a :class:`Graph` (id,
 sentence, the networkx model, metadata, file, line) and a file's graphs in an
-:class:`~structkernels.amr.AMRCorpus` whose ``skipped`` list names every
+:class:`GraphCorpus` whose ``skipped`` list names every
 graph left out in lenient mode.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
-
-from structkernels.amr.reader import AMRCorpus, AMRFormatError, AMRGraph, SkippedGraph
+import penman
 
 __all__ = [
     "GraphFormatError",
@@ -40,40 +40,17 @@ __all__ = [
     "new_graph",
     "add_node",
     "graph_kind",
+    "as_networkx",
+    "concept_label",
+    "unquote",
+    "AMRGraph",
+    "AMRCorpus",
+    "AMRFormatError",
 ]
 
 #: The kinds of graph the model carries.
 KINDS = ("amr", "dependency")
 
-#: A file's graphs (the container of the PENMAN reader).
-GraphCorpus = AMRCorpus
-#: One graph with its id, sentence, model, metadata and provenance.
-Graph = AMRGraph
-
-
-class GraphFormatError(AMRFormatError):
-    """A malformed graph input, naming the file, the line or node, and the graph.
-
-    Attributes
-    ----------
-    file, line, graph_id, reason
-        As :class:`~structkernels.amr.AMRFormatError`.
-    node : str or None
-        The offending node (or ``"u -> v"`` for an edge), when known.
-    """
-
-    def __init__(
-        self,
-        reason: str,
-        file: str | None = None,
-        line: int | None = None,
-        graph_id: str | None = None,
-        node: str | None = None,
-    ):
-        self.node = node
-        if node is not None:
-            reason = f"{'edge' if ' -> ' in node else 'node'} {node!r}: {reason}"
-        super().__init__(reason, file, line, graph_id)
 
 
 def new_graph(graph_id: str, kind: str, root: str | None = None) -> nx.MultiDiGraph:
@@ -93,3 +70,175 @@ def add_node(G: nx.MultiDiGraph, node: str, concept: str, **attrs: Any) -> None:
 def graph_kind(G: nx.MultiDiGraph) -> str:
     """``"amr"`` unless the graph says otherwise (PENMAN graphs carry no kind)."""
     return G.graph.get("kind") or "amr"
+
+
+class GraphFormatError(ValueError):
+    """A malformed graph input, naming the file, the line (or node) and the graph id.
+
+    Attributes
+    ----------
+    file : str or None
+    line : int or None
+        1-based line in ``file`` where the problem was found.
+    graph_id : str or None
+    reason : str
+    node : str or None
+        The offending node (or ``"u -> v"`` for an edge), when known.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        file: str | None = None,
+        line: int | None = None,
+        graph_id: str | None = None,
+        node: str | None = None,
+    ):
+        self.node = node
+        if node is not None:
+            reason = f"{'edge' if ' -> ' in node else 'node'} {node!r}: {reason}"
+        self.reason, self.file, self.line, self.graph_id = reason, file, line, graph_id
+        where = []
+        if file is not None:
+            where.append(f"{file}, line {line}" if line is not None else str(file))
+        if graph_id is not None:
+            where.append(f"graph {graph_id!r}")
+        super().__init__(f"{': '.join(where)}: {reason}" if where else reason)
+
+
+@dataclass(frozen=True)
+class SkippedGraph:
+    """A graph left out in lenient mode, with where and why."""
+
+    file: str
+    line: int
+    graph_id: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = [f"{self.file}, line {self.line}" if self.line else f"{self.file}"]
+        if self.graph_id is not None:
+            where.append(f"graph {self.graph_id!r}")
+        return f"{': '.join(where)}: {self.reason}"
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    """One graph: its id, sentence, :mod:`networkx` model and provenance.
+
+    Attributes
+    ----------
+    id : str
+        The ``::id`` metadata (``"<file name>:<line>"`` when absent).
+    sentence : str
+        The ``::snt`` metadata (``""`` when absent).
+    graph : networkx.MultiDiGraph
+        See :mod:`structkernels.graphs.penman`.
+    metadata : dict
+        All ``::key value`` metadata.
+    penman : penman.Graph
+        The decoded PENMAN graph.
+    file : str or None
+    line : int or None
+        Line of the graph's first line (its first metadata comment).
+    id_given : bool
+        True when the id comes from the input (``::id``, ``sent_id``, a
+        graph attribute); False when a reader derived it from the file name
+        and line (such an id is made unique with ``#2``, ``#3`` ...).
+    """
+
+    id: str
+    sentence: str
+    graph: nx.MultiDiGraph
+    metadata: dict[str, str] = field(default_factory=dict)
+    penman: penman.Graph | None = None
+    file: str | None = None
+    line: int | None = None
+    id_given: bool = True
+
+    def __repr__(self) -> str:
+        return f"Graph(id={self.id!r}, nodes={self.graph.number_of_nodes()})"
+
+
+class GraphCorpus(Sequence):
+    """The graphs read from one or more files, in file order.
+
+    Attributes
+    ----------
+    graphs : list of Graph
+    skipped : list of SkippedGraph
+        Graphs left out with ``on_error="skip"``, each with its file, line and
+        reason (a duplicate id names the first place too); also, from
+        :func:`structkernels.read_graphs` on a folder, the files of no known
+        format (line 0: the whole file), in both modes.
+    duplicates : list of SkippedGraph
+        Graphs whose id was already read: left out with ``deduplicate=True``
+        (first one kept), or kept under ``<id>#2`` ... with ``deduplicate=False``.
+    files : list of str
+    """
+
+    def __init__(self, graphs, skipped=(), duplicates=(), files=()):
+        self.graphs: list[Graph] = list(graphs)
+        self.skipped: list[SkippedGraph] = list(skipped)
+        self.duplicates: list[SkippedGraph] = list(duplicates)
+        self.files: list[str] = list(files)
+        self._by_id = {g.id: g for g in reversed(self.graphs)}
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.graphs[i]
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def __iter__(self) -> Iterator[Graph]:
+        return iter(self.graphs)
+
+    def get(self, graph_id: str) -> Graph | None:
+        """The graph with this id, or None."""
+        return self._by_id.get(graph_id)
+
+    def __repr__(self) -> str:
+        return (
+            f"GraphCorpus({len(self.graphs)} graphs, {len(self.skipped)} skipped, "
+            f"{len(self.duplicates)} duplicates, files={self.files!r})"
+        )
+
+
+def as_networkx(amr: Any) -> nx.MultiDiGraph:
+    """The networkx model of an Graph, or a MultiDiGraph as is."""
+    if isinstance(amr, Graph):
+        return amr.graph
+    if isinstance(amr, nx.MultiDiGraph):
+        return amr
+    raise TypeError(f"expected an Graph or a networkx.MultiDiGraph, got {type(amr).__name__}")
+
+
+def unquote(value: Any) -> str:
+    """A PENMAN constant as text: string constants lose their quotes."""
+    if value is None:
+        return ""
+    s = str(value)
+    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
+        return s[1:-1].replace('\\"', '"')
+    return s
+
+
+def concept_label(concept: str, senses: bool = False) -> str:
+    """The node label used in paths and trees.
+
+    With ``senses=False`` (the default, as in Table 1 of the paper, where
+    ``bind-01`` reads ``bind``) a trailing PropBank sense number is removed:
+    ``"bind-01" -> "bind"``, ``"have-org-role-91" -> "have-org-role"``;
+    concepts without one (``"protein"``) are unchanged.
+    """
+    if not senses:
+        head, sep, tail = concept.rpartition("-")
+        if sep and head and tail.isdigit():
+            return head
+    return concept
+
+
+#: Names of the AMR releases' readers, kept: the model is one for every source.
+AMRGraph = Graph
+AMRCorpus = GraphCorpus
+AMRFormatError = GraphFormatError

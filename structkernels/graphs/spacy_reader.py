@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from structkernels.graphs._reading import IdTable
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
@@ -101,8 +102,6 @@ def read_spacy(docs: Any | Iterable[Any], on_error: str = "raise") -> GraphCorpu
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     if hasattr(docs, "sents") or hasattr(docs, "vocab"):
         docs = [docs]
-    from structkernels.amr.reader import IdTable
-
     graphs: list[Graph] = []
     skipped: list[SkippedGraph] = []
     ids = IdTable()

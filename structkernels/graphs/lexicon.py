@@ -1,0 +1,276 @@
+"""Candidate interactions in any labelled graph: AMR concepts, collapsed names, lexicons.
+
+A candidate is ``(interaction node, catalyst or None, one or two
+participants)`` (:class:`~structkernels.amr.Candidate`); its path and tree
+come from :class:`~structkernels.amr.CandidateExtractor`, exactly as for
+PENMAN AMRs, so every kernel, the σ learner and the command line take them
+unchanged.  What changes with the source is how interaction and entity nodes
+are found (:class:`Lexicon`):
+
+- **AMR concept lists** (the default for AMR graphs): interaction nodes have a
+  concept of :data:`~structkernels.amr.INTERACTION_CONCEPTS`, entities one of
+  :data:`~structkernels.amr.ENTITY_CONCEPTS`;
+- **collapsed names**: an AMR node whose name subgraph was collapsed into it
+  (the NPK authors' DOT files: ``"a8 HER3" [label=HER3]``) is an entity;
+- **trigger and entity lexicons**: user-given words or lemmas; a node matches
+  by its word (``concept`` of a dependency node, ``name`` of an AMR entity),
+  its lemma (``lemma`` attribute; an AMR concept without its sense), or its
+  Snowball stem (``"binds"`` and ``"binding"`` match ``"bind"``), case folded
+  unless ``case_sensitive``.
+
+On a dependency graph the default lexicon's triggers are the interaction
+concepts without their sense (``bind``, ``phosphorylate``, ``inhibit`` ...),
+matched by lemma or stem, as the paper does for its dependency (SDG)
+candidates; entities there need an entity lexicon (or come from labelled
+records, :mod:`structkernels.datasets.pubmed45`).  The path then runs over
+dependency edges: ``(nsubj, Ras) (binds) (binds) (dobj, GTP)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from structkernels.graphs.candidates import Candidate, CandidateExtractor
+from structkernels.graphs.concepts import ENTITY_CONCEPTS, INTERACTION_CONCEPTS
+from structkernels.graphs.model import Graph, concept_label, graph_kind
+from structkernels.text.tokenize import stem_word
+
+__all__ = [
+    "Lexicon",
+    "MATCH_MODES",
+    "node_forms",
+    "find_interactions",
+    "find_entities",
+    "extract_candidates",
+    "candidate_records",
+]
+
+MATCH_MODES = ("word", "lemma", "stem", "any")
+
+
+def _fold(s: str, case_sensitive: bool) -> str:
+    return s if case_sensitive else s.casefold()
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """How interaction and entity nodes are recognised.
+
+    Parameters
+    ----------
+    interaction_concepts, entity_concepts : frozenset of str
+        AMR concepts (exact, with sense).  Defaults: the AMR concept lists.
+    collapsed_names : bool
+        Nodes with ``collapsed=True`` (a collapsed name) are entities.
+    triggers, entities : frozenset of str
+        Words or lemmas of interaction triggers and of entities.
+    match : {"word", "lemma", "stem", "any"}
+        How a lexicon entry matches a node (module docstring); ``"any"``
+        (default) accepts any of the three.
+    case_sensitive : bool
+        Default False (case folded).  Set True for gene names whose case
+        matters.
+
+    Examples
+    --------
+    >>> from structkernels.graphs import Lexicon
+    >>> lex = Lexicon.for_dependency(entities={"Ras", "GTP"})
+    >>> "bind" in lex.triggers, lex.match
+    (True, 'any')
+    """
+
+    interaction_concepts: frozenset[str] = INTERACTION_CONCEPTS
+    entity_concepts: frozenset[str] = ENTITY_CONCEPTS
+    collapsed_names: bool = True
+    triggers: frozenset[str] = field(default_factory=frozenset)
+    entities: frozenset[str] = field(default_factory=frozenset)
+    match: str = "any"
+    case_sensitive: bool = False
+
+    def __post_init__(self) -> None:
+        if self.match not in MATCH_MODES:
+            raise ValueError(f"match must be one of {MATCH_MODES}, got {self.match!r}")
+        for name in ("interaction_concepts", "entity_concepts", "triggers", "entities"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                raise TypeError(f"Lexicon.{name} must be a collection of strings, not a string")
+            object.__setattr__(self, name, frozenset(value))
+
+    @classmethod
+    def for_dependency(cls, entities: Iterable[str] = (), **kw: Any) -> Lexicon:
+        """Triggers = the AMR interaction concepts without sense (``bind``, ``inhibit``...)."""
+        kw.setdefault("triggers", {concept_label(c) for c in INTERACTION_CONCEPTS})
+        return cls(entities=frozenset(entities), **kw)
+
+    def _keys(self, words: Iterable[str]) -> dict[str, frozenset[str]]:
+        words = list(words)
+        cs = self.case_sensitive
+        return {
+            "word": frozenset(_fold(w, cs) for w in words),
+            "stem": frozenset(stem_word(_fold(w, cs)) for w in words),
+        }
+
+
+def node_forms(G: nx.MultiDiGraph, v: Any, case_sensitive: bool = False) -> dict[str, set[str]]:
+    """The word, lemma and stem forms by which a node matches a lexicon entry."""
+    d = G.nodes[v]
+    kind = graph_kind(G)
+    words: set[str] = set()
+    lemmas: set[str] = set()
+    if kind == "dependency":
+        words.add(d["concept"])
+    else:
+        if d.get("name"):
+            words.add(d["name"])
+        if d.get("collapsed"):
+            words.add(d["concept"])
+        else:
+            lemmas.add(concept_label(d["concept"]))
+    if d.get("lemma"):
+        lemmas.add(d["lemma"])
+    words = {_fold(w, case_sensitive) for w in words}
+    lemmas = {_fold(w, case_sensitive) for w in lemmas}
+    stems = {stem_word(w) for w in words | lemmas}
+    return {"word": words, "lemma": lemmas, "stem": stems}
+
+
+def _matches(forms: dict[str, set[str]], keys: dict[str, frozenset[str]], mode: str) -> bool:
+    if mode in ("word", "any") and forms["word"] & keys["word"]:
+        return True
+    if mode in ("lemma", "any") and forms["lemma"] & keys["word"]:
+        return True
+    return mode in ("stem", "any") and bool(forms["stem"] & keys["stem"])
+
+
+def _graph(graph: Graph | nx.MultiDiGraph) -> nx.MultiDiGraph:
+    if isinstance(graph, Graph):
+        return graph.graph
+    if isinstance(graph, nx.MultiDiGraph):
+        return graph
+    raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
+
+
+def _default(G: nx.MultiDiGraph) -> Lexicon:
+    return Lexicon.for_dependency() if graph_kind(G) == "dependency" else Lexicon()
+
+
+def find_interactions(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None) -> list[str]:
+    """Interaction nodes (graph order): AMR interaction concepts or lexicon triggers."""
+    G = _graph(graph)
+    lex = lexicon or _default(G)
+    keys = lex._keys(lex.triggers) if lex.triggers else None
+    out = []
+    for v, d in G.nodes(data=True):
+        if graph_kind(G) == "amr" and d["concept"] in lex.interaction_concepts:
+            out.append(v)
+        elif keys is not None and _matches(node_forms(G, v, lex.case_sensitive), keys, lex.match):
+            out.append(v)
+    return out
+
+
+def find_entities(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None) -> list[str]:
+    """Entity nodes (graph order): AMR entity concepts, collapsed names or lexicon entities."""
+    G = _graph(graph)
+    lex = lexicon or _default(G)
+    keys = lex._keys(lex.entities) if lex.entities else None
+    out = []
+    for v, d in G.nodes(data=True):
+        if graph_kind(G) == "amr" and d["concept"] in lex.entity_concepts:
+            out.append(v)
+        elif lex.collapsed_names and d.get("collapsed"):
+            out.append(v)
+        elif keys is not None and _matches(node_forms(G, v, lex.case_sensitive), keys, lex.match):
+            out.append(v)
+    return out
+
+
+def extract_candidates(
+    graph: Graph | nx.MultiDiGraph,
+    lexicon: Lexicon | None = None,
+    max_participants: int = 2,
+    catalysts: bool = True,
+    max_distance: int | None = None,
+) -> list[Candidate]:
+    """Every candidate interaction of a graph of any kind.
+
+    The enumeration of :func:`structkernels.amr.generate_candidates` (for an
+    AMR graph with the default lexicon it gives the same candidates), with
+    interaction and entity nodes found by ``lexicon`` (default: the AMR
+    concept lists and collapsed names for AMR graphs,
+    :meth:`Lexicon.for_dependency` for dependency graphs).
+
+    Examples
+    --------
+    >>> from structkernels.graphs import parse_conllu, extract_candidates, Lexicon
+    >>> g = parse_conllu("1\\tRas\\tRas\\tPROPN\\t_\\t_\\t2\\tnsubj\\t_\\t_\\n"
+    ...                  "2\\tbinds\\tbind\\tVERB\\t_\\t_\\t0\\troot\\t_\\t_\\n"
+    ...                  "3\\tGTP\\tGTP\\tPROPN\\t_\\t_\\t2\\tobj\\t_\\t_\\n")
+    >>> cands = extract_candidates(g, Lexicon.for_dependency(entities={"Ras", "GTP"}))
+    >>> from structkernels.amr import CandidateExtractor
+    >>> str(CandidateExtractor(g).path(cands[-1]))
+    '(obj, GTP) (binds) (binds) (nsubj, Ras)'
+    """
+    G = _graph(graph)
+    x = CandidateExtractor(G)
+    return x.candidates_from_nodes(
+        find_interactions(G, lexicon),
+        find_entities(G, lexicon),
+        max_participants,
+        catalysts,
+        max_distance,
+    )
+
+
+def _node_json(G: nx.MultiDiGraph, x: CandidateExtractor, v: str) -> dict[str, Any]:
+    d = G.nodes[v]
+    out = {"node": v, "concept": d["concept"], "label": x.label(v), "name": d.get("name")}
+    if d.get("index") is not None:
+        out["index"] = d["index"]
+    return out
+
+
+def candidate_records(
+    graph: Graph,
+    lexicon: Lexicon | None = None,
+    max_participants: int = 2,
+    catalysts: bool = True,
+    max_distance: int | None = None,
+    trees: bool = True,
+) -> list[dict[str, Any]]:
+    """Candidate records (the structkernels interaction form, without ``label``).
+
+    One JSON-ready dict per candidate: ``id`` (``"<graph id>#<k>"``),
+    ``graph_id``, ``file``, ``kind``, ``sentence``, ``interaction`` (type,
+    node, catalyst, participants with their concepts and names), ``path`` and
+    ``tree``.  Add a ``label`` (0/1) by hand and the file loads with
+    :func:`structkernels.datasets.load_interactions`.
+    """
+    if not isinstance(graph, Graph):
+        raise TypeError(f"expected a Graph, got {type(graph).__name__}")
+    G = graph.graph
+    x = CandidateExtractor(G)
+    out = []
+    cands = extract_candidates(graph, lexicon, max_participants, catalysts, max_distance)
+    for k, c in enumerate(cands):
+        rec: dict[str, Any] = {
+            "id": f"{graph.id}#{k}",
+            "graph_id": graph.id,
+            "file": graph.file,
+            "kind": graph_kind(G),
+            "sentence": graph.sentence,
+            "interaction": {
+                "type": G.nodes[c.interaction]["concept"],
+                "node": c.interaction,
+                "catalyst": None if c.catalyst is None else _node_json(G, x, c.catalyst),
+                "participants": [_node_json(G, x, p) for p in c.participants],
+            },
+            "path": x.path(c).to_json(),
+        }
+        if trees:
+            rec["tree"] = x.tree_json(c)
+        out.append(rec)
+    return out

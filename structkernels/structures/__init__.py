@@ -13,6 +13,7 @@ Imports: :mod:`structkernels.utils` and :mod:`structkernels.registry` only.
 """
 
 from structkernels.structures.encoded import (
+    EncodedList,
     PathList,
     TreeList,
     is_encoded,
@@ -23,6 +24,6 @@ from structkernels.structures.tree import Tree
 from structkernels.structures.vocabulary import NO_EDGE, EncodedPaths, EncodedTrees, Vocabulary
 
 __all__ = [
-    "Path", "Tree", "Vocabulary", "EncodedPaths", "EncodedTrees", "PathList", "TreeList",
+    "Path", "Tree", "Vocabulary", "EncodedList", "EncodedPaths", "EncodedTrees", "PathList", "TreeList",
     "StructureError", "take", "is_encoded", "NO_EDGE",
 ]

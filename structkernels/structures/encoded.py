@@ -11,7 +11,7 @@ from structkernels.structures.path import Path
 from structkernels.structures.tree import Tree
 from structkernels.structures.vocabulary import Vocabulary
 
-__all__ = ["PathList", "TreeList", "is_encoded", "take"]
+__all__ = ["EncodedList", "PathList", "TreeList", "is_encoded", "take"]
 
 
 def is_encoded(X: Any) -> bool:
@@ -63,7 +63,81 @@ def _as_index(i: Any, n: int) -> np.ndarray:
     return np.where(idx < 0, idx + n, idx)
 
 
-class PathList(Sequence):
+class EncodedList(Sequence):
+    """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary.
+
+    A subclass holds its arrays, the :class:`~structkernels.Vocabulary` (``vocab``) and
+    optionally the structures it was built from (``_items``); it says how many
+    structures it holds (``__len__``), how to rebuild structure ``i`` from the arrays
+    (``_build``), how to cut the sub-list of positions ``idx`` (``_subset``) and which
+    arrays it pickles as (``_arrays``).  Everything else is here: ``x[i]`` gives a
+    structure (rebuilt once, then kept), slices and integer or boolean arrays give an
+    encoded sub-list sharing the vocabulary, equality holds with any list, tuple or
+    encoded list of equal structures in order, ``+`` gives a plain list, and pickling
+    sends the arrays only.
+    """
+
+    __slots__ = ()
+    #: what the items are called in messages
+    kind = "structures"
+
+    def _build(self, i: int) -> Any:
+        raise NotImplementedError
+
+    def _subset(self, idx: np.ndarray) -> EncodedList:
+        raise NotImplementedError
+
+    def _arrays(self) -> tuple:
+        raise NotImplementedError
+
+    def _item(self, i: int) -> Any:
+        if self._items is None:  # unpickled: rebuild structures on demand, once each
+            self._items = [None] * len(self)
+        x = self._items[i]
+        if x is None:
+            x = self._items[i] = self._build(i)
+        return x
+
+    def __getitem__(self, i):  # type: ignore[override]
+        n = len(self)
+        if isinstance(i, (int, np.integer)):
+            if not -n <= i < n:
+                raise IndexError(f"index {i} out of range for {n} {self.kind}")
+            return self._item(int(i) % n)
+        idx = _as_index(i, n)
+        sub = self._subset(idx)
+        sub._items = None if self._items is None else [self._items[j] for j in idx.tolist()]
+        return sub
+
+    def __iter__(self) -> Iterator:
+        return (self._item(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any list, tuple or encoded list holding equal structures in order."""
+        if not isinstance(other, (EncodedList, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> list:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Any) -> list:
+        return list(other) + list(self)
+
+    def arrays_only(self) -> EncodedList:
+        """The same list without the structure objects it carries (rebuilt on demand)."""
+        return type(self)(*self._arrays())
+
+    def __reduce__(self):
+        return (type(self), self._arrays())
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {len(self)} {self.kind}, {len(self.vocab)} labels>"
+
+
+class PathList(EncodedList):
     """Paths encoded once (what :meth:`PathKernel.check_input` returns).
 
     A sequence of :class:`~structkernels.Path`: ``len``, iteration and
@@ -82,6 +156,7 @@ class PathList(Sequence):
     """
 
     __slots__ = ("vocab", "offsets", "edges", "nodes", "_items")
+    kind = "paths"
 
     def __init__(self, vocab: Vocabulary, offsets: np.ndarray, edges: np.ndarray,
                  nodes: np.ndarray, items: list[Path] | None = None):
@@ -101,59 +176,22 @@ class PathList(Sequence):
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    def _item(self, i: int) -> Path:
-        if self._items is None:  # unpickled: rebuild paths on demand, once each
-            self._items = [None] * len(self)
-        p = self._items[i]
-        if p is None:
-            labels = self.vocab.labels
-            a, b = self.offsets[i], self.offsets[i + 1]
-            p = Path([(labels[e], labels[n]) for e, n in zip(self.edges[a:b].tolist(),
+    def _build(self, i: int) -> Path:
+        labels = self.vocab.labels
+        a, b = self.offsets[i], self.offsets[i + 1]
+        return Path([(labels[e], labels[n]) for e, n in zip(self.edges[a:b].tolist(),
                                                              self.nodes[a:b].tolist(),
                                                              strict=True)])
-            self._items[i] = p
-        return p
 
-    def __getitem__(self, i):  # type: ignore[override]
-        n = len(self)
-        if isinstance(i, (int, np.integer)):
-            if not -n <= i < n:
-                raise IndexError(f"index {i} out of range for {n} paths")
-            return self._item(int(i) % n)
-        idx = _as_index(i, n)
+    def _subset(self, idx: np.ndarray) -> PathList:
         offsets, pos = _gather_ranges(self.offsets, idx)
-        items = None if self._items is None else [self._items[j] for j in idx.tolist()]
-        return PathList(self.vocab, offsets, self.edges[pos], self.nodes[pos], items)
+        return PathList(self.vocab, offsets, self.edges[pos], self.nodes[pos])
 
-    def __iter__(self) -> Iterator[Path]:
-        return (self._item(i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to any list, tuple or encoded list holding equal structures in order."""
-        if not isinstance(other, (PathList, list, tuple)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __add__(self, other: Any) -> list:
-        return list(self) + list(other)
-
-    def __radd__(self, other: Any) -> list:
-        return list(other) + list(self)
-
-    def arrays_only(self) -> PathList:
-        """The same list without the :class:`Path` objects it carries (rebuilt on demand)."""
-        return PathList(self.vocab, self.offsets, self.edges, self.nodes)
-
-    def __reduce__(self):
-        return (PathList, (self.vocab, self.offsets, self.edges, self.nodes))
-
-    def __repr__(self) -> str:
-        return f"<PathList of {len(self)} paths, {len(self.vocab)} labels>"
+    def _arrays(self) -> tuple:
+        return (self.vocab, self.offsets, self.edges, self.nodes)
 
 
-class TreeList(Sequence):
+class TreeList(EncodedList):
     """Trees encoded once (what :meth:`TreeKernel.check_input` returns).
 
     A sequence of :class:`~structkernels.Tree` (flat pre-order arrays of
@@ -171,6 +209,7 @@ class TreeList(Sequence):
 
     __slots__ = ("vocab", "tree_offsets", "labels", "edges", "child_offsets", "child_index",
                  "_items")
+    kind = "trees"
 
     def __init__(self, vocab: Vocabulary, tree_offsets: np.ndarray, labels: np.ndarray,
                  edges: np.ndarray, child_offsets: np.ndarray, child_index: np.ndarray,
@@ -193,15 +232,10 @@ class TreeList(Sequence):
     def __len__(self) -> int:
         return len(self.tree_offsets) - 1
 
-    def _item(self, i: int) -> Tree:
-        if self._items is None:  # unpickled: rebuild trees on demand, once each
-            self._items = [None] * len(self)
-        if self._items[i] is not None:
-            return self._items[i]
+    def _build(self, i: int) -> Tree:
         names = self.vocab.labels
         lab, edg = self.labels, self.edges
         co, ci = self.child_offsets, self.child_index
-
         # children follow their parent in pre-order: build from the last node back
         # (no recursion, so any depth)
         a, b = int(self.tree_offsets[i]), int(self.tree_offsets[i + 1])
@@ -209,46 +243,18 @@ class TreeList(Sequence):
         for v in range(b - 1, a - 1, -1):
             kids = [(names[edg[c]], built.pop(int(c))) for c in ci[co[v]:co[v + 1]]]
             built[v] = Tree(names[lab[v]], kids)
-        t = built[a]
-        self._items[i] = t
-        return t
+        return built[a]
 
-    def __getitem__(self, i):  # type: ignore[override]
-        n = len(self)
-        if isinstance(i, (int, np.integer)):
-            if not -n <= i < n:
-                raise IndexError(f"index {i} out of range for {n} trees")
-            return self._item(int(i) % n)
-        idx = _as_index(i, n)
+    def _subset(self, idx: np.ndarray) -> TreeList:
         tree_offsets, pos = _gather_ranges(self.tree_offsets, idx)
         sizes = np.diff(tree_offsets)
         node_shift = np.repeat(tree_offsets[:-1] - self.tree_offsets[idx], sizes)
         child_offsets, cpos = _gather_ranges(self.child_offsets, pos)
         child_index = self.child_index[cpos] + np.repeat(node_shift, np.diff(child_offsets))
-        items = None if self._items is None else [self._items[j] for j in idx.tolist()]
         return TreeList(self.vocab, tree_offsets, self.labels[pos], self.edges[pos],
-                        child_offsets, child_index, items)
+                        child_offsets, child_index)
 
-    def __iter__(self) -> Iterator[Tree]:
-        return (self._item(i) for i in range(len(self)))
+    def _arrays(self) -> tuple:
+        return (self.vocab, self.tree_offsets, self.labels, self.edges, self.child_offsets,
+                self.child_index)
 
-    def __eq__(self, other: object) -> bool:
-        """Equal to any list, tuple or encoded list holding equal structures in order."""
-        if not isinstance(other, (TreeList, list, tuple)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __add__(self, other: Any) -> list:
-        return list(self) + list(other)
-
-    def __radd__(self, other: Any) -> list:
-        return list(other) + list(self)
-
-    def __reduce__(self):
-        return (TreeList, (self.vocab, self.tree_offsets, self.labels, self.edges,
-                           self.child_offsets, self.child_index))
-
-    def __repr__(self) -> str:
-        return f"<TreeList of {len(self)} trees, {len(self.vocab)} labels>"

@@ -4,9 +4,12 @@
 the package:
 
 - on a terminal it is tqdm's bar (redrawn in place);
-- when stderr is a file or a pipe (a batch job's log) it writes one plain
-  line per update, at most every ``STRUCTKERNELS_PROGRESS_INTERVAL`` seconds
-  (default 30) and once at the end, and never a carriage-return frame;
+- when stderr is a file or a pipe (a batch job's log) it writes plain lines, never a
+  carriage-return frame: nothing for work that ends within
+  ``STRUCTKERNELS_PROGRESS_INTERVAL`` seconds (default 30), then at most one line per
+  interval and one at the end.  A new postfix or description waits for the next line
+  (tqdm would print one per change), and the time left is estimated from the average
+  rate since the start (``smoothing=0``), not from the last few updates;
 - ``STRUCTKERNELS_PROGRESS=0`` (what ``structkernels --quiet`` sets) turns
   it off; ``=1`` turns it on even for short work.
 
@@ -63,6 +66,22 @@ class LineWriter:
         stream.flush()
 
 
+class _LogBar(_tqdm):
+    """tqdm writing to a log: postfix and description changes do not force a line."""
+
+    def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
+        super().set_postfix(ordered_dict, refresh=False, **kwargs)
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        super().set_postfix_str(s, refresh=False)
+
+    def set_description(self, desc: str | None = None, refresh: bool = True) -> None:
+        super().set_description(desc, refresh=False)
+
+    def set_description_str(self, desc: str | None = None, refresh: bool = True) -> None:
+        super().set_description_str(desc, refresh=False)
+
+
 def _setting() -> str | None:
     value = os.environ.get("STRUCTKERNELS_PROGRESS", "").strip().lower()
     return value or None
@@ -80,6 +99,6 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
     if is_tty:
         return _tqdm(*args, disable=disable, file=file, **kwargs)
     interval = float(os.environ.get("STRUCTKERNELS_PROGRESS_INTERVAL", "30"))
-    kwargs.update(mininterval=interval, maxinterval=max(interval, 1.0), ncols=100, ascii=True,
-                  dynamic_ncols=False, leave=True)
-    return _tqdm(*args, disable=bool(disable), file=LineWriter(file), **kwargs)
+    kwargs.update(mininterval=interval, maxinterval=max(interval, 1.0), delay=interval,
+                  smoothing=0, ncols=100, ascii=True, dynamic_ncols=False, leave=True)
+    return _LogBar(*args, disable=bool(disable), file=LineWriter(file), **kwargs)

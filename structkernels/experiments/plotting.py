@@ -1,19 +1,23 @@
-"""Plots of the σ learner (matplotlib, an optional extra: ``pip install structkernels[plot]``).
+"""Plots of the σ learner and of a classifier's evaluation (matplotlib, an optional extra:
+``pip install structkernels[plot]``).
 
-:func:`plot_sigma_losses` draws, per edge label, the loss of Loss Function 1
-summed over the α trials at σ = 0 and at σ = 1 (Algorithm 1, line 17 of Garg
-et al. 2018) and marks the value chosen, so that which labels the kernel
-learned to ignore, and by how much, can be read at a glance.
+- :func:`plot_sigma_losses` draws, per edge label, what decided σ (Loss Function 1 summed
+  over the α trials, Algorithm 1 line 17 of Garg et al. 2018, or the leave-one-out k-NN
+  average precision), states the rule and marks the value chosen, so that which labels
+  the kernel learned to ignore, and by how much, can be read at a glance;
+- :func:`plot_evaluation` draws the confusion matrix and the precision-recall curve of a
+  binary classifier's test predictions (scikit-learn's displays).
 """
 
 from __future__ import annotations
 
 import os
+import textwrap
 from typing import Any
 
 from structkernels.utils import atomic_open, optional_module
 
-__all__ = ["plot_sigma_losses"]
+__all__ = ["plot_sigma_losses", "plot_evaluation", "pyplot"]
 
 
 def pyplot() -> Any:
@@ -25,9 +29,21 @@ def pyplot() -> Any:
 
 
 def plot_sigma_losses(
-    learner: Any, path: str | os.PathLike | None = None, *, title: str | None = None
-):
-    """Bar chart of the summed loss at σ = 0 and σ = 1 for every learned edge label.
+    learner: Any,
+    path: str | os.PathLike | None = None,
+    *,
+    title: str | None = None,
+    objective: str | None = None,
+    min_gain: float | None = None,
+) -> Any:
+    """Bar chart, per learned edge label, of what decided σ: the two values and the rule.
+
+    With ``objective="loss1"`` (Algorithm 1) the bars are Loss Function 1 summed over the α
+    trials, lower is better, and σ = 0 is chosen when its loss is lower (a tie keeps 1).
+    With ``objective="knn-ap"`` the bars are the leave-one-out k-NN average precision on
+    the sample, higher is better, and σ = 0 is kept only when it beats σ = 1 by more than
+    ``min_gain`` on both halves of the sample, so a label whose σ = 0 bar is a little
+    higher may still keep σ = 1: the figure states the rule under its title.
 
     Parameters
     ----------
@@ -36,6 +52,10 @@ def plot_sigma_losses(
     path : path, optional
         Write the figure there (format from the extension, e.g. ``.png``).
     title : str, optional
+    objective : {"loss1", "knn-ap"}, optional
+        Default: the learner's ``objective`` ("loss1" for a dict).
+    min_gain : float, optional
+        Default: the learner's ``min_gain`` (0.005 for a dict).
 
     Returns
     -------
@@ -50,22 +70,29 @@ def plot_sigma_losses(
     losses = learner if isinstance(learner, dict) else getattr(learner, "losses_", None)
     if not losses:
         raise ValueError("nothing to plot: the learner is not fitted or learned no label")
+    if objective is None:
+        objective = "loss1" if isinstance(learner, dict) else getattr(learner, "objective", "loss1")
+    if objective not in ("loss1", "knn-ap"):
+        raise ValueError(f"objective must be 'loss1' or 'knn-ap', got {objective!r}")
+    if min_gain is None:
+        min_gain = 0.005 if isinstance(learner, dict) else float(getattr(learner, "min_gain", 0.005))
     plt = pyplot()
     import numpy as np
 
     labels = list(losses)
-    l0 = np.array([float(losses[lab]["0"]) for lab in labels])
-    l1 = np.array([float(losses[lab]["1"]) for lab in labels])
+    sign = -1.0 if objective == "knn-ap" else 1.0  # the learner keeps -AP, lower is better
+    v0 = sign * np.array([float(losses[lab]["0"]) for lab in labels])
+    v1 = sign * np.array([float(losses[lab]["1"]) for lab in labels])
     chosen = np.array([float(losses[lab]["chosen"]) for lab in labels])
     x = np.arange(len(labels))
     width = 0.4
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(labels) + 2), 4.5))
-    ax.bar(x - width / 2, l0, width, label="σ = 0", color="#d95f02")
-    ax.bar(x + width / 2, l1, width, label="σ = 1", color="#1b9e77")
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(labels) + 2), 4.8))
+    ax.bar(x - width / 2, v0, width, label="σ = 0", color="#d95f02")
+    ax.bar(x + width / 2, v1, width, label="σ = 1", color="#1b9e77")
     # mark the chosen value's bar
     for i, c in enumerate(chosen):
         xi = x[i] + (width / 2 if c == 1.0 else -width / 2)
-        yi = l1[i] if c == 1.0 else l0[i]
+        yi = v1[i] if c == 1.0 else v0[i]
         ax.plot([xi], [yi], marker="v" if yi >= 0 else "^", color="black", markersize=6)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xticks(x)
@@ -73,14 +100,103 @@ def plot_sigma_losses(
         [f"{lab}{' (0)' if c == 0.0 else ''}" for lab, c in zip(labels, chosen, strict=False)],
         rotation=60, ha="right", fontsize=8,
     )
-    ax.set_ylabel("loss summed over α trials (lower is better)")
+    if objective == "knn-ap":
+        ax.set_ylabel("leave-one-out k-NN AP (higher is better)")
+        rule = (f"σ = 0 kept only when its AP beats σ = 1 by more than {min_gain:g} "
+                "on both halves of the sample")
+        head = "σ by leave-one-out k-NN average precision"
+        lo = float(min(v0.min(), v1.min()))
+        ax.set_ylim(max(0.0, lo - 0.05), min(1.0, float(max(v0.max(), v1.max())) + 0.05))
+    else:
+        ax.set_ylabel("Loss Function 1, summed over α trials\n(lower is better)")
+        rule = "σ = 0 chosen when its summed loss is lower (a tie keeps σ = 1)"
+        head = "Algorithm 1: loss per edge label at σ = 0 and σ = 1"
     ax.set_xlabel("edge label, most frequent first; (0) = σ learned 0; ▼/▲ = value chosen")
-    ax.set_title(title or "Algorithm 1: loss per edge label at σ = 0 and σ = 1")
+    ax.set_title(f"{title or head}\n{textwrap.fill(rule, 64)}", fontsize=10)
     ax.legend()
     fig.tight_layout()
     if path is not None:
         # the format from the final name (the temporary file's name ends in .tmp)
         fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or None
         with atomic_open(path, "wb") as fh:  # temporary name, renamed when complete
+            fig.savefig(fh, dpi=120, format=fmt)
+    return fig
+
+
+def plot_evaluation(
+    y_true: Any,
+    y_pred: Any,
+    scores: Any = None,
+    path: str | os.PathLike | None = None,
+    *,
+    title: str | None = None,
+) -> Any:
+    """Confusion matrix and precision-recall curve of binary test predictions.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of 0/1
+        Gold and predicted labels.
+    scores : array-like of float, optional
+        Scores of the positive class (e.g. ``predict_proba(X)[:, 1]``); without them the
+        precision-recall panel shows the one operating point of ``y_pred``.
+    path : path, optional
+        Write the figure there, atomically (format from the extension).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from structkernels.experiments.plotting import plot_evaluation
+    >>> fig = plot_evaluation([0, 1, 1, 0], [0, 1, 0, 0], [0.1, 0.9, 0.4, 0.2])  # doctest: +SKIP
+    """
+    import numpy as np
+    from sklearn.metrics import (
+        ConfusionMatrixDisplay,
+        PrecisionRecallDisplay,
+        average_precision_score,
+        f1_score,
+    )
+
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if y_true.shape != y_pred.shape or y_true.ndim != 1 or len(y_true) == 0:
+        raise ValueError(f"y_true and y_pred must be 1-D of one length, got shapes "
+                         f"{y_true.shape} and {y_pred.shape}")
+    plt = pyplot()
+    fig, (ax_cm, ax_pr) = plt.subplots(1, 2, figsize=(10, 4.5))
+    ConfusionMatrixDisplay.from_predictions(y_true, y_pred, labels=[0, 1], ax=ax_cm,
+                                            colorbar=False)
+    ax_cm.set_title(f"confusion matrix (F1 {100 * f1_score(y_true, y_pred, zero_division=0):.1f})")
+    prevalence = float(np.mean(y_true == 1))
+    if scores is not None:
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.shape != y_true.shape or not np.isfinite(scores).all():
+            raise ValueError("scores must be finite and one per prediction")
+        PrecisionRecallDisplay.from_predictions(y_true, scores, ax=ax_pr, name="classifier")
+        ap = average_precision_score(y_true, scores)
+        ax_pr.set_title(f"precision-recall (AP {100 * ap:.1f})")
+    else:
+        tp = int(np.sum((y_true == 1) & (y_pred == 1)))
+        p = tp / max(1, int(np.sum(y_pred == 1)))
+        r = tp / max(1, int(np.sum(y_true == 1)))
+        ax_pr.plot([r], [p], "o", color="black", label="the predictions")
+        ax_pr.set_xlim(0, 1)
+        ax_pr.set_ylim(0, 1.02)
+        ax_pr.set_xlabel("recall")
+        ax_pr.set_ylabel("precision")
+        ax_pr.set_title("precision-recall (one operating point)")
+    ax_pr.axhline(prevalence, color="grey", linestyle="--", linewidth=0.8,
+                  label=f"chance (prevalence {100 * prevalence:.1f}%)")
+    ax_pr.legend(loc="upper right", fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    if path is not None:
+        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or None
+        with atomic_open(path, "wb") as fh:
             fig.savefig(fh, dpi=120, format=fmt)
     return fig

@@ -10,7 +10,9 @@ import warnings
 
 import pytest
 
+from structkernels.cli import main
 from structkernels.registry import PluginWarning, readers
+from structkernels.structures import Path
 from structkernels.structures.io import InputError, read_structures
 from structkernels.utils import BadLine, RecordError, iter_lines, loads_record
 
@@ -178,7 +180,8 @@ def test_load_interactions_lenient_keeps_every_good_record_around_bad_lines(tmp_
              ("[" * DEEP + "]" * DEEP).encode(),                   # 200,000 deep
              _compact(_record(2)).encode()[:-2] + b"\xe9\"}",        # a Latin-1 byte
              _compact(_record(3)).encode(),
-             b'{"id": "a\\nb", "label": 7}',                         # an id with a newline
+             b'{"id": "a\\nb", "path": [[null, "a"]], "tree": {"label": "a"}, '
+             b'"label": 7}',                                        # an id with a newline
              _compact(_record(5, sentence="x\u2028y")).encode(),     # U+2028 inside a record
              b'{"id": "n", "label": NaN}']
     f.write_bytes(b"\n".join(lines) + b"\n")
@@ -573,3 +576,33 @@ def test_read_npy_checks_the_header_before_allocating(tmp_path):
     ok = tmp_path / "ok.npy"
     np.save(ok, np.arange(6, dtype=np.int32).reshape(3, 2))
     assert read_npy(ok).tolist() == [[0, 1], [2, 3], [4, 5]]
+
+
+@pytest.mark.parametrize("record, reason", [
+    ({"id": "r1", "path": "notalist"}, "'path' must be a list of [edge, node] pairs, got 'notalist'"),
+    ({"id": "r1", "path": 5}, "'path' must be a list of [edge, node] pairs, got 5"),
+    ({"id": "r1", "tree": "nota"}, "'tree' must be an object with a 'label', got 'nota'"),
+], ids=["path-str", "path-int", "tree-str"])
+def test_read_structures_names_a_path_or_tree_of_the_wrong_form(tmp_path, record, reason):
+    """Not a JSON syntax error: the record is valid JSON, its structure is of the wrong form."""
+    f = tmp_path / "s.jsonl"
+    f.write_text(json.dumps({"path": [[None, "a"]]} if "path" in record else {"tree": {"label": "a"}})
+                 + "\n" + json.dumps(record) + "\n")
+    with pytest.raises(InputError) as info:
+        read_structures(f)
+    assert str(info.value) == f"{f}, line 2 (record r1): {reason}"
+
+
+def test_read_structures_still_reads_a_path_given_as_json_text(tmp_path):
+    f = tmp_path / "s.jsonl"
+    f.write_text(json.dumps({"path": json.dumps([[None, "a"], ["ARG0", "b"]])}) + "\n")
+    assert read_structures(f).structures[0] == Path([(None, "a"), ("ARG0", "b")])
+
+
+def test_cli_gram_names_a_path_that_is_not_a_list(tmp_path, capsys):
+    f = tmp_path / "p.jsonl"
+    f.write_text(json.dumps({"id": "r1", "path": "notalist"}) + "\n")
+    assert main(["gram", str(f), "--kernel", "path", "-o", str(tmp_path / "K")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"structkernels gram: error: {f}, line 1 (record r1): 'path' must be a list "
+                   "of [edge, node] pairs, got 'notalist'\n")

@@ -415,6 +415,15 @@ def _parse_record(record: Any, lineno: int, build_tree: _TreeBuilder) -> tuple[d
     if not isinstance(record, dict):
         raise ValueError(f"a record is a JSON object, got {type(record).__name__}")
     tuple_form = "interaction_tuple" in record
+    # the structures first: a record without them is reported for what it lacks most
+    if "path" in record and "amr" not in record and not isinstance(record["path"], list):
+        raise ValueError(f"'path' must be a list of [edge, node] pairs, got {record['path']!r}")
+    if not ("path" in record and "tree" in record) and "amr" not in record:
+        missing = [k for k in ("path", "tree") if k not in record]
+        also = "" if "label" in record else ", and no 'label'"
+        raise ValueError(
+            f"record has no {' or '.join(repr(m) for m in missing)} (and no 'amr'){also}"
+        )
     if "label" not in record:
         raise ValueError("record has no 'label'")
     label = record["label"]
@@ -435,12 +444,9 @@ def _parse_record(record: Any, lineno: int, build_tree: _TreeBuilder) -> tuple[d
             raise ValueError(f"'path' must be a list of [edge, node] pairs, got {record['path']!r}")
         path = Path.from_json(record["path"])
         tree = build_tree(record["tree"])
-    elif "amr" in record:
+    else:  # an 'amr' (checked above)
         path, tree = _structures_from_amr(record, tuple_form)
         rec["path"], rec["tree"] = path.to_json(), tree.to_json()
-    else:
-        missing = [k for k in ("path", "tree") if k not in record]
-        raise ValueError(f"record has no {' or '.join(repr(m) for m in missing)} (and no 'amr')")
     if len(path) == 0:
         raise ValueError("empty path")
     split = rec.get("split")

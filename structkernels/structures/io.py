@@ -91,9 +91,9 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
             raise StructureError("'vector' must be a list of numbers (true/false are not numbers)")
         return kind, value
     if kind == "path":
-        return kind, Path.from_json(value)
+        return kind, _from_json(Path, value, list, "'path' must be a list of [edge, node] pairs")
     if kind == "tree":
-        return kind, Tree.from_json(value)
+        return kind, _from_json(Tree, value, dict, "'tree' must be an object with a 'label'")
     if (
         not isinstance(value, list)
         or len(value) != 2
@@ -101,6 +101,17 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
     ):
         raise StructureError("'pair' must be [[source tokens], [target tokens]]")
     return kind, (tuple(value[0]), tuple(value[1]))
+
+
+def _from_json(cls: type, value: Any, form: type, what: str) -> Any:
+    """``cls.from_json(value)``; a value that is not a ``form`` (nor JSON text of one) is
+    refused saying what it must be, never as a JSON syntax error."""
+    try:
+        return cls.from_json(value)
+    except StructureError:
+        if isinstance(value, form):
+            raise  # the error inside the structure names the bad part
+        raise StructureError(f"{what}, got {one_line(repr(value), 80)}") from None
 
 
 def _is_number(v: Any) -> bool:

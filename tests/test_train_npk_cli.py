@@ -276,3 +276,49 @@ def test_no_progress_hides_every_bar_inner_ones_too(data_file, tmp_path, capsys,
     import os
 
     assert os.environ["STRUCTKERNELS_PROGRESS"] == "1"  # restored after the command
+
+
+def _error(capsys, argv) -> str:
+    """The one error line of a command that must refuse its input with exit status 2."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err.split(": error: ", 1)[1].strip()
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ({"id": "r1", "path": "notalist", "tree": {"label": "a"}, "label": 1},
+     "'path' must be a list of [edge, node] pairs, got 'notalist'"),
+    ({"id": "r1", "path": [], "tree": {"label": "a"}, "label": 1}, "empty path"),
+], ids=["not-a-list", "empty"])
+def test_predict_refuses_a_path_as_train_npk_does(bad, reason, data_file, tmp_path, capsys):
+    """One message, naming file, line and record, for the same record in both commands."""
+    model, _ = _train(data_file, tmp_path, capsys)
+    good = {"id": "a", "path": [[None, "bind"], ["ARG0", "kinase"]], "tree": {"label": "b"},
+            "label": 1}
+    f = tmp_path / "cands.jsonl"
+    f.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    expected = f"{f}, line 2 (record r1): {reason}"
+    assert _error(capsys, ["train-npk", str(f), "--out", str(tmp_path / "m2.json")]) == expected
+    assert _error(capsys, ["predict", str(model), str(f)]) == expected
+    # --skip-bad leaves it out, reporting the same words
+    assert main(["predict", str(model), str(f), "--skip-bad"]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(x)["id"] for x in captured.out.splitlines()] == ["a"]
+    assert f"skipped {expected}" in captured.err
+
+
+def test_a_record_without_a_path_names_the_path_first(tmp_path, capsys):
+    f = tmp_path / "nopath.jsonl"
+    f.write_text(json.dumps({"id": "r2", "tree": {"label": "a"}}) + "\n")
+    assert _error(capsys, ["train-npk", str(f), "--out", str(tmp_path / "m.json")]) == (
+        f"{f}, line 1 (record r2): record has no 'path' (and no 'amr'), and no 'label'"
+    )
+    f.write_text(json.dumps({"id": "r3"}) + "\n")
+    assert _error(capsys, ["train-npk", str(f), "--out", str(tmp_path / "m.json")]) == (
+        f"{f}, line 1 (record r3): record has no 'path' or 'tree' (and no 'amr'), and no 'label'"
+    )
+    f.write_text(json.dumps({"id": "r4", "path": "notalist"}) + "\n")
+    assert _error(capsys, ["train-npk", str(f), "--out", str(tmp_path / "m.json")]) == (
+        f"{f}, line 1 (record r4): 'path' must be a list of [edge, node] pairs, got 'notalist'"
+    )

@@ -30,6 +30,7 @@ from structkernels.utils import (
     iter_lines,
     loads_record,
     one_line,
+    record_label,
 )
 
 
@@ -98,13 +99,18 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
                     f"{path}, line {lineno}: a candidate record needs a 'path' (or an 'amr' "
                     "with an 'interaction' or 'interaction_tuple')"
                 )
+            where = f"{path}, line {lineno}{record_label(record.get('id'))}"
+            value = record["path"]
             try:
-                paths.append(Path.from_json(record["path"]))
+                structure = Path.from_json(value)
             except StructureError as exc:
-                rid = record.get("id")
-                where = f"{path}, line {lineno}" + (
-                    f" (record {one_line(rid, 120)})" if rid is not None else "")
-                raise CommandError(f"{where}: {one_line(exc)}") from None
+                # a list names its bad pair; anything else is not a path at all (train-npk's words)
+                reason = exc if isinstance(value, list) else (
+                    f"'path' must be a list of [edge, node] pairs, got {one_line(repr(value), 80)}")
+                raise CommandError(f"{where}: {one_line(reason)}") from None
+            if len(structure) == 0:
+                raise CommandError(f"{where}: empty path")
+            paths.append(structure)
             records.append(record)
         except RecordError as exc:
             message = f"{path}, line {lineno}: {exc.reason}"

@@ -85,3 +85,27 @@ def test_missing_file(tmp_path, capsys):
 def test_console_script_installed():
     result = subprocess.run(["structkernels", "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "gram" in result.stdout
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["train-npk", "{d}/in.jsonl", "--out", "{m}/model.json.gz"], "--out"),
+    (["train-npk", "{d}/in.jsonl", "--out", "{d}/model.json.gz", "--plot", "{m}/p.png"], "--plot"),
+    (["gram", "{d}/in.jsonl", "--kernel", "rbf", "-o", "{m}/K"], "--output"),
+    (["gram", "{d}/in.jsonl", "--kernel", "rbf", "-o", "{m}/K", "--memmap"], "--output"),
+    (["predict", "{d}/model.json.gz", "{d}/in.jsonl", "-o", "{m}/p.jsonl"], "--output"),
+    (["candidates", "{d}/g.dot", "--out", "{m}/c.jsonl"], "--out"),
+    (["paraphrase", "--train", "{d}/t.tsv", "--test", "{d}/t.tsv", "--predictions", "{m}/p.txt"],
+     "--predictions"),
+], ids=["train-npk", "train-npk-plot", "gram", "gram-memmap", "predict", "candidates",
+        "paraphrase"])
+def test_every_command_refuses_a_missing_output_folder(tmp_path, capsys, argv, option):
+    """No command creates a folder: a mistyped one is one line, exit 2, before any work."""
+    write_jsonl(tmp_path / "in.jsonl", [{"vector": [1.0, 2.0]}])
+    missing = tmp_path / "missing"
+    argv = [a.format(d=tmp_path, m=missing) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    target = next(a for a in argv if a.startswith(str(missing)))
+    assert err == (f"structkernels {argv[0]}: error: {option} {target}: cannot write: "
+                   f"folder {str(missing)!r} does not exist\n")
+    assert not missing.exists()

@@ -4,15 +4,19 @@ never from each other."""
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from pathlib import Path as FilePath
 
 from structkernels.cli import CommandError
 
-__all__ = ["same_file", "refuse_output_over_input", "load_graph_labels"]
+__all__ = [
+    "same_file", "refuse_output_over_input", "check_output_folder", "writes_files",
+    "load_graph_labels",
+]
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -51,6 +55,47 @@ def refuse_output_over_input(
                     f"output {os.fspath(output)!r} is the input file {os.fspath(name)!r}"
                     f"{extra}: choose another output"
                 )
+
+
+def check_output_folder(
+    output: str | os.PathLike | None, option: str, *, writes: str | os.PathLike | None = None,
+) -> None:
+    """Raise :class:`CommandError` when ``option OUTPUT`` names a file that cannot be created.
+
+    Its folder must exist: no command creates folders (a mistyped folder would
+    otherwise appear silently).  ``writes`` is the file actually written when it
+    differs from ``output`` (``-o K`` writes ``K.npy``).  ``None`` and ``"-"``
+    (standard output) pass.
+    """
+    if output is None or os.fspath(output) == "-":
+        return
+    final = Path(os.fspath(output if writes is None else writes))
+    folder = final.parent  # "." for a bare name
+    if final.is_dir():
+        raise CommandError(f"{option} {os.fspath(output)}: cannot write: it is a folder")
+    if not folder.is_dir():
+        state = "is not a folder" if folder.exists() else "does not exist"
+        raise CommandError(
+            f"{option} {os.fspath(output)}: cannot write: folder {str(folder)!r} {state}"
+        )
+
+
+def writes_files(run: Callable[[argparse.Namespace], int], *options: str):
+    """``run`` preceded by :func:`check_output_folder` on each option that names a file to write.
+
+    ``options`` are the flags (``"--out"``, ``"--plot"``); each is checked before any
+    work, so a missing folder costs nothing.  Use as ``p.set_defaults(func=writes_files(run,
+    "--out"))``.
+    """
+
+    @functools.wraps(run)
+    def checked(args: argparse.Namespace) -> int:
+        for option in options:
+            dest = option.lstrip("-").replace("-", "_")
+            check_output_folder(getattr(args, dest, None), option)
+        return run(args)
+
+    return checked
 
 
 def load_graph_labels(args: argparse.Namespace):

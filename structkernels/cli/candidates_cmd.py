@@ -17,7 +17,7 @@ import time
 from pathlib import Path as FilePath
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import refuse_output_over_input
+from structkernels.cli._common import refuse_output_over_input, writes_files
 from structkernels.utils import split_lines
 
 
@@ -63,7 +63,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--skip-bad", action="store_true",
         help="leave out malformed graphs (each one is reported on stderr) instead of stopping",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=writes_files(run, "--out"))
     return p
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from structkernels.cli import parse_params
-from structkernels.cli._common import refuse_output_over_input
+from structkernels.cli._common import check_output_folder, refuse_output_over_input
 from structkernels.kernels.names import kernels
 from structkernels.utils import npy_path
 
@@ -51,9 +51,10 @@ def check_output(output: str, inputs: list[str | None]) -> Path:
     ------
     CommandError
         ``output``, or the file it writes, is one of ``inputs``: writing it would
-        destroy the data being read.
+        destroy the data being read; or its folder does not exist.
     """
     final = npy_path(output)
+    check_output_folder(output, "--output", writes=final)
     refuse_output_over_input(output, inputs, writes=final)
     return final
 

@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from structkernels.cli import CommandError
+from structkernels.cli._common import writes_files
 from structkernels.kernels.names import kernel as make_kernel
 
 SRK_NAMES = ("kb-srk", "ps-srk", "pw-srk")
@@ -65,7 +66,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="use a random subset of N training and N test pairs",
     )
     p.add_argument("--random-state", type=int, default=0, help="seed of --limit and --cv folds")
-    p.set_defaults(func=run)
+    p.set_defaults(func=writes_files(run, "--predictions"))
     return p
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import refuse_output_over_input
+from structkernels.cli._common import refuse_output_over_input, writes_files
 from structkernels.npk.files import MODEL_FORMAT  # noqa: F401  (re-exported)
 from structkernels.utils import (
     BadLine,
@@ -55,7 +55,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="leave out malformed records (each one is reported on stderr) instead of stopping",
     )
     p.add_argument("--n-jobs", type=int, default=1)
-    p.set_defaults(func=run)
+    p.set_defaults(func=writes_files(run, "--output"))
     return p
 
 
@@ -194,7 +194,6 @@ def run(args: argparse.Namespace) -> int:
         for line in lines:
             sys.stdout.write(line + "\n")
     else:
-        FilePath(args.output).parent.mkdir(parents=True, exist_ok=True)
         # written under a temporary name, renamed when complete
         with atomic_open(args.output) as fh:
             for line in lines:

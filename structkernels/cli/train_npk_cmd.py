@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import load_graph_labels
+from structkernels.cli._common import load_graph_labels, writes_files
 from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, save_model
 
 #: Defaults sized so that the shipped-dataset run finishes in minutes on 2 cores
@@ -150,7 +150,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.set_defaults(func=run)
+    p.set_defaults(func=writes_files(run, "--out", "--plot"))
     return p
 
 

@@ -39,7 +39,8 @@ def test_exact_predictions_match_literal_vote(weights, k):
     X, y = _blobs(60, seed=k)
     Xte, _ = _blobs(25, seed=100 + k)
     kern = kernel("rbf", sigma=1.5)
-    clf = KernelKNNClassifier(kern, n_neighbors=k, weights=weights).fit(X, y)
+    # threshold=None: the most voted class, the rule of the literal vote
+    clf = KernelKNNClassifier(kern, n_neighbors=k, weights=weights, threshold=None).fit(X, y)
     np.testing.assert_array_equal(clf.predict(Xte), _literal_knn(kern, X, y, Xte, k, weights))
     assert clf.n_evaluations_ == 25 * 60
 
@@ -47,7 +48,7 @@ def test_exact_predictions_match_literal_vote(weights, k):
 def test_predict_proba_literal():
     X = np.array([[0.0], [1.0], [2.0], [10.0]])
     y = np.array(["a", "b", "b", "a"])
-    clf = KernelKNNClassifier("linear", n_neighbors=3).fit(X, y)
+    clf = KernelKNNClassifier("linear", n_neighbors=3, weights="uniform", threshold=None).fit(X, y)
     # similarities of x=1: 0, 1, 2, 10 -> neighbours 3, 2, 1 -> a, b, b
     np.testing.assert_allclose(clf.predict_proba(np.array([[1.0]])), [[1 / 3, 2 / 3]])
     clf.set_params(weights="similarity").fit(X, y)
@@ -82,7 +83,8 @@ def test_hashed_classifier(hashing):
     kern = kernel("rbf", sigma=2.0)
     exact = KernelKNNClassifier(kern, n_neighbors=8).fit(X, y)
     acc_exact = exact.score(Xte, yte)
-    clf = KernelKNNClassifier(kern, n_neighbors=8, hashing=hashing, probe=1, random_state=0)
+    clf = KernelKNNClassifier(kern, n_neighbors=8, hashing=hashing, n_tables=1, probe=1,
+                              n_probes=None, random_state=0)
     clf.fit(X, y)
     pred = clf.predict(Xte)
     n_evals = clf.n_evaluations_
@@ -106,7 +108,8 @@ def test_hashed_candidates_are_bucket_and_references():
     X, y = _blobs(200, seed=8)
     Xte, _ = _blobs(30, seed=9)
     kern = kernel("rbf")
-    clf = KernelKNNClassifier(kern, n_neighbors=3, hashing="random-knn", random_state=2)
+    clf = KernelKNNClassifier(kern, n_neighbors=3, hashing="random-knn", n_tables=1, probe=0,
+                              random_state=2)
     clf.fit(X, y)
     h = clf.hashers_[0]
     codes = h.hash(Xte)
@@ -160,15 +163,26 @@ def test_clone_and_params():
     assert c.kernel_params is not clf.kernel_params  # deep-copied by clone
 
 
+def _expected_failures(est):
+    out = {
+        # the documented kernel-evaluation counter n_evaluations_ is updated by predict
+        "check_dict_unchanged": "n_evaluations_ counts the last predict's kernel evaluations",
+    }
+    if est.threshold is not None:
+        # as scikit-learn's own TunedThresholdClassifierCV: predict applies the tuned
+        # threshold to predict_proba's positive share, not argmax (the majority rule is
+        # checked by the threshold=None instance)
+        out["check_classifiers_train"] = "Threshold at probability 0.5 does not hold"
+    return out
+
+
 @parametrize_with_checks(
     [
         KernelKNNClassifier(kernel="rbf", n_neighbors=3),
+        KernelKNNClassifier(kernel="rbf", n_neighbors=3, threshold=None),
         KernelKNNClassifier(kernel="rbf", n_neighbors=3, hashing="random-knn", random_state=0),
     ],
-    expected_failed_checks=lambda est: {
-        # the documented kernel-evaluation counter n_evaluations_ is updated by predict
-        "check_dict_unchanged": "n_evaluations_ counts the last predict's kernel evaluations",
-    },
+    expected_failed_checks=_expected_failures,
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
@@ -189,7 +203,7 @@ def test_auto_threshold_finds_rare_positives_that_the_majority_vote_misses():
     Xt, yt = _rare_positives(seed=1)
     common = dict(kernel="rbf", kernel_params={"sigma": 0.02}, n_neighbors=8,
                   weights="similarity")
-    majority = KernelKNNClassifier(**common).fit(X, y)
+    majority = KernelKNNClassifier(**common, threshold=None).fit(X, y)
     auto = KernelKNNClassifier(**common, threshold="auto").fit(X, y)
     assert majority.threshold_ is None
     assert 0.0 < auto.threshold_ < 0.5  # chosen below a majority for the rare class
@@ -213,8 +227,15 @@ def test_auto_threshold_with_hashing_and_precomputed_and_errors():
     K = np.exp(-((X - X.T) ** 2) / (2 * 0.02**2))
     p = KernelKNNClassifier("precomputed", threshold="auto").fit(K, y)
     assert 0.0 < p.threshold_ <= 1.0
+    # "auto" tunes a binary rule; with three classes it is the most voted class, and a number
+    # is an error
+    y3 = np.arange(len(y)) % 3
+    three = KernelKNNClassifier("rbf", threshold="auto").fit(X, y3)
+    assert three.threshold_ is None and three.train_scores_ is None
+    majority = KernelKNNClassifier("rbf", threshold=None).fit(X, y3)
+    np.testing.assert_array_equal(three.predict(X), majority.predict(X))
     with pytest.raises(ValueError, match="binary"):
-        KernelKNNClassifier("rbf", threshold="auto").fit(X, y % 3 + (y * 0) + np.arange(len(y)) % 3)
+        KernelKNNClassifier("rbf", threshold=0.3).fit(X, y3)
     with pytest.raises(ValueError, match="threshold"):
         KernelKNNClassifier("rbf", threshold=1.5).fit(X, y)
 
@@ -251,9 +272,9 @@ def test_multi_probe_searches_the_least_firm_bits(hashing):
     X, y = _blobs(900, seed=5)
     Xte, _ = _blobs(200, seed=6)
     kern = kernel("rbf", sigma=2.0)
-    common = dict(n_neighbors=8, hashing=hashing, n_bits=6, random_state=0)
-    own = KernelKNNClassifier(kern, **common).fit(X, y)
-    full = KernelKNNClassifier(kern, probe=1, **common).fit(X, y)
+    common = dict(n_neighbors=8, hashing=hashing, n_bits=6, n_tables=1, random_state=0)
+    own = KernelKNNClassifier(kern, probe=0, **common).fit(X, y)
+    full = KernelKNNClassifier(kern, probe=1, n_probes=None, **common).fit(X, y)
     idx_own, _ = own.kneighbors(Xte)
     idx_full, s_full = full.kneighbors(Xte)
     ev_full = full.n_evaluations_
@@ -312,4 +333,56 @@ def test_n_probes_validation():
     with pytest.raises(ValueError, match="n_probes"):
         KernelKNNClassifier("rbf", hashing="klsh", probe=1, n_probes=0).fit(X, y)
     with pytest.raises(ValueError, match="probe=1"):
-        KernelKNNClassifier("rbf", hashing="klsh", n_probes=2).fit(X, y)
+        KernelKNNClassifier("rbf", hashing="klsh", probe=0, n_probes=2).fit(X, y)
+    with pytest.raises(ValueError, match="probe=1"):
+        KernelKNNClassifier("rbf", n_probes=2).fit(X, y)  # no hashing, no probing
+    with pytest.raises(ValueError, match="n_tables"):
+        KernelKNNClassifier("rbf", hashing="klsh", n_tables=0).fit(X, y)
+
+
+def test_hash_settings_default_to_the_main_jobs_with_hashing():
+    X, y = _blobs(200, seed=1)
+    exact = KernelKNNClassifier("rbf").fit(X, y)
+    assert (exact.n_tables_, exact.probe_, exact.n_probes_) == (1, 0, None)
+    assert exact.hashers_ == []
+    hashed = KernelKNNClassifier("rbf", hashing="random-knn", random_state=0).fit(X, y)
+    assert (hashed.n_tables_, hashed.probe_, hashed.n_probes_) == (2, 1, 3)
+    assert len(hashed.hashers_) == 2
+    # each setting given is kept; n_probes="auto" follows probe
+    own = KernelKNNClassifier("rbf", hashing="klsh", n_tables=1, probe=0, random_state=0).fit(X, y)
+    assert (own.n_tables_, own.probe_, own.n_probes_) == (1, 0, None)
+    every = KernelKNNClassifier("rbf", hashing="klsh", n_probes=None, random_state=0).fit(X, y)
+    assert (every.n_tables_, every.probe_, every.n_probes_) == (2, 1, None)
+    # the parameters stay as given (None, "auto"): clone and get_params see them verbatim
+    assert hashed.get_params()["n_tables"] is None and hashed.get_params()["n_probes"] == "auto"
+
+
+def test_defaults_are_the_main_jobs_settings():
+    from structkernels import Path
+    from structkernels.neighbors.classifier import MAIN_JOB_SETTINGS, PREVIOUS_DEFAULTS
+
+    params = KernelKNNClassifier().get_params()
+    for key in ("kernel", "n_neighbors", "weights", "threshold"):
+        assert params[key] == MAIN_JOB_SETTINGS[key]
+    assert params["hashing"] is None  # exact search: the one documented difference
+    paths = [Path([(None, "bind"), ("ARG0", a), ("ARG1", b)])
+             for a in ("kinase", "gene", "cell") for b in ("Raf", "Ras", "Akt")]
+    y = np.array([int(p[1][1] == "kinase") for p in paths])
+    clf = KernelKNNClassifier(n_neighbors=3).fit(paths, y)
+    assert clf.kernel_.get_params()["node_mismatch"] == 0.9 and clf.kernel_.lam == 0.8
+    assert clf.normalized_ and clf.threshold_ is not None
+    same = KernelKNNClassifier(n_neighbors=3, **{
+        k: v for k, v in MAIN_JOB_SETTINGS.items()
+        if k not in ("n_neighbors", "hashing", "n_tables", "probe", "n_probes")}).fit(paths, y)
+    np.testing.assert_array_equal(same.predict_proba(paths), clf.predict_proba(paths))
+    # a kernel_params dict is used as given; normalize="auto" is off for vector kernels
+    own = KernelKNNClassifier(kernel_params={"lam": 0.8}, n_neighbors=3).fit(paths, y)
+    assert own.kernel_.get_params()["node_mismatch"] == 0.0
+    assert not KernelKNNClassifier("rbf").fit(*_blobs(20)).normalized_
+    # the 0.1 defaults, given explicitly: majority vote of raw, indicator path kernel values
+    old = KernelKNNClassifier(n_neighbors=3, kernel_params={}, **PREVIOUS_DEFAULTS).fit(paths, y)
+    assert not old.normalized_ and old.threshold_ is None and old.weights == "uniform"
+    with pytest.raises(ValueError, match="normalize"):
+        KernelKNNClassifier("rbf", normalize="yes").fit(*_blobs(20))
+    with pytest.raises(ValueError, match="normalize do not apply"):
+        KernelKNNClassifier("precomputed", normalize=True).fit(np.eye(3), [0, 1, 0])

@@ -239,7 +239,7 @@ def test_huge_k_is_clipped_within_bounded_memory():
     with pytest.warns(UserWarning, match="exceeds the 20 structures"):
         gh = knn_graph(X, "rbf", k=10**9, hashing="random-knn", random_state=0)
     assert gh.indices.shape == (20, 20)
-    clf = KernelKNNClassifier("rbf", n_neighbors=10**9).fit(X, y)
+    clf = KernelKNNClassifier("rbf", n_neighbors=10**9, weights="uniform").fit(X, y)
     with pytest.warns(UserWarning, match="n_neighbors=1000000000 exceeds the 20 structures"):
         proba = clf.predict_proba(X[:3])
     assert np.allclose(proba, 0.5)  # every training structure votes: the class shares

@@ -109,3 +109,45 @@ def test_every_command_refuses_a_missing_output_folder(tmp_path, capsys, argv, o
     assert err == (f"structkernels {argv[0]}: error: {option} {target}: cannot write: "
                    f"folder {str(missing)!r} does not exist\n")
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("error", [TypeError("a bug"), KeyError("a bug")], ids=["TypeError", "KeyError"])
+def test_an_unexpected_type_or_key_error_is_a_traceback_not_a_user_error(error, monkeypatch, tmp_path):
+    """Only the user-error types become one line and exit 2: a bug keeps its traceback."""
+    from structkernels.cli import gram_cmd
+
+    def broken(args):
+        raise error
+
+    monkeypatch.setattr(gram_cmd, "run", broken)
+    src = write_jsonl(tmp_path / "x.jsonl", [{"vector": [1.0]}])
+    with pytest.raises(type(error)):
+        main(["gram", str(src), "--kernel", "rbf", "-o", str(tmp_path / "K")])
+    script = (
+        "import sys\n"
+        "from structkernels.cli import gram_cmd, main\n"
+        f"def broken(args): raise {type(error).__name__}('a bug')\n"
+        "gram_cmd.run = broken\n"
+        f"sys.exit(main(['gram', {str(src)!r}, '--kernel', 'rbf', '-o', {str(tmp_path / 'K')!r}]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and f"{type(error).__name__}: " in result.stderr
+
+
+@pytest.mark.parametrize("records, argv_extra, message", [
+    ([{"vector": [1.0, 2.0]}], ["--kernel", "rbf", "--param", "foo=1"],
+     "--kernel rbf: bad --param: RBFKernel.__init__() got an unexpected keyword argument 'foo'"),
+    ([{"path": [[None, "a"]]}], ["--kernel", "path", "--param", "lam=[1]"],
+     "--kernel path: bad --param: PathKernel.lam must be a number in (0, 1], got [1]"),
+    ([{"vector": [1.0, 2.0]}], ["--kernel", "path"],
+     "{src}: --kernel path does not take vector records (PathKernel expects"),
+], ids=["unknown-param", "param-type", "records-of-another-kind"])
+def test_gram_bad_kernel_params_and_records_are_one_line(tmp_path, capsys, records, argv_extra,
+                                                         message):
+    """These reach the kernel as a TypeError: gram names them as the user's mistake."""
+    src = write_jsonl(tmp_path / "in.jsonl", records)
+    assert main(["gram", str(src), "-o", str(tmp_path / "K"), *argv_extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"structkernels gram: error: {message.format(src=src)}")
+    assert err.count("\n") == 1

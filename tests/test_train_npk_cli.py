@@ -322,3 +322,23 @@ def test_a_record_without_a_path_names_the_path_first(tmp_path, capsys):
     assert _error(capsys, ["train-npk", str(f), "--out", str(tmp_path / "m.json")]) == (
         f"{f}, line 1 (record r4): 'path' must be a list of [edge, node] pairs, got 'notalist'"
     )
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda m: m["classifier"].update(bogus=1), "the model's classifier settings hold unknown keys 'bogus'"),
+    (lambda m: m["kernel_params"].update(lam="x"),
+     "the model's kernel_params do not suit kernel 'path': PathKernel.lam must be a number"),
+    (lambda m: m["kernel_params"].update(bogus=1),
+     "the model's kernel_params do not suit kernel 'path': PathKernel.__init__() got an "
+     "unexpected keyword argument 'bogus'"),
+], ids=["classifier-key", "param-type", "param-name"])
+def test_predict_names_a_model_whose_settings_do_not_fit(edit, reason, data_file, tmp_path, capsys):
+    """A model file the classifier cannot take is the file's fault: one line naming it."""
+    import gzip
+
+    model, _ = _train(data_file, tmp_path, capsys)
+    doc = json.loads(gzip.decompress(model.read_bytes()))
+    edit(doc)
+    bad = tmp_path / "edited.json"
+    bad.write_text(json.dumps(doc))
+    assert _error(capsys, ["predict", str(bad), str(data_file)]).startswith(f"{bad}: {reason}")

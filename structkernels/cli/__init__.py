@@ -31,7 +31,12 @@ class CommandError(Exception):
 #: Sub-command registry (entry-point group ``structkernels.commands``).
 commands = Registry("structkernels.commands", "command")
 
-USER_ERRORS = (CommandError, ValueError, TypeError, KeyError, FileNotFoundError, OSError)
+#: What a command raises for bad input: one line, exit status 2.  The readers' and
+#: checkers' errors are ValueError subclasses (InputError, StructureError, ModelFormatError,
+#: ...); a file that cannot be read or written is an OSError.  Anything else, a TypeError
+#: or KeyError included, is a bug and propagates with its traceback (exit status 1): a
+#: command that meets bad input as one of those converts it where it arises.
+USER_ERRORS = (CommandError, ValueError, OSError)
 
 
 def parse_params(items: list[str] | None) -> dict:
@@ -132,8 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USER_ERRORS as exc:
         if os.environ.get("STRUCTKERNELS_DEBUG"):
             raise
-        message = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0])
-        print(f"structkernels {args.command}: error: {message}", file=sys.stderr)
+        print(f"structkernels {args.command}: error: {exc}", file=sys.stderr)
         return 2
     finally:
         if quiet:

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from structkernels.cli import parse_params
+from structkernels.cli import CommandError, parse_params
 from structkernels.cli._common import check_output_folder, refuse_output_over_input
 from structkernels.kernels.names import kernels
 from structkernels.utils import npy_path
@@ -59,15 +59,47 @@ def check_output(output: str, inputs: list[str | None]) -> Path:
     return final
 
 
+def build_kernel(name: str, params: dict):
+    """The kernel ``--kernel NAME --param ...`` gives, its parameters checked.
+
+    A parameter the kernel does not take, or one of the wrong type, is the
+    user's: a :class:`CommandError` naming it (the kernel's own TypeError).
+    """
+    cls = kernels.get(name)
+    try:
+        k = cls(**params)
+        k.validate_params()
+    except TypeError as exc:
+        raise CommandError(f"--kernel {name}: bad --param: {exc}") from None
+    return k
+
+
+def check_structures(k, structures, file: str, kind: str, name: str) -> None:
+    """Refuse, naming the file, structures the kernel does not take (``--kernel path`` on vectors).
+
+    One file holds one kind of record, so its first structure stands for all.
+    """
+    try:
+        k.check_input(structures[:1])
+    except TypeError as exc:
+        raise CommandError(f"{file}: --kernel {name} does not take {kind} records ({exc})") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from structkernels.engine.gram import gram
     from structkernels.structures.io import read_structures
     from structkernels.utils import save_npy
 
     final = check_output(args.output, [args.input, args.against])
-    k = kernels.get(args.kernel)(**parse_params(args.param))
-    X = read_structures(args.input, kernel=k).structures
-    Y = None if args.against is None else read_structures(args.against, kernel=k).structures
+    k = build_kernel(args.kernel, parse_params(args.param))
+
+    def read(file: str):
+        found = read_structures(file, kernel=k)
+        check_structures(k, found.structures, file, found.kind, args.kernel)
+        return found.structures
+
+    X = read(args.input)
+    Y = None if args.against is None else read(args.against)
     options = dict(
         n_jobs=args.n_jobs, normalize=args.normalize, cache=args.cache, return_info=True,
         progress=False if getattr(args, "quiet", False) else None,

@@ -154,15 +154,36 @@ def _record_id(record: Any, i: int) -> Any:
     return getattr(record, "id", i)
 
 
-def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int = 1):
-    """The fitted k-NN classifier the model describes."""
+def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int = 1, *,
+                     source: str = "the model file"):
+    """The fitted k-NN classifier the model describes.
+
+    Kernel parameters the kernel does not take (or of the wrong type) and
+    classifier settings the classifier does not know are the file's fault: a
+    :class:`CommandError` naming ``source``.
+    """
+    import inspect
+
+    from structkernels.kernels.names import kernels
     from structkernels.neighbors.classifier import KernelKNNClassifier
     from structkernels.structures import Path
 
     params = dict(model["kernel_params"])
     if use == "pk":
         params.pop("sigma", None)
+    name = model.get("kernel", "path")
+    try:
+        kernels.get(name)(**params).validate_params()
+    except TypeError as exc:
+        raise CommandError(f"{source}: the model's kernel_params do not suit kernel {name!r}: "
+                           f"{one_line(exc)}") from None
     settings = dict(model["classifier"])
+    known = set(inspect.signature(KernelKNNClassifier).parameters) - {
+        "kernel", "kernel_params", "n_jobs"}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise CommandError(f"{source}: the model's classifier settings hold unknown keys "
+                           f"{', '.join(repr(k) for k in unknown)}")
     train = model["train"]
     try:
         X = [Path.from_json(p) for p in train["paths"]]
@@ -180,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_output_over_input(args.output, [args.model, args.data])
     model = read_model(args.model)
     paths, ids, labels = read_candidates(args.data, args.skip_bad)
-    clf = build_classifier(model, args.kernel, args.n_jobs)
+    clf = build_classifier(model, args.kernel, args.n_jobs, source=args.model)
     proba = clf.predict_proba(paths)
     classes = list(clf.classes_)
     pos = classes.index(1) if 1 in classes else None

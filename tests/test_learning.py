@@ -737,3 +737,103 @@ def test_bound_learns_the_same_sigma_as_full_trials_on_2000_bio_amr_paths():
     assert bounded.n_evaluations_ <= 2000 * 2001 // 2
     with pytest.raises(TypeError, match="chain_bound must be True or False"):
         NonstationaryLearner(**kw, chain_bound="yes").fit(paths[:50], y[:50])
+
+
+# ---------------------------------------------- scikit-learn: transform, score, Pipeline
+
+
+def _fitted_on_planted(n=120, seed=0, **params):
+    paths, y, _, _ = planted_problem(n=n, seed=seed)
+    settings = dict(kernel="path", kernel_params={"lam": 0.8}, top_fraction=1.0, alpha=2,
+                    beta=20, hashing=None, random_state=0, progress=False)
+    return NonstationaryLearner(**{**settings, **params}).fit(paths, y), paths, y
+
+
+def test_transform_is_the_gram_against_the_training_structures_under_the_learned_kernel():
+    learner, paths, y = _fitted_on_planted()
+    new, _, _, _ = planted_problem(n=15, seed=1)
+    K = learner.transform(new)
+    npk = learner.get_kernel()  # Normalized(path kernel with the learned σ)
+    assert isinstance(npk, Normalized) and K.shape == (15, len(paths))
+    np.testing.assert_allclose(K, npk.gram(new, paths), rtol=1e-12)
+    # a pair by definition: K(x, t) / sqrt(K(x, x) K(t, t)) with σ applied
+    raw = learner.get_kernel(normalize=False)
+    x, t = new[3], paths[7]
+    assert K[3, 7] == pytest.approx(
+        raw.value(x, t) / math.sqrt(raw.value(x, x) * raw.value(t, t)), rel=1e-12)
+    # fit_transform: the symmetric training Gram, equal to transform of the training set
+    G = NonstationaryLearner(**learner.get_params()).fit_transform(paths, y)
+    np.testing.assert_allclose(G, learner.transform(paths), rtol=1e-12)
+    np.testing.assert_allclose(np.diag(G), 1.0)
+    # σ matters: the zeroed noise labels change the values against the stationary kernel
+    assert learner.ignored_labels_
+    assert not np.allclose(K, Normalized(make_kernel("path", lam=0.8)).gram(new, paths))
+
+
+def test_score_is_the_leave_one_out_knn_average_precision():
+    from sklearn.metrics import average_precision_score
+
+    learner, paths, y = _fitted_on_planted()
+    X, yt, _, _ = planted_problem(n=40, seed=2)
+    k = 8
+    npk = learner.get_kernel()
+    K = npk.gram(X)
+    scores = []
+    for i in range(len(X)):  # by definition: the k most similar others, ties to the lower index
+        ranked = sorted((-K[i, j], j) for j in range(len(X)) if j != i)[:k]
+        w = np.array([max(-s, 0.0) for s, _ in ranked])
+        labels = np.array([yt[j] for _, j in ranked])
+        scores.append(float(w @ labels / w.sum()) if w.sum() > 0 else 0.0)
+    assert learner.score(X, yt) == pytest.approx(average_precision_score(yt, scores), rel=1e-12)
+    assert 0.9 < learner.score(X, yt) <= 1.0  # the learned σ keeps the class labels
+    assert learner.score(X, np.zeros(len(X), dtype=int)) == 0.0
+    with pytest.raises(ValueError, match="score: labels must be 0/1"):
+        learner.score(X, np.full(len(X), 2))
+    with pytest.raises(ValueError, match="one label per structure"):
+        learner.score(X, yt[:-1])
+
+
+def test_learner_in_a_pipeline_with_a_precomputed_svc_and_in_grid_search():
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import SVC
+
+    paths, y, _, _ = planted_problem(n=120, seed=0)
+    test, yt, _, _ = planted_problem(n=60, seed=3)
+    learner = NonstationaryLearner("path", {"lam": 0.8}, top_fraction=1.0, alpha=2, beta=20,
+                                   hashing=None, random_state=0, progress=False)
+    model = make_pipeline(learner, SVC(kernel="precomputed")).fit(paths, y)
+    assert model.score(test, yt) >= 0.95
+    # the SVC saw the learner's Gram: the same predictions from the Grams by hand
+    fitted = model[0]
+    ref = SVC(kernel="precomputed").fit(fitted.transform(paths), y)
+    np.testing.assert_array_equal(model.predict(test), ref.predict(fitted.transform(test)))
+    # GridSearchCV selects on the learner's own score (leave-one-out k-NN AP): σ fixed at 0
+    # for the two labels that carry the class ranks the held-out folds far worse
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    blind = {"lam": 0.8, "sigma": {"ARG0": 0.0, "ARG1": 0.0}}
+    gs = GridSearchCV(learner, {"kernel_params": [blind, {"lam": 0.8}], "labels": [["mod"]]},
+                      cv=cv).fit(paths, y)
+    assert gs.best_params_["kernel_params"] == {"lam": 0.8}
+    blind_ap, ap = gs.cv_results_["mean_test_score"]
+    assert ap == pytest.approx(1.0) and blind_ap < 0.6
+    # and through a Pipeline on the SVC's accuracy
+    gs = GridSearchCV(make_pipeline(learner, SVC(kernel="precomputed")),
+                      {"svc__C": [0.001, 1.0]}, cv=cv).fit(paths, y)
+    assert gs.best_params_ == {"svc__C": 1.0} and gs.best_score_ >= 0.95
+
+
+def test_a_loaded_learner_transforms_only_after_fit(tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    learner, paths, y = _fitted_on_planted(n=40)
+    learner.save(tmp_path / "sigma.json")
+    loaded = NonstationaryLearner.load(tmp_path / "sigma.json")
+    with pytest.raises(NotFittedError, match="keeps σ but not the training structures"):
+        loaded.transform(paths[:2])
+    # score needs no training structure
+    assert loaded.score(paths, y) == pytest.approx(learner.score(paths, y), rel=1e-12)
+    with pytest.raises(NotFittedError):
+        NonstationaryLearner().transform(paths)
+    with pytest.raises(NotFittedError):
+        NonstationaryLearner().score(paths, np.zeros(len(paths)))

@@ -43,7 +43,6 @@ avoided in ``n_evaluations_reused_``).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 import warnings
@@ -53,34 +52,34 @@ from typing import Any
 
 import joblib
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.metrics import average_precision_score
 from sklearn.utils import check_random_state
 
+from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel, Normalized
-from structkernels.kernels.names import as_kernel, kernels
+from structkernels.kernels.names import as_kernel
 from structkernels.neighbors.graph import knn_graph
 from structkernels.npk._trials import _exact_trials
 from structkernels.npk.files import (
     MODEL_FORMAT,
     SIGMA_FORMAT,
-    SIGMA_VERSION,
     ModelFormatError,
     check_kernel_name,
     check_sigma,
-    jsonable,
-    kernel_spec,
     read_document,
-    sigma_problem,
     validate_model,
 )
 from structkernels.npk.loss import (
+    _binary_labels,
     _subset_losses,
     _with_sigma,
     loss_function_1,
     structure_edge_labels,
 )
-from structkernels.npk.sigma_knn import SigmaKNNSearch
+from structkernels.npk.sigma_json import learner_from_json, learner_to_json
+from structkernels.npk.sigma_knn import SigmaKNNSearch, loo_knn_scores
 from structkernels.registry import UnknownNameError
 from structkernels.structures import take
 from structkernels.utils import atomic_open, dumps_finite, tqdm
@@ -88,7 +87,7 @@ from structkernels.utils import atomic_open, dumps_finite, tqdm
 __all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
 
 # -------------------------------------------------------------------- learner
-class NonstationaryLearner(BaseEstimator):
+class NonstationaryLearner(TransformerMixin, BaseEstimator):
     """Learn binary per-edge-label weights σ of a convolution kernel (Algorithm 1).
 
     Implements Algorithm 1 and Loss Function 1 of Garg et al. (2018),
@@ -223,6 +222,10 @@ class NonstationaryLearner(BaseEstimator):
     n_train_ : int
         Number of training structures N (compare ``n_evaluations_`` with N²).
     fit_seconds_ : float
+    X_fit_ : sequence
+        The training structures (checked input of the kernel), against which
+        :meth:`transform` computes the Gram matrix.  A learner read from a
+        file (:meth:`load`) has σ but not them.
 
     Notes
     -----
@@ -245,6 +248,19 @@ class NonstationaryLearner(BaseEstimator):
     >>> learner.fit(paths, y).ignored_labels_
     ['mod', 'time']
     >>> npk = learner.get_kernel()  # Normalized(PathKernel(lam=0.8, sigma={...}))
+
+    Fitted, it is a scikit-learn transformer: :meth:`transform` gives the Gram
+    matrix of structures against the training ones under the learned kernel,
+    for an estimator with ``kernel="precomputed"``, and :meth:`score` the
+    leave-one-out k-NN average precision, for ``GridSearchCV``:
+
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.svm import SVC
+    >>> model = make_pipeline(learner, SVC(kernel="precomputed")).fit(paths, y)
+    >>> model.predict(paths[:3]).tolist(), learner.transform(paths[:3]).shape
+    ([1, 1, 1], (3, 18))
+    >>> round(learner.score(paths, y), 3)
+    1.0
     """
 
     def __init__(
@@ -387,19 +403,7 @@ class NonstationaryLearner(BaseEstimator):
         self._validate_params()
         base, normalize, fixed = self._base_kernel()
         X = base.check_input(X)
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(X):
-            raise ValueError(
-                f"NonstationaryLearner.fit: y must be 1-D with one label per structure; got "
-                f"{len(X)} structures and y of shape {y.shape}"
-            )
-        if y.dtype == bool:
-            y = y.astype(np.int64)
-        bad = ~np.isin(y, [0, 1])
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"NonstationaryLearner.fit: labels must be 0/1; y[{i}] = {y[i]!r}")
-        y = y.astype(np.int64)
+        y = _binary_labels(y, len(X), "fit")
         n = len(X)
         if n < 2:
             raise ValueError(f"NonstationaryLearner.fit needs at least 2 structures, got {n}")
@@ -422,6 +426,7 @@ class NonstationaryLearner(BaseEstimator):
         rng = check_random_state(self.random_state)
         neighbourhood = self.sampling != "random"
 
+        self.X_fit_ = X
         self.labels_ = list(learn)
         self.label_counts_ = {lab: int(counts[lab]) for lab in learn}
         self.sigma_ = {lab: 1.0 for lab in learn}
@@ -734,45 +739,91 @@ class NonstationaryLearner(BaseEstimator):
         self._check_fitted()
         return {**(self.kernel_params or {}), "sigma": self.kernel_sigma_}
 
+    # ------------------------------------------------------- scikit-learn
+    def _training_structures(self) -> Sequence:
+        self._check_fitted()
+        if "X_fit_" not in self.__dict__:
+            raise NotFittedError(
+                "this NonstationaryLearner was read from a file, which keeps σ but not the "
+                "training structures that transform needs: fit it, or compute Grams with "
+                "get_kernel()"
+            )
+        return self.X_fit_
+
+    def transform(self, X: Sequence) -> np.ndarray:
+        """Gram matrix of ``X`` against the training structures under the learned kernel.
+
+        The kernel is :meth:`get_kernel`'s (learned σ, cosine-normalised when the
+        learner was), so an estimator with ``kernel="precomputed"`` (e.g.
+        ``SVC``) can follow the learner in a ``Pipeline``.  Costs ``len(X)
+        n_train_`` kernel evaluations (and the self-similarities when
+        normalised); a non-finite value is an error naming the pair.
+
+        Parameters
+        ----------
+        X : sequence of Path (or Tree)
+
+        Returns
+        -------
+        ndarray of shape (len(X), n_train_)
+        """
+        X_fit = self._training_structures()
+        return gram(self.get_kernel(normalize=False), X, X_fit, normalize=self.normalize_,
+                    n_jobs=self.n_jobs, progress=self.progress)
+
+    def fit_transform(self, X: Sequence, y: Any = None, **fit_params: Any) -> np.ndarray:
+        """Fit, then the symmetric Gram of the training structures (each pair computed once)."""
+        if y is None:
+            raise ValueError("NonstationaryLearner.fit_transform needs the labels y")
+        self.fit(X, y, **fit_params)
+        return gram(self.get_kernel(normalize=False), self.X_fit_, normalize=self.normalize_,
+                    n_jobs=self.n_jobs, progress=self.progress)
+
+    def score(self, X: Sequence, y: Any) -> float:
+        """Leave-one-out average precision of the k-NN vote on ``(X, y)`` under the learned kernel.
+
+        Each structure of ``X`` is scored by the similarity-weighted vote of its
+        ``n_neighbors`` most similar other structures of ``X`` (itself left
+        out), and the scores are ranked against ``y`` by
+        :func:`sklearn.metrics.average_precision_score`: what
+        ``objective="knn-ap"`` maximises and ``train-npk`` reports as average
+        precision.  Higher is better, so ``GridSearchCV`` can select on it.
+        Costs ``len(X) (len(X) + 1) / 2`` kernel evaluations.
+
+        Parameters
+        ----------
+        X : sequence of Path (or Tree)
+        y : array-like of shape (len(X),)
+            0/1 labels (or booleans).
+
+        Returns
+        -------
+        float
+            In [0, 1]; 0 when ``y`` has no positive.
+        """
+        self._check_fitted()
+        X = self._base_kernel()[0].check_input(X)
+        y = _binary_labels(y, len(X), "score")
+        if not y.any():
+            return 0.0
+        R = gram(self.get_kernel(normalize=False), X, n_jobs=self.n_jobs, progress=self.progress)
+        scores = loo_knn_scores(R, y, int(self.n_neighbors),
+                                np.diag(R).copy() if self.normalize_ else None)
+        return float(average_precision_score(y, scores))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # σ weighs the edge labels of paths or trees: never 2-D float arrays, so
+        # scikit-learn's checks skip what needs them
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = True
+        return tags
+
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
-        """The fitted model as a JSON-ready dict (parameters, σ, losses, counters)."""
-        self._check_fitted()
-        params = self.get_params(deep=False)
-        kern = params.pop("kernel")
-        rs = params.pop("random_state")
-        if isinstance(kern, Normalized):
-            kern = kern.kernel
-            params["normalize"] = True
-        params["kernel_params"] = jsonable(
-            self.kernel_params if isinstance(kern, str) else kern.get_params(deep=False)
-        )
-        if not isinstance(kern, str) and self.kernel_params:
-            params["kernel_params"].update(jsonable(self.kernel_params))
-        return {
-            "format": SIGMA_FORMAT,
-            "version": SIGMA_VERSION,
-            "kernel": kernel_spec(kern),
-            "params": jsonable(params),
-            "random_state": rs if isinstance(rs, (int, type(None))) else None,
-            "sigma": jsonable(self.sigma_),
-            "fixed_sigma": jsonable(self.fixed_sigma_),
-            "normalize": bool(self.normalize_),
-            "labels": list(self.labels_),
-            "label_counts": jsonable(self.label_counts_),
-            "ignored_labels": list(self.ignored_labels_),
-            "losses": jsonable(self.losses_),
-            "log": jsonable(self.log_),
-            "n_train": int(self.n_train_),
-            "n_evaluations": int(self.n_evaluations_),
-            "n_evaluations_graph": int(self.n_evaluations_graph_),
-            "n_evaluations_reused": int(self.n_evaluations_reused_),
-            "budget": self.budget_,
-            "n_trimmed": int(self.n_trimmed_),
-            "mean_subset_size": float(np.mean(self.subset_sizes_)) if self.subset_sizes_ else 0.0,
-            "fit_seconds": float(self.fit_seconds_),
-            "interrupted": bool(self.interrupted_),
-        }
+        """The fitted model as a JSON-ready dict (parameters, σ, losses, counters);
+        :func:`structkernels.npk.sigma_json.learner_to_json`."""
+        return learner_to_json(self)
 
     @classmethod
     def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
@@ -781,67 +832,10 @@ class NonstationaryLearner(BaseEstimator):
         The document is data only: its ``"kernel"`` resolves through the kernel
         registry (:meth:`structkernels.registry.Registry.resolve_name`), never
         by importing a name read from it; σ and fixed σ must be finite numbers
-        >= 0.  Anything else raises a ``ValueError`` naming the field.
+        >= 0.  Anything else raises a ``ValueError`` naming the field
+        (:func:`structkernels.npk.sigma_json.learner_from_json`).
         """
-        if isinstance(obj, str):
-            try:
-                obj = json.loads(obj)
-            except RecursionError:
-                raise ValueError("not a nonstationary σ model (JSON nested too deeply)") from None
-        if not isinstance(obj, dict) or obj.get("format") != SIGMA_FORMAT:
-            raise ValueError(
-                f"not a nonstationary σ model (expected format {SIGMA_FORMAT!r}, "
-                f"got {obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r})"
-            )
-        if obj.get("version") != SIGMA_VERSION:
-            raise ValueError(f"unsupported σ model version {obj.get('version')!r}")
-        for key in ("sigma", "fixed_sigma"):
-            value = obj.get(key, {})
-            problem = sigma_problem(key, value) if value is not None else (
-                f"{key} must be an object of edge label -> σ, got null"
-            )
-            if problem is not None:
-                raise ValueError(problem)
-        for key in ("params", "label_counts", "losses"):
-            if not isinstance(obj.get(key, {}), dict):
-                raise ValueError(f"{key!r} must be an object, got {type(obj[key]).__name__}")
-        for key in ("labels", "ignored_labels", "log"):
-            if not isinstance(obj.get(key, []), list):
-                raise ValueError(f"{key!r} must be a list, got {type(obj[key]).__name__}")
-        # the kernel is a registered name; an old file's "module:Class" maps to the
-        # registered name whose entry point is that target (looked up, not imported)
-        kern = kernels.resolve_name(obj.get("kernel"))
-        params = dict(obj.get("params") or {})
-        allowed = set(cls._get_param_names()) - {"kernel", "random_state"}
-        unknown = sorted(set(params) - allowed)
-        if unknown:
-            raise ValueError(f"unknown learner parameter(s) {', '.join(map(repr, unknown))}")
-        rs = obj.get("random_state")
-        if rs is not None and (isinstance(rs, bool) or not isinstance(rs, int)):
-            raise ValueError(f"'random_state' must be an int or null, got {rs!r}")
-        try:
-            learner = cls(kernel=kern, random_state=rs, **params)
-            learner.sigma_ = {str(k): float(v) for k, v in obj["sigma"].items()}
-            learner.fixed_sigma_ = {str(k): float(v) for k, v in obj.get("fixed_sigma", {}).items()}
-            learner.normalize_ = bool(obj.get("normalize", learner.normalize))
-            learner.labels_ = list(obj["labels"])
-            learner.label_counts_ = {str(k): int(v) for k, v in obj.get("label_counts", {}).items()}
-            learner.ignored_labels_ = list(obj["ignored_labels"])
-            learner.losses_ = dict(obj.get("losses", {}))
-            learner.log_ = list(obj.get("log", []))
-            learner.n_train_ = int(obj["n_train"])
-            learner.n_evaluations_ = int(obj["n_evaluations"])
-            learner.n_evaluations_graph_ = int(obj.get("n_evaluations_graph", 0))
-            learner.n_evaluations_reused_ = int(obj.get("n_evaluations_reused", 0))
-            learner.subset_sizes_ = []
-            learner.budget_ = obj.get("budget")
-            learner.n_trimmed_ = int(obj.get("n_trimmed", 0))
-            learner.fit_seconds_ = float(obj.get("fit_seconds", 0.0))
-            learner.interrupted_ = bool(obj.get("interrupted", False))
-        except (KeyError, TypeError, AttributeError) as exc:
-            # AttributeError: a field that must be a mapping is null, a list or a scalar
-            raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
-        return learner
+        return learner_from_json(cls, obj)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted model to ``path`` as JSON, atomically.

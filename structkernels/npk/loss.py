@@ -41,6 +41,23 @@ def structure_edge_labels(x: Any) -> frozenset[str]:
     )
 
 
+def _binary_labels(y: Any, n: int, method: str) -> np.ndarray:
+    """``y`` as 0/1 int64, one label per structure; anything else raises naming ``method``."""
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != n:
+        raise ValueError(
+            f"NonstationaryLearner.{method}: y must be 1-D with one label per structure; got "
+            f"{n} structures and y of shape {y.shape}"
+        )
+    if y.dtype == bool:
+        y = y.astype(np.int64)
+    bad = ~np.isin(y, [0, 1])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"NonstationaryLearner.{method}: labels must be 0/1; y[{i}] = {y[i]!r}")
+    return y.astype(np.int64)
+
+
 def loss_function_1(
     similarities: np.ndarray, y: np.ndarray, y_nn: np.ndarray
 ) -> tuple[float, float, float]:

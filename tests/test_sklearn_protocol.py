@@ -208,6 +208,87 @@ def test_hashers_pass_the_sklearn_estimator_checks(name):
     assert len(results) > 30 and failed == []
 
 
+def _public_estimators():
+    from structkernels.npk.learner import NonstationaryLearner
+
+    return {
+        "KernelKNNClassifier": sk.KernelKNNClassifier,
+        "RandomKNNHash": sk.RandomKNNHash,
+        "KernelLSH": sk.KernelLSH,
+        "NonstationaryLearner": NonstationaryLearner,
+        "GramTransformer": sk.GramTransformer,
+    }
+
+
+#: Whether each estimator's default kernel reads 2-D float arrays ("linear") or structures
+#: ("path": scikit-learn skips every check that needs numeric arrays, by the tag).
+DEFAULT_TAKES_ARRAYS = {"KernelKNNClassifier": False, "RandomKNNHash": False, "KernelLSH": False,
+                        "NonstationaryLearner": False, "GramTransformer": True}
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT_TAKES_ARRAYS))
+def test_every_public_estimator_passes_check_estimator_with_its_default_kernel(name):
+    from sklearn.utils import get_tags
+    from sklearn.utils.estimator_checks import check_estimator
+
+    est = _public_estimators()[name]()
+    takes_arrays = get_tags(est).input_tags.two_d_array
+    assert takes_arrays is DEFAULT_TAKES_ARRAYS[name]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = check_estimator(est, on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert failed == []
+    if takes_arrays:
+        assert len(results) > 30
+    else:
+        # scikit-learn's own skip: only cloning is checked, the rest needs numeric arrays
+        assert [r["check_name"] for r in results] == ["check_estimator_cloneable"]
+        assert any("Can't test estimator" in str(w.message) for w in caught)
+
+
+def _toy_paths(n=24):
+    labels = ("kinase", "gene", "cell")
+    paths = [Path([(None, "bind"), ("ARG0", labels[i % 3]), ("ARG1", f"p{i % 4}")])
+             for i in range(n)]
+    return paths, np.array([int(i % 3 == 0) for i in range(n)])
+
+
+@pytest.mark.parametrize("name", ["KernelKNNClassifier", "RandomKNNHash", "KernelLSH",
+                                  "NonstationaryLearner", "GramTransformer"])
+def test_the_api_checks_scikit_learn_skips_hold_on_paths(name):
+    """What check_estimator cannot test on structures: clone, fit returns self, not fitted,
+    pickling, no n_features_in_, the same answer after refitting."""
+    import pickle
+
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+
+    paths, y = _toy_paths()
+    kw = {"kernel": "path"} if name == "GramTransformer" else {}
+    if name in ("RandomKNNHash", "KernelLSH", "KernelKNNClassifier"):
+        kw["random_state"] = 0
+    if name == "NonstationaryLearner":
+        kw.update(hashing=None, alpha=2, beta=6, top_fraction=1.0, random_state=0, progress=False)
+    est = _public_estimators()[name](**kw)
+    answer = {
+        "KernelKNNClassifier": lambda e: e.predict_proba(paths),
+        "RandomKNNHash": lambda e: e.hash(paths),
+        "KernelLSH": lambda e: e.hash(paths),
+        "NonstationaryLearner": lambda e: e.transform(paths),
+        "GramTransformer": lambda e: e.transform(paths),
+    }[name]
+    with pytest.raises(NotFittedError):
+        answer(est)
+    assert clone(est).get_params() == est.get_params()
+    assert est.fit(paths, y) is est
+    assert not hasattr(est, "n_features_in_")
+    first = answer(est)
+    assert np.all(np.isfinite(first))
+    np.testing.assert_array_equal(answer(pickle.loads(pickle.dumps(est))), first)
+    np.testing.assert_array_equal(answer(clone(est).fit(paths, y)), first)
+
+
 def test_hasher_messages():
     X = np.random.default_rng(0).normal(size=(10, 3))
     h = sk.RandomKNNHash("rbf", random_state=0).fit(X)

@@ -13,18 +13,33 @@ from structkernels.utils import npy_path
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("gram", help="compute a Gram matrix from a JSON Lines file")
+    p = sub.add_parser(
+        "gram", help="compute a Gram matrix from a JSON Lines file",
+        description=(
+            "Compute the Gram matrix of the structures in a JSON Lines file (square), or between "
+            "two files (rectangular, with --against), under a registered kernel, and save it as "
+            "a .npy file."
+        ),
+    )
     p.add_argument(
         "input",
         help="JSON Lines file of structures (vector/path/tree/pair records, or a key of an "
         "installed record reader such as 'text')",
     )
-    p.add_argument("--against", help="second JSON Lines file (rectangular Gram)")
+    p.add_argument(
+        "--against", default=None,
+        help="second JSON Lines file: the Gram between INPUT (rows) and it (columns) "
+        "(default: INPUT against itself)",
+    )
     p.add_argument(
         "--kernel", required=True,
         help="registered kernel name (a plugin's duplicate of a built-in name: dist:name)",
     )
-    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="kernel parameter")
+    p.add_argument(
+        "--param", action="append", metavar="KEY=VALUE",
+        help="kernel parameter, repeatable; VALUE is read as JSON when it parses (--param lam=0.5 "
+        "--param 'sigma={\"ARG0\": 0}'), else as a string (default: the kernel's defaults)",
+    )
     p.add_argument(
         "-o", "--output", required=True,
         help="output .npy file; '.npy' is appended to a name without it, as numpy.save does "
@@ -32,9 +47,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "in the same folder and renamed when complete: an interrupted run leaves an existing "
         "file intact. It may not be an input file",
     )
-    p.add_argument("--n-jobs", type=int, default=1)
-    p.add_argument("--normalize", action="store_true")
-    p.add_argument("--cache", help="cache directory (joblib.Memory)")
+    p.add_argument(
+        "--n-jobs", type=int, default=1,
+        help="parallel workers computing the Gram blocks (-1: all cores) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--normalize", action="store_true",
+        help="cosine-normalise: K[i, j] / sqrt(K[i, i] K[j, j])",
+    )
+    p.add_argument(
+        "--cache", default=None, metavar="DIR",
+        help="folder caching computed Gram matrices (joblib.Memory): a repeated run reads the "
+        "matrix back (default: no cache)",
+    )
     p.add_argument(
         "--memmap", action="store_true",
         help="write through a memory map (for matrices larger than memory; built under a "

@@ -36,27 +36,55 @@ from structkernels.kernels.names import kernel as make_kernel
 
 SRK_NAMES = ("kb-srk", "ps-srk", "pw-srk")
 
+#: The --help description: plain text (the module docstring is reStructuredText).
+DESCRIPTION = (
+    "Reads a training and a test corpus (MSRP TSV, PASCAL RTE XML or GLUE RTE TSV, detected "
+    "from the file), tokenises (lower-casing and Snowball stemming by default), computes the "
+    "per-window Gram matrices of the chosen SRK once (cached with --cache), forms "
+    "K_1 + ... + K_kmax of the normalised matrices (plus the PR features' kernel with --pr), "
+    "trains an SVM on the precomputed kernel (C = --C) and prints the test accuracy and F1."
+)
+
 
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "paraphrase",
         help="paraphrase / entailment classification with a string re-writing kernel",
-        description=__doc__.split("\n\n")[1],
+        description=DESCRIPTION,
     )
     p.add_argument("--train", required=True, help="training corpus (MSRP/GLUE TSV or RTE XML)")
     p.add_argument("--test", required=True, help="test corpus (same formats)")
-    p.add_argument("--kernel", default="kb-srk", choices=SRK_NAMES)
-    p.add_argument("--kmax", type=int, default=4, help="sum of normalised K_1..K_kmax")
-    p.add_argument("--lam", type=float, default=1.0, help="wildcard weight in (0, 1]")
+    p.add_argument(
+        "--kernel", default="kb-srk", choices=SRK_NAMES,
+        help="string re-writing kernel (default: %(default)s)",
+    )
+    p.add_argument(
+        "--kmax", type=int, default=4,
+        help="the kernel is the sum of the normalised K_1 .. K_kmax (default: %(default)s)",
+    )
+    p.add_argument(
+        "--lam", type=float, default=1.0, help="wildcard weight in (0, 1] (default: %(default)s)",
+    )
     p.add_argument("--pr", action="store_true", help="add the unigram precision/recall kernel")
-    p.add_argument("--C", type=float, default=1.0, help="SVC regularisation (default 1)")
-    p.add_argument("--no-lowercase", action="store_true")
-    p.add_argument("--no-stem", action="store_true")
+    p.add_argument(
+        "--C", type=float, default=1.0, help="SVM regularisation C (default: %(default)s)",
+    )
+    p.add_argument("--no-lowercase", action="store_true", help="keep the tokens' case")
+    p.add_argument("--no-stem", action="store_true", help="do not Snowball-stem the tokens")
     p.add_argument("--lenient", action="store_true", help="skip malformed records (reported)")
-    p.add_argument("--n-jobs", type=int, default=1)
-    p.add_argument("--cache", help="directory caching the per-window Gram matrices")
+    p.add_argument(
+        "--n-jobs", type=int, default=1,
+        help="parallel workers computing the Gram matrices (default: %(default)s)",
+    )
+    p.add_argument(
+        "--cache", default=None, metavar="DIR",
+        help="folder caching the per-window Gram matrices (default: no cache)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--predictions", help="write test predictions (one label per line)")
+    p.add_argument(
+        "--predictions", default=None, metavar="FILE",
+        help="write the test predictions, one label per line (default: not written)",
+    )
     p.add_argument(
         "--cv", type=int, default=None, metavar="K",
         help="choose kmax (1..--kmax) and PR on/off by K-fold CV on the training set",
@@ -65,7 +93,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--limit", type=int, default=None, metavar="N",
         help="use a random subset of N training and N test pairs",
     )
-    p.add_argument("--random-state", type=int, default=0, help="seed of --limit and --cv folds")
+    p.add_argument(
+        "--random-state", type=int, default=0,
+        help="seed of --limit and of the --cv folds (default: %(default)s)",
+    )
     p.set_defaults(func=writes_files(run, "--predictions"))
     return p
 

@@ -38,23 +38,35 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "predict",
         help="label new interaction candidates with a train-npk model (JSON Lines out)",
-        description="Label the candidates of DATA with a model written by `structkernels train-npk`.",
+        description=(
+            "Label the candidates of DATA with a model written by structkernels train-npk: one "
+            'JSON line per record, {"id": ..., "label": 0 or 1, "score": share of positive '
+            "neighbours}. When the records carry labels, F1 (precision, recall) is printed on "
+            "stderr."
+        ),
     )
     p.add_argument("model", help="model file written by train-npk")
     p.add_argument(
         "data",
         help="JSON Lines: interaction records, or records with a 'path' ([[edge, node], ...])",
     )
-    p.add_argument("-o", "--output", default="-", help="JSON Lines output (default: stdout)")
+    p.add_argument(
+        "-o", "--output", default="-",
+        help="JSON Lines output file; - is standard output (default: %(default)s)",
+    )
     p.add_argument(
         "--kernel", choices=["npk", "pk"], default="npk",
-        help="classify with the learned σ (npk) or the stationary path kernel (pk)",
+        help="classify with the learned σ (npk) or the stationary path kernel (pk) "
+        "(default: %(default)s)",
     )
     p.add_argument(
         "--skip-bad", action="store_true",
         help="leave out malformed records (each one is reported on stderr) instead of stopping",
     )
-    p.add_argument("--n-jobs", type=int, default=1)
+    p.add_argument(
+        "--n-jobs", type=int, default=1,
+        help="parallel workers of the classifier's kernel evaluations (default: %(default)s)",
+    )
     p.set_defaults(func=writes_files(run, "--output"))
     return p
 

@@ -69,71 +69,98 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="JSON Lines interaction records (default: the shipped Bio-AMR dataset)",
     )
     p.add_argument("--out", "-o", required=True, help="model file to write (gzip'd JSON; read it with structkernels.load_model)")
-    p.add_argument("--alpha", type=int, default=DEFAULTS["alpha"], help="trials per label (α)")
-    p.add_argument("--beta", type=int, default=DEFAULTS["beta"], help="inducing points per trial (β)")
-    p.add_argument("--k", type=int, default=DEFAULTS["k"], help="neighbours in the global k-NN graph")
-    p.add_argument("--n-iter", type=int, default=DEFAULTS["n_iter"], help="passes over the labels")
+    p.add_argument("--alpha", type=int, default=DEFAULTS["alpha"],
+                   help="trials per label (α) (default: %(default)s)")
+    p.add_argument("--beta", type=int, default=DEFAULTS["beta"],
+                   help="inducing points per trial (β) (default: %(default)s)")
+    p.add_argument("--k", type=int, default=DEFAULTS["k"],
+                   help="neighbours in the global k-NN graph (default: %(default)s)")
+    p.add_argument("--n-iter", type=int, default=DEFAULTS["n_iter"],
+                   help="passes over the labels (default: %(default)s)")
     p.add_argument(
         "--objective", choices=["knn-ap", "loss1"], default=DEFAULTS["objective"],
         help="what decides each label's σ: the k-NN classifier's leave-one-out average "
         "precision on a training sample (knn-ap), or Loss Function 1 on sampled "
-        "neighbourhoods (loss1, the paper's Algorithm 1)",
+        "neighbourhoods (loss1, the paper's Algorithm 1) (default: %(default)s)",
     )
     p.add_argument("--objective-sample", type=int, default=DEFAULTS["objective_sample"],
-                   help="with --objective knn-ap: training structures in the sample")
+                   help="with --objective knn-ap: training structures in the sample "
+                   "(default: %(default)s)")
     p.add_argument(
         "--sampling", choices=["neighbourhood", "random"], default="neighbourhood",
-        help="Algorithm 1's local neighbourhoods or the pure-random baseline",
+        help="Algorithm 1's local neighbourhoods or the pure-random baseline "
+        "(default: %(default)s)",
     )
     p.add_argument(
         "--hashing", choices=["random-knn", "klsh", "none"], default=DEFAULTS["hashing"],
-        help="kernel hashing for the k-NN graphs and the classifier",
+        help="kernel hashing for the k-NN graphs and the classifier (default: %(default)s)",
     )
-    p.add_argument("--n-bits", type=int, default=None, help="hash bits H (default ceil(log2 N / 2))")
-    p.add_argument("--lam", type=float, default=DEFAULTS["lam"], help="path kernel decay λ")
+    p.add_argument("--n-bits", type=int, default=None,
+                   help="hash bits H (default: ceil(log2 N / 2))")
+    p.add_argument("--lam", type=float, default=DEFAULTS["lam"],
+                   help="path kernel decay λ (default: %(default)s)")
     p.add_argument(
         "--node-mismatch", type=float, default=DEFAULTS["node_mismatch"],
         help="partial credit of two tuples with equal edges and different nodes "
-        "(0 = the paper's indicator; default %(default)s, chosen on the training half)",
+        "(0 = the paper's indicator) (default: %(default)s, chosen on the training half)",
     )
     p.add_argument(
         "--labels", default=None,
-        help="comma-separated edge labels to learn (default: the most frequent half)",
+        help="comma-separated edge labels to learn (default: the most frequent ones, "
+        "--top-fraction of them)",
     )
-    p.add_argument("--top-fraction", type=float, default=DEFAULTS["top_fraction"])
-    p.add_argument("--n-neighbors", type=int, default=DEFAULTS["n_neighbors"], help="k of the classifier")
+    p.add_argument(
+        "--top-fraction", type=float, default=DEFAULTS["top_fraction"],
+        help="without --labels: the share of the distinct edge labels, most frequent first, "
+        "whose σ is learned (default: %(default)s)",
+    )
+    p.add_argument("--n-neighbors", type=int, default=DEFAULTS["n_neighbors"],
+                   help="k of the classifier (default: %(default)s)")
     p.add_argument(
         "--weights", choices=["uniform", "similarity"], default=DEFAULTS["weights"],
-        help="k-NN votes: majority or weighted by similarity",
+        help="k-NN votes: majority or weighted by similarity (default: %(default)s)",
     )
     p.add_argument(
         "--threshold", default=DEFAULTS["threshold"],
         help="k-NN decision: 'auto' (F1-best threshold on the training half's leave-one-out "
-        "scores), 'majority', or a number in [0, 1]",
+        "scores), 'majority', or a number in [0, 1] (default: %(default)s)",
     )
-    p.add_argument("--n-tables", type=int, default=DEFAULTS["n_tables"], help="hash tables of the classifier")
+    p.add_argument("--n-tables", type=int, default=DEFAULTS["n_tables"],
+                   help="hash tables of the classifier (default: %(default)s)")
     p.add_argument("--probe", type=int, choices=[0, 1], default=DEFAULTS["probe"],
-                   help="1: queries also search the Hamming-1 buckets")
+                   help="1: queries also search the Hamming-1 buckets; 0: their own bucket only "
+                   "(default: %(default)s)")
     p.add_argument("--n-probes", type=int, default=DEFAULTS["n_probes"],
                    help="with --probe 1: Hamming-1 buckets searched per table, across each query's "
-                   "least firm bits (0: all of them)")
+                   "least firm bits (0: all of them) (default: %(default)s)")
     p.add_argument(
         "--table-train", type=int, default=DEFAULTS["table_train"],
-        help="training sub-sample of the baselines table (per seed)",
+        help="training sub-sample of the baselines table (per seed) (default: %(default)s)",
     )
     p.add_argument(
         "--table-test", type=int, default=DEFAULTS["table_test"],
-        help="test sub-sample of the baselines table (per seed)",
+        help="test sub-sample of the baselines table (per seed) (default: %(default)s)",
     )
-    p.add_argument("--seeds", type=int, default=DEFAULTS["seeds"], help="seeds of the baselines table")
+    p.add_argument("--seeds", type=int, default=DEFAULTS["seeds"],
+                   help="seeds of the baselines table (default: %(default)s)")
     p.add_argument("--no-table", action="store_true", help="skip the baselines table")
     p.add_argument(
         "--max-train", type=int, default=None,
-        help="learn σ on a random sub-sample of this many training structures",
+        help="learn σ on a random sub-sample of this many training structures "
+        "(default: all of them)",
     )
-    p.add_argument("--n-jobs", type=int, default=1)
-    p.add_argument("--random-state", type=int, default=DEFAULTS["random_state"])
-    p.add_argument("--plot", default=None, metavar="FILE.png", help="plot the losses per label")
+    p.add_argument(
+        "--n-jobs", type=int, default=1,
+        help="parallel workers of the learner, the classifier and the baselines table "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--random-state", type=int, default=DEFAULTS["random_state"],
+        help="seed of every random choice (sampling, hashing, sub-samples); the baselines "
+        "table uses the seeds RANDOM_STATE .. RANDOM_STATE + SEEDS - 1 (default: %(default)s)",
+    )
+    p.add_argument("--plot", default=None, metavar="FILE.png",
+                   help="plot the losses per label (default: no plot)")
     p.add_argument(
         "--skip-bad", action="store_true",
         help="leave out malformed records (each one is reported on stderr) instead of stopping",

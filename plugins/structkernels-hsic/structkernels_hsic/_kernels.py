@@ -29,6 +29,7 @@ from structkernels.engine.checks import (
 )
 from structkernels.kernels.base import Normalized
 from structkernels.kernels.vector import CosineKernel, LinearKernel, RBFKernel, VectorKernel
+from structkernels.neighbors.hashing import takes_arrays
 from structkernels.structures import take
 from structkernels.utils import check_finite
 
@@ -39,6 +40,9 @@ __all__ = [
     "median_heuristic",
     "take",
     "check_dtype",
+    "input_tags",
+    "set_n_features",
+    "check_n_features",
 ]
 
 DTYPES = (np.float64, np.float32)
@@ -114,6 +118,44 @@ def _check_vectors(kernel: Kernel, X: Any, dtype: type) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(A).all(axis=1))
         raise ValueError(f"{name}: input contains NaN or infinity in row(s) {bad[:10].tolist()}")
     return A
+
+
+def input_tags(tags: Any, kernel: Any, params: Mapping[str, Any] | None) -> Any:
+    """``tags`` (scikit-learn's) of an estimator whose ``X`` is read by ``kernel``.
+
+    ``"precomputed"`` takes Gram matrices (``pairwise``); a kernel on
+    structures (paths, trees) takes no 2-D float array, so scikit-learn's
+    checks skip what needs one (:func:`structkernels.neighbors.hashing.takes_arrays`).
+
+    Examples
+    --------
+    >>> from structkernels_hsic import HSIC
+    >>> from sklearn.utils import get_tags
+    >>> get_tags(HSIC("path")).input_tags.two_d_array, get_tags(HSIC()).input_tags.two_d_array
+    (False, True)
+    """
+    tags.input_tags.pairwise = isinstance(kernel, str) and kernel == "precomputed"
+    tags.input_tags.two_d_array = takes_arrays(kernel, dict(params or {}))
+    return tags
+
+
+def set_n_features(estimator: Any, X: Any) -> None:
+    """``estimator.n_features_in_`` = the columns of a 2-D array ``X`` (scikit-learn's
+    convention); removed when ``X`` is anything else (structures, a Gram matrix)."""
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        estimator.n_features_in_ = int(X.shape[1])
+    elif "n_features_in_" in vars(estimator):
+        del estimator.n_features_in_
+
+
+def check_n_features(estimator: Any, X: Any) -> None:
+    """A 2-D array ``X`` must have the ``n_features_in_`` columns seen by ``fit``."""
+    expected = getattr(estimator, "n_features_in_", None)
+    if expected is not None and isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] != expected:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{expected} features as input"
+        )
 
 
 def median_heuristic(X: Any, *, max_samples: int = 2000, random_state: int = 0) -> float:

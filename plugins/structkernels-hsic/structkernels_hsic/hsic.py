@@ -45,7 +45,14 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from structkernels.utils import check_finite
-from structkernels_hsic._kernels import KernelSource, PrecomputedSource, check_dtype, resolve_source
+from structkernels_hsic._kernels import (
+    KernelSource,
+    PrecomputedSource,
+    check_dtype,
+    input_tags,
+    resolve_source,
+    set_n_features,
+)
 from structkernels_hsic.icd import (
     LANDMARKS,
     IncompleteCholesky,
@@ -484,9 +491,11 @@ class HSIC(BaseEstimator):
             raise ValueError(f"X and Y must have the same number of samples, got {sx.n} and {sy.n}")
         if sx.n < 2:
             raise ValueError(f"HSIC needs at least 2 samples, got n_samples={sx.n}")
-        if not sx.precomputed and isinstance(sx.X, np.ndarray) and sx.X.ndim == 2:
-            self.n_features_in_ = int(sx.X.shape[1])
+        set_n_features(self, None if sx.precomputed else sx.X)
         return sx, sy
+
+    def __sklearn_tags__(self):
+        return input_tags(super().__sklearn_tags__(), self.kernel_x, self.kernel_x_params)
 
     def _factors(self, sx, sy):
         rx, ry = resolve_ranks(self.rank, self.max_rank, self.tol)

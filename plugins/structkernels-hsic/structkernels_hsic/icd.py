@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange, set_parallel_chunksize
 from scipy.linalg import solve_triangular
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
@@ -48,8 +48,12 @@ from structkernels.engine.checks import KernelOutputError
 from structkernels_hsic._kernels import (
     KernelSource,
     PrecomputedSource,
+    as_column,
     check_dtype,
+    check_n_features,
+    input_tags,
     resolve_source,
+    set_n_features,
     take,
 )
 
@@ -633,6 +637,11 @@ def icd_factor(
     return (A if fused is not None else np.asfortranarray(A[:, :r])), pivots[:r].copy(), residual, trace0
 
 
+# Not sklearn.kernel_approximation.Nystroem, though with uniform landmarks it computes the same
+# factor up to a rotation (tests/test_hsic_estimators.py): Nystroem evaluates a pairwise metric
+# on numeric arrays, while the factor here reads any structkernels kernel through a source
+# (paths and trees, precomputed Grams, evaluations counted, float32 end to end), draws
+# landmarks by ridge leverage or k-means too, and returns the residual trace the error bound needs.
 def _nystrom_from_columns(C: np.ndarray, W: np.ndarray) -> np.ndarray:
     """``C W^{+1/2}`` through the eigendecomposition of ``W`` (tiny eigenvalues dropped)."""
     s, V = np.linalg.eigh((W + W.T) / 2)
@@ -696,7 +705,7 @@ def nystrom_factor(
     return A, idx, residual, trace0
 
 
-class IncompleteCholesky(BaseEstimator):
+class IncompleteCholesky(TransformerMixin, BaseEstimator):
     """Low-rank factor ``A A^T ~ K`` of a kernel Gram matrix to a set tolerance.
 
     Parameters
@@ -725,6 +734,8 @@ class IncompleteCholesky(BaseEstimator):
     pivots_ : ndarray of int, shape (rank_,)
         Training indices in the order they were chosen.
     rank_ : int
+    n_features_in_ : int
+        Columns of ``X`` when it is a 2-D array (``transform`` checks them).
     residual_ : float
         ``trace(K - A A^T) / trace(K)``, to compare with ``tol``.
     residual_trace_ : float
@@ -779,7 +790,9 @@ class IncompleteCholesky(BaseEstimator):
 
     def fit(self, X: Any, y: Any = None) -> IncompleteCholesky:
         """Decompose the Gram matrix of ``X`` (or ``X`` itself when precomputed)."""
-        source = resolve_source(self.kernel, self.kernel_params, X, name="X", dtype=check_dtype(self.dtype))
+        source = resolve_source(self.kernel, self.kernel_params, X, name="X", dtype=check_dtype(self.dtype),
+                                allow_1d=False)
+        set_n_features(self, None if source.precomputed else source.X)
         return self._fit_source(source)
 
     def _fit_source(self, source: KernelSource | PrecomputedSource, name: str = "X") -> IncompleteCholesky:
@@ -798,6 +811,9 @@ class IncompleteCholesky(BaseEstimator):
             self.pivot_structures_ = take(source.X, self.pivots_)
         return self
 
+    def __sklearn_tags__(self):
+        return input_tags(super().__sklearn_tags__(), self.kernel, self.kernel_params)
+
     def transform(self, X: Any) -> np.ndarray:
         """Project new points from halfway (Yokoi et al. 2018, Eq. 34).
 
@@ -812,6 +828,9 @@ class IncompleteCholesky(BaseEstimator):
         """
         if not hasattr(self, "factor_"):
             raise ValueError("IncompleteCholesky is not fitted; call fit(X) first")
+        if not self.source_.precomputed:
+            X = as_column(self.source_.kernel, X, name="X", allow_1d=False)
+        check_n_features(self, X)
         if self.rank_ == 0:
             n_new = len(self.source_.kernel.check_input(X)) if not self.source_.precomputed else len(X)
             return np.zeros((n_new, 0), dtype=self.factor_.dtype)

@@ -64,8 +64,11 @@ from structkernels_hsic._kernels import (
     _check_vectors,
     as_column,
     check_dtype,
+    check_n_features,
+    input_tags,
     resolve_kernel,
     resolve_source,
+    set_n_features,
     take,
 )
 from structkernels_hsic.icd import IncompleteCholesky, centred_cross, fit_pair, resolve_ranks
@@ -75,7 +78,8 @@ __all__ = ["PHSIC", "PHSICModelError", "MODEL_FORMAT", "MODEL_VERSION"]
 ESTIMATORS = ("feature", "icd", "naive")
 
 
-def _feature_map(kernel: Any, X: Any, dtype) -> tuple[np.ndarray, np.ndarray | None]:
+def _feature_map(kernel: Any, X: Any, dtype, allow_1d: bool = True,
+                 name: str = "Y") -> tuple[np.ndarray, np.ndarray | None]:
     """Explicit feature map of Eq. 19 as ``(A, w)``: ``phi(x_i) = w_i A_i``.
 
     ``A`` is the validated input itself (no copy when it is already ``dtype``);
@@ -88,7 +92,7 @@ def _feature_map(kernel: Any, X: Any, dtype) -> tuple[np.ndarray, np.ndarray | N
             f"estimator='feature' needs the linear or cosine kernel (explicit feature map, Eq. 19), "
             f"got {type(kernel).__name__}; use estimator='icd' or 'naive'"
         )
-    A = _check_vectors(kernel, as_column(kernel, X), dtype)
+    A = _check_vectors(kernel, as_column(kernel, X, name=name, allow_1d=allow_1d), dtype)
     if A.dtype != dtype:
         A = A.astype(dtype)
     if isinstance(kernel, CosineKernel):
@@ -178,6 +182,8 @@ class PHSIC(BaseEstimator):
     Attributes
     ----------
     n_samples_ : int
+    n_features_in_ : int
+        Columns of ``X`` when it is a 2-D array (``score`` checks them).
     cov_ : ndarray
         ``C_XY`` (feature) or ``C_ICD`` (icd).
     mean_x_, mean_y_ : ndarray
@@ -238,10 +244,11 @@ class PHSIC(BaseEstimator):
                 raise ValueError("estimator='feature' cannot take precomputed Gram matrices")
             kx.validate_params()
             ky.validate_params()
-            Phi, wx = _feature_map(kx, X, dt)
+            Phi, wx = _feature_map(kx, X, dt, allow_1d=False, name="X")
             Psi, wy = _feature_map(ky, Y, dt)
             self._check_pairs(len(Phi), len(Psi))
             n = len(Phi)
+            set_n_features(self, Phi)
             self.kernel_x_, self.kernel_y_ = kx, ky
             self.mean_x_ = Phi.mean(axis=0) if wx is None else (wx @ Phi) / dt(n)
             self.mean_y_ = Psi.mean(axis=0) if wy is None else (wy @ Psi) / dt(n)
@@ -255,10 +262,12 @@ class PHSIC(BaseEstimator):
             self.n_kernel_evaluations_ = 0
         elif self.estimator == "icd":
             rx, ry = resolve_ranks(self.rank, self.max_rank, self.tol)
-            sx = resolve_source(self.kernel_x, self.kernel_x_params, X, name="X", dtype=dt)
+            sx = resolve_source(self.kernel_x, self.kernel_x_params, X, name="X", dtype=dt,
+                                allow_1d=False)
             sy = resolve_source(self.kernel_y, self.kernel_y_params, Y, name="Y", dtype=dt)
             self._check_pairs(sx.n, sy.n)
             n = sx.n
+            set_n_features(self, None if sx.precomputed else sx.X)
             self.icd_x_, self.icd_y_ = fit_pair(
                 self.n_jobs,
                 lambda: IncompleteCholesky(max_rank=rx, tol=self.tol)._fit_source(sx, name="X"),
@@ -274,10 +283,11 @@ class PHSIC(BaseEstimator):
             self._train_y = B
             self.n_kernel_evaluations_ = self.icd_x_.n_kernel_evaluations_ + self.icd_y_.n_kernel_evaluations_
         else:
-            sx = resolve_source(self.kernel_x, self.kernel_x_params, X, name="X")
+            sx = resolve_source(self.kernel_x, self.kernel_x_params, X, name="X", allow_1d=False)
             sy = resolve_source(self.kernel_y, self.kernel_y_params, Y, name="Y")
             self._check_pairs(sx.n, sy.n)
             n = sx.n
+            set_n_features(self, None if sx.precomputed else sx.X)
             K, L = sx.full(), sy.full()
             self.source_x_, self.source_y_ = sx, sy
             self.mean_x_ = K.mean(axis=1)  # k_bar = K 1 / n
@@ -294,7 +304,7 @@ class PHSIC(BaseEstimator):
         if nx != ny:
             raise ValueError(f"X and Y must hold the same number of pairs, got {nx} and {ny}")
         if nx < 2:
-            raise ValueError(f"PHSIC needs at least 2 training pairs, got {nx}")
+            raise ValueError(f"PHSIC needs at least 2 training pairs, got n_samples={nx}")
 
     def score(self, X: Any, Y: Any) -> np.ndarray:
         """PHSIC of each pair ``(X[i], Y[i])``.
@@ -310,6 +320,7 @@ class PHSIC(BaseEstimator):
         """
         if not hasattr(self, "n_samples_"):
             raise ValueError("PHSIC is not fitted; call fit(X, Y) first")
+        check_n_features(self, X)
         if self.estimator == "feature":
             dt = check_dtype(self.dtype)
             U, wu = _feature_map(self.kernel_x_, X, dt)
@@ -379,6 +390,9 @@ class PHSIC(BaseEstimator):
             damaged or oversized content.
         """
         return _load_model(path, max_bytes)
+
+    def __sklearn_tags__(self):
+        return input_tags(super().__sklearn_tags__(), self.kernel_x, self.kernel_x_params)
 
     def score_training(self) -> np.ndarray:
         """PHSIC of every training pair without re-reading the data (icd estimator)."""

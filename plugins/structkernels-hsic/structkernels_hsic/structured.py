@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from structkernels.utils import check_finite
-from structkernels_hsic._kernels import resolve_source
+from structkernels_hsic._kernels import input_tags, resolve_source, set_n_features
 from structkernels_hsic.hsic import HSICTestResult, finite_statistic, hsic_biased, hsic_unbiased
 
 __all__ = ["StructuredHSIC", "clique_gram", "grid_clique_gram", "td_sep"]
@@ -50,7 +50,7 @@ def clique_gram(K: np.ndarray, lag: int, clique_kernel: str = "product") -> np.n
     T = K.shape[0]
     m = T - lag
     if m < 1:
-        raise ValueError(f"a sequence of length {T} has no clique of lag {lag}")
+        raise ValueError(f"a sequence of length {T} (n_samples={T}) has no clique of lag {lag}")
     out = K[0:m, 0:m].copy()
     for u in range(1, lag + 1):
         block = K[u : u + m, u : u + m]
@@ -176,6 +176,8 @@ class StructuredHSIC(BaseEstimator):
     ----------
     statistic_ : float
     n_cliques_ : int
+    n_features_in_ : int
+        Columns of the observations of a sequence ``X`` (1 for a 1-D sequence); not set for grids.
     n_kernel_evaluations_ : int
 
     Examples
@@ -246,6 +248,8 @@ class StructuredHSIC(BaseEstimator):
                     src = resolve_source(spec, params, A.reshape(shape[0] * shape[1], -1), name=name)
                     G = grid_clique_gram(src.full(), shape, self.clique_kernel)
                 grams.append((G, shape))
+                if name == "X":
+                    set_n_features(self, None)  # a grid, not samples by features
             else:
                 if self.clique_kernel == "concat":
                     A = np.asarray(data, dtype=np.float64)
@@ -257,6 +261,10 @@ class StructuredHSIC(BaseEstimator):
                     src = resolve_source(spec, params, data, name=name)
                     G = clique_gram(src.full(), self.lag, self.clique_kernel)
                 grams.append((G, (src.n + (self.lag if self.clique_kernel == "concat" else 0),)))
+                if name == "X":
+                    # the observations' columns (a 1-D sequence is one feature)
+                    set_n_features(self, A.reshape(len(A), -1) if self.clique_kernel == "concat"
+                                   else (None if src.precomputed else src.X))
             evals += src.n_evaluations
         (K, sx), (L, sy) = grams
         if sx != sy:
@@ -271,6 +279,12 @@ class StructuredHSIC(BaseEstimator):
             s = hsic_biased(K, L)
         s = float(s * m) if self.normalization == "paper" else float(s)
         return finite_statistic(s, "structured HSIC statistic")
+
+    def __sklearn_tags__(self):
+        tags = input_tags(super().__sklearn_tags__(), self.kernel_x, self.kernel_x_params)
+        if self.structure == "grid":  # one grid of observations, not samples by features
+            tags.input_tags.two_d_array = False
+        return tags
 
     def fit(self, X: Any, Y: Any) -> StructuredHSIC:
         """Estimate structured HSIC between the sequences (or grids) ``X`` and ``Y``."""

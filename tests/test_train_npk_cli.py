@@ -157,9 +157,10 @@ def test_user_errors_are_one_line(data_file, tmp_path, capsys):
 
 def test_plot_option_writes_a_png(data_file, tmp_path, capsys):
     pytest.importorskip("matplotlib", reason="matplotlib is the optional [plot] extra")
-    png = tmp_path / "losses.png"
-    _train(data_file, tmp_path, capsys, "--plot", str(png))
+    png, ev = tmp_path / "losses.png", tmp_path / "eval.png"
+    _train(data_file, tmp_path, capsys, "--plot", str(png), "--plot-eval", str(ev))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ev.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # confusion matrix + precision-recall
 
 
 def test_bad_records_are_named_or_skipped_and_reported(data_file, tmp_path, capsys):

@@ -160,7 +160,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "table uses the seeds RANDOM_STATE .. RANDOM_STATE + SEEDS - 1 (default: %(default)s)",
     )
     p.add_argument("--plot", default=None, metavar="FILE.png",
-                   help="plot the losses per label (default: no plot)")
+                   help="plot what decided σ per label (default: no plot)")
+    p.add_argument("--plot-eval", default=None, metavar="FILE.png",
+                   help="plot the NPK classifier's confusion matrix and precision-recall curve "
+                   "on the test half (default: no plot)")
     p.add_argument(
         "--skip-bad", action="store_true",
         help="leave out malformed records (each one is reported on stderr) instead of stopping",
@@ -177,7 +180,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.set_defaults(func=writes_files(run, "--out", "--plot"))
+    p.set_defaults(func=writes_files(run, "--out", "--plot", "--plot-eval"))
     return p
 
 
@@ -194,7 +197,8 @@ def _load(data: str | None, skip_bad: bool = False):
     return ds
 
 
-def _scores(clf, X, y) -> dict[str, Any]:
+def _scores(clf, X, y) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """The test figures, the predictions and the positive-class scores of ``clf`` on ``X``."""
     from sklearn.metrics import average_precision_score
 
     from structkernels.neighbors.classifier import positive_class_scores
@@ -209,7 +213,7 @@ def _scores(clf, X, y) -> dict[str, Any]:
     out["average_precision"] = float(average_precision_score(y, score)) if np.any(y == 1) else 0.0
     out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
     out["seconds"] = time.perf_counter() - t0 + float(getattr(clf, "fit_seconds_", 0.0))
-    return out
+    return out, np.asarray(pred), np.asarray(score)
 
 
 def parse_threshold(value: Any) -> Any:
@@ -253,13 +257,15 @@ def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, 
     }
 
 
-def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings) -> tuple[dict, Any]:
-    """Fit the k-NN classifier on the training half and score the other half."""
+def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings) -> tuple[dict, Any, np.ndarray, np.ndarray]:
+    """Fit the k-NN classifier on the training half and score the other half: the figures,
+    the classifier, its predictions and its positive-class scores."""
     from structkernels.neighbors.classifier import KernelKNNClassifier
 
     clf = KernelKNNClassifier(kernel="path", kernel_params=kernel_params, **settings)
     clf.fit(train_X, train_y)
-    return _scores(clf, test_X, test_y), clf
+    figures, pred, score = _scores(clf, test_X, test_y)
+    return figures, clf, pred, score
 
 
 def fmt_f1(s: dict[str, Any]) -> str:
@@ -275,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 <= args.node_mismatch <= 1.0:
         raise CommandError(f"--node-mismatch must lie in [0, 1], got {args.node_mismatch}")
     parse_threshold(args.threshold)
-    if args.plot:  # fail before the work, not after it
+    if args.plot or args.plot_eval:  # fail before the work, not after it
         try:
             from structkernels.experiments.plotting import pyplot
 
@@ -325,8 +331,10 @@ def run(args: argparse.Namespace) -> int:
 
     settings = classifier_settings(args, learner.normalize_)
     y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
-    pk, _ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
-    npk, _ = evaluate(train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings)
+    pk, *_ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
+    npk, _, npk_pred, npk_score = evaluate(
+        train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings
+    )
     from structkernels.experiments.baselines import linear_baselines
 
     # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
@@ -401,6 +409,11 @@ def run(args: argparse.Namespace) -> int:
         from structkernels.experiments.plotting import plot_sigma_losses
 
         plot_sigma_losses(learner, args.plot)
+    if args.plot_eval:
+        from structkernels.experiments.plotting import plot_evaluation
+
+        plot_evaluation(y_test, npk_pred, npk_score, args.plot_eval,
+                        title=f"NPK, k-NN classifier, test half ({len(y_test):,} candidates)")
 
     if args.json:
         print(json.dumps(summary, indent=1))

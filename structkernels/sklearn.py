@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from structkernels.engine.checks import normalize_gram
 from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel
-from structkernels.kernels.names import as_kernel
+from structkernels.kernels.names import as_kernel, takes_arrays
 
 __all__ = ["GramTransformer", "kernel_to_distance"]
 
@@ -157,22 +157,8 @@ class GramTransformer(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.requires_fit = True
         # structures (paths, trees) are not 2-D float arrays: sklearn's checks skip them
-        tags.input_tags.two_d_array = _takes_arrays(self.kernel, self.kernel_params)
+        tags.input_tags.two_d_array = takes_arrays(self.kernel, self.kernel_params)
         return tags
-
-
-def _takes_arrays(kernel: Any, kernel_params: dict | None) -> bool:
-    """Whether the kernel's ``check_input`` accepts a 2-D float array (a kernel that cannot
-    be built counts as taking arrays: ``fit`` reports why)."""
-    try:
-        k = as_kernel(kernel, **(kernel_params or {}))
-    except Exception:
-        return True
-    try:
-        k.check_input(np.zeros((2, 1)))
-    except Exception:
-        return False
-    return True
 
 
 def kernel_to_distance(

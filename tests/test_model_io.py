@@ -63,6 +63,21 @@ def test_version_1_plain_json_is_read(trained, tmp_path):
     assert sk.load_model(old).version == 1
 
 
+def test_a_file_without_a_classifier_setting_keeps_the_old_default(trained, tmp_path):
+    """Defaults now follow the main job; a file naming no vote rule was trained with majority."""
+    from structkernels.neighbors.classifier import PREVIOUS_DEFAULTS
+
+    doc = read_model(trained[0])
+    for key in PREVIOUS_DEFAULTS:
+        doc["classifier"].pop(key, None)
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(doc))
+    m = sk.load_model(old)
+    for key, value in PREVIOUS_DEFAULTS.items():
+        assert m.classifier_params[key] == value
+    assert m.classifier().get_params()["weights"] == "uniform"
+
+
 def _corrupt(trained, tmp_path, change):
     doc = read_model(trained[0])
     change(doc)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from structkernels.engine.gram import GramInfo
     from structkernels.kernels.base import Kernel
 
-__all__ = ["kernels", "kernel", "list_kernels", "register", "as_kernel", "gram"]
+__all__ = ["kernels", "kernel", "list_kernels", "register", "as_kernel", "gram", "takes_arrays"]
 
 
 def _check_kernel_class(obj: Any) -> None:
@@ -162,3 +162,34 @@ def gram(
         X, Y, n_jobs=n_jobs, normalize=normalize, block_size=block_size, out=out, cache=cache,
         progress=progress, backend=backend, return_info=return_info, validate=validate,
     )
+
+
+def takes_arrays(kernel: Any, kernel_params: dict | None = None) -> bool:
+    """Whether ``kernel`` reads a 2-D float array, one row per sample (scikit-learn's input).
+
+    ``"precomputed"`` does (a Gram matrix); a kernel does when its
+    ``check_input`` accepts a small float matrix: the vector kernels, and
+    kernels that keep the base class's check.  The path and tree kernels
+    take structures, and a Gram lookup takes indices.  Estimators set their
+    ``input_tags.two_d_array`` tag from it, so that scikit-learn's checks
+    skip what needs numeric arrays.  A kernel that cannot be built from
+    these parameters counts as taking arrays (``fit`` raises the error).
+
+    Examples
+    --------
+    >>> takes_arrays("rbf"), takes_arrays("path"), takes_arrays("precomputed")
+    (True, False, True)
+    """
+    import numpy as np  # light module: see the module docstring
+
+    if isinstance(kernel, str) and kernel == "precomputed":
+        return True
+    try:
+        k = as_kernel(kernel, **(kernel_params or {}))
+    except Exception:  # invalid parameters: fit reports them
+        return True
+    try:
+        k.check_input(np.zeros((2, 1)))
+    except Exception:  # refused: the kernel reads something else
+        return False
+    return True

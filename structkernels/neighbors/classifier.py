@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from structkernels.engine.checks import probe_when_asked, validation_level
 from structkernels.engine.gram import block_ranges
 from structkernels.kernels.base import Normalized
+from structkernels.kernels.names import takes_arrays
 from structkernels.kernels.nonstationary import NonstationaryKernel
 from structkernels.kernels.path import PathKernel
 from structkernels.kernels.tree import TreeKernel
@@ -50,7 +51,7 @@ from structkernels.neighbors.graph import (
     prepare_kernel,
 )
 from structkernels.neighbors.hashing import _as_structures as _checked_structures
-from structkernels.neighbors.hashing import codes_from_bits, takes_arrays
+from structkernels.neighbors.hashing import codes_from_bits
 from structkernels.structures import take
 from structkernels.utils import check_finite
 

@@ -36,11 +36,11 @@ from sklearn.utils import check_random_state
 
 from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel
-from structkernels.kernels.names import as_kernel
+from structkernels.kernels.names import as_kernel, takes_arrays
 from structkernels.structures import is_encoded, take
 from structkernels.utils import check_int
 
-__all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits", "takes_arrays"]
+__all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits"]
 
 _MAX_BITS = 62
 
@@ -57,35 +57,6 @@ def codes_from_bits(bits: np.ndarray) -> np.ndarray:
         raise ValueError(f"bits must be a 2-D array with at most {_MAX_BITS} columns")
     weights = np.left_shift(np.int64(1), np.arange(bits.shape[1], dtype=np.int64))
     return bits.astype(np.int64) @ weights
-
-
-def takes_arrays(kernel: Any, kernel_params: dict | None = None) -> bool:
-    """Whether ``kernel`` reads a 2-D float array, one row per sample (scikit-learn's input).
-
-    ``"precomputed"`` does (a Gram matrix); a kernel does when its
-    ``check_input`` accepts a small float matrix: the vector kernels, and
-    kernels that keep the base class's check.  The path and tree kernels
-    take structures, and a Gram lookup takes indices.  Estimators set their
-    ``input_tags.two_d_array`` tag from it, so that scikit-learn's checks
-    skip what needs numeric arrays.  A kernel that cannot be built from
-    these parameters counts as taking arrays (``fit`` raises the error).
-
-    Examples
-    --------
-    >>> takes_arrays("rbf"), takes_arrays("path"), takes_arrays("precomputed")
-    (True, False, True)
-    """
-    if isinstance(kernel, str) and kernel == "precomputed":
-        return True
-    try:
-        k = as_kernel(kernel, **(kernel_params or {}))
-    except Exception:  # invalid parameters: fit reports them
-        return True
-    try:
-        k.check_input(np.zeros((2, 1)))
-    except Exception:  # refused: the kernel reads something else
-        return False
-    return True
 
 
 def _as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:

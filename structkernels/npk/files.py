@@ -168,6 +168,11 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
             raise ModelFormatError(
                 f"{name}: training label {i} is {label!r}; labels must be 0 or 1"
             )
+    # a file that does not name a classifier setting was trained with the 0.1 default,
+    # not today's (the defaults now follow the main job): fill it in, so it predicts as then
+    from structkernels.neighbors.classifier import PREVIOUS_DEFAULTS  # sklearn: load on use
+
+    doc["classifier"] = {**PREVIOUS_DEFAULTS, **doc["classifier"]}
     ids = train.get("ids")
     if ids is not None and (not isinstance(ids, list) or len(ids) != len(paths)):
         raise ModelFormatError(f"{name}: the model's training ids do not match its paths")

@@ -34,7 +34,7 @@ SETTINGS = [
     {"n_tables": 4, "probe": 0},
     {"n_tables": 2, "probe": 1, "n_probes": 1},
     {"n_tables": 2, "probe": 1, "n_probes": 3},
-    {"n_tables": 2, "probe": 1},
+    {"n_tables": 2, "probe": 1, "n_probes": None},  # every probe
 ]
 
 

@@ -19,9 +19,10 @@ import warnings
 from collections.abc import Sequence
 
 from structkernels import __version__
+from structkernels.kernels.names import kernels
 from structkernels.registry import CORE_DISTRIBUTION, Registry, distribution_name
 
-__all__ = ["main", "CommandError", "commands", "parse_params"]
+__all__ = ["main", "CommandError", "commands", "parse_params", "build_kernel", "check_structures"]
 
 
 class CommandError(Exception):
@@ -51,6 +52,32 @@ def parse_params(items: list[str] | None) -> dict:
         except json.JSONDecodeError:
             params[key] = value
     return params
+
+def build_kernel(name: str, params: dict, option: str = "--kernel", param_option: str = "--param"):
+    """The kernel ``--kernel NAME --param ...`` gives, its parameters checked.
+
+    A parameter the kernel does not take, or one of the wrong type, is the
+    user's: a :class:`CommandError` naming it (the kernel's own TypeError).
+    """
+    cls = kernels.get(name)
+    try:
+        k = cls(**params)
+        k.validate_params()
+    except TypeError as exc:
+        raise CommandError(f"{option} {name}: bad {param_option}: {exc}") from None
+    return k
+
+
+def check_structures(k, structures, file: str, kind: str, name: str, option: str = "--kernel") -> None:
+    """Refuse, naming the file, structures the kernel does not take (``--kernel path`` on vectors).
+
+    One file holds one kind of record, so its first structure stands for all.
+    """
+    try:
+        k.check_input(structures[:1])
+    except TypeError as exc:
+        raise CommandError(f"{file}: {option} {name} does not take {kind} records ({exc})") from None
+
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only``, just that sub-command is loaded.

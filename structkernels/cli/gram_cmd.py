@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from structkernels.cli import CommandError, parse_params
+from structkernels.cli import build_kernel, check_structures, parse_params
 from structkernels.cli._common import check_output_folder, refuse_output_over_input
 from structkernels.kernels.names import kernels
 from structkernels.utils import npy_path
@@ -82,32 +82,6 @@ def check_output(output: str, inputs: list[str | None]) -> Path:
     check_output_folder(output, "--output", writes=final)
     refuse_output_over_input(output, inputs, writes=final)
     return final
-
-
-def build_kernel(name: str, params: dict):
-    """The kernel ``--kernel NAME --param ...`` gives, its parameters checked.
-
-    A parameter the kernel does not take, or one of the wrong type, is the
-    user's: a :class:`CommandError` naming it (the kernel's own TypeError).
-    """
-    cls = kernels.get(name)
-    try:
-        k = cls(**params)
-        k.validate_params()
-    except TypeError as exc:
-        raise CommandError(f"--kernel {name}: bad --param: {exc}") from None
-    return k
-
-
-def check_structures(k, structures, file: str, kind: str, name: str) -> None:
-    """Refuse, naming the file, structures the kernel does not take (``--kernel path`` on vectors).
-
-    One file holds one kind of record, so its first structure stands for all.
-    """
-    try:
-        k.check_input(structures[:1])
-    except TypeError as exc:
-        raise CommandError(f"{file}: --kernel {name} does not take {kind} records ({exc})") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,8 +28,8 @@ from structkernels.engine.checks import (
     validation_level,
 )
 from structkernels.kernels.base import Normalized
+from structkernels.kernels.names import takes_arrays
 from structkernels.kernels.vector import CosineKernel, LinearKernel, RBFKernel, VectorKernel
-from structkernels.neighbors.hashing import takes_arrays
 from structkernels.structures import take
 from structkernels.utils import check_finite
 
@@ -125,7 +125,7 @@ def input_tags(tags: Any, kernel: Any, params: Mapping[str, Any] | None) -> Any:
 
     ``"precomputed"`` takes Gram matrices (``pairwise``); a kernel on
     structures (paths, trees) takes no 2-D float array, so scikit-learn's
-    checks skip what needs one (:func:`structkernels.neighbors.hashing.takes_arrays`).
+    checks skip what needs one (:func:`structkernels.kernels.names.takes_arrays`).
 
     Examples
     --------

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.cli import CommandError
+from structkernels.cli import CommandError, build_kernel, check_structures
 from structkernels.cli import parse_params as _params
 from structkernels.structures.io import read_structures
 from structkernels.utils import read_npy
@@ -49,6 +49,21 @@ def _read(path: str, encoder: str, kernel: str) -> Any:
         except ImportError as exc:
             raise CommandError(str(exc)) from None
     raise CommandError(f"{path}: unknown input type {suffix!r} (use .npy, .jsonl or .txt)")
+
+
+def _check_kernels(args: argparse.Namespace, X: Any, Y: Any) -> None:
+    """Refuse, in one line each, a kernel parameter the kernel does not take and input the
+    kernel does not read (``--kernel-x path`` on a ``.npy`` file), before any work."""
+    for side, data in (("x", X), ("y", Y)):
+        spec = getattr(args, f"kernel_{side}")
+        if spec == "precomputed":
+            continue
+        params = _params(getattr(args, f"param_{side}"))
+        if params.get("sigma") == "median":  # resolved on the data at fit time
+            params["sigma"] = 1.0
+        k = build_kernel(spec, params, f"--kernel-{side}", f"--param-{side}")
+        kind = "vector" if isinstance(data, np.ndarray) else type(data[0]).__name__ if len(data) else "any"
+        check_structures(k, data, getattr(args, side), kind, spec, f"--kernel-{side}")
 
 
 def _kernel_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -93,6 +108,7 @@ def _run_hsic(args: argparse.Namespace) -> int:
 
     X = _read(args.x, args.encoder, args.kernel_x)
     Y = _read(args.y, args.encoder, args.kernel_y)
+    _check_kernels(args, X, Y)
     model = HSIC(
         args.kernel_x, args.kernel_y, estimator=args.estimator, max_rank=_rank(args.rank), tol=args.tol,
         kernel_x_params=_params(args.param_x), kernel_y_params=_params(args.param_y),
@@ -162,6 +178,7 @@ def _phsic_from(args: argparse.Namespace):
 def _run_fit(args: argparse.Namespace) -> int:
     X = _read(args.x, args.encoder, args.kernel_x)
     Y = _read(args.y, args.encoder, args.kernel_y)
+    _check_kernels(args, X, Y)
     model = _phsic_from(args).fit(X, Y)
     model.save(args.output, encoder=args.encoder)
     print(f"wrote {args.output}: PHSIC ({args.estimator}) on {model.n_samples_} pairs, "
@@ -199,6 +216,7 @@ def _run_select(args: argparse.Namespace) -> int:
 
     X = _read(args.x, args.encoder, args.kernel_x)
     Y = _read(args.y, args.encoder, args.kernel_y)
+    _check_kernels(args, X, Y)
     model = _phsic_from(args).fit(X, Y)
     scores = model.score_training() if args.estimator == "icd" else model.score(X, Y)
     keep = select_pairs(scores, args.top)

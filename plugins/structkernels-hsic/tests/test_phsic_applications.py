@@ -162,3 +162,19 @@ def test_cli_hsic_and_phsic_round_trip(tmp_path, capsys):
     assert err.count("\n") == 1 and "no such file" in err
     assert main(["hsic", str(tmp_path / "x.npy"), str(tmp_path / "x.npy"), "--kernel-x", "nope"]) == 2
     assert "unknown kernel 'nope'" in capsys.readouterr().err
+
+
+def test_cli_names_a_bad_kernel_parameter_or_input_in_one_line(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    x, y = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(x, rng.normal(size=(20, 3)))
+    np.save(y, rng.normal(size=(20, 2)))
+    for argv, expected in (
+        (["--param-x", "foo=1"], ": bad --param-x: "),  # rbf for hsic, cosine for phsic
+        (["--kernel-y", "path"], f"{y}: --kernel-y path does not take vector records"),
+    ):
+        for command in (["hsic"], ["phsic", "fit", "-o", str(tmp_path / "m.npz")]):
+            assert main([*command, str(x), str(y), *argv]) == 2
+            err = capsys.readouterr().err
+            assert expected in err and err.count("\n") == 1, err
+    assert main(["hsic", str(x), str(y), "--param-x", "sigma=median"]) == 0  # resolved on the data

@@ -62,6 +62,30 @@ def test_svc_and_kernel_ridge_take_a_kernel_object(data):
     assert np.allclose(kr.predict(X[:5]), ref.predict(k(X[:5], X)))
 
 
+def test_pairwise_kernels_estimators_get_the_gram_in_one_call(data, monkeypatch):
+    """KernelRidge and KernelPCA go through pairwise_kernels, which calls a plain callable once
+    per pair of rows; a structkernels kernel gets the whole arrays once (the GP-kernel route)."""
+    from sklearn.decomposition import KernelPCA
+    from sklearn.gaussian_process.kernels import Kernel as GPKernel
+
+    from structkernels.kernels.vector import VectorKernel
+
+    X, y = data
+    k = sk.kernel("rbf", sigma=1.0)
+    assert isinstance(k, GPKernel)
+
+    def per_pair(*args):
+        raise AssertionError("called once per pair")
+
+    monkeypatch.setattr(VectorKernel, "_vector_value", per_pair)
+    kr = KernelRidge(kernel=k, alpha=0.1).fit(X, y)
+    ref = KernelRidge(kernel="precomputed", alpha=0.1).fit(k(X), y)
+    assert np.allclose(kr.predict(X[:5]), ref.predict(k(X[:5], X)))
+    a = KernelPCA(2, kernel=k).fit_transform(X)
+    b = KernelPCA(2, kernel="precomputed").fit_transform(k(X))
+    assert np.allclose(np.abs(a), np.abs(b))
+
+
 def test_a_single_structure_points_to_value():
     p = Path([(None, "bind-01"), ("ARG1", "protein")])
     k = sk.kernel("path")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.gaussian_process.kernels import Kernel as GPKernel
 
 from structkernels.engine.checks import (
     OVERFLOW_HINT,
@@ -218,6 +219,15 @@ class Kernel(BaseEstimator):
         if np.isscalar(other) and not isinstance(other, (str, bytes)):
             return ScaledKernel(self, float(other))
         return NotImplemented
+
+
+# scikit-learn's pairwise_kernels (behind KernelRidge, KernelPCA, Nystroem ...) calls a
+# kernel of its Gaussian-process family once with the whole arrays, and any other callable
+# once per pair of rows (a Python call and a check each).  Kernel keeps its own protocol
+# (k(X, Y) is the Gram) and is declared a virtual subclass of that family, so those
+# estimators get the Gram from the engine in one call: KernelRidge(kernel=k) costs what
+# kernel="precomputed" on k(X) costs.
+GPKernel.register(Kernel)
 
 
 class _Combination(Kernel):

@@ -35,6 +35,8 @@ from sklearn.utils import check_array
 from structkernels.engine.checks import check_kernel_values
 from structkernels.kernels.base import Kernel
 
+_FLOAT64 = np.dtype(np.float64)
+
 __all__ = ["LinearKernel", "CosineKernel", "RBFKernel", "LaplacianKernel", "PolynomialKernel"]
 
 
@@ -83,6 +85,8 @@ class VectorKernel(Kernel):
 
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray | float:
         """Gram of two 2-D arrays; one value for two 1-D vectors (``pairwise_kernels``)."""
+        if type(X) is np.ndarray and type(Y) is np.ndarray and X.ndim == 1 == Y.ndim:
+            return self._vector_value(X, Y)  # scikit-learn's per-pair call: the common case first
         if (
             Y is not None
             and np.ndim(X) == 1 and np.ndim(Y) == 1
@@ -94,8 +98,19 @@ class VectorKernel(Kernel):
     def _vector_value(self, x: Any, y: Any) -> float:
         """``k(x, y)`` of two 1-D vectors, as scikit-learn's ``pairwise_kernels`` asks for it
         once per pair: the checks :meth:`check_input` makes, on two rows, without
-        ``check_array``'s cost (about 1 ms a call), then :meth:`pair`."""
+        ``check_array``'s cost (about 1 ms a call), then :meth:`pair`.
+
+        Two float64 vectors of one shape take the short way, :meth:`_quick`, when it
+        vouches for the value (its intermediate sum is finite only if every element is);
+        anything else goes through every check below, which names what is wrong."""
         self.validate_params()
+        if (
+            type(x) is np.ndarray and type(y) is np.ndarray
+            and x.dtype is _FLOAT64 and y.dtype is _FLOAT64 and x.shape == y.shape
+        ):
+            v = self._quick(x, y)
+            if v is not None and math.isfinite(v):
+                return v
         if _is_bool_data(x) or _is_bool_data(y):
             raise TypeError(
                 f"{type(self).__name__} expects float vectors, got booleans; convert them "
@@ -117,6 +132,15 @@ class VectorKernel(Kernel):
         if not math.isfinite(v):
             check_kernel_values(self, np.array([[v]]), where="k(x, y)")
         return v
+
+    def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
+        """``k(x, y)`` of two float64 vectors of one length without checking them, or None.
+
+        A value is returned only when a sum the kernel forms anyway is finite, which it
+        is only if no element of ``x`` or ``y`` is NaN or infinite (an inf or NaN term
+        keeps a sum non-finite); None sends the pair through the full checks.
+        """
+        return None
 
     def pair(self, x, y) -> float:
         """One value from two checked 1-D float vectors of one length (the built-in
@@ -163,7 +187,7 @@ def _check_positive(owner: Kernel, name: str, allow_none: bool = False) -> None:
     value = getattr(owner, name)
     if value is None and allow_none:
         return
-    if not _is_number(value) or not np.isfinite(value) or value <= 0:
+    if not _is_number(value) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"{type(owner).__name__}.{name} must be a positive number, got {value!r}")
 
 
@@ -186,6 +210,10 @@ class LinearKernel(VectorKernel):
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(x @ y)
 
+    def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
+        v = float(x @ y)
+        return v if math.isfinite(v) else None
+
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->i", X, X)
 
@@ -200,6 +228,9 @@ class CosineKernel(VectorKernel):
         nx, ny = np.linalg.norm(x), np.linalg.norm(y)
         # a zero vector has similarity 0, as in cosine_similarity
         return 0.0 if nx == 0 or ny == 0 else float((x / nx) @ (y / ny))
+
+    def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
+        return self.pair(x, y) if math.isfinite(float(x @ x + y @ y)) else None
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return (np.abs(X).sum(axis=1) > 0).astype(np.float64)
@@ -221,7 +252,7 @@ class RBFKernel(VectorKernel):
 
     def validate_params(self) -> None:
         _check_positive(self, "sigma")
-        if not np.isfinite(0.5 / self.sigma / self.sigma):
+        if not math.isfinite(0.5 / self.sigma / self.sigma):
             raise ValueError(
                 f"RBFKernel.sigma = {self.sigma!r} is too small: 1 / (2 sigma^2) overflows"
             )
@@ -232,7 +263,12 @@ class RBFKernel(VectorKernel):
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         d = x - y
-        return float(np.exp(-(0.5 / self.sigma / self.sigma) * (d @ d)))
+        return math.exp(-(0.5 / self.sigma / self.sigma) * float(d @ d))
+
+    def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
+        d = x - y
+        q = float(d @ d)
+        return math.exp(-(0.5 / self.sigma / self.sigma) * q) if math.isfinite(q) else None
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)
@@ -257,6 +293,10 @@ class LaplacianKernel(VectorKernel):
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(np.exp(-np.abs(x - y).sum() / self.sigma))
+
+    def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
+        q = float(np.abs(x - y).sum())
+        return math.exp(-q / self.sigma) if math.isfinite(q) else None
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)
@@ -284,7 +324,7 @@ class PolynomialKernel(VectorKernel):
                 or self.degree < 1):
             raise ValueError(f"PolynomialKernel.degree must be an int >= 1, got {self.degree!r}")
         _check_positive(self, "gamma", allow_none=True)
-        if not _is_number(self.coef0) or not np.isfinite(self.coef0) or self.coef0 < 0:
+        if not _is_number(self.coef0) or not math.isfinite(self.coef0) or self.coef0 < 0:
             raise ValueError(f"PolynomialKernel.coef0 must be >= 0, got {self.coef0!r}")
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
@@ -295,6 +335,9 @@ class PolynomialKernel(VectorKernel):
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         gamma = 1.0 / x.shape[0] if self.gamma is None else self.gamma
         return float((gamma * (x @ y) + self.coef0) ** self.degree)
+
+    def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
+        return self.pair(x, y) if math.isfinite(float(x @ y)) else None
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         gamma = 1.0 / X.shape[1] if self.gamma is None else self.gamma

@@ -26,6 +26,7 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import load_graph_labels, writes_files
+from structkernels.neighbors.settings import MAIN_JOB_SETTINGS
 from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, save_model
 
 #: Defaults sized so that the shipped-dataset run finishes in minutes on 2 cores
@@ -35,20 +36,14 @@ DEFAULTS = {
     "beta": 25,
     "k": 4,
     "n_iter": 1,
-    "lam": 0.8,
-    "node_mismatch": 0.9,
-    "n_neighbors": 8,
-    "weights": "similarity",
-    "threshold": "auto",
-    "n_tables": 2,
-    "probe": 1,
-    "n_probes": 3,
+    **MAIN_JOB_SETTINGS["kernel_params"],  # lam, node_mismatch
+    **{key: MAIN_JOB_SETTINGS[key] for key in (
+        "n_neighbors", "weights", "threshold", "n_tables", "probe", "n_probes", "hashing")},
     "objective": "knn-ap",
     "objective_sample": 8000,
     "table_train": 2000,
     "table_test": 3000,
     "seeds": 5,
-    "hashing": "random-knn",
     "top_fraction": 0.5,
     "random_state": 0,
 }

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.kernels.names import kernels
+from structkernels.neighbors.settings import PREVIOUS_DEFAULTS
 from structkernels.registry import UnknownNameError
 from structkernels.structures import Path, StructureError
 from structkernels.utils import (
@@ -170,8 +171,6 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
             )
     # a file that does not name a classifier setting was trained with the 0.1 default,
     # not today's (the defaults now follow the main job): fill it in, so it predicts as then
-    from structkernels.neighbors.classifier import PREVIOUS_DEFAULTS  # sklearn: load on use
-
     doc["classifier"] = {**PREVIOUS_DEFAULTS, **doc["classifier"]}
     ids = train.get("ids")
     if ids is not None and (not isinstance(ids, list) or len(ids) != len(paths)):

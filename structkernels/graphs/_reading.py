@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from structkernels.graphs.model import Graph, GraphFormatError
+from structkernels.graphs.model import Graph, GraphFormatError, SkippedGraph
 from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_partial
 
 
@@ -32,6 +32,28 @@ def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
     lines, bad = decode_lines(data)
     return lines, bad, lost
 
+
+
+def lines_or_skip(
+    file: str, on_error: str, skipped: list[SkippedGraph]
+) -> tuple[list[str], dict[int, str], str | None] | None:
+    """:func:`read_lines` of ``file`` for a reader's loop over files.
+
+    A file that cannot be read, or is too large, raises with ``on_error="raise"``;
+    with ``"skip"`` it is listed in ``skipped`` (line 0: the whole file) and None is
+    returned, so the reader goes on to the next file.
+    """
+    try:
+        return read_lines(file)
+    except OSError as exc:
+        if on_error == "raise":
+            raise
+        skipped.append(SkippedGraph(file, 0, None, unreadable(exc)))
+    except GraphFormatError as exc:
+        if on_error == "raise":
+            raise
+        skipped.append(SkippedGraph(file, 0, None, exc.reason))
+    return None
 
 def unreadable(exc: OSError) -> str:
     """The reason a file could not be read, in one line."""

@@ -22,8 +22,7 @@ from structkernels.graphs._reading import (
     IdTable,
     duplicate_reason,
     fallback_names,
-    read_lines,
-    unreadable,
+    lines_or_skip,
 )
 from structkernels.graphs.model import (
     Graph,
@@ -212,18 +211,10 @@ def read_conllu(
     names = fallback_names([os.fspath(p) for p in paths])
     for p in paths:
         file = os.fspath(p)
-        try:
-            lines, bad, lost = read_lines(file)
-        except OSError as exc:
-            if on_error == "raise":
-                raise
-            skipped.append(SkippedGraph(file, 0, None, unreadable(exc)))
+        read = lines_or_skip(file, on_error, skipped)
+        if read is None:
             continue
-        except GraphFormatError as exc:
-            if on_error == "raise":
-                raise
-            skipped.append(SkippedGraph(file, 0, None, exc.reason))
-            continue
+        lines, bad, lost = read
         n = 0
         stem = names[file].rsplit(".", 1)[0]
         for start, block in _blocks(lines):

@@ -30,8 +30,7 @@ from structkernels.graphs._reading import (
     check_max_depth,
     duplicate_reason,
     fallback_names,
-    read_lines,
-    unreadable,
+    lines_or_skip,
 )
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph, unquote
 from structkernels.utils import decode_lines, split_lines
@@ -337,18 +336,10 @@ def read_amr(
     names = fallback_names([os.fspath(p) for p in paths])
     for p in paths:
         file = os.fspath(p)
-        try:
-            lines, bad_bytes, lost = read_lines(file)
-        except OSError as exc:
-            if on_error == "raise":
-                raise
-            skipped.append(SkippedGraph(file, 0, None, unreadable(exc)))
+        read = lines_or_skip(file, on_error, skipped)
+        if read is None:
             continue
-        except GraphFormatError as exc:
-            if on_error == "raise":
-                raise
-            skipped.append(SkippedGraph(file, 0, None, exc.reason))
-            continue
+        lines, bad_bytes, lost = read
         n_before, skipped_before, dupes_before = len(graphs), len(skipped), len(duplicates)
         for start, block in _blocks(lines):
             fallback = f"{names[file]}:{start}"

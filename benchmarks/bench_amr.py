@@ -16,7 +16,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -24,11 +23,11 @@ import time
 from pathlib import Path as FilePath
 
 import networkx as nx
+from _report import report
 
 from structkernels import Path, Tree
 from structkernels.amr import CandidateExtractor, read_amr
 from structkernels.graphs.model import concept_label
-from structkernels.utils import atomic_open
 
 ROOT = FilePath(__file__).resolve().parents[1]
 RAW = ROOT / "datasets" / "bio-amr-interactions" / "raw"
@@ -134,12 +133,7 @@ def main(argv=None) -> int:
         },
         "speedup_vs_baseline": round(t_base / shipped["candidates_paths_trees_seconds"], 2),
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(args.out) as fh:
-            fh.write(text + "\n")
+    report(result, args.out, indent=2, make_folder=True)
     return 0
 
 

@@ -24,17 +24,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
 import time
-from pathlib import Path as FilePath
 
 import numpy as np
+from _report import report
 
 from structkernels import Path, Tree, gram, kernel
-from structkernels.utils import atomic_open
 
 LAM = 0.8
 
@@ -282,12 +280,7 @@ def main(argv: list[str] | None = None) -> dict:
         ],
     }
     result["machine"]["load_avg_1m_at_end"] = round(os.getloadavg()[0], 2)
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        FilePath(args.out).parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(args.out) as fh:
-            fh.write(text + "\n")
+    report(result, args.out, indent=1, make_folder=True)
     return result
 
 

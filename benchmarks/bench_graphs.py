@@ -23,7 +23,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -31,11 +30,11 @@ import tempfile
 import time
 from pathlib import Path as FilePath
 
+from _report import report
 from bench_amr import FILES, RAW, ROOT  # the shipped Bio AMR files, as the AMR benchmark reads them
 
 from structkernels.amr import CandidateExtractor, generate_candidates, read_amr
 from structkernels.graphs import extract_candidates, read_conllu, read_dot, write_dot
-from structkernels.utils import atomic_open
 
 MAX_DISTANCE = 4
 
@@ -124,11 +123,7 @@ def main() -> int:
     res["conllu_read"] = {"sentences": len(cc), "seconds": t_c, "sentences_per_s": len(cc) / t_c}
     res["load_average_before"] = load_before
     res["load_average_after"] = os.getloadavg()
-    text = json.dumps(res, indent=1)
-    print(text)
-    if args.out:
-        with atomic_open(args.out) as fh:
-            fh.write(text + "\n")
+    report(res, args.out, indent=1)
     return 0
 
 

@@ -34,6 +34,7 @@ import time
 from pathlib import Path as FsPath
 
 import numpy as np
+from _report import report
 
 import structkernels as sk
 from structkernels.neighbors.classifier import positive_class_scores
@@ -140,11 +141,7 @@ def main(argv=None) -> int:
                     help="only the bucket sizes on synthetic RBF clusters (seconds)")
     args = ap.parse_args(argv)
     if args.synthetic:
-        text = json.dumps(synthetic_buckets(args.seed), indent=2)
-        print(text)
-        if args.out:
-            with atomic_open(args.out) as fh:
-                fh.write(text + "\n")
+        report(synthetic_buckets(args.seed), args.out, indent=2)
         return 0
 
     t_load = time.perf_counter()
@@ -234,12 +231,7 @@ def main(argv=None) -> int:
         out["exponent"] = {"exact": fit_exponent(ns, [r["exact"]["evaluations"] for r in out["runs"]])}
         for fam in args.families:
             out["exponent"][fam] = fit_exponent(ns, [r[fam]["evaluations"] for r in out["runs"]])
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        FsPath(args.out).parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(args.out) as fh:
-            fh.write(text + "\n")
+    report(out, args.out, indent=2, make_folder=True)
     return 0
 
 

@@ -54,10 +54,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _report import report
 
 import structkernels as sk
 from structkernels.datasets import load_interactions
-from structkernels.utils import atomic_open
 
 
 def load() -> list[float]:
@@ -370,11 +370,7 @@ def main() -> None:
         cluster.close()
         shutil.rmtree(tmp, ignore_errors=True)
     out["load_average_at_end"] = load()
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        with atomic_open(args.out) as fh:
-            fh.write(text + "\n")
+    report(out, args.out, indent=2)
 
 
 if __name__ == "__main__":

@@ -15,16 +15,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import time
 
 import numpy as np
+from _report import report
 from sklearn.kernel_ridge import KernelRidge
 
 import structkernels as sk
-from structkernels.utils import atomic_open
 
 
 def _plain_rbf(a: np.ndarray, b: np.ndarray) -> float:
@@ -78,11 +77,7 @@ def main() -> None:
     args = ap.parse_args()
     doc = {"what": "KernelRidge fit, rbf kernel three ways, same run",
            "cpus": os.cpu_count(), "results": [_fits(args.n, args.d, args.rounds)]}
-    text = json.dumps(doc, indent=1)
-    print(text)
-    if args.out:
-        with atomic_open(args.out) as fh:
-            fh.write(text + "\n")
+    report(doc, args.out, indent=1)
 
 
 if __name__ == "__main__":

@@ -38,12 +38,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _report import report
 
 from structkernels.datasets.rewriting import load_msrp
 from structkernels.kernels.srk.common import srk_gram_stack
 from structkernels.kernels.srk.kb import KbSRK, kb_srk_direct, kb_srk_stack
 from structkernels.text.tokenize import TextPipeline
-from structkernels.utils import atomic_open
 
 #: the last kb-SRK before the single-grid-pass join (one grid scan per window size)
 BASELINE_REF = "9978cc000a3ca10e17da98e3ff28f2a77ca60d17"
@@ -163,11 +163,7 @@ def main() -> None:
                            args.n_jobs)
         print(json.dumps({"abba": out["abba"]}), flush=True)
     if args.abba_only:
-        text = json.dumps(out, indent=2)
-        print(text)
-        if args.out:
-            with atomic_open(args.out) as fh:
-                fh.write(text + "\n")
+        report(out, args.out, indent=2)
         return
     for k in (1, 2, 3, 4):
         t0 = time.perf_counter()
@@ -200,11 +196,7 @@ def main() -> None:
         srk_gram_stack(KbSRK(k=1, kmax=4), X, n_jobs=args.n_jobs, progress=True)
         full["measured_seconds"] = round(time.perf_counter() - t0, 1)
     out["full_msrp_gram_kmax4"] = full
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        with atomic_open(args.out) as fh:
-            fh.write(text + "\n")
+    report(out, args.out, indent=2)
 
 
 if __name__ == "__main__":

@@ -24,18 +24,17 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import time
 
 import numpy as np
+from _report import report
 
 import structkernels as sk
 from structkernels import Kernel
 from structkernels.datasets import load_interactions
-from structkernels.utils import atomic_open
 
 
 class PairOnlyOverlap(Kernel):
@@ -100,11 +99,7 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "results": rows,
     }
-    text = json.dumps(doc, indent=1)
-    print(text)
-    if args.out:
-        with atomic_open(args.out) as fh:
-            fh.write(text + "\n")
+    report(doc, args.out, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,27 @@
+"""What every benchmark does last: print its JSON document and, with ``--out``, write it.
+
+Imported by the scripts beside it (``python benchmarks/bench_x.py`` puts this folder first
+on the path).  The file is written atomically (a temporary file, then a rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from structkernels.utils import atomic_open
+
+
+def report(doc: Any, out: str | os.PathLike | None = None, *, indent: int = 2,
+           make_folder: bool = False) -> None:
+    """Print ``doc`` as JSON; with ``out``, also write it there (its folder made first when
+    ``make_folder``, else a missing folder is an error)."""
+    text = json.dumps(doc, indent=indent)
+    print(text)
+    if out:
+        if make_folder:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(out) as fh:
+            fh.write(text + "\n")

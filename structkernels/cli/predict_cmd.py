@@ -89,6 +89,7 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
     stderr and left out.
     """
     from structkernels.structures import Path, StructureError
+    from structkernels.structures.io import path_from_record
 
     if not FilePath(path).exists():
         raise CommandError(f"no such file: {path}")
@@ -112,14 +113,10 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
                     "with an 'interaction' or 'interaction_tuple')"
                 )
             where = f"{path}, line {lineno}{record_label(record.get('id'))}"
-            value = record["path"]
             try:
-                structure = Path.from_json(value)
+                structure = path_from_record(record["path"])
             except StructureError as exc:
-                # a list names its bad pair; anything else is not a path at all (train-npk's words)
-                reason = exc if isinstance(value, list) else (
-                    f"'path' must be a list of [edge, node] pairs, got {one_line(repr(value), 80)}")
-                raise CommandError(f"{where}: {one_line(reason)}") from None
+                raise CommandError(f"{where}: {one_line(exc)}") from None
             if len(structure) == 0:
                 raise CommandError(f"{where}: empty path")
             paths.append(structure)

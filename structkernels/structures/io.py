@@ -45,7 +45,10 @@ from structkernels.utils import (
     record_label,
 )
 
-__all__ = ["read_structures", "read_record", "StructureFile", "InputError", "decode_structure"]
+__all__ = [
+    "read_structures", "read_record", "StructureFile", "InputError", "decode_structure",
+    "path_from_record", "tree_from_record",
+]
 
 BUILTIN_KINDS = ("vector", "path", "tree", "pair")
 
@@ -91,9 +94,9 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
             raise StructureError("'vector' must be a list of numbers (true/false are not numbers)")
         return kind, value
     if kind == "path":
-        return kind, _from_json(Path, value, list, "'path' must be a list of [edge, node] pairs")
+        return kind, path_from_record(value)
     if kind == "tree":
-        return kind, _from_json(Tree, value, dict, "'tree' must be an object with a 'label'")
+        return kind, tree_from_record(value)
     if (
         not isinstance(value, list)
         or len(value) != 2
@@ -101,6 +104,24 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
     ):
         raise StructureError("'pair' must be [[source tokens], [target tokens]]")
     return kind, (tuple(value[0]), tuple(value[1]))
+
+
+def path_from_record(value: Any) -> Path:
+    """The :class:`Path` of a record's ``"path"`` value: a list of ``[edge, node]`` pairs (or
+    JSON text of one); anything else is refused as not such a list, never as bad JSON.
+
+    Examples
+    --------
+    >>> path_from_record([[None, "bind"], ["ARG0", "Ras"]])
+    Path([(None, 'bind'), ('ARG0', 'Ras')])
+    """
+    return _from_json(Path, value, list, "'path' must be a list of [edge, node] pairs")
+
+
+def tree_from_record(value: Any) -> Tree:
+    """The :class:`Tree` of a record's ``"tree"`` value (an object with a ``"label"``, or
+    JSON text of one); anything else is refused as not such an object."""
+    return _from_json(Tree, value, dict, "'tree' must be an object with a 'label'")
 
 
 def _from_json(cls: type, value: Any, form: type, what: str) -> Any:

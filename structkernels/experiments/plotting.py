@@ -28,6 +28,16 @@ def pyplot() -> Any:
     return optional_module("matplotlib.pyplot", hint)
 
 
+def _saved(fig: Any, path: str | os.PathLike | None) -> Any:
+    """``fig``, written to ``path`` first when given (atomically, format from the extension)."""
+    if path is not None:
+        # the format from the final name (the temporary file's name ends in .tmp)
+        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or None
+        with atomic_open(path, "wb") as fh:  # temporary name, renamed when complete
+            fig.savefig(fh, dpi=120, format=fmt)
+    return fig
+
+
 def plot_sigma_losses(
     learner: Any,
     path: str | os.PathLike | None = None,
@@ -115,12 +125,7 @@ def plot_sigma_losses(
     ax.set_title(f"{title or head}\n{textwrap.fill(rule, 64)}", fontsize=10)
     ax.legend()
     fig.tight_layout()
-    if path is not None:
-        # the format from the final name (the temporary file's name ends in .tmp)
-        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or None
-        with atomic_open(path, "wb") as fh:  # temporary name, renamed when complete
-            fig.savefig(fh, dpi=120, format=fmt)
-    return fig
+    return _saved(fig, path)
 
 
 def plot_evaluation(
@@ -195,8 +200,4 @@ def plot_evaluation(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    if path is not None:
-        fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or None
-        with atomic_open(path, "wb") as fh:
-            fig.savefig(fh, dpi=120, format=fmt)
-    return fig
+    return _saved(fig, path)

@@ -30,6 +30,8 @@ class EncodedConvolutionKernel(Kernel):
     encoded: ClassVar[type]
     #: blocks run in compiled code without the GIL: the Gram engine uses threads
     nogil_blocks: ClassVar[bool] = True
+    #: a sum over common substructures: larger structures, larger values
+    grows_with_size: ClassVar[bool] = True
 
     def check_input(self, X: Any) -> Sequence:
         if isinstance(X, self.encoded):

@@ -72,6 +72,10 @@ class Kernel(BaseEstimator):
     #: What to do when a value overflows, added to the error naming the pair.
     overflow_hint: str = OVERFLOW_HINT
 
+    #: Whether raw values grow with the structures' size (a convolution kernel sums over
+    #: common substructures): estimators with ``normalize="auto"`` cosine-normalise it.
+    grows_with_size: bool = False
+
     # ------------------------------------------------------------------ hooks
     def validate_params(self) -> None:
         """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""

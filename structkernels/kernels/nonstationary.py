@@ -51,6 +51,9 @@ class NonstationaryKernel(Kernel):
     True
     """
 
+    #: it weights a convolution kernel, whose values grow with the structures' size
+    grows_with_size = True
+
     def __init__(self, kernel: Kernel | str = "path", sigma: Mapping[str, float] | None = None):
         self.kernel = kernel
         self.sigma = sigma

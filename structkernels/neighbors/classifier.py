@@ -36,9 +36,6 @@ from structkernels.engine.checks import probe_when_asked, validation_level
 from structkernels.engine.gram import block_ranges
 from structkernels.kernels.base import Normalized
 from structkernels.kernels.names import takes_arrays
-from structkernels.kernels.nonstationary import NonstationaryKernel
-from structkernels.kernels.path import PathKernel
-from structkernels.kernels.tree import TreeKernel
 from structkernels.neighbors.graph import (
     HASHINGS,
     _diag,
@@ -60,8 +57,6 @@ __all__ = [
     "KernelKNNClassifier", "positive_class_scores", "MAIN_JOB_SETTINGS", "PREVIOUS_DEFAULTS",
 ]
 
-#: Kernels whose raw values grow with the structures' size: ``normalize="auto"`` normalises them.
-_SIZE_GROWING = (PathKernel, TreeKernel, NonstationaryKernel)
 
 
 def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = None) -> dict[str, float]:
@@ -165,9 +160,10 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         setting).  A few probes find most of what all of them find, for a
         fraction of the kernel evaluations.
     normalize : bool or "auto", default "auto"
-        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``.  ``"auto"``: for the path,
-        tree and nonstationary kernels, whose raw values grow with the
-        structures' size (the main job normalises); not for other kernels.
+        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``.  ``"auto"``: for kernels whose
+        raw values grow with the structures' size (``Kernel.grows_with_size``:
+        the path, tree and nonstationary kernels; the main job normalises);
+        not for other kernels.
         Does not apply to ``kernel="precomputed"``.
     n_jobs : int, default 1
         joblib workers of the Gram engine.
@@ -365,7 +361,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         else:
             base, norm = prepare_kernel(self.kernel, self._kernel_params())
             if isinstance(self.normalize, str):  # "auto"
-                norm = norm or isinstance(base, _SIZE_GROWING)
+                norm = norm or bool(getattr(base, "grows_with_size", False))
             else:
                 norm = norm or bool(self.normalize)
             Xs = _as_structures(base, X)

@@ -1,0 +1,251 @@
+"""Kernelised hash codes and a random forest (Garg et al., AAAI 2019).
+
+"Kernelized Hashcode Representations for Relation Extraction" turns a
+structure into a binary code from its kernel similarities to a small random
+reference set of training structures, and trains a random forest on the codes:
+each bit is a locality-sensitive hash function, and a tree's split asks
+whether a structure is nearer one random group of references or another.
+:class:`HashForestClassifier` draws one reference set ``A`` of ``M``
+structures (about ``sqrt(N)``), so every structure costs ``M`` kernel values
+whatever the number of bits, and concatenates the bits of ``n_hashes``
+independent random k-NN hash functions
+(:class:`~structkernels.neighbors.hashing.RandomKNNHash`, ``n_bits`` bits
+each): bit ``j`` is 1 when the most similar reference among two random
+disjoint subsets ``H_j1``, ``H_j2`` of ``A`` lies in ``H_j1``.  The forest
+(``sklearn.ensemble.RandomForestClassifier``, balanced class weights) then
+learns on these ``n_hashes * n_bits`` binary features.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from structkernels.classifiers._common import (
+    check_gram,
+    check_int,
+    check_labels,
+    check_n_features,
+    check_structures,
+    is_precomputed,
+    resolve_kernel,
+    resolve_n_jobs,
+    set_n_features,
+)
+from structkernels.kernels.lookup import GramLookup
+from structkernels.kernels.names import takes_arrays
+from structkernels.neighbors.hashing import RandomKNNHash
+from structkernels.structures import take
+
+__all__ = ["HashForestClassifier"]
+
+#: At most this many bits per hash function (RandomKNNHash packs a code in an int64).
+MAX_BITS = 62
+
+
+class HashForestClassifier(ClassifierMixin, BaseEstimator):
+    """Random forest on kernelised hash codes (KLSH-RF, Garg et al. 2019).
+
+    Parameters
+    ----------
+    kernel : str or Kernel, default "path"
+        A registered kernel name (built with ``kernel_params``), a Kernel
+        instance, or ``"precomputed"``: ``fit`` then takes the square train x
+        train Gram matrix and prediction the (n_test, n_train) one (only its
+        columns of the reference structures are read).
+    kernel_params : dict, optional
+        Parameters of a kernel given by name, used as given.
+    n_bits : int, default 32
+        Bits per hash function (at most 62).
+    n_hashes : int, default 32
+        Independent hash functions; the forest sees ``n_hashes * n_bits``
+        binary features.
+    n_reference : int, optional
+        Size ``M`` of the shared reference set; default ``ceil(sqrt(N))``
+        (at least 2).
+    subset_size : int, optional
+        Size of each of a bit's two reference subsets; default ``M // 4``
+        (RandomKNNHash's).
+    n_estimators : int, default 100
+        Trees of the forest.
+    max_features : int, float, "sqrt", "log2" or None, default "sqrt"
+        Features each split considers (the forest's random subspaces).
+    class_weight : "balanced", "balanced_subsample", dict or None, default "balanced"
+        The forest's class weights.
+    normalize : bool or "auto", default "auto"
+        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose
+        values grow with the structures' size (``Kernel.grows_with_size``).
+        Without it the largest structures are everybody's nearest reference.
+        Not for ``"precomputed"``.
+    random_state : int, RandomState or None
+        Seeds the reference set, the hash functions and the forest.
+    n_jobs : int or None, default None
+        Workers of the Gram engine and the forest; None: every core the
+        process may use.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    kernel_ : Kernel or None
+        The kernel evaluated; None with ``"precomputed"``.
+    normalized_ : bool
+    reference_indices_ : ndarray of int, shape (M,)
+        Positions of the reference structures in the training set.
+    reference_ : list or ndarray or None
+        The reference structures (None when precomputed).
+    hashers_ : list of RandomKNNHash
+        The fitted hash functions; their references are ``reference_`` (their
+        ``reference_indices_`` are positions in it).
+    forest_ : RandomForestClassifier
+    n_train_ : int
+    n_features_in_ : int
+        Columns of 2-D array input (the training size when precomputed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structkernels.classifiers import HashForestClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 1, (40, 2)), rng.normal(4, 1, (40, 2))])
+    >>> y = np.repeat([0, 1], 40)
+    >>> clf = HashForestClassifier("rbf", n_bits=8, n_hashes=4, n_estimators=20,
+    ...                            random_state=0, n_jobs=1).fit(X, y)
+    >>> clf.predict(np.array([[0.0, 0.0], [4.0, 4.0]])).tolist()
+    [0, 1]
+    >>> clf.codes(X).shape, len(clf.reference_indices_)
+    ((80, 32), 9)
+    """
+
+    def __init__(
+        self,
+        kernel: Any = "path",
+        kernel_params: dict | None = None,
+        n_bits: int = 32,
+        n_hashes: int = 32,
+        n_reference: int | None = None,
+        subset_size: int | None = None,
+        n_estimators: int = 100,
+        max_features: Any = "sqrt",
+        class_weight: Any = "balanced",
+        normalize: bool | str = "auto",
+        random_state: Any = None,
+        n_jobs: int | None = None,
+    ):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.n_bits = n_bits
+        self.n_hashes = n_hashes
+        self.n_reference = n_reference
+        self.subset_size = subset_size
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.class_weight = class_weight
+        self.normalize = normalize
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any) -> HashForestClassifier:
+        """Draw the references and hash functions, hash ``X`` and grow the forest."""
+        from sklearn.ensemble import RandomForestClassifier
+
+        name = type(self).__name__
+        check_int(self.n_bits, f"{name}.n_bits", 1)
+        if self.n_bits > MAX_BITS:
+            raise ValueError(f"{name}.n_bits must be <= {MAX_BITS}, got {self.n_bits}")
+        check_int(self.n_hashes, f"{name}.n_hashes", 1)
+        check_int(self.n_reference, f"{name}.n_reference", 2, allow_none=True)
+        check_int(self.subset_size, f"{name}.subset_size", 1, allow_none=True)
+        n_jobs = resolve_n_jobs(self.n_jobs, name)
+        if is_precomputed(self.kernel):
+            if self.kernel_params or (not isinstance(self.normalize, str) and self.normalize):
+                raise ValueError(
+                    f"{name}: kernel_params and normalize do not apply to kernel='precomputed'"
+                )
+            K = check_gram(X, None, "train", name)
+            self.kernel_, self.normalized_ = None, False
+            self.n_features_in_ = n = K.shape[1]
+        else:
+            self.kernel_, self.normalized_ = resolve_kernel(
+                self.kernel, self.kernel_params, self.normalize, name
+            )
+            Xs = check_structures(self.kernel_, X, name)
+            set_n_features(self, Xs)
+            n = len(Xs)
+        y = check_labels(y, n, name)
+        if n < 2:
+            raise ValueError(f"{name} needs at least 2 training structures, got n_samples={n}")
+        m = self.n_reference if self.n_reference is not None else max(2, math.ceil(math.sqrt(n)))
+        if m > n:
+            raise ValueError(f"{name}.n_reference={m} exceeds the {n} training structures")
+        rng = check_random_state(self.random_state)
+        ref = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
+        if self.kernel_ is None:
+            hash_kernel, hashed = GramLookup(K[np.ix_(ref, ref)]), np.arange(m)
+            self.reference_ = None
+            S = K[:, ref]
+        else:
+            hash_kernel = self.kernel_
+            hashed = self.reference_ = take(Xs, ref)
+            S = self.kernel_.gram(Xs, self.reference_, n_jobs=n_jobs)
+        # every hash function is fitted on the reference set itself: all share its M
+        # kernel values per structure, each draws its own subsets for its bits
+        seeds = rng.randint(np.iinfo(np.int32).max, size=int(self.n_hashes) + 1)
+        self.hashers_ = [
+            RandomKNNHash(hash_kernel, n_bits=int(self.n_bits), n_reference=m,
+                          subset_size=self.subset_size, random_state=int(seed)).fit(hashed)
+            for seed in seeds[:-1]
+        ]
+        self.reference_indices_ = ref
+        self.n_train_ = n
+        self.forest_ = RandomForestClassifier(
+            n_estimators=self.n_estimators, max_features=self.max_features,
+            class_weight=self.class_weight, n_jobs=n_jobs, random_state=int(seeds[-1]),
+        ).fit(self._codes_from(S), y)
+        self.classes_ = self.forest_.classes_
+        return self
+
+    # ------------------------------------------------------------ predict
+    def _codes_from(self, S: np.ndarray) -> np.ndarray:
+        return np.hstack([h.bits_from_similarities(S[:, h.reference_indices_])
+                          for h in self.hashers_])
+
+    def _similarities(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "classes_")
+        name = type(self).__name__
+        if self.kernel_ is None:
+            return check_gram(X, self.n_train_, "test", name)[:, self.reference_indices_]
+        Xq = check_structures(self.kernel_, X, name)
+        check_n_features(self, Xq)
+        return self.kernel_.gram(Xq, self.reference_, n_jobs=resolve_n_jobs(self.n_jobs, name))
+
+    def codes(self, X: Any) -> np.ndarray:
+        """The binary hash codes of ``X``, shape (n, n_hashes * n_bits): the forest's features."""
+        return self._codes_from(self._similarities(X))
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of the forest, shape (n, n_classes)."""
+        codes = self.codes(X)
+        return self.forest_.predict_proba(codes)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The probability of ``classes_[1]`` for two classes (shape (n,)); all of them else."""
+        proba = self.predict_proba(X)
+        return proba[:, 1] if proba.shape[1] == 2 else proba
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The most probable class."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = is_precomputed(self.kernel)
+        # structures (paths, trees) are not 2-D float arrays: sklearn's checks skip them
+        tags.input_tags.two_d_array = takes_arrays(self.kernel, self.kernel_params)
+        return tags

@@ -163,3 +163,55 @@ def test_predict_refuses_a_bad_model_in_one_line_with_the_file_name(trained, tmp
     assert main(["predict", str(f), str(data)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(f) in err and "σ must be" in err
+
+
+def test_predict_fits_the_classifier_once_per_use(trained, monkeypatch):
+    """The model keeps its fitted classifier: a second predict does not fit again."""
+    import numpy as np
+
+    from structkernels.neighbors.classifier import KernelKNNClassifier
+
+    calls = []
+    fit = KernelKNNClassifier.fit
+
+    def counting_fit(self, X, y):
+        calls.append(len(X))
+        return fit(self, X, y)
+
+    monkeypatch.setattr(KernelKNNClassifier, "fit", counting_fit)
+    m = sk.load_model(trained[0])
+    X = m.train_paths[:6]
+    first = m.predict(X)
+    second = m.predict(X)
+    assert calls == [len(m.train_paths)]
+    np.testing.assert_array_equal(first, second)
+    assert m.classifier() is m.classifier()
+    # another n_jobs keeps the fitted classifier
+    assert m.classifier(n_jobs=2).n_jobs == 2 and len(calls) == 1
+    assert m.classifier(n_jobs=1).n_jobs == 1 and len(calls) == 1
+    # "pk" (no learned σ) is a classifier of its own, fitted once too
+    m.predict(X, use="pk")
+    m.predict(X, use="pk")
+    assert len(calls) == 2 and m.classifier("pk") is not m.classifier("npk")
+    # new training data is fitted anew
+    m.train_labels = list(m.train_labels)
+    m.predict(X)
+    assert len(calls) == 3
+
+
+def test_scores_of_the_model_agree_with_its_predictions(trained):
+    import numpy as np
+
+    m = sk.load_model(trained[0])
+    X = m.train_paths[:20]
+    clf = m.classifier()
+    proba = m.predict_proba(X)
+    scores = m.decision_function(X)
+    assert proba.shape == (len(X), len(clf.classes_)) and scores.shape == (len(X),)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(scores, proba[:, list(clf.classes_).index(1)])
+    pred = m.predict(X)
+    if clf.threshold_ is not None:
+        np.testing.assert_array_equal(pred, clf.classes_[(scores >= clf.threshold_).astype(int)])
+    else:
+        np.testing.assert_array_equal(pred, clf.classes_[np.argmax(proba, axis=1)])

@@ -109,24 +109,70 @@ class NPKModel:
     version: int = MODEL_VERSION
     path: str = ""
 
-    def classifier(self, use: str = "npk", n_jobs: int = 1):
-        """The fitted k-NN classifier (``use="pk"`` drops the learned σ)."""
-        import numpy as np
+    _fitted: dict[str, tuple[Any, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
+    def _setting(self) -> tuple:
+        """What the fitted classifiers depend on: a change of any refits them."""
+        return (
+            self.kernel, repr(sorted(self.kernel_params.items())),
+            repr(sorted(self.classifier_params.items())),
+            id(self.train_paths), len(self.train_paths),
+            id(self.train_labels), len(self.train_labels),
+        )
+
+    def classifier(self, use: str = "npk", n_jobs: int = 1):
+        """The fitted k-NN classifier (``use="pk"`` drops the learned σ).
+
+        It is fitted on the first call for each ``use`` and kept on the model:
+        later calls (and :meth:`predict`, :meth:`predict_proba`,
+        :meth:`decision_function`) return the same object with ``n_jobs`` set,
+        without fitting again.  Assigning other training data, kernel or
+        classifier settings to the model fits it anew.
+        """
+        import numpy as np
 
         if use not in ("npk", "pk"):
             raise ValueError(f"use must be 'npk' or 'pk', got {use!r}")
+        setting = self._setting()
+        kept = self._fitted.get(use)
+        if kept is not None and kept[0] == setting:
+            clf = kept[1]
+            if clf.n_jobs != n_jobs:
+                clf.set_params(n_jobs=n_jobs)
+                for hasher in clf.hashers_:  # the hash tables evaluate the kernel at predict
+                    hasher.set_params(n_jobs=n_jobs)
+            return clf
         params = dict(self.kernel_params)
         if use == "pk":
             params.pop("sigma", None)
         clf = KernelKNNClassifier(
             kernel=self.kernel, kernel_params=params, n_jobs=n_jobs, **self.classifier_params
         )
-        return clf.fit(self.train_paths, np.asarray(self.train_labels, dtype=np.int64))
+        clf.fit(self.train_paths, np.asarray(self.train_labels, dtype=np.int64))
+        self._fitted[use] = (setting, clf)
+        return clf
 
     def predict(self, X: Any, use: str = "npk", n_jobs: int = 1):
-        """Labels of the paths ``X``."""
+        """Labels (0/1) of the paths ``X``."""
         return self.classifier(use, n_jobs).predict(X)
+
+    def predict_proba(self, X: Any, use: str = "npk", n_jobs: int = 1):
+        """Class probabilities of the paths ``X``, shape (n, n_classes): the (weighted)
+        share of each class among the neighbours (columns ``classifier().classes_``)."""
+        return self.classifier(use, n_jobs).predict_proba(X)
+
+    def decision_function(self, X: Any, use: str = "npk", n_jobs: int = 1):
+        """Positive-class score of the paths ``X``, shape (n,): the (weighted) share of
+        label 1 among the neighbours, the score :meth:`predict` compares with the
+        classifier's ``threshold_`` (0 everywhere when no training label is 1)."""
+        import numpy as np
+
+        clf = self.classifier(use, n_jobs)
+        proba = clf.predict_proba(X)
+        pos = np.flatnonzero(clf.classes_ == 1)
+        return proba[:, pos[0]] if len(pos) else np.zeros(len(proba))
 
 
 def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:

@@ -1,0 +1,322 @@
+"""Reading interaction XML (the unified PPI corpora: AIMed, BioInfer, HPRD50, IEPA, LLL).
+
+``<corpus source>`` > ``<document id>`` > ``<sentence id text>`` > ``<entity id charOffset
+text type>`` and ``<interaction e1 e2 id type>``.  Entity offsets are relative to the
+sentence text, ``start-end`` with the end exclusive, ``a-b,c-d`` for a discontinuous entity
+(whose ``text`` is its pieces joined by one space).  The older ``<pair e1 e2
+interaction="True|False">`` elements are read too: a true pair is an interaction.  Other
+elements (parses, tokenisations) are passed over with their content.
+
+The file is parsed by expat with no document type: a ``<!DOCTYPE`` (and so any entity
+declaration, the way to billion-laughs expansion and external entities) is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+from xml.parsers import expat
+
+from structkernels.relations._collect import Reading, as_paths
+from structkernels.relations.model import (
+    Entity,
+    Interaction,
+    RelationCorpus,
+    RelationFormatError,
+    Sentence,
+    entity_problem,
+    interaction_problem,
+    span_text,
+)
+from structkernels.utils import one_line
+
+__all__ = ["read_interaction_xml"]
+
+_OFFSETS = re.compile(r"\s*\d+\s*-\s*\d+\s*(?:,\s*\d+\s*-\s*\d+\s*)*")
+_KNOWN = {"corpus", "document", "sentence", "entity", "interaction", "pair"}
+_PLACE = {"document": "corpus", "sentence": "document", "entity": "sentence",
+          "interaction": "sentence", "pair": "sentence"}
+_REST = "; the rest of the file is not read"
+
+
+def read_interaction_xml(files: Any, *, on_error: str = "raise") -> RelationCorpus:
+    """Read interaction XML files (plain or gzip'd) into one :class:`RelationCorpus`.
+
+    Parameters
+    ----------
+    files : path or list of paths
+    on_error : {"raise", "skip"}
+        ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
+        file, the line (expat's line; the shipped corpora are one long line) and the
+        sentence (or document) id.  ``"skip"``: a bad sentence is left out and listed in
+        ``corpus.skipped``; the other sentences of its file are read.  XML that is not
+        well-formed ends the file there (the sentences before it are kept).
+
+    Returns
+    -------
+    RelationCorpus
+        Sentence ids and document ids are those of the file; a document or sentence id
+        met twice (in one file or two) is an error naming both places.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> xml = ('<corpus source="x"><document id="d0"><sentence id="d0.s0" text="KinC binds SigE">'
+    ...        '<entity id="d0.s0.e0" charOffset="0-4" text="KinC"/>'
+    ...        '<entity id="d0.s0.e1" charOffset="11-15" text="SigE"/>'
+    ...        '<interaction id="d0.s0.i0" e1="d0.s0.e0" e2="d0.s0.e1" type="PPI"/>'
+    ...        '</sentence></document></corpus>')
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "x.xml")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write(xml)
+    ...     corpus = read_interaction_xml(path)
+    >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
+    [('d0.s0.p0', 'KinC', 'SigE', True)]
+    """
+    reading = Reading(on_error)
+    for file in as_paths(files):
+        read_xml_file(file, reading)
+    return reading.corpus()
+
+
+def read_xml_file(file: str, reading: Reading) -> None:
+    """Read one interaction XML file into ``reading``."""
+    reading.files.append(file)
+    got = reading.read_bytes(file)
+    if got is not None:
+        _XmlFile(file, reading).parse(*got)
+
+
+class _XmlFile:
+    """The expat handlers of one file and the state of the element being read."""
+
+    def __init__(self, file: str, reading: Reading):
+        self.file, self.reading = file, reading
+        self.stack: list[str] = []
+        self.ignored = 0  # depth inside an element passed over
+        self.doc: str | None = None
+        self.doc_bad: tuple[str, int] | None = None  # (reason, line) of a document left out
+        self.doc_sentences = 0
+        self.sent: dict[str, Any] | None = None
+        p = expat.ParserCreate()
+        p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        p.StartDoctypeDeclHandler = self._refuse_doctype
+        p.EntityDeclHandler = self._refuse_entity
+        p.ExternalEntityRefHandler = self._refuse_external
+        p.StartElementHandler = self._start
+        p.EndElementHandler = self._end
+        self.parser = p
+
+    # ------------------------------------------------------------------ driving
+    def parse(self, data: bytes, lost: str | None) -> None:
+        try:
+            if not data.strip():
+                raise RelationFormatError("empty file: no <corpus> element", self.file)
+            self.parser.Parse(data, lost is None)
+            if lost is not None:
+                raise RelationFormatError(lost, self.file, self.parser.CurrentLineNumber,
+                                          self._record())
+        except expat.ExpatError as exc:
+            reason = f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
+            self._fatal(RelationFormatError(reason, self.file, exc.lineno, self._record()))
+        except RelationFormatError as exc:
+            self._fatal(exc)
+        except (LookupError, ValueError) as exc:  # the encoding declared is unknown or unusable
+            reason = f"cannot decode the file: {' '.join(str(exc).split())[:120]}"
+            self._fatal(RelationFormatError(reason, self.file, self.parser.CurrentLineNumber))
+
+    def _fatal(self, exc: RelationFormatError) -> None:
+        """A problem that ends the file: raise, or list it (lenient) keeping what was read."""
+        if self.reading.strict:
+            raise exc
+        reason = exc.reason if exc.reason.endswith("is lost") else exc.reason + _REST
+        self.reading.drop(reason, exc.file, exc.line, exc.record)
+
+    def _record(self) -> str | None:
+        if self.sent is not None and self.sent["id"]:
+            return self.sent["id"]
+        return self.doc
+
+    def _line(self) -> int:
+        return self.parser.CurrentLineNumber
+
+    def _refuse_doctype(self, name, *_: Any) -> None:
+        raise RelationFormatError(
+            "a document type declaration (<!DOCTYPE>) is refused: interaction XML needs none, "
+            "and entity declarations could expand without bound", self.file, self._line())
+
+    def _refuse_entity(self, name, *_: Any) -> None:
+        raise RelationFormatError(f"entity declaration {name!r} refused", self.file, self._line())
+
+    def _refuse_external(self, *_: Any) -> int:
+        raise RelationFormatError("external entities are refused", self.file, self._line())
+
+    # ------------------------------------------------------------------ elements
+    def _start(self, name: str, attrs: dict[str, str]) -> None:
+        if self.ignored:
+            self.ignored += 1
+            return
+        line = self._line()
+        parent = self.stack[-1] if self.stack else None
+        if parent is None:
+            if name != "corpus":
+                raise RelationFormatError(f"the root element is <{name}>, not <corpus>", self.file, line)
+            self.stack.append(name)
+            return
+        if parent not in ("corpus", "document", "sentence") or name not in _KNOWN:
+            self.ignored = 1  # unknown elements, and anything inside an entity or interaction
+            return
+        if _PLACE.get(name) != parent:
+            self._misplaced(name, parent, line)
+            return
+        self.stack.append(name)
+        if name == "document":
+            self._start_document(attrs, line)
+        elif name == "sentence":
+            self._start_sentence(attrs, line)
+        elif name == "entity":
+            self._entity(attrs, line)
+        else:
+            self._interaction(name, attrs, line)
+
+    def _misplaced(self, name: str, parent: str, line: int) -> None:
+        place = _PLACE.get(name)
+        reason = (f"<{name}> inside <{parent}>: it belongs in <{place}>" if place
+                  else f"<{name}> inside <{parent}>: only the root element is <{name}>")
+        self.ignored = 1
+        if self.sent is not None:
+            self._problem(reason, line)
+        else:
+            self.reading.fail(reason, self.file, line, self.doc)
+
+    def _start_document(self, attrs: dict[str, str], line: int) -> None:
+        doc = attrs.get("id")
+        self.doc, self.doc_sentences, self.doc_bad = doc or None, 0, None
+        if not doc:
+            reason = "a <document> without an id"
+        else:
+            reason = self.reading.document_problem(doc, self.file, line, once=True)
+        if reason:
+            if self.reading.strict:
+                raise RelationFormatError(reason, self.file, line, self.doc)
+            self.doc_bad = (reason, line)
+
+    def _start_sentence(self, attrs: dict[str, str], line: int) -> None:
+        sid, text = attrs.get("id"), attrs.get("text")
+        self.doc_sentences += 1
+        self.sent = {"id": sid or None, "text": text, "line": line, "entities": {},
+                     "interactions": [], "problem": None}
+        if self.doc_bad:
+            return
+        if not sid:
+            self._problem(f"sentence {self.doc_sentences} of document {self.doc} has no id", line)
+        elif text is None:
+            self._problem("the sentence has no text attribute", line)
+
+    def _problem(self, reason: str, line: int) -> None:
+        """The first problem of the sentence being read: strict mode raises now."""
+        sent = self.sent
+        assert sent is not None
+        if sent["problem"] is None:
+            if self.reading.strict:
+                raise RelationFormatError(reason, self.file, line, sent["id"])
+            sent["problem"] = (reason, line)
+
+    def _entity(self, attrs: dict[str, str], line: int) -> None:
+        sent = self.sent
+        assert sent is not None
+        if sent["problem"] or self.doc_bad:
+            return
+        eid, offsets = attrs.get("id"), attrs.get("charOffset")
+        if not eid:
+            return self._problem(f"entity {len(sent['entities']) + 1} has no id", line)
+        if offsets is None:
+            return self._problem(f"entity {eid}: no charOffset attribute", line)
+        if not _OFFSETS.fullmatch(offsets):
+            return self._problem(f"entity {eid}: charOffset {one_line(repr(offsets), 60)} "
+                                 "is not start-end[,start-end...]", line)
+        spans = tuple(tuple(int(x) for x in part.split("-")) for part in offsets.split(","))
+        text = sent["text"]
+        try:
+            ent = Entity(eid, spans, attrs.get("text", ""), attrs.get("type"))  # type: ignore[arg-type]
+            if "text" not in attrs and ent.end <= len(text):  # no text attribute: the text at the spans
+                ent = replace(ent, text=span_text(text, ent.spans))
+        except ValueError as exc:
+            return self._problem(str(exc), line)
+        problem = entity_problem(ent, text)
+        if problem:
+            return self._problem(problem, line)
+        if eid in sent["entities"]:
+            return self._problem(f"entity {eid}: id given twice in the sentence", line)
+        sent["entities"][eid] = ent
+
+    def _interaction(self, name: str, attrs: dict[str, str], line: int) -> None:
+        sent = self.sent
+        assert sent is not None
+        if sent["problem"] or self.doc_bad:
+            return
+        iid = attrs.get("id")
+        label = f"{name} {iid}" if iid else f"{name} {len(sent['interactions']) + 1}"
+        for end in ("e1", "e2"):
+            if not attrs.get(end):
+                return self._problem(f"{label}: no {end} attribute", line)
+        if name == "pair":
+            flag = attrs.get("interaction", "").lower()
+            if flag not in ("true", "false"):
+                return self._problem(f"{label}: interaction must be True or False, "
+                                     f"got {one_line(repr(attrs.get('interaction')), 40)}", line)
+            if flag == "false":
+                return None
+        sent["interactions"].append((Interaction(attrs["e1"], attrs["e2"], iid, attrs.get("type")), line))
+        return None
+
+    def _end(self, name: str) -> None:
+        if self.ignored:
+            self.ignored -= 1
+            return
+        tag = self.stack.pop()
+        if tag == "sentence":
+            self._end_sentence()
+        elif tag == "document":
+            if self.doc_bad:
+                reason, line = self.doc_bad
+                self.reading.fail(f"{reason} (its {self.doc_sentences} sentences are left out)",
+                                  self.file, line, self.doc)
+            self.doc, self.doc_bad = None, None
+
+    def _end_sentence(self) -> None:
+        sent, self.sent = self.sent, None
+        assert sent is not None
+        if self.doc_bad:
+            return
+        if sent["problem"] is None:
+            sent["problem"] = self._interactions_problem(sent)
+            if sent["problem"] and self.reading.strict:
+                raise RelationFormatError(sent["problem"][0], self.file, sent["problem"][1], sent["id"])
+        if sent["problem"]:
+            reason, line = sent["problem"]
+            self.reading.fail(reason, self.file, line, sent["id"])
+            return
+        try:
+            sentence = Sentence(sent["id"], sent["text"], self.doc or "", tuple(sent["entities"].values()),
+                                tuple(i for i, _ in sent["interactions"]), True, self.file, sent["line"])
+        except ValueError as exc:
+            self.reading.fail(str(exc), self.file, sent["line"], sent["id"])
+            return
+        self.reading.add(sentence)
+
+    @staticmethod
+    def _interactions_problem(sent: dict[str, Any]) -> tuple[str, int] | None:
+        """The first interaction of the sentence that names no entity of it, or repeats an id."""
+        ids: set[str] = set()
+        for inter, line in sent["interactions"]:
+            problem = interaction_problem(inter, sent["entities"])
+            if problem is None and inter.id is not None and inter.id in ids:
+                problem = f"interaction {inter.id}: id given twice in the sentence"
+            if problem:
+                return problem, line
+            if inter.id is not None:
+                ids.add(inter.id)
+        return None

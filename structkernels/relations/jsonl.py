@@ -1,0 +1,180 @@
+"""Reading relation corpora from JSON Lines: one sentence per line.
+
+::
+
+    {"id": "s1", "text": "KinC activates SigE", "document": "d1",
+     "entities": [{"id": "e0", "start": 0, "end": 4, "type": "protein"},
+                  {"id": "e1", "spans": [[15, 19]], "text": "SigE"}],
+     "interactions": [{"e1": "e0", "e2": "e1", "type": "PPI"}]}
+
+Offsets are relative to ``text``, end exclusive.  An entity gives ``start`` and ``end``,
+or ``spans`` (a list of ``[start, end]``, several for a discontinuous entity); ``type``
+and ``text`` are optional (a ``text`` given must be the text at the spans, pieces joined
+by one space).  Without an ``interactions`` key (or with ``null``) the sentence is
+unlabelled (``labelled=False``: pair labels are None).  ``document`` defaults to the
+sentence id, ``id`` to ``<file stem>.<line>``.  Other keys are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from structkernels.relations._collect import Reading, as_paths, stem, unreadable
+from structkernels.relations.model import Entity, Interaction, RelationCorpus, Sentence, span_text
+from structkernels.utils import BadLine, RecordError, iter_lines, loads_record, one_line
+
+__all__ = ["read_relations_jsonl"]
+
+
+class _Bad(ValueError):
+    """A problem of the record being read (its reason)."""
+
+
+def read_relations_jsonl(files: Any, *, on_error: str = "raise") -> RelationCorpus:
+    """Read JSON Lines files of sentences (plain or gzip'd) into one :class:`RelationCorpus`.
+
+    Parameters
+    ----------
+    files : path or list of paths
+    on_error : {"raise", "skip"}
+        ``"raise"``: a bad line raises :class:`RelationFormatError` naming the file,
+        the line and the sentence id.  ``"skip"``: the line is left out and listed in
+        ``corpus.skipped``.  Each line is decoded by
+        :func:`structkernels.utils.loads_record` (size and depth limits).
+
+    Returns
+    -------
+    RelationCorpus
+        A sentence id read twice, or a document id read in two files, is an error
+        naming both places.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> rec = {"id": "s1", "text": "KinC activates SigE",
+    ...        "entities": [{"id": "e0", "start": 0, "end": 4}, {"id": "e1", "start": 15, "end": 19}],
+    ...        "interactions": [{"e1": "e1", "e2": "e0"}]}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "x.jsonl")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write(json.dumps(rec) + "\\n")
+    ...     corpus = read_relations_jsonl(path)
+    >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
+    [('s1.p0', 'KinC', 'SigE', True)]
+    """
+    reading = Reading(on_error)
+    for file in as_paths(files):
+        read_jsonl_file(file, reading)
+    return reading.corpus()
+
+
+def read_jsonl_file(file: str, reading: Reading) -> None:
+    """Read one JSON Lines file of sentences into ``reading``."""
+    reading.files.append(file)
+    try:
+        for line, text in iter_lines(file):
+            if isinstance(text, BadLine):
+                reading.fail(text.reason, file, line, None)
+                continue
+            sid = None
+            try:
+                record = loads_record(text)
+                sid = _sentence_id(record, file, line)
+                sentence = _sentence(record, sid, file, line)
+            except RecordError as exc:
+                reading.fail(exc.reason, file, line, sid)
+                continue
+            except ValueError as exc:  # _Bad, or a model check
+                reading.fail(str(exc), file, line, sid)
+                continue
+            reading.add(sentence)
+    except OSError as exc:
+        if reading.strict:
+            raise
+        reading.fail(unreadable(exc), file, None, None)
+
+
+def _sentence_id(record: Any, file: str, line: int) -> str:
+    if not isinstance(record, dict):
+        raise _Bad(f"a record must be a JSON object, got {_kind(record)}")
+    sid = record.get("id")
+    if sid is None:
+        return f"{stem(file)}.{line}"
+    if not isinstance(sid, str) or not sid:
+        raise _Bad(f"id must be a non-empty string, got {one_line(repr(sid), 60)}")
+    return sid
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentence:
+    text = record.get("text")
+    if not isinstance(text, str):
+        raise _Bad("no text" if text is None else f"text must be a string, got {_kind(text)}")
+    doc = record.get("document", sid)
+    if doc is None:
+        doc = sid
+    if not isinstance(doc, str) or not doc:
+        raise _Bad(f"document must be a non-empty string, got {one_line(repr(doc), 60)}")
+    entities = record.get("entities")
+    if not isinstance(entities, list):
+        raise _Bad("no entities" if entities is None else f"entities must be an array, got {_kind(entities)}")
+    ents = tuple(_entity(e, k, text) for k, e in enumerate(entities))
+    inters = record.get("interactions")
+    labelled = inters is not None
+    if inters is None:
+        inters = []
+    if not isinstance(inters, list):
+        raise _Bad(f"interactions must be an array, got {_kind(inters)}")
+    return Sentence(sid, text, doc, ents, tuple(_interaction(i, k) for k, i in enumerate(inters)),
+                    labelled, file, line)
+
+
+def _entity(e: Any, k: int, text: str) -> Entity:
+    if not isinstance(e, dict):
+        raise _Bad(f"entity {k}: must be an object, got {_kind(e)}")
+    eid = e.get("id")
+    if not isinstance(eid, str) or not eid:
+        raise _Bad(f"entity {k}: id must be a non-empty string, got {one_line(repr(eid), 60)}")
+    has_span = "start" in e or "end" in e
+    if has_span and "spans" in e:
+        raise _Bad(f"entity {eid}: give start and end, or spans, not both")
+    if has_span:
+        if not ("start" in e and "end" in e):
+            raise _Bad(f"entity {eid}: start and end go together")
+        spans: Any = [[e["start"], e["end"]]]
+    else:
+        spans = e.get("spans")
+        if not isinstance(spans, list) or not spans:
+            raise _Bad(f"entity {eid}: no offsets (start and end, or a non-empty spans array)")
+    for sp in spans:
+        if not (isinstance(sp, list) and len(sp) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in sp)):
+            raise _Bad(f"entity {eid}: a span must be [start, end] (integers), got {one_line(sp, 60)}")
+    etype = e.get("type")
+    if etype is not None and not isinstance(etype, str):
+        raise _Bad(f"entity {eid}: type must be a string, got {_kind(etype)}")
+    etext = e.get("text")
+    if etext is not None and not isinstance(etext, str):
+        raise _Bad(f"entity {eid}: text must be a string, got {_kind(etext)}")
+    ent = Entity(eid, tuple((s, t) for s, t in spans), etext or "", etype)
+    if etext is None and ent.end <= len(text):
+        ent = Entity(eid, ent.spans, span_text(text, ent.spans), etype)
+    return ent
+
+
+def _interaction(i: Any, k: int) -> Interaction:
+    if not isinstance(i, dict):
+        raise _Bad(f"interaction {k}: must be an object, got {_kind(i)}")
+    iid = i.get("id")
+    name = f"interaction {iid}" if isinstance(iid, str) else f"interaction {k}"
+    for key in ("id", "type"):
+        if i.get(key) is not None and not isinstance(i[key], str):
+            raise _Bad(f"{name}: {key} must be a string, got {_kind(i[key])}")
+    for key in ("e1", "e2"):
+        if not isinstance(i.get(key), str) or not i[key]:
+            raise _Bad(f"{name}: {key} must be an entity id, got {one_line(repr(i.get(key)), 60)}")
+    return Interaction(i["e1"], i["e2"], iid, i.get("type"))

@@ -1,0 +1,382 @@
+"""The model of an annotated relation corpus: entities, interactions, sentences, candidate pairs.
+
+Every reader of :mod:`structkernels.relations` (interaction XML, BRAT standoff, JSON Lines)
+builds the same model, so candidate generation, parsing and evaluation treat all sources
+alike:
+
+- an :class:`Entity` is a mention in one sentence: sentence-relative character ``spans``
+  (end exclusive; several for a discontinuous mention), its ``text`` and an optional type;
+- an :class:`Interaction` joins two entities of the same sentence (by id);
+- a :class:`Sentence` holds its text, document id, entities and gold interactions;
+  ``labelled=False`` marks a sentence whose interactions are unknown (prediction input);
+- :meth:`Sentence.pairs` gives the candidates: every unordered pair of distinct entities,
+  labelled True when an interaction joins them in either direction;
+- a :class:`RelationCorpus` holds the sentences of one or more files, in file order, and
+  lists in ``skipped`` what lenient reading left out.
+
+A sentence is valid by construction: :class:`Sentence` refuses (``ValueError``) spans
+outside its text, an entity whose ``text`` is not the text at its spans (the pieces of a
+discontinuous entity joined by one space), a repeated entity or interaction id and an
+interaction naming an entity the sentence does not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from structkernels.utils import one_line
+
+__all__ = [
+    "Entity",
+    "Interaction",
+    "Sentence",
+    "EntityPair",
+    "RelationCorpus",
+    "RelationFormatError",
+    "SkippedRecord",
+    "span_text",
+]
+
+
+def span_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The text at ``spans`` of ``text``: the pieces joined by a single space.
+
+    Examples
+    --------
+    >>> span_text("muscle and brain actin", [(0, 6), (17, 22)])
+    'muscle actin'
+    """
+    return " ".join(text[s:e] for s, e in spans)
+
+
+def _where(file: str | None, line: int | None, record: str | None, reason: str) -> str:
+    parts = []
+    if file is not None:
+        parts.append(f"{file}:{line}" if line else str(file))
+    if record is not None:
+        parts.append(f"record {one_line(record, 120)}")
+    parts.append(reason)
+    return ": ".join(parts)
+
+
+class RelationFormatError(ValueError):
+    """A malformed relation corpus, in one line: ``FILE:LINE: record ID: REASON``.
+
+    Parts that are unknown are left out (no line for a whole-file problem, no record
+    before the first record).
+
+    Attributes
+    ----------
+    file : str or None
+    line : int or None
+        1-based line where the problem was found.
+    record : str or None
+        The id of the record: the sentence (or, for a problem of a whole document,
+        the document); the reason names the entity or interaction.
+    reason : str
+
+    Examples
+    --------
+    >>> str(RelationFormatError("no text", "a.jsonl", 3, "s1"))
+    'a.jsonl:3: record s1: no text'
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        file: str | None = None,
+        line: int | None = None,
+        record: str | None = None,
+    ):
+        self.reason, self.file, self.line, self.record = one_line(reason), file, line, record
+        super().__init__(_where(file, line, record, self.reason))
+
+    def __reduce__(self):
+        return (type(self), (self.reason, self.file, self.line, self.record))
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """What a reader left out (lenient mode, or a relation that cannot be a candidate).
+
+    ``line`` is None for a whole file or document; ``str()`` is one line, as the error
+    strict mode raises.
+    """
+
+    file: str | None
+    line: int | None
+    record: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        return _where(self.file, self.line, self.record, self.reason)
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A mention: sentence-relative character spans (end exclusive), its text and type.
+
+    ``spans`` are sorted on construction; each is ``(start, end)`` with
+    ``0 <= start < end``, and the pieces of a discontinuous entity do not overlap.
+
+    Examples
+    --------
+    >>> e = Entity("e1", ((17, 22), (0, 6)), "muscle actin")
+    >>> e.spans, e.start, e.end
+    (((0, 6), (17, 22)), 0, 22)
+    """
+
+    id: str
+    spans: tuple[tuple[int, int], ...]
+    text: str
+    type: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"an entity id must be a non-empty string, got {self.id!r}")
+        try:
+            spans = tuple(sorted((s, e) for s, e in self.spans))
+        except (TypeError, ValueError):
+            raise ValueError(f"entity {self.id}: spans must be (start, end) pairs, "
+                             f"got {one_line(repr(self.spans), 80)}") from None
+        if not spans:
+            raise ValueError(f"entity {self.id}: no spans")
+        for s, e in spans:
+            if not (_is_int(s) and _is_int(e)):
+                raise ValueError(f"entity {self.id}: offsets must be integers, got {s!r}-{e!r}")
+            if s < 0 or s >= e:
+                raise ValueError(f"entity {self.id}: span {s}-{e} is empty or reversed "
+                                 "(start must be >= 0 and below the end, which is exclusive)")
+        for (_, e0), (s1, _) in zip(spans, spans[1:], strict=False):
+            if s1 < e0:
+                raise ValueError(f"entity {self.id}: spans {_offsets(spans)} overlap")
+        if not isinstance(self.text, str):
+            raise ValueError(f"entity {self.id}: text must be a string, got {self.text!r}")
+        if self.type is not None and not isinstance(self.type, str):
+            raise ValueError(f"entity {self.id}: type must be a string, got {self.type!r}")
+        object.__setattr__(self, "spans", spans)
+
+    @property
+    def start(self) -> int:
+        """The start of the first span."""
+        return self.spans[0][0]
+
+    @property
+    def end(self) -> int:
+        """The end (exclusive) of the last span."""
+        return max(e for _, e in self.spans)
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _offsets(spans: Sequence[tuple[int, int]]) -> str:
+    return ",".join(f"{s}-{e}" for s, e in spans)
+
+
+def entity_problem(entity: Entity, text: str) -> str | None:
+    """Why ``entity`` does not fit the sentence ``text`` (None when it does).
+
+    Its spans must lie inside ``text`` and its ``text`` must be the text at its spans
+    (pieces joined by one space).  End-inclusive offsets are recognised and named.
+
+    Examples
+    --------
+    >>> entity_problem(Entity("e1", ((0, 4),), "KinC"), "KinC binds")
+    >>> entity_problem(Entity("e1", ((0, 3),), "KinC"), "KinC binds")
+    "entity e1: text 'KinC' differs from the text at 0-3, 'Kin' (offsets are end-exclusive: these look end-inclusive)"
+    """
+    if entity.end > len(text):
+        return (f"entity {entity.id}: offsets {_offsets(entity.spans)} lie outside the "
+                f"sentence text ({len(text)} characters)")
+    found = span_text(text, entity.spans)
+    if found == entity.text:
+        return None
+    hint = ""
+    inclusive = [(s, e + 1) for s, e in entity.spans]
+    if inclusive[-1][1] <= len(text) and span_text(text, inclusive) == entity.text:
+        hint = " (offsets are end-exclusive: these look end-inclusive)"
+    return (f"entity {entity.id}: text {one_line(repr(entity.text), 80)} differs from the "
+            f"text at {_offsets(entity.spans)}, {one_line(repr(found), 80)}{hint}")
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """A gold relation between two entities of a sentence (their ids), e.g. ``type="PPI"``."""
+
+    e1: str
+    e2: str
+    id: str | None = None
+    type: str | None = None
+
+
+def interaction_problem(inter: Interaction, entity_ids: set[str] | dict[str, object]) -> str | None:
+    """Why ``inter`` cannot join entities of a sentence with ``entity_ids`` (None when it can).
+
+    Examples
+    --------
+    >>> interaction_problem(Interaction("e1", "e3", "i0"), {"e1", "e2"})
+    'interaction i0: e2 names entity e3, which the sentence does not have'
+    """
+    name = f"interaction {inter.id}" if inter.id is not None else f"interaction {inter.e1}-{inter.e2}"
+    for end in ("e1", "e2"):
+        value = getattr(inter, end)
+        if not isinstance(value, str) or not value:
+            return f"{name}: {end} must be an entity id, got {value!r}"
+        if value not in entity_ids:
+            return f"{name}: {end} names entity {one_line(value, 80)}, which the sentence does not have"
+    if inter.e1 == inter.e2:
+        return f"{name}: joins entity {one_line(inter.e1, 80)} with itself"
+    return None
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence, its entities and (when ``labelled``) its gold interactions.
+
+    Attributes
+    ----------
+    id, text : str
+    document : str
+        The document id: sentences of one document belong in one cross-validation fold.
+    entities : tuple of Entity
+        Spans relative to ``text``; entities may nest or overlap.
+    interactions : tuple of Interaction
+    labelled : bool
+        False when no gold interactions are known (prediction input): pair labels are None.
+    file : str or None
+    line : int or None
+        Where the sentence was read.
+
+    Examples
+    --------
+    >>> s = Sentence("s1", "KinC and KinD activate Spo0A", "d1",
+    ...              (Entity("e0", ((0, 4),), "KinC"), Entity("e1", ((9, 13),), "KinD"),
+    ...               Entity("e2", ((23, 28),), "Spo0A")),
+    ...              (Interaction("e2", "e0"),))
+    >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in s.pairs()]
+    [('s1.p0', 'KinC', 'KinD', False), ('s1.p1', 'KinC', 'Spo0A', True), ('s1.p2', 'KinD', 'Spo0A', False)]
+    """
+
+    id: str
+    text: str
+    document: str
+    entities: tuple[Entity, ...]
+    interactions: tuple[Interaction, ...] = ()
+    labelled: bool = True
+    file: str | None = None
+    line: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("id", "document"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"the sentence {name} must be a non-empty string, got {value!r}")
+        if not isinstance(self.text, str):
+            raise ValueError(f"the sentence text must be a string, got {type(self.text).__name__}")
+        object.__setattr__(self, "entities", tuple(self.entities))
+        object.__setattr__(self, "interactions", tuple(self.interactions))
+        ids: set[str] = set()
+        for ent in self.entities:
+            if not isinstance(ent, Entity):
+                raise ValueError(f"entities must be Entity objects, got {type(ent).__name__}")
+            if ent.id in ids:
+                raise ValueError(f"entity {ent.id}: id given twice in the sentence")
+            ids.add(ent.id)
+            problem = entity_problem(ent, self.text)
+            if problem:
+                raise ValueError(problem)
+        if self.interactions and not self.labelled:
+            raise ValueError("an unlabelled sentence (labelled=False) has no interactions")
+        seen: set[str] = set()
+        for inter in self.interactions:
+            if not isinstance(inter, Interaction):
+                raise ValueError(f"interactions must be Interaction objects, got {type(inter).__name__}")
+            problem = interaction_problem(inter, ids)
+            if problem:
+                raise ValueError(problem)
+            if inter.id is not None:
+                if inter.id in seen:
+                    raise ValueError(f"interaction {inter.id}: id given twice in the sentence")
+                seen.add(inter.id)
+
+    def pairs(self) -> list[EntityPair]:
+        """Every unordered pair of distinct entities (``i < j`` in ``entities``), labelled.
+
+        The label is True when an interaction joins the two (either direction), False
+        otherwise, None when the sentence is not labelled.  Pair ``k`` has the id
+        ``f"{sentence.id}.p{k}"``.
+        """
+        joined = {frozenset((i.e1, i.e2)) for i in self.interactions}
+        out = []
+        ents = self.entities
+        for i in range(len(ents)):
+            for j in range(i + 1, len(ents)):
+                label = (frozenset((ents[i].id, ents[j].id)) in joined) if self.labelled else None
+                out.append(EntityPair(f"{self.id}.p{len(out)}", self, ents[i], ents[j], label))
+        return out
+
+    def __repr__(self) -> str:
+        return (f"Sentence(id={self.id!r}, document={self.document!r}, "
+                f"entities={len(self.entities)}, interactions={len(self.interactions)}"
+                f"{'' if self.labelled else ', labelled=False'})")
+
+
+@dataclass(frozen=True)
+class EntityPair:
+    """A candidate: two distinct entities of one sentence and whether they interact."""
+
+    id: str
+    sentence: Sentence = field(repr=False, compare=False)
+    e1: Entity
+    e2: Entity
+    label: bool | None
+
+
+class RelationCorpus(Sequence[Sentence]):
+    """The sentences read from one or more files, in file order.
+
+    Attributes
+    ----------
+    sentences : list of Sentence
+    skipped : list of SkippedRecord
+        What was left out: bad records with ``on_error="skip"`` (each with file, line,
+        record id and reason), and in both modes the relations that cannot be
+        sentence-level candidates (BRAT: their entities lie in different sentences).
+    files : list of str
+
+    Examples
+    --------
+    >>> s = Sentence("s1", "A binds B", "d1", (Entity("a", ((0, 1),), "A"), Entity("b", ((8, 9),), "B")))
+    >>> corpus = RelationCorpus([s])
+    >>> len(corpus), corpus.documents(), [p.label for p in corpus.pairs()]
+    (1, ['d1'], [False])
+    """
+
+    def __init__(self, sentences=(), skipped=(), files=()):
+        self.sentences: list[Sentence] = list(sentences)
+        self.skipped: list[SkippedRecord] = list(skipped)
+        self.files: list[str] = list(files)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.sentences[i]
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def __iter__(self) -> Iterator[Sentence]:
+        return iter(self.sentences)
+
+    def pairs(self) -> list[EntityPair]:
+        """The candidate pairs of every sentence, in sentence order."""
+        return [p for s in self.sentences for p in s.pairs()]
+
+    def documents(self) -> list[str]:
+        """The distinct document ids, in the order of their first sentence."""
+        return list(dict.fromkeys(s.document for s in self.sentences))
+
+    def __repr__(self) -> str:
+        return (f"RelationCorpus({len(self.sentences)} sentences, {len(self.documents())} documents, "
+                f"{len(self.skipped)} skipped, {len(self.files)} files)")

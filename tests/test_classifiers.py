@@ -27,24 +27,29 @@ from structkernels.classifiers.selection import cv_scores
 from structkernels.utils import NonFiniteError
 
 NODES = [["kinase", "Raf", "bind", "phosphorylate"], ["gene", "cell", "express", "Ras"]]
-EDGES = ["ARG0", "ARG1", "mod", "op1"]
+EDGES = [["ARG0", "ARG1"], ["mod", "op1"]]
 
 
 def random_paths(n: int, seed: int, signal: float = 0.8) -> tuple[list[Path], np.ndarray]:
-    """Random paths of two classes: each node comes from its class's pool with probability
-    ``signal``, else from either pool (classes overlap, not separable by one node)."""
+    """Random paths of two classes: each node and edge comes from its class's pool with
+    probability ``signal``, else from either pool (the classes overlap)."""
     rng = random.Random(seed)
     paths, y = [], []
 
-    def node(label: int) -> str:
-        return rng.choice(NODES[label] if rng.random() < signal else NODES[0] + NODES[1])
+    def pick(pools: list[list[str]], label: int) -> str:
+        return rng.choice(pools[label] if rng.random() < signal else pools[0] + pools[1])
 
     for _ in range(n):
         label = rng.randint(0, 1)
-        paths.append(Path([(None, node(label))] + [
-            (rng.choice(EDGES), node(label)) for _ in range(rng.randint(1, 4))]))
+        paths.append(Path([(None, pick(NODES, label))] + [
+            (pick(EDGES, label), pick(NODES, label)) for _ in range(rng.randint(1, 4))]))
         y.append(label)
     return paths, np.array(y)
+
+
+def path_kernel():
+    """The kernel of kernel="path" with kernel_params=None: the main job's, normalised."""
+    return Normalized(kernel("path", lam=0.8, node_mismatch=0.9))
 
 
 def blobs(n: int, seed: int = 0, gap: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
@@ -64,11 +69,14 @@ def path_data():
 # ------------------------------------------------------------------ KernelSVC: exact
 def test_exact_route_equals_sklearn_svc_on_the_same_gram(path_data):
     Xtr, ytr, Xte, _ = path_data
-    kern = Normalized(kernel("path"))  # normalize="auto" normalises the path kernel
+    kern = path_kernel()  # kernel_params=None and normalize="auto": the main job's, normalised
     K, K_te = kern.gram(Xtr), kern.gram(Xte, Xtr)
     ref = SVC(kernel="precomputed", C=2.0, class_weight="balanced").fit(K, ytr)
     ours = KernelSVC("path", C=2.0, n_jobs=1).fit(Xtr, ytr)
     assert ours.route_ == "exact" and ours.normalized_ and ours.approximation_error_ == 0.0
+    assert ours.kernel_.kernel.get_params() == {**kernel("path").get_params(), "lam": 0.8,
+                                                "node_mismatch": 0.9}
+    assert ours.kernel_params is None
     np.testing.assert_array_equal(ours.support_, ref.support_)
     np.testing.assert_allclose(ours.decision_function(Xte), ref.decision_function(K_te),
                                rtol=0, atol=1e-8)
@@ -83,7 +91,7 @@ def test_predict_with_support_vectors_only_equals_the_full_gram(path_data):
     assert len(clf.support_vectors_) == len(clf.support_)
     alpha = np.zeros(len(Xtr))
     alpha[clf.support_] = clf.dual_coef_[0]
-    K_te = Normalized(kernel("path")).gram(Xte, Xtr)
+    K_te = path_kernel().gram(Xte, Xtr)
     full = K_te @ alpha + clf.intercept_[0]
     np.testing.assert_allclose(clf.decision_function(Xte), full, rtol=0, atol=1e-10)
     np.testing.assert_array_equal(clf.predict(Xte), clf.classes_[(full > 0).astype(int)])
@@ -120,7 +128,7 @@ def test_any_two_labels_and_binary_only():
 # ------------------------------------------------------------------ KernelSVC: precomputed
 def test_precomputed_mode_equals_the_kernel_mode(path_data):
     Xtr, ytr, Xte, _ = path_data
-    kern = Normalized(kernel("path"))
+    kern = path_kernel()
     K, K_te = kern.gram(Xtr), kern.gram(Xte, Xtr)
     a = KernelSVC("path", n_jobs=1).fit(Xtr, ytr)
     b = KernelSVC("precomputed").fit(K, ytr)
@@ -217,7 +225,7 @@ def test_hash_forest_on_vectors_and_its_hashers_share_the_references():
 
 def test_hash_forest_precomputed_equals_the_kernel_mode(path_data):
     Xtr, ytr, Xte, _ = path_data
-    kern = Normalized(kernel("path"))
+    kern = path_kernel()
     common = dict(n_bits=12, n_hashes=4, n_estimators=20, random_state=3, n_jobs=1)
     a = HashForestClassifier("path", **common).fit(Xtr, ytr)
     b = HashForestClassifier("precomputed", **common).fit(kern.gram(Xtr), ytr)
@@ -341,7 +349,7 @@ def test_selection_sees_only_training_rows_and_keeps_groups_together():
 
 def test_selection_agrees_with_sklearn_cross_validation_on_a_precomputed_gram(path_data):
     Xtr, ytr, _, _ = path_data
-    K = Normalized(kernel("path")).gram(Xtr)
+    K = path_kernel().gram(Xtr)
     groups = np.arange(len(Xtr)) // 5
     ours = cv_scores({"svm": KernelSVC("precomputed")}, K, ytr, groups=groups, cv=4)["svm"]
     theirs = cross_val_score(KernelSVC("precomputed"), K, ytr, groups=groups,
@@ -360,7 +368,7 @@ def test_select_by_inner_cv_picks_the_better_candidate(path_data):
     assert candidates["svm"].__dict__.get("classes_") is None  # candidates are never fitted
     with pytest.raises(ValueError, match="mix"):
         select_by_inner_cv({"a": KernelSVC(), "b": KernelSVC("precomputed")},
-                           Normalized(kernel("path")).gram(Xtr), ytr)
+                           path_kernel().gram(Xtr), ytr)
 
 
 # ------------------------------------------------------------------ scikit-learn protocol
@@ -396,6 +404,7 @@ def _expected_failures(est):
             # decision_function is the positive class's probability (the forest's score, as
             # the paper ranks by it), not a margin around 0; the rest of the check is below
             "check_classifiers_train": "decision_function is a probability, not a margin",
+            "check_classifiers_classes": "decision_function is a probability, not a margin",
         }
     return {}
 

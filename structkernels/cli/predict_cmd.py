@@ -1,13 +1,24 @@
-"""``structkernels predict``: label new candidates with a model from ``train-npk``.
+"""``structkernels predict``: label new candidates with a saved model.
 
-The model file holds the learned σ, the classifier settings and the training
-structures; the k-NN classifier under the nonstationary path kernel is
-rebuilt from it and each record of DATA gets one JSON line::
+Two kinds of model file, told apart by their ``"format"``:
 
-    {"id": ..., "label": 1, "score": 0.75}
+- a model of ``train-npk``: it holds the learned σ, the classifier settings and
+  the training structures; the k-NN classifier under the nonstationary path
+  kernel is rebuilt from it and each record of DATA (JSON Lines of candidates)
+  gets one JSON line::
 
-``score`` is the share of the positive class among the neighbours.  When the
-records carry labels, F1 (precision, recall) is printed on stderr.
+      {"id": ..., "label": 1, "score": 0.75}
+
+  ``score`` is the share of the positive class among the neighbours;
+- a relation extractor (:class:`structkernels.extraction.RelationExtractor`,
+  saved with ``save``): the inputs are relation corpora (interaction XML, BRAT,
+  JSON Lines of ``{"text", "entities"}``), parsed with the extractor's spaCy
+  pipeline, and each candidate pair gets one JSON line::
+
+      {"sentence": ..., "pair": ..., "e1": ..., "e2": ..., "e1_text": ..., "e2_text": ...,
+       "score": 0.42, "label": 1}
+
+When the inputs carry labels, F1 (precision, recall) is printed on stderr.
 """
 
 from __future__ import annotations
@@ -37,27 +48,38 @@ from structkernels.utils import (
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "predict",
-        help="label new interaction candidates with a train-npk model (JSON Lines out)",
+        help="label new candidates with a train-npk model or a relation extractor (JSON Lines out)",
         description=(
-            "Label the candidates of DATA with a model written by structkernels train-npk: one "
-            'JSON line per record, {"id": ..., "label": 0 or 1, "score": share of positive '
-            "neighbours}. When the records carry labels, F1 (precision, recall) is printed on "
-            "stderr."
+            "Label new candidates with a saved model, one JSON line each. A train-npk model "
+            "labels the candidates of one JSON Lines file: "
+            '{"id": ..., "label": 0 or 1, "score": share of positive neighbours}. A relation '
+            "extractor (RelationExtractor.save) scores every entity pair of relation corpora "
+            "(interaction XML, BRAT, JSON Lines of text and entity offsets), parsing them with "
+            'its spaCy pipeline: {"sentence", "pair", "e1", "e2", "e1_text", "e2_text", '
+            '"score", "label"}. When the inputs carry labels, F1 (precision, recall) is '
+            "printed on stderr."
         ),
     )
-    p.add_argument("model", help="model file written by train-npk")
     p.add_argument(
-        "data",
-        help="JSON Lines: interaction records, or records with a 'path' ([[edge, node], ...])",
+        "inputs", nargs="+", metavar="INPUT",
+        help="without --model: MODEL then DATA (the model file first); with --model: the "
+        "data. DATA of a train-npk model: one JSON Lines file of interaction records or "
+        "records with a 'path' ([[edge, node], ...]); of a relation extractor: relation "
+        "corpora (.xml, .jsonl, .json, optionally .gz; a BRAT .txt/.ann file or folder)",
+    )
+    p.add_argument(
+        "--model", metavar="M",
+        help="the model file: a relation extractor or a model written by train-npk (its "
+        "format is read from the file); every INPUT is then data",
     )
     p.add_argument(
         "-o", "--output", default="-",
         help="JSON Lines output file; - is standard output (default: %(default)s)",
     )
     p.add_argument(
-        "--kernel", choices=["npk", "pk"], default="npk",
-        help="classify with the learned σ (npk) or the stationary path kernel (pk) "
-        "(default: %(default)s)",
+        "--kernel", choices=["npk", "pk"],
+        help="train-npk models: classify with the learned σ (npk) or the stationary path "
+        "kernel (pk) (default: npk)",
     )
     p.add_argument(
         "--skip-bad", action="store_true",
@@ -65,7 +87,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--n-jobs", type=int, default=1,
-        help="parallel workers of the classifier's kernel evaluations (default: %(default)s)",
+        help="parallel workers of the kernel evaluations (default: %(default)s)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        help="relation extractors: where parses are cached (default: $STRUCTKERNELS_CACHE, "
+        "else $XDG_CACHE_HOME/structkernels or ~/.cache/structkernels)",
     )
     p.set_defaults(func=writes_files(run, "--output"))
     return p
@@ -204,32 +231,57 @@ def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int = 1, *
     return clf.fit(X, y)
 
 
+def _model_and_data(args: argparse.Namespace) -> tuple[str, list[str]]:
+    if args.model is not None:
+        return args.model, list(args.inputs)
+    if len(args.inputs) < 2:
+        raise CommandError("give the model and the data: predict MODEL DATA, or "
+                           "predict --model MODEL INPUT...")
+    return args.inputs[0], list(args.inputs[1:])
+
+
+def _write_lines(output: str, lines) -> None:
+    if output == "-":
+        for line in lines:
+            sys.stdout.write(line + "\n")
+    else:
+        # written under a temporary name, renamed when complete
+        with atomic_open(output) as fh:
+            for line in lines:
+                fh.write(line + "\n")
+
+
 def run(args: argparse.Namespace) -> int:
+    from structkernels.extraction import EXTRACTOR_FORMAT
+    from structkernels.npk.files import read_document, validate_model
+
+    model_path, inputs = _model_and_data(args)
+    refuse_output_over_input(args.output, [model_path, *inputs])
+    doc = read_document(model_path)
+    if isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT:
+        return _run_extractor(args, doc, model_path, inputs)
+    if len(inputs) != 1:
+        raise CommandError(f"a train-npk model labels one DATA file; {len(inputs)} given")
+    return _run_npk(args, validate_model(doc, model_path), model_path, inputs[0])
+
+
+def _run_npk(args: argparse.Namespace, model: dict[str, Any], model_path: str, data: str) -> int:
     from structkernels.neighbors.classifier import positive_class_scores
 
-    refuse_output_over_input(args.output, [args.model, args.data])
-    model = read_model(args.model)
-    paths, ids, labels = read_candidates(args.data, args.skip_bad)
-    clf = build_classifier(model, args.kernel, args.n_jobs, source=args.model)
+    use = args.kernel or "npk"
+    paths, ids, labels = read_candidates(data, args.skip_bad)
+    clf = build_classifier(model, use, args.n_jobs, source=model_path)
     proba = clf.predict_proba(paths)
     classes = list(clf.classes_)
     pos = classes.index(1) if 1 in classes else None
     score = proba[:, pos] if pos is not None else np.zeros(len(paths))
     pred = clf.classes_[np.argmax(proba, axis=1)]
-    lines = (
+    _write_lines(args.output, (
         json.dumps({"id": rid, "label": int(p), "score": round(float(s), 6)})
         for rid, p, s in zip(ids, pred, score, strict=False)
-    )
-    if args.output == "-":
-        for line in lines:
-            sys.stdout.write(line + "\n")
-    else:
-        # written under a temporary name, renamed when complete
-        with atomic_open(args.output) as fh:
-            for line in lines:
-                fh.write(line + "\n")
+    ))
     message = (
-        f"labelled {len(paths)} candidates with {args.kernel.upper()} "
+        f"labelled {len(paths)} candidates with {use.upper()} "
         f"({int(np.sum(pred == 1))} positive), {clf.n_evaluations_:,} kernel evaluations"
     )
     if labels is not None:
@@ -238,5 +290,51 @@ def run(args: argparse.Namespace) -> int:
             f"; F1 {100 * s['f1']:.1f} (precision {100 * s['precision']:.1f}, "
             f"recall {100 * s['recall']:.1f})"
         )
+    print(message, file=sys.stderr)
+    return 0
+
+
+def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: list[str]) -> int:
+    """Score every entity pair of the relation corpora ``inputs`` with a relation extractor."""
+    import warnings
+
+    from structkernels.extraction import RelationExtractor
+    from structkernels.neighbors.classifier import positive_class_scores
+    from structkernels.relations import read_relations
+
+    if args.kernel is not None:
+        raise CommandError(f"--kernel applies to train-npk models; {model_path} is a relation "
+                           "extractor")
+    extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=args.cache_dir,
+                                            n_jobs=args.n_jobs, progress=True)
+    for name in inputs:
+        if not FilePath(name).exists():
+            raise CommandError(f"no such file or folder: {name}")
+    corpus = read_relations(inputs, on_error="skip" if args.skip_bad else "raise")
+    for rec in corpus.skipped:
+        print(f"structkernels predict: skipped {rec}", file=sys.stderr)
+    if not len(corpus):
+        raise CommandError(f"{', '.join(inputs)}: no sentences")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scored = extractor.predict_pairs(corpus)
+    for w in caught:
+        print(f"structkernels predict: warning: {one_line(w.message)}", file=sys.stderr)
+    _write_lines(args.output, (
+        json.dumps({**row, "score": round(row["score"], 6)}, ensure_ascii=False)
+        for row in scored
+    ))
+    pred = np.asarray([row["label"] for row in scored], dtype=np.int64)
+    message = (f"scored {len(scored)} entity pairs of {len(corpus)} sentences with "
+               f"{model_path} ({int(pred.sum())} positive)")
+    pairs = corpus.pairs()
+    if pairs and all(p.label is not None for p in pairs):
+        gold = np.asarray([int(p.label) for p in pairs], dtype=np.int64)
+        if gold.any() or pred.any():
+            s = positive_class_scores(gold, pred, pos_label=1)
+            message += (
+                f"; F1 {100 * s['f1']:.1f} (precision {100 * s['precision']:.1f}, "
+                f"recall {100 * s['recall']:.1f})"
+            )
     print(message, file=sys.stderr)
     return 0

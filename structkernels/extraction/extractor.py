@@ -1,0 +1,616 @@
+"""A relation extractor from text: train on an annotated corpus, save as data, predict.
+
+:class:`RelationExtractor` is the "NPK SVM" model of
+:mod:`structkernels.experiments.relations` packaged for use on new text: the sentences
+(with entity offsets) are parsed by spaCy (:class:`~structkernels.relations.parse.DependencyParser`),
+each candidate pair gets its shortest dependency path and its bag of context features
+(:func:`~structkernels.relations.structures.pair_views`), σ is learned on the training
+paths (:class:`~structkernels.NonstationaryLearner`), and an SVM is trained with the
+composite kernel::
+
+    ViewKernel(Normalized(path kernel with σ), "path") + ViewKernel(Normalized(bag), "context")
+
+The SVM is :class:`~structkernels.classifiers.KernelSVC` (the exact problem up to
+``max_exact`` training pairs, Nyström landmarks and a linear SVM above).  Either way the
+decision function is ``Σ_j w_j k(x, r_j) + b`` over a set of reference pairs ``r_j`` (the
+support vectors, or the landmarks with ``w = K_LL^{-1/2} coef``), and that is what the
+model keeps and saves.
+
+The model file is one JSON document (plain, or gzip'd when its name ends in ``.gz``)::
+
+    {"format": "structkernels-relation-extractor", "version": 1,
+     "params": {"pipeline": "en_core_web_sm", "blind": true, "C": 1.0,
+                "sigma_params": null, "random_state": 0, "max_exact": 20000},
+     "pipeline": {"name": "en_core_web_sm", "package": "en_core_web_sm", "version": "3.8.0",
+                  "spacy": "3.8.2"},
+     "kernel": {"path": {"lam": 0.8, "node_mismatch": 0.9}, "context": {"binary": true}},
+     "sigma": {"conj": 0.0, ...},
+     "train": {"pairs": 269, "positives": 134, "route": "exact"},
+     "svm": {"intercept": -0.12, "weights": [0.5, -1.0, ...]},
+     "references": [{"path": [[null, "PROT1"], ["nsubj-of", "bind"], ...],
+                     "context": ["a:.", "b:the", ...]}, ...]}
+
+Reading it never runs code: a bounded read (:data:`MAX_EXTRACTOR_BYTES`), JSON only, the
+kernels fixed by this module (only their parameters are read, each checked), every number
+finite, the lengths in agreement; anything else is one :class:`ExtractorFormatError` line
+naming the file.  Writing is atomic.  The machine-specific settings (``cache_dir``,
+``n_jobs``, ``progress``) are not saved: :meth:`RelationExtractor.load` takes them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import inspect
+import math
+import os
+import warnings
+from pathlib import Path as FilePath
+from typing import Any, NoReturn
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from structkernels.classifiers import KernelSVC
+from structkernels.experiments.relations import PATH_PARAMS
+from structkernels.kernels.base import Kernel, Normalized
+from structkernels.kernels.names import kernel as make_kernel
+from structkernels.kernels.views import ViewKernel
+from structkernels.npk.files import ModelFormatError, read_document, sigma_problem
+from structkernels.npk.learner import NonstationaryLearner
+from structkernels.relations.model import RelationCorpus
+from structkernels.relations.parse import DependencyParser
+from structkernels.relations.structures import pair_views
+from structkernels.structures import Path, StructureError
+from structkernels.utils import atomic_open, check_header, dumps_finite, one_line
+
+__all__ = [
+    "EXTRACTOR_FORMAT",
+    "EXTRACTOR_VERSION",
+    "MAX_EXTRACTOR_BYTES",
+    "VIEWS",
+    "ExtractorFormatError",
+    "PipelineVersionWarning",
+    "RelationExtractor",
+    "composite_kernel",
+]
+
+#: The ``"format"`` of a relation-extractor file.
+EXTRACTOR_FORMAT = "structkernels-relation-extractor"
+#: The version this release writes (and the only one it reads).
+EXTRACTOR_VERSION = 1
+#: The most bytes a model file may hold (decompressed).
+MAX_EXTRACTOR_BYTES = 256 << 20
+#: The views of a pair the extractor compares.
+VIEWS = ("path", "context")
+
+# the parameters each kernel may take from a file; the kernels themselves are fixed here
+_KERNEL_KEYS = {"path": ("lam", "node_mismatch", "max_len"), "context": ("binary",)}
+_PARAM_KEYS = ("pipeline", "blind", "C", "sigma_params", "random_state", "max_exact")
+_TOP_KEYS = ("format", "version", "params", "pipeline", "kernel", "sigma", "train", "svm",
+             "references")
+# the learner's keywords the extractor sets itself
+_OWN_LEARNER_KEYS = ("kernel", "kernel_params")
+
+
+class ExtractorFormatError(ModelFormatError):
+    """A relation-extractor file that cannot be used; one line naming the file."""
+
+
+class PipelineVersionWarning(UserWarning):
+    """The installed spaCy pipeline is not the version the extractor was trained with."""
+
+
+def composite_kernel(path_params: dict[str, Any], context_params: dict[str, Any],
+                     sigma: dict[str, float] | None) -> Kernel:
+    """``Normalized(path kernel with σ) on "path" + Normalized(bag) on "context"``.
+
+    Examples
+    --------
+    >>> k = composite_kernel({"lam": 0.8, "node_mismatch": 0.9}, {}, {"conj": 0.0})
+    >>> a = {"path": Path([(None, "PROT1"), ("nsubj-of", "bind"), ("dobj", "PROT2")]),
+    ...      "context": ("m:bind",)}
+    >>> round(float(k.gram([a])[0, 0]), 6)
+    2.0
+    """
+    params = dict(path_params)
+    if sigma:
+        params["sigma"] = dict(sigma)
+    return (ViewKernel(Normalized(make_kernel("path", **params)), "path")
+            + ViewKernel(Normalized(make_kernel("bag", **context_params)), "context"))
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _learner_keys() -> set[str]:
+    return set(inspect.signature(NonstationaryLearner).parameters) - set(_OWN_LEARNER_KEYS)
+
+
+def _check_sigma_params(sigma_params: Any, owner: str) -> dict[str, Any]:
+    if sigma_params is None:
+        return {}
+    if not isinstance(sigma_params, dict):
+        raise ValueError(f"{owner}: sigma_params must be a dict of NonstationaryLearner "
+                         f"keywords or None, got {type(sigma_params).__name__}")
+    unknown = sorted(set(map(str, sigma_params)) - _learner_keys())
+    if unknown:
+        raise ValueError(f"{owner}: sigma_params holds {', '.join(map(repr, unknown))}, which "
+                         "NonstationaryLearner does not take (or the extractor sets itself)")
+    return dict(sigma_params)
+
+
+class RelationExtractor(BaseEstimator):
+    """Extract relations between given entities of sentences: NPK on dependency paths + an SVM.
+
+    Parameters
+    ----------
+    pipeline : str, default "en_core_web_sm"
+        The spaCy pipeline that parses the sentences (an installed one with a parser).
+    cache_dir : str or path or None or False, default None
+        Where parses are cached (:class:`~structkernels.relations.parse.DependencyParser`);
+        False keeps nothing.  Not saved.
+    blind : bool, default True
+        Entity blinding: the pair's entities read ``PROT1``/``PROT2``, other entities ``PROT``.
+    C : float, default 1.0
+        The SVM's C (not tuned).
+    sigma_params : dict, optional
+        Keywords of :class:`~structkernels.NonstationaryLearner` (default: its own), e.g.
+        ``{"top_fraction": 0.3}``.
+    n_jobs : int, optional
+        Workers of the σ learner and the Grams; None: every core the process may use.
+        Not saved.
+    random_state : int or None, default 0
+        Seeds the σ learner and the SVM's Nyström landmarks.
+    progress : bool, default True
+        Progress bars (parsing, σ) on stderr.  Not saved.
+    max_exact : int, default 20000
+        Most training pairs the SVM solves exactly; above, Nyström landmarks
+        (:class:`~structkernels.classifiers.KernelSVC`).
+
+    Attributes
+    ----------
+    sigma_ : dict of str to float
+        The learned σ of the edge labels whose weight is not 1.
+    kernel_params_ : dict
+        ``{"path": {...}, "context": {...}}``: the two kernels' parameters.
+    kernel_ : Kernel
+        The composite kernel (with ``sigma_``).
+    references_ : list of dict
+        The reference pairs' views (``{"path": Path, "context": tuple of str}``): the
+        support vectors (exact route) or the Nyström landmarks.
+    weights_ : ndarray of shape (n_references,)
+        Their weights in the decision function (``dual_coef_`` of the exact SVM).
+    intercept_ : float
+    route_ : {"exact", "nystroem"}
+    n_pairs_ : int
+        Training pairs.
+    n_positives_ : int
+        Training pairs labelled True.
+    pipeline_meta_ : dict
+        ``{"name", "package", "version", "spacy"}``: the spaCy pipeline asked for, the
+        package found, its version and spaCy's.
+
+    Examples
+    --------
+    >>> from structkernels.extraction import RelationExtractor
+    >>> from structkernels.relations import read_relations
+    >>> train = read_relations("train.jsonl")  # doctest: +SKIP
+    >>> ex = RelationExtractor(cache_dir=False, progress=False).fit(train)  # doctest: +SKIP
+    >>> ex.save("extractor.json")  # doctest: +SKIP
+    >>> ex = RelationExtractor.load("extractor.json", progress=False)  # doctest: +SKIP
+    >>> ex.predict_pairs(read_relations("new.jsonl"))[0]  # doctest: +SKIP
+    {'sentence': 'new.1', 'pair': 'new.1.p0', 'e1': 'e0', 'e2': 'e1', 'e1_text': 'KinC', ...}
+    """
+
+    def __init__(
+        self,
+        pipeline: str = "en_core_web_sm",
+        cache_dir: str | os.PathLike | None | bool = None,
+        blind: bool = True,
+        C: float = 1.0,
+        sigma_params: dict[str, Any] | None = None,
+        n_jobs: int | None = None,
+        random_state: int | None = 0,
+        progress: bool = True,
+        max_exact: int = 20000,
+    ):
+        self.pipeline = pipeline
+        self.cache_dir = cache_dir
+        self.blind = blind
+        self.C = C
+        self.sigma_params = sigma_params
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
+        self.max_exact = max_exact
+
+    # ------------------------------------------------------------------ parsing
+    def _parser(self) -> DependencyParser:
+        key = (self.pipeline, self.cache_dir if isinstance(self.cache_dir, bool) or
+               self.cache_dir is None else os.fspath(self.cache_dir), bool(self.progress))
+        kept = self.__dict__.get("_parser_kept")
+        if kept is None or kept[0] != key:
+            kept = (key, DependencyParser(self.pipeline, cache_dir=self.cache_dir,
+                                          progress=bool(self.progress)))
+            self._parser_kept = kept
+        return kept[1]
+
+    def _pipeline_meta(self, parser: DependencyParser) -> dict[str, Any]:
+        import spacy
+
+        meta = parser.nlp.meta
+        return {"name": self.pipeline,
+                "package": f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}",
+                "version": str(meta.get("version", "")), "spacy": spacy.__version__}
+
+    def views(self, corpus: RelationCorpus) -> list[dict[str, Any]]:
+        """The views (``{"path": Path, "context": tuple}``) of every pair of ``corpus``, in order.
+
+        Parses the sentences (cached on disk unless ``cache_dir=False``).
+        """
+        if not isinstance(corpus, RelationCorpus):
+            raise TypeError(f"{type(self).__name__} takes a RelationCorpus "
+                            f"(structkernels.relations.read_relations), got {type(corpus).__name__}")
+        parser = self._parser()
+        saved = self.__dict__.get("pipeline_meta_")
+        if saved is not None and not self.__dict__.get("_version_checked"):
+            now = self._pipeline_meta(parser)
+            if (now["package"], now["version"]) != (saved.get("package"), saved.get("version")):
+                warnings.warn(
+                    f"the extractor was trained with spaCy pipeline {saved.get('package')} "
+                    f"{saved.get('version')}; {now['package']} {now['version']} is installed: "
+                    "parses, and so scores, may differ", PipelineVersionWarning, stacklevel=3)
+            self._version_checked = True
+        pairs = corpus.pairs()
+        if not pairs:
+            return []
+        with_pairs = [s for s in corpus.sentences if len(s.entities) > 1]
+        parsed = parser.parse(with_pairs)
+        return pair_views(parsed, pairs, views=VIEWS, blind=bool(self.blind))
+
+    def _n_jobs(self) -> int:
+        n = self.n_jobs
+        if n is None:
+            return -1
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n == 0:
+            raise ValueError(f"{type(self).__name__}.n_jobs must be None or a non-zero int, "
+                             f"got {n!r}")
+        return int(n)
+
+    # ---------------------------------------------------------------------- fit
+    def fit(self, corpus: RelationCorpus, y: Any = None) -> RelationExtractor:
+        """Learn σ and the SVM from a labelled corpus (every candidate pair of it).
+
+        Parameters
+        ----------
+        corpus : RelationCorpus
+            Labelled sentences (:func:`~structkernels.relations.read_relations`).
+        y : None
+            Ignored: the labels are the corpus's.
+
+        Returns
+        -------
+        self
+        """
+        import joblib
+
+        name = type(self).__name__
+        learner_params = _check_sigma_params(self.sigma_params, name)
+        if not _is_number(self.C) or self.C <= 0:
+            raise ValueError(f"{name}.C must be a finite number > 0, got {self.C!r}")
+        if not _is_int(self.max_exact) or self.max_exact < 1:
+            raise ValueError(f"{name}.max_exact must be an int >= 1, got {self.max_exact!r}")
+        n_jobs = self._n_jobs()
+        if not isinstance(corpus, RelationCorpus):
+            raise TypeError(f"{name}.fit takes a RelationCorpus, got {type(corpus).__name__}")
+        pairs = corpus.pairs()
+        if any(p.label is None for p in pairs):
+            raise ValueError(f"{name}.fit needs a labelled corpus: sentences without "
+                             "interactions given (labelled=False) have no pair labels")
+        y = np.asarray([int(p.label) for p in pairs], dtype=np.int64)
+        if len(np.unique(y)) != 2:
+            raise ValueError(f"{name}.fit needs interacting and non-interacting pairs; the "
+                             f"corpus has {len(y)} pairs, {int(y.sum())} interacting")
+        for attr in ("pipeline_meta_", "_version_checked"):
+            self.__dict__.pop(attr, None)
+        items = self.views(corpus)
+        meta = self._pipeline_meta(self._parser())
+        workers = joblib.cpu_count() if n_jobs < 0 else n_jobs
+        settings = {"n_jobs": workers, "random_state": self.random_state,
+                    "progress": bool(self.progress), **learner_params}
+        try:
+            learner = NonstationaryLearner("path", dict(PATH_PARAMS), **settings)
+        except TypeError as exc:
+            raise ValueError(f"{name}: bad sigma_params: {one_line(exc)}") from None
+        learner.fit([x["path"] for x in items], y)
+        sigma = {lab: float(v) for lab, v in learner.sigma_.items() if v != 1.0}
+        kernel_params = {"path": dict(PATH_PARAMS), "context": {"binary": True}}
+        kern = composite_kernel(kernel_params["path"], kernel_params["context"], sigma)
+        svc = KernelSVC(kern, C=float(self.C), class_weight="balanced", max_exact=self.max_exact,
+                        random_state=self.random_state, n_jobs=n_jobs, normalize=False)
+        svc.fit(items, y)
+        if svc.route_ == "exact":
+            refs = list(svc.support_vectors_)
+            weights = np.asarray(svc.dual_coef_[0], dtype=np.float64)
+        else:
+            refs = list(svc.landmarks_)
+            weights = np.asarray(svc.normalization_ @ svc.coef_[0], dtype=np.float64)
+        self.sigma_ = sigma
+        self.kernel_params_ = kernel_params
+        self.kernel_ = kern
+        self.references_ = [{"path": r["path"], "context": tuple(r["context"])} for r in refs]
+        self.weights_ = weights
+        self.intercept_ = float(svc.intercept_[0])
+        self.route_ = svc.route_
+        self.n_pairs_ = len(y)
+        self.n_positives_ = int(y.sum())
+        self.pipeline_meta_ = meta
+        self._version_checked = True
+        return self
+
+    # ------------------------------------------------------------------ predict
+    def decision_function(self, corpus: RelationCorpus) -> np.ndarray:
+        """One score per pair of ``corpus.pairs()``, in order: positive means "interacts"."""
+        check_is_fitted(self, "weights_")
+        items = self.views(corpus)
+        return self._scores(items)
+
+    def _scores(self, items: list[dict[str, Any]]) -> np.ndarray:
+        if not items:
+            return np.zeros(0, dtype=np.float64)
+        K = self.kernel_.gram(items, self.references_, n_jobs=self._n_jobs())
+        return np.asarray(K, dtype=np.float64) @ self.weights_ + self.intercept_
+
+    def predict(self, corpus: RelationCorpus) -> np.ndarray:
+        """1 for each pair of ``corpus.pairs()`` predicted to interact (score > 0), else 0."""
+        return (self.decision_function(corpus) > 0).astype(np.int64)
+
+    def predict_pairs(self, corpus: RelationCorpus) -> list[dict[str, Any]]:
+        """Every pair of ``corpus`` scored: ``{"sentence", "pair", "e1", "e2", "e1_text",
+        "e2_text", "score", "label"}`` (``label`` 1 when ``score > 0``), in pair order."""
+        scores = self.decision_function(corpus)
+        return [
+            {"sentence": p.sentence.id, "pair": p.id, "e1": p.e1.id, "e2": p.e2.id,
+             "e1_text": p.e1.text, "e2_text": p.e2.text, "score": float(s), "label": int(s > 0)}
+            for p, s in zip(corpus.pairs(), scores, strict=True)
+        ]
+
+    # --------------------------------------------------------------- save/load
+    def to_json(self) -> dict[str, Any]:
+        """The model as a JSON-ready document (what :meth:`save` writes)."""
+        check_is_fitted(self, "weights_")
+        sigma_params = _check_sigma_params(self.sigma_params, type(self).__name__) or None
+        rs = self.random_state if _is_int(self.random_state) or self.random_state is None else None
+        return {
+            "format": EXTRACTOR_FORMAT,
+            "version": EXTRACTOR_VERSION,
+            "params": {"pipeline": self.pipeline, "blind": bool(self.blind), "C": float(self.C),
+                       "sigma_params": sigma_params, "random_state": rs,
+                       "max_exact": int(self.max_exact)},
+            "pipeline": dict(self.pipeline_meta_),
+            "kernel": {k: dict(v) for k, v in self.kernel_params_.items()},
+            "sigma": {str(k): float(v) for k, v in self.sigma_.items()},
+            "train": {"pairs": int(self.n_pairs_), "positives": int(self.n_positives_),
+                      "route": self.route_},
+            "svm": {"intercept": float(self.intercept_),
+                    "weights": [float(w) for w in self.weights_]},
+            "references": [{"path": r["path"].to_json(), "context": list(r["context"])}
+                           for r in self.references_],
+        }
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to ``path`` as JSON (gzip'd when the name ends in ``.gz``), atomically.
+
+        The file appears complete or not at all; NaN or infinity anywhere is refused before
+        anything is written.
+        """
+        out = FilePath(os.fspath(path))
+        try:
+            text = dumps_finite(self.to_json(), what=f"{out}: the extractor",
+                                separators=(",", ":"), ensure_ascii=False)
+        except TypeError as exc:  # sigma_params holding a non-JSON value
+            raise ValueError(f"{out}: cannot save the extractor: {one_line(exc)}") from None
+        if out.name.endswith(".gz"):
+            with atomic_open(out, "wb") as fh:
+                with gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0) as gz:
+                    gz.write(text.encode("utf-8"))
+        else:
+            with atomic_open(out, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike,
+        *,
+        cache_dir: str | os.PathLike | None | bool = None,
+        n_jobs: int | None = None,
+        progress: bool = True,
+        max_bytes: int | None = None,
+    ) -> RelationExtractor:
+        """Read a model written by :meth:`save`; it predicts without fitting again.
+
+        ``cache_dir``, ``n_jobs`` and ``progress`` are this machine's settings (not in the
+        file); ``max_bytes`` bounds the file's (decompressed) size, default
+        :data:`MAX_EXTRACTOR_BYTES`.
+
+        Raises
+        ------
+        ExtractorFormatError
+            One line naming the file: not a relation-extractor file, another version, a
+            field missing, of the wrong type, not finite, or lengths that disagree.
+        """
+        name = os.fspath(path)
+        limit = MAX_EXTRACTOR_BYTES if max_bytes is None else max_bytes
+        try:
+            doc = read_document(name, limit)
+        except ExtractorFormatError:
+            raise
+        except ModelFormatError as exc:
+            raise ExtractorFormatError(str(exc)) from None
+        return cls.from_json(doc, source=name, cache_dir=cache_dir, n_jobs=n_jobs,
+                             progress=progress)
+
+    @classmethod
+    def from_json(
+        cls,
+        doc: Any,
+        *,
+        source: str = "the extractor",
+        cache_dir: str | os.PathLike | None | bool = None,
+        n_jobs: int | None = None,
+        progress: bool = True,
+    ) -> RelationExtractor:
+        """The model of a decoded document (:meth:`to_json`), every field checked.
+
+        ``source`` names the document in errors (the file).
+        """
+        p = _Checked(doc, source).check()
+        ex = cls(cache_dir=cache_dir, n_jobs=n_jobs, progress=progress, **p["params"])
+        ex.sigma_ = p["sigma"]
+        ex.kernel_params_ = p["kernel"]
+        ex.kernel_ = composite_kernel(p["kernel"]["path"], p["kernel"]["context"], p["sigma"])
+        ex.references_ = p["references"]
+        ex.weights_ = np.asarray(p["weights"], dtype=np.float64)
+        ex.intercept_ = float(p["intercept"])
+        ex.route_ = p["train"]["route"]
+        ex.n_pairs_ = p["train"]["pairs"]
+        ex.n_positives_ = p["train"]["positives"]
+        ex.pipeline_meta_ = p["pipeline"]
+        return ex
+
+
+class _Checked:
+    """The checks of a decoded extractor document; :meth:`check` gives its parts."""
+
+    def __init__(self, doc: Any, source: str):
+        self.doc, self.source = doc, source
+
+    def fail(self, reason: str) -> NoReturn:
+        raise ExtractorFormatError(f"{self.source}: {one_line(reason)}")
+
+    def obj(self, parent: dict, key: str, where: str, keys: tuple[str, ...] | None = None,
+            required: tuple[str, ...] = ()) -> dict:
+        value = parent.get(key)
+        if not isinstance(value, dict):
+            self.fail(f"{where} must be an object, got {type(value).__name__}")
+        if keys is not None:
+            unknown = sorted(set(value) - set(keys))
+            if unknown:
+                self.fail(f"{where} holds unknown field(s) {', '.join(map(repr, unknown))} "
+                          f"(known: {', '.join(keys)})")
+        missing = [k for k in required if k not in value]
+        if missing:
+            self.fail(f"{where} lacks {', '.join(map(repr, missing))}")
+        return value
+
+    def check(self) -> dict[str, Any]:
+        doc, fail = self.doc, self.fail
+        check_header(doc, name=self.source, format=EXTRACTOR_FORMAT,
+                     versions=(EXTRACTOR_VERSION,), what="relation-extractor",
+                     error=ExtractorFormatError)
+        unknown = sorted(set(doc) - set(_TOP_KEYS))
+        if unknown:
+            fail(f"unknown field(s) {', '.join(map(repr, unknown))} in a version "
+                 f"{EXTRACTOR_VERSION} relation-extractor file")
+        params = self.params()
+        pipeline = self.obj(doc, "pipeline", "'pipeline'", ("name", "package", "version", "spacy"),
+                            ("name", "package", "version"))
+        for k, v in pipeline.items():
+            if not isinstance(v, str):
+                fail(f"pipeline[{k!r}] must be a string, got {v!r}")
+        sigma = doc.get("sigma")
+        if not isinstance(sigma, dict):
+            fail(f"'sigma' must be an object of edge label -> σ, got {type(sigma).__name__}")
+        problem = sigma_problem("sigma", sigma)
+        if problem:
+            fail(problem)
+        kernel = self.kernel(sigma)
+        train = self.obj(doc, "train", "'train'", ("pairs", "positives", "route"),
+                         ("pairs", "positives", "route"))
+        if not _is_int(train["pairs"]) or train["pairs"] < 2:
+            fail(f"train['pairs'] must be an int >= 2, got {train['pairs']!r}")
+        if not _is_int(train["positives"]) or not 0 < train["positives"] < train["pairs"]:
+            fail(f"train['positives'] must be an int between 1 and train['pairs'] - 1, got "
+                 f"{train['positives']!r}")
+        if train["route"] not in ("exact", "nystroem"):
+            fail(f"train['route'] must be 'exact' or 'nystroem', got {train['route']!r}")
+        svm = self.obj(doc, "svm", "'svm'", ("intercept", "weights"), ("intercept", "weights"))
+        if not _is_number(svm["intercept"]):
+            fail(f"svm['intercept'] must be a finite number, got {svm['intercept']!r}")
+        weights = svm["weights"]
+        if not isinstance(weights, list) or not weights:
+            fail("svm['weights'] must be a non-empty list of numbers")
+        for i, w in enumerate(weights):
+            if not _is_number(w):
+                fail(f"svm['weights'][{i}] must be a finite number, got {w!r}")
+        refs = self.references()
+        if len(refs) != len(weights):
+            fail(f"{len(refs)} references but {len(weights)} weights in svm['weights']")
+        if len(refs) > train["pairs"]:
+            fail(f"{len(refs)} references but only {train['pairs']} training pairs")
+        return {"params": params, "pipeline": dict(pipeline), "kernel": kernel,
+                "sigma": {k: float(v) for k, v in sigma.items()}, "train": dict(train),
+                "intercept": float(svm["intercept"]), "weights": [float(w) for w in weights],
+                "references": refs}
+
+    def params(self) -> dict[str, Any]:
+        fail = self.fail
+        p = self.obj(self.doc, "params", "'params'", _PARAM_KEYS, _PARAM_KEYS)
+        if not isinstance(p["pipeline"], str) or not p["pipeline"]:
+            fail(f"params['pipeline'] must be a pipeline name, got {p['pipeline']!r}")
+        if not isinstance(p["blind"], bool):
+            fail(f"params['blind'] must be true or false, got {p['blind']!r}")
+        if not _is_number(p["C"]) or p["C"] <= 0:
+            fail(f"params['C'] must be a finite number > 0, got {p['C']!r}")
+        if p["random_state"] is not None and not _is_int(p["random_state"]):
+            fail(f"params['random_state'] must be an int or null, got {p['random_state']!r}")
+        if not _is_int(p["max_exact"]) or p["max_exact"] < 1:
+            fail(f"params['max_exact'] must be an int >= 1, got {p['max_exact']!r}")
+        try:
+            _check_sigma_params(p["sigma_params"], "params")
+        except ValueError as exc:
+            fail(str(exc))
+        return dict(p)
+
+    def kernel(self, sigma: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        k = self.obj(self.doc, "kernel", "'kernel'", tuple(_KERNEL_KEYS), tuple(_KERNEL_KEYS))
+        out = {}
+        for view, allowed in _KERNEL_KEYS.items():
+            params = self.obj(k, view, f"kernel[{view!r}]", allowed)
+            for key, value in params.items():
+                if not (_is_number(value) or isinstance(value, bool) or value is None):
+                    self.fail(f"kernel[{view!r}][{key!r}] must be a number, true/false or null, "
+                              f"got {one_line(repr(value), 60)}")
+            out[view] = dict(params)
+        try:
+            composite_kernel(out["path"], out["context"], sigma).validate_params()
+        except (TypeError, ValueError) as exc:
+            self.fail(f"bad kernel parameters: {exc}")
+        return out
+
+    def references(self) -> list[dict[str, Any]]:
+        refs = self.doc.get("references")
+        if not isinstance(refs, list) or not refs:
+            self.fail("'references' must be a non-empty list of pair views")
+        out = []
+        for i, r in enumerate(refs):
+            if not isinstance(r, dict) or set(r) != set(VIEWS):
+                self.fail(f"references[{i}] must be an object with exactly {', '.join(VIEWS)}")
+            try:
+                path = Path.from_json(r["path"])
+            except (StructureError, TypeError, ValueError) as exc:
+                self.fail(f"references[{i}]['path'] is malformed: {exc}")
+            if len(path) == 0:
+                self.fail(f"references[{i}]['path'] is empty")
+            context = r["context"]
+            if not isinstance(context, list) or not all(isinstance(f, str) for f in context):
+                self.fail(f"references[{i}]['context'] must be a list of strings")
+            out.append({"path": path, "context": tuple(context)})
+        return out

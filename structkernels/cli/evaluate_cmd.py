@@ -1,0 +1,139 @@
+"""``structkernels evaluate``: relation extraction evaluated as the BioNLP literature does.
+
+``structkernels evaluate CORPUS.xml [MORE.xml ...] --cv 10`` runs document-level
+cross-validation over the files taken together; ``--train A.xml ... --test B.xml ...``
+trains on one set and tests on the other (held-out or cross-corpus).  Every model
+(:data:`structkernels.experiments.relations.MODELS`) runs on the same folds in one run;
+the sentences are parsed with spaCy (the ``parse`` extra), parses cached on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from structkernels.cli import CommandError
+from structkernels.cli._common import check_output_folder
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "evaluate",
+        help="evaluate relation extraction models on annotated corpora (cross-validation "
+        "or train/test)",
+        description=(
+            "Read annotated relation corpora (interaction XML, BRAT standoff, JSON Lines), "
+            "parse them with spaCy, and evaluate every model on the same splits: "
+            "document-level cross-validation over the files taken together (--cv), or "
+            "--train ... --test ... (held-out or cross-corpus). Precision, recall and F1 of "
+            "the positive class in percent, pooled over folds, with the per-fold F1 spread "
+            "and ROC AUC. Needs the parse extra: pip install 'structkernels[parse]'."
+        ),
+    )
+    p.add_argument("files", nargs="*", metavar="CORPUS",
+                   help="corpus files (together one corpus) for cross-validation")
+    p.add_argument("--train", nargs="+", metavar="CORPUS", default=None,
+                   help="training corpus files (with --test)")
+    p.add_argument("--test", nargs="+", metavar="CORPUS", default=None,
+                   help="test corpus files (with --train)")
+    p.add_argument("--cv", type=int, default=10,
+                   help="folds of the document-level cross-validation (default: %(default)s)")
+    p.add_argument("--models", default=None, metavar="NAMES",
+                   help="comma-separated models (default: all; see --list-models)")
+    p.add_argument("--list-models", action="store_true", help="list the models and exit")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    p.add_argument("--pipeline", default="en_core_web_sm",
+                   help="installed spaCy pipeline (default: %(default)s)")
+    p.add_argument("--cache-dir", default=None,
+                   help="parse cache folder (default: $STRUCTKERNELS_CACHE or "
+                   "~/.cache/structkernels)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write parse caches")
+    p.add_argument("--no-blind", action="store_true",
+                   help="keep entity words in the structures (default: PROT1, PROT2, PROT)")
+    p.add_argument("--C", type=float, default=1.0, help="the SVMs' C (default: %(default)s)")
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="workers (default: the cores this process may use)")
+    p.add_argument("--random-state", type=int, default=0,
+                   help="seed of the folds, σ learner and forests (default: %(default)s)")
+    p.add_argument("--save-model", default=None, metavar="PATH",
+                   help="also train the NPK SVM extractor on all training data (the corpus, or "
+                   "--train) and save it for 'structkernels predict --model PATH'")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="leave out malformed sentences (each reported on stderr)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from structkernels.experiments.relations import MODELS, evaluate_corpora, format_table
+
+    if args.list_models:
+        for name in MODELS:
+            print(name)
+        return 0
+    if args.train or args.test:
+        if not (args.train and args.test):
+            raise CommandError("--train and --test go together")
+        if args.files:
+            raise CommandError("give corpus files either as arguments (--cv) or with "
+                               "--train/--test, not both")
+    elif not args.files:
+        raise CommandError("no corpus: give CORPUS files (cross-validation) or --train and --test")
+    if args.cv < 2:
+        raise CommandError(f"--cv must be at least 2, got {args.cv}")
+    models = list(MODELS)
+    if args.models:
+        models = [m.strip() for m in args.models.split(",") if m.strip()]
+        unknown = [m for m in models if m not in MODELS]
+        if unknown:
+            raise CommandError(f"unknown model {unknown[0]!r}; the models are {', '.join(MODELS)}")
+
+    from structkernels.relations import read_relations
+    from structkernels.relations.parse import DependencyParser
+
+    on_error = "skip" if args.skip_bad else "raise"
+    progress = not args.quiet
+
+    def log(line: str) -> None:
+        if progress:
+            print(line, file=sys.stderr, flush=True)
+
+    def read(files):
+        corpus = read_relations(files, on_error=on_error)
+        for s in corpus.skipped:
+            print(f"skipped: {s.file}:{s.line}: {s.record}: {s.reason}", file=sys.stderr)
+        if not corpus.pairs():
+            raise CommandError(f"{', '.join(files)}: no entity pair to evaluate")
+        return corpus
+
+    if args.save_model:
+        check_output_folder(args.save_model, "--save-model")
+    train = read(args.train or args.files)
+    test = read(args.test) if args.test else None
+    parser = DependencyParser(
+        args.pipeline, cache_dir=False if args.no_cache else args.cache_dir, progress=progress
+    )
+    result = evaluate_corpora(
+        train, test, cv=args.cv, models=models, parser=parser, blind=not args.no_blind,
+        C=args.C, n_jobs=args.n_jobs, random_state=args.random_state, progress=progress,
+        log=log,
+    )
+    if args.save_model:
+        from structkernels.extraction import RelationExtractor
+
+        log(f"training the extractor on {len(train.pairs())} pairs")
+        extractor = RelationExtractor(
+            args.pipeline, cache_dir=False if args.no_cache else args.cache_dir,
+            blind=not args.no_blind, C=args.C, n_jobs=args.n_jobs,
+            random_state=args.random_state, progress=progress,
+        ).fit(train)
+        extractor.save(args.save_model)
+        log(f"wrote {args.save_model}")
+    if args.json:
+        json.dump(result, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(result))
+    return 0

@@ -1,0 +1,281 @@
+"""The all-paths graph of a candidate entity pair in a dependency-parsed sentence.
+
+After Airola et al. (2008), "All-paths graph kernel for protein-protein interaction
+extraction with evaluation of cross-corpus learning", BMC Bioinformatics 9(Suppl 11):S2.
+The graph of a candidate pair (``e1``, ``e2``) is two unconnected subgraphs, compared by
+:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`:
+
+- **dependency subgraph**: a vertex per token, labelled with its word and its
+  part of speech, and a vertex per dependency, labelled with its type; each dependency
+  ``head -> dependent`` gives the edges ``head -> dependency vertex -> dependent``.
+  Edges weigh 0.3, those on the shortest undirected path between the two entities 0.9,
+  and the vertices on that path carry each of their labels a second time with the
+  prefix ``IP_`` ("in path");
+- **linear subgraph**: a vertex per token in sentence order, labelled with its word and
+  part of speech prefixed ``B_`` (before the candidate pair), ``M_`` (from the first
+  token of the pair to the last: the entities' own tokens are "middle") or ``A_``
+  (after); an edge from each token to the next weighs 0.9.
+
+Entity blinding (``blind=True``): the tokens of ``e1`` read ``PROT1``, those of ``e2``
+``PROT2`` and those of the sentence's other entities ``PROT`` in place of their words.
+Other words are the token text as it is (the node's ``concept``, case kept, as in the
+paper).  A token without a part of speech has only its word label.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+from numbers import Real
+from typing import Any
+
+import networkx as nx
+
+from structkernels.graphs.model import Graph, as_networkx
+from structkernels.structures import LabelledGraph
+
+__all__ = ["allpaths_graph", "shortest_dependency_path"]
+
+
+def _tokens(G: nx.MultiDiGraph) -> list[Any]:
+    """The graph's nodes in sentence order (their ``index``), checked."""
+    indices = {}
+    for node, index in G.nodes(data="index"):
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ValueError(
+                f"node {node!r} has no integer 'index' (its token position): the all-paths "
+                "graph is built from a dependency graph of one sentence, as from_spacy or "
+                "read_conllu make them"
+            )
+        indices[node] = index
+    order = sorted(indices, key=indices.__getitem__)
+    for a, b in zip(order, order[1:], strict=False):
+        if indices[a] == indices[b]:
+            raise ValueError(f"nodes {a!r} and {b!r} share the token index {indices[a]}")
+    return order
+
+
+def _entity(G: nx.MultiDiGraph, keys: Any, what: str) -> tuple[Any, ...]:
+    """An entity's node keys (a bare str is one key), checked against the graph."""
+    if isinstance(keys, str):
+        keys = (keys,)
+    if not isinstance(keys, Iterable):
+        raise TypeError(f"{what} must be a sequence of node keys, got {keys!r}")
+    keys = tuple(dict.fromkeys(keys))
+    if not keys:
+        raise ValueError(f"{what} names no token")
+    missing = [k for k in keys if k not in G]
+    if missing:
+        raise ValueError(f"{what} names {missing[0]!r}, which is not a node of the graph")
+    return keys
+
+
+def _neighbours(G: nx.MultiDiGraph, position: dict[Any, int]) -> dict[Any, list[Any]]:
+    """Undirected neighbours of every node, in sentence order."""
+    return {
+        u: sorted(set(G.successors(u)) | set(G.predecessors(u)), key=position.__getitem__)
+        for u in G
+    }
+
+
+def _shortest(G: nx.MultiDiGraph, e1: tuple, e2: tuple, position: dict[Any, int]) -> list[Any]:
+    targets = set(e2)
+    sources = sorted(e1, key=position.__getitem__)
+    shared = [u for u in sources if u in targets]
+    if shared:
+        return [shared[0]]
+    adjacency = _neighbours(G, position)
+    parent: dict[Any, Any] = dict.fromkeys(sources)
+    queue = deque(sources)
+    while queue:
+        u = queue.popleft()
+        for v in adjacency[u]:
+            if v in parent:
+                continue
+            parent[v] = u
+            if v in targets:
+                path = [v]
+                while parent[path[-1]] is not None:
+                    path.append(parent[path[-1]])
+                return path[::-1]
+            queue.append(v)
+    raise ValueError(
+        f"no dependency path joins the entities {list(e1)} and {list(e2)}: they lie in "
+        "unconnected parts of the parse"
+    )
+
+
+def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
+                             e2: Sequence[str] | str) -> list[str]:
+    """The shortest undirected path from a token of ``e1`` to a token of ``e2``.
+
+    Parameters
+    ----------
+    graph : Graph or networkx.MultiDiGraph
+        A dependency graph of one sentence (nodes with an integer ``index``).
+    e1, e2 : sequence of str, or str
+        The node keys of the two entities' tokens (a bare str is one key).
+
+    Returns
+    -------
+    list of node keys
+        From the ``e1`` token to the ``e2`` token.  Ties between equally short paths go
+        to the one a breadth-first search finds first, starting from ``e1``'s tokens in
+        sentence order and visiting neighbours in sentence order.  When the entities share
+        a token, the path is that token alone (the first shared one in sentence order).
+
+    Raises
+    ------
+    ValueError
+        A key that is not a node, or entities in unconnected parts of the graph.
+
+    Examples
+    --------
+    >>> from structkernels.graphs.model import new_graph, add_node
+    >>> G = new_graph("s1", "dependency", root="2")
+    >>> for i, w in enumerate(["Ras", "binds", "Raf", "strongly"], 1):
+    ...     add_node(G, str(i), w, index=i)
+    >>> _ = G.add_edge("2", "1", role="nsubj"), G.add_edge("2", "3", role="dobj")
+    >>> shortest_dependency_path(G, ["1"], ["3"])
+    ['1', '2', '3']
+    """
+    G = as_networkx(graph)
+    tokens = _tokens(G)
+    position = {u: i for i, u in enumerate(tokens)}
+    return _shortest(G, _entity(G, e1, "e1"), _entity(G, e2, "e2"), position)
+
+
+def _weight(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 < float(value) <= 1.0:
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
+    return float(value)
+
+
+def _dedupe(labels: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(labels))
+
+
+def allpaths_graph(
+    graph: Graph | nx.MultiDiGraph,
+    e1: Sequence[str] | str,
+    e2: Sequence[str] | str,
+    *,
+    entities: Iterable[Sequence[str] | str] = (),
+    blind: bool = True,
+    shortest_path_weight: float = 0.9,
+    other_weight: float = 0.3,
+    linear_weight: float = 0.9,
+) -> LabelledGraph:
+    """The all-paths graph (Airola et al. 2008) of the candidate pair ``e1``, ``e2``.
+
+    Parameters
+    ----------
+    graph : Graph or networkx.MultiDiGraph
+        The dependency graph of one sentence, as :func:`~structkernels.graphs.from_spacy`
+        or :func:`~structkernels.graphs.read_conllu` make it: node keys ``"1"``, ``"2"``
+        ..., node attributes ``concept`` (the word), ``pos`` and ``index`` (the token's
+        position), edge attribute ``role`` (the dependency type).
+    e1, e2 : sequence of str, or str
+        The node keys of the candidate entities' tokens (a bare str is one key).
+    entities : iterable of sequences of str
+        The node keys of the sentence's other entities (read ``PROT`` when blinded).
+    blind : bool, default True
+        Replace the entities' words by ``PROT1``, ``PROT2`` and ``PROT``.  A token of both
+        candidates reads ``PROT1`` and ``PROT2`` (two labels); a candidate's token that
+        also lies in another entity keeps its candidate mark.
+    shortest_path_weight, other_weight, linear_weight : float in (0, 1]
+        Weights of the dependency edges on the shortest path (0.9), of the other
+        dependency edges (0.3) and of the linear edges (0.9), the paper's values.
+
+    Returns
+    -------
+    LabelledGraph
+        Vertices ``0 .. T-1``: the tokens of the dependency subgraph in sentence order;
+        ``T .. T+D-1``: its dependencies, ordered by (head position, dependent position,
+        type); ``T+D .. 2T+D-1``: the tokens of the linear subgraph in sentence order.
+
+    Notes
+    -----
+    The shortest path is :func:`shortest_dependency_path` (its rule for ties and for
+    entities sharing a token).  Every dependency joining two consecutive tokens of the path
+    is on it (in the rare graphs with two dependencies between one pair of tokens, both).
+
+    Examples
+    --------
+    >>> from structkernels.graphs.model import new_graph, add_node
+    >>> G = new_graph("s1", "dependency", root="2")
+    >>> for i, (w, p) in enumerate([("Ras", "NN"), ("binds", "VBZ"), ("Raf", "NN")], 1):
+    ...     add_node(G, str(i), w, pos=p, index=i)
+    >>> _ = G.add_edge("2", "1", role="nsubj"), G.add_edge("2", "3", role="dobj")
+    >>> g = allpaths_graph(G, ["1"], ["3"])
+    >>> g.labels[1], g.labels[3]
+    (('binds', 'VBZ', 'IP_binds', 'IP_VBZ'), ('nsubj', 'IP_nsubj'))
+    >>> g.labels[5:]
+    (('M_PROT1', 'M_NN'), ('M_binds', 'M_VBZ'), ('M_PROT2', 'M_NN'))
+    """
+    G = as_networkx(graph)
+    w_path = _weight(shortest_path_weight, "shortest_path_weight")
+    w_other = _weight(other_weight, "other_weight")
+    w_linear = _weight(linear_weight, "linear_weight")
+    if not isinstance(blind, bool):
+        raise TypeError(f"blind must be True or False, got {blind!r}")
+    tokens = _tokens(G)
+    position = {u: i for i, u in enumerate(tokens)}
+    first, second = _entity(G, e1, "e1"), _entity(G, e2, "e2")
+    if isinstance(entities, (str, bytes)):
+        raise TypeError("entities must be a sequence of entities (each a sequence of node keys)")
+    others = [_entity(G, e, f"entities[{i}]") for i, e in enumerate(entities)]
+    path = _shortest(G, first, second, position)
+
+    # words (blinded) and parts of speech
+    marks: dict[Any, list[str]] = {}
+    if blind:
+        for keys in others:
+            for u in keys:
+                marks[u] = ["PROT"]
+        for u in first:
+            marks[u] = ["PROT1"]
+        for u in second:
+            marks[u] = (marks[u] + ["PROT2"]) if marks.get(u) == ["PROT1"] else ["PROT2"]
+    base: list[tuple[str, ...]] = []
+    for u in tokens:
+        data = G.nodes[u]
+        words = marks.get(u)
+        if words is None:
+            concept = data.get("concept")
+            words = [concept] if isinstance(concept, str) and concept else []
+        pos = data.get("pos")
+        base.append(_dedupe([*words, *([pos] if isinstance(pos, str) and pos else [])]))
+
+    # dependency subgraph
+    on_path = set(path)
+    steps = {frozenset(pair) for pair in zip(path, path[1:], strict=False)}
+    deps = []
+    for head, dep, role in G.edges(data="role"):
+        if not isinstance(role, str) or not role:
+            raise ValueError(f"the dependency {head!r} -> {dep!r} has no 'role' (its type)")
+        deps.append((position[head], position[dep], role))
+    deps.sort()
+    T = len(tokens)
+    labels: list[tuple[str, ...]] = []
+    for u, labs in zip(tokens, base, strict=True):
+        labels.append(_dedupe([*labs, *("IP_" + lab for lab in labs)]) if u in on_path else labs)
+    edges: list[tuple[int, int, float]] = []
+    for d, (h, t, role) in enumerate(deps):
+        vertex = T + d
+        marked = h != t and frozenset((tokens[h], tokens[t])) in steps
+        labels.append((role, "IP_" + role) if marked else (role,))
+        w = w_path if marked else w_other
+        edges.append((h, vertex, w))
+        edges.append((vertex, t, w))
+
+    # linear subgraph
+    pair = [position[u] for u in (*first, *second)]
+    lo, hi = min(pair), max(pair)
+    offset = T + len(deps)
+    for i, labs in enumerate(base):
+        prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
+        labels.append(tuple(prefix + lab for lab in labs))
+        if i + 1 < T:
+            edges.append((offset + i, offset + i + 1, w_linear))
+    return LabelledGraph(labels, edges)

@@ -1,0 +1,240 @@
+"""The structures of a candidate pair, read off its sentence's dependency parse.
+
+For a pair of entities of a parsed sentence (:class:`~structkernels.relations.parse.ParsedSentence`)
+:func:`pair_structures` gives one structure per view, each compared by its own kernel
+(representations are separate from kernels):
+
+- ``"path"``: the shortest dependency path from the first entity (in text order) to the
+  second, a :class:`~structkernels.Path` of ``(edge, node)`` tuples (an edge walked from
+  dependent to head carries the ``-of`` suffix, as in AMR paths), for the path and
+  nonstationary kernels; σ is learned over its dependency labels;
+- ``"tree"``: the pair's dependency subtree, a :class:`~structkernels.Tree` rooted at the
+  lowest common head of the two entities: the shortest path's nodes and each one's direct
+  dependents (negations, modals, prepositions: the context the path alone loses), in
+  sentence order;
+- ``"context"``: a bag of strings (a sorted tuple) for a linear model or the ``bag``
+  kernel: n-grams (1 to 3) of the path, the words between the two entities, three before
+  and three after, the path's length and the entities' distance;
+- ``"apg"``: the all-paths graph of Airola et al. (2008), a
+  :class:`~structkernels.structures.LabelledGraph`.
+
+Entity blinding (``blind=True``, the default): the first entity's tokens read ``PROT1``,
+the second's ``PROT2`` and any other entity's ``PROT``, so that no classifier learns
+protein names.  Other nodes read their lemma, lower-cased.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import networkx as nx
+
+from structkernels.graphs.allpaths import allpaths_graph
+from structkernels.relations.model import Entity, EntityPair
+from structkernels.relations.parse import ParsedSentence
+from structkernels.structures import Path, Tree
+
+__all__ = ["VIEWS", "entity_head", "ordered", "pair_structures", "pair_views"]
+
+#: The views :func:`pair_structures` can build.
+VIEWS = ("path", "tree", "context", "apg")
+
+
+def entity_head(G: nx.MultiDiGraph, tokens: Sequence[str]) -> str:
+    """The entity's token whose head lies outside the entity (the first such, in sentence order).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> G = nx.MultiDiGraph([("3", "1"), ("3", "2")])
+    >>> entity_head(G, ["2", "3"])
+    '3'
+    """
+    inside = set(tokens)
+    order = sorted(inside, key=int)
+    for t in order:
+        if not any(u in inside for u, _ in G.in_edges(t)):
+            return t
+    return order[0]
+
+
+def ordered(pair: EntityPair) -> tuple[Entity, Entity]:
+    """The pair's two entities in text order (start offset, then id)."""
+    a, b = pair.e1, pair.e2
+    return (a, b) if (a.start, a.id) <= (b.start, b.id) else (b, a)
+
+
+class _Labeller:
+    def __init__(self, parsed: ParsedSentence, first: Entity, second: Entity, blind: bool):
+        self.G = parsed.graph.graph
+        self.names: dict[str, str] = {}
+        if blind:
+            for toks in parsed.entities.values():
+                for t in toks:
+                    self.names.setdefault(t, "PROT")
+            for t in parsed.entities[first.id]:
+                self.names[t] = "PROT1"
+            for t in parsed.entities[second.id]:
+                self.names[t] = "PROT2"
+
+    def __call__(self, node: str) -> str:
+        if node in self.names:
+            return self.names[node]
+        data = self.G.nodes[node]
+        word = data.get("lemma") or data["concept"]
+        return word.lower() or "_"
+
+
+def _step(G: nx.MultiDiGraph, u: str, v: str) -> str:
+    """The label of the edge walked from u to v (``-of`` when walked against it)."""
+    data = G.get_edge_data(u, v)
+    if data:
+        return next(iter(data.values()))["role"]
+    return next(iter(G.get_edge_data(v, u).values()))["role"] + "-of"
+
+
+def _shortest(G: nx.MultiDiGraph, a: str, b: str) -> list[str]:
+    if a == b:
+        return [a]
+    try:
+        return nx.shortest_path(G.to_undirected(as_view=True), a, b)
+    except nx.NetworkXNoPath:
+        return []
+
+
+def _tree(G: nx.MultiDiGraph, path: list[str], label) -> Tree:
+    on_path = set(path)
+    top = min(path, key=lambda n: nx.shortest_path_length(G.to_undirected(as_view=True), n,
+                                                             G.graph["root"]))
+
+    def build(node: str, depth: int) -> Tree:
+        kids = []
+        for child in sorted(G.successors(node), key=int):
+            if child in on_path:
+                kids.append((_step(G, node, child), build(child, depth + 1)))
+            elif node in on_path:
+                kids.append((_step(G, node, child), Tree(label(child))))
+        return Tree(label(node), kids)
+
+    return build(top, 0)
+
+
+def _context(parsed: ParsedSentence, path: Path, first: str, second: str, label) -> tuple:
+    feats = set()
+    seq: list[str] = [path[0][1]]
+    for edge, node in path[1:]:
+        seq += [edge, node]
+    for n in (1, 2, 3):
+        for i in range(len(seq) - n + 1):
+            feats.add("p:" + "|".join(seq[i:i + n]))
+    n_tok = len(parsed.token_spans)
+    lo, hi = sorted((int(first), int(second)))
+    words = [label(str(k)) for k in range(1, n_tok + 1)]
+    feats.update("m:" + w for w in words[lo:hi - 1])
+    feats.update("b:" + w for w in words[max(0, lo - 4):lo - 1])
+    feats.update("a:" + w for w in words[hi:hi + 3])
+    feats.add(f"len:{min(len(path), 8)}")
+    feats.add(f"dist:{min(hi - lo, 12)}")
+    return tuple(sorted(feats))
+
+
+def pair_structures(
+    parsed: ParsedSentence,
+    pair: EntityPair,
+    *,
+    views: Iterable[str] = VIEWS,
+    blind: bool = True,
+) -> dict[str, Any]:
+    """The structures of one candidate pair, one per view (see the module's text).
+
+    Parameters
+    ----------
+    parsed : ParsedSentence
+        The parse of the pair's sentence.
+    pair : EntityPair
+    views : iterable of str, default all of :data:`VIEWS`
+    blind : bool, default True
+        Entity blinding (``PROT1``, ``PROT2``, ``PROT``).
+
+    Raises
+    ------
+    ValueError
+        An unknown view, a pair of another sentence, or an entity with no token.
+
+    Examples
+    --------
+    >>> from structkernels.relations import Entity, Sentence
+    >>> from structkernels.relations.parse import ParsedSentence
+    >>> from structkernels.graphs.model import Graph, add_node, new_graph
+    >>> G = new_graph("s1", "dependency", root="2")
+    >>> for k, w in enumerate(["Ras", "binds", "Raf"], 1):
+    ...     add_node(G, str(k), w, lemma=w.lower(), pos="X", index=k)
+    >>> G.add_edge("2", "1", role="nsubj"); G.add_edge("2", "3", role="dobj")
+    0
+    0
+    >>> s = Sentence("s1", "Ras binds Raf", "d1",
+    ...              (Entity("e1", ((0, 3),), "Ras"), Entity("e2", ((10, 13),), "Raf")))
+    >>> parsed = ParsedSentence("s1", Graph("s1", s.text, G), ((0, 3), (4, 9), (10, 13)),
+    ...                         {"e1": ("1",), "e2": ("3",)})
+    >>> views = pair_structures(parsed, s.pairs()[0], views=["path", "context"])
+    >>> list(views["path"])
+    [(None, 'PROT1'), ('nsubj-of', 'bind'), ('dobj', 'PROT2')]
+    >>> [f for f in views["context"] if f.startswith("m:")]
+    ['m:bind']
+    """
+    views = tuple(views)
+    for v in views:
+        if v not in VIEWS:
+            raise ValueError(f"unknown view {v!r}; the views are {', '.join(VIEWS)}")
+    if pair.sentence.id != parsed.id:
+        raise ValueError(f"pair {pair.id} is not of sentence {parsed.id}")
+    first, second = ordered(pair)
+    G = parsed.graph.graph
+    toks = {}
+    for ent in (first, second):
+        toks[ent.id] = parsed.entities.get(ent.id, ())
+        if not toks[ent.id]:
+            raise ValueError(f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token")
+    label = _Labeller(parsed, first, second, blind)
+    ha, hb = entity_head(G, toks[first.id]), entity_head(G, toks[second.id])
+    nodes = _shortest(G, ha, hb)
+    if not nodes:  # two trees (a parse that is a forest): join them at their roots
+        nodes = [ha, hb]
+    tuples = [(None, label(nodes[0]))]
+    for u, v in zip(nodes[:-1], nodes[1:], strict=True):
+        edge = _step(G, u, v) if (G.has_edge(u, v) or G.has_edge(v, u)) else "none"
+        tuples.append((edge, label(v)))
+    path = Path(tuples)
+    out: dict[str, Any] = {}
+    if "path" in views:
+        out["path"] = path
+    if "tree" in views:
+        out["tree"] = _tree(G, nodes, label) if len(nodes) > 1 or ha == hb else Tree(label(ha))
+    if "context" in views:
+        out["context"] = _context(parsed, path, ha, hb, label)
+    if "apg" in views:
+        others = [t for e, t in parsed.entities.items() if e not in (first.id, second.id) and t]
+        out["apg"] = allpaths_graph(parsed.graph, toks[first.id], toks[second.id],
+                                    entities=others, blind=blind)
+    return out
+
+
+def pair_views(
+    parsed: Sequence[ParsedSentence],
+    pairs: Sequence[EntityPair],
+    *,
+    views: Iterable[str] = VIEWS,
+    blind: bool = True,
+) -> list[dict[str, Any]]:
+    """:func:`pair_structures` of every pair, ``parsed`` holding each pair's sentence."""
+    by_id = {p.id: p for p in parsed}
+    views = tuple(views)
+    out = []
+    for pair in pairs:
+        try:
+            sentence = by_id[pair.sentence.id]
+        except KeyError:
+            raise ValueError(f"pair {pair.id}: sentence {pair.sentence.id} was not parsed") from None
+        out.append(pair_structures(sentence, pair, views=views, blind=blind))
+    return out

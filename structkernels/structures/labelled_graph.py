@@ -1,0 +1,232 @@
+"""Directed graphs with weighted edges and sets of vertex labels (the all-paths graph kernel's input).
+
+A :class:`LabelledGraph` is the representation of Airola et al. (2008), "All-paths graph
+kernel for protein-protein interaction extraction with evaluation of cross-corpus
+learning", BMC Bioinformatics 9(Suppl 11):S2: each vertex carries a set of labels (a
+token's word and part of speech, a dependency's type, the same marked ``IP_`` on the
+shortest path ...) and each directed edge a weight in (0, 1].  It knows nothing of how it
+is compared (:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel` does that); it is
+immutable and hashable, round-trips through JSON, and refuses at construction a graph
+whose sum over walks ``Σ_{k>=1} A^k`` diverges (spectral radius of the weighted adjacency
+``A`` at least 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from structkernels.structures.path import StructureError, _check_label, _loads
+
+__all__ = ["LabelledGraph"]
+
+#: spectral radii at or above this are refused (the walk series would not converge)
+_RADIUS_LIMIT = 1.0 - 1e-12
+
+
+def _check_labels(labels: Any) -> tuple[tuple[str, ...], ...]:
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
+        raise StructureError(
+            f"labels must be a sequence (one entry per vertex) of sequences of str, got {labels!r}"
+        )
+    out = []
+    for v, labs in enumerate(labels):
+        if isinstance(labs, (str, bytes)) or not isinstance(labs, Iterable):
+            raise StructureError(
+                f"the labels of vertex {v} must be a sequence of str (a bare string would be "
+                f"read as characters), got {labs!r}"
+            )
+        tup = tuple(_check_label(lab, f"label {j} of vertex {v}") for j, lab in enumerate(labs))
+        if len(set(tup)) != len(tup):
+            dup = next(lab for lab in tup if tup.count(lab) > 1)
+            raise StructureError(f"vertex {v} carries the label {dup!r} twice")
+        out.append(tup)
+    return tuple(out)
+
+
+def _check_index(value: Any, what: str, n: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise StructureError(f"{what} must be an int vertex index, got {value!r}")
+    if not 0 <= value < n:
+        raise StructureError(f"{what} = {int(value)} is out of range for {n} vertices")
+    return int(value)
+
+
+def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
+    if isinstance(edges, (str, bytes)) or not isinstance(edges, Iterable):
+        raise StructureError(f"edges must be a sequence of (u, v, weight) triples, got {edges!r}")
+    seen: dict[tuple[int, int], int] = {}
+    out = []
+    for i, e in enumerate(edges):
+        if isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or len(e) != 3:
+            raise StructureError(f"edge {i} must be a (u, v, weight) triple, got {e!r}")
+        u = _check_index(e[0], f"the source of edge {i}", n)
+        v = _check_index(e[1], f"the target of edge {i}", n)
+        w = e[2]
+        if isinstance(w, (bool, np.bool_)) or not isinstance(w, Real):
+            raise StructureError(f"the weight of edge {i} ({u} -> {v}) must be a number, got {w!r}")
+        w = float(w)
+        if not (np.isfinite(w) and 0.0 < w <= 1.0):
+            raise StructureError(
+                f"the weight of edge {i} ({u} -> {v}) must be finite and lie in (0, 1], got {w!r}"
+            )
+        if (u, v) in seen:
+            raise StructureError(
+                f"edges {seen[(u, v)]} and {i} both join {u} -> {v}; give one edge per "
+                "ordered pair of vertices"
+            )
+        seen[(u, v)] = i
+        out.append((u, v, w))
+    out.sort()
+    return tuple(out)
+
+
+def _topological_order(n: int, edges: tuple[tuple[int, int, float], ...]) -> tuple[int, ...] | None:
+    """Kahn's algorithm (smallest vertex first); None when the graph has a cycle."""
+    indegree = [0] * n
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for u, v, _ in edges:
+        succ[u].append(v)
+        indegree[v] += 1
+    ready = [v for v in range(n) if indegree[v] == 0]
+    ready.reverse()  # a stack whose top is the smallest ready vertex
+    order = []
+    while ready:
+        u = ready.pop()
+        order.append(u)
+        for v in reversed(succ[u]):
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                ready.append(v)
+    return tuple(order) if len(order) == n else None
+
+
+class LabelledGraph:
+    """An immutable directed graph with a set of labels per vertex and weighted edges.
+
+    Parameters
+    ----------
+    labels : sequence of sequences of str
+        ``labels[v]``: the labels of vertex ``v`` (non-empty strings, each at most once;
+        a vertex may have none).  The number of vertices is ``len(labels)``.
+    edges : sequence of (int, int, float)
+        Directed edges ``(u, v, weight)`` with ``0 <= u, v < len(labels)`` and a finite
+        ``weight`` in (0, 1]; one edge per ordered pair.  They are kept sorted.
+
+    Raises
+    ------
+    StructureError
+        A malformed label or edge, or a graph whose walk series ``Σ_{k>=1} A^k``
+        diverges: the spectral radius of the weighted adjacency matrix ``A`` must be
+        below 1 (always so for a graph without cycles).
+
+    Examples
+    --------
+    >>> from structkernels.structures import LabelledGraph
+    >>> g = LabelledGraph([("binds", "VBZ"), ("nsubj",), ("PROT1", "NN")],
+    ...                   [(0, 1, 0.9), (1, 2, 0.9)])
+    >>> len(g), g.edges[0], g.topological_order
+    (3, (0, 1, 0.9), (0, 1, 2))
+    >>> LabelledGraph.from_json(g.to_json()) == g
+    True
+    """
+
+    __slots__ = ("_labels", "_edges", "_hash", "_order")
+
+    def __init__(self, labels: Iterable[Iterable[str]], edges: Iterable[Sequence[Any]] = ()):
+        labs = _check_labels(labels)
+        n = len(labs)
+        edg = _check_edges(edges, n)
+        order = _topological_order(n, edg)
+        object.__setattr__(self, "_labels", labs)
+        object.__setattr__(self, "_edges", edg)
+        object.__setattr__(self, "_order", order)
+        if order is None:
+            radius = self.spectral_radius()
+            if not radius < _RADIUS_LIMIT:
+                raise StructureError(
+                    f"the sum over walks diverges: the weighted adjacency matrix has spectral "
+                    f"radius {radius:.6g} >= 1 (a cycle whose weights are too large); lower "
+                    "the weights on the cycles"
+                )
+        object.__setattr__(self, "_hash", hash(("LabelledGraph", labs, edg)))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("LabelledGraph is immutable")
+
+    # ------------------------------------------------------------------ views
+    @property
+    def labels(self) -> tuple[tuple[str, ...], ...]:
+        """The labels of each vertex."""
+        return self._labels
+
+    @property
+    def edges(self) -> tuple[tuple[int, int, float], ...]:
+        """The edges ``(u, v, weight)``, sorted."""
+        return self._edges
+
+    @property
+    def topological_order(self) -> tuple[int, ...] | None:
+        """The vertices in an order where every edge goes forward (smallest ready
+        vertex first), or None when the graph has a cycle."""
+        return self._order
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    def adjacency(self) -> np.ndarray:
+        """The weighted adjacency matrix ``A`` (``A[u, v]`` = weight of ``u -> v``), dense."""
+        n = len(self._labels)
+        A = np.zeros((n, n), dtype=np.float64)
+        if self._edges:
+            u, v, w = zip(*self._edges, strict=True)
+            A[list(u), list(v)] = w
+        return A
+
+    def spectral_radius(self) -> float:
+        """The spectral radius of :meth:`adjacency` (0 for a graph without cycles)."""
+        if self._order is not None or not self._edges:
+            return 0.0
+        return float(np.max(np.abs(np.linalg.eigvals(self.adjacency()))))
+
+    # ------------------------------------------------------------ protocol
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, LabelledGraph) and self._hash == other._hash
+                and self._labels == other._labels and self._edges == other._edges)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        return (LabelledGraph, (self._labels, self._edges))
+
+    def __repr__(self) -> str:
+        return f"LabelledGraph({[list(labs) for labs in self._labels]!r}, {list(self._edges)!r})"
+
+    # ---------------------------------------------------------------- JSON
+    def to_json(self) -> dict[str, list]:
+        """``{"labels": [[str, ...], ...], "edges": [[u, v, weight], ...]}``."""
+        return {
+            "labels": [list(labs) for labs in self._labels],
+            "edges": [[u, v, w] for u, v, w in self._edges],
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> LabelledGraph:
+        """Inverse of :meth:`to_json`; also accepts a JSON string."""
+        if isinstance(obj, str):
+            obj = _loads(obj)
+        if not isinstance(obj, dict) or "labels" not in obj:
+            raise StructureError(
+                f"a labelled graph in JSON is an object with 'labels' and 'edges', got {obj!r}"
+            )
+        extra = sorted(set(obj) - {"labels", "edges"})
+        if extra:
+            raise StructureError(f"unknown keys in a labelled graph: {', '.join(map(repr, extra))}")
+        labels, edges = obj["labels"], obj.get("edges", [])
+        if not isinstance(labels, list) or not isinstance(edges, list):
+            raise StructureError("'labels' and 'edges' of a labelled graph must be JSON lists")
+        return cls(labels, edges)

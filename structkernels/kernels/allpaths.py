@@ -313,7 +313,8 @@ class AllPathsFeatures(EncodedList):
         return len(self.indptr) - 1
 
     def _build(self, i: int) -> LabelledGraph:
-        raise IndexError("these features were kept without their graphs (arrays_only)")
+        raise ValueError("these features were kept without their graphs (arrays_only): "
+                         f"graph {i} cannot be rebuilt from its label pairs")
 
     def _subset(self, idx: np.ndarray) -> AllPathsFeatures:
         n = len(idx)
@@ -363,6 +364,21 @@ class AllPathsFeatures(EncodedList):
         out = np.einsum("ij,ij->i", self.dense, self.dense)
         return out + _row_sq(self.indptr, self.data)
 
+    def aligned(self, layout: _Layout) -> AllPathsFeatures:
+        """The same graphs with their features in the columns of ``layout`` (another
+        encoding's): label pairs ``layout`` lacks are dropped, as they meet none of its
+        graphs' features.  Kept, per row range, for the next block of a Gram."""
+        cmap = self.layout.column_map(layout)
+        if cmap is None:
+            return self
+        key = (*self._span, layout)
+        out = None if self._runs is None else self._runs.get(key)
+        if out is None:
+            out = self._in_layout(layout, cmap)
+            if self._runs is not None:
+                self._runs[key] = out
+        return out
+
     def _in_layout(self, layout: _Layout, cmap: np.ndarray) -> AllPathsFeatures:
         """The same graphs with their features in the columns of ``layout`` (``cmap`` from
         :meth:`_Layout.column_map`; pairs ``layout`` lacks dropped: they meet none of its
@@ -384,10 +400,8 @@ class AllPathsFeatures(EncodedList):
         order = np.lexsort((target[s], rows[s]))
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows[s], minlength=n), out=indptr[1:])
-        out = AllPathsFeatures(layout, dense, indptr, (target[s] - nd)[order], vals[s][order],
-                               np.full(n, -1, dtype=np.int64), np.zeros(n), self._items)
-        out._runs = None
-        return out
+        return AllPathsFeatures(layout, dense, indptr, (target[s] - nd)[order], vals[s][order],
+                                np.full(n, -1, dtype=np.int64), np.zeros(n), self._items)
 
 
 # ------------------------------------------------------------ compiled parts
@@ -495,6 +509,19 @@ def _factorize(keys, n_labels):  # pragma: no cover - compiled
             unique[u] = keys[idx[t]]
         inverse[idx[t]] = u
     return unique, inverse
+
+
+@njit(cache=True, nogil=True)
+def _row_sq(indptr, data):  # pragma: no cover - compiled
+    """Sum of squares of each CSR row."""
+    n = len(indptr) - 1
+    out = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * data[k]
+        out[i] = s
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -667,6 +694,11 @@ class AllPathsGraphKernel(Kernel):
     def check_input(self, X: Any) -> AllPathsFeatures:
         if isinstance(X, AllPathsFeatures):
             return X
+        if isinstance(X, LabelledGraph):
+            raise TypeError(
+                "AllPathsGraphKernel takes a sequence of LabelledGraph objects, got a single "
+                "one: wrap it in a list, or use value(x, y) for one pair"
+            )
         X = super().check_input(X)
         for i, g in enumerate(X):
             if not isinstance(g, LabelledGraph):
@@ -687,9 +719,7 @@ class AllPathsGraphKernel(Kernel):
         layout = X.layout
         same = Y.layout is layout
         if not same:
-            cmap = Y.layout.column_map(layout)
-            if cmap is not None:
-                Y = Y._in_layout(layout, cmap)
+            Y = Y.aligned(layout)
         n, m = len(X), len(Y)
         if layout.n_dense and n and m:
             out = X.dense @ Y.dense.T

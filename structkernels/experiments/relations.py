@@ -91,9 +91,10 @@ def document_folds(
 
     Examples
     --------
-    >>> folds = document_folds(["d1", "d1", "d2", "d3", "d3", "d4"], [1, 0, 1, 0, 1, 0], 2)
-    >>> [sorted(set(["d1", "d1", "d2", "d3", "d3", "d4"][i] for i in te)) for _, te in folds]
-    [['d1', 'd4'], ['d2', 'd3']]
+    >>> docs = ["d1", "d1", "d2", "d3", "d3", "d4"]
+    >>> folds = document_folds(docs, [1, 0, 1, 0, 1, 0], 2)
+    >>> [sorted({docs[i] for i in te}) for _, te in folds]
+    [['d3', 'd4'], ['d1', 'd2']]
     """
     from sklearn.model_selection import StratifiedGroupKFold
 
@@ -137,11 +138,14 @@ class _Grams:
         self.items = items
         self.n_jobs = n_jobs
         self._cache: dict[str, np.ndarray] = {}
+        self.seconds = 0.0
 
     def get(self, key: str, view: str, kern: Kernel) -> np.ndarray:
         if key not in self._cache:
+            t = time.perf_counter()
             structures = [item[view] for item in self.items]
             self._cache[key] = Normalized(kern).gram(structures, n_jobs=self.n_jobs)
+            self.seconds += time.perf_counter() - t
         return self._cache[key]
 
     def drop(self, prefix: str) -> None:
@@ -222,9 +226,12 @@ def evaluate_relations(
         scores[name][te] = s
         preds[name][te] = (s > 0).astype(np.int64)
 
+    spent: dict[str, float] = {m: 0.0 for m in models}
+    spent["σ learner"] = 0.0
     bar = tqdm(splits, desc="folds", unit="fold", disable=not progress)
     for k, (tr, te) in enumerate(bar):
         sigma: dict[str, float] = {}
+        tick = time.perf_counter()
         if uses_npk:
             learner = NonstationaryLearner(
                 "path", dict(PATH_PARAMS), n_jobs=n_jobs, random_state=random_state,
@@ -236,9 +243,11 @@ def evaluate_relations(
             say(f"split {k + 1}: σ learned on {len(tr)} training paths, zeroed "
                 f"{', '.join(sorted(sigma)) or 'no label'}")
         key = "npk:" + repr(sorted(sigma.items()))
+        spent["σ learner"] += time.perf_counter() - tick
         K_path = grams.get(key, "path", _path_kernel(sigma)) if uses_npk else None
         K_comp = None
         for name in models:
+            tick_model, in_grams = time.perf_counter(), grams.seconds
             if name == "NPK path SVM":
                 svm(K_path, tr, te, name)
             elif name == "PK SVM":
@@ -266,6 +275,7 @@ def evaluate_relations(
                     Kte = _rows(K, te, tr)
                     scores[name][te] = clf.decision_function(Kte)
                     preds[name][te] = clf.predict(Kte)
+            spent[name] += time.perf_counter() - tick_model - (grams.seconds - in_grams)
         if key != "npk:[]":
             grams.drop(key)
         say(f"split {k + 1}/{len(splits)} done ({time.perf_counter() - t0:.0f} s)")
@@ -276,6 +286,8 @@ def evaluate_relations(
         "folds": len(splits),
         "seconds": round(time.perf_counter() - t0, 1),
         "models": {m: pooled_scores(y, preds[m], scores[m], splits) for m in models},
+        "step_seconds": {**{m: round(v, 1) for m, v in spent.items()},
+                         "Grams": round(grams.seconds, 1)},
     }
     if uses_npk:
         result["sigma_zeroed"] = zeroed

@@ -168,8 +168,8 @@ def pair_structures(
     >>> from structkernels.relations.parse import ParsedSentence
     >>> from structkernels.graphs.model import Graph, add_node, new_graph
     >>> G = new_graph("s1", "dependency", root="2")
-    >>> for k, w in enumerate(["Ras", "binds", "Raf"], 1):
-    ...     add_node(G, str(k), w, lemma=w.lower(), pos="X", index=k)
+    >>> for k, (w, lemma) in enumerate([("Ras", "ras"), ("binds", "bind"), ("Raf", "raf")], 1):
+    ...     add_node(G, str(k), w, lemma=lemma, pos="X", index=k)
     >>> G.add_edge("2", "1", role="nsubj"); G.add_edge("2", "3", role="dobj")
     0
     0

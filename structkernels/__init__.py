@@ -36,5 +36,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ".neighbors.classifier": ["KernelKNNClassifier"],
     ".npk.learner": ["NonstationaryLearner"],
     ".npk.model": ["load_model"],
+    ".classifiers": ["KernelSVC", "HashForestClassifier"],
+    ".relations": ["read_relations", "RelationCorpus"],
+    ".relations.parse": ["DependencyParser"],
+    ".extraction": ["RelationExtractor"],
     ".graphs": ["read_graphs"],
 })

@@ -13,8 +13,11 @@ The models, each named by its kernel first:
 
 ``NPK SVM``
     The composite kernel ``Normalized(NPK on the shortest dependency path) +
-    Normalized(bag of context features)``: σ is learned on the training folds' paths by
-    :class:`~structkernels.NonstationaryLearner`; an SVM on the precomputed Gram.
+    Normalized(bag of context features) + Normalized(all-paths graph kernel)``: σ is
+    learned on the training folds' paths by :class:`~structkernels.NonstationaryLearner`;
+    an SVM on the precomputed Gram.  The path carries what σ weighs; the context and the
+    all-paths graph carry the sentence around it (the words between and around the pair,
+    the linear order, the rest of the parse) that the path alone loses.
 ``NPK k-NN``, ``NPK hash-RF``
     The same kernel with the main job's k-NN classifier, and with kernelised hash codes and
     a random forest (Garg et al. 2019).
@@ -60,8 +63,8 @@ PATH_PARAMS: dict[str, Any] = {"lam": 0.8, "node_mismatch": 0.9}
 MODELS = ("NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK path SVM", "PK SVM", "APG SVM",
           "n-gram SVM")
 _NEEDS = {  # the views each model reads
-    "NPK SVM": ("path", "context"), "NPK k-NN": ("path", "context"),
-    "NPK hash-RF": ("path", "context"), "NPK path SVM": ("path",), "PK SVM": ("path",),
+    "NPK SVM": ("path", "context", "apg"), "NPK k-NN": ("path", "context", "apg"),
+    "NPK hash-RF": ("path", "context", "apg"), "NPK path SVM": ("path",), "PK SVM": ("path",),
     "APG SVM": ("apg",), "n-gram SVM": ("context",),
 }
 
@@ -256,9 +259,10 @@ def evaluate_relations(
                 svm(grams.get("apg", "apg", make_kernel("all-paths-graph")), tr, te, name)
             elif name == "n-gram SVM":
                 svm(grams.get("context", "context", make_kernel("bag")), tr, te, name)
-            else:  # composite NPK + context
+            else:  # composite NPK + context + all-paths graph
                 if K_comp is None:
                     K_comp = K_path + grams.get("context", "context", make_kernel("bag"))
+                    K_comp += grams.get("apg", "apg", make_kernel("all-paths-graph"))
                 K = K_comp
                 if name == "NPK SVM":
                     svm(K, tr, te, name)

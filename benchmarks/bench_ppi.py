@@ -29,7 +29,7 @@ from pathlib import Path
 
 from _report import report
 
-from structkernels.experiments.relations import MODELS, evaluate_corpora
+from structkernels.experiments.relations import DEFAULT_MODELS, MODELS, evaluate_corpora
 from structkernels.relations import read_relations
 from structkernels.relations.parse import DependencyParser
 
@@ -49,7 +49,7 @@ def part_cv(args, parser) -> dict:
     for name in args.corpora:
         r = evaluate_corpora(corpus(name), cv=10, parser=parser, n_jobs=args.n_jobs,
                              random_state=args.random_state, progress=False,
-                             models=args.models)
+                             models=args.models, cache_dir=args.cache_dir)
         f1, auc = PUBLISHED_APG[name]
         r["published_apg"] = {"f1": f1, "roc_auc": auc}
         out[name] = r
@@ -79,7 +79,7 @@ def part_cost(args) -> dict:
     warm = evaluate_corpora(bio, cv=10, parser=DependencyParser(cache_dir=args.cache_dir,
                                                                 progress=False),
                             n_jobs=args.n_jobs, random_state=args.random_state,
-                            progress=False, models=args.models)
+                            progress=False, models=args.models, cache_dir=args.cache_dir)
     warm_s = time.perf_counter() - t
     ours = DependencyParser(cache_dir=False, progress=False)
     nlp = ours.nlp
@@ -108,7 +108,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=["cv", "cross", "cost"], required=True)
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=CORPORA)
-    ap.add_argument("--models", nargs="+", default=list(MODELS))
+    ap.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), choices=MODELS)
     ap.add_argument("--n-jobs", type=int, default=None)
     ap.add_argument("--random-state", type=int, default=0)
     ap.add_argument("--cache-dir", required=True,

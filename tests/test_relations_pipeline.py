@@ -215,12 +215,13 @@ def test_evaluate_command_cv_json(shared_data, tmp_path, capsys):
     _pipeline_or_skip()
     ppi = shared_data / "ppi"
     rc = main(["evaluate", str(ppi / "LLL-train.xml"), str(ppi / "LLL-test.xml"), "--cv", "3",
-               "--models", "PK SVM,n-gram SVM,APG SVM,NPK SVM", "--json", "--cache-dir",
+               "--models", "PK SVM,n-gram SVM,APG SVM,NPK SVM,NPK chosen", "--json", "--cache-dir",
                str(tmp_path), "-q"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["pairs"], out["positives"], out["folds"]) == (330, 164, 3)
-    assert set(out["models"]) == {"PK SVM", "n-gram SVM", "APG SVM", "NPK SVM"}
+    assert set(out["models"]) == {"PK SVM", "n-gram SVM", "APG SVM", "NPK SVM", "NPK chosen"}
+    assert len(out["chosen"]) == 3 and set(out["chosen"]) <= {"SVM", "k-NN", "hash-RF"}
     assert len(out["sigma_zeroed"]) == 3
     for s in out["models"].values():
         assert set(s) == {"precision", "recall", "f1", "roc_auc", "f1_sd"}
@@ -281,3 +282,38 @@ def test_evaluate_save_model_refuses_a_missing_folder(tmp_path, capsys):
     rc = main(["evaluate", "a.xml", "--save-model", str(tmp_path / "no" / "m.json")])
     assert rc == 2
     assert "--save-model" in capsys.readouterr().err
+
+
+def _toy_items(n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    items, y = [], []
+    for i in range(n):
+        lab = int(rng.random() < 0.4)
+        edge = "nsubj-of" if lab else "conj"
+        path = Path([(None, "PROT1"), (edge, str(rng.choice(["bind", "see"]))), ("dobj", "PROT2")])
+        items.append({"path": path, "context": (f"m:{edge}", f"w:{i % 7}")})
+        y.append(lab)
+    return items, y
+
+
+def test_evaluate_relations_cache_gives_the_same_result_without_recomputing(tmp_path, monkeypatch):
+    from structkernels.npk.learner import NonstationaryLearner
+
+    items, y = _toy_items()
+    folds = document_folds([f"d{i}" for i in range(80)], y, 4, 0)
+    models = ["PK SVM", "n-gram SVM", "NPK path SVM"]
+    first = evaluate_relations(items, y, folds, models=models, n_jobs=1, progress=False,
+                               cache_dir=tmp_path)
+    assert any(tmp_path.rglob("*.npy")) and any(tmp_path.rglob("sigma-*.json"))
+    monkeypatch.setattr(NonstationaryLearner, "fit",
+                        lambda *a, **k: pytest.fail("σ learned again"))
+    again = evaluate_relations(items, y, folds, models=models, n_jobs=1, progress=False,
+                               cache_dir=tmp_path)
+    assert again["models"] == first["models"] and again["sigma_zeroed"] == first["sigma_zeroed"]
+    # a damaged Gram file is computed again, not trusted
+    for f in tmp_path.rglob("*.npy"):
+        f.write_bytes(b"not an array")
+    monkeypatch.undo()
+    third = evaluate_relations(items, y, folds, models=models, n_jobs=1, progress=False,
+                               cache_dir=tmp_path)
+    assert third["models"] == first["models"]

@@ -21,6 +21,11 @@ The models, each named by its kernel first:
 ``NPK k-NN``, ``NPK hash-RF``
     The same kernel with the main job's k-NN classifier, and with kernelised hash codes and
     a random forest (Garg et al. 2019).
+``NPK chosen``
+    The classifier (SVM, k-NN or hash-RF on the same kernel) chosen by grouped 3-fold
+    inner cross-validation (F1, documents kept whole) on each training fold, refitted on
+    it.  Not in :data:`DEFAULT_MODELS`: it costs about three more fits per classifier and
+    fold.
 ``NPK path SVM``
     NPK on the path alone (what σ does, without the context).
 ``PK SVM``
@@ -33,8 +38,12 @@ The models, each named by its kernel first:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path as FilePath
 from typing import Any
 
 import numpy as np
@@ -44,9 +53,10 @@ from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import kernel as make_kernel
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.learner import NonstationaryLearner
-from structkernels.utils import tqdm
+from structkernels.utils import atomic_open, read_bounded, read_npy, save_npy, tqdm
 
 __all__ = [
+    "DEFAULT_MODELS",
     "MODELS",
     "PATH_PARAMS",
     "document_folds",
@@ -60,11 +70,13 @@ __all__ = [
 #: Path kernel parameters of every path-based model.
 PATH_PARAMS: dict[str, Any] = {"lam": 0.8, "node_mismatch": 0.9}
 #: The models :func:`evaluate_relations` knows, in report order.
-MODELS = ("NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK path SVM", "PK SVM", "APG SVM",
-          "n-gram SVM")
+MODELS = ("NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK chosen", "NPK path SVM", "PK SVM",
+          "APG SVM", "n-gram SVM")
+#: The models evaluated when none are named.
+DEFAULT_MODELS = tuple(m for m in MODELS if m != "NPK chosen")
 _NEEDS = {  # the views each model reads
     "NPK SVM": ("path", "context", "apg"), "NPK k-NN": ("path", "context", "apg"),
-    "NPK hash-RF": ("path", "context", "apg"), "NPK path SVM": ("path",), "PK SVM": ("path",),
+    "NPK hash-RF": ("path", "context", "apg"), "NPK chosen": ("path", "context", "apg"), "NPK path SVM": ("path",), "PK SVM": ("path",),
     "APG SVM": ("apg",), "n-gram SVM": ("context",),
 }
 
@@ -134,22 +146,93 @@ def _rows(K: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return np.take(np.take(K, rows, axis=0), cols, axis=1)
 
 
-class _Grams:
-    """Full Grams over all pairs, computed once per kernel and reused by every fold."""
+def _jsonable(x: Any) -> Any:
+    return x.to_json() if hasattr(x, "to_json") else list(x)
 
-    def __init__(self, items: Sequence[dict], n_jobs: int):
+
+class _Grams:
+    """Full Grams over all pairs, computed once per kernel and reused by every fold.
+
+    With ``cache_dir``, each Gram is kept as a ``.npy`` file (read back without pickle),
+    keyed by a SHA-256 of the structures' JSON, the kernel's class, parameters and code
+    version, and the package version; σ learned on a split is kept as JSON, keyed the same
+    way by the training structures, labels and learner settings.
+    """
+
+    def __init__(self, items: Sequence[dict], n_jobs: int,
+                 cache_dir: str | os.PathLike | None = None):
         self.items = items
         self.n_jobs = n_jobs
+        self.folder = None if cache_dir is None else FilePath(cache_dir) / "grams"
         self._cache: dict[str, np.ndarray] = {}
+        self._digests: dict[str, str] = {}
         self.seconds = 0.0
 
-    def get(self, key: str, view: str, kern: Kernel) -> np.ndarray:
+    def _digest(self, view: str) -> str:
+        if view not in self._digests:
+            h = hashlib.sha256()
+            for item in self.items:
+                h.update(json.dumps(_jsonable(item[view]), separators=(",", ":")).encode())
+                h.update(b"\n")
+            self._digests[view] = h.hexdigest()
+        return self._digests[view]
+
+    def _key(self, *parts: Any) -> str:
+        from structkernels import __version__
+
+        blob = json.dumps([__version__, *parts], sort_keys=True, default=repr)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def get(self, key: str, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
+        """The Gram of ``view`` under ``Normalized(kern)``; ``keep=False``: not on disk
+        (a σ of one split)."""
         if key not in self._cache:
             t = time.perf_counter()
-            structures = [item[view] for item in self.items]
-            self._cache[key] = Normalized(kern).gram(structures, n_jobs=self.n_jobs)
+            file = None
+            if self.folder is not None and keep:
+                name = self._key(view, self._digest(view), type(kern).__name__,
+                                 kern.get_params(deep=False), getattr(kern, "code_version", 1))
+                file = self.folder / f"{name}.npy"
+                if file.is_file():
+                    try:
+                        K = read_npy(file)
+                        if K.shape == (len(self.items), len(self.items)) and np.isfinite(K).all():
+                            self._cache[key] = K
+                    except (OSError, ValueError):
+                        pass  # damaged: computed again
+            if key not in self._cache:
+                structures = [item[view] for item in self.items]
+                K = Normalized(kern).gram(structures, n_jobs=self.n_jobs)
+                self._cache[key] = K
+                if file is not None:
+                    file.parent.mkdir(parents=True, exist_ok=True)
+                    save_npy(file, K)
             self.seconds += time.perf_counter() - t
         return self._cache[key]
+
+    def sigma(self, train: np.ndarray, y: np.ndarray, params: dict, fit: Callable[[], dict]
+              ) -> dict[str, float]:
+        """σ of a split: from the cache when it holds this split's, else ``fit()``."""
+        if self.folder is None:
+            return fit()
+        h = hashlib.sha256(self._digest("path").encode())
+        h.update(np.ascontiguousarray(train, dtype=np.int64).tobytes())
+        h.update(np.ascontiguousarray(y[train], dtype=np.int64).tobytes())
+        file = self.folder / f"sigma-{self._key('sigma', h.hexdigest(), params)}.json"
+        if file.is_file():
+            try:
+                doc = json.loads(read_bounded(file, 1 << 20).decode("utf-8"))
+                if isinstance(doc, dict) and all(
+                        isinstance(k, str) and isinstance(v, (int, float)) and np.isfinite(v)
+                        and v >= 0 for k, v in doc.items()):
+                    return {k: float(v) for k, v in doc.items()}
+            except (OSError, ValueError):
+                pass
+        sigma = fit()
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(file, "w", encoding="utf-8") as fh:
+            json.dump(sigma, fh)
+        return sigma
 
     def drop(self, prefix: str) -> None:
         for key in [k for k in self._cache if k.startswith(prefix)]:
@@ -168,13 +251,15 @@ def evaluate_relations(
     y: Sequence[int],
     splits: Sequence[tuple[np.ndarray, np.ndarray]],
     *,
-    models: Sequence[str] = MODELS,
+    groups: Sequence[str] | None = None,
+    models: Sequence[str] = DEFAULT_MODELS,
     C: float = 1.0,
     sigma_params: dict[str, Any] | None = None,
     n_jobs: int | None = None,
     random_state: Any = 0,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    cache_dir: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
     """Evaluate every model on the same splits.
 
@@ -186,7 +271,10 @@ def evaluate_relations(
         1 for an interacting pair.
     splits : sequence of (train indices, test indices)
         :func:`document_folds`, or one held-out split.
-    models : sequence of str, default :data:`MODELS`
+    groups : sequence of str, optional
+        The document of each pair: the inner folds of ``NPK chosen`` keep documents whole
+        (without it, each pair is its own group).
+    models : sequence of str, default :data:`DEFAULT_MODELS`
     C : float, default 1.0
         The SVMs' C (not tuned).
     sigma_params : dict, optional
@@ -197,6 +285,10 @@ def evaluate_relations(
     progress : bool
     log : callable, optional
         Receives a line per step (progress on stderr from the command line).
+    cache_dir : str or path, optional
+        Keep the Grams (``.npy``, read without pickle) and each split's σ (JSON) there,
+        keyed by content, kernel, parameters and version: a second run on the same data
+        reads them instead of computing them.
 
     Returns
     -------
@@ -205,7 +297,6 @@ def evaluate_relations(
         "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``.
     """
     import joblib
-    from sklearn.svm import SVC
 
     t0 = time.perf_counter()
     models = list(models)
@@ -216,18 +307,13 @@ def evaluate_relations(
         raise ValueError(f"{len(items)} items but {n} labels")
     n_jobs = joblib.cpu_count() if n_jobs is None else n_jobs
     say = log or (lambda line: None)
-    grams = _Grams(items, n_jobs)
+    grams = _Grams(items, n_jobs, cache_dir)
     preds = {m: np.zeros(n, dtype=np.int64) for m in models}
     scores = {m: np.zeros(n) for m in models}
     zeroed: list[list[str]] = []
+    chosen: list[str] = []
     uses_npk = any(m.startswith("NPK") for m in models)
-
-    def svm(K: np.ndarray, tr: np.ndarray, te: np.ndarray, name: str) -> None:
-        clf = SVC(kernel="precomputed", C=C, class_weight="balanced")
-        clf.fit(_rows(K, tr, tr), y[tr])
-        s = clf.decision_function(_rows(K, te, tr))
-        scores[name][te] = s
-        preds[name][te] = (s > 0).astype(np.int64)
+    views = needed_views(models)
 
     spent: dict[str, float] = {m: 0.0 for m in models}
     spent["σ learner"] = 0.0
@@ -236,50 +322,47 @@ def evaluate_relations(
         sigma: dict[str, float] = {}
         tick = time.perf_counter()
         if uses_npk:
-            learner = NonstationaryLearner(
-                "path", dict(PATH_PARAMS), n_jobs=n_jobs, random_state=random_state,
-                progress=False, **(sigma_params or {}),
-            )
-            learner.fit([items[i]["path"] for i in tr], y[tr])
-            sigma = {lab: v for lab, v in learner.sigma_.items() if v != 1.0}
+            def learn(tr: np.ndarray = tr) -> dict[str, float]:
+                learner = NonstationaryLearner(
+                    "path", dict(PATH_PARAMS), n_jobs=n_jobs, random_state=random_state,
+                    progress=False, **(sigma_params or {}),
+                )
+                learner.fit([items[i]["path"] for i in tr], y[tr])
+                return {lab: float(v) for lab, v in learner.sigma_.items() if v != 1.0}
+
+            sigma = grams.sigma(tr, y, {"kernel": PATH_PARAMS, "random_state": random_state,
+                                        **(sigma_params or {})}, learn)
             zeroed.append(sorted(sigma))
             say(f"split {k + 1}: σ learned on {len(tr)} training paths, zeroed "
                 f"{', '.join(sorted(sigma)) or 'no label'}")
         key = "npk:" + repr(sorted(sigma.items()))
         spent["σ learner"] += time.perf_counter() - tick
-        K_path = grams.get(key, "path", _path_kernel(sigma)) if uses_npk else None
-        K_comp = None
-        for name in models:
-            tick_model, in_grams = time.perf_counter(), grams.seconds
-            if name == "NPK path SVM":
-                svm(K_path, tr, te, name)
-            elif name == "PK SVM":
-                svm(grams.get("npk:[]", "path", _path_kernel(None)), tr, te, name)
-            elif name == "APG SVM":
-                svm(grams.get("apg", "apg", make_kernel("all-paths-graph")), tr, te, name)
-            elif name == "n-gram SVM":
-                svm(grams.get("context", "context", make_kernel("bag")), tr, te, name)
-            else:  # composite NPK + context + all-paths graph
-                if K_comp is None:
-                    K_comp = K_path + grams.get("context", "context", make_kernel("bag"))
-                    K_comp += grams.get("apg", "apg", make_kernel("all-paths-graph"))
-                K = K_comp
-                if name == "NPK SVM":
-                    svm(K, tr, te, name)
-                elif name == "NPK k-NN":
-                    clf = KernelKNNClassifier(kernel="precomputed", random_state=random_state)
-                    clf.fit(_rows(K, tr, tr), y[tr])
-                    Kte = _rows(K, te, tr)
-                    scores[name][te] = clf.predict_proba(Kte)[:, 1]
-                    preds[name][te] = clf.predict(Kte)
-                elif name == "NPK hash-RF":
-                    clf = HashForestClassifier(kernel="precomputed", random_state=random_state,
-                                               n_jobs=n_jobs)
-                    clf.fit(_rows(K, tr, tr), y[tr])
-                    Kte = _rows(K, te, tr)
-                    scores[name][te] = clf.decision_function(Kte)
-                    preds[name][te] = clf.predict(Kte)
-            spent[name] += time.perf_counter() - tick_model - (grams.seconds - in_grams)
+        K_path = (grams.get(key, "path", _path_kernel(sigma), keep=not sigma)
+                  if uses_npk else None)
+        # every Gram this split needs, computed (or read) first; then the models, each on
+        # its Gram, in threads (the SVM, forest and k-NN fits release the GIL)
+        bag = grams.get("context", "context", make_kernel("bag")) if "context" in views else None
+        apg = grams.get("apg", "apg", make_kernel("all-paths-graph")) if "apg" in views else None
+        K_pk = grams.get("npk:[]", "path", _path_kernel(None)) if "PK SVM" in models else None
+        composite = None
+        if any(m in _COMPOSITE for m in models):
+            composite = K_path + bag
+            composite += apg
+        on = {"NPK path SVM": K_path, "PK SVM": K_pk, "APG SVM": apg, "n-gram SVM": bag}
+        doc_groups = None if groups is None else np.asarray(groups)[tr]
+        jobs = [(name, composite if name in _COMPOSITE else on[name]) for name in models]
+        done = joblib.Parallel(n_jobs=min(n_jobs, len(jobs)), prefer="threads")(
+            joblib.delayed(_fit_score)(name, K, y, tr, te, C, doc_groups, random_state)
+            for name, K in jobs
+        )
+        for name, s_te, p_te, seconds, best in done:
+            scores[name][te] = s_te
+            preds[name][te] = p_te
+            spent[name] += seconds
+            if best is not None:
+                chosen.append(best)
+                say(f"split {k + 1}: inner CV chose {best}")
+        del composite
         if key != "npk:[]":
             grams.drop(key)
         say(f"split {k + 1}/{len(splits)} done ({time.perf_counter() - t0:.0f} s)")
@@ -295,7 +378,66 @@ def evaluate_relations(
     }
     if uses_npk:
         result["sigma_zeroed"] = zeroed
+    if chosen:
+        result["chosen"] = chosen
     return result
+
+
+_COMPOSITE = ("NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK chosen")
+
+
+def _fit_score(name: str, K: np.ndarray, y: np.ndarray, tr: np.ndarray, te: np.ndarray,
+               C: float, groups: np.ndarray | None, random_state: Any
+               ) -> tuple[str, np.ndarray, np.ndarray, float, str | None]:
+    """Fit model ``name`` on the training rows of its Gram, score the test rows."""
+    from sklearn.svm import SVC
+
+    t = time.perf_counter()
+    K_tr, K_te = _rows(K, tr, tr), _rows(K, te, tr)
+    best = None
+    if name == "NPK k-NN":
+        clf = KernelKNNClassifier(kernel="precomputed", random_state=random_state)
+        clf.fit(K_tr, y[tr])
+        score, pred = clf.predict_proba(K_te)[:, 1], clf.predict(K_te)
+    elif name in ("NPK hash-RF", "NPK chosen"):
+        if name == "NPK chosen":
+            best = _choose(K_tr, y[tr], groups, random_state, 1)
+            clf = _classifiers(random_state, 1)[best]
+        else:
+            clf = HashForestClassifier(kernel="precomputed", random_state=random_state,
+                                       n_jobs=1)
+        clf.fit(K_tr, y[tr])
+        score = (clf.predict_proba(K_te)[:, 1] if isinstance(clf, KernelKNNClassifier)
+                 else clf.decision_function(K_te))
+        pred = clf.predict(K_te)
+    else:  # an SVM on the precomputed Gram
+        clf = SVC(kernel="precomputed", C=C, class_weight="balanced").fit(K_tr, y[tr])
+        score = clf.decision_function(K_te)
+        pred = (score > 0).astype(np.int64)
+    return name, np.asarray(score, dtype=np.float64), np.asarray(pred, dtype=np.int64), \
+        time.perf_counter() - t, best
+
+
+def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
+    from structkernels.classifiers import KernelSVC
+
+    return {
+        "SVM": KernelSVC(kernel="precomputed", C=1.0, random_state=random_state),
+        "k-NN": KernelKNNClassifier(kernel="precomputed", random_state=random_state),
+        "hash-RF": HashForestClassifier(kernel="precomputed", random_state=random_state,
+                                        n_jobs=n_jobs),
+    }
+
+
+def _choose(K: np.ndarray, y: np.ndarray, groups: np.ndarray | None, random_state: Any,
+            n_jobs: int) -> str:
+    """The classifier with the best grouped 3-fold inner F1 on a training fold's Gram."""
+    from structkernels.classifiers import select_by_inner_cv
+
+    best, _ = select_by_inner_cv(_classifiers(random_state, n_jobs), K, y,
+                                 groups=groups if groups is not None else np.arange(len(y)),
+                                 cv=3, scoring="f1", random_state=random_state)
+    return best
 
 
 def evaluate_corpora(
@@ -303,7 +445,7 @@ def evaluate_corpora(
     test: Any = None,
     *,
     cv: int = 10,
-    models: Sequence[str] = MODELS,
+    models: Sequence[str] = DEFAULT_MODELS,
     parser: Any = None,
     blind: bool = True,
     C: float = 1.0,
@@ -312,6 +454,7 @@ def evaluate_corpora(
     random_state: Any = 0,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    cache_dir: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
     """Parse, build the pairs' structures and evaluate every model on the same splits.
 
@@ -323,12 +466,12 @@ def evaluate_corpora(
     test : RelationCorpus, optional
         The test corpus (held-out or cross-corpus evaluation); no document may be in both.
     cv : int, default 10
-    models : sequence of str, default :data:`MODELS`
+    models : sequence of str, default :data:`DEFAULT_MODELS`
     parser : DependencyParser, optional
         Default: ``DependencyParser()`` (spaCy's ``en_core_web_sm``, parses cached).
     blind : bool, default True
         Entity blinding in the structures.
-    C, sigma_params, n_jobs, random_state, progress, log
+    C, sigma_params, n_jobs, random_state, progress, log, cache_dir
         As :func:`evaluate_relations`.
 
     Returns
@@ -370,8 +513,8 @@ def evaluate_corpora(
     say(f"{len(pairs)} pairs ({int(y.sum())} positive), {len(splits)} split(s), "
         f"models: {', '.join(models)}")
     result = evaluate_relations(
-        items, y, splits, models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
-        random_state=random_state, progress=progress, log=log,
+        items, y, splits, groups=[p.sentence.document for p in pairs], models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
+        random_state=random_state, progress=progress, log=log, cache_dir=cache_dir,
     )
     docs = {s.document for s in sentences}
     result.update(

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.list_models:
         for name in MODELS:
-            print(name)
+            print(name if name in DEFAULT_MODELS else f"{name}  (only when named in --models)")
         return 0
     if args.train or args.test:
         if not (args.train and args.test):

@@ -147,8 +147,7 @@ def run(args: argparse.Namespace) -> int:
         extractor.save(args.save_model)
         log(f"wrote {args.save_model}")
     if args.json:
-        json.dump(result, sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(result, indent=1) + "\n")
     else:
         print(format_table(result))
     return 0

@@ -231,7 +231,7 @@ class _Grams:
         sigma = fit()
         file.parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(file, "w", encoding="utf-8") as fh:
-            json.dump(sigma, fh)
+            fh.write(json.dumps(sigma))
         return sigma
 
     def drop(self, prefix: str) -> None:

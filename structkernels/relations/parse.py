@@ -302,7 +302,7 @@ class DependencyParser:
                     file = folder / items[k][2][:2] / f"{items[k][2]}.json"
                     file.parent.mkdir(parents=True, exist_ok=True)
                     with atomic_open(file, "w", encoding="utf-8") as fh:
-                        json.dump(parse, fh, ensure_ascii=False)
+                        fh.write(json.dumps(parse, ensure_ascii=False))
         out = []
         for s, spans, _, parse in items:
             graph = _graph(s.id, s.text, parse)

@@ -300,7 +300,7 @@ def evaluate_relations(
 
     t0 = time.perf_counter()
     models = list(models)
-    needed_views(models)
+    views = needed_views(models)  # checks the names first
     y = np.asarray(y, dtype=np.int64)
     n = len(y)
     if len(items) != n:
@@ -313,7 +313,6 @@ def evaluate_relations(
     zeroed: list[list[str]] = []
     chosen: list[str] = []
     uses_npk = any(m.startswith("NPK") for m in models)
-    views = needed_views(models)
 
     spent: dict[str, float] = {m: 0.0 for m in models}
     spent["σ learner"] = 0.0

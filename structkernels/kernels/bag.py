@@ -130,19 +130,13 @@ class BagKernel(Kernel):
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
         X, Y = self._encoded(X), self._encoded(Y)
-        A, B = X.rows, Y.rows
-        if X.vocab is not Y.vocab:
-            vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
-            if ymap is not None:
-                B = sp.csr_matrix((B.data, ymap[B.indices], B.indptr),
-                                  shape=(B.shape[0], len(vocab)))
-            width = max(len(vocab), 1)
-            A = sp.csr_matrix((A.data, A.indices, A.indptr), shape=(A.shape[0], width))
-            B = sp.csr_matrix((B.data, B.indices, B.indptr), shape=(B.shape[0], width))
-        else:
-            width = max(len(X.vocab), 1)
-            A = sp.csr_matrix((A.data, A.indices, A.indptr), shape=(A.shape[0], width))
-            B = sp.csr_matrix((B.data, B.indices, B.indptr), shape=(B.shape[0], width))
+        vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
+        B = Y.rows
+        indices = B.indices if ymap is None else ymap[B.indices]
+        width = max(len(vocab), 1)  # the vocabulary may have grown since a list was cut
+        A = sp.csr_matrix((X.rows.data, X.rows.indices, X.rows.indptr),
+                          shape=(X.rows.shape[0], width))
+        B = sp.csr_matrix((B.data, indices, B.indptr), shape=(B.shape[0], width))
         return np.asarray((A @ B.T).toarray(), dtype=np.float64)
 
     def gram_block_symmetric(self, X: Sequence) -> np.ndarray:

@@ -105,19 +105,16 @@ def _shortest(G: nx.MultiDiGraph, a: str, b: str) -> list[str]:
 
 def _tree(G: nx.MultiDiGraph, path: list[str], label) -> Tree:
     on_path = set(path)
-    top = min(path, key=lambda n: nx.shortest_path_length(G.to_undirected(as_view=True), n,
-                                                             G.graph["root"]))
+    top = entity_head(G, path)  # the one path node whose head is off the path: the LCA
 
-    def build(node: str, depth: int) -> Tree:
+    def build(node: str) -> Tree:  # called on path nodes only
         kids = []
         for child in sorted(G.successors(node), key=int):
-            if child in on_path:
-                kids.append((_step(G, node, child), build(child, depth + 1)))
-            elif node in on_path:
-                kids.append((_step(G, node, child), Tree(label(child))))
+            sub = build(child) if child in on_path else Tree(label(child))
+            kids.append((_step(G, node, child), sub))
         return Tree(label(node), kids)
 
-    return build(top, 0)
+    return build(top)
 
 
 def _context(parsed: ParsedSentence, path: Path, first: str, second: str, label) -> tuple:
@@ -210,7 +207,7 @@ def pair_structures(
     if "path" in views:
         out["path"] = path
     if "tree" in views:
-        out["tree"] = _tree(G, nodes, label) if len(nodes) > 1 or ha == hb else Tree(label(ha))
+        out["tree"] = _tree(G, nodes, label)
     if "context" in views:
         out["context"] = _context(parsed, path, ha, hb, label)
     if "apg" in views:

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+from structkernels.utils import user_cache_dir
+
+# The caches a run writes by default (binary datasets, parses) go to a folder of this
+# test session, removed at its end; compiled kernels stay in the user's numba cache
+# (set before the override), so that a run does not compile them again.
+os.environ.setdefault("NUMBA_CACHE_DIR", os.fspath(user_cache_dir("numba")))
+_SESSION_CACHE = tempfile.mkdtemp(prefix="structkernels-test-cache-")
+os.environ["STRUCTKERNELS_CACHE"] = _SESSION_CACHE
+atexit.register(shutil.rmtree, _SESSION_CACHE, True)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -56,6 +56,8 @@ import hashlib
 import importlib.resources
 import json
 import os
+import warnings
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path as FilePath
@@ -63,6 +65,13 @@ from typing import Any
 
 import numpy as np
 
+from structkernels.datasets._binary import (
+    file_digest,
+    pack_strings,
+    read_arrays,
+    unpack_strings,
+    write_arrays,
+)
 from structkernels.structures import Path, Tree, Vocabulary
 from structkernels.structures.encoded import PathList, TreeList
 from structkernels.utils import (
@@ -73,6 +82,7 @@ from structkernels.utils import (
     loads_record,
     one_line,
     record_label,
+    user_cache_dir,
 )
 
 __all__ = [
@@ -122,13 +132,32 @@ class SkippedRecord:
         return f"{self.file}, line {self.line}{record_label(self.record_id)}: {one_line(self.reason)}"
 
 
+class _PackedText:
+    """Records' UTF-8 text in one buffer, zlib-compressed until first read."""
+
+    __slots__ = ("_packed", "_blob")
+
+    def __init__(self, packed: bytes):
+        self._packed: bytes | None = packed
+        self._blob: bytes | None = None
+
+    def blob(self) -> bytes:
+        if self._blob is None:
+            assert self._packed is not None
+            self._blob = zlib.decompress(self._packed)
+            self._packed = None
+        return self._blob
+
+
 class RecordList(Sequence):
     """Records stored as compact JSON text, one string per record.
 
     Strings are not tracked by Python's garbage collector, so a large dataset
     adds almost nothing to a collection's work; ``records[i]`` decodes that
     record into a fresh ``dict`` (changing it does not change the dataset).
-    Slices and integer arrays give a :class:`RecordList`.
+    Slices and integer arrays give a :class:`RecordList`.  Read from the
+    binary cache of :func:`load_interactions`, the text stays compressed
+    until a record is first read.
 
     Examples
     --------
@@ -137,28 +166,55 @@ class RecordList(Sequence):
     ({'id': 'a', 'label': 1}, 1)
     """
 
-    __slots__ = ("_text",)
+    __slots__ = ("_text", "_packed", "_starts", "_ends")
 
     def __init__(self, text: Sequence[str]):
-        self._text = list(text)
+        self._text: list[str] | None = list(text)
+        self._packed: _PackedText | None = None
+        self._starts = self._ends = np.zeros(0, np.int64)
+
+    @classmethod
+    def _from_packed(cls, packed: _PackedText, starts: np.ndarray, ends: np.ndarray) -> RecordList:
+        self = cls.__new__(cls)
+        self._text, self._packed, self._starts, self._ends = None, packed, starts, ends
+        return self
 
     @classmethod
     def from_dicts(cls, records: Iterable[dict]) -> RecordList:
         dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
         return cls([dumps(r) for r in records])
 
+    def _str(self, i: int) -> str:
+        if self._text is not None:
+            return self._text[i]
+        assert self._packed is not None
+        return self._packed.blob()[int(self._starts[i]):int(self._ends[i])].decode("utf-8")
+
+    def texts(self) -> list[str]:
+        """The records' compact JSON text."""
+        if self._text is not None:
+            return list(self._text)
+        return [self._str(i) for i in range(len(self))]
+
     def __len__(self) -> int:
-        return len(self._text)
+        return len(self._text) if self._text is not None else len(self._starts)
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, (int, np.integer)):
-            return json.loads(self._text[i])
-        if isinstance(i, slice):
-            return RecordList(self._text[i])
-        return RecordList([self._text[j] for j in np.asarray(i, dtype=np.int64).tolist()])
+            n = len(self)
+            if not -n <= i < n:
+                raise IndexError("record index out of range")
+            return json.loads(self._str(int(i) % n))
+        if self._text is not None:
+            if isinstance(i, slice):
+                return RecordList(self._text[i])
+            return RecordList([self._text[j] for j in np.asarray(i, dtype=np.int64).tolist()])
+        assert self._packed is not None
+        idx = np.arange(len(self))[i] if isinstance(i, slice) else np.asarray(i, dtype=np.int64)
+        return RecordList._from_packed(self._packed, self._starts[idx], self._ends[idx])
 
     def __iter__(self):
-        return (json.loads(t) for t in self._text)
+        return (json.loads(self._str(i)) for i in range(len(self)))
 
     def __repr__(self) -> str:
         return f"<RecordList of {len(self)} records>"
@@ -465,6 +521,7 @@ def load_interactions(
     *,
     max_depth: int = MAX_RECORD_DEPTH,
     max_bytes: int = MAX_RECORD_BYTES,
+    cache: bool | str | os.PathLike | None = None,
 ) -> InteractionDataset:
     """Load labelled candidate interactions.
 
@@ -485,6 +542,17 @@ def load_interactions(
         truncated gzip file (every record before it is kept).
     max_depth, max_bytes : int
         Limits of one record (:func:`structkernels.utils.loads_record`).
+    cache : bool or path or None, default None
+        A compact binary copy of the parsed file (integer arrays of the
+        encoded paths and trees, the vocabularies, the labels, and the
+        records' text compressed until first read) is kept in
+        ``user_cache_dir("datasets")`` (None or True;
+        :func:`structkernels.utils.user_cache_dir`) or in the folder given, and
+        read instead of parsing when the file's bytes, ``on_error``, the limits
+        and the reader's version are the same: the shipped dataset loads in
+        well under a second after the first time.  ``False`` parses every time.
+        The copy is written atomically and read without pickle; a damaged or
+        foreign copy is ignored and replaced.
 
     Returns
     -------
@@ -517,6 +585,16 @@ def load_interactions(
         if not file.is_file():
             raise FileNotFoundError(f"no interaction file at {file}")
     fname = os.fspath(file)
+    folder = _cache_folder(cache)
+    if folder is not None:
+        ds = _load_cached(fname, folder, on_error, max_depth, max_bytes)
+        return ds if split is None else ds.split(split)
+    return _parse_file(fname, split, on_error, max_depth, max_bytes)
+
+
+def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
+                max_bytes: int) -> InteractionDataset:
+    """Parse an interaction file (the work :func:`load_interactions` caches)."""
     records: list[str] = []
     paths: list[Path] = []
     trees: list[Tree] = []
@@ -577,3 +655,125 @@ def load_interactions(
     columns = (np.asarray(labels, dtype=np.int64), np.asarray(swapped, dtype=bool), graph_ids,
                np.array(splits, dtype="U5"))
     return InteractionDataset(RecordList(records), P, T, fname, skipped, _columns=columns)
+
+
+#: Version of the parsed form kept in the binary cache: bump it when parsing or the
+#: arrays change, so that older copies are parsed again.
+_CACHE_FORMAT = 1
+_CACHE_SPEC = {
+    "labels": "i", "swapped": "b", "splits": "U",
+    "p_offsets": "i", "p_edges": "i", "p_nodes": "i",
+    "t_offsets": "i", "t_labels": "i", "t_edges": "i", "t_child_offsets": "i",
+    "t_child_index": "i",
+    "pv_data": "u", "pv_ends": "i", "tv_data": "u", "tv_ends": "i",
+    "gid_data": "u", "gid_ends": "i", "gid_null": "b",
+    "rec_data": "u", "rec_ends": "i", "skipped": "u",
+}
+
+
+def _cache_folder(cache: bool | str | os.PathLike | None) -> FilePath | None:
+    if cache is None or cache is True:
+        return FilePath(user_cache_dir("datasets"))
+    if cache is False:
+        return None
+    if isinstance(cache, (str, os.PathLike)):
+        return FilePath(os.fspath(cache))
+    raise TypeError(f"cache must be a bool, a folder or None, got {type(cache).__name__}")
+
+
+def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
+                 max_bytes: int) -> InteractionDataset:
+    """The parsed file from its binary copy in ``folder``, made on first use."""
+    try:
+        digest = file_digest(fname)
+    except OSError as exc:
+        raise InteractionFormatError(f"{fname}: cannot read ({one_line(exc)})") from None
+    key = hashlib.sha256(json.dumps(
+        [_CACHE_FORMAT, digest, on_error, int(max_depth), int(max_bytes)]).encode()).hexdigest()
+    target = folder / f"interactions-{key[:32]}.npz"
+    arrays = read_arrays(target, _CACHE_SPEC)
+    if arrays is not None:
+        try:
+            return _from_arrays(arrays, fname)
+        except (ValueError, IndexError, UnicodeDecodeError, zlib.error):
+            pass  # damaged or foreign: parse again and replace it
+    ds = _parse_file(fname, None, on_error, max_depth, max_bytes)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_arrays(target, _to_arrays(ds))
+    except OSError as exc:
+        warnings.warn(f"the binary copy of {fname} was not kept ({one_line(exc)}); "
+                      "it is parsed again on every load", RuntimeWarning, stacklevel=3)
+    return ds
+
+
+def _to_arrays(ds: InteractionDataset) -> dict[str, np.ndarray]:
+    P, T = ds.paths, ds.trees
+    gid = pack_strings(ds.graph_ids)
+    pv = pack_strings(P.vocab.labels[1:])
+    tv = pack_strings(T.vocab.labels[1:])
+    rec = pack_strings(ds.records.texts(), compress=True)
+    skipped = json.dumps([[r.file, r.line, r.record_id, r.reason] for r in ds.skipped],
+                         ensure_ascii=False).encode("utf-8")
+    return {
+        "labels": ds.labels.astype(np.int64), "swapped": ds.swapped.astype(bool),
+        "splits": np.asarray(ds._splits, dtype="U5"),
+        "p_offsets": P.offsets, "p_edges": P.edges, "p_nodes": P.nodes,
+        "t_offsets": T.tree_offsets, "t_labels": T.labels, "t_edges": T.edges,
+        "t_child_offsets": T.child_offsets, "t_child_index": T.child_index,
+        "pv_data": pv["data"], "pv_ends": pv["ends"], "tv_data": tv["data"],
+        "tv_ends": tv["ends"], "gid_data": gid["data"], "gid_ends": gid["ends"],
+        "gid_null": gid["null"], "rec_data": rec["data"], "rec_ends": rec["ends"],
+        "skipped": np.frombuffer(skipped, dtype=np.uint8),
+    }
+
+
+def _check_offsets(off: np.ndarray, n: int | None, size: int, what: str) -> None:
+    if off.size == 0 or off[0] != 0 or off[-1] != size or (n is not None and off.size != n + 1):
+        raise ValueError(f"bad {what} offsets")
+    if off.size > 1 and np.any(np.diff(off) < 0):
+        raise ValueError(f"bad {what} offsets")
+
+
+def _check_ids(ids: np.ndarray, bound: int, what: str) -> None:
+    if ids.size and (ids.min() < 0 or ids.max() >= bound):
+        raise ValueError(f"{what} out of range")
+
+
+def _from_arrays(a: dict[str, np.ndarray], source: str) -> InteractionDataset:
+    """An :class:`InteractionDataset` from :func:`_to_arrays`' arrays, checked first (a
+    copy that does not hold together raises ValueError)."""
+    n = a["labels"].size
+    if not (a["swapped"].size == a["splits"].size == a["gid_null"].size == a["gid_ends"].size
+            == a["rec_ends"].size == n):
+        raise ValueError("column lengths differ")
+    pvocab = Vocabulary(unpack_strings(a["pv_data"], a["pv_ends"]))  # type: ignore[arg-type]
+    tvocab = Vocabulary(unpack_strings(a["tv_data"], a["tv_ends"]))  # type: ignore[arg-type]
+    _check_offsets(a["p_offsets"], n, a["p_nodes"].size, "path")
+    if a["p_edges"].size != a["p_nodes"].size:
+        raise ValueError("path arrays differ in length")
+    _check_ids(a["p_edges"], len(pvocab), "path label")
+    _check_ids(a["p_nodes"], len(pvocab), "path label")
+    m = a["t_labels"].size
+    _check_offsets(a["t_offsets"], n, m, "tree")
+    if a["t_edges"].size != m:
+        raise ValueError("tree arrays differ in length")
+    _check_offsets(a["t_child_offsets"], m, a["t_child_index"].size, "child")
+    _check_ids(a["t_labels"], len(tvocab), "tree label")
+    _check_ids(a["t_edges"], len(tvocab), "tree label")
+    _check_ids(a["t_child_index"], m, "child")
+    if not np.isin(a["splits"], SPLITS).all():
+        raise ValueError("bad split")
+    ends = a["rec_ends"]
+    if ends.size and (ends[0] < 0 or np.any(np.diff(ends) < 0)):
+        raise ValueError("bad record offsets")
+    starts = np.concatenate([np.zeros(1, np.int64), ends[:-1]]) if ends.size else ends
+    records = RecordList._from_packed(_PackedText(a["rec_data"].tobytes()), starts, ends)
+    paths = PathList(pvocab, a["p_offsets"], a["p_edges"], a["p_nodes"])
+    trees = TreeList(tvocab, a["t_offsets"], a["t_labels"], a["t_edges"], a["t_child_offsets"],
+                     a["t_child_index"])
+    gids = unpack_strings(a["gid_data"], a["gid_ends"], a["gid_null"])
+    skipped = [SkippedRecord(source, int(ln), rid, str(why))  # the same bytes, this name
+               for _, ln, rid, why in json.loads(a["skipped"].tobytes().decode("utf-8"))]
+    columns = (a["labels"], a["swapped"], gids, a["splits"].astype("U5"))
+    return InteractionDataset(records, paths, trees, source, skipped, _columns=columns)

@@ -33,7 +33,8 @@ triangle computed, mirrored), 2 diagonal only (``X[i]`` against ``Y[i]``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from structkernels.utils import njit
 
 MODE_FULL = 0
 MODE_SYMMETRIC = 1

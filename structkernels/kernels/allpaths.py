@@ -32,11 +32,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from structkernels.kernels.base import Kernel
 from structkernels.structures import EncodedList, LabelledGraph
-from structkernels.utils import check_finite
+from structkernels.utils import check_finite, njit
 
 __all__ = ["AllPathsGraphKernel", "AllPathsFeatures", "walk_sums", "label_pair_features"]
 

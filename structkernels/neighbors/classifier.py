@@ -606,7 +606,9 @@ def _codes(hasher, S: np.ndarray) -> np.ndarray:
 
 
 def _as_structures(kernel, X):
-    """Structures checked by the kernel; array-likes become arrays, sparse input is refused."""
+    """Structures checked by the kernel, in its checked form (an encoded ``PathList`` or
+    ``TreeList`` for the compiled kernels: blocks cut from it are not encoded again);
+    array-likes become arrays, sparse input is refused."""
     if issparse(X):
         raise TypeError(
             "KernelKNNClassifier: sparse input is not supported; pass a dense array, a "
@@ -614,4 +616,4 @@ def _as_structures(kernel, X):
         )
     if not isinstance(X, (list, tuple, np.ndarray)) and hasattr(X, "__array__"):
         X = np.asarray(X)
-    return _checked_structures(kernel, X)
+    return _checked_structures(kernel, X, encode=True)

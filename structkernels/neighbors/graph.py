@@ -33,7 +33,6 @@ from typing import Any
 
 import joblib
 import numpy as np
-from numba import njit
 from sklearn.utils import check_random_state
 
 from structkernels.engine.checks import (
@@ -47,7 +46,7 @@ from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
 from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, _as_structures
 from structkernels.structures import take
-from structkernels.utils import bar_disabled, tqdm
+from structkernels.utils import bar_disabled, njit, tqdm
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
 

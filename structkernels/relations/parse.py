@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from structkernels.graphs.model import Graph, GraphFormatError, add_node, new_graph
-from structkernels.utils import atomic_open, optional_module, read_bounded, tqdm
+from structkernels.utils import atomic_open, optional_module, read_bounded, tqdm, user_cache_dir
 
 __all__ = [
     "DEFAULT_PIPELINE",
@@ -49,13 +49,9 @@ _MAX_CACHE_BYTES = 4 << 20
 
 
 def default_cache_dir() -> Path:
-    """Where parses are cached: ``$STRUCTKERNELS_CACHE``, else ``$XDG_CACHE_HOME/structkernels``,
-    else ``~/.cache/structkernels``."""
-    own = os.environ.get("STRUCTKERNELS_CACHE")
-    if own:
-        return Path(own)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "structkernels"
+    """Where parses are cached: :func:`structkernels.utils.user_cache_dir` (``$STRUCTKERNELS_CACHE``,
+    else ``$XDG_CACHE_HOME/structkernels``, else ``~/.cache/structkernels``)."""
+    return user_cache_dir()
 
 
 def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:

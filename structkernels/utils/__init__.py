@@ -1,5 +1,6 @@
 """Shared mechanisms with no knowledge of kernels or structures: atomic writes,
-input limits, numeric checks, progress, optional imports, lazy package faces.
+input limits, numeric checks, progress, optional imports, lazy package faces, the
+user's cache folder, the default number of workers and cached compilation.
 
 Every other package of structkernels may import from here; nothing here imports
 from another package of structkernels.  Names are served lazily, so that
@@ -23,5 +24,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                  "MAX_RECORD_DEPTH", "MAX_RECORD_BYTES"],
     "._progress": ["tqdm", "bar_disabled", "LineWriter", "MIN_BAR_EVALUATIONS"],
     "._optional": ["optional_module"],
+    "._cache": ["user_cache_dir"],
+    "._cores": ["available_cores", "effective_n_jobs"],
+    "._jit": ["njit", "numba_cache_dir"],
     "._lazy": ["lazy_exports", "served_from"],
 })

@@ -46,9 +46,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
 from structkernels.kernels.srk.common import Rewriting, SRKBase, encode_rewritings
+from structkernels.utils import njit
 
 __all__ = ["KbSRK", "kb_srk_direct", "kb_kbar"]
 

@@ -1,0 +1,97 @@
+"""Compact binary copies of parsed datasets: named NumPy arrays in one ``.npz`` file.
+
+Read with ``allow_pickle=False`` (reading runs no code), written atomically, and checked
+on reading (names, dtypes, shapes); anything unexpected reads as ``None`` so the caller
+parses the source again.  Strings are stored as one UTF-8 buffer (optionally zlib
+compressed) with the end offset of each string.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zipfile
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from structkernels.utils import atomic_open
+
+__all__ = ["file_digest", "pack_strings", "unpack_strings", "write_arrays", "read_arrays"]
+
+
+def file_digest(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file's bytes, hex."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(chunk)
+            if not block:
+                return h.hexdigest()
+            h.update(block)
+
+
+def pack_strings(items: Sequence[str | None], *, compress: bool = False) -> dict[str, np.ndarray]:
+    """``{"data": uint8, "ends": int64, "null": bool}`` for a list of strings (None allowed)."""
+    enc = [b"" if s is None else s.encode("utf-8") for s in items]
+    ends = np.cumsum(np.fromiter((len(b) for b in enc), dtype=np.int64, count=len(enc)))
+    blob = b"".join(enc)
+    if compress:
+        blob = zlib.compress(blob, 6)
+    return {
+        "data": np.frombuffer(blob, dtype=np.uint8),
+        "ends": ends.astype(np.int64),
+        "null": np.fromiter((s is None for s in items), dtype=bool, count=len(items)),
+    }
+
+
+def unpack_strings(data: np.ndarray, ends: np.ndarray, null: np.ndarray | None = None, *,
+                   compressed: bool = False) -> list[str | None]:
+    """The strings of :func:`pack_strings`."""
+    blob = data.tobytes()
+    if compressed:
+        blob = zlib.decompress(blob)
+    if len(ends) and int(ends[-1]) != len(blob):
+        raise ValueError("string buffer and offsets disagree")
+    text = blob.decode("utf-8")
+    if text.isascii():  # byte offsets are character offsets
+        starts = [0, *ends[:-1].tolist()]
+        out: list[str | None] = [text[a:b] for a, b in zip(starts, ends.tolist(), strict=True)]
+    else:
+        starts = [0, *ends[:-1].tolist()]
+        out = [blob[a:b].decode("utf-8") for a, b in zip(starts, ends.tolist(), strict=True)]
+    if null is not None:
+        for i in np.flatnonzero(null).tolist():
+            out[i] = None
+    return out
+
+
+def write_arrays(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write named arrays to ``path`` (``.npz``, uncompressed) through a temporary file."""
+    for name, a in arrays.items():
+        if a.dtype == object:
+            raise TypeError(f"array {name!r} has dtype object (could only be read with pickle)")
+    with atomic_open(path, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def read_arrays(path: str | os.PathLike, spec: Mapping[str, str]) -> dict[str, np.ndarray] | None:
+    """The arrays named in ``spec`` (name -> dtype kind: ``"i"``, ``"u"``, ``"b"``, ``"U"``),
+    each one-dimensional; None when the file is missing, damaged or not of that form."""
+    p = Path(os.fspath(path))
+    if not p.is_file():
+        return None
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            if set(z.files) != set(spec):
+                return None
+            out = {name: z[name] for name in spec}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
+        return None
+    for name, kind in spec.items():
+        a = out[name]
+        if a.ndim != 1 or a.dtype.kind != kind:
+            return None
+    return out

@@ -1,0 +1,61 @@
+"""How many workers ``n_jobs`` means: by default, the cores this process may use."""
+
+from __future__ import annotations
+
+import joblib
+
+__all__ = ["available_cores", "effective_n_jobs"]
+
+
+def available_cores() -> int:
+    """The number of cores this process may run on.
+
+    The smallest of the machine's logical cores, the process's CPU affinity
+    (``os.sched_getaffinity``, e.g. under ``taskset``), the cgroup CPU quota (a
+    container's ``--cpus``) and ``$LOKY_MAX_CPU_COUNT``; at least 1.  This is
+    :func:`joblib.cpu_count`, which reads all of them at each call.
+
+    Examples
+    --------
+    >>> from structkernels.utils import available_cores
+    >>> available_cores() >= 1
+    True
+    """
+    return max(1, int(joblib.cpu_count()))
+
+
+def effective_n_jobs(n_jobs: int | None) -> int:
+    """The number of workers for ``n_jobs``.
+
+    ``None`` (the default everywhere in structkernels) and ``-1`` are
+    :func:`available_cores`; ``-k`` is that number less ``k - 1`` (at least 1);
+    a positive number is itself.
+
+    Raises
+    ------
+    ValueError
+        ``n_jobs`` is 0 or not an integer.
+
+    Examples
+    --------
+    >>> from structkernels.utils import effective_n_jobs
+    >>> effective_n_jobs(3)
+    3
+    >>> effective_n_jobs(None) == effective_n_jobs(-1) >= 1
+    True
+    """
+    if n_jobs is None:
+        return available_cores()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int):
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover
+            np = None
+        if np is None or not isinstance(n_jobs, np.integer):
+            raise ValueError(f"n_jobs must be an integer or None, got {n_jobs!r}")
+        n_jobs = int(n_jobs)
+    if n_jobs == 0:
+        raise ValueError("n_jobs must not be 0 (None or -1: every core this process may use)")
+    if n_jobs < 0:
+        return max(1, available_cores() + 1 + n_jobs)
+    return n_jobs

@@ -1,0 +1,246 @@
+"""The mechanisms behind the costs of a run: the binary dataset cache, where compiled
+kernels are cached, and how many cores ``n_jobs`` means by default."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from structkernels.datasets import load_interactions
+from structkernels.utils import available_cores, effective_n_jobs, numba_cache_dir, user_cache_dir
+
+RECORDS = [
+    {"id": f"r{i}", "graph_id": f"g{i // 2}",
+     "path": [[None, "bind-01"], ["ARG0", "protein"], ["ARG1", f"enzyme{i % 3}"]],
+     "tree": {"label": "bind-01", "children": [["ARG0", {"label": "protein"}],
+                                               ["ARG1", {"label": f"enzyme{i % 3}"}]]},
+     "label": i % 2, "sentence": f"Protein {i} binds the enzyme é{i}."}
+    for i in range(12)
+]
+
+
+def _write(path: Path, records, bad_line: str | None = None) -> Path:
+    lines = [json.dumps(r, ensure_ascii=False) for r in records]
+    if bad_line is not None:
+        lines.insert(3, bad_line)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return path
+
+
+def _same(a, b) -> None:
+    assert len(a) == len(b)
+    assert list(a.paths) == list(b.paths)
+    assert list(a.trees) == list(b.trees)
+    assert list(a.records) == list(b.records)
+    assert a.labels.tolist() == b.labels.tolist()
+    assert a.swapped.tolist() == b.swapped.tolist()
+    assert a.graph_ids == b.graph_ids
+    assert [str(s) for s in a.skipped] == [str(s) for s in b.skipped]
+    for name in ("train", "test"):
+        assert list(a.split(name).paths) == list(b.split(name).paths)
+
+
+def test_binary_copy_equals_the_parse_and_is_read_instead(tmp_path, monkeypatch):
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS, bad_line='{"id": "bad", "label": 1}')
+    cache = tmp_path / "cache"
+    parsed = load_interactions(src, on_error="skip", cache=False)
+    assert not cache.exists()
+    first = load_interactions(src, on_error="skip", cache=cache)
+    copies = list(cache.glob("*.npz"))
+    assert len(copies) == 1
+    _same(first, parsed)
+    # the second load reads the copy: parsing is not called
+    import structkernels.datasets.interactions as mod
+
+    def no_parse(*a, **k):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(mod, "_parse_file", no_parse)
+    second = load_interactions(src, on_error="skip", cache=cache)
+    _same(second, parsed)
+    assert load_interactions(src, split="train", on_error="skip", cache=cache).graph_ids == \
+        parsed.split("train").graph_ids
+    # other settings, other key: parsed (and refused here)
+    with pytest.raises(AssertionError, match="parsed again"):
+        load_interactions(src, on_error="raise", cache=cache)
+
+
+def test_changed_file_is_parsed_again(tmp_path):
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS)
+    cache = tmp_path / "c"
+    a = load_interactions(src, cache=cache)
+    _write(src, RECORDS[:5])
+    b = load_interactions(src, cache=cache)
+    assert len(a) == 12 and len(b) == 5
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign_arrays", "bad_offsets"])
+def test_damaged_copy_is_ignored_and_replaced(tmp_path, damage):
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS)
+    cache = tmp_path / "c"
+    parsed = load_interactions(src, cache=False)
+    load_interactions(src, cache=cache)
+    (copy,) = cache.glob("*.npz")
+    if damage == "truncate":
+        copy.write_bytes(copy.read_bytes()[:200])
+    elif damage == "garbage":
+        copy.write_bytes(b"\x00not a zip" * 50)
+    elif damage == "foreign_arrays":
+        with open(copy, "wb") as fh:
+            np.savez(fh, labels=np.arange(3))
+    else:
+        with np.load(copy) as z:
+            arrays = {k: z[k] for k in z.files}
+        arrays["p_nodes"] = arrays["p_nodes"] + 10_000  # ids beyond the vocabulary
+        with open(copy, "wb") as fh:
+            np.savez(fh, **arrays)
+    _same(load_interactions(src, cache=cache), parsed)
+    _same(load_interactions(src, cache=cache), parsed)  # the replacement is good
+
+
+def test_copy_is_read_without_pickle(tmp_path):
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS)
+    cache = tmp_path / "c"
+    parsed = load_interactions(src, cache=False)
+    load_interactions(src, cache=cache)
+    (copy,) = cache.glob("*.npz")
+    with np.load(copy) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["labels"] = np.array([object()] * len(arrays["labels"]), dtype=object)
+    with open(copy, "wb") as fh:
+        np.savez(fh, **arrays)  # an object array needs pickle to be read: refused
+    _same(load_interactions(src, cache=cache), parsed)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_unwritable_cache_warns_and_still_loads(tmp_path):
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS)
+    cache = tmp_path / "ro"
+    cache.mkdir()
+    cache.chmod(0o500)
+    try:
+        with pytest.warns(RuntimeWarning, match="not kept"):
+            ds = load_interactions(src, cache=cache)
+    finally:
+        cache.chmod(0o700)
+    assert len(ds) == 12
+
+
+def test_unwritable_cache_warns_and_still_loads_as_root(tmp_path):
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS)
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder should be")
+    with pytest.warns(RuntimeWarning, match="not kept"):
+        ds = load_interactions(src, cache=blocker / "sub")
+    assert len(ds) == 12
+
+
+def test_default_cache_is_the_user_cache_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("STRUCTKERNELS_CACHE", os.fspath(tmp_path / "home-cache"))
+    assert user_cache_dir("datasets") == tmp_path / "home-cache" / "datasets"
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS)
+    load_interactions(src)
+    assert len(list((tmp_path / "home-cache" / "datasets").glob("*.npz"))) == 1
+
+
+def test_user_cache_dir_follows_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv("STRUCTKERNELS_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", os.fspath(tmp_path))
+    assert user_cache_dir("numba") == tmp_path / "structkernels" / "numba"
+
+
+def test_records_stay_compressed_until_read(tmp_path):
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS)
+    load_interactions(src, cache=tmp_path / "c")
+    ds = load_interactions(src, cache=tmp_path / "c")
+    store = ds.records._packed
+    assert store is not None and store._blob is None
+    sub = ds.records[[5, 2]]
+    assert sub[0]["id"] == "r5" and sub[1]["sentence"].endswith("é2.")
+    assert store._blob is not None
+
+
+_PROBE = """
+import json, sys
+from structkernels import Path, kernel
+ps = [Path([(None, "a"), ("ARG0", "b")]), Path([(None, "a"), ("ARG1", "c")])]
+kernel("path").gram(ps)
+from structkernels.utils import numba_cache_dir
+print(json.dumps(numba_cache_dir()))
+"""
+
+
+def test_compiled_kernels_are_cached_in_the_user_cache_folder(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["STRUCTKERNELS_CACHE"] = os.fspath(tmp_path / "c")
+    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
+                         text=True, timeout=600, check=True)
+    assert json.loads(out.stdout) == os.fspath(tmp_path / "c" / "numba")
+    index = list((tmp_path / "c" / "numba").rglob("*path_block*.nbi"))
+    assert index, "the path kernel's compiled code was not cached there"
+
+
+def test_users_numba_cache_dir_wins(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=os.fspath(tmp_path / "mine"),
+               STRUCTKERNELS_CACHE=os.fspath(tmp_path / "c"))
+    out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True,
+                         text=True, timeout=600, check=True)
+    assert json.loads(out.stdout) == os.fspath(tmp_path / "mine")
+    assert not (tmp_path / "c" / "numba").exists()
+
+
+def test_other_numba_code_keeps_its_cache_setting():
+    from numba.core import config
+
+    from structkernels.utils import njit
+
+    before = config.CACHE_DIR
+
+    @njit(nogil=True)
+    def f(x):
+        return x + 1
+
+    assert f(1) == 2
+    assert config.CACHE_DIR == before
+
+
+def test_available_cores_follows_affinity(monkeypatch):
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert available_cores() == 1
+    assert effective_n_jobs(None) == 1 and effective_n_jobs(-1) == 1
+
+
+def test_available_cores_under_taskset():
+    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs CPU affinity and 2 cores")
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "from structkernels.utils import available_cores; print(available_cores())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "1"
+
+
+def test_effective_n_jobs():
+    n = available_cores()
+    assert effective_n_jobs(None) == n
+    assert effective_n_jobs(-1) == n
+    assert effective_n_jobs(-n - 5) == 1
+    assert effective_n_jobs(3) == 3
+    assert effective_n_jobs(np.int64(2)) == 2
+    for bad in (0, 1.5, "2", True):
+        with pytest.raises(ValueError, match="n_jobs"):
+            effective_n_jobs(bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        effective_n_jobs(None)

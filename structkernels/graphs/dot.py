@@ -1,4 +1,4 @@
-"""Graphviz DOT graphs (one file per sentence, as in the NPK authors' release), via pydot.
+"""Graphviz DOT graphs (one file per sentence, as in the NPK authors' release).
 
 Two kinds of DOT graph are read into the model of
 :mod:`structkernels.graphs.model`:
@@ -14,8 +14,9 @@ the root (its source is dropped when it has no other edge).  The graph's
 ``label`` is the sentence.  Other node attributes (``gold_label``,
 ``test_label``, ``gold_ind``) are kept in the node's ``extra`` dict; optional
 ``concept``, ``entity_name`` and ``wiki`` attributes (written by
-:func:`to_dot`; pydot cannot read a node attribute called ``name``) override
-the rules above.
+:func:`to_dot`) override the rules above.  A node attribute called ``name``
+is refused (pydot could not build such a graph; the files read are the ones
+pydot read).
 
 **Dependency** (``kind="dependency"``, Stanford collapsed dependencies or UD).
 Nodes ``examined3`` with ``label=examined`` (the trailing number is the token
@@ -27,22 +28,31 @@ Optional ``lemma`` and ``pos`` node attributes are kept.
 one, else ``"dependency"`` when a ``root`` self-loop is present, else
 ``"amr"``.
 
-Parsing is pydot's (an optional extra: ``pip install structkernels[graphs]``).
+Parsing is structkernels' own (:mod:`structkernels.graphs._dot_parser`: one
+regular expression for the tokens, a recursive-descent parser, linear in the
+text): the DOT of sentence-graph releases, read as pydot's grammar read it
+(statements, order, quoting, escapes, ``+`` concatenation, HTML ids, comments,
+subgraphs; default statements ``node [...]`` are not applied), and the same
+errors refused, each naming its line.  pydot is needed only to write
+(:func:`to_dot`, :func:`write_dot`: ``pip install structkernels[graphs]``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
-import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
 import networkx as nx
 
+from structkernels.graphs._dot_parser import (
+    DotError,
+    DotGraph,
+    DotNestingError,
+    parse_graphs,
+)
 from structkernels.graphs._reading import IdTable, unreadable
 from structkernels.graphs.model import (
     Graph,
@@ -69,31 +79,21 @@ __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_
 #: File name endings read as DOT.
 DOT_SUFFIXES = (".dot", ".gv")
 #: Default nesting limit of braces in one DOT file (the graph's own braces count: a
-#: subgraph in the graph is depth 2).  pydot's parser takes time exponential in the
-#: nesting (about 2 s at depth 9), so a deeper file is refused, naming its deepest line,
-#: before it is parsed.  Sentence graphs use depth 1 or 2.
+#: subgraph in the graph is depth 2).  A deeper file is refused, naming the line of its
+#: deepest brace, before it is parsed.  Sentence graphs use depth 1 or 2.  (The parser
+#: is linear in the text; the limit dates from pydot's parser, whose time grew
+#: exponentially with the nesting, and is kept so that the same files are read.)
 MAX_DOT_DEPTH = 6
-_DOT_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|^[ \t]*#[^\n]*|->|--|[{}<>]', re.S | re.M)
 _RESERVED = {"node", "edge", "graph"}  # pydot lists default-attribute statements as nodes
 _KNOWN = {"label", "concept", "entity_name", "wiki", "collapsed", "lemma", "pos"}
 _TOKEN = re.compile(r"^(.*?)(\d+)$")
-_ESCAPE = re.compile(r"\\([\\\"\n])")  # \\ and \" in a quoted DOT string; \<newline> joins lines
 
 
 def _pydot():
     return optional_module(
-        "pydot", "reading DOT files needs pydot: pip install 'structkernels[graphs]' (or pip install pydot)"
+        "pydot",
+        "writing DOT needs pydot: pip install 'structkernels[graphs]' (or pip install pydot)",
     )
-
-
-def _unq(value: Any) -> str | None:
-    """A DOT id or attribute value without its quotes."""
-    if value is None:
-        return None
-    s = str(value)
-    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
-        s = _ESCAPE.sub(lambda m: m.group(1) if m.group(1) in '"\\' else "", s[1:-1])
-    return s
 
 
 def _esc(value: Any) -> str:
@@ -103,86 +103,42 @@ def _esc(value: Any) -> str:
     return '"' + s.replace("\r", " ").replace("\n", " ") + '"'
 
 
-def _parse_text(text: str, file: str) -> list[Any]:
-    """pydot graphs of a DOT text; a syntax error names its line."""
-    pydot = _pydot()
+def _parse_text(
+    text: str, file: str, gid: str | None = None, max_depth: int | None = MAX_DOT_DEPTH
+) -> list[DotGraph]:
+    """The graphs of a DOT text; an error names its line (and the column of a syntax
+    error); a text nested deeper than ``max_depth`` is refused before it is parsed."""
     try:
-        with warnings.catch_warnings():  # pydot's grammar uses pyparsing's deprecated names
-            warnings.simplefilter("ignore", DeprecationWarning)
-            from pydot.dot_parser import GraphParser, ParseException
-
-        parser = GraphParser.parser
-    except (ImportError, AttributeError):  # pragma: no cover - older pydot
-        parser = None
-    if parser is not None:
-        try:
-            return list(parser.parse_string(text, parse_all=True))
-        except ParseException as exc:
-            raise GraphFormatError(
-                f"not a well-formed DOT graph: {one_line(exc.msg, 200)} (column {exc.col})",
-                file, exc.lineno,
-            ) from None
-        except TypeError as exc:  # pydot builds Node(name, **attrs): an attribute "name" clashes
-            raise GraphFormatError(f"pydot cannot build this graph ({one_line(exc, 200)})", file) from None
-        except RecursionError:
-            raise GraphFormatError("nested too deep for pydot's parser", file) from None
-        except Exception as exc:  # the parser must cost this file only
-            raise GraphFormatError(
-                f"pydot failed: {type(exc).__name__}: {one_line(exc, 200)}", file
-            ) from None
-    with contextlib.redirect_stdout(io.StringIO()):  # pragma: no cover - older pydot
-        graphs = pydot.graph_from_dot_data(text)
-    if graphs is None:  # pragma: no cover
-        raise GraphFormatError("not a well-formed DOT graph", file)
-    return list(graphs)
-
-
-def _brace_depth(text: str) -> tuple[int, int]:
-    """``(deepest nesting of braces, offset of the deepest "{")`` outside strings,
-    comments and HTML labels; iterative, linear time."""
-    depth = deepest = at = html = 0
-    for m in _DOT_TOKENS.finditer(text):
-        tok = m.group()
-        if tok == "<":
-            html += 1
-        elif tok == ">":
-            html = max(html - 1, 0)
-        elif html:
-            continue
-        elif tok == "{":
-            depth += 1
-            if depth > deepest:
-                deepest, at = depth, m.start()
-        elif tok == "}":
-            depth = max(depth - 1, 0)
-    return deepest, at
-
-
-def _check_depth(text: str, file: str, gid: str | None, max_depth: int) -> None:
-    depth, at = _brace_depth(text)
-    if depth > max_depth:
+        return parse_graphs(text, max_depth)
+    except DotNestingError as exc:
         raise GraphFormatError(
-            f"subgraphs nested {depth} levels deep (braces); at most max_depth={max_depth} "
-            "are parsed (pydot's parser slows down exponentially with nesting)",
-            file, text.count("\n", 0, at) + 1, gid,
-        )
+            f"subgraphs nested {exc.depth} levels deep (braces); at most "
+            f"max_depth={exc.max_depth} are parsed (sentence graphs nest 1 or 2)",
+            file, exc.line, gid,
+        ) from None
+    except DotError as exc:
+        if not exc.syntax:
+            raise GraphFormatError(one_line(exc.what, 300), file, exc.line) from None
+        raise GraphFormatError(
+            f"not a well-formed DOT graph: {one_line(exc.what, 200)} (column {exc.column})",
+            file, exc.line,
+        ) from None
 
 
-def _statements(dot: Any, gid: str, file: str):
+def _statements(dot: DotGraph, gid: str, file: str):
     """Node attributes (in order of first mention) and edges of a graph and its subgraphs."""
-    nodes: dict[str, dict[str, str]] = {}
-    edges: list[tuple[str, str, dict[str, str]]] = []
+    nodes: dict[str, dict[str, str | None]] = {}
+    edges: list[tuple[str, str, dict[str, str | None]]] = []
 
-    def visit(g: Any) -> None:
-        for n in g.get_nodes():
-            name = _unq(n.get_name())
-            if name in _RESERVED or name is None:
-                continue
-            attrs = {k: _unq(v) for k, v in n.get_attributes().items()}
-            old = nodes.get(name)
-            if old is None:
-                nodes[name] = attrs
-            else:
+    def visit(g: DotGraph) -> None:
+        for group in g.nodes.values():
+            for name, attrs in group:
+                if name in _RESERVED:
+                    continue
+                old = nodes.get(name)
+                if old is None:
+                    nodes[name] = dict(attrs)
+                    continue
                 for k, v in attrs.items():
                     if k in old and old[k] != v:
                         raise GraphFormatError(
@@ -190,26 +146,27 @@ def _statements(dot: Any, gid: str, file: str):
                             file, None, gid, name,
                         )
                     old[k] = v
-        for e in g.get_edges():
-            src, dst = e.get_source(), e.get_destination()
-            if not isinstance(src, str) or not isinstance(dst, str):
-                raise GraphFormatError(
-                    "an edge to or from a subgraph is not supported", file, None, gid
-                )
-            s, d = _unq(src), _unq(dst)
-            for v in (s, d):
-                if v not in nodes:
-                    nodes[v] = {}
-            edges.append((s, d, {k: _unq(v) for k, v in e.get_attributes().items()}))
-        for sub in g.get_subgraphs():
-            visit(sub)
+        for group in g.edges.values():
+            for s, d, attrs in group:
+                if s is None or d is None:
+                    raise GraphFormatError(
+                        "an edge to or from a subgraph is not supported", file, None, gid
+                    )
+                if s not in nodes:
+                    nodes[s] = {}
+                if d not in nodes:
+                    nodes[d] = {}
+                edges.append((s, d, attrs))
+        for group in g.subgraphs.values():
+            for sub in group:
+                visit(sub)
 
     visit(dot)
     return nodes, edges
 
 
-def _guess_kind(dot: Any, edges) -> str:
-    declared = _unq(dot.get_attributes().get("kind"))
+def _guess_kind(dot: DotGraph, edges) -> str:
+    declared = dot.attrs.get("kind")
     if declared in ("amr", "dependency"):
         return declared
     for s, d, a in edges:
@@ -326,10 +283,10 @@ def _line_of(text: str, node: str | None) -> int | None:
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
-def _to_graph(dot: Any, gid: str, file: str, kind: str, text: str | None = None) -> Graph:
+def _to_graph(dot: DotGraph, gid: str, file: str, kind: str, text: str | None = None) -> Graph:
     try:
         return _build(dot, gid, file, kind)
-    except (TypeError, AttributeError, KeyError, IndexError) as exc:  # pydot objects of odd input
+    except (TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:  # a guard
         raise GraphFormatError(
             f"cannot read this DOT graph ({type(exc).__name__}: {one_line(exc, 200)})", file, None, gid
         ) from None
@@ -344,7 +301,7 @@ def _to_graph(dot: Any, gid: str, file: str, kind: str, text: str | None = None)
         raise err from None
 
 
-def _build(dot: Any, gid: str, file: str, kind: str) -> Graph:
+def _build(dot: DotGraph, gid: str, file: str, kind: str) -> Graph:
     nodes, edges = _statements(dot, gid, file)
     if not nodes:
         raise GraphFormatError("a graph without nodes", file, None, gid)
@@ -352,8 +309,8 @@ def _build(dot: Any, gid: str, file: str, kind: str) -> Graph:
     G = (_amr_model if k == "amr" else _dependency_model)(nodes, edges, gid, file)
     if G.number_of_nodes() == 0:
         raise GraphFormatError("a graph without nodes", file, None, gid)
-    sentence = _unq(dot.get_attributes().get("label")) or ""
-    meta = {k2: _unq(v) for k2, v in dot.get_attributes().items()}
+    sentence = dot.attrs.get("label") or ""
+    meta = dict(dot.attrs)
     return Graph(
         id=gid, sentence=sentence, graph=G, metadata=meta, file=file, line=1, id_given=False
     )
@@ -377,8 +334,7 @@ def parse_dot(
     ('Ras', 'amr')
     """
     _check_kind(kind)
-    _check_depth(text, "<string>", graph_id, max_depth)
-    dots = _parse_text(text, "<string>")
+    dots = _parse_text(text, "<string>", graph_id, max_depth)
     if len(dots) != 1:
         raise GraphFormatError(f"expected one DOT graph, found {len(dots)}", "<string>")
     return _to_graph(dots[0], graph_id, "<string>", kind, text)
@@ -417,8 +373,7 @@ def _read_file(f: FilePath, gid: str, kind: str, max_depth: int = MAX_DOT_DEPTH)
         text = "\n".join(lines)
         if not text.strip():
             raise GraphFormatError("empty file: no DOT graph", file, None, gid)
-        _check_depth(text, file, gid, max_depth)
-        dots = _parse_text(text, file)
+        dots = _parse_text(text, file, gid, max_depth)
         if not dots:
             raise GraphFormatError("no DOT graph", file, None, gid)
     except GraphFormatError as exc:
@@ -466,8 +421,8 @@ def read_dot(
         Show a progress bar (default: only on a terminal).
     n_jobs : int or None
         Processes parsing files in parallel (joblib; ``-1``: all cores).
-        pydot's parser takes tens of milliseconds per sentence graph, so a
-        folder of thousands of files is worth spreading.  Default 1.
+        A sentence graph parses in about a millisecond, so only folders of
+        tens of thousands of files gain from more processes.  Default 1.
     max_depth : int, default :data:`MAX_DOT_DEPTH`
         Most nested braces (the graph's own included) parsed in one file.
 

@@ -1,0 +1,612 @@
+"""DOT text into plain structures: the parser behind :mod:`structkernels.graphs.dot`.
+
+A tokenizer (one compiled regular expression) and a recursive-descent parser for the
+DOT that sentence-graph releases use, read as pydot's grammar reads it, so that a file
+gives the same graph as it did through pydot:
+
+- ``[strict] graph|digraph [id] { ... }``, several graphs in one text;
+- node statements ``a [k=v, k2=v2] [k3]`` (attribute lists, commas optional, an
+  attribute without ``=`` has the value None), ports ``a:p:c`` (a node statement
+  ``a:p`` declares ``a``, an edge keeps ``a:p``, as pydot does);
+- edge statements and chains ``a -> b -- c [label=x]`` (either operator in either
+  kind of graph); an endpoint may be a subgraph (kept, as None);
+- ``key=value`` statements (graph attributes) and default statements
+  ``node [...]``, ``edge [...]``, ``graph [...]`` (checked, then dropped: pydot
+  lists them as nodes called ``node``, ``edge``, ``graph`` that the reader skips);
+- subgraphs ``{ ... }`` and ``subgraph [id] { ... }`` (the keywords are matched
+  as prefixes, without regard to case, as pydot's grammar does: ``subgraphX {``
+  is the subgraph ``X``);
+- ids: words of letters, digits, ``_`` and ``.`` (letters and digits of the Basic
+  Multilingual Plane), double-quoted strings (``\\"`` and ``\\\\`` escapes, a
+  backslash-newline joins lines, ``"a" + "b"`` concatenates), HTML ids ``<...>``
+  (angle brackets balanced); a value may also be a number ``-1.5`` (a value
+  ``1abc`` is the number ``1`` followed by the attribute ``abc``);
+- comments ``// ...``, ``# ...`` (anywhere outside strings), ``/* ... */``;
+  semicolons optional (at most two after a node statement or a subgraph, one
+  after other statements).
+
+Attribute names are kept as written (quotes included); values, node names and edge
+endpoints are unquoted.  Nodes, edges and subgraphs are grouped as pydot groups
+them (by id as written, in order of each id's first statement).  Text outside this
+language raises :class:`DotError` naming the line and column; so do attributes
+pydot refuses to build (a node attribute ``name``, an edge attribute ``src`` or
+``dst``, a non-empty ``obj_dict``), so that both readings refuse the same files.
+
+Parsing is linear in the text; nesting is bounded by the caller (``max_depth``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+#: One token per match: white space and comments skipped first, then a quoted string,
+#: a word, an edge operator, a negative number, or one character (punctuation, the
+#: "<" that opens an HTML id, or a character no token starts with); the end of the text
+#: is the empty token.  Every position matches, so the skip never backtracks.
+_TOKENS = re.compile(
+    r"""(?:[ \t\r\n]+|//[^\n]*|\#[^\n]*|/\*.*?\*/)*
+    ( "(?:[^"\\]|\\.)*"
+    | [\w.]+
+    | ->|--
+    | -[0-9.]+
+    | .
+    | \Z )""",
+    re.S | re.X,
+)
+_ANGLES = re.compile(r"[<>]")
+_ESCAPE = re.compile(r"\\([\\\"\n])")
+_NUMBER = re.compile(r"[0-9.]+")
+_EDGE_OPS = frozenset(("->", "--"))
+_NUMBER_START = frozenset("0123456789.")
+_DEFAULTS = frozenset(("graph", "node", "edge"))
+_PAD = 4  # empty tokens after the end, so that lookahead never runs off the list
+
+__all__ = ["DotError", "DotNestingError", "DotGraph", "parse_graphs", "tokenize", "unquote"]
+
+
+class DotError(ValueError):
+    """DOT text that is not read: what is wrong, and where (1-based line and column).
+
+    ``syntax`` is False for a text that is well-formed but refused (an attribute that
+    pydot cannot build).
+    """
+
+    def __init__(self, what: str, line: int, column: int, syntax: bool = True):
+        super().__init__(f"line {line}, column {column}: {what}")
+        self.what, self.line, self.column, self.syntax = what, line, column, syntax
+
+
+class DotNestingError(DotError):
+    """Braces nested deeper than the caller allows; ``depth`` is the deepest nesting and
+    ``line``/``column`` the first brace that reaches it."""
+
+    def __init__(self, depth: int, max_depth: int, line: int, column: int):
+        super().__init__(
+            f"subgraphs nested {depth} levels deep (braces); at most max_depth={max_depth}",
+            line, column, syntax=False,
+        )
+        self.depth, self.max_depth = depth, max_depth
+
+
+class DotGraph:
+    """A graph or subgraph of a DOT text, as pydot holds it.
+
+    Attributes
+    ----------
+    name : str
+        Its id as written (quotes kept); ``""`` when it has none.
+    directed, strict : bool
+        ``digraph`` and ``strict`` (False for a subgraph).
+    attrs : dict
+        Its ``key=value`` statements, the key as written, the value unquoted.
+    nodes : dict
+        ``{id as written: [(name, attributes), ...]}``: node statements grouped by id in
+        order of each id's first statement (pydot's order); ``name`` is unquoted, and
+        ``attributes`` maps each key as written to its unquoted value (None for a key
+        without ``=``).  Default statements (``node [...]``) are not listed.
+    edges : dict
+        ``{(source, target) as written: [(source, target, attributes), ...]}``, grouped
+        likewise; an endpoint that is a subgraph is None (its key the subgraph itself).
+    subgraphs : dict
+        ``{name as written: [DotGraph, ...]}``, grouped likewise.
+    """
+
+    __slots__ = ("name", "directed", "strict", "attrs", "nodes", "edges", "subgraphs")
+
+    def __init__(self, name: str = "", directed: bool = False, strict: bool = False):
+        self.name, self.directed, self.strict = name, directed, strict
+        self.attrs: dict[str, str] = {}
+        self.nodes: dict[str, list[tuple[str, dict[str, str | None]]]] = {}
+        self.edges: dict[tuple, list[tuple[str | None, str | None, dict[str, str | None]]]] = {}
+        self.subgraphs: dict[str, list[DotGraph]] = {}
+
+    def iter_nodes(self) -> Iterator[tuple[str, dict[str, str | None]]]:
+        """``(name, attributes)`` of each node statement, in pydot's order."""
+        for group in self.nodes.values():
+            yield from group
+
+    def iter_edges(self) -> Iterator[tuple[str | None, str | None, dict[str, str | None]]]:
+        """``(source, target, attributes)`` of each edge, in pydot's order."""
+        for group in self.edges.values():
+            yield from group
+
+    def iter_subgraphs(self) -> Iterator[DotGraph]:
+        """Each subgraph, in pydot's order."""
+        for group in self.subgraphs.values():
+            yield from group
+
+    def __repr__(self) -> str:
+        kind = "digraph" if self.directed else "graph"
+        return (f"DotGraph({kind} {self.name!r}: {sum(map(len, self.nodes.values()))} node "
+                f"statements, {sum(map(len, self.edges.values()))} edges, "
+                f"{sum(map(len, self.subgraphs.values()))} subgraphs)")
+
+
+def unquote(raw: str | None) -> str | None:
+    """An id as written, without its quotes: ``\\"`` and ``\\\\`` unescaped, a
+    backslash-newline dropped (other escapes such as ``\\n`` are kept as written)."""
+    if raw is None or len(raw) < 2 or raw[0] != '"' or raw[-1] != '"':
+        return raw
+    inner = raw[1:-1]
+    if "\\" in inner:
+        inner = _ESCAPE.sub(_unescape, inner)
+    return inner
+
+
+def _unescape(m: re.Match) -> str:
+    ch = m.group(1)
+    return ch if ch != "\n" else ""
+
+
+def _joined(raw: str) -> str:
+    """A quoted token with its backslash-newlines removed (pydot removes them first)."""
+    if "\\" in raw:
+        return raw.replace("\\\r\n", "").replace("\\\n", "")
+    return raw
+
+
+def _html_end(text: str, start: int) -> int | None:
+    """The end of the HTML id opened at ``start`` (angle brackets balanced), or None."""
+    depth = 0
+    for m in _ANGLES.finditer(text, start):
+        depth += 1 if m.group() == "<" else -1
+        if depth == 0:
+            return m.end()
+    return None
+
+
+def _scan(text: str) -> tuple[list[str], list[int]]:
+    """Tokens and their offsets (HTML ids read whole; an HTML id that is never closed is
+    a lone ``"<"`` followed by the end)."""
+    toks: list[str] = []
+    starts: list[int] = []
+    match = _TOKENS.match
+    pos = 0
+    while True:
+        m = match(text, pos)
+        tok, start = m.group(1), m.start(1)
+        pos = m.end()
+        if tok == "<":
+            end = _html_end(text, start)
+            if end is None:
+                toks += ["<", ""]
+                starts += [start, len(text)]
+                break
+            tok, pos = text[start:end], end
+        toks.append(tok)
+        starts.append(start)
+        if not tok:
+            break
+    return toks, starts
+
+
+def _word_ok(ch: str) -> bool:
+    return ch in "_." or (ch <= "\uffff" and (ch.isalpha() or ch.isdigit()))
+
+
+def tokenize(text: str) -> list[str]:
+    """The tokens of a DOT text, ending with ``""`` (the end).
+
+    Examples
+    --------
+    >>> tokenize('digraph { "a b" -> c [label=x]; } // done')
+    ['digraph', '{', '"a b"', '->', 'c', '[', 'label', '=', 'x', ']', ';', '}', '']
+    """
+    toks = _TOKENS.findall(text)
+    if "<" in toks:
+        toks = _scan(text)[0]
+    return toks
+
+
+def _position(text: str, index: int, shift: dict[int, int]) -> tuple[int, int]:
+    """(line, column) of token ``index``; the end of the text is placed after its last
+    token."""
+    toks, starts = _scan(text)
+    if index >= len(toks) or not toks[index]:
+        pos = len(text.rstrip())
+    else:
+        pos = starts[index] + shift.get(index, 0)
+    return text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
+
+
+def _describe(tok: str) -> str:
+    if not tok:
+        return "the end of the text"
+    if tok == '"':
+        return 'a \'"\' that opens a string never closed'
+    if tok == "<":
+        return "a '<' that opens an HTML id never closed"
+    if len(tok) > 30:
+        tok = tok[:27] + "..."
+    return repr(" ".join(tok.split()) if any(c in tok for c in "\r\n") else tok)
+
+
+class _Fail(Exception):
+    """A parse failure at a token, turned into :class:`DotError` with its position."""
+
+    def __init__(self, index: int, what: str, syntax: bool = True, opened: int | None = None):
+        super().__init__(what)
+        self.index, self.what, self.syntax, self.opened = index, what, syntax, opened
+
+
+def _refuse_node(attrs: dict, index: int) -> None:
+    """pydot builds ``Node(name, **attrs)``: it cannot take ``name``, nor a non-empty
+    ``obj_dict`` (an empty one it drops)."""
+    if "name" in attrs:
+        raise _Fail(index, "a node attribute called 'name' is refused: pydot cannot build "
+                    "this graph (Node() has an argument 'name'; to_dot writes the entity "
+                    "name as 'entity_name')", syntax=False)
+    if "obj_dict" in attrs:
+        if attrs["obj_dict"] is not None:
+            raise _Fail(index, "a node attribute called 'obj_dict' is refused: pydot cannot "
+                        "build this graph", syntax=False)
+        del attrs["obj_dict"]
+
+
+def _refuse_edge(attrs: dict, index: int) -> None:
+    """pydot builds ``Edge(src, dst, **attrs)``: no ``src``, ``dst`` or non-empty
+    ``obj_dict``."""
+    for key in ("src", "dst"):
+        if key in attrs:
+            raise _Fail(index, f"an edge attribute called {key!r} is refused: pydot cannot "
+                        "build this graph", syntax=False)
+    if "obj_dict" in attrs:
+        if attrs["obj_dict"] is not None:
+            raise _Fail(index, "an edge attribute called 'obj_dict' is refused: pydot cannot "
+                        "build this graph", syntax=False)
+        del attrs["obj_dict"]
+
+
+class _Parser:
+    """Recursive descent over a token list; ``i`` is the next token."""
+
+    __slots__ = ("toks", "i", "shift")
+
+    def __init__(self, toks: list[str]):
+        self.toks = toks
+        self.i = 0
+        self.shift: dict[int, int] = {}  # token index -> characters already read of it
+
+    # ------------------------------------------------------------------ ids and values
+    def ident(self, i: int) -> tuple[str, str | None, int] | None:
+        """``(as written, unquoted, next index)`` of the id at ``i``, or None."""
+        toks = self.toks
+        t = toks[i]
+        if not t:
+            return None
+        c = t[0]
+        if c == '"':
+            if len(t) < 2:
+                return None
+            if toks[i + 1] != "+" and "\\" not in t:  # the common case
+                return t, t[1:-1], i + 1
+            raw = _joined(t)
+            if toks[i + 1] == "+" and toks[i + 2][:1] == '"' and len(toks[i + 2]) > 1:
+                inner = [raw[1:-1]]
+                j = i + 1
+                while toks[j] == "+" and toks[j + 1][:1] == '"' and len(toks[j + 1]) > 1:
+                    inner.append(_joined(toks[j + 1])[1:-1])
+                    j += 2
+                raw = '"' + "".join(inner) + '"'
+                return raw, unquote(raw), j
+            return raw, unquote(raw), i + 1
+        if c == "<":
+            return (t, t, i + 1) if len(t) > 1 else None
+        if c.isalnum() or c == "_" or c == ".":
+            return t, t, i + 1
+        return None
+
+    def node_id(self, raw: str, value: str | None, j: int) -> tuple[str, str | None, int]:
+        """An id extended by up to two ports ``:p``."""
+        toks = self.toks
+        if toks[j] != ":":
+            return raw, value, j
+        parts = [raw]
+        while toks[j] == ":" and len(parts) < 3:
+            nxt = self.ident(j + 1)
+            if nxt is None:
+                break
+            parts.append(nxt[0])
+            j = nxt[2]
+        if len(parts) == 1:
+            return raw, value, j
+        raw = ":".join(parts)
+        return raw, unquote(raw), j
+
+    def value(self, i: int) -> tuple[str | None, int]:
+        """The value after ``=``: a number or an id."""
+        toks = self.toks
+        t = toks[i]
+        c = t[:1]
+        if c == "-" and len(t) > 1 and t not in _EDGE_OPS:
+            return t, i + 1
+        if c in _NUMBER_START:
+            n = _NUMBER.match(t).end()
+            if n < len(t):  # "1abc": the number 1, then "abc" is read on its own
+                self.toks[i] = t[n:]
+                self.shift[i] = self.shift.get(i, 0) + n
+                return t[:n], i
+            return t, i + 1
+        nxt = self.ident(i)
+        if nxt is None:
+            raise _Fail(i, f"expected a value after '=', found {_describe(t)}")
+        return nxt[1], nxt[2]
+
+    def attr_lists(self, j: int) -> dict[str, str | None]:
+        """``[k=v, ...] [...]`` from ``j`` (a ``"["``); leaves ``i`` after the last ``]``."""
+        toks = self.toks
+        attrs: dict[str, str | None] = {}
+        while toks[j] == "[":
+            j += 1
+            while toks[j] != "]":
+                key = self.ident(j)
+                if key is None:
+                    raise _Fail(j, f"expected an attribute or ']', found {_describe(toks[j])}")
+                j = key[2]
+                if toks[j] == "=":
+                    val, j = self.value(j + 1)
+                else:
+                    val = None
+                attrs[key[0]] = val
+                if toks[j] == ",":
+                    j += 1
+            j += 1
+        self.i = j
+        return attrs
+
+    # ------------------------------------------------------------------ statements
+    def graphs(self) -> list[DotGraph]:
+        out: list[DotGraph] = []
+        while True:
+            if not self.toks[self.i] and out:
+                return out
+            out.append(self.top())
+
+    def top(self) -> DotGraph:
+        toks = self.toks
+        i = self.i
+        t = toks[i]
+        low = t.lower()
+        strict = low.startswith("strict")
+        if strict:
+            t = t[6:]
+            if not t:
+                i += 1
+                t = toks[i]
+            low = t.lower()
+        if t[:1] == '"' or not (low.startswith("digraph") or low.startswith("graph")):
+            raise _Fail(i, f"expected 'graph' or 'digraph', found {_describe(toks[i])}")
+        directed = low.startswith("digraph")
+        name = t[7:] if directed else t[5:]
+        i += 1
+        if not name and toks[i] != "{":
+            nxt = self.ident(i)
+            if nxt is not None:
+                name, _, i = nxt
+        if toks[i] != "{":
+            raise _Fail(i, f"expected '{{' to open the graph, found {_describe(toks[i])}")
+        g = DotGraph(name, directed, strict)
+        self.i = i
+        self.body(g)
+        return g
+
+    def body(self, g: DotGraph) -> None:
+        """``{ statements }`` and an optional ``;``, from ``i`` (a ``"{"``)."""
+        toks = self.toks
+        opened = self.i
+        i = opened + 1
+        while toks[i] != "}":
+            if not toks[i]:
+                raise _Fail(i, "expected '}' (the text ends inside braces)", opened=opened)
+            self.i = i
+            self.statement(g)
+            i = self.i
+            if toks[i] == ";":
+                i += 1
+        i += 1
+        if toks[i] == ";":
+            i += 1
+        self.i = i
+
+    def subgraph(self, i: int) -> DotGraph | None:
+        """``subgraph [id] { ... }`` at ``i`` (a word starting with "subgraph"), or None
+        when no ``{`` follows (then the word is a node id)."""
+        toks = self.toks
+        name = toks[i][8:]
+        j = i + 1
+        if not name and toks[j] != "{":
+            nxt = self.ident(j)
+            if nxt is None:
+                return None
+            name, _, j = nxt
+        if toks[j] != "{":
+            return None
+        sub = DotGraph(name)
+        self.i = j
+        self.body(sub)
+        return sub
+
+    def statement(self, g: DotGraph) -> None:
+        toks = self.toks
+        i = self.i
+        t = toks[i]
+        if t == "{":
+            sub = DotGraph()
+            self.body(sub)
+            if toks[self.i] in _EDGE_OPS:
+                self.edges(g, sub, None, self.i, i)
+            else:
+                g.subgraphs.setdefault("", []).append(sub)
+            return
+        first = self.ident(i)
+        if first is None:
+            raise _Fail(i, f"expected a statement or '}}', found {_describe(t)}")
+        raw, value, j = first
+        if toks[j] == "=":  # key=value: a graph attribute
+            val, self.i = self.value(j + 1)
+            g.attrs[raw] = val
+            return
+        word = t[0] not in '"<'
+        if word and t[:8].lower() == "subgraph":
+            sub = self.subgraph(i)
+            if sub is not None:
+                if toks[self.i] in _EDGE_OPS:
+                    self.edges(g, sub, None, self.i, i)
+                else:
+                    g.subgraphs.setdefault(sub.name, []).append(sub)
+                return
+        raw, value, j = self.node_id(raw, value, j)
+        nxt = toks[j]
+        if nxt in _EDGE_OPS:
+            self.edges(g, raw, value, j, i)
+            return
+        if nxt == "[" and j == i + 1 and word and t.lower() in _DEFAULTS:
+            _refuse_node(self.attr_lists(j), i)  # a default statement: checked, dropped
+            return
+        if nxt == "[":
+            attrs = self.attr_lists(j)
+            _refuse_node(attrs, i)
+            j = self.i
+        else:
+            attrs = {}
+        if toks[j] == ";":
+            j += 1
+        self.i = j
+        if raw[0] != '"' and ":" in raw:  # pydot's Node drops a port: "a:p" declares a
+            k = raw.find(":")
+            if 0 < k < len(raw) - 1:
+                raw = value = raw[:k]
+        group = g.nodes.get(raw)
+        if group is None:
+            g.nodes[raw] = [(value, attrs)]
+        else:
+            group.append((value, attrs))
+
+    def edges(self, g: DotGraph, raw, value: str | None, j: int, start: int) -> None:
+        """An edge chain from the endpoint ``raw`` (a subgraph or an id), ``j`` at the
+        first edge operator."""
+        toks = self.toks
+        points = [(raw, value)]
+        while toks[j] in _EDGE_OPS:
+            k = j + 1
+            t = toks[k]
+            if t == "{":
+                sub = DotGraph()
+                self.i = k
+                self.body(sub)
+                points.append((sub, None))
+                j = self.i
+                continue
+            if t[:8].lower() == "subgraph" and t[0] not in '"<':
+                sub = self.subgraph(k)
+                if sub is not None:
+                    points.append((sub, None))
+                    j = self.i
+                    continue
+            nxt = self.ident(k)
+            if nxt is None:
+                raise _Fail(k, f"expected a node id after {toks[j]!r}, found {_describe(t)}")
+            r, v, j = self.node_id(*nxt)
+            points.append((r, v))
+        if toks[j] == "[":
+            attrs = self.attr_lists(j)
+            _refuse_edge(attrs, start)
+        else:
+            attrs = {}
+            self.i = j
+        edges = g.edges
+        (r0, v0) = points[0]
+        for r1, v1 in points[1:]:
+            key = (r0, r1)
+            group = edges.get(key)
+            if group is None:
+                edges[key] = [(v0, v1, attrs)]
+            else:
+                group.append((v0, v1, attrs))
+            r0, v0 = r1, v1
+
+
+def _deepest(toks: list[str]) -> tuple[int, int]:
+    """(deepest nesting of braces, index of the first ``{`` reaching it)."""
+    depth = deepest = at = 0
+    for k, t in enumerate(toks):
+        if t == "{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, k
+        elif t == "}":
+            depth = max(depth - 1, 0)
+    return deepest, at
+
+
+def parse_graphs(text: str, max_depth: int | None = None) -> list[DotGraph]:
+    """The graphs of a DOT text.
+
+    Parameters
+    ----------
+    text : str
+    max_depth : int, optional
+        Most nested braces (a graph's own count: a subgraph in it is depth 2); a deeper
+        text raises :class:`DotNestingError` before it is parsed.
+
+    Raises
+    ------
+    DotError
+        Text outside the language read here, naming the line and column.
+
+    Examples
+    --------
+    >>> (g,) = parse_graphs('digraph { a [label="x \\\\"y\\\\""]; a -> b -> c [label=r]; }')
+    >>> list(g.iter_nodes()), [(s, d) for s, d, _ in g.iter_edges()]
+    ([('a', {'label': 'x "y"'})], [('a', 'b'), ('b', 'c')])
+    """
+    toks = _TOKENS.findall(text)
+    if "<" in toks:
+        toks = _scan(text)[0]
+    if not text.isascii():
+        for k, t in enumerate(toks):
+            if t and (t[0].isalnum() or t[0] in "_.") and not t.isascii():
+                bad = next((ch for ch in t if not _word_ok(ch)), None)
+                if bad is not None:
+                    line, col = _position(text, k, {})
+                    col += t.index(bad)
+                    raise DotError(f"character {bad!r} (U+{ord(bad):04X}) is not read in an id",
+                                   line, col)
+    if max_depth is not None and toks.count("{") > max_depth:
+        depth, at = _deepest(toks)
+        if depth > max_depth:
+            line, col = _position(text, at, {})
+            raise DotNestingError(depth, max_depth, line, col)
+    toks.extend([""] * _PAD)
+    parser = _Parser(toks)
+    try:
+        return parser.graphs()
+    except _Fail as exc:
+        line, col = _position(text, exc.index, parser.shift)
+        what = exc.what
+        if exc.opened is not None:
+            what += f"; the '{{' of line {_position(text, exc.opened, {})[0]} is not closed"
+        raise DotError(what, line, col, exc.syntax) from None
+    except RecursionError:
+        raise DotError("nested too deep to parse", 1, 1) from None

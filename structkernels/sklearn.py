@@ -41,7 +41,7 @@ class GramTransformer(TransformerMixin, BaseEstimator):
         Parameters for a kernel given by name.
     normalize : bool, default False
         Cosine-normalise: ``K(x, y) / sqrt(K(x, x) K(y, y))``.
-    n_jobs : int, default 1
+    n_jobs : int or None, default None
         Worker processes for the Gram engine.
     block_size : int, optional
         Block size for the Gram engine.
@@ -77,7 +77,7 @@ class GramTransformer(TransformerMixin, BaseEstimator):
         kernel: str | Kernel = "linear",
         kernel_params: dict | None = None,
         normalize: bool = False,
-        n_jobs: int = 1,
+        n_jobs: int | None = None,
         block_size: int | None = None,
         cache: str | None = None,
     ):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from structkernels.datasets import load_interactions
-from structkernels.utils import available_cores, effective_n_jobs, numba_cache_dir, user_cache_dir
+from structkernels.utils import available_cores, effective_n_jobs, user_cache_dir
 
 RECORDS = [
     {"id": f"r{i}", "graph_id": f"g{i // 2}",
@@ -244,3 +244,31 @@ def test_effective_n_jobs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         effective_n_jobs(None)
+
+
+def test_n_jobs_defaults_to_the_available_cores(monkeypatch):
+    import inspect
+
+    import structkernels as sk
+    from structkernels.engine.gram import gram, plan_backend
+    from structkernels.npk.learner import NonstationaryLearner
+
+    for f in (gram, sk.KernelKNNClassifier, NonstationaryLearner, sk.KernelLSH):
+        assert inspect.signature(f).parameters["n_jobs"].default is None, f
+    path = sk.kernel("path")
+    assert plan_backend(path, None, None) == (available_cores(), "threading") or \
+        available_cores() == 1
+    if hasattr(os, "sched_getaffinity"):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+        assert plan_backend(path, None, None) == (1, None)
+
+
+@pytest.mark.parametrize("command", ["train-npk", "gram", "predict", "paraphrase"])
+def test_commands_default_to_the_available_cores(command, capsys):
+    from structkernels.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser(only=command).parse_args([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    after = text[text.index("--n-jobs N_JOBS ", text.index("options:")):]
+    assert "(default: the cores this process may use)" in after[:300]

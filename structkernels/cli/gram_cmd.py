@@ -48,8 +48,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "file intact. It may not be an input file",
     )
     p.add_argument(
-        "--n-jobs", type=int, default=1,
-        help="parallel workers computing the Gram blocks (-1: all cores) (default: %(default)s)",
+        "--n-jobs", type=int, default=None,
+        help="parallel workers computing the Gram blocks (default: the cores this process may use)",
     )
     p.add_argument(
         "--normalize", action="store_true",

@@ -73,8 +73,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-stem", action="store_true", help="do not Snowball-stem the tokens")
     p.add_argument("--lenient", action="store_true", help="skip malformed records (reported)")
     p.add_argument(
-        "--n-jobs", type=int, default=1,
-        help="parallel workers computing the Gram matrices (default: %(default)s)",
+        "--n-jobs", type=int, default=None,
+        help="parallel workers computing the Gram matrices (default: the cores this process may use)",
     )
     p.add_argument(
         "--cache", default=None, metavar="DIR",

@@ -86,8 +86,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="leave out malformed records (each one is reported on stderr) instead of stopping",
     )
     p.add_argument(
-        "--n-jobs", type=int, default=1,
-        help="parallel workers of the kernel evaluations (default: %(default)s)",
+        "--n-jobs", type=int, default=None,
+        help="parallel workers of the kernel evaluations (default: the cores this process may use)",
     )
     p.add_argument(
         "--cache-dir",
@@ -190,7 +190,7 @@ def _record_id(record: Any, i: int) -> Any:
     return getattr(record, "id", i)
 
 
-def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int = 1, *,
+def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None = None, *,
                      source: str = "the model file"):
     """The fitted k-NN classifier the model describes.
 

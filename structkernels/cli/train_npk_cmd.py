@@ -145,9 +145,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "(default: all of them)",
     )
     p.add_argument(
-        "--n-jobs", type=int, default=1,
+        "--n-jobs", type=int, default=None,
         help="parallel workers of the learner, the classifier and the baselines table "
-        "(default: %(default)s)",
+        "(default: the cores this process may use)",
     )
     p.add_argument(
         "--random-state", type=int, default=DEFAULTS["random_state"],

@@ -180,7 +180,7 @@ def baselines_table(
     n_train: int = 2000,
     n_test: int = 3000,
     seeds: Iterable[int] = range(5),
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     hash_settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every model of the table on the same sub-samples, one per seed.

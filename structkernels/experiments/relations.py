@@ -53,7 +53,14 @@ from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import kernel as make_kernel
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.learner import NonstationaryLearner
-from structkernels.utils import atomic_open, read_bounded, read_npy, save_npy, tqdm
+from structkernels.utils import (
+    atomic_open,
+    effective_n_jobs,
+    read_bounded,
+    read_npy,
+    save_npy,
+    tqdm,
+)
 
 __all__ = [
     "DEFAULT_MODELS",
@@ -305,7 +312,7 @@ def evaluate_relations(
     n = len(y)
     if len(items) != n:
         raise ValueError(f"{len(items)} items but {n} labels")
-    n_jobs = joblib.cpu_count() if n_jobs is None else n_jobs
+    n_jobs = effective_n_jobs(n_jobs)
     say = log or (lambda line: None)
     grams = _Grams(items, n_jobs, cache_dir)
     preds = {m: np.zeros(n, dtype=np.int64) for m in models}

@@ -62,7 +62,7 @@ from structkernels.relations.model import RelationCorpus
 from structkernels.relations.parse import DependencyParser
 from structkernels.relations.structures import pair_views
 from structkernels.structures import Path, StructureError
-from structkernels.utils import atomic_open, check_header, dumps_finite, one_line
+from structkernels.utils import atomic_open, check_header, dumps_finite, effective_n_jobs, one_line
 
 __all__ = [
     "EXTRACTOR_FORMAT",
@@ -298,7 +298,6 @@ class RelationExtractor(BaseEstimator):
         -------
         self
         """
-        import joblib
 
         name = type(self).__name__
         learner_params = _check_sigma_params(self.sigma_params, name)
@@ -321,7 +320,7 @@ class RelationExtractor(BaseEstimator):
             self.__dict__.pop(attr, None)
         items = self.views(corpus)
         meta = self._pipeline_meta(self._parser())
-        workers = joblib.cpu_count() if n_jobs < 0 else n_jobs
+        workers = effective_n_jobs(n_jobs)
         settings = {"n_jobs": workers, "random_state": self.random_state,
                     "progress": bool(self.progress), **learner_params}
         try:

@@ -77,7 +77,7 @@ def gram(
     X: Any,
     Y: Any = None,
     *,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     normalize: bool = False,
     block_size: int | None = None,
     out: str | os.PathLike | None = None,
@@ -95,7 +95,7 @@ def gram(
     kernel : Kernel or str
         A kernel instance or a registered name (then ``**params`` build it).
     X, Y : sequences of structures (or 2-D arrays for vector kernels)
-    n_jobs : int, default 1
+    n_jobs : int or None, default None
         Workers (``-1`` for all cores): threads for kernels whose compiled
         blocks release the GIL, joblib processes for the others.  Parallel
         and serial results are bit-identical.

@@ -165,7 +165,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         the path, tree and nonstationary kernels; the main job normalises);
         not for other kernels.
         Does not apply to ``kernel="precomputed"``.
-    n_jobs : int, default 1
+    n_jobs : int or None, default None
         joblib workers of the Gram engine.
     random_state : int, RandomState or None
         Seeds the hash tables and the ``threshold_sample`` subset.
@@ -241,7 +241,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         probe: int | None = None,
         n_probes: int | str | None = "auto",
         normalize: bool | str = "auto",
-        n_jobs: int = 1,
+        n_jobs: int | None = None,
         random_state: Any = None,
         kernel_params: dict | None = None,
         hash_params: dict | None = None,
@@ -311,8 +311,9 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("n_probes applies only with probe=1 (Hamming-1 buckets)")
         else:
             self.n_probes_ = npr
-        if not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0:
-            raise ValueError(f"n_jobs must be a non-zero int, got {self.n_jobs!r}")
+        if self.n_jobs is not None and (isinstance(self.n_jobs, bool) or self.n_jobs == 0
+                                        or not isinstance(self.n_jobs, (int, np.integer))):
+            raise ValueError(f"n_jobs must be None or a non-zero int, got {self.n_jobs!r}")
         nz = self.normalize
         if not (isinstance(nz, (bool, np.bool_)) or (isinstance(nz, str) and nz == "auto")):
             raise ValueError(f"normalize must be True, False or 'auto', got {nz!r}")

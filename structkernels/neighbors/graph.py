@@ -46,7 +46,7 @@ from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
 from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, _as_structures
 from structkernels.structures import take
-from structkernels.utils import bar_disabled, njit, tqdm
+from structkernels.utils import bar_disabled, effective_n_jobs, njit, tqdm
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
 
@@ -197,7 +197,7 @@ class _Evaluator:
     (a graph on one set).
     """
 
-    def __init__(self, kernel: Kernel, k: int, diag_x=None, diag_y=None, n_jobs: int = 1):
+    def __init__(self, kernel: Kernel, k: int, diag_x=None, diag_y=None, n_jobs: int | None = None):
         self.kernel = kernel
         self.k = k
         self.diag_x = diag_x
@@ -213,7 +213,7 @@ class _Evaluator:
         total = sum(_task_cost(t) for t in tasks)
         disable = bar_disabled(total, progress)
         bar = tqdm(total=total, unit="eval", unit_scale=True, desc=desc, disable=disable, leave=False)
-        workers = joblib.effective_n_jobs(self.n_jobs) if self.n_jobs != 1 else 1
+        workers = effective_n_jobs(self.n_jobs) if self.n_jobs != 1 else 1
         try:
             if workers == 1:
                 results = (
@@ -234,7 +234,7 @@ class _Evaluator:
                 )
             else:
                 chunks = _chunk_by_cost(tasks, 4 * workers)
-                parallel = joblib.Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
+                parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered")
                 results = parallel(
                     joblib.delayed(_run_tasks)(
                         self.kernel, self.k, [_payload(X, Y, t, self) for t in chunk]
@@ -438,8 +438,9 @@ def _run_tasks(kernel: Kernel, k: int, payloads: list):
 def _check_common(k: Any, n_jobs: Any) -> None:
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero int, got {n_jobs!r}")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
+                               or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
 
 
 def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
@@ -480,7 +481,7 @@ def exact_knn_graph(
     kernel: str | Kernel,
     k: int = 4,
     *,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     block_size: int = 512,
     exclude_self: bool = True,
     progress: bool | None = None,
@@ -538,7 +539,7 @@ def make_hasher(
     *,
     n_bits: int | None = None,
     random_state: Any = None,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     **hash_params: Any,
 ):
     """An unfitted hasher of family ``hashing`` (``"random-knn"`` or ``"klsh"``)."""
@@ -642,7 +643,7 @@ def knn_graph(
     n_bits: int | None = None,
     n_tables: int = 1,
     probe: int = 0,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     random_state: Any = None,
     exclude_self: bool = True,
     progress: bool | None = None,
@@ -666,7 +667,7 @@ def knn_graph(
         Independent hash tables; candidates are the union over tables.
     probe : {0, 1}, default 0
         1 also compares each bucket with its Hamming-distance-1 neighbours.
-    n_jobs : int, default 1
+    n_jobs : int or None, default None
         joblib workers (hashing and bucket blocks both run through the Gram engine).
     random_state : int, RandomState or None
         Seeds the hash tables.

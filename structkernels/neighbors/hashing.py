@@ -189,7 +189,7 @@ class RandomKNNHash(_KernelHash):
     n_reference : int, optional
         Size ``M`` of the reference set; default ``ceil(sqrt(N))`` (at least 2).
     random_state : int, RandomState or None
-    n_jobs : int, default 1
+    n_jobs : int or None, default None
         Worker processes of the Gram engine.
     subset_size : int, optional
         Size ``s`` of each of ``H_j1``, ``H_j2``; default ``max(1, M // 4)``.
@@ -229,7 +229,7 @@ class RandomKNNHash(_KernelHash):
         n_bits: int | None = None,
         n_reference: int | None = None,
         random_state: Any = None,
-        n_jobs: int = 1,
+        n_jobs: int | None = None,
         subset_size: int | None = None,
         kernel_params: dict | None = None,
     ):
@@ -323,7 +323,7 @@ class KernelLSH(_KernelHash):
     n_per_bit : int, optional
         ``t``; default ``max(1, p // 4)``; must be < ``p``.
     random_state : int, RandomState or None
-    n_jobs : int, default 1
+    n_jobs : int or None, default None
     rcond : float, default 1e-8
         Relative eigenvalue cut-off of ``K_c^{-1/2}``.
     kernel_params : dict, optional
@@ -359,7 +359,7 @@ class KernelLSH(_KernelHash):
         n_sample: int | None = None,
         n_per_bit: int | None = None,
         random_state: Any = None,
-        n_jobs: int = 1,
+        n_jobs: int | None = None,
         rcond: float = 1e-8,
         kernel_params: dict | None = None,
     ):

@@ -42,6 +42,7 @@ from structkernels.kernels.base import Kernel
 from structkernels.kernels.path import PathKernel
 from structkernels.npk.loss import _losses_of, _with_sigma
 from structkernels.structures import PathList, take
+from structkernels.utils import effective_n_jobs
 
 
 def _checked(kernel: Kernel, values: Any, rows: np.ndarray, cols: np.ndarray | None = None
@@ -95,7 +96,7 @@ def _known_values(idx: np.ndarray, blocks: list) -> np.ndarray:
 
 
 def _gram_reusing(
-    kernel: Kernel, X: Sequence, idx: np.ndarray, blocks: list, n_jobs: int = 1
+    kernel: Kernel, X: Sequence, idx: np.ndarray, blocks: list, n_jobs: int | None = None
 ) -> tuple[np.ndarray, int]:
     """Raw Gram matrix of ``X[idx]`` that evaluates only the pairs no block in ``blocks`` holds.
 
@@ -138,7 +139,7 @@ def _gram_reusing(
 
 def _new_by_old(
     kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarray, known: np.ndarray,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
 ) -> int:
     """The pairs (new structure, known structure) of a subset, in rectangular Gram blocks.
 
@@ -168,7 +169,7 @@ def _new_by_old(
     def run(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         return _checked(kernel, kernel.gram_block(take(Xa, rows), take(Xa, cols)), rows, cols)
 
-    workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
+    workers = 1 if n_jobs == 1 else effective_n_jobs(n_jobs)
     if workers > 1 and releases_gil(kernel):
         blocks = joblib.Parallel(n_jobs=workers, backend="threading")(
             joblib.delayed(run)(r, c) for r, c in tasks
@@ -203,7 +204,7 @@ def _label_block_pruned(
     raw1: np.ndarray,
     blocks: list,
     normalize: bool,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
 ) -> tuple[np.ndarray, int]:
     """The σ_t = 0 values of the label's block needed by the exact 1-NN graph, and no others.
 
@@ -293,7 +294,7 @@ def _label_block_pruned(
 
 
 def _pair_values(
-    kernel: Kernel, X: Sequence, rows: np.ndarray, cols: np.ndarray, n_jobs: int = 1
+    kernel: Kernel, X: Sequence, rows: np.ndarray, cols: np.ndarray, n_jobs: int | None = None
 ) -> np.ndarray:
     """``K(X[rows[q]], X[cols[q]])`` for each ``q``, as the Gram engine's upper triangle gives it.
 
@@ -329,7 +330,7 @@ def _pair_values(
         return out
 
     units = len(r) if paired else len(heads)
-    workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
+    workers = 1 if n_jobs == 1 else effective_n_jobs(n_jobs)
     if paired:
         n_chunks = max(1, -(-units // _PAIR_CHUNK))
         if workers > 1 and units >= 4096:
@@ -465,7 +466,7 @@ def _bounded_trial(
     blocks: dict,
     normalize: bool,
     bound: tuple[np.ndarray, dict],
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Raw σ_t = 1 and σ_t = 0 matrices of one exact trial with only the values its 1-NN graphs need.
 
@@ -574,7 +575,7 @@ def _exact_trials(
     subsets: list[np.ndarray],
     has: np.ndarray,
     normalize: bool,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     chain_bound: bool = True,
 ) -> list[dict[str, Any]]:
     """:func:`_subset_losses` of exact trials of one label, each kernel value computed once.

@@ -82,7 +82,7 @@ from structkernels.npk.sigma_json import learner_from_json, learner_to_json
 from structkernels.npk.sigma_knn import SigmaKNNSearch, loo_knn_scores
 from structkernels.registry import UnknownNameError
 from structkernels.structures import take
-from structkernels.utils import atomic_open, dumps_finite, tqdm
+from structkernels.utils import atomic_open, dumps_finite, effective_n_jobs, tqdm
 
 __all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
 
@@ -182,7 +182,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         With ``"knn-ap"``: k of the classifier whose scores are judged.
     min_gain : float, default 0.005
         With ``"knn-ap"``: the AP gain σ(l) = 0 must exceed.
-    n_jobs : int, default 1
+    n_jobs : int or None, default None
         Workers for the global graph, the Gram blocks of exact trials and the
         hashed trials of a label (results do not depend on it).
     random_state : int, RandomState or None
@@ -285,7 +285,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         objective_sample: int = 8000,
         n_neighbors: int = 8,
         min_gain: float = 0.005,
-        n_jobs: int = 1,
+        n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
         progress: bool | None = None,
     ):
@@ -353,8 +353,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                 f"NonstationaryLearner.max_evaluations must be 'gram', a positive int or None, "
                 f"got {me!r}"
             )
-        if not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0:
-            raise ValueError(f"NonstationaryLearner.n_jobs must be a non-zero int, got {self.n_jobs!r}")
+        if self.n_jobs is not None and (isinstance(self.n_jobs, bool) or self.n_jobs == 0
+                                        or not isinstance(self.n_jobs, (int, np.integer))):
+            raise ValueError(
+                f"NonstationaryLearner.n_jobs must be None or a non-zero int, got {self.n_jobs!r}")
         if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
             raise TypeError("NonstationaryLearner.kernel_params must be a dict or None")
 
@@ -648,7 +650,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             ]
         else:
             # ship only the sampled structures to the workers
-            done = joblib.Parallel(n_jobs=self.n_jobs)(
+            done = joblib.Parallel(n_jobs=effective_n_jobs(self.n_jobs))(
                 joblib.delayed(_subset_losses)(
                     base,
                     sigma,

@@ -122,7 +122,7 @@ class NPKModel:
             id(self.train_labels), len(self.train_labels),
         )
 
-    def classifier(self, use: str = "npk", n_jobs: int = 1):
+    def classifier(self, use: str = "npk", n_jobs: int | None = None):
         """The fitted k-NN classifier (``use="pk"`` drops the learned σ).
 
         It is fitted on the first call for each ``use`` and kept on the model:
@@ -154,16 +154,16 @@ class NPKModel:
         self._fitted[use] = (setting, clf)
         return clf
 
-    def predict(self, X: Any, use: str = "npk", n_jobs: int = 1):
+    def predict(self, X: Any, use: str = "npk", n_jobs: int | None = None):
         """Labels (0/1) of the paths ``X``."""
         return self.classifier(use, n_jobs).predict(X)
 
-    def predict_proba(self, X: Any, use: str = "npk", n_jobs: int = 1):
+    def predict_proba(self, X: Any, use: str = "npk", n_jobs: int | None = None):
         """Class probabilities of the paths ``X``, shape (n, n_classes): the (weighted)
         share of each class among the neighbours (columns ``classifier().classes_``)."""
         return self.classifier(use, n_jobs).predict_proba(X)
 
-    def decision_function(self, X: Any, use: str = "npk", n_jobs: int = 1):
+    def decision_function(self, X: Any, use: str = "npk", n_jobs: int | None = None):
         """Positive-class score of the paths ``X``, shape (n,): the (weighted) share of
         label 1 among the neighbours, the score :meth:`predict` compares with the
         classifier's ``threshold_`` (0 everywhere when no training label is 1)."""

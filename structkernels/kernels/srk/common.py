@@ -37,7 +37,7 @@ import numpy as np
 
 from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
 from structkernels.kernels.base import Kernel
-from structkernels.utils import check_int, tqdm
+from structkernels.utils import check_int, effective_n_jobs, tqdm
 
 __all__ = [
     "MemoryBudgetError",
@@ -532,7 +532,7 @@ def srk_gram_stack(
     X: Any,
     Y: Any = None,
     *,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     block_size: int | None = None,
     cache_dir: str | os.PathLike | None = None,
     progress: bool | None = None,
@@ -587,7 +587,7 @@ def srk_gram_stack(
     return _stack(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
 
 
-def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int,
+def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
            block_size: int | None, progress: bool | None):
     """The work of :func:`srk_gram_stack` on checked input (cached as a whole)."""
     symmetric = Y is None
@@ -595,7 +595,7 @@ def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int,
     windows = kernel.windows_for(X, None if symmetric else Y)  # beyond: all 0
     n, m = len(X), len(Y)
     bs = int(block_size or kernel.preferred_block_size)
-    workers = 1 if n_jobs == 1 else joblib.effective_n_jobs(n_jobs)
+    workers = 1 if n_jobs == 1 else effective_n_jobs(n_jobs)
     if block_size is None and workers > 1 and getattr(kernel, "nogil_blocks", False):
         # threads: blocks cost nothing to send, so keep ~16 per worker for balance
         bs = min(bs, max(16, int(np.sqrt(n * m / (16 * workers)))))
@@ -615,13 +615,13 @@ def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int,
     disable = (len(tasks) < 8) if progress is None else not progress
     bar = tqdm(total=len(tasks), unit="block", desc=f"{kernel.name} gram", disable=disable)
     try:
-        if n_jobs == 1:
+        if workers == 1:
             results = (_stack_task(kernel, X, Y, *t, symmetric) for t in tasks)
         else:
             # compiled kernels that release the GIL run in threads (no start-up, no
             # copies); the others in processes.  Placement does not depend on order.
             backend = "threading" if getattr(kernel, "nogil_blocks", False) else None
-            results = joblib.Parallel(n_jobs=n_jobs, backend=backend,
+            results = joblib.Parallel(n_jobs=workers, backend=backend,
                                       return_as="generator_unordered")(
                 joblib.delayed(_stack_task)(kernel, X, Y, *t, symmetric) for t in tasks
             )

@@ -17,8 +17,14 @@ def _modules() -> list[str]:
     return sorted(names)
 
 
+#: modules whose examples need PyTorch (the [torch] extra)
+NEEDS_TORCH = {"structkernels_hsic.torch", "structkernels_hsic.bottleneck"}
+
+
 @pytest.mark.parametrize("name", _modules())
 def test_hsic_docstring_examples(name):
+    if name in NEEDS_TORCH:
+        pytest.importorskip("torch", reason="the [torch] extra (PyTorch) is not installed")
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

@@ -4,6 +4,10 @@ Registered in the entry-point group ``structkernels.measures`` as ``hsic``,
 ``phsic`` and ``structured-hsic``; CLI sub-commands ``structkernels hsic`` and
 ``structkernels phsic``.
 
+With the ``[torch]`` extra: differentiable HSIC and normalised HSIC for PyTorch
+(:mod:`structkernels_hsic.torch`) and HSIC-bottleneck training
+(:class:`HSICBottleneckClassifier`); the package imports without PyTorch.
+
 Examples
 --------
 >>> import numpy as np
@@ -23,6 +27,7 @@ from structkernels_hsic.applications import (
     score_choices,
     select_pairs,
 )
+from structkernels_hsic.bottleneck import HSICBottleneckClassifier
 from structkernels_hsic.encoders import SumOfWordVectors, glove_tokens, load_glove
 from structkernels_hsic.hsic import (
     HSIC,
@@ -39,6 +44,7 @@ from structkernels_hsic.structured import StructuredHSIC, td_sep
 __all__ = [
     "HSIC",
     "HSICTestResult",
+    "HSICBottleneckClassifier",
     "PHSIC",
     "StructuredHSIC",
     "IncompleteCholesky",

@@ -13,9 +13,12 @@ exact mirror), and runs the blocks in parallel.  The engine picks how:
 * results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic
   and their placement do not depend on the worker that ran them.
 
-With ``out=`` (a ``.npy`` memory map) worker processes write their blocks
-into the file themselves and normalisation runs in row blocks, so memory
-stays about one block per worker.  Because it is joblib, the same call runs
+With ``out=`` (a ``.npy`` file) every block is written through a short-lived
+map of its own region of the file (worker processes write theirs themselves),
+and with ``normalize=True`` it is normalised before it is written: the
+diagonal blocks come first, then every other block is scaled by the diagonal
+they gave.  Nothing keeps the matrix mapped, so memory stays about one block
+per worker whatever the size of the matrix.  Because it is joblib, the same call runs
 on a dask.distributed cluster (the named backend is kept)::
 
     from dask.distributed import Client, LocalCluster
@@ -31,6 +34,7 @@ after a lost worker, see :func:`structkernels.engine.distributed.dask_gram`.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import time
 from collections.abc import Sequence
@@ -41,18 +45,18 @@ from typing import Any, Protocol
 
 import joblib
 import numpy as np
-from numba import njit
 
 from structkernels import __version__
 from structkernels.engine.checks import (
     check_kernel_values,
     check_normalized,
     component_kernels,
+    diagonal_scales,
     normalization_scales,
     probe_when_asked,
     validation_level,
 )
-from structkernels.utils import atomic_memmap, bar_disabled, tqdm
+from structkernels.utils import atomic_memmap, bar_disabled, effective_n_jobs, njit, tqdm
 
 
 class BlockKernel(Protocol):
@@ -193,25 +197,162 @@ def _write_block(out, task, block: np.ndarray, symmetric: bool) -> None:
     _place(np.asarray(out), block, r0, c0, symmetric and r0 != c0, symmetric and r0 == c0)
 
 
-def _compute_blocks(kernel: BlockKernel, tasks, X, Y, symmetric: bool, out_path: str | None = None):
+@njit(cache=True, nogil=True)
+def _place_transposed(out, block):  # pragma: no cover - compiled
+    """``out[j, i] = block[i, j]`` in tiles of 32 x 32 (``out`` may be a strided view)."""
+    bn, bm = block.shape
+    t = 32
+    for j0 in range(0, bm, t):
+        j1 = min(bm, j0 + t)
+        for i0 in range(0, bn, t):
+            i1 = min(bn, i0 + t)
+            for j in range(j0, j1):
+                for i in range(i0, i1):
+                    out[j, i] = block[i, j]
+
+
+class _FileMatrix:
+    """A C-ordered float64 matrix in a file, read and written one region at a time.
+
+    Each :meth:`region` maps only the pages that hold the rows ``r0:r1`` between
+    columns ``c0`` and ``c1`` and unmaps them when the block is done (the pages
+    stay in the page cache, dirty until written back), so the process never
+    keeps the matrix mapped: its resident memory is the regions in use, not
+    every page it has written.  Threads may use one object at once on disjoint
+    regions.
+
+    Parameters
+    ----------
+    path : path-like
+        The file (a ``.npy`` file whose data start at ``offset``).
+    offset : int
+        Byte offset of element ``[0, 0]``.
+    shape : (int, int)
+    """
+
+    def __init__(self, path: str | os.PathLike, offset: int, shape: tuple[int, int]):
+        self.path = os.fspath(path)
+        self.offset = int(offset)
+        self.shape = (int(shape[0]), int(shape[1]))
+        self._fd = os.open(self.path, os.O_RDWR)
+
+    @staticmethod
+    def layout_of(array: Any) -> tuple[str, int, tuple[int, int]] | None:
+        """``(path, offset, shape)`` of the file behind ``array`` when it is a whole writable
+        float64 ``numpy.memmap`` of two dimensions in C order, else None (a slice of a map,
+        a copy-on-write map, an array in memory)."""
+        if not isinstance(array, np.memmap) or array.filename is None:
+            return None
+        whole = isinstance(array.base, mmap.mmap)  # a slice's base is the map it was cut from
+        if (not whole or array.mode not in ("r+", "w+") or array.ndim != 2
+                or array.dtype != np.float64 or not array.flags.c_contiguous):
+            return None
+        return array.filename, int(array.offset), (int(array.shape[0]), int(array.shape[1]))
+
+    def close(self) -> None:
+        """Close the file (maps already released keep their data in the file)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> _FileMatrix:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def region(self, r0: int, r1: int, c0: int, c1: int):
+        """The block ``[r0:r1, c0:c1]`` as a writable strided view of a map of its pages only.
+
+        The map is released when the ``with`` block ends; keep no reference to
+        the view beyond it.
+        """
+        m = self.shape[1]
+        start = self.offset + 8 * (r0 * m + c0)
+        stop = self.offset + 8 * ((r1 - 1) * m + c1)
+        base = start - start % mmap.ALLOCATIONGRANULARITY
+        mm = mmap.mmap(self._fd, stop - base, offset=base)
+        view = np.ndarray((r1 - r0, c1 - c0), dtype=np.float64, buffer=mm,
+                          offset=start - base, strides=(8 * m, 8))
+        try:
+            yield view
+        finally:
+            del view
+            try:
+                mm.close()
+            except BufferError:  # a view outlived the block: drop its pages all the same
+                mm.madvise(mmap.MADV_DONTNEED)
+
+
+def _write_block_file(fm: _FileMatrix, task, block: np.ndarray, symmetric: bool) -> None:
+    """:func:`_write_block` into a file: the block's region, then its mirror's, each mapped
+    only while it is written."""
+    r0, r1, c0, c1 = task
+    block = np.ascontiguousarray(block, dtype=np.float64)
+    if block.shape != (r1 - r0, c1 - c0):
+        raise ValueError(f"a kernel block has shape {block.shape}, expected {(r1 - r0, c1 - c0)}")
+    with fm.region(r0, r1, c0, c1) as view:
+        _place(view, block, 0, 0, False, symmetric and r0 == c0)
+    if symmetric and r0 != c0:
+        with fm.region(c0, c1, r0, r1) as view:
+            _place_transposed(view, block)
+
+
+#: ``scales`` of a symmetric Gram normalised block by block: the diagonal blocks first, each
+#: by its own diagonal, then every other block by the diagonal they gave
+_OWN_DIAGONAL = "own diagonal"
+
+
+def _finish_block(task, block: np.ndarray, symmetric: bool, scales) -> tuple[np.ndarray, Any]:
+    """A raw block normalised as :func:`normalize_inplace` would, and its raw diagonal.
+
+    ``scales`` is None (the block as it is), ``(sx, sy)`` (cell ``[i, j]`` times
+    ``sx[i] * sy[j]``, the product formed first) or :data:`_OWN_DIAGONAL` (a diagonal
+    block of a symmetric Gram, scaled by its own diagonal; the raw diagonal is returned
+    too).  Cell for cell the same arithmetic as normalising the finished matrix.
+    """
+    if scales is None:
+        return block, None
+    r0, r1, c0, c1 = task
+    d = None
+    if isinstance(scales, str):
+        if not (symmetric and r0 == c0):
+            raise ValueError("only a diagonal block can be scaled by its own diagonal")
+        d = np.diag(block).copy()
+        sx = sy = diagonal_scales(d)
+        block = block * (sx[:, None] * sy[None, :])
+    else:
+        sx, sy = scales
+        block = block * (sx[r0:r1, None] * sy[None, c0:c1])
+    check_normalized(block, offsets=(r0, c0))
+    return block, d
+
+
+def _compute_blocks(kernel: BlockKernel, tasks, X, Y, symmetric: bool, out_path: str | None = None,
+                    offset: int = 0, shape: tuple[int, int] = (0, 0), scales=None):
     """Run a chunk of block tasks (in a worker process).
 
-    With ``out_path`` (a ``.npy`` file) the worker writes each block into the
-    memory-mapped file itself and returns only the coordinates, so memory
-    stays one block per worker whatever the size of the matrix.
+    With ``out_path`` (a ``.npy`` file whose data start at ``offset``) the worker
+    normalises each block by ``scales`` (:func:`_finish_block`) and writes it into
+    the file itself, mapping only its region, and returns only the coordinates
+    (and a diagonal block's raw diagonal), so memory stays one block per worker
+    whatever the size of the matrix.
     """
     out = []
-    target = None if out_path is None else np.load(out_path, mmap_mode="r+")
-    for task in tasks:
-        block = _one_block(kernel, task, X, Y, symmetric)
+    target = None if out_path is None else _FileMatrix(out_path, offset, shape)
+    try:
+        for task in tasks:
+            block = _one_block(kernel, task, X, Y, symmetric)
+            if target is not None:
+                block, d = _finish_block(task, block, symmetric, scales)
+                _write_block_file(target, task, block, symmetric)
+                out.append((*task, None, d))
+            else:
+                out.append((*task, block, None))
+    finally:
         if target is not None:
-            _write_block(target, task, block, symmetric)
-            out.append((*task, None))
-        else:
-            out.append((*task, block))
-    if target is not None:
-        target.flush()
-        del target
+            target.close()
     return out
 
 
@@ -242,14 +383,20 @@ def _active_backend_is_default() -> bool:
     return type(backend).__name__ == "LokyBackend"
 
 
-def plan_backend(kernel: BlockKernel, n_jobs: int, backend: str | None) -> tuple[int, str | None]:
+def plan_backend(kernel: BlockKernel, n_jobs: int | None, backend: str | None) -> tuple[int, str | None]:
     """``(workers, backend)`` the engine uses: threads for GIL-free kernels.
 
     An explicit ``backend`` (argument or ``joblib.parallel_backend`` context,
     e.g. ``"dask"``) is kept; otherwise kernels whose blocks release the GIL
     run in threads and the others in loky processes.
     """
-    workers = 1 if n_jobs == 1 else max(1, joblib.effective_n_jobs(n_jobs))
+    if n_jobs == 1:
+        workers = 1
+    elif backend is not None or not _active_backend_is_default():
+        # a named backend (a dask cluster): joblib counts its workers
+        workers = max(1, joblib.effective_n_jobs(-1 if n_jobs is None else n_jobs))
+    else:
+        workers = effective_n_jobs(n_jobs)  # None: the cores this process may use
     if backend is not None:
         return workers, backend
     if workers == 1:
@@ -264,12 +411,22 @@ def _raw_gram(
     X: Sequence,
     Y: Sequence | None,
     *,
-    n_jobs: int,
+    n_jobs: int | None,
     block_size: int | None,
     out: np.ndarray | None,
     progress: bool | None,
     backend: str | None,
+    scales: Any = None,
 ) -> tuple[np.ndarray, int, int]:
+    """The Gram's blocks, computed serially, in threads or in processes, placed in ``out``.
+
+    ``out`` is an array in memory (made when None) or a whole writable ``numpy.memmap``,
+    which is then written region by region through :class:`_FileMatrix` and never
+    through its own map.  ``scales`` (file outputs only) normalises every block
+    before it is written (:func:`_finish_block`): ``(sx, sy)``, or
+    :data:`_OWN_DIAGONAL` for a symmetric Gram, whose diagonal blocks then run
+    first and give the scales of the others.
+    """
     symmetric = Y is None
     n = len(X)
     m = n if symmetric else len(Y)
@@ -277,6 +434,12 @@ def _raw_gram(
         out = np.empty((n, m), dtype=np.float64)
     if n == 0 or m == 0:
         return out, 0, 0
+    layout = _FileMatrix.layout_of(out)
+    fm = None if layout is None else _FileMatrix(*layout)
+    if scales is not None and fm is None:
+        raise ValueError("blocks are normalised as they are written only into a file")
+    if isinstance(scales, str) and not symmetric:
+        raise ValueError("a Gram of X against Y is normalised by the diagonals of both")
     explicit = backend is not None or not _active_backend_is_default()
     workers, backend = plan_backend(kernel, n_jobs, backend)
     threads = backend == "threading"
@@ -290,61 +453,104 @@ def _raw_gram(
     total = _n_evals(n, m, symmetric)
     disable = bar_disabled(total, progress)
     bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram", disable=disable, leave=False)
-    out_path = getattr(out, "filename", None) if isinstance(out, np.memmap) else None
+    # the phases: with scales from the diagonal, the diagonal blocks first
+    if isinstance(scales, str):
+        phases = [[t for t in tasks if t[0] == t[2]], [t for t in tasks if t[0] != t[2]]]
+        diag = np.empty(n, dtype=np.float64)
+    else:
+        phases = [tasks]
+        diag = None
+    state = {"scales": scales}
 
-    def place(task, block) -> None:
-        if block is not None:
+    def write(task, block) -> None:
+        if fm is not None:
+            _write_block_file(fm, task, block, symmetric)
+        else:
             _write_block(out, task, block, symmetric)
+
+    def compute(task):
+        """One block in this process: computed, normalised, written; returns its raw diagonal."""
+        block, d = _finish_block(task, _one_block(kernel, task, X, Y, symmetric), symmetric,
+                                 state["scales"])
+        write(task, block)
+        return task, d
+
+    def done(task, d) -> None:
+        if d is not None:
+            diag[task[0]:task[1]] = d
         bar.update(_task_evals(task, symmetric))
 
     def serial(todo) -> None:
         for task in todo:
-            place(task, _one_block(kernel, task, X, Y, symmetric))
+            done(*compute(task))
+
+    def next_phase() -> None:
+        if diag is not None:
+            # every diagonal block is in: the scales of the others (a zero self-similarity
+            # warns here once, as normalising the finished matrix does)
+            s, _ = normalization_scales(diag, diag, warn=True, stacklevel=4)
+            state["scales"] = (s, s)
 
     try:
         if workers == 1 or len(tasks) == 1:
-            serial(tasks)
+            for i, phase in enumerate(phases):
+                if i:
+                    next_phase()
+                serial(phase)
             return out, total, len(tasks)
-        rest = tasks
+        first = phases[0][:1]
+        todo = [phases[0], *phases[1:]]
         if not explicit and (not threads or total < _PROBE_EVALUATIONS):
             # the engine picks by size: time the first block serially and go
             # parallel only when the rest would take longer than starting workers
             t0 = time.perf_counter()
-            serial(tasks[:1])
-            per_eval = (time.perf_counter() - t0) / max(1, _task_evals(tasks[0], symmetric))
-            rest = tasks[1:]
-            left = per_eval * sum(_task_evals(t, symmetric) for t in rest)
+            serial(first)
+            per_eval = (time.perf_counter() - t0) / max(1, _task_evals(first[0], symmetric))
+            todo[0] = phases[0][1:]
+            left = per_eval * sum(_task_evals(t, symmetric) for p in todo for t in p)
             if left < (_MIN_THREAD_SECONDS if threads else _MIN_PROCESS_SECONDS):
-                serial(rest)
+                for i, phase in enumerate(todo):
+                    if i:
+                        next_phase()
+                    serial(phase)
                 return out, total, len(tasks)
         if threads:
-            # the largest blocks first, so the threads finish together (a block is
-            # placed by its coordinates: the order changes no value)
-            rest = sorted(rest, key=lambda t: -_task_evals(t, symmetric))
             # one block per call, results in task order: the same blocks, the same
             # arithmetic and the same placement as the serial loop (bit-identical).
             # A bare pool of threads: joblib's threading backend costs ~20 ms a call.
             # Each thread places its own block (disjoint regions of ``out``).
-            def run(t):
-                _write_block(out, t, _one_block(kernel, t, X, Y, symmetric), symmetric)
-                return t
-
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                for task in pool.map(run, rest):
-                    place(task, None)
+                for i, phase in enumerate(todo):
+                    if i:
+                        next_phase()
+                    # the largest blocks first, so the threads finish together (a block is
+                    # placed by its coordinates: the order changes no value)
+                    phase = sorted(phase, key=lambda t: -_task_evals(t, symmetric))
+                    for task, d in pool.map(compute, phase):
+                        done(task, d)
         else:
-            chunks = _chunk(rest, 4 * workers) if out_path is None else [[t] for t in rest]
+            out_path = None if fm is None else fm.path
             parallel = joblib.Parallel(
-                n_jobs=n_jobs, backend=backend, return_as="generator_unordered"
+                n_jobs=workers, backend=backend, return_as="generator_unordered"
             )
-            for results in parallel(
-                joblib.delayed(_compute_blocks)(kernel, chunk, X, Y, symmetric, out_path)
-                for chunk in chunks
-            ):
-                for r0, r1, c0, c1, block in results:
-                    place((r0, r1, c0, c1), block)
+            for i, phase in enumerate(todo):
+                if i:
+                    next_phase()
+                chunks = _chunk(phase, 4 * workers) if fm is None else [[t] for t in phase]
+                extra = () if fm is None else (fm.offset, fm.shape, state["scales"])
+                for results in parallel(
+                    joblib.delayed(_compute_blocks)(kernel, chunk, X, Y, symmetric, out_path,
+                                                    *extra)
+                    for chunk in chunks
+                ):
+                    for r0, r1, c0, c1, block, d in results:
+                        if block is not None:
+                            write((r0, r1, c0, c1), block)
+                        done((r0, r1, c0, c1), d)
     finally:
         bar.close()
+        if fm is not None:
+            fm.close()
     return out, total, len(tasks)
 
 
@@ -354,16 +560,29 @@ def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
 
     The scale of a cell is ``s_x[i] * s_y[j]`` computed before it meets
     ``K[i, j]``, so a symmetric matrix stays exactly symmetric.  A zero (or
-    negative) self-similarity zeroes its row/column, with a warning.
+    negative) self-similarity zeroes its row/column, with a warning.  A whole
+    writable ``numpy.memmap`` is read and written through a map of one row
+    block at a time, released after it: memory stays about ``row_bytes``
+    whatever the size of the file.
     """
     sx, sy = normalization_scales(dx, dy, warn=warn, stacklevel=3)
     n, m = K.shape
     rows = max(1, row_bytes // max(1, 8 * m))
-    for r0 in range(0, n, rows):
-        r1 = min(n, r0 + rows)
-        block = K[r0:r1] * (sx[r0:r1, None] * sy[None, :])
-        check_normalized(block, offsets=(r0, 0))
-        K[r0:r1] = block
+    layout = _FileMatrix.layout_of(K)
+    if layout is None:
+        for r0 in range(0, n, rows):
+            r1 = min(n, r0 + rows)
+            block = K[r0:r1] * (sx[r0:r1, None] * sy[None, :])
+            check_normalized(block, offsets=(r0, 0))
+            K[r0:r1] = block
+        return K
+    with _FileMatrix(*layout) as fm:
+        for r0 in range(0, n, rows):
+            r1 = min(n, r0 + rows)
+            with fm.region(r0, r1, 0, m) as band:
+                block = band * (sx[r0:r1, None] * sy[None, :])
+                check_normalized(block, offsets=(r0, 0))
+                band[...] = block
     return K
 
 
@@ -371,30 +590,50 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out
              validate="auto"):
     """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
 
-    Normalisation runs in row blocks after the diagonal is known, in place:
-    a memory-mapped ``out`` is never loaded whole.  Every block is checked for
-    non-finite values; with full validation (:func:`validation_level`) a seeded
-    sample of ``X`` is probed for symmetry and PSD first (its evaluations are not
-    counted in ``n_evaluations``, which counts the Gram's own).
+    In memory, normalisation runs in row blocks after the diagonal is known, in
+    place.  Into a file (``out`` a ``numpy.memmap``), every block is normalised
+    before it is written (the diagonal blocks of a symmetric Gram first, then
+    the others by the diagonal they gave; the diagonals of ``X`` and ``Y``
+    first otherwise), so the matrix is written once and never mapped whole.
+    Either way cell ``[i, j]`` is ``K[i, j] * (s_i * s_j)``, the same bits.
+    Every block is checked for non-finite values; with full validation
+    (:func:`validation_level`) a seeded sample of ``X`` is probed for symmetry
+    and PSD first (its evaluations are not counted in ``n_evaluations``, which
+    counts the Gram's own).
     """
     n, m = len(X), len(X) if Y is None else len(Y)
     probe_when_asked(kernel, X, _n_evals(n, m, Y is None), validate)
+    extra = 0
+    scales = None
+    if normalize and _FileMatrix.layout_of(out) is not None:
+        if Y is None:
+            scales = _OWN_DIAGONAL
+        else:
+            dx, dy = _diagonals(kernel, X, Y)
+            extra = len(X) + len(Y)
+            scales = normalization_scales(dx, dy, warn=True, stacklevel=3)
     K, n_evals, n_blocks = _raw_gram(
         kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
-        progress=progress, backend=backend,
+        progress=progress, backend=backend, scales=scales,
     )
-    if normalize:
+    if normalize and scales is None:
         if Y is None:
             d = np.diag(K).copy()
             normalize_inplace(K, d, d)
         else:
-            dx = np.asarray(kernel.diag_block(X), dtype=np.float64)
-            dy = np.asarray(kernel.diag_block(Y), dtype=np.float64)
-            check_kernel_values(kernel, dx, diagonal=True)
-            check_kernel_values(kernel, dy, diagonal=True, names=("Y", "Y"))
-            n_evals += len(X) + len(Y)
+            dx, dy = _diagonals(kernel, X, Y)
+            extra = len(X) + len(Y)
             normalize_inplace(K, dx, dy)
-    return K, n_evals, n_blocks
+    return K, n_evals + extra, n_blocks
+
+
+def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarray, np.ndarray]:
+    """``k(x, x)`` over ``X`` and ``k(y, y)`` over ``Y``, checked."""
+    dx = np.asarray(kernel.diag_block(X), dtype=np.float64)
+    dy = np.asarray(kernel.diag_block(Y), dtype=np.float64)
+    check_kernel_values(kernel, dx, diagonal=True)
+    check_kernel_values(kernel, dy, diagonal=True, names=("Y", "Y"))
+    return dx, dy
 
 
 def _code_version(kernel: BlockKernel) -> tuple:
@@ -456,7 +695,7 @@ def gram(
     X: Any,
     Y: Any = None,
     *,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     normalize: bool = False,
     block_size: int | None = None,
     out: str | os.PathLike | None = None,
@@ -485,8 +724,9 @@ def gram(
     level = validation_level(kernel, validate)
     X = kernel.check_input(X)
     Y = None if Y is None else kernel.check_input(Y)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero int, got {n_jobs!r}")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
+                               or n_jobs == 0):
+        raise ValueError(f"n_jobs must be a non-zero int or None, got {n_jobs!r}")
     if block_size is not None and (isinstance(block_size, bool) or not isinstance(
             block_size, (int, np.integer)) or block_size < 1):
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -343,6 +344,19 @@ def test_nesting_limit_kept():
         parse_graphs(deep, max_depth=3)
     assert (err.value.depth, err.value.line) == (8, 8)
     assert len(parse_graphs("digraph {" + "{" * 200 + "a" + "}" * 201)) == 1  # no limit asked
+
+
+@pytest.mark.parametrize("unit", ['"\\', "/* ", "<", '"a\\"', "{", "a -> ", "[x=", "\u00e9\u00bd"])
+def test_hostile_texts_take_linear_time(unit):
+    """Strings and comments never closed, unbalanced HTML and braces: refused at once
+    (a scan that restarted at each quote would take minutes on 100 kB)."""
+    text = "digraph { " + unit * (100_000 // len(unit))
+    t0 = time.perf_counter()
+    with pytest.raises(DotError):
+        parse_graphs(text, max_depth=6)
+    with pytest.raises(DotError):
+        parse_graphs(text)
+    assert time.perf_counter() - t0 < 10
 
 
 def test_tokens_and_unquote():

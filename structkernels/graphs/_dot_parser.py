@@ -41,19 +41,23 @@ import re
 from collections.abc import Iterator
 
 #: One token per match: white space and comments skipped first, then a quoted string,
-#: a word, an edge operator, a negative number, or one character (punctuation, the
-#: "<" that opens an HTML id, or a character no token starts with); the end of the text
-#: is the empty token.  Every position matches, so the skip never backtracks.
+#: a word, an edge operator, a negative number, a comment never closed, or one character
+#: (punctuation, the "<" that opens an HTML id, or a character no token starts with); the
+#: end of the text is the empty token.  Every position matches, so the skip never
+#: backtracks; a string or comment never closed runs to the end of the text, so that no
+#: text is scanned to its end more than twice (linear time on any input).
 _TOKENS = re.compile(
     r"""(?:[ \t\r\n]+|//[^\n]*|\#[^\n]*|/\*.*?\*/)*
-    ( "(?:[^"\\]|\\.)*"
+    ( "(?:[^"\\]|\\.?)*(?:"|\Z)
     | [\w.]+
     | ->|--
     | -[0-9.]+
+    | /\*.*
     | .
     | \Z )""",
     re.S | re.X,
 )
+_CLOSED = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _ANGLES = re.compile(r"[<>]")
 _ESCAPE = re.compile(r"\\([\\\"\n])")
 _NUMBER = re.compile(r"[0-9.]+")
@@ -233,8 +237,10 @@ def _position(text: str, index: int, shift: dict[int, int]) -> tuple[int, int]:
 def _describe(tok: str) -> str:
     if not tok:
         return "the end of the text"
-    if tok == '"':
+    if tok[:1] == '"' and not _CLOSED.fullmatch(tok):
         return 'a \'"\' that opens a string never closed'
+    if tok[:2] == "/*":
+        return "a '/*' that opens a comment never closed"
     if tok == "<":
         return "a '<' that opens an HTML id never closed"
     if len(tok) > 30:
@@ -297,15 +303,16 @@ class _Parser:
             return None
         c = t[0]
         if c == '"':
-            if len(t) < 2:
-                return None
-            if toks[i + 1] != "+" and "\\" not in t:  # the common case
+            nxt = toks[i + 1]
+            if not nxt:  # a string never closed runs to the end (a closed one there ends
+                return None  # a text that is not DOT: a graph ends with "}" or ";")
+            if nxt != "+" and "\\" not in t:  # the common case
                 return t, t[1:-1], i + 1
             raw = _joined(t)
-            if toks[i + 1] == "+" and toks[i + 2][:1] == '"' and len(toks[i + 2]) > 1:
+            if nxt == "+" and toks[i + 2][:1] == '"' and toks[i + 3]:
                 inner = [raw[1:-1]]
                 j = i + 1
-                while toks[j] == "+" and toks[j + 1][:1] == '"' and len(toks[j + 1]) > 1:
+                while toks[j] == "+" and toks[j + 1][:1] == '"' and toks[j + 2]:
                     inner.append(_joined(toks[j + 1])[1:-1])
                     j += 2
                 raw = '"' + "".join(inner) + '"'

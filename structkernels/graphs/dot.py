@@ -421,8 +421,9 @@ def read_dot(
         Show a progress bar (default: only on a terminal).
     n_jobs : int or None
         Processes parsing files in parallel (joblib; ``-1``: all cores).
-        A sentence graph parses in about a millisecond, so only folders of
-        tens of thousands of files gain from more processes.  Default 1.
+        A sentence graph is read (parsed and built) in a few milliseconds, so
+        only folders of tens of thousands of files gain from more processes.
+        Default 1.
     max_depth : int, default :data:`MAX_DOT_DEPTH`
         Most nested braces (the graph's own included) parsed in one file.
 

@@ -4,7 +4,7 @@ Readers (strict by default; :func:`~structkernels.graphs.penman.read_amr` for PE
 
 - :func:`read_graphs`: any file or folder, the format from the extension;
 - :func:`read_dot` / :func:`parse_dot`: Graphviz DOT, AMR or dependency
-  graphs (the NPK authors' release), via pydot; :func:`to_dot`,
+  graphs (the NPK authors' release; parsed by structkernels, pydot only writes); :func:`to_dot`,
   :func:`write_dot` write them;
 - :func:`read_conllu` / :func:`parse_conllu`: CoNLL-U, via ``conllu``;
 - :func:`read_spacy` / :func:`from_spacy`: spaCy ``Doc`` objects;

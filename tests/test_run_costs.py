@@ -272,3 +272,30 @@ def test_commands_default_to_the_available_cores(command, capsys):
     text = " ".join(capsys.readouterr().out.split())
     after = text[text.index("--n-jobs N_JOBS ", text.index("options:")):]
     assert "(default: the cores this process may use)" in after[:300]
+
+
+def test_loo_knn_scores_in_threads_equal_serial():
+    from structkernels.npk.sigma_knn import loo_knn_scores
+
+    rng = np.random.default_rng(0)
+    A = rng.random((1500, 20))
+    K = A @ A.T
+    y = (rng.random(1500) < 0.2).astype(int)
+    d = np.diag(K).copy()
+    one = loo_knn_scores(K, y, 8, d, n_jobs=1)
+    assert np.array_equal(one, loo_knn_scores(K, y, 8, d, n_jobs=2))
+    assert np.array_equal(one, loo_knn_scores(K, y, 8, d, n_jobs=None))
+
+
+def test_sigma_trial_swaps_the_cell_in_place():
+    from structkernels.npk.sigma_knn import _swap_cell
+
+    R = np.arange(36, dtype=float).reshape(6, 6)
+    before = R.copy()
+    idx = np.array([1, 4, 5])
+    block = -np.arange(9, dtype=float).reshape(3, 3)
+    _swap_cell(R, idx, block)
+    assert np.array_equal(R[np.ix_(idx, idx)], -np.arange(9).reshape(3, 3))
+    assert np.array_equal(block, before[np.ix_(idx, idx)])
+    _swap_cell(R, idx, block)
+    assert np.array_equal(R, before)

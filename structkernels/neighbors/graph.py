@@ -311,11 +311,18 @@ def loo_knn(K, scale, y, k):  # pragma: no cover - compiled
     leave-one-out vote of :mod:`structkernels.npk.sigma_knn`, without the triplets
     :func:`_topk_lines` returns.
     """
+    out = np.zeros(K.shape[0])
+    loo_knn_rows(K, scale, y, k, 0, K.shape[0], out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def loo_knn_rows(K, scale, y, k, r0, r1, out):  # pragma: no cover - compiled
+    """:func:`loo_knn` of rows ``r0:r1`` into ``out[r0:r1]`` (threads take disjoint rows)."""
     n = K.shape[0]
-    out = np.zeros(n)
     vals = np.empty(max(k, 1))
     idx = np.empty(max(k, 1), dtype=np.int64)
-    for i in range(n):
+    for i in range(r0, r1):
         m = 0
         si = scale[i]
         for j in range(n):
@@ -328,7 +335,6 @@ def loo_knn(K, scale, y, k):  # pragma: no cover - compiled
             num += w * y[idx[t]]
             den += w
         out[i] = num / den if den > 0.0 else 0.0
-    return out
 
 
 @njit(cache=True, nogil=True)

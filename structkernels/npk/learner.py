@@ -810,7 +810,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             return 0.0
         R = gram(self.get_kernel(normalize=False), X, n_jobs=self.n_jobs, progress=self.progress)
         scores = loo_knn_scores(R, y, int(self.n_neighbors),
-                                np.diag(R).copy() if self.normalize_ else None)
+                                np.diag(R).copy() if self.normalize_ else None, n_jobs=self.n_jobs)
         return float(average_precision_score(y, scores))
 
     def __sklearn_tags__(self):

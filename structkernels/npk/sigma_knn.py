@@ -20,20 +20,22 @@ tuples with label ``l``, so no other raw kernel value depends on ``σ(l)``
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel
-from structkernels.neighbors.graph import loo_knn
+from structkernels.neighbors.graph import loo_knn_rows
 from structkernels.structures import take
+from structkernels.utils import effective_n_jobs, njit
 
 __all__ = ["loo_knn_scores", "SigmaKNNSearch"]
 
 
 def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
-                   diag: np.ndarray | None = None) -> np.ndarray:
+                   diag: np.ndarray | None = None, n_jobs: int | None = 1) -> np.ndarray:
     """Leave-one-out positive-class scores of the similarity-weighted k-NN vote.
 
     ``K`` is a square similarity matrix (its diagonal is ignored); the score of
@@ -42,6 +44,7 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
     where every weight is 0.  With ``diag`` (the raw self-similarities) ``K``
     is raw and is cosine-normalised on the fly (``K_ij / sqrt(d_i d_j)``, 0
     where a self-similarity is 0), without forming the normalised matrix.
+    ``n_jobs`` threads take bands of rows (the scores do not depend on it).
 
     Examples
     --------
@@ -60,13 +63,36 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
         d = np.clip(np.asarray(diag, dtype=np.float64), 0.0, None)
         scale = np.divide(1.0, np.sqrt(d), out=np.zeros(n), where=d > 0)
     k = max(0, min(int(n_neighbors), n - 1))
-    return loo_knn(K, scale, np.asarray(y, dtype=np.float64), k)
+    yf = np.asarray(y, dtype=np.float64)
+    out = np.zeros(n)
+    workers = min(effective_n_jobs(n_jobs), max(1, n // 512))
+    if workers == 1:
+        loo_knn_rows(K, scale, yf, k, 0, n, out)
+        return out
+    bands = np.linspace(0, n, 4 * workers + 1).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda b: loo_knn_rows(K, scale, yf, k, int(bands[b]), int(bands[b + 1]),
+                                             out), range(len(bands) - 1)))
+    return out
 
 
 def _average_precision(y: np.ndarray, scores: np.ndarray) -> float:
     from sklearn.metrics import average_precision_score
 
     return float(average_precision_score(y, scores))
+
+
+@njit(cache=True, nogil=True)
+def _swap_cell(R, idx, block):  # pragma: no cover - compiled
+    """Exchange ``R[np.ix_(idx, idx)]`` and ``block`` element by element, in place."""
+    n = len(idx)
+    for a in range(n):
+        ra = idx[a]
+        for b in range(n):
+            rb = idx[b]
+            v = R[ra, rb]
+            R[ra, rb] = block[a, b]
+            block[a, b] = v
 
 
 class SigmaKNNSearch:
@@ -113,7 +139,7 @@ class SigmaKNNSearch:
     def _score(self) -> tuple[float, float, float]:
         """AP of the leave-one-out scores: on the whole sample and on each of its two halves."""
         diag = np.diag(self.R).copy() if self.normalize else None
-        s = loo_knn_scores(self.R, self.y, self.n_neighbors, diag)
+        s = loo_knn_scores(self.R, self.y, self.n_neighbors, diag, n_jobs=self.n_jobs)
         return (_average_precision(self.y, s),
                 *(_average_precision(self.y[h], s[h]) for h in self.halves))
 
@@ -135,16 +161,18 @@ class SigmaKNNSearch:
                            n_jobs=self.n_jobs, return_info=True, progress=False)
         out["n_evaluations"] = int(info.n_evaluations)
         self.n_evaluations += int(info.n_evaluations)
-        cell = np.ix_(inside, inside)
-        old = self.R[cell].copy()
-        self.R[cell] = block
+        # the trial values go into R and R's values into the block (a swap in place: no
+        # copy of the cell is held, so memory stays R plus one block)
+        block = np.ascontiguousarray(block, dtype=np.float64)
+        inside = inside.astype(np.int64)
+        _swap_cell(self.R, inside, block)
         alt = self._score()
         ap = {current: self.score, other: alt}
         chosen = 0.0 if all(a > b + min_gain for a, b in zip(ap[0.0], ap[1.0], strict=True)) else 1.0
         if chosen == other:
             self.sigma, self.score = trial, alt
         else:
-            self.R[cell] = old
+            _swap_cell(self.R, inside, block)  # back to the values of the current σ
         out.update({"0": ap[0.0][0], "1": ap[1.0][0], "chosen": chosen,
                     "halves": {"0": list(ap[0.0][1:]), "1": list(ap[1.0][1:])}})
         return out

@@ -235,7 +235,7 @@ class HSICBottleneckClassifier(ClassifierMixin, BaseEstimator):
         blocks = []
         widths = (n_in, *self._hidden)
         for a, b in zip(widths[:-1], widths[1:], strict=True):
-            lin = nn.Linear(a, b, dtype=dt)
+            lin = torch.nn.utils.skip_init(nn.Linear, a, b, dtype=dt)  # torch's global RNG untouched
             bound = 1.0 / math.sqrt(a)  # torch's default Linear scale, drawn from our generator
             with torch.no_grad():
                 lin.weight.uniform_(-bound, bound, generator=gen)
@@ -244,7 +244,7 @@ class HSICBottleneckClassifier(ClassifierMixin, BaseEstimator):
         self.network_ = nn.ModuleList(blocks).to(self.device)
         self.head_ = None
         if self.training == "backprop":
-            head = nn.Linear(widths[-1], n_classes, dtype=dt)
+            head = torch.nn.utils.skip_init(nn.Linear, widths[-1], n_classes, dtype=dt)
             bound = 1.0 / math.sqrt(widths[-1])
             with torch.no_grad():
                 head.weight.uniform_(-bound, bound, generator=gen)

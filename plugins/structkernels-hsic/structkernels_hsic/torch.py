@@ -27,6 +27,10 @@ Normalised HSIC (:func:`nhsic`):
   ``Kc (Kc + eps n I)^-1 = Phi (Phi^T Phi + eps n I)^-1 Phi^T`` (``Phi`` the centred features);
 - ``"cka"``: ``HSIC(x, y) / sqrt(HSIC(x, x) HSIC(y, y))`` (centred kernel alignment).
 
+A side compared with several others (a batch's inputs and labels against every layer) can
+be prepared once with :func:`prepare`; the :class:`Side` it returns stands for the tensor in
+:func:`hsic` and :func:`nhsic` and caches its Gram, centred Gram and normalisation terms.
+
 A NaN or infinity in an input or a result raises ``ValueError``; nothing is dropped.
 
 Examples

@@ -287,15 +287,51 @@ def test_loo_knn_scores_in_threads_equal_serial():
     assert np.array_equal(one, loo_knn_scores(K, y, 8, d, n_jobs=None))
 
 
-def test_sigma_trial_swaps_the_cell_in_place():
-    from structkernels.npk.sigma_knn import _swap_cell
+def test_sigma_trial_swaps_tiles_in_place():
+    from structkernels.npk.sigma_knn import _swap_tile
 
-    R = np.arange(36, dtype=float).reshape(6, 6)
+    rng = np.random.default_rng(1)
+    A = rng.random((8, 3))
+    R = A @ A.T
     before = R.copy()
-    idx = np.array([1, 4, 5])
-    block = -np.arange(9, dtype=float).reshape(3, 3)
-    _swap_cell(R, idx, block)
-    assert np.array_equal(R[np.ix_(idx, idx)], -np.arange(9).reshape(3, 3))
-    assert np.array_equal(block, before[np.ix_(idx, idx)])
-    _swap_cell(R, idx, block)
+    rows, cols = np.array([1, 4]), np.array([2, 6, 7])
+    block = -rng.random((2, 3))
+    new = block.copy()
+    _swap_tile(R, rows, cols, block, False)
+    assert np.array_equal(R[np.ix_(rows, cols)], new)
+    assert np.array_equal(R[np.ix_(cols, rows)], new.T)  # the mirror too
+    assert np.array_equal(block, before[np.ix_(rows, cols)])
+    _swap_tile(R, rows, cols, block, False)
     assert np.array_equal(R, before)
+    diag = np.array([0, 3, 5])
+    sq = -np.ones((3, 3))
+    _swap_tile(R, diag, diag, sq, True)
+    assert np.array_equal(R[np.ix_(diag, diag)], -np.ones((3, 3)))
+    _swap_tile(R, diag, diag, sq, True)
+    assert np.array_equal(R, before)
+
+
+def test_sigma_trial_in_tiles_equals_one_gram(monkeypatch):
+    import structkernels.npk.sigma_knn as sk_mod
+    from structkernels.datasets import load_interactions as load
+
+    data = load(split="train")
+    X = data.paths[:300]
+    y = data.labels[:300]
+    labels = sorted({e for p in X for e, _ in p if e})[:4]
+    has = {lab: np.array([any(e == lab for e, _ in p) for p in X]) for lab in labels}
+    from structkernels import kernel
+
+    def kernel_with(sigma):
+        return kernel("path", lam=0.8, sigma=sigma)
+
+    def run():
+        search = sk_mod.SigmaKNNSearch(kernel_with, X, y, has, {lab: 1.0 for lab in labels},
+                                       8, True, 1)
+        return [search.decide(lab, 0.0) for lab in labels], search.R.copy()
+
+    whole = run()
+    monkeypatch.setattr(sk_mod, "_TILE", 37)  # many tiles
+    tiled = run()
+    assert whole[0] == tiled[0]
+    assert np.array_equal(whole[1], tiled[1])

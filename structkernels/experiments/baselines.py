@@ -36,13 +36,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from structkernels.structures import take
-from structkernels.utils import effective_n_jobs
 
 __all__ = [
     "baselines_table", "edge_tuple_features", "format_table", "linear_baselines", "tuple_features",
@@ -200,9 +198,8 @@ def baselines_table(
     seeds : iterable of int
         One sub-sample and hash seed each.
     n_jobs : int or None, default None
-        Workers (None: the cores this process may use): seeds run in that many
-        threads, each seed's Grams serially; the figures do not depend on it.
-        Each row's ``seconds`` is the time of its own work in its thread.
+        Gram-engine workers (None: the cores this process may use); the figures
+        do not depend on it.
     hash_settings : dict, optional
         ``n_tables``/``probe``/``n_bits`` of the hashed classifiers.
 
@@ -213,21 +210,13 @@ def baselines_table(
         "seeds", "positives_train", "positives_test"}``.
     """
     seeds = list(seeds)
-    workers = min(effective_n_jobs(n_jobs), max(1, len(seeds)))
-    # one seed per thread (the compiled kernels and libsvm release the GIL), each seed's
-    # Grams serial; with one worker, one seed at a time with the engine's own workers
-    inner = n_jobs if workers == 1 else 1
+    # one seed at a time (a seed's Grams, classifiers and copies hold about 0.3 GB),
+    # its Grams computed by the engine's n_jobs workers
     settings = dict(hash_settings or {})
-
-    def one(seed: int) -> dict[str, dict[str, float]]:
-        return _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, inner,
-                         settings)
-
-    if workers == 1:
-        per_seed = [one(s) for s in seeds]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            per_seed = list(pool.map(one, seeds))
+    per_seed = [
+        _one_seed(train, test, pk_params, npk_params, n_train, n_test, s, n_jobs, settings)
+        for s in seeds
+    ]
     rows: dict[str, dict[str, dict[str, Any]]] = {}
     for name in per_seed[0]:
         rows[name] = {}

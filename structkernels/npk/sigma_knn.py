@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.engine.gram import gram
+from structkernels.engine.gram import block_ranges, gram
 from structkernels.kernels.base import Kernel
 from structkernels.neighbors.graph import loo_knn_rows
 from structkernels.structures import take
@@ -82,16 +82,24 @@ def _average_precision(y: np.ndarray, scores: np.ndarray) -> float:
     return float(average_precision_score(y, scores))
 
 
+#: rows of a tile of a σ trial's Gram (8 MB of float64 per square tile)
+_TILE = 1024
+
+
 @njit(cache=True, nogil=True)
-def _swap_cell(R, idx, block):  # pragma: no cover - compiled
-    """Exchange ``R[np.ix_(idx, idx)]`` and ``block`` element by element, in place."""
-    n = len(idx)
+def _swap_tile(R, rows, cols, block, diagonal):  # pragma: no cover - compiled
+    """Exchange ``R[np.ix_(rows, cols)]`` and ``block`` in place, and set the mirror
+    ``R[np.ix_(cols, rows)]`` to the new values (``R`` is symmetric).  A ``diagonal`` tile
+    (``rows`` is ``cols``) is its own mirror."""
+    n, m = block.shape
     for a in range(n):
-        ra = idx[a]
-        for b in range(n):
-            rb = idx[b]
-            v = R[ra, rb]
-            R[ra, rb] = block[a, b]
+        ra = rows[a]
+        for b in range(m):
+            cb = cols[b]
+            v = R[ra, cb]
+            R[ra, cb] = block[a, b]
+            if not diagonal:
+                R[cb, ra] = block[a, b]
             block[a, b] = v
 
 
@@ -157,22 +165,37 @@ class SigmaKNNSearch:
             out.update({"0": self.score[0], "1": self.score[0], "chosen": current})
             return out
         trial = {**self.sigma, label: other}
-        block, info = gram(self.kernel_with(trial), take(self.X, inside),
-                           n_jobs=self.n_jobs, return_info=True, progress=False)
-        out["n_evaluations"] = int(info.n_evaluations)
-        self.n_evaluations += int(info.n_evaluations)
-        # the trial values go into R and R's values into the block (a swap in place: no
-        # copy of the cell is held, so memory stays R plus one block)
-        block = np.ascontiguousarray(block, dtype=np.float64)
+        kern = self.kernel_with(trial)
+        Xi = take(self.X, inside)
         inside = inside.astype(np.int64)
-        _swap_cell(self.R, inside, block)
+        # the trial Gram of the structures with the label, in tiles of the upper triangle
+        # (the same evaluations as one symmetric Gram): each tile's values are swapped into
+        # R in place (and mirrored), R's values into the tile; the tiles keep the values of
+        # the current σ, so memory stays R plus half the cell
+        tiles = block_ranges(len(inside), _TILE)
+        saved = []
+        for t, (a, b) in enumerate(tiles):
+            for c, d in tiles[t:]:
+                if c == a:
+                    blk, info = gram(kern, Xi[a:b], n_jobs=self.n_jobs, return_info=True,
+                                     progress=False)
+                else:
+                    blk, info = gram(kern, Xi[a:b], Xi[c:d], n_jobs=self.n_jobs,
+                                     return_info=True, progress=False)
+                blk = np.ascontiguousarray(blk, dtype=np.float64)
+                out["n_evaluations"] += int(info.n_evaluations)
+                _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
+                saved.append((a, b, c, d, blk))
+        self.n_evaluations += out["n_evaluations"]
         alt = self._score()
         ap = {current: self.score, other: alt}
         chosen = 0.0 if all(a > b + min_gain for a, b in zip(ap[0.0], ap[1.0], strict=True)) else 1.0
         if chosen == other:
             self.sigma, self.score = trial, alt
-        else:
-            _swap_cell(self.R, inside, block)  # back to the values of the current σ
+        else:  # back to the values of the current σ
+            for a, b, c, d, blk in saved:
+                _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
+        del saved
         out.update({"0": ap[0.0][0], "1": ap[1.0][0], "chosen": chosen,
                     "halves": {"0": list(ap[0.0][1:]), "1": list(ap[1.0][1:])}})
         return out

@@ -7,10 +7,12 @@ fence::
 
     <!-- test: skip, needs the GloVe extra -->
     <!-- test: needs shared data -->
+    <!-- test: needs torch -->
 
 The first skips with the text after ``skip,`` as the reason; the second runs the block
 with ``SHARED_DATA`` (a :class:`pathlib.Path` to ``../shared/data``) in its namespace, and
-skips with the ``shared_data`` fixture's reason when that directory is absent.
+skips with the ``shared_data`` fixture's reason when that directory is absent; the third
+runs the block where PyTorch is installed and skips it, saying so, where it is not.
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ def test_doc_block_runs(doc, line, source, directive, tmp_path, monkeypatch, req
             pytest.skip(f"{doc}:{line}: {reason or 'marked skip'}")
         elif directive == "needs shared data":
             namespace["SHARED_DATA"] = request.getfixturevalue("shared_data")
+        elif directive == "needs torch":
+            pytest.importorskip(
+                "torch", reason=f"{doc}:{line}: needs PyTorch "
+                "(pip install 'structkernels-hsic[torch]')")
         else:
             raise ValueError(f"{doc}:{line}: unknown test directive {directive!r}")
     monkeypatch.chdir(tmp_path)

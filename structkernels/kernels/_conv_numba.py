@@ -161,9 +161,9 @@ def path_block(
     C = np.empty(max(1, ly), dtype=np.float64)
     Q = np.empty(max(1, ly), dtype=np.float64)
     if mode == MODE_DIAG:
-        out = np.zeros((nx, 1), dtype=np.float64)
+        out = np.empty((nx, 1), dtype=np.float64)
     else:
-        out = np.zeros((nx, ny), dtype=np.float64)
+        out = np.empty((nx, ny), dtype=np.float64)
     for i in range(nx):
         if mode == MODE_DIAG:
             jlo, jhi = i, i + 1
@@ -347,9 +347,9 @@ def tree_block(
         gpow[q] = gg
         gg *= g
     if mode == MODE_DIAG:
-        out = np.zeros((nx, 1), dtype=np.float64)
+        out = np.empty((nx, 1), dtype=np.float64)
     else:
-        out = np.zeros((nx, ny), dtype=np.float64)
+        out = np.empty((nx, ny), dtype=np.float64)
     for i in range(nx):
         if mode == MODE_DIAG:
             jlo, jhi = i, i + 1

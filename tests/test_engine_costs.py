@@ -1,8 +1,8 @@
 """The costs a user pays on every run (issue 25): memory of a normalised Gram in a file, the
 dask path's data sent once and its blocks made durable without a flush per block.
 
-Each test pins a mechanism, not a timing: the file output is written and normalised one
-block at a time through maps of that block only (and its peak memory above the baseline is
+Each test pins a mechanism, not a timing: the file output is normalised and written one
+block at a time, never through a map of the file (and its peak memory above the baseline is
 a fraction of the matrix, in a subprocess); ``dask_gram`` sends the data, the kernel and the
 scales to the workers once and its tasks receive them by reference; a block is marked done
 only after the file holding it was flushed to disk.
@@ -18,6 +18,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import structkernels as sk
 from structkernels import Path, gram
 from structkernels.engine import gram as engine
 
@@ -32,33 +33,31 @@ def random_paths(n: int, seed: int) -> list[Path]:
 
 # ------------------------------------------------------------ a normalised Gram in a file
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_file_output_is_normalised_block_by_block_through_maps_of_one_block(
-        tmp_path, monkeypatch, n_jobs):
+def test_file_output_is_normalised_block_by_block_and_never_mapped(tmp_path, monkeypatch, n_jobs):
     X = random_paths(230, 1)
     expected = gram("path", X, normalize=True, block_size=32)
-    regions: list[tuple[int, int, int, int]] = []
-    region = engine._FileMatrix.region
+    writes: list[tuple[int, int, int, int]] = []
+    write = engine._FileMatrix.write
 
-    def recording(self, r0, r1, c0, c1):
-        regions.append((r0, r1, c0, c1))
-        return region(self, r0, r1, c0, c1)
+    def recording(self, r0, c0, rows):
+        writes.append((r0, r0 + rows.shape[0], c0, c0 + rows.shape[1]))
+        return write(self, r0, c0, rows)
 
     def forbidden(*args, **kwargs):
-        raise AssertionError("the file output must not be normalised after the fact")
+        raise AssertionError("the file output must be written block by block, normalised")
 
-    monkeypatch.setattr(engine._FileMatrix, "region", recording)
+    monkeypatch.setattr(engine._FileMatrix, "write", recording)
     monkeypatch.setattr(engine, "normalize_inplace", forbidden)
-    monkeypatch.setattr(engine, "_write_block", forbidden)  # the whole-matrix writer
+    monkeypatch.setattr(engine, "_write_block", forbidden)  # the writer into a whole map
     K = gram("path", X, out=tmp_path / "K.npy", normalize=True, block_size=32, n_jobs=n_jobs,
              backend="threading" if n_jobs > 1 else None)
     assert np.array_equal(np.asarray(K), expected)  # bit for bit
-    # every map holds one block (or its mirror), never more
-    assert max((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in regions) <= 32 * 32
+    # every write is one block (or its mirror), never more
+    assert max((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in writes) <= 32 * 32
     nb = len(engine.block_ranges(230, 32))
-    assert len(regions) == nb * nb  # each block once, each off-diagonal mirror once
+    assert len(writes) == nb * nb  # each block once, each off-diagonal mirror once
     # the diagonal blocks were written before any other (their diagonal gives the scales)
-    first = regions[:nb]
-    assert all(r0 == c0 for r0, _, c0, _ in first)
+    assert all(r0 == c0 for r0, _, c0, _ in writes[:nb])
 
 
 def test_file_output_of_x_against_y_is_normalised_as_written(tmp_path, monkeypatch):
@@ -71,7 +70,7 @@ def test_file_output_of_x_against_y_is_normalised_as_written(tmp_path, monkeypat
     assert info.n_evaluations == 120 * 70 + 120 + 70
 
 
-def test_normalize_inplace_of_a_memmap_maps_one_row_block_at_a_time(tmp_path, monkeypatch):
+def test_normalize_inplace_of_a_memmap_works_one_row_block_at_a_time(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     A = rng.random((200, 30))
     A = A @ A.T
@@ -80,21 +79,22 @@ def test_normalize_inplace_of_a_memmap_maps_one_row_block_at_a_time(tmp_path, mo
     M[:] = A
     M.flush()
     expected = engine.normalize_inplace(A.copy(), d, d)
-    sizes: list[int] = []
-    region = engine._FileMatrix.region
+    bands: list[int] = []
+    read_rows = engine._FileMatrix.read_rows
 
-    def recording(self, r0, r1, c0, c1):
-        sizes.append((r1 - r0) * (c1 - c0))
-        return region(self, r0, r1, c0, c1)
+    def recording(self, r0, r1):
+        bands.append(r1 - r0)
+        return read_rows(self, r0, r1)
 
-    monkeypatch.setattr(engine._FileMatrix, "region", recording)
+    monkeypatch.setattr(engine._FileMatrix, "read_rows", recording)
     engine.normalize_inplace(M, d, d, row_bytes=8 * 200 * 16)
-    assert np.array_equal(np.asarray(M), expected)
-    assert sizes and max(sizes) <= 200 * 16
+    assert np.array_equal(np.asarray(M), expected)  # seen through the caller's map too
+    assert bands and max(bands) <= 16 and sum(bands) == 200
     # a slice of a map, or a copy-on-write map, is normalised through its own array
-    sizes.clear()
-    engine.normalize_inplace(np.load(tmp_path / "M.npy", mmap_mode="c"), d, d)
-    assert sizes == []
+    bands.clear()
+    C = np.load(tmp_path / "M.npy", mmap_mode="c")
+    engine.normalize_inplace(C, np.ones(200), np.ones(200))
+    assert bands == []
 
 
 RSS_SCRIPT = textwrap.dedent(
@@ -136,3 +136,123 @@ def test_file_output_peak_memory_is_a_fraction_of_the_matrix(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     ratio = float(r.stdout.split()[-1])
     assert ratio < 0.25, f"peak RSS above the baseline = {ratio:.3f} matrices"
+
+
+# ------------------------------------------------------------ the dask path
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed", reason="the [distributed] extra is not installed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+class RecordingClient:
+    """A client that records what ``map`` sends to the workers."""
+
+    def __init__(self, client):
+        self._client = client
+        self.maps: list[tuple] = []
+
+    def map(self, func, *iterables, **kwargs):
+        self.maps.append((func, iterables))
+        return self._client.map(func, *iterables, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+def test_dask_jobs_receive_the_data_kernel_and_scales_by_reference(client, tmp_path):
+    import pickle
+
+    from distributed import Future
+
+    from structkernels.engine.distributed import dask_gram
+
+    X = random_paths(300, 4)
+    rec = RecordingClient(client)
+    K, info = dask_gram(sk.kernel("path"), X, tmp_path / "K.npy", client=rec, block_size=32,
+                        normalize=True)
+    assert np.array_equal(np.asarray(K), gram("path", X, normalize=True, block_size=32))
+    [(func, (kernels, datas, jobs, plans, scales))] = rec.maps
+    for refs in (kernels, datas, scales):
+        # one future, scattered once, named by every job: the objects never travel per job
+        assert all(isinstance(f, Future) for f in refs)
+        assert len({f.key for f in refs}) == 1
+    # what a job carries besides the references: its block coordinates and the file's plan
+    assert max(len(pickle.dumps((j, p))) for j, p in zip(jobs, plans, strict=True)) < 2000
+    # a few jobs, shrinking, each of several blocks: not one task per block
+    sizes = [len(j) for j in jobs]
+    assert sum(sizes) == info["blocks"] == 55 and len(jobs) < 55 / 3
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 1
+
+
+def test_dask_blocks_are_marked_only_after_a_flush_and_flushes_are_grouped(
+        client, tmp_path, monkeypatch):
+    from structkernels.engine import distributed as dist
+
+    events: list[tuple] = []
+    write, datasync, mark = dist._write_block_file, dist._datasync, dist._mark
+
+    def writing(fm, task, block, symmetric):
+        write(fm, task, block, symmetric)
+        events.append(("write", tuple(task)))
+
+    def syncing(fd):
+        events.append(("sync", None))
+        datasync(fd)
+
+    def marking(parts, task):
+        events.append(("mark", tuple(task)))
+        mark(parts, task)
+
+    # the workers are threads of this process: the committers use the patched functions
+    monkeypatch.setattr(dist, "_write_block_file", writing)
+    monkeypatch.setattr(dist, "_datasync", syncing)
+    monkeypatch.setattr(dist, "_mark", marking)
+    X = random_paths(400, 5)
+    K, info = dist.dask_gram(sk.kernel("path"), X, tmp_path / "K.npy", client=client,
+                             block_size=16)
+    assert np.array_equal(np.asarray(K), gram("path", X, block_size=16))
+    kinds = [e[0] for e in events]
+    written = {t: i for i, (kind, t) in enumerate(events) if kind == "write"}
+    marked = {t: i for i, (kind, t) in enumerate(events) if kind == "mark"}
+    syncs = [i for i, kind in enumerate(kinds) if kind == "sync"]
+    assert set(written) == set(marked) and len(marked) == info["blocks"]
+    for t, i in marked.items():  # a flush between the block's write and its marker
+        assert any(written[t] < s < i for s in syncs)
+    assert len(syncs) < info["blocks"] / 2  # one flush for many blocks, not one per block
+    assert len(list(dist.parts_dir(tmp_path / "K.npy").glob("*.done"))) == info["blocks"]
+
+
+def test_dask_gram_computes_again_the_unmarked_blocks_of_a_lost_worker(tmp_path):
+    from structkernels.engine import distributed as dist
+
+    class Cluster:
+        def scheduler_info(self):
+            return {"workers": {"tcp://alive:1": {}}}
+
+    parts = tmp_path / "K.npy.parts"
+    parts.mkdir()
+    a, b, c = (0, 8, 0, 8), (0, 8, 8, 16), (8, 16, 8, 16)
+    dist._mark(parts, a)
+    # ``a`` is marked; ``b`` was written by a worker that left: given up at once; ``c`` by a
+    # live worker whose marker never comes: given up after the patience
+    lost = dist._await_marks(Cluster(), parts, {a: "tcp://alive:1", b: "tcp://gone:2",
+                                                c: "tcp://alive:1"}, patience=1.0)
+    assert sorted(lost) == [b, c]
+
+
+def test_jobs_shrink_towards_the_end_and_cover_every_block():
+    from structkernels.engine.distributed import _jobs
+
+    blocks = list(range(36))
+    for threads in (1, 2, 4, 64):
+        jobs = _jobs(blocks, threads)
+        assert [b for j in jobs for b in j] == blocks
+        sizes = [len(j) for j in jobs]
+        assert sizes == sorted(sizes, reverse=True)
+        assert sizes[0] == -(-36 // (2 * threads))

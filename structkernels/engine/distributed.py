@@ -1,26 +1,45 @@
 """Out-of-core Gram matrices on a dask cluster, restartable after a lost worker.
 
 :func:`dask_gram` writes the Gram matrix of ``X`` block by block into a
-``.npy`` file opened as a memory map by every worker (on a cluster: a path on
-a file system all workers share).  Next to it, ``<out>.parts/`` holds one
-marker file per finished block, written only after the block is flushed, and
-the key of the run (``meta.json``), and the matrix being built
+``.npy`` file that every worker writes (on a cluster: a path on a file system
+all workers share).  Next to it, ``<out>.parts/`` holds one marker file per
+finished block, the key of the run (``meta.json``), and the matrix being built
 (``partial.npy``): ``out`` itself is written only when the matrix is complete,
 by renaming ``partial.npy`` over it, so an existing ``out`` is intact until
 then.  So:
 
-* memory per worker is one block (``block_size**2`` doubles), whatever ``n``;
-* a worker that dies loses only the blocks it was computing: the scheduler
-  hands them to another worker (``allowed_failures`` retries in dask);
+* the data, the kernel (and the normalisation scales) go to every worker once
+  (``client.scatter``, sent while the client hashes the data for the run key);
+  a task names them and its blocks, nothing more;
+* the blocks (largest first) go out in a few jobs per worker, shrinking towards
+  the end (guided self-scheduling: each job takes ``ceil(left / (2 threads))``
+  blocks), all in one graph: a task costs the scheduler and the worker a few
+  milliseconds, a block of a job nothing;
+* a worker writes each block (and its mirror) into the file with ``pwrite``,
+  mapping nothing, so its memory is one block (``block_size**2`` doubles),
+  whatever ``n``;
+* a block is marked done only once the file holding it is on disk: a thread in
+  each worker process takes the blocks written since its last pass, flushes the
+  file once (``fdatasync``, at most every 0.1 s while the worker computes, at
+  once when it stops) and then writes their markers.  The flushes overlap the
+  computation of the next blocks instead of following each block, and a marker
+  never exists for a block that a crash could lose;
+* a worker that dies loses only the blocks it was computing or had not yet
+  marked: the scheduler hands its running job to another worker
+  (``allowed_failures`` retries in dask; blocks already marked are skipped), and
+  the blocks it finished but had not marked are computed again at the end of
+  the run.  A block that fails stops the run: the other jobs stop after their
+  current block, and every block finished is marked before the error is raised;
 * a whole run that stops (scheduler lost, machine rebooted, Ctrl-C) is resumed
   by calling :func:`dask_gram` again with the same arguments: blocks with a
   marker are skipped;
-* the key of a run covers the data (a content hash of the structures, block by
-  block), the kernel (its class, a hash of all its parameters and its code
-  version: :func:`structkernels.engine.gram._kernel_key`), ``n``, ``block_size`` and
-  ``normalize``.  A call whose key differs from the one found (other data, the
-  same data in another order, another σ, a new version of the kernel's code)
-  reuses nothing: it says so on stderr and computes every block again;
+* the key of a run covers the data (a content hash of the structures, in
+  chunks of 16,384 whatever ``block_size``), the kernel (its class, a hash of all its
+  parameters and its code version: :func:`structkernels.engine.gram._kernel_key`),
+  ``n``, ``block_size`` and ``normalize``.  A call whose key differs from the
+  one found (other data, the same data in another order, another σ, a new
+  version of the kernel's code) reuses nothing: it says so on stderr and
+  computes every block again;
 * with ``normalize=True`` the diagonal is computed first (saved as
   ``diag.npy``) and every block is normalised before it is written, so a
   resumed run never normalises a block twice.
@@ -32,9 +51,10 @@ arithmetic, the lower triangle an exact mirror of the upper).
 Example (a script in ``benchmarks/cluster_gram.py`` runs this at scale)::
 
     from dask.distributed import Client, LocalCluster
+    from structkernels import kernel
     from structkernels.engine.distributed import dask_gram
     client = Client(LocalCluster(n_workers=4, threads_per_worker=1))
-    K, info = dask_gram("path", paths, "gram.npy", client=client, block_size=2048)
+    K, info = dask_gram(kernel("path"), paths, "gram.npy", client=client, block_size=2048)
 """
 
 from __future__ import annotations
@@ -44,21 +64,26 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import joblib
 import numpy as np
 
+from structkernels.engine.checks import check_normalized, normalization_scales
 from structkernels.engine.gram import (
     BlockKernel,
     _block_tasks,
     _content_hash,
+    _FileMatrix,
     _kernel_key,
     _one_block,
     _task_evals,
-    _write_block,
+    _write_block_file,
     block_ranges,
 )
 from structkernels.utils import atomic_memmap, atomic_open, atomic_path, move_into_place, save_npy
@@ -67,7 +92,22 @@ __all__ = ["dask_gram", "parts_dir", "partial_path"]
 
 #: the format of ``meta.json``; a run keyed by another format is not resumed
 _META_FORMAT = "structkernels.dask-gram"
-_META_VERSION = 2
+_META_VERSION = 3
+#: structures hashed together in the run key (whatever ``block_size``: one hash of an
+#: encoded list's shared vocabulary per chunk, not per block)
+_HASH_CHUNK = 1 << 14
+#: a worker's flushing thread stops after this many idle seconds (its next block starts one)
+_COMMIT_IDLE_SECONDS = 5.0
+#: at most one flush per this many seconds in a worker process while it computes blocks: each
+#: flush (``fdatasync``) also commits the file system's journal, so a flush after every block
+#: costs CPU; fewer, larger flushes cost less.  A process with no block in hand flushes
+#: after :data:`_COMMIT_GRACE_SECONDS` (the end of a run waits for no interval)
+_COMMIT_INTERVAL_SECONDS = 0.1
+_COMMIT_GRACE_SECONDS = 0.01
+#: seconds without a new marker after which the blocks still unmarked are computed again
+_MARK_PATIENCE_SECONDS = 60.0
+#: rounds of computing again blocks that stayed unmarked, before giving up
+_MAX_ROUNDS = 3
 
 
 def parts_dir(out: str | os.PathLike) -> Path:
@@ -90,9 +130,10 @@ def _touch_atomic(path: Path, text: str = "") -> None:
         fh.write(text)
 
 
-def _data_key(X: Any, block_size: int) -> str:
-    """A content hash of ``X``, taken block by block (memory: one block pickled at a time)."""
-    hashes = [_content_hash(X[r0:r1]) for r0, r1 in block_ranges(len(X), block_size)]
+def _data_key(X: Any) -> str:
+    """A content hash of ``X``, in chunks of :data:`_HASH_CHUNK` structures (memory: one
+    chunk pickled at a time)."""
+    hashes = [_content_hash(X[r0:r1]) for r0, r1 in block_ranges(len(X), _HASH_CHUNK)]
     return joblib.hash([len(X), hashes])
 
 
@@ -104,7 +145,7 @@ def _run_key(kernel: BlockKernel, X: Any, block_size: int, normalize: bool) -> d
         "block_size": int(block_size),
         "normalize": bool(normalize),
         **_kernel_key(kernel),
-        "data": _data_key(X, int(block_size)),
+        "data": _data_key(X),
     }
 
 
@@ -143,36 +184,290 @@ def _copy_file(src: Path, dst: Path) -> None:
         shutil.copyfile(src, tmp)
 
 
-def _scale(d: np.ndarray) -> np.ndarray:
-    s = np.zeros_like(d)
-    ok = d > 0
-    s[ok] = 1.0 / np.sqrt(d[ok])
-    return s
+def _npy_offset(path: Path, n: int) -> int:
+    """Byte offset of the data of the ``(n, n)`` float64 ``.npy`` file ``path``."""
+    M = np.load(path, mmap_mode="r")
+    try:
+        if M.shape != (n, n) or M.dtype != np.float64 or not M.flags.c_contiguous:
+            raise ValueError(f"{path}: not a C-ordered float64 ({n}, {n}) matrix")
+        return int(M.offset)
+    finally:
+        del M
 
 
-def _block_job(kernel: BlockKernel, X, task, out: str, parts: str, scale) -> tuple[str, float, int]:
-    """Worker: one block, normalised if asked, written and flushed, then marked done."""
-    t0 = time.perf_counter()
-    r0, r1, c0, c1 = task
-    block = _one_block(kernel, task, X, None, True)
-    if scale is not None:
-        block = block * (scale[r0:r1, None] * scale[None, c0:c1])
-    target = np.load(out, mmap_mode="r+")
-    _write_block(target, task, block, True)
-    target.flush()
-    del target
-    _touch_atomic(_marker(Path(parts), task))
+# ------------------------------------------------------------ in the worker processes
+def _sync_folder(folder: Path) -> None:
+    """Flush a folder's entries (the markers just renamed into it) to disk, where possible."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory descriptors
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _mark(parts: Path, task) -> None:
+    """The marker of a block whose data are on disk (renamed into place; flushed with the
+    folder by the caller: a marker lost in a crash costs its block again, nothing more)."""
+    with atomic_path(_marker(parts, task), sync=False):
+        pass  # an empty file, renamed into place
+
+
+_datasync = getattr(os, "fdatasync", os.fsync)
+_commit_lock = threading.Condition()
+_committers: dict[str, _Committer] = {}
+_commit_errors: dict[str, BaseException] = {}
+#: jobs computing blocks in this process, per run (a committer waits for them, briefly)
+_in_hand: dict[str, int] = {}
+#: runs whose jobs stop before their next block (the client met an error)
+_stopped: set[str] = set()
+
+
+class _Committer(threading.Thread):
+    """The thread of a worker process that makes its written blocks durable, then marks them.
+
+    One per run and process.  Each pass takes every block written since the
+    last, flushes the file to disk once and writes their markers, so a marker
+    never exists before its block is on disk.  While the process computes
+    blocks a pass waits until :data:`_COMMIT_INTERVAL_SECONDS` after the last
+    one, gathering more blocks; with no block in hand it waits only
+    :data:`_COMMIT_GRACE_SECONDS`.  It stops after :data:`_COMMIT_IDLE_SECONDS`
+    without a block; an error is kept and raised by the next block of the run in
+    this process.
+    """
+
+    def __init__(self, run_id: str, partial: str, parts: str):
+        super().__init__(name=f"structkernels-dask-gram-{run_id[:8]}", daemon=True)
+        self.run_id = run_id
+        self.partial = partial
+        self.parts = Path(parts)
+        self.pending: list[tuple[int, int, int, int]] = []
+        #: blocks taken by the pass in progress (flushed, not yet all marked)
+        self.busy = 0
+
+    def _gather(self, last: float) -> list:
+        """Under the lock: wait for blocks, then for the interval or an idle process."""
+        deadline = time.monotonic() + _COMMIT_IDLE_SECONDS
+        while not self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                del _committers[self.run_id]
+                return []
+            _commit_lock.wait(left)
+        idle_since = None
+        while True:
+            now = time.monotonic()
+            due = last + _COMMIT_INTERVAL_SECONDS
+            if now >= due:
+                break
+            if _in_hand.get(self.run_id, 0) > 0:
+                idle_since = None
+                _commit_lock.wait(due - now)
+                continue
+            idle_since = now if idle_since is None else idle_since
+            if now - idle_since >= _COMMIT_GRACE_SECONDS:
+                break
+            _commit_lock.wait(min(due, idle_since + _COMMIT_GRACE_SECONDS) - now)
+        batch, self.pending = self.pending, []
+        self.busy = len(batch)
+        return batch
+
+    def run(self) -> None:
+        fd = -1
+        try:
+            fd = os.open(self.partial, os.O_RDWR)
+            last = -float("inf")
+            while True:
+                with _commit_lock:
+                    batch = self._gather(last)
+                if not batch:
+                    return
+                last = time.monotonic()
+                _datasync(fd)
+                for task in batch:
+                    _mark(self.parts, task)
+                _sync_folder(self.parts)
+                with _commit_lock:
+                    self.busy = 0
+                    _commit_lock.notify_all()
+        except BaseException as exc:  # kept for the next block of the run in this process
+            with _commit_lock:
+                _commit_errors[self.run_id] = exc
+                _committers.pop(self.run_id, None)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+
+def _job_started(run_id: str) -> None:
+    """A job of the run computes blocks in this process (the committer waits for it)."""
+    with _commit_lock:
+        exc = _commit_errors.get(run_id)
+        if exc is not None:
+            raise RuntimeError(
+                f"dask_gram: this worker could not flush the matrix or mark its blocks: {exc!r}"
+            ) from exc
+        _in_hand[run_id] = _in_hand.get(run_id, 0) + 1
+
+
+def _hand_over(run_id: str, task: tuple, partial: str, parts: str) -> None:
+    """A written block goes to the committer of the run (started when needed)."""
+    with _commit_lock:
+        committer = _committers.get(run_id)
+        if committer is None:
+            committer = _committers[run_id] = _Committer(run_id, partial, parts)
+            committer.start()
+        committer.pending.append(task)
+        _commit_lock.notify_all()
+
+
+def _stop_run(run_id: str) -> tuple[int, int]:
+    """``Client.run`` target: the run's jobs in this process stop before their next block.
+
+    Returns ``(jobs still computing, blocks written but not yet marked)`` here.
+    """
+    with _commit_lock:
+        _stopped.add(run_id)
+        committer = _committers.get(run_id)
+        left = 0 if committer is None else len(committer.pending) + committer.busy
+        return _in_hand.get(run_id, 0), left
+
+
+def _job_done(run_id: str) -> None:
+    with _commit_lock:
+        left = _in_hand.get(run_id, 1) - 1
+        if left > 0:
+            _in_hand[run_id] = left
+        else:
+            _in_hand.pop(run_id, None)
+        _commit_lock.notify_all()
+
+
+def _worker_address() -> str:
     try:
         from distributed import get_worker
 
-        who = get_worker().address
+        return get_worker().address
     except Exception:  # pragma: no cover - run outside a worker
-        who = "local"
-    return who, time.perf_counter() - t0, _task_evals(task, True)
+        return "local"
+
+
+def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tuple[str, list]:
+    """Worker: blocks one after the other, each normalised if asked, written, and handed to
+    the committer that marks it done; a block already marked (a job run again after its
+    worker was lost) is skipped.
+
+    ``kernel``, ``X`` and ``scale`` arrive once per worker (scattered); ``plan`` is
+    ``(partial, offset, n, parts, run_id)``.  Returns the worker's address and, per block
+    computed, ``(task, (compute seconds, write seconds, compute CPU seconds, write CPU
+    seconds), evaluations)``.
+    """
+    partial, offset, n, parts, run_id = plan
+    done: list = []
+    _job_started(run_id)
+    try:
+        _compute_blocks_into(kernel, X, tasks, plan, scale, done)
+    finally:
+        _job_done(run_id)
+    return _worker_address(), done
+
+
+def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale,
+                         done: list) -> None:
+    """The loop of :func:`_blocks_job`; each finished block is appended to ``done``."""
+    partial, offset, n, parts, run_id = plan
+    folder = Path(parts)
+    with _FileMatrix(partial, offset, (n, n)) as fm:
+        for task in map(tuple, tasks):
+            if run_id in _stopped:
+                break
+            if _marker(folder, task).exists():
+                continue
+            t0, u0 = time.perf_counter(), time.thread_time()
+            r0, r1, c0, c1 = task
+            block = _one_block(kernel, task, X, None, True)
+            if scale is not None:
+                # the scale s_i * s_j formed first, as normalize_inplace does: the same bits
+                block = block * (scale[r0:r1, None] * scale[None, c0:c1])
+                check_normalized(block, offsets=(r0, c0))
+            t1, u1 = time.perf_counter(), time.thread_time()
+            _write_block_file(fm, task, block, True)
+            _hand_over(run_id, task, partial, parts)
+            t2, u2 = time.perf_counter(), time.thread_time()
+            done.append((task, (t1 - t0, t2 - t1, u1 - u0, u2 - u1), _task_evals(task, True)))
+
+
+def _jobs(todo: list, n_threads: int) -> list[list]:
+    """``todo`` (largest blocks first) cut into jobs by guided self-scheduling: each job takes
+    ``ceil(left / (2 threads))`` blocks, so the jobs shrink towards the end and the workers
+    finish together, with a few jobs per worker instead of one per block (a job costs the
+    scheduler and the worker a few milliseconds)."""
+    jobs, i = [], 0
+    while i < len(todo):
+        size = max(1, -(-(len(todo) - i) // (2 * max(1, n_threads))))
+        jobs.append(todo[i:i + size])
+        i += size
+    return jobs
 
 
 def _diag_job(kernel: BlockKernel, X, r0: int, r1: int) -> tuple[int, np.ndarray]:
     return r0, np.asarray(kernel.diag_block(X[r0:r1]), dtype=np.float64)
+
+
+# ------------------------------------------------------------ in the client
+def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> list:
+    """Wait for the markers of the blocks in ``written`` (block -> address of the worker
+    that wrote it).
+
+    Returns the blocks given up on: those of a worker that left the cluster (its
+    committer is gone with it), and any still unmarked ``patience`` seconds after the
+    last marker appeared.
+    """
+    waiting = dict(written)
+    lost: list = []
+    now = last = checked = time.monotonic()
+    delay = 0.0005
+    while waiting:
+        left = {t: w for t, w in waiting.items() if not _marker(parts, t).exists()}
+        now = time.monotonic()
+        if len(left) < len(waiting):
+            last, delay = now, 0.0005
+        waiting = left
+        if not waiting:
+            break
+        if now - checked > 0.5:
+            checked = now
+            alive = set(client.scheduler_info().get("workers", {}))
+            for t, w in list(waiting.items()):
+                if w not in alive:
+                    lost.append(t)
+                    del waiting[t]
+        if now - last > patience:
+            lost.extend(waiting)
+            break
+        time.sleep(delay)
+        delay = min(0.02, 2 * delay)
+    return lost
+
+
+def _stop_and_drain(client: Any, run_id: str, timeout: float) -> None:
+    """Stop the run's jobs after their current block, and wait (at most ``timeout``
+    seconds) until every block they finished is marked: then the markers found are the
+    run's last word."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            states = client.run(_stop_run, run_id, on_error="return")
+        except Exception:  # the cluster is gone: nothing left to wait for
+            return
+        busy = [v for v in states.values() if not (isinstance(v, tuple) and v == (0, 0))]
+        if not busy or time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
 
 
 def dask_gram(
@@ -215,8 +510,13 @@ def dask_gram(
     info : dict
         ``blocks``, ``blocks_skipped`` (found done), ``blocks_computed``,
         ``n_evaluations``, ``seconds``, ``restarted`` (None, or why the blocks
-        found were not reused) and ``workers``: per worker address its
-        ``blocks``, ``evaluations``, ``busy_seconds`` and
+        found were not reused), ``rounds`` (1, or more when blocks of a lost
+        worker were computed again), ``phases`` (seconds: ``setup`` (key, file,
+        data sent), ``blocks`` (until the last block is written), ``marks``
+        (until the last marker), ``finish`` (final flush and rename)) and
+        ``workers``: per worker address its ``blocks``, ``evaluations``,
+        ``busy_seconds`` (of which ``compute_seconds`` and ``write_seconds``; the
+        CPU time of the two: ``compute_cpu_seconds``, ``write_cpu_seconds``) and
         ``evaluations_per_second``.
 
     Examples
@@ -243,6 +543,11 @@ def dask_gram(
     partial = partial_path(out)
     meta_file = parts / "meta.json"
     result_file = parts / "result.json"
+    # the data and the kernel go to every worker once (tasks hold references to them),
+    # sent while this thread hashes the data for the run key and prepares the file
+    sending = ThreadPoolExecutor(max_workers=1)
+    scattered = sending.submit(client.scatter, [X, kernel], broadcast=True, hash=False)
+    sending.shutdown(wait=False)
     key = _run_key(kernel, X, int(block_size), normalize)
     tasks = list(_block_tasks(n, n, int(block_size), True))
     old = _read_key(meta_file)
@@ -271,51 +576,97 @@ def dask_gram(
     todo = [t for t in tasks if not _marker(parts, t).exists()]
     info: dict = {"n": n, "blocks": len(tasks), "blocks_skipped": len(tasks) - len(todo),
                   "blocks_computed": 0, "n_evaluations": 0, "restarted": restarted,
-                  "workers": {}}
+                  "rounds": 0, "workers": {}}
+    phases = {"setup": 0.0, "blocks": 0.0, "marks": 0.0, "finish": 0.0}
     if todo:
-        [Xf] = client.scatter([X], broadcast=True, hash=False)
-        scale = None
+        run_id = uuid.uuid4().hex
+        plan = (os.fspath(partial), _npy_offset(partial, n), n, os.fspath(parts), run_id)
+        Xf, kf = scattered.result()
+        sf = None
         if normalize:
             dfile = parts / "diag.npy"
             if dfile.is_file():
                 d = np.load(dfile)
             else:
                 d = np.empty(n, dtype=np.float64)
-                futs = [client.submit(_diag_job, kernel, Xf, r0, min(n, r0 + block_size),
+                futs = [client.submit(_diag_job, kf, Xf, r0, min(n, r0 + block_size),
                                       pure=False) for r0 in range(0, n, block_size)]
                 for fut in as_completed(futs):
                     r0, v = fut.result()
                     d[r0:r0 + len(v)] = v
                 save_npy(dfile, d)
                 info["n_evaluations"] += n
-            scale = _scale(d)
-        futs = [client.submit(_block_job, kernel, Xf, t, os.fspath(partial), os.fspath(parts),
-                              scale,
-                              pure=False, key=f"sk-gram-block-{t[0]}-{t[2]}-{time.time_ns()}")
-                for t in todo]
+            scale, _ = normalization_scales(d, d, warn=True, stacklevel=2)
+            [sf] = client.scatter([scale], broadcast=True, hash=False)
+        # the largest blocks first, so that the workers finish together
+        todo.sort(key=lambda t: -_task_evals(t, True))
+        phases["setup"] = time.perf_counter() - t_start
+        computed: set = set()
         disable = (len(todo) < 8) if progress is None else not progress
-        try:
-            with tqdm(total=len(todo), unit="block", desc="dask gram", disable=disable) as bar:
-                for fut in as_completed(futs):
-                    who, sec, ev = fut.result()
-                    w = info["workers"].setdefault(who, {"blocks": 0, "evaluations": 0,
-                                                         "busy_seconds": 0.0})
-                    w["blocks"] += 1
-                    w["evaluations"] += ev
-                    w["busy_seconds"] += sec
-                    info["blocks_computed"] += 1
-                    info["n_evaluations"] += ev
-                    bar.update(1)
-        except BaseException:
-            # a failed block or Ctrl-C: the blocks not started are dropped; the finished
-            # ones keep their markers, and ``out`` is untouched (a later call resumes)
-            with contextlib.suppress(Exception):
-                client.cancel(futs)
-            raise
+        with tqdm(total=len(todo), unit="block", desc="dask gram", disable=disable) as bar:
+            while todo:
+                if info["rounds"] == _MAX_ROUNDS:
+                    raise RuntimeError(
+                        f"dask_gram: {len(todo)} block(s) of {out} were never marked done after "
+                        f"{_MAX_ROUNDS} rounds; a later call resumes the run")
+                info["rounds"] += 1
+                t0 = time.perf_counter()
+                # the jobs in one graph (a submit per job costs the scheduler a graph update)
+                jobs = _jobs(todo, sum(client.nthreads().values()))
+                k = len(jobs)
+                futs = client.map(
+                    _blocks_job, [kf] * k, [Xf] * k, jobs, [plan] * k, [sf] * k, pure=False,
+                    key=[f"sk-gram-blocks-{j[0][0]}-{j[0][2]}-{run_id}-{info['rounds']}"
+                         for j in jobs])
+                written: dict = {}
+                try:
+                    for fut in as_completed(futs):
+                        who, done = fut.result()
+                        w = info["workers"].setdefault(who, {
+                            "blocks": 0, "evaluations": 0, "busy_seconds": 0.0,
+                            "compute_seconds": 0.0, "write_seconds": 0.0,
+                            "compute_cpu_seconds": 0.0, "write_cpu_seconds": 0.0})
+                        for task, (sec_c, sec_w, cpu_c, cpu_w), ev in done:
+                            written[task] = who
+                            w["blocks"] += 1
+                            w["evaluations"] += ev
+                            w["busy_seconds"] += sec_c + sec_w
+                            w["compute_seconds"] += sec_c
+                            w["write_seconds"] += sec_w
+                            w["compute_cpu_seconds"] += cpu_c
+                            w["write_cpu_seconds"] += cpu_w
+                            if task not in computed:
+                                computed.add(task)
+                                info["n_evaluations"] += ev
+                                bar.update(1)
+                except Exception:
+                    # a failed block: the jobs not started are dropped, those running stop
+                    # after their current block, and every finished block is marked before
+                    # the error is raised; ``out`` is untouched (a later call resumes)
+                    with contextlib.suppress(Exception):
+                        client.cancel(futs)
+                    _stop_and_drain(client, run_id, _MARK_PATIENCE_SECONDS)
+                    raise
+                except BaseException:
+                    # Ctrl-C: the same without waiting (finished blocks keep their markers)
+                    with contextlib.suppress(Exception):
+                        client.cancel(futs)
+                        client.run(_stop_run, run_id, on_error="ignore")
+                    raise
+                t1 = time.perf_counter()
+                _await_marks(client, parts, written, _MARK_PATIENCE_SECONDS)
+                # what is still unmarked (a lost worker's blocks) runs again
+                todo = [t for t in todo if not _marker(parts, t).exists()]
+                phases["blocks"] += t1 - t0
+                phases["marks"] += time.perf_counter() - t1
+        info["blocks_computed"] = len(computed)
         for w in info["workers"].values():
             w["evaluations_per_second"] = w["evaluations"] / max(w["busy_seconds"], 1e-12)
+    t0 = time.perf_counter()
     if partial.is_file():
         move_into_place(partial, out)  # complete: flushed, then renamed over ``out``
         _touch_atomic(result_file, json.dumps(key))
+    phases["finish"] = time.perf_counter() - t0
+    info["phases"] = {k: round(v, 4) for k, v in phases.items()}
     info["seconds"] = time.perf_counter() - t_start
     return np.load(out, mmap_mode="r+"), info

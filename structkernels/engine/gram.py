@@ -13,8 +13,8 @@ exact mirror), and runs the blocks in parallel.  The engine picks how:
 * results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic
   and their placement do not depend on the worker that ran them.
 
-With ``out=`` (a ``.npy`` file) every block is written through a short-lived
-map of its own region of the file (worker processes write theirs themselves),
+With ``out=`` (a ``.npy`` file) every block is written into the file with
+``pwrite``, without mapping it (worker processes write theirs themselves),
 and with ``normalize=True`` it is normalised before it is written: the
 diagonal blocks come first, then every other block is scaled by the diagonal
 they gave.  Nothing keeps the matrix mapped, so memory stays about one block
@@ -212,14 +212,14 @@ def _place_transposed(out, block):  # pragma: no cover - compiled
 
 
 class _FileMatrix:
-    """A C-ordered float64 matrix in a file, read and written one region at a time.
+    """A C-ordered float64 matrix in a file, written (and read) a block of rows at a time.
 
-    Each :meth:`region` maps only the pages that hold the rows ``r0:r1`` between
-    columns ``c0`` and ``c1`` and unmaps them when the block is done (the pages
-    stay in the page cache, dirty until written back), so the process never
-    keeps the matrix mapped: its resident memory is the regions in use, not
-    every page it has written.  Threads may use one object at once on disjoint
-    regions.
+    Blocks go to the file with ``pwrite`` (one call per row of the block) and row
+    bands come back with ``preadv``: nothing maps the file, so the process holds
+    only the blocks in hand (the pages written stay in the page cache, dirty
+    until written back), whatever the size of the matrix.  Writing does not
+    fault the file's pages into a map one by one, which costs about twice the
+    CPU.  Threads may share one object (disjoint blocks).
 
     Parameters
     ----------
@@ -250,7 +250,7 @@ class _FileMatrix:
         return array.filename, int(array.offset), (int(array.shape[0]), int(array.shape[1]))
 
     def close(self) -> None:
-        """Close the file (maps already released keep their data in the file)."""
+        """Close the file."""
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -261,42 +261,56 @@ class _FileMatrix:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextlib.contextmanager
-    def region(self, r0: int, r1: int, c0: int, c1: int):
-        """The block ``[r0:r1, c0:c1]`` as a writable strided view of a map of its pages only.
+    def _at(self, r: int, c: int) -> int:
+        return self.offset + 8 * (r * self.shape[1] + c)
 
-        The map is released when the ``with`` block ends; keep no reference to
-        the view beyond it.
-        """
-        m = self.shape[1]
-        start = self.offset + 8 * (r0 * m + c0)
-        stop = self.offset + 8 * ((r1 - 1) * m + c1)
-        base = start - start % mmap.ALLOCATIONGRANULARITY
-        mm = mmap.mmap(self._fd, stop - base, offset=base)
-        view = np.ndarray((r1 - r0, c1 - c0), dtype=np.float64, buffer=mm,
-                          offset=start - base, strides=(8 * m, 8))
-        try:
-            yield view
-        finally:
-            del view
-            try:
-                mm.close()
-            except BufferError:  # a view outlived the block: drop its pages all the same
-                mm.madvise(mmap.MADV_DONTNEED)
+    def write(self, r0: int, c0: int, rows: np.ndarray) -> None:
+        """``K[r0:r0 + h, c0:c0 + w] = rows`` (a C-ordered float64 array of shape ``(h, w)``)."""
+        rows = np.ascontiguousarray(rows, dtype=np.float64)
+        h, w = rows.shape
+        if c0 == 0 and w == self.shape[1]:
+            _pwrite_all(self._fd, rows, self._at(r0, 0))  # whole rows: one stretch of the file
+            return
+        for i in range(h):
+            _pwrite_all(self._fd, rows[i], self._at(r0 + i, c0))
+
+    def read_rows(self, r0: int, r1: int) -> np.ndarray:
+        """``K[r0:r1]``, read into a new array."""
+        out = np.empty((r1 - r0, self.shape[1]), dtype=np.float64)
+        view = memoryview(out).cast("B")
+        pos = self._at(r0, 0)
+        while view:
+            k = os.preadv(self._fd, [view], pos)
+            if k == 0:
+                raise OSError(f"{self.path}: the file ends before row {r1}")
+            view, pos = view[k:], pos + k
+        return out
+
+
+def _pwrite_all(fd: int, data: np.ndarray, pos: int) -> None:
+    view = memoryview(data).cast("B")
+    while view:
+        k = os.pwrite(fd, view, pos)
+        view, pos = view[k:], pos + k
 
 
 def _write_block_file(fm: _FileMatrix, task, block: np.ndarray, symmetric: bool) -> None:
-    """:func:`_write_block` into a file: the block's region, then its mirror's, each mapped
-    only while it is written."""
+    """:func:`_write_block` into a file: the block's rows, then its mirror's (the transpose
+    formed in memory first), each row one ``pwrite``."""
     r0, r1, c0, c1 = task
     block = np.ascontiguousarray(block, dtype=np.float64)
     if block.shape != (r1 - r0, c1 - c0):
         raise ValueError(f"a kernel block has shape {block.shape}, expected {(r1 - r0, c1 - c0)}")
-    with fm.region(r0, r1, c0, c1) as view:
-        _place(view, block, 0, 0, False, symmetric and r0 == c0)
-    if symmetric and r0 != c0:
-        with fm.region(c0, c1, r0, r1) as view:
-            _place_transposed(view, block)
+    if symmetric and r0 == c0:
+        full = np.empty_like(block)
+        _place(full, block, 0, 0, False, True)  # the upper triangle mirrored, exactly
+        fm.write(r0, c0, full)
+        return
+    fm.write(r0, c0, block)
+    if symmetric:
+        mirror = np.empty((c1 - c0, r1 - r0), dtype=np.float64)
+        _place_transposed(mirror, block)
+        fm.write(c0, r0, mirror)
 
 
 #: ``scales`` of a symmetric Gram normalised block by block: the diagonal blocks first, each
@@ -335,7 +349,7 @@ def _compute_blocks(kernel: BlockKernel, tasks, X, Y, symmetric: bool, out_path:
 
     With ``out_path`` (a ``.npy`` file whose data start at ``offset``) the worker
     normalises each block by ``scales`` (:func:`_finish_block`) and writes it into
-    the file itself, mapping only its region, and returns only the coordinates
+    the file itself (:class:`_FileMatrix`), and returns only the coordinates
     (and a diagonal block's raw diagonal), so memory stays one block per worker
     whatever the size of the matrix.
     """
@@ -421,8 +435,8 @@ def _raw_gram(
     """The Gram's blocks, computed serially, in threads or in processes, placed in ``out``.
 
     ``out`` is an array in memory (made when None) or a whole writable ``numpy.memmap``,
-    which is then written region by region through :class:`_FileMatrix` and never
-    through its own map.  ``scales`` (file outputs only) normalises every block
+    which is then written block by block through its file (:class:`_FileMatrix`),
+    never through its own map.  ``scales`` (file outputs only) normalises every block
     before it is written (:func:`_finish_block`): ``(sx, sy)``, or
     :data:`_OWN_DIAGONAL` for a symmetric Gram, whose diagonal blocks then run
     first and give the scales of the others.
@@ -561,8 +575,8 @@ def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
     The scale of a cell is ``s_x[i] * s_y[j]`` computed before it meets
     ``K[i, j]``, so a symmetric matrix stays exactly symmetric.  A zero (or
     negative) self-similarity zeroes its row/column, with a warning.  A whole
-    writable ``numpy.memmap`` is read and written through a map of one row
-    block at a time, released after it: memory stays about ``row_bytes``
+    writable ``numpy.memmap`` is read and written through its file one row block
+    at a time (its own map is not touched): memory stays about ``row_bytes``
     whatever the size of the file.
     """
     sx, sy = normalization_scales(dx, dy, warn=warn, stacklevel=3)
@@ -579,10 +593,9 @@ def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
     with _FileMatrix(*layout) as fm:
         for r0 in range(0, n, rows):
             r1 = min(n, r0 + rows)
-            with fm.region(r0, r1, 0, m) as band:
-                block = band * (sx[r0:r1, None] * sy[None, :])
-                check_normalized(block, offsets=(r0, 0))
-                band[...] = block
+            block = fm.read_rows(r0, r1) * (sx[r0:r1, None] * sy[None, :])
+            check_normalized(block, offsets=(r0, 0))
+            fm.write(r0, 0, block)
     return K
 
 

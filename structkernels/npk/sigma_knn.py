@@ -82,8 +82,8 @@ def _average_precision(y: np.ndarray, scores: np.ndarray) -> float:
     return float(average_precision_score(y, scores))
 
 
-#: rows of a tile of a σ trial's Gram (8 MB of float64 per square tile)
-_TILE = 1024
+#: rows of a tile of a σ trial's Gram (2 MB of float64 per square tile)
+_TILE = 512
 
 
 @njit(cache=True, nogil=True)
@@ -171,7 +171,7 @@ class SigmaKNNSearch:
         # the trial Gram of the structures with the label, in tiles of the upper triangle
         # (the same evaluations as one symmetric Gram): each tile's values are swapped into
         # R in place (and mirrored), R's values into the tile; the tiles keep the values of
-        # the current σ, so memory stays R plus half the cell
+        # the current σ (the upper triangle of the cell), so memory stays R plus half the cell
         tiles = block_ranges(len(inside), _TILE)
         saved = []
         for t, (a, b) in enumerate(tiles):
@@ -185,6 +185,8 @@ class SigmaKNNSearch:
                 blk = np.ascontiguousarray(blk, dtype=np.float64)
                 out["n_evaluations"] += int(info.n_evaluations)
                 _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
+                if c == a:  # a diagonal tile is symmetric: its upper triangle is kept
+                    blk = blk[np.triu_indices(b - a)]
                 saved.append((a, b, c, d, blk))
         self.n_evaluations += out["n_evaluations"]
         alt = self._score()
@@ -194,6 +196,11 @@ class SigmaKNNSearch:
             self.sigma, self.score = trial, alt
         else:  # back to the values of the current σ
             for a, b, c, d, blk in saved:
+                if c == a:
+                    upper, blk = blk, np.empty((b - a, b - a))
+                    iu = np.triu_indices(b - a)
+                    blk[iu] = upper
+                    blk.T[iu] = upper
                 _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
         del saved
         out.update({"0": ap[0.0][0], "1": ap[1.0][0], "chosen": chosen,

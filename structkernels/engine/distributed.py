@@ -12,9 +12,9 @@ then.  So:
   (``client.scatter``, sent while the client hashes the data for the run key);
   a task names them and its blocks, nothing more;
 * the blocks (largest first) go out in a few jobs per worker, shrinking towards
-  the end (guided self-scheduling: each job takes ``ceil(left / (2 threads))``
-  blocks), all in one graph: a task costs the scheduler and the worker a few
-  milliseconds, a block of a job nothing;
+  the end (guided self-scheduling: each job takes ``1 / (2 threads)`` of the
+  evaluations left), all in one graph: a task costs the scheduler and the worker
+  a few milliseconds, a block of a job nothing;
 * a worker writes each block (and its mirror) into the file with ``pwrite``,
   mapping nothing, so its memory is one block (``block_size**2`` doubles),
   whatever ``n``;
@@ -402,15 +402,25 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
 
 
 def _jobs(todo: list, n_threads: int) -> list[list]:
-    """``todo`` (largest blocks first) cut into jobs by guided self-scheduling: each job takes
-    ``ceil(left / (2 threads))`` blocks, so the jobs shrink towards the end and the workers
-    finish together, with a few jobs per worker instead of one per block (a job costs the
-    scheduler and the worker a few milliseconds)."""
+    """``todo`` (blocks, largest first) cut into jobs by guided self-scheduling.
+
+    Each job takes blocks until it holds ``1 / (2 threads)`` of the evaluations left
+    (at least one block), so the jobs shrink towards the end and the workers finish
+    together, with a few jobs per worker instead of one per block (a job costs the
+    scheduler and the worker a few milliseconds).
+    """
+    weights = [_task_evals(t, True) for t in todo]
+    left = float(sum(weights))
     jobs, i = [], 0
     while i < len(todo):
-        size = max(1, -(-(len(todo) - i) // (2 * max(1, n_threads))))
-        jobs.append(todo[i:i + size])
-        i += size
+        share = left / (2 * max(1, n_threads))
+        j, held = i, 0.0
+        while j < len(todo) and held < share:
+            held += weights[j]
+            j += 1
+        jobs.append(todo[i:j])
+        left -= held
+        i = j
     return jobs
 
 

@@ -87,7 +87,14 @@ from structkernels.engine.gram import (
     _write_block_file,
     block_ranges,
 )
-from structkernels.utils import atomic_memmap, atomic_open, atomic_path, move_into_place, save_npy
+from structkernels.utils import (
+    atomic_memmap,
+    atomic_open,
+    atomic_path,
+    move_into_place,
+    save_npy,
+    sync_folder,
+)
 
 __all__ = ["dask_gram", "parts_dir", "partial_path"]
 
@@ -203,20 +210,6 @@ def _npy_offset(path: Path, n: int) -> int:
 
 
 # ------------------------------------------------------------ in the worker processes
-def _sync_folder(folder: Path) -> None:
-    """Flush a folder's entries (the markers just renamed into it) to disk, where possible."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory descriptors
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 def _mark(parts: Path, task) -> None:
     """The marker of a block whose data are on disk (renamed into place; flushed with the
     folder by the caller: a marker lost in a crash costs its block again, nothing more)."""
@@ -300,7 +293,7 @@ class _Committer(threading.Thread):
                 _datasync(fd)
                 for task in batch:
                     _mark(self.parts, task)
-                _sync_folder(self.parts)
+                sync_folder(self.parts)
                 with _commit_lock:
                     self.busy = 0
                     _commit_lock.notify_all()

@@ -177,15 +177,7 @@ def _place(out, block, r0, c0, mirror, diagonal):  # pragma: no cover - compiled
             for i in range(j):
                 out[r0 + j, c0 + i] = block[i, j]
     elif mirror:
-        # the transpose in tiles of 32 x 32: reads and writes both stay in cache
-        t = 32
-        for j0 in range(0, bm, t):
-            j1 = min(bm, j0 + t)
-            for i0 in range(0, bn, t):
-                i1 = min(bn, i0 + t)
-                for j in range(j0, j1):
-                    for i in range(i0, i1):
-                        out[c0 + j, r0 + i] = block[i, j]
+        _place_transposed(out[c0:c0 + bm, r0:r0 + bn], block)
 
 
 def _write_block(out, task, block: np.ndarray, symmetric: bool) -> None:

@@ -14,7 +14,7 @@ from structkernels.utils._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._atomic": ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path",
-                 "atomic_memmap", "move_into_place"],
+                 "atomic_memmap", "move_into_place", "sync_folder"],
     "._npy": ["NpyFormatError", "read_npy"],
     "._bounded": ["read_bounded", "InputTooLargeError", "CorruptInputError"],
     "._jsonout": ["dumps_finite", "find_nonfinite", "check_header"],

@@ -50,7 +50,8 @@ def _explain(exc: OSError, final: Path) -> WriteError:
     return WriteError(f"{final}: cannot write: {reason} (file unchanged)")
 
 
-def _fsync_dir(folder: Path) -> None:
+def sync_folder(folder: str | os.PathLike) -> None:
+    """Flush a folder's entries (files just renamed into it) to disk, where the platform can."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # pragma: no cover - platforms without directory fds
@@ -89,7 +90,7 @@ def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bo
     except OSError as exc:
         raise _explain(exc, final) from None
     if sync:
-        _fsync_dir(final.parent if str(final.parent) else Path("."))
+        sync_folder(final.parent if str(final.parent) else Path("."))
 
 
 @contextlib.contextmanager

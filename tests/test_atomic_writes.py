@@ -59,7 +59,10 @@ def _write_paths(path: FilePath, n: int, seed: int) -> FilePath:
 #: ``dest`` in a loop until SIGINT ("stopped") or SIGKILL
 CHILD = textwrap.dedent(
     """
-    import contextlib, json, os, sys, time, traceback
+    import contextlib, json, os, signal, sys, time, traceback
+    # SIGINT raises KeyboardInterrupt even where the parent runs with SIGINT ignored
+    # (a background job of a non-interactive shell)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     cfg = json.loads(sys.argv[1])
     proto = sys.__stdout__
     sink = open(os.devnull, "w")

@@ -335,3 +335,95 @@ def test_sigma_trial_in_tiles_equals_one_gram(monkeypatch):
     tiled = run()
     assert whole[0] == tiled[0]
     assert np.array_equal(whole[1], tiled[1])
+
+
+def _streamed_votes(K, y, k, inside, scale, tile, rng):
+    """Votes of a square K with the rows/columns of ``inside`` merged tile by tile in a
+    shuffled order (as a σ trial merges them)."""
+    from structkernels.neighbors.graph import topk_merge_block, topk_rows_masked, topk_vote
+
+    n = len(K)
+    kk = max(0, min(k, n - 1))
+    skip = np.zeros(n, dtype=bool)
+    skip[inside] = True
+    votes = np.zeros(n)
+    out_rows = np.flatnonzero(~skip)
+    for rows, mask in ((out_rows, np.zeros(n, dtype=bool)), (inside, skip)):
+        vals = np.empty((len(rows), max(kk, 1)))
+        idx = np.empty((len(rows), max(kk, 1)), dtype=np.int64)
+        filled = np.zeros(len(rows), dtype=np.int64)
+        topk_rows_masked(K, scale, rows, mask, kk, 0, len(rows), vals, idx, filled)
+        if rows is inside:
+            starts = list(range(0, len(inside), tile))
+            pairs = [(a, c) for t, a in enumerate(starts) for c in starts[t:]]
+            for q in rng.permutation(len(pairs)):
+                a, c = pairs[q]
+                b, d = min(a + tile, len(inside)), min(c + tile, len(inside))
+                blk = np.ascontiguousarray(K[np.ix_(inside[a:b], inside[c:d])])
+                topk_merge_block(vals, idx, filled, kk, blk, np.arange(a, b), np.arange(c, d),
+                                 inside[a:b], inside[c:d], scale, c != a)
+        topk_vote(vals, idx, filled, y.astype(float), rows, votes)
+    return votes
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_streamed_votes_equal_one_pass_over_the_rows(seed):
+    """The running top k merged from tiles in any order is the top k of one ordered pass:
+    the same neighbours, the same ties (to the smaller position) and the same sums, bit for
+    bit."""
+    from structkernels.npk.sigma_knn import _vote_scale, loo_knn_scores
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 60))
+    A = np.round(rng.normal(size=(n, 3)), 1)
+    K = np.round(A @ A.T, 1)  # rounding makes many ties
+    y = rng.integers(0, 2, n)
+    inside = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int64)
+    for k in (1, 3, 8):
+        for diag in (None, np.abs(np.diag(K)) + (seed % 2)):
+            scale = _vote_scale(diag, n)
+            want = loo_knn_scores(K, y, k, diag)
+            got = _streamed_votes(K, y, k, inside, scale, int(rng.integers(1, 9)), rng)
+            assert np.array_equal(want, got)
+
+
+@pytest.mark.parametrize("keep_bytes", [0, 64 << 20])
+@pytest.mark.parametrize("min_gain", [-1.0, 1.0])
+def test_sigma_trial_scores_and_r_without_the_trial_gram(monkeypatch, keep_bytes, min_gain):
+    """A trial scores σ without forming its Gram; R takes the trial's values exactly when the
+    trial wins (kept tiles, or tiles computed again when they did not fit), and the
+    evaluations count the tiles computed again."""
+    from sklearn.metrics import average_precision_score
+
+    import structkernels.npk.sigma_knn as sk_mod
+    from structkernels import kernel
+    from structkernels.datasets import load_interactions as load
+    from structkernels.engine.gram import gram
+    from structkernels.npk.sigma_knn import loo_knn_scores
+
+    data = load(split="train")
+    X = data.paths[:240]
+    y = np.asarray(data.labels[:240])
+    labels = sorted({e for p in X for e, _ in p if e})[:3]
+    has = {lab: np.array([any(e == lab for e, _ in p) for p in X]) for lab in labels}
+
+    def kernel_with(sigma):
+        return kernel("path", lam=0.8, sigma=sigma)
+
+    monkeypatch.setattr(sk_mod, "_TILE", 29)
+    monkeypatch.setattr(sk_mod, "_KEEP_BYTES", keep_bytes)
+    search = sk_mod.SigmaKNNSearch(kernel_with, X, y, has, {lab: 1.0 for lab in labels}, 8,
+                                   True, 1)
+    for lab in labels:
+        before = dict(search.sigma)
+        n_before = search.n_evaluations
+        res = search.decide(lab, min_gain)  # -1: the trial always wins; 1: never
+        trial = {**before, lab: 0.0 if before[lab] else 1.0}
+        K = gram(kernel_with(trial), X)
+        s = loo_knn_scores(K, y, 8, np.diag(K).copy())
+        assert res[str(int(trial[lab]))] == average_precision_score(y, s)
+        assert np.array_equal(search.R, K if min_gain < 0 else gram(kernel_with(before), X))
+        m = int(has[lab].sum())
+        cell = m * (m + 1) // 2
+        again = cell if (min_gain < 0 and keep_bytes == 0 and m) else 0
+        assert search.n_evaluations - n_before == res["n_evaluations"] == cell + again

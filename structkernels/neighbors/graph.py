@@ -337,6 +337,99 @@ def loo_knn_rows(K, scale, y, k, r0, r1, out):  # pragma: no cover - compiled
         out[i] = num / den if den > 0.0 else 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _topk_insert_ordered(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
+    """:func:`_topk_insert` for positions met in any order: the top ``kk`` by value, ties
+    to the smaller position, whatever order the entries come in (so that a row merged
+    from blocks holds what one pass over it in order holds)."""
+    if kk == 0:
+        return 0
+    if filled == kk:
+        lv = best_v[kk - 1]
+        if not (v > lv or (v == lv and j < best_j[kk - 1])):
+            return filled
+    p = filled if filled < kk else kk - 1
+    while p > 0 and (v > best_v[p - 1] or (v == best_v[p - 1] and j < best_j[p - 1])):
+        if p < kk:
+            best_v[p] = best_v[p - 1]
+            best_j[p] = best_j[p - 1]
+        p -= 1
+    best_v[p] = v
+    best_j[p] = j
+    return filled + 1 if filled < kk else filled
+
+
+@njit(cache=True, nogil=True)
+def topk_rows_masked(K, scale, rows, skip, k, p0, p1, vals, idx, filled):  # pragma: no cover
+    """Start the running top ``k`` of rows ``rows[p0:p1]`` of a square ``K`` from its columns
+    ``j`` with ``skip[j]`` False (and ``j`` not the row itself): the similarity of
+    ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]``, as in :func:`loo_knn_rows`.  Row
+    ``rows[p]`` is held in ``vals[p, :filled[p]]`` / ``idx[p, :filled[p]]``, descending;
+    :func:`topk_merge_block` adds the skipped columns, :func:`topk_vote` scores the rows."""
+    n = K.shape[1]
+    for p in range(p0, p1):
+        i = rows[p]
+        si = scale[i]
+        m = 0
+        bv = vals[p]
+        bj = idx[p]
+        for j in range(n):
+            if j != i and not skip[j]:
+                m = _topk_insert(bv, bj, m, k, K[i, j] * si * scale[j], j)
+        filled[p] = m
+
+
+@njit(cache=True, nogil=True)
+def topk_merge_block(vals, idx, filled, k, block, row_pos, col_pos, row_ids, col_ids,
+                     scale, mirror):  # pragma: no cover - compiled
+    """Merge ``block`` (values of the pairs ``(row_ids[a], col_ids[b])``) into the running
+    top ``k`` of the rows held at positions ``row_pos`` (see :func:`topk_rows_masked`);
+    with ``mirror`` also into the rows held at ``col_pos``, as ``K[j, i] = block[a, b]``.
+    A pair of a row with itself is skipped.  The similarity is scaled as by
+    :func:`loo_knn_rows`, row factor first."""
+    na, nb = block.shape
+    for a in range(na):
+        i = row_ids[a]
+        p = row_pos[a]
+        si = scale[i]
+        bv = vals[p]
+        bj = idx[p]
+        m = filled[p]
+        for b in range(nb):
+            j = col_ids[b]
+            if j != i:
+                m = _topk_insert_ordered(bv, bj, m, k, block[a, b] * si * scale[j], j)
+        filled[p] = m
+    if mirror:
+        for b in range(nb):
+            j = col_ids[b]
+            q = col_pos[b]
+            sj = scale[j]
+            bv = vals[q]
+            bj = idx[q]
+            m = filled[q]
+            for a in range(na):
+                i = row_ids[a]
+                if i != j:
+                    m = _topk_insert_ordered(bv, bj, m, k, block[a, b] * sj * scale[i], i)
+            filled[q] = m
+
+
+@njit(cache=True, nogil=True)
+def topk_vote(vals, idx, filled, y, rows, out):  # pragma: no cover - compiled
+    """The similarity-weighted vote of each held row into ``out[rows[p]]``: the arithmetic
+    of :func:`loo_knn_rows` (weights the non-negative part, 0 where all are 0)."""
+    for p in range(len(rows)):
+        num = 0.0
+        den = 0.0
+        for t in range(filled[p]):
+            v = vals[p, t]
+            w = v if v > 0.0 else 0.0
+            num += w * y[idx[p, t]]
+            den += w
+        out[rows[p]] = num / den if den > 0.0 else 0.0
+
+
 @njit(cache=True, nogil=True)
 def _topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
                 sr, sc, scaled, upper):  # pragma: no cover - compiled

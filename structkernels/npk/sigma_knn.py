@@ -27,7 +27,12 @@ import numpy as np
 
 from structkernels.engine.gram import block_ranges, gram
 from structkernels.kernels.base import Kernel
-from structkernels.neighbors.graph import loo_knn_rows
+from structkernels.neighbors.graph import (
+    loo_knn_rows,
+    topk_merge_block,
+    topk_rows_masked,
+    topk_vote,
+)
 from structkernels.structures import take
 from structkernels.utils import effective_n_jobs, njit
 
@@ -57,23 +62,33 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
     n = len(K)
     if K.ndim != 2 or K.shape != (n, n):
         raise ValueError(f"K must be a square matrix, got shape {K.shape}")
-    if diag is None:
-        scale = np.ones(n)
-    else:
-        d = np.clip(np.asarray(diag, dtype=np.float64), 0.0, None)
-        scale = np.divide(1.0, np.sqrt(d), out=np.zeros(n), where=d > 0)
+    scale = _vote_scale(diag, n)
     k = max(0, min(int(n_neighbors), n - 1))
     yf = np.asarray(y, dtype=np.float64)
     out = np.zeros(n)
-    workers = min(effective_n_jobs(n_jobs), max(1, n // 512))
+    workers, bands = _bands(n, n_jobs)
     if workers == 1:
         loo_knn_rows(K, scale, yf, k, 0, n, out)
         return out
-    bands = np.linspace(0, n, 4 * workers + 1).astype(np.int64)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(lambda b: loo_knn_rows(K, scale, yf, k, int(bands[b]), int(bands[b + 1]),
                                              out), range(len(bands) - 1)))
     return out
+
+
+def _vote_scale(diag: np.ndarray | None, n: int) -> np.ndarray:
+    """The factors that cosine-normalise a raw matrix with self-similarities ``diag`` (ones
+    without it; 0 where a self-similarity is 0)."""
+    if diag is None:
+        return np.ones(n)
+    d = np.clip(np.asarray(diag, dtype=np.float64), 0.0, None)
+    return np.divide(1.0, np.sqrt(d), out=np.zeros(n), where=d > 0)
+
+
+def _bands(n: int, n_jobs: int | None) -> tuple[int, np.ndarray]:
+    """Worker threads and row bands for ``n`` rows of leave-one-out votes."""
+    workers = min(effective_n_jobs(n_jobs), max(1, n // 512))
+    return workers, np.linspace(0, n, 4 * workers + 1).astype(np.int64)
 
 
 def _average_precision(y: np.ndarray, scores: np.ndarray) -> float:
@@ -84,6 +99,9 @@ def _average_precision(y: np.ndarray, scores: np.ndarray) -> float:
 
 #: rows of a tile of a σ trial's Gram (2 MB of float64 per square tile)
 _TILE = 512
+#: a trial's tiles are kept for R (when it wins) while they hold at most this many bytes;
+#: beyond it they are computed again if the trial wins
+_KEEP_BYTES = 64 << 20
 
 
 @njit(cache=True, nogil=True)
@@ -147,9 +165,44 @@ class SigmaKNNSearch:
     def _score(self) -> tuple[float, float, float]:
         """AP of the leave-one-out scores: on the whole sample and on each of its two halves."""
         diag = np.diag(self.R).copy() if self.normalize else None
-        s = loo_knn_scores(self.R, self.y, self.n_neighbors, diag, n_jobs=self.n_jobs)
+        return self._ap(loo_knn_scores(self.R, self.y, self.n_neighbors, diag,
+                                       n_jobs=self.n_jobs))
+
+    def _ap(self, s: np.ndarray) -> tuple[float, float, float]:
         return (_average_precision(self.y, s),
                 *(_average_precision(self.y[h], s[h]) for h in self.halves))
+
+    def _start_votes(self, inside: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, tuple]:
+        """The votes of the rows without the label (R's values under the new ``scale``) and
+        the running top k of the rows with it over R's columns without it:
+        ``(votes, (vals, idx, filled, k))``."""
+        n = len(self.R)
+        k = max(0, min(int(self.n_neighbors), n - 1))
+        yf = self.y.astype(np.float64)
+        skip = np.zeros(n, dtype=bool)
+        skip[inside] = True
+        outside = np.flatnonzero(~skip)
+        votes = np.zeros(n)
+        held = {}
+        for name, rows, mask in (("out", outside, np.zeros(n, dtype=bool)),
+                                 ("in", inside, skip)):
+            vals = np.empty((len(rows), max(k, 1)))
+            idx = np.empty((len(rows), max(k, 1)), dtype=np.int64)
+            filled = np.zeros(len(rows), dtype=np.int64)
+            workers, bands = _bands(len(rows), self.n_jobs)
+
+            def run(b, rows=rows, mask=mask, vals=vals, idx=idx, filled=filled, bands=bands):
+                topk_rows_masked(self.R, scale, rows, mask, k, int(bands[b]),
+                                 int(bands[b + 1]), vals, idx, filled)
+
+            if workers == 1:
+                topk_rows_masked(self.R, scale, rows, mask, k, 0, len(rows), vals, idx, filled)
+            else:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    list(pool.map(run, range(len(bands) - 1)))
+            held[name] = (vals, idx, filled)
+        topk_vote(*held["out"], yf, outside, votes)
+        return votes, (*held["in"], k)
 
     def decide(self, label: str, min_gain: float) -> dict[str, Any]:
         """Score the other value of ``σ(label)`` and keep the better one (a tie keeps σ = 1).
@@ -168,41 +221,63 @@ class SigmaKNNSearch:
         kern = self.kernel_with(trial)
         Xi = take(self.X, inside)
         inside = inside.astype(np.int64)
-        # the trial Gram of the structures with the label, in tiles of the upper triangle
-        # (the same evaluations as one symmetric Gram): each tile's values are swapped into
-        # R in place (and mirrored), R's values into the tile; the tiles keep the values of
-        # the current σ (the upper triangle of the cell), so memory stays R plus half the cell
+        # the trial's leave-one-out votes without forming its Gram: only pairs of two
+        # structures with the label change, computed in tiles of the upper triangle (the
+        # evaluations of one symmetric Gram of the cell) and merged into each row's running
+        # top k; R is written only when the trial wins (memory: R plus one tile, and the
+        # tiles themselves while they fit in _KEEP_BYTES)
         tiles = block_ranges(len(inside), _TILE)
-        saved = []
+        diagonal = []
+        for a, b in tiles:  # first the diagonal tiles: the new self-similarities
+            blk, info = gram(kern, Xi[a:b], n_jobs=self.n_jobs, return_info=True,
+                             progress=False)
+            diagonal.append(np.ascontiguousarray(blk, dtype=np.float64))
+            out["n_evaluations"] += int(info.n_evaluations)
+        diag = np.diag(self.R).copy()
+        diag[inside] = np.concatenate([np.diag(blk) for blk in diagonal])
+        scale = _vote_scale(diag if self.normalize else None, len(diag))
+        votes, state = self._start_votes(inside, scale)
+        kept: list | None = []
+        kept_bytes = 0
         for t, (a, b) in enumerate(tiles):
             for c, d in tiles[t:]:
                 if c == a:
-                    blk, info = gram(kern, Xi[a:b], n_jobs=self.n_jobs, return_info=True,
-                                     progress=False)
+                    blk = diagonal[t]
                 else:
                     blk, info = gram(kern, Xi[a:b], Xi[c:d], n_jobs=self.n_jobs,
                                      return_info=True, progress=False)
-                blk = np.ascontiguousarray(blk, dtype=np.float64)
-                out["n_evaluations"] += int(info.n_evaluations)
-                _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
-                if c == a:  # a diagonal tile is symmetric: its upper triangle is kept
-                    blk = blk[np.triu_indices(b - a)]
-                saved.append((a, b, c, d, blk))
-        self.n_evaluations += out["n_evaluations"]
-        alt = self._score()
+                    blk = np.ascontiguousarray(blk, dtype=np.float64)
+                    out["n_evaluations"] += int(info.n_evaluations)
+                pos_r, pos_c = np.arange(a, b), np.arange(c, d)
+                topk_merge_block(*state, blk, pos_r, pos_c, inside[a:b], inside[c:d], scale,
+                                 c != a)
+                if kept is not None and kept_bytes + blk.nbytes <= _KEEP_BYTES:
+                    kept.append((a, b, c, d, blk))
+                    kept_bytes += blk.nbytes
+                else:
+                    kept = None
+            diagonal[t] = None
+        topk_vote(*state[:3], self.y.astype(np.float64), inside, votes)
+        alt = self._ap(votes)
         ap = {current: self.score, other: alt}
         chosen = 0.0 if all(a > b + min_gain for a, b in zip(ap[0.0], ap[1.0], strict=True)) else 1.0
-        if chosen == other:
+        if chosen == other:  # the trial's values go into R
             self.sigma, self.score = trial, alt
-        else:  # back to the values of the current σ
-            for a, b, c, d, blk in saved:
-                if c == a:
-                    upper, blk = blk, np.empty((b - a, b - a))
-                    iu = np.triu_indices(b - a)
-                    blk[iu] = upper
-                    blk.T[iu] = upper
+            if kept is None:  # recomputed: they did not fit in memory beside R
+                kept = []
+                for t, (a, b) in enumerate(tiles):
+                    for c, d in tiles[t:]:
+                        blk, info = (gram(kern, Xi[a:b], n_jobs=self.n_jobs, return_info=True,
+                                          progress=False) if c == a else
+                                     gram(kern, Xi[a:b], Xi[c:d], n_jobs=self.n_jobs,
+                                          return_info=True, progress=False))
+                        out["n_evaluations"] += int(info.n_evaluations)
+                        _swap_tile(self.R, inside[a:b], inside[c:d],
+                                   np.ascontiguousarray(blk, dtype=np.float64), c == a)
+            for a, b, c, d, blk in kept:
                 _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
-        del saved
+        del kept
+        self.n_evaluations += out["n_evaluations"]
         out.update({"0": ap[0.0][0], "1": ap[1.0][0], "chosen": chosen,
                     "halves": {"0": list(ap[0.0][1:]), "1": list(ap[1.0][1:])}})
         return out

@@ -380,17 +380,12 @@ def topk_rows_masked(K, scale, rows, skip, k, p0, p1, vals, idx, filled):  # pra
 
 
 @njit(cache=True, nogil=True)
-def topk_merge_block(vals, idx, filled, k, block, row_pos, col_pos, row_ids, col_ids,
-                     scale, mirror):  # pragma: no cover - compiled
-    """Merge ``block`` (values of the pairs ``(row_ids[a], col_ids[b])``) into the running
-    top ``k`` of the rows held at positions ``row_pos`` (see :func:`topk_rows_masked`);
-    with ``mirror`` also into the rows held at ``col_pos``, as ``K[j, i] = block[a, b]``.
-    A pair of a row with itself is skipped.  The similarity is scaled as by
-    :func:`loo_knn_rows`, row factor first."""
+def _merge_rows(vals, idx, filled, k, block, pos, row_ids, col_ids, scale):  # pragma: no cover
+    """The rows of ``block`` into the running top ``k`` held at ``pos`` (row factor first)."""
     na, nb = block.shape
     for a in range(na):
         i = row_ids[a]
-        p = row_pos[a]
+        p = pos[a]
         si = scale[i]
         bv = vals[p]
         bj = idx[p]
@@ -400,19 +395,19 @@ def topk_merge_block(vals, idx, filled, k, block, row_pos, col_pos, row_ids, col
             if j != i:
                 m = _topk_insert_ordered(bv, bj, m, k, block[a, b] * si * scale[j], j)
         filled[p] = m
+
+
+@njit(cache=True, nogil=True)
+def topk_merge_block(vals, idx, filled, k, block, row_pos, col_pos, row_ids, col_ids,
+                     scale, mirror):  # pragma: no cover - compiled
+    """Merge ``block`` (values of the pairs ``(row_ids[a], col_ids[b])``) into the running
+    top ``k`` of the rows held at positions ``row_pos`` (see :func:`topk_rows_masked`);
+    with ``mirror`` also into the rows held at ``col_pos``, as ``K[j, i] = block[a, b]``.
+    A pair of a row with itself is skipped.  The similarity is scaled as by
+    :func:`loo_knn_rows`, row factor first."""
+    _merge_rows(vals, idx, filled, k, block, row_pos, row_ids, col_ids, scale)
     if mirror:
-        for b in range(nb):
-            j = col_ids[b]
-            q = col_pos[b]
-            sj = scale[j]
-            bv = vals[q]
-            bj = idx[q]
-            m = filled[q]
-            for a in range(na):
-                i = row_ids[a]
-                if i != j:
-                    m = _topk_insert_ordered(bv, bj, m, k, block[a, b] * sj * scale[i], i)
-            filled[q] = m
+        _merge_rows(vals, idx, filled, k, block.T, col_pos, col_ids, row_ids, scale)
 
 
 @njit(cache=True, nogil=True)

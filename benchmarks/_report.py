@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,3 +28,14 @@ def report(doc: Any, out: str | os.PathLike | None = None, *, indent: int = 2,
             Path(out).parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(out) as fh:
             fh.write(text + "\n")
+
+
+def child_json(code: str, env: dict[str, str]) -> dict:
+    """Run ``python -c code`` in a fresh process with ``env`` and return the JSON document it
+    prints, with ``process_s``: the process's wall seconds, start-up and imports included."""
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    doc = json.loads(out.stdout)
+    doc["process_s"] = time.perf_counter() - t
+    return doc

@@ -12,14 +12,10 @@ whole process), ``ratio = cached / parsed`` and the load average before/after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 
-from _report import report
+from _report import child_json, report
 
 _CHILD = """
 import json, time
@@ -34,12 +30,7 @@ print(json.dumps({{"import_s": t1 - t0, "load_s": t2 - t1}}))
 
 
 def child(cache: str, env: dict) -> dict:
-    t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", _CHILD.format(cache=cache)], env=env,
-                         capture_output=True, text=True, check=True)
-    doc = json.loads(out.stdout)
-    doc["process_s"] = time.perf_counter() - t
-    return doc
+    return child_json(_CHILD.format(cache=cache), env)
 
 
 def main() -> None:

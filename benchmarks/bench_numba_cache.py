@@ -16,14 +16,10 @@ average.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 
-from _report import report
+from _report import child_json, report
 
 _CHILD = """
 import json, time
@@ -44,12 +40,7 @@ print(json.dumps({"imports_s": t1 - t0, "first_gram_s": t2 - t1, "cache_dir": nu
 def child(folder: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["STRUCTKERNELS_CACHE"] = folder
-    t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
-                         text=True, check=True)
-    doc = json.loads(out.stdout)
-    doc["process_s"] = time.perf_counter() - t
-    return doc
+    return child_json(_CHILD, env)
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ cost
 Usage::
 
     python benchmarks/bench_hsic_bottleneck.py --threads 1 \\
-        --out benchmarks/results/hsic_bottleneck.json      # full (about 10 minutes)
+        --out benchmarks/results/hsic_bottleneck.json      # full (a minute on an idle 2-core machine)
     python benchmarks/bench_hsic_bottleneck.py --quick     # smoke run (about a minute)
 
 Progress goes to stderr; the JSON (with the ratios) to stdout and, with ``--out``, to that

@@ -116,3 +116,21 @@ def test_train_npk_on_user_graphs(tmp_path, capsys):
 def test_train_npk_graph_options_are_checked(tmp_path, capsys):
     assert main(["train-npk", "--graphs", str(tmp_path), "--out", str(tmp_path / "m.json")]) == 2
     assert "--graphs needs --graph-labels" in capsys.readouterr().err
+
+
+def test_output_into_a_closed_pipe_stops_quietly(gdata, tmp_path):
+    """``structkernels candidates FILE | head``: once the reader is gone the command stops
+    as a process killed by SIGPIPE does (status 141) and prints no error."""
+    import subprocess
+    import sys
+
+    text = (gdata / "s2.amr").read_text()
+    big = tmp_path / "many.amr"  # about 1.4 MB of candidates: more than a pipe holds
+    big.write_text("\n\n".join(text.strip().replace("::id s2", f"::id s{i}") for i in range(64)))
+    proc = subprocess.Popen([sys.executable, "-m", "structkernels", "--quiet", "candidates",
+                             str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(100).startswith(b"{")
+    proc.stdout.close()  # the reader goes away, as head does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Broken pipe" not in err and "Traceback" not in err and "error" not in err

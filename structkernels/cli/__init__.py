@@ -138,6 +138,19 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _silence_stdout() -> None:
+    """Point standard output at the null device (its reader is gone)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by an object without a file
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -161,6 +174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("structkernels: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of standard output went away (``| head``): stop quietly, as a command
+        # killed by SIGPIPE does, and keep Python from failing again when it flushes at exit
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE
     except USER_ERRORS as exc:
         if os.environ.get("STRUCTKERNELS_DEBUG"):
             raise

@@ -203,7 +203,7 @@ def test_hash_forest_is_reproducible_and_better_than_chance(path_data):
     np.testing.assert_array_equal(a.predict_proba(Xte), b.predict_proba(Xte))
     assert a.codes(Xte).shape == (len(Xte), 16 * 8)
     assert a.codes(Xte).dtype == bool
-    np.testing.assert_array_equal(a.decision_function(Xte), a.predict_proba(Xte)[:, 1])
+    np.testing.assert_array_equal(a.decision_function(Xte), a.predict_proba(Xte)[:, 1] - 0.5)
     c = HashForestClassifier(random_state=1, **common).fit(Xtr, ytr)
     assert not np.array_equal(a.codes(Xtr), c.codes(Xtr))
     # chance on a balanced score: 0.5
@@ -249,7 +249,8 @@ def test_hash_forest_parameter_errors():
 
 
 def test_hash_forest_on_what_check_classifiers_train_asks():
-    """scikit-learn's check_classifiers_train but for the decision_function's sign."""
+    """What scikit-learn's check_classifiers_train asks, spelled out: the decision function's
+    sign (two classes) and argmax (more) are the prediction."""
     X, y = blobs(90, seed=5)
     clf = HashForestClassifier("rbf", n_bits=8, n_hashes=4, n_estimators=10, n_jobs=1,
                                random_state=0).fit(X, y)
@@ -261,10 +262,14 @@ def test_hash_forest_on_what_check_classifiers_train_asks():
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(clf.predict(X), clf.classes_[np.argmax(proba, axis=1)])
-    np.testing.assert_array_equal(clf.decision_function(X), proba[:, 1])
+    np.testing.assert_array_equal(clf.decision_function(X), proba[:, 1] - 0.5)
+    np.testing.assert_array_equal(clf.classes_[(clf.decision_function(X) > 0).astype(int)],
+                                  clf.predict(X))
     three = HashForestClassifier("rbf", n_bits=8, n_hashes=4, n_estimators=10, n_jobs=1,
                                  random_state=0).fit(X, np.arange(90) % 3)
-    assert three.decision_function(X).shape == (90, 3)
+    d = three.decision_function(X)
+    assert d.shape == (90, 3)
+    np.testing.assert_array_equal(three.classes_[np.argmax(d, axis=1)], three.predict(X))
 
 
 # ------------------------------------------------------------------ selection
@@ -398,24 +403,12 @@ def test_tags():
     assert HashForestClassifier("precomputed").__sklearn_tags__().input_tags.pairwise
 
 
-def _expected_failures(est):
-    if isinstance(est, HashForestClassifier):
-        return {
-            # decision_function is the positive class's probability (the forest's score, as
-            # the paper ranks by it), not a margin around 0; the rest of the check is below
-            "check_classifiers_train": "decision_function is a probability, not a margin",
-            "check_classifiers_classes": "decision_function is a probability, not a margin",
-        }
-    return {}
-
-
 @parametrize_with_checks(
     [
         KernelSVC("rbf", n_jobs=1, random_state=0),
         HashForestClassifier("rbf", n_bits=8, n_hashes=4, n_estimators=10, n_jobs=1,
                              random_state=0),
     ],
-    expected_failed_checks=_expected_failures,
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

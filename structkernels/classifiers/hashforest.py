@@ -244,9 +244,17 @@ class HashForestClassifier(ClassifierMixin, BaseEstimator):
         return self.forest_.predict_proba(codes)
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """The probability of ``classes_[1]`` for two classes (shape (n,)); all of them else."""
+        """Class probabilities centred on chance, scikit-learn's convention for a margin.
+
+        Two classes: ``P(classes_[1]) - 0.5``, shape (n,), positive where :meth:`predict`
+        says ``classes_[1]``; more: ``P - 1 / n_classes``, shape (n, n_classes), whose
+        largest entry is the predicted class.  It ranks as the probabilities do (ROC AUC,
+        precision-recall curves); :meth:`predict_proba` gives the probabilities themselves.
+        """
         proba = self.predict_proba(X)
-        return proba[:, 1] if proba.shape[1] == 2 else proba
+        if proba.shape[1] == 2:
+            return proba[:, 1] - 0.5
+        return proba - 1.0 / proba.shape[1]
 
     def predict(self, X: Any) -> np.ndarray:
         """The most probable class."""

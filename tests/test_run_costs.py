@@ -427,3 +427,46 @@ def test_sigma_trial_scores_and_r_without_the_trial_gram(monkeypatch, keep_bytes
         cell = m * (m + 1) // 2
         again = cell if (min_gain < 0 and keep_bytes == 0 and m) else 0
         assert search.n_evaluations - n_before == res["n_evaluations"] == cell + again
+
+
+def test_first_load_returns_what_later_loads_read(tmp_path, monkeypatch):
+    """The load that makes the binary copy returns the copy (records kept compressed as every
+    later load keeps them) and gives the parse's memory back to the allocator."""
+    import structkernels.datasets.interactions as mod
+
+    src = _write(tmp_path / "x.jsonl.gz", RECORDS, bad_line='{"id": "bad", "label": 1}')
+    parsed = load_interactions(src, on_error="skip", cache=False)
+    released = []
+    monkeypatch.setattr(mod, "release_free_memory", lambda: released.append(1) or True)
+    first = load_interactions(src, on_error="skip", cache=tmp_path / "c")
+    assert released == [1]
+    second = load_interactions(src, on_error="skip", cache=tmp_path / "c")
+    assert first.records._packed is not None and parsed.records._packed is None
+    assert second.records._packed is not None
+    _same(first, parsed)
+    assert [r.record_id for r in first.skipped] == [r.record_id for r in parsed.skipped]
+
+
+def test_release_free_memory_gives_the_heap_back():
+    """After a burst of small objects is freed, glibc keeps the heap; the call returns it."""
+    import ctypes.util
+
+    from structkernels.utils import release_free_memory
+
+    if "libc.so" not in str(ctypes.util.find_library("c")):
+        pytest.skip("malloc_trim is glibc's")
+    code = (
+        "from structkernels.utils import release_free_memory\n"
+        "def rss():\n"
+        "    return int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])\n"
+        "junk = [bytes(1000) + str(i).encode() for i in range(100_000)]\n"
+        "keep = junk[::97]\n"
+        "del junk\n"
+        "before = rss()\n"
+        "release_free_memory()\n"
+        "print(before - rss())\n"
+    )
+    freed_kb = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                  check=True).stdout)
+    assert freed_kb > 20_000
+    assert release_free_memory() is True

@@ -82,6 +82,7 @@ from structkernels.utils import (
     loads_record,
     one_line,
     record_label,
+    release_free_memory,
     user_cache_dir,
 )
 
@@ -704,7 +705,16 @@ def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
     except OSError as exc:
         warnings.warn(f"the binary copy of {fname} was not kept ({one_line(exc)}); "
                       "it is parsed again on every load", RuntimeWarning, stacklevel=3)
-    return ds
+        return ds
+    # the first load returns what every later load reads (the copy), and the parse's
+    # objects go: the process keeps about the memory of a later load, not the parse's peak
+    arrays = read_arrays(target, _CACHE_SPEC)
+    if arrays is None:
+        return ds
+    copy = _from_arrays(arrays, fname)
+    del ds
+    release_free_memory()
+    return copy
 
 
 def _to_arrays(ds: InteractionDataset) -> dict[str, np.ndarray]:

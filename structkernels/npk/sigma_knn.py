@@ -66,13 +66,7 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
     k = max(0, min(int(n_neighbors), n - 1))
     yf = np.asarray(y, dtype=np.float64)
     out = np.zeros(n)
-    workers, bands = _bands(n, n_jobs)
-    if workers == 1:
-        loo_knn_rows(K, scale, yf, k, 0, n, out)
-        return out
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(lambda b: loo_knn_rows(K, scale, yf, k, int(bands[b]), int(bands[b + 1]),
-                                             out), range(len(bands) - 1)))
+    _in_bands(n, n_jobs, lambda r0, r1: loo_knn_rows(K, scale, yf, k, r0, r1, out))
     return out
 
 
@@ -85,10 +79,16 @@ def _vote_scale(diag: np.ndarray | None, n: int) -> np.ndarray:
     return np.divide(1.0, np.sqrt(d), out=np.zeros(n), where=d > 0)
 
 
-def _bands(n: int, n_jobs: int | None) -> tuple[int, np.ndarray]:
-    """Worker threads and row bands for ``n`` rows of leave-one-out votes."""
+def _in_bands(n: int, n_jobs: int | None, work: Callable[[int, int], Any]) -> None:
+    """``work(r0, r1)`` over bands of ``n`` rows: in one call, or in threads (compiled work
+    without the GIL on disjoint rows) when there are enough rows for several."""
     workers = min(effective_n_jobs(n_jobs), max(1, n // 512))
-    return workers, np.linspace(0, n, 4 * workers + 1).astype(np.int64)
+    if workers == 1:
+        work(0, n)
+        return
+    bands = np.linspace(0, n, 4 * workers + 1).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda b: work(int(bands[b]), int(bands[b + 1])), range(len(bands) - 1)))
 
 
 def _average_precision(y: np.ndarray, scores: np.ndarray) -> float:
@@ -189,17 +189,11 @@ class SigmaKNNSearch:
             vals = np.empty((len(rows), max(k, 1)))
             idx = np.empty((len(rows), max(k, 1)), dtype=np.int64)
             filled = np.zeros(len(rows), dtype=np.int64)
-            workers, bands = _bands(len(rows), self.n_jobs)
 
-            def run(b, rows=rows, mask=mask, vals=vals, idx=idx, filled=filled, bands=bands):
-                topk_rows_masked(self.R, scale, rows, mask, k, int(bands[b]),
-                                 int(bands[b + 1]), vals, idx, filled)
+            def run(p0, p1, rows=rows, mask=mask, vals=vals, idx=idx, filled=filled):
+                topk_rows_masked(self.R, scale, rows, mask, k, p0, p1, vals, idx, filled)
 
-            if workers == 1:
-                topk_rows_masked(self.R, scale, rows, mask, k, 0, len(rows), vals, idx, filled)
-            else:
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    list(pool.map(run, range(len(bands) - 1)))
+            _in_bands(len(rows), self.n_jobs, run)
             held[name] = (vals, idx, filled)
         topk_vote(*held["out"], yf, outside, votes)
         return votes, (*held["in"], k)
@@ -227,12 +221,16 @@ class SigmaKNNSearch:
         # top k; R is written only when the trial wins (memory: R plus one tile, and the
         # tiles themselves while they fit in _KEEP_BYTES)
         tiles = block_ranges(len(inside), _TILE)
-        diagonal = []
-        for a, b in tiles:  # first the diagonal tiles: the new self-similarities
-            blk, info = gram(kern, Xi[a:b], n_jobs=self.n_jobs, return_info=True,
-                             progress=False)
-            diagonal.append(np.ascontiguousarray(blk, dtype=np.float64))
+
+        def tile(a: int, b: int, c: int, d: int) -> np.ndarray:
+            """The trial's values of the pairs (a:b, c:d) of ``Xi``, evaluations counted."""
+            blk, info = gram(kern, Xi[a:b], None if c == a else Xi[c:d], n_jobs=self.n_jobs,
+                             return_info=True, progress=False)
             out["n_evaluations"] += int(info.n_evaluations)
+            return np.ascontiguousarray(blk, dtype=np.float64)
+
+        # first the diagonal tiles: the new self-similarities
+        diagonal = [tile(a, b, a, b) for a, b in tiles]
         diag = np.diag(self.R).copy()
         diag[inside] = np.concatenate([np.diag(blk) for blk in diagonal])
         scale = _vote_scale(diag if self.normalize else None, len(diag))
@@ -241,13 +239,7 @@ class SigmaKNNSearch:
         kept_bytes = 0
         for t, (a, b) in enumerate(tiles):
             for c, d in tiles[t:]:
-                if c == a:
-                    blk = diagonal[t]
-                else:
-                    blk, info = gram(kern, Xi[a:b], Xi[c:d], n_jobs=self.n_jobs,
-                                     return_info=True, progress=False)
-                    blk = np.ascontiguousarray(blk, dtype=np.float64)
-                    out["n_evaluations"] += int(info.n_evaluations)
+                blk = diagonal[t] if c == a else tile(a, b, c, d)
                 pos_r, pos_c = np.arange(a, b), np.arange(c, d)
                 topk_merge_block(*state, blk, pos_r, pos_c, inside[a:b], inside[c:d], scale,
                                  c != a)
@@ -263,19 +255,13 @@ class SigmaKNNSearch:
         chosen = 0.0 if all(a > b + min_gain for a, b in zip(ap[0.0], ap[1.0], strict=True)) else 1.0
         if chosen == other:  # the trial's values go into R
             self.sigma, self.score = trial, alt
-            if kept is None:  # recomputed: they did not fit in memory beside R
-                kept = []
+            if kept is None:  # computed again: they did not fit in memory beside R
                 for t, (a, b) in enumerate(tiles):
                     for c, d in tiles[t:]:
-                        blk, info = (gram(kern, Xi[a:b], n_jobs=self.n_jobs, return_info=True,
-                                          progress=False) if c == a else
-                                     gram(kern, Xi[a:b], Xi[c:d], n_jobs=self.n_jobs,
-                                          return_info=True, progress=False))
-                        out["n_evaluations"] += int(info.n_evaluations)
-                        _swap_tile(self.R, inside[a:b], inside[c:d],
-                                   np.ascontiguousarray(blk, dtype=np.float64), c == a)
-            for a, b, c, d, blk in kept:
-                _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
+                        _swap_tile(self.R, inside[a:b], inside[c:d], tile(a, b, c, d), c == a)
+            else:
+                for a, b, c, d, blk in kept:
+                    _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
         del kept
         self.n_evaluations += out["n_evaluations"]
         out.update({"0": ap[0.0][0], "1": ap[1.0][0], "chosen": chosen,

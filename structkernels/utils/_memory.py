@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 
 __all__ = ["release_free_memory"]
@@ -24,9 +23,8 @@ def release_free_memory() -> bool:
     True
     """
     gc.collect()
-    name = ctypes.util.find_library("c")
-    try:
-        trim = ctypes.CDLL(name).malloc_trim
+    try:  # the symbols already loaded in this process (the C library among them)
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError, TypeError):
         return False
     trim.argtypes = [ctypes.c_size_t]

@@ -699,20 +699,19 @@ def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
         except (ValueError, IndexError, UnicodeDecodeError, zlib.error):
             pass  # damaged or foreign: parse again and replace it
     ds = _parse_file(fname, None, on_error, max_depth, max_bytes)
+    arrays = _to_arrays(ds)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        write_arrays(target, _to_arrays(ds))
+        write_arrays(target, arrays)
     except OSError as exc:
         warnings.warn(f"the binary copy of {fname} was not kept ({one_line(exc)}); "
                       "it is parsed again on every load", RuntimeWarning, stacklevel=3)
         return ds
-    # the first load returns what every later load reads (the copy), and the parse's
-    # objects go: the process keeps about the memory of a later load, not the parse's peak
-    arrays = read_arrays(target, _CACHE_SPEC)
-    if arrays is None:
-        return ds
+    # the first load returns what every later load reads (the copy's arrays), and the
+    # parse's objects go: the process keeps about the memory of a later load, not the
+    # parse's peak
     copy = _from_arrays(arrays, fname)
-    del ds
+    del ds, arrays
     release_free_memory()
     return copy
 

@@ -217,15 +217,11 @@ def tokenize(text: str) -> list[str]:
     >>> tokenize('digraph { "a b" -> c [label=x]; } // done')
     ['digraph', '{', '"a b"', '->', 'c', '[', 'label', '=', 'x', ']', ';', '}', '']
     """
-    return _tokens(text)
-
-
-def _tokens(text: str) -> list[str]:
-    """The tokens up to the first end token (a trailing comment or blank would otherwise
-    leave a second empty match at the end)."""
     toks = _TOKENS.findall(text)
     if "<" in toks:
         return _scan(text)[0]
+    # up to the first end token: after a trailing comment or blank, findall matches the
+    # end a second time
     return toks[: toks.index("") + 1]
 
 
@@ -594,7 +590,7 @@ def parse_graphs(text: str, max_depth: int | None = None) -> list[DotGraph]:
     >>> list(g.iter_nodes()), [(s, d) for s, d, _ in g.iter_edges()]
     ([('a', {'label': 'x "y"'})], [('a', 'b'), ('b', 'c')])
     """
-    toks = _tokens(text)
+    toks = tokenize(text)
     if not text.isascii():
         for k, t in enumerate(toks):
             if t and (t[0].isalnum() or t[0] in "_.") and not t.isascii():

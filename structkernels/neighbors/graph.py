@@ -285,18 +285,12 @@ def _payload(X, Y, task, ev: _Evaluator):
 @njit(cache=True, nogil=True, inline="always")
 def _topk_insert(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
     """Insert ``v`` (at position ``j``) into the descending top ``kk`` held in
-    ``best_v[:filled]`` / ``best_j[:filled]``; returns the new count.  Ties go to the
-    smaller position whatever order the entries come in: met in order, a value equal to
-    the ``kk``-th does not enter; merged from blocks in any order, a row holds what one
-    pass over it in order holds."""
-    if kk == 0:
-        return 0
-    if filled == kk:
-        lv = best_v[kk - 1]
-        if not (v > lv or (v == lv and j < best_j[kk - 1])):
-            return filled
+    ``best_v[:filled]`` / ``best_j[:filled]``; returns the new count.  A value equal to
+    the ``kk``-th does not enter: ties go to the smaller position, met first."""
+    if filled == kk and not v > best_v[kk - 1]:
+        return filled
     p = filled if filled < kk else kk - 1
-    while p > 0 and (v > best_v[p - 1] or (v == best_v[p - 1] and j < best_j[p - 1])):
+    while p > 0 and v > best_v[p - 1]:
         if p < kk:
             best_v[p] = best_v[p - 1]
             best_j[p] = best_j[p - 1]
@@ -343,6 +337,28 @@ def loo_knn_rows(K, scale, y, k, r0, r1, out):  # pragma: no cover - compiled
         out[i] = num / den if den > 0.0 else 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _topk_insert_ordered(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
+    """:func:`_topk_insert` for positions met in any order: the top ``kk`` by value, ties
+    to the smaller position, whatever order the entries come in (so that a row merged
+    from blocks holds what one pass over it in order holds)."""
+    if kk == 0:
+        return 0
+    if filled == kk:
+        lv = best_v[kk - 1]
+        if not (v > lv or (v == lv and j < best_j[kk - 1])):
+            return filled
+    p = filled if filled < kk else kk - 1
+    while p > 0 and (v > best_v[p - 1] or (v == best_v[p - 1] and j < best_j[p - 1])):
+        if p < kk:
+            best_v[p] = best_v[p - 1]
+            best_j[p] = best_j[p - 1]
+        p -= 1
+    best_v[p] = v
+    best_j[p] = j
+    return filled + 1 if filled < kk else filled
+
+
 @njit(cache=True, nogil=True)
 def topk_rows_masked(K, scale, rows, skip, k, p0, p1, vals, idx, filled):  # pragma: no cover
     """Start the running top ``k`` of rows ``rows[p0:p1]`` of a square ``K`` from its columns
@@ -377,7 +393,7 @@ def _merge_rows(vals, idx, filled, k, block, pos, row_ids, col_ids, scale):  # p
         for b in range(nb):
             j = col_ids[b]
             if j != i:
-                m = _topk_insert(bv, bj, m, k, block[a, b] * si * scale[j], j)
+                m = _topk_insert_ordered(bv, bj, m, k, block[a, b] * si * scale[j], j)
         filled[p] = m
 
 

@@ -1,35 +1,45 @@
-"""Dask LocalCluster path Gram against local threads, in one run: the speed ratio.
+"""Dask LocalCluster path Gram against local threads, in one run: the speed ratios.
 
 The path Gram (lam 0.8) of N Bio-AMR paths (N = 4,000 by default, the setting of
-``bench_parallel.py``'s ``path_gram``) is timed four ways in ABBA rounds
-(``threads, threads_file, dask, dask_tmpfs`` then the reverse, ``--rounds`` times):
+``bench_parallel.py``'s ``path_gram``) is computed by local threads and by a dask
+``LocalCluster`` of two workers, each into memory and into a ``.npy`` file on disk.  Two
+clusters are measured one after the other (``--clusters``):
+
+- ``threads``: ``LocalCluster(n_workers=1, threads_per_worker=2, processes=False)``, one
+  worker of two threads in the client's process, as the README starts one on 2 cores
+  (``LocalCluster(processes=False)``; dask's advice for code that releases the GIL, as
+  the compiled kernels do: no value crosses a process boundary);
+- ``processes``: ``LocalCluster(n_workers=2, threads_per_worker=1)``, a worker process
+  each (every block travels from the worker to the client, or through the file).
+
+For each cluster, four ways, timed in two groups of ABBA rounds (the group then its
+reverse, ``--rounds`` times): in memory (``threads``, ``dask_memory``), then into files
+(``threads``, ``threads_file``, ``dask_file``), each dask way against the threads runs of
+its own group:
 
 - ``threads``: ``gram(kernel, X, n_jobs=2)``, an in-memory matrix (the reference);
 - ``threads_file``: ``gram(kernel, X, n_jobs=2, out=<.npy>)``, the same into a file
-  on disk (built under a temporary name, flushed to disk and renamed);
-- ``dask``: ``dask_gram(kernel, X, <.npy>, client=client, block_size=512)`` on a
-  ``LocalCluster`` of 2 single-threaded worker processes, the file on disk (the
-  folder of ``--folder``, default the system's temporary folder);
-- ``dask_tmpfs``: the same with the file in ``/dev/shm`` (memory; skipped where
-  there is none): the dask path without the cost of writing 8 N^2 bytes to disk.
+  (built under a temporary name, flushed to disk and renamed);
+- ``dask_memory``: ``gram(kernel, X)`` inside ``joblib.parallel_backend("dask")`` (the
+  README's cluster call): the blocks computed on the cluster, the matrix in memory;
+- ``dask_file``: ``dask_gram(kernel, X, <.npy>, client=client)`` (default blocks of 1,024):
+  the out-of-core, restartable path, each block written by its worker, made durable and
+  marked.
 
-What the ``dask`` time includes: the whole ``dask_gram`` call with the cluster
-already started and warmed up: the run key (a content hash of the data and the
-kernel), the matrix file (space reserved on disk), sending the data, kernel (and
-scale) to the workers once, the blocks (computed, written to the shared file,
-made durable and marked, in the background, by each worker), waiting for the
-last marks, the final flush and rename.  Not included: starting the cluster
-(``cluster_start_seconds``), the workers' first call (imports and the compiled
-code loaded from numba's cache: ``first_call_seconds``), deleting the previous
-output between runs, and reading the result.
+What a dask time includes: the whole call with the cluster started and warmed up (for
+``dask_file``: the run key, the matrix file, the data sent, the blocks computed, written,
+flushed and marked, the final flush and rename).  Not included: starting the cluster
+(``cluster_start_seconds``), the workers' first call (``first_call_seconds``), deleting
+the previous output between runs, reading the result.
 
-Printed: ``ratio = sum(threads seconds) / sum(dask seconds)`` (dask's speed
-relative to threads; aim from issue 25: >= 0.9), the same for ``dask_tmpfs``,
-and ``dask`` against ``threads_file`` (the same output on both sides).  Every result is checked against the serial Gram bit for bit.
-The JSON (``--out``) holds sizes, seconds per run, the ratios, the phases of the
-last dask run (``info["phases"]``) and the load average before and after.
+Printed: per cluster, ``sum(threads seconds) / sum(dask seconds)`` (dask's speed relative
+to threads; aim from issue 25: >= 0.9 on one machine) for both outputs, and ``dask_file``
+against ``threads_file`` (the same output on both sides).  Every result is checked against
+the serial Gram bit for bit.  The JSON (``--out``) holds sizes, seconds per run, the
+ratios, the phases of the last ``dask_file`` run (``info["phases"]``), the machine's CPU
+seconds (user, system, idle: ``/proc/stat``) summed per way, and the load average.
 
-Usage (about 1-2 minutes on 2 cores)::
+Usage (about 1 minute on 2 cores at N = 4,000; 4 at N = 10,000)::
 
     python benchmarks/bench_dask_ratio.py --out benchmarks/results/bench_dask_ratio.json
 """
@@ -45,6 +55,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import joblib
 import numpy as np
 from _report import report
 
@@ -52,9 +63,32 @@ import structkernels as sk
 from structkernels.datasets import load_interactions
 from structkernels.engine.distributed import dask_gram, parts_dir
 
+CLUSTERS = {
+    "threads": {"n_workers": 1, "threads_per_worker": 2, "processes": False},
+    "processes": {"n_workers": 2, "threads_per_worker": 1, "processes": True},
+}
+WAYS = ("threads", "threads_file", "dask_memory", "dask_file")
+#: timed apart, each in its own ABBA rounds: a file written just before an in-memory run
+#: leaves the page cache full and memory fragmented, and the in-memory matrix then gets
+#: fewer huge pages (its system time varied 0.02-0.4 s a run at N = 4,000)
+GROUPS = {"memory": ("threads", "dask_memory"),
+          "file": ("threads", "threads_file", "dask_file")}
+
 
 def load() -> list[float]:
     return [round(v, 2) for v in os.getloadavg()]
+
+
+def machine_cpu() -> dict[str, float]:
+    """The machine's CPU seconds so far (all cores): user, system, idle (``/proc/stat``)."""
+    try:
+        with open("/proc/stat") as fh:
+            v = [int(x) for x in fh.readline().split()[1:8]]
+    except OSError:  # not Linux
+        return {}
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"user": (v[0] + v[1]) / hz, "system": (v[2] + v[5] + v[6]) / hz,
+            "idle": (v[3] + v[4]) / hz}
 
 
 def clear(out: Path) -> None:
@@ -64,120 +98,142 @@ def clear(out: Path) -> None:
     shutil.rmtree(parts_dir(out), ignore_errors=True)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=4000)
-    ap.add_argument("--lam", type=float, default=0.8)
-    ap.add_argument("--block-size", type=int, default=512)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=3, help="ABBA rounds")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--folder", default=None, help="where the files on disk go")
-    ap.add_argument("--out", default=None, help="write the JSON here too")
-    args = ap.parse_args()
+def measure(kind: str, kern, X, ref: np.ndarray, args, tmp: Path) -> dict:
+    """The four ways on one cluster, in ABBA rounds."""
     from dask.distributed import Client, LocalCluster
 
-    la0 = load()
-    data = load_interactions()
-    train = data.split("train")
-    perm = np.random.default_rng(args.seed).permutation(len(train))
-    X = train.paths[perm[: args.n]]
-    kern = sk.kernel("path", lam=args.lam)
-    tmp = Path(tempfile.mkdtemp(prefix="bench_dask_ratio_", dir=args.folder))
-    shm = Path(tempfile.mkdtemp(prefix="bench_dask_ratio_", dir="/dev/shm")) if Path(
-        "/dev/shm").is_dir() else None
     t0 = time.perf_counter()
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=":0")
+    cluster = LocalCluster(dashboard_address=":0", **CLUSTERS[kind])
     client = Client(cluster)
-    client.wait_for_workers(args.workers)
+    client.wait_for_workers(CLUSTERS[kind]["n_workers"])
     cluster_start = time.perf_counter() - t0
-    outs = {"dask": tmp / "dask.npy", "threads_file": tmp / "threads.npy"}
-    if shm is not None:
-        outs["dask_tmpfs"] = shm / "dask.npy"
-    infos: dict[str, dict] = {}
+    outs = {"threads_file": tmp / "threads.npy", "dask_file": tmp / "dask.npy"}
+    infos: dict = {}
 
-    def run_threads():
-        return sk.gram(kern, X, n_jobs=args.workers, progress=False)
+    def dask_file():
+        K, infos["dask_file"] = dask_gram(kern, X, outs["dask_file"], client=client,
+                                          block_size=args.block_size, progress=False)
+        return K
 
-    def run_threads_file():
-        return sk.gram(kern, X, n_jobs=args.workers, out=outs["threads_file"], progress=False)
+    def dask_memory():
+        with joblib.parallel_backend("dask"):
+            return sk.gram(kern, X, progress=False)
 
-    def dask_into(name):
-        def run():
-            K, info = dask_gram(kern, X, outs[name], client=client,
-                                block_size=args.block_size, progress=False)
-            infos[name] = info
-            return K
-        return run
-
-    fns = {"threads": run_threads, "threads_file": run_threads_file, "dask": dask_into("dask")}
-    if shm is not None:
-        fns["dask_tmpfs"] = dask_into("dask_tmpfs")
+    fns = {
+        "threads": lambda: sk.gram(kern, X, n_jobs=2, progress=False),
+        "threads_file": lambda: sk.gram(kern, X, n_jobs=2, out=outs["threads_file"],
+                                        progress=False),
+        "dask_memory": dask_memory,
+        "dask_file": dask_file,
+    }
     try:
-        # the workers' first call: imports, compiled code from the cache (timed apart)
-        t0 = time.perf_counter()
+        t0 = time.perf_counter()  # the workers' first call: imports, compiled code
         dask_gram(kern, X[:64], tmp / "warm.npy", client=client, block_size=32, progress=False)
         first_call = time.perf_counter() - t0
-        ref = sk.gram(kern, X, n_jobs=1, progress=False)
         for name, f in fns.items():  # one untimed run each at full size
             clear(outs.get(name, tmp / "none"))
             f()
-        order = list(fns) + list(fns)[::-1]
-        seconds: dict[str, list[float]] = {k: [] for k in fns}
-        same: dict[str, bool] = {k: True for k in fns}
-        la_rounds = load()
-        for _ in range(args.rounds):
-            for name in order:
-                clear(outs.get(name, tmp / "none"))
-                t0 = time.perf_counter()
-                K = fns[name]()
-                seconds[name].append(round(time.perf_counter() - t0, 4))
-                same[name] = same[name] and bool(np.array_equal(np.asarray(K), ref))
-                del K
+        seconds: dict[str, list[float]] = {k: [] for k in WAYS}
+        cpu: dict[str, dict[str, float]] = {k: {} for k in WAYS}
+        same = dict.fromkeys(WAYS, True)
+        la_start = load()
+        for group in GROUPS.values():
+            order = list(group) + list(group)[::-1]
+            for _ in range(args.rounds):
+                for name in order:
+                    clear(outs.get(name, tmp / "none"))
+                    c0, t0 = machine_cpu(), time.perf_counter()
+                    K = fns[name]()
+                    seconds[name].append(round(time.perf_counter() - t0, 4))
+                    c1 = machine_cpu()
+                    for k in c1:
+                        cpu[name][k] = round(cpu[name].get(k, 0.0) + c1[k] - c0[k], 2)
+                    same[name] = same[name] and bool(np.array_equal(np.asarray(K), ref))
+                    del K
         la_end = load()
     finally:
         client.close()
         cluster.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-        if shm is not None:
-            shutil.rmtree(shm, ignore_errors=True)
+    n_memory = 2 * args.rounds  # the threads runs of the memory group come first
     total = {k: sum(v) for k, v in seconds.items()}
-    last = infos["dask"]
+    total["threads_memory_group"] = sum(seconds["threads"][:n_memory])
+    total["threads_file_group"] = sum(seconds["threads"][n_memory:])
+    info = infos["dask_file"]
+    return {
+        "cluster": CLUSTERS[kind],
+        "groups": {k: list(v) + list(v)[::-1] for k, v in GROUPS.items()},
+        "rounds": args.rounds,
+        "seconds": seconds,
+        "machine_cpu_seconds_summed": cpu,
+        "ratio_dask_memory_speed_to_threads": round(
+            total["threads_memory_group"] / total["dask_memory"], 3),
+        "ratio_dask_file_speed_to_threads": round(
+            total["threads_file_group"] / total["dask_file"], 3),
+        "ratio_dask_file_speed_to_threads_file": round(
+            total["threads_file"] / total["dask_file"], 3),
+        "ratio_threads_file_speed_to_threads": round(
+            total["threads_file_group"] / total["threads_file"], 3),
+        "bit_identical_to_serial": same,
+        "cluster_start_seconds": round(cluster_start, 2),
+        "first_call_seconds": round(first_call, 2),
+        "dask_file_blocks": info["blocks"],
+        "last_dask_file_info": {"seconds": round(info["seconds"], 4), "phases": info["phases"],
+                                "workers": {w[-5:]: {k: round(v, 3) for k, v in d.items()}
+                                            for w, d in info["workers"].items()}},
+        "load_average_start_end": [la_start, la_end],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=4000)
+    ap.add_argument("--lam", type=float, default=0.8)
+    ap.add_argument("--block-size", type=int, default=1024, help="dask_gram's blocks")
+    ap.add_argument("--rounds", type=int, default=4, help="ABBA rounds per group")
+    ap.add_argument("--clusters", default="threads,processes",
+                    help="comma-separated: " + ", ".join(CLUSTERS))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--folder", default=None, help="where the files on disk go")
+    ap.add_argument("--out", default=None, help="write the JSON here too")
+    args = ap.parse_args()
+    kinds = [k.strip() for k in args.clusters.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in CLUSTERS]
+    if unknown or not kinds:
+        ap.error(f"--clusters: unknown {unknown or kinds}; choose from {list(CLUSTERS)}")
+
+    la0 = load()
+    train = load_interactions().split("train")
+    perm = np.random.default_rng(args.seed).permutation(len(train))
+    X = train.paths[perm[: args.n]]
+    kern = sk.kernel("path", lam=args.lam)
+    ref = sk.gram(kern, X, n_jobs=1, progress=False)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_dask_ratio_", dir=args.folder))
+    try:
+        results = {kind: measure(kind, kern, X, ref, args, tmp) for kind in kinds}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     doc = {
         "benchmark": "bench_dask_ratio",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "setting": f"path kernel lam={args.lam}, N Bio-AMR train paths (encoded PathList), "
-                   f"{args.workers} single-threaded dask workers vs n_jobs={args.workers} threads",
-        "n": len(X), "block_size": args.block_size, "workers": args.workers,
-        "matrix_bytes": 8 * len(X) ** 2,
-        "blocks": last["blocks"],
-        "order": order, "rounds": args.rounds,
-        "seconds": seconds,
-        "ratio_dask_speed_to_threads": round(total["threads"] / total["dask"], 3),
-        "ratio_dask_speed_to_threads_file": round(total["threads_file"] / total["dask"], 3),
-        "ratio_dask_tmpfs_speed_to_threads": (round(total["threads"] / total["dask_tmpfs"], 3)
-                                              if "dask_tmpfs" in total else None),
-        "aim": "ratio_dask_speed_to_threads >= 0.9",
-        "bit_identical_to_serial": same,
-        "dask_includes": "the whole dask_gram call: run key, matrix file, data/kernel sent once, "
-                         "blocks computed, written, made durable and marked, final flush and "
-                         "rename",
+        "setting": f"path kernel lam={args.lam}, N Bio-AMR train paths (encoded PathList); "
+                   "a dask cluster of 2 threads (in one worker in the client's process, or "
+                   "2 worker processes) vs n_jobs=2 threads",
+        "n": len(X), "matrix_bytes": 8 * len(X) ** 2, "dask_file_block_size": args.block_size,
+        "aim": "dask speed / threads speed >= 0.9 on one machine (issue 25)",
+        "clusters": results,
+        "dask_includes": "the whole call: for dask_file the run key, matrix file, data/kernel "
+                         "sent once, blocks computed, written, made durable and marked, final "
+                         "flush and rename",
         "dask_excludes": "cluster start-up, the workers' first call, removing the previous "
                          "output, reading the result",
-        "cluster_start_seconds": round(cluster_start, 2),
-        "first_call_seconds": round(first_call, 2),
-        "last_dask_info": {name: {"seconds": round(i["seconds"], 4), "phases": i["phases"],
-                                  "workers": {w[-5:]: {k: round(v, 3) for k, v in d.items()}
-                                              for w, d in i["workers"].items()}}
-                           for name, i in infos.items()},
-        "load_average_before_after": [la0, la_end],
-        "load_average_at_rounds_start": la_rounds,
+        "load_average_before_after": [la0, load()],
     }
     report(doc, args.out)
-    print(f"dask speed / threads speed = {doc['ratio_dask_speed_to_threads']} "
-          f"(file in memory: {doc['ratio_dask_tmpfs_speed_to_threads']}; against threads into "
-          f"a file: {doc['ratio_dask_speed_to_threads_file']})", file=sys.stderr)
+    for kind, r in results.items():
+        print(f"{kind} cluster: dask / threads speed, in memory "
+              f"{r['ratio_dask_memory_speed_to_threads']}, into a file "
+              f"{r['ratio_dask_file_speed_to_threads']} (against threads into a file "
+              f"{r['ratio_dask_file_speed_to_threads_file']})", file=sys.stderr)
 
 
 if __name__ == "__main__":

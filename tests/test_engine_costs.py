@@ -246,8 +246,10 @@ def test_dask_gram_computes_again_the_unmarked_blocks_of_a_lost_worker(tmp_path)
 
 
 def test_jobs_shrink_towards_the_end_and_cover_every_block():
-    from structkernels.engine.distributed import _jobs
-    from structkernels.engine.gram import _block_tasks, _task_evals
+    from structkernels.engine.gram import _block_tasks, _guided_chunks, _task_evals
+
+    def _jobs(blocks, threads):
+        return _guided_chunks(blocks, threads, True)
 
     blocks = sorted(_block_tasks(4000, 4000, 512, True), key=lambda t: -_task_evals(t, True))
     for threads in (1, 2, 4, 64):

@@ -115,3 +115,54 @@ def test_dask_local_cluster():
         with joblib.parallel_backend("dask"):
             K = sk.gram(SlowDot(), X, block_size=8, n_jobs=-1)
     assert np.max(np.abs(K - expected)) <= 1e-12
+
+
+def test_dask_backend_sends_chunks_to_the_cluster_itself(monkeypatch):
+    """Under joblib's dask backend the engine submits its chunks of blocks to the client
+    itself (one task per chunk, results taken as they complete), not through
+    ``joblib.Parallel``, whose dask backend polls every 10 ms; same bits as serial."""
+    distributed = pytest.importorskip(
+        "dask.distributed", reason="the 'distributed' extra (dask) is not installed"
+    )
+    import joblib
+
+    from structkernels.engine import gram as engine
+
+    X = list(np.random.default_rng(3).normal(size=(40, 3)))
+    expected = sk.gram(SlowDot(), X, block_size=8)
+    blocks = sorted(engine._block_tasks(40, 40, 8, True), key=lambda t: -engine._task_evals(t, True))
+
+    def no_parallel(*args, **kwargs):
+        raise AssertionError("joblib.Parallel was used")
+
+    monkeypatch.setattr(engine.joblib, "Parallel", no_parallel)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as client:
+        with distributed.get_task_stream(client) as ts, joblib.parallel_backend("dask"):
+            K = sk.gram(SlowDot(), X, block_size=8)
+        assert np.array_equal(K, expected)
+        chunks = engine._guided_chunks(blocks, 2, True)
+        assert len([t for t in ts.data if "compute_blocks" in t["key"]]) == len(chunks) < len(blocks)
+        # backend="dask" names the current client
+        assert np.array_equal(sk.gram(SlowDot(), X, block_size=8, backend="dask"), expected)
+
+
+def test_dask_backend_error_names_the_pair_and_cancels_the_rest():
+    distributed = pytest.importorskip(
+        "dask.distributed", reason="the 'distributed' extra (dask) is not installed"
+    )
+    import joblib
+
+    from structkernels.engine.checks import NonFiniteKernelValueError
+
+    X = list(np.random.default_rng(4).normal(size=(40, 3)))
+    X[29] = np.array([np.inf, 1.0, 1.0])
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as client:
+        with joblib.parallel_backend("dask"), pytest.raises(NonFiniteKernelValueError,
+                                                            match=r"X\[29\]"):
+            sk.gram(SlowDot(), X, block_size=8)
+        # nothing of the call is left running or held on the cluster but its scattered data
+        assert not [k for k in client.who_has() if "compute_blocks" in str(k)]

@@ -81,6 +81,7 @@ from structkernels.engine.gram import (
     _block_tasks,
     _content_hash,
     _FileMatrix,
+    _guided_chunks,
     _kernel_key,
     _one_block,
     _task_evals,
@@ -404,29 +405,6 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
             done.append((task, (t1 - t0, t2 - t1, u1 - u0, u2 - u1), _task_evals(task, True)))
 
 
-def _jobs(todo: list, n_threads: int) -> list[list]:
-    """``todo`` (blocks, largest first) cut into jobs by guided self-scheduling.
-
-    Each job takes blocks until it holds ``1 / (2 threads)`` of the evaluations left
-    (at least one block), so the jobs shrink towards the end and the workers finish
-    together, with a few jobs per worker instead of one per block (a job costs the
-    scheduler and the worker a few milliseconds).
-    """
-    weights = [_task_evals(t, True) for t in todo]
-    left = float(sum(weights))
-    jobs, i = [], 0
-    while i < len(todo):
-        share = left / (2 * max(1, n_threads))
-        j, held = i, 0.0
-        while j < len(todo) and held < share:
-            held += weights[j]
-            j += 1
-        jobs.append(todo[i:j])
-        left -= held
-        i = j
-    return jobs
-
-
 def _diag_job(kernel: BlockKernel, X, r0: int, r1: int) -> tuple[int, np.ndarray]:
     return r0, np.asarray(kernel.diag_block(X[r0:r1]), dtype=np.float64)
 
@@ -625,7 +603,7 @@ def dask_gram(
                 info["rounds"] += 1
                 t0 = time.perf_counter()
                 # the jobs in one graph (a submit per job costs the scheduler a graph update)
-                jobs = _jobs(todo, sum(client.nthreads().values()))
+                jobs = _guided_chunks(todo, sum(client.nthreads().values()), True)
                 k = len(jobs)
                 futs = client.map(
                     _blocks_job, [kf] * k, [Xf] * k, jobs, [plan] * k, [sf] * k, pure=False,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from _kernels_for_tests import CountingOverlap, SlowDot, n_calls
@@ -146,6 +148,53 @@ def test_dask_backend_sends_chunks_to_the_cluster_itself(monkeypatch):
         assert len([t for t in ts.data if "compute_blocks" in t["key"]]) == len(chunks) < len(blocks)
         # backend="dask" names the current client
         assert np.array_equal(sk.gram(SlowDot(), X, block_size=8, backend="dask"), expected)
+
+
+class _HeldOnTheWorker(SlowDot):
+    """SlowDot that waits 5 ms a block with the GIL released, as compiled kernels run, and
+    notes how many values the dask worker holds when a block starts."""
+
+    held: list = []
+
+    def gram_block(self, X, Y):
+        from distributed import get_worker
+
+        time.sleep(0.005)
+        try:
+            _HeldOnTheWorker.held.append(len(get_worker().data))
+        except ValueError:  # outside a worker
+            pass
+        return super().gram_block(X, Y)
+
+    def gram_block_symmetric(self, X):
+        return self.gram_block(X, X)
+
+
+def test_dask_backend_releases_each_chunk_once_taken():
+    """The worker holds the scattered kernel and data and the chunks not yet taken, not every
+    chunk of the call until its end (800 MB of blocks for a 10,000-path Gram)."""
+    distributed = pytest.importorskip(
+        "dask.distributed", reason="the 'distributed' extra (dask) is not installed"
+    )
+    import joblib
+
+    from structkernels.engine import gram as engine
+
+    X = list(np.random.default_rng(5).normal(size=(60, 3)))
+    blocks = sorted(engine._block_tasks(60, 60, 4, True), key=lambda t: -engine._task_evals(t, True))
+    n_chunks = len(engine._guided_chunks(blocks, 2, True))
+    assert n_chunks >= 10
+    _HeldOnTheWorker.held.clear()
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster):
+        with joblib.parallel_backend("dask"):
+            K = sk.gram(_HeldOnTheWorker(), X, block_size=4, validate=False)
+    assert np.array_equal(K, sk.gram(SlowDot(), X, block_size=4))
+    assert len(_HeldOnTheWorker.held) == len(blocks)
+    # the kernel, the data and the few chunks not yet taken by the client; were every
+    # chunk kept until the end of the call, the last block would see nearly all of them
+    assert max(_HeldOnTheWorker.held) <= 2 + n_chunks // 2 < 2 + n_chunks - 2
 
 
 def test_dask_backend_error_names_the_pair_and_cancels_the_rest():

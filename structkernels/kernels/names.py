@@ -125,7 +125,10 @@ def gram(
     backend : str, optional
         joblib backend; None lets the engine pick (threads for GIL-free
         compiled kernels, ``loky`` otherwise) unless a
-        ``joblib.parallel_backend`` context names one.
+        ``joblib.parallel_backend`` context names one.  With ``"dask"`` (or
+        that context) the blocks go to the dask client in a few chunks, the
+        data sent to each worker once; on one machine start the cluster with
+        threads (``LocalCluster(processes=False)``).
     return_info : bool, default False
         Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
     validate : {"auto", True, False}, default "auto"

@@ -108,6 +108,7 @@ def measure(kind: str, kern, X, ref: np.ndarray, args, tmp: Path) -> dict:
     client.wait_for_workers(CLUSTERS[kind]["n_workers"])
     cluster_start = time.perf_counter() - t0
     outs = {"threads_file": tmp / "threads.npy", "dask_file": tmp / "dask.npy"}
+    rounds = {"memory": args.memory_rounds or args.rounds, "file": args.rounds}
     infos: dict = {}
 
     def dask_file():
@@ -137,9 +138,9 @@ def measure(kind: str, kern, X, ref: np.ndarray, args, tmp: Path) -> dict:
         cpu: dict[str, dict[str, float]] = {k: {} for k in WAYS}
         same = dict.fromkeys(WAYS, True)
         la_start = load()
-        for group in GROUPS.values():
+        for gname, group in GROUPS.items():
             order = list(group) + list(group)[::-1]
-            for _ in range(args.rounds):
+            for _ in range(rounds[gname]):
                 for name in order:
                     clear(outs.get(name, tmp / "none"))
                     c0, t0 = machine_cpu(), time.perf_counter()
@@ -154,7 +155,7 @@ def measure(kind: str, kern, X, ref: np.ndarray, args, tmp: Path) -> dict:
     finally:
         client.close()
         cluster.close()
-    n_memory = 2 * args.rounds  # the threads runs of the memory group come first
+    n_memory = 2 * rounds["memory"]  # the threads runs of the memory group come first
     total = {k: sum(v) for k, v in seconds.items()}
     total["threads_memory_group"] = sum(seconds["threads"][:n_memory])
     total["threads_file_group"] = sum(seconds["threads"][n_memory:])
@@ -162,7 +163,7 @@ def measure(kind: str, kern, X, ref: np.ndarray, args, tmp: Path) -> dict:
     return {
         "cluster": CLUSTERS[kind],
         "groups": {k: list(v) + list(v)[::-1] for k, v in GROUPS.items()},
-        "rounds": args.rounds,
+        "rounds": rounds,
         "seconds": seconds,
         "machine_cpu_seconds_summed": cpu,
         "ratio_dask_memory_speed_to_threads": round(
@@ -190,6 +191,8 @@ def main() -> None:
     ap.add_argument("--lam", type=float, default=0.8)
     ap.add_argument("--block-size", type=int, default=1024, help="dask_gram's blocks")
     ap.add_argument("--rounds", type=int, default=4, help="ABBA rounds per group")
+    ap.add_argument("--memory-rounds", type=int, default=None,
+                    help="ABBA rounds of the in-memory group (default: --rounds)")
     ap.add_argument("--clusters", default="threads,processes",
                     help="comma-separated: " + ", ".join(CLUSTERS))
     ap.add_argument("--seed", type=int, default=0)

@@ -317,6 +317,25 @@ def test_path_list_slices_gathers_and_pickles():
         X[30]
 
 
+def test_encoded_lists_report_their_size():
+    """sys.getsizeof (and dask's sizeof, which joblib's dask backend reads to scatter large
+    arguments once) counts the arrays and the vocabulary, not the 72-byte object header."""
+    import pickle
+    import sys
+
+    rng = random.Random(13)
+    paths = [random_path(rng, 8) for _ in range(300)]
+    X = kernel("path").check_input(paths)
+    arrays = X.offsets.nbytes + X.edges.nbytes + X.nodes.nbytes
+    vocab = sys.getsizeof(X.vocab)
+    assert vocab > sum(sys.getsizeof(label) for label in X.vocab.labels[1:]) > 0
+    assert sys.getsizeof(X) >= arrays + vocab
+    assert sys.getsizeof(X) > len(pickle.dumps(X)) / 2 > 1000
+    assert sys.getsizeof(X[:30]) < sys.getsizeof(X)
+    sizeof = pytest.importorskip("dask.sizeof", reason="the 'distributed' extra (dask) is not installed")
+    assert sizeof.sizeof(X) >= arrays + vocab
+
+
 # ------------------------------------------- long, repetitive paths (dense programme)
 @pytest.mark.parametrize("max_len", [None, 1, 3])
 @pytest.mark.parametrize("node_kernel", ["indicator", "wordvec"])

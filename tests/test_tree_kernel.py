@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -254,3 +255,6 @@ def test_tree_list_slices_gathers_and_pickles():
     np.testing.assert_array_equal(k.gram_block(X, k.check_input(trees[10:20])), full)
     np.testing.assert_array_equal(k.gram_block(Z, trees[10:20]), full[4:12])
     np.testing.assert_array_equal(k.diag_block(Z[[2, 0]]), k.diag_block([trees[6], trees[4]]))
+    arrays = sum(a.nbytes for a in (X.tree_offsets, X.labels, X.edges, X.child_offsets,
+                                    X.child_index))
+    assert sys.getsizeof(X) >= arrays + sys.getsizeof(X.vocab) > arrays

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -132,6 +133,15 @@ class EncodedList(Sequence):
 
     def __reduce__(self):
         return (type(self), self._arrays())
+
+    def __sizeof__(self) -> int:
+        """Bytes of the arrays and the vocabulary, what pickling sends (the structures kept
+        after access are not counted).  ``sys.getsizeof`` and dask's ``sizeof`` read it:
+        dask's memory accounting, and joblib's dask backend, which sends an argument above
+        1 kB to the workers once instead of inside every task."""
+        return object.__sizeof__(self) + sum(
+            a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays()
+        )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {len(self)} {self.kind}, {len(self.vocab)} labels>"

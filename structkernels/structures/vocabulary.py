@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -58,6 +59,11 @@ class Vocabulary:
 
     def __len__(self) -> int:
         return len(self._labels)
+
+    def __sizeof__(self) -> int:
+        """Bytes of the two tables and the label strings."""
+        return (object.__sizeof__(self) + sys.getsizeof(self._ids) + sys.getsizeof(self._labels)
+                + sum(sys.getsizeof(label) for label in self._labels if label is not None))
 
     @property
     def labels(self) -> list[str | None]:

@@ -67,8 +67,8 @@ from _report import report
 
 import structkernels as sk
 from structkernels.datasets import load_interactions
+from structkernels.engine._blocks import block_tasks, task_evals
 from structkernels.engine.distributed import _jobs, dask_gram, parts_dir
-from structkernels.engine.gram import _block_tasks, _task_evals
 from structkernels.utils import atomic_memmap
 
 
@@ -142,13 +142,13 @@ def block_bytes(task) -> int:
 def simulate(n: int, workers: int, block_size: int, p: dict, bandwidth: float,
              speed: float = 1.0) -> dict:
     """Predicted seconds of ``dask_gram`` on ``workers`` workers (model in the docstring)."""
-    tasks = sorted(_block_tasks(n, n, block_size, True), key=lambda t: -_task_evals(t, True))
+    tasks = sorted(block_tasks(n, n, block_size, True), key=lambda t: -task_evals(t, True))
     jobs = _jobs(tasks, workers)
     free = [0.0] * workers
     heapq.heapify(free)
     for k, job in enumerate(jobs):
         start = max(heapq.heappop(free), (k + 1) * p["s_sched"])
-        work = sum(p["c_eval"] * _task_evals(t, True) + p["c_write"] * block_bytes(t)
+        work = sum(p["c_eval"] * task_evals(t, True) + p["c_write"] * block_bytes(t)
                    for t in job)
         heapq.heappush(free, start + p["o_job"] + work / speed)
     makespan = max(free)
@@ -258,8 +258,8 @@ def main() -> None:
         [wk] = one["workers"].values()
         n1 = one["n"]
         ph = one["phases_of_median_run"]
-        tasks1 = sorted(_block_tasks(n1, n1, args.block_size, True),
-                        key=lambda t: -_task_evals(t, True))
+        tasks1 = sorted(block_tasks(n1, n1, args.block_size, True),
+                        key=lambda t: -task_evals(t, True))
         jobs1 = len(_jobs(tasks1, 1))
         params = {
             "c_eval": wk["compute_seconds"] / wk["evaluations"],

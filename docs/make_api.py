@@ -21,6 +21,15 @@ import structkernels
 OUT = Path(__file__).with_name("api.md")
 
 
+def _served_here(name: str, home: str | None) -> bool:
+    """A name defined in ``name`` itself, or in a private module beside it or inside it
+    (``structkernels.engine._blocks`` serves ``structkernels.engine.gram``)."""
+    if home == name:
+        return True
+    parent, _, last = (home or "").rpartition(".")
+    return last.startswith("_") and parent in (name, name.rpartition(".")[0])
+
+
 def _first_line(obj: object) -> str:
     doc = inspect.getdoc(obj) or ""
     return doc.strip().split("\n\n")[0].replace("\n", " ").strip()
@@ -68,7 +77,7 @@ def render() -> str:
         "# API reference",
         "",
         "Generated from the docstrings by `python docs/make_api.py` (a test fails when it is",
-        "stale). Each module's public names (`__all__`) that it defines, with their signatures;",
+        "stale). Each module's public names (`__all__`) that it or a private module beside it defines, with their signatures;",
         "`help(name)` gives the whole docstring.  The layout is drawn in CONTRIBUTING.md.",
         "",
     ]
@@ -79,7 +88,8 @@ def render() -> str:
         for n in public:
             obj = getattr(module, n)
             home = getattr(obj, "__module__", None)
-            if name == "structkernels" or home == name or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            if (name == "structkernels" or _served_here(name, home)
+                    or not (inspect.isclass(obj) or inspect.isfunction(obj))):
                 own.append((n, obj))
         out += [f"## `{name}`", "", _first_line(module) or "(no docstring)", ""]
         if name == "structkernels":

@@ -527,7 +527,7 @@ def test_interrupted_memmap_gram_keeps_the_old_file(tmp_path, monkeypatch):
     np.save(out, np.full((3, 3), 7.0))
     old = out.read_bytes()
     X = np.random.default_rng(0).normal(size=(100, 3))
-    monkeypatch.setattr(engine, "_one_block", _StopAt(4)(engine._one_block))
+    monkeypatch.setattr(engine, "one_block", _StopAt(4)(engine.one_block))
     with pytest.raises(KeyboardInterrupt):
         sk.gram("rbf", X, out=out, block_size=20)
     # the old code left a (100, 100) matrix, partly zeros, that loads as a valid array
@@ -547,7 +547,7 @@ def test_gram_command_ctrl_c_keeps_the_old_file(tmp_path, monkeypatch, capsys):
     np.save(out, np.full((2, 2), 1.5))
     old = out.read_bytes()
     for memmap in ([], ["--memmap"]):
-        monkeypatch.setattr(engine, "_one_block", _StopAt(3)(engine._one_block))
+        monkeypatch.setattr(engine, "one_block", _StopAt(3)(engine.one_block))
         argv = ["gram", str(paths), "--kernel", "path", "-o", str(out), *memmap]
         assert main(argv) == 130
         monkeypatch.undo()

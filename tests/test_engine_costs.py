@@ -37,7 +37,7 @@ def test_file_output_is_normalised_block_by_block_and_never_mapped(tmp_path, mon
     X = random_paths(230, 1)
     expected = gram("path", X, normalize=True, block_size=32)
     writes: list[tuple[int, int, int, int]] = []
-    write = engine._FileMatrix.write
+    write = engine.FileMatrix.write
 
     def recording(self, r0, c0, rows):
         writes.append((r0, r0 + rows.shape[0], c0, c0 + rows.shape[1]))
@@ -46,9 +46,9 @@ def test_file_output_is_normalised_block_by_block_and_never_mapped(tmp_path, mon
     def forbidden(*args, **kwargs):
         raise AssertionError("the file output must be written block by block, normalised")
 
-    monkeypatch.setattr(engine._FileMatrix, "write", recording)
+    monkeypatch.setattr(engine.FileMatrix, "write", recording)
     monkeypatch.setattr(engine, "normalize_inplace", forbidden)
-    monkeypatch.setattr(engine, "_write_block", forbidden)  # the writer into a whole map
+    monkeypatch.setattr(engine, "write_block", forbidden)  # the writer into a whole map
     K = gram("path", X, out=tmp_path / "K.npy", normalize=True, block_size=32, n_jobs=n_jobs,
              backend="threading" if n_jobs > 1 else None)
     assert np.array_equal(np.asarray(K), expected)  # bit for bit
@@ -80,13 +80,13 @@ def test_normalize_inplace_of_a_memmap_works_one_row_block_at_a_time(tmp_path, m
     M.flush()
     expected = engine.normalize_inplace(A.copy(), d, d)
     bands: list[int] = []
-    read_rows = engine._FileMatrix.read_rows
+    read_rows = engine.FileMatrix.read_rows
 
     def recording(self, r0, r1):
         bands.append(r1 - r0)
         return read_rows(self, r0, r1)
 
-    monkeypatch.setattr(engine._FileMatrix, "read_rows", recording)
+    monkeypatch.setattr(engine.FileMatrix, "read_rows", recording)
     engine.normalize_inplace(M, d, d, row_bytes=8 * 200 * 16)
     assert np.array_equal(np.asarray(M), expected)  # seen through the caller's map too
     assert bands and max(bands) <= 16 and sum(bands) == 200
@@ -194,7 +194,7 @@ def test_dask_blocks_are_marked_only_after_a_flush_and_flushes_are_grouped(
     from structkernels.engine import distributed as dist
 
     events: list[tuple] = []
-    write, datasync, mark = dist._write_block_file, dist._datasync, dist._mark
+    write, datasync, mark = dist.write_block_file, dist._datasync, dist._mark
 
     def writing(fm, task, block, symmetric):
         write(fm, task, block, symmetric)
@@ -209,7 +209,7 @@ def test_dask_blocks_are_marked_only_after_a_flush_and_flushes_are_grouped(
         mark(parts, task)
 
     # the workers are threads of this process: the committers use the patched functions
-    monkeypatch.setattr(dist, "_write_block_file", writing)
+    monkeypatch.setattr(dist, "write_block_file", writing)
     monkeypatch.setattr(dist, "_datasync", syncing)
     monkeypatch.setattr(dist, "_mark", marking)
     X = random_paths(400, 5)
@@ -246,22 +246,22 @@ def test_dask_gram_computes_again_the_unmarked_blocks_of_a_lost_worker(tmp_path)
 
 
 def test_jobs_shrink_towards_the_end_and_cover_every_block():
-    from structkernels.engine.gram import _block_tasks, _guided_chunks, _task_evals
+    from structkernels.engine._blocks import block_tasks, guided_chunks, task_evals
 
     def _jobs(blocks, threads):
-        return _guided_chunks(blocks, threads, True)
+        return guided_chunks(blocks, threads, True)
 
-    blocks = sorted(_block_tasks(4000, 4000, 512, True), key=lambda t: -_task_evals(t, True))
+    blocks = sorted(block_tasks(4000, 4000, 512, True), key=lambda t: -task_evals(t, True))
     for threads in (1, 2, 4, 64):
         jobs = _jobs(blocks, threads)
         assert [b for j in jobs for b in j] == blocks
-        work = [sum(_task_evals(t, True) for t in j) for j in jobs]
+        work = [sum(task_evals(t, True) for t in j) for j in jobs]
         assert work == sorted(work, reverse=True) and len(jobs[-1]) == 1
         # each job holds at least 1 / (2 threads) of the work left when it was cut, and
         # no more than one block beyond it
         left = sum(work)
         for j, w in zip(jobs, work, strict=True):
             assert w >= left / (2 * threads) or j is jobs[-1]
-            assert w - _task_evals(j[-1], True) < left / (2 * threads)
+            assert w - task_evals(j[-1], True) < left / (2 * threads)
             left -= w
     assert len(_jobs(blocks, 2)) < len(blocks) / 2

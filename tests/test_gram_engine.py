@@ -128,11 +128,12 @@ def test_dask_backend_sends_chunks_to_the_cluster_itself(monkeypatch):
     )
     import joblib
 
+    from structkernels.engine import _blocks
     from structkernels.engine import gram as engine
 
     X = list(np.random.default_rng(3).normal(size=(40, 3)))
     expected = sk.gram(SlowDot(), X, block_size=8)
-    blocks = sorted(engine._block_tasks(40, 40, 8, True), key=lambda t: -engine._task_evals(t, True))
+    blocks = sorted(_blocks.block_tasks(40, 40, 8, True), key=lambda t: -_blocks.task_evals(t, True))
 
     def no_parallel(*args, **kwargs):
         raise AssertionError("joblib.Parallel was used")
@@ -144,7 +145,7 @@ def test_dask_backend_sends_chunks_to_the_cluster_itself(monkeypatch):
         with distributed.get_task_stream(client) as ts, joblib.parallel_backend("dask"):
             K = sk.gram(SlowDot(), X, block_size=8)
         assert np.array_equal(K, expected)
-        chunks = engine._guided_chunks(blocks, 2, True)
+        chunks = _blocks.guided_chunks(blocks, 2, True)
         assert len([t for t in ts.data if "compute_blocks" in t["key"]]) == len(chunks) < len(blocks)
         # backend="dask" names the current client
         assert np.array_equal(sk.gram(SlowDot(), X, block_size=8, backend="dask"), expected)
@@ -178,11 +179,11 @@ def test_dask_backend_releases_each_chunk_once_taken():
     )
     import joblib
 
-    from structkernels.engine import gram as engine
+    from structkernels.engine._blocks import block_tasks, guided_chunks, task_evals
 
     X = list(np.random.default_rng(5).normal(size=(60, 3)))
-    blocks = sorted(engine._block_tasks(60, 60, 4, True), key=lambda t: -engine._task_evals(t, True))
-    n_chunks = len(engine._guided_chunks(blocks, 2, True))
+    blocks = sorted(block_tasks(60, 60, 4, True), key=lambda t: -task_evals(t, True))
+    n_chunks = len(guided_chunks(blocks, 2, True))
     assert n_chunks >= 10
     _HeldOnTheWorker.held.clear()
     with distributed.LocalCluster(

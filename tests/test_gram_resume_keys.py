@@ -18,7 +18,7 @@ import pytest
 
 import structkernels as sk
 from structkernels import Kernel, Path, gram, kernel
-from structkernels.engine.gram import _code_version, _kernel_key
+from structkernels.engine._keys import kernel_code_version, kernel_key
 
 EDGES = [f"e{i}" for i in range(120)]
 NODES = ["bind", "protein", "enzyme", "cell", "gene", "kinase"]
@@ -65,16 +65,16 @@ def test_kernel_key_sees_a_sigma_change_that_repr_hides():
     a = kernel("path", lam=0.8, sigma=long_sigma(0.5))
     b = kernel("path", lam=0.8, sigma=long_sigma(0.25))
     assert repr(a) == repr(b)  # the old key: the change was invisible
-    assert _kernel_key(a) != _kernel_key(b)
-    assert _kernel_key(a) == _kernel_key(kernel("path", lam=0.8, sigma=long_sigma(0.5)))
+    assert kernel_key(a) != kernel_key(b)
+    assert kernel_key(a) == kernel_key(kernel("path", lam=0.8, sigma=long_sigma(0.5)))
 
 
 def test_code_version_covers_the_kernel_and_the_kernels_inside_it():
     assert Kernel.code_version == 1
     k = FailingLinear()
-    assert _code_version(k) != _code_version(Bumped())
+    assert kernel_code_version(k) != kernel_code_version(Bumped())
     combined = 0.5 * kernel("path") + kernel("linear")
-    names = [name for name, _ in _code_version(combined)]
+    names = [name for name, _ in kernel_code_version(combined)]
     assert names[0] == "structkernels" and any(n.endswith(".PathKernel") for n in names)
     assert any(n.endswith("LinearKernel") for n in names)
 
@@ -196,6 +196,6 @@ class WithFunction(Kernel):
 
 
 def test_kernel_key_of_a_parameter_plain_pickle_cannot_take():
-    a = _kernel_key(WithFunction(lambda x, y: 1.0))
-    b = _kernel_key(WithFunction(lambda x, y: 2.0))
+    a = kernel_key(WithFunction(lambda x, y: 1.0))
+    b = kernel_key(WithFunction(lambda x, y: 2.0))
     assert a["params"] != b["params"]

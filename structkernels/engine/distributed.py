@@ -36,7 +36,7 @@ then.  So:
   marker are skipped;
 * the key of a run covers the data (a content hash of the structures, in
   chunks of 16,384 whatever ``block_size``), the kernel (its class, a hash of all its
-  parameters and its code version: :func:`structkernels.engine.gram._kernel_key`),
+  parameters and its code version: :func:`structkernels.engine.gram.kernel_key`),
   ``n``, ``block_size`` and ``normalize``.  A call whose key differs from the
   one found (other data, the same data in another order, another σ, a new
   version of the kernel's code) reuses nothing: it says so on stderr and
@@ -75,19 +75,18 @@ from typing import Any
 import joblib
 import numpy as np
 
-from structkernels.engine.checks import check_normalized, normalization_scales
-from structkernels.engine.gram import (
+from structkernels.engine._blocks import (
     BlockKernel,
-    _block_tasks,
-    _content_hash,
-    _FileMatrix,
-    _guided_chunks,
-    _kernel_key,
-    _one_block,
-    _task_evals,
-    _write_block_file,
+    FileMatrix,
     block_ranges,
+    block_tasks,
+    guided_chunks,
+    one_block,
+    task_evals,
+    write_block_file,
 )
+from structkernels.engine._keys import content_hash, kernel_key
+from structkernels.engine.checks import check_normalized, normalization_scales
 from structkernels.utils import (
     atomic_memmap,
     atomic_open,
@@ -148,7 +147,7 @@ def _touch_atomic(path: Path, text: str = "") -> None:
 def _data_key(X: Any) -> str:
     """A content hash of ``X``, in chunks of :data:`_HASH_CHUNK` structures (memory: one
     chunk pickled at a time)."""
-    hashes = [_content_hash(X[r0:r1]) for r0, r1 in block_ranges(len(X), _HASH_CHUNK)]
+    hashes = [content_hash(X[r0:r1]) for r0, r1 in block_ranges(len(X), _HASH_CHUNK)]
     return joblib.hash([len(X), hashes])
 
 
@@ -159,7 +158,7 @@ def _run_key(kernel: BlockKernel, X: Any, block_size: int, normalize: bool) -> d
         "n": len(X),
         "block_size": int(block_size),
         "normalize": bool(normalize),
-        **_kernel_key(kernel),
+        **kernel_key(kernel),
         "data": _data_key(X),
     }
 
@@ -385,7 +384,7 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
     """The loop of :func:`_blocks_job`; each finished block is appended to ``done``."""
     partial, offset, n, parts, run_id = plan
     folder = Path(parts)
-    with _FileMatrix(partial, offset, (n, n)) as fm:
+    with FileMatrix(partial, offset, (n, n)) as fm:
         for task in map(tuple, tasks):
             if run_id in _stopped:
                 break
@@ -393,16 +392,16 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
                 continue
             t0, u0 = time.perf_counter(), time.thread_time()
             r0, r1, c0, c1 = task
-            block = _one_block(kernel, task, X, None, True)
+            block = one_block(kernel, task, X, None, True)
             if scale is not None:
                 # the scale s_i * s_j formed first, as normalize_inplace does: the same bits
                 block = block * (scale[r0:r1, None] * scale[None, c0:c1])
                 check_normalized(block, offsets=(r0, c0))
             t1, u1 = time.perf_counter(), time.thread_time()
-            _write_block_file(fm, task, block, True)
+            write_block_file(fm, task, block, True)
             _hand_over(run_id, task, partial, parts)
             t2, u2 = time.perf_counter(), time.thread_time()
-            done.append((task, (t1 - t0, t2 - t1, u1 - u0, u2 - u1), _task_evals(task, True)))
+            done.append((task, (t1 - t0, t2 - t1, u1 - u0, u2 - u1), task_evals(task, True)))
 
 
 def _diag_job(kernel: BlockKernel, X, r0: int, r1: int) -> tuple[int, np.ndarray]:
@@ -540,7 +539,7 @@ def dask_gram(
     scattered = sending.submit(client.scatter, [X, kernel], broadcast=True, hash=False)
     sending.shutdown(wait=False)
     key = _run_key(kernel, X, int(block_size), normalize)
-    tasks = list(_block_tasks(n, n, int(block_size), True))
+    tasks = list(block_tasks(n, n, int(block_size), True))
     old = _read_key(meta_file)
     restarted = None
     if old == key and partial.is_file():
@@ -590,7 +589,7 @@ def dask_gram(
             scale, _ = normalization_scales(d, d, warn=True, stacklevel=2)
             [sf] = client.scatter([scale], broadcast=True, hash=False)
         # the largest blocks first, so that the workers finish together
-        todo.sort(key=lambda t: -_task_evals(t, True))
+        todo.sort(key=lambda t: -task_evals(t, True))
         phases["setup"] = time.perf_counter() - t_start
         computed: set = set()
         disable = (len(todo) < 8) if progress is None else not progress
@@ -603,7 +602,7 @@ def dask_gram(
                 info["rounds"] += 1
                 t0 = time.perf_counter()
                 # the jobs in one graph (a submit per job costs the scheduler a graph update)
-                jobs = _guided_chunks(todo, sum(client.nthreads().values()), True)
+                jobs = guided_chunks(todo, sum(client.nthreads().values()), True)
                 k = len(jobs)
                 futs = client.map(
                     _blocks_job, [kf] * k, [Xf] * k, jobs, [plan] * k, [sf] * k, pure=False,

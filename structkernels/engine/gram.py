@@ -39,49 +39,42 @@ after a lost worker, see :func:`structkernels.engine.distributed.dask_gram`.
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import joblib
 import numpy as np
 
-from structkernels import __version__
+from structkernels.engine._blocks import (
+    OWN_DIAGONAL,
+    BlockKernel,
+    FileMatrix,
+    block_ranges,
+    block_tasks,
+    compute_blocks,
+    count_evals,
+    default_block_size,
+    finish_block,
+    guided_chunks,
+    one_block,
+    task_evals,
+    write_block,
+    write_block_file,
+)
+from structkernels.engine._keys import kernel_code_version
 from structkernels.engine.checks import (
     check_kernel_values,
     check_normalized,
-    component_kernels,
-    diagonal_scales,
     normalization_scales,
     probe_when_asked,
     validation_level,
 )
-from structkernels.utils import atomic_memmap, bar_disabled, effective_n_jobs, njit, tqdm
-
-
-class BlockKernel(Protocol):
-    """What the engine needs of a kernel; :class:`structkernels.Kernel` has it all.
-
-    A kernel whose ``cosine_normalizes`` attribute is true (:class:`structkernels.Normalized`)
-    is computed as its inner ``kernel``'s Gram, normalised once by the diagonal.
-    """
-
-    def validate_params(self) -> None: ...
-
-    def check_input(self, X: Any) -> Sequence: ...
-
-    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray: ...
-
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray: ...
-
-    def diag_block(self, X: Sequence) -> np.ndarray: ...
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]: ...
+from structkernels.utils import atomic_memmap, bar_disabled, effective_n_jobs, tqdm
 
 __all__ = ["gram", "GramInfo", "block_ranges", "normalize_inplace", "plan_backend", "releases_gil"]
 
@@ -108,11 +101,6 @@ class GramInfo:
     n_blocks: int
 
 
-def block_ranges(n: int, block_size: int) -> list[tuple[int, int]]:
-    """``[(start, stop), ...]`` covering ``range(n)`` in blocks of ``block_size``."""
-    return [(s, min(s + block_size, n)) for s in range(0, n, block_size)]
-
-
 #: below this many seconds of estimated serial work, worker threads are not started
 _MIN_THREAD_SECONDS = 0.02
 #: from this many kernel evaluations on, GIL-free kernels go to threads without timing a
@@ -132,273 +120,6 @@ def releases_gil(kernel: BlockKernel) -> bool:
     data), and processes only for Python-level kernels.
     """
     return bool(getattr(kernel, "nogil_blocks", False))
-
-
-def _default_block_size(n: int, m: int) -> int:
-    """Blocks of 32 .. 512 rows, about 32 of them over the matrix.
-
-    It does not depend on ``n_jobs``: serial and parallel runs cut the same
-    blocks, so even a kernel whose values depend on the block (BLAS sums,
-    block-local feature indices) gives the same bits with any ``n_jobs``.
-    Enough blocks for 2-4 workers to balance.
-    """
-    target = int(np.sqrt(n * m / 32)) if n and m else 1
-    return int(min(512, max(32, target)))
-
-
-def _block_tasks(n: int, m: int, block_size: int, symmetric: bool):
-    rows = block_ranges(n, block_size)
-    cols = block_ranges(m, block_size)
-    for bi, (r0, r1) in enumerate(rows):
-        for bj, (c0, c1) in enumerate(cols):
-            if symmetric and bj < bi:
-                continue
-            yield r0, r1, c0, c1
-
-
-def _one_block(kernel: BlockKernel, task, X, Y, symmetric: bool) -> np.ndarray:
-    """One block of kernel values, refused (naming the pair) if any is NaN or infinite."""
-    r0, r1, c0, c1 = task
-    if symmetric and r0 == c0:
-        block = kernel.gram_block_symmetric(X[r0:r1])
-    else:
-        block = kernel.gram_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
-    block = np.asarray(block, dtype=np.float64)
-    check_kernel_values(kernel, block, offsets=(r0, c0), names=("X", "X" if symmetric else "Y"))
-    return block
-
-
-@njit(cache=True, nogil=True)
-def _place(out, block, r0, c0, mirror, diagonal):  # pragma: no cover - compiled
-    """Copy ``block`` to ``out[r0:, c0:]``; its mirror too (transposed, or the upper triangle
-    of a diagonal block onto its lower one).  Compiled and GIL-free: worker threads place
-    their own blocks (disjoint regions) in parallel."""
-    bn, bm = block.shape
-    for i in range(bn):
-        for j in range(bm):
-            out[r0 + i, c0 + j] = block[i, j]
-    if diagonal:
-        for j in range(bm):
-            for i in range(j):
-                out[r0 + j, c0 + i] = block[i, j]
-    elif mirror:
-        _place_transposed(out[c0:c0 + bm, r0:r0 + bn], block)
-
-
-def _write_block(out, task, block: np.ndarray, symmetric: bool) -> None:
-    """Place a block (and its mirror): the lower triangle is an exact copy of the upper."""
-    r0, r1, c0, c1 = task
-    block = np.ascontiguousarray(block, dtype=np.float64)
-    if block.shape != (r1 - r0, c1 - c0):
-        raise ValueError(f"a kernel block has shape {block.shape}, expected {(r1 - r0, c1 - c0)}")
-    _place(np.asarray(out), block, r0, c0, symmetric and r0 != c0, symmetric and r0 == c0)
-
-
-@njit(cache=True, nogil=True)
-def _place_transposed(out, block):  # pragma: no cover - compiled
-    """``out[j, i] = block[i, j]`` in tiles of 32 x 32 (``out`` may be a strided view)."""
-    bn, bm = block.shape
-    t = 32
-    for j0 in range(0, bm, t):
-        j1 = min(bm, j0 + t)
-        for i0 in range(0, bn, t):
-            i1 = min(bn, i0 + t)
-            for j in range(j0, j1):
-                for i in range(i0, i1):
-                    out[j, i] = block[i, j]
-
-
-class _FileMatrix:
-    """A C-ordered float64 matrix in a file, written (and read) a block of rows at a time.
-
-    Blocks go to the file with ``pwrite`` (one call per row of the block) and row
-    bands come back with ``preadv``: nothing maps the file, so the process holds
-    only the blocks in hand (the pages written stay in the page cache, dirty
-    until written back), whatever the size of the matrix.  Writing does not
-    fault the file's pages into a map one by one, which costs about twice the
-    CPU.  Threads may share one object (disjoint blocks).
-
-    Parameters
-    ----------
-    path : path-like
-        The file (a ``.npy`` file whose data start at ``offset``).
-    offset : int
-        Byte offset of element ``[0, 0]``.
-    shape : (int, int)
-    """
-
-    def __init__(self, path: str | os.PathLike, offset: int, shape: tuple[int, int]):
-        self.path = os.fspath(path)
-        self.offset = int(offset)
-        self.shape = (int(shape[0]), int(shape[1]))
-        self._fd = os.open(self.path, os.O_RDWR)
-
-    @staticmethod
-    def layout_of(array: Any) -> tuple[str, int, tuple[int, int]] | None:
-        """``(path, offset, shape)`` of the file behind ``array`` when it is a whole writable
-        float64 ``numpy.memmap`` of two dimensions in C order, else None (a slice of a map,
-        a copy-on-write map, an array in memory)."""
-        if not isinstance(array, np.memmap) or array.filename is None:
-            return None
-        whole = isinstance(array.base, mmap.mmap)  # a slice's base is the map it was cut from
-        if (not whole or array.mode not in ("r+", "w+") or array.ndim != 2
-                or array.dtype != np.float64 or not array.flags.c_contiguous):
-            return None
-        return array.filename, int(array.offset), (int(array.shape[0]), int(array.shape[1]))
-
-    def close(self) -> None:
-        """Close the file."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-    def __enter__(self) -> _FileMatrix:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _at(self, r: int, c: int) -> int:
-        return self.offset + 8 * (r * self.shape[1] + c)
-
-    def write(self, r0: int, c0: int, rows: np.ndarray) -> None:
-        """``K[r0:r0 + h, c0:c0 + w] = rows`` (a C-ordered float64 array of shape ``(h, w)``)."""
-        rows = np.ascontiguousarray(rows, dtype=np.float64)
-        h, w = rows.shape
-        if c0 == 0 and w == self.shape[1]:
-            _pwrite_all(self._fd, rows, self._at(r0, 0))  # whole rows: one stretch of the file
-            return
-        for i in range(h):
-            _pwrite_all(self._fd, rows[i], self._at(r0 + i, c0))
-
-    def read_rows(self, r0: int, r1: int) -> np.ndarray:
-        """``K[r0:r1]``, read into a new array."""
-        out = np.empty((r1 - r0, self.shape[1]), dtype=np.float64)
-        view = memoryview(out).cast("B")
-        pos = self._at(r0, 0)
-        while view:
-            k = os.preadv(self._fd, [view], pos)
-            if k == 0:
-                raise OSError(f"{self.path}: the file ends before row {r1}")
-            view, pos = view[k:], pos + k
-        return out
-
-
-def _pwrite_all(fd: int, data: np.ndarray, pos: int) -> None:
-    view = memoryview(data).cast("B")
-    while view:
-        k = os.pwrite(fd, view, pos)
-        view, pos = view[k:], pos + k
-
-
-def _write_block_file(fm: _FileMatrix, task, block: np.ndarray, symmetric: bool) -> None:
-    """:func:`_write_block` into a file: the block's rows, then its mirror's (the transpose
-    formed in memory first), each row one ``pwrite``."""
-    r0, r1, c0, c1 = task
-    block = np.ascontiguousarray(block, dtype=np.float64)
-    if block.shape != (r1 - r0, c1 - c0):
-        raise ValueError(f"a kernel block has shape {block.shape}, expected {(r1 - r0, c1 - c0)}")
-    if symmetric and r0 == c0:
-        full = np.empty_like(block)
-        _place(full, block, 0, 0, False, True)  # the upper triangle mirrored, exactly
-        fm.write(r0, c0, full)
-        return
-    fm.write(r0, c0, block)
-    if symmetric:
-        mirror = np.empty((c1 - c0, r1 - r0), dtype=np.float64)
-        _place_transposed(mirror, block)
-        fm.write(c0, r0, mirror)
-
-
-#: ``scales`` of a symmetric Gram normalised block by block: the diagonal blocks first, each
-#: by its own diagonal, then every other block by the diagonal they gave
-_OWN_DIAGONAL = "own diagonal"
-
-
-def _finish_block(task, block: np.ndarray, symmetric: bool, scales) -> tuple[np.ndarray, Any]:
-    """A raw block normalised as :func:`normalize_inplace` would, and its raw diagonal.
-
-    ``scales`` is None (the block as it is), ``(sx, sy)`` (cell ``[i, j]`` times
-    ``sx[i] * sy[j]``, the product formed first) or :data:`_OWN_DIAGONAL` (a diagonal
-    block of a symmetric Gram, scaled by its own diagonal; the raw diagonal is returned
-    too).  Cell for cell the same arithmetic as normalising the finished matrix.
-    """
-    if scales is None:
-        return block, None
-    r0, r1, c0, c1 = task
-    d = None
-    if isinstance(scales, str):
-        if not (symmetric and r0 == c0):
-            raise ValueError("only a diagonal block can be scaled by its own diagonal")
-        d = np.diag(block).copy()
-        sx = sy = diagonal_scales(d)
-        block = block * (sx[:, None] * sy[None, :])
-    else:
-        sx, sy = scales
-        block = block * (sx[r0:r1, None] * sy[None, c0:c1])
-    check_normalized(block, offsets=(r0, c0))
-    return block, d
-
-
-def _compute_blocks(kernel: BlockKernel, tasks, X, Y, symmetric: bool, out_path: str | None = None,
-                    offset: int = 0, shape: tuple[int, int] = (0, 0), scales=None):
-    """Run a chunk of block tasks (in a worker process).
-
-    With ``out_path`` (a ``.npy`` file whose data start at ``offset``) the worker
-    normalises each block by ``scales`` (:func:`_finish_block`) and writes it into
-    the file itself (:class:`_FileMatrix`), and returns only the coordinates
-    (and a diagonal block's raw diagonal), so memory stays one block per worker
-    whatever the size of the matrix.
-    """
-    out = []
-    target = None if out_path is None else _FileMatrix(out_path, offset, shape)
-    try:
-        for task in tasks:
-            block = _one_block(kernel, task, X, Y, symmetric)
-            if target is not None:
-                block, d = _finish_block(task, block, symmetric, scales)
-                _write_block_file(target, task, block, symmetric)
-                out.append((*task, None, d))
-            else:
-                out.append((*task, block, None))
-    finally:
-        if target is not None:
-            target.close()
-    return out
-
-
-def _n_evals(n: int, m: int, symmetric: bool) -> int:
-    return n * (n + 1) // 2 if symmetric else n * m
-
-
-def _task_evals(task, symmetric: bool) -> int:
-    r0, r1, c0, c1 = task
-    if symmetric and r0 == c0:
-        return (r1 - r0) * (r1 - r0 + 1) // 2
-    return (r1 - r0) * (c1 - c0)
-
-
-def _guided_chunks(tasks: list, n_workers: int, symmetric: bool) -> list[list]:
-    """``tasks`` (blocks, largest first) cut into chunks by guided self-scheduling.
-
-    Each chunk takes blocks until it holds ``1 / (2 workers)`` of the evaluations left
-    (at least one block), so the chunks shrink towards the end and the workers finish
-    together, with a few chunks per worker instead of one per block (a task costs a
-    process pool or a dask scheduler a few milliseconds).
-    """
-    weights = [_task_evals(t, symmetric) for t in tasks]
-    left = float(sum(weights))
-    chunks, i = [], 0
-    while i < len(tasks):
-        share = left / (2 * max(1, n_workers))
-        j, held = i, 0.0
-        while j < len(tasks) and held < share:
-            held += weights[j]
-            j += 1
-        chunks.append(tasks[i:j])
-        left -= held
-        i = j
-    return chunks
 
 
 def _active_backend_is_default() -> bool:
@@ -434,7 +155,7 @@ def _dask_client(backend: str | None) -> Any:
 
 def _on_dask(client: Any, kernel: BlockKernel, chunks: list, X, Y, symmetric: bool,
              out_path: str | None, extra: tuple) -> Iterator[list]:
-    """:func:`_compute_blocks` of each chunk on a dask cluster, results as they complete.
+    """:func:`compute_blocks` of each chunk on a dask cluster, results as they complete.
 
     The kernel and the data go to every worker once (``client.scatter``; joblib's dask
     backend sends an encoded path list, which dask sizes at 72 bytes, inside every task),
@@ -449,7 +170,7 @@ def _on_dask(client: Any, kernel: BlockKernel, chunks: list, X, Y, symmetric: bo
     sent = client.scatter([kernel, X] if Y is None else [kernel, X, Y], broadcast=True,
                           hash=False)
     kf, Xf, Yf = sent[0], sent[1], (sent[2] if Y is not None else None)
-    pending = {client.submit(_compute_blocks, kf, chunk, Xf, Yf, symmetric, out_path, *extra,
+    pending = {client.submit(compute_blocks, kf, chunk, Xf, Yf, symmetric, out_path, *extra,
                              pure=False) for chunk in chunks}
     try:
         for future in as_completed(pending):
@@ -500,10 +221,10 @@ def _raw_gram(
     """The Gram's blocks, computed serially, in threads or in processes, placed in ``out``.
 
     ``out`` is an array in memory (made when None) or a whole writable ``numpy.memmap``,
-    which is then written block by block through its file (:class:`_FileMatrix`),
+    which is then written block by block through its file (:class:`FileMatrix`),
     never through its own map.  ``scales`` (file outputs only) normalises every block
-    before it is written (:func:`_finish_block`): ``(sx, sy)``, or
-    :data:`_OWN_DIAGONAL` for a symmetric Gram, whose diagonal blocks then run
+    before it is written (:func:`finish_block`): ``(sx, sy)``, or
+    :data:`OWN_DIAGONAL` for a symmetric Gram, whose diagonal blocks then run
     first and give the scales of the others.
     """
     symmetric = Y is None
@@ -513,8 +234,8 @@ def _raw_gram(
         out = np.empty((n, m), dtype=np.float64)
     if n == 0 or m == 0:
         return out, 0, 0
-    layout = _FileMatrix.layout_of(out)
-    fm = None if layout is None else _FileMatrix(*layout)
+    layout = FileMatrix.layout_of(out)
+    fm = None if layout is None else FileMatrix(*layout)
     if scales is not None and fm is None:
         raise ValueError("blocks are normalised as they are written only into a file")
     if isinstance(scales, str) and not symmetric:
@@ -524,12 +245,12 @@ def _raw_gram(
     threads = backend == "threading"
     bs = block_size
     if not bs:
-        bs = _default_block_size(n, m)
+        bs = default_block_size(n, m)
         preferred = getattr(kernel, "preferred_block_size", None)
         if preferred:
             bs = min(int(preferred), bs)
-    tasks = list(_block_tasks(n, m, bs, symmetric))
-    total = _n_evals(n, m, symmetric)
+    tasks = list(block_tasks(n, m, bs, symmetric))
+    total = count_evals(n, m, symmetric)
     disable = bar_disabled(total, progress)
     bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram", disable=disable, leave=False)
     # the phases: with scales from the diagonal, the diagonal blocks first
@@ -543,13 +264,13 @@ def _raw_gram(
 
     def write(task, block) -> None:
         if fm is not None:
-            _write_block_file(fm, task, block, symmetric)
+            write_block_file(fm, task, block, symmetric)
         else:
-            _write_block(out, task, block, symmetric)
+            write_block(out, task, block, symmetric)
 
     def compute(task):
         """One block in this process: computed, normalised, written; returns its raw diagonal."""
-        block, d = _finish_block(task, _one_block(kernel, task, X, Y, symmetric), symmetric,
+        block, d = finish_block(task, one_block(kernel, task, X, Y, symmetric), symmetric,
                                  state["scales"])
         write(task, block)
         return task, d
@@ -557,7 +278,7 @@ def _raw_gram(
     def done(task, d) -> None:
         if d is not None:
             diag[task[0]:task[1]] = d
-        bar.update(_task_evals(task, symmetric))
+        bar.update(task_evals(task, symmetric))
 
     def serial(todo) -> None:
         for task in todo:
@@ -584,9 +305,9 @@ def _raw_gram(
             # parallel only when the rest would take longer than starting workers
             t0 = time.perf_counter()
             serial(first)
-            per_eval = (time.perf_counter() - t0) / max(1, _task_evals(first[0], symmetric))
+            per_eval = (time.perf_counter() - t0) / max(1, task_evals(first[0], symmetric))
             todo[0] = phases[0][1:]
-            left = per_eval * sum(_task_evals(t, symmetric) for p in todo for t in p)
+            left = per_eval * sum(task_evals(t, symmetric) for p in todo for t in p)
             if left < (_MIN_THREAD_SECONDS if threads else _MIN_PROCESS_SECONDS):
                 for i, phase in enumerate(todo):
                     if i:
@@ -604,7 +325,7 @@ def _raw_gram(
                         next_phase()
                     # the largest blocks first, so the threads finish together (a block is
                     # placed by its coordinates: the order changes no value)
-                    phase = sorted(phase, key=lambda t: -_task_evals(t, symmetric))
+                    phase = sorted(phase, key=lambda t: -task_evals(t, symmetric))
                     for task, d in pool.map(compute, phase):
                         done(task, d)
         else:
@@ -620,15 +341,15 @@ def _raw_gram(
                 if i:
                     next_phase()
                 # the largest blocks first, in chunks that shrink towards the end
-                phase = sorted(phase, key=lambda t: -_task_evals(t, symmetric))
-                chunks = (_guided_chunks(phase, workers, symmetric) if fm is None
+                phase = sorted(phase, key=lambda t: -task_evals(t, symmetric))
+                chunks = (guided_chunks(phase, workers, symmetric) if fm is None
                           else [[t] for t in phase])
                 extra = () if fm is None else (fm.offset, fm.shape, state["scales"])
                 if client is not None:
                     results = _on_dask(client, kernel, chunks, X, Y, symmetric, out_path, extra)
                 else:
                     results = parallel(
-                        joblib.delayed(_compute_blocks)(kernel, chunk, X, Y, symmetric, out_path,
+                        joblib.delayed(compute_blocks)(kernel, chunk, X, Y, symmetric, out_path,
                                                         *extra)
                         for chunk in chunks
                     )
@@ -659,7 +380,7 @@ def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
     sx, sy = normalization_scales(dx, dy, warn=warn, stacklevel=3)
     n, m = K.shape
     rows = max(1, row_bytes // max(1, 8 * m))
-    layout = _FileMatrix.layout_of(K)
+    layout = FileMatrix.layout_of(K)
     if layout is None:
         for r0 in range(0, n, rows):
             r1 = min(n, r0 + rows)
@@ -667,7 +388,7 @@ def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
             check_normalized(block, offsets=(r0, 0))
             K[r0:r1] = block
         return K
-    with _FileMatrix(*layout) as fm:
+    with FileMatrix(*layout) as fm:
         for r0 in range(0, n, rows):
             r1 = min(n, r0 + rows)
             block = fm.read_rows(r0, r1) * (sx[r0:r1, None] * sy[None, :])
@@ -692,12 +413,12 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out
     counts the Gram's own).
     """
     n, m = len(X), len(X) if Y is None else len(Y)
-    probe_when_asked(kernel, X, _n_evals(n, m, Y is None), validate)
+    probe_when_asked(kernel, X, count_evals(n, m, Y is None), validate)
     extra = 0
     scales = None
-    if normalize and _FileMatrix.layout_of(out) is not None:
+    if normalize and FileMatrix.layout_of(out) is not None:
         if Y is None:
-            scales = _OWN_DIAGONAL
+            scales = OWN_DIAGONAL
         else:
             dx, dy = _diagonals(kernel, X, Y)
             extra = len(X) + len(Y)
@@ -726,54 +447,11 @@ def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarra
     return dx, dy
 
 
-def _code_version(kernel: BlockKernel) -> tuple:
-    """The code that makes ``kernel``'s values: the package version, and each kernel class
-    (the kernel and those among its parameters) with its ``code_version``.
-
-    Part of every cache and resume key, so that a changed kernel implementation never
-    serves values computed by the old one.
-    """
-    return (
-        ("structkernels", __version__),
-        *(
-            (f"{type(k).__module__}.{type(k).__qualname__}", repr(getattr(k, "code_version", None)))
-            for k in component_kernels(kernel)
-        ),
-    )
-
-
-def _content_hash(obj: Any) -> str:
-    """:func:`joblib.hash` of ``obj``; objects plain pickle cannot take (a lambda among a
-    kernel's parameters) are hashed through cloudpickle, as dask sends them."""
-    try:
-        return joblib.hash(obj)
-    except Exception:
-        import hashlib
-
-        import cloudpickle  # the serialiser of joblib's workers and of dask
-
-        return "cloudpickle-" + hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()
-
-
-def _kernel_key(kernel: BlockKernel) -> dict:
-    """A key that changes whenever ``kernel``'s values may change.
-
-    The class (module and qualified name), a hash of *all* its parameters
-    (``get_params(deep=True)``, hashed with :func:`joblib.hash`; a ``repr`` would be
-    truncated and hide a changed σ) and the code versions (:func:`_code_version`).
-    """
-    return {
-        "kernel": f"{type(kernel).__module__}.{type(kernel).__qualname__}",
-        "params": _content_hash(kernel.get_params(deep=True)),
-        "code_version": [list(v) for v in _code_version(kernel)],
-    }
-
-
 def _compute_keyed(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, code_version,
                    full_validation=False):
     """:func:`_compute` for the ``cache=`` of :func:`gram`: joblib.Memory keys the call on
     its arguments (the kernel and the data hashed by content), and ``code_version``
-    (:func:`_code_version`) adds the kernel's code to the key.  ``full_validation`` is in
+    (:func:`kernel_code_version`) adds the kernel's code to the key.  ``full_validation`` is in
     the key too: a matrix cached without the symmetry/PSD probe is not served to a call
     that asks for it."""
     return _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend,
@@ -845,7 +523,7 @@ def gram(
             cached = memory.cache(
                 _compute_keyed, ignore=["n_jobs", "block_size", "progress", "backend"]
             )
-            keyed = (*args, _code_version(kernel), level == "full")
+            keyed = (*args, kernel_code_version(kernel), level == "full")
             cache_hit = bool(cached.check_call_in_cache(*keyed))
             K, n_evals, n_blocks = cached(*keyed)
             if cache_hit:

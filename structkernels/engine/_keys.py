@@ -1,0 +1,56 @@
+"""Keys that change whenever a kernel's values may: for caches and resumable runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import joblib
+
+from structkernels import __version__
+from structkernels.engine._blocks import BlockKernel
+from structkernels.engine.checks import component_kernels
+
+__all__ = ["content_hash", "kernel_code_version", "kernel_key"]
+
+
+def kernel_code_version(kernel: BlockKernel) -> tuple:
+    """The code that makes ``kernel``'s values: the package version, and each kernel class
+    (the kernel and those among its parameters) with its ``code_version``.
+
+    Part of every cache and resume key, so that a changed kernel implementation never
+    serves values computed by the old one.
+    """
+    return (
+        ("structkernels", __version__),
+        *(
+            (f"{type(k).__module__}.{type(k).__qualname__}", repr(getattr(k, "code_version", None)))
+            for k in component_kernels(kernel)
+        ),
+    )
+
+
+def content_hash(obj: Any) -> str:
+    """:func:`joblib.hash` of ``obj``; objects plain pickle cannot take (a lambda among a
+    kernel's parameters) are hashed through cloudpickle, as dask sends them."""
+    try:
+        return joblib.hash(obj)
+    except Exception:
+        import hashlib
+
+        import cloudpickle  # the serialiser of joblib's workers and of dask
+
+        return "cloudpickle-" + hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()
+
+
+def kernel_key(kernel: BlockKernel) -> dict:
+    """A key that changes whenever ``kernel``'s values may change.
+
+    The class (module and qualified name), a hash of *all* its parameters
+    (``get_params(deep=True)``, hashed with :func:`joblib.hash`; a ``repr`` would be
+    truncated and hide a changed σ) and the code versions (:func:`kernel_code_version`).
+    """
+    return {
+        "kernel": f"{type(kernel).__module__}.{type(kernel).__qualname__}",
+        "params": content_hash(kernel.get_params(deep=True)),
+        "code_version": [list(v) for v in kernel_code_version(kernel)],
+    }

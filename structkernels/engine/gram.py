@@ -332,11 +332,8 @@ def _raw_gram(
         else:
             out_path = None if fm is None else fm.path
             client = _dask_client(backend) if explicit else None
-            # every chunk is sent at once: a worker finds its next chunk queued instead of
-            # waiting a round trip for it (a dask call's chunks left gaps of 2-3 ms each)
             parallel = None if client is not None else joblib.Parallel(
-                n_jobs=workers, backend=backend, return_as="generator_unordered",
-                pre_dispatch="all",
+                n_jobs=workers, backend=backend, return_as="generator_unordered"
             )
             for i, phase in enumerate(todo):
                 if i:

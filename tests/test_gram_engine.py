@@ -198,7 +198,7 @@ def test_dask_backend_releases_each_chunk_once_taken():
     assert max(_HeldOnTheWorker.held) <= 2 + n_chunks // 2 < 2 + n_chunks - 2
 
 
-def test_dask_backend_error_names_the_pair_and_cancels_the_rest():
+def test_dask_backend_error_names_the_pair_and_leaves_nothing_on_the_cluster():
     distributed = pytest.importorskip(
         "dask.distributed", reason="the 'distributed' extra (dask) is not installed"
     )
@@ -214,5 +214,12 @@ def test_dask_backend_error_names_the_pair_and_cancels_the_rest():
         with joblib.parallel_backend("dask"), pytest.raises(NonFiniteKernelValueError,
                                                             match=r"X\[29\]"):
             sk.gram(SlowDot(), X, block_size=8)
-        # nothing of the call is left running or held on the cluster but its scattered data
-        assert not [k for k in client.who_has() if "compute_blocks" in str(k)]
+        # nothing of the call stays on the cluster: the chunks not finished are cancelled and
+        # the others released (the scheduler hears of it a few milliseconds later)
+        deadline = time.monotonic() + 10.0
+        while True:
+            left = [k for k in client.who_has() if "compute_blocks" in str(k)]
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert not left

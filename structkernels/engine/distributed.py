@@ -36,7 +36,7 @@ then.  So:
   marker are skipped;
 * the key of a run covers the data (a content hash of the structures, in
   chunks of 16,384 whatever ``block_size``), the kernel (its class, a hash of all its
-  parameters and its code version: :func:`structkernels.engine.gram.kernel_key`),
+  parameters and its code version: ``structkernels.engine._keys.kernel_key``),
   ``n``, ``block_size`` and ``normalize``.  A call whose key differs from the
   one found (other data, the same data in another order, another σ, a new
   version of the kernel's code) reuses nothing: it says so on stderr and

@@ -151,6 +151,13 @@ def test_dask_backend_sends_chunks_to_the_cluster_itself(monkeypatch):
         assert np.array_equal(sk.gram(SlowDot(), X, block_size=8, backend="dask"), expected)
 
 
+def test_dask_backend_without_a_client_says_how_to_start_one():
+    pytest.importorskip("dask.distributed", reason="the 'distributed' extra (dask) is not installed")
+    X = list(np.random.default_rng(6).normal(size=(20, 3)))
+    with pytest.raises(ValueError, match=r"needs a dask client: start one first.*LocalCluster"):
+        sk.gram(SlowDot(), X, block_size=4, backend="dask")
+
+
 class _HeldOnTheWorker(SlowDot):
     """SlowDot that waits 5 ms a block with the GIL released, as compiled kernels run, and
     notes how many values the dask worker holds when a block starts."""

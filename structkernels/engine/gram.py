@@ -74,7 +74,13 @@ from structkernels.engine.checks import (
     probe_when_asked,
     validation_level,
 )
-from structkernels.utils import atomic_memmap, bar_disabled, effective_n_jobs, tqdm
+from structkernels.utils import (
+    atomic_memmap,
+    bar_disabled,
+    effective_n_jobs,
+    optional_module,
+    tqdm,
+)
 
 __all__ = ["gram", "GramInfo", "block_ranges", "normalize_inplace", "plan_backend", "releases_gil"]
 
@@ -147,9 +153,15 @@ def _dask_client(backend: str | None) -> Any:
     if type(active).__name__ == "DaskDistributedBackend":
         return getattr(active, "client", None)
     if backend == "dask":
-        from distributed import get_client
-
-        return get_client()
+        distributed = optional_module(
+            "distributed", 'backend="dask" needs dask.distributed: pip install "structkernels[distributed]"')
+        try:
+            return distributed.get_client()
+        except ValueError:
+            raise ValueError(
+                'backend="dask" needs a dask client: start one first, e.g. '
+                "Client(LocalCluster(processes=False)) on one machine, or Client(address)"
+            ) from None
     return None
 
 

@@ -23,7 +23,8 @@ from structkernels.utils import njit
 
 __all__ = [
     "BlockKernel", "FileMatrix", "OWN_DIAGONAL", "block_ranges", "block_tasks", "compute_blocks",
-    "count_evals", "default_block_size", "finish_block", "guided_chunks", "one_block",
+    "count_evals", "default_block_size", "finish_block", "guided_chunks", "largest_first",
+    "one_block",
     "place_block", "place_transposed", "pwrite_all", "task_evals", "write_block",
     "write_block_file",
 ]
@@ -296,6 +297,12 @@ def task_evals(task, symmetric: bool) -> int:
     if symmetric and r0 == c0:
         return (r1 - r0) * (r1 - r0 + 1) // 2
     return (r1 - r0) * (c1 - c0)
+
+
+def largest_first(tasks, symmetric: bool) -> list:
+    """``tasks`` sorted by evaluations, largest first (stable), so that workers finish
+    together; a block is placed by its coordinates, so the order changes no value."""
+    return sorted(tasks, key=lambda t: -task_evals(t, symmetric))
 
 
 def guided_chunks(tasks: list, n_workers: int, symmetric: bool) -> list[list]:

@@ -80,13 +80,15 @@ from structkernels.engine._blocks import (
     FileMatrix,
     block_ranges,
     block_tasks,
+    finish_block,
     guided_chunks,
+    largest_first,
     one_block,
     task_evals,
     write_block_file,
 )
 from structkernels.engine._keys import content_hash, kernel_key
-from structkernels.engine.checks import check_normalized, normalization_scales
+from structkernels.engine.checks import normalization_scales
 from structkernels.utils import (
     atomic_memmap,
     atomic_open,
@@ -391,12 +393,9 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
             if _marker(folder, task).exists():
                 continue
             t0, u0 = time.perf_counter(), time.thread_time()
-            r0, r1, c0, c1 = task
-            block = one_block(kernel, task, X, None, True)
-            if scale is not None:
-                # the scale s_i * s_j formed first, as normalize_inplace does: the same bits
-                block = block * (scale[r0:r1, None] * scale[None, c0:c1])
-                check_normalized(block, offsets=(r0, c0))
+            # normalised as normalize_inplace does (s_i * s_j formed first): the same bits
+            block, _ = finish_block(task, one_block(kernel, task, X, None, True), True,
+                                    None if scale is None else (scale, scale))
             t1, u1 = time.perf_counter(), time.thread_time()
             write_block_file(fm, task, block, True)
             _hand_over(run_id, task, partial, parts)
@@ -589,7 +588,7 @@ def dask_gram(
             scale, _ = normalization_scales(d, d, warn=True, stacklevel=2)
             [sf] = client.scatter([scale], broadcast=True, hash=False)
         # the largest blocks first, so that the workers finish together
-        todo.sort(key=lambda t: -task_evals(t, True))
+        todo = largest_first(todo, True)
         phases["setup"] = time.perf_counter() - t_start
         computed: set = set()
         disable = (len(todo) < 8) if progress is None else not progress

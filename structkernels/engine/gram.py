@@ -61,6 +61,7 @@ from structkernels.engine._blocks import (
     default_block_size,
     finish_block,
     guided_chunks,
+    largest_first,
     one_block,
     task_evals,
     write_block,
@@ -165,24 +166,29 @@ def _dask_client(backend: str | None) -> Any:
     return None
 
 
-def _on_dask(client: Any, kernel: BlockKernel, chunks: list, X, Y, symmetric: bool,
-             out_path: str | None, extra: tuple) -> Iterator[list]:
+def _scatter(client: Any, kernel: BlockKernel, X, Y) -> tuple:
+    """``(kernel, X, Y)`` sent to every worker of a dask cluster once, as futures (Y None
+    stays None).  Joblib's dask backend scatters only the arguments dask sizes above 1 kB
+    and sends the others inside every task."""
+    sent = client.scatter([kernel, X] if Y is None else [kernel, X, Y], broadcast=True,
+                          hash=False)
+    return sent[0], sent[1], (sent[2] if Y is not None else None)
+
+
+def _on_dask(client: Any, sent: tuple, chunks: list, symmetric: bool, out_path: str | None,
+             extra: tuple) -> Iterator[list]:
     """:func:`compute_blocks` of each chunk on a dask cluster, results as they complete.
 
-    The kernel and the data go to every worker once (``client.scatter``; joblib's dask
-    backend scatters only the arguments dask sizes above 1 kB and sends the others inside
-    every task), the chunks are submitted together and each result is taken the moment it
-    completes (joblib's dask backend polls its results every 10 ms and sleeps 10 ms at the
-    end of a call: 13 ms of a 0.35 s Gram of 4,000 paths on 2 cores).  Closing the
-    generator (an error, Ctrl-C) cancels the chunks not finished; a chunk's result is
-    released on the cluster as soon as it is taken, so the workers hold only the blocks
-    not yet taken.
+    ``sent`` is the scattered ``(kernel, X, Y)`` (:func:`_scatter`).  The chunks are
+    submitted together and each result is taken the moment it completes (joblib's dask
+    backend polls its results every 10 ms and sleeps 10 ms at the end of a call: 13 ms of
+    a 0.35 s Gram of 4,000 paths on 2 cores).  Closing the generator (an error, Ctrl-C)
+    cancels the chunks not finished; a chunk's result is released on the cluster as soon
+    as it is taken, so the workers hold only the blocks not yet taken.
     """
     from distributed import as_completed
 
-    sent = client.scatter([kernel, X] if Y is None else [kernel, X, Y], broadcast=True,
-                          hash=False)
-    kf, Xf, Yf = sent[0], sent[1], (sent[2] if Y is not None else None)
+    kf, Xf, Yf = sent
     pending = {client.submit(compute_blocks, kf, chunk, Xf, Yf, symmetric, out_path, *extra,
                              pure=False) for chunk in chunks}
     try:
@@ -327,6 +333,8 @@ def _raw_gram(
                         next_phase()
                     serial(phase)
                 return out, total, len(tasks)
+        # the largest blocks first, so the workers finish together
+        todo = [largest_first(phase, symmetric) for phase in todo]
         if threads:
             # one block per call, results in task order: the same blocks, the same
             # arithmetic and the same placement as the serial loop (bit-identical).
@@ -336,27 +344,25 @@ def _raw_gram(
                 for i, phase in enumerate(todo):
                     if i:
                         next_phase()
-                    # the largest blocks first, so the threads finish together (a block is
-                    # placed by its coordinates: the order changes no value)
-                    phase = sorted(phase, key=lambda t: -task_evals(t, symmetric))
                     for task, d in pool.map(compute, phase):
                         done(task, d)
         else:
             out_path = None if fm is None else fm.path
             client = _dask_client(backend) if explicit else None
+            # the kernel and the data go to a dask cluster's workers once for every phase
+            sent = None if client is None else _scatter(client, kernel, X, Y)
             parallel = None if client is not None else joblib.Parallel(
                 n_jobs=workers, backend=backend, return_as="generator_unordered"
             )
             for i, phase in enumerate(todo):
                 if i:
                     next_phase()
-                # the largest blocks first, in chunks that shrink towards the end
-                phase = sorted(phase, key=lambda t: -task_evals(t, symmetric))
+                # chunks that shrink towards the end (a file: one block per task)
                 chunks = (guided_chunks(phase, workers, symmetric) if fm is None
                           else [[t] for t in phase])
                 extra = () if fm is None else (fm.offset, fm.shape, state["scales"])
                 if client is not None:
-                    results = _on_dask(client, kernel, chunks, X, Y, symmetric, out_path, extra)
+                    results = _on_dask(client, sent, chunks, symmetric, out_path, extra)
                 else:
                     results = parallel(
                         joblib.delayed(compute_blocks)(kernel, chunk, X, Y, symmetric, out_path,

@@ -67,8 +67,8 @@ from _report import report
 
 import structkernels as sk
 from structkernels.datasets import load_interactions
-from structkernels.engine._blocks import block_tasks, task_evals
-from structkernels.engine.distributed import _jobs, dask_gram, parts_dir
+from structkernels.engine._blocks import block_tasks, guided_chunks, largest_first, task_evals
+from structkernels.engine.distributed import dask_gram, parts_dir
 from structkernels.utils import atomic_memmap
 
 
@@ -142,8 +142,8 @@ def block_bytes(task) -> int:
 def simulate(n: int, workers: int, block_size: int, p: dict, bandwidth: float,
              speed: float = 1.0) -> dict:
     """Predicted seconds of ``dask_gram`` on ``workers`` workers (model in the docstring)."""
-    tasks = sorted(block_tasks(n, n, block_size, True), key=lambda t: -task_evals(t, True))
-    jobs = _jobs(tasks, workers)
+    tasks = largest_first(block_tasks(n, n, block_size, True), True)
+    jobs = guided_chunks(tasks, workers, True)
     free = [0.0] * workers
     heapq.heapify(free)
     for k, job in enumerate(jobs):
@@ -258,9 +258,8 @@ def main() -> None:
         [wk] = one["workers"].values()
         n1 = one["n"]
         ph = one["phases_of_median_run"]
-        tasks1 = sorted(block_tasks(n1, n1, args.block_size, True),
-                        key=lambda t: -task_evals(t, True))
-        jobs1 = len(_jobs(tasks1, 1))
+        tasks1 = largest_first(block_tasks(n1, n1, args.block_size, True), True)
+        jobs1 = len(guided_chunks(tasks1, 1, True))
         params = {
             "c_eval": wk["compute_seconds"] / wk["evaluations"],
             "c_write": wk["write_seconds"] / sum(block_bytes(t) for t in tasks1),

@@ -69,6 +69,10 @@ class Kernel(BaseEstimator):
     #: ``"finite"`` (the author vouches for symmetry and PSD: tested elsewhere).
     output_validation: str = "auto"
 
+    #: Whether :meth:`paired_values` is a fast exact mode for scattered pairs
+    #: (:meth:`structkernels.engine.source.KernelSource.pairs` uses it then).
+    paired_mode: bool = False
+
     #: What to do when a value overflows, added to the error naming the pair.
     overflow_hint: str = OVERFLOW_HINT
 
@@ -205,6 +209,31 @@ class Kernel(BaseEstimator):
         d = np.asarray(self.diag_block(self.check_input(X)), dtype=np.float64)
         check_kernel_values(self, d, diagonal=True)
         return d
+
+    # ------------------------------------------ hooks of the σ learner and of sources
+    def paired_values(self, X: Any, Y: Any) -> np.ndarray:
+        """``[k(X[i], Y[i]) for i]``; a kernel with a faster exact mode sets
+        :attr:`paired_mode` and overrides this.
+
+        Examples
+        --------
+        >>> from structkernels import kernel
+        >>> kernel("linear").paired_values([[1.0], [2.0]], [[3.0], [4.0]]).tolist()
+        [3.0, 8.0]
+        """
+        X, Y = self.check_input(X), self.check_input(Y)
+        return np.array([float(np.asarray(self.gram_block(X[i:i + 1], Y[i:i + 1]))[0, 0])
+                         for i in range(len(X))], dtype=np.float64)
+
+    def monotone_in_sigma(self) -> bool:
+        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` is known for every label ``t``
+        (the σ learner's pruned trials rely on it); False unless a kernel says so."""
+        return False
+
+    def chain_bound_weights(self, X: Any) -> np.ndarray | None:
+        """Per-label weights of an upper bound of the kernel by edge-label counts (the σ
+        learner's bounded trials), or None when no such bound is known (the default)."""
+        return None
 
     # --------------------------------------------------------------- algebra
     def __add__(self, other: Kernel) -> SumKernel:

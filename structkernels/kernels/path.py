@@ -189,6 +189,12 @@ class PathKernel(EncodedConvolutionKernel):
         )
 
     # ----------------------------------------------- helpers of σ learning (public)
+    @property
+    def paired_mode(self) -> bool:  # type: ignore[override]
+        """The compiled paired mode gives this kernel's values: the path kernel itself
+        (a subclass may change its values without changing ``_block``)."""
+        return type(self) is PathKernel
+
     def paired_values(self, X: Sequence[Path], Y: Sequence[Path]) -> np.ndarray:
         """``[k(X[i], Y[i]) for i]``: pairs in one compiled call (its diagonal mode).
 
@@ -211,6 +217,8 @@ class PathKernel(EncodedConvolutionKernel):
         is a product of non-negative tuple similarities, and σ_t = 0 removes the terms that
         use a ``t`` tuple.  User label kernels are not known to have the property.
         """
+        if type(self) is not PathKernel:  # a subclass may change its values
+            return False
         try:
             tk = self.resolved_tuple_kernel()
         except (TypeError, ValueError):
@@ -230,6 +238,8 @@ class PathKernel(EncodedConvolutionKernel):
         than the indicator, or a node kernel that can exceed 1 (only the indicator and
         :class:`~structkernels.kernels.tuples.PartialIndicator` qualify).
         """
+        if type(self) is not PathKernel:  # a subclass may change its values
+            return None
         try:
             tk = self.resolved_tuple_kernel()
         except (TypeError, ValueError):

@@ -33,16 +33,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import joblib
 import numpy as np
 
 from structkernels.engine.checks import check_kernel_values, diagonal_scales
 from structkernels.engine.gram import gram, releases_gil
+from structkernels.engine.parallel import map_tasks
+from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel
-from structkernels.kernels.path import PathKernel
 from structkernels.npk.loss import _losses_of, _with_sigma
 from structkernels.structures import PathList, take
-from structkernels.utils import effective_n_jobs
 
 
 def _checked(kernel: Kernel, values: Any, rows: np.ndarray, cols: np.ndarray | None = None
@@ -166,16 +165,11 @@ def _new_by_old(
     if not tasks:
         return 0
 
-    def run(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    def run(task: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        rows, cols = task
         return _checked(kernel, kernel.gram_block(take(Xa, rows), take(Xa, cols)), rows, cols)
 
-    workers = 1 if n_jobs == 1 else effective_n_jobs(n_jobs)
-    if workers > 1 and releases_gil(kernel):
-        blocks = joblib.Parallel(n_jobs=workers, backend="threading")(
-            joblib.delayed(run)(r, c) for r, c in tasks
-        )
-    else:
-        blocks = [run(r, c) for r, c in tasks]
+    blocks = list(map_tasks(run, tasks, n_jobs=n_jobs if releases_gil(kernel) else 1))
     n_eval = 0
     for (rows, cols), block in zip(tasks, blocks, strict=True):
         raw[np.ix_(rows, cols)] = block
@@ -189,7 +183,8 @@ def _new_by_old(
 def _monotone_in_sigma(kernel: Kernel) -> bool:
     """Whether ``K(σ_t = 0) <= K(σ_t = 1)`` is known: the path kernel itself (not a subclass)
     with non-negative label similarities (:meth:`PathKernel.monotone_in_sigma`)."""
-    return type(kernel) is PathKernel and kernel.monotone_in_sigma()
+    check = getattr(kernel, "monotone_in_sigma", None)
+    return bool(check()) if check is not None else False
 
 
 #: Relative slack of the bound ``K(σ_t = 0) <= K(σ_t = 1)`` against round-off.
@@ -298,67 +293,11 @@ def _pair_values(
 ) -> np.ndarray:
     """``K(X[rows[q]], X[cols[q]])`` for each ``q``, as the Gram engine's upper triangle gives it.
 
-    ``X`` is checked (encoded) input; ``rows[q] < cols[q]``.  Pairs of the
-    path kernel go through its compiled diagonal mode on two lists, in chunks
-    of ``_PAIR_CHUNK``; other kernels go row by row through ``gram_block``.
-    With ``n_jobs != 1`` chunks run in threads when the kernel's compiled
-    blocks release the GIL; a value does not depend on its chunk.
+    ``X`` is checked (encoded) input; ``rows[q] < cols[q]``
+    (:meth:`~structkernels.engine.source.KernelSource.pairs`: a kernel's paired mode in
+    chunks, or row by row; chunks in threads with ``n_jobs != 1``).
     """
-    rows = np.asarray(rows, dtype=np.int64)
-    cols = np.asarray(cols, dtype=np.int64)
-    order = np.lexsort((cols, rows))
-    r, c = rows[order], cols[order]
-    heads, starts = np.unique(r, return_index=True)
-    ends = np.append(starts[1:], len(r))
-    # the path kernel's compiled diagonal mode takes any list of pairs in one call; chunks
-    # of _PAIR_CHUNK pairs keep each call's label tables small
-    paired = type(kernel) is PathKernel
-    if paired and isinstance(X, PathList):
-        X = X.arrays_only()  # no Path objects carried along
-
-    def run(lo: int, hi: int) -> np.ndarray:
-        if paired:
-            vals = kernel.paired_values(take(X, r[lo:hi]), take(X, c[lo:hi]))
-            return _checked(kernel, vals, r[lo:hi], c[lo:hi])
-        # lo, hi index rows (`heads`) here; their pairs are starts[lo] .. ends[hi - 1]
-        out = np.empty(ends[hi - 1] - starts[lo], dtype=np.float64)
-        for h in range(lo, hi):
-            a, b = starts[h], ends[h]
-            block = kernel.gram_block(take(X, r[a : a + 1]), take(X, c[a:b]))
-            out[a - starts[lo] : b - starts[lo]] = _checked(kernel, block, r[a : a + 1],
-                                                            c[a:b])[0]
-        return out
-
-    units = len(r) if paired else len(heads)
-    workers = 1 if n_jobs == 1 else effective_n_jobs(n_jobs)
-    if paired:
-        n_chunks = max(1, -(-units // _PAIR_CHUNK))
-        if workers > 1 and units >= 4096:
-            n_chunks = max(n_chunks, 2 * workers)
-        bounds = np.linspace(0, units, n_chunks + 1).astype(np.int64)
-        chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
-    elif workers == 1 or len(r) < 4096 or not releases_gil(kernel):
-        chunks = [(0, units)]
-    else:
-        bounds = np.linspace(0, units, 4 * workers + 1).astype(np.int64)
-        chunks = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
-    if units == 0:
-        parts = []
-    elif len(chunks) == 1 or workers == 1 or not releases_gil(kernel):
-        parts = [run(*ch) for ch in chunks]
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as pool:  # results in chunk order
-            parts = list(pool.map(lambda ch: run(*ch), chunks))
-    vals = np.concatenate(parts) if parts else np.empty(0, dtype=np.float64)
-    out = np.empty(len(rows), dtype=np.float64)
-    out[order] = vals
-    return out
-
-
-#: Pairs per compiled call of :func:`_pair_values` (path kernel).
-_PAIR_CHUNK = 8192
+    return KernelSource(kernel, X, checked=True).pairs(rows, cols, n_jobs=n_jobs)
 
 
 #: Relative slack of the chain bound (:func:`_chain_bound`) against round-off.
@@ -374,11 +313,12 @@ def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] 
     (:meth:`PathKernel.chain_bound_weights`); None when the bound is not known to hold
     (a kernel other than the path kernel, or label kernels it does not hold for).
     """
-    if not isinstance(X, PathList) or any(type(k) is not PathKernel for k in kernels_v.values()):
+    if not isinstance(X, PathList):
         return None
     w = {}
     for v, kern in kernels_v.items():
-        weights = kern.chain_bound_weights(X)
+        bound = getattr(kern, "chain_bound_weights", None)
+        weights = None if bound is None else bound(X)
         if weights is None:
             return None
         w[v] = weights

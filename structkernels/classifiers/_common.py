@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 from scipy.sparse import issparse
 
+from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
 from structkernels.neighbors.settings import MAIN_JOB_SETTINGS
-from structkernels.utils import check_finite, check_int
+from structkernels.utils import check_int
 
 __all__ = [
     "is_precomputed", "resolve_n_jobs", "resolve_kernel", "check_structures", "check_gram",
@@ -84,24 +85,9 @@ def check_structures(kern: Kernel, X: Any, owner: str) -> Sequence:
 
 
 def check_gram(K: Any, n_cols: int | None, what: str, owner: str) -> np.ndarray:
-    """A finite 2-D float Gram; square when ``n_cols`` is None, else with ``n_cols`` columns."""
-    if issparse(K):
-        raise TypeError(f"{owner}: kernel='precomputed' takes dense Gram matrices, not sparse ones")
-    K = np.asarray(K, dtype=np.float64)
-    if K.ndim != 2:
-        raise ValueError(f"{owner}: kernel='precomputed' expects a 2-D {what} Gram matrix, "
-                         f"got shape {K.shape}")
-    if n_cols is None and K.shape[0] != K.shape[1]:
-        raise ValueError(f"{owner}: kernel='precomputed': the train Gram matrix must be square, "
-                         f"got shape {K.shape}")
-    if n_cols is not None and K.shape[1] != n_cols:
-        raise ValueError(
-            f"{owner}: kernel='precomputed': the test Gram matrix needs {n_cols} columns (one "
-            f"per training structure), got shape {K.shape}"
-        )
-    check_finite(K, f"{owner}: the {what} Gram matrix", ("row", "column"),
-                 hint="a kernel value must be a finite number")
-    return K
+    """A finite 2-D float Gram; square when ``n_cols`` is None, else with ``n_cols`` columns
+    (:func:`structkernels.engine.source.check_precomputed_gram`)."""
+    return check_precomputed_gram(K, n_cols=n_cols, label=f"the {what} Gram matrix", owner=owner)
 
 
 def check_labels(y: Any, n: int, owner: str) -> np.ndarray:

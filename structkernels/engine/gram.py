@@ -75,6 +75,7 @@ from structkernels.engine.checks import (
     probe_when_asked,
     validation_level,
 )
+from structkernels.engine.parallel import active_backend_is_default
 from structkernels.utils import (
     atomic_memmap,
     bar_disabled,
@@ -127,17 +128,6 @@ def releases_gil(kernel: BlockKernel) -> bool:
     data), and processes only for Python-level kernels.
     """
     return bool(getattr(kernel, "nogil_blocks", False))
-
-
-def _active_backend_is_default() -> bool:
-    """True when no ``joblib.parallel_backend`` context names a backend."""
-    try:
-        from joblib.parallel import get_active_backend
-
-        backend, _ = get_active_backend()
-    except Exception:  # pragma: no cover - joblib internals moved
-        return True
-    return type(backend).__name__ == "LokyBackend"
 
 
 def _dask_client(backend: str | None) -> Any:
@@ -211,7 +201,7 @@ def plan_backend(kernel: BlockKernel, n_jobs: int | None, backend: str | None) -
     """
     if n_jobs == 1:
         workers = 1
-    elif backend is not None or not _active_backend_is_default():
+    elif backend is not None or not active_backend_is_default():
         # a named backend (a dask cluster): joblib counts its workers
         workers = max(1, joblib.effective_n_jobs(-1 if n_jobs is None else n_jobs))
     else:
@@ -220,7 +210,7 @@ def plan_backend(kernel: BlockKernel, n_jobs: int | None, backend: str | None) -
         return workers, backend
     if workers == 1:
         return 1, None
-    if releases_gil(kernel) and _active_backend_is_default():
+    if releases_gil(kernel) and active_backend_is_default():
         return workers, "threading"
     return workers, None
 
@@ -259,7 +249,7 @@ def _raw_gram(
         raise ValueError("blocks are normalised as they are written only into a file")
     if isinstance(scales, str) and not symmetric:
         raise ValueError("a Gram of X against Y is normalised by the diagonals of both")
-    explicit = backend is not None or not _active_backend_is_default()
+    explicit = backend is not None or not active_backend_is_default()
     workers, backend = plan_backend(kernel, n_jobs, backend)
     threads = backend == "threading"
     bs = block_size

@@ -23,10 +23,21 @@ import numpy as np
 
 from structkernels.utils import bar_disabled, effective_n_jobs, tqdm
 
-__all__ = ["map_tasks", "map_blocks", "balanced_chunks", "n_workers"]
+__all__ = ["map_tasks", "map_blocks", "balanced_chunks", "n_workers", "active_backend_is_default"]
 
 #: ``backend=`` values of :func:`map_tasks`.
 BACKENDS = ("threads", "processes")
+
+
+def active_backend_is_default() -> bool:
+    """True when no ``joblib.parallel_backend`` context names a backend."""
+    try:
+        from joblib.parallel import get_active_backend
+
+        backend, _ = get_active_backend()
+    except Exception:  # pragma: no cover - joblib internals moved
+        return True
+    return type(backend).__name__ == "LokyBackend"
 
 
 def n_workers(n_jobs: int | None, n_tasks: int | None = None) -> int:
@@ -237,7 +248,8 @@ def map_blocks(
     [2.0, 0.0]
     """
     tasks = list(tasks)
-    threads = source.releases_gil
+    # threads for GIL-free kernels, unless a joblib backend context (dask) is active
+    threads = source.releases_gil and active_backend_is_default()
     if chunks_per_worker is None:
         chunks_per_worker = 16 if threads else 4
     return map_tasks(

@@ -250,16 +250,21 @@ class KernelSource:
         return out
 
 
-def check_precomputed_gram(K: Any, *, n_cols: int | None = None, what: str = "train",
+def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "the train Gram matrix",
                            owner: str | None = None, dtype: Any = np.float64) -> np.ndarray:
     """A user's precomputed Gram matrix, checked: dense, 2-D, finite; square when ``n_cols`` is
-    None (a training Gram), else with ``n_cols`` columns (a test Gram against ``n_cols``
-    training structures).  One error line names the owner, the matrix and the problem.
+    None (a training Gram), else a cross Gram with ``n_cols`` columns (new structures
+    against ``n_cols`` training structures).  The one validator of precomputed Grams: one
+    error line names the owner, the matrix (``label``) and the problem.
 
     Examples
     --------
     >>> check_precomputed_gram([[1.0, 0.5], [0.5, 1.0]]).shape
     (2, 2)
+    >>> check_precomputed_gram([[1.0, 0.5]], n_cols=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: kernel='precomputed': the train Gram matrix must be a cross Gram matrix of shape (n_new, 3) (one column per training structure), got shape (1, 2)
     """
     prefix = f"{owner}: " if owner else ""
     if hasattr(K, "tocsr") and hasattr(K, "nnz"):  # a scipy sparse matrix or array
@@ -267,17 +272,17 @@ def check_precomputed_gram(K: Any, *, n_cols: int | None = None, what: str = "tr
                         "ones (sparse Gram matrices are not supported)")
     K = np.asarray(K, dtype=dtype)
     if K.ndim != 2:
-        raise ValueError(f"{prefix}kernel='precomputed' expects a 2-D {what} Gram matrix, "
+        raise ValueError(f"{prefix}kernel='precomputed' expects {label} as a 2-D Gram matrix, "
                          f"got shape {K.shape}")
     if n_cols is None and K.shape[0] != K.shape[1]:
-        raise ValueError(f"{prefix}kernel='precomputed': the {what} Gram matrix must be square, "
+        raise ValueError(f"{prefix}kernel='precomputed': {label} must be a square Gram matrix, "
                          f"got shape {K.shape}")
     if n_cols is not None and K.shape[1] != n_cols:
         raise ValueError(
-            f"{prefix}kernel='precomputed': the {what} Gram matrix needs {n_cols} columns (one "
-            f"per training structure), got shape {K.shape}"
+            f"{prefix}kernel='precomputed': {label} must be a cross Gram matrix of shape "
+            f"(n_new, {n_cols}) (one column per training structure), got shape {K.shape}"
         )
-    check_finite(K, f"{prefix}the {what} Gram matrix", ("row", "column"),
+    check_finite(K, f"{prefix}{label}", ("row", "column"),
                  hint="a kernel value must be a finite number")
     return K
 
@@ -300,9 +305,9 @@ class PrecomputedSource:
     symmetric = True
     n_evaluations = 0
 
-    def __init__(self, K: Any, *, what: str = "train", owner: str | None = None,
+    def __init__(self, K: Any, *, label: str = "the train Gram matrix", owner: str | None = None,
                  dtype: Any = np.float64, checked: bool = False):
-        self.K = K if checked else check_precomputed_gram(K, what=what, owner=owner, dtype=dtype)
+        self.K = K if checked else check_precomputed_gram(K, label=label, owner=owner, dtype=dtype)
         self.n = self.K.shape[0]
 
     task_cost = staticmethod(block_cost)

@@ -39,6 +39,7 @@ errors refused, each naming its line.  pydot is needed only to write
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -47,6 +48,7 @@ from typing import Any
 
 import networkx as nx
 
+from structkernels.engine.parallel import map_tasks
 from structkernels.graphs._dot_parser import (
     DotError,
     DotGraph,
@@ -460,12 +462,9 @@ def read_dot(
     if n_jobs == 1 or len(jobs) < 2 * _BATCH:
         results = (_read_file(f, gid, kind, max_depth) for f, gid in jobs)
     else:
-        from joblib import Parallel, delayed
-
         batches = [jobs[i : i + _BATCH] for i in range(0, len(jobs), _BATCH)]
-        per_batch = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_read_batch)(b, kind, max_depth) for b in batches
-        )
+        per_batch = map_tasks(functools.partial(_read_batch, kind=kind, max_depth=max_depth),
+                              batches, n_jobs=n_jobs, backend="processes")
         results = (r for batch in per_batch for r in batch)
     for outcomes in tqdm(results, total=len(jobs), desc="DOT files", unit="file", disable=disable):
         for item in outcomes:

@@ -225,6 +225,22 @@ class Kernel(BaseEstimator):
         return np.array([float(np.asarray(self.gram_block(X[i:i + 1], Y[i:i + 1]))[0, 0])
                          for i in range(len(X))], dtype=np.float64)
 
+    def column_function(self, X: Any) -> Any:
+        """A function ``idx -> K(X, X[idx])`` (columns of the Gram matrix of checked ``X``)
+        that reuses per-row data prepared once, for algorithms that read a Gram matrix
+        column by column (incomplete Cholesky); None when the kernel has none (the
+        default: such algorithms then ask for blocks).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from structkernels import kernel
+        >>> X = np.array([[1.0, 0.0], [1.0, 1.0]])
+        >>> kernel("linear").column_function(X)(np.array([1])).tolist()
+        [[1.0], [2.0]]
+        """
+        return None
+
     def monotone_in_sigma(self) -> bool:
         """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` is known for every label ``t``
         (the σ learner's pruned trials rely on it); False unless a kernel says so."""

@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -207,6 +208,12 @@ class LinearKernel(VectorKernel):
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.linear_kernel(X, Y)
 
+    def column_function(self, X: np.ndarray) -> Any:
+        """``idx -> X @ X[idx].T`` (see :meth:`Kernel.column_function`)."""
+        if type(self) is not LinearKernel:
+            return None
+        return functools.partial(_product_columns, X)
+
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(x @ y)
 
@@ -223,6 +230,15 @@ class CosineKernel(VectorKernel):
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.cosine_similarity(X, Y)
+
+    def column_function(self, X: np.ndarray) -> Any:
+        """``idx -> U @ U[idx].T`` with the unit rows ``U`` prepared once (see
+        :meth:`Kernel.column_function`)."""
+        if type(self) is not CosineKernel:
+            return None
+        nrm = np.linalg.norm(X, axis=1)
+        nrm[nrm == 0] = 1.0
+        return functools.partial(_product_columns, X / nrm[:, None].astype(X.dtype))
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         nx, ny = np.linalg.norm(x), np.linalg.norm(y)
@@ -260,6 +276,15 @@ class RBFKernel(VectorKernel):
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         # 0.5 / sigma / sigma: a huge sigma gives gamma 0 (all ones), never an OverflowError
         return pairwise.rbf_kernel(X, Y, gamma=0.5 / self.sigma / self.sigma)
+
+    def column_function(self, X: np.ndarray) -> Any:
+        """``idx -> K(X, X[idx])`` from the rows' squared norms prepared once, the formula
+        of :meth:`gram_block` without re-reading ``X`` per column (see
+        :meth:`Kernel.column_function`)."""
+        if type(self) is not RBFKernel:
+            return None
+        sq = np.einsum("ij,ij->i", X, X)
+        return functools.partial(_rbf_columns, X, sq, 1.0 / (2.0 * float(self.sigma) ** 2))
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         d = x - y
@@ -342,3 +367,20 @@ class PolynomialKernel(VectorKernel):
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         gamma = 1.0 / X.shape[1] if self.gamma is None else self.gamma
         return (gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
+
+
+def _product_columns(P: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``P @ P[idx].T`` (a GEMV for one column)."""
+    return (P @ P[idx[0]])[:, None] if len(idx) == 1 else P @ P[idx].T
+
+
+def _rbf_columns(X: np.ndarray, sq: np.ndarray, g: float, idx: np.ndarray) -> np.ndarray:
+    """``exp(-g ||x_i - x_j||^2)`` for every row ``i`` and ``j`` in ``idx``, from squared norms."""
+    cols = _product_columns(X, idx)
+    cols *= -2.0
+    cols += sq[:, None]
+    cols += sq[idx][None, :]
+    np.maximum(cols, 0.0, out=cols)
+    cols *= -g
+    np.exp(cols, out=cols)
+    return cols

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from structkernels.engine.checks import probe_when_asked, validation_level
 from structkernels.engine.gram import block_ranges
+from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Normalized
 from structkernels.kernels.names import takes_arrays
 from structkernels.neighbors.graph import (
@@ -51,7 +52,6 @@ from structkernels.neighbors.hashing import _as_structures as _checked_structure
 from structkernels.neighbors.hashing import codes_from_bits
 from structkernels.neighbors.settings import MAIN_JOB_SETTINGS, PREVIOUS_DEFAULTS
 from structkernels.structures import take
-from structkernels.utils import check_finite
 
 __all__ = [
     "KernelKNNClassifier", "positive_class_scores", "MAIN_JOB_SETTINGS", "PREVIOUS_DEFAULTS",
@@ -327,21 +327,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         return self.kernel_params
 
     def _check_gram(self, K: Any, n_cols: int | None, what: str) -> np.ndarray:
-        if issparse(K):
-            raise TypeError("kernel='precomputed': sparse Gram matrices are not supported")
-        K = np.asarray(K, dtype=np.float64)
-        if K.ndim != 2:
-            raise ValueError(f"kernel='precomputed' expects a 2-D {what} Gram matrix, got {K.shape}")
-        if n_cols is None and K.shape[0] != K.shape[1]:
-            raise ValueError(f"kernel='precomputed': the train Gram matrix must be square, got {K.shape}")
-        if n_cols is not None and K.shape[1] != n_cols:
-            raise ValueError(
-                f"kernel='precomputed': the test Gram matrix needs {n_cols} columns (one per "
-                f"training structure), got shape {K.shape}"
-            )
-        check_finite(K, f"kernel='precomputed': the {what} Gram matrix", ("row", "column"),
-                     hint="a kernel value must be a finite number")
-        return K
+        return check_precomputed_gram(K, n_cols=n_cols, label=f"the {what} Gram matrix")
 
     # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> KernelKNNClassifier:

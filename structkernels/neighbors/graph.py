@@ -31,22 +31,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import joblib
 import numpy as np
 from sklearn.utils import check_random_state
 
 from structkernels.engine.checks import (
     ZeroSelfSimilarityWarning,
-    check_kernel_values,
     diagonal_scales,
     probe_when_asked,
 )
-from structkernels.engine.gram import block_ranges, plan_backend
+from structkernels.engine.gram import block_ranges
+from structkernels.engine.parallel import map_blocks
+from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
 from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, _as_structures
-from structkernels.structures import take
-from structkernels.utils import bar_disabled, effective_n_jobs, njit, tqdm
+from structkernels.neighbors.topk import (  # noqa: F401 - served here too
+    loo_knn,
+    loo_knn_rows,
+    topk_lines,
+    topk_merge_block,
+    topk_rows_masked,
+    topk_vote,
+)
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
 
@@ -189,12 +195,15 @@ def prepare_kernel(kernel: Any, kernel_params: dict | None = None) -> tuple[Kern
 
 
 class _Evaluator:
-    """Runs blocks of kernel values through the Gram engine and keeps per-row top ``k``.
+    """Runs blocks of kernel values through the engine and keeps per-row top ``k``.
 
     A task is ``(row_idx, col_idx, both)``: kernel values between structures
     ``row_idx`` of ``X`` and ``col_idx`` of ``Y`` (``col_idx=None``: the
     symmetric block of ``row_idx``); ``both`` also keeps the columns' top ``k``
-    (a graph on one set).
+    (a graph on one set).  The blocks come from a
+    :class:`~structkernels.engine.source.KernelSource` through
+    :func:`~structkernels.engine.parallel.map_blocks`, each reduced to its top-``k``
+    candidates in the worker (:class:`_TopK`).
     """
 
     def __init__(self, kernel: Kernel, k: int, diag_x=None, diag_y=None, n_jobs: int | None = None):
@@ -208,327 +217,53 @@ class _Evaluator:
 
     def run(self, X, Y, tasks, *, progress: bool | None = None, desc: str = "knn"):
         """Returns ``(rows, cols, sims, n_evaluations)`` candidate triplets."""
+        source = KernelSource(self.kernel, X, None if Y is X else Y, checked=True)
+        reduce = _TopK(self.k, self.scale_x, self.scale_y)
         out_r, out_c, out_s = [], [], []
         n_evals = 0
-        total = sum(_task_cost(t) for t in tasks)
-        disable = bar_disabled(total, progress)
-        bar = tqdm(total=total, unit="eval", unit_scale=True, desc=desc, disable=disable, leave=False)
-        workers = effective_n_jobs(self.n_jobs) if self.n_jobs != 1 else 1
-        try:
-            if workers == 1:
-                results = (
-                    _run_tasks(self.kernel, self.k, [_payload(X, Y, t, self)])
-                    for t in tasks
-                )
-            elif plan_backend(self.kernel, self.n_jobs, None)[1] == "threading":
-                # compiled GIL-free kernels: threads (no start-up, no copies of the
-                # data); the merge of candidates does not depend on their order
-                chunks = _chunk_by_cost(tasks, 16 * workers)
-                parallel = joblib.Parallel(n_jobs=workers, backend="threading",
-                                           return_as="generator_unordered")
-                results = parallel(
-                    joblib.delayed(_run_tasks)(
-                        self.kernel, self.k, [_payload(X, Y, t, self) for t in chunk]
-                    )
-                    for chunk in chunks
-                )
-            else:
-                chunks = _chunk_by_cost(tasks, 4 * workers)
-                parallel = joblib.Parallel(n_jobs=workers, return_as="generator_unordered")
-                results = parallel(
-                    joblib.delayed(_run_tasks)(
-                        self.kernel, self.k, [_payload(X, Y, t, self) for t in chunk]
-                    )
-                    for chunk in chunks
-                )
-            for r, c, s, ne in results:
-                out_r.append(r)
-                out_c.append(c)
-                out_s.append(s)
-                n_evals += ne
-                bar.update(ne)
-        finally:
-            bar.close()
+        for r, c, s, ne in map_blocks(source, tasks, reduce, n_jobs=self.n_jobs,
+                                      progress=progress, desc=desc):
+            out_r.append(r)
+            out_c.append(c)
+            out_s.append(s)
+            n_evals += ne
         if not out_r:
             return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), n_evals
         return np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_s), n_evals
 
 
-def _task_cost(task) -> int:
-    rows, cols, _ = task
-    n = len(rows)
-    return n * (n + 1) // 2 if cols is None else n * len(cols)
-
-
-def _chunk_by_cost(tasks: list, n_chunks: int) -> list[list]:
-    """Greedy balance of tasks over chunks by kernel evaluations (largest first)."""
-    n_chunks = max(1, min(n_chunks, len(tasks)))
-    order = sorted(range(len(tasks)), key=lambda i: -_task_cost(tasks[i]))
-    loads = [0] * n_chunks
-    chunks: list[list] = [[] for _ in range(n_chunks)]
-    for i in order:
-        j = int(np.argmin(loads))
-        chunks[j].append(tasks[i])
-        loads[j] += _task_cost(tasks[i])
-    return [c for c in chunks if c]
-
-
-def _payload(X, Y, task, ev: _Evaluator):
-    rows, cols, both = task
-    sx = None if ev.scale_x is None else ev.scale_x[rows]
-    if cols is None:
-        return rows, None, both, take(X, rows), None, sx, sx
-    sy = None if ev.scale_y is None else ev.scale_y[cols]
-    return rows, cols, both, take(X, rows), take(Y, cols), sx, sy
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _topk_insert(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
-    """Insert ``v`` (at position ``j``) into the descending top ``kk`` held in
-    ``best_v[:filled]`` / ``best_j[:filled]``; returns the new count.  A value equal to
-    the ``kk``-th does not enter: ties go to the smaller position, met first."""
-    if filled == kk and not v > best_v[kk - 1]:
-        return filled
-    p = filled if filled < kk else kk - 1
-    while p > 0 and v > best_v[p - 1]:
-        if p < kk:
-            best_v[p] = best_v[p - 1]
-            best_j[p] = best_j[p - 1]
-        p -= 1
-    best_v[p] = v
-    best_j[p] = j
-    return filled + 1 if filled < kk else filled
-
-
-@njit(cache=True, nogil=True)
-def loo_knn(K, scale, y, k):  # pragma: no cover - compiled
-    """Per row ``i`` of a square ``K``: the weighted positive share of its ``k`` most similar
-    other rows.
-
-    The similarity of ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]``; the top ``k`` are
-    chosen as by :func:`_topk_lines` (ties to the smaller ``j``); weights are the
-    non-negative part of the similarity; a row whose weights are all 0 scores 0.  The
-    leave-one-out vote of :mod:`structkernels.npk.sigma_knn`, without the triplets
-    :func:`_topk_lines` returns.
-    """
-    out = np.zeros(K.shape[0])
-    loo_knn_rows(K, scale, y, k, 0, K.shape[0], out)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def loo_knn_rows(K, scale, y, k, r0, r1, out):  # pragma: no cover - compiled
-    """:func:`loo_knn` of rows ``r0:r1`` into ``out[r0:r1]`` (threads take disjoint rows)."""
-    n = K.shape[0]
-    vals = np.empty(max(k, 1))
-    idx = np.empty(max(k, 1), dtype=np.int64)
-    for i in range(r0, r1):
-        m = 0
-        si = scale[i]
-        for j in range(n):
-            if j != i:
-                m = _topk_insert(vals, idx, m, k, K[i, j] * si * scale[j], j)
-        num = 0.0
-        den = 0.0
-        for t in range(m):
-            w = vals[t] if vals[t] > 0.0 else 0.0
-            num += w * y[idx[t]]
-            den += w
-        out[i] = num / den if den > 0.0 else 0.0
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _topk_insert_ordered(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
-    """:func:`_topk_insert` for positions met in any order: the top ``kk`` by value, ties
-    to the smaller position, whatever order the entries come in (so that a row merged
-    from blocks holds what one pass over it in order holds).  Kept apart from
-    :func:`_topk_insert`: with this comparison in the rows' inner loops the σ learner of
-    train-npk took 38-41 s instead of 16 s (same choices for entries met in order)."""
-    if kk == 0:
-        return 0
-    if filled == kk:
-        lv = best_v[kk - 1]
-        if not (v > lv or (v == lv and j < best_j[kk - 1])):
-            return filled
-    p = filled if filled < kk else kk - 1
-    while p > 0 and (v > best_v[p - 1] or (v == best_v[p - 1] and j < best_j[p - 1])):
-        if p < kk:
-            best_v[p] = best_v[p - 1]
-            best_j[p] = best_j[p - 1]
-        p -= 1
-    best_v[p] = v
-    best_j[p] = j
-    return filled + 1 if filled < kk else filled
-
-
-@njit(cache=True, nogil=True)
-def topk_rows_masked(K, scale, rows, skip, k, p0, p1, vals, idx, filled):  # pragma: no cover
-    """Start the running top ``k`` of rows ``rows[p0:p1]`` of a square ``K`` from its columns
-    ``j`` with ``skip[j]`` False (and ``j`` not the row itself): the similarity of
-    ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]``, as in :func:`loo_knn_rows`.  Row
-    ``rows[p]`` is held in ``vals[p, :filled[p]]`` / ``idx[p, :filled[p]]``, descending;
-    :func:`topk_merge_block` adds the skipped columns, :func:`topk_vote` scores the rows."""
-    n = K.shape[1]
-    for p in range(p0, p1):
-        i = rows[p]
-        si = scale[i]
-        m = 0
-        bv = vals[p]
-        bj = idx[p]
-        for j in range(n):
-            if j != i and not skip[j]:
-                m = _topk_insert(bv, bj, m, k, K[i, j] * si * scale[j], j)
-        filled[p] = m
-
-
-@njit(cache=True, nogil=True)
-def _merge_rows(vals, idx, filled, k, block, pos, row_ids, col_ids, scale):  # pragma: no cover
-    """The rows of ``block`` into the running top ``k`` held at ``pos`` (row factor first)."""
-    na, nb = block.shape
-    for a in range(na):
-        i = row_ids[a]
-        p = pos[a]
-        si = scale[i]
-        bv = vals[p]
-        bj = idx[p]
-        m = filled[p]
-        for b in range(nb):
-            j = col_ids[b]
-            if j != i:
-                m = _topk_insert_ordered(bv, bj, m, k, block[a, b] * si * scale[j], j)
-        filled[p] = m
-
-
-@njit(cache=True, nogil=True)
-def topk_merge_block(vals, idx, filled, k, block, row_pos, col_pos, row_ids, col_ids,
-                     scale, mirror):  # pragma: no cover - compiled
-    """Merge ``block`` (values of the pairs ``(row_ids[a], col_ids[b])``) into the running
-    top ``k`` of the rows held at positions ``row_pos`` (see :func:`topk_rows_masked`);
-    with ``mirror`` also into the rows held at ``col_pos``, as ``K[j, i] = block[a, b]``.
-    A pair of a row with itself is skipped.  The similarity is scaled as by
-    :func:`loo_knn_rows`, row factor first."""
-    _merge_rows(vals, idx, filled, k, block, row_pos, row_ids, col_ids, scale)
-    if mirror:
-        _merge_rows(vals, idx, filled, k, block.T, col_pos, col_ids, row_ids, scale)
-
-
-@njit(cache=True, nogil=True)
-def topk_vote(vals, idx, filled, y, rows, out):  # pragma: no cover - compiled
-    """The similarity-weighted vote of each held row into ``out[rows[p]]``: the arithmetic
-    of :func:`loo_knn_rows` (weights the non-negative part, 0 where all are 0)."""
-    for p in range(len(rows)):
-        num = 0.0
-        den = 0.0
-        for t in range(filled[p]):
-            v = vals[p, t]
-            w = v if v > 0.0 else 0.0
-            num += w * y[idx[p, t]]
-            den += w
-        out[rows[p]] = num / den if den > 0.0 else 0.0
-
-
-@njit(cache=True, nogil=True)
-def _topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
-                sr, sc, scaled, upper):  # pragma: no cover - compiled
-    """Per line (row of ``S``, or column if ``transpose``) its ``k`` largest entries.
-
-    The same choice as :func:`block_topk`: ``-inf``/NaN never chosen, ties at the
-    ``k``-th value to the smaller position; ``mask_self`` skips entries where the
-    line's id equals the other side's id.  With ``scaled`` the entry ``S[a, b]`` is
-    normalised as ``S[a, b] * (sr[a] * sc[b])`` (the arithmetic of
-    :func:`~structkernels.engine.checks.normalize_gram`); with ``upper`` only the upper
-    triangle of a symmetric ``S`` is read (its mirror, as the Gram engine places it).
-    Returns ``(line ids, other ids, values)``.  Compiled without the GIL, so
-    bucket blocks reduce in parallel threads.
-    """
-    n_lines = S.shape[1] if transpose else S.shape[0]
-    n_other = S.shape[0] if transpose else S.shape[1]
-    kk = min(k, n_other)
-    out_l = np.empty(n_lines * kk, np.int64)
-    out_o = np.empty(n_lines * kk, np.int64)
-    out_v = np.empty(n_lines * kk, np.float64)
-    best_v = np.empty(max(kk, 1), np.float64)
-    best_j = np.empty(max(kk, 1), np.int64)
-    n_out = 0
-    for i in range(n_lines):
-        filled = 0
-        for j in range(n_other):
-            if mask_self and line_ids[i] == other_ids[j]:
-                continue
-            a, b = (j, i) if transpose else (i, j)
-            if upper and a > b:
-                a, b = b, a
-            v = S[a, b]
-            if scaled:
-                v = v * (sr[a] * sc[b])
-            if np.isnan(v) or v == -np.inf:
-                continue
-            filled = _topk_insert(best_v, best_j, filled, kk, v, j)
-        for q in range(filled):
-            out_l[n_out] = line_ids[i]
-            out_o[n_out] = other_ids[best_j[q]]
-            out_v[n_out] = best_v[q]
-            n_out += 1
-    return out_l[:n_out], out_o[:n_out], out_v[:n_out]
-
-
-def _task_block(kernel: Kernel, Xr, Xc, rows=None, cols=None, same: bool = True) -> np.ndarray:
-    """Kernel values of one task in a single block (a symmetric one when ``Xc`` is None).
-
-    A NaN or infinite value is refused naming the pair (``rows``/``cols``: the
-    structures' positions, for the message; ``same``: both sides index one set)."""
-    Xr = kernel.check_input(Xr)  # as the Gram engine does (an encoded list is kept as is)
-    if Xc is None:
-        S = np.asarray(kernel.gram_block_symmetric(Xr), dtype=np.float64)
-        shape = (len(Xr), len(Xr))
-    else:
-        S = np.asarray(kernel.gram_block(Xr, kernel.check_input(Xc)), dtype=np.float64)
-        shape = (len(Xr), len(Xc))
-    if S.shape != shape:
-        raise ValueError(f"a kernel block has shape {S.shape}, expected {shape}")
-    # a bad value is named by its pair's positions in the data, not in the block
-    check_kernel_values(kernel, S, rows=rows, cols=cols if cols is not None else rows,
-                        names=("X", "X" if same else "Y"))
-    return S
-
-
 _NO_SCALE = np.ones(0, dtype=np.float64)
 
 
-def _run_tasks(kernel: Kernel, k: int, payloads: list):
-    """Worker: one kernel block per task, reduced to top-k candidates.
+class _TopK:
+    """A block's top-``k`` candidates, in the worker (the reduce of :func:`map_blocks`).
 
-    One compiled block per bucket (or bucket pair), normalised and reduced by a
-    compiled top-k: the time goes to GIL-free code, so threads over tasks scale.
-    ``sx``/``sy`` are the normalisation scales ``1 / sqrt(k(x, x))`` (or None).
+    The block is normalised and reduced by a compiled top-k: the time goes to GIL-free
+    code, so threads over tasks scale.  ``scale_x``/``scale_y`` are the normalisation
+    scales ``1 / sqrt(k(x, x))`` of the whole sets (or None).
     """
-    out_r, out_c, out_s = [], [], []
-    n_evals = 0
-    for rows, cols, both, Xr, Xc, sx, sy in payloads:
-        S = _task_block(kernel, Xr, Xc, rows, cols, same=both)
-        scaled = sx is not None
-        sr = sx if scaled else _NO_SCALE
+
+    def __init__(self, k: int, scale_x, scale_y):
+        self.k = k
+        self.scale_x = scale_x
+        self.scale_y = scale_y
+
+    def __call__(self, S: np.ndarray, task: tuple):
+        rows, cols, both = task
+        k = self.k
+        scaled = self.scale_x is not None
+        sr = self.scale_x[rows] if scaled else _NO_SCALE
         if cols is None:
-            n_evals += len(rows) * (len(rows) + 1) // 2
             # the upper triangle is mirrored, as the Gram engine does; a structure
             # is never its own neighbour in a graph on one set
-            r, c, s = _topk_lines(S, rows, rows, k, False, both, sr, sr, scaled, True)
-            out_r.append(r)
-            out_c.append(c)
-            out_s.append(s)
-            continue
-        n_evals += len(rows) * len(cols)
-        sc = sy if scaled else _NO_SCALE
-        r, c, s = _topk_lines(S, rows, cols, k, False, both, sr, sc, scaled, False)
-        out_r.append(r)
-        out_c.append(c)
-        out_s.append(s)
+            r, c, s = topk_lines(S, rows, rows, k, False, both, sr, sr, scaled, True)
+            return r, c, s, len(rows) * (len(rows) + 1) // 2
+        sc = self.scale_y[cols] if scaled else _NO_SCALE
+        r, c, s = topk_lines(S, rows, cols, k, False, both, sr, sc, scaled, False)
         if both:
-            c2, r2, s2 = _topk_lines(S, cols, rows, k, True, both, sr, sc, scaled, False)
-            out_r.append(c2)
-            out_c.append(r2)
-            out_s.append(s2)
-    return np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_s), n_evals
+            c2, r2, s2 = topk_lines(S, cols, rows, k, True, both, sr, sc, scaled, False)
+            r, c, s = np.concatenate([r, c2]), np.concatenate([c, r2]), np.concatenate([s, s2])
+        return r, c, s, len(rows) * len(cols)
 
 
 def _check_common(k: Any, n_jobs: Any) -> None:
@@ -838,8 +573,8 @@ def knn_graph(
         ref = h.reference_indices_
         S = np.ascontiguousarray(S, dtype=np.float64)
         idx = np.arange(n, dtype=np.int64)
-        rr, cc, ss = _topk_lines(S, idx, ref, k, False, True, _NO_SCALE, _NO_SCALE, False, False)
-        c2, r2, s2 = _topk_lines(S, ref, idx, k, True, True, _NO_SCALE, _NO_SCALE, False, False)
+        rr, cc, ss = topk_lines(S, idx, ref, k, False, True, _NO_SCALE, _NO_SCALE, False, False)
+        c2, r2, s2 = topk_lines(S, ref, idx, k, True, True, _NO_SCALE, _NO_SCALE, False, False)
         parts_r += [rr, c2]
         parts_c += [cc, r2]
         parts_s += [ss, s2]

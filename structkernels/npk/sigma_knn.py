@@ -20,14 +20,14 @@ tuples with label ``l``, so no other raw kernel value depends on ``σ(l)``
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from structkernels.engine.gram import block_ranges, gram
+from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel
-from structkernels.neighbors.graph import (
+from structkernels.neighbors.topk import (
     loo_knn_rows,
     topk_merge_block,
     topk_rows_masked,
@@ -87,8 +87,8 @@ def _in_bands(n: int, n_jobs: int | None, work: Callable[[int, int], Any]) -> No
         work(0, n)
         return
     bands = np.linspace(0, n, 4 * workers + 1).astype(np.int64)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(lambda b: work(int(bands[b]), int(bands[b + 1])), range(len(bands) - 1)))
+    list(map_tasks(lambda b: work(int(bands[b]), int(bands[b + 1])), range(len(bands) - 1),
+                   n_jobs=workers))
 
 
 def _average_precision(y: np.ndarray, scores: np.ndarray) -> float:

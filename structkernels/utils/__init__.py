@@ -27,6 +27,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._cache": ["user_cache_dir"],
     "._cores": ["available_cores", "effective_n_jobs"],
     "._memory": ["release_free_memory"],
+    "._budget": ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib"],
     "._jit": ["njit", "numba_cache_dir"],
     "._lazy": ["lazy_exports", "served_from"],
 })

@@ -27,11 +27,11 @@ from structkernels.engine.checks import (
     normalize_gram,
     validation_level,
 )
+from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Normalized
 from structkernels.kernels.names import takes_arrays
-from structkernels.kernels.vector import CosineKernel, LinearKernel, RBFKernel, VectorKernel
+from structkernels.kernels.vector import VectorKernel
 from structkernels.structures import take
-from structkernels.utils import check_finite
 
 __all__ = [
     "resolve_source",
@@ -328,39 +328,19 @@ class KernelSource:
         return self._checked(np.asarray(k.diag_block(self.X), dtype=np.float64), diagonal=True,
                              kernel=k)
 
-    def _prepare(self) -> tuple | None:
-        """Per-row data reused by every column of the RBF and cosine kernels."""
+    def _prepare(self) -> Any:
+        """The kernel's own column function over ``X`` (per-row data prepared once:
+        :meth:`structkernels.Kernel.column_function`), or None."""
         if self._prepared is None:
-            k = self.kernel
-            if type(k) is RBFKernel:
-                sq = np.einsum("ij,ij->i", self.X, self.X)
-                self._prepared = ("rbf", self.X, sq, 1.0 / (2.0 * float(k.sigma) ** 2))
-            elif type(k) is CosineKernel:
-                nrm = np.linalg.norm(self.X, axis=1)
-                nrm[nrm == 0] = 1.0
-                self._prepared = ("cos", self.X / nrm[:, None].astype(self.X.dtype))
-            elif type(k) is LinearKernel:
-                self._prepared = ("lin", self.X)
-            else:
-                self._prepared = ("",)
-        return self._prepared if self._prepared[0] else None
+            self._prepared = (self.kernel.column_function(self.X),)
+        return self._prepared[0]
 
     def columns(self, idx: Sequence[int]) -> np.ndarray:
         """``K[:, idx]`` (one kernel evaluation per entry)."""
         idx = np.asarray(idx, dtype=np.intp)
-        prep = self._prepare()
-        if prep is not None:
-            Xp = prep[1]
-            cols = (Xp @ Xp[idx[0]])[:, None] if len(idx) == 1 else Xp @ Xp[idx].T  # GEMV for one column
-            if prep[0] == "rbf":
-                sq, g = prep[2], prep[3]
-                cols *= -2.0
-                cols += sq[:, None]
-                cols += sq[idx][None, :]
-                np.maximum(cols, 0.0, out=cols)
-                cols *= -g
-                np.exp(cols, out=cols)
-            cols = np.asarray(cols, dtype=self.dtype)
+        columns_of = self._prepare()
+        if columns_of is not None:
+            cols = np.asarray(columns_of(idx), dtype=self.dtype)
             self.n_evaluations += cols.size
             return self._checked(cols, cols=idx)
         if self._inner is None:
@@ -438,14 +418,8 @@ class PrecomputedSource:
 
     def __init__(self, K: Any, name: str = "X", dtype: Any = np.float64):
         self.dtype = check_dtype(dtype)
-        K = np.asarray(K, dtype=self.dtype)
-        if K.ndim != 2 or K.shape[0] != K.shape[1]:
-            raise ValueError(
-                f"with a precomputed kernel, {name} must be a square Gram matrix, got shape {K.shape}"
-            )
-        check_finite(K, f"precomputed Gram matrix {name}", ("row", "column"),
-                     hint="a kernel value must be a finite number")
-        self.K = K
+        self.K = K = check_precomputed_gram(K, label=f"precomputed Gram matrix {name}",
+                                            dtype=self.dtype)
         self.n = K.shape[0]
         self.name = name
         self.n_evaluations = 0
@@ -463,14 +437,9 @@ class PrecomputedSource:
         return self.K
 
     def cross(self, K_new: Any, idx: Sequence[int] | None = None) -> np.ndarray:
-        K_new = np.asarray(K_new, dtype=self.dtype)
-        if K_new.ndim != 2 or K_new.shape[1] != self.n:
-            raise ValueError(
-                f"with a precomputed kernel, new {self.name} must be a cross Gram matrix of shape "
-                f"(n_new, {self.n}) against the training points, got shape {K_new.shape}"
-            )
-        check_finite(K_new, f"precomputed cross Gram matrix of new {self.name}", ("row", "column"),
-                     hint="a kernel value must be a finite number")
+        K_new = check_precomputed_gram(
+            K_new, n_cols=self.n, label=f"precomputed cross Gram matrix of new {self.name}",
+            dtype=self.dtype)
         return K_new if idx is None else K_new[:, np.asarray(idx, dtype=np.intp)]
 
 

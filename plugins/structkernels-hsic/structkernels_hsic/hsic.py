@@ -44,6 +44,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
+from structkernels.engine.parallel import map_tasks
 from structkernels.utils import check_finite
 from structkernels_hsic._kernels import (
     KernelSource,
@@ -221,15 +222,9 @@ def _tiled_stats(sx, sy, unbiased: bool, block: int, n_jobs: int = 1, progress: 
         return out
 
     disable = (n * n < 50_000_000) if progress is None else not progress
-    it = tqdm(pairs, desc="HSIC tiles", disable=disable, leave=False)
-    if n_jobs == 1 or len(pairs) == 1:
-        results = (run(i, j) for i, j in it)
-    else:
-        from joblib import Parallel, delayed
-
-        results = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
-            delayed(run)(i, j) for i, j in it
-        )
+    # tiles in threads (BLAS and compiled kernels release the GIL), results in tile order
+    results = map_tasks(lambda ij: run(*ij), pairs, n_jobs=n_jobs, progress=not disable,
+                        desc="HSIC tiles", unit="tile")
     dot = 0.0
     kr, lr = np.zeros(n), np.zeros(n)
     kd = np.empty(n) if unbiased else None

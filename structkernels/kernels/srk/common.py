@@ -27,6 +27,7 @@ computation over :func:`memory_budget` is refused with
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 from collections.abc import Sequence
@@ -36,8 +37,17 @@ import joblib
 import numpy as np
 
 from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
+from structkernels.engine.gram import releases_gil
+from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel
-from structkernels.utils import check_int, effective_n_jobs, tqdm
+from structkernels.utils import (
+    MEMORY_BUDGET_ENV,
+    check_int,
+    effective_n_jobs,
+    format_gib,
+    memory_budget,
+    tqdm,
+)
 
 __all__ = [
     "MemoryBudgetError",
@@ -52,156 +62,12 @@ __all__ = [
 
 Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
 
-#: Environment variable holding the memory budget of one SRK computation
-#: (bytes, or a number with a K, M, G or T suffix, e.g. ``"16G"``).
-MEMORY_BUDGET_ENV = "STRUCTKERNELS_MEMORY_BUDGET"
-
-
 class MemoryBudgetError(ValueError, MemoryError):
     """A computation that would need more memory than the budget, refused before allocating.
 
     A ``ValueError`` (a parameter too large for the input) and a
     ``MemoryError`` (what it would otherwise have caused).
     """
-
-
-#: Where the cgroup file systems are mounted, and this process's cgroup list (monkeypatched
-#: in the tests).
-_CGROUP_ROOT = "/sys/fs/cgroup"
-_PROC_CGROUP = "/proc/self/cgroup"
-_UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
-
-
-def _read_int(path: str) -> int | None:
-    try:
-        with open(path, encoding="ascii") as fh:
-            text = fh.read().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if text == "max":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        return None
-    return None if value >= _UNLIMITED else value
-
-
-def _physical_bytes() -> int | None:
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def _available_bytes() -> int | None:
-    """Memory available to a new allocation now (``MemAvailable``), where known."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def _rlimit_room() -> int | None:
-    """Address space left under the soft ``RLIMIT_AS`` (None: no limit)."""
-    try:
-        import resource
-
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    except (ImportError, AttributeError, OSError, ValueError):
-        return None
-    if soft == resource.RLIM_INFINITY or soft < 0:
-        return None
-    used = 0
-    try:
-        with open("/proc/self/statm", encoding="ascii") as fh:
-            used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
-        pass
-    return max(int(soft) - used, 0)
-
-
-def _cgroup_room() -> int | None:
-    """Memory left under this process's cgroup limit (v2 ``memory.max``, v1
-    ``memory.limit_in_bytes``; None: no limit found)."""
-    v1 = v2 = ""
-    try:
-        with open(_PROC_CGROUP, encoding="utf-8") as fh:
-            for line in fh:
-                parts = line.rstrip("\n").split(":", 2)
-                if len(parts) != 3:
-                    continue
-                if parts[0] == "0" and parts[1] == "":
-                    v2 = parts[2].lstrip("/")
-                elif "memory" in parts[1].split(","):
-                    v1 = parts[2].lstrip("/")
-    except OSError:
-        pass
-    rooms = []
-    # the process's own cgroup, else the root of the mount (a container sees its own as root)
-    for folder in dict.fromkeys((os.path.join(_CGROUP_ROOT, v2), _CGROUP_ROOT)):
-        limit = _read_int(os.path.join(folder, "memory.max"))
-        if limit is not None:
-            rooms.append(max(limit - (_read_int(os.path.join(folder, "memory.current")) or 0), 0))
-            break
-    mem = os.path.join(_CGROUP_ROOT, "memory")
-    for folder in dict.fromkeys((os.path.join(mem, v1), mem)):
-        limit = _read_int(os.path.join(folder, "memory.limit_in_bytes"))
-        if limit is not None:
-            used = _read_int(os.path.join(folder, "memory.usage_in_bytes")) or 0
-            rooms.append(max(limit - used, 0))
-            break
-    return min(rooms) if rooms else None
-
-
-def memory_budget() -> int:
-    """Bytes one SRK computation may plan to use.
-
-    ``$STRUCTKERNELS_MEMORY_BUDGET`` if set (``"8G"``, ``"512M"``, bytes).
-    Otherwise half of the smallest of: the machine's physical memory, the
-    memory available now (``MemAvailable``), the address space left under the
-    soft ``RLIMIT_AS`` (``ulimit -v``), and the memory left under this
-    process's cgroup limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``:
-    containers, batch schedulers); 8 GiB where none is known.  Read at each
-    call: no process-wide state.
-
-    Examples
-    --------
-    >>> memory_budget() > 0
-    True
-    """
-    value = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
-    if value:
-        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-        scale = units.get(value[-1].upper(), 1)
-        number = value[:-1] if value[-1].upper() in units else value
-        try:
-            budget = int(float(number) * scale)
-        except ValueError:
-            budget = -1
-        if budget <= 0:
-            raise ValueError(
-                f"{MEMORY_BUDGET_ENV}={value!r}: give a positive size such as 8G, 512M or bytes"
-            )
-        return budget
-    known = [
-        v for v in (_physical_bytes(), _available_bytes(), _rlimit_room(), _cgroup_room())
-        if v is not None
-    ]
-    if not known:
-        return 8 << 30
-    return max(min(known) // 2, 1)
-
-
-def _gib(n: float) -> str:
-    return f"{n / (1 << 30):.3g} GiB"
 
 
 def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) -> int:
@@ -431,7 +297,7 @@ class SRKBase(Kernel):
         if fits is not None and self.kmax is not None:
             hint = f"kmax={fits} fits"
         elif out > budget:
-            hint = (f"the output alone needs {_gib(out)}: compute the Gram in blocks "
+            hint = (f"the output alone needs {format_gib(out)}: compute the Gram in blocks "
                     "(structkernels.gram with out= a memory map) or on fewer re-writings")
         else:
             longest = max((max(len(s), len(t)) for s, t in X), default=0)
@@ -440,7 +306,7 @@ class SRKBase(Kernel):
         raise MemoryBudgetError(
             f"{type(self).__name__}(k={self.k}, kmax={self.kmax}) on {len(X)} x "
             f"{len(X) if Y is None else len(Y)} re-writings (windows {windows[0]}..{windows[-1]}) "
-            f"would need about {_gib(need)}, over the memory budget of {_gib(budget)}; "
+            f"would need about {format_gib(need)}, over the memory budget of {format_gib(budget)}; "
             f"{hint} (or raise the budget with ${MEMORY_BUDGET_ENV})"
         )
 
@@ -521,7 +387,8 @@ class SRKBase(Kernel):
 
 
 # ---------------------------------------------------------------- Gram stacks
-def _stack_task(kernel: SRKBase, X, Y, r0, r1, c0, c1, symmetric):
+def _stack_task(kernel: SRKBase, X, Y, task, symmetric):
+    r0, r1, c0, c1 = task
     if symmetric and r0 == c0:
         return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], None)
     return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
@@ -608,23 +475,20 @@ def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int | No
     need = 8 * len(windows) * n * m  # the stack; each block checks its own working memory
     if need > memory_budget():
         raise MemoryBudgetError(
-            f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {_gib(need)}, over the "
-            f"memory budget of {_gib(memory_budget())} (raise it with ${MEMORY_BUDGET_ENV})"
+            f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {format_gib(need)}, over the "
+            f"memory budget of {format_gib(memory_budget())} (raise it with ${MEMORY_BUDGET_ENV})"
         )
     stack = np.zeros((len(windows), n, m), dtype=np.float64)
     disable = (len(tasks) < 8) if progress is None else not progress
     bar = tqdm(total=len(tasks), unit="block", desc=f"{kernel.name} gram", disable=disable)
     try:
-        if workers == 1:
-            results = (_stack_task(kernel, X, Y, *t, symmetric) for t in tasks)
-        else:
-            # compiled kernels that release the GIL run in threads (no start-up, no
-            # copies); the others in processes.  Placement does not depend on order.
-            backend = "threading" if getattr(kernel, "nogil_blocks", False) else None
-            results = joblib.Parallel(n_jobs=workers, backend=backend,
-                                      return_as="generator_unordered")(
-                joblib.delayed(_stack_task)(kernel, X, Y, *t, symmetric) for t in tasks
-            )
+        # compiled kernels that release the GIL run in threads (no start-up, no
+        # copies); the others in processes.  Placement does not depend on order.
+        results = map_tasks(
+            functools.partial(_stack_task, kernel, X, Y, symmetric=symmetric), tasks,
+            n_jobs=workers, ordered=False,
+            backend="threads" if releases_gil(kernel) else "processes",
+        )
         for r0, r1, c0, c1, block in results:
             w = len(block)  # a block's windows: a prefix of ``windows`` (the rest are 0)
             stack[:w, r0:r1, c0:c1] = block

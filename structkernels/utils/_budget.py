@@ -1,0 +1,155 @@
+"""How much memory a computation may take: the smallest of physical memory, what is
+available now, the address-space limit (``ulimit -v``) and the cgroup limit (a container),
+or the budget the user sets in ``$STRUCTKERNELS_MEMORY_BUDGET``.
+
+Computations that allocate in one piece (the SRK Gram stacks) check their need against
+:func:`memory_budget` before allocating.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib"]
+
+#: Environment variable holding the memory budget of one computation
+#: (bytes, or a number with a K, M, G or T suffix, e.g. ``"16G"``).
+MEMORY_BUDGET_ENV = "STRUCTKERNELS_MEMORY_BUDGET"
+
+#: Where the cgroup file systems are mounted, and this process's cgroup list (monkeypatched
+#: in the tests).
+_CGROUP_ROOT = "/sys/fs/cgroup"
+_PROC_CGROUP = "/proc/self/cgroup"
+_UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path, encoding="ascii") as fh:
+            text = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if text == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return None if value >= _UNLIMITED else value
+
+
+def _physical_bytes() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _available_bytes() -> int | None:
+    """Memory available to a new allocation now (``MemAvailable``), where known."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _rlimit_room() -> int | None:
+    """Address space left under the soft ``RLIMIT_AS`` (None: no limit)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, AttributeError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    used = 0
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    return max(int(soft) - used, 0)
+
+
+def _cgroup_room() -> int | None:
+    """Memory left under this process's cgroup limit (v2 ``memory.max``, v1
+    ``memory.limit_in_bytes``; None: no limit found)."""
+    v1 = v2 = ""
+    try:
+        with open(_PROC_CGROUP, encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.rstrip("\n").split(":", 2)
+                if len(parts) != 3:
+                    continue
+                if parts[0] == "0" and parts[1] == "":
+                    v2 = parts[2].lstrip("/")
+                elif "memory" in parts[1].split(","):
+                    v1 = parts[2].lstrip("/")
+    except OSError:
+        pass
+    rooms = []
+    # the process's own cgroup, else the root of the mount (a container sees its own as root)
+    for folder in dict.fromkeys((os.path.join(_CGROUP_ROOT, v2), _CGROUP_ROOT)):
+        limit = _read_int(os.path.join(folder, "memory.max"))
+        if limit is not None:
+            rooms.append(max(limit - (_read_int(os.path.join(folder, "memory.current")) or 0), 0))
+            break
+    mem = os.path.join(_CGROUP_ROOT, "memory")
+    for folder in dict.fromkeys((os.path.join(mem, v1), mem)):
+        limit = _read_int(os.path.join(folder, "memory.limit_in_bytes"))
+        if limit is not None:
+            used = _read_int(os.path.join(folder, "memory.usage_in_bytes")) or 0
+            rooms.append(max(limit - used, 0))
+            break
+    return min(rooms) if rooms else None
+
+
+def memory_budget() -> int:
+    """Bytes one SRK computation may plan to use.
+
+    ``$STRUCTKERNELS_MEMORY_BUDGET`` if set (``"8G"``, ``"512M"``, bytes).
+    Otherwise half of the smallest of: the machine's physical memory, the
+    memory available now (``MemAvailable``), the address space left under the
+    soft ``RLIMIT_AS`` (``ulimit -v``), and the memory left under this
+    process's cgroup limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``:
+    containers, batch schedulers); 8 GiB where none is known.  Read at each
+    call: no process-wide state.
+
+    Examples
+    --------
+    >>> memory_budget() > 0
+    True
+    """
+    value = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
+    if value:
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+        scale = units.get(value[-1].upper(), 1)
+        number = value[:-1] if value[-1].upper() in units else value
+        try:
+            budget = int(float(number) * scale)
+        except ValueError:
+            budget = -1
+        if budget <= 0:
+            raise ValueError(
+                f"{MEMORY_BUDGET_ENV}={value!r}: give a positive size such as 8G, 512M or bytes"
+            )
+        return budget
+    known = [
+        v for v in (_physical_bytes(), _available_bytes(), _rlimit_room(), _cgroup_room())
+        if v is not None
+    ]
+    if not known:
+        return 8 << 30
+    return max(min(known) // 2, 1)
+
+
+def format_gib(n: float) -> str:
+    return f"{n / (1 << 30):.3g} GiB"

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from structkernels.utils import (
-    InvalidParameterError,
     Interval,
+    InvalidParameterError,
     Options,
     ValidatedParamsMixin,
     effective_n_jobs,

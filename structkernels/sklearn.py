@@ -16,6 +16,8 @@ distance for ``KNeighborsClassifier(metric="precomputed")``.
 
 from __future__ import annotations
 
+import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -26,11 +28,12 @@ from structkernels.engine.checks import normalize_gram
 from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel
 from structkernels.kernels.names import as_kernel, takes_arrays
+from structkernels.utils import N_JOBS, Interval, ValidatedParamsMixin
 
 __all__ = ["GramTransformer", "kernel_to_distance"]
 
 
-class GramTransformer(TransformerMixin, BaseEstimator):
+class GramTransformer(ValidatedParamsMixin, TransformerMixin, BaseEstimator):
     """Map structures to their kernel values against the training structures.
 
     Parameters
@@ -71,6 +74,14 @@ class GramTransformer(TransformerMixin, BaseEstimator):
     >>> model.fit(X, y).predict(np.array([[1.0, 0.9]])).tolist()
     [1]
     """
+
+    _param_constraints = {
+        "kernel_params": [None, dict],
+        "normalize": ["boolean"],
+        "n_jobs": N_JOBS,
+        "block_size": [None, Interval(numbers.Integral, 1, None)],
+        "cache": [None, str, os.PathLike],
+    }
 
     def __init__(
         self,
@@ -129,6 +140,7 @@ class GramTransformer(TransformerMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any = None) -> GramTransformer:
         """Keep the training structures (and their self-similarities if normalising)."""
+        self._validate_params()
         k = self._build_kernel()
         Xc = self._check_X(k, X, reset=True)
         self.kernel_ = k

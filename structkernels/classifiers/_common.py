@@ -1,4 +1,5 @@
-"""What the classifiers of this package share: kernel, input, label and Gram checks."""
+"""What the classifiers of this package share: parameter constraints, kernel, input, label
+and Gram checks."""
 
 from __future__ import annotations
 
@@ -11,13 +12,32 @@ from scipy.sparse import issparse
 from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
-from structkernels.neighbors.settings import MAIN_JOB_SETTINGS
-from structkernels.utils import check_int
+from structkernels.neighbors.settings import classifier_kernel_params
+from structkernels.utils import N_JOBS, Options
 
 __all__ = [
-    "is_precomputed", "resolve_n_jobs", "resolve_kernel", "check_structures", "check_gram",
-    "check_labels", "check_n_features", "set_n_features", "check_number", "check_int",
+    "is_precomputed", "resolve_kernel", "check_structures", "check_gram", "check_labels",
+    "check_n_features", "set_n_features", "KERNEL_CONSTRAINTS", "precomputed_refusals",
 ]
+
+
+#: The parameter constraints every classifier of this package shares.
+KERNEL_CONSTRAINTS: dict[str, list[Any]] = {
+    "kernel_params": [None, dict],
+    "normalize": ["boolean", Options(["auto"])],
+    "random_state": ["random_state"],
+    "n_jobs": N_JOBS,
+}
+
+
+def precomputed_refusals(est: Any) -> None:
+    """``kernel_params`` and ``normalize`` do not apply to ``kernel="precomputed"``."""
+    if is_precomputed(est.kernel) and (
+            est.kernel_params or (not isinstance(est.normalize, str) and est.normalize)):
+        raise ValueError(
+            f"{type(est).__name__}: kernel_params and normalize do not apply to "
+            "kernel='precomputed'"
+        )
 
 
 def is_precomputed(kernel: Any) -> bool:
@@ -25,40 +45,22 @@ def is_precomputed(kernel: Any) -> bool:
     return isinstance(kernel, str) and kernel == "precomputed"
 
 
-def resolve_n_jobs(n_jobs: Any, owner: str) -> int:
-    """``n_jobs`` for the Gram engine and joblib: None is -1, every core the process may use.
-
-    joblib resolves -1 to the CPUs this process may run on (its affinity mask and
-    container quota), the rule of :func:`structkernels.gram`.
-    """
-    if n_jobs is None:
-        return -1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"{owner}.n_jobs must be None or a non-zero int, got {n_jobs!r}")
-    return int(n_jobs)
-
-
 def resolve_kernel(
     kernel: Any, kernel_params: dict | None, normalize: Any, owner: str
 ) -> tuple[Kernel, bool]:
     """The kernel to evaluate (a :class:`Normalized` one when normalising) and whether it is.
 
-    ``kernel="path"`` with ``kernel_params=None`` is the main job's path kernel
-    (``{"lam": 0.8, "node_mismatch": 0.9}``, partial credit for tuples with equal
-    edges and different nodes), as :class:`~structkernels.KernelKNNClassifier`'s.
+    ``kernel_params`` and ``normalize`` are checked by the caller (its parameter
+    constraints).  A kernel name with ``kernel_params=None`` means its named
+    configuration of :data:`~structkernels.neighbors.settings.CLASSIFIER_KERNELS`
+    (``"path"``: partial credit 0.9 for tuples with equal edges and different nodes),
+    as for :class:`~structkernels.KernelKNNClassifier`.
 
     ``normalize="auto"`` normalises kernels whose values grow with the structures'
     size (``Kernel.grows_with_size``); a :class:`Normalized` kernel given by the
     user is normalised whatever ``normalize`` says.
     """
-    if not (isinstance(normalize, (bool, np.bool_)) or (
-            isinstance(normalize, str) and normalize == "auto")):
-        raise ValueError(f"{owner}.normalize must be True, False or 'auto', got {normalize!r}")
-    if kernel_params is not None and not isinstance(kernel_params, dict):
-        raise TypeError(f"{owner}.kernel_params must be a dict or None, got "
-                        f"{type(kernel_params).__name__}")
-    if kernel_params is None and isinstance(kernel, str) and kernel == "path":
-        kernel_params = dict(MAIN_JOB_SETTINGS["kernel_params"])
+    kernel_params = classifier_kernel_params(kernel, kernel_params)
     kern = as_kernel(kernel, **(kernel_params or {}))
     base, norm = (kern.kernel, True) if isinstance(kern, Normalized) else (kern, False)
     if isinstance(normalize, str):
@@ -121,12 +123,3 @@ def check_n_features(est: Any, X: Any) -> None:
             f"X has {got} features, but {type(est).__name__} is expecting {expected} features "
             "as input"
         )
-
-
-def check_number(value: Any, what: str, *, positive: bool) -> float:
-    """``value`` is a finite real number, > 0 when ``positive`` else >= 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or (value <= 0 if positive else value < 0):
-        raise ValueError(f"{what} must be a finite number {'> 0' if positive else '>= 0'}, "
-                         f"got {value!r}")
-    return float(value)

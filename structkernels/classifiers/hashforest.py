@@ -19,6 +19,7 @@ learns on these ``n_hashes * n_bits`` binary features.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -27,20 +28,21 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers._common import (
+    KERNEL_CONSTRAINTS,
     check_gram,
-    check_int,
     check_labels,
     check_n_features,
     check_structures,
     is_precomputed,
+    precomputed_refusals,
     resolve_kernel,
-    resolve_n_jobs,
     set_n_features,
 )
 from structkernels.kernels.lookup import GramLookup
 from structkernels.kernels.names import takes_arrays
 from structkernels.neighbors.hashing import RandomKNNHash
 from structkernels.structures import take
+from structkernels.utils import Interval, ValidatedParamsMixin, n_jobs_value
 
 __all__ = ["HashForestClassifier"]
 
@@ -48,7 +50,7 @@ __all__ = ["HashForestClassifier"]
 MAX_BITS = 62
 
 
-class HashForestClassifier(ClassifierMixin, BaseEstimator):
+class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     """Random forest on kernelised hash codes (KLSH-RF, Garg et al. 2019).
 
     Parameters
@@ -60,8 +62,9 @@ class HashForestClassifier(ClassifierMixin, BaseEstimator):
         columns of the reference structures are read).
     kernel_params : dict, optional
         Parameters of a kernel given by name.  None with ``kernel="path"``:
-        ``{"lam": 0.8, "node_mismatch": 0.9}``, the main job's partial credit,
-        as :class:`~structkernels.KernelKNNClassifier` (without it the codes
+        the named configuration
+        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial
+        credit 0.9), as :class:`~structkernels.KernelKNNClassifier` (without it the codes
         of the shipped data's paths are poor: F1 21-23 against 74-79 at 2,000
         training / 1,000 test paths, M = 100, three seeds); any dict is used
         as given.
@@ -130,6 +133,15 @@ class HashForestClassifier(ClassifierMixin, BaseEstimator):
     ((80, 32), 9)
     """
 
+    _param_constraints = {
+        **KERNEL_CONSTRAINTS,
+        "n_bits": [Interval(numbers.Integral, 1, MAX_BITS)],
+        "n_hashes": [Interval(numbers.Integral, 1, None)],
+        "n_reference": [None, Interval(numbers.Integral, 2, None)],
+        "subset_size": [None, Interval(numbers.Integral, 1, None)],
+        "n_estimators": [Interval(numbers.Integral, 1, None)],
+    }
+
     def __init__(
         self,
         kernel: Any = "path",
@@ -164,18 +176,10 @@ class HashForestClassifier(ClassifierMixin, BaseEstimator):
         from sklearn.ensemble import RandomForestClassifier
 
         name = type(self).__name__
-        check_int(self.n_bits, f"{name}.n_bits", 1)
-        if self.n_bits > MAX_BITS:
-            raise ValueError(f"{name}.n_bits must be <= {MAX_BITS}, got {self.n_bits}")
-        check_int(self.n_hashes, f"{name}.n_hashes", 1)
-        check_int(self.n_reference, f"{name}.n_reference", 2, allow_none=True)
-        check_int(self.subset_size, f"{name}.subset_size", 1, allow_none=True)
-        n_jobs = resolve_n_jobs(self.n_jobs, name)
+        self._validate_params()
+        precomputed_refusals(self)
+        n_jobs = n_jobs_value(self.n_jobs)
         if is_precomputed(self.kernel):
-            if self.kernel_params or (not isinstance(self.normalize, str) and self.normalize):
-                raise ValueError(
-                    f"{name}: kernel_params and normalize do not apply to kernel='precomputed'"
-                )
             K = check_gram(X, None, "train", name)
             self.kernel_, self.normalized_ = None, False
             self.n_features_in_ = n = K.shape[1]
@@ -232,7 +236,7 @@ class HashForestClassifier(ClassifierMixin, BaseEstimator):
             return check_gram(X, self.n_train_, "test", name)[:, self.reference_indices_]
         Xq = check_structures(self.kernel_, X, name)
         check_n_features(self, Xq)
-        return self.kernel_.gram(Xq, self.reference_, n_jobs=resolve_n_jobs(self.n_jobs, name))
+        return self.kernel_.gram(Xq, self.reference_, n_jobs=n_jobs_value(self.n_jobs, self))
 
     def codes(self, X: Any) -> np.ndarray:
         """The binary hash codes of ``X``, shape (n, n_hashes * n_bits): the forest's features."""

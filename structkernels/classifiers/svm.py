@@ -16,6 +16,7 @@ above ``tol``.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any
 
@@ -25,19 +26,19 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers._common import (
+    KERNEL_CONSTRAINTS,
     check_gram,
-    check_int,
     check_labels,
     check_n_features,
-    check_number,
     check_structures,
     is_precomputed,
+    precomputed_refusals,
     resolve_kernel,
-    resolve_n_jobs,
     set_n_features,
 )
 from structkernels.kernels.names import takes_arrays
 from structkernels.structures import take
+from structkernels.utils import Interval, ValidatedParamsMixin, n_jobs_value
 
 __all__ = ["KernelSVC", "ApproximationWarning", "ERROR_SAMPLE"]
 
@@ -56,7 +57,7 @@ class ApproximationWarning(UserWarning):
     """A low-rank kernel approximation is less accurate than its tolerance asks."""
 
 
-class KernelSVC(ClassifierMixin, BaseEstimator):
+class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     """Binary support vector classifier on a structkernels kernel (exact or Nyström).
 
     Parameters
@@ -68,8 +69,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         (n_test, n_train) one, as ``sklearn.svm.SVC``.
     kernel_params : dict, optional
         Parameters of a kernel given by name (e.g. ``{"lam": 0.8}``).  None with
-        ``kernel="path"``: ``{"lam": 0.8, "node_mismatch": 0.9}``, the main
-        job's partial credit, as :class:`~structkernels.KernelKNNClassifier`
+        ``kernel="path"``: the named configuration
+        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial
+        credit 0.9), as :class:`~structkernels.KernelKNNClassifier`
         (on 2,000 training / 1,000 test paths of the shipped data the SVM
         scores F1 83.1 with it, 41.7 with the path kernel's own parameters);
         any dict is used as given.
@@ -154,6 +156,14 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
     ([1, 1, 0, 0, 0, 0], True)
     """
 
+    _param_constraints = {
+        **KERNEL_CONSTRAINTS,
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_exact": [Interval(numbers.Integral, 1, None)],
+        "n_components": [Interval(numbers.Integral, 1, None)],
+        "tol": [Interval(numbers.Real, 0, None)],
+    }
+
     def __init__(
         self,
         kernel: Any = "path",
@@ -184,11 +194,9 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         from sklearn.svm import SVC
 
         name = type(self).__name__
-        check_int(self.max_exact, f"{name}.max_exact", 1)
-        check_int(self.n_components, f"{name}.n_components", 1)
-        C = check_number(self.C, f"{name}.C", positive=True)
-        tol = check_number(self.tol, f"{name}.tol", positive=False)
-        n_jobs = resolve_n_jobs(self.n_jobs, name)
+        self._validate_params()
+        precomputed_refusals(self)
+        C, tol, n_jobs = float(self.C), float(self.tol), n_jobs_value(self.n_jobs)
         for attr in _ROUTE_ATTRIBUTES:
             if hasattr(self, attr):
                 delattr(self, attr)
@@ -225,10 +233,6 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
         """``(structures, None)``, or ``(None, Gram)`` when precomputed; sets the kernel."""
         name = type(self).__name__
         if is_precomputed(self.kernel):
-            if self.kernel_params or (not isinstance(self.normalize, str) and self.normalize):
-                raise ValueError(
-                    f"{name}: kernel_params and normalize do not apply to kernel='precomputed'"
-                )
             K = check_gram(X, None, "train", name)
             self.kernel_, self.normalized_ = None, False
             self.n_features_in_ = K.shape[1]
@@ -308,7 +312,7 @@ class KernelSVC(ClassifierMixin, BaseEstimator):
             Xq = check_structures(self.kernel_, X, name)
             check_n_features(self, Xq)
             against = self.support_vectors_ if self.route_ == "exact" else self.landmarks_
-            K = self.kernel_.gram(Xq, against, n_jobs=resolve_n_jobs(self.n_jobs, name))
+            K = self.kernel_.gram(Xq, against, n_jobs=n_jobs_value(self.n_jobs, self))
         if self.route_ == "exact":
             return K @ self.dual_coef_[0] + self.intercept_[0]
         return (K @ self.normalization_) @ self.coef_[0] + self.intercept_[0]

@@ -26,27 +26,64 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import load_graph_labels, writes_files
-from structkernels.neighbors.settings import MAIN_JOB_SETTINGS
+from structkernels.neighbors.settings import MAIN_JOB
 from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, save_model
 
-#: Defaults sized so that the shipped-dataset run finishes in minutes on 2 cores
-#: (measured: benchmarks/results/npk_main_job.md, 37 s wall from an empty numba cache).
-DEFAULTS = {
-    "alpha": 10,
-    "beta": 25,
-    "k": 4,
-    "n_iter": 1,
-    **MAIN_JOB_SETTINGS["kernel_params"],  # lam, node_mismatch
-    **{key: MAIN_JOB_SETTINGS[key] for key in (
-        "n_neighbors", "weights", "threshold", "n_tables", "probe", "n_probes", "hashing")},
-    "objective": "knn-ap",
-    "objective_sample": 8000,
-    "table_train": 2000,
-    "table_test": 3000,
-    "seeds": 5,
-    "top_fraction": 0.5,
-    "random_state": 0,
+
+class _ConstructorDefault:
+    """An option's default that is a constructor's: the value of ``param`` in the signature
+    of the class ``owner`` (``"module:Class"``), read when first needed (``--help``, or
+    :func:`_resolve_defaults` when the command runs) so that building the parser loads no
+    estimator.  ``str()`` is the value: ``--help`` states it."""
+
+    def __init__(self, owner: str, param: str):
+        self.owner, self.param = owner, param
+
+    @property
+    def value(self) -> Any:
+        import importlib
+        import inspect
+
+        module, name = self.owner.split(":")
+        cls = getattr(importlib.import_module(module), name)
+        return inspect.signature(cls).parameters[self.param].default
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return f"{self.owner.split(':')[1]}'s {self.param} ({self.value!r})"
+
+
+_LEARNER = "structkernels.npk.learner:NonstationaryLearner"
+_CLASSIFIER = "structkernels.neighbors.classifier:KernelKNNClassifier"
+_PATH_KERNEL = "structkernels.kernels.path:PathKernel"
+
+#: The options' defaults: the main job's named configuration
+#: (:data:`structkernels.neighbors.settings.MAIN_JOB`, sized so that the shipped-dataset
+#: run finishes in minutes on 2 cores: benchmarks/results/npk_main_job.md, 37 s wall from
+#: an empty numba cache) and, for what it does not name, the constructors' own defaults
+#: (:class:`_ConstructorDefault`: ``NonstationaryLearner``, ``KernelKNNClassifier``,
+#: ``PathKernel``).
+DEFAULTS: dict[str, Any] = {
+    **{key: _ConstructorDefault(_LEARNER, key) for key in (
+        "alpha", "k", "n_iter", "objective_sample", "top_fraction", "sampling")},
+    **MAIN_JOB["learner"],  # beta, objective
+    "lam": _ConstructorDefault(_PATH_KERNEL, "lam"),
+    **MAIN_JOB["kernel_params"],  # node_mismatch
+    **{key: _ConstructorDefault(_CLASSIFIER, key) for key in (
+        "n_neighbors", "weights", "threshold")},
+    **{key: MAIN_JOB["classifier"][key] for key in ("hashing", "n_tables", "probe", "n_probes")},
+    **MAIN_JOB["evaluation"],  # table_train, table_test, seeds, random_state
 }
+
+
+def _resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with each option left at a :class:`_ConstructorDefault` set to its value."""
+    for key, value in vars(args).items():
+        if isinstance(value, _ConstructorDefault):
+            setattr(args, key, value.value)
+    return args
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -82,7 +119,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="with --objective knn-ap: training structures in the sample "
                    "(default: %(default)s)")
     p.add_argument(
-        "--sampling", choices=["neighbourhood", "random"], default="neighbourhood",
+        "--sampling", choices=["neighbourhood", "random"], default=DEFAULTS["sampling"],
         help="Algorithm 1's local neighbourhoods or the pure-random baseline "
         "(default: %(default)s)",
     )
@@ -268,13 +305,20 @@ def fmt_f1(s: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from structkernels.kernels.names import as_kernel
     from structkernels.npk.learner import NonstationaryLearner
 
     t_start = time.perf_counter()
+    _resolve_defaults(args)
     if args.max_train is not None and args.max_train < 2:
         raise CommandError(f"--max-train must be at least 2, got {args.max_train}")
-    if not 0.0 <= args.node_mismatch <= 1.0:
-        raise CommandError(f"--node-mismatch must lie in [0, 1], got {args.node_mismatch}")
+    pk_params: dict[str, Any] = {"lam": args.lam}
+    if args.node_mismatch:
+        pk_params["node_mismatch"] = args.node_mismatch
+    try:  # the path kernel's own checks (--lam, --node-mismatch), before any work
+        as_kernel("path", **pk_params).validate_params()
+    except (TypeError, ValueError) as exc:
+        raise CommandError(f"--lam/--node-mismatch: {exc}") from None
     parse_threshold(args.threshold)
     if args.plot or args.plot_eval:  # fail before the work, not after it
         try:
@@ -299,9 +343,6 @@ def run(args: argparse.Namespace) -> int:
         learn_set = train.subset(np.sort(rng.choice(len(train.paths), args.max_train, replace=False)))
     labels = None if args.labels is None else [s.strip() for s in args.labels.split(",") if s.strip()]
     hashing = None if args.hashing == "none" else args.hashing
-    pk_params: dict[str, Any] = {"lam": args.lam}
-    if args.node_mismatch:
-        pk_params["node_mismatch"] = args.node_mismatch
     learner = NonstationaryLearner(
         kernel="path",
         kernel_params=pk_params,

@@ -34,7 +34,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -42,6 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from structkernels.kernels.sigma import check_sigma
 from structkernels.structures import Vocabulary
 
 __all__ = [
@@ -62,35 +62,6 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- σ
-def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
-    """Validate a σ mapping and return it as a ``{label: float}`` dict.
-
-    ``None`` is the empty mapping (every label weighs 1).  Keys must be
-    non-empty strings; values finite and ``>= 0`` (a negative weight is
-    refused: it would not change the kernel, since σ enters as σ(e) σ(e'),
-    but it says the caller meant something else).
-    """
-    if sigma is None:
-        return {}
-    if not isinstance(sigma, Mapping):
-        raise TypeError(
-            f"{owner} must be a dict edge label -> weight (or None), got {type(sigma).__name__}"
-        )
-    out: dict[str, float] = {}
-    for label, w in sigma.items():
-        if not isinstance(label, str) or not label:
-            raise TypeError(f"{owner}: edge labels must be non-empty strings, got {label!r}")
-        if isinstance(w, bool) or not isinstance(w, (int, float, np.integer, np.floating)):
-            raise TypeError(f"{owner}[{label!r}] must be a number, got {w!r}")
-        w = float(w)
-        if not math.isfinite(w):
-            raise ValueError(f"{owner}[{label!r}] must be finite, got {w!r}")
-        if w < 0:
-            raise ValueError(f"{owner}[{label!r}] = {w!r}: σ weights must be >= 0")
-        out[label] = w
-    return out
-
-
 def combine_sigma(*sigmas: Mapping[str, float] | None) -> dict[str, float]:
     """The product of several σ mappings (labels not named weigh 1 in each)."""
     out: dict[str, float] = {}

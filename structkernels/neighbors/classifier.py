@@ -21,6 +21,7 @@ class through :mod:`sklearn.metrics`, the figures of the paper's tables.
 
 from __future__ import annotations
 
+import numbers
 import time
 from typing import Any
 
@@ -50,8 +51,14 @@ from structkernels.neighbors.graph import (
 )
 from structkernels.neighbors.hashing import _as_structures as _checked_structures
 from structkernels.neighbors.hashing import codes_from_bits
-from structkernels.neighbors.settings import MAIN_JOB_SETTINGS, PREVIOUS_DEFAULTS
+from structkernels.neighbors.settings import (
+    MAIN_JOB,
+    MAIN_JOB_SETTINGS,
+    PREVIOUS_DEFAULTS,
+    classifier_kernel_params,
+)
 from structkernels.structures import take
+from structkernels.utils import N_JOBS, Interval, Options, ValidatedParamsMixin
 
 __all__ = [
     "KernelKNNClassifier", "positive_class_scores", "MAIN_JOB_SETTINGS", "PREVIOUS_DEFAULTS",
@@ -99,7 +106,7 @@ def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = None) -> di
     return {"f1": float(f), "precision": float(p), "recall": float(r), "support": support}
 
 
-class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
+class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     """k-nearest-neighbour classifier under a kernel similarity.
 
     **The defaults are the main job's settings** (``structkernels train-npk``,
@@ -266,65 +273,61 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
     def _precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
+    _param_constraints = {
+        "n_neighbors": [Interval(numbers.Integral, 1, None)],
+        "hashing": [None, Options(sorted(HASHINGS))],
+        "weights": [Options(["uniform", "similarity"])],
+        "threshold": [None, Options(["auto"]), Interval(numbers.Real, 0, 1)],
+        "threshold_sample": [None, Interval(numbers.Integral, 1, None)],
+        "n_bits": [None, Interval(numbers.Integral, 1, None)],
+        "n_tables": [None, Interval(numbers.Integral, 1, None)],
+        "probe": [None, Options([0, 1])],
+        "n_probes": [None, Options(["auto"]), Interval(numbers.Integral, 1, None)],
+        "normalize": ["boolean", Options(["auto"])],
+        "n_jobs": N_JOBS,
+        "random_state": ["random_state"],
+        "kernel_params": [None, dict],
+        "hash_params": [None, dict],
+    }
+
     def _validate_params(self) -> None:
-        k = self.n_neighbors
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"n_neighbors must be an int >= 1, got {k!r}")
-        if self.weights not in ("uniform", "similarity"):
-            raise ValueError(f"weights must be 'uniform' or 'similarity', got {self.weights!r}")
-        if self.hashing is not None and self.hashing not in HASHINGS:
-            raise ValueError(
-                f"hashing must be None or one of {sorted(HASHINGS)}, got {self.hashing!r}"
-            )
+        """Each parameter against its constraints, then the rules that join several."""
+        super()._validate_params()
         if self.hashing is not None and self._precomputed():
             raise ValueError(
                 "hashing needs kernel evaluations on new structures; it cannot be used with "
                 "kernel='precomputed' (the test x train Gram matrix is already complete)"
             )
-        t = self.threshold
-        if not (t is None or (isinstance(t, str) and t == "auto")):
-            if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
-                    or not 0.0 <= float(t) <= 1.0:
-                raise ValueError(f"threshold must be None, 'auto' or a number in [0, 1], got {t!r}")
-        ts = self.threshold_sample
-        if ts is not None and (isinstance(ts, bool) or not isinstance(ts, (int, np.integer)) or ts < 1):
-            raise ValueError(f"threshold_sample must be None or an int >= 1, got {ts!r}")
-        nt = self.n_tables
-        if nt is not None and (isinstance(nt, bool) or not isinstance(nt, (int, np.integer)) or nt < 1):
-            raise ValueError(f"n_tables must be None or an int >= 1, got {nt!r}")
-        if self.probe not in (None, 0, 1) or isinstance(self.probe, bool):
-            raise ValueError(f"probe must be None, 0 or 1, got {self.probe!r}")
-        npr = self.n_probes
-        if not (npr is None or (isinstance(npr, str) and npr == "auto")) and (
-                isinstance(npr, bool) or not isinstance(npr, (int, np.integer)) or npr < 1):
-            raise ValueError(f"n_probes must be None, 'auto' or an int >= 1, got {npr!r}")
         hashed = self.hashing is not None
-        if not hashed and (self.n_bits is not None or nt not in (None, 1) or self.probe):
+        if not hashed and (self.n_bits is not None or self.n_tables not in (None, 1)
+                           or self.probe):
             raise ValueError("n_bits, n_tables and probe apply only with hashing='random-knn'/'klsh'")
-        # None and "auto": the main job's hash settings, with hashing
-        self.n_tables_ = int(nt) if nt is not None else (MAIN_JOB_SETTINGS["n_tables"] if hashed else 1)
-        self.probe_ = int(self.probe) if self.probe is not None else (
-            MAIN_JOB_SETTINGS["probe"] if hashed else 0)
-        if isinstance(npr, str):
-            self.n_probes_ = MAIN_JOB_SETTINGS["n_probes"] if self.probe_ else None
-        elif npr is not None and not self.probe_:
+        if not isinstance(self.n_probes, str) and self.n_probes is not None \
+                and not self._hash_settings()[1]:
             raise ValueError("n_probes applies only with probe=1 (Hamming-1 buckets)")
-        else:
-            self.n_probes_ = npr
-        if self.n_jobs is not None and (isinstance(self.n_jobs, bool) or self.n_jobs == 0
-                                        or not isinstance(self.n_jobs, (int, np.integer))):
-            raise ValueError(f"n_jobs must be None or a non-zero int, got {self.n_jobs!r}")
         nz = self.normalize
-        if not (isinstance(nz, (bool, np.bool_)) or (isinstance(nz, str) and nz == "auto")):
-            raise ValueError(f"normalize must be True, False or 'auto', got {nz!r}")
         if self._precomputed() and (self.kernel_params or (not isinstance(nz, str) and bool(nz))):
             raise ValueError("kernel_params and normalize do not apply to kernel='precomputed'")
 
+    def _hash_settings(self) -> tuple[int, int, int | None]:
+        """``(n_tables, probe, n_probes)`` in use: None and "auto" are the main job's hash
+        settings (:data:`~structkernels.neighbors.settings.MAIN_JOB`) with hashing."""
+        hashed = self.hashing is not None
+        main = MAIN_JOB["classifier"]
+        n_tables = int(self.n_tables) if self.n_tables is not None else (
+            main["n_tables"] if hashed else 1)
+        probe = int(self.probe) if self.probe is not None else (main["probe"] if hashed else 0)
+        if isinstance(self.n_probes, str):
+            n_probes = main["n_probes"] if probe else None
+        else:
+            n_probes = None if self.n_probes is None else int(self.n_probes)
+        return n_tables, probe, n_probes
+
     def _kernel_params(self) -> dict | None:
-        """``kernel_params``; None with ``kernel="path"``: the main job's path kernel parameters."""
-        if self.kernel_params is None and isinstance(self.kernel, str) and self.kernel == "path":
-            return dict(MAIN_JOB_SETTINGS["kernel_params"])
-        return self.kernel_params
+        """``kernel_params``; None with a name of
+        :data:`~structkernels.neighbors.settings.CLASSIFIER_KERNELS` (``"path"``): its
+        named configuration."""
+        return classifier_kernel_params(self.kernel, self.kernel_params)
 
     def _check_gram(self, K: Any, n_cols: int | None, what: str) -> np.ndarray:
         return check_precomputed_gram(K, n_cols=n_cols, label=f"the {what} Gram matrix")
@@ -334,6 +337,7 @@ class KernelKNNClassifier(ClassifierMixin, BaseEstimator):
         """Store the training structures and labels; build the hash tables if any."""
         t0 = time.perf_counter()
         self._validate_params()
+        self.n_tables_, self.probe_, self.n_probes_ = self._hash_settings()
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"

@@ -25,6 +25,7 @@ joblib-parallel with ``n_jobs``) and is counted in ``n_evaluations_``.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,7 +39,7 @@ from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel
 from structkernels.kernels.names import as_kernel, takes_arrays
 from structkernels.structures import is_encoded, take
-from structkernels.utils import check_int
+from structkernels.utils import N_JOBS, Interval, ValidatedParamsMixin
 
 __all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits"]
 
@@ -82,12 +83,19 @@ def _as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
     return X
 
 
-def _check_int(owner: Any, name: str, low: int, allow_none: bool = True) -> None:
-    check_int(getattr(owner, name), f"{type(owner).__name__}.{name}", low, allow_none=allow_none)
+def _at_least(low: int) -> list[Any]:
+    return [None, Interval(numbers.Integral, low, None)]
 
 
-class _KernelHash(BaseEstimator):
-    """Shared machinery: kernel resolution, reference sampling, counting."""
+class _KernelHash(ValidatedParamsMixin, BaseEstimator):
+    """Shared machinery: parameter constraints, kernel resolution, reference sampling, counting."""
+
+    _param_constraints: dict[str, list[Any]] = {
+        "n_bits": [None, Interval(numbers.Integral, 1, _MAX_BITS)],
+        "random_state": ["random_state"],
+        "n_jobs": N_JOBS,
+        "kernel_params": [None, dict],
+    }
 
     def _kernel(self) -> Kernel:
         return as_kernel(self.kernel, **(self.kernel_params or {}))
@@ -241,13 +249,15 @@ class RandomKNNHash(_KernelHash):
         self.n_jobs = n_jobs
         self.kernel_params = kernel_params
 
+    _param_constraints = {
+        **_KernelHash._param_constraints,
+        "n_reference": _at_least(2),
+        "subset_size": _at_least(1),
+    }
+
     def fit(self, X: Any, y: Any = None) -> RandomKNNHash:
         """Draw the reference set and the bit subsets from ``X`` (no kernel evaluation)."""
-        _check_int(self, "n_bits", 1)
-        _check_int(self, "n_reference", 2)
-        _check_int(self, "subset_size", 1)
-        if self.n_bits is not None and self.n_bits > _MAX_BITS:
-            raise ValueError(f"RandomKNNHash.n_bits must be <= {_MAX_BITS}, got {self.n_bits}")
+        self._validate_params()
         kernel = self._kernel()
         X = _as_structures(kernel, X, encode=True)
         n = len(X)
@@ -372,17 +382,16 @@ class KernelLSH(_KernelHash):
         self.n_jobs = n_jobs
         self.kernel_params = kernel_params
 
+    _param_constraints = {
+        **_KernelHash._param_constraints,
+        "n_sample": _at_least(2),
+        "n_per_bit": _at_least(1),
+        "rcond": [Interval(numbers.Real, 0, 1, closed="left")],
+    }
+
     def fit(self, X: Any, y: Any = None) -> KernelLSH:
         """Sample ``p`` structures, centre their kernel matrix and draw the hyperplanes."""
-        _check_int(self, "n_bits", 1)
-        _check_int(self, "n_sample", 2)
-        _check_int(self, "n_per_bit", 1)
-        if self.n_bits is not None and self.n_bits > _MAX_BITS:
-            raise ValueError(f"KernelLSH.n_bits must be <= {_MAX_BITS}, got {self.n_bits}")
-        if isinstance(self.rcond, bool) or not (
-            isinstance(self.rcond, (float, int, np.floating, np.integer)) and 0 <= self.rcond < 1
-        ):
-            raise ValueError(f"KernelLSH.rcond must be in [0, 1), got {self.rcond!r}")
+        self._validate_params()
         kernel = self._kernel()
         X = _as_structures(kernel, X, encode=True)
         n = len(X)

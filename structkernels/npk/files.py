@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import os
 from pathlib import Path as FilePath
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.kernels.names import kernels
+from structkernels.kernels.sigma import check_sigma as kernel_check_sigma
 from structkernels.neighbors.settings import PREVIOUS_DEFAULTS
 from structkernels.registry import UnknownNameError
 from structkernels.structures import Path, StructureError
@@ -107,23 +107,19 @@ def read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
         raise ModelFormatError(f"{name}: not a structkernels model ({exc})") from None
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def sigma_problem(where: str, sigma: Any) -> str | None:
-    """What is wrong with a σ mapping read from a file (label -> finite number >= 0), or None."""
-    if sigma is None:
-        return None
-    if not isinstance(sigma, dict):
-        return f"{where} must be an object of edge label -> σ, got {type(sigma).__name__}"
-    for label, value in sigma.items():
-        if not _is_number(value) or value < 0:
-            return f"{where}[{label!r}] is {value!r}; σ must be a finite number >= 0"
+    """What is wrong with a σ mapping read from a file (label -> finite number >= 0), or None:
+    the message of :func:`structkernels.kernels.tuples.check_sigma` at ``where``."""
+    try:
+        kernel_check_sigma(sigma, where)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
     return None
 
 
 def check_sigma(name: str, where: str, sigma: Any) -> None:
+    """:func:`structkernels.kernels.tuples.check_sigma` on a σ of file ``name``, at ``where``
+    in it; a :class:`ModelFormatError` naming both."""
     problem = sigma_problem(where, sigma)
     if problem is not None:
         raise ModelFormatError(f"{name}: {problem}")

@@ -43,6 +43,7 @@ avoided in ``n_evaluations_reused_``).
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import time
 import warnings
@@ -82,7 +83,16 @@ from structkernels.npk.sigma_json import learner_from_json, learner_to_json
 from structkernels.npk.sigma_knn import SigmaKNNSearch, loo_knn_scores
 from structkernels.registry import UnknownNameError
 from structkernels.structures import take
-from structkernels.utils import atomic_open, dumps_finite, effective_n_jobs, tqdm
+from structkernels.utils import (
+    N_JOBS,
+    Interval,
+    Options,
+    atomic_open,
+    dumps_finite,
+    effective_n_jobs,
+    tqdm,
+    validate_params,
+)
 
 __all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
 
@@ -314,51 +324,21 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------ validation
     def _validate_params(self) -> None:
-        def positive_int(name: str) -> None:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"NonstationaryLearner.{name} must be a positive int, got {v!r}")
-
-        for name in ("alpha", "beta", "k", "n_iter", "exact_below", "objective_sample", "n_neighbors"):
-            positive_int(name)
-        if self.objective not in ("loss1", "knn-ap"):
-            raise ValueError(
-                f"NonstationaryLearner.objective must be 'loss1' or 'knn-ap', got {self.objective!r}"
-            )
-        if not isinstance(self.chain_bound, (bool, np.bool_)):
-            raise TypeError(
-                f"NonstationaryLearner.chain_bound must be True or False, got {self.chain_bound!r}"
-            )
-        mg = self.min_gain
-        if isinstance(mg, bool) or not isinstance(mg, (int, float, np.floating)) or not 0 <= mg < 1:
-            raise ValueError(f"NonstationaryLearner.min_gain must be a number in [0, 1), got {mg!r}")
-        if self.sampling not in ("neighbourhood", "neighborhood", "random"):
-            raise ValueError(
-                "NonstationaryLearner.sampling must be 'neighbourhood' or 'random', "
-                f"got {self.sampling!r}"
-            )
-        if self.hashing not in (None, "random-knn", "klsh"):
-            raise ValueError(
-                "NonstationaryLearner.hashing must be None, 'random-knn' or 'klsh', "
-                f"got {self.hashing!r}"
-            )
-        if not (isinstance(self.top_fraction, (int, float)) and 0 < self.top_fraction <= 1):
-            raise ValueError(
-                f"NonstationaryLearner.top_fraction must be in (0, 1], got {self.top_fraction!r}"
-            )
-        me = self.max_evaluations
-        if not (me is None or (isinstance(me, str) and me == "gram") or (
-                isinstance(me, (int, np.integer)) and not isinstance(me, bool) and me >= 1)):
-            raise ValueError(
-                f"NonstationaryLearner.max_evaluations must be 'gram', a positive int or None, "
-                f"got {me!r}"
-            )
-        if self.n_jobs is not None and (isinstance(self.n_jobs, bool) or self.n_jobs == 0
-                                        or not isinstance(self.n_jobs, (int, np.integer))):
-            raise ValueError(
-                f"NonstationaryLearner.n_jobs must be None or a non-zero int, got {self.n_jobs!r}")
-        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
-            raise TypeError("NonstationaryLearner.kernel_params must be a dict or None")
+        positive = [Interval(numbers.Integral, 1, None)]
+        validate_params(self, self.get_params(deep=False), {
+            **dict.fromkeys(("alpha", "beta", "k", "n_iter", "exact_below", "objective_sample",
+                             "n_neighbors"), positive),
+            "objective": [Options(["loss1", "knn-ap"])],
+            "chain_bound": ["boolean"],
+            "min_gain": [Interval(numbers.Real, 0, 1, closed="left")],
+            "sampling": [Options(["neighbourhood", "random"], hidden=["neighborhood"])],
+            "hashing": [None, Options(["random-knn", "klsh"])],
+            "top_fraction": [Interval(numbers.Real, 0, 1, closed="right")],
+            "max_evaluations": [Options(["gram"]), *positive, None],
+            "n_jobs": N_JOBS,
+            "random_state": ["random_state"],
+            "kernel_params": [dict, None],
+        })
 
     def _base_kernel(self) -> tuple[Kernel, bool, dict[str, float]]:
         """(kernel without normalisation, normalise?, fixed σ of labels not learned)."""

@@ -1,6 +1,7 @@
 """Shared mechanisms with no knowledge of kernels or structures: atomic writes,
 input limits, numeric checks, progress, optional imports, lazy package faces, the
-user's cache folder, the default number of workers and cached compilation.
+user's cache folder, the default number of workers, declarative parameter checks
+and cached compilation.
 
 Every other package of structkernels may import from here; nothing here imports
 from another package of structkernels.  Names are served lazily, so that
@@ -26,6 +27,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._optional": ["optional_module"],
     "._cache": ["user_cache_dir"],
     "._cores": ["available_cores", "effective_n_jobs"],
+    "._params": ["InvalidParameterError", "Interval", "Options", "validate_params",
+                 "ValidatedParamsMixin", "N_JOBS", "n_jobs_value"],
     "._memory": ["release_free_memory"],
     "._budget": ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib"],
     "._jit": ["njit", "numba_cache_dir"],

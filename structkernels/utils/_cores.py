@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import joblib
 
+from structkernels.utils._params import n_jobs_value
+
 __all__ = ["available_cores", "effective_n_jobs"]
 
 
@@ -34,7 +36,8 @@ def effective_n_jobs(n_jobs: int | None) -> int:
     Raises
     ------
     ValueError
-        ``n_jobs`` is 0 or not an integer.
+        ``n_jobs`` is 0 or not an integer (:class:`~structkernels.utils.InvalidParameterError`:
+        ``n_jobs must be None or a non-zero int, got 0``).
 
     Examples
     --------
@@ -44,18 +47,9 @@ def effective_n_jobs(n_jobs: int | None) -> int:
     >>> effective_n_jobs(None) == effective_n_jobs(-1) >= 1
     True
     """
-    if n_jobs is None:
+    n_jobs = n_jobs_value(n_jobs)  # None or a non-zero int, else one InvalidParameterError
+    if n_jobs == -1:
         return available_cores()
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int):
-        try:
-            import numpy as np
-        except ImportError:  # pragma: no cover
-            np = None
-        if np is None or not isinstance(n_jobs, np.integer):
-            raise ValueError(f"n_jobs must be an integer or None, got {n_jobs!r}")
-        n_jobs = int(n_jobs)
-    if n_jobs == 0:
-        raise ValueError("n_jobs must not be 0 (None or -1: every core this process may use)")
     if n_jobs < 0:
         return max(1, available_cores() + 1 + n_jobs)
     return n_jobs

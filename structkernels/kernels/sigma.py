@@ -1,0 +1,54 @@
+"""The one check of σ, the per-edge-label weights of the nonstationary kernels.
+
+Light (NumPy only), so that the model-file readers use it without loading the kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_sigma"]
+
+
+def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
+    """Validate a σ mapping and return it as a ``{label: float}`` dict.
+
+    The one σ check: kernels call it with their parameter's name
+    (``"PathKernel.sigma"``), the model-file readers with the place in the file
+    (``"learner['sigma']"``) and add the file's name.  ``None`` is the empty mapping
+    (every label weighs 1).  Keys must be non-empty strings (``TypeError``); values
+    finite numbers ``>= 0`` (a negative weight is refused: it would not change the
+    kernel, since σ enters as σ(e) σ(e'), but it says the caller meant something
+    else): ``"<owner>[<label>] is <value>; σ must be a finite number >= 0"``, a
+    ``TypeError`` for what is not a number, a ``ValueError`` for a number out of range.
+
+    Examples
+    --------
+    >>> check_sigma({"ARG0": 0, "mod": 0.5})
+    {'ARG0': 0.0, 'mod': 0.5}
+    >>> check_sigma({"ARG0": -1}, "PathKernel.sigma")
+    Traceback (most recent call last):
+    ...
+    ValueError: PathKernel.sigma['ARG0'] is -1; σ must be a finite number >= 0
+    """
+    if sigma is None:
+        return {}
+    if not isinstance(sigma, Mapping):
+        raise TypeError(
+            f"{owner} must be a mapping of edge label -> σ (or None), got {type(sigma).__name__}"
+        )
+    out: dict[str, float] = {}
+    for label, w in sigma.items():
+        if not isinstance(label, str) or not label:
+            raise TypeError(f"{owner}: edge labels must be non-empty strings, got {label!r}")
+        problem = f"{owner}[{label!r}] is {w!r}; σ must be a finite number >= 0"
+        if isinstance(w, (bool, np.bool_)) or not isinstance(w, (int, float, np.integer, np.floating)):
+            raise TypeError(problem)
+        if not math.isfinite(w) or w < 0:
+            raise ValueError(problem)
+        out[label] = float(w)
+    return out

@@ -80,6 +80,7 @@ from structkernels.utils import (
     atomic_memmap,
     bar_disabled,
     effective_n_jobs,
+    n_jobs_value,
     optional_module,
     tqdm,
 )
@@ -498,9 +499,7 @@ def gram(
     level = validation_level(kernel, validate)
     X = kernel.check_input(X)
     Y = None if Y is None else kernel.check_input(Y)
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
-                               or n_jobs == 0):
-        raise ValueError(f"n_jobs must be a non-zero int or None, got {n_jobs!r}")
+    n_jobs_value(n_jobs)
     if block_size is not None and (isinstance(block_size, bool) or not isinstance(
             block_size, (int, np.integer)) or block_size < 1):
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")

@@ -29,6 +29,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,7 @@ from structkernels.neighbors.topk import (  # noqa: F401 - served here too
     topk_rows_masked,
     topk_vote,
 )
+from structkernels.utils import N_JOBS, Interval, validate_params
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
 
@@ -267,11 +269,8 @@ class _TopK:
 
 
 def _check_common(k: Any, n_jobs: Any) -> None:
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
-                               or n_jobs == 0):
-        raise ValueError(f"n_jobs must be None or a non-zero int, got {n_jobs!r}")
+    validate_params(None, {"k": k, "n_jobs": n_jobs},
+                    {"k": [Interval(Integral, 1, None, closed="left")], "n_jobs": N_JOBS})
 
 
 def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:

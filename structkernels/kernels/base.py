@@ -139,6 +139,42 @@ class Kernel(BaseEstimator):
             return np.array([self.gram_block([x], [x])[0, 0] for x in X], dtype=np.float64)
         return np.fromiter((self.pair(x, x) for x in X), dtype=np.float64, count=len(X))
 
+    def feature_map(self, X: Sequence) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """An explicit finite feature map φ with ``k(x, y) = φ(x)·φ(y)``, or None when the
+        kernel has none.
+
+        Estimators that work in feature space (PHSIC's ``"feature"`` estimator) ask the
+        kernel for its map here rather than testing its class.  The map is given as rows
+        and row scales, ``φ(X[i]) = w[i] * A[i]``, so that a scaled map (the cosine
+        kernel's ``x / ||x||``) needs no scaled copy of the data.  The default: None.
+
+        Parameters
+        ----------
+        X : checked input
+            What :meth:`check_input` returns (for the vector kernels a 2-D float array;
+            float32 is kept).
+
+        Returns
+        -------
+        (A, w) or None
+            ``A`` of shape (n, d), ``X`` itself where the map is the identity; ``w`` of
+            shape (n,) in ``A``'s dtype, or None when every scale is 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from structkernels import kernel
+        >>> k = kernel("cosine")
+        >>> X = k.check_input([[3.0, 4.0], [0.0, 2.0]])
+        >>> A, w = k.feature_map(X)
+        >>> Phi = w[:, None] * A
+        >>> bool(np.allclose(Phi @ Phi.T, k(X)))
+        True
+        >>> kernel("rbf").feature_map(X) is None
+        True
+        """
+        return None
+
     # ------------------------------------------------------------ public API
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).

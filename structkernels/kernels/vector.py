@@ -224,6 +224,10 @@ class LinearKernel(VectorKernel):
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->i", X, X)
 
+    def feature_map(self, X: np.ndarray) -> tuple[np.ndarray, None]:
+        """``φ(x) = x``: ``X`` itself (no copy), no row scales."""
+        return X, None
+
 
 class CosineKernel(VectorKernel):
     """``<x, y> / (||x|| ||y||)``; 0 when either vector is 0 (as scikit-learn)."""
@@ -250,6 +254,13 @@ class CosineKernel(VectorKernel):
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return (np.abs(X).sum(axis=1) > 0).astype(np.float64)
+
+    def feature_map(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``φ(x) = x / ||x||`` as ``X`` itself (no copy) and the row scales ``1 / ||x||``
+        in ``X``'s dtype (1 for a zero row, which stays 0, as :meth:`pair` gives it 0)."""
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        norms[norms == 0] = 1.0
+        return X, (1.0 / norms).astype(X.dtype, copy=False)
 
 
 class RBFKernel(VectorKernel):

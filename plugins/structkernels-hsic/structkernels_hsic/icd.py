@@ -1,4 +1,4 @@
-"""Low-rank factors ``A A^T ~ K`` of a kernel Gram matrix: incomplete Cholesky and Nyström.
+"""Incomplete Cholesky factors ``A A^T ~ K`` of a kernel Gram matrix.
 
 **Incomplete Cholesky** (Fine and Scheinberg 2001; used for HSIC by Gretton et
 al. 2005, Lemma 2, and for PHSIC by Yokoi et al. 2018, Appendix B, Eq. 28-29
@@ -9,42 +9,49 @@ n x n Gram: ICD costs ``n`` (diagonal) + ``rank n`` kernel evaluations, each
 column evaluated once.  It stops when the residual trace
 ``trace(K - A A^T)`` is at most ``tol trace(K)``, or at ``max_rank`` columns
 with a :class:`~sklearn.exceptions.ConvergenceWarning` stating the residual
-reached.
+reached.  An RBF kernel on float64 vectors runs compiled steps
+(:mod:`structkernels_hsic._icd_compiled`).
 
-**Nyström** with ``m`` landmarks (Williams and Seeger 2001): ``A = C W^{+1/2}``
-with ``C = K[:, S]`` and ``W = K[S, S]``.  Landmarks are drawn uniformly, by
-approximate ridge leverage scores (Alaoui and Mahoney 2015: scores from a
-uniform pilot Nyström of the same size, so ``2 m n`` column evaluations), or
-are k-means centres (vector kernels only: the centres are points of the input
-space).
-
-For both, ``E = K - A A^T`` is positive semi-definite (a Schur complement), and
+``E = K - A A^T`` is positive semi-definite (a Schur complement), and
 ``residual_ = trace(E) / trace(K)`` is reported; HSIC's error bound
 (:func:`structkernels_hsic.hsic.hsic_lowrank_bound`) is built on it.
 
 New points are projected "from halfway" (Eq. 34):
 ``a[j] = (k(x, x_(j)) - sum_{m<j} a[m] A[p_j, m]) / A[p_j, j]``, i.e. one
 triangular solve against the pivot rows of ``A``.
+
+The Nyström factor (:func:`nystrom_factor`, ``LANDMARKS``) lives in
+:mod:`structkernels_hsic.nystrom`, the rank arguments and the two sides' helpers
+(:func:`pair_rank`, :func:`fit_pair`, :func:`centred_cross`, ``check_rank_tol``,
+``resolve_ranks``) in :mod:`structkernels_hsic._lowrank`; both are served here too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-import types
 import warnings
 from typing import Any
 
 import numpy as np
-from numba import njit, prange, set_parallel_chunksize
+from numba import set_parallel_chunksize
 from scipy.linalg import solve_triangular
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from structkernels.engine.checks import KernelOutputError
+from structkernels_hsic._icd_compiled import (
+    _NCHUNK,
+    _float32_exact,
+    _rbf_complete_par,
+    _rbf_complete_seq,
+    _rbf_lazy_pivots,
+    _rbf_step_par,
+    _rbf_step_seq,
+    _take_pivot,
+)
 from structkernels_hsic._kernels import (
     KernelSource,
     PrecomputedSource,
@@ -56,318 +63,21 @@ from structkernels_hsic._kernels import (
     set_n_features,
     take,
 )
+from structkernels_hsic._lowrank import (
+    _positive_diag,
+    centred_cross,
+    check_rank_tol,
+    fit_pair,
+    pair_rank,
+    resolve_ranks,  # noqa: F401 (served here too)
+)
+from structkernels_hsic.nystrom import LANDMARKS, nystrom_factor
 
 __all__ = ["IncompleteCholesky", "centred_cross", "icd_factor", "nystrom_factor", "pair_rank", "fit_pair", "LANDMARKS"]
 
-LANDMARKS = ("uniform", "leverage", "kmeans")
-
-
-def pair_rank(rank: Any) -> tuple[Any, Any]:
-    """One value for both sides, or a pair ``(x, y)``."""
-    if isinstance(rank, (tuple, list)):
-        if len(rank) != 2:
-            raise ValueError(f"max_rank must be an int, None or a pair (rank_x, rank_y), got {rank!r}")
-        return rank[0], rank[1]
-    return rank, rank
-
-
-def fit_pair(n_jobs: int, fx, fy):
-    """Run the two sides' decompositions, in two threads when ``n_jobs != 1`` (BLAS releases the GIL)."""
-    if n_jobs == 1:
-        return fx(), fy()
-    from concurrent.futures import ThreadPoolExecutor
-
-    # one BLAS thread per side: two multi-threaded GEMVs on the same cores only contend
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(2) as pool:
-        a, b = pool.submit(fx), pool.submit(fy)
-        return a.result(), b.result()
-
-
-def centred_cross(A: np.ndarray, mean_a: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """``(A - mean_a)^T B`` (r_A x r_B) of two factors, on one BLAS thread when the ranks are small.
-
-    The product is long (``n``) and thin: one thread runs it near its peak, while BLAS
-    threads started right after the compiled parallel passes of the decomposition contend
-    with that runtime's still-spinning threads (at n = 1e5, rank 100 on 2 cores: 0.05 s on
-    one thread, 0.6-2 s on two).
-    """
-    small = A.shape[1] <= 512 and B.shape[1] <= 512
-    with threadpool_limits(limits=1, user_api="blas") if small else contextlib.nullcontext():
-        return (A - mean_a).T @ B
-
-
 _PARALLEL_MIN = 2_000_000  # values read per column above which the fused step runs on all cores
 _WHOLE_FACTOR = 32 * 2**20  # values (256 MB): up to this the fused path allocates the whole factor
-_NCHUNK = 64  # row chunks of one fused step (partial sums and arg-maxima per chunk)
-_LAZY_COLUMNS = 16  # columns per bringing up to date of a row in the fixed-rank pivot search
 _LAZY_FULL = 4  # first pivots of the fixed-rank search found by whole (parallel) passes
-
-
-def _rbf_step_py(X, sq, g, p, piv, is_piv, A, r, d, part_sum, part_max, part_arg):  # pragma: no cover (compiled)
-    """One ICD step for the RBF kernel, fused in one pass over the rows.
-
-    Row ``i``: ``k = exp(-g max(sq_i - 2 x_i.x_p + sq_p, 0))`` (the formula of
-    ``KernelSource.columns``), ``a = (k - A[i, :r] . A[p, :r]) / piv`` written
-    to ``A[i, r]`` (``A`` row-major), ``d_i = max(d_i - a^2, 0)``; exact ``piv``
-    on the pivot and zeros on earlier pivots.  ``X`` and ``A`` are read once;
-    per chunk, the residual's partial sum and its first arg-maximum.
-    """
-    n, dim = X.shape
-    sqp = sq[p]
-    xp = X[p]
-    ap = A[p, :r].copy()
-    step = (n + _NCHUNK - 1) // _NCHUNK
-    for c in prange(_NCHUNK):
-        lo = c * step
-        hi = min(lo + step, n)
-        s = 0.0
-        best = -1.0
-        arg = -1
-        for i in range(lo, hi):
-            xi = X[i]
-            dot = 0.0
-            for k in range(dim):
-                dot += np.float64(xi[k]) * np.float64(xp[k])  # exact products for float32-held X
-            t = (-2.0 * dot + sq[i]) + sqp
-            if t < 0.0:
-                t = 0.0
-            v = np.exp(-g * t)  # one kernel evaluation per row, pivots included
-            if i == p:
-                a = piv
-                di = 0.0
-            elif is_piv[i]:
-                a = 0.0
-                di = 0.0
-            else:
-                ai = A[i]
-                u = 0.0
-                for m in range(r):
-                    u += ai[m] * ap[m]
-                a = (v - u) / piv
-                di = d[i] - a * a
-                if di < 0.0:
-                    di = 0.0
-            A[i, r] = a
-            d[i] = di
-            s += di
-            if di > best:
-                best = di
-                arg = i
-        part_sum[c] = s
-        part_max[c] = best
-        part_arg[c] = arg
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _float32_copy(X, out):  # pragma: no cover (compiled)
-    """Copy ``X`` into the float32 ``out``; whether every value was a float32 number (lossless)."""
-    n, dim = X.shape
-    bad = np.zeros(n, dtype=np.bool_)
-    for i in prange(n):
-        for k in range(dim):
-            v = X[i, k]
-            w = np.float32(v)
-            out[i, k] = w
-            if np.float64(w) != v:
-                bad[i] = True
-    return not bad.any()
-
-
-def _float32_exact(X: np.ndarray) -> np.ndarray | None:
-    """A float32 copy of the float64 ``X`` when every value is a float32 number, else None.
-
-    The first row is checked before anything is copied: float64 data that is not float32
-    data almost always shows it there.
-    """
-    head = X[:1]
-    if not np.array_equal(head.astype(np.float32).astype(np.float64), head):
-        return None
-    out = np.empty(X.shape, dtype=np.float32)
-    return out if _float32_copy(X, out) else None
-
-
-def _named(f, suffix: str):
-    """A copy of ``f`` under its own name: numba's on-disk cache is keyed by the function's
-    qualified name and line, so two compilations of one function (parallel and serial) would
-    load each other's machine code and the parallel one would run on one core."""
-    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix, f.__defaults__, f.__closure__)
-    g.__qualname__ = f.__qualname__ + suffix
-    g.__doc__ = f.__doc__
-    return g
-
-
-_FM = {"reassoc", "contract", "nsz"}
-_rbf_step_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named(_rbf_step_py, "_par"))
-_rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_step_py, "_seq"))
-
-
-# ---- fixed rank (tol = 0): pivots found lazily, the factor completed in one pass
-#
-# The per-column pass reads all of X and the factor for every column (memory-bound).  But
-# the residual diagonal only decreases, so a row's last computed value bounds its current
-# one.  Rows sit in a max-heap on those bounds (ties: lower index first, as np.argmax); the
-# next pivot is found by bringing the top row up to date until the top is current: it is
-# then the exact arg-maximum, as in the per-column pass.  Most rows are brought up to date
-# rarely, up to _LAZY_COLUMNS columns per read of their vector (a row that then falls below
-# the top leaves the rest for later); one parallel pass completes every row at the end.  The
-# first _LAZY_FULL columns move nearly every row, so they are whole parallel passes.  Each
-# factor entry is computed once by the same formula (the pivots' own rows
-# need no kernel value after their pivot column: at most n + rank n evaluations).  A
-# stopping tolerance needs the residual trace after every column (all rows), so only
-# ``tol = 0`` takes this path.
-
-
-def _rbf_row_py(X, sq, g, P, sqP, L, A, d, s, i, upto):  # pragma: no cover (compiled)
-    """Bring row ``i`` of the factor from ``s[i]`` to ``upto`` columns.
-
-    Column ``m``: ``k = exp(-g max(sq_i - 2 x_i.x_(p_m) + sq_(p_m), 0))``,
-    ``a = (k - A[i, :m] . L[m, :m]) / L[m, m]``, ``d_i = max(d_i - a^2, 0)``
-    (``L``: the pivot rows of the factor, ``P``: the pivots' vectors, float64).
-    The dot products come first, four pivots per read of ``x_i``, held in the
-    row's free entries ``A[i, s[i]:upto]`` until the update overwrites them.
-    """
-    dim = X.shape[1]
-    xi = X[i]
-    ai = A[i]
-    m = s[i]
-    while m + 4 <= upto:
-        p0, p1, p2, p3 = P[m], P[m + 1], P[m + 2], P[m + 3]
-        d0 = d1 = d2 = d3 = 0.0
-        for k in range(dim):
-            x = np.float64(xi[k])  # exact products for float32-held X
-            d0 += x * p0[k]
-            d1 += x * p1[k]
-            d2 += x * p2[k]
-            d3 += x * p3[k]
-        ai[m] = d0
-        ai[m + 1] = d1
-        ai[m + 2] = d2
-        ai[m + 3] = d3
-        m += 4
-    while m < upto:
-        pm = P[m]
-        d0 = 0.0
-        for k in range(dim):
-            d0 += np.float64(xi[k]) * pm[k]
-        ai[m] = d0
-        m += 1
-    di = d[i]
-    sqi = sq[i]
-    for m in range(s[i], upto):
-        t = (-2.0 * ai[m] + sqi) + sqP[m]
-        if t < 0.0:
-            t = 0.0
-        v = np.exp(-g * t)
-        lm = L[m]
-        u = 0.0
-        for q in range(m):
-            u += ai[q] * lm[q]
-        a = (v - u) / lm[m]
-        ai[m] = a
-        di = di - a * a
-        if di < 0.0:
-            di = 0.0
-    d[i] = di
-    s[i] = upto
-
-
-_rbf_row = njit(cache=True, nogil=True, fastmath=_FM)(_rbf_row_py)
-
-
-@njit(cache=True, nogil=True)
-def _sift_down(heap, size, d, j):  # pragma: no cover (compiled)
-    """Restore the max-heap (larger ``d`` first, then the lower index) below position ``j``."""
-    x = heap[j]
-    dx = d[x]
-    while True:
-        c = 2 * j + 1
-        if c >= size:
-            break
-        hc = heap[c]
-        if c + 1 < size:
-            h2 = heap[c + 1]
-            if d[h2] > d[hc] or (d[h2] == d[hc] and h2 < hc):
-                c += 1
-                hc = h2
-        if d[hc] > dx or (d[hc] == dx and hc < x):
-            heap[j] = hc
-            j = c
-        else:
-            break
-    heap[j] = x
-
-
-@njit(cache=True, nogil=True)
-def _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r):  # pragma: no cover (compiled)
-    """Make the current row ``p`` pivot ``r``: ``A[p, r] = sqrt(d_p)``, zeros after it, its row
-    of ``L``, its vector in ``P``; it leaves the candidates (``s[p] = A.shape[1]``)."""
-    cap = A.shape[1]
-    piv = np.sqrt(d[p])
-    ap = A[p]
-    for q in range(r):
-        L[r, q] = ap[q]
-    L[r, r] = piv
-    ap[r] = piv
-    for q in range(r + 1, cap):
-        ap[q] = 0.0  # exact zeros on later columns (earlier pivots)
-    for k in range(X.shape[1]):
-        P[r, k] = X[p, k]
-    sqP[r] = sq[p]
-    d[p] = 0.0
-    s[p] = cap
-    pivots[r] = p
-
-
-@njit(cache=True, nogil=True, fastmath=_FM)
-def _rbf_lazy_pivots(X, sq, g, d, r0, r_max, floor, P, sqP, L, A, s, pivots):  # pragma: no cover (compiled)
-    """Choose pivots ``r0, r0 + 1, ...`` up to ``r_max`` (largest residual, first index among
-    ties); the number of pivots then held.
-
-    Stops early when the largest residual is at most ``floor``.  On return, pivot rows are
-    complete (``A[p_m, m] = sqrt(d)``, zeros after it) and ``s[i]`` counts the columns row
-    ``i`` holds (``A.shape[1]`` for pivots, which are not candidates).
-    """
-    n, dim = X.shape
-    cap = A.shape[1]
-    heap = np.empty(n, dtype=np.intp)
-    size = 0
-    for i in range(n):
-        if s[i] < cap:
-            heap[size] = i
-            size += 1
-    for j in range(size // 2 - 1, -1, -1):
-        _sift_down(heap, size, d, j)
-    r = r0
-    while r < r_max and size > 0:
-        while True:  # the top is the arg-maximum once its value is current
-            i = heap[0]
-            if s[i] >= r:
-                break
-            # a few columns at a time: a row that falls below the top leaves the rest to
-            # the completing pass (parallel, whole rows)
-            _rbf_row(X, sq, g, P, sqP, L, A, d, s, i, min(r, s[i] + _LAZY_COLUMNS))
-            _sift_down(heap, size, d, 0)
-        p = heap[0]
-        if d[p] <= floor:
-            break
-        size -= 1
-        heap[0] = heap[size]
-        if size > 0:
-            _sift_down(heap, size, d, 0)
-        _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r)
-        r += 1
-    return r
-
-
-def _rbf_complete_py(X, sq, g, P, sqP, L, A, d, s, r):  # pragma: no cover (compiled)
-    """Bring every row to ``r`` columns (rows are independent: one pass, in parallel)."""
-    for i in prange(X.shape[0]):
-        if s[i] < r:
-            _rbf_row(X, sq, g, P, sqP, L, A, d, s, i, r)
-
-
-_rbf_complete_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named(_rbf_complete_py, "_par"))
-_rbf_complete_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_complete_py, "_seq"))
 
 
 def _lazy_ok(n: int, r_max: int, tol: float) -> bool:
@@ -376,7 +86,8 @@ def _lazy_ok(n: int, r_max: int, tol: float) -> bool:
 
 
 def _icd_rbf_lazy(source, X, sq, g, d, r_max, floor, bar):
-    """Fixed-rank incomplete Cholesky of an RBF source (see the comment above ``_rbf_row_py``)."""
+    """Fixed-rank incomplete Cholesky of an RBF source (see the comment above ``_rbf_row_py`` in
+    :mod:`structkernels_hsic._icd_compiled`)."""
     n, dim = X.shape
     A = np.empty((n, r_max), dtype=np.float64)  # rows are read only up to the columns they hold
     P = np.empty((r_max, dim), dtype=np.float64)
@@ -404,40 +115,6 @@ def _icd_rbf_lazy(source, X, sq, g, d, r_max, floor, bar):
     bar.update(r)
     A = A if r == r_max else np.ascontiguousarray(A[:, :r])
     return A, pivots[:r].copy(), float(d.sum()), r
-
-
-def check_rank_tol(max_rank: Any, tol: Any, name: str = "max_rank") -> None:
-    if max_rank is not None and (
-        not isinstance(max_rank, (int, np.integer)) or isinstance(max_rank, bool) or max_rank < 1
-    ):
-        raise ValueError(f"{name} must be a positive int or None, got {max_rank!r}")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not (0 <= tol < 1):
-        raise ValueError(f"tol must be a number in [0, 1), got {tol!r}")
-
-
-
-def resolve_ranks(rank: Any, max_rank: Any, tol: Any) -> tuple[Any, Any]:
-    """The checked ``(rank_x, rank_y)`` of an estimator's ``max_rank`` (or deprecated ``rank``)."""
-    if isinstance(rank, str) and rank == "deprecated":
-        value, name = max_rank, "max_rank"
-    else:
-        # stacklevel: resolve_ranks -> the estimator's fit -> the user's call
-        warnings.warn("rank is deprecated; use max_rank (and tol)", FutureWarning, stacklevel=3)
-        value, name = rank, "rank"
-    rx, ry = pair_rank(value)
-    check_rank_tol(rx, tol, name)
-    check_rank_tol(ry, tol, name)
-    return rx, ry
-
-
-def _positive_diag(source) -> np.ndarray:
-    d = np.asarray(source.diag(), dtype=np.float64)
-    if np.any(d < -1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))):
-        bad = np.flatnonzero(d < 0)[:10].tolist()
-        raise ValueError(
-            f"negative self-similarity k(x, x) at index(es) {bad}: the kernel is not positive semi-definite"
-        )
-    return np.maximum(d, 0.0)
 
 
 def _check_tolerance(source, dmax0: float) -> float:
@@ -635,74 +312,6 @@ def icd_factor(
     # the generic loop builds the factor column by column (Fortran order); the fused one row by
     # row (C order): either is returned as it is, without a transposing copy
     return (A if fused is not None else np.asfortranarray(A[:, :r])), pivots[:r].copy(), residual, trace0
-
-
-# Not sklearn.kernel_approximation.Nystroem, though with uniform landmarks it computes the same
-# factor up to a rotation (tests/test_hsic_estimators.py): Nystroem evaluates a pairwise metric
-# on numeric arrays, while the factor here reads any structkernels kernel through a source
-# (paths and trees, precomputed Grams, evaluations counted, float32 end to end), draws
-# landmarks by ridge leverage or k-means too, and returns the residual trace the error bound needs.
-def _nystrom_from_columns(C: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """``C W^{+1/2}`` through the eigendecomposition of ``W`` (tiny eigenvalues dropped)."""
-    s, V = np.linalg.eigh((W + W.T) / 2)
-    keep = s > 1e-12 * max(float(s.max(initial=0.0)), 1e-300)
-    return np.asfortranarray(C @ (V[:, keep] / np.sqrt(s[keep])))
-
-
-def nystrom_factor(
-    source: KernelSource | PrecomputedSource,
-    n_landmarks: int,
-    landmarks: str = "leverage",
-    random_state: Any = None,
-) -> tuple[np.ndarray, np.ndarray | None, float, float]:
-    """Nyström factor ``A`` (n x r, r <= n_landmarks), landmark indices, residual trace, trace.
-
-    ``"uniform"``: landmarks drawn without replacement.  ``"leverage"``: a
-    uniform pilot of ``n_landmarks`` gives a factor ``F``; each point's ridge
-    leverage ``F_i (F^T F + lam I)^{-1} F_i^T`` with ``lam`` = the pilot's
-    residual trace / ``n_landmarks`` (Musco and Musco 2017) is the sampling
-    weight of the final landmarks.  ``"kmeans"`` (vector kernels): the
-    k-means centres of the input (seeded), which are not data points (the
-    returned indices are then None).  Kernel evaluations: ``n`` (diagonal) +
-    ``n m`` (+ ``n m`` for the leverage pilot; + ``m^2`` for k-means).
-    """
-    if landmarks not in LANDMARKS:
-        raise ValueError(f"landmarks must be one of {LANDMARKS}, got {landmarks!r}")
-    rng = check_random_state(random_state)
-    n = source.n
-    m = min(int(n_landmarks), n)
-    d = _positive_diag(source)
-    trace0 = float(d.sum())
-    if landmarks == "kmeans":
-        if source.precomputed or not (isinstance(source.X, np.ndarray) and source.X.ndim == 2):
-            raise ValueError(
-                "landmarks='kmeans' needs vectors (the centres are points of the input space); "
-                "use 'leverage' or 'uniform' for structured or precomputed kernels"
-            )
-        from sklearn.cluster import KMeans
-
-        centres = KMeans(m, n_init=1, random_state=rng.randint(2**31 - 1)).fit(source.X).cluster_centers_
-        centres = centres.astype(source.dtype)
-        C = np.asfortranarray(source.cross(centres).T)
-        W = source._block(centres, centres)
-        source.n_evaluations += W.size
-        A = _nystrom_from_columns(C, W)
-        idx = None
-    else:
-        idx = np.sort(rng.choice(n, m, replace=False))
-        C = source.columns(idx)
-        if landmarks == "leverage":
-            F = _nystrom_from_columns(C, C[idx])
-            lam = max(trace0 - float(np.einsum("ij,ij->", F, F)), 1e-12 * trace0) / m
-            G = F.T @ F
-            G[np.diag_indices_from(G)] += lam
-            scores = np.einsum("ij,ji->i", F, np.linalg.solve(G, F.T))
-            scores = np.maximum(scores, 1e-15)
-            idx = np.sort(rng.choice(n, m, replace=False, p=scores / scores.sum()))
-            C = source.columns(idx)
-        A = _nystrom_from_columns(C, C[idx])
-    residual = max(trace0 - float(np.einsum("ij,ij->", A, A, dtype=np.float64)), 0.0)
-    return A, idx, residual, trace0
 
 
 class IncompleteCholesky(TransformerMixin, BaseEstimator):

@@ -1,0 +1,261 @@
+"""Compiled parts of the all-paths graph kernel and its features (numba).
+
+Private module: :mod:`structkernels.kernels.allpaths_features` computes each graph's walk
+sums ``W`` and label-pair matrix ``G = L W L^T`` here, interns the label pairs (a radix
+sort) and lays the sparse part out by column; :mod:`structkernels.kernels.allpaths` joins
+two graphs' columns into a Gram block here.  Every function releases the GIL
+(``nogil=True``): the Gram engine runs blocks in threads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from structkernels.utils import njit
+
+
+@njit(cache=True, nogil=True)
+def _dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
+    """``W`` of a graph without cycles: ``W[u] = Σ_{u -> v} w (e_v + W[v])``, rows in
+    reverse topological order (edges sorted by source).  Sums of non-negative terms."""
+    W = np.zeros((n, n))
+    first = np.searchsorted(src, np.arange(n + 1))
+    for t in range(n - 1, -1, -1):
+        u = order[t]
+        for e in range(first[u], first[u + 1]):
+            v = dst[e]
+            w = wts[e]
+            W[u, v] += w
+            for x in range(n):
+                W[u, x] += w * W[v, x]
+    return W
+
+
+@njit(cache=True, nogil=True)
+def _label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
+    """``G = L W L^T`` over the ``m`` local labels (``label[offsets[v]:offsets[v + 1]]``
+    are vertex ``v``'s)."""
+    n = W.shape[0]
+    G = np.zeros((m, m))
+    for u in range(n):
+        for v in range(n):
+            w = W[u, v]
+            if w != 0.0:
+                for p in range(offsets[u], offsets[u + 1]):
+                    a = label[p]
+                    for q in range(offsets[v], offsets[v + 1]):
+                        G[a, label[q]] += w
+    return G
+
+
+@njit(cache=True, nogil=True)
+def _pair_entries(W, offsets, labels):  # pragma: no cover - compiled
+    """The non-zero entries of ``G = L W L^T`` as keys ``label << 32 | label'`` (ascending)
+    and values; ``labels[offsets[v]:offsets[v + 1]]`` are vertex ``v``'s label ids."""
+    local = np.unique(labels)
+    G = _label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
+    m = len(local)
+    count = 0
+    for a in range(m):
+        for b in range(m):
+            if G[a, b] != 0.0:
+                count += 1
+    keys = np.empty(count, dtype=np.int64)
+    vals = np.empty(count, dtype=np.float64)
+    t = 0
+    for a in range(m):
+        for b in range(m):
+            if G[a, b] != 0.0:
+                keys[t] = (local[a] << 32) | local[b]
+                vals[t] = G[a, b]
+                t += 1
+    return keys, vals
+
+
+@njit(cache=True, nogil=True)
+def _factorize(keys, n_labels):  # pragma: no cover - compiled
+    """``(unique keys, inverse)`` of label-pair keys (``np.unique(keys, return_inverse=True)``)
+    by a stable radix sort of the keys written ``label * n_labels + label'``."""
+    n = len(keys)
+    comp = np.empty(n, dtype=np.int64)
+    top = 0
+    for t in range(n):
+        comp[t] = (keys[t] >> 32) * n_labels + (keys[t] & 0xFFFFFFFF)
+        top = max(top, comp[t])
+    bits = 0
+    while (1 << bits) <= top:
+        bits += 1
+    idx = np.arange(n)
+    c2 = np.empty_like(comp)
+    i2 = np.empty_like(idx)
+    count = np.empty(2049, dtype=np.int64)
+    shift = 0
+    while shift < bits:
+        count[:] = 0
+        for t in range(n):
+            count[((comp[t] >> shift) & 2047) + 1] += 1
+        for d in range(2048):
+            count[d + 1] += count[d]
+        for t in range(n):
+            d = (comp[t] >> shift) & 2047
+            q = count[d]
+            c2[q] = comp[t]
+            i2[q] = idx[t]
+            count[d] = q + 1
+        comp, c2 = c2, comp
+        idx, i2 = i2, idx
+        shift += 11
+    inverse = np.empty(n, dtype=np.int64)
+    n_unique = 0
+    for t in range(n):
+        if t == 0 or comp[t] != comp[t - 1]:
+            n_unique += 1
+    unique = np.empty(n_unique, dtype=np.int64)
+    u = -1
+    for t in range(n):
+        if t == 0 or comp[t] != comp[t - 1]:
+            u += 1
+            unique[u] = keys[idx[t]]
+        inverse[idx[t]] = u
+    return unique, inverse
+
+
+@njit(cache=True, nogil=True)
+def _row_sq(indptr, data):  # pragma: no cover - compiled
+    """Sum of squares of each CSR row."""
+    n = len(indptr) - 1
+    out = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * data[k]
+        out[i] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _sort_rows(indptr, indices, data):  # pragma: no cover - compiled
+    """Sort each CSR row by column, in place."""
+    for i in range(len(indptr) - 1):
+        a, b = indptr[i], indptr[i + 1]
+        order = np.argsort(indices[a:b], kind="mergesort")
+        indices[a:b] = indices[a:b][order]
+        data[a:b] = data[a:b][order]
+
+
+@njit(cache=True, nogil=True)
+def _by_column(indptr, indices, data, limit):  # pragma: no cover - compiled
+    """The entries of columns below ``limit`` as ``(columns, rows, values)`` sorted by
+    column, rows ascending inside a column (a stable radix sort: cache-friendly passes of
+    11 bits instead of random access over the column space)."""
+    n = len(indptr) - 1
+    total = 0
+    for i in range(n):
+        for k in range(indptr[i], indptr[i + 1]):
+            if indices[k] >= limit:
+                break
+            total += 1
+    cols = np.empty(total, dtype=np.int64)
+    rows = np.empty(total, dtype=np.int32)
+    vals = np.empty(total, dtype=np.float64)
+    t = 0
+    for i in range(n):
+        for k in range(indptr[i], indptr[i + 1]):
+            if indices[k] >= limit:
+                break
+            cols[t] = indices[k]
+            rows[t] = i
+            vals[t] = data[k]
+            t += 1
+    bits = 0
+    while (1 << bits) < limit:
+        bits += 1
+    c2 = np.empty_like(cols)
+    r2 = np.empty_like(rows)
+    v2 = np.empty_like(vals)
+    count = np.empty(2049, dtype=np.int64)
+    shift = 0
+    while shift < bits:
+        count[:] = 0
+        for t in range(total):
+            count[((cols[t] >> shift) & 2047) + 1] += 1
+        for d in range(2048):
+            count[d + 1] += count[d]
+        for t in range(total):
+            d = (cols[t] >> shift) & 2047
+            q = count[d]
+            c2[q] = cols[t]
+            r2[q] = rows[t]
+            v2[q] = vals[t]
+            count[d] = q + 1
+        cols, c2 = c2, cols
+        rows, r2 = r2, rows
+        vals, v2 = v2, vals
+        shift += 11
+    return cols, rows, vals
+
+
+@njit(cache=True, nogil=True)
+def _column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
+    """The entries of columns below ``limit`` grouped by column: ``(columns, starts, rows,
+    values)``, column ``columns[t]`` holding ``rows[starts[t]:starts[t + 1]]`` (ascending)."""
+    cols, rows, vals = _by_column(indptr, indices, data, limit)
+    total = len(cols)
+    n_runs = 0
+    for t in range(total):
+        if t == 0 or cols[t] != cols[t - 1]:
+            n_runs += 1
+    columns = np.empty(n_runs, dtype=np.int64)
+    starts = np.empty(n_runs + 1, dtype=np.int64)
+    r = 0
+    for t in range(total):
+        if t == 0 or cols[t] != cols[t - 1]:
+            columns[r] = cols[t]
+            starts[r] = t
+            r += 1
+    starts[n_runs] = total
+    return columns, starts, rows, vals
+
+
+@njit(cache=True, nogil=True)
+def _column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover - compiled
+    """``out[i, j] += Σ_c X[i, c] Y[j, c]`` from the column runs of both sides: a merge of
+    the two column lists, an outer product per shared column.  ``out[i, j]`` sums in
+    column order.  ``same`` (``Y`` is ``X``): only ``j >= i`` is computed, then the upper
+    triangle is copied onto the lower one (an exactly symmetric block)."""
+    nx, ny = len(xu), len(yu)
+    a, b = 0, 0
+    while a < nx and b < ny:
+        ca, cb = xu[a], yu[b]
+        if ca < cb:
+            a += 1
+        elif cb < ca:
+            b += 1
+        else:
+            q1 = ys[b + 1]
+            for p in range(xs[a], xs[a + 1]):
+                i = xr[p]
+                v = xv[p]
+                for q in range(p if same else ys[b], q1):
+                    out[i, yr[q]] += v * yv[q]
+            a += 1
+            b += 1
+    if same:
+        n = out.shape[0]
+        for i in range(n):
+            for j in range(i + 1, n):
+                out[j, i] = out[i, j]
+
+
+@njit(cache=True, nogil=True)
+def _add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
+    """``out[i, j] += xsingle[i]`` where ``xrows[i] == yrows[j]`` (the same graph of one
+    encoding: its label pairs no other graph has)."""
+    order = np.argsort(yrows, kind="mergesort")
+    ys = yrows[order]
+    for i in range(len(xrows)):
+        r = xrows[i]
+        p = np.searchsorted(ys, r)
+        while p < len(ys) and ys[p] == r:
+            out[i, order[p]] += xsingle[i]
+            p += 1

@@ -1,0 +1,403 @@
+"""The features of the all-paths graph kernel (Airola et al. 2008): a graph's ``G = L W L^T``.
+
+Airola, Pyysalo, Björne, Pahikkala, Ginter and Salakoski, "All-paths graph kernel for
+protein-protein interaction extraction with evaluation of cross-corpus learning", BMC
+Bioinformatics 9(Suppl 11):S2 (2008).  The representation the kernel
+(:mod:`structkernels.kernels.allpaths`) compares, apart from it: a candidate pair is a
+:class:`~structkernels.structures.LabelledGraph` (built from a dependency parse by
+:func:`structkernels.graphs.allpaths.allpaths_graph`).  With ``A`` its weighted adjacency
+matrix (``n x n``) and ``L`` its label-allocation matrix (``L[l, v] = 1`` when vertex
+``v`` carries label ``l``), the paper's feature matrix of a graph is::
+
+    W = Σ_{k>=1} A^k = (I - A)^{-1} - I          (the weights of every walk, summed)
+    G = L W L^T                                  (G[l, l'] sums the walks from l to l')
+
+:func:`walk_sums` computes ``W``, :func:`label_pair_features` the entries of ``G`` of one
+graph; :class:`AllPathsFeatures` holds the ``G`` of every graph of a list, computed once,
+the label pairs interned into one column space: the pairs that many graphs share in a
+dense matrix, the rare ones in sparse rows (CSR), so a Gram block is a dense matrix
+product (BLAS) plus a compiled sparse product (:mod:`structkernels.kernels._allpaths_numba`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+
+import numpy as np
+
+from structkernels.kernels._allpaths_numba import (
+    _column_runs,
+    _dag_walk_sums,
+    _factorize,
+    _pair_entries,
+    _row_sq,
+    _sort_rows,
+)
+from structkernels.structures import EncodedList, LabelledGraph
+from structkernels.utils import check_finite
+
+__all__ = ["AllPathsFeatures", "walk_sums", "label_pair_features"]
+
+#: a label pair goes to the dense part of the features when at least this fraction of the
+#: graphs has it (a dense product costs ~ n_x n_y per column, a sparse one ~ df_x df_y
+#: operations each several times slower than BLAS's)
+_DENSE_FRACTION = 0.2
+#: ... and at least this many graphs (one graph alone: everything sparse)
+_DENSE_MIN_COUNT = 8
+#: most cells of the dense part (float64): the most frequent pairs first
+_DENSE_MAX_CELLS = 1 << 26
+_LOW = np.int64(0xFFFFFFFF)
+
+
+# ------------------------------------------------------------------ per graph
+def walk_sums(graph: LabelledGraph) -> np.ndarray:
+    """``W = Σ_{k>=1} A^k = (I - A)^{-1} - I``: the summed weights of all walks ``u -> v``.
+
+    On a graph without cycles the series is finite and ``W`` exact up to round-off (rows
+    summed in reverse topological order, ``W[u] = Σ_{u -> v} w (e_v + W[v])``); with cycles
+    it is the solution of ``(I - A) W = A``.  Entries with no walk are exactly 0.
+
+    Examples
+    --------
+    >>> from structkernels.structures import LabelledGraph
+    >>> g = LabelledGraph([("a",), ("b",), ("c",)], [(0, 1, 0.5), (1, 2, 0.5)])
+    >>> walk_sums(g).tolist()
+    [[0.0, 0.5, 0.25], [0.0, 0.0, 0.5], [0.0, 0.0, 0.0]]
+    """
+    if not isinstance(graph, LabelledGraph):
+        raise TypeError(f"walk_sums expects a LabelledGraph, got {type(graph).__name__}")
+    n = len(graph)
+    if graph.topological_order is not None:
+        src, dst, wts = _edge_arrays(graph)
+        return _dag_walk_sums(n, np.asarray(graph.topological_order, dtype=np.int64),
+                              src, dst, wts)
+    A = graph.adjacency()
+    W = np.linalg.solve(np.eye(n) - A, A)
+    # pairs with no walk are 0 by definition (not round-off): the transitive closure
+    reach = A > 0
+    while True:
+        grown = reach | ((reach.astype(np.float64) @ reach.astype(np.float64)) > 0)
+        if (grown == reach).all():
+            break
+        reach = grown
+    W[~reach] = 0.0
+    return np.maximum(W, 0.0)
+
+
+def _edge_arrays(graph: LabelledGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(sources, targets, weights)`` of the edges, sorted by source."""
+    m = len(graph.edges)
+    if not m:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
+    src, dst, wts = zip(*graph.edges, strict=True)
+    return (np.fromiter(src, np.int64, m), np.fromiter(dst, np.int64, m),
+            np.fromiter(wts, np.float64, m))
+
+
+def label_pair_features(graph: LabelledGraph) -> dict[tuple[str, str], float]:
+    """The non-zero entries of ``G = L W L^T`` as ``{(label, label'): value}``.
+
+    The kernel is the sum of the products of these values over the label pairs two
+    graphs share.  For inspection and tests; the kernel computes them in arrays.
+
+    Examples
+    --------
+    >>> from structkernels.structures import LabelledGraph
+    >>> g = LabelledGraph([("a",), ("b", "c")], [(0, 1, 0.5)])
+    >>> label_pair_features(g)
+    {('a', 'b'): 0.5, ('a', 'c'): 0.5}
+    """
+    W = walk_sums(graph)
+    out: dict[tuple[str, str], float] = {}
+    for u, v in zip(*np.nonzero(W), strict=True):
+        w = float(W[u, v])
+        for a in graph.labels[u]:
+            for b in graph.labels[v]:
+                out[(a, b)] = out.get((a, b), 0.0) + w
+    return dict(sorted(out.items()))
+
+
+def _graph_entries(graph: LabelledGraph, ids: dict[str, int], names: list[str]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted label-pair keys (``id << 32 | id'``) and values of ``G`` for one graph."""
+    offsets = [0]
+    labs: list[int] = []
+    for vlabels in graph.labels:
+        for lab in vlabels:
+            i = ids.get(lab)
+            if i is None:
+                i = ids[lab] = len(names)
+                names.append(lab)
+            labs.append(i)
+        offsets.append(len(labs))
+    if not labs or not graph.edges:
+        return np.empty(0, np.int64), np.empty(0, np.float64)
+    if graph.topological_order is not None:
+        src, dst, wts = _edge_arrays(graph)
+        W = _dag_walk_sums(len(graph), np.asarray(graph.topological_order, dtype=np.int64),
+                           src, dst, wts)
+    else:
+        W = walk_sums(graph)
+    return _pair_entries(W, np.asarray(offsets, dtype=np.int64),
+                         np.asarray(labs, dtype=np.int64))
+
+
+# ---------------------------------------------------------------- encoded list
+class _Layout:
+    """The column space of one encoding: the label names and the label pair of each column.
+
+    Columns ``0 .. n_dense - 1`` are held densely; sparse column ``j`` is column
+    ``n_dense + j``: first the ``n_shared`` pairs that two or more graphs of the encoding
+    have (most frequent first), then those of one graph only (they meet no other graph of
+    the encoding: the Gram adds them on the diagonal).  Pickles as its arrays.
+    """
+
+    __slots__ = ("names", "ids", "keys", "n_dense", "n_shared", "_sorted", "_cols", "_maps",
+                 "__weakref__")
+
+    def __init__(self, names: list[str], keys: np.ndarray, n_dense: int, n_shared: int):
+        self.names = names
+        self.ids = {lab: i for i, lab in enumerate(names)}
+        self.keys = keys
+        self.n_dense = int(n_dense)
+        self.n_shared = int(n_shared)
+        self._cols = np.argsort(keys, kind="stable")
+        self._sorted = keys[self._cols]
+        self._maps: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def __reduce__(self):
+        return (_Layout, (self.names, self.keys, self.n_dense, self.n_shared))
+
+    @property
+    def n_sparse(self) -> int:
+        return len(self.keys) - self.n_dense
+
+    def column_map(self, other: _Layout) -> np.ndarray | None:
+        """``map[c]``: the column of ``other`` holding this layout's column ``c`` (-1 when
+        ``other`` has no such label pair); None when the columns are the same."""
+        if other is self:
+            return None
+        try:
+            return self._maps[other]
+        except KeyError:
+            pass
+        if (self.n_dense == other.n_dense and np.array_equal(self.keys, other.keys)
+                and self.names == other.names):
+            cmap = None
+        elif not len(other.keys):
+            cmap = np.full(len(self.keys), -1, dtype=np.int64)
+        else:
+            lmap = np.fromiter((other.ids.get(lab, -1) for lab in self.names), dtype=np.int64,
+                               count=len(self.names))
+            a, b = lmap[self.keys >> 32], lmap[self.keys & _LOW]
+            wanted = (np.maximum(a, 0) << 32) | np.maximum(b, 0)
+            pos = np.minimum(np.searchsorted(other._sorted, wanted), len(other.keys) - 1)
+            found = (a >= 0) & (b >= 0) & (other._sorted[pos] == wanted)
+            cmap = np.where(found, other._cols[pos], -1)
+        self._maps[other] = cmap
+        return cmap
+
+
+class AllPathsFeatures(EncodedList):
+    """Labelled graphs with their all-paths features computed once (what
+    :meth:`~structkernels.kernels.allpaths.AllPathsGraphKernel.check_input` returns).
+
+    A sequence of :class:`~structkernels.structures.LabelledGraph`: ``len``, iteration and
+    ``X[i]`` give the graphs; slices and integer arrays give sub-lists sharing the column
+    space (contiguous slices are views), so Gram blocks cut from it compute nothing again.
+    Two lists encoded apart are compared through a map between their column spaces.
+
+    Attributes
+    ----------
+    dense : ndarray of shape (n_graphs, n_dense)
+        Values of the label pairs that many graphs of the encoding share.
+    indptr, indices, data : ndarray
+        The other label pairs in CSR form, sorted by column in each row (``indptr`` may
+        start above 0: a view).
+    rows : ndarray of int
+        Each graph's position in the encoding the list was cut from.
+
+    Examples
+    --------
+    >>> from structkernels import kernel
+    >>> from structkernels.structures import LabelledGraph
+    >>> g = LabelledGraph([("a",), ("b",)], [(0, 1, 0.5)])
+    >>> X = kernel("all-paths-graph").check_input([g, g])
+    >>> len(X), X[0] == g, type(X[1:]).__name__
+    (2, True, 'AllPathsFeatures')
+    """
+
+    __slots__ = ("layout", "dense", "indptr", "indices", "data", "rows", "single", "_items",
+                 "_runs", "_span")
+    kind = "graphs"
+
+    def __init__(self, layout: _Layout, dense: np.ndarray, indptr: np.ndarray,
+                 indices: np.ndarray, data: np.ndarray, rows: np.ndarray, single: np.ndarray,
+                 items: list | None = None):
+        self.layout = layout
+        self.dense = dense
+        self.indptr = indptr
+        self.indices = indices
+        self.data = data
+        self.rows = rows
+        self.single = single
+        self._items = items
+        # column runs of row ranges, shared by every list cut from this one by contiguous
+        # slices: a Gram sorts each block row once, not once per block
+        self._runs: dict | None = {}
+        self._span: tuple[int, int] = (0, len(indptr) - 1)
+
+    @property
+    def vocab(self) -> list[str]:
+        """The labels of the column space."""
+        return self.layout.names
+
+    @classmethod
+    def encode(cls, graphs: Sequence[LabelledGraph]) -> AllPathsFeatures:
+        """Compute ``G = L W L^T`` of every graph and intern the label pairs."""
+        graphs = list(graphs)
+        n = len(graphs)
+        ids: dict[str, int] = {}
+        names: list[str] = []
+        keys_parts, vals_parts = [], []
+        counts = np.zeros(n, dtype=np.int64)
+        for i, g in enumerate(graphs):
+            k, v = _graph_entries(g, ids, names)
+            keys_parts.append(k)
+            vals_parts.append(v)
+            counts[i] = len(k)
+        keys = np.concatenate(keys_parts) if keys_parts else np.empty(0, np.int64)
+        vals = np.concatenate(vals_parts) if vals_parts else np.empty(0, np.float64)
+        check_finite(vals, "all-paths graph features", ("entry",),
+                     hint="a walk sum overflowed: lower the edge weights of the graph")
+        rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+        uniq, inv = _factorize(keys, max(len(names), 1))
+        df = np.bincount(inv, minlength=len(uniq))
+        # dense: the pairs most graphs have; shared: the other pairs of two graphs or
+        # more, most frequent first; single: the pairs of one graph
+        threshold = max(_DENSE_MIN_COUNT, int(np.ceil(_DENSE_FRACTION * n)))
+        dense_cols = np.flatnonzero(df >= threshold)
+        cap = _DENSE_MAX_CELLS // max(n, 1)
+        if len(dense_cols) > cap:
+            keep = np.argsort(-df[dense_cols], kind="stable")[:cap]
+            dense_cols = np.sort(dense_cols[keep])
+        kind = np.where(df > 1, 1, 2)
+        kind[dense_cols] = 0
+        shared_cols = np.flatnonzero(kind == 1)
+        shared_cols = shared_cols[np.argsort(-df[shared_cols], kind="stable")]
+        single_cols = np.flatnonzero(kind == 2)
+        n_dense, n_shared = len(dense_cols), len(shared_cols)
+        col = np.empty(len(uniq), dtype=np.int64)
+        col[dense_cols] = np.arange(n_dense)
+        col[shared_cols] = np.arange(n_shared)
+        col[single_cols] = n_shared + np.arange(len(single_cols))
+        layout = _Layout(names, np.concatenate([uniq[dense_cols], uniq[shared_cols],
+                                                uniq[single_cols]]), n_dense, n_shared)
+        entry_kind = kind[inv]
+        d = entry_kind == 0
+        dense = np.zeros((n, n_dense), dtype=np.float64)
+        dense[rows[d], col[inv[d]]] = vals[d]
+        sp = ~d
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows[sp], minlength=n), out=indptr[1:])
+        indices, data = col[inv[sp]], vals[sp]
+        _sort_rows(indptr, indices, data)
+        s = entry_kind == 2
+        single = np.bincount(rows[s], weights=vals[s] * vals[s], minlength=n).astype(np.float64)
+        return cls(layout, dense, indptr, indices, data, np.arange(n, dtype=np.int64), single,
+                   graphs)
+
+    def __len__(self) -> int:
+        return len(self.indptr) - 1
+
+    def _build(self, i: int) -> LabelledGraph:
+        raise ValueError("these features were kept without their graphs (arrays_only): "
+                         f"graph {i} cannot be rebuilt from its label pairs")
+
+    def _subset(self, idx: np.ndarray) -> AllPathsFeatures:
+        n = len(idx)
+        if n and idx[-1] - idx[0] == n - 1 and (n == 1 or (np.diff(idx) == 1).all()):
+            r0, r1 = int(idx[0]), int(idx[-1]) + 1  # a contiguous run: views
+            sub = AllPathsFeatures(self.layout, self.dense[r0:r1], self.indptr[r0:r1 + 1],
+                                   self.indices, self.data, self.rows[r0:r1],
+                                   self.single[r0:r1])
+            sub._runs, sub._span = self._runs, (self._span[0] + r0, self._span[0] + r1)
+            return sub
+        starts, ends = self.indptr[idx], self.indptr[idx + 1]
+        lengths = ends - starts
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        pos = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1], dtype=np.int64)
+        sub = AllPathsFeatures(self.layout, self.dense[idx], indptr, self.indices[pos],
+                               self.data[pos], self.rows[idx], self.single[idx])
+        sub._runs = None
+        return sub
+
+    def _arrays(self) -> tuple:
+        a, b = int(self.indptr[0]), int(self.indptr[-1])
+        return (self.layout, np.ascontiguousarray(self.dense), self.indptr - a,
+                self.indices[a:b], self.data[a:b], self.rows, self.single, self._items)
+
+    def arrays_only(self) -> AllPathsFeatures:
+        """The same list without the graph objects (``X[i]`` then cannot rebuild them)."""
+        return AllPathsFeatures(*self._arrays()[:7])
+
+    def __repr__(self) -> str:
+        return (f"<AllPathsFeatures of {len(self)} graphs, {len(self.layout.keys)} label pairs "
+                f"({self.layout.n_dense} dense)>")
+
+    def column_runs(self, limit: int) -> tuple[np.ndarray, ...]:
+        """The sparse entries of the columns below ``limit`` grouped by column: ``(columns,
+        starts, rows, values)``; computed once per row range of an encoding."""
+        key = (*self._span, int(limit))
+        runs = None if self._runs is None else self._runs.get(key)
+        if runs is None:
+            runs = _column_runs(self.indptr, self.indices, self.data, limit)
+            if self._runs is not None:
+                self._runs[key] = runs
+        return runs
+
+    def squared_norms(self) -> np.ndarray:
+        """``k(x, x)`` of every graph: the squared norm of its features."""
+        out = np.einsum("ij,ij->i", self.dense, self.dense)
+        return out + _row_sq(self.indptr, self.data)
+
+    def aligned(self, layout: _Layout) -> AllPathsFeatures:
+        """The same graphs with their features in the columns of ``layout`` (another
+        encoding's): label pairs ``layout`` lacks are dropped, as they meet none of its
+        graphs' features.  Kept, per row range, for the next block of a Gram."""
+        cmap = self.layout.column_map(layout)
+        if cmap is None:
+            return self
+        key = (*self._span, layout)
+        out = None if self._runs is None else self._runs.get(key)
+        if out is None:
+            out = self._in_layout(layout, cmap)
+            if self._runs is not None:
+                self._runs[key] = out
+        return out
+
+    def _in_layout(self, layout: _Layout, cmap: np.ndarray) -> AllPathsFeatures:
+        """The same graphs with their features in the columns of ``layout`` (``cmap`` from
+        :meth:`_Layout.column_map`; pairs ``layout`` lacks dropped: they meet none of its
+        graphs' features).  Its ``rows`` are -1: it is no part of that encoding."""
+        n = len(self)
+        a, b = int(self.indptr[0]), int(self.indptr[-1])
+        r_d, c_d = np.nonzero(self.dense)
+        rows = np.concatenate([r_d, np.repeat(np.arange(n), np.diff(self.indptr))])
+        cols = np.concatenate([c_d, self.indices[a:b] + self.layout.n_dense])
+        vals = np.concatenate([self.dense[r_d, c_d], self.data[a:b]])
+        target = cmap[cols]
+        keep = target >= 0
+        rows, target, vals = rows[keep], target[keep], vals[keep]
+        nd = layout.n_dense
+        d = target < nd
+        dense = np.zeros((n, nd), dtype=np.float64)
+        dense[rows[d], target[d]] = vals[d]
+        s = ~d
+        order = np.lexsort((target[s], rows[s]))
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows[s], minlength=n), out=indptr[1:])
+        return AllPathsFeatures(layout, dense, indptr, (target[s] - nd)[order], vals[s][order],
+                                np.full(n, -1, dtype=np.int64), np.zeros(n), self._items)

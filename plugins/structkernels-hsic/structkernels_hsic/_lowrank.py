@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from structkernels.engine.parallel import map_tasks
+
 
 def pair_rank(rank: Any) -> tuple[Any, Any]:
     """One value for both sides, or a pair ``(x, y)``."""
@@ -31,12 +33,14 @@ def fit_pair(n_jobs: int, fx, fy):
     """Run the two sides' decompositions, in two threads when ``n_jobs != 1`` (BLAS releases the GIL)."""
     if n_jobs == 1:
         return fx(), fy()
-    from concurrent.futures import ThreadPoolExecutor
-
     # one BLAS thread per side: two multi-threaded GEMVs on the same cores only contend
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(2) as pool:
-        a, b = pool.submit(fx), pool.submit(fy)
-        return a.result(), b.result()
+    with threadpool_limits(limits=1, user_api="blas"):
+        a, b = map_tasks(_call, (fx, fy), n_jobs=2)
+        return a, b
+
+
+def _call(f):
+    return f()
 
 
 def centred_cross(A: np.ndarray, mean_a: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -78,6 +78,7 @@ from structkernels.utils import (
     MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH,
     BadLine,
+    StructkernelsError,
     iter_lines,
     loads_record,
     one_line,
@@ -116,7 +117,7 @@ def split_of(key: str) -> str:
     return "train" if hashlib.sha256(key.encode("utf-8")).digest()[-1] % 2 == 0 else "test"
 
 
-class InteractionFormatError(ValueError):
+class InteractionFormatError(StructkernelsError, ValueError):
     """A bad interaction record: names the file, the line and the record id."""
 
 

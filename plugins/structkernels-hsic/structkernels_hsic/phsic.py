@@ -59,7 +59,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from structkernels.kernels.vector import CosineKernel, LinearKernel
-from structkernels.utils import check_finite, check_header
+from structkernels.utils import StructkernelsError, check_finite, check_header
 from structkernels_hsic._kernels import (
     _check_vectors,
     as_column,
@@ -417,7 +417,7 @@ _ESTIMATOR_CLASSES = {"phsic": PHSIC}
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
-class PHSICModelError(ValueError):
+class PHSICModelError(StructkernelsError, ValueError):
     """A PHSIC model file that cannot be used (or a model that cannot be saved); names the file."""
 
 

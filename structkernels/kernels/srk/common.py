@@ -37,7 +37,7 @@ import numpy as np
 
 from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
 from structkernels.kernels.base import Kernel
-from structkernels.utils import check_int, effective_n_jobs, tqdm
+from structkernels.utils import StructkernelsError, check_int, effective_n_jobs, tqdm
 
 __all__ = [
     "MemoryBudgetError",
@@ -57,7 +57,7 @@ Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
 MEMORY_BUDGET_ENV = "STRUCTKERNELS_MEMORY_BUDGET"
 
 
-class MemoryBudgetError(ValueError, MemoryError):
+class MemoryBudgetError(StructkernelsError, ValueError, MemoryError):
     """A computation that would need more memory than the budget, refused before allocating.
 
     A ``ValueError`` (a parameter too large for the input) and a

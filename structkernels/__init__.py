@@ -41,4 +41,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ".relations.parse": ["DependencyParser"],
     ".extraction": ["RelationExtractor"],
     ".graphs": ["read_graphs"],
+    ".utils": ["StructkernelsError", "StructkernelsWarning"],
 })

@@ -22,8 +22,9 @@ registered name, resolved by :meth:`Registry.resolve_name` (which imports
 nothing but the registry's own entry points), and a saved kernel is named by
 :meth:`Registry.name_of`.
 
-Layering: this module imports nothing of the package (the command line uses it to
-find its sub-commands without loading scikit-learn), so every package may use it.
+Layering: this module imports nothing of the package but the error root of
+:mod:`structkernels.utils` (the command line uses it to find its sub-commands
+without loading scikit-learn), so every package may use it.
 The kernel registry itself, with :func:`~structkernels.kernels.names.kernel` and
 :func:`~structkernels.kernels.names.as_kernel`, lives with the kernels in
 :mod:`structkernels.kernels.names`; this module holds the machinery and the groups
@@ -37,6 +38,8 @@ from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from structkernels.utils import StructkernelsError, StructkernelsWarning
+
 __all__ = [
     "Registry",
     "PluginWarning",
@@ -49,11 +52,11 @@ __all__ = [
 ]
 
 
-class PluginWarning(UserWarning):
+class PluginWarning(StructkernelsWarning):
     """A plugin could not be loaded, or offers a name already taken."""
 
 
-class UnknownNameError(ValueError):
+class UnknownNameError(StructkernelsError, ValueError):
     """A name that no plugin registered."""
 
 

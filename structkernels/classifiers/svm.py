@@ -38,7 +38,7 @@ from structkernels.classifiers._common import (
 )
 from structkernels.kernels.names import takes_arrays
 from structkernels.structures import take
-from structkernels.utils import Interval, ValidatedParamsMixin, n_jobs_value
+from structkernels.utils import Interval, StructkernelsWarning, ValidatedParamsMixin, n_jobs_value
 
 __all__ = ["KernelSVC", "ApproximationWarning", "ERROR_SAMPLE"]
 
@@ -53,7 +53,7 @@ _ROUTE_ATTRIBUTES = (
 )
 
 
-class ApproximationWarning(UserWarning):
+class ApproximationWarning(StructkernelsWarning):
     """A low-rank kernel approximation is less accurate than its tolerance asks."""
 
 

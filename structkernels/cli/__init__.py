@@ -21,11 +21,12 @@ from collections.abc import Sequence
 from structkernels import __version__
 from structkernels.kernels.names import kernels
 from structkernels.registry import CORE_DISTRIBUTION, Registry, distribution_name
+from structkernels.utils import StructkernelsError
 
 __all__ = ["main", "CommandError", "commands", "parse_params", "build_kernel", "check_structures"]
 
 
-class CommandError(Exception):
+class CommandError(StructkernelsError):
     """A user error: printed as one line, exit status 2."""
 
 

@@ -27,7 +27,14 @@ from structkernels.datasets.interaction_dataset import (
 )
 from structkernels.structures import Path, Tree, Vocabulary
 from structkernels.structures.encoded import PathList, TreeList
-from structkernels.utils import BadLine, iter_lines, loads_record, one_line, record_label
+from structkernels.utils import (
+    BadLine,
+    StructkernelsError,
+    iter_lines,
+    loads_record,
+    one_line,
+    record_label,
+)
 
 __all__ = ["InteractionFormatError", "split_of"]
 
@@ -47,7 +54,7 @@ def split_of(key: str) -> str:
     return "train" if hashlib.sha256(key.encode("utf-8")).digest()[-1] % 2 == 0 else "test"
 
 
-class InteractionFormatError(ValueError):
+class InteractionFormatError(StructkernelsError, ValueError):
     """A bad interaction record: names the file, the line and the record id."""
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from structkernels.text.tokenize import TextPipeline
-from structkernels.utils import decode_lines
+from structkernels.utils import StructkernelsError, decode_lines
 
 __all__ = [
     "CorpusFormatError",
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-class CorpusFormatError(ValueError):
+class CorpusFormatError(StructkernelsError, ValueError):
     """A malformed record, reported with its file and line."""
 
 

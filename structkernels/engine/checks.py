@@ -10,7 +10,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from structkernels.structures import take
-from structkernels.utils import NonFiniteError, check_finite, describe_nonfinite, first_nonfinite
+from structkernels.utils import (
+    NonFiniteError,
+    StructkernelsError,
+    StructkernelsWarning,
+    check_finite,
+    describe_nonfinite,
+    first_nonfinite,
+)
 
 #: largest sample of :func:`probe_kernel`
 PROBE_SIZE = 64
@@ -35,11 +42,11 @@ def _is_kernel(obj: Any) -> bool:
     return isinstance(obj, BaseEstimator) and callable(getattr(obj, "gram_block", None))
 
 
-class ZeroSelfSimilarityWarning(UserWarning):
+class ZeroSelfSimilarityWarning(StructkernelsWarning):
     """Raised when normalisation meets a structure whose self-similarity is 0."""
 
 
-class KernelOutputError(ValueError):
+class KernelOutputError(StructkernelsError, ValueError):
     """A kernel returned something that is not a kernel value.
 
     Raised, naming the kernel, the pair and the values, when a kernel's output

@@ -62,7 +62,14 @@ from structkernels.relations.model import RelationCorpus
 from structkernels.relations.parse import DependencyParser
 from structkernels.relations.structures import pair_views
 from structkernels.structures import Path, StructureError
-from structkernels.utils import atomic_open, check_header, dumps_finite, effective_n_jobs, one_line
+from structkernels.utils import (
+    StructkernelsWarning,
+    atomic_open,
+    check_header,
+    dumps_finite,
+    effective_n_jobs,
+    one_line,
+)
 
 __all__ = [
     "EXTRACTOR_FORMAT",
@@ -97,7 +104,7 @@ class ExtractorFormatError(ModelFormatError):
     """A relation-extractor file that cannot be used; one line naming the file."""
 
 
-class PipelineVersionWarning(UserWarning):
+class PipelineVersionWarning(StructkernelsWarning):
     """The installed spaCy pipeline is not the version the extractor was trained with."""
 
 

@@ -40,6 +40,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from structkernels.utils import StructkernelsError
+
 #: One token per match: white space and comments skipped first, then a quoted string,
 #: a word, an edge operator, a negative number, a comment never closed, or one character
 #: (punctuation, the "<" that opens an HTML id, or a character no token starts with); the
@@ -69,7 +71,7 @@ _PAD = 4  # empty tokens after the end, so that lookahead never runs off the lis
 __all__ = ["DotError", "DotNestingError", "DotGraph", "parse_graphs", "tokenize", "unquote"]
 
 
-class DotError(ValueError):
+class DotError(StructkernelsError, ValueError):
     """DOT text that is not read: what is wrong, and where (1-based line and column).
 
     ``syntax`` is False for a text that is well-formed but refused (an attribute that
@@ -250,7 +252,7 @@ def _describe(tok: str) -> str:
     return repr(" ".join(tok.split()) if any(c in tok for c in "\r\n") else tok)
 
 
-class _Fail(Exception):
+class _Fail(StructkernelsError):
     """A parse failure at a token, turned into :class:`DotError` with its position."""
 
     def __init__(self, index: int, what: str, syntax: bool = True, opened: int | None = None):

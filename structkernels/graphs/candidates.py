@@ -54,6 +54,7 @@ import networkx as nx
 from structkernels.graphs.concepts import ENTITY_CONCEPTS, INTERACTION_CONCEPTS
 from structkernels.graphs.model import Graph, as_networkx, concept_label
 from structkernels.structures import Path, Tree
+from structkernels.utils import StructkernelsError
 
 __all__ = [
     "Candidate",
@@ -75,7 +76,7 @@ CATALYST = "catalyst"
 DOMAIN = "domain"
 
 
-class CandidateError(ValueError):
+class CandidateError(StructkernelsError, ValueError):
     """A candidate that does not fit its graph (names the node and the graph)."""
 
 

@@ -31,6 +31,8 @@ from typing import Any
 import networkx as nx
 import penman
 
+from structkernels.utils import StructkernelsError
+
 __all__ = [
     "GraphFormatError",
     "GraphCorpus",
@@ -72,7 +74,7 @@ def graph_kind(G: nx.MultiDiGraph) -> str:
     return G.graph.get("kind") or "amr"
 
 
-class GraphFormatError(ValueError):
+class GraphFormatError(StructkernelsError, ValueError):
     """A malformed graph input, naming the file, the line (or node) and the graph id.
 
     Attributes

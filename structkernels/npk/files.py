@@ -24,6 +24,7 @@ from structkernels.structures import Path, StructureError
 from structkernels.utils import (
     CorruptInputError,
     InputTooLargeError,
+    StructkernelsError,
     atomic_open,
     check_header,
     dumps_finite,
@@ -45,7 +46,7 @@ READABLE_VERSIONS = (1, 2)
 MAX_MODEL_BYTES = 1 << 30
 
 
-class ModelFormatError(ValueError):
+class ModelFormatError(StructkernelsError, ValueError):
     """A model file that cannot be used; the message names the file."""
 
 

@@ -21,12 +21,19 @@ from typing import Any
 
 from structkernels.relations._collect import Reading, as_paths, stem, unreadable
 from structkernels.relations.model import Entity, Interaction, RelationCorpus, Sentence, span_text
-from structkernels.utils import BadLine, RecordError, iter_lines, loads_record, one_line
+from structkernels.utils import (
+    BadLine,
+    RecordError,
+    StructkernelsError,
+    iter_lines,
+    loads_record,
+    one_line,
+)
 
 __all__ = ["read_relations_jsonl"]
 
 
-class _Bad(ValueError):
+class _Bad(StructkernelsError, ValueError):
     """A problem of the record being read (its reason)."""
 
 

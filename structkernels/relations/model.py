@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from structkernels.utils import one_line
+from structkernels.utils import StructkernelsError, one_line
 
 __all__ = [
     "Entity",
@@ -60,7 +60,7 @@ def _where(file: str | None, line: int | None, record: str | None, reason: str) 
     return ": ".join(parts)
 
 
-class RelationFormatError(ValueError):
+class RelationFormatError(StructkernelsError, ValueError):
     """A malformed relation corpus, in one line: ``FILE:LINE: record ID: REASON``.
 
     Parts that are unknown are left out (no line for a whole-file problem, no record

@@ -39,6 +39,7 @@ from structkernels.utils import (
     MAX_RECORD_DEPTH,
     BadLine,
     RecordError,
+    StructkernelsError,
     iter_lines,
     loads_record,
     one_line,
@@ -53,7 +54,7 @@ __all__ = [
 BUILTIN_KINDS = ("vector", "path", "tree", "pair")
 
 
-class InputError(ValueError):
+class InputError(StructkernelsError, ValueError):
     """Bad input, with the file and line where it was found."""
 
 

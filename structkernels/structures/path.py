@@ -17,9 +17,11 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from structkernels.utils import StructkernelsError
+
 __all__ = ["Path", "StructureError"]
 
-class StructureError(ValueError):
+class StructureError(StructkernelsError, ValueError):
     """A malformed path or tree (names what is wrong and where)."""
 
 

@@ -1,7 +1,8 @@
-"""Shared mechanisms with no knowledge of kernels or structures: atomic writes,
-input limits, numeric checks, progress, optional imports, lazy package faces, the
-user's cache folder, the default number of workers, declarative parameter checks
-and cached compilation.
+"""Shared mechanisms with no knowledge of kernels or structures: the error root,
+atomic writes, bounded reading, record decoding, numeric checks, progress,
+optional imports, lazy package faces, the user's cache folder, the default
+number of workers, memory budgets, declarative parameter checks and cached
+compilation.
 
 Every other package of structkernels may import from here; nothing here imports
 from another package of structkernels.  Names are served lazily, so that
@@ -17,12 +18,14 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._atomic": ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path",
                  "atomic_memmap", "move_into_place", "sync_folder"],
     "._npy": ["NpyFormatError", "read_npy"],
-    "._bounded": ["read_bounded", "InputTooLargeError", "CorruptInputError"],
+    "._errors": ["StructkernelsError", "StructkernelsWarning"],
+    "._bounded": ["read_bounded", "read_partial", "InputTooLargeError", "CorruptInputError",
+                  "MAX_FILE_BYTES"],
     "._jsonout": ["dumps_finite", "find_nonfinite", "check_header"],
     "._numeric": ["NonFiniteError", "check_int", "check_finite", "first_nonfinite", "describe_nonfinite"],
-    "._limits": ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines",
-                 "split_lines", "one_line", "record_label", "read_partial", "MAX_FILE_BYTES",
-                 "MAX_RECORD_DEPTH", "MAX_RECORD_BYTES"],
+    "._records": ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines",
+                  "split_lines", "one_line", "record_label", "MAX_RECORD_DEPTH",
+                  "MAX_RECORD_BYTES"],
     "._progress": ["tqdm", "bar_disabled", "LineWriter", "MIN_BAR_EVALUATIONS"],
     "._optional": ["optional_module"],
     "._cache": ["user_cache_dir"],

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from structkernels.utils._errors import StructkernelsError
+
 __all__ = [
     "WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap",
     "move_into_place",
@@ -30,7 +32,7 @@ __all__ = [
 _NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
 
 
-class WriteError(OSError):
+class WriteError(StructkernelsError, OSError):
     """A file could not be written; the message names the file and the reason.
 
     The destination, if it existed, is unchanged.

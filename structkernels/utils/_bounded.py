@@ -1,28 +1,37 @@
-"""Reading a whole file with a bound on what it may become in memory, strictly.
+"""Reading a whole file with a bound on what it may become in memory.
 
 A gzip file of a few kilobytes can decompress to gigabytes (a "gzip bomb").
 :func:`read_bounded` reads a file, plain or gzip-compressed (recognised by its
 first two bytes), in chunks and stops as soon as the content would exceed
 ``max_bytes``: memory stays within ``max_bytes`` plus one chunk whatever the
-file holds.
+file holds.  It is strict (any damage is an error); :func:`read_partial` gives,
+from a truncated or corrupt gzip file, the part that decompresses with the
+reason the rest is lost (a reader of records then keeps every record before the
+damage).
 """
 
 from __future__ import annotations
 
 import os
 
-from structkernels.utils._limits import _read_content, _TooLarge
+from structkernels.utils._compressed import _read_content, _TooLarge
+from structkernels.utils._errors import StructkernelsError
+from structkernels.utils._records import RecordError
 
-__all__ = ["InputTooLargeError", "CorruptInputError", "read_bounded"]
+__all__ = ["InputTooLargeError", "CorruptInputError", "read_bounded", "read_partial",
+           "MAX_FILE_BYTES"]
+
+#: Default size limit of a whole file read at once (after decompression), in bytes.
+MAX_FILE_BYTES = 1 << 30
 
 _LOST = ": the rest of the file is lost"
 
 
-class InputTooLargeError(ValueError):
+class InputTooLargeError(StructkernelsError, ValueError):
     """A file whose content (decompressed) exceeds the allowed size; the message names it."""
 
 
-class CorruptInputError(ValueError):
+class CorruptInputError(StructkernelsError, ValueError):
     """A compressed file that cannot be decompressed; the message names it."""
 
 
@@ -71,3 +80,45 @@ def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes:
     if lost is not None:
         raise CorruptInputError(f"{name}: {lost.removesuffix(_LOST)}")
     return data
+
+
+def read_partial(
+    path: str | os.PathLike, *, max_bytes: int = MAX_FILE_BYTES
+) -> tuple[bytes, str | None]:
+    """The bytes of a file (gunzipped when it starts with the gzip magic), and what was lost.
+
+    Parameters
+    ----------
+    path : path
+    max_bytes : int
+        Content (after decompression) beyond this is refused: a gzip bomb
+        stops after ``max_bytes`` of output.
+
+    Returns
+    -------
+    (bytes, str or None)
+        The content, and None; or, for a truncated or corrupt gzip file,
+        what decompressed before the damage and why the rest is lost.
+
+    Raises
+    ------
+    RecordError
+        The content is larger than ``max_bytes`` (the message names the file).
+    OSError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> import gzip, tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "x.gz")
+    ...     _ = open(f, "wb").write(gzip.compress(b"line 1\\nline 2\\n" * 1000)[:-30])
+    ...     data, lost = read_partial(f)
+    >>> data.startswith(b"line 1"), lost
+    (True, 'the gzip data ends early (truncated file): the rest of the file is lost')
+    """
+    try:
+        return _read_content(path, max_bytes)
+    except _TooLarge as exc:
+        what = " after decompression" if exc.decompressed else ""
+        raise RecordError(f"more than max_bytes={max_bytes} bytes{what}", os.fspath(path)) from None

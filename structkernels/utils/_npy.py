@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from structkernels.utils._errors import StructkernelsError
+
 __all__ = ["NpyFormatError", "read_npy"]
 
 
-class NpyFormatError(ValueError):
+class NpyFormatError(StructkernelsError, ValueError):
     """A ``.npy`` file that cannot be read as a numeric array; the message names the file."""
 
 

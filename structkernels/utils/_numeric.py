@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from structkernels.utils._errors import StructkernelsError
+
 __all__ = ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfinite"]
 
 
-class NonFiniteError(ValueError):
+class NonFiniteError(StructkernelsError, ValueError):
     """A computed value is NaN or infinite.
 
     Attributes

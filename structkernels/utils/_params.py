@@ -32,13 +32,15 @@ from typing import Any
 
 import numpy as np
 
+from structkernels.utils._errors import StructkernelsError
+
 __all__ = [
     "InvalidParameterError", "Interval", "Options", "validate_params", "ValidatedParamsMixin",
     "N_JOBS", "n_jobs_value",
 ]
 
 
-class InvalidParameterError(ValueError, TypeError):
+class InvalidParameterError(StructkernelsError, ValueError, TypeError):
     """A parameter is outside what its owner accepts.
 
     A ``ValueError`` (what scikit-learn's conventions and the command line catch), and

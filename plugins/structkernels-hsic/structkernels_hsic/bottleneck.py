@@ -29,7 +29,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from structkernels.utils import optional_module, tqdm
+from structkernels.utils import NonFiniteError, optional_module, tqdm
 
 __all__ = ["HSICBottleneckClassifier", "TORCH_HINT"]
 
@@ -365,7 +365,7 @@ class HSICBottleneckClassifier(ClassifierMixin, BaseEstimator):
                     total[0] += loss.detach()
             mean = (total / len(batches)).cpu().numpy()
             if not np.isfinite(mean).all():
-                raise ValueError(
+                raise NonFiniteError(
                     f"training diverged: the loss of epoch {epoch} is not finite ({mean.tolist()}); "
                     "lower learning_rate or beta, or scale X"
                 )
@@ -385,7 +385,8 @@ class HSICBottleneckClassifier(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _undefined(exc: ValueError, where: str) -> ValueError:
-        return ValueError(
+        # an overflow stays a NonFiniteError (a ValueError), as everywhere in the plugin
+        return (NonFiniteError if isinstance(exc, NonFiniteError) else ValueError)(
             f"{where}: {exc} (saturated or dead units: standardise X, lower learning_rate, or "
             "change the activation)"
         )
@@ -428,7 +429,7 @@ class HSICBottleneckClassifier(ClassifierMixin, BaseEstimator):
                 out.append(self._layers(xt, detach=True)[-1].cpu().numpy().astype(np.float64))
         Z = np.concatenate(out) if out else np.empty((0, self.network_[-1][0].out_features))
         if not np.isfinite(Z).all():
-            raise ValueError("the network's representation is not finite (the weights diverged)")
+            raise NonFiniteError("the network's representation is not finite (the weights diverged)")
         return Z
 
     def represent(self, X: Any) -> np.ndarray:

@@ -45,7 +45,7 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from structkernels.engine.parallel import map_tasks
-from structkernels.utils import check_finite
+from structkernels.utils import StructkernelsWarning, check_finite
 from structkernels_hsic._kernels import (
     KernelSource,
     PrecomputedSource,
@@ -77,7 +77,7 @@ __all__ = [
 ESTIMATORS = ("biased", "unbiased", "icd", "nystrom")
 
 
-class SlowSpectrumWarning(UserWarning):
+class SlowSpectrumWarning(StructkernelsWarning):
     """A low-rank factor needed more than half the sample size: the exact estimator is cheaper."""
 
 #: exact HSIC tile side: fastest of 1,024 / 2,048 / 4,096 and of the whole Gram at n = 2,000-8,000

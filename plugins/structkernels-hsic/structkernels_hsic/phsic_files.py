@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from structkernels.utils import StructkernelsError
+
 __all__ = ["PHSICModelError", "MODEL_FORMAT", "MODEL_VERSION", "READABLE_VERSIONS"]
 
 MODEL_FORMAT = "structkernels-hsic.phsic-model"
@@ -54,7 +56,7 @@ READABLE_VERSIONS = (1,)
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
-class PHSICModelError(ValueError):
+class PHSICModelError(StructkernelsError, ValueError):
     """A PHSIC model file that cannot be used (or a model that cannot be saved); names the file."""
 
 

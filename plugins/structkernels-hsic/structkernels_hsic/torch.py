@@ -8,9 +8,12 @@ same kernel and bandwidth.
 
 Kernels (names as the core registry's): ``"rbf"`` (alias ``"gaussian"``)
 ``exp(-||x - y||^2 / (2 sigma^2))``, ``"linear"`` ``<x, y>`` and ``"cosine"``
-``<x, y> / (||x|| ||y||)`` (0 for a zero row, as scikit-learn).  ``sigma="median"`` is
-the median heuristic of :func:`~structkernels_hsic.median_heuristic`, computed on the
-detached batch: the bandwidth is a constant of the gradient.
+``<x, y> / (||x|| ||y||)`` (0 for a zero row, as scikit-learn).  The arguments are named
+as those of the numpy :class:`~structkernels_hsic.HSIC`: ``kernel_x``, ``kernel_y`` and
+``kernel_x_params={"sigma": ...}``, ``kernel_y_params`` (``sigma_x``/``sigma_y`` are
+deprecated aliases).  ``"sigma": "median"`` (the default) is the median heuristic of
+:func:`~structkernels_hsic.median_heuristic`, computed on the detached batch: the
+bandwidth is a constant of the gradient.
 
 Estimators: ``"biased"`` ``tr(K H L H) / n^2`` and ``"unbiased"`` (Song et al. 2012,
 Eq. 5).  With ``n_features=D`` they are computed from explicit feature maps instead of
@@ -31,7 +34,9 @@ A side compared with several others (a batch's inputs and labels against every l
 be prepared once with :func:`prepare`; the :class:`Side` it returns stands for the tensor in
 :func:`hsic` and :func:`nhsic` and caches its Gram, centred Gram and normalisation terms.
 
-A NaN or infinity in an input or a result raises ``ValueError``; nothing is dropped.
+A NaN or infinity in an input raises ``ValueError``; a result that overflows raises
+:class:`structkernels.utils.NonFiniteError` (a ``ValueError``), as the numpy estimators do;
+nothing is dropped.
 
 Examples
 --------
@@ -51,11 +56,15 @@ True
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
+
+from structkernels.utils import NonFiniteError
 
 __all__ = [
     "hsic",
@@ -124,9 +133,37 @@ def _check_estimator(estimator: str) -> bool:
 
 
 def _finite(value: Tensor, what: str, hint: str = "") -> Tensor:
+    """``value``, or a :class:`~structkernels.utils.NonFiniteError` naming ``what`` (as numpy's)."""
     if not bool(torch.isfinite(value).all()):
-        raise ValueError(f"{what} is not finite ({float(value.detach().flatten()[0])})" + hint)
+        bad = float(value.detach().flatten()[0])
+        raise NonFiniteError(f"{what} is not finite ({bad})" + hint, (), bad)
     return value
+
+
+#: The default of the deprecated ``sigma_x``/``sigma_y``: not given.
+_DEPRECATED = "deprecated"
+
+
+def _bandwidth(params: Any, sigma: Any, side: str) -> tuple[Any, str]:
+    """``(sigma, the argument's name)`` of one side from ``kernel_<side>_params`` and the
+    deprecated ``sigma_<side>`` (a FutureWarning naming the new spelling)."""
+    name = f"kernel_{side}_params"
+    if params is None:
+        params = {}
+    elif not isinstance(params, Mapping):
+        raise ValueError(f"{name} must be a dict such as {{'sigma': 'median'}}, got {params!r}")
+    unknown = sorted(map(str, set(params) - {"sigma"}))
+    if unknown:
+        raise ValueError(f"{name} takes only 'sigma' (the RBF bandwidth), got {unknown}")
+    if isinstance(sigma, str) and sigma == _DEPRECATED:
+        return params.get("sigma", "median"), f"{name}['sigma']"
+    warnings.warn(
+        f"sigma_{side} is deprecated: use {name}={{'sigma': {sigma!r}}}, as the numpy estimators",
+        FutureWarning, stacklevel=3,
+    )
+    if "sigma" in params:
+        raise ValueError(f"sigma_{side} and {name}['sigma'] are both given: give {name} only")
+    return sigma, f"sigma_{side}"
 
 
 # --------------------------------------------------------------- bandwidth
@@ -412,7 +449,7 @@ def prepare(
     ...                  features=True)
     >>> labels
     Side(n=30, kernel='linear', features=(30, 3))
-    >>> bool(hsic(x, labels, sigma_x=1.0) >= 0)
+    >>> bool(hsic(x, labels, kernel_x_params={"sigma": 1.0}) >= 0)
     True
     """
     k = _check_kernel(kernel, "kernel")
@@ -435,7 +472,8 @@ def prepare(
 
 
 def _sides(x, y, kernel_x, kernel_y, sigma_x, sigma_y, n_features, random_state, rff_x, rff_y):
-    """Both sides as :class:`Side` (a Side given is used as it is)."""
+    """Both sides as :class:`Side` (a Side given is used as it is); ``sigma_x``, ``sigma_y``:
+    ``(sigma, the argument's name)`` from :func:`_bandwidth`."""
     if not isinstance(x, Side) and not isinstance(y, Side):
         x, y = _pair(x, y)
     rng = check_random_state(random_state)  # one stream: x's weights are drawn first
@@ -446,7 +484,8 @@ def _sides(x, y, kernel_x, kernel_y, sigma_x, sigma_y, n_features, random_state,
             sides.append(v)
             continue
         k = _check_kernel(k, f"kernel_{name}")
-        _check_sigma(s, f"sigma_{name}")
+        s, given_as = s
+        _check_sigma(s, given_as)
         if feats and k == "rbf" and w is None and n_features is None:
             raise ValueError(f"the RBF side {name} needs n_features (or rff_{name}=(W, b))")
         sides.append(prepare(v, k, sigma=s, features=feats, n_features=n_features, rff=w,
@@ -513,13 +552,15 @@ def hsic(
     kernel_x: str = "rbf",
     kernel_y: str = "rbf",
     *,
-    sigma_x: Any = "median",
-    sigma_y: Any = "median",
+    kernel_x_params: Mapping[str, Any] | None = None,
+    kernel_y_params: Mapping[str, Any] | None = None,
     estimator: str = "biased",
     n_features: int | None = None,
     random_state: Any = None,
     rff_x: Any = None,
     rff_y: Any = None,
+    sigma_x: Any = _DEPRECATED,
+    sigma_y: Any = _DEPRECATED,
 ) -> Tensor:
     """HSIC between paired rows of ``x`` and ``y``, differentiable in both.
 
@@ -530,8 +571,10 @@ def hsic(
         cast to the other's dtype.  A :class:`Side` (from :func:`prepare`) is used as it
         was prepared (its kernel arguments here are ignored).
     kernel_x, kernel_y : {"rbf", "gaussian", "linear", "cosine"}, default "rbf"
-    sigma_x, sigma_y : float, 0-dim Tensor or "median", default "median"
-        RBF bandwidths; the median heuristic is computed on the detached batch.
+    kernel_x_params, kernel_y_params : dict, optional
+        ``{"sigma": s}``, the RBF bandwidth of that side (ignored by the other kernels): a
+        float, a 0-dim Tensor or ``"median"`` (the default; the median heuristic computed on
+        the detached batch).  Named as the numpy :class:`~structkernels_hsic.HSIC`'s.
     estimator : {"biased", "unbiased"}, default "biased"
     n_features : int, optional
         Compute from feature maps: ``n_features`` random Fourier features per RBF side
@@ -541,6 +584,9 @@ def hsic(
         Draws the random Fourier weights (``x``'s side first) when ``rff_x``/``rff_y`` are not given.
     rff_x, rff_y : (W, b), optional
         Fixed random Fourier weights (:func:`rff_weights`) for that side; imply features.
+    sigma_x, sigma_y : float, 0-dim Tensor or "median"
+        Deprecated (a ``FutureWarning``): ``kernel_x_params={"sigma": ...}`` and
+        ``kernel_y_params``.
 
     Returns
     -------
@@ -554,13 +600,15 @@ def hsic(
     >>> from sklearn.metrics.pairwise import rbf_kernel
     >>> rng = np.random.default_rng(0)
     >>> x, y = rng.normal(size=(50, 2)), rng.normal(size=(50, 1))
-    >>> t = hsic(torch.from_numpy(x), torch.from_numpy(y), sigma_x=1.0, sigma_y=2.0)
+    >>> t = hsic(torch.from_numpy(x), torch.from_numpy(y),
+    ...          kernel_x_params={"sigma": 1.0}, kernel_y_params={"sigma": 2.0})
     >>> ref = hsic_biased(rbf_kernel(x, gamma=0.5), rbf_kernel(y, gamma=0.125))
     >>> abs(float(t) - ref) < 1e-12
     True
     """
+    bx, by = _bandwidth(kernel_x_params, sigma_x, "x"), _bandwidth(kernel_y_params, sigma_y, "y")
     unbiased = _check_estimator(estimator)
-    a, b = _sides(x, y, kernel_x, kernel_y, sigma_x, sigma_y, n_features, random_state, rff_x, rff_y)
+    a, b = _sides(x, y, kernel_x, kernel_y, bx, by, n_features, random_state, rff_x, rff_y)
     return _finite(_hsic_sides(a, b, unbiased), "HSIC", "; the kernel values are too large: scale the input down")
 
 
@@ -572,19 +620,21 @@ def nhsic(
     *,
     normalization: str = "regularized",
     epsilon: float = 1e-5,
-    sigma_x: Any = "median",
-    sigma_y: Any = "median",
+    kernel_x_params: Mapping[str, Any] | None = None,
+    kernel_y_params: Mapping[str, Any] | None = None,
     estimator: str = "biased",
     n_features: int | None = None,
     random_state: Any = None,
     rff_x: Any = None,
     rff_y: Any = None,
+    sigma_x: Any = _DEPRECATED,
+    sigma_y: Any = _DEPRECATED,
 ) -> Tensor:
     """Normalised HSIC between paired rows of ``x`` and ``y``, differentiable in both.
 
     Parameters
     ----------
-    x, y, kernel_x, kernel_y, sigma_x, sigma_y, n_features, random_state, rff_x, rff_y
+    x, y, kernel_x, kernel_y, kernel_x_params, kernel_y_params, n_features, random_state, rff_x, rff_y
         As :func:`hsic`.
     normalization : {"regularized", "cka"}, default "regularized"
         ``"regularized"``: the HSIC bottleneck's ``tr(K~ L~)``, ``K~ = Kc (Kc + eps n I)^-1``
@@ -594,6 +644,9 @@ def nhsic(
     epsilon : float, default 1e-5
         The ridge of ``"regularized"`` (the paper's value).
     estimator : {"biased", "unbiased"}, default "biased"
+    sigma_x, sigma_y : float, 0-dim Tensor or "median"
+        Deprecated (a ``FutureWarning``): ``kernel_x_params={"sigma": ...}`` and
+        ``kernel_y_params``.
 
     Returns
     -------
@@ -609,6 +662,7 @@ def nhsic(
     >>> bool(nhsic(x, x[:, :1]) > nhsic(x, torch.randn(40, 1, dtype=torch.float64)))
     True
     """
+    bx, by = _bandwidth(kernel_x_params, sigma_x, "x"), _bandwidth(kernel_y_params, sigma_y, "y")
     if normalization not in NORMALIZATIONS:
         raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
     unbiased = _check_estimator(estimator)
@@ -618,7 +672,7 @@ def nhsic(
         if isinstance(epsilon, bool) or not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon)
                                              and epsilon > 0):
             raise ValueError(f"epsilon must be a positive finite number, got {epsilon!r}")
-    a, b = _sides(x, y, kernel_x, kernel_y, sigma_x, sigma_y, n_features, random_state, rff_x, rff_y)
+    a, b = _sides(x, y, kernel_x, kernel_y, bx, by, n_features, random_state, rff_x, rff_y)
     if normalization == "regularized":
         value = _regularized_sides(a, b, float(epsilon))
         return _finite(value, "normalised HSIC", "; the kernel values are too large: scale the input down")

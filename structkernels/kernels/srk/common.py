@@ -42,6 +42,7 @@ from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel
 from structkernels.utils import (
     MEMORY_BUDGET_ENV,
+    StructkernelsError,
     check_int,
     effective_n_jobs,
     format_gib,
@@ -62,7 +63,7 @@ __all__ = [
 
 Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
 
-class MemoryBudgetError(ValueError, MemoryError):
+class MemoryBudgetError(StructkernelsError, ValueError, MemoryError):
     """A computation that would need more memory than the budget, refused before allocating.
 
     A ``ValueError`` (a parameter too large for the input) and a

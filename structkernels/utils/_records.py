@@ -1,6 +1,6 @@
-"""Input limits: one decoder for JSON records and bounded readers of text and gzip files.
+"""JSON records and text lines: one decoder for records, line iterators with limits.
 
-Every reader of user files goes through these, so that hostile input (a record
+Every reader of user records goes through these, so that hostile input (a record
 nested 200,000 levels deep, a line of a gigabyte, a gzip bomb, a truncated
 ``.gz``, a byte-order mark, bytes that are not UTF-8) gives one line naming the
 file and the line, within bounded memory, and never a ``RecursionError`` or a
@@ -16,19 +16,16 @@ file and the line, within bounded memory, and never a ``RecursionError`` or a
   UTF-8 or longer than ``max_bytes`` is reported as a :class:`BadLine` on its
   own (the lines around it are unaffected), and a truncated or corrupt gzip
   stream ends the file with a :class:`BadLine` after every line read before it.
-- :func:`decode_lines` splits the bytes of a whole file the same way.
-- :func:`read_partial` reads a whole (optionally gzip'd) file within a size
-  bound and, from a truncated or corrupt gzip file, gives the part that
-  decompresses with the reason the rest is lost (a reader of records then
-  keeps every record before the damage); :func:`structkernels.utils.read_bounded`
-  is the strict form (any damage is an error).
+- :func:`decode_lines` splits the bytes of a whole file the same way;
+  :func:`split_lines` splits text so.
+- :func:`one_line` and :func:`record_label` keep a message naming a record on one line.
 
-Nothing here imports another package of structkernels.
+Whole files are read within a bound by :mod:`._bounded`; the gzip streams by
+:mod:`._compressed`.  Nothing here imports another package of structkernels.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
@@ -37,6 +34,9 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from structkernels.utils._compressed import _CHUNK, _gzip_problem, _open_binary
+from structkernels.utils._errors import StructkernelsError
 
 __all__ = [
     "record_label",
@@ -48,8 +48,6 @@ __all__ = [
     "decode_lines",
     "split_lines",
     "one_line",
-    "read_partial",
-    "MAX_FILE_BYTES",
     "MAX_RECORD_DEPTH",
     "MAX_RECORD_BYTES",
 ]
@@ -60,17 +58,12 @@ MAX_RECORD_DEPTH = 1000
 #: Default size limit of one record (one line of a JSON Lines file), in bytes.
 MAX_RECORD_BYTES = 64 << 20
 
-#: Default size limit of a whole file read at once (after decompression), in bytes.
-MAX_FILE_BYTES = 1 << 30
-
-_GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
-_CHUNK = 1 << 20
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
-class RecordError(ValueError):
+class RecordError(StructkernelsError, ValueError):
     """A record or a file refused by a limit or not decodable, with where it was found.
 
     Attributes
@@ -187,7 +180,7 @@ def loads_record(
     >>> loads_record("[" * 5000 + "]" * 5000, where="x.jsonl, line 2")
     Traceback (most recent call last):
     ...
-    structkernels.utils._limits.RecordError: x.jsonl, line 2: record nested 5000 levels deep; at most max_depth=1000 are read
+    structkernels.utils._records.RecordError: x.jsonl, line 2: record nested 5000 levels deep; at most max_depth=1000 are read
     """
     if isinstance(text, (bytes, bytearray)):
         if len(text) > max_bytes:
@@ -226,27 +219,6 @@ def loads_record(
     except (ValueError, MemoryError) as exc:  # e.g. an integer of more than 4300 digits
         msg = " ".join(str(exc).split())[:200]
         raise RecordError(f"not a usable JSON record ({type(exc).__name__}: {msg})", where) from None
-
-
-def _open_binary(path: str | os.PathLike):
-    """The file opened for reading bytes, decompressed if it starts with the gzip magic."""
-    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller
-    try:
-        magic = fh.read(2)
-        fh.seek(0)
-    except BaseException:
-        fh.close()
-        raise
-    if magic == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=fh, mode="rb"), fh
-    return fh, None
-
-
-def _gzip_problem(exc: BaseException) -> str:
-    rest = ": the rest of the file is lost"
-    if isinstance(exc, EOFError):
-        return f"the gzip data ends early (truncated file){rest}"
-    return f"corrupt gzip data ({' '.join(str(exc).split())[:160]}){rest}"
 
 
 def iter_lines(
@@ -391,106 +363,6 @@ def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
             bad[i] = f"{exc.reason}: byte 0x{byte} at column {exc.start + 1}"
             lines.append(ln.decode("utf-8", errors="replace"))
     return lines, bad
-
-
-def read_partial(
-    path: str | os.PathLike, *, max_bytes: int = MAX_FILE_BYTES
-) -> tuple[bytes, str | None]:
-    """The bytes of a file (gunzipped when it starts with the gzip magic), and what was lost.
-
-    Parameters
-    ----------
-    path : path
-    max_bytes : int
-        Content (after decompression) beyond this is refused: a gzip bomb
-        stops after ``max_bytes`` of output.
-
-    Returns
-    -------
-    (bytes, str or None)
-        The content, and None; or, for a truncated or corrupt gzip file,
-        what decompressed before the damage and why the rest is lost.
-
-    Raises
-    ------
-    RecordError
-        The content is larger than ``max_bytes`` (the message names the file).
-    OSError
-        The file cannot be read.
-
-    Examples
-    --------
-    >>> import gzip, tempfile, os
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     f = os.path.join(d, "x.gz")
-    ...     _ = open(f, "wb").write(gzip.compress(b"line 1\\nline 2\\n" * 1000)[:-30])
-    ...     data, lost = read_partial(f)
-    >>> data.startswith(b"line 1"), lost
-    (True, 'the gzip data ends early (truncated file): the rest of the file is lost')
-    """
-    try:
-        return _read_content(path, max_bytes)
-    except _TooLarge as exc:
-        what = " after decompression" if exc.decompressed else ""
-        raise RecordError(f"more than max_bytes={max_bytes} bytes{what}", os.fspath(path)) from None
-
-
-class _TooLarge(Exception):
-    """The content exceeds the bound; ``decompressed``: found while gunzipping."""
-
-    def __init__(self, decompressed: bool):
-        super().__init__()
-        self.decompressed = decompressed
-
-
-def _read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str | None]:
-    """:func:`read_partial` without the message: raises :class:`_TooLarge` past the bound.
-
-    The one bounded gunzip of the package (several members, zero padding after
-    the last, output never past ``max_bytes`` plus one); the strict
-    :func:`structkernels.utils.read_bounded` uses it too.
-    """
-    with open(path, "rb") as fh:
-        head = fh.read(2)
-        fh.seek(0)
-        if head != _GZIP_MAGIC:
-            data = fh.read(max_bytes + 1)
-            if len(data) > max_bytes:
-                raise _TooLarge(decompressed=False)
-            return data, None
-        out = bytearray()
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        buf = b""
-        while True:
-            if not buf:
-                buf = fh.read(_CHUNK)
-                if not buf:
-                    break
-            try:
-                out += d.decompress(buf, max_bytes + 1 - len(out))
-            except zlib.error as exc:
-                return bytes(out), _gzip_problem(exc)
-            if len(out) > max_bytes:
-                raise _TooLarge(decompressed=True)
-            buf = d.unconsumed_tail
-            if d.eof:
-                rest = d.unused_data + buf
-                while len(rest) < 2:
-                    more = fh.read(_CHUNK)
-                    if not more:
-                        break
-                    rest += more
-                if rest[:2] == _GZIP_MAGIC:  # another gzip member
-                    d, buf = zlib.decompressobj(16 + zlib.MAX_WBITS), rest
-                    continue
-                while rest:  # only zero padding may follow the last member
-                    if rest.strip(b"\0"):
-                        return bytes(out), "corrupt gzip data (bytes after the end)"
-                    rest = fh.read(_CHUNK)
-                return bytes(out), None
-        if not d.eof:
-            return bytes(out), _gzip_problem(EOFError())
-        return bytes(out), None
 
 
 def record_label(rid: Any) -> str:

@@ -270,7 +270,8 @@ def test_compiled_topk_matches_block_topk():
     normalisation with the arithmetic of normalize_gram, upper-triangle mirroring."""
     from structkernels.engine.checks import diagonal_scales as _scales
     from structkernels.engine.checks import normalize_gram
-    from structkernels.neighbors.graph import _topk_lines, block_topk
+    from structkernels.neighbors.graph import block_topk
+    from structkernels.neighbors.topk import topk_lines as _topk_lines
 
     rng = np.random.default_rng(3)
     none = np.ones(0)

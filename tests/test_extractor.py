@@ -13,6 +13,7 @@ import pytest
 from structkernels.cli import main
 from structkernels.extraction import (
     EXTRACTOR_FORMAT,
+    EXTRACTOR_VERSION,
     ExtractorFormatError,
     PipelineVersionWarning,
     RelationExtractor,
@@ -152,7 +153,7 @@ def test_not_fitted():
 def test_round_trip_gives_identical_scores(fitted, model_file, corpora):
     new = read_relations(corpora[2])
     doc = json.loads(model_file.read_text(encoding="utf-8"))
-    assert doc["format"] == EXTRACTOR_FORMAT and doc["version"] == 1
+    assert doc["format"] == EXTRACTOR_FORMAT and doc["version"] == EXTRACTOR_VERSION
     assert "cache_dir" not in doc["params"] and "n_jobs" not in doc["params"]
     loaded = RelationExtractor.load(model_file, cache_dir=False, progress=False)
     with warnings.catch_warnings():
@@ -242,7 +243,7 @@ def _set(*keys, value):
 
 
 TAMPERED = {
-    "bad version": (_set("version", value=2), "relation-extractor version 2 is not supported"),
+    "bad version": (_set("version", value=3), "relation-extractor version 3 is not supported"),
     "other format": (_set("format", value="structkernels.npk-model"),
                      "not a relation-extractor file"),
     "NaN intercept": (_set("svm", "intercept", value=float("nan")),

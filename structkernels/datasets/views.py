@@ -1,4 +1,10 @@
-"""Multi-view datasets: one structure per view (AMR, dependency) for each labelled candidate."""
+"""Multi-view datasets: one structure per graph view (AMR, dependency) for each labelled candidate.
+
+A *graph view* here is one representation of the whole sentence (its AMR graph, its
+dependency graph), each read from its own dataset and aligned by candidate.  They are not
+the *structure views* of a relation pair (``"path"``, ``"context"``, ``"apg"``: several
+structures read off one dependency parse, :mod:`structkernels.relations.models`).
+"""
 
 from __future__ import annotations
 
@@ -12,18 +18,19 @@ __all__ = ["MultiViewDataset", "combine_views", "json_key"]
 
 
 class MultiViewDataset:
-    """Labelled candidates with one structure per view.
+    """Labelled candidates with one structure per graph view (e.g. ``"amr"``, ``"dependency"``).
 
     Attributes
     ----------
     X : list of dict
-        ``{view: Path}`` per candidate (``{view: Tree}`` with ``structure="tree"``).
+        ``{graph view: Path}`` per candidate (``{graph view: Tree}`` with ``structure="tree"``).
     labels : numpy.ndarray of int64
     records : list of dict
-        The first view's records.
+        The first graph view's records.
     views : tuple of str
+        The graph views.
     skipped : list of str
-        Records of one view without a match in another (``"<view>: <id>"``).
+        Records of one graph view without a match in another (``"<view>: <id>"``).
     """
 
     def __init__(self, X, labels, records, views, skipped=()):
@@ -65,11 +72,12 @@ def combine_views(
     structure: str = "path",
     on_error: str = "raise",
 ) -> MultiViewDataset:
-    """Align datasets of the same candidates on different representations.
+    """Align datasets of the same candidates on different representations (graph views).
 
     Parameters
     ----------
     views : dict of str to InteractionDataset
+        One dataset per graph view.
         E.g. ``{"amr": load_pubmed45(...AMR DOT...), "dependency":
         load_pubmed45(...SDG DOT...)}``.
     by : {"id", "tuple"}

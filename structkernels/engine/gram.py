@@ -67,7 +67,7 @@ from structkernels.engine._blocks import (
     write_block,
     write_block_file,
 )
-from structkernels.engine._keys import kernel_code_version
+from structkernels.engine._keys import kernel_code_version, kernel_key  # kernel_key: public here
 from structkernels.engine.checks import (
     check_kernel_values,
     check_normalized,
@@ -85,7 +85,8 @@ from structkernels.utils import (
     tqdm,
 )
 
-__all__ = ["gram", "GramInfo", "block_ranges", "normalize_inplace", "plan_backend", "releases_gil"]
+__all__ = ["gram", "GramInfo", "block_ranges", "kernel_key", "normalize_inplace", "plan_backend",
+           "releases_gil"]
 
 
 @dataclass

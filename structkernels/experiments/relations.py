@@ -9,7 +9,11 @@ spread of the per-fold F1 (``f1_sd``); ROC AUC is pooled over the folds' decisio
 Everything a model learns (σ, the SVM, the k-NN threshold, the forest) is fitted on the
 training folds only; no hyper-parameter is tuned on test folds (the SVMs use C = 1).
 
-The models, each named by its kernel first:
+The models are defined once, in :mod:`structkernels.relations.models`
+(:data:`~structkernels.relations.models.RELATION_MODELS`: the structure views each reads,
+each view's kernel and parameters, the classifier), and
+:class:`~structkernels.extraction.RelationExtractor` builds its kernel from the same
+definition.  Each is named by its kernel first:
 
 ``NPK SVM``
     The composite kernel ``Normalized(NPK on the shortest dependency path) +
@@ -34,6 +38,10 @@ The models, each named by its kernel first:
     The all-paths graph kernel (Airola et al. 2008), normalised.
 ``n-gram SVM``
     A linear SVM on the context features alone (path n-grams, words between and around).
+
+Each structure view's normalised Gram is computed once over all pairs and shared by every
+model and fold that reads it (σ's Gram once per split); a model's Gram is the sum of its
+views' (:func:`~structkernels.relations.models.combine_grams`).
 """
 
 from __future__ import annotations
@@ -46,13 +54,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
+import joblib
 import numpy as np
 
 from structkernels.classifiers import HashForestClassifier
-from structkernels.kernels.base import Kernel, Normalized
-from structkernels.kernels.names import kernel as make_kernel
+from structkernels.engine.gram import kernel_key
+from structkernels.engine.parallel import map_tasks
+from structkernels.kernels.base import Kernel
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.learner import NonstationaryLearner
+from structkernels.relations.models import (
+    DEFAULT_MODELS,
+    MODELS,
+    PATH_PARAMS,
+    SVM_PARAMS,
+    RelationModel,
+    StructureKernel,
+    combine_grams,
+    learned_sigma,
+    needed_views,
+    relation_model,
+)
 from structkernels.utils import (
     atomic_open,
     effective_n_jobs,
@@ -73,29 +95,6 @@ __all__ = [
     "needed_views",
     "pooled_scores",
 ]
-
-#: Path kernel parameters of every path-based model.
-PATH_PARAMS: dict[str, Any] = {"lam": 0.8, "node_mismatch": 0.9}
-#: The models :func:`evaluate_relations` knows, in report order.
-MODELS = ("NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK chosen", "NPK path SVM", "PK SVM",
-          "APG SVM", "n-gram SVM")
-#: The models evaluated when none are named.
-DEFAULT_MODELS = tuple(m for m in MODELS if m != "NPK chosen")
-_NEEDS = {  # the views each model reads
-    "NPK SVM": ("path", "context", "apg"), "NPK k-NN": ("path", "context", "apg"),
-    "NPK hash-RF": ("path", "context", "apg"), "NPK chosen": ("path", "context", "apg"), "NPK path SVM": ("path",), "PK SVM": ("path",),
-    "APG SVM": ("apg",), "n-gram SVM": ("context",),
-}
-
-
-def needed_views(models: Sequence[str]) -> tuple[str, ...]:
-    """The views the ``models`` read (for :func:`~structkernels.relations.structures.pair_views`)."""
-    out: list[str] = []
-    for m in models:
-        if m not in _NEEDS:
-            raise ValueError(f"unknown model {m!r}; the models are {', '.join(MODELS)}")
-        out += [v for v in _NEEDS[m] if v not in out]
-    return tuple(out)
 
 
 def document_folds(
@@ -160,10 +159,13 @@ def _jsonable(x: Any) -> Any:
 class _Grams:
     """Full Grams over all pairs, computed once per kernel and reused by every fold.
 
-    With ``cache_dir``, each Gram is kept as a ``.npy`` file (read back without pickle),
-    keyed by a SHA-256 of the structures' JSON, the kernel's class, parameters and code
-    version, and the package version; σ learned on a split is kept as JSON, keyed the same
-    way by the training structures, labels and learner settings.
+    In memory and, with ``cache_dir``, on disk as ``.npy`` files (read back without
+    pickle), each keyed by the structure view, a SHA-256 of its structures' JSON (on disk)
+    and the engine's key of the kernel (:func:`structkernels.engine.gram.kernel_key`: its
+    class, a hash of all its parameters, σ included, and the code versions of every kernel
+    class in it and of the package), so that any change of kernel, parameter or code
+    misses the cache.  σ learned on a split is kept as JSON, keyed by the training
+    structures and labels, the learner's kernel (the same key) and its settings.
     """
 
     def __init__(self, items: Sequence[dict], n_jobs: int,
@@ -184,48 +186,50 @@ class _Grams:
             self._digests[view] = h.hexdigest()
         return self._digests[view]
 
-    def _key(self, *parts: Any) -> str:
-        from structkernels import __version__
-
-        blob = json.dumps([__version__, *parts], sort_keys=True, default=repr)
+    @staticmethod
+    def _key(*parts: Any) -> str:
+        """SHA-256 of the JSON of ``parts`` (strings, numbers, lists, dicts only)."""
+        blob = json.dumps(list(parts), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def get(self, key: str, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
-        """The Gram of ``view`` under ``Normalized(kern)``; ``keep=False``: not on disk
-        (a σ of one split)."""
-        if key not in self._cache:
-            t = time.perf_counter()
-            file = None
-            if self.folder is not None and keep:
-                name = self._key(view, self._digest(view), type(kern).__name__,
-                                 kern.get_params(deep=False), getattr(kern, "code_version", 1))
-                file = self.folder / f"{name}.npy"
-                if file.is_file():
-                    try:
-                        K = read_npy(file)
-                        if K.shape == (len(self.items), len(self.items)) and np.isfinite(K).all():
-                            self._cache[key] = K
-                    except (OSError, ValueError):
-                        pass  # damaged: computed again
-            if key not in self._cache:
-                structures = [item[view] for item in self.items]
-                K = Normalized(kern).gram(structures, n_jobs=self.n_jobs)
-                self._cache[key] = K
-                if file is not None:
-                    file.parent.mkdir(parents=True, exist_ok=True)
-                    save_npy(file, K)
-            self.seconds += time.perf_counter() - t
-        return self._cache[key]
+    def get(self, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
+        """The Gram of ``view`` under ``kern`` (a normalised kernel); ``keep=False``: neither
+        kept in memory nor on disk (a σ of one split: the caller holds it for the split)."""
+        t = time.perf_counter()
+        key = kernel_key(kern)
+        memo = self._key(view, key)
+        K = self._cache.get(memo)
+        file = None
+        if K is None and self.folder is not None and keep:
+            file = self.folder / f"{self._key(view, self._digest(view), key)}.npy"
+            if file.is_file():
+                try:
+                    K = read_npy(file)
+                    if K.shape != (len(self.items), len(self.items)) or not np.isfinite(K).all():
+                        K = None
+                except (OSError, ValueError):
+                    K = None  # damaged: computed again
+        if K is None:
+            K = kern.gram([item[view] for item in self.items], n_jobs=self.n_jobs)
+            if file is not None:
+                file.parent.mkdir(parents=True, exist_ok=True)
+                save_npy(file, K)
+        if keep:
+            self._cache[memo] = K
+        self.seconds += time.perf_counter() - t
+        return K
 
-    def sigma(self, train: np.ndarray, y: np.ndarray, params: dict, fit: Callable[[], dict]
-              ) -> dict[str, float]:
+    def sigma(self, part: StructureKernel, train: np.ndarray, y: np.ndarray,
+              settings: dict[str, Any], fit: Callable[[], dict]) -> dict[str, float]:
         """σ of a split: from the cache when it holds this split's, else ``fit()``."""
         if self.folder is None:
             return fit()
-        h = hashlib.sha256(self._digest("path").encode())
+        h = hashlib.sha256(self._digest(part.view).encode())
         h.update(np.ascontiguousarray(train, dtype=np.int64).tobytes())
         h.update(np.ascontiguousarray(y[train], dtype=np.int64).tobytes())
-        file = self.folder / f"sigma-{self._key('sigma', h.hexdigest(), params)}.json"
+        name = self._key("sigma", part.view, h.hexdigest(), kernel_key(part.build()),
+                         joblib.hash(settings))
+        file = self.folder / f"sigma-{name}.json"
         if file.is_file():
             try:
                 doc = json.loads(read_bounded(file, 1 << 20).decode("utf-8"))
@@ -240,17 +244,6 @@ class _Grams:
         with atomic_open(file, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(sigma))
         return sigma
-
-    def drop(self, prefix: str) -> None:
-        for key in [k for k in self._cache if k.startswith(prefix)]:
-            del self._cache[key]
-
-
-def _path_kernel(sigma: dict[str, float] | None) -> Kernel:
-    params = dict(PATH_PARAMS)
-    if sigma:
-        params["sigma"] = dict(sigma)
-    return make_kernel("path", **params)
 
 
 def evaluate_relations(
@@ -303,11 +296,9 @@ def evaluate_relations(
         ``{"pairs", "positives", "folds", "seconds", "models": {name: {"precision",
         "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``.
     """
-    import joblib
-
     t0 = time.perf_counter()
     models = list(models)
-    views = needed_views(models)  # checks the names first
+    specs = [relation_model(m) for m in models]  # checks the names first
     y = np.asarray(y, dtype=np.int64)
     n = len(y)
     if len(items) != n:
@@ -319,7 +310,9 @@ def evaluate_relations(
     scores = {m: np.zeros(n) for m in models}
     zeroed: list[list[str]] = []
     chosen: list[str] = []
-    uses_npk = any(m.startswith("NPK") for m in models)
+    learns = next((m.sigma_part for m in specs if m.learns_sigma), None)
+    uses_npk = learns is not None
+    settings = {"random_state": random_state, **(sigma_params or {})}
 
     spent: dict[str, float] = {m: 0.0 for m in models}
     spent["σ learner"] = 0.0
@@ -327,41 +320,41 @@ def evaluate_relations(
     for k, (tr, te) in enumerate(bar):
         sigma: dict[str, float] = {}
         tick = time.perf_counter()
-        if uses_npk:
-            def learn(tr: np.ndarray = tr) -> dict[str, float]:
+        if learns is not None:
+            def learn(tr: np.ndarray = tr, part: StructureKernel = learns) -> dict[str, float]:
                 learner = NonstationaryLearner(
-                    "path", dict(PATH_PARAMS), n_jobs=n_jobs, random_state=random_state,
+                    part.kernel, dict(part.params), n_jobs=n_jobs, random_state=random_state,
                     progress=False, **(sigma_params or {}),
                 )
-                learner.fit([items[i]["path"] for i in tr], y[tr])
-                return {lab: float(v) for lab, v in learner.sigma_.items() if v != 1.0}
+                learner.fit([items[i][part.view] for i in tr], y[tr])
+                return learned_sigma(learner.sigma_)
 
-            sigma = grams.sigma(tr, y, {"kernel": PATH_PARAMS, "random_state": random_state,
-                                        **(sigma_params or {})}, learn)
+            sigma = grams.sigma(learns, tr, y, settings, learn)
             zeroed.append(sorted(sigma))
-            say(f"split {k + 1}: σ learned on {len(tr)} training paths, zeroed "
+            say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s, zeroed "
                 f"{', '.join(sorted(sigma)) or 'no label'}")
-        key = "npk:" + repr(sorted(sigma.items()))
         spent["σ learner"] += time.perf_counter() - tick
-        K_path = (grams.get(key, "path", _path_kernel(sigma), keep=not sigma)
-                  if uses_npk else None)
-        # every Gram this split needs, computed (or read) first; then the models, each on
-        # its Gram, in threads (the SVM, forest and k-NN fits release the GIL)
-        bag = grams.get("context", "context", make_kernel("bag")) if "context" in views else None
-        apg = grams.get("apg", "apg", make_kernel("all-paths-graph")) if "apg" in views else None
-        K_pk = grams.get("npk:[]", "path", _path_kernel(None)) if "PK SVM" in models else None
-        composite = None
-        if any(m in _COMPOSITE for m in models):
-            composite = K_path + bag
-            composite += apg
-        on = {"NPK path SVM": K_path, "PK SVM": K_pk, "APG SVM": apg, "n-gram SVM": bag}
+        # every Gram this split needs, computed (or read) first, each once: one per
+        # structure view and kernel (σ's for this split only), one per model's combination;
+        # then the models, each on its Gram, in threads (the SVM, forest and k-NN fits
+        # release the GIL)
+        view_grams: dict[StructureKernel, np.ndarray] = {}
+        for spec in specs:
+            for part in spec.parts:
+                if part not in view_grams:
+                    view_grams[part] = grams.get(part.view, part.normalized(sigma),
+                                                 keep=not (part.learns_sigma and sigma))
+        combined: dict[tuple[StructureKernel, ...], np.ndarray] = {}
+        for spec in specs:
+            if spec.parts not in combined:
+                combined[spec.parts] = combine_grams([view_grams[p] for p in spec.parts])
         doc_groups = None if groups is None else np.asarray(groups)[tr]
-        jobs = [(name, composite if name in _COMPOSITE else on[name]) for name in models]
-        jobs.sort(key=lambda job: job[0] not in ("NPK hash-RF", "NPK chosen"))  # longest first
-        done = joblib.Parallel(n_jobs=min(n_jobs, len(jobs)), prefer="threads")(
-            joblib.delayed(_fit_score)(name, K, y, tr, te, C, doc_groups, random_state)
-            for name, K in jobs
-        )
+        jobs = [(spec, combined[spec.parts]) for spec in specs]
+        jobs.sort(key=lambda job: job[0].classifier not in ("hash-RF", "chosen"))  # longest first
+        done = list(map_tasks(
+            lambda job: _fit_score(job[0], job[1], y, tr, te, C, doc_groups, random_state),
+            jobs, n_jobs=min(n_jobs, len(jobs)),
+        ))
         for name, s_te, p_te, seconds, best in done:
             scores[name][te] = s_te
             preds[name][te] = p_te
@@ -369,9 +362,7 @@ def evaluate_relations(
             if best is not None:
                 chosen.append(best)
                 say(f"split {k + 1}: inner CV chose {best}")
-        del composite
-        if key != "npk:[]":
-            grams.drop(key)
+        del view_grams, combined, jobs
         say(f"split {k + 1}/{len(splits)} done ({time.perf_counter() - t0:.0f} s)")
     bar.close()
     result = {
@@ -390,24 +381,21 @@ def evaluate_relations(
     return result
 
 
-_COMPOSITE = ("NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK chosen")
-
-
-def _fit_score(name: str, K: np.ndarray, y: np.ndarray, tr: np.ndarray, te: np.ndarray,
-               C: float, groups: np.ndarray | None, random_state: Any
+def _fit_score(model: RelationModel, K: np.ndarray, y: np.ndarray, tr: np.ndarray,
+               te: np.ndarray, C: float, groups: np.ndarray | None, random_state: Any
                ) -> tuple[str, np.ndarray, np.ndarray, float, str | None]:
-    """Fit model ``name`` on the training rows of its Gram, score the test rows."""
+    """Fit ``model``'s classifier on the training rows of its Gram, score the test rows."""
     from sklearn.svm import SVC
 
     t = time.perf_counter()
     K_tr, K_te = _rows(K, tr, tr), _rows(K, te, tr)
     best = None
-    if name == "NPK k-NN":
+    if model.classifier == "k-NN":
         clf = KernelKNNClassifier(kernel="precomputed", random_state=random_state)
         clf.fit(K_tr, y[tr])
         score, pred = clf.predict_proba(K_te)[:, 1], clf.predict(K_te)
-    elif name in ("NPK hash-RF", "NPK chosen"):
-        if name == "NPK chosen":
+    elif model.classifier in ("hash-RF", "chosen"):
+        if model.classifier == "chosen":
             best = _choose(K_tr, y[tr], groups, random_state, 1)
             clf = _classifiers(random_state, 1)[best]
         else:
@@ -418,10 +406,10 @@ def _fit_score(name: str, K: np.ndarray, y: np.ndarray, tr: np.ndarray, te: np.n
                  else clf.decision_function(K_te))
         pred = clf.predict(K_te)
     else:  # an SVM on the precomputed Gram
-        clf = SVC(kernel="precomputed", C=C, class_weight="balanced").fit(K_tr, y[tr])
+        clf = SVC(kernel="precomputed", C=C, **SVM_PARAMS).fit(K_tr, y[tr])
         score = clf.decision_function(K_te)
         pred = (score > 0).astype(np.int64)
-    return name, np.asarray(score, dtype=np.float64), np.asarray(pred, dtype=np.int64), \
+    return model.name, np.asarray(score, dtype=np.float64), np.asarray(pred, dtype=np.int64), \
         time.perf_counter() - t, best
 
 

@@ -1,14 +1,17 @@
 """A relation extractor from text: train on an annotated corpus, save as data, predict.
 
-:class:`RelationExtractor` is the "NPK SVM" model of
-:mod:`structkernels.experiments.relations` packaged for use on new text: the sentences
-(with entity offsets) are parsed by spaCy (:class:`~structkernels.relations.parse.DependencyParser`),
-each candidate pair gets its shortest dependency path and its bag of context features
-(:func:`~structkernels.relations.structures.pair_views`), σ is learned on the training
-paths (:class:`~structkernels.NonstationaryLearner`), and an SVM is trained with the
-composite kernel::
+:class:`RelationExtractor` is the ``"NPK SVM"`` model of
+:mod:`structkernels.relations.models` (the model
+:mod:`structkernels.experiments.relations` evaluates under that name) packaged for use on
+new text: the sentences (with entity offsets) are parsed by spaCy
+(:class:`~structkernels.relations.parse.DependencyParser`), each candidate pair gets its
+structure views (:func:`~structkernels.relations.structures.pair_views`: the shortest
+dependency path, the bag of context features and the all-paths graph), σ is learned on the
+training paths (:class:`~structkernels.NonstationaryLearner`), and an SVM is trained with
+the model's kernel (:meth:`~structkernels.relations.models.RelationModel.kernel`)::
 
-    ViewKernel(Normalized(path kernel with σ), "path") + ViewKernel(Normalized(bag), "context")
+    ViewKernel(Normalized(path kernel with σ), "path")
+        + ViewKernel(Normalized(bag), "context") + ViewKernel(Normalized(all-paths graph), "apg")
 
 The SVM is :class:`~structkernels.classifiers.KernelSVC` (the exact problem up to
 ``max_exact`` training pairs, Nyström landmarks and a linear SVM above).  Either way the
@@ -18,23 +21,31 @@ model keeps and saves.
 
 The model file is one JSON document (plain, or gzip'd when its name ends in ``.gz``)::
 
-    {"format": "structkernels-relation-extractor", "version": 1,
+    {"format": "structkernels-relation-extractor", "version": 2,
      "params": {"pipeline": "en_core_web_sm", "blind": true, "C": 1.0,
                 "sigma_params": null, "random_state": 0, "max_exact": 20000},
      "pipeline": {"name": "en_core_web_sm", "package": "en_core_web_sm", "version": "3.8.0",
                   "spacy": "3.8.2"},
-     "kernel": {"path": {"lam": 0.8, "node_mismatch": 0.9}, "context": {"binary": true}},
+     "kernel": {"path": {"lam": 0.8, "node_mismatch": 0.9}, "context": {"binary": true},
+                "apg": {}},
      "sigma": {"conj": 0.0, ...},
      "train": {"pairs": 269, "positives": 134, "route": "exact"},
      "svm": {"intercept": -0.12, "weights": [0.5, -1.0, ...]},
      "references": [{"path": [[null, "PROT1"], ["nsubj-of", "bind"], ...],
-                     "context": ["a:.", "b:the", ...]}, ...]}
+                     "context": ["a:.", "b:the", ...],
+                     "apg": {"labels": [["PROT1", "NN"], ...], "edges": [[0, 1, 0.9], ...]}},
+                    ...]}
+
+Version 1 files (written before the all-paths graph view joined the extractor) have no
+``"apg"`` in ``"kernel"`` nor in the references; they still load, as the two-view model
+they were trained as (path and context), and are saved again as version 1.
 
 Reading it never runs code: a bounded read (:data:`MAX_EXTRACTOR_BYTES`), JSON only, the
-kernels fixed by this module (only their parameters are read, each checked), every number
-finite, the lengths in agreement; anything else is one :class:`ExtractorFormatError` line
-naming the file.  Writing is atomic.  The machine-specific settings (``cache_dir``,
-``n_jobs``, ``progress``) are not saved: :meth:`RelationExtractor.load` takes them.
+kernels fixed by :mod:`structkernels.relations.models` (only their parameters are read,
+each checked), every number finite, the lengths in agreement; anything else is one
+:class:`ExtractorFormatError` line naming the file.  Writing is atomic.  The
+machine-specific settings (``cache_dir``, ``n_jobs``, ``progress``) are not saved:
+:meth:`RelationExtractor.load` takes them.
 """
 
 from __future__ import annotations
@@ -52,16 +63,21 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers import KernelSVC
-from structkernels.experiments.relations import PATH_PARAMS
-from structkernels.kernels.base import Kernel, Normalized
-from structkernels.kernels.names import kernel as make_kernel
-from structkernels.kernels.views import ViewKernel
+from structkernels.kernels.base import Kernel
 from structkernels.npk.files import ModelFormatError, read_document, sigma_problem
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.relations.model import RelationCorpus
+from structkernels.relations.models import (
+    NGRAM,
+    NPK,
+    SVM_PARAMS,
+    RelationModel,
+    learned_sigma,
+    relation_model,
+)
 from structkernels.relations.parse import DependencyParser
 from structkernels.relations.structures import pair_views
-from structkernels.structures import Path, StructureError
+from structkernels.structures import LabelledGraph, Path, StructureError
 from structkernels.utils import (
     StructkernelsWarning,
     atomic_open,
@@ -75,6 +91,8 @@ __all__ = [
     "EXTRACTOR_FORMAT",
     "EXTRACTOR_VERSION",
     "MAX_EXTRACTOR_BYTES",
+    "MODEL",
+    "STRUCTURE_VIEWS",
     "VIEWS",
     "ExtractorFormatError",
     "PipelineVersionWarning",
@@ -84,15 +102,22 @@ __all__ = [
 
 #: The ``"format"`` of a relation-extractor file.
 EXTRACTOR_FORMAT = "structkernels-relation-extractor"
-#: The version this release writes (and the only one it reads).
-EXTRACTOR_VERSION = 1
+#: The version this release writes for a newly trained extractor (it reads 1 and 2).
+EXTRACTOR_VERSION = 2
 #: The most bytes a model file may hold (decompressed).
 MAX_EXTRACTOR_BYTES = 256 << 20
-#: The views of a pair the extractor compares.
-VIEWS = ("path", "context")
+#: The relation model an extractor trains: the evaluation's "NPK SVM".
+MODEL = relation_model("NPK SVM")
+#: The structure views of a pair the extractor compares (:data:`MODEL`'s).
+STRUCTURE_VIEWS = MODEL.views
+#: Former name of :data:`STRUCTURE_VIEWS`.
+VIEWS = STRUCTURE_VIEWS
 
-# the parameters each kernel may take from a file; the kernels themselves are fixed here
-_KERNEL_KEYS = {"path": ("lam", "node_mismatch", "max_len"), "context": ("binary",)}
+# the model of each file version: version 1 extractors left the all-paths graph out
+_V1_MODEL = RelationModel("NPK SVM on path and context (version 1 files)", (NPK, NGRAM), "SVM")
+_MODELS = {1: _V1_MODEL, 2: MODEL}
+# the parameters each view's kernel may take from a file; the kernels themselves are fixed
+_KERNEL_KEYS = {"path": ("lam", "node_mismatch", "max_len"), "context": ("binary",), "apg": ()}
 _PARAM_KEYS = ("pipeline", "blind", "C", "sigma_params", "random_state", "max_exact")
 _TOP_KEYS = ("format", "version", "params", "pipeline", "kernel", "sigma", "train", "svm",
              "references")
@@ -109,8 +134,11 @@ class PipelineVersionWarning(StructkernelsWarning):
 
 
 def composite_kernel(path_params: dict[str, Any], context_params: dict[str, Any],
-                     sigma: dict[str, float] | None) -> Kernel:
-    """``Normalized(path kernel with σ) on "path" + Normalized(bag) on "context"``.
+                     sigma: dict[str, float] | None,
+                     apg_params: dict[str, Any] | None = None) -> Kernel:
+    """``Normalized(path kernel with σ) on "path" + Normalized(bag) on "context"``, and
+    ``+ Normalized(all-paths graph kernel) on "apg"`` when ``apg_params`` is given (the
+    extractor's model, :data:`MODEL`); without it, the two-view kernel of version 1 files.
 
     Examples
     --------
@@ -120,11 +148,33 @@ def composite_kernel(path_params: dict[str, Any], context_params: dict[str, Any]
     >>> round(float(k.gram([a])[0, 0]), 6)
     2.0
     """
-    params = dict(path_params)
-    if sigma:
-        params["sigma"] = dict(sigma)
-    return (ViewKernel(Normalized(make_kernel("path", **params)), "path")
-            + ViewKernel(Normalized(make_kernel("bag", **context_params)), "context"))
+    params = {"path": path_params, "context": context_params}
+    if apg_params is None:
+        return _V1_MODEL.kernel(sigma, params)
+    return MODEL.kernel(sigma, {**params, "apg": apg_params})
+
+
+def _model_of(kernel_params: dict[str, Any]) -> RelationModel:
+    """The model whose structure views are the keys of ``kernel_params``."""
+    views = set(kernel_params)
+    for model in _MODELS.values():
+        if set(model.views) == views:
+            return model
+    raise ValueError(f"no relation-extractor model on the structure views {sorted(views)}")
+
+
+def _version_of(model: RelationModel) -> int:
+    return next(v for v, m in _MODELS.items() if m is model)
+
+
+def _reference(item: dict[str, Any], views: tuple[str, ...]) -> dict[str, Any]:
+    """The structure views of a reference pair as the model keeps them (context a tuple)."""
+    return {v: tuple(item[v]) if v == "context" else item[v] for v in views}
+
+
+def _view_json(structure: Any) -> Any:
+    """A structure view as JSON: a path's or graph's ``to_json()``, a context's list."""
+    return structure.to_json() if hasattr(structure, "to_json") else list(structure)
 
 
 def _is_number(v: Any) -> bool:
@@ -153,7 +203,10 @@ def _check_sigma_params(sigma_params: Any, owner: str) -> dict[str, Any]:
 
 
 class RelationExtractor(BaseEstimator):
-    """Extract relations between given entities of sentences: NPK on dependency paths + an SVM.
+    """Extract relations between given entities of sentences: the "NPK SVM" relation model.
+
+    NPK on the shortest dependency path, the bag of context features and the all-paths
+    graph, each normalised, summed (:data:`MODEL`), and an SVM.
 
     Parameters
     ----------
@@ -185,12 +238,15 @@ class RelationExtractor(BaseEstimator):
     sigma_ : dict of str to float
         The learned σ of the edge labels whose weight is not 1.
     kernel_params_ : dict
-        ``{"path": {...}, "context": {...}}``: the two kernels' parameters.
+        ``{"path": {...}, "context": {...}, "apg": {}}``: each structure view's kernel
+        parameters; its keys are the structure views the model compares (``"path"`` and
+        ``"context"`` only for a model loaded from a version 1 file).
     kernel_ : Kernel
         The composite kernel (with ``sigma_``).
     references_ : list of dict
-        The reference pairs' views (``{"path": Path, "context": tuple of str}``): the
-        support vectors (exact route) or the Nyström landmarks.
+        The reference pairs' structure views (``{"path": Path, "context": tuple of str,
+        "apg": LabelledGraph}``): the support vectors (exact route) or the Nyström
+        landmarks.
     weights_ : ndarray of shape (n_references,)
         Their weights in the decision function (``dual_coef_`` of the exact SVM).
     intercept_ : float
@@ -256,8 +312,14 @@ class RelationExtractor(BaseEstimator):
                 "package": f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}",
                 "version": str(meta.get("version", "")), "spacy": spacy.__version__}
 
+    def _model(self) -> RelationModel:
+        """The relation model: a fitted or loaded one's, else :data:`MODEL`."""
+        params = self.__dict__.get("kernel_params_")
+        return MODEL if params is None else _model_of(params)
+
     def views(self, corpus: RelationCorpus) -> list[dict[str, Any]]:
-        """The views (``{"path": Path, "context": tuple}``) of every pair of ``corpus``, in order.
+        """The structure views (``{"path": Path, "context": tuple, "apg": LabelledGraph}``,
+        those of the model) of every pair of ``corpus``, in order.
 
         Parses the sentences (cached on disk unless ``cache_dir=False``).
         """
@@ -279,7 +341,7 @@ class RelationExtractor(BaseEstimator):
             return []
         with_pairs = [s for s in corpus.sentences if len(s.entities) > 1]
         parsed = parser.parse(with_pairs)
-        return pair_views(parsed, pairs, views=VIEWS, blind=bool(self.blind))
+        return pair_views(parsed, pairs, views=self._model().views, blind=bool(self.blind))
 
     def _n_jobs(self) -> int:
         n = self.n_jobs
@@ -323,23 +385,25 @@ class RelationExtractor(BaseEstimator):
         if len(np.unique(y)) != 2:
             raise ValueError(f"{name}.fit needs interacting and non-interacting pairs; the "
                              f"corpus has {len(y)} pairs, {int(y.sum())} interacting")
-        for attr in ("pipeline_meta_", "_version_checked"):
+        for attr in ("pipeline_meta_", "_version_checked", "kernel_params_"):
             self.__dict__.pop(attr, None)
         items = self.views(corpus)
         meta = self._pipeline_meta(self._parser())
         workers = effective_n_jobs(n_jobs)
         settings = {"n_jobs": workers, "random_state": self.random_state,
                     "progress": bool(self.progress), **learner_params}
+        part = MODEL.sigma_part
         try:
-            learner = NonstationaryLearner("path", dict(PATH_PARAMS), **settings)
+            learner = NonstationaryLearner(part.kernel, dict(part.params), **settings)
         except TypeError as exc:
             raise ValueError(f"{name}: bad sigma_params: {one_line(exc)}") from None
-        learner.fit([x["path"] for x in items], y)
-        sigma = {lab: float(v) for lab, v in learner.sigma_.items() if v != 1.0}
-        kernel_params = {"path": dict(PATH_PARAMS), "context": {"binary": True}}
-        kern = composite_kernel(kernel_params["path"], kernel_params["context"], sigma)
-        svc = KernelSVC(kern, C=float(self.C), class_weight="balanced", max_exact=self.max_exact,
-                        random_state=self.random_state, n_jobs=n_jobs, normalize=False)
+        learner.fit([x[part.view] for x in items], y)
+        sigma = learned_sigma(learner.sigma_)
+        kernel_params = MODEL.kernel_params()
+        kern = MODEL.kernel(sigma, kernel_params)
+        svc = KernelSVC(kern, C=float(self.C), max_exact=self.max_exact,
+                        random_state=self.random_state, n_jobs=n_jobs, normalize=False,
+                        **SVM_PARAMS)
         svc.fit(items, y)
         if svc.route_ == "exact":
             refs = list(svc.support_vectors_)
@@ -350,7 +414,7 @@ class RelationExtractor(BaseEstimator):
         self.sigma_ = sigma
         self.kernel_params_ = kernel_params
         self.kernel_ = kern
-        self.references_ = [{"path": r["path"], "context": tuple(r["context"])} for r in refs]
+        self.references_ = [_reference(r, MODEL.views) for r in refs]
         self.weights_ = weights
         self.intercept_ = float(svc.intercept_[0])
         self.route_ = svc.route_
@@ -393,9 +457,10 @@ class RelationExtractor(BaseEstimator):
         check_is_fitted(self, "weights_")
         sigma_params = _check_sigma_params(self.sigma_params, type(self).__name__) or None
         rs = self.random_state if _is_int(self.random_state) or self.random_state is None else None
+        model = self._model()
         return {
             "format": EXTRACTOR_FORMAT,
-            "version": EXTRACTOR_VERSION,
+            "version": _version_of(model),
             "params": {"pipeline": self.pipeline, "blind": bool(self.blind), "C": float(self.C),
                        "sigma_params": sigma_params, "random_state": rs,
                        "max_exact": int(self.max_exact)},
@@ -406,8 +471,7 @@ class RelationExtractor(BaseEstimator):
                       "route": self.route_},
             "svm": {"intercept": float(self.intercept_),
                     "weights": [float(w) for w in self.weights_]},
-            "references": [{"path": r["path"].to_json(), "context": list(r["context"])}
-                           for r in self.references_],
+            "references": [{v: _view_json(r[v]) for v in model.views} for r in self.references_],
         }
 
     def save(self, path: str | os.PathLike) -> None:
@@ -481,7 +545,7 @@ class RelationExtractor(BaseEstimator):
         ex = cls(cache_dir=cache_dir, n_jobs=n_jobs, progress=progress, **p["params"])
         ex.sigma_ = p["sigma"]
         ex.kernel_params_ = p["kernel"]
-        ex.kernel_ = composite_kernel(p["kernel"]["path"], p["kernel"]["context"], p["sigma"])
+        ex.kernel_ = p["model"].kernel(p["sigma"], p["kernel"])
         ex.references_ = p["references"]
         ex.weights_ = np.asarray(p["weights"], dtype=np.float64)
         ex.intercept_ = float(p["intercept"])
@@ -497,6 +561,7 @@ class _Checked:
 
     def __init__(self, doc: Any, source: str):
         self.doc, self.source = doc, source
+        self.model = MODEL  # the model of the file's version, once its header is read
 
     def fail(self, reason: str) -> NoReturn:
         raise ExtractorFormatError(f"{self.source}: {one_line(reason)}")
@@ -518,13 +583,14 @@ class _Checked:
 
     def check(self) -> dict[str, Any]:
         doc, fail = self.doc, self.fail
-        check_header(doc, name=self.source, format=EXTRACTOR_FORMAT,
-                     versions=(EXTRACTOR_VERSION,), what="relation-extractor",
-                     error=ExtractorFormatError)
+        version = check_header(doc, name=self.source, format=EXTRACTOR_FORMAT,
+                               versions=tuple(_MODELS), what="relation-extractor",
+                               error=ExtractorFormatError)
+        self.model = _MODELS[version]
         unknown = sorted(set(doc) - set(_TOP_KEYS))
         if unknown:
             fail(f"unknown field(s) {', '.join(map(repr, unknown))} in a version "
-                 f"{EXTRACTOR_VERSION} relation-extractor file")
+                 f"{version} relation-extractor file")
         params = self.params()
         pipeline = self.obj(doc, "pipeline", "'pipeline'", ("name", "package", "version", "spacy"),
                             ("name", "package", "version"))
@@ -561,7 +627,7 @@ class _Checked:
             fail(f"{len(refs)} references but {len(weights)} weights in svm['weights']")
         if len(refs) > train["pairs"]:
             fail(f"{len(refs)} references but only {train['pairs']} training pairs")
-        return {"params": params, "pipeline": dict(pipeline), "kernel": kernel,
+        return {"params": params, "pipeline": dict(pipeline), "model": self.model, "kernel": kernel,
                 "sigma": {k: float(v) for k, v in sigma.items()}, "train": dict(train),
                 "intercept": float(svm["intercept"]), "weights": [float(w) for w in weights],
                 "references": refs}
@@ -586,17 +652,18 @@ class _Checked:
         return dict(p)
 
     def kernel(self, sigma: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        k = self.obj(self.doc, "kernel", "'kernel'", tuple(_KERNEL_KEYS), tuple(_KERNEL_KEYS))
+        views = self.model.views
+        k = self.obj(self.doc, "kernel", "'kernel'", views, views)
         out = {}
-        for view, allowed in _KERNEL_KEYS.items():
-            params = self.obj(k, view, f"kernel[{view!r}]", allowed)
+        for view in views:
+            params = self.obj(k, view, f"kernel[{view!r}]", _KERNEL_KEYS[view])
             for key, value in params.items():
                 if not (_is_number(value) or isinstance(value, bool) or value is None):
                     self.fail(f"kernel[{view!r}][{key!r}] must be a number, true/false or null, "
                               f"got {one_line(repr(value), 60)}")
             out[view] = dict(params)
         try:
-            composite_kernel(out["path"], out["context"], sigma).validate_params()
+            self.model.kernel(sigma, out).validate_params()
         except (TypeError, ValueError) as exc:
             self.fail(f"bad kernel parameters: {exc}")
         return out
@@ -605,10 +672,11 @@ class _Checked:
         refs = self.doc.get("references")
         if not isinstance(refs, list) or not refs:
             self.fail("'references' must be a non-empty list of pair views")
+        views = self.model.views
         out = []
         for i, r in enumerate(refs):
-            if not isinstance(r, dict) or set(r) != set(VIEWS):
-                self.fail(f"references[{i}] must be an object with exactly {', '.join(VIEWS)}")
+            if not isinstance(r, dict) or set(r) != set(views):
+                self.fail(f"references[{i}] must be an object with exactly {', '.join(views)}")
             try:
                 path = Path.from_json(r["path"])
             except (StructureError, TypeError, ValueError) as exc:
@@ -618,5 +686,11 @@ class _Checked:
             context = r["context"]
             if not isinstance(context, list) or not all(isinstance(f, str) for f in context):
                 self.fail(f"references[{i}]['context'] must be a list of strings")
-            out.append({"path": path, "context": tuple(context)})
+            ref = {"path": path, "context": tuple(context)}
+            if "apg" in views:
+                try:
+                    ref["apg"] = LabelledGraph.from_json(r["apg"])
+                except (StructureError, TypeError, ValueError) as exc:
+                    self.fail(f"references[{i}]['apg'] is malformed: {exc}")
+            out.append({v: ref[v] for v in views})
         return out

@@ -1,0 +1,307 @@
+"""The relation extraction models, defined once: structure views, their kernels, the classifier.
+
+A model compares two candidate pairs on one or more **structure views** of a pair (the
+structures :func:`~structkernels.relations.structures.pair_views` builds from the
+sentence's dependency parse: ``"path"``, ``"context"``, ``"apg"``), each view by its own
+kernel, normalised; the views combine by summing the normalised kernels (in the order
+given); a classifier is trained on the result.  Structure views are views of *one*
+parse; they are not the *graph views* of :mod:`structkernels.datasets.views` (one sentence
+in several representations, AMR and dependency).
+
+Both users build their kernels from here, so a model of a given name is the same model in
+both: :func:`structkernels.experiments.relations.evaluate_relations` evaluates every model
+of :data:`RELATION_MODELS` (one Gram per view, shared between the models and folds), and
+:class:`structkernels.extraction.RelationExtractor` trains and saves ``"NPK SVM"``
+(:meth:`RelationModel.kernel`, one kernel over the pairs' structure views).
+
+The models, each named by its kernel first, then its classifier:
+
+=================  ==========================================================  ==========
+model              structure views and kernels (each normalised, summed)       classifier
+=================  ==========================================================  ==========
+``NPK SVM``        ``path``: NPK (σ learned); ``context``: ``bag``;            SVM
+                   ``apg``: ``all-paths-graph``
+``NPK k-NN``       the same                                                    k-NN
+``NPK hash-RF``    the same                                                    hash-RF
+``NPK chosen``     the same                                                    chosen
+``NPK path SVM``   ``path``: NPK (σ learned)                                   SVM
+``PK SVM``         ``path``: the path kernel without σ                         SVM
+``APG SVM``        ``apg``: ``all-paths-graph`` (Airola et al. 2008)           SVM
+``n-gram SVM``     ``context``: ``bag`` (a linear SVM on the context features) SVM
+=================  ==========================================================  ==========
+
+σ is learned on the training pairs' ``path`` structures by
+:class:`~structkernels.NonstationaryLearner` over :data:`NPK`'s kernel and parameters
+(the learner lives a floor above: this module says what it learns on, its users run it).
+The classifiers: ``"SVM"`` a C-SVM on the kernel with :data:`SVM_PARAMS` (C given at run
+time, default 1, never tuned on test data), ``"k-NN"`` the main job's kernel k-NN,
+``"hash-RF"`` kernelised hash codes and a random forest (Garg et al. 2019), ``"chosen"``
+the one of those three that grouped inner cross-validation picks on each training set.
+
+Plain data and kernel builders only: nothing here fits or reads files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from structkernels.kernels.base import Kernel, Normalized
+from structkernels.kernels.names import kernel as make_kernel
+from structkernels.kernels.views import ViewKernel
+
+__all__ = [
+    "APG",
+    "CLASSIFIERS",
+    "DEFAULT_MODELS",
+    "MODELS",
+    "NGRAM",
+    "NPK",
+    "PATH_PARAMS",
+    "PK",
+    "RELATION_MODELS",
+    "STRUCTURE_VIEWS",
+    "SVM_PARAMS",
+    "RelationModel",
+    "StructureKernel",
+    "combine_grams",
+    "learned_sigma",
+    "needed_views",
+    "relation_model",
+]
+
+#: The structure views of a pair the relation models read (a subset of
+#: :data:`structkernels.relations.structures.VIEWS`), in the order the models sum them.
+STRUCTURE_VIEWS = ("path", "context", "apg")
+#: Path kernel parameters of every path-based model (and of the σ learner's kernel).
+PATH_PARAMS: dict[str, Any] = {"lam": 0.8, "node_mismatch": 0.9}
+#: The classifiers a model may name.
+CLASSIFIERS = ("SVM", "k-NN", "hash-RF", "chosen")
+#: The settings of every ``"SVM"`` besides C (which the caller gives, default 1).
+SVM_PARAMS: dict[str, Any] = {"class_weight": "balanced"}
+
+
+@dataclass(frozen=True, eq=False)
+class StructureKernel:
+    """One structure view of a pair and the kernel that compares it (normalised in a model).
+
+    Parameters
+    ----------
+    view : str
+        The structure view (a key of :func:`~structkernels.relations.structures.pair_views`'s
+        dicts).
+    kernel : str
+        The registered kernel name.
+    params : mapping
+        Its parameters (read-only).
+    learns_sigma : bool, default False
+        σ (a weight per edge label, :class:`~structkernels.NonstationaryLearner`) is learned
+        on this view with this kernel and parameters, and set on the kernel.
+
+    Examples
+    --------
+    >>> from structkernels.relations.models import NPK
+    >>> NPK.build({"conj": 0.0}).get_params()["sigma"]
+    {'conj': 0.0}
+    >>> NPK.build({}).get_params().get("sigma") is None  # no σ learned: the plain path kernel
+    True
+    """
+
+    view: str
+    kernel: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    learns_sigma: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    def build(self, sigma: Mapping[str, float] | None = None,
+              params: Mapping[str, Any] | None = None) -> Kernel:
+        """The kernel (not normalised), with ``sigma`` when it learns σ and ``sigma`` is not
+        empty; ``params`` replace :attr:`params` (a model file's, checked by its reader)."""
+        kw = dict(self.params if params is None else params)
+        if self.learns_sigma and sigma:
+            kw["sigma"] = dict(sigma)
+        return make_kernel(self.kernel, **kw)
+
+    def normalized(self, sigma: Mapping[str, float] | None = None,
+                   params: Mapping[str, Any] | None = None) -> Kernel:
+        """``Normalized(build(sigma, params))``: the kernel as the models use it."""
+        return Normalized(self.build(sigma, params))
+
+
+#: NPK on the shortest dependency path: the path kernel with σ learned on the training pairs.
+NPK = StructureKernel("path", "path", PATH_PARAMS, learns_sigma=True)
+#: The path kernel without σ.
+PK = StructureKernel("path", "path", PATH_PARAMS)
+#: The bag of context features (path n-grams, words between and around), a linear kernel.
+NGRAM = StructureKernel("context", "bag", {"binary": True})
+#: The all-paths graph kernel (Airola et al. 2008): no parameter, the weights are in the graphs.
+APG = StructureKernel("apg", "all-paths-graph", {})
+
+
+@dataclass(frozen=True, eq=False)
+class RelationModel:
+    """A relation model: normalised kernels on structure views, summed, and a classifier.
+
+    Parameters
+    ----------
+    name : str
+    parts : tuple of StructureKernel
+        One per structure view, in the order they are summed.
+    classifier : {"SVM", "k-NN", "hash-RF", "chosen"}
+    default : bool, default True
+        Evaluated when no model is named (:data:`DEFAULT_MODELS`).
+
+    Examples
+    --------
+    >>> from structkernels import Path
+    >>> from structkernels.relations.models import relation_model
+    >>> m = relation_model("NPK SVM")
+    >>> m.views, m.classifier, m.learns_sigma
+    (('path', 'context', 'apg'), 'SVM', True)
+    >>> two = RelationModel("path + context", m.parts[:2], "SVM")
+    >>> a = {"path": Path([(None, "PROT1"), ("nsubj-of", "bind"), ("dobj", "PROT2")]),
+    ...      "context": ("m:bind",)}
+    >>> round(float(two.kernel({"conj": 0.0}).gram([a])[0, 0]), 6)  # two views, each 1
+    2.0
+    """
+
+    name: str
+    parts: tuple[StructureKernel, ...]
+    classifier: str = "SVM"
+    default: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parts", tuple(self.parts))
+        views = [p.view for p in self.parts]
+        if not views or len(set(views)) != len(views):
+            raise ValueError(f"relation model {self.name!r}: one kernel per structure view, "
+                             f"got views {views}")
+        if self.classifier not in CLASSIFIERS:
+            raise ValueError(f"relation model {self.name!r}: unknown classifier "
+                             f"{self.classifier!r}; the classifiers are {', '.join(CLASSIFIERS)}")
+
+    @property
+    def views(self) -> tuple[str, ...]:
+        """The structure views it reads, in order."""
+        return tuple(p.view for p in self.parts)
+
+    @property
+    def learns_sigma(self) -> bool:
+        """Whether σ is learned for it."""
+        return any(p.learns_sigma for p in self.parts)
+
+    @property
+    def sigma_part(self) -> StructureKernel | None:
+        """The part σ is learned on (its view, kernel and parameters), or None."""
+        return next((p for p in self.parts if p.learns_sigma), None)
+
+    def view_kernels(self, sigma: Mapping[str, float] | None = None,
+                     params: Mapping[str, Mapping[str, Any]] | None = None
+                     ) -> list[tuple[str, Kernel]]:
+        """``(view, normalised kernel)`` of every part, in order; ``params``: per view,
+        parameters replacing the part's."""
+        params = params or {}
+        return [(p.view, p.normalized(sigma, params.get(p.view))) for p in self.parts]
+
+    def kernel(self, sigma: Mapping[str, float] | None = None,
+               params: Mapping[str, Mapping[str, Any]] | None = None) -> Kernel:
+        """One kernel on dicts of structure views:
+        ``Σ ViewKernel(Normalized(kernel of the view), view)`` over the parts, in order."""
+        terms = [ViewKernel(k, view) for view, k in self.view_kernels(sigma, params)]
+        out = terms[0]
+        for t in terms[1:]:
+            out = out + t
+        return out
+
+    def kernel_params(self) -> dict[str, dict[str, Any]]:
+        """Each structure view's kernel parameters (without σ)."""
+        return {p.view: dict(p.params) for p in self.parts}
+
+
+_COMPOSITE = (NPK, NGRAM, APG)
+#: The relation models, in report order.
+RELATION_MODELS: dict[str, RelationModel] = {m.name: m for m in (
+    RelationModel("NPK SVM", _COMPOSITE, "SVM"),
+    RelationModel("NPK k-NN", _COMPOSITE, "k-NN"),
+    RelationModel("NPK hash-RF", _COMPOSITE, "hash-RF"),
+    # about three more fits per classifier and fold: evaluated only when named
+    RelationModel("NPK chosen", _COMPOSITE, "chosen", default=False),
+    RelationModel("NPK path SVM", (NPK,), "SVM"),
+    RelationModel("PK SVM", (PK,), "SVM"),
+    RelationModel("APG SVM", (APG,), "SVM"),
+    RelationModel("n-gram SVM", (NGRAM,), "SVM"),
+)}
+#: The names of the relation models, in report order.
+MODELS = tuple(RELATION_MODELS)
+#: The models evaluated when none are named.
+DEFAULT_MODELS = tuple(name for name, m in RELATION_MODELS.items() if m.default)
+
+
+def relation_model(name: str) -> RelationModel:
+    """The model of that name (:data:`RELATION_MODELS`).
+
+    Raises
+    ------
+    ValueError
+        An unknown name (the message lists the models).
+
+    Examples
+    --------
+    >>> relation_model("APG SVM").views
+    ('apg',)
+    """
+    try:
+        return RELATION_MODELS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown model {name!r}; the models are {', '.join(MODELS)}") from None
+
+
+def needed_views(models: Sequence[str]) -> tuple[str, ...]:
+    """The structure views the ``models`` read (for
+    :func:`~structkernels.relations.structures.pair_views`), each once.
+
+    Examples
+    --------
+    >>> needed_views(["PK SVM", "APG SVM", "NPK SVM"])
+    ('path', 'apg', 'context')
+    """
+    out: list[str] = []
+    for m in models:
+        out += [v for v in relation_model(m).views if v not in out]
+    return tuple(out)
+
+
+def combine_grams(grams: Sequence[np.ndarray]) -> np.ndarray:
+    """The Gram of a model from its parts' normalised Grams, in its order: the first
+    itself (no copy) for one part, else their sum (a new array, added left to right).
+
+    Examples
+    --------
+    >>> combine_grams([np.eye(2), np.ones((2, 2))]).tolist()
+    [[2.0, 1.0], [1.0, 2.0]]
+    """
+    if not grams:
+        raise ValueError("combine_grams needs at least one Gram")
+    if len(grams) == 1:
+        return grams[0]
+    out = grams[0] + grams[1]
+    for K in grams[2:]:
+        out += K
+    return out
+
+
+def learned_sigma(sigma: Mapping[str, float]) -> dict[str, float]:
+    """The σ a model keeps from a learner's ``sigma_``: the labels whose weight is not 1.
+
+    Examples
+    --------
+    >>> learned_sigma({"conj": 0.0, "nsubj": 1.0})
+    {'conj': 0.0}
+    """
+    return {lab: float(v) for lab, v in sigma.items() if v != 1.0}

@@ -352,7 +352,8 @@ def evaluate_relations(
         jobs = [(spec, combined[spec.parts]) for spec in specs]
         jobs.sort(key=lambda job: job[0].classifier not in ("hash-RF", "chosen"))  # longest first
         done = list(map_tasks(
-            lambda job: _fit_score(job[0], job[1], y, tr, te, C, doc_groups, random_state),
+            lambda job, tr=tr, te=te, g=doc_groups: _fit_score(job[0], job[1], y, tr, te, C, g,
+                                                                random_state),
             jobs, n_jobs=min(n_jobs, len(jobs)),
         ))
         for name, s_te, p_te, seconds, best in done:

@@ -264,7 +264,7 @@ def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "t
     >>> check_precomputed_gram([[1.0, 0.5]], n_cols=3)
     Traceback (most recent call last):
     ...
-    ValueError: kernel='precomputed': the train Gram matrix must be a cross Gram matrix of shape (n_new, 3) (one column per training structure), got shape (1, 2)
+    ValueError: kernel='precomputed': the train Gram matrix needs 3 columns (one per training structure): a cross Gram matrix of shape (n_new, 3), got shape (1, 2)
     """
     prefix = f"{owner}: " if owner else ""
     if hasattr(K, "tocsr") and hasattr(K, "nnz"):  # a scipy sparse matrix or array
@@ -279,8 +279,8 @@ def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "t
                          f"got shape {K.shape}")
     if n_cols is not None and K.shape[1] != n_cols:
         raise ValueError(
-            f"{prefix}kernel='precomputed': {label} must be a cross Gram matrix of shape "
-            f"(n_new, {n_cols}) (one column per training structure), got shape {K.shape}"
+            f"{prefix}kernel='precomputed': {label} needs {n_cols} columns (one per training "
+            f"structure): a cross Gram matrix of shape (n_new, {n_cols}), got shape {K.shape}"
         )
     check_finite(K, f"{prefix}{label}", ("row", "column"),
                  hint="a kernel value must be a finite number")

@@ -142,7 +142,7 @@ class FitData:
     rng: np.random.RandomState
 
     @classmethod
-    def of(cls, base: Kernel, normalize: bool, fixed: dict[str, float],
+    def of(cls, *, base: Kernel, normalize: bool, fixed: dict[str, float],
            learned: dict[str, float], X: Sequence, y: np.ndarray, labels: Sequence[str],
            edge_sets: Sequence[frozenset[str]], rng: np.random.RandomState) -> FitData:
         """The data of a fit, with each label's structures found in ``edge_sets`` (the edge
@@ -151,7 +151,8 @@ class FitData:
         has = {lab: np.zeros(len(X), dtype=bool) for lab in labels}
         for lab in labels:
             has[lab][members[lab]] = True
-        return cls(base, normalize, fixed, learned, X, y, list(labels), members, has, rng)
+        return cls(base=base, normalize=normalize, fixed=fixed, learned=learned, X=X, y=y,
+                   labels=list(labels), members=members, has=has, rng=rng)
 
     def current_sigma(self) -> dict[str, float]:
         return {**self.fixed, **self.learned}
@@ -184,7 +185,7 @@ class Objective:
     steps_per_label = 1
 
     def __init__(self) -> None:
-        self.report_ = FitReport()
+        self.counters = FitReport()
 
     def set_up(self, data: FitData) -> bool:
         """Prepare the fit; False when there is nothing to learn (every σ stays 1)."""
@@ -198,7 +199,8 @@ class Objective:
         raise NotImplementedError
 
     def report(self) -> FitReport:
-        return self.report_
+        """What the fit has spent so far (the learner's counters)."""
+        return self.counters
 
 
 def _budget(max_evaluations: int | str | None, n: int) -> int | None:
@@ -292,23 +294,23 @@ class Loss1Objective(Objective):
         self.data = data
         n = len(data.X)
         if self.max_evaluations == "gram" and self.hashing is None and self.neighbourhood:
-            self.report_.budget = None  # an exact global graph alone is one Gram matrix
+            self.counters.budget = None  # an exact global graph alone is one Gram matrix
         else:
-            self.report_.budget = _budget(self.max_evaluations, n)
+            self.counters.budget = _budget(self.max_evaluations, n)
         self.charged = 0  # evaluations as computed without reuse: what the budget counts
         self.trials_left = self.n_iter * len(data.labels) * self.alpha
         self.graph = None
         return True
 
     def start_pass(self, it: int) -> None:
-        budget = self.report_.budget
+        budget = self.counters.budget
         self.graph = None
         if self.neighbourhood and not (budget is not None and self.charged >= budget):
             self.graph = self._global_graph()
-            if budget is not None and self.report_.n_evaluations > budget:
+            if budget is not None and self.counters.n_evaluations > budget:
                 warnings.warn(
                     f"NonstationaryLearner: the global k-NN graph alone took "
-                    f"{self.report_.n_evaluations:,} kernel evaluations, over the budget "
+                    f"{self.counters.n_evaluations:,} kernel evaluations, over the budget "
                     f"max_evaluations={budget:,}; the trials get none",
                     RuntimeWarning, stacklevel=3,
                 )
@@ -326,8 +328,8 @@ class Loss1Objective(Objective):
             d.X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs, progress=False,
             **options,
         )
-        self.report_.n_evaluations += int(graph.n_evaluations)
-        self.report_.n_evaluations_graph += int(graph.n_evaluations)
+        self.counters.n_evaluations += int(graph.n_evaluations)
+        self.counters.n_evaluations_graph += int(graph.n_evaluations)
         self.charged += int(graph.n_evaluations)
         reverse = graph.reverse()
         return np.asarray(graph.indices), reverse
@@ -340,7 +342,7 @@ class Loss1Objective(Objective):
         fit = int(np.searchsorted(costs, share, side="right"))
         if fit >= len(a):
             return a
-        self.report_.n_trimmed += 1
+        self.counters.n_trimmed += 1
         return a[:fit]
 
     def _trials(self, lab: str) -> list[TrialResult]:
@@ -348,7 +350,7 @@ class Loss1Objective(Objective):
         d = self.data
         base, normalize, X, y = d.base, d.normalize, d.X, d.y
         members, has, rng = d.members[lab], d.has[lab], d.rng
-        budget = self.report_.budget
+        budget = self.counters.budget
         subsets = [neighbourhood_sample(rng, members, self.graph, self.beta)
                    for _ in range(self.alpha)]
         if budget is not None:
@@ -406,10 +408,10 @@ class Loss1Objective(Objective):
         trials = self._trials(label)
         summed = {0: 0.0, 1: 0.0}
         for t in trials:
-            self.report_.n_evaluations += t.n_evaluations
-            self.report_.n_evaluations_reused += t.n_nominal - t.n_evaluations
+            self.counters.n_evaluations += t.n_evaluations
+            self.counters.n_evaluations_reused += t.n_nominal - t.n_evaluations
             self.charged += t.n_nominal
-            self.report_.subset_sizes.append(t.size)
+            self.counters.subset_sizes.append(t.size)
             for v in (0, 1):
                 summed[v] += t.loss[v]
         # line 17: argmin over v of the summed loss; a tie keeps the baseline σ = 1
@@ -444,15 +446,15 @@ class KnnAPObjective(Objective):
         n = len(d.X)
         rows = np.arange(n)
         size = min(int(self.objective_sample), n)
-        if self.report_.budget is not None:
+        if self.counters.budget is not None:
             # the sample's Gram S (S + 1) / 2 and, per pass, each label's block, about
             # (p_l S)^2 / 2 for a label in a share p_l of the structures: the largest S that fits
             p = np.array([d.has[lab].mean() for lab in d.labels])
             per_pair = 1.0 + self.n_iter * float((p**2).sum())
-            fits = int(np.sqrt(2.0 * self.report_.budget / per_pair))
+            fits = int(np.sqrt(2.0 * self.counters.budget / per_pair))
             if fits < size:
                 size = max(2, fits)
-                self.report_.n_trimmed = 1
+                self.counters.n_trimmed = 1
         if size < n:
             from sklearn.model_selection import train_test_split
 
@@ -466,7 +468,7 @@ class KnnAPObjective(Objective):
 
     def set_up(self, data: FitData) -> bool:
         d = data
-        self.report_.budget = _budget(self.max_evaluations, len(d.X))
+        self.counters.budget = _budget(self.max_evaluations, len(d.X))
         rows = self._sample_rows(d)
         ys = d.y[rows]
         if not ys.any() or ys.all():
@@ -475,18 +477,18 @@ class KnnAPObjective(Objective):
                 "every σ stays 1", RuntimeWarning, stacklevel=3,
             )
             return False
-        self.report_.subset_sizes = [int(len(rows))]
+        self.counters.subset_sizes = [int(len(rows))]
         base = d.base
         self.search = SigmaKNNSearch(
             lambda sig: _with_sigma(base, sig), take(d.X, rows), ys,
             {lab: d.has[lab][rows] for lab in d.labels}, d.current_sigma(),
             int(self.n_neighbors), d.normalize, self.n_jobs,
         )
-        self.report_.n_evaluations = self.search.n_evaluations
+        self.counters.n_evaluations = self.search.n_evaluations
         return True
 
     def learn_label(self, it: int, label: str) -> LabelDecision:
         res = self.search.decide(label, float(self.min_gain))
-        self.report_.n_evaluations = self.search.n_evaluations
+        self.counters.n_evaluations = self.search.n_evaluations
         trial = TrialResult.from_ap(res)
         return LabelDecision(label, it, trial.loss, res["chosen"], (trial,))

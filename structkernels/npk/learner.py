@@ -415,7 +415,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         self.log_: list[dict[str, Any]] = []
         self.n_train_ = n
         self.interrupted_ = False
-        data = FitData.of(base, normalize, fixed, self.sigma_, X, y, learn, edge_sets, rng)
+        data = FitData.of(base=base, normalize=normalize, fixed=fixed, learned=self.sigma_,
+                          X=X, y=y, labels=learn, edge_sets=edge_sets, rng=rng)
         objective = self._objective()
         self._report(objective.report())
 

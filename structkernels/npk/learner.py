@@ -7,37 +7,21 @@ k_n(n_i, n_j)`` (Eq. 1), with one binary parameter ``σ(l) ∈ {0, 1}`` per edge
 (semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every common
 substructure that uses an ``l`` tuple.
 
-σ is learned for a k-NN classifier by minimising Loss Function 1 (Sec. 6.1)
-on a 1-NN graph of the training data::
-
-    L = Σ_i K(S_i, S_1nn(i); σ) I(y_i ≠ y_1nn(i))  -  Σ_i K(S_i, S_1nn(i); σ) I(y_i = y_1nn(i) = 1)
-
-Rather than building the N × N Gram matrix this needs, Algorithm 1 (Sec. 6.2)
-estimates the loss on randomly sampled local neighbourhoods of a global k-NN
-graph built with kernel hashing:
-
-1. sort the labels by frequency (descending) and set every σ to 1;
-2. build the global k-NN graph ``G`` (k = 4) with the current kernel;
-3. for each label ``t``, for ``α`` trials: draw ``β`` inducing points ``r``
-   among the structures that contain ``t``; add their neighbours in ``G``
-   (``n``), the structures that have them as neighbours (``n̄``) and the
-   first neighbours of ``n ∪ n̄`` (``nn``); on the subset ``a = r ∪ n ∪ n̄ ∪
-   nn`` build a 1-NN graph with ``σ_t = 0`` and with ``σ_t = 1`` and compute
-   the loss of each;
-4. set ``σ_t`` to the value with the lower loss summed over the trials.
-
-With ``n_iter > 1`` the whole pass is repeated, rebuilding the global graph
-with the σ learned so far (Sec. 7.1.3).  ``sampling="random"`` is the paper's
-pure-random baseline (Table 4b): the subset is the ``β`` inducing points alone
-and no global graph is built.
+:class:`NonstationaryLearner` sets every σ to 1, visits the labels most frequent
+first and sets each ``σ_t`` to the value its objective prefers
+(:mod:`structkernels.npk._objectives`): Loss Function 1 on randomly sampled
+local neighbourhoods of a hashed global k-NN graph (Algorithm 1, Sec. 6.2, the
+default), or the leave-one-out average precision of the k-NN classifier on a
+stratified sample (``objective="knn-ap"``).  With ``n_iter > 1`` the whole pass
+is repeated, rebuilding the global graph with the σ learned so far (Sec. 7.1.3).
 
 Only kernel evaluations on the sampled subsets and the hashed global graph
 are made; the learner never forms an N × N Gram matrix.  Within a label's
 exact trials no kernel value is computed twice and, for the path kernel,
-values that cannot change a first neighbour (for σ_t = 1 or σ_t = 0) are
-not computed (see the class Notes); the learned σ is the same as with every trial computed from
-scratch.  Every evaluation is counted (``n_evaluations_``, and the ones
-avoided in ``n_evaluations_reused_``).
+values that cannot change a first neighbour are not computed
+(:mod:`structkernels.npk._trials`); the learned σ is the same as with every
+trial computed from scratch.  Every evaluation is counted (``n_evaluations_``,
+and the ones avoided in ``n_evaluations_reused_``).
 """
 
 from __future__ import annotations
@@ -46,12 +30,10 @@ import contextlib
 import numbers
 import os
 import time
-import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.exceptions import NotFittedError
@@ -61,7 +43,15 @@ from sklearn.utils import check_random_state
 from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
-from structkernels.neighbors.graph import knn_graph
+from structkernels.npk._objectives import (
+    FitData,
+    FitReport,
+    KnnAPObjective,
+    Loss1Objective,
+    Objective,
+    labels_by_frequency,
+    neighbourhood_sample,
+)
 from structkernels.npk._trials import _exact_trials
 from structkernels.npk.files import (
     MODEL_FORMAT,
@@ -74,22 +64,19 @@ from structkernels.npk.files import (
 )
 from structkernels.npk.loss import (
     _binary_labels,
-    _subset_losses,
     _with_sigma,
     loss_function_1,
     structure_edge_labels,
 )
 from structkernels.npk.sigma_json import learner_from_json, learner_to_json
-from structkernels.npk.sigma_knn import SigmaKNNSearch, loo_knn_scores
+from structkernels.npk.sigma_knn import loo_knn_scores
 from structkernels.registry import UnknownNameError
-from structkernels.structures import take
 from structkernels.utils import (
     N_JOBS,
     Interval,
     Options,
     atomic_open,
     dumps_finite,
-    effective_n_jobs,
     tqdm,
     validate_params,
 )
@@ -393,20 +380,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         t0 = time.perf_counter()
         edge_sets = [structure_edge_labels(x) for x in X]
         counts = Counter(label for s in edge_sets for label in s)
-        if self.labels is None:
-            ranked = sorted(counts, key=lambda lab: (-counts[lab], lab))
-            learn = ranked[: int(np.ceil(self.top_fraction * len(ranked)))] if ranked else []
-        else:
-            if isinstance(self.labels, str):
-                raise TypeError("NonstationaryLearner.labels must be a list of labels, not a str")
-            missing = [lab for lab in self.labels if lab not in counts]
-            if missing:
-                raise ValueError(
-                    f"NonstationaryLearner.labels: {missing} occur in no training structure"
-                )
-            learn = sorted(dict.fromkeys(self.labels), key=lambda lab: (-counts[lab], lab))
+        learn = labels_by_frequency(counts, self.labels, self.top_fraction)
         rng = check_random_state(self.random_state)
-        neighbourhood = self.sampling != "random"
 
         self.X_fit_ = X
         self.labels_ = list(learn)
@@ -417,65 +392,61 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         self.ignored_labels_: list[str] = []
         self.losses_: dict[str, dict[str, Any]] = {}
         self.log_: list[dict[str, Any]] = []
-        self.subset_sizes_: list[int] = []
-        self.n_evaluations_ = 0
-        self.n_evaluations_graph_ = 0
-        self.n_evaluations_reused_ = 0
-        self._charged = 0  # evaluations as computed without reuse: what the budget counts
         self.n_train_ = n
-        if self.max_evaluations is None or (
-            self.max_evaluations == "gram" and self.hashing is None and neighbourhood
-        ):
-            self.budget_ = None  # an exact global graph alone is one Gram matrix
-        elif self.max_evaluations == "gram":
-            self.budget_ = n * (n + 1) // 2
-        else:
-            self.budget_ = int(self.max_evaluations)
-        self.n_trimmed_ = 0
-        self._trials_left = self.n_iter * len(learn) * self.alpha
         self.interrupted_ = False
-        members = {lab: np.flatnonzero([lab in s for s in edge_sets]) for lab in learn}
-        has = {lab: np.zeros(n, dtype=bool) for lab in learn}
-        for lab in learn:
-            has[lab][members[lab]] = True
+        data = FitData.of(base=base, normalize=normalize, fixed=fixed, learned=self.sigma_,
+                          X=X, y=y, labels=learn, edge_sets=edge_sets, rng=rng)
+        objective = self._objective()
+        self._report(objective.report())
 
-        if self.objective == "knn-ap":
-            if self.max_evaluations is None:
-                self.budget_ = None
-            else:
-                self.budget_ = n * (n + 1) // 2 if self.max_evaluations == "gram" else int(
-                    self.max_evaluations)
-            self._fit_knn_ap(base, normalize, fixed, X, y, learn, has, rng, t0)
-            return self
-        total = self.n_iter * len(learn) * self.alpha
         disable = None if self.progress is None else not self.progress
-        bar = tqdm(total=total, desc="learning σ", unit="trial", disable=disable)
-        with self._fitting(bar, learn, t0):
-            for it in range(self.n_iter):
-                graph = None
-                if neighbourhood and not (
-                    self.budget_ is not None and self._charged >= self.budget_
-                ):
-                    graph = self._global_graph(base, normalize, fixed, X, rng)
-                    if self.budget_ is not None and self.n_evaluations_ > self.budget_:
-                        warnings.warn(
-                            f"NonstationaryLearner: the global k-NN graph alone took "
-                            f"{self.n_evaluations_:,} kernel evaluations, over the budget "
-                            f"max_evaluations={self.budget_:,}; the trials get none",
-                            RuntimeWarning, stacklevel=2,
-                        )
-                for lab in learn:
-                    bar.set_postfix_str(f"{lab} (pass {it + 1})")
-                    self._learn_label(
-                        it, lab, base, normalize, fixed, X, y, members[lab], has[lab], graph, rng
-                    )
-                    bar.update(self.alpha)
+        bar = tqdm(total=self.n_iter * len(learn) * objective.steps_per_label,
+                   desc=objective.desc, unit=objective.unit, disable=disable)
+        with self._fitting(bar, learn, t0, objective):
+            if objective.set_up(data):
+                for it in range(self.n_iter):
+                    objective.start_pass(it)
+                    for lab in learn:
+                        bar.set_postfix_str(f"{lab} (pass {it + 1})")
+                        decision = objective.learn_label(it, lab)
+                        self.sigma_[lab] = decision.chosen
+                        self.losses_[lab] = decision.summary()
+                        self.log_.extend(decision.log_entries())
+                        bar.update(objective.steps_per_label)
         return self
 
+    def _objective(self) -> Objective:
+        """The strategy of ``objective=``, given its own parameters only."""
+        if self.objective == "knn-ap":
+            return KnnAPObjective(
+                objective_sample=self.objective_sample, n_neighbors=self.n_neighbors,
+                min_gain=self.min_gain, n_iter=self.n_iter,
+                max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
+            )
+        # _exact_trials is looked up here, at each fit: the tests put trials computed from
+        # scratch in its place to check that reuse changes nothing
+        return Loss1Objective(
+            alpha=self.alpha, beta=self.beta, k=self.k, n_iter=self.n_iter,
+            sampling=self.sampling, hashing=self.hashing, n_bits=self.n_bits,
+            exact_below=self.exact_below, chain_bound=self.chain_bound,
+            max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
+            exact_trials=_exact_trials,
+        )
+
+    def _report(self, report: FitReport) -> None:
+        """The objective's counters as fitted attributes."""
+        self.budget_ = report.budget
+        self.n_evaluations_ = report.n_evaluations
+        self.n_evaluations_graph_ = report.n_evaluations_graph
+        self.n_evaluations_reused_ = report.n_evaluations_reused
+        self.n_trimmed_ = report.n_trimmed
+        self.subset_sizes_ = report.subset_sizes
+
     @contextlib.contextmanager
-    def _fitting(self, bar, learn, t0):
+    def _fitting(self, bar, learn, t0, objective):
         """Around a fit's passes: Ctrl-C keeps the σ learned so far (``interrupted_``), and
-        the bar, ``ignored_labels_`` and ``fit_seconds_`` are settled however it ends."""
+        the bar, the counters, ``ignored_labels_`` and ``fit_seconds_`` are settled however
+        it ends."""
         try:
             yield
         except KeyboardInterrupt:
@@ -483,194 +454,14 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             raise
         finally:
             bar.close()
+            self._report(objective.report())
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
 
-    def _fit_knn_ap(self, base, normalize, fixed, X, y, learn, has, rng, t0) -> None:
-        """The greedy pass(es) judged by the k-NN classifier's leave-one-out AP."""
-        n = len(X)
-        rows = np.arange(n)
-        size = min(int(self.objective_sample), n)
-        if self.budget_ is not None:
-            # the sample's Gram S (S + 1) / 2 and, per pass, each label's block, about
-            # (p_l S)^2 / 2 for a label in a share p_l of the structures: the largest S that fits
-            p = np.array([has[lab].mean() for lab in learn])
-            per_pair = 1.0 + self.n_iter * float((p**2).sum())
-            fits = int(np.sqrt(2.0 * self.budget_ / per_pair))
-            if fits < size:
-                size = max(2, fits)
-                self.n_trimmed_ = 1
-        if size < n:
-            from sklearn.model_selection import train_test_split
-
-            rows, _ = train_test_split(
-                rows, train_size=size,
-                stratify=y if np.bincount(y, minlength=2).min() >= 2 else None,
-                random_state=rng.randint(np.iinfo(np.int32).max),
-            )
-            rows = np.sort(rows)
-        ys = y[rows]
-        disable = None if self.progress is None else not self.progress
-        bar = tqdm(total=self.n_iter * len(learn), desc="learning σ (k-NN AP)", unit="label",
-                   disable=disable)
-        with self._fitting(bar, learn, t0):
-            if not ys.any() or ys.all():
-                warnings.warn(
-                    "NonstationaryLearner(objective='knn-ap'): the sample holds one class only; "
-                    "every σ stays 1", RuntimeWarning, stacklevel=3,
-                )
-                return
-            self.subset_sizes_ = [int(len(rows))]
-            search = SigmaKNNSearch(
-                lambda sig: _with_sigma(base, sig), take(X, rows), ys,
-                {lab: has[lab][rows] for lab in learn}, self._current_sigma(fixed),
-                int(self.n_neighbors), normalize, self.n_jobs,
-            )
-            self.n_evaluations_ = search.n_evaluations
-            for it in range(self.n_iter):
-                for lab in learn:
-                    bar.set_postfix_str(f"{lab} (pass {it + 1})")
-                    res = search.decide(lab, float(self.min_gain))
-                    self.n_evaluations_ = search.n_evaluations
-                    self.sigma_[lab] = res["chosen"]
-                    # losses: the negated AP, so that lower is better as with Loss Function 1
-                    self.losses_[lab] = {"0": -res["0"], "1": -res["1"], "chosen": res["chosen"],
-                                         "pass": it}
-                    for v in (0, 1):
-                        self.log_.append({"pass": it, "label": lab, "trial": 0, "value": v,
-                                          "size": res["size"], "loss": -res[str(v)],
-                                          "penalty": 0.0, "reward": res[str(v)]})
-                    bar.update(1)
-
-    def _current_sigma(self, fixed: dict[str, float]) -> dict[str, float]:
-        return {**fixed, **self.sigma_}
-
-    def _global_graph(self, base, normalize, fixed, X, rng):
-        kern = _with_sigma(base, self._current_sigma(fixed))
-        if normalize:
-            kern = Normalized(kern)
-        seed = int(rng.randint(np.iinfo(np.int32).max))
-        options: dict[str, Any] = {}
-        if self.hashing is not None:
-            options = {"n_bits": self.n_bits, "random_state": seed}
-        graph = knn_graph(
-            X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs, progress=False, **options
-        )
-        self.n_evaluations_ += int(graph.n_evaluations)
-        self.n_evaluations_graph_ += int(graph.n_evaluations)
-        self._charged += int(graph.n_evaluations)
-        reverse = graph.reverse()
-        return np.asarray(graph.indices), reverse
-
     def _sample(self, rng, members: np.ndarray, graph) -> np.ndarray:
-        """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``."""
-        r = members if len(members) <= self.beta else rng.choice(members, self.beta, replace=False)
-        if graph is None:
-            return np.unique(r)
-        indices, reverse = graph
-        fwd = indices[r].ravel()
-        fwd = fwd[fwd >= 0]
-        back = [j for i in r for j in reverse[i]]
-        nbrs = np.unique(np.concatenate([fwd, np.asarray(back, dtype=np.int64)]).astype(np.int64))
-        nn = indices[nbrs, 0] if len(nbrs) else np.empty(0, dtype=np.int64)
-        nn = nn[nn >= 0]
-        # inducing points first, then their neighbours (the order a budget cut keeps)
-        order = np.concatenate([r, nbrs, nn]).astype(np.int64)
-        _, first = np.unique(order, return_index=True)
-        return order[np.sort(first)]
-
-    @staticmethod
-    def _trial_cost(size: int, inside: int) -> int:
-        """Kernel evaluations of an exact trial: Gram of the subset + the label's block."""
-        return size * (size + 1) // 2 + inside * (inside + 1) // 2
-
-    def _fit_budget(self, a: np.ndarray, has: np.ndarray, share: int) -> np.ndarray:
-        """The longest prefix of ``a`` whose exact trial cost fits in ``share``."""
-        inside = np.cumsum(has[a])
-        sizes = np.arange(1, len(a) + 1)
-        costs = sizes * (sizes + 1) // 2 + inside * (inside + 1) // 2
-        fit = int(np.searchsorted(costs, share, side="right"))
-        if fit >= len(a):
-            return a
-        self.n_trimmed_ += 1
-        return a[:fit]
-
-    def _learn_label(self, it, lab, base, normalize, fixed, X, y, members, has, graph, rng):
-        subsets = [self._sample(rng, members, graph) for _ in range(self.alpha)]
-        if self.budget_ is not None:
-            share = max(0, self.budget_ - self._charged) // max(1, self._trials_left)
-            subsets = [self._fit_budget(a, has, share) for a in subsets]
-        self._trials_left -= self.alpha
-        subsets = [np.unique(a) for a in subsets]
-        seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
-        sigma = self._current_sigma(fixed)
-        results: list[Any] = [None] * self.alpha
-        exact = [
-            j for j, a in enumerate(subsets) if self.hashing is None or len(a) < self.exact_below
-        ]
-        hashed = [j for j in range(self.alpha) if j not in set(exact)]
-        # exact trials: every kernel value of the label computed once, reused across its
-        # trials; the Gram blocks run with n_jobs workers
-        for j, res in zip(
-            exact,
-            _exact_trials(base, sigma, lab, X, y, [subsets[j] for j in exact], has, normalize,
-                          self.n_jobs, bool(self.chain_bound)),
-            strict=True,
-        ):
-            inside = int(has[subsets[j]].sum())
-            size = len(subsets[j])
-            res["n_nominal"] = self._trial_cost(size, inside) if size >= 2 else 0
-            results[j] = res
-        # sampled subsets are much smaller than N: their hash tables take the default bits
-        args = (normalize, self.hashing, None, self.exact_below)
-        if self.n_jobs == 1 or len(hashed) < 2:
-            done = [
-                _subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
-                for j in hashed
-            ]
-        else:
-            # ship only the sampled structures to the workers
-            done = joblib.Parallel(n_jobs=effective_n_jobs(self.n_jobs))(
-                joblib.delayed(_subset_losses)(
-                    base,
-                    sigma,
-                    lab,
-                    take(X, subsets[j]),
-                    y[subsets[j]],
-                    np.arange(len(subsets[j])),
-                    has[subsets[j]],
-                    *args,
-                    int(seeds[j]),
-                )
-                for j in hashed
-            )
-        for j, res in zip(hashed, done, strict=True):
-            res["n_nominal"] = res["n_evaluations"]
-            results[j] = res
-        summed = {0: 0.0, 1: 0.0}
-        for j, res in enumerate(results):
-            self.n_evaluations_ += res["n_evaluations"]
-            self.n_evaluations_reused_ += res["n_nominal"] - res["n_evaluations"]
-            self._charged += res["n_nominal"]
-            self.subset_sizes_.append(res["size"])
-            for v in (0, 1):
-                summed[v] += res["loss"][v]
-                self.log_.append(
-                    {
-                        "pass": it,
-                        "label": lab,
-                        "trial": j,
-                        "value": v,
-                        "size": res["size"],
-                        "loss": res["loss"][v],
-                        "penalty": res["penalty"][v],
-                        "reward": res["reward"][v],
-                    }
-                )
-        # line 17: argmin over v of the summed loss; a tie keeps the baseline σ = 1
-        chosen = 0.0 if summed[0] < summed[1] else 1.0
-        self.sigma_[lab] = chosen
-        self.losses_[lab] = {"0": summed[0], "1": summed[1], "chosen": chosen, "pass": it}
+        """Lines 6-10 of Algorithm 1 with this learner's ``beta``
+        (:func:`~structkernels.npk._objectives.neighbourhood_sample`)."""
+        return neighbourhood_sample(rng, members, graph, self.beta)
 
     # ------------------------------------------------------------- results
     _FITTED = (

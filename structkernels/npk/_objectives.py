@@ -1,0 +1,491 @@
+"""What decides each label's σ in :class:`~structkernels.npk.learner.NonstationaryLearner`.
+
+One strategy per ``objective=``, each holding only its own parameters:
+
+- :class:`Loss1Objective` (``"loss1"``): Loss Function 1 on sampled local neighbourhoods of a
+  global k-NN graph, Algorithm 1 of Garg et al. (2018), Sec. 6.2;
+- :class:`KnnAPObjective` (``"knn-ap"``): the leave-one-out average precision of the k-NN
+  classifier on a stratified sample (:mod:`structkernels.npk.sigma_knn`).
+
+The learner's ``fit`` drives both the same way (:class:`Objective`): :meth:`~Objective.set_up`
+on the training data (:class:`FitData`), then for each pass :meth:`~Objective.start_pass` and,
+for each label, :meth:`~Objective.learn_label`, which returns a :class:`LabelDecision` (the
+value chosen and its :class:`TrialResult` records); what the fit spent is
+:meth:`~Objective.report` (:class:`FitReport`).  Random draws are made in the order of the
+algorithm: the global graph's seed, then each label's subsets and their trials' seeds
+(``"loss1"``); the sample (``"knn-ap"``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from structkernels.engine.parallel import map_tasks
+from structkernels.kernels.base import Kernel, Normalized
+from structkernels.neighbors.graph import knn_graph
+from structkernels.npk.loss import _subset_losses, _with_sigma
+from structkernels.npk.sigma_knn import SigmaKNNSearch
+from structkernels.structures import take
+
+__all__ = [
+    "FitData", "FitReport", "TrialResult", "LabelDecision", "Objective", "Loss1Objective",
+    "KnnAPObjective", "labels_by_frequency", "neighbourhood_sample",
+]
+
+
+# ------------------------------------------------------------------- records
+@dataclass(frozen=True)
+class TrialResult:
+    """One trial of one label: the losses of σ_t = 0 and σ_t = 1 on one sampled subset.
+
+    ``loss``, ``penalty`` and ``reward`` are indexed by the value ``v`` of σ_t.
+    ``n_evaluations`` are the kernel evaluations made, ``n_nominal`` those of the
+    trial computed from scratch (what the budget counts).
+    """
+
+    size: int
+    loss: tuple[float, float]
+    penalty: tuple[float, float]
+    reward: tuple[float, float]
+    n_evaluations: int
+    n_nominal: int
+
+    @classmethod
+    def from_losses(cls, res: Mapping[str, Any], n_nominal: int | None = None) -> TrialResult:
+        """The record of a trial's losses as the trial functions give them
+        (:func:`~structkernels.npk.loss._subset_losses`,
+        :func:`~structkernels.npk._trials._exact_trials`); ``n_nominal`` defaults to the
+        evaluations made."""
+        return cls(
+            size=res["size"],
+            loss=(res["loss"][0], res["loss"][1]),
+            penalty=(res["penalty"][0], res["penalty"][1]),
+            reward=(res["reward"][0], res["reward"][1]),
+            n_evaluations=res["n_evaluations"],
+            n_nominal=res["n_evaluations"] if n_nominal is None else n_nominal,
+        )
+
+    @classmethod
+    def from_ap(cls, res: Mapping[str, Any]) -> TrialResult:
+        """The record of :meth:`SigmaKNNSearch.decide`'s result: the average precision is the
+        reward, its negation the loss (lower is better, as with Loss Function 1)."""
+        return cls(
+            size=res["size"],
+            loss=(-res["0"], -res["1"]),
+            penalty=(0.0, 0.0),
+            reward=(res["0"], res["1"]),
+            n_evaluations=res["n_evaluations"],
+            n_nominal=res["n_evaluations"],
+        )
+
+
+@dataclass(frozen=True)
+class LabelDecision:
+    """The value chosen for one label in one pass, with the trials that decided it."""
+
+    label: str
+    pass_index: int
+    loss: tuple[float, float]  # summed over the trials, at σ = 0 and σ = 1
+    chosen: float
+    trials: tuple[TrialResult, ...]
+
+    def summary(self) -> dict[str, Any]:
+        """The learner's ``losses_`` entry: ``{"0": ..., "1": ..., "chosen": ..., "pass": ...}``."""
+        return {"0": self.loss[0], "1": self.loss[1], "chosen": self.chosen,
+                "pass": self.pass_index}
+
+    def log_entries(self) -> list[dict[str, Any]]:
+        """The learner's ``log_`` entries: one per trial and value."""
+        return [
+            {"pass": self.pass_index, "label": self.label, "trial": j, "value": v,
+             "size": t.size, "loss": t.loss[v], "penalty": t.penalty[v], "reward": t.reward[v]}
+            for j, t in enumerate(self.trials)
+            for v in (0, 1)
+        ]
+
+
+@dataclass
+class FitReport:
+    """What a fit has spent so far: the learner's counters (``budget_``, ``n_evaluations_``, ...)."""
+
+    budget: int | None = None
+    n_evaluations: int = 0
+    n_evaluations_graph: int = 0
+    n_evaluations_reused: int = 0
+    n_trimmed: int = 0
+    subset_sizes: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FitData:
+    """What every objective learns from.
+
+    ``learned`` is the learner's ``sigma_``: the σ decided so far, updated by the learner
+    after each label (:meth:`current_sigma` adds the fixed weights).
+    """
+
+    base: Kernel
+    normalize: bool
+    fixed: dict[str, float]
+    learned: dict[str, float]
+    X: Sequence
+    y: np.ndarray
+    labels: list[str]
+    members: dict[str, np.ndarray]  # label -> indices of the structures that contain it
+    has: dict[str, np.ndarray]  # label -> boolean mask of the same
+    rng: np.random.RandomState
+
+    @classmethod
+    def of(cls, *, base: Kernel, normalize: bool, fixed: dict[str, float],
+           learned: dict[str, float], X: Sequence, y: np.ndarray, labels: Sequence[str],
+           edge_sets: Sequence[frozenset[str]], rng: np.random.RandomState) -> FitData:
+        """The data of a fit, with each label's structures found in ``edge_sets`` (the edge
+        labels of each structure)."""
+        members = {lab: np.flatnonzero([lab in s for s in edge_sets]) for lab in labels}
+        has = {lab: np.zeros(len(X), dtype=bool) for lab in labels}
+        for lab in labels:
+            has[lab][members[lab]] = True
+        return cls(base=base, normalize=normalize, fixed=fixed, learned=learned, X=X, y=y,
+                   labels=list(labels), members=members, has=has, rng=rng)
+
+    def current_sigma(self) -> dict[str, float]:
+        return {**self.fixed, **self.learned}
+
+
+def labels_by_frequency(counts: Mapping[str, int], labels: Sequence[str] | None,
+                        top_fraction: float) -> list[str]:
+    """The labels to learn, most frequent first (``counts``: structures with each label):
+    ``labels`` (each must occur), or the ``top_fraction`` most frequent ones."""
+    if labels is None:
+        ranked = sorted(counts, key=lambda lab: (-counts[lab], lab))
+        return ranked[: int(np.ceil(top_fraction * len(ranked)))] if ranked else []
+    if isinstance(labels, str):
+        raise TypeError("NonstationaryLearner.labels must be a list of labels, not a str")
+    missing = [lab for lab in labels if lab not in counts]
+    if missing:
+        raise ValueError(
+            f"NonstationaryLearner.labels: {missing} occur in no training structure"
+        )
+    return sorted(dict.fromkeys(labels), key=lambda lab: (-counts[lab], lab))
+
+
+# ---------------------------------------------------------------- interface
+class Objective:
+    """The interface the learner's ``fit`` drives; progress is counted in ``steps_per_label``
+    units of ``unit`` per label."""
+
+    desc = "learning σ"
+    unit = "trial"
+    steps_per_label = 1
+
+    def __init__(self) -> None:
+        self.counters = FitReport()
+
+    def set_up(self, data: FitData) -> bool:
+        """Prepare the fit; False when there is nothing to learn (every σ stays 1)."""
+        raise NotImplementedError
+
+    def start_pass(self, it: int) -> None:
+        """Before pass ``it`` over the labels."""
+
+    def learn_label(self, it: int, label: str) -> LabelDecision:
+        """Decide ``label``'s σ in pass ``it``."""
+        raise NotImplementedError
+
+    def report(self) -> FitReport:
+        """What the fit has spent so far (the learner's counters)."""
+        return self.counters
+
+
+def _budget(max_evaluations: int | str | None, n: int) -> int | None:
+    """``max_evaluations`` for ``n`` training structures: ``"gram"`` is one Gram matrix."""
+    if max_evaluations is None:
+        return None
+    return n * (n + 1) // 2 if max_evaluations == "gram" else int(max_evaluations)
+
+
+# --------------------------------------------------------------- Loss Function 1
+def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph: Any,
+                         beta: int) -> np.ndarray:
+    """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``.
+
+    ``r`` are ``beta`` inducing points drawn among ``members``; ``graph`` is the
+    global graph's ``(indices, reverse)``, or None for the inducing points alone.
+    """
+    r = members if len(members) <= beta else rng.choice(members, beta, replace=False)
+    if graph is None:
+        return np.unique(r)
+    indices, reverse = graph
+    fwd = indices[r].ravel()
+    fwd = fwd[fwd >= 0]
+    back = [j for i in r for j in reverse[i]]
+    nbrs = np.unique(np.concatenate([fwd, np.asarray(back, dtype=np.int64)]).astype(np.int64))
+    nn = indices[nbrs, 0] if len(nbrs) else np.empty(0, dtype=np.int64)
+    nn = nn[nn >= 0]
+    # inducing points first, then their neighbours (the order a budget cut keeps)
+    order = np.concatenate([r, nbrs, nn]).astype(np.int64)
+    _, first = np.unique(order, return_index=True)
+    return order[np.sort(first)]
+
+
+def trial_cost(size: int, inside: int) -> int:
+    """Kernel evaluations of an exact trial: Gram of the subset + the label's block."""
+    return size * (size + 1) // 2 + inside * (inside + 1) // 2
+
+
+class Loss1Objective(Objective):
+    """Loss Function 1 on sampled neighbourhoods: Algorithm 1 of Garg et al. (2018).
+
+    σ is learned for a k-NN classifier by minimising Loss Function 1 (Sec. 6.1)
+    on a 1-NN graph of the training data::
+
+        L = Σ_i K(S_i, S_1nn(i); σ) I(y_i ≠ y_1nn(i))  -  Σ_i K(S_i, S_1nn(i); σ) I(y_i = y_1nn(i) = 1)
+
+    Rather than building the N × N Gram matrix this needs, Algorithm 1 (Sec. 6.2)
+    estimates the loss on randomly sampled local neighbourhoods of a global k-NN
+    graph built with kernel hashing:
+
+    1. sort the labels by frequency (descending) and set every σ to 1 (the learner);
+    2. build the global k-NN graph ``G`` (k = 4) with the current kernel
+       (:meth:`start_pass`);
+    3. for each label ``t``, for ``α`` trials: draw ``β`` inducing points ``r``
+       among the structures that contain ``t``; add their neighbours in ``G``
+       (``n``), the structures that have them as neighbours (``n̄``) and the
+       first neighbours of ``n ∪ n̄`` (``nn``) (:func:`neighbourhood_sample`); on the
+       subset ``a = r ∪ n ∪ n̄ ∪ nn`` build a 1-NN graph with ``σ_t = 0`` and with
+       ``σ_t = 1`` and compute the loss of each;
+    4. set ``σ_t`` to the value with the lower loss summed over the trials (a tie
+       keeps σ_t = 1) (:meth:`learn_label`).
+
+    ``sampling="random"`` is the paper's pure-random baseline (Table 4b): the subset
+    is the ``β`` inducing points alone and no global graph is built.  Each subset is
+    cut to its share of the evaluation budget; exact trials go through
+    ``exact_trials`` (:func:`~structkernels.npk._trials._exact_trials`: no value computed
+    twice, none that cannot change a first neighbour), hashed ones through
+    :func:`~structkernels.npk.loss._subset_losses`.
+    """
+
+    def __init__(self, *, alpha: int, beta: int, k: int, n_iter: int, sampling: str,
+                 hashing: str | None, n_bits: int | None, exact_below: int, chain_bound: bool,
+                 max_evaluations: int | str | None, n_jobs: int | None,
+                 exact_trials: Callable[..., list[dict[str, Any]]]):
+        super().__init__()
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+        self.n_iter = n_iter
+        self.neighbourhood = sampling != "random"
+        self.hashing = hashing
+        self.n_bits = n_bits
+        self.exact_below = exact_below
+        self.chain_bound = chain_bound
+        self.max_evaluations = max_evaluations
+        self.n_jobs = n_jobs
+        self.exact_trials = exact_trials
+        self.steps_per_label = alpha
+
+    def set_up(self, data: FitData) -> bool:
+        self.data = data
+        n = len(data.X)
+        if self.max_evaluations == "gram" and self.hashing is None and self.neighbourhood:
+            self.counters.budget = None  # an exact global graph alone is one Gram matrix
+        else:
+            self.counters.budget = _budget(self.max_evaluations, n)
+        self.charged = 0  # evaluations as computed without reuse: what the budget counts
+        self.trials_left = self.n_iter * len(data.labels) * self.alpha
+        self.graph = None
+        return True
+
+    def start_pass(self, it: int) -> None:
+        budget = self.counters.budget
+        self.graph = None
+        if self.neighbourhood and not (budget is not None and self.charged >= budget):
+            self.graph = self._global_graph()
+            if budget is not None and self.counters.n_evaluations > budget:
+                warnings.warn(
+                    f"NonstationaryLearner: the global k-NN graph alone took "
+                    f"{self.counters.n_evaluations:,} kernel evaluations, over the budget "
+                    f"max_evaluations={budget:,}; the trials get none",
+                    RuntimeWarning, stacklevel=3,
+                )
+
+    def _global_graph(self) -> tuple[np.ndarray, list]:
+        d = self.data
+        kern = _with_sigma(d.base, d.current_sigma())
+        if d.normalize:
+            kern = Normalized(kern)
+        seed = int(d.rng.randint(np.iinfo(np.int32).max))
+        options: dict[str, Any] = {}
+        if self.hashing is not None:
+            options = {"n_bits": self.n_bits, "random_state": seed}
+        graph = knn_graph(
+            d.X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs, progress=False,
+            **options,
+        )
+        self.counters.n_evaluations += int(graph.n_evaluations)
+        self.counters.n_evaluations_graph += int(graph.n_evaluations)
+        self.charged += int(graph.n_evaluations)
+        reverse = graph.reverse()
+        return np.asarray(graph.indices), reverse
+
+    def _fit_budget(self, a: np.ndarray, has: np.ndarray, share: int) -> np.ndarray:
+        """The longest prefix of ``a`` whose exact trial cost fits in ``share``."""
+        inside = np.cumsum(has[a])
+        sizes = np.arange(1, len(a) + 1)
+        costs = sizes * (sizes + 1) // 2 + inside * (inside + 1) // 2
+        fit = int(np.searchsorted(costs, share, side="right"))
+        if fit >= len(a):
+            return a
+        self.counters.n_trimmed += 1
+        return a[:fit]
+
+    def _trials(self, lab: str) -> list[TrialResult]:
+        """The ``alpha`` trials of label ``lab`` (lines 5-16 of Algorithm 1)."""
+        d = self.data
+        base, normalize, X, y = d.base, d.normalize, d.X, d.y
+        members, has, rng = d.members[lab], d.has[lab], d.rng
+        budget = self.counters.budget
+        subsets = [neighbourhood_sample(rng, members, self.graph, self.beta)
+                   for _ in range(self.alpha)]
+        if budget is not None:
+            share = max(0, budget - self.charged) // max(1, self.trials_left)
+            subsets = [self._fit_budget(a, has, share) for a in subsets]
+        self.trials_left -= self.alpha
+        subsets = [np.unique(a) for a in subsets]
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
+        sigma = d.current_sigma()
+        results: list[Any] = [None] * self.alpha
+        exact = [
+            j for j, a in enumerate(subsets) if self.hashing is None or len(a) < self.exact_below
+        ]
+        hashed = [j for j in range(self.alpha) if j not in set(exact)]
+        # exact trials: every kernel value of the label computed once, reused across its
+        # trials; the Gram blocks run with n_jobs workers
+        for j, res in zip(
+            exact,
+            self.exact_trials(base, sigma, lab, X, y, [subsets[j] for j in exact], has,
+                              normalize, self.n_jobs, bool(self.chain_bound)),
+            strict=True,
+        ):
+            inside = int(has[subsets[j]].sum())
+            size = len(subsets[j])
+            results[j] = TrialResult.from_losses(
+                res, n_nominal=trial_cost(size, inside) if size >= 2 else 0)
+        # sampled subsets are much smaller than N: their hash tables take the default bits
+        args = (normalize, self.hashing, None, self.exact_below)
+        if self.n_jobs == 1 or len(hashed) < 2:
+            done = [
+                _subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
+                for j in hashed
+            ]
+        else:
+            # ship only the sampled structures to the workers
+            done = list(map_tasks(
+                _subset_losses_of,
+                [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]],
+                  np.arange(len(subsets[j])), has[subsets[j]], *args, int(seeds[j]))
+                 for j in hashed],
+                n_jobs=self.n_jobs, backend="processes",
+            ))
+        for j, res in zip(hashed, done, strict=True):
+            results[j] = TrialResult.from_losses(res)
+        return results
+
+    def learn_label(self, it: int, label: str) -> LabelDecision:
+        trials = self._trials(label)
+        summed = {0: 0.0, 1: 0.0}
+        for t in trials:
+            self.counters.n_evaluations += t.n_evaluations
+            self.counters.n_evaluations_reused += t.n_nominal - t.n_evaluations
+            self.charged += t.n_nominal
+            self.counters.subset_sizes.append(t.size)
+            for v in (0, 1):
+                summed[v] += t.loss[v]
+        # line 17: argmin over v of the summed loss; a tie keeps the baseline σ = 1
+        chosen = 0.0 if summed[0] < summed[1] else 1.0
+        return LabelDecision(label, it, (summed[0], summed[1]), chosen, tuple(trials))
+
+
+# ------------------------------------------------------------------- k-NN AP
+class KnnAPObjective(Objective):
+    """The k-NN classifier's leave-one-out average precision on a stratified sample.
+
+    The sample holds ``objective_sample`` training structures, fewer when its estimated
+    cost exceeds the budget; σ(l) = 0 is kept only when it raises the AP by more than
+    ``min_gain`` on both stratified halves (:class:`SigmaKNNSearch`).
+    """
+
+    desc = "learning σ (k-NN AP)"
+    unit = "label"
+
+    def __init__(self, *, objective_sample: int, n_neighbors: int, min_gain: float,
+                 n_iter: int, max_evaluations: int | str | None, n_jobs: int | None):
+        super().__init__()
+        self.objective_sample = objective_sample
+        self.n_neighbors = n_neighbors
+        self.min_gain = min_gain
+        self.n_iter = n_iter
+        self.max_evaluations = max_evaluations
+        self.n_jobs = n_jobs
+
+    def _sample_rows(self, d: FitData) -> np.ndarray:
+        """The sorted rows of the sample, shrunk to fit the budget."""
+        n = len(d.X)
+        rows = np.arange(n)
+        size = min(int(self.objective_sample), n)
+        if self.counters.budget is not None:
+            # the sample's Gram S (S + 1) / 2 and, per pass, each label's block, about
+            # (p_l S)^2 / 2 for a label in a share p_l of the structures: the largest S that fits
+            p = np.array([d.has[lab].mean() for lab in d.labels])
+            per_pair = 1.0 + self.n_iter * float((p**2).sum())
+            fits = int(np.sqrt(2.0 * self.counters.budget / per_pair))
+            if fits < size:
+                size = max(2, fits)
+                self.counters.n_trimmed = 1
+        if size < n:
+            from sklearn.model_selection import train_test_split
+
+            rows, _ = train_test_split(
+                rows, train_size=size,
+                stratify=d.y if np.bincount(d.y, minlength=2).min() >= 2 else None,
+                random_state=d.rng.randint(np.iinfo(np.int32).max),
+            )
+            rows = np.sort(rows)
+        return rows
+
+    def set_up(self, data: FitData) -> bool:
+        d = data
+        self.counters.budget = _budget(self.max_evaluations, len(d.X))
+        rows = self._sample_rows(d)
+        ys = d.y[rows]
+        if not ys.any() or ys.all():
+            warnings.warn(
+                "NonstationaryLearner(objective='knn-ap'): the sample holds one class only; "
+                "every σ stays 1", RuntimeWarning, stacklevel=3,
+            )
+            return False
+        self.counters.subset_sizes = [int(len(rows))]
+        base = d.base
+        self.search = SigmaKNNSearch(
+            lambda sig: _with_sigma(base, sig), take(d.X, rows), ys,
+            {lab: d.has[lab][rows] for lab in d.labels}, d.current_sigma(),
+            int(self.n_neighbors), d.normalize, self.n_jobs,
+        )
+        self.counters.n_evaluations = self.search.n_evaluations
+        return True
+
+    def learn_label(self, it: int, label: str) -> LabelDecision:
+        res = self.search.decide(label, float(self.min_gain))
+        self.counters.n_evaluations = self.search.n_evaluations
+        trial = TrialResult.from_ap(res)
+        return LabelDecision(label, it, trial.loss, res["chosen"], (trial,))
+
+
+def _subset_losses_of(args: tuple) -> dict:
+    """:func:`~structkernels.npk.loss._subset_losses` of one trial's arguments (a worker's task)."""
+    return _subset_losses(*args)

@@ -24,7 +24,6 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -212,7 +211,7 @@ class LinearKernel(VectorKernel):
         """``idx -> X @ X[idx].T`` (see :meth:`Kernel.column_function`)."""
         if type(self) is not LinearKernel:
             return None
-        return functools.partial(_product_columns, X)
+        return ColumnFunction("product", X)
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         return float(x @ y)
@@ -242,7 +241,7 @@ class CosineKernel(VectorKernel):
             return None
         nrm = np.linalg.norm(X, axis=1)
         nrm[nrm == 0] = 1.0
-        return functools.partial(_product_columns, X / nrm[:, None].astype(X.dtype))
+        return ColumnFunction("product", X / nrm[:, None].astype(X.dtype))
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         nx, ny = np.linalg.norm(x), np.linalg.norm(y)
@@ -295,7 +294,7 @@ class RBFKernel(VectorKernel):
         if type(self) is not RBFKernel:
             return None
         sq = np.einsum("ij,ij->i", X, X)
-        return functools.partial(_rbf_columns, X, sq, 1.0 / (2.0 * float(self.sigma) ** 2))
+        return ColumnFunction("rbf", X, sq, 1.0 / (2.0 * float(self.sigma) ** 2))
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         d = x - y
@@ -378,6 +377,35 @@ class PolynomialKernel(VectorKernel):
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         gamma = 1.0 / X.shape[1] if self.gamma is None else self.gamma
         return (gamma * np.einsum("ij,ij->i", X, X) + self.coef0) ** self.degree
+
+
+class ColumnFunction:
+    """Columns ``K(X, X[idx])`` of a vector kernel from per-row data prepared once.
+
+    ``kind`` says which formula: ``"product"`` (``P @ P[idx].T``; linear ``P = X``, cosine
+    ``P`` the unit rows) or ``"rbf"`` (``exp(-gamma ||x_i - x_j||^2)`` from the squared
+    norms ``sq``).  Algorithms with compiled steps of their own for a formula (the HSIC
+    plugin's incomplete Cholesky for ``"rbf"``) read ``X``, ``sq`` and ``gamma``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = ColumnFunction("product", np.array([[1.0, 0.0], [1.0, 1.0]]))
+    >>> f(np.array([0, 1])).tolist()
+    [[1.0, 1.0], [1.0, 2.0]]
+    """
+
+    def __init__(self, kind: str, X: np.ndarray, sq: np.ndarray | None = None,
+                 gamma: float | None = None):
+        self.kind = kind
+        self.X = X
+        self.sq = sq
+        self.gamma = gamma
+
+    def __call__(self, idx: np.ndarray) -> np.ndarray:
+        if self.kind == "rbf":
+            return _rbf_columns(self.X, self.sq, self.gamma, idx)
+        return _product_columns(self.X, idx)
 
 
 def _product_columns(P: np.ndarray, idx: np.ndarray) -> np.ndarray:

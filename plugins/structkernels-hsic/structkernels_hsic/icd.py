@@ -151,10 +151,10 @@ def _rbf_prep(source) -> tuple | None:
     """``(X, sq, g)`` when ``source`` is a float64 RBF source the compiled steps can run on."""
     if source.precomputed or source.dtype is not np.float64:
         return None
-    prep = source._prepare()
-    if prep is None or prep[0] != "rbf" or prep[1].dtype != np.float64:
+    prep = source._prepare()  # the kernel's own ColumnFunction, or None
+    if prep is None or getattr(prep, "kind", None) != "rbf" or prep.X.dtype != np.float64:
         return None
-    return np.ascontiguousarray(prep[1]), np.ascontiguousarray(prep[2], dtype=np.float64), float(prep[3])
+    return np.ascontiguousarray(prep.X), np.ascontiguousarray(prep.sq, dtype=np.float64), float(prep.gamma)
 
 
 def _fused_rbf(source) -> tuple | None:

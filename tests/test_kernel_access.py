@@ -184,3 +184,25 @@ def test_no_dispatch_on_a_kernels_concrete_class_outside_kernels():
                 if concrete:
                     found.append(f"{rel}:{node.lineno}: isinstance {concrete}")
     assert not found, "dispatch on a kernel class outside kernels/: " + ", ".join(found)
+
+
+# ------------------------------------------------------------------ kernels' own fast paths
+@pytest.mark.parametrize("name, params", [("linear", {}), ("cosine", {}), ("rbf", {"sigma": 0.7})])
+def test_column_function_gives_the_grams_columns(name, params):
+    X = np.random.default_rng(2).normal(size=(25, 4))
+    X[3] = 0.0  # a zero row: cosine's unit rows keep it 0
+    k = kernel(name, **params)
+    f = k.column_function(k.check_input(X))
+    K = gram(k, X)
+    for idx in (np.array([3]), np.array([0, 7, 24])):
+        np.testing.assert_allclose(f(idx), K[:, idx], rtol=1e-12, atol=1e-12)
+
+
+def test_kernels_without_a_fast_path_say_so():
+    class Sub(type(kernel("path"))):
+        """A subclass may change the values: the path kernel's own shortcuts do not apply."""
+
+    assert kernel("laplacian").column_function(np.eye(2)) is None
+    assert not Sub().paired_mode and not Sub().monotone_in_sigma()
+    assert kernel("path").monotone_in_sigma() and not kernel("tree").monotone_in_sigma()
+    assert kernel("tree").chain_bound_weights(None) is None

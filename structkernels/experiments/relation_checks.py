@@ -118,7 +118,7 @@ def fold_bytes(
     --------
     >>> splits = [(np.arange(90), np.arange(90, 100))]
     >>> fold_bytes(100, splits, ["PK SVM"], 1)
-    288000
+    304000
     """
     specs = [relation_model(m) for m in models]
     parts = {p for spec in specs for p in spec.parts}

@@ -91,7 +91,7 @@ def surrogate_problem(what: str, value: object) -> str | None:
 
     Examples
     --------
-    >>> surrogate_problem("the sentence text", "KinC \ud800binds")
+    >>> surrogate_problem("the sentence text", "KinC \\ud800binds")
     'the sentence text holds a lone surrogate U+D800 at character 5 (not Unicode text)'
     >>> surrogate_problem("the sentence text", "KinC binds") is None
     True

@@ -93,8 +93,11 @@ def run(args: argparse.Namespace) -> int:
     if args.cv < 2:
         raise CommandError(f"--cv must be at least 2, got {args.cv}")
     models = list(DEFAULT_MODELS)
-    if args.models:
-        models = [m.strip() for m in args.models.split(",") if m.strip()]
+    if args.models is not None:
+        models = list(dict.fromkeys(m.strip() for m in args.models.split(",") if m.strip()))
+        if not models:
+            raise CommandError(f"--models {args.models!r} names no model; give one or more of: "
+                               f"{', '.join(MODELS)} (comma-separated)")
         unknown = [m for m in models if m not in MODELS]
         if unknown:
             raise CommandError(f"unknown model {unknown[0]!r}; the models are {', '.join(MODELS)}")

@@ -60,6 +60,13 @@ import numpy as np
 from structkernels.classifiers import HashForestClassifier
 from structkernels.engine.gram import kernel_key
 from structkernels.engine.parallel import map_tasks
+from structkernels.experiments.relation_checks import (
+    FoldError,
+    check_fold_memory,
+    check_folds,
+    check_models,
+    fold_bytes,
+)
 from structkernels.kernels.base import Kernel
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.learner import NonstationaryLearner
@@ -88,7 +95,12 @@ __all__ = [
     "DEFAULT_MODELS",
     "MODELS",
     "PATH_PARAMS",
+    "FoldError",
+    "check_fold_memory",
+    "check_folds",
+    "check_models",
     "document_folds",
+    "fold_bytes",
     "evaluate_corpora",
     "evaluate_relations",
     "format_table",
@@ -295,15 +307,25 @@ def evaluate_relations(
     dict
         ``{"pairs", "positives", "folds", "seconds", "models": {name: {"precision",
         "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``.
+
+    Raises
+    ------
+    FoldError
+        A split whose training pairs hold one class only (:func:`check_folds`).
+    MemoryBudgetError
+        The Grams would not fit the memory budget (:func:`check_fold_memory`), found
+        before any is computed.
     """
     t0 = time.perf_counter()
-    models = list(models)
-    specs = [relation_model(m) for m in models]  # checks the names first
+    models = check_models(models)  # checks the names first
+    specs = [relation_model(m) for m in models]
     y = np.asarray(y, dtype=np.int64)
     n = len(y)
     if len(items) != n:
         raise ValueError(f"{len(items)} items but {n} labels")
     n_jobs = effective_n_jobs(n_jobs)
+    check_folds(y, splits, groups)
+    check_fold_memory(n, splits, models, n_jobs)
     say = log or (lambda line: None)
     grams = _Grams(items, n_jobs, cache_dir)
     preds = {m: np.zeros(n, dtype=np.int64) for m in models}
@@ -481,6 +503,7 @@ def evaluate_corpora(
 
     t0 = time.perf_counter()
     say = log or (lambda line: None)
+    models = check_models(models)
     sentences = list(train) + (list(test) if test is not None else [])
     if test is not None:
         shared = set(train.documents()) & set(test.documents())
@@ -489,27 +512,31 @@ def evaluate_corpora(
                 f"{len(shared)} documents are in both the training and the test corpus "
                 f"(e.g. {sorted(shared)[0]}): a held-out evaluation needs them apart"
             )
-    parser = parser if parser is not None else DependencyParser(progress=progress)
-    parsed = parser.parse(sentences)
-    parse_seconds = time.perf_counter() - t0
-    say(f"parsed {len(sentences)} sentences in {parse_seconds:.1f} s")
     train_pairs = train.pairs()
     pairs = train_pairs + (test.pairs() if test is not None else [])
     for p in pairs:
         if p.label is None:
             raise ValueError(f"sentence {p.sentence.id} has no gold interactions: "
                              "evaluation needs labelled corpora")
-    items = pair_views(parsed, pairs, views=needed_views(models), blind=blind)
     y = np.array([int(p.label) for p in pairs], dtype=np.int64)
+    docs_of = [p.sentence.document for p in pairs]
     if test is None:
-        splits = document_folds([p.sentence.document for p in pairs], y, cv, random_state)
+        splits = document_folds(docs_of, y, cv, random_state)
     else:
         n_tr = len(train_pairs)
         splits = [(np.arange(n_tr), np.arange(n_tr, len(pairs)))]
+    # what evaluate_relations refuses, refused before the parse
+    check_folds(y, splits, docs_of)
+    check_fold_memory(len(pairs), splits, models, effective_n_jobs(n_jobs))
+    parser = parser if parser is not None else DependencyParser(progress=progress)
+    parsed = parser.parse(sentences)
+    parse_seconds = time.perf_counter() - t0
+    say(f"parsed {len(sentences)} sentences in {parse_seconds:.1f} s")
+    items = pair_views(parsed, pairs, views=needed_views(models), blind=blind)
     say(f"{len(pairs)} pairs ({int(y.sum())} positive), {len(splits)} split(s), "
         f"models: {', '.join(models)}")
     result = evaluate_relations(
-        items, y, splits, groups=[p.sentence.document for p in pairs], models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
+        items, y, splits, groups=docs_of, models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
         random_state=random_state, progress=progress, log=log, cache_dir=cache_dir,
     )
     docs = {s.document for s in sentences}

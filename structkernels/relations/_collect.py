@@ -10,8 +10,9 @@ from structkernels.relations.model import (
     RelationFormatError,
     Sentence,
     SkippedRecord,
+    sentence_limits_problem,
 )
-from structkernels.utils import MAX_FILE_BYTES, RecordError, read_partial
+from structkernels.utils import MAX_FILE_BYTES, RecordError, check_int, read_partial
 
 ON_ERROR = ("raise", "skip")
 
@@ -42,12 +43,19 @@ class Reading:
 
     :meth:`fail` raises a :class:`RelationFormatError` in strict mode and lists a
     :class:`SkippedRecord` in lenient mode; :meth:`add` keeps sentence ids unique
-    in the corpus and document ids unique to one file.
+    in the corpus and document ids unique to one file, and refuses a sentence holding
+    more than ``max_entities`` entities or ``max_pairs`` candidate pairs (None: the
+    model's :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE` and
+    :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`).
     """
 
-    def __init__(self, on_error: str):
+    def __init__(self, on_error: str, max_entities: int | None = None,
+                 max_pairs: int | None = None):
         if on_error not in ON_ERROR:
             raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+        for name, value in (("max_entities", max_entities), ("max_pairs", max_pairs)):
+            check_int(value, name, 0, allow_none=True)
+        self.max_entities, self.max_pairs = max_entities, max_pairs
         self.strict = on_error == "raise"
         self.sentences: list[Sentence] = []
         self.skipped: list[SkippedRecord] = []
@@ -79,6 +87,10 @@ class Reading:
     def add(self, sentence: Sentence) -> bool:
         """Keep ``sentence`` unless its id (or, from another file, its document id) was read."""
         file = sentence.file or ""
+        problem = sentence_limits_problem(sentence, self.max_entities, self.max_pairs)
+        if problem:
+            self.fail(problem, sentence.file, sentence.line, sentence.id)
+            return False
         first = self.sentence_at.get(sentence.id)
         if first is not None:
             self.fail(f"duplicate sentence id: also at {where(*first)}", sentence.file,

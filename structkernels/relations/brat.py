@@ -1,4 +1,4 @@
-"""Reading BRAT standoff annotation: a ``.txt`` document and its ``.ann`` beside it.
+r"""Reading BRAT standoff annotation: a ``.txt`` document and its ``.ann`` beside it.
 
 Read from the ``.ann`` file:
 
@@ -17,23 +17,52 @@ the document a sentence (``f"{doc}.s{i}"``, ``i`` from 0, offsets made relative 
 ``sentences="document"`` makes the whole text one sentence (``f"{doc}.s0"``).  An entity
 crossing a sentence boundary is a bad record; a relation between entities of two
 sentences cannot be a candidate and is listed in ``skipped`` in both modes.
+
+Offsets are those brat gives: characters of the ``.txt`` file decoded as UTF-8 with nothing
+taken out or translated, so a byte-order mark is character 0 (brat reads the text with
+Python's ``utf8`` codec, which keeps it) and ``\r\n`` is two characters.  Lines end at
+``\n`` only, as in brat's sentence splitters (a ``\r`` before the ``\n`` is not part of the
+sentence): a lone ``\r`` (old Mac line ends), U+2028, U+2029, U+0085, ``\x0b``, ``\x0c`` and
+``\x1c``-``\x1e``, which :meth:`str.splitlines` would count, are text inside a line in brat
+and here; a document holding them gets one :class:`BratLineEndWarning` naming the file and
+line, since the sentences an editor shows differ from brat's.  The first sentence starts
+after a byte-order mark.  One mention under two entity ids (the same spans) is kept as
+brat keeps it, but a relation joining the two ids is a bad record (its pair would be a
+mention with itself, scored positive).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import warnings
 from typing import Any
 
 from structkernels.relations._collect import Reading, as_paths, stem
-from structkernels.relations.model import Entity, Interaction, RelationCorpus, Sentence, span_text
-from structkernels.utils import decode_lines, one_line
+from structkernels.relations.model import (
+    Entity,
+    Interaction,
+    RelationCorpus,
+    Sentence,
+    blank_problem,
+    same_mention_problem,
+    span_text,
+)
+from structkernels.utils import StructkernelsWarning, decode_lines, one_line
 
-__all__ = ["read_brat", "brat_documents"]
+__all__ = ["read_brat", "brat_documents", "BratLineEndWarning"]
 
 SENTENCES = ("lines", "document")
 _SPANS = re.compile(r"\d+ \d+(?:;\d+ \d+)*")
 _IGNORED = ("#", "A", "M", "N", "*")
+_BOM = "\ufeff"
+# what str.splitlines counts as a line end and brat does not: inside a line in brat
+_OTHER_LINE_ENDS = re.compile("\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+class BratLineEndWarning(StructkernelsWarning):
+    """A BRAT text holds line ends brat does not count (a lone ``\\r``, U+2028, ...): they are
+    read inside a sentence, as brat shows them, though an editor shows a new line."""
 
 
 def brat_documents(paths: Any) -> list[tuple[str, str]]:
@@ -57,7 +86,8 @@ def brat_documents(paths: Any) -> list[tuple[str, str]]:
     return [(root + ".txt", root + ".ann") for root in docs]
 
 
-def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines") -> RelationCorpus:
+def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
+              max_entities: int | None = None, max_pairs: int | None = None) -> RelationCorpus:
     """Read BRAT standoff documents into one :class:`RelationCorpus`.
 
     Parameters
@@ -73,6 +103,11 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines") 
         UTF-8, is left out.
     sentences : {"lines", "document"}
         How the document text is split into sentences.
+    max_entities, max_pairs : int, optional
+        The most entities and candidate pairs a sentence may hold (default
+        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        either is a bad record (refused, or skipped and listed).
 
     Returns
     -------
@@ -95,23 +130,47 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines") 
     """
     if sentences not in SENTENCES:
         raise ValueError(f"sentences must be one of {SENTENCES}, got {sentences!r}")
-    reading = Reading(on_error)
+    reading = Reading(on_error, max_entities, max_pairs)
     for txt, ann in brat_documents(paths):
         read_brat_document(txt, ann, reading, sentences)
     return reading.corpus()
 
 
 def _split(text: str, how: str) -> list[tuple[int, int, int]]:
-    """``(start, end, line)`` of each sentence of ``text`` (lines: non-blank ones)."""
+    """``(start, end, line)`` of each sentence of ``text`` (lines: non-blank ones), lines
+    ending at ``\n`` only as in brat; the first starts after a byte-order mark."""
+    first = 1 if text.startswith(_BOM) else 0
     if how == "document":
-        return [(0, len(text), 1)]
+        return [(first, len(text), 1)]
     out, pos = [], 0
     for k, line in enumerate(text.split("\n"), 1):
         end = pos + len(line) - line.endswith("\r")
-        if line.strip():
-            out.append((pos, end, k))
+        start = max(pos, first)
+        if text[start:end].strip():
+            out.append((start, end, k))
         pos += len(line) + 1
     return out
+
+
+def _warn_line_ends(text: str, txt: str, doc: str) -> None:
+    """One :class:`BratLineEndWarning` when ``text`` holds line ends brat does not count."""
+    found = list(_OTHER_LINE_ENDS.finditer(text))
+    if not found:
+        return
+    first = found[0].start()
+    line = text.count("\n", 0, first) + 1
+    kinds = sorted({f"U+{ord(m.group()[0]):04X}" for m in found})
+    warnings.warn(BratLineEndWarning(
+        f"{txt}:{line}: record {doc}: {len(found)} line end(s) that brat does not count "
+        f"({', '.join(kinds)}; the first at character {first}): brat shows them inside a "
+        "line, and so they are read inside a sentence; if they end sentences, replace them "
+        "with \\n (the offsets stay the same)".encode("utf-8", "backslashreplace").decode("utf-8")),
+        stacklevel=4)
+
+
+def _flat(text: str) -> str:
+    """``text`` with its line breaks as spaces (how a .ann file writes an entity's text)."""
+    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 def read_brat_document(txt: str, ann: str, reading: Reading, how: str = "lines") -> None:
@@ -132,12 +191,12 @@ def read_brat_document(txt: str, ann: str, reading: Reading, how: str = "lines")
     except UnicodeDecodeError as exc:
         reading.fail(f"not UTF-8 text ({exc.reason} at byte {exc.start})", txt, None, doc)
         return
-    if text.startswith("\ufeff"):
-        text = text[1:]
     problem = reading.document_problem(doc, txt, None, once=True)
     if problem:
         reading.fail(problem, txt, None, doc)
         return
+    if how == "lines":
+        _warn_line_ends(text, txt, doc)
     _Document(doc, txt, ann, text, reading, how).read(*decode_lines(got_ann[0]))
 
 
@@ -205,9 +264,13 @@ class _Document:
         found = span_text(self.text, ent.spans)
         k = self.sentence_of(ent.start, ent.end)
         # a line break inside an entity is written as a space in the .ann file
-        if found.replace("\r\n", " ").replace("\n", " ").replace("\r", " ") != ent.text:
+        if _flat(found) != ent.text:
             self.fail(f"entity {aid}: text {one_line(repr(ent.text), 60)} differs from the text at "
-                      f"{head[1]}, {one_line(repr(found), 60)}", n, k)
+                      f"{head[1]}, {one_line(repr(found), 60)}{self.bom_hint(ent)}", n, k)
+            return
+        blank = blank_problem(aid, ent.spans, found)
+        if blank:
+            self.fail(blank, n, k)
             return
         if k is None:
             self.outside[aid] = "crosses a sentence boundary"
@@ -216,6 +279,15 @@ class _Document:
         start = self.bounds[k][0]
         shifted = tuple((s - start, e - start) for s, e in ent.spans)
         self.entities[aid] = (Entity(aid, shifted, found, ent.type), k, n)
+
+    def bom_hint(self, ent: Entity) -> str:
+        """A hint when the offsets would fit a text without its byte-order mark."""
+        if not self.text.startswith(_BOM) or ent.end + 1 > len(self.text):
+            return ""
+        if _flat(span_text(self.text, [(s + 1, e + 1) for s, e in ent.spans])) != ent.text:
+            return ""
+        return (" (the text starts with a byte-order mark, which brat counts as character 0: "
+                "these offsets do not count it)")
 
     def relation(self, aid: str, line: str, n: int) -> None:
         parts = line.split("\t")
@@ -254,6 +326,10 @@ class _Document:
                               known[0] if known else None)
             elif inter.e1 == inter.e2:
                 self.fail(f"relation {inter.id}: joins entity {inter.e1} with itself", n, known[0])
+            elif self.entities[inter.e1][0].spans == self.entities[inter.e2][0].spans:
+                (a, _, la), (b, _, lb) = self.entities[inter.e1], self.entities[inter.e2]
+                self.fail(f"{same_mention_problem(f'relation {inter.id}', a, b)} "
+                          f"(lines {la} and {lb})", n, known[0])
             elif known[0] != known[1]:
                 self.reading.drop(
                     f"relation {inter.id}: {inter.e1} and {inter.e2} lie in different sentences "

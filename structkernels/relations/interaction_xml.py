@@ -40,7 +40,8 @@ _PLACE = {"document": "corpus", "sentence": "document", "entity": "sentence",
 _REST = "; the rest of the file is not read"
 
 
-def read_interaction_xml(files: Any, *, on_error: str = "raise") -> RelationCorpus:
+def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: int | None = None,
+                         max_pairs: int | None = None) -> RelationCorpus:
     """Read interaction XML files (plain or gzip'd) into one :class:`RelationCorpus`.
 
     Parameters
@@ -52,6 +53,11 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise") -> RelationCorp
         sentence (or document) id.  ``"skip"``: a bad sentence is left out and listed in
         ``corpus.skipped``; the other sentences of its file are read.  XML that is not
         well-formed ends the file there (the sentences before it are kept).
+    max_entities, max_pairs : int, optional
+        The most entities and candidate pairs a sentence may hold (default
+        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        either is a bad sentence.
 
     Returns
     -------
@@ -75,7 +81,7 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise") -> RelationCorp
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('d0.s0.p0', 'KinC', 'SigE', True)]
     """
-    reading = Reading(on_error)
+    reading = Reading(on_error, max_entities, max_pairs)
     for file in as_paths(files):
         read_xml_file(file, reading)
     return reading.corpus()

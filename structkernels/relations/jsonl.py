@@ -20,7 +20,14 @@ from __future__ import annotations
 from typing import Any
 
 from structkernels.relations._collect import Reading, as_paths, stem, unreadable
-from structkernels.relations.model import Entity, Interaction, RelationCorpus, Sentence, span_text
+from structkernels.relations.model import (
+    Entity,
+    Interaction,
+    RelationCorpus,
+    Sentence,
+    span_text,
+    surrogate_problem,
+)
 from structkernels.utils import (
     BadLine,
     RecordError,
@@ -37,7 +44,8 @@ class _Bad(StructkernelsError, ValueError):
     """A problem of the record being read (its reason)."""
 
 
-def read_relations_jsonl(files: Any, *, on_error: str = "raise") -> RelationCorpus:
+def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: int | None = None,
+                         max_pairs: int | None = None) -> RelationCorpus:
     """Read JSON Lines files of sentences (plain or gzip'd) into one :class:`RelationCorpus`.
 
     Parameters
@@ -47,7 +55,13 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise") -> RelationCorp
         ``"raise"``: a bad line raises :class:`RelationFormatError` naming the file,
         the line and the sentence id.  ``"skip"``: the line is left out and listed in
         ``corpus.skipped``.  Each line is decoded by
-        :func:`structkernels.utils.loads_record` (size and depth limits).
+        :func:`structkernels.utils.loads_record` (size and depth limits); a string holding
+        a lone surrogate (``"\\ud800"``) or an entity of white space only is a bad line.
+    max_entities, max_pairs : int, optional
+        The most entities and candidate pairs a sentence may hold (default
+        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        either is a bad line.
 
     Returns
     -------
@@ -69,7 +83,7 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise") -> RelationCorp
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('s1.p0', 'KinC', 'SigE', True)]
     """
-    reading = Reading(on_error)
+    reading = Reading(on_error, max_entities, max_pairs)
     for file in as_paths(files):
         read_jsonl_file(file, reading)
     return reading.corpus()
@@ -109,6 +123,9 @@ def _sentence_id(record: Any, file: str, line: int) -> str:
         return f"{stem(file)}.{line}"
     if not isinstance(sid, str) or not sid:
         raise _Bad(f"id must be a non-empty string, got {one_line(repr(sid), 60)}")
+    problem = surrogate_problem("the sentence id", sid)
+    if problem:
+        raise _Bad(problem)
     return sid
 
 

@@ -16,13 +16,21 @@ alike:
 
 A sentence is valid by construction: :class:`Sentence` refuses (``ValueError``) spans
 outside its text, an entity whose ``text`` is not the text at its spans (the pieces of a
-discontinuous entity joined by one space), a repeated entity or interaction id and an
-interaction naming an entity the sentence does not have.
+discontinuous entity joined by one space), an entity whose text is only white space (no
+word to parse), a lone surrogate in any of its strings (not Unicode text: no parser or
+UTF-8 file takes it), a repeated entity or interaction id, an interaction naming an entity
+the sentence does not have, and an interaction joining two ids of one mention (entities
+with the same spans: the pair would be a mention with itself, scored positive).
+
+Work per sentence is bounded: the readers refuse (strict) or skip and list (lenient) a
+sentence with more than :data:`MAX_ENTITIES_PER_SENTENCE` entities or more than
+:data:`MAX_PAIRS_PER_SENTENCE` candidate pairs (:func:`sentence_limits_problem`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from structkernels.utils import StructkernelsError, one_line
@@ -36,7 +44,20 @@ __all__ = [
     "RelationFormatError",
     "SkippedRecord",
     "span_text",
+    "MAX_ENTITIES_PER_SENTENCE",
+    "MAX_PAIRS_PER_SENTENCE",
+    "sentence_limits_problem",
+    "surrogate_problem",
 ]
+
+#: The most entities a sentence may hold: every pair of them is a candidate, so the work
+#: of a sentence (its pairs' structures, their rows of every Gram) grows as its square.
+#: The PPI corpora hold at most 21; 100 entities are 4,950 pairs.
+MAX_ENTITIES_PER_SENTENCE = 100
+#: The most candidate pairs a sentence may give (binding when ``max_entities`` is raised).
+MAX_PAIRS_PER_SENTENCE = 5_000
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def span_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -57,7 +78,31 @@ def _where(file: str | None, line: int | None, record: str | None, reason: str) 
     if record is not None:
         parts.append(f"record {one_line(record, 120)}")
     parts.append(reason)
-    return ": ".join(parts)
+    # a lone surrogate (an id read from JSON, a file name that is not UTF-8) is written as
+    # its escape, so the message can be printed and logged as UTF-8
+    return ": ".join(parts).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def surrogate_problem(what: str, value: object) -> str | None:
+    """Why the string ``value`` is not Unicode text (a lone surrogate), else None.
+
+    JSON can escape a lone surrogate (``"\\ud800"``); no UTF-8 file, parser or cache can
+    hold one, so a record carrying one is refused where it is read.
+
+    Examples
+    --------
+    >>> surrogate_problem("the sentence text", "KinC \\ud800binds")
+    'the sentence text holds a lone surrogate U+D800 at character 5 (not Unicode text)'
+    >>> surrogate_problem("the sentence text", "KinC binds") is None
+    True
+    """
+    if not isinstance(value, str):
+        return None
+    m = _SURROGATE.search(value)
+    if m is None:
+        return None
+    return (f"{what} holds a lone surrogate U+{ord(m.group()):04X} at character {m.start()} "
+            "(not Unicode text)")
 
 
 class RelationFormatError(StructkernelsError, ValueError):
@@ -155,6 +200,10 @@ class Entity:
             raise ValueError(f"entity {self.id}: text must be a string, got {self.text!r}")
         if self.type is not None and not isinstance(self.type, str):
             raise ValueError(f"entity {self.id}: type must be a string, got {self.type!r}")
+        for what, value in (("id", self.id), ("type", self.type)):
+            problem = surrogate_problem(f"its {what}", value)
+            if problem:
+                raise ValueError(f"entity {one_line(repr(self.id), 60)}: {problem}")
         object.__setattr__(self, "spans", spans)
 
     @property
@@ -168,6 +217,14 @@ class Entity:
         return max(e for _, e in self.spans)
 
 
+def blank_problem(eid: str, spans: Sequence[tuple[int, int]], found: str) -> str | None:
+    """Why an entity whose spans hold ``found`` is no mention (only white space), else None."""
+    if found.strip():
+        return None
+    return (f"entity {eid}: the text at {_offsets(spans)}, {one_line(repr(found), 40)}, is only "
+            "white space (a mention needs a word to parse)")
+
+
 def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -179,21 +236,25 @@ def _offsets(spans: Sequence[tuple[int, int]]) -> str:
 def entity_problem(entity: Entity, text: str) -> str | None:
     """Why ``entity`` does not fit the sentence ``text`` (None when it does).
 
-    Its spans must lie inside ``text`` and its ``text`` must be the text at its spans
-    (pieces joined by one space).  End-inclusive offsets are recognised and named.
+    Its spans must lie inside ``text``, its ``text`` must be the text at its spans
+    (pieces joined by one space), and that text must hold more than white space (a
+    mention is a word: the parser gives white space no token).  End-inclusive offsets are
+    recognised and named.
 
     Examples
     --------
     >>> entity_problem(Entity("e1", ((0, 4),), "KinC"), "KinC binds")
     >>> entity_problem(Entity("e1", ((0, 3),), "KinC"), "KinC binds")
     "entity e1: text 'KinC' differs from the text at 0-3, 'Kin' (offsets are end-exclusive: these look end-inclusive)"
+    >>> entity_problem(Entity("e1", ((4, 5),), " "), "KinC binds")
+    "entity e1: the text at 4-5, ' ', is only white space (a mention needs a word to parse)"
     """
     if entity.end > len(text):
         return (f"entity {entity.id}: offsets {_offsets(entity.spans)} lie outside the "
                 f"sentence text ({len(text)} characters)")
     found = span_text(text, entity.spans)
     if found == entity.text:
-        return None
+        return blank_problem(entity.id, entity.spans, found)
     hint = ""
     inclusive = [(s, e + 1) for s, e in entity.spans]
     if inclusive[-1][1] <= len(text) and span_text(text, inclusive) == entity.text:
@@ -212,15 +273,27 @@ class Interaction:
     type: str | None = None
 
 
-def interaction_problem(inter: Interaction, entity_ids: set[str] | dict[str, object]) -> str | None:
+def interaction_problem(inter: Interaction, entity_ids: set[str] | Mapping[str, object]) -> str | None:
     """Why ``inter`` cannot join entities of a sentence with ``entity_ids`` (None when it can).
+
+    Given a mapping of ids to :class:`Entity`, an interaction joining two ids of one mention
+    (the same spans) is refused too: its pair would be a mention with itself, scored positive.
 
     Examples
     --------
     >>> interaction_problem(Interaction("e1", "e3", "i0"), {"e1", "e2"})
     'interaction i0: e2 names entity e3, which the sentence does not have'
+    >>> a, b = Entity("e1", ((0, 4),), "KinC"), Entity("e2", ((0, 4),), "KinC")
+    >>> interaction_problem(Interaction("e1", "e2", "i0"), {"e1": a, "e2": b})
+    'interaction i0: joins e1 and e2, one mention (the same span 0-4) under two ids: a pair of a mention with itself'
     """
     name = f"interaction {inter.id}" if inter.id is not None else f"interaction {inter.e1}-{inter.e2}"
+    for what, value in (("id", inter.id), ("type", inter.type)):
+        if value is not None and not isinstance(value, str):
+            return f"{name}: {what} must be a string, got {one_line(repr(value), 60)}"
+        problem = surrogate_problem(f"its {what}", value)
+        if problem:
+            return f"{one_line(repr(name), 80)}: {problem}"
     for end in ("e1", "e2"):
         value = getattr(inter, end)
         if not isinstance(value, str) or not value:
@@ -229,6 +302,50 @@ def interaction_problem(inter: Interaction, entity_ids: set[str] | dict[str, obj
             return f"{name}: {end} names entity {one_line(value, 80)}, which the sentence does not have"
     if inter.e1 == inter.e2:
         return f"{name}: joins entity {one_line(inter.e1, 80)} with itself"
+    if isinstance(entity_ids, Mapping):
+        a, b = entity_ids[inter.e1], entity_ids[inter.e2]
+        if isinstance(a, Entity) and isinstance(b, Entity) and a.spans == b.spans:
+            return same_mention_problem(name, a, b)
+    return None
+
+
+def same_mention_problem(name: str, a: Entity, b: Entity) -> str:
+    """The reason refusing a relation ``name`` between two ids of one mention."""
+    return (f"{name}: joins {one_line(a.id, 60)} and {one_line(b.id, 60)}, one mention (the same "
+            f"span {_offsets(a.spans)}) under two ids: a pair of a mention with itself")
+
+
+def sentence_limits_problem(
+    sentence: Sentence,
+    max_entities: int | None = None,
+    max_pairs: int | None = None,
+) -> str | None:
+    """Why ``sentence`` holds more work than a sentence may (None when it does not).
+
+    Parameters
+    ----------
+    sentence : Sentence
+    max_entities : int, optional
+        Default :data:`MAX_ENTITIES_PER_SENTENCE`.
+    max_pairs : int, optional
+        Default :data:`MAX_PAIRS_PER_SENTENCE`.
+
+    Examples
+    --------
+    >>> ents = tuple(Entity(f"e{i}", ((i, i + 1),), "x") for i in range(4))
+    >>> sentence_limits_problem(Sentence("s", "xxxx", "d", ents), max_pairs=5)
+    '4 entities give 6 candidate pairs; a sentence gives at most max_pairs=5 (MAX_PAIRS_PER_SENTENCE)'
+    """
+    max_entities = MAX_ENTITIES_PER_SENTENCE if max_entities is None else max_entities
+    max_pairs = MAX_PAIRS_PER_SENTENCE if max_pairs is None else max_pairs
+    n = len(sentence.entities)
+    pairs = n * (n - 1) // 2
+    if n > max_entities:
+        return (f"{n} entities (every pair of them a candidate: {pairs:,} pairs); a sentence "
+                f"holds at most max_entities={max_entities} (MAX_ENTITIES_PER_SENTENCE)")
+    if pairs > max_pairs:
+        return (f"{n} entities give {pairs:,} candidate pairs; a sentence gives at most "
+                f"max_pairs={max_pairs} (MAX_PAIRS_PER_SENTENCE)")
     return None
 
 
@@ -276,15 +393,20 @@ class Sentence:
                 raise ValueError(f"the sentence {name} must be a non-empty string, got {value!r}")
         if not isinstance(self.text, str):
             raise ValueError(f"the sentence text must be a string, got {type(self.text).__name__}")
+        for what, value in (("the sentence id", self.id), ("the document id", self.document),
+                            ("the sentence text", self.text)):
+            problem = surrogate_problem(what, value)
+            if problem:
+                raise ValueError(problem)
         object.__setattr__(self, "entities", tuple(self.entities))
         object.__setattr__(self, "interactions", tuple(self.interactions))
-        ids: set[str] = set()
+        ids: dict[str, Entity] = {}
         for ent in self.entities:
             if not isinstance(ent, Entity):
                 raise ValueError(f"entities must be Entity objects, got {type(ent).__name__}")
             if ent.id in ids:
                 raise ValueError(f"entity {ent.id}: id given twice in the sentence")
-            ids.add(ent.id)
+            ids[ent.id] = ent
             problem = entity_problem(ent, self.text)
             if problem:
                 raise ValueError(problem)

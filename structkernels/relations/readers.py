@@ -49,7 +49,8 @@ def relation_format(path: Any) -> str:
     )
 
 
-def read_relations(paths: Any, *, on_error: str = "raise") -> RelationCorpus:
+def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | None = None,
+                   max_pairs: int | None = None) -> RelationCorpus:
     """Read one corpus from files and folders of any of the three formats.
 
     Parameters
@@ -60,6 +61,11 @@ def read_relations(paths: Any, *, on_error: str = "raise") -> RelationCorpus:
         or a folder: :func:`read_brat` (sentences are the text's lines).  Read in the
         order given.
     on_error : {"raise", "skip"}
+    max_entities, max_pairs : int, optional
+        The most entities and candidate pairs a sentence may hold (default
+        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        either is refused (``"raise"``) or left out and listed (``"skip"``).
 
     Returns
     -------
@@ -79,7 +85,7 @@ def read_relations(paths: Any, *, on_error: str = "raise") -> RelationCorpus:
     ...
     structkernels.relations.model.RelationFormatError: .../b.jsonl:1: record s1: duplicate sentence id: also at .../a.jsonl:1
     """
-    reading = Reading(on_error)
+    reading = Reading(on_error, max_entities, max_pairs)
     items = as_paths(paths)
     kinds = [relation_format(p) for p in items]  # every path is checked before reading
     for path, kind in zip(items, kinds, strict=True):

@@ -31,7 +31,7 @@ from typing import Any
 import networkx as nx
 
 from structkernels.graphs.allpaths import allpaths_graph
-from structkernels.relations.model import Entity, EntityPair
+from structkernels.relations.model import Entity, EntityPair, RelationFormatError
 from structkernels.relations.parse import ParsedSentence
 from structkernels.structures import Path, Tree
 
@@ -157,7 +157,9 @@ def pair_structures(
     Raises
     ------
     ValueError
-        An unknown view, a pair of another sentence, or an entity with no token.
+        An unknown view, a pair of another sentence, or an entity with no token (a
+        :class:`~structkernels.relations.model.RelationFormatError` naming the file, line
+        and sentence it was read from).
 
     Examples
     --------
@@ -191,8 +193,9 @@ def pair_structures(
     toks = {}
     for ent in (first, second):
         toks[ent.id] = parsed.entities.get(ent.id, ())
-        if not toks[ent.id]:
-            raise ValueError(f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token")
+        if not toks[ent.id]:  # named where the sentence was read
+            raise RelationFormatError(f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token",
+                                      pair.sentence.file, pair.sentence.line, pair.sentence.id)
     label = _Labeller(parsed, first, second, blind)
     ha, hb = entity_head(G, toks[first.id]), entity_head(G, toks[second.id])
     nodes = _shortest(G, ha, hb)

@@ -1,0 +1,154 @@
+"""What an evaluation of relation models checks before it computes anything.
+
+- :func:`check_models`: the model names, each once, at least one;
+- :func:`check_folds`: every split's training pairs hold both classes, else one
+  :class:`FoldError` line naming the fold and its documents;
+- :func:`fold_bytes` and :func:`check_fold_memory`: the memory the Grams of an evaluation
+  hold at once, refused with :class:`~structkernels.kernels.srk.common.MemoryBudgetError`
+  above :func:`structkernels.utils.memory_budget` before any Gram is computed.
+
+:func:`structkernels.experiments.relations.evaluate_relations` and ``evaluate_corpora``
+(before the parse) run them; they are served from there too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from structkernels.kernels.srk.common import MemoryBudgetError
+from structkernels.relations.models import MODELS, relation_model
+from structkernels.utils import MEMORY_BUDGET_ENV, StructkernelsError, format_gib, memory_budget
+
+__all__ = ["FoldError", "check_fold_memory", "check_folds", "check_models", "fold_bytes"]
+
+
+class FoldError(StructkernelsError, ValueError):
+    """A split that no classifier can learn from (its training pairs hold one class only),
+    in one line naming the fold and its documents."""
+
+
+def _names(docs: Sequence[str], most: int = 5) -> str:
+    docs = list(dict.fromkeys(docs))
+    shown = ", ".join(docs[:most])
+    return f"{shown}, … ({len(docs)} documents)" if len(docs) > most else shown
+
+
+def check_folds(
+    y: Sequence[int],
+    splits: Sequence[tuple[np.ndarray, np.ndarray]],
+    groups: Sequence[str] | None = None,
+) -> None:
+    """Refuse a split whose training pairs hold only one class, naming the fold and documents.
+
+    Raises
+    ------
+    FoldError
+        One line: which fold (``fold 3 of 10``, or ``the training split``), which class
+        its training documents lack, which documents hold it, and what to change.
+
+    Examples
+    --------
+    >>> docs = ["d1", "d1", "d2", "d3"]
+    >>> check_folds([1, 0, 0, 0], [(np.array([2, 3]), np.array([0, 1]))], docs)
+    Traceback (most recent call last):
+    ...
+    structkernels.experiments.relation_checks.FoldError: the training split has no positive pair in its training documents (d2, d3); the 1 positive lies in its test documents (d1): a classifier needs both classes: give training documents with positive pairs
+    """
+    y = np.asarray(y)
+    names = (np.asarray(groups, dtype=object) if groups is not None
+             else np.array([f"pair {i}" for i in range(len(y))], dtype=object))
+    for k, (tr, te) in enumerate(splits):
+        labels = set(np.unique(y[tr]).tolist())
+        if len(labels) >= 2:
+            continue
+        lacks = "positive" if 1 not in labels else "negative"
+        want = 1 if lacks == "positive" else 0
+        where = "the training split" if len(splits) == 1 else f"fold {k + 1} of {len(splits)}"
+        held = te[y[te] == want]
+        n_held = int((y == want).sum())
+        if n_held == 0:
+            rest = f"the data hold no {lacks} pair at all"
+        else:
+            elsewhere = "its test documents" if len(held) == n_held else "its test and other documents"
+            rest = (f"the {n_held} {lacks}{'s' if n_held != 1 else ''} "
+                    f"{'lie' if n_held != 1 else 'lies'} in {elsewhere} ({_names(names[held].tolist())})")
+        fix = ("give training documents with positive pairs" if len(splits) == 1
+               else "change the folds (fewer folds, or another --cv / --random-state) or give more "
+                    f"documents with {lacks} pairs")
+        train_docs = _names(names[tr].tolist()) if len(tr) else "none"
+        raise FoldError(f"{where} has no {lacks} pair in its training documents ({train_docs}); "
+                        f"{rest}: a classifier needs both classes: {fix}")
+
+
+def check_models(models: Sequence[str]) -> list[str]:
+    """The model names, each once in the order given, checked; at least one.
+
+    Examples
+    --------
+    >>> check_models(["PK SVM", "PK SVM", "n-gram SVM"])
+    ['PK SVM', 'n-gram SVM']
+    """
+    if isinstance(models, str):
+        models = [models]
+    names = list(dict.fromkeys(models))
+    if not names:
+        raise ValueError(f"no model to evaluate; the models are {', '.join(MODELS)}")
+    for m in names:
+        relation_model(m)  # an unknown name: ValueError naming the models
+    return names
+
+
+def fold_bytes(
+    n: int,
+    splits: Sequence[tuple[np.ndarray, np.ndarray]],
+    models: Sequence[str],
+    n_jobs: int,
+) -> int:
+    """About the most bytes :func:`evaluate_relations` holds at once for ``n`` pairs.
+
+    Every structure view's Gram over all pairs is kept for the run (8 bytes per pair of
+    pairs each), a model summing several views holds their sum, one more Gram is being
+    computed, and each fit running at once copies its fold's training and test rows (and
+    its classifier may copy them again): ``8 n² (views + sums + 1) + 16 J max(tr² + te·tr)``
+    for ``J = min(n_jobs, models)`` fits at once.
+
+    Examples
+    --------
+    >>> splits = [(np.arange(90), np.arange(90, 100))]
+    >>> fold_bytes(100, splits, ["PK SVM"], 1)
+    304000
+    """
+    specs = [relation_model(m) for m in models]
+    parts = {p for spec in specs for p in spec.parts}
+    sums = {spec.parts for spec in specs if len(spec.parts) > 1}
+    fits = min(max(int(n_jobs), 1), len(specs))
+    rows = max((len(tr) * (len(tr) + len(te)) for tr, te in splits), default=0)
+    return 8 * n * n * (len(parts) + len(sums) + 1) + 16 * fits * rows
+
+
+def check_fold_memory(
+    n: int,
+    splits: Sequence[tuple[np.ndarray, np.ndarray]],
+    models: Sequence[str],
+    n_jobs: int,
+) -> None:
+    """Refuse an evaluation whose Grams would not fit :func:`~structkernels.utils.memory_budget`.
+
+    Raises
+    ------
+    MemoryBudgetError
+        One line naming the estimate (:func:`fold_bytes`), the budget and how to reduce it.
+    """
+    need, budget = fold_bytes(n, splits, models, n_jobs), memory_budget()
+    if need <= budget:
+        return
+    raise MemoryBudgetError(
+        f"evaluating {len(models)} model(s) on {n:,} candidate pairs needs about "
+        f"{format_gib(need)} for its Grams (8 bytes per pair of pairs, each structure view's "
+        f"Gram kept, plus the folds' copies), above the memory budget of {format_gib(budget)} "
+        f"(${MEMORY_BUDGET_ENV}, else half the memory available): evaluate fewer models "
+        "(--models), with fewer workers (--n-jobs), or on fewer pairs (fewer entities per "
+        f"sentence, or a part of the corpus), or raise ${MEMORY_BUDGET_ENV}"
+    )

@@ -223,7 +223,9 @@ def _inputs(args: argparse.Namespace) -> list[str | None]:
         from structkernels.datasets.interactions import SHIPPED_DATASET
 
         return [os.fspath(SHIPPED_DATASET)]  # the shipped dataset is an input too
-    return [args.data, args.graphs, args.graph_labels]
+    # --graphs is read only with its --graph-labels (without them the run stops, saying so)
+    graphs = args.graphs if args.graph_labels is not None else None
+    return [args.data, graphs, args.graph_labels]
 
 
 def _load(data: str | None, skip_bad: bool = False):

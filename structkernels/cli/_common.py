@@ -92,6 +92,17 @@ def check_outputs(
     ------
     CommandError
         One line naming the option and the path.
+
+    Examples
+    --------
+    >>> import argparse, os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> data = os.path.join(d, "in.jsonl")
+    >>> open(data, "a").close()
+    >>> check_outputs(argparse.Namespace(out=data), ["--out"], [data])
+    Traceback (most recent call last):
+    ...
+    structkernels.cli.CommandError: --out .../in.jsonl: is the input file '.../in.jsonl'; choose another output
     """
     ins = list(inputs)
     seen: list[tuple[str, Path]] = []

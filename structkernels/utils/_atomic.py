@@ -132,6 +132,12 @@ def open_special(path: str | os.PathLike, mode: str = "w", *,
     WriteError
         ``path`` is a regular file, a folder or missing (use :func:`atomic_open`), or
         cannot be opened.
+
+    Examples
+    --------
+    >>> from structkernels.utils import open_special
+    >>> with open_special("/dev/null") as fh:
+    ...     _ = fh.write("discarded")
     """
     kind = file_kind(path)
     if kind in ("missing", "file", "folder"):

@@ -7,14 +7,16 @@ import argparse
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from pathlib import Path as FilePath
 
 from structkernels.cli import CommandError
+from structkernels.utils import OutputError, check_output
 
 __all__ = [
-    "same_file", "refuse_output_over_input", "check_output_folder", "writes_files",
+    "same_file", "refuse_output_over_input", "check_output_folder", "check_outputs",
+    "writes_files",
     "load_graph_labels",
 ]
 
@@ -35,26 +37,20 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 def refuse_output_over_input(
     output: str | os.PathLike, inputs: Iterable[str | os.PathLike | None], *,
-    writes: str | os.PathLike | None = None,
+    writes: str | os.PathLike | None = None, option: str = "output",
 ) -> None:
     """Raise :class:`CommandError` when ``output`` (or the file it ``writes``) is an input.
 
-    Writing it would destroy the data being read.  ``"-"`` (standard output)
-    is never an input.
+    The output rule (:func:`structkernels.utils.check_output`) for a stream output:
+    an input file, a file inside an input folder or a BRAT sibling of an input is
+    refused; ``"-"`` (standard output) passes.
     """
     if os.fspath(output) == "-":
         return
-    candidates = list(dict.fromkeys([os.fspath(output)] + ([os.fspath(writes)] if writes else [])))
-    for name in inputs:
-        if name is None:
-            continue
-        for candidate in candidates:
-            if same_file(candidate, name):
-                extra = "" if writes is None else f" (it writes {os.fspath(writes)!r})"
-                raise CommandError(
-                    f"output {os.fspath(output)!r} is the input file {os.fspath(name)!r}"
-                    f"{extra}: choose another output"
-                )
+    try:
+        check_output(output, inputs, what=option, stream_ok=True, writes=writes)
+    except OutputError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def check_output_folder(
@@ -65,34 +61,88 @@ def check_output_folder(
     Its folder must exist: no command creates folders (a mistyped folder would
     otherwise appear silently).  ``writes`` is the file actually written when it
     differs from ``output`` (``-o K`` writes ``K.npy``).  ``None`` and ``"-"``
-    (standard output) pass.
+    (standard output) pass.  The folder part of the output rule
+    (:func:`structkernels.utils.check_output`, which :func:`writes_files` applies whole).
     """
     if output is None or os.fspath(output) == "-":
         return
-    final = Path(os.fspath(output if writes is None else writes))
-    folder = final.parent  # "." for a bare name
-    if final.is_dir():
-        raise CommandError(f"{option} {os.fspath(output)}: cannot write: it is a folder")
-    if not folder.is_dir():
-        state = "is not a folder" if folder.exists() else "does not exist"
-        raise CommandError(
-            f"{option} {os.fspath(output)}: cannot write: folder {str(folder)!r} {state}"
-        )
+    try:
+        check_output(output, (), what=option, stream_ok=True, writes=writes)
+    except OutputError as exc:
+        raise CommandError(str(exc)) from None
 
 
-def writes_files(run: Callable[[argparse.Namespace], int], *options: str):
-    """``run`` preceded by :func:`check_output_folder` on each option that names a file to write.
+def _option_dest(option: str) -> str:
+    return option.lstrip("-").replace("-", "_")
 
-    ``options`` are the flags (``"--out"``, ``"--plot"``); each is checked before any
-    work, so a missing folder costs nothing.  Use as ``p.set_defaults(func=writes_files(run,
-    "--out"))``.
+
+def check_outputs(
+    args: argparse.Namespace, options: Sequence[str],
+    inputs: Iterable[str | os.PathLike | None], *, streams: Sequence[str] = (),
+    writes: Callable[[str, str], str | os.PathLike | None] | None = None,
+) -> None:
+    """The output rule on every option of ``args`` that names a file to write.
+
+    Each option's value goes through :func:`structkernels.utils.check_output` against
+    ``inputs`` (a stream when the option is in ``streams``: ``-`` and FIFOs allowed), and
+    two options naming one file are refused.  ``writes(option, value)`` gives the file
+    actually written when it differs from the value.
+
+    Raises
+    ------
+    CommandError
+        One line naming the option and the path.
+
+    Examples
+    --------
+    >>> import argparse, os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> data = os.path.join(d, "in.jsonl")
+    >>> open(data, "a").close()
+    >>> check_outputs(argparse.Namespace(out=data), ["--out"], [data])
+    Traceback (most recent call last):
+    ...
+    structkernels.cli.CommandError: --out .../in.jsonl: is the input file '.../in.jsonl'; choose another output
+    """
+    ins = list(inputs)
+    seen: list[tuple[str, Path]] = []
+    for option in options:
+        value = getattr(args, _option_dest(option), None)
+        if value is None:
+            continue
+        actual = writes(option, value) if writes is not None else None
+        try:
+            target = check_output(value, ins, what=option, stream_ok=option in streams,
+                                  writes=actual)
+        except OutputError as exc:
+            raise CommandError(str(exc)) from None
+        if target is None:
+            continue
+        for other, earlier in seen:
+            if same_file(target, earlier):
+                raise CommandError(f"{option} {value}: is also the {other} output; give each "
+                                   "output its own file")
+        seen.append((option, target))
+
+
+def writes_files(
+    run: Callable[[argparse.Namespace], int], *options: str,
+    inputs: Callable[[argparse.Namespace], Iterable[str | os.PathLike | None]] | None = None,
+    streams: Sequence[str] = (),
+):
+    """``run`` preceded by the output rule (:func:`check_outputs`) on each option that writes.
+
+    ``options`` are the flags (``"--out"``, ``"--plot"``); ``inputs(args)`` lists every
+    file and folder the command reads; ``streams`` are the options whose output is a
+    stream (``-`` is standard output, a FIFO is written in place).  Each is checked before
+    any work, so a bad output costs nothing.  Use as ``p.set_defaults(func=writes_files(run,
+    "--out", inputs=lambda a: [a.data]))``.
     """
 
     @functools.wraps(run)
     def checked(args: argparse.Namespace) -> int:
-        for option in options:
-            dest = option.lstrip("-").replace("-", "_")
-            check_output_folder(getattr(args, dest, None), option)
+        check_outputs(args, options, inputs(args) if inputs is not None else (),
+                      streams=streams)
         return run(args)
 
     return checked

@@ -17,7 +17,7 @@ import time
 from pathlib import Path as FilePath
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import refuse_output_over_input, writes_files
+from structkernels.cli._common import writes_files
 from structkernels.utils import split_lines
 
 
@@ -76,8 +76,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--skip-bad", action="store_true",
         help="leave out malformed graphs (each one is reported on stderr) instead of stopping",
     )
-    p.set_defaults(func=writes_files(run, "--out"))
+    p.set_defaults(func=writes_files(run, "--out", streams=("--out",), inputs=_inputs))
     return p
+
+
+def _inputs(args: argparse.Namespace) -> list[str | None]:
+    """Every file and folder ``candidates`` reads: the graphs and the word-list files."""
+    lists = [v for v in (args.triggers, args.entities) if v is not None and FilePath(v).is_file()]
+    return [*args.files, *lists]
 
 
 def _words(value: str | None) -> frozenset[str]:
@@ -113,12 +119,11 @@ def run(args: argparse.Namespace) -> int:
 
     from structkernels.graphs import candidate_records, read_graphs
     from structkernels.graphs.model import graph_kind
-    from structkernels.utils import atomic_open
+    from structkernels.utils import open_output
 
     for f in args.files:
         if not FilePath(f).exists():
             raise CommandError(f"no such file or folder: {f}")
-    refuse_output_over_input(args.out, [*args.files, args.triggers, args.entities])
     if args.max_distance is not None and args.max_distance < 1:
         raise CommandError(f"--max-distance must be at least 1, got {args.max_distance}")
     options = {} if args.kind == "auto" else {"kind": args.kind}
@@ -136,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     # a file is written under a temporary name and renamed when complete: an interrupted
     # run leaves an existing output intact
     with contextlib.ExitStack() as stack:
-        out = sys.stdout if args.out == "-" else stack.enter_context(atomic_open(args.out))
+        out = stack.enter_context(open_output(args.out, stream_ok=True))
         for g in corpus:
             for rec in candidate_records(
                 g,

@@ -14,7 +14,7 @@ import json
 import sys
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import check_output_folder
+from structkernels.cli._common import writes_files
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -62,12 +62,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="seed of the folds, σ learner and forests (default: %(default)s)")
     p.add_argument("--save-model", default=None, metavar="PATH",
                    help="also train the NPK SVM extractor on all training data (the corpus, or "
-                   "--train) and save it for 'structkernels predict --model PATH'")
+                   "--train) and save it for 'structkernels predict --model PATH'; never an "
+                   "input, a file inside an input folder or a BRAT sibling of an input")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out malformed sentences (each reported on stderr)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=run)
+    p.set_defaults(func=writes_files(run, "--save-model", inputs=_inputs))
     return p
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """Every corpus file and folder ``evaluate`` reads (the output rule's inputs)."""
+    return [*(args.files or []), *(args.train or []), *(args.test or [])]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,8 +126,6 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"{', '.join(files)}: no entity pair to evaluate")
         return corpus
 
-    if args.save_model:
-        check_output_folder(args.save_model, "--save-model")
     train = read(args.train or args.files)
     test = read(args.test) if args.test else None
     if args.n_process < 1:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from structkernels.cli import build_kernel, check_structures, parse_params
-from structkernels.cli._common import check_output_folder, refuse_output_over_input
+from structkernels.cli._common import check_outputs
 from structkernels.kernels.names import kernels
 from structkernels.utils import npy_path
 
@@ -75,12 +75,13 @@ def check_output(output: str, inputs: list[str | None]) -> Path:
     Raises
     ------
     CommandError
-        ``output``, or the file it writes, is one of ``inputs``: writing it would
-        destroy the data being read; or its folder does not exist.
+        The output rule (:func:`structkernels.utils.check_output`): ``output``, or the
+        file it writes, is one of ``inputs`` (links included), ``-``, a FIFO or a device;
+        or its folder does not exist.
     """
     final = npy_path(output)
-    check_output_folder(output, "--output", writes=final)
-    refuse_output_over_input(output, inputs, writes=final)
+    check_outputs(argparse.Namespace(output=output), ["--output"], inputs,
+                  writes=lambda option, value: final)
     return final
 
 

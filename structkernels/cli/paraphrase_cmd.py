@@ -97,7 +97,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--random-state", type=int, default=0,
         help="seed of --limit and of the --cv folds (default: %(default)s)",
     )
-    p.set_defaults(func=writes_files(run, "--predictions"))
+    p.set_defaults(func=writes_files(run, "--predictions", inputs=lambda a: [a.train, a.test]))
     return p
 
 

@@ -32,15 +32,15 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import refuse_output_over_input, writes_files
+from structkernels.cli._common import writes_files
 from structkernels.npk.files import MODEL_FORMAT  # noqa: F401  (re-exported)
 from structkernels.utils import (
     BadLine,
     RecordError,
-    atomic_open,
     iter_lines,
     loads_record,
     one_line,
+    open_output,
     record_label,
 )
 
@@ -74,7 +74,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "-o", "--output", default="-",
-        help="JSON Lines output file; - is standard output (default: %(default)s)",
+        help="JSON Lines output file; - is standard output (default: %(default)s); never "
+        "an input, a file inside an input folder or a BRAT sibling of an input (a FIFO or "
+        "a device is written as a stream)",
     )
     p.add_argument(
         "--kernel", choices=["npk", "pk"],
@@ -94,7 +96,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="relation extractors: where parses are cached (default: $STRUCTKERNELS_CACHE, "
         "else $XDG_CACHE_HOME/structkernels or ~/.cache/structkernels)",
     )
-    p.set_defaults(func=writes_files(run, "--output"))
+    p.set_defaults(func=writes_files(run, "--output", streams=("--output",),
+                                     inputs=lambda a: [a.model, *a.inputs]))
     return p
 
 
@@ -241,22 +244,18 @@ def _model_and_data(args: argparse.Namespace) -> tuple[str, list[str]]:
 
 
 def _write_lines(output: str, lines) -> None:
-    if output == "-":
+    # standard output, a FIFO or device as a stream, or a file written under a temporary
+    # name and renamed when complete
+    with open_output(output, stream_ok=True) as fh:
         for line in lines:
-            sys.stdout.write(line + "\n")
-    else:
-        # written under a temporary name, renamed when complete
-        with atomic_open(output) as fh:
-            for line in lines:
-                fh.write(line + "\n")
+            fh.write(line + "\n")
 
 
 def run(args: argparse.Namespace) -> int:
     from structkernels.extraction import EXTRACTOR_FORMAT
     from structkernels.npk.files import read_document, validate_model
 
-    model_path, inputs = _model_and_data(args)
-    refuse_output_over_input(args.output, [model_path, *inputs])
+    model_path, inputs = _model_and_data(args)  # the output rule ran on them (writes_files)
     doc = read_document(model_path)
     if isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT:
         return _run_extractor(args, doc, model_path, inputs)

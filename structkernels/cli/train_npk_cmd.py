@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path as FilePath
@@ -212,8 +213,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    p.set_defaults(func=writes_files(run, "--out", "--plot", "--plot-eval"))
+    p.set_defaults(func=writes_files(run, "--out", "--plot", "--plot-eval", inputs=_inputs))
     return p
+
+
+def _inputs(args: argparse.Namespace) -> list[str | None]:
+    """Every file and folder ``train-npk`` reads (the output rule's inputs)."""
+    if args.data is None and args.graphs is None and args.graph_labels is None:
+        from structkernels.datasets.interactions import SHIPPED_DATASET
+
+        return [os.fspath(SHIPPED_DATASET)]  # the shipped dataset is an input too
+    # --graphs is read only with its --graph-labels (without them the run stops, saying so)
+    graphs = args.graphs if args.graph_labels is not None else None
+    return [args.data, graphs, args.graph_labels]
 
 
 def _load(data: str | None, skip_bad: bool = False):

@@ -1,6 +1,6 @@
 """Shared mechanisms with no knowledge of kernels or structures: the error root,
 atomic writes, bounded reading, record decoding, numeric checks, progress,
-optional imports, lazy package faces, the user's cache folder, the default
+optional imports, lazy package faces, the output rule, the user's cache folder, the default
 number of workers, memory budgets, declarative parameter checks and cached
 compilation.
 
@@ -16,7 +16,10 @@ from structkernels.utils._lazy import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._atomic": ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path",
-                 "atomic_memmap", "move_into_place", "sync_folder"],
+                 "atomic_memmap", "move_into_place", "sync_folder", "destination",
+                 "file_kind", "open_special"],
+    "._outputs": ["OutputError", "BRAT_SIBLINGS", "check_output", "open_output",
+                  "is_special_file"],
     "._npy": ["NpyFormatError", "read_npy"],
     "._errors": ["StructkernelsError", "StructkernelsWarning"],
     "._bounded": ["read_bounded", "read_partial", "InputTooLargeError", "CorruptInputError",

@@ -10,6 +10,12 @@ each write their own temporary file, and the last rename wins.
 A memory-mapped output (:func:`atomic_memmap`) is built the same way, and its
 blocks are reserved on disk before it is mapped, so a full disk is one clear
 error instead of a ``SIGBUS`` in the middle of the work.
+
+The rename replaces regular files only.  A symbolic link at the destination is
+written *through*: the new content is renamed over the file it leads to (in that
+file's folder), and the link stays a link.  A FIFO, a device or a socket is
+refused (:class:`WriteError`, nothing written): renaming over it would replace the
+special file itself (run as root, ``/dev/full`` or ``/dev/null``).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +33,7 @@ from structkernels.utils._errors import StructkernelsError
 
 __all__ = [
     "WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap",
-    "move_into_place",
+    "move_into_place", "destination", "file_kind", "open_special",
 ]
 
 _NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
@@ -50,6 +57,107 @@ def _explain(exc: OSError, final: Path) -> WriteError:
         return WriteError(f"{final}: cannot write: no space left on the device (file unchanged)")
     reason = exc.strerror or str(exc)
     return WriteError(f"{final}: cannot write: {reason} (file unchanged)")
+
+
+_KINDS = ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISCHR, "character device"),
+          (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket"), (stat.S_ISDIR, "folder"),
+          (stat.S_ISREG, "file"))
+
+
+def file_kind(path: str | os.PathLike) -> str:
+    """What ``path`` is, followed through links, without opening it.
+
+    ``"missing"``, ``"file"``, ``"folder"``, ``"FIFO (named pipe)"``,
+    ``"character device"``, ``"block device"``, ``"socket"`` or ``"special file"``.
+    A FIFO is never opened, so one without a reader does not block.
+
+    Examples
+    --------
+    >>> from structkernels.utils import file_kind
+    >>> file_kind("/dev/null"), file_kind("/no/such/file")
+    ('character device', 'missing')
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return "missing"
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return "special file"  # pragma: no cover - doors, event ports
+
+
+def destination(path: str | os.PathLike) -> Path:
+    """The file an atomic write of ``path`` renames over: symbolic links followed.
+
+    Raises
+    ------
+    WriteError
+        ``path`` is a link loop, or (followed) a FIFO, a device or a socket, which a
+        rename would replace; nothing is written.
+
+    Examples
+    --------
+    >>> import os, tempfile, pathlib
+    >>> from structkernels.utils import destination
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "real.txt").write_text("old")
+    >>> (d / "link.txt").symlink_to(d / "real.txt")
+    >>> destination(d / "link.txt") == (d / "real.txt").resolve()
+    True
+    """
+    given = Path(os.fspath(path))
+    final = given
+    if os.path.islink(given):
+        final = Path(os.path.realpath(given))
+        if os.path.islink(final):
+            raise WriteError(f"{given}: cannot write: a symbolic link that leads to itself "
+                             "(a loop); nothing written")
+    kind = file_kind(final)
+    if kind not in ("missing", "file", "folder"):
+        raise WriteError(f"{given}: cannot write: it is a {kind}; an atomic write replaces "
+                         "regular files only (nothing written)")
+    return final
+
+
+@contextlib.contextmanager
+def open_special(path: str | os.PathLike, mode: str = "w", *,
+                 encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+    """Open a FIFO, device or socket for a stream of output: written in place, never renamed.
+
+    Nothing is created or truncated: ``path`` must already be a special file.
+
+    Raises
+    ------
+    WriteError
+        ``path`` is a regular file, a folder or missing (use :func:`atomic_open`), or
+        cannot be opened.
+
+    Examples
+    --------
+    >>> from structkernels.utils import open_special
+    >>> with open_special("/dev/null") as fh:
+    ...     _ = fh.write("discarded")
+    """
+    kind = file_kind(path)
+    if kind in ("missing", "file", "folder"):
+        raise WriteError(f"{path}: cannot write: it is a {kind}, not a stream; "
+                         "write it with atomic_open")
+    binary = "b" in mode
+    try:
+        fh = open(path, "wb" if binary else "w", encoding=None if binary else encoding)
+    except OSError as exc:
+        raise _explain(exc, Path(os.fspath(path))) from None
+    try:
+        yield fh
+        fh.flush()
+    except OSError as exc:
+        if isinstance(exc, (WriteError, BrokenPipeError)):  # a reader gone: the caller's
+            raise
+        raise _explain(exc, Path(os.fspath(path))) from None
+    finally:
+        with contextlib.suppress(OSError):
+            fh.close()
 
 
 def sync_folder(folder: str | os.PathLike) -> None:
@@ -79,7 +187,7 @@ def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bo
     WriteError
         Naming ``path``, which is unchanged.
     """
-    final = Path(os.fspath(path))
+    final = destination(path)
     try:
         if final.exists():
             os.chmod(src, final.stat().st_mode & 0o7777)
@@ -129,7 +237,7 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]
     >>> out.read_text()
     'complete'
     """
-    final = Path(os.fspath(path))
+    final = destination(path)  # through a symbolic link; a special file refused
     folder = final.parent if str(final.parent) else Path(".")
     if final.is_dir():
         raise WriteError(f"{final}: cannot write: it is a folder")

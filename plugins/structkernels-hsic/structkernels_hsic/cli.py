@@ -51,6 +51,31 @@ def _read(path: str, encoder: str, kernel: str) -> Any:
     raise CommandError(f"{path}: unknown input type {suffix!r} (use .npy, .jsonl or .txt)")
 
 
+def _check_outputs(args: argparse.Namespace, inputs: list[str], *outputs: tuple[str, str, bool]) -> None:
+    """The output rule (:func:`structkernels.utils.check_output`) before any work: no output
+    is an input (links included), ``-``, a folder, a FIFO or a device (unless a text
+    stream), or the file of another output.  ``outputs`` are ``(option, dest, stream)``."""
+    from structkernels.utils import check_output
+
+    seen: dict[str, str] = {}
+    for option, dest, stream in outputs:
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        writes = None
+        if dest == "scores" or (dest == "output" and value.endswith(".npy")):
+            from structkernels.utils import npy_path
+
+            writes = npy_path(value)
+        target = check_output(value, inputs, what=option, stream_ok=stream and writes is None,
+                              writes=writes)
+        key = str(target)
+        if key in seen:
+            raise CommandError(f"{option} {value}: is also the {seen[key]} output; give each "
+                               "output its own file")
+        seen[key] = option
+
+
 def _check_kernels(args: argparse.Namespace, X: Any, Y: Any) -> None:
     """Refuse, in one line each, a kernel parameter the kernel does not take and input the
     kernel does not read (``--kernel-x path`` on a ``.npy`` file), before any work."""
@@ -176,6 +201,7 @@ def _phsic_from(args: argparse.Namespace):
 
 
 def _run_fit(args: argparse.Namespace) -> int:
+    _check_outputs(args, [args.x, args.y], ("-o", "output", False))
     X = _read(args.x, args.encoder, args.kernel_x)
     Y = _read(args.y, args.encoder, args.kernel_y)
     _check_kernels(args, X, Y)
@@ -188,12 +214,12 @@ def _run_fit(args: argparse.Namespace) -> int:
 
 def _write_scores(path: str, scores: np.ndarray) -> str:
     """Write the scores atomically (``.npy``, or text one per line); returns the path written."""
-    from structkernels.utils import atomic_open, check_finite, save_npy
+    from structkernels.utils import check_finite, open_output, save_npy
 
     check_finite(scores, "PHSIC scores", index_names=("pair",))
     if path.endswith(".npy"):
         return str(save_npy(path, scores))
-    with atomic_open(path) as fh:
+    with open_output(path, stream_ok=True) as fh:  # atomic, or a FIFO as a stream
         np.savetxt(fh, scores, fmt="%.10g")
     return path
 
@@ -201,6 +227,7 @@ def _write_scores(path: str, scores: np.ndarray) -> str:
 def _run_score(args: argparse.Namespace) -> int:
     from structkernels_hsic.phsic import PHSIC
 
+    _check_outputs(args, [args.model, args.x, args.y], ("-o", "output", True))
     model = PHSIC.load(args.model)  # data only; a pickle/joblib file is refused in one line
     encoder = args.encoder if args.encoder != "none" else getattr(model, "encoder_", "none")
     X = _read(args.x, encoder, "")
@@ -214,16 +241,17 @@ def _run_score(args: argparse.Namespace) -> int:
 def _run_select(args: argparse.Namespace) -> int:
     from structkernels_hsic.applications import select_pairs
 
+    _check_outputs(args, [args.x, args.y], ("-o", "output", True), ("--scores", "scores", False))
     X = _read(args.x, args.encoder, args.kernel_x)
     Y = _read(args.y, args.encoder, args.kernel_y)
     _check_kernels(args, X, Y)
     model = _phsic_from(args).fit(X, Y)
     scores = model.score_training() if args.estimator == "icd" else model.score(X, Y)
     keep = select_pairs(scores, args.top)
-    from structkernels.utils import atomic_open, check_finite, save_npy
+    from structkernels.utils import check_finite, open_output, save_npy
 
     check_finite(scores, "PHSIC scores", index_names=("pair",))
-    with atomic_open(args.output) as fh:
+    with open_output(args.output, stream_ok=True) as fh:  # atomic, or a FIFO as a stream
         np.savetxt(fh, keep, fmt="%d")
     if args.scores:
         save_npy(args.scores, scores)

@@ -37,6 +37,7 @@ __all__ = [
     "CacheEntryError",
     "CacheFolder",
     "CacheWarning",
+    "cache_dir_problem",
     "cache_writes_disabled",
     "check_cache_dir",
     "user_cache_dir",
@@ -123,6 +124,31 @@ def check_cache_dir(path: str | os.PathLike | None, option: str = "cache_dir") -
         raise CacheDirError(f"{option} is empty: give a folder (an empty name would cache in "
                               "the current folder), or turn the cache off")
     return Path(path)
+
+
+def cache_dir_problem(path: str | os.PathLike) -> str | None:
+    """Why no cache can be written in folder ``path`` (None when one can).
+
+    The folder is created if needed and a small file is written in it and removed: a
+    read-only folder, a file in the way or a full disk is found before the work starts.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from structkernels.utils import cache_dir_problem
+    >>> cache_dir_problem(tempfile.mkdtemp()) is None
+    True
+    """
+    folder = Path(path)
+    probe = folder / f".write-test-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_open(probe, "wb") as fh:
+            fh.write(b"structkernels cache write test\n")
+        probe.unlink()
+    except OSError as exc:
+        return (str(exc) or type(exc).__name__).splitlines()[0]
+    return None
 
 
 def _sha256(data: bytes) -> str:
@@ -241,8 +267,8 @@ class CacheFolder:
         try:
             with open(file, "rb") as fh:
                 raw = fh.read(_MAX_HEADER + max_bytes + 2)
-        except FileNotFoundError:
-            return None
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None  # absent (a file in the way of the folder holds no entry)
         except OSError as exc:
             self.discard(name, f"cannot be read: {exc.strerror or exc}")
             return None

@@ -15,7 +15,8 @@ compiled without numba's cache, so numba neither creates its folder nor writes a
 (the setting is read when a function is decorated, which a command's heavy modules are
 after its options are read; worker processes inherit it).  A cache folder that cannot be
 written (read-only, a file in the way) also compiles without the cache, where numba alone
-would fall back to writing beside the package's source files.
+would fall back to writing beside the package's source files; a write of the cache that
+fails (a full disk) turns that function's cache off instead of failing the call.
 """
 
 from __future__ import annotations
@@ -48,6 +49,28 @@ def _writable(folder: str) -> bool:
     return os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)
 
 
+def _save_softly(dispatcher: Any) -> None:
+    """Make a failed write of numba's cache (a full disk) cost only the cache entry.
+
+    numba saves a compiled overload after adding it to the dispatcher and lets an
+    ``OSError`` of that write escape into the caller's call; here the write is guarded,
+    and after a failure the function's cache is off (the compiled code is used, not kept).
+    Where numba's cache object is not the one expected, nothing is changed.
+    """
+    cache = getattr(dispatcher, "_cache", None)
+    save, disable = getattr(cache, "save_overload", None), getattr(cache, "disable", None)
+    if not callable(save) or not callable(disable):
+        return
+
+    def save_overload(sig: Any, data: Any) -> None:
+        try:
+            save(sig, data)
+        except OSError:
+            disable()
+
+    cache.save_overload = save_overload
+
+
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit``; with ``cache=True`` the cache is :func:`numba_cache_dir`.
 
@@ -78,8 +101,10 @@ def njit(*args: Any, **options: Any) -> Any:
         own = config.CACHE_DIR
         config.CACHE_DIR = folder
         try:
-            return numba.njit(*args, **options)(fn)
+            dispatcher = numba.njit(*args, **options)(fn)
         finally:
             config.CACHE_DIR = own
+        _save_softly(dispatcher)
+        return dispatcher
 
     return decorate

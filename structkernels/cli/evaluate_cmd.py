@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import warnings
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import writes_files
@@ -46,13 +48,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--pipeline", default="en_core_web_sm",
                    help="installed spaCy pipeline (default: %(default)s)")
     p.add_argument("--cache-dir", default=None,
-                   help="parse cache folder (default: $STRUCTKERNELS_CACHE or "
-                   "~/.cache/structkernels)")
+                   help="cache folder of parses, Grams and σ (default: $STRUCTKERNELS_CACHE "
+                   "or ~/.cache/structkernels); entries are checked when read")
     p.add_argument("--n-process", type=int, default=1,
                    help="processes of spaCy's nlp.pipe (default: %(default)s)")
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write caches (parses; the σ of each split; the "
-                   "σ-free Grams, 8 bytes per pair of pairs each: 0.75 GB for BioInfer)")
+                   "σ-free Grams, 8 bytes per pair of pairs each: 0.75 GB for BioInfer; "
+                   "compiled kernels): nothing is written but the outputs asked for")
     p.add_argument("--no-blind", action="store_true",
                    help="keep entity words in the structures (default: PROT1, PROT2, PROT)")
     p.add_argument("--C", type=float, default=1.0, help="the SVMs' C (default: %(default)s)")
@@ -76,7 +79,35 @@ def _inputs(args: argparse.Namespace) -> list[str]:
     return [*(args.files or []), *(args.train or []), *(args.test or [])]
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    from structkernels.utils import one_line
+
+    print(f"structkernels evaluate: warning: {one_line(message)}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
+    from structkernels.utils import NO_CACHE_ENV, cache_writes_disabled, check_cache_dir
+
+    if args.cache_dir is not None:
+        check_cache_dir(args.cache_dir, "--cache-dir")
+    args.no_cache = bool(args.no_cache or cache_writes_disabled())
+    previous = os.environ.get(NO_CACHE_ENV)
+    if args.no_cache:
+        # read where compiled kernels are decorated (below, and in worker processes):
+        # numba then writes no cache either
+        os.environ[NO_CACHE_ENV] = "1"
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning
+            return _run(args)
+    finally:
+        if previous is None:
+            os.environ.pop(NO_CACHE_ENV, None)
+        else:
+            os.environ[NO_CACHE_ENV] = previous
+
+
+def _run(args: argparse.Namespace) -> int:
     from structkernels.experiments.relations import (
         DEFAULT_MODELS,
         MODELS,
@@ -130,13 +161,19 @@ def run(args: argparse.Namespace) -> int:
     test = read(args.test) if args.test else None
     if args.n_process < 1:
         raise CommandError(f"--n-process must be at least 1, got {args.n_process}")
+    from structkernels.relations.parse import default_cache_dir
+    from structkernels.utils import CacheWarning, cache_dir_problem
+
+    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    problem = None if cache is None else cache_dir_problem(cache)
+    if problem is not None:
+        warnings.warn(CacheWarning(f"{cache}: the cache folder cannot be written ({problem}); "
+                                   "caching is off for this run"), stacklevel=1)
+        cache, args.no_cache = None, True
     parser = DependencyParser(
         args.pipeline, cache_dir=False if args.no_cache else args.cache_dir,
         n_process=args.n_process, progress=progress,
     )
-    from structkernels.relations.parse import default_cache_dir
-
-    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     result = evaluate_corpora(
         train, test, cv=args.cv, models=models, parser=parser, blind=not args.no_blind,
         C=args.C, n_jobs=args.n_jobs, random_state=args.random_state, progress=progress,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path as FilePath
 from typing import Any
@@ -94,7 +95,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--cache-dir",
         help="relation extractors: where parses are cached (default: $STRUCTKERNELS_CACHE, "
-        "else $XDG_CACHE_HOME/structkernels or ~/.cache/structkernels)",
+        "else $XDG_CACHE_HOME/structkernels or ~/.cache/structkernels); entries are checked "
+        "when read",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true",
+        help="read and write no cache (parses, compiled kernels): nothing is written but -o",
     )
     p.set_defaults(func=writes_files(run, "--output", streams=("--output",),
                                      inputs=lambda a: [a.model, *a.inputs]))
@@ -252,6 +258,26 @@ def _write_lines(output: str, lines) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from structkernels.utils import NO_CACHE_ENV, cache_writes_disabled, check_cache_dir
+
+    if args.cache_dir is not None:
+        check_cache_dir(args.cache_dir, "--cache-dir")
+    args.no_cache = bool(getattr(args, "no_cache", False) or cache_writes_disabled())
+    previous = os.environ.get(NO_CACHE_ENV)
+    if args.no_cache:
+        # read where compiled kernels are decorated (the models' modules, worker
+        # processes): numba then writes no cache either
+        os.environ[NO_CACHE_ENV] = "1"
+    try:
+        return _predict(args)
+    finally:
+        if previous is None:
+            os.environ.pop(NO_CACHE_ENV, None)
+        else:
+            os.environ[NO_CACHE_ENV] = previous
+
+
+def _predict(args: argparse.Namespace) -> int:
     from structkernels.extraction import EXTRACTOR_FORMAT
     from structkernels.npk.files import read_document, validate_model
 
@@ -304,7 +330,17 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
     if args.kernel is not None:
         raise CommandError(f"--kernel applies to train-npk models; {model_path} is a relation "
                            "extractor")
-    extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=args.cache_dir,
+    from structkernels.utils import cache_dir_problem, user_cache_dir
+
+    cache_dir = False if args.no_cache else args.cache_dir
+    if cache_dir is not False:
+        where = args.cache_dir or user_cache_dir()
+        problem = cache_dir_problem(where)
+        if problem is not None:
+            print(f"structkernels predict: warning: {where}: the cache folder cannot be "
+                  f"written ({one_line(problem)}); caching is off for this run", file=sys.stderr)
+            cache_dir = False
+    extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=cache_dir,
                                             n_jobs=args.n_jobs, progress=True)
     for name in inputs:
         if not FilePath(name).exists():

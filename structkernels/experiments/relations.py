@@ -51,7 +51,6 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path as FilePath
 from typing import Any
 
 import joblib
@@ -83,9 +82,9 @@ from structkernels.relations.models import (
     relation_model,
 )
 from structkernels.utils import (
-    atomic_open,
+    CacheFolder,
+    check_cache_dir,
     effective_n_jobs,
-    read_bounded,
     read_npy,
     save_npy,
     tqdm,
@@ -178,13 +177,22 @@ class _Grams:
     class in it and of the package), so that any change of kernel, parameter or code
     misses the cache.  σ learned on a split is kept as JSON, keyed by the training
     structures and labels, the learner's kernel (the same key) and its settings.
+
+    Every entry carries the SHA-256 of its key and of its content
+    (:class:`structkernels.utils.CacheFolder`: a ``NAME.npy.sum`` beside a Gram, a header
+    line in a σ file) and is checked when read, then validated (a Gram: its shape, finite
+    values; σ: finite values ≥ 0 by label); one that fails is discarded with one warning
+    naming it, computed again and rewritten.  A folder that cannot be written turns the
+    writes off with one warning.
     """
 
     def __init__(self, items: Sequence[dict], n_jobs: int,
                  cache_dir: str | os.PathLike | None = None):
         self.items = items
         self.n_jobs = n_jobs
-        self.folder = None if cache_dir is None else FilePath(cache_dir) / "grams"
+        base = check_cache_dir(cache_dir, "cache_dir")
+        self.folder = None if base is None else base / "grams"
+        self.store = CacheFolder(self.folder, "Gram cache")
         self._cache: dict[str, np.ndarray] = {}
         self._digests: dict[str, str] = {}
         self.seconds = 0.0
@@ -204,6 +212,23 @@ class _Grams:
         blob = json.dumps(list(parts), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
+    def _read_gram(self, entry: str, key: str) -> np.ndarray | None:
+        """The cached Gram ``entry`` when it passes its check and is an ``(n, n)`` finite
+        float matrix; None otherwise (a damaged one is reported)."""
+        n = len(self.items)
+        if not self.store.check_file(entry, key, 8 * n * n + (1 << 16)):
+            return None
+        try:
+            K = read_npy(self.store.file(entry))
+        except (OSError, ValueError) as exc:
+            self.store.discard(entry, f"not a .npy array: {exc}")
+            return None
+        if K.shape != (n, n) or K.dtype.kind != "f" or not np.isfinite(K).all():
+            self.store.discard(entry, f"a {K.dtype} array of shape {K.shape}, not a finite "
+                               f"({n}, {n}) Gram")
+            return None
+        return K
+
     def get(self, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
         """The Gram of ``view`` under ``kern`` (a normalised kernel); ``keep=False``: neither
         kept in memory nor on disk (a σ of one split: the caller holds it for the split)."""
@@ -211,21 +236,15 @@ class _Grams:
         key = kernel_key(kern)
         memo = self._key(view, key)
         K = self._cache.get(memo)
-        file = None
+        entry = name = None
         if K is None and self.folder is not None and keep:
-            file = self.folder / f"{self._key(view, self._digest(view), key)}.npy"
-            if file.is_file():
-                try:
-                    K = read_npy(file)
-                    if K.shape != (len(self.items), len(self.items)) or not np.isfinite(K).all():
-                        K = None
-                except (OSError, ValueError):
-                    K = None  # damaged: computed again
+            name = self._key(view, self._digest(view), key)
+            entry = f"{name}.npy"
+            K = self._read_gram(entry, name)
         if K is None:
             K = kern.gram([item[view] for item in self.items], n_jobs=self.n_jobs)
-            if file is not None:
-                file.parent.mkdir(parents=True, exist_ok=True)
-                save_npy(file, K)
+            if entry is not None:
+                self.store.write_file(entry, name, lambda file, K=K: save_npy(file, K))
         if keep:
             self._cache[memo] = K
         self.seconds += time.perf_counter() - t
@@ -241,20 +260,24 @@ class _Grams:
         h.update(np.ascontiguousarray(y[train], dtype=np.int64).tobytes())
         name = self._key("sigma", part.view, h.hexdigest(), kernel_key(part.build()),
                          joblib.hash(settings))
-        file = self.folder / f"sigma-{name}.json"
-        if file.is_file():
+        entry = f"sigma-{name}.json"
+        payload = self.store.read(entry, name, 1 << 20)
+        if payload is not None:
+            problem = None
             try:
-                doc = json.loads(read_bounded(file, 1 << 20).decode("utf-8"))
-                if isinstance(doc, dict) and all(
-                        isinstance(k, str) and isinstance(v, (int, float)) and np.isfinite(v)
-                        and v >= 0 for k, v in doc.items()):
-                    return {k: float(v) for k, v in doc.items()}
-            except (OSError, ValueError):
-                pass
+                doc = json.loads(payload.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                doc, problem = None, "not JSON"
+            if problem is None and not (isinstance(doc, dict) and all(
+                    isinstance(k, str) and isinstance(v, (int, float))
+                    and not isinstance(v, bool) and np.isfinite(float(v)) and v >= 0
+                    for k, v in doc.items())):
+                problem = "not finite σ values ≥ 0 by label"
+            if problem is None:
+                return {k: float(v) for k, v in doc.items()}
+            self.store.discard(entry, problem)
         sigma = fit()
-        file.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(file, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(sigma))
+        self.store.write(entry, name, json.dumps(sigma).encode("ascii"))
         return sigma
 
 

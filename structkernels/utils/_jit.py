@@ -8,6 +8,15 @@ per user, kept across runs and across re-installs of the same version, and writa
 on a read-only install.  A ``$NUMBA_CACHE_DIR`` that the user set wins.  numba keys
 each entry by the source file's path, its modification time and the function, so a
 changed or re-installed source is compiled again, never served stale.
+
+Nothing is written where no cache may be written: with ``$STRUCTKERNELS_NO_CACHE`` (the
+commands' ``--no-cache``; :func:`structkernels.utils.cache_writes_disabled`) a function is
+compiled without numba's cache, so numba neither creates its folder nor writes an entry
+(the setting is read when a function is decorated, which a command's heavy modules are
+after its options are read; worker processes inherit it).  A cache folder that cannot be
+written (read-only, a file in the way) also compiles without the cache, where numba alone
+would fall back to writing beside the package's source files; a write of the cache that
+fails (a full disk) turns that function's cache off instead of failing the call.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from typing import Any
 import numba
 from numba.core import config
 
-from structkernels.utils._cache import user_cache_dir
+from structkernels.utils._cache import cache_writes_disabled, user_cache_dir
 
 __all__ = ["njit", "numba_cache_dir"]
 
@@ -31,12 +40,45 @@ def numba_cache_dir() -> str:
         user_cache_dir("numba"))
 
 
+def _writable(folder: str) -> bool:
+    """Whether ``folder`` is (or can be made) a folder this process may write in."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)
+
+
+def _save_softly(dispatcher: Any) -> None:
+    """Make a failed write of numba's cache (a full disk) cost only the cache entry.
+
+    numba saves a compiled overload after adding it to the dispatcher and lets an
+    ``OSError`` of that write escape into the caller's call; here the write is guarded,
+    and after a failure the function's cache is off (the compiled code is used, not kept).
+    Where numba's cache object is not the one expected, nothing is changed.
+    """
+    cache = getattr(dispatcher, "_cache", None)
+    save, disable = getattr(cache, "save_overload", None), getattr(cache, "disable", None)
+    if not callable(save) or not callable(disable):
+        return
+
+    def save_overload(sig: Any, data: Any) -> None:
+        try:
+            save(sig, data)
+        except OSError:
+            disable()
+
+    cache.save_overload = save_overload
+
+
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit``; with ``cache=True`` the cache is :func:`numba_cache_dir`.
 
     numba fixes a function's cache folder when it is decorated, from
     ``numba.config.CACHE_DIR``; that setting is changed only while our function is
     decorated and put back after, so other numba code of the process keeps its own.
+    With ``$STRUCTKERNELS_NO_CACHE`` set, or a cache folder that cannot be written, the
+    function is compiled without a cache: nothing is written.
 
     Examples
     --------
@@ -53,11 +95,16 @@ def njit(*args: Any, **options: Any) -> Any:
         return numba.njit(*args, **options)
 
     def decorate(fn: Callable) -> Any:
+        folder = None if cache_writes_disabled() else numba_cache_dir()
+        if folder is None or not _writable(folder):
+            return numba.njit(*args, **{**options, "cache": False})(fn)
         own = config.CACHE_DIR
-        config.CACHE_DIR = numba_cache_dir()
+        config.CACHE_DIR = folder
         try:
-            return numba.njit(*args, **options)(fn)
+            dispatcher = numba.njit(*args, **options)(fn)
         finally:
             config.CACHE_DIR = own
+        _save_softly(dispatcher)
+        return dispatcher
 
     return decorate

@@ -241,10 +241,10 @@ def map_blocks(
     --------
     >>> import numpy as np
     >>> from structkernels.engine.source import KernelSource
-    >>> from structkernels.kernels import LinearKernel
-    >>> src = KernelSource(LinearKernel(), np.eye(3))
+    >>> from structkernels import kernel
+    >>> src = KernelSource(kernel("linear"), np.eye(3))
     >>> tasks = [(np.array([0, 1]), None), (np.array([0, 1]), np.array([2]))]
-    >>> [float(s) for s in map_blocks(src, tasks, lambda B, t: B.sum(), ordered=True)]
+    >>> [float(s) for s in map_blocks(src, tasks, lambda B, t: B.sum(), n_jobs=1)]
     [2.0, 0.0]
     """
     tasks = list(tasks)

@@ -73,8 +73,8 @@ class KernelSource:
     Examples
     --------
     >>> import numpy as np
-    >>> from structkernels.kernels import LinearKernel
-    >>> src = KernelSource(LinearKernel(), np.array([[1.0], [2.0], [3.0]]))
+    >>> from structkernels import kernel
+    >>> src = KernelSource(kernel("linear"), np.array([[1.0], [2.0], [3.0]]))
     >>> src.block(np.array([0, 2]), None).tolist(), src.pairs([0], [2]).tolist()
     ([[1.0, 3.0], [3.0, 9.0]], [3.0])
     >>> src.n_evaluations

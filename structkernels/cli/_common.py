@@ -4,10 +4,11 @@ never from each other."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from pathlib import Path as FilePath
 
@@ -182,3 +183,29 @@ def load_graph_labels(args: argparse.Namespace):
         )
     args.data = f"{args.graph_labels} over {args.graphs or FilePath(args.graph_labels).parent}"
     return ds
+
+
+@contextlib.contextmanager
+def cache_options(args: argparse.Namespace) -> Iterator[None]:
+    """``--cache-dir`` checked and ``--no-cache`` in force for the run of a command.
+
+    An empty ``--cache-dir`` is refused; a cache folder that cannot be written turns
+    caching off (``args.no_cache``); with ``--no-cache`` the environment says so where
+    compiled kernels are decorated (here and in worker processes), so numba writes no cache
+    either.  The environment is restored afterwards.
+    """
+    from structkernels.utils import NO_CACHE_ENV, cache_writes_disabled, check_cache_dir
+
+    if getattr(args, "cache_dir", None) is not None:
+        check_cache_dir(args.cache_dir, "--cache-dir")
+    args.no_cache = bool(getattr(args, "no_cache", False) or cache_writes_disabled())
+    previous = os.environ.get(NO_CACHE_ENV)
+    if args.no_cache:
+        os.environ[NO_CACHE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(NO_CACHE_ENV, None)
+        else:
+            os.environ[NO_CACHE_ENV] = previous

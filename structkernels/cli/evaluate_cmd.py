@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import writes_files
+from structkernels.cli._common import cache_options, writes_files
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -86,25 +85,9 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def run(args: argparse.Namespace) -> int:
-    from structkernels.utils import NO_CACHE_ENV, cache_writes_disabled, check_cache_dir
-
-    if args.cache_dir is not None:
-        check_cache_dir(args.cache_dir, "--cache-dir")
-    args.no_cache = bool(args.no_cache or cache_writes_disabled())
-    previous = os.environ.get(NO_CACHE_ENV)
-    if args.no_cache:
-        # read where compiled kernels are decorated (below, and in worker processes):
-        # numba then writes no cache either
-        os.environ[NO_CACHE_ENV] = "1"
-    try:
-        with warnings.catch_warnings():
-            warnings.showwarning = _one_line_warning
-            return _run(args)
-    finally:
-        if previous is None:
-            os.environ.pop(NO_CACHE_ENV, None)
-        else:
-            os.environ[NO_CACHE_ENV] = previous
+    with cache_options(args), warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path as FilePath
 from typing import Any
@@ -33,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import writes_files
+from structkernels.cli._common import cache_options, writes_files
 from structkernels.npk.files import MODEL_FORMAT  # noqa: F401  (re-exported)
 from structkernels.utils import (
     BadLine,
@@ -258,23 +257,8 @@ def _write_lines(output: str, lines) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from structkernels.utils import NO_CACHE_ENV, cache_writes_disabled, check_cache_dir
-
-    if args.cache_dir is not None:
-        check_cache_dir(args.cache_dir, "--cache-dir")
-    args.no_cache = bool(getattr(args, "no_cache", False) or cache_writes_disabled())
-    previous = os.environ.get(NO_CACHE_ENV)
-    if args.no_cache:
-        # read where compiled kernels are decorated (the models' modules, worker
-        # processes): numba then writes no cache either
-        os.environ[NO_CACHE_ENV] = "1"
-    try:
+    with cache_options(args):
         return _predict(args)
-    finally:
-        if previous is None:
-            os.environ.pop(NO_CACHE_ENV, None)
-        else:
-            os.environ[NO_CACHE_ENV] = previous
 
 
 def _predict(args: argparse.Namespace) -> int:

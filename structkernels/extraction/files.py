@@ -23,10 +23,12 @@ Anything else is one :class:`ExtractorFormatError` line naming the file and the 
 
 from __future__ import annotations
 
+import gzip
 import inspect
 import math
 import os
 import sys
+import zlib
 from typing import Any, NoReturn
 
 from structkernels.npk.files import (
@@ -199,7 +201,9 @@ def read_model_document(path: str | os.PathLike) -> Any:
     within :data:`~structkernels.npk.files.MAX_MODEL_BYTES` (what ``structkernels predict``
     reads).
 
-    An extractor above its limit is refused before its JSON is decoded.
+    A file whose first 64 KiB name the extractor format (as :meth:`RelationExtractor.save`
+    writes it) is read as an extractor; any other extractor above its limit is refused
+    before its JSON is decoded (or, with the format's name escaped, right after).
 
     Examples
     --------
@@ -207,9 +211,12 @@ def read_model_document(path: str | os.PathLike) -> Any:
     'structkernels-relation-extractor'
     """
     name = os.fspath(path)
+    marker = EXTRACTOR_FORMAT.encode()
+    if marker in _head(name):
+        return read_extractor_document(name)
     data = read_model_bytes(name)
     limit = MAX_EXTRACTOR_BYTES
-    if len(data) > limit and EXTRACTOR_FORMAT.encode() in data:
+    if len(data) > limit and marker in data:
         _too_large(name, limit)
     doc = decode_document(name, data)
     if len(data) > limit and isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT:
@@ -217,10 +224,25 @@ def read_model_document(path: str | os.PathLike) -> Any:
     return doc
 
 
+def _head(name: str, size: int = 1 << 16) -> bytes:
+    """The first ``size`` bytes of a file's content, gunzipped; empty if they cannot be read
+    (the full read then says why)."""
+    try:
+        with open(name, "rb") as fh:
+            if fh.read(2) != b"\x1f\x8b":
+                fh.seek(0)
+                return fh.read(size)
+            fh.seek(0)
+            with gzip.GzipFile(fileobj=fh) as gz:
+                return gz.read(size)
+    except (OSError, EOFError, zlib.error):
+        return b""
+
+
 def _too_large(name: str, limit: int) -> NoReturn:
     raise ExtractorFormatError(
-        f"{name}: the relation-extractor file holds more than {limit} bytes (decompressed); "
-        "refused (limit: structkernels.extraction.MAX_EXTRACTOR_BYTES)")
+        f"{name}: the model file holds more than {limit} bytes (decompressed); refused "
+        "(limit: max_bytes, default structkernels.extraction.MAX_EXTRACTOR_BYTES)")
 
 
 def check_extractor_document(doc: Any, source: str = "the extractor") -> dict[str, Any]:
@@ -327,9 +349,6 @@ class _Checked:
         if unknown:
             fail(f"unknown field(s) {', '.join(map(repr, unknown))} in a version "
                  f"{version} relation-extractor file")
-        where = oversized_int(doc)
-        if where is not None:
-            fail(f"{where} is an integer too large for a float")
         params = self.params()
         pipeline = self.obj(doc, "pipeline", "'pipeline'", ("name", "package", "version", "spacy"),
                             ("name", "package", "version"))
@@ -342,6 +361,10 @@ class _Checked:
         problem = sigma_problem("sigma", sigma)
         if problem:
             fail(problem)
+        above = next((k for k, v in sigma.items() if v > 1), None)
+        if above is not None:  # learned σ are 0 or 1: more would only scale values up
+            fail(f"sigma[{one_line(repr(above), _SHOWN)}] is {sigma[above]!r}; the σ of an "
+                 "extractor is a learned weight in [0, 1]")
         kernel = self.kernel(sigma)
         train = self.obj(doc, "train", "'train'", ("pairs", "positives", "route"),
                          ("pairs", "positives", "route"))
@@ -447,5 +470,8 @@ class _Checked:
                     ref["apg"] = LabelledGraph.from_json(r["apg"])
                 except (StructureError, TypeError, ValueError) as exc:
                     self.fail(f"references[{i}]['apg'] is malformed: {exc}")
+                except OverflowError:
+                    self.fail(f"{oversized_int(r['apg']) or 'a value'} of references[{i}]['apg'] "
+                              "is an integer too large for a float")
             out.append({v: ref[v] for v in views})
         return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import sys
 from pathlib import Path as FilePath
 from typing import Any
@@ -48,6 +49,8 @@ READABLE_VERSIONS = (1, 2)
 MAX_MODEL_BYTES = 1 << 30
 # the largest float: a JSON integer beyond it cannot be converted (OverflowError)
 _FLOAT_MAX = sys.float_info.max
+# a run of digits as long as the largest float's integer part (309 digits)
+_LONG_DIGITS = re.compile(rb"[0-9]{%d}" % len(str(int(_FLOAT_MAX))))
 
 
 class ModelFormatError(StructkernelsError, ValueError):
@@ -141,7 +144,8 @@ def decode_document(name: str, data: bytes) -> Any:
         raise ModelFormatError(f"{name}: JSON nested too deeply: not a structkernels model") from None
     except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
         raise ModelFormatError(f"{name}: not a structkernels model ({exc})") from None
-    check_no_oversized_int(name, doc)
+    if _LONG_DIGITS.search(data):  # only then can an integer be too large for a float
+        check_no_oversized_int(name, doc)
     return doc
 
 
@@ -166,6 +170,18 @@ def oversized_int(doc: Any) -> str | None:
     >>> oversized_int({"C": 10 ** 300}) is None
     True
     """
+    values, big = [doc], False
+    while values:  # a quick pass first: is there one at all?
+        value = values.pop()
+        if isinstance(value, dict):
+            values.extend(value.values())
+        elif isinstance(value, list):
+            values.extend(value)
+        elif type(value) is int and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+            big = True
+            break
+    if not big:
+        return None
     stack: list[tuple[Any, str]] = [(doc, "")]
     while stack:
         value, where = stack.pop()

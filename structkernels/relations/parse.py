@@ -65,8 +65,8 @@ def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
     ValueError
         No pipeline of that name is installed, or it has no dependency parser.
     """
-    spacy = optional_module("spacy", _HINT)
     check_pipeline(name, allow_default=True)  # the default absent: the hint below
+    spacy = optional_module("spacy", _HINT)
     for candidate in pipeline_packages(name):
         try:
             nlp = spacy.load(candidate, exclude=["ner"])

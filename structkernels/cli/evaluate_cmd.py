@@ -124,6 +124,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from structkernels.relations import read_relations
     from structkernels.relations.parse import DependencyParser
+    from structkernels.relations.pipelines import check_pipeline
 
     on_error = "skip" if args.skip_bad else "raise"
     progress = not args.quiet
@@ -144,6 +145,7 @@ def _run(args: argparse.Namespace) -> int:
     test = read(args.test) if args.test else None
     if args.n_process < 1:
         raise CommandError(f"--n-process must be at least 1, got {args.n_process}")
+    check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
     from structkernels.relations.parse import default_cache_dir
     from structkernels.utils import CacheWarning, cache_dir_problem
 

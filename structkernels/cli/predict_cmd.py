@@ -263,10 +263,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _predict(args: argparse.Namespace) -> int:
     from structkernels.extraction import EXTRACTOR_FORMAT
-    from structkernels.npk.files import read_document, validate_model
+    from structkernels.extraction.files import read_model_document
+    from structkernels.npk.files import validate_model
 
     model_path, inputs = _model_and_data(args)  # the output rule ran on them (writes_files)
-    doc = read_document(model_path)
+    doc = read_model_document(model_path)  # an extractor within MAX_EXTRACTOR_BYTES
     if isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT:
         return _run_extractor(args, doc, model_path, inputs)
     if len(inputs) != 1:

@@ -5,25 +5,35 @@
   views of each pair: shortest dependency path, context, all-paths graph; σ learned by
   :class:`~structkernels.NonstationaryLearner`, an SVM on the composite kernel), saved and
   loaded as a checked JSON document, never a pickle.
+- :mod:`~structkernels.extraction.files`: the extractor file's format, its limits
+  (:data:`MAX_EXTRACTOR_BYTES`, :data:`MAX_REFERENCES`, ...) and the checks of every field.
 
 Imports: classifiers, npk, relations, kernels, structures, utils.
 See docs/relations.md, "Training an extractor and predicting from text".
 """
 
 from structkernels.extraction.extractor import (
-    EXTRACTOR_FORMAT,
-    EXTRACTOR_VERSION,
-    MAX_EXTRACTOR_BYTES,
-    ExtractorFormatError,
     PipelineVersionWarning,
     RelationExtractor,
     composite_kernel,
+)
+from structkernels.extraction.files import (
+    EXTRACTOR_FORMAT,
+    EXTRACTOR_VERSION,
+    MAX_EXTRACTOR_BYTES,
+    MAX_GRAPH_CELLS,
+    MAX_REFERENCE_SIZE,
+    MAX_REFERENCES,
+    ExtractorFormatError,
 )
 
 __all__ = [
     "EXTRACTOR_FORMAT",
     "EXTRACTOR_VERSION",
     "MAX_EXTRACTOR_BYTES",
+    "MAX_GRAPH_CELLS",
+    "MAX_REFERENCES",
+    "MAX_REFERENCE_SIZE",
     "ExtractorFormatError",
     "PipelineVersionWarning",
     "RelationExtractor",

@@ -40,9 +40,11 @@ Version 1 files (written before the all-paths graph view joined the extractor) h
 ``"apg"`` in ``"kernel"`` nor in the references; they still load, as the two-view model
 they were trained as (path and context), and are saved again as version 1.
 
-Reading it never runs code: a bounded read (:data:`MAX_EXTRACTOR_BYTES`), JSON only, the
-kernels fixed by :mod:`structkernels.relations.models` (only their parameters are read,
-each checked), every number finite, the lengths in agreement; anything else is one
+Reading it never runs code and does bounded work (:mod:`structkernels.extraction.files`):
+a bounded read (:data:`MAX_EXTRACTOR_BYTES`), JSON only, the pipeline an installed spaCy
+pipeline, the kernels fixed by :mod:`structkernels.relations.models` (only their
+parameters are read, each checked), every number finite and within a float's range, the
+lengths in agreement, the references within their limits; anything else is one
 :class:`ExtractorFormatError` line naming the file.  Writing is atomic.  The
 machine-specific settings (``cache_dir``, ``n_jobs``, ``progress``) are not saved:
 :meth:`RelationExtractor.load` takes them.
@@ -51,8 +53,6 @@ machine-specific settings (``cache_dir``, ``n_jobs``, ``progress``) are not save
 from __future__ import annotations
 
 import gzip
-import inspect
-import math
 import os
 import warnings
 from pathlib import Path as FilePath
@@ -63,25 +63,29 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers import KernelSVC
+from structkernels.extraction.files import (
+    EXTRACTOR_FORMAT,
+    EXTRACTOR_VERSION,
+    MAX_EXTRACTOR_BYTES,
+    MODEL,
+    MODELS,
+    ExtractorFormatError,
+    check_extractor_document,
+    check_reference_limits,
+    check_sigma_params,
+    is_finite_number,
+    is_int,
+    read_extractor_document,
+)
 from structkernels.kernels.base import Kernel
-from structkernels.npk.files import ModelFormatError, read_document, sigma_problem
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.relations.model import RelationCorpus
-from structkernels.relations.models import (
-    NGRAM,
-    NPK,
-    SVM_PARAMS,
-    RelationModel,
-    learned_sigma,
-    relation_model,
-)
+from structkernels.relations.models import SVM_PARAMS, RelationModel, learned_sigma
 from structkernels.relations.parse import DependencyParser
 from structkernels.relations.structures import pair_views
-from structkernels.structures import LabelledGraph, Path, StructureError
 from structkernels.utils import (
     StructkernelsWarning,
     atomic_open,
-    check_header,
     dumps_finite,
     effective_n_jobs,
     one_line,
@@ -100,33 +104,10 @@ __all__ = [
     "composite_kernel",
 ]
 
-#: The ``"format"`` of a relation-extractor file.
-EXTRACTOR_FORMAT = "structkernels-relation-extractor"
-#: The version this release writes for a newly trained extractor (it reads 1 and 2).
-EXTRACTOR_VERSION = 2
-#: The most bytes a model file may hold (decompressed).
-MAX_EXTRACTOR_BYTES = 256 << 20
-#: The relation model an extractor trains: the evaluation's "NPK SVM".
-MODEL = relation_model("NPK SVM")
 #: The structure views of a pair the extractor compares (:data:`MODEL`'s).
 STRUCTURE_VIEWS = MODEL.views
 #: Former name of :data:`STRUCTURE_VIEWS`.
 VIEWS = STRUCTURE_VIEWS
-
-# the model of each file version: version 1 extractors left the all-paths graph out
-_V1_MODEL = RelationModel("NPK SVM on path and context (version 1 files)", (NPK, NGRAM), "SVM")
-_MODELS = {1: _V1_MODEL, 2: MODEL}
-# the parameters each view's kernel may take from a file; the kernels themselves are fixed
-_KERNEL_KEYS = {"path": ("lam", "node_mismatch", "max_len"), "context": ("binary",), "apg": ()}
-_PARAM_KEYS = ("pipeline", "blind", "C", "sigma_params", "random_state", "max_exact")
-_TOP_KEYS = ("format", "version", "params", "pipeline", "kernel", "sigma", "train", "svm",
-             "references")
-# the learner's keywords the extractor sets itself
-_OWN_LEARNER_KEYS = ("kernel", "kernel_params")
-
-
-class ExtractorFormatError(ModelFormatError):
-    """A relation-extractor file that cannot be used; one line naming the file."""
 
 
 class PipelineVersionWarning(StructkernelsWarning):
@@ -142,6 +123,7 @@ def composite_kernel(path_params: dict[str, Any], context_params: dict[str, Any]
 
     Examples
     --------
+    >>> from structkernels.structures import Path
     >>> k = composite_kernel({"lam": 0.8, "node_mismatch": 0.9}, {}, {"conj": 0.0})
     >>> a = {"path": Path([(None, "PROT1"), ("nsubj-of", "bind"), ("dobj", "PROT2")]),
     ...      "context": ("m:bind",)}
@@ -150,21 +132,21 @@ def composite_kernel(path_params: dict[str, Any], context_params: dict[str, Any]
     """
     params = {"path": path_params, "context": context_params}
     if apg_params is None:
-        return _V1_MODEL.kernel(sigma, params)
+        return MODELS[1].kernel(sigma, params)
     return MODEL.kernel(sigma, {**params, "apg": apg_params})
 
 
 def _model_of(kernel_params: dict[str, Any]) -> RelationModel:
     """The model whose structure views are the keys of ``kernel_params``."""
     views = set(kernel_params)
-    for model in _MODELS.values():
+    for model in MODELS.values():
         if set(model.views) == views:
             return model
     raise ValueError(f"no relation-extractor model on the structure views {sorted(views)}")
 
 
 def _version_of(model: RelationModel) -> int:
-    return next(v for v, m in _MODELS.items() if m is model)
+    return next(v for v, m in MODELS.items() if m is model)
 
 
 def _reference(item: dict[str, Any], views: tuple[str, ...]) -> dict[str, Any]:
@@ -175,31 +157,6 @@ def _reference(item: dict[str, Any], views: tuple[str, ...]) -> dict[str, Any]:
 def _view_json(structure: Any) -> Any:
     """A structure view as JSON: a path's or graph's ``to_json()``, a context's list."""
     return structure.to_json() if hasattr(structure, "to_json") else list(structure)
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _learner_keys() -> set[str]:
-    return set(inspect.signature(NonstationaryLearner).parameters) - set(_OWN_LEARNER_KEYS)
-
-
-def _check_sigma_params(sigma_params: Any, owner: str) -> dict[str, Any]:
-    if sigma_params is None:
-        return {}
-    if not isinstance(sigma_params, dict):
-        raise ValueError(f"{owner}: sigma_params must be a dict of NonstationaryLearner "
-                         f"keywords or None, got {type(sigma_params).__name__}")
-    unknown = sorted(set(map(str, sigma_params)) - _learner_keys())
-    if unknown:
-        raise ValueError(f"{owner}: sigma_params holds {', '.join(map(repr, unknown))}, which "
-                         "NonstationaryLearner does not take (or the extractor sets itself)")
-    return dict(sigma_params)
 
 
 class RelationExtractor(BaseEstimator):
@@ -369,10 +326,10 @@ class RelationExtractor(BaseEstimator):
         """
 
         name = type(self).__name__
-        learner_params = _check_sigma_params(self.sigma_params, name)
-        if not _is_number(self.C) or self.C <= 0:
+        learner_params = check_sigma_params(self.sigma_params, name)
+        if not is_finite_number(self.C) or self.C <= 0:
             raise ValueError(f"{name}.C must be a finite number > 0, got {self.C!r}")
-        if not _is_int(self.max_exact) or self.max_exact < 1:
+        if not is_int(self.max_exact) or self.max_exact < 1:
             raise ValueError(f"{name}.max_exact must be an int >= 1, got {self.max_exact!r}")
         n_jobs = self._n_jobs()
         if not isinstance(corpus, RelationCorpus):
@@ -455,8 +412,8 @@ class RelationExtractor(BaseEstimator):
     def to_json(self) -> dict[str, Any]:
         """The model as a JSON-ready document (what :meth:`save` writes)."""
         check_is_fitted(self, "weights_")
-        sigma_params = _check_sigma_params(self.sigma_params, type(self).__name__) or None
-        rs = self.random_state if _is_int(self.random_state) or self.random_state is None else None
+        sigma_params = check_sigma_params(self.sigma_params, type(self).__name__) or None
+        rs = self.random_state if is_int(self.random_state) or self.random_state is None else None
         model = self._model()
         return {
             "format": EXTRACTOR_FORMAT,
@@ -477,12 +434,19 @@ class RelationExtractor(BaseEstimator):
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to ``path`` as JSON (gzip'd when the name ends in ``.gz``), atomically.
 
-        The file appears complete or not at all; NaN or infinity anywhere is refused before
-        anything is written.
+        The file appears complete or not at all; NaN or infinity anywhere, or references
+        beyond the limits :meth:`load` reads (:func:`~structkernels.extraction.files.
+        check_reference_limits`), are refused before anything is written.
         """
         out = FilePath(os.fspath(path))
+        doc = self.to_json()
+
+        def refuse(reason: str) -> NoReturn:
+            raise ValueError(f"{out}: cannot save the extractor: {reason}")
+
+        check_reference_limits(doc["references"], refuse)
         try:
-            text = dumps_finite(self.to_json(), what=f"{out}: the extractor",
+            text = dumps_finite(doc, what=f"{out}: the extractor",
                                 separators=(",", ":"), ensure_ascii=False)
         except TypeError as exc:  # sigma_params holding a non-JSON value
             raise ValueError(f"{out}: cannot save the extractor: {one_line(exc)}") from None
@@ -517,13 +481,7 @@ class RelationExtractor(BaseEstimator):
             field missing, of the wrong type, not finite, or lengths that disagree.
         """
         name = os.fspath(path)
-        limit = MAX_EXTRACTOR_BYTES if max_bytes is None else max_bytes
-        try:
-            doc = read_document(name, limit)
-        except ExtractorFormatError:
-            raise
-        except ModelFormatError as exc:
-            raise ExtractorFormatError(str(exc)) from None
+        doc = read_extractor_document(name, max_bytes)
         return cls.from_json(doc, source=name, cache_dir=cache_dir, n_jobs=n_jobs,
                              progress=progress)
 
@@ -541,7 +499,7 @@ class RelationExtractor(BaseEstimator):
 
         ``source`` names the document in errors (the file).
         """
-        p = _Checked(doc, source).check()
+        p = check_extractor_document(doc, source)
         ex = cls(cache_dir=cache_dir, n_jobs=n_jobs, progress=progress, **p["params"])
         ex.sigma_ = p["sigma"]
         ex.kernel_params_ = p["kernel"]
@@ -554,143 +512,3 @@ class RelationExtractor(BaseEstimator):
         ex.n_positives_ = p["train"]["positives"]
         ex.pipeline_meta_ = p["pipeline"]
         return ex
-
-
-class _Checked:
-    """The checks of a decoded extractor document; :meth:`check` gives its parts."""
-
-    def __init__(self, doc: Any, source: str):
-        self.doc, self.source = doc, source
-        self.model = MODEL  # the model of the file's version, once its header is read
-
-    def fail(self, reason: str) -> NoReturn:
-        raise ExtractorFormatError(f"{self.source}: {one_line(reason)}")
-
-    def obj(self, parent: dict, key: str, where: str, keys: tuple[str, ...] | None = None,
-            required: tuple[str, ...] = ()) -> dict:
-        value = parent.get(key)
-        if not isinstance(value, dict):
-            self.fail(f"{where} must be an object, got {type(value).__name__}")
-        if keys is not None:
-            unknown = sorted(set(value) - set(keys))
-            if unknown:
-                self.fail(f"{where} holds unknown field(s) {', '.join(map(repr, unknown))} "
-                          f"(known: {', '.join(keys)})")
-        missing = [k for k in required if k not in value]
-        if missing:
-            self.fail(f"{where} lacks {', '.join(map(repr, missing))}")
-        return value
-
-    def check(self) -> dict[str, Any]:
-        doc, fail = self.doc, self.fail
-        version = check_header(doc, name=self.source, format=EXTRACTOR_FORMAT,
-                               versions=tuple(_MODELS), what="relation-extractor",
-                               error=ExtractorFormatError)
-        self.model = _MODELS[version]
-        unknown = sorted(set(doc) - set(_TOP_KEYS))
-        if unknown:
-            fail(f"unknown field(s) {', '.join(map(repr, unknown))} in a version "
-                 f"{version} relation-extractor file")
-        params = self.params()
-        pipeline = self.obj(doc, "pipeline", "'pipeline'", ("name", "package", "version", "spacy"),
-                            ("name", "package", "version"))
-        for k, v in pipeline.items():
-            if not isinstance(v, str):
-                fail(f"pipeline[{k!r}] must be a string, got {v!r}")
-        sigma = doc.get("sigma")
-        if not isinstance(sigma, dict):
-            fail(f"'sigma' must be an object of edge label -> σ, got {type(sigma).__name__}")
-        problem = sigma_problem("sigma", sigma)
-        if problem:
-            fail(problem)
-        kernel = self.kernel(sigma)
-        train = self.obj(doc, "train", "'train'", ("pairs", "positives", "route"),
-                         ("pairs", "positives", "route"))
-        if not _is_int(train["pairs"]) or train["pairs"] < 2:
-            fail(f"train['pairs'] must be an int >= 2, got {train['pairs']!r}")
-        if not _is_int(train["positives"]) or not 0 < train["positives"] < train["pairs"]:
-            fail(f"train['positives'] must be an int between 1 and train['pairs'] - 1, got "
-                 f"{train['positives']!r}")
-        if train["route"] not in ("exact", "nystroem"):
-            fail(f"train['route'] must be 'exact' or 'nystroem', got {train['route']!r}")
-        svm = self.obj(doc, "svm", "'svm'", ("intercept", "weights"), ("intercept", "weights"))
-        if not _is_number(svm["intercept"]):
-            fail(f"svm['intercept'] must be a finite number, got {svm['intercept']!r}")
-        weights = svm["weights"]
-        if not isinstance(weights, list) or not weights:
-            fail("svm['weights'] must be a non-empty list of numbers")
-        for i, w in enumerate(weights):
-            if not _is_number(w):
-                fail(f"svm['weights'][{i}] must be a finite number, got {w!r}")
-        refs = self.references()
-        if len(refs) != len(weights):
-            fail(f"{len(refs)} references but {len(weights)} weights in svm['weights']")
-        if len(refs) > train["pairs"]:
-            fail(f"{len(refs)} references but only {train['pairs']} training pairs")
-        return {"params": params, "pipeline": dict(pipeline), "model": self.model, "kernel": kernel,
-                "sigma": {k: float(v) for k, v in sigma.items()}, "train": dict(train),
-                "intercept": float(svm["intercept"]), "weights": [float(w) for w in weights],
-                "references": refs}
-
-    def params(self) -> dict[str, Any]:
-        fail = self.fail
-        p = self.obj(self.doc, "params", "'params'", _PARAM_KEYS, _PARAM_KEYS)
-        if not isinstance(p["pipeline"], str) or not p["pipeline"]:
-            fail(f"params['pipeline'] must be a pipeline name, got {p['pipeline']!r}")
-        if not isinstance(p["blind"], bool):
-            fail(f"params['blind'] must be true or false, got {p['blind']!r}")
-        if not _is_number(p["C"]) or p["C"] <= 0:
-            fail(f"params['C'] must be a finite number > 0, got {p['C']!r}")
-        if p["random_state"] is not None and not _is_int(p["random_state"]):
-            fail(f"params['random_state'] must be an int or null, got {p['random_state']!r}")
-        if not _is_int(p["max_exact"]) or p["max_exact"] < 1:
-            fail(f"params['max_exact'] must be an int >= 1, got {p['max_exact']!r}")
-        try:
-            _check_sigma_params(p["sigma_params"], "params")
-        except ValueError as exc:
-            fail(str(exc))
-        return dict(p)
-
-    def kernel(self, sigma: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        views = self.model.views
-        k = self.obj(self.doc, "kernel", "'kernel'", views, views)
-        out = {}
-        for view in views:
-            params = self.obj(k, view, f"kernel[{view!r}]", _KERNEL_KEYS[view])
-            for key, value in params.items():
-                if not (_is_number(value) or isinstance(value, bool) or value is None):
-                    self.fail(f"kernel[{view!r}][{key!r}] must be a number, true/false or null, "
-                              f"got {one_line(repr(value), 60)}")
-            out[view] = dict(params)
-        try:
-            self.model.kernel(sigma, out).validate_params()
-        except (TypeError, ValueError) as exc:
-            self.fail(f"bad kernel parameters: {exc}")
-        return out
-
-    def references(self) -> list[dict[str, Any]]:
-        refs = self.doc.get("references")
-        if not isinstance(refs, list) or not refs:
-            self.fail("'references' must be a non-empty list of pair views")
-        views = self.model.views
-        out = []
-        for i, r in enumerate(refs):
-            if not isinstance(r, dict) or set(r) != set(views):
-                self.fail(f"references[{i}] must be an object with exactly {', '.join(views)}")
-            try:
-                path = Path.from_json(r["path"])
-            except (StructureError, TypeError, ValueError) as exc:
-                self.fail(f"references[{i}]['path'] is malformed: {exc}")
-            if len(path) == 0:
-                self.fail(f"references[{i}]['path'] is empty")
-            context = r["context"]
-            if not isinstance(context, list) or not all(isinstance(f, str) for f in context):
-                self.fail(f"references[{i}]['context'] must be a list of strings")
-            ref = {"path": path, "context": tuple(context)}
-            if "apg" in views:
-                try:
-                    ref["apg"] = LabelledGraph.from_json(r["apg"])
-                except (StructureError, TypeError, ValueError) as exc:
-                    self.fail(f"references[{i}]['apg'] is malformed: {exc}")
-            out.append({v: ref[v] for v in views})
-        return out

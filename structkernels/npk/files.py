@@ -11,6 +11,8 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
+import sys
 from pathlib import Path as FilePath
 from typing import Any
 
@@ -28,6 +30,7 @@ from structkernels.utils import (
     atomic_open,
     check_header,
     dumps_finite,
+    one_line,
     read_bounded,
 )
 
@@ -44,6 +47,10 @@ READABLE_VERSIONS = (1, 2)
 #: The most bytes a model file may hold once decompressed (read at each call:
 #: a gzip bomb is refused after this much, in bounded memory).
 MAX_MODEL_BYTES = 1 << 30
+# the largest float: a JSON integer beyond it cannot be converted (OverflowError)
+_FLOAT_MAX = sys.float_info.max
+# a run of digits as long as the largest float's integer part (309 digits)
+_LONG_DIGITS = re.compile(rb"[0-9]{%d}" % len(str(int(_FLOAT_MAX))))
 
 
 class ModelFormatError(StructkernelsError, ValueError):
@@ -71,12 +78,25 @@ def save_model(path: str | os.PathLike, model: dict[str, Any]) -> None:
             gz.write(raw)
 
 
-def read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
+def read_model_bytes(path: str | os.PathLike, max_bytes: int | None = None) -> bytes:
+    """The content of a model file, gunzipped, within ``max_bytes`` (default
+    :data:`MAX_MODEL_BYTES`, read at each call); a :class:`ModelFormatError` naming the
+    file for a file that cannot be read, corrupt gzip data or more than ``max_bytes``
+    (found in bounded memory).
 
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "m.json")
+    ...     _ = open(f, "w").write("{}")
+    ...     read_model_bytes(f)
+    b'{}'
+    """
     name = os.fspath(path)
     limit = MAX_MODEL_BYTES if max_bytes is None else max_bytes
     try:
-        data = read_bounded(name, limit)
+        return read_bounded(name, limit)
     except OSError as exc:
         raise ModelFormatError(f"{name}: cannot read the model file ({exc.strerror or exc})") from None
     except CorruptInputError as exc:
@@ -88,6 +108,24 @@ def read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
             f"{name}: the model file holds more than {limit} bytes (decompressed); refused "
             "(limit: max_bytes, default structkernels.npk.model.MAX_MODEL_BYTES)"
         ) from None
+
+
+def decode_document(name: str, data: bytes) -> Any:
+    """The JSON document of a model file's content ``data`` (:func:`read_model_bytes`).
+
+    A pickle, binary data, invalid JSON, nesting too deep for the decoder and an integer
+    too large for a float anywhere (:func:`oversized_int`) are one
+    :class:`ModelFormatError` naming the file ``name``.
+
+    Examples
+    --------
+    >>> decode_document("m.json", b'{"svm": {"intercept": 1e3}}')
+    {'svm': {'intercept': 1000.0}}
+    >>> decode_document("m.json", b'{"lam": 1' + b'0' * 400 + b'}')
+    Traceback (most recent call last):
+    ...
+    structkernels.npk.files.ModelFormatError: m.json: lam is an integer too large for a float
+    """
     if data[:1] == b"\x80":
         raise ModelFormatError(f"{name}: not a structkernels model (pickle files are never read)")
     try:
@@ -97,7 +135,7 @@ def read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
             f"{name}: not a structkernels model (binary data, neither gzip'd nor plain JSON)"
         ) from None
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ModelFormatError(
             f"{name}: not valid JSON ({exc.msg}, line {exc.lineno}): not a structkernels model"
@@ -106,15 +144,74 @@ def read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
         raise ModelFormatError(f"{name}: JSON nested too deeply: not a structkernels model") from None
     except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
         raise ModelFormatError(f"{name}: not a structkernels model ({exc})") from None
+    if _LONG_DIGITS.search(data):  # only then can an integer be too large for a float
+        check_no_oversized_int(name, doc)
+    return doc
+
+
+def read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
+    """The JSON document of a model file (any format): :func:`read_model_bytes` within
+    ``max_bytes``, then :func:`decode_document`; every problem one
+    :class:`ModelFormatError` line naming the file."""
+    name = os.fspath(path)
+    return decode_document(name, read_model_bytes(name, max_bytes))
+
+
+def oversized_int(doc: Any) -> str | None:
+    """Where in a decoded JSON document an integer too large for a float (beyond about
+    1.8e308) stands, as ``key['sub'][3]``, or None; walked without recursion.
+
+    No field of a model file holds such a number; converting it raises ``OverflowError``.
+
+    Examples
+    --------
+    >>> oversized_int({"svm": {"weights": [1, 10 ** 400]}})
+    "svm['weights'][1]"
+    >>> oversized_int({"C": 10 ** 300}) is None
+    True
+    """
+    values, big = [doc], False
+    while values:  # a quick pass first: is there one at all?
+        value = values.pop()
+        if isinstance(value, dict):
+            values.extend(value.values())
+        elif isinstance(value, list):
+            values.extend(value)
+        elif type(value) is int and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+            big = True
+            break
+    if not big:
+        return None
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}[{k!r}]" if where else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_MAX:
+            return where or "the document"
+    return None
+
+
+def check_no_oversized_int(name: str, doc: Any) -> None:
+    """:func:`oversized_int` of the document of file ``name`` as a :class:`ModelFormatError`."""
+    where = oversized_int(doc)
+    if where is not None:
+        raise ModelFormatError(f"{name}: {one_line(where, 120)} is an integer too large for a float")
 
 
 def sigma_problem(where: str, sigma: Any) -> str | None:
     """What is wrong with a σ mapping read from a file (label -> finite number >= 0), or None:
     the message of :func:`structkernels.kernels.tuples.check_sigma` at ``where``."""
+    if isinstance(sigma, dict):
+        for label, w in sigma.items():
+            if isinstance(w, int) and not isinstance(w, bool) and abs(w) > _FLOAT_MAX:
+                return f"{where}[{one_line(repr(label), 60)}] is an integer too large for a float"
     try:
         kernel_check_sigma(sigma, where)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
+    except (TypeError, ValueError, OverflowError) as exc:
+        return one_line(exc)
     return None
 
 
@@ -139,6 +236,7 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
     name = os.fspath(path)
     check_header(doc, name=name, format=MODEL_FORMAT, versions=READABLE_VERSIONS,
                  what="train-npk model", error=ModelFormatError)
+    check_no_oversized_int(name, doc)
     for key, kind in (("learner", dict), ("classifier", dict), ("kernel_params", dict),
                       ("train", dict)):
         if not isinstance(doc.get(key), kind):

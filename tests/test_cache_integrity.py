@@ -349,11 +349,14 @@ def test_a_sentence_beyond_the_length_limit_is_refused_naming_file_and_line(tmp_
     _pipeline_or_skip()
     from structkernels.relations.parse import MAX_SENTENCE_CHARS
 
-    text = "KinC activates SigE. " + "x" * MAX_SENTENCE_CHARS
+    text = "KinC activates SigE but not GerE. " + "x" * MAX_SENTENCE_CHARS
     corpus = tmp_path / "long.jsonl"
-    short = {"id": "s1", "text": "KinC activates SigE", "document": "d1",
+    # each document holds a positive and a negative pair: every fold can be trained
+    short = {"id": "s1", "text": "KinC activates SigE but not GerE", "document": "d1",
              "entities": [{"id": "e0", "start": 0, "end": 4},
-                          {"id": "e1", "start": 15, "end": 19}], "interactions": []}
+                          {"id": "e1", "start": 15, "end": 19},
+                          {"id": "e2", "start": 28, "end": 32}],
+             "interactions": [{"e1": "e0", "e2": "e1"}]}
     long = dict(short, id="s2", text=text, document="d2")
     corpus.write_text(json.dumps(short) + "\n" + json.dumps(long) + "\n")
     rc = main(["evaluate", str(corpus), "--cv", "2", "--models", "n-gram SVM", "--no-cache",

@@ -45,10 +45,14 @@ def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
     for label, w in sigma.items():
         if not isinstance(label, str) or not label:
             raise TypeError(f"{owner}: edge labels must be non-empty strings, got {label!r}")
-        problem = f"{owner}[{label!r}] is {w!r}; σ must be a finite number >= 0"
         if isinstance(w, (bool, np.bool_)) or not isinstance(w, (int, float, np.integer, np.floating)):
-            raise TypeError(problem)
+            raise TypeError(_problem(owner, label, w))
         if not math.isfinite(w) or w < 0:
-            raise ValueError(problem)
+            raise ValueError(_problem(owner, label, w))
         out[label] = float(w)
     return out
+
+
+def _problem(owner: str, label: str, w: Any) -> str:
+    """The message of a bad σ value (built only when one is refused)."""
+    return f"{owner}[{label!r}] is {w!r}; σ must be a finite number >= 0"

@@ -137,7 +137,6 @@ def map_tasks(
     ordered: bool = True,
     chunks_per_worker: int | None = None,
     cost: Callable[[Any], float] | None = None,
-    min_tasks: int = 2,
     progress: bool | None = False,
     desc: str | None = None,
     unit: str = "task",
@@ -164,8 +163,6 @@ def map_tasks(
         per chunk.  Chunks are contiguous runs of tasks when ``ordered``.
     cost : callable or None, default=None
         A task's cost, for balancing chunks and for the progress bar (default 1).
-    min_tasks : int, default=2
-        Fewer tasks than this run serially.
     progress : bool or None, default=False
         A progress bar (tqdm) over the summed cost; ``None``: only for long runs.
     desc, unit : str
@@ -192,7 +189,7 @@ def map_tasks(
                    disable=bar_disabled(total, progress), leave=False)
     workers = 1 if n_jobs == 1 else n_workers(n_jobs, len(tasks))
     try:
-        if workers == 1 or len(tasks) < max(2, min_tasks):
+        if workers == 1 or len(tasks) < 2:
             for t in tasks:
                 res = func(t)
                 bar.update(weigh(t))

@@ -154,15 +154,6 @@ class KernelSource:
         """Normalisation scales ``1 / sqrt(k(x, x))`` (0 where it is <= 0)."""
         return diagonal_scales(self.diagonal(side))
 
-    def diagonal_at(self, idx: np.ndarray, side: str = "x") -> np.ndarray:
-        """Self-similarities of the structures ``idx`` only (not cached; counted)."""
-        idx = np.asarray(idx, dtype=np.int64)
-        S = take(self._side(side), idx)
-        d = np.asarray(self.kernel.diag_block(S), dtype=np.float64)
-        check_kernel_values(self.kernel, d, rows=idx, names=self.names, diagonal=True)
-        self.count(len(idx))
-        return d
-
     def block(self, rows: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
         """Raw kernel values ``k(X[rows[i]], Y[cols[j]])``; ``cols=None``: the symmetric
         block of ``rows`` in ``X`` (the kernel's ``gram_block_symmetric``).

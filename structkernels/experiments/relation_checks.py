@@ -105,27 +105,33 @@ def fold_bytes(
     splits: Sequence[tuple[np.ndarray, np.ndarray]],
     models: Sequence[str],
     n_jobs: int,
+    slice_bytes: int = 512 << 20,
 ) -> int:
     """About the most bytes :func:`evaluate_relations` holds at once for ``n`` pairs.
 
-    Every structure view's Gram over all pairs is kept for the run (8 bytes per pair of
-    pairs each), a model summing several views holds their sum, one more Gram is being
-    computed, and each fit running at once copies its fold's training and test rows (and
-    its classifier may copy them again): ``8 n² (views + sums + 1) + 16 J max(tr² + te·tr)``
-    for ``J = min(n_jobs, models)`` fits at once.
+    The Grams live in files (a fold reads its rows from there); what is held is each
+    group of models' fold slices, the training and test rows of their Gram in float64
+    (``8 tr (tr + te)`` bytes), for as many groups at once as ``slice_bytes`` allows (at
+    least one), and each fit running at once may copy its slices once more:
+    ``S (G + J)`` for slices of ``S`` bytes, ``G`` groups held together and ``J =
+    min(n_jobs, their models)`` fits at once.
 
     Examples
     --------
     >>> splits = [(np.arange(90), np.arange(90, 100))]
     >>> fold_bytes(100, splits, ["PK SVM"], 1)
-    304000
+    144000
     """
     specs = [relation_model(m) for m in models]
-    parts = {p for spec in specs for p in spec.parts}
-    sums = {spec.parts for spec in specs if len(spec.parts) > 1}
-    fits = min(max(int(n_jobs), 1), len(specs))
+    groups: dict[tuple, int] = {}
+    for spec in specs:
+        groups[spec.parts] = groups.get(spec.parts, 0) + 1
     rows = max((len(tr) * (len(tr) + len(te)) for tr, te in splits), default=0)
-    return 8 * n * n * (len(parts) + len(sums) + 1) + 16 * fits * rows
+    one = 8 * rows
+    together = max(1, min(len(groups), slice_bytes // one if one else len(groups)))
+    members = sorted(groups.values(), reverse=True)[:together]
+    fits = min(max(int(n_jobs), 1), sum(members))
+    return one * (together + fits)
 
 
 def check_fold_memory(
@@ -133,6 +139,7 @@ def check_fold_memory(
     splits: Sequence[tuple[np.ndarray, np.ndarray]],
     models: Sequence[str],
     n_jobs: int,
+    slice_bytes: int = 512 << 20,
 ) -> None:
     """Refuse an evaluation whose Grams would not fit :func:`~structkernels.utils.memory_budget`.
 
@@ -141,13 +148,14 @@ def check_fold_memory(
     MemoryBudgetError
         One line naming the estimate (:func:`fold_bytes`), the budget and how to reduce it.
     """
-    need, budget = fold_bytes(n, splits, models, n_jobs), memory_budget()
+    need, budget = fold_bytes(n, splits, models, n_jobs, slice_bytes), memory_budget()
     if need <= budget:
         return
     raise MemoryBudgetError(
         f"evaluating {len(models)} model(s) on {n:,} candidate pairs needs about "
-        f"{format_gib(need)} for its Grams (8 bytes per pair of pairs, each structure view's "
-        f"Gram kept, plus the folds' copies), above the memory budget of {format_gib(budget)} "
+        f"{format_gib(need)} for its fold slices (the training and test rows of each "
+        f"model's Gram, 8 bytes per pair of pairs, and the fits' copies), above the "
+        f"memory budget of {format_gib(budget)} "
         f"(${MEMORY_BUDGET_ENV}, else half the memory available): evaluate fewer models "
         "(--models), with fewer workers (--n-jobs), or on fewer pairs (fewer entities per "
         f"sentence, or a part of the corpus), or raise ${MEMORY_BUDGET_ENV}"

@@ -41,7 +41,9 @@ definition.  Each is named by its kernel first:
 
 Each structure view's normalised Gram is computed once over all pairs and shared by every
 model and fold that reads it (σ's Gram once per split); a model's Gram is the sum of its
-views' (:func:`~structkernels.relations.models.combine_grams`).
+views'.  The Grams live in float32 files, and each fold gathers the rows it needs from
+them (:mod:`structkernels.experiments._gram_files`), so memory holds a fold's slices,
+never a whole matrix.
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import joblib
@@ -59,6 +63,7 @@ import numpy as np
 from structkernels.classifiers import HashForestClassifier
 from structkernels.engine.gram import kernel_key
 from structkernels.engine.parallel import map_tasks
+from structkernels.experiments._gram_files import GramFile, fold_slices, store_float32
 from structkernels.experiments.relation_checks import (
     FoldError,
     check_fold_memory,
@@ -76,7 +81,6 @@ from structkernels.relations.models import (
     SVM_PARAMS,
     RelationModel,
     StructureKernel,
-    combine_grams,
     learned_sigma,
     needed_views,
     relation_model,
@@ -85,8 +89,7 @@ from structkernels.utils import (
     CacheFolder,
     check_cache_dir,
     effective_n_jobs,
-    read_npy,
-    save_npy,
+    one_line,
     tqdm,
 )
 
@@ -106,6 +109,10 @@ __all__ = [
     "needed_views",
     "pooled_scores",
 ]
+
+
+#: Default of :func:`evaluate_relations`'s ``slice_bytes``: fold slices held at once.
+SLICE_BYTES = 512 << 20
 
 
 def document_folds(
@@ -159,43 +166,64 @@ def pooled_scores(
     }
 
 
-def _rows(K: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    return K[np.ix_(rows, cols)]  # one gather: 7x faster than two np.take on 9,666²
-
-
 def _jsonable(x: Any) -> Any:
     return x.to_json() if hasattr(x, "to_json") else list(x)
 
 
 class _Grams:
-    """Full Grams over all pairs, computed once per kernel and reused by every fold.
+    """Normalised Grams over all pairs, one file per structure view and kernel, reused by
+    every fold and model (:mod:`structkernels.experiments._gram_files`: float32 files read
+    a fold at a time, never whole in memory).
 
-    In memory and, with ``cache_dir``, on disk as ``.npy`` files (read back without
-    pickle), each keyed by the structure view, a SHA-256 of its structures' JSON (on disk)
-    and the engine's key of the kernel (:func:`structkernels.engine.gram.kernel_key`: its
-    class, a hash of all its parameters, σ included, and the code versions of every kernel
-    class in it and of the package), so that any change of kernel, parameter or code
-    misses the cache.  σ learned on a split is kept as JSON, keyed by the training
-    structures and labels, the learner's kernel (the same key) and its settings.
+    With ``cache_dir`` the files are kept there (``.npy``, read without pickle), each keyed
+    by the structure view, a SHA-256 of its structures' JSON and the engine's key of the
+    kernel (:func:`structkernels.engine.gram.kernel_key`: its class, a hash of all its
+    parameters, σ included, and the code versions of every kernel class in it and of the
+    package), so that any change of kernel, parameter or code misses the cache; without
+    it they live in a temporary folder removed by :meth:`close`.  σ learned on a split is
+    kept as JSON, keyed by the training structures and labels, the learner's kernel (the
+    same key) and its settings.
 
-    Every entry carries the SHA-256 of its key and of its content
+    Every cached entry carries the SHA-256 of its key and of its content
     (:class:`structkernels.utils.CacheFolder`: a ``NAME.npy.sum`` beside a Gram, a header
-    line in a σ file) and is checked when read, then validated (a Gram: its shape, finite
-    values; σ: finite values ≥ 0 by label); one that fails is discarded with one warning
-    naming it, computed again and rewritten.  A folder that cannot be written turns the
-    writes off with one warning.
+    line in a σ file) and is checked when read, then validated (a Gram: float32, its
+    shape, finite values; σ: finite values ≥ 0 by label); one that fails is discarded with
+    one warning naming it, computed again and rewritten.  A folder that cannot be written
+    turns the writes off with one warning (the Grams then go to the temporary folder).
     """
 
     def __init__(self, items: Sequence[dict], n_jobs: int,
-                 cache_dir: str | os.PathLike | None = None):
+                 cache_dir: str | os.PathLike | None = None,
+                 work_dir: str | os.PathLike | None = None):
         self.items = items
         self.n_jobs = n_jobs
         base = check_cache_dir(cache_dir, "cache_dir")
         self.folder = None if base is None else base / "grams"
         self.store = CacheFolder(self.folder, "Gram cache")
-        self._cache: dict[str, np.ndarray] = {}
+        self.work_dir = work_dir
+        self._work: tempfile.TemporaryDirectory | None = None
+        self._files: dict[str, GramFile] = {}
         self._digests: dict[str, str] = {}
         self.seconds = 0.0
+
+    def _scratch(self) -> Path:
+        if self._work is None:
+            self._work = tempfile.TemporaryDirectory(prefix="structkernels-grams-",
+                                                     dir=self.work_dir)
+        return Path(self._work.name)
+
+    def close(self) -> None:
+        """Remove the temporary folder (the Grams not kept in the cache)."""
+        self._files.clear()
+        if self._work is not None:
+            self._work.cleanup()
+            self._work = None
+
+    def __enter__(self) -> _Grams:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _digest(self, view: str) -> str:
         if view not in self._digests:
@@ -212,43 +240,64 @@ class _Grams:
         blob = json.dumps(list(parts), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def _read_gram(self, entry: str, key: str) -> np.ndarray | None:
+    def _cached(self, entry: str, key: str) -> GramFile | None:
         """The cached Gram ``entry`` when it passes its check and is an ``(n, n)`` finite
-        float matrix; None otherwise (a damaged one is reported)."""
+        float32 matrix; None otherwise (a damaged one is reported)."""
         n = len(self.items)
-        if not self.store.check_file(entry, key, 8 * n * n + (1 << 16)):
+        if not self.store.check_file(entry, key, 4 * n * n + (1 << 16)):
             return None
         try:
-            K = read_npy(self.store.file(entry))
-        except (OSError, ValueError) as exc:
-            self.store.discard(entry, f"not a .npy array: {exc}")
+            f = GramFile(self.store.file(entry))
+        except (OSError, ValueError, SyntaxError) as exc:
+            self.store.discard(entry, f"not a .npy Gram: {one_line(exc)}")
             return None
-        if K.shape != (n, n) or K.dtype.kind != "f" or not np.isfinite(K).all():
-            self.store.discard(entry, f"a {K.dtype} array of shape {K.shape}, not a finite "
-                               f"({n}, {n}) Gram")
+        if f.n != n or f.dtype != np.float32 or not f.all_finite():
+            self.store.discard(entry, f"a {f.dtype} Gram over {f.n} items, not a finite "
+                               f"float32 ({n}, {n}) one")
             return None
-        return K
+        return f
 
-    def get(self, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
-        """The Gram of ``view`` under ``kern`` (a normalised kernel); ``keep=False``: neither
-        kept in memory nor on disk (a σ of one split: the caller holds it for the split)."""
+    def file(self, view: str, kern: Kernel, keep: bool = True) -> GramFile:
+        """The Gram of ``view`` under ``kern`` (a normalised kernel) in a float32 file;
+        ``keep=False``: a temporary file, neither remembered nor cached (a σ of one split:
+        the caller removes it, :meth:`GramFile.remove`)."""
         t = time.perf_counter()
         key = kernel_key(kern)
         memo = self._key(view, key)
-        K = self._cache.get(memo)
+        f = self._files.get(memo) if keep else None
         entry = name = None
-        if K is None and self.folder is not None and keep:
+        if f is None and self.folder is not None and keep:
             name = self._key(view, self._digest(view), key)
             entry = f"{name}.npy"
-            K = self._read_gram(entry, name)
-        if K is None:
-            K = kern.gram([item[view] for item in self.items], n_jobs=self.n_jobs)
-            if entry is not None:
-                self.store.write_file(entry, name, lambda file, K=K: save_npy(file, K))
+            f = self._cached(entry, name)
+        if f is None:
+            scratch = self._scratch()
+            wide = scratch / f"{memo}-float64.npy"
+            narrow = scratch / f"{memo}-{'kept' if keep else 'split'}.npy"
+            try:
+                kern.gram([item[view] for item in self.items], n_jobs=self.n_jobs,
+                          out=wide, progress=False)
+                if entry is not None and self.store.write_file(
+                        entry, name, lambda file, src=wide: store_float32(src, file)):
+                    f = GramFile(self.store.file(entry))
+                else:
+                    store_float32(wide, narrow)
+                    f = GramFile(narrow, temporary=not keep)
+            finally:
+                wide.unlink(missing_ok=True)
         if keep:
-            self._cache[memo] = K
+            self._files[memo] = f
         self.seconds += time.perf_counter() - t
-        return K
+        return f
+
+    def get(self, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
+        """The Gram of ``view`` under ``kern`` as an array in memory (float64 of the stored
+        float32); ``keep=False``: not kept (see :meth:`file`)."""
+        f = self.file(view, kern, keep)
+        try:
+            return f.to_array()
+        finally:
+            f.remove()
 
     def sigma(self, part: StructureKernel, train: np.ndarray, y: np.ndarray,
               settings: dict[str, Any], fit: Callable[[], dict]) -> dict[str, float]:
@@ -295,6 +344,9 @@ def evaluate_relations(
     progress: bool = True,
     log: Callable[[str], None] | None = None,
     cache_dir: str | os.PathLike | None = None,
+    work_dir: str | os.PathLike | None = None,
+    slice_bytes: int = SLICE_BYTES,
+    return_scores: bool = False,
 ) -> dict[str, Any]:
     """Evaluate every model on the same splits.
 
@@ -324,6 +376,19 @@ def evaluate_relations(
         Keep the Grams (``.npy``, read without pickle) and each split's σ (JSON) there,
         keyed by content, kernel, parameters and version: a second run on the same data
         reads them instead of computing them.
+    work_dir : str or path, optional
+        Where the Grams not kept in ``cache_dir`` are written while the evaluation runs
+        (a temporary folder, removed at the end; default: the system's, ``$TMPDIR``).
+        Every Gram lives in a float32 file; a fold reads its rows from there.
+    slice_bytes : int, default :data:`SLICE_BYTES`
+        The most bytes of fold slices (a model's training and test rows of its Gram, in
+        float64) held at once: models reading different Grams are fitted together while
+        their slices fit, else one Gram after another.  The memory of an evaluation is
+        about the largest of: one Gram's slices (``8 |train| (|train| + |test|)`` bytes),
+        ``slice_bytes``, plus the structures and the classifiers.
+    return_scores : bool, default False
+        Add ``"pair_scores"``: ``{"fold": the split that tested each pair (-1: none),
+        model name: its score for each pair}`` (arrays, in pair order).
 
     Returns
     -------
@@ -348,9 +413,10 @@ def evaluate_relations(
         raise ValueError(f"{len(items)} items but {n} labels")
     n_jobs = effective_n_jobs(n_jobs)
     check_folds(y, splits, groups)
-    check_fold_memory(n, splits, models, n_jobs)
+    check_fold_memory(n, splits, models, n_jobs, slice_bytes)
     say = log or (lambda line: None)
-    grams = _Grams(items, n_jobs, cache_dir)
+    grams = _Grams(items, n_jobs, cache_dir, work_dir)
+    fold_of = np.full(n, -1, dtype=np.int64)
     preds = {m: np.zeros(n, dtype=np.int64) for m in models}
     scores = {m: np.zeros(n) for m in models}
     zeroed: list[list[str]] = []
@@ -361,56 +427,68 @@ def evaluate_relations(
 
     spent: dict[str, float] = {m: 0.0 for m in models}
     spent["σ learner"] = 0.0
-    bar = tqdm(splits, desc="folds", unit="fold", disable=not progress)
-    for k, (tr, te) in enumerate(bar):
-        sigma: dict[str, float] = {}
-        tick = time.perf_counter()
-        if learns is not None:
-            def learn(tr: np.ndarray = tr, part: StructureKernel = learns) -> dict[str, float]:
-                learner = NonstationaryLearner(
-                    part.kernel, dict(part.params), n_jobs=n_jobs, random_state=random_state,
-                    progress=False, **(sigma_params or {}),
-                )
-                learner.fit([items[i][part.view] for i in tr], y[tr])
-                return learned_sigma(learner.sigma_)
+    try:
+        bar = tqdm(splits, desc="folds", unit="fold", disable=not progress)
+        for k, (tr, te) in enumerate(bar):
+            sigma: dict[str, float] = {}
+            tick = time.perf_counter()
+            if learns is not None:
+                def learn(tr: np.ndarray = tr, part: StructureKernel = learns) -> dict[str, float]:
+                    learner = NonstationaryLearner(
+                        part.kernel, dict(part.params), n_jobs=n_jobs, random_state=random_state,
+                        progress=False, **(sigma_params or {}),
+                    )
+                    learner.fit([items[i][part.view] for i in tr], y[tr])
+                    return learned_sigma(learner.sigma_)
 
-            sigma = grams.sigma(learns, tr, y, settings, learn)
-            zeroed.append(sorted(sigma))
-            say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s, zeroed "
-                f"{', '.join(sorted(sigma)) or 'no label'}")
-        spent["σ learner"] += time.perf_counter() - tick
-        # every Gram this split needs, computed (or read) first, each once: one per
-        # structure view and kernel (σ's for this split only), one per model's combination;
-        # then the models, each on its Gram, in threads (the SVM, forest and k-NN fits
-        # release the GIL)
-        view_grams: dict[StructureKernel, np.ndarray] = {}
-        for spec in specs:
-            for part in spec.parts:
-                if part not in view_grams:
-                    view_grams[part] = grams.get(part.view, part.normalized(sigma),
+                sigma = grams.sigma(learns, tr, y, settings, learn)
+                zeroed.append(sorted(sigma))
+                say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s, zeroed "
+                    f"{', '.join(sorted(sigma)) or 'no label'}")
+            spent["σ learner"] += time.perf_counter() - tick
+            # every Gram file this split needs, computed (or read) first, each once: one per
+            # structure view and kernel (σ's for this split only, removed after it); then the
+            # models by groups that read the same Gram, each group's fold slices gathered from
+            # the files once and shared by its models, which run in threads (the SVM, forest
+            # and k-NN fits release the GIL); groups run together while their slices fit
+            # ``slice_bytes``, else one after another
+            files: dict[StructureKernel, GramFile] = {}
+            for spec in specs:
+                for part in spec.parts:
+                    if part not in files:
+                        files[part] = grams.file(part.view, part.normalized(sigma),
                                                  keep=not (part.learns_sigma and sigma))
-        combined: dict[tuple[StructureKernel, ...], np.ndarray] = {}
-        for spec in specs:
-            if spec.parts not in combined:
-                combined[spec.parts] = combine_grams([view_grams[p] for p in spec.parts])
-        doc_groups = None if groups is None else np.asarray(groups)[tr]
-        jobs = [(spec, combined[spec.parts]) for spec in specs]
-        jobs.sort(key=lambda job: job[0].classifier not in ("hash-RF", "chosen"))  # longest first
-        done = list(map_tasks(
-            lambda job, tr=tr, te=te, g=doc_groups: _fit_score(job[0], job[1], y, tr, te, C, g,
-                                                                random_state),
-            jobs, n_jobs=min(n_jobs, len(jobs)),
-        ))
-        for name, s_te, p_te, seconds, best in done:
-            scores[name][te] = s_te
-            preds[name][te] = p_te
-            spent[name] += seconds
-            if best is not None:
-                chosen.append(best)
-                say(f"split {k + 1}: inner CV chose {best}")
-        del view_grams, combined, jobs
-        say(f"split {k + 1}/{len(splits)} done ({time.perf_counter() - t0:.0f} s)")
-    bar.close()
+            doc_groups = None if groups is None else np.asarray(groups)[tr]
+            try:
+                for batch in _batches(specs, 8 * len(tr) * (len(tr) + len(te)), slice_bytes):
+                    jobs = []
+                    for parts, members in batch:
+                        K_tr, K_te = fold_slices([files[p] for p in parts], tr, te)
+                        jobs += [(spec, K_tr, K_te) for spec in members]
+                        del K_tr, K_te
+                    jobs.sort(key=lambda job: job[0].classifier not in ("hash-RF", "chosen"))
+                    done = list(map_tasks(
+                        lambda job, tr=tr, g=doc_groups: _fit_score(
+                            job[0], job[1], job[2], y[tr], C, g, random_state),
+                        jobs, n_jobs=min(n_jobs, len(jobs)),
+                    ))
+                    del jobs
+                    for name, s_te, p_te, seconds, best in done:
+                        scores[name][te] = s_te
+                        preds[name][te] = p_te
+                        fold_of[te] = k
+                        spent[name] += seconds
+                        if best is not None:
+                            chosen.append(best)
+                            say(f"split {k + 1}: inner CV chose {best}")
+            finally:
+                for f in files.values():
+                    f.remove()
+            del files
+            say(f"split {k + 1}/{len(splits)} done ({time.perf_counter() - t0:.0f} s)")
+        bar.close()
+    finally:
+        grams.close()
     result = {
         "pairs": n,
         "positives": int(y.sum()),
@@ -424,35 +502,63 @@ def evaluate_relations(
         result["sigma_zeroed"] = zeroed
     if chosen:
         result["chosen"] = chosen
+    if return_scores:
+        result["pair_scores"] = {"fold": fold_of, **{m: scores[m] for m in models}}
     return result
 
 
-def _fit_score(model: RelationModel, K: np.ndarray, y: np.ndarray, tr: np.ndarray,
-               te: np.ndarray, C: float, groups: np.ndarray | None, random_state: Any
+def _batches(specs: Sequence[RelationModel], slice_bytes: int, limit: int
+             ) -> list[list[tuple[tuple[StructureKernel, ...], list[RelationModel]]]]:
+    """The models grouped by the Gram they read (its parts), in batches whose fold slices
+    (``slice_bytes`` each) together stay within ``limit`` (a batch holds at least one
+    group): a batch's slices are held at once and its models fitted together.
+
+    Examples
+    --------
+    >>> from structkernels.relations.models import relation_model
+    >>> specs = [relation_model(m) for m in ("NPK SVM", "NPK k-NN", "PK SVM", "APG SVM")]
+    >>> [[[m.name for m in ms] for _, ms in b] for b in _batches(specs, 10, 25)]
+    [[['NPK SVM', 'NPK k-NN'], ['PK SVM']], [['APG SVM']]]
+    """
+    groups: dict[tuple[StructureKernel, ...], list[RelationModel]] = {}
+    for spec in specs:
+        groups.setdefault(spec.parts, []).append(spec)
+    out: list[list[tuple[tuple[StructureKernel, ...], list[RelationModel]]]] = []
+    held = limit + 1
+    for parts, members in groups.items():
+        if held + slice_bytes > limit:
+            out.append([])
+            held = 0
+        out[-1].append((parts, members))
+        held += slice_bytes
+    return out
+
+
+def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: np.ndarray,
+               C: float, groups: np.ndarray | None, random_state: Any
                ) -> tuple[str, np.ndarray, np.ndarray, float, str | None]:
-    """Fit ``model``'s classifier on the training rows of its Gram, score the test rows."""
+    """Fit ``model``'s classifier on a fold's training Gram ``K_tr``, score its test rows."""
     from sklearn.svm import SVC
 
     t = time.perf_counter()
-    K_tr, K_te = _rows(K, tr, tr), _rows(K, te, tr)
     best = None
     if model.classifier == "k-NN":
         clf = KernelKNNClassifier(kernel="precomputed", random_state=random_state)
-        clf.fit(K_tr, y[tr])
+        clf.fit(K_tr, y_tr)
         score, pred = clf.predict_proba(K_te)[:, 1], clf.predict(K_te)
     elif model.classifier in ("hash-RF", "chosen"):
         if model.classifier == "chosen":
-            best = _choose(K_tr, y[tr], groups, random_state, 1)
+            best = _choose(K_tr, y_tr, groups, random_state, 1)
             clf = _classifiers(random_state, 1)[best]
         else:
             clf = HashForestClassifier(kernel="precomputed", random_state=random_state,
                                        n_jobs=1)
-        clf.fit(K_tr, y[tr])
+        clf.fit(K_tr, y_tr)
         score = (clf.predict_proba(K_te)[:, 1] if isinstance(clf, KernelKNNClassifier)
                  else clf.decision_function(K_te))
         pred = clf.predict(K_te)
     else:  # an SVM on the precomputed Gram
-        clf = SVC(kernel="precomputed", C=C, **SVM_PARAMS).fit(K_tr, y[tr])
+        clf = SVC(kernel="precomputed", C=C, **SVM_PARAMS).fit(K_tr, y_tr)
         score = clf.decision_function(K_te)
         pred = (score > 0).astype(np.int64)
     return model.name, np.asarray(score, dtype=np.float64), np.asarray(pred, dtype=np.int64), \

@@ -53,7 +53,14 @@ from structkernels.relations._collect import Reading, as_paths
 from structkernels.relations._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
 from structkernels.relations.model import RelationCorpus, RelationFormatError
 from structkernels.relations.xml_safety import safe_parser
-from structkernels.utils import MAX_FILE_BYTES, RecordError, loads_record, one_line, read_partial
+from structkernels.utils import (
+    MAX_FILE_BYTES,
+    RecordError,
+    StructkernelsError,
+    loads_record,
+    one_line,
+    read_partial,
+)
 
 __all__ = ["read_bioc", "read_bioc_file", "load_bioc", "bioc_to_xml", "CONCEPT_KEYS"]
 
@@ -80,7 +87,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
-class _Bad(Exception):
+class _Bad(StructkernelsError, ValueError):
     """A problem of the document being read: ``(reason, line)``."""
 
 

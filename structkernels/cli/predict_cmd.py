@@ -81,9 +81,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--output-format", default="jsonl",
         choices=["jsonl", "pubtator", "bioc-xml", "bioc-json", "same"],
-        help="relation extractors: write the pairs as JSON Lines (default), or back into "
-        "PubTator or BioC input with the positive pairs as its relations (same: the "
-        "inputs' format); see docs/relations.md",
+        help="relation extractors: write the pairs as JSON Lines, or back into PubTator or "
+        "BioC input with the positive pairs as its relations, same: the inputs' format "
+        "(default: %(default)s); see docs/relations.md",
     )
     p.add_argument(
         "--kernel", choices=["npk", "pk"],

@@ -27,9 +27,9 @@ concept"): unique in the document, so unique in its sentence, and the concept id
 back from it with :func:`concept_of` (the part after the first ``:``; the concept id may
 hold ``:`` itself, as ``MESH:D008750``).  The entity's ``type`` is the annotation's type
 (``Chemical``, ``Gene``).  A relation's id names the mentions of that concept id, or of
-one of its ``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), or, when
-no mention has that concept, the one mention with that entity id (``T3``; how
-:func:`~structkernels.relations.writers.write_pairs` names a mention without a concept).
+one of its ``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), and the
+mention whose entity id it is (``T3``: how :func:`~structkernels.relations.writers.
+write_pairs` names a mention without a concept).
 
 **Sentences.**  The title is one passage and the abstract another; each is cut by
 :func:`split_sentences` (a full stop, ``!`` or ``?`` then white space and no lower-case

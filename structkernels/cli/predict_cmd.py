@@ -79,6 +79,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "a device is written as a stream)",
     )
     p.add_argument(
+        "--output-format", default="jsonl",
+        choices=["jsonl", "pubtator", "bioc-xml", "bioc-json", "same"],
+        help="relation extractors: write the pairs as JSON Lines, or back into PubTator or "
+        "BioC input with the positive pairs as its relations, same: the inputs' format "
+        "(default: %(default)s); see docs/relations.md",
+    )
+    p.add_argument(
         "--kernel", choices=["npk", "pk"],
         help="train-npk models: classify with the learned σ (npk) or the stationary path "
         "kernel (pk) (default: npk)",
@@ -310,7 +317,7 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
 
     from structkernels.extraction import RelationExtractor
     from structkernels.neighbors.classifier import positive_class_scores
-    from structkernels.relations import read_relations
+    from structkernels.relations import read_relations, write_pairs
 
     if args.kernel is not None:
         raise CommandError(f"--kernel applies to train-npk models; {model_path} is a relation "
@@ -330,6 +337,7 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
     for name in inputs:
         if not FilePath(name).exists():
             raise CommandError(f"no such file or folder: {name}")
+    fmt = _output_format(args, inputs)
     corpus = read_relations(inputs, on_error="skip" if args.skip_bad else "raise")
     for rec in corpus.skipped:
         print(f"structkernels predict: skipped {rec}", file=sys.stderr)
@@ -340,10 +348,13 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
         scored = extractor.predict_pairs(corpus)
     for w in caught:
         print(f"structkernels predict: warning: {one_line(w.message)}", file=sys.stderr)
-    _write_lines(args.output, (
-        json.dumps({**row, "score": round(row["score"], 6)}, ensure_ascii=False)
-        for row in scored
-    ))
+    if fmt != "jsonl":
+        write_pairs(corpus, scored, args.output, fmt)
+    else:
+        _write_lines(args.output, (
+            json.dumps({**row, "score": round(row["score"], 6)}, ensure_ascii=False)
+            for row in scored
+        ))
     pred = np.asarray([row["label"] for row in scored], dtype=np.int64)
     message = (f"scored {len(scored)} entity pairs of {len(corpus)} sentences with "
                f"{model_path} ({int(pred.sum())} positive)")
@@ -358,3 +369,13 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
             )
     print(message, file=sys.stderr)
     return 0
+
+
+def _output_format(args: argparse.Namespace, inputs: list[str]) -> str:
+    """The format ``--output-format`` names for these inputs, checked before any work."""
+    from structkernels.relations.writers import output_format
+
+    try:
+        return output_format(getattr(args, "output_format", "jsonl"), inputs)
+    except ValueError as exc:
+        raise CommandError(one_line(exc)) from None

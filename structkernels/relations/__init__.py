@@ -1,7 +1,7 @@
 """Annotated relation corpora: sentences, their entities, gold interactions and candidate pairs.
 
-Readers of interaction XML (the unified PPI corpora), BRAT standoff and JSON Lines build one
-model (:mod:`structkernels.relations.model`); see docs/relations.md.
+Readers of interaction XML (the unified PPI corpora), BRAT standoff, JSON Lines, PubTator
+and BioC (XML and JSON) build one model (:mod:`structkernels.relations.model`); see docs/relations.md.
 """
 
 from structkernels.relations.model import (
@@ -14,11 +14,15 @@ from structkernels.relations.model import (
     SkippedRecord,
 )
 from structkernels.relations.readers import (
+    read_bioc,
     read_brat,
     read_interaction_xml,
+    read_pubtator,
     read_relations,
     read_relations_jsonl,
+    relation_format,
 )
+from structkernels.relations.writers import write_pairs
 
 __all__ = [
     "Entity",
@@ -28,8 +32,12 @@ __all__ = [
     "RelationFormatError",
     "Sentence",
     "SkippedRecord",
+    "read_bioc",
     "read_brat",
     "read_interaction_xml",
+    "read_pubtator",
     "read_relations",
     "read_relations_jsonl",
+    "relation_format",
+    "write_pairs",
 ]

@@ -7,8 +7,9 @@ sentence text, ``start-end`` with the end exclusive, ``a-b,c-d`` for a discontin
 interaction="True|False">`` elements are read too: a true pair is an interaction.  Other
 elements (parses, tokenisations) are passed over with their content.
 
-The file is parsed by expat with no document type: a ``<!DOCTYPE`` (and so any entity
-declaration, the way to billion-laughs expansion and external entities) is refused.
+The file is parsed by expat with no document type (:func:`~structkernels.relations.xml_safety.
+safe_parser`): a ``<!DOCTYPE`` (and so any entity declaration, the way to billion-laughs
+expansion and external entities) is refused.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from structkernels.relations.model import (
     interaction_problem,
     span_text,
 )
+from structkernels.relations.xml_safety import safe_parser
 from structkernels.utils import one_line
 
 __all__ = ["read_interaction_xml"]
@@ -106,11 +108,9 @@ class _XmlFile:
         self.doc_bad: tuple[str, int] | None = None  # (reason, line) of a document left out
         self.doc_sentences = 0
         self.sent: dict[str, Any] | None = None
-        p = expat.ParserCreate()
-        p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-        p.StartDoctypeDeclHandler = self._refuse_doctype
-        p.EntityDeclHandler = self._refuse_entity
-        p.ExternalEntityRefHandler = self._refuse_external
+        p = safe_parser(self._refuse, doctype=(
+            "a document type declaration (<!DOCTYPE>) is refused: interaction XML needs none, "
+            "and entity declarations could expand without bound"))
         p.StartElementHandler = self._start
         p.EndElementHandler = self._end
         self.parser = p
@@ -148,16 +148,8 @@ class _XmlFile:
     def _line(self) -> int:
         return self.parser.CurrentLineNumber
 
-    def _refuse_doctype(self, name, *_: Any) -> None:
-        raise RelationFormatError(
-            "a document type declaration (<!DOCTYPE>) is refused: interaction XML needs none, "
-            "and entity declarations could expand without bound", self.file, self._line())
-
-    def _refuse_entity(self, name, *_: Any) -> None:
-        raise RelationFormatError(f"entity declaration {name!r} refused", self.file, self._line())
-
-    def _refuse_external(self, *_: Any) -> int:
-        raise RelationFormatError("external entities are refused", self.file, self._line())
+    def _refuse(self, reason: str) -> None:
+        raise RelationFormatError(reason, self.file, self._line())
 
     # ------------------------------------------------------------------ elements
     def _start(self, name: str, attrs: dict[str, str]) -> None:

@@ -1,4 +1,4 @@
-"""Reading annotated relation corpora: interaction XML, BRAT standoff, JSON Lines.
+"""Reading annotated relation corpora: interaction XML, BRAT standoff, JSON Lines, PubTator, BioC.
 
 :func:`read_relations` picks the reader by each path's form; several paths, in any mix of
 formats, make one corpus whose sentence ids are unique and whose documents each come from
@@ -9,57 +9,139 @@ raises :class:`RelationFormatError` naming file, line and record id) and lenient
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
+import re
+import zlib
 from typing import Any
 
 from structkernels.relations._collect import Reading, as_paths
+from structkernels.relations.bioc import read_bioc, read_bioc_file
 from structkernels.relations.brat import brat_documents, read_brat, read_brat_document
 from structkernels.relations.interaction_xml import read_interaction_xml, read_xml_file
 from structkernels.relations.jsonl import read_jsonl_file, read_relations_jsonl
 from structkernels.relations.model import RelationCorpus
+from structkernels.relations.pubtator import is_pubtator_text, read_pubtator, read_pubtator_file
 
 __all__ = ["read_relations", "read_interaction_xml", "read_brat", "read_relations_jsonl",
-           "relation_format"]
+           "read_pubtator", "read_bioc", "relation_format", "RELATION_FORMATS"]
 
+#: The formats :func:`relation_format` names.
+RELATION_FORMATS = ("xml", "jsonl", "brat", "pubtator", "bioc-xml", "bioc-json")
+_NAMED = (("bioc-xml", (".bioc.xml", ".bioc.xml.gz", ".bioc")),
+          ("bioc-json", (".bioc.json", ".bioc.json.gz")),
+          ("pubtator", (".pubtator", ".pubtator.gz", ".pubtator.txt", ".pubtator.txt.gz")))
 _XML = (".xml", ".xml.gz")
 _JSONL = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
 _BRAT = (".ann", ".txt")
+_HEAD = 1 << 16  # bytes read from the start of a file to tell formats apart
+_XML_SKIP = re.compile(rb"\s*(?:<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>)", re.S)
+_ROOT = re.compile(rb"\s*<([A-Za-z_][\w.:-]*)")
+_DOCUMENTS = re.compile(rb'"(?:documents|PubTator3)"\s*:\s*\[')
+
+
+def _head(path: str) -> bytes:
+    """The first bytes of ``path`` (gunzipped when it is gzip), b"" when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_HEAD)
+            if data[:2] == b"\x1f\x8b":
+                fh.seek(0)
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    data = gz.read(_HEAD)
+    except (OSError, EOFError, zlib.error):
+        return b""
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+
+def _xml_root(head: bytes) -> str | None:
+    pos = 0
+    while True:
+        m = _XML_SKIP.match(head, pos)
+        if not m or m.end() == pos:
+            break
+        pos = m.end()
+    m = _ROOT.match(head, pos)
+    return m.group(1).decode("ascii", "replace") if m else None
+
+
+def _json_kind(head: bytes) -> str:
+    """``"bioc-json"`` for a BioC collection (or a bare array), else ``"jsonl"``."""
+    text = head.lstrip()
+    if text[:1] == b"[":
+        return "bioc-json"
+    if text[:1] != b"{":
+        return "jsonl"
+    first, newline, _ = text.partition(b"\n")
+    if newline:
+        try:
+            value = json.loads(first)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):  # one whole record on the first line
+            return "bioc-json" if ("documents" in value or "PubTator3" in value) and "text" not in value else "jsonl"
+    return "bioc-json" if _DOCUMENTS.search(text) else "jsonl"
 
 
 def relation_format(path: Any) -> str:
-    """``"xml"``, ``"jsonl"`` or ``"brat"``: the reader :func:`read_relations` uses for ``path``.
+    """The reader :func:`read_relations` uses for ``path``: one of :data:`RELATION_FORMATS`.
 
-    A folder is BRAT; otherwise the name's ending decides (case-insensitive).
+    A folder is BRAT.  Otherwise the name's ending decides (case-insensitive), looking
+    into the first 64 KiB of the file (gunzipped) where an ending serves two formats:
+
+    - ``.bioc.xml``, ``.bioc`` (or ``.gz``): ``"bioc-xml"``; ``.bioc.json`` (or ``.gz``):
+      ``"bioc-json"``; ``.pubtator``, ``.pubtator.txt`` (or ``.gz``): ``"pubtator"``;
+    - ``.xml``, ``.xml.gz``: ``"bioc-xml"`` when the root element is ``<collection>``,
+      else ``"xml"`` (interaction XML, ``<corpus>``);
+    - ``.json``, ``.jsonl`` (or ``.gz``): ``"bioc-json"`` when the file is one JSON object
+      with a ``"documents"`` array (or a JSON array), else ``"jsonl"``;
+    - ``.txt``: ``"brat"`` when a ``.ann`` lies beside it, else ``"pubtator"`` when its
+      first line opens a PubTator document (``PMID|t|``), else ``"brat"``; ``.ann``: BRAT.
 
     Examples
     --------
     >>> relation_format("LLL-train.xml.gz"), relation_format("x.jsonl"), relation_format("doc.ann")
     ('xml', 'jsonl', 'brat')
+    >>> relation_format("cdr.pubtator"), relation_format("x.bioc.json")
+    ('pubtator', 'bioc-json')
     """
     path = os.fsdecode(path)
     if os.path.isdir(path):
         return "brat"
     name = os.path.basename(path).lower()
-    for kind, endings in (("xml", _XML), ("jsonl", _JSONL), ("brat", _BRAT)):
+    for kind, endings in _NAMED:
         if name.endswith(endings):
             return kind
+    if name.endswith(_XML):
+        return "bioc-xml" if _xml_root(_head(path)) == "collection" else "xml"
+    if name.endswith(_JSONL):
+        return _json_kind(_head(path))
+    if name.endswith(".txt") and not os.path.exists(path[:-4] + ".ann"):
+        line = _head(path).split(b"\n", 1)[0].decode("utf-8", "replace")
+        return "pubtator" if is_pubtator_text(line) else "brat"
+    if name.endswith(_BRAT):
+        return "brat"
     raise ValueError(
-        f"{path}: unknown relation corpus format (expected .xml or .xml.gz: interaction XML; "
-        ".jsonl, .json (or .gz): JSON Lines; a .txt or .ann file or a folder: BRAT)"
+        f"{path}: unknown relation corpus format (expected .xml or .xml.gz: interaction XML "
+        "or BioC; .jsonl, .json (or .gz): JSON Lines or BioC JSON; .pubtator: PubTator; "
+        ".bioc.xml, .bioc.json: BioC; a .txt or .ann file or a folder: BRAT, or a .txt "
+        "PubTator file)"
     )
 
 
 def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | None = None,
                    max_pairs: int | None = None) -> RelationCorpus:
-    """Read one corpus from files and folders of any of the three formats.
+    """Read one corpus from files and folders of any of the formats.
 
     Parameters
     ----------
     paths : path or list of paths
         ``.xml``/``.xml.gz``: :func:`read_interaction_xml`; ``.jsonl``/``.json``
         (optionally ``.gz``): :func:`read_relations_jsonl`; a ``.ann`` or ``.txt`` file
-        or a folder: :func:`read_brat` (sentences are the text's lines).  Read in the
-        order given.
+        or a folder: :func:`read_brat` (sentences are the text's lines); PubTator:
+        :func:`read_pubtator`; BioC XML or JSON: :func:`read_bioc` (how a file's format
+        is told: :func:`relation_format`).  Read in the order given.
     on_error : {"raise", "skip"}
     max_entities, max_pairs : int, optional
         The most entities and candidate pairs a sentence may hold (default
@@ -93,6 +175,10 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
             read_xml_file(path, reading)
         elif kind == "jsonl":
             read_jsonl_file(path, reading)
+        elif kind == "pubtator":
+            read_pubtator_file(path, reading)
+        elif kind in ("bioc-xml", "bioc-json"):
+            read_bioc_file(path, reading)
         else:
             for txt, ann in brat_documents(path):
                 read_brat_document(txt, ann, reading)

@@ -1,0 +1,542 @@
+"""Reading BioC, XML and JSON: documents of passages with document-level annotations.
+
+::
+
+    <collection><source/><date/><key/>
+      <document><id>12345</id>
+        <passage><infon key="type">title</infon><offset>0</offset><text>KinC binds SigE.</text>
+          <annotation id="T1"><infon key="type">Gene</infon><infon key="identifier">D1</infon>
+            <location offset="0" length="4"/><text>KinC</text></annotation>
+          ...
+          <relation id="R1"><infon key="type">PPI</infon>
+            <node refid="T1" role="Arg1"/><node refid="T2" role="Arg2"/></relation>
+        </passage>
+      </document>
+    </collection>
+
+BioC JSON (the ``bioc`` Python package's, PubTator Central's) is the same structure:
+``{"documents": [{"id", "passages": [{"offset", "text", "annotations": [{"id", "infons":
+{"type", "identifier"}, "locations": [{"offset", "length"}], "text"}], "relations":
+[{"id", "infons", "nodes": [{"refid", "role"}]}], "sentences": [...]}]}]}`` (PubTator3's
+``{"PubTator3": [documents]}`` and a bare array of documents are read too).
+
+- Offsets are document-level, lengths in characters.  An annotation with several
+  locations is a discontinuous entity (its ``text`` is the pieces joined by one space,
+  or the whole text they cover; without a ``text`` the text at the locations is taken).
+- The entity id is the annotation's ``id`` (unique in its document), its type the
+  ``type`` infon; its concept id (the ``identifier`` infon, else ``Identifier``, ``MESH``,
+  ``NCBI Gene``) stays in the file.
+- Sentences: a passage's ``<sentence>`` elements when it has them, else its text cut by
+  :func:`~structkernels.relations.pubtator.split_sentences` (never inside an annotation).
+  Sentence ``i`` of document ``D`` is ``D.s{i}``.
+- A relation joins the annotations its two ``node`` elements name (``refid``), wherever
+  it is written (document, passage or sentence); one without nodes but with ``entity1``
+  and ``entity2`` infons (BioRED) joins, as PubTator's relations, every two mentions of
+  the two concept ids lying in one sentence.  A relation whose annotations lie in
+  different sentences is listed in ``corpus.skipped`` (both modes).
+- A file holding a relation is labelled (all its documents); one without is prediction
+  input (``labelled=False``); ``labelled=`` overrides.
+
+XML is parsed by expat through :func:`~structkernels.relations.xml_safety.safe_parser`:
+BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted and its DTD never read; an
+internal subset, entity declarations and external entities are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from xml.parsers import expat
+
+from structkernels.relations._collect import Reading, as_paths
+from structkernels.relations._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
+from structkernels.relations.model import RelationCorpus, RelationFormatError
+from structkernels.relations.xml_safety import safe_parser
+from structkernels.utils import (
+    MAX_FILE_BYTES,
+    RecordError,
+    StructkernelsError,
+    loads_record,
+    one_line,
+    read_partial,
+)
+
+__all__ = ["read_bioc", "read_bioc_file", "load_bioc", "bioc_to_xml", "CONCEPT_KEYS"]
+
+#: The infons holding an annotation's concept id, the first present wins.
+CONCEPT_KEYS = ("identifier", "Identifier", "MESH", "NCBI Gene", "NCBI GENE")
+_PARTS = re.compile(r"[|;,]")
+_DOCTYPE = ("a document type declaration with an internal subset is refused (entity "
+            "declarations could expand without bound); BioC needs at most "
+            "<!DOCTYPE collection SYSTEM \"BioC.dtd\">")
+# what each element holds: child tag -> (key, kind); kinds: text, list, infon, attrs
+_SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
+    "collection": {"source": ("source", "text"), "date": ("date", "text"), "key": ("key", "text"),
+                   "infon": ("infons", "infon"), "document": ("documents", "list")},
+    "document": {"id": ("id", "text"), "infon": ("infons", "infon"), "passage": ("passages", "list"),
+                 "annotation": ("annotations", "list"), "relation": ("relations", "list")},
+    "passage": {"infon": ("infons", "infon"), "offset": ("offset", "text"), "text": ("text", "text"),
+                "sentence": ("sentences", "list"), "annotation": ("annotations", "list"),
+                "relation": ("relations", "list")},
+    "sentence": {"infon": ("infons", "infon"), "offset": ("offset", "text"), "text": ("text", "text"),
+                 "annotation": ("annotations", "list"), "relation": ("relations", "list")},
+    "annotation": {"infon": ("infons", "infon"), "location": ("locations", "attrs"),
+                   "text": ("text", "text")},
+    "relation": {"infon": ("infons", "infon"), "node": ("nodes", "attrs")},
+}
+
+
+class _Bad(StructkernelsError, ValueError):
+    """A problem of the document being read: ``(reason, line)``."""
+
+
+# ------------------------------------------------------------------------ loading
+def load_bioc(file: str, *, max_bytes: int = MAX_FILE_BYTES
+              ) -> tuple[dict[str, Any], RelationFormatError | None]:
+    """The collection of a BioC XML or JSON file as the JSON structure, and what ended it early.
+
+    XML is told from JSON by its first character.  Elements of XML become the keys of
+    BioC JSON (``documents``, ``passages``, ``infons``...; offsets stay strings); each
+    element's line is kept under ``"_line"``.  Malformed XML keeps the documents read
+    before the damage, the second value saying where and why (None when the whole file
+    was read).
+
+    Raises
+    ------
+    RelationFormatError
+        Not BioC, malformed JSON, or XML malformed before any document ended.
+    OSError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "x.bioc.xml")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write('<collection><document><id>7</id></document></collection>')
+    ...     coll, lost = load_bioc(path)
+    >>> coll["documents"][0]["id"], lost
+    ('7', None)
+    """
+    try:
+        data, lost = read_partial(file, max_bytes=max_bytes)
+    except RecordError as exc:
+        raise RelationFormatError(exc.reason, file) from None
+    head = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if head == b"<":
+        return _XmlLoader(file).load(data, lost)
+    if lost:
+        raise RelationFormatError(lost, file)
+    try:
+        value = loads_record(data, max_bytes=max_bytes)
+    except RecordError as exc:
+        raise RelationFormatError(exc.reason, file, _json_line(data, exc.reason)) from None
+    if isinstance(value, list):
+        value = {"documents": value}
+    elif isinstance(value, dict) and "documents" not in value and isinstance(value.get("PubTator3"), list):
+        value = {**value, "documents": value["PubTator3"]}
+    if not isinstance(value, dict) or not isinstance(value.get("documents"), list):
+        raise RelationFormatError("not a BioC collection: expected an object with a "
+                                  "\"documents\" array", file, None)
+    return value, None
+
+
+def _json_line(data: bytes, reason: str) -> int | None:
+    """The line of a JSON syntax error (the depth was checked before: decoding is safe)."""
+    if not reason.startswith("not valid JSON"):
+        return None
+    try:
+        json.loads(data.decode("utf-8"))
+    except json.JSONDecodeError as exc:
+        return exc.lineno
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+class _XmlLoader:
+    """Expat handlers building the JSON structure of a BioC XML file."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.root: dict[str, Any] | None = None
+        self.stack: list[tuple[str, Any]] = []  # (tag, the dict or the text list)
+        self.ignored = 0
+        self.parser = p = safe_parser(self._refuse, doctype=_DOCTYPE, external_dtd=True)
+        p.StartElementHandler, p.EndElementHandler = self._start, self._end
+        p.CharacterDataHandler = self._text
+
+    def _refuse(self, reason: str) -> None:
+        raise RelationFormatError(reason, self.file, self.parser.CurrentLineNumber)
+
+    def load(self, data: bytes, lost: str | None) -> tuple[dict[str, Any], RelationFormatError | None]:
+        try:
+            self.parser.Parse(data, lost is None)
+            if lost is not None:
+                raise RelationFormatError(lost, self.file, self.parser.CurrentLineNumber)
+        except expat.ExpatError as exc:
+            reason = f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
+            return self._partial(RelationFormatError(reason, self.file, exc.lineno))
+        except RelationFormatError as exc:
+            return self._partial(exc)
+        except (LookupError, ValueError) as exc:  # an unknown or unusable encoding
+            reason = f"cannot decode the file: {' '.join(str(exc).split())[:120]}"
+            return self._partial(RelationFormatError(reason, self.file, self.parser.CurrentLineNumber))
+        if self.root is None:
+            raise RelationFormatError("empty file: no <collection> element", self.file)
+        return self.root, None
+
+    def _partial(self, exc: RelationFormatError) -> tuple[dict[str, Any], RelationFormatError]:
+        """The documents ended before ``exc``, and ``exc``; raise it when there are none."""
+        done = [d for d in (self.root or {}).get("documents", []) if d.get("_closed")]
+        if not done:
+            raise exc
+        return {**(self.root or {}), "documents": done}, exc
+
+    def _start(self, name: str, attrs: dict[str, str]) -> None:
+        line = self.parser.CurrentLineNumber
+        if self.ignored:
+            self.ignored += 1
+            return
+        if not self.stack:
+            if name != "collection":
+                raise RelationFormatError(f"the root element is <{name}>, not <collection> "
+                                          "(not BioC)", self.file, line)
+            self.root = {"_line": line}
+            self.stack.append((name, self.root))
+            return
+        tag, parent = self.stack[-1]
+        spec = _SCHEMA.get(tag, {}).get(name) if isinstance(parent, dict) else None
+        if spec is None:
+            self.ignored = 1
+            return
+        key, kind = spec
+        if kind == "list":
+            node: Any = {"_line": line, "id": attrs["id"]} if "id" in attrs else {"_line": line}
+            parent.setdefault(key, []).append(node)
+        elif kind == "attrs":
+            parent.setdefault(key, []).append({**attrs, "_line": line})
+            self.ignored = 1
+            return
+        elif kind == "infon":
+            node = []
+            parent.setdefault("infons", {})
+            parent.setdefault("_infon_keys", []).append(attrs.get("key", ""))
+        else:
+            node = []
+        self.stack.append((name, node))
+
+    def _text(self, data: str) -> None:
+        if not self.ignored and self.stack and isinstance(self.stack[-1][1], list):
+            self.stack[-1][1].append(data)
+
+    def _end(self, name: str) -> None:
+        if self.ignored:
+            self.ignored -= 1
+            return
+        tag, node = self.stack.pop()
+        if isinstance(node, dict):
+            node["_closed"] = True
+            return
+        parent = self.stack[-1][1]
+        key, kind = _SCHEMA[self.stack[-1][0]][tag]
+        text = "".join(node)
+        if kind == "infon":
+            parent["infons"][parent["_infon_keys"][-1]] = text
+        elif key == "id" or key not in parent:
+            parent[key] = text
+
+
+def bioc_to_xml(collection: dict[str, Any]) -> str:
+    """BioC XML of a collection in the JSON structure (keys starting with ``_`` left out).
+
+    Examples
+    --------
+    >>> print(bioc_to_xml({"source": "x", "documents": [{"id": "7", "passages": [
+    ...     {"offset": 0, "text": "A b."}]}]}))  # doctest: +ELLIPSIS
+    <?xml version='1.0' encoding='UTF-8'?>
+    <!DOCTYPE collection SYSTEM "BioC.dtd">
+    <collection><source>x</source><date /><key />...<offset>0</offset><text>A b.</text>...
+    """
+    from xml.etree import ElementTree as ET
+
+    def infons(el: Any, obj: dict[str, Any]) -> None:
+        for k, v in (obj.get("infons") or {}).items():
+            if v is not None:
+                ET.SubElement(el, "infon", key=str(k)).text = str(v)
+
+    def text(el: Any, tag: str, value: Any) -> None:
+        ET.SubElement(el, tag).text = "" if value is None else str(value)
+
+    def annotation(el: Any, a: dict[str, Any]) -> None:
+        x = ET.SubElement(el, "annotation", {"id": str(a["id"])} if a.get("id") is not None else {})
+        infons(x, a)
+        for loc in a.get("locations") or []:
+            ET.SubElement(x, "location", offset=str(loc.get("offset")), length=str(loc.get("length")))
+        text(x, "text", a.get("text"))
+
+    def relation(el: Any, r: dict[str, Any]) -> None:
+        x = ET.SubElement(el, "relation", {"id": str(r["id"])} if r.get("id") is not None else {})
+        infons(x, r)
+        for n in r.get("nodes") or []:
+            ET.SubElement(x, "node", refid=str(n.get("refid")), role=str(n.get("role", "")))
+
+    def contents(el: Any, obj: dict[str, Any]) -> None:
+        for s in obj.get("sentences") or []:
+            x = ET.SubElement(el, "sentence")
+            infons(x, s)
+            text(x, "offset", s.get("offset"))
+            text(x, "text", s.get("text"))
+            contents(x, s)
+        for a in obj.get("annotations") or []:
+            annotation(el, a)
+        for r in obj.get("relations") or []:
+            relation(el, r)
+
+    root = ET.Element("collection")
+    for key in ("source", "date", "key"):
+        text(root, key, collection.get(key))
+    infons(root, collection)
+    for d in collection.get("documents") or []:
+        doc = ET.SubElement(root, "document")
+        text(doc, "id", d.get("id"))
+        infons(doc, d)
+        for p in d.get("passages") or []:
+            x = ET.SubElement(doc, "passage")
+            infons(x, p)
+            text(x, "offset", p.get("offset"))
+            if p.get("text") is not None:
+                text(x, "text", p.get("text"))
+            contents(x, {k: v for k, v in p.items() if k != "text"})
+        contents(doc, {"annotations": d.get("annotations"), "relations": d.get("relations")})
+    body = ET.tostring(root, encoding="unicode")
+    return ("<?xml version='1.0' encoding='UTF-8'?>\n<!DOCTYPE collection SYSTEM \"BioC.dtd\">\n"
+            + body)
+
+
+# ------------------------------------------------------------------------ reading
+def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = None,
+              max_entities: int | None = None, max_pairs: int | None = None) -> RelationCorpus:
+    """Read BioC XML or JSON files (plain or gzip'd) into one :class:`RelationCorpus`.
+
+    Parameters
+    ----------
+    files : path or list of paths
+        Each file's format is told by its first character (``<`` or ``{``/``[``).
+    on_error : {"raise", "skip"}
+        ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
+        file, the line (XML; JSON gives none but for a syntax error) and the document id.
+        ``"skip"``: a bad annotation is listed and left out with its sentence; a document
+        of the wrong shape (no id, an offset that is no integer) is left out; XML that is
+        not well-formed keeps the documents ended before the damage.
+    labelled : bool, optional
+        Whether the sentences carry gold relations; by default a file holding a relation
+        is labelled and one without is not.
+    max_entities, max_pairs : int, optional
+        As for :func:`~structkernels.relations.read_relations`.
+
+    Returns
+    -------
+    RelationCorpus
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> ann = lambda i, o, t: {"id": i, "infons": {"type": "Gene"}, "text": t,
+    ...                        "locations": [{"offset": o, "length": len(t)}]}
+    >>> coll = {"documents": [{"id": "d1", "passages": [{"offset": 0,
+    ...     "text": "KinC binds SigE. GerE is not.",
+    ...     "annotations": [ann("a", 0, "KinC"), ann("b", 11, "SigE"), ann("c", 17, "GerE")],
+    ...     "relations": [{"id": "r", "infons": {"type": "PPI"},
+    ...                    "nodes": [{"refid": "a", "role": "Arg1"}, {"refid": "b", "role": "Arg2"}]}]}]}]}
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "x.bioc.json")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write(json.dumps(coll))
+    ...     corpus = read_bioc(path)
+    >>> [(s.id, s.text, len(s.entities)) for s in corpus]
+    [('d1.s0', 'KinC binds SigE.', 2), ('d1.s1', 'GerE is not.', 1)]
+    >>> [(p.e1.id, p.e2.id, p.label) for p in corpus.pairs()]
+    [('a', 'b', True)]
+    """
+    reading = Reading(on_error, max_entities, max_pairs)
+    for file in as_paths(files):
+        read_bioc_file(file, reading, labelled)
+    return reading.corpus()
+
+
+def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) -> None:
+    """Read one BioC XML or JSON file into ``reading``."""
+    reading.files.append(file)
+    try:
+        coll, lost = load_bioc(file)
+    except RelationFormatError as exc:
+        if reading.strict:
+            raise
+        reading.drop(exc.reason, exc.file, exc.line, exc.record)
+        return
+    except OSError as exc:
+        if reading.strict:
+            raise
+        reading.fail(f"cannot read the file ({exc.strerror or type(exc).__name__})", file, None, None)
+        return
+    docs = coll["documents"]
+    if labelled is None:
+        labelled = any(_has_relations(d) for d in docs if isinstance(d, dict))
+    for k, doc in enumerate(docs):
+        _read_document(doc, k, file, reading, labelled)
+    if lost is not None:
+        if reading.strict:
+            raise lost
+        reason = lost.reason if lost.reason.endswith("is lost") else (
+            f"{lost.reason}; the rest of the file is not read")
+        reading.drop(reason, lost.file, lost.line, lost.record)
+
+
+def _has_relations(obj: dict[str, Any]) -> bool:
+    if obj.get("relations"):
+        return True
+    for key in ("passages", "sentences"):
+        for child in obj.get(key) or []:
+            if isinstance(child, dict) and _has_relations(child):
+                return True
+    return False
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _int(value: Any, what: str, line: int | None) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
+        return int(value)
+    raise _Bad(f"{what} must be a non-negative integer, got {one_line(repr(value), 40)}", line)
+
+
+def _list(obj: dict[str, Any], key: str, what: str) -> list[Any]:
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Bad(f"{what}: {key} must be an array, got {_kind(value)}", obj.get("_line"))
+    for item in value:
+        if not isinstance(item, dict):
+            raise _Bad(f"{what}: each of its {key} must be an object, got {_kind(item)}",
+                       obj.get("_line"))
+    return value
+
+
+def _infons(obj: dict[str, Any], what: str) -> dict[str, str]:
+    value = obj.get("infons")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _Bad(f"{what}: infons must be an object, got {_kind(value)}", obj.get("_line"))
+    return {str(k): str(v) for k, v in value.items()
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+
+
+def _read_document(doc: Any, k: int, file: str, reading: Reading, labelled: bool) -> None:
+    line = doc.get("_line") if isinstance(doc, dict) else None
+    did = doc.get("id") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not isinstance(did, str) or not did.strip():
+        shown = _kind(doc) if not isinstance(doc, dict) else f"id {one_line(repr(did), 40)}"
+        reading.fail(f"document {k + 1}: a document is an object with a non-empty string id, "
+                     f"got {shown}", file, line, None)
+        return
+    did = did.strip()
+    problem = reading.document_problem(did, file, line, once=True)
+    if problem:
+        reading.fail(problem, file, line, did)
+        return
+    b = DocumentBuilder(reading, file, did, labelled, line)
+    try:
+        _collect(doc, b)
+    except _Bad as exc:
+        reason, bad_line = exc.args
+        reading.fail(f"{reason} (the document is left out)", file, bad_line or line, did)
+        return
+    b.build()
+
+
+def _collect(doc: dict[str, Any], b: DocumentBuilder) -> None:
+    """Hand the passages, annotations and relations of ``doc`` to ``b``."""
+    holders: list[dict[str, Any]] = [doc]
+    for j, p in enumerate(_list(doc, "passages", f"document {b.doc}")):
+        what = f"passage {j + 1}"
+        pline = p.get("_line")
+        offset = _int(p.get("offset"), f"{what}: offset", pline)
+        text = p.get("text")
+        if text is not None and not isinstance(text, str):
+            raise _Bad(f"{what}: text must be a string, got {_kind(text)}", pline)
+        sentences = []
+        for i, s in enumerate(_list(p, "sentences", what)):
+            stext = s.get("text")
+            if not isinstance(stext, str):
+                raise _Bad(f"{what}, sentence {i + 1}: no text" if stext is None else
+                           f"{what}, sentence {i + 1}: text must be a string, got {_kind(stext)}",
+                           s.get("_line"))
+            sentences.append((_int(s.get("offset"), f"{what}, sentence {i + 1}: offset",
+                                   s.get("_line")), stext, s.get("_line")))
+            holders.append(s)
+        if text is not None:
+            b.passage(offset, text, pline, sentences or None)
+        else:
+            for s_off, s_text, s_line in sentences:
+                b.passage(s_off, s_text, s_line, [(s_off, s_text, s_line)])
+        holders.append(p)
+    for holder in holders:
+        for n, a in enumerate(_list(holder, "annotations", f"document {b.doc}")):
+            b.mentions.append(_mention(a, n))
+    for holder in holders:
+        for n, r in enumerate(_list(holder, "relations", f"document {b.doc}")):
+            link = _relation(r, n, b)
+            if link is not None:
+                b.links.append(link)
+
+
+def _mention(a: dict[str, Any], n: int) -> Mention:
+    line = a.get("_line")
+    aid = a.get("id")
+    if not isinstance(aid, str) or not aid.strip():
+        raise _Bad(f"annotation {n + 1}: no id (a relation names annotations by id)", line)
+    what = f"annotation {one_line(aid, 60)}"
+    infons = _infons(a, what)
+    locs = _list(a, "locations", what)
+    if not locs:
+        raise _Bad(f"{what}: no location", line)
+    spans = []
+    for loc in locs:
+        start = _int(loc.get("offset"), f"{what}: location offset", loc.get("_line", line))
+        length = _int(loc.get("length"), f"{what}: location length", loc.get("_line", line))
+        spans.append((start, start + length))
+    text = a.get("text")
+    if text is not None and not isinstance(text, str):
+        raise _Bad(f"{what}: text must be a string, got {_kind(text)}", line)
+    concept = next((infons[k] for k in CONCEPT_KEYS if k in infons), "").strip()
+    parts = tuple(c for c in (concept, *_PARTS.split(concept)) if c.strip() not in NO_CONCEPT)
+    return Mention(aid, tuple(sorted(spans)), text, infons.get("type") or None,
+                   tuple(dict.fromkeys(parts)), line)
+
+
+def _relation(r: dict[str, Any], n: int, b: DocumentBuilder) -> Link | None:
+    line = r.get("_line")
+    rid = r.get("id")
+    rid = rid if isinstance(rid, str) and rid else None
+    what = f"relation {one_line(rid, 60)}" if rid else f"relation {n + 1}"
+    infons = _infons(r, what)
+    nodes = _list(r, "nodes", what)
+    rtype = infons.get("type") or infons.get("relation") or None
+    if not nodes and "entity1" in infons and "entity2" in infons:
+        return Link(rid, rtype, infons["entity1"], infons["entity2"], True, line)
+    refs = [nd.get("refid") for nd in nodes]
+    if len(refs) != 2 or not all(isinstance(x, str) and x for x in refs):
+        b.fail(f"{what}: a relation needs two nodes naming annotations (refid), or entity1 "
+               f"and entity2 infons; got {len(refs)} node(s)", line)
+        return None
+    return Link(rid, rtype, refs[0], refs[1], False, line)

@@ -1,0 +1,293 @@
+r"""Reading the PubTator format (PubTator, PubTator Central, BioCreative V CDR).
+
+One document is a block of lines, blocks separated by a blank line::
+
+    12345|t|KinC activates SigE.
+    12345|a|It is needed. SigE binds GerE.
+    12345	0	4	KinC	Gene	D001
+    12345	15	19	SigE	Gene	D002
+    12345	35	39	SigE	Gene	D002
+    12345	46	50	GerE	Gene	D003
+    12345	CID	D002	D003
+
+- ``PMID|t|title`` (first) and ``PMID|a|abstract`` (optional): the text.  Offsets are
+  document-level: the title is characters ``0..len(title)``, the abstract starts one
+  character after it (``len(title) + 1``: PubTator's title and abstract joined by one
+  space or line break), end exclusive.
+- ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>concept id[<TAB>...]]``: an annotation
+  (a line whose second field is an integer).  ``mention`` must be the text at the
+  offsets.  Further columns are passed over.
+- ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]``: a relation (BioCreative V CDR style): the
+  ids are concept ids, and the relation joins every two mentions of the two concepts
+  that lie in one sentence.  Further columns (a score, BioRED's novelty) are passed over.
+
+**Entities.**  The k-th annotation of a document (from 1) is the entity ``T{k}:{concept}``
+(``T3:D008750``; ``T{k}`` alone when the concept id is empty, ``-`` or ``-1``, CDR's "no
+concept"): unique in the document, so unique in its sentence, and the concept id is read
+back from it with :func:`concept_of` (the part after the first ``:``; the concept id may
+hold ``:`` itself, as ``MESH:D008750``).  The entity's ``type`` is the annotation's type
+(``Chemical``, ``Gene``).  A relation's id names the mentions of that concept id, or of
+one of its ``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), and the
+mention whose entity id it is (``T3``: how :func:`~structkernels.relations.writers.
+write_pairs` names a mention without a concept).
+
+**Sentences.**  The title is one passage and the abstract another; each is cut by
+:func:`split_sentences` (a full stop, ``!`` or ``?`` then white space and no lower-case
+letter; never after an abbreviation or an initial, never inside a mention); sentence ``i``
+of document ``PMID`` is ``PMID.s{i}``.  A relation none of whose mention pairs lies in
+one sentence is no sentence-level candidate: it is listed in ``corpus.skipped`` in both
+modes (as BRAT's).
+
+**Labelled or not.**  A file holding at least one relation line is a gold corpus: all
+its documents are labelled (a document without relation lines has only negative
+pairs).  A file without any relation line is prediction input: its sentences are
+unlabelled (``labelled=False``).  ``labelled=`` overrides the rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from structkernels.relations._collect import Reading, as_paths
+from structkernels.relations._documents import (
+    ABBREVIATIONS,
+    NO_CONCEPT,
+    DocumentBuilder,
+    Link,
+    Mention,
+    split_sentences,
+)
+from structkernels.relations.model import RelationCorpus
+from structkernels.utils import decode_lines, one_line
+
+__all__ = ["read_pubtator", "read_pubtator_file", "pubtator_documents", "PubTatorDocument",
+           "concept_of", "split_sentences", "ABBREVIATIONS", "is_pubtator_text"]
+
+_SECTION = re.compile(r"([^\s|]+)\|([A-Za-z]+)\|(.*)")
+_INT = re.compile(r"-?\d+")
+_PARTS = re.compile(r"[|;]")
+
+
+def is_pubtator_text(line: str) -> bool:
+    """Whether ``line`` opens a PubTator document (``PMID|t|`` or ``PMID|a|``).
+
+    Examples
+    --------
+    >>> is_pubtator_text("12345|t|KinC binds SigE."), is_pubtator_text("KinC binds SigE.")
+    (True, False)
+    """
+    m = _SECTION.match(line.lstrip("\ufeff"))
+    return bool(m) and m.group(2) in ("t", "a")
+
+
+def concept_of(entity_id: str) -> str | None:
+    """The concept id a PubTator entity id carries (``"T3:MESH:D008750"`` -> ``"MESH:D008750"``).
+
+    Examples
+    --------
+    >>> concept_of("T3:MESH:D008750"), concept_of("T4")
+    ('MESH:D008750', None)
+    """
+    head, sep, concept = entity_id.partition(":")
+    return concept if sep and concept else None
+
+
+@dataclass
+class PubTatorDocument:
+    """One block of a PubTator file, as written: the lines keep their numbers.
+
+    ``title`` and ``abstract`` are ``(line, text)`` (None when absent); ``annotations``
+    and ``relations`` are ``(line, fields)`` of the tab-separated lines; ``other`` the
+    lines that are neither, with their numbers.
+    """
+
+    pmid: str
+    line: int
+    title: tuple[int, str] | None = None
+    abstract: tuple[int, str] | None = None
+    annotations: list[tuple[int, list[str]]] = field(default_factory=list)
+    relations: list[tuple[int, list[str]]] = field(default_factory=list)
+    other: list[tuple[int, str]] = field(default_factory=list)
+
+
+def pubtator_documents(lines: list[str]) -> Iterator[PubTatorDocument]:
+    """The documents of a PubTator file's lines, in order (a blank line, or a title line
+    of another document, ends one).
+
+    Examples
+    --------
+    >>> docs = list(pubtator_documents(["1|t|A b.", "1|a|C d.", "1\\t0\\t1\\tA\\tX\\tc1", "",
+    ...                                  "2|t|E."]))
+    >>> [(d.pmid, d.title, len(d.annotations)) for d in docs]
+    [('1', (1, 'A b.'), 1), ('2', (5, 'E.'), 0)]
+    """
+    doc: PubTatorDocument | None = None
+    for n, raw in enumerate(lines, 1):
+        line = raw.lstrip("\ufeff") if n == 1 else raw
+        if not line.strip():
+            if doc is not None:
+                yield doc
+            doc = None
+            continue
+        m = _SECTION.match(line)
+        if m and "\t" not in line.split("|", 1)[0]:
+            pmid, kind, text = m.groups()
+            if doc is not None and (kind == "t" or pmid != doc.pmid):
+                yield doc
+                doc = None
+            if doc is None:
+                doc = PubTatorDocument(pmid, n)
+            if kind == "t" and doc.title is None:
+                doc.title = (n, text)
+            elif kind == "a" and doc.abstract is None:
+                doc.abstract = (n, text)
+            else:
+                doc.other.append((n, line))
+            continue
+        fields = line.split("\t")
+        if doc is None:
+            doc = PubTatorDocument(fields[0] if len(fields) > 1 else "", n)
+        if len(fields) >= 2 and _INT.fullmatch(fields[1].strip()):
+            doc.annotations.append((n, fields))
+        elif len(fields) >= 4:
+            doc.relations.append((n, fields))
+        else:
+            doc.other.append((n, line))
+    if doc is not None:
+        yield doc
+
+
+def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None = None,
+                  max_entities: int | None = None, max_pairs: int | None = None) -> RelationCorpus:
+    """Read PubTator files (plain or gzip'd) into one :class:`RelationCorpus`.
+
+    Parameters
+    ----------
+    files : path or list of paths
+    on_error : {"raise", "skip"}
+        ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
+        file, the line and the document (PMID).  ``"skip"``: a bad line is listed in
+        ``corpus.skipped`` and left out, with the sentence of a bad annotation (its
+        candidate pairs would be incomplete); a document without a title line is left out.
+    labelled : bool, optional
+        Whether the sentences carry gold relations; by default a file with relation lines
+        is labelled and a file without is not (see the module's notes).
+    max_entities, max_pairs : int, optional
+        The most entities and candidate pairs a sentence may hold (defaults of
+        :func:`~structkernels.relations.read_relations`).
+
+    Returns
+    -------
+    RelationCorpus
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> text = ("1|t|KinC activates SigE.\\n1|a|It is needed. SigE binds GerE.\\n"
+    ...         "1\\t0\\t4\\tKinC\\tGene\\tD1\\n1\\t15\\t19\\tSigE\\tGene\\tD2\\n"
+    ...         "1\\t35\\t39\\tSigE\\tGene\\tD2\\n1\\t46\\t50\\tGerE\\tGene\\tD3\\n1\\tCID\\tD2\\tD3\\n")
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "x.pubtator")
+    ...     with open(path, "w") as fh:
+    ...         _ = fh.write(text)
+    ...     corpus = read_pubtator(path)
+    >>> [(s.id, s.text) for s in corpus]
+    [('1.s0', 'KinC activates SigE.'), ('1.s1', 'It is needed.'), ('1.s2', 'SigE binds GerE.')]
+    >>> [(p.e1.id, p.e2.id, p.label) for p in corpus.pairs()]
+    [('T1:D1', 'T2:D2', False), ('T3:D2', 'T4:D3', True)]
+    """
+    reading = Reading(on_error, max_entities, max_pairs)
+    for file in as_paths(files):
+        read_pubtator_file(file, reading, labelled)
+    return reading.corpus()
+
+
+def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None) -> None:
+    """Read one PubTator file into ``reading``."""
+    reading.files.append(file)
+    got = reading.read_bytes(file)
+    if got is None:
+        return
+    data, lost = got
+    lines, not_utf8 = decode_lines(data)
+    docs = list(pubtator_documents(lines))
+    if labelled is None:
+        labelled = any(d.relations for d in docs)
+    for n in sorted(not_utf8):
+        reading.fail(f"not UTF-8 text ({not_utf8[n]})", file, n, None)
+    if not docs and not lost:
+        reading.fail("no documents (a PubTator document starts with a 'PMID|t|title' line)",
+                     file, None, None)
+    for doc in docs:
+        builder = _document(doc, file, reading, labelled, set(not_utf8))
+        if builder is not None:
+            builder.build()
+    if lost:
+        reading.drop(lost, file, len(lines), None)
+
+
+def _document(doc: PubTatorDocument, file: str, reading: Reading, labelled: bool,
+              not_utf8: set[int]) -> DocumentBuilder | None:
+    pmid = doc.pmid or None
+    if doc.title is None:
+        reading.fail("a document starts with its 'PMID|t|title' line; this one has none "
+                     f"(its {1 + len(doc.annotations) + len(doc.relations) + len(doc.other)} "
+                     "lines are left out)", file, doc.line, pmid)
+        return None
+    problem = reading.document_problem(doc.pmid, file, doc.line, once=True)
+    if problem:
+        reading.fail(problem, file, doc.line, doc.pmid)
+        return None
+    b = DocumentBuilder(reading, file, doc.pmid, labelled, doc.line)
+    title = doc.title[1]
+    b.passage(0, title, doc.title[0])
+    if doc.abstract is not None:
+        b.passage(len(title) + 1, doc.abstract[1], doc.abstract[0])
+    for n, line in doc.other:
+        if n in not_utf8:
+            continue
+        m = _SECTION.match(line)
+        if m and m.group(2) in ("t", "a"):
+            reason = f"a second '{m.group(2)}' line in document {one_line(doc.pmid, 40)}"
+        elif m:
+            reason = f"unknown section {one_line(m.group(2), 20)!r} (known: t, a)"
+        else:
+            reason = (f"not a PubTator line: {one_line(repr(line), 60)} (expected PMID<TAB>start"
+                      "<TAB>end<TAB>mention<TAB>type<TAB>id, or PMID<TAB>type<TAB>id1<TAB>id2)")
+        b.fail(reason, n)
+    for k, (n, fields) in enumerate(doc.annotations, 1):
+        if n not in not_utf8 and _pmid_ok(b, fields, n):
+            _annotation(b, k, fields, n)
+    for n, fields in doc.relations:
+        if n in not_utf8 or not _pmid_ok(b, fields, n):
+            continue
+        a, c = fields[2].strip(), fields[3].strip()
+        if not a or not c:
+            b.fail("relation: not PMID<TAB>type<TAB>id1<TAB>id2 (an id is empty)", n)
+            continue
+        b.links.append(Link(f"R{len(b.links) + 1}", fields[1].strip() or None, a, c, True, n))
+    return b
+
+
+def _pmid_ok(b: DocumentBuilder, fields: list[str], n: int) -> bool:
+    if fields[0].strip() == b.doc:
+        return True
+    b.fail(f"a line of document {one_line(repr(fields[0]), 40)} inside document "
+           f"{one_line(b.doc, 40)} (a blank line ends a document)", n)
+    return False
+
+
+def _annotation(b: DocumentBuilder, k: int, fields: list[str], n: int) -> None:
+    if len(fields) < 5 or not _INT.fullmatch(fields[2].strip()):
+        b.fail(f"annotation {k}: not PMID<TAB>start<TAB>end<TAB>mention<TAB>type<TAB>id "
+               "(start and end integers)", n)
+        return
+    start, end = int(fields[1]), int(fields[2])
+    concept = fields[5].strip() if len(fields) > 5 else ""
+    eid = f"T{k}" if concept in NO_CONCEPT else f"T{k}:{concept}"
+    parts = tuple(c for c in (concept, *_PARTS.split(concept)) if c.strip() not in NO_CONCEPT)
+    b.mentions.append(Mention(eid, ((start, end),), fields[3], fields[4].strip() or None,
+                              tuple(dict.fromkeys(parts)), n))

@@ -1,0 +1,268 @@
+r"""Writing scored pairs back into the format of the corpus they came from.
+
+The rows are those :meth:`structkernels.extraction.RelationExtractor.predict_pairs`
+returns (``{"sentence", "pair", "e1", "e2", "e1_text", "e2_text", "score", "label"}``);
+any further numeric field of a row (``"probability"``) is passed through.  Only positive
+pairs (``label`` 1) become relations, unless ``all_pairs=True``.  Every file is written
+atomically (whole or not at all); ``"-"`` is standard output.
+
+- ``"jsonl"``: one JSON line per row (every row), ``score`` rounded to 6 decimals.
+- ``"pubtator"``: each document of the PubTator input as read (title, abstract and
+  annotation lines), its input relation lines replaced by the predicted ones::
+
+      PMID<TAB>Interaction<TAB>id1<TAB>id2<TAB>score[<TAB>name=value...]
+
+  ``id1``/``id2`` are the mentions' concept ids (:func:`~structkernels.relations.pubtator.
+  concept_of`; the entity id ``T{k}`` for a mention without one); the fifth column is the
+  score and each further numeric field follows as ``name=value`` (``probability=0.91``).
+  A relation is per document and concept pair, as PubTator's: of the pairs of mentions
+  of the two concepts, the one scored highest gives its columns.
+- ``"bioc-xml"``, ``"bioc-json"``: the BioC (or PubTator) input's documents as read, their
+  input relations replaced by one document-level relation per pair: ``id`` ``P{k}``,
+  infons ``type`` (``Interaction``), ``score`` and each further numeric field
+  (``probability``), nodes ``refid`` = the entity ids (BioC annotation ids) with roles
+  ``Arg1`` and ``Arg2``.  PubTator input becomes BioC with a title and an abstract passage
+  and annotations named by their entity ids (``identifier`` infon: the concept id).
+
+Reading the written file back gives the predicted relations as the gold ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from structkernels.relations._documents import NO_CONCEPT
+from structkernels.relations.bioc import bioc_to_xml, load_bioc
+from structkernels.relations.model import Entity, RelationCorpus, RelationFormatError
+from structkernels.relations.pubtator import PubTatorDocument, concept_of, pubtator_documents
+from structkernels.relations.readers import relation_format
+from structkernels.utils import MAX_FILE_BYTES, decode_lines, open_output, read_partial
+
+__all__ = ["write_pairs", "OUTPUT_FORMATS", "output_format"]
+
+#: The formats :func:`write_pairs` writes.
+OUTPUT_FORMATS = ("jsonl", "pubtator", "bioc-xml", "bioc-json")
+_ROW = {"sentence", "pair", "e1", "e2", "e1_text", "e2_text", "score", "label"}
+_SOURCES = {"jsonl": None, "pubtator": ("pubtator",), "bioc-xml": ("pubtator", "bioc-xml", "bioc-json"),
+            "bioc-json": ("pubtator", "bioc-xml", "bioc-json")}
+
+
+def output_format(requested: str, inputs: Iterable[Any]) -> str:
+    """The format pairs of ``inputs`` are written in: ``requested``, checked, or the inputs'
+    own format for ``"same"``.
+
+    Raises
+    ------
+    ValueError
+        An unknown format, inputs of several formats for ``"same"``, or inputs that the
+        format cannot hold (PubTator output needs PubTator input; BioC output PubTator or
+        BioC input; interaction XML and BRAT have no pair writer: use ``jsonl``).
+
+    Examples
+    --------
+    >>> output_format("same", ["a.pubtator", "b.pubtator"]), output_format("jsonl", ["a.xml"])
+    ('pubtator', 'jsonl')
+    """
+    inputs = [str(p) for p in inputs]
+    kinds = {p: relation_format(p) for p in inputs}
+    if requested == "same":
+        found = sorted(set(kinds.values()))
+        if len(found) != 1:
+            raise ValueError(f"--output-format same: the inputs are of several formats "
+                             f"({', '.join(found)}); name one of {', '.join(OUTPUT_FORMATS)}")
+        requested = found[0]
+        if requested not in OUTPUT_FORMATS:
+            raise ValueError(f"--output-format same: {requested} input has no pair writer "
+                             f"(writers: {', '.join(OUTPUT_FORMATS)}); use jsonl")
+    if requested not in OUTPUT_FORMATS:
+        raise ValueError(f"unknown output format {requested!r} (known: "
+                         f"{', '.join(OUTPUT_FORMATS)}, same)")
+    allowed = _SOURCES[requested]
+    for p, kind in kinds.items():
+        if allowed is not None and kind not in allowed:
+            raise ValueError(f"{p}: {requested} output writes pairs back into "
+                             f"{' or '.join(allowed)} input; this input is {kind} (use jsonl)")
+    return requested
+
+
+def _number(value: Any) -> str:
+    return str(value) if isinstance(value, int) else repr(round(float(value), 6))
+
+
+def _extras(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The numeric fields of ``row`` beyond the ones every row has."""
+    return {k: v for k, v in row.items() if k not in _ROW and isinstance(v, (int, float))
+            and not isinstance(v, bool) and math.isfinite(v)}
+
+
+def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path: Any,
+                format: str = "jsonl", *, all_pairs: bool = False,
+                relation_type: str = "Interaction") -> int:
+    """Write scored pairs of ``corpus`` to ``path`` in ``format`` (see the module's notes).
+
+    Parameters
+    ----------
+    corpus : RelationCorpus
+        The corpus the rows score (its ``files`` are read again for PubTator and BioC).
+    rows : iterable of dict
+        As :meth:`~structkernels.extraction.RelationExtractor.predict_pairs` returns.
+    path : path or "-"
+        The output file (written atomically), or ``"-"``: standard output.
+    format : {"jsonl", "pubtator", "bioc-xml", "bioc-json"}
+    all_pairs : bool
+        Write every pair as a relation, not only the positive ones (PubTator and BioC).
+    relation_type : str
+        The type given to the relations written.
+
+    Returns
+    -------
+    int
+        The rows (JSON Lines) or relations written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from structkernels.relations import read_relations
+    >>> text = ("1|t|KinC activates SigE.\\n1\\t0\\t4\\tKinC\\tGene\\tD1\\n"
+    ...         "1\\t15\\t19\\tSigE\\tGene\\tD2\\n")
+    >>> rows = [{"sentence": "1.s0", "pair": "1.s0.p0", "e1": "T1:D1", "e2": "T2:D2",
+    ...          "e1_text": "KinC", "e2_text": "SigE", "score": 0.75, "label": 1}]
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     src, out = os.path.join(d, "in.pubtator"), os.path.join(d, "out.pubtator")
+    ...     with open(src, "w") as fh:
+    ...         _ = fh.write(text)
+    ...     write_pairs(read_relations(src), rows, out, "pubtator")
+    ...     print(open(out).read().strip().splitlines()[-1].replace("\\t", " | "))
+    1
+    1 | Interaction | D1 | D2 | 0.75
+    """
+    if format not in OUTPUT_FORMATS:
+        raise ValueError(f"unknown output format {format!r} (known: {', '.join(OUTPUT_FORMATS)})")
+    rows = list(rows)
+    if format == "jsonl":
+        with open_output(path, stream_ok=True) as fh:
+            for row in rows:
+                fh.write(json.dumps({**row, "score": round(float(row["score"]), 6)},
+                                    ensure_ascii=False) + "\n")
+        return len(rows)
+    chosen = _by_document(corpus, rows, all_pairs)
+    files = list(dict.fromkeys(corpus.files))
+    output_format(format, files)
+    if format == "pubtator":
+        return _write_pubtator(files, chosen, path, relation_type)
+    return _write_bioc(files, chosen, path, format, relation_type)
+
+
+def _by_document(corpus: RelationCorpus, rows: list[Mapping[str, Any]], all_pairs: bool
+                 ) -> dict[str, list[tuple[Entity, Entity, Mapping[str, Any]]]]:
+    """The rows to write, with their entities, by document id, in row order."""
+    sentences = {s.id: s for s in corpus}
+    out: dict[str, list[tuple[Entity, Entity, Mapping[str, Any]]]] = {}
+    for row in rows:
+        if not all_pairs and row.get("label") != 1:
+            continue
+        s = sentences.get(row.get("sentence"))  # type: ignore[arg-type]
+        ents = {e.id: e for e in s.entities} if s is not None else {}
+        if s is None or row.get("e1") not in ents or row.get("e2") not in ents:
+            raise ValueError(f"a row names sentence {row.get('sentence')!r} and entities "
+                             f"{row.get('e1')!r}, {row.get('e2')!r}, which the corpus does not have")
+        out.setdefault(s.document, []).append((ents[row["e1"]], ents[row["e2"]], row))
+    return out
+
+
+def _pubtator_docs(file: str) -> list[PubTatorDocument]:
+    data, _ = read_partial(file, max_bytes=MAX_FILE_BYTES)
+    return list(pubtator_documents(decode_lines(data)[0]))
+
+
+def _write_pubtator(files: list[str], chosen: dict[str, list], path: Any, rtype: str) -> int:
+    written = 0
+    with open_output(path, stream_ok=True) as fh:
+        for file in files:
+            for doc in _pubtator_docs(file):
+                lines = [f"{doc.pmid}|t|{doc.title[1]}"] if doc.title else []
+                if doc.abstract:
+                    lines.append(f"{doc.pmid}|a|{doc.abstract[1]}")
+                lines += [line for _, line in doc.other]
+                lines += ["\t".join(fields) for _, fields in doc.annotations]
+                best: dict[frozenset[str], tuple[str, str, Mapping[str, Any]]] = {}
+                for e1, e2, row in chosen.pop(doc.pmid, []):
+                    c1, c2 = concept_of(e1.id) or e1.id, concept_of(e2.id) or e2.id
+                    key = frozenset((c1, c2))
+                    if key not in best or row["score"] > best[key][2]["score"]:
+                        best[key] = (c1, c2, row)
+                for c1, c2, row in best.values():
+                    extra = "".join(f"\t{k}={_number(v)}" for k, v in _extras(row).items())
+                    lines.append(f"{doc.pmid}\t{rtype}\t{c1}\t{c2}\t{_number(row['score'])}{extra}")
+                written += len(best)
+                fh.write("\n".join(lines) + "\n\n")
+    return written
+
+
+def _pubtator_as_bioc(doc: PubTatorDocument) -> dict[str, Any]:
+    title = doc.title[1] if doc.title else ""
+    passages = [{"infons": {"type": "title"}, "offset": 0, "text": title, "annotations": []}]
+    if doc.abstract is not None:
+        passages.append({"infons": {"type": "abstract"}, "offset": len(title) + 1,
+                         "text": doc.abstract[1], "annotations": []})
+    for k, (_, fields) in enumerate(doc.annotations, 1):
+        try:
+            start, end = int(fields[1]), int(fields[2])
+            concept = fields[5].strip() if len(fields) > 5 else ""
+            eid = f"T{k}" if concept in NO_CONCEPT else f"T{k}:{concept}"
+            ann = {"id": eid, "infons": {"type": fields[4].strip(), "identifier": concept},
+                   "text": fields[3], "locations": [{"offset": start, "length": end - start}]}
+        except (IndexError, ValueError):
+            continue  # a bad line: its sentence was not read, nothing scored it
+        passages[-1 if len(passages) > 1 and start > len(title) else 0]["annotations"].append(ann)
+    return {"id": doc.pmid, "infons": {}, "passages": passages, "relations": []}
+
+
+def _clean(value: Any, key: str = "") -> Any:
+    """The JSON structure without reading marks (``_`` keys), offsets as integers, and
+    without the input's relations."""
+    if isinstance(value, dict):
+        out = {k: _clean(v, k) for k, v in value.items() if not k.startswith("_")}
+        if "relations" in out:
+            out["relations"] = []
+        return out
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if key in ("offset", "length") and isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return value
+
+
+def _write_bioc(files: list[str], chosen: dict[str, list], path: Any, fmt: str, rtype: str) -> int:
+    collection: dict[str, Any] | None = None
+    documents: list[dict[str, Any]] = []
+    for file in files:
+        if relation_format(file) == "pubtator":
+            documents += [_pubtator_as_bioc(d) for d in _pubtator_docs(file) if d.title]
+            continue
+        coll, lost = load_bioc(file)
+        if lost is not None:
+            raise RelationFormatError(f"cannot write the pairs back: {lost.reason}", lost.file, lost.line)
+        coll = _clean(coll)
+        documents += [d for d in coll.pop("documents") if isinstance(d, dict)]
+        collection = collection or coll
+    collection = collection or {"source": "structkernels", "date": "", "key": "", "infons": {}}
+    written = 0
+    for doc in documents:
+        rels = []
+        for e1, e2, row in chosen.pop(str(doc.get("id", "")).strip(), []):
+            infons = {"type": rtype, "score": _number(row["score"]),
+                      **{k: _number(v) for k, v in _extras(row).items()}}
+            rels.append({"id": f"P{len(rels)}", "infons": infons,
+                         "nodes": [{"refid": e1.id, "role": "Arg1"}, {"refid": e2.id, "role": "Arg2"}]})
+        doc["relations"] = rels
+        written += len(rels)
+    collection["documents"] = documents
+    text = (json.dumps(collection, ensure_ascii=False) + "\n" if fmt == "bioc-json"
+            else bioc_to_xml(collection) + "\n")
+    with open_output(path, stream_ok=True) as fh:
+        fh.write(text)
+    return written

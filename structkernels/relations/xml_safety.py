@@ -1,0 +1,72 @@
+"""An expat parser that never expands a declared entity nor reads anything outside the file.
+
+Every XML reader of :mod:`structkernels.relations` (interaction XML, BioC) parses through
+:func:`safe_parser`: parameter entities are never parsed, entity declarations (the way to
+billion-laughs expansion) and external entities are refused, and so is a reference to an
+entity the parser could not expand.  A document type declaration is refused, or, where a
+format's files carry one naming an external DTD (BioC's ``<!DOCTYPE collection SYSTEM
+"BioC.dtd">``), accepted without its DTD ever being read, as long as it has no internal
+subset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from xml.parsers import expat
+
+__all__ = ["safe_parser"]
+
+
+def safe_parser(refuse: Callable[[str], Any], *, doctype: str | None = None,
+                external_dtd: bool = False) -> Any:
+    """A new expat parser whose unsafe constructs call ``refuse(reason)`` (which raises).
+
+    Parameters
+    ----------
+    refuse : callable
+        Called with a one-line reason; it must raise (the parse stops there).
+    doctype : str, optional
+        The reason given for a refused ``<!DOCTYPE>``.
+    external_dtd : bool
+        Accept a ``<!DOCTYPE>`` without an internal subset (its external DTD is not read).
+
+    Returns
+    -------
+    xml.parsers.expat.XMLParserType
+
+    Examples
+    --------
+    >>> def refuse(reason):
+    ...     raise ValueError(reason)
+    >>> p = safe_parser(refuse)
+    >>> p.Parse(b'<!DOCTYPE a [<!ENTITY x "xx">]><a>&x;</a>', True)
+    Traceback (most recent call last):
+    ...
+    ValueError: a document type declaration (<!DOCTYPE>) is refused
+    >>> safe_parser(refuse, external_dtd=True).Parse(b'<!DOCTYPE a SYSTEM "a.dtd"><a/>', True)
+    1
+    """
+    reason = doctype or "a document type declaration (<!DOCTYPE>) is refused"
+    p = expat.ParserCreate()
+    p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+
+    def on_doctype(name: str, system_id: Any, public_id: Any, internal_subset: int) -> None:
+        if not external_dtd or internal_subset:
+            refuse(reason)
+
+    def on_entity(name: str, *_: Any) -> None:
+        refuse(f"entity declaration {name!r} refused")
+
+    def on_external(*_: Any) -> int:
+        refuse("external entities are refused")
+        return 0
+
+    def on_skipped(name: str, *_: Any) -> None:
+        refuse(f"a reference to the entity {name!r}, which is not declared in the file, is refused")
+
+    p.StartDoctypeDeclHandler = on_doctype
+    p.EntityDeclHandler = on_entity
+    p.ExternalEntityRefHandler = on_external
+    p.SkippedEntityHandler = on_skipped
+    return p

@@ -20,6 +20,7 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``structkernels cache [info|clear] [--kind KIND ...] [--cache-dir DIR] [--json]``."""
     p = sub.add_parser(
         "cache", help="show the cache folder's size by kind, or clear it",
         description=(
@@ -48,6 +49,7 @@ def _row(u) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the cache folder's usage, or clear it; 0, or a user error (exit 2)."""
     from structkernels.utils import (
         CACHE_LIMIT_ENV,
         cache_limit,

@@ -4,7 +4,7 @@ Three parts (``--part``):
 
 - ``cv``: document-level 10-fold cross-validation of every model on each corpus (the
   train and test files together), beside the all-paths graph kernel's published figures
-  (Airola et al. 2008, as quoted in ../shared/data/ppi/README.md);
+  (Airola et al. 2008, as quoted in datasets/ppi/README.md);
 - ``cross``: cross-corpus evaluation (train on one corpus' files, test on each other
   corpus), for the NPK and all-paths graph kernel models;
 - ``cost``: the whole 10-fold evaluation of BioInfer again from the parse cache that
@@ -33,7 +33,7 @@ from structkernels.experiments.relations import DEFAULT_MODELS, MODELS, evaluate
 from structkernels.relations import read_relations
 from structkernels.relations.parse import DependencyParser
 
-PPI = Path(__file__).resolve().parents[2] / "shared" / "data" / "ppi"
+PPI = Path(__file__).resolve().parents[1] / "datasets" / "ppi"
 CORPORA = ("BioInfer", "HPRD50", "IEPA", "LLL")
 #: All-paths graph kernel, document-level 10-fold CV, F1 / ROC AUC (data README).
 PUBLISHED_APG = {"BioInfer": (61.3, 81.9), "HPRD50": (63.4, 79.7), "IEPA": (75.1, 85.1),

@@ -10,6 +10,8 @@ Examples
 >>> k = sk.kernel("rbf", sigma=1.0)
 >>> "rbf" in sk.list_kernels()
 True
+>>> sk.relations.read_relations is sk.read_relations  # subpackages: imported on first use
+True
 """
 
 from __future__ import annotations
@@ -21,6 +23,14 @@ __version__ = "0.1.0"
 # Every public name is served from its module on first use, so that
 # `import structkernels` (and `structkernels --help`) stays light: no
 # scikit-learn, numba or joblib until a kernel is built or a Gram computed.
+#: The package's own subpackages and modules, reachable as attributes in a new process
+#: (``sk.relations.read_relations``) and imported on first use, as SciPy does.
+_SUBMODULES = (
+    "amr", "classifiers", "cli", "datasets", "engine", "experiments", "extraction", "graphs",
+    "kernels", "neighbors", "npk", "registry", "relations", "sklearn", "structures", "text",
+    "utils",
+)
+
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ".kernels.base": ["Kernel", "Normalized", "SumKernel", "ProductKernel", "ScaledKernel"],
     ".kernels.names": ["kernel", "list_kernels", "register", "as_kernel", "gram"],
@@ -42,4 +52,4 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ".extraction": ["RelationExtractor"],
     ".graphs": ["read_graphs"],
     ".utils": ["StructkernelsError", "StructkernelsWarning"],
-})
+}, submodules=_SUBMODULES)

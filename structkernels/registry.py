@@ -94,12 +94,17 @@ class Registry:
     check : callable, optional
         Called with each loaded object; raises ``TypeError`` if it is not
         acceptable (for example not a Kernel subclass).
+    hints : dict, optional
+        Name -> what to say when that name is not registered (the plugin that
+        provides it and how to install it); added to the unknown-name message.
     """
 
-    def __init__(self, group: str, what: str, check: Callable[[Any], None] | None = None):
+    def __init__(self, group: str, what: str, check: Callable[[Any], None] | None = None,
+                 hints: dict[str, str] | None = None):
         self.group = group
         self.what = what
         self._check = check
+        self._hints = dict(hints or {})
         self._entry_points: dict[str, EntryPoint] | None = None
         self._qualified: dict[str, EntryPoint] = {}
         self._loaded: dict[str, Any] = {}
@@ -220,9 +225,14 @@ class Registry:
         if name not in self._local and self._entry_point(name) is None:
             raise UnknownNameError(
                 f"unknown {self.what} {name!r}; registered {self.what}s: "
-                + (", ".join(self.names()) or "(none)")
+                + (", ".join(self.names()) or "(none)") + self._hint(name)
             )
         return self._load(name)
+
+    def _hint(self, name: str) -> str:
+        """``"; HINT"`` for a name with a hint (a plugin's name), else ``""``."""
+        hint = self._hints.get(name)
+        return f"; {hint}" if hint else ""
 
     def register(self, name: str, obj: Any, *, overwrite: bool = False) -> None:
         """Register ``obj`` under ``name`` in this process only.
@@ -354,16 +364,39 @@ class Registry:
             f"{self.what} {spec!r} is not a registered {self.what}; files name a {self.what} "
             f"by its registered name and nothing is imported by a name read from a file "
             f"(register a class with structkernels.register(name, cls) or an entry point in "
-            f"{self.group!r}); registered {self.what}s: {shown}"
+            f"{self.group!r}); registered {self.what}s: {shown}{self._hint(spec)}"
         )
 
 
+#: What to say when a measure of the ``structkernels-hsic`` plugin is asked for without it.
+_HSIC_HINT = (
+    "the measure {name!r} is provided by the structkernels-hsic plugin: install it with "
+    "`python -m pip install -e plugins/structkernels-hsic` (from a checkout of structkernels)"
+)
+
 #: Dependence measures (entry-point group ``structkernels.measures``), e.g. ``hsic``, ``phsic``.
-measures = Registry("structkernels.measures", "measure")
+measures = Registry(
+    "structkernels.measures", "measure",
+    hints={name: _HSIC_HINT.format(name=name) for name in ("hsic", "phsic", "structured-hsic")},
+)
 
 
 def measure(name: str, **params: Any):
-    """Build the dependence measure registered as ``name`` (e.g. ``"hsic"``) with ``params``."""
+    """Build the dependence measure registered as ``name`` (e.g. ``"hsic"``) with ``params``.
+
+    A measure of the ``structkernels-hsic`` plugin asked for without the plugin installed
+    raises :class:`UnknownNameError` saying how to install it.
+
+    Examples
+    --------
+    >>> import structkernels as sk
+    >>> from structkernels.registry import UnknownNameError
+    >>> try:
+    ...     sk.measure("no-such-measure")
+    ... except UnknownNameError as exc:
+    ...     print(str(exc)[:34])
+    unknown measure 'no-such-measure';
+    """
     return measures.get(name)(**params)
 
 

@@ -33,5 +33,14 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def ppi_corpora() -> Path:
+    """``datasets/ppi``: the four PPI corpora of the repository (not in a source distribution)."""
+    folder = ROOT / "datasets" / "ppi"
+    if not (folder / "LLL-train.xml").is_file():
+        pytest.skip(f"the PPI corpora are not at {folder} (they are in a clone of the repository)")
+    return folder
+
+
+@pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT

@@ -140,10 +140,10 @@ def test_a_damaged_parse_entry_is_discarded_recomputed_and_rewritten(damage, tmp
         assert _graphs(third.parse(sents)) == clean
 
 
-def test_swapped_labels_in_the_parse_cache_leave_the_figures_of_a_clean_run(shared_data,
+def test_swapped_labels_in_the_parse_cache_leave_the_figures_of_a_clean_run(ppi_corpora,
                                                                           tmp_path, capsys):
     _pipeline_or_skip()
-    ppi = shared_data / "ppi"
+    ppi = ppi_corpora
     argv = ["evaluate", "--train", str(ppi / "LLL-train.xml"), "--test", str(ppi / "LLL-test.xml"),
             "--models", "n-gram SVM", "--json", "-q", "--cache-dir", str(tmp_path)]
     assert main(argv) == 0
@@ -234,10 +234,10 @@ def _unwritable(tmp_path: FilePath) -> FilePath:
     return folder
 
 
-def test_a_read_only_cache_folder_is_one_warning_and_the_right_result(shared_data, tmp_path,
+def test_a_read_only_cache_folder_is_one_warning_and_the_right_result(ppi_corpora, tmp_path,
                                                                     capsys):
     _pipeline_or_skip()
-    ppi = shared_data / "ppi"
+    ppi = ppi_corpora
     argv = ["evaluate", "--train", str(ppi / "LLL-train.xml"), "--test", str(ppi / "LLL-test.xml"),
             "--models", "n-gram SVM", "--json", "-q"]
     assert main([*argv, "--no-cache"]) == 0
@@ -298,9 +298,9 @@ def test_a_full_disk_while_numba_saves_its_cache_costs_only_the_cache(tmp_path):
 
 
 # ------------------------------------------------------------------ --no-cache, --cache-dir ""
-def test_no_cache_writes_nothing_anywhere(shared_data, tmp_path):
+def test_no_cache_writes_nothing_anywhere(ppi_corpora, tmp_path):
     _pipeline_or_skip()
-    ppi = shared_data / "ppi"
+    ppi = ppi_corpora
     places = {name: tmp_path / name for name in ("home", "xdg", "cache", "numba", "cwd")}
     for p in places.values():
         p.mkdir()

@@ -13,6 +13,8 @@ The first skips with the text after ``skip,`` as the reason; the second runs the
 with ``SHARED_DATA`` (a :class:`pathlib.Path` to ``../shared/data``) in its namespace, and
 skips with the ``shared_data`` fixture's reason when that directory is absent; the third
 runs the block where PyTorch is installed and skips it, saying so, where it is not.
+The temporary directory holds a link ``datasets`` to the repository's ``datasets/``, so a
+block reads ``datasets/ppi/LLL-train.xml`` as a user does from the repository root.
 """
 
 from __future__ import annotations
@@ -83,5 +85,7 @@ def test_doc_block_runs(doc, line, source, directive, tmp_path, monkeypatch, req
         else:
             raise ValueError(f"{doc}:{line}: unknown test directive {directive!r}")
     monkeypatch.chdir(tmp_path)
+    # the blocks are written for the repository root: `datasets/ppi/...` reaches its corpora
+    (tmp_path / "datasets").symlink_to(ROOT / "datasets", target_is_directory=True)
     code = compile("\n" * line + source, str(ROOT / doc), "exec")
     exec(code, namespace)

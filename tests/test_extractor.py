@@ -377,8 +377,8 @@ def test_cli_with_an_extractor_model_refuses_bad_corpora_without_parsing(hand_mo
 
 
 # ------------------------------------------------------------- the shipped PPI data
-def test_lll_train_then_test(spacy_pipeline, shared_data):
-    ppi = shared_data / "ppi"
+def test_lll_train_then_test(spacy_pipeline, ppi_corpora):
+    ppi = ppi_corpora
     ex = RelationExtractor(cache_dir=False, progress=False, n_jobs=1)
     ex.fit(read_relations(ppi / "LLL-train.xml"))
     test = read_relations(ppi / "LLL-test.xml")

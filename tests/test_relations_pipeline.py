@@ -211,9 +211,9 @@ def test_evaluate_relations_learns_on_training_folds_only():
 
 
 # ------------------------------------------------------------ the command
-def test_evaluate_command_cv_json(shared_data, tmp_path, capsys):
+def test_evaluate_command_cv_json(ppi_corpora, tmp_path, capsys):
     _pipeline_or_skip()
-    ppi = shared_data / "ppi"
+    ppi = ppi_corpora
     rc = main(["evaluate", str(ppi / "LLL-train.xml"), str(ppi / "LLL-test.xml"), "--cv", "3",
                "--models", "PK SVM,n-gram SVM,APG SVM,NPK SVM,NPK chosen", "--json", "--cache-dir",
                str(tmp_path), "-q"])
@@ -228,9 +228,9 @@ def test_evaluate_command_cv_json(shared_data, tmp_path, capsys):
         assert 50 < s["f1"] <= 100 and 50 < s["roc_auc"] <= 100
 
 
-def test_evaluate_command_train_test_and_document_overlap(shared_data, tmp_path, capsys):
+def test_evaluate_command_train_test_and_document_overlap(ppi_corpora, tmp_path, capsys):
     _pipeline_or_skip()
-    ppi = shared_data / "ppi"
+    ppi = ppi_corpora
     rc = main(["evaluate", "--train", str(ppi / "LLL-train.xml"), "--test",
                str(ppi / "LLL-test.xml"), "--models", "n-gram SVM", "--json",
                "--cache-dir", str(tmp_path), "-q"])
@@ -259,9 +259,9 @@ def test_evaluate_command_user_errors(argv, message, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
-def test_evaluate_saves_an_extractor_that_predict_uses(shared_data, tmp_path, capsys):
+def test_evaluate_saves_an_extractor_that_predict_uses(ppi_corpora, tmp_path, capsys):
     _pipeline_or_skip()
-    ppi = shared_data / "ppi"
+    ppi = ppi_corpora
     model = tmp_path / "lll.json"
     rc = main(["evaluate", "--train", str(ppi / "LLL-train.xml"), "--test",
                str(ppi / "LLL-test.xml"), "--models", "n-gram SVM", "--save-model", str(model),

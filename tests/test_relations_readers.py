@@ -469,11 +469,11 @@ PPI = {  # README: sentences, pairs, interacting pairs, documents train + test
 
 
 @pytest.mark.parametrize("name", sorted(PPI))
-def test_ppi_corpora_read_strictly_with_the_readme_counts(shared_data, name):
+def test_ppi_corpora_read_strictly_with_the_readme_counts(ppi_corpora, name):
     sentences, pairs, positives, n_train, n_test = PPI[name]
-    train = read_interaction_xml(shared_data / "ppi" / f"{name}-train.xml")
-    test = read_interaction_xml(shared_data / "ppi" / f"{name}-test.xml")
-    both = read_relations([shared_data / "ppi" / f"{name}-train.xml", shared_data / "ppi" / f"{name}-test.xml"])
+    train = read_interaction_xml(ppi_corpora / f"{name}-train.xml")
+    test = read_interaction_xml(ppi_corpora / f"{name}-test.xml")
+    both = read_relations([ppi_corpora / f"{name}-train.xml", ppi_corpora / f"{name}-test.xml"])
     assert both.skipped == [] and len(both) == sentences
     labels = [p.label for p in both.pairs()]
     assert (len(labels), sum(labels)) == (pairs, positives)

@@ -18,8 +18,19 @@ from structkernels.utils import OutputError, check_output
 __all__ = [
     "same_file", "refuse_output_over_input", "check_output_folder", "check_outputs",
     "writes_files",
-    "load_graph_labels",
+    "load_graph_labels", "cache_options", "CACHE_DIR_HELP", "NO_CACHE_HELP",
 ]
+
+#: The help of a command's ``--cache-dir``: the one cache folder of every kind of entry.
+CACHE_DIR_HELP = (
+    "the cache folder: parses, and what the command computes once and reuses (Grams and σ "
+    "for evaluate); default $STRUCTKERNELS_CACHE, else $XDG_CACHE_HOME/structkernels or "
+    "~/.cache/structkernels. Entries are checked when read; `structkernels cache` shows "
+    "and clears it, $STRUCTKERNELS_CACHE_LIMIT (default 4G) bounds it with a warning")
+#: The help of a command's ``--no-cache``.
+NO_CACHE_HELP = (
+    "read and write no cache (parses, Grams and σ, compiled kernels): everything is "
+    "computed again and nothing is written but the outputs asked for")
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -189,15 +200,22 @@ def load_graph_labels(args: argparse.Namespace):
 def cache_options(args: argparse.Namespace) -> Iterator[None]:
     """``--cache-dir`` checked and ``--no-cache`` in force for the run of a command.
 
-    An empty ``--cache-dir`` is refused; a cache folder that cannot be written turns
+    An empty ``--cache-dir`` is refused, and a ``$STRUCTKERNELS_CACHE_LIMIT`` that is not a
+    size (:class:`~structkernels.utils.CacheLimitError`, exit 2); a cache folder that cannot be written turns
     caching off (``args.no_cache``); with ``--no-cache`` the environment says so where
     compiled kernels are decorated (here and in worker processes), so numba writes no cache
     either.  The environment is restored afterwards.
     """
-    from structkernels.utils import NO_CACHE_ENV, cache_writes_disabled, check_cache_dir
+    from structkernels.utils import (
+        NO_CACHE_ENV,
+        cache_limit,
+        cache_writes_disabled,
+        check_cache_dir,
+    )
 
     if getattr(args, "cache_dir", None) is not None:
         check_cache_dir(args.cache_dir, "--cache-dir")
+    cache_limit()  # a $STRUCTKERNELS_CACHE_LIMIT that is not a size: one line before any work
     args.no_cache = bool(getattr(args, "no_cache", False) or cache_writes_disabled())
     previous = os.environ.get(NO_CACHE_ENV)
     if args.no_cache:

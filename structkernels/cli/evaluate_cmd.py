@@ -47,14 +47,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--pipeline", default="en_core_web_sm",
                    help="installed spaCy pipeline (default: %(default)s)")
     p.add_argument("--cache-dir", default=None,
-                   help="cache folder of parses, Grams and σ (default: $STRUCTKERNELS_CACHE "
-                   "or ~/.cache/structkernels); entries are checked when read")
+                   help="the cache folder of parses, Grams and σ (default: $STRUCTKERNELS_CACHE, "
+                   "else $XDG_CACHE_HOME/structkernels or ~/.cache/structkernels); entries are "
+                   "checked when read; `structkernels cache` shows and clears it, "
+                   "$STRUCTKERNELS_CACHE_LIMIT (default 4G) bounds it with a warning")
     p.add_argument("--n-process", type=int, default=1,
                    help="processes of spaCy's nlp.pipe (default: %(default)s)")
     p.add_argument("--no-cache", action="store_true",
-                   help="do not read or write caches (parses; the σ of each split; the "
-                   "σ-free Grams, 8 bytes per pair of pairs each: 0.75 GB for BioInfer; "
-                   "compiled kernels): nothing is written but the outputs asked for")
+                   help="read and write no cache (parses, the σ of each split, the σ-free "
+                   "Grams, compiled kernels): everything is computed again and nothing is "
+                   "written but the outputs asked for")
     p.add_argument("--no-blind", action="store_true",
                    help="keep entity words in the structures (default: PROT1, PROT2, PROT)")
     p.add_argument("--C", type=float, default=1.0, help="the SVMs' C (default: %(default)s)")

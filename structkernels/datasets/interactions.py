@@ -86,6 +86,7 @@ from structkernels.datasets.interaction_records import (
 from structkernels.utils import (
     MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH,
+    note_cache_write,
     one_line,
     release_free_memory,
     user_cache_dir,
@@ -219,6 +220,10 @@ def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
         warnings.warn(f"the binary copy of {fname} was not kept ({one_line(exc)}); "
                       "it is parsed again on every load", RuntimeWarning, stacklevel=3)
         return ds
+    try:
+        note_cache_write(folder, target.stat().st_size)  # one warning past the size limit
+    except OSError:
+        pass
     # the first load returns what every later load reads (the copy's arrays), and the
     # parse's objects go: the process keeps about the memory of a later load, not the
     # parse's peak

@@ -1,8 +1,8 @@
 """Shared mechanisms with no knowledge of kernels or structures: the error root,
 atomic writes, bounded reading, record decoding, numeric checks, progress,
-optional imports, lazy package faces, the output rule, the user's cache folder, the default
-number of workers, memory budgets, declarative parameter checks and cached
-compilation.
+optional imports, lazy package faces, the output rule, the user's cache folder (its size
+limit, usage and clearing), the default number of workers, memory budgets, declarative
+parameter checks and cached compilation.
 
 Every other package of structkernels may import from here; nothing here imports
 from another package of structkernels.  Names are served lazily, so that
@@ -34,6 +34,11 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._cache": ["user_cache_dir", "CacheFolder", "CacheWarning", "CacheEntryError",
                 "CacheDirError", "check_cache_dir", "cache_dir_problem", "cache_writes_disabled",
                 "NO_CACHE_ENV"],
+    "._cache_limit": ["CACHE_KINDS", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "CacheLimitError",
+                      "CacheSizeWarning", "cache_limit", "cache_root_of", "folder_bytes",
+                      "forget_cache_sizes", "format_bytes", "note_cache_write",
+                      "parse_cache_limit"],
+    "._cache_usage": ["CacheUsage", "CacheClearError", "cache_usage", "clear_cache"],
     "._cores": ["available_cores", "effective_n_jobs"],
     "._params": ["InvalidParameterError", "Interval", "Options", "validate_params",
                  "ValidatedParamsMixin", "N_JOBS", "n_jobs_value"],

@@ -15,7 +15,9 @@ longer has its hash is discarded and computed again, with one :class:`CacheWarni
 naming it.  A folder that cannot be written (read-only, full, a file in the way) turns the
 cache's writes off with one warning; the work goes on.  ``$STRUCTKERNELS_NO_CACHE`` (set
 by the commands' ``--no-cache``) means no cache is written at all, compiled kernels
-included (:func:`cache_writes_disabled`).
+included (:func:`cache_writes_disabled`).  Each write counts its bytes toward the cache
+folder's size limit (:func:`~structkernels.utils.note_cache_write`: one warning when the
+folder grows past ``$STRUCTKERNELS_CACHE_LIMIT``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from structkernels.utils._atomic import atomic_open
+from structkernels.utils._cache_limit import note_cache_write
 from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
 
 __all__ = [
@@ -255,6 +258,13 @@ class CacheFolder:
         except OSError as exc:
             self._write_failed(name, exc)
             return False
+        written = 0
+        for path in (file, file.with_name(file.name + ".sum")):
+            try:
+                written += path.stat().st_size
+            except OSError:
+                pass
+        note_cache_write(self.path, written)  # one warning past the cache's size limit
         return True
 
     # ------------------------------------------------------------------ small entries

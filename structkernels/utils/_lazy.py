@@ -25,7 +25,7 @@ def served_from(package: str, name: str) -> str | None:
 
 
 def lazy_exports(
-    package: str, where: dict[str, list[str]]
+    package: str, where: dict[str, list[str]], submodules: tuple[str, ...] | list[str] = (),
 ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``(__all__, __getattr__, __dir__)`` for ``package`` serving ``where``'s names.
 
@@ -34,12 +34,24 @@ def lazy_exports(
     time it is read and then kept in the package's namespace, so importing the
     package costs nothing until a name is used.
 
+    ``submodules`` names the package's own subpackages and modules served as
+    attributes (``package.relations``), imported on first use as SciPy does; only
+    names of this fixed list are imported, never a name read from data.  They are
+    listed by ``dir()``, not in ``__all__`` (a star import stays light).
+
     Examples
     --------
     >>> __all__, __getattr__, __dir__ = lazy_exports("json", {".decoder": ["JSONDecoder"]})
     >>> __getattr__("JSONDecoder").__name__
     'JSONDecoder'
+    >>> _, __getattr__, __dir__ = lazy_exports("json", {}, submodules=("decoder",))
+    >>> __getattr__("decoder").__name__, "decoder" in __dir__()
+    ('json.decoder', True)
     """
+    own = frozenset(submodules)
+    for name in own:
+        if not name.isidentifier() or name.startswith("_"):
+            raise ValueError(f"{package}: {name!r} is not the name of a public submodule")
     module_of = {
         name: (package + module if module.startswith(".") else module)
         for module, names in where.items() for name in names
@@ -50,12 +62,14 @@ def lazy_exports(
     def __getattr__(name: str) -> Any:
         module = module_of.get(name)
         if module is None:
+            if name in own:  # the import binds it in the package's namespace
+                return import_module(f"{package}.{name}")
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(import_module(module), name)
         namespace[name] = value
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(module_of))
+        return sorted(set(namespace) | set(module_of) | own)
 
     return sorted(module_of), __getattr__, __dir__

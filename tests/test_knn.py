@@ -322,3 +322,20 @@ def test_hashed_graph_keeps_encoded_paths():
     assert np.array_equal(g_enc.similarities, g_list.similarities)
     assert g_enc.n_evaluations == g_list.n_evaluations
     assert g_enc.hashers[0].reference_.vocab is paths.vocab
+
+
+def test_precomputed_loo_threshold_in_bands_equals_one_band(monkeypatch):
+    """The leave-one-out scores of a precomputed Gram, computed a band of rows at a time
+    (no copy of the whole Gram), give the threshold of the one-band computation."""
+    import structkernels.neighbors.classifier as mod
+    from structkernels.neighbors.classifier import KernelKNNClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    K = X @ X.T
+    y = (X[:, 0] > 0.3).astype(int)
+    whole = KernelKNNClassifier(kernel="precomputed").fit(K, y)
+    monkeypatch.setattr(mod, "_LOO_BAND_BYTES", 8 * 60 * 7)  # bands of 7 rows
+    banded = KernelKNNClassifier(kernel="precomputed").fit(K, y)
+    assert banded.threshold_ == whole.threshold_
+    assert np.array_equal(banded.predict_proba(K), whole.predict_proba(K))

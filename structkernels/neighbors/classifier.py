@@ -106,6 +106,11 @@ def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = None) -> di
     return {"f1": float(f), "precision": float(p), "recall": float(r), "support": support}
 
 
+#: Bytes of the rows of a precomputed training Gram copied at a time for the
+#: leave-one-out scores of ``threshold="auto"``.
+_LOO_BAND_BYTES = 64 << 20
+
+
 class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     """k-nearest-neighbour classifier under a kernel similarity.
 
@@ -425,9 +430,16 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             rows = np.sort(rows)
         n = len(rows)
         if self._precomputed():
-            K = np.array(self.X_fit_, dtype=np.float64)[rows]
-            K[np.arange(n), rows] = -np.inf
-            idx, sims = self._neighbours_of(K, self.n_neighbors)
+            # in bands of rows: a copy of the whole training Gram would double its memory
+            band = max(1, _LOO_BAND_BYTES // (8 * max(n_all, 1)))
+            found = []
+            for s in range(0, n, band):
+                r = rows[s:s + band]
+                K = np.asarray(self.X_fit_[r], dtype=np.float64)  # a copy: rows taken
+                K[np.arange(len(r)), r] = -np.inf
+                found.append(self._neighbours_of(K, self.n_neighbors))
+            idx = np.concatenate([f[0] for f in found])
+            sims = np.concatenate([f[1] for f in found])
         else:
             # k + 1 neighbours by the predict-time search, then drop the structure itself
             k1 = min(int(self.n_neighbors), n_all - 1) + 1  # the predict-time k, plus itself

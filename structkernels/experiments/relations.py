@@ -69,6 +69,7 @@ from structkernels.experiments.relation_checks import (
 from structkernels.kernels.base import Kernel
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.learner import NonstationaryLearner
+from structkernels.relations.decision import THRESHOLD_RULES, fit_decision
 from structkernels.relations.models import (
     DEFAULT_MODELS,
     MODELS,
@@ -295,6 +296,7 @@ def evaluate_relations(
     progress: bool = True,
     log: Callable[[str], None] | None = None,
     cache_dir: str | os.PathLike | None = None,
+    threshold: str = "inner-cv",
 ) -> dict[str, Any]:
     """Evaluate every model on the same splits.
 
@@ -324,12 +326,17 @@ def evaluate_relations(
         Keep the Grams (``.npy``, read without pickle) and each split's σ (JSON) there,
         keyed by content, kernel, parameters and version: a second run on the same data
         reads them instead of computing them.
+    threshold : {"inner-cv", "zero"}, default "inner-cv"
+        The SVM rows' decision threshold: chosen on each training fold by grouped inner
+        cross-validation for F1 (:func:`structkernels.relations.decision.fit_decision`), or
+        0 (the SVM's own sign).
 
     Returns
     -------
     dict
         ``{"pairs", "positives", "folds", "seconds", "models": {name: {"precision",
-        "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``.
+        "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``; each
+        SVM row also holds ``"thresholds"``, the threshold of each split.
 
     Raises
     ------
@@ -341,6 +348,9 @@ def evaluate_relations(
     """
     t0 = time.perf_counter()
     models = check_models(models)  # checks the names first
+    if threshold not in THRESHOLD_RULES:
+        raise ValueError(f"threshold must be one of {', '.join(THRESHOLD_RULES)}, got "
+                         f"{threshold!r}")
     specs = [relation_model(m) for m in models]
     y = np.asarray(y, dtype=np.int64)
     n = len(y)
@@ -355,6 +365,7 @@ def evaluate_relations(
     scores = {m: np.zeros(n) for m in models}
     zeroed: list[list[str]] = []
     chosen: list[str] = []
+    thresholds: dict[str, list[float]] = {m.name: [] for m in specs if m.classifier == "SVM"}
     learns = next((m.sigma_part for m in specs if m.learns_sigma), None)
     uses_npk = learns is not None
     settings = {"random_state": random_state, **(sigma_params or {})}
@@ -398,10 +409,12 @@ def evaluate_relations(
         jobs.sort(key=lambda job: job[0].classifier not in ("hash-RF", "chosen"))  # longest first
         done = list(map_tasks(
             lambda job, tr=tr, te=te, g=doc_groups: _fit_score(job[0], job[1], y, tr, te, C, g,
-                                                                random_state),
+                                                                random_state, threshold),
             jobs, n_jobs=min(n_jobs, len(jobs)),
         ))
-        for name, s_te, p_te, seconds, best in done:
+        for name, s_te, p_te, seconds, best, cut in done:
+            if cut is not None:
+                thresholds[name].append(round(cut, 6))
             scores[name][te] = s_te
             preds[name][te] = p_te
             spent[name] += seconds
@@ -416,7 +429,10 @@ def evaluate_relations(
         "positives": int(y.sum()),
         "folds": len(splits),
         "seconds": round(time.perf_counter() - t0, 1),
-        "models": {m: pooled_scores(y, preds[m], scores[m], splits) for m in models},
+        "models": {m: {**pooled_scores(y, preds[m], scores[m], splits),
+                       **({"thresholds": thresholds[m]} if m in thresholds else {})}
+                   for m in models},
+        "threshold_rule": threshold,
         "step_seconds": {**{m: round(v, 1) for m, v in spent.items()},
                          "Grams": round(grams.seconds, 1)},
     }
@@ -428,14 +444,16 @@ def evaluate_relations(
 
 
 def _fit_score(model: RelationModel, K: np.ndarray, y: np.ndarray, tr: np.ndarray,
-               te: np.ndarray, C: float, groups: np.ndarray | None, random_state: Any
-               ) -> tuple[str, np.ndarray, np.ndarray, float, str | None]:
-    """Fit ``model``'s classifier on the training rows of its Gram, score the test rows."""
+               te: np.ndarray, C: float, groups: np.ndarray | None, random_state: Any,
+               threshold: str = "inner-cv",
+               ) -> tuple[str, np.ndarray, np.ndarray, float, str | None, float | None]:
+    """Fit ``model``'s classifier on the training rows of its Gram, score the test rows;
+    an SVM's threshold (:func:`~structkernels.relations.decision.fit_decision`) is the last."""
     from sklearn.svm import SVC
 
     t = time.perf_counter()
     K_tr, K_te = _rows(K, tr, tr), _rows(K, te, tr)
-    best = None
+    best = cut = None
     if model.classifier == "k-NN":
         clf = KernelKNNClassifier(kernel="precomputed", random_state=random_state)
         clf.fit(K_tr, y[tr])
@@ -454,9 +472,11 @@ def _fit_score(model: RelationModel, K: np.ndarray, y: np.ndarray, tr: np.ndarra
     else:  # an SVM on the precomputed Gram
         clf = SVC(kernel="precomputed", C=C, **SVM_PARAMS).fit(K_tr, y[tr])
         score = clf.decision_function(K_te)
-        pred = (score > 0).astype(np.int64)
+        cut = fit_decision(K_tr, y[tr], groups, C=C, random_state=random_state,
+                           threshold=threshold, calibration=None).threshold
+        pred = (score > cut).astype(np.int64)
     return model.name, np.asarray(score, dtype=np.float64), np.asarray(pred, dtype=np.int64), \
-        time.perf_counter() - t, best
+        time.perf_counter() - t, best, cut
 
 
 def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
@@ -496,6 +516,7 @@ def evaluate_corpora(
     progress: bool = True,
     log: Callable[[str], None] | None = None,
     cache_dir: str | os.PathLike | None = None,
+    threshold: str = "inner-cv",
 ) -> dict[str, Any]:
     """Parse, build the pairs' structures and evaluate every model on the same splits.
 
@@ -512,7 +533,7 @@ def evaluate_corpora(
         Default: ``DependencyParser()`` (spaCy's ``en_core_web_sm``, parses cached).
     blind : bool, default True
         Entity blinding in the structures.
-    C, sigma_params, n_jobs, random_state, progress, log, cache_dir
+    C, sigma_params, n_jobs, random_state, progress, log, cache_dir, threshold
         As :func:`evaluate_relations`.
 
     Returns
@@ -561,6 +582,7 @@ def evaluate_corpora(
     result = evaluate_relations(
         items, y, splits, groups=docs_of, models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
         random_state=random_state, progress=progress, log=log, cache_dir=cache_dir,
+        threshold=threshold,
     )
     docs = {s.document for s in sentences}
     result.update(

@@ -58,7 +58,7 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
     command's options (``--pipeline``, ``--no-blind``, ``--C``, ``--n-jobs``,
     ``--random-state``, ``--quiet``) and save it to ``output``; the row, its views and the
     threshold chosen are said on stderr."""
-    from structkernels.extraction import RelationExtractor
+    from structkernels.extraction import RelationExtractor, describe_model
 
     pairs = corpus.pairs()
     if not pairs:
@@ -70,12 +70,16 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
         n_jobs=args.n_jobs, random_state=args.random_state, progress=not args.quiet,
         threshold=threshold, calibration=calibration,
     )
-    what = extractor.describe()
+    what = describe_model()
     log(f"training the {what} on {len(pairs)} pairs "
         f"({sum(bool(p.label) for p in pairs)} positive)")
     extractor.fit(corpus)
     extractor.save(output)
-    rule = extractor.decision_
+    rule = getattr(extractor, "decision_", None)
+    if rule is None:  # a stand-in without a decision
+        print(f"structkernels {command}: saved the {what} to {output}", file=sys.stderr,
+              flush=True)
+        return extractor
     how = {"inner-cv": "chosen by grouped 3-fold inner CV for F1", "zero": "the SVM's sign",
            "fixed": "given"}[rule.rule]
     detail = (f"; inner F1 {100 * rule.inner_f1:.1f}" if rule.inner_f1 is not None else "")

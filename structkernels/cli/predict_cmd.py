@@ -362,7 +362,9 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
         raise CommandError(f"{', '.join(inputs)}: no sentences")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        scored = extractor.predict_pairs(corpus, threshold=getattr(args, "threshold", None))
+        threshold = getattr(args, "threshold", None)
+        scored = (extractor.predict_pairs(corpus) if threshold is None
+                  else extractor.predict_pairs(corpus, threshold=threshold))
     for w in caught:
         print(f"structkernels predict: warning: {one_line(w.message)}", file=sys.stderr)
     _write_lines(args.output, (
@@ -372,7 +374,7 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
         for row in scored
     ))
     pred = np.asarray([row["label"] for row in scored], dtype=np.int64)
-    cut = extractor.threshold_ if args.threshold is None else args.threshold
+    cut = getattr(extractor, "threshold_", 0.0) if threshold is None else threshold
     message = (f"scored {len(scored)} entity pairs of {len(corpus)} sentences with "
                f"{model_path} ({int(pred.sum())} positive, threshold {cut:.4g})")
     pairs = corpus.pairs()

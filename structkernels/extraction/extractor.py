@@ -122,6 +122,7 @@ __all__ = [
     "PipelineVersionWarning",
     "RelationExtractor",
     "composite_kernel",
+    "describe_model",
 ]
 
 #: The structure views of a pair the extractor compares (:data:`MODEL`'s).
@@ -167,6 +168,18 @@ def _model_of(kernel_params: dict[str, Any]) -> RelationModel:
 
 def _version_of(model: RelationModel) -> int:
     return next(v for v, m in MODELS.items() if m is model)
+
+
+def describe_model(model: RelationModel = MODEL) -> str:
+    """An extractor's model in words: the evaluation's row and its structure views.
+
+    Examples
+    --------
+    >>> describe_model()
+    'NPK SVM model (path + context + all-paths graph)'
+    """
+    words = {"path": "path", "context": "context", "apg": "all-paths graph"}
+    return f"NPK SVM model ({' + '.join(words.get(v, v) for v in model.views)})"
 
 
 #: Pairs scored per step of :meth:`RelationExtractor.decision_function` (one progress tick).
@@ -336,8 +349,7 @@ class RelationExtractor(BaseEstimator):
         >>> RelationExtractor().describe()
         'NPK SVM model (path + context + all-paths graph)'
         """
-        words = {"path": "path", "context": "context", "apg": "all-paths graph"}
-        return f"NPK SVM model ({' + '.join(words.get(v, v) for v in self._model().views)})"
+        return describe_model(self._model())
 
     # ------------------------------------------------------------------ parsing
     def _parser(self) -> DependencyParser:

@@ -323,14 +323,15 @@ def test_evaluate_and_train_extractor_agree(spacy_pipeline, corpora, tmp_path, c
             "--n-jobs", "1", "--quiet"]
     assert main(["evaluate", *argv, "--save-model", str(saved)]) == 0
     captured = capsys.readouterr()
-    row = json.loads(captured.out)["models"]["NPK SVM"]
+    result = json.loads(captured.out)
+    row = result["models"]["NPK SVM"]
     assert "saved the NPK SVM model (path + context + all-paths graph)" in captured.err
     model = tmp_path / "m.json"
     assert main(["train-extractor", train, "-o", str(model), "--no-cache", "--n-jobs", "1",
                  "--quiet"]) == 0
     assert json.loads(model.read_text())["decision"] == json.loads(saved.read_text())["decision"]
     ex = RelationExtractor.load(model, cache_dir=False, progress=False)
-    assert row["thresholds"] == [round(ex.threshold_, 6)]
+    assert result["thresholds"] == {"NPK SVM": [round(ex.threshold_, 6)]}
     capsys.readouterr()
     assert main(["predict", str(model), test, "-o", str(tmp_path / "p.jsonl"), "--no-cache",
                  "--quiet"]) == 0

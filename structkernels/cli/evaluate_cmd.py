@@ -62,7 +62,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--threshold-rule", choices=["inner-cv", "zero"], default="inner-cv",
                    help="the SVM rows' decision threshold: chosen on each training fold by "
                    "grouped 3-fold inner cross-validation for F1, or zero (the SVM's sign) "
-                   "(default: %(default)s); the thresholds are in --json's 'thresholds'")
+                   "(default: %(default)s); --json gives them under 'thresholds'")
     p.add_argument("--n-jobs", type=int, default=None,
                    help="workers (default: the cores this process may use)")
     p.add_argument("--random-state", type=int, default=0,

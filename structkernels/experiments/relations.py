@@ -335,8 +335,9 @@ def evaluate_relations(
     -------
     dict
         ``{"pairs", "positives", "folds", "seconds", "models": {name: {"precision",
-        "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``; each
-        SVM row also holds ``"thresholds"``, the threshold of each split.
+        "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``; with an
+        SVM model, ``"threshold_rule"`` and ``"thresholds": {name: [the threshold of each
+        split]}`` for each SVM model.
 
     Raises
     ------
@@ -429,10 +430,7 @@ def evaluate_relations(
         "positives": int(y.sum()),
         "folds": len(splits),
         "seconds": round(time.perf_counter() - t0, 1),
-        "models": {m: {**pooled_scores(y, preds[m], scores[m], splits),
-                       **({"thresholds": thresholds[m]} if m in thresholds else {})}
-                   for m in models},
-        "threshold_rule": threshold,
+        "models": {m: pooled_scores(y, preds[m], scores[m], splits) for m in models},
         "step_seconds": {**{m: round(v, 1) for m, v in spent.items()},
                          "Grams": round(grams.seconds, 1)},
     }
@@ -440,6 +438,9 @@ def evaluate_relations(
         result["sigma_zeroed"] = zeroed
     if chosen:
         result["chosen"] = chosen
+    if thresholds:
+        result["threshold_rule"] = threshold
+        result["thresholds"] = thresholds
     return result
 
 

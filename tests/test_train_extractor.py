@@ -337,3 +337,21 @@ def test_evaluate_and_train_extractor_agree(spacy_pipeline, corpora, tmp_path, c
                  "--quiet"]) == 0
     err = capsys.readouterr().err
     assert f"F1 {row['f1']:.1f} (precision {row['precision']:.1f}" in err
+
+
+def test_scoring_shows_progress_unless_quiet(platt, corpora, monkeypatch, capsys):
+    import structkernels.extraction.extractor as module
+
+    monkeypatch.setattr(module, "SCORE_BATCH", 4)  # several batches on a small corpus
+    monkeypatch.setenv("STRUCTKERNELS_PROGRESS_INTERVAL", "0")
+    test = read_relations(corpora[2])
+    quiet = platt.decision_function(test)
+    assert "scoring pairs" not in capsys.readouterr().err  # progress=False
+    platt.set_params(progress=True)
+    try:
+        loud = platt.decision_function(test)
+    finally:
+        platt.set_params(progress=False)
+    err = capsys.readouterr().err
+    assert "scoring pairs" in err and f"{len(quiet)}/{len(quiet)}" in err
+    assert np.array_equal(quiet, loud)

@@ -16,6 +16,7 @@ import warnings
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
+from structkernels.cli._extractor import train_and_save
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -60,12 +61,17 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-blind", action="store_true",
                    help="keep entity words in the structures (default: PROT1, PROT2, PROT)")
     p.add_argument("--C", type=float, default=1.0, help="the SVMs' C (default: %(default)s)")
+    p.add_argument("--threshold-rule", choices=["inner-cv", "zero"], default="inner-cv",
+                   help="the SVM rows' decision threshold: chosen on each training fold by "
+                   "grouped 3-fold inner cross-validation for F1, or zero (the SVM's sign) "
+                   "(default: %(default)s); --json gives them under 'thresholds'")
     p.add_argument("--n-jobs", type=int, default=None,
                    help="workers (default: the cores this process may use)")
     p.add_argument("--random-state", type=int, default=0,
                    help="seed of the folds, σ learner and forests (default: %(default)s)")
     p.add_argument("--save-model", default=None, metavar="PATH",
-                   help="also train the NPK SVM extractor on all training data (the corpus, or "
+                   help="also train the NPK SVM model (path + context + all-paths graph; as "
+                   "'structkernels train-extractor' does) on all training data (the corpus, or "
                    "--train) and save it for 'structkernels predict --model PATH'; never an "
                    "input, a file inside an input folder or a BRAT sibling of an input")
     p.add_argument("--skip-bad", action="store_true",
@@ -164,19 +170,12 @@ def _run(args: argparse.Namespace) -> int:
     result = evaluate_corpora(
         train, test, cv=args.cv, models=models, parser=parser, blind=not args.no_blind,
         C=args.C, n_jobs=args.n_jobs, random_state=args.random_state, progress=progress,
-        log=log, cache_dir=cache,
+        log=log, cache_dir=cache, threshold=args.threshold_rule,
     )
     if args.save_model:
-        from structkernels.extraction import RelationExtractor
-
-        log(f"training the extractor on {len(train.pairs())} pairs")
-        extractor = RelationExtractor(
-            args.pipeline, cache_dir=False if args.no_cache else args.cache_dir,
-            blind=not args.no_blind, C=args.C, n_jobs=args.n_jobs,
-            random_state=args.random_state, progress=progress,
-        ).fit(train)
-        extractor.save(args.save_model)
-        log(f"wrote {args.save_model}")
+        train_and_save(args, train, args.save_model, command="evaluate",
+                       cache_dir=False if args.no_cache else args.cache_dir, log=log,
+                       threshold=args.threshold_rule, calibration="platt")
     if args.json:
         sys.stdout.write(json.dumps(result, indent=1) + "\n")
     else:

@@ -16,7 +16,10 @@ Two kinds of model file, told apart by their ``"format"``:
   pipeline, and each candidate pair gets one JSON line::
 
       {"sentence": ..., "pair": ..., "e1": ..., "e2": ..., "e1_text": ..., "e2_text": ...,
-       "score": 0.42, "label": 1}
+       "score": 0.42, "probability": 0.71, "label": 1}
+
+  ``label`` is 1 when the score is above the model's threshold (``--threshold`` overrides
+  it); ``probability`` is there when the model has a calibration (version 3 files).
 
 When the inputs carry labels, F1 (precision, recall) is printed on stderr.
 """
@@ -108,9 +111,27 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--no-cache", action="store_true",
         help="read and write no cache (parses, compiled kernels): nothing is written but -o",
     )
+    p.add_argument(
+        "--threshold", type=_finite_float, default=None, metavar="X",
+        help="relation extractors: label a pair 1 when its score is above X (default: the "
+        "threshold saved in the model, 0 for models of version 1 or 2)",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.set_defaults(func=writes_files(run, "--output", streams=("--output",),
                                      inputs=lambda a: [a.model, *a.inputs]))
     return p
+
+
+def _finite_float(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
 
 
 def read_model(path: str) -> dict[str, Any]:
@@ -277,6 +298,9 @@ def _predict(args: argparse.Namespace) -> int:
     doc = read_model_document(model_path)  # an extractor within MAX_EXTRACTOR_BYTES
     if isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT:
         return _run_extractor(args, doc, model_path, inputs)
+    if getattr(args, "threshold", None) is not None:
+        raise CommandError(f"--threshold applies to relation extractors; {model_path} is a "
+                           "train-npk model")
     if len(inputs) != 1:
         raise CommandError(f"a train-npk model labels one DATA file; {len(inputs)} given")
     return _run_npk(args, validate_model(doc, model_path), model_path, inputs[0])
@@ -333,7 +357,8 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
                   f"written ({one_line(problem)}); caching is off for this run", file=sys.stderr)
             cache_dir = False
     extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=cache_dir,
-                                            n_jobs=args.n_jobs, progress=True)
+                                            n_jobs=args.n_jobs,
+                                            progress=not getattr(args, "quiet", False))
     for name in inputs:
         if not FilePath(name).exists():
             raise CommandError(f"no such file or folder: {name}")
@@ -345,19 +370,24 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
         raise CommandError(f"{', '.join(inputs)}: no sentences")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        scored = extractor.predict_pairs(corpus)
+        threshold = getattr(args, "threshold", None)
+        scored = (extractor.predict_pairs(corpus) if threshold is None
+                  else extractor.predict_pairs(corpus, threshold=threshold))
     for w in caught:
         print(f"structkernels predict: warning: {one_line(w.message)}", file=sys.stderr)
     if fmt != "jsonl":
         write_pairs(corpus, scored, args.output, fmt)
     else:
         _write_lines(args.output, (
-            json.dumps({**row, "score": round(row["score"], 6)}, ensure_ascii=False)
+            json.dumps({**row, "score": round(row["score"], 6),
+                        **({"probability": round(row["probability"], 6)}
+                           if "probability" in row else {})}, ensure_ascii=False)
             for row in scored
         ))
     pred = np.asarray([row["label"] for row in scored], dtype=np.int64)
+    cut = getattr(extractor, "threshold_", 0.0) if threshold is None else threshold
     message = (f"scored {len(scored)} entity pairs of {len(corpus)} sentences with "
-               f"{model_path} ({int(pred.sum())} positive)")
+               f"{model_path} ({int(pred.sum())} positive, threshold {cut:.4g})")
     pairs = corpus.pairs()
     if pairs and all(p.label is not None for p in pairs):
         gold = np.asarray([int(p.label) for p in pairs], dtype=np.int64)

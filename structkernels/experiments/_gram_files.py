@@ -16,15 +16,24 @@ relative error of at most ``2**-24`` (6e-8) per entry.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from collections.abc import Sequence
+import tempfile
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+import joblib
 import numpy as np
 
-from structkernels.utils import atomic_open
+from structkernels.engine.gram import kernel_key
+from structkernels.kernels.base import Kernel
+from structkernels.relations.models import StructureKernel
+from structkernels.utils import CacheFolder, atomic_open, check_cache_dir, one_line
 
-__all__ = ["GramFile", "fold_slices", "store_float32", "BAND_BYTES"]
+__all__ = ["GramFile", "fold_slices", "store_float32", "BAND_BYTES", "RelationGrams"]
 
 #: Bytes of one band of rows read at a time.
 BAND_BYTES = 32 << 20
@@ -153,3 +162,167 @@ def fold_slices(files: Sequence[GramFile], train: np.ndarray, test: np.ndarray
                     continue
                 K[order[a:b]] += block[np.ix_(srt[a:b] - r0, train)]
     return out
+
+
+def _jsonable(x: Any) -> Any:
+    return x.to_json() if hasattr(x, "to_json") else list(x)
+
+
+class RelationGrams:
+    """Normalised Grams over all pairs, one file per structure view and kernel, reused by
+    every fold and model (:mod:`structkernels.experiments._gram_files`: float32 files read
+    a fold at a time, never whole in memory).
+
+    With ``cache_dir`` the files are kept there (``.npy``, read without pickle), each keyed
+    by the structure view, a SHA-256 of its structures' JSON and the engine's key of the
+    kernel (:func:`structkernels.engine.gram.kernel_key`: its class, a hash of all its
+    parameters, σ included, and the code versions of every kernel class in it and of the
+    package), so that any change of kernel, parameter or code misses the cache; without
+    it they live in a temporary folder removed by :meth:`close`.  σ learned on a split is
+    kept as JSON, keyed by the training structures and labels, the learner's kernel (the
+    same key) and its settings.
+
+    Every cached entry carries the SHA-256 of its key and of its content
+    (:class:`structkernels.utils.CacheFolder`: a ``NAME.npy.sum`` beside a Gram, a header
+    line in a σ file) and is checked when read, then validated (a Gram: float32, its
+    shape, finite values; σ: finite values ≥ 0 by label); one that fails is discarded with
+    one warning naming it, computed again and rewritten.  A folder that cannot be written
+    turns the writes off with one warning (the Grams then go to the temporary folder).
+    """
+
+    def __init__(self, items: Sequence[dict], n_jobs: int,
+                 cache_dir: str | os.PathLike | None = None,
+                 work_dir: str | os.PathLike | None = None):
+        self.items = items
+        self.n_jobs = n_jobs
+        base = check_cache_dir(cache_dir, "cache_dir")
+        self.folder = None if base is None else base / "grams"
+        self.store = CacheFolder(self.folder, "Gram cache")
+        self.work_dir = work_dir
+        self._work: tempfile.TemporaryDirectory | None = None
+        self._files: dict[str, GramFile] = {}
+        self._digests: dict[str, str] = {}
+        self.seconds = 0.0
+
+    def _scratch(self) -> Path:
+        if self._work is None:
+            self._work = tempfile.TemporaryDirectory(prefix="structkernels-grams-",
+                                                     dir=self.work_dir)
+        return Path(self._work.name)
+
+    def close(self) -> None:
+        """Remove the temporary folder (the Grams not kept in the cache)."""
+        self._files.clear()
+        if self._work is not None:
+            self._work.cleanup()
+            self._work = None
+
+    def __enter__(self) -> RelationGrams:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _digest(self, view: str) -> str:
+        if view not in self._digests:
+            h = hashlib.sha256()
+            for item in self.items:
+                h.update(json.dumps(_jsonable(item[view]), separators=(",", ":")).encode())
+                h.update(b"\n")
+            self._digests[view] = h.hexdigest()
+        return self._digests[view]
+
+    @staticmethod
+    def _key(*parts: Any) -> str:
+        """SHA-256 of the JSON of ``parts`` (strings, numbers, lists, dicts only)."""
+        blob = json.dumps(list(parts), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def _cached(self, entry: str, key: str) -> GramFile | None:
+        """The cached Gram ``entry`` when it passes its check and is an ``(n, n)`` finite
+        float32 matrix; None otherwise (a damaged one is reported)."""
+        n = len(self.items)
+        if not self.store.check_file(entry, key, 4 * n * n + (1 << 16)):
+            return None
+        try:
+            f = GramFile(self.store.file(entry))
+        except (OSError, ValueError, SyntaxError) as exc:
+            self.store.discard(entry, f"not a .npy Gram: {one_line(exc)}")
+            return None
+        if f.n != n or f.dtype != np.float32 or not f.all_finite():
+            self.store.discard(entry, f"a {f.dtype} Gram over {f.n} items, not a finite "
+                               f"float32 ({n}, {n}) one")
+            return None
+        return f
+
+    def file(self, view: str, kern: Kernel, keep: bool = True) -> GramFile:
+        """The Gram of ``view`` under ``kern`` (a normalised kernel) in a float32 file;
+        ``keep=False``: a temporary file, neither remembered nor cached (a σ of one split:
+        the caller removes it, :meth:`GramFile.remove`)."""
+        t = time.perf_counter()
+        key = kernel_key(kern)
+        memo = self._key(view, key)
+        f = self._files.get(memo) if keep else None
+        entry = name = None
+        if f is None and self.folder is not None and keep:
+            name = self._key(view, self._digest(view), key)
+            entry = f"{name}.npy"
+            f = self._cached(entry, name)
+        if f is None:
+            scratch = self._scratch()
+            wide = scratch / f"{memo}-float64.npy"
+            narrow = scratch / f"{memo}-{'kept' if keep else 'split'}.npy"
+            try:
+                kern.gram([item[view] for item in self.items], n_jobs=self.n_jobs,
+                          out=wide, progress=False)
+                if entry is not None and self.store.write_file(
+                        entry, name, lambda file, src=wide: store_float32(src, file)):
+                    f = GramFile(self.store.file(entry))
+                else:
+                    store_float32(wide, narrow)
+                    f = GramFile(narrow, temporary=not keep)
+            finally:
+                wide.unlink(missing_ok=True)
+        if keep:
+            self._files[memo] = f
+        self.seconds += time.perf_counter() - t
+        return f
+
+    def get(self, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
+        """The Gram of ``view`` under ``kern`` as an array in memory (float64 of the stored
+        float32); ``keep=False``: not kept (see :meth:`file`)."""
+        f = self.file(view, kern, keep)
+        try:
+            return f.to_array()
+        finally:
+            f.remove()
+
+    def sigma(self, part: StructureKernel, train: np.ndarray, y: np.ndarray,
+              settings: dict[str, Any], fit: Callable[[], dict]) -> dict[str, float]:
+        """σ of a split: from the cache when it holds this split's, else ``fit()``."""
+        if self.folder is None:
+            return fit()
+        h = hashlib.sha256(self._digest(part.view).encode())
+        h.update(np.ascontiguousarray(train, dtype=np.int64).tobytes())
+        h.update(np.ascontiguousarray(y[train], dtype=np.int64).tobytes())
+        name = self._key("sigma", part.view, h.hexdigest(), kernel_key(part.build()),
+                         joblib.hash(settings))
+        entry = f"sigma-{name}.json"
+        payload = self.store.read(entry, name, 1 << 20)
+        if payload is not None:
+            problem = None
+            try:
+                doc = json.loads(payload.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                doc, problem = None, "not JSON"
+            if problem is None and not (isinstance(doc, dict) and all(
+                    isinstance(k, str) and isinstance(v, (int, float))
+                    and not isinstance(v, bool) and np.isfinite(float(v)) and v >= 0
+                    for k, v in doc.items())):
+                problem = "not finite σ values ≥ 0 by label"
+            if problem is None:
+                return {k: float(v) for k, v in doc.items()}
+            self.store.discard(entry, problem)
+        sigma = fit()
+        self.store.write(entry, name, json.dumps(sigma).encode("ascii"))
+        return sigma

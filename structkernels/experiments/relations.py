@@ -48,22 +48,17 @@ never a whole matrix.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 
 from structkernels.classifiers import HashForestClassifier
-from structkernels.engine.gram import kernel_key
 from structkernels.engine.parallel import map_tasks
-from structkernels.experiments._gram_files import GramFile, fold_slices, store_float32
+from structkernels.experiments._gram_files import GramFile, fold_slices
+from structkernels.experiments._gram_files import RelationGrams as _Grams
 from structkernels.experiments.relation_checks import (
     FoldError,
     check_fold_memory,
@@ -71,9 +66,9 @@ from structkernels.experiments.relation_checks import (
     check_models,
     fold_bytes,
 )
-from structkernels.kernels.base import Kernel
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.learner import NonstationaryLearner
+from structkernels.relations.decision import THRESHOLD_RULES, fit_decision
 from structkernels.relations.models import (
     DEFAULT_MODELS,
     MODELS,
@@ -86,10 +81,7 @@ from structkernels.relations.models import (
     relation_model,
 )
 from structkernels.utils import (
-    CacheFolder,
-    check_cache_dir,
     effective_n_jobs,
-    one_line,
     tqdm,
 )
 
@@ -166,170 +158,6 @@ def pooled_scores(
     }
 
 
-def _jsonable(x: Any) -> Any:
-    return x.to_json() if hasattr(x, "to_json") else list(x)
-
-
-class _Grams:
-    """Normalised Grams over all pairs, one file per structure view and kernel, reused by
-    every fold and model (:mod:`structkernels.experiments._gram_files`: float32 files read
-    a fold at a time, never whole in memory).
-
-    With ``cache_dir`` the files are kept there (``.npy``, read without pickle), each keyed
-    by the structure view, a SHA-256 of its structures' JSON and the engine's key of the
-    kernel (:func:`structkernels.engine.gram.kernel_key`: its class, a hash of all its
-    parameters, σ included, and the code versions of every kernel class in it and of the
-    package), so that any change of kernel, parameter or code misses the cache; without
-    it they live in a temporary folder removed by :meth:`close`.  σ learned on a split is
-    kept as JSON, keyed by the training structures and labels, the learner's kernel (the
-    same key) and its settings.
-
-    Every cached entry carries the SHA-256 of its key and of its content
-    (:class:`structkernels.utils.CacheFolder`: a ``NAME.npy.sum`` beside a Gram, a header
-    line in a σ file) and is checked when read, then validated (a Gram: float32, its
-    shape, finite values; σ: finite values ≥ 0 by label); one that fails is discarded with
-    one warning naming it, computed again and rewritten.  A folder that cannot be written
-    turns the writes off with one warning (the Grams then go to the temporary folder).
-    """
-
-    def __init__(self, items: Sequence[dict], n_jobs: int,
-                 cache_dir: str | os.PathLike | None = None,
-                 work_dir: str | os.PathLike | None = None):
-        self.items = items
-        self.n_jobs = n_jobs
-        base = check_cache_dir(cache_dir, "cache_dir")
-        self.folder = None if base is None else base / "grams"
-        self.store = CacheFolder(self.folder, "Gram cache")
-        self.work_dir = work_dir
-        self._work: tempfile.TemporaryDirectory | None = None
-        self._files: dict[str, GramFile] = {}
-        self._digests: dict[str, str] = {}
-        self.seconds = 0.0
-
-    def _scratch(self) -> Path:
-        if self._work is None:
-            self._work = tempfile.TemporaryDirectory(prefix="structkernels-grams-",
-                                                     dir=self.work_dir)
-        return Path(self._work.name)
-
-    def close(self) -> None:
-        """Remove the temporary folder (the Grams not kept in the cache)."""
-        self._files.clear()
-        if self._work is not None:
-            self._work.cleanup()
-            self._work = None
-
-    def __enter__(self) -> _Grams:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _digest(self, view: str) -> str:
-        if view not in self._digests:
-            h = hashlib.sha256()
-            for item in self.items:
-                h.update(json.dumps(_jsonable(item[view]), separators=(",", ":")).encode())
-                h.update(b"\n")
-            self._digests[view] = h.hexdigest()
-        return self._digests[view]
-
-    @staticmethod
-    def _key(*parts: Any) -> str:
-        """SHA-256 of the JSON of ``parts`` (strings, numbers, lists, dicts only)."""
-        blob = json.dumps(list(parts), sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()
-
-    def _cached(self, entry: str, key: str) -> GramFile | None:
-        """The cached Gram ``entry`` when it passes its check and is an ``(n, n)`` finite
-        float32 matrix; None otherwise (a damaged one is reported)."""
-        n = len(self.items)
-        if not self.store.check_file(entry, key, 4 * n * n + (1 << 16)):
-            return None
-        try:
-            f = GramFile(self.store.file(entry))
-        except (OSError, ValueError, SyntaxError) as exc:
-            self.store.discard(entry, f"not a .npy Gram: {one_line(exc)}")
-            return None
-        if f.n != n or f.dtype != np.float32 or not f.all_finite():
-            self.store.discard(entry, f"a {f.dtype} Gram over {f.n} items, not a finite "
-                               f"float32 ({n}, {n}) one")
-            return None
-        return f
-
-    def file(self, view: str, kern: Kernel, keep: bool = True) -> GramFile:
-        """The Gram of ``view`` under ``kern`` (a normalised kernel) in a float32 file;
-        ``keep=False``: a temporary file, neither remembered nor cached (a σ of one split:
-        the caller removes it, :meth:`GramFile.remove`)."""
-        t = time.perf_counter()
-        key = kernel_key(kern)
-        memo = self._key(view, key)
-        f = self._files.get(memo) if keep else None
-        entry = name = None
-        if f is None and self.folder is not None and keep:
-            name = self._key(view, self._digest(view), key)
-            entry = f"{name}.npy"
-            f = self._cached(entry, name)
-        if f is None:
-            scratch = self._scratch()
-            wide = scratch / f"{memo}-float64.npy"
-            narrow = scratch / f"{memo}-{'kept' if keep else 'split'}.npy"
-            try:
-                kern.gram([item[view] for item in self.items], n_jobs=self.n_jobs,
-                          out=wide, progress=False)
-                if entry is not None and self.store.write_file(
-                        entry, name, lambda file, src=wide: store_float32(src, file)):
-                    f = GramFile(self.store.file(entry))
-                else:
-                    store_float32(wide, narrow)
-                    f = GramFile(narrow, temporary=not keep)
-            finally:
-                wide.unlink(missing_ok=True)
-        if keep:
-            self._files[memo] = f
-        self.seconds += time.perf_counter() - t
-        return f
-
-    def get(self, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
-        """The Gram of ``view`` under ``kern`` as an array in memory (float64 of the stored
-        float32); ``keep=False``: not kept (see :meth:`file`)."""
-        f = self.file(view, kern, keep)
-        try:
-            return f.to_array()
-        finally:
-            f.remove()
-
-    def sigma(self, part: StructureKernel, train: np.ndarray, y: np.ndarray,
-              settings: dict[str, Any], fit: Callable[[], dict]) -> dict[str, float]:
-        """σ of a split: from the cache when it holds this split's, else ``fit()``."""
-        if self.folder is None:
-            return fit()
-        h = hashlib.sha256(self._digest(part.view).encode())
-        h.update(np.ascontiguousarray(train, dtype=np.int64).tobytes())
-        h.update(np.ascontiguousarray(y[train], dtype=np.int64).tobytes())
-        name = self._key("sigma", part.view, h.hexdigest(), kernel_key(part.build()),
-                         joblib.hash(settings))
-        entry = f"sigma-{name}.json"
-        payload = self.store.read(entry, name, 1 << 20)
-        if payload is not None:
-            problem = None
-            try:
-                doc = json.loads(payload.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                doc, problem = None, "not JSON"
-            if problem is None and not (isinstance(doc, dict) and all(
-                    isinstance(k, str) and isinstance(v, (int, float))
-                    and not isinstance(v, bool) and np.isfinite(float(v)) and v >= 0
-                    for k, v in doc.items())):
-                problem = "not finite σ values ≥ 0 by label"
-            if problem is None:
-                return {k: float(v) for k, v in doc.items()}
-            self.store.discard(entry, problem)
-        sigma = fit()
-        self.store.write(entry, name, json.dumps(sigma).encode("ascii"))
-        return sigma
-
-
 def evaluate_relations(
     items: Sequence[dict[str, Any]],
     y: Sequence[int],
@@ -347,6 +175,7 @@ def evaluate_relations(
     work_dir: str | os.PathLike | None = None,
     slice_bytes: int = SLICE_BYTES,
     return_scores: bool = False,
+    threshold: str = "inner-cv",
 ) -> dict[str, Any]:
     """Evaluate every model on the same splits.
 
@@ -389,12 +218,18 @@ def evaluate_relations(
     return_scores : bool, default False
         Add ``"pair_scores"``: ``{"fold": the split that tested each pair (-1: none),
         model name: its score for each pair}`` (arrays, in pair order).
+    threshold : {"inner-cv", "zero"}, default "inner-cv"
+        The SVM rows' decision threshold: chosen on each training fold by grouped inner
+        cross-validation for F1 (:func:`structkernels.relations.decision.fit_decision`), or
+        0 (the SVM's own sign).
 
     Returns
     -------
     dict
         ``{"pairs", "positives", "folds", "seconds", "models": {name: {"precision",
-        "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``.
+        "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``; with an
+        SVM model, ``"threshold_rule"`` and ``"thresholds": {name: [the threshold of each
+        split]}`` for each SVM model.
 
     Raises
     ------
@@ -406,6 +241,9 @@ def evaluate_relations(
     """
     t0 = time.perf_counter()
     models = check_models(models)  # checks the names first
+    if threshold not in THRESHOLD_RULES:
+        raise ValueError(f"threshold must be one of {', '.join(THRESHOLD_RULES)}, got "
+                         f"{threshold!r}")
     specs = [relation_model(m) for m in models]
     y = np.asarray(y, dtype=np.int64)
     n = len(y)
@@ -421,6 +259,7 @@ def evaluate_relations(
     scores = {m: np.zeros(n) for m in models}
     zeroed: list[list[str]] = []
     chosen: list[str] = []
+    thresholds: dict[str, list[float]] = {m.name: [] for m in specs if m.classifier == "SVM"}
     learns = next((m.sigma_part for m in specs if m.learns_sigma), None)
     uses_npk = learns is not None
     settings = {"random_state": random_state, **(sigma_params or {})}
@@ -469,11 +308,13 @@ def evaluate_relations(
                     jobs.sort(key=lambda job: job[0].classifier not in ("hash-RF", "chosen"))
                     done = list(map_tasks(
                         lambda job, tr=tr, g=doc_groups: _fit_score(
-                            job[0], job[1], job[2], y[tr], C, g, random_state),
+                            job[0], job[1], job[2], y[tr], C, g, random_state, threshold),
                         jobs, n_jobs=min(n_jobs, len(jobs)),
                     ))
                     del jobs
-                    for name, s_te, p_te, seconds, best in done:
+                    for name, s_te, p_te, seconds, best, cut in done:
+                        if cut is not None:
+                            thresholds[name].append(round(cut, 6))
                         scores[name][te] = s_te
                         preds[name][te] = p_te
                         fold_of[te] = k
@@ -502,6 +343,9 @@ def evaluate_relations(
         result["sigma_zeroed"] = zeroed
     if chosen:
         result["chosen"] = chosen
+    if thresholds:
+        result["threshold_rule"] = threshold
+        result["thresholds"] = thresholds
     if return_scores:
         result["pair_scores"] = {"fold": fold_of, **{m: scores[m] for m in models}}
     return result
@@ -535,13 +379,15 @@ def _batches(specs: Sequence[RelationModel], slice_bytes: int, limit: int
 
 
 def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: np.ndarray,
-               C: float, groups: np.ndarray | None, random_state: Any
-               ) -> tuple[str, np.ndarray, np.ndarray, float, str | None]:
-    """Fit ``model``'s classifier on a fold's training Gram ``K_tr``, score its test rows."""
+               C: float, groups: np.ndarray | None, random_state: Any,
+               threshold: str = "inner-cv",
+               ) -> tuple[str, np.ndarray, np.ndarray, float, str | None, float | None]:
+    """Fit ``model``'s classifier on a fold's training Gram ``K_tr``, score its test rows;
+    an SVM's threshold (:func:`~structkernels.relations.decision.fit_decision`) is the last."""
     from sklearn.svm import SVC
 
     t = time.perf_counter()
-    best = None
+    best = cut = None
     if model.classifier == "k-NN":
         clf = KernelKNNClassifier(kernel="precomputed", random_state=random_state)
         clf.fit(K_tr, y_tr)
@@ -560,9 +406,11 @@ def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: n
     else:  # an SVM on the precomputed Gram
         clf = SVC(kernel="precomputed", C=C, **SVM_PARAMS).fit(K_tr, y_tr)
         score = clf.decision_function(K_te)
-        pred = (score > 0).astype(np.int64)
+        cut = fit_decision(K_tr, y_tr, groups, C=C, random_state=random_state,
+                           threshold=threshold, calibration=None).threshold
+        pred = (score > cut).astype(np.int64)
     return model.name, np.asarray(score, dtype=np.float64), np.asarray(pred, dtype=np.int64), \
-        time.perf_counter() - t, best
+        time.perf_counter() - t, best, cut
 
 
 def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
@@ -602,6 +450,7 @@ def evaluate_corpora(
     progress: bool = True,
     log: Callable[[str], None] | None = None,
     cache_dir: str | os.PathLike | None = None,
+    threshold: str = "inner-cv",
 ) -> dict[str, Any]:
     """Parse, build the pairs' structures and evaluate every model on the same splits.
 
@@ -618,7 +467,7 @@ def evaluate_corpora(
         Default: ``DependencyParser()`` (spaCy's ``en_core_web_sm``, parses cached).
     blind : bool, default True
         Entity blinding in the structures.
-    C, sigma_params, n_jobs, random_state, progress, log, cache_dir
+    C, sigma_params, n_jobs, random_state, progress, log, cache_dir, threshold
         As :func:`evaluate_relations`.
 
     Returns
@@ -667,6 +516,7 @@ def evaluate_corpora(
     result = evaluate_relations(
         items, y, splits, groups=docs_of, models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
         random_state=random_state, progress=progress, log=log, cache_dir=cache_dir,
+        threshold=threshold,
     )
     docs = {s.document for s in sentences}
     result.update(

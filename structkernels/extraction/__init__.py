@@ -16,6 +16,7 @@ from structkernels.extraction.extractor import (
     PipelineVersionWarning,
     RelationExtractor,
     composite_kernel,
+    describe_model,
 )
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
@@ -38,4 +39,5 @@ __all__ = [
     "PipelineVersionWarning",
     "RelationExtractor",
     "composite_kernel",
+    "describe_model",
 ]

@@ -21,7 +21,7 @@ model keeps and saves.
 
 The model file is one JSON document (plain, or gzip'd when its name ends in ``.gz``)::
 
-    {"format": "structkernels-relation-extractor", "version": 2,
+    {"format": "structkernels-relation-extractor", "version": 3,
      "params": {"pipeline": "en_core_web_sm", "blind": true, "C": 1.0,
                 "sigma_params": null, "random_state": 0, "max_exact": 20000},
      "pipeline": {"name": "en_core_web_sm", "package": "en_core_web_sm", "version": "3.8.0",
@@ -34,7 +34,19 @@ The model file is one JSON document (plain, or gzip'd when its name ends in ``.g
      "references": [{"path": [[null, "PROT1"], ["nsubj-of", "bind"], ...],
                      "context": ["a:.", "b:the", ...],
                      "apg": {"labels": [["PROT1", "NN"], ...], "edges": [[0, 1, 0.9], ...]}},
-                    ...]}
+                    ...],
+     "decision": {"threshold": 0.31, "rule": "inner-cv",
+                  "calibration": {"kind": "platt", "a": 1.9, "b": -1.2},
+                  "inner_f1": 0.74, "folds": 3, "fallback": null}}
+
+``"decision"`` (version 3) is how a score becomes a label and a probability
+(:class:`~structkernels.relations.decision.DecisionRule`, chosen on the training pairs
+only by :func:`~structkernels.relations.decision.fit_decision`): a pair is positive when
+its score is ``> threshold``; ``"calibration"`` (null, Platt's ``a``, ``b`` or isotonic
+breakpoints ``x``, ``y``) gives the probability :meth:`RelationExtractor.predict_pairs`
+reports beside the score.  Version 2 files (before the threshold) load with threshold 0
+and no calibration (their rows have no ``"probability"``), and are saved again as
+version 2.
 
 Version 1 files (written before the all-paths graph view joined the extractor) have no
 ``"apg"`` in ``"kernel"`` nor in the references; they still load, as the two-view model
@@ -79,6 +91,13 @@ from structkernels.extraction.files import (
 )
 from structkernels.kernels.base import Kernel
 from structkernels.npk.learner import NonstationaryLearner
+from structkernels.relations.decision import (
+    CALIBRATIONS,
+    DecisionRule,
+    check_threshold,
+    fallback_decision,
+    fit_decision,
+)
 from structkernels.relations.model import RelationCorpus
 from structkernels.relations.models import SVM_PARAMS, RelationModel, learned_sigma
 from structkernels.relations.parse import DependencyParser
@@ -89,6 +108,7 @@ from structkernels.utils import (
     dumps_finite,
     effective_n_jobs,
     one_line,
+    tqdm,
 )
 
 __all__ = [
@@ -102,6 +122,7 @@ __all__ = [
     "PipelineVersionWarning",
     "RelationExtractor",
     "composite_kernel",
+    "describe_model",
 ]
 
 #: The structure views of a pair the extractor compares (:data:`MODEL`'s).
@@ -149,6 +170,41 @@ def _version_of(model: RelationModel) -> int:
     return next(v for v, m in MODELS.items() if m is model)
 
 
+def describe_model(model: RelationModel = MODEL) -> str:
+    """An extractor's model in words: the evaluation's row and its structure views.
+
+    Examples
+    --------
+    >>> describe_model()
+    'NPK SVM model (path + context + all-paths graph)'
+    """
+    words = {"path": "path", "context": "context", "apg": "all-paths graph"}
+    return f"NPK SVM model ({' + '.join(words.get(v, v) for v in model.views)})"
+
+
+#: Pairs scored per step of :meth:`RelationExtractor.decision_function` (one progress tick).
+SCORE_BATCH = 256
+
+
+def _decision_of(d: dict[str, Any]) -> DecisionRule:
+    """The :class:`DecisionRule` of a checked ``"decision"`` object."""
+    c = d["calibration"] or {}
+    kind = c.get("kind")
+    return DecisionRule(
+        d["threshold"], d["rule"], kind,
+        platt=(c["a"], c["b"]) if kind == "platt" else None,
+        isotonic_x=tuple(c["x"]) if kind == "isotonic" else (),
+        isotonic_y=tuple(c["y"]) if kind == "isotonic" else (),
+        inner_f1=d["inner_f1"], n_folds=d["folds"], fallback=d["fallback"])
+
+
+def _decision_json(rule: DecisionRule) -> dict[str, Any]:
+    return {"threshold": float(rule.threshold), "rule": rule.rule,
+            "calibration": rule.calibration_json(),
+            "inner_f1": None if rule.inner_f1 is None else float(rule.inner_f1),
+            "folds": int(rule.n_folds), "fallback": rule.fallback}
+
+
 def _reference(item: dict[str, Any], views: tuple[str, ...]) -> dict[str, Any]:
     """The structure views of a reference pair as the model keeps them (context a tuple)."""
     return {v: tuple(item[v]) if v == "context" else item[v] for v in views}
@@ -189,6 +245,16 @@ class RelationExtractor(BaseEstimator):
     max_exact : int, default 20000
         Most training pairs the SVM solves exactly; above, Nyström landmarks
         (:class:`~structkernels.classifiers.KernelSVC`).
+    threshold : "inner-cv", "zero" or float, default "inner-cv"
+        The decision threshold (a pair is positive when its score is ``> threshold_``):
+        chosen for F1 by grouped 3-fold inner cross-validation on the training pairs
+        (:func:`~structkernels.relations.decision.fit_decision`, the corpus's documents
+        kept whole), 0, or that number.  Above ``max_exact`` training pairs the inner
+        cross-validation does not run: threshold 0 (``decision_.fallback`` says so).
+    calibration : {"platt", "isotonic"} or None, default None
+        Calibrated probabilities (fitted on the inner folds' out-of-fold scores):
+        :meth:`predict_pairs` then gives each pair's ``"probability"``.  ``structkernels
+        train-extractor`` asks for ``"platt"``.
 
     Attributes
     ----------
@@ -215,6 +281,13 @@ class RelationExtractor(BaseEstimator):
     pipeline_meta_ : dict
         ``{"name", "package", "version", "spacy"}``: the spaCy pipeline asked for, the
         package found, its version and spaCy's.
+    decision_ : DecisionRule or None
+        The threshold and calibration (None for a model read from a version 1 or 2 file:
+        threshold 0, no calibration).
+    threshold_ : float
+        The decision threshold.
+    calibration_ : dict or None
+        ``{"kind": "platt", "a", "b"}``, ``{"kind": "isotonic", "x", "y"}`` or None.
 
     Examples
     --------
@@ -239,6 +312,8 @@ class RelationExtractor(BaseEstimator):
         random_state: int | None = 0,
         progress: bool = True,
         max_exact: int = 20000,
+        threshold: str | float = "inner-cv",
+        calibration: str | None = None,
     ):
         self.pipeline = pipeline
         self.cache_dir = cache_dir
@@ -249,6 +324,32 @@ class RelationExtractor(BaseEstimator):
         self.random_state = random_state
         self.progress = progress
         self.max_exact = max_exact
+        self.threshold = threshold
+        self.calibration = calibration
+
+    @property
+    def threshold_(self) -> float:
+        """The decision threshold: a pair is positive when its score is greater."""
+        check_is_fitted(self, "weights_")
+        rule = self.__dict__.get("decision_")
+        return 0.0 if rule is None else float(rule.threshold)
+
+    @property
+    def calibration_(self) -> dict[str, Any] | None:
+        """The calibration as JSON (None without one)."""
+        check_is_fitted(self, "weights_")
+        rule = self.__dict__.get("decision_")
+        return None if rule is None else rule.calibration_json()
+
+    def describe(self) -> str:
+        """The model it trains, in words: the evaluation's row and its structure views.
+
+        Examples
+        --------
+        >>> RelationExtractor().describe()
+        'NPK SVM model (path + context + all-paths graph)'
+        """
+        return describe_model(self._model())
 
     # ------------------------------------------------------------------ parsing
     def _parser(self) -> DependencyParser:
@@ -332,6 +433,10 @@ class RelationExtractor(BaseEstimator):
         if not is_int(self.max_exact) or self.max_exact < 1:
             raise ValueError(f"{name}.max_exact must be an int >= 1, got {self.max_exact!r}")
         n_jobs = self._n_jobs()
+        threshold = check_threshold(self.threshold, f"{name}.threshold")
+        if self.calibration is not None and self.calibration not in CALIBRATIONS:
+            raise ValueError(f"{name}.calibration must be 'platt', 'isotonic' or None, got "
+                             f"{self.calibration!r}")
         if not isinstance(corpus, RelationCorpus):
             raise TypeError(f"{name}.fit takes a RelationCorpus, got {type(corpus).__name__}")
         pairs = corpus.pairs()
@@ -342,7 +447,7 @@ class RelationExtractor(BaseEstimator):
         if len(np.unique(y)) != 2:
             raise ValueError(f"{name}.fit needs interacting and non-interacting pairs; the "
                              f"corpus has {len(y)} pairs, {int(y.sum())} interacting")
-        for attr in ("pipeline_meta_", "_version_checked", "kernel_params_"):
+        for attr in ("pipeline_meta_", "_version_checked", "kernel_params_", "decision_"):
             self.__dict__.pop(attr, None)
         items = self.views(corpus)
         meta = self._pipeline_meta(self._parser())
@@ -358,12 +463,28 @@ class RelationExtractor(BaseEstimator):
         sigma = learned_sigma(learner.sigma_)
         kernel_params = MODEL.kernel_params()
         kern = MODEL.kernel(sigma, kernel_params)
-        svc = KernelSVC(kern, C=float(self.C), max_exact=self.max_exact,
-                        random_state=self.random_state, n_jobs=n_jobs, normalize=False,
-                        **SVM_PARAMS)
-        svc.fit(items, y)
+        C = float(self.C)
+        if len(y) <= self.max_exact:
+            # the training Gram once: the SVM and the threshold's inner folds share it
+            K = np.asarray(kern.gram(items, n_jobs=n_jobs), dtype=np.float64)
+            svc = KernelSVC("precomputed", C=C, max_exact=self.max_exact,
+                            random_state=self.random_state, **SVM_PARAMS).fit(K, y)
+            groups = [p.sentence.document for p in pairs]
+            decision = fit_decision(K, y, groups, C=C, random_state=self.random_state,
+                                    threshold=threshold, calibration=self.calibration)
+            del K
+        else:
+            svc = KernelSVC(kern, C=C, max_exact=self.max_exact,
+                            random_state=self.random_state, n_jobs=n_jobs, normalize=False,
+                            **SVM_PARAMS).fit(items, y)
+            train_scores = (svc.decision_function(items) if self.calibration is not None
+                            else None)
+            decision = fallback_decision(
+                train_scores, y, f"{len(y)} training pairs, more than max_exact = "
+                f"{self.max_exact}: no inner cross-validation", threshold=threshold,
+                calibration=self.calibration)
         if svc.route_ == "exact":
-            refs = list(svc.support_vectors_)
+            refs = [items[i] for i in svc.support_]
             weights = np.asarray(svc.dual_coef_[0], dtype=np.float64)
         else:
             refs = list(svc.landmarks_)
@@ -378,6 +499,7 @@ class RelationExtractor(BaseEstimator):
         self.n_pairs_ = len(y)
         self.n_positives_ = int(y.sum())
         self.pipeline_meta_ = meta
+        self.decision_ = decision
         self._version_checked = True
         return self
 
@@ -391,22 +513,55 @@ class RelationExtractor(BaseEstimator):
     def _scores(self, items: list[dict[str, Any]]) -> np.ndarray:
         if not items:
             return np.zeros(0, dtype=np.float64)
-        K = self.kernel_.gram(items, self.references_, n_jobs=self._n_jobs())
-        return np.asarray(K, dtype=np.float64) @ self.weights_ + self.intercept_
+        n_jobs = self._n_jobs()
+        out = np.empty(len(items), dtype=np.float64)
+        # in batches of pairs: bounded memory and a progress bar of the kernel side
+        with tqdm(total=len(items), desc="scoring pairs", unit="pair",
+                  disable=not self.progress or len(items) <= SCORE_BATCH) as bar:
+            for start in range(0, len(items), SCORE_BATCH):
+                chunk = items[start:start + SCORE_BATCH]
+                K = self.kernel_.gram(chunk, self.references_, n_jobs=n_jobs)
+                out[start:start + len(chunk)] = (np.asarray(K, dtype=np.float64) @ self.weights_
+                                                 + self.intercept_)
+                bar.update(len(chunk))
+        return out
 
     def predict(self, corpus: RelationCorpus) -> np.ndarray:
-        """1 for each pair of ``corpus.pairs()`` predicted to interact (score > 0), else 0."""
-        return (self.decision_function(corpus) > 0).astype(np.int64)
+        """1 for each pair of ``corpus.pairs()`` predicted to interact (score >
+        :attr:`threshold_`), else 0."""
+        return (self.decision_function(corpus) > self.threshold_).astype(np.int64)
 
-    def predict_pairs(self, corpus: RelationCorpus) -> list[dict[str, Any]]:
+    def predict_proba(self, corpus: RelationCorpus) -> np.ndarray | None:
+        """The calibrated probability that each pair interacts, or None when the model has
+        no calibration (``calibration=None``, or a version 1 or 2 file)."""
+        check_is_fitted(self, "weights_")
+        rule = self.__dict__.get("decision_")
+        if rule is None or rule.calibration is None:
+            return None
+        return rule.probability(self.decision_function(corpus))
+
+    def predict_pairs(self, corpus: RelationCorpus, threshold: float | None = None
+                      ) -> list[dict[str, Any]]:
         """Every pair of ``corpus`` scored: ``{"sentence", "pair", "e1", "e2", "e1_text",
-        "e2_text", "score", "label"}`` (``label`` 1 when ``score > 0``), in pair order."""
+        "e2_text", "score", "label"}`` (``label`` 1 when ``score > threshold``: by default
+        :attr:`threshold_`), in pair order; with a calibration, ``"probability"`` follows
+        ``"score"`` (a model without one gives rows without it)."""
         scores = self.decision_function(corpus)
-        return [
-            {"sentence": p.sentence.id, "pair": p.id, "e1": p.e1.id, "e2": p.e2.id,
-             "e1_text": p.e1.text, "e2_text": p.e2.text, "score": float(s), "label": int(s > 0)}
-            for p, s in zip(corpus.pairs(), scores, strict=True)
-        ]
+        cut = self.threshold_ if threshold is None else check_threshold(threshold, "threshold")
+        if isinstance(cut, str):  # "inner-cv" or "zero" name rules of fit, not a number
+            raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+        rule = self.__dict__.get("decision_")
+        proba = None if rule is None else rule.probability(scores)
+        rows = []
+        for i, (p, s) in enumerate(zip(corpus.pairs(), scores, strict=True)):
+            row = {"sentence": p.sentence.id, "pair": p.id, "e1": p.e1.id, "e2": p.e2.id,
+                   "e1_text": p.e1.text, "e2_text": p.e2.text, "score": float(s)}
+            if proba is not None:
+                row["probability"] = float(proba[i])
+            row["label"] = int(s > cut)
+            rows.append(row)
+        return rows
+
 
     # --------------------------------------------------------------- save/load
     def to_json(self) -> dict[str, Any]:
@@ -415,9 +570,12 @@ class RelationExtractor(BaseEstimator):
         sigma_params = check_sigma_params(self.sigma_params, type(self).__name__) or None
         rs = self.random_state if is_int(self.random_state) or self.random_state is None else None
         model = self._model()
-        return {
+        rule = self.__dict__.get("decision_")
+        # a model read from a version 1 or 2 file is saved as its version (no decision)
+        version = _version_of(model) if rule is None else EXTRACTOR_VERSION
+        doc = {
             "format": EXTRACTOR_FORMAT,
-            "version": _version_of(model),
+            "version": version,
             "params": {"pipeline": self.pipeline, "blind": bool(self.blind), "C": float(self.C),
                        "sigma_params": sigma_params, "random_state": rs,
                        "max_exact": int(self.max_exact)},
@@ -430,6 +588,9 @@ class RelationExtractor(BaseEstimator):
                     "weights": [float(w) for w in self.weights_]},
             "references": [{v: _view_json(r[v]) for v in model.views} for r in self.references_],
         }
+        if rule is not None:
+            doc["decision"] = _decision_json(rule)
+        return doc
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to ``path`` as JSON (gzip'd when the name ends in ``.gz``), atomically.
@@ -500,7 +661,13 @@ class RelationExtractor(BaseEstimator):
         ``source`` names the document in errors (the file).
         """
         p = check_extractor_document(doc, source)
-        ex = cls(cache_dir=cache_dir, n_jobs=n_jobs, progress=progress, **p["params"])
+        decision = None if p["decision"] is None else _decision_of(p["decision"])
+        settings = {} if decision is None else {
+            "threshold": decision.threshold if decision.rule == "fixed" else decision.rule,
+            "calibration": decision.calibration}
+        ex = cls(cache_dir=cache_dir, n_jobs=n_jobs, progress=progress, **p["params"],
+                 **settings)
+        ex.decision_ = decision
         ex.sigma_ = p["sigma"]
         ex.kernel_params_ = p["kernel"]
         ex.kernel_ = p["model"].kernel(p["sigma"], p["kernel"])

@@ -16,7 +16,10 @@ does bounded work:
   (:func:`~structkernels.relations.pipelines.check_pipeline`), so no other installed
   module is ever imported by a name in the file;
 - every field has its type and range checked, numbers finite and within a float's range
-  (an integer too large for a float is refused, wherever it stands).
+  (an integer too large for a float is refused, wherever it stands);
+- version 3's ``"decision"`` (:func:`check_decision`): a finite threshold, its rule, the
+  calibration (Platt's ``a >= 0`` and ``b``, or at most :data:`MAX_CALIBRATION_POINTS`
+  isotonic breakpoints, increasing, probabilities in [0, 1]), the inner F1 in [0, 1].
 
 Anything else is one :class:`ExtractorFormatError` line naming the file and the field.
 """
@@ -47,6 +50,7 @@ from structkernels.utils import check_header, one_line
 __all__ = [
     "EXTRACTOR_FORMAT",
     "EXTRACTOR_VERSION",
+    "MAX_CALIBRATION_POINTS",
     "MAX_EXTRACTOR_BYTES",
     "MAX_GRAPH_CELLS",
     "MAX_REFERENCES",
@@ -54,6 +58,7 @@ __all__ = [
     "MODEL",
     "MODELS",
     "ExtractorFormatError",
+    "check_decision",
     "check_extractor_document",
     "check_reference_limits",
     "check_sigma_params",
@@ -65,8 +70,11 @@ __all__ = [
 
 #: The ``"format"`` of a relation-extractor file.
 EXTRACTOR_FORMAT = "structkernels-relation-extractor"
-#: The version this release writes for a newly trained extractor (it reads 1 and 2).
-EXTRACTOR_VERSION = 2
+#: The version this release writes for a newly trained extractor (it reads 1, 2 and 3):
+#: version 3 added the decision threshold and the calibration (``"decision"``).
+EXTRACTOR_VERSION = 3
+#: The most isotonic breakpoints a model's calibration may hold.  Read at each call.
+MAX_CALIBRATION_POINTS = 100_000
 #: The most bytes a relation-extractor file may hold, decompressed: the one limit of
 #: :meth:`RelationExtractor.load` and ``structkernels predict`` (read at each call).
 MAX_EXTRACTOR_BYTES = 256 << 20
@@ -87,13 +95,17 @@ MAX_GRAPH_CELLS = 10**9
 MODEL = relation_model("NPK SVM")
 # version 1 extractors left the all-paths graph out
 _V1_MODEL = RelationModel("NPK SVM on path and context (version 1 files)", (NPK, NGRAM), "SVM")
-#: The model of each file version.
-MODELS: dict[int, RelationModel] = {1: _V1_MODEL, 2: MODEL}
+#: The model of each file version (3: the model of 2 with its decision threshold).
+MODELS: dict[int, RelationModel] = {1: _V1_MODEL, 2: MODEL, 3: MODEL}
 # the parameters each view's kernel may take from a file; the kernels themselves are fixed
 _KERNEL_KEYS = {"path": ("lam", "node_mismatch", "max_len"), "context": ("binary",), "apg": ()}
 _PARAM_KEYS = ("pipeline", "blind", "C", "sigma_params", "random_state", "max_exact")
 _TOP_KEYS = ("format", "version", "params", "pipeline", "kernel", "sigma", "train", "svm",
              "references")
+# version 3 adds the decision threshold and calibration
+_DECISION_KEYS = ("threshold", "rule", "calibration", "inner_f1", "folds", "fallback")
+_DECISION_RULES = ("inner-cv", "zero", "fixed")
+_MAX_FOLDS = 100
 # the learner's keywords the extractor sets itself
 _OWN_LEARNER_KEYS = ("kernel", "kernel_params")
 # the seeds NumPy takes
@@ -249,8 +261,10 @@ def check_extractor_document(doc: Any, source: str = "the extractor") -> dict[st
     """Every field of a decoded extractor document checked; its parts, ready to use.
 
     ``source`` names the document (the file) in errors.  Returns ``{"params", "pipeline",
-    "model", "kernel", "sigma", "train", "intercept", "weights", "references"}`` with the
-    references built (``Path``, tuple of features, ``LabelledGraph``).
+    "model", "kernel", "sigma", "train", "intercept", "weights", "references", "version",
+    "decision"}`` with the references built (``Path``, tuple of features,
+    ``LabelledGraph``); ``"decision"`` is :func:`check_decision`'s dict (None before
+    version 3).
 
     Raises
     ------
@@ -265,6 +279,29 @@ def check_extractor_document(doc: Any, source: str = "the extractor") -> dict[st
     structkernels.extraction.files.ExtractorFormatError: m.json: not a relation-extractor file ...
     """
     return _Checked(doc, source).check()
+
+
+def check_decision(decision: Any, source: str = "the extractor") -> dict[str, Any]:
+    """The ``"decision"`` object of a version 3 extractor document, checked: ``{"threshold",
+    "rule", "calibration", "inner_f1", "folds", "fallback"}`` (``calibration`` None,
+    ``{"kind": "platt", "a", "b"}`` or ``{"kind": "isotonic", "x", "y"}``).
+
+    Raises
+    ------
+    ExtractorFormatError
+        One line naming ``source`` and the field.
+
+    Examples
+    --------
+    >>> check_decision({"threshold": 0.4, "rule": "inner-cv", "calibration": None,
+    ...                 "inner_f1": 0.8, "folds": 3, "fallback": None})["threshold"]
+    0.4
+    >>> check_decision({"threshold": "x"}, "m.json")
+    Traceback (most recent call last):
+    ...
+    structkernels.extraction.files.ExtractorFormatError: m.json: 'decision' lacks 'rule', ...
+    """
+    return _Checked({"decision": decision}, source).decision()
 
 
 def check_reference_limits(refs: Any, fail: Any) -> None:
@@ -345,7 +382,7 @@ class _Checked:
                                versions=tuple(MODELS), what="relation-extractor",
                                error=ExtractorFormatError)
         self.model = MODELS[version]
-        unknown = sorted(set(doc) - set(_TOP_KEYS))
+        unknown = sorted(set(doc) - set(_TOP_KEYS + (("decision",) if version >= 3 else ())))
         if unknown:
             fail(f"unknown field(s) {', '.join(map(repr, unknown))} in a version "
                  f"{version} relation-extractor file")
@@ -390,10 +427,73 @@ class _Checked:
         if len(raw) > train["pairs"]:
             fail(f"{len(raw)} references but only {train['pairs']} training pairs")
         check_reference_limits(raw, fail)
+        decision = self.decision() if version >= 3 else None
         refs = self.references(raw)
         return {"params": params, "pipeline": dict(pipeline), "model": self.model, "kernel": kernel,
                 "sigma": {k: float(v) for k, v in sigma.items()}, "train": dict(train),
-                "intercept": intercept, "weights": weights, "references": refs}
+                "intercept": intercept, "weights": weights, "references": refs,
+                "version": version, "decision": decision}
+
+    def decision(self) -> dict[str, Any]:
+        fail = self.fail
+        d = self.obj(self.doc, "decision", "'decision'", _DECISION_KEYS, _DECISION_KEYS)
+        threshold = self.number(d["threshold"], "decision['threshold']")
+        rule = d["rule"]
+        if not isinstance(rule, str) or rule not in _DECISION_RULES:
+            fail(f"decision['rule'] must be one of {', '.join(_DECISION_RULES)}, got "
+                 f"{one_line(repr(rule), _SHOWN)}")
+        if rule == "zero" and threshold != 0:
+            fail(f"decision['threshold'] is {threshold!r} under the rule 'zero'")
+        f1 = d["inner_f1"]
+        if f1 is not None and not 0 <= self.number(f1, "decision['inner_f1']") <= 1:
+            fail(f"decision['inner_f1'] must be in [0, 1] or null, got {f1!r}")
+        folds = d["folds"]
+        if not is_int(folds) or not 0 <= folds <= _MAX_FOLDS:
+            fail(f"decision['folds'] must be an int from 0 to {_MAX_FOLDS}, got "
+                 f"{one_line(repr(folds), _SHOWN)}")
+        why = d["fallback"]
+        if why is not None and (not isinstance(why, str) or len(why) > 400):
+            fail("decision['fallback'] must be a string of at most 400 characters or null")
+        return {"threshold": threshold, "rule": rule, "calibration": self.calibration(d),
+                "inner_f1": None if f1 is None else float(f1), "folds": folds, "fallback": why}
+
+    def calibration(self, d: dict) -> dict[str, Any] | None:
+        fail = self.fail
+        if d["calibration"] is None:
+            return None
+        c = self.obj(d, "calibration", "decision['calibration']", ("kind", "a", "b", "x", "y"),
+                     ("kind",))
+        kind = c["kind"]
+        if kind == "platt":
+            if set(c) != {"kind", "a", "b"}:
+                fail("decision['calibration'] of kind 'platt' holds exactly 'kind', 'a', 'b'")
+            a = self.number(c["a"], "decision['calibration']['a']")
+            b = self.number(c["b"], "decision['calibration']['b']")
+            if a < 0:
+                fail(f"decision['calibration']['a'] is {a!r}: a probability falling as the "
+                     "score rises")
+            return {"kind": "platt", "a": a, "b": b}
+        if kind != "isotonic":
+            fail(f"decision['calibration']['kind'] must be 'platt' or 'isotonic', got "
+                 f"{one_line(repr(kind), _SHOWN)}")
+        if set(c) != {"kind", "x", "y"}:
+            fail("decision['calibration'] of kind 'isotonic' holds exactly 'kind', 'x', 'y'")
+        xs, ys = c["x"], c["y"]
+        for key, v in (("x", xs), ("y", ys)):
+            if not isinstance(v, list) or not v:
+                fail(f"decision['calibration'][{key!r}] must be a non-empty list of numbers")
+            if len(v) > MAX_CALIBRATION_POINTS:
+                fail(f"decision['calibration'][{key!r}] holds {len(v)} points; at most "
+                     f"MAX_CALIBRATION_POINTS = {MAX_CALIBRATION_POINTS}")
+        if len(xs) != len(ys):
+            fail(f"decision['calibration'] holds {len(xs)} x but {len(ys)} y")
+        x = [self.number(v, f"decision['calibration']['x'][{i}]") for i, v in enumerate(xs)]
+        y = [self.number(v, f"decision['calibration']['y'][{i}]") for i, v in enumerate(ys)]
+        if any(x[i + 1] < x[i] or y[i + 1] < y[i] for i in range(len(x) - 1)):
+            fail("decision['calibration']'s isotonic x and y must both be non-decreasing")
+        if y[0] < 0 or y[-1] > 1:
+            fail("decision['calibration']['y'] must hold probabilities in [0, 1]")
+        return {"kind": "isotonic", "x": x, "y": y}
 
     def params(self) -> dict[str, Any]:
         fail = self.fail

@@ -1,0 +1,92 @@
+"""Training and saving a relation extractor: what ``train-extractor`` and ``evaluate
+--save-model`` share (one function, so both save the same model)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from structkernels.cli import CommandError
+
+__all__ = ["extractor_cache_dir", "parse_threshold", "train_and_save"]
+
+
+def parse_threshold(text: str) -> str | float:
+    """``--threshold``: ``inner-cv``, ``zero`` or a finite number (argparse ``type``).
+
+    Examples
+    --------
+    >>> parse_threshold("zero"), parse_threshold("0.25")
+    ('zero', 0.25)
+    """
+    import math
+
+    if text in ("inner-cv", "zero"):
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected inner-cv, zero or a finite number, got {text!r}")
+    return value
+
+
+def extractor_cache_dir(args: argparse.Namespace, command: str) -> Any:
+    """The parse cache the extractor uses: False with ``--no-cache`` or when the folder
+    cannot be written (said on stderr), else ``--cache-dir`` (None: the default)."""
+    from structkernels.utils import cache_dir_problem, one_line, user_cache_dir
+
+    if args.no_cache:
+        return False
+    where = args.cache_dir or user_cache_dir()
+    problem = cache_dir_problem(where)
+    if problem is not None:
+        print(f"structkernels {command}: warning: {where}: the cache folder cannot be written "
+              f"({one_line(problem)}); caching is off for this run", file=sys.stderr)
+        return False
+    return args.cache_dir
+
+
+def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, command: str,
+                   cache_dir: Any, log: Callable[[str], None],
+                   threshold: str | float = "inner-cv",
+                   calibration: str | None = "platt") -> Any:
+    """Train the extractor (the ``NPK SVM`` row of ``evaluate``) on ``corpus`` with the
+    command's options (``--pipeline``, ``--no-blind``, ``--C``, ``--n-jobs``,
+    ``--random-state``, ``--quiet``) and save it to ``output``; the row, its views and the
+    threshold chosen are said on stderr."""
+    from structkernels.extraction import RelationExtractor, describe_model
+
+    pairs = corpus.pairs()
+    if not pairs:
+        raise CommandError("no entity pair to train on")
+    if any(p.label is None for p in pairs):
+        raise CommandError("training needs labelled sentences (gold interactions)")
+    extractor = RelationExtractor(
+        args.pipeline, cache_dir=cache_dir, blind=not args.no_blind, C=args.C,
+        n_jobs=args.n_jobs, random_state=args.random_state, progress=not args.quiet,
+        threshold=threshold, calibration=calibration,
+    )
+    what = describe_model()
+    log(f"training the {what} on {len(pairs)} pairs "
+        f"({sum(bool(p.label) for p in pairs)} positive)")
+    extractor.fit(corpus)
+    extractor.save(output)
+    rule = getattr(extractor, "decision_", None)
+    if rule is None:  # a stand-in without a decision
+        print(f"structkernels {command}: saved the {what} to {output}", file=sys.stderr,
+              flush=True)
+        return extractor
+    how = {"inner-cv": "chosen by grouped 3-fold inner CV for F1", "zero": "the SVM's sign",
+           "fixed": "given"}[rule.rule]
+    detail = (f"; inner F1 {100 * rule.inner_f1:.1f}" if rule.inner_f1 is not None else "")
+    if rule.fallback:
+        detail += f"; no inner CV ({rule.fallback}): threshold 0"
+    calib = f", {rule.calibration} probabilities" if rule.calibration else ""
+    print(f"structkernels {command}: saved the {what} to {output}: threshold "
+          f"{rule.threshold:.4g} ({how}{detail}){calib}, {len(extractor.references_)} "
+          f"reference pairs", file=sys.stderr, flush=True)
+    return extractor

@@ -1,0 +1,110 @@
+"""``structkernels train-extractor``: train the relation extractor on annotated corpora.
+
+``structkernels train-extractor CORPUS... -o MODEL`` trains
+:class:`structkernels.extraction.RelationExtractor` (the ``NPK SVM`` row of ``structkernels
+evaluate``: NPK on the shortest dependency path + the bag of context features + the
+all-paths graph, σ learned, an SVM) on every entity pair of the corpora taken together,
+without an evaluation, chooses its decision threshold and calibration on the training
+pairs only (grouped inner cross-validation), and saves it for ``structkernels predict``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from structkernels.cli import CommandError
+from structkernels.cli._common import cache_options, writes_files
+from structkernels.cli._extractor import extractor_cache_dir, parse_threshold, train_and_save
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "train-extractor",
+        help="train the relation extractor (the NPK SVM model) on annotated corpora",
+        description=(
+            "Train the relation extractor on annotated relation corpora (interaction XML, "
+            "BRAT standoff, JSON Lines; together one corpus) and save it for "
+            "'structkernels predict': the NPK SVM model of 'structkernels evaluate' (path + "
+            "context + all-paths graph, σ learned, an SVM), its decision threshold and "
+            "calibration chosen by grouped inner cross-validation on the training pairs. "
+            "Needs the parse extra: pip install 'structkernels[parse]'."
+        ),
+    )
+    p.add_argument("files", nargs="+", metavar="CORPUS", help="annotated corpus files or folders")
+    p.add_argument("-o", "--output", required=True, metavar="MODEL",
+                   help="the model file (JSON; gzip'd when the name ends in .gz), written "
+                   "atomically; never an input, a file inside an input folder or a BRAT "
+                   "sibling of an input")
+    p.add_argument("--pipeline", default="en_core_web_sm",
+                   help="installed spaCy pipeline (default: %(default)s)")
+    p.add_argument("--cache-dir", default=None,
+                   help="cache folder of parses (default: $STRUCTKERNELS_CACHE or "
+                   "~/.cache/structkernels); entries are checked when read")
+    p.add_argument("--no-cache", action="store_true",
+                   help="read and write no cache (parses, compiled kernels): nothing is "
+                   "written but the model")
+    p.add_argument("--no-blind", action="store_true",
+                   help="keep entity words in the structures (default: PROT1, PROT2, PROT)")
+    p.add_argument("--C", type=float, default=1.0, help="the SVM's C (default: %(default)s)")
+    p.add_argument("--threshold", type=parse_threshold, default="inner-cv",
+                   metavar="{inner-cv,zero,NUMBER}",
+                   help="decision threshold: inner-cv chooses it for F1 by grouped 3-fold "
+                   "inner cross-validation on the training pairs, zero is the SVM's sign, a "
+                   "number is taken as given (default: %(default)s)")
+    p.add_argument("--calibration", choices=["platt", "isotonic", "none"], default="platt",
+                   help="probabilities fitted on the inner folds' scores (default: %(default)s)")
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="workers (default: the cores this process may use)")
+    p.add_argument("--random-state", type=int, default=0,
+                   help="seed of the σ learner and the inner folds (default: %(default)s)")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="leave out malformed sentences (each reported on stderr)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=writes_files(run, "--output", inputs=lambda a: list(a.files)))
+    return p
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    from structkernels.utils import one_line
+
+    print(f"structkernels train-extractor: warning: {one_line(message)}", file=sys.stderr,
+          flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    with cache_options(args), warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from structkernels.relations import read_relations
+    from structkernels.relations.pipelines import check_pipeline
+
+    if not args.C > 0 or args.C == float("inf"):
+        raise CommandError(f"--C must be a finite number > 0, got {args.C}")
+    if args.n_jobs == 0:
+        raise CommandError("--n-jobs must not be 0")
+    for name in args.files:
+        if not Path(name).exists():
+            raise CommandError(f"no such file or folder: {name}")
+    check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
+    corpus = read_relations(args.files, on_error="skip" if args.skip_bad else "raise")
+    for s in corpus.skipped:
+        print(f"skipped: {s.file}:{s.line}: {s.record}: {s.reason}", file=sys.stderr)
+
+    def log(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    if not corpus.pairs():
+        raise CommandError(f"{', '.join(args.files)}: no entity pair to train on")
+    train_and_save(args, corpus, args.output, command="train-extractor",
+                   cache_dir=extractor_cache_dir(args, "train-extractor"), log=log,
+                   threshold=args.threshold,
+                   calibration=None if args.calibration == "none" else args.calibration)
+    return 0

@@ -14,9 +14,12 @@ import json
 import sys
 import warnings
 
+import numpy as np
+
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import train_and_save
+from structkernels.utils import atomic_open
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -60,7 +63,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "written but the outputs asked for")
     p.add_argument("--no-blind", action="store_true",
                    help="keep entity words in the structures (default: PROT1, PROT2, PROT)")
-    p.add_argument("--C", type=float, default=1.0, help="the SVMs' C (default: %(default)s)")
+    p.add_argument("--C", type=_c_value, default=1.0, metavar="C",
+                   help="the SVMs' C, or 'auto': chosen on each training fold from 0.1, 1, 10 "
+                   "by grouped 3-fold inner cross-validation for F1 (default: %(default)s)")
+    p.add_argument("--scores", default=None, metavar="FILE",
+                   help="write every pair's score under every model, with its fold, gold "
+                   "label, document and entities, as tab-separated values")
+    p.add_argument("--plot", default=None, metavar="DIR",
+                   help="write precision-recall and ROC curves of every model (pr.png, "
+                   "roc.png) into DIR (needs the plot extra: matplotlib)")
     p.add_argument("--threshold-rule", choices=["inner-cv", "zero"], default="inner-cv",
                    help="the SVM rows' decision threshold: chosen on each training fold by "
                    "grouped 3-fold inner cross-validation for F1, or zero (the SVM's sign) "
@@ -77,8 +88,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out malformed sentences (each reported on stderr)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=writes_files(run, "--save-model", inputs=_inputs))
-    return p
+    p.set_defaults(func=writes_files(run, "--save-model", "--scores", inputs=_inputs))
+
+
+def _c_value(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}")
+    return value
 
 
 def _inputs(args: argparse.Namespace) -> list[str]:
@@ -170,8 +192,24 @@ def _run(args: argparse.Namespace) -> int:
     result = evaluate_corpora(
         train, test, cv=args.cv, models=models, parser=parser, blind=not args.no_blind,
         C=args.C, n_jobs=args.n_jobs, random_state=args.random_state, progress=progress,
-        log=log, cache_dir=cache, threshold=args.threshold_rule,
+        log=log, cache_dir=cache, threshold=args.threshold_rule, parse_in_child=True,
+        return_scores=bool(args.scores or args.plot),
     )
+    pair_scores = result.pop("pair_scores", None)
+    if pair_scores is not None:
+        pairs = train.pairs() + (test.pairs() if test is not None else [])
+        if args.scores:
+            _write_scores(args.scores, pairs, pair_scores, list(result["models"]))
+            log(f"wrote the scores of {len(pairs)} pairs to {args.scores}")
+        if args.plot:
+            from structkernels.experiments.plotting import plot_relation_curves
+
+            tested = pair_scores["fold"] >= 0
+            gold = np.array([int(p.label) for p in pairs])[tested]
+            files = plot_relation_curves(
+                gold, {m: pair_scores[m][tested] for m in result["models"]}, args.plot,
+                title=f"{len(gold)} pairs, {result['folds']} split(s)")
+            log(f"wrote {', '.join(str(f) for f in files)}")
     if args.save_model:
         train_and_save(args, train, args.save_model, command="evaluate",
                        cache_dir=False if args.no_cache else args.cache_dir, log=log,
@@ -181,3 +219,22 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(format_table(result))
     return 0
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split())  # a tab or newline in an id cannot break a row
+
+
+def _write_scores(path: str, pairs: list, pair_scores: dict, models: list[str]) -> None:
+    """``--scores``: one tab-separated row per pair (its split, gold label, document,
+    sentence, entities and every model's score; fold -1: a training pair of a held-out
+    split, never tested), written atomically."""
+    with atomic_open(path, "w", encoding="utf-8") as fh:
+        fh.write("\t".join(["pair", "fold", "label", "document", "sentence", "e1", "e2",
+                            "e1_text", "e2_text", *models]) + "\n")
+        for i, p in enumerate(pairs):
+            fold = int(pair_scores["fold"][i])
+            row = [p.id, str(fold), str(int(p.label)), p.sentence.document, p.sentence.id,
+                   p.e1.id, p.e2.id, p.e1.text, p.e2.text]
+            row += [f"{float(pair_scores[m][i]):.6g}" if fold >= 0 else "" for m in models]
+            fh.write("\t".join(_cell(c) for c in row) + "\n")

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from structkernels.utils import atomic_open, optional_module
 
-__all__ = ["plot_sigma_losses", "plot_evaluation", "pyplot"]
+__all__ = ["plot_sigma_losses", "plot_evaluation", "plot_relation_curves", "pyplot"]
 
 
 def pyplot() -> Any:
@@ -201,3 +203,71 @@ def plot_evaluation(
         fig.suptitle(title)
     fig.tight_layout()
     return _saved(fig, path)
+
+
+def plot_relation_curves(
+    y_true: Any,
+    scores: Mapping[str, Any],
+    folder: str | os.PathLike,
+    *,
+    title: str | None = None,
+) -> list[Path]:
+    """Precision-recall and ROC curves of several models on the same pairs, one figure each.
+
+    Parameters
+    ----------
+    y_true : array-like of 0/1
+        Gold labels of the pairs (those every model scored: the test pairs of the folds).
+    scores : mapping of model name to array-like of float
+        Each model's scores of the same pairs (higher: more likely to interact).
+    folder : path
+        Where ``pr.png`` and ``roc.png`` are written, atomically (created when absent).
+    title : str, optional
+
+    Returns
+    -------
+    list of Path
+        The files written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> plot_relation_curves([0, 1, 1, 0], {"a": [0.1, 0.9, 0.4, 0.2]},
+    ...                      tempfile.mkdtemp())  # doctest: +SKIP
+    """
+    import numpy as np
+    from sklearn.metrics import PrecisionRecallDisplay, RocCurveDisplay
+
+    y_true = np.asarray(y_true)
+    if y_true.ndim != 1 or len(np.unique(y_true)) != 2:
+        raise ValueError("y_true must be 1-D and hold both classes")
+    if not scores:
+        raise ValueError("no model to plot")
+    out = Path(os.fspath(folder))
+    out.mkdir(parents=True, exist_ok=True)
+    plt = pyplot()
+    written = []
+    for kind in ("pr", "roc"):
+        fig, ax = plt.subplots(figsize=(6.5, 5))
+        for name, s in scores.items():
+            s = np.asarray(s, dtype=np.float64)
+            if s.shape != y_true.shape or not np.isfinite(s).all():
+                raise ValueError(f"{name}: scores must be finite and one per pair")
+            if kind == "pr":  # the display adds "(AP = ...)" to the name
+                PrecisionRecallDisplay.from_predictions(y_true, s, ax=ax, name=name)
+            else:
+                RocCurveDisplay.from_predictions(y_true, s, ax=ax, name=name)
+        if kind == "pr":
+            prevalence = float(np.mean(y_true == 1))
+            ax.axhline(prevalence, color="grey", linestyle="--", linewidth=0.8,
+                       label=f"chance ({100 * prevalence:.1f}%)")
+        else:
+            ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8, label="chance")
+        ax.legend(loc="lower left" if kind == "pr" else "lower right", fontsize=7)
+        ax.set_title((title + ": " if title else "") +
+                     ("precision-recall" if kind == "pr" else "ROC"))
+        fig.tight_layout()
+        written.append(out / f"{kind}.png")
+        _saved(fig, written[-1])
+        plt.close(fig)
+    return written

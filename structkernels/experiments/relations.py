@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.classifiers import HashForestClassifier
-from structkernels.engine.parallel import map_tasks
+from structkernels.engine.parallel import call_in_child, map_tasks
 from structkernels.experiments._gram_files import GramFile, fold_slices
 from structkernels.experiments._gram_files import RelationGrams as _Grams
 from structkernels.experiments.relation_checks import (
@@ -102,6 +102,9 @@ __all__ = [
     "pooled_scores",
 ]
 
+
+#: The values of C that ``C="auto"`` chooses from (grouped inner cross-validation, F1).
+C_GRID = (0.1, 1.0, 10.0)
 
 #: Default of :func:`evaluate_relations`'s ``slice_bytes``: fold slices held at once.
 SLICE_BYTES = 512 << 20
@@ -165,7 +168,7 @@ def evaluate_relations(
     *,
     groups: Sequence[str] | None = None,
     models: Sequence[str] = DEFAULT_MODELS,
-    C: float = 1.0,
+    C: float | str = 1.0,
     sigma_params: dict[str, Any] | None = None,
     n_jobs: int | None = None,
     random_state: Any = 0,
@@ -191,8 +194,10 @@ def evaluate_relations(
         The document of each pair: the inner folds of ``NPK chosen`` keep documents whole
         (without it, each pair is its own group).
     models : sequence of str, default :data:`DEFAULT_MODELS`
-    C : float, default 1.0
-        The SVMs' C (not tuned).
+    C : float or "auto", default 1.0
+        The SVMs' C; ``"auto"``: chosen on each training fold from :data:`C_GRID` by the
+        F1 of grouped 3-fold inner cross-validation (documents kept whole), the choice of
+        each fold listed under ``"chosen"``.
     sigma_params : dict, optional
         Keywords of :class:`~structkernels.NonstationaryLearner` (default: its own).
     n_jobs : int, optional
@@ -244,6 +249,9 @@ def evaluate_relations(
     if threshold not in THRESHOLD_RULES:
         raise ValueError(f"threshold must be one of {', '.join(THRESHOLD_RULES)}, got "
                          f"{threshold!r}")
+    if C != "auto" and (isinstance(C, (bool, str)) or not isinstance(C, (int, float, np.number))
+                        or not np.isfinite(C) or C <= 0):
+        raise ValueError(f"C must be a finite number > 0 or 'auto', got {C!r}")
     specs = [relation_model(m) for m in models]
     y = np.asarray(y, dtype=np.int64)
     n = len(y)
@@ -379,7 +387,7 @@ def _batches(specs: Sequence[RelationModel], slice_bytes: int, limit: int
 
 
 def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: np.ndarray,
-               C: float, groups: np.ndarray | None, random_state: Any,
+               C: float | str, groups: np.ndarray | None, random_state: Any,
                threshold: str = "inner-cv",
                ) -> tuple[str, np.ndarray, np.ndarray, float, str | None, float | None]:
     """Fit ``model``'s classifier on a fold's training Gram ``K_tr``, score its test rows;
@@ -404,6 +412,12 @@ def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: n
                  else clf.decision_function(K_te))
         pred = clf.predict(K_te)
     else:  # an SVM on the precomputed Gram
+        if C == "auto":  # the C of the best grouped inner-CV F1 (ties: nearest 1)
+            inner = {c: fit_decision(K_tr, y_tr, groups, C=c, random_state=random_state,
+                                     threshold="inner-cv", calibration=None).inner_f1 or 0.0
+                     for c in C_GRID}
+            C = max(C_GRID, key=lambda c: (inner[c], -abs(np.log10(c))))
+            best = f"C={C:g}"
         clf = SVC(kernel="precomputed", C=C, **SVM_PARAMS).fit(K_tr, y_tr)
         score = clf.decision_function(K_te)
         cut = fit_decision(K_tr, y_tr, groups, C=C, random_state=random_state,
@@ -443,7 +457,7 @@ def evaluate_corpora(
     models: Sequence[str] = DEFAULT_MODELS,
     parser: Any = None,
     blind: bool = True,
-    C: float = 1.0,
+    C: float | str = 1.0,
     sigma_params: dict[str, Any] | None = None,
     n_jobs: int | None = None,
     random_state: Any = 0,
@@ -451,6 +465,8 @@ def evaluate_corpora(
     log: Callable[[str], None] | None = None,
     cache_dir: str | os.PathLike | None = None,
     threshold: str = "inner-cv",
+    parse_in_child: bool = False,
+    **options: Any,
 ) -> dict[str, Any]:
     """Parse, build the pairs' structures and evaluate every model on the same splits.
 
@@ -469,6 +485,13 @@ def evaluate_corpora(
         Entity blinding in the structures.
     C, sigma_params, n_jobs, random_state, progress, log, cache_dir, threshold
         As :func:`evaluate_relations`.
+    parse_in_child : bool, default False
+        Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`): the
+        spaCy pipeline and what it imports (with PyTorch installed, about 0.5 GB) never
+        enter this process, so the evaluation's memory is the structures' and the folds'
+        (``structkernels evaluate`` does this).  ``parser`` must then pickle.
+    **options
+        ``work_dir``, ``slice_bytes``, ``return_scores``: as :func:`evaluate_relations`.
 
     Returns
     -------
@@ -507,7 +530,7 @@ def evaluate_corpora(
     check_folds(y, splits, docs_of)
     check_fold_memory(len(pairs), splits, models, effective_n_jobs(n_jobs))
     parser = parser if parser is not None else DependencyParser(progress=progress)
-    parsed = parser.parse(sentences)
+    parsed = call_in_child(parser.parse, sentences) if parse_in_child else parser.parse(sentences)
     parse_seconds = time.perf_counter() - t0
     say(f"parsed {len(sentences)} sentences in {parse_seconds:.1f} s")
     items = pair_views(parsed, pairs, views=needed_views(models), blind=blind)
@@ -516,7 +539,7 @@ def evaluate_corpora(
     result = evaluate_relations(
         items, y, splits, groups=docs_of, models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
         random_state=random_state, progress=progress, log=log, cache_dir=cache_dir,
-        threshold=threshold,
+        threshold=threshold, **options,
     )
     docs = {s.document for s in sentences}
     result.update(

@@ -192,8 +192,9 @@ class RelationGrams:
 
     def __init__(self, items: Sequence[dict], n_jobs: int,
                  cache_dir: str | os.PathLike | None = None,
-                 work_dir: str | os.PathLike | None = None):
+                 work_dir: str | os.PathLike | None = None, progress: bool = False):
         self.items = items
+        self.progress = progress
         self.n_jobs = n_jobs
         base = check_cache_dir(cache_dir, "cache_dir")
         self.folder = None if base is None else base / "grams"
@@ -274,7 +275,7 @@ class RelationGrams:
             narrow = scratch / f"{memo}-{'kept' if keep else 'split'}.npy"
             try:
                 kern.gram([item[view] for item in self.items], n_jobs=self.n_jobs,
-                          out=wide, progress=False)
+                          out=wide, progress=None if self.progress else False)
                 if entry is not None and self.store.write_file(
                         entry, name, lambda file, src=wide: store_float32(src, file)):
                     f = GramFile(self.store.file(entry))

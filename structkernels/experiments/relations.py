@@ -261,7 +261,7 @@ def evaluate_relations(
     check_folds(y, splits, groups)
     check_fold_memory(n, splits, models, n_jobs, slice_bytes)
     say = log or (lambda line: None)
-    grams = _Grams(items, n_jobs, cache_dir, work_dir)
+    grams = _Grams(items, n_jobs, cache_dir, work_dir, progress=progress)
     fold_of = np.full(n, -1, dtype=np.int64)
     preds = {m: np.zeros(n, dtype=np.int64) for m in models}
     scores = {m: np.zeros(n) for m in models}

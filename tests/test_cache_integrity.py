@@ -179,7 +179,7 @@ def _toy(n=60, seed=0):
 
 def test_a_gram_replaced_by_another_finite_matrix_is_detected_and_recomputed(tmp_path):
     items, y, folds = _toy()
-    models = ["PK SVM", "n-gram SVM"]
+    models = ["PK path SVM", "n-gram SVM"]
     clean = evaluate_relations(items, y, folds, models=models, n_jobs=1, progress=False,
                                cache_dir=tmp_path)
     grams = sorted((tmp_path / "grams").glob("*.npy"))
@@ -261,14 +261,14 @@ def test_an_unwritable_gram_cache_is_one_warning_in_the_library(tmp_path):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            r = evaluate_relations(items, y, folds, models=["PK SVM", "NPK path SVM"],
+            r = evaluate_relations(items, y, folds, models=["PK path SVM", "NPK path SVM"],
                                    n_jobs=1, progress=False, cache_dir=cache)
     finally:
         if cache.is_dir():
             cache.chmod(0o755)
     said = [str(w.message) for w in caught if "cache" in str(w.message)]
     assert len(said) == 1 and "cannot be written" in said[0], said
-    clean = evaluate_relations(items, y, folds, models=["PK SVM", "NPK path SVM"], n_jobs=1,
+    clean = evaluate_relations(items, y, folds, models=["PK path SVM", "NPK path SVM"], n_jobs=1,
                                progress=False)
     assert r["models"] == clean["models"]
 
@@ -312,10 +312,10 @@ def test_no_cache_writes_nothing_anywhere(ppi_corpora, tmp_path):
     code = "import sys; from structkernels.cli import main; sys.exit(main(sys.argv[1:]))"
     r = subprocess.run(
         [sys.executable, "-c", code, "evaluate", "--train", str(ppi / "LLL-train.xml"),
-         "--test", str(ppi / "LLL-test.xml"), "--models", "PK SVM", "--no-cache", "-q"],
+         "--test", str(ppi / "LLL-test.xml"), "--models", "PK path SVM", "--no-cache", "-q"],
         capture_output=True, text=True, env=env, cwd=places["cwd"], timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "PK SVM" in r.stdout
+    assert "PK path SVM" in r.stdout
     for name, p in places.items():
         assert not any(p.iterdir()), (name, sorted(map(str, p.rglob("*")))[:5])
     assert {f for f in ROOT.rglob("*.nb[ic]")} == before  # nothing beside the sources
@@ -339,7 +339,7 @@ def test_an_empty_cache_dir_is_refused_by_the_library():
         DependencyParser(cache_dir="")
     items, y, folds = _toy(12)
     with pytest.raises(ValueError, match="cache_dir is empty"):
-        evaluate_relations(items, y, folds, models=["PK SVM"], n_jobs=1, progress=False,
+        evaluate_relations(items, y, folds, models=["PK path SVM"], n_jobs=1, progress=False,
                            cache_dir="")
 
 

@@ -38,31 +38,31 @@ def _toy(n=80, seed=0):
 def test_c_auto_chooses_from_the_grid_on_training_folds_and_is_listed():
     items, y, docs = _toy()
     folds = document_folds(docs, y, 3, 0)
-    r = evaluate_relations(items, y, folds, groups=docs, models=["PK SVM", "n-gram SVM"],
+    r = evaluate_relations(items, y, folds, groups=docs, models=["PK path SVM", "n-gram SVM"],
                            C="auto", n_jobs=1, progress=False)
     assert len(r["chosen"]) == 2 * 3
     assert {c for c in r["chosen"]} <= {f"C={c:g}" for c in C_GRID}
     with pytest.raises(ValueError, match="C must be a finite number > 0 or 'auto'"):
-        evaluate_relations(items, y, folds, models=["PK SVM"], C=-1.0, progress=False)
+        evaluate_relations(items, y, folds, models=["PK path SVM"], C=-1.0, progress=False)
 
 
 def test_pair_scores_give_each_tested_pair_its_fold_and_every_model_score():
     items, y, docs = _toy()
     folds = document_folds(docs, y, 4, 0)
-    r = evaluate_relations(items, y, folds, groups=docs, models=["PK SVM", "n-gram SVM"],
+    r = evaluate_relations(items, y, folds, groups=docs, models=["PK path SVM", "n-gram SVM"],
                            n_jobs=1, progress=False, return_scores=True)
     ps = r["pair_scores"]
     for k, (_, te) in enumerate(folds):
         assert (ps["fold"][te] == k).all()
-    assert set(ps) == {"fold", "PK SVM", "n-gram SVM"}
-    assert np.isfinite(ps["PK SVM"]).all()
+    assert set(ps) == {"fold", "PK path SVM", "n-gram SVM"}
+    assert np.isfinite(ps["PK path SVM"]).all()
 
 
 def test_small_slice_budget_gives_the_same_result():
     """Models fitted one Gram after another (a tiny slice budget) or all at once agree."""
     items, y, docs = _toy()
     folds = document_folds(docs, y, 3, 0)
-    models = ["PK SVM", "n-gram SVM", "NPK path SVM"]
+    models = ["PK path SVM", "n-gram SVM", "NPK path SVM"]
     a = evaluate_relations(items, y, folds, groups=docs, models=models, n_jobs=2,
                            progress=False, slice_bytes=1)
     b = evaluate_relations(items, y, folds, groups=docs, models=models, n_jobs=2,
@@ -76,7 +76,7 @@ def test_evaluate_command_writes_scores_and_curves(ppi_corpora, tmp_path, capsys
     ppi = ppi_corpora
     scores, plots = tmp_path / "scores.tsv", tmp_path / "plots"
     rc = main(["evaluate", str(ppi / "LLL-train.xml"), str(ppi / "LLL-test.xml"), "--cv", "3",
-               "--models", "PK SVM,n-gram SVM", "--C", "auto", "--json", "--scores",
+               "--models", "PK path SVM,n-gram SVM", "--C", "auto", "--json", "--scores",
                str(scores), "--plot", str(plots), "--no-cache", "-q"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
@@ -85,7 +85,7 @@ def test_evaluate_command_writes_scores_and_curves(ppi_corpora, tmp_path, capsys
         rows = list(csv.DictReader(fh, delimiter="\t"))
     assert len(rows) == 330 and {r["fold"] for r in rows} == {"0", "1", "2"}
     assert sum(int(r["label"]) for r in rows) == 164
-    assert all(float(r["PK SVM"]) == float(r["PK SVM"]) for r in rows)
+    assert all(float(r["PK path SVM"]) == float(r["PK path SVM"]) for r in rows)
     assert (plots / "pr.png").stat().st_size > 1000 and (plots / "roc.png").exists()
 
 
@@ -113,3 +113,24 @@ def test_evaluate_command_parses_in_a_child_process(ppi_corpora, tmp_path):
                           timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-3:] == ["0", "False", "False"]
+
+
+def test_every_sigma_model_has_its_twin_compared_fold_by_fold():
+    from structkernels.relations.models import DEFAULT_MODELS, twin_of
+
+    for name in DEFAULT_MODELS:
+        if name.startswith("NPK "):
+            assert twin_of(name) in DEFAULT_MODELS
+    items, y, docs = _toy()
+    folds = document_folds(docs, y, 3, 0)
+    r = evaluate_relations(items, y, folds, groups=docs, models=["NPK path SVM", "PK path SVM"],
+                           n_jobs=1, progress=False)
+    t = r["twins"]["NPK path SVM"]
+    a, b = r["models"]["NPK path SVM"], r["models"]["PK path SVM"]
+    assert t["twin"] == "PK path SVM" and len(t["f1_diff_folds"]) == 3
+    assert t["f1_diff_folds"] == [round(x - z, 2) for x, z in zip(a["f1_folds"], b["f1_folds"])]
+    assert t["better_folds"] + t["worse_folds"] <= 3
+    # a model whose twin was not evaluated has no comparison
+    r = evaluate_relations(items, y, folds, groups=docs, models=["NPK path SVM"], n_jobs=1,
+                           progress=False)
+    assert r["twins"] == {}

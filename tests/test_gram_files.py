@@ -67,7 +67,7 @@ def test_a_temporary_file_is_removed_and_a_kept_one_is_not(tmp_path):
 def test_fold_memory_counts_slices_not_whole_grams():
     n = 9_666  # BioInfer
     tr, te = np.arange(8_700), np.arange(8_700, n)
-    models = ["NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK path SVM", "PK SVM", "APG SVM",
+    models = ["NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK path SVM", "PK path SVM", "APG SVM",
               "n-gram SVM"]
     need = fold_bytes(n, [(tr, te)], models, 2)
     one = 8 * len(tr) * n

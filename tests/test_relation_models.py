@@ -46,7 +46,7 @@ def test_the_extractor_trains_the_evaluations_npk_svm():
     assert extraction.STRUCTURE_VIEWS == model.views and model.classifier == "SVM"
     assert evaluation.MODELS == tuple(RELATION_MODELS)
     assert "NPK chosen" in evaluation.MODELS and "NPK chosen" not in evaluation.DEFAULT_MODELS
-    assert needed_views(["APG SVM", "PK SVM"]) == ("apg", "path")
+    assert needed_views(["APG SVM", "PK path SVM"]) == ("apg", "path")
     with pytest.raises(ValueError, match="unknown model 'NPK magic'"):
         relation_model("NPK magic")
 

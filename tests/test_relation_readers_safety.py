@@ -227,7 +227,7 @@ def test_fold_without_positive_training_pairs_names_the_fold_and_its_documents()
     splits = [(np.array(neg[:15] + pos), np.array(neg[15:])),
               (np.array(neg[15:]), np.array(neg[:15] + pos))]  # fold 2 trains on negatives only
     with pytest.raises(ValueError) as exc:
-        evaluate_relations(items, y, splits, groups=docs, models=["PK SVM"], n_jobs=1,
+        evaluate_relations(items, y, splits, groups=docs, models=["PK path SVM"], n_jobs=1,
                            progress=False)
     _one_line(exc.value, "fold 2 of 2 has no positive pair in its training documents",
               "(d21, d22, d23, d25, d26, … (15 documents))",
@@ -240,7 +240,7 @@ def test_cli_fold_without_positives_is_one_line_before_parsing(tmp_path, capsys)
              "entities": [{"id": "a", "start": 0, "end": 4}, {"id": "b", "start": 11, "end": 15}],
              "interactions": [{"e1": "a", "e2": "b"}] if d == 0 else []} for d in range(4)]
     f = _jsonl(tmp_path / "c.jsonl", *recs)
-    rc = main(["evaluate", str(f), "--cv", "2", "--models", "PK SVM", "--no-cache", "-q"])
+    rc = main(["evaluate", str(f), "--cv", "2", "--models", "PK path SVM", "--no-cache", "-q"])
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err
     line = [ln for ln in err.splitlines() if "error:" in ln]
@@ -307,7 +307,7 @@ def test_fold_memory_is_checked_before_any_gram_is_computed(monkeypatch):
     monkeypatch.setenv("STRUCTKERNELS_MEMORY_BUDGET", "16K")
     monkeypatch.setattr(Kernel, "gram", lambda *a, **k: pytest.fail("a Gram was computed"))
     with pytest.raises(MemoryError) as exc:
-        evaluate_relations(items, y, folds, models=["PK SVM", "n-gram SVM"], n_jobs=1,
+        evaluate_relations(items, y, folds, models=["PK path SVM", "n-gram SVM"], n_jobs=1,
                            progress=False)
     assert isinstance(exc.value, ValueError)  # one line from the command line
     _one_line(exc.value, "80 candidate pairs", "GiB", "memory budget", "--models", "--n-jobs",
@@ -326,7 +326,7 @@ def test_cli_fold_memory_is_one_line_before_parsing(tmp_path, capsys, monkeypatc
     recs = [{**_crowded(12, f"s{d}"), "document": f"d{d}"} for d in range(4)]
     f = _jsonl(tmp_path / "c.jsonl", *recs)
     monkeypatch.setenv("STRUCTKERNELS_MEMORY_BUDGET", "64K")
-    rc = main(["evaluate", str(f), "--cv", "2", "--models", "PK SVM", "--no-cache", "-q"])
+    rc = main(["evaluate", str(f), "--cv", "2", "--models", "PK path SVM", "--no-cache", "-q"])
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err
     line = [ln for ln in err.splitlines() if "error:" in ln]

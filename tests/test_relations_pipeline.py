@@ -200,10 +200,10 @@ def test_evaluate_relations_learns_on_training_folds_only():
         items.append({"path": path, "context": (f"m:{edge}", f"w:{i % 7}")})
         y.append(lab)
     folds = document_folds([f"d{i}" for i in range(80)], y, 4, 0)
-    r = evaluate_relations(items, y, folds, models=["PK SVM", "n-gram SVM", "NPK path SVM"],
+    r = evaluate_relations(items, y, folds, models=["PK path SVM", "n-gram SVM", "NPK path SVM"],
                            n_jobs=1, progress=False)
     assert r["pairs"] == 80 and r["folds"] == 4
-    for m in ("PK SVM", "n-gram SVM", "NPK path SVM"):
+    for m in ("PK path SVM", "n-gram SVM", "NPK path SVM"):
         assert r["models"][m]["f1"] > 90
     assert len(r["sigma_zeroed"]) == 4
     with pytest.raises(ValueError, match="unknown model"):
@@ -215,16 +215,16 @@ def test_evaluate_command_cv_json(ppi_corpora, tmp_path, capsys):
     _pipeline_or_skip()
     ppi = ppi_corpora
     rc = main(["evaluate", str(ppi / "LLL-train.xml"), str(ppi / "LLL-test.xml"), "--cv", "3",
-               "--models", "PK SVM,n-gram SVM,APG SVM,NPK SVM,NPK chosen", "--json", "--cache-dir",
+               "--models", "PK path SVM,n-gram SVM,APG SVM,NPK SVM,NPK chosen", "--json", "--cache-dir",
                str(tmp_path), "-q"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["pairs"], out["positives"], out["folds"]) == (330, 164, 3)
-    assert set(out["models"]) == {"PK SVM", "n-gram SVM", "APG SVM", "NPK SVM", "NPK chosen"}
+    assert set(out["models"]) == {"PK path SVM", "n-gram SVM", "APG SVM", "NPK SVM", "NPK chosen"}
     assert len(out["chosen"]) == 3 and set(out["chosen"]) <= {"SVM", "k-NN", "hash-RF"}
     assert len(out["sigma_zeroed"]) == 3
     for s in out["models"].values():
-        assert set(s) == {"precision", "recall", "f1", "roc_auc", "f1_sd"}
+        assert set(s) == {"precision", "recall", "f1", "roc_auc", "f1_sd", "f1_folds"}
         assert 50 < s["f1"] <= 100 and 50 < s["roc_auc"] <= 100
 
 
@@ -301,7 +301,7 @@ def test_evaluate_relations_cache_gives_the_same_result_without_recomputing(tmp_
 
     items, y = _toy_items()
     folds = document_folds([f"d{i}" for i in range(80)], y, 4, 0)
-    models = ["PK SVM", "n-gram SVM", "NPK path SVM"]
+    models = ["PK path SVM", "n-gram SVM", "NPK path SVM"]
     first = evaluate_relations(items, y, folds, models=models, n_jobs=1, progress=False,
                                cache_dir=tmp_path)
     assert any(tmp_path.rglob("*.npy")) and any(tmp_path.rglob("sigma-*.json"))

@@ -87,8 +87,8 @@ def check_models(models: Sequence[str]) -> list[str]:
 
     Examples
     --------
-    >>> check_models(["PK SVM", "PK SVM", "n-gram SVM"])
-    ['PK SVM', 'n-gram SVM']
+    >>> check_models(["PK path SVM", "PK path SVM", "n-gram SVM"])
+    ['PK path SVM', 'n-gram SVM']
     """
     if isinstance(models, str):
         models = [models]
@@ -119,7 +119,7 @@ def fold_bytes(
     Examples
     --------
     >>> splits = [(np.arange(90), np.arange(90, 100))]
-    >>> fold_bytes(100, splits, ["PK SVM"], 1)
+    >>> fold_bytes(100, splits, ["PK path SVM"], 1)
     144000
     """
     specs = [relation_model(m) for m in models]

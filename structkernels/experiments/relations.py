@@ -32,8 +32,11 @@ definition.  Each is named by its kernel first:
     fold.
 ``NPK path SVM``
     NPK on the path alone (what σ does, without the context).
-``PK SVM``
-    The normalised path kernel without σ (λ 0.8, node mismatch 0.9).
+``PK SVM``, ``PK k-NN``, ``PK hash-RF``, ``PK chosen``, ``PK path SVM``
+    The twin of each ``NPK`` model: the same views, classifier and weighting with every
+    nonstationary weight fixed (σ ≡ 1: the normalised path kernel without σ, λ 0.8, node
+    mismatch 0.9).  The result's ``"twins"`` compares each model with its twin fold by
+    fold (:func:`twin_comparison`): what σ adds, on the same folds.
 ``APG SVM``
     The all-paths graph kernel (Airola et al. 2008), normalised.
 ``n-gram SVM``
@@ -79,6 +82,7 @@ from structkernels.relations.models import (
     learned_sigma,
     needed_views,
     relation_model,
+    twin_of,
 )
 from structkernels.utils import (
     effective_n_jobs,
@@ -100,6 +104,7 @@ __all__ = [
     "format_table",
     "needed_views",
     "pooled_scores",
+    "twin_comparison",
 ]
 
 
@@ -158,7 +163,38 @@ def pooled_scores(
         "precision": round(100 * p, 2), "recall": round(100 * r, 2), "f1": round(100 * f, 2),
         "roc_auc": None if auc is None else round(100 * auc, 2),
         "f1_sd": round(100 * float(np.std(per_fold)), 2) if len(splits) > 1 else None,
+        "f1_folds": [round(100 * float(v), 2) for v in per_fold],
     }
+
+
+def twin_comparison(models: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each σ-learning model against its σ ≡ 1 twin (both evaluated), fold by fold.
+
+    Returns
+    -------
+    dict
+        ``{NPK model: {"twin", "f1_diff", "f1_diff_folds", "better_folds", "worse_folds"}}``:
+        the pooled F1 difference, the per-fold differences (model − twin, in points), and
+        the folds where the model is above and below its twin.
+
+    Examples
+    --------
+    >>> rows = {"NPK SVM": {"f1": 70.0, "f1_folds": [70.0, 72.0]},
+    ...         "PK SVM": {"f1": 69.0, "f1_folds": [69.0, 72.0]}}
+    >>> twin_comparison(rows)["NPK SVM"]["f1_diff_folds"]
+    [1.0, 0.0]
+    """
+    out = {}
+    for name, row in models.items():
+        twin = twin_of(name)
+        if twin is None or twin not in models:
+            continue
+        diffs = [round(a - b, 2) for a, b in zip(row["f1_folds"], models[twin]["f1_folds"],
+                                                 strict=True)]
+        out[name] = {"twin": twin, "f1_diff": round(row["f1"] - models[twin]["f1"], 2),
+                     "f1_diff_folds": diffs, "better_folds": sum(d > 0 for d in diffs),
+                     "worse_folds": sum(d < 0 for d in diffs)}
+    return out
 
 
 def evaluate_relations(
@@ -344,6 +380,7 @@ def evaluate_relations(
         "folds": len(splits),
         "seconds": round(time.perf_counter() - t0, 1),
         "models": {m: pooled_scores(y, preds[m], scores[m], splits) for m in models},
+        "twins": {},
         "step_seconds": {**{m: round(v, 1) for m, v in spent.items()},
                          "Grams": round(grams.seconds, 1)},
     }
@@ -351,6 +388,7 @@ def evaluate_relations(
         result["sigma_zeroed"] = zeroed
     if chosen:
         result["chosen"] = chosen
+    result["twins"] = twin_comparison(result["models"])
     if thresholds:
         result["threshold_rule"] = threshold
         result["thresholds"] = thresholds
@@ -368,9 +406,9 @@ def _batches(specs: Sequence[RelationModel], slice_bytes: int, limit: int
     Examples
     --------
     >>> from structkernels.relations.models import relation_model
-    >>> specs = [relation_model(m) for m in ("NPK SVM", "NPK k-NN", "PK SVM", "APG SVM")]
+    >>> specs = [relation_model(m) for m in ("NPK SVM", "NPK k-NN", "PK path SVM", "APG SVM")]
     >>> [[[m.name for m in ms] for _, ms in b] for b in _batches(specs, 10, 25)]
-    [[['NPK SVM', 'NPK k-NN'], ['PK SVM']], [['APG SVM']]]
+    [[['NPK SVM', 'NPK k-NN'], ['PK path SVM']], [['APG SVM']]]
     """
     groups: dict[tuple[StructureKernel, ...], list[RelationModel]] = {}
     for spec in specs:
@@ -561,4 +599,8 @@ def format_table(result: dict[str, Any]) -> str:
         auc = "" if s["roc_auc"] is None else f"{s['roc_auc']:.1f}"
         lines.append(f"{name:<14} {s['precision']:>6.1f} {s['recall']:>6.1f} {s['f1']:>6.1f} "
                      f"{sd:>6} {auc:>6}")
+    for name, t in result.get("twins", {}).items():
+        n = len(t["f1_diff_folds"])
+        lines.append(f"{name} - {t['twin']} (σ ≡ 1): {t['f1_diff']:+.1f} F1, better in "
+                     f"{t['better_folds']} of {n} fold(s), worse in {t['worse_folds']}")
     return "\n".join(lines)

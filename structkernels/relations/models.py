@@ -25,10 +25,16 @@ model              structure views and kernels (each normalised, summed)       c
 ``NPK hash-RF``    the same                                                    hash-RF
 ``NPK chosen``     the same                                                    chosen
 ``NPK path SVM``   ``path``: NPK (σ learned)                                   SVM
-``PK SVM``         ``path``: the path kernel without σ                         SVM
+``PK ...``         the twin of each ``NPK ...`` model: the same views,         the same
+                   classifier and weighting, σ ≡ 1 (the path kernel without σ)
 ``APG SVM``        ``apg``: ``all-paths-graph`` (Airola et al. 2008)           SVM
 ``n-gram SVM``     ``context``: ``bag`` (a linear SVM on the context features) SVM
 =================  ==========================================================  ==========
+
+Every model that learns σ has a twin in which every nonstationary weight is fixed (σ ≡ 1),
+named by replacing ``NPK`` with ``PK`` (:func:`twin_of`): the comparison that says whether
+σ earns its name.  ``PK SVM`` is the twin of ``NPK SVM`` (three views); the path alone
+without σ is ``PK path SVM``.
 
 σ is learned on the training pairs' ``path`` structures by
 :class:`~structkernels.NonstationaryLearner` over :data:`NPK`'s kernel and parameters
@@ -72,6 +78,7 @@ __all__ = [
     "learned_sigma",
     "needed_views",
     "relation_model",
+    "twin_of",
 ]
 
 #: The structure views of a pair the relation models read (a subset of
@@ -225,15 +232,22 @@ class RelationModel:
 
 
 _COMPOSITE = (NPK, NGRAM, APG)
-#: The relation models, in report order.
+#: The composite with every nonstationary weight fixed (σ ≡ 1): the twin of ``_COMPOSITE``.
+_PK_COMPOSITE = (PK, NGRAM, APG)
+#: The relation models, in report order: every model that learns σ ("NPK ...") followed by
+#: its twin ("PK ...": the same views, classifier and weighting, σ ≡ 1).
 RELATION_MODELS: dict[str, RelationModel] = {m.name: m for m in (
     RelationModel("NPK SVM", _COMPOSITE, "SVM"),
+    RelationModel("PK SVM", _PK_COMPOSITE, "SVM"),
     RelationModel("NPK k-NN", _COMPOSITE, "k-NN"),
+    RelationModel("PK k-NN", _PK_COMPOSITE, "k-NN"),
     RelationModel("NPK hash-RF", _COMPOSITE, "hash-RF"),
+    RelationModel("PK hash-RF", _PK_COMPOSITE, "hash-RF"),
     # about three more fits per classifier and fold: evaluated only when named
     RelationModel("NPK chosen", _COMPOSITE, "chosen", default=False),
+    RelationModel("PK chosen", _PK_COMPOSITE, "chosen", default=False),
     RelationModel("NPK path SVM", (NPK,), "SVM"),
-    RelationModel("PK SVM", (PK,), "SVM"),
+    RelationModel("PK path SVM", (PK,), "SVM"),
     RelationModel("APG SVM", (APG,), "SVM"),
     RelationModel("n-gram SVM", (NGRAM,), "SVM"),
 )}
@@ -262,13 +276,28 @@ def relation_model(name: str) -> RelationModel:
         raise ValueError(f"unknown model {name!r}; the models are {', '.join(MODELS)}") from None
 
 
+def twin_of(name: str) -> str | None:
+    """The σ ≡ 1 twin of a model that learns σ (``NPK`` replaced by ``PK``), else None.
+
+    Examples
+    --------
+    >>> twin_of("NPK SVM"), twin_of("NPK path SVM"), twin_of("APG SVM")
+    ('PK SVM', 'PK path SVM', None)
+    """
+    model = relation_model(name)
+    if not model.learns_sigma or not name.startswith("NPK "):
+        return None
+    twin = "PK " + name[len("NPK "):]
+    return twin if twin in RELATION_MODELS else None
+
+
 def needed_views(models: Sequence[str]) -> tuple[str, ...]:
     """The structure views the ``models`` read (for
     :func:`~structkernels.relations.structures.pair_views`), each once.
 
     Examples
     --------
-    >>> needed_views(["PK SVM", "APG SVM", "NPK SVM"])
+    >>> needed_views(["PK path SVM", "APG SVM", "NPK SVM"])
     ('path', 'apg', 'context')
     """
     out: list[str] = []

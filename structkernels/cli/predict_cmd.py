@@ -47,6 +47,9 @@ from structkernels.utils import (
     record_label,
 )
 
+#: Sentences per batch of a relation extractor's predict (``iter_relations``'s default).
+DEFAULT_BATCH_SIZE = 1000
+
 
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser(
@@ -116,10 +119,41 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="relation extractors: label a pair 1 when its score is above X (default: the "
         "threshold saved in the model, 0 for models of version 1 or 2)",
     )
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+        help="relation extractors: sentences read, parsed, scored and written at a time "
+        "(memory holds one batch; JSON Lines and PubTator are read as they go, the other "
+        "formats a file at a time; a PubTator document is never split) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--resume", action="store_true",
+        help="relation extractors: keep OUT.partial and OUT.partial.progress when the run "
+        "stops, and take up a run stopped so from its last complete batch (the same inputs, "
+        "model, --batch-size, --output-format, --threshold and --skip-bad, else refused); "
+        "needs -o FILE and jsonl or pubtator output. Without it an old partial output is "
+        "replaced",
+    )
+    p.add_argument(
+        "--n-process", type=_positive_int, default=None, metavar="N",
+        help="relation extractors: processes of spaCy's parser, used for batches with at "
+        "least 500 sentences to parse (not in the cache) (default: the cores this process "
+        "may use)",
+    )
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress on stderr (bars, and one line per batch)")
     p.set_defaults(func=writes_files(run, "--output", streams=("--output",),
                                      inputs=lambda a: [a.model, *a.inputs]))
     return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def _finite_float(text: str) -> float:
@@ -301,6 +335,9 @@ def _predict(args: argparse.Namespace) -> int:
     if getattr(args, "threshold", None) is not None:
         raise CommandError(f"--threshold applies to relation extractors; {model_path} is a "
                            "train-npk model")
+    if getattr(args, "resume", False):
+        raise CommandError(f"--resume applies to relation extractors; {model_path} is a "
+                           "train-npk model")
     if len(inputs) != 1:
         raise CommandError(f"a train-npk model labels one DATA file; {len(inputs)} given")
     return _run_npk(args, validate_model(doc, model_path), model_path, inputs[0])
@@ -336,18 +373,28 @@ def _run_npk(args: argparse.Namespace, model: dict[str, Any], model_path: str, d
 
 
 def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: list[str]) -> int:
-    """Score every entity pair of the relation corpora ``inputs`` with a relation extractor."""
-    import warnings
-
+    """Score every entity pair of the relation corpora ``inputs`` with a relation extractor,
+    batch by batch (:func:`structkernels.relations.iter_relations`)."""
     from structkernels.extraction import RelationExtractor
-    from structkernels.neighbors.classifier import positive_class_scores
-    from structkernels.relations import read_relations, write_pairs
+    from structkernels.relations import iter_relations
 
     if args.kernel is not None:
         raise CommandError(f"--kernel applies to train-npk models; {model_path} is a relation "
                            "extractor")
-    from structkernels.utils import cache_dir_problem, user_cache_dir
+    from structkernels.utils import cache_dir_problem, is_special_file, user_cache_dir
 
+    for name in inputs:
+        if not FilePath(name).exists():
+            raise CommandError(f"no such file or folder: {name}")
+    fmt = _output_format(args, inputs)
+    resume = bool(getattr(args, "resume", False))
+    stream = args.output == "-" or is_special_file(args.output)
+    if resume and stream:
+        raise CommandError("--resume needs an output file (-o FILE): standard output or a "
+                           "stream cannot be taken up again")
+    if resume and fmt not in ("jsonl", "pubtator"):
+        raise CommandError(f"--resume applies to jsonl and pubtator output; {fmt} is written "
+                           "whole at the end")
     cache_dir = False if args.no_cache else args.cache_dir
     if cache_dir is not False:
         where = args.cache_dir or user_cache_dir()
@@ -356,49 +403,135 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
             print(f"structkernels predict: warning: {where}: the cache folder cannot be "
                   f"written ({one_line(problem)}); caching is off for this run", file=sys.stderr)
             cache_dir = False
+    quiet = bool(getattr(args, "quiet", False))
     extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=cache_dir,
-                                            n_jobs=args.n_jobs,
-                                            progress=not getattr(args, "quiet", False))
-    for name in inputs:
-        if not FilePath(name).exists():
-            raise CommandError(f"no such file or folder: {name}")
-    fmt = _output_format(args, inputs)
-    corpus = read_relations(inputs, on_error="skip" if args.skip_bad else "raise")
-    for rec in corpus.skipped:
-        print(f"structkernels predict: skipped {rec}", file=sys.stderr)
-    if not len(corpus):
-        raise CommandError(f"{', '.join(inputs)}: no sentences")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        threshold = getattr(args, "threshold", None)
-        scored = (extractor.predict_pairs(corpus) if threshold is None
-                  else extractor.predict_pairs(corpus, threshold=threshold))
-    for w in caught:
-        print(f"structkernels predict: warning: {one_line(w.message)}", file=sys.stderr)
-    if fmt != "jsonl":
-        write_pairs(corpus, scored, args.output, fmt)
+                                            n_jobs=args.n_jobs, progress=not quiet,
+                                            n_process=getattr(args, "n_process", None))
+    threshold = getattr(args, "threshold", None)
+    batch_size = getattr(args, "batch_size", DEFAULT_BATCH_SIZE)
+    batches = iter_relations(inputs, batch_size=batch_size,
+                             on_error="skip" if args.skip_bad else "raise")
+    if stream:
+        with open_output(args.output, stream_ok=True) as fh:
+            state = _predict_batches(args, extractor, batches, fmt, fh, None, threshold)
     else:
-        _write_lines(args.output, (
-            json.dumps({**row, "score": round(row["score"], 6),
-                        **({"probability": round(row["probability"], 6)}
-                           if "probability" in row else {})}, ensure_ascii=False)
-            for row in scored
-        ))
-    pred = np.asarray([row["label"] for row in scored], dtype=np.int64)
+        from structkernels.cli._resume import PartialOutput, run_identity
+
+        settings = {"batch_size": batch_size, "format": fmt, "threshold": threshold,
+                    "skip_bad": bool(args.skip_bad)}
+        out = PartialOutput(args.output, run_identity(inputs, model_path, settings) if resume
+                            else "", resume)
+        try:
+            state = _predict_batches(args, extractor, batches, fmt, None, out, threshold)
+            if not state["sentences"]:
+                raise CommandError(f"{', '.join(inputs)}: no sentences")
+            out.finish()
+        except BaseException:
+            out.abandon()
+            raise
+    if not state["sentences"]:
+        raise CommandError(f"{', '.join(inputs)}: no sentences")
     cut = getattr(extractor, "threshold_", 0.0) if threshold is None else threshold
-    message = (f"scored {len(scored)} entity pairs of {len(corpus)} sentences with "
-               f"{model_path} ({int(pred.sum())} positive, threshold {cut:.4g})")
-    pairs = corpus.pairs()
-    if pairs and all(p.label is not None for p in pairs):
-        gold = np.asarray([int(p.label) for p in pairs], dtype=np.int64)
-        if gold.any() or pred.any():
-            s = positive_class_scores(gold, pred, pos_label=1)
-            message += (
-                f"; F1 {100 * s['f1']:.1f} (precision {100 * s['precision']:.1f}, "
-                f"recall {100 * s['recall']:.1f})"
-            )
+    message = (f"scored {state['pairs']} entity pairs of {state['sentences']} sentences with "
+               f"{model_path} ({state['positives']} positive, threshold {cut:.4g})")
+    tp, fp, fn = state["tp"], state["fp"], state["fn"]
+    if state["pairs"] and state["labelled"] and (tp + fp + fn):
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * tp / (2 * tp + fp + fn)
+        message += (f"; F1 {100 * f1:.1f} (precision {100 * precision:.1f}, "
+                    f"recall {100 * recall:.1f})")
     print(message, file=sys.stderr)
     return 0
+
+
+def _predict_batches(args: argparse.Namespace, extractor: Any, batches: Any, fmt: str,
+                     fh: Any, out: Any, threshold: float | None) -> dict[str, Any]:
+    """Parse, score and write each batch before reading the next; the run's counts.
+
+    ``fh``: a stream written and flushed per batch; else ``out``, a
+    :class:`~structkernels.cli._resume.PartialOutput` each batch's text is committed to
+    (batches it holds already, when resuming, are read past without parsing or scoring).
+    """
+    import io
+    import time
+    import warnings
+
+    from structkernels.relations import PairWriter
+
+    state: dict[str, Any] = {"batches": 0, "sentences": 0, "pairs": 0, "positives": 0,
+                             "tp": 0, "fp": 0, "fn": 0, "skipped": 0, "labelled": True}
+    if out is not None:
+        state.update(out.open())
+    done = state["batches"]
+    quiet = bool(getattr(args, "quiet", False))
+    if done and not quiet:
+        print(f"structkernels predict: resuming after batch {done} ({state['sentences']:,} "
+              f"sentences written to {out.partial})", file=sys.stderr)
+    buffer = io.StringIO()
+    writer = PairWriter(fh if fh is not None else buffer, fmt, [str(p) for p in args_inputs(args)])
+    started = time.perf_counter()
+    new_sentences = 0
+    for batch in batches:
+        if batch.index < done:
+            writer.skip(batch)
+            continue
+        for rec in batch.skipped:
+            print(f"structkernels predict: skipped {rec}", file=sys.stderr)
+        t0 = time.perf_counter()
+        rows: list[dict[str, Any]] = []
+        if len(batch):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                rows = (extractor.predict_pairs(batch) if threshold is None
+                        else extractor.predict_pairs(batch, threshold=threshold))
+            for w in caught:
+                print(f"structkernels predict: warning: {one_line(w.message)}", file=sys.stderr)
+        writer.write(batch, rows)
+        _count(state, batch, rows)
+        if out is not None:
+            out.commit(buffer.getvalue(), state)
+            buffer.seek(0)
+            buffer.truncate()
+        else:
+            fh.flush()
+        new_sentences += len(batch)
+        if not quiet and len(batch):
+            dt = time.perf_counter() - t0
+            rate = new_sentences / max(time.perf_counter() - started, 1e-9)
+            print(f"structkernels predict: batch {batch.index + 1}: {len(batch):,} sentences, "
+                  f"{len(rows):,} pairs in {dt:.1f} s ({state['sentences']:,} sentences, "
+                  f"{state['pairs']:,} pairs in all; {rate:,.1f} sentences/s)", file=sys.stderr)
+    writer.finish()
+    if out is not None:
+        out.commit(buffer.getvalue(), state)
+    else:
+        fh.flush()
+    return state
+
+
+def args_inputs(args: argparse.Namespace) -> list[str]:
+    """The data paths of a predict command line (without the model)."""
+    return _model_and_data(args)[1]
+
+
+def _count(state: dict[str, Any], batch: Any, rows: list[dict[str, Any]]) -> None:
+    """Add a batch's sentences, pairs, positives and (labelled) confusion counts."""
+    state["batches"] = batch.index + 1
+    state["sentences"] += len(batch)
+    state["skipped"] += len(batch.skipped)
+    state["pairs"] += len(rows)
+    pred = [int(r["label"]) for r in rows]
+    state["positives"] += sum(pred)
+    pairs = batch.pairs() if rows else []
+    if any(p.label is None for p in pairs):
+        state["labelled"] = False
+    if state["labelled"]:
+        for p, y in zip(pairs, pred, strict=True):
+            g = int(bool(p.label))
+            state["tp"] += g and y
+            state["fp"] += (not g) and y
+            state["fn"] += g and not y
 
 
 def _output_format(args: argparse.Namespace, inputs: list[str]) -> str:

@@ -255,6 +255,11 @@ class RelationExtractor(BaseEstimator):
         Calibrated probabilities (fitted on the inner folds' out-of-fold scores):
         :meth:`predict_pairs` then gives each pair's ``"probability"``.  ``structkernels
         train-extractor`` asks for ``"platt"``.
+    n_process : int or None, default 1
+        Processes of spaCy's parser (``nlp.pipe``); None: the cores the process may use.
+        Several only for a call with enough sentences to parse
+        (:class:`~structkernels.relations.parse.DependencyParser`'s ``min_parallel``);
+        the parses are the same.  Not saved.
 
     Attributes
     ----------
@@ -314,6 +319,7 @@ class RelationExtractor(BaseEstimator):
         max_exact: int = 20000,
         threshold: str | float = "inner-cv",
         calibration: str | None = None,
+        n_process: int | None = 1,
     ):
         self.pipeline = pipeline
         self.cache_dir = cache_dir
@@ -326,6 +332,7 @@ class RelationExtractor(BaseEstimator):
         self.max_exact = max_exact
         self.threshold = threshold
         self.calibration = calibration
+        self.n_process = n_process
 
     @property
     def threshold_(self) -> float:
@@ -353,12 +360,14 @@ class RelationExtractor(BaseEstimator):
 
     # ------------------------------------------------------------------ parsing
     def _parser(self) -> DependencyParser:
+        n_process = self.__dict__.get("n_process", 1)
         key = (self.pipeline, self.cache_dir if isinstance(self.cache_dir, bool) or
-               self.cache_dir is None else os.fspath(self.cache_dir), bool(self.progress))
+               self.cache_dir is None else os.fspath(self.cache_dir), bool(self.progress),
+               n_process)
         kept = self.__dict__.get("_parser_kept")
         if kept is None or kept[0] != key:
             kept = (key, DependencyParser(self.pipeline, cache_dir=self.cache_dir,
-                                          progress=bool(self.progress)))
+                                          progress=bool(self.progress), n_process=n_process))
             self._parser_kept = kept
         return kept[1]
 
@@ -628,11 +637,12 @@ class RelationExtractor(BaseEstimator):
         n_jobs: int | None = None,
         progress: bool = True,
         max_bytes: int | None = None,
+        n_process: int | None = 1,
     ) -> RelationExtractor:
         """Read a model written by :meth:`save`; it predicts without fitting again.
 
-        ``cache_dir``, ``n_jobs`` and ``progress`` are this machine's settings (not in the
-        file); ``max_bytes`` bounds the file's (decompressed) size, default
+        ``cache_dir``, ``n_jobs``, ``progress`` and ``n_process`` are this machine's
+        settings (not in the file); ``max_bytes`` bounds the file's (decompressed) size, default
         :data:`MAX_EXTRACTOR_BYTES`.
 
         Raises
@@ -644,7 +654,7 @@ class RelationExtractor(BaseEstimator):
         name = os.fspath(path)
         doc = read_extractor_document(name, max_bytes)
         return cls.from_json(doc, source=name, cache_dir=cache_dir, n_jobs=n_jobs,
-                             progress=progress)
+                             progress=progress, n_process=n_process)
 
     @classmethod
     def from_json(
@@ -655,6 +665,7 @@ class RelationExtractor(BaseEstimator):
         cache_dir: str | os.PathLike | None | bool = None,
         n_jobs: int | None = None,
         progress: bool = True,
+        n_process: int | None = 1,
     ) -> RelationExtractor:
         """The model of a decoded document (:meth:`to_json`), every field checked.
 
@@ -666,7 +677,7 @@ class RelationExtractor(BaseEstimator):
             "threshold": decision.threshold if decision.rule == "fixed" else decision.rule,
             "calibration": decision.calibration}
         ex = cls(cache_dir=cache_dir, n_jobs=n_jobs, progress=progress, **p["params"],
-                 **settings)
+                 **settings, n_process=n_process)
         ex.decision_ = decision
         ex.sigma_ = p["sigma"]
         ex.kernel_params_ = p["kernel"]

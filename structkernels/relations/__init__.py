@@ -22,16 +22,20 @@ from structkernels.relations.readers import (
     read_relations_jsonl,
     relation_format,
 )
-from structkernels.relations.writers import write_pairs
+from structkernels.relations.streaming import RelationBatch, iter_relations
+from structkernels.relations.writers import PairWriter, write_pairs
 
 __all__ = [
     "Entity",
     "EntityPair",
     "Interaction",
+    "PairWriter",
+    "RelationBatch",
     "RelationCorpus",
     "RelationFormatError",
     "Sentence",
     "SkippedRecord",
+    "iter_relations",
     "read_bioc",
     "read_brat",
     "read_interaction_xml",

@@ -17,6 +17,7 @@ sentence id, ``id`` to ``<file stem>.<line>``.  Other keys are ignored.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from structkernels.relations._collect import Reading, as_paths, stem, unreadable
@@ -91,11 +92,19 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
 
 def read_jsonl_file(file: str, reading: Reading) -> None:
     """Read one JSON Lines file of sentences into ``reading``."""
+    for _ in iter_jsonl_file(file, reading):
+        pass
+
+
+def iter_jsonl_file(file: str, reading: Reading) -> Iterator[int]:
+    """Read one JSON Lines file into ``reading`` a line at a time: after each line (its
+    sentence added, or the line listed as skipped) yields the line number."""
     reading.files.append(file)
     try:
         for line, text in iter_lines(file):
             if isinstance(text, BadLine):
                 reading.fail(text.reason, file, line, None)
+                yield line
                 continue
             sid = None
             try:
@@ -104,11 +113,11 @@ def read_jsonl_file(file: str, reading: Reading) -> None:
                 sentence = _sentence(record, sid, file, line)
             except RecordError as exc:
                 reading.fail(exc.reason, file, line, sid)
-                continue
             except ValueError as exc:  # _Bad, or a model check
                 reading.fail(str(exc), file, line, sid)
-                continue
-            reading.add(sentence)
+            else:
+                reading.add(sentence)
+            yield line
     except OSError as exc:
         if reading.strict:
             raise

@@ -39,6 +39,8 @@ from structkernels.relations.pipelines import DEFAULT_PIPELINE, check_pipeline, 
 from structkernels.utils import (
     CacheFolder,
     check_cache_dir,
+    check_int,
+    effective_n_jobs,
     optional_module,
     tqdm,
     user_cache_dir,
@@ -47,6 +49,7 @@ from structkernels.utils import (
 __all__ = [
     "DEFAULT_PIPELINE",
     "MAX_SENTENCE_CHARS",
+    "MIN_PARALLEL_PARSE",
     "DependencyParser",
     "parse_problem",
     "ParsedSentence",
@@ -65,6 +68,10 @@ _MAX_CACHE_BYTES = 4 << 20
 _FIELDS = ("words", "heads", "deps", "tags", "pos", "lemmas")
 #: The longest sentence parsed, in characters (spaCy's ``nlp.max_length`` too, if smaller).
 MAX_SENTENCE_CHARS = 20_000
+#: The fewest sentences to parse in one call for which :class:`DependencyParser` starts
+#: several processes (spaCy's worker processes take seconds to start: below this, one
+#: process is faster).
+MIN_PARALLEL_PARSE = 500
 
 
 def default_cache_dir() -> Path:
@@ -261,8 +268,13 @@ class DependencyParser:
         :func:`default_cache_dir`, False keeps nothing.  An empty name is refused.
     batch_size : int, default 128
         Sentences per ``nlp.pipe`` batch.
-    n_process : int, default 1
-        Processes of ``nlp.pipe``.
+    n_process : int or None, default 1
+        Processes of ``nlp.pipe``; None: the cores this process may use
+        (:func:`structkernels.utils.effective_n_jobs`).  More than one is used only for a
+        call with at least ``min_parallel`` sentences to parse (those not in the cache):
+        spaCy's worker processes take seconds to start.  The parses are the same.
+    min_parallel : int, default :data:`MIN_PARALLEL_PARSE`
+        The fewest sentences to parse for which ``n_process`` processes are started.
     progress : bool, default True
         A progress bar over the sentences parsed.
     max_chars : int, default :data:`MAX_SENTENCE_CHARS`
@@ -286,9 +298,10 @@ class DependencyParser:
         *,
         cache_dir: str | os.PathLike | None | bool = None,
         batch_size: int = 128,
-        n_process: int = 1,
+        n_process: int | None = 1,
         progress: bool = True,
         max_chars: int = MAX_SENTENCE_CHARS,
+        min_parallel: int = MIN_PARALLEL_PARSE,
     ):
         if cache_dir is not None and not isinstance(cache_dir, bool):
             check_cache_dir(cache_dir)
@@ -300,7 +313,11 @@ class DependencyParser:
         self.cache_dir = cache_dir
         self.max_chars = max_chars
         self.batch_size = batch_size
+        if n_process is not None:
+            check_int(n_process, "n_process", 1)
+        check_int(min_parallel, "min_parallel", 1)
         self.n_process = n_process
+        self.min_parallel = min_parallel
         self.progress = progress
         self._nlp = None
         self._cache: CacheFolder | None = None
@@ -352,6 +369,18 @@ class DependencyParser:
         blob = json.dumps([_CACHE_VERSION, text, list(cuts)], ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
+    def processes(self, n_sentences: int) -> int:
+        """The processes ``nlp.pipe`` runs with to parse ``n_sentences`` sentences.
+
+        Examples
+        --------
+        >>> p = DependencyParser(cache_dir=False, n_process=4)
+        >>> p.processes(10), p.processes(MIN_PARALLEL_PARSE)
+        (1, 4)
+        """
+        n = effective_n_jobs(None) if self.n_process is None else self.n_process
+        return 1 if n_sentences < self.min_parallel else max(1, min(n, n_sentences))
+
     # ------------------------------------------------------------------ parsing
     def _tokens(self, text: str, cuts: Sequence[int]) -> tuple[list[str], list[bool], list]:
         spans = [(t.idx, t.idx + len(t.text)) for t in self.nlp.tokenizer(text)]
@@ -374,7 +403,8 @@ class DependencyParser:
         out = []
         bar = tqdm(total=len(docs), desc="parsing", unit="sentence", disable=not self.progress)
         try:
-            for doc in self.nlp.pipe(docs, batch_size=self.batch_size, n_process=self.n_process):
+            for doc in self.nlp.pipe(docs, batch_size=self.batch_size,
+                                     n_process=self.processes(len(docs))):
                 out.append({
                     "words": [t.text for t in doc],
                     "heads": [t.head.i for t in doc],

@@ -47,11 +47,11 @@ unlabelled (``labelled=False``).  ``labelled=`` overrides the rule.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from structkernels.relations._collect import Reading, as_paths
+from structkernels.relations._collect import Reading, as_paths, unreadable
 from structkernels.relations._documents import (
     ABBREVIATIONS,
     NO_CONCEPT,
@@ -60,6 +60,7 @@ from structkernels.relations._documents import (
     Mention,
     split_sentences,
 )
+from structkernels.relations._lines import LineStream
 from structkernels.relations.model import RelationCorpus
 from structkernels.utils import decode_lines, one_line
 
@@ -113,7 +114,7 @@ class PubTatorDocument:
     other: list[tuple[int, str]] = field(default_factory=list)
 
 
-def pubtator_documents(lines: list[str]) -> Iterator[PubTatorDocument]:
+def pubtator_documents(lines: Iterable[str]) -> Iterator[PubTatorDocument]:
     """The documents of a PubTator file's lines, in order (a blank line, or a title line
     of another document, ends one).
 
@@ -227,6 +228,47 @@ def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
             builder.build()
     if lost:
         reading.drop(lost, file, len(lines), None)
+
+
+def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
+                       ) -> Iterator[int]:
+    """Read one PubTator file into ``reading`` a document at a time, as it streams.
+
+    After each document (its sentences added to ``reading``) yields the number of
+    documents of the file read so far; memory holds one document and one line.  The
+    sentences are those :func:`read_pubtator_file` reads, in the same order; what differs:
+    no whole-file size limit (a line over :data:`~structkernels.utils.MAX_RECORD_BYTES`
+    is a bad line), and a line that is not UTF-8 is reported with its document rather than
+    before all others.  Without ``labelled`` the file is first read through once, cheaply,
+    for relation lines (the rule of the module's notes; it stops at the first one).
+    """
+    reading.files.append(file)
+    try:
+        if labelled is None:
+            labelled = any(d.relations for d in pubtator_documents(LineStream(file)))
+        lines = LineStream(file)
+        count, reported = 0, 0
+        for doc in pubtator_documents(lines):
+            for n in sorted(k for k in lines.not_utf8 if k > reported):
+                reading.fail(f"not UTF-8 text ({lines.not_utf8[n]})", file, n, None)
+            reported = max(lines.not_utf8, default=reported)
+            builder = _document(doc, file, reading, labelled, set(lines.not_utf8))
+            if builder is not None:
+                builder.build()
+            count += 1
+            yield count
+        for n in sorted(k for k in lines.not_utf8 if k > reported):
+            reading.fail(f"not UTF-8 text ({lines.not_utf8[n]})", file, n, None)
+    except OSError as exc:
+        if reading.strict:
+            raise
+        reading.fail(unreadable(exc), file, None, None)
+        return
+    if not count and not lines.lost:
+        reading.fail("no documents (a PubTator document starts with a 'PMID|t|title' line)",
+                     file, None, None)
+    if lines.lost:
+        reading.drop(lines.lost, file, lines.count, None)
 
 
 def _document(doc: PubTatorDocument, file: str, reading: Reading, labelled: bool,

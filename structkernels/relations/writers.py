@@ -31,17 +31,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO, Any
 
 from structkernels.relations._documents import NO_CONCEPT
+from structkernels.relations._lines import LineStream
 from structkernels.relations.bioc import bioc_to_xml, load_bioc
 from structkernels.relations.model import Entity, RelationCorpus, RelationFormatError
 from structkernels.relations.pubtator import PubTatorDocument, concept_of, pubtator_documents
 from structkernels.relations.readers import relation_format
 from structkernels.utils import MAX_FILE_BYTES, decode_lines, open_output, read_partial
 
-__all__ = ["write_pairs", "OUTPUT_FORMATS", "output_format"]
+__all__ = ["write_pairs", "PairWriter", "OUTPUT_FORMATS", "output_format", "pair_line"]
 
 #: The formats :func:`write_pairs` writes.
 OUTPUT_FORMATS = ("jsonl", "pubtator", "bioc-xml", "bioc-json")
@@ -178,28 +179,146 @@ def _pubtator_docs(file: str) -> list[PubTatorDocument]:
     return list(pubtator_documents(decode_lines(data)[0]))
 
 
+def _pubtator_text(doc: PubTatorDocument, chosen: dict[str, list], rtype: str) -> tuple[str, int]:
+    """One document as written back, its relations those of ``chosen`` (taken from it)."""
+    lines = [f"{doc.pmid}|t|{doc.title[1]}"] if doc.title else []
+    if doc.abstract:
+        lines.append(f"{doc.pmid}|a|{doc.abstract[1]}")
+    lines += [line for _, line in doc.other]
+    lines += ["\t".join(fields) for _, fields in doc.annotations]
+    best: dict[frozenset[str], tuple[str, str, Mapping[str, Any]]] = {}
+    for e1, e2, row in chosen.pop(doc.pmid, []):
+        c1, c2 = concept_of(e1.id) or e1.id, concept_of(e2.id) or e2.id
+        key = frozenset((c1, c2))
+        if key not in best or row["score"] > best[key][2]["score"]:
+            best[key] = (c1, c2, row)
+    for c1, c2, row in best.values():
+        extra = "".join(f"\t{k}={_number(v)}" for k, v in _extras(row).items())
+        lines.append(f"{doc.pmid}\t{rtype}\t{c1}\t{c2}\t{_number(row['score'])}{extra}")
+    return "\n".join(lines) + "\n\n", len(best)
+
+
 def _write_pubtator(files: list[str], chosen: dict[str, list], path: Any, rtype: str) -> int:
     written = 0
     with open_output(path, stream_ok=True) as fh:
         for file in files:
             for doc in _pubtator_docs(file):
-                lines = [f"{doc.pmid}|t|{doc.title[1]}"] if doc.title else []
-                if doc.abstract:
-                    lines.append(f"{doc.pmid}|a|{doc.abstract[1]}")
-                lines += [line for _, line in doc.other]
-                lines += ["\t".join(fields) for _, fields in doc.annotations]
-                best: dict[frozenset[str], tuple[str, str, Mapping[str, Any]]] = {}
-                for e1, e2, row in chosen.pop(doc.pmid, []):
-                    c1, c2 = concept_of(e1.id) or e1.id, concept_of(e2.id) or e2.id
-                    key = frozenset((c1, c2))
-                    if key not in best or row["score"] > best[key][2]["score"]:
-                        best[key] = (c1, c2, row)
-                for c1, c2, row in best.values():
-                    extra = "".join(f"\t{k}={_number(v)}" for k, v in _extras(row).items())
-                    lines.append(f"{doc.pmid}\t{rtype}\t{c1}\t{c2}\t{_number(row['score'])}{extra}")
-                written += len(best)
-                fh.write("\n".join(lines) + "\n\n")
+                text, n = _pubtator_text(doc, chosen, rtype)
+                written += n
+                fh.write(text)
     return written
+
+
+def pair_line(row: Mapping[str, Any]) -> str:
+    """A scored pair as ``structkernels predict`` writes it: one JSON line (no line end),
+    ``score`` and ``probability`` rounded to 6 decimals.
+
+    Examples
+    --------
+    >>> pair_line({"pair": "s1.p0", "score": 0.123456789, "label": 1})
+    '{"pair": "s1.p0", "score": 0.123457, "label": 1}'
+    """
+    out = {**row, "score": round(float(row["score"]), 6)}
+    if "probability" in row:
+        out["probability"] = round(float(row["probability"]), 6)
+    return json.dumps(out, ensure_ascii=False)
+
+
+class PairWriter:
+    """Scored pairs written batch by batch to an open text file: what :func:`write_pairs`
+    writes for the whole corpus, the same bytes, as the batches of
+    :func:`~structkernels.relations.iter_relations` come.
+
+    - ``"jsonl"``: each batch's rows at once (:func:`pair_line`);
+    - ``"pubtator"``: the input's documents are read again as the batches come (a document
+      at a time) and each is written with its relations once its batch is written;
+    - ``"bioc-xml"``, ``"bioc-json"``: one document written at :meth:`finish` (BioC is one
+      XML or JSON tree): the positive pairs of every batch are held until then (rows and
+      their two entities; not the sentences), and the input files are read again then.
+
+    Parameters
+    ----------
+    fh : text file
+        Where to write (the caller opens and closes it).
+    format : {"jsonl", "pubtator", "bioc-xml", "bioc-json"}
+    paths : list of str
+        The inputs, in the order read (``batch.paths``); unused for ``"jsonl"``.
+    all_pairs : bool
+        Write every pair as a relation, not only the positive ones.
+    relation_type : str
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> w = PairWriter(out, "jsonl")
+    >>> w.write(None, [{"pair": "s1.p0", "score": 0.5, "label": 1}])
+    1
+    >>> out.getvalue()
+    '{"pair": "s1.p0", "score": 0.5, "label": 1}\\n'
+    """
+
+    def __init__(self, fh: IO[str], format: str = "jsonl", paths: Iterable[Any] = (), *,
+                 all_pairs: bool = False, relation_type: str = "Interaction"):
+        if format not in OUTPUT_FORMATS:
+            raise ValueError(f"unknown output format {format!r} (known: {', '.join(OUTPUT_FORMATS)})")
+        self.fh, self.format, self.all_pairs, self.rtype = fh, format, all_pairs, relation_type
+        self.paths = list(dict.fromkeys(str(p) for p in paths))
+        self.chosen: dict[str, list] = {}
+        self.written = 0
+        self._docs: Iterator[tuple[int, int, PubTatorDocument]] | None = None
+        self._next: tuple[int, int, PubTatorDocument] | None = None
+
+    def _echo(self) -> Iterator[tuple[int, int, PubTatorDocument]]:
+        for i, file in enumerate(self.paths):
+            for k, doc in enumerate(pubtator_documents(LineStream(file)), 1):
+                yield i, k, doc
+
+    def _advance(self, end: tuple[int, int] | None, write: bool) -> None:
+        """Write (or pass over) the input's documents up to ``end`` (None: all)."""
+        if self._docs is None:
+            self._docs = self._echo()
+            self._next = next(self._docs, None)
+        while self._next is not None and (end is None or self._next[:2] <= tuple(end)):
+            text, n = _pubtator_text(self._next[2], self.chosen, self.rtype)
+            if write:
+                self.fh.write(text)
+                self.written += n
+            self._next = next(self._docs, None)
+
+    def write(self, batch: Any, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Write the rows of ``batch`` (a :class:`~structkernels.relations.RelationBatch`);
+        returns the rows (JSON Lines) or relations written so far."""
+        rows = list(rows)
+        if self.format == "jsonl":
+            for row in rows:
+                self.fh.write(pair_line(row) + "\n")
+            self.written += len(rows)
+            return self.written
+        for doc, found in _by_document(batch, rows, self.all_pairs).items():
+            self.chosen.setdefault(doc, []).extend(found)
+        if self.format == "pubtator":
+            self._advance(batch.end, True)
+        return self.written
+
+    def skip(self, batch: Any) -> None:
+        """Pass over ``batch``, written before (a resumed run): nothing is written."""
+        if self.format == "pubtator":
+            self._advance(batch.end, False)
+        elif self.format != "jsonl":
+            raise ValueError(f"{self.format} output is written whole at the end: it cannot "
+                             "pass over batches written before")
+
+    def finish(self) -> int:
+        """Write what is left (PubTator: the documents after the last batch; BioC: all);
+        returns the rows or relations written."""
+        if self.format == "pubtator":
+            self._advance(None, True)
+        elif self.format != "jsonl":
+            text, n = _bioc_text(self.paths, self.chosen, self.format, self.rtype)
+            self.fh.write(text)
+            self.written += n
+        return self.written
 
 
 def _pubtator_as_bioc(doc: PubTatorDocument) -> dict[str, Any]:
@@ -237,6 +356,13 @@ def _clean(value: Any, key: str = "") -> Any:
 
 
 def _write_bioc(files: list[str], chosen: dict[str, list], path: Any, fmt: str, rtype: str) -> int:
+    text, written = _bioc_text(files, chosen, fmt, rtype)
+    with open_output(path, stream_ok=True) as fh:
+        fh.write(text)
+    return written
+
+
+def _bioc_text(files: list[str], chosen: dict[str, list], fmt: str, rtype: str) -> tuple[str, int]:
     collection: dict[str, Any] | None = None
     documents: list[dict[str, Any]] = []
     for file in files:
@@ -263,6 +389,4 @@ def _write_bioc(files: list[str], chosen: dict[str, list], path: Any, fmt: str, 
     collection["documents"] = documents
     text = (json.dumps(collection, ensure_ascii=False) + "\n" if fmt == "bioc-json"
             else bioc_to_xml(collection) + "\n")
-    with open_output(path, stream_ok=True) as fh:
-        fh.write(text)
-    return written
+    return text, written

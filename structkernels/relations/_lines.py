@@ -1,0 +1,98 @@
+"""The lines of a text file read one at a time, as :func:`structkernels.utils.decode_lines`
+gives them from the whole file: for the readers that stream (PubTator).
+
+Lines end at ``\\n``, ``\\r\\n`` or ``\\r``; a UTF-8 byte-order mark at the start is dropped;
+a line that is not UTF-8 is decoded with replacement characters and its number and
+problem are kept in :attr:`LineStream.not_utf8`; a line longer than
+:data:`~structkernels.utils.MAX_RECORD_BYTES` is read past (never held) and given as an
+empty line listed there too.  A gzip'd file (its magic bytes) is decompressed as it is
+read; a truncated or corrupt one ends the lines, with the reason in :attr:`LineStream.lost`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections.abc import Iterator
+
+from structkernels.utils import MAX_RECORD_BYTES
+
+_BOM = b"\xef\xbb\xbf"
+_REST = ": the rest of the file is lost"
+
+
+class LineStream:
+    """Iterate over the decoded lines of ``file``; memory stays within one line.
+
+    Attributes
+    ----------
+    not_utf8 : dict of int to str
+        Line number -> what is wrong, for the lines read so far that are not UTF-8 (or too long).
+    lost : str or None
+        Why the rest of a gzip'd file cannot be read (None when it was read to its end).
+    count : int
+        Lines given so far.
+    """
+
+    def __init__(self, file: str | os.PathLike, max_bytes: int = MAX_RECORD_BYTES):
+        self.file = os.fspath(file)
+        self.max_bytes = max_bytes
+        self.not_utf8: dict[int, str] = {}
+        self.lost: str | None = None
+        self.count = 0
+
+    def __iter__(self) -> Iterator[str]:
+        raw = open(self.file, "rb")  # noqa: SIM115 - closed below
+        try:
+            stream = gzip.GzipFile(fileobj=raw, mode="rb") if raw.read(2) == b"\x1f\x8b" else raw
+            raw.seek(0)
+            yield from self._lines(stream, stream is not raw)
+        finally:
+            raw.close()
+
+    def _read(self, stream, gz: bool, size: int) -> bytes | None:
+        try:
+            return stream.readline(size)
+        except (EOFError, OSError, zlib.error) as exc:
+            if not gz:
+                raise
+            self.lost = ("the gzip data ends early (truncated file)" if isinstance(exc, EOFError)
+                         else f"corrupt gzip data ({' '.join(str(exc).split())[:160]})") + _REST
+            return None
+
+    def _lines(self, stream, gz: bool) -> Iterator[str]:
+        first = True
+        while True:
+            line = self._read(stream, gz, self.max_bytes + 2)
+            if not line:
+                return
+            if first and line.startswith(_BOM):
+                line = line[3:]
+            first = False
+            if len(line) > self.max_bytes + 1 and not line.endswith(b"\n"):
+                size = len(line)
+                while line and not line.endswith(b"\n"):
+                    line = self._read(stream, gz, 1 << 20)
+                    size += len(line or b"")
+                self.count += 1
+                self.not_utf8[self.count] = (f"line of {size} bytes; at most "
+                                             f"{self.max_bytes} are read")
+                yield ""
+                if line is None:
+                    return
+                continue
+            ended = line.endswith(b"\n")
+            body = line[:-2] if line.endswith(b"\r\n") else line[:-1] if ended else line
+            parts = body.split(b"\r")
+            if not ended and len(parts) > 1 and parts[-1] == b"":
+                parts.pop()  # a last line ended by a lone carriage return
+            for part in parts:
+                self.count += 1
+                try:
+                    yield part.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    byte = part[exc.start:exc.start + 1].hex()
+                    self.not_utf8[self.count] = (f"{exc.reason}: byte 0x{byte} at column "
+                                                 f"{exc.start + 1}")
+                    yield part.decode("utf-8", errors="replace")

@@ -1,0 +1,172 @@
+"""Reading relation corpora in batches of sentences, without holding the whole input.
+
+:func:`iter_relations` reads the same files as :func:`~structkernels.relations.read_relations`
+and gives the same sentences in the same order, cut into :class:`RelationBatch` es of at
+most ``batch_size`` sentences:
+
+- **JSON Lines** is read a line at a time and **PubTator** a document at a time (a
+  document is never split between batches: a batch ends before the document that would
+  take it over ``batch_size``, unless that document alone holds more); memory holds one
+  batch, whatever the input's size;
+- **interaction XML, BioC (XML and JSON) and BRAT** cannot be read in pieces: each file is
+  read whole (as :func:`read_relations` does, within its size limits), then cut into batches.
+
+Sentence ids are unique over the whole stream, as in one corpus: the reader keeps the ids
+it has met with where (one dict entry per sentence, about 150 bytes: 150 MB for 10⁶
+sentences) and document ids likewise.  Records left out (``on_error="skip"``) are reported
+with the batch being read when they were met (``batch.skipped``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from structkernels.relations._collect import Reading, as_paths
+from structkernels.relations.bioc import read_bioc_file
+from structkernels.relations.brat import brat_documents, read_brat_document
+from structkernels.relations.interaction_xml import read_xml_file
+from structkernels.relations.jsonl import iter_jsonl_file
+from structkernels.relations.model import RelationCorpus, Sentence
+from structkernels.relations.pubtator import iter_pubtator_file
+from structkernels.relations.readers import relation_format
+from structkernels.utils import check_int
+
+__all__ = ["iter_relations", "RelationBatch", "STREAMING_FORMATS", "DEFAULT_BATCH_SIZE"]
+
+#: The formats :func:`iter_relations` reads a record at a time (the others: a file at a time).
+STREAMING_FORMATS = ("jsonl", "pubtator")
+#: Sentences per batch of :func:`iter_relations` by default.
+DEFAULT_BATCH_SIZE = 1000
+
+
+class RelationBatch(RelationCorpus):
+    """One batch of :func:`iter_relations`: a :class:`RelationCorpus` and where it lies.
+
+    Attributes
+    ----------
+    index : int
+        The batch's number, from 0.
+    start : int
+        Sentences of the stream before this batch.
+    end : (int, int)
+        Where reading stood when the batch ended: the index of the input path, and the
+        records of that path read (JSON Lines: lines; PubTator: documents; the others:
+        sentences).  Every path before it was read whole.
+    paths : list of str
+        The stream's input paths.
+    """
+
+    def __init__(self, sentences=(), skipped=(), files=(), *, index: int = 0, start: int = 0,
+                 end: tuple[int, int] = (0, 0), paths: list[str] | None = None):
+        super().__init__(sentences, skipped, files)
+        self.index, self.start, self.end = index, start, end
+        self.paths = list(paths or [])
+
+    def __repr__(self) -> str:
+        return (f"RelationBatch(#{self.index}, {len(self)} sentences from sentence {self.start}, "
+                f"{len(self.skipped)} skipped, end {self.end})")
+
+
+class _Cutter:
+    """Sentences in, batches out: at most ``size`` sentences, a step never split."""
+
+    def __init__(self, reading: Reading, size: int, paths: list[str]):
+        self.reading, self.size, self.paths = reading, size, paths
+        self.buf: list[Sentence] = []
+        self.pos = (0, 0)
+        self.index = self.start = 0
+
+    def emit(self) -> RelationBatch:
+        sents, self.buf = self.buf, []
+        skipped, self.reading.skipped = self.reading.skipped, []
+        files = list(dict.fromkeys(s.file for s in sents if s.file))
+        batch = RelationBatch(sents, skipped, files, index=self.index, start=self.start,
+                              end=self.pos, paths=self.paths)
+        self.index += 1
+        self.start += len(sents)
+        return batch
+
+    def step(self, pos: tuple[int, int], sents: list[Sentence]) -> Iterator[RelationBatch]:
+        if self.buf and len(self.buf) + len(sents) > self.size:
+            yield self.emit()
+        self.buf += sents
+        self.pos = pos
+        if len(self.buf) >= self.size:
+            yield self.emit()
+
+    def taken(self) -> list[Sentence]:
+        """The sentences the reading added since the last call."""
+        new, self.reading.sentences = self.reading.sentences, []
+        return new
+
+
+def _whole(path: str, kind: str, reading: Reading) -> None:
+    if kind == "xml":
+        read_xml_file(path, reading)
+    elif kind in ("bioc-xml", "bioc-json"):
+        read_bioc_file(path, reading)
+    else:
+        for txt, ann in brat_documents(path):
+            read_brat_document(txt, ann, reading)
+
+
+def iter_relations(paths: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, on_error: str = "raise",
+                   max_entities: int | None = None, max_pairs: int | None = None
+                   ) -> Iterator[RelationBatch]:
+    """The sentences of relation corpora in batches, read as they are needed.
+
+    Parameters
+    ----------
+    paths : path or list of paths
+        As :func:`~structkernels.relations.read_relations` takes them (any mix of formats;
+        each path's format is told before anything is read).
+    batch_size : int, default :data:`DEFAULT_BATCH_SIZE`
+        The most sentences a batch holds (a PubTator document is never split: one holding
+        more sentences is a batch of its own).
+    on_error : {"raise", "skip"}
+        As :func:`~structkernels.relations.read_relations`; skipped records come with the
+        batch read when they were met.
+    max_entities, max_pairs : int, optional
+        As :func:`~structkernels.relations.read_relations`.
+
+    Yields
+    ------
+    RelationBatch
+        Together, the sentences of ``read_relations(paths)`` in order; a last batch without
+        sentences carries records skipped after the last sentence.
+
+    Raises
+    ------
+    RelationFormatError
+        In strict mode, when the bad record is reached (the batches before it were given).
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "x.jsonl")
+    ...     with open(path, "w") as fh:
+    ...         for i in range(5):
+    ...             _ = fh.write(json.dumps({"id": f"s{i}", "text": "A B", "entities": []}) + "\\n")
+    ...     [[s.id for s in batch] for batch in iter_relations(path, batch_size=2)]
+    [['s0', 's1'], ['s2', 's3'], ['s4']]
+    """
+    check_int(batch_size, "batch_size", 1)
+    reading = Reading(on_error, max_entities, max_pairs)
+    items = as_paths(paths)
+    kinds = [relation_format(p) for p in items]  # every path is checked before reading
+    cut = _Cutter(reading, batch_size, items)
+    for i, (path, kind) in enumerate(zip(items, kinds, strict=True)):
+        if kind == "jsonl":
+            for line in iter_jsonl_file(path, reading):
+                yield from cut.step((i, line), cut.taken())
+        elif kind == "pubtator":
+            for docs in iter_pubtator_file(path, reading):
+                yield from cut.step((i, docs), cut.taken())
+        else:
+            _whole(path, kind, reading)
+            for k, s in enumerate(cut.taken(), 1):
+                yield from cut.step((i, k), [s])
+    if cut.buf or reading.skipped:
+        yield cut.emit()

@@ -128,7 +128,8 @@ def test_every_sigma_model_has_its_twin_compared_fold_by_fold():
     t = r["twins"]["NPK path SVM"]
     a, b = r["models"]["NPK path SVM"], r["models"]["PK path SVM"]
     assert t["twin"] == "PK path SVM" and len(t["f1_diff_folds"]) == 3
-    assert t["f1_diff_folds"] == [round(x - z, 2) for x, z in zip(a["f1_folds"], b["f1_folds"])]
+    pairs = zip(a["f1_folds"], b["f1_folds"], strict=True)
+    assert t["f1_diff_folds"] == [round(x - z, 2) for x, z in pairs]
     assert t["better_folds"] + t["worse_folds"] <= 3
     # a model whose twin was not evaluated has no comparison
     r = evaluate_relations(items, y, folds, groups=docs, models=["NPK path SVM"], n_jobs=1,

@@ -17,6 +17,7 @@ import structkernels
 from structkernels import Normalized, gram, kernel
 from structkernels.graphs.allpaths import allpaths_graph, shortest_dependency_path
 from structkernels.graphs.model import add_node, new_graph
+from structkernels.kernels import allpaths_features
 from structkernels.kernels.allpaths import (
     AllPathsFeatures,
     AllPathsGraphKernel,
@@ -24,6 +25,7 @@ from structkernels.kernels.allpaths import (
     walk_sums,
 )
 from structkernels.structures import LabelledGraph, StructureError, take
+from structkernels.utils import NonFiniteError
 
 LABELS = ["a", "b", "c", "d", "NN", "IP_a"]
 
@@ -176,6 +178,48 @@ def test_pair_matches_gram_both_ways(x, y):
     K = k([x, y])
     assert k.value(x, y) == pytest.approx(K[0, 1], rel=1e-12, abs=1e-15)
     assert k.value(y, x) == pytest.approx(K[1, 0], rel=1e-12, abs=1e-15)
+
+
+def encoded_arrays(graphs, chunk):
+    """Every array of the encoding of ``graphs``, interned ``chunk`` entries at a time."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(allpaths_features, "_CHUNK_ENTRIES", chunk)
+        X = AllPathsFeatures.encode(graphs)
+    return (X.dense, X.indptr, X.indices, X.data, X.single, X.rows, X.layout.keys,
+            np.array([X.layout.n_dense, X.layout.n_shared]), X.layout.names)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(labelled_graphs(), max_size=20), st.integers(0, 40), st.integers(0, 2**32 - 1),
+       st.integers(1, 60))
+def test_chunked_encoding_equals_one_shot(drawn, n_random, seed, chunk):
+    # random DAGs over few labels besides: pairs that many graphs share (the dense part)
+    rng = random.Random(seed)
+    graphs = drawn + [random_graph(rng) for _ in range(n_random)]
+    rng.shuffle(graphs)
+    whole = encoded_arrays(graphs, 1 << 40)
+    for got, want in zip(encoded_arrays(graphs, chunk), whole, strict=True):
+        if isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes()
+        else:
+            assert got == want
+
+
+def test_overflow_names_the_entry_whatever_the_chunks():
+    # 2^1030 walks of weight 1 between the ends of a ladder: the sum overflows
+    layers = 1030
+    big = LabelledGraph([("x",)] * (2 * layers),
+                        [(2 * i + a, 2 * i + 2 + b, 1.0)
+                         for i in range(layers - 1) for a in (0, 1) for b in (0, 1)])
+    graphs = [chain("a", "b", "c"), chain("b", "c"), big, chain("a", "c")]
+    messages = set()
+    for chunk in (1, 2, 1 << 20):
+        with pytest.raises(NonFiniteError, match="all-paths graph features") as info:
+            encoded_arrays(graphs, chunk)
+        messages.add(str(info.value))
+    assert len(messages) == 1, messages
+    assert "entry 4 is inf" in messages.pop()
 
 
 # ------------------------------------------------------------------ the structure

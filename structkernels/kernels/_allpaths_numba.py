@@ -2,8 +2,9 @@
 
 Private module: :mod:`structkernels.kernels.allpaths_features` computes each graph's walk
 sums ``W`` and label-pair matrix ``G = L W L^T`` here, interns the label pairs (a radix
-sort) and lays the sparse part out by column; :mod:`structkernels.kernels.allpaths` joins
-two graphs' columns into a Gram block here.  Every function releases the GIL
+sort per chunk of graphs, the chunks' counts merged) and lays the sparse part out by
+column; :mod:`structkernels.kernels.allpaths` joins two graphs' columns into a Gram block
+here.  Every function releases the GIL
 (``nogil=True``): the Gram engine runs blocks in threads.
 """
 
@@ -259,3 +260,40 @@ def _add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
         while p < len(ys) and ys[p] == r:
             out[i, order[p]] += xsingle[i]
             p += 1
+
+
+@njit(cache=True, nogil=True)
+def _merge_counts(keys_a, counts_a, keys_b, counts_b):  # pragma: no cover - compiled
+    """The union of two ascending arrays of distinct keys, with the counts of a key that
+    both have summed: ``(keys, counts)``, ascending."""
+    na, nb = len(keys_a), len(keys_b)
+    keys = np.empty(na + nb, dtype=np.int64)
+    counts = np.empty(na + nb, dtype=np.int64)
+    i, j, t = 0, 0, 0
+    while i < na and j < nb:
+        a, b = keys_a[i], keys_b[j]
+        if a < b:
+            keys[t] = a
+            counts[t] = counts_a[i]
+            i += 1
+        elif b < a:
+            keys[t] = b
+            counts[t] = counts_b[j]
+            j += 1
+        else:
+            keys[t] = a
+            counts[t] = counts_a[i] + counts_b[j]
+            i += 1
+            j += 1
+        t += 1
+    while i < na:
+        keys[t] = keys_a[i]
+        counts[t] = counts_a[i]
+        i += 1
+        t += 1
+    while j < nb:
+        keys[t] = keys_b[j]
+        counts[t] = counts_b[j]
+        j += 1
+        t += 1
+    return keys[:t].copy(), counts[:t].copy()

@@ -21,6 +21,7 @@ product (BLAS) plus a compiled sparse product (:mod:`structkernels.kernels._allp
 
 from __future__ import annotations
 
+import mmap
 import weakref
 from collections.abc import Sequence
 
@@ -30,6 +31,7 @@ from structkernels.kernels._allpaths_numba import (
     _column_runs,
     _dag_walk_sums,
     _factorize,
+    _merge_counts,
     _pair_entries,
     _row_sq,
     _sort_rows,
@@ -48,6 +50,10 @@ _DENSE_MIN_COUNT = 8
 #: most cells of the dense part (float64): the most frequent pairs first
 _DENSE_MAX_CELLS = 1 << 26
 _LOW = np.int64(0xFFFFFFFF)
+#: :meth:`AllPathsFeatures.encode` interns the label pairs of about this many entries at a
+#: time, keeping 12 bytes per entry (an index among the chunk's distinct pairs and the
+#: value) until the column space is decided, then writes each chunk into the final arrays
+_CHUNK_ENTRIES = 1 << 20
 
 
 # ------------------------------------------------------------------ per graph
@@ -141,6 +147,66 @@ def _graph_entries(graph: LabelledGraph, ids: dict[str, int], names: list[str]
         W = walk_sums(graph)
     return _pair_entries(W, np.asarray(offsets, dtype=np.int64),
                          np.asarray(labs, dtype=np.int64))
+
+
+def _intern_chunk(keys_parts: list[np.ndarray], vals_parts: list[np.ndarray],
+                  n_labels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of a chunk of graphs (the parts are emptied): ``(distinct keys, each
+    entry's index among them, values, each distinct key's count)``, the first three in
+    one memory map of their own (:func:`_mapped`)."""
+    keys = np.concatenate(keys_parts) if keys_parts else np.empty(0, np.int64)
+    keys_parts.clear()
+    uniq, inv = _factorize(keys, max(n_labels, 1))
+    del keys
+    df = np.bincount(inv, minlength=len(uniq))
+    m, u = len(inv), len(uniq)
+    small = np.int32 if u <= np.iinfo(np.int32).max else np.int64
+    kept, ids, vals = _mapped((u, np.int64), (m, small), (m, np.float64))
+    kept[:] = uniq
+    ids[:] = inv
+    del uniq, inv
+    if vals_parts:
+        np.concatenate(vals_parts, out=vals)
+    vals_parts.clear()
+    return kept, ids, vals, df
+
+
+def _mapped(*shapes: tuple[int, type]) -> list[np.ndarray]:
+    """Arrays of the given lengths and dtypes in one anonymous memory map of their own.
+
+    When the last of them is dropped the map is closed and its pages go back to the
+    system at once; blocks of a few MB from the C heap would stay with the process (as
+    its free memory) after they are freed, all the chunks of an encoding together."""
+    offsets, size = [], 0
+    for n, dtype in shapes:
+        offsets.append(size)
+        size += -(-n * np.dtype(dtype).itemsize // 8) * 8
+    buf = mmap.mmap(-1, max(size, 1))
+    return [np.frombuffer(buf, dtype, n, offset)
+            for (n, dtype), offset in zip(shapes, offsets, strict=True)]
+
+
+def _fill_chunk(r0: int, r1: int, counts: np.ndarray, kind: np.ndarray, col: np.ndarray,
+                vals: np.ndarray, dense: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+                data: np.ndarray, single: np.ndarray) -> None:
+    """Write the entries of graphs ``r0 .. r1 - 1`` (``counts`` of each; the ``kind`` and
+    ``col`` of each entry's label pair) into the features' arrays; ``indptr[r0]`` is set."""
+    m = r1 - r0
+    rows = np.repeat(np.arange(m, dtype=np.int64), counts)
+    d = kind == 0
+    dense[r0:r1][rows[d], col[d]] = vals[d]
+    sp = ~d
+    del d
+    np.cumsum(np.bincount(rows[sp], minlength=m), out=indptr[r0 + 1:r1 + 1])
+    indptr[r0 + 1:r1 + 1] += indptr[r0]
+    a, b = int(indptr[r0]), int(indptr[r1])
+    indices[a:b] = col[sp]
+    data[a:b] = vals[sp]
+    del sp
+    _sort_rows(indptr[r0:r1 + 1], indices, data)
+    s = kind == 2
+    sv = vals[s]
+    single[r0:r1] = np.bincount(rows[s], weights=sv * sv, minlength=m)
 
 
 # ---------------------------------------------------------------- encoded list
@@ -260,20 +326,33 @@ class AllPathsFeatures(EncodedList):
         n = len(graphs)
         ids: dict[str, int] = {}
         names: list[str] = []
-        keys_parts, vals_parts = [], []
         counts = np.zeros(n, dtype=np.int64)
+        # the entries a chunk of graphs at a time: interned in the chunk (its distinct
+        # keys, a chunk-local id and the value of each entry), the chunk's key counts
+        # merged into the document frequencies of the whole list
+        chunks: list[list] = []
+        uniq, df = np.empty(0, np.int64), np.empty(0, np.int64)
+        keys_parts: list[np.ndarray] = []
+        vals_parts: list[np.ndarray] = []
+        first, size, offset = 0, 0, 0
+        bad: tuple[np.ndarray, int] | None = None
         for i, g in enumerate(graphs):
             k, v = _graph_entries(g, ids, names)
             keys_parts.append(k)
             vals_parts.append(v)
             counts[i] = len(k)
-        keys = np.concatenate(keys_parts) if keys_parts else np.empty(0, np.int64)
-        vals = np.concatenate(vals_parts) if vals_parts else np.empty(0, np.float64)
-        check_finite(vals, "all-paths graph features", ("entry",),
-                     hint="a walk sum overflowed: lower the edge weights of the graph")
-        rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-        uniq, inv = _factorize(keys, max(len(names), 1))
-        df = np.bincount(inv, minlength=len(uniq))
+            size += len(k)
+            if size < _CHUNK_ENTRIES and i < n - 1:
+                continue
+            c_uniq, c_ids, vals, c_df = _intern_chunk(keys_parts, vals_parts, len(names))
+            uniq, df = _merge_counts(uniq, df, c_uniq, c_df)
+            if bad is None and not np.isfinite(vals).all():
+                bad = (vals, offset)
+            chunks.append([first, i + 1, c_uniq, c_ids, vals])
+            first, offset, size = i + 1, offset + size, 0
+        if bad is not None:
+            check_finite(bad[0], "all-paths graph features", ("entry",), offsets=(bad[1],),
+                         hint="a walk sum overflowed: lower the edge weights of the graph")
         # dense: the pairs most graphs have; shared: the other pairs of two graphs or
         # more, most frequent first; single: the pairs of one graph
         threshold = max(_DENSE_MIN_COUNT, int(np.ceil(_DENSE_FRACTION * n)))
@@ -282,7 +361,7 @@ class AllPathsFeatures(EncodedList):
         if len(dense_cols) > cap:
             keep = np.argsort(-df[dense_cols], kind="stable")[:cap]
             dense_cols = np.sort(dense_cols[keep])
-        kind = np.where(df > 1, 1, 2)
+        kind = np.where(df > 1, 1, 2).astype(np.int8)
         kind[dense_cols] = 0
         shared_cols = np.flatnonzero(kind == 1)
         shared_cols = shared_cols[np.argsort(-df[shared_cols], kind="stable")]
@@ -294,17 +373,20 @@ class AllPathsFeatures(EncodedList):
         col[single_cols] = n_shared + np.arange(len(single_cols))
         layout = _Layout(names, np.concatenate([uniq[dense_cols], uniq[shared_cols],
                                                 uniq[single_cols]]), n_dense, n_shared)
-        entry_kind = kind[inv]
-        d = entry_kind == 0
+        n_entries = int(df[kind != 0].sum())
         dense = np.zeros((n, n_dense), dtype=np.float64)
-        dense[rows[d], col[inv[d]]] = vals[d]
-        sp = ~d
         indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows[sp], minlength=n), out=indptr[1:])
-        indices, data = col[inv[sp]], vals[sp]
-        _sort_rows(indptr, indices, data)
-        s = entry_kind == 2
-        single = np.bincount(rows[s], weights=vals[s] * vals[s], minlength=n).astype(np.float64)
+        indices = np.empty(n_entries, dtype=np.int64)
+        data = np.empty(n_entries, dtype=np.float64)
+        single = np.zeros(n, dtype=np.float64)
+        # each chunk written into the final arrays, then dropped
+        while chunks:
+            r0, r1, c_uniq, c_ids, vals = chunks.pop(0)
+            at = np.searchsorted(uniq, c_uniq)[c_ids]
+            del c_uniq, c_ids
+            _fill_chunk(r0, r1, counts[r0:r1], kind[at], col[at], vals,
+                        dense, indptr, indices, data, single)
+            del at, vals
         return cls(layout, dense, indptr, indices, data, np.arange(n, dtype=np.int64), single,
                    graphs)
 

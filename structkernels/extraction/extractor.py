@@ -89,6 +89,7 @@ from structkernels.extraction.files import (
     is_int,
     read_extractor_document,
 )
+from structkernels.extraction.scoring import ReferenceScorer
 from structkernels.kernels.base import Kernel
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.relations.decision import (
@@ -108,7 +109,6 @@ from structkernels.utils import (
     dumps_finite,
     effective_n_jobs,
     one_line,
-    tqdm,
 )
 
 __all__ = [
@@ -519,21 +519,20 @@ class RelationExtractor(BaseEstimator):
         items = self.views(corpus)
         return self._scores(items)
 
+    def _reference_scorer(self) -> ReferenceScorer:
+        """The references encoded once per model (:mod:`~structkernels.extraction.scoring`)."""
+        key = (id(self.references_), id(self.weights_), self.intercept_, id(self.sigma_))
+        kept = self.__dict__.get("_scorer_kept")
+        if kept is None or kept[0] != key:
+            views = self._model().view_kernels(self.sigma_, self.kernel_params_)
+            kept = (key, ReferenceScorer(views, self.references_, self.weights_,
+                                         self.intercept_))
+            self._scorer_kept = kept
+        return kept[1]
+
     def _scores(self, items: list[dict[str, Any]]) -> np.ndarray:
-        if not items:
-            return np.zeros(0, dtype=np.float64)
-        n_jobs = self._n_jobs()
-        out = np.empty(len(items), dtype=np.float64)
-        # in batches of pairs: bounded memory and a progress bar of the kernel side
-        with tqdm(total=len(items), desc="scoring pairs", unit="pair",
-                  disable=not self.progress or len(items) <= SCORE_BATCH) as bar:
-            for start in range(0, len(items), SCORE_BATCH):
-                chunk = items[start:start + SCORE_BATCH]
-                K = self.kernel_.gram(chunk, self.references_, n_jobs=n_jobs)
-                out[start:start + len(chunk)] = (np.asarray(K, dtype=np.float64) @ self.weights_
-                                                 + self.intercept_)
-                bar.update(len(chunk))
-        return out
+        return self._reference_scorer().scores_in_batches(
+            items, self._n_jobs(), batch=SCORE_BATCH, progress=bool(self.progress))
 
     def predict(self, corpus: RelationCorpus) -> np.ndarray:
         """1 for each pair of ``corpus.pairs()`` predicted to interact (score >

@@ -1,0 +1,54 @@
+"""The extractor's scorer (references encoded once) gives the composite kernel's scores."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structkernels import Path
+from structkernels.extraction.scoring import ReferenceScorer
+from structkernels.relations.models import relation_model
+from structkernels.structures import LabelledGraph
+
+EDGES = ["nsubj-of", "conj", "dobj", "amod", "prep"]
+WORDS = ["bind", "see", "activate", "PROT"]
+
+
+@st.composite
+def pair_items(draw):
+    n = draw(st.integers(1, 4))
+    nodes = [(None, "PROT1")] + [(draw(st.sampled_from(EDGES)), draw(st.sampled_from(WORDS)))
+                                 for _ in range(n)] + [("dobj", "PROT2")]
+    labels = [("PROT1",)] + [(e, w) for e, w in nodes[1:-1]] + [("PROT2",)]
+    weights = [draw(st.sampled_from([0.3, 0.9])) for _ in range(len(labels) - 1)]
+    return {
+        "path": Path(nodes),
+        "context": tuple(draw(st.lists(st.sampled_from([f"m:{e}" for e in EDGES] +
+                                                       [f"w:{w}" for w in WORDS]),
+                                       min_size=1, max_size=5))),
+        "apg": LabelledGraph(labels, [(i, i + 1, w) for i, w in enumerate(weights)]),
+    }
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(pair_items(), min_size=1, max_size=6),
+       st.lists(pair_items(), min_size=1, max_size=6),
+       st.sampled_from(["NPK SVM", "NPK path SVM", "APG SVM", "n-gram SVM"]),
+       st.integers(0, 2**31 - 1))
+def test_scores_equal_the_composite_kernel(refs, items, name, seed):
+    model = relation_model(name)
+    sigma = {"conj": 0.0, "amod": 0.5}
+    w = np.random.default_rng(seed).normal(size=len(refs))
+    scorer = ReferenceScorer(model.view_kernels(sigma), refs, w, 0.25)
+    K = np.asarray(model.kernel(sigma).gram(items, refs), dtype=np.float64)
+    assert np.allclose(scorer.kernel(items), K, rtol=0, atol=1e-12)
+    assert np.allclose(scorer.scores(items), K @ w + 0.25, rtol=0, atol=1e-10)
+    batched = scorer.scores_in_batches(items, batch=2)
+    assert np.allclose(batched, scorer.scores(items), rtol=0, atol=1e-12)
+
+
+def test_a_weight_per_reference():
+    model = relation_model("NPK path SVM")
+    refs = [{"path": Path([(None, "PROT1"), ("dobj", "PROT2")])}]
+    with pytest.raises(ValueError, match="2 weights for 1 references"):
+        ReferenceScorer(model.view_kernels({}), refs, [1.0, 2.0], 0.0)

@@ -425,3 +425,25 @@ def test_engine_parallel_blocks_and_encodings_agree():
     Kn = gram(Normalized(k), Xe, n_jobs=2)
     np.testing.assert_allclose(np.diag(Kn)[np.diag(K) > 0], 1.0, rtol=1e-12)
     assert k.value(graphs[3], graphs[7]) == pytest.approx(K[3, 7], rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("edges, message", [
+    ([(0, 1, 0.9), (0, 1, 0.3)], "edges 0 and 1 both join 0 -> 1"),
+    ([(0, 1, 0.9), [0, 1, 0.3]], "edges 0 and 1 both join 0 -> 1"),
+    ([(0, 5, 0.9)], "the target of edge 0 = 5 is out of range for 3 vertices"),
+    ([(0, 1, float("nan"))], "must be finite and lie in (0, 1]"),
+    ([(0, 1, 1.5)], "must be finite and lie in (0, 1]"),
+    ([(True, 1, 0.5)], "the source of edge 0 must be an int vertex index"),
+    ([(0, 1, True)], "the weight of edge 0 (0 -> 1) must be a number"),
+])
+def test_edges_are_checked_alike_on_the_fast_and_the_full_path(edges, message):
+    with pytest.raises(StructureError) as exc:
+        LabelledGraph([("a",), ("b",), ("c",)], edges)
+    assert message in str(exc.value)
+
+
+def test_edges_of_other_number_types_give_the_same_graph():
+    a = LabelledGraph([("a",), ("b",), ("c",)], [(0, 1, 0.9), (1, 2, 0.3)])
+    b = LabelledGraph([["a"], ("b",), ("c",)], [(np.int64(0), 1, np.float64(0.9)),
+                                                [1, np.int32(2), 0.3]])
+    assert a == b and a.edges == b.edges and all(type(w) is float for _, _, w in b.edges)

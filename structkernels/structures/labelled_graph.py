@@ -39,7 +39,11 @@ def _check_labels(labels: Any) -> tuple[tuple[str, ...], ...]:
                 f"the labels of vertex {v} must be a sequence of str (a bare string would be "
                 f"read as characters), got {labs!r}"
             )
-        tup = tuple(_check_label(lab, f"label {j} of vertex {v}") for j, lab in enumerate(labs))
+        if type(labs) is tuple and all(type(lab) is str and lab for lab in labs):
+            tup = labs  # the common case, checked without a call per label
+        else:
+            tup = tuple(_check_label(lab, f"label {j} of vertex {v}")
+                        for j, lab in enumerate(labs))
         if len(set(tup)) != len(tup):
             dup = next(lab for lab in tup if tup.count(lab) > 1)
             raise StructureError(f"vertex {v} carries the label {dup!r} twice")
@@ -61,6 +65,20 @@ def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
     seen: dict[tuple[int, int], int] = {}
     out = []
     for i, e in enumerate(edges):
+        # the common case (a tuple of two in-range ints and a float in (0, 1]) checked
+        # without the abstract-class checks; anything else takes the full checks below
+        if type(e) is tuple and len(e) == 3:
+            u, v, w = e
+            if (type(u) is int and type(v) is int and type(w) is float
+                    and 0 <= u < n and 0 <= v < n and 0.0 < w <= 1.0):
+                if (u, v) in seen:
+                    raise StructureError(
+                        f"edges {seen[(u, v)]} and {i} both join {u} -> {v}; give one edge "
+                        "per ordered pair of vertices"
+                    )
+                seen[(u, v)] = i
+                out.append(e)
+                continue
         if isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or len(e) != 3:
             raise StructureError(f"edge {i} must be a (u, v, weight) triple, got {e!r}")
         u = _check_index(e[0], f"the source of edge {i}", n)

@@ -76,7 +76,7 @@ from structkernels.relations.models import (
     DEFAULT_MODELS,
     MODELS,
     PATH_PARAMS,
-    SVM_PARAMS,
+    PRECOMPUTED_SVC_PARAMS,
     RelationModel,
     StructureKernel,
     learned_sigma,
@@ -456,7 +456,7 @@ def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: n
                      for c in C_GRID}
             C = max(C_GRID, key=lambda c: (inner[c], -abs(np.log10(c))))
             best = f"C={C:g}"
-        clf = SVC(kernel="precomputed", C=C, **SVM_PARAMS).fit(K_tr, y_tr)
+        clf = SVC(kernel="precomputed", C=C, **PRECOMPUTED_SVC_PARAMS).fit(K_tr, y_tr)
         score = clf.decision_function(K_te)
         cut = fit_decision(K_tr, y_tr, groups, C=C, random_state=random_state,
                            threshold=threshold, calibration=None).threshold
@@ -572,6 +572,7 @@ def evaluate_corpora(
     parse_seconds = time.perf_counter() - t0
     say(f"parsed {len(sentences)} sentences in {parse_seconds:.1f} s")
     items = pair_views(parsed, pairs, views=needed_views(models), blind=blind)
+    del parsed  # the graphs are in the items now
     say(f"{len(pairs)} pairs ({int(y.sum())} positive), {len(splits)} split(s), "
         f"models: {', '.join(models)}")
     result = evaluate_relations(

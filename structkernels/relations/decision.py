@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.relations.models import SVM_PARAMS
+from structkernels.relations.models import PRECOMPUTED_SVC_PARAMS
 
 __all__ = [
     "CALIBRATIONS",
@@ -217,7 +217,7 @@ def _inner_folds(y: np.ndarray, groups: np.ndarray, n_folds: int, random_state: 
 def _svm(K: np.ndarray, y: np.ndarray, C: float):
     from sklearn.svm import SVC
 
-    return SVC(kernel="precomputed", C=C, **SVM_PARAMS).fit(K, y)
+    return SVC(kernel="precomputed", C=C, **PRECOMPUTED_SVC_PARAMS).fit(K, y)
 
 
 def _calibrate(kind: str | None, scores: np.ndarray, y: np.ndarray) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 import joblib
 import numpy as np
 
-from structkernels.engine.gram import kernel_key
+from structkernels.engine.gram import kernel_key, releases_gil
 from structkernels.kernels.base import Kernel
 from structkernels.relations.models import StructureKernel
 from structkernels.utils import CacheFolder, atomic_open, check_cache_dir, one_line
@@ -274,7 +274,10 @@ class RelationGrams:
             wide = scratch / f"{memo}-float64.npy"
             narrow = scratch / f"{memo}-{'kept' if keep else 'split'}.npy"
             try:
-                kern.gram([item[view] for item in self.items], n_jobs=self.n_jobs,
+                # a kernel holding the GIL (the bag's sparse products) runs here: worker
+                # processes would each hold the structures and stay for the whole run
+                kern.gram([item[view] for item in self.items],
+                          n_jobs=self.n_jobs if releases_gil(kern) else 1,
                           out=wide, progress=None if self.progress else False)
                 if entry is not None and self.store.write_file(
                         entry, name, lambda file, src=wide: store_float32(src, file)):

@@ -71,5 +71,5 @@ def test_fold_memory_counts_slices_not_whole_grams():
               "n-gram SVM"]
     need = fold_bytes(n, [(tr, te)], models, 2)
     one = 8 * len(tr) * n
-    assert need == 3 * one  # one group's slices at a time, two fits copying theirs
+    assert need == 2 * one  # one group's slices at a time, its fits one after another
     assert need < 8 * n * n * 3  # the whole-Gram accounting held 5 Grams and 2 copies

@@ -114,7 +114,7 @@ def fold_bytes(
     (``8 tr (tr + te)`` bytes), for as many groups at once as ``slice_bytes`` allows (at
     least one), and each fit running at once may copy its slices once more:
     ``S (G + J)`` for slices of ``S`` bytes, ``G`` groups held together and ``J =
-    min(n_jobs, their models)`` fits at once.
+    min(n_jobs, their models)`` fits at once (one when ``S`` is above ``slice_bytes``).
 
     Examples
     --------
@@ -130,7 +130,7 @@ def fold_bytes(
     one = 8 * rows
     together = max(1, min(len(groups), slice_bytes // one if one else len(groups)))
     members = sorted(groups.values(), reverse=True)[:together]
-    fits = min(max(int(n_jobs), 1), sum(members))
+    fits = min(max(int(n_jobs), 1), sum(members)) if one <= slice_bytes else 1
     return one * (together + fits)
 
 

@@ -253,7 +253,8 @@ def evaluate_relations(
     slice_bytes : int, default :data:`SLICE_BYTES`
         The most bytes of fold slices (a model's training and test rows of its Gram, in
         float64) held at once: models reading different Grams are fitted together while
-        their slices fit, else one Gram after another.  The memory of an evaluation is
+        their slices fit, else one Gram after another; a Gram whose slices are larger has
+        its models fitted one after another (each fit's copies would add up).  The memory of an evaluation is
         about the largest of: one Gram's slices (``8 |train| (|train| + |test|)`` bytes),
         ``slice_bytes``, plus the structures and the classifiers.
     return_scores : bool, default False
@@ -343,7 +344,11 @@ def evaluate_relations(
                                                  keep=not (part.learns_sigma and sigma))
             doc_groups = None if groups is None else np.asarray(groups)[tr]
             try:
-                for batch in _batches(specs, 8 * len(tr) * (len(tr) + len(te)), slice_bytes):
+                one = 8 * len(tr) * (len(tr) + len(te))  # a Gram's fold slices, bytes
+                # the fits of slices above slice_bytes run one after another: each fit's
+                # own copies (an SVM's inner folds: 0.4 GB on BioInfer) would add up
+                fits_at_once = n_jobs if one <= slice_bytes else 1
+                for batch in _batches(specs, one, slice_bytes):
                     jobs = []
                     for parts, members in batch:
                         K_tr, K_te = fold_slices([files[p] for p in parts], tr, te)
@@ -353,7 +358,7 @@ def evaluate_relations(
                     done = list(map_tasks(
                         lambda job, tr=tr, g=doc_groups: _fit_score(
                             job[0], job[1], job[2], y[tr], C, g, random_state, threshold),
-                        jobs, n_jobs=min(n_jobs, len(jobs)),
+                        jobs, n_jobs=min(fits_at_once, len(jobs)),
                     ))
                     del jobs
                     for name, s_te, p_te, seconds, best, cut in done:

@@ -52,3 +52,15 @@ def test_a_weight_per_reference():
     refs = [{"path": Path([(None, "PROT1"), ("dobj", "PROT2")])}]
     with pytest.raises(ValueError, match="2 weights for 1 references"):
         ReferenceScorer(model.view_kernels({}), refs, [1.0, 2.0], 0.0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(pair_items(), min_size=1, max_size=7),
+       st.sampled_from(["NPK SVM", "NPK path SVM", "APG SVM", "n-gram SVM"]))
+def test_views_gram_equals_the_composite_gram(items, name):
+    from structkernels.extraction.scoring import views_gram
+
+    model = relation_model(name)
+    sigma = {"conj": 0.0, "amod": 0.5}
+    K = np.asarray(model.kernel(sigma).gram(items), dtype=np.float64)
+    assert np.allclose(views_gram(model.view_kernels(sigma), items), K, rtol=0, atol=1e-12)

@@ -89,7 +89,7 @@ from structkernels.extraction.files import (
     is_int,
     read_extractor_document,
 )
-from structkernels.extraction.scoring import ReferenceScorer
+from structkernels.extraction.scoring import ReferenceScorer, views_gram
 from structkernels.kernels.base import Kernel
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.relations.decision import (
@@ -475,7 +475,8 @@ class RelationExtractor(BaseEstimator):
         C = float(self.C)
         if len(y) <= self.max_exact:
             # the training Gram once: the SVM and the threshold's inner folds share it
-            K = np.asarray(kern.gram(items, n_jobs=n_jobs), dtype=np.float64)
+            K = views_gram(MODEL.view_kernels(sigma, kernel_params), items, n_jobs,
+                           progress=None if self.progress else False)
             svc = KernelSVC("precomputed", C=C, max_exact=self.max_exact,
                             random_state=self.random_state, **SVM_PARAMS).fit(K, y)
             groups = [p.sentence.document for p in pairs]

@@ -24,7 +24,7 @@ from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.utils import tqdm
 
-__all__ = ["ReferenceScorer"]
+__all__ = ["ReferenceScorer", "views_gram"]
 
 
 class ReferenceScorer:
@@ -97,3 +97,33 @@ class ReferenceScorer:
                 out[start:start + len(chunk)] = self.scores(chunk, n_jobs)
                 bar.update(len(chunk))
         return out
+
+
+def views_gram(view_kernels: Sequence[tuple[str, Kernel]], items: Sequence[dict],
+               n_jobs: int | None = None, progress: bool | None = None) -> np.ndarray:
+    """The symmetric Gram of ``items`` under ``Σ_v k_v(x[v], y[v])``, one view at a time.
+
+    The same matrix as the composite kernel's Gram (a sum of
+    :class:`~structkernels.kernels.views.ViewKernel` terms), computed as each view's own
+    Gram (each encoded once, in threads where its kernel releases the GIL) added in
+    order: the composite's blocks would encode every view of every block again.
+
+    Examples
+    --------
+    >>> from structkernels.relations.models import relation_model
+    >>> from structkernels.structures import Path
+    >>> items = [{"path": Path([(None, "PROT1"), ("nsubj-of", "bind"), ("dobj", "PROT2")])},
+    ...          {"path": Path([(None, "PROT1"), ("conj", "see"), ("dobj", "PROT2")])}]
+    >>> views_gram(relation_model("NPK path SVM").view_kernels({}), items).round(6).tolist()
+    [[1.0, 0.472545], [0.472545, 1.0]]
+    """
+    K = None
+    for view, k in view_kernels:
+        block = np.asarray(gram(k, [x[view] for x in items], n_jobs=n_jobs, progress=progress),
+                           dtype=np.float64)
+        if K is None:
+            K = np.array(block, dtype=np.float64, copy=True)
+        else:
+            K += block
+        del block
+    return K

@@ -296,7 +296,9 @@ def call_in_child(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any
     about 0.5 GB) never enter the calling process.  ``func``, the arguments and the result
     must pickle (they travel between this package's own processes, never from a file).
     An exception in the child is raised here, and its warnings are given here (as
-    warnings of the caller, in order); Ctrl-C reaches both processes.
+    warnings of the caller, in order); Ctrl-C reaches both processes.  As with any
+    ``spawn`` start, a script calling it needs the ``if __name__ == "__main__":`` guard
+    (the child imports the script's module).
 
     Examples
     --------

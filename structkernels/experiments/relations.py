@@ -532,7 +532,8 @@ def evaluate_corpora(
         Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`): the
         spaCy pipeline and what it imports (with PyTorch installed, about 0.5 GB) never
         enter this process, so the evaluation's memory is the structures' and the folds'
-        (``structkernels evaluate`` does this).  ``parser`` must then pickle.
+        (``structkernels evaluate`` does this).  ``parser`` must then pickle, and a script
+        calling this needs the ``if __name__ == "__main__":`` guard (a ``spawn`` start).
     **options
         ``work_dir``, ``slice_bytes``, ``return_scores``: as :func:`evaluate_relations`.
 

@@ -30,7 +30,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
             "folder are shown but never removed."),
     )
     p.add_argument("action", nargs="?", choices=("info", "clear"), default="info",
-                   help="info: sizes by kind (the default); clear: remove the entries")
+                   help="info: sizes by kind; clear: remove the entries (default: %(default)s)")
     p.add_argument("--kind", action="append", choices=tuple(CACHE_KINDS), default=None,
                    metavar="KIND",
                    help=f"only this kind ({', '.join(CACHE_KINDS)}); repeat for several "

@@ -71,8 +71,11 @@ class ReferenceScorer:
         K = None
         for view, inner, refs, diag in self.parts:
             X = inner.check_input([x[view] for x in items])
-            block = np.asarray(gram(inner, X, refs, n_jobs=n_jobs, progress=False),
-                               dtype=np.float64)
+            # the references first: an encoding keeps what it derives for the other side
+            # (the all-paths features re-laid in its columns), so that other side must be
+            # the batch, which goes when the batch does, not the references, which stay
+            block = np.asarray(gram(inner, refs, X, n_jobs=n_jobs, progress=False),
+                               dtype=np.float64).T
             if diag is not None:
                 block = normalize_gram(block, np.asarray(inner.diag_block(X), dtype=np.float64),
                                        diag)

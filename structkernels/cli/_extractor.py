@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from structkernels.cli import CommandError
 
-__all__ = ["extractor_cache_dir", "parse_threshold", "train_and_save"]
+__all__ = ["extractor_cache_dir", "finite_float", "parse_threshold", "train_and_save"]
 
 
 def parse_threshold(text: str) -> str | float:
@@ -21,16 +22,29 @@ def parse_threshold(text: str) -> str | float:
     >>> parse_threshold("zero"), parse_threshold("0.25")
     ('zero', 0.25)
     """
-    import math
-
     if text in ("inner-cv", "zero"):
         return text
+    try:
+        return finite_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected inner-cv, zero or a finite number, got {text!r}") from None
+
+
+def finite_float(text: str) -> float:
+    """A finite number (argparse ``type``).
+
+    Examples
+    --------
+    >>> finite_float("1e-3")
+    0.001
+    """
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected inner-cv, zero or a finite number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return value
 
 

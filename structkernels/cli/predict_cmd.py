@@ -36,6 +36,7 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
+from structkernels.cli._extractor import extractor_cache_dir, finite_float
 from structkernels.npk.files import MODEL_FORMAT  # noqa: F401  (re-exported)
 from structkernels.utils import (
     BadLine,
@@ -115,7 +116,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="read and write no cache (parses, compiled kernels): nothing is written but -o",
     )
     p.add_argument(
-        "--threshold", type=_finite_float, default=None, metavar="X",
+        "--threshold", type=finite_float, default=None, metavar="X",
         help="relation extractors: label a pair 1 when its score is above X (default: the "
         "threshold saved in the model, 0 for models of version 1 or 2)",
     )
@@ -153,18 +154,6 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _finite_float(text: str) -> float:
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return value
 
 
@@ -381,7 +370,7 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
     if args.kernel is not None:
         raise CommandError(f"--kernel applies to train-npk models; {model_path} is a relation "
                            "extractor")
-    from structkernels.utils import cache_dir_problem, is_special_file, user_cache_dir
+    from structkernels.utils import is_special_file
 
     for name in inputs:
         if not FilePath(name).exists():
@@ -395,14 +384,7 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
     if resume and fmt not in ("jsonl", "pubtator"):
         raise CommandError(f"--resume applies to jsonl and pubtator output; {fmt} is written "
                            "whole at the end")
-    cache_dir = False if args.no_cache else args.cache_dir
-    if cache_dir is not False:
-        where = args.cache_dir or user_cache_dir()
-        problem = cache_dir_problem(where)
-        if problem is not None:
-            print(f"structkernels predict: warning: {where}: the cache folder cannot be "
-                  f"written ({one_line(problem)}); caching is off for this run", file=sys.stderr)
-            cache_dir = False
+    cache_dir = extractor_cache_dir(args, "predict")
     quiet = bool(getattr(args, "quiet", False))
     extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=cache_dir,
                                             n_jobs=args.n_jobs, progress=not quiet,

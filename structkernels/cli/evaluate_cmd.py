@@ -18,7 +18,7 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
-from structkernels.cli._extractor import train_and_save
+from structkernels.cli._extractor import finite_float, train_and_save
 from structkernels.utils import atomic_open
 
 
@@ -95,10 +95,10 @@ def _c_value(text: str) -> float | str:
     if text == "auto":
         return text
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}") from None
-    if not value > 0 or value == float("inf"):
+        value = finite_float(text)
+    except argparse.ArgumentTypeError:
+        value = 0.0
+    if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}")
     return value
 

@@ -31,7 +31,13 @@ import numpy as np
 from structkernels.engine.gram import kernel_key, releases_gil
 from structkernels.kernels.base import Kernel
 from structkernels.relations.models import StructureKernel
-from structkernels.utils import CacheFolder, atomic_open, check_cache_dir, one_line
+from structkernels.utils import (
+    CacheFolder,
+    atomic_open,
+    check_cache_dir,
+    one_line,
+    read_npy_header,
+)
 
 __all__ = ["GramFile", "fold_slices", "store_float32", "BAND_BYTES", "RelationGrams"]
 
@@ -41,11 +47,7 @@ BAND_BYTES = 32 << 20
 
 def _header(path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
     with open(path, "rb") as fh:
-        version = np.lib.format.read_magic(fh)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-        else:
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+        shape, fortran, dtype = read_npy_header(fh, str(path))
         if fortran:
             raise ValueError(f"{path}: a Fortran-ordered array, not a Gram file")
         return tuple(shape), np.dtype(dtype), fh.tell()
@@ -85,8 +87,10 @@ class GramFile:
         """The matrix's bytes in the file."""
         return self.n * self.n * self.dtype.itemsize
 
-    def bands(self, band_bytes: int = BAND_BYTES):
-        """``(r0, rows)`` for consecutive bands of rows ``rows = K[r0:r0 + h]``."""
+    def bands(self, band_bytes: int | None = None):
+        """``(r0, rows)`` for consecutive bands of rows ``rows = K[r0:r0 + h]``, each about
+        ``band_bytes`` (default :data:`BAND_BYTES`)."""
+        band_bytes = BAND_BYTES if band_bytes is None else band_bytes
         h = max(1, band_bytes // max(1, self.n * self.dtype.itemsize))
         with open(self.path, "rb") as fh:
             for r0 in range(0, self.n, h):
@@ -151,12 +155,14 @@ def fold_slices(files: Sequence[GramFile], train: np.ndarray, test: np.ndarray
         if f.n != n:
             raise ValueError(f"{f.path}: a Gram over {f.n} items where {n} were expected")
     out = (np.zeros((len(train), len(train))), np.zeros((len(test), len(train))))
-    wanted = [(rows, np.argsort(rows, kind="stable")) for rows in (train, test)]
+    wanted = []  # each side's rows in file order, and where each goes in its slice
+    for rows in (train, test):
+        order = np.argsort(rows, kind="stable")
+        wanted.append((rows[order], order))
     for f in files:
         for r0, block in f.bands():
             r1 = r0 + len(block)
-            for K, (rows, order) in zip(out, wanted, strict=True):
-                srt = rows[order]
+            for K, (srt, order) in zip(out, wanted, strict=True):
                 a, b = np.searchsorted(srt, r0), np.searchsorted(srt, r1)
                 if a == b:
                     continue

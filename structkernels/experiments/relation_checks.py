@@ -21,7 +21,8 @@ from structkernels.kernels.srk.common import MemoryBudgetError
 from structkernels.relations.models import MODELS, relation_model
 from structkernels.utils import MEMORY_BUDGET_ENV, StructkernelsError, format_gib, memory_budget
 
-__all__ = ["FoldError", "check_fold_memory", "check_folds", "check_models", "fold_bytes"]
+__all__ = ["FoldError", "check_fold_memory", "check_folds", "check_models", "fits_at_once",
+           "fold_bytes"]
 
 
 class FoldError(StructkernelsError, ValueError):
@@ -100,6 +101,21 @@ def check_models(models: Sequence[str]) -> list[str]:
     return names
 
 
+def fits_at_once(one: int, slice_bytes: int, n_jobs: int, n_models: int) -> int:
+    """How many model fits :func:`evaluate_relations` runs at once on one Gram's fold
+    slices of ``one`` bytes: up to ``n_jobs`` (and the models) while the slices fit
+    ``slice_bytes``, else one (each fit's own copies would add up).
+
+    Examples
+    --------
+    >>> fits_at_once(100, 512, 2, 3), fits_at_once(1000, 512, 2, 3)
+    (2, 1)
+    """
+    if one > slice_bytes:
+        return 1
+    return max(1, min(int(n_jobs), n_models))
+
+
 def fold_bytes(
     n: int,
     splits: Sequence[tuple[np.ndarray, np.ndarray]],
@@ -130,7 +146,7 @@ def fold_bytes(
     one = 8 * rows
     together = max(1, min(len(groups), slice_bytes // one if one else len(groups)))
     members = sorted(groups.values(), reverse=True)[:together]
-    fits = min(max(int(n_jobs), 1), sum(members)) if one <= slice_bytes else 1
+    fits = fits_at_once(one, slice_bytes, n_jobs, sum(members))
     return one * (together + fits)
 
 

@@ -67,6 +67,7 @@ from structkernels.experiments.relation_checks import (
     check_fold_memory,
     check_folds,
     check_models,
+    fits_at_once,
     fold_bytes,
 )
 from structkernels.neighbors.classifier import KernelKNNClassifier
@@ -345,9 +346,6 @@ def evaluate_relations(
             doc_groups = None if groups is None else np.asarray(groups)[tr]
             try:
                 one = 8 * len(tr) * (len(tr) + len(te))  # a Gram's fold slices, bytes
-                # the fits of slices above slice_bytes run one after another: each fit's
-                # own copies (an SVM's inner folds: 0.4 GB on BioInfer) would add up
-                fits_at_once = n_jobs if one <= slice_bytes else 1
                 for batch in _batches(specs, one, slice_bytes):
                     jobs = []
                     for parts, members in batch:
@@ -358,7 +356,7 @@ def evaluate_relations(
                     done = list(map_tasks(
                         lambda job, tr=tr, g=doc_groups: _fit_score(
                             job[0], job[1], job[2], y[tr], C, g, random_state, threshold),
-                        jobs, n_jobs=min(fits_at_once, len(jobs)),
+                        jobs, n_jobs=fits_at_once(one, slice_bytes, n_jobs, len(jobs)),
                     ))
                     del jobs
                     for name, s_te, p_te, seconds, best, cut in done:

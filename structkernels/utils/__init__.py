@@ -20,7 +20,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                  "file_kind", "open_special"],
     "._outputs": ["OutputError", "BRAT_SIBLINGS", "check_output", "open_output",
                   "is_special_file"],
-    "._npy": ["NpyFormatError", "read_npy"],
+    "._npy": ["NpyFormatError", "read_npy", "read_npy_header"],
     "._errors": ["StructkernelsError", "StructkernelsWarning"],
     "._bounded": ["read_bounded", "read_partial", "InputTooLargeError", "CorruptInputError",
                   "MAX_FILE_BYTES"],

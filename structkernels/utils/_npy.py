@@ -7,11 +7,40 @@ from typing import Any
 
 from structkernels.utils._errors import StructkernelsError
 
-__all__ = ["NpyFormatError", "read_npy"]
+__all__ = ["NpyFormatError", "read_npy", "read_npy_header"]
 
 
 class NpyFormatError(StructkernelsError, ValueError):
     """A ``.npy`` file that cannot be read as a numeric array; the message names the file."""
+
+
+def read_npy_header(fh: Any, name: str) -> tuple[tuple[int, ...], bool, Any]:
+    """``(shape, fortran_order, dtype)`` of the ``.npy`` file open in ``fh`` (binary, at
+    its start), which is left at the first byte of the data; never unpickles.
+
+    Raises
+    ------
+    NpyFormatError
+        One line naming ``name``: not a ``.npy`` array file.
+
+    Examples
+    --------
+    >>> import io, numpy as np
+    >>> buf = io.BytesIO()
+    >>> np.save(buf, np.zeros((2, 3), dtype=np.float32))
+    >>> _ = buf.seek(0)
+    >>> read_npy_header(buf, "buf")
+    ((2, 3), False, dtype('float32'))
+    """
+    import numpy as np
+
+    try:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            return np.lib.format.read_array_header_1_0(fh)
+        return np.lib.format.read_array_header_2_0(fh)
+    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
+        raise NpyFormatError(f"{name}: not a .npy array file ({exc})") from None
 
 
 def read_npy(path: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
@@ -42,14 +71,7 @@ def read_npy(path: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
     name = os.fspath(path)
     try:
         with open(name, "rb") as fh:
-            try:
-                version = np.lib.format.read_magic(fh)
-                if version == (1, 0):
-                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-                else:
-                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-            except (ValueError, EOFError, SyntaxError, TypeError) as exc:
-                raise NpyFormatError(f"{name}: not a .npy array file ({exc})") from None
+            shape, fortran, dtype = read_npy_header(fh, name)
             if dtype.hasobject or dtype.kind not in "biuf":
                 raise NpyFormatError(
                     f"{name}: holds a {dtype} array; only numeric arrays are read (never pickle)"

@@ -59,45 +59,43 @@ def _check_index(value: Any, what: str, n: int) -> int:
     return int(value)
 
 
+def _checked_edge(e: Any, i: int, n: int) -> tuple[int, int, float]:
+    """Edge ``i`` as ``(u, v, weight)`` (ints, a float), or the StructureError naming it."""
+    if isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or len(e) != 3:
+        raise StructureError(f"edge {i} must be a (u, v, weight) triple, got {e!r}")
+    u = _check_index(e[0], f"the source of edge {i}", n)
+    v = _check_index(e[1], f"the target of edge {i}", n)
+    w = e[2]
+    if isinstance(w, (bool, np.bool_)) or not isinstance(w, Real):
+        raise StructureError(f"the weight of edge {i} ({u} -> {v}) must be a number, got {w!r}")
+    w = float(w)
+    if not (np.isfinite(w) and 0.0 < w <= 1.0):
+        raise StructureError(
+            f"the weight of edge {i} ({u} -> {v}) must be finite and lie in (0, 1], got {w!r}"
+        )
+    return (u, v, w)
+
+
 def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
     if isinstance(edges, (str, bytes)) or not isinstance(edges, Iterable):
         raise StructureError(f"edges must be a sequence of (u, v, weight) triples, got {edges!r}")
     seen: dict[tuple[int, int], int] = {}
     out = []
     for i, e in enumerate(edges):
-        # the common case (a tuple of two in-range ints and a float in (0, 1]) checked
-        # without the abstract-class checks; anything else takes the full checks below
-        if type(e) is tuple and len(e) == 3:
-            u, v, w = e
-            if (type(u) is int and type(v) is int and type(w) is float
-                    and 0 <= u < n and 0 <= v < n and 0.0 < w <= 1.0):
-                if (u, v) in seen:
-                    raise StructureError(
-                        f"edges {seen[(u, v)]} and {i} both join {u} -> {v}; give one edge "
-                        "per ordered pair of vertices"
-                    )
-                seen[(u, v)] = i
-                out.append(e)
-                continue
-        if isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or len(e) != 3:
-            raise StructureError(f"edge {i} must be a (u, v, weight) triple, got {e!r}")
-        u = _check_index(e[0], f"the source of edge {i}", n)
-        v = _check_index(e[1], f"the target of edge {i}", n)
-        w = e[2]
-        if isinstance(w, (bool, np.bool_)) or not isinstance(w, Real):
-            raise StructureError(f"the weight of edge {i} ({u} -> {v}) must be a number, got {w!r}")
-        w = float(w)
-        if not (np.isfinite(w) and 0.0 < w <= 1.0):
-            raise StructureError(
-                f"the weight of edge {i} ({u} -> {v}) must be finite and lie in (0, 1], got {w!r}"
-            )
+        # the common case (a tuple of two in-range ints and a float in (0, 1]) is taken as
+        # it is, without the abstract-class checks; anything else takes the full checks
+        if not (type(e) is tuple and len(e) == 3 and type(e[0]) is int and type(e[1]) is int
+                and type(e[2]) is float and 0 <= e[0] < n and 0 <= e[1] < n
+                and 0.0 < e[2] <= 1.0):
+            e = _checked_edge(e, i, n)
+        u, v = e[0], e[1]
         if (u, v) in seen:
             raise StructureError(
                 f"edges {seen[(u, v)]} and {i} both join {u} -> {v}; give one edge per "
                 "ordered pair of vertices"
             )
         seen[(u, v)] = i
-        out.append((u, v, w))
+        out.append(e)
     out.sort()
     return tuple(out)
 

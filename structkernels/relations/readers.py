@@ -25,7 +25,7 @@ from structkernels.relations.model import RelationCorpus
 from structkernels.relations.pubtator import is_pubtator_text, read_pubtator, read_pubtator_file
 
 __all__ = ["read_relations", "read_interaction_xml", "read_brat", "read_relations_jsonl",
-           "read_pubtator", "read_bioc", "relation_format", "RELATION_FORMATS"]
+           "read_pubtator", "read_bioc", "read_file", "relation_format", "RELATION_FORMATS"]
 
 #: The formats :func:`relation_format` names.
 RELATION_FORMATS = ("xml", "jsonl", "brat", "pubtator", "bioc-xml", "bioc-json")
@@ -171,15 +171,22 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
     items = as_paths(paths)
     kinds = [relation_format(p) for p in items]  # every path is checked before reading
     for path, kind in zip(items, kinds, strict=True):
-        if kind == "xml":
-            read_xml_file(path, reading)
-        elif kind == "jsonl":
-            read_jsonl_file(path, reading)
-        elif kind == "pubtator":
-            read_pubtator_file(path, reading)
-        elif kind in ("bioc-xml", "bioc-json"):
-            read_bioc_file(path, reading)
-        else:
-            for txt, ann in brat_documents(path):
-                read_brat_document(txt, ann, reading)
+        read_file(path, kind, reading)
     return reading.corpus()
+
+
+def read_file(path: Any, kind: str, reading: Reading) -> None:
+    """Read one file (or BRAT folder) of format ``kind`` (:func:`relation_format`) into
+    ``reading``: the one dispatch of :func:`read_relations` and of the streaming reader's
+    formats that are read whole."""
+    if kind == "xml":
+        read_xml_file(path, reading)
+    elif kind == "jsonl":
+        read_jsonl_file(path, reading)
+    elif kind == "pubtator":
+        read_pubtator_file(path, reading)
+    elif kind in ("bioc-xml", "bioc-json"):
+        read_bioc_file(path, reading)
+    else:
+        for txt, ann in brat_documents(path):
+            read_brat_document(txt, ann, reading)

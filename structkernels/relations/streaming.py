@@ -23,13 +23,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from structkernels.relations._collect import Reading, as_paths
-from structkernels.relations.bioc import read_bioc_file
-from structkernels.relations.brat import brat_documents, read_brat_document
-from structkernels.relations.interaction_xml import read_xml_file
 from structkernels.relations.jsonl import iter_jsonl_file
 from structkernels.relations.model import RelationCorpus, Sentence
 from structkernels.relations.pubtator import iter_pubtator_file
-from structkernels.relations.readers import relation_format
+from structkernels.relations.readers import read_file, relation_format
 from structkernels.utils import check_int
 
 __all__ = ["iter_relations", "RelationBatch", "STREAMING_FORMATS", "DEFAULT_BATCH_SIZE"]
@@ -101,16 +98,6 @@ class _Cutter:
         return new
 
 
-def _whole(path: str, kind: str, reading: Reading) -> None:
-    if kind == "xml":
-        read_xml_file(path, reading)
-    elif kind in ("bioc-xml", "bioc-json"):
-        read_bioc_file(path, reading)
-    else:
-        for txt, ann in brat_documents(path):
-            read_brat_document(txt, ann, reading)
-
-
 def iter_relations(paths: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, on_error: str = "raise",
                    max_entities: int | None = None, max_pairs: int | None = None
                    ) -> Iterator[RelationBatch]:
@@ -165,7 +152,7 @@ def iter_relations(paths: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, on_error
             for docs in iter_pubtator_file(path, reading):
                 yield from cut.step((i, docs), cut.taken())
         else:
-            _whole(path, kind, reading)
+            read_file(path, kind, reading)
             for k, s in enumerate(cut.taken(), 1):
                 yield from cut.step((i, k), [s])
     if cut.buf or reading.skipped:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.kernels import _conv_numba as _nb
+from structkernels.kernels import _path_grad_numba as _gr
 from structkernels.kernels._convolution import EncodedConvolutionKernel
 from structkernels.kernels.base import Kernel
 from structkernels.kernels.tuples import (
@@ -189,6 +190,100 @@ class PathKernel(EncodedConvolutionKernel):
         )
 
     # ----------------------------------------------- helpers of σ learning (public)
+    def weighted_gradient(self, X: Sequence[Path], V: Any, labels: Sequence[str],
+                          Y: Sequence[Path] | None = None, *, diagonal: bool = False,
+                          lam: bool = False) -> np.ndarray:
+        """``Σ_ij V[i, j] ∂K(X[i], Y[j]) / ∂θ``: the exact derivative in σ and λ, contracted.
+
+        ``θ`` is ``σ(label)`` for each of ``labels`` (a label not in ``sigma`` weighs 1),
+        then ``λ``.  The kernel is a polynomial in both; the derivative is computed by
+        forward mode inside the compiled dynamic programme
+        (:mod:`structkernels.kernels._path_grad_numba`), never by differences.  With ``V =
+        ∂J/∂K`` it is the gradient of an objective ``J`` of the Gram matrix.
+
+        Parameters
+        ----------
+        X : sequence of Path
+        V : array
+            ``(len(X), len(Y))`` weights; with ``Y`` None, ``(len(X), len(X))`` weights of
+            the pairs of ``X`` with itself; with ``diagonal``, ``len(X)`` weights of the
+            pairs ``(X[i], Y[i])`` (``Y`` None: ``(X[i], X[i])``).
+        labels : sequence of str
+            The edge labels whose σ the gradient is taken in.
+        Y : sequence of Path, optional
+        diagonal : bool, default False
+        lam : bool, default False
+            Also the derivative in λ (else the last value is 0).
+
+        Returns
+        -------
+        ndarray of shape (len(labels) + 1,)
+            One value per label, then λ's.
+
+        Examples
+        --------
+        >>> from structkernels import Path, kernel
+        >>> a = Path([(None, "bind"), ("nsubj", "A"), ("dobj", "B")])
+        >>> k = kernel("path", lam=1.0, sigma={"nsubj": 0.5})
+        >>> g = k.weighted_gradient([a], [[1.0]], ["nsubj", "dobj"])
+        >>> [round(float(v), 6) for v in g]  # K(a, a) = 2 (1 + σ(nsubj)²)(1 + σ(dobj)²) - 1
+        [4.0, 5.0, 0.0]
+        """
+        self.validate_params()
+        tk = self.resolved_tuple_kernel()
+        if tk.sigma:
+            raise ValueError("PathKernel.weighted_gradient: the tuple kernel has a sigma of its "
+                             "own; set the weights in PathKernel.sigma only")
+        same = Y is None
+        Yv = X if same else Y
+        vocab, ex, ey = _path_arrays(X, Yv, same)
+        if ey is ex:
+            edges, nodes = ex.edges, ex.nodes
+        else:
+            edges = np.concatenate([ex.edges, ey.edges])
+            nodes = np.concatenate([ex.nodes, ey.nodes])
+        tb = tuple_tables(tk, self.sigma, vocab, edges, nodes)
+        ec = tb.ec.astype(np.int64, copy=False)
+        nc = tb.nc.astype(np.int64, copy=False)
+        nx = len(ex.edges)
+        if ey is ex:
+            xe, xn, xec, xnc = edges, nodes, ec, nc
+            ye, yn, yec, ync = xe, xn, xec, xnc
+        else:
+            xe, xn, xec, xnc = ex.edges, ex.nodes, ec[:nx], nc[:nx]
+            ye, yn, yec, ync = ey.edges, ey.nodes, ec[nx:], nc[nx:]
+        pe = np.full(len(vocab), -1, dtype=np.int64)
+        for p, label in enumerate(labels):
+            i = vocab.get(label)
+            if i > 0:
+                pe[i] = p
+        W = np.asarray(V, dtype=np.float64)
+        n, m = len(ex.offsets) - 1, len(ey.offsets) - 1
+        if diagonal:
+            if same:
+                ey = ex
+            W = W.reshape(-1, 1)
+            if W.shape[0] != n or n != m:
+                raise ValueError(f"weighted_gradient: {W.shape[0]} diagonal weights for "
+                                 f"{n} x {m} structures")
+            mode = _gr.MODE_DIAG
+        else:
+            if W.shape != (n, m):
+                raise ValueError(f"weighted_gradient: V has shape {W.shape}, expected {(n, m)}")
+            mode = _gr.MODE_SYMMETRIC if same else _gr.MODE_FULL
+        if not np.isfinite(W).all():
+            raise ValueError("weighted_gradient: V has non-finite values")
+        max_len = 0 if self.max_len is None else int(self.max_len)
+        out = _gr.path_grad_block(
+            ex.offsets, xe, xn, xec, xnc, ey.offsets, ye, yn, yec, ync,
+            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len,
+            pe, len(labels), bool(lam), np.ascontiguousarray(W), mode,
+        )
+        if not np.isfinite(out).all():
+            raise FloatingPointError("PathKernel.weighted_gradient: non-finite derivative; "
+                                     + self.overflow_hint)
+        return out
+
     @property
     def paired_mode(self) -> bool:  # type: ignore[override]
         """The compiled paired mode gives this kernel's values: the path kernel itself

@@ -1,0 +1,184 @@
+"""Exact derivatives of the path kernel in σ and λ, by forward mode in the compiled programme.
+
+Private module of :meth:`structkernels.kernels.path.PathKernel.weighted_gradient`.  The
+path kernel (Sec. 4.1 and 5.1 of Garg et al. 2018) is a polynomial in the edge weights σ and
+the decay λ.  Its sparse recursion over the matching position pairs ``k``
+(:mod:`structkernels.kernels._conv_numba`)::
+
+    E[k] = f m_k (1 + Σ_{k' before k} E[k'] g^gap(k', k)),   K = Σ_k E[k]
+
+(``f = λ²``, ``g = λ``; per length ``l`` with a length cap:
+``E_1[k] = f m_k``, ``E_l[k] = f m_k Σ E_{l-1}[k'] g^gap``) is differentiated term by term:
+each match carries, beside its value, its derivative in every parameter that occurs in the
+pair (at most two edge weights per match, and λ), so a pair costs ``O(K² (1 + d))`` for
+``K`` matches and ``d`` parameters present, not ``O(K² P)`` for all ``P`` labels.  With
+``m = σ(e) σ(e') r`` (``r`` the tuple similarity without σ), ``∂m/∂σ(e) = σ(e') r`` (twice
+``σ(e) r`` when ``e = e'``).  Matches with ``σ = 0`` are kept: their derivative need not be 0.
+
+What is returned is the derivative contracted with weights ``V`` over the pairs,
+``Σ_ij V_ij ∂K(x_i, y_j)/∂θ``: what the gradient of any objective of the Gram matrix needs
+(``V = ∂J/∂K``), without a ``(n, m, P)`` array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from structkernels.kernels._conv_numba import MODE_DIAG, MODE_FULL, MODE_SYMMETRIC, _sim
+from structkernels.utils import njit
+
+__all__ = ["MODE_DIAG", "MODE_FULL", "MODE_SYMMETRIC", "path_grad_block"]
+
+
+@njit(cache=True, nogil=True)
+def _pair_grad(xe, xn, xec, xnc, a0, a1, ye, yn, yec, ync, b0, b1,
+               sig, ones, ind_e, KE, ind_n, KN, cn, lam, max_len, pe, n_par, with_lam,
+               ms, mt, mw, mr, E, dE, loc, glob, gpow, weight, grad):
+    """Add ``weight * ∂K(x, y)/∂θ`` of one pair to ``grad`` (``θ``: σ per ``pe``, then λ)."""
+    # 1. matches: every position pair whose similarity without σ is non-zero
+    K = 0
+    for s in range(a0, a1):
+        for t in range(b0, b1):
+            r = _sim(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
+                     ones, ind_e, KE, ind_n, KN, cn)
+            if r != 0.0:
+                ms[K] = s - a0
+                mt[K] = t - b0
+                mr[K] = r
+                mw[K] = r * sig[xe[s]] * sig[ye[t]]
+                K += 1
+    if K == 0:
+        return
+    # 2. the parameters present, numbered locally (λ last when learned)
+    d = 0
+    for k in range(K):
+        for side in range(2):
+            e = xe[a0 + ms[k]] if side == 0 else ye[b0 + mt[k]]
+            p = pe[e]
+            if p >= 0 and loc[p] < 0:
+                loc[p] = d
+                glob[d] = p
+                d += 1
+    dl = -1
+    if with_lam:
+        dl = d
+        glob[d] = n_par
+        d += 1
+    f = lam * lam
+    L = 1 if max_len <= 0 else max_len
+    for k in range(K):
+        sk = ms[k]
+        tk = mt[k]
+        ea = xe[a0 + sk]
+        eb = ye[b0 + tk]
+        m = mw[k]
+        for l in range(L):
+            # S = Σ E_{l-1}[k'] g^gap (l = 0: the "1 +" of all lengths, or nothing)
+            S = 0.0
+            for q in range(d):
+                dE[k, l, q] = 0.0
+            if l > 0 or max_len <= 0:
+                ll = 0 if max_len <= 0 else l - 1
+                for k2 in range(k):
+                    s2 = ms[k2]
+                    t2 = mt[k2]
+                    if s2 < sk and t2 < tk:
+                        gap = sk - s2 - 1 + tk - t2 - 1
+                        gp = gpow[gap]
+                        S += E[k2, ll] * gp
+                        for q in range(d):
+                            dE[k, l, q] += dE[k2, ll, q] * gp
+                        if dl >= 0 and gap > 0:
+                            dE[k, l, dl] += E[k2, ll] * gap * gpow[gap - 1]
+            if max_len <= 0:
+                base = 1.0 + S
+            elif l == 0:
+                base = 1.0
+            else:
+                base = S
+            E[k, l] = f * m * base
+            for q in range(d):
+                dE[k, l, q] *= f * m
+            if base != 0.0:
+                # ∂m: σ(ea) σ(eb) r
+                pa = pe[ea]
+                if pa >= 0:
+                    dE[k, l, loc[pa]] += f * sig[eb] * mr[k] * base
+                pb = pe[eb]
+                if pb >= 0:
+                    dE[k, l, loc[pb]] += f * sig[ea] * mr[k] * base
+                if dl >= 0:
+                    dE[k, l, dl] += 2.0 * lam * m * base
+            if max_len <= 0:
+                break
+    for k in range(K):
+        for l in range(L):
+            for q in range(d):
+                grad[glob[q]] += weight * dE[k, l, q]
+            if max_len <= 0:
+                break
+    for q in range(d):
+        p = glob[q]
+        if p < n_par:
+            loc[p] = -1
+
+
+@njit(cache=True, nogil=True)
+def path_grad_block(
+    xo, xe, xn, xec, xnc, yo, ye, yn, yec, ync,
+    sig, ind_e, KE, ind_n, KN, cn, lam, max_len, pe, n_par, with_lam, V, mode,
+):
+    """``Σ_ij V[i, j] ∂K(X[i], Y[j])/∂θ``, ``θ`` = σ of the parameter ids ``pe`` (one per
+    vocabulary id of an edge label, -1 for a label not learned), then λ when ``with_lam``.
+
+    ``mode``: full block (``V`` of shape ``(len(X), len(Y))``), symmetric (``Y`` is ``X``;
+    the upper triangle is computed, weighted by ``V[i, j] + V[j, i]``), diagonal (pairs
+    ``X[i]``, ``Y[i]``, ``V`` of shape ``(len(X), 1)``).  Returns ``n_par + 1`` values; the
+    last is λ's (0 unless ``with_lam``).
+    """
+    nx = len(xo) - 1
+    ny = len(yo) - 1
+    lx = 1
+    for i in range(nx):
+        lx = max(lx, xo[i + 1] - xo[i])
+    ly = 1
+    for j in range(ny):
+        ly = max(ly, yo[j + 1] - yo[j])
+    cap = lx * ly
+    Lw = max(1, max_len)
+    dmax = min(n_par, 2 * cap) + 1
+    ms = np.empty(cap, dtype=np.int64)
+    mt = np.empty(cap, dtype=np.int64)
+    mw = np.empty(cap, dtype=np.float64)
+    mr = np.empty(cap, dtype=np.float64)
+    E = np.empty((cap, Lw), dtype=np.float64)
+    dE = np.empty((cap, Lw, dmax), dtype=np.float64)
+    loc = np.full(max(1, n_par), -1, dtype=np.int64)
+    glob = np.empty(dmax, dtype=np.int64)
+    gpow = np.empty(lx + ly + 1, dtype=np.float64)
+    g = 1.0
+    for q in range(len(gpow)):
+        gpow[q] = g
+        g *= lam
+    ones = np.ones(len(sig), dtype=np.float64)
+    grad = np.zeros(n_par + 1, dtype=np.float64)
+    for i in range(nx):
+        if mode == MODE_DIAG:
+            jlo, jhi = i, i + 1
+        elif mode == MODE_SYMMETRIC:
+            jlo, jhi = i, ny
+        else:
+            jlo, jhi = 0, ny
+        for j in range(jlo, jhi):
+            if mode == MODE_DIAG:
+                w = V[i, 0]
+            elif mode == MODE_SYMMETRIC and j != i:
+                w = V[i, j] + V[j, i]
+            else:
+                w = V[i, j]
+            if w == 0.0:
+                continue
+            _pair_grad(xe, xn, xec, xnc, xo[i], xo[i + 1], ye, yn, yec, ync, yo[j], yo[j + 1],
+                       sig, ones, ind_e, KE, ind_n, KN, cn, lam, max_len, pe, n_par, with_lam,
+                       ms, mt, mw, mr, E, dE, loc, glob, gpow, w, grad)
+    return grad

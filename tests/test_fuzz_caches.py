@@ -170,7 +170,7 @@ def sigma_case():
     items = _items()
     part = NPK
     train, y = np.arange(6), np.array([1, 0, 1, 0, 1, 0, 0, 0])
-    learned = {"conj": 0.0, "dobj": 0.25}
+    learned = {"sigma": {"conj": 0.0, "dobj": 0.25}, "lam": 0.7}
     grams = _Grams(items, 1, folder)
     assert grams.sigma(part, train, y, {"random_state": 0}, lambda: dict(learned)) == learned
     [entry] = (folder / "grams").glob("sigma-*.json")

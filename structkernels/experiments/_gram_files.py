@@ -170,6 +170,22 @@ def fold_slices(files: Sequence[GramFile], train: np.ndarray, test: np.ndarray
     return out
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
+def _learned_problem(doc: Any) -> str | None:
+    """What is wrong with a cached σ learner's result, or None."""
+    if not (isinstance(doc, dict) and set(doc) <= {"sigma", "lam"}
+            and isinstance(doc.get("sigma"), dict)):
+        return "not a dict of 'sigma' (and 'lam')"
+    if not all(isinstance(k, str) and _number(v) and v >= 0 for k, v in doc["sigma"].items()):
+        return "not finite σ values ≥ 0 by label"
+    if "lam" in doc and not (_number(doc["lam"]) and 0 < doc["lam"] <= 1):
+        return "λ not a number in (0, 1]"
+    return None
+
+
 def _jsonable(x: Any) -> Any:
     return x.to_json() if hasattr(x, "to_json") else list(x)
 
@@ -308,8 +324,10 @@ class RelationGrams:
             f.remove()
 
     def sigma(self, part: StructureKernel, train: np.ndarray, y: np.ndarray,
-              settings: dict[str, Any], fit: Callable[[], dict]) -> dict[str, float]:
-        """σ of a split: from the cache when it holds this split's, else ``fit()``."""
+              settings: dict[str, Any], fit: Callable[[], dict]) -> dict[str, Any]:
+        """What a σ learner learned on a split (``{"sigma": {label: weight}}``, and ``"lam"``
+        from the gradient learner): from the cache when it holds this split's, else
+        ``fit()``."""
         if self.folder is None:
             return fit()
         h = hashlib.sha256(self._digest(part.view).encode())
@@ -325,14 +343,11 @@ class RelationGrams:
                 doc = json.loads(payload.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, RecursionError):
                 doc, problem = None, "not JSON"
-            if problem is None and not (isinstance(doc, dict) and all(
-                    isinstance(k, str) and isinstance(v, (int, float))
-                    and not isinstance(v, bool) and np.isfinite(float(v)) and v >= 0
-                    for k, v in doc.items())):
-                problem = "not finite σ values ≥ 0 by label"
             if problem is None:
-                return {k: float(v) for k, v in doc.items()}
+                problem = _learned_problem(doc)
+            if problem is None:
+                return doc
             self.store.discard(entry, problem)
-        sigma = fit()
-        self.store.write(entry, name, json.dumps(sigma).encode("ascii"))
-        return sigma
+        learned = fit()
+        self.store.write(entry, name, json.dumps(learned).encode("ascii"))
+        return learned

@@ -71,7 +71,7 @@ from structkernels.experiments.relation_checks import (
     fold_bytes,
 )
 from structkernels.neighbors.classifier import KernelKNNClassifier
-from structkernels.npk.learner import NonstationaryLearner
+from structkernels.npk.gradient import OBJECTIVES, SIGMA_OBJECTIVES, learn_path_weights
 from structkernels.relations.decision import THRESHOLD_RULES, fit_decision
 from structkernels.relations.models import (
     DEFAULT_MODELS,
@@ -80,7 +80,6 @@ from structkernels.relations.models import (
     PRECOMPUTED_SVC_PARAMS,
     RelationModel,
     StructureKernel,
-    learned_sigma,
     needed_views,
     relation_model,
     twin_of,
@@ -236,7 +235,11 @@ def evaluate_relations(
         F1 of grouped 3-fold inner cross-validation (documents kept whole), the choice of
         each fold listed under ``"chosen"``.
     sigma_params : dict, optional
-        Keywords of :class:`~structkernels.NonstationaryLearner` (default: its own).
+        The σ learner's settings: ``"objective"`` selects it (default ``"loss1"``, Algorithm 1's
+        binary σ by :class:`~structkernels.NonstationaryLearner`; ``"knn-ap"`` likewise;
+        ``"svm"`` or ``"alignment"``: σ ∈ [0, 1] and λ by exact gradient,
+        :class:`~structkernels.npk.gradient.GradientSigmaLearner`, learned inside the sum
+        with the model's other views), the other keys are the chosen learner's keywords.
     n_jobs : int, optional
         Workers for the Grams and the σ learner (default: the cores this process may use).
     random_state : int
@@ -304,32 +307,50 @@ def evaluate_relations(
     preds = {m: np.zeros(n, dtype=np.int64) for m in models}
     scores = {m: np.zeros(n) for m in models}
     zeroed: list[list[str]] = []
+    weights: list[dict[str, Any]] = []
     chosen: list[str] = []
     thresholds: dict[str, list[float]] = {m.name: [] for m in specs if m.classifier == "SVM"}
-    learns = next((m.sigma_part for m in specs if m.learns_sigma), None)
+    learner_model = next((m for m in specs if m.learns_sigma), None)
+    learns = None if learner_model is None else learner_model.sigma_part
     uses_npk = learns is not None
-    settings = {"random_state": random_state, **(sigma_params or {})}
+    sigma_settings = dict(sigma_params or {})
+    objective = sigma_settings.pop("objective", "loss1")
+    if objective not in SIGMA_OBJECTIVES:
+        raise ValueError(f"sigma_params['objective'] must be one of "
+                         f"{', '.join(SIGMA_OBJECTIVES)}, got {objective!r}")
+    settings = {"random_state": random_state, "objective": objective, **sigma_settings}
+    docs = None if groups is None else np.asarray(groups)
 
     spent: dict[str, float] = {m: 0.0 for m in models}
     spent["σ learner"] = 0.0
     try:
         bar = tqdm(splits, desc="folds", unit="fold", disable=not progress)
         for k, (tr, te) in enumerate(bar):
-            sigma: dict[str, float] = {}
+            learned: dict[str, Any] = {}
             tick = time.perf_counter()
             if learns is not None:
-                def learn(tr: np.ndarray = tr, part: StructureKernel = learns) -> dict[str, float]:
-                    learner = NonstationaryLearner(
-                        part.kernel, dict(part.params), n_jobs=n_jobs, random_state=random_state,
-                        progress=False, **(sigma_params or {}),
-                    )
-                    learner.fit([items[i][part.view] for i in tr], y[tr])
-                    return learned_sigma(learner.sigma_)
+                def learn(tr: np.ndarray = tr, part: StructureKernel = learns) -> dict[str, Any]:
+                    offset = None
+                    others = [p for p in learner_model.parts if not p.learns_sigma]
+                    if objective in OBJECTIVES and others:
+                        # σ learned for the model that uses it: the other views' Grams
+                        # are added to the path kernel's inside the objective
+                        ofiles = [grams.file(p.view, p.normalized()) for p in others]
 
-                sigma = grams.sigma(learns, tr, y, settings, learn)
-                zeroed.append(sorted(sigma))
-                say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s, zeroed "
-                    f"{', '.join(sorted(sigma)) or 'no label'}")
+                        def offset(r: np.ndarray, c: np.ndarray) -> np.ndarray:
+                            return fold_slices(ofiles, tr[c], tr[r])[1]
+                    return learn_path_weights(
+                        dict(part.params), [items[i][part.view] for i in tr], y[tr],
+                        objective=objective, groups=None if docs is None else docs[tr],
+                        offset=offset, n_jobs=n_jobs, random_state=random_state,
+                        **sigma_settings)
+
+                learned = grams.sigma(learns, tr, y, settings, learn)
+                sigma = learned.get("sigma", {})
+                zeroed.append(sorted(lab for lab, v in sigma.items() if v == 0.0))
+                weights.append(learned)
+                say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s "
+                    f"({objective}): {_describe(learned)}")
             spent["σ learner"] += time.perf_counter() - tick
             # every Gram file this split needs, computed (or read) first, each once: one per
             # structure view and kernel (σ's for this split only, removed after it); then the
@@ -341,8 +362,9 @@ def evaluate_relations(
             for spec in specs:
                 for part in spec.parts:
                     if part not in files:
-                        files[part] = grams.file(part.view, part.normalized(sigma),
-                                                 keep=not (part.learns_sigma and sigma))
+                        files[part] = grams.file(
+                            part.view, part.normalized(*_learned_kernel(part, learned)),
+                            keep=not (part.learns_sigma and learned))
             doc_groups = None if groups is None else np.asarray(groups)[tr]
             try:
                 one = 8 * len(tr) * (len(tr) + len(te))  # a Gram's fold slices, bytes
@@ -388,7 +410,9 @@ def evaluate_relations(
                          "Grams": round(grams.seconds, 1)},
     }
     if uses_npk:
+        result["sigma_objective"] = objective
         result["sigma_zeroed"] = zeroed
+        result["sigma_learned"] = weights
     if chosen:
         result["chosen"] = chosen
     result["twins"] = twin_comparison(result["models"])
@@ -398,6 +422,27 @@ def evaluate_relations(
     if return_scores:
         result["pair_scores"] = {"fold": fold_of, **{m: scores[m] for m in models}}
     return result
+
+
+def _learned_kernel(part: StructureKernel, learned: dict[str, Any]
+                    ) -> tuple[dict[str, float] | None, dict[str, Any] | None]:
+    """``(sigma, params)`` of ``part`` under what a σ learner learned (nothing when the part
+    learns no σ: its twin keeps every weight fixed)."""
+    if not part.learns_sigma or not learned:
+        return None, None
+    extra = {k: v for k, v in learned.items() if k != "sigma"}
+    return learned.get("sigma") or None, ({**part.params, **extra} if extra else None)
+
+
+def _describe(learned: dict[str, Any]) -> str:
+    sigma = learned.get("sigma", {})
+    low = sorted(sigma.items(), key=lambda kv: kv[1])[:8]
+    text = ", ".join(f"{lab} {v:.2f}" for lab, v in low) or "σ ≡ 1"
+    if len(sigma) > len(low):
+        text += f" (and {len(sigma) - len(low)} more below 1)"
+    if "lam" in learned:
+        text += f"; λ {learned['lam']:.2f}"
+    return text
 
 
 def _batches(specs: Sequence[RelationModel], slice_bytes: int, limit: int

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import re
 import socket
@@ -155,7 +156,7 @@ def dask_client(scheduler: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> 
     (with the cluster it started, for ``local:N``) when the block ends.
 
     ``local:N`` starts a :class:`~distributed.LocalCluster` of N worker processes, one
-    thread each, without a dashboard.  An address is tried for ``timeout`` seconds.
+    thread each, without a dashboard, its log below errors silenced.  An address is tried for ``timeout`` seconds.
 
     Raises
     ------
@@ -173,7 +174,8 @@ def dask_client(scheduler: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> 
     distributed = optional_module("distributed", _HINT)
     if kind == "local":
         with distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, \
+                                      dashboard_address=None,
+                                      silence_logs=logging.ERROR) as cluster, \
                 distributed.Client(cluster) as client:
             yield client
         return

@@ -27,8 +27,10 @@ When the inputs carry labels, F1 (precision, recall) is printed on stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path as FilePath
 from typing import Any
 
@@ -103,7 +105,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--n-jobs", type=int, default=None,
-        help="parallel workers of the kernel evaluations (default: the cores this process may use)",
+        help="parallel workers of the kernel evaluations (default: the cores this process may "
+        "use; with --dask, 1 per partition)",
     )
     p.add_argument(
         "--cache-dir",
@@ -139,6 +142,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="relation extractors: processes of spaCy's parser, used for batches with at "
         "least 500 sentences to parse (not in the cache) (default: the cores this process "
         "may use)",
+    )
+    p.add_argument(
+        "--dask", metavar="SCHEDULER", default=None,
+        help="relation extractors: parse and score the batches (partitions) on a dask "
+        "cluster: a scheduler's address (tcp://HOST:PORT, or HOST:PORT), or local:N to start "
+        "N worker processes of one thread on this machine; the model goes to each worker "
+        "once, the output is the bytes of a run without it (default: none, this process "
+        "parses and scores); needs the distributed extra",
+    )
+    p.add_argument(
+        "--dask-timeout", type=finite_float, default=10.0, metavar="S",
+        help="seconds to wait for the --dask scheduler (default: %(default)s)",
     )
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress on stderr (bars, and one line per batch)")
@@ -327,6 +342,9 @@ def _predict(args: argparse.Namespace) -> int:
     if getattr(args, "resume", False):
         raise CommandError(f"--resume applies to relation extractors; {model_path} is a "
                            "train-npk model")
+    if getattr(args, "dask", None) is not None:
+        raise CommandError(f"--dask applies to relation extractors; {model_path} is a "
+                           "train-npk model")
     if len(inputs) != 1:
         raise CommandError(f"a train-npk model labels one DATA file; {len(inputs)} given")
     return _run_npk(args, validate_model(doc, model_path), model_path, inputs[0])
@@ -393,24 +411,25 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
     batch_size = getattr(args, "batch_size", DEFAULT_BATCH_SIZE)
     batches = iter_relations(inputs, batch_size=batch_size,
                              on_error="skip" if args.skip_bad else "raise")
-    if stream:
-        with open_output(args.output, stream_ok=True) as fh:
-            state = _predict_batches(args, extractor, batches, fmt, fh, None, threshold)
-    else:
-        from structkernels.cli._resume import PartialOutput, run_identity
+    with _scorer(args, extractor, doc, model_path, cache_dir, threshold) as score:
+        if stream:
+            with open_output(args.output, stream_ok=True) as fh:
+                state = _predict_batches(args, score, batches, fmt, fh, None)
+        else:
+            from structkernels.cli._resume import PartialOutput, run_identity
 
-        settings = {"batch_size": batch_size, "format": fmt, "threshold": threshold,
-                    "skip_bad": bool(args.skip_bad)}
-        out = PartialOutput(args.output, run_identity(inputs, model_path, settings) if resume
-                            else "", resume)
-        try:
-            state = _predict_batches(args, extractor, batches, fmt, None, out, threshold)
-            if not state["sentences"]:
-                raise CommandError(f"{', '.join(inputs)}: no sentences")
-            out.finish()
-        except BaseException:
-            out.abandon()
-            raise
+            settings = {"batch_size": batch_size, "format": fmt, "threshold": threshold,
+                        "skip_bad": bool(args.skip_bad)}
+            out = PartialOutput(args.output, run_identity(inputs, model_path, settings)
+                                if resume else "", resume)
+            try:
+                state = _predict_batches(args, score, batches, fmt, None, out)
+                if not state["sentences"]:
+                    raise CommandError(f"{', '.join(inputs)}: no sentences")
+                out.finish()
+            except BaseException:
+                out.abandon()
+                raise
     if not state["sentences"]:
         raise CommandError(f"{', '.join(inputs)}: no sentences")
     cut = getattr(extractor, "threshold_", 0.0) if threshold is None else threshold
@@ -427,17 +446,70 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
     return 0
 
 
-def _predict_batches(args: argparse.Namespace, extractor: Any, batches: Any, fmt: str,
-                     fh: Any, out: Any, threshold: float | None) -> dict[str, Any]:
-    """Parse, score and write each batch before reading the next; the run's counts.
+@contextlib.contextmanager
+def _scorer(args: argparse.Namespace, extractor: Any, doc: Any, model_path: str,
+            cache_dir: Any, threshold: float | None) -> Iterator[Callable]:
+    """``score(batches, done)``: ``(batch, rows, warning messages)`` per batch, in order
+    (``rows`` None for the batches before ``done``, written before): here, or on the dask
+    cluster ``--dask`` names (connected before any input is read, closed at the end)."""
+    scheduler = getattr(args, "dask", None)
+    if scheduler is None:
+        yield lambda batches, done: _score_here(extractor, batches, done, threshold)
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            from structkernels.extraction.distributed import (
+                SchedulerError,
+                dask_client,
+                scored_partitions,
+            )
 
-    ``fh``: a stream written and flushed per batch; else ``out``, a
+            client = stack.enter_context(dask_client(scheduler, timeout=args.dask_timeout))
+        except ImportError as exc:
+            raise CommandError(f"--dask: {one_line(exc)}") from None
+        except SchedulerError as exc:
+            raise CommandError(one_line(exc)) from None
+
+        def score(batches: Any, done: int) -> Iterator[tuple[Any, Any, list[str]]]:
+            for part in scored_partitions(doc, batches, client=client, threshold=threshold,
+                                          cache_dir=cache_dir, n_jobs=args.n_jobs or 1,
+                                          skip=done, source=model_path):
+                yield part.batch, part.rows, part.warnings
+
+        yield score
+
+
+def _score_here(extractor: Any, batches: Any, done: int, threshold: float | None
+                ) -> Iterator[tuple[Any, Any, list[str]]]:
+    """Each batch parsed and scored in this process, as it is read."""
+    import warnings
+
+    for batch in batches:
+        if batch.index < done:
+            yield batch, None, []
+            continue
+        rows: list[dict[str, Any]] = []
+        messages: list[str] = []
+        if len(batch):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                rows = (extractor.predict_pairs(batch) if threshold is None
+                        else extractor.predict_pairs(batch, threshold=threshold))
+            messages = [one_line(w.message) for w in caught]
+        yield batch, rows, messages
+
+
+def _predict_batches(args: argparse.Namespace, score: Callable, batches: Any, fmt: str,
+                     fh: Any, out: Any) -> dict[str, Any]:
+    """Parse, score and write each batch as it comes; the run's counts.
+
+    ``score(batches, done)`` gives each batch with its rows (:func:`_scorer`). ``fh``: a
+    stream written and flushed per batch; else ``out``, a
     :class:`~structkernels.cli._resume.PartialOutput` each batch's text is committed to
     (batches it holds already, when resuming, are read past without parsing or scoring).
     """
     import io
     import time
-    import warnings
 
     from structkernels.relations import PairWriter
 
@@ -452,23 +524,17 @@ def _predict_batches(args: argparse.Namespace, extractor: Any, batches: Any, fmt
               f"sentences written to {out.partial})", file=sys.stderr)
     buffer = io.StringIO()
     writer = PairWriter(fh if fh is not None else buffer, fmt, [str(p) for p in args_inputs(args)])
-    started = time.perf_counter()
+    started = t0 = time.perf_counter()
     new_sentences = 0
-    for batch in batches:
-        if batch.index < done:
+    for batch, rows, messages in score(batches, done):
+        if rows is None:
             writer.skip(batch)
+            t0 = time.perf_counter()
             continue
         for rec in batch.skipped:
             print(f"structkernels predict: skipped {rec}", file=sys.stderr)
-        t0 = time.perf_counter()
-        rows: list[dict[str, Any]] = []
-        if len(batch):
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                rows = (extractor.predict_pairs(batch) if threshold is None
-                        else extractor.predict_pairs(batch, threshold=threshold))
-            for w in caught:
-                print(f"structkernels predict: warning: {one_line(w.message)}", file=sys.stderr)
+        for message in messages:
+            print(f"structkernels predict: warning: {message}", file=sys.stderr)
         writer.write(batch, rows)
         _count(state, batch, rows)
         if out is not None:
@@ -484,6 +550,7 @@ def _predict_batches(args: argparse.Namespace, extractor: Any, batches: Any, fmt
             print(f"structkernels predict: batch {batch.index + 1}: {len(batch):,} sentences, "
                   f"{len(rows):,} pairs in {dt:.1f} s ({state['sentences']:,} sentences, "
                   f"{state['pairs']:,} pairs in all; {rate:,.1f} sentences/s)", file=sys.stderr)
+        t0 = time.perf_counter()
     writer.finish()
     if out is not None:
         out.commit(buffer.getvalue(), state)

@@ -79,3 +79,10 @@ def test_binary_objectives_still_route_to_algorithm_1():
     out = learn_path_weights({"lam": 0.8}, X, y, objective="loss1", random_state=0,
                              alpha=2, beta=20)
     assert set(out) == {"sigma"} and set(out["sigma"].values()) <= {0.0}
+
+
+def test_the_command_line_offers_every_objective():
+    from structkernels.cli._extractor import SIGMA_OBJECTIVES as offered
+    from structkernels.npk.gradient import SIGMA_OBJECTIVES
+
+    assert offered == SIGMA_OBJECTIVES

@@ -64,6 +64,16 @@ def extractor_cache_dir(args: argparse.Namespace, command: str) -> Any:
     return args.cache_dir
 
 
+#: The σ objectives ``--sigma-objective`` offers (:data:`structkernels.npk.gradient.SIGMA_OBJECTIVES`).
+SIGMA_OBJECTIVES = ("loss1", "knn-ap", "svm", "alignment")
+SIGMA_OBJECTIVE_HELP = (
+    "how σ of the NPK models is learned on each training set: 'loss1' (Algorithm 1 of Garg et "
+    "al.: binary σ by a k-NN loss), 'knn-ap' (binary, k-NN average precision), 'svm' or "
+    "'alignment' (σ in [0, 1] and λ by exact gradient of the SVM's dual objective or of "
+    "kernel-target alignment, inside the sum of views; steps chosen on held-out training "
+    "documents) (default: %(default)s)")
+
+
 def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, command: str,
                    cache_dir: Any, log: Callable[[str], None],
                    threshold: str | float = "inner-cv",
@@ -83,6 +93,7 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
         args.pipeline, cache_dir=cache_dir, blind=not args.no_blind, C=args.C,
         n_jobs=args.n_jobs, random_state=args.random_state, progress=not args.quiet,
         threshold=threshold, calibration=calibration,
+        sigma_params={"objective": getattr(args, "sigma_objective", "loss1")},
     )
     what = describe_model()
     log(f"training the {what} on {len(pairs)} pairs "

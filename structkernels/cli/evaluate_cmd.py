@@ -18,7 +18,12 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
-from structkernels.cli._extractor import finite_float, train_and_save
+from structkernels.cli._extractor import (
+    SIGMA_OBJECTIVE_HELP,
+    SIGMA_OBJECTIVES,
+    finite_float,
+    train_and_save,
+)
 from structkernels.utils import atomic_open
 
 
@@ -76,6 +81,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="the SVM rows' decision threshold: chosen on each training fold by "
                    "grouped 3-fold inner cross-validation for F1, or zero (the SVM's sign) "
                    "(default: %(default)s); --json gives them under 'thresholds'")
+    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES), default="loss1",
+                   help=SIGMA_OBJECTIVE_HELP)
     p.add_argument("--n-jobs", type=int, default=None,
                    help="workers (default: the cores this process may use)")
     p.add_argument("--random-state", type=int, default=0,
@@ -191,7 +198,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     result = evaluate_corpora(
         train, test, cv=args.cv, models=models, parser=parser, blind=not args.no_blind,
-        C=args.C, n_jobs=args.n_jobs, random_state=args.random_state, progress=progress,
+        C=args.C, sigma_params={"objective": args.sigma_objective}, n_jobs=args.n_jobs, random_state=args.random_state, progress=progress,
         log=log, cache_dir=cache, threshold=args.threshold_rule, parse_in_child=True,
         return_scores=bool(args.scores or args.plot),
     )

@@ -16,7 +16,13 @@ import warnings
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
-from structkernels.cli._extractor import extractor_cache_dir, parse_threshold, train_and_save
+from structkernels.cli._extractor import (
+    SIGMA_OBJECTIVE_HELP,
+    SIGMA_OBJECTIVES,
+    extractor_cache_dir,
+    parse_threshold,
+    train_and_save,
+)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -55,6 +61,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "number is taken as given (default: %(default)s)")
     p.add_argument("--calibration", choices=["platt", "isotonic", "none"], default="platt",
                    help="probabilities fitted on the inner folds' scores (default: %(default)s)")
+    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES), default="loss1",
+                   help=SIGMA_OBJECTIVE_HELP)
     p.add_argument("--n-jobs", type=int, default=None,
                    help="workers (default: the cores this process may use)")
     p.add_argument("--random-state", type=int, default=0,

@@ -331,14 +331,13 @@ def evaluate_relations(
             if learns is not None:
                 def learn(tr: np.ndarray = tr, part: StructureKernel = learns) -> dict[str, Any]:
                     offset = None
-                    others = [p for p in learner_model.parts if not p.learns_sigma]
-                    if objective in OBJECTIVES and others:
-                        # σ learned for the model that uses it: the other views' Grams
+                    if objective in OBJECTIVES:
+                        # σ learned for the model that uses it: the other views' kernels
                         # are added to the path kernel's inside the objective
-                        ofiles = [grams.file(p.view, p.normalized()) for p in others]
+                        fixed = learner_model.fixed_views_gram(items)
 
                         def offset(r: np.ndarray, c: np.ndarray) -> np.ndarray:
-                            return fold_slices(ofiles, tr[c], tr[r])[1]
+                            return fixed(tr[r], tr[c])
                     return learn_path_weights(
                         dict(part.params), [items[i][part.view] for i in tr], y[tr],
                         objective=objective, groups=None if docs is None else docs[tr],

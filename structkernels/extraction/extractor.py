@@ -7,7 +7,8 @@ new text: the sentences (with entity offsets) are parsed by spaCy
 (:class:`~structkernels.relations.parse.DependencyParser`), each candidate pair gets its
 structure views (:func:`~structkernels.relations.structures.pair_views`: the shortest
 dependency path, the bag of context features and the all-paths graph), σ is learned on the
-training paths (:class:`~structkernels.NonstationaryLearner`), and an SVM is trained with
+training paths (:func:`~structkernels.npk.gradient.learn_path_weights`, the learner
+``sigma_params["objective"]`` selects), and an SVM is trained with
 the model's kernel (:meth:`~structkernels.relations.models.RelationModel.kernel`)::
 
     ViewKernel(Normalized(path kernel with σ), "path")
@@ -91,7 +92,7 @@ from structkernels.extraction.files import (
 )
 from structkernels.extraction.scoring import ReferenceScorer, views_gram
 from structkernels.kernels.base import Kernel
-from structkernels.npk.learner import NonstationaryLearner
+from structkernels.npk.gradient import learn_path_weights
 from structkernels.relations.decision import (
     CALIBRATIONS,
     DecisionRule,
@@ -100,7 +101,7 @@ from structkernels.relations.decision import (
     fit_decision,
 )
 from structkernels.relations.model import RelationCorpus
-from structkernels.relations.models import SVM_PARAMS, RelationModel, learned_sigma
+from structkernels.relations.models import SVM_PARAMS, RelationModel
 from structkernels.relations.parse import DependencyParser
 from structkernels.relations.structures import pair_views
 from structkernels.utils import (
@@ -233,7 +234,12 @@ class RelationExtractor(BaseEstimator):
     C : float, default 1.0
         The SVM's C (not tuned).
     sigma_params : dict, optional
-        Keywords of :class:`~structkernels.NonstationaryLearner` (default: its own), e.g.
+        The σ learner's settings, as in
+        :func:`~structkernels.experiments.relations.evaluate_relations`: ``"objective"``
+        selects the learner (default ``"loss1"``: :class:`~structkernels.NonstationaryLearner`;
+        ``"svm"`` or ``"alignment"``: σ and λ by gradient,
+        :class:`~structkernels.npk.gradient.GradientSigmaLearner`, learned inside the sum
+        with the other views), the other keys are its keywords, e.g.
         ``{"top_fraction": 0.3}``.
     n_jobs : int, optional
         Workers of the σ learner and the Grams; None: every core the process may use.
@@ -464,13 +470,18 @@ class RelationExtractor(BaseEstimator):
         settings = {"n_jobs": workers, "random_state": self.random_state,
                     "progress": bool(self.progress), **learner_params}
         part = MODEL.sigma_part
+        groups = [p.sentence.document for p in pairs]
+        fixed = MODEL.fixed_views_gram(items)
         try:
-            learner = NonstationaryLearner(part.kernel, dict(part.params), **settings)
+            learned = learn_path_weights(
+                dict(part.params), [x[part.view] for x in items], y, groups=groups,
+                offset=fixed, **settings)
         except TypeError as exc:
             raise ValueError(f"{name}: bad sigma_params: {one_line(exc)}") from None
-        learner.fit([x[part.view] for x in items], y)
-        sigma = learned_sigma(learner.sigma_)
+        sigma = learned.get("sigma", {})
         kernel_params = MODEL.kernel_params()
+        if "lam" in learned:
+            kernel_params[part.view]["lam"] = learned["lam"]
         kern = MODEL.kernel(sigma, kernel_params)
         C = float(self.C)
         if len(y) <= self.max_exact:
@@ -479,7 +490,6 @@ class RelationExtractor(BaseEstimator):
                            progress=None if self.progress else False)
             svc = KernelSVC("precomputed", C=C, max_exact=self.max_exact,
                             random_state=self.random_state, **SVM_PARAMS).fit(K, y)
-            groups = [p.sentence.document for p in pairs]
             decision = fit_decision(K, y, groups, C=C, random_state=self.random_state,
                                     threshold=threshold, calibration=self.calibration)
             del K

@@ -49,7 +49,7 @@ Plain data and kernel builders only: nothing here fits or reads files.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -235,6 +235,32 @@ class RelationModel:
     def kernel_params(self) -> dict[str, dict[str, Any]]:
         """Each structure view's kernel parameters (without σ)."""
         return {p.view: dict(p.params) for p in self.parts}
+
+    def fixed_views_gram(self, items: Sequence[Mapping[str, Any]]
+                         ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """``f(rows, cols)``: the sum of the normalised kernels of the parts that learn no σ
+        between ``items[rows]`` and ``items[cols]`` (zeros when every part learns σ): what a
+        σ learner adds to the kernel it learns, so that σ is learned for this model.
+
+        Examples
+        --------
+        >>> from structkernels import Path
+        >>> items = [{"path": Path([(None, "PROT1")]), "context": ("m:bind",),
+        ...           "apg": None}]
+        >>> f = relation_model("NPK path SVM").fixed_views_gram(items)
+        >>> f(np.array([0]), np.array([0])).tolist()
+        [[0.0]]
+        """
+        fixed = [(p.view, p.normalized()) for p in self.parts if not p.learns_sigma]
+
+        def gram_of(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+            out = np.zeros((len(rows), len(cols)))
+            for view, k in fixed:
+                out += k.gram([items[i][view] for i in rows], [items[j][view] for j in cols],
+                              n_jobs=1, progress=False)
+            return out
+
+        return gram_of
 
 
 _COMPOSITE = (NPK, NGRAM, APG)

@@ -86,3 +86,12 @@ def test_the_command_line_offers_every_objective():
     from structkernels.npk.gradient import SIGMA_OBJECTIVES
 
     assert offered == SIGMA_OBJECTIVES
+
+
+def test_a_prior_is_the_starting_point_and_step_zero():
+    X, y = toy(80)
+    prior = {"sigma": {"noise": 0.25, "elsewhere": 0.5}, "lam": 0.6}
+    out = learn_path_weights({"lam": 0.8}, X, y, objective="svm", prior=prior, max_steps=0,
+                             random_state=0)
+    # no step: the prior itself, labels this corpus does not learn kept as the prior says
+    assert out == {"sigma": {"noise": 0.25, "elsewhere": 0.5}, "lam": 0.6}

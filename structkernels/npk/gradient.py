@@ -321,16 +321,20 @@ SIGMA_OBJECTIVES = ("loss1", "knn-ap", *OBJECTIVES)
 
 def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any, *,
                        objective: str = "loss1", groups: Any = None,
-                       offset: Offset | None = None, n_jobs: int | None = None,
+                       offset: Offset | None = None, prior: dict[str, Any] | None = None,
+                       n_jobs: int | None = None,
                        random_state: Any = None, progress: bool = False,
                        **params: Any) -> dict[str, Any]:
     """The path kernel parameters a σ objective learns on ``X``: ``{"sigma": {...}}`` (the
     labels whose weight is not 1), and ``"lam"`` from the gradient learner.
 
     ``objective`` selects the learner: ``"loss1"`` and ``"knn-ap"`` are Algorithm 1's binary
-    σ (:class:`~structkernels.NonstationaryLearner`, which takes ``params``; ``groups`` and
-    ``offset`` are not used), ``"svm"`` and ``"alignment"`` the gradient learner
-    (:class:`GradientSigmaLearner`, likewise).
+    σ (:class:`~structkernels.NonstationaryLearner`, which takes ``params``; ``groups``,
+    ``offset`` and ``prior`` are not used), ``"svm"`` and ``"alignment"`` the gradient learner
+    (:class:`GradientSigmaLearner`, likewise).  ``prior``: what was learned elsewhere (this
+    function's result on another corpus), the gradient learner's starting point and step 0,
+    so that the steps on this corpus refine it only when its held-out documents say so
+    (transfer from a large corpus to a small one).
 
     Examples
     --------
@@ -345,10 +349,16 @@ def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any,
         raise ValueError(f"objective must be one of {', '.join(SIGMA_OBJECTIVES)}, "
                          f"got {objective!r}")
     if objective in OBJECTIVES:
-        lr = GradientSigmaLearner(dict(kernel_params), objective=objective, n_jobs=n_jobs,
+        start = dict(kernel_params)
+        if prior:
+            start["sigma"] = {**(start.get("sigma") or {}), **prior.get("sigma", {})}
+            if "lam" in prior:
+                start["lam"] = prior["lam"]
+        lr = GradientSigmaLearner(start, objective=objective, n_jobs=n_jobs,
                                   random_state=random_state, progress=progress, **params)
         lr.fit(X, y, groups=groups, offset=offset)
-        return {"sigma": {k: v for k, v in lr.sigma_.items() if v != 1.0}, "lam": lr.lam_}
+        sigma = lr.kernel().sigma or {}
+        return {"sigma": {k: float(v) for k, v in sigma.items() if v != 1.0}, "lam": lr.lam_}
     learner = NonstationaryLearner("path", dict(kernel_params), objective=objective,
                                    n_jobs=n_jobs, random_state=random_state,
                                    progress=progress, **params)

@@ -154,6 +154,9 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    # called without argv: this process is the command's own (the console script or
+    # ``python -m structkernels``), not a caller's that may go on to other work
+    own_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     only = _command_of(argv)
     try:
@@ -164,6 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 2
+    args.own_process = own_process
     previous = os.environ.get("STRUCTKERNELS_PROGRESS")
     # a command's own --no-progress hides every bar of its work, the inner ones too
     quiet = bool(args.quiet or getattr(args, "no_progress", False))

@@ -305,6 +305,17 @@ def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None
     return clf.fit(X, y)
 
 
+def _keep_torch_out(doc: Any) -> None:
+    """Parse here without PyTorch when the model's pipeline does not need it (0.5 GB less;
+    only in the command's own process: ``import torch`` fails there afterwards)."""
+    from structkernels.relations.pipelines import keep_torch_out
+
+    params = doc.get("params") if isinstance(doc, dict) else None
+    pipeline = params.get("pipeline") if isinstance(params, dict) else None
+    if isinstance(pipeline, str):
+        keep_torch_out(pipeline)
+
+
 def _model_and_data(args: argparse.Namespace) -> tuple[str, list[str]]:
     if args.model is not None:
         return args.model, list(args.inputs)
@@ -404,6 +415,8 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
                            "whole at the end")
     cache_dir = extractor_cache_dir(args, "predict")
     quiet = bool(getattr(args, "quiet", False))
+    if getattr(args, "own_process", False) and getattr(args, "dask", None) is None:
+        _keep_torch_out(doc)
     extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=cache_dir,
                                             n_jobs=args.n_jobs, progress=not quiet,
                                             n_process=getattr(args, "n_process", None))

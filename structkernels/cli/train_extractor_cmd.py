@@ -91,7 +91,7 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from structkernels.relations import read_relations
-    from structkernels.relations.pipelines import check_pipeline
+    from structkernels.relations.pipelines import check_pipeline, keep_torch_out
 
     if not args.C > 0 or args.C == float("inf"):
         raise CommandError(f"--C must be a finite number > 0, got {args.C}")
@@ -101,6 +101,8 @@ def _run(args: argparse.Namespace) -> int:
         if not Path(name).exists():
             raise CommandError(f"no such file or folder: {name}")
     check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
+    if getattr(args, "own_process", False):
+        keep_torch_out(args.pipeline)  # 0.5 GB less when the pipeline does not need PyTorch
     corpus = read_relations(args.files, on_error="skip" if args.skip_bad else "raise")
     for s in corpus.skipped:
         print(f"skipped: {s.file}:{s.line}: {s.record}: {s.reason}", file=sys.stderr)

@@ -585,7 +585,7 @@ def evaluate_corpora(
         :func:`evaluate_relations`'s result, with ``"seconds"`` counting the parse too and
         ``"parse_seconds"``, ``"sentences"``, ``"documents"`` added.
     """
-    from structkernels.relations.parse import DependencyParser
+    from structkernels.relations.parse import DependencyParser, parse_without_torch
     from structkernels.relations.structures import pair_views
 
     t0 = time.perf_counter()
@@ -616,7 +616,13 @@ def evaluate_corpora(
     check_folds(y, splits, docs_of)
     check_fold_memory(len(pairs), splits, models, effective_n_jobs(n_jobs))
     parser = parser if parser is not None else DependencyParser(progress=progress)
-    parsed = call_in_child(parser.parse, sentences) if parse_in_child else parser.parse(sentences)
+    if parse_in_child:
+        # the child is this call's own: PyTorch stays out of it when the pipeline allows
+        parsed = (call_in_child(parse_without_torch, parser, sentences)
+                  if isinstance(parser, DependencyParser)
+                  else call_in_child(parser.parse, sentences))
+    else:
+        parsed = parser.parse(sentences)
     parse_seconds = time.perf_counter() - t0
     say(f"parsed {len(sentences)} sentences in {parse_seconds:.1f} s")
     items = pair_views(parsed, pairs, views=needed_views(models), blind=blind)

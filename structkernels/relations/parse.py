@@ -35,7 +35,12 @@ from typing import Any
 
 from structkernels.graphs.model import Graph, GraphFormatError, add_node, new_graph
 from structkernels.relations.model import RelationFormatError
-from structkernels.relations.pipelines import DEFAULT_PIPELINE, check_pipeline, pipeline_packages
+from structkernels.relations.pipelines import (
+    DEFAULT_PIPELINE,
+    check_pipeline,
+    keep_torch_out,
+    pipeline_packages,
+)
 from structkernels.utils import (
     CacheFolder,
     check_cache_dir,
@@ -56,6 +61,7 @@ __all__ = [
     "default_cache_dir",
     "entity_tokens",
     "load_pipeline",
+    "parse_without_torch",
     "split_at",
 ]
 
@@ -105,6 +111,14 @@ def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
             raise ValueError(f"spaCy pipeline {candidate!r} has no dependency parser")
         return nlp
     raise ValueError(f"no spaCy pipeline named {name!r} is installed; {_HINT}")
+
+
+def parse_without_torch(parser: DependencyParser, sentences: Sequence[Any]) -> list[Any]:
+    """``parser.parse(sentences)`` in a process that keeps PyTorch out when the pipeline does
+    not need it (:func:`~structkernels.relations.pipelines.keep_torch_out`): what
+    ``structkernels evaluate`` runs in its parsing child."""
+    keep_torch_out(parser.pipeline)
+    return parser.parse(sentences)
 
 
 def split_at(spans: Sequence[tuple[int, int]], cuts: Iterable[int]) -> list[tuple[int, int]]:

@@ -12,7 +12,12 @@ never reaches ``spacy.load``.
 
 from __future__ import annotations
 
+import json
+import re
+import sys
 from importlib.metadata import entry_points
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from structkernels.utils import StructkernelsError, one_line
@@ -23,6 +28,8 @@ __all__ = [
     "UnknownPipelineError",
     "check_pipeline",
     "installed_pipelines",
+    "keep_torch_out",
+    "pipeline_needs_torch",
     "pipeline_packages",
 ]
 
@@ -34,6 +41,16 @@ PIPELINE_ALIASES: dict[str, tuple[str, ...]] = {"en_core_web_sm": ("en_core_web_
 # spaCy's registry of pipeline packages (catalogue's "spacy" "models", with entry points)
 _GROUP = "spacy_models"
 _INSTALL = "install one, e.g. pip install 'structkernels[parse]' for en_core_web_sm"
+
+
+#: spaCy's own components, none of which runs on PyTorch.
+TORCH_FREE_FACTORIES = frozenset({
+    "tok2vec", "tagger", "parser", "senter", "attribute_ruler", "lemmatizer", "ner",
+    "morphologizer", "entity_ruler", "sentencizer", "trainable_lemmatizer", "textcat",
+    "textcat_multilabel", "spancat", "span_ruler", "entity_linker", "tagger_multilabel",
+    "merge_noun_chunks", "merge_entities", "merge_subtokens", "token_splitter",
+    "doc_cleaner", "span_finder", "spancat_singlelabel",
+})
 
 
 class UnknownPipelineError(StructkernelsError, ValueError):
@@ -106,3 +123,60 @@ def check_pipeline(name: Any, where: str = "pipeline", *, allow_default: bool = 
             f"{where}: {one_line(repr(name), 80)} is not an installed spaCy pipeline "
             f"(installed: {listed}); {_INSTALL}")
     return name
+
+
+def pipeline_needs_torch(name: Any) -> bool:
+    """Whether the installed pipeline ``name`` may need PyTorch: True unless its package's
+    ``meta.json`` requires spaCy alone and every component of its ``config.cfg`` is one of
+    spaCy's own (:data:`TORCH_FREE_FACTORIES`).  Read from the package's files; nothing is
+    imported (``importlib.util.find_spec`` of a top-level package runs none of its code).
+
+    Examples
+    --------
+    >>> pipeline_needs_torch("no-such-pipeline")
+    True
+    """
+    for package in pipeline_packages(name):
+        try:
+            spec = find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(next(iter(spec.submodule_search_locations)))
+        try:
+            meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
+            configs = sorted(root.glob("*/config.cfg"))
+            text = configs[0].read_text(encoding="utf-8") if configs else ""
+        except (OSError, ValueError):
+            return True
+        requirements = meta.get("requirements", []) if isinstance(meta, dict) else None
+        if not isinstance(requirements, list) or not all(
+                isinstance(r, str) and re.split(r"[<>=!~ ;\[]", r.strip(), maxsplit=1)[0] == "spacy"
+                for r in requirements):
+            return True
+        factories = [line.split("=", 1)[1].strip().strip('"')
+                     for line in text.splitlines() if line.replace(" ", "").startswith("factory=")]
+        return not factories or not set(factories) <= TORCH_FREE_FACTORIES
+    return True
+
+
+def keep_torch_out(name: Any) -> bool:
+    """In a process that will not use PyTorch, keep spaCy from importing it (about 0.5 GB
+    resident: thinc imports it when it is installed): ``import torch`` then fails in this
+    process, so only the command-line's relation commands call this, before spaCy is
+    imported, and only when the pipeline ``name`` does not need it
+    (:func:`pipeline_needs_torch`).  Returns whether it did; nothing when PyTorch or spaCy
+    is already imported.
+
+    Examples
+    --------
+    >>> keep_torch_out("no-such-pipeline")
+    False
+    """
+    if "torch" in sys.modules or "spacy" in sys.modules or "thinc" in sys.modules:
+        return False
+    if pipeline_needs_torch(name):
+        return False
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    return True

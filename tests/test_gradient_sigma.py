@@ -82,10 +82,11 @@ def test_binary_objectives_still_route_to_algorithm_1():
 
 
 def test_the_command_line_offers_every_objective():
-    from structkernels.cli._extractor import SIGMA_OBJECTIVES as offered
-    from structkernels.npk.gradient import SIGMA_OBJECTIVES
+    from structkernels.cli import _extractor
+    from structkernels.npk import gradient
 
-    assert offered == SIGMA_OBJECTIVES
+    assert _extractor.SIGMA_OBJECTIVES == gradient.SIGMA_OBJECTIVES
+    assert _extractor.DEFAULT_SIGMA_OBJECTIVE == gradient.DEFAULT_SIGMA_OBJECTIVE
 
 
 def test_a_prior_is_the_starting_point_and_step_zero():

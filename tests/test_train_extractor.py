@@ -78,7 +78,8 @@ def corpora(tmp_path_factory):
 
 def _fit(train: str, **params) -> RelationExtractor:
     ex = RelationExtractor(cache_dir=False, progress=False, n_jobs=1,
-                           sigma_params={"max_evaluations": None}, **params)
+                           sigma_params={"objective": "loss1", "max_evaluations": None},
+                           **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ex.fit(read_relations(train))

@@ -66,6 +66,7 @@ def extractor_cache_dir(args: argparse.Namespace, command: str) -> Any:
 
 #: The σ objectives ``--sigma-objective`` offers (:data:`structkernels.npk.gradient.SIGMA_OBJECTIVES`).
 SIGMA_OBJECTIVES = ("loss1", "knn-ap", "svm", "alignment")
+DEFAULT_SIGMA_OBJECTIVE = "svm"
 SIGMA_OBJECTIVE_HELP = (
     "how σ of the NPK models is learned on each training set: 'loss1' (Algorithm 1 of Garg et "
     "al.: binary σ by a k-NN loss), 'knn-ap' (binary, k-NN average precision), 'svm' or "
@@ -93,7 +94,7 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
         args.pipeline, cache_dir=cache_dir, blind=not args.no_blind, C=args.C,
         n_jobs=args.n_jobs, random_state=args.random_state, progress=not args.quiet,
         threshold=threshold, calibration=calibration,
-        sigma_params={"objective": getattr(args, "sigma_objective", "loss1")},
+        sigma_params={"objective": getattr(args, "sigma_objective", DEFAULT_SIGMA_OBJECTIVE)},
     )
     what = describe_model()
     log(f"training the {what} on {len(pairs)} pairs "

@@ -19,6 +19,7 @@ import numpy as np
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import (
+    DEFAULT_SIGMA_OBJECTIVE,
     SIGMA_OBJECTIVE_HELP,
     SIGMA_OBJECTIVES,
     finite_float,
@@ -81,7 +82,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="the SVM rows' decision threshold: chosen on each training fold by "
                    "grouped 3-fold inner cross-validation for F1, or zero (the SVM's sign) "
                    "(default: %(default)s); --json gives them under 'thresholds'")
-    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES), default="loss1",
+    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES),
+                   default=DEFAULT_SIGMA_OBJECTIVE,
                    help=SIGMA_OBJECTIVE_HELP)
     p.add_argument("--n-jobs", type=int, default=None,
                    help="workers (default: the cores this process may use)")

@@ -17,6 +17,7 @@ import warnings
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import (
+    DEFAULT_SIGMA_OBJECTIVE,
     SIGMA_OBJECTIVE_HELP,
     SIGMA_OBJECTIVES,
     extractor_cache_dir,
@@ -61,7 +62,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "number is taken as given (default: %(default)s)")
     p.add_argument("--calibration", choices=["platt", "isotonic", "none"], default="platt",
                    help="probabilities fitted on the inner folds' scores (default: %(default)s)")
-    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES), default="loss1",
+    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES),
+                   default=DEFAULT_SIGMA_OBJECTIVE,
                    help=SIGMA_OBJECTIVE_HELP)
     p.add_argument("--n-jobs", type=int, default=None,
                    help="workers (default: the cores this process may use)")

@@ -71,7 +71,12 @@ from structkernels.experiments.relation_checks import (
     fold_bytes,
 )
 from structkernels.neighbors.classifier import KernelKNNClassifier
-from structkernels.npk.gradient import OBJECTIVES, SIGMA_OBJECTIVES, learn_path_weights
+from structkernels.npk.gradient import (
+    DEFAULT_SIGMA_OBJECTIVE,
+    OBJECTIVES,
+    SIGMA_OBJECTIVES,
+    learn_path_weights,
+)
 from structkernels.relations.decision import THRESHOLD_RULES, fit_decision
 from structkernels.relations.models import (
     DEFAULT_MODELS,
@@ -235,11 +240,13 @@ def evaluate_relations(
         F1 of grouped 3-fold inner cross-validation (documents kept whole), the choice of
         each fold listed under ``"chosen"``.
     sigma_params : dict, optional
-        The σ learner's settings: ``"objective"`` selects it (default ``"loss1"``, Algorithm 1's
-        binary σ by :class:`~structkernels.NonstationaryLearner`; ``"knn-ap"`` likewise;
-        ``"svm"`` or ``"alignment"``: σ ∈ [0, 1] and λ by exact gradient,
+        The σ learner's settings: ``"objective"`` selects it (default ``"svm"``: σ ∈ [0, 1] and
+        λ by exact gradient of the SVM's dual objective,
         :class:`~structkernels.npk.gradient.GradientSigmaLearner`, learned inside the sum
-        with the model's other views), the other keys are the chosen learner's keywords.
+        with the model's other views; ``"alignment"`` likewise by kernel-target alignment;
+        ``"loss1"``, ``"knn-ap"``: Algorithm 1's binary σ by
+        :class:`~structkernels.NonstationaryLearner`), the other keys are the chosen
+        learner's keywords.
     n_jobs : int, optional
         Workers for the Grams and the σ learner (default: the cores this process may use).
     random_state : int
@@ -314,7 +321,7 @@ def evaluate_relations(
     learns = None if learner_model is None else learner_model.sigma_part
     uses_npk = learns is not None
     sigma_settings = dict(sigma_params or {})
-    objective = sigma_settings.pop("objective", "loss1")
+    objective = sigma_settings.pop("objective", DEFAULT_SIGMA_OBJECTIVE)
     if objective not in SIGMA_OBJECTIVES:
         raise ValueError(f"sigma_params['objective'] must be one of "
                          f"{', '.join(SIGMA_OBJECTIVES)}, got {objective!r}")

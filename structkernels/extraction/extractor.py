@@ -236,11 +236,11 @@ class RelationExtractor(BaseEstimator):
     sigma_params : dict, optional
         The σ learner's settings, as in
         :func:`~structkernels.experiments.relations.evaluate_relations`: ``"objective"``
-        selects the learner (default ``"loss1"``: :class:`~structkernels.NonstationaryLearner`;
-        ``"svm"`` or ``"alignment"``: σ and λ by gradient,
+        selects the learner (default ``"svm"``: σ and λ by gradient of the SVM's objective,
         :class:`~structkernels.npk.gradient.GradientSigmaLearner`, learned inside the sum
-        with the other views), the other keys are its keywords, e.g.
-        ``{"top_fraction": 0.3}``.
+        with the other views; ``"alignment"``; ``"loss1"`` or ``"knn-ap"``:
+        :class:`~structkernels.NonstationaryLearner`), the other keys are its keywords, e.g.
+        ``{"objective": "loss1", "top_fraction": 0.3}``.
     n_jobs : int, optional
         Workers of the σ learner and the Grams; None: every core the process may use.
         Not saved.

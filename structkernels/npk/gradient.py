@@ -43,7 +43,10 @@ from structkernels.npk.loss import _binary_labels, structure_edge_labels
 from structkernels.structures import Path
 from structkernels.utils import N_JOBS, Interval, Options, effective_n_jobs, tqdm, validate_params
 
-__all__ = ["GradientSigmaLearner", "OBJECTIVES", "SIGMA_OBJECTIVES", "learn_path_weights"]
+__all__ = [
+    "DEFAULT_SIGMA_OBJECTIVE", "GradientSigmaLearner", "OBJECTIVES", "SIGMA_OBJECTIVES",
+    "learn_path_weights",
+]
 
 #: The objectives ``objective=`` selects.
 OBJECTIVES = ("svm", "alignment")
@@ -317,10 +320,14 @@ def _stratified(idx: np.ndarray, y: np.ndarray, n: int, rng: np.random.RandomSta
 #: Every σ objective: Algorithm 1's binary learner (:class:`~structkernels.NonstationaryLearner`:
 #: ``"loss1"``, ``"knn-ap"``) and the gradient learner (:data:`OBJECTIVES`).
 SIGMA_OBJECTIVES = ("loss1", "knn-ap", *OBJECTIVES)
+#: The σ objective of the relation models (``structkernels evaluate``, ``train-extractor``):
+#: the SVM's own objective, the one never more than 1 F1 below σ ≡ 1 on the four PPI corpora
+#: (``benchmarks/results/sigma_objectives.json``).
+DEFAULT_SIGMA_OBJECTIVE = "svm"
 
 
 def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any, *,
-                       objective: str = "loss1", groups: Any = None,
+                       objective: str = DEFAULT_SIGMA_OBJECTIVE, groups: Any = None,
                        offset: Offset | None = None, prior: dict[str, Any] | None = None,
                        n_jobs: int | None = None,
                        random_state: Any = None, progress: bool = False,

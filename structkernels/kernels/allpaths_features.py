@@ -39,7 +39,7 @@ from structkernels.kernels._allpaths_numba import (
 from structkernels.structures import EncodedList, LabelledGraph
 from structkernels.utils import check_finite
 
-__all__ = ["AllPathsFeatures", "walk_sums", "label_pair_features"]
+__all__ = ["AllPathsFeatures", "AllPathsWeights", "walk_sums", "label_pair_features"]
 
 #: a label pair goes to the dense part of the features when at least this fraction of the
 #: graphs has it (a dense product costs ~ n_x n_y per column, a sparse one ~ df_x df_y
@@ -483,3 +483,79 @@ class AllPathsFeatures(EncodedList):
         np.cumsum(np.bincount(rows[s], minlength=n), out=indptr[1:])
         return AllPathsFeatures(layout, dense, indptr, (target[s] - nd)[order], vals[s][order],
                                 np.full(n, -1, dtype=np.int64), np.zeros(n), self._items)
+
+
+# ------------------------------------------------------------- weighted sum
+class AllPathsWeights:
+    """A weighted sum of graphs' features as one vector: ``V = Σ_j c_j G_j``, so that
+    ``Σ_j c_j k(x, r_j) = <G_x, V>`` (the all-paths graph kernel is linear in ``G``).
+
+    A classifier's decision function over reference graphs ``r_j`` (weights ``c_j``,
+    each already divided by ``sqrt(k(r_j, r_j))`` for a normalised kernel) then costs,
+    per new graph, its own ``G`` (walk sums) and one look-up per label pair, whatever
+    the number of references.
+
+    Parameters
+    ----------
+    graphs : sequence of LabelledGraph or AllPathsFeatures
+        The reference graphs (or their features).
+    coef : array-like of shape (len(graphs),)
+        Their weights.
+
+    Examples
+    --------
+    >>> from structkernels.structures import LabelledGraph
+    >>> g = LabelledGraph([("a",), ("b",)], [(0, 1, 0.5)])
+    >>> h = LabelledGraph([("a",), ("c",)], [(0, 1, 0.5)])
+    >>> dots, sq = AllPathsWeights([g, h], [2.0, -1.0]).dots([g])
+    >>> dots.tolist(), sq.tolist()  # 2 k(g, g) - k(g, h), and k(g, g)
+    ([0.5], [0.25])
+    """
+
+    def __init__(self, graphs: Sequence[LabelledGraph] | AllPathsFeatures, coef: Sequence[float]):
+        X = graphs if isinstance(graphs, AllPathsFeatures) else AllPathsFeatures.encode(graphs)
+        c = np.asarray(coef, dtype=np.float64)
+        if c.shape != (len(X),):
+            raise ValueError(f"{len(c)} weights for {len(X)} graphs")
+        layout = X.layout
+        a, b = int(X.indptr[0]), int(X.indptr[-1])
+        owner = np.repeat(np.arange(len(X)), np.diff(X.indptr))
+        v = np.concatenate([
+            X.dense.T @ c if layout.n_dense else np.zeros(0),
+            np.bincount(X.indices[a:b], weights=X.data[a:b] * c[owner],
+                        minlength=layout.n_sparse)])
+        self._names = list(layout.names)
+        self._ids = dict(layout.ids)
+        self._keys = layout._sorted
+        self._values = np.asarray(v[layout._cols], dtype=np.float64)
+
+    def dots(self, graphs: Sequence[LabelledGraph]) -> tuple[np.ndarray, np.ndarray]:
+        """``(<G_x, V>, k(x, x))`` of each graph of ``graphs``."""
+        n = len(graphs)
+        ids, names = dict(self._ids), list(self._names)  # new labels meet no reference
+        counts = np.zeros(n, dtype=np.int64)
+        keys_parts, vals_parts = [], []
+        for i, g in enumerate(graphs):
+            if not isinstance(g, LabelledGraph):
+                raise TypeError(f"AllPathsWeights.dots expects LabelledGraph objects; item {i} "
+                                f"is a {type(g).__name__}")
+            k, v = _graph_entries(g, ids, names)
+            keys_parts.append(k)
+            vals_parts.append(v)
+            counts[i] = len(k)
+        if not n:
+            return np.zeros(0), np.zeros(0)
+        keys = np.concatenate(keys_parts)
+        vals = np.concatenate(vals_parts)
+        check_finite(vals, "all-paths graph features", ("entry",),
+                     hint="a walk sum overflowed: lower the edge weights of the graph")
+        rows = np.repeat(np.arange(n), counts)
+        sq = np.bincount(rows, weights=vals * vals, minlength=n)
+        if len(self._keys) and len(keys):
+            pos = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+            hit = self._keys[pos] == keys
+            dots = np.bincount(rows[hit], weights=vals[hit] * self._values[pos[hit]],
+                               minlength=n)
+        else:
+            dots = np.zeros(n)
+        return dots, sq

@@ -30,7 +30,7 @@ from typing import Any
 
 import networkx as nx
 
-from structkernels.graphs.allpaths import allpaths_graph
+from structkernels.graphs.allpaths import AllPathsSentence
 from structkernels.relations.model import Entity, EntityPair, RelationFormatError
 from structkernels.relations.parse import ParsedSentence
 from structkernels.structures import Path, Tree
@@ -182,7 +182,12 @@ def pair_structures(
     >>> [f for f in views["context"] if f.startswith("m:")]
     ['m:bind']
     """
-    views = tuple(views)
+    return _structures(parsed, pair, tuple(views), blind, {})
+
+
+def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...], blind: bool,
+                sentences: dict[str, AllPathsSentence]) -> dict[str, Any]:
+    """:func:`pair_structures`, the all-paths parts of each sentence kept in ``sentences``."""
     for v in views:
         if v not in VIEWS:
             raise ValueError(f"unknown view {v!r}; the views are {', '.join(VIEWS)}")
@@ -215,8 +220,12 @@ def pair_structures(
         out["context"] = _context(parsed, path, ha, hb, label)
     if "apg" in views:
         others = [t for e, t in parsed.entities.items() if e not in (first.id, second.id) and t]
-        out["apg"] = allpaths_graph(parsed.graph, toks[first.id], toks[second.id],
-                                    entities=others, blind=blind)
+        sentence = sentences.get(parsed.id)
+        if sentence is None or sentence.G is not parsed.graph.graph:
+            sentences.clear()  # the pairs of a sentence come together: keep one
+            sentence = sentences[parsed.id] = AllPathsSentence(parsed.graph)
+        out["apg"] = sentence.graph(toks[first.id], toks[second.id], entities=others,
+                                    blind=blind)
     return out
 
 
@@ -230,11 +239,12 @@ def pair_views(
     """:func:`pair_structures` of every pair, ``parsed`` holding each pair's sentence."""
     by_id = {p.id: p for p in parsed}
     views = tuple(views)
+    sentences: dict[str, AllPathsSentence] = {}  # the all-paths parts read once a sentence
     out = []
     for pair in pairs:
         try:
             sentence = by_id[pair.sentence.id]
         except KeyError:
             raise ValueError(f"pair {pair.id}: sentence {pair.sentence.id} was not parsed") from None
-        out.append(pair_structures(sentence, pair, views=views, blind=blind))
+        out.append(_structures(sentence, pair, views, blind, sentences))
     return out

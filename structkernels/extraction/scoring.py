@@ -47,13 +47,14 @@ import numpy as np
 from structkernels.classifiers import ApproximationWarning
 from structkernels.engine.checks import diagonal_scales, normalization_scales, normalize_gram
 from structkernels.engine.gram import gram
+from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.allpaths import AllPathsGraphKernel
 from structkernels.kernels.allpaths_features import AllPathsWeights
 from structkernels.kernels.bag import BagKernel, BagWeights
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.path import PathKernel
 from structkernels.structures import Path
-from structkernels.utils import tqdm
+from structkernels.utils import effective_n_jobs, tqdm
 
 __all__ = ["CHECK_EVERY", "ReferenceScorer", "reduced_set", "views_gram"]
 
@@ -174,7 +175,7 @@ class ReferenceScorer:
             return np.zeros(0, dtype=np.float64)
         out = np.full(len(items), self.intercept, dtype=np.float64)
         for view, collapse, diag in self._linear:
-            dots, sq = collapse.dots([x[view] for x in items])
+            dots, sq = _dots(collapse, [x[view] for x in items], n_jobs)
             if diag is not None:
                 sx, _ = normalization_scales(sq, diag, stacklevel=2)
                 dots = dots * sx
@@ -223,6 +224,18 @@ class ReferenceScorer:
                 out[start:start + len(chunk)] = self.scores(chunk, n_jobs)
                 bar.update(len(chunk))
         return out
+
+
+def _dots(collapse: Any, structures: list, n_jobs: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """``collapse.dots(structures)``; the all-paths graphs' in threads (their walk sums and
+    look-ups release the GIL), a contiguous share of the structures each."""
+    workers = min(effective_n_jobs(n_jobs), len(structures) // 16)
+    if not isinstance(collapse, AllPathsWeights) or workers < 2:
+        return collapse.dots(structures)
+    cuts = np.linspace(0, len(structures), workers + 1).astype(int)
+    shares = [structures[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    parts = list(map_tasks(collapse.dots, shares, n_jobs=workers))
+    return (np.concatenate([d for d, _ in parts]), np.concatenate([q for _, q in parts]))
 
 
 def _canonical(inner: Kernel):

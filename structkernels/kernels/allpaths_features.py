@@ -36,6 +36,7 @@ from structkernels.kernels._allpaths_numba import (
     _row_sq,
     _sort_rows,
 )
+from structkernels.kernels._allpaths_weights_numba import _weighted_dot
 from structkernels.structures import EncodedList, LabelledGraph
 from structkernels.utils import check_finite
 
@@ -532,30 +533,36 @@ class AllPathsWeights:
     def dots(self, graphs: Sequence[LabelledGraph]) -> tuple[np.ndarray, np.ndarray]:
         """``(<G_x, V>, k(x, x))`` of each graph of ``graphs``."""
         n = len(graphs)
-        ids, names = dict(self._ids), list(self._names)  # new labels meet no reference
-        counts = np.zeros(n, dtype=np.int64)
-        keys_parts, vals_parts = [], []
+        dots, sq = np.zeros(n), np.zeros(n)
+        ids, n_known = self._ids, len(self._names)
+        new: dict[str, int] = {}  # labels of no reference: ids above theirs, meeting nothing
+        keys, values = self._keys, self._values
         for i, g in enumerate(graphs):
             if not isinstance(g, LabelledGraph):
                 raise TypeError(f"AllPathsWeights.dots expects LabelledGraph objects; item {i} "
                                 f"is a {type(g).__name__}")
-            k, v = _graph_entries(g, ids, names)
-            keys_parts.append(k)
-            vals_parts.append(v)
-            counts[i] = len(k)
-        if not n:
-            return np.zeros(0), np.zeros(0)
-        keys = np.concatenate(keys_parts)
-        vals = np.concatenate(vals_parts)
-        check_finite(vals, "all-paths graph features", ("entry",),
+            if not g.edges:
+                continue
+            offsets = [0]
+            labs: list[int] = []
+            for vlabels in g.labels:
+                for lab in vlabels:
+                    j = ids.get(lab)
+                    if j is None:
+                        j = new.setdefault(lab, n_known + len(new))
+                    labs.append(j)
+                offsets.append(len(labs))
+            if not labs:
+                continue
+            if g.topological_order is not None:
+                src, dst, wts = _edge_arrays(g)
+                W = _dag_walk_sums(len(g), np.asarray(g.topological_order, dtype=np.int64),
+                                   src, dst, wts)
+            else:
+                W = walk_sums(g)
+            dots[i], sq[i] = _weighted_dot(W, np.asarray(offsets, dtype=np.int64),
+                                           np.asarray(labs, dtype=np.int64), n_known, keys,
+                                           values)
+        check_finite(sq, "all-paths graph features: k(x, x)", ("graph",),
                      hint="a walk sum overflowed: lower the edge weights of the graph")
-        rows = np.repeat(np.arange(n), counts)
-        sq = np.bincount(rows, weights=vals * vals, minlength=n)
-        if len(self._keys) and len(keys):
-            pos = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-            hit = self._keys[pos] == keys
-            dots = np.bincount(rows[hit], weights=vals[hit] * self._values[pos[hit]],
-                               minlength=n)
-        else:
-            dots = np.zeros(n)
         return dots, sq

@@ -43,6 +43,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.linalg import solve_triangular
+from threadpoolctl import threadpool_limits
 
 from structkernels.classifiers import ApproximationWarning
 from structkernels.engine.checks import diagonal_scales, normalization_scales, normalize_gram
@@ -369,8 +371,14 @@ def reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
     >>> keep.tolist(), beta.round(3).tolist(), round(error, 3)
     ([0], [1.9], 0.19)
     """
-    K = np.asarray(K, dtype=np.float64)
-    w = np.asarray(w, dtype=np.float64)
+    # products of a few thousand values a step: BLAS threads would only wait on each other
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _reduced_set(np.asarray(K, dtype=np.float64), np.asarray(w, dtype=np.float64),
+                            float(tolerance))
+
+
+def _reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
+                 ) -> tuple[np.ndarray, np.ndarray, float, float]:
     n = len(w)
     g = K @ w
     res = g.copy()
@@ -378,8 +386,9 @@ def reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
     rows = np.zeros((0, n))
     chosen = np.zeros(n, dtype=bool)
     keep: list[int] = []
+    floor = 1e-9 * max(float(np.max(diag, initial=0.0)), 1e-300)  # round-off, not a direction
     while len(keep) < n and np.max(np.abs(np.where(chosen, 0.0, res)), initial=0.0) > tolerance:
-        ok = (diag > 1e-9 * max(float(np.max(np.diag(K), initial=0.0)), 1e-300)) & ~chosen
+        ok = (diag > floor) & ~chosen
         if not ok.any():
             break
         gain = np.where(ok, res * res / np.where(ok, diag, 1.0), -1.0)
@@ -401,7 +410,10 @@ def reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
     if len(S) == n:  # every reference kept: the exact weights (in the order chosen)
         beta = w[S].copy()
     else:
-        beta = np.linalg.lstsq(K_SS, g[S], rcond=None)[0]
+        # the factor built along the way: K_SS = R R^T with R = rows[:, S]^T lower
+        # triangular, so K_SS beta = g_S is two triangular solves
+        R = rows[:len(S)][:, S].T
+        beta = solve_triangular(R.T, solve_triangular(R, g[S], lower=True), lower=False)
     approx = K[:, S] @ beta
     error = float(np.max(np.abs(approx - g), initial=0.0))
     bound = float(np.sqrt(max(w @ g - 2 * beta @ g[S] + beta @ K_SS @ beta, 0.0)))

@@ -59,6 +59,24 @@ def test_bag_weights_equal_the_kernel(refs, items, binary, seed):
     assert np.allclose(sq, [k.value(b, b) for b in items], rtol=0, atol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:normalisation met")  # graphs without edges: k(x, x) = 0
+@settings(max_examples=30, deadline=None)
+@given(st.lists(graphs(), min_size=1, max_size=6), st.lists(graphs(), min_size=1, max_size=4),
+       st.integers(0, 2**31 - 1))
+def test_all_paths_weights_from_graphs_or_features_normalised(refs, items, seed):
+    c = np.random.default_rng(seed).normal(size=len(refs))
+    k = kernel("all-paths-graph")
+    a = AllPathsWeights(refs, c, normalized=True)
+    b = AllPathsWeights(k.check_input(refs), c, normalized=True)
+    assert np.allclose(a.reference_squared_norms, b.reference_squared_norms, rtol=0, atol=1e-12)
+    want = np.asarray(Normalized(k).gram(items, refs)) @ c
+    sq = np.asarray([k.value(g, g) for g in items])
+    scale = np.where(sq > 0, 1 / np.sqrt(np.where(sq > 0, sq, 1)), 0)
+    for w in (a, b):
+        dots, _ = w.dots(items)
+        assert np.allclose(dots * scale, want, rtol=0, atol=1e-12)
+
+
 def test_a_weight_per_structure():
     with pytest.raises(ValueError, match="1 weights for 2 bags"):
         BagWeights([("a",), ("b",)], [1.0])

@@ -125,12 +125,17 @@ class ReferenceScorer:
             inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
             inner.validate_params()
             structures = [r[view] for r in references]
-            if isinstance(inner, (BagKernel, AllPathsGraphKernel)):
+            if isinstance(inner, AllPathsGraphKernel):
+                collapse = AllPathsWeights(structures, self.weights, normalized=normalized)
+                diag = collapse.reference_squared_norms
+                diagonal_scales(diag)  # refuses a non-finite one, as the normalisation does
+                self._linear.append((view, collapse, diag if normalized else None))
+                continue
+            if isinstance(inner, BagKernel):
                 refs = inner.check_input(structures)
                 diag = np.asarray(inner.diag_block(refs), dtype=np.float64)
                 coef = self.weights * (diagonal_scales(diag) if normalized else 1.0)
-                collapse = (BagWeights(refs, coef, binary=bool(inner.binary))
-                            if isinstance(inner, BagKernel) else AllPathsWeights(refs, coef))
+                collapse = BagWeights(refs, coef, binary=bool(inner.binary))
                 self._linear.append((view, collapse, diag if normalized else None))
                 continue
             canon = _canonical(inner)

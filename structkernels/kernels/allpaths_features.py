@@ -499,9 +499,18 @@ class AllPathsWeights:
     Parameters
     ----------
     graphs : sequence of LabelledGraph or AllPathsFeatures
-        The reference graphs (or their features).
+        The reference graphs (their ``G`` computed here, a chunk of graphs at a time,
+        never laid out as a Gram's features) or their features.
     coef : array-like of shape (len(graphs),)
         Their weights.
+    normalized : bool, default False
+        Divide each graph's weight by ``sqrt(k(r_j, r_j))`` (0 where that is 0): the
+        weighted sum of the normalised kernel.
+
+    Attributes
+    ----------
+    reference_squared_norms : ndarray of shape (len(graphs),)
+        ``k(r_j, r_j)`` of each reference graph.
 
     Examples
     --------
@@ -513,11 +522,28 @@ class AllPathsWeights:
     ([0.5], [0.25])
     """
 
-    def __init__(self, graphs: Sequence[LabelledGraph] | AllPathsFeatures, coef: Sequence[float]):
-        X = graphs if isinstance(graphs, AllPathsFeatures) else AllPathsFeatures.encode(graphs)
+    def __init__(self, graphs: Sequence[LabelledGraph] | AllPathsFeatures, coef: Sequence[float],
+                 *, normalized: bool = False):
         c = np.asarray(coef, dtype=np.float64)
-        if c.shape != (len(X),):
-            raise ValueError(f"{len(c)} weights for {len(X)} graphs")
+        if c.shape != (len(graphs),):
+            raise ValueError(f"{len(c)} weights for {len(graphs)} graphs")
+        if isinstance(graphs, AllPathsFeatures):
+            self._from_features(graphs, c, normalized)
+        else:
+            self._from_graphs(graphs, c, normalized)
+
+    @staticmethod
+    def _scaled(c: np.ndarray, sq: np.ndarray, normalized: bool) -> np.ndarray:
+        if not normalized:
+            return c
+        scale = np.zeros(len(sq))
+        pos = sq > 0
+        scale[pos] = 1.0 / np.sqrt(sq[pos])
+        return c * scale
+
+    def _from_features(self, X: AllPathsFeatures, c: np.ndarray, normalized: bool) -> None:
+        self.reference_squared_norms = X.squared_norms()
+        c = self._scaled(c, self.reference_squared_norms, normalized)
         layout = X.layout
         a, b = int(X.indptr[0]), int(X.indptr[-1])
         owner = np.repeat(np.arange(len(X)), np.diff(X.indptr))
@@ -529,6 +555,51 @@ class AllPathsWeights:
         self._ids = dict(layout.ids)
         self._keys = layout._sorted
         self._values = np.asarray(v[layout._cols], dtype=np.float64)
+
+    def _from_graphs(self, graphs: Sequence[LabelledGraph], c: np.ndarray,
+                     normalized: bool) -> None:
+        ids: dict[str, int] = {}
+        names: list[str] = []
+        n = len(graphs)
+        sq = np.zeros(n)
+        # each graph's entries, then per chunk of graphs their keys interned and the
+        # weighted values summed (the weights need the norms: the chunk's own graphs')
+        sums: list[tuple[np.ndarray, np.ndarray]] = []
+        keys_parts: list[np.ndarray] = []
+        vals_parts: list[np.ndarray] = []
+        first, size = 0, 0
+        for i, g in enumerate(graphs):
+            if not isinstance(g, LabelledGraph):
+                raise TypeError(f"AllPathsWeights expects LabelledGraph objects; item {i} is a "
+                                f"{type(g).__name__}")
+            k, v = _graph_entries(g, ids, names)
+            check_finite(v, "all-paths graph features", ("entry",),
+                         hint="a walk sum overflowed: lower the edge weights of the graph")
+            sq[i] = float(v @ v)
+            keys_parts.append(k)
+            vals_parts.append(v)
+            size += len(k)
+            if size < _CHUNK_ENTRIES and i < n - 1:
+                continue
+            w = self._scaled(c[first:i + 1], sq[first:i + 1], normalized)
+            counts = np.fromiter((len(p) for p in keys_parts), np.int64, len(keys_parts))
+            keys = np.concatenate(keys_parts) if keys_parts else np.empty(0, np.int64)
+            vals = np.concatenate(vals_parts) * np.repeat(w, counts) if vals_parts else keys * 0.0
+            uniq, inv = _factorize(keys, max(len(names), 1))
+            sums.append((uniq, np.bincount(inv, weights=vals, minlength=len(uniq))))
+            keys_parts, vals_parts, first, size = [], [], i + 1, 0
+        self.reference_squared_norms = sq
+        if sums:
+            keys = np.concatenate([k for k, _ in sums])
+            uniq, inv = np.unique(keys, return_inverse=True)
+            values = np.bincount(inv, weights=np.concatenate([v for _, v in sums]),
+                                 minlength=len(uniq))
+        else:
+            uniq, values = np.empty(0, np.int64), np.empty(0)
+        self._names = names
+        self._ids = ids
+        self._keys = np.asarray(uniq, dtype=np.int64)
+        self._values = np.asarray(values, dtype=np.float64)
 
     def dots(self, graphs: Sequence[LabelledGraph]) -> tuple[np.ndarray, np.ndarray]:
         """``(<G_x, V>, k(x, x))`` of each graph of ``graphs``."""

@@ -607,6 +607,7 @@ class AllPathsWeights:
         dots, sq = np.zeros(n), np.zeros(n)
         ids, n_known = self._ids, len(self._names)
         new: dict[str, int] = {}  # labels of no reference: ids above theirs, meeting nothing
+        seen: dict[tuple[str, ...], list[int]] = {}
         keys, values = self._keys, self._values
         for i, g in enumerate(graphs):
             if not isinstance(g, LabelledGraph):
@@ -617,11 +618,12 @@ class AllPathsWeights:
             offsets = [0]
             labs: list[int] = []
             for vlabels in g.labels:
-                for lab in vlabels:
-                    j = ids.get(lab)
-                    if j is None:
-                        j = new.setdefault(lab, n_known + len(new))
-                    labs.append(j)
+                got = seen.get(vlabels)
+                if got is None:  # the label sets of a batch's vertices recur: ids once each
+                    got = seen[vlabels] = [
+                        ids[lab] if lab in ids else new.setdefault(lab, n_known + len(new))
+                        for lab in vlabels]
+                labs += got
                 offsets.append(len(labs))
             if not labs:
                 continue

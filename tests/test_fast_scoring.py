@@ -77,6 +77,15 @@ def test_all_paths_weights_from_graphs_or_features_normalised(refs, items, seed)
         assert np.allclose(dots * scale, want, rtol=0, atol=1e-12)
 
 
+def test_bad_items_are_refused_as_by_the_kernels():
+    with pytest.raises(TypeError, match="bag: item 1 is a str"):
+        BagWeights([("a",)], [1.0]).dots([("a",), "ab"])
+    with pytest.raises(TypeError, match="bag: item 0 holds a non-string"):
+        BagWeights([("a",)], [1.0]).dots([("a", 1)])
+    with pytest.raises(TypeError, match="item 0 is a tuple"):
+        AllPathsWeights([LabelledGraph([("a",)])], [1.0]).dots([("a",)])
+
+
 def test_a_weight_per_structure():
     with pytest.raises(ValueError, match="1 weights for 2 bags"):
         BagWeights([("a",), ("b",)], [1.0])

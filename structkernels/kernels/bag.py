@@ -193,7 +193,12 @@ class BagWeights:
         sq = np.zeros(n, dtype=np.float64)
         get = self.vector.get
         for i, x in enumerate(X):
+            if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
+                raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, "
+                                "list or frozenset of strings")
             counts = Counter(set(x)) if self.binary else Counter(x)
+            if not all(isinstance(f, str) for f in counts):
+                raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
             dots[i] = sum(c * get(f, 0.0) for f, c in counts.items())
             sq[i] = sum(c * c for c in counts.values())
         return dots, sq

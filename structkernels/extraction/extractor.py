@@ -183,7 +183,7 @@ def describe_model(model: RelationModel = MODEL) -> str:
 
 
 #: Pairs scored per step of :meth:`RelationExtractor.decision_function` (one progress tick).
-SCORE_BATCH = 256
+SCORE_BATCH = 1024
 
 
 class RelationExtractor(BaseEstimator):

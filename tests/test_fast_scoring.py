@@ -150,6 +150,18 @@ def test_scorer_fast_route_within_its_bound(monkeypatch):
     assert a["observed_error"] == pytest.approx(np.max(np.abs(got - exact)))
 
 
+def test_scorer_pickles():
+    import pickle
+
+    model = relation_model("NPK SVM")
+    refs = [{"path": p, "context": ("m:x",), "apg": LabelledGraph([("a",), ("b",)], [(0, 1, 0.5)])}
+            for p in _paths(20, 11)]
+    w = np.random.default_rng(12).normal(size=20)
+    scorer = ReferenceScorer(model.view_kernels({"conj": 0.0}), refs, w, 0.1, tolerance=0.3)
+    again = pickle.loads(pickle.dumps(scorer))
+    assert np.array_equal(again.scores(refs), scorer.scores(refs))
+
+
 def test_scorer_warns_when_the_checked_pairs_exceed_the_tolerance(monkeypatch):
     monkeypatch.setattr(scoring, "CHECK_EVERY", 1)
     model = relation_model("NPK path SVM")

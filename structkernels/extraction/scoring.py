@@ -245,23 +245,28 @@ def _dots(collapse: Any, structures: list, n_jobs: int | None) -> tuple[np.ndarr
     return (np.concatenate([d for d, _ in parts]), np.concatenate([q for _, q in parts]))
 
 
-def _canonical(inner: Kernel):
+class _SigmaZero:
+    """Writes a path's tuples whose edge label has σ = 0 alike (the first such label for
+    edge and node): the path kernel cannot tell them apart, they match nothing."""
+
+    def __init__(self, dead: set[str], name: str):
+        self.dead, self.name = dead, name
+
+    def __call__(self, p: Any) -> Any:
+        dead, name = self.dead, self.name
+        if not isinstance(p, Path) or not any(e in dead for e, _ in p):
+            return p
+        return Path([(name, name) if e in dead else (e, n) for e, n in p])
+
+
+def _canonical(inner: Kernel) -> _SigmaZero | None:
     """A function writing a structure as one its kernel cannot tell apart from it (the
     path kernel's tuples whose edge label has σ = 0 match nothing: one label for them
     all), or None."""
     if not isinstance(inner, PathKernel) or inner.tuple_kernel is not None or not inner.sigma:
         return None
     zero = sorted(str(e) for e, v in inner.sigma.items() if float(v) == 0.0)
-    if not zero:
-        return None
-    dead, name = set(zero), zero[0]
-
-    def canon(p: Any) -> Any:
-        if not isinstance(p, Path) or not any(e in dead for e, _ in p):
-            return p
-        return Path([(name, name) if e in dead else (e, n) for e, n in p])
-
-    return canon
+    return _SigmaZero(set(zero), zero[0]) if zero else None
 
 
 def _merged(structures: list, weights: np.ndarray, canon: Any) -> tuple[list, np.ndarray]:

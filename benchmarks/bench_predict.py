@@ -7,12 +7,20 @@ cache), and reports, in one run on the same texts:
 - ``spacy_pipe_seconds``: spaCy's ``nlp.pipe`` alone (the pipeline, one process);
 - ``parse_seconds``: the extractor's parser (entity boundaries, one tree per sentence);
 - ``views_seconds``: the pairs' structure views;
-- ``score_seconds``: the kernel side with the references encoded once
+- ``prepare_seconds``: the references prepared once per model (the linear views
+  collapsed, the path references merged and encoded);
+- ``score_seconds``: the kernel side with the references prepared
   (:class:`structkernels.extraction.scoring.ReferenceScorer`), and
   ``score_seconds_composite``: the same scores through the composite kernel's Gram
   (references encoded again for every batch), on the first ``--composite-pairs`` pairs,
   with the ratio per pair;
-- ``end_to_end_over_spacy``: (parse + views + score) / spaCy's ``nlp.pipe``;
+- ``end_to_end_over_spacy``: (parse + views + prepare + score) / spaCy's ``nlp.pipe``;
+- ``fast``: for each ``--tolerance`` (the fast route: the path view against a reduced
+  set of references, :class:`structkernels.extraction.scoring.ReferenceScorer`), the
+  time to prepare it, the time to score the same pairs, the largest score difference
+  from the exact route, its stated error, and its end to end over spaCy;
+- ``f1``: F1 of the exact and of each fast route on the whole of BioInfer-test (each
+  sentence once, its own ids), with the labels that differ from the exact route's;
 - the peak resident memory of the process.
 
     python benchmarks/bench_predict.py --sentences 2000 --model /tmp/bioinfer.json.gz \
@@ -22,6 +30,7 @@ cache), and reports, in one run on the same texts:
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import resource
 import time
@@ -56,6 +65,8 @@ def main() -> None:
     ap.add_argument("--train", default=str(PPI / "BioInfer-train.xml"),
                     help="the training corpus when no --model is given")
     ap.add_argument("--composite-pairs", type=int, default=512)
+    ap.add_argument("--tolerance", default="0.25,0.5",
+                    help="fast routes to time, comma-separated (default: %(default)s; empty: none)")
     ap.add_argument("--n-jobs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
@@ -93,12 +104,16 @@ def main() -> None:
     items = pair_views(parsed, pairs, views=ex._model().views, blind=bool(ex.blind))
     doc["views_seconds"] = round(time.perf_counter() - t, 2)
     t = time.perf_counter()
+    ex._reference_scorer()  # the references prepared: once per model
+    doc["prepare_seconds"] = round(time.perf_counter() - t, 2)
+    t = time.perf_counter()
     scores = ex._scores(items)
     doc["score_seconds"] = round(time.perf_counter() - t, 2)
     m = min(args.composite_pairs, len(items))
     t = time.perf_counter()
     direct = np.concatenate([
-        np.asarray(ex.kernel_.gram(items[i:i + 256], ex.references_, n_jobs=args.n_jobs))
+        np.asarray(ex.kernel_.gram(items[i:min(i + 256, m)], ex.references_,
+                                      n_jobs=args.n_jobs))
         @ ex.weights_ + ex.intercept_ for i in range(0, m, 256)])
     composite = time.perf_counter() - t
     doc["score_seconds_composite"] = round(composite, 2)
@@ -106,9 +121,47 @@ def main() -> None:
     doc["max_abs_score_difference"] = float(np.max(np.abs(direct - scores[:m])))
     per_pair = doc["score_seconds"] / max(len(items), 1)
     doc["composite_over_encoded_per_pair"] = round((composite / max(m, 1)) / per_pair, 2)
-    total = doc["parse_seconds"] + doc["views_seconds"] + doc["score_seconds"]
+    total = (doc["parse_seconds"] + doc["views_seconds"] + doc["prepare_seconds"]
+             + doc["score_seconds"])
     doc["end_to_end_seconds"] = round(total, 2)
     doc["end_to_end_over_spacy"] = round(total / doc["spacy_pipe_seconds"], 2)
+    tolerances = [float(t) for t in args.tolerance.split(",") if t.strip()]
+    fast_models = {}
+    doc["fast"] = []
+    for tol in tolerances:
+        fx = RelationExtractor.from_json(ex.to_json(), cache_dir=False, n_jobs=args.n_jobs,
+                                         progress=False, tolerance=tol)
+        t = time.perf_counter()
+        fx._reference_scorer()
+        prepare = time.perf_counter() - t
+        t = time.perf_counter()
+        fast = fx._scores(items)
+        seconds = time.perf_counter() - t
+        fast_models[tol] = fx
+        used = doc["parse_seconds"] + doc["views_seconds"] + prepare + seconds
+        doc["fast"].append({
+            "tolerance": tol, "prepare_seconds": round(prepare, 2),
+            "score_seconds": round(seconds, 2),
+            "max_abs_score_difference": float(np.max(np.abs(fast - scores))),
+            "approximation": copy.deepcopy(fx.approximation_),  # before the F1 run adds to it
+            "end_to_end_seconds": round(used, 2),
+            "end_to_end_over_spacy": round(used / doc["spacy_pipe_seconds"], 2)})
+    test = read_relations(PPI / "BioInfer-test.xml")
+    y = np.asarray([int(p.label) for p in test.pairs()])
+    test_items = ex.views(test)
+
+    def f1(model: RelationExtractor) -> tuple[float, np.ndarray]:
+        got = model._scores(test_items) > model.threshold_
+        tp, fp = int((got & (y == 1)).sum()), int((got & (y == 0)).sum())
+        fn = int((~got & (y == 1)).sum())
+        return round(100 * 2 * tp / max(2 * tp + fp + fn, 1), 2), got
+
+    exact_f1, exact_labels = f1(ex)
+    doc["f1"] = {"pairs": len(y), "exact": exact_f1, "fast": []}
+    for tol, fx in fast_models.items():
+        value, labels = f1(fx)
+        doc["f1"]["fast"].append({"tolerance": tol, "f1": value,
+                                  "labels_changed": int((labels != exact_labels).sum())})
     doc["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     doc["load_after"] = list(os.getloadavg())
     report(doc, args.out)

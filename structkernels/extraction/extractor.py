@@ -76,6 +76,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers import KernelSVC
+from structkernels.extraction._document import _decision_json, _decision_of, _reference, _view_json
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
     EXTRACTOR_VERSION,
@@ -95,7 +96,6 @@ from structkernels.kernels.base import Kernel
 from structkernels.npk.gradient import learn_path_weights
 from structkernels.relations.decision import (
     CALIBRATIONS,
-    DecisionRule,
     check_threshold,
     fallback_decision,
     fit_decision,
@@ -184,36 +184,7 @@ def describe_model(model: RelationModel = MODEL) -> str:
 
 
 #: Pairs scored per step of :meth:`RelationExtractor.decision_function` (one progress tick).
-SCORE_BATCH = 256
-
-
-def _decision_of(d: dict[str, Any]) -> DecisionRule:
-    """The :class:`DecisionRule` of a checked ``"decision"`` object."""
-    c = d["calibration"] or {}
-    kind = c.get("kind")
-    return DecisionRule(
-        d["threshold"], d["rule"], kind,
-        platt=(c["a"], c["b"]) if kind == "platt" else None,
-        isotonic_x=tuple(c["x"]) if kind == "isotonic" else (),
-        isotonic_y=tuple(c["y"]) if kind == "isotonic" else (),
-        inner_f1=d["inner_f1"], n_folds=d["folds"], fallback=d["fallback"])
-
-
-def _decision_json(rule: DecisionRule) -> dict[str, Any]:
-    return {"threshold": float(rule.threshold), "rule": rule.rule,
-            "calibration": rule.calibration_json(),
-            "inner_f1": None if rule.inner_f1 is None else float(rule.inner_f1),
-            "folds": int(rule.n_folds), "fallback": rule.fallback}
-
-
-def _reference(item: dict[str, Any], views: tuple[str, ...]) -> dict[str, Any]:
-    """The structure views of a reference pair as the model keeps them (context a tuple)."""
-    return {v: tuple(item[v]) if v == "context" else item[v] for v in views}
-
-
-def _view_json(structure: Any) -> Any:
-    """A structure view as JSON: a path's or graph's ``to_json()``, a context's list."""
-    return structure.to_json() if hasattr(structure, "to_json") else list(structure)
+SCORE_BATCH = 1024
 
 
 class RelationExtractor(BaseEstimator):
@@ -266,6 +237,13 @@ class RelationExtractor(BaseEstimator):
         Several only for a call with enough sentences to parse
         (:class:`~structkernels.relations.parse.DependencyParser`'s ``min_parallel``);
         the parses are the same.  Not saved.
+    tolerance : float, default 0.0
+        0: exact scores.  Above 0: the fast route, the path view scored against a
+        reduced set of reference paths whose score error on every reference pair is at
+        most ``tolerance`` (:class:`~structkernels.extraction.scoring.ReferenceScorer`;
+        the linear views stay exact); the error reached is in :attr:`approximation_`,
+        with an :class:`~structkernels.classifiers.ApproximationWarning` when the pairs
+        checked exactly along the way show more.  Not saved.
 
     Attributes
     ----------
@@ -326,6 +304,7 @@ class RelationExtractor(BaseEstimator):
         threshold: str | float = "inner-cv",
         calibration: str | None = None,
         n_process: int | None = 1,
+        tolerance: float = 0.0,
     ):
         self.pipeline = pipeline
         self.cache_dir = cache_dir
@@ -339,6 +318,7 @@ class RelationExtractor(BaseEstimator):
         self.threshold = threshold
         self.calibration = calibration
         self.n_process = n_process
+        self.tolerance = tolerance
 
     @property
     def threshold_(self) -> float:
@@ -530,16 +510,40 @@ class RelationExtractor(BaseEstimator):
         items = self.views(corpus)
         return self._scores(items)
 
+    def _tolerance(self) -> float:
+        tol = self.__dict__.get("tolerance", 0.0)
+        if not is_finite_number(tol) or tol < 0:
+            raise ValueError(f"{type(self).__name__}.tolerance must be a number >= 0, got {tol!r}")
+        return float(tol)
+
     def _reference_scorer(self) -> ReferenceScorer:
-        """The references encoded once per model (:mod:`~structkernels.extraction.scoring`)."""
-        key = (id(self.references_), id(self.weights_), self.intercept_, id(self.sigma_))
+        """The references prepared once per model (:mod:`~structkernels.extraction.scoring`)."""
+        tol = self._tolerance()
+        key = (id(self.references_), id(self.weights_), self.intercept_, id(self.sigma_), tol)
         kept = self.__dict__.get("_scorer_kept")
         if kept is None or kept[0] != key:
             views = self._model().view_kernels(self.sigma_, self.kernel_params_)
             kept = (key, ReferenceScorer(views, self.references_, self.weights_,
-                                         self.intercept_))
+                                         self.intercept_, tolerance=tol,
+                                         n_jobs=self._n_jobs()))
             self._scorer_kept = kept
         return kept[1]
+
+    @property
+    def approximation_(self) -> dict[str, Any] | None:
+        """The fast route's stated error (``tolerance > 0``), None on the exact route.
+
+        ``{"tolerance", "views": {"path": {"references", "of", "error_on_references",
+        "bound"}}, "checked", "observed_error"}``: the reference paths kept out of the
+        distinct ones, the largest score error on the reference pairs, the bound no
+        pair's error can exceed, and, over what was scored so far, the pairs also scored
+        exactly and the largest difference on them
+        (:class:`~structkernels.extraction.scoring.ReferenceScorer`).
+        """
+        check_is_fitted(self, "weights_")
+        if self._tolerance() == 0:
+            return None
+        return self._reference_scorer().approximation
 
     def _scores(self, items: list[dict[str, Any]]) -> np.ndarray:
         return self._reference_scorer().scores_in_batches(
@@ -648,11 +652,12 @@ class RelationExtractor(BaseEstimator):
         progress: bool = True,
         max_bytes: int | None = None,
         n_process: int | None = 1,
+        tolerance: float = 0.0,
     ) -> RelationExtractor:
         """Read a model written by :meth:`save`; it predicts without fitting again.
 
-        ``cache_dir``, ``n_jobs``, ``progress`` and ``n_process`` are this machine's
-        settings (not in the file); ``max_bytes`` bounds the file's (decompressed) size, default
+        ``cache_dir``, ``n_jobs``, ``progress``, ``n_process`` and ``tolerance`` are this
+        machine's settings (not in the file); ``max_bytes`` bounds the file's (decompressed) size, default
         :data:`MAX_EXTRACTOR_BYTES`.
 
         Raises
@@ -664,7 +669,7 @@ class RelationExtractor(BaseEstimator):
         name = os.fspath(path)
         doc = read_extractor_document(name, max_bytes)
         return cls.from_json(doc, source=name, cache_dir=cache_dir, n_jobs=n_jobs,
-                             progress=progress, n_process=n_process)
+                             progress=progress, n_process=n_process, tolerance=tolerance)
 
     @classmethod
     def from_json(
@@ -676,6 +681,7 @@ class RelationExtractor(BaseEstimator):
         n_jobs: int | None = None,
         progress: bool = True,
         n_process: int | None = 1,
+        tolerance: float = 0.0,
     ) -> RelationExtractor:
         """The model of a decoded document (:meth:`to_json`), every field checked.
 
@@ -687,7 +693,7 @@ class RelationExtractor(BaseEstimator):
             "threshold": decision.threshold if decision.rule == "fixed" else decision.rule,
             "calibration": decision.calibration}
         ex = cls(cache_dir=cache_dir, n_jobs=n_jobs, progress=progress, **p["params"],
-                 **settings, n_process=n_process)
+                 **settings, n_process=n_process, tolerance=tolerance)
         ex.decision_ = decision
         ex.sigma_ = p["sigma"]
         ex.kernel_params_ = p["kernel"]

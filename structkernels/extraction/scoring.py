@@ -2,33 +2,70 @@
 
 A trained extractor's decision function is ``f(x) = Σ_j w_j k(x, r_j) + b`` over its
 reference pairs ``r_j`` (support vectors or landmarks), with ``k`` a sum of normalised
-kernels on the pairs' structure views.  Computing ``k(x, r_j)`` through the composite
-kernel's Gram re-checks (encodes) the references on every call and the normalisation
-recomputes their diagonals; for a batch of a few hundred pairs against thousands of
-references, that preparation costs as much as the kernel values.  :class:`ReferenceScorer`
-encodes each view of the references once (the path kernel's encoded paths, the bag's
-feature matrix, the all-paths graphs' label-pair matrices) and keeps each view's
-diagonal, so a batch of pairs costs its own encoding and the kernel blocks only.  The
-scores are those of the composite kernel (tested to 1e-12).
+kernels on the pairs' structure views.  :class:`ReferenceScorer` prepares the reference
+side once per model, view by view:
+
+- a **linear** view (the bag of context features, the all-paths graph: dot products of
+  explicit feature vectors ``φ``) collapses exactly into one vector,
+  ``Σ_j w_j k̃(x, r_j) = <φ(x), Σ_j w_j φ(r_j) / ‖φ(r_j)‖> / ‖φ(x)‖``
+  (:class:`~structkernels.kernels.bag.BagWeights`,
+  :class:`~structkernels.kernels.allpaths_features.AllPathsWeights`): a pair costs its
+  own features and one look-up per feature, whatever the number of references;
+- any other view (the path kernel) is computed against the references, encoded once,
+  those with the same structure merged (their weights summed; for the path kernel, the
+  tuples whose edge label has σ = 0 match nothing and are written alike first), and the
+  pairs of a batch with the same structure computed once.
+
+Both are exact: the scores are the composite kernel's (tested to 1e-10).
+
+**The approximate route** (``tolerance > 0``) replaces the references of the
+non-linear views by a *reduced set* ``S`` with new weights ``β`` (greedy orthogonal
+matching pursuit in the kernel's feature space, then ``β`` the projection of
+``Σ_j w_j ψ(r_j)`` on the span of ``ψ(S)``), chosen as the smallest for which the
+score error on every reference pair is at most ``tolerance``.  Its error is stated
+three ways (:attr:`ReferenceScorer.approximation`):
+
+- ``error_on_references``: the largest score error on the reference pairs' own
+  structures (those left out of ``S`` are pairs the reduced set never saw; support
+  vectors lie near the margin, so this runs above the error on new pairs);
+- ``bound``: a guarantee for every pair: ``|f̃(x) - f(x)| <= ‖Σ_j w_j ψ(r_j) - Σ_S β_s
+  ψ(s)‖`` (Cauchy-Schwarz; ``‖ψ(x)‖ = 1`` for a normalised kernel), far above the
+  errors met in practice;
+- ``observed_error``: one pair in :data:`CHECK_EVERY` of those scored (distinct
+  structures) is also scored exactly; the largest difference seen, and an
+  :class:`~structkernels.classifiers.ApproximationWarning` when it exceeds the tolerance.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.linalg import solve_triangular
+from threadpoolctl import threadpool_limits
 
-from structkernels.engine.checks import normalize_gram
+from structkernels.classifiers import ApproximationWarning
+from structkernels.engine.checks import diagonal_scales, normalization_scales, normalize_gram
 from structkernels.engine.gram import gram
+from structkernels.engine.parallel import map_tasks
+from structkernels.kernels.allpaths import AllPathsGraphKernel
+from structkernels.kernels.allpaths_features import AllPathsWeights
+from structkernels.kernels.bag import BagKernel, BagWeights
 from structkernels.kernels.base import Kernel, Normalized
-from structkernels.utils import tqdm
+from structkernels.kernels.path import PathKernel
+from structkernels.structures import Path
+from structkernels.utils import effective_n_jobs, tqdm
 
-__all__ = ["ReferenceScorer", "views_gram"]
+__all__ = ["CHECK_EVERY", "ReferenceScorer", "reduced_set", "views_gram"]
 
+#: The approximate route scores one distinct structure in this many exactly too (its
+#: ``observed_error``).
+CHECK_EVERY = 64
 
 class ReferenceScorer:
-    """``Σ_j w_j Σ_v k_v(x[v], r_j[v]) + b``, each view's references encoded once.
+    """``Σ_j w_j Σ_v k_v(x[v], r_j[v]) + b``, each view's reference side prepared once.
 
     Parameters
     ----------
@@ -40,6 +77,22 @@ class ReferenceScorer:
         The reference pairs' structure views.
     weights : array-like of shape (n_references,)
     intercept : float
+    tolerance : float, default 0.0
+        0: exact scores.  Above 0: the non-linear views (the path kernel) are scored
+        against a reduced set of references whose score error on every reference pair
+        is at most ``tolerance`` (:func:`reduced_set`; the error is stated in
+        :attr:`approximation`).  The linear views are exact either way.
+    n_jobs : int, optional
+        Workers of the reduced set's Gram (when ``tolerance > 0``).
+
+    Attributes
+    ----------
+    approximation : dict or None
+        None on the exact route; else ``{"tolerance", "views": {view: {"references",
+        "of", "error_on_references", "bound"}}, "checked", "observed_error"}``: for each
+        reduced view the references kept out of the distinct ones, the largest error on
+        the references and the guaranteed bound; then the pairs also scored exactly and
+        the largest difference seen on them.
 
     Examples
     --------
@@ -53,23 +106,64 @@ class ReferenceScorer:
     """
 
     def __init__(self, view_kernels: Sequence[tuple[str, Kernel]], references: Sequence[dict],
-                 weights: Any, intercept: float):
-        self.parts = []
-        for view, k in view_kernels:
-            inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
-            inner.validate_params()
-            refs = inner.check_input([r[view] for r in references])
-            diag = np.asarray(inner.diag_block(refs), dtype=np.float64) if normalized else None
-            self.parts.append((view, inner, refs, diag))
+                 weights: Any, intercept: float, *, tolerance: float = 0.0,
+                 n_jobs: int | None = None):
         self.weights = np.asarray(weights, dtype=np.float64)
         self.intercept = float(intercept)
         if self.weights.shape != (len(references),):
             raise ValueError(f"{len(self.weights)} weights for {len(references)} references")
+        tol = float(tolerance)
+        if not np.isfinite(tol) or tol < 0:
+            raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+        self.tolerance = tol
+        self._view_kernels = list(view_kernels)
+        self._references = references
+        self._full: list | None = None
+        self._linear: list = []
+        self._other: list = []
+        for view, k in self._view_kernels:
+            inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
+            inner.validate_params()
+            structures = [r[view] for r in references]
+            if isinstance(inner, AllPathsGraphKernel):
+                collapse = AllPathsWeights(structures, self.weights, normalized=normalized)
+                diag = collapse.reference_squared_norms
+                diagonal_scales(diag)  # refuses a non-finite one, as the normalisation does
+                self._linear.append((view, collapse, diag if normalized else None))
+                continue
+            if isinstance(inner, BagKernel):
+                refs = inner.check_input(structures)
+                diag = np.asarray(inner.diag_block(refs), dtype=np.float64)
+                coef = self.weights * (diagonal_scales(diag) if normalized else 1.0)
+                collapse = BagWeights(refs, coef, binary=bool(inner.binary))
+                self._linear.append((view, collapse, diag if normalized else None))
+                continue
+            canon = _canonical(inner)
+            unique, w = _merged(structures, self.weights, canon)
+            self._other.append(_OtherView(view, k, inner, normalized, canon, unique, w))
+        self.approximation: dict[str, Any] | None = None
+        self._seen = 0
+        self._warned = False
+        if tol > 0 and self._other:
+            share = tol / len(self._other)
+            stated = {}
+            for part in self._other:
+                stated[part.view] = part.reduce(share, n_jobs)
+            self.approximation = {"tolerance": tol, "views": stated, "checked": 0,
+                                  "observed_error": 0.0}
 
     def kernel(self, items: Sequence[dict], n_jobs: int | None = None) -> np.ndarray:
         """The composite kernel between ``items`` and the references, ``(len(items), n_refs)``."""
+        if self._full is None:
+            self._full = []
+            for view, k in self._view_kernels:
+                inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
+                refs = inner.check_input([r[view] for r in self._references])
+                diag = (np.asarray(inner.diag_block(refs), dtype=np.float64) if normalized
+                        else None)
+                self._full.append((view, inner, refs, diag))
         K = None
-        for view, inner, refs, diag in self.parts:
+        for view, inner, refs, diag in self._full:
             X = inner.check_input([x[view] for x in items])
             # the references first: an encoding keeps what it derives for the other side
             # (the all-paths features re-laid in its columns), so that other side must be
@@ -83,10 +177,47 @@ class ReferenceScorer:
         return K
 
     def scores(self, items: Sequence[dict], n_jobs: int | None = None) -> np.ndarray:
-        """The decision function of each item."""
+        """The decision function of each item (exact, or within :attr:`approximation`)."""
         if not len(items):
             return np.zeros(0, dtype=np.float64)
-        return self.kernel(items, n_jobs) @ self.weights + self.intercept
+        out = np.full(len(items), self.intercept, dtype=np.float64)
+        for view, collapse, diag in self._linear:
+            dots, sq = _dots(collapse, [x[view] for x in items], n_jobs)
+            if diag is not None:
+                sx, _ = normalization_scales(sq, diag, stacklevel=2)
+                dots = dots * sx
+            out += dots
+        for part in self._other:
+            structures, inverse = part.distinct([x[part.view] for x in items])
+            X = part.inner.check_input(structures)
+            sx = part.scales(X)
+            if part.reduced is None:
+                out += part.values(X, sx, n_jobs)[inverse]
+                continue
+            fast = part.values(X, sx, n_jobs, reduced=True)
+            out += fast[inverse]
+            self._check(part, structures, fast, n_jobs)
+        return out
+
+    def _check(self, part: _OtherView, structures: list, fast: np.ndarray,
+               n_jobs: int | None) -> None:
+        """Score one distinct structure in :data:`CHECK_EVERY` exactly too."""
+        first = (-self._seen) % CHECK_EVERY
+        self._seen += len(structures)
+        picked = np.arange(first, len(structures), CHECK_EVERY)
+        if not len(picked):
+            return
+        X = part.inner.check_input([structures[i] for i in picked])
+        exact = part.values(X, part.scales(X), n_jobs)
+        a = self.approximation
+        a["checked"] += len(picked)
+        a["observed_error"] = max(a["observed_error"], float(np.max(np.abs(exact - fast[picked]))))
+        if a["observed_error"] > self.tolerance and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"the reduced reference set's score error reached {a['observed_error']:.3g} "
+                f"on the pairs checked, above the tolerance {self.tolerance:g}: lower the "
+                "tolerance", ApproximationWarning, stacklevel=3)
 
     def scores_in_batches(self, items: Sequence[dict], n_jobs: int | None = None, *,
                           batch: int = 256, progress: bool = False) -> np.ndarray:
@@ -100,6 +231,203 @@ class ReferenceScorer:
                 out[start:start + len(chunk)] = self.scores(chunk, n_jobs)
                 bar.update(len(chunk))
         return out
+
+
+def _dots(collapse: Any, structures: list, n_jobs: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """``collapse.dots(structures)``; the all-paths graphs' in threads (their walk sums and
+    look-ups release the GIL), a contiguous share of the structures each."""
+    workers = min(effective_n_jobs(n_jobs), len(structures) // 16)
+    if not isinstance(collapse, AllPathsWeights) or workers < 2:
+        return collapse.dots(structures)
+    cuts = np.linspace(0, len(structures), workers + 1).astype(int)
+    shares = [structures[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    parts = list(map_tasks(collapse.dots, shares, n_jobs=workers))
+    return (np.concatenate([d for d, _ in parts]), np.concatenate([q for _, q in parts]))
+
+
+class _SigmaZero:
+    """Writes a path's tuples whose edge label has σ = 0 alike (the first such label for
+    edge and node): the path kernel cannot tell them apart, they match nothing."""
+
+    def __init__(self, dead: set[str], name: str):
+        self.dead, self.name = dead, name
+
+    def __call__(self, p: Any) -> Any:
+        dead, name = self.dead, self.name
+        if not isinstance(p, Path) or not any(e in dead for e, _ in p):
+            return p
+        return Path([(name, name) if e in dead else (e, n) for e, n in p])
+
+
+def _canonical(inner: Kernel) -> _SigmaZero | None:
+    """A function writing a structure as one its kernel cannot tell apart from it (the
+    path kernel's tuples whose edge label has σ = 0 match nothing: one label for them
+    all), or None."""
+    if not isinstance(inner, PathKernel) or inner.tuple_kernel is not None or not inner.sigma:
+        return None
+    zero = sorted(str(e) for e, v in inner.sigma.items() if float(v) == 0.0)
+    return _SigmaZero(set(zero), zero[0]) if zero else None
+
+
+def _merged(structures: list, weights: np.ndarray, canon: Any) -> tuple[list, np.ndarray]:
+    """The distinct structures (after ``canon``) and their summed weights, in first-seen
+    order; every structure apart when they cannot be hashed."""
+    if canon is not None:
+        structures = [canon(s) for s in structures]
+    try:
+        index: dict = {}
+        for s in structures:
+            index.setdefault(s, len(index))
+    except TypeError:
+        return list(structures), weights.copy()
+    unique = list(index)
+    w = np.zeros(len(unique), dtype=np.float64)
+    np.add.at(w, np.fromiter((index[s] for s in structures), np.int64, len(structures)),
+              weights)
+    return unique, w
+
+
+class _OtherView:
+    """A non-linear view: its distinct references (merged weights), and the reduced set."""
+
+    def __init__(self, view: str, kernel: Kernel, inner: Kernel, normalized: bool, canon: Any,
+                 unique: list, w: np.ndarray):
+        self.view, self.kernel, self.inner = view, kernel, inner
+        self.normalized, self.canon = normalized, canon
+        self.refs = inner.check_input(unique)
+        self.unique, self.w = unique, w
+        self.diag = (np.asarray(inner.diag_block(self.refs), dtype=np.float64) if normalized
+                     else None)
+        self.reduced: tuple | None = None
+
+    def distinct(self, structures: list) -> tuple[list, np.ndarray]:
+        """The distinct structures of a batch (after ``canon``) and each one's index."""
+        if self.canon is not None:
+            structures = [self.canon(s) for s in structures]
+        try:
+            index: dict = {}
+            inverse = np.fromiter((index.setdefault(s, len(index)) for s in structures),
+                                  np.int64, len(structures))
+        except TypeError:
+            return list(structures), np.arange(len(structures))
+        return list(index), inverse
+
+    def scales(self, X: Any) -> np.ndarray | None:
+        if not self.normalized:
+            return None
+        return np.asarray(self.inner.diag_block(X), dtype=np.float64)
+
+    def values(self, X: Any, diag_x: np.ndarray | None, n_jobs: int | None, *,
+               reduced: bool = False) -> np.ndarray:
+        """``Σ_r c_r k(x, r)`` of each structure of ``X``: all references, or the reduced set."""
+        refs, coef, diag = self.reduced if reduced else (self.refs, self.w, self.diag)
+        block = np.asarray(gram(self.inner, refs, X, n_jobs=n_jobs, progress=False),
+                           dtype=np.float64)
+        if diag_x is not None:
+            sr, sx = normalization_scales(diag, diag_x, stacklevel=3)
+            return (sr * coef) @ block * sx
+        return coef @ block
+
+    def reduce(self, tolerance: float, n_jobs: int | None) -> dict[str, Any]:
+        """Choose the reduced set (:func:`reduced_set`) and state its error."""
+        K = np.asarray(gram(self.kernel, self.unique, n_jobs=n_jobs, progress=False),
+                       dtype=np.float64)
+        keep, beta, error, bound = reduced_set(K, self.w, tolerance)
+        del K
+        if not self.normalized:
+            bound = None
+        take = [self.unique[i] for i in keep]
+        refs = self.inner.check_input(take)
+        diag = self.diag[keep] if self.diag is not None else None
+        self.reduced = (refs, beta, diag)
+        return {"references": len(keep), "of": len(self.unique),
+                "error_on_references": error, "bound": bound}
+
+
+def reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
+                ) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The fewest references (greedily) whose re-weighted sum scores every reference
+    within ``tolerance`` of ``Σ_j w_j k(·, r_j)``.
+
+    Greedy orthogonal matching pursuit in the kernel's feature space: each step adds the
+    reference that most reduces ``‖v - P_S v‖`` (``v = Σ_j w_j ψ(r_j)``, ``P_S`` the
+    projection on the span of the chosen ones, kept as an incremental Cholesky
+    factor), until the residual ``(v - P_S v)(r_i) = <ψ(r_i), v - P_S v>`` is at most
+    ``tolerance`` at every reference.  ``β`` solves ``K_SS β = K_S: w``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The kernel among the references.
+    w : ndarray of shape (n,)
+        Their weights.
+    tolerance : float
+
+    Returns
+    -------
+    keep : ndarray of int
+        The chosen references, in the order chosen.
+    beta : ndarray
+        Their new weights.
+    error : float
+        ``max_i |Σ_S β_s k(r_i, s) - Σ_j w_j k(r_i, r_j)|``.
+    bound : float
+        ``‖v - Σ_S β_s ψ(s)‖``: with a normalised kernel, no pair's error exceeds it.
+
+    Examples
+    --------
+    >>> K = np.array([[1.0, 0.9], [0.9, 1.0]])
+    >>> keep, beta, error, bound = reduced_set(K, np.array([1.0, 1.0]), 0.2)
+    >>> keep.tolist(), beta.round(3).tolist(), round(error, 3)
+    ([0], [1.9], 0.19)
+    """
+    # products of a few thousand values a step: BLAS threads would only wait on each other
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _reduced_set(np.asarray(K, dtype=np.float64), np.asarray(w, dtype=np.float64),
+                            float(tolerance))
+
+
+def _reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
+                 ) -> tuple[np.ndarray, np.ndarray, float, float]:
+    n = len(w)
+    g = K @ w
+    res = g.copy()
+    diag = np.diag(K).copy()
+    rows = np.zeros((0, n))
+    chosen = np.zeros(n, dtype=bool)
+    keep: list[int] = []
+    floor = 1e-9 * max(float(np.max(diag, initial=0.0)), 1e-300)  # round-off, not a direction
+    while len(keep) < n and np.max(np.abs(np.where(chosen, 0.0, res)), initial=0.0) > tolerance:
+        ok = (diag > floor) & ~chosen
+        if not ok.any():
+            break
+        gain = np.where(ok, res * res / np.where(ok, diag, 1.0), -1.0)
+        p = int(np.argmax(gain))
+        if len(keep) == len(rows):
+            rows = np.vstack([rows, np.zeros((max(16, len(rows)), n))])
+        t = len(keep)
+        col = (K[p] - rows[:t, p] @ rows[:t]) / np.sqrt(diag[p])
+        rows[t] = col
+        res -= col * (res[p] / np.sqrt(diag[p]))
+        diag -= col * col
+        chosen[p] = True
+        keep.append(p)
+    S = np.asarray(keep, dtype=np.int64)
+    if not len(S):
+        return (S, np.zeros(0), float(np.max(np.abs(g), initial=0.0)),
+                float(np.sqrt(max(w @ g, 0.0))))
+    K_SS = K[np.ix_(S, S)]
+    if len(S) == n:  # every reference kept: the exact weights (in the order chosen)
+        beta = w[S].copy()
+    else:
+        # the factor built along the way: K_SS = R R^T with R = rows[:, S]^T lower
+        # triangular, so K_SS beta = g_S is two triangular solves
+        R = rows[:len(S)][:, S].T
+        beta = solve_triangular(R.T, solve_triangular(R, g[S], lower=True), lower=False)
+    approx = K[:, S] @ beta
+    error = float(np.max(np.abs(approx - g), initial=0.0))
+    bound = float(np.sqrt(max(w @ g - 2 * beta @ g[S] + beta @ K_SS @ beta, 0.0)))
+    return S, beta, error, bound
 
 
 def views_gram(view_kernels: Sequence[tuple[str, Kernel]], items: Sequence[dict],

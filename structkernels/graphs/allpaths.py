@@ -34,7 +34,7 @@ import networkx as nx
 from structkernels.graphs.model import Graph, as_networkx
 from structkernels.structures import LabelledGraph
 
-__all__ = ["allpaths_graph", "shortest_dependency_path"]
+__all__ = ["AllPathsSentence", "allpaths_graph", "shortest_dependency_path"]
 
 
 def _tokens(G: nx.MultiDiGraph) -> list[Any]:
@@ -78,13 +78,15 @@ def _neighbours(G: nx.MultiDiGraph, position: dict[Any, int]) -> dict[Any, list[
     }
 
 
-def _shortest(G: nx.MultiDiGraph, e1: tuple, e2: tuple, position: dict[Any, int]) -> list[Any]:
+def _shortest(G: nx.MultiDiGraph, e1: tuple, e2: tuple, position: dict[Any, int],
+              adjacency: dict[Any, list[Any]] | None = None) -> list[Any]:
     targets = set(e2)
     sources = sorted(e1, key=position.__getitem__)
     shared = [u for u in sources if u in targets]
     if shared:
         return [shared[0]]
-    adjacency = _neighbours(G, position)
+    if adjacency is None:
+        adjacency = _neighbours(G, position)
     parent: dict[Any, Any] = dict.fromkeys(sources)
     queue = deque(sources)
     while queue:
@@ -219,63 +221,147 @@ def allpaths_graph(
     w_linear = _weight(linear_weight, "linear_weight")
     if not isinstance(blind, bool):
         raise TypeError(f"blind must be True or False, got {blind!r}")
-    tokens = _tokens(G)
-    position = {u: i for i, u in enumerate(tokens)}
-    first, second = _entity(G, e1, "e1"), _entity(G, e2, "e2")
-    if isinstance(entities, (str, bytes)):
-        raise TypeError("entities must be a sequence of entities (each a sequence of node keys)")
-    others = [_entity(G, e, f"entities[{i}]") for i, e in enumerate(entities)]
-    path = _shortest(G, first, second, position)
+    return AllPathsSentence(G).graph(
+        e1, e2, entities=entities, blind=blind, shortest_path_weight=w_path,
+        other_weight=w_other, linear_weight=w_linear)
 
-    # words (blinded) and parts of speech
-    marks: dict[Any, list[str]] = {}
-    if blind:
-        for keys in others:
-            for u in keys:
-                marks[u] = ["PROT"]
-        for u in first:
-            marks[u] = ["PROT1"]
-        for u in second:
-            marks[u] = (marks[u] + ["PROT2"]) if marks.get(u) == ["PROT1"] else ["PROT2"]
-    base: list[tuple[str, ...]] = []
-    for u in tokens:
-        data = G.nodes[u]
-        words = marks.get(u)
-        if words is None:
-            concept = data.get("concept")
-            words = [concept] if isinstance(concept, str) and concept else []
-        pos = data.get("pos")
-        base.append(_dedupe([*words, *([pos] if isinstance(pos, str) and pos else [])]))
 
-    # dependency subgraph
-    on_path = set(path)
-    steps = {frozenset(pair) for pair in zip(path, path[1:], strict=False)}
-    deps = []
-    for head, dep, role in G.edges(data="role"):
-        if not isinstance(role, str) or not role:
-            raise ValueError(f"the dependency {head!r} -> {dep!r} has no 'role' (its type)")
-        deps.append((position[head], position[dep], role))
-    deps.sort()
-    T = len(tokens)
-    labels: list[tuple[str, ...]] = []
-    for u, labs in zip(tokens, base, strict=True):
-        labels.append(_dedupe([*labs, *("IP_" + lab for lab in labs)]) if u in on_path else labs)
-    edges: list[tuple[int, int, float]] = []
-    for d, (h, t, role) in enumerate(deps):
-        vertex = T + d
-        marked = h != t and frozenset((tokens[h], tokens[t])) in steps
-        labels.append((role, "IP_" + role) if marked else (role,))
-        w = w_path if marked else w_other
-        edges.append((h, vertex, w))
-        edges.append((vertex, t, w))
+class AllPathsSentence:
+    """The all-paths graphs of the candidate pairs of one sentence, what they share read once.
 
-    # linear subgraph
-    pair = [position[u] for u in (*first, *second)]
-    lo, hi = min(pair), max(pair)
-    offset = T + len(deps)
-    for i, labs in enumerate(base):
-        prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
-        labels.append(tuple(prefix + lab for lab in labs))
-        if i + 1 < T:
-            edges.append((offset + i, offset + i + 1, w_linear))
-    return LabelledGraph(labels, edges)
+    :func:`allpaths_graph` of each pair of a sentence reads the same tokens, words,
+    parts of speech and dependencies; this reads them once (the token order and the
+    undirected neighbours when the graph is given, the labels and the sorted
+    dependencies at the first pair) and builds each pair's graph from them.  The graphs
+    are those of :func:`allpaths_graph`, the same errors raised.
+
+    Parameters
+    ----------
+    graph : Graph or networkx.MultiDiGraph
+        The dependency graph of one sentence (as for :func:`allpaths_graph`).
+
+    Examples
+    --------
+    >>> from structkernels.graphs.model import new_graph, add_node
+    >>> G = new_graph("s1", "dependency", root="2")
+    >>> for i, (w, p) in enumerate([("Ras", "NN"), ("binds", "VBZ"), ("Raf", "NN")], 1):
+    ...     add_node(G, str(i), w, pos=p, index=i)
+    >>> _ = G.add_edge("2", "1", role="nsubj"), G.add_edge("2", "3", role="dobj")
+    >>> sentence = AllPathsSentence(G)
+    >>> sentence.graph(["1"], ["3"]) == allpaths_graph(G, ["1"], ["3"])
+    True
+    """
+
+    def __init__(self, graph: Graph | nx.MultiDiGraph):
+        self.G = as_networkx(graph)
+        self.tokens = _tokens(self.G)
+        self.position = {u: i for i, u in enumerate(self.tokens)}
+        self._adjacency: dict[Any, list[Any]] | None = None
+        self._read: tuple | None = None
+
+    def _parts(self) -> tuple:
+        """``(words, pos, plain, deps, by_step)``: each token's word labels and part of
+        speech (lists), its unblinded labels, the dependencies ``(head position,
+        dependent position, type)`` sorted, and the dependencies joining each pair of
+        distinct tokens (``frozenset`` of the two keys)."""
+        if self._read is None:
+            G = self.G
+            words, pos_of, plain = [], [], []
+            for u in self.tokens:
+                data = G.nodes[u]
+                concept = data.get("concept")
+                w = [concept] if isinstance(concept, str) and concept else []
+                pos = data.get("pos")
+                p = [pos] if isinstance(pos, str) and pos else []
+                words.append(w)
+                pos_of.append(p)
+                plain.append(_dedupe([*w, *p]))
+            deps = []
+            for head, dep, role in G.edges(data="role"):
+                if not isinstance(role, str) or not role:
+                    raise ValueError(f"the dependency {head!r} -> {dep!r} has no 'role' (its type)")
+                deps.append((self.position[head], self.position[dep], role))
+            deps.sort()
+            by_step: dict[frozenset, list[int]] = {}
+            for d, (h, t, _) in enumerate(deps):
+                if h != t:
+                    by_step.setdefault(frozenset((self.tokens[h], self.tokens[t])), []).append(d)
+            self._read = (words, pos_of, plain, deps, by_step)
+        return self._read
+
+    def graph(
+        self,
+        e1: Sequence[str] | str,
+        e2: Sequence[str] | str,
+        *,
+        entities: Iterable[Sequence[str] | str] = (),
+        blind: bool = True,
+        shortest_path_weight: float = 0.9,
+        other_weight: float = 0.3,
+        linear_weight: float = 0.9,
+    ) -> LabelledGraph:
+        """The all-paths graph of the pair ``e1``, ``e2`` (the parameters of
+        :func:`allpaths_graph`)."""
+        G = self.G
+        w_path = _weight(shortest_path_weight, "shortest_path_weight")
+        w_other = _weight(other_weight, "other_weight")
+        w_linear = _weight(linear_weight, "linear_weight")
+        if not isinstance(blind, bool):
+            raise TypeError(f"blind must be True or False, got {blind!r}")
+        tokens, position = self.tokens, self.position
+        first, second = _entity(G, e1, "e1"), _entity(G, e2, "e2")
+        if isinstance(entities, (str, bytes)):
+            raise TypeError("entities must be a sequence of entities (each a sequence of node "
+                            "keys)")
+        others = [_entity(G, e, f"entities[{i}]") for i, e in enumerate(entities)]
+        if self._adjacency is None:
+            self._adjacency = _neighbours(G, position)
+        path = _shortest(G, first, second, position, self._adjacency)
+        words, pos_of, plain, deps, by_step = self._parts()
+
+        # words (blinded) and parts of speech: only the marked tokens differ from plain
+        marks: dict[Any, list[str]] = {}
+        if blind:
+            for keys in others:
+                for u in keys:
+                    marks[u] = ["PROT"]
+            for u in first:
+                marks[u] = ["PROT1"]
+            for u in second:
+                marks[u] = (marks[u] + ["PROT2"]) if marks.get(u) == ["PROT1"] else ["PROT2"]
+        base = list(plain)
+        for u, m in marks.items():
+            i = position[u]
+            base[i] = _dedupe([*m, *pos_of[i]])
+
+        # dependency subgraph
+        T = len(tokens)
+        labels: list[tuple[str, ...]] = list(base)
+        for u in dict.fromkeys(path):
+            i = position[u]
+            labs = base[i]
+            labels[i] = _dedupe([*labs, *("IP_" + lab for lab in labs)])
+        marked = set()
+        for pair in zip(path, path[1:], strict=False):
+            marked.update(by_step.get(frozenset(pair), ()))
+        edges: list[tuple[int, int, float]] = []
+        for d, (h, t, role) in enumerate(deps):
+            vertex = T + d
+            if d in marked:
+                labels.append((role, "IP_" + role))
+                edges.append((h, vertex, w_path))
+                edges.append((vertex, t, w_path))
+            else:
+                labels.append((role,))
+                edges.append((h, vertex, w_other))
+                edges.append((vertex, t, w_other))
+
+        # linear subgraph
+        pair_at = [position[u] for u in (*first, *second)]
+        lo, hi = min(pair_at), max(pair_at)
+        offset = T + len(deps)
+        for i, labs in enumerate(base):
+            prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
+            labels.append(tuple(prefix + lab for lab in labs))
+        edges.extend((offset + i, offset + i + 1, w_linear) for i in range(T - 1))
+        return LabelledGraph(labels, edges)

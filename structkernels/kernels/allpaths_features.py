@@ -36,10 +36,11 @@ from structkernels.kernels._allpaths_numba import (
     _row_sq,
     _sort_rows,
 )
+from structkernels.kernels._allpaths_weights_numba import _weighted_dot
 from structkernels.structures import EncodedList, LabelledGraph
 from structkernels.utils import check_finite
 
-__all__ = ["AllPathsFeatures", "walk_sums", "label_pair_features"]
+__all__ = ["AllPathsFeatures", "AllPathsWeights", "walk_sums", "label_pair_features"]
 
 #: a label pair goes to the dense part of the features when at least this fraction of the
 #: graphs has it (a dense product costs ~ n_x n_y per column, a sparse one ~ df_x df_y
@@ -483,3 +484,158 @@ class AllPathsFeatures(EncodedList):
         np.cumsum(np.bincount(rows[s], minlength=n), out=indptr[1:])
         return AllPathsFeatures(layout, dense, indptr, (target[s] - nd)[order], vals[s][order],
                                 np.full(n, -1, dtype=np.int64), np.zeros(n), self._items)
+
+
+# ------------------------------------------------------------- weighted sum
+class AllPathsWeights:
+    """A weighted sum of graphs' features as one vector: ``V = Σ_j c_j G_j``, so that
+    ``Σ_j c_j k(x, r_j) = <G_x, V>`` (the all-paths graph kernel is linear in ``G``).
+
+    A classifier's decision function over reference graphs ``r_j`` (weights ``c_j``,
+    each already divided by ``sqrt(k(r_j, r_j))`` for a normalised kernel) then costs,
+    per new graph, its own ``G`` (walk sums) and one look-up per label pair, whatever
+    the number of references.
+
+    Parameters
+    ----------
+    graphs : sequence of LabelledGraph or AllPathsFeatures
+        The reference graphs (their ``G`` computed here, a chunk of graphs at a time,
+        never laid out as a Gram's features) or their features.
+    coef : array-like of shape (len(graphs),)
+        Their weights.
+    normalized : bool, default False
+        Divide each graph's weight by ``sqrt(k(r_j, r_j))`` (0 where that is 0): the
+        weighted sum of the normalised kernel.
+
+    Attributes
+    ----------
+    reference_squared_norms : ndarray of shape (len(graphs),)
+        ``k(r_j, r_j)`` of each reference graph.
+
+    Examples
+    --------
+    >>> from structkernels.structures import LabelledGraph
+    >>> g = LabelledGraph([("a",), ("b",)], [(0, 1, 0.5)])
+    >>> h = LabelledGraph([("a",), ("c",)], [(0, 1, 0.5)])
+    >>> dots, sq = AllPathsWeights([g, h], [2.0, -1.0]).dots([g])
+    >>> dots.tolist(), sq.tolist()  # 2 k(g, g) - k(g, h), and k(g, g)
+    ([0.5], [0.25])
+    """
+
+    def __init__(self, graphs: Sequence[LabelledGraph] | AllPathsFeatures, coef: Sequence[float],
+                 *, normalized: bool = False):
+        c = np.asarray(coef, dtype=np.float64)
+        if c.shape != (len(graphs),):
+            raise ValueError(f"{len(c)} weights for {len(graphs)} graphs")
+        if isinstance(graphs, AllPathsFeatures):
+            self._from_features(graphs, c, normalized)
+        else:
+            self._from_graphs(graphs, c, normalized)
+
+    @staticmethod
+    def _scaled(c: np.ndarray, sq: np.ndarray, normalized: bool) -> np.ndarray:
+        if not normalized:
+            return c
+        scale = np.zeros(len(sq))
+        pos = sq > 0
+        scale[pos] = 1.0 / np.sqrt(sq[pos])
+        return c * scale
+
+    def _from_features(self, X: AllPathsFeatures, c: np.ndarray, normalized: bool) -> None:
+        self.reference_squared_norms = X.squared_norms()
+        c = self._scaled(c, self.reference_squared_norms, normalized)
+        layout = X.layout
+        a, b = int(X.indptr[0]), int(X.indptr[-1])
+        owner = np.repeat(np.arange(len(X)), np.diff(X.indptr))
+        v = np.concatenate([
+            X.dense.T @ c if layout.n_dense else np.zeros(0),
+            np.bincount(X.indices[a:b], weights=X.data[a:b] * c[owner],
+                        minlength=layout.n_sparse)])
+        self._names = list(layout.names)
+        self._ids = dict(layout.ids)
+        self._keys = layout._sorted
+        self._values = np.asarray(v[layout._cols], dtype=np.float64)
+
+    def _from_graphs(self, graphs: Sequence[LabelledGraph], c: np.ndarray,
+                     normalized: bool) -> None:
+        ids: dict[str, int] = {}
+        names: list[str] = []
+        n = len(graphs)
+        sq = np.zeros(n)
+        # each graph's entries, then per chunk of graphs their keys interned and the
+        # weighted values summed (the weights need the norms: the chunk's own graphs')
+        sums: list[tuple[np.ndarray, np.ndarray]] = []
+        keys_parts: list[np.ndarray] = []
+        vals_parts: list[np.ndarray] = []
+        first, size = 0, 0
+        for i, g in enumerate(graphs):
+            if not isinstance(g, LabelledGraph):
+                raise TypeError(f"AllPathsWeights expects LabelledGraph objects; item {i} is a "
+                                f"{type(g).__name__}")
+            k, v = _graph_entries(g, ids, names)
+            check_finite(v, "all-paths graph features", ("entry",),
+                         hint="a walk sum overflowed: lower the edge weights of the graph")
+            sq[i] = float(v @ v)
+            keys_parts.append(k)
+            vals_parts.append(v)
+            size += len(k)
+            if size < _CHUNK_ENTRIES and i < n - 1:
+                continue
+            w = self._scaled(c[first:i + 1], sq[first:i + 1], normalized)
+            counts = np.fromiter((len(p) for p in keys_parts), np.int64, len(keys_parts))
+            keys = np.concatenate(keys_parts) if keys_parts else np.empty(0, np.int64)
+            vals = np.concatenate(vals_parts) * np.repeat(w, counts) if vals_parts else keys * 0.0
+            uniq, inv = _factorize(keys, max(len(names), 1))
+            sums.append((uniq, np.bincount(inv, weights=vals, minlength=len(uniq))))
+            keys_parts, vals_parts, first, size = [], [], i + 1, 0
+        self.reference_squared_norms = sq
+        if sums:
+            keys = np.concatenate([k for k, _ in sums])
+            uniq, inv = np.unique(keys, return_inverse=True)
+            values = np.bincount(inv, weights=np.concatenate([v for _, v in sums]),
+                                 minlength=len(uniq))
+        else:
+            uniq, values = np.empty(0, np.int64), np.empty(0)
+        self._names = names
+        self._ids = ids
+        self._keys = np.asarray(uniq, dtype=np.int64)
+        self._values = np.asarray(values, dtype=np.float64)
+
+    def dots(self, graphs: Sequence[LabelledGraph]) -> tuple[np.ndarray, np.ndarray]:
+        """``(<G_x, V>, k(x, x))`` of each graph of ``graphs``."""
+        n = len(graphs)
+        dots, sq = np.zeros(n), np.zeros(n)
+        ids, n_known = self._ids, len(self._names)
+        new: dict[str, int] = {}  # labels of no reference: ids above theirs, meeting nothing
+        seen: dict[tuple[str, ...], list[int]] = {}
+        keys, values = self._keys, self._values
+        for i, g in enumerate(graphs):
+            if not isinstance(g, LabelledGraph):
+                raise TypeError(f"AllPathsWeights.dots expects LabelledGraph objects; item {i} "
+                                f"is a {type(g).__name__}")
+            if not g.edges:
+                continue
+            offsets = [0]
+            labs: list[int] = []
+            for vlabels in g.labels:
+                got = seen.get(vlabels)
+                if got is None:  # the label sets of a batch's vertices recur: ids once each
+                    got = seen[vlabels] = [
+                        ids[lab] if lab in ids else new.setdefault(lab, n_known + len(new))
+                        for lab in vlabels]
+                labs += got
+                offsets.append(len(labs))
+            if not labs:
+                continue
+            if g.topological_order is not None:
+                src, dst, wts = _edge_arrays(g)
+                W = _dag_walk_sums(len(g), np.asarray(g.topological_order, dtype=np.int64),
+                                   src, dst, wts)
+            else:
+                W = walk_sums(g)
+            dots[i], sq[i] = _weighted_dot(W, np.asarray(offsets, dtype=np.int64),
+                                           np.asarray(labs, dtype=np.int64), n_known, keys,
+                                           values)
+        check_finite(sq, "all-paths graph features: k(x, x)", ("graph",),
+                     hint="a walk sum overflowed: lower the edge weights of the graph")
+        return dots, sq

@@ -21,7 +21,7 @@ from structkernels.kernels.base import Kernel
 from structkernels.kernels.tuples import merge_vocabularies
 from structkernels.structures import EncodedList, Vocabulary
 
-__all__ = ["BagKernel", "BagList"]
+__all__ = ["BagKernel", "BagList", "BagWeights"]
 
 
 class BagList(EncodedList):
@@ -146,3 +146,59 @@ class BagKernel(Kernel):
     def diag_block(self, X: Sequence) -> np.ndarray:
         X = self._encoded(X)
         return np.asarray(X.rows.multiply(X.rows).sum(axis=1), dtype=np.float64).ravel()
+
+
+class BagWeights:
+    """A weighted sum of bags as one vector: ``v = Σ_j c_j φ(r_j)``, so that
+    ``Σ_j c_j k(x, r_j) = <φ(x), v>`` costs one pass over the features of ``x``.
+
+    The bag kernel is linear in explicit feature counts ``φ``; a classifier's decision
+    function over reference bags ``r_j`` (weights ``c_j``, each already divided by the
+    norm of ``φ(r_j)`` for a normalised kernel) collapses into the one vector.
+
+    Parameters
+    ----------
+    bags : sequence of bags or BagList
+        The reference bags.
+    coef : array-like of shape (len(bags),)
+        Their weights.
+    binary : bool, default True
+        The kernel's ``binary`` (each distinct feature counted once).
+
+    Examples
+    --------
+    >>> w = BagWeights([("a", "b"), ("b",)], [1.0, -0.5])
+    >>> dots, sq = w.dots([("a", "b", "c"), ("d",)])
+    >>> dots.tolist(), sq.tolist()  # <φ(x), v> and k(x, x)
+    ([1.5, 0.0], [3.0, 1.0])
+    """
+
+    def __init__(self, bags: Sequence, coef: Any, binary: bool = True):
+        encoded = bags if isinstance(bags, BagList) else BagList.encode(bags, binary=binary)
+        c = np.asarray(coef, dtype=np.float64)
+        if c.shape != (len(encoded),):
+            raise ValueError(f"{len(c)} weights for {len(encoded)} bags")
+        rows = encoded.rows
+        v = np.asarray(rows.T @ c, dtype=np.float64).ravel()
+        labels = encoded.vocab.labels
+        self.binary = bool(binary)
+        #: feature -> its weight in ``v`` (features of no reference bag are absent)
+        self.vector: dict[str, float] = {labels[j]: float(v[j])
+                                         for j in np.unique(rows.indices).tolist()}
+
+    def dots(self, X: Sequence) -> tuple[np.ndarray, np.ndarray]:
+        """``(<φ(x), v>, k(x, x))`` of each bag of ``X``."""
+        n = len(X)
+        dots = np.zeros(n, dtype=np.float64)
+        sq = np.zeros(n, dtype=np.float64)
+        get = self.vector.get
+        for i, x in enumerate(X):
+            if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
+                raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, "
+                                "list or frozenset of strings")
+            counts = Counter(set(x)) if self.binary else Counter(x)
+            if not all(isinstance(f, str) for f in counts):
+                raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
+            dots[i] = sum(c * get(f, 0.0) for f, c in counts.items())
+            sq[i] = sum(c * c for c in counts.values())
+        return dots, sq

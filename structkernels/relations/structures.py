@@ -30,7 +30,7 @@ from typing import Any
 
 import networkx as nx
 
-from structkernels.graphs.allpaths import allpaths_graph
+from structkernels.graphs.allpaths import AllPathsSentence
 from structkernels.relations.model import Entity, EntityPair, RelationFormatError
 from structkernels.relations.parse import ParsedSentence
 from structkernels.structures import Path, Tree
@@ -66,8 +66,10 @@ def ordered(pair: EntityPair) -> tuple[Entity, Entity]:
 
 
 class _Labeller:
-    def __init__(self, parsed: ParsedSentence, first: Entity, second: Entity, blind: bool):
+    def __init__(self, parsed: ParsedSentence, first: Entity, second: Entity, blind: bool,
+                 plain: dict[str, str] | None = None):
         self.G = parsed.graph.graph
+        self.plain = {} if plain is None else plain  # node -> its word, kept a sentence
         self.names: dict[str, str] = {}
         if blind:
             for toks in parsed.entities.values():
@@ -81,9 +83,11 @@ class _Labeller:
     def __call__(self, node: str) -> str:
         if node in self.names:
             return self.names[node]
-        data = self.G.nodes[node]
-        word = data.get("lemma") or data["concept"]
-        return word.lower() or "_"
+        word = self.plain.get(node)
+        if word is None:
+            data = self.G.nodes[node]
+            word = self.plain[node] = (data.get("lemma") or data["concept"]).lower() or "_"
+        return word
 
 
 def _step(G: nx.MultiDiGraph, u: str, v: str) -> str:
@@ -182,7 +186,13 @@ def pair_structures(
     >>> [f for f in views["context"] if f.startswith("m:")]
     ['m:bind']
     """
-    views = tuple(views)
+    return _structures(parsed, pair, tuple(views), blind, {})
+
+
+def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...], blind: bool,
+                kept: dict[str, Any]) -> dict[str, Any]:
+    """:func:`pair_structures`, what the pairs of a sentence share kept in ``kept`` (its
+    words, its :class:`AllPathsSentence`) while the pairs are of that sentence."""
     for v in views:
         if v not in VIEWS:
             raise ValueError(f"unknown view {v!r}; the views are {', '.join(VIEWS)}")
@@ -196,7 +206,10 @@ def pair_structures(
         if not toks[ent.id]:  # named where the sentence was read
             raise RelationFormatError(f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token",
                                       pair.sentence.file, pair.sentence.line, pair.sentence.id)
-    label = _Labeller(parsed, first, second, blind)
+    if kept.get("graph") is not G:
+        kept.clear()  # the pairs of a sentence come together: keep one sentence's
+        kept.update(graph=G, plain={})
+    label = _Labeller(parsed, first, second, blind, kept["plain"])
     ha, hb = entity_head(G, toks[first.id]), entity_head(G, toks[second.id])
     nodes = _shortest(G, ha, hb)
     if not nodes:  # two trees (a parse that is a forest): join them at their roots
@@ -215,8 +228,11 @@ def pair_structures(
         out["context"] = _context(parsed, path, ha, hb, label)
     if "apg" in views:
         others = [t for e, t in parsed.entities.items() if e not in (first.id, second.id) and t]
-        out["apg"] = allpaths_graph(parsed.graph, toks[first.id], toks[second.id],
-                                    entities=others, blind=blind)
+        sentence = kept.get("apg")
+        if sentence is None:
+            sentence = kept["apg"] = AllPathsSentence(parsed.graph)
+        out["apg"] = sentence.graph(toks[first.id], toks[second.id], entities=others,
+                                    blind=blind)
     return out
 
 
@@ -230,11 +246,12 @@ def pair_views(
     """:func:`pair_structures` of every pair, ``parsed`` holding each pair's sentence."""
     by_id = {p.id: p for p in parsed}
     views = tuple(views)
+    kept: dict[str, Any] = {}  # what the pairs of a sentence share, read once
     out = []
     for pair in pairs:
         try:
             sentence = by_id[pair.sentence.id]
         except KeyError:
             raise ValueError(f"pair {pair.id}: sentence {pair.sentence.id} was not parsed") from None
-        out.append(pair_structures(sentence, pair, views=views, blind=blind))
+        out.append(_structures(sentence, pair, views, blind, kept))
     return out

@@ -1,0 +1,110 @@
+"""pair_views (the all-paths parts of a sentence read once for all its pairs) gives, on a
+real corpus, the structures of the one-pair-at-a-time construction it replaced."""
+
+from __future__ import annotations
+
+import pytest
+
+from structkernels.graphs.allpaths import AllPathsSentence, allpaths_graph, shortest_dependency_path
+from structkernels.graphs.model import as_networkx
+from structkernels.relations import read_relations
+from structkernels.relations.structures import ordered, pair_structures, pair_views
+from structkernels.structures import LabelledGraph
+
+
+def _dedupe(labels):
+    return tuple(dict.fromkeys(labels))
+
+
+def reference_allpaths_graph(graph, e1, e2, *, entities=(), blind=True):
+    """The all-paths graph as it was built one pair at a time (the paper's weights)."""
+    G = as_networkx(graph)
+    tokens = sorted(G.nodes, key=lambda u: G.nodes[u]["index"])
+    position = {u: i for i, u in enumerate(tokens)}
+    first, second = tuple(dict.fromkeys(e1)), tuple(dict.fromkeys(e2))
+    others = [tuple(dict.fromkeys(e)) for e in entities]
+    path = shortest_dependency_path(G, first, second)
+    marks = {}
+    if blind:
+        for keys in others:
+            for u in keys:
+                marks[u] = ["PROT"]
+        for u in first:
+            marks[u] = ["PROT1"]
+        for u in second:
+            marks[u] = (marks[u] + ["PROT2"]) if marks.get(u) == ["PROT1"] else ["PROT2"]
+    base = []
+    for u in tokens:
+        data = G.nodes[u]
+        words = marks.get(u)
+        if words is None:
+            concept = data.get("concept")
+            words = [concept] if isinstance(concept, str) and concept else []
+        pos = data.get("pos")
+        base.append(_dedupe([*words, *([pos] if isinstance(pos, str) and pos else [])]))
+    on_path = set(path)
+    steps = {frozenset(pair) for pair in zip(path, path[1:], strict=False)}
+    deps = sorted((position[h], position[d], role) for h, d, role in G.edges(data="role"))
+    T = len(tokens)
+    labels = [_dedupe([*labs, *("IP_" + lab for lab in labs)]) if u in on_path else labs
+              for u, labs in zip(tokens, base, strict=True)]
+    edges = []
+    for d, (h, t, role) in enumerate(deps):
+        marked = h != t and frozenset((tokens[h], tokens[t])) in steps
+        labels.append((role, "IP_" + role) if marked else (role,))
+        w = 0.9 if marked else 0.3
+        edges += [(h, T + d, w), (T + d, t, w)]
+    pair = [position[u] for u in (*first, *second)]
+    lo, hi = min(pair), max(pair)
+    offset = T + len(deps)
+    for i, labs in enumerate(base):
+        prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
+        labels.append(tuple(prefix + lab for lab in labs))
+        if i + 1 < T:
+            edges.append((offset + i, offset + i + 1, 0.9))
+    return LabelledGraph(labels, edges)
+
+
+@pytest.fixture(scope="module")
+def lll_parsed(ppi_corpora):
+    pytest.importorskip("spacy", reason="parsing needs spaCy (the parse extra)")
+    from structkernels.relations.parse import DependencyParser, load_pipeline
+
+    try:
+        load_pipeline()
+    except (ImportError, ValueError) as exc:
+        pytest.skip(f"the English spaCy pipeline is not installed ({exc})")
+    corpus = read_relations(ppi_corpora / "LLL-train.xml")
+    sentences = [s for s in corpus if len(s.entities) > 1]
+    return DependencyParser(cache_dir=False, progress=False).parse(sentences), corpus.pairs()
+
+
+@pytest.mark.parametrize("blind", [True, False])
+def test_pair_views_equal_the_one_pair_construction(lll_parsed, blind):
+    parsed, pairs = lll_parsed
+    views = pair_views(parsed, pairs, blind=blind)
+    by_id = {p.id: p for p in parsed}
+    assert len(views) == len(pairs) > 200
+    for pair, got in zip(pairs, views, strict=True):
+        sentence = by_id[pair.sentence.id]
+        first, second = ordered(pair)
+        others = [t for e, t in sentence.entities.items() if e not in (first.id, second.id) and t]
+        want = reference_allpaths_graph(sentence.graph, sentence.entities[first.id],
+                                        sentence.entities[second.id], entities=others,
+                                        blind=blind)
+        assert got["apg"] == want
+        assert got == pair_structures(sentence, pair, blind=blind)
+
+
+def test_a_sentence_builds_the_graphs_of_allpaths_graph(lll_parsed):
+    parsed, _ = lll_parsed
+    sentence = next(p for p in parsed if len(p.entities) > 2)
+    keys = [t for t in sentence.entities.values() if t]
+    shared = AllPathsSentence(sentence.graph)
+    for a in keys:
+        for b in keys:
+            if a is not b:
+                assert shared.graph(a, b, entities=[keys[0]]) == allpaths_graph(
+                    sentence.graph, a, b, entities=[keys[0]])
+                assert shared.graph(a, b, blind=False, other_weight=0.5) == allpaths_graph(
+                    sentence.graph, a, b, blind=False, other_weight=0.5)

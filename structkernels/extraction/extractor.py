@@ -41,17 +41,12 @@ The model file is one JSON document (plain, or gzip'd when its name ends in ``.g
                   "inner_f1": 0.74, "folds": 3, "fallback": null}}
 
 ``"decision"`` (version 3) is how a score becomes a label and a probability
-(:class:`~structkernels.relations.decision.DecisionRule`, chosen on the training pairs
-only by :func:`~structkernels.relations.decision.fit_decision`): a pair is positive when
-its score is ``> threshold``; ``"calibration"`` (null, Platt's ``a``, ``b`` or isotonic
-breakpoints ``x``, ``y``) gives the probability :meth:`RelationExtractor.predict_pairs`
-reports beside the score.  Version 2 files (before the threshold) load with threshold 0
-and no calibration (their rows have no ``"probability"``), and are saved again as
-version 2.
-
-Version 1 files (written before the all-paths graph view joined the extractor) have no
-``"apg"`` in ``"kernel"`` nor in the references; they still load, as the two-view model
-they were trained as (path and context), and are saved again as version 1.
+(:class:`~structkernels.relations.decision.DecisionRule`, chosen on the training pairs only by
+:func:`~structkernels.relations.decision.fit_decision`): positive when the score is ``>
+threshold``; ``"calibration"`` (null, Platt's ``a``, ``b`` or isotonic breakpoints) gives the
+probability :meth:`RelationExtractor.predict_pairs` reports.  Version 2 files (no threshold)
+load with threshold 0 and no calibration; version 1 files (before the all-paths graph view)
+load as the two-view model they were trained as; both are saved again in their version.
 
 Reading it never runs code and does bounded work (:mod:`structkernels.extraction.files`):
 a bounded read (:data:`MAX_EXTRACTOR_BYTES`), JSON only, the pipeline an installed spaCy
@@ -420,7 +415,6 @@ class RelationExtractor(BaseEstimator):
         -------
         self
         """
-
         name = type(self).__name__
         learner_params = check_sigma_params(self.sigma_params, name)
         if not is_finite_number(self.C) or self.C <= 0:
@@ -451,17 +445,14 @@ class RelationExtractor(BaseEstimator):
                     "progress": bool(self.progress), **learner_params}
         part = MODEL.sigma_part
         groups = [p.sentence.document for p in pairs]
-        fixed = MODEL.fixed_views_gram(items)
-        try:
+        try:  # σ learned inside the sum of views (the fixed views' kernels added)
             learned = learn_path_weights(
                 dict(part.params), [x[part.view] for x in items], y, groups=groups,
-                offset=fixed, **settings)
+                offset=MODEL.fixed_views_gram(items), **settings)
         except TypeError as exc:
             raise ValueError(f"{name}: bad sigma_params: {one_line(exc)}") from None
-        sigma = learned.get("sigma", {})
-        kernel_params = MODEL.kernel_params()
-        if "lam" in learned:
-            kernel_params[part.view]["lam"] = learned["lam"]
+        sigma, kernel_params = learned.get("sigma", {}), MODEL.kernel_params()
+        kernel_params[part.view].update({k: v for k, v in learned.items() if k != "sigma"})
         kern = MODEL.kernel(sigma, kernel_params)
         C = float(self.C)
         if len(y) <= self.max_exact:

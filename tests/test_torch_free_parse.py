@@ -60,8 +60,14 @@ def test_the_installed_pipeline_parses_without_torch():
         "from structkernels.relations.parse import load_pipeline\n"
         "doc = load_pipeline('en_core_web_sm')('IL-2 binds its receptor.')\n"
         "print([t.dep_ for t in doc][1], sys.modules.get('torch'))\n"
+        "import scipy.stats, sklearn.calibration  # look for an imported torch: none\n"
+        "try:\n"
+        "    import torch\n"
+        "except ImportError as exc:\n"
+        "    print('refused', 'kept out' in str(exc))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=120, check=True).stdout.split("\n")
     assert out[0] == "True"
     assert out[1] == "ROOT None"
+    assert out[2] == "refused True"

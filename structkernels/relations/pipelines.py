@@ -161,6 +161,19 @@ def pipeline_needs_torch(name: Any) -> bool:
     return True
 
 
+class _KeepOut:
+    """A finder on ``sys.meta_path`` that refuses to import PyTorch (``import torch`` raises
+    ``ModuleNotFoundError``); ``sys.modules`` is left alone, so libraries that look for an
+    imported ``torch`` there (NumPy's and SciPy's array API helpers) find none."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(
+                f"No module named {name!r} (kept out of this process: the spaCy pipeline "
+                "does not need it)", name=name)
+        return None
+
+
 def keep_torch_out(name: Any) -> bool:
     """In a process that will not use PyTorch, keep spaCy from importing it (about 0.5 GB
     resident: thinc imports it when it is installed): ``import torch`` then fails in this
@@ -176,7 +189,9 @@ def keep_torch_out(name: Any) -> bool:
     """
     if "torch" in sys.modules or "spacy" in sys.modules or "thinc" in sys.modules:
         return False
+    if any(isinstance(f, _KeepOut) for f in sys.meta_path):
+        return True
     if pipeline_needs_torch(name):
         return False
-    sys.modules["torch"] = None  # type: ignore[assignment]
+    sys.meta_path.insert(0, _KeepOut())
     return True

@@ -105,8 +105,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--n-jobs", type=int, default=None,
-        help="parallel workers of the kernel evaluations (default: the cores this process may "
-        "use; with --dask, 1 per partition)",
+        help="parallel workers of the kernel evaluations, 1 per partition with --dask "
+        "(default: the cores this process may use)",
     )
     p.add_argument(
         "--cache-dir",

@@ -50,12 +50,8 @@ from structkernels.classifiers import ApproximationWarning
 from structkernels.engine.checks import diagonal_scales, normalization_scales, normalize_gram
 from structkernels.engine.gram import gram
 from structkernels.engine.parallel import map_tasks
-from structkernels.kernels.allpaths import AllPathsGraphKernel
 from structkernels.kernels.allpaths_features import AllPathsWeights
-from structkernels.kernels.bag import BagKernel, BagWeights
 from structkernels.kernels.base import Kernel, Normalized
-from structkernels.kernels.path import PathKernel
-from structkernels.structures import Path
 from structkernels.utils import effective_n_jobs, tqdm
 
 __all__ = ["CHECK_EVERY", "ReferenceScorer", "reduced_set", "views_gram"]
@@ -125,20 +121,13 @@ class ReferenceScorer:
             inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
             inner.validate_params()
             structures = [r[view] for r in references]
-            if isinstance(inner, AllPathsGraphKernel):
-                collapse = AllPathsWeights(structures, self.weights, normalized=normalized)
-                diag = collapse.reference_squared_norms
+            linear = inner.weighted_sum(structures, self.weights, normalized)
+            if linear is not None:  # a linear kernel on explicit features: one vector
+                collapse, diag = linear
                 diagonal_scales(diag)  # refuses a non-finite one, as the normalisation does
                 self._linear.append((view, collapse, diag if normalized else None))
                 continue
-            if isinstance(inner, BagKernel):
-                refs = inner.check_input(structures)
-                diag = np.asarray(inner.diag_block(refs), dtype=np.float64)
-                coef = self.weights * (diagonal_scales(diag) if normalized else 1.0)
-                collapse = BagWeights(refs, coef, binary=bool(inner.binary))
-                self._linear.append((view, collapse, diag if normalized else None))
-                continue
-            canon = _canonical(inner)
+            canon = inner.canonical_form()
             unique, w = _merged(structures, self.weights, canon)
             self._other.append(_OtherView(view, k, inner, normalized, canon, unique, w))
         self.approximation: dict[str, Any] | None = None
@@ -243,30 +232,6 @@ def _dots(collapse: Any, structures: list, n_jobs: int | None) -> tuple[np.ndarr
     shares = [structures[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
     parts = list(map_tasks(collapse.dots, shares, n_jobs=workers))
     return (np.concatenate([d for d, _ in parts]), np.concatenate([q for _, q in parts]))
-
-
-class _SigmaZero:
-    """Writes a path's tuples whose edge label has σ = 0 alike (the first such label for
-    edge and node): the path kernel cannot tell them apart, they match nothing."""
-
-    def __init__(self, dead: set[str], name: str):
-        self.dead, self.name = dead, name
-
-    def __call__(self, p: Any) -> Any:
-        dead, name = self.dead, self.name
-        if not isinstance(p, Path) or not any(e in dead for e, _ in p):
-            return p
-        return Path([(name, name) if e in dead else (e, n) for e, n in p])
-
-
-def _canonical(inner: Kernel) -> _SigmaZero | None:
-    """A function writing a structure as one its kernel cannot tell apart from it (the
-    path kernel's tuples whose edge label has σ = 0 match nothing: one label for them
-    all), or None."""
-    if not isinstance(inner, PathKernel) or inner.tuple_kernel is not None or not inner.sigma:
-        return None
-    zero = sorted(str(e) for e, v in inner.sigma.items() if float(v) == 0.0)
-    return _SigmaZero(set(zero), zero[0]) if zero else None
 
 
 def _merged(structures: list, weights: np.ndarray, canon: Any) -> tuple[list, np.ndarray]:

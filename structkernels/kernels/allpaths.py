@@ -35,6 +35,7 @@ import numpy as np
 from structkernels.kernels._allpaths_numba import _add_single, _column_join
 from structkernels.kernels.allpaths_features import (
     AllPathsFeatures,
+    AllPathsWeights,
     label_pair_features,
     walk_sums,
 )
@@ -134,3 +135,10 @@ class AllPathsGraphKernel(Kernel):
 
     def diag_block(self, X: Sequence) -> np.ndarray:
         return self._features(X).squared_norms()
+
+    def weighted_sum(self, X: Sequence, weights: Any, normalized: bool = False
+                     ) -> tuple[AllPathsWeights, np.ndarray]:
+        """``(AllPathsWeights, diag)``: the references' label-pair matrices summed into one
+        (see :meth:`Kernel.weighted_sum`)."""
+        collapse = AllPathsWeights(X, weights, normalized=normalized)
+        return collapse, collapse.reference_squared_norms

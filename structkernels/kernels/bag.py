@@ -147,6 +147,19 @@ class BagKernel(Kernel):
         X = self._encoded(X)
         return np.asarray(X.rows.multiply(X.rows).sum(axis=1), dtype=np.float64).ravel()
 
+    def weighted_sum(self, X: Sequence, weights: Any, normalized: bool = False
+                     ) -> tuple[BagWeights, np.ndarray]:
+        """``(BagWeights, diag)``: the references' bags summed into one vector (see
+        :meth:`Kernel.weighted_sum`); a bag with no feature weighs 0 when normalised."""
+        refs = self.check_input(X)
+        diag = np.asarray(self.diag_block(refs), dtype=np.float64)
+        coef = np.asarray(weights, dtype=np.float64)
+        if normalized:
+            scale = np.zeros_like(diag)
+            scale[diag > 0] = 1.0 / np.sqrt(diag[diag > 0])
+            coef = coef * scale
+        return BagWeights(refs, coef, binary=bool(self.binary)), diag
+
 
 class BagWeights:
     """A weighted sum of bags as one vector: ``v = Σ_j c_j φ(r_j)``, so that

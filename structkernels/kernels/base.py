@@ -277,6 +277,21 @@ class Kernel(BaseEstimator):
         """
         return None
 
+    def weighted_sum(self, X: Sequence, weights: Any, normalized: bool = False) -> Any:
+        """``Σ_j w_j k(·, X[j])`` as one object, when the kernel is linear in explicit
+        features: ``(collapse, diag)`` with ``collapse.dots(Y)`` giving ``<φ(y), v>`` and
+        ``k(y, y)`` for each ``y`` (``v = Σ_j w_j φ(X[j])``, each ``φ(X[j])`` divided by its
+        norm when ``normalized``) and ``diag`` the references' ``k(X[j], X[j])``; None (the
+        default) for a kernel without such a map.  A trained model's decision function
+        over many references then costs one pass over a pair's own features."""
+        return None
+
+    def canonical_form(self) -> Any:
+        """A function writing a structure as one this kernel cannot tell apart from it
+        (equal under it against every structure), so that equal references merge; None
+        (the default) when there is none."""
+        return None
+
     def monotone_in_sigma(self) -> bool:
         """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` is known for every label ``t``
         (the σ learner's pruned trials rely on it); False unless a kernel says so."""

@@ -50,7 +50,7 @@ from structkernels.kernels.tuples import (
 )
 from structkernels.structures import Path, PathList, Vocabulary
 
-__all__ = ["PathKernel", "PathList"]
+__all__ = ["PathKernel", "PathList", "SigmaZeroForm"]
 
 
 def _path_arrays(X: Any, Y: Any, symmetric: bool):
@@ -76,6 +76,21 @@ def _check_lam(owner: Kernel) -> None:
         raise TypeError(f"{type(owner).__name__}.lam must be a number in (0, 1], got {lam!r}")
     if not 0.0 < float(lam) <= 1.0:
         raise ValueError(f"{type(owner).__name__}.lam must lie in (0, 1], got {lam!r}")
+
+
+class SigmaZeroForm:
+    """Writes a path's tuples whose edge label has σ = 0 alike (the first such label for
+    edge and node): the path kernel cannot tell them apart, they match nothing
+    (:meth:`PathKernel.canonical_form`)."""
+
+    def __init__(self, dead: set[str], name: str):
+        self.dead, self.name = dead, name
+
+    def __call__(self, p: Any) -> Any:
+        dead, name = self.dead, self.name
+        if not isinstance(p, Path) or not any(e in dead for e, _ in p):
+            return p
+        return Path([(name, name) if e in dead else (e, n) for e, n in p])
 
 
 class PathKernel(EncodedConvolutionKernel):
@@ -188,6 +203,14 @@ class PathKernel(EncodedConvolutionKernel):
             ex.offsets, xe, xn, xec, xnc, xk, ey.offsets, ye, yn, yec, ync, yk,
             tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len, mode,
         )
+
+    def canonical_form(self) -> SigmaZeroForm | None:
+        """The tuples whose edge label has σ = 0 written alike (:class:`SigmaZeroForm`), or
+        None when no label has σ = 0 or the tuple kernel is not the default one."""
+        if type(self) is not PathKernel or self.tuple_kernel is not None or not self.sigma:
+            return None
+        zero = sorted(str(e) for e, v in self.sigma.items() if float(v) == 0.0)
+        return SigmaZeroForm(set(zero), zero[0]) if zero else None
 
     # ----------------------------------------------- helpers of σ learning (public)
     def weighted_gradient(self, X: Sequence[Path], V: Any, labels: Sequence[str],

@@ -313,7 +313,6 @@ def evaluate_relations(
     fold_of = np.full(n, -1, dtype=np.int64)
     preds = {m: np.zeros(n, dtype=np.int64) for m in models}
     scores = {m: np.zeros(n) for m in models}
-    zeroed: list[list[str]] = []
     weights: list[dict[str, Any]] = []
     chosen: list[str] = []
     thresholds: dict[str, list[float]] = {m.name: [] for m in specs if m.classifier == "SVM"}
@@ -352,8 +351,6 @@ def evaluate_relations(
                         **sigma_settings)
 
                 learned = grams.sigma(learns, tr, y, settings, learn)
-                sigma = learned.get("sigma", {})
-                zeroed.append(sorted(lab for lab, v in sigma.items() if v == 0.0))
                 weights.append(learned)
                 say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s "
                     f"({objective}): {_describe(learned)}")
@@ -417,7 +414,8 @@ def evaluate_relations(
     }
     if uses_npk:
         result["sigma_objective"] = objective
-        result["sigma_zeroed"] = zeroed
+        result["sigma_zeroed"] = [sorted(lab for lab, v in w.get("sigma", {}).items() if v == 0.0)
+                                  for w in weights]
         result["sigma_learned"] = weights
     if chosen:
         result["chosen"] = chosen

@@ -174,10 +174,11 @@ class PathKernel(EncodedConvolutionKernel):
             )
         return TupleKernel(tk.edge_kernel, PartialIndicator(c), tk.sigma)
 
-    def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
-        tk = self.resolved_tuple_kernel()
-        # the diagonal mode pairs X[i] with Y[i] (Y is X for self-similarities)
-        vocab, ex, ey = _path_arrays(X, Y, mode == _nb.MODE_SYMMETRIC or Y is X)
+    def _tables(self, tk: TupleKernel, X: Any, Y: Any, same: bool) -> tuple:
+        """``(vocab, ex, ey, tb, x, y)``: both sides encoded in one id space, the tuple
+        tables of the block, and each side's ``(edges, nodes, edge classes, node classes)``
+        (one set of arrays when ``Y`` is ``X``)."""
+        vocab, ex, ey = _path_arrays(X, Y, same)
         if ey is ex:
             edges, nodes = ex.edges, ex.nodes
         else:
@@ -186,18 +187,24 @@ class PathKernel(EncodedConvolutionKernel):
         tb = tuple_tables(tk, self.sigma, vocab, edges, nodes)
         ec = tb.ec.astype(np.int64, copy=False)
         nc = tb.nc.astype(np.int64, copy=False)
+        if ey is ex:
+            x = y = (edges, nodes, ec, nc)
+        else:
+            nx = len(ex.edges)
+            x = (ex.edges, ex.nodes, ec[:nx], nc[:nx])
+            y = (ey.edges, ey.nodes, ec[nx:], nc[nx:])
+        return vocab, ex, ey, tb, x, y
+
+    def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
+        tk = self.resolved_tuple_kernel()
+        # the diagonal mode pairs X[i] with Y[i] (Y is X for self-similarities)
+        vocab, ex, ey, tb, (xe, xn, xec, xnc), (ye, yn, yec, ync) = self._tables(
+            tk, X, Y, mode == _nb.MODE_SYMMETRIC or Y is X)
         max_len = 0 if self.max_len is None else int(self.max_len)
         if max_len:
             lengths = np.diff(ex.offsets)
             longest = int(lengths.max()) if len(lengths) else 0
             max_len = max(1, min(max_len, longest))
-        nx = len(ex.edges)
-        if ey is ex:
-            xe, xn, xec, xnc = edges, nodes, ec, nc
-            ye, yn, yec, ync = xe, xn, xec, xnc
-        else:
-            xe, xn, xec, xnc = ex.edges, ex.nodes, ec[:nx], nc[:nx]
-            ye, yn, yec, ync = ey.edges, ey.nodes, ec[nx:], nc[nx:]
         xk, yk = match_keys(tb, len(vocab), xe, xn, ye, yn, ey is ex)
         return _nb.path_block(
             ex.offsets, xe, xn, xec, xnc, xk, ey.offsets, ye, yn, yec, ync, yk,
@@ -258,23 +265,8 @@ class PathKernel(EncodedConvolutionKernel):
             raise ValueError("PathKernel.weighted_gradient: the tuple kernel has a sigma of its "
                              "own; set the weights in PathKernel.sigma only")
         same = Y is None
-        Yv = X if same else Y
-        vocab, ex, ey = _path_arrays(X, Yv, same)
-        if ey is ex:
-            edges, nodes = ex.edges, ex.nodes
-        else:
-            edges = np.concatenate([ex.edges, ey.edges])
-            nodes = np.concatenate([ex.nodes, ey.nodes])
-        tb = tuple_tables(tk, self.sigma, vocab, edges, nodes)
-        ec = tb.ec.astype(np.int64, copy=False)
-        nc = tb.nc.astype(np.int64, copy=False)
-        nx = len(ex.edges)
-        if ey is ex:
-            xe, xn, xec, xnc = edges, nodes, ec, nc
-            ye, yn, yec, ync = xe, xn, xec, xnc
-        else:
-            xe, xn, xec, xnc = ex.edges, ex.nodes, ec[:nx], nc[:nx]
-            ye, yn, yec, ync = ey.edges, ey.nodes, ec[nx:], nc[nx:]
+        vocab, ex, ey, tb, (xe, xn, xec, xnc), (ye, yn, yec, ync) = self._tables(
+            tk, X, X if same else Y, same)
         pe = np.full(len(vocab), -1, dtype=np.int64)
         for p, label in enumerate(labels):
             i = vocab.get(label)
@@ -283,8 +275,6 @@ class PathKernel(EncodedConvolutionKernel):
         W = np.asarray(V, dtype=np.float64)
         n, m = len(ex.offsets) - 1, len(ey.offsets) - 1
         if diagonal:
-            if same:
-                ey = ex
             W = W.reshape(-1, 1)
             if W.shape[0] != n or n != m:
                 raise ValueError(f"weighted_gradient: {W.shape[0]} diagonal weights for "

@@ -179,8 +179,7 @@ class GradientSigmaLearner(BaseEstimator):
         if len(np.unique(y)) < 2:
             raise ValueError("GradientSigmaLearner.fit: y has one class only")
         rng = check_random_state(self.random_state)
-        params = dict(self.kernel_params or {})
-        start = dict(params.pop("sigma", None) or {})
+        params, start, lam = self._start()
         self.labels_ = self._labels(X)
         tr, va = self._split(y, groups, rng)
         S = _stratified(tr, y, self.n_samples, rng)
@@ -189,7 +188,6 @@ class GradientSigmaLearner(BaseEstimator):
         off_S = np.zeros((len(S), len(S))) if offset is None else np.asarray(offset(S, S))
         off_H = np.zeros((len(H), len(S))) if offset is None else np.asarray(offset(H, S))
         theta = np.array([float(start.get(lab, 1.0)) for lab in self.labels_])
-        lam = float(params.pop("lam", 0.8))
         n_jobs = effective_n_jobs(self.n_jobs)
         adam_m = np.zeros(len(theta) + 1)
         adam_v = np.zeros(len(theta) + 1)
@@ -298,10 +296,14 @@ class GradientSigmaLearner(BaseEstimator):
         """
         if not hasattr(self, "sigma_"):
             raise NotFittedError("GradientSigmaLearner is not fitted: call fit first")
+        params, start, _ = self._start()
+        return PathKernel(**params, lam=self.lam_, sigma={**start, **self.sigma_})
+
+    def _start(self) -> tuple[dict[str, Any], dict[str, float], float]:
+        """``(other parameters, starting σ, starting λ)`` of ``kernel_params``."""
         params = dict(self.kernel_params or {})
-        start = dict(params.pop("sigma", None) or {})
-        params["lam"] = self.lam_
-        return PathKernel(**params, sigma={**start, **self.sigma_})
+        sigma = dict(params.pop("sigma", None) or {})
+        return params, sigma, float(params.pop("lam", PathKernel().lam))
 
 
 def _stratified(idx: np.ndarray, y: np.ndarray, n: int, rng: np.random.RandomState) -> np.ndarray:
@@ -364,10 +366,12 @@ def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any,
         lr = GradientSigmaLearner(start, objective=objective, n_jobs=n_jobs,
                                   random_state=random_state, progress=progress, **params)
         lr.fit(X, y, groups=groups, offset=offset)
-        sigma = lr.kernel().sigma or {}
-        return {"sigma": {k: float(v) for k, v in sigma.items() if v != 1.0}, "lam": lr.lam_}
-    learner = NonstationaryLearner("path", dict(kernel_params), objective=objective,
-                                   n_jobs=n_jobs, random_state=random_state,
-                                   progress=progress, **params)
-    learner.fit(X, y)
-    return {"sigma": {k: float(v) for k, v in learner.sigma_.items() if v != 1.0}}
+        sigma, extra = lr.kernel().sigma or {}, {"lam": lr.lam_}
+    else:
+        learner = NonstationaryLearner("path", dict(kernel_params), objective=objective,
+                                       n_jobs=n_jobs, random_state=random_state,
+                                       progress=progress, **params)
+        learner.fit(X, y)
+        sigma, extra = learner.sigma_, {}
+    # a model keeps the labels whose weight is not 1
+    return {"sigma": {k: float(v) for k, v in sigma.items() if v != 1.0}, **extra}

@@ -36,9 +36,10 @@ named by replacing ``NPK`` with ``PK`` (:func:`twin_of`): the comparison that sa
 σ earns its name.  ``PK SVM`` is the twin of ``NPK SVM`` (three views); the path alone
 without σ is ``PK path SVM``.
 
-σ is learned on the training pairs' ``path`` structures by
-:class:`~structkernels.NonstationaryLearner` over :data:`NPK`'s kernel and parameters
-(the learner lives a floor above: this module says what it learns on, its users run it).
+σ is learned on the training pairs' ``path`` structures over :data:`NPK`'s kernel and
+parameters by :func:`~structkernels.npk.gradient.learn_path_weights` (by default the SVM's
+objective inside the model's sum of views, :meth:`RelationModel.fixed_views_gram`; the
+learner lives a floor above: this module says what it learns on, its users run it).
 The classifiers: ``"SVM"`` a C-SVM on the kernel with :data:`SVM_PARAMS` (C given at run
 time, default 1, never tuned on test data), ``"k-NN"`` the main job's kernel k-NN,
 ``"hash-RF"`` kernelised hash codes and a random forest (Garg et al. 2019), ``"chosen"``
@@ -76,7 +77,6 @@ __all__ = [
     "RelationModel",
     "StructureKernel",
     "combine_grams",
-    "learned_sigma",
     "needed_views",
     "relation_model",
     "twin_of",
@@ -355,14 +355,3 @@ def combine_grams(grams: Sequence[np.ndarray]) -> np.ndarray:
     for K in grams[2:]:
         out += K
     return out
-
-
-def learned_sigma(sigma: Mapping[str, float]) -> dict[str, float]:
-    """The σ a model keeps from a learner's ``sigma_``: the labels whose weight is not 1.
-
-    Examples
-    --------
-    >>> learned_sigma({"conj": 0.0, "nsubj": 1.0})
-    {'conj': 0.0}
-    """
-    return {lab: float(v) for lab, v in sigma.items() if v != 1.0}

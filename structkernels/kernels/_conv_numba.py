@@ -66,6 +66,37 @@ def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN, cn):
     return w
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _longest(offsets, least):
+    """The longest of the segments ``offsets`` delimits (CSR row lengths), at least ``least``."""
+    m = least
+    for i in range(len(offsets) - 1):
+        m = max(m, offsets[i + 1] - offsets[i])
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _powers(base, n):
+    """``[base**0, base**1, ..., base**(n - 1)]`` by repeated products."""
+    out = np.empty(n, dtype=np.float64)
+    g = 1.0
+    for q in range(n):
+        out[q] = g
+        g *= base
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _columns(i, ny, mode):
+    """The columns ``j`` a block computes for row ``i``: ``i`` alone (diagonal mode), ``i``
+    onwards (symmetric: the upper triangle, mirrored), every one (full)."""
+    if mode == MODE_DIAG:
+        return i, i + 1
+    if mode == MODE_SYMMETRIC:
+        return i, ny
+    return 0, ny
+
+
 #: a pair with more matching position pairs than this is computed by the dense programme
 SPARSE_LIMIT = 1 << 16
 
@@ -137,22 +168,14 @@ def path_block(
     """
     nx = len(xo) - 1
     ny = len(yo) - 1
-    lx = 0
-    for i in range(nx):
-        lx = max(lx, xo[i + 1] - xo[i])
-    ly = 0
-    for j in range(ny):
-        ly = max(ly, yo[j + 1] - yo[j])
+    lx = _longest(xo, 0)
+    ly = _longest(yo, 0)
     cap = max(1, min(lx * ly, SPARSE_LIMIT))
     ms = np.empty(cap, dtype=np.int64)
     mt = np.empty(cap, dtype=np.int64)
     mw = np.empty(cap, dtype=np.float64)
     E = np.empty((cap, max(1, max_len)), dtype=np.float64)
-    gpow = np.empty(max(1, lx + ly), dtype=np.float64)
-    g = 1.0
-    for q in range(len(gpow)):
-        gpow[q] = g
-        g *= lam
+    gpow = _powers(lam, max(1, lx + ly))
     f = lam * lam
     Lw = max(1, max_len)
     Dw = np.empty((Lw, ly + 1), dtype=np.float64)
@@ -165,12 +188,7 @@ def path_block(
     else:
         out = np.empty((nx, ny), dtype=np.float64)
     for i in range(nx):
-        if mode == MODE_DIAG:
-            jlo, jhi = i, i + 1
-        elif mode == MODE_SYMMETRIC:
-            jlo, jhi = i, ny
-        else:
-            jlo, jhi = 0, ny
+        jlo, jhi = _columns(i, ny, mode)
         a0 = xo[i]
         a1 = xo[i + 1]
         for j in range(jlo, jhi):
@@ -319,18 +337,10 @@ def tree_block(
     keyed = ind_e and ind_n
     nx = len(xto) - 1
     ny = len(yto) - 1
-    sx = 1
-    for i in range(nx):
-        sx = max(sx, xto[i + 1] - xto[i])
-    sy = 1
-    for j in range(ny):
-        sy = max(sy, yto[j + 1] - yto[j])
-    cx = 1
-    for u in range(len(xco) - 1):
-        cx = max(cx, xco[u + 1] - xco[u])
-    cy = 1
-    for v in range(len(yco) - 1):
-        cy = max(cy, yco[v + 1] - yco[v])
+    sx = _longest(xto, 1)
+    sy = _longest(yto, 1)
+    cx = _longest(xco, 1)
+    cy = _longest(yco, 1)
     pu = np.empty(sx * sy, dtype=np.int64)
     pv = np.empty(sx * sy, dtype=np.int64)
     pm = np.empty(sx * sy, dtype=np.float64)
@@ -341,22 +351,13 @@ def tree_block(
     cg = np.empty(cx * cy, dtype=np.float64)
     P = np.empty(cx * cy, dtype=np.float64)
     Q = np.empty(cx * cy, dtype=np.float64)
-    gpow = np.empty(cx + cy, dtype=np.float64)
-    gg = 1.0
-    for q in range(len(gpow)):
-        gpow[q] = gg
-        gg *= g
+    gpow = _powers(g, cx + cy)
     if mode == MODE_DIAG:
         out = np.empty((nx, 1), dtype=np.float64)
     else:
         out = np.empty((nx, ny), dtype=np.float64)
     for i in range(nx):
-        if mode == MODE_DIAG:
-            jlo, jhi = i, i + 1
-        elif mode == MODE_SYMMETRIC:
-            jlo, jhi = i, ny
-        else:
-            jlo, jhi = 0, ny
+        jlo, jhi = _columns(i, ny, mode)
         ra = xto[i]
         for j in range(jlo, jhi):
             rb = yto[j]

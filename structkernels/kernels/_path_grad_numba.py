@@ -24,7 +24,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkernels.kernels._conv_numba import MODE_DIAG, MODE_FULL, MODE_SYMMETRIC, _sim
+from structkernels.kernels._conv_numba import (
+    MODE_DIAG,
+    MODE_FULL,
+    MODE_SYMMETRIC,
+    _columns,
+    _longest,
+    _powers,
+    _sim,
+)
 from structkernels.utils import njit
 
 __all__ = ["MODE_DIAG", "MODE_FULL", "MODE_SYMMETRIC", "path_grad_block"]
@@ -138,12 +146,8 @@ def path_grad_block(
     """
     nx = len(xo) - 1
     ny = len(yo) - 1
-    lx = 1
-    for i in range(nx):
-        lx = max(lx, xo[i + 1] - xo[i])
-    ly = 1
-    for j in range(ny):
-        ly = max(ly, yo[j + 1] - yo[j])
+    lx = _longest(xo, 1)
+    ly = _longest(yo, 1)
     cap = lx * ly
     Lw = max(1, max_len)
     dmax = min(n_par, 2 * cap) + 1
@@ -155,20 +159,11 @@ def path_grad_block(
     dE = np.empty((cap, Lw, dmax), dtype=np.float64)
     loc = np.full(max(1, n_par), -1, dtype=np.int64)
     glob = np.empty(dmax, dtype=np.int64)
-    gpow = np.empty(lx + ly + 1, dtype=np.float64)
-    g = 1.0
-    for q in range(len(gpow)):
-        gpow[q] = g
-        g *= lam
+    gpow = _powers(lam, lx + ly + 1)
     ones = np.ones(len(sig), dtype=np.float64)
     grad = np.zeros(n_par + 1, dtype=np.float64)
     for i in range(nx):
-        if mode == MODE_DIAG:
-            jlo, jhi = i, i + 1
-        elif mode == MODE_SYMMETRIC:
-            jlo, jhi = i, ny
-        else:
-            jlo, jhi = 0, ny
+        jlo, jhi = _columns(i, ny, mode)
         for j in range(jlo, jhi):
             if mode == MODE_DIAG:
                 w = V[i, 0]

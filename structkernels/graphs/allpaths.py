@@ -215,15 +215,10 @@ def allpaths_graph(
     >>> g.labels[5:]
     (('M_PROT1', 'M_NN'), ('M_binds', 'M_VBZ'), ('M_PROT2', 'M_NN'))
     """
-    G = as_networkx(graph)
-    w_path = _weight(shortest_path_weight, "shortest_path_weight")
-    w_other = _weight(other_weight, "other_weight")
-    w_linear = _weight(linear_weight, "linear_weight")
-    if not isinstance(blind, bool):
-        raise TypeError(f"blind must be True or False, got {blind!r}")
-    return AllPathsSentence(G).graph(
-        e1, e2, entities=entities, blind=blind, shortest_path_weight=w_path,
-        other_weight=w_other, linear_weight=w_linear)
+    # the sentence checks the graph, the pair and the options
+    return AllPathsSentence(graph).graph(
+        e1, e2, entities=entities, blind=blind, shortest_path_weight=shortest_path_weight,
+        other_weight=other_weight, linear_weight=linear_weight)
 
 
 class AllPathsSentence:

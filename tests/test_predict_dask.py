@@ -120,6 +120,8 @@ def fake(monkeypatch, tmp_path):
     """The kernel side replaced by a fixed score per pair (no spaCy): the in-process
     workers use the same class."""
     monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
+    # nothing to parse for the stand-in: --parse-ahead auto stays off (one core seen)
+    monkeypatch.setattr("structkernels.extraction.stream.effective_n_jobs", lambda n=None: 1)
     return _hand_model(tmp_path / "m.json")
 
 

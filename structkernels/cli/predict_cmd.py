@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -128,6 +129,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="relation extractors: sentences read, parsed, scored and written at a time "
         "(memory holds one batch; JSON Lines and PubTator are read as they go, the other "
         "formats a file at a time; a PubTator document is never split) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--parse-ahead", choices=("auto", "on", "off"), default="auto",
+        help="relation extractors: parse the next batch in a child process while one is "
+        "scored here (the two overlap: a run costs about the longer of the two); auto: when "
+        "the input has two batches or more and the process may use two cores or more; off: "
+        "parse each batch here, then score it (default: %(default)s)",
     )
     p.add_argument(
         "--resume", action="store_true",
@@ -504,7 +512,8 @@ def _scorer(args: argparse.Namespace, extractor: Any, doc: Any, model_path: str,
     cluster ``--dask`` names (connected before any input is read, closed at the end)."""
     scheduler = getattr(args, "dask", None)
     if scheduler is None:
-        yield lambda batches, done: _score_here(extractor, batches, done, threshold)
+        yield lambda batches, done: _score_here(extractor, batches, done, threshold,
+                                                getattr(args, "parse_ahead", "auto"))
         return
     with contextlib.ExitStack() as stack:
         try:
@@ -529,24 +538,31 @@ def _scorer(args: argparse.Namespace, extractor: Any, doc: Any, model_path: str,
         yield score
 
 
-def _score_here(extractor: Any, batches: Any, done: int, threshold: float | None
-                ) -> Iterator[tuple[Any, Any, list[str]]]:
-    """Each batch parsed and scored in this process, as it is read."""
+def _score_here(extractor: Any, batches: Any, done: int, threshold: float | None,
+                parse_ahead: str = "auto") -> Iterator[tuple[Any, Any, list[str]]]:
+    """Each batch parsed and scored in this process's stream
+    (:func:`structkernels.extraction.stream.predict_stream`: the next batch parsed in a
+    child while one is scored), as it is read; the batches before ``done`` read past."""
     import warnings
 
+    from structkernels.extraction.stream import predict_stream
+
+    batches = iter(batches)
+    rest: list[Any] = []
     for batch in batches:
-        if batch.index < done:
-            yield batch, None, []
-            continue
-        rows: list[dict[str, Any]] = []
-        messages: list[str] = []
-        if len(batch):
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                rows = (extractor.predict_pairs(batch) if threshold is None
-                        else extractor.predict_pairs(batch, threshold=threshold))
-            messages = [one_line(w.message) for w in caught]
-        yield batch, rows, messages
+        if batch.index >= done:
+            rest.append(batch)
+            break
+        yield batch, None, []
+    stream = predict_stream(extractor, itertools.chain(rest, batches), threshold=threshold,
+                            parse_ahead={"on": True, "off": False}.get(parse_ahead))
+    while True:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = next(stream, None)
+        if got is None:
+            return
+        yield got[0], got[1], [one_line(w.message) for w in caught]
 
 
 def _predict_batches(args: argparse.Namespace, score: Callable, batches: Any, fmt: str,

@@ -26,7 +26,7 @@ import numpy as np
 from structkernels.utils import bar_disabled, effective_n_jobs, tqdm
 
 __all__ = ["map_tasks", "map_blocks", "balanced_chunks", "n_workers", "active_backend_is_default",
-           "call_in_child"]
+           "call_in_child", "ChildProcess", "ChildCall"]
 
 #: ``backend=`` values of :func:`map_tasks`.
 BACKENDS = ("threads", "processes")
@@ -306,12 +306,69 @@ def call_in_child(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any
     >>> call_in_child(math.factorial, 5)  # doctest: +SKIP
     120
     """
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        result, caught = pool.submit(_recording, func, args, kwargs).result()
-    for message, category in caught:  # shown here, as the caller's warnings are
-        warnings.warn(message, category, stacklevel=2)
-    return result
+    with ChildProcess() as child:
+        return child.submit(func, *args, **kwargs).result()
+
+
+class ChildCall:
+    """A call running in a :class:`ChildProcess`: :meth:`result` waits for it."""
+
+    def __init__(self, future: Any):
+        self._future = future
+
+    def done(self) -> bool:
+        """Whether the call has finished (returned or raised)."""
+        return bool(self._future.done())
+
+    def result(self) -> Any:
+        """The call's result, once it has finished; its exception is raised here and its
+        warnings are given here (as warnings of the caller, in order)."""
+        result, caught = self._future.result()
+        for message, category in caught:
+            warnings.warn(message, category, stacklevel=2)
+        return result
+
+
+class ChildProcess:
+    """One fresh process (``spawn``) kept for several calls, run one after the other while
+    the calling process goes on: :func:`call_in_child` for a stream of calls.
+
+    The child is started at the first :meth:`submit` and stopped by :meth:`close` (or at
+    the end of a ``with`` block); what the calls import and allocate (a spaCy pipeline,
+    say) stays in the child.  ``func``, the arguments and the results must pickle (they
+    travel between this package's own processes, never from a file).  As with any
+    ``spawn`` start, a script using it needs the ``if __name__ == "__main__":`` guard.
+
+    Examples
+    --------
+    >>> import math
+    >>> with ChildProcess() as child:  # doctest: +SKIP
+    ...     calls = [child.submit(math.factorial, n) for n in (3, 5)]
+    ...     [c.result() for c in calls]
+    [6, 120]
+    """
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+
+    def submit(self, func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> ChildCall:
+        """Queue ``func(*args, **kwargs)`` in the child; returns at once."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1,
+                                             mp_context=multiprocessing.get_context("spawn"))
+        return ChildCall(self._pool.submit(_recording, func, args, kwargs))
+
+    def close(self) -> None:
+        """Stop the child (calls not yet started are cancelled)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> ChildProcess:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def _recording(func: Callable[..., Any], args: tuple, kwargs: dict

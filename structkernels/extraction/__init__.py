@@ -5,6 +5,8 @@
   views of each pair: shortest dependency path, context, all-paths graph; σ learned by
   :class:`~structkernels.NonstationaryLearner`, an SVM on the composite kernel), saved and
   loaded as a checked JSON document, never a pickle.
+- :mod:`~structkernels.extraction.stream`: :func:`predict_stream`, batches of new text
+  scored in turn, the next batch parsed in a child process while one is scored.
 - :mod:`~structkernels.extraction.files`: the extractor file's format, its limits
   (:data:`MAX_EXTRACTOR_BYTES`, :data:`MAX_REFERENCES`, ...) and the checks of every field.
 
@@ -27,6 +29,7 @@ from structkernels.extraction.files import (
     MAX_REFERENCES,
     ExtractorFormatError,
 )
+from structkernels.extraction.stream import predict_stream
 
 __all__ = [
     "EXTRACTOR_FORMAT",
@@ -40,4 +43,5 @@ __all__ = [
     "RelationExtractor",
     "composite_kernel",
     "describe_model",
+    "predict_stream",
 ]

@@ -72,12 +72,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers import KernelSVC
 from structkernels.extraction._document import _decision_json, _decision_of, _reference, _view_json
+from structkernels.extraction._model import _model_of, _version_of, composite_kernel, describe_model
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
     EXTRACTOR_VERSION,
     MAX_EXTRACTOR_BYTES,
     MODEL,
-    MODELS,
     ExtractorFormatError,
     check_extractor_document,
     check_reference_limits,
@@ -87,7 +87,6 @@ from structkernels.extraction.files import (
     read_extractor_document,
 )
 from structkernels.extraction.scoring import ReferenceScorer, views_gram
-from structkernels.kernels.base import Kernel
 from structkernels.npk.gradient import learn_path_weights
 from structkernels.relations.decision import (
     CALIBRATIONS,
@@ -129,53 +128,6 @@ VIEWS = STRUCTURE_VIEWS
 
 class PipelineVersionWarning(StructkernelsWarning):
     """The installed spaCy pipeline is not the version the extractor was trained with."""
-
-
-def composite_kernel(path_params: dict[str, Any], context_params: dict[str, Any],
-                     sigma: dict[str, float] | None,
-                     apg_params: dict[str, Any] | None = None) -> Kernel:
-    """``Normalized(path kernel with σ) on "path" + Normalized(bag) on "context"``, and
-    ``+ Normalized(all-paths graph kernel) on "apg"`` when ``apg_params`` is given (the
-    extractor's model, :data:`MODEL`); without it, the two-view kernel of version 1 files.
-
-    Examples
-    --------
-    >>> from structkernels.structures import Path
-    >>> k = composite_kernel({"lam": 0.8, "node_mismatch": 0.9}, {}, {"conj": 0.0})
-    >>> a = {"path": Path([(None, "PROT1"), ("nsubj-of", "bind"), ("dobj", "PROT2")]),
-    ...      "context": ("m:bind",)}
-    >>> round(float(k.gram([a])[0, 0]), 6)
-    2.0
-    """
-    params = {"path": path_params, "context": context_params}
-    if apg_params is None:
-        return MODELS[1].kernel(sigma, params)
-    return MODEL.kernel(sigma, {**params, "apg": apg_params})
-
-
-def _model_of(kernel_params: dict[str, Any]) -> RelationModel:
-    """The model whose structure views are the keys of ``kernel_params``."""
-    views = set(kernel_params)
-    for model in MODELS.values():
-        if set(model.views) == views:
-            return model
-    raise ValueError(f"no relation-extractor model on the structure views {sorted(views)}")
-
-
-def _version_of(model: RelationModel) -> int:
-    return next(v for v, m in MODELS.items() if m is model)
-
-
-def describe_model(model: RelationModel = MODEL) -> str:
-    """An extractor's model in words: the evaluation's row and its structure views.
-
-    Examples
-    --------
-    >>> describe_model()
-    'NPK SVM model (path + context + all-paths graph)'
-    """
-    words = {"path": "path", "context": "context", "apg": "all-paths graph"}
-    return f"NPK SVM model ({' + '.join(words.get(v, v) for v in model.views)})"
 
 
 #: Pairs scored per step of :meth:`RelationExtractor.decision_function` (one progress tick).
@@ -352,43 +304,51 @@ class RelationExtractor(BaseEstimator):
             self._parser_kept = kept
         return kept[1]
 
-    def _pipeline_meta(self, parser: DependencyParser) -> dict[str, Any]:
-        import spacy
-
-        meta = parser.nlp.meta
-        return {"name": self.pipeline,
-                "package": f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}",
-                "version": str(meta.get("version", "")), "spacy": spacy.__version__}
-
     def _model(self) -> RelationModel:
         """The relation model: a fitted or loaded one's, else :data:`MODEL`."""
         params = self.__dict__.get("kernel_params_")
         return MODEL if params is None else _model_of(params)
 
-    def views(self, corpus: RelationCorpus) -> list[dict[str, Any]]:
+    def parser(self) -> DependencyParser:
+        """The :class:`~structkernels.relations.parse.DependencyParser` it parses with
+        (its settings: ``pipeline``, ``cache_dir``, ``progress``, ``n_process``)."""
+        return self._parser()
+
+    def check_pipeline(self, info: dict[str, str]) -> None:
+        """Warn (:class:`PipelineVersionWarning`, once) when the pipeline ``info``
+        (:meth:`DependencyParser.pipeline_info`) is not the one the model was trained with."""
+        saved = self.__dict__.get("pipeline_meta_")
+        if saved is None or self.__dict__.get("_version_checked"):
+            return
+        if (info["package"], info["version"]) != (saved.get("package"), saved.get("version")):
+            warnings.warn(
+                f"the extractor was trained with spaCy pipeline {saved.get('package')} "
+                f"{saved.get('version')}; {info['package']} {info['version']} is installed: "
+                "parses, and so scores, may differ", PipelineVersionWarning, stacklevel=3)
+        self._version_checked = True
+
+    def views(self, corpus: RelationCorpus, *, parsed: list[Any] | None = None
+              ) -> list[dict[str, Any]]:
         """The structure views (``{"path": Path, "context": tuple, "apg": LabelledGraph}``,
         those of the model) of every pair of ``corpus``, in order.
 
-        Parses the sentences (cached on disk unless ``cache_dir=False``).
+        Parses the sentences (cached on disk unless ``cache_dir=False``), or takes
+        ``parsed``: the parses of its sentences with two entities or more, in order
+        (:meth:`parser`'s ``parse``, or a
+        :class:`~structkernels.relations.parse.BackgroundParser`'s; the caller checks
+        that pipeline with :meth:`check_pipeline`).
         """
         if not isinstance(corpus, RelationCorpus):
             raise TypeError(f"{type(self).__name__} takes a RelationCorpus "
                             f"(structkernels.relations.read_relations), got {type(corpus).__name__}")
-        parser = self._parser()
-        saved = self.__dict__.get("pipeline_meta_")
-        if saved is not None and not self.__dict__.get("_version_checked"):
-            now = self._pipeline_meta(parser)
-            if (now["package"], now["version"]) != (saved.get("package"), saved.get("version")):
-                warnings.warn(
-                    f"the extractor was trained with spaCy pipeline {saved.get('package')} "
-                    f"{saved.get('version')}; {now['package']} {now['version']} is installed: "
-                    "parses, and so scores, may differ", PipelineVersionWarning, stacklevel=3)
-            self._version_checked = True
+        if parsed is None and self.__dict__.get("pipeline_meta_") is not None \
+                and not self.__dict__.get("_version_checked"):
+            self.check_pipeline(self._parser().pipeline_info())
         pairs = corpus.pairs()
         if not pairs:
             return []
-        with_pairs = [s for s in corpus.sentences if len(s.entities) > 1]
-        parsed = parser.parse(with_pairs)
+        if parsed is None:
+            parsed = self._parser().parse([s for s in corpus.sentences if len(s.entities) > 1])
         return pair_views(parsed, pairs, views=self._model().views, blind=bool(self.blind))
 
     def _n_jobs(self) -> int:
@@ -439,7 +399,7 @@ class RelationExtractor(BaseEstimator):
         for attr in ("pipeline_meta_", "_version_checked", "kernel_params_", "decision_"):
             self.__dict__.pop(attr, None)
         items = self.views(corpus)
-        meta = self._pipeline_meta(self._parser())
+        meta = self._parser().pipeline_info()
         workers = effective_n_jobs(n_jobs)
         settings = {"n_jobs": workers, "random_state": self.random_state,
                     "progress": bool(self.progress), **learner_params}
@@ -495,10 +455,12 @@ class RelationExtractor(BaseEstimator):
         return self
 
     # ------------------------------------------------------------------ predict
-    def decision_function(self, corpus: RelationCorpus) -> np.ndarray:
-        """One score per pair of ``corpus.pairs()``, in order: positive means "interacts"."""
+    def decision_function(self, corpus: RelationCorpus, *, parsed: list[Any] | None = None
+                          ) -> np.ndarray:
+        """One score per pair of ``corpus.pairs()``, in order: positive means "interacts"
+        (``parsed``: as :meth:`views` takes it)."""
         check_is_fitted(self, "weights_")
-        items = self.views(corpus)
+        items = self.views(corpus, parsed=parsed)
         return self._scores(items)
 
     def _tolerance(self) -> float:
@@ -554,13 +516,15 @@ class RelationExtractor(BaseEstimator):
             return None
         return rule.probability(self.decision_function(corpus))
 
-    def predict_pairs(self, corpus: RelationCorpus, threshold: float | None = None
-                      ) -> list[dict[str, Any]]:
+    def predict_pairs(self, corpus: RelationCorpus, threshold: float | None = None, *,
+                      parsed: list[Any] | None = None) -> list[dict[str, Any]]:
         """Every pair of ``corpus`` scored: ``{"sentence", "pair", "e1", "e2", "e1_text",
         "e2_text", "score", "label"}`` (``label`` 1 when ``score > threshold``: by default
         :attr:`threshold_`), in pair order; with a calibration, ``"probability"`` follows
-        ``"score"`` (a model without one gives rows without it)."""
-        scores = self.decision_function(corpus)
+        ``"score"`` (a model without one gives rows without it); ``parsed``: as
+        :meth:`views` takes it."""
+        scores = (self.decision_function(corpus) if parsed is None
+                  else self.decision_function(corpus, parsed=parsed))
         cut = self.threshold_ if threshold is None else check_threshold(threshold, "threshold")
         if isinstance(cut, str):  # "inner-cv" or "zero" name rules of fit, not a number
             raise ValueError(f"threshold must be a finite number, got {threshold!r}")

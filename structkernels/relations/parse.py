@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from structkernels.engine.parallel import ChildCall, ChildProcess
 from structkernels.graphs.model import Graph, GraphFormatError, add_node, new_graph
 from structkernels.relations.model import RelationFormatError
 from structkernels.relations.pipelines import (
@@ -54,6 +55,7 @@ from structkernels.utils import (
 __all__ = [
     "DEFAULT_PIPELINE",
     "MAX_SENTENCE_CHARS",
+    "BackgroundParser",
     "MIN_PARALLEL_PARSE",
     "DependencyParser",
     "parse_problem",
@@ -345,6 +347,16 @@ class DependencyParser:
             self._nlp = load_pipeline(self.pipeline)
         return self._nlp
 
+    def pipeline_info(self) -> dict[str, str]:
+        """The pipeline as a model file records it: ``{"name", "package", "version",
+        "spacy"}`` (loads the pipeline)."""
+        import spacy
+
+        meta = self.nlp.meta
+        return {"name": self.pipeline,
+                "package": f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}",
+                "version": str(meta.get("version", "")), "spacy": spacy.__version__}
+
     def _folder(self) -> Path | None:
         if self.cache_dir is False:
             return None
@@ -487,3 +499,70 @@ class DependencyParser:
                     for e in s.entities}
             out.append(ParsedSentence(s.id, graph, tuple(spans), ents))
         return out
+
+
+#: The parser of a :class:`BackgroundParser`'s child process, kept between its calls.
+_CHILD: dict[str, DependencyParser] = {}
+
+
+def _in_child(parser: DependencyParser, what: str, sentences: Sequence[Any] = ()) -> Any:
+    """``parser.parse(sentences)`` or ``parser.pipeline_info()`` in the child, the
+    pipeline loaded once (PyTorch kept out when the pipeline does not need it)."""
+    if "parser" not in _CHILD:
+        keep_torch_out(parser.pipeline)
+        _CHILD["parser"] = parser
+    kept = _CHILD["parser"]
+    return kept.pipeline_info() if what == "info" else kept.parse(sentences)
+
+
+class BackgroundParser:
+    """A :class:`DependencyParser` run in a process of its own, so that the caller
+    goes on (scoring one batch) while the next batch is parsed.
+
+    The child (``spawn``, :class:`~structkernels.engine.parallel.ChildProcess`) loads the
+    pipeline once, keeps PyTorch out when the pipeline does not need it, reads and writes
+    the same parse cache and gives the same parses as ``parser.parse``; the calling process
+    never loads spaCy.  Close it (or use ``with``) to stop the child.
+
+    Parameters
+    ----------
+    parser : DependencyParser
+        The settings to parse with (its progress bar is left off in the child; with
+        ``n_process=None``, the child's spaCy runs on the cores but one).
+
+    Examples
+    --------
+    >>> with BackgroundParser(DependencyParser(cache_dir=False)) as bg:  # doctest: +SKIP
+    ...     call = bg.submit(sentences)  # returns at once
+    ...     parsed = call.result()  # the list DependencyParser.parse gives
+    """
+
+    def __init__(self, parser: DependencyParser):
+        if not isinstance(parser, DependencyParser):
+            raise TypeError(f"BackgroundParser takes a DependencyParser, got "
+                            f"{type(parser).__name__}")
+        self.parser = DependencyParser(
+            parser.pipeline, cache_dir=parser.cache_dir, batch_size=parser.batch_size,
+            # the calling process keeps a core for itself
+            n_process=(max(1, effective_n_jobs(None) - 1) if parser.n_process is None
+                       else parser.n_process), progress=False, max_chars=parser.max_chars,
+            min_parallel=parser.min_parallel)
+        self._child = ChildProcess()
+
+    def submit(self, sentences: Iterable[Any]) -> ChildCall:
+        """Parse ``sentences`` in the child; ``.result()`` is ``parser.parse(sentences)``."""
+        return self._child.submit(_in_child, self.parser, "parse", list(sentences))
+
+    def pipeline_info(self) -> dict[str, str]:
+        """:meth:`DependencyParser.pipeline_info`, asked of the child."""
+        return self._child.submit(_in_child, self.parser, "info").result()
+
+    def close(self) -> None:
+        """Stop the child."""
+        self._child.close()
+
+    def __enter__(self) -> BackgroundParser:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,120 @@
+"""Batches of new text through a relation extractor, the next batch parsed while one is scored.
+
+:func:`predict_stream` is what ``structkernels predict`` runs in its own process: for a
+stream of more than one batch (:func:`~structkernels.relations.iter_relations`), spaCy
+parses in a child process (:class:`~structkernels.relations.parse.BackgroundParser`)
+one batch ahead of the structure views and the kernel side, which run here; the two
+overlap, so that a run costs about the longer of the two instead of their sum.  The rows
+are those of :meth:`RelationExtractor.predict_pairs
+<structkernels.extraction.RelationExtractor.predict_pairs>` batch by batch, whichever
+way the sentences were parsed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from itertools import chain
+from typing import Any
+
+from structkernels.extraction.extractor import RelationExtractor
+from structkernels.relations.model import RelationCorpus
+from structkernels.relations.parse import BackgroundParser
+from structkernels.utils import effective_n_jobs
+
+__all__ = ["predict_stream"]
+
+#: Batches parsed ahead of the one being scored.
+AHEAD = 1
+
+
+def _to_parse(batch: RelationCorpus) -> list[Any]:
+    """The sentences of a batch that have pairs (those :meth:`RelationExtractor.views`
+    parses)."""
+    return [s for s in batch.sentences if len(s.entities) > 1]
+
+
+def predict_stream(
+    extractor: RelationExtractor,
+    batches: Iterable[RelationCorpus],
+    *,
+    threshold: float | None = None,
+    parse_ahead: bool | None = None,
+) -> Iterator[tuple[RelationCorpus, list[dict[str, Any]]]]:
+    """Each batch with its scored pairs (``extractor.predict_pairs(batch, threshold)``),
+    in order, as the batches are read.
+
+    Parameters
+    ----------
+    extractor : RelationExtractor
+        A fitted or loaded extractor.
+    batches : iterable of RelationCorpus
+        The batches (:func:`~structkernels.relations.iter_relations`); read one ahead of
+        the one being scored when parsing ahead.
+    threshold : float, optional
+        As :meth:`RelationExtractor.predict_pairs` takes it.
+    parse_ahead : bool or None, default None
+        Parse the next batch in a child process while this one is scored; None: when
+        there are two batches or more and the process may use two cores or more.  An
+        error reading a batch is raised after the batches before it are given.
+
+    Yields
+    ------
+    (batch, rows)
+
+    Examples
+    --------
+    >>> from structkernels.relations import iter_relations
+    >>> rows = [r for _, batch_rows in predict_stream(  # doctest: +SKIP
+    ...     RelationExtractor.load("lll.extractor.json.gz"),
+    ...     iter_relations("datasets/ppi/LLL-test.xml", batch_size=20)) for r in batch_rows]
+    """
+    reader = _Reader(iter(batches))
+    head = reader.take(AHEAD + 1)
+    if parse_ahead is None:
+        parse_ahead = len(head) > 1 and effective_n_jobs(None) > 1
+    if not parse_ahead:
+        for batch in chain(head, reader):
+            yield batch, extractor.predict_pairs(batch, threshold) if len(batch) else []
+        reader.raise_failure()
+        return
+    with BackgroundParser(extractor.parser()) as background:
+        extractor.check_pipeline(background.pipeline_info())  # the child loads the pipeline
+        pending = deque((batch, background.submit(_to_parse(batch))) for batch in head)
+        while pending:
+            batch, call = pending.popleft()
+            parsed = call.result()
+            for more in reader.take(AHEAD - len(pending)):  # parsed while this is scored
+                pending.append((more, background.submit(_to_parse(more))))
+            yield batch, (extractor.predict_pairs(batch, threshold, parsed=parsed)
+                          if len(batch) else [])
+    reader.raise_failure()
+
+
+class _Reader:
+    """The batches, an error reading one kept until the batches before it are given."""
+
+    def __init__(self, it: Iterator[RelationCorpus]):
+        self._it = it
+        self._failure: Exception | None = None
+
+    def take(self, n: int) -> list[RelationCorpus]:
+        out: list[RelationCorpus] = []
+        while len(out) < n and self._failure is None:
+            try:
+                batch = next(self._it)
+            except StopIteration:
+                break
+            except Exception as exc:
+                self._failure = exc
+                break
+            out.append(batch)
+        return out
+
+    def __iter__(self) -> Iterator[RelationCorpus]:
+        while batch := self.take(1):
+            yield batch[0]
+
+    def raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure

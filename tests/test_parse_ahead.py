@@ -1,0 +1,152 @@
+"""Parsing the next batch in a child process while one is scored (issue 39, item 1): the
+child process helper, the background parser, and ``predict --parse-ahead`` giving the bytes
+of a run that parses each batch in turn."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from structkernels.cli import main
+from structkernels.engine.parallel import ChildProcess, call_in_child
+from structkernels.extraction.stream import predict_stream
+from structkernels.relations import iter_relations, read_relations
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_train_extractor import _fit, _records, _write  # noqa: E402
+
+
+def _warn_and_square(x: int) -> int:
+    warnings.warn(f"squaring {x}", UserWarning, stacklevel=1)
+    return x * x
+
+
+def _fail(x: int) -> int:
+    raise ValueError(f"no {x}")
+
+
+# ------------------------------------------------------------------ the child process
+def test_child_process_runs_calls_in_order_and_gives_their_warnings():
+    with ChildProcess() as child:
+        calls = [child.submit(_warn_and_square, n) for n in (2, 3)]
+        failing = child.submit(_fail, 7)
+        last = child.submit(math.factorial, 5)
+        with pytest.warns(UserWarning, match="squaring 2"):
+            assert calls[0].result() == 4
+        with pytest.warns(UserWarning, match="squaring 3"):
+            assert calls[1].result() == 9
+        with pytest.raises(ValueError, match="no 7"):
+            failing.result()
+        assert last.result() == 120 and last.done()  # the child goes on after an error
+    assert call_in_child(math.factorial, 4) == 24
+
+
+# ------------------------------------------------------------------ parse ahead
+@pytest.fixture(scope="module")
+def extractor(tmp_path_factory):
+    pytest.importorskip("spacy", reason="parsing needs spaCy (the parse extra)")
+    from structkernels.relations.parse import load_pipeline
+
+    try:
+        load_pipeline()
+    except (ImportError, ValueError) as exc:
+        pytest.skip(f"the English spaCy pipeline is not installed ({exc})")
+    d = tmp_path_factory.mktemp("parse-ahead")
+    return _fit(_write(d / "train.jsonl", _records(0, 6, "tr")))
+
+
+@pytest.fixture(scope="module")
+def lll_jsonl(ppi_corpora, tmp_path_factory) -> str:
+    """LLL-train as JSON Lines (read a batch at a time; the XML is read a file at a time)."""
+    path = tmp_path_factory.mktemp("lll") / "lll.jsonl"
+    with open(path, "w", encoding="utf-8") as fh:
+        for s in read_relations(ppi_corpora / "LLL-train.xml"):
+            fh.write(json.dumps({
+                "id": s.id, "text": s.text, "document": s.document,
+                "entities": [{"id": e.id, "spans": [list(x) for x in e.spans]}
+                             for e in s.entities],
+                "interactions": [{"e1": i.e1, "e2": i.e2} for i in s.interactions]}) + "\n")
+    return str(path)
+
+
+def _batches(source: str, size: int):
+    return iter_relations(source, batch_size=size)
+
+
+def test_background_parser_gives_the_parses_of_the_parser(extractor, ppi_corpora):
+    from structkernels.relations.parse import BackgroundParser
+
+    sentences = [s for s in read_relations(ppi_corpora / "LLL-test.xml") if len(s.entities) > 1]
+    sentences = sentences[:12]
+    parser = extractor.parser()
+    with BackgroundParser(parser) as background:
+        call = background.submit(sentences)
+        info = background.pipeline_info()
+        got = call.result()
+    want = parser.parse(sentences)
+    assert info == parser.pipeline_info()
+    assert [p.id for p in got] == [s.id for s in sentences]
+    for a, b in zip(got, want, strict=True):
+        assert a.token_spans == b.token_spans and a.entities == b.entities
+        ga, gb = a.graph.graph, b.graph.graph
+        assert dict(ga.nodes(data=True)) == dict(gb.nodes(data=True))
+        assert sorted(ga.edges(data="role")) == sorted(gb.edges(data="role"))
+    with pytest.raises(TypeError, match="DependencyParser"):
+        BackgroundParser("en_core_web_sm")
+
+
+def test_stream_parsed_ahead_gives_the_rows_of_one_batch_at_a_time(extractor, lll_jsonl):
+    source = lll_jsonl
+    ahead = [(b.index, rows) for b, rows in predict_stream(
+        extractor, _batches(source, 7), parse_ahead=True)]
+    here = [(b.index, rows) for b, rows in predict_stream(
+        extractor, _batches(source, 7), parse_ahead=False)]
+    assert len(ahead) > 3 and ahead == here
+    whole = extractor.predict_pairs(read_relations(source))
+    streamed = [r for _, rows in ahead for r in rows]
+    # the same rows as one call on the whole corpus (scores summed in other batches: 1 ulp)
+    assert [{**r, "score": None} for r in streamed] == [{**r, "score": None} for r in whole]
+    assert [r["score"] for r in streamed] == pytest.approx([r["score"] for r in whole],
+                                                           rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("parse_ahead", [True, False])
+def test_a_read_error_comes_after_the_batches_before_it(extractor, lll_jsonl, parse_ahead):
+    good = list(_batches(lll_jsonl, 5))[:3]
+
+    def batches():
+        yield from good
+        raise ValueError("in.jsonl:99: record x: broken")
+
+    seen = []
+    with pytest.raises(ValueError, match="broken"):
+        for batch, rows in predict_stream(extractor, batches(), parse_ahead=parse_ahead):
+            seen.append((batch.index, len(rows)))
+    assert [i for i, _ in seen] == [0, 1, 2]
+
+
+def test_predict_parse_ahead_on_and_off_write_the_same_bytes(extractor, lll_jsonl, tmp_path,
+                                                              capsys):
+    model = tmp_path / "m.json"
+    extractor.save(model)
+    source = lll_jsonl
+    out = {}
+    for mode in ("on", "off", "auto"):
+        path = tmp_path / f"{mode}.jsonl"
+        assert main(["predict", "--model", str(model), source, "-o", str(path),
+                     "--batch-size", "6", "--no-cache", "--quiet", "--parse-ahead", mode]) == 0
+        out[mode] = Path(path).read_bytes()
+    assert out["on"] == out["off"] == out["auto"] and out["on"].count(b"\n") > 100
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["predict", "--model", str(model), source, "-o", str(tmp_path / "x.jsonl"),
+              "--parse-ahead", "maybe"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--parse-ahead" in err

@@ -21,6 +21,11 @@ cache), and reports, in one run on the same texts:
   from the exact route, its stated error, and its end to end over spaCy;
 - ``f1``: F1 of the exact and of each fast route on the whole of BioInfer-test (each
   sentence once, its own ids), with the labels that differ from the exact route's;
+- ``stream``: for each ``--stream`` batch size, the whole of predict's work timed from
+  the saved model to the last row (a fresh extractor, references prepared, batches parsed
+  afresh and scored) with and without parsing the next batch in a child process while one
+  is scored (:func:`structkernels.extraction.stream.predict_stream`), over ``nlp.pipe``'s
+  time;
 - the peak resident memory of the process.
 
     python benchmarks/bench_predict.py --sentences 2000 --model /tmp/bioinfer.json.gz \
@@ -33,6 +38,7 @@ import argparse
 import copy
 import os
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -40,6 +46,7 @@ import numpy as np
 from _report import report
 
 from structkernels.extraction import RelationExtractor
+from structkernels.extraction.stream import predict_stream
 from structkernels.relations import read_relations
 from structkernels.relations.model import RelationCorpus, Sentence
 from structkernels.relations.structures import pair_views
@@ -58,6 +65,31 @@ def sample(corpus: RelationCorpus, n: int, seed: int) -> RelationCorpus:
     return RelationCorpus(out)
 
 
+def stream_runs(ex: RelationExtractor, corpus: RelationCorpus, args: argparse.Namespace,
+                spacy_seconds: float) -> list[dict]:
+    """The whole of predict's work, timed from the saved model to the last row: a fresh
+    extractor from the model's JSON (the references prepared in the run), the batches
+    parsed afresh (no cache) and scored, with the next batch parsed in a child process
+    while one is scored (``parse_ahead``) or each batch parsed, then scored."""
+    model = ex.to_json()
+    runs = []
+    for size in [int(b) for b in args.stream.split(",")]:
+        batches = [RelationCorpus(corpus.sentences[i:i + size])
+                   for i in range(0, len(corpus), size)]
+        for ahead in (False, True):
+            sx = RelationExtractor.from_json(model, cache_dir=False, n_jobs=args.n_jobs,
+                                             progress=False)
+            load = list(os.getloadavg())
+            t = time.perf_counter()
+            pairs = sum(len(rows) for _, rows in predict_stream(sx, batches, parse_ahead=ahead))
+            seconds = time.perf_counter() - t
+            runs.append({"batch_size": size, "batches": len(batches), "parse_ahead": ahead,
+                         "pairs": pairs, "seconds": round(seconds, 2),
+                         "over_spacy": round(seconds / spacy_seconds, 2), "load_before": load})
+            print(runs[-1], file=sys.stderr)
+    return runs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sentences", type=int, default=2000)
@@ -67,6 +99,9 @@ def main() -> None:
     ap.add_argument("--composite-pairs", type=int, default=512)
     ap.add_argument("--tolerance", default="0.25,0.5",
                     help="fast routes to time, comma-separated (default: %(default)s; empty: none)")
+    ap.add_argument("--stream", default="1000,250",
+                    help="batch sizes of the end-to-end runs through predict_stream, "
+                    "comma-separated (default: %(default)s; empty: none)")
     ap.add_argument("--n-jobs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
@@ -162,6 +197,8 @@ def main() -> None:
         value, labels = f1(fx)
         doc["f1"]["fast"].append({"tolerance": tol, "f1": value,
                                   "labels_changed": int((labels != exact_labels).sum())})
+    if args.stream:
+        doc["stream"] = stream_runs(ex, corpus, args, doc["spacy_pipe_seconds"])
     doc["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     doc["load_after"] = list(os.getloadavg())
     report(doc, args.out)

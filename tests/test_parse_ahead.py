@@ -108,6 +108,7 @@ def test_stream_parsed_ahead_gives_the_rows_of_one_batch_at_a_time(extractor, ll
     here = [(b.index, rows) for b, rows in predict_stream(
         extractor, _batches(source, 7), parse_ahead=False)]
     assert len(ahead) > 3 and ahead == here
+    assert extractor.prepare() is extractor  # the references, prepared once, are kept
     whole = extractor.predict_pairs(read_relations(source))
     streamed = [r for _, rows in ahead for r in rows]
     # the same rows as one call on the whole corpus (scores summed in other batches: 1 ulp)

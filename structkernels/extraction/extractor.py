@@ -469,6 +469,13 @@ class RelationExtractor(BaseEstimator):
             raise ValueError(f"{type(self).__name__}.tolerance must be a number >= 0, got {tol!r}")
         return float(tol)
 
+    def prepare(self) -> RelationExtractor:
+        """Prepare the reference pairs for scoring now (the first scoring does it
+        otherwise: the linear views collapsed, the paths merged and encoded); returns self."""
+        check_is_fitted(self, "weights_")
+        self._reference_scorer()
+        return self
+
     def _reference_scorer(self) -> ReferenceScorer:
         """The references prepared once per model (:mod:`~structkernels.extraction.scoring`)."""
         tol = self._tolerance()

@@ -79,8 +79,13 @@ def predict_stream(
         reader.raise_failure()
         return
     with BackgroundParser(extractor.parser()) as background:
-        extractor.check_pipeline(background.pipeline_info())  # the child loads the pipeline
-        pending = deque((batch, background.submit(_to_parse(batch))) for batch in head)
+        # the child loads the pipeline and parses the first batch while the references are
+        # prepared here
+        pending = deque([(head[0], background.submit(_to_parse(head[0])))])
+        info = background.submit_pipeline_info()
+        pending.extend((batch, background.submit(_to_parse(batch))) for batch in head[1:])
+        extractor.prepare()
+        extractor.check_pipeline(info.result())
         while pending:
             batch, call = pending.popleft()
             parsed = call.result()

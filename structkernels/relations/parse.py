@@ -555,7 +555,11 @@ class BackgroundParser:
 
     def pipeline_info(self) -> dict[str, str]:
         """:meth:`DependencyParser.pipeline_info`, asked of the child."""
-        return self._child.submit(_in_child, self.parser, "info").result()
+        return self.submit_pipeline_info().result()
+
+    def submit_pipeline_info(self) -> ChildCall:
+        """:meth:`pipeline_info` queued after the parses submitted before; returns at once."""
+        return self._child.submit(_in_child, self.parser, "info")
 
     def close(self) -> None:
         """Stop the child."""

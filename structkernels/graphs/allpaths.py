@@ -228,9 +228,11 @@ class AllPathsSentence:
     """The all-paths graphs of the candidate pairs of one sentence, what they share read once.
 
     :func:`allpaths_graph` of each pair of a sentence reads the same tokens, words,
-    parts of speech and dependencies; this reads them once (the token order and the
-    undirected neighbours when the graph is given, the labels and the sorted
-    dependencies at the first pair) and builds each pair's graph from them.  The graphs
+    parts of speech and dependencies; this reads them once (the token order when the
+    graph is given, the undirected neighbours, the labels and the sorted dependencies at
+    the first pair) and keeps what the pairs' graphs share (each token's labels blinded,
+    marked ``IP_`` or prefixed ``B_``, ``M_``, ``A_``, the dependencies' labels and
+    edges), so that a pair's graph costs little more than what sets it apart.  The graphs
     are those of :func:`allpaths_graph`, the same errors raised.
 
     Parameters

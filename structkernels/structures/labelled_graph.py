@@ -163,11 +163,12 @@ def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
     return tuple(out)
 
 
-def _topological_order(n: int, edges: tuple[tuple[int, int, float], ...]) -> tuple[int, ...] | None:
-    """Kahn's algorithm (smallest vertex first); None when the graph has a cycle."""
+def _topological_order(n: int, ends: Iterable[tuple[int, int]]) -> tuple[int, ...] | None:
+    """Kahn's algorithm (smallest vertex first) over the edges ``(u, v)``, sorted; None
+    when the graph has a cycle."""
     indegree = [0] * n
     succ: list[list[int]] = [[] for _ in range(n)]
-    for u, v, _ in edges:
+    for u, v in ends:
         succ[u].append(v)
         indegree[v] += 1
     ready = [v for v in range(n) if indegree[v] == 0]
@@ -189,7 +190,7 @@ def _order_of(n: int, ends: tuple[int, ...]) -> tuple[int, ...] | None:
     ``divmod(end, n)`` for each of the sorted ``ends``, kept for the graphs that follow:
     the order depends on the edges' ends alone, which the graphs of one sentence's
     candidate pairs share (they differ in labels and weights)."""
-    return _topological_order(n, tuple((*divmod(end, n), 1.0) for end in ends))
+    return _topological_order(n, map(divmod, ends, repeat(n)))
 
 
 class LabelledGraph:

@@ -3,13 +3,14 @@ real corpus, the structures of the one-pair-at-a-time construction it replaced."
 
 from __future__ import annotations
 
+import networkx as nx
 import pytest
 
 from structkernels.graphs.allpaths import AllPathsSentence, allpaths_graph, shortest_dependency_path
 from structkernels.graphs.model import as_networkx
 from structkernels.relations import read_relations
-from structkernels.relations.structures import ordered, pair_structures, pair_views
-from structkernels.structures import LabelledGraph
+from structkernels.relations.structures import entity_head, ordered, pair_structures, pair_views
+from structkernels.structures import LabelledGraph, Path
 
 
 def _dedupe(labels):
@@ -108,3 +109,107 @@ def test_a_sentence_builds_the_graphs_of_allpaths_graph(lll_parsed):
                     sentence.graph, a, b, entities=[keys[0]])
                 assert shared.graph(a, b, blind=False, other_weight=0.5) == allpaths_graph(
                     sentence.graph, a, b, blind=False, other_weight=0.5)
+
+
+def reweighted(g, T, D, w_path, w_other, w_linear):
+    """The reference graph (the paper's weights) at other weights."""
+    edges = [(u, v, w_linear if u >= T + D else (w_path if w == 0.9 else w_other))
+             for u, v, w in g.edges]
+    return LabelledGraph(g.labels, edges)
+
+
+def test_a_sentence_reused_across_pairs_weights_and_blinding(lll_parsed):
+    parsed, pairs = lll_parsed
+    by_id = {p.id: p for p in parsed}
+    settings = [(True, 0.9, 0.3, 0.9), (False, 0.8, 0.5, 0.7), (True, 0.6, 0.3, 0.9),
+                (True, 0.9, 0.3, 0.9)]
+    sentences: dict = {}
+    for n, pair in enumerate(pairs):
+        s = by_id[pair.sentence.id]
+        first, second = ordered(pair)
+        others = [t for e, t in s.entities.items() if e not in (first.id, second.id) and t]
+        shared = sentences.setdefault(s.id, AllPathsSentence(s.graph))
+        G = as_networkx(s.graph)
+        T = len(G)
+        D = G.number_of_edges()
+        for blind, w_path, w_other, w_linear in settings[n % 2:] + settings[:n % 2]:
+            got = shared.graph(s.entities[first.id], s.entities[second.id], entities=others,
+                               blind=blind, shortest_path_weight=w_path, other_weight=w_other,
+                               linear_weight=w_linear)
+            want = reweighted(reference_allpaths_graph(
+                s.graph, s.entities[first.id], s.entities[second.id], entities=others,
+                blind=blind), T, D, w_path, w_other, w_linear)
+            assert got == want
+            assert got.labels == want.labels and got.edges == want.edges
+            assert got.topological_order == want.topological_order
+
+
+class ReferenceLabeller:
+    """A node's word as the path and context views first read it."""
+
+    def __init__(self, parsed, first, second, blind):
+        self.G = parsed.graph.graph
+        self.names = {}
+        if blind:
+            for toks in parsed.entities.values():
+                for t in toks:
+                    self.names.setdefault(t, "PROT")
+            for t in parsed.entities[first.id]:
+                self.names[t] = "PROT1"
+            for t in parsed.entities[second.id]:
+                self.names[t] = "PROT2"
+
+    def __call__(self, node):
+        if node in self.names:
+            return self.names[node]
+        data = self.G.nodes[node]
+        return (data.get("lemma") or data["concept"]).lower() or "_"
+
+
+def reference_path_and_context(parsed, pair, blind):
+    """The path and context views as first built: networkx's shortest path in the
+    undirected view, every word of the sentence read for the context."""
+    first, second = ordered(pair)
+    G = parsed.graph.graph
+    label = ReferenceLabeller(parsed, first, second, blind)
+    ha = entity_head(G, parsed.entities[first.id])
+    hb = entity_head(G, parsed.entities[second.id])
+    try:
+        nodes = [ha] if ha == hb else nx.shortest_path(G.to_undirected(as_view=True), ha, hb)
+    except nx.NetworkXNoPath:
+        nodes = [ha, hb]
+    tuples = [(None, label(nodes[0]))]
+    for u, v in zip(nodes[:-1], nodes[1:], strict=True):
+        if G.has_edge(u, v):
+            edge = next(iter(G.get_edge_data(u, v).values()))["role"]
+        elif G.has_edge(v, u):
+            edge = next(iter(G.get_edge_data(v, u).values()))["role"] + "-of"
+        else:
+            edge = "none"
+        tuples.append((edge, label(v)))
+    seq = [tuples[0][1]]
+    for edge, node in tuples[1:]:
+        seq += [edge, node]
+    feats = set()
+    for n in (1, 2, 3):
+        for i in range(len(seq) - n + 1):
+            feats.add("p:" + "|".join(seq[i:i + n]))
+    lo, hi = sorted((int(ha), int(hb)))
+    words = [label(str(k)) for k in range(1, len(parsed.token_spans) + 1)]
+    feats.update("m:" + w for w in words[lo:hi - 1])
+    feats.update("b:" + w for w in words[max(0, lo - 4):lo - 1])
+    feats.update("a:" + w for w in words[hi:hi + 3])
+    feats.add(f"len:{min(len(tuples), 8)}")
+    feats.add(f"dist:{min(hi - lo, 12)}")
+    return Path(tuples), tuple(sorted(feats))
+
+
+@pytest.mark.parametrize("blind", [True, False])
+def test_path_and_context_views_equal_the_first_construction(lll_parsed, blind):
+    parsed, pairs = lll_parsed
+    by_id = {p.id: p for p in parsed}
+    views = pair_views(parsed, pairs, views=("path", "context"), blind=blind)
+    for pair, got in zip(pairs, views, strict=True):
+        path, context = reference_path_and_context(by_id[pair.sentence.id], pair, blind)
+        assert tuple(got["path"]) == tuple(path)
+        assert got["context"] == context

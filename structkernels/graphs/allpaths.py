@@ -72,10 +72,11 @@ def _entity(G: nx.MultiDiGraph, keys: Any, what: str) -> tuple[Any, ...]:
 
 def _neighbours(G: nx.MultiDiGraph, position: dict[Any, int]) -> dict[Any, list[Any]]:
     """Undirected neighbours of every node, in sentence order."""
-    return {
-        u: sorted(set(G.successors(u)) | set(G.predecessors(u)), key=position.__getitem__)
-        for u in G
-    }
+    around: dict[Any, set[Any]] = {u: set() for u in G}
+    for head, dep in G.edges():
+        around[head].add(dep)
+        around[dep].add(head)
+    return {u: sorted(nbrs, key=position.__getitem__) for u, nbrs in around.items()}
 
 
 def _shortest(G: nx.MultiDiGraph, e1: tuple, e2: tuple, position: dict[Any, int],
@@ -148,6 +149,8 @@ def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] |
 
 
 def _weight(value: Any, name: str) -> float:
+    if type(value) is float and 0.0 < value <= 1.0:
+        return value
     if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 < float(value) <= 1.0:
         raise ValueError(f"{name} must be a number in (0, 1], got {value!r}")
     return float(value)
@@ -225,9 +228,11 @@ class AllPathsSentence:
     """The all-paths graphs of the candidate pairs of one sentence, what they share read once.
 
     :func:`allpaths_graph` of each pair of a sentence reads the same tokens, words,
-    parts of speech and dependencies; this reads them once (the token order and the
-    undirected neighbours when the graph is given, the labels and the sorted
-    dependencies at the first pair) and builds each pair's graph from them.  The graphs
+    parts of speech and dependencies; this reads them once (the token order when the
+    graph is given, the undirected neighbours, the labels and the sorted dependencies at
+    the first pair) and keeps what the pairs' graphs share (each token's labels blinded,
+    marked ``IP_`` or prefixed ``B_``, ``M_``, ``A_``, the dependencies' labels and
+    edges), so that a pair's graph costs little more than what sets it apart.  The graphs
     are those of :func:`allpaths_graph`, the same errors raised.
 
     Parameters
@@ -253,36 +258,110 @@ class AllPathsSentence:
         self.position = {u: i for i, u in enumerate(self.tokens)}
         self._adjacency: dict[Any, list[Any]] | None = None
         self._read: tuple | None = None
+        # what the pairs share beyond the parse, made at the first pair that needs it:
+        # entities checked (by their keys as given), the labels of blinded tokens (by
+        # token and mark), labels marked IP_ (by the labels) or prefixed (by prefix and
+        # labels), the dependency and linear edges at the last weights asked for
+        self._entities: dict[tuple, tuple] = {}
+        self._blinded: dict[tuple, tuple[str, ...]] = {}
+        self._in_path: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._in_path_deps: dict[int, tuple] = {}
+        self._prefixed: dict[tuple, tuple[str, ...]] = {}
+        self._linear: dict[str, list[tuple[str, ...]]] = {}
+        self._dep_edges: tuple | None = None
+        self._linear_edges: tuple | None = None
 
     def _parts(self) -> tuple:
-        """``(words, pos, plain, deps, by_step)``: each token's word labels and part of
-        speech (lists), its unblinded labels, the dependencies ``(head position,
-        dependent position, type)`` sorted, and the dependencies joining each pair of
-        distinct tokens (``frozenset`` of the two keys)."""
+        """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list of
+        none or one), its unblinded labels, the dependencies ``(head position, dependent
+        position, type)`` sorted, the dependencies joining each pair of distinct tokens
+        (one list under both orders of the two keys), and each dependency's labels off
+        the shortest path."""
         if self._read is None:
-            G = self.G
-            words, pos_of, plain = [], [], []
+            nodes = self.G.nodes
+            pos_of, plain = [], []
             for u in self.tokens:
-                data = G.nodes[u]
-                concept = data.get("concept")
-                w = [concept] if isinstance(concept, str) and concept else []
-                pos = data.get("pos")
+                data = nodes[u]
+                concept, pos = data.get("concept"), data.get("pos")
                 p = [pos] if isinstance(pos, str) and pos else []
-                words.append(w)
                 pos_of.append(p)
-                plain.append(_dedupe([*w, *p]))
+                if isinstance(concept, str) and concept:
+                    plain.append((concept,) if not p or pos == concept else (concept, pos))
+                else:
+                    plain.append(tuple(p))
             deps = []
-            for head, dep, role in G.edges(data="role"):
+            for head, dep, role in self.G.edges(data="role"):
                 if not isinstance(role, str) or not role:
                     raise ValueError(f"the dependency {head!r} -> {dep!r} has no 'role' (its type)")
                 deps.append((self.position[head], self.position[dep], role))
             deps.sort()
-            by_step: dict[frozenset, list[int]] = {}
+            by_step: dict[tuple, list[int]] = {}
             for d, (h, t, _) in enumerate(deps):
-                if h != t:
-                    by_step.setdefault(frozenset((self.tokens[h], self.tokens[t])), []).append(d)
-            self._read = (words, pos_of, plain, deps, by_step)
+                if h != t:  # the step either way
+                    a, b = self.tokens[h], self.tokens[t]
+                    by_step.setdefault((a, b), []).append(d)
+                    if (b, a) not in by_step:
+                        by_step[b, a] = by_step[a, b]
+            self._read = (pos_of, plain, deps, by_step, [(role,) for _, _, role in deps])
         return self._read
+
+    def _entity(self, keys: Any, what: str) -> tuple[Any, ...]:
+        """:func:`_entity`, kept by the keys as given when they are a tuple."""
+        if type(keys) is not tuple:
+            return _entity(self.G, keys, what)
+        got = self._entities.get(keys)
+        if got is None:
+            got = self._entities[keys] = _entity(self.G, keys, what)
+        return got
+
+    def _others(self, entities: Iterable[Any]) -> list[tuple[Any, ...]]:
+        """The other entities' node keys, each checked (:func:`_entity`)."""
+        known, out = self._entities, []
+        for i, keys in enumerate(entities):
+            got = known.get(keys) if type(keys) is tuple else None
+            out.append(self._entity(keys, f"entities[{i}]") if got is None else got)
+        return out
+
+    def _edges(self, w_other: float, w_linear: float) -> tuple[list, list, list]:
+        """The edges ``head -> dependency`` and ``dependency -> dependent`` of every
+        dependency at ``w_other``, and the linear subgraph's edges at ``w_linear``."""
+        deps = self._read[2]
+        if self._dep_edges is None or self._dep_edges[0] != w_other:
+            T = len(self.tokens)
+            self._dep_edges = (w_other, [(h, T + d, w_other) for d, (h, _, _) in enumerate(deps)],
+                               [(T + d, t, w_other) for d, (_, t, _) in enumerate(deps)])
+        if self._linear_edges is None or self._linear_edges[0] != w_linear:
+            T, offset = len(self.tokens), len(self.tokens) + len(deps)
+            self._linear_edges = (w_linear, [(offset + i, offset + i + 1, w_linear)
+                                             for i in range(T - 1)])
+        return self._dep_edges[1], self._dep_edges[2], self._linear_edges[1]
+
+    def _dep_in_path(self, d: int, w_path: float) -> tuple:
+        """The labels of dependency ``d`` on the shortest path and its two edges at
+        ``w_path``."""
+        got = self._in_path_deps.get(d)
+        if got is None or got[1][2] != w_path:
+            h, t, role = self._read[2][d]
+            T = len(self.tokens)
+            got = self._in_path_deps[d] = ((role, "IP_" + role), (h, T + d, w_path),
+                                           (T + d, t, w_path))
+        return got
+
+    def _prefix(self, prefix: str, labs: tuple[str, ...]) -> tuple[str, ...]:
+        """``labs`` each prefixed ``prefix``."""
+        key = (prefix, labs)
+        got = self._prefixed.get(key)
+        if got is None:
+            got = self._prefixed[key] = tuple(map(prefix.__add__, labs))
+        return got
+
+    def _linear_of(self, prefix: str) -> list[tuple[str, ...]]:
+        """Every token's unblinded labels prefixed ``prefix``."""
+        got = self._linear.get(prefix)
+        if got is None:
+            add = prefix.__add__
+            got = self._linear[prefix] = [tuple(map(add, labs)) for labs in self._read[1]]
+        return got
 
     def graph(
         self,
@@ -304,59 +383,67 @@ class AllPathsSentence:
         if not isinstance(blind, bool):
             raise TypeError(f"blind must be True or False, got {blind!r}")
         tokens, position = self.tokens, self.position
-        first, second = _entity(G, e1, "e1"), _entity(G, e2, "e2")
+        first, second = self._entity(e1, "e1"), self._entity(e2, "e2")
         if isinstance(entities, (str, bytes)):
             raise TypeError("entities must be a sequence of entities (each a sequence of node "
                             "keys)")
-        others = [_entity(G, e, f"entities[{i}]") for i, e in enumerate(entities)]
+        others = self._others(entities)
         if self._adjacency is None:
             self._adjacency = _neighbours(G, position)
         path = _shortest(G, first, second, position, self._adjacency)
-        words, pos_of, plain, deps, by_step = self._parts()
+        pos_of, plain, deps, by_step, roles = self._parts()
 
         # words (blinded) and parts of speech: only the marked tokens differ from plain
-        marks: dict[Any, list[str]] = {}
+        marks: dict[Any, tuple[str, ...]] = {}
         if blind:
             for keys in others:
                 for u in keys:
-                    marks[u] = ["PROT"]
+                    marks[u] = ("PROT",)
             for u in first:
-                marks[u] = ["PROT1"]
+                marks[u] = ("PROT1",)
             for u in second:
-                marks[u] = (marks[u] + ["PROT2"]) if marks.get(u) == ["PROT1"] else ["PROT2"]
+                marks[u] = ("PROT1", "PROT2") if marks.get(u) == ("PROT1",) else ("PROT2",)
         base = list(plain)
+        blinded = self._blinded
         for u, m in marks.items():
             i = position[u]
-            base[i] = _dedupe([*m, *pos_of[i]])
+            labs = blinded.get((i, m))
+            if labs is None:
+                labs = blinded[i, m] = _dedupe([*m, *pos_of[i]])
+            base[i] = labs
 
-        # dependency subgraph
+        # dependency subgraph: the tokens, then the dependencies
         T = len(tokens)
         labels: list[tuple[str, ...]] = list(base)
+        in_path = self._in_path
         for u in dict.fromkeys(path):
             i = position[u]
             labs = base[i]
-            labels[i] = _dedupe([*labs, *("IP_" + lab for lab in labs)])
+            marked_labs = in_path.get(labs)
+            if marked_labs is None:
+                marked_labs = in_path[labs] = _dedupe([*labs, *map("IP_".__add__, labs)])
+            labels[i] = marked_labs
         marked = set()
-        for pair in zip(path, path[1:], strict=False):
-            marked.update(by_step.get(frozenset(pair), ()))
-        edges: list[tuple[int, int, float]] = []
-        for d, (h, t, role) in enumerate(deps):
-            vertex = T + d
-            if d in marked:
-                labels.append((role, "IP_" + role))
-                edges.append((h, vertex, w_path))
-                edges.append((vertex, t, w_path))
-            else:
-                labels.append((role,))
-                edges.append((h, vertex, w_other))
-                edges.append((vertex, t, w_other))
+        for ds in map(by_step.get, zip(path, path[1:], strict=False)):
+            if ds:
+                marked.update(ds)
+        heads, tails, linear_edges = self._edges(w_other, w_linear)
+        dep_labels = list(roles)
+        if marked:
+            heads, tails = list(heads), list(tails)
+            for d in marked:
+                dep_labels[d], heads[d], tails[d] = self._dep_in_path(d, w_path)
+        labels += dep_labels
 
-        # linear subgraph
+        # linear subgraph: B_ before the pair, M_ from its first token to its last, A_ after
         pair_at = [position[u] for u in (*first, *second)]
         lo, hi = min(pair_at), max(pair_at)
+        labels += self._linear_of("B_")[:lo]
+        labels += self._linear_of("M_")[lo:hi + 1]
+        labels += self._linear_of("A_")[hi + 1:]
         offset = T + len(deps)
-        for i, labs in enumerate(base):
+        for u in marks:
+            i = position[u]
             prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
-            labels.append(tuple(prefix + lab for lab in labs))
-        edges.extend((offset + i, offset + i + 1, w_linear) for i in range(T - 1))
-        return LabelledGraph(labels, edges)
+            labels[offset + i] = self._prefix(prefix, base[i])
+        return LabelledGraph(labels, heads + tails + linear_edges)

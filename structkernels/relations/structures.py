@@ -26,6 +26,7 @@ protein names.  Other nodes read their lemma, lower-cased.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 import networkx as nx
@@ -67,14 +68,15 @@ def ordered(pair: EntityPair) -> tuple[Entity, Entity]:
 
 class _Labeller:
     def __init__(self, parsed: ParsedSentence, first: Entity, second: Entity, blind: bool,
-                 plain: dict[str, str] | None = None):
+                 plain: dict[str, str] | None = None, entity_tokens: dict[str, str] | None = None):
         self.G = parsed.graph.graph
         self.plain = {} if plain is None else plain  # node -> its word, kept a sentence
         self.names: dict[str, str] = {}
         if blind:
-            for toks in parsed.entities.values():
-                for t in toks:
-                    self.names.setdefault(t, "PROT")
+            if entity_tokens is None:  # every entity token -> "PROT", kept a sentence
+                entity_tokens = dict.fromkeys(chain.from_iterable(parsed.entities.values()),
+                                              "PROT")
+            self.names = dict(entity_tokens)
             for t in parsed.entities[first.id]:
                 self.names[t] = "PROT1"
             for t in parsed.entities[second.id]:
@@ -98,13 +100,68 @@ def _step(G: nx.MultiDiGraph, u: str, v: str) -> str:
     return next(iter(G.get_edge_data(v, u).values()))["role"] + "-of"
 
 
-def _shortest(G: nx.MultiDiGraph, a: str, b: str) -> list[str]:
+def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
+          b: str) -> tuple[dict, dict, str | None]:
+    """networkx's bidirectional breadth-first search in the undirected view of ``G``
+    (``_bidirectional_pred_succ``) step for step: the predecessors towards ``a``, the
+    successors towards ``b`` and the node where the two searches met (None when they did
+    not).  A node's neighbours are those of the view in its order (the set of successors
+    united with the set of predecessors), kept in ``adjacency``."""
+    succ_of, pred_of = G.succ, G.pred
+    pred: dict[str, str | None] = {a: None}
+    succ: dict[str, str | None] = {b: None}
+    forward, reverse = [a], [b]
+    while forward and reverse:
+        if len(forward) <= len(reverse):
+            level, forward = forward, []
+            for v in level:
+                around = adjacency.get(v)
+                if around is None:
+                    around = adjacency[v] = list(set(succ_of[v]) | set(pred_of[v]))
+                for w in around:
+                    if w not in pred:
+                        forward.append(w)
+                        pred[w] = v
+                    if w in succ:
+                        return pred, succ, w
+        else:
+            level, reverse = reverse, []
+            for v in level:
+                around = adjacency.get(v)
+                if around is None:
+                    around = adjacency[v] = list(set(succ_of[v]) | set(pred_of[v]))
+                for w in around:
+                    if w not in succ:
+                        succ[w] = v
+                        reverse.append(w)
+                    if w in pred:
+                        return pred, succ, w
+    return pred, succ, None
+
+
+def _shortest(G: nx.MultiDiGraph, a: str, b: str,
+              adjacency: dict[str, list[str]] | None = None) -> list[str]:
+    """``networkx.shortest_path`` from ``a`` to ``b`` in the undirected view of ``G`` ([]
+    when none joins them), the same path where several are shortest: its search
+    (:func:`_meet`), each node's neighbours kept in ``adjacency`` for the pairs that
+    follow."""
     if a == b:
         return [a]
-    try:
-        return nx.shortest_path(G.to_undirected(as_view=True), a, b)
-    except nx.NetworkXNoPath:
+    if a not in G or b not in G:
+        return nx.shortest_path(G.to_undirected(as_view=True), a, b)  # its error
+    pred, succ, w = _meet(G, {} if adjacency is None else adjacency, a, b)
+    if w is None:
         return []
+    path: list[str] = []
+    while w is not None:
+        path.append(w)
+        w = pred[w]
+    path.reverse()
+    w = succ[path[-1]]
+    while w is not None:
+        path.append(w)
+        w = succ[w]
+    return path
 
 
 def _tree(G: nx.MultiDiGraph, path: list[str], label) -> Tree:
@@ -121,20 +178,30 @@ def _tree(G: nx.MultiDiGraph, path: list[str], label) -> Tree:
     return build(top)
 
 
-def _context(parsed: ParsedSentence, path: Path, first: str, second: str, label) -> tuple:
-    feats = set()
+def _context(parsed: ParsedSentence, path: Path, first: str, second: str, label,
+             keys: list[str] | None = None) -> tuple:
+    """The context bag; ``keys``: the token nodes ``"1"`` .. ``"n"`` (kept a sentence)."""
     seq: list[str] = [path[0][1]]
-    for edge, node in path[1:]:
+    for edge, node in tuple(path)[1:]:  # (a slice of a Path would be a Path, checked again)
         seq += [edge, node]
-    for n in (1, 2, 3):
-        for i in range(len(seq) - n + 1):
-            feats.add("p:" + "|".join(seq[i:i + n]))
+    grams = chain(seq, map("|".join, zip(seq, seq[1:], strict=False)),
+                  map("|".join, zip(seq, seq[1:], seq[2:], strict=False)))
+    feats = set(map("p:".__add__, grams))
     n_tok = len(parsed.token_spans)
     lo, hi = sorted((int(first), int(second)))
-    words = [label(str(k)) for k in range(1, n_tok + 1)]
-    feats.update("m:" + w for w in words[lo:hi - 1])
-    feats.update("b:" + w for w in words[max(0, lo - 4):lo - 1])
-    feats.update("a:" + w for w in words[hi:hi + 3])
+    # the words of tokens lo - 3 .. hi + 3 (1-based), the only ones the features read:
+    # words[x:y] of the sentence's words is span(x, y), for every x >= start
+    start = max(0, lo - 4)
+    if keys is None:
+        keys = [str(k) for k in range(1, n_tok + 1)]
+    window = list(map(label, keys[start:min(n_tok, hi + 3)]))
+
+    def span(x: int, y: int) -> list[str]:
+        return window[x - start:max(x, y) - start]
+
+    feats.update(map("m:".__add__, span(lo, hi - 1)))
+    feats.update(map("b:".__add__, span(start, lo - 1)))
+    feats.update(map("a:".__add__, span(hi, hi + 3)))
     feats.add(f"len:{min(len(path), 8)}")
     feats.add(f"dist:{min(hi - lo, 12)}")
     return tuple(sorted(feats))
@@ -192,7 +259,8 @@ def pair_structures(
 def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...], blind: bool,
                 kept: dict[str, Any]) -> dict[str, Any]:
     """:func:`pair_structures`, what the pairs of a sentence share kept in ``kept`` (its
-    words, its :class:`AllPathsSentence`) while the pairs are of that sentence."""
+    words, entity heads, undirected neighbours, path steps, entity tokens, its
+    :class:`AllPathsSentence`) while the pairs are of that sentence."""
     for v in views:
         if v not in VIEWS:
             raise ValueError(f"unknown view {v!r}; the views are {', '.join(VIEWS)}")
@@ -206,17 +274,28 @@ def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...]
         if not toks[ent.id]:  # named where the sentence was read
             raise RelationFormatError(f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token",
                                       pair.sentence.file, pair.sentence.line, pair.sentence.id)
-    if kept.get("graph") is not G:
+    if kept.get("graph") is not G or kept.get("parsed") is not parsed:
         kept.clear()  # the pairs of a sentence come together: keep one sentence's
-        kept.update(graph=G, plain={})
-    label = _Labeller(parsed, first, second, blind, kept["plain"])
-    ha, hb = entity_head(G, toks[first.id]), entity_head(G, toks[second.id])
-    nodes = _shortest(G, ha, hb)
+        kept.update(graph=G, parsed=parsed, plain={}, heads={}, adjacency={}, steps={},
+                    entity_tokens=dict.fromkeys(chain.from_iterable(parsed.entities.values()),
+                                                "PROT"))
+    label = _Labeller(parsed, first, second, blind, kept["plain"], kept["entity_tokens"])
+    heads = kept["heads"]  # an entity's tokens -> its head
+    ha, hb = (heads.get(tuple(toks[ent.id])) for ent in (first, second))
+    if ha is None:
+        ha = heads[tuple(toks[first.id])] = entity_head(G, toks[first.id])
+    if hb is None:
+        hb = heads[tuple(toks[second.id])] = entity_head(G, toks[second.id])
+    nodes = _shortest(G, ha, hb, kept["adjacency"])
     if not nodes:  # two trees (a parse that is a forest): join them at their roots
         nodes = [ha, hb]
     tuples = [(None, label(nodes[0]))]
+    steps = kept["steps"]  # (u, v) -> the label of the edge walked from u to v
     for u, v in zip(nodes[:-1], nodes[1:], strict=True):
-        edge = _step(G, u, v) if (G.has_edge(u, v) or G.has_edge(v, u)) else "none"
+        edge = steps.get((u, v))
+        if edge is None:
+            edge = steps[u, v] = (_step(G, u, v) if (G.has_edge(u, v) or G.has_edge(v, u))
+                                  else "none")
         tuples.append((edge, label(v)))
     path = Path(tuples)
     out: dict[str, Any] = {}
@@ -225,7 +304,10 @@ def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...]
     if "tree" in views:
         out["tree"] = _tree(G, nodes, label)
     if "context" in views:
-        out["context"] = _context(parsed, path, ha, hb, label)
+        keys = kept.get("keys")
+        if keys is None:
+            keys = kept["keys"] = [str(k) for k in range(1, len(parsed.token_spans) + 1)]
+        out["context"] = _context(parsed, path, ha, hb, label, keys)
     if "apg" in views:
         others = [t for e, t in parsed.entities.items() if e not in (first.id, second.id) and t]
         sentence = kept.get("apg")

@@ -14,7 +14,10 @@ whose sum over walks ``Σ_{k>=1} A^k`` diverges (spectral radius of the weighted
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from itertools import chain, compress, repeat
 from numbers import Real
+from operator import add, is_, mul, not_
 from typing import Any
 
 import numpy as np
@@ -27,7 +30,41 @@ __all__ = ["LabelledGraph"]
 _RADIUS_LIMIT = 1.0 - 1e-12
 
 
+#: vertices' labels found well formed (tuples of non-empty str, none twice) by their id,
+#: a bounded memo holding them (so that no other object takes their id): the graphs of one
+#: sentence's candidate pairs share most of their vertices' label tuples
+_WELL_FORMED: dict[int, tuple[str, ...]] = {}
+_WELL_FORMED_MAX = 1 << 14
+
+
+def _plain_labels(labels: Any) -> bool:
+    """Whether ``labels`` is the common case, checked at once without a call per label: a
+    list or tuple of tuples of non-empty str, none twice in a vertex."""
+    if type(labels) is not list and type(labels) is not tuple:
+        return False
+    if not labels:
+        return True
+    if set(map(type, labels)) != {tuple}:
+        return False
+    known = list(map(is_, map(_WELL_FORMED.get, map(id, labels)), labels))
+    if all(known):
+        return True
+    fresh = list(compress(labels, map(not_, known)))  # the tuples not found well formed before
+    every = tuple(chain.from_iterable(fresh))
+    if every and (set(map(type, every)) != {str} or "" in every):
+        return False
+    # each vertex's labels distinct: a set of each as long as the tuple
+    if list(map(len, map(set, fresh))) != list(map(len, fresh)):
+        return False
+    if len(_WELL_FORMED) > _WELL_FORMED_MAX:
+        _WELL_FORMED.clear()
+    _WELL_FORMED.update(zip(map(id, fresh), fresh, strict=True))
+    return True
+
+
 def _check_labels(labels: Any) -> tuple[tuple[str, ...], ...]:
+    if _plain_labels(labels):
+        return tuple(labels)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
         raise StructureError(
             f"labels must be a sequence (one entry per vertex) of sequences of str, got {labels!r}"
@@ -76,6 +113,32 @@ def _checked_edge(e: Any, i: int, n: int) -> tuple[int, int, float]:
     return (u, v, w)
 
 
+def _plain_edges(edges: Any, n: int) -> tuple[tuple, tuple[int, ...]] | None:
+    """The common case checked at once, without a call per edge: ``edges`` a list or tuple
+    of ``(u, v, weight)`` tuples, ``u`` and ``v`` ints in ``[0, n)``, ``weight`` a float in
+    (0, 1], one edge per ordered pair.  Returns the edges sorted and their ends as the
+    sorted ints ``u * n + v``, or None for anything else (which :func:`_check_edges`
+    checks one edge at a time, naming the first bad one)."""
+    if type(edges) is not list and type(edges) is not tuple:
+        return None
+    if not edges:
+        return (), ()
+    if set(map(type, edges)) != {tuple} or set(map(len, edges)) != {3}:
+        return None
+    us, vs, ws = zip(*edges, strict=True)  # every edge a triple: checked above
+    if {*map(type, us), *map(type, vs)} != {int} or set(map(type, ws)) != {float}:
+        return None
+    total = sum(ws)  # nan when a weight is nan
+    if not (total == total and 0.0 < min(ws) and max(ws) <= 1.0 and 0 <= min(vs)
+            and max(vs) < n):
+        return None
+    # with 0 <= v < n, 0 <= u < n is 0 <= u * n + v < n * n
+    ends = sorted(map(add, map(mul, us, repeat(n)), vs))
+    if not 0 <= ends[0] <= ends[-1] < n * n or len(set(ends)) != len(ends):
+        return None
+    return tuple(sorted(edges)), tuple(ends)
+
+
 def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
     if isinstance(edges, (str, bytes)) or not isinstance(edges, Iterable):
         raise StructureError(f"edges must be a sequence of (u, v, weight) triples, got {edges!r}")
@@ -100,11 +163,12 @@ def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
     return tuple(out)
 
 
-def _topological_order(n: int, edges: tuple[tuple[int, int, float], ...]) -> tuple[int, ...] | None:
-    """Kahn's algorithm (smallest vertex first); None when the graph has a cycle."""
+def _topological_order(n: int, ends: Iterable[tuple[int, int]]) -> tuple[int, ...] | None:
+    """Kahn's algorithm (smallest vertex first) over the edges ``(u, v)``, sorted; None
+    when the graph has a cycle."""
     indegree = [0] * n
     succ: list[list[int]] = [[] for _ in range(n)]
-    for u, v, _ in edges:
+    for u, v in ends:
         succ[u].append(v)
         indegree[v] += 1
     ready = [v for v in range(n) if indegree[v] == 0]
@@ -118,6 +182,15 @@ def _topological_order(n: int, edges: tuple[tuple[int, int, float], ...]) -> tup
             if indegree[v] == 0:
                 ready.append(v)
     return tuple(order) if len(order) == n else None
+
+
+@lru_cache(maxsize=16)
+def _order_of(n: int, ends: tuple[int, ...]) -> tuple[int, ...] | None:
+    """:func:`_topological_order` of the graph of ``n`` vertices whose edges join
+    ``divmod(end, n)`` for each of the sorted ``ends``, kept for the graphs that follow:
+    the order depends on the edges' ends alone, which the graphs of one sentence's
+    candidate pairs share (they differ in labels and weights)."""
+    return _topological_order(n, map(divmod, ends, repeat(n)))
 
 
 class LabelledGraph:
@@ -155,8 +228,13 @@ class LabelledGraph:
     def __init__(self, labels: Iterable[Iterable[str]], edges: Iterable[Sequence[Any]] = ()):
         labs = _check_labels(labels)
         n = len(labs)
-        edg = _check_edges(edges, n)
-        order = _topological_order(n, edg)
+        checked = _plain_edges(edges, n)
+        if checked is None:  # anything else takes the full checks, naming the first bad edge
+            edg = _check_edges(edges, n)
+            ends = tuple(u * n + v for u, v, _ in edg)
+        else:
+            edg, ends = checked
+        order = _order_of(n, ends)
         object.__setattr__(self, "_labels", labs)
         object.__setattr__(self, "_edges", edg)
         object.__setattr__(self, "_order", order)
@@ -168,7 +246,7 @@ class LabelledGraph:
                     f"radius {radius:.6g} >= 1 (a cycle whose weights are too large); lower "
                     "the weights on the cycles"
                 )
-        object.__setattr__(self, "_hash", hash(("LabelledGraph", labs, edg)))
+        object.__setattr__(self, "_hash", None)  # hashed when first asked
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("LabelledGraph is immutable")
@@ -210,10 +288,12 @@ class LabelledGraph:
 
     # ------------------------------------------------------------ protocol
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, LabelledGraph) and self._hash == other._hash
+        return (isinstance(other, LabelledGraph) and hash(self) == hash(other)
                 and self._labels == other._labels and self._edges == other._edges)
 
     def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash(("LabelledGraph", self._labels, self._edges)))
         return self._hash
 
     def __reduce__(self):

@@ -151,3 +151,11 @@ def test_predict_parse_ahead_on_and_off_write_the_same_bytes(extractor, lll_json
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "--parse-ahead" in err
+
+
+def test_a_background_parser_of_another_pipeline_is_refused(extractor):
+    from structkernels.relations.parse import BackgroundParser, DependencyParser
+
+    with BackgroundParser(DependencyParser("xx_other_pipeline", cache_dir=False)) as bg:
+        with pytest.raises(ValueError, match="not the extractor's"):
+            list(predict_stream(extractor, [], background=bg))

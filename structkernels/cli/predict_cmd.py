@@ -133,9 +133,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument(
         "--parse-ahead", choices=("auto", "on", "off"), default="auto",
         help="relation extractors: parse the next batch in a child process while one is "
-        "scored here (the two overlap: a run costs about the longer of the two); auto: when "
-        "the input has two batches or more and the process may use two cores or more; off: "
-        "parse each batch here, then score it (default: %(default)s)",
+        "scored here (the two overlap: a run costs about the longer of the two; the child "
+        "loads spaCy while the model loads); auto: when the process may use two cores or "
+        "more; off: parse each batch here, then score it (default: %(default)s)",
     )
     p.add_argument(
         "--resume", action="store_true",
@@ -444,15 +444,21 @@ def _run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: 
     quiet = bool(getattr(args, "quiet", False))
     if getattr(args, "own_process", False) and getattr(args, "dask", None) is None:
         _keep_torch_out(doc)
-    extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=cache_dir,
-                                            n_jobs=args.n_jobs, progress=not quiet,
-                                            n_process=getattr(args, "n_process", None),
-                                            tolerance=tolerance)
+    background = _warm_parser(args, doc, cache_dir)  # spaCy loads there while the model does
+    try:
+        extractor = RelationExtractor.from_json(doc, source=model_path, cache_dir=cache_dir,
+                                                n_jobs=args.n_jobs, progress=not quiet,
+                                                n_process=getattr(args, "n_process", None),
+                                                tolerance=tolerance)
+    except BaseException:
+        if background is not None:
+            background.close()
+        raise
     threshold = getattr(args, "threshold", None)
     batch_size = getattr(args, "batch_size", DEFAULT_BATCH_SIZE)
     batches = iter_relations(inputs, batch_size=batch_size,
                              on_error="skip" if args.skip_bad else "raise")
-    with _scorer(args, extractor, doc, model_path, cache_dir, threshold) as score:
+    with _scorer(args, extractor, doc, model_path, cache_dir, threshold, background) as score:
         if stream:
             with open_output(args.output, stream_ok=True) as fh:
                 state = _predict_batches(args, score, batches, fmt, fh, None)
@@ -504,16 +510,43 @@ def _approximation_line(a: dict[str, Any] | None) -> str:
             f"{a['observed_error']:.3g}")
 
 
+def _warm_parser(args: argparse.Namespace, doc: Any, cache_dir: Any) -> Any:
+    """The child that parses ahead (``--parse-ahead``: on, or auto with two cores or more;
+    not with ``--dask``), started with its pipeline loading; None when there is none."""
+    mode = getattr(args, "parse_ahead", "auto")
+    params = doc.get("params") if isinstance(doc, dict) else None
+    pipeline = params.get("pipeline") if isinstance(params, dict) else None
+    if getattr(args, "dask", None) is not None or mode == "off" or not isinstance(pipeline, str):
+        return None
+    from structkernels.extraction.stream import parse_ahead_pays
+    from structkernels.relations.parse import BackgroundParser, DependencyParser
+
+    if mode == "auto" and not parse_ahead_pays():
+        return None
+
+    parser = DependencyParser(pipeline, cache_dir=cache_dir, progress=False,
+                              n_process=getattr(args, "n_process", None))
+    background = BackgroundParser(parser)
+    background.warm()
+    return background
+
+
 @contextlib.contextmanager
 def _scorer(args: argparse.Namespace, extractor: Any, doc: Any, model_path: str,
-            cache_dir: Any, threshold: float | None) -> Iterator[Callable]:
+            cache_dir: Any, threshold: float | None, background: Any = None
+            ) -> Iterator[Callable]:
     """``score(batches, done)``: ``(batch, rows, warning messages)`` per batch, in order
     (``rows`` None for the batches before ``done``, written before): here, or on the dask
     cluster ``--dask`` names (connected before any input is read, closed at the end)."""
     scheduler = getattr(args, "dask", None)
     if scheduler is None:
-        yield lambda batches, done: _score_here(extractor, batches, done, threshold,
-                                                getattr(args, "parse_ahead", "auto"))
+        try:
+            yield lambda batches, done: _score_here(extractor, batches, done, threshold,
+                                                    getattr(args, "parse_ahead", "auto"),
+                                                    background)
+        finally:
+            if background is not None:
+                background.close()
         return
     with contextlib.ExitStack() as stack:
         try:
@@ -539,7 +572,8 @@ def _scorer(args: argparse.Namespace, extractor: Any, doc: Any, model_path: str,
 
 
 def _score_here(extractor: Any, batches: Any, done: int, threshold: float | None,
-                parse_ahead: str = "auto") -> Iterator[tuple[Any, Any, list[str]]]:
+                parse_ahead: str = "auto", background: Any = None
+                ) -> Iterator[tuple[Any, Any, list[str]]]:
     """Each batch parsed and scored in this process's stream
     (:func:`structkernels.extraction.stream.predict_stream`: the next batch parsed in a
     child while one is scored), as it is read; the batches before ``done`` read past."""
@@ -555,7 +589,8 @@ def _score_here(extractor: Any, batches: Any, done: int, threshold: float | None
             break
         yield batch, None, []
     stream = predict_stream(extractor, itertools.chain(rest, batches), threshold=threshold,
-                            parse_ahead={"on": True, "off": False}.get(parse_ahead))
+                            parse_ahead={"on": True, "off": False}.get(parse_ahead),
+                            background=background)
     while True:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -12,6 +12,7 @@ way the sentences were parsed.
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import chain
@@ -22,10 +23,22 @@ from structkernels.relations.model import RelationCorpus
 from structkernels.relations.parse import BackgroundParser
 from structkernels.utils import effective_n_jobs
 
-__all__ = ["predict_stream"]
+__all__ = ["predict_stream", "parse_ahead_pays"]
 
 #: Batches parsed ahead of the one being scored.
 AHEAD = 1
+
+
+def parse_ahead_pays() -> bool:
+    """Whether parsing ahead can overlap with scoring: the process may use two cores or
+    more (:func:`structkernels.utils.effective_n_jobs`).
+
+    Examples
+    --------
+    >>> isinstance(parse_ahead_pays(), bool)
+    True
+    """
+    return effective_n_jobs(None) > 1
 
 
 def _to_parse(batch: RelationCorpus) -> list[Any]:
@@ -40,6 +53,7 @@ def predict_stream(
     *,
     threshold: float | None = None,
     parse_ahead: bool | None = None,
+    background: BackgroundParser | None = None,
 ) -> Iterator[tuple[RelationCorpus, list[dict[str, Any]]]]:
     """Each batch with its scored pairs (``extractor.predict_pairs(batch, threshold)``),
     in order, as the batches are read.
@@ -57,6 +71,11 @@ def predict_stream(
         Parse the next batch in a child process while this one is scored; None: when
         there are two batches or more and the process may use two cores or more.  An
         error reading a batch is raised after the batches before it are given.
+    background : BackgroundParser, optional
+        The child to parse ahead with, started by the caller (:meth:`BackgroundParser.warm
+        <structkernels.relations.parse.BackgroundParser.warm>` while the model loads, say)
+        and closed by it; its pipeline must be the extractor's.  Given, the batches are
+        parsed ahead whatever ``parse_ahead`` says.
 
     Yields
     ------
@@ -69,16 +88,24 @@ def predict_stream(
     ...     RelationExtractor.load("lll.extractor.json.gz"),
     ...     iter_relations("datasets/ppi/LLL-test.xml", batch_size=20)) for r in batch_rows]
     """
+    if background is not None and background.parser.pipeline != extractor.pipeline:
+        raise ValueError(f"the background parser's pipeline {background.parser.pipeline!r} "
+                         f"is not the extractor's {extractor.pipeline!r}")
     reader = _Reader(iter(batches))
     head = reader.take(AHEAD + 1)
-    if parse_ahead is None:
-        parse_ahead = len(head) > 1 and effective_n_jobs(None) > 1
-    if not parse_ahead:
+    if background is None and parse_ahead is None:
+        parse_ahead = len(head) > 1 and parse_ahead_pays()
+    if background is None and not parse_ahead:
         for batch in chain(head, reader):
             yield batch, extractor.predict_pairs(batch, threshold) if len(batch) else []
         reader.raise_failure()
         return
-    with BackgroundParser(extractor.parser()) as background:
+    if not head:
+        reader.raise_failure()
+        return
+    with contextlib.ExitStack() as stack:
+        if background is None:
+            background = stack.enter_context(BackgroundParser(extractor.parser()))
         # the child loads the pipeline and parses the first batch while the references are
         # prepared here
         pending = deque([(head[0], background.submit(_to_parse(head[0])))])

@@ -506,12 +506,14 @@ _CHILD: dict[str, DependencyParser] = {}
 
 
 def _in_child(parser: DependencyParser, what: str, sentences: Sequence[Any] = ()) -> Any:
-    """``parser.parse(sentences)`` or ``parser.pipeline_info()`` in the child, the
-    pipeline loaded once (PyTorch kept out when the pipeline does not need it)."""
+    """``parser.parse(sentences)``, ``parser.pipeline_info()`` or the pipeline loaded
+    (``what``: "parse", "info", "warm") in the child, the pipeline loaded once (PyTorch kept out when the pipeline does not need it)."""
     if "parser" not in _CHILD:
         keep_torch_out(parser.pipeline)
         _CHILD["parser"] = parser
     kept = _CHILD["parser"]
+    if what == "warm":
+        return kept.nlp is not None
     return kept.pipeline_info() if what == "info" else kept.parse(sentences)
 
 
@@ -556,6 +558,11 @@ class BackgroundParser:
     def pipeline_info(self) -> dict[str, str]:
         """:meth:`DependencyParser.pipeline_info`, asked of the child."""
         return self.submit_pipeline_info().result()
+
+    def warm(self) -> ChildCall:
+        """Start the child and load the pipeline there now (while the caller loads its
+        model, say); returns at once."""
+        return self._child.submit(_in_child, self.parser, "warm")
 
     def submit_pipeline_info(self) -> ChildCall:
         """:meth:`pipeline_info` queued after the parses submitted before; returns at once."""

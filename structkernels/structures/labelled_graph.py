@@ -325,4 +325,7 @@ class LabelledGraph:
         labels, edges = obj["labels"], obj.get("edges", [])
         if not isinstance(labels, list) or not isinstance(edges, list):
             raise StructureError("'labels' and 'edges' of a labelled graph must be JSON lists")
-        return cls(labels, edges)
+        # JSON's lists as the tuples the checks take whole (anything else is checked, and
+        # named, one entry at a time as before)
+        return cls([tuple(x) if type(x) is list else x for x in labels],
+                   [tuple(e) if type(e) is list and len(e) == 3 else e for e in edges])

@@ -159,3 +159,10 @@ def test_a_background_parser_of_another_pipeline_is_refused(extractor):
     with BackgroundParser(DependencyParser("xx_other_pipeline", cache_dir=False)) as bg:
         with pytest.raises(ValueError, match="not the extractor's"):
             list(predict_stream(extractor, [], background=bg))
+
+
+def test_the_command_line_batch_size_is_the_streams_default():
+    from structkernels.cli import predict_cmd
+    from structkernels.relations.streaming import DEFAULT_BATCH_SIZE
+
+    assert predict_cmd.DEFAULT_BATCH_SIZE == DEFAULT_BATCH_SIZE == 250

@@ -51,8 +51,10 @@ from structkernels.utils import (
     record_label,
 )
 
-#: Sentences per batch of a relation extractor's predict (``iter_relations``'s default).
-DEFAULT_BATCH_SIZE = 1000
+#: Sentences per batch of a relation extractor's predict (``iter_relations``'s default; small
+#: enough that parsing the next batch overlaps with scoring this one, and memory stays under
+#: 1 GB with a BioInfer-sized model).
+DEFAULT_BATCH_SIZE = 250
 
 
 def add_parser(sub) -> argparse.ArgumentParser:

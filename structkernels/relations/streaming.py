@@ -34,7 +34,7 @@ __all__ = ["iter_relations", "RelationBatch", "STREAMING_FORMATS", "DEFAULT_BATC
 #: The formats :func:`iter_relations` reads a record at a time (the others: a file at a time).
 STREAMING_FORMATS = ("jsonl", "pubtator")
 #: Sentences per batch of :func:`iter_relations` by default.
-DEFAULT_BATCH_SIZE = 1000
+DEFAULT_BATCH_SIZE = 250
 
 
 class RelationBatch(RelationCorpus):

@@ -47,6 +47,19 @@ def test_child_process_runs_calls_in_order_and_gives_their_warnings():
     assert call_in_child(math.factorial, 4) == 24
 
 
+def _interrupt_ignored() -> bool:
+    import signal
+
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_a_child_that_works_ahead_leaves_ctrl_c_to_the_caller():
+    with ChildProcess(interrupt=False) as child:
+        assert child.submit(_interrupt_ignored).result() is True
+    with ChildProcess() as child:
+        assert child.submit(_interrupt_ignored).result() is False
+
+
 # ------------------------------------------------------------------ parse ahead
 @pytest.fixture(scope="module")
 def extractor(tmp_path_factory):

@@ -16,6 +16,7 @@ Every other package calls these two functions instead of starting a pool of its 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -339,6 +340,13 @@ class ChildProcess:
     travel between this package's own processes, never from a file).  As with any
     ``spawn`` start, a script using it needs the ``if __name__ == "__main__":`` guard.
 
+    Parameters
+    ----------
+    interrupt : bool, default True
+        Whether Ctrl-C reaches the child too (it stops the call running there); False: the
+        child ignores it, and :meth:`close` lets the running call finish (a child that
+        works ahead of the caller, whose interruption the caller handles alone).
+
     Examples
     --------
     >>> import math
@@ -348,14 +356,16 @@ class ChildProcess:
     [6, 120]
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, interrupt: bool = True) -> None:
+        self.interrupt = interrupt
         self._pool: ProcessPoolExecutor | None = None
 
     def submit(self, func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> ChildCall:
         """Queue ``func(*args, **kwargs)`` in the child; returns at once."""
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=1,
-                                             mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=None if self.interrupt else _ignore_interrupt)
         return ChildCall(self._pool.submit(_recording, func, args, kwargs))
 
     def close(self) -> None:
@@ -369,6 +379,11 @@ class ChildProcess:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _ignore_interrupt() -> None:
+    """A child's start: Ctrl-C (SIGINT) is the caller's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _recording(func: Callable[..., Any], args: tuple, kwargs: dict

@@ -549,7 +549,7 @@ class BackgroundParser:
             n_process=(max(1, effective_n_jobs(None) - 1) if parser.n_process is None
                        else parser.n_process), progress=False, max_chars=parser.max_chars,
             min_parallel=parser.min_parallel)
-        self._child = ChildProcess()
+        self._child = ChildProcess(interrupt=False)  # Ctrl-C is the caller's
 
     def submit(self, sentences: Iterable[Any]) -> ChildCall:
         """Parse ``sentences`` in the child; ``.result()`` is ``parser.parse(sentences)``."""

@@ -47,6 +47,20 @@ def _to_parse(batch: RelationCorpus) -> list[Any]:
     return [s for s in batch.sentences if len(s.entities) > 1]
 
 
+def _rows(extractor: RelationExtractor, batch: RelationCorpus, threshold: float | None,
+          parsed: list[Any] | None) -> list[dict[str, Any]]:
+    """``extractor.predict_pairs`` of a batch (nothing for an empty one), given only what
+    is set."""
+    if not len(batch):
+        return []
+    kwargs: dict[str, Any] = {}
+    if threshold is not None:
+        kwargs["threshold"] = threshold
+    if parsed is not None:
+        kwargs["parsed"] = parsed
+    return extractor.predict_pairs(batch, **kwargs)
+
+
 def predict_stream(
     extractor: RelationExtractor,
     batches: Iterable[RelationCorpus],
@@ -97,7 +111,7 @@ def predict_stream(
         parse_ahead = len(head) > 1 and parse_ahead_pays()
     if background is None and not parse_ahead:
         for batch in chain(head, reader):
-            yield batch, extractor.predict_pairs(batch, threshold) if len(batch) else []
+            yield batch, _rows(extractor, batch, threshold, None)
         reader.raise_failure()
         return
     if not head:
@@ -118,8 +132,7 @@ def predict_stream(
             parsed = call.result()
             for more in reader.take(AHEAD - len(pending)):  # parsed while this is scored
                 pending.append((more, background.submit(_to_parse(more))))
-            yield batch, (extractor.predict_pairs(batch, threshold, parsed=parsed)
-                          if len(batch) else [])
+            yield batch, _rows(extractor, batch, threshold, parsed)
     reader.raise_failure()
 
 

@@ -314,12 +314,17 @@ class RelationExtractor(BaseEstimator):
         (its settings: ``pipeline``, ``cache_dir``, ``progress``, ``n_process``)."""
         return self._parser()
 
+    def _pipeline_unchecked(self) -> bool:
+        """A model trained with a recorded pipeline whose check has not run yet."""
+        return (self.__dict__.get("pipeline_meta_") is not None
+                and not self.__dict__.get("_version_checked"))
+
     def check_pipeline(self, info: dict[str, str]) -> None:
         """Warn (:class:`PipelineVersionWarning`, once) when the pipeline ``info``
         (:meth:`DependencyParser.pipeline_info`) is not the one the model was trained with."""
-        saved = self.__dict__.get("pipeline_meta_")
-        if saved is None or self.__dict__.get("_version_checked"):
+        if not self._pipeline_unchecked():
             return
+        saved = self.pipeline_meta_
         if (info["package"], info["version"]) != (saved.get("package"), saved.get("version")):
             warnings.warn(
                 f"the extractor was trained with spaCy pipeline {saved.get('package')} "
@@ -341,8 +346,7 @@ class RelationExtractor(BaseEstimator):
         if not isinstance(corpus, RelationCorpus):
             raise TypeError(f"{type(self).__name__} takes a RelationCorpus "
                             f"(structkernels.relations.read_relations), got {type(corpus).__name__}")
-        if parsed is None and self.__dict__.get("pipeline_meta_") is not None \
-                and not self.__dict__.get("_version_checked"):
+        if parsed is None and self._pipeline_unchecked():  # spaCy loaded only to check it
             self.check_pipeline(self._parser().pipeline_info())
         pairs = corpus.pairs()
         if not pairs:

@@ -505,16 +505,25 @@ class DependencyParser:
 _CHILD: dict[str, DependencyParser] = {}
 
 
-def _in_child(parser: DependencyParser, what: str, sentences: Sequence[Any] = ()) -> Any:
-    """``parser.parse(sentences)``, ``parser.pipeline_info()`` or the pipeline loaded
-    (``what``: "parse", "info", "warm") in the child, the pipeline loaded once (PyTorch kept out when the pipeline does not need it)."""
+def _child_parser(parser: DependencyParser) -> DependencyParser:
+    """The child's parser: the first one sent, kept for the calls that follow (PyTorch
+    kept out when the pipeline does not need it, before spaCy is imported)."""
     if "parser" not in _CHILD:
         keep_torch_out(parser.pipeline)
         _CHILD["parser"] = parser
-    kept = _CHILD["parser"]
-    if what == "warm":
-        return kept.nlp is not None
-    return kept.pipeline_info() if what == "info" else kept.parse(sentences)
+    return _CHILD["parser"]
+
+
+def _parse_in_child(parser: DependencyParser, sentences: Sequence[Any]) -> list[ParsedSentence]:
+    return _child_parser(parser).parse(sentences)
+
+
+def _info_in_child(parser: DependencyParser) -> dict[str, str]:
+    return _child_parser(parser).pipeline_info()
+
+
+def _warm_in_child(parser: DependencyParser) -> bool:
+    return _child_parser(parser).nlp is not None
 
 
 class BackgroundParser:
@@ -553,7 +562,7 @@ class BackgroundParser:
 
     def submit(self, sentences: Iterable[Any]) -> ChildCall:
         """Parse ``sentences`` in the child; ``.result()`` is ``parser.parse(sentences)``."""
-        return self._child.submit(_in_child, self.parser, "parse", list(sentences))
+        return self._child.submit(_parse_in_child, self.parser, list(sentences))
 
     def pipeline_info(self) -> dict[str, str]:
         """:meth:`DependencyParser.pipeline_info`, asked of the child."""
@@ -562,11 +571,11 @@ class BackgroundParser:
     def warm(self) -> ChildCall:
         """Start the child and load the pipeline there now (while the caller loads its
         model, say); returns at once."""
-        return self._child.submit(_in_child, self.parser, "warm")
+        return self._child.submit(_warm_in_child, self.parser)
 
     def submit_pipeline_info(self) -> ChildCall:
         """:meth:`pipeline_info` queued after the parses submitted before; returns at once."""
-        return self._child.submit(_in_child, self.parser, "info")
+        return self._child.submit(_info_in_child, self.parser)
 
     def close(self) -> None:
         """Stop the child."""

@@ -108,6 +108,11 @@ def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
     not).  A node's neighbours are those of the view in its order (the set of successors
     united with the set of predecessors), kept in ``adjacency``."""
     succ_of, pred_of = G.succ, G.pred
+
+    def neighbours(v: str) -> list[str]:
+        around = adjacency[v] = list(set(succ_of[v]) | set(pred_of[v]))
+        return around
+
     pred: dict[str, str | None] = {a: None}
     succ: dict[str, str | None] = {b: None}
     forward, reverse = [a], [b]
@@ -115,10 +120,7 @@ def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
         if len(forward) <= len(reverse):
             level, forward = forward, []
             for v in level:
-                around = adjacency.get(v)
-                if around is None:
-                    around = adjacency[v] = list(set(succ_of[v]) | set(pred_of[v]))
-                for w in around:
+                for w in adjacency.get(v) or neighbours(v):
                     if w not in pred:
                         forward.append(w)
                         pred[w] = v
@@ -127,10 +129,7 @@ def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
         else:
             level, reverse = reverse, []
             for v in level:
-                around = adjacency.get(v)
-                if around is None:
-                    around = adjacency[v] = list(set(succ_of[v]) | set(pred_of[v]))
-                for w in around:
+                for w in adjacency.get(v) or neighbours(v):
                     if w not in succ:
                         succ[w] = v
                         reverse.append(w)

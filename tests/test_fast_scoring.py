@@ -26,12 +26,14 @@ WORDS = ["bind", "see", "PROT", "a", "b"]
 
 
 @st.composite
-def graphs(draw):
+def graphs(draw, cycles=False):
     n = draw(st.integers(1, 5))
     labels = [tuple(draw(st.lists(st.sampled_from(WORDS), max_size=2, unique=True)))
               for _ in range(n)]
     edges = [(i, j, draw(st.sampled_from([0.3, 0.9])))
              for i in range(n) for j in range(i + 1, n) if draw(st.booleans())]
+    if cycles:  # light edges back (spectral radius below 0.76 at most): walks round cycles
+        edges += [(j, i, 0.02) for i in range(n) for j in range(i + 1, n) if draw(st.booleans())]
     return LabelledGraph(labels, edges)
 
 
@@ -44,6 +46,23 @@ def test_all_paths_weights_equal_the_kernel(refs, items, seed):
     dots, sq = AllPathsWeights(refs, c).dots(items)
     assert np.allclose(dots, np.asarray(k.gram(items, refs)) @ c, rtol=0, atol=1e-12)
     assert np.allclose(sq, [k.value(g, g) for g in items], rtol=0, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(graphs(), min_size=1, max_size=6),
+       st.lists(st.one_of(graphs(), graphs(cycles=True)), min_size=1, max_size=12),
+       st.integers(0, 2**31 - 1))
+def test_all_paths_weights_batch_with_cycles_and_repeats(refs, items, seed):
+    # graphs without cycles are scored in one compiled call over the batch laid out flat,
+    # those with cycles one by one: each graph's values are those of the kernel, in any mix,
+    # a graph given twice (its label tuples shared) the same both times
+    c = np.random.default_rng(seed).normal(size=len(refs))
+    k = kernel("all-paths-graph")
+    batch = items + items[::-1]
+    dots, sq = AllPathsWeights(refs, c).dots(batch)
+    assert np.allclose(dots, np.asarray(k.gram(batch, refs)) @ c, rtol=0, atol=1e-12)
+    assert np.allclose(sq, [k.value(g, g) for g in batch], rtol=0, atol=1e-12)
+    assert np.array_equal(dots[:len(items)], dots[len(items):][::-1])
 
 
 @settings(max_examples=40, deadline=None)

@@ -178,14 +178,13 @@ class ReferenceScorer:
             out += dots
         for part in self._other:
             structures, inverse = part.distinct([x[part.view] for x in items])
-            X = part.inner.check_input(structures)
+            reduced = part.reduced is not None
+            refs, X = part.beside(structures, reduced)
             sx = part.scales(X)
-            if part.reduced is None:
-                out += part.values(X, sx, n_jobs)[inverse]
-                continue
-            fast = part.values(X, sx, n_jobs, reduced=True)
+            fast = part.values(X, sx, n_jobs, reduced=reduced, refs=refs)
             out += fast[inverse]
-            self._check(part, structures, fast, n_jobs)
+            if reduced:
+                self._check(part, structures, fast, n_jobs)
         return out
 
     def _check(self, part: _OtherView, structures: list, fast: np.ndarray,
@@ -277,15 +276,27 @@ class _OtherView:
             return list(structures), np.arange(len(structures))
         return list(index), inverse
 
+    def beside(self, structures: list, reduced: bool = False) -> tuple[Any, Any]:
+        """``(references, structures)`` checked, the structures encoded beside the
+        references (all of them, or the reduced set) where the kernel can
+        (``check_input_beside``: one vocabulary, none merged per Gram block)."""
+        refs = self.reduced[0] if reduced else self.refs
+        beside = getattr(self.inner, "check_input_beside", None)
+        if beside is None:
+            return refs, self.inner.check_input(structures)
+        return beside(structures, refs)
+
     def scales(self, X: Any) -> np.ndarray | None:
         if not self.normalized:
             return None
         return np.asarray(self.inner.diag_block(X), dtype=np.float64)
 
     def values(self, X: Any, diag_x: np.ndarray | None, n_jobs: int | None, *,
-               reduced: bool = False) -> np.ndarray:
-        """``Σ_r c_r k(x, r)`` of each structure of ``X``: all references, or the reduced set."""
-        refs, coef, diag = self.reduced if reduced else (self.refs, self.w, self.diag)
+               reduced: bool = False, refs: Any = None) -> np.ndarray:
+        """``Σ_r c_r k(x, r)`` of each structure of ``X``: all references, or the reduced set
+        (``refs``: the same references, encoded beside ``X``)."""
+        own, coef, diag = self.reduced if reduced else (self.refs, self.w, self.diag)
+        refs = own if refs is None else refs
         block = np.asarray(gram(self.inner, refs, X, n_jobs=n_jobs, progress=False),
                            dtype=np.float64)
         if diag_x is not None:

@@ -33,9 +33,8 @@ class EncodedConvolutionKernel(Kernel):
     #: a sum over common substructures: larger structures, larger values
     grows_with_size: ClassVar[bool] = True
 
-    def check_input(self, X: Any) -> Sequence:
-        if isinstance(X, self.encoded):
-            return X
+    def _structures(self, X: Any) -> Sequence:
+        """``X`` as a list, each item checked to be the kernel's structure."""
         X = super().check_input(X)
         for i, s in enumerate(X):
             if not isinstance(s, self.structure):
@@ -43,7 +42,23 @@ class EncodedConvolutionKernel(Kernel):
                     f"{type(self).__name__} expects structkernels.{self.structure.__name__} "
                     f"objects; item {i} is a {type(s).__name__}"
                 )
-        return self.encoded.encode(X)
+        return X
+
+    def check_input(self, X: Any) -> Sequence:
+        if isinstance(X, self.encoded):
+            return X
+        return self.encoded.encode(self._structures(X))
+
+    def check_input_beside(self, X: Any, other: Sequence) -> tuple[Sequence, Sequence]:
+        """``(other, X)`` checked as :meth:`check_input` checks them, ``X`` encoded in a copy
+        of ``other``'s vocabulary
+        (:meth:`~structkernels.structures.encoded.EncodedList.encode_beside`), so that the
+        Gram blocks between them merge no vocabularies: what scores batch after batch
+        against one set of references uses it."""
+        other = self.check_input(other)
+        if isinstance(X, self.encoded):
+            return other, X
+        return other.encode_beside(self._structures(X))
 
     def pair(self, x: Any, y: Any) -> float:
         return float(self._block([x], [y], _nb.MODE_FULL)[0, 0])

@@ -24,6 +24,8 @@ from __future__ import annotations
 import mmap
 import weakref
 from collections.abc import Sequence
+from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +38,7 @@ from structkernels.kernels._allpaths_numba import (
     _row_sq,
     _sort_rows,
 )
-from structkernels.kernels._allpaths_weights_numba import _weighted_dot
+from structkernels.kernels._allpaths_weights_numba import _batch_weighted_dots, _weighted_dot
 from structkernels.structures import EncodedList, LabelledGraph
 from structkernels.utils import check_finite
 
@@ -531,6 +533,10 @@ class AllPathsWeights:
             self._from_features(graphs, c, normalized)
         else:
             self._from_graphs(graphs, c, normalized)
+        # V by rows for the look-ups: each label's entries, their columns in 32 bits
+        self._rows = np.searchsorted(
+            self._keys, np.arange(len(self._names) + 1, dtype=np.int64) << 32)
+        self._cols = (self._keys & 0xFFFFFFFF).astype(np.int32)
 
     @staticmethod
     def _scaled(c: np.ndarray, sq: np.ndarray, normalized: bool) -> np.ndarray:
@@ -601,41 +607,94 @@ class AllPathsWeights:
         self._keys = np.asarray(uniq, dtype=np.int64)
         self._values = np.asarray(values, dtype=np.float64)
 
+    def _cyclic(self, g: LabelledGraph, row: Any, rows: list[list[int]], n_known: int
+                ) -> tuple[float, float]:
+        """``(<G, V>, <G, G>)`` of one graph with cycles."""
+        labs: list[int] = []
+        offsets = [0]
+        for vlabels in g.labels:
+            labs += rows[row(vlabels)]
+            offsets.append(len(labs))
+        if not labs:
+            return 0.0, 0.0
+        return _weighted_dot(walk_sums(g), np.asarray(offsets, dtype=np.int64),
+                             np.asarray(labs, dtype=np.int64), n_known, self._keys,
+                             self._values)
+
+    def _batch(self, flat: list[int], tuples: list[int], edges: list, order: list[int],
+               n_vertices: list[int], n_edges: list[int], rows: list[list[int]],
+               n_known: int, dots: np.ndarray, sq: np.ndarray) -> None:
+        """The graphs ``flat`` (without cycles) laid out flat, scored in one compiled call."""
+        sizes = np.fromiter(map(len, rows), np.int64, len(rows))
+        starts = np.zeros(len(rows), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=starts[1:])
+        ids = np.fromiter(chain.from_iterable(rows), np.int64, int(sizes.sum()))
+        tix = np.asarray(tuples, dtype=np.int64)
+        counts = sizes[tix]
+        loff = np.zeros(len(tix) + 1, dtype=np.int64)
+        np.cumsum(counts, out=loff[1:])
+        labels = ids[np.repeat(starts[tix] - loff[:-1], counts) + np.arange(loff[-1])]
+        vstart = np.zeros(len(flat) + 1, dtype=np.int64)
+        np.cumsum(n_vertices, out=vstart[1:])
+        estart = np.zeros(len(flat) + 1, dtype=np.int64)
+        np.cumsum(n_edges, out=estart[1:])
+        e = np.fromiter(chain.from_iterable(edges), np.float64, 3 * len(edges)).reshape(-1, 3)
+        d, s = np.zeros(len(flat)), np.zeros(len(flat))
+        _batch_weighted_dots(vstart, np.asarray(order, dtype=np.int64), estart,
+                             e[:, 0].astype(np.int64), e[:, 1].astype(np.int64),
+                             np.ascontiguousarray(e[:, 2]), loff, labels, n_known, self._rows,
+                             self._cols, self._values, d, s)
+        dots[flat] = d
+        sq[flat] = s
+
     def dots(self, graphs: Sequence[LabelledGraph]) -> tuple[np.ndarray, np.ndarray]:
-        """``(<G_x, V>, k(x, x))`` of each graph of ``graphs``."""
+        """``(<G_x, V>, k(x, x))`` of each graph of ``graphs``.
+
+        The graphs without cycles go to one compiled call, laid out flat (each distinct
+        label tuple given its ids once); a graph with cycles takes :func:`walk_sums`."""
         n = len(graphs)
         dots, sq = np.zeros(n), np.zeros(n)
         ids, n_known = self._ids, len(self._names)
         new: dict[str, int] = {}  # labels of no reference: ids above theirs, meeting nothing
-        seen: dict[tuple[str, ...], list[int]] = {}
-        keys, values = self._keys, self._values
+        index: dict[tuple[str, ...], int] = {}  # a vertex's label tuple -> its row below
+        rows: list[list[int]] = []  # the label ids of each distinct label tuple
+
+        def row(vlabels: tuple[str, ...]) -> int:
+            got = index.get(vlabels)
+            if got is None:
+                got = index[vlabels] = len(rows)
+                rows.append([ids[lab] if lab in ids else new.setdefault(lab, n_known + len(new))
+                             for lab in vlabels])
+            return got
+
+        flat: list[int] = []  # the batch's graphs without cycles: their indices, then flat
+        tuples: list[int] = []
+        edges: list[tuple[int, int, float]] = []
+        order: list[int] = []
+        n_vertices: list[int] = []
+        n_edges: list[int] = []
+        lookup = index.get
         for i, g in enumerate(graphs):
             if not isinstance(g, LabelledGraph):
                 raise TypeError(f"AllPathsWeights.dots expects LabelledGraph objects; item {i} "
                                 f"is a {type(g).__name__}")
             if not g.edges:
                 continue
-            offsets = [0]
-            labs: list[int] = []
-            for vlabels in g.labels:
-                got = seen.get(vlabels)
-                if got is None:  # the label sets of a batch's vertices recur: ids once each
-                    got = seen[vlabels] = [
-                        ids[lab] if lab in ids else new.setdefault(lab, n_known + len(new))
-                        for lab in vlabels]
-                labs += got
-                offsets.append(len(labs))
-            if not labs:
+            if g.topological_order is None:
+                dots[i], sq[i] = self._cyclic(g, row, rows, n_known)
                 continue
-            if g.topological_order is not None:
-                src, dst, wts = _edge_arrays(g)
-                W = _dag_walk_sums(len(g), np.asarray(g.topological_order, dtype=np.int64),
-                                   src, dst, wts)
-            else:
-                W = walk_sums(g)
-            dots[i], sq[i] = _weighted_dot(W, np.asarray(offsets, dtype=np.int64),
-                                           np.asarray(labs, dtype=np.int64), n_known, keys,
-                                           values)
+            got = list(map(lookup, g.labels))
+            if None in got:
+                got = [row(t) for t in g.labels]
+            flat.append(i)
+            tuples += got
+            edges += g.edges
+            order += g.topological_order
+            n_vertices.append(len(got))
+            n_edges.append(len(g.edges))
+        if flat:
+            self._batch(flat, tuples, edges, order, n_vertices, n_edges, rows, n_known,
+                        dots, sq)
         check_finite(sq, "all-paths graph features: k(x, x)", ("graph",),
                      hint="a walk sum overflowed: lower the edge weights of the graph")
         return dots, sq

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -205,12 +206,20 @@ class BagWeights:
         dots = np.zeros(n, dtype=np.float64)
         sq = np.zeros(n, dtype=np.float64)
         get = self.vector.get
+        is_str = str.__instancecheck__
         for i, x in enumerate(X):
             if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
                 raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, "
                                 "list or frozenset of strings")
-            counts = Counter(set(x)) if self.binary else Counter(x)
-            if not all(isinstance(f, str) for f in counts):
+            if self.binary:  # each distinct feature once: the same sums, in the same order
+                feats = set(x)
+                if not all(map(is_str, feats)):
+                    raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
+                dots[i] = sum(map(get, feats, repeat(0.0)))
+                sq[i] = len(feats)
+                continue
+            counts = Counter(x)
+            if not all(map(is_str, counts)):
                 raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
             dots[i] = sum(c * get(f, 0.0) for f, c in counts.items())
             sq[i] = sum(c * c for c in counts.values())

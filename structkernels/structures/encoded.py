@@ -134,6 +134,26 @@ class EncodedList(Sequence):
     def __reduce__(self):
         return (type(self), self._arrays())
 
+    def encode_beside(self, structures: Sequence) -> tuple[EncodedList, EncodedList]:
+        """``(this list, structures encoded)`` under one new vocabulary: a copy of this
+        list's, its ids unchanged, with the new structures' labels added.  The Gram blocks
+        between the two then share a vocabulary and merge none; this list's arrays are
+        shared, not copied, and its own vocabulary is left as it is.
+
+        Examples
+        --------
+        >>> from structkernels import Path, kernel
+        >>> refs = kernel("path").check_input([Path([(None, "a"), ("nsubj", "b")])])
+        >>> same, new = refs.encode_beside([Path([(None, "c")])])
+        >>> same.vocab is new.vocab, same == refs, len(refs.vocab), len(new.vocab)
+        (True, True, 4, 5)
+        """
+        arrays = self._arrays()
+        if not isinstance(arrays[0], Vocabulary):
+            raise TypeError(f"{type(self).__name__} is not encoded with a vocabulary")
+        vocab = Vocabulary(arrays[0].labels[1:])
+        return type(self)(vocab, *arrays[1:]), type(self).encode(structures, vocab)  # type: ignore[attr-defined]
+
     def __sizeof__(self) -> int:
         """Bytes of the arrays and the vocabulary, what pickling sends (the structures kept
         after access are not counted).  ``sys.getsizeof`` and dask's ``sizeof`` read it:

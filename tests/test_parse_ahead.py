@@ -179,3 +179,80 @@ def test_the_command_line_batch_size_is_the_streams_default():
     from structkernels.relations.streaming import DEFAULT_BATCH_SIZE
 
     assert predict_cmd.DEFAULT_BATCH_SIZE == DEFAULT_BATCH_SIZE == 250
+
+
+# ------------------------------------------------------------ the child started early
+class _Child:
+    """A stand-in for a BackgroundParser: its parser's settings, whether it was closed."""
+
+    def __init__(self, pipeline, cache_dir=None):
+        self.parser = type("P", (), {"pipeline": pipeline, "cache_dir": cache_dir})()
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+def _args(**kw):
+    import argparse
+
+    base = {"parse_ahead": "on", "dask": None, "no_cache": False, "cache_dir": None,
+            "n_process": None}
+    return argparse.Namespace(**{**base, **kw})
+
+
+def test_the_early_child_is_kept_for_the_models_pipeline_and_closed_otherwise(monkeypatch):
+    from structkernels.cli import _predict_extractor as px
+
+    started = []
+    monkeypatch.setattr(px, "_started", lambda args, pipeline, cache: started.append(
+        (pipeline, cache)) or _Child(pipeline, cache))
+    doc = {"params": {"pipeline": "en_core_web_sm"}}
+    early = _Child("en_core_web_sm")
+    assert px._warm_parser(_args(), doc, None, early) is early and not early.closed
+    assert not started
+    # another pipeline or parse cache: the early child goes, one of the model's comes
+    for other, cache in ((_Child("en_core_web_md"), None), (_Child("en_core_web_sm"), "/x")):
+        got = px._warm_parser(_args(), doc, cache, other)
+        assert other.closed and got.parser.pipeline == "en_core_web_sm"
+        assert got.parser.cache_dir == cache
+    # no pipeline in the model, or no parsing ahead asked: the early child closed, none kept
+    for args, d in ((_args(), {"params": {}}), (_args(parse_ahead="off"), doc)):
+        other = _Child("en_core_web_sm")
+        assert px._warm_parser(args, d, None, other) is None and other.closed
+
+
+def test_no_early_child_where_none_may_parse(monkeypatch, tmp_path):
+    from structkernels.cli import _predict_extractor as px
+
+    monkeypatch.setattr(px, "_started", lambda args, pipeline, cache: (pipeline, cache))
+    assert px.early_parser(_args(parse_ahead="off")) is None
+    assert px.early_parser(_args(dask="tcp://x:1")) is None
+    monkeypatch.setattr("structkernels.relations.parse.effective_n_jobs", lambda n=None: 1)
+    assert px.early_parser(_args(parse_ahead="auto")) is None  # one core: nothing overlaps
+    assert px.early_parser(_args()) == ("en_core_web_sm", None)  # on: asked for
+    assert px.early_parser(_args(no_cache=True)) == ("en_core_web_sm", False)
+    blocked = tmp_path / "file"
+    blocked.write_text("x")  # a file where the cache folder would be: its warning comes later
+    assert px.early_parser(_args(cache_dir=str(blocked))) is None
+
+
+def test_a_failing_command_closes_the_early_child(monkeypatch, extractor, lll_jsonl, tmp_path):
+    from structkernels.cli import _predict_extractor as px
+
+    children = []
+
+    def fake_early(args):
+        children.append(_Child("en_core_web_sm"))
+        return children[-1]
+
+    monkeypatch.setattr(px, "early_parser", fake_early)
+    monkeypatch.setattr("structkernels.cli.predict_cmd.early_parser", fake_early)
+    model = tmp_path / "m.json"
+    extractor.save(model)
+    # a bad option found once the model is read, a model that is not there: exit 2, and
+    # the child started before either is closed
+    assert main(["predict", "--model", str(model), lll_jsonl, "-o", "-", "--resume"]) == 2
+    assert main(["predict", "--model", str(tmp_path / "none.json"), lll_jsonl, "-o",
+                 str(tmp_path / "o.jsonl")]) == 2
+    assert len(children) == 2 and all(c.closed for c in children)

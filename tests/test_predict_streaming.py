@@ -128,7 +128,7 @@ def fake(monkeypatch, tmp_path):
     SCORED.clear()
     monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
     # nothing to parse for the stand-in: --parse-ahead auto stays off (one core seen)
-    monkeypatch.setattr("structkernels.extraction.stream.effective_n_jobs", lambda n=None: 1)
+    monkeypatch.setattr("structkernels.relations.parse.effective_n_jobs", lambda n=None: 1)
     return _hand_model(tmp_path / "m.json")
 
 

@@ -20,25 +20,12 @@ from typing import Any
 
 from structkernels.extraction.extractor import RelationExtractor
 from structkernels.relations.model import RelationCorpus
-from structkernels.relations.parse import BackgroundParser
-from structkernels.utils import effective_n_jobs
+from structkernels.relations.parse import BackgroundParser, parse_ahead_pays
 
 __all__ = ["predict_stream", "parse_ahead_pays"]
 
 #: Batches parsed ahead of the one being scored.
 AHEAD = 1
-
-
-def parse_ahead_pays() -> bool:
-    """Whether parsing ahead can overlap with scoring: the process may use two cores or
-    more (:func:`structkernels.utils.effective_n_jobs`).
-
-    Examples
-    --------
-    >>> isinstance(parse_ahead_pays(), bool)
-    True
-    """
-    return effective_n_jobs(None) > 1
 
 
 def _to_parse(batch: RelationCorpus) -> list[Any]:

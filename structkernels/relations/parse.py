@@ -63,6 +63,7 @@ __all__ = [
     "default_cache_dir",
     "entity_tokens",
     "load_pipeline",
+    "parse_ahead_pays",
     "parse_without_torch",
     "split_at",
 ]
@@ -524,6 +525,18 @@ def _info_in_child(parser: DependencyParser) -> dict[str, str]:
 
 def _warm_in_child(parser: DependencyParser) -> bool:
     return _child_parser(parser).nlp is not None
+
+
+def parse_ahead_pays() -> bool:
+    """Whether parsing ahead (:class:`BackgroundParser`) can overlap with scoring: the
+    process may use two cores or more (:func:`structkernels.utils.effective_n_jobs`).
+
+    Examples
+    --------
+    >>> isinstance(parse_ahead_pays(), bool)
+    True
+    """
+    return effective_n_jobs(None) > 1
 
 
 class BackgroundParser:

@@ -181,6 +181,21 @@ def test_the_command_line_batch_size_is_the_streams_default():
     assert predict_cmd.DEFAULT_BATCH_SIZE == DEFAULT_BATCH_SIZE == 250
 
 
+def test_terminate_abandons_the_running_call_and_cancels_the_rest():
+    import time
+
+    child = ChildProcess(interrupt=False)
+    running = child.submit(time.sleep, 600)  # close() would wait for it; terminate does not
+    queued = child.submit(math.factorial, 5)
+    child.terminate()
+    with pytest.raises(Exception):  # noqa: B017  (the pool's BrokenProcessPool or CancelledError)
+        running.result()
+    with pytest.raises(Exception):  # noqa: B017
+        queued.result()
+    child.terminate()  # twice, or never started: nothing to do
+    ChildProcess().terminate()
+
+
 # ------------------------------------------------------------ the child started early
 class _Child:
     """A stand-in for a BackgroundParser: its parser's settings, whether it was closed."""
@@ -191,6 +206,8 @@ class _Child:
 
     def close(self):
         self.closed = True
+
+    abandon = close
 
 
 def _args(**kw):
@@ -222,19 +239,34 @@ def test_the_early_child_is_kept_for_the_models_pipeline_and_closed_otherwise(mo
         assert px._warm_parser(args, d, None, other) is None and other.closed
 
 
-def test_no_early_child_where_none_may_parse(monkeypatch, tmp_path):
-    from structkernels.cli import _predict_extractor as px
+def test_no_early_child_where_none_may_parse(monkeypatch, extractor, tmp_path):
+    import gzip
 
+    from structkernels.cli import _predict_extractor as px
+    from structkernels.extraction import EXTRACTOR_FORMAT
+
+    assert px.EXTRACTOR_FORMAT_NAME == EXTRACTOR_FORMAT
+    model = tmp_path / "m.json.gz"
+    extractor.save(model)
+    plain = tmp_path / "m.json"
+    plain.write_bytes(gzip.decompress(model.read_bytes()))
+    npk = tmp_path / "npk.json"
+    npk.write_text(json.dumps({"format": "structkernels-npk-model", "version": 1}))
+    assert px.names_an_extractor(str(model)) and px.names_an_extractor(str(plain))
+    for other in (npk, tmp_path / "missing.json", tmp_path):
+        assert not px.names_an_extractor(str(other))
+    m = str(model)
     monkeypatch.setattr(px, "_started", lambda args, pipeline, cache: (pipeline, cache))
-    assert px.early_parser(_args(parse_ahead="off")) is None
-    assert px.early_parser(_args(dask="tcp://x:1")) is None
+    assert px.early_parser(_args(parse_ahead="off"), m) is None
+    assert px.early_parser(_args(dask="tcp://x:1"), m) is None
+    assert px.early_parser(_args(), str(npk)) is None  # a train-npk model parses nothing
     monkeypatch.setattr("structkernels.relations.parse.effective_n_jobs", lambda n=None: 1)
-    assert px.early_parser(_args(parse_ahead="auto")) is None  # one core: nothing overlaps
-    assert px.early_parser(_args()) == ("en_core_web_sm", None)  # on: asked for
-    assert px.early_parser(_args(no_cache=True)) == ("en_core_web_sm", False)
+    assert px.early_parser(_args(parse_ahead="auto"), m) is None  # one core: no overlap
+    assert px.early_parser(_args(), m) == ("en_core_web_sm", None)  # on: asked for
+    assert px.early_parser(_args(no_cache=True), m) == ("en_core_web_sm", False)
     blocked = tmp_path / "file"
     blocked.write_text("x")  # a file where the cache folder would be: its warning comes later
-    assert px.early_parser(_args(cache_dir=str(blocked))) is None
+    assert px.early_parser(_args(cache_dir=str(blocked)), m) is None
 
 
 def test_a_failing_command_closes_the_early_child(monkeypatch, extractor, lll_jsonl, tmp_path):
@@ -242,7 +274,7 @@ def test_a_failing_command_closes_the_early_child(monkeypatch, extractor, lll_js
 
     children = []
 
-    def fake_early(args):
+    def fake_early(args, model_path):
         children.append(_Child("en_core_web_sm"))
         return children[-1]
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import itertools
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path as FilePath
 from typing import Any
@@ -53,7 +55,7 @@ def run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: l
         cache_dir, background = _checked_run(args, doc, model_path, inputs, early)
     except BaseException:
         if early is not None:
-            early.close()
+            early.abandon()
         raise
     return _run_checked(args, doc, model_path, inputs, cache_dir, background)
 
@@ -174,12 +176,36 @@ def _parses_ahead(args: argparse.Namespace) -> bool:
             and (mode == "on" or parse_ahead_pays()))
 
 
-def early_parser(args: argparse.Namespace) -> Any:
+#: The format name an extractor file starts with (``structkernels.extraction.EXTRACTOR_FORMAT``,
+#: not imported here: the parsing child starts before the extraction package loads).
+EXTRACTOR_FORMAT_NAME = "structkernels-relation-extractor"
+
+
+def names_an_extractor(path: str) -> bool:
+    """Whether the first 4 kB of the file at ``path`` (gzip or not) name the extractor
+    format: a guess, read without decoding the file, that only decides whether the parsing
+    child starts before the model is read (the model is checked when it is read)."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":
+                fh.seek(0)
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    start = gz.read(4096)
+            else:
+                fh.seek(0)
+                start = fh.read(4096)
+    except (OSError, EOFError, zlib.error):
+        return False
+    return EXTRACTOR_FORMAT_NAME.encode("ascii") in start
+
+
+def early_parser(args: argparse.Namespace, model_path: str) -> Any:
     """The parsing child started before the model is read, spaCy's default pipeline loading
     there (the model's pipeline in most runs: :func:`_warm_parser` takes the child then,
-    else closes it); None where no child may parse, or where the cache folder has a problem
-    (said once the model is read)."""
-    if not _parses_ahead(args):
+    else closes it); None where no child may parse, where the model does not look like an
+    extractor (:func:`names_an_extractor`), or where the cache folder has a problem (said
+    once the model is read)."""
+    if not _parses_ahead(args) or not names_an_extractor(model_path):
         return None
     from structkernels.relations.parse import DEFAULT_PIPELINE
     from structkernels.utils import cache_dir_problem, user_cache_dir
@@ -210,7 +236,7 @@ def _warm_parser(args: argparse.Namespace, doc: Any, cache_dir: Any, early: Any 
         if (wanted and early.parser.pipeline == pipeline
                 and early.parser.cache_dir == cache_dir):
             return early
-        early.close()
+        early.abandon()
     if not wanted:
         return None
     return _started(args, pipeline, cache_dir)

@@ -342,20 +342,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
+    model_path, inputs = model_and_data(args)  # the output rule ran on them (writes_files)
     # the parsing child first: spaCy loads there while this process imports and reads the model
-    early = early_parser(args)
+    early = early_parser(args, model_path)
     try:
         from structkernels.extraction import EXTRACTOR_FORMAT
         from structkernels.extraction.files import read_model_document
 
-        model_path, inputs = model_and_data(args)  # the output rule ran on them (writes_files)
         doc = read_model_document(model_path)  # an extractor within MAX_EXTRACTOR_BYTES
         if isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT:
             handed, early = early, None
             return run_extractor(args, doc, model_path, inputs, handed)
     finally:
         if early is not None:
-            early.close()
+            early.abandon()
     from structkernels.npk.files import validate_model
 
     if getattr(args, "threshold", None) is not None:

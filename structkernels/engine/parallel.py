@@ -374,6 +374,20 @@ class ChildProcess:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
+    def terminate(self) -> None:
+        """Stop the child now: the call running there is abandoned (the process is
+        terminated, its result never read), the calls not yet started are cancelled."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        stop = getattr(pool, "terminate_workers", None)  # Python 3.14 and later
+        if stop is not None:
+            stop()
+        else:  # before: the executor's own processes
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
     def __enter__(self) -> ChildProcess:
         return self
 

@@ -591,8 +591,13 @@ class BackgroundParser:
         return self._child.submit(_info_in_child, self.parser)
 
     def close(self) -> None:
-        """Stop the child."""
+        """Stop the child (once the call running there has finished)."""
         self._child.close()
+
+    def abandon(self) -> None:
+        """Stop the child now, the call running there abandoned (a child started ahead of
+        need, not needed after all: its pipeline's load is not waited for)."""
+        self._child.terminate()
 
     def __enter__(self) -> BackgroundParser:
         return self

@@ -1,8 +1,9 @@
 """Compiled part of :class:`~structkernels.kernels.allpaths_features.AllPathsWeights` (numba).
 
-Private module: one graph's ``G = L W L^T`` (:func:`_label_pairs` of the kernel's own
-compiled module) met with a weighted sum of other graphs' ``G``, kept as sorted label-pair
-keys and values, without writing the graph's keys out.  Releases the GIL.
+Private module: a graph's ``G = L W L^T`` met with a weighted sum of other graphs' ``G``,
+kept by rows of label pairs, without writing the graph's keys out: one graph from its walk
+sums (:func:`_weighted_dot`, graphs with cycles), or a batch of graphs without cycles in one
+call (:func:`_batch_weighted_dots`).  Releases the GIL.
 """
 
 from __future__ import annotations
@@ -14,45 +15,59 @@ from structkernels.utils import njit
 
 
 @njit(cache=True, nogil=True)
-def _weighted_dot(W, offsets, labels, n_known, keys, values):  # pragma: no cover - compiled
-    """``(<G, V>, <G, G>)`` of one graph: ``labels[offsets[v]:offsets[v + 1]]`` are vertex
-    ``v``'s label ids (those of ``V``'s labels below ``n_known``), ``V`` the sorted label-pair
-    keys ``label << 32 | label'`` with their ``values``."""
-    local = np.unique(labels)
+def _met(G, local, n_known, rows, cols, values):  # pragma: no cover - compiled
+    """``(<G, V>, <G, G>)`` of one graph's ``G`` over its ``local`` label ids (ascending;
+    those of ``V``'s labels below ``n_known``).  ``V`` is kept by rows: label ``a``'s
+    entries are ``cols[rows[a]:rows[a + 1]]`` (ascending) with their ``values``; a row is
+    searched from the last place found, by doubling steps, then halving."""
     m = len(local)
-    G = _label_pairs(W, offsets, np.searchsorted(local, labels), m)
     dot = 0.0
     sq = 0.0
-    n = len(keys)
     for a in range(m):
         la = local[a]
         known = la < n_known
-        lo = 0
-        hi = 0
+        r0 = 0
+        r1 = 0
         if known:
-            lo = np.searchsorted(keys, la << 32)
-            hi = np.searchsorted(keys, (la + 1) << 32)
+            r0 = rows[la]
+            r1 = rows[la + 1]
         for b in range(m):
             g = G[a, b]
             if g == 0.0:
                 continue
             sq += g * g
             lb = local[b]
-            if not known or lb >= n_known or lo >= hi:
+            if not known or lb >= n_known or r0 >= r1:
                 continue
-            key = (la << 32) | lb
-            # keys of row a ascend with b: search from the last place found
-            i, j = lo, hi
+            c = np.int32(lb)
+            i = r0
+            step = 1
+            while i + step < r1 and cols[i + step] < c:
+                i += step
+                step <<= 1
+            j = min(i + step, r1)
+            if cols[i] >= c:
+                j = i
             while i < j:
                 mid = (i + j) >> 1
-                if keys[mid] < key:
+                if cols[mid] < c:
                     i = mid + 1
                 else:
                     j = mid
-            lo = i
-            if i < n and keys[i] == key:
+            r0 = i
+            if i < r1 and cols[i] == c:
                 dot += g * values[i]
     return dot, sq
+
+
+@njit(cache=True, nogil=True)
+def _weighted_dot(W, offsets, labels, n_known, rows, cols, values):  # pragma: no cover - compiled
+    """``(<G, V>, <G, G>)`` of one graph from its walk sums ``W``:
+    ``labels[offsets[v]:offsets[v + 1]]`` are vertex ``v``'s label ids, ``V`` as for
+    :func:`_met`."""
+    local = np.unique(labels)
+    G = _label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
+    return _met(G, local, n_known, rows, cols, values)
 
 
 @njit(cache=True, nogil=True)
@@ -97,10 +112,8 @@ def _batch_weighted_dots(vstart, order, estart, src, dst, wts, loff, labels, n_k
     :func:`_bounded_walk_sums`: graph ``k`` has the vertices ``vstart[k]:vstart[k + 1]``
     (``order`` their topological order, local ids), the edges ``estart[k]:estart[k + 1]``
     (local ends, sorted by source) and vertex ``v``'s label ids are
-    ``labels[loff[vstart[k] + v]:loff[vstart[k] + v + 1]]``.  ``V`` is kept by rows: label
-    ``a``'s entries are ``cols[rows[a]:rows[a + 1]]`` (ascending) with their ``values``; a
-    row is searched from the last place found, by doubling steps, then halving.  Writes
-    ``dots`` and ``sq``."""
+    ``labels[loff[vstart[k] + v]:loff[vstart[k] + v + 1]]``; ``V`` as for :func:`_met`.
+    Writes ``dots`` and ``sq``."""
     n_graphs = len(vstart) - 1
     for k in range(n_graphs):
         v0 = vstart[k]
@@ -131,41 +144,4 @@ def _batch_weighted_dots(vstart, order, estart, src, dst, wts, loff, labels, n_k
                         a = at[p]
                         for q in range(loff[v0 + x] - l0, loff[v0 + x + 1] - l0):
                             G[a, at[q]] += w
-        dot = 0.0
-        s = 0.0
-        for a in range(m):
-            la = local[a]
-            known = la < n_known
-            r0 = 0
-            r1 = 0
-            if known:
-                r0 = rows[la]
-                r1 = rows[la + 1]
-            for b in range(m):
-                g = G[a, b]
-                if g == 0.0:
-                    continue
-                s += g * g
-                lb = local[b]
-                if not known or lb >= n_known or r0 >= r1:
-                    continue
-                c = np.int32(lb)
-                i = r0
-                step = 1
-                while i + step < r1 and cols[i + step] < c:
-                    i += step
-                    step <<= 1
-                j = min(i + step, r1)
-                if cols[i] >= c:
-                    j = i
-                while i < j:
-                    mid = (i + j) >> 1
-                    if cols[mid] < c:
-                        i = mid + 1
-                    else:
-                        j = mid
-                r0 = i
-                if i < r1 and cols[i] == c:
-                    dot += g * values[i]
-        dots[k] = dot
-        sq[k] = s
+        dots[k], sq[k] = _met(G, local, n_known, rows, cols, values)

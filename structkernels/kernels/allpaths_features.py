@@ -618,8 +618,8 @@ class AllPathsWeights:
         if not labs:
             return 0.0, 0.0
         return _weighted_dot(walk_sums(g), np.asarray(offsets, dtype=np.int64),
-                             np.asarray(labs, dtype=np.int64), n_known, self._keys,
-                             self._values)
+                             np.asarray(labs, dtype=np.int64), n_known, self._rows,
+                             self._cols, self._values)
 
     def _batch(self, flat: list[int], tuples: list[int], edges: list, order: list[int],
                n_vertices: list[int], n_edges: list[int], rows: list[list[int]],

@@ -52,18 +52,18 @@ def run_extractor(args: argparse.Namespace, doc: Any, model_path: str, inputs: l
     child :func:`early_parser` started (used when the model's pipeline is its, else
     closed)."""
     try:
-        cache_dir, background = _checked_run(args, doc, model_path, inputs, early)
+        checked = _checked_run(args, doc, model_path, inputs, early)
     except BaseException:
         if early is not None:
             early.abandon()
         raise
-    return _run_checked(args, doc, model_path, inputs, cache_dir, background)
+    return _run_checked(args, doc, model_path, inputs, *checked)
 
 
 def _checked_run(args: argparse.Namespace, doc: Any, model_path: str, inputs: list[str],
-                 early: Any) -> tuple[Any, Any]:
-    """The options checked against the model and the inputs: ``(the parse cache, the
-    parsing child to use or None)``."""
+                 early: Any) -> tuple[str, bool, Any, Any]:
+    """The options checked against the model and the inputs: ``(the output format, whether
+    the output is a stream, the parse cache, the parsing child to use or None)``."""
     if args.kernel is not None:
         raise CommandError(f"--kernel applies to train-npk models; {model_path} is a relation "
                            "extractor")
@@ -88,19 +88,17 @@ def _checked_run(args: argparse.Namespace, doc: Any, model_path: str, inputs: li
     if getattr(args, "own_process", False) and getattr(args, "dask", None) is None:
         _keep_torch_out(doc)
     cache_dir = extractor_cache_dir(args, "predict")
-    return cache_dir, _warm_parser(args, doc, cache_dir, early)  # spaCy loads while the model does
+    # spaCy loads in the child while the model does
+    return fmt, stream, cache_dir, _warm_parser(args, doc, cache_dir, early)
 
 
 def _run_checked(args: argparse.Namespace, doc: Any, model_path: str, inputs: list[str],
-                 cache_dir: Any, background: Any) -> int:
+                 fmt: str, stream: bool, cache_dir: Any, background: Any) -> int:
     from structkernels.cli._resume import PartialOutput, run_identity
     from structkernels.extraction import RelationExtractor
     from structkernels.relations import iter_relations
-    from structkernels.utils import is_special_file
 
-    fmt = _output_format(args, inputs)
     resume = bool(getattr(args, "resume", False))
-    stream = args.output == "-" or is_special_file(args.output)
     tolerance = getattr(args, "tolerance", 0.0)
     quiet = bool(getattr(args, "quiet", False))
     try:
@@ -108,9 +106,9 @@ def _run_checked(args: argparse.Namespace, doc: Any, model_path: str, inputs: li
                                                 n_jobs=args.n_jobs, progress=not quiet,
                                                 n_process=getattr(args, "n_process", None),
                                                 tolerance=tolerance)
-    except BaseException:
+    except BaseException:  # a model that does not load: its parses are not waited for
         if background is not None:
-            background.close()
+            background.abandon()
         raise
     threshold = getattr(args, "threshold", None)
     batch_size = getattr(args, "batch_size", DEFAULT_BATCH_SIZE)

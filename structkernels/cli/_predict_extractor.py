@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gzip
 import itertools
 import sys
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path as FilePath
 from typing import Any
 
 from structkernels.cli import CommandError
 from structkernels.cli._extractor import extractor_cache_dir
-from structkernels.utils import one_line, open_output
+from structkernels.utils import one_line, open_output, read_head
 
 #: Sentences per batch of a relation extractor's predict (``iter_relations``'s default; small
 #: enough that parsing the next batch overlaps with scoring this one, and memory stays under
@@ -183,18 +181,7 @@ def names_an_extractor(path: str) -> bool:
     """Whether the first 4 kB of the file at ``path`` (gzip or not) name the extractor
     format: a guess, read without decoding the file, that only decides whether the parsing
     child starts before the model is read (the model is checked when it is read)."""
-    try:
-        with open(path, "rb") as fh:
-            if fh.read(2) == b"\x1f\x8b":
-                fh.seek(0)
-                with gzip.GzipFile(fileobj=fh) as gz:
-                    start = gz.read(4096)
-            else:
-                fh.seek(0)
-                start = fh.read(4096)
-    except (OSError, EOFError, zlib.error):
-        return False
-    return EXTRACTOR_FORMAT_NAME.encode("ascii") in start
+    return EXTRACTOR_FORMAT_NAME.encode("ascii") in read_head(path, 4096)
 
 
 def early_parser(args: argparse.Namespace, model_path: str) -> Any:

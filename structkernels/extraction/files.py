@@ -26,12 +26,10 @@ Anything else is one :class:`ExtractorFormatError` line naming the file and the 
 
 from __future__ import annotations
 
-import gzip
 import inspect
 import math
 import os
 import sys
-import zlib
 from typing import Any, NoReturn
 
 from structkernels.npk.files import (
@@ -46,7 +44,7 @@ from structkernels.npk.learner import NonstationaryLearner
 from structkernels.relations.models import NGRAM, NPK, RelationModel, relation_model
 from structkernels.relations.pipelines import check_pipeline
 from structkernels.structures import LabelledGraph, Path, StructureError
-from structkernels.utils import check_header, one_line
+from structkernels.utils import check_header, one_line, read_head
 
 __all__ = [
     "EXTRACTOR_FORMAT",
@@ -229,7 +227,7 @@ def read_model_document(path: str | os.PathLike) -> Any:
     """
     name = os.fspath(path)
     marker = EXTRACTOR_FORMAT.encode()
-    if marker in _head(name):
+    if marker in read_head(name):
         return read_extractor_document(name)
     data = read_model_bytes(name)
     limit = MAX_EXTRACTOR_BYTES
@@ -239,21 +237,6 @@ def read_model_document(path: str | os.PathLike) -> Any:
     if len(data) > limit and isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT:
         _too_large(name, limit)
     return doc
-
-
-def _head(name: str, size: int = 1 << 16) -> bytes:
-    """The first ``size`` bytes of a file's content, gunzipped; empty if they cannot be read
-    (the full read then says why)."""
-    try:
-        with open(name, "rb") as fh:
-            if fh.read(2) != b"\x1f\x8b":
-                fh.seek(0)
-                return fh.read(size)
-            fh.seek(0)
-            with gzip.GzipFile(fileobj=fh) as gz:
-                return gz.read(size)
-    except (OSError, EOFError, zlib.error):
-        return b""
 
 
 def _too_large(name: str, limit: int) -> NoReturn:

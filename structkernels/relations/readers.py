@@ -9,11 +9,9 @@ raises :class:`RelationFormatError` naming file, line and record id) and lenient
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
-import zlib
 from typing import Any
 
 from structkernels.relations._collect import Reading, as_paths
@@ -23,6 +21,7 @@ from structkernels.relations.interaction_xml import read_interaction_xml, read_x
 from structkernels.relations.jsonl import read_jsonl_file, read_relations_jsonl
 from structkernels.relations.model import RelationCorpus
 from structkernels.relations.pubtator import is_pubtator_text, read_pubtator, read_pubtator_file
+from structkernels.utils import read_head
 
 __all__ = ["read_relations", "read_interaction_xml", "read_brat", "read_relations_jsonl",
            "read_pubtator", "read_bioc", "read_file", "relation_format", "RELATION_FORMATS"]
@@ -42,16 +41,9 @@ _DOCUMENTS = re.compile(rb'"(?:documents|PubTator3)"\s*:\s*\[')
 
 
 def _head(path: str) -> bytes:
-    """The first bytes of ``path`` (gunzipped when it is gzip), b"" when unreadable."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(_HEAD)
-            if data[:2] == b"\x1f\x8b":
-                fh.seek(0)
-                with gzip.GzipFile(fileobj=fh) as gz:
-                    data = gz.read(_HEAD)
-    except (OSError, EOFError, zlib.error):
-        return b""
+    """The first bytes of ``path`` (gunzipped when it is gzip, a UTF-8 byte order mark left
+    out), b"" when unreadable."""
+    data = read_head(path, _HEAD)
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 

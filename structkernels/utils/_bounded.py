@@ -13,13 +13,14 @@ damage).
 from __future__ import annotations
 
 import os
+import zlib
 
-from structkernels.utils._compressed import _read_content, _TooLarge
+from structkernels.utils._compressed import _open_binary, _read_content, _TooLarge
 from structkernels.utils._errors import StructkernelsError
 from structkernels.utils._records import RecordError
 
 __all__ = ["InputTooLargeError", "CorruptInputError", "read_bounded", "read_partial",
-           "MAX_FILE_BYTES"]
+           "read_head", "MAX_FILE_BYTES"]
 
 #: Default size limit of a whole file read at once (after decompression), in bytes.
 MAX_FILE_BYTES = 1 << 30
@@ -122,3 +123,30 @@ def read_partial(
     except _TooLarge as exc:
         what = " after decompression" if exc.decompressed else ""
         raise RecordError(f"more than max_bytes={max_bytes} bytes{what}", os.fspath(path)) from None
+
+
+def read_head(path: str | os.PathLike, size: int = 1 << 16) -> bytes:
+    """The first ``size`` bytes of a file's content, gunzipped when it starts with the gzip
+    magic; ``b""`` when they cannot be read (a missing file, a folder, damaged gzip data).
+
+    For telling formats apart before a file is read: the full read then says what is wrong.
+
+    Examples
+    --------
+    >>> import gzip, tempfile, os
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "x.json.gz")
+    ...     _ = open(f, "wb").write(gzip.compress(b'{"format": "x"}' + b" " * 10000))
+    ...     read_head(f, 15), read_head(d)
+    (b'{"format": "x"}', b'')
+    """
+    try:
+        stream, raw = _open_binary(path)
+        try:
+            return stream.read(size)
+        finally:
+            stream.close()
+            if raw is not None:
+                raw.close()
+    except (OSError, EOFError, zlib.error):
+        return b""

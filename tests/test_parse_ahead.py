@@ -53,11 +53,34 @@ def _interrupt_ignored() -> bool:
     return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
 
 
-def test_a_child_that_works_ahead_leaves_ctrl_c_to_the_caller():
+@pytest.fixture
+def sigint_handled():
+    """Ctrl-C handled by Python in this process, as in a terminal.  A job started in the
+    background by a shell without job control (``cmd &`` in a script) ignores SIGINT, and
+    a spawned child inherits that, whatever it is asked; the test sets the terminal case."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_a_child_that_works_ahead_leaves_ctrl_c_to_the_caller(sigint_handled):
     with ChildProcess(interrupt=False) as child:
         assert child.submit(_interrupt_ignored).result() is True
     with ChildProcess() as child:
         assert child.submit(_interrupt_ignored).result() is False
+
+
+def test_a_child_of_a_background_job_ignores_ctrl_c_as_its_caller_does():
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with ChildProcess() as child:
+            assert child.submit(_interrupt_ignored).result() is True
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 # ------------------------------------------------------------------ parse ahead

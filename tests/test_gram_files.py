@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structkernels.experiments._gram_files import GramFile, fold_slices, store_float32
-from structkernels.experiments.relation_checks import fold_bytes
+from structkernels.experiments.relation_checks import SLICE_BYTES, fold_bytes, slice_budget
 
 
 def _save(path, K):
@@ -64,12 +64,21 @@ def test_a_temporary_file_is_removed_and_a_kept_one_is_not(tmp_path):
     assert not (tmp_path / "a.npy").exists()
 
 
-def test_fold_memory_counts_slices_not_whole_grams():
+def test_fold_memory_counts_slices_not_whole_grams(monkeypatch):
     n = 9_666  # BioInfer
     tr, te = np.arange(8_700), np.arange(8_700, n)
     models = ["NPK SVM", "NPK k-NN", "NPK hash-RF", "NPK path SVM", "PK path SVM", "APG SVM",
               "n-gram SVM"]
-    need = fold_bytes(n, [(tr, te)], models, 2)
     one = 8 * len(tr) * n
+    need = fold_bytes(n, [(tr, te)], models, 2, SLICE_BYTES)
     assert need == 2 * one  # one group's slices at a time, its fits one after another
     assert need < 8 * n * n * 3  # the whole-Gram accounting held 5 Grams and 2 copies
+    # by default, as many groups' slices as workers when a quarter of the budget holds them:
+    # two Grams' slices and two fits' copies, so that both cores fit models
+    monkeypatch.setenv("STRUCTKERNELS_MEMORY_BUDGET", "16G")
+    assert slice_budget([(tr, te)], 2) == 2 * one
+    assert fold_bytes(n, [(tr, te)], models, 2) == 4 * one
+    assert fold_bytes(n, [(tr, te)], models, 1) == 2 * one  # one worker: as before
+    monkeypatch.setenv("STRUCTKERNELS_MEMORY_BUDGET", "2G")  # a quarter below one slice
+    assert slice_budget([(tr, te)], 2) == SLICE_BYTES
+    assert fold_bytes(n, [(tr, te)], models, 2) == 2 * one

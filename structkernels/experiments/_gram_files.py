@@ -158,7 +158,8 @@ def fold_slices(files: Sequence[GramFile], train: np.ndarray, test: np.ndarray
     wanted = []  # each side's rows in file order, and where each goes in its slice
     for rows in (train, test):
         order = np.argsort(rows, kind="stable")
-        wanted.append((rows[order], order))
+        in_order = bool((order == np.arange(len(rows))).all())  # folds' rows come sorted
+        wanted.append((rows[order], None if in_order else order))
     for f in files:
         for r0, block in f.bands():
             r1 = r0 + len(block)
@@ -166,7 +167,13 @@ def fold_slices(files: Sequence[GramFile], train: np.ndarray, test: np.ndarray
                 a, b = np.searchsorted(srt, r0), np.searchsorted(srt, r1)
                 if a == b:
                     continue
-                K[order[a:b]] += block[np.ix_(srt[a:b] - r0, train)]
+                # rows, then columns, each by np.take (a third of the time of one
+                # two-dimensional fancy index); sorted rows are added in place
+                part = np.take(np.take(block, srt[a:b] - r0, axis=0), train, axis=1)
+                if order is None:
+                    np.add(K[a:b], part, out=K[a:b])
+                else:
+                    K[order[a:b]] += part
     return out
 
 

@@ -3,6 +3,8 @@
 - :func:`check_models`: the model names, each once, at least one;
 - :func:`check_folds`: every split's training pairs hold both classes, else one
   :class:`FoldError` line naming the fold and its documents;
+- :func:`slice_budget`: how many bytes of fold slices an evaluation holds at once (so
+  that its model fits run in parallel where memory allows);
 - :func:`fold_bytes` and :func:`check_fold_memory`: the memory the Grams of an evaluation
   hold at once, refused with :class:`~structkernels.kernels.srk.common.MemoryBudgetError`
   above :func:`structkernels.utils.memory_budget` before any Gram is computed.
@@ -21,8 +23,11 @@ from structkernels.kernels.srk.common import MemoryBudgetError
 from structkernels.relations.models import MODELS, relation_model
 from structkernels.utils import MEMORY_BUDGET_ENV, StructkernelsError, format_gib, memory_budget
 
-__all__ = ["FoldError", "check_fold_memory", "check_folds", "check_models", "fits_at_once",
-           "fold_bytes"]
+__all__ = ["SLICE_BYTES", "FoldError", "check_fold_memory", "check_folds", "check_models",
+           "fits_at_once", "fold_bytes", "slice_budget"]
+
+#: The least :func:`slice_budget` gives: fold slices held at once, bytes.
+SLICE_BYTES = 512 << 20
 
 
 class FoldError(StructkernelsError, ValueError):
@@ -101,6 +106,30 @@ def check_models(models: Sequence[str]) -> list[str]:
     return names
 
 
+def _slice_bytes(splits: Sequence[tuple[np.ndarray, np.ndarray]]) -> int:
+    """The bytes of one Gram's largest fold slices, ``8 |train| (|train| + |test|)``."""
+    return 8 * max((len(tr) * (len(tr) + len(te)) for tr, te in splits), default=0)
+
+
+def slice_budget(splits: Sequence[tuple[np.ndarray, np.ndarray]], n_jobs: int,
+                 slice_bytes: int | None = None) -> int:
+    """The bytes of fold slices :func:`evaluate_relations` holds at once: ``slice_bytes``
+    when given; by default enough for ``n_jobs`` Grams' slices (so that ``n_jobs`` model
+    fits run together, each on its own Gram or several on one) within a quarter of
+    :func:`~structkernels.utils.memory_budget`, and never below :data:`SLICE_BYTES`.
+
+    Examples
+    --------
+    >>> splits = [(np.arange(90), np.arange(90, 100))]
+    >>> slice_budget(splits, 2, 1000), slice_budget(splits, 2) == SLICE_BYTES
+    (1000, True)
+    """
+    if slice_bytes is not None:
+        return int(slice_bytes)
+    want = int(max(1, n_jobs)) * _slice_bytes(splits)
+    return max(SLICE_BYTES, min(want, memory_budget() // 4))
+
+
 def fits_at_once(one: int, slice_bytes: int, n_jobs: int, n_models: int) -> int:
     """How many model fits :func:`evaluate_relations` runs at once on one Gram's fold
     slices of ``one`` bytes: up to ``n_jobs`` (and the models) while the slices fit
@@ -121,7 +150,7 @@ def fold_bytes(
     splits: Sequence[tuple[np.ndarray, np.ndarray]],
     models: Sequence[str],
     n_jobs: int,
-    slice_bytes: int = 512 << 20,
+    slice_bytes: int | None = None,
 ) -> int:
     """About the most bytes :func:`evaluate_relations` holds at once for ``n`` pairs.
 
@@ -130,7 +159,8 @@ def fold_bytes(
     (``8 tr (tr + te)`` bytes), for as many groups at once as ``slice_bytes`` allows (at
     least one), and each fit running at once may copy its slices once more:
     ``S (G + J)`` for slices of ``S`` bytes, ``G`` groups held together and ``J =
-    min(n_jobs, their models)`` fits at once (one when ``S`` is above ``slice_bytes``).
+    min(n_jobs, their models)`` fits at once (one when ``S`` is above ``slice_bytes``;
+    ``slice_bytes`` by default :func:`slice_budget`'s).
 
     Examples
     --------
@@ -142,8 +172,8 @@ def fold_bytes(
     groups: dict[tuple, int] = {}
     for spec in specs:
         groups[spec.parts] = groups.get(spec.parts, 0) + 1
-    rows = max((len(tr) * (len(tr) + len(te)) for tr, te in splits), default=0)
-    one = 8 * rows
+    one = _slice_bytes(splits)
+    slice_bytes = slice_budget(splits, n_jobs, slice_bytes)
     together = max(1, min(len(groups), slice_bytes // one if one else len(groups)))
     members = sorted(groups.values(), reverse=True)[:together]
     fits = fits_at_once(one, slice_bytes, n_jobs, sum(members))
@@ -155,7 +185,7 @@ def check_fold_memory(
     splits: Sequence[tuple[np.ndarray, np.ndarray]],
     models: Sequence[str],
     n_jobs: int,
-    slice_bytes: int = 512 << 20,
+    slice_bytes: int | None = None,
 ) -> None:
     """Refuse an evaluation whose Grams would not fit :func:`~structkernels.utils.memory_budget`.
 

@@ -69,6 +69,7 @@ from structkernels.experiments.relation_checks import (
     check_models,
     fits_at_once,
     fold_bytes,
+    slice_budget,
 )
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.gradient import (
@@ -116,8 +117,6 @@ __all__ = [
 #: The values of C that ``C="auto"`` chooses from (grouped inner cross-validation, F1).
 C_GRID = (0.1, 1.0, 10.0)
 
-#: Default of :func:`evaluate_relations`'s ``slice_bytes``: fold slices held at once.
-SLICE_BYTES = 512 << 20
 
 
 def document_folds(
@@ -217,7 +216,7 @@ def evaluate_relations(
     log: Callable[[str], None] | None = None,
     cache_dir: str | os.PathLike | None = None,
     work_dir: str | os.PathLike | None = None,
-    slice_bytes: int = SLICE_BYTES,
+    slice_bytes: int | None = None,
     return_scores: bool = False,
     threshold: str = "inner-cv",
 ) -> dict[str, Any]:
@@ -261,13 +260,16 @@ def evaluate_relations(
         Where the Grams not kept in ``cache_dir`` are written while the evaluation runs
         (a temporary folder, removed at the end; default: the system's, ``$TMPDIR``).
         Every Gram lives in a float32 file; a fold reads its rows from there.
-    slice_bytes : int, default :data:`SLICE_BYTES`
+    slice_bytes : int, optional
         The most bytes of fold slices (a model's training and test rows of its Gram, in
         float64) held at once: models reading different Grams are fitted together while
         their slices fit, else one Gram after another; a Gram whose slices are larger has
-        its models fitted one after another (each fit's copies would add up).  The memory of an evaluation is
-        about the largest of: one Gram's slices (``8 |train| (|train| + |test|)`` bytes),
-        ``slice_bytes``, plus the structures and the classifiers.
+        its models fitted one after another (each fit's copies would add up).  Default
+        (:func:`~structkernels.experiments.relation_checks.slice_budget`): room for
+        ``n_jobs`` Grams' slices within a quarter of the memory budget, at least
+        :data:`~structkernels.experiments.relation_checks.SLICE_BYTES`, so that the fits
+        use every worker.  The memory of an evaluation is about :func:`fold_bytes`, plus
+        the structures and the classifiers.
     return_scores : bool, default False
         Add ``"pair_scores"``: ``{"fold": the split that tested each pair (-1: none),
         model name: its score for each pair}`` (arrays, in pair order).
@@ -307,6 +309,7 @@ def evaluate_relations(
         raise ValueError(f"{len(items)} items but {n} labels")
     n_jobs = effective_n_jobs(n_jobs)
     check_folds(y, splits, groups)
+    slice_bytes = slice_budget(splits, n_jobs, slice_bytes)
     check_fold_memory(n, splits, models, n_jobs, slice_bytes)
     say = log or (lambda line: None)
     grams = _Grams(items, n_jobs, cache_dir, work_dir, progress=progress)
@@ -619,7 +622,8 @@ def evaluate_corpora(
         splits = [(np.arange(n_tr), np.arange(n_tr, len(pairs)))]
     # what evaluate_relations refuses, refused before the parse
     check_folds(y, splits, docs_of)
-    check_fold_memory(len(pairs), splits, models, effective_n_jobs(n_jobs))
+    check_fold_memory(len(pairs), splits, models, effective_n_jobs(n_jobs),
+                      options.get("slice_bytes"))
     parser = parser if parser is not None else DependencyParser(progress=progress)
     if parse_in_child:
         # the child is this call's own: PyTorch stays out of it when the pipeline allows

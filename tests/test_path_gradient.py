@@ -146,3 +146,31 @@ def test_gradient_checks_its_weights():
     with pytest.raises(ValueError, match="sigma of its own"):
         kernel("path", tuple_kernel=TupleKernel(sigma={"ARG0": 0.5})).weighted_gradient(
             [a], [[1.0]], ["ARG0"])
+
+
+@pytest.mark.parametrize("mode", ["symmetric", "full", "diagonal"])
+def test_gradient_in_bands_of_rows_is_the_sum_whatever_the_threads(mode):
+    """Enough pairs to be cut into row bands: the banded sum equals the pairs' own
+    gradients added up, and is the same bytes for one thread or two."""
+    rng = random.Random(5)
+    X = [random_path(rng, 7) for _ in range(150)]
+    Y = None if mode != "full" else [random_path(rng, 7) for _ in range(120)]
+    g = np.random.default_rng(1)
+    V = (g.normal(size=(150, 1)) if mode == "diagonal"
+         else g.normal(size=(150, 150 if Y is None else 120)))
+    k = kernel("path", lam=0.7, sigma={"ARG0": 0.5, "mod": 0.2})
+    labels = ["ARG0", "ARG1", "mod"]
+    kw = {"diagonal": mode == "diagonal", "lam": True}
+    one = k.weighted_gradient(X, V, labels, Y, n_jobs=1, **kw)
+    two = k.weighted_gradient(X, V, labels, Y, n_jobs=2, **kw)
+    assert np.array_equal(one, two)
+    # the same derivative from the pairs one by one
+    want = np.zeros(len(labels) + 1)
+    if mode == "diagonal":
+        for i, x in enumerate(X):
+            want += k.weighted_gradient([x], V[i:i + 1], labels, diagonal=True, lam=True)
+    else:
+        Z = X if Y is None else Y
+        for i, x in enumerate(X):
+            want += k.weighted_gradient([x], V[i:i + 1], labels, Z, lam=True)
+    assert np.allclose(one, want, rtol=1e-9, atol=1e-9)

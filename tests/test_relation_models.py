@@ -80,6 +80,23 @@ def test_the_gram_cache_misses_on_any_change_of_sigma(tmp_path):
     assert len(list(tmp_path.rglob("*.npy"))) == 3
 
 
+def test_a_splits_gram_equal_to_a_kept_one_is_the_kept_file(tmp_path):
+    # a split whose σ learner kept σ ≡ 1 reads its twin's Gram instead of computing it again
+    items = _items()
+    grams = _Grams(items, 1, None, tmp_path)
+    kept = grams.file("path", PK.normalized())
+    same = grams.file("path", NPK.normalized(), keep=False)
+    assert same is kept and not same.temporary
+    same.remove()  # what evaluate does after a split: the kept file stays
+    assert kept.path.exists()
+    other = grams.file("path", NPK.normalized({"conj": 0.5}), keep=False)
+    assert other.temporary and other.path != kept.path
+    assert not np.array_equal(other.to_array(), kept.to_array())
+    other.remove()
+    assert not other.path.exists() and kept.path.exists()
+    grams.close()
+
+
 def _v1_doc() -> dict:
     return {
         "format": extraction.EXTRACTOR_FORMAT, "version": 1,

@@ -288,11 +288,12 @@ class RelationGrams:
     def file(self, view: str, kern: Kernel, keep: bool = True) -> GramFile:
         """The Gram of ``view`` under ``kern`` (a normalised kernel) in a float32 file;
         ``keep=False``: a temporary file, neither remembered nor cached (a σ of one split:
-        the caller removes it, :meth:`GramFile.remove`)."""
+        the caller removes it, :meth:`GramFile.remove`), unless a kept file of the same
+        kernel is at hand (a split whose σ learner kept σ ≡ 1 and λ: its twin's Gram)."""
         t = time.perf_counter()
         key = kernel_key(kern)
         memo = self._key(view, key)
-        f = self._files.get(memo) if keep else None
+        f = self._files.get(memo)
         entry = name = None
         if f is None and self.folder is not None and keep:
             name = self._key(view, self._digest(view), key)

@@ -134,17 +134,17 @@ def _pair_grad(xe, xn, xec, xnc, a0, a1, ye, yn, yec, ync, b0, b1,
 @njit(cache=True, nogil=True)
 def path_grad_block(
     xo, xe, xn, xec, xnc, yo, ye, yn, yec, ync,
-    sig, ind_e, KE, ind_n, KN, cn, lam, max_len, pe, n_par, with_lam, V, mode,
+    sig, ind_e, KE, ind_n, KN, cn, lam, max_len, pe, n_par, with_lam, V, mode, i0, i1,
 ):
-    """``Σ_ij V[i, j] ∂K(X[i], Y[j])/∂θ``, ``θ`` = σ of the parameter ids ``pe`` (one per
-    vocabulary id of an edge label, -1 for a label not learned), then λ when ``with_lam``.
+    """``Σ_ij V[i, j] ∂K(X[i], Y[j])/∂θ`` over the rows ``i0 <= i < i1``, ``θ`` = σ of the
+    parameter ids ``pe`` (one per vocabulary id of an edge label, -1 for a label not
+    learned), then λ when ``with_lam``.
 
     ``mode``: full block (``V`` of shape ``(len(X), len(Y))``), symmetric (``Y`` is ``X``;
     the upper triangle is computed, weighted by ``V[i, j] + V[j, i]``), diagonal (pairs
     ``X[i]``, ``Y[i]``, ``V`` of shape ``(len(X), 1)``).  Returns ``n_par + 1`` values; the
     last is λ's (0 unless ``with_lam``).
     """
-    nx = len(xo) - 1
     ny = len(yo) - 1
     lx = _longest(xo, 1)
     ly = _longest(yo, 1)
@@ -162,7 +162,7 @@ def path_grad_block(
     gpow = _powers(lam, lx + ly + 1)
     ones = np.ones(len(sig), dtype=np.float64)
     grad = np.zeros(n_par + 1, dtype=np.float64)
-    for i in range(nx):
+    for i in range(i0, i1):
         jlo, jhi = _columns(i, ny, mode)
         for j in range(jlo, jhi):
             if mode == MODE_DIAG:

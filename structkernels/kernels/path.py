@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from structkernels.engine.parallel import map_tasks
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels import _path_grad_numba as _gr
 from structkernels.kernels._convolution import EncodedConvolutionKernel
@@ -222,7 +223,7 @@ class PathKernel(EncodedConvolutionKernel):
     # ----------------------------------------------- helpers of σ learning (public)
     def weighted_gradient(self, X: Sequence[Path], V: Any, labels: Sequence[str],
                           Y: Sequence[Path] | None = None, *, diagonal: bool = False,
-                          lam: bool = False) -> np.ndarray:
+                          lam: bool = False, n_jobs: int | None = None) -> np.ndarray:
         """``Σ_ij V[i, j] ∂K(X[i], Y[j]) / ∂θ``: the exact derivative in σ and λ, contracted.
 
         ``θ`` is ``σ(label)`` for each of ``labels`` (a label not in ``sigma`` weighs 1),
@@ -244,6 +245,10 @@ class PathKernel(EncodedConvolutionKernel):
         diagonal : bool, default False
         lam : bool, default False
             Also the derivative in λ (else the last value is 0).
+        n_jobs : int, optional
+            Threads (default: the cores the process may use).  The rows are cut into the
+            same bands whatever the threads, summed in order: the result does not depend
+            on ``n_jobs``.
 
         Returns
         -------
@@ -287,11 +292,20 @@ class PathKernel(EncodedConvolutionKernel):
         if not np.isfinite(W).all():
             raise ValueError("weighted_gradient: V has non-finite values")
         max_len = 0 if self.max_len is None else int(self.max_len)
-        out = _gr.path_grad_block(
-            ex.offsets, xe, xn, xec, xnc, ey.offsets, ye, yn, yec, ync,
-            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len,
-            pe, len(labels), bool(lam), np.ascontiguousarray(W), mode,
-        )
+        W = np.ascontiguousarray(W)
+
+        def rows(band: tuple[int, int]) -> np.ndarray:
+            return _gr.path_grad_block(
+                ex.offsets, xe, xn, xec, xnc, ey.offsets, ye, yn, yec, ync,
+                tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len,
+                pe, len(labels), bool(lam), W, mode, band[0], band[1],
+            )
+
+        pairs = n if mode == _gr.MODE_DIAG else (n * (n + 1) // 2 if mode == _gr.MODE_SYMMETRIC
+                                                 else n * m)
+        bands = _row_bands(n, pairs, triangle=mode == _gr.MODE_SYMMETRIC)
+        parts = list(map_tasks(rows, bands, n_jobs=1 if len(bands) == 1 else n_jobs))
+        out = np.sum(parts, axis=0) if len(parts) > 1 else parts[0]
         if not np.isfinite(out).all():
             raise FloatingPointError("PathKernel.weighted_gradient: non-finite derivative; "
                                      + self.overflow_hint)
@@ -366,3 +380,33 @@ class PathKernel(EncodedConvolutionKernel):
                     sig[i] *= float(weight)
         lam = float(self.lam)
         return lam * lam * sig[np.unique(X.edges)] ** 2
+
+
+#: Bands of rows :meth:`PathKernel.weighted_gradient` cuts its pairs into (fixed, so that the
+#: sum does not depend on the threads), and the fewest pairs worth a band of their own.
+GRADIENT_BANDS = 8
+_BAND_PAIRS = 4096
+
+
+def _row_bands(n: int, pairs: int, triangle: bool = False) -> list[tuple[int, int]]:
+    """``(i0, i1)`` bands of ``n`` rows holding ``pairs`` pairs, of about equal work: rows
+    of equal cost, or with ``triangle`` the rows of an upper triangle (row ``i`` has
+    ``n - i`` pairs).  At most :data:`GRADIENT_BANDS`, none under ``_BAND_PAIRS`` pairs.
+
+    Examples
+    --------
+    >>> _row_bands(10, 100)
+    [(0, 10)]
+    >>> bands = _row_bands(800, 800 * 801 // 2, triangle=True)
+    >>> len(bands), bands[:2], bands[-1]
+    (8, [(0, 52), (52, 107)], (517, 800))
+    """
+    k = max(1, min(GRADIENT_BANDS, n, pairs // _BAND_PAIRS))
+    if k == 1:
+        return [(0, n)]
+    if triangle:  # equal areas: (n - i0)² - (n - i1)² the same for every band
+        cuts = np.round(n - np.sqrt(np.linspace(n * n, 0, k + 1))).astype(int)
+    else:
+        cuts = np.linspace(0, n, k + 1).round().astype(int)
+    cuts[0], cuts[-1] = 0, n
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]

@@ -283,8 +283,9 @@ class GradientSigmaLearner(BaseEstimator):
         VK = V * Kn
         w = -0.5 * (VK.sum(1) + VK.sum(0)) / d
         labels = self.labels_
-        g = kern.weighted_gradient(XS, W, labels, lam=self.learn_lam)
-        g += kern.weighted_gradient(XS, w, labels, diagonal=True, lam=self.learn_lam)
+        g = kern.weighted_gradient(XS, W, labels, lam=self.learn_lam, n_jobs=self.n_jobs)
+        g += kern.weighted_gradient(XS, w, labels, diagonal=True, lam=self.learn_lam,
+                                    n_jobs=self.n_jobs)
         return g
 
     def kernel(self) -> PathKernel:

@@ -343,7 +343,7 @@ def evaluate_relations(
                     if objective in OBJECTIVES:
                         # σ learned for the model that uses it: the other views' kernels
                         # are added to the path kernel's inside the objective
-                        fixed = learner_model.fixed_views_gram(items)
+                        fixed = learner_model.fixed_views_gram(items, n_jobs)
 
                         def offset(r: np.ndarray, c: np.ndarray) -> np.ndarray:
                             return fixed(tr[r], tr[c])

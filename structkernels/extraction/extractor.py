@@ -412,7 +412,7 @@ class RelationExtractor(BaseEstimator):
         try:  # σ learned inside the sum of views (the fixed views' kernels added)
             learned = learn_path_weights(
                 dict(part.params), [x[part.view] for x in items], y, groups=groups,
-                offset=MODEL.fixed_views_gram(items), **settings)
+                offset=MODEL.fixed_views_gram(items, workers), **settings)
         except TypeError as exc:
             raise ValueError(f"{name}: bad sigma_params: {one_line(exc)}") from None
         sigma, kernel_params = learned.get("sigma", {}), MODEL.kernel_params()

@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from structkernels.engine.gram import releases_gil
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import kernel as make_kernel
 from structkernels.kernels.views import ViewKernel
@@ -236,11 +237,12 @@ class RelationModel:
         """Each structure view's kernel parameters (without σ)."""
         return {p.view: dict(p.params) for p in self.parts}
 
-    def fixed_views_gram(self, items: Sequence[Mapping[str, Any]]
+    def fixed_views_gram(self, items: Sequence[Mapping[str, Any]], n_jobs: int | None = 1
                          ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """``f(rows, cols)``: the sum of the normalised kernels of the parts that learn no σ
         between ``items[rows]`` and ``items[cols]`` (zeros when every part learns σ): what a
         σ learner adds to the kernel it learns, so that σ is learned for this model.
+        ``n_jobs``: threads for the kernels that release the GIL (the others run in one).
 
         Examples
         --------
@@ -257,7 +259,7 @@ class RelationModel:
             out = np.zeros((len(rows), len(cols)))
             for view, k in fixed:
                 out += k.gram([items[i][view] for i in rows], [items[j][view] for j in cols],
-                              n_jobs=1, progress=False)
+                              n_jobs=n_jobs if releases_gil(k) else 1, progress=False)
             return out
 
         return gram_of

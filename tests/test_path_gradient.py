@@ -149,9 +149,14 @@ def test_gradient_checks_its_weights():
 
 
 @pytest.mark.parametrize("mode", ["symmetric", "full", "diagonal"])
-def test_gradient_in_bands_of_rows_is_the_sum_whatever_the_threads(mode):
-    """Enough pairs to be cut into row bands: the banded sum equals the pairs' own
-    gradients added up, and is the same bytes for one thread or two."""
+def test_gradient_in_bands_of_rows_is_the_sum_whatever_the_threads(mode, monkeypatch):
+    """Rows cut into bands (a band from 16 pairs on, so that every mode is cut): the banded
+    sum equals the pairs' own gradients added up, and is the same bytes for one thread or
+    two."""
+    from structkernels.kernels import path as path_module
+
+    monkeypatch.setattr(path_module, "_BAND_PAIRS", 16)
+    assert len(path_module._row_bands(150, 150)) == path_module.GRADIENT_BANDS
     rng = random.Random(5)
     X = [random_path(rng, 7) for _ in range(150)]
     Y = None if mode != "full" else [random_path(rng, 7) for _ in range(120)]

@@ -118,7 +118,6 @@ __all__ = [
 C_GRID = (0.1, 1.0, 10.0)
 
 
-
 def document_folds(
     groups: Sequence[str], y: Sequence[int], n_splits: int = 10, random_state: Any = 0
 ) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -304,8 +304,7 @@ class PathKernel(EncodedConvolutionKernel):
         pairs = n if mode == _gr.MODE_DIAG else (n * (n + 1) // 2 if mode == _gr.MODE_SYMMETRIC
                                                  else n * m)
         bands = _row_bands(n, pairs, triangle=mode == _gr.MODE_SYMMETRIC)
-        parts = list(map_tasks(rows, bands, n_jobs=1 if len(bands) == 1 else n_jobs))
-        out = np.sum(parts, axis=0) if len(parts) > 1 else parts[0]
+        out = np.sum(list(map_tasks(rows, bands, n_jobs=n_jobs)), axis=0)
         if not np.isfinite(out).all():
             raise FloatingPointError("PathKernel.weighted_gradient: non-finite derivative; "
                                      + self.overflow_hint)

@@ -39,3 +39,21 @@ def child_json(code: str, env: dict[str, str]) -> dict:
     doc = json.loads(out.stdout)
     doc["process_s"] = time.perf_counter() - t
     return doc
+
+
+def tree_rss(proc: Any) -> dict[int, int]:
+    """Resident bytes of ``proc`` (a ``psutil.Process``) and of each of its descendants, by
+    pid; ``{}`` when ``proc`` has ended, and a descendant that ends meanwhile left out."""
+    import psutil  # only the benchmarks that sample memory need it
+
+    try:
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return {}
+    rss = {}
+    for p in procs:
+        try:
+            rss[p.pid] = p.memory_info().rss
+        except psutil.Error:
+            pass
+    return rss

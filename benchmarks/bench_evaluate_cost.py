@@ -29,24 +29,9 @@ import time
 from pathlib import Path
 
 import psutil
-from _report import report
+from _report import report, tree_rss
 
 PPI = Path(__file__).resolve().parents[1] / "datasets" / "ppi"
-
-
-def _tree_rss(proc: psutil.Process) -> tuple[int, int]:
-    """``(summed, largest)`` resident bytes of ``proc`` and its descendants."""
-    try:
-        procs = [proc, *proc.children(recursive=True)]
-    except psutil.Error:
-        return 0, 0
-    sizes = []
-    for p in procs:
-        try:
-            sizes.append(p.memory_info().rss)
-        except psutil.Error:
-            pass
-    return sum(sizes), max(sizes, default=0)
 
 
 def run(corpus: str, budget: str) -> dict:
@@ -70,9 +55,9 @@ def run(corpus: str, budget: str) -> dict:
         def sample() -> None:
             last = time.perf_counter()
             while not done.is_set():
-                tree, largest = _tree_rss(watched)
-                peak["tree"] = max(peak["tree"], tree)
-                peak["largest"] = max(peak["largest"], largest)
+                rss = tree_rss(watched)
+                peak["tree"] = max(peak["tree"], sum(rss.values()))
+                peak["largest"] = max(peak["largest"], max(rss.values(), default=0))
                 if time.perf_counter() - last >= 10:
                     loads.append([round(x, 2) for x in os.getloadavg()])
                     last = time.perf_counter()

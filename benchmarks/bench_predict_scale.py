@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import psutil
-from _report import report
+from _report import report, tree_rss
 
 from structkernels.relations import read_relations
 
@@ -89,21 +89,13 @@ def main() -> None:
     peak_main = peak_tree = 0
     rss_at: list[tuple[float, int]] = []
     while proc.poll() is None:
-        try:
-            procs = [root, *root.children(recursive=True)]
-            rss = {}
-            for p in procs:
-                try:
-                    rss[p.pid] = p.memory_info().rss
-                except psutil.Error:
-                    pass
+        rss = tree_rss(root)
+        if rss:
             peak_main = max(peak_main, rss.get(proc.pid, 0))
             tree = sum(rss.values())
             peak_tree = max(peak_tree, tree)
             if not rss_at or time.perf_counter() - t0 - rss_at[-1][0] >= 30:
                 rss_at.append((round(time.perf_counter() - t0, 1), tree >> 20))
-        except psutil.Error:
-            pass
         time.sleep(0.2)
     reader.join(timeout=5)
     seconds = time.perf_counter() - t0

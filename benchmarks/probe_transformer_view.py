@@ -25,16 +25,10 @@ from pathlib import Path
 
 import numpy as np
 from _report import report
-from probe_view_weights import svm_row
+from probe_view_weights import svm_row, view_grams
 
 from structkernels.experiments.relations import document_folds, pooled_scores
-from structkernels.relations import read_relations
-from structkernels.relations.models import APG, NGRAM, PK
-from structkernels.relations.parse import DependencyParser
-from structkernels.relations.structures import ordered, pair_views
-
-PPI = Path(__file__).resolve().parents[1] / "datasets" / "ppi"
-PARTS = (PK, NGRAM, APG)
+from structkernels.relations.structures import ordered
 
 
 def pair_vectors(pairs: list, model_dir: str, threads: int, batch: int = 32) -> np.ndarray:
@@ -78,24 +72,19 @@ def pair_vectors(pairs: list, model_dir: str, threads: int, batch: int = 32) -> 
 def probe(corpus: str, cache_dir: str, model_dir: str, n_jobs: int | None,
           threads: int) -> dict:
     t0 = time.perf_counter()
-    data = read_relations([PPI / f"{corpus}-train.xml", PPI / f"{corpus}-test.xml"])
-    pairs = data.pairs()
-    y = np.array([int(p.label) for p in pairs], dtype=np.int64)
-    docs = np.array([p.sentence.document for p in pairs])
+    pairs, y, docs, grams = view_grams(corpus, cache_dir, n_jobs)
+    composite = grams.pop(0)
+    for K in grams:
+        composite += K
+    del grams
+    t = time.perf_counter()
     stored = Path(cache_dir) / f"minilm-{corpus}.npy"
     if stored.exists():
         V = np.load(stored)
     else:
         V = pair_vectors(pairs, model_dir, threads)
         np.save(stored, V)
-    vector_seconds = time.perf_counter() - t0
-    parsed = DependencyParser(cache_dir=cache_dir, progress=False).parse(list(data))
-    items = pair_views(parsed, pairs, views=("path", "context", "apg"), blind=True)
-    del parsed
-    composite = np.zeros((len(y), len(y)))
-    for part in PARTS:
-        composite += np.asarray(part.normalized().gram([it[part.view] for it in items],
-                                                       n_jobs=n_jobs, progress=False))
+    vector_seconds = time.perf_counter() - t
     T = V @ V.T  # unit vectors: already normalised
     splits = document_folds(list(docs), y, 10, 0)
     grams = {"PK SVM": composite, "PK SVM + MiniLM view": composite + T, "MiniLM view SVM": T}

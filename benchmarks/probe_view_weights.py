@@ -100,20 +100,25 @@ def svm_row(K_tr, K_te, y_tr, groups):
     return score, (score > cut).astype(np.int64)
 
 
-def probe(corpus: str, cache_dir: str, n_jobs: int | None) -> dict:
-    t0 = time.perf_counter()
+def view_grams(corpus: str, cache_dir: str, n_jobs: int | None
+               ) -> tuple[list, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The pairs of a corpus (its train and test files), their labels and documents, and
+    the normalised Gram of each view of :data:`PARTS` (σ ≡ 1), parses from ``cache_dir``."""
     data = read_relations([PPI / f"{corpus}-train.xml", PPI / f"{corpus}-test.xml"])
     pairs = data.pairs()
     y = np.array([int(p.label) for p in pairs], dtype=np.int64)
     docs = np.array([p.sentence.document for p in pairs])
     parsed = DependencyParser(cache_dir=cache_dir, progress=False).parse(list(data))
-    items = pair_views(parsed, pairs, views=("path", "context", "apg"), blind=True)
+    items = pair_views(parsed, pairs, views=tuple(p.view for p in PARTS), blind=True)
     del parsed
-    grams = []
-    for part in PARTS:
-        kern = part.normalized()
-        X = [it[part.view] for it in items]
-        grams.append(np.asarray(kern.gram(X, n_jobs=n_jobs, progress=False)))
+    grams = [np.asarray(part.normalized().gram([it[part.view] for it in items], n_jobs=n_jobs,
+                                               progress=False)) for part in PARTS]
+    return pairs, y, docs, grams
+
+
+def probe(corpus: str, cache_dir: str, n_jobs: int | None) -> dict:
+    t0 = time.perf_counter()
+    _, y, docs, grams = view_grams(corpus, cache_dir, n_jobs)
     splits = document_folds(list(docs), y, 10, 0)
     n = len(y)
     names = ("PK SVM (sum)", "PK SVM (aligned views)", "PK SVM (MKL views)")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from structkernels.relations.structures import _shortest
-from structkernels.structures import LabelledGraph, StructureError
+from structkernels.structures import GraphFrame, LabelledGraph, StructureError
 
 
 def kahn(n, edges):
@@ -97,6 +97,59 @@ def test_labels_seen_before_do_not_vouch_for_new_ones():
         LabelledGraph([*reused, ("d", "d")], [])
     with pytest.raises(StructureError, match="label 0 of vertex 2 must be a non-empty"):
         LabelledGraph([*reused, ("",)], [])
+
+
+def test_a_frames_graphs_are_the_graphs_of_their_edges():
+    rng = random.Random(5)
+    for trial in range(400):
+        n = rng.randint(0, 12)
+        labels, edges = random_graph(rng, n, acyclic=trial % 4 != 0) if n else ([], [])
+        frame = GraphFrame(n, [(u, v) for u, v, _ in edges])
+        assert len(frame) == len(edges)
+        for _ in range(3):  # one frame, graphs of other weights and labels
+            weights = [rng.choice([0.01, 0.02, 0.05]) for _ in edges]
+            labs = [tuple(reversed(x)) for x in labels] if rng.random() < 0.5 else labels
+            got = frame.graph(labs, weights)
+            want = LabelledGraph(labs, [(u, v, w) for (u, v, _), w in zip(edges, weights, strict=True)])
+            assert got == want and hash(got) == hash(want)
+            assert got.edges == want.edges and got.labels == want.labels
+            assert got.topological_order == want.topological_order == kahn(n, want.edges)
+
+
+@pytest.mark.parametrize("labels, weights, message", [
+    ([("a",), ("b", "b"), ()], [0.5, 0.5], "vertex 1 carries the label 'b' twice"),
+    ([("a",), ("b", ""), ()], [0.5, 0.5], "label 1 of vertex 1 must be a non-empty string"),
+    ([("a",), ("b",)], [0.5, 0.5], "2 vertices' labels for a frame of 3 vertices"),
+    ([("a",), ("b",), ()], [0.5], "1 weights for a frame of 2 edges"),
+    ([("a",), ("b",), ()], [0.5, float("nan")], "the weight of edge 1 (0 -> 1) must be finite"),
+    ([("a",), ("b",), ()], [1.5, 0.5], "the weight of edge 0 (1 -> 2) must be finite"),
+    ([("a",), ("b",), ()], [0.5, 0.0], "the weight of edge 1 (0 -> 1) must be finite"),
+    ([("a",), ("b",), ()], [0.5, "x"], "the weight of edge 1 (0 -> 1) must be a number"),
+])
+def test_a_frames_graph_refuses_what_labelled_graph_refuses(labels, weights, message):
+    with pytest.raises(StructureError) as exc:
+        GraphFrame(3, [(1, 2), (0, 1)]).graph(labels, weights)
+    assert message in str(exc.value)
+
+
+@pytest.mark.parametrize("n, ends, message", [
+    (2, [(0, 1), (0, 1)], "edges 0 and 1 both join 0 -> 1"),
+    (2, [(0, 2)], "the target of edge 0 = 2 is out of range for 2 vertices"),
+    (2, [(0, 1, 0.5)], "edge 0 must be a (u, v) pair"),
+    (-1, [], "n_vertices must be an int >= 0"),
+    (True, [], "n_vertices must be an int >= 0"),
+])
+def test_a_frame_refuses_bad_ends(n, ends, message):
+    with pytest.raises(StructureError) as exc:
+        GraphFrame(n, ends)
+    assert message in str(exc.value)
+
+
+def test_a_frame_with_a_cycle_checks_each_graphs_spectral_radius():
+    frame = GraphFrame(2, [(0, 1), (1, 0)])
+    assert frame.graph([(), ()], [0.5, 0.5]).topological_order is None
+    with pytest.raises(StructureError, match="spectral radius"):
+        frame.graph([(), ()], [1.0, 1.0])
 
 
 def test_hash_and_equality_of_graphs_built_apart():

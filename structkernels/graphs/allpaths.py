@@ -32,7 +32,7 @@ from typing import Any
 import networkx as nx
 
 from structkernels.graphs.model import Graph, as_networkx
-from structkernels.structures import LabelledGraph
+from structkernels.structures import GraphFrame, LabelledGraph
 
 __all__ = ["AllPathsSentence", "allpaths_graph", "shortest_dependency_path"]
 
@@ -268,8 +268,8 @@ class AllPathsSentence:
         self._in_path_deps: dict[int, tuple] = {}
         self._prefixed: dict[tuple, tuple[str, ...]] = {}
         self._linear: dict[str, list[tuple[str, ...]]] = {}
-        self._dep_edges: tuple | None = None
-        self._linear_edges: tuple | None = None
+        self._frame: GraphFrame | None = None
+        self._weights: tuple | None = None
 
     def _parts(self) -> tuple:
         """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list of
@@ -322,29 +322,30 @@ class AllPathsSentence:
             out.append(self._entity(keys, f"entities[{i}]") if got is None else got)
         return out
 
-    def _edges(self, w_other: float, w_linear: float) -> tuple[list, list, list]:
-        """The edges ``head -> dependency`` and ``dependency -> dependent`` of every
-        dependency at ``w_other``, and the linear subgraph's edges at ``w_linear``."""
+    def _frame_weights(self, w_other: float, w_linear: float) -> tuple[GraphFrame, list]:
+        """The frame of the pairs' graphs (:class:`~structkernels.structures.GraphFrame`:
+        the edges ``head -> dependency`` of every dependency, then ``dependency ->
+        dependent``, then the linear subgraph's) and their weights off the shortest path
+        (``w_other``, the linear ones ``w_linear``)."""
         deps = self._read[2]
-        if self._dep_edges is None or self._dep_edges[0] != w_other:
-            T = len(self.tokens)
-            self._dep_edges = (w_other, [(h, T + d, w_other) for d, (h, _, _) in enumerate(deps)],
-                               [(T + d, t, w_other) for d, (_, t, _) in enumerate(deps)])
-        if self._linear_edges is None or self._linear_edges[0] != w_linear:
-            T, offset = len(self.tokens), len(self.tokens) + len(deps)
-            self._linear_edges = (w_linear, [(offset + i, offset + i + 1, w_linear)
-                                             for i in range(T - 1)])
-        return self._dep_edges[1], self._dep_edges[2], self._linear_edges[1]
+        T, D = len(self.tokens), len(deps)
+        if self._frame is None:
+            offset = T + D
+            self._frame = GraphFrame(
+                2 * T + D, [(h, T + d) for d, (h, _, _) in enumerate(deps)]
+                + [(T + d, t) for d, (_, t, _) in enumerate(deps)]
+                + [(offset + i, offset + i + 1) for i in range(T - 1)])
+        if self._weights is None or self._weights[0] != (w_other, w_linear):
+            self._weights = ((w_other, w_linear),
+                             [w_other] * (2 * D) + [w_linear] * max(T - 1, 0))
+        return self._frame, self._weights[1]
 
-    def _dep_in_path(self, d: int, w_path: float) -> tuple:
-        """The labels of dependency ``d`` on the shortest path and its two edges at
-        ``w_path``."""
+    def _dep_in_path(self, d: int) -> tuple[str, ...]:
+        """The labels of dependency ``d`` on the shortest path."""
         got = self._in_path_deps.get(d)
-        if got is None or got[1][2] != w_path:
-            h, t, role = self._read[2][d]
-            T = len(self.tokens)
-            got = self._in_path_deps[d] = ((role, "IP_" + role), (h, T + d, w_path),
-                                           (T + d, t, w_path))
+        if got is None:
+            role = self._read[2][d][2]
+            got = self._in_path_deps[d] = (role, "IP_" + role)
         return got
 
     def _prefix(self, prefix: str, labs: tuple[str, ...]) -> tuple[str, ...]:
@@ -427,12 +428,14 @@ class AllPathsSentence:
         for ds in map(by_step.get, zip(path, path[1:], strict=False)):
             if ds:
                 marked.update(ds)
-        heads, tails, linear_edges = self._edges(w_other, w_linear)
+        frame, weights = self._frame_weights(w_other, w_linear)
         dep_labels = list(roles)
         if marked:
-            heads, tails = list(heads), list(tails)
+            weights = list(weights)
+            D = len(deps)
             for d in marked:
-                dep_labels[d], heads[d], tails[d] = self._dep_in_path(d, w_path)
+                dep_labels[d] = self._dep_in_path(d)
+                weights[d] = weights[D + d] = w_path
         labels += dep_labels
 
         # linear subgraph: B_ before the pair, M_ from its first token to its last, A_ after
@@ -446,4 +449,4 @@ class AllPathsSentence:
             i = position[u]
             prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
             labels[offset + i] = self._prefix(prefix, base[i])
-        return LabelledGraph(labels, heads + tails + linear_edges)
+        return frame.graph(labels, weights)

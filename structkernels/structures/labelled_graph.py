@@ -24,7 +24,7 @@ import numpy as np
 
 from structkernels.structures.path import StructureError, _check_label, _loads
 
-__all__ = ["LabelledGraph"]
+__all__ = ["GraphFrame", "LabelledGraph"]
 
 #: spectral radii at or above this are refused (the walk series would not converge)
 _RADIUS_LIMIT = 1.0 - 1e-12
@@ -44,11 +44,12 @@ def _plain_labels(labels: Any) -> bool:
         return False
     if not labels:
         return True
+    # every label tuple found well formed before (the memo holds tuples only): done
+    if all(map(is_, map(_WELL_FORMED.get, map(id, labels)), labels)):
+        return True
     if set(map(type, labels)) != {tuple}:
         return False
     known = list(map(is_, map(_WELL_FORMED.get, map(id, labels)), labels))
-    if all(known):
-        return True
     fresh = list(compress(labels, map(not_, known)))  # the tuples not found well formed before
     every = tuple(chain.from_iterable(fresh))
     if every and (set(map(type, every)) != {str} or "" in every):
@@ -248,6 +249,19 @@ class LabelledGraph:
                 )
         object.__setattr__(self, "_hash", None)  # hashed when first asked
 
+    @classmethod
+    def _checked(cls, labels: tuple[tuple[str, ...], ...],
+                 edges: tuple[tuple[int, int, float], ...], order: tuple[int, ...]
+                 ) -> LabelledGraph:
+        """A graph from parts already checked (:class:`GraphFrame`): labels well formed,
+        edges sorted and well formed, ``order`` their topological order."""
+        g = object.__new__(cls)
+        object.__setattr__(g, "_labels", labels)
+        object.__setattr__(g, "_edges", edges)
+        object.__setattr__(g, "_order", order)
+        object.__setattr__(g, "_hash", None)
+        return g
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("LabelledGraph is immutable")
 
@@ -329,3 +343,96 @@ class LabelledGraph:
         # named, one entry at a time as before)
         return cls([tuple(x) if type(x) is list else x for x in labels],
                    [tuple(e) if type(e) is list and len(e) == 3 else e for e in edges])
+
+
+class GraphFrame:
+    """The vertices and edges of a family of graphs that differ only in their labels and
+    their edges' weights, checked once.
+
+    The all-paths graphs of one sentence's candidate pairs (:class:`~structkernels.graphs.
+    allpaths.AllPathsSentence`) join the same vertices by the same edges; a frame checks
+    those edges' ends once (in range, one edge per ordered pair, and the graph's
+    topological order), so that each graph of the family checks only its labels and
+    weights.  :meth:`graph` gives the graph :class:`LabelledGraph` would, and raises the
+    same errors.
+
+    Parameters
+    ----------
+    n_vertices : int
+        The number of vertices of every graph of the family.
+    ends : sequence of (int, int)
+        Each edge's ``(u, v)``, in the order :meth:`graph` takes the weights.
+
+    Examples
+    --------
+    >>> from structkernels.structures import GraphFrame, LabelledGraph
+    >>> frame = GraphFrame(3, [(1, 2), (0, 1)])
+    >>> g = frame.graph([("binds", "VBZ"), ("nsubj",), ("PROT1", "NN")], [0.9, 0.3])
+    >>> g == LabelledGraph([("binds", "VBZ"), ("nsubj",), ("PROT1", "NN")],
+    ...                    [(1, 2, 0.9), (0, 1, 0.3)])
+    True
+    """
+
+    __slots__ = ("n_vertices", "ends", "_perm", "_us", "_vs", "_order", "_last")
+
+    def __init__(self, n_vertices: int, ends: Sequence[tuple[int, int]]):
+        if (isinstance(n_vertices, (bool, np.bool_))
+                or not isinstance(n_vertices, (int, np.integer)) or n_vertices < 0):
+            raise StructureError(f"n_vertices must be an int >= 0, got {n_vertices!r}")
+        n = int(n_vertices)
+        pairs = ends if type(ends) is list or type(ends) is tuple else list(ends)
+        plain = (set(map(type, pairs)) <= {tuple} and set(map(len, pairs)) <= {2}
+                 and _plain_edges([(u, v, 1.0) for u, v in pairs], n) is not None)
+        if not plain:  # the checks one edge at a time, naming the first bad one
+            pairs = [_pair(e, i) for i, e in enumerate(pairs)]
+            _check_edges([(u, v, 1.0) for u, v in pairs], n)
+        self.n_vertices = n
+        self.ends = tuple((int(u), int(v)) for u, v in pairs)
+        perm = sorted(range(len(self.ends)), key=self.ends.__getitem__)
+        self._us = tuple(self.ends[i][0] for i in perm)
+        self._vs = tuple(self.ends[i][1] for i in perm)
+        # the edges are kept sorted: the weights reordered, unless given in that order
+        self._perm = None if perm == list(range(len(perm))) else tuple(perm)
+        self._order = _order_of(n, tuple(u * n + v for u, v in zip(self._us, self._vs,
+                                                                   strict=True)))
+        self._last: tuple | None = None  # the edges of the last graph made
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __repr__(self) -> str:
+        return f"GraphFrame({self.n_vertices}, {list(self.ends)!r})"
+
+    def graph(self, labels: Sequence[Sequence[str]], weights: Sequence[float]) -> LabelledGraph:
+        """The graph with these vertex ``labels`` and these ``weights`` of the frame's edges
+        (``weights[i]`` that of ``ends[i]``): ``LabelledGraph(labels, [(u, v, w) ...])``."""
+        labs = _check_labels(labels)
+        if len(labs) != self.n_vertices:
+            raise StructureError(f"{len(labs)} vertices' labels for a frame of "
+                                 f"{self.n_vertices} vertices")
+        ws = weights if type(weights) is list or type(weights) is tuple else list(weights)
+        if len(ws) != len(self.ends):
+            raise StructureError(f"{len(ws)} weights for a frame of {len(self.ends)} edges")
+        # a family's weights take few distinct values: each checked once (nan fails 0 < w)
+        if self._order is None or not all(type(w) is float and 0.0 < w <= 1.0
+                                          for w in set(ws)):
+            # a graph with cycles (its spectral radius checked), or a weight that is not a
+            # float in (0, 1] (named): the full construction
+            return LabelledGraph(labs, [(u, v, w) for (u, v), w in zip(self.ends, ws,
+                                                                         strict=True)])
+        if self._perm is not None:
+            ws = list(map(ws.__getitem__, self._perm))
+        last = self._last
+        if last is None:
+            edges = tuple(zip(self._us, self._vs, ws, strict=True))
+        else:  # the previous graph's edge tuples where the weight is the same: kept once
+            edges = tuple([e if e[2] == w else (e[0], e[1], w)
+                           for e, w in zip(last, ws, strict=True)])
+        self._last = edges
+        return LabelledGraph._checked(labs, edges, self._order)
+
+
+def _pair(e: Any, i: int) -> tuple[Any, Any]:
+    if isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or len(e) != 2:
+        raise StructureError(f"edge {i} must be a (u, v) pair, got {e!r}")
+    return e[0], e[1]

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import chain, compress, repeat
 from numbers import Real
-from operator import add, is_, mul, not_
+from operator import add, is_, le, mul, not_
 from typing import Any
 
 import numpy as np
@@ -387,14 +387,20 @@ class GraphFrame:
             pairs = [_pair(e, i) for i, e in enumerate(pairs)]
             _check_edges([(u, v, 1.0) for u, v in pairs], n)
         self.n_vertices = n
-        self.ends = tuple((int(u), int(v)) for u, v in pairs)
-        perm = sorted(range(len(self.ends)), key=self.ends.__getitem__)
-        self._us = tuple(self.ends[i][0] for i in perm)
-        self._vs = tuple(self.ends[i][1] for i in perm)
+        # ints as given (the plain case), else as int (numpy integers)
+        self.ends = (tuple(pairs) if plain
+                     else tuple((int(u), int(v)) for u, v in pairs))
+        ends = self.ends
         # the edges are kept sorted: the weights reordered, unless given in that order
-        self._perm = None if perm == list(range(len(perm))) else tuple(perm)
-        self._order = _order_of(n, tuple(u * n + v for u, v in zip(self._us, self._vs,
-                                                                   strict=True)))
+        if all(map(le, ends, ends[1:])):
+            self._perm = None
+            self._us, self._vs = (tuple(x) for x in zip(*ends, strict=True)) if ends else ((), ())
+        else:
+            perm = sorted(range(len(ends)), key=ends.__getitem__)
+            self._perm = tuple(perm)
+            self._us = tuple(ends[i][0] for i in perm)
+            self._vs = tuple(ends[i][1] for i in perm)
+        self._order = _order_of(n, tuple(map(add, map(mul, self._us, repeat(n)), self._vs)))
         self._last: tuple | None = None  # the edges of the last graph made
 
     def __len__(self) -> int:

@@ -114,6 +114,7 @@ def test_a_frames_graphs_are_the_graphs_of_their_edges():
             assert got == want and hash(got) == hash(want)
             assert got.edges == want.edges and got.labels == want.labels
             assert got.topological_order == want.topological_order == kahn(n, want.edges)
+            assert frame.graph(labs, weights, check_labels=False) == want  # well formed
 
 
 @pytest.mark.parametrize("labels, weights, message", [

@@ -213,3 +213,27 @@ def test_path_and_context_views_equal_the_first_construction(lll_parsed, blind):
         path, context = reference_path_and_context(by_id[pair.sentence.id], pair, blind)
         assert tuple(got["path"]) == tuple(path)
         assert got["context"] == context
+
+
+def test_a_sentences_unchecked_labels_pass_every_check():
+    """AllPathsSentence builds its graphs without the labels' check (GraphFrame's
+    check_labels=False): words equal to their part of speech or to another's IP_ mark, a
+    token of both candidates and of a third entity, blinded or not, still give labels that
+    the full checks accept unchanged."""
+    from structkernels.graphs.model import add_node, new_graph
+
+    G = new_graph("s1", "dependency", root="2")
+    words = [("NN", "NN"), ("binds", "VBZ"), ("IP_NN", "NN"), ("and", "CC"), ("Raf", "NN")]
+    for i, (w, p) in enumerate(words, 1):
+        add_node(G, str(i), w, pos=p, index=i)
+    for h, d, role in [("2", "1", "nsubj"), ("2", "3", "dobj"), ("3", "4", "cc"),
+                       ("3", "5", "conj"), ("4", "5", "IP_conj")]:
+        G.add_edge(h, d, role=role)
+    shared = AllPathsSentence(G)
+    for blind in (True, False):
+        for a, b, others in [(["1"], ["3"], [["5"]]), (["3"], ["3", "5"], [["3"]]),
+                             (["5"], ["1", "2"], [])]:
+            g = shared.graph(a, b, entities=others, blind=blind)
+            rebuilt = LabelledGraph([list(x) for x in g.labels], [list(e) for e in g.edges])
+            assert g.topological_order is not None  # the frame's path, not the full one
+            assert rebuilt == g and rebuilt.topological_order == g.topological_order

@@ -449,4 +449,6 @@ class AllPathsSentence:
             i = position[u]
             prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
             labels[offset + i] = self._prefix(prefix, base[i])
-        return frame.graph(labels, weights)
+        # every label tuple here is made of the parse's non-empty words, parts of speech
+        # and dependency types (checked in _parts), prefixed or deduplicated: well formed
+        return frame.graph(labels, weights, check_labels=False)

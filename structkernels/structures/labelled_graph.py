@@ -381,8 +381,7 @@ class GraphFrame:
             raise StructureError(f"n_vertices must be an int >= 0, got {n_vertices!r}")
         n = int(n_vertices)
         pairs = ends if type(ends) is list or type(ends) is tuple else list(ends)
-        plain = (set(map(type, pairs)) <= {tuple} and set(map(len, pairs)) <= {2}
-                 and _plain_edges([(u, v, 1.0) for u, v in pairs], n) is not None)
+        plain = _plain_ends(pairs, n)
         if not plain:  # the checks one edge at a time, naming the first bad one
             pairs = [_pair(e, i) for i, e in enumerate(pairs)]
             _check_edges([(u, v, 1.0) for u, v in pairs], n)
@@ -409,10 +408,21 @@ class GraphFrame:
     def __repr__(self) -> str:
         return f"GraphFrame({self.n_vertices}, {list(self.ends)!r})"
 
-    def graph(self, labels: Sequence[Sequence[str]], weights: Sequence[float]) -> LabelledGraph:
+    def graph(self, labels: Sequence[Sequence[str]], weights: Sequence[float], *,
+              check_labels: bool = True) -> LabelledGraph:
         """The graph with these vertex ``labels`` and these ``weights`` of the frame's edges
-        (``weights[i]`` that of ``ends[i]``): ``LabelledGraph(labels, [(u, v, w) ...])``."""
-        labs = _check_labels(labels)
+        (``weights[i]`` that of ``ends[i]``): ``LabelledGraph(labels, [(u, v, w) ...])``.
+
+        ``check_labels=False`` skips the labels' check (the weights are checked either
+        way), for a caller that builds every vertex's labels as a tuple of distinct
+        non-empty str by construction, as
+        :class:`~structkernels.graphs.allpaths.AllPathsSentence` does (its tests rebuild
+        its graphs with every check); other labels then make a wrong graph, not an error.
+        """
+        if check_labels:
+            labs = _check_labels(labels)
+        else:
+            labs = labels if type(labels) is tuple else tuple(labels)
         if len(labs) != self.n_vertices:
             raise StructureError(f"{len(labs)} vertices' labels for a frame of "
                                  f"{self.n_vertices} vertices")
@@ -436,6 +446,18 @@ class GraphFrame:
                            for e, w in zip(last, ws, strict=True)])
         self._last = edges
         return LabelledGraph._checked(labs, edges, self._order)
+
+
+def _plain_ends(pairs: Sequence[Any], n: int) -> bool:
+    """Whether ``pairs`` is the common case, checked at once: ``(u, v)`` tuples of ints in
+    ``[0, n)``, no ordered pair twice (anything else takes the checks one edge at a time)."""
+    if not pairs:
+        return True
+    if set(map(type, pairs)) != {tuple} or set(map(len, pairs)) != {2}:
+        return False
+    us, vs = zip(*pairs, strict=True)
+    return ({*map(type, us), *map(type, vs)} == {int} and 0 <= min(us) and max(us) < n
+            and 0 <= min(vs) and max(vs) < n and len(set(pairs)) == len(pairs))
 
 
 def _pair(e: Any, i: int) -> tuple[Any, Any]:

@@ -44,12 +44,11 @@ def _plain_labels(labels: Any) -> bool:
         return False
     if not labels:
         return True
-    # every label tuple found well formed before (the memo holds tuples only): done
-    if all(map(is_, map(_WELL_FORMED.get, map(id, labels)), labels)):
+    known = list(map(is_, map(_WELL_FORMED.get, map(id, labels)), labels))
+    if all(known):  # every label tuple found well formed before (the memo holds tuples only)
         return True
     if set(map(type, labels)) != {tuple}:
         return False
-    known = list(map(is_, map(_WELL_FORMED.get, map(id, labels)), labels))
     fresh = list(compress(labels, map(not_, known)))  # the tuples not found well formed before
     every = tuple(chain.from_iterable(fresh))
     if every and (set(map(type, every)) != {str} or "" in every):
@@ -236,9 +235,7 @@ class LabelledGraph:
         else:
             edg, ends = checked
         order = _order_of(n, ends)
-        object.__setattr__(self, "_labels", labs)
-        object.__setattr__(self, "_edges", edg)
-        object.__setattr__(self, "_order", order)
+        self._fill(labs, edg, order)
         if order is None:
             radius = self.spectral_radius()
             if not radius < _RADIUS_LIMIT:
@@ -247,6 +244,12 @@ class LabelledGraph:
                     f"radius {radius:.6g} >= 1 (a cycle whose weights are too large); lower "
                     "the weights on the cycles"
                 )
+
+    def _fill(self, labels: tuple[tuple[str, ...], ...],
+              edges: tuple[tuple[int, int, float], ...], order: tuple[int, ...] | None) -> None:
+        object.__setattr__(self, "_labels", labels)
+        object.__setattr__(self, "_edges", edges)
+        object.__setattr__(self, "_order", order)
         object.__setattr__(self, "_hash", None)  # hashed when first asked
 
     @classmethod
@@ -256,10 +259,7 @@ class LabelledGraph:
         """A graph from parts already checked (:class:`GraphFrame`): labels well formed,
         edges sorted and well formed, ``order`` their topological order."""
         g = object.__new__(cls)
-        object.__setattr__(g, "_labels", labels)
-        object.__setattr__(g, "_edges", edges)
-        object.__setattr__(g, "_order", order)
-        object.__setattr__(g, "_hash", None)
+        g._fill(labels, edges, order)
         return g
 
     def __setattr__(self, name: str, value: Any) -> None:

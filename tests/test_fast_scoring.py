@@ -26,9 +26,9 @@ WORDS = ["bind", "see", "PROT", "a", "b"]
 
 
 @st.composite
-def graphs(draw, cycles=False):
+def graphs(draw, cycles=False, words=WORDS):
     n = draw(st.integers(1, 5))
-    labels = [tuple(draw(st.lists(st.sampled_from(WORDS), max_size=2, unique=True)))
+    labels = [tuple(draw(st.lists(st.sampled_from(words), max_size=2, unique=True)))
               for _ in range(n)]
     edges = [(i, j, draw(st.sampled_from([0.3, 0.9])))
              for i in range(n) for j in range(i + 1, n) if draw(st.booleans())]
@@ -63,6 +63,24 @@ def test_all_paths_weights_batch_with_cycles_and_repeats(refs, items, seed):
     assert np.allclose(dots, np.asarray(k.gram(batch, refs)) @ c, rtol=0, atol=1e-12)
     assert np.allclose(sq, [k.value(g, g) for g in batch], rtol=0, atol=1e-12)
     assert np.array_equal(dots[:len(items)], dots[len(items):][::-1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(graphs(), min_size=1, max_size=6),
+       st.lists(st.one_of(graphs(words=WORDS + ["n1", "n2", "n3"]),
+                          graphs(cycles=True, words=WORDS + ["n1", "n2", "n3"])),
+                min_size=1, max_size=10),
+       st.integers(0, 2**31 - 1))
+def test_all_paths_weights_of_a_graph_are_the_same_in_any_batch(refs, items, seed):
+    # labels of no reference ("n1" ...) met in another order in another batch: a graph's
+    # sums still run in one order, so its values are the same to the bit
+    w = AllPathsWeights(refs, np.random.default_rng(seed).normal(size=len(refs)))
+    dots, sq = w.dots(items)
+    alone = [w.dots([g]) for g in items]
+    assert np.array_equal(dots, [d[0] for d, _ in alone])
+    assert np.array_equal(sq, [q[0] for _, q in alone])
+    back_dots, back_sq = w.dots(items[::-1])
+    assert np.array_equal(back_dots[::-1], dots) and np.array_equal(back_sq[::-1], sq)
 
 
 @settings(max_examples=40, deadline=None)

@@ -16,7 +16,10 @@ side once per model, view by view:
   tuples whose edge label has σ = 0 match nothing and are written alike first), and the
   pairs of a batch with the same structure computed once.
 
-Both are exact: the scores are the composite kernel's (tested to 1e-10).
+Both are exact: the scores are the composite kernel's (tested to 1e-10).  A pair's score
+does not depend on the other pairs scored with it: the same bits in a batch of one or of
+thousands (each sum runs in one order whatever the batch), so ``predict`` writes the same
+bytes at any ``--batch-size``.
 
 **The approximate route** (``tolerance > 0``) replaces the references of the
 non-linear views by a *reduced set* ``S`` with new weights ``β`` (greedy orthogonal
@@ -50,6 +53,7 @@ from structkernels.classifiers import ApproximationWarning
 from structkernels.engine.checks import diagonal_scales, normalization_scales, normalize_gram
 from structkernels.engine.gram import gram
 from structkernels.engine.parallel import map_tasks
+from structkernels.extraction._scoring_numba import weighted_rows
 from structkernels.kernels.allpaths_features import AllPathsWeights
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.utils import effective_n_jobs, tqdm
@@ -299,10 +303,11 @@ class _OtherView:
         refs = own if refs is None else refs
         block = np.asarray(gram(self.inner, refs, X, n_jobs=n_jobs, progress=False),
                            dtype=np.float64)
+        # each column summed in reference order: a structure's value is the same in any batch
         if diag_x is not None:
             sr, sx = normalization_scales(diag, diag_x, stacklevel=3)
-            return (sr * coef) @ block * sx
-        return coef @ block
+            return weighted_rows(np.ascontiguousarray(sr * coef), np.ascontiguousarray(block)) * sx
+        return weighted_rows(np.ascontiguousarray(coef, dtype=np.float64), np.ascontiguousarray(block))
 
     def reduce(self, tolerance: float, n_jobs: int | None) -> dict[str, Any]:
         """Choose the reduced set (:func:`reduced_set`) and state its error."""

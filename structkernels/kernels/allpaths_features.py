@@ -673,6 +673,7 @@ class AllPathsWeights:
         order: list[int] = []
         n_vertices: list[int] = []
         n_edges: list[int] = []
+        cyclic: list[int] = []
         lookup = index.get
         for i, g in enumerate(graphs):
             if not isinstance(g, LabelledGraph):
@@ -681,7 +682,9 @@ class AllPathsWeights:
             if not g.edges:
                 continue
             if g.topological_order is None:
-                dots[i], sq[i] = self._cyclic(g, row, rows, n_known)
+                cyclic.append(i)
+                for t in g.labels:  # every label known before the new ones are ranked
+                    row(t)
                 continue
             got = list(map(lookup, g.labels))
             if None in got:
@@ -692,6 +695,15 @@ class AllPathsWeights:
             order += g.topological_order
             n_vertices.append(len(got))
             n_edges.append(len(g.edges))
+        if new:
+            # the labels of no reference in the order of their names, not of their first
+            # sight in the batch: a graph's sums run in the same order in any batch
+            rank = np.empty(len(new), dtype=np.int64)
+            rank[sorted(range(len(new)), key=list(new).__getitem__)] = np.arange(len(new))
+            rows = [[lab if lab < n_known else n_known + int(rank[lab - n_known]) for lab in r]
+                    for r in rows]
+        for i in cyclic:
+            dots[i], sq[i] = self._cyclic(graphs[i], row, rows, n_known)
         if flat:
             self._batch(flat, tuples, edges, order, n_vertices, n_edges, rows, n_known,
                         dots, sq)

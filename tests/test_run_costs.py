@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import warnings
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -470,3 +471,44 @@ def test_release_free_memory_gives_the_heap_back():
                                   check=True).stdout)
     assert freed_kb > 20_000
     assert release_free_memory() is True
+
+
+def test_long_lived_leaves_the_objects_alive_out_of_the_scans_until_the_block_ends():
+    """Inside the block the objects alive on entry are frozen (not scanned, not collected);
+    after it they are back with the collector; a process's own freeze is left alone."""
+    import gc
+
+    from structkernels.utils import long_lived
+
+    class Cycle:
+        pass
+
+    def cycle() -> Cycle:
+        a = Cycle()
+        a.me = a
+        return a
+
+    gc.unfreeze()  # whatever an earlier test left frozen
+    a = cycle()
+    ref = weakref.ref(a)
+    with long_lived():
+        frozen = gc.get_freeze_count()
+        del a
+        gc.collect()
+        assert frozen > 0 and ref() is not None  # garbage from before: kept while frozen
+        b = cycle()
+        ref_b = weakref.ref(b)
+        del b
+        gc.collect()
+        assert ref_b() is None  # garbage made inside the block is collected as usual
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert ref() is None  # back with the collector after the block
+    gc.freeze()
+    try:
+        kept = gc.get_freeze_count()
+        with long_lived():
+            assert gc.get_freeze_count() == kept
+        assert gc.get_freeze_count() == kept  # the caller's freeze stays
+    finally:
+        gc.unfreeze()

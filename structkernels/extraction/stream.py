@@ -21,6 +21,7 @@ from typing import Any
 from structkernels.extraction.extractor import RelationExtractor
 from structkernels.relations.model import RelationCorpus
 from structkernels.relations.parse import BackgroundParser, parse_ahead_pays
+from structkernels.utils import long_lived
 
 __all__ = ["predict_stream", "parse_ahead_pays"]
 
@@ -97,8 +98,11 @@ def predict_stream(
     if background is None and parse_ahead is None:
         parse_ahead = len(head) > 1 and parse_ahead_pays()
     if background is None and not parse_ahead:
-        for batch in chain(head, reader):
-            yield batch, _rows(extractor, batch, threshold, None)
+        if head:
+            extractor.prepare()
+        with long_lived():  # the model, prepared, out of the collector's scans
+            for batch in chain(head, reader):
+                yield batch, _rows(extractor, batch, threshold, None)
         reader.raise_failure()
         return
     if not head:
@@ -114,6 +118,7 @@ def predict_stream(
         pending.extend((batch, background.submit(_to_parse(batch))) for batch in head[1:])
         extractor.prepare()
         extractor.check_pipeline(info.result())
+        stack.enter_context(long_lived())  # the model, prepared, out of the collector's scans
         while pending:
             batch, call = pending.popleft()
             parsed = call.result()

@@ -24,6 +24,7 @@ under either name); scispaCy's ``en_core_sci_sm`` and the like work when install
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -511,6 +512,8 @@ def _child_parser(parser: DependencyParser) -> DependencyParser:
     kept out when the pipeline does not need it, before spaCy is imported)."""
     if "parser" not in _CHILD:
         keep_torch_out(parser.pipeline)
+        if parser.nlp is not None:  # loaded: for the child's life, out of the collector's scans
+            gc.freeze()
         _CHILD["parser"] = parser
     return _CHILD["parser"]
 

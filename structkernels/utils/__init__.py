@@ -42,7 +42,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._cores": ["available_cores", "effective_n_jobs"],
     "._params": ["InvalidParameterError", "Interval", "Options", "validate_params",
                  "ValidatedParamsMixin", "N_JOBS", "n_jobs_value"],
-    "._memory": ["release_free_memory"],
+    "._memory": ["release_free_memory", "long_lived"],
     "._budget": ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib"],
     "._jit": ["njit", "numba_cache_dir"],
     "._lazy": ["lazy_exports", "served_from"],

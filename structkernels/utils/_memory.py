@@ -1,11 +1,44 @@
-"""Giving freed memory back to the operating system."""
+"""Giving freed memory back to the operating system; keeping long-lived objects out of the
+cyclic garbage collector's scans."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
+from collections.abc import Iterator
 
-__all__ = ["release_free_memory"]
+__all__ = ["release_free_memory", "long_lived"]
+
+
+@contextlib.contextmanager
+def long_lived() -> Iterator[None]:
+    """The objects alive on entry (a loaded model, say) left out of the cyclic garbage
+    collector's scans until the block ends (:func:`gc.freeze`, then :func:`gc.unfreeze`).
+
+    A stream that builds and drops many small objects per batch runs the collector often,
+    and each of its full passes would walk the model again.  Nothing is lost: on exit the
+    objects go back to the collector's oldest generation.  Where the process already
+    keeps objects frozen (its own :func:`gc.freeze`), the block leaves that alone.
+
+    Examples
+    --------
+    >>> import gc
+    >>> from structkernels.utils import long_lived
+    >>> with long_lived():
+    ...     gc.get_freeze_count() > 0
+    True
+    >>> gc.get_freeze_count()
+    0
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def release_free_memory() -> bool:

@@ -98,9 +98,7 @@ def predict_stream(
     if background is None and parse_ahead is None:
         parse_ahead = len(head) > 1 and parse_ahead_pays()
     if background is None and not parse_ahead:
-        if head:
-            extractor.prepare()
-        with long_lived():  # the model, prepared, out of the collector's scans
+        with long_lived():  # the model out of the collector's scans
             for batch in chain(head, reader):
                 yield batch, _rows(extractor, batch, threshold, None)
         reader.raise_failure()

@@ -301,13 +301,13 @@ class _OtherView:
         (``refs``: the same references, encoded beside ``X``)."""
         own, coef, diag = self.reduced if reduced else (self.refs, self.w, self.diag)
         refs = own if refs is None else refs
-        block = np.asarray(gram(self.inner, refs, X, n_jobs=n_jobs, progress=False),
-                           dtype=np.float64)
+        block = np.ascontiguousarray(gram(self.inner, refs, X, n_jobs=n_jobs, progress=False),
+                                     dtype=np.float64)
         # each column summed in reference order: a structure's value is the same in any batch
-        if diag_x is not None:
-            sr, sx = normalization_scales(diag, diag_x, stacklevel=3)
-            return weighted_rows(np.ascontiguousarray(sr * coef), np.ascontiguousarray(block)) * sx
-        return weighted_rows(np.ascontiguousarray(coef, dtype=np.float64), np.ascontiguousarray(block))
+        if diag_x is None:
+            return weighted_rows(coef, block)
+        sr, sx = normalization_scales(diag, diag_x, stacklevel=3)
+        return weighted_rows(sr * coef, block) * sx
 
     def reduce(self, tolerance: float, n_jobs: int | None) -> dict[str, Any]:
         """Choose the reduced set (:func:`reduced_set`) and state its error."""

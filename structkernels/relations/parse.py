@@ -512,8 +512,8 @@ def _child_parser(parser: DependencyParser) -> DependencyParser:
     kept out when the pipeline does not need it, before spaCy is imported)."""
     if "parser" not in _CHILD:
         keep_torch_out(parser.pipeline)
-        if parser.nlp is not None:  # loaded: for the child's life, out of the collector's scans
-            gc.freeze()
+        _ = parser.nlp  # loaded now, then out of the collector's scans for the child's life
+        gc.freeze()
         _CHILD["parser"] = parser
     return _CHILD["parser"]
 

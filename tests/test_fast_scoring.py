@@ -4,6 +4,9 @@ the reduced-set fast route (its stated error), on hand-made and real (LLL) pairs
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -81,6 +84,25 @@ def test_all_paths_weights_of_a_graph_are_the_same_in_any_batch(refs, items, see
     assert np.array_equal(sq, [q[0] for _, q in alone])
     back_dots, back_sq = w.dots(items[::-1])
     assert np.array_equal(back_dots[::-1], dots) and np.array_equal(back_sq[::-1], sq)
+
+
+def test_bag_weights_dots_are_the_same_bits_in_every_process():
+    # a binary bag's features summed in the order of first sight: a set's order follows the
+    # strings' hashes, which change with PYTHONHASHSEED, and so did the sums' last bits
+    code = (
+        "import numpy as np\n"
+        "from structkernels.kernels.bag import BagWeights\n"
+        "rng = np.random.default_rng(0)\n"
+        "feats = [f'f{i}' for i in range(300)]\n"
+        "refs = [tuple(rng.choice(feats, 40)) for _ in range(50)]\n"
+        "w = BagWeights(refs, rng.normal(size=50), binary=True)\n"
+        "items = [tuple(rng.choice(feats, 60)) for _ in range(50)]\n"
+        "print(w.dots(items)[0].tobytes().hex())\n"
+    )
+    out = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+           for seed in ("1", "2", "3")}
+    assert len(out) == 1
 
 
 @settings(max_examples=40, deadline=None)

@@ -211,8 +211,9 @@ class BagWeights:
             if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
                 raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, "
                                 "list or frozenset of strings")
-            if self.binary:  # each distinct feature once: the same sums, in the same order
-                feats = set(x)
+            if self.binary:  # each distinct feature once, in the order of first sight (not a
+                # set's, which string hashing changes from one process to the next)
+                feats = dict.fromkeys(x)
                 if not all(map(is_str, feats)):
                     raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
                 dots[i] = sum(map(get, feats, repeat(0.0)))

@@ -23,6 +23,7 @@ from structkernels.relations import Entity, Interaction, Sentence, read_relation
 from structkernels.relations.parse import (
     DependencyParser,
     ParsedSentence,
+    _sorted_entity_tokens,
     entity_tokens,
     load_pipeline,
     split_at,
@@ -64,6 +65,21 @@ def test_split_at_partitions_each_token(cuts, lengths):
     inner = {c for c in cuts if any(a < c < b for a, b in spans)}
     starts = {a for a, _ in out}
     assert inner <= starts
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 5)), min_size=1, max_size=10),
+       st.lists(st.tuples(st.integers(0, 40), st.integers(-2, 12)), min_size=1, max_size=3))
+@settings(max_examples=200, deadline=None)
+def test_entity_tokens_by_bisection_are_entity_tokens(tokens, entity):
+    """What the parser runs (tokens in text order, bisected) gives entity_tokens' tokens,
+    empty and reversed spans included."""
+    spans, pos = [], 0
+    for gap, n in tokens:
+        spans.append((pos + gap, pos + gap + n))
+        pos += gap + n
+    wanted = [(s, s + d) for s, d in entity]
+    got = _sorted_entity_tokens([a for a, _ in spans], [b for _, b in spans], wanted)
+    assert got == entity_tokens(spans, wanted)
 
 
 # ------------------------------------------------------------ the real parser

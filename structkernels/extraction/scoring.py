@@ -199,8 +199,8 @@ class ReferenceScorer:
         picked = np.arange(first, len(structures), CHECK_EVERY)
         if not len(picked):
             return
-        X = part.inner.check_input([structures[i] for i in picked])
-        exact = part.values(X, part.scales(X), n_jobs)
+        refs, X = part.beside([structures[i] for i in picked])  # no vocabularies merged
+        exact = part.values(X, part.scales(X), n_jobs, refs=refs)
         a = self.approximation
         a["checked"] += len(picked)
         a["observed_error"] = max(a["observed_error"], float(np.max(np.abs(exact - fast[picked]))))

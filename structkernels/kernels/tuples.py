@@ -473,7 +473,7 @@ def merge_vocabularies(vx: Vocabulary, vy: Vocabulary) -> tuple[Vocabulary, np.n
     """
     if vy is vx:
         return vx, None
-    merged = Vocabulary(vx.labels[1:])
+    merged = vx.copy()
     add = merged.add
     ymap = np.fromiter((add(label) for label in vy.labels), dtype=np.int64, count=len(vy))
     return merged, ymap

@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from structkernels.engine.parallel import ChildCall, ChildProcess
-from structkernels.graphs.model import Graph, GraphFormatError, add_node, new_graph
+from structkernels.graphs.model import Graph, GraphFormatError, new_graph
 from structkernels.relations.model import RelationFormatError
 from structkernels.relations.pipelines import (
     DEFAULT_PIPELINE,
@@ -257,20 +259,39 @@ def parse_problem(
 def _graph(sentence_id: str, text: str, parse: dict[str, list]) -> Graph:
     G = new_graph(sentence_id, "dependency")
     words, heads, deps = parse["words"], parse["heads"], parse["deps"]
-    n = len(words)
-    for i in range(n):
-        add_node(G, str(i + 1), words[i], lemma=parse["lemmas"][i] or None,
-                 pos=parse["pos"][i] or None, tag=parse["tags"][i] or None, index=i + 1)
+    lemmas, pos, tags = parse["lemmas"], parse["pos"], parse["tags"]
+    keys = [str(i + 1) for i in range(len(words))]
+    # the nodes as add_node makes them, added in one call
+    G.add_nodes_from((keys[i], {"concept": words[i], "attributes": (), "name": None,
+                                "wiki": None, "lemma": lemmas[i] or None,
+                                "pos": pos[i] or None, "tag": tags[i] or None,
+                                "index": i + 1})
+                     for i in range(len(words)))
     root = None
+    edges = []
     for i, h in enumerate(heads):
         if h == i:
             if root is not None:
                 raise GraphFormatError("the parse has two roots", None, None, sentence_id)
-            root = str(i + 1)
+            root = keys[i]
         else:
-            G.add_edge(str(h + 1), str(i + 1), role=deps[i], inverted=False)
+            edges.append((keys[h], keys[i], {"role": deps[i], "inverted": False}))
+    G.add_edges_from(edges)
     G.graph["root"] = root
     return Graph(id=sentence_id, sentence=text, graph=G)
+
+
+def _sorted_entity_tokens(starts: Sequence[int], ends: Sequence[int],
+                          spans: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+    """:func:`entity_tokens` of tokens in text order (``starts`` and ``ends`` ascending,
+    no two overlapping, as :meth:`DependencyParser.parse` makes them), by bisection."""
+    if len(spans) == 1:
+        s, e = spans[0]
+        return tuple(range(bisect_right(ends, s), bisect_left(starts, e)))
+    found: set[int] = set()
+    for s, e in spans:
+        found.update(range(bisect_right(ends, s), bisect_left(starts, e)))
+    return tuple(sorted(found))
 
 
 class DependencyParser:
@@ -420,26 +441,42 @@ class DependencyParser:
         return words, spaces, spans
 
     def _run(self, todo: list[tuple[str, list[str], list[bool]]]) -> list[dict[str, list]]:
+        from spacy.attrs import DEP, HEAD, LEMMA, POS, TAG
         from spacy.tokens import Doc
 
-        docs = []
-        for _, words, spaces in todo:
-            doc = Doc(self.nlp.vocab, words=words, spaces=spaces)
-            for t in doc:
-                t.is_sent_start = t.i == 0  # one sentence, one tree
-            docs.append(doc)
+        vocab = self.nlp.vocab
+        docs = [Doc(vocab, words=words, spaces=spaces,  # one sentence, one tree
+                    sent_starts=[True] + [False] * (len(words) - 1) if words else None)
+                for _, words, spaces in todo]
+        names: dict[int, str] = {}  # a string id -> its string, over the call
+        strings = vocab.strings
+
+        def name(i: int) -> str:
+            got = names.get(i)
+            if got is None:
+                got = names[i] = strings[i]
+            return got
+
         out = []
         bar = tqdm(total=len(docs), desc="parsing", unit="sentence", disable=not self.progress)
         try:
-            for doc in self.nlp.pipe(docs, batch_size=self.batch_size,
-                                     n_process=self.processes(len(docs))):
+            for (_, words, _), doc in zip(todo, self.nlp.pipe(
+                    docs, batch_size=self.batch_size, n_process=self.processes(len(docs))),
+                    strict=True):
+                # the token attributes as arrays (one Token object per token is the
+                # slow way); a head is read as its offset from the token
+                table = doc.to_array([HEAD, DEP, TAG, POS, LEMMA])  # unsigned
+                offsets = table[:, 0].astype(np.int64).tolist()
+                deps, tags, pos, lemmas = table[:, 1:].T.tolist()
+                deps = [name(d) or "dep" for d in deps]
                 out.append({
-                    "words": [t.text for t in doc],
-                    "heads": [t.head.i for t in doc],
-                    "deps": [t.dep_ or "dep" for t in doc],
-                    "tags": [t.tag_ for t in doc],
-                    "pos": [t.pos_ for t in doc],
-                    "lemmas": [t.lemma_ for t in doc],
+                    "words": (list(words) if len(doc) == len(words)
+                              else [t.text for t in doc]),
+                    "heads": [i + h for i, h in enumerate(offsets)],
+                    "deps": deps,
+                    "tags": [name(t) for t in tags],
+                    "pos": [name(p) for p in pos],
+                    "lemmas": [name(x) for x in lemmas],
                 })
                 bar.update(1)
         finally:
@@ -497,7 +534,8 @@ class DependencyParser:
         out = []
         for s, spans, _, parse in items:
             graph = _graph(s.id, s.text, parse)
-            ents = {e.id: tuple(str(i + 1) for i in entity_tokens(spans, e.spans))
+            starts, ends = [a for a, _ in spans], [b for _, b in spans]
+            ents = {e.id: tuple(str(i + 1) for i in _sorted_entity_tokens(starts, ends, e.spans))
                     for e in s.entities}
             out.append(ParsedSentence(s.id, graph, tuple(spans), ents))
         return out

@@ -151,7 +151,7 @@ class EncodedList(Sequence):
         arrays = self._arrays()
         if not isinstance(arrays[0], Vocabulary):
             raise TypeError(f"{type(self).__name__} is not encoded with a vocabulary")
-        vocab = Vocabulary(arrays[0].labels[1:])
+        vocab = arrays[0].copy()
         return type(self)(vocab, *arrays[1:]), type(self).encode(structures, vocab)  # type: ignore[attr-defined]
 
     def __sizeof__(self) -> int:

@@ -48,6 +48,21 @@ class Vocabulary:
             self._labels.append(label)
         return i
 
+    def copy(self) -> Vocabulary:
+        """A new vocabulary with the same labels under the same ids (what is added to one
+        is not added to the other).
+
+        Examples
+        --------
+        >>> v = Vocabulary(["a", "b"])
+        >>> w = v.copy(); w.add("c"), len(v), w["b"] == v["b"]
+        (3, 3, True)
+        """
+        out = Vocabulary.__new__(Vocabulary)
+        out._ids = dict(self._ids)
+        out._labels = list(self._labels)
+        return out
+
     def __getitem__(self, label: str | None) -> int:
         return self._ids[label]
 

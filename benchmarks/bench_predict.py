@@ -22,10 +22,13 @@ cache), and reports, in one run on the same texts:
 - ``f1``: F1 of the exact and of each fast route on the whole of BioInfer-test (each
   sentence once, its own ids), with the labels that differ from the exact route's;
 - ``stream``: for each ``--stream`` batch size, the whole of predict's work timed from
-  the saved model to the last row (a fresh extractor, references prepared, batches parsed
-  afresh and scored) with and without parsing the next batch in a child process while one
+  the loaded model to the last row (a fresh extractor, references prepared, batches parsed
+  afresh and scored) without and with parsing the next batch in a child process while one
   is scored (:func:`structkernels.extraction.stream.predict_stream`), over ``nlp.pipe``'s
-  time;
+  time; with the child started before the clock (as ``structkernels predict`` starts it
+  while the model is read), for the exact and each fast route, ``--repeats`` times, each
+  beside an ``nlp.pipe`` run just before it; ``stream_summary``: those paired ratios'
+  median and range;
 - the peak resident memory of the process.
 
     python benchmarks/bench_predict.py --sentences 2000 --model /tmp/bioinfer.json.gz \
@@ -41,6 +44,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from _report import report
@@ -49,6 +53,7 @@ from structkernels.extraction import RelationExtractor
 from structkernels.extraction.stream import predict_stream
 from structkernels.relations import read_relations
 from structkernels.relations.model import RelationCorpus, Sentence
+from structkernels.relations.parse import BackgroundParser
 from structkernels.relations.structures import pair_views
 
 PPI = Path(__file__).resolve().parents[1] / "datasets" / "ppi"
@@ -65,29 +70,80 @@ def sample(corpus: RelationCorpus, n: int, seed: int) -> RelationCorpus:
     return RelationCorpus(out)
 
 
+def _spacy_seconds(nlp: Any, texts: list[str]) -> float:
+    t = time.perf_counter()
+    for _ in nlp.pipe(texts, batch_size=128):
+        pass
+    return time.perf_counter() - t
+
+
 def stream_runs(ex: RelationExtractor, corpus: RelationCorpus, args: argparse.Namespace,
-                spacy_seconds: float) -> list[dict]:
-    """The whole of predict's work, timed from the saved model to the last row: a fresh
+                nlp: Any, spacy_seconds: float) -> list[dict]:
+    """The whole of predict's work, timed from the loaded model to the last row: a fresh
     extractor from the model's JSON (the references prepared in the run), the batches
-    parsed afresh (no cache) and scored, with the next batch parsed in a child process
-    while one is scored (``parse_ahead``) or each batch parsed, then scored."""
+    parsed afresh (no cache) and scored.  Parsing:
+
+    - ``"here"``: each batch parsed, then scored, in this process;
+    - ``"ahead"``: the next batch parsed in a child process while one is scored, the child
+      started in the run (its start and pipeline load timed);
+    - ``"ahead, child started"``: the same with the child started and its pipeline loaded
+      before the clock starts, as ``structkernels predict`` starts it while the model is
+      read, and as ``nlp.pipe``'s own figure starts from a loaded pipeline; run for the
+      exact route and each fast route (``--tolerance``), ``--repeats`` times, each run
+      beside an ``nlp.pipe`` run on the same texts just before it (``over_spacy_paired``).
+    """
     model = ex.to_json()
+    texts = [s.text for s in corpus]
+    tolerances = [0.0] + [float(t) for t in args.tolerance.split(",") if t.strip()]
     runs = []
     for size in [int(b) for b in args.stream.split(",")]:
         batches = [RelationCorpus(corpus.sentences[i:i + size])
                    for i in range(0, len(corpus), size)]
-        for ahead in (False, True):
-            sx = RelationExtractor.from_json(model, cache_dir=False, n_jobs=args.n_jobs,
-                                             progress=False)
-            load = list(os.getloadavg())
-            t = time.perf_counter()
-            pairs = sum(len(rows) for _, rows in predict_stream(sx, batches, parse_ahead=ahead))
-            seconds = time.perf_counter() - t
-            runs.append({"batch_size": size, "batches": len(batches), "parse_ahead": ahead,
-                         "pairs": pairs, "seconds": round(seconds, 2),
-                         "over_spacy": round(seconds / spacy_seconds, 2), "load_before": load})
-            print(runs[-1], file=sys.stderr)
+        plans = [("here", 0.0, 1), ("ahead", 0.0, 1)]
+        plans += [("ahead, child started", tol, args.repeats) for tol in tolerances]
+        for parsing, tol, repeats in plans:
+            for _ in range(repeats):
+                paired = _spacy_seconds(nlp, texts) if parsing.endswith("started") else None
+                sx = RelationExtractor.from_json(model, cache_dir=False, n_jobs=args.n_jobs,
+                                                 progress=False, tolerance=tol)
+                background = None
+                if parsing.endswith("started"):
+                    background = BackgroundParser(sx.parser())
+                    background.warm().result()
+                load = list(os.getloadavg())
+                t = time.perf_counter()
+                try:
+                    pairs = sum(len(rows) for _, rows in predict_stream(
+                        sx, batches, parse_ahead=parsing != "here", background=background))
+                finally:
+                    if background is not None:
+                        background.close()
+                seconds = time.perf_counter() - t
+                run = {"batch_size": size, "batches": len(batches), "parsing": parsing,
+                       "parse_ahead": parsing != "here", "tolerance": tol, "pairs": pairs,
+                       "seconds": round(seconds, 2),
+                       "over_spacy": round(seconds / spacy_seconds, 2), "load_before": load}
+                if paired is not None:
+                    run["spacy_pipe_seconds_paired"] = round(paired, 2)
+                    run["over_spacy_paired"] = round(seconds / paired, 2)
+                runs.append(run)
+                print(run, file=sys.stderr)
     return runs
+
+
+def stream_summary(runs: list[dict]) -> list[dict]:
+    """Per batch size and route, the paired ratios of the runs with the child started:
+    median, lowest and highest."""
+    out = []
+    keys = sorted({(r["batch_size"], r["tolerance"]) for r in runs
+                   if "over_spacy_paired" in r})
+    for size, tol in keys:
+        ratios = [r["over_spacy_paired"] for r in runs if r["batch_size"] == size
+                  and r["tolerance"] == tol and "over_spacy_paired" in r]
+        out.append({"batch_size": size, "tolerance": tol, "runs": len(ratios),
+                    "over_spacy_median": round(float(np.median(ratios)), 2),
+                    "over_spacy_range": [min(ratios), max(ratios)]})
+    return out
 
 
 def main() -> None:
@@ -102,6 +158,8 @@ def main() -> None:
     ap.add_argument("--stream", default="1000,250",
                     help="batch sizes of the end-to-end runs through predict_stream, "
                     "comma-separated (default: %(default)s; empty: none)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="runs of each route with the child started (default: %(default)s)")
     ap.add_argument("--n-jobs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
@@ -128,10 +186,7 @@ def main() -> None:
     nlp = parser.nlp
     texts = [s.text for s in corpus]
     list(nlp.pipe(texts[:50]))  # warm
-    t = time.perf_counter()
-    for _ in nlp.pipe(texts, batch_size=128):
-        pass
-    doc["spacy_pipe_seconds"] = round(time.perf_counter() - t, 2)
+    doc["spacy_pipe_seconds"] = round(_spacy_seconds(nlp, texts), 2)
     t = time.perf_counter()
     parsed = parser.parse(list(corpus))
     doc["parse_seconds"] = round(time.perf_counter() - t, 2)
@@ -198,7 +253,8 @@ def main() -> None:
         doc["f1"]["fast"].append({"tolerance": tol, "f1": value,
                                   "labels_changed": int((labels != exact_labels).sum())})
     if args.stream:
-        doc["stream"] = stream_runs(ex, corpus, args, doc["spacy_pipe_seconds"])
+        doc["stream"] = stream_runs(ex, corpus, args, nlp, doc["spacy_pipe_seconds"])
+        doc["stream_summary"] = stream_summary(doc["stream"])
     doc["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     doc["load_after"] = list(os.getloadavg())
     report(doc, args.out)

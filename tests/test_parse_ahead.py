@@ -125,6 +125,7 @@ def test_background_parser_gives_the_parses_of_the_parser(extractor, ppi_corpora
         call = background.submit(sentences)
         info = background.pipeline_info()
         got = call.result()
+        assert call.done()
     want = parser.parse(sentences)
     assert info == parser.pipeline_info()
     assert [p.id for p in got] == [s.id for s in sentences]

@@ -83,6 +83,38 @@ def test_entity_tokens_by_bisection_are_entity_tokens(tokens, entity):
 
 
 # ------------------------------------------------------------ the real parser
+def test_parses_read_as_arrays_are_those_of_the_tokens(ppi_corpora):
+    """The parser reads the token attributes as arrays (``Doc.to_array``) and sets one
+    sentence at the Doc's construction: the same words, heads, labels, tags, parts of
+    speech and lemmas as reading spaCy's tokens one by one after setting each token's
+    sentence start."""
+    _pipeline_or_skip()
+    from spacy.tokens import Doc
+
+    parser = DependencyParser(cache_dir=False, progress=False)
+    sentences = [s for s in read_relations(ppi_corpora / "LLL-test.xml")][:25]
+    got = parser.parse(sentences)
+    nlp = parser.nlp
+    for s, parsed in zip(sentences, got, strict=True):
+        cuts = sorted({o for e in s.entities for span in e.spans for o in span})
+        words, spaces, _ = parser._tokens(s.text, cuts)
+        doc = Doc(nlp.vocab, words=words, spaces=spaces)
+        for t in doc:
+            t.is_sent_start = t.i == 0
+        doc = nlp(doc)
+        G = parsed.graph.graph
+        for t in doc:
+            data = G.nodes[str(t.i + 1)]
+            assert (data["concept"], data["lemma"], data["pos"], data["tag"]) == (
+                t.text, t.lemma_ or None, t.pos_ or None, t.tag_ or None)
+            if t.head.i == t.i:
+                assert G.graph["root"] == str(t.i + 1)
+            else:
+                assert [r for _, _, r in G.in_edges(str(t.i + 1), data="role")] == [
+                    t.dep_ or "dep"]
+                assert list(G.predecessors(str(t.i + 1))) == [str(t.head.i + 1)]
+
+
 def test_parser_splits_entity_boundaries_and_caches(tmp_path, monkeypatch):
     _pipeline_or_skip()
     text = "alpha-catenin binds the beta-catenin*T-cell factor complex."

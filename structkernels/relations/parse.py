@@ -63,6 +63,7 @@ __all__ = [
     "DependencyParser",
     "parse_problem",
     "ParsedSentence",
+    "ParsesCall",
     "default_cache_dir",
     "entity_tokens",
     "load_pipeline",
@@ -507,6 +508,12 @@ class DependencyParser:
         list of ParsedSentence
             In the order given.
         """
+        return [_parsed(r) for r in self._records(sentences)]
+
+    def _records(self, sentences: Iterable[Any]) -> list[tuple]:
+        """What :meth:`parse` gives, before the graphs are built: ``(id, text, parse,
+        token spans, entity tokens)`` per sentence (plain lists and strings: what a
+        :class:`BackgroundParser`'s child sends back, a fraction of the graphs' pickle)."""
         sentences = list(sentences)
         for s in sentences:
             self._check_length(s)
@@ -533,12 +540,34 @@ class DependencyParser:
                                 json.dumps(parse, ensure_ascii=True).encode("ascii"))
         out = []
         for s, spans, _, parse in items:
-            graph = _graph(s.id, s.text, parse)
             starts, ends = [a for a, _ in spans], [b for _, b in spans]
             ents = {e.id: tuple(str(i + 1) for i in _sorted_entity_tokens(starts, ends, e.spans))
                     for e in s.entities}
-            out.append(ParsedSentence(s.id, graph, tuple(spans), ents))
+            out.append((s.id, s.text, parse, tuple(spans), ents))
         return out
+
+
+def _parsed(record: tuple) -> ParsedSentence:
+    """The :class:`ParsedSentence` of a record of :meth:`DependencyParser._records`."""
+    sentence_id, text, parse, spans, ents = record
+    return ParsedSentence(sentence_id, _graph(sentence_id, text, parse), spans, ents)
+
+
+class ParsesCall:
+    """A :meth:`BackgroundParser.submit` call: :meth:`result` waits for the child's parses
+    and gives what ``DependencyParser.parse`` gives (the graphs built here, from the plain
+    records the child sends)."""
+
+    def __init__(self, call: ChildCall):
+        self._call = call
+
+    def done(self) -> bool:
+        """Whether the child has finished parsing (or failed)."""
+        return self._call.done()
+
+    def result(self) -> list[ParsedSentence]:
+        """The parses, in the order submitted; the child's exception is raised here."""
+        return [_parsed(r) for r in self._call.result()]
 
 
 #: The parser of a :class:`BackgroundParser`'s child process, kept between its calls.
@@ -556,8 +585,8 @@ def _child_parser(parser: DependencyParser) -> DependencyParser:
     return _CHILD["parser"]
 
 
-def _parse_in_child(parser: DependencyParser, sentences: Sequence[Any]) -> list[ParsedSentence]:
-    return _child_parser(parser).parse(sentences)
+def _parse_in_child(parser: DependencyParser, sentences: Sequence[Any]) -> list[tuple]:
+    return _child_parser(parser)._records(sentences)
 
 
 def _info_in_child(parser: DependencyParser) -> dict[str, str]:
@@ -614,9 +643,9 @@ class BackgroundParser:
             min_parallel=parser.min_parallel)
         self._child = ChildProcess(interrupt=False)  # Ctrl-C is the caller's
 
-    def submit(self, sentences: Iterable[Any]) -> ChildCall:
+    def submit(self, sentences: Iterable[Any]) -> ParsesCall:
         """Parse ``sentences`` in the child; ``.result()`` is ``parser.parse(sentences)``."""
-        return self._child.submit(_parse_in_child, self.parser, list(sentences))
+        return ParsesCall(self._child.submit(_parse_in_child, self.parser, list(sentences)))
 
     def pipeline_info(self) -> dict[str, str]:
         """:meth:`DependencyParser.pipeline_info`, asked of the child."""

@@ -43,6 +43,8 @@ import os
 import resource
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -83,45 +85,41 @@ def stream_runs(ex: RelationExtractor, corpus: RelationCorpus, args: argparse.Na
     extractor from the model's JSON (the references prepared in the run), the batches
     parsed afresh (no cache) and scored.  Parsing:
 
-    - ``"here"``: each batch parsed, then scored, in this process;
+    Each run in a fresh process (as ``predict`` runs in its own).
+
+    - ``"here"``: each batch parsed, then scored, in that process (spaCy loaded in the run);
     - ``"ahead"``: the next batch parsed in a child process while one is scored, the child
       started in the run (its start and pipeline load timed);
     - ``"ahead, child started"``: the same with the child started and its pipeline loaded
       before the clock starts, as ``structkernels predict`` starts it while the model is
       read, and as ``nlp.pipe``'s own figure starts from a loaded pipeline; run for the
-      exact route and each fast route (``--tolerance``), ``--repeats`` times, each run
-      beside an ``nlp.pipe`` run on the same texts just before it (``over_spacy_paired``).
+      exact route and each fast route (``--tolerance``), ``--repeats`` times at the
+      smallest batch size (once, exact, at the others), each run beside an ``nlp.pipe``
+      run on the same texts just before it (``over_spacy_paired``).
     """
     model = ex.to_json()
     texts = [s.text for s in corpus]
     tolerances = [0.0] + [float(t) for t in args.tolerance.split(",") if t.strip()]
     runs = []
-    for size in [int(b) for b in args.stream.split(",")]:
-        batches = [RelationCorpus(corpus.sentences[i:i + size])
-                   for i in range(0, len(corpus), size)]
+    sizes = [int(b) for b in args.stream.split(",")]
+    for size in sizes:
         plans = [("here", 0.0, 1), ("ahead", 0.0, 1)]
-        plans += [("ahead, child started", tol, args.repeats) for tol in tolerances]
+        if size == min(sizes):  # the repeats at the smallest size (predict's default, 250)
+            plans += [("ahead, child started", tol, args.repeats) for tol in tolerances]
+        else:
+            plans.append(("ahead, child started", 0.0, 1))
         for parsing, tol, repeats in plans:
             for _ in range(repeats):
                 paired = _spacy_seconds(nlp, texts) if parsing.endswith("started") else None
-                sx = RelationExtractor.from_json(model, cache_dir=False, n_jobs=args.n_jobs,
-                                                 progress=False, tolerance=tol)
-                background = None
-                if parsing.endswith("started"):
-                    background = BackgroundParser(sx.parser())
-                    background.warm().result()
                 load = list(os.getloadavg())
-                t = time.perf_counter()
-                try:
-                    pairs = sum(len(rows) for _, rows in predict_stream(
-                        sx, batches, parse_ahead=parsing != "here", background=background))
-                finally:
-                    if background is not None:
-                        background.close()
-                seconds = time.perf_counter() - t
-                run = {"batch_size": size, "batches": len(batches), "parsing": parsing,
-                       "parse_ahead": parsing != "here", "tolerance": tol, "pairs": pairs,
-                       "seconds": round(seconds, 2),
+                # a fresh process per run, as predict runs in its own: this one's heap (the
+                # stages above, spaCy) is not the collector's to scan there
+                with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+                    seconds, pairs = pool.submit(_stream_once, model, corpus, size, parsing,
+                                                 tol, args.n_jobs).result()
+                run = {"batch_size": size, "batches": -(-len(corpus) // size),
+                       "parsing": parsing, "parse_ahead": parsing != "here", "tolerance": tol,
+                       "pairs": pairs, "seconds": round(seconds, 2),
                        "over_spacy": round(seconds / spacy_seconds, 2), "load_before": load}
                 if paired is not None:
                     run["spacy_pipe_seconds_paired"] = round(paired, 2)
@@ -129,6 +127,28 @@ def stream_runs(ex: RelationExtractor, corpus: RelationCorpus, args: argparse.Na
                 runs.append(run)
                 print(run, file=sys.stderr)
     return runs
+
+
+def _stream_once(model: dict, corpus: RelationCorpus, size: int, parsing: str, tol: float,
+                 n_jobs: int | None) -> tuple[float, int]:
+    """One stream run (:func:`stream_runs`) in the process it is called in: the seconds
+    from the loaded model (and, ``"ahead, child started"``, the started child) to the last
+    row, and the pairs scored."""
+    batches = [RelationCorpus(corpus.sentences[i:i + size]) for i in range(0, len(corpus), size)]
+    sx = RelationExtractor.from_json(model, cache_dir=False, n_jobs=n_jobs, progress=False,
+                                     tolerance=tol)
+    background = None
+    if parsing.endswith("started"):
+        background = BackgroundParser(sx.parser())
+        background.warm().result()
+    t = time.perf_counter()
+    try:
+        pairs = sum(len(rows) for _, rows in predict_stream(
+            sx, batches, parse_ahead=parsing != "here", background=background))
+    finally:
+        if background is not None:
+            background.close()
+    return time.perf_counter() - t, pairs
 
 
 def stream_summary(runs: list[dict]) -> list[dict]:
@@ -158,7 +178,7 @@ def main() -> None:
     ap.add_argument("--stream", default="1000,250",
                     help="batch sizes of the end-to-end runs through predict_stream, "
                     "comma-separated (default: %(default)s; empty: none)")
-    ap.add_argument("--repeats", type=int, default=3,
+    ap.add_argument("--repeats", type=int, default=5,
                     help="runs of each route with the child started (default: %(default)s)")
     ap.add_argument("--n-jobs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)

@@ -593,14 +593,19 @@ def test_interrupted_memmap_gram_keeps_the_old_file(tmp_path, monkeypatch):
     X = np.random.default_rng(0).normal(size=(100, 3))
     monkeypatch.setattr(engine, "one_block", _StopAt(4)(engine.one_block))
     with pytest.raises(KeyboardInterrupt):
-        sk.gram("rbf", X, out=out, block_size=20)
+        # one job: every block in this process (the engine's timing probe may otherwise
+        # send the blocks after the first to workers, where the patch is not)
+        sk.gram("rbf", X, out=out, block_size=20, n_jobs=1)
     # the old code left a (100, 100) matrix, partly zeros, that loads as a valid array
     assert out.read_bytes() == old
     assert [f.name for f in tmp_path.iterdir()] == ["K.npy"]
     monkeypatch.undo()
     K = sk.gram("rbf", X, out=out, block_size=20)
     assert isinstance(K, np.memmap) and FilePath(K.filename) == out.resolve()
-    np.testing.assert_array_equal(np.load(out), sk.gram("rbf", X))
+    # the same blocks in memory: a BLAS may sum a 20-row block's products in another order
+    # than the whole matrix's (OpenBLAS 0.3.31 does, in the last bit)
+    np.testing.assert_array_equal(np.load(out), sk.gram("rbf", X, block_size=20))
+    np.testing.assert_allclose(np.load(out), sk.gram("rbf", X), rtol=1e-12, atol=1e-15)
 
 
 def test_gram_command_ctrl_c_keeps_the_old_file(tmp_path, monkeypatch, capsys):

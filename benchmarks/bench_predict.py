@@ -83,9 +83,8 @@ def stream_runs(ex: RelationExtractor, corpus: RelationCorpus, args: argparse.Na
                 nlp: Any, spacy_seconds: float) -> list[dict]:
     """The whole of predict's work, timed from the loaded model to the last row: a fresh
     extractor from the model's JSON (the references prepared in the run), the batches
-    parsed afresh (no cache) and scored.  Parsing:
-
-    Each run in a fresh process (as ``predict`` runs in its own).
+    parsed afresh (no cache) and scored, each run in a fresh process (as ``predict`` runs
+    in its own).  Parsing:
 
     - ``"here"``: each batch parsed, then scored, in that process (spaCy loaded in the run);
     - ``"ahead"``: the next batch parsed in a child process while one is scored, the child

@@ -41,6 +41,7 @@ __all__ = [
     "KINDS",
     "new_graph",
     "add_node",
+    "node_data",
     "graph_kind",
     "as_networkx",
     "concept_label",
@@ -62,11 +63,23 @@ def new_graph(graph_id: str, kind: str, root: str | None = None) -> nx.MultiDiGr
     return nx.MultiDiGraph(root=root, id=graph_id, kind=kind)
 
 
-def add_node(G: nx.MultiDiGraph, node: str, concept: str, **attrs: Any) -> None:
-    """Add a node with the model's attributes (``attributes``, ``name``, ``wiki`` default)."""
+def node_data(concept: str, **attrs: Any) -> dict[str, Any]:
+    """A node's attributes in the model (``attributes``, ``name``, ``wiki`` default), for
+    ``G.add_nodes_from`` where a graph's nodes are added in one call.
+
+    Examples
+    --------
+    >>> node_data("bind-01", pos="VERB")
+    {'concept': 'bind-01', 'attributes': (), 'name': None, 'wiki': None, 'pos': 'VERB'}
+    """
     data = {"concept": concept, "attributes": (), "name": None, "wiki": None}
     data.update(attrs)
-    G.add_node(node, **data)
+    return data
+
+
+def add_node(G: nx.MultiDiGraph, node: str, concept: str, **attrs: Any) -> None:
+    """Add a node with the model's attributes (:func:`node_data`)."""
+    G.add_node(node, **node_data(concept, **attrs))
 
 
 def graph_kind(G: nx.MultiDiGraph) -> str:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.engine.parallel import ChildCall, ChildProcess
-from structkernels.graphs.model import Graph, GraphFormatError, new_graph
+from structkernels.graphs.model import Graph, GraphFormatError, new_graph, node_data
 from structkernels.relations.model import RelationFormatError
 from structkernels.relations.pipelines import (
     DEFAULT_PIPELINE,
@@ -262,12 +262,10 @@ def _graph(sentence_id: str, text: str, parse: dict[str, list]) -> Graph:
     words, heads, deps = parse["words"], parse["heads"], parse["deps"]
     lemmas, pos, tags = parse["lemmas"], parse["pos"], parse["tags"]
     keys = [str(i + 1) for i in range(len(words))]
-    # the nodes as add_node makes them, added in one call
-    G.add_nodes_from((keys[i], {"concept": words[i], "attributes": (), "name": None,
-                                "wiki": None, "lemma": lemmas[i] or None,
-                                "pos": pos[i] or None, "tag": tags[i] or None,
-                                "index": i + 1})
-                     for i in range(len(words)))
+    G.add_nodes_from((keys[i], node_data(words[i], lemma=lemmas[i] or None,
+                                         pos=pos[i] or None, tag=tags[i] or None,
+                                         index=i + 1))
+                     for i in range(len(words)))  # in one call
     root = None
     edges = []
     for i, h in enumerate(heads):

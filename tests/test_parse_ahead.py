@@ -153,6 +153,31 @@ def test_stream_parsed_ahead_gives_the_rows_of_one_batch_at_a_time(extractor, ll
     assert streamed == whole
 
 
+def test_a_batch_larger_than_a_chunk_is_parsed_and_scored_a_chunk_at_a_time(
+        extractor, lll_jsonl, monkeypatch):
+    from structkernels.extraction import stream
+    from structkernels.relations.parse import BackgroundParser
+
+    sizes = []
+    submit = BackgroundParser.submit
+
+    def spy(self, sentences):
+        sizes.append(len(sentences))
+        return submit(self, sentences)
+
+    monkeypatch.setattr(BackgroundParser, "submit", spy)
+    monkeypatch.setattr(stream, "CHUNK", 5)
+    here = [(b.index, rows) for b, rows in predict_stream(
+        extractor, _batches(lll_jsonl, 12), parse_ahead=False)]
+    assert sizes == []
+    ahead = [(b.index, rows) for b, rows in predict_stream(
+        extractor, _batches(lll_jsonl, 12), parse_ahead=True)]
+    # each batch of 12 went to the child as chunks of 5, 5 and 2 (its sentences with a
+    # pair), and its rows come together, those of the batch scored whole
+    assert len(sizes) >= 3 * (len(ahead) - 1) and max(sizes) <= 5
+    assert [b for b, _ in ahead] == [b for b, _ in here] and ahead == here
+
+
 @pytest.mark.parametrize("parse_ahead", [True, False])
 def test_a_read_error_comes_after_the_batches_before_it(extractor, lll_jsonl, parse_ahead):
     good = list(_batches(lll_jsonl, 5))[:3]

@@ -3,11 +3,14 @@
 :func:`predict_stream` is what ``structkernels predict`` runs in its own process: for a
 stream of more than one batch (:func:`~structkernels.relations.iter_relations`), spaCy
 parses in a child process (:class:`~structkernels.relations.parse.BackgroundParser`)
-one batch ahead of the structure views and the kernel side, which run here; the two
-overlap, so that a run costs about the longer of the two instead of their sum.  The rows
-are those of :meth:`RelationExtractor.predict_pairs
+ahead of the structure views and the kernel side, which run here; the two overlap, so
+that a run costs about the longer of the two instead of their sum.  Both go a chunk of
+:data:`CHUNK` sentences at a time (a larger batch is split), :data:`AHEAD` chunks
+parsed ahead: the child is never idle while this process scores, and the scoring left
+after the last parse, which nothing overlaps, is one chunk's.  The rows are those of
+:meth:`RelationExtractor.predict_pairs
 <structkernels.extraction.RelationExtractor.predict_pairs>` batch by batch, whichever
-way the sentences were parsed.
+way the sentences were parsed and however a batch was split: a pair's score is its own.
 """
 
 from __future__ import annotations
@@ -25,14 +28,24 @@ from structkernels.utils import long_lived
 
 __all__ = ["predict_stream", "parse_ahead_pays"]
 
-#: Batches parsed ahead of the one being scored.
-AHEAD = 1
+#: Sentences parsed and scored at a time when parsing ahead (a larger batch is split; its
+#: rows are given together).
+CHUNK = 250
+#: Chunks parsed ahead of the one being scored.
+AHEAD = 2
 
 
 def _to_parse(batch: RelationCorpus) -> list[Any]:
     """The sentences of a batch that have pairs (those :meth:`RelationExtractor.views`
     parses)."""
     return [s for s in batch.sentences if len(s.entities) > 1]
+
+
+def _chunks(batch: RelationCorpus) -> list[RelationCorpus]:
+    """The batch as chunks of :data:`CHUNK` sentences (an empty batch: itself)."""
+    if len(batch) <= CHUNK:
+        return [batch]
+    return [RelationCorpus(batch.sentences[i:i + CHUNK]) for i in range(0, len(batch), CHUNK)]
 
 
 def _rows(extractor: RelationExtractor, batch: RelationCorpus, threshold: float | None,
@@ -65,14 +78,15 @@ def predict_stream(
     extractor : RelationExtractor
         A fitted or loaded extractor.
     batches : iterable of RelationCorpus
-        The batches (:func:`~structkernels.relations.iter_relations`); read one ahead of
-        the one being scored when parsing ahead.
+        The batches (:func:`~structkernels.relations.iter_relations`); read as far ahead
+        of the one being scored as :data:`AHEAD` chunks reach when parsing ahead.
     threshold : float, optional
         As :meth:`RelationExtractor.predict_pairs` takes it.
     parse_ahead : bool or None, default None
-        Parse the next batch in a child process while this one is scored; None: when
-        there are two batches or more and the process may use two cores or more.  An
-        error reading a batch is raised after the batches before it are given.
+        Parse the next chunks in a child process while one is scored; None: when there
+        are two batches or more (or a batch of more than :data:`CHUNK` sentences) and the
+        process may use two cores or more.  An error reading a batch is raised after the
+        batches before it are given.
     background : BackgroundParser, optional
         The child to parse ahead with, started by the caller (:meth:`BackgroundParser.warm
         <structkernels.relations.parse.BackgroundParser.warm>` while the model loads, say)
@@ -94,9 +108,9 @@ def predict_stream(
         raise ValueError(f"the background parser's pipeline {background.parser.pipeline!r} "
                          f"is not the extractor's {extractor.pipeline!r}")
     reader = _Reader(iter(batches))
-    head = reader.take(AHEAD + 1)
+    head = reader.take(2)
     if background is None and parse_ahead is None:
-        parse_ahead = len(head) > 1 and parse_ahead_pays()
+        parse_ahead = (len(head) > 1 or (head and len(head[0]) > CHUNK)) and parse_ahead_pays()
     if background is None and not parse_ahead:
         with long_lived():  # the model out of the collector's scans
             for batch in chain(head, reader):
@@ -109,20 +123,46 @@ def predict_stream(
     with contextlib.ExitStack() as stack:
         if background is None:
             background = stack.enter_context(BackgroundParser(extractor.parser()))
-        # the child loads the pipeline and parses the first batch while the references are
+        parser: BackgroundParser = background
+        # chunks read but not yet sent to the child, and those sent: (batch, chunk, the
+        # batch's last chunk?[, call])
+        unsent: deque[tuple[RelationCorpus, RelationCorpus, bool]] = deque()
+        sent: deque[tuple[RelationCorpus, RelationCorpus, bool, Any]] = deque()
+
+        def split(batch: RelationCorpus) -> None:
+            chunks = _chunks(batch)
+            unsent.extend((batch, c, i == len(chunks) - 1) for i, c in enumerate(chunks))
+
+        def send(n: int) -> None:
+            """Keep ``n`` chunks with the child, reading batches as needed."""
+            while len(sent) < n:
+                if not unsent:
+                    more = reader.take(1)
+                    if not more:
+                        return
+                    split(more[0])
+                batch, chunk, last = unsent.popleft()
+                sent.append((batch, chunk, last, parser.submit(_to_parse(chunk))))
+
+        for batch in head:
+            split(batch)
+        # the child loads the pipeline and parses the first chunks while the references are
         # prepared here
-        pending = deque([(head[0], background.submit(_to_parse(head[0])))])
+        send(1)
         info = background.submit_pipeline_info()
-        pending.extend((batch, background.submit(_to_parse(batch))) for batch in head[1:])
+        send(AHEAD + 1)
         extractor.prepare()
         extractor.check_pipeline(info.result())
         stack.enter_context(long_lived())  # the model, prepared, out of the collector's scans
-        while pending:
-            batch, call = pending.popleft()
+        rows: list[dict[str, Any]] = []
+        while sent:
+            batch, chunk, last, call = sent.popleft()
             parsed = call.result()
-            for more in reader.take(AHEAD - len(pending)):  # parsed while this is scored
-                pending.append((more, background.submit(_to_parse(more))))
-            yield batch, _rows(extractor, batch, threshold, parsed)
+            send(AHEAD)  # parsed while this is scored
+            rows += _rows(extractor, chunk, threshold, parsed)
+            if last:
+                yield batch, rows
+                rows = []
     reader.raise_failure()
 
 

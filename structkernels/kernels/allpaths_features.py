@@ -687,8 +687,8 @@ class AllPathsWeights:
                     row(t)
                 continue
             got = list(map(lookup, g.labels))
-            if None in got:
-                got = [row(t) for t in g.labels]
+            if None in got:  # a label tuple not seen in the batch yet
+                got = [r if r is not None else row(t) for r, t in zip(got, g.labels, strict=True)]
             flat.append(i)
             tuples += got
             edges += g.edges

@@ -60,6 +60,8 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(PPI / "BioInfer-test.xml"))
     ap.add_argument("--pairs", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch-size", type=int, default=None,
+                    help="predict's --batch-size (default: the command's own)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="predict-scale-"))
@@ -69,6 +71,9 @@ def main() -> None:
            "sentences": sentences, "pairs": pairs, "input_bytes": src.stat().st_size,
            "load_before": list(os.getloadavg())}
     cmd = [sys.executable, "-m", "structkernels", "predict", args.model, str(src), "-o", str(dst)]
+    if args.batch_size is not None:
+        cmd += ["--batch-size", str(args.batch_size)]
+        doc["batch_size"] = args.batch_size
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, bufsize=1)
     batches: list[dict] = []

@@ -176,6 +176,18 @@ def test_a_batch_larger_than_a_chunk_is_parsed_and_scored_a_chunk_at_a_time(
     # pair), and its rows come together, those of the batch scored whole
     assert len(sizes) >= 3 * (len(ahead) - 1) and max(sizes) <= 5
     assert [b for b, _ in ahead] == [b for b, _ in here] and ahead == here
+    # one batch of more than a chunk is parsed ahead by default too (two cores or more),
+    # an empty stream or one of a single chunk is not
+    monkeypatch.setattr(stream, "parse_ahead_pays", lambda: True)
+    sizes.clear()
+    one = [(b.index, rows) for b, rows in predict_stream(extractor, _batches(lll_jsonl, 10 ** 6))]
+    assert len(sizes) > 1 and max(sizes) <= 5
+    assert [r for _, rows in one for r in rows] == [r for _, rows in here for r in rows]
+    sizes.clear()
+    assert list(predict_stream(extractor, [])) == []
+    monkeypatch.setattr(stream, "CHUNK", 10 ** 6)
+    single = [(b.index, rows) for b, rows in predict_stream(extractor, _batches(lll_jsonl, 10 ** 6))]
+    assert sizes == [] and single == one
 
 
 @pytest.mark.parametrize("parse_ahead", [True, False])

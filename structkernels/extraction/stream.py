@@ -110,7 +110,8 @@ def predict_stream(
     reader = _Reader(iter(batches))
     head = reader.take(2)
     if background is None and parse_ahead is None:
-        parse_ahead = (len(head) > 1 or (head and len(head[0]) > CHUNK)) and parse_ahead_pays()
+        parse_ahead = ((len(head) > 1 or (len(head) == 1 and len(head[0]) > CHUNK))
+                       and parse_ahead_pays())
     if background is None and not parse_ahead:
         with long_lived():  # the model out of the collector's scans
             for batch in chain(head, reader):

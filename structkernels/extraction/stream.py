@@ -1,7 +1,8 @@
 """Batches of new text through a relation extractor, the next batch parsed while one is scored.
 
 :func:`predict_stream` is what ``structkernels predict`` runs in its own process: for a
-stream of more than one batch (:func:`~structkernels.relations.iter_relations`), spaCy
+stream of more than one batch (:func:`~structkernels.relations.iter_relations`) or of a
+batch of more than :data:`CHUNK` sentences, spaCy
 parses in a child process (:class:`~structkernels.relations.parse.BackgroundParser`)
 ahead of the structure views and the kernel side, which run here; the two overlap, so
 that a run costs about the longer of the two instead of their sum.  Both go a chunk of
@@ -41,11 +42,17 @@ def _to_parse(batch: RelationCorpus) -> list[Any]:
     return [s for s in batch.sentences if len(s.entities) > 1]
 
 
-def _chunks(batch: RelationCorpus) -> list[RelationCorpus]:
-    """The batch as chunks of :data:`CHUNK` sentences (an empty batch: itself)."""
-    if len(batch) <= CHUNK:
-        return [batch]
-    return [RelationCorpus(batch.sentences[i:i + CHUNK]) for i in range(0, len(batch), CHUNK)]
+def _chunks(batches: Iterable[RelationCorpus]
+            ) -> Iterator[tuple[RelationCorpus, RelationCorpus, bool]]:
+    """``(batch, chunk, the batch's last chunk?)``: each batch as chunks of :data:`CHUNK`
+    sentences (a batch of no more, an empty one too: itself), read as they are asked for."""
+    for batch in batches:
+        if len(batch) <= CHUNK:
+            yield batch, batch, True
+            continue
+        starts = range(0, len(batch), CHUNK)
+        for i in starts:
+            yield batch, RelationCorpus(batch.sentences[i:i + CHUNK]), i == starts[-1]
 
 
 def _rows(extractor: RelationExtractor, batch: RelationCorpus, threshold: float | None,
@@ -125,28 +132,16 @@ def predict_stream(
         if background is None:
             background = stack.enter_context(BackgroundParser(extractor.parser()))
         parser: BackgroundParser = background
-        # chunks read but not yet sent to the child, and those sent: (batch, chunk, the
-        # batch's last chunk?[, call])
-        unsent: deque[tuple[RelationCorpus, RelationCorpus, bool]] = deque()
+        todo = _chunks(chain(head, reader))
+        # the chunks sent to the child: (batch, chunk, the batch's last chunk?, call)
         sent: deque[tuple[RelationCorpus, RelationCorpus, bool, Any]] = deque()
-
-        def split(batch: RelationCorpus) -> None:
-            chunks = _chunks(batch)
-            unsent.extend((batch, c, i == len(chunks) - 1) for i, c in enumerate(chunks))
 
         def send(n: int) -> None:
             """Keep ``n`` chunks with the child, reading batches as needed."""
-            while len(sent) < n:
-                if not unsent:
-                    more = reader.take(1)
-                    if not more:
-                        return
-                    split(more[0])
-                batch, chunk, last = unsent.popleft()
+            while len(sent) < n and (item := next(todo, None)) is not None:
+                batch, chunk, last = item
                 sent.append((batch, chunk, last, parser.submit(_to_parse(chunk))))
 
-        for batch in head:
-            split(batch)
         # the child loads the pipeline and parses the first chunks while the references are
         # prepared here
         send(1)

@@ -87,6 +87,30 @@ def test_one_validator_of_precomputed_grams():
     src = PrecomputedSource([[4.0, 2.0], [2.0, 9.0]])
     assert src.block([0, 1], [1]).tolist() == [[2.0], [9.0]]
     assert src.pairs([0], [1]).tolist() == [2.0]
+    assert src.columns([1]).tolist() == [[2.0], [9.0]]
+    assert src.tile((0, 1), (0, 2)).tolist() == [[4.0, 2.0]]
+    assert src.cross([[1.0, 3.0]], [1]).tolist() == [[3.0]] and src.full() is src.K
+    with pytest.raises(ValueError, match="the cross Gram matrix needs 2 columns"):
+        src.cross(np.ones((1, 3)))
+
+
+def test_columns_tiles_and_cross_blocks_of_a_normalised_kernel_read_its_diagonal_once():
+    from structkernels import Normalized
+
+    k = Normalized(kernel("path", lam=0.8))
+    X, new = _paths(30), _paths(4, seed=9)
+    K, C = gram(k, X), gram(k, new, X)
+    src = KernelSource(k, X)
+    np.testing.assert_allclose(src.columns([2, 5]), K[:, [2, 5]], rtol=1e-12)
+    np.testing.assert_allclose(src.tile((0, 10), (10, 30)), K[:10, 10:], rtol=1e-12)
+    np.testing.assert_allclose(src.tile((10, 30), (10, 30)), K[10:, 10:], rtol=1e-12)
+    np.testing.assert_allclose(src.cross(new, [1, 4]), C[:, [1, 4]], rtol=1e-12)
+    # the inner diagonal once (30), the new structures' once per cross block (4)
+    assert src.n_evaluations == 30 + 60 + 200 + 210 + 4 + 8
+    assert src.diagonal().tolist() == [1.0] * 30 and src.n_evaluations == 30 + 60 + 200 + 210 + 12
+    f32 = KernelSource(k, X, dtype=np.float32)
+    assert f32.tile((0, 5), (0, 5)).dtype == np.float32 and f32.full().dtype == np.float32
+    np.testing.assert_allclose(f32.full(), K, rtol=1e-6)
 
 
 @pytest.mark.parametrize("backend", ["threads", "processes"])

@@ -5,14 +5,17 @@ checked input, the diagonal (computed once, cached), the normalisation scales, t
 finiteness check that names the pair, the count of kernel evaluations and the cache key.
 Consumers (k-NN graphs, σ trials and losses, SRK stacks, the relation evaluation, the
 HSIC plugin) ask it for blocks (:meth:`KernelSource.block`), scattered pairs
-(:meth:`KernelSource.pairs`) or the diagonal, and run many blocks through
-:func:`structkernels.engine.parallel.map_blocks`.  A :class:`PrecomputedSource` serves
-the same questions from a Gram matrix given by the user, checked once by
-:func:`check_precomputed_gram`, the one validator of precomputed Grams.
+(:meth:`KernelSource.pairs`), Gram columns, tiles, cross blocks against new structures
+or the diagonal, in float64 or float32, and run many blocks through
+:func:`structkernels.engine.parallel.map_blocks`.  A normalised kernel (one whose
+``cosine_normalizes`` is true) is handled here once: its inner diagonal is computed once
+and every column, tile and cross block is the inner kernel's, normalised by it.  A
+:class:`PrecomputedSource` serves the same questions from a Gram matrix given by the
+user, checked once by :func:`check_precomputed_gram`, the one validator of precomputed Grams.
 
 Kernel-specific fast paths stay behind the kernel's own methods (``gram_block``,
-``gram_block_symmetric``, ``diag_block``, ``paired_values``); a source never asks what
-class a kernel is.
+``gram_block_symmetric``, ``diag_block``, ``paired_values``, ``column_function``); a
+source never asks what class a kernel is.
 """
 
 from __future__ import annotations
@@ -24,7 +27,15 @@ from typing import Any
 import numpy as np
 
 from structkernels.engine._keys import content_hash, kernel_key
-from structkernels.engine.checks import check_kernel_values, diagonal_scales
+from structkernels.engine.checks import (
+    PROBE_SIZE,
+    NonFiniteKernelValueError,
+    check_gram_sample,
+    check_kernel_values,
+    diagonal_scales,
+    normalize_gram,
+    validation_level,
+)
 from structkernels.engine.gram import releases_gil
 from structkernels.engine.parallel import map_tasks, n_workers
 from structkernels.structures import PathList, take
@@ -63,7 +74,12 @@ class KernelSource:
     checked : bool, default=False
         ``X`` and ``Y`` are already the kernel's checked input (``check_input``).
     diag_x, diag_y : array or None
-        Self-similarities known already (they are then not computed again).
+        Self-similarities known already (they are then not computed again); of the inner
+        kernel when ``kernel`` is normalised (:meth:`raw_diagonal`).
+    dtype : np.float64 or np.float32, default np.float64
+        Arithmetic of columns, tiles, cross blocks and :meth:`full` (blocks are cast).
+    n_jobs : int or None, default 1
+        Workers of :meth:`full` (the Gram engine).
 
     Attributes
     ----------
@@ -84,11 +100,18 @@ class KernelSource:
     precomputed = False
 
     def __init__(self, kernel: Any, X: Sequence, Y: Sequence | None = None, *,
-                 checked: bool = False, diag_x: Any = None, diag_y: Any = None):
+                 checked: bool = False, diag_x: Any = None, diag_y: Any = None,
+                 dtype: Any = np.float64, n_jobs: int | None = 1):
         self.kernel = kernel
         self.X = X if checked else kernel.check_input(X)
         self.Y = None if Y is None else (Y if checked else kernel.check_input(Y))
+        self.n = len(self.X)
         self.names = ("X", "X") if Y is None else ("X", "Y")
+        self.dtype = np.dtype(dtype).type
+        self.n_jobs = n_jobs
+        #: the inner kernel of a normalised one (its diagonal scales every block), or None
+        self.inner = kernel.kernel if getattr(kernel, "cosine_normalizes", False) else None
+        self._columns_of: tuple | None = None
         self._diag = {"x": None if diag_x is None else np.asarray(diag_x, dtype=np.float64),
                       "y": None if diag_y is None else np.asarray(diag_y, dtype=np.float64)}
         self._count = 0
@@ -138,17 +161,26 @@ class KernelSource:
     def _side(self, side: str) -> Sequence:
         return self.X if side == "x" or self.Y is None else self.Y
 
-    def diagonal(self, side: str = "x") -> np.ndarray:
-        """Self-similarities ``k(x, x)`` of ``X`` (``side="y"``: of ``Y``), computed once."""
+    def raw_diagonal(self, side: str = "x", *, known: bool = False) -> np.ndarray | None:
+        """Self-similarities of ``X`` (``side="y"``: of ``Y``) under the kernel, or under the
+        inner kernel when it is normalised (the normalisation's scales), computed once;
+        ``known=True``: None when not computed yet."""
         key = "x" if side == "x" or self.Y is None else "y"
         d = self._diag[key]
-        if d is None:
+        if d is None and not known:
             S = self._side(key)
-            d = np.asarray(self.kernel.diag_block(S), dtype=np.float64)
-            check_kernel_values(self.kernel, d, diagonal=True, names=self.names)
+            k = self.kernel if self.inner is None else self.inner
+            d = self.check(np.asarray(k.diag_block(S), dtype=np.float64), diagonal=True,
+                           kernel=k, names=self.names)
             self.count(len(S))
             self._diag[key] = d
         return d
+
+    def diagonal(self, side: str = "x") -> np.ndarray:
+        """Self-similarities ``k(x, x)`` of ``X`` (``side="y"``: of ``Y``), computed once
+        (a normalised kernel's: 1, or 0 where the inner one is <= 0)."""
+        d = self.raw_diagonal(side)
+        return d if self.inner is None else (d > 0).astype(np.float64)
 
     def scales(self, side: str = "x") -> np.ndarray:
         """Normalisation scales ``1 / sqrt(k(x, x))`` (0 where it is <= 0)."""
@@ -241,6 +273,99 @@ class KernelSource:
         return out
 
 
+    # ---------------------------------------------- columns, tiles, cross blocks (dtype)
+    def check(self, values: Any, *, kernel: Any = None, **where: Any) -> Any:
+        """``values``, refused naming the pair if one is NaN or infinite (in this dtype);
+        ``where``: :func:`~structkernels.engine.checks.check_kernel_values`'s keywords."""
+        try:
+            if not np.isfinite(values).all():
+                check_kernel_values(kernel or self.kernel, values, **where)
+        except NonFiniteKernelValueError as exc:
+            if self.dtype is np.float32 and np.isinf(exc.value):
+                raise NonFiniteKernelValueError(
+                    f"{str(exc).split('; ')[0]} in float32 (beyond 3.4e38); use "
+                    "dtype=np.float64 or scale the input down", exc.index, exc.value) from None
+            raise
+        return values
+
+    def values(self, A: Sequence, B: Sequence, da: Any = None, db: Any = None, *,
+               symmetric: bool = False, offsets: tuple[int, int] = (0, 0), cols: Any = None,
+               names: tuple[str, str] = ("X", "X")) -> np.ndarray:
+        """Kernel values between checked structures ``A`` and ``B`` in this source's dtype,
+        uncounted; a normalised kernel's are the inner kernel's normalised by the inner
+        diagonals ``da`` and ``db`` (computed, and counted, when None)."""
+        k = self.kernel if self.inner is None else self.inner
+        K = k.gram_block_symmetric(A) if symmetric else k.gram_block(A, B)
+        if self.inner is None:
+            return np.asarray(K, dtype=self.dtype)
+        K = np.asarray(K, dtype=np.float64)
+        # the raw values first: an overflow there is the kernel's, not the normalisation's
+        self.check(K, offsets=offsets, cols=cols, names=names, kernel=k)
+        if da is None:
+            da = np.asarray(k.diag_block(A), dtype=np.float64)
+            self.count(len(A))
+        if db is None:
+            db = np.asarray(k.diag_block(B), dtype=np.float64)
+            self.count(len(B))
+        return np.asarray(normalize_gram(K, da, db), dtype=self.dtype)
+
+    def column_function(self) -> Any:
+        """The kernel's ``idx -> K[:, idx]`` over ``X`` (:meth:`Kernel.column_function`), once."""
+        if self._columns_of is None:
+            self._columns_of = (self.kernel.column_function(self.X),)
+        return self._columns_of[0]
+
+    def columns(self, idx: Sequence[int]) -> np.ndarray:
+        """``K[:, idx]`` of ``X`` (one kernel evaluation per entry)."""
+        idx = np.asarray(idx, dtype=np.intp)
+        columns_of = self.column_function()
+        if columns_of is not None:
+            cols = np.asarray(columns_of(idx), dtype=self.dtype)
+        else:
+            d = None if self.inner is None else self.raw_diagonal()
+            cols = self.values(self.X, take(self.X, idx), d, None if d is None else d[idx],
+                               cols=idx)
+        self.count(cols.size)
+        return self.check(cols, cols=idx, names=self.names)
+
+    def tile(self, a: tuple[int, int], b: tuple[int, int]) -> np.ndarray:
+        """``K[a0:a1, b0:b1]`` of ``X``; a diagonal tile (``a == b``) through
+        ``gram_block_symmetric``.  The first diagonal tile, computed anyway, gives the
+        symmetry and PSD probe of kernels validated in full (``Kernel.output_validation``)."""
+        sym = a == b
+        Xa = self.X[a[0] : a[1]]
+        Xb = Xa if sym else self.X[b[0] : b[1]]
+        at = (a[0], b[0])
+        d = None if self.inner is None else self.raw_diagonal()
+        da, db = (None, None) if d is None else (d[a[0] : a[1]], d[b[0] : b[1]])
+        block = self.values(Xa, Xb, da, db, symmetric=sym, offsets=at)
+        m = a[1] - a[0]
+        self.count(m * (m + 1) // 2 if sym else block.size)
+        self.check(block, offsets=at, names=self.names)
+        if sym and a[0] == 0 and validation_level(self.kernel) == "full":
+            t = min(m, PROBE_SIZE)
+            check_gram_sample(self.kernel, np.asarray(block[:t, :t], dtype=np.float64))
+        return block
+
+    def full(self) -> np.ndarray:
+        """The Gram matrix of ``X`` through the Gram engine (``n_jobs``), in this dtype."""
+        K, info = self.kernel.gram(self.X, n_jobs=self.n_jobs, return_info=True)
+        self.count(info.n_evaluations)
+        return self.check(np.asarray(K, dtype=self.dtype), names=self.names)  # float32 casts
+
+    def cross(self, X_new: Sequence, idx: Sequence[int] | None = None, *,
+              checked: bool = False) -> np.ndarray:
+        """``k(X_new[i], X[j])`` for new structures against all (or the ``idx``) of ``X``."""
+        Xn = X_new if checked else self.kernel.check_input(X_new)
+        ref = self.X if idx is None else take(self.X, idx)
+        names = ("X_new", "X")
+        d = None if self.inner is None else self.raw_diagonal()
+        d = d if d is None or idx is None else d[np.asarray(idx, dtype=np.intp)]
+        block = self.values(Xn, ref, None, d, cols=idx, names=names)
+        self.count(block.size)
+        return self.check(block, cols=idx, names=names)
+
+
 def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "the train Gram matrix",
                            owner: str | None = None, dtype: Any = np.float64) -> np.ndarray:
     """A user's precomputed Gram matrix, checked: dense, 2-D, finite; square when ``n_cols`` is
@@ -281,25 +406,30 @@ def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "t
 class PrecomputedSource:
     """The questions of :class:`KernelSource` answered from a precomputed Gram matrix.
 
-    ``K`` is the square Gram matrix of one set (checked by :func:`check_precomputed_gram`);
-    no kernel evaluations are made.
+    ``K`` is the square Gram matrix of one set (checked by :func:`check_precomputed_gram`,
+    named by ``label``); new structures come as cross Gram matrices (named by
+    ``cross_label``).  No kernel evaluations are made.
 
     Examples
     --------
     >>> src = PrecomputedSource([[4.0, 2.0], [2.0, 9.0]])
-    >>> src.diagonal().tolist(), src.block([0], [1]).tolist()
-    ([4.0, 9.0], [[2.0]])
+    >>> src.diagonal().tolist(), src.block([0], [1]).tolist(), src.cross([[1.0, 3.0]], [1])
+    ([4.0, 9.0], [[2.0]], array([[3.]]))
     """
 
     precomputed = True
     releases_gil = True
     symmetric = True
     n_evaluations = 0
+    inner = None
 
     def __init__(self, K: Any, *, label: str = "the train Gram matrix", owner: str | None = None,
-                 dtype: Any = np.float64, checked: bool = False):
+                 dtype: Any = np.float64, checked: bool = False,
+                 cross_label: str = "the cross Gram matrix"):
+        self.dtype = np.dtype(dtype).type
         self.K = K if checked else check_precomputed_gram(K, label=label, owner=owner, dtype=dtype)
         self.n = self.K.shape[0]
+        self.owner, self.cross_label = owner, cross_label
 
     task_cost = staticmethod(block_cost)
 
@@ -316,6 +446,22 @@ class PrecomputedSource:
 
     def pairs(self, rows: Any, cols: Any, *, n_jobs: int | None = 1) -> np.ndarray:
         return self.K[np.asarray(rows, dtype=np.intp), np.asarray(cols, dtype=np.intp)]
+
+    def columns(self, idx: Sequence[int]) -> np.ndarray:
+        return self.K[:, np.asarray(idx, dtype=np.intp)]
+
+    def tile(self, a: tuple[int, int], b: tuple[int, int]) -> np.ndarray:
+        return self.K[a[0] : a[1], b[0] : b[1]]
+
+    def full(self) -> np.ndarray:
+        return self.K
+
+    def cross(self, K_new: Any, idx: Sequence[int] | None = None) -> np.ndarray:
+        """The user's cross Gram ``K_new`` (new structures x the ``n`` of ``K``), checked;
+        its ``idx`` columns only when given."""
+        K_new = check_precomputed_gram(K_new, n_cols=self.n, label=self.cross_label,
+                                       owner=self.owner, dtype=self.dtype)
+        return K_new if idx is None else K_new[:, np.asarray(idx, dtype=np.intp)]
 
     def key(self) -> dict:
         return {"precomputed": content_hash(self.K)}

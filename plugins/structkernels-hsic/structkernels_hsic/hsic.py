@@ -45,10 +45,9 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from structkernels.engine.parallel import map_tasks
+from structkernels.engine.source import KernelSource, PrecomputedSource
 from structkernels.utils import StructkernelsWarning, check_finite
 from structkernels_hsic._kernels import (
-    KernelSource,
-    PrecomputedSource,
     check_dtype,
     input_tags,
     resolve_source,

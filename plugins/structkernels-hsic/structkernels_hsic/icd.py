@@ -41,7 +41,9 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from structkernels.engine.checks import KernelOutputError
+from structkernels.engine.checks import KernelOutputError, validation_level
+from structkernels.engine.source import KernelSource, PrecomputedSource
+from structkernels.structures import take
 from structkernels_hsic._icd_compiled import (
     _NCHUNK,
     _float32_exact,
@@ -53,15 +55,13 @@ from structkernels_hsic._icd_compiled import (
     _take_pivot,
 )
 from structkernels_hsic._kernels import (
-    KernelSource,
-    PrecomputedSource,
     as_column,
     check_dtype,
     check_n_features,
+    cross_source,
     input_tags,
     resolve_source,
     set_n_features,
-    take,
 )
 from structkernels_hsic._lowrank import (
     _positive_diag,
@@ -111,7 +111,7 @@ def _icd_rbf_lazy(source, X, sq, g, d, r_max, floor, bar):
         r = int(_rbf_lazy_pivots(X, sq, g, d, r, r_max, floor, P, sqP, L, A, s, pivots))
         complete(X, sq, g, P, sqP, L, A, d, s, r)
     # every entry computed once: r per non-pivot row, m for the m-th pivot (its diagonal is d)
-    source.n_evaluations += (n - r) * r + r * (r - 1) // 2
+    source.count((n - r) * r + r * (r - 1) // 2)
     bar.update(r)
     A = A if r == r_max else np.ascontiguousarray(A[:, :r])
     return A, pivots[:r].copy(), float(d.sum()), r
@@ -151,7 +151,7 @@ def _rbf_prep(source) -> tuple | None:
     """``(X, sq, g)`` when ``source`` is a float64 RBF source the compiled steps can run on."""
     if source.precomputed or source.dtype is not np.float64:
         return None
-    prep = source._prepare()  # the kernel's own ColumnFunction, or None
+    prep = source.column_function()  # the kernel's own ColumnFunction, or None
     if prep is None or getattr(prep, "kind", None) != "rbf" or prep.X.dtype != np.float64:
         return None
     return np.ascontiguousarray(prep.X), np.ascontiguousarray(prep.sq, dtype=np.float64), float(prep.gamma)
@@ -211,7 +211,7 @@ def _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar):
             step(X, sq, g, p, float(np.sqrt(d[p])), is_piv, A, r, d, part_sum, part_max, part_arg)
         finally:
             set_parallel_chunksize(old)
-        source.n_evaluations += n
+        source.count(n)
         pivots[r] = p
         is_piv[p] = True
         r += 1
@@ -250,7 +250,7 @@ def icd_factor(
     floor = 1e-14 * float(d.max(initial=0.0))
     # plugin and user kernels: symmetry and PSD checked on the values the factorisation
     # computes anyway (Kernel.output_validation)
-    check = bool(getattr(source, "full_validation", False))
+    check = not source.precomputed and validation_level(source.kernel) == "full"
     dmax0 = float(d.max(initial=0.0))
     lazy = _rbf_prep(source) if _lazy_ok(n, r_max, tol) else None
     fused = _fused_rbf(source) if lazy is None else lazy
@@ -444,7 +444,7 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
             n_new = len(self.source_.kernel.check_input(X)) if not self.source_.precomputed else len(X)
             return np.zeros((n_new, 0), dtype=self.factor_.dtype)
         before = self.source_.n_evaluations
-        C = self.source_.cross(X, self.pivots_)
+        C = cross_source(self.source_, X, self.pivots_)
         self.n_kernel_evaluations_ += self.source_.n_evaluations - before
         # row j of the pivot block: A[p_j, :j+1], lower triangular
         return solve_triangular(self._pivot_block, C.T, lower=True, check_finite=False).T

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
-from structkernels_hsic._kernels import KernelSource, PrecomputedSource
+from structkernels.engine.source import KernelSource, PrecomputedSource
+from structkernels_hsic._kernels import cross_source
 from structkernels_hsic._lowrank import _positive_diag
 
 __all__ = ["nystrom_factor", "LANDMARKS"]
@@ -74,9 +75,9 @@ def nystrom_factor(
 
         centres = KMeans(m, n_init=1, random_state=rng.randint(2**31 - 1)).fit(source.X).cluster_centers_
         centres = centres.astype(source.dtype)
-        C = np.asfortranarray(source.cross(centres).T)
-        W = source._block(centres, centres)
-        source.n_evaluations += W.size
+        C = np.asfortranarray(cross_source(source, centres).T)
+        W = source.values(centres, centres)
+        source.count(W.size)
         A = _nystrom_from_columns(C, W)
         idx = None
     else:

@@ -36,17 +36,18 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from structkernels.structures import take
 from structkernels.utils import check_finite, check_header
 from structkernels_hsic._kernels import (
-    _check_vectors,
     as_column,
     check_dtype,
     check_n_features,
+    check_vectors,
+    cross_source,
     input_tags,
     resolve_kernel,
     resolve_source,
     set_n_features,
-    take,
 )
 from structkernels_hsic._lowrank import centred_cross, fit_pair, resolve_ranks
 from structkernels_hsic.icd import IncompleteCholesky
@@ -79,7 +80,7 @@ def _feature_map(kernel: Any, X: Any, dtype, allow_1d: bool = True,
     the linear kernel.  The row scales are folded into the products, so no normalised
     copy of the data is made.
     """
-    A = _check_vectors(kernel, as_column(kernel, X, name=name, allow_1d=allow_1d), dtype)
+    A = check_vectors(kernel, as_column(kernel, X, name=name, allow_1d=allow_1d), dtype)
     if isinstance(A, np.ndarray) and A.dtype != dtype:
         A = A.astype(dtype)
     phi = kernel.feature_map(A)
@@ -324,8 +325,8 @@ class PHSIC(BaseEstimator):
             self._check_same(len(A), len(B))
             self.n_kernel_evaluations_ = self.icd_x_.n_kernel_evaluations_ + self.icd_y_.n_kernel_evaluations_
             return _finite_scores(_rowwise_bilinear(A, self.cov_, B, self.mean_x_, self.mean_y_))
-        Kn = self.source_x_.cross(X)
-        Ln = self.source_y_.cross(Y)
+        Kn = cross_source(self.source_x_, X)
+        Ln = cross_source(self.source_y_, Y)
         self._check_same(len(Kn), len(Ln))
         self.n_kernel_evaluations_ = self.source_x_.n_evaluations + self.source_y_.n_evaluations
         n = self.n_samples_

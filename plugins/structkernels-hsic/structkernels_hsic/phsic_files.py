@@ -170,10 +170,8 @@ class _Writer:
         return key
 
     def source(self, side: str, source: Any) -> dict[str, Any]:
-        from structkernels_hsic._kernels import PrecomputedSource
-
         out: dict[str, Any] = {"n_evaluations": int(source.n_evaluations)}
-        if isinstance(source, PrecomputedSource):
+        if source.precomputed:
             out["kernel"] = "precomputed"
             out["data"] = self.array(f"{side}.data", source.K)
             return out
@@ -182,8 +180,9 @@ class _Writer:
             out["data"] = self.array(f"{side}.data", source.X)
         else:
             out["structures"] = _structures_to_json(source.X, f"{self.where}: {side}")
-        if getattr(source, "_inner_diag", None) is not None:
-            out["inner_diag"] = self.array(f"{side}.inner_diag", source._inner_diag)
+        inner_diag = source.raw_diagonal(known=True) if source.inner is not None else None
+        if inner_diag is not None:
+            out["inner_diag"] = self.array(f"{side}.inner_diag", inner_diag)
         return out
 
 
@@ -252,13 +251,13 @@ class _Reader:
         return arr
 
     def source(self, side: str, spec: Any, dtype: type) -> Any:
-        from structkernels_hsic._kernels import KernelSource, PrecomputedSource
+        from structkernels_hsic._kernels import kernel_source, precomputed_source
 
         if not isinstance(spec, dict):
             raise ValueError(f"source {side} must be an object")
         kernel = _kernel_from_json(spec.get("kernel"), f"kernel_{side}")
         if isinstance(kernel, str) and kernel == "precomputed":
-            source: Any = PrecomputedSource(self.array(spec.get("data"), 2), side.upper(), dtype=dtype)
+            source: Any = precomputed_source(self.array(spec.get("data"), 2), side.upper(), dtype)
         else:
             if isinstance(kernel, str):
                 from structkernels import kernel as make_kernel
@@ -268,10 +267,11 @@ class _Reader:
                 X = _structures_from_json(spec["structures"], f"{side} structures")
             else:
                 X = self.array(spec.get("data"))
-            source = KernelSource(kernel, X, dtype=dtype)
-            if "inner_diag" in spec:
-                source._inner_diag = self.array(spec["inner_diag"], 1)
-        source.n_evaluations = _int(spec.get("n_evaluations"), "n_evaluations")
+            inner = self.array(spec["inner_diag"], 1) if "inner_diag" in spec else None
+            source = kernel_source(kernel, X, dtype, inner_diag=inner)
+        n_evaluations = _int(spec.get("n_evaluations"), "n_evaluations")
+        if not source.precomputed:
+            source.count(n_evaluations)
         return source
 
 

@@ -16,7 +16,7 @@ from structkernels_hsic import (
     hsic_biased,
     hsic_unbiased,
 )
-from structkernels_hsic._kernels import KernelSource
+from structkernels_hsic._kernels import kernel_source
 from structkernels_hsic.hsic import SlowSpectrumWarning
 from structkernels_hsic.phsic import _feature_map
 
@@ -270,7 +270,7 @@ def test_specialised_columns_equal_the_generic_ones(name):
 def test_float32_end_to_end():
     x, y = _gaussian(600, d=8)
     x32, y32 = x.astype(np.float32), y.astype(np.float32)
-    src = KernelSource(sk.kernel("rbf"), x32, dtype=np.float32)
+    src = kernel_source(sk.kernel("rbf"), x32, dtype=np.float32)
     assert src.X is x32  # validated, not converted
     assert src.columns([3]).dtype == np.float32
     for est in ("biased", "unbiased", "icd"):
@@ -333,14 +333,14 @@ def test_icd_fused_rbf_matches_the_generic_loop(monkeypatch, parallel, as_f32, n
     if as_f32:
         X = X.astype(np.float32).astype(np.float64)
     k = sk.kernel("rbf", sigma=1.3)
-    fused = KernelSource(k, X)
+    fused = kernel_source(k, X)
     assert icd_mod._fused_rbf(fused) is not None
     assert (icd_mod._fused_rbf(fused)[0].dtype == np.float32) == as_f32
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         A1, p1, r1, t1 = icd_mod.icd_factor(fused, rank, tol)
         monkeypatch.setattr(icd_mod, "_fused_rbf", lambda source: None)
-        plain = KernelSource(k, X)
+        plain = kernel_source(k, X)
         A2, p2, r2, t2 = icd_mod.icd_factor(plain, rank, tol)
     assert A1.flags.c_contiguous and A2.flags.f_contiguous and A1.shape == A2.shape
     np.testing.assert_array_equal(p1, p2)
@@ -384,7 +384,7 @@ def test_icd_lazy_pivots_equal_the_definition(monkeypatch, parallel, as_f32, n, 
         X = X.astype(np.float32).astype(np.float64)
     k = sk.kernel("rbf", sigma=0.6 * np.sqrt(dim))
     assert icd_mod._lazy_ok(n, rank, 0.0) and not icd_mod._lazy_ok(n, rank, 1e-3)
-    lazy = KernelSource(k, X)
+    lazy = kernel_source(k, X)
     A, piv, res, tr = icd_mod.icd_factor(lazy, rank, 0.0)
     r = A.shape[1]
     want, want_piv = _icd_by_definition(sk.gram(k, X), rank)
@@ -396,7 +396,7 @@ def test_icd_lazy_pivots_equal_the_definition(monkeypatch, parallel, as_f32, n, 
     # each entry once; a pivot's row needs no kernel value after its own column
     assert lazy.n_evaluations == n + (n - r) * r + r * (r - 1) // 2 <= n + r * n
     monkeypatch.setattr(icd_mod, "_lazy_ok", lambda n, r_max, tol: False)
-    A2, piv2, res2, tr2 = icd_mod.icd_factor(KernelSource(k, X), rank, 0.0)
+    A2, piv2, res2, tr2 = icd_mod.icd_factor(kernel_source(k, X), rank, 0.0)
     np.testing.assert_array_equal(piv, piv2)
     assert np.abs(A - A2).max() <= 1e-12 and res == pytest.approx(res2, rel=1e-9, abs=1e-12) and tr == tr2
 
@@ -411,7 +411,7 @@ def test_icd_lazy_ties_and_early_stop_on_repeated_points(distinct):
     base = np.random.default_rng(3).normal(size=(distinct, 5))
     X = base[np.random.default_rng(4).integers(0, distinct, size=120)]
     k = sk.kernel("rbf", sigma=2.0)
-    src = KernelSource(k, X)
+    src = kernel_source(k, X)
     A, piv, res, _ = icd_mod.icd_factor(src, 30, 0.0)
     want, want_piv = _icd_by_definition(sk.gram(k, X), 30)
     assert A.shape[1] == len(want_piv) == len(np.unique(X, axis=0))

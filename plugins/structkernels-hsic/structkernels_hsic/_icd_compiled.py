@@ -5,7 +5,7 @@ source.  The per-column step (:func:`_rbf_step_py`, a parallel and a serial comp
 fuses a kernel column, the factor's update and the residual's sum and arg-maximum in one
 pass over the rows; the fixed-rank path (``tol = 0``) searches the pivots lazily on a heap
 and completes the factor in one pass (comment above :func:`_rbf_row_py`).  Vectors held as
-float32 numbers are read from a float32 copy (:func:`_float32_exact`).
+float32 numbers are read from a float32 copy (:func:`float32_exact`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import types
 import numpy as np
 from numba import njit, prange
 
-_NCHUNK = 64  # row chunks of one fused step (partial sums and arg-maxima per chunk)
+NCHUNK = 64  # row chunks of one fused step (partial sums and arg-maxima per chunk)
 _LAZY_COLUMNS = 16  # columns per bringing up to date of a row in the fixed-rank pivot search
 
 
@@ -32,8 +32,8 @@ def _rbf_step_py(X, sq, g, p, piv, is_piv, A, r, d, part_sum, part_max, part_arg
     sqp = sq[p]
     xp = X[p]
     ap = A[p, :r].copy()
-    step = (n + _NCHUNK - 1) // _NCHUNK
-    for c in prange(_NCHUNK):
+    step = (n + NCHUNK - 1) // NCHUNK
+    for c in prange(NCHUNK):
         lo = c * step
         hi = min(lo + step, n)
         s = 0.0
@@ -89,7 +89,7 @@ def _float32_copy(X, out):  # pragma: no cover (compiled)
     return not bad.any()
 
 
-def _float32_exact(X: np.ndarray) -> np.ndarray | None:
+def float32_exact(X: np.ndarray) -> np.ndarray | None:
     """A float32 copy of the float64 ``X`` when every value is a float32 number, else None.
 
     The first row is checked before anything is copied: float64 data that is not float32
@@ -113,8 +113,8 @@ def _named(f, suffix: str):
 
 
 _FM = {"reassoc", "contract", "nsz"}
-_rbf_step_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named(_rbf_step_py, "_par"))
-_rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_step_py, "_seq"))
+rbf_step_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named(_rbf_step_py, "_par"))
+rbf_step_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_step_py, "_seq"))
 
 
 # ---- fixed rank (tol = 0): pivots found lazily, the factor completed in one pass
@@ -214,7 +214,7 @@ def _sift_down(heap, size, d, j):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, nogil=True)
-def _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r):  # pragma: no cover (compiled)
+def take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r):  # pragma: no cover (compiled)
     """Make the current row ``p`` pivot ``r``: ``A[p, r] = sqrt(d_p)``, zeros after it, its row
     of ``L``, its vector in ``P``; it leaves the candidates (``s[p] = A.shape[1]``)."""
     cap = A.shape[1]
@@ -235,7 +235,7 @@ def _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r):  # pragma: no cover (c
 
 
 @njit(cache=True, nogil=True, fastmath=_FM)
-def _rbf_lazy_pivots(X, sq, g, d, r0, r_max, floor, P, sqP, L, A, s, pivots):  # pragma: no cover (compiled)
+def rbf_lazy_pivots(X, sq, g, d, r0, r_max, floor, P, sqP, L, A, s, pivots):  # pragma: no cover (compiled)
     """Choose pivots ``r0, r0 + 1, ...`` up to ``r_max`` (largest residual, first index among
     ties); the number of pivots then held.
 
@@ -270,7 +270,7 @@ def _rbf_lazy_pivots(X, sq, g, d, r0, r_max, floor, P, sqP, L, A, s, pivots):  #
         heap[0] = heap[size]
         if size > 0:
             _sift_down(heap, size, d, 0)
-        _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r)
+        take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r)
         r += 1
     return r
 
@@ -282,5 +282,5 @@ def _rbf_complete_py(X, sq, g, P, sqP, L, A, d, s, r):  # pragma: no cover (comp
             _rbf_row(X, sq, g, P, sqP, L, A, d, s, i, r)
 
 
-_rbf_complete_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named(_rbf_complete_py, "_par"))
-_rbf_complete_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_complete_py, "_seq"))
+rbf_complete_par = njit(cache=True, nogil=True, parallel=True, fastmath=_FM)(_named(_rbf_complete_py, "_par"))
+rbf_complete_seq = njit(cache=True, nogil=True, fastmath=_FM)(_named(_rbf_complete_py, "_seq"))

@@ -79,7 +79,7 @@ def resolve_ranks(rank: Any, max_rank: Any, tol: Any) -> tuple[Any, Any]:
     return rx, ry
 
 
-def _positive_diag(source) -> np.ndarray:
+def positive_diag(source) -> np.ndarray:
     d = np.asarray(source.diagonal(), dtype=np.float64)
     if np.any(d < -1e-12 * max(1.0, float(np.abs(d).max(initial=0.0)))):
         bad = np.flatnonzero(d < 0)[:10].tolist()

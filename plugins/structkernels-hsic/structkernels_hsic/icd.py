@@ -45,14 +45,14 @@ from structkernels.engine.checks import KernelOutputError, validation_level
 from structkernels.engine.source import KernelSource, PrecomputedSource
 from structkernels.structures import take
 from structkernels_hsic._icd_compiled import (
-    _NCHUNK,
-    _float32_exact,
-    _rbf_complete_par,
-    _rbf_complete_seq,
-    _rbf_lazy_pivots,
-    _rbf_step_par,
-    _rbf_step_seq,
-    _take_pivot,
+    NCHUNK,
+    float32_exact,
+    rbf_complete_par,
+    rbf_complete_seq,
+    rbf_lazy_pivots,
+    rbf_step_par,
+    rbf_step_seq,
+    take_pivot,
 )
 from structkernels_hsic._kernels import (
     as_column,
@@ -64,11 +64,11 @@ from structkernels_hsic._kernels import (
     set_n_features,
 )
 from structkernels_hsic._lowrank import (
-    _positive_diag,
     centred_cross,
     check_rank_tol,
     fit_pair,
     pair_rank,
+    positive_diag,
     resolve_ranks,  # noqa: F401 (served here too)
 )
 from structkernels_hsic.nystrom import LANDMARKS, nystrom_factor
@@ -96,7 +96,8 @@ def _icd_rbf_lazy(source, X, sq, g, d, r_max, floor, bar):
     s = np.zeros(n, dtype=np.intp)
     pivots = np.empty(r_max, dtype=np.intp)
     big = n * (dim + r_max) >= _PARALLEL_MIN
-    complete = _rbf_complete_par if big and threading.current_thread() is threading.main_thread() else _rbf_complete_seq
+    main = threading.current_thread() is threading.main_thread()
+    complete = rbf_complete_par if big and main else rbf_complete_seq
     # The first columns move nearly every row (all of an RBF diagonal is 1): whole passes
     # over the rows, in parallel, with the exact arg-maximum after each.
     r = 0
@@ -104,11 +105,11 @@ def _icd_rbf_lazy(source, X, sq, g, d, r_max, floor, bar):
         p = int(np.argmax(d))  # first index among ties
         if d[p] <= floor:
             break
-        _take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r)
+        take_pivot(X, sq, d, P, sqP, L, A, s, pivots, p, r)
         r += 1
         complete(X, sq, g, P, sqP, L, A, d, s, r)
     if r == _LAZY_FULL:
-        r = int(_rbf_lazy_pivots(X, sq, g, d, r, r_max, floor, P, sqP, L, A, s, pivots))
+        r = int(rbf_lazy_pivots(X, sq, g, d, r, r_max, floor, P, sqP, L, A, s, pivots))
         complete(X, sq, g, P, sqP, L, A, d, s, r)
     # every entry computed once: r per non-pivot row, m for the m-th pivot (its diagonal is d)
     source.count((n - r) * r + r * (r - 1) // 2)
@@ -166,7 +167,7 @@ def _fused_rbf(source) -> tuple | None:
     # Each column reads all of X (memory-bound): float64 values that are float32 numbers
     # (vectors stored in float32, as embeddings usually are) are read from a float32 copy,
     # half the bytes, with the same float64 products and sums.
-    X32 = _float32_exact(X)
+    X32 = float32_exact(X)
     if X32 is not None:
         X = X32
     return X, prep[1], prep[2]
@@ -185,16 +186,17 @@ def _icd_rbf(source, fused, d, r_max, tol, trace0, floor, bar):
     # Two threads per column pay off on large passes only (a parallel region costs tens of
     # microseconds, milliseconds on a loaded machine); inside fit_pair's threads, one each.
     big = n * (X.shape[1] + r_max) >= _PARALLEL_MIN
-    step = _rbf_step_par if big and threading.current_thread() is threading.main_thread() else _rbf_step_seq
+    step = rbf_step_par if big and threading.current_thread() is threading.main_thread() \
+        else rbf_step_seq
     # the whole factor at once when it is small enough (no regrowth copies); rows are only
     # read up to the columns written, so the buffer need not be zeroed
     cap = r_max if n * r_max <= _WHOLE_FACTOR else min(r_max, 64)
     A = np.empty((n, cap), dtype=np.float64)
     pivots = np.empty(r_max, dtype=np.intp)
     is_piv = np.zeros(n, dtype=np.bool_)
-    part_sum = np.empty(_NCHUNK)
-    part_max = np.empty(_NCHUNK)
-    part_arg = np.empty(_NCHUNK, dtype=np.intp)
+    part_sum = np.empty(NCHUNK)
+    part_max = np.empty(NCHUNK)
+    part_arg = np.empty(NCHUNK, dtype=np.intp)
     residual = float(d.sum())
     p = int(np.argmax(d))
     r = 0
@@ -245,7 +247,7 @@ def icd_factor(
     n = source.n
     r_max = n if max_rank is None else min(int(max_rank), n)
     dt = source.dtype
-    d = _positive_diag(source)
+    d = positive_diag(source)
     trace0 = float(d.sum())
     floor = 1e-14 * float(d.max(initial=0.0))
     # plugin and user kernels: symmetry and PSD checked on the values the factorisation

@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 
 from structkernels.engine.source import KernelSource, PrecomputedSource
 from structkernels_hsic._kernels import cross_source
-from structkernels_hsic._lowrank import _positive_diag
+from structkernels_hsic._lowrank import positive_diag
 
 __all__ = ["nystrom_factor", "LANDMARKS"]
 
@@ -63,7 +63,7 @@ def nystrom_factor(
     rng = check_random_state(random_state)
     n = source.n
     m = min(int(n_landmarks), n)
-    d = _positive_diag(source)
+    d = positive_diag(source)
     trace0 = float(d.sum())
     if landmarks == "kmeans":
         if source.precomputed or not (isinstance(source.X, np.ndarray) and source.X.ndim == 2):

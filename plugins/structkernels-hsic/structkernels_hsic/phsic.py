@@ -55,14 +55,14 @@ from structkernels_hsic.phsic_files import (
     MODEL_FORMAT,
     MODEL_VERSION,
     READABLE_VERSIONS,
+    ModelReader,
+    ModelWriter,
     PHSICModelError,
-    _checked_archive,
-    _int,
-    _jsonable,
-    _kernel_from_json,
-    _kernel_to_json,
-    _Reader,
-    _Writer,
+    checked_archive,
+    count_field,
+    jsonable,
+    kernel_from_json,
+    kernel_to_json,
 )
 
 __all__ = ["PHSIC", "PHSICModelError", "MODEL_FORMAT", "MODEL_VERSION"]
@@ -410,12 +410,12 @@ def _save_model(model: PHSIC, path: str | os.PathLike, encoder: str) -> None:
         raise ValueError(f"{name}: PHSIC is not fitted; call fit(X, Y) before save")
     if not isinstance(encoder, str):
         raise ValueError(f"{name}: encoder must be a str, got {encoder!r}")
-    w = _Writer(name)
+    w = ModelWriter(name)
     params = model.get_params(deep=False)
-    params["kernel_x"] = _kernel_to_json(params["kernel_x"], f"{name}: kernel_x")
-    params["kernel_y"] = _kernel_to_json(params["kernel_y"], f"{name}: kernel_y")
+    params["kernel_x"] = kernel_to_json(params["kernel_x"], f"{name}: kernel_x")
+    params["kernel_y"] = kernel_to_json(params["kernel_y"], f"{name}: kernel_y")
     params["dtype"] = np.dtype(check_dtype(params["dtype"])).name
-    params = _jsonable(params, f"{name}: PHSIC parameters")
+    params = jsonable(params, f"{name}: PHSIC parameters")
     state: dict[str, Any] = {
         "n_samples": int(model.n_samples_),
         "n_kernel_evaluations": int(model.n_kernel_evaluations_),
@@ -424,13 +424,13 @@ def _save_model(model: PHSIC, path: str | os.PathLike, encoder: str) -> None:
     }
     if model.estimator == "feature":
         state["cov"] = w.array("cov", model.cov_)
-        state["kernel_x"] = _kernel_to_json(model.kernel_x_, f"{name}: kernel_x")
-        state["kernel_y"] = _kernel_to_json(model.kernel_y_, f"{name}: kernel_y")
+        state["kernel_x"] = kernel_to_json(model.kernel_x_, f"{name}: kernel_x")
+        state["kernel_y"] = kernel_to_json(model.kernel_y_, f"{name}: kernel_y")
     elif model.estimator == "icd":
         state["cov"] = w.array("cov", model.cov_)
         for side, icd in (("x", model.icd_x_), ("y", model.icd_y_)):
             state[f"icd_{side}"] = {
-                "max_rank": _jsonable(icd.max_rank, f"{name}: max_rank"),
+                "max_rank": jsonable(icd.max_rank, f"{name}: max_rank"),
                 "tol": float(icd.tol),
                 "factor": w.array(f"{side}.factor", icd.factor_),
                 "pivots": w.array(f"{side}.pivots", np.asarray(icd.pivots_, dtype=np.int64)),
@@ -461,7 +461,7 @@ def _load_model(path: str | os.PathLike, max_bytes: int | None = None) -> PHSIC:
 
     name = os.fspath(path)
     limit = model_io.MAX_MODEL_BYTES if max_bytes is None else max_bytes
-    entries = _checked_archive(name, limit)
+    entries = checked_archive(name, limit)
     if "meta" not in entries:
         raise PHSICModelError(f"{name}: not a PHSIC model file (no 'meta' entry)")
     try:
@@ -475,7 +475,7 @@ def _load_model(path: str | os.PathLike, max_bytes: int | None = None) -> PHSIC:
                 raise ValueError(f"the 'meta' entry is not valid JSON ({type(exc).__name__})") from None
             check_header(meta, name=name, format=MODEL_FORMAT, versions=READABLE_VERSIONS,
                          what="PHSIC model", error=PHSICModelError)
-            return _model_from(meta, _Reader(name, npz, entries))
+            return _model_from(meta, ModelReader(name, npz, entries))
     except PHSICModelError:
         raise
     except UnknownNameError as exc:
@@ -485,7 +485,7 @@ def _load_model(path: str | os.PathLike, max_bytes: int | None = None) -> PHSIC:
         raise PHSICModelError(f"{name}: damaged PHSIC model ({type(exc).__name__}: {exc})") from None
 
 
-def _model_from(meta: dict[str, Any], r: _Reader) -> PHSIC:
+def _model_from(meta: dict[str, Any], r: ModelReader) -> PHSIC:
     from structkernels_hsic.icd import IncompleteCholesky
 
     cls = _ESTIMATOR_CLASSES.get(meta.get("estimator_class"))
@@ -501,7 +501,7 @@ def _model_from(meta: dict[str, Any], r: _Reader) -> PHSIC:
     params = dict(params)
     for side in ("kernel_x", "kernel_y"):
         if side in params:
-            params[side] = _kernel_from_json(params[side], side)
+            params[side] = kernel_from_json(params[side], side)
     for key in ("max_rank", "rank"):
         if isinstance(params.get(key), list):
             params[key] = tuple(params[key])
@@ -517,8 +517,8 @@ def _model_from(meta: dict[str, Any], r: _Reader) -> PHSIC:
     model.mean_x_ = r.array(state.get("mean_x"), 1)
     model.mean_y_ = r.array(state.get("mean_y"), 1)
     if model.estimator == "feature":
-        kx = _kernel_from_json(state.get("kernel_x"), "state kernel_x")
-        ky = _kernel_from_json(state.get("kernel_y"), "state kernel_y")
+        kx = kernel_from_json(state.get("kernel_x"), "state kernel_x")
+        ky = kernel_from_json(state.get("kernel_y"), "state kernel_y")
         from structkernels import kernel as make_kernel
 
         model.kernel_x_ = make_kernel(kx) if isinstance(kx, str) else kx
@@ -552,7 +552,8 @@ def _model_from(meta: dict[str, Any], r: _Reader) -> PHSIC:
             icd.residual_ = icd.residual_trace_ / icd.trace_ if icd.trace_ > 0 else 0.0
             icd.rank_ = int(rank)
             icd.n_samples_ = n
-            icd.n_kernel_evaluations_ = _int(spec.get("n_kernel_evaluations"), "n_kernel_evaluations")
+            icd.n_kernel_evaluations_ = count_field(spec.get("n_kernel_evaluations"),
+                                                    "n_kernel_evaluations")
             icd._pivot_block = np.ascontiguousarray(icd.factor_[icd.pivots_, :])
             if not icd.source_.precomputed:
                 icd.pivot_structures_ = take(icd.source_.X, icd.pivots_)
@@ -569,6 +570,7 @@ def _model_from(meta: dict[str, Any], r: _Reader) -> PHSIC:
         model.source_y_ = r.source("y", state.get("source_y"), dt)
         if len(model.mean_x_) != model.source_x_.n or len(model.mean_y_) != model.source_y_.n:
             raise ValueError("the means do not match the training data")
-    model.n_samples_ = _int(state.get("n_samples"), "n_samples")
-    model.n_kernel_evaluations_ = _int(state.get("n_kernel_evaluations"), "n_kernel_evaluations")
+    model.n_samples_ = count_field(state.get("n_samples"), "n_samples")
+    model.n_kernel_evaluations_ = count_field(state.get("n_kernel_evaluations"),
+                                              "n_kernel_evaluations")
     return model

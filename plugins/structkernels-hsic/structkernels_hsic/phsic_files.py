@@ -60,7 +60,7 @@ class PHSICModelError(StructkernelsError, ValueError):
     """A PHSIC model file that cannot be used (or a model that cannot be saved); names the file."""
 
 
-def _kernel_to_json(kernel: Any, where: str) -> Any:
+def kernel_to_json(kernel: Any, where: str) -> Any:
     """``"precomputed"``, a registered name, or ``{"name", "params"}`` / ``{"normalized": ...}``."""
     from structkernels import Kernel
     from structkernels.kernels.base import Normalized
@@ -69,26 +69,26 @@ def _kernel_to_json(kernel: Any, where: str) -> Any:
     if isinstance(kernel, str):
         return kernel if kernel == "precomputed" else kernels.resolve_name(kernel)
     if isinstance(kernel, Normalized):
-        return {"normalized": _kernel_to_json(kernel.kernel, where)}
+        return {"normalized": kernel_to_json(kernel.kernel, where)}
     if isinstance(kernel, Kernel):
         try:
             name = kernels.name_to_save(type(kernel))
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         params = kernel.get_params(deep=False)
-        return {"name": name, "params": _jsonable(params, f"{where} parameters")}
+        return {"name": name, "params": jsonable(params, f"{where} parameters")}
     raise ValueError(f"{where}: cannot save a kernel given as {type(kernel).__name__}")
 
 
-def _kernel_from_json(spec: Any, where: str) -> Any:
-    """Inverse of :func:`_kernel_to_json`: names resolve through the kernel registry only."""
+def kernel_from_json(spec: Any, where: str) -> Any:
+    """Inverse of :func:`kernel_to_json`: names resolve through the kernel registry only."""
     from structkernels.kernels.base import Normalized
     from structkernels.kernels.names import kernels
 
     if isinstance(spec, str):
         return spec if spec == "precomputed" else kernels.resolve_name(spec)
     if isinstance(spec, dict) and set(spec) == {"normalized"}:
-        return Normalized(_kernel_from_json(spec["normalized"], where))
+        return Normalized(kernel_from_json(spec["normalized"], where))
     if isinstance(spec, dict) and set(spec) == {"name", "params"} and isinstance(spec["params"], dict):
         cls = kernels.get(kernels.resolve_name(spec["name"]))
         kernel = cls(**spec["params"])
@@ -97,12 +97,12 @@ def _kernel_from_json(spec: Any, where: str) -> Any:
     raise ValueError(f"{where} must be a kernel name or {{'name', 'params'}}, got {spec!r}")
 
 
-def _jsonable(value: Any, where: str) -> Any:
+def jsonable(value: Any, where: str) -> Any:
     """Parameters as JSON data (tuples become lists); anything else is refused by name."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v, where) for k, v in value.items()}
+        return {str(k): jsonable(v, where) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v, where) for v in value]
+        return [jsonable(v, where) for v in value]
     if isinstance(value, (bool, str, type(None))):
         return value
     if isinstance(value, (int, np.integer)):
@@ -153,7 +153,7 @@ def _structures_from_json(records: Any, where: str) -> list:
     return out
 
 
-class _Writer:
+class ModelWriter:
     """Collects the archive's arrays and the JSON state of one model."""
 
     def __init__(self, where: str):
@@ -175,7 +175,7 @@ class _Writer:
             out["kernel"] = "precomputed"
             out["data"] = self.array(f"{side}.data", source.K)
             return out
-        out["kernel"] = _kernel_to_json(source.kernel, f"{self.where}: kernel_{side}")
+        out["kernel"] = kernel_to_json(source.kernel, f"{self.where}: kernel_{side}")
         if isinstance(source.X, np.ndarray) and source.X.dtype.kind in "biuf":
             out["data"] = self.array(f"{side}.data", source.X)
         else:
@@ -186,7 +186,7 @@ class _Writer:
         return out
 
 
-def _checked_archive(name: str, max_bytes: int) -> set[str]:
+def checked_archive(name: str, max_bytes: int) -> set[str]:
     """Entry names of the ``.npz`` at ``name``, after checking every ``.npy`` header against the limit."""
     try:
         with open(name, "rb") as fh:
@@ -234,7 +234,7 @@ def _checked_archive(name: str, max_bytes: int) -> set[str]:
     return entries
 
 
-class _Reader:
+class ModelReader:
     def __init__(self, name: str, npz: Any, entries: set[str]):
         self.name = name
         self.npz = npz
@@ -255,7 +255,7 @@ class _Reader:
 
         if not isinstance(spec, dict):
             raise ValueError(f"source {side} must be an object")
-        kernel = _kernel_from_json(spec.get("kernel"), f"kernel_{side}")
+        kernel = kernel_from_json(spec.get("kernel"), f"kernel_{side}")
         if isinstance(kernel, str) and kernel == "precomputed":
             source: Any = precomputed_source(self.array(spec.get("data"), 2), side.upper(), dtype)
         else:
@@ -269,13 +269,13 @@ class _Reader:
                 X = self.array(spec.get("data"))
             inner = self.array(spec["inner_diag"], 1) if "inner_diag" in spec else None
             source = kernel_source(kernel, X, dtype, inner_diag=inner)
-        n_evaluations = _int(spec.get("n_evaluations"), "n_evaluations")
+        n_evaluations = count_field(spec.get("n_evaluations"), "n_evaluations")
         if not source.precomputed:
             source.count(n_evaluations)
         return source
 
 
-def _int(value: Any, where: str) -> int:
+def count_field(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{where} must be an int >= 0, got {value!r}")
     return value

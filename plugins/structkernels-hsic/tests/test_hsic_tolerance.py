@@ -424,7 +424,7 @@ def test_icd_lazy_ties_and_early_stop_on_repeated_points(distinct):
 def test_parallel_and_serial_completions_have_their_own_cache_entries():
     from structkernels_hsic import icd as icd_mod
 
-    par, seq = icd_mod._rbf_complete_par.py_func, icd_mod._rbf_complete_seq.py_func
+    par, seq = icd_mod.rbf_complete_par.py_func, icd_mod.rbf_complete_seq.py_func
     assert par.__qualname__ != seq.__qualname__ and par.__code__ is seq.__code__
 
 
@@ -433,7 +433,7 @@ def test_parallel_and_serial_steps_have_their_own_cache_entries():
 
     # numba's on-disk cache is keyed by qualified name and line: one name for both variants
     # made the parallel dispatcher load the serial machine code (one core)
-    par, seq = icd_mod._rbf_step_par.py_func, icd_mod._rbf_step_seq.py_func
+    par, seq = icd_mod.rbf_step_par.py_func, icd_mod.rbf_step_seq.py_func
     assert par.__qualname__ != seq.__qualname__
     assert par.__code__ is seq.__code__  # one body, two compilations
 
@@ -442,11 +442,11 @@ def test_float32_copy_only_when_every_value_is_a_float32_number():
     from structkernels_hsic import icd as icd_mod
 
     X = np.random.default_rng(0).normal(size=(50, 4)).astype(np.float32).astype(np.float64)
-    X32 = icd_mod._float32_exact(X)
+    X32 = icd_mod.float32_exact(X)
     assert X32 is not None and X32.dtype == np.float32
     np.testing.assert_array_equal(X32.astype(np.float64), X)
     X[37, 2] += 1e-12  # first row still float32 numbers, a later one not
-    assert icd_mod._float32_exact(X) is None
+    assert icd_mod.float32_exact(X) is None
 
 
 @pytest.mark.parametrize("ranks", [(7, 5), (600, 3)])

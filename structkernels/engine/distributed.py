@@ -61,6 +61,7 @@ Example (a script in ``benchmarks/cluster_gram.py`` runs this at scale)::
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -68,7 +69,6 @@ import sys
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,6 @@ from structkernels.engine._blocks import (
     FileMatrix,
     block_ranges,
     block_tasks,
-    finish_block,
     guided_chunks,
     largest_first,
     one_block,
@@ -88,7 +87,8 @@ from structkernels.engine._blocks import (
     write_block_file,
 )
 from structkernels.engine._keys import content_hash, kernel_key
-from structkernels.engine.checks import normalization_scales
+from structkernels.engine.checks import normalization_scales, normalize_block
+from structkernels.engine.parallel import dask_client, in_background
 from structkernels.utils import (
     atomic_memmap,
     atomic_open,
@@ -394,8 +394,8 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
                 continue
             t0, u0 = time.perf_counter(), time.thread_time()
             # normalised as normalize_inplace does (s_i * s_j formed first): the same bits
-            block, _ = finish_block(task, one_block(kernel, task, X, None, True), True,
-                                    None if scale is None else (scale, scale))
+            block, _ = normalize_block(one_block(kernel, task, X, None, True), task[::2],
+                                       None if scale is None else (scale, scale))
             t1, u1 = time.perf_counter(), time.thread_time()
             write_block_file(fm, task, block, True)
             _hand_over(run_id, task, partial, parts)
@@ -514,7 +514,7 @@ def dask_gram(
     >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
     >>> K, info = dask_gram(kernel("path"), paths, "K.npy", client=client)  # doctest: +SKIP
     """
-    from distributed import as_completed, get_client
+    from distributed import as_completed
     from tqdm.auto import tqdm
 
     t_start = time.perf_counter()
@@ -524,7 +524,7 @@ def dask_gram(
     X = kernel.check_input(X)
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
         raise ValueError(f"block_size must be a positive int, got {block_size!r}")
-    client = client or get_client()
+    client = client or dask_client()
     n = len(X)
     out = Path(os.fspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -534,9 +534,8 @@ def dask_gram(
     result_file = parts / "result.json"
     # the data and the kernel go to every worker once (tasks hold references to them),
     # sent while this thread hashes the data for the run key and prepares the file
-    sending = ThreadPoolExecutor(max_workers=1)
-    scattered = sending.submit(client.scatter, [X, kernel], broadcast=True, hash=False)
-    sending.shutdown(wait=False)
+    scattered = in_background(functools.partial(client.scatter, broadcast=True, hash=False),
+                              [X, kernel])
     key = _run_key(kernel, X, int(block_size), normalize)
     tasks = list(block_tasks(n, n, int(block_size), True))
     old = _read_key(meta_file)

@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.engine.gram import releases_gil
+from structkernels.engine.parallel import releases_gil
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import kernel as make_kernel
 from structkernels.kernels.views import ViewKernel

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 
 from structkernels.engine._blocks import (
@@ -48,7 +47,7 @@ from structkernels.engine._blocks import (
     write_block,
     write_block_file,
 )
-from structkernels.engine._keys import kernel_code_version, kernel_key  # kernel_key: public here
+from structkernels.engine._keys import content_hash, kernel_key  # kernel_key: public here
 from structkernels.engine.checks import (
     OWN_DIAGONAL,
     check_kernel_values,
@@ -59,7 +58,16 @@ from structkernels.engine.checks import (
     validation_level,
 )
 from structkernels.engine.parallel import Plan, map_tasks, plan
-from structkernels.utils import atomic_memmap, bar_disabled, n_jobs_value, tqdm
+from structkernels.utils import (
+    CacheFolder,
+    NpyFormatError,
+    atomic_memmap,
+    bar_disabled,
+    n_jobs_value,
+    read_npy,
+    save_npy,
+    tqdm,
+)
 
 __all__ = ["gram", "GramInfo", "GRAM_OPTIONS", "block_ranges", "kernel_key"]
 
@@ -215,15 +223,28 @@ def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarra
     return dx, dy
 
 
-def _compute_keyed(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, code_version,
-                   full_validation=False):
-    """:func:`_compute` for the ``cache=`` of :func:`gram`: joblib.Memory keys the call on
-    its arguments (the kernel and the data hashed by content), and ``code_version``
-    (:func:`kernel_code_version`) adds the kernel's code to the key.  ``full_validation`` is in
-    the key too: a matrix cached without the symmetry/PSD probe is not served to a call
-    that asks for it."""
-    return _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend,
-                    validate=bool(full_validation))
+def _cached(cache: str | os.PathLike, kernel: BlockKernel, X, Y, normalize: bool, full: bool,
+            compute) -> tuple[np.ndarray, int, int, bool]:
+    """``compute()`` through the Gram store in the folder ``cache``: ``(K, n_evaluations,
+    n_blocks, hit)``.
+
+    An entry is a ``.npy`` file with its checked sidecar (:class:`CacheFolder`), named and
+    keyed by the kernel (class, all its parameters, code version: :func:`kernel_key`), the
+    data's content, ``normalize`` and whether the symmetry/PSD probe ran; it is read
+    without pickle (:func:`read_npy`), and a damaged or foreign entry is computed again.
+    """
+    key = content_hash([kernel_key(kernel), content_hash(X), content_hash(Y), normalize, full])
+    folder = CacheFolder(cache, "Gram cache")
+    name = f"gram-{key}.npy"
+    n, m = len(X), len(X) if Y is None else len(Y)
+    if folder.check_file(name, key, 8 * n * m + 4096):
+        try:
+            return read_npy(folder.file(name), max_bytes=8 * n * m), 0, 0, True
+        except NpyFormatError as exc:
+            folder.discard(name, str(exc))
+    K, n_evals, n_blocks = compute()
+    folder.write_file(name, key, lambda path: save_npy(path, K))
+    return K, n_evals, n_blocks, False
 
 
 def gram(
@@ -235,7 +256,7 @@ def gram(
     normalize: bool = False,
     block_size: int | None = None,
     out: str | os.PathLike | None = None,
-    cache: str | os.PathLike | joblib.Memory | None = None,
+    cache: str | os.PathLike | None = None,
     progress: bool | None = None,
     backend: str | None = None,
     return_info: bool = False,
@@ -271,11 +292,11 @@ def gram(
         (:class:`~structkernels.utils.WriteError`) leaves an existing ``out``
         intact, and two calls writing one ``out`` each finish (the last
         rename wins).
-    cache : path or joblib.Memory, optional
-        On-disk cache keyed by the kernel (all its parameters), a hash of the
-        data's content and the kernel's code version (``structkernels``'s
-        version and each kernel class's ``code_version``): a repeated call
-        loads the matrix and makes no kernel call.
+    cache : path, optional
+        A folder of checked ``.npy`` entries (never pickles) keyed by the kernel (all its
+        parameters), a hash of the data's content and the kernel's code version
+        (``structkernels``'s version and each kernel class's ``code_version``): a
+        repeated call loads the matrix and makes no kernel call.
     progress : bool, optional
         Show a progress bar (default: on long work, when stderr is a terminal).
     backend : str, optional
@@ -332,8 +353,8 @@ def gram(
         final = Path(os.fspath(out))
         final.parent.mkdir(parents=True, exist_ok=True)
 
-    cache_hit = False
     args = (kernel, X, Y, bool(normalize), n_jobs, block_size, progress, backend)
+    full = level == "full"
     with contextlib.ExitStack() as stack:
         # the memory map is built under a temporary name in the folder of ``out`` and
         # renamed over it only when complete: an interrupt, a kill or a full disk leaves
@@ -342,23 +363,14 @@ def gram(
         if final is not None:
             target = stack.enter_context(atomic_memmap(final, (n, m), np.float64))
         if cache is not None:
-            memory = (
-                cache if isinstance(cache, joblib.Memory)
-                else joblib.Memory(os.fspath(cache), verbose=0)
-            )
-            cached = memory.cache(
-                _compute_keyed, ignore=["n_jobs", "block_size", "progress", "backend"]
-            )
-            keyed = (*args, kernel_code_version(kernel), level == "full")
-            cache_hit = bool(cached.check_call_in_cache(*keyed))
-            K, n_evals, n_blocks = cached(*keyed)
-            if cache_hit:
-                n_evals = 0
+            K, n_evals, n_blocks, cache_hit = _cached(
+                cache, kernel, X, Y, bool(normalize), full,
+                lambda: _compute(*args, validate=full))
             if target is not None:
                 target[:] = K
-                K = target
         else:
-            K, n_evals, n_blocks = _compute(*args, out=target, validate=level == "full")
+            cache_hit = False
+            K, n_evals, n_blocks = _compute(*args, out=target, validate=full)
         if target is not None:
             K = target = None  # the temporary file's map: flushed and renamed on leaving
     if final is not None:

@@ -128,10 +128,10 @@ def place_transposed(out, block):  # pragma: no cover - compiled
 
 
 class FileMatrix:
-    """A C-ordered float64 matrix in a file, written (and read) a block of rows at a time.
+    """A C-ordered float64 matrix in a file, written a block at a time.
 
-    Blocks go to the file with ``pwrite`` (one call per row of the block) and row
-    bands come back with ``preadv``: nothing maps the file, so the process holds
+    Blocks go to the file with ``pwrite`` (one call per row of the block): nothing maps
+    the file, so the process holds
     only the blocks in hand (the pages written stay in the page cache, dirty
     until written back), whatever the size of the matrix.  Writing does not
     fault the file's pages into a map one by one, which costs about twice the
@@ -189,18 +189,6 @@ class FileMatrix:
             return
         for i in range(h):
             pwrite_all(self._fd, rows[i], self._at(r0 + i, c0))
-
-    def read_rows(self, r0: int, r1: int) -> np.ndarray:
-        """``K[r0:r1]``, read into a new array."""
-        out = np.empty((r1 - r0, self.shape[1]), dtype=np.float64)
-        view = memoryview(out).cast("B")
-        pos = self._at(r0, 0)
-        while view:
-            k = os.preadv(self._fd, [view], pos)
-            if k == 0:
-                raise OSError(f"{self.path}: the file ends before row {r1}")
-            view, pos = view[k:], pos + k
-        return out
 
 
 def pwrite_all(fd: int, data: np.ndarray, pos: int) -> None:

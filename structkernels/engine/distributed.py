@@ -1,55 +1,32 @@
 """Out-of-core Gram matrices on a dask cluster, restartable after a lost worker.
 
-:func:`dask_gram` writes the Gram matrix of ``X`` block by block into a
-``.npy`` file that every worker writes (on a cluster: a path on a file system
-all workers share).  Next to it, ``<out>.parts/`` holds one marker file per
-finished block, the key of the run (``meta.json``), and the matrix being built
-(``partial.npy``): ``out`` itself is written only when the matrix is complete,
-by renaming ``partial.npy`` over it, so an existing ``out`` is intact until
-then.  So:
+:func:`dask_gram` writes the Gram matrix of ``X`` block by block into a ``.npy`` file that
+every worker writes (on a cluster: a path on a file system all workers share).  Next to
+it, ``<out>.parts/`` holds one marker file per finished block, the key of the run
+(``meta.json``) and the matrix being built (``partial.npy``), renamed over ``out`` only
+when complete.  So:
 
-* the data, the kernel (and the normalisation scales) go to every worker once
-  (``client.scatter``, sent while the client hashes the data for the run key);
-  a task names them and its blocks, nothing more;
-* the blocks (largest first) go out in a few jobs per worker, shrinking towards
-  the end (guided self-scheduling: each job takes ``1 / (2 threads)`` of the
-  evaluations left), all in one graph: a task costs the scheduler and the worker
-  a few milliseconds, a block of a job nothing;
-* a worker writes each block (and its mirror) into the file with ``pwrite``,
-  mapping nothing, so its memory is one block (``block_size**2`` doubles),
-  whatever ``n``;
-* a block is marked done only once the file holding it is on disk: a thread in
-  each worker process takes the blocks written since its last pass, flushes the
-  file once (``fdatasync``: the first blocks at once, then at gaps growing with
-  the run up to 10 s while the worker computes, at once when it stops) and then
-  writes their markers.  The flushes overlap the
-  computation of the next blocks instead of following each block, and a marker
-  never exists for a block that a crash could lose;
-* a worker that dies loses only the blocks it was computing or had not yet
-  marked: the scheduler hands its running job to another worker
-  (``allowed_failures`` retries in dask; blocks already marked are skipped), and
-  the blocks it finished but had not marked are computed again at the end of
-  the run.  A block that fails stops the run: the other jobs stop after their
-  current block, and every block finished is marked before the error is raised;
-* a whole run that stops (scheduler lost, machine rebooted, Ctrl-C) is resumed
-  by calling :func:`dask_gram` again with the same arguments: blocks with a
-  marker are skipped;
-* the key of a run covers the data (a content hash of the structures, in
-  chunks of 16,384 whatever ``block_size``), the kernel (its class, a hash of all its
-  parameters and its code version: ``structkernels.engine._keys.kernel_key``),
-  ``n``, ``block_size`` and ``normalize``.  A call whose key differs from the
-  one found (other data, the same data in another order, another σ, a new
-  version of the kernel's code) reuses nothing: it says so on stderr and
-  computes every block again;
-* with ``normalize=True`` the diagonal is computed first (saved as
-  ``diag.npy``) and every block is normalised before it is written, so a
-  resumed run never normalises a block twice.
+* the data and the kernel (and the normalisation scales) go to every worker once; the
+  blocks (largest first) go out in a few jobs per worker that shrink towards the end;
+* a worker writes each block (and its mirror) with ``pwrite``, mapping nothing: its memory
+  is one block whatever ``n``;
+* a block is marked done only once the file holding it is on disk: a thread in each worker
+  process flushes the file (``fdatasync``) at growing gaps while the worker computes and
+  then writes the markers of the blocks flushed, so a marker never exists for a block that
+  a crash could lose;
+* a worker that dies loses only the blocks it had not marked: the scheduler hands its job
+  to another worker, and blocks left unmarked are computed again at the end of the run.  A
+  block that fails stops the run, once every finished block is marked;
+* a run that stops (scheduler lost, reboot, Ctrl-C) is resumed by calling :func:`dask_gram`
+  again with the same arguments: blocks with a marker are skipped.  The key of a run
+  covers the data (a content hash, in chunks of 16,384 structures), the kernel (class, all
+  its parameters, code version), ``n``, ``block_size`` and ``normalize``; a call whose key
+  differs reuses nothing, and says so on stderr;
+* with ``normalize=True`` the diagonal is computed first (saved as ``diag.npy``) and every
+  block is normalised before it is written, so a resumed run never normalises twice.
 
-Needs the ``distributed`` extra (``pip install structkernels[distributed]``).
-The result equals :func:`structkernels.gram` bit for bit (same blocks, same
-arithmetic, the lower triangle an exact mirror of the upper).
-
-Example (a script in ``benchmarks/cluster_gram.py`` runs this at scale)::
+Needs the ``distributed`` extra.  The result equals :func:`structkernels.gram` bit for bit
+(same blocks, same arithmetic, the lower triangle an exact mirror of the upper)::
 
     from dask.distributed import Client, LocalCluster
     from structkernels import kernel
@@ -109,14 +86,9 @@ _HASH_CHUNK = 1 << 14
 #: a worker's flushing thread stops after this many idle seconds (its next block starts one)
 _COMMIT_IDLE_SECONDS = 5.0
 #: while a worker process computes blocks, the gap between two of its flushes grows with its
-#: run: the first pass flushes the first blocks at once, each later pass waits as long as the
-#: run has lasted so far (at least :data:`_COMMIT_FIRST_SECONDS`, at most
-#: :data:`_COMMIT_INTERVAL_SECONDS`: the work a machine crash can cost).  Flushing while the
-#: workers compute takes CPU and disk from them (page by page writes of blocks whose
-#: neighbours are not written yet, a journal commit each): on a 2-core machine, a 512 MB
-#: matrix flushed every 0.1 s took 8.1 s against 5.8 s with one flush at the end.  A process
-#: with no block in hand flushes after :data:`_COMMIT_GRACE_SECONDS` (the end of a run waits
-#: for no interval)
+#: run, from :data:`_COMMIT_FIRST_SECONDS` to :data:`_COMMIT_INTERVAL_SECONDS` (the work a
+#: machine crash can cost): flushing takes CPU and disk from the computation.  A process with
+#: no block in hand flushes after :data:`_COMMIT_GRACE_SECONDS`
 _COMMIT_FIRST_SECONDS = 0.25
 _COMMIT_INTERVAL_SECONDS = 10.0
 _COMMIT_GRACE_SECONDS = 0.01

@@ -1,29 +1,17 @@
 """The one place where structkernels starts threads, processes or a dask cluster.
 
 Deciding how to run is apart from running: :func:`plan` reads the kernel's and the work's
-properties once and returns a :class:`Plan` (a backend and a worker count);
-:func:`map_tasks` runs a function over tasks with that plan, or with a backend named by the
-caller.  Four backends:
-
-* ``"serial"``: in this thread;
-* ``"threads"``: threads of this process, for compiled work that releases the GIL
-  (:func:`releases_gil`): no start-up, no copies of the data;
-* ``"processes"``: joblib worker processes (loky, or the backend of an active
-  ``joblib.parallel_backend`` context), for Python-level work;
-* ``"dask"``: the tasks submitted to a dask client (``backend="dask"`` or an active
-  ``joblib.parallel_backend("dask")``), the objects they share sent to every worker once
-  and each result released on the cluster the moment it is taken.
-
-:func:`map_tasks` owns the worker count (``n_jobs`` as everywhere in structkernels), the
-grouping of tasks into chunks balanced by cost, the order of results, progress and
-interruption.  :func:`map_blocks` is the kernel-value form on top of it, in the pattern of
-scikit-learn's ``pairwise_distances_chunked(reduce_func=...)``: each task is a block of a
-:class:`~structkernels.engine.source.KernelSource`, computed and reduced in the worker, so
-that only the reduced result comes back.  :func:`dask_cluster` and :func:`connect_dask`
-start a cluster or a client, :func:`in_background` runs one call in a thread, and
-:func:`call_in_child` / :class:`ChildProcess` run calls in a fresh process.
-
-Every other module calls these instead of starting a pool, a process or a client.
+properties and returns a :class:`Plan`; :func:`map_tasks` runs a function over tasks with
+it (or with a backend the caller names): ``"serial"``; ``"threads"`` of this process, for
+compiled work that releases the GIL (:func:`releases_gil`); ``"processes"`` of joblib
+(loky, or an active ``joblib.parallel_backend`` context), for Python-level work;
+``"dask"``, on a dask client, the objects the tasks share sent to every worker once.
+:func:`map_tasks` owns the worker count, the chunks balanced by cost, the order of
+results, progress and interruption; :func:`map_blocks` computes and reduces blocks of a
+:class:`~structkernels.engine.source.KernelSource` in the workers (as scikit-learn's
+``pairwise_distances_chunked(reduce_func=...)``).  :func:`dask_cluster` and
+:func:`connect_dask` start a cluster or a client, :func:`in_background` one call in a
+thread, :func:`call_in_child` and :class:`ChildProcess` calls in a fresh process.
 """
 
 from __future__ import annotations
@@ -468,14 +456,11 @@ def map_blocks(
     >>> [float(s) for s in map_blocks(src, tasks, lambda B, t: B.sum(), n_jobs=1)]
     [2.0, 0.0]
     """
-    tasks = list(tasks)
-    # threads for GIL-free kernels, unless a joblib backend context (dask) is active
-    threads = source.releases_gil and active_backend_is_default()
+    run = plan(source.kernel, n_jobs)
     if chunks_per_worker is None:
-        chunks_per_worker = 16 if threads else 4
+        chunks_per_worker = 16 if run.backend == "threads" else 4
     return map_tasks(
-        _BlockJob(source, reduce), tasks, n_jobs=n_jobs,
-        backend="threads" if threads else "processes", ordered=ordered,
+        _BlockJob(source, reduce), tasks, backend=run, ordered=ordered,
         chunks_per_worker=chunks_per_worker, cost=source.task_cost, progress=progress,
         desc=desc, unit="eval",
     )

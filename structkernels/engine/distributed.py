@@ -65,6 +65,7 @@ from structkernels.engine._blocks import (
 )
 from structkernels.engine._keys import content_hash, kernel_key
 from structkernels.engine.checks import normalization_scales, normalize_block
+from structkernels.engine.gram import checked
 from structkernels.engine.parallel import dask_client, in_background
 from structkernels.utils import (
     atomic_memmap,
@@ -490,12 +491,7 @@ def dask_gram(
     from tqdm.auto import tqdm
 
     t_start = time.perf_counter()
-    if getattr(kernel, "cosine_normalizes", False):
-        kernel, normalize = kernel.kernel, True
-    kernel.validate_params()
-    X = kernel.check_input(X)
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    kernel, X, _, normalize = checked(kernel, X, None, normalize, block_size)
     client = client or dask_client()
     n = len(X)
     out = Path(os.fspath(out))

@@ -69,7 +69,7 @@ from structkernels.utils import (
     tqdm,
 )
 
-__all__ = ["gram", "GramInfo", "GRAM_OPTIONS", "block_ranges", "kernel_key"]
+__all__ = ["gram", "GramInfo", "GRAM_OPTIONS", "block_ranges", "checked", "kernel_key"]
 
 
 @dataclass
@@ -92,6 +92,21 @@ class GramInfo:
     seconds: float
     cache_hit: bool
     n_blocks: int
+
+
+def checked(kernel: BlockKernel, X: Any, Y: Any, normalize: bool, block_size: int | None
+            ) -> tuple[BlockKernel, Sequence, Sequence | None, bool]:
+    """``(kernel, X, Y, normalize)`` as a Gram computes them: a normalising wrapper
+    (:class:`structkernels.Normalized`) unwrapped into ``normalize`` (its diagonal then
+    computed once), the parameters and the inputs checked, ``block_size`` None or a
+    positive int."""
+    if getattr(kernel, "cosine_normalizes", False):
+        kernel, normalize = kernel.kernel, True
+    kernel.validate_params()
+    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+            block_size, (int, np.integer)) or block_size < 1):
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    return kernel, kernel.check_input(X), None if Y is None else kernel.check_input(Y), normalize
 
 
 def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
@@ -335,16 +350,9 @@ def gram(
     [[1.0, 1.0], [1.0, 2.0]]
     """
     t0 = time.perf_counter()
-    if getattr(kernel, "cosine_normalizes", False):
-        kernel, normalize = kernel.kernel, True
-    kernel.validate_params()
-    level = validation_level(kernel, validate)
-    X = kernel.check_input(X)
-    Y = None if Y is None else kernel.check_input(Y)
     n_jobs_value(n_jobs)
-    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
-            block_size, (int, np.integer)) or block_size < 1):
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    kernel, X, Y, normalize = checked(kernel, X, Y, normalize, block_size)
+    level = validation_level(kernel, validate)
     n = len(X)
     m = n if Y is None else len(Y)
 

@@ -85,6 +85,7 @@ class GramInfo:
     seconds : float
     cache_hit : bool
     n_blocks : int
+        Blocks computed (0 on a cache hit).
     """
 
     shape: tuple[int, int]

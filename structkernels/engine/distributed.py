@@ -66,7 +66,7 @@ from structkernels.engine._blocks import (
 from structkernels.engine._keys import content_hash, kernel_key
 from structkernels.engine.checks import normalization_scales, normalize_block
 from structkernels.engine.gram import checked
-from structkernels.engine.parallel import dask_client, in_background
+from structkernels.engine.parallel import Plan, dask_client, in_background, map_tasks
 from structkernels.utils import (
     atomic_memmap,
     atomic_open,
@@ -97,6 +97,8 @@ _COMMIT_GRACE_SECONDS = 0.01
 _MARK_PATIENCE_SECONDS = 60.0
 #: rounds of computing again blocks that stayed unmarked, before giving up
 _MAX_ROUNDS = 3
+#: the times of a block in ``info["workers"]``, in the order a job reports them
+_TIMES = ("compute_seconds", "write_seconds", "compute_cpu_seconds", "write_cpu_seconds")
 
 
 def parts_dir(out: str | os.PathLike) -> Path:
@@ -376,8 +378,8 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
             done.append((task, (t1 - t0, t2 - t1, u1 - u0, u2 - u1), task_evals(task, True)))
 
 
-def _diag_job(kernel: BlockKernel, X, r0: int, r1: int) -> tuple[int, np.ndarray]:
-    return r0, np.asarray(kernel.diag_block(X[r0:r1]), dtype=np.float64)
+def _diag_job(kernel: BlockKernel, X, rows: tuple[int, int]) -> tuple[int, np.ndarray]:
+    return rows[0], np.asarray(kernel.diag_block(X[rows[0]:rows[1]]), dtype=np.float64)
 
 
 # ------------------------------------------------------------ in the client
@@ -545,10 +547,8 @@ def dask_gram(
                 d = np.load(dfile)
             else:
                 d = np.empty(n, dtype=np.float64)
-                futs = [client.submit(_diag_job, kf, Xf, r0, min(n, r0 + block_size),
-                                      pure=False) for r0 in range(0, n, block_size)]
-                for fut in as_completed(futs):
-                    r0, v = fut.result()
+                for r0, v in map_tasks(_diag_job, block_ranges(n, block_size), ordered=False,
+                                       backend=Plan("dask", client=client), shared=(kf, Xf)):
                     d[r0:r0 + len(v)] = v
                 save_npy(dfile, d)
                 info["n_evaluations"] += n
@@ -580,17 +580,14 @@ def dask_gram(
                         who, done = fut.result()
                         w = info["workers"].setdefault(who, {
                             "blocks": 0, "evaluations": 0, "busy_seconds": 0.0,
-                            "compute_seconds": 0.0, "write_seconds": 0.0,
-                            "compute_cpu_seconds": 0.0, "write_cpu_seconds": 0.0})
-                        for task, (sec_c, sec_w, cpu_c, cpu_w), ev in done:
+                            **dict.fromkeys(_TIMES, 0.0)})
+                        for task, times, ev in done:
                             written[task] = who
                             w["blocks"] += 1
                             w["evaluations"] += ev
-                            w["busy_seconds"] += sec_c + sec_w
-                            w["compute_seconds"] += sec_c
-                            w["write_seconds"] += sec_w
-                            w["compute_cpu_seconds"] += cpu_c
-                            w["write_cpu_seconds"] += cpu_w
+                            w["busy_seconds"] += times[0] + times[1]
+                            for name, t in zip(_TIMES, times, strict=True):
+                                w[name] += t
                             if task not in computed:
                                 computed.add(task)
                                 info["n_evaluations"] += ev

@@ -140,13 +140,15 @@ class Plan:
     ``joblib_backend`` names the joblib backend of ``"processes"`` (None: loky, or the
     active ``joblib.parallel_backend`` context).  ``probe_seconds``: when set, the caller
     times its first task serially and keeps the workers only when the rest would take
-    longer than this (:meth:`after_probe`).
+    longer than this (:meth:`after_probe`).  ``client``: the dask client of ``"dask"``
+    (None: :func:`dask_client`).
     """
 
     backend: str = "serial"
     workers: int = 1
     joblib_backend: str | None = None
     probe_seconds: float | None = None
+    client: Any = None
 
     def after_probe(self, seconds_left: float) -> Plan:
         """The plan for the rest of the work, ``seconds_left`` of it estimated serially."""
@@ -286,17 +288,18 @@ def _dask(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
           ) -> Iterator[tuple[list, list]]:
     """``(chunk, results)`` of each chunk run on a dask cluster, as they complete.
 
-    ``shared`` goes to every worker once (``scatter``; None stays None); the chunks are
+    ``shared`` goes to every worker once (``scatter``; None and futures stay); the chunks are
     submitted together (keyed by ``func``'s name) and each result is taken the moment it
     completes, then released on the cluster, so the workers hold only the results not yet
     taken.  Closing the generator (an error, Ctrl-C) cancels the chunks not finished.
     """
     from dask.utils import funcname
+    from distributed import Future as Sent
     from distributed import as_completed
 
-    client = dask_client()
+    client = run.client or dask_client()
     sent = list(shared)
-    present = [i for i, s in enumerate(shared) if s is not None]
+    present = [i for i, s in enumerate(shared) if not (s is None or isinstance(s, Sent))]
     if present:
         for i, f in zip(present, client.scatter([shared[i] for i in present], broadcast=True,
                                                  hash=False), strict=True):

@@ -94,10 +94,8 @@ class ReferenceScorer:
     ----------
     approximation : dict or None
         None on the exact route; else ``{"tolerance", "views": {view: {"references",
-        "of", "error_on_references", "bound"}}, "checked", "observed_error"}``: for each
-        reduced view the references kept out of the distinct ones, the largest error on
-        the references and the guaranteed bound; then the pairs also scored exactly and
-        the largest difference seen on them.
+        "of", "error_on_references", "bound"}}, "checked", "observed_error"}`` (the
+        module's docstring says what each states).
 
     Examples
     --------

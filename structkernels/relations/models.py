@@ -8,11 +8,12 @@ given); a classifier is trained on the result.  Structure views are views of *on
 parse; they are not the *graph views* of :mod:`structkernels.datasets.views` (one sentence
 in several representations, AMR and dependency).
 
-Both users build their kernels from here, so a model of a given name is the same model in
-both: :func:`structkernels.experiments.relations.evaluate_relations` evaluates every model
-of :data:`RELATION_MODELS` (one Gram per view, shared between the models and folds), and
-:class:`structkernels.extraction.RelationExtractor` trains and saves ``"NPK SVM"``
-(:meth:`RelationModel.kernel`, one kernel over the pairs' structure views).
+A model's kernel is one :class:`~structkernels.kernels.views.ViewSum`
+(:meth:`RelationModel.kernel`), which every user reads, so a model of a given name is the
+same model everywhere: :func:`structkernels.experiments.relations.evaluate_relations`
+evaluates every model of :data:`RELATION_MODELS` (one Gram per view, shared between the
+models and folds), :class:`structkernels.extraction.RelationExtractor` trains, saves and
+scores with ``"NPK SVM"``'s.
 
 The models, each named by its kernel first, then its classifier:
 

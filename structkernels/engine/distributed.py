@@ -368,7 +368,7 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
             if _marker(folder, task).exists():
                 continue
             t0, u0 = time.perf_counter(), time.thread_time()
-            # normalised as normalize_inplace does (s_i * s_j formed first): the same bits
+            # normalised as normalize_gram does (s_i * s_j formed first): the same bits
             block, _ = normalize_block(one_block(kernel, task, X, None, True), task[::2],
                                        None if scale is None else (scale, scale))
             t1, u1 = time.perf_counter(), time.thread_time()

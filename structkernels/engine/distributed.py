@@ -66,7 +66,13 @@ from structkernels.engine._blocks import (
 from structkernels.engine._keys import content_hash, kernel_key
 from structkernels.engine.checks import normalization_scales, normalize_block
 from structkernels.engine.gram import checked
-from structkernels.engine.parallel import Plan, dask_client, in_background, map_tasks
+from structkernels.engine.parallel import (
+    Plan,
+    dask_client,
+    dask_worker_address,
+    in_background,
+    map_tasks,
+)
 from structkernels.utils import (
     atomic_memmap,
     atomic_open,
@@ -327,15 +333,6 @@ def _job_done(run_id: str) -> None:
         _commit_lock.notify_all()
 
 
-def _worker_address() -> str:
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except Exception:  # pragma: no cover - run outside a worker
-        return "local"
-
-
 def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tuple[str, list]:
     """Worker: blocks one after the other, each normalised if asked, written, and handed to
     the committer that marks it done; a block already marked (a job run again after its
@@ -353,7 +350,7 @@ def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tupl
         _compute_blocks_into(kernel, X, tasks, plan, scale, done)
     finally:
         _job_done(run_id)
-    return _worker_address(), done
+    return dask_worker_address(), done
 
 
 def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale,

@@ -39,7 +39,8 @@ from structkernels.utils import bar_disabled, effective_n_jobs, optional_module,
 
 __all__ = ["map_tasks", "map_blocks", "plan", "Plan", "releases_gil", "balanced_chunks",
            "n_workers", "active_backend_is_default", "dask_client", "dask_cluster",
-           "connect_dask", "in_background", "call_in_child", "ChildProcess", "ChildCall"]
+           "connect_dask", "dask_worker_address", "in_background", "call_in_child",
+           "ChildProcess", "ChildCall"]
 
 #: ``backend=`` values of :func:`map_tasks`.
 BACKENDS = ("serial", "threads", "processes", "dask")
@@ -122,6 +123,16 @@ def dask_cluster(n_workers: int) -> Iterator[Any]:
 def connect_dask(address: str, timeout: float) -> Any:
     """A client of the dask scheduler at ``address``, tried for ``timeout`` seconds."""
     return optional_module("distributed", _DASK_HINT).Client(address, timeout=timeout)
+
+
+def dask_worker_address() -> str:
+    """The address of the dask worker running this code; ``"local"`` outside a worker."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except Exception:  # pragma: no cover - run outside a worker
+        return "local"
 
 
 def in_background(func: Callable[..., Any], /, *args: Any) -> Future:

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from structkernels.engine.parallel import connect_dask, dask_cluster
+from structkernels.engine.parallel import connect_dask, dask_cluster, dask_worker_address
 from structkernels.extraction.extractor import RelationExtractor
 from structkernels.extraction.files import read_extractor_document
 from structkernels.relations import PairWriter, RelationBatch, iter_relations
@@ -205,15 +205,6 @@ def _worker_extractor(doc: Any, plan: tuple) -> tuple[RelationExtractor, threadi
         return kept
 
 
-def _worker_address() -> str:
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except Exception:  # pragma: no cover - run outside a worker
-        return "local"
-
-
 def _score(doc: Any, plan: tuple, batch: RelationBatch) -> tuple[list, list[str], str, float]:
     """Parse and score one partition: ``(rows, warning messages, worker, seconds)``."""
     threshold = plan[4]
@@ -223,7 +214,7 @@ def _score(doc: Any, plan: tuple, batch: RelationBatch) -> tuple[list, list[str]
         warnings.simplefilter("always")
         rows = (ex.predict_pairs(batch) if threshold is None
                 else ex.predict_pairs(batch, threshold=threshold))
-    return (rows, [one_line(w.message) for w in caught], _worker_address(),
+    return (rows, [one_line(w.message) for w in caught], dask_worker_address(),
             time.perf_counter() - t0)
 
 

@@ -66,10 +66,10 @@ from pathlib import Path as FilePath
 
 from structkernels.datasets._binary import file_digest, read_arrays, write_arrays
 from structkernels.datasets._interaction_cache import (
-    _CACHE_FORMAT,
-    _CACHE_SPEC,
-    _from_arrays,
-    _to_arrays,
+    CACHE_FORMAT,
+    CACHE_SPEC,
+    dataset_from_arrays,
+    dataset_to_arrays,
 )
 from structkernels.datasets.interaction_dataset import (
     SPLITS,
@@ -203,16 +203,16 @@ def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
     except OSError as exc:
         raise InteractionFormatError(f"{fname}: cannot read ({one_line(exc)})") from None
     key = hashlib.sha256(json.dumps(
-        [_CACHE_FORMAT, digest, on_error, int(max_depth), int(max_bytes)]).encode()).hexdigest()
+        [CACHE_FORMAT, digest, on_error, int(max_depth), int(max_bytes)]).encode()).hexdigest()
     target = folder / f"interactions-{key[:32]}.npz"
-    arrays = read_arrays(target, _CACHE_SPEC)
+    arrays = read_arrays(target, CACHE_SPEC)
     if arrays is not None:
         try:
-            return _from_arrays(arrays, fname)
+            return dataset_from_arrays(arrays, fname)
         except (ValueError, IndexError, UnicodeDecodeError, zlib.error):
             pass  # damaged or foreign: parse again and replace it
     ds = _parse_file(fname, None, on_error, max_depth, max_bytes)
-    arrays = _to_arrays(ds)
+    arrays = dataset_to_arrays(ds)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         write_arrays(target, arrays)
@@ -227,7 +227,7 @@ def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
     # the first load returns what every later load reads (the copy's arrays), and the
     # parse's objects go: the process keeps about the memory of a later load, not the
     # parse's peak
-    copy = _from_arrays(arrays, fname)
+    copy = dataset_from_arrays(arrays, fname)
     del ds, arrays
     release_free_memory()
     return copy

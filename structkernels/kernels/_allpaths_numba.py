@@ -16,7 +16,7 @@ from structkernels.utils import njit
 
 
 @njit(cache=True, nogil=True)
-def _dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
+def dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
     """``W`` of a graph without cycles: ``W[u] = Σ_{u -> v} w (e_v + W[v])``, rows in
     reverse topological order (edges sorted by source).  Sums of non-negative terms."""
     W = np.zeros((n, n))
@@ -33,7 +33,7 @@ def _dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
+def label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
     """``G = L W L^T`` over the ``m`` local labels (``label[offsets[v]:offsets[v + 1]]``
     are vertex ``v``'s)."""
     n = W.shape[0]
@@ -50,11 +50,11 @@ def _label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _pair_entries(W, offsets, labels):  # pragma: no cover - compiled
+def pair_entries(W, offsets, labels):  # pragma: no cover - compiled
     """The non-zero entries of ``G = L W L^T`` as keys ``label << 32 | label'`` (ascending)
     and values; ``labels[offsets[v]:offsets[v + 1]]`` are vertex ``v``'s label ids."""
     local = np.unique(labels)
-    G = _label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
+    G = label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
     m = len(local)
     count = 0
     for a in range(m):
@@ -74,7 +74,7 @@ def _pair_entries(W, offsets, labels):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _factorize(keys, n_labels):  # pragma: no cover - compiled
+def factorize(keys, n_labels):  # pragma: no cover - compiled
     """``(unique keys, inverse)`` of label-pair keys (``np.unique(keys, return_inverse=True)``)
     by a stable radix sort of the keys written ``label * n_labels + label'``."""
     n = len(keys)
@@ -122,7 +122,7 @@ def _factorize(keys, n_labels):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _row_sq(indptr, data):  # pragma: no cover - compiled
+def row_sq(indptr, data):  # pragma: no cover - compiled
     """Sum of squares of each CSR row."""
     n = len(indptr) - 1
     out = np.zeros(n)
@@ -135,7 +135,7 @@ def _row_sq(indptr, data):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _sort_rows(indptr, indices, data):  # pragma: no cover - compiled
+def sort_rows(indptr, indices, data):  # pragma: no cover - compiled
     """Sort each CSR row by column, in place."""
     for i in range(len(indptr) - 1):
         a, b = indptr[i], indptr[i + 1]
@@ -197,7 +197,7 @@ def _by_column(indptr, indices, data, limit):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
+def column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
     """The entries of columns below ``limit`` grouped by column: ``(columns, starts, rows,
     values)``, column ``columns[t]`` holding ``rows[starts[t]:starts[t + 1]]`` (ascending)."""
     cols, rows, vals = _by_column(indptr, indices, data, limit)
@@ -219,7 +219,7 @@ def _column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover - compiled
+def column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover - compiled
     """``out[i, j] += Σ_c X[i, c] Y[j, c]`` from the column runs of both sides: a merge of
     the two column lists, an outer product per shared column.  ``out[i, j]`` sums in
     column order.  ``same`` (``Y`` is ``X``): only ``j >= i`` is computed, then the upper
@@ -249,7 +249,7 @@ def _column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
+def add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
     """``out[i, j] += xsingle[i]`` where ``xrows[i] == yrows[j]`` (the same graph of one
     encoding: its label pairs no other graph has)."""
     order = np.argsort(yrows, kind="mergesort")
@@ -263,7 +263,7 @@ def _add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _merge_counts(keys_a, counts_a, keys_b, counts_b):  # pragma: no cover - compiled
+def merge_counts(keys_a, counts_a, keys_b, counts_b):  # pragma: no cover - compiled
     """The union of two ascending arrays of distinct keys, with the counts of a key that
     both have summed: ``(keys, counts)``, ascending."""
     na, nb = len(keys_a), len(keys_b)

@@ -30,15 +30,15 @@ from typing import Any
 import numpy as np
 
 from structkernels.kernels._allpaths_numba import (
-    _column_runs,
-    _dag_walk_sums,
-    _factorize,
-    _merge_counts,
-    _pair_entries,
-    _row_sq,
-    _sort_rows,
+    column_runs,
+    dag_walk_sums,
+    factorize,
+    merge_counts,
+    pair_entries,
+    row_sq,
+    sort_rows,
 )
-from structkernels.kernels._allpaths_weights_numba import _batch_weighted_dots, _weighted_dot
+from structkernels.kernels._allpaths_weights_numba import batch_weighted_dots, weighted_dot
 from structkernels.structures import EncodedList, LabelledGraph
 from structkernels.utils import check_finite
 
@@ -80,7 +80,7 @@ def walk_sums(graph: LabelledGraph) -> np.ndarray:
     n = len(graph)
     if graph.topological_order is not None:
         src, dst, wts = _edge_arrays(graph)
-        return _dag_walk_sums(n, np.asarray(graph.topological_order, dtype=np.int64),
+        return dag_walk_sums(n, np.asarray(graph.topological_order, dtype=np.int64),
                               src, dst, wts)
     A = graph.adjacency()
     W = np.linalg.solve(np.eye(n) - A, A)
@@ -143,7 +143,7 @@ def _graph_entries(graph: LabelledGraph, ids: dict[str, int], names: list[str]
         offsets.append(len(labs))
     if not labs or not graph.edges:
         return np.empty(0, np.int64), np.empty(0, np.float64)
-    return _pair_entries(walk_sums(graph), np.asarray(offsets, dtype=np.int64),
+    return pair_entries(walk_sums(graph), np.asarray(offsets, dtype=np.int64),
                          np.asarray(labs, dtype=np.int64))
 
 
@@ -175,7 +175,7 @@ def _intern_chunk(keys_parts: list[np.ndarray], vals_parts: list[np.ndarray],
     one memory map of their own (:func:`_mapped`)."""
     keys = np.concatenate(keys_parts)
     keys_parts.clear()
-    uniq, inv = _factorize(keys, max(n_labels, 1))
+    uniq, inv = factorize(keys, max(n_labels, 1))
     del keys
     df = np.bincount(inv, minlength=len(uniq))
     m, u = len(inv), len(uniq)
@@ -219,7 +219,7 @@ def _fill_chunk(r0: int, r1: int, counts: np.ndarray, kind: np.ndarray, col: np.
     indices[a:b] = col[sp]
     data[a:b] = vals[sp]
     del sp
-    _sort_rows(indptr[r0:r1 + 1], indices, data)
+    sort_rows(indptr[r0:r1 + 1], indices, data)
     s = kind == 2
     sv = vals[s]
     single[r0:r1] = np.bincount(rows[s], weights=sv * sv, minlength=m)
@@ -353,7 +353,7 @@ class AllPathsFeatures(EncodedList):
         for first, end, keys_parts, vals_parts in _entry_chunks(graphs, ids, names):
             counts[first:end] = [len(k) for k in keys_parts]
             c_uniq, c_ids, vals, c_df = _intern_chunk(keys_parts, vals_parts, len(names))
-            uniq, df = _merge_counts(uniq, df, c_uniq, c_df)
+            uniq, df = merge_counts(uniq, df, c_uniq, c_df)
             if bad is None and not np.isfinite(vals).all():
                 bad = (vals, offset)
             chunks.append([first, end, c_uniq, c_ids, vals])
@@ -440,13 +440,13 @@ class AllPathsFeatures(EncodedList):
     def column_runs(self, limit: int) -> tuple[np.ndarray, ...]:
         """The sparse entries of the columns below ``limit`` grouped by column: ``(columns,
         starts, rows, values)``; computed once per row range of an encoding."""
-        return self._kept(int(limit), lambda: _column_runs(self.indptr, self.indices,
+        return self._kept(int(limit), lambda: column_runs(self.indptr, self.indices,
                                                            self.data, limit))
 
     def squared_norms(self) -> np.ndarray:
         """``k(x, x)`` of every graph: the squared norm of its features."""
         out = np.einsum("ij,ij->i", self.dense, self.dense)
-        return out + _row_sq(self.indptr, self.data)
+        return out + row_sq(self.indptr, self.data)
 
     def aligned(self, layout: _Layout) -> AllPathsFeatures:
         """The same graphs with their features in the columns of ``layout`` (another
@@ -580,7 +580,7 @@ class AllPathsWeights:
             w = self._scaled(c[first:end], sq[first:end], normalized)
             keys = np.concatenate(keys_parts)
             vals = np.concatenate(vals_parts) * np.repeat(w, [len(k) for k in keys_parts])
-            uniq, inv = _factorize(keys, max(len(names), 1))
+            uniq, inv = factorize(keys, max(len(names), 1))
             sums.append((uniq, np.bincount(inv, weights=vals, minlength=len(uniq))))
         self.reference_squared_norms = sq
         if sums:
@@ -605,7 +605,7 @@ class AllPathsWeights:
             offsets.append(len(labs))
         if not labs:
             return 0.0, 0.0
-        return _weighted_dot(walk_sums(g), np.asarray(offsets, dtype=np.int64),
+        return weighted_dot(walk_sums(g), np.asarray(offsets, dtype=np.int64),
                              np.asarray(labs, dtype=np.int64), n_known, self._rows,
                              self._cols, self._values)
 
@@ -628,7 +628,7 @@ class AllPathsWeights:
         np.cumsum(n_edges, out=estart[1:])
         e = np.fromiter(chain.from_iterable(edges), np.float64, 3 * len(edges)).reshape(-1, 3)
         d, s = np.zeros(len(flat)), np.zeros(len(flat))
-        _batch_weighted_dots(vstart, np.asarray(order, dtype=np.int64), estart,
+        batch_weighted_dots(vstart, np.asarray(order, dtype=np.int64), estart,
                              e[:, 0].astype(np.int64), e[:, 1].astype(np.int64),
                              np.ascontiguousarray(e[:, 2]), loff, labels, n_known, self._rows,
                              self._cols, self._values, d, s)

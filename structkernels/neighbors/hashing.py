@@ -60,7 +60,7 @@ def codes_from_bits(bits: np.ndarray) -> np.ndarray:
     return bits.astype(np.int64) @ weights
 
 
-def _as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
+def as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
     """``X`` checked by the kernel, kept as a list/array that can be indexed by position.
 
     With ``encode`` the kernel's checked form is returned (for the compiled
@@ -151,7 +151,7 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         ``n_evaluations_``.
         """
         self._check_fitted()
-        X = _as_structures(self.kernel_, X, encode=True)
+        X = as_structures(self.kernel_, X, encode=True)
         self._check_n_features(X)
         bits = self.bits_from_similarities(self._similarities(X))
         codes = codes_from_bits(bits)
@@ -163,7 +163,7 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         The similarities to the reference set come for free with the codes: the
         k-NN graph uses them as neighbour candidates.
         """
-        X = _as_structures(self._kernel(), X, encode=True)
+        X = as_structures(self._kernel(), X, encode=True)
         self.fit(X)
         S = self._similarities(X)
         bits = self.bits_from_similarities(S)
@@ -259,7 +259,7 @@ class RandomKNNHash(_KernelHash):
         """Draw the reference set and the bit subsets from ``X`` (no kernel evaluation)."""
         self._validate_params()
         kernel = self._kernel()
-        X = _as_structures(kernel, X, encode=True)
+        X = as_structures(kernel, X, encode=True)
         n = len(X)
         if n < 2:
             raise ValueError(
@@ -393,7 +393,7 @@ class KernelLSH(_KernelHash):
         """Sample ``p`` structures, centre their kernel matrix and draw the hyperplanes."""
         self._validate_params()
         kernel = self._kernel()
-        X = _as_structures(kernel, X, encode=True)
+        X = as_structures(kernel, X, encode=True)
         n = len(X)
         if n < 2:
             raise ValueError(

@@ -74,6 +74,35 @@ def pair_entries(W, offsets, labels):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _radix_sort(keys, bits):  # pragma: no cover - compiled
+    """``(sorted keys, order)`` of non-negative ``keys`` below ``2 ** bits`` by a stable radix
+    sort: cache-friendly passes of 11 bits instead of random access over the key space
+    (``keys`` serves as a buffer)."""
+    n = len(keys)
+    idx = np.arange(n)
+    k2 = np.empty_like(keys)
+    i2 = np.empty_like(idx)
+    count = np.empty(2049, dtype=np.int64)
+    shift = 0
+    while shift < bits:
+        count[:] = 0
+        for t in range(n):
+            count[((keys[t] >> shift) & 2047) + 1] += 1
+        for d in range(2048):
+            count[d + 1] += count[d]
+        for t in range(n):
+            d = (keys[t] >> shift) & 2047
+            q = count[d]
+            k2[q] = keys[t]
+            i2[q] = idx[t]
+            count[d] = q + 1
+        keys, k2 = k2, keys
+        idx, i2 = i2, idx
+        shift += 11
+    return keys, idx
+
+
+@njit(cache=True, nogil=True)
 def factorize(keys, n_labels):  # pragma: no cover - compiled
     """``(unique keys, inverse)`` of label-pair keys (``np.unique(keys, return_inverse=True)``)
     by a stable radix sort of the keys written ``label * n_labels + label'``."""
@@ -86,26 +115,7 @@ def factorize(keys, n_labels):  # pragma: no cover - compiled
     bits = 0
     while (1 << bits) <= top:
         bits += 1
-    idx = np.arange(n)
-    c2 = np.empty_like(comp)
-    i2 = np.empty_like(idx)
-    count = np.empty(2049, dtype=np.int64)
-    shift = 0
-    while shift < bits:
-        count[:] = 0
-        for t in range(n):
-            count[((comp[t] >> shift) & 2047) + 1] += 1
-        for d in range(2048):
-            count[d + 1] += count[d]
-        for t in range(n):
-            d = (comp[t] >> shift) & 2047
-            q = count[d]
-            c2[q] = comp[t]
-            i2[q] = idx[t]
-            count[d] = q + 1
-        comp, c2 = c2, comp
-        idx, i2 = i2, idx
-        shift += 11
+    comp, idx = _radix_sort(comp, bits)
     inverse = np.empty(n, dtype=np.int64)
     n_unique = 0
     for t in range(n):
@@ -171,29 +181,8 @@ def _by_column(indptr, indices, data, limit):  # pragma: no cover - compiled
     bits = 0
     while (1 << bits) < limit:
         bits += 1
-    c2 = np.empty_like(cols)
-    r2 = np.empty_like(rows)
-    v2 = np.empty_like(vals)
-    count = np.empty(2049, dtype=np.int64)
-    shift = 0
-    while shift < bits:
-        count[:] = 0
-        for t in range(total):
-            count[((cols[t] >> shift) & 2047) + 1] += 1
-        for d in range(2048):
-            count[d + 1] += count[d]
-        for t in range(total):
-            d = (cols[t] >> shift) & 2047
-            q = count[d]
-            c2[q] = cols[t]
-            r2[q] = rows[t]
-            v2[q] = vals[t]
-            count[d] = q + 1
-        cols, c2 = c2, cols
-        rows, r2 = r2, rows
-        vals, v2 = v2, vals
-        shift += 11
-    return cols, rows, vals
+    cols, order = _radix_sort(cols, bits)
+    return cols, rows[order], vals[order]
 
 
 @njit(cache=True, nogil=True)

@@ -107,6 +107,23 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
 
+    def _fit_sample(self, X: Any, param: str) -> tuple[Kernel, Sequence, int, int]:
+        """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size read from
+        ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
+        self._validate_params()
+        kernel = self._kernel()
+        X = as_structures(kernel, X, encode=True)
+        n = len(X)
+        name = type(self).__name__
+        if n < 2:
+            raise ValueError(f"{name} needs at least 2 structures to fit, got n_samples={n}")
+        self._set_n_features(X)
+        m = getattr(self, param)
+        m = m if m is not None else max(2, math.ceil(math.sqrt(n)))
+        if m > n:
+            raise ValueError(f"{name}.{param}={m} exceeds the {n} structures given")
+        return kernel, X, n, m
+
     def _check_n_features(self, X: Sequence) -> None:
         expected = getattr(self, "n_features_in_", None)
         if expected is not None and isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] != expected:
@@ -257,18 +274,7 @@ class RandomKNNHash(_KernelHash):
 
     def fit(self, X: Any, y: Any = None) -> RandomKNNHash:
         """Draw the reference set and the bit subsets from ``X`` (no kernel evaluation)."""
-        self._validate_params()
-        kernel = self._kernel()
-        X = as_structures(kernel, X, encode=True)
-        n = len(X)
-        if n < 2:
-            raise ValueError(
-                f"RandomKNNHash needs at least 2 structures to fit, got n_samples={n}"
-            )
-        self._set_n_features(X)
-        m = self.n_reference if self.n_reference is not None else max(2, math.ceil(math.sqrt(n)))
-        if m > n:
-            raise ValueError(f"RandomKNNHash.n_reference={m} exceeds the {n} structures given")
+        kernel, X, n, m = self._fit_sample(X, "n_reference")
         s = self.subset_size if self.subset_size is not None else max(1, m // 4)
         if 2 * s > m:
             raise ValueError(
@@ -391,18 +397,7 @@ class KernelLSH(_KernelHash):
 
     def fit(self, X: Any, y: Any = None) -> KernelLSH:
         """Sample ``p`` structures, centre their kernel matrix and draw the hyperplanes."""
-        self._validate_params()
-        kernel = self._kernel()
-        X = as_structures(kernel, X, encode=True)
-        n = len(X)
-        if n < 2:
-            raise ValueError(
-                f"KernelLSH needs at least 2 structures to fit, got n_samples={n}"
-            )
-        self._set_n_features(X)
-        p = self.n_sample if self.n_sample is not None else max(2, math.ceil(math.sqrt(n)))
-        if p > n:
-            raise ValueError(f"KernelLSH.n_sample={p} exceeds the {n} structures given")
+        kernel, X, n, p = self._fit_sample(X, "n_sample")
         t = self.n_per_bit if self.n_per_bit is not None else max(1, p // 4)
         if t >= p:
             raise ValueError(f"KernelLSH.n_per_bit={t} must be smaller than n_sample={p}")

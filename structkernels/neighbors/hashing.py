@@ -187,12 +187,6 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         codes = codes_from_bits(bits)
         return (codes, bits, S) if return_similarities else codes
 
-    @property
-    def n_buckets_possible(self) -> int:
-        """``2 ** n_bits_``."""
-        self._check_fitted()
-        return 1 << self.n_bits_
-
 
 class RandomKNNHash(_KernelHash):
     """Random k-NN hashing (Garg et al. 2018, Sec. 4.2, "Our Random kNN Hashing Function").

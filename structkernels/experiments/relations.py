@@ -579,7 +579,7 @@ def evaluate_corpora(
         As :func:`evaluate_relations`.
     parse_in_child : bool, default False
         Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`): the
-        spaCy pipeline and what it imports (with PyTorch installed, about 0.5 GB) never
+        spaCy pipeline and what it imports (PyTorch too, when installed) never
         enter this process, so the evaluation's memory is the structures' and the folds'
         (``structkernels evaluate`` does this).  ``parser`` must then pickle, and a script
         calling this needs the ``if __name__ == "__main__":`` guard (a ``spawn`` start).

@@ -36,8 +36,7 @@ from structkernels.engine.checks import (
     normalize_gram,
     validation_level,
 )
-from structkernels.engine.gram import releases_gil
-from structkernels.engine.parallel import map_tasks, n_workers
+from structkernels.engine.parallel import map_tasks, n_workers, releases_gil
 from structkernels.structures import PathList, take
 from structkernels.utils import check_finite
 

@@ -17,7 +17,6 @@ See docs/relations.md, "Training an extractor and predicting from text".
 from structkernels.extraction.extractor import (
     PipelineVersionWarning,
     RelationExtractor,
-    composite_kernel,
     describe_model,
 )
 from structkernels.extraction.files import (
@@ -41,7 +40,6 @@ __all__ = [
     "ExtractorFormatError",
     "PipelineVersionWarning",
     "RelationExtractor",
-    "composite_kernel",
     "describe_model",
     "predict_stream",
 ]

@@ -271,7 +271,6 @@ class KernelSource:
         out[order] = vals
         return out
 
-
     # ---------------------------------------------- columns, tiles, cross blocks (dtype)
     def check(self, values: Any, *, kernel: Any = None, **where: Any) -> Any:
         """``values``, refused naming the pair if one is NaN or infinite (in this dtype);

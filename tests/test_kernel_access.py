@@ -182,6 +182,14 @@ def test_no_thread_or_process_pool_outside_the_engine():
     assert not found, "pools outside engine/: " + ", ".join(found)
 
 
+def test_plugins_read_kernel_values_through_the_cores_sources():
+    """No plugin keeps a source of its own (``engine.source`` is the one kernel-access layer)."""
+    found = [f"{path.relative_to(ROOT).as_posix()}:{node.name}" for path in _python_files()
+             if path.relative_to(ROOT).parts[0] == "plugins"
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.ClassDef) and node.name.endswith("Source")]
+    assert not found, "sources outside engine/: " + ", ".join(found)
+
 def test_no_dispatch_on_a_kernels_concrete_class_outside_kernels():
     """``type(k) is PathKernel`` and the like live in ``kernels/`` only: elsewhere a kernel is
     asked through its own methods."""

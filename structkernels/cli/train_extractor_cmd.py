@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
@@ -21,6 +20,7 @@ from structkernels.cli._extractor import (
     SIGMA_OBJECTIVE_HELP,
     SIGMA_OBJECTIVES,
     extractor_cache_dir,
+    one_line_warnings,
     parse_threshold,
     train_and_save,
 )
@@ -76,16 +76,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    from structkernels.utils import one_line
-
-    print(f"structkernels train-extractor: warning: {one_line(message)}", file=sys.stderr,
-          flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
-    with cache_options(args), warnings.catch_warnings():
-        warnings.showwarning = _one_line_warning
+    with cache_options(args), one_line_warnings("train-extractor"):
         return _run(args)
 
 

@@ -71,7 +71,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers import KernelSVC
-from structkernels.extraction._document import _decision_json, _decision_of, _reference, _view_json
+from structkernels.extraction._document import decision_json as _decision_json
+from structkernels.extraction._document import decision_of as _decision_of
+from structkernels.extraction._document import reference as _reference
+from structkernels.extraction._document import view_json as _view_json
 from structkernels.extraction._model import _model_of, _version_of, composite_kernel, describe_model
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,

@@ -342,10 +342,7 @@ def evaluate_relations(
                     if objective in OBJECTIVES:
                         # σ learned for the model that uses it: the other views' kernels
                         # are added to the path kernel's inside the objective
-                        fixed = learner_model.fixed_views_gram(items, n_jobs)
-
-                        def offset(r: np.ndarray, c: np.ndarray) -> np.ndarray:
-                            return fixed(tr[r], tr[c])
+                        offset = learner_model.fixed_views_gram([items[i] for i in tr], n_jobs)
                     return learn_path_weights(
                         dict(part.params), [items[i][part.view] for i in tr], y[tr],
                         objective=objective, groups=None if docs is None else docs[tr],

@@ -24,8 +24,7 @@ from __future__ import annotations
 from structkernels.utils import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    ".extractor": ["PipelineVersionWarning", "RelationExtractor", "composite_kernel",
-                   "describe_model"],
+    ".extractor": ["PipelineVersionWarning", "RelationExtractor", "describe_model"],
     ".files": ["EXTRACTOR_FORMAT", "EXTRACTOR_VERSION", "MAX_EXTRACTOR_BYTES",
                "MAX_GRAPH_CELLS", "MAX_REFERENCES", "MAX_REFERENCE_SIZE",
                "ExtractorFormatError"],

@@ -182,7 +182,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CommandError(f"--n-process must be at least 1, got {args.n_process}")
     check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
     if getattr(args, "own_process", False) and args.save_model:
-        keep_torch_out(args.pipeline)  # the model is trained here: 0.5 GB less without PyTorch
+        keep_torch_out(args.pipeline)  # the model is trained here: spaCy without PyTorch
     from structkernels.extraction.prediction import usable_cache_dir
     from structkernels.utils import user_cache_dir
 

@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(f"no such file or folder: {name}")
     check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
     if getattr(args, "own_process", False):
-        keep_torch_out(args.pipeline)  # 0.5 GB less when the pipeline does not need PyTorch
+        keep_torch_out(args.pipeline)  # spaCy without PyTorch where the pipeline allows
     corpus = read_relations(args.files, on_error="skip" if args.skip_bad else "raise")
     for s in corpus.skipped:
         print(f"skipped: {s.file}:{s.line}: {s.record}: {s.reason}", file=sys.stderr)

@@ -62,8 +62,8 @@ _PATH_KERNEL = "structkernels.kernels.path:PathKernel"
 
 #: The options' defaults: the main job's named configuration
 #: (:data:`structkernels.neighbors.settings.MAIN_JOB`, sized so that the shipped-dataset
-#: run finishes in minutes on 2 cores: benchmarks/results/npk_main_job.md, 37 s wall from
-#: an empty numba cache) and, for what it does not name, the constructors' own defaults
+#: run finishes in minutes: benchmarks/results/npk_main_job.md) and, for what it does not
+#: name, the constructors' own defaults
 #: (:class:`_ConstructorDefault`: ``NonstationaryLearner``, ``KernelKNNClassifier``,
 #: ``PathKernel``).
 DEFAULTS: dict[str, Any] = {

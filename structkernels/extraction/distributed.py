@@ -312,33 +312,12 @@ def scored_partitions(model: Any, batches: Iterable[RelationBatch], *, client: A
     """Every batch parsed and scored on a dask cluster, given back in input order.
 
     The model goes to each worker once; a batch is one task (a partition).  What
-    ``structkernels predict --dask`` writes its output from, batch by batch.
-
-    Parameters
-    ----------
-    model : RelationExtractor, dict or path
-        A fitted extractor, its document (:meth:`RelationExtractor.to_json`), or its file.
-    batches : iterable of RelationBatch
-        :func:`~structkernels.relations.iter_relations`'s.
-    client : dask.distributed.Client, optional
-        Default: the current client (``distributed.get_client()``).
-    threshold : float, optional
-        As :meth:`RelationExtractor.predict_pairs` (default: the model's).
-    cache_dir : path, None or False
-        The workers' parse cache (None: each machine's default; False: none).
-    n_jobs : int, default 1
-        Kernel threads of a task.
-    window : int, optional
-        Partitions in flight (sent and not yet given back); default twice the cluster's
-        threads.
-    skip : int, default 0
-        Batches with ``index < skip`` are passed over (given back with ``rows`` None).
-    source : str, optional
-        The model's name in errors.
-
-    Yields
-    ------
-    ScoredPartition
+    :func:`~structkernels.extraction.prediction.predict` writes its output from on the dask
+    route.  ``model``: a fitted extractor, its document or its file; ``client``: default,
+    the current client; ``threshold``, ``cache_dir`` (the workers' parse cache), ``n_jobs``
+    (kernel threads of a task), ``window`` (partitions in flight, default twice the
+    cluster's threads) as :func:`predict` takes them; batches with ``index < skip`` are
+    passed over (given back with ``rows`` None); ``source``: the model's name in errors.
 
     Examples
     --------

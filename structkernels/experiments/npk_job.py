@@ -51,7 +51,8 @@ def _scores(clf, X, y) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     return out, np.asarray(pred), np.asarray(score)
 
 
-def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings) -> tuple[dict, Any, np.ndarray, np.ndarray]:
+def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings
+             ) -> tuple[dict, Any, np.ndarray, np.ndarray]:
     """Fit the k-NN classifier on the training half and score the other half: the figures,
     the classifier, its predictions and its positive-class scores."""
     from structkernels.neighbors.classifier import KernelKNNClassifier
@@ -185,8 +186,10 @@ def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
     else:
         how = (f"α={st['alpha']}, β={st['beta']}, k={st['k']}, {st['sampling']} sampling, "
                f"{st['hashing']} hashing")
-    w(f"σ learned on {s['n_learn']} structures for {len(s['learned_labels'])} edge labels ({how})\n")
-    w(f"labels σ zeroed ({len(s['zeroed_labels'])}): {', '.join(s['zeroed_labels']) or '(none)'}\n")
+    w(f"σ learned on {s['n_learn']} structures for {len(s['learned_labels'])} edge labels "
+      f"({how})\n")
+    zeroed = ", ".join(s["zeroed_labels"]) or "(none)"
+    w(f"labels σ zeroed ({len(s['zeroed_labels'])}): {zeroed}\n")
     w(
         f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "
         f"{'kernel evaluations':>18} {'seconds':>8}\n"

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import os
 import re
 import socket
@@ -52,6 +51,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from structkernels.engine.parallel import connect_dask, dask_cluster, dask_worker_address
 from structkernels.extraction.extractor import RelationExtractor
 from structkernels.extraction.files import read_extractor_document
 from structkernels.extraction.stream import pair_counts
@@ -171,17 +171,14 @@ def dask_client(scheduler: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> 
     ...     parts = list(scored_partitions("lll.json.gz", batches, client=client))
     """
     kind, value = parse_scheduler(scheduler)
-    distributed = optional_module("distributed", _HINT)
+    optional_module("distributed", _HINT)
     if kind == "local":
-        with distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                      dashboard_address=None,
-                                      silence_logs=logging.ERROR) as cluster, \
-                distributed.Client(cluster) as client:
+        with dask_cluster(value) as client:
             yield client
         return
     _reach(value, timeout)
     try:
-        client = distributed.Client(value, timeout=timeout)
+        client = connect_dask(value, timeout)
     except (OSError, TimeoutError) as exc:
         raise SchedulerError(f"--dask {value}: cannot connect to the dask scheduler "
                              f"({one_line(exc)})") from None
@@ -208,15 +205,6 @@ def _worker_extractor(doc: Any, plan: tuple) -> tuple[RelationExtractor, threadi
         return kept
 
 
-def _worker_address() -> str:
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except Exception:  # pragma: no cover - run outside a worker
-        return "local"
-
-
 def _score(doc: Any, plan: tuple, batch: RelationBatch) -> tuple[list, list[str], str, float]:
     """Parse and score one partition: ``(rows, warning messages, worker, seconds)``."""
     threshold = plan[4]
@@ -226,7 +214,7 @@ def _score(doc: Any, plan: tuple, batch: RelationBatch) -> tuple[list, list[str]
         warnings.simplefilter("always")
         rows = (ex.predict_pairs(batch) if threshold is None
                 else ex.predict_pairs(batch, threshold=threshold))
-    return (rows, [one_line(w.message) for w in caught], _worker_address(),
+    return (rows, [one_line(w.message) for w in caught], dask_worker_address(),
             time.perf_counter() - t0)
 
 
@@ -274,7 +262,7 @@ def _client(client: Any) -> Any:
         return distributed.get_client()
     except ValueError:
         raise ValueError("the dask route needs a dask client: start one first "
-                         "(dask.distributed.Client(...)) or pass client=") from None
+                         "(a dask.distributed client) or pass client=") from None
 
 
 def _in_order(client: Any, batches: Iterable[RelationBatch], submit: Callable[[Any], Any],

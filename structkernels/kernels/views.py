@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.engine.gram import gram, releases_gil
+from structkernels.engine.gram import gram
+from structkernels.engine.parallel import releases_gil
 from structkernels.kernels.base import Kernel
 
 __all__ = ["ViewKernel", "ViewSum"]

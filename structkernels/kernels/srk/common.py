@@ -37,8 +37,7 @@ import joblib
 import numpy as np
 
 from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
-from structkernels.engine.gram import releases_gil
-from structkernels.engine.parallel import map_tasks
+from structkernels.engine.parallel import map_tasks, releases_gil
 from structkernels.kernels.base import Kernel
 from structkernels.utils import (
     MEMORY_BUDGET_ENV,

@@ -1,6 +1,6 @@
 """``structkernels predict --dask`` and :func:`predict` with ``backend="dask"``: relation
-extraction on a dask cluster, the model sent to each worker once, the output the bytes of a local run, merged or
-one file per partition (issue 39, item 4).
+extraction on a dask cluster, the model sent to each worker once, the output the bytes of a
+local run, merged or one file per partition (issue 39, item 4).
 
 The cluster is a :class:`~distributed.LocalCluster` of two in-process workers of one
 thread each (``processes=False``): the workers share this process's compiled kernels and

@@ -37,6 +37,7 @@ from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels import _path_grad_numba as _gr
 from structkernels.kernels._convolution import EncodedConvolutionKernel
 from structkernels.kernels.base import Kernel
+from structkernels.kernels.sigma import check_sigma
 from structkernels.kernels.tuples import (
     IndicatorSimilarity,
     PartialIndicator,
@@ -44,9 +45,9 @@ from structkernels.kernels.tuples import (
     WordVectorSimilarity,
     as_tuple_kernel,
     check_mismatch,
-    check_sigma,
     match_keys,
     merge_vocabularies,
+    sigma_table,
     tuple_tables,
 )
 from structkernels.structures import Path, PathList, Vocabulary
@@ -110,8 +111,7 @@ class PathKernel(EncodedConvolutionKernel):
         a tuple with edge label ``l``.
     tuple_kernel : TupleKernel, optional
         The stationary tuple similarity (default: indicator on edges and
-        nodes); its own ``sigma`` multiplies ``sigma``.  The ``nonstationary``
-        kernel sets this parameter.
+        nodes).
     node_mismatch : float in [0, 1], default 0.0
         Partial credit between tuples: two tuples with the same edge label
         and different nodes match with this weight instead of 0 (node kernel
@@ -173,7 +173,7 @@ class PathKernel(EncodedConvolutionKernel):
                 "PathKernel.node_mismatch applies to the indicator node kernel only; "
                 f"tuple_kernel already has node_kernel={tk.node_kernel!r}"
             )
-        return TupleKernel(tk.edge_kernel, PartialIndicator(c), tk.sigma)
+        return TupleKernel(tk.edge_kernel, PartialIndicator(c))
 
     def _tables(self, tk: TupleKernel, X: Any, Y: Any, same: bool) -> tuple:
         """``(vocab, ex, ey, tb, x, y)``: both sides encoded in one id space, the tuple
@@ -266,9 +266,6 @@ class PathKernel(EncodedConvolutionKernel):
         """
         self.validate_params()
         tk = self.resolved_tuple_kernel()
-        if tk.sigma:
-            raise ValueError("PathKernel.weighted_gradient: the tuple kernel has a sigma of its "
-                             "own; set the weights in PathKernel.sigma only")
         same = Y is None
         vocab, ex, ey, tb, (xe, xn, xec, xnc), (ye, yn, yec, ync) = self._tables(
             tk, X, X if same else Y, same)
@@ -371,12 +368,7 @@ class PathKernel(EncodedConvolutionKernel):
         if not ((isinstance(nk, str) and nk == "indicator") or type(nk) is IndicatorSimilarity
                 or (type(nk) is PartialIndicator and 0.0 <= float(nk.mismatch) <= 1.0)):
             return None
-        sig = np.ones(len(X.vocab), dtype=np.float64)
-        for s in (tk.sigma, self.sigma):
-            for label, weight in (s or {}).items():
-                i = X.vocab.get(label)
-                if i > 0:
-                    sig[i] *= float(weight)
+        sig = sigma_table(self.sigma, X.vocab)
         lam = float(self.lam)
         return lam * lam * sig[np.unique(X.edges)] ** 2
 

@@ -45,9 +45,9 @@ import numpy as np
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels._convolution import EncodedConvolutionKernel
 from structkernels.kernels.path import _check_lam
+from structkernels.kernels.sigma import check_sigma
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
-    check_sigma,
     match_keys,
     merge_vocabularies,
     tuple_tables,
@@ -93,7 +93,7 @@ class TreeKernel(EncodedConvolutionKernel):
         weigh 1; the roots' missing edge weighs 1.
     tuple_kernel : TupleKernel, optional
         The stationary tuple similarity (default: indicator on edges and
-        nodes); its own ``sigma`` multiplies ``sigma``.
+        nodes).
 
     Examples
     --------

@@ -57,8 +57,8 @@ from structkernels.npk.files import (
     MODEL_FORMAT,
     SIGMA_FORMAT,
     ModelFormatError,
+    check_file_sigma,
     check_kernel_name,
-    check_sigma,
     read_document,
     validate_model,
 )
@@ -643,8 +643,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         elif isinstance(doc, dict) and doc.get("format") == SIGMA_FORMAT:
             if "kernel" in doc:
                 doc["kernel"] = check_kernel_name(name, "", doc["kernel"])
-            check_sigma(name, "sigma", doc.get("sigma"))
-            check_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
+            check_file_sigma(name, "sigma", doc.get("sigma"))
+            check_file_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
         return learner_from_document(doc, name)
 
 

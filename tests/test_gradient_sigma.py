@@ -1,4 +1,4 @@
-"""The gradient σ learner: objectives on toy data where the right σ is known."""
+"""The gradient objectives of the σ learner: objectives on toy data where the right σ is known."""
 
 from __future__ import annotations
 
@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from structkernels import Path
-from structkernels.npk.gradient import GradientSigmaLearner, learn_path_weights
+from structkernels import NonstationaryLearner
+from structkernels.npk.learner import learn_path_weights
+
+
+def GradientSigmaLearner(objective="svm", **params):
+    """The learner with a gradient objective (``"svm"`` by default)."""
+    return NonstationaryLearner("path", objective=objective, **params)
 
 
 def toy(n=160, seed=0):
@@ -39,7 +45,8 @@ def test_irrelevant_label_goes_to_zero_decisive_stays(objective):
     # the kept step is never worse on the held-out documents than σ ≡ 1 (step 0)
     aps = [h["val_ap"] for h in lr.history_]
     assert aps[lr.best_step_] == max(aps) >= aps[0]
-    assert lr.kernel().get_params()["sigma"] == lr.sigma_
+    assert lr.get_kernel(normalize=False).get_params()["sigma"] == lr.sigma_
+    assert lr.get_kernel(normalize=False).lam == lr.lam_
 
 
 def test_step_zero_is_the_stationary_kernel_and_groups_are_held_out_whole():

@@ -427,8 +427,10 @@ def test_non_convolution_kernel_and_unfitted_access_are_clear():
 
     X = np.random.default_rng(0).normal(size=(10, 2))
     y = np.array([0, 1] * 5)
-    with pytest.raises(TypeError, match="sigma=1.0, which is not a dict"):
+    with pytest.raises(TypeError, match="'sigma' parameter .* RBFKernel has none"):
         NonstationaryLearner("rbf").fit(X, y)
+    with pytest.raises(TypeError, match="sigma=1.0, which is not a dict"):
+        NonstationaryLearner(TupleBagKernel(sigma=1.0)).fit(X, y)
     learner = NonstationaryLearner()
     with pytest.raises(NotFittedError, match="sigma_"):
         _ = learner.sigma_

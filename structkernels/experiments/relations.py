@@ -72,12 +72,8 @@ from structkernels.experiments.relation_checks import (
     slice_budget,
 )
 from structkernels.neighbors.classifier import KernelKNNClassifier
-from structkernels.npk.gradient import (
-    DEFAULT_SIGMA_OBJECTIVE,
-    OBJECTIVES,
-    SIGMA_OBJECTIVES,
-    learn_path_weights,
-)
+from structkernels.npk.gradient import DEFAULT_SIGMA_OBJECTIVE, OBJECTIVES, SIGMA_OBJECTIVES
+from structkernels.npk.learner import learn_path_weights
 from structkernels.relations.decision import THRESHOLD_RULES, fit_decision
 from structkernels.relations.models import (
     DEFAULT_MODELS,
@@ -240,7 +236,7 @@ def evaluate_relations(
     sigma_params : dict, optional
         The σ learner's settings: ``"objective"`` selects it (default ``"svm"``: σ ∈ [0, 1] and
         λ by exact gradient of the SVM's dual objective,
-        :class:`~structkernels.npk.gradient.GradientSigmaLearner`, learned inside the sum
+        :mod:`~structkernels.npk.gradient`, learned inside the sum
         with the model's other views; ``"alignment"`` likewise by kernel-target alignment;
         ``"loss1"``, ``"knn-ap"``: Algorithm 1's binary σ by
         :class:`~structkernels.NonstationaryLearner`), the other keys are the chosen

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structkernels import Path
-from structkernels import NonstationaryLearner
+from structkernels import NonstationaryLearner, Path
 from structkernels.npk.learner import learn_path_weights
 
 

@@ -98,7 +98,8 @@ def test_empty_and_bad_options():
 
 def test_gram_by_name_with_params():
     X = np.random.default_rng(0).normal(size=(5, 2))
-    np.testing.assert_allclose(sk.gram("rbf", X, bandwidth=2.0), sk.kernel("rbf", bandwidth=2.0).gram(X))
+    np.testing.assert_allclose(sk.gram("rbf", X, bandwidth=2.0),
+                               sk.kernel("rbf", bandwidth=2.0).gram(X))
     with pytest.raises(TypeError, match="name"):
         sk.gram(sk.kernel("rbf"), X, bandwidth=2.0)
 

@@ -190,7 +190,8 @@ def test_errors_name_the_problem():
 
 
 def test_clone_keeps_params():
-    h = RandomKNNHash("rbf", n_bits=5, n_reference=9, random_state=1, kernel_params={"bandwidth": 2.0})
+    h = RandomKNNHash("rbf", n_bits=5, n_reference=9, random_state=1,
+                      kernel_params={"bandwidth": 2.0})
     c = clone(h)
     assert c.get_params() == h.get_params()
     k = KernelLSH("rbf", n_bits=3, n_sample=7, n_per_bit=2)

@@ -187,7 +187,8 @@ def test_no_dispatch_on_a_kernels_concrete_class_outside_kernels():
 
 
 # ------------------------------------------------------------------ kernels' own fast paths
-@pytest.mark.parametrize("name, params", [("linear", {}), ("cosine", {}), ("rbf", {"bandwidth": 0.7})])
+@pytest.mark.parametrize("name, params",
+                         [("linear", {}), ("cosine", {}), ("rbf", {"bandwidth": 0.7})])
 def test_column_function_gives_the_grams_columns(name, params):
     X = np.random.default_rng(2).normal(size=(25, 4))
     X[3] = 0.0  # a zero row: cosine's unit rows keep it 0

@@ -101,7 +101,8 @@ def test_gridsearch_over_a_kernel_parameter_given_by_name(data):
     gs = GridSearchCV(pipe, {"gramtransformer__kernel__bandwidth": [0.3, 3.0]}, cv=3).fit(X, y)
     best = gs.best_estimator_[0]
     assert best.get_params(deep=False)["kernel"] == "rbf"  # verbatim: still the name
-    assert best.kernel_params == {"bandwidth": gs.best_params_["gramtransformer__kernel__bandwidth"]}
+    chosen = gs.best_params_["gramtransformer__kernel__bandwidth"]
+    assert best.kernel_params == {"bandwidth": chosen}
     assert best.kernel_.bandwidth == gs.best_params_["gramtransformer__kernel__bandwidth"]
     # the same search with the kernel given as an object
     pipe = make_pipeline(GramTransformer(sk.kernel("rbf")), SVC(kernel="precomputed"))
@@ -195,8 +196,9 @@ def test_kernels_listing_static_equals_loaded(capsys):
     static = capsys.readouterr().out
     assert main(["kernels", "--load"]) == 0
     loaded = capsys.readouterr().out
-    assert "rbf              structkernels.kernels.vector.RBFKernel(bandwidth=1.0, sigma=None)" in static
-    assert "rbf              structkernels.kernels.vector.RBFKernel(bandwidth=1.0, sigma=None)" in loaded
+    rbf = "rbf              structkernels.kernels.vector.RBFKernel(bandwidth=1.0, sigma=None)"
+    assert rbf in static
+    assert rbf in loaded
     names = lambda text: [line.split()[0] for line in text.splitlines() if not line.startswith(" ")]  # noqa: E731
     assert names(static) == names(loaded)
 

@@ -72,7 +72,7 @@ def _path_arrays(X: Any, Y: Any, symmetric: bool):
     return vocab, X, Y
 
 
-def _check_lam(owner: Kernel) -> None:
+def check_lam(owner: Kernel) -> None:
     lam = owner.lam
     if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)):
         raise TypeError(f"{type(owner).__name__}.lam must be a number in (0, 1], got {lam!r}")
@@ -153,7 +153,7 @@ class PathKernel(EncodedConvolutionKernel):
         self.node_mismatch = node_mismatch
 
     def validate_params(self) -> None:
-        _check_lam(self)
+        check_lam(self)
         ml = self.max_len
         if ml is not None and (isinstance(ml, bool) or not isinstance(ml, (int, np.integer))
                                or ml < 1):

@@ -44,7 +44,7 @@ import numpy as np
 
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels._convolution import EncodedConvolutionKernel
-from structkernels.kernels.path import _check_lam
+from structkernels.kernels.path import check_lam
 from structkernels.kernels.sigma import check_sigma
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
@@ -129,7 +129,7 @@ class TreeKernel(EncodedConvolutionKernel):
         self.tuple_kernel = tuple_kernel
 
     def validate_params(self) -> None:
-        _check_lam(self)
+        check_lam(self)
         if self.decay not in ("span", "length"):
             raise ValueError(f"TreeKernel.decay must be 'span' or 'length', got {self.decay!r}")
         if not isinstance(self.contiguous, (bool, np.bool_)):

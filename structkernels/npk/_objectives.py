@@ -28,7 +28,7 @@ import numpy as np
 from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.neighbors.graph import knn_graph
-from structkernels.npk.loss import _subset_losses, _with_sigma
+from structkernels.npk.loss import subset_losses, with_sigma
 from structkernels.npk.sigma_knn import SigmaKNNSearch
 from structkernels.structures import take
 
@@ -58,8 +58,8 @@ class TrialResult:
     @classmethod
     def from_losses(cls, res: Mapping[str, Any], n_nominal: int | None = None) -> TrialResult:
         """The record of a trial's losses as the trial functions give them
-        (:func:`~structkernels.npk.loss._subset_losses`,
-        :func:`~structkernels.npk._trials._exact_trials`); ``n_nominal`` defaults to the
+        (:func:`~structkernels.npk.loss.subset_losses`,
+        :func:`~structkernels.npk._trials.exact_trials`); ``n_nominal`` defaults to the
         evaluations made."""
         return cls(
             size=res["size"],
@@ -265,9 +265,9 @@ class Loss1Objective(Objective):
     ``sampling="random"`` is the paper's pure-random baseline (Table 4b): the subset
     is the ``β`` inducing points alone and no global graph is built.  Each subset is
     cut to its share of the evaluation budget; exact trials go through
-    ``exact_trials`` (:func:`~structkernels.npk._trials._exact_trials`: no value computed
+    ``exact_trials`` (:func:`~structkernels.npk._trials.exact_trials`: no value computed
     twice, none that cannot change a first neighbour), hashed ones through
-    :func:`~structkernels.npk.loss._subset_losses`.
+    :func:`~structkernels.npk.loss.subset_losses`.
     """
 
     def __init__(self, *, alpha: int, beta: int, k: int, n_iter: int, sampling: str,
@@ -316,7 +316,7 @@ class Loss1Objective(Objective):
 
     def _global_graph(self) -> tuple[np.ndarray, list]:
         d = self.data
-        kern = _with_sigma(d.base, d.current_sigma())
+        kern = with_sigma(d.base, d.current_sigma())
         if d.normalize:
             kern = Normalized(kern)
         seed = int(d.rng.randint(np.iinfo(np.int32).max))
@@ -380,7 +380,7 @@ class Loss1Objective(Objective):
         args = (normalize, self.hashing, None, self.exact_below)
         if self.n_jobs == 1 or len(hashed) < 2:
             done = [
-                _subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
+                subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
                 for j in hashed
             ]
         else:
@@ -472,7 +472,7 @@ class KnnAPObjective(Objective):
         self.counters.subset_sizes = [int(len(rows))]
         base = d.base
         self.search = SigmaKNNSearch(
-            lambda sig: _with_sigma(base, sig), take(d.X, rows), ys,
+            lambda sig: with_sigma(base, sig), take(d.X, rows), ys,
             {lab: d.has[lab][rows] for lab in d.labels}, d.current_sigma(),
             int(self.n_neighbors), d.normalize, self.n_jobs,
         )
@@ -487,5 +487,5 @@ class KnnAPObjective(Objective):
 
 
 def _subset_losses_of(args: tuple) -> dict:
-    """:func:`~structkernels.npk.loss._subset_losses` of one trial's arguments (a worker's task)."""
-    return _subset_losses(*args)
+    """:func:`~structkernels.npk.loss.subset_losses` of one trial's arguments (a worker's task)."""
+    return subset_losses(*args)

@@ -41,7 +41,7 @@ from structkernels.engine.gram import gram
 from structkernels.engine.parallel import map_tasks
 from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel
-from structkernels.npk.loss import _losses_of, _with_sigma
+from structkernels.npk.loss import losses_of, with_sigma
 from structkernels.structures import PathList, take
 
 
@@ -495,7 +495,7 @@ def _keep(blocks: list, idx: np.ndarray, raw: np.ndarray) -> None:
         blocks.pop(0)
 
 
-def _exact_trials(
+def exact_trials(
     base: Kernel,
     sigma: dict[str, float],
     label: str,
@@ -507,23 +507,23 @@ def _exact_trials(
     n_jobs: int | None = None,
     chain_bound: bool = True,
 ) -> list[dict[str, Any]]:
-    """:func:`_subset_losses` of exact trials of one label, each kernel value computed once.
+    """:func:`subset_losses` of exact trials of one label, each kernel value computed once.
 
     The trials of a label draw overlapping subsets (identical ones when the
     label occurs in at most β structures), and the kernels for ``σ_t = 1`` and
     ``σ_t = 0`` do not change between them: a pair met in an earlier trial is
     read back, not evaluated again (:func:`_gram_reusing`).  As in
-    :func:`_subset_losses`, ``σ_t = 0`` needs new values only for the pairs
+    :func:`subset_losses`, ``σ_t = 0`` needs new values only for the pairs
     of structures that both contain the label (Eq. 1), and, for kernels
     monotone in σ, only those that can be a first neighbour
     (:func:`_label_block_pruned`).  For the path kernel with indicator edges
     and node similarities at most 1, the σ_t = 1 pairs too are bounded (the
     chain bound of :func:`_chain_bound`) and only those that can be a first
     neighbour under σ_t = 1 or σ_t = 0 are evaluated (:func:`_bounded_trial`).
-    The 1-NN graphs and losses are those of :func:`_subset_losses`; only
+    The 1-NN graphs and losses are those of :func:`subset_losses`; only
     ``n_evaluations`` is smaller.
     """
-    kernels_v = {v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
+    kernels_v = {v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     prune = _monotone_in_sigma(base)
     bound = _chain_bound_setup(kernels_v, X) if prune and chain_bound else None
     blocks: dict[int, list] = {0: [], 1: []}
@@ -548,7 +548,7 @@ def _exact_trials(
             raw0 = raw1.copy()
             raw0[np.ix_(inside, inside)] = np.where(np.isnan(R0), -np.inf, R0)
             for v, raw in ((0, raw0), (1, raw1)):
-                res["loss"][v], res["penalty"][v], res["reward"][v] = _losses_of(
+                res["loss"][v], res["penalty"][v], res["reward"][v] = losses_of(
                     raw, ya, normalize)
             res["n_evaluations"] = int(n_eval)
             out.append(res)
@@ -570,7 +570,7 @@ def _exact_trials(
             _keep(blocks[0], a[inside], block)
             raw0[np.ix_(inside, inside)] = block
         for v, raw in ((0, raw0), (1, raw1)):
-            res["loss"][v], res["penalty"][v], res["reward"][v] = _losses_of(raw, ya, normalize)
+            res["loss"][v], res["penalty"][v], res["reward"][v] = losses_of(raw, ya, normalize)
         res["n_evaluations"] = int(n_eval)
         out.append(res)
     return out

@@ -55,15 +55,7 @@ from structkernels.npk._objectives import (
     labels_by_frequency,
     neighbourhood_sample,
 )
-from structkernels.npk._trials import _exact_trials
-from structkernels.npk.gradient import (
-    DEFAULT_SIGMA_OBJECTIVE,
-    OBJECTIVES,
-    PARAMETERS,
-    SIGMA_OBJECTIVES,
-    GradientObjective,
-    Offset,
-)
+from structkernels.npk._trials import exact_trials
 from structkernels.npk.files import (
     MODEL_FORMAT,
     SIGMA_FORMAT,
@@ -73,11 +65,19 @@ from structkernels.npk.files import (
     read_document,
     validate_model,
 )
+from structkernels.npk.gradient import (
+    DEFAULT_SIGMA_OBJECTIVE,
+    OBJECTIVES,
+    PARAMETERS,
+    SIGMA_OBJECTIVES,
+    GradientObjective,
+    Offset,
+)
 from structkernels.npk.loss import (
-    _binary_labels,
-    _with_sigma,
+    binary_labels,
     loss_function_1,
     structure_edge_labels,
+    with_sigma,
 )
 from structkernels.npk.sigma_json import learner_from_json, learner_to_json
 from structkernels.npk.sigma_knn import loo_knn_scores
@@ -436,7 +436,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         if self.objective in OBJECTIVES:
             return self._fit_gradient(base, normalize, fixed, X, y, groups, offset)
         X = base.check_input(X)
-        y = _binary_labels(y, len(X), "fit")
+        y = binary_labels(y, len(X), "fit")
         n = len(X)
         if n < 2:
             raise ValueError(f"NonstationaryLearner.fit needs at least 2 structures, got {n}")
@@ -481,7 +481,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     def _fit_gradient(self, base: Kernel, normalize: bool, fixed: dict[str, float], X: Any,
                       y: Any, groups: Any, offset: Offset | None) -> NonstationaryLearner:
-        """:meth:`fit` with a gradient objective (:class:`~structkernels.npk.gradient.GradientObjective`)."""
+        """:meth:`fit` with a gradient objective
+        (:class:`~structkernels.npk.gradient.GradientObjective`)."""
         if not isinstance(base, PathKernel):
             raise TypeError(f"NonstationaryLearner(objective={self.objective!r}) learns σ of "
                             f"the path kernel, not of {type(base).__name__}")
@@ -491,7 +492,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             if not isinstance(x, Path):
                 raise TypeError(f"NonstationaryLearner.fit: item {i} is a {type(x).__name__}, "
                                 "not a Path")
-        y = _binary_labels(y, len(X), "fit")
+        y = binary_labels(y, len(X), "fit")
         rng = check_random_state(self.random_state)
         strategy = GradientObjective(**{k: getattr(self, k) for k in (
             "objective", *PARAMETERS, "n_jobs")}, progress=bool(self.progress))
@@ -516,14 +517,14 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                 min_gain=self.min_gain, n_iter=self.n_iter,
                 max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
             )
-        # _exact_trials is looked up here, at each fit: the tests put trials computed from
+        # exact_trials is looked up here, at each fit: the tests put trials computed from
         # scratch in its place to check that reuse changes nothing
         return Loss1Objective(
             alpha=self.alpha, beta=self.beta, k=self.k, n_iter=self.n_iter,
             sampling=self.sampling, hashing=self.hashing, n_bits=self.n_bits,
             exact_below=self.exact_below, chain_bound=self.chain_bound,
             max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
-            exact_trials=_exact_trials,
+            exact_trials=exact_trials,
         )
 
     def _report(self, report: FitReport) -> None:
@@ -596,7 +597,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         """
         self._check_fitted()
         base, norm, _ = self._base_kernel()
-        kern = _with_sigma(base, self.kernel_sigma_)
+        kern = with_sigma(base, self.kernel_sigma_)
         if "lam_" in self.__dict__:
             kern.set_params(lam=self.lam_)
         norm = norm if normalize is None else normalize
@@ -672,7 +673,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         """
         self._check_fitted()
         X = self._base_kernel()[0].check_input(X)
-        y = _binary_labels(y, len(X), "score")
+        y = binary_labels(y, len(X), "score")
         if not y.any():
             return 0.0
         R = gram(self.get_kernel(normalize=False), X, n_jobs=self.n_jobs, progress=self.progress)

@@ -102,3 +102,12 @@ def test_a_prior_is_the_starting_point_and_step_zero():
                              random_state=0)
     # no step: the prior itself, labels this corpus does not learn kept as the prior says
     assert out == {"sigma": {"noise": 0.25, "elsewhere": 0.5}, "lam": 0.6}
+
+
+def test_a_gradient_fit_saves_and_loads_with_its_lambda(tmp_path):
+    X, y = toy(60)
+    lr = GradientSigmaLearner(max_steps=2, random_state=0).fit(X, y)
+    lr.save(tmp_path / "sigma.json")
+    back = NonstationaryLearner.load(tmp_path / "sigma.json")
+    assert back.lam_ == lr.lam_ and back.kernel_sigma_ == lr.kernel_sigma_
+    assert back.get_kernel().kernel.get_params() == lr.get_kernel().kernel.get_params()

@@ -64,11 +64,6 @@ class NonstationaryKernel(Kernel):
         self.__dict__.pop("_weighted", None)  # a parameter changes: weigh again at next use
         super().__setattr__(name, value)
 
-    def __getstate__(self) -> dict:
-        state = super().__getstate__()
-        state.pop("_weighted", None)
-        return state
-
     @property
     def nogil_blocks(self) -> bool:
         """Whether the wrapped kernel's blocks release the GIL (then the engine uses threads)."""

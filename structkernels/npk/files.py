@@ -309,11 +309,6 @@ def kernel_spec(kernel: Any) -> str:
         raise ValueError(f"cannot save the model: {exc}") from None
 
 
-def resolve_kernel_class(spec: Any) -> type:
-    """The registered kernel class a file's ``spec`` names (nothing is imported by name)."""
-    return kernels.get(kernels.resolve_name(spec))
-
-
 def jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}

@@ -74,6 +74,8 @@ def learner_to_json(learner: Any) -> dict[str, Any]:
         "mean_subset_size": float(np.mean(learner.subset_sizes_)) if learner.subset_sizes_ else 0.0,
         "fit_seconds": float(learner.fit_seconds_),
         "interrupted": bool(learner.interrupted_),
+        # a gradient objective's learned λ
+        **({"lam": float(learner.lam_)} if "lam_" in learner.__dict__ else {}),
     }
 
 
@@ -148,6 +150,8 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
         learner.n_trimmed_ = int(obj.get("n_trimmed", 0))
         learner.fit_seconds_ = float(obj.get("fit_seconds", 0.0))
         learner.interrupted_ = bool(obj.get("interrupted", False))
+        if "lam" in obj:
+            learner.lam_ = float(obj["lam"])
     except (KeyError, TypeError, AttributeError) as exc:
         # AttributeError: a field that must be a mapping is null, a list or a scalar
         raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None

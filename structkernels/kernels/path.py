@@ -46,30 +46,12 @@ from structkernels.kernels.tuples import (
     as_tuple_kernel,
     check_mismatch,
     match_keys,
-    merge_vocabularies,
     sigma_table,
     tuple_tables,
 )
 from structkernels.structures import Path, PathList, Vocabulary
 
 __all__ = ["PathKernel", "PathList", "SigmaZeroForm"]
-
-
-def _path_arrays(X: Any, Y: Any, symmetric: bool):
-    """(vocab, X arrays, Y arrays) with one id space; encodes only what is not encoded."""
-    if symmetric:
-        X = X if isinstance(X, PathList) else PathList.encode(X)
-        return X.vocab, X, X
-    if not isinstance(X, PathList) and not isinstance(Y, PathList):
-        vocab = Vocabulary()
-        X = PathList.encode(X, vocab)
-        return vocab, X, (X if Y is X else PathList.encode(Y, vocab))
-    X = X if isinstance(X, PathList) else PathList.encode(X)
-    Y = Y if isinstance(Y, PathList) else PathList.encode(Y)
-    vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
-    if ymap is not None:
-        Y = PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
-    return vocab, X, Y
 
 
 def check_lam(owner: Kernel) -> None:
@@ -138,6 +120,10 @@ class PathKernel(EncodedConvolutionKernel):
     )
     encoded = PathList
 
+    @staticmethod
+    def _relabel(Y: PathList, vocab: Vocabulary, ymap: np.ndarray) -> PathList:
+        return PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
+
     def __init__(
         self,
         lam: float = 0.8,
@@ -179,7 +165,7 @@ class PathKernel(EncodedConvolutionKernel):
         """``(vocab, ex, ey, tb, x, y)``: both sides encoded in one id space, the tuple
         tables of the block, and each side's ``(edges, nodes, edge classes, node classes)``
         (one set of arrays when ``Y`` is ``X``)."""
-        vocab, ex, ey = _path_arrays(X, Y, same)
+        vocab, ex, ey = self._encoded_pair(X, Y, same)
         if ey is ex:
             edges, nodes = ex.edges, ex.nodes
         else:

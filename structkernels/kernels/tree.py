@@ -49,30 +49,11 @@ from structkernels.kernels.sigma import check_sigma
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
     match_keys,
-    merge_vocabularies,
     tuple_tables,
 )
 from structkernels.structures import Tree, TreeList, Vocabulary
 
 __all__ = ["TreeKernel", "TreeList"]
-
-
-def _tree_arrays(X: Any, Y: Any, symmetric: bool):
-    """(vocab, X, Y) as TreeLists in one id space; encodes only what is not encoded."""
-    if symmetric:
-        X = X if isinstance(X, TreeList) else TreeList.encode(X)
-        return X.vocab, X, X
-    if not isinstance(X, TreeList) and not isinstance(Y, TreeList):
-        vocab = Vocabulary()
-        X = TreeList.encode(X, vocab)
-        return vocab, X, (X if Y is X else TreeList.encode(Y, vocab))
-    X = X if isinstance(X, TreeList) else TreeList.encode(X)
-    Y = Y if isinstance(Y, TreeList) else TreeList.encode(Y)
-    vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
-    if ymap is not None:
-        Y = TreeList(vocab, Y.tree_offsets, ymap[Y.labels], ymap[Y.edges], Y.child_offsets,
-                     Y.child_index)
-    return vocab, X, Y
 
 
 class TreeKernel(EncodedConvolutionKernel):
@@ -114,6 +95,11 @@ class TreeKernel(EncodedConvolutionKernel):
     )
     encoded = TreeList
 
+    @staticmethod
+    def _relabel(Y: TreeList, vocab: Vocabulary, ymap: np.ndarray) -> TreeList:
+        return TreeList(vocab, Y.tree_offsets, ymap[Y.labels], ymap[Y.edges], Y.child_offsets,
+                        Y.child_index)
+
     def __init__(
         self,
         lam: float = 0.8,
@@ -140,7 +126,7 @@ class TreeKernel(EncodedConvolutionKernel):
     # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Tree], Y: Sequence[Tree], mode: int) -> np.ndarray:
         tk = as_tuple_kernel(self.tuple_kernel, "TreeKernel")
-        vocab, ex, ey = _tree_arrays(X, Y, mode != _nb.MODE_FULL)
+        vocab, ex, ey = self._encoded_pair(X, Y, mode != _nb.MODE_FULL)
         if ey is ex:
             edges, nodes = ex.edges, ex.labels
         else:

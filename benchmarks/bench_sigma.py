@@ -28,7 +28,7 @@ import numpy as np
 from _report import report
 
 from structkernels.experiments.relations import evaluate_corpora
-from structkernels.npk.learner import learn_path_weights
+from structkernels.npk.gradient import learn_path_weights
 from structkernels.relations import read_relations
 from structkernels.relations.models import relation_model
 from structkernels.relations.parse import DependencyParser

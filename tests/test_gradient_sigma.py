@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from structkernels import NonstationaryLearner, Path
-from structkernels.npk.learner import learn_path_weights
+from structkernels.npk.gradient import learn_path_weights
 
 
 def GradientSigmaLearner(objective="svm", **params):

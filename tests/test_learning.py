@@ -16,6 +16,7 @@ from structkernels.engine.gram import gram
 from structkernels.kernels.tuples import LabelKernel, TupleKernel, WordVectorSimilarity
 from structkernels.npk import _trials, loss
 from structkernels.npk import learner as learner_module
+from structkernels.npk._objectives import neighbourhood_sample
 from structkernels.npk._trials import (
     _gram_reusing,
     _label_block_pruned,
@@ -209,11 +210,10 @@ def test_pure_random_sampling_builds_no_global_graph():
 
 def test_neighbourhood_sample_is_lines_6_to_10_of_algorithm_1():
     n = 60
-    learner = NonstationaryLearner(kernel=TupleBagKernel(), beta=100, k=2, random_state=0)
     indices = np.array([[(i + 1) % n, (i + 7) % n] for i in range(n)])
     reverse = [[j for j in range(n) if i in indices[j]] for i in range(n)]
     members = np.array([0, 30])  # fewer than beta: all become inducing points
-    a = learner._sample(np.random.RandomState(0), members, (indices, reverse))
+    a = neighbourhood_sample(np.random.RandomState(0), members, (indices, reverse), 100)
     r = {0, 30}
     fwd = {1, 7, 31, 37}
     back = {59, 53, 29, 23}
@@ -224,8 +224,7 @@ def test_neighbourhood_sample_is_lines_6_to_10_of_algorithm_1():
     assert set(a[:2].tolist()) == r
     # pure random sampling: the inducing points alone
     many = np.arange(0, n, 2)
-    learner.set_params(beta=5)
-    a = learner._sample(np.random.RandomState(0), many, None)
+    a = neighbourhood_sample(np.random.RandomState(0), many, None, 5)
     assert len(a) == 5 and set(a.tolist()) <= set(many.tolist())
 
 

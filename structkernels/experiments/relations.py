@@ -72,8 +72,12 @@ from structkernels.experiments.relation_checks import (
     slice_budget,
 )
 from structkernels.neighbors.classifier import KernelKNNClassifier
-from structkernels.npk.gradient import DEFAULT_SIGMA_OBJECTIVE, OBJECTIVES, SIGMA_OBJECTIVES
-from structkernels.npk.learner import learn_path_weights
+from structkernels.npk.gradient import (
+    DEFAULT_SIGMA_OBJECTIVE,
+    OBJECTIVES,
+    SIGMA_OBJECTIVES,
+    learn_path_weights,
+)
 from structkernels.relations.decision import THRESHOLD_RULES, fit_decision
 from structkernels.relations.models import (
     DEFAULT_MODELS,

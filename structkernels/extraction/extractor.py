@@ -7,7 +7,7 @@ new text: the sentences (with entity offsets) are parsed by spaCy
 (:class:`~structkernels.relations.parse.DependencyParser`), each candidate pair gets its
 structure views (:func:`~structkernels.relations.structures.pair_views`: the shortest
 dependency path, the bag of context features and the all-paths graph), σ is learned on the
-training paths (:func:`~structkernels.npk.learner.learn_path_weights`, the learner
+training paths (:func:`~structkernels.npk.gradient.learn_path_weights`, the learner
 ``sigma_params["objective"]`` selects), and an SVM is trained with
 the model's kernel (:meth:`~structkernels.relations.models.RelationModel.kernel`)::
 
@@ -87,7 +87,7 @@ from structkernels.extraction.files import (
     read_extractor_document,
 )
 from structkernels.extraction.scoring import ReferenceScorer, views_gram
-from structkernels.npk.learner import learn_path_weights
+from structkernels.npk.gradient import learn_path_weights
 from structkernels.relations.decision import (
     CALIBRATIONS,
     check_threshold,

@@ -47,54 +47,42 @@ from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
 from structkernels.kernels.path import PathKernel
 from structkernels.npk._objectives import (
-    FitData,
-    FitReport,
-    KnnAPObjective,
-    Loss1Objective,
-    Objective,
-    labels_by_frequency,
-    neighbourhood_sample,
-)
-from structkernels.npk._trials import exact_trials
-from structkernels.npk.files import (
-    MODEL_FORMAT,
-    SIGMA_FORMAT,
-    ModelFormatError,
-    check_file_sigma,
-    check_kernel_name,
-    read_document,
-    validate_model,
-)
-from structkernels.npk.gradient import (
-    DEFAULT_SIGMA_OBJECTIVE,
     OBJECTIVES,
     PARAMETERS,
     SIGMA_OBJECTIVES,
+    FitData,
+    FitReport,
     GradientObjective,
+    KnnAPObjective,
+    Loss1Objective,
+    Objective,
     Offset,
+    labels_by_frequency,
 )
+from structkernels.npk._trials import exact_trials
 from structkernels.npk.loss import (
     binary_labels,
     loss_function_1,
     structure_edge_labels,
     with_sigma,
 )
-from structkernels.npk.sigma_json import learner_from_json, learner_to_json
+from structkernels.npk.sigma_json import (
+    learner_from_json,
+    learner_to_json,
+    load_learner_file,
+    save_learner,
+)
 from structkernels.npk.sigma_knn import loo_knn_scores
-from structkernels.registry import UnknownNameError
 from structkernels.structures import Path
 from structkernels.utils import (
     N_JOBS,
     Interval,
     Options,
-    atomic_open,
-    dumps_finite,
     tqdm,
     validate_params,
 )
 
-__all__ = ["NonstationaryLearner", "learn_path_weights", "loss_function_1",
-           "structure_edge_labels"]
+__all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
 
 # -------------------------------------------------------------------- learner
 class NonstationaryLearner(TransformerMixin, BaseEstimator):
@@ -194,22 +182,13 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         With ``"knn-ap"``: k of the classifier whose scores are judged.
     min_gain : float, default 0.005
         With ``"knn-ap"``: the AP gain σ(l) = 0 must exceed.
-    min_count : int, default 5
-        Gradient objectives: with ``labels`` None, the labels learned are those on at least
-        this many training structures.
-    learn_lam : bool, default True
-        Gradient objectives: learn λ too.
-    n_samples : int, default 800
-        Gradient objectives: training structures the objective is computed on (stratified
-        sample of the training part), and at most as many held-out ones that choose the step.
-    max_steps : int, default 30
-    learning_rate : float, default 0.05
-        Gradient objectives: Adam's step size.
-    validation_fraction : float, default 0.25
-        Gradient objectives: share of the training documents (``groups``; structures
-        without ``groups``) held out to choose the number of steps.
-    C : float, default 1.0
-        Gradient objectives: the SVM's C (``class_weight="balanced"``).
+    min_count, learn_lam, n_samples, max_steps, learning_rate, validation_fraction, C
+        Gradient objectives: with ``labels`` None, the labels on at least ``min_count``
+        (default 5) training structures are learned; ``learn_lam`` (True): λ too;
+        ``n_samples`` (800): structures of the objective (a stratified sample of the training
+        part) and at most as many held-out ones that choose among ``max_steps`` (30) Adam steps
+        of size ``learning_rate`` (0.05); ``validation_fraction`` (0.25): share of the
+        training documents (``groups``) held out; ``C`` (1.0): the SVM's.
     n_jobs : int or None, default None
         Workers for the global graph, the Gram blocks of exact trials and the
         hashed trials of a label (results do not depend on it).
@@ -239,10 +218,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     n_evaluations_graph_ : int
         Of which for the global k-NN graphs.
     n_evaluations_reused_ : int
-        Evaluations the exact trials did not make: values met in an earlier
-        trial of the same label, and pairs that cannot be a first neighbour
-        (see Notes).  ``n_evaluations_ + n_evaluations_reused_`` is
-        the cost of computing every trial from scratch.
+        Evaluations the exact trials did not make (see Notes): ``n_evaluations_ +
+        n_evaluations_reused_`` is the cost of computing every trial from scratch.
     budget_ : int or None
         The evaluation budget of ``max_evaluations`` for this N.
     n_trimmed_ : int
@@ -250,13 +227,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     n_train_ : int
         Number of training structures N (compare ``n_evaluations_`` with N²).
     fit_seconds_ : float
-    lam_ : float
-        Gradient objectives: the learned λ.
-    best_step_ : int
-        Gradient objectives: the step kept (0: σ ≡ 1, the stationary kernel).
-    history_ : list of dict
-        Gradient objectives, per step: ``step``, ``objective`` (maximised), ``val_ap`` (the
-        held-out average precision), ``lam``, ``sigma`` (every learned label's), ``seconds``.
+    lam_, best_step_, history_
+        Gradient objectives: the learned λ, the step kept (0: σ ≡ 1) and per step ``step``,
+        ``objective`` (maximised), ``val_ap`` (held-out AP), ``lam``, ``sigma``, ``seconds``.
     X_fit_ : sequence
         The training structures (checked input of the kernel), against which
         :meth:`transform` computes the Gram matrix.  A learner read from a
@@ -499,11 +472,11 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         counts = Counter(label for x in X for label in structure_edge_labels(x))
         labels = strategy.labels(counts, self.labels)
         learned = strategy.fit(base, fixed, labels, X, y, groups, offset, rng)
-        self.X_fit_, self.labels_, self.n_train_ = X, labels, len(X)
+        self.X_fit_, self.labels_, self.n_train_, self.fixed_sigma_ = X, labels, len(X), fixed
         self.label_counts_ = {lab: int(counts[lab]) for lab in labels}
-        self.sigma_, self.lam_, self.fixed_sigma_ = learned.sigma, learned.lam, fixed
-        self.best_step_, self.history_, self.log_ = learned.best_step, learned.history, []
-        self.normalize_, self.interrupted_, self.losses_ = normalize, False, {}
+        self.sigma_, self.lam_, self.best_step_, self.history_ = (
+            learned.sigma, learned.lam, learned.best_step, learned.history)
+        self.normalize_, self.interrupted_, self.losses_, self.log_ = normalize, False, {}, []
         self.ignored_labels_ = [lab for lab in labels if self.sigma_[lab] == 0.0]
         self._report(FitReport())
         self.fit_seconds_ = time.perf_counter() - t0
@@ -551,11 +524,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             self._report(objective.report())
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
-
-    def _sample(self, rng, members: np.ndarray, graph) -> np.ndarray:
-        """Lines 6-10 of Algorithm 1 with this learner's ``beta``
-        (:func:`~structkernels.npk._objectives.neighbourhood_sample`)."""
-        return neighbourhood_sample(rng, members, graph, self.beta)
 
     # ------------------------------------------------------------- results
     _FITTED = (
@@ -715,13 +683,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         is refused here (register it with ``structkernels.register(name, cls)``
         or an entry point), as is a NaN or infinity anywhere (named).
         """
-        doc = self.to_json()
-        try:
-            text = dumps_finite(doc, what=f"{os.fspath(path)}: the σ model", indent=1)
-        except TypeError as exc:
-            raise TypeError(f"{os.fspath(path)}: the σ model is not JSON data: {exc}") from None
-        with atomic_open(path) as fh:
-            fh.write(text + "\n")
+        save_learner(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
@@ -733,67 +695,4 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         every error is one :class:`~structkernels.npk.model.ModelFormatError`
         line naming the file.
         """
-        name = os.fspath(path)
-        doc = read_document(path, max_bytes)
-        if isinstance(doc, dict) and doc.get("format") == MODEL_FORMAT:
-            doc = validate_model(doc, path)["learner"]
-        elif isinstance(doc, dict) and doc.get("format") == SIGMA_FORMAT:
-            if "kernel" in doc:
-                doc["kernel"] = check_kernel_name(name, "", doc["kernel"])
-            check_file_sigma(name, "sigma", doc.get("sigma"))
-            check_file_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
-        return learner_from_document(doc, name)
-
-
-def learner_from_document(doc: Any, name: str) -> NonstationaryLearner:
-    """:meth:`NonstationaryLearner.from_json` of a document read from the file ``name``;
-    anything wrong is one :class:`~structkernels.npk.model.ModelFormatError` naming it."""
-    try:
-        return NonstationaryLearner.from_json(doc)
-    except UnknownNameError as exc:
-        raise ModelFormatError(f"{name}: {exc}") from None
-    except (ValueError, TypeError, KeyError) as exc:
-        raise ModelFormatError(f"{name}: the model's learner is malformed: {exc}") from None
-
-
-def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any, *,
-                       objective: str = DEFAULT_SIGMA_OBJECTIVE, groups: Any = None,
-                       offset: Offset | None = None, prior: dict[str, Any] | None = None,
-                       n_jobs: int | None = None, random_state: Any = None,
-                       progress: bool = False, **params: Any) -> dict[str, Any]:
-    """The path kernel parameters a σ objective learns on ``X``: ``{"sigma": {...}}`` (the
-    labels whose weight is not 1), and ``"lam"`` from the gradient objectives.
-
-    :class:`NonstationaryLearner` with ``objective`` and ``params``.  ``groups``, ``offset``
-    and ``prior`` are for the gradient objectives (``"svm"``, ``"alignment"``).  ``prior``:
-    what was learned elsewhere (this function's result on another corpus), their starting
-    point and step 0, so that the steps on this corpus refine it only when its held-out
-    documents say so (transfer from a large corpus to a small one).
-
-    Examples
-    --------
-    >>> from structkernels import Path
-    >>> X = [Path([(None, "P1"), ("good" if i % 2 else "bad", "w")]) for i in range(40)]
-    >>> learned = learn_path_weights({"lam": 0.8}, X, [i % 2 for i in range(40)],
-    ...                              objective="alignment", max_steps=3, random_state=0)
-    >>> sorted(learned)
-    ['lam', 'sigma']
-    """
-    if objective not in SIGMA_OBJECTIVES:
-        raise ValueError(f"objective must be one of {', '.join(SIGMA_OBJECTIVES)}, "
-                         f"got {objective!r}")
-    start, gradient = dict(kernel_params), objective in OBJECTIVES
-    if gradient and prior:
-        start["sigma"] = {**(start.get("sigma") or {}), **prior.get("sigma", {})}
-        if "lam" in prior:
-            start["lam"] = prior["lam"]
-    learner = NonstationaryLearner("path", start, objective=objective, n_jobs=n_jobs,
-                                   random_state=random_state, progress=progress, **params)
-    if gradient:
-        learner.fit(X, y, groups=groups, offset=offset)
-        sigma, extra = learner.kernel_sigma_, {"lam": learner.lam_}
-    else:
-        learner.fit(X, y)
-        sigma, extra = learner.sigma_, {}
-    # a model keeps the labels whose weight is not 1
-    return {"sigma": {k: float(v) for k, v in sigma.items() if v != 1.0}, **extra}
+        return load_learner_file(cls, path, max_bytes)

@@ -37,7 +37,7 @@ named by replacing ``NPK`` with ``PK`` (:func:`twin_of`): the comparison that sa
 without σ is ``PK path SVM``.
 
 σ is learned on the training pairs' ``path`` structures over :data:`NPK`'s kernel and
-parameters by :func:`~structkernels.npk.learner.learn_path_weights` (by default the SVM's
+parameters by :func:`~structkernels.npk.gradient.learn_path_weights` (by default the SVM's
 objective inside the model's sum of views, :meth:`RelationModel.fixed_views_gram`; the
 learner lives a floor above: this module says what it learns on, its users run it).
 The classifiers: ``"SVM"`` a C-SVM on the kernel with :data:`SVM_PARAMS` (C given at run

@@ -16,6 +16,7 @@ import numpy as np
 
 from structkernels.kernels.base import Normalized
 from structkernels.kernels.names import kernels
+from structkernels.npk._objectives import OBJECTIVES, PARAMETERS
 from structkernels.npk.files import (
     MODEL_FORMAT,
     SIGMA_FORMAT,
@@ -51,6 +52,8 @@ def learner_to_json(learner: Any) -> dict[str, Any]:
     """
     learner._check_fitted()
     params = learner.get_params(deep=False)
+    if params["objective"] not in OBJECTIVES:  # the gradient settings only where they apply
+        params = {k: v for k, v in params.items() if k not in PARAMETERS}
     kern = params.pop("kernel")
     rs = params.pop("random_state")
     if isinstance(kern, Normalized):

@@ -157,7 +157,7 @@ class RelationExtractor(BaseEstimator):
         The σ learner's settings, as in
         :func:`~structkernels.experiments.relations.evaluate_relations`: ``"objective"``
         selects the learner (default ``"svm"``: σ and λ by gradient of the SVM's objective,
-        :class:`~structkernels.npk.gradient.GradientSigmaLearner`, learned inside the sum
+        :mod:`~structkernels.npk.gradient`, learned inside the sum
         with the other views; ``"alignment"``; ``"loss1"`` or ``"knn-ap"``:
         :class:`~structkernels.NonstationaryLearner`), the other keys are its keywords, e.g.
         ``{"objective": "loss1", "top_fraction": 0.3}``.

@@ -7,7 +7,7 @@ registry through Python entry points.
 Examples
 --------
 >>> import structkernels as sk
->>> k = sk.kernel("rbf", sigma=1.0)
+>>> k = sk.kernel("rbf", bandwidth=1.0)
 >>> "rbf" in sk.list_kernels()
 True
 >>> sk.relations.read_relations is sk.read_relations  # subpackages: imported on first use

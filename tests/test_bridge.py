@@ -24,11 +24,11 @@ def blobs(n=60, seed=0):
 
 def test_transform_is_gram_against_training_set():
     X, _ = blobs()
-    t = GramTransformer("rbf", kernel_params={"sigma": 1.5}).fit(X[:40])
+    t = GramTransformer("rbf", kernel_params={"bandwidth": 1.5}).fit(X[:40])
     K = t.transform(X[40:])
-    np.testing.assert_allclose(K, sk.gram("rbf", X[40:], X[:40], sigma=1.5))
-    np.testing.assert_allclose(t.fit_transform(X[:40]), sk.gram("rbf", X[:40], sigma=1.5))
-    assert t.kernel_.sigma == 1.5 and len(t.X_fit_) == 40
+    np.testing.assert_allclose(K, sk.gram("rbf", X[40:], X[:40], bandwidth=1.5))
+    np.testing.assert_allclose(t.fit_transform(X[:40]), sk.gram("rbf", X[:40], bandwidth=1.5))
+    assert t.kernel_.bandwidth == 1.5 and len(t.X_fit_) == 40
 
 
 def test_normalize_option():
@@ -46,11 +46,11 @@ def test_pipeline_with_precomputed_svc_and_grid_search():
     assert model.score(X[60:], y[60:]) >= 0.85
     grid = GridSearchCV(
         make_pipeline(GramTransformer(sk.kernel("rbf")), SVC(kernel="precomputed")),
-        {"gramtransformer__kernel__sigma": [0.5, 2.0], "svc__C": [0.1, 1.0]},
+        {"gramtransformer__kernel__bandwidth": [0.5, 2.0], "svc__C": [0.1, 1.0]},
         cv=3,
     )
     grid.fit(X, y)
-    assert set(grid.best_params_) == {"gramtransformer__kernel__sigma", "svc__C"}
+    assert set(grid.best_params_) == {"gramtransformer__kernel__bandwidth", "svc__C"}
     assert grid.best_score_ >= 0.85
 
 
@@ -67,7 +67,7 @@ def test_structures_through_the_bridge():
 
 def test_kernel_to_distance_with_knn():
     X, y = blobs(70)
-    k = sk.kernel("rbf", sigma=2.0)
+    k = sk.kernel("rbf", bandwidth=2.0)
     Ktr, Kte = k.gram(X[:50]), k.gram(X[50:], X[:50])
     Dtr = kernel_to_distance(Ktr, np.diag(Ktr))
     Dte = kernel_to_distance(Kte, k.diag(X[50:]), np.diag(Ktr))

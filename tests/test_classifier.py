@@ -38,7 +38,7 @@ def _literal_knn(kern, Xtr, ytr, Xte, k, weights):
 def test_exact_predictions_match_literal_vote(weights, k):
     X, y = _blobs(60, seed=k)
     Xte, _ = _blobs(25, seed=100 + k)
-    kern = kernel("rbf", sigma=1.5)
+    kern = kernel("rbf", bandwidth=1.5)
     # threshold=None: the most voted class, the rule of the literal vote
     clf = KernelKNNClassifier(kern, n_neighbors=k, weights=weights, threshold=None).fit(X, y)
     np.testing.assert_array_equal(clf.predict(Xte), _literal_knn(kern, X, y, Xte, k, weights))
@@ -80,7 +80,7 @@ def test_precomputed_equals_kernel():
 def test_hashed_classifier(hashing):
     X, y = _blobs(900, seed=5)
     Xte, yte = _blobs(300, seed=6)
-    kern = kernel("rbf", sigma=2.0)
+    kern = kernel("rbf", bandwidth=2.0)
     exact = KernelKNNClassifier(kern, n_neighbors=8).fit(X, y)
     acc_exact = exact.score(Xte, yte)
     clf = KernelKNNClassifier(kern, n_neighbors=8, hashing=hashing, n_tables=1, probe=1,
@@ -201,7 +201,7 @@ def _rare_positives(n=400, rate=0.06, seed=0):
 def test_auto_threshold_finds_rare_positives_that_the_majority_vote_misses():
     X, y = _rare_positives()
     Xt, yt = _rare_positives(seed=1)
-    common = dict(kernel="rbf", kernel_params={"sigma": 0.02}, n_neighbors=8,
+    common = dict(kernel="rbf", kernel_params={"bandwidth": 0.02}, n_neighbors=8,
                   weights="similarity")
     majority = KernelKNNClassifier(**common, threshold=None).fit(X, y)
     auto = KernelKNNClassifier(**common, threshold="auto").fit(X, y)
@@ -221,7 +221,7 @@ def test_auto_threshold_finds_rare_positives_that_the_majority_vote_misses():
 
 def test_auto_threshold_with_hashing_and_precomputed_and_errors():
     X, y = _rare_positives(n=300)
-    h = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, hashing="random-knn",
+    h = KernelKNNClassifier("rbf", kernel_params={"bandwidth": 0.02}, hashing="random-knn",
                             threshold="auto", random_state=0).fit(X, y)
     assert h.threshold_ is not None and h.n_fit_evaluations_ > 0
     K = np.exp(-((X - X.T) ** 2) / (2 * 0.02**2))
@@ -243,7 +243,7 @@ def test_auto_threshold_with_hashing_and_precomputed_and_errors():
 def test_string_labels_positive_class_scores():
     X, y = _rare_positives(n=200)
     ys = np.where(y == 1, "yes", "no")
-    clf = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, threshold="auto").fit(X, ys)
+    clf = KernelKNNClassifier("rbf", kernel_params={"bandwidth": 0.02}, threshold="auto").fit(X, ys)
     assert set(clf.predict(X)) <= {"yes", "no"}
     s = clf.positive_class_scores(X, ys)
     assert s["support"] == int(y.sum())
@@ -257,9 +257,9 @@ def test_string_labels_positive_class_scores():
 
 def test_threshold_sample_scores_a_stratified_subset():
     X, y = _rare_positives(n=400)
-    clf = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, weights="similarity",
+    clf = KernelKNNClassifier("rbf", kernel_params={"bandwidth": 0.02}, weights="similarity",
                               threshold="auto", threshold_sample=100, random_state=0).fit(X, y)
-    full = KernelKNNClassifier("rbf", kernel_params={"sigma": 0.02}, weights="similarity",
+    full = KernelKNNClassifier("rbf", kernel_params={"bandwidth": 0.02}, weights="similarity",
                                threshold="auto", threshold_sample=None).fit(X, y)
     assert len(clf.train_scores_) == 100 and len(full.train_scores_) == 400
     assert clf.n_fit_evaluations_ < full.n_fit_evaluations_
@@ -271,7 +271,7 @@ def test_threshold_sample_scores_a_stratified_subset():
 def test_multi_probe_searches_the_least_firm_bits(hashing):
     X, y = _blobs(900, seed=5)
     Xte, _ = _blobs(200, seed=6)
-    kern = kernel("rbf", sigma=2.0)
+    kern = kernel("rbf", bandwidth=2.0)
     common = dict(n_neighbors=8, hashing=hashing, n_bits=6, n_tables=1, random_state=0)
     own = KernelKNNClassifier(kern, probe=0, **common).fit(X, y)
     full = KernelKNNClassifier(kern, probe=1, n_probes=None, **common).fit(X, y)
@@ -314,8 +314,8 @@ def test_hash_margins_order_bits_by_firmness():
     from structkernels.neighbors.hashing import KernelLSH
 
     X, _ = _blobs(300, seed=2)
-    for h in (RandomKNNHash("rbf", n_bits=5, random_state=0, kernel_params={"sigma": 2.0}),
-              KernelLSH("rbf", n_bits=5, random_state=0, kernel_params={"sigma": 2.0})):
+    for h in (RandomKNNHash("rbf", n_bits=5, random_state=0, kernel_params={"bandwidth": 2.0}),
+              KernelLSH("rbf", n_bits=5, random_state=0, kernel_params={"bandwidth": 2.0})):
         h.fit(X)
         S = h._similarities(X[:50])
         m = h.margins_from_similarities(S)

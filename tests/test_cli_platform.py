@@ -23,15 +23,16 @@ def test_kernels_lists_names_and_params(capsys):
     out = capsys.readouterr().out
     for name in ("linear", "rbf", "bag-of-labels"):
         assert name in out
-    assert "sigma=1.0" in out
+    assert "bandwidth=1.0" in out
 
 
 def test_gram_vectors(tmp_path, capsys):
     X = np.random.default_rng(0).normal(size=(6, 3))
     src = write_jsonl(tmp_path / "x.jsonl", [{"id": i, "vector": list(v)} for i, v in enumerate(X)])
     out = tmp_path / "K.npy"
-    assert main(["gram", str(src), "--kernel", "rbf", "--param", "sigma=2", "-o", str(out)]) == 0
-    np.testing.assert_allclose(np.load(out), sk.gram("rbf", X, sigma=2.0), atol=1e-12)
+    args = ["gram", str(src), "--kernel", "rbf", "--param", "bandwidth=2", "-o", str(out)]
+    assert main(args) == 0
+    np.testing.assert_allclose(np.load(out), sk.gram("rbf", X, bandwidth=2.0), atol=1e-12)
     assert "21 kernel evaluations" in capsys.readouterr().out
 
 
@@ -56,8 +57,9 @@ def test_gram_paths_with_plugin_kernel_parallel_memmap(tmp_path):
         ('{"vector": [1, 2]}\nnot json\n', [], "line 2: not valid JSON"),
         ('{"id": "r7", "path": [["ARG1"]]}\n', [], "line 1 (record r7): path tuple 0"),
         ('{"vector": [1, 2]}\n', ["--kernel", "nope"], "unknown kernel 'nope'"),
-        ('{"vector": [1, 2]}\n', ["--param", "sigma=-1"], "sigma must be a positive number"),
-        ('{"vector": [1, 2]}\n', ["--param", "sigma"], "--param expects key=value"),
+        ('{"vector": [1, 2]}\n', ["--param", "bandwidth=-1"],
+         "bandwidth must be a positive number"),
+        ('{"vector": [1, 2]}\n', ["--param", "bandwidth"], "--param expects key=value"),
         ('{"vector": [1, "a"]}\n', [], "'vector' must be a list of numbers"),
     ],
 )

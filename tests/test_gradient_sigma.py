@@ -1,12 +1,17 @@
-"""The gradient σ learner: objectives on toy data where the right σ is known."""
+"""The gradient objectives of the σ learner: objectives on toy data where the right σ is known."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from structkernels import Path
-from structkernels.npk.gradient import GradientSigmaLearner, learn_path_weights
+from structkernels import NonstationaryLearner, Path
+from structkernels.npk.gradient import learn_path_weights
+
+
+def GradientSigmaLearner(objective="svm", **params):
+    """The learner with a gradient objective (``"svm"`` by default)."""
+    return NonstationaryLearner("path", objective=objective, **params)
 
 
 def toy(n=160, seed=0):
@@ -39,7 +44,8 @@ def test_irrelevant_label_goes_to_zero_decisive_stays(objective):
     # the kept step is never worse on the held-out documents than σ ≡ 1 (step 0)
     aps = [h["val_ap"] for h in lr.history_]
     assert aps[lr.best_step_] == max(aps) >= aps[0]
-    assert lr.kernel().get_params()["sigma"] == lr.sigma_
+    assert lr.get_kernel(normalize=False).get_params()["sigma"] == lr.sigma_
+    assert lr.get_kernel(normalize=False).lam == lr.lam_
 
 
 def test_step_zero_is_the_stationary_kernel_and_groups_are_held_out_whole():
@@ -96,3 +102,12 @@ def test_a_prior_is_the_starting_point_and_step_zero():
                              random_state=0)
     # no step: the prior itself, labels this corpus does not learn kept as the prior says
     assert out == {"sigma": {"noise": 0.25, "elsewhere": 0.5}, "lam": 0.6}
+
+
+def test_a_gradient_fit_saves_and_loads_with_its_lambda(tmp_path):
+    X, y = toy(60)
+    lr = GradientSigmaLearner(max_steps=2, random_state=0).fit(X, y)
+    lr.save(tmp_path / "sigma.json")
+    back = NonstationaryLearner.load(tmp_path / "sigma.json")
+    assert back.lam_ == lr.lam_ and back.kernel_sigma_ == lr.kernel_sigma_
+    assert back.get_kernel().kernel.get_params() == lr.get_kernel().kernel.get_params()

@@ -80,10 +80,10 @@ def test_cache_hit_makes_no_kernel_call(tmp_path):
     _, info3 = sk.gram(k, X[:-1], cache=tmp_path / "cache", return_info=True)
     assert not info3.cache_hit
     _, info4 = sk.gram(
-        sk.kernel("rbf", sigma=1.0), np.ones((3, 2)), cache=tmp_path / "cache", return_info=True
+        sk.kernel("rbf", bandwidth=1.0), np.ones((3, 2)), cache=tmp_path / "cache", return_info=True
     )
     _, info5 = sk.gram(
-        sk.kernel("rbf", sigma=2.0), np.ones((3, 2)), cache=tmp_path / "cache", return_info=True
+        sk.kernel("rbf", bandwidth=2.0), np.ones((3, 2)), cache=tmp_path / "cache", return_info=True
     )
     assert not info5.cache_hit
 
@@ -134,9 +134,10 @@ def test_empty_and_bad_options():
 
 def test_gram_by_name_with_params():
     X = np.random.default_rng(0).normal(size=(5, 2))
-    np.testing.assert_allclose(sk.gram("rbf", X, sigma=2.0), sk.kernel("rbf", sigma=2.0).gram(X))
+    np.testing.assert_allclose(sk.gram("rbf", X, bandwidth=2.0),
+                               sk.kernel("rbf", bandwidth=2.0).gram(X))
     with pytest.raises(TypeError, match="name"):
-        sk.gram(sk.kernel("rbf"), X, sigma=2.0)
+        sk.gram(sk.kernel("rbf"), X, bandwidth=2.0)
 
 
 def test_dask_local_cluster():

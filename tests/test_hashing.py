@@ -40,7 +40,7 @@ def _literal_random_knn_bits(k, X, A, subsets):
 
 def test_random_knn_bits_match_literal_definition():
     X = _data(40)
-    k = kernel("rbf", sigma=1.5)
+    k = kernel("rbf", bandwidth=1.5)
     h = RandomKNNHash(k, n_bits=6, random_state=3).fit(X)
     codes, bits = h.hash(X, return_bits=True)
     A = X[h.reference_indices_]
@@ -126,7 +126,7 @@ def test_klsh_bits_are_balanced_for_a_smooth_kernel():
     # random hyperplanes through the sample mean split Gaussian data about in half
     X = _data(2000, d=5, seed=9)
     h = KernelLSH("rbf", n_bits=16, n_sample=60, n_per_bit=15, random_state=0,
-                  kernel_params={"sigma": 4.0}).fit(X)
+                  kernel_params={"bandwidth": 4.0}).fit(X)
     _, bits = h.hash(X, return_bits=True)
     assert np.all((bits.mean(axis=0) > 0.1) & (bits.mean(axis=0) < 0.9))
 
@@ -190,7 +190,8 @@ def test_errors_name_the_problem():
 
 
 def test_clone_keeps_params():
-    h = RandomKNNHash("rbf", n_bits=5, n_reference=9, random_state=1, kernel_params={"sigma": 2.0})
+    h = RandomKNNHash("rbf", n_bits=5, n_reference=9, random_state=1,
+                      kernel_params={"bandwidth": 2.0})
     c = clone(h)
     assert c.get_params() == h.get_params()
     k = KernelLSH("rbf", n_bits=3, n_sample=7, n_per_bit=2)

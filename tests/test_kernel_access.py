@@ -51,7 +51,7 @@ def test_source_blocks_pairs_and_diagonal_equal_the_gram_and_are_counted():
 
 def test_a_kernel_without_a_paired_mode_goes_row_by_row():
     X = np.random.default_rng(1).normal(size=(30, 3))
-    k = kernel("rbf", sigma=1.5)
+    k = kernel("rbf", bandwidth=1.5)
     assert not k.paired_mode and kernel("path").paired_mode
     src = KernelSource(k, X)
     lo, hi = np.triu_indices(30, 1)
@@ -219,7 +219,8 @@ def test_no_dispatch_on_a_kernels_concrete_class_outside_kernels():
 
 
 # ------------------------------------------------------------------ kernels' own fast paths
-@pytest.mark.parametrize("name, params", [("linear", {}), ("cosine", {}), ("rbf", {"sigma": 0.7})])
+@pytest.mark.parametrize("name, params",
+                         [("linear", {}), ("cosine", {}), ("rbf", {"bandwidth": 0.7})])
 def test_column_function_gives_the_grams_columns(name, params):
     X = np.random.default_rng(2).normal(size=(25, 4))
     X[3] = 0.0  # a zero row: cosine's unit rows keep it 0

@@ -38,22 +38,22 @@ def test_call_gives_float_and_gram_matches_pairwise_calls():
 
 
 def test_params_clone_repr():
-    k = sk.kernel("rbf", sigma=2.5)
-    assert k.get_params() == {"sigma": 2.5}
+    k = sk.kernel("rbf", bandwidth=2.5)
+    assert k.get_params() == {"bandwidth": 2.5, "sigma": None}
     c = clone(k)
     assert c is not k and c.get_params() == k.get_params()
-    assert repr(k) == "RBFKernel(sigma=2.5)"
+    assert repr(k) == "RBFKernel(bandwidth=2.5)"
     s = sk.Normalized(k) + 0.5 * sk.kernel("linear")
     params = s.get_params(deep=True)
-    assert params["k1__kernel__sigma"] == 2.5 and params["k2__scale"] == 0.5
-    s.set_params(k1__kernel__sigma=1.0)
-    assert s.k1.kernel.sigma == 1.0
-    assert clone(s).get_params(deep=True)["k1__kernel__sigma"] == 1.0
+    assert params["k1__kernel__bandwidth"] == 2.5 and params["k2__scale"] == 0.5
+    s.set_params(k1__kernel__bandwidth=1.0)
+    assert s.k1.kernel.bandwidth == 1.0
+    assert clone(s).get_params(deep=True)["k1__kernel__bandwidth"] == 1.0
 
 
 def test_bad_params_are_reported_at_use():
-    k = sk.kernel("rbf", sigma=-1.0)  # construction stores verbatim
-    with pytest.raises(ValueError, match="sigma"):
+    k = sk.kernel("rbf", bandwidth=-1.0)  # construction stores verbatim
+    with pytest.raises(ValueError, match="bandwidth"):
         k.gram(np.ones((2, 2)))
     with pytest.raises(ValueError, match="scale"):
         (-1.0 * sk.kernel("linear")).gram(np.ones((2, 2)))
@@ -61,7 +61,7 @@ def test_bad_params_are_reported_at_use():
 
 def test_algebra_values():
     X = np.random.default_rng(0).normal(size=(9, 3))
-    lin, rbf = sk.kernel("linear"), sk.kernel("rbf", sigma=1.3)
+    lin, rbf = sk.kernel("linear"), sk.kernel("rbf", bandwidth=1.3)
     assert isinstance(lin + rbf, SumKernel)
     assert isinstance(lin * rbf, ProductKernel)
     assert isinstance(3 * lin, ScaledKernel) and isinstance(lin * 3, ScaledKernel)
@@ -121,7 +121,7 @@ finite = st.floats(-3, 3, allow_nan=False, allow_infinity=False)
     degree=st.integers(1, 3),
 )
 def test_sums_and_products_of_psd_kernels_stay_psd(X, sigma, scale, degree):
-    rbf = sk.kernel("rbf", sigma=sigma)
+    rbf = sk.kernel("rbf", bandwidth=sigma)
     lin = sk.kernel("linear")
     poly = sk.kernel("polynomial", degree=degree, gamma=0.5, coef0=1.0)
     for k in (rbf + lin, rbf * lin, scale * poly + rbf, Normalized(poly) * rbf, lin * lin + poly):

@@ -43,7 +43,7 @@ def _clusters(n, seed=0, d=3):
 @pytest.mark.parametrize("block_size", [4, 512])
 def test_exact_graph_matches_brute_force(k, block_size):
     X = np.round(_clusters(30, seed=k), 1)  # rounding makes ties
-    kern = kernel("laplacian", sigma=2.0)
+    kern = kernel("laplacian", bandwidth=2.0)
     g = exact_knn_graph(X, kern, k, block_size=block_size)
     idx, val = _brute_topk(_literal_gram(kern, X), k)
     np.testing.assert_array_equal(g.indices, idx)
@@ -112,7 +112,7 @@ def _candidate_oracle(g, n, probe):
 def test_hashed_graph_is_the_exact_top_k_over_its_candidates(family, probe, n_tables):
     n, k = 70, 3
     X = _clusters(n, seed=probe + 2 * n_tables)
-    kern = kernel("rbf", sigma=2.0)
+    kern = kernel("rbf", bandwidth=2.0)
     g = knn_graph(X, kern, k, hashing=family, n_tables=n_tables, probe=probe, random_state=11)
     cand = _candidate_oracle(g, n, probe)
     idx, val = _brute_topk(_literal_gram(kern, X), k, cand)
@@ -143,7 +143,7 @@ def test_hashed_evaluation_count():
 
 def test_hashed_graph_recall_on_clusters():
     X = _clusters(1500, seed=7, d=4)
-    kern = kernel("rbf", sigma=3.0)
+    kern = kernel("rbf", bandwidth=3.0)
     exact = knn_graph(X, kern, k=1)
     for family in ("random-knn", "klsh"):
         g = knn_graph(X, kern, k=1, hashing=family, probe=1, random_state=0)

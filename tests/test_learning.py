@@ -16,6 +16,7 @@ from structkernels.engine.gram import gram
 from structkernels.kernels.tuples import LabelKernel, TupleKernel, WordVectorSimilarity
 from structkernels.npk import _trials, loss
 from structkernels.npk import learner as learner_module
+from structkernels.npk._objectives import neighbourhood_sample
 from structkernels.npk._trials import (
     _gram_reusing,
     _label_block_pruned,
@@ -25,9 +26,9 @@ from structkernels.npk._trials import (
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.npk.loss import (
     _first_neighbours,
-    _subset_losses,
     loss_function_1,
     structure_edge_labels,
+    subset_losses,
 )
 from structkernels.structures import take
 
@@ -135,7 +136,7 @@ def test_subset_loss_matches_brute_force_and_label_block_trick(n, seed):
         paths.append(Path(tuples))
     y = rng.integers(0, 2, size=n)
     has = np.array(["ARG0" in structure_edge_labels(p) for p in paths])
-    res = _subset_losses(
+    res = subset_losses(
         TupleBagKernel(), {}, "ARG0", paths, y, np.arange(n), has,
         normalize=True, hashing=None, n_bits=None, exact_below=10**9, seed=0,
     )
@@ -209,11 +210,10 @@ def test_pure_random_sampling_builds_no_global_graph():
 
 def test_neighbourhood_sample_is_lines_6_to_10_of_algorithm_1():
     n = 60
-    learner = NonstationaryLearner(kernel=TupleBagKernel(), beta=100, k=2, random_state=0)
     indices = np.array([[(i + 1) % n, (i + 7) % n] for i in range(n)])
     reverse = [[j for j in range(n) if i in indices[j]] for i in range(n)]
     members = np.array([0, 30])  # fewer than beta: all become inducing points
-    a = learner._sample(np.random.RandomState(0), members, (indices, reverse))
+    a = neighbourhood_sample(np.random.RandomState(0), members, (indices, reverse), 100)
     r = {0, 30}
     fwd = {1, 7, 31, 37}
     back = {59, 53, 29, 23}
@@ -224,8 +224,7 @@ def test_neighbourhood_sample_is_lines_6_to_10_of_algorithm_1():
     assert set(a[:2].tolist()) == r
     # pure random sampling: the inducing points alone
     many = np.arange(0, n, 2)
-    learner.set_params(beta=5)
-    a = learner._sample(np.random.RandomState(0), many, None)
+    a = neighbourhood_sample(np.random.RandomState(0), many, None, 5)
     assert len(a) == 5 and set(a.tolist()) <= set(many.tolist())
 
 
@@ -427,8 +426,10 @@ def test_non_convolution_kernel_and_unfitted_access_are_clear():
 
     X = np.random.default_rng(0).normal(size=(10, 2))
     y = np.array([0, 1] * 5)
-    with pytest.raises(TypeError, match="sigma=1.0, which is not a dict"):
+    with pytest.raises(TypeError, match="'sigma' parameter .* RBFKernel has none"):
         NonstationaryLearner("rbf").fit(X, y)
+    with pytest.raises(TypeError, match="sigma=1.0, which is not a dict"):
+        NonstationaryLearner(TupleBagKernel(sigma=1.0)).fit(X, y)
     learner = NonstationaryLearner()
     with pytest.raises(NotFittedError, match="sigma_"):
         _ = learner.sigma_
@@ -438,14 +439,14 @@ def test_non_convolution_kernel_and_unfitted_access_are_clear():
 
 
 # ------------------------- reuse: each kernel value of a label's trials evaluated once
-# The reference is the learner with every trial computed from scratch by _subset_losses
+# The reference is the learner with every trial computed from scratch by subset_losses
 # (a full subset Gram for σ_t = 1 and the label's block for σ_t = 0), as before reuse.
 
 
 def _from_scratch(base, sigma, label, X, y, subsets, has, normalize, n_jobs=1, chain_bound=True):
     """Every trial on its own, nothing reused (the learner before reuse)."""
     return [
-        _subset_losses(base, sigma, label, X, y, a, has, normalize, None, None, 10**9, 0)
+        subset_losses(base, sigma, label, X, y, a, has, normalize, None, None, 10**9, 0)
         for a in subsets
     ]
 
@@ -498,7 +499,7 @@ def test_reuse_learns_the_same_sigma_with_fewer_evaluations(monkeypatch, kern, p
               hashing="random-knn", max_evaluations=budget, random_state=0, progress=False)
     reused = NonstationaryLearner(**kw).fit(paths, y)
     with monkeypatch.context() as m:
-        m.setattr(learner_module, "_exact_trials", _from_scratch)
+        m.setattr(learner_module, "exact_trials", _from_scratch)
         scratch = NonstationaryLearner(**kw).fit(paths, y)
     assert reused.sigma_ == scratch.sigma_
     assert reused.losses_ == scratch.losses_  # summed losses equal to the last bit
@@ -524,7 +525,7 @@ def test_reuse_with_overlapping_subsets_and_two_passes(monkeypatch):
               progress=False)
     reused = NonstationaryLearner(**kw).fit(paths, y)
     with monkeypatch.context() as m:
-        m.setattr(learner_module, "_exact_trials", _from_scratch)
+        m.setattr(learner_module, "exact_trials", _from_scratch)
         scratch = NonstationaryLearner(**kw).fit(paths, y)
     assert reused.sigma_ == scratch.sigma_
     assert reused.log_ == scratch.log_
@@ -705,9 +706,9 @@ def test_bounded_trial_gives_the_full_matrices_first_neighbours(n, seed, normali
             nn_p, s_p = _first_neighbours(Kp)
             nn_f, s_f = _first_neighbours(Kf)
             assert np.array_equal(nn_p, nn_f) and np.array_equal(s_p, s_f)
-        scratch = _subset_losses(base, {}, label, X, y, a, has, normalize, None, None, 10**9, 0)
+        scratch = subset_losses(base, {}, label, X, y, a, has, normalize, None, None, 10**9, 0)
         for v, raw in ((1, np.where(ok1, R1, -np.inf)), (0, raw0)):
-            assert loss._losses_of(raw, y[a], normalize) == (
+            assert loss.losses_of(raw, y[a], normalize) == (
                 scratch["loss"][v], scratch["penalty"][v], scratch["reward"][v])
         _trials._keep(blocks[1], a, R1)
         if len(inside):

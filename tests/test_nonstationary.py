@@ -14,13 +14,8 @@ from sklearn.base import clone
 
 from structkernels import Kernel, Path, Tree, kernel
 from structkernels.kernels.nonstationary import NonstationaryKernel
-from structkernels.kernels.tuples import (
-    TupleKernel,
-    WeightedTupleKernel,
-    WordVectorSimilarity,
-    check_sigma,
-    combine_sigma,
-)
+from structkernels.kernels.sigma import check_sigma, combine_sigma
+from structkernels.kernels.tuples import TupleKernel, WeightedTupleKernel, WordVectorSimilarity
 
 EDGES = ["ARG0", "ARG1", "ARG2", "mod"]
 NODES = ["protein", "enzyme", "bind-01"]
@@ -126,7 +121,7 @@ def test_clone_set_params_sigma():
 
 # ----------------------------------------------------------------- tuple kernels
 def test_tuple_kernel_is_eq_1():
-    tk = TupleKernel(sigma={"ARG0": 0.5, "ARG1": 0.0})
+    tk = WeightedTupleKernel(TupleKernel(), {"ARG0": 0.5, "ARG1": 0.0})
     assert tk(("ARG0", "a"), ("ARG0", "a")) == 0.25
     assert tk(("ARG1", "a"), ("ARG1", "a")) == 0.0
     assert tk(("ARG0", "a"), ("ARG0", "b")) == 0.0

@@ -118,7 +118,7 @@ def test_combinations_of_gil_free_kernels_use_threads_bit_for_bit():
 
 @pytest.mark.parametrize("name,params", [("ps-srk", {"k": 1, "kmax": 2}),
                                          ("pw-srk", {"k": 2, "lam": 0.7}),
-                                         ("rbf", {"sigma": 1.3})])
+                                         ("rbf", {"bandwidth": 1.3})])
 def test_processes_equal_serial_bit_for_bit(name, params):
     if name == "rbf":
         X = np.random.default_rng(0).normal(size=(150, 7))

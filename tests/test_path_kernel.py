@@ -13,7 +13,7 @@ from sklearn.base import clone
 
 from structkernels import Normalized, Path, kernel
 from structkernels.kernels.path import PathKernel
-from structkernels.kernels.tuples import TupleKernel, WordVectorSimilarity
+from structkernels.kernels.tuples import TupleKernel, WeightedTupleKernel, WordVectorSimilarity
 
 EDGES = ["ARG0", "ARG1", "ARG2", "op1", "mod"]
 NODES = ["protein", "enzyme", "bind-01", "site", "and"]
@@ -93,7 +93,7 @@ def test_equals_literal_enumeration(max_len, node_kernel):
         X = [random_path(rng) for _ in range(5)]
         Y = [random_path(rng) for _ in range(6)]
         fast = k.gram_block(X, Y)
-        eff = (tk or TupleKernel()).with_sigma(sigma)
+        eff = WeightedTupleKernel(tk or TupleKernel(), sigma)
         slow = np.array([[oracle_path(x, y, lam, max_len, eff) for y in Y] for x in X])
         assert_close(fast, slow)
         # symmetric and diagonal modes agree with the full block
@@ -169,7 +169,7 @@ def test_table1_counts_by_hand():
 def test_table1_equals_enumeration(sigma):
     pos, neg = table1_paths()
     k = kernel("path", lam=0.8, max_len=3, sigma=sigma)
-    eff = TupleKernel(sigma=sigma)
+    eff = WeightedTupleKernel(TupleKernel(), sigma)
     assert k.value(pos, neg) == pytest.approx(oracle_path(pos, neg, 0.8, 3, eff), rel=1e-10)
 
 
@@ -386,7 +386,7 @@ def test_node_mismatch_equals_enumeration(c):
 
         X = [few_edges() for _ in range(3)] + [random_path(rng, 8)]
         Y = [few_edges() for _ in range(3)] + [random_path(rng, 8)]
-        eff = TupleKernel(node_kernel=PartialIndicator(c)).with_sigma(sigma)
+        eff = WeightedTupleKernel(TupleKernel(node_kernel=PartialIndicator(c)), sigma)
         slow = np.array([[oracle_path(x, y, lam, None, eff) for y in Y] for x in X])
         assert_close(k.gram_block(X, Y), slow, rtol=1e-9)
         assert_close(k.gram_block_symmetric(X + Y)[:4, 4:], slow, rtol=1e-9)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structkernels import Normalized, Tree, kernel
-from structkernels.kernels.tuples import TupleKernel, WordVectorSimilarity
+from structkernels.kernels.tuples import TupleKernel, WeightedTupleKernel, WordVectorSimilarity
 
 EDGES = ["ARG0", "ARG1", "ARG2", "op1", "mod"]
 NODES = ["protein", "enzyme", "bind-01", "site", "and"]
@@ -110,7 +110,7 @@ def test_equals_literal_enumeration(decay, contiguous, node_kernel):
                    tuple_kernel=tk)
         X = [random_tree(rng) for _ in range(5)]
         Y = [random_tree(rng) for _ in range(6)]
-        eff = (tk or TupleKernel()).with_sigma(sigma)
+        eff = WeightedTupleKernel(tk or TupleKernel(), sigma)
         fast = k.gram_block(X, Y)
         slow = np.array([[oracle_tree(x, y, lam, decay, contiguous, eff) for y in Y] for x in X])
         assert_close(fast, slow)

@@ -20,8 +20,8 @@ def data():
     [
         ("linear", {}, lambda X, Y: pairwise.linear_kernel(X, Y)),
         ("cosine", {}, lambda X, Y: pairwise.cosine_similarity(X, Y)),
-        ("rbf", {"sigma": 1.7}, lambda X, Y: pairwise.rbf_kernel(X, Y, gamma=1 / (2 * 1.7**2))),
-        ("laplacian", {"sigma": 2.0}, lambda X, Y: pairwise.laplacian_kernel(X, Y, gamma=0.5)),
+        ("rbf", {"bandwidth": 1.7}, lambda X, Y: pairwise.rbf_kernel(X, Y, gamma=1 / (2 * 1.7**2))),
+        ("laplacian", {"bandwidth": 2.0}, lambda X, Y: pairwise.laplacian_kernel(X, Y, gamma=0.5)),
         (
             "polynomial",
             {"degree": 2, "gamma": 0.3, "coef0": 1.0},
@@ -82,7 +82,7 @@ def test_batched_diag_equals_gram_diagonal(name):
 
 @pytest.mark.parametrize(
     "name, params",
-    [("linear", {}), ("cosine", {}), ("rbf", {"sigma": 0.7}), ("laplacian", {"sigma": 2.0}),
+    [("linear", {}), ("cosine", {}), ("rbf", {"bandwidth": 0.7}), ("laplacian", {"bandwidth": 2.0}),
      ("polynomial", {"degree": 2}), ("polynomial", {"degree": 3, "gamma": 0.3, "coef0": 0.5})],
 )
 def test_sklearn_callable_pairs_equal_the_gram(name, params):
@@ -109,5 +109,20 @@ def test_sklearn_callable_pairs_are_checked():
         k(np.array([True, False]), np.ones(2))
     with pytest.raises(ValueError, match=r"k\(x, y\)|overflow"):
         sk.kernel("linear")(np.array([1e300, 1e300]), np.array([1e300, 1e300]))
+    with pytest.raises(ValueError, match="bandwidth"):
+        sk.kernel("rbf", bandwidth=-1.0)(np.ones(2), np.ones(2))
+
+
+@pytest.mark.parametrize("name", ["rbf", "laplacian"])
+def test_sigma_is_the_deprecated_name_of_the_bandwidth(name):
+    from structkernels.kernels.vector import BandwidthRenamedWarning
+    from structkernels.utils import StructkernelsWarning
+
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    with pytest.warns(BandwidthRenamedWarning, match="bandwidth") as record:
+        old = sk.kernel(name, sigma=0.7)
+    assert issubclass(record[0].category, StructkernelsWarning)
+    assert issubclass(record[0].category, FutureWarning)
+    np.testing.assert_array_equal(old.gram(X), sk.kernel(name, bandwidth=0.7).gram(X))
     with pytest.raises(ValueError, match="sigma"):
-        sk.kernel("rbf", sigma=-1.0)(np.ones(2), np.ones(2))
+        sk.kernel(name, sigma=-1.0).gram(X)

@@ -183,8 +183,8 @@ def select_by_inner_cv(
     >>> X = np.vstack([rng.normal(0, 1, (30, 2)), rng.normal(2, 1, (30, 2))])
     >>> y = np.repeat([0, 1], 30)
     >>> best, scores = select_by_inner_cv(
-    ...     {"narrow": KernelSVC("rbf", kernel_params={"sigma": 0.01}, n_jobs=1),
-    ...      "wide": KernelSVC("rbf", kernel_params={"sigma": 1.0}, n_jobs=1)},
+    ...     {"narrow": KernelSVC("rbf", kernel_params={"bandwidth": 0.01}, n_jobs=1),
+    ...      "wide": KernelSVC("rbf", kernel_params={"bandwidth": 1.0}, n_jobs=1)},
     ...     X, y, random_state=0)
     >>> best, {name: round(s, 2) for name, s in scores.items()}
     ('wide', {'narrow': 0.44, 'wide': 0.84})

@@ -218,7 +218,7 @@ def evaluate_relations(
     sigma_params : dict, optional
         The σ learner's settings: ``"objective"`` selects it (default ``"svm"``: σ ∈ [0, 1] and
         λ by exact gradient of the SVM's dual objective,
-        :class:`~structkernels.npk.gradient.GradientSigmaLearner`, learned inside the sum
+        :mod:`~structkernels.npk.gradient`, learned inside the sum
         with the model's other views; ``"alignment"`` likewise by kernel-target alignment;
         ``"loss1"``, ``"knn-ap"``: Algorithm 1's binary σ by
         :class:`~structkernels.NonstationaryLearner`), the other keys are the chosen

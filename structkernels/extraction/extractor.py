@@ -71,7 +71,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers import KernelSVC
-from structkernels.extraction._document import _decision_json, _decision_of, _reference, _view_json
+from structkernels.extraction._document import decision_json as _decision_json
+from structkernels.extraction._document import decision_of as _decision_of
+from structkernels.extraction._document import reference as _reference
+from structkernels.extraction._document import view_json as _view_json
 from structkernels.extraction._model import describe_model, model_of, version_of
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
@@ -154,7 +157,7 @@ class RelationExtractor(BaseEstimator):
         The σ learner's settings, as in
         :func:`~structkernels.experiments.relations.evaluate_relations`: ``"objective"``
         selects the learner (default ``"svm"``: σ and λ by gradient of the SVM's objective,
-        :class:`~structkernels.npk.gradient.GradientSigmaLearner`, learned inside the sum
+        :mod:`~structkernels.npk.gradient`, learned inside the sum
         with the other views; ``"alignment"``; ``"loss1"`` or ``"knn-ap"``:
         :class:`~structkernels.NonstationaryLearner`), the other keys are its keywords, e.g.
         ``{"objective": "loss1", "top_fraction": 0.3}``.

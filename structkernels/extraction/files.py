@@ -39,7 +39,6 @@ from structkernels.npk.files import (
     read_model_bytes,
     sigma_problem,
 )
-from structkernels.npk.gradient import GradientSigmaLearner
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.relations.models import NGRAM, NPK, RelationModel, relation_model
 from structkernels.relations.pipelines import check_pipeline
@@ -154,14 +153,12 @@ def is_int(v: Any) -> bool:
 
 def _learner_keys() -> set[str]:
     keys = set(inspect.signature(NonstationaryLearner).parameters)
-    keys |= set(inspect.signature(GradientSigmaLearner).parameters)
     return (keys | {"objective"}) - set(_OWN_LEARNER_KEYS)
 
 
 def check_sigma_params(sigma_params: Any, owner: str) -> dict[str, Any]:
     """The σ learner's settings in ``sigma_params`` (None: none): ``"objective"`` and keywords
-    of :class:`~structkernels.NonstationaryLearner` or
-    :class:`~structkernels.npk.gradient.GradientSigmaLearner`, checked to be keywords they take
+    of :class:`~structkernels.NonstationaryLearner`, checked to be keywords it takes
     that the extractor does not set itself.
 
     Examples

@@ -42,7 +42,7 @@ MODE_DIAG = 2
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN, cn):
+def tuple_similarity(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN, cn):
     """Tuple similarity ``sig[e] k_e(e, e') sig[e'] k_n(n, n')``.
 
     With ``ind_n`` the node kernel is ``cn + (1 - cn) I(n = n')``: 1 for equal
@@ -67,7 +67,7 @@ def _sim(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN, cn):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _longest(offsets, least):
+def longest_segment(offsets, least):
     """The longest of the segments ``offsets`` delimits (CSR row lengths), at least ``least``."""
     m = least
     for i in range(len(offsets) - 1):
@@ -76,7 +76,7 @@ def _longest(offsets, least):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _powers(base, n):
+def powers(base, n):
     """``[base**0, base**1, ..., base**(n - 1)]`` by repeated products."""
     out = np.empty(n, dtype=np.float64)
     g = 1.0
@@ -87,7 +87,7 @@ def _powers(base, n):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _columns(i, ny, mode):
+def block_columns(i, ny, mode):
     """The columns ``j`` a block computes for row ``i``: ``i`` alone (diagonal mode), ``i``
     onwards (symmetric: the upper triangle, mirrored), every one (full)."""
     if mode == MODE_DIAG:
@@ -131,7 +131,7 @@ def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
                 if w != 0.0 and xn[s] != yn[t]:
                     w *= cn
             else:
-                w = _sim(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
+                w = tuple_similarity(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
                          sig, ind_e, KE, ind_n, KN, cn)
             c = t - b0 + 1
             fw = f * w
@@ -168,14 +168,14 @@ def path_block(
     """
     nx = len(xo) - 1
     ny = len(yo) - 1
-    lx = _longest(xo, 0)
-    ly = _longest(yo, 0)
+    lx = longest_segment(xo, 0)
+    ly = longest_segment(yo, 0)
     cap = max(1, min(lx * ly, SPARSE_LIMIT))
     ms = np.empty(cap, dtype=np.int64)
     mt = np.empty(cap, dtype=np.int64)
     mw = np.empty(cap, dtype=np.float64)
     E = np.empty((cap, max(1, max_len)), dtype=np.float64)
-    gpow = _powers(lam, max(1, lx + ly))
+    gpow = powers(lam, max(1, lx + ly))
     f = lam * lam
     Lw = max(1, max_len)
     Dw = np.empty((Lw, ly + 1), dtype=np.float64)
@@ -188,7 +188,7 @@ def path_block(
     else:
         out = np.empty((nx, ny), dtype=np.float64)
     for i in range(nx):
-        jlo, jhi = _columns(i, ny, mode)
+        jlo, jhi = block_columns(i, ny, mode)
         a0 = xo[i]
         a1 = xo[i + 1]
         for j in range(jlo, jhi):
@@ -218,7 +218,7 @@ def path_block(
                 for s in range(a0, a1):
                     es, ns, ecs, ncs = xe[s], xn[s], xec[s], xnc[s]
                     for t in range(b0, b1):
-                        w = _sim(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t],
+                        w = tuple_similarity(es, ns, ecs, ncs, ye[t], yn[t], yec[t], ync[t],
                                  sig, ind_e, KE, ind_n, KN, cn)
                         if w != 0.0:
                             if K == SPARSE_LIMIT:
@@ -337,10 +337,10 @@ def tree_block(
     keyed = ind_e and ind_n
     nx = len(xto) - 1
     ny = len(yto) - 1
-    sx = _longest(xto, 1)
-    sy = _longest(yto, 1)
-    cx = _longest(xco, 1)
-    cy = _longest(yco, 1)
+    sx = longest_segment(xto, 1)
+    sy = longest_segment(yto, 1)
+    cx = longest_segment(xco, 1)
+    cy = longest_segment(yco, 1)
     pu = np.empty(sx * sy, dtype=np.int64)
     pv = np.empty(sx * sy, dtype=np.int64)
     pm = np.empty(sx * sy, dtype=np.float64)
@@ -351,13 +351,13 @@ def tree_block(
     cg = np.empty(cx * cy, dtype=np.float64)
     P = np.empty(cx * cy, dtype=np.float64)
     Q = np.empty(cx * cy, dtype=np.float64)
-    gpow = _powers(g, cx + cy)
+    gpow = powers(g, cx + cy)
     if mode == MODE_DIAG:
         out = np.empty((nx, 1), dtype=np.float64)
     else:
         out = np.empty((nx, ny), dtype=np.float64)
     for i in range(nx):
-        jlo, jhi = _columns(i, ny, mode)
+        jlo, jhi = block_columns(i, ny, mode)
         ra = xto[i]
         for j in range(jlo, jhi):
             rb = yto[j]
@@ -367,8 +367,9 @@ def tree_block(
                 if xl[ra] != yl[rb]:
                     m0 *= cn
             else:
-                m0 = _sim(xe[ra], xl[ra], xec[ra], xlc[ra], ye[rb], yl[rb], yec[rb], ylc[rb],
-                          sig, ind_e, KE, ind_n, KN, cn)
+                m0 = tuple_similarity(xe[ra], xl[ra], xec[ra], xlc[ra],
+                                      ye[rb], yl[rb], yec[rb], ylc[rb],
+                                      sig, ind_e, KE, ind_n, KN, cn)
             if m0 != 0.0:
                 pu[0] = ra
                 pv[0] = rb
@@ -390,7 +391,7 @@ def tree_block(
                                 if xl[cu] != yl[cv]:
                                     w *= cn
                             else:
-                                w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
+                                w = tuple_similarity(xe[cu], xl[cu], xec[cu], xlc[cu],
                                          ye[cv], yl[cv], yec[cv], ylc[cv],
                                          sig, ind_e, KE, ind_n, KN, cn)
                             if w != 0.0:
@@ -414,7 +415,7 @@ def tree_block(
                                 if xl[cu] != yl[cv]:
                                     w *= cn
                             else:
-                                w = _sim(xe[cu], xl[cu], xec[cu], xlc[cu],
+                                w = tuple_similarity(xe[cu], xl[cu], xec[cu], xlc[cu],
                                          ye[cv], yl[cv], yec[cv], ylc[cv],
                                          sig, ind_e, KE, ind_n, KN, cn)
                             if w != 0.0:

@@ -16,6 +16,8 @@ import numpy as np
 
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels.base import Kernel
+from structkernels.kernels.tuples import merge_vocabularies
+from structkernels.structures import Vocabulary
 
 
 class EncodedConvolutionKernel(Kernel):
@@ -74,3 +76,25 @@ class EncodedConvolutionKernel(Kernel):
 
     def _block(self, X: Sequence, Y: Sequence, mode: int) -> np.ndarray:
         raise NotImplementedError
+
+    @staticmethod
+    def _relabel(Y: Any, vocab: Vocabulary, ymap: np.ndarray) -> Any:
+        """``Y`` (encoded) with its label ids mapped by ``ymap`` into ``vocab``."""
+        raise NotImplementedError
+
+    def _encoded_pair(self, X: Any, Y: Any, symmetric: bool) -> tuple:
+        """``(vocab, X, Y)`` encoded in one id space; encodes only what is not encoded."""
+        cls = self.encoded
+        if symmetric:
+            X = X if isinstance(X, cls) else cls.encode(X)
+            return X.vocab, X, X
+        if not isinstance(X, cls) and not isinstance(Y, cls):
+            vocab = Vocabulary()
+            X = cls.encode(X, vocab)
+            return vocab, X, (X if Y is X else cls.encode(Y, vocab))
+        X = X if isinstance(X, cls) else cls.encode(X)
+        Y = Y if isinstance(Y, cls) else cls.encode(Y)
+        vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
+        if ymap is not None:
+            Y = self._relabel(Y, vocab, ymap)
+        return vocab, X, Y

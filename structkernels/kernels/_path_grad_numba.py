@@ -28,10 +28,10 @@ from structkernels.kernels._conv_numba import (
     MODE_DIAG,
     MODE_FULL,
     MODE_SYMMETRIC,
-    _columns,
-    _longest,
-    _powers,
-    _sim,
+    block_columns,
+    longest_segment,
+    powers,
+    tuple_similarity,
 )
 from structkernels.utils import njit
 
@@ -47,7 +47,7 @@ def _pair_grad(xe, xn, xec, xnc, a0, a1, ye, yn, yec, ync, b0, b1,
     K = 0
     for s in range(a0, a1):
         for t in range(b0, b1):
-            r = _sim(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
+            r = tuple_similarity(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
                      ones, ind_e, KE, ind_n, KN, cn)
             if r != 0.0:
                 ms[K] = s - a0
@@ -146,8 +146,8 @@ def path_grad_block(
     last is λ's (0 unless ``with_lam``).
     """
     ny = len(yo) - 1
-    lx = _longest(xo, 1)
-    ly = _longest(yo, 1)
+    lx = longest_segment(xo, 1)
+    ly = longest_segment(yo, 1)
     cap = lx * ly
     Lw = max(1, max_len)
     dmax = min(n_par, 2 * cap) + 1
@@ -159,11 +159,11 @@ def path_grad_block(
     dE = np.empty((cap, Lw, dmax), dtype=np.float64)
     loc = np.full(max(1, n_par), -1, dtype=np.int64)
     glob = np.empty(dmax, dtype=np.int64)
-    gpow = _powers(lam, lx + ly + 1)
+    gpow = powers(lam, lx + ly + 1)
     ones = np.ones(len(sig), dtype=np.float64)
     grad = np.zeros(n_par + 1, dtype=np.float64)
     for i in range(i0, i1):
-        jlo, jhi = _columns(i, ny, mode)
+        jlo, jhi = block_columns(i, ny, mode)
         for j in range(jlo, jhi):
             if mode == MODE_DIAG:
                 w = V[i, 0]

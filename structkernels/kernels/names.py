@@ -37,8 +37,8 @@ def kernel(name: str, **params: Any):
     Examples
     --------
     >>> from structkernels import kernel
-    >>> kernel("rbf", sigma=2.0)
-    RBFKernel(sigma=2.0)
+    >>> kernel("rbf", bandwidth=2.0)
+    RBFKernel(bandwidth=2.0)
     """
     return kernels.get(name)(**params)
 

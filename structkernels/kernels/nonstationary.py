@@ -10,10 +10,11 @@ replacing ``k`` with::
 Here ``σ`` weighs the edge label of an ``(edge, node)`` tuple
 (``σ(e) k((e, n), (e', n')) σ(e')``, Sec. 5.1).  :class:`NonstationaryKernel`
 does this for any registered or plugin kernel that exposes its tuple kernel
-as a constructor parameter named ``tuple_kernel`` (``None`` meaning the
-indicator tuple kernel): the wrapped kernel is rebuilt with the weighted
-tuple kernel and computes everything, so the built-in ``path`` and ``tree``
-kernels keep their compiled fast path.
+as a constructor parameter named ``tuple_kernel``.  σ goes to its one home:
+the wrapped kernel's own ``sigma`` parameter when it has one (``path``, ``tree``:
+multiplied with it, their compiled blocks unchanged), else the tuple kernel
+(:class:`~structkernels.kernels.tuples.WeightedTupleKernel`).  The weighted kernel
+is built once per parameter setting (at ``validate_params`` or first use), not per block.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import numpy as np
 
 from structkernels.kernels.base import Kernel
 from structkernels.kernels.names import as_kernel
-from structkernels.kernels.tuples import check_sigma, with_sigma
+from structkernels.kernels.sigma import check_sigma, combine_sigma
+from structkernels.kernels.tuples import TupleKernel, WeightedTupleKernel
 
 __all__ = ["NonstationaryKernel"]
 
@@ -58,6 +60,10 @@ class NonstationaryKernel(Kernel):
         self.kernel = kernel
         self.sigma = sigma
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.__dict__.pop("_weighted", None)  # a parameter changes: weigh again at next use
+        super().__setattr__(name, value)
+
     @property
     def nogil_blocks(self) -> bool:
         """Whether the wrapped kernel's blocks release the GIL (then the engine uses threads)."""
@@ -68,9 +74,14 @@ class NonstationaryKernel(Kernel):
 
     def validate_params(self) -> None:
         check_sigma(self.sigma, "NonstationaryKernel.sigma")
+        self.__dict__.pop("_weighted", None)  # the wrapped kernel may have changed in place
         self._effective().validate_params()
 
     def _effective(self) -> Kernel:
+        """The wrapped kernel with σ in its home, built once per parameter setting."""
+        weighted = self.__dict__.get("_weighted")
+        if weighted is not None:
+            return weighted
         base = as_kernel(self.kernel)
         params = base.get_params(deep=False)
         if "tuple_kernel" not in params:
@@ -78,8 +89,13 @@ class NonstationaryKernel(Kernel):
                 f"NonstationaryKernel wraps convolution kernels exposing their tuple kernel as a "
                 f"'tuple_kernel' parameter; {type(base).__name__} has none"
             )
-        params["tuple_kernel"] = with_sigma(params["tuple_kernel"], self.sigma)
-        return type(base)(**params)
+        if "sigma" in params:
+            params["sigma"] = combine_sigma(params["sigma"], self.sigma)
+        else:
+            params["tuple_kernel"] = WeightedTupleKernel(params["tuple_kernel"] or TupleKernel(),
+                                                         check_sigma(self.sigma))
+        weighted = self.__dict__["_weighted"] = type(base)(**params)
+        return weighted
 
     def check_input(self, X: Any) -> Sequence:
         return self._effective().check_input(X)

@@ -37,6 +37,7 @@ from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels import _path_grad_numba as _gr
 from structkernels.kernels._convolution import EncodedConvolutionKernel
 from structkernels.kernels.base import Kernel
+from structkernels.kernels.sigma import check_sigma
 from structkernels.kernels.tuples import (
     IndicatorSimilarity,
     PartialIndicator,
@@ -44,9 +45,8 @@ from structkernels.kernels.tuples import (
     WordVectorSimilarity,
     as_tuple_kernel,
     check_mismatch,
-    check_sigma,
     match_keys,
-    merge_vocabularies,
+    sigma_table,
     tuple_tables,
 )
 from structkernels.structures import Path, PathList, Vocabulary
@@ -54,24 +54,7 @@ from structkernels.structures import Path, PathList, Vocabulary
 __all__ = ["PathKernel", "PathList", "SigmaZeroForm"]
 
 
-def _path_arrays(X: Any, Y: Any, symmetric: bool):
-    """(vocab, X arrays, Y arrays) with one id space; encodes only what is not encoded."""
-    if symmetric:
-        X = X if isinstance(X, PathList) else PathList.encode(X)
-        return X.vocab, X, X
-    if not isinstance(X, PathList) and not isinstance(Y, PathList):
-        vocab = Vocabulary()
-        X = PathList.encode(X, vocab)
-        return vocab, X, (X if Y is X else PathList.encode(Y, vocab))
-    X = X if isinstance(X, PathList) else PathList.encode(X)
-    Y = Y if isinstance(Y, PathList) else PathList.encode(Y)
-    vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
-    if ymap is not None:
-        Y = PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
-    return vocab, X, Y
-
-
-def _check_lam(owner: Kernel) -> None:
+def check_lam(owner: Kernel) -> None:
     lam = owner.lam
     if isinstance(lam, bool) or not isinstance(lam, (int, float, np.integer, np.floating)):
         raise TypeError(f"{type(owner).__name__}.lam must be a number in (0, 1], got {lam!r}")
@@ -110,8 +93,7 @@ class PathKernel(EncodedConvolutionKernel):
         a tuple with edge label ``l``.
     tuple_kernel : TupleKernel, optional
         The stationary tuple similarity (default: indicator on edges and
-        nodes); its own ``sigma`` multiplies ``sigma``.  The ``nonstationary``
-        kernel sets this parameter.
+        nodes).
     node_mismatch : float in [0, 1], default 0.0
         Partial credit between tuples: two tuples with the same edge label
         and different nodes match with this weight instead of 0 (node kernel
@@ -138,6 +120,10 @@ class PathKernel(EncodedConvolutionKernel):
     )
     encoded = PathList
 
+    @staticmethod
+    def _relabel(Y: PathList, vocab: Vocabulary, ymap: np.ndarray) -> PathList:
+        return PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
+
     def __init__(
         self,
         lam: float = 0.8,
@@ -153,7 +139,7 @@ class PathKernel(EncodedConvolutionKernel):
         self.node_mismatch = node_mismatch
 
     def validate_params(self) -> None:
-        _check_lam(self)
+        check_lam(self)
         ml = self.max_len
         if ml is not None and (isinstance(ml, bool) or not isinstance(ml, (int, np.integer))
                                or ml < 1):
@@ -173,13 +159,13 @@ class PathKernel(EncodedConvolutionKernel):
                 "PathKernel.node_mismatch applies to the indicator node kernel only; "
                 f"tuple_kernel already has node_kernel={tk.node_kernel!r}"
             )
-        return TupleKernel(tk.edge_kernel, PartialIndicator(c), tk.sigma)
+        return TupleKernel(tk.edge_kernel, PartialIndicator(c))
 
     def _tables(self, tk: TupleKernel, X: Any, Y: Any, same: bool) -> tuple:
         """``(vocab, ex, ey, tb, x, y)``: both sides encoded in one id space, the tuple
         tables of the block, and each side's ``(edges, nodes, edge classes, node classes)``
         (one set of arrays when ``Y`` is ``X``)."""
-        vocab, ex, ey = _path_arrays(X, Y, same)
+        vocab, ex, ey = self._encoded_pair(X, Y, same)
         if ey is ex:
             edges, nodes = ex.edges, ex.nodes
         else:
@@ -266,9 +252,6 @@ class PathKernel(EncodedConvolutionKernel):
         """
         self.validate_params()
         tk = self.resolved_tuple_kernel()
-        if tk.sigma:
-            raise ValueError("PathKernel.weighted_gradient: the tuple kernel has a sigma of its "
-                             "own; set the weights in PathKernel.sigma only")
         same = Y is None
         vocab, ex, ey, tb, (xe, xn, xec, xnc), (ye, yn, yec, ync) = self._tables(
             tk, X, X if same else Y, same)
@@ -371,12 +354,7 @@ class PathKernel(EncodedConvolutionKernel):
         if not ((isinstance(nk, str) and nk == "indicator") or type(nk) is IndicatorSimilarity
                 or (type(nk) is PartialIndicator and 0.0 <= float(nk.mismatch) <= 1.0)):
             return None
-        sig = np.ones(len(X.vocab), dtype=np.float64)
-        for s in (tk.sigma, self.sigma):
-            for label, weight in (s or {}).items():
-                i = X.vocab.get(label)
-                if i > 0:
-                    sig[i] *= float(weight)
+        sig = sigma_table(self.sigma, X.vocab)
         lam = float(self.lam)
         return lam * lam * sig[np.unique(X.edges)] ** 2
 

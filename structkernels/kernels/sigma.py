@@ -1,5 +1,9 @@
-"""The one check of σ, the per-edge-label weights of the nonstationary kernels.
+"""σ, the per-edge-label weights of the nonstationary kernels (Garg et al., Eq. 1): its check.
 
+σ has one home, the ``sigma`` parameter of the convolution kernel (``path``, ``tree``),
+checked once by :func:`check_sigma` in the kernel's ``validate_params``; the compiled blocks
+read it from there (:func:`structkernels.kernels.tuples.sigma_table`), and the
+``nonstationary`` kernel multiplies its σ into that parameter (:func:`combine_sigma`).
 Light (NumPy only), so that the model-file readers use it without loading the kernels.
 """
 
@@ -11,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_sigma"]
+__all__ = ["check_sigma", "combine_sigma", "sigma_weight"]
 
 
 def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
@@ -56,3 +60,23 @@ def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
 def _problem(owner: str, label: str, w: Any) -> str:
     """The message of a bad σ value (built only when one is refused)."""
     return f"{owner}[{label!r}] is {w!r}; σ must be a finite number >= 0"
+
+
+def combine_sigma(*sigmas: Mapping[str, float] | None) -> dict[str, float]:
+    """The product of several σ mappings (labels not named weigh 1 in each).
+
+    >>> combine_sigma({"a": 0.5, "b": 2.0}, {"a": 4.0}, None)
+    {'a': 2.0, 'b': 2.0}
+    """
+    out: dict[str, float] = {}
+    for i, s in enumerate(sigmas):
+        for label, w in check_sigma(s, f"sigma #{i}").items():
+            out[label] = out.get(label, 1.0) * w
+    return out
+
+
+def sigma_weight(sigma: Mapping[str, float], edge: str | None) -> float:
+    """σ(edge): the named weight, 1 for other labels and for the missing edge."""
+    if edge is None:
+        return 1.0
+    return float(sigma.get(edge, 1.0))

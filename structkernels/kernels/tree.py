@@ -44,35 +44,16 @@ import numpy as np
 
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels._convolution import EncodedConvolutionKernel
-from structkernels.kernels.path import _check_lam
+from structkernels.kernels.path import check_lam
+from structkernels.kernels.sigma import check_sigma
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
-    check_sigma,
     match_keys,
-    merge_vocabularies,
     tuple_tables,
 )
 from structkernels.structures import Tree, TreeList, Vocabulary
 
 __all__ = ["TreeKernel", "TreeList"]
-
-
-def _tree_arrays(X: Any, Y: Any, symmetric: bool):
-    """(vocab, X, Y) as TreeLists in one id space; encodes only what is not encoded."""
-    if symmetric:
-        X = X if isinstance(X, TreeList) else TreeList.encode(X)
-        return X.vocab, X, X
-    if not isinstance(X, TreeList) and not isinstance(Y, TreeList):
-        vocab = Vocabulary()
-        X = TreeList.encode(X, vocab)
-        return vocab, X, (X if Y is X else TreeList.encode(Y, vocab))
-    X = X if isinstance(X, TreeList) else TreeList.encode(X)
-    Y = Y if isinstance(Y, TreeList) else TreeList.encode(Y)
-    vocab, ymap = merge_vocabularies(X.vocab, Y.vocab)
-    if ymap is not None:
-        Y = TreeList(vocab, Y.tree_offsets, ymap[Y.labels], ymap[Y.edges], Y.child_offsets,
-                     Y.child_index)
-    return vocab, X, Y
 
 
 class TreeKernel(EncodedConvolutionKernel):
@@ -93,7 +74,7 @@ class TreeKernel(EncodedConvolutionKernel):
         weigh 1; the roots' missing edge weighs 1.
     tuple_kernel : TupleKernel, optional
         The stationary tuple similarity (default: indicator on edges and
-        nodes); its own ``sigma`` multiplies ``sigma``.
+        nodes).
 
     Examples
     --------
@@ -114,6 +95,11 @@ class TreeKernel(EncodedConvolutionKernel):
     )
     encoded = TreeList
 
+    @staticmethod
+    def _relabel(Y: TreeList, vocab: Vocabulary, ymap: np.ndarray) -> TreeList:
+        return TreeList(vocab, Y.tree_offsets, ymap[Y.labels], ymap[Y.edges], Y.child_offsets,
+                        Y.child_index)
+
     def __init__(
         self,
         lam: float = 0.8,
@@ -129,7 +115,7 @@ class TreeKernel(EncodedConvolutionKernel):
         self.tuple_kernel = tuple_kernel
 
     def validate_params(self) -> None:
-        _check_lam(self)
+        check_lam(self)
         if self.decay not in ("span", "length"):
             raise ValueError(f"TreeKernel.decay must be 'span' or 'length', got {self.decay!r}")
         if not isinstance(self.contiguous, (bool, np.bool_)):
@@ -140,7 +126,7 @@ class TreeKernel(EncodedConvolutionKernel):
     # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Tree], Y: Sequence[Tree], mode: int) -> np.ndarray:
         tk = as_tuple_kernel(self.tuple_kernel, "TreeKernel")
-        vocab, ex, ey = _tree_arrays(X, Y, mode != _nb.MODE_FULL)
+        vocab, ex, ey = self._encoded_pair(X, Y, mode != _nb.MODE_FULL)
         if ey is ex:
             edges, nodes = ex.edges, ex.labels
         else:

@@ -22,8 +22,8 @@ Gram block over the labels of the block, never per pair.
 
 Examples
 --------
->>> from structkernels.kernels.tuples import TupleKernel
->>> tk = TupleKernel(sigma={"ARG0": 0.0, "ARG1": 0.5})
+>>> from structkernels.kernels.tuples import TupleKernel, WeightedTupleKernel
+>>> tk = WeightedTupleKernel(TupleKernel(), {"ARG0": 0.0, "ARG1": 0.5})
 >>> tk(("ARG1", "enzyme"), ("ARG1", "enzyme"))
 0.25
 >>> tk(("ARG0", "enzyme"), ("ARG0", "enzyme"))
@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from structkernels.kernels.sigma import check_sigma
+from structkernels.kernels.sigma import sigma_weight
 from structkernels.structures import Vocabulary
 
 __all__ = [
@@ -51,31 +51,11 @@ __all__ = [
     "WordVectorSimilarity",
     "TupleKernel",
     "WeightedTupleKernel",
-    "check_sigma",
-    "combine_sigma",
-    "with_sigma",
     "TupleTables",
     "tuple_tables",
     "match_keys",
     "merge_vocabularies",
 ]
-
-
-# ----------------------------------------------------------------------------- σ
-def combine_sigma(*sigmas: Mapping[str, float] | None) -> dict[str, float]:
-    """The product of several σ mappings (labels not named weigh 1 in each)."""
-    out: dict[str, float] = {}
-    for i, s in enumerate(sigmas):
-        for label, w in check_sigma(s, f"sigma #{i}").items():
-            out[label] = out.get(label, 1.0) * w
-    return out
-
-
-def sigma_weight(sigma: Mapping[str, float], edge: str | None) -> float:
-    """σ(edge): the named weight, 1 for other labels and for the missing edge."""
-    if edge is None:
-        return 1.0
-    return float(sigma.get(edge, 1.0))
 
 
 # ------------------------------------------------------------------ label kernels
@@ -275,15 +255,14 @@ def _as_label_kernel(spec: Any, what: str) -> LabelKernel | None:
 
 # ------------------------------------------------------------------ tuple kernels
 class TupleKernel(BaseEstimator):
-    """``σ(e) k_e(e, e') σ(e') k_n(n, n')`` on ``(edge, node)`` tuples (Sec. 5.1, Eq. 1).
+    """``k_e(e, e') k_n(n, n')`` on ``(edge, node)`` tuples (Sec. 5.1), the stationary part of
+    Eq. 1: σ lives in the convolution kernel's ``sigma`` (:mod:`structkernels.kernels.sigma`).
 
     Parameters
     ----------
     edge_kernel : "indicator" or LabelKernel, default "indicator"
     node_kernel : "indicator" or LabelKernel, default "indicator"
         E.g. :class:`WordVectorSimilarity` for the word-vector variant.
-    sigma : dict str -> float, optional
-        Per-edge-label weights ``>= 0``; labels not named weigh 1.
 
     Examples
     --------
@@ -294,49 +273,35 @@ class TupleKernel(BaseEstimator):
     0.0
     """
 
-    def __init__(self, edge_kernel: Any = "indicator", node_kernel: Any = "indicator",
-                 sigma: Mapping[str, float] | None = None):
+    def __init__(self, edge_kernel: Any = "indicator", node_kernel: Any = "indicator"):
         self.edge_kernel = edge_kernel
         self.node_kernel = node_kernel
-        self.sigma = sigma
 
     def validate(self) -> None:
         """Raise ``TypeError``/``ValueError`` naming a bad parameter."""
         _as_label_kernel(self.edge_kernel, "TupleKernel.edge_kernel")
         node = _as_label_kernel(self.node_kernel, "TupleKernel.node_kernel")
-        check_sigma(self.sigma, "TupleKernel.sigma")
         if isinstance(node, WordVectorSimilarity):
             node._check()
 
-    def weight(self, edge: str | None) -> float:
-        """σ(edge)."""
-        return sigma_weight(check_sigma(self.sigma), edge)
-
     def __call__(self, a: Sequence[str | None], b: Sequence[str | None]) -> float:
         (ea, na), (eb, nb) = a, b
-        sigma = check_sigma(self.sigma)
-        w = sigma_weight(sigma, ea) * sigma_weight(sigma, eb)
-        if w == 0.0:
-            return 0.0
         ke = _as_label_kernel(self.edge_kernel, "edge_kernel")
         kn = _as_label_kernel(self.node_kernel, "node_kernel")
         if ea is None or eb is None:
-            w *= float(ea == eb)
+            w = float(ea == eb)
         else:
-            w *= float(ea == eb) if ke is None else ke(ea, eb)
+            w = float(ea == eb) if ke is None else ke(ea, eb)
         w *= float(na == nb) if kn is None else kn(na, nb)
         return float(w)
 
-    def with_sigma(self, sigma: Mapping[str, float] | None) -> TupleKernel:
-        """A copy whose weights are this kernel's times ``sigma``."""
-        return TupleKernel(self.edge_kernel, self.node_kernel, combine_sigma(self.sigma, sigma))
-
 
 class WeightedTupleKernel(BaseEstimator):
-    """σ weighting of any tuple kernel: ``σ(e) base((e, n), (e', n')) σ(e')``.
+    """σ weighting of any tuple kernel: ``σ(e) base((e, n), (e', n')) σ(e')`` (Eq. 1).
 
-    Used by the ``nonstationary`` kernel when the wrapped convolution kernel's
-    tuple kernel is a plain callable rather than a :class:`TupleKernel`.
+    What the ``nonstationary`` kernel gives a convolution kernel that has a tuple kernel but
+    no ``sigma`` of its own (a plugin's).  ``sigma`` is checked by the kernel that holds it
+    (``validate_params``), not at each pair.
     """
 
     def __init__(self, base: Callable[[Any, Any], float] | None = None,
@@ -345,23 +310,11 @@ class WeightedTupleKernel(BaseEstimator):
         self.sigma = sigma
 
     def __call__(self, a: Sequence[str | None], b: Sequence[str | None]) -> float:
-        sigma = check_sigma(self.sigma, "WeightedTupleKernel.sigma")
+        sigma = self.sigma or {}
         w = sigma_weight(sigma, a[0]) * sigma_weight(sigma, b[0])
         if w == 0.0:
             return 0.0
         return w * float(self.base(a, b))
-
-
-def with_sigma(base: Any, sigma: Mapping[str, float] | None) -> Any:
-    """``base`` weighted by σ: a :class:`TupleKernel` stays one (fast paths keep working)."""
-    check_sigma(sigma)
-    if base is None:
-        return TupleKernel(sigma=dict(sigma or {}))
-    if isinstance(base, TupleKernel):
-        return base.with_sigma(sigma)
-    if not callable(base):
-        raise TypeError(f"a tuple kernel must be callable, got {type(base).__name__}")
-    return WeightedTupleKernel(base, dict(sigma or {}))
 
 
 def as_tuple_kernel(spec: Any, owner: str) -> TupleKernel:
@@ -418,21 +371,27 @@ def _compact(ids: np.ndarray, vocab: Vocabulary, kernel: LabelKernel) -> tuple[n
     return np.ascontiguousarray(K), inv.astype(np.int64).reshape(ids.shape)
 
 
+def sigma_table(sigma: Mapping[str, float] | None, vocab: Vocabulary) -> np.ndarray:
+    """σ of each vocabulary id (1 for labels not named and for id 0, the missing edge).
+
+    ``sigma`` is the kernel's, checked where its parameters are (``validate_params``)."""
+    sig = np.ones(len(vocab), dtype=np.float64)
+    for label, w in (sigma or {}).items():
+        i = vocab.get(label)
+        if i > 0:
+            sig[i] = w
+    return sig
+
+
 def tuple_tables(tk: TupleKernel, sigma: Mapping[str, float] | None, vocab: Vocabulary,
                  edges: np.ndarray, nodes: np.ndarray) -> TupleTables:
-    """Tables of ``tk`` weighted further by ``sigma`` over a block's vocabulary.
+    """Tables of ``tk`` weighted by the kernel's ``sigma`` over a block's vocabulary.
 
     ``edges``/``nodes`` are all the vocabulary ids the block uses (both
     sides, concatenated); the similarity matrices are built over their
     distinct labels only.
     """
-    sig = np.ones(len(vocab), dtype=np.float64)
-    for s in (tk.sigma, sigma):
-        if s:
-            for label, w in check_sigma(s).items():
-                i = vocab.get(label)
-                if i > 0:
-                    sig[i] *= w
+    sig = sigma_table(sigma, vocab)
     ke = _as_label_kernel(tk.edge_kernel, "TupleKernel.edge_kernel")
     kn = _as_label_kernel(tk.node_kernel, "TupleKernel.node_kernel")
     if ke is None:

@@ -4,8 +4,10 @@ Input is a 2-D float array (one row per vector); every block is one call of
 :mod:`sklearn.metrics.pairwise` (BLAS inside), never a Python loop over pairs.
 NaN or infinite input is refused, naming the row; vectors of different
 lengths are refused naming the kernel.  The RBF kernel follows the PHSIC paper
-(Yokoi et al., 2018): ``exp(-||x - y||^2 / (2 sigma^2))``, i.e. scikit-learn's
-``rbf_kernel`` with ``gamma = 1 / (2 sigma^2)``.
+(Yokoi et al., 2018): ``exp(-||x - y||^2 / (2 b^2))`` with ``b`` the ``bandwidth``, i.e.
+scikit-learn's ``rbf_kernel`` with ``gamma = 1 / (2 b^2)``.  The RBF and Laplacian
+bandwidth was called ``sigma`` (the name of the nonstationary weights): ``sigma=`` still
+works, with a :class:`BandwidthRenamedWarning`.
 
 Called the scikit-learn way, ``k.value(X, Y)`` on 2-D arrays is the Gram matrix, so
 ``SVC(kernel=k)`` works; on two 1-D vectors it is their one value, which is
@@ -18,13 +20,14 @@ Examples
 >>> from sklearn.svm import SVC
 >>> from structkernels import kernel
 >>> X = np.array([[0.0, 0.0], [0.1, 0.0], [1.0, 1.0], [1.1, 1.0]])
->>> SVC(kernel=kernel("rbf", sigma=0.5)).fit(X, [0, 0, 1, 1]).predict([[1.0, 0.9]]).tolist()
+>>> SVC(kernel=kernel("rbf", bandwidth=0.5)).fit(X, [0, 0, 1, 1]).predict([[1.0, 0.9]]).tolist()
 [1]
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -34,10 +37,12 @@ from sklearn.utils import check_array
 
 from structkernels.engine.checks import check_kernel_values
 from structkernels.kernels.base import Kernel
+from structkernels.utils import StructkernelsWarning
 
 _FLOAT64 = np.dtype(np.float64)
 
-__all__ = ["LinearKernel", "CosineKernel", "RBFKernel", "LaplacianKernel", "PolynomialKernel"]
+__all__ = ["LinearKernel", "CosineKernel", "RBFKernel", "LaplacianKernel", "PolynomialKernel",
+           "BandwidthRenamedWarning"]
 
 
 class VectorKernel(Kernel):
@@ -262,30 +267,56 @@ class CosineKernel(VectorKernel):
         return X, (1.0 / norms).astype(X.dtype, copy=False)
 
 
-class RBFKernel(VectorKernel):
-    """Gaussian kernel ``exp(-||x - y||^2 / (2 sigma^2))`` (PHSIC paper's form).
+class BandwidthRenamedWarning(StructkernelsWarning, FutureWarning):
+    """``sigma=`` of the RBF and Laplacian kernels: their bandwidth is now ``bandwidth=``
+    (σ names the nonstationary weights); the value given is used as the bandwidth."""
 
-    Equals scikit-learn's ``rbf_kernel`` with ``gamma = 1 / (2 sigma^2)``.
+
+class _BandwidthKernel(VectorKernel):
+    """A kernel of one bandwidth ``b > 0``; ``sigma`` is its deprecated name (used when given)."""
+
+    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
+        if sigma is not None:
+            warnings.warn(f"{type(self).__name__}(sigma=...) is deprecated: the bandwidth is "
+                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=3)
+        self.bandwidth = bandwidth
+        self.sigma = sigma
+
+    @property
+    def _b(self) -> Any:
+        """The bandwidth in use: ``sigma`` when given (deprecated), else ``bandwidth``."""
+        return self.bandwidth if self.sigma is None else self.sigma
+
+    def validate_params(self) -> None:
+        _check_positive(self, "bandwidth" if self.sigma is None else "sigma")
+
+
+class RBFKernel(_BandwidthKernel):
+    """Gaussian kernel ``exp(-||x - y||^2 / (2 b^2))`` (PHSIC paper's form).
+
+    Equals scikit-learn's ``rbf_kernel`` with ``gamma = 1 / (2 b^2)``.
 
     Parameters
     ----------
-    sigma : float, default 1.0
-        Bandwidth.
+    bandwidth : float, default 1.0
+        ``b``.
+    sigma : float, optional
+        Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
 
-    def __init__(self, sigma: float = 1.0):
-        self.sigma = sigma
+    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
+        super().__init__(bandwidth, sigma)
 
     def validate_params(self) -> None:
-        _check_positive(self, "sigma")
-        if not math.isfinite(0.5 / self.sigma / self.sigma):
+        super().validate_params()
+        if not math.isfinite(0.5 / self._b / self._b):
             raise ValueError(
-                f"RBFKernel.sigma = {self.sigma!r} is too small: 1 / (2 sigma^2) overflows"
+                f"RBFKernel.bandwidth = {self._b!r} is too small: 1 / (2 b^2) overflows"
             )
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
-        # 0.5 / sigma / sigma: a huge sigma gives gamma 0 (all ones), never an OverflowError
-        return pairwise.rbf_kernel(X, Y, gamma=0.5 / self.sigma / self.sigma)
+        # 0.5 / b / b: a huge bandwidth gives gamma 0 (all ones), never an OverflowError
+        return pairwise.rbf_kernel(X, Y, gamma=0.5 / self._b / self._b)
 
     def column_function(self, X: np.ndarray) -> Any:
         """``idx -> K(X, X[idx])`` from the rows' squared norms prepared once, the formula
@@ -294,44 +325,44 @@ class RBFKernel(VectorKernel):
         if type(self) is not RBFKernel:
             return None
         sq = np.einsum("ij,ij->i", X, X)
-        return ColumnFunction("rbf", X, sq, 1.0 / (2.0 * float(self.sigma) ** 2))
+        return ColumnFunction("rbf", X, sq, 1.0 / (2.0 * float(self._b) ** 2))
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         d = x - y
-        return math.exp(-(0.5 / self.sigma / self.sigma) * float(d @ d))
+        return math.exp(-(0.5 / self._b / self._b) * float(d @ d))
 
     def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
         d = x - y
         q = float(d @ d)
-        return math.exp(-(0.5 / self.sigma / self.sigma) * q) if math.isfinite(q) else None
+        return math.exp(-(0.5 / self._b / self._b) * q) if math.isfinite(q) else None
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)
 
 
-class LaplacianKernel(VectorKernel):
-    """``exp(-||x - y||_1 / sigma)``; scikit-learn's ``laplacian_kernel`` with gamma = 1/sigma.
+class LaplacianKernel(_BandwidthKernel):
+    """``exp(-||x - y||_1 / b)``; scikit-learn's ``laplacian_kernel`` with gamma = 1/b.
 
     Parameters
     ----------
-    sigma : float, default 1.0
+    bandwidth : float, default 1.0
+        ``b``.
+    sigma : float, optional
+        Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
 
-    def __init__(self, sigma: float = 1.0):
-        self.sigma = sigma
-
-    def validate_params(self) -> None:
-        _check_positive(self, "sigma")
+    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
+        super().__init__(bandwidth, sigma)
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
-        return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self.sigma)
+        return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self._b)
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
-        return float(np.exp(-np.abs(x - y).sum() / self.sigma))
+        return float(np.exp(-np.abs(x - y).sum() / self._b))
 
     def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
         q = float(np.abs(x - y).sum())
-        return math.exp(-q / self.sigma) if math.isfinite(q) else None
+        return math.exp(-q / self._b) if math.isfinite(q) else None
 
     def diag_block(self, X: np.ndarray) -> np.ndarray:
         return np.ones(len(X), dtype=np.float64)

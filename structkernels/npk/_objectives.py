@@ -18,19 +18,27 @@ algorithm: the global graph's seed, then each label's subsets and their trials' 
 
 from __future__ import annotations
 
+import numbers
+import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import average_precision_score
+from sklearn.model_selection import GroupShuffleSplit, StratifiedShuffleSplit
+from sklearn.svm import SVC
 
 from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel, Normalized
+from structkernels.kernels.path import PathKernel
 from structkernels.neighbors.graph import knn_graph
-from structkernels.npk.loss import _subset_losses, _with_sigma
+from structkernels.npk.loss import subset_losses, with_sigma
 from structkernels.npk.sigma_knn import SigmaKNNSearch
-from structkernels.structures import take
+from structkernels.structures import Path, take
+from structkernels.utils import Interval, effective_n_jobs, tqdm
 
 __all__ = [
     "FitData", "FitReport", "TrialResult", "LabelDecision", "Objective", "Loss1Objective",
@@ -58,8 +66,8 @@ class TrialResult:
     @classmethod
     def from_losses(cls, res: Mapping[str, Any], n_nominal: int | None = None) -> TrialResult:
         """The record of a trial's losses as the trial functions give them
-        (:func:`~structkernels.npk.loss._subset_losses`,
-        :func:`~structkernels.npk._trials._exact_trials`); ``n_nominal`` defaults to the
+        (:func:`~structkernels.npk.loss.subset_losses`,
+        :func:`~structkernels.npk._trials.exact_trials`); ``n_nominal`` defaults to the
         evaluations made."""
         return cls(
             size=res["size"],
@@ -265,9 +273,9 @@ class Loss1Objective(Objective):
     ``sampling="random"`` is the paper's pure-random baseline (Table 4b): the subset
     is the ``β`` inducing points alone and no global graph is built.  Each subset is
     cut to its share of the evaluation budget; exact trials go through
-    ``exact_trials`` (:func:`~structkernels.npk._trials._exact_trials`: no value computed
+    ``exact_trials`` (:func:`~structkernels.npk._trials.exact_trials`: no value computed
     twice, none that cannot change a first neighbour), hashed ones through
-    :func:`~structkernels.npk.loss._subset_losses`.
+    :func:`~structkernels.npk.loss.subset_losses`.
     """
 
     def __init__(self, *, alpha: int, beta: int, k: int, n_iter: int, sampling: str,
@@ -316,7 +324,7 @@ class Loss1Objective(Objective):
 
     def _global_graph(self) -> tuple[np.ndarray, list]:
         d = self.data
-        kern = _with_sigma(d.base, d.current_sigma())
+        kern = with_sigma(d.base, d.current_sigma())
         if d.normalize:
             kern = Normalized(kern)
         seed = int(d.rng.randint(np.iinfo(np.int32).max))
@@ -380,7 +388,7 @@ class Loss1Objective(Objective):
         args = (normalize, self.hashing, None, self.exact_below)
         if self.n_jobs == 1 or len(hashed) < 2:
             done = [
-                _subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
+                subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
                 for j in hashed
             ]
         else:
@@ -472,7 +480,7 @@ class KnnAPObjective(Objective):
         self.counters.subset_sizes = [int(len(rows))]
         base = d.base
         self.search = SigmaKNNSearch(
-            lambda sig: _with_sigma(base, sig), take(d.X, rows), ys,
+            lambda sig: with_sigma(base, sig), take(d.X, rows), ys,
             {lab: d.has[lab][rows] for lab in d.labels}, d.current_sigma(),
             int(self.n_neighbors), d.normalize, self.n_jobs,
         )
@@ -487,5 +495,187 @@ class KnnAPObjective(Objective):
 
 
 def _subset_losses_of(args: tuple) -> dict:
-    """:func:`~structkernels.npk.loss._subset_losses` of one trial's arguments (a worker's task)."""
-    return _subset_losses(*args)
+    """:func:`~structkernels.npk.loss.subset_losses` of one trial's arguments (a worker's task)."""
+    return subset_losses(*args)
+
+
+# ------------------------------------------------------- gradient: svm, alignment
+#: The gradient objectives (:class:`GradientObjective`, :mod:`structkernels.npk.gradient`).
+OBJECTIVES = ("svm", "alignment")
+#: Every σ objective of :class:`~structkernels.NonstationaryLearner`: Algorithm 1's binary σ
+#: (``"loss1"``, ``"knn-ap"``) and the gradient ones (:data:`OBJECTIVES`).
+SIGMA_OBJECTIVES = ("loss1", "knn-ap", *OBJECTIVES)
+#: The smallest λ a gradient step may reach.
+LAM_MIN = 0.05
+
+Offset = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+#: The learner's parameters of the gradient objectives, with their constraints.
+PARAMETERS = {
+    "min_count": [Interval(numbers.Integral, 1, None, closed="left")],
+    "learn_lam": ["boolean"],
+    "n_samples": [Interval(numbers.Integral, 10, None, closed="left")],
+    "max_steps": [Interval(numbers.Integral, 0, None, closed="left")],
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+    "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "C": [Interval(numbers.Real, 0, None, closed="neither")],
+}
+
+
+@dataclass
+class GradientResult:
+    """What a gradient fit learns: σ of each label, λ, the step kept and every step's record
+    (``step``, ``objective`` (maximised), ``val_ap`` (held-out average precision), ``lam``,
+    ``sigma``, ``seconds``)."""
+
+    sigma: dict[str, float]
+    lam: float
+    best_step: int
+    history: list[dict[str, Any]]
+
+
+@dataclass
+class GradientObjective:
+    """σ ∈ [0, 1] per edge label (and λ) of the path kernel by exact projected Adam steps.
+
+    The settings are :class:`~structkernels.NonstationaryLearner`'s of the same names.
+    """
+
+    objective: str
+    min_count: int
+    learn_lam: bool
+    n_samples: int
+    max_steps: int
+    learning_rate: float
+    validation_fraction: float
+    C: float
+    n_jobs: int | None
+    progress: bool
+
+    def labels(self, counts: Mapping[str, int], labels: Sequence[str] | None) -> list[str]:
+        """``labels``, or every label on at least ``min_count`` structures, most frequent first."""
+        if labels is not None:
+            return [str(lab) for lab in labels]
+        return sorted((lab for lab, c in counts.items() if c >= self.min_count),
+                      key=lambda lab: (-counts[lab], lab))
+
+    def fit(self, base: PathKernel, start: dict[str, float], labels: list[str],
+            X: Sequence[Path], y: np.ndarray, groups: Any, offset: Offset | None,
+            rng: np.random.RandomState) -> GradientResult:
+        """Learn σ of ``labels`` (and λ) from ``base``'s λ and the σ ``start``, on ``X``, ``y``.
+
+        ``groups``: the document of each structure (the held-out part that chooses the number
+        of steps is whole documents).  ``offset(rows, cols)``: the sum of the other views'
+        normalised kernels between ``X[rows]`` and ``X[cols]``: σ is then learned for the sum
+        (the model that uses it), not for the path view alone.
+        """
+        if len(np.unique(y)) < 2:
+            raise ValueError("NonstationaryLearner.fit: y has one class only")
+        lam = float(base.lam)
+        tr, va = self._split(y, groups, rng)
+        S = _stratified(tr, y, self.n_samples, rng)
+        H = _stratified(va, y, self.n_samples, rng)
+        XS, XH, yS, yH = [X[i] for i in S], [X[i] for i in H], y[S], y[H]
+        off_S = np.zeros((len(S), len(S))) if offset is None else np.asarray(offset(S, S))
+        off_H = np.zeros((len(H), len(S))) if offset is None else np.asarray(offset(H, S))
+        theta = np.array([float(start.get(lab, 1.0)) for lab in labels])
+        n_jobs = effective_n_jobs(self.n_jobs)
+        adam_m = np.zeros(len(theta) + 1)
+        adam_v = np.zeros(len(theta) + 1)
+        history: list[dict[str, Any]] = []
+        best = (-np.inf, 0, theta.copy(), lam)
+        bar = tqdm(range(self.max_steps + 1), desc="σ steps", disable=not self.progress)
+        for step in bar:
+            t0 = time.perf_counter()
+            kern = clone(base).set_params(
+                lam=lam, sigma={**start, **dict(zip(labels, theta.tolist(), strict=True))})
+            K = kern.gram(XS, n_jobs=n_jobs, progress=False)
+            d = np.diag(K).copy()
+            if (d <= 0).any():
+                d = np.where(d > 0, d, 1.0)
+            Kn = K / np.sqrt(np.outer(d, d))
+            G = Kn + off_S
+            dH = kern.diag(XH)
+            dH = np.where(dH > 0, dH, 1.0)
+            GH = kern.gram(XH, XS, n_jobs=n_jobs, progress=False) / np.sqrt(np.outer(dH, d))
+            GH += off_H
+            svc = SVC(kernel="precomputed", C=self.C, class_weight="balanced").fit(G, yS)
+            ap = float(average_precision_score(yH, svc.decision_function(GH)))
+            value, V = self._objective(G, yS, svc)
+            history.append({"step": step, "objective": round(value, 6), "val_ap": round(ap, 6),
+                            "lam": round(lam, 6),
+                            "sigma": dict(zip(labels, np.round(theta, 6).tolist(), strict=True))})
+            if ap > best[0] + 1e-9:
+                best = (ap, step, theta.copy(), lam)
+            if step == self.max_steps:
+                history[-1]["seconds"] = round(time.perf_counter() - t0, 3)
+                break
+            g = self._gradient(kern, XS, Kn, d, V, labels)
+            # Adam ascent, projected on the box
+            adam_m = 0.9 * adam_m + 0.1 * g
+            adam_v = 0.999 * adam_v + 0.001 * g * g
+            mh = adam_m / (1 - 0.9 ** (step + 1))
+            vh = adam_v / (1 - 0.999 ** (step + 1))
+            move = self.learning_rate * mh / (np.sqrt(vh) + 1e-12)
+            theta = np.clip(theta + move[:-1], 0.0, 1.0)
+            if self.learn_lam:
+                lam = float(np.clip(lam + move[-1], LAM_MIN, 1.0))
+            history[-1]["seconds"] = round(time.perf_counter() - t0, 3)
+        sigma = {lab: float(v) for lab, v in zip(labels, best[2], strict=True)}
+        return GradientResult(sigma, float(best[3]), best[1], history)
+
+    def _split(self, y: np.ndarray, groups: Any, rng: np.random.RandomState):
+        seed = rng.randint(2**31 - 1)
+        idx = np.arange(len(y))
+        if groups is not None:
+            groups = np.asarray(groups)
+            if len(groups) != len(y):
+                raise ValueError(f"NonstationaryLearner.fit: {len(groups)} groups for "
+                                 f"{len(y)} structures")
+            if len(np.unique(groups)) >= 4:
+                cut = GroupShuffleSplit(1, test_size=self.validation_fraction, random_state=seed)
+                tr, va = next(cut.split(idx, y, groups))
+                if len(np.unique(y[tr])) == 2 and len(np.unique(y[va])) == 2:
+                    return tr, va
+        cut = StratifiedShuffleSplit(1, test_size=self.validation_fraction, random_state=seed)
+        return next(cut.split(idx, y))
+
+    def _objective(self, G: np.ndarray, y: np.ndarray, svc: SVC) -> tuple[float, np.ndarray]:
+        """The objective to *maximise* and its gradient in the Gram ``G``."""
+        if self.objective == "svm":
+            a = np.zeros(len(y))
+            a[svc.support_] = svc.dual_coef_[0]
+            # the dual's optimum J = Σ|α| - ½ aᵀ G a is minimised: ascend -J
+            value = -(np.abs(a).sum() - 0.5 * float(a @ G @ a))
+            return value, 0.5 * np.outer(a, a)
+        t = np.where(y == 1, 1.0, -1.0)
+        t -= t.mean()
+        Yc = np.outer(t, t)
+        Gc = G - G.mean(0) - G.mean(1)[:, None] + G.mean()
+        ng, ny = np.linalg.norm(Gc), np.linalg.norm(Yc)
+        A = float((Gc * Yc).sum() / (ng * ny))
+        return A, Yc / (ng * ny) - A * Gc / ng**2
+
+    def _gradient(self, kern: PathKernel, XS: Sequence[Path], Kn: np.ndarray, d: np.ndarray,
+                  V: np.ndarray, labels: list[str]) -> np.ndarray:
+        """``∂J/∂θ`` through the normalisation ``K_ij / sqrt(K_ii K_jj)``."""
+        W = V / np.sqrt(np.outer(d, d))
+        VK = V * Kn
+        w = -0.5 * (VK.sum(1) + VK.sum(0)) / d
+        g = kern.weighted_gradient(XS, W, labels, lam=self.learn_lam, n_jobs=self.n_jobs)
+        g += kern.weighted_gradient(XS, w, labels, diagonal=True, lam=self.learn_lam,
+                                    n_jobs=self.n_jobs)
+        return g
+
+
+def _stratified(idx: np.ndarray, y: np.ndarray, n: int, rng: np.random.RandomState) -> np.ndarray:
+    """At most ``n`` of ``idx``, the class shares kept (sorted)."""
+    if len(idx) <= n:
+        return np.sort(idx)
+    take = []
+    for c in (0, 1):
+        mine = idx[y[idx] == c]
+        k = max(1, int(round(n * len(mine) / len(idx))))
+        take.append(rng.choice(mine, size=min(k, len(mine)), replace=False))
+    return np.sort(np.concatenate(take))

@@ -24,8 +24,9 @@ edge-label counts bounds every pair of a subset, and a pair, for σ_t = 1
 as for σ_t = 0, is evaluated only when its bound reaches the best
 similarity found so far of one of its structures, candidates taken in
 descending order of the bound.  The 1-NN graphs and losses are
-bit-identical; at N = 22,632 Bio-AMR paths (β = 550, α = 3) the fit makes
-about 0.21 of one Gram's evaluations (0.30 without (4)).
+bit-identical.  Kernel values are read through
+:class:`~structkernels.engine.source.KernelSource` (blocks, scattered pairs, diagonals) or
+the Gram engine (a subset's new structures).
 """
 
 from __future__ import annotations
@@ -35,36 +36,27 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.engine.checks import check_kernel_values, diagonal_scales
+from structkernels.engine.checks import diagonal_scales
 from structkernels.engine.gram import gram
-from structkernels.engine.parallel import map_tasks, releases_gil
+from structkernels.engine.parallel import map_tasks
 from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel
-from structkernels.npk.loss import _losses_of, _with_sigma
+from structkernels.npk.loss import losses_of, with_sigma
 from structkernels.structures import PathList, take
-
-
-def _checked(kernel: Kernel, values: Any, rows: np.ndarray, cols: np.ndarray | None = None
-             ) -> np.ndarray:
-    """``values`` as float64, refused when not finite, naming the pair by its positions in X
-    (:func:`~structkernels.engine.checks.check_kernel_values` with ``rows``/``cols``)."""
-    a = np.asarray(values, dtype=np.float64)
-    check_kernel_values(kernel, a, rows=rows, cols=cols, names=("X", "X"), diagonal=cols is None)
-    return a
 
 
 def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
                    rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Evaluate the self-similarities ``B`` does not know yet (NaN), in place.
 
-    ``B``'s row ``i`` is structure ``X[rows[i]]`` (``X[i]`` without ``rows``).
-    Returns the diagonal and the number of kernel evaluations made.
+    ``B``'s row ``i`` is structure ``X[rows[i]]`` (``X[i]`` without ``rows``; ``X`` checked
+    input).  Returns the diagonal and the number of kernel evaluations made.
     """
     d = np.diagonal(B).copy()
     new = np.flatnonzero(np.isnan(d))
     if len(new):
         where = new if rows is None else rows[new]
-        d[new] = _checked(kernel, kernel.diag_block(take(X, where)), where)
+        d[new] = KernelSource(kernel, take(X, where), checked=True).diagonal()
         B[new, new] = d[new]
     return d, int(len(new))
 
@@ -164,12 +156,9 @@ def _new_by_old(
                 tasks.append((oa, nb))
     if not tasks:
         return 0
-
-    def run(task: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        rows, cols = task
-        return _checked(kernel, kernel.gram_block(take(Xa, rows), take(Xa, cols)), rows, cols)
-
-    blocks = list(map_tasks(run, tasks, n_jobs=n_jobs if releases_gil(kernel) else 1))
+    src = KernelSource(kernel, Xa, checked=True)
+    blocks = list(map_tasks(lambda task: src.block(*task), tasks,
+                            n_jobs=n_jobs if src.releases_gil else 1))
     n_eval = 0
     for (rows, cols), block in zip(tasks, blocks, strict=True):
         raw[np.ix_(rows, cols)] = block
@@ -506,7 +495,7 @@ def _keep(blocks: list, idx: np.ndarray, raw: np.ndarray) -> None:
         blocks.pop(0)
 
 
-def _exact_trials(
+def exact_trials(
     base: Kernel,
     sigma: dict[str, float],
     label: str,
@@ -518,23 +507,23 @@ def _exact_trials(
     n_jobs: int | None = None,
     chain_bound: bool = True,
 ) -> list[dict[str, Any]]:
-    """:func:`_subset_losses` of exact trials of one label, each kernel value computed once.
+    """:func:`subset_losses` of exact trials of one label, each kernel value computed once.
 
     The trials of a label draw overlapping subsets (identical ones when the
     label occurs in at most β structures), and the kernels for ``σ_t = 1`` and
     ``σ_t = 0`` do not change between them: a pair met in an earlier trial is
     read back, not evaluated again (:func:`_gram_reusing`).  As in
-    :func:`_subset_losses`, ``σ_t = 0`` needs new values only for the pairs
+    :func:`subset_losses`, ``σ_t = 0`` needs new values only for the pairs
     of structures that both contain the label (Eq. 1), and, for kernels
     monotone in σ, only those that can be a first neighbour
     (:func:`_label_block_pruned`).  For the path kernel with indicator edges
     and node similarities at most 1, the σ_t = 1 pairs too are bounded (the
     chain bound of :func:`_chain_bound`) and only those that can be a first
     neighbour under σ_t = 1 or σ_t = 0 are evaluated (:func:`_bounded_trial`).
-    The 1-NN graphs and losses are those of :func:`_subset_losses`; only
+    The 1-NN graphs and losses are those of :func:`subset_losses`; only
     ``n_evaluations`` is smaller.
     """
-    kernels_v = {v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
+    kernels_v = {v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     prune = _monotone_in_sigma(base)
     bound = _chain_bound_setup(kernels_v, X) if prune and chain_bound else None
     blocks: dict[int, list] = {0: [], 1: []}
@@ -559,7 +548,7 @@ def _exact_trials(
             raw0 = raw1.copy()
             raw0[np.ix_(inside, inside)] = np.where(np.isnan(R0), -np.inf, R0)
             for v, raw in ((0, raw0), (1, raw1)):
-                res["loss"][v], res["penalty"][v], res["reward"][v] = _losses_of(
+                res["loss"][v], res["penalty"][v], res["reward"][v] = losses_of(
                     raw, ya, normalize)
             res["n_evaluations"] = int(n_eval)
             out.append(res)
@@ -581,7 +570,7 @@ def _exact_trials(
             _keep(blocks[0], a[inside], block)
             raw0[np.ix_(inside, inside)] = block
         for v, raw in ((0, raw0), (1, raw1)):
-            res["loss"][v], res["penalty"][v], res["reward"][v] = _losses_of(raw, ya, normalize)
+            res["loss"][v], res["penalty"][v], res["reward"][v] = losses_of(raw, ya, normalize)
         res["n_evaluations"] = int(n_eval)
         out.append(res)
     return out

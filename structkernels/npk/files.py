@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.kernels.names import kernels
-from structkernels.kernels.sigma import check_sigma as kernel_check_sigma
+from structkernels.kernels.sigma import check_sigma
 from structkernels.neighbors.settings import PREVIOUS_DEFAULTS
 from structkernels.registry import UnknownNameError
 from structkernels.structures import Path, StructureError
@@ -203,21 +203,21 @@ def check_no_oversized_int(name: str, doc: Any) -> None:
 
 def sigma_problem(where: str, sigma: Any) -> str | None:
     """What is wrong with a σ mapping read from a file (label -> finite number >= 0), or None:
-    the message of :func:`structkernels.kernels.tuples.check_sigma` at ``where``."""
+    the message of :func:`structkernels.kernels.sigma.check_sigma` at ``where``."""
     if isinstance(sigma, dict):
         for label, w in sigma.items():
             if isinstance(w, int) and not isinstance(w, bool) and abs(w) > _FLOAT_MAX:
                 return f"{where}[{one_line(repr(label), 60)}] is an integer too large for a float"
     try:
-        kernel_check_sigma(sigma, where)
+        check_sigma(sigma, where)
     except (TypeError, ValueError, OverflowError) as exc:
         return one_line(exc)
     return None
 
 
-def check_sigma(name: str, where: str, sigma: Any) -> None:
-    """:func:`structkernels.kernels.tuples.check_sigma` on a σ of file ``name``, at ``where``
-    in it; a :class:`ModelFormatError` naming both."""
+def check_file_sigma(name: str, where: str, sigma: Any) -> None:
+    """:func:`sigma_problem` of a σ of file ``name``, at ``where`` in it, as a
+    :class:`ModelFormatError` naming both."""
     problem = sigma_problem(where, sigma)
     if problem is not None:
         raise ModelFormatError(f"{name}: {problem}")
@@ -248,9 +248,9 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
         doc["learner"]["kernel"] = check_kernel_name(
             name, "learner['kernel']", doc["learner"]["kernel"]
         )
-    check_sigma(name, "kernel_params['sigma']", doc["kernel_params"].get("sigma"))
-    check_sigma(name, "learner['sigma']", doc["learner"].get("sigma"))
-    check_sigma(name, "learner['fixed_sigma']", doc["learner"].get("fixed_sigma"))
+    check_file_sigma(name, "kernel_params['sigma']", doc["kernel_params"].get("sigma"))
+    check_file_sigma(name, "learner['sigma']", doc["learner"].get("sigma"))
+    check_file_sigma(name, "learner['fixed_sigma']", doc["learner"].get("fixed_sigma"))
     train = doc["train"]
     paths, labels = train.get("paths"), train.get("labels")
     if not isinstance(paths, list) or not isinstance(labels, list) or not paths:
@@ -307,11 +307,6 @@ def kernel_spec(kernel: Any) -> str:
         return kernels.name_to_save(cls)
     except UnknownNameError as exc:
         raise ValueError(f"cannot save the model: {exc}") from None
-
-
-def resolve_kernel_class(spec: Any) -> type:
-    """The registered kernel class a file's ``spec`` names (nothing is imported by name)."""
-    return kernels.get(kernels.resolve_name(spec))
 
 
 def jsonable(value: Any) -> Any:

@@ -14,6 +14,8 @@ local neighbourhoods of a hashed global k-NN graph (Algorithm 1, Sec. 6.2, the
 default), or the leave-one-out average precision of the k-NN classifier on a
 stratified sample (``objective="knn-ap"``).  With ``n_iter > 1`` the whole pass
 is repeated, rebuilding the global graph with the σ learned so far (Sec. 7.1.3).
+``objective="svm"`` and ``"alignment"`` learn real σ ∈ [0, 1] and λ of the path kernel by
+exact gradient steps instead (:mod:`structkernels.npk.gradient`).
 
 Only kernel evaluations on the sampled subsets and the hashed global graph
 are made; the learner never forms an N × N Gram matrix.  Within a label's
@@ -43,40 +45,39 @@ from sklearn.utils import check_random_state
 from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
+from structkernels.kernels.path import PathKernel
 from structkernels.npk._objectives import (
+    OBJECTIVES,
+    PARAMETERS,
+    SIGMA_OBJECTIVES,
     FitData,
     FitReport,
+    GradientObjective,
     KnnAPObjective,
     Loss1Objective,
     Objective,
+    Offset,
     labels_by_frequency,
-    neighbourhood_sample,
 )
-from structkernels.npk._trials import _exact_trials
-from structkernels.npk.files import (
-    MODEL_FORMAT,
-    SIGMA_FORMAT,
-    ModelFormatError,
-    check_kernel_name,
-    check_sigma,
-    read_document,
-    validate_model,
-)
+from structkernels.npk._trials import exact_trials
 from structkernels.npk.loss import (
-    _binary_labels,
-    _with_sigma,
+    binary_labels,
     loss_function_1,
     structure_edge_labels,
+    with_sigma,
 )
-from structkernels.npk.sigma_json import learner_from_json, learner_to_json
+from structkernels.npk.sigma_json import (
+    learner_from_json,
+    learner_to_json,
+    load_learner_file,
+    save_learner,
+)
 from structkernels.npk.sigma_knn import loo_knn_scores
-from structkernels.registry import UnknownNameError
+from structkernels.structures import Path
 from structkernels.utils import (
     N_JOBS,
     Interval,
     Options,
-    atomic_open,
-    dumps_finite,
     tqdm,
     validate_params,
 )
@@ -139,12 +140,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         In exact trials of the path kernel (indicator edges, node
         similarities at most 1), bound every pair from above by the chain
         bound and evaluate only the pairs that can be a first neighbour: the
-        same σ, losses and log with fewer kernel evaluations (0.21 instead
-        of 0.30 of one Gram at N = 22,632, β = 550).  The bookkeeping is
+        same σ, losses and log with fewer kernel evaluations.  The bookkeeping is
         NumPy work and the surviving pairs are scattered, so with the cheap
-        compiled kernel it costs more seconds than it saves (66.6 s against
-        32.9 s there, 2 cores); ``False`` evaluates each subset's whole Gram
-        instead (with reuse across trials and the pruned σ_t = 0 blocks).
+        compiled kernel it can cost more time than it saves; ``False`` evaluates each
+        subset's whole Gram instead (with reuse across trials and the pruned σ_t = 0 blocks).
     max_evaluations : "gram", int or None, default "gram"
         Budget of kernel evaluations for the whole fit.  ``"gram"`` is one
         Gram matrix, ``N (N + 1) / 2``: Algorithm 1 exists to cost less than
@@ -163,7 +162,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     normalize : bool, default True
         Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
         for the graphs and the loss.
-    objective : {"loss1", "knn-ap"}, default "loss1"
+    objective : {"loss1", "knn-ap", "svm", "alignment"}, default "loss1"
         What decides each label.  ``"loss1"``: Loss Function 1 on the sampled
         neighbourhoods (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``,
         ``sampling``, ``hashing`` apply).  ``"knn-ap"``: the average precision
@@ -172,13 +171,24 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         ``objective_sample`` training structures (:mod:`structkernels.npk.sigma_knn`):
         the same greedy pass over the labels, judged by the classifier that
         will use σ.  σ(l) = 0 is kept only when it raises that AP by more than
-        ``min_gain`` on each of two stratified halves of the sample.
+        ``min_gain`` on each of two stratified halves of the sample.  ``"svm"`` (the
+        SVM's dual objective, multiple-kernel learning's alternation) and ``"alignment"``
+        (centred kernel-target alignment): real σ ∈ [0, 1] and λ of the path kernel by
+        projected Adam steps (:mod:`structkernels.npk.gradient`; the parameters from
+        ``min_count`` to ``C`` apply, and ``fit`` takes ``groups`` and ``offset``).
     objective_sample : int, default 8000
         With ``"knn-ap"``: training structures in the sample (all when fewer).
     n_neighbors : int, default 8
         With ``"knn-ap"``: k of the classifier whose scores are judged.
     min_gain : float, default 0.005
         With ``"knn-ap"``: the AP gain σ(l) = 0 must exceed.
+    min_count, learn_lam, n_samples, max_steps, learning_rate, validation_fraction, C
+        Gradient objectives: with ``labels`` None, the labels on at least ``min_count``
+        (default 5) training structures are learned; ``learn_lam`` (True): λ too;
+        ``n_samples`` (800): structures of the objective (a stratified sample of the training
+        part) and at most as many held-out ones that choose among ``max_steps`` (30) Adam steps
+        of size ``learning_rate`` (0.05); ``validation_fraction`` (0.25): share of the
+        training documents (``groups``) held out; ``C`` (1.0): the SVM's.
     n_jobs : int or None, default None
         Workers for the global graph, the Gram blocks of exact trials and the
         hashed trials of a label (results do not depend on it).
@@ -208,10 +218,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     n_evaluations_graph_ : int
         Of which for the global k-NN graphs.
     n_evaluations_reused_ : int
-        Evaluations the exact trials did not make: values met in an earlier
-        trial of the same label, and pairs that cannot be a first neighbour
-        (see Notes).  ``n_evaluations_ + n_evaluations_reused_`` is
-        the cost of computing every trial from scratch.
+        Evaluations the exact trials did not make (see Notes): ``n_evaluations_ +
+        n_evaluations_reused_`` is the cost of computing every trial from scratch.
     budget_ : int or None
         The evaluation budget of ``max_evaluations`` for this N.
     n_trimmed_ : int
@@ -219,6 +227,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     n_train_ : int
         Number of training structures N (compare ``n_evaluations_`` with N²).
     fit_seconds_ : float
+    lam_, best_step_, history_
+        Gradient objectives: the learned λ, the step kept (0: σ ≡ 1) and per step ``step``,
+        ``objective`` (maximised), ``val_ap`` (held-out AP), ``lam``, ``sigma``, ``seconds``.
     X_fit_ : sequence
         The training structures (checked input of the kernel), against which
         :meth:`transform` computes the Gram matrix.  A learner read from a
@@ -228,8 +239,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     -----
     Exact trials (subsets below ``exact_below``, or ``hashing=None``) waste no kernel
     evaluation and learn exactly what computing each from scratch learns; how is said in
-    :mod:`structkernels.npk._trials` (and docs/npk.md).  At N = 22,632 Bio-AMR paths (β = 550, α = 3) the
-    fit makes about 0.21 of one Gram's evaluations.
+    :mod:`structkernels.npk._trials` (and docs/npk.md).
 
     Examples
     --------
@@ -282,6 +292,13 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         objective_sample: int = 8000,
         n_neighbors: int = 8,
         min_gain: float = 0.005,
+        min_count: int = 5,
+        learn_lam: bool = True,
+        n_samples: int = 800,
+        max_steps: int = 30,
+        learning_rate: float = 0.05,
+        validation_fraction: float = 0.25,
+        C: float = 1.0,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
         progress: bool | None = None,
@@ -305,6 +322,13 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         self.objective_sample = objective_sample
         self.n_neighbors = n_neighbors
         self.min_gain = min_gain
+        self.min_count = min_count
+        self.learn_lam = learn_lam
+        self.n_samples = n_samples
+        self.max_steps = max_steps
+        self.learning_rate = learning_rate
+        self.validation_fraction = validation_fraction
+        self.C = C
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.progress = progress
@@ -315,7 +339,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         validate_params(self, self.get_params(deep=False), {
             **dict.fromkeys(("alpha", "beta", "k", "n_iter", "exact_below", "objective_sample",
                              "n_neighbors"), positive),
-            "objective": [Options(["loss1", "knn-ap"])],
+            "objective": [Options(list(SIGMA_OBJECTIVES))],
+            **PARAMETERS,
             "chain_bound": ["boolean"],
             "min_gain": [Interval(numbers.Real, 0, 1, closed="left")],
             "sampling": [Options(["neighbourhood", "random"], hidden=["neighborhood"])],
@@ -341,6 +366,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         if isinstance(base, Normalized):
             base, normalize = base.kernel, True
         given = base.get_params(deep=False)
+        if "bandwidth" in given:  # the RBF's and Laplacian's deprecated name of it
+            given = {}
         if "sigma" not in given or not (given["sigma"] is None or isinstance(given["sigma"], Mapping)):
             what = (
                 "has none" if "sigma" not in given
@@ -355,7 +382,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         return base, normalize, fixed
 
     # ------------------------------------------------------------------- fit
-    def fit(self, X: Sequence, y: Any) -> NonstationaryLearner:
+    def fit(self, X: Sequence, y: Any, groups: Any = None,
+            offset: Offset | None = None) -> NonstationaryLearner:
         """Learn σ from labelled structures.
 
         Parameters
@@ -364,6 +392,13 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             Training structures.
         y : array-like of shape (n,)
             Binary labels (0/1, or booleans).
+        groups : array, optional
+            Gradient objectives: the document of each structure (the held-out part that
+            chooses the number of steps is whole documents).
+        offset : callable, optional
+            Gradient objectives: ``offset(rows, cols)`` -> the sum of the other views'
+            normalised kernels between ``X[rows]`` and ``X[cols]``, added to the path
+            kernel's inside the objective (σ learned for the model that uses it).
 
         Returns
         -------
@@ -371,8 +406,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         base, normalize, fixed = self._base_kernel()
+        if self.objective in OBJECTIVES:
+            return self._fit_gradient(base, normalize, fixed, X, y, groups, offset)
         X = base.check_input(X)
-        y = _binary_labels(y, len(X), "fit")
+        y = binary_labels(y, len(X), "fit")
         n = len(X)
         if n < 2:
             raise ValueError(f"NonstationaryLearner.fit needs at least 2 structures, got {n}")
@@ -415,6 +452,36 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                         bar.update(objective.steps_per_label)
         return self
 
+    def _fit_gradient(self, base: Kernel, normalize: bool, fixed: dict[str, float], X: Any,
+                      y: Any, groups: Any, offset: Offset | None) -> NonstationaryLearner:
+        """:meth:`fit` with a gradient objective
+        (:class:`~structkernels.npk.gradient.GradientObjective`)."""
+        if not isinstance(base, PathKernel):
+            raise TypeError(f"NonstationaryLearner(objective={self.objective!r}) learns σ of "
+                            f"the path kernel, not of {type(base).__name__}")
+        t0 = time.perf_counter()
+        X = list(X)
+        for i, x in enumerate(X):
+            if not isinstance(x, Path):
+                raise TypeError(f"NonstationaryLearner.fit: item {i} is a {type(x).__name__}, "
+                                "not a Path")
+        y = binary_labels(y, len(X), "fit")
+        rng = check_random_state(self.random_state)
+        strategy = GradientObjective(**{k: getattr(self, k) for k in (
+            "objective", *PARAMETERS, "n_jobs")}, progress=bool(self.progress))
+        counts = Counter(label for x in X for label in structure_edge_labels(x))
+        labels = strategy.labels(counts, self.labels)
+        learned = strategy.fit(base, fixed, labels, X, y, groups, offset, rng)
+        self.X_fit_, self.labels_, self.n_train_, self.fixed_sigma_ = X, labels, len(X), fixed
+        self.label_counts_ = {lab: int(counts[lab]) for lab in labels}
+        self.sigma_, self.lam_, self.best_step_, self.history_ = (
+            learned.sigma, learned.lam, learned.best_step, learned.history)
+        self.normalize_, self.interrupted_, self.losses_, self.log_ = normalize, False, {}, []
+        self.ignored_labels_ = [lab for lab in labels if self.sigma_[lab] == 0.0]
+        self._report(FitReport())
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
     def _objective(self) -> Objective:
         """The strategy of ``objective=``, given its own parameters only."""
         if self.objective == "knn-ap":
@@ -423,14 +490,14 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                 min_gain=self.min_gain, n_iter=self.n_iter,
                 max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
             )
-        # _exact_trials is looked up here, at each fit: the tests put trials computed from
+        # exact_trials is looked up here, at each fit: the tests put trials computed from
         # scratch in its place to check that reuse changes nothing
         return Loss1Objective(
             alpha=self.alpha, beta=self.beta, k=self.k, n_iter=self.n_iter,
             sampling=self.sampling, hashing=self.hashing, n_bits=self.n_bits,
             exact_below=self.exact_below, chain_bound=self.chain_bound,
             max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
-            exact_trials=_exact_trials,
+            exact_trials=exact_trials,
         )
 
     def _report(self, report: FitReport) -> None:
@@ -457,11 +524,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             self._report(objective.report())
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
-
-    def _sample(self, rng, members: np.ndarray, graph) -> np.ndarray:
-        """Lines 6-10 of Algorithm 1 with this learner's ``beta``
-        (:func:`~structkernels.npk._objectives.neighbourhood_sample`)."""
-        return neighbourhood_sample(rng, members, graph, self.beta)
 
     # ------------------------------------------------------------- results
     _FITTED = (
@@ -503,14 +565,17 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         """
         self._check_fitted()
         base, norm, _ = self._base_kernel()
-        kern = _with_sigma(base, self.kernel_sigma_)
+        kern = with_sigma(base, self.kernel_sigma_)
+        if "lam_" in self.__dict__:
+            kern.set_params(lam=self.lam_)
         norm = norm if normalize is None else normalize
         return Normalized(kern) if norm else kern
 
     def kernel_params_(self) -> dict[str, Any]:
         """``kernel_params`` with the learned ``sigma`` (for ``kernel(name, **params)``)."""
         self._check_fitted()
-        return {**(self.kernel_params or {}), "sigma": self.kernel_sigma_}
+        lam = {"lam": self.lam_} if "lam_" in self.__dict__ else {}
+        return {**(self.kernel_params or {}), **lam, "sigma": self.kernel_sigma_}
 
     # ------------------------------------------------------- scikit-learn
     def _training_structures(self) -> Sequence:
@@ -576,7 +641,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         """
         self._check_fitted()
         X = self._base_kernel()[0].check_input(X)
-        y = _binary_labels(y, len(X), "score")
+        y = binary_labels(y, len(X), "score")
         if not y.any():
             return 0.0
         R = gram(self.get_kernel(normalize=False), X, n_jobs=self.n_jobs, progress=self.progress)
@@ -618,13 +683,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         is refused here (register it with ``structkernels.register(name, cls)``
         or an entry point), as is a NaN or infinity anywhere (named).
         """
-        doc = self.to_json()
-        try:
-            text = dumps_finite(doc, what=f"{os.fspath(path)}: the σ model", indent=1)
-        except TypeError as exc:
-            raise TypeError(f"{os.fspath(path)}: the σ model is not JSON data: {exc}") from None
-        with atomic_open(path) as fh:
-            fh.write(text + "\n")
+        save_learner(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
@@ -636,24 +695,4 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         every error is one :class:`~structkernels.npk.model.ModelFormatError`
         line naming the file.
         """
-        name = os.fspath(path)
-        doc = read_document(path, max_bytes)
-        if isinstance(doc, dict) and doc.get("format") == MODEL_FORMAT:
-            doc = validate_model(doc, path)["learner"]
-        elif isinstance(doc, dict) and doc.get("format") == SIGMA_FORMAT:
-            if "kernel" in doc:
-                doc["kernel"] = check_kernel_name(name, "", doc["kernel"])
-            check_sigma(name, "sigma", doc.get("sigma"))
-            check_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
-        return learner_from_document(doc, name)
-
-
-def learner_from_document(doc: Any, name: str) -> NonstationaryLearner:
-    """:meth:`NonstationaryLearner.from_json` of a document read from the file ``name``;
-    anything wrong is one :class:`~structkernels.npk.model.ModelFormatError` naming it."""
-    try:
-        return NonstationaryLearner.from_json(doc)
-    except UnknownNameError as exc:
-        raise ModelFormatError(f"{name}: {exc}") from None
-    except (ValueError, TypeError, KeyError) as exc:
-        raise ModelFormatError(f"{name}: the model's learner is malformed: {exc}") from None
+        return load_learner_file(cls, path, max_bytes)

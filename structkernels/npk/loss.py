@@ -41,7 +41,7 @@ def structure_edge_labels(x: Any) -> frozenset[str]:
     )
 
 
-def _binary_labels(y: Any, n: int, method: str) -> np.ndarray:
+def binary_labels(y: Any, n: int, method: str) -> np.ndarray:
     """``y`` as 0/1 int64, one label per structure; anything else raises naming ``method``."""
     y = np.asarray(y)
     if y.ndim != 1 or len(y) != n:
@@ -105,7 +105,7 @@ def _first_neighbours(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return nn, S[np.arange(len(S)), nn]
 
 
-def _with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
+def with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
     """A copy of ``base`` whose ``sigma`` parameter is ``sigma``."""
     out = clone(base)
     out.set_params(sigma=dict(sigma))
@@ -113,7 +113,7 @@ def _with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
 
 
 # ------------------------------------------------------------------ one trial
-def _subset_losses(
+def subset_losses(
     base: Kernel,
     sigma: dict[str, float],
     label: str,
@@ -138,7 +138,7 @@ def _subset_losses(
     out: dict[str, Any] = {"size": int(len(subset)), "loss": {}, "penalty": {}, "reward": {}}
     n_eval = 0
     kernels_v = {
-        v: _with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)
+        v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)
     }
     if len(subset) < 2:
         for v in (0, 1):
@@ -155,7 +155,7 @@ def _subset_losses(
             n_eval += info.n_evaluations
             raw0[np.ix_(inside, inside)] = block
         for v, raw in ((0, raw0), (1, raw1)):
-            out["loss"][v], out["penalty"][v], out["reward"][v] = _losses_of(raw, ya, normalize)
+            out["loss"][v], out["penalty"][v], out["reward"][v] = losses_of(raw, ya, normalize)
     else:
         for v in (0, 1):
             kv = Normalized(kernels_v[v]) if normalize else kernels_v[v]
@@ -173,7 +173,7 @@ def _subset_losses(
     return out
 
 
-def _losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float, float, float]:
+def losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float, float, float]:
     """Loss Function 1 of the exact 1-NN graph of a raw (unnormalised) subset Gram matrix."""
     if normalize:
         # pruned pairs hold -inf (they cannot be a first neighbour) and stay -inf when

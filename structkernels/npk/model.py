@@ -58,7 +58,8 @@ from structkernels.npk.files import (
     sigma_problem,
     validate_model,
 )
-from structkernels.npk.learner import NonstationaryLearner, learner_from_document
+from structkernels.npk.learner import NonstationaryLearner
+from structkernels.npk.sigma_json import learner_from_document
 from structkernels.structures import Path
 
 __all__ = [
@@ -187,7 +188,7 @@ def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKM
     name = os.fspath(path)
     doc = read_model(path, max_bytes=max_bytes)
     train = doc["train"]
-    learner = learner_from_document(doc["learner"], name)
+    learner = learner_from_document(NonstationaryLearner, doc["learner"], name)
     return NPKModel(
         learner=learner,
         kernel=doc.get("kernel", "path"),

@@ -9,21 +9,32 @@ only: its kernel is a registered name, resolved through the kernel registry, nev
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import numpy as np
 
 from structkernels.kernels.base import Normalized
 from structkernels.kernels.names import kernels
+from structkernels.npk._objectives import OBJECTIVES, PARAMETERS
 from structkernels.npk.files import (
+    MODEL_FORMAT,
     SIGMA_FORMAT,
     SIGMA_VERSION,
+    ModelFormatError,
+    check_file_sigma,
+    check_kernel_name,
     jsonable,
     kernel_spec,
+    read_document,
     sigma_problem,
+    validate_model,
 )
+from structkernels.registry import UnknownNameError
+from structkernels.utils import atomic_open, dumps_finite
 
-__all__ = ["learner_to_json", "learner_from_json"]
+__all__ = ["learner_to_json", "learner_from_json", "learner_from_document", "load_learner_file",
+           "save_learner"]
 
 
 def learner_to_json(learner: Any) -> dict[str, Any]:
@@ -41,6 +52,8 @@ def learner_to_json(learner: Any) -> dict[str, Any]:
     """
     learner._check_fitted()
     params = learner.get_params(deep=False)
+    if params["objective"] not in OBJECTIVES:  # the gradient settings only where they apply
+        params = {k: v for k, v in params.items() if k not in PARAMETERS}
     kern = params.pop("kernel")
     rs = params.pop("random_state")
     if isinstance(kern, Normalized):
@@ -74,6 +87,8 @@ def learner_to_json(learner: Any) -> dict[str, Any]:
         "mean_subset_size": float(np.mean(learner.subset_sizes_)) if learner.subset_sizes_ else 0.0,
         "fit_seconds": float(learner.fit_seconds_),
         "interrupted": bool(learner.interrupted_),
+        # a gradient objective's learned λ
+        **({"lam": float(learner.lam_)} if "lam_" in learner.__dict__ else {}),
     }
 
 
@@ -148,7 +163,47 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
         learner.n_trimmed_ = int(obj.get("n_trimmed", 0))
         learner.fit_seconds_ = float(obj.get("fit_seconds", 0.0))
         learner.interrupted_ = bool(obj.get("interrupted", False))
+        if "lam" in obj:
+            learner.lam_ = float(obj["lam"])
     except (KeyError, TypeError, AttributeError) as exc:
         # AttributeError: a field that must be a mapping is null, a list or a scalar
         raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
     return learner
+
+
+def save_learner(learner: Any, path: str | os.PathLike) -> None:
+    """:meth:`NonstationaryLearner.save <structkernels.NonstationaryLearner.save>`: the JSON
+    of :func:`learner_to_json`, written atomically; a NaN or infinity refused, named."""
+    doc = learner_to_json(learner)
+    try:
+        text = dumps_finite(doc, what=f"{os.fspath(path)}: the σ model", indent=1)
+    except TypeError as exc:
+        raise TypeError(f"{os.fspath(path)}: the σ model is not JSON data: {exc}") from None
+    with atomic_open(path) as fh:
+        fh.write(text + "\n")
+
+
+def load_learner_file(cls: type, path: str | os.PathLike, max_bytes: int | None = None) -> Any:
+    """:meth:`NonstationaryLearner.load <structkernels.NonstationaryLearner.load>`: a σ file
+    or the learner of a train-npk model, checked, as a fitted ``cls``."""
+    name = os.fspath(path)
+    doc = read_document(path, max_bytes)
+    if isinstance(doc, dict) and doc.get("format") == MODEL_FORMAT:
+        doc = validate_model(doc, path)["learner"]
+    elif isinstance(doc, dict) and doc.get("format") == SIGMA_FORMAT:
+        if "kernel" in doc:
+            doc["kernel"] = check_kernel_name(name, "", doc["kernel"])
+        check_file_sigma(name, "sigma", doc.get("sigma"))
+        check_file_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
+    return learner_from_document(cls, doc, name)
+
+
+def learner_from_document(cls: type, doc: Any, name: str) -> Any:
+    """``cls.from_json`` of a document read from the file ``name``; anything wrong is one
+    :class:`~structkernels.npk.model.ModelFormatError` naming it."""
+    try:
+        return cls.from_json(doc)
+    except UnknownNameError as exc:
+        raise ModelFormatError(f"{name}: {exc}") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ModelFormatError(f"{name}: the model's learner is malformed: {exc}") from None

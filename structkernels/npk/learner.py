@@ -45,7 +45,6 @@ from sklearn.utils import check_random_state
 from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
-from structkernels.kernels.path import PathKernel
 from structkernels.npk._objectives import (
     OBJECTIVES,
     PARAMETERS,
@@ -456,9 +455,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                       y: Any, groups: Any, offset: Offset | None) -> NonstationaryLearner:
         """:meth:`fit` with a gradient objective
         (:class:`~structkernels.npk.gradient.GradientObjective`)."""
-        if not isinstance(base, PathKernel):
+        if not callable(getattr(base, "weighted_gradient", None)):
             raise TypeError(f"NonstationaryLearner(objective={self.objective!r}) learns σ of "
-                            f"the path kernel, not of {type(base).__name__}")
+                            f"a kernel with a σ gradient (the path kernel), not of "
+                            f"{type(base).__name__}")
         t0 = time.perf_counter()
         X = list(X)
         for i, x in enumerate(X):

@@ -7,7 +7,7 @@ points, float32 or float64) is asked of :class:`structkernels.engine.source.Kern
 :class:`structkernels.engine.source.PrecomputedSource` (``"precomputed"``: the Gram
 matrix itself, as in scikit-learn); both count the kernel evaluations they make.  Here
 live the plugin's input conventions: a 1-D array is one feature, float32 vectors are
-read as they are, ``sigma="median"``.
+read as they are, ``bandwidth="median"``.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def check_n_features(estimator: Any, X: Any) -> None:
 def median_heuristic(X: Any, *, max_samples: int = 2000, random_state: int = 0) -> float:
     """Median of the pairwise Euclidean distances between distinct rows of ``X``.
 
-    The bandwidth ``sigma`` of the RBF kernel ``exp(-||x - y||^2 / (2 sigma^2))``
+    The bandwidth ``b`` of the RBF kernel ``exp(-||x - y||^2 / (2 b^2))``
     is set to this median, which is hyppo's convention (``gamma = 1 / (2 med^2)``)
     and Gretton et al.'s.  Above ``max_samples`` rows, a seeded subsample is used.
     A median of 0 (constant data) gives 1.0, as in hyppo.
@@ -175,24 +175,30 @@ def median_heuristic(X: Any, *, max_samples: int = 2000, random_state: int = 0) 
     return med if med > 0 else 1.0
 
 
-def _with_median(kernel: Kernel, X: Any) -> Kernel:
-    """Replace a ``sigma="median"`` parameter by the median heuristic on ``X``."""
+def _median_key(kernel: Kernel) -> str | None:
+    """The parameter set to ``"median"``: ``bandwidth``, or its deprecated name ``sigma``."""
     params = kernel.get_params(deep=False)
-    if params.get("sigma") == "median":
+    return next((k for k in ("bandwidth", "sigma") if params.get(k) == "median"), None)
+
+
+def _with_median(kernel: Kernel, X: Any) -> Kernel:
+    """Replace a ``bandwidth="median"`` parameter by the median heuristic on ``X``."""
+    key = _median_key(kernel)
+    if key is not None:
         A = X if isinstance(X, np.ndarray) and X.dtype.kind == "f" else kernel.check_input(X)
-        return clone(kernel).set_params(sigma=median_heuristic(A))
+        return clone(kernel).set_params(**{key: median_heuristic(A)})
     return kernel
 
 
 def resolve_kernel(spec: Any, params: Mapping[str, Any] | None, X: Any) -> Kernel | None:
-    """A Kernel (``sigma="median"`` resolved on ``X``), or None for ``"precomputed"``."""
+    """A Kernel (``bandwidth="median"`` resolved on ``X``), or None for ``"precomputed"``."""
     if isinstance(spec, str) and spec == "precomputed":
         if params:
             raise ValueError("kernel parameters cannot be given with kernel='precomputed'")
         return None
     kernel = as_kernel(spec, **dict(params or {}))
     inner = kernel.kernel if isinstance(kernel, Normalized) else kernel
-    if "sigma" in inner.get_params(deep=False) and inner.get_params(deep=False)["sigma"] == "median":
+    if _median_key(inner) is not None:
         resolved = _with_median(inner, X)
         kernel = Normalized(resolved) if isinstance(kernel, Normalized) else resolved
     return kernel

@@ -84,8 +84,9 @@ def _check_kernels(args: argparse.Namespace, X: Any, Y: Any) -> None:
         if spec == "precomputed":
             continue
         params = _params(getattr(args, f"param_{side}"))
-        if params.get("sigma") == "median":  # resolved on the data at fit time
-            params["sigma"] = 1.0
+        for key in ("bandwidth", "sigma"):
+            if params.get(key) == "median":  # resolved on the data at fit time
+                params[key] = 1.0
         k = build_kernel(spec, params, f"--kernel-{side}", f"--param-{side}")
         kind = "vector" if isinstance(data, np.ndarray) else type(data[0]).__name__ if len(data) else "any"
         check_structures(k, data, getattr(args, side), kind, spec, f"--kernel-{side}")
@@ -94,7 +95,7 @@ def _check_kernels(args: argparse.Namespace, X: Any, Y: Any) -> None:
 def _kernel_args(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--kernel-x", default=default, help=f"kernel on X (registered name or 'precomputed'; default {default})")
     p.add_argument("--kernel-y", default=default, help=f"kernel on Y (default {default})")
-    p.add_argument("--param-x", action="append", metavar="KEY=VALUE", help="parameter of the X kernel (sigma=median allowed)")
+    p.add_argument("--param-x", action="append", metavar="KEY=VALUE", help="parameter of the X kernel (bandwidth=median allowed)")
     p.add_argument("--param-y", action="append", metavar="KEY=VALUE", help="parameter of the Y kernel")
     p.add_argument("--max-rank", "--rank", dest="rank", type=int, nargs="+", default=None,
                    help="largest ICD rank (Nyström: landmarks), one value or rank_x rank_y; default: what --tol needs")

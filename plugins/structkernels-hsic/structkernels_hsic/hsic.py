@@ -382,7 +382,7 @@ class HSIC(BaseEstimator):
     landmarks : {"leverage", "uniform", "kmeans"}, default "leverage"
         Nyström landmarks (:func:`structkernels_hsic.icd.nystrom_factor`).
     kernel_x_params, kernel_y_params : dict, optional
-        Parameters of kernels given by name; ``{"sigma": "median"}`` sets the RBF
+        Parameters of kernels given by name; ``{"bandwidth": "median"}`` sets the RBF
         bandwidth by the median heuristic on that side's data.
     dtype : np.float64 or np.float32, default np.float64
         Arithmetic of the Gram tiles and factors; float32 input is used as it is.

@@ -330,7 +330,7 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         Stop when ``trace(K - A A^T) <= tol * trace(K)``.  With ``tol=0`` the
         decomposition runs to ``max_rank`` (a fixed rank) without a warning.
     kernel_params : dict, optional
-        Parameters of a kernel given by name; ``sigma="median"`` applies the
+        Parameters of a kernel given by name; ``bandwidth="median"`` applies the
         median heuristic on the training data.
     dtype : np.float64 or np.float32, default np.float64
         Arithmetic of the factor (float32 input is used as it is).

@@ -159,7 +159,7 @@ class PHSIC(BaseEstimator):
         stopped earlier by ``max_rank``, a ``ConvergenceWarning`` states the
         residual reached (``tol=0``: exactly ``max_rank``, no warning).
     kernel_x_params, kernel_y_params : dict, optional
-        Parameters of kernels given by name (``{"sigma": "median"}`` allowed).
+        Parameters of kernels given by name (``{"bandwidth": "median"}`` allowed).
     dtype : np.float64 or np.float32, default np.float64
         Arithmetic of the feature and ICD estimators, end to end: float32 input
         is validated and used as it is (no float64 copy); scores are returned

@@ -174,7 +174,7 @@ def test_median_heuristic_matches_explicit_sigma(data):
     from scipy.spatial.distance import pdist
 
     sx, sy = np.median(pdist(X)), np.median(pdist(Y))
-    a = HSIC(kernel_x_params={"sigma": "median"}, kernel_y_params={"sigma": "median"}).fit(X, Y)
+    a = HSIC(kernel_x_params={"bandwidth": "median"}, kernel_y_params={"bandwidth": "median"}).fit(X, Y)
     b = HSIC(sk.kernel("rbf", sigma=sx), sk.kernel("rbf", sigma=sy)).fit(X, Y)
     assert a.statistic_ == pytest.approx(b.statistic_, rel=1e-12)
 

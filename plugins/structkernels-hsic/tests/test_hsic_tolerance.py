@@ -47,7 +47,7 @@ def _gaussian(n: int, d: int = 10, seed: int = 0):
     return x, y
 
 
-MEDIAN = {"sigma": "median"}
+MEDIAN = {"bandwidth": "median"}
 
 
 def _amr_paths(n: int):

@@ -81,7 +81,7 @@ def test_data_selection_finds_misaligned_pairs():
     bad = rng.choice(n, 40, replace=False)
     Y[bad] = Y[rng.permutation(bad)]
     scores = PHSIC("rbf", "rbf", estimator="icd", max_rank=50, tol=0,
-                   kernel_x_params={"sigma": "median"}, kernel_y_params={"sigma": "median"}).fit(X, Y)
+                   kernel_x_params={"bandwidth": "median"}, kernel_y_params={"bandwidth": "median"}).fit(X, Y)
     s = scores.score_training()
     is_bad = np.zeros(n, bool)
     is_bad[bad] = True

@@ -40,7 +40,7 @@ CASES = [
     dict(kernel_x="rbf", kernel_y="rbf", estimator="icd", max_rank=(10, 5), tol=0),
     dict(kernel_x="rbf", kernel_y="laplacian", estimator="icd", dtype=np.float32),
     dict(kernel_x=RBFKernel(sigma=2.0), kernel_y=Normalized(sk.kernel("polynomial")), estimator="icd"),
-    dict(kernel_x="rbf", kernel_y="rbf", estimator="naive", kernel_x_params={"sigma": "median"}),
+    dict(kernel_x="rbf", kernel_y="rbf", estimator="naive", kernel_x_params={"bandwidth": "median"}),
     dict(kernel_x=Normalized(sk.kernel("polynomial")), kernel_y="rbf", estimator="naive"),
 ]
 

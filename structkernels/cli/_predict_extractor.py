@@ -382,7 +382,7 @@ def _count(state: dict[str, Any], batch: Any, rows: list[dict[str, Any]]) -> Non
 
 def _output_format(args: argparse.Namespace, inputs: list[str]) -> str:
     """The format ``--output-format`` names for these inputs, checked before any work."""
-    from structkernels.relations.writers import output_format
+    from structkernels.formats.pairs import output_format
 
     try:
         return output_format(getattr(args, "output_format", "jsonl"), inputs)

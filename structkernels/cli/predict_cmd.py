@@ -212,8 +212,8 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
     file, line and record id; with ``skip_bad`` each bad record is reported on
     stderr and left out.
     """
+    from structkernels.formats.structures import path_from_record
     from structkernels.structures import Path, StructureError
-    from structkernels.structures.io import path_from_record
 
     if not FilePath(path).exists():
         raise CommandError(f"no such file: {path}")

@@ -139,8 +139,8 @@ def _resolve(G, item: Any, what: str, gid: str) -> str:
 
 def _structures_from_amr(record: dict, tuple_form: bool) -> tuple[Path, Tree]:
     # penman and networkx load only when a record holds an AMR to read
+    from structkernels.formats.penman import parse_amr
     from structkernels.graphs.candidates import Candidate, CandidateExtractor
-    from structkernels.graphs.penman import parse_amr
 
     text = record["amr"]
     if not isinstance(text, str):

@@ -64,7 +64,6 @@ import warnings
 import zlib
 from pathlib import Path as FilePath
 
-from structkernels.datasets._binary import file_digest, read_arrays, write_arrays
 from structkernels.datasets._interaction_cache import (
     _CACHE_FORMAT,
     _CACHE_SPEC,
@@ -83,6 +82,7 @@ from structkernels.datasets.interaction_records import (
     _TreeBuilder,  # noqa: F401 (served here too)
     split_of,
 )
+from structkernels.formats.arrays import file_digest, read_arrays, write_arrays
 from structkernels.utils import (
     MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH,

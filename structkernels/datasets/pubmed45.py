@@ -44,8 +44,8 @@ from structkernels.datasets.interactions import (
     SkippedRecord,
     split_of,
 )
+from structkernels.formats.graphs import read_graphs
 from structkernels.graphs.candidates import Candidate, CandidateError, CandidateExtractor
-from structkernels.graphs.io import read_graphs
 from structkernels.graphs.model import Graph, GraphFormatError, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
 from structkernels.utils import (

@@ -51,9 +51,9 @@ from typing import Any, NamedTuple
 
 from structkernels.extraction.extractor import RelationExtractor
 from structkernels.extraction.files import read_extractor_document
+from structkernels.formats.batches import DEFAULT_BATCH_SIZE
+from structkernels.formats.pairs import output_format as resolve_output_format
 from structkernels.relations import PairWriter, RelationBatch, iter_relations
-from structkernels.relations.streaming import DEFAULT_BATCH_SIZE
-from structkernels.relations.writers import output_format as resolve_output_format
 from structkernels.utils import (
     StructkernelsError,
     atomic_open,
@@ -431,7 +431,7 @@ def predict_dask(
         that scored it; part files of an earlier run there are removed first.
     client : dask.distributed.Client, optional
         Default: the current client.
-    batch_size : int, default :data:`~structkernels.relations.streaming.DEFAULT_BATCH_SIZE`
+    batch_size : int, default :data:`~structkernels.formats.batches.DEFAULT_BATCH_SIZE`
         Sentences per partition (``predict --batch-size``).
     merge : bool, default True
         One merged file, or one file per partition.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from structkernels.graphs._reading import (
+from structkernels.formats._reading import (
     IdTable,
     duplicate_reason,
     fallback_names,

@@ -28,7 +28,7 @@ Optional ``lemma`` and ``pos`` node attributes are kept.
 one, else ``"dependency"`` when a ``root`` self-loop is present, else
 ``"amr"``.
 
-Parsing is structkernels' own (:mod:`structkernels.graphs._dot_parser`: one
+Parsing is structkernels' own (:mod:`structkernels.formats._dot_parser`: one
 regular expression for the tokens, a recursive-descent parser, linear in the
 text): the DOT of sentence-graph releases, read as pydot's grammar read it
 (statements, order, quoting, escapes, ``+`` concatenation, HTML ids, comments,
@@ -49,13 +49,14 @@ from typing import Any
 import networkx as nx
 
 from structkernels.engine.parallel import map_tasks
-from structkernels.graphs._dot_parser import (
+from structkernels.formats._dot_parser import (
     DotError,
     DotGraph,
     DotNestingError,
     parse_graphs,
 )
-from structkernels.graphs._reading import IdTable, unreadable
+from structkernels.formats._reading import IdTable, unreadable
+from structkernels.formats.penman import AMR_MODEL
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
@@ -65,7 +66,6 @@ from structkernels.graphs.model import (
     graph_kind,
     new_graph,
 )
-from structkernels.graphs.penman import AMR_MODEL
 from structkernels.utils import (
     MAX_FILE_BYTES,
     RecordError,

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
-from structkernels.graphs._reading import IdTable, duplicate_reason, unreadable
-from structkernels.graphs.conllu_reader import read_conllu
-from structkernels.graphs.dot import read_dot
+from structkernels.formats._reading import IdTable, duplicate_reason, unreadable
+from structkernels.formats.conllu import read_conllu
+from structkernels.formats.dot import read_dot
+from structkernels.formats.networkx_graphs import read_networkx_file
+from structkernels.formats.penman import read_amr
 from structkernels.graphs.model import GraphCorpus, GraphFormatError, SkippedGraph
-from structkernels.graphs.networkx_reader import read_networkx_file
-from structkernels.graphs.penman import read_amr
 
 __all__ = ["read_graphs", "FORMATS", "infer_format"]
 

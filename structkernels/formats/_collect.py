@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from structkernels.relations.model import (
+from structkernels.relations.corpus import (
     RelationCorpus,
     RelationFormatError,
     Sentence,
@@ -45,8 +45,8 @@ class Reading:
     :class:`SkippedRecord` in lenient mode; :meth:`add` keeps sentence ids unique
     in the corpus and document ids unique to one file, and refuses a sentence holding
     more than ``max_entities`` entities or ``max_pairs`` candidate pairs (None: the
-    model's :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE` and
-    :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`).
+    model's :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE` and
+    :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`).
     """
 
     def __init__(self, on_error: str, max_entities: int | None = None,

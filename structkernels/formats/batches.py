@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.relations._collect import Reading, as_paths
-from structkernels.relations.jsonl import iter_jsonl_file
-from structkernels.relations.model import RelationCorpus, Sentence
-from structkernels.relations.pubtator import iter_pubtator_file
-from structkernels.relations.readers import read_file, relation_format
+from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats.jsonl import iter_jsonl_file
+from structkernels.formats.pubtator import iter_pubtator_file
+from structkernels.formats.relations import read_file, relation_format
+from structkernels.relations.corpus import RelationCorpus, Sentence
 from structkernels.utils import check_int
 
 __all__ = ["iter_relations", "RelationBatch", "STREAMING_FORMATS", "DEFAULT_BATCH_SIZE"]

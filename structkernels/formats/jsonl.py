@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.relations._collect import Reading, as_paths, stem, unreadable
-from structkernels.relations.model import (
+from structkernels.formats._collect import Reading, as_paths, stem, unreadable
+from structkernels.relations.corpus import (
     Entity,
     Interaction,
     RelationCorpus,
@@ -60,8 +60,8 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
         a lone surrogate (``"\\ud800"``) or an entity of white space only is a bad line.
     max_entities, max_pairs : int, optional
         The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
         either is a bad line.
 
     Returns

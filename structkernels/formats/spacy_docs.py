@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from structkernels.graphs._reading import IdTable
+from structkernels.formats._reading import IdTable
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,

@@ -27,7 +27,7 @@ BioC JSON (the ``bioc`` Python package's, PubTator Central's) is the same struct
   ``type`` infon; its concept id (the ``identifier`` infon, else ``Identifier``, ``MESH``,
   ``NCBI Gene``) stays in the file.
 - Sentences: a passage's ``<sentence>`` elements when it has them, else its text cut by
-  :func:`~structkernels.relations.pubtator.split_sentences` (never inside an annotation).
+  :func:`~structkernels.formats.pubtator.split_sentences` (never inside an annotation).
   Sentence ``i`` of document ``D`` is ``D.s{i}``.
 - A relation joins the annotations its two ``node`` elements name (``refid``), wherever
   it is written (document, passage or sentence); one without nodes but with ``entity1``
@@ -37,7 +37,7 @@ BioC JSON (the ``bioc`` Python package's, PubTator Central's) is the same struct
 - A file holding a relation is labelled (all its documents); one without is prediction
   input (``labelled=False``); ``labelled=`` overrides.
 
-XML is parsed by expat through :func:`~structkernels.relations.xml_safety.safe_parser`:
+XML is parsed by expat through :func:`~structkernels.formats.xml_safety.safe_parser`:
 BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted and its DTD never read; an
 internal subset, entity declarations and external entities are refused.
 """
@@ -49,10 +49,10 @@ import re
 from typing import Any
 from xml.parsers import expat
 
-from structkernels.relations._collect import Reading, as_paths
-from structkernels.relations._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
-from structkernels.relations.model import RelationCorpus, RelationFormatError
-from structkernels.relations.xml_safety import safe_parser
+from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
+from structkernels.formats.xml_safety import safe_parser
+from structkernels.relations.corpus import RelationCorpus, RelationFormatError
 from structkernels.utils import (
     MAX_FILE_BYTES,
     RecordError,

@@ -12,7 +12,7 @@ atomically (whole or not at all); ``"-"`` is standard output.
 
       PMID<TAB>Interaction<TAB>id1<TAB>id2<TAB>score[<TAB>name=value...]
 
-  ``id1``/``id2`` are the mentions' concept ids (:func:`~structkernels.relations.pubtator.
+  ``id1``/``id2`` are the mentions' concept ids (:func:`~structkernels.formats.pubtator.
   concept_of`; the entity id ``T{k}`` for a mention without one); the fifth column is the
   score and each further numeric field follows as ``name=value`` (``probability=0.91``).
   A relation is per document and concept pair, as PubTator's: of the pairs of mentions
@@ -34,12 +34,12 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
-from structkernels.relations._documents import NO_CONCEPT
-from structkernels.relations._lines import LineStream
-from structkernels.relations.bioc import bioc_to_xml, load_bioc
-from structkernels.relations.model import Entity, RelationCorpus, RelationFormatError
-from structkernels.relations.pubtator import PubTatorDocument, concept_of, pubtator_documents
-from structkernels.relations.readers import relation_format
+from structkernels.formats._documents import NO_CONCEPT
+from structkernels.formats._lines import LineStream
+from structkernels.formats.bioc import bioc_to_xml, load_bioc
+from structkernels.formats.pubtator import PubTatorDocument, concept_of, pubtator_documents
+from structkernels.formats.relations import relation_format
+from structkernels.relations.corpus import Entity, RelationCorpus, RelationFormatError
 from structkernels.utils import MAX_FILE_BYTES, decode_lines, open_output, read_partial
 
 __all__ = ["write_pairs", "PairWriter", "OUTPUT_FORMATS", "output_format", "pair_line"]

@@ -25,7 +25,7 @@ from penman import layout
 from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL
 
-from structkernels.graphs._reading import (
+from structkernels.formats._reading import (
     IdTable,
     check_max_depth,
     duplicate_reason,
@@ -429,7 +429,7 @@ def to_networkx(
     Parameters
     ----------
     graph : penman.Graph
-        A decoded graph (decode with ``model=structkernels.graphs.penman.AMR_MODEL``
+        A decoded graph (decode with ``model=structkernels.formats.penman.AMR_MODEL``
         so that inverse roles are normalised the AMR way).
     graph_id : str, optional
         Stored as the graph attribute ``id``.
@@ -451,7 +451,7 @@ def to_networkx(
     Examples
     --------
     >>> import penman
-    >>> from structkernels.graphs.penman import AMR_MODEL, to_networkx
+    >>> from structkernels.formats.penman import AMR_MODEL, to_networkx
     >>> g = to_networkx(penman.decode('(p / protein :ARG0-of (b / bind-01))', model=AMR_MODEL))
     >>> list(g.edges(data="role")), g.edges["b", "p", 0]["inverted"]
     ([('b', 'p', 'ARG0')], True)

@@ -77,12 +77,12 @@ from structkernels.datasets.interaction_dataset import (
     SkippedRecord,
 )
 from structkernels.datasets.interaction_records import (
-    InteractionFormatError,
     _parse_file,
     _TreeBuilder,  # noqa: F401 (served here too)
     split_of,
 )
 from structkernels.formats.arrays import file_digest, read_arrays, write_arrays
+from structkernels.formats.labels import InteractionFormatError
 from structkernels.utils import (
     MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH,

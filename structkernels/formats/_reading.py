@@ -1,4 +1,6 @@
-"""What the graph readers share: reading a text file's lines, ids unique within a corpus."""
+"""What the readers share: strict or lenient reading (:class:`Reading` for relation corpora,
+:class:`GraphReading` for graphs), the problem of a record, a file's lines, ids unique in a
+corpus."""
 
 from __future__ import annotations
 
@@ -6,11 +8,151 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from structkernels.graphs.model import Graph, GraphFormatError, SkippedGraph
-from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_partial
+from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
+from structkernels.relations.corpus import (
+    RelationCorpus,
+    RelationFormatError,
+    Sentence,
+    SkippedRecord,
+    sentence_limits_problem,
+)
+from structkernels.utils import (
+    MAX_FILE_BYTES,
+    RecordError,
+    StructkernelsError,
+    check_int,
+    decode_lines,
+    read_partial,
+)
+
+ON_ERROR = ("raise", "skip")
 
 
-# ---------------------------------------------------------------- shared by the graph readers
+class RecordProblem(StructkernelsError, ValueError):
+    """A problem of the record (or document) being read: its reason and, when known, its line.
+
+    Raised inside a reader and turned there into its format's error or skipped record.
+    """
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
+def unreadable(exc: OSError) -> str:
+    """The reason a file could not be read, in one line."""
+    return f"cannot read the file ({exc.strerror or type(exc).__name__})"
+
+
+def as_paths(paths: Any) -> list[str]:
+    """One path or an iterable of paths, as a list of strings."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        return [os.fsdecode(paths)]
+    try:
+        out = [os.fsdecode(p) for p in paths]
+    except TypeError:
+        raise TypeError(f"expected a path or a list of paths, got {type(paths).__name__}") from None
+    if not out:
+        raise ValueError("no files given")
+    return out
+
+
+def where(file: str, line: int | None) -> str:
+    return f"{file}:{line}" if line else file
+
+
+class Reading:
+    """The sentences, skipped records and files of one corpus being read.
+
+    :meth:`fail` raises a :class:`RelationFormatError` in strict mode and lists a
+    :class:`SkippedRecord` in lenient mode; :meth:`add` keeps sentence ids unique
+    in the corpus and document ids unique to one file, and refuses a sentence holding
+    more than ``max_entities`` entities or ``max_pairs`` candidate pairs (None: the
+    model's :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE` and
+    :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`).
+    """
+
+    def __init__(self, on_error: str, max_entities: int | None = None,
+                 max_pairs: int | None = None):
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+        for name, value in (("max_entities", max_entities), ("max_pairs", max_pairs)):
+            check_int(value, name, 0, allow_none=True)
+        self.max_entities, self.max_pairs = max_entities, max_pairs
+        self.strict = on_error == "raise"
+        self.sentences: list[Sentence] = []
+        self.skipped: list[SkippedRecord] = []
+        self.files: list[str] = []
+        self.sentence_at: dict[str, tuple[str, int | None]] = {}
+        self.document_at: dict[str, tuple[str, int | None]] = {}
+
+    def fail(self, reason: str, file: str | None, line: int | None, record: str | None) -> None:
+        """A bad record: raise (strict) or list it as skipped (lenient)."""
+        if self.strict:
+            raise RelationFormatError(reason, file, line, record)
+        self.skipped.append(SkippedRecord(file, line, record, RelationFormatError(reason).reason))
+
+    def drop(self, reason: str, file: str | None, line: int | None, record: str | None) -> None:
+        """List a record left out in both modes (it cannot be a candidate)."""
+        self.skipped.append(SkippedRecord(file, line, record, RelationFormatError(reason).reason))
+
+    def document_problem(self, doc: str, file: str, line: int | None, *, once: bool) -> str | None:
+        """Why ``doc`` cannot be a document of ``file`` (read in another file; with ``once``,
+        met before in the same file too), else None after registering it."""
+        first = self.document_at.get(doc)
+        if first is None:
+            self.document_at[doc] = (file, line)
+            return None
+        if first[0] != file or once:
+            return f"duplicate document id {doc}: also at {where(*first)}"
+        return None
+
+    def add(self, sentence: Sentence) -> bool:
+        """Keep ``sentence`` unless its id (or, from another file, its document id) was read."""
+        file = sentence.file or ""
+        problem = sentence_limits_problem(sentence, self.max_entities, self.max_pairs)
+        if problem:
+            self.fail(problem, sentence.file, sentence.line, sentence.id)
+            return False
+        first = self.sentence_at.get(sentence.id)
+        if first is not None:
+            self.fail(f"duplicate sentence id: also at {where(*first)}", sentence.file,
+                      sentence.line, sentence.id)
+            return False
+        problem = self.document_problem(sentence.document, file, sentence.line, once=False)
+        if problem:
+            self.fail(problem, sentence.file, sentence.line, sentence.id)
+            return False
+        self.sentence_at[sentence.id] = (file, sentence.line)
+        self.sentences.append(sentence)
+        return True
+
+    def read_bytes(self, file: str) -> tuple[bytes, str | None] | None:
+        """The content of ``file`` within :data:`MAX_FILE_BYTES` (gunzipped) and what was lost;
+        None (listed) in lenient mode when it cannot be read."""
+        try:
+            return read_partial(file, max_bytes=MAX_FILE_BYTES)
+        except RecordError as exc:
+            self.fail(exc.reason, file, None, None)
+        except OSError as exc:
+            if self.strict:
+                raise
+            self.fail(unreadable(exc), file, None, None)
+        return None
+
+    def corpus(self) -> RelationCorpus:
+        return RelationCorpus(self.sentences, self.skipped, self.files)
+
+
+def stem(file: str) -> str:
+    """A file's name without its folder, ``.gz`` and last suffix (``a/x.jsonl.gz`` -> ``x``)."""
+    name = os.path.basename(file)
+    if name.endswith(".gz"):
+        name = name[:-3]
+    root, _ = os.path.splitext(name)
+    return root or name
+
+
 def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
     """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file.
 
@@ -31,33 +173,6 @@ def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
         raise GraphFormatError(exc.reason, file) from None
     lines, bad = decode_lines(data)
     return lines, bad, lost
-
-
-
-def lines_or_skip(
-    file: str, on_error: str, skipped: list[SkippedGraph]
-) -> tuple[list[str], dict[int, str], str | None] | None:
-    """:func:`read_lines` of ``file`` for a reader's loop over files.
-
-    A file that cannot be read, or is too large, raises with ``on_error="raise"``;
-    with ``"skip"`` it is listed in ``skipped`` (line 0: the whole file) and None is
-    returned, so the reader goes on to the next file.
-    """
-    try:
-        return read_lines(file)
-    except OSError as exc:
-        if on_error == "raise":
-            raise
-        skipped.append(SkippedGraph(file, 0, None, unreadable(exc)))
-    except GraphFormatError as exc:
-        if on_error == "raise":
-            raise
-        skipped.append(SkippedGraph(file, 0, None, exc.reason))
-    return None
-
-def unreadable(exc: OSError) -> str:
-    """The reason a file could not be read, in one line."""
-    return f"cannot read the file ({exc.strerror or type(exc).__name__})"
 
 
 def fallback_names(files: Sequence[str]) -> dict[str, str]:
@@ -112,3 +227,54 @@ class IdTable:
 def check_max_depth(max_depth: Any) -> None:
     if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
         raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
+
+
+class GraphReading:
+    """The graphs, skipped graphs and ids of one graph corpus being read.
+
+    :meth:`skip` raises the problem (strict, ``on_error="raise"``) or lists the graph as a
+    :class:`SkippedGraph` (lenient, ``"skip"``); :meth:`corpus` refuses a corpus without
+    a graph, naming how many were skipped.
+    """
+
+    def __init__(self, on_error: str):
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        self.strict = on_error == "raise"
+        self.graphs: list[Graph] = []
+        self.skipped: list[SkippedGraph] = []
+        self.ids = IdTable()
+
+    def skip(self, exc: Exception, file: str, line: int, graph_id: str | None,
+             reason: str | None = None) -> None:
+        """Raise ``exc`` (strict), or list the graph with ``reason`` (default ``exc.reason``)."""
+        if self.strict:
+            raise exc
+        self.skipped.append(SkippedGraph(file, line, graph_id, reason or exc.reason))
+
+    def lines(self, file: str) -> tuple[list[str], dict[int, str], str | None] | None:
+        """:func:`read_lines` of ``file``; a file that cannot be read, or is too large, raises
+        (strict) or is listed (line 0: the whole file) and None is returned."""
+        try:
+            return read_lines(file)
+        except OSError as exc:
+            self.skip(exc, file, 0, None, unreadable(exc))
+        except GraphFormatError as exc:
+            self.skip(exc, file, 0, None)
+        return None
+
+    def lost(self, reason: str | None, file: str, line: int) -> None:
+        """The end of ``file`` from ``line`` on could not be read (``reason``), if any."""
+        if reason is not None:
+            self.skip(GraphFormatError(reason, file, line), file, line, None)
+
+    def corpus(self, what: str, where: Any, files: Sequence[str], duplicates: Sequence = (),
+               *, first: bool = True) -> GraphCorpus:
+        """The corpus read; none of its graphs read is an error naming ``where`` (and, with
+        ``first``, the first graph skipped)."""
+        if not self.graphs:
+            shown = f"; first: {self.skipped[0]}" if first and self.skipped else ""
+            raise GraphFormatError(
+                f"no {what} could be read ({len(self.skipped)} skipped{shown})", os.fspath(where)
+            )
+        return GraphCorpus(self.graphs, self.skipped, duplicates, list(files))

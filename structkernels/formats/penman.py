@@ -26,11 +26,10 @@ from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL
 
 from structkernels.formats._reading import (
-    IdTable,
+    GraphReading,
     check_max_depth,
     duplicate_reason,
     fallback_names,
-    lines_or_skip,
 )
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph, unquote
 from structkernels.utils import decode_lines, split_lines
@@ -321,22 +320,19 @@ def read_amr(
     >>> corpus[0].id, corpus[0].graph.nodes[corpus[0].graph.graph["root"]]["concept"]  # doctest: +SKIP
     ('a_pmid_2488_5690.10', 'and')
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    reading = GraphReading(on_error)
     if deduplicate not in (None, True, False):
         raise ValueError(f"deduplicate must be None, True or False, got {deduplicate!r}")
     check_max_depth(max_depth)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise ValueError("read_amr needs at least one file")
-    graphs: list[Graph] = []
-    skipped: list[SkippedGraph] = []
+    graphs, skipped, ids = reading.graphs, reading.skipped, reading.ids
     duplicates: list[SkippedGraph] = []
-    ids = IdTable()
     names = fallback_names([os.fspath(p) for p in paths])
     for p in paths:
         file = os.fspath(p)
-        read = lines_or_skip(file, on_error, skipped)
+        read = reading.lines(file)
         if read is None:
             continue
         lines, bad_bytes, lost = read
@@ -364,27 +360,17 @@ def read_amr(
                     else:
                         raise GraphFormatError(reason, file, start, g.id)
             except GraphFormatError as exc:
-                if on_error == "raise":
-                    raise
-                skipped.append(SkippedGraph(file, exc.line or start, exc.graph_id, exc.reason))
+                reading.skip(exc, file, exc.line or start, exc.graph_id)
                 continue
             graphs.append(g)
-        if lost is not None:
-            if on_error == "raise":
-                raise GraphFormatError(lost, file, len(lines) + 1)
-            skipped.append(SkippedGraph(file, len(lines) + 1, None, lost))
+        reading.lost(lost, file, len(lines) + 1)
         if (
             len(graphs) == n_before
             and len(skipped) == skipped_before
             and len(duplicates) == dupes_before
         ):
             raise GraphFormatError("no AMR graph found (empty file, or not PENMAN text)", file)
-    if not graphs:
-        first = f"; first: {skipped[0]}" if skipped else ""
-        raise GraphFormatError(
-            f"no AMR graph could be read ({len(skipped)} skipped{first})", os.fspath(paths[0])
-        )
-    return GraphCorpus(graphs, skipped, duplicates, [os.fspath(p) for p in paths])
+    return reading.corpus("AMR graph", paths[0], [os.fspath(p) for p in paths], duplicates)
 
 
 def _appears_inverted(graph: penman.Graph, triple) -> bool:

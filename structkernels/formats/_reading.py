@@ -5,7 +5,7 @@ corpus."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
@@ -173,6 +173,22 @@ def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
         raise GraphFormatError(exc.reason, file) from None
     lines, bad = decode_lines(data)
     return lines, bad, lost
+
+
+def blocks(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
+    """``(first line number, lines)`` of each run of non-blank lines (lines without their
+    ends, as :func:`~structkernels.utils.split_lines` gives them)."""
+    start, block = 0, []
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            if not block:
+                start = i
+            block.append(line)
+        elif block:
+            yield start, block
+            block = []
+    if block:
+        yield start, block
 
 
 def fallback_names(files: Sequence[str]) -> dict[str, str]:

@@ -18,7 +18,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from structkernels.formats._reading import GraphReading, duplicate_reason, fallback_names
+from structkernels.formats._reading import (
+    GraphReading,
+    blocks,
+    duplicate_reason,
+    fallback_names,
+)
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
@@ -37,20 +42,6 @@ def _conllu():
     return optional_module(
         "conllu", "reading CoNLL-U needs the conllu package: pip install 'structkernels[graphs]'"
     )
-
-
-def _blocks(lines: Sequence[str]):
-    start, block = 0, []
-    for i, line in enumerate(lines, 1):
-        if line.strip():
-            if not block:
-                start = i
-            block.append(line)
-        elif block:
-            yield start, block
-            block = []
-    if block:
-        yield start, block
 
 
 def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Graph:
@@ -160,8 +151,7 @@ def parse_conllu(text: str, graph_id: str = "conllu") -> Graph:
     >>> list(g.graph.edges(data="role")), g.graph.graph["root"]
     ([('2', '1', 'nsubj')], '2')
     """
-    blocks = list(_blocks(split_lines(text)))
-    found = [_sentence(b, s, "<string>", graph_id) for s, b in blocks]
+    found = [_sentence(b, s, "<string>", graph_id) for s, b in blocks(split_lines(text))]
     if len(found) != 1:
         raise GraphFormatError(f"expected one CoNLL-U sentence, found {len(found)}", "<string>")
     return found[0]
@@ -207,7 +197,7 @@ def read_conllu(
         lines, bad, lost = read
         n = 0
         stem = names[file].rsplit(".", 1)[0]
-        for start, block in _blocks(lines):
+        for start, block in blocks(lines):
             if all(ln.startswith("#") for ln in block):
                 continue  # a comment-only header
             n += 1

@@ -55,7 +55,7 @@ from structkernels.formats._dot_parser import (
     DotNestingError,
     parse_graphs,
 )
-from structkernels.formats._reading import GraphReading, check_max_depth, unreadable
+from structkernels.formats._reading import GraphReading, check_max_depth, read_lines, unreadable
 from structkernels.formats.penman import AMR_MODEL
 from structkernels.graphs.model import (
     Graph,
@@ -66,13 +66,9 @@ from structkernels.graphs.model import (
     new_graph,
 )
 from structkernels.utils import (
-    MAX_FILE_BYTES,
-    RecordError,
     atomic_open,
-    decode_lines,
     one_line,
     optional_module,
-    read_partial,
 )
 
 __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_DOT_DEPTH"]
@@ -360,14 +356,11 @@ def _read_file(f: FilePath, gid: str, kind: str, max_depth: int = MAX_DOT_DEPTH)
     file = os.fspath(f)
     try:
         try:
-            data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
+            lines, bad, lost = read_lines(file)  # a byte-order mark is dropped
         except OSError as exc:
             raise GraphFormatError(unreadable(exc), file) from None
-        except RecordError as exc:
-            raise GraphFormatError(exc.reason, file) from None
         if lost is not None:
             raise GraphFormatError(lost, file, None, gid)
-        lines, bad = decode_lines(data)  # a byte-order mark is dropped
         if bad:
             first = min(bad)
             raise GraphFormatError(f"not UTF-8 text ({bad[first]})", file, first, gid)

@@ -17,7 +17,7 @@ on) costs that graph only, never the graphs around it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 import networkx as nx
 import penman
@@ -27,12 +27,13 @@ from penman.models.amr import model as AMR_MODEL
 
 from structkernels.formats._reading import (
     GraphReading,
+    blocks,
     check_max_depth,
     duplicate_reason,
     fallback_names,
 )
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph, unquote
-from structkernels.utils import decode_lines, split_lines
+from structkernels.utils import split_lines
 
 __all__ = ["read_amr", "parse_amr", "to_networkx", "AMR_MODEL", "MAX_DEPTH"]
 
@@ -57,21 +58,6 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
             if key and value.strip():  # an empty ``# ::id`` is no id
                 meta.setdefault(key, value.strip())
     return meta
-
-
-def _blocks(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
-    """``(first line number, lines)`` of each run of non-blank lines."""
-    start, block = 0, []
-    for i, line in enumerate(lines, 1):
-        if line.strip():
-            if not block:
-                start = i
-            block.append(line.rstrip("\n").rstrip("\r"))
-        elif block:
-            yield start, block
-            block = []
-    if block:
-        yield start, block
 
 
 def _scan(text: str) -> tuple[int, int, tuple[int, str] | None]:
@@ -210,12 +196,6 @@ def _decode_block(
     )
 
 
-#: Lines split at ``\\n``, ``\\r\\n`` or ``\\r`` only (as editors count them).
-_split_lines = split_lines
-#: Text lines of a file's bytes and ``{line: what is wrong}`` for lines that are not UTF-8.
-_decode_lines = decode_lines
-
-
 def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH) -> Graph:
     """Decode one AMR given as PENMAN text (metadata comments allowed).
 
@@ -243,10 +223,9 @@ def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH
     if not isinstance(text, str):
         raise TypeError(f"parse_amr expects PENMAN text (str), got {type(text).__name__}")
     check_max_depth(max_depth)
-    blocks = list(_blocks(_split_lines(text)))
     found = [
         g
-        for start, block in blocks
+        for start, block in blocks(split_lines(text))
         if (g := _decode_block(block, start, "<string>", graph_id or "amr", max_depth))
         is not None
     ]
@@ -337,7 +316,7 @@ def read_amr(
             continue
         lines, bad_bytes, lost = read
         n_before, skipped_before, dupes_before = len(graphs), len(skipped), len(duplicates)
-        for start, block in _blocks(lines):
+        for start, block in blocks(lines):
             fallback = f"{names[file]}:{start}"
             try:
                 g = _decode_block(block, start, file, fallback, max_depth, bad_bytes)

@@ -1,9 +1,9 @@
 """AMR graphs to the structures the kernels compare.
 
 What is AMR's alone lives here: the distant labels of the shipped dataset
-(:mod:`structkernels.amr.labels`).  Reading PENMAN, the graph model, the concept lists
-and candidate extraction serve every source and live in :mod:`structkernels.graphs`;
-this package hands them on under their AMR names:
+(:mod:`structkernels.amr.labels`).  Reading PENMAN (:mod:`structkernels.formats`), the
+graph model, the concept lists and candidate extraction (:mod:`structkernels.graphs`) serve
+every source; this package hands them on under their AMR names:
 
 - :func:`read_amr` / :func:`parse_amr`: PENMAN corpora to :class:`AMRGraph`
   (the graph model, :mod:`structkernels.graphs.model`; :mod:`structkernels.formats.penman`);

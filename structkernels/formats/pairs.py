@@ -154,7 +154,10 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
     output_format(format, files)
     if format == "pubtator":
         return _write_pubtator(files, chosen, path, relation_type)
-    return _write_bioc(files, chosen, path, format, relation_type)
+    text, written = _bioc_text(files, chosen, format, relation_type)
+    with open_output(path, stream_ok=True) as fh:
+        fh.write(text)
+    return written
 
 
 def _by_document(corpus: RelationCorpus, rows: list[Mapping[str, Any]], all_pairs: bool
@@ -353,13 +356,6 @@ def _clean(value: Any, key: str = "") -> Any:
     if key in ("offset", "length") and isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return value
-
-
-def _write_bioc(files: list[str], chosen: dict[str, list], path: Any, fmt: str, rtype: str) -> int:
-    text, written = _bioc_text(files, chosen, fmt, rtype)
-    with open_output(path, stream_ok=True) as fh:
-        fh.write(text)
-    return written
 
 
 def _bioc_text(files: list[str], chosen: dict[str, list], fmt: str, rtype: str) -> tuple[str, int]:

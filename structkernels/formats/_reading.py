@@ -39,6 +39,13 @@ class RecordProblem(StructkernelsError, ValueError):
         self.reason, self.line = reason, line
 
 
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, for a message (``"an object"``, ``"null"``...)."""
+    kinds = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
 def unreadable(exc: OSError) -> str:
     """The reason a file could not be read, in one line."""
     return f"cannot read the file ({exc.strerror or type(exc).__name__})"

@@ -50,7 +50,7 @@ from typing import Any
 from xml.parsers import expat
 
 from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
-from structkernels.formats._reading import Reading, RecordProblem, as_paths, unreadable
+from structkernels.formats._reading import Reading, RecordProblem, as_paths, json_kind, unreadable
 from structkernels.formats.xml_safety import safe_parser
 from structkernels.relations.corpus import RelationCorpus, RelationFormatError
 from structkernels.utils import (
@@ -400,11 +400,6 @@ def _has_relations(obj: dict[str, Any]) -> bool:
     return False
 
 
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
-
-
 def _int(value: Any, what: str, line: int | None) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
@@ -420,11 +415,13 @@ def _list(obj: dict[str, Any], key: str, what: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise RecordProblem(f"{what}: {key} must be an array, got {_kind(value)}", obj.get("_line"))
+        raise RecordProblem(f"{what}: {key} must be an array, got {json_kind(value)}",
+                            obj.get("_line"))
     for item in value:
         if not isinstance(item, dict):
             raise RecordProblem(
-                f"{what}: each of its {key} must be an object, got {_kind(item)}", obj.get("_line"))
+                f"{what}: each of its {key} must be an object, got {json_kind(item)}",
+                obj.get("_line"))
     return value
 
 
@@ -434,7 +431,7 @@ def _infons(obj: dict[str, Any], what: str) -> dict[str, str]:
         return {}
     if not isinstance(value, dict):
         raise RecordProblem(
-            f"{what}: infons must be an object, got {_kind(value)}", obj.get("_line")
+            f"{what}: infons must be an object, got {json_kind(value)}", obj.get("_line")
         )
     return {str(k): str(v) for k, v in value.items()
             if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
@@ -444,7 +441,7 @@ def _read_document(doc: Any, k: int, file: str, reading: Reading, labelled: bool
     line = doc.get("_line") if isinstance(doc, dict) else None
     did = doc.get("id") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not isinstance(did, str) or not did.strip():
-        shown = _kind(doc) if not isinstance(doc, dict) else f"id {one_line(repr(did), 40)}"
+        shown = json_kind(doc) if not isinstance(doc, dict) else f"id {one_line(repr(did), 40)}"
         reading.fail(f"document {k + 1}: a document is an object with a non-empty string id, "
                      f"got {shown}", file, line, None)
         return
@@ -471,14 +468,14 @@ def _collect(doc: dict[str, Any], b: DocumentBuilder) -> None:
         offset = _int(p.get("offset"), f"{what}: offset", pline)
         text = p.get("text")
         if text is not None and not isinstance(text, str):
-            raise RecordProblem(f"{what}: text must be a string, got {_kind(text)}", pline)
+            raise RecordProblem(f"{what}: text must be a string, got {json_kind(text)}", pline)
         sentences = []
         for i, s in enumerate(_list(p, "sentences", what)):
             stext = s.get("text")
             if not isinstance(stext, str):
                 raise RecordProblem(
                     f"{what}, sentence {i + 1}: no text" if stext is None else
-                    f"{what}, sentence {i + 1}: text must be a string, got {_kind(stext)}",
+                    f"{what}, sentence {i + 1}: text must be a string, got {json_kind(stext)}",
                     s.get("_line"))
             sentences.append((_int(s.get("offset"), f"{what}, sentence {i + 1}: offset",
                                    s.get("_line")), stext, s.get("_line")))
@@ -516,7 +513,7 @@ def _mention(a: dict[str, Any], n: int) -> Mention:
         spans.append((start, start + length))
     text = a.get("text")
     if text is not None and not isinstance(text, str):
-        raise RecordProblem(f"{what}: text must be a string, got {_kind(text)}", line)
+        raise RecordProblem(f"{what}: text must be a string, got {json_kind(text)}", line)
     concept = next((infons[k] for k in CONCEPT_KEYS if k in infons), "").strip()
     parts = tuple(c for c in (concept, *_PARTS.split(concept)) if c.strip() not in NO_CONCEPT)
     return Mention(aid, tuple(sorted(spans)), text, infons.get("type") or None,

@@ -20,7 +20,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.formats._reading import Reading, RecordProblem, as_paths, stem, unreadable
+from structkernels.formats._reading import (
+    Reading,
+    RecordProblem,
+    as_paths,
+    json_kind,
+    stem,
+    unreadable,
+)
 from structkernels.relations.corpus import (
     Entity,
     Interaction,
@@ -121,7 +128,7 @@ def iter_jsonl_file(file: str, reading: Reading) -> Iterator[int]:
 
 def _sentence_id(record: Any, file: str, line: int) -> str:
     if not isinstance(record, dict):
-        raise RecordProblem(f"a record must be a JSON object, got {_kind(record)}")
+        raise RecordProblem(f"a record must be a JSON object, got {json_kind(record)}")
     sid = record.get("id")
     if sid is None:
         return f"{stem(file)}.{line}"
@@ -133,16 +140,11 @@ def _sentence_id(record: Any, file: str, line: int) -> str:
     return sid
 
 
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
-
-
 def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentence:
     text = record.get("text")
     if not isinstance(text, str):
         raise RecordProblem(
-            "no text" if text is None else f"text must be a string, got {_kind(text)}"
+            "no text" if text is None else f"text must be a string, got {json_kind(text)}"
         )
     doc = record.get("document", sid)
     if doc is None:
@@ -152,7 +154,7 @@ def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentenc
     entities = record.get("entities")
     if not isinstance(entities, list):
         raise RecordProblem(
-            "no entities" if entities is None else f"entities must be an array, got {_kind(entities)}"
+            "no entities" if entities is None else f"entities must be an array, got {json_kind(entities)}"
         )
     ents = tuple(_entity(e, k, text) for k, e in enumerate(entities))
     inters = record.get("interactions")
@@ -160,14 +162,14 @@ def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentenc
     if inters is None:
         inters = []
     if not isinstance(inters, list):
-        raise RecordProblem(f"interactions must be an array, got {_kind(inters)}")
+        raise RecordProblem(f"interactions must be an array, got {json_kind(inters)}")
     return Sentence(sid, text, doc, ents, tuple(_interaction(i, k) for k, i in enumerate(inters)),
                     labelled, file, line)
 
 
 def _entity(e: Any, k: int, text: str) -> Entity:
     if not isinstance(e, dict):
-        raise RecordProblem(f"entity {k}: must be an object, got {_kind(e)}")
+        raise RecordProblem(f"entity {k}: must be an object, got {json_kind(e)}")
     eid = e.get("id")
     if not isinstance(eid, str) or not eid:
         raise RecordProblem(
@@ -194,10 +196,10 @@ def _entity(e: Any, k: int, text: str) -> Entity:
             )
     etype = e.get("type")
     if etype is not None and not isinstance(etype, str):
-        raise RecordProblem(f"entity {eid}: type must be a string, got {_kind(etype)}")
+        raise RecordProblem(f"entity {eid}: type must be a string, got {json_kind(etype)}")
     etext = e.get("text")
     if etext is not None and not isinstance(etext, str):
-        raise RecordProblem(f"entity {eid}: text must be a string, got {_kind(etext)}")
+        raise RecordProblem(f"entity {eid}: text must be a string, got {json_kind(etext)}")
     ent = Entity(eid, tuple((s, t) for s, t in spans), etext or "", etype)
     if etext is None and ent.end <= len(text):
         ent = Entity(eid, ent.spans, span_text(text, ent.spans), etype)
@@ -206,12 +208,12 @@ def _entity(e: Any, k: int, text: str) -> Entity:
 
 def _interaction(i: Any, k: int) -> Interaction:
     if not isinstance(i, dict):
-        raise RecordProblem(f"interaction {k}: must be an object, got {_kind(i)}")
+        raise RecordProblem(f"interaction {k}: must be an object, got {json_kind(i)}")
     iid = i.get("id")
     name = f"interaction {iid}" if isinstance(iid, str) else f"interaction {k}"
     for key in ("id", "type"):
         if i.get(key) is not None and not isinstance(i[key], str):
-            raise RecordProblem(f"{name}: {key} must be a string, got {_kind(i[key])}")
+            raise RecordProblem(f"{name}: {key} must be a string, got {json_kind(i[key])}")
     for key in ("e1", "e2"):
         if not isinstance(i.get(key), str) or not i[key]:
             raise RecordProblem(

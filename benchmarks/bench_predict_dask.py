@@ -2,7 +2,7 @@
 workers (and more with ``--workers``).
 
 For ``w`` in ``--workers`` (default 1, 2) a ``LocalCluster`` of ``w`` worker processes of
-one thread each runs :func:`structkernels.extraction.distributed.predict_dask` over
+one thread each runs :func:`structkernels.extraction.predict` (``backend="dask"``) over
 ``w * --per-worker`` sentences drawn with replacement from ``--corpus`` (default
 BioInfer-test; sentences with at least two entities), each under a new id and document,
 written as JSON Lines, parsed without a cache.  The cluster is started and warmed up
@@ -36,8 +36,7 @@ from pathlib import Path
 import numpy as np
 from _report import report
 
-from structkernels.extraction import RelationExtractor
-from structkernels.extraction.distributed import predict_dask
+from structkernels.extraction import RelationExtractor, predict
 from structkernels.relations import PairWriter, iter_relations, read_relations
 from structkernels.utils import available_cores
 
@@ -117,11 +116,11 @@ def main() -> None:
         write_sample(pool, n, args.seed + w, src, f"b{w}_")
         with LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
-            predict_dask(model, [str(warm)], tmp / "warm.out", client=client, batch_size=2,
-                         cache_dir=False, progress=False)
+            predict([str(warm)], tmp / "warm.out", model, backend="dask", client=client,
+                    batch_size=2, cache_dir=False, progress=False)
             out = tmp / f"out{w}.jsonl"
-            info = predict_dask(model, [str(src)], out, client=client,
-                                batch_size=args.batch_size, cache_dir=False, progress=False)
+            info = predict([str(src)], out, model, backend="dask", client=client,
+                           batch_size=args.batch_size, cache_dir=False, progress=False)
             worker_peaks = client.run(peak_mb)
         run = {"workers": w, "sentences": info["sentences"], "pairs": info["pairs"],
                "partitions": info["partitions"], "seconds": round(info["seconds"], 3),

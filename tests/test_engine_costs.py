@@ -47,7 +47,7 @@ def test_file_output_is_normalised_block_by_block_and_never_mapped(tmp_path, mon
         raise AssertionError("the file output must be written block by block, normalised")
 
     monkeypatch.setattr(engine.FileMatrix, "write", recording)
-    monkeypatch.setattr(engine, "normalize_inplace", forbidden)
+    monkeypatch.setattr(engine, "normalize_gram", forbidden)
     monkeypatch.setattr(engine, "write_block", forbidden)  # the writer into a whole map
     K = gram("path", X, out=tmp_path / "K.npy", normalize=True, block_size=32, n_jobs=n_jobs,
              backend="threading" if n_jobs > 1 else None)
@@ -63,14 +63,14 @@ def test_file_output_is_normalised_block_by_block_and_never_mapped(tmp_path, mon
 def test_file_output_of_x_against_y_is_normalised_as_written(tmp_path, monkeypatch):
     X, Y = random_paths(120, 2), random_paths(70, 3)
     expected = gram("path", X, Y, normalize=True, block_size=32)
-    monkeypatch.setattr(engine, "normalize_inplace", lambda *a, **k: pytest.fail("after the fact"))
+    monkeypatch.setattr(engine, "normalize_gram", lambda *a, **k: pytest.fail("after the fact"))
     K, info = gram("path", X, Y, out=tmp_path / "K.npy", normalize=True, block_size=32,
                    return_info=True)
     assert np.array_equal(np.asarray(K), expected)
     assert info.n_evaluations == 120 * 70 + 120 + 70
 
 
-def test_normalize_inplace_of_a_memmap_works_one_row_block_at_a_time(tmp_path, monkeypatch):
+def test_normalize_gram_in_place_of_a_memmap_gives_the_same_bits(tmp_path):
     rng = np.random.default_rng(0)
     A = rng.random((200, 30))
     A = A @ A.T
@@ -78,23 +78,10 @@ def test_normalize_inplace_of_a_memmap_works_one_row_block_at_a_time(tmp_path, m
     M = np.lib.format.open_memmap(tmp_path / "M.npy", mode="w+", shape=A.shape)
     M[:] = A
     M.flush()
-    expected = engine.normalize_inplace(A.copy(), d, d)
-    bands: list[int] = []
-    read_rows = engine.FileMatrix.read_rows
-
-    def recording(self, r0, r1):
-        bands.append(r1 - r0)
-        return read_rows(self, r0, r1)
-
-    monkeypatch.setattr(engine.FileMatrix, "read_rows", recording)
-    engine.normalize_inplace(M, d, d, row_bytes=8 * 200 * 16)
-    assert np.array_equal(np.asarray(M), expected)  # seen through the caller's map too
-    assert bands and max(bands) <= 16 and sum(bands) == 200
-    # a slice of a map, or a copy-on-write map, is normalised through its own array
-    bands.clear()
-    C = np.load(tmp_path / "M.npy", mmap_mode="c")
-    engine.normalize_inplace(C, np.ones(200), np.ones(200))
-    assert bands == []
+    expected = engine.normalize_gram(A, d, d)
+    assert engine.normalize_gram(M, d, d, inplace=True) is M
+    assert np.array_equal(np.asarray(M), expected)
+    assert np.array_equal(np.load(tmp_path / "M.npy"), expected)  # through the file too
 
 
 RSS_SCRIPT = textwrap.dedent(

@@ -38,7 +38,7 @@ BUILTIN_EXCEPTIONS = {
 
 #: Classes whose only built-in base is ``Exception`` itself: a command's user error and
 #: private control-flow signals, caught where they arise.
-EXCEPTION_ONLY = {"CommandError", "_Fail", "_TooLarge"}
+EXCEPTION_ONLY = {"CommandError", "_Fail", "TooLarge"}
 
 #: The built-in bases the known classes had before the root came, and keep.
 KEPT = {
@@ -51,7 +51,7 @@ KEPT = {
     "NonFiniteError": ValueError, "RecordError": ValueError, "NpyFormatError": ValueError,
     "InputTooLargeError": ValueError, "CorruptInputError": ValueError,
     "WriteError": OSError, "MemoryBudgetError": MemoryError,
-    "CommandError": Exception, "_Fail": Exception, "_TooLarge": Exception,
+    "CommandError": Exception, "_Fail": Exception, "TooLarge": Exception,
     "PluginWarning": UserWarning, "ZeroSelfSimilarityWarning": UserWarning,
     "ApproximationWarning": UserWarning, "PipelineVersionWarning": UserWarning,
 }

@@ -181,10 +181,10 @@ def test_scorer_tolerance_zero_is_exact_and_states_nothing():
     model = relation_model("NPK path SVM")
     refs = [{"path": p} for p in _paths(20, 3)]
     w = np.random.default_rng(4).normal(size=20)
-    scorer = ReferenceScorer(model.view_kernels({"conj": 0.0}), refs, w, 0.1)
+    scorer = ReferenceScorer(model.kernel({"conj": 0.0}), refs, w, 0.1)
     assert scorer.approximation is None
     with pytest.raises(ValueError, match="tolerance must be a finite number >= 0"):
-        ReferenceScorer(model.view_kernels({}), refs, w, 0.1, tolerance=-1.0)
+        ReferenceScorer(model.kernel({}), refs, w, 0.1, tolerance=-1.0)
 
 
 def test_scorer_fast_route_within_its_bound(monkeypatch):
@@ -194,8 +194,8 @@ def test_scorer_fast_route_within_its_bound(monkeypatch):
     refs = [{"path": p} for p in _paths(60, 5)]
     items = [{"path": p} for p in _paths(40, 6)]
     w = np.random.default_rng(7).normal(size=60)
-    exact = ReferenceScorer(model.view_kernels(sigma), refs, w, 0.1).scores(items)
-    fast = ReferenceScorer(model.view_kernels(sigma), refs, w, 0.1, tolerance=0.2)
+    exact = ReferenceScorer(model.kernel(sigma), refs, w, 0.1).scores(items)
+    fast = ReferenceScorer(model.kernel(sigma), refs, w, 0.1, tolerance=0.2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ApproximationWarning)
         got = fast.scores(items)
@@ -216,7 +216,7 @@ def test_scorer_pickles():
     refs = [{"path": p, "context": ("m:x",), "apg": LabelledGraph([("a",), ("b",)], [(0, 1, 0.5)])}
             for p in _paths(20, 11)]
     w = np.random.default_rng(12).normal(size=20)
-    scorer = ReferenceScorer(model.view_kernels({"conj": 0.0}), refs, w, 0.1, tolerance=0.3)
+    scorer = ReferenceScorer(model.kernel({"conj": 0.0}), refs, w, 0.1, tolerance=0.3)
     again = pickle.loads(pickle.dumps(scorer))
     assert np.array_equal(again.scores(refs), scorer.scores(refs))
 
@@ -226,7 +226,7 @@ def test_scorer_warns_when_the_checked_pairs_exceed_the_tolerance(monkeypatch):
     model = relation_model("NPK path SVM")
     refs = [{"path": p} for p in _paths(60, 8)]
     w = np.random.default_rng(9).normal(size=60)
-    fast = ReferenceScorer(model.view_kernels({}), refs, w, 0.0, tolerance=0.5)
+    fast = ReferenceScorer(model.kernel({}), refs, w, 0.0, tolerance=0.5)
     assert fast.approximation["views"]["path"]["references"] < 60
     fast.tolerance = 1e-12  # nothing reduced meets it on new pairs
     with pytest.warns(ApproximationWarning, match="above the tolerance"):
@@ -252,11 +252,12 @@ def test_scores_equal_the_composite_kernel_on_lll(lll_views):
     model = relation_model("NPK SVM")
     sigma = {"conj": 0.0, "nmod": 0.0, "prep": 0.5, "nsubj-of": 0.0}
     w = np.random.default_rng(0).normal(size=len(refs))
-    scorer = ReferenceScorer(model.view_kernels(sigma), refs, w, -0.3)
+    scorer = ReferenceScorer(model.kernel(sigma), refs, w, -0.3)
     K = np.asarray(model.kernel(sigma).gram(items, refs), dtype=np.float64)
     assert np.allclose(scorer.scores_in_batches(items, batch=64), K @ w - 0.3,
                        rtol=0, atol=1e-10)
-    assert np.allclose(scorer.kernel(items[:20]), K[:20], rtol=0, atol=1e-12)
+    assert np.allclose(model.kernel(sigma).gram_by_view(items[:20], refs), K[:20], rtol=0,
+                       atol=1e-12)
 
 
 # ------------------------------------------------------------------- the extractor

@@ -88,6 +88,42 @@ def test_cache_hit_makes_no_kernel_call(tmp_path):
     assert not info5.cache_hit
 
 
+class _Planted:
+    """Unpickled, it leaves a file: the proof that a cache loaded a pickle."""
+
+    def __init__(self, flag: str):
+        self.flag = flag
+
+    def __reduce__(self):
+        return (open, (self.flag, "w"))
+
+
+def test_cache_never_loads_a_planted_pickle(tmp_path):
+    import pickle
+
+    from structkernels.utils import CacheFolder
+
+    cache, flag = tmp_path / "cache", tmp_path / "unpickled"
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    k = sk.kernel("rbf", sigma=1.0)
+    expected, info = sk.gram(k, X, cache=cache, return_info=True)
+    [entry] = cache.glob("gram-*.npy")
+    key = entry.name[len("gram-"):-len(".npy")]
+    payload = pickle.dumps(np.array([_Planted(str(flag))], dtype=object))
+    # a pickle in place of the entry, with a check file that matches it, and one where
+    # joblib.Memory kept its entries
+    np.save(entry, np.array([_Planted(str(flag))], dtype=object), allow_pickle=True)
+    CacheFolder(cache).write_file(entry.name, key, lambda p: p.write_bytes(entry.read_bytes()))
+    (cache / "joblib").mkdir()
+    (cache / "joblib" / "output.pkl").write_bytes(payload)
+    with pytest.warns(sk.utils.CacheWarning, match="failed its check"):
+        K, again = sk.gram(k, X, cache=cache, return_info=True)
+    assert not flag.exists() and not again.cache_hit
+    assert np.array_equal(K, expected)
+    _, third = sk.gram(k, X, cache=cache, return_info=True)  # the entry was written again
+    assert third.cache_hit and not flag.exists()
+
+
 def test_empty_and_bad_options():
     assert sk.gram(CountingOverlap(), []).shape == (0, 0)
     with pytest.raises(ValueError, match="n_jobs"):
@@ -129,7 +165,6 @@ def test_dask_backend_sends_chunks_to_the_cluster_itself(monkeypatch):
     import joblib
 
     from structkernels.engine import _blocks
-    from structkernels.engine import gram as engine
 
     X = list(np.random.default_rng(3).normal(size=(40, 3)))
     expected = sk.gram(SlowDot(), X, block_size=8)
@@ -138,7 +173,7 @@ def test_dask_backend_sends_chunks_to_the_cluster_itself(monkeypatch):
     def no_parallel(*args, **kwargs):
         raise AssertionError("joblib.Parallel was used")
 
-    monkeypatch.setattr(engine.joblib, "Parallel", no_parallel)
+    monkeypatch.setattr(joblib, "Parallel", no_parallel)
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster) as client:

@@ -15,7 +15,7 @@ import pytest
 
 import structkernels as sk
 from structkernels import Path, Tree, gram, kernel
-from structkernels.engine.gram import plan_backend, releases_gil
+from structkernels.engine.parallel import plan, releases_gil
 from structkernels.kernels.srk.common import srk_gram_stack
 from structkernels.neighbors.graph import knn_graph
 
@@ -102,7 +102,7 @@ def test_combinations_of_gil_free_kernels_use_threads_bit_for_bit():
     ]
     for k, X in combos:
         assert releases_gil(k)
-        assert plan_backend(k, 2, None) == (2, "threading")
+        assert plan(k, 2).backend == "threads" and plan(k, 2).workers == 2
         serial = gram(k, X)
         par = gram(k, X, n_jobs=2, backend="threading", block_size=29)
         auto = gram(k, X, n_jobs=2)
@@ -113,7 +113,7 @@ def test_combinations_of_gil_free_kernels_use_threads_bit_for_bit():
     # one Python-level part sends the whole combination to processes
     mixed = kb1 + kernel("ps-srk", k=1)
     assert not releases_gil(mixed) and not releases_gil(Normalized(mixed))
-    assert plan_backend(mixed, 2, None) == (2, None)
+    assert plan(mixed, 2).backend == "processes"
 
 
 @pytest.mark.parametrize("name,params", [("ps-srk", {"k": 1, "kmax": 2}),
@@ -126,7 +126,7 @@ def test_processes_equal_serial_bit_for_bit(name, params):
         X = random_rewritings(150, 5)
     k = kernel(name, **params)
     assert not releases_gil(k)
-    assert plan_backend(k, 2, None) == (2, None)  # loky processes
+    assert plan(k, 2).backend == "processes"  # loky processes
     serial = gram(k, X)
     # the default blocks do not depend on n_jobs, so even kernels whose values
     # depend on the block (BLAS, block-local feature indices) give the same bits

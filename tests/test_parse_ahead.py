@@ -236,10 +236,11 @@ def test_a_background_parser_of_another_pipeline_is_refused(extractor):
 
 
 def test_the_command_line_batch_size_is_the_streams_default():
-    from structkernels.cli import predict_cmd
+    from structkernels.cli import build_parser
     from structkernels.formats.batches import DEFAULT_BATCH_SIZE
 
-    assert predict_cmd.DEFAULT_BATCH_SIZE == DEFAULT_BATCH_SIZE == 250
+    args = build_parser("predict").parse_args(["predict", "m", "d"])
+    assert args.batch_size == DEFAULT_BATCH_SIZE == 250
 
 
 def test_terminate_abandons_the_running_call_and_cancels_the_rest():
@@ -271,40 +272,33 @@ class _Child:
     abandon = close
 
 
-def _args(**kw):
-    import argparse
-
-    base = {"parse_ahead": "on", "dask": None, "no_cache": False, "cache_dir": None,
-            "n_process": None}
-    return argparse.Namespace(**{**base, **kw})
-
-
 def test_the_early_child_is_kept_for_the_models_pipeline_and_closed_otherwise(monkeypatch):
-    from structkernels.cli import _predict_extractor as px
+    from structkernels.extraction import prediction as px
 
     started = []
-    monkeypatch.setattr(px, "_started", lambda args, pipeline, cache: started.append(
+    monkeypatch.setattr(px, "_started", lambda pipeline, cache, n_process: started.append(
         (pipeline, cache)) or _Child(pipeline, cache))
     doc = {"params": {"pipeline": "en_core_web_sm"}}
     early = _Child("en_core_web_sm")
-    assert px._warm_parser(_args(), doc, None, early) is early and not early.closed
+    on = "parse-ahead"
+    assert px._warm_parser(doc, None, early, on, None) is early and not early.closed
     assert not started
     # another pipeline or parse cache: the early child goes, one of the model's comes
     for other, cache in ((_Child("en_core_web_md"), None), (_Child("en_core_web_sm"), "/x")):
-        got = px._warm_parser(_args(), doc, cache, other)
+        got = px._warm_parser(doc, cache, other, on, None)
         assert other.closed and got.parser.pipeline == "en_core_web_sm"
         assert got.parser.cache_dir == cache
     # no pipeline in the model, or no parsing ahead asked: the early child closed, none kept
-    for args, d in ((_args(), {"params": {}}), (_args(parse_ahead="off"), doc)):
+    for backend, d in ((on, {"params": {}}), ("in-process", doc)):
         other = _Child("en_core_web_sm")
-        assert px._warm_parser(args, d, None, other) is None and other.closed
+        assert px._warm_parser(d, None, other, backend, None) is None and other.closed
 
 
 def test_no_early_child_where_none_may_parse(monkeypatch, extractor, tmp_path):
     import gzip
 
-    from structkernels.cli import _predict_extractor as px
     from structkernels.extraction import EXTRACTOR_FORMAT
+    from structkernels.extraction import prediction as px
 
     assert px.EXTRACTOR_FORMAT_NAME == EXTRACTOR_FORMAT
     model = tmp_path / "m.json.gz"
@@ -317,30 +311,30 @@ def test_no_early_child_where_none_may_parse(monkeypatch, extractor, tmp_path):
     for other in (npk, tmp_path / "missing.json", tmp_path):
         assert not px.names_an_extractor(str(other))
     m = str(model)
-    monkeypatch.setattr(px, "_started", lambda args, pipeline, cache: (pipeline, cache))
-    assert px.early_parser(_args(parse_ahead="off"), m) is None
-    assert px.early_parser(_args(dask="tcp://x:1"), m) is None
-    assert px.early_parser(_args(), str(npk)) is None  # a train-npk model parses nothing
+    monkeypatch.setattr(px, "_started", lambda pipeline, cache, n_process: (pipeline, cache))
+    on = "parse-ahead"
+    assert px.early_parser(m, backend="in-process") is None
+    assert px.early_parser(m, backend="dask") is None
+    assert px.early_parser(str(npk), backend=on) is None  # a train-npk model parses nothing
     monkeypatch.setattr("structkernels.relations.parse.effective_n_jobs", lambda n=None: 1)
-    assert px.early_parser(_args(parse_ahead="auto"), m) is None  # one core: no overlap
-    assert px.early_parser(_args(), m) == ("en_core_web_sm", None)  # on: asked for
-    assert px.early_parser(_args(no_cache=True), m) == ("en_core_web_sm", False)
+    assert px.early_parser(m, backend="auto") is None  # one core: no overlap
+    assert px.early_parser(m, backend=on) == ("en_core_web_sm", None)  # on: asked for
+    assert px.early_parser(m, backend=on, cache_dir=False) == ("en_core_web_sm", False)
     blocked = tmp_path / "file"
     blocked.write_text("x")  # a file where the cache folder would be: its warning comes later
-    assert px.early_parser(_args(cache_dir=str(blocked)), m) is None
+    assert px.early_parser(m, backend=on, cache_dir=str(blocked)) is None
 
 
 def test_a_failing_command_closes_the_early_child(monkeypatch, extractor, lll_jsonl, tmp_path):
-    from structkernels.cli import _predict_extractor as px
+    from structkernels.extraction import prediction as px
 
     children = []
 
-    def fake_early(args, model_path):
+    def fake_early(model_path, **settings):
         children.append(_Child("en_core_web_sm"))
         return children[-1]
 
     monkeypatch.setattr(px, "early_parser", fake_early)
-    monkeypatch.setattr("structkernels.cli.predict_cmd.early_parser", fake_early)
     model = tmp_path / "m.json"
     extractor.save(model)
     # a bad option found once the model is read, a model that is not there: exit 2, and

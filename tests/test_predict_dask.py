@@ -1,6 +1,6 @@
-"""``structkernels predict --dask`` and :func:`predict_dask`: relation extraction on a dask
-cluster, the model sent to each worker once, the output the bytes of a local run, merged or
-one file per partition (issue 39, item 4).
+"""``structkernels predict --dask`` and :func:`predict` with ``backend="dask"``: relation
+extraction on a dask cluster, the model sent to each worker once, the output the bytes of a
+local run, merged or one file per partition (issue 39, item 4).
 
 The cluster is a :class:`~distributed.LocalCluster` of two in-process workers of one
 thread each (``processes=False``): the workers share this process's compiled kernels and
@@ -20,11 +20,10 @@ distributed = pytest.importorskip(
     "distributed", reason="the dask route needs dask.distributed (the distributed extra)")
 
 from structkernels.cli import main  # noqa: E402
-from structkernels.extraction import RelationExtractor  # noqa: E402
+from structkernels.extraction import RelationExtractor, predict  # noqa: E402
 from structkernels.extraction.distributed import (  # noqa: E402
     SchedulerError,
     parse_scheduler,
-    predict_dask,
     scored_partitions,
 )
 from structkernels.relations import iter_relations, read_relations  # noqa: E402
@@ -88,8 +87,8 @@ def test_lll_on_the_cluster_writes_the_local_bytes(lll, client, tmp_path, capsys
         assert "scored 61 entity pairs of 12 sentences" in err and "batch 3:" in err
     # the Python API, another partition size: the same bytes (a pair's score is its own)
     want = _local(model, [test], tmp_path / "want0.jsonl", *cache_args)
-    info = predict_dask(model, [test], tmp_path / "api.jsonl", client=client, batch_size=4,
-                        cache_dir=cache, progress=False)
+    info = predict([test], tmp_path / "api.jsonl", model, backend="dask", client=client,
+                   batch_size=4, cache_dir=cache, progress=False)
     assert (tmp_path / "api.jsonl").read_bytes() == want
     assert (info["sentences"], info["pairs"], info["partitions"]) == (12, 61, 3)
     assert info["f1"] is not None and 0.5 < info["f1"] <= 1
@@ -103,8 +102,8 @@ def test_one_file_per_partition(lll, client, tmp_path):
     parts.mkdir()
     (parts / "part-00009.jsonl").write_text("left by an earlier run\n")
     (parts / "notes.txt").write_text("the user's\n")
-    info = predict_dask(model, [test], parts, client=client, batch_size=5, merge=False,
-                        cache_dir=cache, progress=False)
+    info = predict([test], parts, model, backend="dask", client=client, batch_size=5,
+                   parts=True, cache_dir=cache, progress=False)
     files = [Path(f) for f in info["files"]]
     assert [f.name for f in files] == ["part-00000.jsonl", "part-00001.jsonl",
                                        "part-00002.jsonl"]
@@ -132,19 +131,20 @@ def test_partitions_of_pubtator_and_json_lines(fake, client, tmp_path, fmt):
            else _pubtator(tmp_path / "a.pubtator", 5))
     want = _local(fake, [src], tmp_path / "want", "--output-format", fmt, "--batch-size",
                   "4", "--skip-bad", "--no-cache")
-    info = predict_dask(fake, [src], tmp_path / "merged", client=client, batch_size=6,
-                        output_format=fmt, on_error="skip", cache_dir=False, progress=False)
+    info = predict([src], tmp_path / "merged", fake, backend="dask", client=client,
+                   batch_size=6, output_format=fmt, on_error="skip", cache_dir=False,
+                   progress=False)
     assert (tmp_path / "merged").read_bytes() == want
-    assert len(info["skipped"]) == (3 if fmt == "jsonl" else 0)
-    info = predict_dask(fake, [src], tmp_path / "parts", client=client, batch_size=4,
-                        merge=False, output_format=fmt, on_error="skip", cache_dir=False,
-                        progress=False)
+    assert info["skipped"] == (3 if fmt == "jsonl" else 0)
+    info = predict([src], tmp_path / "parts", fake, backend="dask", client=client,
+                   batch_size=4, parts=True, output_format=fmt, on_error="skip",
+                   cache_dir=False, progress=False)
     assert len(info["files"]) > 1
     assert b"".join(Path(f).read_bytes() for f in info["files"]) == want
     if fmt == "pubtator":  # BioC is one document: merged only
         with pytest.raises(ValueError, match="merged"):
-            predict_dask(fake, [src], tmp_path / "x", client=client, merge=False,
-                         output_format="bioc-json")
+            predict([src], tmp_path / "x", fake, backend="dask", client=client, parts=True,
+                    output_format="bioc-json")
 
 
 def test_the_model_goes_to_each_worker_once(fake, client, tmp_path, monkeypatch):

@@ -39,9 +39,9 @@ def test_scores_equal_the_composite_kernel(refs, items, name, seed):
     model = relation_model(name)
     sigma = {"conj": 0.0, "amod": 0.5}
     w = np.random.default_rng(seed).normal(size=len(refs))
-    scorer = ReferenceScorer(model.view_kernels(sigma), refs, w, 0.25)
+    scorer = ReferenceScorer(model.kernel(sigma), refs, w, 0.25)
     K = np.asarray(model.kernel(sigma).gram(items, refs), dtype=np.float64)
-    assert np.allclose(scorer.kernel(items), K, rtol=0, atol=1e-12)
+    assert np.allclose(model.kernel(sigma).gram_by_view(items, refs), K, rtol=0, atol=1e-12)
     assert np.allclose(scorer.scores(items), K @ w + 0.25, rtol=0, atol=1e-10)
     # a pair's score is the same in any batch, to the bit (labels of no reference, met
     # in another order, and the sums over the references run in one order)
@@ -56,16 +56,13 @@ def test_a_weight_per_reference():
     model = relation_model("NPK path SVM")
     refs = [{"path": Path([(None, "PROT1"), ("dobj", "PROT2")])}]
     with pytest.raises(ValueError, match="2 weights for 1 references"):
-        ReferenceScorer(model.view_kernels({}), refs, [1.0, 2.0], 0.0)
+        ReferenceScorer(model.kernel({}), refs, [1.0, 2.0], 0.0)
 
 
 @settings(max_examples=20, deadline=None)
 @given(st.lists(pair_items(), min_size=1, max_size=7),
        st.sampled_from(["NPK SVM", "NPK path SVM", "APG SVM", "n-gram SVM"]))
-def test_views_gram_equals_the_composite_gram(items, name):
-    from structkernels.extraction.scoring import views_gram
-
-    model = relation_model(name)
-    sigma = {"conj": 0.0, "amod": 0.5}
-    K = np.asarray(model.kernel(sigma).gram(items), dtype=np.float64)
-    assert np.allclose(views_gram(model.view_kernels(sigma), items), K, rtol=0, atol=1e-12)
+def test_the_gram_by_view_equals_the_composite_gram(items, name):
+    kernel = relation_model(name).kernel({"conj": 0.0, "amod": 0.5})
+    K = np.asarray(kernel.gram(items), dtype=np.float64)
+    assert np.allclose(kernel.gram_by_view(items), K, rtol=0, atol=1e-12)

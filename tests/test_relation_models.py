@@ -19,7 +19,6 @@ from structkernels.relations.models import (
     PK,
     RELATION_MODELS,
     RelationModel,
-    combine_grams,
     needed_views,
     relation_model,
 )
@@ -55,9 +54,11 @@ def test_the_model_kernel_is_the_sum_of_its_view_grams():
     items = _items()
     model = relation_model("NPK SVM")
     sigma = {"conj": 0.0}
-    K = model.kernel(sigma).gram(items)
-    parts = [k.gram([x[v] for x in items]) for v, k in model.view_kernels(sigma)]
-    assert np.allclose(K, combine_grams(parts), atol=1e-12)
+    kernel = model.kernel(sigma)
+    K = kernel.gram(items)
+    parts = [k.gram([x[v] for x in items]) for v, k in kernel.views]
+    assert np.array_equal(kernel.gram_by_view(items), parts[0] + parts[1] + parts[2])
+    assert np.allclose(K, kernel.gram_by_view(items), atol=1e-12)
     assert np.allclose(np.diag(K), 3.0)  # three normalised views
     with pytest.raises(ValueError, match="one kernel per structure view"):
         RelationModel("twice", (NPK, PK))

@@ -251,17 +251,18 @@ def test_n_jobs_defaults_to_the_available_cores(monkeypatch):
     import inspect
 
     import structkernels as sk
-    from structkernels.engine.gram import gram, plan_backend
+    from structkernels.engine.gram import gram
+    from structkernels.engine.parallel import plan
     from structkernels.npk.learner import NonstationaryLearner
 
     for f in (gram, sk.KernelKNNClassifier, NonstationaryLearner, sk.KernelLSH):
         assert inspect.signature(f).parameters["n_jobs"].default is None, f
     path = sk.kernel("path")
-    assert plan_backend(path, None, None) == (available_cores(), "threading") or \
+    assert (plan(path).backend, plan(path).workers) == ("threads", available_cores()) or \
         available_cores() == 1
     if hasattr(os, "sched_getaffinity"):
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-        assert plan_backend(path, None, None) == (1, None)
+        assert plan(path).backend == "serial"
 
 
 @pytest.mark.parametrize("command", ["train-npk", "gram", "predict", "paraphrase"])

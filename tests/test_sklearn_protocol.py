@@ -179,7 +179,6 @@ HEAVY = ("sklearn", "numba", "joblib", "penman", "scipy")
     "code",
     [
         "import structkernels",
-        "from structkernels.cli import main; main(['kernels'])",
         "from structkernels.cli import build_parser; build_parser('gram')",
         "from structkernels.cli import build_parser; build_parser().format_help()",
     ],

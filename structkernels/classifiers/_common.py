@@ -11,13 +11,14 @@ from scipy.sparse import issparse
 
 from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Kernel, Normalized
-from structkernels.kernels.names import as_kernel
+from structkernels.kernels.names import as_kernel, takes_arrays
 from structkernels.neighbors.settings import classifier_kernel_params
-from structkernels.utils import N_JOBS, Options
+from structkernels.utils import N_JOBS, Options, n_jobs_value
 
 __all__ = [
     "is_precomputed", "resolve_kernel", "check_structures", "check_gram", "check_labels",
     "check_n_features", "set_n_features", "KERNEL_CONSTRAINTS", "precomputed_refusals",
+    "train_input", "values_against", "input_tags",
 ]
 
 
@@ -123,3 +124,38 @@ def check_n_features(est: Any, X: Any) -> None:
             f"X has {got} features, but {type(est).__name__} is expecting {expected} features "
             "as input"
         )
+
+
+def train_input(est: Any, X: Any) -> tuple[Sequence | None, np.ndarray | None]:
+    """``(structures, None)``, or ``(None, Gram)`` when precomputed; sets the estimator's
+    ``kernel_``, ``normalized_`` and ``n_features_in_``."""
+    name = type(est).__name__
+    if is_precomputed(est.kernel):
+        K = check_gram(X, None, "train", name)
+        est.kernel_, est.normalized_ = None, False
+        est.n_features_in_ = K.shape[1]
+        return None, K
+    est.kernel_, est.normalized_ = resolve_kernel(est.kernel, est.kernel_params, est.normalize,
+                                                  name)
+    Xs = check_structures(est.kernel_, X, name)
+    set_n_features(est, Xs)
+    return Xs, None
+
+
+def values_against(est: Any, X: Any, cols: np.ndarray, against: Any) -> np.ndarray:
+    """Kernel values of ``X`` against the fitted structures ``against``; precomputed: the
+    columns ``cols`` of the test Gram ``X``."""
+    name = type(est).__name__
+    if est.kernel_ is None:
+        return check_gram(X, est.n_train_, "test", name)[:, cols]
+    Xq = check_structures(est.kernel_, X, name)
+    check_n_features(est, Xq)
+    return est.kernel_.gram(Xq, against, n_jobs=n_jobs_value(est.n_jobs, est))
+
+
+def input_tags(est: Any, tags: Any) -> Any:
+    """scikit-learn's input tags of a classifier on structures or a precomputed Gram."""
+    tags.input_tags.pairwise = is_precomputed(est.kernel)
+    # structures (paths, trees) are not 2-D float arrays: sklearn's checks skip them
+    tags.input_tags.two_d_array = takes_arrays(est.kernel, est.kernel_params)
+    return tags

@@ -29,17 +29,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers._common import (
     KERNEL_CONSTRAINTS,
-    check_gram,
     check_labels,
-    check_n_features,
-    check_structures,
-    is_precomputed,
+    input_tags,
     precomputed_refusals,
-    resolve_kernel,
-    set_n_features,
+    train_input,
+    values_against,
 )
 from structkernels.kernels.lookup import GramLookup
-from structkernels.kernels.names import takes_arrays
 from structkernels.neighbors.hashing import RandomKNNHash
 from structkernels.structures import take
 from structkernels.utils import Interval, ValidatedParamsMixin, n_jobs_value
@@ -179,17 +175,8 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         self._validate_params()
         precomputed_refusals(self)
         n_jobs = n_jobs_value(self.n_jobs)
-        if is_precomputed(self.kernel):
-            K = check_gram(X, None, "train", name)
-            self.kernel_, self.normalized_ = None, False
-            self.n_features_in_ = n = K.shape[1]
-        else:
-            self.kernel_, self.normalized_ = resolve_kernel(
-                self.kernel, self.kernel_params, self.normalize, name
-            )
-            Xs = check_structures(self.kernel_, X, name)
-            set_n_features(self, Xs)
-            n = len(Xs)
+        Xs, K = train_input(self, X)
+        n = len(K) if Xs is None else len(Xs)
         y = check_labels(y, n, name)
         if n < 2:
             raise ValueError(f"{name} needs at least 2 training structures, got n_samples={n}")
@@ -231,12 +218,7 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
 
     def _similarities(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "classes_")
-        name = type(self).__name__
-        if self.kernel_ is None:
-            return check_gram(X, self.n_train_, "test", name)[:, self.reference_indices_]
-        Xq = check_structures(self.kernel_, X, name)
-        check_n_features(self, Xq)
-        return self.kernel_.gram(Xq, self.reference_, n_jobs=n_jobs_value(self.n_jobs, self))
+        return values_against(self, X, self.reference_indices_, self.reference_)
 
     def codes(self, X: Any) -> np.ndarray:
         """The binary hash codes of ``X``, shape (n, n_hashes * n_bits): the forest's features."""
@@ -266,8 +248,4 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         return self.classes_[np.argmax(proba, axis=1)]
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = is_precomputed(self.kernel)
-        # structures (paths, trees) are not 2-D float arrays: sklearn's checks skip them
-        tags.input_tags.two_d_array = takes_arrays(self.kernel, self.kernel_params)
-        return tags
+        return input_tags(self, super().__sklearn_tags__())

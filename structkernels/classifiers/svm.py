@@ -27,16 +27,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers._common import (
     KERNEL_CONSTRAINTS,
-    check_gram,
     check_labels,
-    check_n_features,
-    check_structures,
-    is_precomputed,
+    input_tags,
     precomputed_refusals,
-    resolve_kernel,
-    set_n_features,
+    train_input,
+    values_against,
 )
-from structkernels.kernels.names import takes_arrays
 from structkernels.structures import take
 from structkernels.utils import Interval, StructkernelsWarning, ValidatedParamsMixin, n_jobs_value
 
@@ -200,7 +196,7 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         for attr in _ROUTE_ATTRIBUTES:
             if hasattr(self, attr):
                 delattr(self, attr)
-        Xs, K = self._train_input(X)
+        Xs, K = train_input(self, X)
         n = len(K) if Xs is None else len(Xs)
         y = check_labels(y, n, name)
         classes = np.unique(y)
@@ -228,21 +224,6 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             return self
         self._fit_nystroem(Xs, K, y, C, tol, n_jobs, rng)
         return self
-
-    def _train_input(self, X: Any) -> tuple[Any, np.ndarray | None]:
-        """``(structures, None)``, or ``(None, Gram)`` when precomputed; sets the kernel."""
-        name = type(self).__name__
-        if is_precomputed(self.kernel):
-            K = check_gram(X, None, "train", name)
-            self.kernel_, self.normalized_ = None, False
-            self.n_features_in_ = K.shape[1]
-            return None, K
-        self.kernel_, self.normalized_ = resolve_kernel(
-            self.kernel, self.kernel_params, self.normalize, name
-        )
-        Xs = check_structures(self.kernel_, X, name)
-        set_n_features(self, Xs)
-        return Xs, None
 
     def _fit_nystroem(self, Xs, K, y, C, tol, n_jobs, rng) -> None:
         from sklearn.svm import LinearSVC
@@ -304,15 +285,10 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance to the margin, shape (n,): positive means ``classes_[1]``."""
         check_is_fitted(self, "classes_")
-        name = type(self).__name__
-        cols = self.support_ if self.route_ == "exact" else self.landmark_indices_
-        if self.kernel_ is None:
-            K = check_gram(X, self.n_train_, "test", name)[:, cols]
+        if self.route_ == "exact":
+            K = values_against(self, X, self.support_, self.support_vectors_)
         else:
-            Xq = check_structures(self.kernel_, X, name)
-            check_n_features(self, Xq)
-            against = self.support_vectors_ if self.route_ == "exact" else self.landmarks_
-            K = self.kernel_.gram(Xq, against, n_jobs=n_jobs_value(self.n_jobs, self))
+            K = values_against(self, X, self.landmark_indices_, self.landmarks_)
         if self.route_ == "exact":
             return K @ self.dual_coef_[0] + self.intercept_[0]
         return (K @ self.normalization_) @ self.coef_[0] + self.intercept_[0]
@@ -323,9 +299,6 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[positive.astype(np.int64)]
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = is_precomputed(self.kernel)
-        # structures (paths, trees) are not 2-D float arrays: sklearn's checks skip them
-        tags.input_tags.two_d_array = takes_arrays(self.kernel, self.kernel_params)
+        tags = input_tags(self, super().__sklearn_tags__())
         tags.classifier_tags.multi_class = False
         return tags

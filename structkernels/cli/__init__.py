@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from structkernels import __version__
 from structkernels.kernels.names import kernels
 from structkernels.registry import CORE_DISTRIBUTION, Registry, distribution_name
-from structkernels.utils import StructkernelsError
+from structkernels.utils import StructkernelsError, run_settings
 
 __all__ = ["main", "CommandError", "commands", "parse_params", "build_kernel", "check_structures"]
 
@@ -168,14 +168,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.own_process = own_process
-    previous = os.environ.get("STRUCTKERNELS_PROGRESS")
     # a command's own --no-progress hides every bar of its work, the inner ones too
     quiet = bool(args.quiet or getattr(args, "no_progress", False))
-    if quiet:
-        # read by structkernels.utils here and in worker processes; restored below
-        os.environ["STRUCTKERNELS_PROGRESS"] = "0"
     try:
-        return int(args.func(args) or 0)
+        with run_settings(progress=False if quiet else None):
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("structkernels: interrupted", file=sys.stderr)
         return 130
@@ -189,12 +186,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"structkernels {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    finally:
-        if quiet:
-            if previous is None:
-                os.environ.pop("STRUCTKERNELS_PROGRESS", None)
-            else:
-                os.environ["STRUCTKERNELS_PROGRESS"] = previous
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,31 +7,13 @@ import argparse
 import contextlib
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from pathlib import Path as FilePath
 
 from structkernels.cli import CommandError
 from structkernels.utils import OutputError, check_output
 
-__all__ = [
-    "same_file", "refuse_output_over_input", "check_output_folder", "check_outputs",
-    "writes_files",
-    "load_graph_labels", "cache_options", "CACHE_DIR_HELP", "NO_CACHE_HELP",
-]
-
-#: The help of a command's ``--cache-dir``: the one cache folder of every kind of entry.
-CACHE_DIR_HELP = (
-    "the cache folder: parses, and what the command computes once and reuses (Grams and σ "
-    "for evaluate); default $STRUCTKERNELS_CACHE, else $XDG_CACHE_HOME/structkernels or "
-    "~/.cache/structkernels. Entries are checked when read; `structkernels cache` shows "
-    "and clears it, $STRUCTKERNELS_CACHE_LIMIT (default 4G) bounds it with a warning")
-#: The help of a command's ``--no-cache``.
-NO_CACHE_HELP = (
-    "read and write no cache (parses, Grams and σ, compiled kernels): everything is "
-    "computed again and nothing is written but the outputs asked for")
-
+__all__ = ["same_file", "check_outputs", "writes_files", "cache_options"]
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """Whether ``a`` and ``b`` name one file (resolved paths, or the same inode)."""
@@ -45,43 +27,6 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return os.path.samefile(pa, pb)
     except OSError:
         return False
-
-
-def refuse_output_over_input(
-    output: str | os.PathLike, inputs: Iterable[str | os.PathLike | None], *,
-    writes: str | os.PathLike | None = None, option: str = "output",
-) -> None:
-    """Raise :class:`CommandError` when ``output`` (or the file it ``writes``) is an input.
-
-    The output rule (:func:`structkernels.utils.check_output`) for a stream output:
-    an input file, a file inside an input folder or a BRAT sibling of an input is
-    refused; ``"-"`` (standard output) passes.
-    """
-    if os.fspath(output) == "-":
-        return
-    try:
-        check_output(output, inputs, what=option, stream_ok=True, writes=writes)
-    except OutputError as exc:
-        raise CommandError(str(exc)) from None
-
-
-def check_output_folder(
-    output: str | os.PathLike | None, option: str, *, writes: str | os.PathLike | None = None,
-) -> None:
-    """Raise :class:`CommandError` when ``option OUTPUT`` names a file that cannot be created.
-
-    Its folder must exist: no command creates folders (a mistyped folder would
-    otherwise appear silently).  ``writes`` is the file actually written when it
-    differs from ``output`` (``-o K`` writes ``K.npy``).  ``None`` and ``"-"``
-    (standard output) pass.  The folder part of the output rule
-    (:func:`structkernels.utils.check_output`, which :func:`writes_files` applies whole).
-    """
-    if output is None or os.fspath(output) == "-":
-        return
-    try:
-        check_output(output, (), what=option, stream_ok=True, writes=writes)
-    except OutputError as exc:
-        raise CommandError(str(exc)) from None
 
 
 def _option_dest(option: str) -> str:
@@ -160,42 +105,6 @@ def writes_files(
     return checked
 
 
-def load_graph_labels(args: argparse.Namespace):
-    """``train-npk --graphs DIR --graph-labels FILE``: the labelled candidates of a user's graphs.
-
-    Loads with :func:`structkernels.datasets.load_pubmed45`, reports every
-    unresolved record on stderr, and sets ``args.data`` to the labels file
-    (the run's data source in the summary and the model file).
-    """
-    from structkernels.datasets import load_pubmed45
-
-    if args.graph_labels is None:
-        raise CommandError("--graphs needs --graph-labels FILE.json (the labelled interaction tuples)")
-    if getattr(args, "data", None) is not None:
-        raise CommandError("give either DATA or --graphs/--graph-labels, not both")
-    if not FilePath(args.graph_labels).is_file():
-        raise CommandError(f"no such file: {args.graph_labels}")
-    if args.graphs is not None and not FilePath(args.graphs).is_dir():
-        raise CommandError(f"no such folder: {args.graphs}")
-    ds = load_pubmed45(
-        args.graph_labels,
-        args.graphs,
-        swapped="negative",  # σ is learned for the binary task
-        on_error="skip" if args.skip_bad else "raise",
-    )
-    cmd = getattr(args, "command", None) or "train-npk"
-    for rec in ds.skipped:
-        print(f"structkernels {cmd}: unresolved {rec}", file=sys.stderr)
-    if ds.skipped:
-        print(
-            f"structkernels {cmd}: {len(ds.skipped)} record(s) unresolved, "
-            f"{len(ds)} loaded",
-            file=sys.stderr,
-        )
-    args.data = f"{args.graph_labels} over {args.graphs or FilePath(args.graph_labels).parent}"
-    return ds
-
-
 @contextlib.contextmanager
 def cache_options(args: argparse.Namespace) -> Iterator[None]:
     """``--cache-dir`` checked and ``--no-cache`` in force for the run of a command.
@@ -203,27 +112,19 @@ def cache_options(args: argparse.Namespace) -> Iterator[None]:
     An empty ``--cache-dir`` is refused, and a ``$STRUCTKERNELS_CACHE_LIMIT`` that is not a
     size (:class:`~structkernels.utils.CacheLimitError`, exit 2); a cache folder that cannot be written turns
     caching off (``args.no_cache``); with ``--no-cache`` the environment says so where
-    compiled kernels are decorated (here and in worker processes), so numba writes no cache
-    either.  The environment is restored afterwards.
+    compiled kernels are decorated (:func:`structkernels.utils.run_settings`: here and in
+    worker processes), so numba writes no cache either.
     """
     from structkernels.utils import (
-        NO_CACHE_ENV,
         cache_limit,
         cache_writes_disabled,
         check_cache_dir,
+        run_settings,
     )
 
     if getattr(args, "cache_dir", None) is not None:
         check_cache_dir(args.cache_dir, "--cache-dir")
     cache_limit()  # a $STRUCTKERNELS_CACHE_LIMIT that is not a size: one line before any work
     args.no_cache = bool(getattr(args, "no_cache", False) or cache_writes_disabled())
-    previous = os.environ.get(NO_CACHE_ENV)
-    if args.no_cache:
-        os.environ[NO_CACHE_ENV] = "1"
-    try:
+    with run_settings(no_cache=args.no_cache):
         yield
-    finally:
-        if previous is None:
-            os.environ.pop(NO_CACHE_ENV, None)
-        else:
-            os.environ[NO_CACHE_ENV] = previous

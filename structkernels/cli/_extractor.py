@@ -4,14 +4,31 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from structkernels.cli import CommandError
 
-__all__ = ["extractor_cache_dir", "finite_float", "parse_threshold", "train_and_save"]
+__all__ = ["extractor_cache_dir", "finite_float", "parse_threshold", "train_and_save",
+           "one_line_warnings"]
+
+
+@contextlib.contextmanager
+def one_line_warnings(command: str):
+    """Each warning of the block printed as one line on stderr, naming ``command``."""
+    from structkernels.utils import one_line
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"structkernels {command}: warning: {one_line(message)}", file=sys.stderr,
+              flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def parse_threshold(text: str) -> str | float:
@@ -51,17 +68,11 @@ def finite_float(text: str) -> float:
 def extractor_cache_dir(args: argparse.Namespace, command: str) -> Any:
     """The parse cache the extractor uses: False with ``--no-cache`` or when the folder
     cannot be written (said on stderr), else ``--cache-dir`` (None: the default)."""
-    from structkernels.utils import cache_dir_problem, one_line, user_cache_dir
+    from structkernels.extraction.prediction import usable_cache_dir
 
-    if args.no_cache:
-        return False
-    where = args.cache_dir or user_cache_dir()
-    problem = cache_dir_problem(where)
-    if problem is not None:
-        print(f"structkernels {command}: warning: {where}: the cache folder cannot be written "
-              f"({one_line(problem)}); caching is off for this run", file=sys.stderr)
-        return False
-    return args.cache_dir
+    return usable_cache_dir(False if args.no_cache else args.cache_dir,
+                            lambda line: print(f"structkernels {command}: {line}",
+                                               file=sys.stderr))
 
 
 #: The σ objectives ``--sigma-objective`` offers (:data:`structkernels.npk.gradient.SIGMA_OBJECTIVES`).

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import warnings
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from structkernels.cli._extractor import (
     SIGMA_OBJECTIVE_HELP,
     SIGMA_OBJECTIVES,
     finite_float,
+    one_line_warnings,
     train_and_save,
 )
 from structkernels.utils import atomic_open
@@ -117,15 +117,8 @@ def _inputs(args: argparse.Namespace) -> list[str]:
     return [*(args.files or []), *(args.train or []), *(args.test or [])]
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    from structkernels.utils import one_line
-
-    print(f"structkernels evaluate: warning: {one_line(message)}", file=sys.stderr, flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
-    with cache_options(args), warnings.catch_warnings():
-        warnings.showwarning = _one_line_warning
+    with cache_options(args), one_line_warnings("evaluate"):
         return _run(args)
 
 
@@ -172,6 +165,9 @@ def _run(args: argparse.Namespace) -> int:
         if progress:
             print(line, file=sys.stderr, flush=True)
 
+    def log_error(line: str) -> None:
+        print(f"structkernels evaluate: {line}", file=sys.stderr, flush=True)
+
     def read(files):
         corpus = read_relations(files, on_error=on_error)
         for s in corpus.skipped:
@@ -186,16 +182,13 @@ def _run(args: argparse.Namespace) -> int:
         raise CommandError(f"--n-process must be at least 1, got {args.n_process}")
     check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
     if getattr(args, "own_process", False) and args.save_model:
-        keep_torch_out(args.pipeline)  # the model is trained here: 0.5 GB less without PyTorch
-    from structkernels.relations.parse import default_cache_dir
-    from structkernels.utils import CacheWarning, cache_dir_problem
+        keep_torch_out(args.pipeline)  # the model is trained here: spaCy without PyTorch
+    from structkernels.extraction.prediction import usable_cache_dir
+    from structkernels.utils import user_cache_dir
 
-    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
-    problem = None if cache is None else cache_dir_problem(cache)
-    if problem is not None:
-        warnings.warn(CacheWarning(f"{cache}: the cache folder cannot be written ({problem}); "
-                                   "caching is off for this run"), stacklevel=1)
-        cache, args.no_cache = None, True
+    cache = usable_cache_dir(False if args.no_cache else args.cache_dir, log_error)
+    args.no_cache = cache is False
+    cache = None if cache is False else (cache or user_cache_dir())
     parser = DependencyParser(
         args.pipeline, cache_dir=False if args.no_cache else args.cache_dir,
         n_process=args.n_process, progress=progress,

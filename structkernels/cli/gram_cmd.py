@@ -57,8 +57,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--cache", default=None, metavar="DIR",
-        help="folder caching computed Gram matrices (joblib.Memory): a repeated run reads the "
-        "matrix back (default: no cache)",
+        help="folder caching computed Gram matrices (checked .npy files, never pickles): a "
+        "repeated run reads the matrix back (default: no cache)",
     )
     p.add_argument(
         "--memmap", action="store_true",

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-import warnings
 
 import numpy as np
 
@@ -102,15 +101,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sklearn.metrics import accuracy_score, f1_score
-    from sklearn.model_selection import StratifiedKFold
-    from sklearn.svm import SVC
-
     from structkernels.datasets.rewriting import load_rewritings
-    from structkernels.engine.checks import ZeroSelfSimilarityWarning
-    from structkernels.kernels.srk.common import SRKBase, srk_gram_stack, sum_normalized
-    from structkernels.kernels.srk.pr import pr_features
-    from structkernels.text.tokenize import TextPipeline
+    from structkernels.experiments.paraphrase import classify_rewritings
+    from structkernels.kernels.srk.common import SRKBase
     from structkernels.utils import atomic_open
 
     if args.kmax < 1:
@@ -139,64 +132,16 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.train}: the training corpus is unlabelled")
     if len(np.unique(train.labels)) < 2:
         raise CommandError(f"{args.train}: the training corpus has a single class")
-    pipe = TextPipeline(lowercase=not args.no_lowercase, stem=not args.no_stem)
-    Xtr, Xte = train.tokenized(pipe), test.tokenized(pipe)
     kern = make_kernel(args.kernel, k=1, kmax=args.kmax, lam=args.lam)
     if not isinstance(kern, SRKBase):
         raise CommandError(f"--kernel {args.kernel} is not a string re-writing kernel")
-    S_tr, d_tr, _ = srk_gram_stack(kern, Xtr, n_jobs=args.n_jobs, cache_dir=args.cache,
-                                   progress=progress)
-    S_te, d_te, _ = srk_gram_stack(kern, Xte, Xtr, n_jobs=args.n_jobs, cache_dir=args.cache,
-                                   progress=progress)
-    pr_tr = pr_te = None
-    if args.pr or args.cv is not None:
-        f_tr, f_te = pr_features(Xtr), pr_features(Xte)
-        pr_tr, pr_te = f_tr @ f_tr.T, f_te @ f_tr.T
-
-    def grams(kmax: int, pr: bool) -> tuple[np.ndarray, np.ndarray]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ZeroSelfSimilarityWarning)
-            K_tr = sum_normalized(S_tr[:kmax], d_tr[:kmax], d_tr[:kmax])
-            K_te = sum_normalized(S_te[:kmax], d_te[:kmax], d_tr[:kmax])
-        if pr:
-            K_tr, K_te = K_tr + pr_tr, K_te + pr_te
-        return K_tr, K_te
-
-    kmax, use_pr = args.kmax, bool(args.pr)
-    cv_result = None
-    if args.cv is not None:
-        folds = StratifiedKFold(n_splits=args.cv, shuffle=True, random_state=args.random_state)
-        scores = []
-        for j in range(1, args.kmax + 1):
-            for pr in (False, True):
-                K_tr, _ = grams(j, pr)
-                acc = [
-                    accuracy_score(
-                        train.labels[te],
-                        SVC(kernel="precomputed", C=args.C)
-                        .fit(K_tr[np.ix_(tr, tr)], train.labels[tr])
-                        .predict(K_tr[np.ix_(te, tr)]),
-                    )
-                    for tr, te in folds.split(np.zeros(len(train)), train.labels)
-                ]
-                scores.append({"kmax": j, "pr": pr, "cv_accuracy_pct": round(100 * np.mean(acc), 2),
-                               "cv_std_pct": round(100 * np.std(acc), 2)})
-        best = max(scores, key=lambda r: (r["cv_accuracy_pct"], -r["kmax"], not r["pr"]))
-        kmax, use_pr = best["kmax"], best["pr"]
-        cv_result = {"folds": args.cv, "settings": scores, "chosen": {"kmax": kmax, "pr": use_pr}}
-    K_tr, K_te = grams(kmax, use_pr)
-    clf = SVC(kernel="precomputed", C=args.C).fit(K_tr, train.labels)
-    pred = clf.predict(K_te)
-    result = {
-        "kernel": args.kernel, "kmax": kmax, "lam": args.lam, "pr": use_pr,
-        "n_train": len(train), "n_test": len(test), "seconds": round(time.perf_counter() - t0, 2),
-        "units": {"accuracy": "%", "f1": "%", "seconds": "s"},
-    }
-    if cv_result is not None:
-        result["cv"] = cv_result
-    if (test.labels >= 0).all():
-        result["accuracy"] = round(100 * accuracy_score(test.labels, pred), 2)
-        result["f1"] = round(100 * f1_score(test.labels, pred), 2)
+    result, pred = classify_rewritings(
+        train, test, kern, kmax=args.kmax, lam=args.lam, pr=bool(args.pr), cv=args.cv, C=args.C,
+        lowercase=not args.no_lowercase, stem=not args.no_stem, n_jobs=args.n_jobs,
+        cache_dir=args.cache, progress=progress, random_state=args.random_state,
+        name=args.kernel, started=t0)
+    cv_result = result.get("cv")
+    kmax, use_pr = result["kmax"], result["pr"]
     if args.predictions:
         with atomic_open(args.predictions) as fh:  # temporary name, renamed when complete
             fh.writelines(f"{int(p)}\n" for p in pred)

@@ -1,25 +1,15 @@
 """``structkernels predict``: label new candidates with a saved model.
 
-Two kinds of model file, told apart by their ``"format"``:
+Two kinds of model file, told apart by their ``"format"``, each with its own options
+(given with the other kind, one is refused, naming it):
 
-- a model of ``train-npk``: it holds the learned σ, the classifier settings and
-  the training structures; the k-NN classifier under the nonstationary path
-  kernel is rebuilt from it and each record of DATA (JSON Lines of candidates)
-  gets one JSON line::
-
-      {"id": ..., "label": 1, "score": 0.75}
-
-  ``score`` is the share of the positive class among the neighbours;
-- a relation extractor (:class:`structkernels.extraction.RelationExtractor`,
-  saved with ``save``): the inputs are relation corpora (interaction XML, BRAT,
-  JSON Lines of ``{"text", "entities"}``), parsed with the extractor's spaCy
-  pipeline, and each candidate pair gets one JSON line::
-
-      {"sentence": ..., "pair": ..., "e1": ..., "e2": ..., "e1_text": ..., "e2_text": ...,
-       "score": 0.42, "probability": 0.71, "label": 1}
-
-  ``label`` is 1 when the score is above the model's threshold (``--threshold`` overrides
-  it); ``probability`` is there when the model has a calibration (version 3 files).
+- a model of ``train-npk`` (σ, the classifier settings, the training structures): the
+  k-NN classifier under the nonstationary path kernel labels each record of DATA (JSON
+  Lines of candidates): ``{"id": ..., "label": 1, "score": 0.75}``, ``score`` the share
+  of the positive class among the neighbours;
+- a relation extractor (:class:`structkernels.extraction.RelationExtractor`): every
+  candidate pair of relation corpora, one JSON line each, written by
+  :func:`structkernels.extraction.predict` (the route, resume and parsing ahead are its).
 
 When the inputs carry labels, F1 (precision, recall) is printed on stderr.
 """
@@ -37,13 +27,7 @@ import numpy as np
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import finite_float
-from structkernels.cli._predict_extractor import (  # noqa: F401  (DEFAULT_BATCH_SIZE re-exported)
-    DEFAULT_BATCH_SIZE,
-    early_parser,
-    model_and_data,
-    run_extractor,
-)
-from structkernels.npk.files import MODEL_FORMAT  # noqa: F401  (re-exported)
+from structkernels.formats.batches import DEFAULT_BATCH_SIZE
 from structkernels.utils import (
     BadLine,
     RecordError,
@@ -195,23 +179,18 @@ def _tolerance(text: str) -> float:
     return value
 
 
-def read_model(path: str) -> dict[str, Any]:
-    """The model dict of a train-npk file, checked (:mod:`structkernels.npk.model`)."""
-    from structkernels.npk.files import read_model as _read_model
-
-    return _read_model(path)
-
-
-def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.ndarray | None]:
+def read_candidates(path: str, skip_bad: bool = False, log: Any = None
+                    ) -> tuple[list, list, np.ndarray | None]:
     """``(paths, ids, labels or None)`` of a JSON Lines file of candidates.
 
     Records with a ``"path"`` (``[[edge, node], ...]``; labels optional) are
     read directly; records in another form of
     :func:`structkernels.datasets.load_interactions` (an ``amr`` with an
     ``interaction`` or ``interaction_tuple``) go through it.  Errors name the
-    file, line and record id; with ``skip_bad`` each bad record is reported on
-    stderr and left out.
+    file, line and record id (:class:`~structkernels.formats.structures.CommandError`); with
+    ``skip_bad`` each bad record is said through ``log`` and left out.
     """
+    from structkernels.experiments.npk_job import record_id
     from structkernels.formats.structures import path_from_record
     from structkernels.structures import Path, StructureError
 
@@ -231,7 +210,7 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
                 raise CommandError(f"{path}, line {lineno}: a record must be a JSON object")
             if "path" not in record:
                 if "amr" in record or "interaction_tuple" in record:  # the loader's forms
-                    return _read_with_loader(path, skip_bad)
+                    return _read_with_loader(path, skip_bad, log)
                 raise CommandError(
                     f"{path}, line {lineno}: a candidate record needs a 'path' (or an 'amr' "
                     "with an 'interaction' or 'interaction_tuple')"
@@ -254,25 +233,28 @@ def read_candidates(path: str, skip_bad: bool = False) -> tuple[list, list, np.n
             if not skip_bad:
                 raise
             skipped.append(str(exc))
+    log = log or (lambda line: None)
     for message in skipped:
-        print(f"structkernels predict: skipped {message}", file=sys.stderr)
+        log(f"skipped {message}")
     if skipped:
-        print(f"structkernels predict: skipped {len(skipped)} record(s)", file=sys.stderr)
+        log(f"skipped {len(skipped)} record(s)")
     if not records:
         raise CommandError(f"{path}: no records (empty file)")
     labels = np.asarray([int(r["label"]) for r in records]) if _all_labelled(records) else None
-    return paths, [_record_id(r, i) for i, r in enumerate(records)], labels
+    return paths, [record_id(r, i) for i, r in enumerate(records)], labels
 
 
-def _read_with_loader(path: str, skip_bad: bool) -> tuple[list, list, np.ndarray | None]:
+def _read_with_loader(path: str, skip_bad: bool, log: Any
+                      ) -> tuple[list, list, np.ndarray | None]:
     from structkernels.datasets import load_interactions
+    from structkernels.experiments.npk_job import record_id
 
     ds = load_interactions(path, on_error="skip" if skip_bad else "raise")
     for rec in getattr(ds, "skipped", []):
-        print(f"structkernels predict: skipped {rec}", file=sys.stderr)
+        (log or (lambda line: None))(f"skipped {rec}")
     records = list(ds.records)
     labels = np.asarray(ds.labels) if _all_labelled(records) else None
-    return list(ds.paths), [_record_id(r, i) for i, r in enumerate(records)], labels
+    return list(ds.paths), [record_id(r, i) for i, r in enumerate(records)], labels
 
 
 def _all_labelled(records: list) -> bool:
@@ -281,121 +263,100 @@ def _all_labelled(records: list) -> bool:
     )
 
 
-def _record_id(record: Any, i: int) -> Any:
-    if isinstance(record, dict):
-        return record.get("id", i)
-    return getattr(record, "id", i)
-
-
-def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None = None, *,
-                     source: str = "the model file"):
-    """The fitted k-NN classifier the model describes.
-
-    Kernel parameters the kernel does not take (or of the wrong type) and
-    classifier settings the classifier does not know are the file's fault: a
-    :class:`CommandError` naming ``source``.
-    """
-    import inspect
-
-    from structkernels.kernels.names import kernels
-    from structkernels.neighbors.classifier import KernelKNNClassifier
-    from structkernels.structures import Path
-
-    params = dict(model["kernel_params"])
-    if use == "pk":
-        params.pop("sigma", None)
-    name = model.get("kernel", "path")
-    try:
-        kernels.get(name)(**params).validate_params()
-    except TypeError as exc:
-        raise CommandError(f"{source}: the model's kernel_params do not suit kernel {name!r}: "
-                           f"{one_line(exc)}") from None
-    settings = dict(model["classifier"])
-    known = set(inspect.signature(KernelKNNClassifier).parameters) - {
-        "kernel", "kernel_params", "n_jobs"}
-    unknown = sorted(set(settings) - known)
-    if unknown:
-        raise CommandError(f"{source}: the model's classifier settings hold unknown keys "
-                           f"{', '.join(repr(k) for k in unknown)}")
-    train = model["train"]
-    try:
-        X = [Path.from_json(p) for p in train["paths"]]
-    except ValueError as exc:
-        raise CommandError(f"model training structure is malformed: {exc}") from None
-    y = np.asarray(train["labels"], dtype=np.int64)
-    clf = KernelKNNClassifier(kernel=model.get("kernel", "path"), kernel_params=params,
-                              n_jobs=n_jobs, **settings)
-    return clf.fit(X, y)
-
-
-def _write_lines(output: str, lines) -> None:
-    # standard output, a FIFO or device as a stream, or a file written under a temporary
-    # name and renamed when complete
-    with open_output(output, stream_ok=True) as fh:
-        for line in lines:
-            fh.write(line + "\n")
-
-
 def run(args: argparse.Namespace) -> int:
     with cache_options(args):
         return _predict(args)
 
 
+def model_and_data(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """``(the model, the data paths)`` of a predict command line."""
+    if args.model is not None:
+        return args.model, list(args.inputs)
+    if len(args.inputs) < 2:
+        raise CommandError("give the model and the data: predict MODEL DATA, or "
+                           "predict --model MODEL INPUT...")
+    return args.inputs[0], list(args.inputs[1:])
+
+
+#: The options of each model kind, refused with the other (``--kernel``'s default is None).
+EXTRACTOR_ONLY = {"--threshold": "threshold", "--resume": "resume", "--dask": "dask"}
+NPK_ONLY = {"--kernel": "kernel"}
+
+
+def _refuse(args: argparse.Namespace, options: dict[str, str], model: str, kind: str) -> None:
+    """A :class:`CommandError` for the first of ``options`` given (the other model kind's)."""
+    for option, dest in options.items():
+        if getattr(args, dest) is not None and getattr(args, dest) is not False:
+            applies = "train-npk models" if kind == "a relation extractor" else \
+                "relation extractors"
+            raise CommandError(f"{option} applies to {applies}; {model} is {kind}")
+
+
+def _log(line: str) -> None:
+    print(f"structkernels predict: {line}", file=sys.stderr)
+
+
 def _predict(args: argparse.Namespace) -> int:
+    from structkernels.extraction.prediction import early_parser
+
     model_path, inputs = model_and_data(args)  # the output rule ran on them (writes_files)
+    backend = "dask" if args.dask is not None else {
+        "on": "parse-ahead", "off": "in-process"}.get(args.parse_ahead, "auto")
+    cache_dir = False if args.no_cache else args.cache_dir
     # the parsing child first: spaCy loads there while this process imports and reads the model
-    early = early_parser(args, model_path)
+    early = early_parser(model_path, backend=backend, cache_dir=cache_dir,
+                         n_process=args.n_process)
     try:
-        from structkernels.extraction import EXTRACTOR_FORMAT
-        from structkernels.extraction.files import read_model_document
+        from structkernels.extraction.files import EXTRACTOR_FORMAT, read_model_document
 
         doc = read_model_document(model_path)  # an extractor within MAX_EXTRACTOR_BYTES
-        if isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT:
-            handed, early = early, None
-            return run_extractor(args, doc, model_path, inputs, handed)
-    finally:
+        extractor = isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT
+        if extractor:
+            _refuse(args, NPK_ONLY, model_path, "a relation extractor")
+    except BaseException:
         if early is not None:
             early.abandon()
-    from structkernels.npk.files import validate_model
+        raise
+    if not extractor:
+        if early is not None:
+            early.abandon()
+        _refuse(args, EXTRACTOR_ONLY, model_path, "a train-npk model")
+        from structkernels.npk.files import validate_model
 
-    if getattr(args, "threshold", None) is not None:
-        raise CommandError(f"--threshold applies to relation extractors; {model_path} is a "
-                           "train-npk model")
-    if getattr(args, "resume", False):
-        raise CommandError(f"--resume applies to relation extractors; {model_path} is a "
-                           "train-npk model")
-    if getattr(args, "dask", None) is not None:
-        raise CommandError(f"--dask applies to relation extractors; {model_path} is a "
-                           "train-npk model")
-    if len(inputs) != 1:
-        raise CommandError(f"a train-npk model labels one DATA file; {len(inputs)} given")
-    return _run_npk(args, validate_model(doc, model_path), model_path, inputs[0])
+        if len(inputs) != 1:
+            raise CommandError(f"a train-npk model labels one DATA file; {len(inputs)} given")
+        return _run_npk(args, validate_model(doc, model_path), model_path, inputs[0])
+    from structkernels.extraction.prediction import predict, run_summary
+
+    state = predict(inputs, args.output, doc, backend=backend, resume=args.resume,
+                    scheduler=args.dask, timeout=args.dask_timeout, source=model_path,
+                    output_format=args.output_format, threshold=args.threshold,
+                    batch_size=args.batch_size, on_error="skip" if args.skip_bad else "raise",
+                    cache_dir=cache_dir, n_jobs=args.n_jobs, n_process=args.n_process,
+                    tolerance=args.tolerance, parser=early, own_process=args.own_process,
+                    progress=not args.quiet, log=_log)
+    for line in run_summary(state, model_path):
+        print(line, file=sys.stderr)
+    return 0
 
 
 def _run_npk(args: argparse.Namespace, model: dict[str, Any], model_path: str, data: str) -> int:
+    from structkernels.experiments.npk_job import label_candidates
     from structkernels.neighbors.classifier import positive_class_scores
 
     use = args.kernel or "npk"
-    paths, ids, labels = read_candidates(data, args.skip_bad)
-    clf = build_classifier(model, use, args.n_jobs, source=model_path)
-    proba = clf.predict_proba(paths)
-    classes = list(clf.classes_)
-    pos = classes.index(1) if 1 in classes else None
-    score = proba[:, pos] if pos is not None else np.zeros(len(paths))
-    pred = clf.classes_[np.argmax(proba, axis=1)]
-    _write_lines(args.output, (
-        json.dumps({"id": rid, "label": int(p), "score": round(float(s), 6)})
-        for rid, p, s in zip(ids, pred, score, strict=False)
-    ))
-    message = (
-        f"labelled {len(paths)} candidates with {use.upper()} "
-        f"({int(np.sum(pred == 1))} positive), {clf.n_evaluations_:,} kernel evaluations"
-    )
+    paths, ids, labels = read_candidates(data, args.skip_bad, log=_log)
+    pred, score, evaluations = label_candidates(model, paths, use=use, n_jobs=args.n_jobs,
+                                                source=model_path)
+    # standard output, a FIFO or device as a stream, or a file renamed when complete
+    with open_output(args.output, stream_ok=True) as fh:
+        fh.writelines(json.dumps({"id": rid, "label": int(p), "score": round(float(s), 6)})
+                      + "\n" for rid, p, s in zip(ids, pred, score, strict=False))
+    message = (f"labelled {len(paths)} candidates with {use.upper()} "
+               f"({int(np.sum(pred == 1))} positive), {evaluations:,} kernel evaluations")
     if labels is not None:
         s = positive_class_scores(labels, pred)
-        message += (
-            f"; F1 {100 * s['f1']:.1f} (precision {100 * s['precision']:.1f}, "
-            f"recall {100 * s['recall']:.1f})"
-        )
+        message += (f"; F1 {100 * s['f1']:.1f} (precision {100 * s['precision']:.1f}, "
+                    f"recall {100 * s['recall']:.1f})")
     print(message, file=sys.stderr)
     return 0

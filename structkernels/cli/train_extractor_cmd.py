@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
@@ -21,6 +20,7 @@ from structkernels.cli._extractor import (
     SIGMA_OBJECTIVE_HELP,
     SIGMA_OBJECTIVES,
     extractor_cache_dir,
+    one_line_warnings,
     parse_threshold,
     train_and_save,
 )
@@ -76,16 +76,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    from structkernels.utils import one_line
-
-    print(f"structkernels train-extractor: warning: {one_line(message)}", file=sys.stderr,
-          flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
-    with cache_options(args), warnings.catch_warnings():
-        warnings.showwarning = _one_line_warning
+    with cache_options(args), one_line_warnings("train-extractor"):
         return _run(args)
 
 
@@ -104,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(f"no such file or folder: {name}")
     check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
     if getattr(args, "own_process", False):
-        keep_torch_out(args.pipeline)  # 0.5 GB less when the pipeline does not need PyTorch
+        keep_torch_out(args.pipeline)  # spaCy without PyTorch where the pipeline allows
     corpus = read_relations(args.files, on_error="skip" if args.skip_bad else "raise")
     for s in corpus.skipped:
         print(f"skipped: {s.file}:{s.line}: {s.record}: {s.reason}", file=sys.stderr)

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import load_graph_labels, writes_files
+from structkernels.cli._common import writes_files
 from structkernels.neighbors.settings import MAIN_JOB
-from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, save_model
+from structkernels.npk.files import save_model
 
 
 class _ConstructorDefault:
@@ -62,8 +62,8 @@ _PATH_KERNEL = "structkernels.kernels.path:PathKernel"
 
 #: The options' defaults: the main job's named configuration
 #: (:data:`structkernels.neighbors.settings.MAIN_JOB`, sized so that the shipped-dataset
-#: run finishes in minutes on 2 cores: benchmarks/results/npk_main_job.md, 37 s wall from
-#: an empty numba cache) and, for what it does not name, the constructors' own defaults
+#: run finishes in minutes: benchmarks/results/npk_main_job.md) and, for what it does not
+#: name, the constructors' own defaults
 #: (:class:`_ConstructorDefault`: ``NonstationaryLearner``, ``KernelKNNClassifier``,
 #: ``PathKernel``).
 DEFAULTS: dict[str, Any] = {
@@ -241,25 +241,6 @@ def _load(data: str | None, skip_bad: bool = False):
     return ds
 
 
-def _scores(clf, X, y) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    """The test figures, the predictions and the positive-class scores of ``clf`` on ``X``."""
-    from sklearn.metrics import average_precision_score
-
-    from structkernels.neighbors.classifier import positive_class_scores
-
-    t0 = time.perf_counter()
-    proba = clf.predict_proba(X)
-    pred = clf.decide(proba)  # = clf.predict(X)
-    out = positive_class_scores(y, pred)
-    classes = list(clf.classes_)
-    score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(y))
-    # threshold-free: how well the share of positive neighbours ranks the positives
-    out["average_precision"] = float(average_precision_score(y, score)) if np.any(y == 1) else 0.0
-    out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
-    out["seconds"] = time.perf_counter() - t0 + float(getattr(clf, "fit_seconds_", 0.0))
-    return out, np.asarray(pred), np.asarray(score)
-
-
 def parse_threshold(value: Any) -> Any:
     """``--threshold``: 'auto', 'majority' (None) or a number in [0, 1]."""
     if value in (None, "majority"):
@@ -301,24 +282,9 @@ def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, 
     }
 
 
-def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings) -> tuple[dict, Any, np.ndarray, np.ndarray]:
-    """Fit the k-NN classifier on the training half and score the other half: the figures,
-    the classifier, its predictions and its positive-class scores."""
-    from structkernels.neighbors.classifier import KernelKNNClassifier
-
-    clf = KernelKNNClassifier(kernel="path", kernel_params=kernel_params, **settings)
-    clf.fit(train_X, train_y)
-    figures, pred, score = _scores(clf, test_X, test_y)
-    return figures, clf, pred, score
-
-
-def fmt_f1(s: dict[str, Any]) -> str:
-    return f"{100 * s['f1']:.1f} ({100 * s['precision']:.1f}, {100 * s['recall']:.1f})"
-
-
 def run(args: argparse.Namespace) -> int:
+    from structkernels.experiments.npk_job import format_summary, load_graph_labels, main_job
     from structkernels.kernels.names import as_kernel
-    from structkernels.npk.learner import NonstationaryLearner
 
     t_start = time.perf_counter()
     _resolve_defaults(args)
@@ -340,7 +306,16 @@ def run(args: argparse.Namespace) -> int:
         except ImportError as exc:
             raise CommandError(str(exc)) from None
     if args.graphs is not None or args.graph_labels is not None:  # a user's graphs and labels
-        ds = load_graph_labels(args)
+        if args.graph_labels is None:
+            raise CommandError("--graphs needs --graph-labels FILE.json (the labelled "
+                               "interaction tuples)")
+        if args.data is not None:
+            raise CommandError("give either DATA or --graphs/--graph-labels, not both")
+        ds = load_graph_labels(args.graph_labels, args.graphs, skip_bad=args.skip_bad,
+                               log=lambda line: print(f"structkernels train-npk: {line}",
+                                                      file=sys.stderr))
+        args.data = (f"{args.graph_labels} over "
+                     f"{args.graphs or FilePath(args.graph_labels).parent}")
     else:
         ds = _load(args.data, args.skip_bad)
     train, test = ds.split("train"), ds.split("test")
@@ -354,179 +329,43 @@ def run(args: argparse.Namespace) -> int:
         rng = np.random.RandomState(args.random_state)
         learn_set = train.subset(np.sort(rng.choice(len(train.paths), args.max_train, replace=False)))
     labels = None if args.labels is None else [s.strip() for s in args.labels.split(",") if s.strip()]
-    hashing = None if args.hashing == "none" else args.hashing
-    learner = NonstationaryLearner(
-        kernel="path",
-        kernel_params=pk_params,
-        labels=labels,
-        top_fraction=args.top_fraction,
-        alpha=args.alpha,
-        beta=args.beta,
-        k=args.k,
-        n_iter=args.n_iter,
-        sampling=args.sampling,
-        hashing=hashing,
-        n_bits=args.n_bits,
-        objective=args.objective,
-        objective_sample=args.objective_sample,
-        n_neighbors=args.n_neighbors,
-        n_jobs=args.n_jobs,
-        random_state=args.random_state,
-        progress=False if args.no_progress else None,
-    )
-    y_learn = np.asarray(learn_set.labels)
-    learner.fit(learn_set.paths, y_learn)
-
-    settings = classifier_settings(args, learner.normalize_)
-    y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
-    pk, *_ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
-    npk, _, npk_pred, npk_score = evaluate(
-        train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings
-    )
-    from structkernels.experiments.baselines import linear_baselines
-
-    # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
-    linear = linear_baselines(train.paths, y_train, test.paths, y_test) if len(y_test) else {}
+    learner_params = {
+        "labels": labels, "top_fraction": args.top_fraction, "alpha": args.alpha,
+        "beta": args.beta, "k": args.k, "n_iter": args.n_iter, "sampling": args.sampling,
+        "hashing": None if args.hashing == "none" else args.hashing, "n_bits": args.n_bits,
+        "objective": args.objective, "objective_sample": args.objective_sample,
+        "n_neighbors": args.n_neighbors, "n_jobs": args.n_jobs,
+        "random_state": args.random_state, "progress": False if args.no_progress else None,
+    }
+    options = {k: getattr(args, k) for k in (  # the summary's settings
+        "alpha", "beta", "k", "n_iter", "sampling", "hashing", "n_bits", "lam",
+        "node_mismatch", "n_neighbors", "weights", "threshold", "n_tables", "probe")}
+    options.update(n_probes=_n_probes(args), objective=args.objective,
+                   objective_sample=args.objective_sample, random_state=args.random_state,
+                   max_train=args.max_train)
     table = None
     if not args.no_table and args.seeds > 0:
-        from structkernels.experiments.baselines import baselines_table
-
-        t0 = time.perf_counter()
-        table = baselines_table(
-            train, test, pk_params, learner.kernel_params_(), n_train=args.table_train,
-            n_test=args.table_test, seeds=range(args.random_state, args.random_state + args.seeds),
-            n_jobs=args.n_jobs,
-            hash_settings={k: settings[k] for k in ("n_tables", "probe", "n_probes", "n_bits")},
-        )
-        table["seconds"] = time.perf_counter() - t0
-    total = time.perf_counter() - t_start
-
-    n_learn = len(learn_set.paths)
-    summary = {
-        "data": args.data or "shipped Bio-AMR interactions",
-        "n_train": len(train.paths),
-        "n_learn": n_learn,
-        "n_test": len(test.paths),
-        "positive_rate_test": float(np.mean(y_test)) if len(y_test) else 0.0,
-        "settings": {
-            "alpha": args.alpha, "beta": args.beta, "k": args.k, "n_iter": args.n_iter,
-            "sampling": args.sampling, "hashing": args.hashing, "n_bits": args.n_bits,
-            "lam": args.lam, "node_mismatch": args.node_mismatch,
-            "n_neighbors": args.n_neighbors, "weights": args.weights,
-            "threshold": args.threshold, "n_tables": args.n_tables, "probe": args.probe,
-            "n_probes": _n_probes(args),
-            "objective": args.objective, "objective_sample": args.objective_sample,
-            "random_state": args.random_state, "max_train": args.max_train,
-        },
-        "learned_labels": learner.labels_,
-        "zeroed_labels": learner.ignored_labels_,
-        "PK": pk,
-        "NPK": npk,
-        "linear_baselines": linear,
-        "baselines": table,
-        "learning": {
-            "n_evaluations": learner.n_evaluations_,
-            "n_evaluations_graph": learner.n_evaluations_graph_,
-            # one Gram matrix of the structures σ was learned on: N (N + 1) / 2 evaluations
-            "gram_evaluations": n_learn * (n_learn + 1) // 2,
-            "fraction_of_gram": learner.n_evaluations_ / float(n_learn * (n_learn + 1) // 2),
-            "budget": learner.budget_,
-            "n_trimmed": learner.n_trimmed_,
-            "seconds": learner.fit_seconds_,
-        },
-        "seconds": total,
-    }
-    model = {
-        "format": MODEL_FORMAT,
-        "version": MODEL_VERSION,
-        "learner": learner.to_json(),
-        "classifier": {k: v for k, v in settings.items() if k != "n_jobs"},
-        "kernel": "path",
-        "kernel_params": learner.kernel_params_(),
-        "train": {
-            "source": summary["data"],
-            "ids": [_record_id(r, i) for i, r in enumerate(train.records)],
-            "paths": [p.to_json() for p in train.paths],
-            "labels": [int(v) for v in y_train],
-        },
-        "evaluation": {k: summary[k] for k in ("n_test", "PK", "NPK", "seconds")},
-    }
+        table = {"n_train": args.table_train, "n_test": args.table_test,
+                 "seeds": range(args.random_state, args.random_state + args.seeds)}
+    settings = classifier_settings(args, None)  # "normalize": the learner's, once fitted
+    job = main_job(train, test, learn_set, pk_params=pk_params, learner_params=learner_params,
+                   settings=settings, table=table,
+                   data=args.data or "shipped Bio-AMR interactions", options=options,
+                   started=t_start)
     out = FilePath(args.out)
-    save_model(out, model)
+    save_model(out, job["model"])
     if args.plot:
         from structkernels.experiments.plotting import plot_sigma_losses
 
-        plot_sigma_losses(learner, args.plot)
+        plot_sigma_losses(job["learner"], args.plot)
     if args.plot_eval:
         from structkernels.experiments.plotting import plot_evaluation
 
-        plot_evaluation(y_test, npk_pred, npk_score, args.plot_eval,
+        y_test = np.asarray(test.labels)
+        plot_evaluation(y_test, job["pred"], job["score"], args.plot_eval,
                         title=f"NPK, k-NN classifier, test half ({len(y_test):,} candidates)")
-
     if args.json:
-        print(json.dumps(summary, indent=1))
+        print(json.dumps(job["summary"], indent=1))
     else:
-        _print_summary(summary, out, args.plot)
+        sys.stdout.write(format_summary(job["summary"], out, args.plot))
     return 0
-
-
-def _record_id(record: Any, i: int) -> Any:
-    if isinstance(record, dict):
-        return record.get("id", i)
-    return getattr(record, "id", i)
-
-
-def _print_summary(s: dict[str, Any], out: FilePath, plot: str | None) -> None:
-    w = sys.stdout.write
-    lrn = s["learning"]
-    w(
-        f"data: {s['data']}: {s['n_train']} training / {s['n_test']} test candidates "
-        f"({100 * s['positive_rate_test']:.1f}% positive in test)\n"
-    )
-    st = s["settings"]
-    if st.get("objective", "loss1") == "knn-ap":
-        how = (f"objective: leave-one-out AP of the {st['n_neighbors']}-NN classifier on a "
-               f"stratified sample of {min(st['objective_sample'], s['n_learn']):,}")
-    else:
-        how = (f"α={st['alpha']}, β={st['beta']}, k={st['k']}, {st['sampling']} sampling, "
-               f"{st['hashing']} hashing")
-    w(f"σ learned on {s['n_learn']} structures for {len(s['learned_labels'])} edge labels ({how})\n")
-    w(f"labels σ zeroed ({len(s['zeroed_labels'])}): {', '.join(s['zeroed_labels']) or '(none)'}\n")
-    w(
-        f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "
-        f"{'kernel evaluations':>18} {'seconds':>8}\n"
-    )
-    for name in ("PK", "NPK"):
-        r = s[name]
-        w(
-            f"{name:<6} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
-            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
-        )
-    if s.get("linear_baselines"):
-        w("obvious features on the same split (class_weight balanced):\n")
-    for name, r in (s.get("linear_baselines") or {}).items():
-        w(
-            f"{name:<36} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
-            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
-        )
-    w(
-        f"learning: {lrn['n_evaluations']:,} kernel evaluations on N = {s['n_learn']:,} "
-        f"structures ({100 * lrn['fraction_of_gram']:.1f}% of one Gram matrix, "
-        f"N (N + 1) / 2 = {lrn['gram_evaluations']:,}; {lrn['n_trimmed']} subsets cut to the "
-        f"budget), {lrn['seconds']:.1f} s\n"
-    )
-    t = s.get("baselines")
-    if t:
-        from structkernels.experiments.baselines import format_table
-
-        w(
-            f"\nbaselines (Table 6 analogue): the same {t['n_train']:,} training / {t['n_test']:,} "
-            f"test sub-samples for every model, mean ± sd over {len(t['seeds'])} seeds "
-            f"(seeds {t['seeds'][0]}-{t['seeds'][-1]}), {t['seconds']:.1f} s\n"
-        )
-        w(format_table(t) + "\n")
-        beats = t["npk_beats_pk_every_seed"]
-        w("NPK beats PK on F1 and AP in every seed: "
-          + ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in beats.items()) + "\n")
-    w(f"total time {s['seconds']:.1f} s; model written to {out}")
-    w(f"; plot written to {plot}\n" if plot else "\n")

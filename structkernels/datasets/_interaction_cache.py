@@ -1,8 +1,8 @@
 """The binary copy of a parsed interaction file: an :class:`InteractionDataset` as arrays.
 
 Private module: :func:`structkernels.datasets.load_interactions` keeps a parsed file as
-the arrays of :func:`_to_arrays` (written and read without pickle by
-:mod:`structkernels.formats.arrays`) and rebuilds the dataset with :func:`_from_arrays`,
+the arrays of :func:`dataset_to_arrays` (written and read without pickle by
+:mod:`structkernels.formats.arrays`) and rebuilds the dataset with :func:`dataset_from_arrays`,
 which first checks that the arrays hold together.
 """
 
@@ -15,9 +15,9 @@ import numpy as np
 from structkernels.datasets.interaction_dataset import (
     SPLITS,
     InteractionDataset,
+    PackedText,
     RecordList,
     SkippedRecord,
-    _PackedText,
 )
 from structkernels.formats.arrays import pack_strings, unpack_strings
 from structkernels.structures import Vocabulary
@@ -25,8 +25,8 @@ from structkernels.structures.encoded import PathList, TreeList
 
 #: Version of the parsed form kept in the binary cache: bump it when parsing or the
 #: arrays change, so that older copies are parsed again.
-_CACHE_FORMAT = 1
-_CACHE_SPEC = {
+CACHE_FORMAT = 1
+CACHE_SPEC = {
     "labels": "i", "swapped": "b", "splits": "U",
     "p_offsets": "i", "p_edges": "i", "p_nodes": "i",
     "t_offsets": "i", "t_labels": "i", "t_edges": "i", "t_child_offsets": "i",
@@ -37,7 +37,7 @@ _CACHE_SPEC = {
 }
 
 
-def _to_arrays(ds: InteractionDataset) -> dict[str, np.ndarray]:
+def dataset_to_arrays(ds: InteractionDataset) -> dict[str, np.ndarray]:
     P, T = ds.paths, ds.trees
     gid = pack_strings(ds.graph_ids)
     pv = pack_strings(P.vocab.labels[1:])
@@ -70,8 +70,8 @@ def _check_ids(ids: np.ndarray, bound: int, what: str) -> None:
         raise ValueError(f"{what} out of range")
 
 
-def _from_arrays(a: dict[str, np.ndarray], source: str) -> InteractionDataset:
-    """An :class:`InteractionDataset` from :func:`_to_arrays`' arrays, checked first (a
+def dataset_from_arrays(a: dict[str, np.ndarray], source: str) -> InteractionDataset:
+    """An :class:`InteractionDataset` from :func:`dataset_to_arrays`' arrays, checked first (a
     copy that does not hold together raises ValueError)."""
     n = a["labels"].size
     if not (a["swapped"].size == a["splits"].size == a["gid_null"].size == a["gid_ends"].size
@@ -98,7 +98,7 @@ def _from_arrays(a: dict[str, np.ndarray], source: str) -> InteractionDataset:
     if ends.size and (ends[0] < 0 or np.any(np.diff(ends) < 0)):
         raise ValueError("bad record offsets")
     starts = np.concatenate([np.zeros(1, np.int64), ends[:-1]]) if ends.size else ends
-    records = RecordList._from_packed(_PackedText(a["rec_data"].tobytes()), starts, ends)
+    records = RecordList._from_packed(PackedText(a["rec_data"].tobytes()), starts, ends)
     paths = PathList(pvocab, a["p_offsets"], a["p_edges"], a["p_nodes"])
     trees = TreeList(tvocab, a["t_offsets"], a["t_labels"], a["t_edges"], a["t_child_offsets"],
                      a["t_child_index"])

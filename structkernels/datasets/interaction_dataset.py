@@ -39,7 +39,7 @@ class SkippedRecord:
         return f"{self.file}, line {self.line}{record_label(self.record_id)}: {one_line(self.reason)}"
 
 
-class _PackedText:
+class PackedText:
     """Records' UTF-8 text in one buffer, zlib-compressed until first read."""
 
     __slots__ = ("_packed", "_blob")
@@ -77,11 +77,11 @@ class RecordList(Sequence):
 
     def __init__(self, text: Sequence[str]):
         self._text: list[str] | None = list(text)
-        self._packed: _PackedText | None = None
+        self._packed: PackedText | None = None
         self._starts = self._ends = np.zeros(0, np.int64)
 
     @classmethod
-    def _from_packed(cls, packed: _PackedText, starts: np.ndarray, ends: np.ndarray) -> RecordList:
+    def _from_packed(cls, packed: PackedText, starts: np.ndarray, ends: np.ndarray) -> RecordList:
         self = cls.__new__(cls)
         self._text, self._packed, self._starts, self._ends = None, packed, starts, ends
         return self

@@ -9,41 +9,11 @@ by ``datasets/build_bio_amr_interactions.py``, provenance in
 ``datasets/bio-amr-interactions/README.md``; its labels are *distant* labels,
 see that folder's README and :mod:`structkernels.amr.labels`).
 
-Record forms (one JSON object per line; blank lines are ignored)
-----------------------------------------------------------------
-**structkernels form** (what the shipped file holds)::
-
-    {"id": "a_pmid_2094_2929.7#3", "graph_id": "a_pmid_2094_2929.7",
-     "sentence": "...",
-     "interaction": {"type": "phosphorylate-01", "node": "p",
-                     "catalyst": {"node": "e", "concept": "enzyme", "name": "Akt"},
-                     "participants": [{"node": "p2", "concept": "protein", "name": "GSK3"}]},
-     "path": [["ARG0", "enzyme"], [null, "phosphorylate"], [null, "phosphorylate"],
-              ["ARG1", "protein"]],
-     "tree": {"label": "phosphorylate", "children": [["ARG0", {...}], ["ARG1", {...}]]},
-     "label": 1, "swapped": false, "split": "train"}
-
-``label`` is 1 (positive) or 0 (negative); ``swapped`` (optional, default
-false) flags a negative whose catalyst and participant roles are exchanged;
-``split`` (optional) is ``"train"`` or ``"test"``.  Only ``path``, ``tree``
-and ``label`` are required; a record may instead give ``amr`` (the PENMAN text
-of its graph) and ``interaction`` (with node variables), and the path and tree
-are extracted (:mod:`structkernels.graphs.candidates`).
-
-**PubMed45 form** (Garg et al., 2016)::
-
-    {"id": "pm45-17", "interaction_tuple": ["bind-01", "Sos", "Ras", "GTP"],
-     "label": 2, "amr": "(h / have-03 ...)"}
-
-``interaction_tuple`` is ``[type, catalyst, participant]`` or ``[type,
-catalyst, participant, participant]`` (catalyst ``null`` when none); each item
-is resolved in the record's ``amr`` as a node variable, else as the unique
-node with that name (``:name``, case-insensitive), else as the unique node
-with that concept (with or without its sense number).  An unknown or
-ambiguous item, or a missing interaction node, is an error naming the line.
-``label`` is 0 (negative), 1 (positive) or 2 (roles swapped: loaded as
-label 0 with ``swapped`` true).  ``path`` and ``tree`` may be given instead
-of ``amr``.
+Records are JSON objects, one per line (blank lines ignored), in the **structkernels
+form** (``path``, ``tree`` and ``label`` required, or ``amr`` and ``interaction`` from which
+they are extracted by :mod:`structkernels.graphs.candidates`; what the shipped file holds)
+or the **PubMed45 form** (Garg et al., 2016: ``interaction_tuple`` resolved in the record's
+``amr``; label 2, roles swapped, loads as 0 with ``swapped`` true); docs/amr.md gives both.
 
 A record without ``split`` is put in ``"train"`` or ``"test"`` by
 :func:`split_of` of its ``graph_id`` (else its ``id``, else its line), so no
@@ -65,10 +35,10 @@ import zlib
 from pathlib import Path as FilePath
 
 from structkernels.datasets._interaction_cache import (
-    _CACHE_FORMAT,
-    _CACHE_SPEC,
-    _from_arrays,
-    _to_arrays,
+    CACHE_FORMAT,
+    CACHE_SPEC,
+    dataset_from_arrays,
+    dataset_to_arrays,
 )
 from structkernels.datasets.interaction_dataset import (
     SPLITS,
@@ -203,16 +173,16 @@ def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
     except OSError as exc:
         raise InteractionFormatError(f"{fname}: cannot read ({one_line(exc)})") from None
     key = hashlib.sha256(json.dumps(
-        [_CACHE_FORMAT, digest, on_error, int(max_depth), int(max_bytes)]).encode()).hexdigest()
+        [CACHE_FORMAT, digest, on_error, int(max_depth), int(max_bytes)]).encode()).hexdigest()
     target = folder / f"interactions-{key[:32]}.npz"
-    arrays = read_arrays(target, _CACHE_SPEC)
+    arrays = read_arrays(target, CACHE_SPEC)
     if arrays is not None:
         try:
-            return _from_arrays(arrays, fname)
+            return dataset_from_arrays(arrays, fname)
         except (ValueError, IndexError, UnicodeDecodeError, zlib.error):
             pass  # damaged or foreign: parse again and replace it
     ds = _parse_file(fname, None, on_error, max_depth, max_bytes)
-    arrays = _to_arrays(ds)
+    arrays = dataset_to_arrays(ds)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         write_arrays(target, arrays)
@@ -227,7 +197,7 @@ def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
     # the first load returns what every later load reads (the copy's arrays), and the
     # parse's objects go: the process keeps about the memory of a later load, not the
     # parse's peak
-    copy = _from_arrays(arrays, fname)
+    copy = dataset_from_arrays(arrays, fname)
     del ds, arrays
     release_free_memory()
     return copy

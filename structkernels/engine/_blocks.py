@@ -3,7 +3,7 @@
 The engine (:mod:`structkernels.engine.gram`) and the dask path
 (:mod:`structkernels.engine.distributed`) share these: a matrix is cut into
 square blocks (:func:`block_tasks`), each block is computed (:func:`one_block`,
-refused if any value is not finite), normalised if asked (:func:`finish_block`)
+refused if any value is not finite), normalised if asked
 and placed with its mirror in memory (:func:`write_block`) or written into a
 ``.npy`` file without mapping it (:class:`FileMatrix`, :func:`write_block_file`);
 :func:`guided_chunks` groups blocks into tasks for workers.
@@ -18,15 +18,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from structkernels.engine.checks import check_kernel_values, check_normalized, diagonal_scales
+from structkernels.engine.checks import check_kernel_values, normalize_block
 from structkernels.utils import njit
 
 __all__ = [
-    "BlockKernel", "FileMatrix", "OWN_DIAGONAL", "block_ranges", "block_tasks", "compute_blocks",
-    "count_evals", "default_block_size", "finish_block", "guided_chunks", "largest_first",
-    "one_block",
-    "place_block", "place_transposed", "pwrite_all", "task_evals", "write_block",
-    "write_block_file",
+    "BlockKernel", "FileMatrix", "block_ranges", "block_tasks", "compute_blocks", "count_evals",
+    "default_block_size", "guided_chunks", "largest_first", "one_block", "place_block",
+    "place_transposed", "pwrite_all", "task_evals", "write_block", "write_block_file",
 ]
 
 
@@ -130,10 +128,10 @@ def place_transposed(out, block):  # pragma: no cover - compiled
 
 
 class FileMatrix:
-    """A C-ordered float64 matrix in a file, written (and read) a block of rows at a time.
+    """A C-ordered float64 matrix in a file, written a block at a time.
 
-    Blocks go to the file with ``pwrite`` (one call per row of the block) and row
-    bands come back with ``preadv``: nothing maps the file, so the process holds
+    Blocks go to the file with ``pwrite`` (one call per row of the block): nothing maps
+    the file, so the process holds
     only the blocks in hand (the pages written stay in the page cache, dirty
     until written back), whatever the size of the matrix.  Writing does not
     fault the file's pages into a map one by one, which costs about twice the
@@ -192,18 +190,6 @@ class FileMatrix:
         for i in range(h):
             pwrite_all(self._fd, rows[i], self._at(r0 + i, c0))
 
-    def read_rows(self, r0: int, r1: int) -> np.ndarray:
-        """``K[r0:r1]``, read into a new array."""
-        out = np.empty((r1 - r0, self.shape[1]), dtype=np.float64)
-        view = memoryview(out).cast("B")
-        pos = self._at(r0, 0)
-        while view:
-            k = os.preadv(self._fd, [view], pos)
-            if k == 0:
-                raise OSError(f"{self.path}: the file ends before row {r1}")
-            view, pos = view[k:], pos + k
-        return out
-
 
 def pwrite_all(fd: int, data: np.ndarray, pos: int) -> None:
     view = memoryview(data).cast("B")
@@ -231,53 +217,23 @@ def write_block_file(fm: FileMatrix, task, block: np.ndarray, symmetric: bool) -
         fm.write(c0, r0, mirror)
 
 
-#: ``scales`` of a symmetric Gram normalised block by block: the diagonal blocks first, each
-#: by its own diagonal, then every other block by the diagonal they gave
-OWN_DIAGONAL = "own diagonal"
+def compute_blocks(kernel: BlockKernel, X, Y, tasks, symmetric: bool, file: tuple | None = None,
+                   scales=None) -> list:
+    """Run a chunk of block tasks (in a worker process or on dask).
 
-
-def finish_block(task, block: np.ndarray, symmetric: bool, scales) -> tuple[np.ndarray, Any]:
-    """A raw block normalised as :func:`normalize_inplace` would, and its raw diagonal.
-
-    ``scales`` is None (the block as it is), ``(sx, sy)`` (cell ``[i, j]`` times
-    ``sx[i] * sy[j]``, the product formed first) or :data:`OWN_DIAGONAL` (a diagonal
-    block of a symmetric Gram, scaled by its own diagonal; the raw diagonal is returned
-    too).  Cell for cell the same arithmetic as normalising the finished matrix.
-    """
-    if scales is None:
-        return block, None
-    r0, r1, c0, c1 = task
-    d = None
-    if isinstance(scales, str):
-        if not (symmetric and r0 == c0):
-            raise ValueError("only a diagonal block can be scaled by its own diagonal")
-        d = np.diag(block).copy()
-        sx = sy = diagonal_scales(d)
-        block = block * (sx[:, None] * sy[None, :])
-    else:
-        sx, sy = scales
-        block = block * (sx[r0:r1, None] * sy[None, c0:c1])
-    check_normalized(block, offsets=(r0, c0))
-    return block, d
-
-
-def compute_blocks(kernel: BlockKernel, tasks, X, Y, symmetric: bool, out_path: str | None = None,
-                    offset: int = 0, shape: tuple[int, int] = (0, 0), scales=None):
-    """Run a chunk of block tasks (in a worker process).
-
-    With ``out_path`` (a ``.npy`` file whose data start at ``offset``) the worker
-    normalises each block by ``scales`` (:func:`finish_block`) and writes it into
-    the file itself (:class:`FileMatrix`), and returns only the coordinates
-    (and a diagonal block's raw diagonal), so memory stays one block per worker
-    whatever the size of the matrix.
+    With ``file`` (``(path, offset, shape)`` of a ``.npy`` file's data) the worker
+    normalises each block by ``scales`` (:func:`~structkernels.engine.checks.normalize_block`)
+    and writes it into the file itself (:class:`FileMatrix`), and returns only the
+    coordinates (and a diagonal block's raw diagonal), so memory stays one block per
+    worker whatever the size of the matrix.
     """
     out = []
-    target = None if out_path is None else FileMatrix(out_path, offset, shape)
+    target = None if file is None else FileMatrix(*file)
     try:
         for task in tasks:
             block = one_block(kernel, task, X, Y, symmetric)
             if target is not None:
-                block, d = finish_block(task, block, symmetric, scales)
+                block, d = normalize_block(block, (task[0], task[2]), scales)
                 write_block_file(target, task, block, symmetric)
                 out.append((*task, None, d))
             else:

@@ -100,20 +100,58 @@ def normalization_scales(
 
 
 def normalize_gram(
-    K: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None, *, warn: bool = True
+    K: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None, *, warn: bool = True,
+    inplace: bool = False,
 ) -> np.ndarray:
     """``K[i, j] / sqrt(diag_x[i] * diag_y[j])``, 0 where a self-similarity is 0.
 
-    Modifies nothing in place; returns a new float64 array.  A zero (or
-    negative, from round-off) self-similarity gives a zero row/column and a
+    Returns a new float64 array, or with ``inplace`` normalises ``K`` itself in row
+    blocks of about 32 MiB (a memory map too) and returns it.  A zero (or negative, from
+    round-off) self-similarity gives a zero row/column and a
     :class:`ZeroSelfSimilarityWarning` naming how many structures it hit.
     """
     diag_y = diag_x if diag_y is None else diag_y
     sx, sy = normalization_scales(diag_x, diag_y, warn=warn, stacklevel=3)
     # the scale s_x[i] s_y[j] is formed first, so a symmetric K stays exactly symmetric
-    out = np.asarray(K, dtype=np.float64) * (sx[:, None] * sy[None, :])
-    check_normalized(out)
-    return out
+    if not inplace:
+        out = np.asarray(K, dtype=np.float64) * (sx[:, None] * sy[None, :])
+        check_normalized(out)
+        return out
+    rows = max(1, (1 << 25) // max(1, 8 * K.shape[1]))
+    for r0 in range(0, K.shape[0], rows):
+        block, _ = normalize_block(K[r0:r0 + rows], (r0, 0), (sx, sy))
+        K[r0:r0 + rows] = block
+    return K
+
+
+#: ``scales`` of a diagonal block of a symmetric Gram normalised as it is written: its own
+#: diagonal gives them
+OWN_DIAGONAL = "own diagonal"
+
+
+def normalize_block(block: np.ndarray, offsets: Sequence[int], scales: Any
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """A raw block at ``offsets`` normalised as :func:`normalize_gram` normalises the matrix.
+
+    ``scales`` is None (the block as it is), ``(sx, sy)`` (cell ``[i, j]`` times
+    ``sx[i] * sy[j]``, the product formed first) or :data:`OWN_DIAGONAL` (a diagonal block
+    of a symmetric Gram, scaled by its own diagonal, which is returned too).  Cell for
+    cell the same arithmetic as normalising the finished matrix.
+    """
+    if scales is None:
+        return block, None
+    r0, c0 = offsets
+    d = None
+    if isinstance(scales, str):
+        d = np.diag(block).copy()
+        sx = sy = diagonal_scales(d)
+        block = block * (sx[:, None] * sy[None, :])
+    else:
+        sx, sy = scales
+        n, m = block.shape
+        block = block * (sx[r0:r0 + n, None] * sy[None, c0:c0 + m])
+    check_normalized(block, offsets=(r0, c0))
+    return block, d
 
 
 def check_normalized(block: np.ndarray, offsets: Sequence[int] = (0, 0)) -> None:

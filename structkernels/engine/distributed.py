@@ -1,55 +1,32 @@
 """Out-of-core Gram matrices on a dask cluster, restartable after a lost worker.
 
-:func:`dask_gram` writes the Gram matrix of ``X`` block by block into a
-``.npy`` file that every worker writes (on a cluster: a path on a file system
-all workers share).  Next to it, ``<out>.parts/`` holds one marker file per
-finished block, the key of the run (``meta.json``), and the matrix being built
-(``partial.npy``): ``out`` itself is written only when the matrix is complete,
-by renaming ``partial.npy`` over it, so an existing ``out`` is intact until
-then.  So:
+:func:`dask_gram` writes the Gram matrix of ``X`` block by block into a ``.npy`` file that
+every worker writes (on a cluster: a path on a file system all workers share).  Next to
+it, ``<out>.parts/`` holds one marker file per finished block, the key of the run
+(``meta.json``) and the matrix being built (``partial.npy``), renamed over ``out`` only
+when complete.  So:
 
-* the data, the kernel (and the normalisation scales) go to every worker once
-  (``client.scatter``, sent while the client hashes the data for the run key);
-  a task names them and its blocks, nothing more;
-* the blocks (largest first) go out in a few jobs per worker, shrinking towards
-  the end (guided self-scheduling: each job takes ``1 / (2 threads)`` of the
-  evaluations left), all in one graph: a task costs the scheduler and the worker
-  a few milliseconds, a block of a job nothing;
-* a worker writes each block (and its mirror) into the file with ``pwrite``,
-  mapping nothing, so its memory is one block (``block_size**2`` doubles),
-  whatever ``n``;
-* a block is marked done only once the file holding it is on disk: a thread in
-  each worker process takes the blocks written since its last pass, flushes the
-  file once (``fdatasync``: the first blocks at once, then at gaps growing with
-  the run up to 10 s while the worker computes, at once when it stops) and then
-  writes their markers.  The flushes overlap the
-  computation of the next blocks instead of following each block, and a marker
-  never exists for a block that a crash could lose;
-* a worker that dies loses only the blocks it was computing or had not yet
-  marked: the scheduler hands its running job to another worker
-  (``allowed_failures`` retries in dask; blocks already marked are skipped), and
-  the blocks it finished but had not marked are computed again at the end of
-  the run.  A block that fails stops the run: the other jobs stop after their
-  current block, and every block finished is marked before the error is raised;
-* a whole run that stops (scheduler lost, machine rebooted, Ctrl-C) is resumed
-  by calling :func:`dask_gram` again with the same arguments: blocks with a
-  marker are skipped;
-* the key of a run covers the data (a content hash of the structures, in
-  chunks of 16,384 whatever ``block_size``), the kernel (its class, a hash of all its
-  parameters and its code version: ``structkernels.engine._keys.kernel_key``),
-  ``n``, ``block_size`` and ``normalize``.  A call whose key differs from the
-  one found (other data, the same data in another order, another σ, a new
-  version of the kernel's code) reuses nothing: it says so on stderr and
-  computes every block again;
-* with ``normalize=True`` the diagonal is computed first (saved as
-  ``diag.npy``) and every block is normalised before it is written, so a
-  resumed run never normalises a block twice.
+* the data and the kernel (and the normalisation scales) go to every worker once; the
+  blocks (largest first) go out in a few jobs per worker that shrink towards the end;
+* a worker writes each block (and its mirror) with ``pwrite``, mapping nothing: its memory
+  is one block whatever ``n``;
+* a block is marked done only once the file holding it is on disk: a thread in each worker
+  process flushes the file (``fdatasync``) at growing gaps while the worker computes and
+  then writes the markers of the blocks flushed, so a marker never exists for a block that
+  a crash could lose;
+* a worker that dies loses only the blocks it had not marked: the scheduler hands its job
+  to another worker, and blocks left unmarked are computed again at the end of the run.  A
+  block that fails stops the run, once every finished block is marked;
+* a run that stops (scheduler lost, reboot, Ctrl-C) is resumed by calling :func:`dask_gram`
+  again with the same arguments: blocks with a marker are skipped.  The key of a run
+  covers the data (a content hash, in chunks of 16,384 structures), the kernel (class, all
+  its parameters, code version), ``n``, ``block_size`` and ``normalize``; a call whose key
+  differs reuses nothing, and says so on stderr;
+* with ``normalize=True`` the diagonal is computed first (saved as ``diag.npy``) and every
+  block is normalised before it is written, so a resumed run never normalises twice.
 
-Needs the ``distributed`` extra (``pip install structkernels[distributed]``).
-The result equals :func:`structkernels.gram` bit for bit (same blocks, same
-arithmetic, the lower triangle an exact mirror of the upper).
-
-Example (a script in ``benchmarks/cluster_gram.py`` runs this at scale)::
+Needs the ``distributed`` extra.  The result equals :func:`structkernels.gram` bit for bit
+(same blocks, same arithmetic, the lower triangle an exact mirror of the upper)::
 
     from dask.distributed import Client, LocalCluster
     from structkernels import kernel
@@ -61,6 +38,7 @@ Example (a script in ``benchmarks/cluster_gram.py`` runs this at scale)::
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -68,7 +46,6 @@ import sys
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +57,6 @@ from structkernels.engine._blocks import (
     FileMatrix,
     block_ranges,
     block_tasks,
-    finish_block,
     guided_chunks,
     largest_first,
     one_block,
@@ -88,7 +64,15 @@ from structkernels.engine._blocks import (
     write_block_file,
 )
 from structkernels.engine._keys import content_hash, kernel_key
-from structkernels.engine.checks import normalization_scales
+from structkernels.engine.checks import normalization_scales, normalize_block
+from structkernels.engine.gram import checked
+from structkernels.engine.parallel import (
+    Plan,
+    dask_client,
+    dask_worker_address,
+    in_background,
+    map_tasks,
+)
 from structkernels.utils import (
     atomic_memmap,
     atomic_open,
@@ -109,14 +93,9 @@ _HASH_CHUNK = 1 << 14
 #: a worker's flushing thread stops after this many idle seconds (its next block starts one)
 _COMMIT_IDLE_SECONDS = 5.0
 #: while a worker process computes blocks, the gap between two of its flushes grows with its
-#: run: the first pass flushes the first blocks at once, each later pass waits as long as the
-#: run has lasted so far (at least :data:`_COMMIT_FIRST_SECONDS`, at most
-#: :data:`_COMMIT_INTERVAL_SECONDS`: the work a machine crash can cost).  Flushing while the
-#: workers compute takes CPU and disk from them (page by page writes of blocks whose
-#: neighbours are not written yet, a journal commit each): on a 2-core machine, a 512 MB
-#: matrix flushed every 0.1 s took 8.1 s against 5.8 s with one flush at the end.  A process
-#: with no block in hand flushes after :data:`_COMMIT_GRACE_SECONDS` (the end of a run waits
-#: for no interval)
+#: run, from :data:`_COMMIT_FIRST_SECONDS` to :data:`_COMMIT_INTERVAL_SECONDS` (the work a
+#: machine crash can cost): flushing takes CPU and disk from the computation.  A process with
+#: no block in hand flushes after :data:`_COMMIT_GRACE_SECONDS`
 _COMMIT_FIRST_SECONDS = 0.25
 _COMMIT_INTERVAL_SECONDS = 10.0
 _COMMIT_GRACE_SECONDS = 0.01
@@ -124,6 +103,8 @@ _COMMIT_GRACE_SECONDS = 0.01
 _MARK_PATIENCE_SECONDS = 60.0
 #: rounds of computing again blocks that stayed unmarked, before giving up
 _MAX_ROUNDS = 3
+#: the times of a block in ``info["workers"]``, in the order a job reports them
+_TIMES = ("compute_seconds", "write_seconds", "compute_cpu_seconds", "write_cpu_seconds")
 
 
 def parts_dir(out: str | os.PathLike) -> Path:
@@ -352,15 +333,6 @@ def _job_done(run_id: str) -> None:
         _commit_lock.notify_all()
 
 
-def _worker_address() -> str:
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except Exception:  # pragma: no cover - run outside a worker
-        return "local"
-
-
 def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tuple[str, list]:
     """Worker: blocks one after the other, each normalised if asked, written, and handed to
     the committer that marks it done; a block already marked (a job run again after its
@@ -378,7 +350,7 @@ def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tupl
         _compute_blocks_into(kernel, X, tasks, plan, scale, done)
     finally:
         _job_done(run_id)
-    return _worker_address(), done
+    return dask_worker_address(), done
 
 
 def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale,
@@ -393,9 +365,9 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
             if _marker(folder, task).exists():
                 continue
             t0, u0 = time.perf_counter(), time.thread_time()
-            # normalised as normalize_inplace does (s_i * s_j formed first): the same bits
-            block, _ = finish_block(task, one_block(kernel, task, X, None, True), True,
-                                    None if scale is None else (scale, scale))
+            # normalised as normalize_gram does (s_i * s_j formed first): the same bits
+            block, _ = normalize_block(one_block(kernel, task, X, None, True), task[::2],
+                                       None if scale is None else (scale, scale))
             t1, u1 = time.perf_counter(), time.thread_time()
             write_block_file(fm, task, block, True)
             _hand_over(run_id, task, partial, parts)
@@ -403,8 +375,8 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
             done.append((task, (t1 - t0, t2 - t1, u1 - u0, u2 - u1), task_evals(task, True)))
 
 
-def _diag_job(kernel: BlockKernel, X, r0: int, r1: int) -> tuple[int, np.ndarray]:
-    return r0, np.asarray(kernel.diag_block(X[r0:r1]), dtype=np.float64)
+def _diag_job(kernel: BlockKernel, X, rows: tuple[int, int]) -> tuple[int, np.ndarray]:
+    return rows[0], np.asarray(kernel.diag_block(X[rows[0]:rows[1]]), dtype=np.float64)
 
 
 # ------------------------------------------------------------ in the client
@@ -514,17 +486,12 @@ def dask_gram(
     >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
     >>> K, info = dask_gram(kernel("path"), paths, "K.npy", client=client)  # doctest: +SKIP
     """
-    from distributed import as_completed, get_client
+    from distributed import as_completed
     from tqdm.auto import tqdm
 
     t_start = time.perf_counter()
-    if getattr(kernel, "cosine_normalizes", False):
-        kernel, normalize = kernel.kernel, True
-    kernel.validate_params()
-    X = kernel.check_input(X)
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
-    client = client or get_client()
+    kernel, X, _, normalize = checked(kernel, X, None, normalize, block_size)
+    client = client or dask_client()
     n = len(X)
     out = Path(os.fspath(out))
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -534,9 +501,8 @@ def dask_gram(
     result_file = parts / "result.json"
     # the data and the kernel go to every worker once (tasks hold references to them),
     # sent while this thread hashes the data for the run key and prepares the file
-    sending = ThreadPoolExecutor(max_workers=1)
-    scattered = sending.submit(client.scatter, [X, kernel], broadcast=True, hash=False)
-    sending.shutdown(wait=False)
+    scattered = in_background(functools.partial(client.scatter, broadcast=True, hash=False),
+                              [X, kernel])
     key = _run_key(kernel, X, int(block_size), normalize)
     tasks = list(block_tasks(n, n, int(block_size), True))
     old = _read_key(meta_file)
@@ -578,10 +544,8 @@ def dask_gram(
                 d = np.load(dfile)
             else:
                 d = np.empty(n, dtype=np.float64)
-                futs = [client.submit(_diag_job, kf, Xf, r0, min(n, r0 + block_size),
-                                      pure=False) for r0 in range(0, n, block_size)]
-                for fut in as_completed(futs):
-                    r0, v = fut.result()
+                for r0, v in map_tasks(_diag_job, block_ranges(n, block_size), ordered=False,
+                                       backend=Plan("dask", client=client), shared=(kf, Xf)):
                     d[r0:r0 + len(v)] = v
                 save_npy(dfile, d)
                 info["n_evaluations"] += n
@@ -613,17 +577,14 @@ def dask_gram(
                         who, done = fut.result()
                         w = info["workers"].setdefault(who, {
                             "blocks": 0, "evaluations": 0, "busy_seconds": 0.0,
-                            "compute_seconds": 0.0, "write_seconds": 0.0,
-                            "compute_cpu_seconds": 0.0, "write_cpu_seconds": 0.0})
-                        for task, (sec_c, sec_w, cpu_c, cpu_w), ev in done:
+                            **dict.fromkeys(_TIMES, 0.0)})
+                        for task, times, ev in done:
                             written[task] = who
                             w["blocks"] += 1
                             w["evaluations"] += ev
-                            w["busy_seconds"] += sec_c + sec_w
-                            w["compute_seconds"] += sec_c
-                            w["write_seconds"] += sec_w
-                            w["compute_cpu_seconds"] += cpu_c
-                            w["write_cpu_seconds"] += cpu_w
+                            w["busy_seconds"] += times[0] + times[1]
+                            for name, t in zip(_TIMES, times, strict=True):
+                                w[name] += t
                             if task not in computed:
                                 computed.add(task)
                                 info["n_evaluations"] += ev

@@ -1,57 +1,38 @@
 """The Gram engine: blocked, parallel, cached, memory-mappable Gram matrices.
 
-:func:`gram` splits the matrix into square blocks, computes only the upper
-triangle of blocks when the matrix is symmetric (the lower triangle is an
-exact mirror), and runs the blocks in parallel.  The engine picks how:
+:func:`gram` splits the matrix into square blocks, computes only the upper triangle of
+blocks when the matrix is symmetric (the lower triangle is an exact mirror), and runs the
+blocks as :func:`structkernels.engine.parallel.plan` says: threads for kernels whose
+compiled blocks release the GIL, worker processes for Python-level kernels (only when a
+first block shows that the rest is worth the start-up), or a dask cluster (``backend="dask"``
+or inside ``joblib.parallel_backend("dask")``: the kernel and the data go to every worker
+once, the blocks in a few chunks that shrink towards the end).  Results are bit-identical
+to ``n_jobs=1``: the blocks, their arithmetic and their placement do not depend on the
+worker that ran them.
 
-* kernels whose blocks are compiled code that releases the GIL (``path``,
-  ``tree``, ``nonstationary`` over them, ``kb-srk``: :func:`releases_gil`)
-  run in threads of the calling process: no worker start-up, no copies of
-  the data, so sub-second Grams speed up too;
-* Python-level kernels run in joblib worker processes (``loky``), and only
-  when the first block shows that the rest is worth the start-up;
-* results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic
-  and their placement do not depend on the worker that ran them.
-
-With ``out=`` (a ``.npy`` file) every block is written into the file with
-``pwrite``, without mapping it (worker processes write theirs themselves),
-and with ``normalize=True`` it is normalised before it is written: the
-diagonal blocks come first, then every other block is scaled by the diagonal
-they gave.  Nothing keeps the matrix mapped, so memory stays about one block
-per worker whatever the size of the matrix.  The same call runs on a
-dask.distributed cluster inside ``joblib.parallel_backend("dask")`` (or with
-``backend="dask"``): the engine then sends the kernel and the data to every
-worker once and the blocks in a few chunks that shrink towards the end, straight
-to the dask client.  On one machine, a cluster of threads in this process
-(``LocalCluster(processes=False)``) keeps every block in memory; worker
-processes receive the data and send every block back::
-
-    from dask.distributed import Client, LocalCluster
-    import joblib
-    client = Client(LocalCluster(processes=False))  # or a cluster's address
-    with joblib.parallel_backend("dask"):
-        K = gram(kernel, X, n_jobs=-1)
-
-For a matrix larger than one machine's disk or memory budget, with restart
-after a lost worker, see :func:`structkernels.engine.distributed.dask_gram`.
+With ``out=`` (a ``.npy`` file) every block is written into the file with ``pwrite``,
+without mapping it (worker processes write theirs themselves), and with ``normalize=True``
+it is normalised before it is written: the diagonal blocks come first, then every other
+block is scaled by the diagonal they gave.  Memory stays about one block per worker
+whatever the size of the matrix.  For a matrix larger than one machine's disk or memory,
+with restart after a lost worker, see :func:`structkernels.engine.distributed.dask_gram`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 
 from structkernels.engine._blocks import (
-    OWN_DIAGONAL,
     BlockKernel,
     FileMatrix,
     block_ranges,
@@ -59,7 +40,6 @@ from structkernels.engine._blocks import (
     compute_blocks,
     count_evals,
     default_block_size,
-    finish_block,
     guided_chunks,
     largest_first,
     one_block,
@@ -67,26 +47,29 @@ from structkernels.engine._blocks import (
     write_block,
     write_block_file,
 )
-from structkernels.engine._keys import kernel_code_version, kernel_key  # kernel_key: public here
+from structkernels.engine._keys import content_hash, kernel_key  # kernel_key: public here
 from structkernels.engine.checks import (
+    OWN_DIAGONAL,
     check_kernel_values,
-    check_normalized,
     normalization_scales,
+    normalize_block,
+    normalize_gram,
     probe_when_asked,
     validation_level,
 )
-from structkernels.engine.parallel import active_backend_is_default
+from structkernels.engine.parallel import Plan, map_tasks, plan
 from structkernels.utils import (
+    CacheFolder,
+    NpyFormatError,
     atomic_memmap,
     bar_disabled,
-    effective_n_jobs,
     n_jobs_value,
-    optional_module,
+    read_npy,
+    save_npy,
     tqdm,
 )
 
-__all__ = ["gram", "GramInfo", "block_ranges", "kernel_key", "normalize_inplace", "plan_backend",
-           "releases_gil"]
+__all__ = ["gram", "GramInfo", "GRAM_OPTIONS", "block_ranges", "checked", "kernel_key"]
 
 
 @dataclass
@@ -102,6 +85,7 @@ class GramInfo:
     seconds : float
     cache_hit : bool
     n_blocks : int
+        Blocks computed (0 on a cache hit).
     """
 
     shape: tuple[int, int]
@@ -111,132 +95,32 @@ class GramInfo:
     n_blocks: int
 
 
-#: below this many seconds of estimated serial work, worker threads are not started
-_MIN_THREAD_SECONDS = 0.02
-#: from this many kernel evaluations on, GIL-free kernels go to threads without timing a
-#: first block serially (the fastest compiled kernel needs well over 20 ms for them)
-_PROBE_EVALUATIONS = 1 << 21
-#: below this many seconds of estimated serial work, worker processes are not started
-#: (starting loky workers and sending them the data costs about a second or more)
-_MIN_PROCESS_SECONDS = 2.0
+def checked(kernel: BlockKernel, X: Any, Y: Any, normalize: bool, block_size: int | None
+            ) -> tuple[BlockKernel, Sequence, Sequence | None, bool]:
+    """``(kernel, X, Y, normalize)`` as a Gram computes them: a normalising wrapper
+    (:class:`structkernels.Normalized`) unwrapped into ``normalize`` (its diagonal then
+    computed once), the parameters and the inputs checked, ``block_size`` None or a
+    positive int."""
+    if getattr(kernel, "cosine_normalizes", False):
+        kernel, normalize = kernel.kernel, True
+    kernel.validate_params()
+    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+            block_size, (int, np.integer)) or block_size < 1):
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    return kernel, kernel.check_input(X), None if Y is None else kernel.check_input(Y), normalize
 
 
-def releases_gil(kernel: BlockKernel) -> bool:
-    """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
-
-    Such kernels (``path``, ``tree``, ``nonstationary`` over them, ``kb-srk``)
-    set the class attribute ``nogil_blocks = True``; the engine then runs
-    their blocks in threads of one process (no start-up, no copies of the
-    data), and processes only for Python-level kernels.
-    """
-    return bool(getattr(kernel, "nogil_blocks", False))
-
-
-def _dask_client(backend: str | None) -> Any:
-    """The dask client that joblib's dask backend would run on (``backend="dask"`` or an
-    active ``joblib.parallel_backend("dask")``), else None."""
-    if backend is not None and backend != "dask":
-        return None
-    try:
-        from joblib.parallel import get_active_backend
-
-        active, _ = get_active_backend()
-    except Exception:  # pragma: no cover - joblib internals moved
-        return None
-    if type(active).__name__ == "DaskDistributedBackend":
-        return getattr(active, "client", None)
-    if backend == "dask":
-        distributed = optional_module(
-            "distributed", 'backend="dask" needs dask.distributed: pip install "structkernels[distributed]"')
-        try:
-            return distributed.get_client()
-        except ValueError:
-            raise ValueError(
-                'backend="dask" needs a dask client: start one first, e.g. '
-                "Client(LocalCluster(processes=False)) on one machine, or Client(address)"
-            ) from None
-    return None
-
-
-def _scatter(client: Any, kernel: BlockKernel, X, Y) -> tuple:
-    """``(kernel, X, Y)`` sent to every worker of a dask cluster once, as futures (Y None
-    stays None).  Joblib's dask backend scatters only the arguments dask sizes above 1 kB
-    and sends the others inside every task."""
-    sent = client.scatter([kernel, X] if Y is None else [kernel, X, Y], broadcast=True,
-                          hash=False)
-    return sent[0], sent[1], (sent[2] if Y is not None else None)
-
-
-def _on_dask(client: Any, sent: tuple, chunks: list, symmetric: bool, out_path: str | None,
-             extra: tuple) -> Iterator[list]:
-    """:func:`compute_blocks` of each chunk on a dask cluster, results as they complete.
-
-    ``sent`` is the scattered ``(kernel, X, Y)`` (:func:`_scatter`).  The chunks are
-    submitted together and each result is taken the moment it completes (joblib's dask
-    backend polls its results every 10 ms and sleeps 10 ms at the end of a call: 13 ms of
-    a 0.35 s Gram of 4,000 paths on 2 cores).  Closing the generator (an error, Ctrl-C)
-    cancels the chunks not finished; a chunk's result is released on the cluster as soon
-    as it is taken, so the workers hold only the blocks not yet taken.
-    """
-    from distributed import as_completed
-
-    kf, Xf, Yf = sent
-    pending = {client.submit(compute_blocks, kf, chunk, Xf, Yf, symmetric, out_path, *extra,
-                             pure=False) for chunk in chunks}
-    try:
-        for future in as_completed(pending):
-            result = future.result()
-            # the worker frees the chunk's blocks now, not at the end of the call
-            pending.discard(future)
-            future.release()
-            yield result
-    finally:
-        client.cancel(list(pending))
-
-
-def plan_backend(kernel: BlockKernel, n_jobs: int | None, backend: str | None) -> tuple[int, str | None]:
-    """``(workers, backend)`` the engine uses: threads for GIL-free kernels.
-
-    An explicit ``backend`` (argument or ``joblib.parallel_backend`` context,
-    e.g. ``"dask"``) is kept; otherwise kernels whose blocks release the GIL
-    run in threads and the others in loky processes.
-    """
-    if n_jobs == 1:
-        workers = 1
-    elif backend is not None or not active_backend_is_default():
-        # a named backend (a dask cluster): joblib counts its workers
-        workers = max(1, joblib.effective_n_jobs(-1 if n_jobs is None else n_jobs))
-    else:
-        workers = effective_n_jobs(n_jobs)  # None: the cores this process may use
-    if backend is not None:
-        return workers, backend
-    if workers == 1:
-        return 1, None
-    if releases_gil(kernel) and active_backend_is_default():
-        return workers, "threading"
-    return workers, None
-
-
-def _raw_gram(
-    kernel: BlockKernel,
-    X: Sequence,
-    Y: Sequence | None,
-    *,
-    n_jobs: int | None,
-    block_size: int | None,
-    out: np.ndarray | None,
-    progress: bool | None,
-    backend: str | None,
-    scales: Any = None,
-) -> tuple[np.ndarray, int, int]:
-    """The Gram's blocks, computed serially, in threads or in processes, placed in ``out``.
+def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
+              block_size: int | None, out: np.ndarray | None, progress: bool | None,
+              backend: str | None, scales: Any = None) -> tuple[np.ndarray, int, int]:
+    """The Gram's blocks, computed as :func:`~structkernels.engine.parallel.plan` says and
+    placed in ``out``.
 
     ``out`` is an array in memory (made when None) or a whole writable ``numpy.memmap``,
-    which is then written block by block through its file (:class:`FileMatrix`),
-    never through its own map.  ``scales`` (file outputs only) normalises every block
-    before it is written (:func:`finish_block`): ``(sx, sy)``, or
-    :data:`OWN_DIAGONAL` for a symmetric Gram, whose diagonal blocks then run
-    first and give the scales of the others.
+    which is then written block by block through its file (:class:`FileMatrix`), never
+    through its own map.  ``scales`` (file outputs only) normalises every block before it
+    is written: ``(sx, sy)``, or :data:`OWN_DIAGONAL` for a symmetric Gram, whose diagonal
+    blocks then run first and give the scales of the others.
     """
     symmetric = Y is None
     n = len(X)
@@ -247,43 +131,26 @@ def _raw_gram(
         return out, 0, 0
     layout = FileMatrix.layout_of(out)
     fm = None if layout is None else FileMatrix(*layout)
-    if scales is not None and fm is None:
-        raise ValueError("blocks are normalised as they are written only into a file")
-    if isinstance(scales, str) and not symmetric:
-        raise ValueError("a Gram of X against Y is normalised by the diagonals of both")
-    explicit = backend is not None or not active_backend_is_default()
-    workers, backend = plan_backend(kernel, n_jobs, backend)
-    threads = backend == "threading"
-    bs = block_size
-    if not bs:
-        bs = default_block_size(n, m)
-        preferred = getattr(kernel, "preferred_block_size", None)
-        if preferred:
-            bs = min(int(preferred), bs)
+    bs = block_size or min(int(getattr(kernel, "preferred_block_size", 0) or 1 << 30),
+                           default_block_size(n, m))
     tasks = list(block_tasks(n, m, bs, symmetric))
     total = count_evals(n, m, symmetric)
-    disable = bar_disabled(total, progress)
-    bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram", disable=disable, leave=False)
-    # the phases: with scales from the diagonal, the diagonal blocks first
-    if isinstance(scales, str):
-        phases = [[t for t in tasks if t[0] == t[2]], [t for t in tasks if t[0] != t[2]]]
-        diag = np.empty(n, dtype=np.float64)
-    else:
-        phases = [tasks]
-        diag = None
-    state = {"scales": scales}
+    run = plan(kernel, n_jobs, backend, n_evaluations=total) if len(tasks) > 1 else Plan()
+    bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram",
+               disable=bar_disabled(total, progress), leave=False)
+    # with scales from the diagonal, the diagonal blocks first
+    own = isinstance(scales, str)
+    phases = ([[t for t in tasks if t[0] == t[2]], [t for t in tasks if t[0] != t[2]]] if own
+              else [tasks])
+    diag = np.empty(n, dtype=np.float64) if own else None
 
-    def write(task, block) -> None:
+    def compute(task):
+        """One block in this process: computed, normalised, written; its raw diagonal."""
+        block, d = normalize_block(one_block(kernel, task, X, Y, symmetric), task[::2], scales)
         if fm is not None:
             write_block_file(fm, task, block, symmetric)
         else:
             write_block(out, task, block, symmetric)
-
-    def compute(task):
-        """One block in this process: computed, normalised, written; returns its raw diagonal."""
-        block, d = finish_block(task, one_block(kernel, task, X, Y, symmetric), symmetric,
-                                 state["scales"])
-        write(task, block)
         return task, d
 
     def done(task, d) -> None:
@@ -291,82 +158,40 @@ def _raw_gram(
             diag[task[0]:task[1]] = d
         bar.update(task_evals(task, symmetric))
 
-    def serial(todo) -> None:
-        for task in todo:
-            done(*compute(task))
-
-    def next_phase() -> None:
-        if diag is not None:
-            # every diagonal block is in: the scales of the others (a zero self-similarity
-            # warns here once, as normalising the finished matrix does)
-            s, _ = normalization_scales(diag, diag, warn=True, stacklevel=4)
-            state["scales"] = (s, s)
-
     try:
-        if workers == 1 or len(tasks) == 1:
-            for i, phase in enumerate(phases):
-                if i:
-                    next_phase()
-                serial(phase)
-            return out, total, len(tasks)
-        first = phases[0][:1]
-        todo = [phases[0], *phases[1:]]
-        if not explicit and (not threads or total < _PROBE_EVALUATIONS):
-            # the engine picks by size: time the first block serially and go
-            # parallel only when the rest would take longer than starting workers
-            t0 = time.perf_counter()
-            serial(first)
-            per_eval = (time.perf_counter() - t0) / max(1, task_evals(first[0], symmetric))
-            todo[0] = phases[0][1:]
-            left = per_eval * sum(task_evals(t, symmetric) for p in todo for t in p)
-            if left < (_MIN_THREAD_SECONDS if threads else _MIN_PROCESS_SECONDS):
-                for i, phase in enumerate(todo):
-                    if i:
-                        next_phase()
-                    serial(phase)
-                return out, total, len(tasks)
-        # the largest blocks first, so the workers finish together
-        todo = [largest_first(phase, symmetric) for phase in todo]
-        if threads:
-            # one block per call, results in task order: the same blocks, the same
-            # arithmetic and the same placement as the serial loop (bit-identical).
-            # A bare pool of threads: joblib's threading backend costs ~20 ms a call.
-            # Each thread places its own block (disjoint regions of ``out``).
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                for i, phase in enumerate(todo):
-                    if i:
-                        next_phase()
-                    for task, d in pool.map(compute, phase):
-                        done(task, d)
-        else:
-            out_path = None if fm is None else fm.path
-            client = _dask_client(backend) if explicit else None
-            # the kernel and the data go to a dask cluster's workers once for every phase
-            sent = None if client is None else _scatter(client, kernel, X, Y)
-            parallel = None if client is not None else joblib.Parallel(
-                n_jobs=workers, backend=backend, return_as="generator_unordered"
-            )
-            for i, phase in enumerate(todo):
-                if i:
-                    next_phase()
-                # chunks that shrink towards the end (a file: one block per task)
-                chunks = (guided_chunks(phase, workers, symmetric) if fm is None
-                          else [[t] for t in phase])
-                extra = () if fm is None else (fm.offset, fm.shape, state["scales"])
-                if client is not None:
-                    results = _on_dask(client, sent, chunks, symmetric, out_path, extra)
-                else:
-                    results = parallel(
-                        joblib.delayed(compute_blocks)(kernel, chunk, X, Y, symmetric, out_path,
-                                                        *extra)
-                        for chunk in chunks
-                    )
-                with contextlib.closing(results):
-                    for chunk_results in results:
-                        for r0, r1, c0, c1, block, d in chunk_results:
-                            if block is not None:
-                                write((r0, r1, c0, c1), block)
-                            done((r0, r1, c0, c1), d)
+        for i, phase in enumerate(phases):
+            if i:  # every diagonal block is in: the scales of the others (a zero
+                # self-similarity warns here once, as normalising the finished matrix does)
+                s, _ = normalization_scales(diag, diag, warn=True, stacklevel=4)
+                scales = (s, s)
+            if run.probe_seconds is not None:
+                # time the first block serially: workers only when the rest is worth them
+                t0 = time.perf_counter()
+                done(*compute(phase[0]))
+                per_eval = (time.perf_counter() - t0) / max(1, task_evals(phase[0], symmetric))
+                phase = phase[1:]
+                run = run.after_probe(per_eval * sum(
+                    task_evals(t, symmetric) for p in [phase, *phases[1:]] for t in p))
+            if run.backend in ("serial", "threads"):
+                # threads: one block per call, each placing its own (disjoint regions), the
+                # largest first so that the workers finish together
+                todo = largest_first(phase, symmetric) if run.backend == "threads" else phase
+                for task, d in map_tasks(compute, todo, backend=run):
+                    done(task, d)
+                continue
+            # the largest blocks first, so the workers finish together; chunks that shrink
+            # towards the end (a file: one block per task)
+            todo = largest_first(phase, symmetric)
+            chunks = (guided_chunks(todo, run.workers, symmetric) if fm is None
+                      else [[t] for t in todo])
+            job = functools.partial(compute_blocks, symmetric=symmetric, file=layout,
+                                    scales=scales)
+            for chunk_results in map_tasks(job, chunks, backend=run, ordered=False,
+                                           shared=(kernel, X, Y)):
+                for r0, r1, c0, c1, block, d in chunk_results:
+                    if block is not None:
+                        write_block(out, (r0, r1, c0, c1), block, symmetric)
+                    done((r0, r1, c0, c1), d)
     finally:
         bar.close()
         if fm is not None:
@@ -374,76 +199,35 @@ def _raw_gram(
     return out, total, len(tasks)
 
 
-def normalize_inplace(K: np.ndarray, dx: np.ndarray, dy: np.ndarray, *,
-                      row_bytes: int = 1 << 25, warn: bool = True) -> np.ndarray:
-    """``K[i, j] /= sqrt(dx[i] dy[j])`` in row blocks of about ``row_bytes`` (memmap-safe).
-
-    The scale of a cell is ``s_x[i] * s_y[j]`` computed before it meets
-    ``K[i, j]``, so a symmetric matrix stays exactly symmetric.  A zero (or
-    negative) self-similarity zeroes its row/column, with a warning.  A whole
-    writable ``numpy.memmap`` is read and written through its file one row block
-    at a time (its own map is not touched): memory stays about ``row_bytes``
-    whatever the size of the file.
-    """
-    sx, sy = normalization_scales(dx, dy, warn=warn, stacklevel=3)
-    n, m = K.shape
-    rows = max(1, row_bytes // max(1, 8 * m))
-    layout = FileMatrix.layout_of(K)
-    if layout is None:
-        for r0 in range(0, n, rows):
-            r1 = min(n, r0 + rows)
-            block = K[r0:r1] * (sx[r0:r1, None] * sy[None, :])
-            check_normalized(block, offsets=(r0, 0))
-            K[r0:r1] = block
-        return K
-    with FileMatrix(*layout) as fm:
-        for r0 in range(0, n, rows):
-            r1 = min(n, r0 + rows)
-            block = fm.read_rows(r0, r1) * (sx[r0:r1, None] * sy[None, :])
-            check_normalized(block, offsets=(r0, 0))
-            fm.write(r0, 0, block)
-    return K
-
-
 def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out=None,
              validate="auto"):
     """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
 
-    In memory, normalisation runs in row blocks after the diagonal is known, in
-    place.  Into a file (``out`` a ``numpy.memmap``), every block is normalised
-    before it is written (the diagonal blocks of a symmetric Gram first, then
-    the others by the diagonal they gave; the diagonals of ``X`` and ``Y``
-    first otherwise), so the matrix is written once and never mapped whole.
-    Either way cell ``[i, j]`` is ``K[i, j] * (s_i * s_j)``, the same bits.
-    Every block is checked for non-finite values; with full validation
-    (:func:`validation_level`) a seeded sample of ``X`` is probed for symmetry
-    and PSD first (its evaluations are not counted in ``n_evaluations``, which
-    counts the Gram's own).
+    In memory, normalisation runs in row blocks after the diagonal is known, in place.
+    Into a file (``out`` a ``numpy.memmap``), every block is normalised before it is
+    written (the diagonal blocks of a symmetric Gram first, then the others by the
+    diagonal they gave; the diagonals of ``X`` and ``Y`` first otherwise), so the matrix
+    is written once and never mapped whole.  Either way cell ``[i, j]`` is
+    ``K[i, j] * (s_i * s_j)``, the same bits.  Every block is checked for non-finite
+    values; with full validation (:func:`validation_level`) a seeded sample of ``X`` is
+    probed for symmetry and PSD first (its evaluations are not counted in
+    ``n_evaluations``, which counts the Gram's own).
     """
     n, m = len(X), len(X) if Y is None else len(Y)
     probe_when_asked(kernel, X, count_evals(n, m, Y is None), validate)
-    extra = 0
+    to_file = normalize and FileMatrix.layout_of(out) is not None
     scales = None
-    if normalize and FileMatrix.layout_of(out) is not None:
-        if Y is None:
-            scales = OWN_DIAGONAL
-        else:
-            dx, dy = _diagonals(kernel, X, Y)
-            extra = len(X) + len(Y)
-            scales = normalization_scales(dx, dy, warn=True, stacklevel=3)
+    if to_file:
+        scales = OWN_DIAGONAL if Y is None else normalization_scales(
+            *_diagonals(kernel, X, Y), warn=True, stacklevel=3)
     K, n_evals, n_blocks = _raw_gram(
         kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
         progress=progress, backend=backend, scales=scales,
     )
-    if normalize and scales is None:
-        if Y is None:
-            d = np.diag(K).copy()
-            normalize_inplace(K, d, d)
-        else:
-            dx, dy = _diagonals(kernel, X, Y)
-            extra = len(X) + len(Y)
-            normalize_inplace(K, dx, dy)
-    return K, n_evals + extra, n_blocks
+    if normalize and not to_file:
+        d = (np.diag(K).copy(),) * 2 if Y is None else _diagonals(kernel, X, Y)
+        normalize_gram(K, *d, inplace=True)
+    return K, n_evals + (len(X) + len(Y) if normalize and Y is not None else 0), n_blocks
 
 
 def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarray, np.ndarray]:
@@ -455,15 +239,28 @@ def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarra
     return dx, dy
 
 
-def _compute_keyed(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, code_version,
-                   full_validation=False):
-    """:func:`_compute` for the ``cache=`` of :func:`gram`: joblib.Memory keys the call on
-    its arguments (the kernel and the data hashed by content), and ``code_version``
-    (:func:`kernel_code_version`) adds the kernel's code to the key.  ``full_validation`` is in
-    the key too: a matrix cached without the symmetry/PSD probe is not served to a call
-    that asks for it."""
-    return _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend,
-                    validate=bool(full_validation))
+def _cached(cache: str | os.PathLike, kernel: BlockKernel, X, Y, normalize: bool, full: bool,
+            compute) -> tuple[np.ndarray, int, int, bool]:
+    """``compute()`` through the Gram store in the folder ``cache``: ``(K, n_evaluations,
+    n_blocks, hit)``.
+
+    An entry is a ``.npy`` file with its checked sidecar (:class:`CacheFolder`), named and
+    keyed by the kernel (class, all its parameters, code version: :func:`kernel_key`), the
+    data's content, ``normalize`` and whether the symmetry/PSD probe ran; it is read
+    without pickle (:func:`read_npy`), and a damaged or foreign entry is computed again.
+    """
+    key = content_hash([kernel_key(kernel), content_hash(X), content_hash(Y), normalize, full])
+    folder = CacheFolder(cache, "Gram cache")
+    name = f"gram-{key}.npy"
+    n, m = len(X), len(X) if Y is None else len(Y)
+    if folder.check_file(name, key, 8 * n * m + 4096):
+        try:
+            return read_npy(folder.file(name), max_bytes=8 * n * m), 0, 0, True
+        except NpyFormatError as exc:
+            folder.discard(name, str(exc))
+    K, n_evals, n_blocks = compute()
+    folder.write_file(name, key, lambda path: save_npy(path, K))
+    return K, n_evals, n_blocks, False
 
 
 def gram(
@@ -475,7 +272,7 @@ def gram(
     normalize: bool = False,
     block_size: int | None = None,
     out: str | os.PathLike | None = None,
-    cache: str | os.PathLike | joblib.Memory | None = None,
+    cache: str | os.PathLike | None = None,
     progress: bool | None = None,
     backend: str | None = None,
     return_info: bool = False,
@@ -483,8 +280,68 @@ def gram(
 ) -> np.ndarray | tuple[np.ndarray, GramInfo]:
     """Gram matrix ``K[i, j] = kernel(X[i], Y[j])`` of a kernel object (``Y = X`` when omitted).
 
-    ``kernel`` is any :class:`BlockKernel`; the options are those of :func:`structkernels.gram`,
-    which also takes a registered kernel name and documents every option.
+    The one Gram function: :func:`structkernels.gram` (a kernel or a registered name) and
+    :meth:`structkernels.Kernel.gram` pass their options here.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Any :class:`BlockKernel` (:func:`structkernels.gram` also takes a registered name).
+    X, Y : sequences of structures (or 2-D arrays for vector kernels)
+    n_jobs : int or None, default None
+        Workers (``-1`` for all cores): threads for kernels whose compiled
+        blocks release the GIL, joblib processes for the others.  Parallel
+        and serial results are bit-identical.
+    normalize : bool, default False
+        Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0
+        (with a warning).  A :class:`~structkernels.kernels.base.Normalized`
+        kernel is handled the same way (its diagonal is computed once).
+    block_size : int, optional
+        Rows/columns per block; chosen from the sizes and ``n_jobs`` if None.
+    out : path, optional
+        Write the result into a ``.npy`` memory-mapped file there (for
+        matrices larger than memory) and return the memmap (of ``out``,
+        opened ``r+``).  ``out`` is used as given (no ``.npy`` is appended).
+        The map is built under a temporary name in the same folder, with its
+        blocks reserved on disk first, and renamed to ``out`` only when
+        complete: an interrupt, a kill or a full disk
+        (:class:`~structkernels.utils.WriteError`) leaves an existing ``out``
+        intact, and two calls writing one ``out`` each finish (the last
+        rename wins).
+    cache : path, optional
+        A folder of checked ``.npy`` entries (never pickles) keyed by the kernel (all its
+        parameters), a hash of the data's content and the kernel's code version
+        (``structkernels``'s version and each kernel class's ``code_version``): a
+        repeated call loads the matrix and makes no kernel call.
+    progress : bool, optional
+        Show a progress bar (default: on long work, when stderr is a terminal).
+    backend : str, optional
+        joblib backend; None lets the engine pick (threads for GIL-free
+        compiled kernels, ``loky`` otherwise) unless a
+        ``joblib.parallel_backend`` context names one.  With ``"dask"`` (or
+        that context) the blocks go to the dask client in a few chunks, the
+        data sent to each worker once; on one machine start the cluster with
+        threads (``LocalCluster(processes=False)``).
+    return_info : bool, default False
+        Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
+    validate : {"auto", True, False}, default "auto"
+        Checks of the kernel's output (:func:`~structkernels.engine.checks.validation_level`).
+        A NaN or infinite value is always refused, in every block, the diagonal and
+        the normalised matrix, with a
+        :class:`~structkernels.engine.checks.NonFiniteKernelValueError` naming the pair
+        (``"row 3: k(x, x) = inf (overflow); ..."``).  ``True`` also probes
+        symmetry and positive semi-definiteness on a seeded sample of at most 64
+        structures of ``X`` (:func:`~structkernels.engine.checks.probe_kernel`, about 5% of
+        the Gram's evaluations at most, not counted in ``n_evaluations``) and
+        refuses with :class:`~structkernels.engine.checks.KernelOutputError`; ``"auto"``
+        does so for kernels that do not ship with structkernels (plugins, user
+        subclasses: the class attribute ``Kernel.output_validation`` can say
+        otherwise); ``False`` checks finiteness only.
+
+    Returns
+    -------
+    K : ndarray of float64, shape (len(X), len(Y) or len(X))
+    info : GramInfo, only if ``return_info``
 
     Examples
     --------
@@ -494,16 +351,9 @@ def gram(
     [[1.0, 1.0], [1.0, 2.0]]
     """
     t0 = time.perf_counter()
-    if getattr(kernel, "cosine_normalizes", False):
-        kernel, normalize = kernel.kernel, True
-    kernel.validate_params()
-    level = validation_level(kernel, validate)
-    X = kernel.check_input(X)
-    Y = None if Y is None else kernel.check_input(Y)
     n_jobs_value(n_jobs)
-    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
-            block_size, (int, np.integer)) or block_size < 1):
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    kernel, X, Y, normalize = checked(kernel, X, Y, normalize, block_size)
+    level = validation_level(kernel, validate)
     n = len(X)
     m = n if Y is None else len(Y)
 
@@ -512,8 +362,8 @@ def gram(
         final = Path(os.fspath(out))
         final.parent.mkdir(parents=True, exist_ok=True)
 
-    cache_hit = False
     args = (kernel, X, Y, bool(normalize), n_jobs, block_size, progress, backend)
+    full = level == "full"
     with contextlib.ExitStack() as stack:
         # the memory map is built under a temporary name in the folder of ``out`` and
         # renamed over it only when complete: an interrupt, a kill or a full disk leaves
@@ -522,26 +372,21 @@ def gram(
         if final is not None:
             target = stack.enter_context(atomic_memmap(final, (n, m), np.float64))
         if cache is not None:
-            memory = (
-                cache if isinstance(cache, joblib.Memory)
-                else joblib.Memory(os.fspath(cache), verbose=0)
-            )
-            cached = memory.cache(
-                _compute_keyed, ignore=["n_jobs", "block_size", "progress", "backend"]
-            )
-            keyed = (*args, kernel_code_version(kernel), level == "full")
-            cache_hit = bool(cached.check_call_in_cache(*keyed))
-            K, n_evals, n_blocks = cached(*keyed)
-            if cache_hit:
-                n_evals = 0
+            K, n_evals, n_blocks, cache_hit = _cached(
+                cache, kernel, X, Y, bool(normalize), full,
+                lambda: _compute(*args, validate=full))
             if target is not None:
                 target[:] = K
-                K = target
         else:
-            K, n_evals, n_blocks = _compute(*args, out=target, validate=level == "full")
+            cache_hit = False
+            K, n_evals, n_blocks = _compute(*args, out=target, validate=full)
         if target is not None:
             K = target = None  # the temporary file's map: flushed and renamed on leaving
     if final is not None:
         K = np.load(final, mmap_mode="r+")
     info = GramInfo((n, m), int(n_evals), time.perf_counter() - t0, bool(cache_hit), int(n_blocks))
     return (K, info) if return_info else K
+
+
+#: the keyword options of :func:`gram`
+GRAM_OPTIONS = frozenset(list(inspect.signature(gram).parameters)[3:])

@@ -1,47 +1,209 @@
-"""The one place where structkernels starts threads or processes.
+"""The one place where structkernels starts threads, processes or a dask cluster.
 
-:func:`map_tasks` runs a function over tasks, serially, in threads of this process
-(compiled work that releases the GIL: no start-up, no copies of the data) or in worker
-processes (joblib's loky, or the backend of an active ``joblib.parallel_backend``
-context); it owns the worker count (``n_jobs`` as everywhere in structkernels), the
-grouping of tasks into chunks balanced by cost, the order of results, progress and
-interruption.  :func:`map_blocks` is the kernel-value form on top of it, in the pattern
-of scikit-learn's ``pairwise_distances_chunked(reduce_func=...)``: each task is a block
-of a :class:`~structkernels.engine.source.KernelSource`, computed and reduced in the
-worker, so that only the reduced result comes back.
-
-Every other package calls these two functions instead of starting a pool of its own.
+Deciding how to run is apart from running: :func:`plan` reads the kernel's and the work's
+properties and returns a :class:`Plan`; :func:`map_tasks` runs a function over tasks with
+it (or with a backend the caller names): ``"serial"``; ``"threads"`` of this process, for
+compiled work that releases the GIL (:func:`releases_gil`); ``"processes"`` of joblib
+(loky, or an active ``joblib.parallel_backend`` context), for Python-level work;
+``"dask"``, on a dask client, the objects the tasks share sent to every worker once.
+:func:`map_tasks` owns the worker count, the chunks balanced by cost, the order of
+results, progress and interruption; :func:`map_blocks` computes and reduces blocks of a
+:class:`~structkernels.engine.source.KernelSource` in the workers (as scikit-learn's
+``pairwise_distances_chunked(reduce_func=...)``).  :func:`dask_cluster` and
+:func:`connect_dask` start a cluster or a client, :func:`in_background` one call in a
+thread, :func:`call_in_child` and :class:`ChildProcess` calls in a fresh process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import multiprocessing
 import signal
+import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from structkernels.utils import bar_disabled, effective_n_jobs, tqdm
+from structkernels.utils import bar_disabled, effective_n_jobs, optional_module, tqdm
 
-__all__ = ["map_tasks", "map_blocks", "balanced_chunks", "n_workers", "active_backend_is_default",
-           "call_in_child", "ChildProcess", "ChildCall"]
+__all__ = ["map_tasks", "map_blocks", "plan", "Plan", "releases_gil", "balanced_chunks",
+           "n_workers", "active_backend_is_default", "dask_client", "dask_cluster",
+           "connect_dask", "dask_worker_address", "in_background", "call_in_child",
+           "ChildProcess", "ChildCall"]
 
 #: ``backend=`` values of :func:`map_tasks`.
-BACKENDS = ("threads", "processes")
+BACKENDS = ("serial", "threads", "processes", "dask")
+_DASK_HINT = 'the dask backend needs dask.distributed: pip install "structkernels[distributed]"'
+#: below this many seconds of estimated serial work, worker threads are not started
+_MIN_THREAD_SECONDS = 0.02
+#: from this many kernel evaluations on, GIL-free kernels go to threads without timing a
+#: first task serially (the fastest compiled kernel needs well over 20 ms for them)
+_PROBE_EVALUATIONS = 1 << 21
+#: below this many seconds of estimated serial work, worker processes are not started
+#: (starting loky workers and sending them the data costs about a second or more)
+_MIN_PROCESS_SECONDS = 2.0
+
+
+def releases_gil(kernel: Any) -> bool:
+    """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
+
+    Such kernels (``path``, ``tree``, ``nonstationary`` over them, ``kb-srk``) set the
+    class attribute ``nogil_blocks = True``; their blocks then run in threads of one
+    process (no start-up, no copies of the data), and processes only for Python-level
+    kernels.
+    """
+    return bool(getattr(kernel, "nogil_blocks", False))
+
+
+def _active_backend() -> Any:
+    try:
+        from joblib.parallel import get_active_backend
+
+        return get_active_backend()[0]
+    except Exception:  # pragma: no cover - joblib internals moved
+        return None
 
 
 def active_backend_is_default() -> bool:
     """True when no ``joblib.parallel_backend`` context names a backend."""
-    try:
-        from joblib.parallel import get_active_backend
+    active = _active_backend()
+    return active is None or type(active).__name__ == "LokyBackend"
 
-        backend, _ = get_active_backend()
-    except Exception:  # pragma: no cover - joblib internals moved
-        return True
-    return type(backend).__name__ == "LokyBackend"
+
+def _dask_context() -> bool:
+    return type(_active_backend()).__name__ == "DaskDistributedBackend"
+
+
+def dask_client() -> Any:
+    """The dask client to run on: that of an active ``joblib.parallel_backend("dask")``,
+    else the current one (``distributed.get_client()``).
+
+    Raises
+    ------
+    ValueError
+        No client was started.
+    """
+    client = getattr(_active_backend(), "client", None) if _dask_context() else None
+    if client is not None:
+        return client
+    distributed = optional_module("distributed", _DASK_HINT)
+    try:
+        return distributed.get_client()
+    except ValueError:
+        raise ValueError(
+            'backend="dask" needs a dask client: start one first, e.g. '
+            "Client(LocalCluster(processes=False)) on one machine, or Client(address)"
+        ) from None
+
+
+@contextlib.contextmanager
+def dask_cluster(n_workers: int) -> Iterator[Any]:
+    """A client on a new cluster of ``n_workers`` worker processes on this machine, one
+    thread each, without a dashboard, its log below errors silenced; both are closed when
+    the block ends."""
+    distributed = optional_module("distributed", _DASK_HINT)
+    with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                  dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def connect_dask(address: str, timeout: float) -> Any:
+    """A client of the dask scheduler at ``address``, tried for ``timeout`` seconds."""
+    return optional_module("distributed", _DASK_HINT).Client(address, timeout=timeout)
+
+
+def dask_worker_address() -> str:
+    """The address of the dask worker running this code; ``"local"`` outside a worker."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except Exception:  # pragma: no cover - run outside a worker
+        return "local"
+
+
+def in_background(func: Callable[..., Any], /, *args: Any) -> Future:
+    """``func(*args)`` started in a thread of its own; its future."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        return pool.submit(func, *args)
+    finally:
+        pool.shutdown(wait=False)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a run goes: :attr:`backend` (one of :data:`BACKENDS`) on :attr:`workers`.
+
+    ``joblib_backend`` names the joblib backend of ``"processes"`` (None: loky, or the
+    active ``joblib.parallel_backend`` context).  ``probe_seconds``: when set, the caller
+    times its first task serially and keeps the workers only when the rest would take
+    longer than this (:meth:`after_probe`).  ``client``: the dask client of ``"dask"``
+    (None: :func:`dask_client`).
+    """
+
+    backend: str = "serial"
+    workers: int = 1
+    joblib_backend: str | None = None
+    probe_seconds: float | None = None
+    client: Any = None
+
+    def after_probe(self, seconds_left: float) -> Plan:
+        """The plan for the rest of the work, ``seconds_left`` of it estimated serially."""
+        if self.probe_seconds is not None and seconds_left < self.probe_seconds:
+            return Plan()
+        return replace(self, probe_seconds=None)
+
+
+def plan(kernel: Any, n_jobs: int | None = None, backend: str | None = None, *,
+         n_evaluations: int | None = None) -> Plan:
+    """How to compute ``n_evaluations`` values of ``kernel`` with ``n_jobs`` workers.
+
+    An explicit ``backend`` (a joblib backend name, ``"threading"``, ``"dask"``) or an
+    active ``joblib.parallel_backend`` context is kept; otherwise kernels whose blocks
+    release the GIL run in threads and the others in loky processes, each after a timed
+    first task shows that the rest is worth starting workers for.
+
+    Examples
+    --------
+    >>> from structkernels import kernel
+    >>> plan(kernel("path"), 2).backend, plan(kernel("path"), 1).backend
+    ('threads', 'serial')
+    """
+    explicit = backend is not None or not active_backend_is_default()
+    if n_jobs == 1:
+        return Plan()
+    if explicit:  # a named backend (a dask cluster): joblib counts its workers
+        import joblib
+
+        workers = max(1, joblib.effective_n_jobs(-1 if n_jobs is None else n_jobs))
+    else:
+        workers = effective_n_jobs(n_jobs)  # None: the cores this process may use
+    if workers == 1:
+        return Plan()
+    if backend in ("threading", "threads"):
+        return Plan("threads", workers)
+    if backend == "dask" or (backend is None and _dask_context()):
+        return Plan("dask", workers)
+    if explicit:
+        return Plan("processes", workers, joblib_backend=backend)
+    if releases_gil(kernel):
+        small = n_evaluations is None or n_evaluations < _PROBE_EVALUATIONS
+        return Plan("threads", workers, probe_seconds=_MIN_THREAD_SECONDS if small else None)
+    return Plan("processes", workers, probe_seconds=_MIN_PROCESS_SECONDS)
 
 
 def n_workers(n_jobs: int | None, n_tasks: int | None = None) -> int:
@@ -87,16 +249,21 @@ class _NoBar:
         pass
 
 
-def _run_chunk(func: Callable[[Any], Any], chunk: list) -> list:
-    return [func(t) for t in chunk]
+def _run_chunk(func: Callable[..., Any], chunk: list, *shared: Any) -> list:
+    return [func(*shared, t) for t in chunk]
 
 
-def _threads(func, chunks: list[list], workers: int, ordered: bool) -> Iterator[tuple[list, list]]:
-    """``(chunk, results)`` of each chunk run in ``workers`` threads; closing the generator
-    (an error, Ctrl-C) cancels the chunks not started."""
-    pool = ThreadPoolExecutor(max_workers=workers)
+def _tagged_chunk(func, i: int, chunk: list, *shared: Any) -> tuple[int, list]:
+    return i, _run_chunk(func, chunk, *shared)
+
+
+def _threads(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
+             ) -> Iterator[tuple[list, list]]:
+    """``(chunk, results)`` of each chunk run in threads; closing the generator (an error,
+    Ctrl-C) cancels the chunks not started."""
+    pool = ThreadPoolExecutor(max_workers=run.workers)
     try:
-        futures = [pool.submit(_run_chunk, func, c) for c in chunks]
+        futures = [pool.submit(_run_chunk, func, c, *shared) for c in chunks]
         if ordered:
             for chunk, f in zip(chunks, futures, strict=True):
                 yield chunk, f.result()
@@ -111,54 +278,89 @@ def _threads(func, chunks: list[list], workers: int, ordered: bool) -> Iterator[
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _processes(func, chunks: list[list], workers: int, ordered: bool) -> Iterator[tuple[list, list]]:
-    """``(chunk, results)`` of each chunk run in worker processes (joblib: loky, or the
-    backend of an active ``joblib.parallel_backend`` context)."""
+def _processes(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
+               ) -> Iterator[tuple[list, list]]:
+    """``(chunk, results)`` of each chunk run in worker processes (joblib)."""
     import joblib
 
-    parallel = joblib.Parallel(n_jobs=workers,
+    parallel = joblib.Parallel(n_jobs=run.workers, backend=run.joblib_backend,
                                return_as="generator" if ordered else "generator_unordered")
     if ordered:
-        results = parallel(joblib.delayed(_run_chunk)(func, c) for c in chunks)
+        results = parallel(joblib.delayed(_run_chunk)(func, c, *shared) for c in chunks)
         yield from zip(chunks, results, strict=True)
         return
     # unordered results come back without their chunk: tag each with its position
-    tagged = parallel(joblib.delayed(_tagged_chunk)(func, i, c) for i, c in enumerate(chunks))
-    for i, res in tagged:
+    for i, res in parallel(joblib.delayed(_tagged_chunk)(func, i, c, *shared)
+                           for i, c in enumerate(chunks)):
         yield chunks[i], res
 
 
-def _tagged_chunk(func, i: int, chunk: list) -> tuple[int, list]:
-    return i, _run_chunk(func, chunk)
+def _dask(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
+          ) -> Iterator[tuple[list, list]]:
+    """``(chunk, results)`` of each chunk run on a dask cluster, as they complete.
+
+    ``shared`` goes to every worker once (``scatter``; None and futures stay); the chunks are
+    submitted together (keyed by ``func``'s name) and each result is taken the moment it
+    completes, then released on the cluster, so the workers hold only the results not yet
+    taken.  Closing the generator (an error, Ctrl-C) cancels the chunks not finished.
+    """
+    from dask.utils import funcname
+    from distributed import Future as Sent
+    from distributed import as_completed
+
+    client = run.client or dask_client()
+    sent = list(shared)
+    present = [i for i, s in enumerate(shared) if not (s is None or isinstance(s, Sent))]
+    if present:
+        for i, f in zip(present, client.scatter([shared[i] for i in present], broadcast=True,
+                                                 hash=False), strict=True):
+            sent[i] = f
+    name = funcname(func)
+    pending = {client.submit(_run_chunk, func, c, *sent, pure=False,
+                             key=f"{name}-{uuid.uuid4().hex}"): i for i, c in enumerate(chunks)}
+    try:
+        if ordered:
+            for future in list(pending):
+                yield chunks[pending.pop(future)], future.result()
+            return
+        for future in as_completed(list(pending)):
+            result = future.result()
+            i = pending.pop(future)
+            future.release()  # the worker frees the result now, not at the end of the call
+            yield chunks[i], result
+    finally:
+        client.cancel(list(pending))
 
 
 def map_tasks(
-    func: Callable[[Any], Any],
+    func: Callable[..., Any],
     tasks: Iterable,
     *,
     n_jobs: int | None = None,
-    backend: str = "threads",
+    backend: str | Plan = "threads",
     ordered: bool = True,
     chunks_per_worker: int | None = None,
     cost: Callable[[Any], float] | None = None,
     progress: bool | None = False,
     desc: str | None = None,
     unit: str = "task",
+    shared: tuple = (),
 ) -> Iterator[Any]:
-    """``func(task)`` for every task, serially or in workers; a generator of the results.
+    """``func(*shared, task)`` for every task, serially or in workers; a generator of the results.
 
     Parameters
     ----------
     func : callable
-        Run on each task; in worker processes it must be picklable (a module-level
-        function or a ``functools.partial`` of one).
+        Run on each task; in worker processes and on dask it must be picklable (a
+        module-level function or a ``functools.partial`` of one).
     tasks : iterable
         The tasks (turned into a list).
     n_jobs : int or None, default=None
         Workers: ``None`` or ``-1`` the cores this process may use, ``1`` serial.
-    backend : {"threads", "processes"}, default="threads"
+    backend : {"serial", "threads", "processes", "dask"} or Plan, default="threads"
         Threads for work that releases the GIL (compiled kernels, BLAS); processes
-        for Python-level work.
+        for Python-level work; a :class:`Plan` (from :func:`plan`) names the backend
+        and the workers (``n_jobs`` is then not read).
     ordered : bool, default=True
         Results in task order; ``False`` yields them as chunks complete.
     chunks_per_worker : int or None, default=None
@@ -171,6 +373,8 @@ def map_tasks(
         A progress bar (tqdm) over the summed cost; ``None``: only for long runs.
     desc, unit : str
         The bar's label and unit.
+    shared : tuple, default=()
+        Objects every call takes first (sent to each dask worker once).
 
     Yields
     ------
@@ -181,9 +385,13 @@ def map_tasks(
     >>> list(map_tasks(lambda t: t * t, range(5), n_jobs=2))
     [0, 1, 4, 9, 16]
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     tasks = list(tasks)
+    if isinstance(backend, Plan):
+        run = replace(backend, workers=min(backend.workers, max(1, len(tasks))))
+    elif backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    else:
+        run = Plan(backend, 1 if n_jobs == 1 else n_workers(n_jobs, len(tasks)))
     weigh = cost if cost is not None else (lambda _t: 1)
     if progress is False:  # no bar at all: a disabled tqdm still costs ~0.1 ms a call
         bar: Any = _NoBar()
@@ -191,26 +399,27 @@ def map_tasks(
         total = sum(weigh(t) for t in tasks)
         bar = tqdm(total=total, unit=unit, unit_scale=True, desc=desc,
                    disable=bar_disabled(total, progress), leave=False)
-    workers = 1 if n_jobs == 1 else n_workers(n_jobs, len(tasks))
     try:
-        if workers == 1 or len(tasks) < 2:
+        if run.backend == "serial" or (run.backend != "dask" and (
+                run.workers == 1 or len(tasks) < 2)):
             for t in tasks:
-                res = func(t)
+                res = func(*shared, t)
                 bar.update(weigh(t))
                 yield res
             return
         if chunks_per_worker is None:
             chunks = [[t] for t in tasks]
         elif ordered:
-            n_chunks = max(1, min(len(tasks), chunks_per_worker * workers))
+            n_chunks = max(1, min(len(tasks), chunks_per_worker * run.workers))
             bounds = np.linspace(0, len(tasks), n_chunks + 1).astype(np.int64)
             chunks = [tasks[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
         else:
-            chunks = balanced_chunks(tasks, chunks_per_worker * workers, weigh)
-        run = _threads if backend == "threads" else _processes
-        for chunk, results in run(func, chunks, workers, ordered):
-            bar.update(sum(weigh(t) for t in chunk))
-            yield from results
+            chunks = balanced_chunks(tasks, chunks_per_worker * run.workers, weigh)
+        execute = {"threads": _threads, "processes": _processes, "dask": _dask}[run.backend]
+        with contextlib.closing(execute(func, chunks, shared, run, ordered)) as results:
+            for chunk, res in results:
+                bar.update(sum(weigh(t) for t in chunk))
+                yield from res
     finally:
         bar.close()
 
@@ -261,14 +470,11 @@ def map_blocks(
     >>> [float(s) for s in map_blocks(src, tasks, lambda B, t: B.sum(), n_jobs=1)]
     [2.0, 0.0]
     """
-    tasks = list(tasks)
-    # threads for GIL-free kernels, unless a joblib backend context (dask) is active
-    threads = source.releases_gil and active_backend_is_default()
+    run = plan(source.kernel, n_jobs)
     if chunks_per_worker is None:
-        chunks_per_worker = 16 if threads else 4
+        chunks_per_worker = 16 if run.backend == "threads" else 4
     return map_tasks(
-        _BlockJob(source, reduce), tasks, n_jobs=n_jobs,
-        backend="threads" if threads else "processes", ordered=ordered,
+        _BlockJob(source, reduce), tasks, backend=run, ordered=ordered,
         chunks_per_worker=chunks_per_worker, cost=source.task_cost, progress=progress,
         desc=desc, unit="eval",
     )

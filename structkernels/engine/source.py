@@ -25,8 +25,7 @@ import numpy as np
 
 from structkernels.engine._keys import content_hash, kernel_key
 from structkernels.engine.checks import check_kernel_values, diagonal_scales
-from structkernels.engine.gram import releases_gil
-from structkernels.engine.parallel import map_tasks, n_workers
+from structkernels.engine.parallel import map_tasks, n_workers, releases_gil
 from structkernels.structures import PathList, take
 from structkernels.utils import check_finite
 

@@ -28,7 +28,8 @@ from typing import Any
 import joblib
 import numpy as np
 
-from structkernels.engine.gram import kernel_key, releases_gil
+from structkernels.engine.gram import kernel_key
+from structkernels.engine.parallel import releases_gil
 from structkernels.kernels.base import Kernel
 from structkernels.relations.models import StructureKernel
 from structkernels.utils import (

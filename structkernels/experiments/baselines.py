@@ -210,8 +210,8 @@ def baselines_table(
         "seeds", "positives_train", "positives_test"}``.
     """
     seeds = list(seeds)
-    # one seed at a time (a seed's Grams, classifiers and copies hold about 0.3 GB),
-    # its Grams computed by the engine's n_jobs workers
+    # one seed at a time (what a seed's Grams, classifiers and copies hold is freed before
+    # the next), its Grams computed by the engine's n_jobs workers
     settings = dict(hash_settings or {})
     per_seed = [
         _one_seed(train, test, pk_params, npk_params, n_train, n_test, s, n_jobs, settings)

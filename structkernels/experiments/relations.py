@@ -13,34 +13,12 @@ The models are defined once, in :mod:`structkernels.relations.models`
 (:data:`~structkernels.relations.models.RELATION_MODELS`: the structure views each reads,
 each view's kernel and parameters, the classifier), and
 :class:`~structkernels.extraction.RelationExtractor` builds its kernel from the same
-definition.  Each is named by its kernel first:
-
-``NPK SVM``
-    The composite kernel ``Normalized(NPK on the shortest dependency path) +
-    Normalized(bag of context features) + Normalized(all-paths graph kernel)``: σ is
-    learned on the training folds' paths by :class:`~structkernels.NonstationaryLearner`;
-    an SVM on the precomputed Gram.  The path carries what σ weighs; the context and the
-    all-paths graph carry the sentence around it (the words between and around the pair,
-    the linear order, the rest of the parse) that the path alone loses.
-``NPK k-NN``, ``NPK hash-RF``
-    The same kernel with the main job's k-NN classifier, and with kernelised hash codes and
-    a random forest (Garg et al. 2019).
-``NPK chosen``
-    The classifier (SVM, k-NN or hash-RF on the same kernel) chosen by grouped 3-fold
-    inner cross-validation (F1, documents kept whole) on each training fold, refitted on
-    it.  Not in :data:`DEFAULT_MODELS`: it costs about three more fits per classifier and
-    fold.
-``NPK path SVM``
-    NPK on the path alone (what σ does, without the context).
-``PK SVM``, ``PK k-NN``, ``PK hash-RF``, ``PK chosen``, ``PK path SVM``
-    The twin of each ``NPK`` model: the same views, classifier and weighting with every
-    nonstationary weight fixed (σ ≡ 1: the normalised path kernel without σ, λ 0.8, node
-    mismatch 0.9).  The result's ``"twins"`` compares each model with its twin fold by
-    fold (:func:`twin_comparison`): what σ adds, on the same folds.
-``APG SVM``
-    The all-paths graph kernel (Airola et al. 2008), normalised.
-``n-gram SVM``
-    A linear SVM on the context features alone (path n-grams, words between and around).
+definition; docs/relations.md lists them.  Each ``NPK`` model has a ``PK`` twin, the same
+views, classifier and weighting with every nonstationary weight fixed (σ ≡ 1): the result's
+``"twins"`` compares them fold by fold (:func:`twin_comparison`), what σ adds on the same
+folds.  ``NPK chosen`` / ``PK chosen`` pick their classifier by grouped 3-fold inner
+cross-validation on each training fold; they are not in :data:`DEFAULT_MODELS` (three more
+fits per classifier and fold).
 
 Each structure view's normalised Gram is computed once over all pairs and shared by every
 model and fold that reads it (σ's Gram once per split); a model's Gram is the sum of its
@@ -342,10 +320,7 @@ def evaluate_relations(
                     if objective in OBJECTIVES:
                         # σ learned for the model that uses it: the other views' kernels
                         # are added to the path kernel's inside the objective
-                        fixed = learner_model.fixed_views_gram(items, n_jobs)
-
-                        def offset(r: np.ndarray, c: np.ndarray) -> np.ndarray:
-                            return fixed(tr[r], tr[c])
+                        offset = learner_model.fixed_views_gram([items[i] for i in tr], n_jobs)
                     return learn_path_weights(
                         dict(part.params), [items[i][part.view] for i in tr], y[tr],
                         objective=objective, groups=None if docs is None else docs[tr],
@@ -579,7 +554,7 @@ def evaluate_corpora(
         As :func:`evaluate_relations`.
     parse_in_child : bool, default False
         Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`): the
-        spaCy pipeline and what it imports (with PyTorch installed, about 0.5 GB) never
+        spaCy pipeline and what it imports (PyTorch too, when installed) never
         enter this process, so the evaluation's memory is the structures' and the folds'
         (``structkernels evaluate`` does this).  ``parser`` must then pickle, and a script
         calling this needs the ``if __name__ == "__main__":`` guard (a ``spawn`` start).

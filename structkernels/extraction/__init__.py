@@ -5,43 +5,29 @@
   views of each pair: shortest dependency path, context, all-paths graph; σ learned by
   :class:`~structkernels.NonstationaryLearner`, an SVM on the composite kernel), saved and
   loaded as a checked JSON document, never a pickle.
+- :mod:`~structkernels.extraction.prediction`: :func:`predict`, relation corpora scored into
+  an output file batch by batch, on the route ``backend`` names (in this process, a child
+  parsing ahead, a dask cluster), resumable.
 - :mod:`~structkernels.extraction.stream`: :func:`predict_stream`, batches of new text
   scored in turn, the next batch parsed in a child process while one is scored.
+- :mod:`~structkernels.extraction.distributed`: the dask route.
 - :mod:`~structkernels.extraction.files`: the extractor file's format, its limits
   (:data:`MAX_EXTRACTOR_BYTES`, :data:`MAX_REFERENCES`, ...) and the checks of every field.
 
-Imports: classifiers, npk, relations, kernels, structures, utils.
+Names are served lazily (the parsing child of ``predict`` starts before the extractor's
+modules load).  Imports: classifiers, npk, relations, kernels, structures, utils.
 See docs/relations.md, "Training an extractor and predicting from text".
 """
 
-from structkernels.extraction.extractor import (
-    PipelineVersionWarning,
-    RelationExtractor,
-    composite_kernel,
-    describe_model,
-)
-from structkernels.extraction.files import (
-    EXTRACTOR_FORMAT,
-    EXTRACTOR_VERSION,
-    MAX_EXTRACTOR_BYTES,
-    MAX_GRAPH_CELLS,
-    MAX_REFERENCE_SIZE,
-    MAX_REFERENCES,
-    ExtractorFormatError,
-)
-from structkernels.extraction.stream import predict_stream
+from __future__ import annotations
 
-__all__ = [
-    "EXTRACTOR_FORMAT",
-    "EXTRACTOR_VERSION",
-    "MAX_EXTRACTOR_BYTES",
-    "MAX_GRAPH_CELLS",
-    "MAX_REFERENCES",
-    "MAX_REFERENCE_SIZE",
-    "ExtractorFormatError",
-    "PipelineVersionWarning",
-    "RelationExtractor",
-    "composite_kernel",
-    "describe_model",
-    "predict_stream",
-]
+from structkernels.utils import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    ".extractor": ["PipelineVersionWarning", "RelationExtractor", "describe_model"],
+    ".files": ["EXTRACTOR_FORMAT", "EXTRACTOR_VERSION", "MAX_EXTRACTOR_BYTES",
+               "MAX_GRAPH_CELLS", "MAX_REFERENCES", "MAX_REFERENCE_SIZE",
+               "ExtractorFormatError"],
+    ".stream": ["predict_stream"],
+    ".prediction": ["predict", "PredictError", "early_parser"],
+})

@@ -6,8 +6,10 @@ from typing import Any
 
 from structkernels.relations.decision import DecisionRule
 
+__all__ = ["decision_of", "decision_json", "reference", "view_json"]
 
-def _decision_of(d: dict[str, Any]) -> DecisionRule:
+
+def decision_of(d: dict[str, Any]) -> DecisionRule:
     """The :class:`DecisionRule` of a checked ``"decision"`` object."""
     c = d["calibration"] or {}
     kind = c.get("kind")
@@ -19,18 +21,18 @@ def _decision_of(d: dict[str, Any]) -> DecisionRule:
         inner_f1=d["inner_f1"], n_folds=d["folds"], fallback=d["fallback"])
 
 
-def _decision_json(rule: DecisionRule) -> dict[str, Any]:
+def decision_json(rule: DecisionRule) -> dict[str, Any]:
     return {"threshold": float(rule.threshold), "rule": rule.rule,
             "calibration": rule.calibration_json(),
             "inner_f1": None if rule.inner_f1 is None else float(rule.inner_f1),
             "folds": int(rule.n_folds), "fallback": rule.fallback}
 
 
-def _reference(item: dict[str, Any], views: tuple[str, ...]) -> dict[str, Any]:
+def reference(item: dict[str, Any], views: tuple[str, ...]) -> dict[str, Any]:
     """The structure views of a reference pair as the model keeps them (context a tuple)."""
     return {v: tuple(item[v]) if v == "context" else item[v] for v in views}
 
 
-def _view_json(structure: Any) -> Any:
+def view_json(structure: Any) -> Any:
     """A structure view as JSON: a path's or graph's ``to_json()``, a context's list."""
     return structure.to_json() if hasattr(structure, "to_json") else list(structure)

@@ -1,38 +1,15 @@
-"""The extractor's relation model: its composite kernel, the model of a file's kernel
-parameters, and the model in words."""
+"""The extractor's relation model: the model of a file's kernel parameters, its file
+version, and the model in words (its kernel is :meth:`RelationModel.kernel`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from structkernels.extraction.files import MODEL, MODELS
-from structkernels.kernels.base import Kernel
 from structkernels.relations.models import RelationModel
 
 
-def composite_kernel(path_params: dict[str, Any], context_params: dict[str, Any],
-                     sigma: dict[str, float] | None,
-                     apg_params: dict[str, Any] | None = None) -> Kernel:
-    """``Normalized(path kernel with σ) on "path" + Normalized(bag) on "context"``, and
-    ``+ Normalized(all-paths graph kernel) on "apg"`` when ``apg_params`` is given (the
-    extractor's model, :data:`MODEL`); without it, the two-view kernel of version 1 files.
-
-    Examples
-    --------
-    >>> from structkernels.structures import Path
-    >>> k = composite_kernel({"lam": 0.8, "node_mismatch": 0.9}, {}, {"conj": 0.0})
-    >>> a = {"path": Path([(None, "PROT1"), ("nsubj-of", "bind"), ("dobj", "PROT2")]),
-    ...      "context": ("m:bind",)}
-    >>> round(float(k.gram([a])[0, 0]), 6)
-    2.0
-    """
-    params = {"path": path_params, "context": context_params}
-    if apg_params is None:
-        return MODELS[1].kernel(sigma, params)
-    return MODEL.kernel(sigma, {**params, "apg": apg_params})
-
-
-def _model_of(kernel_params: dict[str, Any]) -> RelationModel:
+def model_of(kernel_params: dict[str, Any]) -> RelationModel:
     """The model whose structure views are the keys of ``kernel_params``."""
     views = set(kernel_params)
     for model in MODELS.values():
@@ -41,7 +18,8 @@ def _model_of(kernel_params: dict[str, Any]) -> RelationModel:
     raise ValueError(f"no relation-extractor model on the structure views {sorted(views)}")
 
 
-def _version_of(model: RelationModel) -> int:
+def version_of(model: RelationModel) -> int:
+    """The file version that saves ``model``."""
     return next(v for v, m in MODELS.items() if m is model)
 
 

@@ -9,10 +9,10 @@ structure views (:func:`~structkernels.relations.structures.pair_views`: the sho
 dependency path, the bag of context features and the all-paths graph), σ is learned on the
 training paths (:func:`~structkernels.npk.gradient.learn_path_weights`, the learner
 ``sigma_params["objective"]`` selects), and an SVM is trained with
-the model's kernel (:meth:`~structkernels.relations.models.RelationModel.kernel`)::
-
-    ViewKernel(Normalized(path kernel with σ), "path")
-        + ViewKernel(Normalized(bag), "context") + ViewKernel(Normalized(all-paths graph), "apg")
+the model's kernel (:meth:`~structkernels.relations.models.RelationModel.kernel`, a
+:class:`~structkernels.kernels.views.ViewSum` of the normalised path kernel with σ, bag
+and all-paths graph kernels), which also scores new pairs
+(:class:`~structkernels.extraction.scoring.ReferenceScorer`).
 
 The SVM is :class:`~structkernels.classifiers.KernelSVC` (the exact problem up to
 ``max_exact`` training pairs, Nyström landmarks and a linear SVM above).  Either way the
@@ -71,8 +71,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers import KernelSVC
-from structkernels.extraction._document import _decision_json, _decision_of, _reference, _view_json
-from structkernels.extraction._model import _model_of, _version_of, composite_kernel, describe_model
+from structkernels.extraction._document import decision_json as _decision_json
+from structkernels.extraction._document import decision_of as _decision_of
+from structkernels.extraction._document import reference as _reference
+from structkernels.extraction._document import view_json as _view_json
+from structkernels.extraction._model import describe_model, model_of, version_of
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
     EXTRACTOR_VERSION,
@@ -86,7 +89,7 @@ from structkernels.extraction.files import (
     is_int,
     read_extractor_document,
 )
-from structkernels.extraction.scoring import ReferenceScorer, views_gram
+from structkernels.extraction.scoring import ReferenceScorer
 from structkernels.npk.gradient import learn_path_weights
 from structkernels.relations.corpus import RelationCorpus
 from structkernels.relations.decision import (
@@ -116,7 +119,6 @@ __all__ = [
     "ExtractorFormatError",
     "PipelineVersionWarning",
     "RelationExtractor",
-    "composite_kernel",
     "describe_model",
 ]
 
@@ -307,7 +309,7 @@ class RelationExtractor(BaseEstimator):
     def _model(self) -> RelationModel:
         """The relation model: a fitted or loaded one's, else :data:`MODEL`."""
         params = self.__dict__.get("kernel_params_")
-        return MODEL if params is None else _model_of(params)
+        return MODEL if params is None else model_of(params)
 
     def parser(self) -> DependencyParser:
         """The :class:`~structkernels.relations.parse.DependencyParser` it parses with
@@ -421,8 +423,7 @@ class RelationExtractor(BaseEstimator):
         C = float(self.C)
         if len(y) <= self.max_exact:
             # the training Gram once: the SVM and the threshold's inner folds share it
-            K = views_gram(MODEL.view_kernels(sigma, kernel_params), items, n_jobs,
-                           progress=None if self.progress else False)
+            K = kern.gram_by_view(items, n_jobs=n_jobs, progress=None if self.progress else False)
             svc = KernelSVC("precomputed", C=C, max_exact=self.max_exact,
                             random_state=self.random_state, **SVM_PARAMS).fit(K, y)
             decision = fit_decision(K, y, groups, C=C, random_state=self.random_state,
@@ -486,8 +487,8 @@ class RelationExtractor(BaseEstimator):
         key = (id(self.references_), id(self.weights_), self.intercept_, id(self.sigma_), tol)
         kept = self.__dict__.get("_scorer_kept")
         if kept is None or kept[0] != key:
-            views = self._model().view_kernels(self.sigma_, self.kernel_params_)
-            kept = (key, ReferenceScorer(views, self.references_, self.weights_,
+            kern = self._model().kernel(self.sigma_, self.kernel_params_)
+            kept = (key, ReferenceScorer(kern, self.references_, self.weights_,
                                          self.intercept_, tolerance=tol,
                                          n_jobs=self._n_jobs()))
             self._scorer_kept = kept
@@ -561,7 +562,7 @@ class RelationExtractor(BaseEstimator):
         model = self._model()
         rule = self.__dict__.get("decision_")
         # a model read from a version 1 or 2 file is saved as its version (no decision)
-        version = _version_of(model) if rule is None else EXTRACTOR_VERSION
+        version = version_of(model) if rule is None else EXTRACTOR_VERSION
         doc = {
             "format": EXTRACTOR_FORMAT,
             "version": version,

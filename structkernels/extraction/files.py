@@ -308,18 +308,11 @@ def check_reference_limits(refs: Any, fail: Any) -> None:
     for i, r in enumerate(refs):
         if not isinstance(r, dict):
             continue
-        for view in ("path", "context"):
-            v = r.get(view)
+        g = r.get("apg") if isinstance(r.get("apg"), dict) else {}
+        for where, v in [(f"[{k!r}]", r.get(k)) for k in ("path", "context")] + [
+                (f"['apg'][{k!r}]", g.get(k)) for k in ("labels", "edges")]:
             if isinstance(v, list) and len(v) > size:
-                fail(f"references[{i}][{view!r}] holds {len(v)} items; at most "
-                     f"MAX_REFERENCE_SIZE = {size}")
-        g = r.get("apg")
-        if not isinstance(g, dict):
-            continue
-        for part in ("labels", "edges"):
-            v = g.get(part)
-            if isinstance(v, list) and len(v) > size:
-                fail(f"references[{i}]['apg'][{part!r}] holds {len(v)} items; at most "
+                fail(f"references[{i}]{where} holds {len(v)} items; at most "
                      f"MAX_REFERENCE_SIZE = {size}")
         labels = g.get("labels")
         if isinstance(labels, list):

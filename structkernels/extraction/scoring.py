@@ -1,9 +1,10 @@
 """Scoring candidate pairs against an extractor's reference pairs, the reference side prepared once.
 
 A trained extractor's decision function is ``f(x) = Σ_j w_j k(x, r_j) + b`` over its
-reference pairs ``r_j`` (support vectors or landmarks), with ``k`` a sum of normalised
-kernels on the pairs' structure views.  :class:`ReferenceScorer` prepares the reference
-side once per model, view by view:
+reference pairs ``r_j`` (support vectors or landmarks), with ``k`` the model's sum of
+normalised kernels on the pairs' structure views (a
+:class:`~structkernels.kernels.views.ViewSum`).  :class:`ReferenceScorer` prepares the
+reference side once per model, view by view:
 
 - a **linear** view (the bag of context features, the all-paths graph: dot products of
   explicit feature vectors ``φ``) collapses exactly into one vector,
@@ -11,7 +12,8 @@ side once per model, view by view:
   (:class:`~structkernels.kernels.bag.BagWeights`,
   :class:`~structkernels.kernels.allpaths_features.AllPathsWeights`): a pair costs its
   own features and one look-up per feature, whatever the number of references;
-- any other view (the path kernel) is computed against the references, encoded once,
+- any other view (the path kernel) is read through a
+  :class:`~structkernels.engine.source.KernelSource` against the references, encoded once,
   those with the same structure merged (their weights summed; for the path kernel, the
   tuples whose edge label has σ = 0 match nothing and are written alike first), and the
   pairs of a batch with the same structure computed once.
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -50,29 +53,31 @@ from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
 from structkernels.classifiers import ApproximationWarning
-from structkernels.engine.checks import diagonal_scales, normalization_scales, normalize_gram
+from structkernels.engine.checks import diagonal_scales, normalization_scales
 from structkernels.engine.gram import gram
-from structkernels.engine.parallel import map_tasks
+from structkernels.engine.parallel import map_blocks, map_tasks, n_workers
+from structkernels.engine.source import KernelSource
 from structkernels.extraction._scoring_numba import weighted_rows
 from structkernels.kernels.allpaths_features import AllPathsWeights
 from structkernels.kernels.base import Kernel, Normalized
+from structkernels.kernels.views import ViewSum
 from structkernels.utils import effective_n_jobs, tqdm
 
-__all__ = ["CHECK_EVERY", "ReferenceScorer", "reduced_set", "views_gram"]
+__all__ = ["CHECK_EVERY", "ReferenceScorer", "reduced_set"]
 
 #: The approximate route scores one distinct structure in this many exactly too (its
 #: ``observed_error``).
 CHECK_EVERY = 64
 
 class ReferenceScorer:
-    """``Σ_j w_j Σ_v k_v(x[v], r_j[v]) + b``, each view's reference side prepared once.
+    """``Σ_j w_j k(x, r_j) + b`` for ``k`` a sum of views, each view's reference side
+    prepared once.
 
     Parameters
     ----------
-    view_kernels : sequence of (str, Kernel)
-        Each structure view and its kernel, as
-        :meth:`~structkernels.relations.models.RelationModel.view_kernels` gives them (a
-        :class:`~structkernels.Normalized` kernel is normalised by the diagonals).
+    kernel : ViewSum
+        The model's kernel (:meth:`~structkernels.relations.models.RelationModel.kernel`;
+        a :class:`~structkernels.Normalized` view kernel is normalised by the diagonals).
     references : sequence of dict
         The reference pairs' structure views.
     weights : array-like of shape (n_references,)
@@ -89,10 +94,8 @@ class ReferenceScorer:
     ----------
     approximation : dict or None
         None on the exact route; else ``{"tolerance", "views": {view: {"references",
-        "of", "error_on_references", "bound"}}, "checked", "observed_error"}``: for each
-        reduced view the references kept out of the distinct ones, the largest error on
-        the references and the guaranteed bound; then the pairs also scored exactly and
-        the largest difference seen on them.
+        "of", "error_on_references", "bound"}}, "checked", "observed_error"}`` (the
+        module's docstring says what each states).
 
     Examples
     --------
@@ -100,14 +103,13 @@ class ReferenceScorer:
     >>> from structkernels.structures import Path
     >>> model = relation_model("NPK path SVM")
     >>> refs = [{"path": Path([(None, "PROT1"), ("nsubj-of", "bind"), ("dobj", "PROT2")])}]
-    >>> scorer = ReferenceScorer(model.view_kernels({}), refs, [2.0], -1.0)
+    >>> scorer = ReferenceScorer(model.kernel({}), refs, [2.0], -1.0)
     >>> scorer.scores(refs).round(12).tolist()  # 2 * 1 - 1: a reference against itself
     [1.0]
     """
 
-    def __init__(self, view_kernels: Sequence[tuple[str, Kernel]], references: Sequence[dict],
-                 weights: Any, intercept: float, *, tolerance: float = 0.0,
-                 n_jobs: int | None = None):
+    def __init__(self, kernel: ViewSum, references: Sequence[dict], weights: Any,
+                 intercept: float, *, tolerance: float = 0.0, n_jobs: int | None = None):
         self.weights = np.asarray(weights, dtype=np.float64)
         self.intercept = float(intercept)
         if self.weights.shape != (len(references),):
@@ -116,12 +118,9 @@ class ReferenceScorer:
         if not np.isfinite(tol) or tol < 0:
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
         self.tolerance = tol
-        self._view_kernels = list(view_kernels)
-        self._references = references
-        self._full: list | None = None
         self._linear: list = []
         self._other: list = []
-        for view, k in self._view_kernels:
+        for view, k in kernel.views:
             inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
             inner.validate_params()
             structures = [r[view] for r in references]
@@ -130,44 +129,16 @@ class ReferenceScorer:
                 collapse, diag = linear
                 diagonal_scales(diag)  # refuses a non-finite one, as the normalisation does
                 self._linear.append((view, collapse, diag if normalized else None))
-                continue
-            canon = inner.canonical_form()
-            unique, w = _merged(structures, self.weights, canon)
-            self._other.append(_OtherView(view, k, inner, normalized, canon, unique, w))
+            else:
+                self._other.append(_OtherView(view, k, normalized, structures, self.weights))
         self.approximation: dict[str, Any] | None = None
         self._seen = 0
         self._warned = False
         if tol > 0 and self._other:
-            share = tol / len(self._other)
-            stated = {}
-            for part in self._other:
-                stated[part.view] = part.reduce(share, n_jobs)
+            stated = {part.view: part.reduce(tol / len(self._other), n_jobs)
+                      for part in self._other}
             self.approximation = {"tolerance": tol, "views": stated, "checked": 0,
                                   "observed_error": 0.0}
-
-    def kernel(self, items: Sequence[dict], n_jobs: int | None = None) -> np.ndarray:
-        """The composite kernel between ``items`` and the references, ``(len(items), n_refs)``."""
-        if self._full is None:
-            self._full = []
-            for view, k in self._view_kernels:
-                inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
-                refs = inner.check_input([r[view] for r in self._references])
-                diag = (np.asarray(inner.diag_block(refs), dtype=np.float64) if normalized
-                        else None)
-                self._full.append((view, inner, refs, diag))
-        K = None
-        for view, inner, refs, diag in self._full:
-            X = inner.check_input([x[view] for x in items])
-            # the references first: an encoding keeps what it derives for the other side
-            # (the all-paths features re-laid in its columns), so that other side must be
-            # the batch, which goes when the batch does, not the references, which stay
-            block = np.asarray(gram(inner, refs, X, n_jobs=n_jobs, progress=False),
-                               dtype=np.float64).T
-            if diag is not None:
-                block = normalize_gram(block, np.asarray(inner.diag_block(X), dtype=np.float64),
-                                       diag)
-            K = block if K is None else K + block
-        return K
 
     def scores(self, items: Sequence[dict], n_jobs: int | None = None) -> np.ndarray:
         """The decision function of each item (exact, or within :attr:`approximation`)."""
@@ -181,11 +152,9 @@ class ReferenceScorer:
                 dots = dots * sx
             out += dots
         for part in self._other:
-            structures, inverse = part.distinct([x[part.view] for x in items])
+            structures, inverse = _distinct([x[part.view] for x in items], part.canon)
             reduced = part.reduced is not None
-            refs, X = part.beside(structures, reduced)
-            sx = part.scales(X)
-            fast = part.values(X, sx, n_jobs, reduced=reduced, refs=refs)
+            fast = part.values(*part.beside(structures, reduced), n_jobs, reduced=reduced)
             out += fast[inverse]
             if reduced:
                 self._check(part, structures, fast, n_jobs)
@@ -199,8 +168,8 @@ class ReferenceScorer:
         picked = np.arange(first, len(structures), CHECK_EVERY)
         if not len(picked):
             return
-        refs, X = part.beside([structures[i] for i in picked])  # no vocabularies merged
-        exact = part.values(X, part.scales(X), n_jobs, refs=refs)
+        # no vocabularies merged
+        exact = part.values(*part.beside([structures[i] for i in picked]), n_jobs)
         a = self.approximation
         a["checked"] += len(picked)
         a["observed_error"] = max(a["observed_error"], float(np.max(np.abs(exact - fast[picked]))))
@@ -237,48 +206,40 @@ def _dots(collapse: Any, structures: list, n_jobs: int | None) -> tuple[np.ndarr
     return (np.concatenate([d for d, _ in parts]), np.concatenate([q for _, q in parts]))
 
 
-def _merged(structures: list, weights: np.ndarray, canon: Any) -> tuple[list, np.ndarray]:
-    """The distinct structures (after ``canon``) and their summed weights, in first-seen
-    order; every structure apart when they cannot be hashed."""
+def _distinct(structures: list, canon: Any) -> tuple[list, np.ndarray]:
+    """The distinct structures (after ``canon``), in first-seen order, and each one's
+    index; every structure apart when they cannot be hashed."""
     if canon is not None:
         structures = [canon(s) for s in structures]
     try:
         index: dict = {}
-        for s in structures:
-            index.setdefault(s, len(index))
+        inverse = np.fromiter((index.setdefault(s, len(index)) for s in structures),
+                              np.int64, len(structures))
     except TypeError:
-        return list(structures), weights.copy()
-    unique = list(index)
-    w = np.zeros(len(unique), dtype=np.float64)
-    np.add.at(w, np.fromiter((index[s] for s in structures), np.int64, len(structures)),
-              weights)
-    return unique, w
+        return list(structures), np.arange(len(structures))
+    return list(index), inverse
+
+
+def _weighted(coef: np.ndarray, block: np.ndarray, task: tuple) -> np.ndarray:
+    """Each column of ``block`` summed with ``coef`` in reference order: a structure's value
+    is the same in any batch and any share of it."""
+    return weighted_rows(coef, np.ascontiguousarray(block, dtype=np.float64))
 
 
 class _OtherView:
     """A non-linear view: its distinct references (merged weights), and the reduced set."""
 
-    def __init__(self, view: str, kernel: Kernel, inner: Kernel, normalized: bool, canon: Any,
-                 unique: list, w: np.ndarray):
-        self.view, self.kernel, self.inner = view, kernel, inner
-        self.normalized, self.canon = normalized, canon
-        self.refs = inner.check_input(unique)
-        self.unique, self.w = unique, w
-        self.diag = (np.asarray(inner.diag_block(self.refs), dtype=np.float64) if normalized
+    def __init__(self, view: str, kernel: Kernel, normalized: bool, structures: list,
+                 weights: np.ndarray):
+        self.view, self.kernel, self.inner = view, kernel, kernel.kernel if normalized else kernel
+        self.normalized, self.canon = normalized, self.inner.canonical_form()
+        self.unique, inverse = _distinct(structures, self.canon)
+        self.w = np.zeros(len(self.unique), dtype=np.float64)
+        np.add.at(self.w, inverse, weights)
+        self.refs = self.inner.check_input(self.unique)
+        self.diag = (KernelSource(self.inner, self.refs, checked=True).diagonal() if normalized
                      else None)
         self.reduced: tuple | None = None
-
-    def distinct(self, structures: list) -> tuple[list, np.ndarray]:
-        """The distinct structures of a batch (after ``canon``) and each one's index."""
-        if self.canon is not None:
-            structures = [self.canon(s) for s in structures]
-        try:
-            index: dict = {}
-            inverse = np.fromiter((index.setdefault(s, len(index)) for s in structures),
-                                  np.int64, len(structures))
-        except TypeError:
-            return list(structures), np.arange(len(structures))
-        return list(index), inverse
 
     def beside(self, structures: list, reduced: bool = False) -> tuple[Any, Any]:
         """``(references, structures)`` checked, the structures encoded beside the
@@ -290,24 +251,23 @@ class _OtherView:
             return refs, self.inner.check_input(structures)
         return beside(structures, refs)
 
-    def scales(self, X: Any) -> np.ndarray | None:
-        if not self.normalized:
-            return None
-        return np.asarray(self.inner.diag_block(X), dtype=np.float64)
-
-    def values(self, X: Any, diag_x: np.ndarray | None, n_jobs: int | None, *,
-               reduced: bool = False, refs: Any = None) -> np.ndarray:
+    def values(self, refs: Any, X: Any, n_jobs: int | None, *, reduced: bool = False
+               ) -> np.ndarray:
         """``Σ_r c_r k(x, r)`` of each structure of ``X``: all references, or the reduced set
-        (``refs``: the same references, encoded beside ``X``)."""
-        own, coef, diag = self.reduced if reduced else (self.refs, self.w, self.diag)
-        refs = own if refs is None else refs
-        block = np.ascontiguousarray(gram(self.inner, refs, X, n_jobs=n_jobs, progress=False),
-                                     dtype=np.float64)
-        # each column summed in reference order: a structure's value is the same in any batch
-        if diag_x is None:
-            return weighted_rows(coef, block)
-        sr, sx = normalization_scales(diag, diag_x, stacklevel=3)
-        return weighted_rows(sr * coef, block) * sx
+        (``refs``: those references, encoded beside ``X``), read through a
+        :class:`~structkernels.engine.source.KernelSource` a share of ``X`` a task."""
+        _, coef, diag = self.reduced if reduced else (self.refs, self.w, self.diag)
+        source = KernelSource(self.inner, refs, X, checked=True, diag_x=diag)
+        sx = None
+        if self.normalized:
+            sr, sx = normalization_scales(diag, source.diagonal("y"), stacklevel=3)
+            coef = sr * coef
+        rows = np.arange(len(refs))
+        shares = np.array_split(np.arange(len(X)), min(len(X), 4 * n_workers(n_jobs)))
+        sums = map_blocks(source, [(rows, cols) for cols in shares], partial(_weighted, coef),
+                          n_jobs=n_jobs, ordered=True, progress=False)
+        out = np.concatenate(list(sums))
+        return out if sx is None else out * sx
 
     def reduce(self, tolerance: float, n_jobs: int | None) -> dict[str, Any]:
         """Choose the reduced set (:func:`reduced_set`) and state its error."""
@@ -315,14 +275,11 @@ class _OtherView:
                        dtype=np.float64)
         keep, beta, error, bound = reduced_set(K, self.w, tolerance)
         del K
-        if not self.normalized:
-            bound = None
         take = [self.unique[i] for i in keep]
-        refs = self.inner.check_input(take)
         diag = self.diag[keep] if self.diag is not None else None
-        self.reduced = (refs, beta, diag)
+        self.reduced = (self.inner.check_input(take), beta, diag)
         return {"references": len(keep), "of": len(self.unique),
-                "error_on_references": error, "bound": bound}
+                "error_on_references": error, "bound": bound if self.normalized else None}
 
 
 def reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
@@ -409,33 +366,3 @@ def _reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
     error = float(np.max(np.abs(approx - g), initial=0.0))
     bound = float(np.sqrt(max(w @ g - 2 * beta @ g[S] + beta @ K_SS @ beta, 0.0)))
     return S, beta, error, bound
-
-
-def views_gram(view_kernels: Sequence[tuple[str, Kernel]], items: Sequence[dict],
-               n_jobs: int | None = None, progress: bool | None = None) -> np.ndarray:
-    """The symmetric Gram of ``items`` under ``Σ_v k_v(x[v], y[v])``, one view at a time.
-
-    The same matrix as the composite kernel's Gram (a sum of
-    :class:`~structkernels.kernels.views.ViewKernel` terms), computed as each view's own
-    Gram (each encoded once, in threads where its kernel releases the GIL) added in
-    order: the composite's blocks would encode every view of every block again.
-
-    Examples
-    --------
-    >>> from structkernels.relations.models import relation_model
-    >>> from structkernels.structures import Path
-    >>> items = [{"path": Path([(None, "PROT1"), ("nsubj-of", "bind"), ("dobj", "PROT2")])},
-    ...          {"path": Path([(None, "PROT1"), ("conj", "see"), ("dobj", "PROT2")])}]
-    >>> views_gram(relation_model("NPK path SVM").view_kernels({}), items).round(6).tolist()
-    [[1.0, 0.472545], [0.472545, 1.0]]
-    """
-    K = None
-    for view, k in view_kernels:
-        block = np.asarray(gram(k, [x[view] for x in items], n_jobs=n_jobs, progress=progress),
-                           dtype=np.float64)
-        if K is None:
-            K = np.array(block, dtype=np.float64, copy=True)
-        else:
-            K += block
-        del block
-    return K

@@ -27,7 +27,7 @@ from structkernels.relations.corpus import RelationCorpus
 from structkernels.relations.parse import BackgroundParser, parse_ahead_pays
 from structkernels.utils import long_lived
 
-__all__ = ["predict_stream", "parse_ahead_pays"]
+__all__ = ["predict_stream", "parse_ahead_pays", "pair_counts", "add_counts"]
 
 #: Sentences parsed and scored at a time when parsing ahead (a larger batch is split; its
 #: rows are given together).
@@ -53,6 +53,37 @@ def _chunks(batches: Iterable[RelationCorpus]
         starts = range(0, len(batch), CHUNK)
         for i in starts:
             yield batch, RelationCorpus(batch.sentences[i:i + CHUNK]), i == starts[-1]
+
+
+def pair_counts(batch: RelationCorpus, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A batch's sentences, pairs, positives and, when every pair has a gold label, its
+    confusion counts (``labelled`` False, and no confusion counts, else)."""
+    pred = [int(r["label"]) for r in rows]
+    out = {"sentences": len(batch), "pairs": len(rows), "positives": sum(pred),
+           "tp": 0, "fp": 0, "fn": 0, "labelled": True}
+    pairs = batch.pairs() if rows else []
+    if any(p.label is None for p in pairs):
+        out["labelled"] = False
+        return out
+    for p, y in zip(pairs, pred, strict=True):
+        g = int(bool(p.label))
+        out["tp"] += g and y
+        out["fp"] += (not g) and y
+        out["fn"] += g and not y
+    return out
+
+
+def add_counts(state: dict[str, Any], batch: Any, counts: dict[str, Any]) -> None:
+    """Add a batch's ``counts`` (:func:`pair_counts`), skipped records and index to the
+    run's ``state``; the confusion counts only while every pair so far was labelled."""
+    state["batches"] = batch.index + 1
+    state["skipped"] += len(batch.skipped)
+    for k in ("sentences", "pairs", "positives"):
+        state[k] += counts[k]
+    state["labelled"] = state["labelled"] and counts["labelled"]
+    if state["labelled"]:
+        for k in ("tp", "fp", "fn"):
+            state[k] += counts[k]
 
 
 def _rows(extractor: RelationExtractor, batch: RelationCorpus, threshold: float | None,

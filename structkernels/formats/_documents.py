@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from structkernels.formats._reading import Reading
+from structkernels.formats._collect import Reading
 from structkernels.relations.corpus import (
     Entity,
     Interaction,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.formats._reading import Reading, as_paths
+from structkernels.formats._collect import Reading, as_paths
 from structkernels.formats.jsonl import iter_jsonl_file
 from structkernels.formats.pubtator import iter_pubtator_file
 from structkernels.formats.relations import read_file, relation_format

@@ -49,8 +49,8 @@ import re
 from typing import Any
 from xml.parsers import expat
 
+from structkernels.formats._collect import Reading, RecordProblem, as_paths, json_kind, unreadable
 from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
-from structkernels.formats._reading import Reading, RecordProblem, as_paths, json_kind, unreadable
 from structkernels.formats.xml_safety import safe_parser
 from structkernels.relations.corpus import RelationCorpus, RelationFormatError
 from structkernels.utils import (

@@ -38,7 +38,7 @@ import re
 import warnings
 from typing import Any
 
-from structkernels.formats._reading import Reading, as_paths, stem
+from structkernels.formats._collect import Reading, as_paths, stem
 from structkernels.relations.corpus import (
     Entity,
     Interaction,

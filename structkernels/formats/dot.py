@@ -49,13 +49,14 @@ from typing import Any
 import networkx as nx
 
 from structkernels.engine.parallel import map_tasks
+from structkernels.formats._collect import unreadable
 from structkernels.formats._dot_parser import (
     DotError,
     DotGraph,
     DotNestingError,
     parse_graphs,
 )
-from structkernels.formats._reading import GraphReading, check_max_depth, read_lines, unreadable
+from structkernels.formats._reading import GraphReading, check_max_depth, read_lines
 from structkernels.formats.penman import AMR_MODEL
 from structkernels.graphs.model import (
     Graph,

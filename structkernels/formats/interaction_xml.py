@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 from xml.parsers import expat
 
-from structkernels.formats._reading import Reading, as_paths
+from structkernels.formats._collect import Reading, as_paths
 from structkernels.formats.xml_safety import safe_parser
 from structkernels.relations.corpus import (
     Entity,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.formats._reading import (
+from structkernels.formats._collect import (
     Reading,
     RecordProblem,
     as_paths,

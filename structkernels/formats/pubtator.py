@@ -51,6 +51,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from structkernels.formats._collect import Reading, as_paths, unreadable
 from structkernels.formats._documents import (
     ABBREVIATIONS,
     NO_CONCEPT,
@@ -60,7 +61,6 @@ from structkernels.formats._documents import (
     split_sentences,
 )
 from structkernels.formats._lines import LineStream
-from structkernels.formats._reading import Reading, as_paths, unreadable
 from structkernels.relations.corpus import RelationCorpus
 from structkernels.utils import decode_lines, one_line
 

@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any
 
-from structkernels.formats._reading import Reading, as_paths
+from structkernels.formats._collect import Reading, as_paths
 from structkernels.formats.bioc import read_bioc, read_bioc_file
 from structkernels.formats.brat import brat_documents, read_brat, read_brat_document
 from structkernels.formats.interaction_xml import read_interaction_xml, read_xml_file

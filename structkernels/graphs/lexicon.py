@@ -160,28 +160,27 @@ def _default(G: nx.MultiDiGraph) -> Lexicon:
 
 def find_interactions(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None) -> list[str]:
     """Interaction nodes (graph order): AMR interaction concepts or lexicon triggers."""
-    G = _graph(graph)
-    lex = lexicon or _default(G)
-    keys = lex._keys(lex.triggers) if lex.triggers else None
-    out = []
-    for v, d in G.nodes(data=True):
-        if graph_kind(G) == "amr" and d["concept"] in lex.interaction_concepts:
-            out.append(v)
-        elif keys is not None and _matches(node_forms(G, v, lex.case_sensitive), keys, lex.match):
-            out.append(v)
-    return out
+    return _find(graph, lexicon, "triggers", "interaction_concepts")
 
 
 def find_entities(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None) -> list[str]:
     """Entity nodes (graph order): AMR entity concepts, collapsed names or lexicon entities."""
+    return _find(graph, lexicon, "entities", "entity_concepts", collapsed=True)
+
+
+def _find(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None, words: str, concepts: str,
+          collapsed: bool = False) -> list[str]:
+    """The nodes whose AMR concept is in ``lexicon.<concepts>``, that are collapsed names
+    (when ``collapsed`` and the lexicon keeps them) or whose forms match ``lexicon.<words>``."""
     G = _graph(graph)
     lex = lexicon or _default(G)
-    keys = lex._keys(lex.entities) if lex.entities else None
+    listed = getattr(lex, words)
+    keys = lex._keys(listed) if listed else None
+    amr, wanted = graph_kind(G) == "amr", getattr(lex, concepts)
     out = []
     for v, d in G.nodes(data=True):
-        if graph_kind(G) == "amr" and d["concept"] in lex.entity_concepts:
-            out.append(v)
-        elif lex.collapsed_names and d.get("collapsed"):
+        if (amr and d["concept"] in wanted) or (collapsed and lex.collapsed_names
+                                               and d.get("collapsed")):
             out.append(v)
         elif keys is not None and _matches(node_forms(G, v, lex.case_sensitive), keys, lex.match):
             out.append(v)

@@ -16,7 +16,7 @@ from structkernels.utils import njit
 
 
 @njit(cache=True, nogil=True)
-def _dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
+def dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
     """``W`` of a graph without cycles: ``W[u] = Σ_{u -> v} w (e_v + W[v])``, rows in
     reverse topological order (edges sorted by source).  Sums of non-negative terms."""
     W = np.zeros((n, n))
@@ -33,7 +33,7 @@ def _dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
+def label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
     """``G = L W L^T`` over the ``m`` local labels (``label[offsets[v]:offsets[v + 1]]``
     are vertex ``v``'s)."""
     n = W.shape[0]
@@ -50,11 +50,11 @@ def _label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _pair_entries(W, offsets, labels):  # pragma: no cover - compiled
+def pair_entries(W, offsets, labels):  # pragma: no cover - compiled
     """The non-zero entries of ``G = L W L^T`` as keys ``label << 32 | label'`` (ascending)
     and values; ``labels[offsets[v]:offsets[v + 1]]`` are vertex ``v``'s label ids."""
     local = np.unique(labels)
-    G = _label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
+    G = label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
     m = len(local)
     count = 0
     for a in range(m):
@@ -74,7 +74,36 @@ def _pair_entries(W, offsets, labels):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _factorize(keys, n_labels):  # pragma: no cover - compiled
+def _radix_sort(keys, bits):  # pragma: no cover - compiled
+    """``(sorted keys, order)`` of non-negative ``keys`` below ``2 ** bits`` by a stable radix
+    sort: cache-friendly passes of 11 bits instead of random access over the key space
+    (``keys`` serves as a buffer)."""
+    n = len(keys)
+    idx = np.arange(n)
+    k2 = np.empty_like(keys)
+    i2 = np.empty_like(idx)
+    count = np.empty(2049, dtype=np.int64)
+    shift = 0
+    while shift < bits:
+        count[:] = 0
+        for t in range(n):
+            count[((keys[t] >> shift) & 2047) + 1] += 1
+        for d in range(2048):
+            count[d + 1] += count[d]
+        for t in range(n):
+            d = (keys[t] >> shift) & 2047
+            q = count[d]
+            k2[q] = keys[t]
+            i2[q] = idx[t]
+            count[d] = q + 1
+        keys, k2 = k2, keys
+        idx, i2 = i2, idx
+        shift += 11
+    return keys, idx
+
+
+@njit(cache=True, nogil=True)
+def factorize(keys, n_labels):  # pragma: no cover - compiled
     """``(unique keys, inverse)`` of label-pair keys (``np.unique(keys, return_inverse=True)``)
     by a stable radix sort of the keys written ``label * n_labels + label'``."""
     n = len(keys)
@@ -86,26 +115,7 @@ def _factorize(keys, n_labels):  # pragma: no cover - compiled
     bits = 0
     while (1 << bits) <= top:
         bits += 1
-    idx = np.arange(n)
-    c2 = np.empty_like(comp)
-    i2 = np.empty_like(idx)
-    count = np.empty(2049, dtype=np.int64)
-    shift = 0
-    while shift < bits:
-        count[:] = 0
-        for t in range(n):
-            count[((comp[t] >> shift) & 2047) + 1] += 1
-        for d in range(2048):
-            count[d + 1] += count[d]
-        for t in range(n):
-            d = (comp[t] >> shift) & 2047
-            q = count[d]
-            c2[q] = comp[t]
-            i2[q] = idx[t]
-            count[d] = q + 1
-        comp, c2 = c2, comp
-        idx, i2 = i2, idx
-        shift += 11
+    comp, idx = _radix_sort(comp, bits)
     inverse = np.empty(n, dtype=np.int64)
     n_unique = 0
     for t in range(n):
@@ -122,7 +132,7 @@ def _factorize(keys, n_labels):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _row_sq(indptr, data):  # pragma: no cover - compiled
+def row_sq(indptr, data):  # pragma: no cover - compiled
     """Sum of squares of each CSR row."""
     n = len(indptr) - 1
     out = np.zeros(n)
@@ -135,7 +145,7 @@ def _row_sq(indptr, data):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _sort_rows(indptr, indices, data):  # pragma: no cover - compiled
+def sort_rows(indptr, indices, data):  # pragma: no cover - compiled
     """Sort each CSR row by column, in place."""
     for i in range(len(indptr) - 1):
         a, b = indptr[i], indptr[i + 1]
@@ -171,33 +181,12 @@ def _by_column(indptr, indices, data, limit):  # pragma: no cover - compiled
     bits = 0
     while (1 << bits) < limit:
         bits += 1
-    c2 = np.empty_like(cols)
-    r2 = np.empty_like(rows)
-    v2 = np.empty_like(vals)
-    count = np.empty(2049, dtype=np.int64)
-    shift = 0
-    while shift < bits:
-        count[:] = 0
-        for t in range(total):
-            count[((cols[t] >> shift) & 2047) + 1] += 1
-        for d in range(2048):
-            count[d + 1] += count[d]
-        for t in range(total):
-            d = (cols[t] >> shift) & 2047
-            q = count[d]
-            c2[q] = cols[t]
-            r2[q] = rows[t]
-            v2[q] = vals[t]
-            count[d] = q + 1
-        cols, c2 = c2, cols
-        rows, r2 = r2, rows
-        vals, v2 = v2, vals
-        shift += 11
-    return cols, rows, vals
+    cols, order = _radix_sort(cols, bits)
+    return cols, rows[order], vals[order]
 
 
 @njit(cache=True, nogil=True)
-def _column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
+def column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
     """The entries of columns below ``limit`` grouped by column: ``(columns, starts, rows,
     values)``, column ``columns[t]`` holding ``rows[starts[t]:starts[t + 1]]`` (ascending)."""
     cols, rows, vals = _by_column(indptr, indices, data, limit)
@@ -219,7 +208,7 @@ def _column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover - compiled
+def column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover - compiled
     """``out[i, j] += Σ_c X[i, c] Y[j, c]`` from the column runs of both sides: a merge of
     the two column lists, an outer product per shared column.  ``out[i, j]`` sums in
     column order.  ``same`` (``Y`` is ``X``): only ``j >= i`` is computed, then the upper
@@ -249,7 +238,7 @@ def _column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
+def add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
     """``out[i, j] += xsingle[i]`` where ``xrows[i] == yrows[j]`` (the same graph of one
     encoding: its label pairs no other graph has)."""
     order = np.argsort(yrows, kind="mergesort")
@@ -263,7 +252,7 @@ def _add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _merge_counts(keys_a, counts_a, keys_b, counts_b):  # pragma: no cover - compiled
+def merge_counts(keys_a, counts_a, keys_b, counts_b):  # pragma: no cover - compiled
     """The union of two ascending arrays of distinct keys, with the counts of a key that
     both have summed: ``(keys, counts)``, ascending."""
     na, nb = len(keys_a), len(keys_b)

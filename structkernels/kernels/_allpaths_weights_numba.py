@@ -2,15 +2,15 @@
 
 Private module: a graph's ``G = L W L^T`` met with a weighted sum of other graphs' ``G``,
 kept by rows of label pairs, without writing the graph's keys out: one graph from its walk
-sums (:func:`_weighted_dot`, graphs with cycles), or a batch of graphs without cycles in one
-call (:func:`_batch_weighted_dots`).  Releases the GIL.
+sums (:func:`weighted_dot`, graphs with cycles), or a batch of graphs without cycles in one
+call (:func:`batch_weighted_dots`).  Releases the GIL.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from structkernels.kernels._allpaths_numba import _label_pairs
+from structkernels.kernels._allpaths_numba import label_pairs
 from structkernels.utils import njit
 
 
@@ -61,12 +61,12 @@ def _met(G, local, n_known, rows, cols, values):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _weighted_dot(W, offsets, labels, n_known, rows, cols, values):  # pragma: no cover - compiled
+def weighted_dot(W, offsets, labels, n_known, rows, cols, values):  # pragma: no cover - compiled
     """``(<G, V>, <G, G>)`` of one graph from its walk sums ``W``:
     ``labels[offsets[v]:offsets[v + 1]]`` are vertex ``v``'s label ids, ``V`` as for
     :func:`_met`."""
     local = np.unique(labels)
-    G = _label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
+    G = label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
     return _met(G, local, n_known, rows, cols, values)
 
 
@@ -106,9 +106,9 @@ def _bounded_walk_sums(n, order, src, dst, wts, lo, hi):  # pragma: no cover - c
 
 
 @njit(cache=True, nogil=True)
-def _batch_weighted_dots(vstart, order, estart, src, dst, wts, loff, labels, n_known, rows,
+def batch_weighted_dots(vstart, order, estart, src, dst, wts, loff, labels, n_known, rows,
                          cols, values, dots, sq):  # pragma: no cover - compiled
-    """:func:`_weighted_dot` of each graph of a batch laid out flat, its walk sums by
+    """:func:`weighted_dot` of each graph of a batch laid out flat, its walk sums by
     :func:`_bounded_walk_sums`: graph ``k`` has the vertices ``vstart[k]:vstart[k + 1]``
     (``order`` their topological order, local ids), the edges ``estart[k]:estart[k + 1]``
     (local ends, sorted by source) and vertex ``v``'s label ids are

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.kernels._allpaths_numba import _add_single, _column_join
+from structkernels.kernels._allpaths_numba import add_single, column_join
 from structkernels.kernels.allpaths_features import (
     AllPathsFeatures,
     AllPathsWeights,
@@ -125,9 +125,9 @@ class AllPathsGraphKernel(Kernel):
         if limit:
             xr = X.column_runs(limit)
             yr = xr if Y is X else Y.column_runs(limit)
-            _column_join(*xr, *yr, Y is X, out)
+            column_join(*xr, *yr, Y is X, out)
         if same and limit < layout.n_sparse:
-            _add_single(X.rows, X.single, Y.rows, out)
+            add_single(X.rows, X.single, Y.rows, out)
         return out
 
     def gram_block_symmetric(self, X: Sequence) -> np.ndarray:

@@ -30,15 +30,15 @@ from typing import Any
 import numpy as np
 
 from structkernels.kernels._allpaths_numba import (
-    _column_runs,
-    _dag_walk_sums,
-    _factorize,
-    _merge_counts,
-    _pair_entries,
-    _row_sq,
-    _sort_rows,
+    column_runs,
+    dag_walk_sums,
+    factorize,
+    merge_counts,
+    pair_entries,
+    row_sq,
+    sort_rows,
 )
-from structkernels.kernels._allpaths_weights_numba import _batch_weighted_dots, _weighted_dot
+from structkernels.kernels._allpaths_weights_numba import batch_weighted_dots, weighted_dot
 from structkernels.structures import EncodedList, LabelledGraph
 from structkernels.utils import check_finite
 
@@ -57,6 +57,7 @@ _LOW = np.int64(0xFFFFFFFF)
 #: time, keeping 12 bytes per entry (an index among the chunk's distinct pairs and the
 #: value) until the column space is decided, then writes each chunk into the final arrays
 _CHUNK_ENTRIES = 1 << 20
+_OVERFLOW = "a walk sum overflowed: lower the edge weights of the graph"
 
 
 # ------------------------------------------------------------------ per graph
@@ -79,7 +80,7 @@ def walk_sums(graph: LabelledGraph) -> np.ndarray:
     n = len(graph)
     if graph.topological_order is not None:
         src, dst, wts = _edge_arrays(graph)
-        return _dag_walk_sums(n, np.asarray(graph.topological_order, dtype=np.int64),
+        return dag_walk_sums(n, np.asarray(graph.topological_order, dtype=np.int64),
                               src, dst, wts)
     A = graph.adjacency()
     W = np.linalg.solve(np.eye(n) - A, A)
@@ -142,14 +143,29 @@ def _graph_entries(graph: LabelledGraph, ids: dict[str, int], names: list[str]
         offsets.append(len(labs))
     if not labs or not graph.edges:
         return np.empty(0, np.int64), np.empty(0, np.float64)
-    if graph.topological_order is not None:
-        src, dst, wts = _edge_arrays(graph)
-        W = _dag_walk_sums(len(graph), np.asarray(graph.topological_order, dtype=np.int64),
-                           src, dst, wts)
-    else:
-        W = walk_sums(graph)
-    return _pair_entries(W, np.asarray(offsets, dtype=np.int64),
+    return pair_entries(walk_sums(graph), np.asarray(offsets, dtype=np.int64),
                          np.asarray(labs, dtype=np.int64))
+
+
+def _entry_chunks(graphs: Sequence[LabelledGraph], ids: dict[str, int], names: list[str],
+                  who: str | None = None):
+    """The entries of each graph (:func:`_graph_entries`) in chunks of about
+    ``_CHUNK_ENTRIES``: yields ``(first, end, keys, values)`` for graphs ``first .. end - 1``,
+    one array of each per graph.  With ``who``, each graph is checked (type, finite)."""
+    keys, vals, first, size = [], [], 0, 0
+    for i, g in enumerate(graphs):
+        if who and not isinstance(g, LabelledGraph):
+            raise TypeError(f"{who} expects LabelledGraph objects; item {i} is a "
+                            f"{type(g).__name__}")
+        k, v = _graph_entries(g, ids, names)
+        if who:
+            check_finite(v, "all-paths graph features", ("entry",), hint=_OVERFLOW)
+        keys.append(k)
+        vals.append(v)
+        size += len(k)
+        if size >= _CHUNK_ENTRIES or i == len(graphs) - 1:
+            yield first, i + 1, keys, vals
+            keys, vals, first, size = [], [], i + 1, 0
 
 
 def _intern_chunk(keys_parts: list[np.ndarray], vals_parts: list[np.ndarray],
@@ -157,9 +173,9 @@ def _intern_chunk(keys_parts: list[np.ndarray], vals_parts: list[np.ndarray],
     """The entries of a chunk of graphs (the parts are emptied): ``(distinct keys, each
     entry's index among them, values, each distinct key's count)``, the first three in
     one memory map of their own (:func:`_mapped`)."""
-    keys = np.concatenate(keys_parts) if keys_parts else np.empty(0, np.int64)
+    keys = np.concatenate(keys_parts)
     keys_parts.clear()
-    uniq, inv = _factorize(keys, max(n_labels, 1))
+    uniq, inv = factorize(keys, max(n_labels, 1))
     del keys
     df = np.bincount(inv, minlength=len(uniq))
     m, u = len(inv), len(uniq)
@@ -168,18 +184,15 @@ def _intern_chunk(keys_parts: list[np.ndarray], vals_parts: list[np.ndarray],
     kept[:] = uniq
     ids[:] = inv
     del uniq, inv
-    if vals_parts:
-        np.concatenate(vals_parts, out=vals)
+    np.concatenate(vals_parts, out=vals)
     vals_parts.clear()
     return kept, ids, vals, df
 
 
 def _mapped(*shapes: tuple[int, type]) -> list[np.ndarray]:
-    """Arrays of the given lengths and dtypes in one anonymous memory map of their own.
-
-    When the last of them is dropped the map is closed and its pages go back to the
-    system at once; blocks of a few MB from the C heap would stay with the process (as
-    its free memory) after they are freed, all the chunks of an encoding together."""
+    """Arrays of the given lengths and dtypes in one anonymous memory map of their own:
+    when the last of them is dropped its pages go back to the system at once (freed blocks
+    of the C heap would stay with the process, all the chunks of an encoding together)."""
     offsets, size = [], 0
     for n, dtype in shapes:
         offsets.append(size)
@@ -206,7 +219,7 @@ def _fill_chunk(r0: int, r1: int, counts: np.ndarray, kind: np.ndarray, col: np.
     indices[a:b] = col[sp]
     data[a:b] = vals[sp]
     del sp
-    _sort_rows(indptr[r0:r1 + 1], indices, data)
+    sort_rows(indptr[r0:r1 + 1], indices, data)
     s = kind == 2
     sv = vals[s]
     single[r0:r1] = np.bincount(rows[s], weights=sv * sv, minlength=m)
@@ -335,27 +348,19 @@ class AllPathsFeatures(EncodedList):
         # merged into the document frequencies of the whole list
         chunks: list[list] = []
         uniq, df = np.empty(0, np.int64), np.empty(0, np.int64)
-        keys_parts: list[np.ndarray] = []
-        vals_parts: list[np.ndarray] = []
-        first, size, offset = 0, 0, 0
+        offset = 0
         bad: tuple[np.ndarray, int] | None = None
-        for i, g in enumerate(graphs):
-            k, v = _graph_entries(g, ids, names)
-            keys_parts.append(k)
-            vals_parts.append(v)
-            counts[i] = len(k)
-            size += len(k)
-            if size < _CHUNK_ENTRIES and i < n - 1:
-                continue
+        for first, end, keys_parts, vals_parts in _entry_chunks(graphs, ids, names):
+            counts[first:end] = [len(k) for k in keys_parts]
             c_uniq, c_ids, vals, c_df = _intern_chunk(keys_parts, vals_parts, len(names))
-            uniq, df = _merge_counts(uniq, df, c_uniq, c_df)
+            uniq, df = merge_counts(uniq, df, c_uniq, c_df)
             if bad is None and not np.isfinite(vals).all():
                 bad = (vals, offset)
-            chunks.append([first, i + 1, c_uniq, c_ids, vals])
-            first, offset, size = i + 1, offset + size, 0
+            chunks.append([first, end, c_uniq, c_ids, vals])
+            offset += len(vals)
         if bad is not None:
             check_finite(bad[0], "all-paths graph features", ("entry",), offsets=(bad[1],),
-                         hint="a walk sum overflowed: lower the edge weights of the graph")
+                         hint=_OVERFLOW)
         # dense: the pairs most graphs have; shared: the other pairs of two graphs or
         # more, most frequent first; single: the pairs of one graph
         threshold = max(_DENSE_MIN_COUNT, int(np.ceil(_DENSE_FRACTION * n)))
@@ -435,18 +440,13 @@ class AllPathsFeatures(EncodedList):
     def column_runs(self, limit: int) -> tuple[np.ndarray, ...]:
         """The sparse entries of the columns below ``limit`` grouped by column: ``(columns,
         starts, rows, values)``; computed once per row range of an encoding."""
-        key = (*self._span, int(limit))
-        runs = None if self._runs is None else self._runs.get(key)
-        if runs is None:
-            runs = _column_runs(self.indptr, self.indices, self.data, limit)
-            if self._runs is not None:
-                self._runs[key] = runs
-        return runs
+        return self._kept(int(limit), lambda: column_runs(self.indptr, self.indices,
+                                                           self.data, limit))
 
     def squared_norms(self) -> np.ndarray:
         """``k(x, x)`` of every graph: the squared norm of its features."""
         out = np.einsum("ij,ij->i", self.dense, self.dense)
-        return out + _row_sq(self.indptr, self.data)
+        return out + row_sq(self.indptr, self.data)
 
     def aligned(self, layout: _Layout) -> AllPathsFeatures:
         """The same graphs with their features in the columns of ``layout`` (another
@@ -455,18 +455,21 @@ class AllPathsFeatures(EncodedList):
         cmap = self.layout.column_map(layout)
         if cmap is None:
             return self
-        key = (*self._span, layout)
+        return self._kept(layout, lambda: self._in_layout(layout, cmap))
+
+    def _kept(self, key: Any, compute: Any) -> Any:
+        """``compute()``, kept per row range of the encoding under ``key``."""
+        key = (*self._span, key)
         out = None if self._runs is None else self._runs.get(key)
         if out is None:
-            out = self._in_layout(layout, cmap)
+            out = compute()
             if self._runs is not None:
                 self._runs[key] = out
         return out
 
     def _in_layout(self, layout: _Layout, cmap: np.ndarray) -> AllPathsFeatures:
-        """The same graphs with their features in the columns of ``layout`` (``cmap`` from
-        :meth:`_Layout.column_map`; pairs ``layout`` lacks dropped: they meet none of its
-        graphs' features).  Its ``rows`` are -1: it is no part of that encoding."""
+        """:meth:`aligned`, computed (``cmap`` from :meth:`_Layout.column_map`); its ``rows``
+        are -1: it is no part of that encoding."""
         n = len(self)
         a, b = int(self.indptr[0]), int(self.indptr[-1])
         r_d, c_d = np.nonzero(self.dense)
@@ -536,7 +539,7 @@ class AllPathsWeights:
         # V by rows for the look-ups: each label's entries, their columns in 32 bits
         self._rows = np.searchsorted(
             self._keys, np.arange(len(self._names) + 1, dtype=np.int64) << 32)
-        self._cols = (self._keys & 0xFFFFFFFF).astype(np.int32)
+        self._cols = (self._keys & _LOW).astype(np.int32)
 
     @staticmethod
     def _scaled(c: np.ndarray, sq: np.ndarray, normalized: bool) -> np.ndarray:
@@ -571,29 +574,14 @@ class AllPathsWeights:
         # each graph's entries, then per chunk of graphs their keys interned and the
         # weighted values summed (the weights need the norms: the chunk's own graphs')
         sums: list[tuple[np.ndarray, np.ndarray]] = []
-        keys_parts: list[np.ndarray] = []
-        vals_parts: list[np.ndarray] = []
-        first, size = 0, 0
-        for i, g in enumerate(graphs):
-            if not isinstance(g, LabelledGraph):
-                raise TypeError(f"AllPathsWeights expects LabelledGraph objects; item {i} is a "
-                                f"{type(g).__name__}")
-            k, v = _graph_entries(g, ids, names)
-            check_finite(v, "all-paths graph features", ("entry",),
-                         hint="a walk sum overflowed: lower the edge weights of the graph")
-            sq[i] = float(v @ v)
-            keys_parts.append(k)
-            vals_parts.append(v)
-            size += len(k)
-            if size < _CHUNK_ENTRIES and i < n - 1:
-                continue
-            w = self._scaled(c[first:i + 1], sq[first:i + 1], normalized)
-            counts = np.fromiter((len(p) for p in keys_parts), np.int64, len(keys_parts))
-            keys = np.concatenate(keys_parts) if keys_parts else np.empty(0, np.int64)
-            vals = np.concatenate(vals_parts) * np.repeat(w, counts) if vals_parts else keys * 0.0
-            uniq, inv = _factorize(keys, max(len(names), 1))
+        for first, end, keys_parts, vals_parts in _entry_chunks(graphs, ids, names,
+                                                                "AllPathsWeights"):
+            sq[first:end] = [float(v @ v) for v in vals_parts]
+            w = self._scaled(c[first:end], sq[first:end], normalized)
+            keys = np.concatenate(keys_parts)
+            vals = np.concatenate(vals_parts) * np.repeat(w, [len(k) for k in keys_parts])
+            uniq, inv = factorize(keys, max(len(names), 1))
             sums.append((uniq, np.bincount(inv, weights=vals, minlength=len(uniq))))
-            keys_parts, vals_parts, first, size = [], [], i + 1, 0
         self.reference_squared_norms = sq
         if sums:
             keys = np.concatenate([k for k, _ in sums])
@@ -617,7 +605,7 @@ class AllPathsWeights:
             offsets.append(len(labs))
         if not labs:
             return 0.0, 0.0
-        return _weighted_dot(walk_sums(g), np.asarray(offsets, dtype=np.int64),
+        return weighted_dot(walk_sums(g), np.asarray(offsets, dtype=np.int64),
                              np.asarray(labs, dtype=np.int64), n_known, self._rows,
                              self._cols, self._values)
 
@@ -640,7 +628,7 @@ class AllPathsWeights:
         np.cumsum(n_edges, out=estart[1:])
         e = np.fromiter(chain.from_iterable(edges), np.float64, 3 * len(edges)).reshape(-1, 3)
         d, s = np.zeros(len(flat)), np.zeros(len(flat))
-        _batch_weighted_dots(vstart, np.asarray(order, dtype=np.int64), estart,
+        batch_weighted_dots(vstart, np.asarray(order, dtype=np.int64), estart,
                              e[:, 0].astype(np.int64), e[:, 1].astype(np.int64),
                              np.ascontiguousarray(e[:, 2]), loff, labels, n_known, self._rows,
                              self._cols, self._values, d, s)
@@ -707,6 +695,5 @@ class AllPathsWeights:
         if flat:
             self._batch(flat, tuples, edges, order, n_vertices, n_edges, rows, n_known,
                         dots, sq)
-        check_finite(sq, "all-paths graph features: k(x, x)", ("graph",),
-                     hint="a walk sum overflowed: lower the edge weights of the graph")
+        check_finite(sq, "all-paths graph features: k(x, x)", ("graph",), hint=_OVERFLOW)
         return dots, sq

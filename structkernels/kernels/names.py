@@ -7,13 +7,11 @@ kernel is checked or built.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from structkernels.registry import Registry
 
 if TYPE_CHECKING:
-    import joblib
     import numpy as np
 
     from structkernels.engine.gram import GramInfo
@@ -72,83 +70,14 @@ def as_kernel(spec: Any, **params: Any):
     )
 
 
-def gram(
-    kernel: Kernel | str,
-    X: Any,
-    Y: Any = None,
-    *,
-    n_jobs: int | None = None,
-    normalize: bool = False,
-    block_size: int | None = None,
-    out: str | os.PathLike | None = None,
-    cache: str | os.PathLike | joblib.Memory | None = None,
-    progress: bool | None = None,
-    backend: str | None = None,
-    return_info: bool = False,
-    validate: bool | str = "auto",
-    **params: Any,
-) -> np.ndarray | tuple[np.ndarray, GramInfo]:
+def gram(kernel: Kernel | str, X: Any, Y: Any = None, **options: Any
+         ) -> np.ndarray | tuple[np.ndarray, GramInfo]:
     """Gram matrix ``K[i, j] = kernel(X[i], Y[j])`` (``Y = X`` when omitted).
 
-    Parameters
-    ----------
-    kernel : Kernel or str
-        A kernel instance or a registered name (then ``**params`` build it).
-    X, Y : sequences of structures (or 2-D arrays for vector kernels)
-    n_jobs : int or None, default None
-        Workers (``-1`` for all cores): threads for kernels whose compiled
-        blocks release the GIL, joblib processes for the others.  Parallel
-        and serial results are bit-identical.
-    normalize : bool, default False
-        Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0
-        (with a warning).  A :class:`~structkernels.kernels.base.Normalized`
-        kernel is handled the same way (its diagonal is computed once).
-    block_size : int, optional
-        Rows/columns per block; chosen from the sizes and ``n_jobs`` if None.
-    out : path, optional
-        Write the result into a ``.npy`` memory-mapped file there (for
-        matrices larger than memory) and return the memmap (of ``out``,
-        opened ``r+``).  ``out`` is used as given (no ``.npy`` is appended).
-        The map is built under a temporary name in the same folder, with its
-        blocks reserved on disk first, and renamed to ``out`` only when
-        complete: an interrupt, a kill or a full disk
-        (:class:`~structkernels.utils.WriteError`) leaves an existing ``out``
-        intact, and two calls writing one ``out`` each finish (the last
-        rename wins).
-    cache : path or joblib.Memory, optional
-        On-disk cache keyed by the kernel (all its parameters), a hash of the
-        data's content and the kernel's code version (``structkernels``'s
-        version and each kernel class's ``code_version``): a repeated call
-        loads the matrix and makes no kernel call.
-    progress : bool, optional
-        Show a progress bar (default: on long work, when stderr is a terminal).
-    backend : str, optional
-        joblib backend; None lets the engine pick (threads for GIL-free
-        compiled kernels, ``loky`` otherwise) unless a
-        ``joblib.parallel_backend`` context names one.  With ``"dask"`` (or
-        that context) the blocks go to the dask client in a few chunks, the
-        data sent to each worker once; on one machine start the cluster with
-        threads (``LocalCluster(processes=False)``).
-    return_info : bool, default False
-        Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
-    validate : {"auto", True, False}, default "auto"
-        Checks of the kernel's output (:func:`~structkernels.engine.checks.validation_level`).
-        A NaN or infinite value is always refused, in every block, the diagonal and
-        the normalised matrix, with a
-        :class:`~structkernels.engine.checks.NonFiniteKernelValueError` naming the pair
-        (``"row 3: k(x, x) = inf (overflow); ..."``).  ``True`` also probes
-        symmetry and positive semi-definiteness on a seeded sample of at most 64
-        structures of ``X`` (:func:`~structkernels.engine.checks.probe_kernel`, about 5% of
-        the Gram's evaluations at most, not counted in ``n_evaluations``) and
-        refuses with :class:`~structkernels.engine.checks.KernelOutputError`; ``"auto"``
-        does so for kernels that do not ship with structkernels (plugins, user
-        subclasses: the class attribute ``Kernel.output_validation`` can say
-        otherwise); ``False`` checks finiteness only.
-
-    Returns
-    -------
-    K : ndarray of float64, shape (len(X), len(Y) or len(X))
-    info : GramInfo, only if ``return_info``
+    ``kernel`` is a kernel instance or a registered name; ``options`` are those of
+    :func:`structkernels.engine.gram.gram` (``n_jobs``, ``normalize``, ``block_size``,
+    ``out``, ``cache``, ``progress``, ``backend``, ``return_info``, ``validate``), and
+    with a name any other keyword is a parameter of the kernel.
 
     Examples
     --------
@@ -160,11 +89,13 @@ def gram(
     >>> K, info = gram("linear", X, return_info=True)
     >>> info.n_evaluations
     3
+    >>> gram("rbf", X, sigma=2.0, normalize=True).shape
+    (2, 2)
     """
-    return as_kernel(kernel, **params).gram(
-        X, Y, n_jobs=n_jobs, normalize=normalize, block_size=block_size, out=out, cache=cache,
-        progress=progress, backend=backend, return_info=return_info, validate=validate,
-    )
+    from structkernels.engine.gram import GRAM_OPTIONS  # light module: see the docstring
+
+    params = {k: options.pop(k) for k in list(options) if k not in GRAM_OPTIONS}
+    return as_kernel(kernel, **params).gram(X, Y, **options)
 
 
 def takes_arrays(kernel: Any, kernel_params: dict | None = None) -> bool:

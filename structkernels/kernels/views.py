@@ -10,7 +10,10 @@ applies any kernel to one view, so the kernel algebra of
     k = ViewKernel(kernel("path", lam=0.8), "amr") + ViewKernel(kernel("path"), "dependency")
     k = Normalized(ViewKernel(...)) * Normalized(ViewKernel(...))
 
-A sum (or product) of PSD kernels on the views is PSD on the pairs.
+A sum (or product) of PSD kernels on the views is PSD on the pairs.  :class:`ViewSum` is
+the sum of one kernel per view as one kernel: the relation models' kernel
+(:meth:`~structkernels.relations.models.RelationModel.kernel`), whose Gram is computed view
+by view (:meth:`ViewSum.gram_by_view`) and whose views the extractor's scoring reads.
 """
 
 from __future__ import annotations
@@ -20,12 +23,103 @@ from typing import Any
 
 import numpy as np
 
+from structkernels.engine.gram import gram
+from structkernels.engine.parallel import releases_gil
 from structkernels.kernels.base import Kernel
 
-__all__ = ["ViewKernel"]
+__all__ = ["ViewKernel", "ViewSum"]
 
 
-class ViewKernel(Kernel):
+class ViewSum(Kernel):
+    """``Σ_v k_v(x[v], y[v])``: one kernel per view of multi-view items, summed in order.
+
+    Its blocks add the views' blocks left to right (as a sum of :class:`ViewKernel` terms
+    does); :meth:`gram_by_view` gives the same matrix as each view's own Gram added in
+    order, each view encoded once instead of once per block.
+
+    Parameters
+    ----------
+    views : sequence of (view, Kernel)
+        The key (dict items) or position (tuple items) of each view and its kernel
+        (normalised or not), in the order they are summed.
+
+    Examples
+    --------
+    >>> from structkernels import Normalized, Path, kernel
+    >>> a = {"amr": Path([(None, "bind")]), "dependency": Path([(None, "binds")])}
+    >>> k = ViewSum([("amr", Normalized(kernel("path"))), ("dependency", kernel("path"))])
+    >>> k.gram_by_view([a]).round(6).tolist(), k.gram([a]).round(6).tolist()
+    ([[1.64]], [[1.64]])
+    """
+
+    def __init__(self, views: Sequence[tuple[str | int, Kernel]] = ()):
+        self.views = views
+
+    @property
+    def nogil_blocks(self) -> bool:
+        """GIL-free blocks when every view's kernel has them."""
+        return all(releases_gil(k) for _, k in self.views)
+
+    def validate_params(self) -> None:
+        for view, k in self.views:
+            if not isinstance(k, Kernel):
+                raise TypeError(f"{type(self).__name__}: the kernel of view {view!r} must be a "
+                                f"Kernel, got {type(k).__name__}")
+            k.validate_params()
+
+    @staticmethod
+    def _take(X: Sequence, view: str | int, kernel: Kernel) -> Sequence:
+        out = []
+        for i, x in enumerate(X):
+            try:
+                out.append(x[view])
+            except (KeyError, IndexError, TypeError):
+                raise ValueError(f"item {i} has no view {view!r}") from None
+        return kernel.check_input(out)
+
+    def check_input(self, X: Any) -> Sequence:
+        X = super().check_input(X)
+        for view, k in self.views:
+            self._take(X, view, k)  # fail early, naming the item without the view
+        return X
+
+    def _sum(self, block: Any, *sides: Sequence) -> np.ndarray:
+        out = None
+        for view, k in self.views:
+            b = block(k)(*(self._take(S, view, k) for S in sides))
+            out = b if out is None else out + b
+        return out
+
+    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
+        return self._sum(lambda k: k.gram_block, X, Y)
+
+    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
+        return self._sum(lambda k: k.gram_block_symmetric, X)
+
+    def diag_block(self, X: Sequence) -> np.ndarray:
+        return self._sum(lambda k: k.diag_block, X)
+
+    def gram_by_view(self, X: Sequence, Y: Sequence | None = None, *,
+                     n_jobs: int | None = None, progress: bool | None = None,
+                     threads_only: bool = False) -> np.ndarray:
+        """The Gram of ``X`` (against ``Y``) as each view's Gram (the engine's, each view
+        encoded once) added in order; zeros without views.  ``threads_only``: a view whose
+        kernel holds the GIL runs in this process (no worker processes started)."""
+        K = None
+        for view, k in self.views:
+            jobs = n_jobs if releases_gil(k) or not threads_only else 1
+            block = np.asarray(gram(k, [x[view] for x in X],
+                                    None if Y is None else [y[view] for y in Y],
+                                    n_jobs=jobs, progress=progress), dtype=np.float64)
+            if K is None:
+                K = np.array(block, dtype=np.float64, copy=True)
+            else:
+                K += block
+            del block
+        return np.zeros((len(X), len(X if Y is None else Y))) if K is None else K
+
+
+class ViewKernel(ViewSum):
     """A kernel applied to one view of multi-view items: ``k(x[view], y[view])``.
 
     Parameters
@@ -50,32 +144,6 @@ class ViewKernel(Kernel):
         self.kernel = kernel
         self.view = view
 
-    def validate_params(self) -> None:
-        if not isinstance(self.kernel, Kernel):
-            raise TypeError(f"ViewKernel.kernel must be a Kernel, got {type(self.kernel).__name__}")
-        self.kernel.validate_params()
-
-    def _take(self, X: Sequence) -> Sequence:
-        out = []
-        for i, x in enumerate(X):
-            try:
-                out.append(x[self.view])
-            except (KeyError, IndexError, TypeError):
-                raise ValueError(f"item {i} has no view {self.view!r}") from None
-        return self.kernel.check_input(out)
-
-    def check_input(self, X: Any) -> Sequence:
-        X = super().check_input(X)
-        self._take(X)  # fail early, naming the item without the view
-        return X
-
-    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        return self.kernel.gram_block(self._take(X), self._take(Y))
-
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
-        return self.kernel.gram_block_symmetric(self._take(X))
-
-    def diag_block(self, X: Sequence) -> np.ndarray:
-        return self.kernel.diag_block(self._take(X))
-
-
+    @property
+    def views(self) -> tuple[tuple[str | int, Kernel], ...]:
+        return ((self.view, self.kernel),)

@@ -40,16 +40,16 @@ from structkernels.kernels.base import Normalized
 from structkernels.kernels.names import takes_arrays
 from structkernels.neighbors.graph import (
     HASHINGS,
-    _diag,
-    _Evaluator,
+    Evaluator,
     block_topk,
     bounded_k,
     build_tables,
     group_buckets,
+    kernel_diagonal,
     merge_topk,
     prepare_kernel,
 )
-from structkernels.neighbors.hashing import _as_structures as _checked_structures
+from structkernels.neighbors.hashing import as_structures as _checked_structures
 from structkernels.neighbors.hashing import codes_from_bits
 from structkernels.neighbors.settings import (
     MAIN_JOB,
@@ -360,7 +360,7 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 norm = norm or bool(getattr(base, "grows_with_size", False))
             else:
                 norm = norm or bool(self.normalize)
-            Xs = _as_structures(base, X)
+            Xs = as_structures(base, X)
             if isinstance(Xs, np.ndarray) and Xs.ndim == 2:
                 self.n_features_in_ = Xs.shape[1]
             self.kernel_ = base
@@ -382,7 +382,7 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         self.hashers_, self.buckets_, self._diag_fit = [], [], None
         if not self._precomputed():
             if self.normalized_:
-                self._diag_fit, ne = _diag(self.kernel_, Xs)
+                self._diag_fit, ne = kernel_diagonal(self.kernel_, Xs)
                 self.n_fit_evaluations_ += ne
             if self.hashing is not None:
                 hash_kernel = Normalized(self.kernel_) if self.normalized_ else self.kernel_
@@ -480,7 +480,7 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             r, c = block_topk(K, k)
             self.n_evaluations_ = 0
             return merge_topk(len(K), k, r, c, K[r, c], exclude_self=False)
-        Xq = _as_structures(self.kernel_, X)
+        Xq = as_structures(self.kernel_, X)
         if isinstance(Xq, np.ndarray) and hasattr(self, "n_features_in_"):
             if Xq.ndim != 2 or Xq.shape[1] != self.n_features_in_:
                 raise ValueError(
@@ -491,9 +491,9 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         n_evals = 0
         diag_q = None
         if self.normalized_:
-            diag_q, ne = _diag(self.kernel_, Xq)
+            diag_q, ne = kernel_diagonal(self.kernel_, Xq)
             n_evals += ne
-        ev = _Evaluator(self.kernel_, k, diag_q, self._diag_fit, self.n_jobs)
+        ev = Evaluator(self.kernel_, k, diag_q, self._diag_fit, self.n_jobs)
         parts_r, parts_c, parts_s = [], [], []
         if self.hashing is None:
             block = 512
@@ -608,7 +608,7 @@ def _codes(hasher, S: np.ndarray) -> np.ndarray:
     return codes_from_bits(hasher.bits_from_similarities(S))
 
 
-def _as_structures(kernel, X):
+def as_structures(kernel, X):
     """Structures checked by the kernel, in its checked form (an encoded ``PathList`` or
     ``TreeList`` for the compiled kernels: blocks cut from it are not encoded again);
     array-likes become arrays, sparse input is refused."""

@@ -45,7 +45,7 @@ from structkernels.engine.parallel import map_blocks
 from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
-from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, _as_structures
+from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, as_structures
 from structkernels.neighbors.topk import (  # noqa: F401 - served here too
     loo_knn,
     loo_knn_rows,
@@ -196,7 +196,7 @@ def prepare_kernel(kernel: Any, kernel_params: dict | None = None) -> tuple[Kern
     return kern, False
 
 
-class _Evaluator:
+class Evaluator:
     """Runs blocks of kernel values through the engine and keeps per-row top ``k``.
 
     A task is ``(row_idx, col_idx, both)``: kernel values between structures
@@ -293,7 +293,7 @@ def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
     return k
 
 
-def _diag(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
+def kernel_diagonal(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
     d = kernel.diag(X)
     bad = int((d <= 0).sum())
     if bad:
@@ -334,11 +334,11 @@ def exact_knn_graph(
             or block_size < 1:
         raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
     base, normalize = prepare_kernel(kernel)
-    X = _as_structures(base, X, encode=True)
+    X = as_structures(base, X, encode=True)
     n = len(X)
     k = bounded_k(k, n)
     probe_when_asked(base, X, n * (n + 1) // 2)
-    diag, n_evals = _diag(base, X) if normalize else (None, 0)
+    diag, n_evals = kernel_diagonal(base, X) if normalize else (None, 0)
     blocks = block_ranges(n, min(int(block_size), max(n, 1)))
     tasks = []
     for bi, (r0, r1) in enumerate(blocks):
@@ -348,7 +348,7 @@ def exact_knn_graph(
                 tasks.append((rows, None, True))
             else:
                 tasks.append((rows, np.arange(c0, c1, dtype=np.int64), True))
-    ev = _Evaluator(base, k, diag, diag, n_jobs)
+    ev = Evaluator(base, k, diag, diag, n_jobs)
     r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="exact knn")
     if not exclude_self:
         # the diagonal was masked in the blocks: put k(x, x) back as a candidate
@@ -538,7 +538,7 @@ def knn_graph(
     _check_probe(probe)
     base, normalize = prepare_kernel(kernel)
     hash_kernel = Normalized(base) if normalize else base
-    X = _as_structures(base, X, encode=True)
+    X = as_structures(base, X, encode=True)
     n = len(X)
     k = bounded_k(k, n)
     hashers, codes, ref_sims, n_evals = build_tables(
@@ -547,7 +547,7 @@ def knn_graph(
     )
     diag = None
     if normalize:
-        diag, ne = _diag(base, X)
+        diag, ne = kernel_diagonal(base, X)
         n_evals += ne
     tasks = []
     tables = []
@@ -561,7 +561,7 @@ def knn_graph(
                     other = code ^ (1 << j)
                     if other > code and other in buckets:
                         tasks.append((members, buckets[other], True))
-    ev = _Evaluator(base, k, diag, diag, n_jobs)
+    ev = Evaluator(base, k, diag, diag, n_jobs)
     r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="hashed knn")
     n_evals += ne
     parts_r, parts_c, parts_s = [r], [c], [s]

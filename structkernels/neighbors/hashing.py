@@ -60,7 +60,7 @@ def codes_from_bits(bits: np.ndarray) -> np.ndarray:
     return bits.astype(np.int64) @ weights
 
 
-def _as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
+def as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
     """``X`` checked by the kernel, kept as a list/array that can be indexed by position.
 
     With ``encode`` the kernel's checked form is returned (for the compiled
@@ -107,6 +107,23 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
 
+    def _fit_sample(self, X: Any, param: str) -> tuple[Kernel, Sequence, int, int]:
+        """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size read from
+        ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
+        self._validate_params()
+        kernel = self._kernel()
+        X = as_structures(kernel, X, encode=True)
+        n = len(X)
+        name = type(self).__name__
+        if n < 2:
+            raise ValueError(f"{name} needs at least 2 structures to fit, got n_samples={n}")
+        self._set_n_features(X)
+        m = getattr(self, param)
+        m = m if m is not None else max(2, math.ceil(math.sqrt(n)))
+        if m > n:
+            raise ValueError(f"{name}.{param}={m} exceeds the {n} structures given")
+        return kernel, X, n, m
+
     def _check_n_features(self, X: Sequence) -> None:
         expected = getattr(self, "n_features_in_", None)
         if expected is not None and isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] != expected:
@@ -151,7 +168,7 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         ``n_evaluations_``.
         """
         self._check_fitted()
-        X = _as_structures(self.kernel_, X, encode=True)
+        X = as_structures(self.kernel_, X, encode=True)
         self._check_n_features(X)
         bits = self.bits_from_similarities(self._similarities(X))
         codes = codes_from_bits(bits)
@@ -163,18 +180,12 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         The similarities to the reference set come for free with the codes: the
         k-NN graph uses them as neighbour candidates.
         """
-        X = _as_structures(self._kernel(), X, encode=True)
+        X = as_structures(self._kernel(), X, encode=True)
         self.fit(X)
         S = self._similarities(X)
         bits = self.bits_from_similarities(S)
         codes = codes_from_bits(bits)
         return (codes, bits, S) if return_similarities else codes
-
-    @property
-    def n_buckets_possible(self) -> int:
-        """``2 ** n_bits_``."""
-        self._check_fitted()
-        return 1 << self.n_bits_
 
 
 class RandomKNNHash(_KernelHash):
@@ -257,18 +268,7 @@ class RandomKNNHash(_KernelHash):
 
     def fit(self, X: Any, y: Any = None) -> RandomKNNHash:
         """Draw the reference set and the bit subsets from ``X`` (no kernel evaluation)."""
-        self._validate_params()
-        kernel = self._kernel()
-        X = _as_structures(kernel, X, encode=True)
-        n = len(X)
-        if n < 2:
-            raise ValueError(
-                f"RandomKNNHash needs at least 2 structures to fit, got n_samples={n}"
-            )
-        self._set_n_features(X)
-        m = self.n_reference if self.n_reference is not None else max(2, math.ceil(math.sqrt(n)))
-        if m > n:
-            raise ValueError(f"RandomKNNHash.n_reference={m} exceeds the {n} structures given")
+        kernel, X, n, m = self._fit_sample(X, "n_reference")
         s = self.subset_size if self.subset_size is not None else max(1, m // 4)
         if 2 * s > m:
             raise ValueError(
@@ -391,18 +391,7 @@ class KernelLSH(_KernelHash):
 
     def fit(self, X: Any, y: Any = None) -> KernelLSH:
         """Sample ``p`` structures, centre their kernel matrix and draw the hyperplanes."""
-        self._validate_params()
-        kernel = self._kernel()
-        X = _as_structures(kernel, X, encode=True)
-        n = len(X)
-        if n < 2:
-            raise ValueError(
-                f"KernelLSH needs at least 2 structures to fit, got n_samples={n}"
-            )
-        self._set_n_features(X)
-        p = self.n_sample if self.n_sample is not None else max(2, math.ceil(math.sqrt(n)))
-        if p > n:
-            raise ValueError(f"KernelLSH.n_sample={p} exceeds the {n} structures given")
+        kernel, X, n, p = self._fit_sample(X, "n_sample")
         t = self.n_per_bit if self.n_per_bit is not None else max(1, p // 4)
         if t >= p:
             raise ValueError(f"KernelLSH.n_per_bit={t} must be smaller than n_sample={p}")

@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from structkernels.engine.checks import check_kernel_values, diagonal_scales
-from structkernels.engine.gram import gram, releases_gil
-from structkernels.engine.parallel import map_tasks
+from structkernels.engine.gram import gram
+from structkernels.engine.parallel import map_tasks, releases_gil
 from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel
 from structkernels.npk.loss import _losses_of, _with_sigma

@@ -132,11 +132,6 @@ class DecisionRule:
             return np.clip(np.interp(s, self.isotonic_x, self.isotonic_y), 0.0, 1.0)
         return None
 
-    def with_threshold(self, threshold: float) -> DecisionRule:
-        """The same calibration with the threshold ``threshold`` (rule ``"fixed"``)."""
-        return DecisionRule(float(threshold), "fixed", self.calibration, self.platt,
-                            self.isotonic_x, self.isotonic_y, None, self.n_folds, self.fallback)
-
     def calibration_json(self) -> dict[str, Any] | None:
         """The calibration as JSON: ``{"kind": "platt", "a", "b"}`` or ``{"kind":
         "isotonic", "x": [...], "y": [...]}``; None without one."""

@@ -8,11 +8,12 @@ given); a classifier is trained on the result.  Structure views are views of *on
 parse; they are not the *graph views* of :mod:`structkernels.datasets.views` (one sentence
 in several representations, AMR and dependency).
 
-Both users build their kernels from here, so a model of a given name is the same model in
-both: :func:`structkernels.experiments.relations.evaluate_relations` evaluates every model
-of :data:`RELATION_MODELS` (one Gram per view, shared between the models and folds), and
-:class:`structkernels.extraction.RelationExtractor` trains and saves ``"NPK SVM"``
-(:meth:`RelationModel.kernel`, one kernel over the pairs' structure views).
+A model's kernel is one :class:`~structkernels.kernels.views.ViewSum`
+(:meth:`RelationModel.kernel`), which every user reads, so a model of a given name is the
+same model everywhere: :func:`structkernels.experiments.relations.evaluate_relations`
+evaluates every model of :data:`RELATION_MODELS` (one Gram per view, shared between the
+models and folds), :class:`structkernels.extraction.RelationExtractor` trains, saves and
+scores with ``"NPK SVM"``'s.
 
 The models, each named by its kernel first, then its classifier:
 
@@ -57,10 +58,9 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.engine.gram import releases_gil
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import kernel as make_kernel
-from structkernels.kernels.views import ViewKernel
+from structkernels.kernels.views import ViewSum
 
 __all__ = [
     "APG",
@@ -77,7 +77,6 @@ __all__ = [
     "PRECOMPUTED_SVC_PARAMS",
     "RelationModel",
     "StructureKernel",
-    "combine_grams",
     "needed_views",
     "relation_model",
     "twin_of",
@@ -215,23 +214,13 @@ class RelationModel:
         """The part σ is learned on (its view, kernel and parameters), or None."""
         return next((p for p in self.parts if p.learns_sigma), None)
 
-    def view_kernels(self, sigma: Mapping[str, float] | None = None,
-                     params: Mapping[str, Mapping[str, Any]] | None = None
-                     ) -> list[tuple[str, Kernel]]:
-        """``(view, normalised kernel)`` of every part, in order; ``params``: per view,
-        parameters replacing the part's."""
-        params = params or {}
-        return [(p.view, p.normalized(sigma, params.get(p.view))) for p in self.parts]
-
     def kernel(self, sigma: Mapping[str, float] | None = None,
-               params: Mapping[str, Mapping[str, Any]] | None = None) -> Kernel:
-        """One kernel on dicts of structure views:
-        ``Σ ViewKernel(Normalized(kernel of the view), view)`` over the parts, in order."""
-        terms = [ViewKernel(k, view) for view, k in self.view_kernels(sigma, params)]
-        out = terms[0]
-        for t in terms[1:]:
-            out = out + t
-        return out
+               params: Mapping[str, Mapping[str, Any]] | None = None) -> ViewSum:
+        """One kernel on dicts of structure views: the normalised kernel of every part on
+        its view, summed in order (:class:`~structkernels.kernels.views.ViewSum`);
+        ``params``: per view, parameters replacing the part's."""
+        params = params or {}
+        return ViewSum([(p.view, p.normalized(sigma, params.get(p.view))) for p in self.parts])
 
     def kernel_params(self) -> dict[str, dict[str, Any]]:
         """Each structure view's kernel parameters (without σ)."""
@@ -239,10 +228,10 @@ class RelationModel:
 
     def fixed_views_gram(self, items: Sequence[Mapping[str, Any]], n_jobs: int | None = 1
                          ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-        """``f(rows, cols)``: the sum of the normalised kernels of the parts that learn no σ
-        between ``items[rows]`` and ``items[cols]`` (zeros when every part learns σ): what a
-        σ learner adds to the kernel it learns, so that σ is learned for this model.
-        ``n_jobs``: threads for the kernels that release the GIL (the others run in one).
+        """``f(rows, cols)``: the Gram between ``items[rows]`` and ``items[cols]`` of the
+        parts that learn no σ (zeros when every part learns σ): what a σ learner adds to
+        the kernel it learns, so that σ is learned for this model.  ``n_jobs``: threads for
+        the kernels that release the GIL (the others run in one).
 
         Examples
         --------
@@ -253,16 +242,10 @@ class RelationModel:
         >>> f(np.array([0]), np.array([0])).tolist()
         [[0.0]]
         """
-        fixed = [(p.view, p.normalized()) for p in self.parts if not p.learns_sigma]
-
-        def gram_of(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-            out = np.zeros((len(rows), len(cols)))
-            for view, k in fixed:
-                out += k.gram([items[i][view] for i in rows], [items[j][view] for j in cols],
-                              n_jobs=n_jobs if releases_gil(k) else 1, progress=False)
-            return out
-
-        return gram_of
+        fixed = ViewSum([(p.view, p.normalized()) for p in self.parts if not p.learns_sigma])
+        return lambda rows, cols: fixed.gram_by_view(
+            [items[i] for i in rows], [items[j] for j in cols], n_jobs=n_jobs, progress=False,
+            threads_only=True)
 
 
 _COMPOSITE = (NPK, NGRAM, APG)
@@ -338,22 +321,3 @@ def needed_views(models: Sequence[str]) -> tuple[str, ...]:
     for m in models:
         out += [v for v in relation_model(m).views if v not in out]
     return tuple(out)
-
-
-def combine_grams(grams: Sequence[np.ndarray]) -> np.ndarray:
-    """The Gram of a model from its parts' normalised Grams, in its order: the first
-    itself (no copy) for one part, else their sum (a new array, added left to right).
-
-    Examples
-    --------
-    >>> combine_grams([np.eye(2), np.ones((2, 2))]).tolist()
-    [[2.0, 1.0], [1.0, 2.0]]
-    """
-    if not grams:
-        raise ValueError("combine_grams needs at least one Gram")
-    if len(grams) == 1:
-        return grams[0]
-    out = grams[0] + grams[1]
-    for K in grams[2:]:
-        out += K
-    return out

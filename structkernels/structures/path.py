@@ -25,14 +25,14 @@ class StructureError(StructkernelsError, ValueError):
     """A malformed path or tree (names what is wrong and where)."""
 
 
-def _loads(text: str) -> Any:
+def load_json(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise StructureError(f"not valid JSON ({exc.msg}, column {exc.colno}): {text[:40]!r}") from None
 
 
-def _check_label(value: Any, what: str, allow_none: bool = False) -> str | None:
+def check_label(value: Any, what: str, allow_none: bool = False) -> str | None:
     if value is None and allow_none:
         return None
     if not isinstance(value, str):
@@ -71,8 +71,8 @@ class Path(Sequence):
                 raise StructureError(f"path tuple {i} must be an (edge, node) pair, got {t!r}")
             items.append(
                 (
-                    _check_label(t[0], f"edge of path tuple {i}", allow_none=True),
-                    _check_label(t[1], f"node of path tuple {i}"),
+                    check_label(t[0], f"edge of path tuple {i}", allow_none=True),
+                    check_label(t[1], f"node of path tuple {i}"),
                 )
             )
         object.__setattr__(self, "_tuples", tuple(items))
@@ -123,7 +123,7 @@ class Path(Sequence):
     def from_json(cls, obj: Any) -> Path:
         """Inverse of :meth:`to_json`; also accepts a JSON string."""
         if isinstance(obj, str):
-            obj = _loads(obj)
+            obj = load_json(obj)
         if not isinstance(obj, list):
             raise StructureError(f"a path in JSON is a list of [edge, node] pairs, got {obj!r}")
         return cls(obj)

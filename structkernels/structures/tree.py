@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from structkernels.structures.path import StructureError, _check_label, _loads
+from structkernels.structures.path import StructureError, check_label, load_json
 
 __all__ = ["Tree"]
 
@@ -40,11 +40,11 @@ class Tree:
                     f"child {i} of tree node {label!r} must be an (edge_label, Tree) pair, got {c!r}"
                 )
             edge, sub = c
-            _check_label(edge, f"edge label of child {i} of {label!r}", allow_none=True)
+            check_label(edge, f"edge label of child {i} of {label!r}", allow_none=True)
             if not isinstance(sub, Tree):
                 raise StructureError(f"child {i} of tree node {label!r} is not a Tree: {sub!r}")
             kids.append((edge, sub))
-        object.__setattr__(self, "_label", _check_label(label, "tree node label"))
+        object.__setattr__(self, "_label", check_label(label, "tree node label"))
         object.__setattr__(self, "_children", tuple(kids))
         object.__setattr__(self, "_hash", hash(("Tree", self._label, self._children)))
         object.__setattr__(self, "_size", 1 + sum(s.size for _, s in kids))
@@ -175,7 +175,7 @@ class Tree:
         (datasets of many overlapping trees hold each distinct subtree once).
         """
         if isinstance(obj, str):
-            obj = _loads(obj)
+            obj = load_json(obj)
         if not isinstance(obj, dict) or "label" not in obj:
             raise StructureError(f"a tree in JSON is an object with a 'label', got {obj!r}")
         # post-order without recursion: (object, edges of its children, done?)

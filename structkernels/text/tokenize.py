@@ -125,7 +125,3 @@ class TextPipeline:
     def rewriting(self, source: str, target: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The re-writing ``(tokens(source), tokens(target))``."""
         return self(source), self(target)
-
-    def rewritings(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[tuple[str, ...], ...]]:
-        """Apply :meth:`rewriting` to each ``(source, target)`` pair of strings."""
-        return [self.rewriting(s, t) for s, t in pairs]

@@ -46,4 +46,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._budget": ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib"],
     "._jit": ["njit", "numba_cache_dir"],
     "._lazy": ["lazy_exports", "served_from"],
+    "._settings": ["run_settings"],
 })

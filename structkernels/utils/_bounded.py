@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import zlib
 
-from structkernels.utils._compressed import _open_binary, _read_content, _TooLarge
+from structkernels.utils._compressed import TooLarge, open_binary, read_content
 from structkernels.utils._errors import StructkernelsError
 from structkernels.utils._records import RecordError
 
@@ -74,8 +74,8 @@ def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes:
         raise ValueError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
     # the strict form of read_partial: what it would keep of a damaged file is an error here
     try:
-        data, lost = _read_content(name, max_bytes)
-    except _TooLarge as exc:
+        data, lost = read_content(name, max_bytes)
+    except TooLarge as exc:
         what = "decompresses to more" if exc.decompressed else "larger"
         raise InputTooLargeError(f"{name}: {what} than {max_bytes} bytes (the limit); refused") from None
     if lost is not None:
@@ -119,8 +119,8 @@ def read_partial(
     (True, 'the gzip data ends early (truncated file): the rest of the file is lost')
     """
     try:
-        return _read_content(path, max_bytes)
-    except _TooLarge as exc:
+        return read_content(path, max_bytes)
+    except TooLarge as exc:
         what = " after decompression" if exc.decompressed else ""
         raise RecordError(f"more than max_bytes={max_bytes} bytes{what}", os.fspath(path)) from None
 
@@ -141,7 +141,7 @@ def read_head(path: str | os.PathLike, size: int = 1 << 16) -> bytes:
     (b'{"format": "x"}', b'')
     """
     try:
-        stream, raw = _open_binary(path)
+        stream, raw = open_binary(path)
         try:
             return stream.read(size)
         finally:

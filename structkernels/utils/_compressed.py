@@ -1,10 +1,10 @@
 """Reading plain or gzip'd files within bounds: the one bounded gunzip of the package.
 
-A file is gzip'd when it starts with the gzip magic bytes.  :func:`_open_binary`
+A file is gzip'd when it starts with the gzip magic bytes.  :func:`open_binary`
 opens one for streaming (the record readers of :mod:`._records` read its lines);
-:func:`_read_content` reads a whole one and never holds more than the bound plus
+:func:`read_content` reads a whole one and never holds more than the bound plus
 one chunk, however much a "gzip bomb" would decompress to; a truncated or
-corrupt stream is reported in one line by :func:`_gzip_problem`.  The public
+corrupt stream is reported in one line by :func:`gzip_problem`.  The public
 faces are :func:`structkernels.utils.read_bounded` (strict) and
 :func:`structkernels.utils.read_partial` (keeps what decompressed before damage).
 
@@ -22,10 +22,10 @@ from structkernels.utils._errors import StructkernelsError
 __all__: list[str] = []
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_CHUNK = 1 << 20
+CHUNK = 1 << 20
 
 
-def _open_binary(path: str | os.PathLike):
+def open_binary(path: str | os.PathLike):
     """The file opened for reading bytes, decompressed if it starts with the gzip magic."""
     fh = open(path, "rb")  # noqa: SIM115 - returned to the caller
     try:
@@ -39,14 +39,14 @@ def _open_binary(path: str | os.PathLike):
     return fh, None
 
 
-def _gzip_problem(exc: BaseException) -> str:
+def gzip_problem(exc: BaseException) -> str:
     rest = ": the rest of the file is lost"
     if isinstance(exc, EOFError):
         return f"the gzip data ends early (truncated file){rest}"
     return f"corrupt gzip data ({' '.join(str(exc).split())[:160]}){rest}"
 
 
-class _TooLarge(StructkernelsError):
+class TooLarge(StructkernelsError):
     """The content exceeds the bound; ``decompressed``: found while gunzipping."""
 
     def __init__(self, decompressed: bool):
@@ -54,8 +54,8 @@ class _TooLarge(StructkernelsError):
         self.decompressed = decompressed
 
 
-def _read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str | None]:
-    """:func:`~structkernels.utils.read_partial` without the message: raises :class:`_TooLarge` past the bound.
+def read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str | None]:
+    """:func:`~structkernels.utils.read_partial` without the message: raises :class:`TooLarge` past the bound.
 
     The one bounded gunzip of the package (several members, zero padding after
     the last, output never past ``max_bytes`` plus one); the strict
@@ -67,27 +67,27 @@ def _read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str |
         if head != _GZIP_MAGIC:
             data = fh.read(max_bytes + 1)
             if len(data) > max_bytes:
-                raise _TooLarge(decompressed=False)
+                raise TooLarge(decompressed=False)
             return data, None
         out = bytearray()
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         buf = b""
         while True:
             if not buf:
-                buf = fh.read(_CHUNK)
+                buf = fh.read(CHUNK)
                 if not buf:
                     break
             try:
                 out += d.decompress(buf, max_bytes + 1 - len(out))
             except zlib.error as exc:
-                return bytes(out), _gzip_problem(exc)
+                return bytes(out), gzip_problem(exc)
             if len(out) > max_bytes:
-                raise _TooLarge(decompressed=True)
+                raise TooLarge(decompressed=True)
             buf = d.unconsumed_tail
             if d.eof:
                 rest = d.unused_data + buf
                 while len(rest) < 2:
-                    more = fh.read(_CHUNK)
+                    more = fh.read(CHUNK)
                     if not more:
                         break
                     rest += more
@@ -97,8 +97,8 @@ def _read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str |
                 while rest:  # only zero padding may follow the last member
                     if rest.strip(b"\0"):
                         return bytes(out), "corrupt gzip data (bytes after the end)"
-                    rest = fh.read(_CHUNK)
+                    rest = fh.read(CHUNK)
                 return bytes(out), None
         if not d.eof:
-            return bytes(out), _gzip_problem(EOFError())
+            return bytes(out), gzip_problem(EOFError())
         return bytes(out), None

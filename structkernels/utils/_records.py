@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from structkernels.utils._compressed import _CHUNK, _gzip_problem, _open_binary
+from structkernels.utils._compressed import CHUNK, gzip_problem, open_binary
 from structkernels.utils._errors import StructkernelsError
 
 __all__ = [
@@ -263,7 +263,7 @@ def iter_lines(
     ...     list(iter_lines(f))
     [(1, '{"a": 1}'), (3, BadLine(reason='not UTF-8 text (invalid continuation byte: byte 0xe9 at column 8)'))]
     """
-    stream, raw = _open_binary(path)
+    stream, raw = open_binary(path)
     lineno = 0
     try:
         while True:
@@ -272,7 +272,7 @@ def iter_lines(
             except (EOFError, OSError, zlib.error) as exc:
                 if raw is None:
                     raise
-                yield lineno + 1, BadLine(_gzip_problem(exc))
+                yield lineno + 1, BadLine(gzip_problem(exc))
                 return
             if not line:
                 return
@@ -283,12 +283,12 @@ def iter_lines(
                 size = len(line)
                 while not line.endswith(b"\n"):
                     try:
-                        line = stream.readline(_CHUNK)
+                        line = stream.readline(CHUNK)
                     except (EOFError, OSError, zlib.error) as exc:
                         if raw is None:
                             raise
                         yield lineno, BadLine(f"line longer than max_bytes={max_bytes} bytes")
-                        yield lineno + 1, BadLine(_gzip_problem(exc))
+                        yield lineno + 1, BadLine(gzip_problem(exc))
                         return
                     if not line:
                         break

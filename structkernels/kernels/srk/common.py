@@ -37,8 +37,7 @@ import joblib
 import numpy as np
 
 from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
-from structkernels.engine.gram import releases_gil
-from structkernels.engine.parallel import map_tasks
+from structkernels.engine.parallel import map_tasks, releases_gil
 from structkernels.kernels.base import Kernel
 from structkernels.utils import (
     MEMORY_BUDGET_ENV,
@@ -239,12 +238,6 @@ class SRKBase(Kernel):
     #: blocks of this many re-writings amortise the encoding of a block
     preferred_block_size = 256
 
-    def _windows(self) -> list[int]:
-        """Every window of the parameters (``k..kmax``), whatever the input."""
-        if self.kmax is None:
-            return [int(self.k)]
-        return list(range(int(self.k), int(self.kmax) + 1))
-
     def windows_for(
         self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
     ) -> list[int]:
@@ -358,11 +351,6 @@ class SRKBase(Kernel):
             return np.zeros((len(windows), len(X)))
         self._check_budget(X, None, windows, diag=True)
         return self._diag_stack(X, windows)
-
-    def _combine(self, stack, dx, dy) -> np.ndarray:
-        if self.kmax is None:
-            return stack[0]
-        return sum_normalized(stack, dx, dy)
 
     def gram_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting]) -> np.ndarray:
         stack = self.stack_block(X, Y)

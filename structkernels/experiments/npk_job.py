@@ -1,0 +1,286 @@
+"""The main job of the nonstationary kernels paper (Garg et al. 2018, Sec. 6-7) and its
+model: what ``structkernels train-npk`` runs, and ``structkernels predict`` with its model.
+
+:func:`main_job` learns σ on the training half, classifies the other half with the k-NN
+classifier under PK and the learned NPK, and gives the run's summary and the model file's
+document; :func:`format_summary` is its text.  :func:`build_classifier` rebuilds the
+classifier of its model.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path as FilePath
+from typing import Any
+
+import numpy as np
+
+from structkernels.formats.structures import InputError
+from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, ModelFormatError
+from structkernels.utils import (
+    one_line,
+)
+
+__all__ = ["main_job", "format_summary", "evaluate", "fmt_f1", "build_classifier", "record_id",
+           "load_graph_labels", "label_candidates"]
+
+
+def record_id(record: Any, i: int) -> Any:
+    """A record's ``id`` (a dict's key or an object's attribute), else its index."""
+    if isinstance(record, dict):
+        return record.get("id", i)
+    return getattr(record, "id", i)
+
+
+def _scores(clf, X, y) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """The test figures, the predictions and the positive-class scores of ``clf`` on ``X``."""
+    from sklearn.metrics import average_precision_score
+
+    from structkernels.neighbors.classifier import positive_class_scores
+
+    t0 = time.perf_counter()
+    proba = clf.predict_proba(X)
+    pred = clf.decide(proba)  # = clf.predict(X)
+    out = positive_class_scores(y, pred)
+    classes = list(clf.classes_)
+    score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(y))
+    # threshold-free: how well the share of positive neighbours ranks the positives
+    out["average_precision"] = float(average_precision_score(y, score)) if np.any(y == 1) else 0.0
+    out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
+    out["seconds"] = time.perf_counter() - t0 + float(getattr(clf, "fit_seconds_", 0.0))
+    return out, np.asarray(pred), np.asarray(score)
+
+
+def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings
+             ) -> tuple[dict, Any, np.ndarray, np.ndarray]:
+    """Fit the k-NN classifier on the training half and score the other half: the figures,
+    the classifier, its predictions and its positive-class scores."""
+    from structkernels.neighbors.classifier import KernelKNNClassifier
+
+    clf = KernelKNNClassifier(kernel="path", kernel_params=kernel_params, **settings)
+    clf.fit(train_X, train_y)
+    figures, pred, score = _scores(clf, test_X, test_y)
+    return figures, clf, pred, score
+
+
+def fmt_f1(s: dict[str, Any]) -> str:
+    return f"{100 * s['f1']:.1f} ({100 * s['precision']:.1f}, {100 * s['recall']:.1f})"
+
+
+def load_graph_labels(labels: str, graphs: str | None, *, skip_bad: bool = False,
+                      log: Any = None) -> Any:
+    """The labelled candidates of a user's graphs (``train-npk --graphs DIR --graph-labels
+    FILE``): :func:`structkernels.datasets.load_pubmed45`, label 2 (roles swapped) a
+    negative, each unresolved record said through ``log``."""
+    from structkernels.datasets import load_pubmed45
+
+    if not FilePath(labels).is_file():
+        raise InputError(f"no such file: {labels}")
+    if graphs is not None and not FilePath(graphs).is_dir():
+        raise InputError(f"no such folder: {graphs}")
+    ds = load_pubmed45(labels, graphs, swapped="negative",  # σ is learned for the binary task
+                       on_error="skip" if skip_bad else "raise")
+    log = log or (lambda line: None)
+    for rec in ds.skipped:
+        log(f"unresolved {rec}")
+    if ds.skipped:
+        log(f"{len(ds.skipped)} record(s) unresolved, {len(ds)} loaded")
+    return ds
+
+
+def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any],
+             learner_params: dict[str, Any], settings: dict[str, Any],
+             table: dict[str, Any] | None, data: str, options: dict[str, Any],
+             started: float) -> dict[str, Any]:
+    """Learn σ on ``learn_set`` (:class:`~structkernels.npk.learner.NonstationaryLearner`
+    with ``learner_params``), classify ``test`` with the k-NN classifier (``settings``)
+    trained on ``train`` under PK (``pk_params``) and NPK (``settings["normalize"]`` set
+    to the learner's), with the linear baselines and,
+    given ``table`` (``n_train``, ``n_test``, ``seeds``), the baselines table.
+
+    Returns ``{"summary", "model", "learner", "pred", "score"}``: the run's figures
+    (``options`` recorded as its settings; ``started`` the run's start on
+    :func:`time.perf_counter`), the model file's document, and NPK's predictions and
+    positive-class scores on ``test``.
+    """
+    from structkernels.experiments.baselines import baselines_table, linear_baselines
+    from structkernels.npk.learner import NonstationaryLearner
+
+    learner = NonstationaryLearner(kernel="path", kernel_params=pk_params, **learner_params)
+    learner.fit(learn_set.paths, np.asarray(learn_set.labels))
+    # the classifier normalises as the learner did (known once σ is learned)
+    settings = {k: learner.normalize_ if k == "normalize" else v for k, v in settings.items()}
+    y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
+    pk, *_ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
+    npk, _, npk_pred, npk_score = evaluate(
+        train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings
+    )
+    # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
+    linear = linear_baselines(train.paths, y_train, test.paths, y_test) if len(y_test) else {}
+    if table is not None:
+        t0 = time.perf_counter()
+        table = baselines_table(
+            train, test, pk_params, learner.kernel_params_(), **table,
+            n_jobs=settings["n_jobs"],
+            hash_settings={k: settings[k] for k in ("n_tables", "probe", "n_probes", "n_bits")},
+        )
+        table["seconds"] = time.perf_counter() - t0
+    n_learn = len(learn_set.paths)
+    gram_evaluations = n_learn * (n_learn + 1) // 2
+    summary = {
+        "data": data,
+        "n_train": len(train.paths),
+        "n_learn": n_learn,
+        "n_test": len(test.paths),
+        "positive_rate_test": float(np.mean(y_test)) if len(y_test) else 0.0,
+        "settings": options,
+        "learned_labels": learner.labels_,
+        "zeroed_labels": learner.ignored_labels_,
+        "PK": pk,
+        "NPK": npk,
+        "linear_baselines": linear,
+        "baselines": table,
+        "learning": {
+            "n_evaluations": learner.n_evaluations_,
+            "n_evaluations_graph": learner.n_evaluations_graph_,
+            # one Gram matrix of the structures σ was learned on: N (N + 1) / 2 evaluations
+            "gram_evaluations": gram_evaluations,
+            "fraction_of_gram": learner.n_evaluations_ / float(gram_evaluations),
+            "budget": learner.budget_,
+            "n_trimmed": learner.n_trimmed_,
+            "seconds": learner.fit_seconds_,
+        },
+        "seconds": time.perf_counter() - started,
+    }
+    model = {
+        "format": MODEL_FORMAT,
+        "version": MODEL_VERSION,
+        "learner": learner.to_json(),
+        "classifier": {k: v for k, v in settings.items() if k != "n_jobs"},
+        "kernel": "path",
+        "kernel_params": learner.kernel_params_(),
+        "train": {
+            "source": data,
+            "ids": [record_id(r, i) for i, r in enumerate(train.records)],
+            "paths": [p.to_json() for p in train.paths],
+            "labels": [int(v) for v in y_train],
+        },
+        "evaluation": {k: summary[k] for k in ("n_test", "PK", "NPK", "seconds")},
+    }
+    return {"summary": summary, "model": model, "learner": learner, "pred": npk_pred,
+            "score": npk_score}
+
+def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
+    """The summary of :func:`main_job` as text: the data, σ, PK and NPK, the baselines."""
+    lines: list[str] = []
+    w = lines.append
+    lrn = s["learning"]
+    w(
+        f"data: {s['data']}: {s['n_train']} training / {s['n_test']} test candidates "
+        f"({100 * s['positive_rate_test']:.1f}% positive in test)\n"
+    )
+    st = s["settings"]
+    if st.get("objective", "loss1") == "knn-ap":
+        how = (f"objective: leave-one-out AP of the {st['n_neighbors']}-NN classifier on a "
+               f"stratified sample of {min(st['objective_sample'], s['n_learn']):,}")
+    else:
+        how = (f"α={st['alpha']}, β={st['beta']}, k={st['k']}, {st['sampling']} sampling, "
+               f"{st['hashing']} hashing")
+    w(f"σ learned on {s['n_learn']} structures for {len(s['learned_labels'])} edge labels "
+      f"({how})\n")
+    zeroed = ", ".join(s["zeroed_labels"]) or "(none)"
+    w(f"labels σ zeroed ({len(s['zeroed_labels'])}): {zeroed}\n")
+    w(
+        f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "
+        f"{'kernel evaluations':>18} {'seconds':>8}\n"
+    )
+    for name in ("PK", "NPK"):
+        r = s[name]
+        w(
+            f"{name:<6} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
+            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
+        )
+    if s.get("linear_baselines"):
+        w("obvious features on the same split (class_weight balanced):\n")
+    for name, r in (s.get("linear_baselines") or {}).items():
+        w(
+            f"{name:<36} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
+            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
+        )
+    w(
+        f"learning: {lrn['n_evaluations']:,} kernel evaluations on N = {s['n_learn']:,} "
+        f"structures ({100 * lrn['fraction_of_gram']:.1f}% of one Gram matrix, "
+        f"N (N + 1) / 2 = {lrn['gram_evaluations']:,}; {lrn['n_trimmed']} subsets cut to the "
+        f"budget), {lrn['seconds']:.1f} s\n"
+    )
+    t = s.get("baselines")
+    if t:
+        from structkernels.experiments.baselines import format_table
+
+        w(
+            f"\nbaselines (Table 6 analogue): the same {t['n_train']:,} training / {t['n_test']:,} "
+            f"test sub-samples for every model, mean ± sd over {len(t['seeds'])} seeds "
+            f"(seeds {t['seeds'][0]}-{t['seeds'][-1]}), {t['seconds']:.1f} s\n"
+        )
+        w(format_table(t) + "\n")
+        beats = t["npk_beats_pk_every_seed"]
+        w("NPK beats PK on F1 and AP in every seed: "
+          + ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in beats.items()) + "\n")
+    w(f"total time {s['seconds']:.1f} s; model written to {out}")
+    w(f"; plot written to {plot}\n" if plot else "\n")
+    return "".join(lines)
+
+
+def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None = None, *,
+                     source: str = "the model file"):
+    """The fitted k-NN classifier the model describes.
+
+    Kernel parameters the kernel does not take (or of the wrong type) and
+    classifier settings the classifier does not know are the file's fault: a
+    :class:`ModelFormatError` naming ``source``.
+    """
+    import inspect
+
+    from structkernels.kernels.names import kernels
+    from structkernels.neighbors.classifier import KernelKNNClassifier
+    from structkernels.structures import Path
+
+    params = dict(model["kernel_params"])
+    if use == "pk":
+        params.pop("sigma", None)
+    name = model.get("kernel", "path")
+    try:
+        kernels.get(name)(**params).validate_params()
+    except TypeError as exc:
+        raise ModelFormatError(f"{source}: the model's kernel_params do not suit kernel {name!r}: "
+                           f"{one_line(exc)}") from None
+    settings = dict(model["classifier"])
+    known = set(inspect.signature(KernelKNNClassifier).parameters) - {
+        "kernel", "kernel_params", "n_jobs"}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ModelFormatError(f"{source}: the model's classifier settings hold unknown keys "
+                           f"{', '.join(repr(k) for k in unknown)}")
+    train = model["train"]
+    try:
+        X = [Path.from_json(p) for p in train["paths"]]
+    except ValueError as exc:
+        raise ModelFormatError(f"model training structure is malformed: {exc}") from None
+    y = np.asarray(train["labels"], dtype=np.int64)
+    clf = KernelKNNClassifier(kernel=model.get("kernel", "path"), kernel_params=params,
+                              n_jobs=n_jobs, **settings)
+    return clf.fit(X, y)
+
+
+
+
+def label_candidates(model: dict[str, Any], paths: list, *, use: str = "npk",
+                     n_jobs: int | None = None, source: str = "the model file"
+                     ) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(labels, positive-class scores, kernel evaluations)`` of ``paths`` under the
+    classifier of a train-npk ``model`` (:func:`build_classifier`)."""
+    clf = build_classifier(model, use, n_jobs, source=source)
+    proba = clf.predict_proba(paths)
+    classes = list(clf.classes_)
+    score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(paths))
+    return clf.classes_[np.argmax(proba, axis=1)], score, clf.n_evaluations_

@@ -54,7 +54,7 @@ from _report import report
 from structkernels.extraction import RelationExtractor
 from structkernels.extraction.stream import predict_stream
 from structkernels.relations import read_relations
-from structkernels.relations.model import RelationCorpus, Sentence
+from structkernels.relations.corpus import RelationCorpus, Sentence
 from structkernels.relations.parse import BackgroundParser
 from structkernels.relations.structures import pair_views
 

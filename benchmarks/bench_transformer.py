@@ -67,7 +67,7 @@ def marked(pair: Any) -> str:
     """The sentence of ``pair`` with its entities marked (the earlier one ``E1``); nested or
     overlapping entities get their markers in a well-formed order.
 
-    >>> from structkernels.relations.model import Entity, Sentence
+    >>> from structkernels.relations.corpus import Entity, Sentence
     >>> s = Sentence("s", "KinC binds Spo0A", "d", (Entity("a", ((0, 4),), "KinC"),
     ...              Entity("b", ((11, 16),), "Spo0A")))
     >>> marked(s.pairs()[0])

@@ -26,9 +26,9 @@ __version__ = "0.1.0"
 #: The package's own subpackages and modules, reachable as attributes in a new process
 #: (``sk.relations.read_relations``) and imported on first use, as SciPy does.
 _SUBMODULES = (
-    "amr", "classifiers", "cli", "datasets", "engine", "experiments", "extraction", "graphs",
-    "kernels", "neighbors", "npk", "registry", "relations", "sklearn", "structures", "text",
-    "utils",
+    "amr", "classifiers", "cli", "datasets", "engine", "experiments", "extraction", "formats",
+    "graphs", "kernels", "neighbors", "npk", "registry", "relations", "sklearn", "structures",
+    "text", "utils",
 )
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
@@ -39,7 +39,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ".engine.gram": ["GramInfo"],
     ".registry": ["measure"],
     ".structures": ["Path", "Tree", "Vocabulary"],
-    ".structures.io": ["read_record"],
+    ".formats.structures": ["read_record"],
     ".sklearn": ["GramTransformer", "kernel_to_distance"],
     ".neighbors.hashing": ["RandomKNNHash", "KernelLSH"],
     ".neighbors.graph": ["knn_graph", "KNNGraph"],

@@ -8,8 +8,8 @@ import penman
 import pytest
 
 from structkernels.amr import AMRFormatError, parse_amr, read_amr
+from structkernels.formats.penman import AMR_MODEL, to_networkx
 from structkernels.graphs.model import concept_label
-from structkernels.graphs.penman import AMR_MODEL, to_networkx
 
 BIO = "amr/bio_amr_v0.8"
 SOURCES = [

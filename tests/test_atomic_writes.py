@@ -32,7 +32,7 @@ import pytest
 
 import structkernels as sk
 from structkernels.cli import main
-from structkernels.structures.io import read_structures
+from structkernels.formats.structures import read_structures
 from structkernels.utils import WriteError
 
 ROOT = FilePath(__file__).resolve().parents[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from structkernels.relations.model import Entity, Sentence
+from structkernels.relations.corpus import Entity, Sentence
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 

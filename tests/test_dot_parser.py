@@ -1,8 +1,8 @@
-"""structkernels' own DOT parser (``structkernels.graphs._dot_parser``) against pydot's.
+"""structkernels' own DOT parser (``structkernels.formats._dot_parser``) against pydot's.
 
 The reading through pydot is rebuilt here as the reader had it: pydot's grammar parses,
 each node name, edge endpoint and attribute value is unquoted as before, and the same
-model builders of :mod:`structkernels.graphs.dot` make the graph.  Every DOT file of the
+model builders of :mod:`structkernels.formats.dot` make the graph.  Every DOT file of the
 repository, the DOT that ``write_dot`` writes for shipped Bio AMR graphs, generated DOT
 texts and malformed ones must give the same graphs (nodes, attributes, edges, roles,
 root, ids, order) or be refused by both.  Tests needing pydot skip without it.
@@ -22,9 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structkernels.amr import read_amr
-from structkernels.graphs import GraphFormatError, parse_dot, read_dot, write_dot
-from structkernels.graphs import dot as dotmod
-from structkernels.graphs._dot_parser import (
+from structkernels.formats import dot as dotmod
+from structkernels.formats._dot_parser import (
     DotError,
     DotGraph,
     DotNestingError,
@@ -32,6 +31,7 @@ from structkernels.graphs._dot_parser import (
     tokenize,
     unquote,
 )
+from structkernels.graphs import GraphFormatError, parse_dot, read_dot, write_dot
 
 ROOT = Path(__file__).resolve().parents[1]
 BIO_TEST = ROOT / "datasets" / "bio-amr-interactions" / "raw" / "amr-release-test-bio.txt"

@@ -44,7 +44,7 @@ EXCEPTION_ONLY = {"CommandError", "_Fail", "TooLarge"}
 KEPT = {
     "StructureError": ValueError, "InputError": ValueError, "GraphFormatError": ValueError,
     "DotError": ValueError, "DotNestingError": ValueError, "CandidateError": ValueError,
-    "RelationFormatError": ValueError, "_Bad": ValueError, "CorpusFormatError": ValueError,
+    "RelationFormatError": ValueError, "RecordProblem": ValueError, "CorpusFormatError": ValueError,
     "InteractionFormatError": ValueError, "UnknownNameError": ValueError,
     "ModelFormatError": ValueError, "ExtractorFormatError": ValueError,
     "KernelOutputError": ValueError, "NonFiniteKernelValueError": ValueError,

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from structkernels.amr import AMRFormatError, CandidateExtractor, parse_amr, read_amr
-from structkernels.graphs.penman import AMR_MODEL
+from structkernels.formats.penman import AMR_MODEL
 
 
 @FUZZ

@@ -75,7 +75,7 @@ def _mixed(data, good) -> tuple[list[bytes], list[int]]:
 @given(st.lists(hostile_lines | json_values.map(lambda v: json.dumps(v).encode()), min_size=1,
                 max_size=4), st.booleans(), st.booleans())
 def test_read_structures_gives_structures_or_one_input_error(lines, bom, gz):
-    from structkernels.structures.io import InputError, read_structures
+    from structkernels.formats.structures import InputError, read_structures
 
     data = (b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines) + b"\n"
     with _folder() as tmp:

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from structkernels import Path, Tree
+from structkernels.formats.structures import InputError, read_structures
 from structkernels.structures import StructureError
-from structkernels.structures.io import InputError, read_structures
 
 edges = st.none() | labels
 trees = st.recursive(

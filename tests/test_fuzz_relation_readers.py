@@ -34,7 +34,7 @@ from structkernels.relations import (
     read_interaction_xml,
     read_relations_jsonl,
 )
-from structkernels.relations.model import span_text
+from structkernels.relations.corpus import span_text
 
 READERS = settings(
     FUZZ, max_examples=400 if FUZZ.max_examples > 1000 else 40, deadline=None,

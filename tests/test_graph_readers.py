@@ -288,7 +288,7 @@ def test_read_graphs_infers_formats(tmp_path, gdata):
 def test_read_dot_in_parallel_same_result(tmp_path, gdata, monkeypatch):
     import shutil
 
-    import structkernels.graphs.dot as dotmod
+    import structkernels.formats.dot as dotmod
 
     for i in range(3):
         shutil.copy(gdata / "amr" / "s1.dot", tmp_path / f"a{i}.dot")

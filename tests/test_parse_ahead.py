@@ -237,7 +237,7 @@ def test_a_background_parser_of_another_pipeline_is_refused(extractor):
 
 def test_the_command_line_batch_size_is_the_streams_default():
     from structkernels.cli import build_parser
-    from structkernels.relations.streaming import DEFAULT_BATCH_SIZE
+    from structkernels.formats.batches import DEFAULT_BATCH_SIZE
 
     args = build_parser("predict").parse_args(["predict", "m", "d"])
     assert args.batch_size == DEFAULT_BATCH_SIZE == 250

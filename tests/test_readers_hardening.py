@@ -11,9 +11,9 @@ import warnings
 import pytest
 
 from structkernels.cli import main
+from structkernels.formats.structures import InputError, read_structures
 from structkernels.registry import PluginWarning, readers
 from structkernels.structures import Path
-from structkernels.structures.io import InputError, read_structures
 from structkernels.utils import BadLine, RecordError, iter_lines, loads_record
 
 DEEP = 200_000
@@ -383,7 +383,7 @@ def test_read_graphs_folder_of_dot_with_a_readme_reads_the_graphs(tmp_path):
 
 
 def test_read_graphs_file_removed_while_reading_costs_only_that_file(tmp_path, monkeypatch):
-    import structkernels.graphs.io as gio
+    import structkernels.formats.graphs as gio
 
     (tmp_path / "a.amr").write_text("# ::id a\n(p / protein)\n")
     (tmp_path / "b.amr").write_text("# ::id b\n(g / gene)\n")

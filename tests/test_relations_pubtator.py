@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structkernels.cli import main
+from structkernels.formats.pubtator import concept_of, split_sentences
 from structkernels.relations import (
     RelationFormatError,
     read_pubtator,
@@ -19,7 +20,6 @@ from structkernels.relations import (
     relation_format,
     write_pairs,
 )
-from structkernels.relations.pubtator import concept_of, split_sentences
 
 TITLE = "KinC activates SigE."
 ABSTRACT = "It is needed. SigE binds GerE and Dr. Smith saw KinC. KinC was low."
@@ -192,7 +192,7 @@ def test_pairs_written_back_read_as_the_relations(tmp_path, fmt):
 
 
 def test_output_format_checks(tmp_path):
-    from structkernels.relations.writers import output_format
+    from structkernels.formats.pairs import output_format
 
     src = _write(tmp_path / "in.pubtator", _doc())
     jl = _write(tmp_path / "in.jsonl", '{"id": "s", "text": "A", "entities": []}\n')

@@ -15,7 +15,7 @@ import pytest
 
 from structkernels import Path, Tree, kernel
 from structkernels.amr import AMRFormatError, CandidateExtractor, parse_amr, read_amr
-from structkernels.graphs.penman import MAX_DEPTH
+from structkernels.formats.penman import MAX_DEPTH
 from structkernels.kernels.srk.common import (
     MEMORY_BUDGET_ENV,
     MemoryBudgetError,

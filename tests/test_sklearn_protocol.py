@@ -150,8 +150,8 @@ def test_text_records_through_the_example_plugins_reader(tmp_path, capsys):
 
 
 def test_kernel_read_record_method_reads_every_record(tmp_path):
+    from structkernels.formats.structures import read_structures
     from structkernels.kernels.vector import LinearKernel
-    from structkernels.structures.io import read_structures
 
     class Lengths(LinearKernel):
         def read_record(self, record):

@@ -1,12 +1,12 @@
 """AMR graphs to the structures the kernels compare.
 
 What is AMR's alone lives here: the distant labels of the shipped dataset
-(:mod:`structkernels.amr.labels`).  Reading PENMAN, the graph model, the concept lists
-and candidate extraction serve every source and live in :mod:`structkernels.graphs`;
-this package hands them on under their AMR names:
+(:mod:`structkernels.amr.labels`).  Reading PENMAN (:mod:`structkernels.formats`), the
+graph model, the concept lists and candidate extraction (:mod:`structkernels.graphs`) serve
+every source; this package hands them on under their AMR names:
 
 - :func:`read_amr` / :func:`parse_amr`: PENMAN corpora to :class:`AMRGraph`
-  (the graph model, :mod:`structkernels.graphs.model`; :mod:`structkernels.graphs.penman`);
+  (the graph model, :mod:`structkernels.graphs.model`; :mod:`structkernels.formats.penman`);
 - :func:`generate_candidates`: candidate biomolecular interactions
   (:mod:`structkernels.graphs.concepts` lists the concepts);
 - :func:`candidate_path`, :func:`candidate_tree`, :func:`candidate_subgraph`:
@@ -24,6 +24,7 @@ Examples
 """
 
 from structkernels.amr.labels import DistantLabel, distant_label
+from structkernels.formats.penman import parse_amr, read_amr, to_networkx
 from structkernels.graphs.candidates import (
     Candidate,
     CandidateError,
@@ -45,7 +46,6 @@ from structkernels.graphs.model import (
     SkippedGraph,
     concept_label,
 )
-from structkernels.graphs.penman import parse_amr, read_amr, to_networkx
 
 __all__ = [
     "read_amr",

@@ -4,7 +4,7 @@ Hand labels for the Bio AMR corpus are not public, so the shipped dataset
 labels each candidate by a rule on the gold AMR argument structure of its
 interaction node ``I`` (a *distant* label: it is exactly as good as the rule).
 
-Definitions (all on the normalised graph of :mod:`structkernels.graphs.penman`,
+Definitions (all on the normalised graph of :mod:`structkernels.formats.penman`,
 so ``(x :ARG0-of (i / ...))`` counts as ``i :ARG0 x``):
 
 - ``fillers(I, R)``: the nodes ``x`` with an edge ``I -R-> x``, where each

@@ -87,7 +87,7 @@ def check_output(output: str, inputs: list[str | None]) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from structkernels.engine.gram import gram
-    from structkernels.structures.io import read_structures
+    from structkernels.formats.structures import read_structures
     from structkernels.utils import save_npy
 
     final = check_output(args.output, [args.input, args.against])

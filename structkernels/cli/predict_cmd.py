@@ -27,7 +27,7 @@ import numpy as np
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import finite_float
-from structkernels.relations.streaming import DEFAULT_BATCH_SIZE
+from structkernels.formats.batches import DEFAULT_BATCH_SIZE
 from structkernels.utils import (
     BadLine,
     RecordError,
@@ -187,12 +187,12 @@ def read_candidates(path: str, skip_bad: bool = False, log: Any = None
     read directly; records in another form of
     :func:`structkernels.datasets.load_interactions` (an ``amr`` with an
     ``interaction`` or ``interaction_tuple``) go through it.  Errors name the
-    file, line and record id (:class:`~structkernels.structures.io.CommandError`); with
+    file, line and record id (:class:`~structkernels.formats.structures.CommandError`); with
     ``skip_bad`` each bad record is said through ``log`` and left out.
     """
     from structkernels.experiments.npk_job import record_id
+    from structkernels.formats.structures import path_from_record
     from structkernels.structures import Path, StructureError
-    from structkernels.structures.io import path_from_record
 
     if not FilePath(path).exists():
         raise CommandError(f"no such file: {path}")

@@ -2,7 +2,7 @@
 
 Private module: :func:`structkernels.datasets.load_interactions` keeps a parsed file as
 the arrays of :func:`dataset_to_arrays` (written and read without pickle by
-:mod:`structkernels.datasets._binary`) and rebuilds the dataset with :func:`dataset_from_arrays`,
+:mod:`structkernels.formats.arrays`) and rebuilds the dataset with :func:`dataset_from_arrays`,
 which first checks that the arrays hold together.
 """
 
@@ -12,7 +12,6 @@ import json
 
 import numpy as np
 
-from structkernels.datasets._binary import pack_strings, unpack_strings
 from structkernels.datasets.interaction_dataset import (
     SPLITS,
     InteractionDataset,
@@ -20,6 +19,7 @@ from structkernels.datasets.interaction_dataset import (
     RecordList,
     SkippedRecord,
 )
+from structkernels.formats.arrays import pack_strings, unpack_strings
 from structkernels.structures import Vocabulary
 from structkernels.structures.encoded import PathList, TreeList
 

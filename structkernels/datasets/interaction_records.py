@@ -25,18 +25,18 @@ from structkernels.datasets.interaction_dataset import (
     RecordList,
     SkippedRecord,
 )
+from structkernels.formats.labels import InteractionFormatError
 from structkernels.structures import Path, Tree, Vocabulary
 from structkernels.structures.encoded import PathList, TreeList
 from structkernels.utils import (
     BadLine,
-    StructkernelsError,
     iter_lines,
     loads_record,
     one_line,
     record_label,
 )
 
-__all__ = ["InteractionFormatError", "split_of"]
+__all__ = ["split_of"]
 
 #: records parsed into Python objects before they are encoded into arrays
 _CHUNK = 2048
@@ -52,10 +52,6 @@ def split_of(key: str) -> str:
     True
     """
     return "train" if hashlib.sha256(key.encode("utf-8")).digest()[-1] % 2 == 0 else "test"
-
-
-class InteractionFormatError(StructkernelsError, ValueError):
-    """A bad interaction record: names the file, the line and the record id."""
 
 
 class _Encoder:
@@ -139,8 +135,8 @@ def _resolve(G, item: Any, what: str, gid: str) -> str:
 
 def _structures_from_amr(record: dict, tuple_form: bool) -> tuple[Path, Tree]:
     # penman and networkx load only when a record holds an AMR to read
+    from structkernels.formats.penman import parse_amr
     from structkernels.graphs.candidates import Candidate, CandidateExtractor
-    from structkernels.graphs.penman import parse_amr
 
     text = record["amr"]
     if not isinstance(text, str):

@@ -34,7 +34,6 @@ import warnings
 import zlib
 from pathlib import Path as FilePath
 
-from structkernels.datasets._binary import file_digest, read_arrays, write_arrays
 from structkernels.datasets._interaction_cache import (
     CACHE_FORMAT,
     CACHE_SPEC,
@@ -48,11 +47,12 @@ from structkernels.datasets.interaction_dataset import (
     SkippedRecord,
 )
 from structkernels.datasets.interaction_records import (
-    InteractionFormatError,
     _parse_file,
     _TreeBuilder,  # noqa: F401 (served here too)
     split_of,
 )
+from structkernels.formats.arrays import file_digest, read_arrays, write_arrays
+from structkernels.formats.labels import InteractionFormatError
 from structkernels.utils import (
     MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH,

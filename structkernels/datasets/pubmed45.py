@@ -30,7 +30,6 @@ file, the record and the reason, or with ``on_error="skip"`` is listed in
 
 from __future__ import annotations
 
-import json
 import os
 from itertools import product
 from pathlib import Path as FilePath
@@ -40,129 +39,24 @@ import networkx as nx
 
 from structkernels.datasets.interactions import (
     InteractionDataset,
-    InteractionFormatError,
     SkippedRecord,
     split_of,
 )
+from structkernels.formats.graphs import read_graphs
+from structkernels.formats.labels import InteractionFormatError, read_label_records
 from structkernels.graphs.candidates import Candidate, CandidateError, CandidateExtractor
-from structkernels.graphs.io import read_graphs
 from structkernels.graphs.model import Graph, GraphFormatError, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
 from structkernels.utils import (
-    MAX_FILE_BYTES,
     BadLine,
-    RecordError,
-    decode_lines,
-    iter_lines,
-    loads_record,
     one_line,
-    read_partial,
     record_label,
 )
 
-__all__ = ["load_pubmed45", "resolve_tuple", "read_label_records", "SWAPPED_MODES"]
+__all__ = ["load_pubmed45", "resolve_tuple", "SWAPPED_MODES"]
 
 #: ``"negative"``: label 2 becomes 0 with ``swapped`` true; ``"class"``: label 2 is kept.
 SWAPPED_MODES = ("negative", "class")
-
-
-def read_label_records(path: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
-    """``(where, record)`` pairs of a JSON array file or a JSON Lines file.
-
-    ``where`` is ``"line N"``, the line where the record starts.  A UTF-8
-    byte-order mark is ignored; every record goes through
-    :func:`structkernels.utils.loads_record` (depth and size limits, finite
-    numbers).  In JSON Lines a bad line is returned as a bad record of its
-    own (the caller skips or refuses it); a JSON array is one document, so a
-    fault anywhere in it is an :class:`InteractionFormatError` naming the
-    file and the line.
-    """
-    file = os.fspath(path)
-    with open(file, "rb") as fh:
-        head = fh.read(1 << 16)
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:]
-    stripped = head.lstrip()
-    if not stripped:
-        if len(head) < (1 << 16) - 3:
-            raise InteractionFormatError(f"{file}: empty labels file")
-    if stripped[:1] == b"[":
-        try:
-            return _array_records(file)
-        except InteractionFormatError:
-            if not _first_line_is_a_record(file):
-                raise
-            # a JSON Lines file whose first record is bad: read it line by line below
-    out: list[tuple[str, Any]] = []
-    for lineno, line in iter_lines(file):
-        if isinstance(line, BadLine):
-            out.append((f"line {lineno}", _Bad(line.reason)))
-            continue
-        try:
-            out.append((f"line {lineno}", loads_record(line)))
-        except RecordError as exc:
-            out.append((f"line {lineno}", _Bad(exc.reason)))
-    if not out:
-        raise InteractionFormatError(f"{file}: empty labels file")
-    return out
-
-
-def _first_line_is_a_record(file: str) -> bool:
-    """Whether the first non-blank line holds a JSON value of its own (or one refused only by
-    a limit, or a line not UTF-8) and another line follows: then the file is JSON Lines whose
-    first record is bad, not one JSON array spread over lines."""
-    lines = iter_lines(file)
-    first = next(lines, None)
-    if first is None or next(lines, None) is None:
-        return False  # one line: a one-line JSON array
-    if isinstance(first[1], BadLine):
-        return True
-    try:
-        loads_record(first[1])
-    except RecordError as exc:
-        return not exc.reason.startswith("not valid JSON")
-    return True
-
-
-def _array_records(file: str) -> list[tuple[str, Any]]:
-    try:
-        data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
-    except RecordError as exc:
-        raise InteractionFormatError(str(exc)) from None
-    if lost is not None:
-        raise InteractionFormatError(f"{file}: {lost}")
-    lines, bad = decode_lines(data)
-    if bad:
-        first = min(bad)
-        raise InteractionFormatError(f"{file}, line {first}: not UTF-8 text ({bad[first]})")
-    text = "\n".join(lines)
-    try:
-        obj = loads_record(text, max_bytes=MAX_FILE_BYTES)
-    except RecordError as exc:
-        line = ""
-        try:
-            json.loads(text)
-        except json.JSONDecodeError as jexc:
-            line = f", line {jexc.lineno}"
-        except (ValueError, RecursionError):
-            pass
-        raise InteractionFormatError(f"{file}{line}: {exc.reason}") from None
-    if not isinstance(obj, list):
-        raise InteractionFormatError(f"{file}: a labels file is a JSON array or JSON Lines")
-    # the line where each element starts: decode the elements one by one
-    dec, pos, out = json.JSONDecoder(), text.index("[") + 1, []
-    for rec in obj:
-        while text[pos] in " \t\r\n,":
-            pos += 1
-        _, end = dec.raw_decode(text, pos)
-        out.append((f"line {text.count(chr(10), 0, pos) + 1}", rec))
-        pos = end
-    return out
-
-
-class _Bad:
-    def __init__(self, reason: str):
-        self.reason = reason
 
 
 def _tiers(G: nx.MultiDiGraph, item: str) -> list[list[str]]:
@@ -333,7 +227,7 @@ def load_pubmed45(
     for where, rec in read_label_records(lfile):
         rid = rec.get("id") if isinstance(rec, dict) else None
         try:
-            if isinstance(rec, _Bad):
+            if isinstance(rec, BadLine):
                 raise ValueError(rec.reason)
             if not isinstance(rec, dict):
                 raise ValueError(f"a record is a JSON object, got {type(rec).__name__}")

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from structkernels.formats.structures import InputError
 from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, ModelFormatError
-from structkernels.structures.io import InputError
 from structkernels.utils import (
     one_line,
 )

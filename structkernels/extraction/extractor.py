@@ -91,13 +91,13 @@ from structkernels.extraction.files import (
 )
 from structkernels.extraction.scoring import ReferenceScorer
 from structkernels.npk.gradient import learn_path_weights
+from structkernels.relations.corpus import RelationCorpus
 from structkernels.relations.decision import (
     CALIBRATIONS,
     check_threshold,
     fallback_decision,
     fit_decision,
 )
-from structkernels.relations.model import RelationCorpus
 from structkernels.relations.models import SVM_PARAMS, RelationModel
 from structkernels.relations.parse import DependencyParser
 from structkernels.relations.structures import pair_views

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from structkernels.relations.streaming import DEFAULT_BATCH_SIZE
+from structkernels.formats.batches import DEFAULT_BATCH_SIZE
 from structkernels.utils import (
     RecordError,
     StructkernelsError,
@@ -419,7 +419,7 @@ def _check(inputs: list[str], output: str, model: Any, backend: str, resume: boo
     """The options checked against the model and the inputs: ``(the model's document, the
     output format, whether the output is a stream, the parse cache, the parsing child to use
     or None)``."""
-    from structkernels.relations.writers import output_format
+    from structkernels.formats.pairs import output_format
 
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")

@@ -23,7 +23,7 @@ from itertools import chain
 from typing import Any
 
 from structkernels.extraction.extractor import RelationExtractor
-from structkernels.relations.model import RelationCorpus
+from structkernels.relations.corpus import RelationCorpus
 from structkernels.relations.parse import BackgroundParser, parse_ahead_pays
 from structkernels.utils import long_lived
 

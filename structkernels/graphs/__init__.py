@@ -1,6 +1,8 @@
 """Graphs from where researchers have them, into one graph model (:mod:`structkernels.graphs.model`).
 
-Readers (strict by default; :func:`~structkernels.graphs.penman.read_amr` for PENMAN; ``on_error="skip"`` lists every graph left out):
+The readers and writers live in :mod:`structkernels.formats`; this face serves them lazily.
+
+Readers (strict by default; :func:`~structkernels.formats.penman.read_amr` for PENMAN; ``on_error="skip"`` lists every graph left out):
 
 - :func:`read_graphs`: any file or folder, the format from the extension;
 - :func:`read_dot` / :func:`parse_dot`: Graphviz DOT, AMR or dependency
@@ -32,41 +34,17 @@ Examples
 5
 """
 
-from structkernels.graphs.conllu_reader import parse_conllu, read_conllu
-from structkernels.graphs.dot import parse_dot, read_dot, to_dot, write_dot
-from structkernels.graphs.io import FORMATS, infer_format, read_graphs
-from structkernels.graphs.lexicon import (
-    Lexicon,
-    candidate_records,
-    extract_candidates,
-    find_entities,
-    find_interactions,
-)
-from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
-from structkernels.graphs.networkx_reader import from_networkx, read_networkx
-from structkernels.graphs.spacy_reader import from_spacy, read_spacy
+from __future__ import annotations
 
-__all__ = [
-    "read_graphs",
-    "infer_format",
-    "FORMATS",
-    "read_dot",
-    "parse_dot",
-    "to_dot",
-    "write_dot",
-    "read_conllu",
-    "parse_conllu",
-    "read_spacy",
-    "from_spacy",
-    "read_networkx",
-    "from_networkx",
-    "Graph",
-    "GraphCorpus",
-    "GraphFormatError",
-    "SkippedGraph",
-    "Lexicon",
-    "find_interactions",
-    "find_entities",
-    "extract_candidates",
-    "candidate_records",
-]
+from structkernels.utils import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "structkernels.formats.graphs": ["read_graphs", "infer_format", "FORMATS"],
+    "structkernels.formats.dot": ["read_dot", "parse_dot", "to_dot", "write_dot"],
+    "structkernels.formats.conllu": ["read_conllu", "parse_conllu"],
+    "structkernels.formats.spacy_docs": ["read_spacy", "from_spacy"],
+    "structkernels.formats.networkx_graphs": ["read_networkx", "from_networkx"],
+    ".model": ["Graph", "GraphCorpus", "GraphFormatError", "SkippedGraph"],
+    ".lexicon": ["Lexicon", "find_interactions", "find_entities", "extract_candidates",
+                 "candidate_records"],
+})

@@ -1,7 +1,7 @@
 """The one graph model every reader builds, and its error and skip records.
 
 Every reader of :mod:`structkernels.graphs` returns the model that
-:mod:`structkernels.graphs.penman` builds from PENMAN, so candidate extraction, paths, trees,
+:mod:`structkernels.formats.penman` builds from PENMAN, so candidate extraction, paths, trees,
 kernels, the σ learner and the command line treat all sources alike:
 
 - a :class:`networkx.MultiDiGraph` with graph attributes ``id``, ``root``
@@ -148,7 +148,7 @@ class Graph:
     sentence : str
         The ``::snt`` metadata (``""`` when absent).
     graph : networkx.MultiDiGraph
-        See :mod:`structkernels.graphs.penman`.
+        See :mod:`structkernels.formats.penman`.
     metadata : dict
         All ``::key value`` metadata.
     penman : penman.Graph

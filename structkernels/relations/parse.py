@@ -37,7 +37,7 @@ import numpy as np
 
 from structkernels.engine.parallel import ChildCall, ChildProcess
 from structkernels.graphs.model import Graph, GraphFormatError, new_graph, node_data
-from structkernels.relations.model import RelationFormatError
+from structkernels.relations.corpus import RelationFormatError
 from structkernels.relations.pipelines import (
     DEFAULT_PIPELINE,
     check_pipeline,

@@ -32,7 +32,7 @@ from typing import Any
 import networkx as nx
 
 from structkernels.graphs.allpaths import AllPathsSentence
-from structkernels.relations.model import Entity, EntityPair, RelationFormatError
+from structkernels.relations.corpus import Entity, EntityPair, RelationFormatError
 from structkernels.relations.parse import ParsedSentence
 from structkernels.structures import Path, Tree
 
@@ -228,7 +228,7 @@ def pair_structures(
     ------
     ValueError
         An unknown view, a pair of another sentence, or an entity with no token (a
-        :class:`~structkernels.relations.model.RelationFormatError` naming the file, line
+        :class:`~structkernels.relations.corpus.RelationFormatError` naming the file, line
         and sentence it was read from).
 
     Examples

@@ -9,7 +9,7 @@
 - :mod:`~structkernels.structures.vocabulary`: :class:`Vocabulary`, label interning;
 - :mod:`~structkernels.structures.encoded`: :class:`PathList`, :class:`TreeList` (encoded
   lists sharing a vocabulary), :func:`take`, :func:`is_encoded`;
-- :mod:`~structkernels.structures.io`: :func:`read_record`, :func:`read_structures`
+- :mod:`~structkernels.formats.structures`: :func:`read_record`, :func:`read_structures`
   (structure files and the ``structkernels.readers`` entry points).
 
 Imports: :mod:`structkernels.utils` and :mod:`structkernels.registry` only.

@@ -2,7 +2,7 @@
 
 Inputs are ``.npy`` arrays (vectors, or Gram matrices with
 ``--kernel precomputed``), JSON Lines structure files (``.jsonl``, see
-:mod:`structkernels.structures.io`) or plain text, one sentence per line (``.txt``,
+:mod:`structkernels.formats.structures`) or plain text, one sentence per line (``.txt``,
 encoded with ``--encoder glove``: the sum of GloVe 6B 50d vectors).
 
 Every output is written to a temporary file renamed into place when complete;
@@ -22,7 +22,7 @@ import numpy as np
 
 from structkernels.cli import CommandError, build_kernel, check_structures
 from structkernels.cli import parse_params as _params
-from structkernels.structures.io import read_structures
+from structkernels.formats.structures import read_structures
 from structkernels.utils import read_npy
 
 __all__ = ["add_hsic_parser", "add_phsic_parser"]

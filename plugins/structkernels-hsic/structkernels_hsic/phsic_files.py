@@ -31,7 +31,7 @@ Kernels are saved as ``{"name": registered name, "params": {...}}`` (a
 kernel registry only; an unregistered kernel class is refused at save time.
 Training structures that are not vectors (paths, trees, re-writing pairs,
 strings) are stored as JSON Lines records in ``meta`` and decoded by
-:func:`structkernels.structures.io.decode_structure`.  Arrays are read with
+:func:`structkernels.formats.structures.decode_structure`.  Arrays are read with
 ``allow_pickle=False`` after their headers are checked against the size limit
 (:data:`structkernels.npk.model.MAX_MODEL_BYTES`); an unknown version, a
 pickle or joblib file, or any other damage is one :class:`PHSICModelError`
@@ -138,7 +138,7 @@ def _structures_to_json(X: Any, where: str) -> list:
 
 
 def _structures_from_json(records: Any, where: str) -> list:
-    from structkernels.structures.io import decode_structure
+    from structkernels.formats.structures import decode_structure
 
     if not isinstance(records, list):
         raise ValueError(f"{where} must be a list of records")

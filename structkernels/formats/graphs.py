@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
-from structkernels.graphs._reading import IdTable, duplicate_reason, unreadable
-from structkernels.graphs.conllu_reader import read_conllu
-from structkernels.graphs.dot import read_dot
+from structkernels.formats._collect import unreadable
+from structkernels.formats._reading import GraphReading, IdTable, duplicate_reason
+from structkernels.formats.conllu import read_conllu
+from structkernels.formats.dot import read_dot
+from structkernels.formats.networkx_graphs import read_networkx_file
+from structkernels.formats.penman import read_amr
 from structkernels.graphs.model import GraphCorpus, GraphFormatError, SkippedGraph
-from structkernels.graphs.networkx_reader import read_networkx_file
-from structkernels.graphs.penman import read_amr
 
 __all__ = ["read_graphs", "FORMATS", "infer_format"]
 
@@ -113,20 +114,16 @@ def _read_one(files: list[str], fmt: str, on_error: str, options: dict[str, Any]
     if fmt == "penman":
         return read_amr(files, on_error=on_error)
     if fmt in ("graphml", "gml"):
-        graphs, skipped = [], []
+        reading = GraphReading(on_error)
         nx_options = {k: v for k, v in options.items() if k not in ("n_jobs", "progress", "max_depth")}
         for f in files:
             try:
-                graphs.append(read_networkx_file(f, **nx_options))
+                reading.graphs.append(read_networkx_file(f, **nx_options))
             except GraphFormatError as exc:
-                if on_error == "raise":
-                    raise
-                skipped.append(SkippedGraph(f, exc.line or 0, exc.graph_id, exc.reason))
+                reading.skip(exc, f, exc.line or 0, exc.graph_id)
             except OSError as exc:
-                if on_error == "raise":
-                    raise
-                skipped.append(SkippedGraph(f, 0, None, unreadable(exc)))
-        return GraphCorpus(graphs, skipped, (), files)
+                reading.skip(exc, f, 0, None, unreadable(exc))
+        return GraphCorpus(reading.graphs, reading.skipped, (), files)
     raise ValueError(f"unknown graph format {fmt!r}; one of {sorted(FORMATS)}")
 
 

@@ -28,7 +28,7 @@ Optional ``lemma`` and ``pos`` node attributes are kept.
 one, else ``"dependency"`` when a ``root`` self-loop is present, else
 ``"amr"``.
 
-Parsing is structkernels' own (:mod:`structkernels.graphs._dot_parser`: one
+Parsing is structkernels' own (:mod:`structkernels.formats._dot_parser`: one
 regular expression for the tokens, a recursive-descent parser, linear in the
 text): the DOT of sentence-graph releases, read as pydot's grammar read it
 (statements, order, quoting, escapes, ``+`` concatenation, HTML ids, comments,
@@ -49,31 +49,27 @@ from typing import Any
 import networkx as nx
 
 from structkernels.engine.parallel import map_tasks
-from structkernels.graphs._dot_parser import (
+from structkernels.formats._collect import unreadable
+from structkernels.formats._dot_parser import (
     DotError,
     DotGraph,
     DotNestingError,
     parse_graphs,
 )
-from structkernels.graphs._reading import IdTable, unreadable
+from structkernels.formats._reading import GraphReading, check_max_depth, read_lines
+from structkernels.formats.penman import AMR_MODEL
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
     GraphFormatError,
-    SkippedGraph,
     add_node,
     graph_kind,
     new_graph,
 )
-from structkernels.graphs.penman import AMR_MODEL
 from structkernels.utils import (
-    MAX_FILE_BYTES,
-    RecordError,
     atomic_open,
-    decode_lines,
     one_line,
     optional_module,
-    read_partial,
 )
 
 __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_DOT_DEPTH"]
@@ -361,14 +357,11 @@ def _read_file(f: FilePath, gid: str, kind: str, max_depth: int = MAX_DOT_DEPTH)
     file = os.fspath(f)
     try:
         try:
-            data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
+            lines, bad, lost = read_lines(file)  # a byte-order mark is dropped
         except OSError as exc:
             raise GraphFormatError(unreadable(exc), file) from None
-        except RecordError as exc:
-            raise GraphFormatError(exc.reason, file) from None
         if lost is not None:
             raise GraphFormatError(lost, file, None, gid)
-        lines, bad = decode_lines(data)  # a byte-order mark is dropped
         if bad:
             first = min(bad)
             raise GraphFormatError(f"not UTF-8 text ({bad[first]})", file, first, gid)
@@ -441,8 +434,7 @@ def read_dot(
     """
     from tqdm.auto import tqdm
 
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    reading = GraphReading(on_error)
     _check_kind(kind)
     roots = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not roots:
@@ -453,12 +445,8 @@ def read_dot(
         for f in _files(rp):
             gid = f.relative_to(rp).with_suffix("").as_posix() if rp.is_dir() else f.stem
             jobs.append((f, gid))
-    graphs: list[Graph] = []
-    skipped: list[SkippedGraph] = []
-    ids = IdTable()
     disable = None if progress is None else not progress
-    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
-        raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
+    check_max_depth(max_depth)
     if n_jobs == 1 or len(jobs) < 2 * _BATCH:
         results = (_read_file(f, gid, kind, max_depth) for f, gid in jobs)
     else:
@@ -469,21 +457,14 @@ def read_dot(
     for outcomes in tqdm(results, total=len(jobs), desc="DOT files", unit="file", disable=disable):
         for item in outcomes:
             if isinstance(item, Graph):
-                ids.claim(item)  # a derived id: made unique, never refused
-                graphs.append(item)
+                reading.ids.claim(item)  # a derived id: made unique, never refused
+                reading.graphs.append(item)
                 continue
             file, line, gid, reason, node = item
-            if on_error == "raise":
-                err = GraphFormatError(reason, file, line, gid)
-                err.node = node
-                raise err
-            skipped.append(SkippedGraph(file, line or 1, gid, reason))
-    if not graphs:
-        first = f"; first: {skipped[0]}" if skipped else ""
-        raise GraphFormatError(
-            f"no DOT graph could be read ({len(skipped)} skipped{first})", os.fspath(roots[0])
-        )
-    return GraphCorpus(graphs, skipped, (), [os.fspath(f) for f, _ in jobs])
+            err = GraphFormatError(reason, file, line, gid)
+            err.node = node
+            reading.skip(err, file, line or 1, gid)
+    return reading.corpus("DOT graph", roots[0], [os.fspath(f) for f, _ in jobs])
 
 
 def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentence: str | None = None) -> str:

@@ -1,20 +1,50 @@
-"""What the relation readers share: strict or lenient handling, ids unique across files."""
+"""What the relation readers share: strict or lenient reading (:class:`Reading`), the problem
+of a record, a JSON value's kind for messages, ids unique across files."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from structkernels.relations.model import (
+from structkernels.relations.corpus import (
     RelationCorpus,
     RelationFormatError,
     Sentence,
     SkippedRecord,
     sentence_limits_problem,
 )
-from structkernels.utils import MAX_FILE_BYTES, RecordError, check_int, read_partial
+from structkernels.utils import (
+    MAX_FILE_BYTES,
+    RecordError,
+    StructkernelsError,
+    check_int,
+    read_partial,
+)
 
 ON_ERROR = ("raise", "skip")
+
+
+class RecordProblem(StructkernelsError, ValueError):
+    """A problem of the record (or document) being read: its reason and, when known, its line.
+
+    Raised inside a reader and turned there into its format's error or skipped record.
+    """
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, for a message (``"an object"``, ``"null"``...)."""
+    kinds = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def unreadable(exc: OSError) -> str:
+    """The reason a file could not be read, in one line."""
+    return f"cannot read the file ({exc.strerror or type(exc).__name__})"
 
 
 def as_paths(paths: Any) -> list[str]:
@@ -34,10 +64,6 @@ def where(file: str, line: int | None) -> str:
     return f"{file}:{line}" if line else file
 
 
-def unreadable(exc: OSError) -> str:
-    return f"cannot read the file ({exc.strerror or type(exc).__name__})"
-
-
 class Reading:
     """The sentences, skipped records and files of one corpus being read.
 
@@ -45,8 +71,8 @@ class Reading:
     :class:`SkippedRecord` in lenient mode; :meth:`add` keeps sentence ids unique
     in the corpus and document ids unique to one file, and refuses a sentence holding
     more than ``max_entities`` entities or ``max_pairs`` candidate pairs (None: the
-    model's :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE` and
-    :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`).
+    model's :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE` and
+    :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`).
     """
 
     def __init__(self, on_error: str, max_entities: int | None = None,

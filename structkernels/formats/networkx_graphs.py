@@ -8,12 +8,12 @@ from typing import Any
 
 import networkx as nx
 
+from structkernels.formats._reading import GraphReading
 from structkernels.graphs.model import (
     KINDS,
     Graph,
     GraphCorpus,
     GraphFormatError,
-    SkippedGraph,
     add_node,
     new_graph,
 )
@@ -126,21 +126,14 @@ def read_networkx(
 
     Graph ids default to ``G.graph["id"]`` or the graph's position.
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    out: list[Graph] = []
-    skipped: list[SkippedGraph] = []
+    reading = GraphReading(on_error)
     for i, G in enumerate(graphs):
         gid = str(G.graph.get("id") or G.name or i) if isinstance(G, nx.Graph) else str(i)
         try:
-            out.append(from_networkx(G, graph_id=gid, **options))
+            reading.graphs.append(from_networkx(G, graph_id=gid, **options))
         except GraphFormatError as exc:
-            if on_error == "raise":
-                raise
-            skipped.append(SkippedGraph(exc.file or "<networkx>", i, gid, exc.reason))
-    if not out:
-        raise GraphFormatError(f"no graph could be read ({len(skipped)} skipped)", "<networkx>")
-    return GraphCorpus(out, skipped, (), [])
+            reading.skip(exc, exc.file or "<networkx>", i, gid)
+    return reading.corpus("graph", "<networkx>", [], first=False)
 
 
 def read_networkx_file(path: str | os.PathLike, **options: Any) -> Graph:

@@ -12,7 +12,7 @@ atomically (whole or not at all); ``"-"`` is standard output.
 
       PMID<TAB>Interaction<TAB>id1<TAB>id2<TAB>score[<TAB>name=value...]
 
-  ``id1``/``id2`` are the mentions' concept ids (:func:`~structkernels.relations.pubtator.
+  ``id1``/``id2`` are the mentions' concept ids (:func:`~structkernels.formats.pubtator.
   concept_of`; the entity id ``T{k}`` for a mention without one); the fifth column is the
   score and each further numeric field follows as ``name=value`` (``probability=0.91``).
   A relation is per document and concept pair, as PubTator's: of the pairs of mentions
@@ -34,12 +34,12 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
-from structkernels.relations._documents import NO_CONCEPT
-from structkernels.relations._lines import LineStream
-from structkernels.relations.bioc import bioc_to_xml, load_bioc
-from structkernels.relations.model import Entity, RelationCorpus, RelationFormatError
-from structkernels.relations.pubtator import PubTatorDocument, concept_of, pubtator_documents
-from structkernels.relations.readers import relation_format
+from structkernels.formats._documents import NO_CONCEPT
+from structkernels.formats._lines import LineStream
+from structkernels.formats.bioc import bioc_to_xml, load_bioc
+from structkernels.formats.pubtator import PubTatorDocument, concept_of, pubtator_documents
+from structkernels.formats.relations import relation_format
+from structkernels.relations.corpus import Entity, RelationCorpus, RelationFormatError
 from structkernels.utils import MAX_FILE_BYTES, decode_lines, open_output, read_partial
 
 __all__ = ["write_pairs", "PairWriter", "OUTPUT_FORMATS", "output_format", "pair_line"]
@@ -154,7 +154,10 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
     output_format(format, files)
     if format == "pubtator":
         return _write_pubtator(files, chosen, path, relation_type)
-    return _write_bioc(files, chosen, path, format, relation_type)
+    text, written = _bioc_text(files, chosen, format, relation_type)
+    with open_output(path, stream_ok=True) as fh:
+        fh.write(text)
+    return written
 
 
 def _by_document(corpus: RelationCorpus, rows: list[Mapping[str, Any]], all_pairs: bool
@@ -353,13 +356,6 @@ def _clean(value: Any, key: str = "") -> Any:
     if key in ("offset", "length") and isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return value
-
-
-def _write_bioc(files: list[str], chosen: dict[str, list], path: Any, fmt: str, rtype: str) -> int:
-    text, written = _bioc_text(files, chosen, fmt, rtype)
-    with open_output(path, stream_ok=True) as fh:
-        fh.write(text)
-    return written
 
 
 def _bioc_text(files: list[str], chosen: dict[str, list], fmt: str, rtype: str) -> tuple[str, int]:

@@ -177,7 +177,7 @@ def read_record(record: Any, kernel: Any = None) -> Any:
 
     Examples
     --------
-    >>> from structkernels.structures.io import read_record
+    >>> from structkernels.formats.structures import read_record
     >>> read_record({"path": [[None, "bind-01"], ["ARG1", "protein"]]})
     Path([(None, 'bind-01'), ('ARG1', 'protein')])
     """

@@ -17,7 +17,7 @@ on) costs that graph only, never the graphs around it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 
 import networkx as nx
 import penman
@@ -25,15 +25,15 @@ from penman import layout
 from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL
 
-from structkernels.graphs._reading import (
-    IdTable,
+from structkernels.formats._reading import (
+    GraphReading,
+    blocks,
     check_max_depth,
     duplicate_reason,
     fallback_names,
-    lines_or_skip,
 )
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph, unquote
-from structkernels.utils import decode_lines, split_lines
+from structkernels.utils import split_lines
 
 __all__ = ["read_amr", "parse_amr", "to_networkx", "AMR_MODEL", "MAX_DEPTH"]
 
@@ -58,21 +58,6 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
             if key and value.strip():  # an empty ``# ::id`` is no id
                 meta.setdefault(key, value.strip())
     return meta
-
-
-def _blocks(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
-    """``(first line number, lines)`` of each run of non-blank lines."""
-    start, block = 0, []
-    for i, line in enumerate(lines, 1):
-        if line.strip():
-            if not block:
-                start = i
-            block.append(line.rstrip("\n").rstrip("\r"))
-        elif block:
-            yield start, block
-            block = []
-    if block:
-        yield start, block
 
 
 def _scan(text: str) -> tuple[int, int, tuple[int, str] | None]:
@@ -211,12 +196,6 @@ def _decode_block(
     )
 
 
-#: Lines split at ``\\n``, ``\\r\\n`` or ``\\r`` only (as editors count them).
-_split_lines = split_lines
-#: Text lines of a file's bytes and ``{line: what is wrong}`` for lines that are not UTF-8.
-_decode_lines = decode_lines
-
-
 def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH) -> Graph:
     """Decode one AMR given as PENMAN text (metadata comments allowed).
 
@@ -244,10 +223,9 @@ def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH
     if not isinstance(text, str):
         raise TypeError(f"parse_amr expects PENMAN text (str), got {type(text).__name__}")
     check_max_depth(max_depth)
-    blocks = list(_blocks(_split_lines(text)))
     found = [
         g
-        for start, block in blocks
+        for start, block in blocks(split_lines(text))
         if (g := _decode_block(block, start, "<string>", graph_id or "amr", max_depth))
         is not None
     ]
@@ -321,27 +299,24 @@ def read_amr(
     >>> corpus[0].id, corpus[0].graph.nodes[corpus[0].graph.graph["root"]]["concept"]  # doctest: +SKIP
     ('a_pmid_2488_5690.10', 'and')
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    reading = GraphReading(on_error)
     if deduplicate not in (None, True, False):
         raise ValueError(f"deduplicate must be None, True or False, got {deduplicate!r}")
     check_max_depth(max_depth)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise ValueError("read_amr needs at least one file")
-    graphs: list[Graph] = []
-    skipped: list[SkippedGraph] = []
+    graphs, skipped, ids = reading.graphs, reading.skipped, reading.ids
     duplicates: list[SkippedGraph] = []
-    ids = IdTable()
     names = fallback_names([os.fspath(p) for p in paths])
     for p in paths:
         file = os.fspath(p)
-        read = lines_or_skip(file, on_error, skipped)
+        read = reading.lines(file)
         if read is None:
             continue
         lines, bad_bytes, lost = read
         n_before, skipped_before, dupes_before = len(graphs), len(skipped), len(duplicates)
-        for start, block in _blocks(lines):
+        for start, block in blocks(lines):
             fallback = f"{names[file]}:{start}"
             try:
                 g = _decode_block(block, start, file, fallback, max_depth, bad_bytes)
@@ -364,27 +339,17 @@ def read_amr(
                     else:
                         raise GraphFormatError(reason, file, start, g.id)
             except GraphFormatError as exc:
-                if on_error == "raise":
-                    raise
-                skipped.append(SkippedGraph(file, exc.line or start, exc.graph_id, exc.reason))
+                reading.skip(exc, file, exc.line or start, exc.graph_id)
                 continue
             graphs.append(g)
-        if lost is not None:
-            if on_error == "raise":
-                raise GraphFormatError(lost, file, len(lines) + 1)
-            skipped.append(SkippedGraph(file, len(lines) + 1, None, lost))
+        reading.lost(lost, file, len(lines) + 1)
         if (
             len(graphs) == n_before
             and len(skipped) == skipped_before
             and len(duplicates) == dupes_before
         ):
             raise GraphFormatError("no AMR graph found (empty file, or not PENMAN text)", file)
-    if not graphs:
-        first = f"; first: {skipped[0]}" if skipped else ""
-        raise GraphFormatError(
-            f"no AMR graph could be read ({len(skipped)} skipped{first})", os.fspath(paths[0])
-        )
-    return GraphCorpus(graphs, skipped, duplicates, [os.fspath(p) for p in paths])
+    return reading.corpus("AMR graph", paths[0], [os.fspath(p) for p in paths], duplicates)
 
 
 def _appears_inverted(graph: penman.Graph, triple) -> bool:
@@ -429,7 +394,7 @@ def to_networkx(
     Parameters
     ----------
     graph : penman.Graph
-        A decoded graph (decode with ``model=structkernels.graphs.penman.AMR_MODEL``
+        A decoded graph (decode with ``model=structkernels.formats.penman.AMR_MODEL``
         so that inverse roles are normalised the AMR way).
     graph_id : str, optional
         Stored as the graph attribute ``id``.
@@ -451,7 +416,7 @@ def to_networkx(
     Examples
     --------
     >>> import penman
-    >>> from structkernels.graphs.penman import AMR_MODEL, to_networkx
+    >>> from structkernels.formats.penman import AMR_MODEL, to_networkx
     >>> g = to_networkx(penman.decode('(p / protein :ARG0-of (b / bind-01))', model=AMR_MODEL))
     >>> list(g.edges(data="role")), g.edges["b", "p", 0]["inverted"]
     ([('b', 'p', 'ARG0')], True)

@@ -18,17 +18,16 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from structkernels.graphs._reading import (
-    IdTable,
+from structkernels.formats._reading import (
+    GraphReading,
+    blocks,
     duplicate_reason,
     fallback_names,
-    lines_or_skip,
 )
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
     GraphFormatError,
-    SkippedGraph,
     add_node,
     new_graph,
 )
@@ -43,20 +42,6 @@ def _conllu():
     return optional_module(
         "conllu", "reading CoNLL-U needs the conllu package: pip install 'structkernels[graphs]'"
     )
-
-
-def _blocks(lines: Sequence[str]):
-    start, block = 0, []
-    for i, line in enumerate(lines, 1):
-        if line.strip():
-            if not block:
-                start = i
-            block.append(line)
-        elif block:
-            yield start, block
-            block = []
-    if block:
-        yield start, block
 
 
 def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Graph:
@@ -166,8 +151,7 @@ def parse_conllu(text: str, graph_id: str = "conllu") -> Graph:
     >>> list(g.graph.edges(data="role")), g.graph.graph["root"]
     ([('2', '1', 'nsubj')], '2')
     """
-    blocks = list(_blocks(split_lines(text)))
-    found = [_sentence(b, s, "<string>", graph_id) for s, b in blocks]
+    found = [_sentence(b, s, "<string>", graph_id) for s, b in blocks(split_lines(text))]
     if len(found) != 1:
         raise GraphFormatError(f"expected one CoNLL-U sentence, found {len(found)}", "<string>")
     return found[0]
@@ -202,22 +186,18 @@ def read_conllu(
     >>> from structkernels.graphs import read_conllu
     >>> corpus = read_conllu("parsed.conllu", on_error="skip")  # doctest: +SKIP
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    reading = GraphReading(on_error)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    graphs: list[Graph] = []
-    skipped: list[SkippedGraph] = []
-    ids = IdTable()
     names = fallback_names([os.fspath(p) for p in paths])
     for p in paths:
         file = os.fspath(p)
-        read = lines_or_skip(file, on_error, skipped)
+        read = reading.lines(file)
         if read is None:
             continue
         lines, bad, lost = read
         n = 0
         stem = names[file].rsplit(".", 1)[0]
-        for start, block in _blocks(lines):
+        for start, block in blocks(lines):
             if all(ln.startswith("#") for ln in block):
                 continue  # a comment-only header
             n += 1
@@ -229,27 +209,17 @@ def read_conllu(
                         f"not UTF-8 text ({bad[broken[0]]})", file, broken[0], gid
                     )
                 g = _sentence(block, start, file, f"{stem}:{start}")
-                first = ids.claim(g)
+                first = reading.ids.claim(g)
                 if first is not None:
                     raise GraphFormatError(duplicate_reason(first), file, start, g.id)
             except GraphFormatError as exc:
-                if on_error == "raise":
-                    raise
-                skipped.append(SkippedGraph(file, exc.line or start, exc.graph_id, exc.reason))
+                reading.skip(exc, file, exc.line or start, exc.graph_id)
                 continue
-            graphs.append(g)
-        if lost is not None:
-            if on_error == "raise":
-                raise GraphFormatError(lost, file, len(lines) + 1)
-            skipped.append(SkippedGraph(file, len(lines) + 1, None, lost))
-        elif n == 0:
+            reading.graphs.append(g)
+        reading.lost(lost, file, len(lines) + 1)
+        if lost is None and n == 0:
             raise GraphFormatError("no CoNLL-U sentence (empty file)", file)
-    if not graphs:
-        first = f"; first: {skipped[0]}" if skipped else ""
-        raise GraphFormatError(
-            f"no sentence could be read ({len(skipped)} skipped{first})", os.fspath(paths[0])
-        )
-    return GraphCorpus(graphs, skipped, (), [os.fspath(p) for p in paths])
+    return reading.corpus("sentence", paths[0], [os.fspath(p) for p in paths])
 
 
 def _sent_id(block: list[str]) -> str | None:

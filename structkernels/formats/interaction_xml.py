@@ -7,7 +7,7 @@ sentence text, ``start-end`` with the end exclusive, ``a-b,c-d`` for a discontin
 interaction="True|False">`` elements are read too: a true pair is an interaction.  Other
 elements (parses, tokenisations) are passed over with their content.
 
-The file is parsed by expat with no document type (:func:`~structkernels.relations.xml_safety.
+The file is parsed by expat with no document type (:func:`~structkernels.formats.xml_safety.
 safe_parser`): a ``<!DOCTYPE`` (and so any entity declaration, the way to billion-laughs
 expansion and external entities) is refused.
 """
@@ -19,8 +19,9 @@ from dataclasses import replace
 from typing import Any
 from xml.parsers import expat
 
-from structkernels.relations._collect import Reading, as_paths
-from structkernels.relations.model import (
+from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats.xml_safety import safe_parser
+from structkernels.relations.corpus import (
     Entity,
     Interaction,
     RelationCorpus,
@@ -30,7 +31,6 @@ from structkernels.relations.model import (
     interaction_problem,
     span_text,
 )
-from structkernels.relations.xml_safety import safe_parser
 from structkernels.utils import one_line
 
 __all__ = ["read_interaction_xml"]
@@ -57,8 +57,8 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
         well-formed ends the file there (the sentences before it are kept).
     max_entities, max_pairs : int, optional
         The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
         either is a bad sentence.
 
     Returns

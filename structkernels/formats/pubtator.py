@@ -28,7 +28,7 @@ back from it with :func:`concept_of` (the part after the first ``:``; the concep
 hold ``:`` itself, as ``MESH:D008750``).  The entity's ``type`` is the annotation's type
 (``Chemical``, ``Gene``).  A relation's id names the mentions of that concept id, or of
 one of its ``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), and the
-mention whose entity id it is (``T3``: how :func:`~structkernels.relations.writers.
+mention whose entity id it is (``T3``: how :func:`~structkernels.formats.pairs.
 write_pairs` names a mention without a concept).
 
 **Sentences.**  The title is one passage and the abstract another; each is cut by
@@ -51,8 +51,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from structkernels.relations._collect import Reading, as_paths, unreadable
-from structkernels.relations._documents import (
+from structkernels.formats._collect import Reading, as_paths, unreadable
+from structkernels.formats._documents import (
     ABBREVIATIONS,
     NO_CONCEPT,
     DocumentBuilder,
@@ -60,8 +60,8 @@ from structkernels.relations._documents import (
     Mention,
     split_sentences,
 )
-from structkernels.relations._lines import LineStream
-from structkernels.relations.model import RelationCorpus
+from structkernels.formats._lines import LineStream
+from structkernels.relations.corpus import RelationCorpus
 from structkernels.utils import decode_lines, one_line
 
 __all__ = ["read_pubtator", "read_pubtator_file", "pubtator_documents", "PubTatorDocument",

@@ -56,11 +56,10 @@ def unpack_strings(data: np.ndarray, ends: np.ndarray, null: np.ndarray | None =
     if len(ends) and int(ends[-1]) != len(blob):
         raise ValueError("string buffer and offsets disagree")
     text = blob.decode("utf-8")
+    starts = [0, *ends[:-1].tolist()]
     if text.isascii():  # byte offsets are character offsets
-        starts = [0, *ends[:-1].tolist()]
         out: list[str | None] = [text[a:b] for a, b in zip(starts, ends.tolist(), strict=True)]
     else:
-        starts = [0, *ends[:-1].tolist()]
         out = [blob[a:b].decode("utf-8") for a, b in zip(starts, ends.tolist(), strict=True)]
     if null is not None:
         for i in np.flatnonzero(null).tolist():

@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from structkernels.graphs._reading import IdTable
+from structkernels.formats._reading import GraphReading
 from structkernels.graphs.model import (
     Graph,
     GraphCorpus,
     GraphFormatError,
-    SkippedGraph,
     add_node,
     new_graph,
 )
@@ -98,13 +97,9 @@ def read_spacy(docs: Any | Iterable[Any], on_error: str = "raise") -> GraphCorpu
     ``on_error="skip"`` lists bad sentences in ``corpus.skipped`` (``line`` is
     the sentence number).
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    reading = GraphReading(on_error)
     if hasattr(docs, "sents") or hasattr(docs, "vocab"):
         docs = [docs]
-    graphs: list[Graph] = []
-    skipped: list[SkippedGraph] = []
-    ids = IdTable()
     where: dict[str, tuple[int, int]] = {}
     for d, doc in enumerate(docs):
         given = "id" in getattr(doc, "user_data", {})
@@ -118,18 +113,14 @@ def read_spacy(docs: Any | Iterable[Any], on_error: str = "raise") -> GraphCorpu
             try:
                 g = from_spacy(span, gid)
                 object.__setattr__(g, "id_given", given)
-                if ids.claim(g) is not None:  # two Docs with one user_data["id"]
+                if reading.ids.claim(g) is not None:  # two Docs with one user_data["id"]
                     d0, s0 = where[gid]
                     raise GraphFormatError(
                         f"duplicate id: sentence {s0} of Doc {d0} has it too (Doc {d})",
                         "<spacy>", s, gid,
                     )
                 where[g.id] = (d, s)
-                graphs.append(g)
+                reading.graphs.append(g)
             except GraphFormatError as exc:
-                if on_error == "raise":
-                    raise
-                skipped.append(SkippedGraph("<spacy>", s, gid, exc.reason))
-    if not graphs:
-        raise GraphFormatError(f"no sentence could be read ({len(skipped)} skipped)", "<spacy>")
-    return GraphCorpus(graphs, skipped, (), [])
+                reading.skip(exc, "<spacy>", s, gid)
+    return reading.corpus("sentence", "<spacy>", [], first=False)

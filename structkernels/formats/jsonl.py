@@ -20,8 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.relations._collect import Reading, as_paths, stem, unreadable
-from structkernels.relations.model import (
+from structkernels.formats._collect import (
+    Reading,
+    RecordProblem,
+    as_paths,
+    json_kind,
+    stem,
+    unreadable,
+)
+from structkernels.relations.corpus import (
     Entity,
     Interaction,
     RelationCorpus,
@@ -32,17 +39,12 @@ from structkernels.relations.model import (
 from structkernels.utils import (
     BadLine,
     RecordError,
-    StructkernelsError,
     iter_lines,
     loads_record,
     one_line,
 )
 
 __all__ = ["read_relations_jsonl"]
-
-
-class _Bad(StructkernelsError, ValueError):
-    """A problem of the record being read (its reason)."""
 
 
 def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: int | None = None,
@@ -60,8 +62,8 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
         a lone surrogate (``"\\ud800"``) or an entity of white space only is a bad line.
     max_entities, max_pairs : int, optional
         The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
         either is a bad line.
 
     Returns
@@ -113,7 +115,7 @@ def iter_jsonl_file(file: str, reading: Reading) -> Iterator[int]:
                 sentence = _sentence(record, sid, file, line)
             except RecordError as exc:
                 reading.fail(exc.reason, file, line, sid)
-            except ValueError as exc:  # _Bad, or a model check
+            except ValueError as exc:  # a RecordProblem, or a model check
                 reading.fail(str(exc), file, line, sid)
             else:
                 reading.add(sentence)
@@ -126,73 +128,78 @@ def iter_jsonl_file(file: str, reading: Reading) -> Iterator[int]:
 
 def _sentence_id(record: Any, file: str, line: int) -> str:
     if not isinstance(record, dict):
-        raise _Bad(f"a record must be a JSON object, got {_kind(record)}")
+        raise RecordProblem(f"a record must be a JSON object, got {json_kind(record)}")
     sid = record.get("id")
     if sid is None:
         return f"{stem(file)}.{line}"
     if not isinstance(sid, str) or not sid:
-        raise _Bad(f"id must be a non-empty string, got {one_line(repr(sid), 60)}")
+        raise RecordProblem(f"id must be a non-empty string, got {one_line(repr(sid), 60)}")
     problem = surrogate_problem("the sentence id", sid)
     if problem:
-        raise _Bad(problem)
+        raise RecordProblem(problem)
     return sid
-
-
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentence:
     text = record.get("text")
     if not isinstance(text, str):
-        raise _Bad("no text" if text is None else f"text must be a string, got {_kind(text)}")
+        raise RecordProblem(
+            "no text" if text is None else f"text must be a string, got {json_kind(text)}"
+        )
     doc = record.get("document", sid)
     if doc is None:
         doc = sid
     if not isinstance(doc, str) or not doc:
-        raise _Bad(f"document must be a non-empty string, got {one_line(repr(doc), 60)}")
+        raise RecordProblem(f"document must be a non-empty string, got {one_line(repr(doc), 60)}")
     entities = record.get("entities")
     if not isinstance(entities, list):
-        raise _Bad("no entities" if entities is None else f"entities must be an array, got {_kind(entities)}")
+        raise RecordProblem(
+            "no entities" if entities is None else f"entities must be an array, got {json_kind(entities)}"
+        )
     ents = tuple(_entity(e, k, text) for k, e in enumerate(entities))
     inters = record.get("interactions")
     labelled = inters is not None
     if inters is None:
         inters = []
     if not isinstance(inters, list):
-        raise _Bad(f"interactions must be an array, got {_kind(inters)}")
+        raise RecordProblem(f"interactions must be an array, got {json_kind(inters)}")
     return Sentence(sid, text, doc, ents, tuple(_interaction(i, k) for k, i in enumerate(inters)),
                     labelled, file, line)
 
 
 def _entity(e: Any, k: int, text: str) -> Entity:
     if not isinstance(e, dict):
-        raise _Bad(f"entity {k}: must be an object, got {_kind(e)}")
+        raise RecordProblem(f"entity {k}: must be an object, got {json_kind(e)}")
     eid = e.get("id")
     if not isinstance(eid, str) or not eid:
-        raise _Bad(f"entity {k}: id must be a non-empty string, got {one_line(repr(eid), 60)}")
+        raise RecordProblem(
+            f"entity {k}: id must be a non-empty string, got {one_line(repr(eid), 60)}"
+        )
     has_span = "start" in e or "end" in e
     if has_span and "spans" in e:
-        raise _Bad(f"entity {eid}: give start and end, or spans, not both")
+        raise RecordProblem(f"entity {eid}: give start and end, or spans, not both")
     if has_span:
         if not ("start" in e and "end" in e):
-            raise _Bad(f"entity {eid}: start and end go together")
+            raise RecordProblem(f"entity {eid}: start and end go together")
         spans: Any = [[e["start"], e["end"]]]
     else:
         spans = e.get("spans")
         if not isinstance(spans, list) or not spans:
-            raise _Bad(f"entity {eid}: no offsets (start and end, or a non-empty spans array)")
+            raise RecordProblem(
+                f"entity {eid}: no offsets (start and end, or a non-empty spans array)"
+            )
     for sp in spans:
         if not (isinstance(sp, list) and len(sp) == 2
                 and all(isinstance(x, int) and not isinstance(x, bool) for x in sp)):
-            raise _Bad(f"entity {eid}: a span must be [start, end] (integers), got {one_line(sp, 60)}")
+            raise RecordProblem(
+                f"entity {eid}: a span must be [start, end] (integers), got {one_line(sp, 60)}"
+            )
     etype = e.get("type")
     if etype is not None and not isinstance(etype, str):
-        raise _Bad(f"entity {eid}: type must be a string, got {_kind(etype)}")
+        raise RecordProblem(f"entity {eid}: type must be a string, got {json_kind(etype)}")
     etext = e.get("text")
     if etext is not None and not isinstance(etext, str):
-        raise _Bad(f"entity {eid}: text must be a string, got {_kind(etext)}")
+        raise RecordProblem(f"entity {eid}: text must be a string, got {json_kind(etext)}")
     ent = Entity(eid, tuple((s, t) for s, t in spans), etext or "", etype)
     if etext is None and ent.end <= len(text):
         ent = Entity(eid, ent.spans, span_text(text, ent.spans), etype)
@@ -201,13 +208,15 @@ def _entity(e: Any, k: int, text: str) -> Entity:
 
 def _interaction(i: Any, k: int) -> Interaction:
     if not isinstance(i, dict):
-        raise _Bad(f"interaction {k}: must be an object, got {_kind(i)}")
+        raise RecordProblem(f"interaction {k}: must be an object, got {json_kind(i)}")
     iid = i.get("id")
     name = f"interaction {iid}" if isinstance(iid, str) else f"interaction {k}"
     for key in ("id", "type"):
         if i.get(key) is not None and not isinstance(i[key], str):
-            raise _Bad(f"{name}: {key} must be a string, got {_kind(i[key])}")
+            raise RecordProblem(f"{name}: {key} must be a string, got {json_kind(i[key])}")
     for key in ("e1", "e2"):
         if not isinstance(i.get(key), str) or not i[key]:
-            raise _Bad(f"{name}: {key} must be an entity id, got {one_line(repr(i.get(key)), 60)}")
+            raise RecordProblem(
+                f"{name}: {key} must be an entity id, got {one_line(repr(i.get(key)), 60)}"
+            )
     return Interaction(i["e1"], i["e2"], iid, i.get("type"))

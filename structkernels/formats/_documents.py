@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from structkernels.relations._collect import Reading
-from structkernels.relations.model import (
+from structkernels.formats._collect import Reading
+from structkernels.relations.corpus import (
     Entity,
     Interaction,
     Sentence,

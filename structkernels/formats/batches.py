@@ -12,8 +12,7 @@ most ``batch_size`` sentences:
   read whole (as :func:`read_relations` does, within its size limits), then cut into batches.
 
 Sentence ids are unique over the whole stream, as in one corpus: the reader keeps the ids
-it has met with where (one dict entry per sentence, about 150 bytes: 150 MB for 10⁶
-sentences) and document ids likewise.  Records left out (``on_error="skip"``) are reported
+it has met with where (one dict entry per sentence) and document ids likewise.  Records left out (``on_error="skip"``) are reported
 with the batch being read when they were met (``batch.skipped``).
 """
 
@@ -22,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.relations._collect import Reading, as_paths
-from structkernels.relations.jsonl import iter_jsonl_file
-from structkernels.relations.model import RelationCorpus, Sentence
-from structkernels.relations.pubtator import iter_pubtator_file
-from structkernels.relations.readers import read_file, relation_format
+from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats.jsonl import iter_jsonl_file
+from structkernels.formats.pubtator import iter_pubtator_file
+from structkernels.formats.relations import read_file, relation_format
+from structkernels.relations.corpus import RelationCorpus, Sentence
 from structkernels.utils import check_int
 
 __all__ = ["iter_relations", "RelationBatch", "STREAMING_FORMATS", "DEFAULT_BATCH_SIZE"]

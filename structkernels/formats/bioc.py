@@ -27,7 +27,7 @@ BioC JSON (the ``bioc`` Python package's, PubTator Central's) is the same struct
   ``type`` infon; its concept id (the ``identifier`` infon, else ``Identifier``, ``MESH``,
   ``NCBI Gene``) stays in the file.
 - Sentences: a passage's ``<sentence>`` elements when it has them, else its text cut by
-  :func:`~structkernels.relations.pubtator.split_sentences` (never inside an annotation).
+  :func:`~structkernels.formats.pubtator.split_sentences` (never inside an annotation).
   Sentence ``i`` of document ``D`` is ``D.s{i}``.
 - A relation joins the annotations its two ``node`` elements name (``refid``), wherever
   it is written (document, passage or sentence); one without nodes but with ``entity1``
@@ -37,7 +37,7 @@ BioC JSON (the ``bioc`` Python package's, PubTator Central's) is the same struct
 - A file holding a relation is labelled (all its documents); one without is prediction
   input (``labelled=False``); ``labelled=`` overrides.
 
-XML is parsed by expat through :func:`~structkernels.relations.xml_safety.safe_parser`:
+XML is parsed by expat through :func:`~structkernels.formats.xml_safety.safe_parser`:
 BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted and its DTD never read; an
 internal subset, entity declarations and external entities are refused.
 """
@@ -49,14 +49,13 @@ import re
 from typing import Any
 from xml.parsers import expat
 
-from structkernels.relations._collect import Reading, as_paths
-from structkernels.relations._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
-from structkernels.relations.model import RelationCorpus, RelationFormatError
-from structkernels.relations.xml_safety import safe_parser
+from structkernels.formats._collect import Reading, RecordProblem, as_paths, json_kind, unreadable
+from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
+from structkernels.formats.xml_safety import safe_parser
+from structkernels.relations.corpus import RelationCorpus, RelationFormatError
 from structkernels.utils import (
     MAX_FILE_BYTES,
     RecordError,
-    StructkernelsError,
     loads_record,
     one_line,
     read_partial,
@@ -85,10 +84,6 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
                    "text": ("text", "text")},
     "relation": {"infon": ("infons", "infon"), "node": ("nodes", "attrs")},
 }
-
-
-class _Bad(StructkernelsError, ValueError):
-    """A problem of the document being read: ``(reason, line)``."""
 
 
 # ------------------------------------------------------------------------ loading
@@ -380,7 +375,7 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
     except OSError as exc:
         if reading.strict:
             raise
-        reading.fail(f"cannot read the file ({exc.strerror or type(exc).__name__})", file, None, None)
+        reading.fail(unreadable(exc), file, None, None)
         return
     docs = coll["documents"]
     if labelled is None:
@@ -405,17 +400,14 @@ def _has_relations(obj: dict[str, Any]) -> bool:
     return False
 
 
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
-
-
 def _int(value: Any, what: str, line: int | None) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
         return int(value)
-    raise _Bad(f"{what} must be a non-negative integer, got {one_line(repr(value), 40)}", line)
+    raise RecordProblem(
+        f"{what} must be a non-negative integer, got {one_line(repr(value), 40)}", line
+    )
 
 
 def _list(obj: dict[str, Any], key: str, what: str) -> list[Any]:
@@ -423,11 +415,13 @@ def _list(obj: dict[str, Any], key: str, what: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _Bad(f"{what}: {key} must be an array, got {_kind(value)}", obj.get("_line"))
+        raise RecordProblem(f"{what}: {key} must be an array, got {json_kind(value)}",
+                            obj.get("_line"))
     for item in value:
         if not isinstance(item, dict):
-            raise _Bad(f"{what}: each of its {key} must be an object, got {_kind(item)}",
-                       obj.get("_line"))
+            raise RecordProblem(
+                f"{what}: each of its {key} must be an object, got {json_kind(item)}",
+                obj.get("_line"))
     return value
 
 
@@ -436,7 +430,9 @@ def _infons(obj: dict[str, Any], what: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise _Bad(f"{what}: infons must be an object, got {_kind(value)}", obj.get("_line"))
+        raise RecordProblem(
+            f"{what}: infons must be an object, got {json_kind(value)}", obj.get("_line")
+        )
     return {str(k): str(v) for k, v in value.items()
             if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 
@@ -445,7 +441,7 @@ def _read_document(doc: Any, k: int, file: str, reading: Reading, labelled: bool
     line = doc.get("_line") if isinstance(doc, dict) else None
     did = doc.get("id") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not isinstance(did, str) or not did.strip():
-        shown = _kind(doc) if not isinstance(doc, dict) else f"id {one_line(repr(did), 40)}"
+        shown = json_kind(doc) if not isinstance(doc, dict) else f"id {one_line(repr(did), 40)}"
         reading.fail(f"document {k + 1}: a document is an object with a non-empty string id, "
                      f"got {shown}", file, line, None)
         return
@@ -457,9 +453,8 @@ def _read_document(doc: Any, k: int, file: str, reading: Reading, labelled: bool
     b = DocumentBuilder(reading, file, did, labelled, line)
     try:
         _collect(doc, b)
-    except _Bad as exc:
-        reason, bad_line = exc.args
-        reading.fail(f"{reason} (the document is left out)", file, bad_line or line, did)
+    except RecordProblem as exc:
+        reading.fail(f"{exc.reason} (the document is left out)", file, exc.line or line, did)
         return
     b.build()
 
@@ -473,14 +468,15 @@ def _collect(doc: dict[str, Any], b: DocumentBuilder) -> None:
         offset = _int(p.get("offset"), f"{what}: offset", pline)
         text = p.get("text")
         if text is not None and not isinstance(text, str):
-            raise _Bad(f"{what}: text must be a string, got {_kind(text)}", pline)
+            raise RecordProblem(f"{what}: text must be a string, got {json_kind(text)}", pline)
         sentences = []
         for i, s in enumerate(_list(p, "sentences", what)):
             stext = s.get("text")
             if not isinstance(stext, str):
-                raise _Bad(f"{what}, sentence {i + 1}: no text" if stext is None else
-                           f"{what}, sentence {i + 1}: text must be a string, got {_kind(stext)}",
-                           s.get("_line"))
+                raise RecordProblem(
+                    f"{what}, sentence {i + 1}: no text" if stext is None else
+                    f"{what}, sentence {i + 1}: text must be a string, got {json_kind(stext)}",
+                    s.get("_line"))
             sentences.append((_int(s.get("offset"), f"{what}, sentence {i + 1}: offset",
                                    s.get("_line")), stext, s.get("_line")))
             holders.append(s)
@@ -504,12 +500,12 @@ def _mention(a: dict[str, Any], n: int) -> Mention:
     line = a.get("_line")
     aid = a.get("id")
     if not isinstance(aid, str) or not aid.strip():
-        raise _Bad(f"annotation {n + 1}: no id (a relation names annotations by id)", line)
+        raise RecordProblem(f"annotation {n + 1}: no id (a relation names annotations by id)", line)
     what = f"annotation {one_line(aid, 60)}"
     infons = _infons(a, what)
     locs = _list(a, "locations", what)
     if not locs:
-        raise _Bad(f"{what}: no location", line)
+        raise RecordProblem(f"{what}: no location", line)
     spans = []
     for loc in locs:
         start = _int(loc.get("offset"), f"{what}: location offset", loc.get("_line", line))
@@ -517,7 +513,7 @@ def _mention(a: dict[str, Any], n: int) -> Mention:
         spans.append((start, start + length))
     text = a.get("text")
     if text is not None and not isinstance(text, str):
-        raise _Bad(f"{what}: text must be a string, got {_kind(text)}", line)
+        raise RecordProblem(f"{what}: text must be a string, got {json_kind(text)}", line)
     concept = next((infons[k] for k in CONCEPT_KEYS if k in infons), "").strip()
     parts = tuple(c for c in (concept, *_PARTS.split(concept)) if c.strip() not in NO_CONCEPT)
     return Mention(aid, tuple(sorted(spans)), text, infons.get("type") or None,

@@ -38,8 +38,8 @@ import re
 import warnings
 from typing import Any
 
-from structkernels.relations._collect import Reading, as_paths, stem
-from structkernels.relations.model import (
+from structkernels.formats._collect import Reading, as_paths, stem
+from structkernels.relations.corpus import (
     Entity,
     Interaction,
     RelationCorpus,
@@ -105,8 +105,8 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
         How the document text is split into sentences.
     max_entities, max_pairs : int, optional
         The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
         either is a bad record (refused, or skipped and listed).
 
     Returns

@@ -14,13 +14,13 @@ import os
 import re
 from typing import Any
 
-from structkernels.relations._collect import Reading, as_paths
-from structkernels.relations.bioc import read_bioc, read_bioc_file
-from structkernels.relations.brat import brat_documents, read_brat, read_brat_document
-from structkernels.relations.interaction_xml import read_interaction_xml, read_xml_file
-from structkernels.relations.jsonl import read_jsonl_file, read_relations_jsonl
-from structkernels.relations.model import RelationCorpus
-from structkernels.relations.pubtator import is_pubtator_text, read_pubtator, read_pubtator_file
+from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats.bioc import read_bioc, read_bioc_file
+from structkernels.formats.brat import brat_documents, read_brat, read_brat_document
+from structkernels.formats.interaction_xml import read_interaction_xml, read_xml_file
+from structkernels.formats.jsonl import read_jsonl_file, read_relations_jsonl
+from structkernels.formats.pubtator import is_pubtator_text, read_pubtator, read_pubtator_file
+from structkernels.relations.corpus import RelationCorpus
 from structkernels.utils import read_head
 
 __all__ = ["read_relations", "read_interaction_xml", "read_brat", "read_relations_jsonl",
@@ -137,8 +137,8 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
     on_error : {"raise", "skip"}
     max_entities, max_pairs : int, optional
         The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.model.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.model.MAX_PAIRS_PER_SENTENCE`): a sentence over
+        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
+        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
         either is refused (``"raise"``) or left out and listed (``"skip"``).
 
     Returns
@@ -157,7 +157,7 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
     ...     read_relations([a, b])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    structkernels.relations.model.RelationFormatError: .../b.jsonl:1: record s1: duplicate sentence id: also at .../a.jsonl:1
+    structkernels.relations.corpus.RelationFormatError: .../b.jsonl:1: record s1: duplicate sentence id: also at .../a.jsonl:1
     """
     reading = Reading(on_error, max_entities, max_pairs)
     items = as_paths(paths)

@@ -1,4 +1,4 @@
-"""DOT text into plain structures: the parser behind :mod:`structkernels.graphs.dot`.
+"""DOT text into plain structures: the parser behind :mod:`structkernels.formats.dot`.
 
 A tokenizer (one compiled regular expression) and a recursive-descent parser for the
 DOT that sentence-graph releases use, read as pydot's grammar reads it, so that a file

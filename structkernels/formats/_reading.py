@@ -1,0 +1,155 @@
+"""What the graph readers share: strict or lenient reading (:class:`GraphReading`), a file's
+lines and their blocks, ids unique in a corpus."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from structkernels.formats._collect import ON_ERROR, unreadable
+from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
+from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_partial
+
+
+def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
+    """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file.
+
+    Plain or gzip'd, at most :data:`structkernels.utils.MAX_FILE_BYTES`; a
+    byte-order mark is dropped; lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only.
+    A truncated or corrupt ``.gz`` gives the lines before the damage.
+
+    Raises
+    ------
+    GraphFormatError
+        The file is too large (naming it).
+    OSError
+        It cannot be read.
+    """
+    try:
+        data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
+    except RecordError as exc:
+        raise GraphFormatError(exc.reason, file) from None
+    lines, bad = decode_lines(data)
+    return lines, bad, lost
+
+
+def blocks(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
+    """``(first line number, lines)`` of each run of non-blank lines (lines without their
+    ends, as :func:`~structkernels.utils.split_lines` gives them)."""
+    start, block = 0, []
+    for i, line in enumerate(lines, 1):
+        if line.strip():
+            if not block:
+                start = i
+            block.append(line)
+        elif block:
+            yield start, block
+            block = []
+    if block:
+        yield start, block
+
+
+def fallback_names(files: Sequence[str]) -> dict[str, str]:
+    """The name each file gives to derived ids: its base name, or its path as given when two
+    files read together share a base name."""
+    base = [os.path.basename(f) for f in files]
+    return {f: (b if base.count(b) == 1 else f) for f, b in zip(files, base, strict=True)}
+
+
+def duplicate_reason(first: tuple[str | None, int | None]) -> str:
+    file, line = first
+    where = f"{file}, line {line}" if line else f"{file}"
+    return f"duplicate id: the graph at {where} has it too"
+
+
+class IdTable:
+    """The ids given to the graphs of one corpus, and where each graph was read.
+
+    :meth:`claim` registers a graph.  An id derived by a reader (``id_given``
+    False) never collides: when taken it becomes ``<id>#2``, ``<id>#3`` ...
+    An id from the input that is taken is reported, with the first place.
+    """
+
+    def __init__(self) -> None:
+        self.where: dict[str, tuple[str | None, int | None]] = {}
+
+    def free(self, gid: str) -> str:
+        """The first of ``gid#2``, ``gid#3`` ... not taken."""
+        k = 2
+        while f"{gid}#{k}" in self.where:
+            k += 1
+        return f"{gid}#{k}"
+
+    def rename(self, g: Graph, new_id: str) -> None:
+        """Give ``g`` the id ``new_id`` (the wrapper and its networkx graph) and register it."""
+        object.__setattr__(g, "id", new_id)
+        g.graph.graph["id"] = new_id
+        self.where[new_id] = (g.file, g.line)
+
+    def claim(self, g: Graph) -> tuple[str | None, int | None] | None:
+        """Register ``g``; None when done, else the place of the graph that has its id."""
+        first = self.where.get(g.id)
+        if first is None:
+            self.where[g.id] = (g.file, g.line)
+            return None
+        if not g.id_given:
+            self.rename(g, self.free(g.id))
+            return None
+        return first
+
+
+def check_max_depth(max_depth: Any) -> None:
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 1:
+        raise ValueError(f"max_depth must be a positive int, got {max_depth!r}")
+
+
+class GraphReading:
+    """The graphs, skipped graphs and ids of one graph corpus being read.
+
+    :meth:`skip` raises the problem (strict, ``on_error="raise"``) or lists the graph as a
+    :class:`SkippedGraph` (lenient, ``"skip"``); :meth:`corpus` refuses a corpus without
+    a graph, naming how many were skipped.
+    """
+
+    def __init__(self, on_error: str):
+        if on_error not in ON_ERROR:
+            raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+        self.strict = on_error == "raise"
+        self.graphs: list[Graph] = []
+        self.skipped: list[SkippedGraph] = []
+        self.ids = IdTable()
+
+    def skip(self, exc: Exception, file: str, line: int, graph_id: str | None,
+             reason: str | None = None) -> None:
+        """Raise ``exc`` (strict), or list the graph with ``reason`` (default ``exc.reason``)."""
+        if self.strict:
+            raise exc
+        self.skipped.append(SkippedGraph(file, line, graph_id, reason or exc.reason))
+
+    def lines(self, file: str) -> tuple[list[str], dict[int, str], str | None] | None:
+        """:func:`read_lines` of ``file``; a file that cannot be read, or is too large, raises
+        (strict) or is listed (line 0: the whole file) and None is returned."""
+        try:
+            return read_lines(file)
+        except OSError as exc:
+            self.skip(exc, file, 0, None, unreadable(exc))
+        except GraphFormatError as exc:
+            self.skip(exc, file, 0, None)
+        return None
+
+    def lost(self, reason: str | None, file: str, line: int) -> None:
+        """The end of ``file`` from ``line`` on could not be read (``reason``), if any."""
+        if reason is not None:
+            self.skip(GraphFormatError(reason, file, line), file, line, None)
+
+    def corpus(self, what: str, where: Any, files: Sequence[str], duplicates: Sequence = (),
+               *, first: bool = True) -> GraphCorpus:
+        """The corpus read; none of its graphs read is an error naming ``where`` (and, with
+        ``first``, the first graph skipped)."""
+        if not self.graphs:
+            shown = f"; first: {self.skipped[0]}" if first and self.skipped else ""
+            raise GraphFormatError(
+                f"no {what} could be read ({len(self.skipped)} skipped{shown})", os.fspath(where)
+            )
+        return GraphCorpus(self.graphs, self.skipped, duplicates, list(files))

@@ -256,3 +256,28 @@ def test_case14_a_gzip_bomb_model_is_refused_within_a_small_multiple_of_the_limi
     said, grew = run.stdout.strip().splitlines()
     assert "m.json.gz" in said and str(limit) in said, said
     assert int(grew) < 1.5 * limit, f"grew {int(grew) >> 20} MiB for a {limit >> 20} MiB limit"
+
+
+def test_case2_a_memmap_side_file_replaces_a_link_not_its_target(tmp_path):
+    from structkernels.utils import atomic_memmap
+
+    victim = tmp_path / "victim.npy"
+    victim.write_bytes(b"not yours")
+    partial = tmp_path / "partial.npy"
+    partial.symlink_to(victim)
+    with atomic_memmap(partial, (2, 2), follow_links=False) as mm:
+        mm[:] = 1.0
+    assert victim.read_bytes() == b"not yours" and not partial.is_symlink()
+
+
+@pytest.mark.xfail(strict=False, reason="until npk/files.py decode_document passes "
+                   "object_pairs_hook=unique_keys to json.loads (another helper's file)")
+def test_case9_a_model_file_with_a_duplicated_key_is_refused(tmp_path):
+    from structkernels.extraction.files import read_model_document
+
+    model = tmp_path / "m.json"
+    model.write_text('{"svm": {"intercept": 1.0, "intercept": 2.0}}')
+    with pytest.raises(ValueError) as err:
+        read_model_document(model)
+    msg = str(err.value)
+    assert "m.json" in msg and "intercept" in msg and "\n" not in msg

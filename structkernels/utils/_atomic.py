@@ -396,7 +396,8 @@ def save_npy(path: str | os.PathLike, array: Any) -> Path:
 
 @contextlib.contextmanager
 def atomic_memmap(
-    path: str | os.PathLike, shape: tuple[int, ...], dtype: Any = "float64"
+    path: str | os.PathLike, shape: tuple[int, ...], dtype: Any = "float64", *,
+    follow_links: bool = True,
 ) -> Iterator[Any]:
     """A writable ``.npy`` memory map built under a temporary name.
 
@@ -405,6 +406,7 @@ def atomic_memmap(
     ``SIGBUS`` later.  When the block ends cleanly the map is flushed and
     renamed to ``path`` (used as given: no ``.npy`` is appended); on an
     exception the temporary file is removed and ``path`` is unchanged.
+    ``follow_links`` as in :func:`atomic_path` (False for a side file: ``partial.npy``).
 
     Yields
     ------
@@ -414,7 +416,7 @@ def atomic_memmap(
     import numpy as np
 
     final = Path(os.fspath(path))
-    with atomic_path(final) as tmp:
+    with atomic_path(final, follow_links=follow_links) as tmp:
         try:
             mm = np.lib.format.open_memmap(os.fspath(tmp), mode="w+", dtype=dtype, shape=shape)
             size = os.path.getsize(tmp)

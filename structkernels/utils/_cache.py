@@ -19,7 +19,8 @@ secret does not pass its check, even with its SHA-256 recomputed (the threat mod
 
 An entry whose header is missing or damaged, whose key is another's, or whose content no
 longer has its digest is discarded and computed again, with one :class:`CacheWarning`
-naming it.  Side files (an entry, its ``NAME.sum``) are never written through a link.  A folder that cannot be written (read-only, full, a file in the way) turns the
+naming it.  Side files (an entry, its ``NAME.sum``) are never written through a link.
+A folder that cannot be written (read-only, full, a file in the way) turns the
 cache's writes off with one warning; the work goes on.  ``$STRUCTKERNELS_NO_CACHE`` (set
 by the commands' ``--no-cache``) means no cache is written at all, compiled kernels
 included (:func:`cache_writes_disabled`).  Each write counts its bytes toward the cache

@@ -262,7 +262,7 @@ def test_case14_a_gzip_bomb_model_is_refused_within_a_small_multiple_of_the_limi
 
 
 def test_case2_a_memmap_side_file_replaces_a_link_not_its_target(tmp_path):
-    from structkernels.utils import atomic_memmap
+    from structkernels.utils import atomic_memmap, save_npy
 
     victim = tmp_path / "victim.npy"
     victim.write_bytes(b"not yours")
@@ -271,6 +271,10 @@ def test_case2_a_memmap_side_file_replaces_a_link_not_its_target(tmp_path):
     with atomic_memmap(partial, (2, 2), follow_links=False) as mm:
         mm[:] = 1.0
     assert victim.read_bytes() == b"not yours" and not partial.is_symlink()
+    diag = tmp_path / "diag.npy"
+    diag.symlink_to(victim)
+    save_npy(diag, [1.0, 2.0], follow_links=False)
+    assert victim.read_bytes() == b"not yours" and not diag.is_symlink()
 
 
 @pytest.mark.xfail(strict=False, reason="until npk/files.py decode_document passes "

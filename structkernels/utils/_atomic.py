@@ -377,11 +377,12 @@ def npy_path(path: str | os.PathLike) -> Path:
     return p if p.name.endswith(".npy") else p.with_name(p.name + ".npy")
 
 
-def save_npy(path: str | os.PathLike, array: Any) -> Path:
+def save_npy(path: str | os.PathLike, array: Any, *, follow_links: bool = True) -> Path:
     """:func:`numpy.save` through a temporary file; returns the path written.
 
     Like :func:`numpy.save`, ``.npy`` is appended to a name without it.
     Object arrays are refused: they could only be read back with pickle.
+    ``follow_links`` as in :func:`atomic_path` (False for a side file).
     """
     import numpy as np
 
@@ -389,7 +390,7 @@ def save_npy(path: str | os.PathLike, array: Any) -> Path:
     if arr.dtype.hasobject:
         raise TypeError("save_npy writes numeric arrays only (an object array needs pickle)")
     final = npy_path(path)
-    with atomic_open(final, "wb") as fh:
+    with atomic_open(final, "wb", follow_links=follow_links) as fh:
         np.save(fh, arr, allow_pickle=False)
     return final
 

@@ -313,3 +313,45 @@ def test_case2_predict_never_writes_through_a_stale_partial_link(tmp_path, monke
     assert main(argv) == 0, capsys.readouterr().err
     assert Path(src).read_bytes() == before and not out.is_symlink() and out.read_bytes()
     assert main([*argv, "--resume"]) == 0 and Path(src).read_bytes() == before
+
+
+_GRANDPARENT = """
+    import multiprocessing, os, time
+    from structkernels.engine.parallel import ChildProcess
+
+    def start_worker():
+        worker = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(600,),
+                                                             daemon=True)
+        worker.start()
+        return os.getpid(), worker.pid
+
+    if __name__ == "__main__":
+        child = ChildProcess()
+        pid, worker = child.submit(start_worker).result()
+        print(pid, worker, flush=True)
+        time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_case11_the_childs_own_workers_go_with_it(tmp_path):
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(_GRANDPARENT))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    parent = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        pids = list(map(int, parent.stdout.readline().split()))
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(map(_alive, pids)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [p for p in pids if _alive(p)]
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{left} of child and worker {pids} outlived the parent"

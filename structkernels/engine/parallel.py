@@ -621,6 +621,9 @@ def _watch_parent(parent: int) -> None:
     ``PR_SET_PDEATHSIG`` does not fire when the thread that started the child ends."""
     while os.getppid() == parent:
         time.sleep(_PARENT_POLL_SECONDS)
+    with contextlib.suppress(Exception):  # its own children (spaCy's workers) go too
+        for child in multiprocessing.active_children():
+            child.terminate()
     os._exit(1)
 
 

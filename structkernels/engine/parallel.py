@@ -19,7 +19,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import os
 import signal
+import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -53,6 +56,8 @@ _PROBE_EVALUATIONS = 1 << 21
 #: below this many seconds of estimated serial work, worker processes are not started
 #: (starting loky workers and sending them the data costs about a second or more)
 _MIN_PROCESS_SECONDS = 2.0
+#: how often a child of :class:`ChildProcess` checks that its parent is alive
+_PARENT_POLL_SECONDS = 0.5
 
 
 def releases_gil(kernel: Any) -> bool:
@@ -571,7 +576,7 @@ class ChildProcess:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                initializer=None if self.interrupt else _ignore_interrupt)
+                initializer=_child_start, initargs=(os.getpid(), self.interrupt))
         return ChildCall(self._pool.submit(_recording, func, args, kwargs))
 
     def close(self) -> None:
@@ -601,9 +606,25 @@ class ChildProcess:
         self.close()
 
 
-def _ignore_interrupt() -> None:
-    """A child's start: Ctrl-C (SIGINT) is the caller's to handle."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _child_start(parent: int, interrupt: bool) -> None:
+    """A child's start: it exits when its parent dies (even killed with ``SIGKILL``, when
+    nothing stops the pool); without ``interrupt``, Ctrl-C (SIGINT) is the caller's."""
+    if not interrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
+                     name="structkernels-parent-watch").start()
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit this process once ``parent`` is gone (its children are adopted by another
+    process: :func:`os.getppid` changes).  Polling works on every platform, and unlike
+    ``PR_SET_PDEATHSIG`` does not fire when the thread that started the child ends."""
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_SECONDS)
+    with contextlib.suppress(Exception):  # its own children (spaCy's workers) go too
+        for child in multiprocessing.active_children():
+            child.terminate()
+    os._exit(1)
 
 
 def _recording(func: Callable[..., Any], args: tuple, kwargs: dict

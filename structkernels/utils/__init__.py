@@ -17,7 +17,7 @@ from structkernels.utils._lazy import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._atomic": ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path",
                  "atomic_memmap", "move_into_place", "sync_folder", "destination",
-                 "file_kind", "open_special"],
+                 "file_kind", "open_special", "open_side_file"],
     "._outputs": ["OutputError", "BRAT_SIBLINGS", "check_output", "open_output",
                   "is_special_file"],
     "._npy": ["NpyFormatError", "read_npy", "read_npy_header"],
@@ -26,7 +26,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                   "CorruptInputError", "MAX_FILE_BYTES"],
     "._jsonout": ["dumps_finite", "find_nonfinite", "check_header"],
     "._numeric": ["NonFiniteError", "check_int", "check_finite", "first_nonfinite", "describe_nonfinite"],
-    "._records": ["RecordError", "BadLine", "loads_record", "iter_lines", "decode_lines",
+    "._records": ["RecordError", "BadLine", "loads_record", "unique_keys", "iter_lines",
+                  "decode_lines",
                   "split_lines", "one_line", "record_label", "MAX_RECORD_DEPTH",
                   "MAX_RECORD_BYTES"],
     "._progress": ["tqdm", "bar_disabled", "LineWriter", "MIN_BAR_EVALUATIONS"],

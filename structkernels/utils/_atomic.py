@@ -16,6 +16,11 @@ written *through*: the new content is renamed over the file it leads to (in that
 file's folder), and the link stays a link.  A FIFO, a device or a socket is
 refused (:class:`WriteError`, nothing written): renaming over it would replace the
 special file itself (run as root, ``/dev/full`` or ``/dev/null``).
+
+A *side file* (``OUT.partial``, its progress file, a cache entry's checksum file) is
+never written through a link: a stale link there is replaced itself
+(:func:`atomic_open` with ``follow_links=False``, :func:`open_side_file`), and a side
+file taken up again (``--resume``) is opened with ``O_NOFOLLOW``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from structkernels.utils._errors import StructkernelsError
 
 __all__ = [
     "WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap",
-    "move_into_place", "destination", "file_kind", "open_special",
+    "move_into_place", "destination", "file_kind", "open_special", "open_side_file",
 ]
 
 _NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
@@ -85,6 +90,72 @@ def file_kind(path: str | os.PathLike) -> str:
         if test(mode):
             return kind
     return "special file"  # pragma: no cover - doors, event ports
+
+
+def _side_destination(path: str | os.PathLike) -> Path:
+    """``path`` itself (a link there is replaced, never followed); a folder or a special
+    file is refused."""
+    final = Path(os.fspath(path))
+    try:
+        mode = os.lstat(final).st_mode
+    except FileNotFoundError:
+        return final
+    except OSError as exc:
+        raise _explain(exc, final) from None
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        kind = next((k for test, k in _KINDS if test(mode)), "special file")
+        raise WriteError(f"{final}: cannot write: it is a {kind}; a side file replaces "
+                         "regular files and links only (nothing written)")
+    return final
+
+
+def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
+    """A file descriptor for writing the side file ``path`` (``OUT.partial``), never
+    through a symbolic link.
+
+    New (``append=False``): an old file or a stale link at ``path`` is removed (the link
+    itself, never what it leads to) and a fresh file is created with ``O_EXCL`` and
+    ``O_NOFOLLOW``.  Taken up again (``append=True``, ``--resume``): ``path`` is opened
+    for appending with ``O_NOFOLLOW`` and must be a regular file.  The caller closes it.
+
+    Raises
+    ------
+    WriteError
+        Naming ``path``: a link to resume through, a folder, a special file, or the
+        reason it cannot be created; nothing is written.
+
+    Examples
+    --------
+    >>> import os, tempfile, pathlib
+    >>> from structkernels.utils import open_side_file
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "in.xml").write_text("input")
+    >>> (d / "o.jsonl.partial").symlink_to(d / "in.xml")
+    >>> fd = open_side_file(d / "o.jsonl.partial")
+    >>> os.write(fd, b"row"), os.close(fd), (d / "in.xml").read_text()
+    (3, None, 'input')
+    """
+    final = _side_destination(path)
+    nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    if append and os.path.islink(final):
+        raise WriteError(f"{final}: cannot write: it is a symbolic link; a side file is "
+                         "never written through a link (remove it and start again)")
+    try:
+        if append:
+            fd = os.open(final, os.O_RDWR | os.O_APPEND | nofollow)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(final)
+            fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise WriteError(f"{final}: cannot write: it is a symbolic link; a side file "
+                             "is never written through a link") from None
+        raise _explain(exc, final) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise WriteError(f"{final}: cannot write: not a regular file (nothing written)")
+    return fd
 
 
 def destination(path: str | os.PathLike) -> Path:
@@ -174,7 +245,8 @@ def sync_folder(folder: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bool = True) -> None:
+def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bool = True,
+                    follow_links: bool = True) -> None:
     """Rename the complete file ``src`` over ``path``, the last step of every atomic write.
 
     ``src`` gets the permissions of the file it replaces (or the umask's), is
@@ -182,14 +254,16 @@ def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bo
     when both are on one file system).  For a file built over several runs
     (a resumable Gram) that cannot live in :func:`atomic_path`'s block.
 
+    With ``follow_links=False`` (a side file) a link at ``path`` is replaced itself.
+
     Raises
     ------
     WriteError
         Naming ``path``, which is unchanged.
     """
-    final = destination(path)
+    final = destination(path) if follow_links else _side_destination(path)
     try:
-        if final.exists():
+        if final.exists() and not final.is_symlink():
             os.chmod(src, final.stat().st_mode & 0o7777)
         else:
             os.chmod(src, 0o666 & ~_umask())
@@ -204,7 +278,8 @@ def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bo
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, *, sync: bool = True,
+                follow_links: bool = True) -> Iterator[Path]:
     """A temporary path to write; renamed to ``path`` when the block ends without error.
 
     Parameters
@@ -214,6 +289,9 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]
         there, so the rename never crosses file systems.
     sync : bool, default True
         Flush the temporary file to disk before the rename.
+    follow_links : bool, default True
+        Whether a symbolic link at ``path`` is written through (an output the user
+        named); False for a side file: the link itself is replaced.
 
     Yields
     ------
@@ -237,7 +315,8 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]
     >>> out.read_text()
     'complete'
     """
-    final = destination(path)  # through a symbolic link; a special file refused
+    # through a symbolic link (a side file: the link replaced); a special file refused
+    final = destination(path) if follow_links else _side_destination(path)
     folder = final.parent if str(final.parent) else Path(".")
     if final.is_dir():
         raise WriteError(f"{final}: cannot write: it is a folder")
@@ -251,7 +330,7 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]
     try:
         os.close(fd)
         yield tmp
-        move_into_place(tmp, final, sync=sync)
+        move_into_place(tmp, final, sync=sync, follow_links=follow_links)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -266,11 +345,13 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True) -> Iterator[Path]
 
 @contextlib.contextmanager
 def atomic_open(
-    path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8", **kwargs: Any
+    path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8",
+    follow_links: bool = True, **kwargs: Any
 ) -> Iterator[IO[Any]]:
     """Open a temporary file for writing; it replaces ``path`` when the block ends cleanly.
 
-    ``mode`` is ``"w"`` (text, ``encoding`` applies) or ``"wb"``.
+    ``mode`` is ``"w"`` (text, ``encoding`` applies) or ``"wb"``; ``follow_links`` as in
+    :func:`atomic_path` (False for a side file).
 
     Examples
     --------
@@ -285,7 +366,7 @@ def atomic_open(
     if mode not in ("w", "wb", "wt"):
         raise ValueError(f"atomic_open writes a new file: mode must be 'w' or 'wb', got {mode!r}")
     binary = "b" in mode
-    with atomic_path(path) as tmp:
+    with atomic_path(path, follow_links=follow_links) as tmp:
         with open(tmp, mode, encoding=None if binary else encoding, **kwargs) as fh:
             yield fh
 
@@ -296,11 +377,12 @@ def npy_path(path: str | os.PathLike) -> Path:
     return p if p.name.endswith(".npy") else p.with_name(p.name + ".npy")
 
 
-def save_npy(path: str | os.PathLike, array: Any) -> Path:
+def save_npy(path: str | os.PathLike, array: Any, *, follow_links: bool = True) -> Path:
     """:func:`numpy.save` through a temporary file; returns the path written.
 
     Like :func:`numpy.save`, ``.npy`` is appended to a name without it.
     Object arrays are refused: they could only be read back with pickle.
+    ``follow_links`` as in :func:`atomic_path` (False for a side file).
     """
     import numpy as np
 
@@ -308,14 +390,15 @@ def save_npy(path: str | os.PathLike, array: Any) -> Path:
     if arr.dtype.hasobject:
         raise TypeError("save_npy writes numeric arrays only (an object array needs pickle)")
     final = npy_path(path)
-    with atomic_open(final, "wb") as fh:
+    with atomic_open(final, "wb", follow_links=follow_links) as fh:
         np.save(fh, arr, allow_pickle=False)
     return final
 
 
 @contextlib.contextmanager
 def atomic_memmap(
-    path: str | os.PathLike, shape: tuple[int, ...], dtype: Any = "float64"
+    path: str | os.PathLike, shape: tuple[int, ...], dtype: Any = "float64", *,
+    follow_links: bool = True,
 ) -> Iterator[Any]:
     """A writable ``.npy`` memory map built under a temporary name.
 
@@ -324,6 +407,7 @@ def atomic_memmap(
     ``SIGBUS`` later.  When the block ends cleanly the map is flushed and
     renamed to ``path`` (used as given: no ``.npy`` is appended); on an
     exception the temporary file is removed and ``path`` is unchanged.
+    ``follow_links`` as in :func:`atomic_path` (False for a side file: ``partial.npy``).
 
     Yields
     ------
@@ -333,7 +417,7 @@ def atomic_memmap(
     import numpy as np
 
     final = Path(os.fspath(path))
-    with atomic_path(final) as tmp:
+    with atomic_path(final, follow_links=follow_links) as tmp:
         try:
             mm = np.lib.format.open_memmap(os.fspath(tmp), mode="w+", dtype=dtype, shape=shape)
             size = os.path.getsize(tmp)

@@ -1,18 +1,26 @@
 """The user's cache folder of structkernels (parses, compiled kernels, binary datasets), and
 checked cache entries that cannot change a result.
 
-Every entry a cache keeps carries the SHA-256 of its key and of its content, written with
-it through the atomic writer, and is checked when read (:class:`CacheFolder`):
+Every entry a cache keeps carries the SHA-256 of its key and a keyed digest of key and
+content (HMAC-SHA-256 under the cache folder's secret), written with it through the atomic
+writer, and is checked when read (:class:`CacheFolder`):
 
 - a small entry (a parse, a σ) is one file: a one-line JSON header (``format``,
-  ``version``, ``key``: the SHA-256 of the entry's key, ``sha256``: that of the content,
+  ``version``, ``key``: the SHA-256 of the entry's key, ``hmac``: the keyed digest,
   ``bytes``) and the content after it;
 - a large entry (a Gram ``.npy``) keeps the same header in a sidecar ``NAME.sum``, written
-  after the entry, the content's hash streamed from the file.
+  after the entry, the digest streamed from the file.
+
+The secret is 32 random bytes in ``.hmac-key`` at the folder's root, created at the first
+write (mode 0600, ``O_EXCL``/``O_NOFOLLOW``) and used only when it is a regular file of this
+user that no one else can read or write: an entry edited by someone who cannot read the
+secret does not pass its check, even with its SHA-256 recomputed (the threat model is in
+``docs/reliability.md``).  An entry of the older, unkeyed version is a miss.
 
 An entry whose header is missing or damaged, whose key is another's, or whose content no
-longer has its hash is discarded and computed again, with one :class:`CacheWarning`
-naming it.  A folder that cannot be written (read-only, full, a file in the way) turns the
+longer has its digest is discarded and computed again, with one :class:`CacheWarning`
+naming it.  Side files (an entry, its ``NAME.sum``) are never written through a link.
+A folder that cannot be written (read-only, full, a file in the way) turns the
 cache's writes off with one warning; the work goes on.  ``$STRUCTKERNELS_NO_CACHE`` (set
 by the commands' ``--no-cache``) means no cache is written at all, compiled kernels
 included (:func:`cache_writes_disabled`).  Each write counts its bytes toward the cache
@@ -22,9 +30,13 @@ folder grows past ``$STRUCTKERNELS_CACHE_LIMIT``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import hmac
 import json
 import os
+import stat
+import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -50,13 +62,19 @@ __all__ = [
 #: included; the commands' ``--no-cache`` sets it for their run and their workers.
 NO_CACHE_ENV = "STRUCTKERNELS_NO_CACHE"
 _FORMAT = "structkernels.cache-entry"
-_VERSION = 1
+_VERSION = 2  # 1: unkeyed SHA-256 (read as a miss)
+_KEY_FILE = ".hmac-key"
+_KEY_BYTES = 32
 _MAX_HEADER = 4096
 _CHUNK = 1 << 20
 
 
 class CacheEntryError(StructkernelsError, ValueError):
     """A cache entry that fails its check (its message says why); it is computed again."""
+
+
+class _OldEntry(CacheEntryError):
+    """An entry of an older cache version: a miss, not damage."""
 
 
 class CacheDirError(StructkernelsError, ValueError):
@@ -146,7 +164,7 @@ def cache_dir_problem(path: str | os.PathLike) -> str | None:
     probe = folder / f".write-test-{os.getpid()}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with atomic_open(probe, "wb") as fh:
+        with atomic_open(probe, "wb", follow_links=False) as fh:
             fh.write(b"structkernels cache write test\n")
         probe.unlink()
     except OSError as exc:
@@ -158,22 +176,29 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _mac(secret: bytes, key: str) -> hmac.HMAC:
+    """The keyed digest of an entry for ``key``, its content still to be fed."""
+    return hmac.new(secret, _sha256(key.encode()).encode() + b"\n", hashlib.sha256)
+
+
 def _header(key: str, digest: str, size: int) -> bytes:
     return json.dumps({"format": _FORMAT, "version": _VERSION, "key": _sha256(key.encode()),
-                       "sha256": digest, "bytes": size}, sort_keys=True).encode()
+                       "hmac": digest, "bytes": size}, sort_keys=True).encode()
 
 
 def _check_header(raw: bytes, key: str) -> tuple[str, int]:
-    """The content hash and size a header promises, or CacheEntryError."""
+    """The keyed digest and size a header promises, or CacheEntryError."""
     try:
         head = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise CacheEntryError("no readable check header") from None
     if not isinstance(head, dict) or head.get("format") != _FORMAT:
         raise CacheEntryError("no check header (an entry of an older version or another tool)")
+    if head.get("version") == 1:
+        raise _OldEntry("an unkeyed entry of version 1")
     if head.get("version") != _VERSION:
         raise CacheEntryError(f"check header of version {head.get('version')!r}, not {_VERSION}")
-    digest, size = head.get("sha256"), head.get("bytes")
+    digest, size = head.get("hmac"), head.get("bytes")
     if (not isinstance(digest, str) or len(digest) != 64 or not isinstance(size, int)
             or isinstance(size, bool) or size < 0):
         raise CacheEntryError("damaged check header")
@@ -182,14 +207,56 @@ def _check_header(raw: bytes, key: str) -> tuple[str, int]:
     return digest, size
 
 
-def _file_sha256(fh: IO[bytes], limit: int) -> tuple[str, int]:
-    h, n = hashlib.sha256(), 0
+def _file_digest(fh: IO[bytes], limit: int, mac: hmac.HMAC) -> tuple[str, int]:
+    n = 0
     while chunk := fh.read(_CHUNK):
         n += len(chunk)
         if n > limit:
             break
-        h.update(chunk)
-    return h.hexdigest(), n
+        mac.update(chunk)
+    return mac.hexdigest(), n
+
+
+def _read_secret(file: Path) -> bytes | None:
+    """The secret in ``file``; None when absent; CacheEntryError when it cannot be trusted
+    (a link, not a regular file, another user's, readable by others, the wrong size)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(file, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CacheEntryError(f"{file}: cannot read the cache's secret "
+                              f"({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        secret = os.read(fd, _KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(st.st_mode) or len(secret) != _KEY_BYTES:
+        raise CacheEntryError(f"{file}: not a secret of this cache")
+    if hasattr(os, "geteuid") and (st.st_uid != os.geteuid() or st.st_mode & 0o077):
+        raise CacheEntryError(f"{file}: the cache's secret belongs to another user or "
+                              "others may read or write it")
+    return secret
+
+
+def _new_secret(folder: Path) -> None:
+    """Create ``folder/.hmac-key`` (mode 0600): written under a fresh name (``O_EXCL``,
+    ``O_NOFOLLOW``), then linked into place, so a reader never sees half a secret and a
+    concurrent creator's secret wins whole."""
+    fd, tmp = tempfile.mkstemp(prefix=f"{_KEY_FILE}.", suffix=".tmp", dir=folder)
+    try:
+        os.write(fd, os.urandom(_KEY_BYTES))
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, folder / _KEY_FILE)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        os.unlink(tmp)
 
 
 class CacheFolder:
@@ -226,12 +293,31 @@ class CacheFolder:
         self.path = None if path is None else Path(path)
         self.what = what
         self.writable = self.path is not None and not cache_writes_disabled()
+        self._key: bytes | None = None
+        self._untrusted = False
 
     def file(self, name: str) -> Path:
         """The path of entry ``name`` (a relative path)."""
         if self.path is None:
             raise ValueError(f"the {self.what} keeps nothing")
         return self.path / name
+
+    def _secret(self, create: bool) -> bytes | None:
+        """The folder's secret (made when ``create`` and absent); None when there is none
+        or it cannot be trusted (then one warning, and the cache is off for this object)."""
+        if self._key is not None or self._untrusted or self.path is None:
+            return self._key
+        file = self.path / _KEY_FILE
+        try:
+            self._key = _read_secret(file)
+            if self._key is None and create:
+                _new_secret(self.path)
+                self._key = _read_secret(file)
+        except CacheEntryError as exc:
+            self._untrusted, self.writable = True, False
+            warnings.warn(CacheWarning(f"{exc}; the {self.what} is off for this run, results "
+                                       "are computed as without it"), stacklevel=4)
+        return self._key
 
     # ------------------------------------------------------------------ messages
     def discard(self, name: str, reason: str) -> None:
@@ -248,13 +334,19 @@ class CacheFolder:
             f"its writes are off for this run, results are computed as without it"),
             stacklevel=3)
 
-    def _guarded(self, name: str, write: Callable[[Path], None]) -> bool:
+    def _guarded(self, name: str, write: Callable[[bytes, Path], None]) -> bool:
         if not self.writable:
             return False
         file = self.file(name)
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
-            write(file)
+            secret = self._secret(create=True)
+            if secret is None:
+                return False
+            for side in (file, file.with_name(file.name + ".sum")):
+                if side.is_symlink():  # a stale link is replaced, never written through
+                    side.unlink()
+            write(secret, file)
         except OSError as exc:
             self._write_failed(name, exc)
             return False
@@ -269,8 +361,8 @@ class CacheFolder:
 
     # ------------------------------------------------------------------ small entries
     def read(self, name: str, key: str, max_bytes: int = 4 << 20) -> bytes | None:
-        """The content of entry ``name`` written for ``key``; None when absent or damaged
-        (then one warning names it)."""
+        """The content of entry ``name`` written for ``key``; None when absent, of an older
+        version or damaged (then one warning names it)."""
         if self.path is None:
             return None
         file = self.file(name)
@@ -287,10 +379,17 @@ class CacheFolder:
             if not sep:
                 raise CacheEntryError("no check header")
             digest, size = _check_header(head, key)
+            secret = self._secret(create=False)
+            if secret is None:
+                return None  # no secret (yet, or not trusted): nothing can be checked
             if len(payload) != size:
                 raise CacheEntryError(f"{len(payload)} bytes where {size} were written")
-            if _sha256(payload) != digest:
-                raise CacheEntryError("its content is not the content written (SHA-256 differs)")
+            mac = _mac(secret, key)
+            mac.update(payload)
+            if not hmac.compare_digest(mac.hexdigest(), digest):
+                raise CacheEntryError("its content is not the content written (digest differs)")
+        except _OldEntry:
+            return None
         except CacheEntryError as exc:
             self.discard(name, str(exc))
             return None
@@ -299,11 +398,12 @@ class CacheFolder:
     def write(self, name: str, key: str, payload: bytes) -> bool:
         """Write entry ``name`` for ``key`` (header and content, atomically); False when
         the cache keeps nothing or its writes are off."""
-        blob = _header(key, _sha256(payload), len(payload)) + b"\n" + payload
 
-        def write(file: Path) -> None:
-            with atomic_open(file, "wb") as fh:
-                fh.write(blob)
+        def write(secret: bytes, file: Path) -> None:
+            mac = _mac(secret, key)
+            mac.update(payload)
+            with atomic_open(file, "wb", follow_links=False) as fh:
+                fh.write(_header(key, mac.hexdigest(), len(payload)) + b"\n" + payload)
 
         return self._guarded(name, write)
 
@@ -323,12 +423,17 @@ class CacheFolder:
             except FileNotFoundError:
                 raise CacheEntryError("its check file NAME.sum is missing") from None
             digest, size = _check_header(head.strip(), key)
+            secret = self._secret(create=False)
+            if secret is None:
+                return False
             with open(file, "rb") as fh:
-                found, n = _file_sha256(fh, max(size, 0) + 1)
+                found, n = _file_digest(fh, max(size, 0) + 1, _mac(secret, key))
             if n != size:
                 raise CacheEntryError(f"{n} bytes where {size} were written")
-            if found != digest:
-                raise CacheEntryError("its content is not the content written (SHA-256 differs)")
+            if not hmac.compare_digest(found, digest):
+                raise CacheEntryError("its content is not the content written (digest differs)")
+        except _OldEntry:
+            return False
         except CacheEntryError as exc:
             self.discard(name, str(exc))
             return False
@@ -341,11 +446,11 @@ class CacheFolder:
         """Write entry file ``name`` with ``write(path)`` (an atomic writer of
         :mod:`structkernels.utils`), then its sidecar; False when nothing was kept."""
 
-        def both(file: Path) -> None:
+        def both(secret: bytes, file: Path) -> None:
             write(file)
             with open(file, "rb") as fh:
-                digest, size = _file_sha256(fh, 1 << 62)
-            with atomic_open(file.with_name(file.name + ".sum"), "wb") as fh:
+                digest, size = _file_digest(fh, 1 << 62, _mac(secret, key))
+            with atomic_open(file.with_name(file.name + ".sum"), "wb", follow_links=False) as fh:
                 fh.write(_header(key, digest, size) + b"\n")
 
         return self._guarded(name, both)

@@ -77,8 +77,8 @@ def read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str | 
                 buf = fh.read(CHUNK)
                 if not buf:
                     break
-            try:
-                out += d.decompress(buf, max_bytes + 1 - len(out))
+            try:  # one chunk of output at a time: nothing held twice past the bound
+                out += d.decompress(buf, min(CHUNK, max_bytes + 1 - len(out)))
             except zlib.error as exc:
                 return bytes(out), gzip_problem(exc)
             if len(out) > max_bytes:

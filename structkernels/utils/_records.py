@@ -43,6 +43,7 @@ __all__ = [
     "RecordError",
     "BadLine",
     "loads_record",
+    "unique_keys",
     "json_depth",
     "iter_lines",
     "decode_lines",
@@ -141,6 +142,26 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An ``object_pairs_hook`` for :func:`json.loads`: the object as a dict, or
+    :class:`RecordError` naming a key given twice (else the last value would win silently).
+
+    Examples
+    --------
+    >>> import json
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    structkernels.utils._records.RecordError: duplicate key 'a' in an object
+    """
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise RecordError(f"duplicate key {one_line(repr(key), 80)} in an object")
+    return obj
+
+
 def loads_record(
     text: str | bytes,
     *,
@@ -170,8 +191,9 @@ def loads_record(
     ------
     RecordError
         A ``ValueError``, one line: ``"<where>: <reason>"``.  Invalid JSON, too
-        deep, too large, not UTF-8, ``NaN``/``Infinity`` or a number that
-        overflows.  Never ``RecursionError`` or ``MemoryError``.
+        deep, too large, not UTF-8, ``NaN``/``Infinity``, a number that
+        overflows or a key given twice in one object (:func:`unique_keys`).
+        Never ``RecursionError`` or ``MemoryError``.
 
     Examples
     --------
@@ -204,7 +226,8 @@ def loads_record(
             f"record nested {depth} levels deep; at most max_depth={max_depth} are read", where
         )
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float,
+                          object_pairs_hook=unique_keys)
     except RecordError as exc:
         raise RecordError(exc.reason, where) from None
     except json.JSONDecodeError as exc:

@@ -228,7 +228,7 @@ def _part_job(doc: Any, plan: tuple, batch: RelationBatch, part: tuple
     """
     path, fmt, paths, before = part
     rows, messages, who, seconds = _score(doc, plan, batch)
-    with atomic_open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w", encoding="utf-8", follow_links=False) as fh:
         writer = PairWriter(fh, fmt, paths)
         if fmt == "pubtator" and tuple(before) > (0, 0):
             writer.skip(RelationBatch(end=tuple(before)))
@@ -397,5 +397,5 @@ def written_partitions(model: Any, batches: Iterable[RelationBatch], folder: str
             writer.skip(RelationBatch(end=state["before"]))
         writer.finish()
         if buffer.getvalue():
-            with atomic_open(part_path(), "w", encoding="utf-8") as fh:
+            with atomic_open(part_path(), "w", encoding="utf-8", follow_links=False) as fh:
                 fh.write(buffer.getvalue())

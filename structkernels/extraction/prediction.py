@@ -48,6 +48,7 @@ from structkernels.utils import (
     move_into_place,
     one_line,
     open_output,
+    open_side_file,
     read_head,
     user_cache_dir,
 )
@@ -224,18 +225,20 @@ class PartialOutput:
             doc = self._read_progress()
             self.state = {k: doc["state"][k] for k in _COUNTS}
             labelled = doc["labelled"]
-            size = self.partial.stat().st_size if self.partial.exists() else -1
-            if size < self.state["bytes"]:
+            fd = open_side_file(self.partial, append=True) if os.path.lexists(
+                self.partial) else -1
+            if fd < 0 or os.fstat(fd).st_size < self.state["bytes"]:
+                if fd >= 0:
+                    os.close(fd)
                 raise PredictError(f"{self.partial}: cannot resume: the partial output is "
                                    "missing or shorter than its progress file records; run "
                                    "without --resume to start again")
-            os.truncate(self.partial, self.state["bytes"])
+            os.ftruncate(fd, self.state["bytes"])
+            self.fd = fd
         else:
             with contextlib.suppress(FileNotFoundError):
                 self.progress.unlink()
-            with atomic_open(self.partial, "wb"):
-                pass  # a new, empty partial file (an old one is replaced)
-        self.fd = os.open(self.partial, os.O_WRONLY | os.O_APPEND)
+            self.fd = open_side_file(self.partial)  # an old file or stale link replaced
         return {**self.state, "labelled": labelled}
 
     def commit(self, text: str, state: dict[str, Any]) -> None:
@@ -250,7 +253,7 @@ class PartialOutput:
             doc = {"format": PROGRESS_FORMAT, "version": PROGRESS_VERSION,
                    "identity": self.identity, "labelled": bool(state.get("labelled", True)),
                    "state": self.state}
-            with atomic_open(self.progress) as fh:
+            with atomic_open(self.progress, follow_links=False) as fh:
                 fh.write(json.dumps(doc) + "\n")
 
     def finish(self) -> None:

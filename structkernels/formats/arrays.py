@@ -72,7 +72,7 @@ def write_arrays(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> N
     for name, a in arrays.items():
         if a.dtype == object:
             raise TypeError(f"array {name!r} has dtype object (could only be read with pickle)")
-    with atomic_open(path, "wb") as fh:
+    with atomic_open(path, "wb", follow_links=False) as fh:
         np.savez(fh, **arrays)
 
 

@@ -32,6 +32,7 @@ from structkernels.utils import (
     dumps_finite,
     one_line,
     read_bounded,
+    unique_keys,
 )
 
 MODEL_FORMAT = "structkernels.npk-model"
@@ -135,7 +136,7 @@ def decode_document(name: str, data: bytes) -> Any:
             f"{name}: not a structkernels model (binary data, neither gzip'd nor plain JSON)"
         ) from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise ModelFormatError(
             f"{name}: not valid JSON ({exc.msg}, line {exc.lineno}): not a structkernels model"

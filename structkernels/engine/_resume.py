@@ -1,38 +1,15 @@
-"""Out-of-core Gram matrices on a dask cluster, restartable after a lost worker.
+"""The resumable route of :func:`structkernels.engine.gram.gram` (``out=`` on dask).
 
-:func:`dask_gram` writes the Gram matrix of ``X`` block by block into a ``.npy`` file that
-every worker writes (on a cluster: a path on a file system all workers share).  Next to
-it, ``<out>.parts/`` holds one marker file per finished block, the key of the run
-(``meta.json``) and the matrix being built (``partial.npy``), renamed over ``out`` only
-when complete.  So:
-
-* the data and the kernel (and the normalisation scales) go to every worker once; the
-  blocks (largest first) go out in a few jobs per worker that shrink towards the end;
-* a worker writes each block (and its mirror) with ``pwrite``, mapping nothing: its memory
-  is one block whatever ``n``;
-* a block is marked done only once the file holding it is on disk: a thread in each worker
-  process flushes the file (``fdatasync``) at growing gaps while the worker computes and
-  then writes the markers of the blocks flushed, so a marker never exists for a block that
-  a crash could lose;
-* a worker that dies loses only the blocks it had not marked: the scheduler hands its job
-  to another worker, and blocks left unmarked are computed again at the end of the run.  A
-  block that fails stops the run, once every finished block is marked;
-* a run that stops (scheduler lost, reboot, Ctrl-C) is resumed by calling :func:`dask_gram`
-  again with the same arguments: blocks with a marker are skipped.  The key of a run
-  covers the data (a content hash, in chunks of 16,384 structures), the kernel (class, all
-  its parameters, code version), ``n``, ``block_size`` and ``normalize``; a call whose key
-  differs reuses nothing, and says so on stderr;
-* with ``normalize=True`` the diagonal is computed first (saved as ``diag.npy``) and every
-  block is normalised before it is written, so a resumed run never normalises twice.
-
-Needs the ``distributed`` extra.  The result equals :func:`structkernels.gram` bit for bit
-(same blocks, same arithmetic, the lower triangle an exact mirror of the upper)::
-
-    from dask.distributed import Client, LocalCluster
-    from structkernels import kernel
-    from structkernels.engine.distributed import dask_gram
-    client = Client(LocalCluster(n_workers=4, threads_per_worker=1))
-    K, info = dask_gram(kernel("path"), paths, "gram.npy", client=client, block_size=2048)
+Beside ``out``, ``<out>.parts/`` holds a marker per finished block, the run key
+(``meta.json``) and the matrix being built (``partial.npy``, renamed over ``out`` when
+complete).  Workers write blocks with ``pwrite`` (:class:`FileMatrix`); a thread in each
+worker process (:class:`_Committer`) flushes the file at growing gaps and only then writes
+the markers of the blocks flushed, so a marker never names a block a crash could lose.
+Blocks of a lost worker left unmarked are computed again at the end; a stopped run is
+resumed by the same call.  The key covers the data (a content hash in chunks), the kernel
+(:func:`kernel_key`), ``n``, ``block_size`` and ``normalize``: a differing key reuses
+nothing and says so on stderr.  With ``normalize`` the raw diagonal (``diag.npy``) comes
+first and every block is normalised before it is written, so nothing is normalised twice.
 """
 
 from __future__ import annotations
@@ -65,7 +42,6 @@ from structkernels.engine._blocks import (
 )
 from structkernels.engine._keys import content_hash, kernel_key
 from structkernels.engine.checks import normalization_scales, normalize_block
-from structkernels.engine.gram import checked
 from structkernels.engine.parallel import (
     Plan,
     dask_client,
@@ -80,9 +56,10 @@ from structkernels.utils import (
     move_into_place,
     save_npy,
     sync_folder,
+    tqdm,
 )
 
-__all__ = ["dask_gram", "parts_dir", "partial_path"]
+__all__ = ["parts_dir", "resumable_gram"]
 
 #: the format of ``meta.json``; a run keyed by another format is not resumed
 _META_FORMAT = "structkernels.dask-gram"
@@ -110,11 +87,6 @@ _TIMES = ("compute_seconds", "write_seconds", "compute_cpu_seconds", "write_cpu_
 def parts_dir(out: str | os.PathLike) -> Path:
     """The folder of block markers and run parameters next to ``out``."""
     return Path(os.fspath(out) + ".parts")
-
-
-def partial_path(out: str | os.PathLike) -> Path:
-    """The matrix being built for ``out``; renamed to ``out`` when complete."""
-    return parts_dir(out) / "partial.npy"
 
 
 def _marker(parts: Path, task) -> Path:
@@ -176,22 +148,6 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
     _touch_atomic(parts / "meta.json", json.dumps(key))
 
 
-def _copy_file(src: Path, dst: Path) -> None:
-    with atomic_path(dst) as tmp:
-        shutil.copyfile(src, tmp)
-
-
-def _npy_offset(path: Path, n: int) -> int:
-    """Byte offset of the data of the ``(n, n)`` float64 ``.npy`` file ``path``."""
-    M = np.load(path, mmap_mode="r")
-    try:
-        if M.shape != (n, n) or M.dtype != np.float64 or not M.flags.c_contiguous:
-            raise ValueError(f"{path}: not a C-ordered float64 ({n}, {n}) matrix")
-        return int(M.offset)
-    finally:
-        del M
-
-
 # ------------------------------------------------------------ in the worker processes
 def _mark(parts: Path, task) -> None:
     """The marker of a block whose data are on disk (renamed into place; flushed with the
@@ -225,7 +181,7 @@ class _Committer(threading.Thread):
     """
 
     def __init__(self, run_id: str, partial: str, parts: str):
-        super().__init__(name=f"structkernels-dask-gram-{run_id[:8]}", daemon=True)
+        super().__init__(name=f"structkernels-gram-{run_id[:8]}", daemon=True)
         self.run_id = run_id
         self.partial = partial
         self.parts = Path(parts)
@@ -295,7 +251,7 @@ def _job_started(run_id: str) -> None:
         exc = _commit_errors.get(run_id)
         if exc is not None:
             raise RuntimeError(
-                f"dask_gram: this worker could not flush the matrix or mark its blocks: {exc!r}"
+                f"gram: this worker could not flush the matrix or mark its blocks: {exc!r}"
             ) from exc
         _in_hand[run_id] = _in_hand.get(run_id, 0) + 1
 
@@ -431,192 +387,153 @@ def _stop_and_drain(client: Any, run_id: str, timeout: float) -> None:
         time.sleep(0.01)
 
 
-def dask_gram(
-    kernel: BlockKernel,
-    X: Any,
-    out: str | os.PathLike,
-    *,
-    client: Any = None,
-    block_size: int = 1024,
-    normalize: bool = False,
-    progress: bool | None = None,
-) -> tuple[np.memmap, dict]:
-    """Symmetric Gram of ``X`` computed by a dask cluster into the ``.npy`` file ``out``.
+def resumable_gram(kernel: BlockKernel, X: Any, out: Path, client: Any, block_size: int,
+                   normalize: bool, progress: bool | None) -> tuple[np.memmap, dict]:
+    """The symmetric Gram of checked ``kernel`` and ``X`` built by dask into ``out``.
 
-    Parameters
-    ----------
-    kernel : Kernel
-        A kernel object (``structkernels.kernel(name, **params)`` builds one by name).
-    X : sequence of structures
-    out : path
-        The ``.npy`` file, replaced only when the new matrix is complete (it
-        is built as ``<out>.parts/partial.npy``).  A run is resumed when
-        ``<out>.parts/`` holds the blocks of a run with the same key (data,
-        kernel and its parameters, code version, ``block_size``,
-        ``normalize``); otherwise every block is computed again (said on
-        stderr).
-    client : dask.distributed.Client, optional
-        The cluster (default: the current client, ``distributed.get_client()``).
-    block_size : int, default 1024
-        Rows/columns per block; memory per worker is about ``8 block_size**2``
-        bytes plus the kernel's work space.
-    normalize : bool, default False
-        Cosine-normalise (diagonal first, then every block as it is written).
-    progress : bool, optional
-        tqdm bar over blocks.
-
-    Returns
-    -------
-    K : numpy.memmap, shape (n, n)
-    info : dict
-        ``blocks``, ``blocks_skipped`` (found done), ``blocks_computed``,
-        ``n_evaluations``, ``seconds``, ``restarted`` (None, or why the blocks
-        found were not reused), ``rounds`` (1, or more when blocks of a lost
-        worker were computed again), ``phases`` (seconds: ``setup`` (key, file,
-        data sent), ``blocks`` (until the last block is written), ``marks``
-        (until the last marker), ``finish`` (final flush and rename)) and
-        ``workers``: per worker address its ``blocks``, ``evaluations``,
-        ``busy_seconds`` (of which ``compute_seconds`` and ``write_seconds``; the
-        CPU time of the two: ``compute_cpu_seconds``, ``write_cpu_seconds``) and
-        ``evaluations_per_second``.
-
-    Examples
-    --------
-    >>> from dask.distributed import Client, LocalCluster  # doctest: +SKIP
-    >>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))  # doctest: +SKIP
-    >>> K, info = dask_gram(kernel("path"), paths, "K.npy", client=client)  # doctest: +SKIP
+    Returns the map of ``out`` and the run's record: ``blocks``, ``blocks_skipped`` (found
+    done), ``blocks_computed``, ``n_evaluations``, ``seconds``, ``restarted`` (None, or why
+    the blocks found were not reused), ``rounds`` (more than 1 when a lost worker's blocks
+    ran again), ``phases`` (seconds of ``setup``, ``blocks``, ``marks``, ``finish``) and
+    ``workers`` (per address: ``blocks``, ``evaluations``, ``busy_seconds``, the wall and
+    CPU seconds of computing and writing, ``evaluations_per_second``).
     """
-    from distributed import as_completed
-    from tqdm.auto import tqdm
-
     t_start = time.perf_counter()
-    kernel, X, _, normalize = checked(kernel, X, None, normalize, block_size)
     client = client or dask_client()
     n = len(X)
-    out = Path(os.fspath(out))
-    out.parent.mkdir(parents=True, exist_ok=True)
     parts = parts_dir(out)
-    partial = partial_path(out)
-    meta_file = parts / "meta.json"
-    result_file = parts / "result.json"
+    partial = parts / "partial.npy"
     # the data and the kernel go to every worker once (tasks hold references to them),
     # sent while this thread hashes the data for the run key and prepares the file
     scattered = in_background(functools.partial(client.scatter, broadcast=True, hash=False),
                               [X, kernel])
-    key = _run_key(kernel, X, int(block_size), normalize)
-    tasks = list(block_tasks(n, n, int(block_size), True))
-    old = _read_key(meta_file)
+    key = _run_key(kernel, X, block_size, normalize)
+    tasks = list(block_tasks(n, n, block_size, True))
+    old = _read_key(parts / "meta.json")
     restarted = None
     if old == key and partial.is_file():
         pass  # resume the matrix being built
-    elif old == key and out.is_file() and _read_key(result_file) == key:
+    elif old == key and out.is_file() and _read_key(parts / "result.json") == key:
         # ``out`` is the result of this key: nothing to do when every block is marked,
         # otherwise the missing blocks are computed into a copy, renamed over ``out``
         if any(not _marker(parts, t).exists() for t in tasks):
-            _copy_file(out, partial)
+            with atomic_path(partial) as tmp:
+                shutil.copyfile(out, tmp)
     else:
         if old is not None:
-            restarted = (
-                f"the blocks in {parts} were computed for another "
-                + ", ".join(_differences(old, key))
-                if old != key
-                else f"the matrix being built ({partial}) is missing"
-            )
-            print(
-                f"dask_gram: {out}: {restarted}; none is reused: computing all {len(tasks)} "
-                f"blocks again ({out} is replaced when the new matrix is complete)",
-                file=sys.stderr,
-            )
+            restarted = (f"the blocks in {parts} were computed for another "
+                         + ", ".join(_differences(old, key)) if old != key
+                         else f"the matrix being built ({partial}) is missing")
+            print(f"gram: {out}: {restarted}; none is reused: computing all {len(tasks)} "
+                  f"blocks again ({out} is replaced when the new matrix is complete)",
+                  file=sys.stderr)
         _start_afresh(parts, partial, (n, n), key)
     todo = [t for t in tasks if not _marker(parts, t).exists()]
     info: dict = {"n": n, "blocks": len(tasks), "blocks_skipped": len(tasks) - len(todo),
                   "blocks_computed": 0, "n_evaluations": 0, "restarted": restarted,
-                  "rounds": 0, "workers": {}}
-    phases = {"setup": 0.0, "blocks": 0.0, "marks": 0.0, "finish": 0.0}
+                  "rounds": 0, "workers": {},
+                  "phases": {"setup": 0.0, "blocks": 0.0, "marks": 0.0, "finish": 0.0}}
     if todo:
-        run_id = uuid.uuid4().hex
-        plan = (os.fspath(partial), _npy_offset(partial, n), n, os.fspath(parts), run_id)
         Xf, kf = scattered.result()
-        sf = None
-        if normalize:
-            dfile = parts / "diag.npy"
-            if dfile.is_file():
-                d = np.load(dfile)
-            else:
-                d = np.empty(n, dtype=np.float64)
-                for r0, v in map_tasks(_diag_job, block_ranges(n, block_size), ordered=False,
-                                       backend=Plan("dask", client=client), shared=(kf, Xf)):
-                    d[r0:r0 + len(v)] = v
-                save_npy(dfile, d)
-                info["n_evaluations"] += n
-            scale, _ = normalization_scales(d, d, warn=True, stacklevel=2)
-            [sf] = client.scatter([scale], broadcast=True, hash=False)
-        # the largest blocks first, so that the workers finish together
-        todo = largest_first(todo, True)
-        phases["setup"] = time.perf_counter() - t_start
-        computed: set = set()
-        disable = (len(todo) < 8) if progress is None else not progress
-        with tqdm(total=len(todo), unit="block", desc="dask gram", disable=disable) as bar:
-            while todo:
-                if info["rounds"] == _MAX_ROUNDS:
-                    raise RuntimeError(
-                        f"dask_gram: {len(todo)} block(s) of {out} were never marked done after "
-                        f"{_MAX_ROUNDS} rounds; a later call resumes the run")
-                info["rounds"] += 1
-                t0 = time.perf_counter()
-                # the jobs in one graph (a submit per job costs the scheduler a graph update)
-                jobs = guided_chunks(todo, sum(client.nthreads().values()), True)
-                k = len(jobs)
-                futs = client.map(
-                    _blocks_job, [kf] * k, [Xf] * k, jobs, [plan] * k, [sf] * k, pure=False,
-                    key=[f"sk-gram-blocks-{j[0][0]}-{j[0][2]}-{run_id}-{info['rounds']}"
-                         for j in jobs])
-                written: dict = {}
-                try:
-                    for fut in as_completed(futs):
-                        who, done = fut.result()
-                        w = info["workers"].setdefault(who, {
-                            "blocks": 0, "evaluations": 0, "busy_seconds": 0.0,
-                            **dict.fromkeys(_TIMES, 0.0)})
-                        for task, times, ev in done:
-                            written[task] = who
-                            w["blocks"] += 1
-                            w["evaluations"] += ev
-                            w["busy_seconds"] += times[0] + times[1]
-                            for name, t in zip(_TIMES, times, strict=True):
-                                w[name] += t
-                            if task not in computed:
-                                computed.add(task)
-                                info["n_evaluations"] += ev
-                                bar.update(1)
-                except Exception:
-                    # a failed block: the jobs not started are dropped, those running stop
-                    # after their current block, and every finished block is marked before
-                    # the error is raised; ``out`` is untouched (a later call resumes)
-                    with contextlib.suppress(Exception):
-                        client.cancel(futs)
-                    _stop_and_drain(client, run_id, _MARK_PATIENCE_SECONDS)
-                    raise
-                except BaseException:
-                    # Ctrl-C: the same without waiting (finished blocks keep their markers)
-                    with contextlib.suppress(Exception):
-                        client.cancel(futs)
-                        client.run(_stop_run, run_id, on_error="ignore")
-                    raise
-                t1 = time.perf_counter()
-                _await_marks(client, parts, written, _MARK_PATIENCE_SECONDS)
-                # what is still unmarked (a lost worker's blocks) runs again
-                todo = [t for t in todo if not _marker(parts, t).exists()]
-                phases["blocks"] += t1 - t0
-                phases["marks"] += time.perf_counter() - t1
-        info["blocks_computed"] = len(computed)
-        for w in info["workers"].values():
-            w["evaluations_per_second"] = w["evaluations"] / max(w["busy_seconds"], 1e-12)
+        sf = _scattered_scales(client, kf, Xf, parts, n, block_size, info) if normalize else None
+        info["phases"]["setup"] = time.perf_counter() - t_start
+        _run_blocks(client, (kf, Xf, sf), todo, out, info, progress)
     t0 = time.perf_counter()
     if partial.is_file():
         move_into_place(partial, out)  # complete: flushed, then renamed over ``out``
-        _touch_atomic(result_file, json.dumps(key))
-    phases["finish"] = time.perf_counter() - t0
-    info["phases"] = {k: round(v, 4) for k, v in phases.items()}
+        _touch_atomic(parts / "result.json", json.dumps(key))
+    info["phases"]["finish"] = time.perf_counter() - t0
+    info["phases"] = {k: round(v, 4) for k, v in info["phases"].items()}
     info["seconds"] = time.perf_counter() - t_start
     return np.load(out, mmap_mode="r+"), info
+
+
+def _scattered_scales(client: Any, kf: Any, Xf: Any, parts: Path, n: int, block_size: int,
+                      info: dict) -> Any:
+    """The normalisation scales, from the raw diagonal (``diag.npy``, computed once per
+    run), sent to every worker."""
+    dfile = parts / "diag.npy"
+    if dfile.is_file():
+        d = np.load(dfile)
+    else:
+        d = np.empty(n, dtype=np.float64)
+        for r0, v in map_tasks(_diag_job, block_ranges(n, block_size), ordered=False,
+                               backend=Plan("dask", client=client), shared=(kf, Xf)):
+            d[r0:r0 + len(v)] = v
+        save_npy(dfile, d)
+        info["n_evaluations"] += n
+    scale, _ = normalization_scales(d, d, warn=True, stacklevel=4)
+    [sf] = client.scatter([scale], broadcast=True, hash=False)
+    return sf
+
+
+def _run_blocks(client: Any, shared: tuple, todo: list, out: Path, info: dict,
+                progress: bool | None) -> None:
+    """Rounds of jobs over the blocks ``todo`` until every block is marked; ``info``
+    records them."""
+    from distributed import as_completed
+
+    kf, Xf, sf = shared
+    parts = parts_dir(out)
+    run_id = uuid.uuid4().hex
+    layout = FileMatrix.layout_of(np.load(parts / "partial.npy", mmap_mode="r+"))
+    plan = (*layout[:2], info["n"], os.fspath(parts), run_id)
+    todo = largest_first(todo, True)  # the largest blocks first: the workers finish together
+    computed: set = set()
+    disable = (len(todo) < 8) if progress is None else not progress
+    with tqdm(total=len(todo), unit="block", desc="dask gram", disable=disable) as bar:
+        while todo:
+            if info["rounds"] == _MAX_ROUNDS:
+                raise RuntimeError(
+                    f"gram: {len(todo)} block(s) of {out} were never marked done after "
+                    f"{_MAX_ROUNDS} rounds; a later call resumes the run")
+            info["rounds"] += 1
+            t0 = time.perf_counter()
+            # the jobs in one graph (a submit per job costs the scheduler a graph update)
+            jobs = guided_chunks(todo, sum(client.nthreads().values()), True)
+            k = len(jobs)
+            futs = client.map(
+                _blocks_job, [kf] * k, [Xf] * k, jobs, [plan] * k, [sf] * k, pure=False,
+                key=[f"sk-gram-blocks-{j[0][0]}-{j[0][2]}-{run_id}-{info['rounds']}"
+                     for j in jobs])
+            written: dict = {}
+            try:
+                for fut in as_completed(futs):
+                    who, done = fut.result()
+                    w = info["workers"].setdefault(who, {
+                        "blocks": 0, "evaluations": 0, "busy_seconds": 0.0,
+                        **dict.fromkeys(_TIMES, 0.0)})
+                    for task, times, ev in done:
+                        written[task] = who
+                        w["blocks"] += 1
+                        w["evaluations"] += ev
+                        w["busy_seconds"] += times[0] + times[1]
+                        for name, t in zip(_TIMES, times, strict=True):
+                            w[name] += t
+                        if task not in computed:
+                            computed.add(task)
+                            info["n_evaluations"] += ev
+                            bar.update(1)
+            except Exception:
+                # a failed block: the jobs not started are dropped, those running stop
+                # after their current block, and every finished block is marked before
+                # the error is raised; ``out`` is untouched (a later call resumes)
+                with contextlib.suppress(Exception):
+                    client.cancel(futs)
+                _stop_and_drain(client, run_id, _MARK_PATIENCE_SECONDS)
+                raise
+            except BaseException:
+                # Ctrl-C: the same without waiting (finished blocks keep their markers)
+                with contextlib.suppress(Exception):
+                    client.cancel(futs)
+                    client.run(_stop_run, run_id, on_error="ignore")
+                raise
+            t1 = time.perf_counter()
+            _await_marks(client, parts, written, _MARK_PATIENCE_SECONDS)
+            # what is still unmarked (a lost worker's blocks) runs again
+            todo = [t for t in todo if not _marker(parts, t).exists()]
+            info["phases"]["blocks"] += t1 - t0
+            info["phases"]["marks"] += time.perf_counter() - t1
+    info["blocks_computed"] = len(computed)
+    for w in info["workers"].values():
+        w["evaluations_per_second"] = w["evaluations"] / max(w["busy_seconds"], 1e-12)

@@ -211,7 +211,7 @@ def test_dask_blocks_are_marked_only_after_a_flush_and_flushes_are_grouped(
     for t, i in marked.items():  # a flush between the block's write and its marker
         assert any(written[t] < s < i for s in syncs)
     assert len(syncs) < info.run["blocks"] / 2  # one flush for many blocks, not one per block
-    assert len(list(dist.parts_dir(tmp_path / "K.npy").glob("*.done"))) == info.run["blocks"]
+    assert len(list((tmp_path / "K.npy.parts").glob("*.done"))) == info.run["blocks"]
 
 
 def test_dask_gram_computes_again_the_unmarked_blocks_of_a_lost_worker(tmp_path):

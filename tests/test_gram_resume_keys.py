@@ -163,8 +163,6 @@ def test_dask_gram_sigma_change_reuses_no_block(client, tmp_path):
 
 
 def test_dask_gram_builds_under_a_temporary_name_and_resumes(client, tmp_path):
-    from structkernels.engine._resume import parts_dir
-
     n = 96
     X = np.c_[np.arange(n), np.random.default_rng(2).normal(size=(n, 4))]
     out = tmp_path / "K.npy"
@@ -177,14 +175,14 @@ def test_dask_gram_builds_under_a_temporary_name_and_resumes(client, tmp_path):
         gram(k, X, out=out, backend="dask", client=client, block_size=16, validate=False)
     _idle(client)
     assert out.read_bytes() == old  # untouched while the new matrix is incomplete
-    assert (parts_dir(out) / "partial.npy").is_file()
-    done = len(list(parts_dir(out).glob("*.done")))
+    assert (out.parent / f"{out.name}.parts" / "partial.npy").is_file()
+    done = len(list((out.parent / f"{out.name}.parts").glob("*.done")))
     assert 0 < done < 21
     flag.unlink()
     K, info = gram(k, X, out=out, backend="dask", return_info=True, client=client, block_size=16)
     assert info.run["blocks_skipped"] == done and info.run["blocks_computed"] == 21 - done
     np.testing.assert_array_equal(np.asarray(K), gram(k, X))
-    assert not (parts_dir(out) / "partial.npy").exists()
+    assert not (out.parent / f"{out.name}.parts" / "partial.npy").exists()
     assert np.load(out).shape == (n, n)
 
 

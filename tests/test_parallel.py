@@ -220,8 +220,6 @@ def dask_client():
 
 
 def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
-    from structkernels.engine._resume import parts_dir
-
     X = random_paths(350, 21)
     for normalize in (False, True):
         out = tmp_path / f"K{normalize}.npy"
@@ -238,7 +236,7 @@ def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
         assert again.run["blocks_skipped"] == 21 and again.run["blocks_computed"] == 0
     # a run stopped half-way (markers of some blocks missing, blocks zeroed) resumes
     out = tmp_path / "KTrue.npy"
-    done = sorted(parts_dir(out).glob("*.done"))
+    done = sorted((out.parent / f"{out.name}.parts").glob("*.done"))
     M = np.load(out, mmap_mode="r+")
     for f in done[::3]:
         r0, c0 = (int(v[1:]) for v in f.stem.split("_"))
@@ -264,8 +262,6 @@ def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
 
 @pytest.mark.slow
 def test_dask_gram_survives_a_killed_worker(dask_client, tmp_path):
-    from structkernels.engine._resume import parts_dir
-
     X = random_rewritings(240, 31)
     k = kernel("kb-srk", k=1, kmax=3)
     out = tmp_path / "K.npy"
@@ -278,7 +274,7 @@ def test_dask_gram_survives_a_killed_worker(dask_client, tmp_path):
 
     th = threading.Thread(target=run)
     th.start()
-    parts = parts_dir(out)
+    parts = out.parent / f"{out.name}.parts"
     deadline = time.time() + 120
     while time.time() < deadline and not list(parts.glob("*.done")):
         time.sleep(0.01)

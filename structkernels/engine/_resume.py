@@ -26,7 +26,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 
 from structkernels.engine._blocks import (
@@ -40,7 +39,7 @@ from structkernels.engine._blocks import (
     task_evals,
     write_block_file,
 )
-from structkernels.engine._keys import content_hash, kernel_key
+from structkernels.engine._keys import run_key
 from structkernels.engine.checks import normalization_scales, normalize_block
 from structkernels.engine.parallel import (
     Plan,
@@ -59,20 +58,15 @@ from structkernels.utils import (
     tqdm,
 )
 
-__all__ = ["parts_dir", "resumable_gram"]
+__all__ = ["resumable_gram"]
 
 #: the format of ``meta.json``; a run keyed by another format is not resumed
 _META_FORMAT = "structkernels.dask-gram"
 _META_VERSION = 3
-#: structures hashed together in the run key (whatever ``block_size``: one hash of an
-#: encoded list's shared vocabulary per chunk, not per block)
-_HASH_CHUNK = 1 << 14
-#: a worker's flushing thread stops after this many idle seconds (its next block starts one)
+#: a committer stops after this many idle seconds; while its process computes blocks, the
+#: gap between its flushes grows from FIRST to INTERVAL (the work a machine crash can cost;
+#: flushing takes CPU and disk from the computation); with no block in hand, GRACE
 _COMMIT_IDLE_SECONDS = 5.0
-#: while a worker process computes blocks, the gap between two of its flushes grows with its
-#: run, from :data:`_COMMIT_FIRST_SECONDS` to :data:`_COMMIT_INTERVAL_SECONDS` (the work a
-#: machine crash can cost): flushing takes CPU and disk from the computation.  A process with
-#: no block in hand flushes after :data:`_COMMIT_GRACE_SECONDS`
 _COMMIT_FIRST_SECONDS = 0.25
 _COMMIT_INTERVAL_SECONDS = 10.0
 _COMMIT_GRACE_SECONDS = 0.01
@@ -84,38 +78,9 @@ _MAX_ROUNDS = 3
 _TIMES = ("compute_seconds", "write_seconds", "compute_cpu_seconds", "write_cpu_seconds")
 
 
-def parts_dir(out: str | os.PathLike) -> Path:
-    """The folder of block markers and run parameters next to ``out``."""
-    return Path(os.fspath(out) + ".parts")
-
-
 def _marker(parts: Path, task) -> Path:
     r0, _, c0, _ = task
     return parts / f"r{r0}_c{c0}.done"
-
-
-def _touch_atomic(path: Path, text: str = "") -> None:
-    with atomic_open(path) as fh:
-        fh.write(text)
-
-
-def _data_key(X: Any) -> str:
-    """A content hash of ``X``, in chunks of :data:`_HASH_CHUNK` structures (memory: one
-    chunk pickled at a time)."""
-    hashes = [content_hash(X[r0:r1]) for r0, r1 in block_ranges(len(X), _HASH_CHUNK)]
-    return joblib.hash([len(X), hashes])
-
-
-def _run_key(kernel: BlockKernel, X: Any, block_size: int, normalize: bool) -> dict:
-    return {
-        "format": _META_FORMAT,
-        "version": _META_VERSION,
-        "n": len(X),
-        "block_size": int(block_size),
-        "normalize": bool(normalize),
-        **kernel_key(kernel),
-        "data": _data_key(X),
-    }
 
 
 def _read_key(path: Path) -> dict | None:
@@ -145,7 +110,8 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
         f.unlink()
     with atomic_memmap(partial, shape, np.float64):
         pass  # zeros, with the file's blocks reserved: a full disk is a WriteError here
-    _touch_atomic(parts / "meta.json", json.dumps(key))
+    with atomic_open(parts / "meta.json") as fh:
+        fh.write(json.dumps(key))
 
 
 # ------------------------------------------------------------ in the worker processes
@@ -167,17 +133,13 @@ _stopped: set[str] = set()
 
 
 class _Committer(threading.Thread):
-    """The thread of a worker process that makes its written blocks durable, then marks them.
+    """The thread of a worker process (one per run) that flushes the file once for every
+    block written since its last pass, then writes their markers.
 
-    One per run and process.  Each pass takes every block written since the
-    last, flushes the file to disk once and writes their markers, so a marker
-    never exists before its block is on disk.  While the process computes
-    blocks a pass waits, gathering more blocks, as long after the last pass as
-    the committer has lived (from :data:`_COMMIT_FIRST_SECONDS` to
-    :data:`_COMMIT_INTERVAL_SECONDS`); with no block in hand it waits only
-    :data:`_COMMIT_GRACE_SECONDS`.  It stops after :data:`_COMMIT_IDLE_SECONDS`
-    without a block; an error is kept and raised by the next block of the run in
-    this process.
+    While the process computes blocks a pass waits as long after the last as the
+    committer has lived (:data:`_COMMIT_FIRST_SECONDS` to :data:`_COMMIT_INTERVAL_SECONDS`),
+    otherwise :data:`_COMMIT_GRACE_SECONDS`; it stops after :data:`_COMMIT_IDLE_SECONDS`
+    without a block.  An error is raised by the run's next job in this process.
     """
 
     def __init__(self, run_id: str, partial: str, parts: str):
@@ -245,7 +207,8 @@ class _Committer(threading.Thread):
                 os.close(fd)
 
 
-def _job_started(run_id: str) -> None:
+@contextlib.contextmanager
+def _job(run_id: str):
     """A job of the run computes blocks in this process (the committer waits for it)."""
     with _commit_lock:
         exc = _commit_errors.get(run_id)
@@ -254,6 +217,14 @@ def _job_started(run_id: str) -> None:
                 f"gram: this worker could not flush the matrix or mark its blocks: {exc!r}"
             ) from exc
         _in_hand[run_id] = _in_hand.get(run_id, 0) + 1
+    try:
+        yield
+    finally:
+        with _commit_lock:
+            _in_hand[run_id] -= 1
+            if not _in_hand[run_id]:
+                del _in_hand[run_id]
+            _commit_lock.notify_all()
 
 
 def _hand_over(run_id: str, task: tuple, partial: str, parts: str) -> None:
@@ -279,46 +250,18 @@ def _stop_run(run_id: str) -> tuple[int, int]:
         return _in_hand.get(run_id, 0), left
 
 
-def _job_done(run_id: str) -> None:
-    with _commit_lock:
-        left = _in_hand.get(run_id, 1) - 1
-        if left > 0:
-            _in_hand[run_id] = left
-        else:
-            _in_hand.pop(run_id, None)
-        _commit_lock.notify_all()
-
-
 def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tuple[str, list]:
-    """Worker: blocks one after the other, each normalised if asked, written, and handed to
-    the committer that marks it done; a block already marked (a job run again after its
-    worker was lost) is skipped.
-
-    ``kernel``, ``X`` and ``scale`` arrive once per worker (scattered); ``plan`` is
-    ``(partial, offset, n, parts, run_id)``.  Returns the worker's address and, per block
-    computed, ``(task, (compute seconds, write seconds, compute CPU seconds, write CPU
-    seconds), evaluations)``.
-    """
+    """Worker: blocks not yet marked, each normalised if asked, written and handed to the
+    committer.  ``kernel``, ``X``, ``scale`` are scattered; ``plan`` is ``(partial, offset,
+    n, parts, run_id)``.  Returns the worker's address and, per block computed, ``(task,
+    times in the order of _TIMES, evaluations)``."""
     partial, offset, n, parts, run_id = plan
     done: list = []
-    _job_started(run_id)
-    try:
-        _compute_blocks_into(kernel, X, tasks, plan, scale, done)
-    finally:
-        _job_done(run_id)
-    return dask_worker_address(), done
-
-
-def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale,
-                         done: list) -> None:
-    """The loop of :func:`_blocks_job`; each finished block is appended to ``done``."""
-    partial, offset, n, parts, run_id = plan
-    folder = Path(parts)
-    with FileMatrix(partial, offset, (n, n)) as fm:
+    with _job(run_id), FileMatrix(partial, offset, (n, n)) as fm:
         for task in map(tuple, tasks):
             if run_id in _stopped:
                 break
-            if _marker(folder, task).exists():
+            if _marker(Path(parts), task).exists():
                 continue
             t0, u0 = time.perf_counter(), time.thread_time()
             # normalised as normalize_gram does (s_i * s_j formed first): the same bits
@@ -329,6 +272,7 @@ def _compute_blocks_into(kernel: BlockKernel, X, tasks: list, plan: tuple, scale
             _hand_over(run_id, task, partial, parts)
             t2, u2 = time.perf_counter(), time.thread_time()
             done.append((task, (t1 - t0, t2 - t1, u1 - u0, u2 - u1), task_evals(task, True)))
+    return dask_worker_address(), done
 
 
 def _diag_job(kernel: BlockKernel, X, rows: tuple[int, int]) -> tuple[int, np.ndarray]:
@@ -337,13 +281,9 @@ def _diag_job(kernel: BlockKernel, X, rows: tuple[int, int]) -> tuple[int, np.nd
 
 # ------------------------------------------------------------ in the client
 def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> list:
-    """Wait for the markers of the blocks in ``written`` (block -> address of the worker
-    that wrote it).
-
-    Returns the blocks given up on: those of a worker that left the cluster (its
-    committer is gone with it), and any still unmarked ``patience`` seconds after the
-    last marker appeared.
-    """
+    """Wait for the markers of ``written`` (block -> its worker's address); returns the
+    blocks given up on: a departed worker's (its committer is gone with it), and any still
+    unmarked ``patience`` seconds after the last marker appeared."""
     waiting = dict(written)
     lost: list = []
     now = last = checked = time.monotonic()
@@ -389,25 +329,19 @@ def _stop_and_drain(client: Any, run_id: str, timeout: float) -> None:
 
 def resumable_gram(kernel: BlockKernel, X: Any, out: Path, client: Any, block_size: int,
                    normalize: bool, progress: bool | None) -> tuple[np.memmap, dict]:
-    """The symmetric Gram of checked ``kernel`` and ``X`` built by dask into ``out``.
-
-    Returns the map of ``out`` and the run's record: ``blocks``, ``blocks_skipped`` (found
-    done), ``blocks_computed``, ``n_evaluations``, ``seconds``, ``restarted`` (None, or why
-    the blocks found were not reused), ``rounds`` (more than 1 when a lost worker's blocks
-    ran again), ``phases`` (seconds of ``setup``, ``blocks``, ``marks``, ``finish``) and
-    ``workers`` (per address: ``blocks``, ``evaluations``, ``busy_seconds``, the wall and
-    CPU seconds of computing and writing, ``evaluations_per_second``).
-    """
+    """The symmetric Gram of checked ``kernel`` and ``X`` built by dask into ``out``: its
+    map and the run's record (``GramInfo.run``)."""
     t_start = time.perf_counter()
     client = client or dask_client()
     n = len(X)
-    parts = parts_dir(out)
+    parts = Path(f"{out}.parts")
     partial = parts / "partial.npy"
     # the data and the kernel go to every worker once (tasks hold references to them),
     # sent while this thread hashes the data for the run key and prepares the file
     scattered = in_background(functools.partial(client.scatter, broadcast=True, hash=False),
                               [X, kernel])
-    key = _run_key(kernel, X, block_size, normalize)
+    key = run_key(kernel, X, format=_META_FORMAT, version=_META_VERSION, n=n,
+                  block_size=int(block_size), normalize=bool(normalize))
     tasks = list(block_tasks(n, n, block_size, True))
     old = _read_key(parts / "meta.json")
     restarted = None
@@ -441,7 +375,8 @@ def resumable_gram(kernel: BlockKernel, X: Any, out: Path, client: Any, block_si
     t0 = time.perf_counter()
     if partial.is_file():
         move_into_place(partial, out)  # complete: flushed, then renamed over ``out``
-        _touch_atomic(parts / "result.json", json.dumps(key))
+        with atomic_open(parts / "result.json") as fh:
+            fh.write(json.dumps(key))
     info["phases"]["finish"] = time.perf_counter() - t0
     info["phases"] = {k: round(v, 4) for k, v in info["phases"].items()}
     info["seconds"] = time.perf_counter() - t_start
@@ -474,7 +409,7 @@ def _run_blocks(client: Any, shared: tuple, todo: list, out: Path, info: dict,
     from distributed import as_completed
 
     kf, Xf, sf = shared
-    parts = parts_dir(out)
+    parts = Path(f"{out}.parts")
     run_id = uuid.uuid4().hex
     layout = FileMatrix.layout_of(np.load(parts / "partial.npy", mmap_mode="r+"))
     plan = (*layout[:2], info["n"], os.fspath(parts), run_id)

@@ -70,7 +70,7 @@ from structkernels.utils import (
     tqdm,
 )
 
-__all__ = ["gram", "GramInfo", "GRAM_OPTIONS", "block_ranges", "checked", "kernel_key"]
+__all__ = ["gram", "GramInfo", "GRAM_OPTIONS", "block_ranges", "kernel_key"]
 
 
 @dataclass
@@ -88,8 +88,11 @@ class GramInfo:
     n_blocks : int
         Blocks computed (0 on a cache hit).
     run : dict or None
-        The record of a resumable run (``out=`` on dask): blocks skipped and computed,
-        ``restarted`` (why nothing was reused), rounds, phases, per-worker times.
+        The record of a resumable run (``out=`` on dask): ``blocks``, ``blocks_skipped``
+        (found done), ``blocks_computed``, ``restarted`` (None, or why nothing was reused),
+        ``rounds`` (more than 1 when a lost worker's blocks ran again), ``phases`` (seconds
+        of ``setup``, ``blocks``, ``marks``, ``finish``) and ``workers`` (per address: its
+        blocks, evaluations, busy seconds, wall and CPU seconds computing and writing).
     """
 
     shape: tuple[int, int]
@@ -98,21 +101,6 @@ class GramInfo:
     cache_hit: bool
     n_blocks: int
     run: dict | None = None
-
-
-def checked(kernel: BlockKernel, X: Any, Y: Any, normalize: bool, block_size: int | None
-            ) -> tuple[BlockKernel, Sequence, Sequence | None, bool]:
-    """``(kernel, X, Y, normalize)`` as a Gram computes them: a normalising wrapper
-    (:class:`structkernels.Normalized`) unwrapped into ``normalize`` (its diagonal then
-    computed once), the parameters and the inputs checked, ``block_size`` None or a
-    positive int."""
-    if getattr(kernel, "cosine_normalizes", False):
-        kernel, normalize = kernel.kernel, True
-    kernel.validate_params()
-    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
-            block_size, (int, np.integer)) or block_size < 1):
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
-    return kernel, kernel.check_input(X), None if Y is None else kernel.check_input(Y), normalize
 
 
 def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
@@ -372,47 +360,48 @@ def gram(
     """
     t0 = time.perf_counter()
     n_jobs_value(n_jobs)
-    kernel, X, Y, normalize = checked(kernel, X, Y, normalize, block_size)
+    if getattr(kernel, "cosine_normalizes", False):  # its diagonal computed once
+        kernel, normalize = kernel.kernel, True
+    kernel.validate_params()
+    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+            block_size, (int, np.integer)) or block_size < 1):
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    X, Y = kernel.check_input(X), None if Y is None else kernel.check_input(Y)
     level = validation_level(kernel, validate)
     n = len(X)
     m = n if Y is None else len(Y)
 
-    final = None
-    if out is not None:
-        final = Path(os.fspath(out))
+    final = None if out is None else Path(os.fspath(out))
+    if final is not None:
         final.parent.mkdir(parents=True, exist_ok=True)
-
     args = (kernel, X, Y, bool(normalize), n_jobs, block_size, progress, backend, client)
-    full = level == "full"
+    full, run, cache_hit = level == "full", None, False
     if (final is not None and Y is None and cache is None and n
             and "dask" in (backend, plan(kernel, n_jobs, backend).backend)):
         probe_when_asked(kernel, X, count_evals(n, n, True), full)
         K, run = resumable_gram(kernel, X, final, client, _block_size(kernel, block_size, n, n),
                                 bool(normalize), progress)
-        info = GramInfo((n, n), run["n_evaluations"], time.perf_counter() - t0, False,
-                        run["blocks_computed"], run)
-        return (K, info) if return_info else K
-    with contextlib.ExitStack() as stack:
+        n_evals, n_blocks = run["n_evaluations"], run["blocks_computed"]
+    else:
         # the memory map is built under a temporary name in the folder of ``out`` and
         # renamed over it only when complete: an interrupt, a kill or a full disk leaves
         # the old file intact, and two writers of one output never share a mapping
-        target = None
+        with (contextlib.nullcontext() if final is None
+              else atomic_memmap(final, (n, m), np.float64)) as target:
+            if cache is not None:
+                K, n_evals, n_blocks, cache_hit = _cached(
+                    cache, kernel, X, Y, bool(normalize), full,
+                    lambda: _compute(*args, validate=full))
+                if target is not None:
+                    target[:] = K
+            else:
+                K, n_evals, n_blocks = _compute(*args, out=target, validate=full)
+            if final is not None:
+                K = target = None  # the temporary file's map: flushed and renamed on leaving
         if final is not None:
-            target = stack.enter_context(atomic_memmap(final, (n, m), np.float64))
-        if cache is not None:
-            K, n_evals, n_blocks, cache_hit = _cached(
-                cache, kernel, X, Y, bool(normalize), full,
-                lambda: _compute(*args, validate=full))
-            if target is not None:
-                target[:] = K
-        else:
-            cache_hit = False
-            K, n_evals, n_blocks = _compute(*args, out=target, validate=full)
-        if target is not None:
-            K = target = None  # the temporary file's map: flushed and renamed on leaving
-    if final is not None:
-        K = np.load(final, mmap_mode="r+")
-    info = GramInfo((n, m), int(n_evals), time.perf_counter() - t0, bool(cache_hit), int(n_blocks))
+            K = np.load(final, mmap_mode="r+")
+    info = GramInfo((n, m), int(n_evals), time.perf_counter() - t0, cache_hit, int(n_blocks),
+                    run)
     return (K, info) if return_info else K
 
 

@@ -22,7 +22,8 @@ its own group:
   (built under a temporary name, flushed to disk and renamed);
 - ``dask_memory``: ``gram(kernel, X)`` inside ``joblib.parallel_backend("dask")`` (the
   README's cluster call): the blocks computed on the cluster, the matrix in memory;
-- ``dask_file``: ``dask_gram(kernel, X, <.npy>, client=client)`` (default blocks of 1,024):
+- ``dask_file``: ``gram(kernel, X, out=<.npy>, backend="dask", client=client)`` (blocks of
+  1,024 by default):
   the out-of-core, restartable path, each block written by its worker, made durable and
   marked.
 
@@ -61,7 +62,6 @@ from _report import report
 
 import structkernels as sk
 from structkernels.datasets import load_interactions
-from structkernels.engine.distributed import dask_gram, parts_dir
 
 CLUSTERS = {
     "threads": {"n_workers": 1, "threads_per_worker": 2, "processes": False},
@@ -95,7 +95,7 @@ def clear(out: Path) -> None:
     """Remove a previous output and its run folder (not timed)."""
     if out.exists():
         out.unlink()
-    shutil.rmtree(parts_dir(out), ignore_errors=True)
+    shutil.rmtree(f"{out}.parts", ignore_errors=True)
 
 
 def measure(kind: str, kern, X, ref: np.ndarray, args, tmp: Path) -> dict:
@@ -112,8 +112,9 @@ def measure(kind: str, kern, X, ref: np.ndarray, args, tmp: Path) -> dict:
     infos: dict = {}
 
     def dask_file():
-        K, infos["dask_file"] = dask_gram(kern, X, outs["dask_file"], client=client,
-                                          block_size=args.block_size, progress=False)
+        K, info = sk.gram(kern, X, out=outs["dask_file"], backend="dask", client=client,
+                          block_size=args.block_size, progress=False, return_info=True)
+        infos["dask_file"] = info.run
         return K
 
     def dask_memory():
@@ -129,7 +130,8 @@ def measure(kind: str, kern, X, ref: np.ndarray, args, tmp: Path) -> dict:
     }
     try:
         t0 = time.perf_counter()  # the workers' first call: imports, compiled code
-        dask_gram(kern, X[:64], tmp / "warm.npy", client=client, block_size=32, progress=False)
+        sk.gram(kern, X[:64], out=tmp / "warm.npy", backend="dask", client=client, block_size=32,
+                progress=False)
         first_call = time.perf_counter() - t0
         for name, f in fns.items():  # one untimed run each at full size
             clear(outs.get(name, tmp / "none"))
@@ -189,7 +191,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=4000)
     ap.add_argument("--lam", type=float, default=0.8)
-    ap.add_argument("--block-size", type=int, default=1024, help="dask_gram's blocks")
+    ap.add_argument("--block-size", type=int, default=1024, help="the dask file Gram's blocks")
     ap.add_argument("--rounds", type=int, default=4, help="ABBA rounds per group")
     ap.add_argument("--memory-rounds", type=int, default=None,
                     help="ABBA rounds of the in-memory group (default: --rounds)")

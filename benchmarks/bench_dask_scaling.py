@@ -2,7 +2,7 @@
 by simulation.
 
 For ``w`` in ``--workers`` (default 1, 2, 4) a ``LocalCluster`` of ``w`` single-threaded
-worker processes computes ``dask_gram`` of the path kernel (lam 0.8) over
+worker processes computes ``gram(out=, backend="dask")`` of the path kernel (lam 0.8) over
 ``N_w = round(N1 sqrt(w))`` Bio-AMR paths (N1 = 4,000 by default), so that the
 evaluations per worker, ``N_w^2 / (2 w)``, stay the same.  Each worker process (all
 its threads) is pinned with ``os.sched_setaffinity`` to one core of those this process
@@ -30,7 +30,7 @@ parameters measured in the 1-worker run:
 - ``setup`` (per structure: hashing, sending the data) and ``tail`` (last marks,
   rename), seconds.
 
-The blocks of ``N_w`` (largest first) are cut into jobs as ``dask_gram`` cuts them,
+The blocks of ``N_w`` (largest first) are cut into jobs as the resumable dask route cuts them,
 and the jobs are placed on ``w`` workers by list scheduling (each job to the first free
 worker, not before the scheduler has sent it).  With ``M_w`` the makespan::
 
@@ -66,9 +66,9 @@ import numpy as np
 from _report import report
 
 import structkernels as sk
+from structkernels import gram
 from structkernels.datasets import load_interactions
 from structkernels.engine._blocks import block_tasks, guided_chunks, largest_first, task_evals
-from structkernels.engine.distributed import dask_gram, parts_dir
 from structkernels.utils import atomic_memmap
 
 
@@ -141,7 +141,8 @@ def block_bytes(task) -> int:
 
 def simulate(n: int, workers: int, block_size: int, p: dict, bandwidth: float,
              speed: float = 1.0) -> dict:
-    """Predicted seconds of ``dask_gram`` on ``workers`` workers (model in the docstring)."""
+    """Predicted seconds of the resumable dask Gram on ``workers`` workers (model in the
+    docstring)."""
     tasks = largest_first(block_tasks(n, n, block_size, True), True)
     jobs = guided_chunks(tasks, workers, True)
     free = [0.0] * workers
@@ -192,8 +193,8 @@ def main() -> None:
             start_s = time.perf_counter() - t0
             try:
                 placed = pin(client, cores)
-                dask_gram(kern, X[:64], tmp / "warm.npy", client=client, block_size=32,
-                          progress=False)
+                gram(kern, X[:64], out=tmp / "warm.npy", backend="dask", client=client,
+                     block_size=32, progress=False)
                 burst = scheduler_cost(client) if w == 1 else None
                 out = tmp / "K.npy"
                 seconds, infos, sched_cpu = [], [], []
@@ -201,14 +202,15 @@ def main() -> None:
                 for _ in range(args.repeats):
                     if out.exists():
                         out.unlink()
-                    shutil.rmtree(parts_dir(out), ignore_errors=True)
+                    shutil.rmtree(f"{out}.parts", ignore_errors=True)
                     c0 = cpu_seconds()
                     t0 = time.perf_counter()
-                    K, info = dask_gram(kern, X, out, client=client,
-                                        block_size=args.block_size, progress=False)
+                    K, info = gram(kern, X, out=out, backend="dask", client=client,
+                                   block_size=args.block_size, progress=False,
+                                   return_info=True)
                     seconds.append(round(time.perf_counter() - t0, 4))
                     sched_cpu.append(cpu_seconds() - c0)
-                    infos.append(info)
+                    infos.append(info.run)
                     same = rows_check(K, X, kern, rng)
                     del K
                 la_w_end = load()
@@ -244,7 +246,7 @@ def main() -> None:
         r["efficiency"] = round(t1 / r["median_seconds"], 3)
     model: dict = {
         "formula": "t(w) = setup_per_structure * N_w + max(M_w, 8 N_w^2 / B_w) + tail; M_w = "
-                   "list-scheduling makespan of dask_gram's jobs over w workers, job duration "
+                   "list-scheduling makespan of the dask Gram's jobs over w workers, job duration "
                    "o_job + sum over its blocks of (c_eval * evaluations + c_write * bytes) / "
                    "speed, job k not started before (k + 1) * s_sched; speed = min(1, cores / w) "
                    "for the workers measured here, 1 beyond (a core per worker); B_w = B (one "
@@ -293,7 +295,8 @@ def main() -> None:
         "benchmark": "bench_dask_scaling",
         "machine": {"cpus": os.cpu_count(), "cores_usable": cores,
                     "python": platform.python_version()},
-        "setting": f"dask_gram of the path kernel lam={args.lam}, N_w = N1 sqrt(w) Bio-AMR "
+        "setting": f"resumable dask gram of the path kernel lam={args.lam}, N_w = N1 sqrt(w) "
+                   "Bio-AMR "
                    f"paths, block_size {args.block_size}, single-threaded worker processes "
                    "pinned one core each (workers beyond the cores share them)",
         "n1": args.n1, "repeats": args.repeats,

@@ -25,8 +25,8 @@ average (``os.getloadavg()``) before and after.  The work:
   machine now); ``path_gram`` reports beside it the serial fraction ``f`` that
   Amdahl's law ``speedup = c / (1 + f (c - 1))`` gives against that ceiling ``c``.
 
-The dask runs write the Grams out of core (:func:`structkernels.engine.distributed.dask_gram`,
-a memmap per run) and report throughput per worker; the k-NN graph runs
+The dask runs write the Grams out of core (:func:`structkernels.gram` with ``out=`` and
+``backend="dask"``, a memmap per run) and report throughput per worker; the k-NN graph runs
 through joblib's dask backend.  Cluster start-up is timed separately.
 
 Usage (defaults take about 3-5 minutes on 2 idle cores)::
@@ -135,15 +135,14 @@ def amdahl(speedup: float, ceiling_speedup: float) -> float:
 
 
 def gram_fns(kernel, X, client, tmp: Path, block_size: int) -> dict:
-    from structkernels.engine.distributed import dask_gram
-
     def dask_run():
         out = tmp / "K.npy"
         if out.exists():
             out.unlink()
         shutil.rmtree(str(out) + ".parts", ignore_errors=True)
-        K, info = dask_gram(kernel, X, out, client=client, block_size=block_size)
-        dask_run.info = info
+        K, info = sk.gram(kernel, X, out=out, backend="dask", client=client,
+                          block_size=block_size, return_info=True)
+        dask_run.info = info.run
         return np.array(K)
 
     return {

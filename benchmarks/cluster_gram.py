@@ -37,7 +37,6 @@ import numpy as np
 
 import structkernels as sk
 from structkernels.datasets import load_interactions
-from structkernels.engine.distributed import dask_gram
 
 
 def main() -> None:
@@ -68,8 +67,10 @@ def main() -> None:
         client = Client(cluster)
     try:
         t0 = time.perf_counter()
-        K, info = dask_gram(sk.kernel(args.kernel, lam=args.lam), X, args.out, client=client,
-                            block_size=args.block_size, normalize=args.normalize, progress=True)
+        K, info = sk.gram(sk.kernel(args.kernel, lam=args.lam), X, out=args.out, backend="dask",
+                          client=client, block_size=args.block_size, normalize=args.normalize,
+                          progress=True, return_info=True)
+        info = info.run
         seconds = time.perf_counter() - t0
         n_workers = len(client.scheduler_info()["workers"])
     finally:

@@ -157,12 +157,11 @@ def test_dask_jobs_receive_the_data_kernel_and_scales_by_reference(client, tmp_p
 
     from distributed import Future
 
-    from structkernels.engine.distributed import dask_gram
-
     X = random_paths(300, 4)
     rec = RecordingClient(client)
-    K, info = dask_gram(sk.kernel("path"), X, tmp_path / "K.npy", client=rec, block_size=32,
-                        normalize=True)
+    K, info = gram(sk.kernel("path"), X, out=tmp_path / "K.npy",
+                   backend="dask", return_info=True, client=rec, block_size=32,
+                   normalize=True)
     assert np.array_equal(np.asarray(K), gram("path", X, normalize=True, block_size=32))
     [(func, (kernels, datas, jobs, plans, scales))] = rec.maps
     for refs in (kernels, datas, scales):
@@ -173,12 +172,12 @@ def test_dask_jobs_receive_the_data_kernel_and_scales_by_reference(client, tmp_p
     assert max(len(pickle.dumps((j, p))) for j, p in zip(jobs, plans, strict=True)) < 2000
     # a few jobs, shrinking, each of several blocks: not one task per block
     sizes = [len(j) for j in jobs]
-    assert sum(sizes) == info["blocks"] == 55 and len(jobs) < 55 / 3 and sizes[-1] == 1
+    assert sum(sizes) == info.run["blocks"] == 55 and len(jobs) < 55 / 3 and sizes[-1] == 1
 
 
 def test_dask_blocks_are_marked_only_after_a_flush_and_flushes_are_grouped(
         client, tmp_path, monkeypatch):
-    from structkernels.engine import distributed as dist
+    from structkernels.engine import _resume as dist
 
     events: list[tuple] = []
     write, datasync, mark = dist.write_block_file, dist._datasync, dist._mark
@@ -200,22 +199,23 @@ def test_dask_blocks_are_marked_only_after_a_flush_and_flushes_are_grouped(
     monkeypatch.setattr(dist, "_datasync", syncing)
     monkeypatch.setattr(dist, "_mark", marking)
     X = random_paths(400, 5)
-    K, info = dist.dask_gram(sk.kernel("path"), X, tmp_path / "K.npy", client=client,
-                             block_size=16)
+    K, info = gram(sk.kernel("path"), X, out=tmp_path / "K.npy",
+                   backend="dask", return_info=True, client=client,
+                   block_size=16)
     assert np.array_equal(np.asarray(K), gram("path", X, block_size=16))
     kinds = [e[0] for e in events]
     written = {t: i for i, (kind, t) in enumerate(events) if kind == "write"}
     marked = {t: i for i, (kind, t) in enumerate(events) if kind == "mark"}
     syncs = [i for i, kind in enumerate(kinds) if kind == "sync"]
-    assert set(written) == set(marked) and len(marked) == info["blocks"]
+    assert set(written) == set(marked) and len(marked) == info.run["blocks"]
     for t, i in marked.items():  # a flush between the block's write and its marker
         assert any(written[t] < s < i for s in syncs)
-    assert len(syncs) < info["blocks"] / 2  # one flush for many blocks, not one per block
-    assert len(list(dist.parts_dir(tmp_path / "K.npy").glob("*.done"))) == info["blocks"]
+    assert len(syncs) < info.run["blocks"] / 2  # one flush for many blocks, not one per block
+    assert len(list((tmp_path / "K.npy.parts").glob("*.done"))) == info.run["blocks"]
 
 
 def test_dask_gram_computes_again_the_unmarked_blocks_of_a_lost_worker(tmp_path):
-    from structkernels.engine import distributed as dist
+    from structkernels.engine import _resume as dist
 
     class Cluster:
         def scheduler_info(self):

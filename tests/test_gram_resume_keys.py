@@ -122,48 +122,47 @@ def _idle(client) -> None:
 
 
 def test_dask_gram_reordered_data_reuses_no_block(client, tmp_path, capfd):
-    from structkernels.engine.distributed import dask_gram
-
     X = random_paths(120, 2)
     out = tmp_path / "K.npy"
-    K, info = dask_gram(sk.kernel("path"), X, out, client=client, block_size=32)
-    assert info["blocks_computed"] == info["blocks"] == 10
+    K, info = gram(sk.kernel("path"), X, out=out,
+                   backend="dask", return_info=True, client=client, block_size=32)
+    assert info.run["blocks_computed"] == info.run["blocks"] == 10
     # the same data: every block reused
-    _, again = dask_gram(sk.kernel("path"), X, out, client=client, block_size=32)
-    assert again["blocks_skipped"] == 10 and again["blocks_computed"] == 0
-    assert again["restarted"] is None
+    _, again = gram(sk.kernel("path"), X, out=out,
+                    backend="dask", return_info=True, client=client, block_size=32)
+    assert again.run["blocks_skipped"] == 10 and again.run["blocks_computed"] == 0
+    assert again.run["restarted"] is None
     # the same size in another order: nothing reused, the right matrix
     Xr = list(reversed(X))
     capfd.readouterr()
-    K, info = dask_gram(sk.kernel("path"), Xr, out, client=client, block_size=32)
-    assert info["blocks_skipped"] == 0 and info["blocks_computed"] == 10
-    assert "data" in info["restarted"]
+    K, info = gram(sk.kernel("path"), Xr, out=out,
+                   backend="dask", return_info=True, client=client, block_size=32)
+    assert info.run["blocks_skipped"] == 0 and info.run["blocks_computed"] == 10
+    assert "data" in info.run["restarted"]
     assert "computing all 10 blocks again" in capfd.readouterr().err
     np.testing.assert_array_equal(np.asarray(K), gram("path", Xr))
     assert np.abs(np.asarray(K) - gram("path", X)).max() > 0.1  # the old result was this wrong
 
 
 def test_dask_gram_sigma_change_reuses_no_block(client, tmp_path):
-    from structkernels.engine.distributed import dask_gram
-
     X = random_paths(70, 3)
     out = tmp_path / "K.npy"
     a = kernel("path", lam=0.8, sigma=long_sigma(0.5))
     b = kernel("path", lam=0.8, sigma={**long_sigma(0.5), "e0": 0.0})
-    dask_gram(a, X, out, client=client, block_size=32)
-    K, info = dask_gram(b, X, out, client=client, block_size=32)
-    assert info["blocks_skipped"] == 0 and "kernel parameters" in info["restarted"]
+    gram(a, X, out=out, backend="dask", return_info=True, client=client, block_size=32)
+    K, info = gram(b, X, out=out, backend="dask", return_info=True, client=client, block_size=32)
+    assert info.run["blocks_skipped"] == 0 and "kernel parameters" in info.run["restarted"]
     np.testing.assert_array_equal(np.asarray(K), gram(b, X))
     # a new version of the kernel's code: nothing reused either
     Xv = np.c_[np.arange(40), np.random.default_rng(1).normal(size=(40, 3))]
-    dask_gram(FailingLinear(), Xv, tmp_path / "V.npy", client=client, block_size=16)
-    _, info = dask_gram(Bumped(), Xv, tmp_path / "V.npy", client=client, block_size=16)
-    assert info["blocks_skipped"] == 0 and info["restarted"]
+    gram(FailingLinear(), Xv, out=tmp_path / "V.npy",
+         backend="dask", return_info=True, client=client, block_size=16)
+    _, info = gram(Bumped(), Xv, out=tmp_path / "V.npy",
+                   backend="dask", return_info=True, client=client, block_size=16)
+    assert info.run["blocks_skipped"] == 0 and info.run["restarted"]
 
 
 def test_dask_gram_builds_under_a_temporary_name_and_resumes(client, tmp_path):
-    from structkernels.engine.distributed import dask_gram, partial_path, parts_dir
-
     n = 96
     X = np.c_[np.arange(n), np.random.default_rng(2).normal(size=(n, 4))]
     out = tmp_path / "K.npy"
@@ -173,17 +172,17 @@ def test_dask_gram_builds_under_a_temporary_name_and_resumes(client, tmp_path):
     flag.write_text("")
     k = FailingLinear(flag=str(flag), fail_from=64)
     with pytest.raises(RuntimeError, match="worker lost"):
-        dask_gram(k, X, out, client=client, block_size=16)
+        gram(k, X, out=out, backend="dask", client=client, block_size=16, validate=False)
     _idle(client)
     assert out.read_bytes() == old  # untouched while the new matrix is incomplete
-    assert partial_path(out).is_file()
-    done = len(list(parts_dir(out).glob("*.done")))
+    assert (out.parent / f"{out.name}.parts" / "partial.npy").is_file()
+    done = len(list((out.parent / f"{out.name}.parts").glob("*.done")))
     assert 0 < done < 21
     flag.unlink()
-    K, info = dask_gram(k, X, out, client=client, block_size=16)
-    assert info["blocks_skipped"] == done and info["blocks_computed"] == 21 - done
+    K, info = gram(k, X, out=out, backend="dask", return_info=True, client=client, block_size=16)
+    assert info.run["blocks_skipped"] == done and info.run["blocks_computed"] == 21 - done
     np.testing.assert_array_equal(np.asarray(K), gram(k, X))
-    assert not partial_path(out).exists()
+    assert not (out.parent / f"{out.name}.parts" / "partial.npy").exists()
     assert np.load(out).shape == (n, n)
 
 

@@ -220,23 +220,23 @@ def dask_client():
 
 
 def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
-    from structkernels.engine.distributed import dask_gram, parts_dir
-
     X = random_paths(350, 21)
     for normalize in (False, True):
         out = tmp_path / f"K{normalize}.npy"
-        K, info = dask_gram(sk.kernel("path"), X, out, client=dask_client, block_size=64,
-                            normalize=normalize)
+        K, info = gram(sk.kernel("path"), X, out=out,
+                       backend="dask", return_info=True, client=dask_client, block_size=64,
+                       normalize=normalize)
         assert np.array_equal(np.asarray(K), gram("path", X, normalize=normalize))
-        assert info["blocks_computed"] == info["blocks"] == 21
-        assert sum(w["blocks"] for w in info["workers"].values()) == 21
+        assert info.run["blocks_computed"] == info.run["blocks"] == 21
+        assert sum(w["blocks"] for w in info.run["workers"].values()) == 21
         # a rerun skips every finished block
-        _, again = dask_gram(sk.kernel("path"), X, out, client=dask_client, block_size=64,
-                             normalize=normalize)
-        assert again["blocks_skipped"] == 21 and again["blocks_computed"] == 0
+        _, again = gram(sk.kernel("path"), X, out=out,
+                        backend="dask", return_info=True, client=dask_client, block_size=64,
+                        normalize=normalize)
+        assert again.run["blocks_skipped"] == 21 and again.run["blocks_computed"] == 0
     # a run stopped half-way (markers of some blocks missing, blocks zeroed) resumes
     out = tmp_path / "KTrue.npy"
-    done = sorted(parts_dir(out).glob("*.done"))
+    done = sorted((out.parent / f"{out.name}.parts").glob("*.done"))
     M = np.load(out, mmap_mode="r+")
     for f in done[::3]:
         r0, c0 = (int(v[1:]) for v in f.stem.split("_"))
@@ -245,31 +245,36 @@ def test_dask_out_of_core_equals_in_memory(dask_client, tmp_path):
         f.unlink()
     M.flush()
     del M
-    K, info = dask_gram(sk.kernel("path"), X, out, client=dask_client, block_size=64, normalize=True)
-    assert info["blocks_computed"] == len(done[::3]) and info["blocks_skipped"] == 21 - len(done[::3])
+    K, info = gram(sk.kernel("path"), X, out=out,
+                   backend="dask", return_info=True,
+                   client=dask_client, block_size=64, normalize=True)
+    redone = len(done[::3])
+    assert info.run["blocks_computed"] == redone and info.run["blocks_skipped"] == 21 - redone
     assert np.array_equal(np.asarray(K), gram("path", X, normalize=True))
     # other parameters: nothing is reused, every block is computed again
-    K, info = dask_gram(sk.kernel("path"), X, out, client=dask_client, block_size=32, normalize=True)
-    assert info["blocks_skipped"] == 0 and info["blocks_computed"] == info["blocks"]
-    assert "block_size" in info["restarted"]
+    K, info = gram(sk.kernel("path"), X, out=out,
+                   backend="dask", return_info=True,
+                   client=dask_client, block_size=32, normalize=True)
+    assert info.run["blocks_skipped"] == 0 and info.run["blocks_computed"] == info.run["blocks"]
+    assert "block_size" in info.run["restarted"]
     assert np.array_equal(np.asarray(K), gram("path", X, normalize=True))
 
 
 @pytest.mark.slow
 def test_dask_gram_survives_a_killed_worker(dask_client, tmp_path):
-    from structkernels.engine.distributed import dask_gram, parts_dir
-
     X = random_rewritings(240, 31)
     k = kernel("kb-srk", k=1, kmax=3)
     out = tmp_path / "K.npy"
     result: dict = {}
 
     def run():
-        result["K"], result["info"] = dask_gram(k, X, out, client=dask_client, block_size=16)
+        result["K"], result["info"] = gram(k, X, out=out,
+                                           backend="dask", return_info=True,
+                                           client=dask_client, block_size=16)
 
     th = threading.Thread(target=run)
     th.start()
-    parts = parts_dir(out)
+    parts = out.parent / f"{out.name}.parts"
     deadline = time.time() + 120
     while time.time() < deadline and not list(parts.glob("*.done")):
         time.sleep(0.01)
@@ -283,7 +288,7 @@ def test_dask_gram_survives_a_killed_worker(dask_client, tmp_path):
     th.join(300)
     assert not th.is_alive()
     info = result["info"]
-    total = info["blocks"]
+    total = info.run["blocks"]
     assert 0 < done_at_kill < total, "the worker must die while blocks remain"
     assert len(list(parts.glob("*.done"))) == total
     assert np.array_equal(np.asarray(result["K"]), gram(k, X))

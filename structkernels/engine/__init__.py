@@ -12,11 +12,12 @@
 - ``_blocks`` (private): cutting the matrix into blocks, computing, placing and writing a
   block (in memory or into a ``.npy`` file), grouping blocks for workers;
 - ``_keys`` (private): the keys of caches and resumable runs (data, kernel, code version);
-- :mod:`~structkernels.engine.distributed`: out-of-core Grams on a dask cluster, resumable;
+- ``_resume`` (private): the resumable route of ``gram(out=..., backend="dask")`` (markers,
+  run keys, the per-worker committer of flushed blocks);
 - :mod:`~structkernels.engine.source`: kernel access for every consumer of kernel values
   outside a whole Gram matrix (:class:`~structkernels.engine.source.KernelSource`).
 
 Inside: ``checks`` and ``parallel`` at the bottom, ``_blocks`` and ``_keys`` above them,
-``gram`` above those, ``source`` and ``distributed`` on top.  Imports:
+``_resume`` above those, ``gram`` above it, ``source`` on top.  Imports:
 :mod:`structkernels.structures` and :mod:`structkernels.utils` only.
 """

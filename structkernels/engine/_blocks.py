@@ -1,7 +1,7 @@
 """The blocks of a Gram matrix: cutting, computing, placing and writing them.
 
-The engine (:mod:`structkernels.engine.gram`) and the dask path
-(:mod:`structkernels.engine.distributed`) share these: a matrix is cut into
+The engine (:mod:`structkernels.engine.gram`) and its resumable dask route
+(``engine._resume``) share these: a matrix is cut into
 square blocks (:func:`block_tasks`), each block is computed (:func:`one_block`,
 refused if any value is not finite), normalised if asked
 and placed with its mirror in memory (:func:`write_block`) or written into a

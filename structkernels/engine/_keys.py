@@ -10,7 +10,10 @@ from structkernels import __version__
 from structkernels.engine._blocks import BlockKernel
 from structkernels.engine.checks import component_kernels
 
-__all__ = ["content_hash", "kernel_code_version", "kernel_key"]
+__all__ = ["content_hash", "data_key", "kernel_code_version", "kernel_key", "run_key"]
+
+#: structures hashed together by :func:`data_key`
+HASH_CHUNK = 1 << 14
 
 
 def kernel_code_version(kernel: BlockKernel) -> tuple:
@@ -54,3 +57,16 @@ def kernel_key(kernel: BlockKernel) -> dict:
         "params": content_hash(kernel.get_params(deep=True)),
         "code_version": [list(v) for v in kernel_code_version(kernel)],
     }
+
+
+def data_key(X: Any) -> str:
+    """A content hash of ``X`` in chunks of :data:`HASH_CHUNK` structures (one chunk
+    pickled at a time): it changes with the data's content and order."""
+    hashes = [content_hash(X[r0:r0 + HASH_CHUNK]) for r0 in range(0, len(X), HASH_CHUNK)]
+    return joblib.hash([len(X), hashes])
+
+
+def run_key(kernel: BlockKernel, X: Any, **fields: Any) -> dict:
+    """The key of a resumable run over ``X``: ``fields``, :func:`kernel_key` and
+    :func:`data_key`."""
+    return {**fields, **kernel_key(kernel), "data": data_key(X)}

@@ -14,8 +14,8 @@ With ``out=`` (a ``.npy`` file) every block is written into the file with ``pwri
 without mapping it (worker processes write theirs themselves), and with ``normalize=True``
 it is normalised before it is written: the diagonal blocks come first, then every other
 block is scaled by the diagonal they gave.  Memory stays about one block per worker
-whatever the size of the matrix.  For a matrix larger than one machine's disk or memory,
-with restart after a lost worker, see :func:`structkernels.engine.distributed.dask_gram`.
+whatever the size of the matrix.  A symmetric ``out=`` on dask is resumable after a lost
+worker or an interrupt (:mod:`structkernels.engine._resume`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import inspect
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ from structkernels.engine._blocks import (
     write_block_file,
 )
 from structkernels.engine._keys import content_hash, kernel_key  # kernel_key: public here
+from structkernels.engine._resume import resumable_gram
 from structkernels.engine.checks import (
     OWN_DIAGONAL,
     check_kernel_values,
@@ -69,7 +70,7 @@ from structkernels.utils import (
     tqdm,
 )
 
-__all__ = ["gram", "GramInfo", "GRAM_OPTIONS", "block_ranges", "checked", "kernel_key"]
+__all__ = ["gram", "GramInfo", "GRAM_OPTIONS", "block_ranges", "kernel_key"]
 
 
 @dataclass
@@ -86,6 +87,12 @@ class GramInfo:
     cache_hit : bool
     n_blocks : int
         Blocks computed (0 on a cache hit).
+    run : dict or None
+        The record of a resumable run (``out=`` on dask): ``blocks``, ``blocks_skipped``
+        (found done), ``blocks_computed``, ``restarted`` (None, or why nothing was reused),
+        ``rounds`` (more than 1 when a lost worker's blocks ran again), ``phases`` (seconds
+        of ``setup``, ``blocks``, ``marks``, ``finish``) and ``workers`` (per address: its
+        blocks, evaluations, busy seconds, wall and CPU seconds computing and writing).
     """
 
     shape: tuple[int, int]
@@ -93,26 +100,13 @@ class GramInfo:
     seconds: float
     cache_hit: bool
     n_blocks: int
-
-
-def checked(kernel: BlockKernel, X: Any, Y: Any, normalize: bool, block_size: int | None
-            ) -> tuple[BlockKernel, Sequence, Sequence | None, bool]:
-    """``(kernel, X, Y, normalize)`` as a Gram computes them: a normalising wrapper
-    (:class:`structkernels.Normalized`) unwrapped into ``normalize`` (its diagonal then
-    computed once), the parameters and the inputs checked, ``block_size`` None or a
-    positive int."""
-    if getattr(kernel, "cosine_normalizes", False):
-        kernel, normalize = kernel.kernel, True
-    kernel.validate_params()
-    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
-            block_size, (int, np.integer)) or block_size < 1):
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
-    return kernel, kernel.check_input(X), None if Y is None else kernel.check_input(Y), normalize
+    run: dict | None = None
 
 
 def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
               block_size: int | None, out: np.ndarray | None, progress: bool | None,
-              backend: str | None, scales: Any = None) -> tuple[np.ndarray, int, int]:
+              backend: str | None, scales: Any = None, client: Any = None
+              ) -> tuple[np.ndarray, int, int]:
     """The Gram's blocks, computed as :func:`~structkernels.engine.parallel.plan` says and
     placed in ``out``.
 
@@ -131,11 +125,11 @@ def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: i
         return out, 0, 0
     layout = FileMatrix.layout_of(out)
     fm = None if layout is None else FileMatrix(*layout)
-    bs = block_size or min(int(getattr(kernel, "preferred_block_size", 0) or 1 << 30),
-                           default_block_size(n, m))
-    tasks = list(block_tasks(n, m, bs, symmetric))
+    tasks = list(block_tasks(n, m, _block_size(kernel, block_size, n, m), symmetric))
     total = count_evals(n, m, symmetric)
     run = plan(kernel, n_jobs, backend, n_evaluations=total) if len(tasks) > 1 else Plan()
+    if client is not None and run.backend == "dask":
+        run = replace(run, client=client)
     bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram",
                disable=bar_disabled(total, progress), leave=False)
     # with scales from the diagonal, the diagonal blocks first
@@ -199,8 +193,14 @@ def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: i
     return out, total, len(tasks)
 
 
-def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out=None,
-             validate="auto"):
+def _block_size(kernel: BlockKernel, block_size: int | None, n: int, m: int) -> int:
+    """``block_size``, or the kernel's preferred size capped by :func:`default_block_size`."""
+    return block_size or min(int(getattr(kernel, "preferred_block_size", 0) or 1 << 30),
+                             default_block_size(n, m))
+
+
+def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, client,
+             out=None, validate="auto"):
     """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
 
     In memory, normalisation runs in row blocks after the diagonal is known, in place.
@@ -222,7 +222,7 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, out
             *_diagonals(kernel, X, Y), warn=True, stacklevel=3)
     K, n_evals, n_blocks = _raw_gram(
         kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
-        progress=progress, backend=backend, scales=scales,
+        progress=progress, backend=backend, scales=scales, client=client,
     )
     if normalize and not to_file:
         d = (np.diag(K).copy(),) * 2 if Y is None else _diagonals(kernel, X, Y)
@@ -275,6 +275,7 @@ def gram(
     cache: str | os.PathLike | None = None,
     progress: bool | None = None,
     backend: str | None = None,
+    client: Any = None,
     return_info: bool = False,
     validate: bool | str = "auto",
 ) -> np.ndarray | tuple[np.ndarray, GramInfo]:
@@ -307,7 +308,12 @@ def gram(
         complete: an interrupt, a kill or a full disk
         (:class:`~structkernels.utils.WriteError`) leaves an existing ``out``
         intact, and two calls writing one ``out`` each finish (the last
-        rename wins).
+        rename wins).  A symmetric Gram on dask without ``cache`` is
+        resumable: ``<out>.parts/`` holds the matrix being built and a marker
+        per block flushed to disk; the same call after a lost worker, a
+        failed block or Ctrl-C computes only the unmarked blocks.  Its key
+        (the data's content, the kernel, ``block_size``, ``normalize``)
+        differing, nothing is reused (said on stderr).
     cache : path, optional
         A folder of checked ``.npy`` entries (never pickles) keyed by the kernel (all its
         parameters), a hash of the data's content and the kernel's code version
@@ -322,6 +328,8 @@ def gram(
         that context) the blocks go to the dask client in a few chunks, the
         data sent to each worker once; on one machine start the cluster with
         threads (``LocalCluster(processes=False)``).
+    client : dask.distributed.Client, optional
+        The cluster of ``backend="dask"`` (default: the current client).
     return_info : bool, default False
         Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
     validate : {"auto", True, False}, default "auto"
@@ -352,39 +360,48 @@ def gram(
     """
     t0 = time.perf_counter()
     n_jobs_value(n_jobs)
-    kernel, X, Y, normalize = checked(kernel, X, Y, normalize, block_size)
+    if getattr(kernel, "cosine_normalizes", False):  # its diagonal computed once
+        kernel, normalize = kernel.kernel, True
+    kernel.validate_params()
+    if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+            block_size, (int, np.integer)) or block_size < 1):
+        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    X, Y = kernel.check_input(X), None if Y is None else kernel.check_input(Y)
     level = validation_level(kernel, validate)
     n = len(X)
     m = n if Y is None else len(Y)
 
-    final = None
-    if out is not None:
-        final = Path(os.fspath(out))
+    final = None if out is None else Path(os.fspath(out))
+    if final is not None:
         final.parent.mkdir(parents=True, exist_ok=True)
-
-    args = (kernel, X, Y, bool(normalize), n_jobs, block_size, progress, backend)
-    full = level == "full"
-    with contextlib.ExitStack() as stack:
+    args = (kernel, X, Y, bool(normalize), n_jobs, block_size, progress, backend, client)
+    full, run, cache_hit = level == "full", None, False
+    if (final is not None and Y is None and cache is None and n
+            and "dask" in (backend, plan(kernel, n_jobs, backend).backend)):
+        probe_when_asked(kernel, X, count_evals(n, n, True), full)
+        K, run = resumable_gram(kernel, X, final, client, _block_size(kernel, block_size, n, n),
+                                bool(normalize), progress)
+        n_evals, n_blocks = run["n_evaluations"], run["blocks_computed"]
+    else:
         # the memory map is built under a temporary name in the folder of ``out`` and
         # renamed over it only when complete: an interrupt, a kill or a full disk leaves
         # the old file intact, and two writers of one output never share a mapping
-        target = None
+        with (contextlib.nullcontext() if final is None
+              else atomic_memmap(final, (n, m), np.float64)) as target:
+            if cache is not None:
+                K, n_evals, n_blocks, cache_hit = _cached(
+                    cache, kernel, X, Y, bool(normalize), full,
+                    lambda: _compute(*args, validate=full))
+                if target is not None:
+                    target[:] = K
+            else:
+                K, n_evals, n_blocks = _compute(*args, out=target, validate=full)
+            if final is not None:
+                K = target = None  # the temporary file's map: flushed and renamed on leaving
         if final is not None:
-            target = stack.enter_context(atomic_memmap(final, (n, m), np.float64))
-        if cache is not None:
-            K, n_evals, n_blocks, cache_hit = _cached(
-                cache, kernel, X, Y, bool(normalize), full,
-                lambda: _compute(*args, validate=full))
-            if target is not None:
-                target[:] = K
-        else:
-            cache_hit = False
-            K, n_evals, n_blocks = _compute(*args, out=target, validate=full)
-        if target is not None:
-            K = target = None  # the temporary file's map: flushed and renamed on leaving
-    if final is not None:
-        K = np.load(final, mmap_mode="r+")
-    info = GramInfo((n, m), int(n_evals), time.perf_counter() - t0, bool(cache_hit), int(n_blocks))
+            K = np.load(final, mmap_mode="r+")
+    info = GramInfo((n, m), int(n_evals), time.perf_counter() - t0, cache_hit, int(n_blocks),
+                    run)
     return (K, info) if return_info else K
 
 

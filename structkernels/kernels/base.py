@@ -60,7 +60,7 @@ class Kernel(BaseEstimator):
     """
 
     #: Version of the kernel's code, part of every cache and resume key
-    #: (``gram(cache=...)``, ``dask_gram``): bump it when the values change.
+    #: (``gram(cache=...)``, resumable ``out=``): bump it when the values change.
     code_version: int = 1
 
     #: How much of this kernel's output the engine checks (``validate="auto"``, see

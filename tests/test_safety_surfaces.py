@@ -277,8 +277,6 @@ def test_case2_a_memmap_side_file_replaces_a_link_not_its_target(tmp_path):
     assert victim.read_bytes() == b"not yours" and not diag.is_symlink()
 
 
-@pytest.mark.xfail(strict=False, reason="until npk/files.py decode_document passes "
-                   "object_pairs_hook=unique_keys to json.loads (another helper's file)")
 def test_case9_a_model_file_with_a_duplicated_key_is_refused(tmp_path):
     from structkernels.extraction.files import read_model_document
 
@@ -290,8 +288,6 @@ def test_case9_a_model_file_with_a_duplicated_key_is_refused(tmp_path):
     assert "m.json" in msg and "intercept" in msg and "\n" not in msg
 
 
-@pytest.mark.xfail(strict=False, reason="until cli/_resume.py PartialOutput switches to "
-                   "utils.open_side_file and atomic_open(follow_links=False)")
 def test_case2_predict_never_writes_through_a_stale_partial_link(tmp_path, monkeypatch,
                                                                  capsys):
     sys.path.insert(0, str(Path(__file__).parent))

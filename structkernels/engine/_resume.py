@@ -108,9 +108,9 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
             (parts / name).unlink()
     for f in parts.glob("*.done"):
         f.unlink()
-    with atomic_memmap(partial, shape, np.float64):
+    with atomic_memmap(partial, shape, np.float64, follow_links=False):
         pass  # zeros, with the file's blocks reserved: a full disk is a WriteError here
-    with atomic_open(parts / "meta.json") as fh:
+    with atomic_open(parts / "meta.json", follow_links=False) as fh:
         fh.write(json.dumps(key))
 
 
@@ -118,7 +118,7 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
 def _mark(parts: Path, task) -> None:
     """The marker of a block whose data are on disk (renamed into place; flushed with the
     folder by the caller: a marker lost in a crash costs its block again, nothing more)."""
-    with atomic_path(_marker(parts, task), sync=False):
+    with atomic_path(_marker(parts, task), sync=False, follow_links=False):
         pass  # an empty file, renamed into place
 
 
@@ -351,7 +351,7 @@ def resumable_gram(kernel: BlockKernel, X: Any, out: Path, client: Any, block_si
         # ``out`` is the result of this key: nothing to do when every block is marked,
         # otherwise the missing blocks are computed into a copy, renamed over ``out``
         if any(not _marker(parts, t).exists() for t in tasks):
-            with atomic_path(partial) as tmp:
+            with atomic_path(partial, follow_links=False) as tmp:
                 shutil.copyfile(out, tmp)
     else:
         if old is not None:
@@ -375,7 +375,7 @@ def resumable_gram(kernel: BlockKernel, X: Any, out: Path, client: Any, block_si
     t0 = time.perf_counter()
     if partial.is_file():
         move_into_place(partial, out)  # complete: flushed, then renamed over ``out``
-        with atomic_open(parts / "result.json") as fh:
+        with atomic_open(parts / "result.json", follow_links=False) as fh:
             fh.write(json.dumps(key))
     info["phases"]["finish"] = time.perf_counter() - t0
     info["phases"] = {k: round(v, 4) for k, v in info["phases"].items()}
@@ -395,7 +395,7 @@ def _scattered_scales(client: Any, kf: Any, Xf: Any, parts: Path, n: int, block_
         for r0, v in map_tasks(_diag_job, block_ranges(n, block_size), ordered=False,
                                backend=Plan("dask", client=client), shared=(kf, Xf)):
             d[r0:r0 + len(v)] = v
-        save_npy(dfile, d)
+        save_npy(dfile, d, follow_links=False)
         info["n_evaluations"] += n
     scale, _ = normalization_scales(d, d, warn=True, stacklevel=4)
     [sf] = client.scatter([scale], broadcast=True, hash=False)

@@ -67,6 +67,25 @@ def tuple_similarity(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, 
 
 
 @njit(cache=True, nogil=True, inline="always")
+def pair_similarity(keyed, a, b, xk, xe, xn, xec, xnc, yk, ye, yn, yec, ync,
+                    sig, ind_e, KE, ind_n, KN, cn):
+    """Tuple similarity of position ``a`` of ``X`` and ``b`` of ``Y``.
+
+    ``keyed`` (both label kernels the indicator): one key comparison, then the
+    edge weights and ``cn`` for different nodes; else :func:`tuple_similarity`.
+    """
+    if keyed:
+        if xk[a] != yk[b]:
+            return 0.0
+        w = sig[xe[a]] * sig[ye[b]]
+        if w != 0.0 and xn[a] != yn[b]:
+            w *= cn
+        return w
+    return tuple_similarity(xe[a], xn[a], xec[a], xnc[a], ye[b], yn[b], yec[b], ync[b],
+                            sig, ind_e, KE, ind_n, KN, cn)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def longest_segment(offsets, least):
     """The longest of the segments ``offsets`` delimits (CSR row lengths), at least ``least``."""
     m = least
@@ -126,13 +145,8 @@ def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
             R[l, 0] = 0.0
             Dn[l, 0] = 0.0
         for t in range(b0, b1):
-            if keyed:
-                w = sig[xe[s]] * sig[ye[t]] if xk[s] == yk[t] else 0.0
-                if w != 0.0 and xn[s] != yn[t]:
-                    w *= cn
-            else:
-                w = tuple_similarity(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
-                         sig, ind_e, KE, ind_n, KN, cn)
+            w = pair_similarity(keyed, s, t, xk, xe, xn, xec, xnc, yk, ye, yn, yec, ync,
+                                sig, ind_e, KE, ind_n, KN, cn)
             c = t - b0 + 1
             fw = f * w
             for l in range(L):
@@ -362,14 +376,8 @@ def tree_block(
         for j in range(jlo, jhi):
             rb = yto[j]
             total = 0.0
-            if keyed:
-                m0 = sig[xe[ra]] * sig[ye[rb]] if xk[ra] == yk[rb] else 0.0
-                if xl[ra] != yl[rb]:
-                    m0 *= cn
-            else:
-                m0 = tuple_similarity(xe[ra], xl[ra], xec[ra], xlc[ra],
-                                      ye[rb], yl[rb], yec[rb], ylc[rb],
-                                      sig, ind_e, KE, ind_n, KN, cn)
+            m0 = pair_similarity(keyed, ra, rb, xk, xe, xl, xec, xlc, yk, ye, yl, yec, ylc,
+                                 sig, ind_e, KE, ind_n, KN, cn)
             if m0 != 0.0:
                 pu[0] = ra
                 pv[0] = rb
@@ -384,16 +392,9 @@ def tree_block(
                         cu = xci[p]
                         for q in range(yco[v], yco[v + 1]):
                             cv = yci[q]
-                            if keyed:
-                                if xk[cu] != yk[cv]:
-                                    continue
-                                w = sig[xe[cu]] * sig[ye[cv]]
-                                if xl[cu] != yl[cv]:
-                                    w *= cn
-                            else:
-                                w = tuple_similarity(xe[cu], xl[cu], xec[cu], xlc[cu],
-                                         ye[cv], yl[cv], yec[cv], ylc[cv],
-                                         sig, ind_e, KE, ind_n, KN, cn)
+                            w = pair_similarity(keyed, cu, cv, xk, xe, xl, xec, xlc,
+                                                yk, ye, yl, yec, ylc,
+                                                sig, ind_e, KE, ind_n, KN, cn)
                             if w != 0.0:
                                 pu[n] = cu
                                 pv[n] = cv
@@ -408,16 +409,9 @@ def tree_block(
                         cu = xci[p]
                         for q in range(yco[v], yco[v + 1]):
                             cv = yci[q]
-                            if keyed:
-                                if xk[cu] != yk[cv]:
-                                    continue
-                                w = sig[xe[cu]] * sig[ye[cv]]
-                                if xl[cu] != yl[cv]:
-                                    w *= cn
-                            else:
-                                w = tuple_similarity(xe[cu], xl[cu], xec[cu], xlc[cu],
-                                         ye[cv], yl[cv], yec[cv], ylc[cv],
-                                         sig, ind_e, KE, ind_n, KN, cn)
+                            w = pair_similarity(keyed, cu, cv, xk, xe, xl, xec, xlc,
+                                                yk, ye, yl, yec, ylc,
+                                                sig, ind_e, KE, ind_n, KN, cn)
                             if w != 0.0:
                                 cs[nm] = p - xco[u]
                                 ct[nm] = q - yco[v]

@@ -278,7 +278,7 @@ class _BandwidthKernel(VectorKernel):
     def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
         if sigma is not None:
             warnings.warn(f"{type(self).__name__}(sigma=...) is deprecated: the bandwidth is "
-                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=3)
+                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=2)
         self.bandwidth = bandwidth
         self.sigma = sigma
 
@@ -303,9 +303,6 @@ class RBFKernel(_BandwidthKernel):
     sigma : float, optional
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
-
-    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
-        super().__init__(bandwidth, sigma)
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -350,9 +347,6 @@ class LaplacianKernel(_BandwidthKernel):
     sigma : float, optional
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
-
-    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
-        super().__init__(bandwidth, sigma)
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self._b)

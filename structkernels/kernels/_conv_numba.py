@@ -358,11 +358,10 @@ def tree_block(
     pu = np.empty(sx * sy, dtype=np.int64)
     pv = np.empty(sx * sy, dtype=np.int64)
     pm = np.empty(sx * sy, dtype=np.float64)
+    ps = np.empty(sx * sy, dtype=np.int64)  # child positions of the pair under its parents'
+    pt = np.empty(sx * sy, dtype=np.int64)
+    first = np.empty(sx * sy + 1, dtype=np.int64)  # the pair's children: first[k]:first[k + 1]
     Kloc = np.empty((sx, sy), dtype=np.float64)
-    cs = np.empty(cx * cy, dtype=np.int64)
-    ct = np.empty(cx * cy, dtype=np.int64)
-    cw = np.empty(cx * cy, dtype=np.float64)
-    cg = np.empty(cx * cy, dtype=np.float64)
     P = np.empty(cx * cy, dtype=np.float64)
     Q = np.empty(cx * cy, dtype=np.float64)
     gpow = powers(g, cx + cy)
@@ -387,6 +386,7 @@ def tree_block(
                 while head < n:
                     u = pu[head]
                     v = pv[head]
+                    first[head] = n
                     head += 1
                     for p in range(xco[u], xco[u + 1]):
                         cu = xci[p]
@@ -399,34 +399,24 @@ def tree_block(
                                 pu[n] = cu
                                 pv[n] = cv
                                 pm[n] = w
+                                ps[n] = p - xco[u]
+                                pt[n] = q - yco[v]
                                 n += 1
+                first[n] = n
+                # children first; a pair's matched children are its own run of the list,
+                # in the order of the child-subsequence recursion
                 for idx in range(n - 1, -1, -1):
-                    u = pu[idx]
-                    v = pv[idx]
                     m = pm[idx]
-                    nm = 0
-                    for p in range(xco[u], xco[u + 1]):
-                        cu = xci[p]
-                        for q in range(yco[v], yco[v + 1]):
-                            cv = yci[q]
-                            w = pair_similarity(keyed, cu, cv, xk, xe, xl, xec, xlc,
-                                                yk, ye, yl, yec, ylc,
-                                                sig, ind_e, KE, ind_n, KN, cn)
-                            if w != 0.0:
-                                cs[nm] = p - xco[u]
-                                ct[nm] = q - yco[v]
-                                cw[nm] = w
-                                cg[nm] = Kloc[cu - ra, cv - rb]
-                                nm += 1
+                    c0 = first[idx]
                     C = 0.0
-                    for k in range(nm):
-                        sk = cs[k]
-                        tk = ct[k]
+                    for k in range(first[idx + 1] - c0):
+                        sk = ps[c0 + k]
+                        tk = pt[c0 + k]
                         accP = 1.0
                         accQ = 0.0
                         for k2 in range(k):
-                            s2 = cs[k2]
-                            t2 = ct[k2]
+                            s2 = ps[c0 + k2]
+                            t2 = pt[c0 + k2]
                             if contiguous:
                                 if s2 == sk - 1 and t2 == tk - 1:
                                     accP += P[k2]
@@ -435,12 +425,12 @@ def tree_block(
                                 gp = gpow[sk - s2 - 1 + tk - t2 - 1]
                                 accP += P[k2] * gp
                                 accQ += Q[k2] * gp
-                        fw = f * cw[k]
+                        fw = f * pm[c0 + k]
                         P[k] = fw * accP
-                        qk = fw * (accQ + cg[k] * accP)
+                        qk = fw * (accQ + Kloc[pu[c0 + k] - ra, pv[c0 + k] - rb] * accP)
                         Q[k] = qk
                         C += qk
-                    Kloc[u - ra, v - rb] = m * (m + C)
+                    Kloc[pu[idx] - ra, pv[idx] - rb] = m * (m + C)
                 total = Kloc[0, 0]
             if mode == MODE_DIAG:
                 out[i, 0] = total

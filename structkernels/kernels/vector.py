@@ -290,6 +290,9 @@ class _BandwidthKernel(VectorKernel):
     def validate_params(self) -> None:
         _check_positive(self, "bandwidth" if self.sigma is None else "sigma")
 
+    def diag_block(self, X: np.ndarray) -> np.ndarray:
+        return np.ones(len(X), dtype=np.float64)  # k(x, x) = exp(0)
+
 
 class RBFKernel(_BandwidthKernel):
     """Gaussian kernel ``exp(-||x - y||^2 / (2 b^2))`` (PHSIC paper's form).
@@ -333,9 +336,6 @@ class RBFKernel(_BandwidthKernel):
         q = float(d @ d)
         return math.exp(-(0.5 / self._b / self._b) * q) if math.isfinite(q) else None
 
-    def diag_block(self, X: np.ndarray) -> np.ndarray:
-        return np.ones(len(X), dtype=np.float64)
-
 
 class LaplacianKernel(_BandwidthKernel):
     """``exp(-||x - y||_1 / b)``; scikit-learn's ``laplacian_kernel`` with gamma = 1/b.
@@ -357,9 +357,6 @@ class LaplacianKernel(_BandwidthKernel):
     def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
         q = float(np.abs(x - y).sum())
         return math.exp(-q / self._b) if math.isfinite(q) else None
-
-    def diag_block(self, X: np.ndarray) -> np.ndarray:
-        return np.ones(len(X), dtype=np.float64)
 
 
 class PolynomialKernel(VectorKernel):

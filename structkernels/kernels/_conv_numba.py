@@ -116,6 +116,24 @@ def block_columns(i, ny, mode):
     return 0, ny
 
 
+@njit(cache=True, nogil=True, inline="always")
+def block_out(nx, ny, mode):
+    """The block's result: ``(nx, 1)`` in diagonal mode, else ``(nx, ny)``."""
+    return np.empty((nx, 1 if mode == MODE_DIAG else ny), dtype=np.float64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def block_store(out, i, j, value, mode):
+    """``value`` of the pair ``(i, j)`` into :func:`block_out`'s array (mirrored when
+    symmetric)."""
+    if mode == MODE_DIAG:
+        out[i, 0] = value
+    else:
+        out[i, j] = value
+        if mode == MODE_SYMMETRIC:
+            out[j, i] = value
+
+
 #: a pair with more matching position pairs than this is computed by the dense programme
 SPARSE_LIMIT = 1 << 16
 
@@ -197,10 +215,7 @@ def path_block(
     Rw = np.empty((Lw, ly + 1), dtype=np.float64)
     C = np.empty(max(1, ly), dtype=np.float64)
     Q = np.empty(max(1, ly), dtype=np.float64)
-    if mode == MODE_DIAG:
-        out = np.empty((nx, 1), dtype=np.float64)
-    else:
-        out = np.empty((nx, ny), dtype=np.float64)
+    out = block_out(nx, ny, mode)
     for i in range(nx):
         jlo, jhi = block_columns(i, ny, mode)
         a0 = xo[i]
@@ -322,12 +337,7 @@ def path_block(
                                 E[k, l] += E[k2, l - 1] * gp
                     for l in range(1, max_len):
                         total += E[k, l]
-            if mode == MODE_DIAG:
-                out[i, 0] = total
-            else:
-                out[i, j] = total
-                if mode == MODE_SYMMETRIC:
-                    out[j, i] = total
+            block_store(out, i, j, total, mode)
     return out
 
 
@@ -365,10 +375,7 @@ def tree_block(
     P = np.empty(cx * cy, dtype=np.float64)
     Q = np.empty(cx * cy, dtype=np.float64)
     gpow = powers(g, cx + cy)
-    if mode == MODE_DIAG:
-        out = np.empty((nx, 1), dtype=np.float64)
-    else:
-        out = np.empty((nx, ny), dtype=np.float64)
+    out = block_out(nx, ny, mode)
     for i in range(nx):
         jlo, jhi = block_columns(i, ny, mode)
         ra = xto[i]
@@ -432,10 +439,5 @@ def tree_block(
                         C += qk
                     Kloc[pu[idx] - ra, pv[idx] - rb] = m * (m + C)
                 total = Kloc[0, 0]
-            if mode == MODE_DIAG:
-                out[i, 0] = total
-            else:
-                out[i, j] = total
-                if mode == MODE_SYMMETRIC:
-                    out[j, i] = total
+            block_store(out, i, j, total, mode)
     return out

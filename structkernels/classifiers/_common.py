@@ -126,20 +126,22 @@ def check_n_features(est: Any, X: Any) -> None:
         )
 
 
-def train_input(est: Any, X: Any) -> tuple[Sequence | None, np.ndarray | None]:
-    """``(structures, None)``, or ``(None, Gram)`` when precomputed; sets the estimator's
-    ``kernel_``, ``normalized_`` and ``n_features_in_``."""
+def train_input(est: Any, X: Any, y: Any) -> tuple[Sequence | None, np.ndarray | None,
+                                                  np.ndarray]:
+    """``(structures, None, y)``, or ``(None, Gram, y)`` when precomputed, ``y`` checked
+    (:func:`check_labels`); sets the estimator's ``kernel_``, ``normalized_`` and
+    ``n_features_in_``."""
     name = type(est).__name__
     if is_precomputed(est.kernel):
         K = check_gram(X, None, "train", name)
         est.kernel_, est.normalized_ = None, False
         est.n_features_in_ = K.shape[1]
-        return None, K
+        return None, K, check_labels(y, len(K), name)
     est.kernel_, est.normalized_ = resolve_kernel(est.kernel, est.kernel_params, est.normalize,
                                                   name)
     Xs = check_structures(est.kernel_, X, name)
     set_n_features(est, Xs)
-    return Xs, None
+    return Xs, None, check_labels(y, len(Xs), name)
 
 
 def values_against(est: Any, X: Any, cols: np.ndarray, against: Any) -> np.ndarray:

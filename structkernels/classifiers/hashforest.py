@@ -29,7 +29,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers._common import (
     KERNEL_CONSTRAINTS,
-    check_labels,
     input_tags,
     precomputed_refusals,
     train_input,
@@ -175,9 +174,8 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         self._validate_params()
         precomputed_refusals(self)
         n_jobs = n_jobs_value(self.n_jobs)
-        Xs, K = train_input(self, X)
-        n = len(K) if Xs is None else len(Xs)
-        y = check_labels(y, n, name)
+        Xs, K, y = train_input(self, X, y)
+        n = len(y)
         if n < 2:
             raise ValueError(f"{name} needs at least 2 training structures, got n_samples={n}")
         m = self.n_reference if self.n_reference is not None else max(2, math.ceil(math.sqrt(n)))

@@ -27,7 +27,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from structkernels.classifiers._common import (
     KERNEL_CONSTRAINTS,
-    check_labels,
     input_tags,
     precomputed_refusals,
     train_input,
@@ -196,9 +195,8 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         for attr in _ROUTE_ATTRIBUTES:
             if hasattr(self, attr):
                 delattr(self, attr)
-        Xs, K = train_input(self, X)
-        n = len(K) if Xs is None else len(Xs)
-        y = check_labels(y, n, name)
+        Xs, K, y = train_input(self, X, y)
+        n = len(y)
         classes = np.unique(y)
         if len(classes) != 2:
             if len(classes) > 2:

@@ -86,6 +86,17 @@ SIGMA_OBJECTIVE_HELP = (
     "documents) (default: %(default)s)")
 
 
+def add_learning_options(p: argparse.ArgumentParser, seeded: str) -> None:
+    """``--sigma-objective``, ``--n-jobs`` and ``--random-state`` (the seed of ``seeded``):
+    the options of the commands that train the NPK models."""
+    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES),
+                   default=DEFAULT_SIGMA_OBJECTIVE, help=SIGMA_OBJECTIVE_HELP)
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="workers (default: the cores this process may use)")
+    p.add_argument("--random-state", type=int, default=0,
+                   help=f"seed of {seeded} (default: %(default)s)")
+
+
 def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, command: str,
                    cache_dir: Any, log: Callable[[str], None],
                    threshold: str | float = "inner-cv",

@@ -18,9 +18,7 @@ import numpy as np
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import (
-    DEFAULT_SIGMA_OBJECTIVE,
-    SIGMA_OBJECTIVE_HELP,
-    SIGMA_OBJECTIVES,
+    add_learning_options,
     finite_float,
     one_line_warnings,
     train_and_save,
@@ -82,13 +80,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="the SVM rows' decision threshold: chosen on each training fold by "
                    "grouped 3-fold inner cross-validation for F1, or zero (the SVM's sign) "
                    "(default: %(default)s); --json gives them under 'thresholds'")
-    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES),
-                   default=DEFAULT_SIGMA_OBJECTIVE,
-                   help=SIGMA_OBJECTIVE_HELP)
-    p.add_argument("--n-jobs", type=int, default=None,
-                   help="workers (default: the cores this process may use)")
-    p.add_argument("--random-state", type=int, default=0,
-                   help="seed of the folds, σ learner and forests (default: %(default)s)")
+    add_learning_options(p, "the folds, σ learner and forests")
     p.add_argument("--save-model", default=None, metavar="PATH",
                    help="also train the NPK SVM model (path + context + all-paths graph; as "
                    "'structkernels train-extractor' does) on all training data (the corpus, or "

@@ -16,9 +16,7 @@ import sys
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import (
-    DEFAULT_SIGMA_OBJECTIVE,
-    SIGMA_OBJECTIVE_HELP,
-    SIGMA_OBJECTIVES,
+    add_learning_options,
     extractor_cache_dir,
     one_line_warnings,
     parse_threshold,
@@ -62,13 +60,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "number is taken as given (default: %(default)s)")
     p.add_argument("--calibration", choices=["platt", "isotonic", "none"], default="platt",
                    help="probabilities fitted on the inner folds' scores (default: %(default)s)")
-    p.add_argument("--sigma-objective", choices=list(SIGMA_OBJECTIVES),
-                   default=DEFAULT_SIGMA_OBJECTIVE,
-                   help=SIGMA_OBJECTIVE_HELP)
-    p.add_argument("--n-jobs", type=int, default=None,
-                   help="workers (default: the cores this process may use)")
-    p.add_argument("--random-state", type=int, default=0,
-                   help="seed of the σ learner and the inner folds (default: %(default)s)")
+    add_learning_options(p, "the σ learner and the inner folds")
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out malformed sentences (each reported on stderr)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")

@@ -67,6 +67,25 @@ def tuple_similarity(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, 
 
 
 @njit(cache=True, nogil=True, inline="always")
+def pair_similarity(keyed, a, b, xk, xe, xn, xec, xnc, yk, ye, yn, yec, ync,
+                    sig, ind_e, KE, ind_n, KN, cn):
+    """Tuple similarity of position ``a`` of ``X`` and ``b`` of ``Y``.
+
+    ``keyed`` (both label kernels the indicator): one key comparison, then the
+    edge weights and ``cn`` for different nodes; else :func:`tuple_similarity`.
+    """
+    if keyed:
+        if xk[a] != yk[b]:
+            return 0.0
+        w = sig[xe[a]] * sig[ye[b]]
+        if w != 0.0 and xn[a] != yn[b]:
+            w *= cn
+        return w
+    return tuple_similarity(xe[a], xn[a], xec[a], xnc[a], ye[b], yn[b], yec[b], ync[b],
+                            sig, ind_e, KE, ind_n, KN, cn)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def longest_segment(offsets, least):
     """The longest of the segments ``offsets`` delimits (CSR row lengths), at least ``least``."""
     m = least
@@ -95,6 +114,24 @@ def block_columns(i, ny, mode):
     if mode == MODE_SYMMETRIC:
         return i, ny
     return 0, ny
+
+
+@njit(cache=True, nogil=True, inline="always")
+def block_out(nx, ny, mode):
+    """The block's result: ``(nx, 1)`` in diagonal mode, else ``(nx, ny)``."""
+    return np.empty((nx, 1 if mode == MODE_DIAG else ny), dtype=np.float64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def block_store(out, i, j, value, mode):
+    """``value`` of the pair ``(i, j)`` into :func:`block_out`'s array (mirrored when
+    symmetric)."""
+    if mode == MODE_DIAG:
+        out[i, 0] = value
+    else:
+        out[i, j] = value
+        if mode == MODE_SYMMETRIC:
+            out[j, i] = value
 
 
 #: a pair with more matching position pairs than this is computed by the dense programme
@@ -126,13 +163,8 @@ def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
             R[l, 0] = 0.0
             Dn[l, 0] = 0.0
         for t in range(b0, b1):
-            if keyed:
-                w = sig[xe[s]] * sig[ye[t]] if xk[s] == yk[t] else 0.0
-                if w != 0.0 and xn[s] != yn[t]:
-                    w *= cn
-            else:
-                w = tuple_similarity(xe[s], xn[s], xec[s], xnc[s], ye[t], yn[t], yec[t], ync[t],
-                         sig, ind_e, KE, ind_n, KN, cn)
+            w = pair_similarity(keyed, s, t, xk, xe, xn, xec, xnc, yk, ye, yn, yec, ync,
+                                sig, ind_e, KE, ind_n, KN, cn)
             c = t - b0 + 1
             fw = f * w
             for l in range(L):
@@ -183,10 +215,7 @@ def path_block(
     Rw = np.empty((Lw, ly + 1), dtype=np.float64)
     C = np.empty(max(1, ly), dtype=np.float64)
     Q = np.empty(max(1, ly), dtype=np.float64)
-    if mode == MODE_DIAG:
-        out = np.empty((nx, 1), dtype=np.float64)
-    else:
-        out = np.empty((nx, ny), dtype=np.float64)
+    out = block_out(nx, ny, mode)
     for i in range(nx):
         jlo, jhi = block_columns(i, ny, mode)
         a0 = xo[i]
@@ -308,12 +337,7 @@ def path_block(
                                 E[k, l] += E[k2, l - 1] * gp
                     for l in range(1, max_len):
                         total += E[k, l]
-            if mode == MODE_DIAG:
-                out[i, 0] = total
-            else:
-                out[i, j] = total
-                if mode == MODE_SYMMETRIC:
-                    out[j, i] = total
+            block_store(out, i, j, total, mode)
     return out
 
 
@@ -344,32 +368,22 @@ def tree_block(
     pu = np.empty(sx * sy, dtype=np.int64)
     pv = np.empty(sx * sy, dtype=np.int64)
     pm = np.empty(sx * sy, dtype=np.float64)
+    ps = np.empty(sx * sy, dtype=np.int64)  # child positions of the pair under its parents'
+    pt = np.empty(sx * sy, dtype=np.int64)
+    first = np.empty(sx * sy + 1, dtype=np.int64)  # the pair's children: first[k]:first[k + 1]
     Kloc = np.empty((sx, sy), dtype=np.float64)
-    cs = np.empty(cx * cy, dtype=np.int64)
-    ct = np.empty(cx * cy, dtype=np.int64)
-    cw = np.empty(cx * cy, dtype=np.float64)
-    cg = np.empty(cx * cy, dtype=np.float64)
     P = np.empty(cx * cy, dtype=np.float64)
     Q = np.empty(cx * cy, dtype=np.float64)
     gpow = powers(g, cx + cy)
-    if mode == MODE_DIAG:
-        out = np.empty((nx, 1), dtype=np.float64)
-    else:
-        out = np.empty((nx, ny), dtype=np.float64)
+    out = block_out(nx, ny, mode)
     for i in range(nx):
         jlo, jhi = block_columns(i, ny, mode)
         ra = xto[i]
         for j in range(jlo, jhi):
             rb = yto[j]
             total = 0.0
-            if keyed:
-                m0 = sig[xe[ra]] * sig[ye[rb]] if xk[ra] == yk[rb] else 0.0
-                if xl[ra] != yl[rb]:
-                    m0 *= cn
-            else:
-                m0 = tuple_similarity(xe[ra], xl[ra], xec[ra], xlc[ra],
-                                      ye[rb], yl[rb], yec[rb], ylc[rb],
-                                      sig, ind_e, KE, ind_n, KN, cn)
+            m0 = pair_similarity(keyed, ra, rb, xk, xe, xl, xec, xlc, yk, ye, yl, yec, ylc,
+                                 sig, ind_e, KE, ind_n, KN, cn)
             if m0 != 0.0:
                 pu[0] = ra
                 pv[0] = rb
@@ -379,60 +393,37 @@ def tree_block(
                 while head < n:
                     u = pu[head]
                     v = pv[head]
+                    first[head] = n
                     head += 1
                     for p in range(xco[u], xco[u + 1]):
                         cu = xci[p]
                         for q in range(yco[v], yco[v + 1]):
                             cv = yci[q]
-                            if keyed:
-                                if xk[cu] != yk[cv]:
-                                    continue
-                                w = sig[xe[cu]] * sig[ye[cv]]
-                                if xl[cu] != yl[cv]:
-                                    w *= cn
-                            else:
-                                w = tuple_similarity(xe[cu], xl[cu], xec[cu], xlc[cu],
-                                         ye[cv], yl[cv], yec[cv], ylc[cv],
-                                         sig, ind_e, KE, ind_n, KN, cn)
+                            w = pair_similarity(keyed, cu, cv, xk, xe, xl, xec, xlc,
+                                                yk, ye, yl, yec, ylc,
+                                                sig, ind_e, KE, ind_n, KN, cn)
                             if w != 0.0:
                                 pu[n] = cu
                                 pv[n] = cv
                                 pm[n] = w
+                                ps[n] = p - xco[u]
+                                pt[n] = q - yco[v]
                                 n += 1
+                first[n] = n
+                # children first; a pair's matched children are its own run of the list,
+                # in the order of the child-subsequence recursion
                 for idx in range(n - 1, -1, -1):
-                    u = pu[idx]
-                    v = pv[idx]
                     m = pm[idx]
-                    nm = 0
-                    for p in range(xco[u], xco[u + 1]):
-                        cu = xci[p]
-                        for q in range(yco[v], yco[v + 1]):
-                            cv = yci[q]
-                            if keyed:
-                                if xk[cu] != yk[cv]:
-                                    continue
-                                w = sig[xe[cu]] * sig[ye[cv]]
-                                if xl[cu] != yl[cv]:
-                                    w *= cn
-                            else:
-                                w = tuple_similarity(xe[cu], xl[cu], xec[cu], xlc[cu],
-                                         ye[cv], yl[cv], yec[cv], ylc[cv],
-                                         sig, ind_e, KE, ind_n, KN, cn)
-                            if w != 0.0:
-                                cs[nm] = p - xco[u]
-                                ct[nm] = q - yco[v]
-                                cw[nm] = w
-                                cg[nm] = Kloc[cu - ra, cv - rb]
-                                nm += 1
+                    c0 = first[idx]
                     C = 0.0
-                    for k in range(nm):
-                        sk = cs[k]
-                        tk = ct[k]
+                    for k in range(first[idx + 1] - c0):
+                        sk = ps[c0 + k]
+                        tk = pt[c0 + k]
                         accP = 1.0
                         accQ = 0.0
                         for k2 in range(k):
-                            s2 = cs[k2]
-                            t2 = ct[k2]
+                            s2 = ps[c0 + k2]
+                            t2 = pt[c0 + k2]
                             if contiguous:
                                 if s2 == sk - 1 and t2 == tk - 1:
                                     accP += P[k2]
@@ -441,17 +432,12 @@ def tree_block(
                                 gp = gpow[sk - s2 - 1 + tk - t2 - 1]
                                 accP += P[k2] * gp
                                 accQ += Q[k2] * gp
-                        fw = f * cw[k]
+                        fw = f * pm[c0 + k]
                         P[k] = fw * accP
-                        qk = fw * (accQ + cg[k] * accP)
+                        qk = fw * (accQ + Kloc[pu[c0 + k] - ra, pv[c0 + k] - rb] * accP)
                         Q[k] = qk
                         C += qk
-                    Kloc[u - ra, v - rb] = m * (m + C)
+                    Kloc[pu[idx] - ra, pv[idx] - rb] = m * (m + C)
                 total = Kloc[0, 0]
-            if mode == MODE_DIAG:
-                out[i, 0] = total
-            else:
-                out[i, j] = total
-                if mode == MODE_SYMMETRIC:
-                    out[j, i] = total
+            block_store(out, i, j, total, mode)
     return out

@@ -16,7 +16,7 @@ import numpy as np
 
 from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels.base import Kernel
-from structkernels.kernels.tuples import merge_vocabularies
+from structkernels.kernels.tuples import merge_vocabularies, tuple_tables
 from structkernels.structures import Vocabulary
 
 
@@ -30,6 +30,8 @@ class EncodedConvolutionKernel(Kernel):
 
     structure: ClassVar[type]
     encoded: ClassVar[type]
+    #: the encoded list's array of node labels (``nodes`` of paths, ``labels`` of trees)
+    node_field: ClassVar[str] = "nodes"
     #: blocks run in compiled code without the GIL: the Gram engine uses threads
     nogil_blocks: ClassVar[bool] = True
     #: a sum over common substructures: larger structures, larger values
@@ -98,3 +100,26 @@ class EncodedConvolutionKernel(Kernel):
         if ymap is not None:
             Y = self._relabel(Y, vocab, ymap)
         return vocab, X, Y
+
+    def _tables(self, tk: Any, X: Any, Y: Any, same: bool) -> tuple:
+        """``(vocab, ex, ey, tb, x, y)``: both sides encoded in one id space, the tuple
+        tables of the block, and each side's ``(edges, nodes, edge classes, node classes)``
+        (one set of arrays when ``Y`` is ``X``; the nodes are the list's ``node_field``)."""
+        vocab, ex, ey = self._encoded_pair(X, Y, same)
+        xn = getattr(ex, self.node_field)
+        yn = getattr(ey, self.node_field)
+        if ey is ex:
+            edges, nodes = ex.edges, xn
+        else:
+            edges = np.concatenate([ex.edges, ey.edges])
+            nodes = np.concatenate([xn, yn])
+        tb = tuple_tables(tk, self.sigma, vocab, edges, nodes)
+        ec = tb.ec.astype(np.int64, copy=False)
+        nc = tb.nc.astype(np.int64, copy=False)
+        if ey is ex:
+            x = y = (edges, nodes, ec, nc)
+        else:
+            nx = len(ex.edges)
+            x = (ex.edges, xn, ec[:nx], nc[:nx])
+            y = (ey.edges, yn, ec[nx:], nc[nx:])
+        return vocab, ex, ey, tb, x, y

@@ -47,7 +47,6 @@ from structkernels.kernels.tuples import (
     check_mismatch,
     match_keys,
     sigma_table,
-    tuple_tables,
 )
 from structkernels.structures import Path, PathList, Vocabulary
 
@@ -160,27 +159,6 @@ class PathKernel(EncodedConvolutionKernel):
                 f"tuple_kernel already has node_kernel={tk.node_kernel!r}"
             )
         return TupleKernel(tk.edge_kernel, PartialIndicator(c))
-
-    def _tables(self, tk: TupleKernel, X: Any, Y: Any, same: bool) -> tuple:
-        """``(vocab, ex, ey, tb, x, y)``: both sides encoded in one id space, the tuple
-        tables of the block, and each side's ``(edges, nodes, edge classes, node classes)``
-        (one set of arrays when ``Y`` is ``X``)."""
-        vocab, ex, ey = self._encoded_pair(X, Y, same)
-        if ey is ex:
-            edges, nodes = ex.edges, ex.nodes
-        else:
-            edges = np.concatenate([ex.edges, ey.edges])
-            nodes = np.concatenate([ex.nodes, ey.nodes])
-        tb = tuple_tables(tk, self.sigma, vocab, edges, nodes)
-        ec = tb.ec.astype(np.int64, copy=False)
-        nc = tb.nc.astype(np.int64, copy=False)
-        if ey is ex:
-            x = y = (edges, nodes, ec, nc)
-        else:
-            nx = len(ex.edges)
-            x = (ex.edges, ex.nodes, ec[:nx], nc[:nx])
-            y = (ey.edges, ey.nodes, ec[nx:], nc[nx:])
-        return vocab, ex, ey, tb, x, y
 
     def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
         tk = self.resolved_tuple_kernel()
@@ -312,6 +290,16 @@ class PathKernel(EncodedConvolutionKernel):
         """
         return np.asarray(self._block(X, Y, _nb.MODE_DIAG), dtype=np.float64)[:, 0]
 
+    def _own_tuple_kernel(self) -> TupleKernel | None:
+        """The tuple kernel in use, or None for a subclass (it may change the values) or
+        parameters that do not resolve: what the value bounds below may rely on."""
+        if type(self) is not PathKernel:
+            return None
+        try:
+            return self.resolved_tuple_kernel()
+        except (TypeError, ValueError):
+            return None
+
     def monotone_in_sigma(self) -> bool:
         """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` for every label ``t`` is known.
 
@@ -321,13 +309,8 @@ class PathKernel(EncodedConvolutionKernel):
         is a product of non-negative tuple similarities, and σ_t = 0 removes the terms that
         use a ``t`` tuple.  User label kernels are not known to have the property.
         """
-        if type(self) is not PathKernel:  # a subclass may change its values
-            return False
-        try:
-            tk = self.resolved_tuple_kernel()
-        except (TypeError, ValueError):
-            return False
-        return all(
+        tk = self._own_tuple_kernel()
+        return tk is not None and all(
             (isinstance(lk, str) and lk == "indicator")
             or type(lk) in (IndicatorSimilarity, PartialIndicator, WordVectorSimilarity)
             for lk in (tk.edge_kernel, tk.node_kernel)
@@ -342,13 +325,8 @@ class PathKernel(EncodedConvolutionKernel):
         than the indicator, or a node kernel that can exceed 1 (only the indicator and
         :class:`~structkernels.kernels.tuples.PartialIndicator` qualify).
         """
-        if type(self) is not PathKernel:  # a subclass may change its values
-            return None
-        try:
-            tk = self.resolved_tuple_kernel()
-        except (TypeError, ValueError):
-            return None
-        if not (isinstance(tk.edge_kernel, str) and tk.edge_kernel == "indicator"):
+        tk = self._own_tuple_kernel()
+        if tk is None or not (isinstance(tk.edge_kernel, str) and tk.edge_kernel == "indicator"):
             return None
         nk = tk.node_kernel
         if not ((isinstance(nk, str) and nk == "indicator") or type(nk) is IndicatorSimilarity

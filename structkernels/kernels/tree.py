@@ -49,7 +49,6 @@ from structkernels.kernels.sigma import check_sigma
 from structkernels.kernels.tuples import (
     as_tuple_kernel,
     match_keys,
-    tuple_tables,
 )
 from structkernels.structures import Tree, TreeList, Vocabulary
 
@@ -94,6 +93,7 @@ class TreeKernel(EncodedConvolutionKernel):
         "(or compare smaller trees)"
     )
     encoded = TreeList
+    node_field = "labels"
 
     @staticmethod
     def _relabel(Y: TreeList, vocab: Vocabulary, ymap: np.ndarray) -> TreeList:
@@ -126,22 +126,8 @@ class TreeKernel(EncodedConvolutionKernel):
     # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Tree], Y: Sequence[Tree], mode: int) -> np.ndarray:
         tk = as_tuple_kernel(self.tuple_kernel, "TreeKernel")
-        vocab, ex, ey = self._encoded_pair(X, Y, mode != _nb.MODE_FULL)
-        if ey is ex:
-            edges, nodes = ex.edges, ex.labels
-        else:
-            edges = np.concatenate([ex.edges, ey.edges])
-            nodes = np.concatenate([ex.labels, ey.labels])
-        tb = tuple_tables(tk, self.sigma, vocab, edges, nodes)
-        ec = tb.ec.astype(np.int64, copy=False)
-        nc = tb.nc.astype(np.int64, copy=False)
-        nx = len(ex.labels)
-        if ey is ex:
-            xl, xe, xlc, xec = nodes, edges, nc, ec
-            yl, ye, ylc, yec = xl, xe, xlc, xec
-        else:
-            xl, xe, xlc, xec = ex.labels, ex.edges, nc[:nx], ec[:nx]
-            yl, ye, ylc, yec = ey.labels, ey.edges, nc[nx:], ec[nx:]
+        vocab, ex, ey, tb, (xe, xl, xec, xlc), (ye, yl, yec, ylc) = self._tables(
+            tk, X, Y, mode != _nb.MODE_FULL)
         lam = float(self.lam)
         f, g = (lam * lam, lam) if self.decay == "span" else (lam, 1.0)
         xk, yk = match_keys(tb, len(vocab), xe, xl, ye, yl, ey is ex)

@@ -278,7 +278,7 @@ class _BandwidthKernel(VectorKernel):
     def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
         if sigma is not None:
             warnings.warn(f"{type(self).__name__}(sigma=...) is deprecated: the bandwidth is "
-                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=3)
+                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=2)
         self.bandwidth = bandwidth
         self.sigma = sigma
 
@@ -289,6 +289,9 @@ class _BandwidthKernel(VectorKernel):
 
     def validate_params(self) -> None:
         _check_positive(self, "bandwidth" if self.sigma is None else "sigma")
+
+    def diag_block(self, X: np.ndarray) -> np.ndarray:
+        return np.ones(len(X), dtype=np.float64)  # k(x, x) = exp(0)
 
 
 class RBFKernel(_BandwidthKernel):
@@ -303,9 +306,6 @@ class RBFKernel(_BandwidthKernel):
     sigma : float, optional
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
-
-    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
-        super().__init__(bandwidth, sigma)
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -336,9 +336,6 @@ class RBFKernel(_BandwidthKernel):
         q = float(d @ d)
         return math.exp(-(0.5 / self._b / self._b) * q) if math.isfinite(q) else None
 
-    def diag_block(self, X: np.ndarray) -> np.ndarray:
-        return np.ones(len(X), dtype=np.float64)
-
 
 class LaplacianKernel(_BandwidthKernel):
     """``exp(-||x - y||_1 / b)``; scikit-learn's ``laplacian_kernel`` with gamma = 1/b.
@@ -351,9 +348,6 @@ class LaplacianKernel(_BandwidthKernel):
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
 
-    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
-        super().__init__(bandwidth, sigma)
-
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self._b)
 
@@ -363,9 +357,6 @@ class LaplacianKernel(_BandwidthKernel):
     def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
         q = float(np.abs(x - y).sum())
         return math.exp(-q / self._b) if math.isfinite(q) else None
-
-    def diag_block(self, X: np.ndarray) -> np.ndarray:
-        return np.ones(len(X), dtype=np.float64)
 
 
 class PolynomialKernel(VectorKernel):

@@ -2,7 +2,7 @@
 
 Every consumer that now reads kernel values through the engine's kernel-access layer
 (``engine.source``, ``engine.parallel``) is timed on the shipped Bio-AMR paths: the exact
-k-NN graph (``map_blocks`` with a top-k reduce), scattered pair values of the σ trials
+k-NN graph (``map_blocks`` with a top-k reduce), the Gram engine, scattered pair values of the σ trials
 (``KernelSource.pairs``), a σ learner fit (trials, leave-one-out bands), the SRK Gram stack
 and the tiled HSIC of the plugin.  Each measurement runs in a fresh process, alternating
 the two trees (A B B A ...), and the JSON gives each tree's median seconds and the ratio
@@ -39,6 +39,15 @@ X = load_interactions(split="train").paths[:6000]
 k = Normalized(kernel("path", lam=0.8, node_mismatch=0.9))
 knn_graph(X[:300], k, k=4, n_jobs=2)
 t = time.perf_counter(); g = knn_graph(X, k, k=4, n_jobs=2); print(time.perf_counter() - t)
+""",
+    "gram, 3,000 paths": """
+import time, numpy as np
+from structkernels.datasets import load_interactions
+from structkernels import gram, kernel, Normalized
+X = load_interactions(split="train").paths[:3000]
+k = Normalized(kernel("path", lam=0.8, node_mismatch=0.9))
+gram(k, X[:200], n_jobs=2)
+t = time.perf_counter(); gram(k, X, n_jobs=2); print(time.perf_counter() - t)
 """,
     "σ trial pairs, 400,000 pairs": """
 import time, numpy as np

@@ -4,10 +4,10 @@ Every consumer that now reads kernel values through the engine's kernel-access l
 (``engine.source``, ``engine.parallel``) is timed on the shipped Bio-AMR paths: the Gram
 engine, the exact k-NN graph (``map_blocks`` with a top-k reduce), scattered pair values of
 the σ trials (``KernelSource.pairs``), a σ learner fit (trials, leave-one-out bands), the
-SRK Gram stack and the tiled HSIC of the plugin.  Each measurement runs in a fresh process, alternating
-the two trees (A B B A ...), and the JSON gives each tree's median seconds and the ratio
-``this / baseline`` (below 1: faster) of the medians and of the minima (the run least
-disturbed by the machine), with the load average around the run.
+SRK Gram stack and the tiled HSIC of the plugin. Each measurement runs in a fresh process,
+alternating the two trees (A B B A ...), and the JSON gives each tree's median seconds and
+the ratio ``this / baseline`` (below 1: faster) of the medians and of the minima (the run
+least disturbed by the machine), with the load average around the run.
 
 Usage::
 

@@ -11,9 +11,12 @@ A *re-writing* is a pair ``(s, t)`` of token sequences (tuples or lists of
   cosine-normalised, then summed), computed from one pass that yields every
   ``K_j`` at once (:meth:`SRKBase.stack_block`), so the sum never recomputes a
   window;
-* :func:`srk_gram_stack`, the per-window raw Gram matrices of a data set
-  (parallel, optionally cached on disk), from which every ``kmax`` sum and
-  every combination with other kernels is assembled without new kernel calls.
+* :func:`srk_gram_stack`, the per-window raw Gram matrices of a data set, run
+  by the engine's :func:`~structkernels.engine.parallel.plan` and
+  :func:`~structkernels.engine.parallel.map_tasks` and cached in the checked
+  ``.npy`` store of ``gram(cache=)``, from which every ``kmax`` sum and every
+  combination with other kernels is assembled without new kernel calls;
+* :class:`PairwiseSRK`, the SRKs that factorise over the two sides (ps, pw).
 
 Resource bounds.  A window longer than a sentence holds no k-gram, so ``K_j``
 is 0 for ``j > min(|s|, |t|)`` of either re-writing: windows are only ever
@@ -28,25 +31,32 @@ computation over :func:`memory_budget` is refused with
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
+import time
 import warnings
 from collections.abc import Sequence
+from itertools import combinations
 from typing import Any
 
-import joblib
 import numpy as np
 
 from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
-from structkernels.engine.parallel import map_tasks, releases_gil
+from structkernels.engine.gram import block_ranges
+from structkernels.engine.parallel import map_tasks, plan
+from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel
 from structkernels.utils import (
     MEMORY_BUDGET_ENV,
+    CacheFolder,
+    NpyFormatError,
     StructkernelsError,
     check_int,
-    effective_n_jobs,
     format_gib,
     memory_budget,
-    tqdm,
+    read_npy,
+    save_npy,
 )
 
 __all__ = [
@@ -188,10 +198,6 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
     )
 
 
-def _check_int(owner: str, name: str, value: Any, low: int, allow_none: bool = False) -> None:
-    check_int(value, f"{owner}.{name}", low, allow_none=allow_none)
-
-
 def sum_normalized(
     stack: np.ndarray,
     diag_x: np.ndarray,
@@ -213,10 +219,9 @@ def sum_normalized(
     """
     diag_y = diag_x if diag_y is None else diag_y
     out = np.zeros(stack.shape[1:], dtype=np.float64)
-    bad = 0
     for j in range(stack.shape[0]):
-        bad += int((diag_x[j] <= 0).sum() + (diag_y[j] <= 0).sum())
         out += normalize_gram(stack[j], diag_x[j], diag_y[j], warn=False)
+    bad = int((diag_x[: len(stack)] <= 0).sum() + (diag_y[: len(stack)] <= 0).sum())
     if bad and warn:
         warnings.warn(
             f"{bad} (structure, window) self-similarities are 0 (sequences shorter than the "
@@ -232,11 +237,28 @@ class SRKBase(Kernel):
 
     Subclasses set ``name`` and implement :meth:`_stack` returning the raw
     ``K_j`` for ``j`` in ``windows`` as an array ``(len(windows), n, m)``.
+
+    Parameters
+    ----------
+    k : int, default 1
+        Window (k-gram) size; with ``kmax`` the smallest window.
+    lam : float in (0, 1], default 1.0
+        Wildcard weight λ (the paper uses 1; unused by ps-SRK, which has no
+        wildcards, and kept so the three SRKs share parameters).
+    kmax : int, optional
+        If given, the kernel is the paper's ``K̂_k + ... + K̂_kmax``: every
+        window cosine-normalised, then summed (computed in one pass).  If
+        None, the raw ``K_k``.
     """
 
     name = "srk"
     #: blocks of this many re-writings amortise the encoding of a block
     preferred_block_size = 256
+
+    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
+        self.k = k
+        self.lam = lam
+        self.kmax = kmax
 
     def windows_for(
         self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
@@ -306,8 +328,8 @@ class SRKBase(Kernel):
 
     def validate_params(self) -> None:
         owner = type(self).__name__
-        _check_int(owner, "k", self.k, 1)
-        _check_int(owner, "kmax", self.kmax, 1, allow_none=True)
+        check_int(self.k, f"{owner}.k", 1)
+        check_int(self.kmax, f"{owner}.kmax", 1, allow_none=True)
         if self.kmax is not None and self.kmax < self.k:
             raise ValueError(f"{owner}.kmax must be >= k={self.k}, got {self.kmax!r}")
         lam = self.lam
@@ -379,8 +401,8 @@ class SRKBase(Kernel):
 def _stack_task(kernel: SRKBase, X, Y, task, symmetric):
     r0, r1, c0, c1 = task
     if symmetric and r0 == c0:
-        return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], None)
-    return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
+        return task, kernel.stack_block(X[r0:r1], None)
+    return task, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
 
 
 def srk_gram_stack(
@@ -390,7 +412,7 @@ def srk_gram_stack(
     *,
     n_jobs: int | None = None,
     block_size: int | None = None,
-    cache_dir: str | os.PathLike | None = None,
+    cache: str | os.PathLike | None = None,
     progress: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Raw per-window Gram matrices of an SRK, plus the per-window diagonals.
@@ -406,14 +428,15 @@ def srk_gram_stack(
         ``k..kmax`` (or ``k`` alone).
     X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
     n_jobs : int
-        Workers: threads for ``kb-srk`` (compiled, GIL-free), joblib processes
-        for the others.
+        Workers, run as :func:`structkernels.engine.parallel.plan` decides
+        (threads for ``kb-srk``, whose compiled blocks release the GIL).
     block_size : int, optional
         Rows per block (default: the kernel's ``preferred_block_size``).
-    cache_dir : path or joblib.Memory, optional
-        The on-disk cache of the Gram engine (:class:`joblib.Memory`): a
-        repeated call with the same kernel parameters and data loads the
-        stack instead of computing it.
+    cache : path, optional
+        A folder of checked ``.npy`` entries, the store of
+        :func:`structkernels.gram`'s ``cache=`` (never pickles), keyed by the
+        kernel (all its parameters, code version) and the data: a repeated call
+        loads the stack instead of computing it; a damaged entry is computed again.
     progress : bool, optional
         tqdm bar over blocks (default: on for long work).
 
@@ -434,66 +457,83 @@ def srk_gram_stack(
     kernel.validate_params()
     X = kernel.check_input(X)
     Y = None if Y is None else kernel.check_input(Y)
-    if cache_dir is not None:
-        memory = cache_dir if isinstance(cache_dir, joblib.Memory) else joblib.Memory(
-            os.fspath(cache_dir), verbose=0
-        )
-        cached = memory.cache(_stack, ignore=["n_jobs", "block_size", "progress"])
-        return cached(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
-    return _stack(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
+    if cache is None:
+        return _stack(kernel, X, Y, n_jobs, block_size, progress)
+    key = hashlib.sha256(json.dumps(["srk-stack", KernelSource(kernel, X, Y, checked=True).key()],
+                                    sort_keys=True).encode()).hexdigest()
+    folder = CacheFolder(cache, "SRK Gram cache")
+    w = len(kernel.windows_for(X, Y))
+    sizes = [len(X), len(X) if Y is None else len(Y)]
+    parts = {"stack": 8 * w * sizes[0] * sizes[1]} if Y is None else {
+        "stack": 8 * w * sizes[0] * sizes[1], "dx": 8 * w * sizes[0], "dy": 8 * w * sizes[1]}
+    names = [f"srk-{key}-{part}.npy" for part in parts]
+    if all(folder.check_file(name, key, size + 4096)
+           for name, size in zip(names, parts.values(), strict=True)):
+        try:
+            found = [read_npy(folder.file(name), max_bytes=size)
+                     for name, size in zip(names, parts.values(), strict=True)]
+            if Y is None:
+                d = np.diagonal(found[0], axis1=1, axis2=2).copy()
+                return found[0], d, d
+            return tuple(found)
+        except NpyFormatError as exc:
+            folder.discard(names[0], str(exc))
+    out = _stack(kernel, X, Y, n_jobs, block_size, progress)
+    for name, array in zip(names, out, strict=False):
+        folder.write_file(name, key, functools.partial(save_npy, array=array))
+    return out
 
 
-def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
+def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, n_jobs: int | None,
            block_size: int | None, progress: bool | None):
-    """The work of :func:`srk_gram_stack` on checked input (cached as a whole)."""
+    """The work of :func:`srk_gram_stack` on checked input, run as :func:`plan` says."""
     symmetric = Y is None
     Y = X if symmetric else Y
     windows = kernel.windows_for(X, None if symmetric else Y)  # beyond: all 0
     n, m = len(X), len(Y)
-    bs = int(block_size or kernel.preferred_block_size)
-    workers = 1 if n_jobs == 1 else effective_n_jobs(n_jobs)
-    if block_size is None and workers > 1 and getattr(kernel, "nogil_blocks", False):
-        # threads: blocks cost nothing to send, so keep ~16 per worker for balance
-        bs = min(bs, max(16, int(np.sqrt(n * m / (16 * workers)))))
-    tasks = []
-    for r0 in range(0, n, bs):
-        for c0 in range(0, m, bs):
-            if symmetric and c0 < r0:
-                continue
-            tasks.append((r0, min(r0 + bs, n), c0, min(c0 + bs, m)))
     need = 8 * len(windows) * n * m  # the stack; each block checks its own working memory
     if need > memory_budget():
         raise MemoryBudgetError(
             f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {format_gib(need)}, over the "
             f"memory budget of {format_gib(memory_budget())} (raise it with ${MEMORY_BUDGET_ENV})"
         )
+    run = plan(kernel, n_jobs, n_evaluations=n * m)
+    bs = int(block_size or kernel.preferred_block_size)
+    if block_size is None and run.backend == "threads":
+        # threads: blocks cost nothing to send, so keep ~16 per worker for balance
+        bs = min(bs, max(16, int(np.sqrt(n * m / (16 * run.workers)))))
+    tasks = [(r0, r1, c0, c1) for r0, r1 in block_ranges(n, bs) for c0, c1 in block_ranges(m, bs)
+             if not (symmetric and c0 < r0)]
     stack = np.zeros((len(windows), n, m), dtype=np.float64)
-    disable = (len(tasks) < 8) if progress is None else not progress
-    bar = tqdm(total=len(tasks), unit="block", desc=f"{kernel.name} gram", disable=disable)
-    try:
-        # compiled kernels that release the GIL run in threads (no start-up, no
-        # copies); the others in processes.  Placement does not depend on order.
-        results = map_tasks(
-            functools.partial(_stack_task, kernel, X, Y, symmetric=symmetric), tasks,
-            n_jobs=workers, ordered=False,
-            backend="threads" if releases_gil(kernel) else "processes",
-        )
-        for r0, r1, c0, c1, block in results:
-            w = len(block)  # a block's windows: a prefix of ``windows`` (the rest are 0)
-            stack[:w, r0:r1, c0:c1] = block
-            if symmetric and r0 != c0:
-                stack[:w, c0:c1, r0:r1] = block.transpose(0, 2, 1)
-            bar.update(1)
-    finally:
-        bar.close()
+
+    def place(task, block) -> None:
+        r0, r1, c0, c1 = task
+        w = len(block)  # a block's windows: a prefix of ``windows`` (the rest are 0)
+        stack[:w, r0:r1, c0:c1] = block
+        if symmetric and r0 != c0:
+            stack[:w, c0:c1, r0:r1] = block.transpose(0, 2, 1)
+
+    def cost(task) -> int:
+        return (task[1] - task[0]) * (task[3] - task[2])
+
+    job = functools.partial(_stack_task, symmetric=symmetric)
+    if run.probe_seconds is not None and len(tasks) > 1:
+        # time the first block serially: workers only when the rest is worth them
+        t0 = time.perf_counter()
+        place(*job(kernel, X, Y, tasks[0]))
+        per_eval = (time.perf_counter() - t0) / cost(tasks[0])
+        tasks = tasks[1:]
+        run = run.after_probe(per_eval * sum(map(cost, tasks)))
+    # placement does not depend on the order in which blocks come back
+    for task, block in map_tasks(job, tasks, backend=run, ordered=False, cost=cost,
+                                 progress=progress, desc=f"{kernel.name} gram", unit="eval",
+                                 shared=(kernel, X, Y)):
+        place(task, block)
     if symmetric:
-        dx = np.diagonal(stack, axis1=1, axis2=2).copy()
-        dy = dx
-    else:
-        w = len(windows)
-        dx = _pad_windows(kernel.diag_stack(X), w)
-        dy = _pad_windows(kernel.diag_stack(Y), w)
-    return stack, dx, dy
+        d = np.diagonal(stack, axis1=1, axis2=2).copy()
+        return stack, d, d
+    w = len(windows)
+    return stack, _pad_windows(kernel.diag_stack(X), w), _pad_windows(kernel.diag_stack(Y), w)
 
 
 def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
@@ -511,9 +551,7 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
     (``wildcards=False``) or ``lam ** j`` to each of its ``2 ** k`` patterns
     with ``j`` positions replaced by the wildcard (``wildcards=True``).
     """
-    from itertools import combinations
-
-    from scipy.sparse import csr_matrix
+    from scipy.sparse import csr_matrix  # here: scipy loads only when a pairwise SRK runs
 
     index: dict = {}
     get = index.setdefault
@@ -577,31 +615,23 @@ class PairwiseSRK(SRKBase):
         m = 1 if diag else n if Y is None else len(Y)
         return base + worst + 16 * n * m
 
-    def _side_grams(self, X, Y, k):
-        sym = Y is None
-        Y = X if sym else Y
-        Fs = _feature_matrices([[s for s, _ in X]] + ([] if sym else [[s for s, _ in Y]]), k,
-                               self.lam, self.wildcards)
-        Ft = _feature_matrices([[t for _, t in X]] + ([] if sym else [[t for _, t in Y]]), k,
-                               self.lam, self.wildcards)
-        Ks = (Fs[0] @ Fs[-1].T).toarray()
-        Kt = (Ft[0] @ Ft[-1].T).toarray()
-        return Ks, Kt
+    def _features(self, sets, k: int, side: int) -> list:
+        """Feature matrices of one side (0: sources, 1: targets) of each set, one index."""
+        return _feature_matrices([[x[side] for x in Z] for Z in sets], k, self.lam,
+                                 self.wildcards)
 
     def _stack(self, X, Y, windows):
-        n = len(X)
-        m = n if Y is None else len(Y)
-        out = np.empty((len(windows), n, m))
+        sets = [X] if Y is None else [X, Y]
+        out = np.empty((len(windows), len(X), len(sets[-1])))
         for i, k in enumerate(windows):
-            Ks, Kt = self._side_grams(X, Y, k)
-            out[i] = Ks * Kt
+            (Fs, Ft) = (self._features(sets, k, side) for side in (0, 1))
+            out[i] = (Fs[0] @ Fs[-1].T).toarray() * (Ft[0] @ Ft[-1].T).toarray()
         return out
 
     def _diag_stack(self, X, windows):
         out = np.empty((len(windows), len(X)))
         for i, k in enumerate(windows):
-            Fs = _feature_matrices([[s for s, _ in X]], k, self.lam, self.wildcards)[0]
-            Ft = _feature_matrices([[t for _, t in X]], k, self.lam, self.wildcards)[0]
+            Fs, Ft = (self._features([X], k, side)[0] for side in (0, 1))
             out[i] = np.asarray(Fs.multiply(Fs).sum(axis=1)).ravel() * np.asarray(
                 Ft.multiply(Ft).sum(axis=1)
             ).ravel()

@@ -36,9 +36,8 @@ Computation (Algorithms 1 and 2):
   single doubles): ``I_s``/``I_t`` count equal tokens between the sources /
   the targets, ``U``/``W`` equal tokens within each re-writing.
 
-Double codes are ``a << 32 | b`` for token ids ``a, b`` (``V`` in the
-compiled signatures is the vocabulary size, kept for the callers).
-Everything runs compiled (numba, cached on disk).
+Double codes are ``a << 32 | b`` for token ids ``a, b``.  Everything runs
+compiled (numba, cached on disk).
 """
 
 from __future__ import annotations
@@ -81,7 +80,7 @@ def _fact_lam(kmax, lam2):
 
 
 @njit(cache=True, nogil=True)
-def _g(vs, vt, k, V, lam2, fact, binom, fl):
+def _g(vs, vt, k, lam2, fact, binom, fl):
     """Algorithm 1 lines 3-8 on two sorted rows of k double codes (``a << 32 | b``)."""
     r = 1.0
     i = 0
@@ -129,17 +128,17 @@ def _sort_small(a, n):
 
 
 @njit(cache=True, nogil=True)
-def _kbar(as1, as2, at1, at2, k, V, lam2, fact, binom, fl, vs, vt):
+def _kbar(as1, as2, at1, at2, k, lam2, fact, binom, fl, vs, vt):
     for p in range(k):
         vs[p] = (as1[p] << 32) | as2[p]
         vt[p] = (at1[p] << 32) | at2[p]
     _sort_small(vs, k)
     _sort_small(vt, k)
-    return _g(vs, vt, k, V, lam2, fact, binom, fl)
+    return _g(vs, vt, k, lam2, fact, binom, fl)
 
 
 @njit(cache=True, nogil=True)
-def _direct_pair(s1, t1, s2, t2, k, V, lam2):
+def _direct_pair(s1, t1, s2, t2, k, lam2):
     """Eq. 4 literally: K̄_k (Algorithm 1) summed over all quadruples of k-grams."""
     fact, binom = _tables(k)
     fl = _fact_lam(k, lam2)
@@ -152,7 +151,7 @@ def _direct_pair(s1, t1, s2, t2, k, V, lam2):
                 for d in range(len(t2) - k + 1):
                     total += _kbar(
                         s1[a:a + k], s2[b:b + k], t1[c:c + k], t2[d:d + k],
-                        k, V, lam2, fact, binom, fl, vs, vt,
+                        k, lam2, fact, binom, fl, vs, vt,
                     )
     return total
 
@@ -347,7 +346,7 @@ def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, e
                 e = nxt[e]
         else:
             while e >= 0:
-                total += ecnt[e] * _g(buf, ewin[e], k, 0, lam2, fact, binom, fl)
+                total += ecnt[e] * _g(buf, ewin[e], k, lam2, fact, binom, fl)
                 e = nxt[e]
     return total
 
@@ -403,7 +402,7 @@ def _max_len(off):
 
 @njit(cache=True, nogil=True)
 def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
-                kmin, kmax, V, lam, symmetric, diag_only):
+                kmin, kmax, lam, symmetric, diag_only):
     n = len(xso) - 1
     m = len(yso) - 1
     w = kmax - kmin + 1
@@ -411,8 +410,6 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     lam2 = lam * lam
     fl = _fact_lam(kmax, lam2)
     mxs, mys, mxt, myt = _max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto)
-    if diag_only:
-        mys, myt = mxs, mxt
     # workspace, allocated once per block
     cs = max(mxs * mys, 1)
     ct = max(mxt * myt, 1)
@@ -442,24 +439,14 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     for b in range(m):
         uy[b] = _self_matches(ys[yso[b]:yso[b + 1]], yt[yto[b]:yto[b + 1]])
     vals = np.empty(w)
-    if diag_only:
-        out = np.zeros((w, n, 1))
-    else:
-        out = np.zeros((w, n, m))
+    out = np.zeros((w, n, 1 if diag_only else m))  # diag_only: Y is X, pairs (a, a) only
     for a in range(n):
         s1 = xs[xso[a]:xso[a + 1]]
         s1i = xsi[xso[a]:xso[a + 1]]
         t1 = xt[xto[a]:xto[a + 1]]
         t1i = xti[xto[a]:xto[a + 1]]
-        if diag_only:
-            _pair_all(s1, s1i, t1, t1i, ux[a], s1, s1i, t1, t1i, ux[a], kmin, kmax, lam2,
-                      fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
-                      ekh, ecnt, ewin, slots, nxt, buf, vals)
-            for q in range(w):
-                out[q, a, 0] = vals[q]
-            continue
-        start = a if symmetric else 0
-        for b in range(start, m):
+        start = a if symmetric or diag_only else 0
+        for b in range(start, a + 1 if diag_only else m):
             s2 = ys[yso[b]:yso[b + 1]]
             s2i = ysi[yso[b]:yso[b + 1]]
             t2 = yt[yto[b]:yto[b + 1]]
@@ -468,6 +455,9 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
                       fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
                       ekh, ecnt, ewin, slots, nxt, buf, vals)
             for q in range(w):
+                if diag_only:
+                    out[q, a, 0] = vals[q]
+                    continue
                 out[q, a, b] = vals[q]
                 if symmetric:
                     out[q, b, a] = vals[q]
@@ -477,22 +467,28 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
 def _encode_both(X, Y):
     vocab: dict[str, int] = {}
     ex = encode_rewritings(X, vocab)
-    ey = ex if Y is None else encode_rewritings(Y, vocab)
-    return ex, ey, max(len(vocab), 1)
+    return ex, (ex if Y is None else encode_rewritings(Y, vocab))
 
 
 def kb_srk_stack(
     X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, kmin: int, kmax: int, lam: float
 ) -> np.ndarray:
     """Raw ``K_k(X[a], Y[b])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n, m); checked input."""
-    ex, ey, V = _encode_both(X, Y)
-    return _gram_stack(*ex, *ey, int(kmin), int(kmax), np.int64(V), float(lam), Y is None, False)
+    ex, ey = _encode_both(X, Y)
+    return _gram_stack(*ex, *ey, int(kmin), int(kmax), float(lam), Y is None, False)
 
 
 def kb_srk_diag(X: Sequence[Rewriting], kmin: int, kmax: int, lam: float) -> np.ndarray:
     """Raw ``K_k(X[a], X[a])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n)."""
-    ex, _, V = _encode_both(X, None)
-    return _gram_stack(*ex, *ex, int(kmin), int(kmax), np.int64(V), float(lam), True, True)[:, :, 0]
+    ex, _ = _encode_both(X, None)
+    return _gram_stack(*ex, *ex, int(kmin), int(kmax), float(lam), False, True)[:, :, 0]
+
+
+def _ids(*seqs) -> list[np.ndarray]:
+    """Token ids of each sequence, one vocabulary."""
+    vocab: dict = {}
+    return [np.asarray([vocab.setdefault(w, len(vocab)) for w in q], dtype=np.int64)
+            for q in seqs]
 
 
 def kb_srk_direct(x: Rewriting, y: Rewriting, k: int, lam: float = 1.0) -> float:
@@ -505,11 +501,8 @@ def kb_srk_direct(x: Rewriting, y: Rewriting, k: int, lam: float = 1.0) -> float
     >>> kb_srk_direct((("a", "b"), ("b", "a")), (("a", "b"), ("b", "a")), k=1, lam=1.0)
     8.0
     """
-    vocab: dict[str, int] = {}
-    enc = [np.asarray([vocab.setdefault(w, len(vocab)) for w in side], dtype=np.int64)
-           for side in (x[0], x[1], y[0], y[1])]
-    V = np.int64(max(len(vocab), 1))
-    return float(_direct_pair(enc[0], enc[1], enc[2], enc[3], int(k), V, float(lam) ** 2))
+    s1, t1, s2, t2 = _ids(x[0], x[1], y[0], y[1])
+    return float(_direct_pair(s1, t1, s2, t2, int(k), float(lam) ** 2))
 
 
 def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
@@ -526,15 +519,13 @@ def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
     k = len(seqs[0])
     if any(len(q) != k for q in seqs):
         raise ValueError("kb_kbar needs four k-grams of the same length")
-    vocab: dict = {}
-    enc = [np.asarray([vocab.setdefault(w, len(vocab)) for w in q], dtype=np.int64) for q in seqs]
-    V = np.int64(max(len(vocab), 1))
+    enc = _ids(*seqs)
     fact, binom = _tables(k)
     vs = np.empty(k, dtype=np.int64)
     vt = np.empty(k, dtype=np.int64)
     lam2 = float(lam) ** 2
     fl = _fact_lam(k, lam2)
-    return float(_kbar(enc[0], enc[2], enc[1], enc[3], k, V, lam2, fact, binom, fl, vs, vt))
+    return float(_kbar(enc[0], enc[2], enc[1], enc[3], k, lam2, fact, binom, fl, vs, vt))
 
 
 class KbSRK(SRKBase):
@@ -544,16 +535,8 @@ class KbSRK(SRKBase):
     patterns of ``k`` tokens with one-token wildcards, bijectively aligned;
     a rule weighs ``lam`` per aligned wildcard pair on each re-writing.
 
-    Parameters
-    ----------
-    k : int, default 1
-        Window (k-gram) size; with ``kmax`` the smallest window.
-    lam : float in (0, 1], default 1.0
-        Wildcard penalty λ (the paper uses 1).
-    kmax : int, optional
-        If given, the kernel is the paper's ``K̂_k + ... + K̂_kmax``: every
-        window cosine-normalised, then summed (computed in one pass).  If
-        None, the raw ``K_k``.
+    Parameters ``k``, ``lam`` (wildcard penalty λ), ``kmax``:
+    :class:`~structkernels.kernels.srk.common.SRKBase`.
 
     Examples
     --------
@@ -569,11 +552,6 @@ class KbSRK(SRKBase):
     name = "kb-srk"
     #: blocks run in compiled code without the GIL: the Gram engine uses threads
     nogil_blocks = True
-
-    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
-        self.k = k
-        self.lam = lam
-        self.kmax = kmax
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
         """Output, plus the compiled workspace: three ``(|s1|+1) x (|s2|+1)`` grids

@@ -155,7 +155,7 @@ def test_srk_gram_stack_cache_is_the_engines_checked_store(tmp_path, monkeypatch
     X = [(("a", "b", "c"), ("c", "b")), (("a",), ("a", "b")), (("b", "c"), ("b",))]
     S, dx, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache=tmp_path)
     R = srk_gram_stack(PwSRK(k=1, kmax=2), X[:2], X[1:], cache=tmp_path)
-    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".npy"] * 4 + [".sum"] * 4
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".npy"] * 6 + [".sum"] * 6
 
     def no_work(*args, **kwargs):
         raise AssertionError("computed although cached")
@@ -188,7 +188,7 @@ def test_srk_cache_never_loads_a_pickle_and_refuses_an_edited_entry(tmp_path):
     X = [(("a", "b", "c"), ("c", "b")), (("a",), ("a", "b")), (("b", "c"), ("b",))]
     kern = KbSRK(k=1, kmax=2)
     expected = srk_gram_stack(kern, X, cache=cache)
-    [entry] = cache.glob("srk-*.npy")
+    [entry] = cache.glob("srk-*-stack.npy")
     key = entry.name[len("srk-"):-len("-stack.npy")]
     # an edited value, the check file left as it was: refused, computed again
     K = np.load(entry)

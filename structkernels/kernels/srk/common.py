@@ -1,31 +1,21 @@
 """Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
 
-A *re-writing* is a pair ``(s, t)`` of token sequences (tuples or lists of
-``str``).  The three SRK instances (``kb-srk``, ``ps-srk``, ``pw-srk``) share:
+A *re-writing* is a pair ``(s, t)`` of token sequences.  The SRKs (``kb-srk``, ``ps-srk``,
+``pw-srk``) share the input check (:func:`check_rewritings`: a bare string is refused, a
+sentence silently read as characters being a classic bug), the parameters and block logic
+(:class:`SRKBase`: ``k`` alone gives the raw ``K_k``, ``kmax`` the paper's
+``K̂_k + ... + K̂_kmax`` from one pass that yields every ``K_j``), and
+:func:`srk_gram_stack`, the per-window raw Grams of a data set, run by the engine's
+:func:`~structkernels.engine.parallel.plan` and :func:`~structkernels.engine.parallel.map_tasks`
+and cached in the checked ``.npy`` store of ``gram(cache=)``, from which every ``kmax``
+sum and every combination with other kernels is assembled without new kernel calls.
+:class:`PairwiseSRK` holds the SRKs that factorise over the two sides (ps, pw).
 
-* input checking (:func:`check_rewritings`): a bare string, or a pair of bare
-  strings, is refused with a ``TypeError`` (a sentence silently read as
-  characters is a classic bug);
-* the window parameters: ``k`` alone gives the raw ``K_k``; with ``kmax`` the
-  kernel is the paper's ``K̂_k + ... + K̂_kmax`` (Sec. 6: each ``K_j``
-  cosine-normalised, then summed), computed from one pass that yields every
-  ``K_j`` at once (:meth:`SRKBase.stack_block`), so the sum never recomputes a
-  window;
-* :func:`srk_gram_stack`, the per-window raw Gram matrices of a data set, run
-  by the engine's :func:`~structkernels.engine.parallel.plan` and
-  :func:`~structkernels.engine.parallel.map_tasks` and cached in the checked
-  ``.npy`` store of ``gram(cache=)``, from which every ``kmax`` sum and every
-  combination with other kernels is assembled without new kernel calls;
-* :class:`PairwiseSRK`, the SRKs that factorise over the two sides (ps, pw).
-
-Resource bounds.  A window longer than a sentence holds no k-gram, so ``K_j``
-is 0 for ``j > min(|s|, |t|)`` of either re-writing: windows are only ever
-computed up to the longest one the input can use (a ``kmax`` above the
-sentence lengths costs what the sentence lengths cost; a raw ``K_k`` with
-``k`` beyond them is 0 without any work).  Before allocating, the memory a
-computation plans to use is estimated (:meth:`SRKBase.planned_bytes`) and a
-computation over :func:`memory_budget` is refused with
-:class:`MemoryBudgetError`, which names the window that fits.
+Resource bounds.  ``K_j`` is 0 for ``j > min(|s|, |t|)`` of either re-writing, so windows
+are computed only up to the longest one the input can use (:func:`usable_window`).
+Before allocating, the memory a computation plans to use is estimated
+(:meth:`SRKBase.planned_bytes`) and a computation over :func:`memory_budget` is refused
+with :class:`MemoryBudgetError`, which names the window that fits.
 """
 
 from __future__ import annotations
@@ -59,16 +49,8 @@ from structkernels.utils import (
     save_npy,
 )
 
-__all__ = [
-    "MemoryBudgetError",
-    "memory_budget",
-    "Rewriting",
-    "check_rewritings",
-    "SRKBase",
-    "srk_gram_stack",
-    "sum_normalized",
-    "encode_rewritings",
-]
+__all__ = ["MemoryBudgetError", "memory_budget", "Rewriting", "check_rewritings", "SRKBase",
+           "srk_gram_stack", "sum_normalized", "encode_rewritings", "PairwiseSRK"]
 
 Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -175,8 +157,7 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
     t_tok: list[int] = []
     s_in: list[bool] = []
     t_in: list[bool] = []
-    s_off = [0]
-    t_off = [0]
+    s_off, t_off = [0], [0]
     get = vocab.setdefault
     for s, t in X:
         si = [get(w, len(vocab)) for w in s]
@@ -188,23 +169,13 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
         t_in.extend(w in ss for w in ti)
         s_off.append(len(s_tok))
         t_off.append(len(t_tok))
-    return (
-        np.asarray(s_tok, dtype=np.int64),
-        np.asarray(s_off, dtype=np.int64),
-        np.asarray(s_in, dtype=np.bool_),
-        np.asarray(t_tok, dtype=np.int64),
-        np.asarray(t_off, dtype=np.int64),
-        np.asarray(t_in, dtype=np.bool_),
-    )
+    ids = [np.asarray(a, dtype=np.int64) for a in (s_tok, s_off, t_tok, t_off)]
+    return (ids[0], ids[1], np.asarray(s_in, dtype=np.bool_),
+            ids[2], ids[3], np.asarray(t_in, dtype=np.bool_))
 
 
-def sum_normalized(
-    stack: np.ndarray,
-    diag_x: np.ndarray,
-    diag_y: np.ndarray | None = None,
-    *,
-    warn: bool = True,
-) -> np.ndarray:
+def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None,
+                   *, warn: bool = True) -> np.ndarray:
     """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis.
 
     Parameters
@@ -223,12 +194,9 @@ def sum_normalized(
         out += normalize_gram(stack[j], diag_x[j], diag_y[j], warn=False)
     bad = int((diag_x[: len(stack)] <= 0).sum() + (diag_y[: len(stack)] <= 0).sum())
     if bad and warn:
-        warnings.warn(
-            f"{bad} (structure, window) self-similarities are 0 (sequences shorter than the "
-            "window); those normalised terms are 0",
-            ZeroSelfSimilarityWarning,
-            stacklevel=3,
-        )
+        warnings.warn(f"{bad} (structure, window) self-similarities are 0 (sequences shorter "
+                      "than the window); those normalised terms are 0",
+                      ZeroSelfSimilarityWarning, stacklevel=3)
     return out
 
 
@@ -260,9 +228,8 @@ class SRKBase(Kernel):
         self.lam = lam
         self.kmax = kmax
 
-    def windows_for(
-        self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
-    ) -> list[int]:
+    def windows_for(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
+                    ) -> list[int]:
         """The windows computed for the block ``X`` × ``Y`` (``Y=None``: ``X`` × ``X``).
 
         ``k..min(kmax, usable_window(X, Y))``: larger windows are 0 (see
@@ -275,13 +242,8 @@ class SRKBase(Kernel):
         top = min(int(self.kmax), usable_window(X, Y))
         return list(range(int(self.k), top + 1))
 
-    def planned_bytes(
-        self,
-        X: Sequence[Rewriting],
-        Y: Sequence[Rewriting] | None,
-        windows: list[int],
-        diag: bool = False,
-    ) -> int:
+    def planned_bytes(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None,
+                      windows: list[int], diag: bool = False) -> int:
         """Estimated peak memory of :meth:`stack_block` on ``X`` × ``Y`` (or of
         :meth:`diag_stack` on ``X`` with ``diag=True``) for ``windows``.
 
@@ -292,23 +254,14 @@ class SRKBase(Kernel):
         m = 1 if diag else n if Y is None else len(Y)
         return 16 * max(len(windows), 1) * n * m
 
-    def _check_budget(
-        self,
-        X: Sequence[Rewriting],
-        Y: Sequence[Rewriting] | None,
-        windows: list[int],
-        diag: bool = False,
-    ) -> None:
+    def _check_budget(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None,
+                      windows: list[int], diag: bool = False) -> None:
         """Refuse (:class:`MemoryBudgetError`) a block planned over :func:`memory_budget`."""
-        need = self.planned_bytes(X, Y, windows, diag)
-        budget = memory_budget()
+        need, budget = self.planned_bytes(X, Y, windows, diag), memory_budget()
         if need <= budget:
             return
-        fits = None
-        for j in range(len(windows) - 1, 0, -1):
-            if self.planned_bytes(X, Y, windows[:j], diag) <= budget:
-                fits = windows[j - 1]
-                break
+        fits = next((windows[j - 1] for j in range(len(windows) - 1, 0, -1)
+                     if self.planned_bytes(X, Y, windows[:j], diag) <= budget), None)
         out = SRKBase.planned_bytes(self, X, Y, windows[:1], diag)
         if fits is not None and self.kmax is not None:
             hint = f"kmax={fits} fits"
@@ -348,31 +301,24 @@ class SRKBase(Kernel):
     def _diag_stack(self, X: Sequence[Rewriting], windows: list[int]) -> np.ndarray:
         raise NotImplementedError
 
-    def stack_block(
-        self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
-    ) -> np.ndarray:
-        """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for` ``(X, Y)``,
-        shape (w, n, m).
-
-        ``Y=None`` means ``Y = X`` (symmetric, each pair computed once).  The
-        windows beyond the sentence lengths (all 0) are left out.
-        """
-        windows = self.windows_for(X, Y)
-        n = len(X)
-        m = n if Y is None else len(Y)
-        if not windows or windows[-1] > usable_window(X, Y) or n == 0 or m == 0:
-            return np.zeros((len(windows), n, m))  # every window is 0: no work
-        self._check_budget(X, Y, windows)
-        return self._stack(X, Y, windows)
+    def stack_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
+                    ) -> np.ndarray:
+        """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for` ``(X, Y)``, shape
+        (w, n, m); ``Y=None`` means ``Y = X`` (symmetric, each pair computed once)."""
+        return self._windows_block(X, Y, diag=False)
 
     def diag_stack(self, X: Sequence[Rewriting]) -> np.ndarray:
         """Raw self-similarities ``K_j(X[a], X[a])`` for the windows
         :meth:`windows_for` ``(X)``, shape (w, n)."""
-        windows = self.windows_for(X)
-        if not windows or windows[-1] > usable_window(X) or len(X) == 0:
-            return np.zeros((len(windows), len(X)))
-        self._check_budget(X, None, windows, diag=True)
-        return self._diag_stack(X, windows)
+        return self._windows_block(X, None, diag=True)
+
+    def _windows_block(self, X, Y, diag: bool) -> np.ndarray:
+        windows = self.windows_for(X, Y)
+        shape = (len(windows), len(X)) + (() if diag else (len(X if Y is None else Y),))
+        if not windows or windows[-1] > usable_window(X, Y) or 0 in shape[1:]:
+            return np.zeros(shape)  # every window is 0: no work
+        self._check_budget(X, Y, windows, diag)
+        return self._diag_stack(X, windows) if diag else self._stack(X, Y, windows)
 
     def gram_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting]) -> np.ndarray:
         stack = self.stack_block(X, Y)
@@ -405,40 +351,28 @@ def _stack_task(kernel: SRKBase, X, Y, task, symmetric):
     return task, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
 
 
-def srk_gram_stack(
-    kernel: SRKBase,
-    X: Any,
-    Y: Any = None,
-    *,
-    n_jobs: int | None = None,
-    block_size: int | None = None,
-    cache: str | os.PathLike | None = None,
-    progress: bool | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None = None,
+                   block_size: int | None = None, cache: str | os.PathLike | None = None,
+                   progress: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Raw per-window Gram matrices of an SRK, plus the per-window diagonals.
 
-    This is the building block of the paper's ``K̂_1 + ... + K̂_kmax``: each
-    ``K_j`` is computed once, and every ``kmax`` (and every combination with
-    other kernels) is assembled from the stack by :func:`sum_normalized`.
+    The building block of the paper's ``K̂_1 + ... + K̂_kmax``: each ``K_j`` is computed
+    once, and every ``kmax`` (and every combination with other kernels) is assembled from
+    the stack by :func:`sum_normalized`.
 
     Parameters
     ----------
     kernel : SRKBase
-        ``kb-srk``, ``ps-srk`` or ``pw-srk`` instance; its windows are
-        ``k..kmax`` (or ``k`` alone).
+        ``kb-srk``, ``ps-srk`` or ``pw-srk``; its windows are ``k..kmax`` (or ``k``).
     X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
-    n_jobs : int
-        Workers, run as :func:`structkernels.engine.parallel.plan` decides
-        (threads for ``kb-srk``, whose compiled blocks release the GIL).
-    block_size : int, optional
-        Rows per block (default: the kernel's ``preferred_block_size``).
+    n_jobs, block_size, progress
+        Workers, run as :func:`structkernels.engine.parallel.plan` decides (threads for
+        ``kb-srk``, whose compiled blocks release the GIL); rows per block (default: the
+        kernel's ``preferred_block_size``); a bar over blocks (default: on long work).
     cache : path, optional
-        A folder of checked ``.npy`` entries, the store of
-        :func:`structkernels.gram`'s ``cache=`` (never pickles), keyed by the
-        kernel (all its parameters, code version) and the data: a repeated call
-        loads the stack instead of computing it; a damaged entry is computed again.
-    progress : bool, optional
-        tqdm bar over blocks (default: on for long work).
+        A folder of checked ``.npy`` entries, the store of ``gram(cache=)`` (never
+        pickles), keyed by the kernel (all its parameters, code version) and the data: a
+        repeated call loads the stack; a damaged entry is computed again.
 
     Returns
     -------
@@ -462,24 +396,17 @@ def srk_gram_stack(
     key = hashlib.sha256(json.dumps(["srk-stack", KernelSource(kernel, X, Y, checked=True).key()],
                                     sort_keys=True).encode()).hexdigest()
     folder = CacheFolder(cache, "SRK Gram cache")
-    w = len(kernel.windows_for(X, Y))
-    sizes = [len(X), len(X) if Y is None else len(Y)]
-    parts = {"stack": 8 * w * sizes[0] * sizes[1]} if Y is None else {
-        "stack": 8 * w * sizes[0] * sizes[1], "dx": 8 * w * sizes[0], "dy": 8 * w * sizes[1]}
-    names = [f"srk-{key}-{part}.npy" for part in parts]
-    if all(folder.check_file(name, key, size + 4096)
-           for name, size in zip(names, parts.values(), strict=True)):
+    n, m, w = len(X), len(X if Y is None else Y), len(kernel.windows_for(X, Y))
+    parts = {f"srk-{key}-{part}.npy": 8 * w * size
+             for part, size in (("stack", n * m), ("dx", n), ("dy", m))}
+    if all(folder.check_file(name, key, size + 4096) for name, size in parts.items()):
         try:
-            found = [read_npy(folder.file(name), max_bytes=size)
-                     for name, size in zip(names, parts.values(), strict=True)]
-            if Y is None:
-                d = np.diagonal(found[0], axis1=1, axis2=2).copy()
-                return found[0], d, d
-            return tuple(found)
-        except NpyFormatError as exc:
-            folder.discard(names[0], str(exc))
+            return tuple(read_npy(folder.file(name), max_bytes=size)
+                         for name, size in parts.items())
+        except NpyFormatError as exc:  # a pickle, an object array: never loaded
+            folder.discard(next(iter(parts)), str(exc))
     out = _stack(kernel, X, Y, n_jobs, block_size, progress)
-    for name, array in zip(names, out, strict=False):
+    for name, array in zip(parts, out, strict=True):
         folder.write_file(name, key, functools.partial(save_npy, array=array))
     return out
 
@@ -555,11 +482,9 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
 
     index: dict = {}
     get = index.setdefault
-    masks = []
-    if wildcards:
-        for j in range(k + 1):
-            for pos in combinations(range(k), j):
-                masks.append((frozenset(pos), float(lam) ** j))
+    # the wildcard positions of each pattern and its weight; without wildcards the k-gram
+    masks = [(frozenset(pos), float(lam) ** j) for j in range(k + 1 if wildcards else 1)
+             for pos in combinations(range(k), j)]
     mats = []
     for seqs in seqs_list:
         indptr = [0]
@@ -569,12 +494,8 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
             row: dict[int, float] = {}
             for a in range(len(seq) - k + 1):
                 gram = seq[a:a + k]
-                if not wildcards:
-                    f = get(gram, len(index))
-                    row[f] = row.get(f, 0.0) + 1.0
-                    continue
                 for pos, w in masks:
-                    pat = tuple(None if p in pos else gram[p] for p in range(k))
+                    pat = tuple(None if p in pos else gram[p] for p in range(k)) if pos else gram
                     f = get(pat, len(index))
                     row[f] = row.get(f, 0.0) + w
             indices.extend(row.keys())
@@ -606,11 +527,8 @@ class PairwiseSRK(SRKBase):
         seqs = [q for x in X for q in x]
         if Y is not None and not diag:
             seqs += [q for y in Y for q in y]
-        worst = 0
-        for k in windows:
-            grams = sum(max(len(q) - k + 1, 0) for q in seqs)
-            per = (2**k if self.wildcards else 1) * (120 + 8 * k)
-            worst = max(worst, grams * per)
+        worst = max((sum(max(len(q) - k + 1, 0) for q in seqs)
+                     * (2**k if self.wildcards else 1) * (120 + 8 * k) for k in windows), default=0)
         n = len(X)
         m = 1 if diag else n if Y is None else len(Y)
         return base + worst + 16 * n * m
@@ -624,15 +542,14 @@ class PairwiseSRK(SRKBase):
         sets = [X] if Y is None else [X, Y]
         out = np.empty((len(windows), len(X), len(sets[-1])))
         for i, k in enumerate(windows):
-            (Fs, Ft) = (self._features(sets, k, side) for side in (0, 1))
+            Fs, Ft = (self._features(sets, k, side) for side in (0, 1))
             out[i] = (Fs[0] @ Fs[-1].T).toarray() * (Ft[0] @ Ft[-1].T).toarray()
         return out
 
     def _diag_stack(self, X, windows):
         out = np.empty((len(windows), len(X)))
         for i, k in enumerate(windows):
-            Fs, Ft = (self._features([X], k, side)[0] for side in (0, 1))
-            out[i] = np.asarray(Fs.multiply(Fs).sum(axis=1)).ravel() * np.asarray(
-                Ft.multiply(Ft).sum(axis=1)
-            ).ravel()
+            sq = [np.asarray(F.multiply(F).sum(axis=1)).ravel()
+                  for F in (self._features([X], k, side)[0] for side in (0, 1))]
+            out[i] = sq[0] * sq[1]
         return out

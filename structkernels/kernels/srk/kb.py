@@ -54,29 +54,22 @@ __all__ = ["KbSRK", "kb_srk_direct", "kb_kbar"]
 
 # ----------------------------------------------------------------- Algorithm 1
 @njit(cache=True, nogil=True)
-def _tables(kmax):
+def _tables(kmax, lam2):
+    """``j!``, ``C(n, r)`` and ``fl[j] = j! lam2^j`` (the weight of a non-identical double
+    met j times on both sides), up to ``kmax``."""
     fact = np.ones(kmax + 1)
+    fl = np.ones(kmax + 1)
+    p = 1.0
     for i in range(1, kmax + 1):
         fact[i] = fact[i - 1] * i
+        p *= lam2
+        fl[i] = fact[i] * p
     binom = np.zeros((kmax + 1, kmax + 1))
     for n in range(kmax + 1):
         binom[n, 0] = 1.0
         for r in range(1, n + 1):
             binom[n, r] = binom[n - 1, r - 1] + (binom[n - 1, r] if r <= n - 1 else 0.0)
-    return fact, binom
-
-
-@njit(cache=True, nogil=True)
-def _fact_lam(kmax, lam2):
-    """``fl[j] = j! lam2^j``: the weight of a non-identical double met j times on both sides."""
-    fl = np.ones(kmax + 1)
-    p = 1.0
-    f = 1.0
-    for j in range(1, kmax + 1):
-        p *= lam2
-        f *= j
-        fl[j] = f * p
-    return fl
+    return fact, binom, fl
 
 
 @njit(cache=True, nogil=True)
@@ -117,42 +110,37 @@ def _g(vs, vt, k, lam2, fact, binom, fl):
 
 
 @njit(cache=True, nogil=True)
-def _sort_small(a, n):
-    for i in range(1, n):
-        v = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > v:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = v
-
-
-@njit(cache=True, nogil=True)
-def _kbar(as1, as2, at1, at2, k, lam2, fact, binom, fl, vs, vt):
+def _window(x, y, a, b, k, out):
+    """Sorted double codes of the window at (a, b); returns its number of identical doubles."""
+    n_ident = 0
     for p in range(k):
-        vs[p] = (as1[p] << 32) | as2[p]
-        vt[p] = (at1[p] << 32) | at2[p]
-    _sort_small(vs, k)
-    _sort_small(vt, k)
-    return _g(vs, vt, k, lam2, fact, binom, fl)
+        u = x[a + p]
+        v = y[b + p]
+        if u == v:
+            n_ident += 1
+        c = (u << 32) | v
+        q = p - 1
+        while q >= 0 and out[q] > c:
+            out[q + 1] = out[q]
+            q -= 1
+        out[q + 1] = c
+    return n_ident
 
 
 @njit(cache=True, nogil=True)
 def _direct_pair(s1, t1, s2, t2, k, lam2):
     """Eq. 4 literally: K̄_k (Algorithm 1) summed over all quadruples of k-grams."""
-    fact, binom = _tables(k)
-    fl = _fact_lam(k, lam2)
+    fact, binom, fl = _tables(k, lam2)
     vs = np.empty(k, dtype=np.int64)
     vt = np.empty(k, dtype=np.int64)
     total = 0.0
     for a in range(len(s1) - k + 1):
         for b in range(len(s2) - k + 1):
+            _window(s1, s2, a, b, k, vs)  # the sorted doubles of a_s1 ⊗ a_s2
             for c in range(len(t1) - k + 1):
                 for d in range(len(t2) - k + 1):
-                    total += _kbar(
-                        s1[a:a + k], s2[b:b + k], t1[c:c + k], t2[d:d + k],
-                        k, lam2, fact, binom, fl, vs, vt,
-                    )
+                    _window(t1, t2, c, d, k, vt)
+                    total += _g(vs, vt, k, lam2, fact, binom, fl)
     return total
 
 
@@ -239,24 +227,6 @@ def _keep(R, HK, k, ca, cb, kh, nc):
             kh[cnt] = HK[a, b] - HK[a + k, b + k]
             cnt += 1
     return cnt
-
-
-@njit(cache=True, nogil=True)
-def _window(x, y, a, b, k, out):
-    """Sorted double codes of the window at (a, b); returns its number of identical doubles."""
-    n_ident = 0
-    for p in range(k):
-        u = x[a + p]
-        v = y[b + p]
-        if u == v:
-            n_ident += 1
-        c = (u << 32) | v
-        q = p - 1
-        while q >= 0 and out[q] > c:
-            out[q + 1] = out[q]
-            q -= 1
-        out[q + 1] = c
-    return n_ident
 
 
 @njit(cache=True, nogil=True)
@@ -352,13 +322,15 @@ def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, e
 
 
 @njit(cache=True, nogil=True)
-def _self_matches(x, y):
-    c = 0
-    for a in range(len(x)):
-        for b in range(len(y)):
-            if x[a] == y[b]:
-                c += 1
-    return c
+def _self_matches(s, so, t, to):
+    """Per re-writing ``i``, the equal (source token, target token) position pairs."""
+    u = np.zeros(len(so) - 1)
+    for i in range(len(so) - 1):
+        for a in range(so[i], so[i + 1]):
+            for b in range(to[i], to[i + 1]):
+                if s[a] == t[b]:
+                    u[i] += 1.0
+    return u
 
 
 @njit(cache=True, nogil=True)
@@ -406,9 +378,8 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     n = len(xso) - 1
     m = len(yso) - 1
     w = kmax - kmin + 1
-    fact, binom = _tables(kmax)
     lam2 = lam * lam
-    fl = _fact_lam(kmax, lam2)
+    fact, binom, fl = _tables(kmax, lam2)
     mxs, mys, mxt, myt = _max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto)
     # workspace, allocated once per block
     cs = max(mxs * mys, 1)
@@ -420,24 +391,16 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     HKs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
     Rt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
     HKt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
-    cas = np.empty(cs, dtype=np.int64)
-    cbs = np.empty(cs, dtype=np.int64)
-    khs = np.empty(cs, dtype=np.int64)
-    cat = np.empty(ct, dtype=np.int64)
-    cbt = np.empty(ct, dtype=np.int64)
-    kht = np.empty(ct, dtype=np.int64)
-    ekh = np.empty(ct, dtype=np.int64)
+    src = np.empty((3, cs), dtype=np.int64)  # source windows: cells, key hashes
+    cas, cbs, khs = src[0], src[1], src[2]
+    tgt = np.empty((5, ct), dtype=np.int64)  # target windows, and the target map's entries
+    cat, cbt, kht, ekh, nxt = tgt[0], tgt[1], tgt[2], tgt[3], tgt[4]
     ecnt = np.empty(ct, dtype=np.float64)
     ewin = np.empty((ct, max(kmax, 1)), dtype=np.int64)
     slots = np.empty(P, dtype=np.int64)
-    nxt = np.empty(ct, dtype=np.int64)
     buf = np.empty(max(kmax, 1), dtype=np.int64)
-    ux = np.empty(n)
-    for a in range(n):
-        ux[a] = _self_matches(xs[xso[a]:xso[a + 1]], xt[xto[a]:xto[a + 1]])
-    uy = np.empty(m)
-    for b in range(m):
-        uy[b] = _self_matches(ys[yso[b]:yso[b + 1]], yt[yto[b]:yto[b + 1]])
+    ux = _self_matches(xs, xso, xt, xto)
+    uy = _self_matches(ys, yso, yt, yto)
     vals = np.empty(w)
     out = np.zeros((w, n, 1 if diag_only else m))  # diag_only: Y is X, pairs (a, a) only
     for a in range(n):
@@ -470,9 +433,8 @@ def _encode_both(X, Y):
     return ex, (ex if Y is None else encode_rewritings(Y, vocab))
 
 
-def kb_srk_stack(
-    X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, kmin: int, kmax: int, lam: float
-) -> np.ndarray:
+def kb_srk_stack(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, kmin: int, kmax: int,
+                 lam: float) -> np.ndarray:
     """Raw ``K_k(X[a], Y[b])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n, m); checked input."""
     ex, ey = _encode_both(X, Y)
     return _gram_stack(*ex, *ey, int(kmin), int(kmax), float(lam), Y is None, False)
@@ -520,12 +482,11 @@ def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
     if any(len(q) != k for q in seqs):
         raise ValueError("kb_kbar needs four k-grams of the same length")
     enc = _ids(*seqs)
-    fact, binom = _tables(k)
-    vs = np.empty(k, dtype=np.int64)
-    vt = np.empty(k, dtype=np.int64)
     lam2 = float(lam) ** 2
-    fl = _fact_lam(k, lam2)
-    return float(_kbar(enc[0], enc[2], enc[1], enc[3], k, lam2, fact, binom, fl, vs, vt))
+    vs, vt = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    _window(enc[0], enc[2], 0, 0, k, vs)
+    _window(enc[1], enc[3], 0, 0, k, vt)
+    return float(_g(vs, vt, k, lam2, *_tables(k, lam2)))
 
 
 class KbSRK(SRKBase):

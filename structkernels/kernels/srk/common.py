@@ -141,7 +141,8 @@ def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
                 f"got {type(rec).__name__}"
                 + (f" of length {len(rec)}" if isinstance(rec, (tuple, list)) else "")
             )
-        out.append((_check_side(owner, i, "source", rec[0]), _check_side(owner, i, "target", rec[1])))
+        out.append((_check_side(owner, i, "source", rec[0]),
+                    _check_side(owner, i, "target", rec[1])))
     return out
 
 
@@ -414,16 +415,15 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
 def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, n_jobs: int | None,
            block_size: int | None, progress: bool | None):
     """The work of :func:`srk_gram_stack` on checked input, run as :func:`plan` says."""
-    symmetric = Y is None
-    Y = X if symmetric else Y
-    windows = kernel.windows_for(X, None if symmetric else Y)  # beyond: all 0
+    windows = kernel.windows_for(X, Y)  # beyond: all 0
+    symmetric, Y = Y is None, X if Y is None else Y
     n, m = len(X), len(Y)
     need = 8 * len(windows) * n * m  # the stack; each block checks its own working memory
     if need > memory_budget():
         raise MemoryBudgetError(
-            f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {format_gib(need)}, over the "
-            f"memory budget of {format_gib(memory_budget())} (raise it with ${MEMORY_BUDGET_ENV})"
-        )
+            f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {format_gib(need)}, over "
+            f"the memory budget of {format_gib(memory_budget())} (raise it with "
+            f"${MEMORY_BUDGET_ENV})")
     run = plan(kernel, n_jobs, n_evaluations=n * m)
     bs = int(block_size or kernel.preferred_block_size)
     if block_size is None and run.backend == "threads":
@@ -465,9 +465,7 @@ def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, n_jobs: int | None,
 
 def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
     """The first ``w`` windows of a diagonal stack, zero rows added if it has fewer."""
-    if len(d) >= w:
-        return d[:w]
-    return np.concatenate([d, np.zeros((w - len(d),) + d.shape[1:])])
+    return d[:w] if len(d) >= w else np.concatenate([d, np.zeros((w - len(d),) + d.shape[1:])])
 
 
 # ------------------------------------------------- decomposed (pairwise) SRKs

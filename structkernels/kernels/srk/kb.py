@@ -367,8 +367,7 @@ def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
 def _max_len(off):
     m = 0
     for i in range(len(off) - 1):
-        if off[i + 1] - off[i] > m:
-            m = off[i + 1] - off[i]
+        m = max(m, off[i + 1] - off[i])
     return m
 
 
@@ -427,22 +426,18 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     return out
 
 
-def _encode_both(X, Y):
-    vocab: dict[str, int] = {}
-    ex = encode_rewritings(X, vocab)
-    return ex, (ex if Y is None else encode_rewritings(Y, vocab))
-
-
 def kb_srk_stack(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, kmin: int, kmax: int,
                  lam: float) -> np.ndarray:
     """Raw ``K_k(X[a], Y[b])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n, m); checked input."""
-    ex, ey = _encode_both(X, Y)
+    vocab: dict[str, int] = {}
+    ex = encode_rewritings(X, vocab)
+    ey = ex if Y is None else encode_rewritings(Y, vocab)
     return _gram_stack(*ex, *ey, int(kmin), int(kmax), float(lam), Y is None, False)
 
 
 def kb_srk_diag(X: Sequence[Rewriting], kmin: int, kmax: int, lam: float) -> np.ndarray:
     """Raw ``K_k(X[a], X[a])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n)."""
-    ex, _ = _encode_both(X, None)
+    ex = encode_rewritings(X, {})
     return _gram_stack(*ex, *ex, int(kmin), int(kmax), float(lam), False, True)[:, :, 0]
 
 
@@ -504,7 +499,7 @@ class KbSRK(SRKBase):
     >>> from structkernels import kernel
     >>> x = (("shakespeare", "wrote", "hamlet"), ("hamlet", "was", "written", "by", "shakespeare"))
     >>> y = (("austen", "wrote", "emma"), ("emma", "was", "written", "by", "austen"))
-    >>> kernel("kb-srk", k=1).value(x, y)   # 1 * 3 wildcard-free rules + 2 * 2 with one aligned pair
+    >>> kernel("kb-srk", k=1).value(x, y)   # 3 wildcard-free rules + 2 * 2 with one aligned pair
     7.0
     >>> round(kernel("kb-srk", k=1, kmax=2).value(x, x), 6)
     2.0
@@ -521,10 +516,7 @@ class KbSRK(SRKBase):
         (lengths: the longest of each side)."""
         base = super().planned_bytes(X, Y, windows, diag)
         Y = X if Y is None or diag else Y
-        sx = max((len(s) for s, _ in X), default=0)
-        tx = max((len(t) for _, t in X), default=0)
-        sy = max((len(s) for s, _ in Y), default=0)
-        ty = max((len(t) for _, t in Y), default=0)
+        sx, tx, sy, ty = (max((len(r[i]) for r in Z), default=0) for Z in (X, Y) for i in (0, 1))
         kmax = max(windows, default=1)
         cs, ct = sx * sy, tx * ty
         words = (3 * (sx + 1) * (sy + 1) + 3 * (tx + 1) * (ty + 1) + 4 * cs

@@ -155,7 +155,8 @@ def test_srk_gram_stack_cache_is_the_engines_checked_store(tmp_path, monkeypatch
     X = [(("a", "b", "c"), ("c", "b")), (("a",), ("a", "b")), (("b", "c"), ("b",))]
     S, dx, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache=tmp_path)
     R = srk_gram_stack(PwSRK(k=1, kmax=2), X[:2], X[1:], cache=tmp_path)
-    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".npy"] * 6 + [".sum"] * 6
+    assert sorted(p.suffix for p in tmp_path.glob("srk-*")) == [".npy"] * 6 + [".sum"] * 6
+    assert not list(tmp_path.rglob("*.pkl"))
 
     def no_work(*args, **kwargs):
         raise AssertionError("computed although cached")

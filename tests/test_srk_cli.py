@@ -37,7 +37,9 @@ def test_paraphrase_cli_json_and_cache(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["accuracy"] == 100.0 and out["f1"] == 100.0
     assert out["n_train"] == 20 and out["n_test"] == 10
-    assert (cache / "joblib").is_dir()
+    # checked .npy entries with their sidecars, no pickles: two stacks and their diagonals
+    assert sorted(p.suffix for p in cache.glob("srk-*")) == [".npy"] * 6 + [".sum"] * 6
+    assert not list(cache.rglob("*.pkl"))
     assert (tmp_path / "pred.txt").read_text().split() == ["0", "1"] * 5
     assert main(argv) == 0  # second run from the cache
     assert json.loads(capsys.readouterr().out)["accuracy"] == 100.0

@@ -138,7 +138,7 @@ def test_srk_gram_stack_reuses_windows_and_caches(tmp_path):
     rng = random.Random(11)
     X = [(tuple(rng.choice("abc") for _ in range(6)), tuple(rng.choice("abc") for _ in range(6)))
          for _ in range(10)]
-    S, dx, dy = srk_gram_stack(KbSRK(k=1, kmax=3), X, cache_dir=tmp_path)
+    S, dx, dy = srk_gram_stack(KbSRK(k=1, kmax=3), X, cache=tmp_path)
     for j in (1, 2, 3):
         np.testing.assert_allclose(S[j - 1], KbSRK(k=j).gram(X))
     np.testing.assert_allclose(sum_normalized(S, dx, dy), KbSRK(k=1, kmax=3).gram(X))
@@ -149,22 +149,69 @@ def test_srk_gram_stack_reuses_windows_and_caches(tmp_path):
     np.testing.assert_allclose(ry[0], PwSRK(k=1).diag(X[4:]))
 
 
-def test_srk_gram_stack_cache_is_the_engines_joblib_memory(tmp_path, monkeypatch):
+def test_srk_gram_stack_cache_is_the_engines_checked_store(tmp_path, monkeypatch):
     import structkernels.kernels.srk.common as common
 
     X = [(("a", "b", "c"), ("c", "b")), (("a",), ("a", "b")), (("b", "c"), ("b",))]
-    S, dx, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=tmp_path)
-    assert (tmp_path / "joblib").is_dir()
+    S, dx, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache=tmp_path)
+    R = srk_gram_stack(PwSRK(k=1, kmax=2), X[:2], X[1:], cache=tmp_path)
+    assert sorted(p.suffix for p in tmp_path.glob("srk-*")) == [".npy"] * 6 + [".sum"] * 6
+    assert not list(tmp_path.rglob("*.pkl"))
 
     def no_work(*args, **kwargs):
         raise AssertionError("computed although cached")
 
     monkeypatch.setattr(common, "_stack_task", no_work)
-    S2, dx2, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache_dir=str(tmp_path), n_jobs=1)
+    S2, dx2, _ = srk_gram_stack(KbSRK(k=1, kmax=2), X, cache=str(tmp_path), n_jobs=1)
     np.testing.assert_array_equal(S2, S)
     np.testing.assert_array_equal(dx2, dx)
+    for a, b in zip(srk_gram_stack(PwSRK(k=1, kmax=2), X[:2], X[1:], cache=tmp_path), R,
+                    strict=True):
+        np.testing.assert_array_equal(a, b)
     with pytest.raises(AssertionError, match="computed although cached"):
-        srk_gram_stack(KbSRK(k=1, kmax=2, lam=0.5), X, cache_dir=tmp_path)  # other parameters
+        srk_gram_stack(KbSRK(k=1, kmax=2, lam=0.5), X, cache=tmp_path)  # other parameters
+
+
+class _Planted:
+    """Unpickling it creates a file: proof that a pickle was loaded."""
+
+    def __init__(self, flag):
+        self.flag = flag
+
+    def __reduce__(self):
+        return (open, (self.flag, "w"))
+
+
+def test_srk_cache_never_loads_a_pickle_and_refuses_an_edited_entry(tmp_path):
+    from structkernels.utils import CacheFolder, CacheWarning
+
+    cache, flag = tmp_path / "cache", tmp_path / "unpickled"
+    X = [(("a", "b", "c"), ("c", "b")), (("a",), ("a", "b")), (("b", "c"), ("b",))]
+    kern = KbSRK(k=1, kmax=2)
+    expected = srk_gram_stack(kern, X, cache=cache)
+    [entry] = cache.glob("srk-*-stack.npy")
+    key = entry.name[len("srk-"):-len("-stack.npy")]
+    # an edited value, the check file left as it was: refused, computed again
+    K = np.load(entry)
+    K[0, 0, 0] = 999.0
+    np.save(entry, K)
+    with pytest.warns(CacheWarning, match="failed its check"):
+        again = srk_gram_stack(kern, X, cache=cache)
+    np.testing.assert_array_equal(again[0], expected[0])
+    # a pickle in place of the entry, with a check file that matches it, and one where
+    # joblib.Memory kept its entries
+    np.save(entry, np.array([_Planted(str(flag))], dtype=object), allow_pickle=True)
+    CacheFolder(cache).write_file(entry.name, key, lambda p: p.write_bytes(entry.read_bytes()))
+    (cache / "joblib").mkdir()
+    (cache / "joblib" / "output.pkl").write_bytes(entry.read_bytes())
+    with pytest.warns(CacheWarning, match="failed its check"):
+        again = srk_gram_stack(kern, X, cache=cache)
+    assert not flag.exists()
+    for a, b in zip(again, expected, strict=True):
+        np.testing.assert_array_equal(a, b)
+    hit = srk_gram_stack(kern, X, cache=cache)  # the entry was written again
+    np.testing.assert_array_equal(hit[0], expected[0])
+    assert not flag.exists()
 
 
 def test_short_sequences_give_zero_and_warn_once():

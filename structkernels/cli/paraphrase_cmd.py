@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     result, pred = classify_rewritings(
         train, test, kern, kmax=args.kmax, lam=args.lam, pr=bool(args.pr), cv=args.cv, C=args.C,
         lowercase=not args.no_lowercase, stem=not args.no_stem, n_jobs=args.n_jobs,
-        cache_dir=args.cache, progress=progress, random_state=args.random_state,
+        cache=args.cache, progress=progress, random_state=args.random_state,
         name=args.kernel, started=t0)
     cv_result = result.get("cv")
     kmax, use_pr = result["kmax"], result["pr"]

@@ -20,7 +20,7 @@ __all__ = ["classify_rewritings"]
 def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: float,
                         pr: bool = False, cv: int | None = None, C: float = 1.0,
                         lowercase: bool = True, stem: bool = True, n_jobs: int | None = None,
-                        cache_dir: Any = None, progress: bool | None = None,
+                        cache: Any = None, progress: bool | None = None,
                         random_state: int = 0, name: str = "srk",
                         started: float | None = None) -> tuple[dict[str, Any], np.ndarray]:
     """``(result, predictions)`` of the SVM on the sum of normalised per-k Grams of
@@ -40,9 +40,9 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     t0 = time.perf_counter() if started is None else started
     pipe = TextPipeline(lowercase=lowercase, stem=stem)
     Xtr, Xte = train.tokenized(pipe), test.tokenized(pipe)
-    S_tr, d_tr, _ = srk_gram_stack(kern, Xtr, n_jobs=n_jobs, cache_dir=cache_dir,
+    S_tr, d_tr, _ = srk_gram_stack(kern, Xtr, n_jobs=n_jobs, cache=cache,
                                    progress=progress)
-    S_te, d_te, _ = srk_gram_stack(kern, Xte, Xtr, n_jobs=n_jobs, cache_dir=cache_dir,
+    S_te, d_te, _ = srk_gram_stack(kern, Xte, Xtr, n_jobs=n_jobs, cache=cache,
                                    progress=progress)
     pr_tr = pr_te = None
     if pr or cv is not None:

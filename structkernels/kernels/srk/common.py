@@ -1,64 +1,56 @@
 """Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
 
-A *re-writing* is a pair ``(s, t)`` of token sequences (tuples or lists of
-``str``).  The three SRK instances (``kb-srk``, ``ps-srk``, ``pw-srk``) share:
+A *re-writing* is a pair ``(s, t)`` of token sequences.  The SRKs (``kb-srk``, ``ps-srk``,
+``pw-srk``) share the input check (:func:`check_rewritings`: a bare string is refused, a
+sentence silently read as characters being a classic bug), the parameters and block logic
+(:class:`SRKBase`: ``k`` alone gives the raw ``K_k``, ``kmax`` the paper's
+``K̂_k + ... + K̂_kmax`` from one pass that yields every ``K_j``), and
+:func:`srk_gram_stack`, the per-window raw Grams of a data set, run by the engine's
+:func:`~structkernels.engine.parallel.plan` and :func:`~structkernels.engine.parallel.map_tasks`
+and cached in the checked ``.npy`` store of ``gram(cache=)``, from which every ``kmax``
+sum and every combination with other kernels is assembled without new kernel calls.
+:class:`PairwiseSRK` holds the SRKs that factorise over the two sides (ps, pw).
 
-* input checking (:func:`check_rewritings`): a bare string, or a pair of bare
-  strings, is refused with a ``TypeError`` (a sentence silently read as
-  characters is a classic bug);
-* the window parameters: ``k`` alone gives the raw ``K_k``; with ``kmax`` the
-  kernel is the paper's ``K̂_k + ... + K̂_kmax`` (Sec. 6: each ``K_j``
-  cosine-normalised, then summed), computed from one pass that yields every
-  ``K_j`` at once (:meth:`SRKBase.stack_block`), so the sum never recomputes a
-  window;
-* :func:`srk_gram_stack`, the per-window raw Gram matrices of a data set
-  (parallel, optionally cached on disk), from which every ``kmax`` sum and
-  every combination with other kernels is assembled without new kernel calls.
-
-Resource bounds.  A window longer than a sentence holds no k-gram, so ``K_j``
-is 0 for ``j > min(|s|, |t|)`` of either re-writing: windows are only ever
-computed up to the longest one the input can use (a ``kmax`` above the
-sentence lengths costs what the sentence lengths cost; a raw ``K_k`` with
-``k`` beyond them is 0 without any work).  Before allocating, the memory a
-computation plans to use is estimated (:meth:`SRKBase.planned_bytes`) and a
-computation over :func:`memory_budget` is refused with
-:class:`MemoryBudgetError`, which names the window that fits.
+Resource bounds.  ``K_j`` is 0 for ``j > min(|s|, |t|)`` of either re-writing, so windows
+are computed only up to the longest one the input can use (:func:`usable_window`).
+Before allocating, the memory a computation plans to use is estimated
+(:meth:`SRKBase.planned_bytes`) and a computation over :func:`memory_budget` is refused
+with :class:`MemoryBudgetError`, which names the window that fits.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
+import time
 import warnings
 from collections.abc import Sequence
+from itertools import combinations
 from typing import Any
 
-import joblib
 import numpy as np
 
 from structkernels.engine.checks import ZeroSelfSimilarityWarning, normalize_gram
-from structkernels.engine.parallel import map_tasks, releases_gil
+from structkernels.engine.gram import block_ranges
+from structkernels.engine.parallel import map_tasks, plan
+from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel
 from structkernels.utils import (
     MEMORY_BUDGET_ENV,
+    CacheFolder,
+    NpyFormatError,
     StructkernelsError,
     check_int,
-    effective_n_jobs,
     format_gib,
     memory_budget,
-    tqdm,
+    read_npy,
+    save_npy,
 )
 
-__all__ = [
-    "MemoryBudgetError",
-    "memory_budget",
-    "Rewriting",
-    "check_rewritings",
-    "SRKBase",
-    "srk_gram_stack",
-    "sum_normalized",
-    "encode_rewritings",
-]
+__all__ = ["MemoryBudgetError", "memory_budget", "Rewriting", "check_rewritings", "SRKBase",
+           "srk_gram_stack", "sum_normalized", "encode_rewritings", "PairwiseSRK"]
 
 Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -149,7 +141,8 @@ def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
                 f"got {type(rec).__name__}"
                 + (f" of length {len(rec)}" if isinstance(rec, (tuple, list)) else "")
             )
-        out.append((_check_side(owner, i, "source", rec[0]), _check_side(owner, i, "target", rec[1])))
+        out.append((_check_side(owner, i, "source", rec[0]),
+                    _check_side(owner, i, "target", rec[1])))
     return out
 
 
@@ -165,8 +158,7 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
     t_tok: list[int] = []
     s_in: list[bool] = []
     t_in: list[bool] = []
-    s_off = [0]
-    t_off = [0]
+    s_off, t_off = [0], [0]
     get = vocab.setdefault
     for s, t in X:
         si = [get(w, len(vocab)) for w in s]
@@ -178,27 +170,13 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
         t_in.extend(w in ss for w in ti)
         s_off.append(len(s_tok))
         t_off.append(len(t_tok))
-    return (
-        np.asarray(s_tok, dtype=np.int64),
-        np.asarray(s_off, dtype=np.int64),
-        np.asarray(s_in, dtype=np.bool_),
-        np.asarray(t_tok, dtype=np.int64),
-        np.asarray(t_off, dtype=np.int64),
-        np.asarray(t_in, dtype=np.bool_),
-    )
+    ids = [np.asarray(a, dtype=np.int64) for a in (s_tok, s_off, t_tok, t_off)]
+    return (ids[0], ids[1], np.asarray(s_in, dtype=np.bool_),
+            ids[2], ids[3], np.asarray(t_in, dtype=np.bool_))
 
 
-def _check_int(owner: str, name: str, value: Any, low: int, allow_none: bool = False) -> None:
-    check_int(value, f"{owner}.{name}", low, allow_none=allow_none)
-
-
-def sum_normalized(
-    stack: np.ndarray,
-    diag_x: np.ndarray,
-    diag_y: np.ndarray | None = None,
-    *,
-    warn: bool = True,
-) -> np.ndarray:
+def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None,
+                   *, warn: bool = True) -> np.ndarray:
     """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis.
 
     Parameters
@@ -213,17 +191,13 @@ def sum_normalized(
     """
     diag_y = diag_x if diag_y is None else diag_y
     out = np.zeros(stack.shape[1:], dtype=np.float64)
-    bad = 0
     for j in range(stack.shape[0]):
-        bad += int((diag_x[j] <= 0).sum() + (diag_y[j] <= 0).sum())
         out += normalize_gram(stack[j], diag_x[j], diag_y[j], warn=False)
+    bad = int((diag_x[: len(stack)] <= 0).sum() + (diag_y[: len(stack)] <= 0).sum())
     if bad and warn:
-        warnings.warn(
-            f"{bad} (structure, window) self-similarities are 0 (sequences shorter than the "
-            "window); those normalised terms are 0",
-            ZeroSelfSimilarityWarning,
-            stacklevel=3,
-        )
+        warnings.warn(f"{bad} (structure, window) self-similarities are 0 (sequences shorter "
+                      "than the window); those normalised terms are 0",
+                      ZeroSelfSimilarityWarning, stacklevel=3)
     return out
 
 
@@ -232,15 +206,31 @@ class SRKBase(Kernel):
 
     Subclasses set ``name`` and implement :meth:`_stack` returning the raw
     ``K_j`` for ``j`` in ``windows`` as an array ``(len(windows), n, m)``.
+
+    Parameters
+    ----------
+    k : int, default 1
+        Window (k-gram) size; with ``kmax`` the smallest window.
+    lam : float in (0, 1], default 1.0
+        Wildcard weight λ (the paper uses 1; unused by ps-SRK, which has no
+        wildcards, and kept so the three SRKs share parameters).
+    kmax : int, optional
+        If given, the kernel is the paper's ``K̂_k + ... + K̂_kmax``: every
+        window cosine-normalised, then summed (computed in one pass).  If
+        None, the raw ``K_k``.
     """
 
     name = "srk"
     #: blocks of this many re-writings amortise the encoding of a block
     preferred_block_size = 256
 
-    def windows_for(
-        self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
-    ) -> list[int]:
+    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
+        self.k = k
+        self.lam = lam
+        self.kmax = kmax
+
+    def windows_for(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
+                    ) -> list[int]:
         """The windows computed for the block ``X`` × ``Y`` (``Y=None``: ``X`` × ``X``).
 
         ``k..min(kmax, usable_window(X, Y))``: larger windows are 0 (see
@@ -253,13 +243,8 @@ class SRKBase(Kernel):
         top = min(int(self.kmax), usable_window(X, Y))
         return list(range(int(self.k), top + 1))
 
-    def planned_bytes(
-        self,
-        X: Sequence[Rewriting],
-        Y: Sequence[Rewriting] | None,
-        windows: list[int],
-        diag: bool = False,
-    ) -> int:
+    def planned_bytes(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None,
+                      windows: list[int], diag: bool = False) -> int:
         """Estimated peak memory of :meth:`stack_block` on ``X`` × ``Y`` (or of
         :meth:`diag_stack` on ``X`` with ``diag=True``) for ``windows``.
 
@@ -270,23 +255,14 @@ class SRKBase(Kernel):
         m = 1 if diag else n if Y is None else len(Y)
         return 16 * max(len(windows), 1) * n * m
 
-    def _check_budget(
-        self,
-        X: Sequence[Rewriting],
-        Y: Sequence[Rewriting] | None,
-        windows: list[int],
-        diag: bool = False,
-    ) -> None:
+    def _check_budget(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None,
+                      windows: list[int], diag: bool = False) -> None:
         """Refuse (:class:`MemoryBudgetError`) a block planned over :func:`memory_budget`."""
-        need = self.planned_bytes(X, Y, windows, diag)
-        budget = memory_budget()
+        need, budget = self.planned_bytes(X, Y, windows, diag), memory_budget()
         if need <= budget:
             return
-        fits = None
-        for j in range(len(windows) - 1, 0, -1):
-            if self.planned_bytes(X, Y, windows[:j], diag) <= budget:
-                fits = windows[j - 1]
-                break
+        fits = next((windows[j - 1] for j in range(len(windows) - 1, 0, -1)
+                     if self.planned_bytes(X, Y, windows[:j], diag) <= budget), None)
         out = SRKBase.planned_bytes(self, X, Y, windows[:1], diag)
         if fits is not None and self.kmax is not None:
             hint = f"kmax={fits} fits"
@@ -306,8 +282,8 @@ class SRKBase(Kernel):
 
     def validate_params(self) -> None:
         owner = type(self).__name__
-        _check_int(owner, "k", self.k, 1)
-        _check_int(owner, "kmax", self.kmax, 1, allow_none=True)
+        check_int(self.k, f"{owner}.k", 1)
+        check_int(self.kmax, f"{owner}.kmax", 1, allow_none=True)
         if self.kmax is not None and self.kmax < self.k:
             raise ValueError(f"{owner}.kmax must be >= k={self.k}, got {self.kmax!r}")
         lam = self.lam
@@ -326,31 +302,24 @@ class SRKBase(Kernel):
     def _diag_stack(self, X: Sequence[Rewriting], windows: list[int]) -> np.ndarray:
         raise NotImplementedError
 
-    def stack_block(
-        self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
-    ) -> np.ndarray:
-        """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for` ``(X, Y)``,
-        shape (w, n, m).
-
-        ``Y=None`` means ``Y = X`` (symmetric, each pair computed once).  The
-        windows beyond the sentence lengths (all 0) are left out.
-        """
-        windows = self.windows_for(X, Y)
-        n = len(X)
-        m = n if Y is None else len(Y)
-        if not windows or windows[-1] > usable_window(X, Y) or n == 0 or m == 0:
-            return np.zeros((len(windows), n, m))  # every window is 0: no work
-        self._check_budget(X, Y, windows)
-        return self._stack(X, Y, windows)
+    def stack_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
+                    ) -> np.ndarray:
+        """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for` ``(X, Y)``, shape
+        (w, n, m); ``Y=None`` means ``Y = X`` (symmetric, each pair computed once)."""
+        return self._windows_block(X, Y, diag=False)
 
     def diag_stack(self, X: Sequence[Rewriting]) -> np.ndarray:
         """Raw self-similarities ``K_j(X[a], X[a])`` for the windows
         :meth:`windows_for` ``(X)``, shape (w, n)."""
-        windows = self.windows_for(X)
-        if not windows or windows[-1] > usable_window(X) or len(X) == 0:
-            return np.zeros((len(windows), len(X)))
-        self._check_budget(X, None, windows, diag=True)
-        return self._diag_stack(X, windows)
+        return self._windows_block(X, None, diag=True)
+
+    def _windows_block(self, X, Y, diag: bool) -> np.ndarray:
+        windows = self.windows_for(X, Y)
+        shape = (len(windows), len(X)) + (() if diag else (len(X if Y is None else Y),))
+        if not windows or windows[-1] > usable_window(X, Y) or 0 in shape[1:]:
+            return np.zeros(shape)  # every window is 0: no work
+        self._check_budget(X, Y, windows, diag)
+        return self._diag_stack(X, windows) if diag else self._stack(X, Y, windows)
 
     def gram_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting]) -> np.ndarray:
         stack = self.stack_block(X, Y)
@@ -379,43 +348,32 @@ class SRKBase(Kernel):
 def _stack_task(kernel: SRKBase, X, Y, task, symmetric):
     r0, r1, c0, c1 = task
     if symmetric and r0 == c0:
-        return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], None)
-    return r0, r1, c0, c1, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
+        return task, kernel.stack_block(X[r0:r1], None)
+    return task, kernel.stack_block(X[r0:r1], (X if symmetric else Y)[c0:c1])
 
 
-def srk_gram_stack(
-    kernel: SRKBase,
-    X: Any,
-    Y: Any = None,
-    *,
-    n_jobs: int | None = None,
-    block_size: int | None = None,
-    cache_dir: str | os.PathLike | None = None,
-    progress: bool | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None = None,
+                   block_size: int | None = None, cache: str | os.PathLike | None = None,
+                   progress: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Raw per-window Gram matrices of an SRK, plus the per-window diagonals.
 
-    This is the building block of the paper's ``K̂_1 + ... + K̂_kmax``: each
-    ``K_j`` is computed once, and every ``kmax`` (and every combination with
-    other kernels) is assembled from the stack by :func:`sum_normalized`.
+    The building block of the paper's ``K̂_1 + ... + K̂_kmax``: each ``K_j`` is computed
+    once, and every ``kmax`` (and every combination with other kernels) is assembled from
+    the stack by :func:`sum_normalized`.
 
     Parameters
     ----------
     kernel : SRKBase
-        ``kb-srk``, ``ps-srk`` or ``pw-srk`` instance; its windows are
-        ``k..kmax`` (or ``k`` alone).
+        ``kb-srk``, ``ps-srk`` or ``pw-srk``; its windows are ``k..kmax`` (or ``k``).
     X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
-    n_jobs : int
-        Workers: threads for ``kb-srk`` (compiled, GIL-free), joblib processes
-        for the others.
-    block_size : int, optional
-        Rows per block (default: the kernel's ``preferred_block_size``).
-    cache_dir : path or joblib.Memory, optional
-        The on-disk cache of the Gram engine (:class:`joblib.Memory`): a
-        repeated call with the same kernel parameters and data loads the
-        stack instead of computing it.
-    progress : bool, optional
-        tqdm bar over blocks (default: on for long work).
+    n_jobs, block_size, progress
+        Workers, run as :func:`structkernels.engine.parallel.plan` decides (threads for
+        ``kb-srk``, whose compiled blocks release the GIL); rows per block (default: the
+        kernel's ``preferred_block_size``); a bar over blocks (default: on long work).
+    cache : path, optional
+        A folder of checked ``.npy`` entries, the store of ``gram(cache=)`` (never
+        pickles), keyed by the kernel (all its parameters, code version) and the data: a
+        repeated call loads the stack; a damaged entry is computed again.
 
     Returns
     -------
@@ -434,73 +392,80 @@ def srk_gram_stack(
     kernel.validate_params()
     X = kernel.check_input(X)
     Y = None if Y is None else kernel.check_input(Y)
-    if cache_dir is not None:
-        memory = cache_dir if isinstance(cache_dir, joblib.Memory) else joblib.Memory(
-            os.fspath(cache_dir), verbose=0
-        )
-        cached = memory.cache(_stack, ignore=["n_jobs", "block_size", "progress"])
-        return cached(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
-    return _stack(kernel, X, Y, n_jobs=n_jobs, block_size=block_size, progress=progress)
+    if cache is None:
+        return _stack(kernel, X, Y, n_jobs, block_size, progress)
+    key = hashlib.sha256(json.dumps(["srk-stack", KernelSource(kernel, X, Y, checked=True).key()],
+                                    sort_keys=True).encode()).hexdigest()
+    folder = CacheFolder(cache, "SRK Gram cache")
+    n, m, w = len(X), len(X if Y is None else Y), len(kernel.windows_for(X, Y))
+    parts = {f"srk-{key}-{part}.npy": 8 * w * size
+             for part, size in (("stack", n * m), ("dx", n), ("dy", m))}
+    if all(folder.check_file(name, key, size + 4096) for name, size in parts.items()):
+        try:
+            return tuple(read_npy(folder.file(name), max_bytes=size)
+                         for name, size in parts.items())
+        except NpyFormatError as exc:  # a pickle, an object array: never loaded
+            folder.discard(next(iter(parts)), str(exc))
+    out = _stack(kernel, X, Y, n_jobs, block_size, progress)
+    for name, array in zip(parts, out, strict=True):
+        folder.write_file(name, key, functools.partial(save_npy, array=array))
+    return out
 
 
-def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
+def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, n_jobs: int | None,
            block_size: int | None, progress: bool | None):
-    """The work of :func:`srk_gram_stack` on checked input (cached as a whole)."""
-    symmetric = Y is None
-    Y = X if symmetric else Y
-    windows = kernel.windows_for(X, None if symmetric else Y)  # beyond: all 0
+    """The work of :func:`srk_gram_stack` on checked input, run as :func:`plan` says."""
+    windows = kernel.windows_for(X, Y)  # beyond: all 0
+    symmetric, Y = Y is None, X if Y is None else Y
     n, m = len(X), len(Y)
-    bs = int(block_size or kernel.preferred_block_size)
-    workers = 1 if n_jobs == 1 else effective_n_jobs(n_jobs)
-    if block_size is None and workers > 1 and getattr(kernel, "nogil_blocks", False):
-        # threads: blocks cost nothing to send, so keep ~16 per worker for balance
-        bs = min(bs, max(16, int(np.sqrt(n * m / (16 * workers)))))
-    tasks = []
-    for r0 in range(0, n, bs):
-        for c0 in range(0, m, bs):
-            if symmetric and c0 < r0:
-                continue
-            tasks.append((r0, min(r0 + bs, n), c0, min(c0 + bs, m)))
     need = 8 * len(windows) * n * m  # the stack; each block checks its own working memory
     if need > memory_budget():
         raise MemoryBudgetError(
-            f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {format_gib(need)}, over the "
-            f"memory budget of {format_gib(memory_budget())} (raise it with ${MEMORY_BUDGET_ENV})"
-        )
+            f"srk_gram_stack: {len(windows)} windows of {n} x {m} need {format_gib(need)}, over "
+            f"the memory budget of {format_gib(memory_budget())} (raise it with "
+            f"${MEMORY_BUDGET_ENV})")
+    run = plan(kernel, n_jobs, n_evaluations=n * m)
+    bs = int(block_size or kernel.preferred_block_size)
+    if block_size is None and run.backend == "threads":
+        # threads: blocks cost nothing to send, so keep ~16 per worker for balance
+        bs = min(bs, max(16, int(np.sqrt(n * m / (16 * run.workers)))))
+    tasks = [(r0, r1, c0, c1) for r0, r1 in block_ranges(n, bs) for c0, c1 in block_ranges(m, bs)
+             if not (symmetric and c0 < r0)]
     stack = np.zeros((len(windows), n, m), dtype=np.float64)
-    disable = (len(tasks) < 8) if progress is None else not progress
-    bar = tqdm(total=len(tasks), unit="block", desc=f"{kernel.name} gram", disable=disable)
-    try:
-        # compiled kernels that release the GIL run in threads (no start-up, no
-        # copies); the others in processes.  Placement does not depend on order.
-        results = map_tasks(
-            functools.partial(_stack_task, kernel, X, Y, symmetric=symmetric), tasks,
-            n_jobs=workers, ordered=False,
-            backend="threads" if releases_gil(kernel) else "processes",
-        )
-        for r0, r1, c0, c1, block in results:
-            w = len(block)  # a block's windows: a prefix of ``windows`` (the rest are 0)
-            stack[:w, r0:r1, c0:c1] = block
-            if symmetric and r0 != c0:
-                stack[:w, c0:c1, r0:r1] = block.transpose(0, 2, 1)
-            bar.update(1)
-    finally:
-        bar.close()
+
+    def place(task, block) -> None:
+        r0, r1, c0, c1 = task
+        w = len(block)  # a block's windows: a prefix of ``windows`` (the rest are 0)
+        stack[:w, r0:r1, c0:c1] = block
+        if symmetric and r0 != c0:
+            stack[:w, c0:c1, r0:r1] = block.transpose(0, 2, 1)
+
+    def cost(task) -> int:
+        return (task[1] - task[0]) * (task[3] - task[2])
+
+    job = functools.partial(_stack_task, symmetric=symmetric)
+    if run.probe_seconds is not None and len(tasks) > 1:
+        # time the first block serially: workers only when the rest is worth them
+        t0 = time.perf_counter()
+        place(*job(kernel, X, Y, tasks[0]))
+        per_eval = (time.perf_counter() - t0) / cost(tasks[0])
+        tasks = tasks[1:]
+        run = run.after_probe(per_eval * sum(map(cost, tasks)))
+    # placement does not depend on the order in which blocks come back
+    for task, block in map_tasks(job, tasks, backend=run, ordered=False, cost=cost,
+                                 progress=progress, desc=f"{kernel.name} gram", unit="eval",
+                                 shared=(kernel, X, Y)):
+        place(task, block)
     if symmetric:
-        dx = np.diagonal(stack, axis1=1, axis2=2).copy()
-        dy = dx
-    else:
-        w = len(windows)
-        dx = _pad_windows(kernel.diag_stack(X), w)
-        dy = _pad_windows(kernel.diag_stack(Y), w)
-    return stack, dx, dy
+        d = np.diagonal(stack, axis1=1, axis2=2).copy()
+        return stack, d, d
+    w = len(windows)
+    return stack, _pad_windows(kernel.diag_stack(X), w), _pad_windows(kernel.diag_stack(Y), w)
 
 
 def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
     """The first ``w`` windows of a diagonal stack, zero rows added if it has fewer."""
-    if len(d) >= w:
-        return d[:w]
-    return np.concatenate([d, np.zeros((w - len(d),) + d.shape[1:])])
+    return d[:w] if len(d) >= w else np.concatenate([d, np.zeros((w - len(d),) + d.shape[1:])])
 
 
 # ------------------------------------------------- decomposed (pairwise) SRKs
@@ -511,17 +476,13 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
     (``wildcards=False``) or ``lam ** j`` to each of its ``2 ** k`` patterns
     with ``j`` positions replaced by the wildcard (``wildcards=True``).
     """
-    from itertools import combinations
-
-    from scipy.sparse import csr_matrix
+    from scipy.sparse import csr_matrix  # here: scipy loads only when a pairwise SRK runs
 
     index: dict = {}
     get = index.setdefault
-    masks = []
-    if wildcards:
-        for j in range(k + 1):
-            for pos in combinations(range(k), j):
-                masks.append((frozenset(pos), float(lam) ** j))
+    # the wildcard positions of each pattern and its weight; without wildcards the k-gram
+    masks = [(frozenset(pos), float(lam) ** j) for j in range(k + 1 if wildcards else 1)
+             for pos in combinations(range(k), j)]
     mats = []
     for seqs in seqs_list:
         indptr = [0]
@@ -531,12 +492,8 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
             row: dict[int, float] = {}
             for a in range(len(seq) - k + 1):
                 gram = seq[a:a + k]
-                if not wildcards:
-                    f = get(gram, len(index))
-                    row[f] = row.get(f, 0.0) + 1.0
-                    continue
                 for pos, w in masks:
-                    pat = tuple(None if p in pos else gram[p] for p in range(k))
+                    pat = tuple(None if p in pos else gram[p] for p in range(k)) if pos else gram
                     f = get(pat, len(index))
                     row[f] = row.get(f, 0.0) + w
             indices.extend(row.keys())
@@ -568,41 +525,29 @@ class PairwiseSRK(SRKBase):
         seqs = [q for x in X for q in x]
         if Y is not None and not diag:
             seqs += [q for y in Y for q in y]
-        worst = 0
-        for k in windows:
-            grams = sum(max(len(q) - k + 1, 0) for q in seqs)
-            per = (2**k if self.wildcards else 1) * (120 + 8 * k)
-            worst = max(worst, grams * per)
+        worst = max((sum(max(len(q) - k + 1, 0) for q in seqs)
+                     * (2**k if self.wildcards else 1) * (120 + 8 * k) for k in windows), default=0)
         n = len(X)
         m = 1 if diag else n if Y is None else len(Y)
         return base + worst + 16 * n * m
 
-    def _side_grams(self, X, Y, k):
-        sym = Y is None
-        Y = X if sym else Y
-        Fs = _feature_matrices([[s for s, _ in X]] + ([] if sym else [[s for s, _ in Y]]), k,
-                               self.lam, self.wildcards)
-        Ft = _feature_matrices([[t for _, t in X]] + ([] if sym else [[t for _, t in Y]]), k,
-                               self.lam, self.wildcards)
-        Ks = (Fs[0] @ Fs[-1].T).toarray()
-        Kt = (Ft[0] @ Ft[-1].T).toarray()
-        return Ks, Kt
+    def _features(self, sets, k: int, side: int) -> list:
+        """Feature matrices of one side (0: sources, 1: targets) of each set, one index."""
+        return _feature_matrices([[x[side] for x in Z] for Z in sets], k, self.lam,
+                                 self.wildcards)
 
     def _stack(self, X, Y, windows):
-        n = len(X)
-        m = n if Y is None else len(Y)
-        out = np.empty((len(windows), n, m))
+        sets = [X] if Y is None else [X, Y]
+        out = np.empty((len(windows), len(X), len(sets[-1])))
         for i, k in enumerate(windows):
-            Ks, Kt = self._side_grams(X, Y, k)
-            out[i] = Ks * Kt
+            Fs, Ft = (self._features(sets, k, side) for side in (0, 1))
+            out[i] = (Fs[0] @ Fs[-1].T).toarray() * (Ft[0] @ Ft[-1].T).toarray()
         return out
 
     def _diag_stack(self, X, windows):
         out = np.empty((len(windows), len(X)))
         for i, k in enumerate(windows):
-            Fs = _feature_matrices([[s for s, _ in X]], k, self.lam, self.wildcards)[0]
-            Ft = _feature_matrices([[t for _, t in X]], k, self.lam, self.wildcards)[0]
-            out[i] = np.asarray(Fs.multiply(Fs).sum(axis=1)).ravel() * np.asarray(
-                Ft.multiply(Ft).sum(axis=1)
-            ).ravel()
+            sq = [np.asarray(F.multiply(F).sum(axis=1)).ravel()
+                  for F in (self._features([X], k, side)[0] for side in (0, 1))]
+            out[i] = sq[0] * sq[1]
         return out

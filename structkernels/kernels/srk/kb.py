@@ -36,9 +36,8 @@ Computation (Algorithms 1 and 2):
   single doubles): ``I_s``/``I_t`` count equal tokens between the sources /
   the targets, ``U``/``W`` equal tokens within each re-writing.
 
-Double codes are ``a << 32 | b`` for token ids ``a, b`` (``V`` in the
-compiled signatures is the vocabulary size, kept for the callers).
-Everything runs compiled (numba, cached on disk).
+Double codes are ``a << 32 | b`` for token ids ``a, b``.  Everything runs
+compiled (numba, cached on disk).
 """
 
 from __future__ import annotations
@@ -55,33 +54,26 @@ __all__ = ["KbSRK", "kb_srk_direct", "kb_kbar"]
 
 # ----------------------------------------------------------------- Algorithm 1
 @njit(cache=True, nogil=True)
-def _tables(kmax):
+def _tables(kmax, lam2):
+    """``j!``, ``C(n, r)`` and ``fl[j] = j! lam2^j`` (the weight of a non-identical double
+    met j times on both sides), up to ``kmax``."""
     fact = np.ones(kmax + 1)
+    fl = np.ones(kmax + 1)
+    p = 1.0
     for i in range(1, kmax + 1):
         fact[i] = fact[i - 1] * i
+        p *= lam2
+        fl[i] = fact[i] * p
     binom = np.zeros((kmax + 1, kmax + 1))
     for n in range(kmax + 1):
         binom[n, 0] = 1.0
         for r in range(1, n + 1):
             binom[n, r] = binom[n - 1, r - 1] + (binom[n - 1, r] if r <= n - 1 else 0.0)
-    return fact, binom
+    return fact, binom, fl
 
 
 @njit(cache=True, nogil=True)
-def _fact_lam(kmax, lam2):
-    """``fl[j] = j! lam2^j``: the weight of a non-identical double met j times on both sides."""
-    fl = np.ones(kmax + 1)
-    p = 1.0
-    f = 1.0
-    for j in range(1, kmax + 1):
-        p *= lam2
-        f *= j
-        fl[j] = f * p
-    return fl
-
-
-@njit(cache=True, nogil=True)
-def _g(vs, vt, k, V, lam2, fact, binom, fl):
+def _g(vs, vt, k, lam2, fact, binom, fl):
     """Algorithm 1 lines 3-8 on two sorted rows of k double codes (``a << 32 | b``)."""
     r = 1.0
     i = 0
@@ -118,42 +110,37 @@ def _g(vs, vt, k, V, lam2, fact, binom, fl):
 
 
 @njit(cache=True, nogil=True)
-def _sort_small(a, n):
-    for i in range(1, n):
-        v = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > v:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = v
-
-
-@njit(cache=True, nogil=True)
-def _kbar(as1, as2, at1, at2, k, V, lam2, fact, binom, fl, vs, vt):
+def _window(x, y, a, b, k, out):
+    """Sorted double codes of the window at (a, b); returns its number of identical doubles."""
+    n_ident = 0
     for p in range(k):
-        vs[p] = (as1[p] << 32) | as2[p]
-        vt[p] = (at1[p] << 32) | at2[p]
-    _sort_small(vs, k)
-    _sort_small(vt, k)
-    return _g(vs, vt, k, V, lam2, fact, binom, fl)
+        u = x[a + p]
+        v = y[b + p]
+        if u == v:
+            n_ident += 1
+        c = (u << 32) | v
+        q = p - 1
+        while q >= 0 and out[q] > c:
+            out[q + 1] = out[q]
+            q -= 1
+        out[q + 1] = c
+    return n_ident
 
 
 @njit(cache=True, nogil=True)
-def _direct_pair(s1, t1, s2, t2, k, V, lam2):
+def _direct_pair(s1, t1, s2, t2, k, lam2):
     """Eq. 4 literally: K̄_k (Algorithm 1) summed over all quadruples of k-grams."""
-    fact, binom = _tables(k)
-    fl = _fact_lam(k, lam2)
+    fact, binom, fl = _tables(k, lam2)
     vs = np.empty(k, dtype=np.int64)
     vt = np.empty(k, dtype=np.int64)
     total = 0.0
     for a in range(len(s1) - k + 1):
         for b in range(len(s2) - k + 1):
+            _window(s1, s2, a, b, k, vs)  # the sorted doubles of a_s1 ⊗ a_s2
             for c in range(len(t1) - k + 1):
                 for d in range(len(t2) - k + 1):
-                    total += _kbar(
-                        s1[a:a + k], s2[b:b + k], t1[c:c + k], t2[d:d + k],
-                        k, V, lam2, fact, binom, fl, vs, vt,
-                    )
+                    _window(t1, t2, c, d, k, vt)
+                    total += _g(vs, vt, k, lam2, fact, binom, fl)
     return total
 
 
@@ -243,24 +230,6 @@ def _keep(R, HK, k, ca, cb, kh, nc):
 
 
 @njit(cache=True, nogil=True)
-def _window(x, y, a, b, k, out):
-    """Sorted double codes of the window at (a, b); returns its number of identical doubles."""
-    n_ident = 0
-    for p in range(k):
-        u = x[a + p]
-        v = y[b + p]
-        if u == v:
-            n_ident += 1
-        c = (u << 32) | v
-        q = p - 1
-        while q >= 0 and out[q] > c:
-            out[q + 1] = out[q]
-            q -= 1
-        out[q + 1] = c
-    return n_ident
-
-
-@njit(cache=True, nogil=True)
 def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
     """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts c_t.
 
@@ -347,19 +316,21 @@ def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, e
                 e = nxt[e]
         else:
             while e >= 0:
-                total += ecnt[e] * _g(buf, ewin[e], k, 0, lam2, fact, binom, fl)
+                total += ecnt[e] * _g(buf, ewin[e], k, lam2, fact, binom, fl)
                 e = nxt[e]
     return total
 
 
 @njit(cache=True, nogil=True)
-def _self_matches(x, y):
-    c = 0
-    for a in range(len(x)):
-        for b in range(len(y)):
-            if x[a] == y[b]:
-                c += 1
-    return c
+def _self_matches(s, so, t, to):
+    """Per re-writing ``i``, the equal (source token, target token) position pairs."""
+    u = np.zeros(len(so) - 1)
+    for i in range(len(so) - 1):
+        for a in range(so[i], so[i + 1]):
+            for b in range(to[i], to[i + 1]):
+                if s[a] == t[b]:
+                    u[i] += 1.0
+    return u
 
 
 @njit(cache=True, nogil=True)
@@ -396,23 +367,19 @@ def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
 def _max_len(off):
     m = 0
     for i in range(len(off) - 1):
-        if off[i + 1] - off[i] > m:
-            m = off[i + 1] - off[i]
+        m = max(m, off[i + 1] - off[i])
     return m
 
 
 @njit(cache=True, nogil=True)
 def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
-                kmin, kmax, V, lam, symmetric, diag_only):
+                kmin, kmax, lam, symmetric, diag_only):
     n = len(xso) - 1
     m = len(yso) - 1
     w = kmax - kmin + 1
-    fact, binom = _tables(kmax)
     lam2 = lam * lam
-    fl = _fact_lam(kmax, lam2)
+    fact, binom, fl = _tables(kmax, lam2)
     mxs, mys, mxt, myt = _max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto)
-    if diag_only:
-        mys, myt = mxs, mxt
     # workspace, allocated once per block
     cs = max(mxs * mys, 1)
     ct = max(mxt * myt, 1)
@@ -423,43 +390,25 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     HKs = np.zeros((mxs + 1, mys + 1), dtype=np.int64)
     Rt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
     HKt = np.zeros((mxt + 1, myt + 1), dtype=np.int64)
-    cas = np.empty(cs, dtype=np.int64)
-    cbs = np.empty(cs, dtype=np.int64)
-    khs = np.empty(cs, dtype=np.int64)
-    cat = np.empty(ct, dtype=np.int64)
-    cbt = np.empty(ct, dtype=np.int64)
-    kht = np.empty(ct, dtype=np.int64)
-    ekh = np.empty(ct, dtype=np.int64)
+    src = np.empty((3, cs), dtype=np.int64)  # source windows: cells, key hashes
+    cas, cbs, khs = src[0], src[1], src[2]
+    tgt = np.empty((5, ct), dtype=np.int64)  # target windows, and the target map's entries
+    cat, cbt, kht, ekh, nxt = tgt[0], tgt[1], tgt[2], tgt[3], tgt[4]
     ecnt = np.empty(ct, dtype=np.float64)
     ewin = np.empty((ct, max(kmax, 1)), dtype=np.int64)
     slots = np.empty(P, dtype=np.int64)
-    nxt = np.empty(ct, dtype=np.int64)
     buf = np.empty(max(kmax, 1), dtype=np.int64)
-    ux = np.empty(n)
-    for a in range(n):
-        ux[a] = _self_matches(xs[xso[a]:xso[a + 1]], xt[xto[a]:xto[a + 1]])
-    uy = np.empty(m)
-    for b in range(m):
-        uy[b] = _self_matches(ys[yso[b]:yso[b + 1]], yt[yto[b]:yto[b + 1]])
+    ux = _self_matches(xs, xso, xt, xto)
+    uy = _self_matches(ys, yso, yt, yto)
     vals = np.empty(w)
-    if diag_only:
-        out = np.zeros((w, n, 1))
-    else:
-        out = np.zeros((w, n, m))
+    out = np.zeros((w, n, 1 if diag_only else m))  # diag_only: Y is X, pairs (a, a) only
     for a in range(n):
         s1 = xs[xso[a]:xso[a + 1]]
         s1i = xsi[xso[a]:xso[a + 1]]
         t1 = xt[xto[a]:xto[a + 1]]
         t1i = xti[xto[a]:xto[a + 1]]
-        if diag_only:
-            _pair_all(s1, s1i, t1, t1i, ux[a], s1, s1i, t1, t1i, ux[a], kmin, kmax, lam2,
-                      fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
-                      ekh, ecnt, ewin, slots, nxt, buf, vals)
-            for q in range(w):
-                out[q, a, 0] = vals[q]
-            continue
-        start = a if symmetric else 0
-        for b in range(start, m):
+        start = a if symmetric or diag_only else 0
+        for b in range(start, a + 1 if diag_only else m):
             s2 = ys[yso[b]:yso[b + 1]]
             s2i = ysi[yso[b]:yso[b + 1]]
             t2 = yt[yto[b]:yto[b + 1]]
@@ -468,31 +417,35 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
                       fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
                       ekh, ecnt, ewin, slots, nxt, buf, vals)
             for q in range(w):
+                if diag_only:
+                    out[q, a, 0] = vals[q]
+                    continue
                 out[q, a, b] = vals[q]
                 if symmetric:
                     out[q, b, a] = vals[q]
     return out
 
 
-def _encode_both(X, Y):
+def kb_srk_stack(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, kmin: int, kmax: int,
+                 lam: float) -> np.ndarray:
+    """Raw ``K_k(X[a], Y[b])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n, m); checked input."""
     vocab: dict[str, int] = {}
     ex = encode_rewritings(X, vocab)
     ey = ex if Y is None else encode_rewritings(Y, vocab)
-    return ex, ey, max(len(vocab), 1)
-
-
-def kb_srk_stack(
-    X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, kmin: int, kmax: int, lam: float
-) -> np.ndarray:
-    """Raw ``K_k(X[a], Y[b])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n, m); checked input."""
-    ex, ey, V = _encode_both(X, Y)
-    return _gram_stack(*ex, *ey, int(kmin), int(kmax), np.int64(V), float(lam), Y is None, False)
+    return _gram_stack(*ex, *ey, int(kmin), int(kmax), float(lam), Y is None, False)
 
 
 def kb_srk_diag(X: Sequence[Rewriting], kmin: int, kmax: int, lam: float) -> np.ndarray:
     """Raw ``K_k(X[a], X[a])`` for ``k = kmin..kmax``, shape (kmax-kmin+1, n)."""
-    ex, _, V = _encode_both(X, None)
-    return _gram_stack(*ex, *ex, int(kmin), int(kmax), np.int64(V), float(lam), True, True)[:, :, 0]
+    ex = encode_rewritings(X, {})
+    return _gram_stack(*ex, *ex, int(kmin), int(kmax), float(lam), False, True)[:, :, 0]
+
+
+def _ids(*seqs) -> list[np.ndarray]:
+    """Token ids of each sequence, one vocabulary."""
+    vocab: dict = {}
+    return [np.asarray([vocab.setdefault(w, len(vocab)) for w in q], dtype=np.int64)
+            for q in seqs]
 
 
 def kb_srk_direct(x: Rewriting, y: Rewriting, k: int, lam: float = 1.0) -> float:
@@ -505,11 +458,8 @@ def kb_srk_direct(x: Rewriting, y: Rewriting, k: int, lam: float = 1.0) -> float
     >>> kb_srk_direct((("a", "b"), ("b", "a")), (("a", "b"), ("b", "a")), k=1, lam=1.0)
     8.0
     """
-    vocab: dict[str, int] = {}
-    enc = [np.asarray([vocab.setdefault(w, len(vocab)) for w in side], dtype=np.int64)
-           for side in (x[0], x[1], y[0], y[1])]
-    V = np.int64(max(len(vocab), 1))
-    return float(_direct_pair(enc[0], enc[1], enc[2], enc[3], int(k), V, float(lam) ** 2))
+    s1, t1, s2, t2 = _ids(x[0], x[1], y[0], y[1])
+    return float(_direct_pair(s1, t1, s2, t2, int(k), float(lam) ** 2))
 
 
 def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
@@ -526,15 +476,12 @@ def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
     k = len(seqs[0])
     if any(len(q) != k for q in seqs):
         raise ValueError("kb_kbar needs four k-grams of the same length")
-    vocab: dict = {}
-    enc = [np.asarray([vocab.setdefault(w, len(vocab)) for w in q], dtype=np.int64) for q in seqs]
-    V = np.int64(max(len(vocab), 1))
-    fact, binom = _tables(k)
-    vs = np.empty(k, dtype=np.int64)
-    vt = np.empty(k, dtype=np.int64)
+    enc = _ids(*seqs)
     lam2 = float(lam) ** 2
-    fl = _fact_lam(k, lam2)
-    return float(_kbar(enc[0], enc[2], enc[1], enc[3], k, V, lam2, fact, binom, fl, vs, vt))
+    vs, vt = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    _window(enc[0], enc[2], 0, 0, k, vs)
+    _window(enc[1], enc[3], 0, 0, k, vt)
+    return float(_g(vs, vt, k, lam2, *_tables(k, lam2)))
 
 
 class KbSRK(SRKBase):
@@ -544,23 +491,15 @@ class KbSRK(SRKBase):
     patterns of ``k`` tokens with one-token wildcards, bijectively aligned;
     a rule weighs ``lam`` per aligned wildcard pair on each re-writing.
 
-    Parameters
-    ----------
-    k : int, default 1
-        Window (k-gram) size; with ``kmax`` the smallest window.
-    lam : float in (0, 1], default 1.0
-        Wildcard penalty λ (the paper uses 1).
-    kmax : int, optional
-        If given, the kernel is the paper's ``K̂_k + ... + K̂_kmax``: every
-        window cosine-normalised, then summed (computed in one pass).  If
-        None, the raw ``K_k``.
+    Parameters ``k``, ``lam`` (wildcard penalty λ), ``kmax``:
+    :class:`~structkernels.kernels.srk.common.SRKBase`.
 
     Examples
     --------
     >>> from structkernels import kernel
     >>> x = (("shakespeare", "wrote", "hamlet"), ("hamlet", "was", "written", "by", "shakespeare"))
     >>> y = (("austen", "wrote", "emma"), ("emma", "was", "written", "by", "austen"))
-    >>> kernel("kb-srk", k=1).value(x, y)   # 1 * 3 wildcard-free rules + 2 * 2 with one aligned pair
+    >>> kernel("kb-srk", k=1).value(x, y)   # 3 wildcard-free rules + 2 * 2 with one aligned pair
     7.0
     >>> round(kernel("kb-srk", k=1, kmax=2).value(x, x), 6)
     2.0
@@ -570,11 +509,6 @@ class KbSRK(SRKBase):
     #: blocks run in compiled code without the GIL: the Gram engine uses threads
     nogil_blocks = True
 
-    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
-        self.k = k
-        self.lam = lam
-        self.kmax = kmax
-
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
         """Output, plus the compiled workspace: three ``(|s1|+1) x (|s2|+1)`` grids
         per side, window lists of ``|s1| |s2|`` and ``|t1| |t2|`` entries, the
@@ -582,10 +516,7 @@ class KbSRK(SRKBase):
         (lengths: the longest of each side)."""
         base = super().planned_bytes(X, Y, windows, diag)
         Y = X if Y is None or diag else Y
-        sx = max((len(s) for s, _ in X), default=0)
-        tx = max((len(t) for _, t in X), default=0)
-        sy = max((len(s) for s, _ in Y), default=0)
-        ty = max((len(t) for _, t in Y), default=0)
+        sx, tx, sy, ty = (max((len(r[i]) for r in Z), default=0) for Z in (X, Y) for i in (0, 1))
         kmax = max(windows, default=1)
         cs, ct = sx * sy, tx * ty
         words = (3 * (sx + 1) * (sy + 1) + 3 * (tx + 1) * (ty + 1) + 4 * cs

@@ -68,11 +68,8 @@ class PRKernel(Kernel):
         self.gamma = gamma
 
     def validate_params(self) -> None:
-        if self.gamma is not None and (
-            isinstance(self.gamma, bool)
-            or not isinstance(self.gamma, (int, float))
-            or not self.gamma > 0
-        ):
+        g = self.gamma
+        if g is not None and (isinstance(g, bool) or not isinstance(g, (int, float)) or not g > 0):
             raise ValueError(f"PRKernel.gamma must be None or a float > 0, got {self.gamma!r}")
 
     def check_input(self, X: Any) -> list[Rewriting]:

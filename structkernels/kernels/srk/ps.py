@@ -19,16 +19,7 @@ __all__ = ["PsSRK"]
 class PsSRK(PairwiseSRK):
     """Pairwise k-spectrum SRK (Bu, Li & Zhu, 2012, Example 1).
 
-    Parameters
-    ----------
-    k : int, default 1
-        k-gram size; with ``kmax`` the smallest window.
-    lam : float in (0, 1], default 1.0
-        Unused by this rule set (no wildcards); kept so the three SRKs share
-        parameters.
-    kmax : int, optional
-        If given, the paper's ``K̂_k + ... + K̂_kmax`` (each window
-        cosine-normalised, then summed); else the raw ``K_k``.
+    Parameters ``k``, ``lam``, ``kmax``: :class:`~structkernels.kernels.srk.common.SRKBase`.
 
     Examples
     --------
@@ -41,8 +32,3 @@ class PsSRK(PairwiseSRK):
 
     name = "ps-srk"
     wildcards = False
-
-    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
-        self.k = k
-        self.lam = lam
-        self.kmax = kmax

@@ -21,14 +21,8 @@ __all__ = ["PwSRK"]
 class PwSRK(PairwiseSRK):
     """Pairwise (k, k)-wildcard SRK (Bu, Li & Zhu, 2012, Example 2).
 
-    Parameters
-    ----------
-    k : int, default 1
-        Pattern length; with ``kmax`` the smallest window.
-    lam : float in (0, 1], default 1.0
-        Weight of each wildcard (the paper uses 1).
-    kmax : int, optional
-        If given, the paper's ``K̂_k + ... + K̂_kmax``; else the raw ``K_k``.
+    Parameters ``k`` (pattern length), ``lam`` (weight of each wildcard), ``kmax``:
+    :class:`~structkernels.kernels.srk.common.SRKBase`.
 
     Examples
     --------
@@ -43,8 +37,3 @@ class PwSRK(PairwiseSRK):
 
     name = "pw-srk"
     wildcards = True
-
-    def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
-        self.k = k
-        self.lam = lam
-        self.kmax = kmax

@@ -303,9 +303,11 @@ def test_non_finite_errors_keep_their_position_across_processes():
     assert str(back) == str(err) and np.isnan(back.value)
 
 
-def test_rbf_sigma_at_the_ends_of_float_range():
-    """A huge σ is the all-ones limit (was OverflowError); a tiny one is one clear line."""
+def test_rbf_bandwidth_at_the_ends_of_float_range():
+    """A huge bandwidth is the all-ones limit (was OverflowError); a tiny one is one clear
+    line."""
     X = np.eye(3)
-    np.testing.assert_array_equal(sk.gram(sk.kernel("rbf", sigma=1e308), X), np.ones((3, 3)))
-    with pytest.raises(ValueError, match=r"RBFKernel.sigma = 1e-200 is too small"):
-        sk.gram(sk.kernel("rbf", sigma=1e-200), X)
+    np.testing.assert_array_equal(sk.gram(sk.kernel("rbf", bandwidth=1e308), X),
+                                  np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"RBFKernel.bandwidth = 1e-200 is too small"):
+        sk.gram(sk.kernel("rbf", bandwidth=1e-200), X)

@@ -278,7 +278,7 @@ class _BandwidthKernel(VectorKernel):
     def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
         if sigma is not None:
             warnings.warn(f"{type(self).__name__}(sigma=...) is deprecated: the bandwidth is "
-                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=2)
+                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=3)
         self.bandwidth = bandwidth
         self.sigma = sigma
 
@@ -306,6 +306,9 @@ class RBFKernel(_BandwidthKernel):
     sigma : float, optional
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
+
+    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
+        super().__init__(bandwidth, sigma)  # named here: errors and get_params name RBFKernel
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -347,6 +350,9 @@ class LaplacianKernel(_BandwidthKernel):
     sigma : float, optional
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
+
+    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
+        super().__init__(bandwidth, sigma)  # named here, as in RBFKernel
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self._b)

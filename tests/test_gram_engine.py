@@ -105,7 +105,7 @@ def test_cache_never_loads_a_planted_pickle(tmp_path):
 
     cache, flag = tmp_path / "cache", tmp_path / "unpickled"
     X = np.random.default_rng(0).normal(size=(6, 2))
-    k = sk.kernel("rbf", sigma=1.0)
+    k = sk.kernel("rbf", bandwidth=1.0)
     expected, info = sk.gram(k, X, cache=cache, return_info=True)
     [entry] = cache.glob("gram-*.npy")
     key = entry.name[len("gram-"):-len(".npy")]

@@ -264,8 +264,8 @@ def test_bools_are_not_vectors_nor_numbers():
             with pytest.raises(TypeError, match="got booleans"):
                 sk.gram(name, X)
     X = np.ones((2, 2))
-    with pytest.raises(ValueError, match="sigma must be a positive number, got True"):
-        sk.gram("rbf", X, sigma=True)
+    with pytest.raises(ValueError, match="bandwidth must be a positive number, got True"):
+        sk.gram("rbf", X, bandwidth=True)
     with pytest.raises(ValueError, match="degree"):
         sk.gram("polynomial", X, degree=True)
     with pytest.raises(ValueError, match="coef0"):

@@ -65,7 +65,7 @@ def test_biased_equals_trace_formula(data):
     K, L = rbf_gram(X), rbf_gram(Y, 0.7)
     expected = literal_biased(K, L)
     assert hsic_biased(K, L) == pytest.approx(expected, rel=1e-12)
-    got = HSIC("rbf", sk.kernel("rbf", sigma=0.7)).fit(X, Y).statistic_
+    got = HSIC("rbf", sk.kernel("rbf", bandwidth=0.7)).fit(X, Y).statistic_
     assert got == pytest.approx(expected, rel=1e-10)
 
 
@@ -175,7 +175,7 @@ def test_median_heuristic_matches_explicit_sigma(data):
 
     sx, sy = np.median(pdist(X)), np.median(pdist(Y))
     a = HSIC(kernel_x_params={"bandwidth": "median"}, kernel_y_params={"bandwidth": "median"}).fit(X, Y)
-    b = HSIC(sk.kernel("rbf", sigma=sx), sk.kernel("rbf", sigma=sy)).fit(X, Y)
+    b = HSIC(sk.kernel("rbf", bandwidth=sx), sk.kernel("rbf", bandwidth=sy)).fit(X, Y)
     assert a.statistic_ == pytest.approx(b.statistic_, rel=1e-12)
 
 
@@ -188,7 +188,7 @@ def test_intuitive_introduction_worked_example():
     """
     rng = np.random.default_rng(0)
     n = 1000
-    k = sk.kernel("rbf", sigma=1 / np.sqrt(2))
+    k = sk.kernel("rbf", bandwidth=1 / np.sqrt(2))
     x, y = rng.normal(size=(n, 1)), rng.normal(size=(n, 1))
     indep = HSIC(k, k).fit(x, y).statistic_ * n**2 / (n - 1) ** 2
     y2 = x + 0.1 * rng.normal(size=(n, 1))

@@ -85,7 +85,7 @@ def _synthetic_paths(n: int, seed: int = 0):
 @pytest.mark.parametrize("tol", [1e-1, 1e-2, 1e-3, 1e-5])
 def test_icd_stops_at_the_tolerance_rbf(tol):
     x, _ = _gaussian(400, d=5)
-    k = sk.kernel("rbf", sigma=3.0)
+    k = sk.kernel("rbf", bandwidth=3.0)
     icd = IncompleteCholesky(k, tol=tol).fit(x)
     K = sk.gram(k, x)
     R = K - icd.factor_ @ icd.factor_.T
@@ -258,7 +258,7 @@ def test_tiled_exact_path_kernel_evaluates_each_pair_once():
 @pytest.mark.parametrize("name", ["rbf", "cosine", "linear"])
 def test_specialised_columns_equal_the_generic_ones(name):
     x, _ = _gaussian(200, d=6)
-    k = sk.kernel(name, sigma=2.0) if name == "rbf" else sk.kernel(name)
+    k = sk.kernel(name, bandwidth=2.0) if name == "rbf" else sk.kernel(name)
     fast = IncompleteCholesky(k, max_rank=25, tol=0).fit(x)
     slow = IncompleteCholesky(Opaque(k), max_rank=25, tol=0).fit(x)
     np.testing.assert_array_equal(fast.pivots_, slow.pivots_)
@@ -332,7 +332,7 @@ def test_icd_fused_rbf_matches_the_generic_loop(monkeypatch, parallel, as_f32, n
     X = np.random.default_rng(n).normal(size=(n, 7)) * 2.0
     if as_f32:
         X = X.astype(np.float32).astype(np.float64)
-    k = sk.kernel("rbf", sigma=1.3)
+    k = sk.kernel("rbf", bandwidth=1.3)
     fused = kernel_source(k, X)
     assert icd_mod._fused_rbf(fused) is not None
     assert (icd_mod._fused_rbf(fused)[0].dtype == np.float32) == as_f32
@@ -382,7 +382,7 @@ def test_icd_lazy_pivots_equal_the_definition(monkeypatch, parallel, as_f32, n, 
     X = np.random.default_rng(n + dim).normal(size=(n, dim))
     if as_f32:
         X = X.astype(np.float32).astype(np.float64)
-    k = sk.kernel("rbf", sigma=0.6 * np.sqrt(dim))
+    k = sk.kernel("rbf", bandwidth=0.6 * np.sqrt(dim))
     assert icd_mod._lazy_ok(n, rank, 0.0) and not icd_mod._lazy_ok(n, rank, 1e-3)
     lazy = kernel_source(k, X)
     A, piv, res, tr = icd_mod.icd_factor(lazy, rank, 0.0)
@@ -410,7 +410,7 @@ def test_icd_lazy_ties_and_early_stop_on_repeated_points(distinct):
 
     base = np.random.default_rng(3).normal(size=(distinct, 5))
     X = base[np.random.default_rng(4).integers(0, distinct, size=120)]
-    k = sk.kernel("rbf", sigma=2.0)
+    k = sk.kernel("rbf", bandwidth=2.0)
     src = kernel_source(k, X)
     A, piv, res, _ = icd_mod.icd_factor(src, 30, 0.0)
     want, want_piv = _icd_by_definition(sk.gram(k, X), 30)

@@ -142,7 +142,7 @@ def test_cli_hsic_and_phsic_round_trip(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     from scipy.spatial.distance import pdist
 
-    want = HSIC(sk.kernel("rbf", sigma=float(np.median(pdist(X)))), "rbf", estimator="icd", max_rank=(10, 5), tol=0).fit(X, Y)
+    want = HSIC(sk.kernel("rbf", bandwidth=float(np.median(pdist(X)))), "rbf", estimator="icd", max_rank=(10, 5), tol=0).fit(X, Y)
     assert out["statistic"] == pytest.approx(want.statistic_, rel=1e-12)
     # per side n (diagonal) + (n - r) r + r (r - 1) / 2: fixed rank, a pivot's row needs no value after its column
     assert out["n_kernel_evaluations"] == want.n_kernel_evaluations_ == (80 + 70 * 10 + 45) + (80 + 75 * 5 + 10)

@@ -47,6 +47,7 @@ from structkernels.utils._cache_limit import note_cache_write
 from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
 
 __all__ = [
+    "ENTRY_FORMAT",
     "NO_CACHE_ENV",
     "CacheDirError",
     "CacheEntryError",
@@ -61,7 +62,8 @@ __all__ = [
 #: Set (to anything but ``""`` or ``"0"``) to write no cache at all, compiled kernels
 #: included; the commands' ``--no-cache`` sets it for their run and their workers.
 NO_CACHE_ENV = "STRUCTKERNELS_NO_CACHE"
-_FORMAT = "structkernels.cache-entry"
+#: The ``format`` of every checked entry's header (how ``cache clear`` recognises one).
+ENTRY_FORMAT = _FORMAT = "structkernels.cache-entry"
 _VERSION = 2  # 1: unkeyed SHA-256 (read as a miss)
 _KEY_FILE = ".hmac-key"
 _KEY_BYTES = 32

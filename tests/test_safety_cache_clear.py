@@ -257,3 +257,27 @@ def test_fuzz_clear_removes_only_cache_entries(tmp_path_factory, items, marked):
 def _is_link_in_kind(rel: str) -> bool:
     """A link under a kind folder may be removed (as a link, never followed)."""
     return rel.split("/", 1)[0] in ("parses", "grams", "datasets", "numba") and "/" in rel
+
+
+def test_a_kind_folder_linked_elsewhere_is_skipped_even_holding_entries(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    _real_entries(elsewhere)  # real entries, but in another cache
+    root = tmp_path / "cache"
+    _real_entries(root)
+    (root / "numba").symlink_to(elsewhere / "grams", target_is_directory=True)
+    (root / "datasets").symlink_to(elsewhere / "parses", target_is_directory=True)
+    before = _snapshot(elsewhere)
+    freed = {u.kind: u.files for u in clear_cache(root=root)}
+    assert freed == {"parses": 1, "grams": 2, "datasets": 0, "numba": 0}
+    assert _snapshot(elsewhere) == before
+    assert (root / "numba").is_symlink()
+
+
+def test_a_cache_dir_that_links_to_a_plain_folder_is_refused(tmp_path, capsys):
+    plain = tmp_path / "plain"
+    _corpus_checkout(plain)
+    (tmp_path / "link").symlink_to(plain, target_is_directory=True)
+    before = _snapshot(plain)
+    assert main(["cache", "clear", "--cache-dir", str(tmp_path / "link")]) == 2
+    assert "not a structkernels cache" in capsys.readouterr().err
+    assert _snapshot(plain) == before

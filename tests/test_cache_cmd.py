@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import warnings
@@ -58,22 +59,33 @@ def cache(tmp_path, monkeypatch):
     forget_cache_sizes()
 
 
+def _entry(size: int) -> bytes:
+    """``size`` bytes that ``cache clear`` recognises as a checked entry (its header)."""
+    head = b'{"format": "structkernels.cache-entry"}\n'
+    return head + b"x" * (size - len(head))
+
+
 def _fill(root: Path) -> dict[str, int]:
-    """A file or two in every kind and one foreign file; the bytes written per kind."""
+    """A file or two in every kind and one foreign file; the bytes written per kind.
+
+    The entries are shaped as the project writes them (``cache clear`` removes only
+    those): a checked header, a Gram beside its ``.sum``, a dataset copy's name and zip
+    magic, numba's index (a pickled version string) and its data file."""
+    nbi = pickle.dumps("0.60.0", protocol=-1)
     files = {
-        "parses/en_core_web_sm-3.8.0/a.json": 100,
-        "parses/en_core_web_sm-3.8.0/b.json": 50,
-        "grams/k.npy": 1000,
-        "grams/k.npy.sum": 200,
-        "datasets/interactions-x.npz": 300,
-        "numba/index/f.nbi": 40,
-        "numba/index/f.nbc": 60,
-        "notes.txt": 7,
+        "parses/en_core_web_sm-3.8.0/a.json": _entry(100),
+        "parses/en_core_web_sm-3.8.0/b.json": _entry(50),
+        "grams/k.npy": b"x" * 1000,
+        "grams/k.npy.sum": _entry(200),
+        "datasets/interactions-" + "0" * 32 + ".npz": b"PK\x03\x04" + b"x" * 296,
+        "numba/index/f.nbi": nbi + b"x" * (40 - len(nbi)),
+        "numba/index/f.1.nbc": b"\x80" + b"x" * 59,
+        "notes.txt": b"x" * 7,
     }
-    for name, size in files.items():
+    for name, data in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"x" * size)
+        path.write_bytes(data)
     return {"parses": 150, "grams": 1200, "datasets": 300, "numba": 100, "other": 7}
 
 
@@ -133,12 +145,13 @@ def test_clear_does_not_follow_links(cache, tmp_path):
     outside = tmp_path / "precious"
     outside.mkdir()
     (outside / "keep.txt").write_text("mine")
-    (cache / "grams").mkdir(parents=True)
+    _fill(cache)
     (cache / "grams" / "link").symlink_to(outside, target_is_directory=True)
     (cache / "grams" / "file-link").symlink_to(outside / "keep.txt")
     clear_cache(["grams"])
     assert (outside / "keep.txt").read_text() == "mine"
-    assert not (cache / "grams").exists()
+    assert not (cache / "grams" / "k.npy").exists()  # the entries went, the links stayed
+    assert (cache / "grams" / "link").is_symlink()
 
 
 def test_clear_refuses_an_unknown_kind(cache):

@@ -3,9 +3,12 @@
 ``structkernels cache`` (or ``cache info``) prints each kind of cache entries (parses,
 Grams and σ, binary datasets, compiled kernels, other files) with its size and file count,
 the cache folder and its size limit (``$STRUCTKERNELS_CACHE_LIMIT``);
-``structkernels cache clear [--kind KIND ...]`` removes the project's entries (all kinds,
-or those named; other files are never removed) and says how much it freed.  ``--json``
-prints the same as one JSON object.
+``structkernels cache clear [--kind KIND ...]`` removes the entries the project's caches
+wrote (all kinds, or those named), recognised file by file by their check header, their
+``.sum`` check file or their format, never a folder wholesale and never through a link,
+and says how much it freed; other files are never removed, and a folder that is not a
+cache (no ``CACHEDIR.TAG`` marker, no entry in it) is refused with one line, exit 2.
+``--json`` prints the same as one JSON object.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
         description=(
             "Show what the cache folder holds (parses, Grams and σ, binary datasets, compiled "
             "kernels, other files), its size limit ($STRUCTKERNELS_CACHE_LIMIT: 2G, 500M, "
-            "bytes, or none; default 4G), or clear the project's entries. Other files in the "
-            "folder are shown but never removed."),
+            "bytes, or none; default 4G), or clear the entries the project wrote (recognised "
+            "one by one; links are never followed). Other files in the folder are shown but "
+            "never removed; a folder that is not a cache is refused."),
     )
     p.add_argument("action", nargs="?", choices=("info", "clear"), default="info",
                    help="info: sizes by kind; clear: remove the entries (default: %(default)s)")

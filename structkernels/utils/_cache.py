@@ -43,10 +43,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from structkernels.utils._atomic import atomic_open
-from structkernels.utils._cache_limit import note_cache_write
+from structkernels.utils._cache_limit import mark_cache_folder, note_cache_write
 from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
 
 __all__ = [
+    "ENTRY_FORMAT",
     "NO_CACHE_ENV",
     "CacheDirError",
     "CacheEntryError",
@@ -61,7 +62,8 @@ __all__ = [
 #: Set (to anything but ``""`` or ``"0"``) to write no cache at all, compiled kernels
 #: included; the commands' ``--no-cache`` sets it for their run and their workers.
 NO_CACHE_ENV = "STRUCTKERNELS_NO_CACHE"
-_FORMAT = "structkernels.cache-entry"
+#: The ``format`` of every checked entry's header (how ``cache clear`` recognises one).
+ENTRY_FORMAT = _FORMAT = "structkernels.cache-entry"
 _VERSION = 2  # 1: unkeyed SHA-256 (read as a miss)
 _KEY_FILE = ".hmac-key"
 _KEY_BYTES = 32
@@ -150,8 +152,9 @@ def check_cache_dir(path: str | os.PathLike | None, option: str = "cache_dir") -
 def cache_dir_problem(path: str | os.PathLike) -> str | None:
     """Why no cache can be written in folder ``path`` (None when one can).
 
-    The folder is created if needed and a small file is written in it and removed: a
-    read-only folder, a file in the way or a full disk is found before the work starts.
+    The folder is created if needed (and then marked as a cache) and a small file is
+    written in it and removed: a read-only folder, a file in the way or a full disk is
+    found before the work starts.
 
     Examples
     --------
@@ -163,7 +166,9 @@ def cache_dir_problem(path: str | os.PathLike) -> str | None:
     folder = Path(path)
     probe = folder / f".write-test-{os.getpid()}"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        if not folder.is_dir():  # created here: marked as a cache (CACHEDIR.TAG)
+            folder.mkdir(parents=True, exist_ok=True)
+            mark_cache_folder(folder)
         with atomic_open(probe, "wb", follow_links=False) as fh:
             fh.write(b"structkernels cache write test\n")
         probe.unlink()

@@ -24,6 +24,7 @@ from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
 __all__ = [
     "CACHE_KINDS",
     "CACHE_LIMIT_ENV",
+    "CACHE_MARKER",
     "DEFAULT_CACHE_LIMIT",
     "CacheLimitError",
     "CacheSizeWarning",
@@ -32,6 +33,8 @@ __all__ = [
     "folder_bytes",
     "forget_cache_sizes",
     "format_bytes",
+    "is_marked_cache",
+    "mark_cache_folder",
     "note_cache_write",
     "parse_cache_limit",
 ]
@@ -47,6 +50,13 @@ CACHE_KINDS: dict[str, str] = {
     "datasets": "binary copies of datasets",
     "numba": "compiled kernels (numba)",
 }
+#: The file that marks a folder as a cache of structkernels (a cache directory tag, which
+#: backup tools skip): written at the cache folder's root by its first write.
+CACHE_MARKER = "CACHEDIR.TAG"
+_MARKER_TEXT = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                b"# This file is a cache directory tag created by structkernels.\n"
+                b"# `structkernels cache clear` removes only the entries it wrote here.\n"
+                b"# See https://bford.info/cachedir/\n")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
 
@@ -168,6 +178,48 @@ def cache_root_of(folder: str | os.PathLike) -> Path:
     return path
 
 
+def mark_cache_folder(root: str | os.PathLike) -> None:
+    """Write the marker :data:`CACHE_MARKER` in cache folder ``root`` if it has none
+    (created, never written through a link; a failure is silent: the marker is a hint).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from structkernels.utils._cache_limit import is_marked_cache, mark_cache_folder
+    >>> root = tempfile.mkdtemp(); mark_cache_folder(root); is_marked_cache(root)
+    True
+    """
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(os.path.join(root, CACHE_MARKER), flags, 0o644)
+    except OSError:
+        return  # there already (or a link, or no folder): nothing written
+    try:
+        os.write(fd, _MARKER_TEXT)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def is_marked_cache(root: str | os.PathLike) -> bool:
+    """Whether ``root`` holds the marker of a structkernels cache (a regular file, not a
+    link, with the tag's signature and the project's name)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(os.path.join(root, CACHE_MARKER), flags)
+    except OSError:
+        return False
+    try:
+        head = os.read(fd, 256)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return head.startswith(_MARKER_TEXT[:44]) and b"structkernels" in head
+
+
 class _Meter:
     """Bytes of each cache folder this process wrote in: measured once, then added to."""
 
@@ -175,6 +227,7 @@ class _Meter:
         self.lock = threading.Lock()
         self.sizes: dict[str, int] = {}
         self.warned: set[str] = set()
+        self.marked: set[str] = set()
         self.bad_limit_said = False
 
     def limit(self) -> int | None:
@@ -189,11 +242,14 @@ class _Meter:
             return DEFAULT_CACHE_LIMIT
 
     def add(self, folder: str | os.PathLike, nbytes: int) -> None:
+        root = cache_root_of(folder)
+        key = os.path.abspath(root)
+        if key not in self.marked:
+            self.marked.add(key)
+            mark_cache_folder(root)
         limit = self.limit()
         if limit is None:
             return
-        root = cache_root_of(folder)
-        key = os.path.abspath(root)
         with self.lock:
             if key in self.sizes:
                 self.sizes[key] += max(int(nbytes), 0)
@@ -215,6 +271,7 @@ class _Meter:
         with self.lock:
             self.sizes.clear()
             self.warned.clear()
+            self.marked.clear()
             self.bad_limit_said = False
 
 
@@ -223,6 +280,9 @@ _METER = _Meter()
 
 def note_cache_write(folder: str | os.PathLike, nbytes: int) -> None:
     """Count ``nbytes`` just written in cache ``folder``; warn once past the limit.
+
+    The cache folder (:func:`cache_root_of`) is marked as one (:data:`CACHE_MARKER`) at
+    the first write of a process there.
 
     The first call of a process for a cache folder (:func:`cache_root_of`) measures it
     (the bytes just written included); later calls add ``nbytes``.  When the total passes

@@ -2,29 +2,56 @@
 
 A cache folder (:func:`~structkernels.utils.user_cache_dir`, or a command's ``--cache-dir``)
 has one sub-folder per kind (:data:`~structkernels.utils.CACHE_KINDS`): ``parses``,
-``grams`` (Grams and σ), ``datasets`` (binary copies) and ``numba`` (compiled kernels);
-anything else in it is ``other``, shown but never removed.
+``grams`` (Grams and σ), ``datasets`` (binary copies) and ``numba`` (compiled kernels).
+An entry counts as the cache's, and is cleared, only when it is recognised as one the
+project wrote: a checked entry by its header (``structkernels.cache-entry``), a large one
+(a Gram ``.npy``) by its ``NAME.sum`` check file, a dataset copy by its name and zip
+magic, a compiled kernel by numba's index (``NAME.nbi``, a pickled version string, read
+without unpickling) and its ``NAME.N.nbc`` files.  Everything else, in those sub-folders
+or not, is ``other``: shown, never removed.  Links are never followed: a sub-folder that
+is a link is skipped, a link inside one is left.  A folder that carries no marker of a
+cache (``CACHEDIR.TAG``, written by the cache's first write) and holds no recognised
+entry is refused (:class:`NotACacheError`).
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
-from collections.abc import Iterable
+import pickletools
+import re
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from structkernels.utils._cache import user_cache_dir
-from structkernels.utils._cache_limit import CACHE_KINDS, folder_bytes, forget_cache_sizes
+from structkernels.utils._cache import ENTRY_FORMAT, user_cache_dir
+from structkernels.utils._cache_limit import (
+    CACHE_KINDS,
+    CACHE_MARKER,
+    forget_cache_sizes,
+    is_marked_cache,
+)
 from structkernels.utils._errors import StructkernelsError
 
-__all__ = ["CacheUsage", "CacheClearError", "cache_usage", "clear_cache"]
+__all__ = ["CacheUsage", "CacheClearError", "NotACacheError", "cache_usage", "clear_cache"]
 
-#: The kind of everything in a cache folder outside the project's own sub-folders.
+#: The kind of everything in a cache folder that is not a recognised entry.
 OTHER = "other"
+_DATASET = re.compile(r"interactions-[0-9a-f]{32}\.npz")
+_NUMBA_DATA = re.compile(r"(.+)\.\d+\.nbc")
+_VERSION = re.compile(r"\d+\.\d+[0-9A-Za-z.+-]*")
+_HEAD = 4096
+_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class CacheClearError(StructkernelsError, OSError):
     """Some cache files could not be removed (the message names how many and the first)."""
+
+
+class NotACacheError(StructkernelsError, ValueError):
+    """A folder to clear that is not a structkernels cache (no marker, no entry in it)."""
 
 
 class CacheUsage(NamedTuple):
@@ -41,6 +68,104 @@ def _root(root: str | os.PathLike | None) -> Path:
     return user_cache_dir() if root is None else Path(root)
 
 
+def _head(dirfd: int, name: str, n: int = _HEAD) -> bytes | None:
+    """The first ``n`` bytes of regular file ``name`` in folder ``dirfd``; None for a link,
+    anything not a regular file, or a file that cannot be read."""
+    try:
+        fd = os.open(name, _FLAGS, dir_fd=dirfd)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, n) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _is_header(raw: bytes | None) -> bool:
+    """Whether ``raw`` starts with the header line of a checked cache entry."""
+    try:
+        head = json.loads((raw or b"").partition(b"\n")[0].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(head, dict) and head.get("format") == ENTRY_FORMAT
+
+
+def _is_numba_index(raw: bytes | None) -> bool:
+    """Whether ``raw`` starts as numba's cache index does: a pickled version string (its
+    opcodes read, nothing unpickled)."""
+    if not raw or raw[:1] != b"\x80":
+        return False
+    allowed = {"PROTO", "FRAME", "SHORT_BINUNICODE", "BINUNICODE", "MEMOIZE", "BINPUT"}
+    texts = []
+    try:
+        for op, arg, _ in pickletools.genops(io.BytesIO(raw)):
+            if op.name == "STOP":
+                return len(texts) == 1 and _VERSION.fullmatch(texts[0]) is not None
+            if op.name not in allowed or len(texts) > 1:
+                return False
+            if isinstance(arg, str):
+                texts.append(arg)
+    except ValueError:  # not a pickle, or cut short
+        return False
+    return False
+
+
+def _is_entry(dirfd: int, name: str) -> bool:
+    """Whether file ``name`` of folder ``dirfd`` is an entry one of the project's caches
+    wrote (see the module's docstring for how each is recognised)."""
+    raw = _head(dirfd, name)
+    if raw is None:
+        return False
+    if _is_header(raw) or _is_header(_head(dirfd, name + ".sum")):
+        return True  # a checked entry, its check file, or a large entry beside its check
+    if _DATASET.fullmatch(name):
+        return raw[:4] == b"PK\x03\x04"
+    if name.endswith(".nbi"):
+        return _is_numba_index(raw)
+    data = _NUMBA_DATA.fullmatch(name)
+    return data is not None and raw[:1] == b"\x80" and _is_numba_index(
+        _head(dirfd, data.group(1) + ".nbi"))
+
+
+class _Folder(NamedTuple):
+    """One folder of a cache: its path from the root, its descriptor, its sub-folders, and
+    its regular files as ``(name, bytes, kind)``."""
+
+    parts: tuple[str, ...]
+    fd: int
+    subfolders: list[str]
+    files: list[tuple[str, int, str]]
+
+
+def _scan(root: Path) -> Iterator[_Folder]:
+    """Every folder under ``root``, bottom-up, links never followed (``root`` itself is,
+    as the user named it); nothing when ``root`` is absent or not a folder."""
+    try:
+        rootfd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    try:
+        for dirpath, dirnames, names, dirfd in os.fwalk(
+                ".", topdown=False, follow_symlinks=False, dir_fd=rootfd):
+            parts = Path(dirpath).parts
+            kind = parts[0] if parts and parts[0] in CACHE_KINDS else None
+            files = []
+            for name in names:
+                try:
+                    st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+                except OSError:
+                    continue  # removed meanwhile
+                if stat.S_ISREG(st.st_mode):
+                    is_entry = kind is not None and _is_entry(dirfd, name)
+                    files.append((name, st.st_size, kind if is_entry else OTHER))
+            yield _Folder(parts, dirfd, dirnames, files)
+    finally:
+        os.close(rootfd)
+
+
 def cache_usage(root: str | os.PathLike | None = None) -> list[CacheUsage]:
     """The size of each kind of cache entries under ``root``.
 
@@ -52,9 +177,10 @@ def cache_usage(root: str | os.PathLike | None = None) -> list[CacheUsage]:
     Returns
     -------
     list of CacheUsage
-        One per kind of :data:`~structkernels.utils.CACHE_KINDS`, in that order, then
-        ``other`` (files of the folder outside those sub-folders); a folder that does not
-        exist counts 0 bytes and 0 files.
+        One per kind of :data:`~structkernels.utils.CACHE_KINDS`, in that order (the
+        recognised entries of its sub-folder: what :func:`clear_cache` removes), then
+        ``other`` (every other file of the folder); a folder that does not exist counts
+        0 bytes and 0 files.
 
     Examples
     --------
@@ -64,67 +190,38 @@ def cache_usage(root: str | os.PathLike | None = None) -> list[CacheUsage]:
     [('parses', 0), ('grams', 0)]
     """
     base = _root(root)
-    out = []
-    for kind, what in CACHE_KINDS.items():
-        size, files = folder_bytes(base / kind)
-        out.append(CacheUsage(kind, what, base / kind, size, files))
-    size = files = 0
-    if base.is_dir() and not base.is_symlink():
-        for entry in os.scandir(base):
-            if entry.name in CACHE_KINDS and entry.is_dir(follow_symlinks=False):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                more, n = folder_bytes(entry.path)
-            elif entry.is_file(follow_symlinks=False):
-                more, n = entry.stat(follow_symlinks=False).st_size, 1
-            else:
-                continue
-            size, files = size + more, files + n
-    out.append(CacheUsage(OTHER, "other files (never removed)", base, size, files))
+    sizes = {kind: [0, 0] for kind in [*CACHE_KINDS, OTHER]}
+    for folder in _scan(base):
+        for _, size, kind in folder.files:
+            sizes[kind][0] += size
+            sizes[kind][1] += 1
+    out = [CacheUsage(kind, what, base / kind, *sizes[kind]) for kind, what in CACHE_KINDS.items()]
+    out.append(CacheUsage(OTHER, "other files (never removed)", base, *sizes[OTHER]))
     return out
 
 
-def _remove_tree(folder: Path, failed: list[tuple[str, str]]) -> tuple[int, int]:
-    """Remove the files under ``folder`` (entries before their ``.sum`` check files), then
-    the folders left empty; ``(bytes, files)`` removed.  Links are removed, not followed."""
-    removed = count = 0
-    if folder.is_symlink() or not folder.is_dir():
-        return 0, 0
-    walked = list(os.walk(folder, topdown=False, followlinks=False))
-    for dirpath, dirnames, filenames in walked:
-        # an entry goes before its check file: a reader meanwhile finds it absent, never
-        # an entry without its check
-        names = sorted(filenames, key=lambda n: n.endswith(".sum"))
-        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        for name in [*names, *links]:
-            path = os.path.join(dirpath, name)
-            try:
-                size = 0 if os.path.islink(path) else os.lstat(path).st_size
-                os.unlink(path)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                failed.append((path, exc.strerror or type(exc).__name__))
-                continue
-            removed += size
-            count += name not in links
-    for dirpath, _, _ in walked:  # bottom-up: a folder after its sub-folders
-        try:
-            os.rmdir(dirpath)
-        except OSError:
-            pass  # not empty (a file that could not go, or one written meanwhile)
-    return removed, count
+def _check_is_cache(base: Path) -> bool:
+    """Whether ``base`` exists; NotACacheError when it is there but not a cache."""
+    if not os.path.lexists(base):
+        return False
+    if is_marked_cache(base):
+        return True
+    if any(u.files for u in cache_usage(base)[:-1]):
+        return True  # a cache of before the marker: it holds entries the project wrote
+    raise NotACacheError(
+        f"{base} is not a structkernels cache (no {CACHE_MARKER} and no cache entry in it): "
+        "nothing removed")
 
 
 def clear_cache(kinds: Iterable[str] | None = None,
                 root: str | os.PathLike | None = None) -> list[CacheUsage]:
     """Remove the cache entries of ``kinds`` under ``root``; what was removed, per kind.
 
-    Only the project's own sub-folders are touched (:data:`~structkernels.utils.CACHE_KINDS`);
-    files of ``other`` are never removed.  Within a kind, files go first (a Gram before its
-    ``.sum`` check file), then the folders left empty, so a run reading the cache meanwhile
-    finds an entry whole or absent; every entry is written atomically, so none is half
-    written either.
+    Only recognised entries in the project's own sub-folders
+    (:data:`~structkernels.utils.CACHE_KINDS`) are removed, one file at a time, never a
+    folder wholesale: other files, links (never followed) and ``other`` stay.  Within a
+    folder an entry goes before its ``.sum`` check file, so a run reading the cache
+    meanwhile finds an entry whole or absent; a folder that this emptied is removed.
 
     Parameters
     ----------
@@ -136,21 +233,26 @@ def clear_cache(kinds: Iterable[str] | None = None,
     Returns
     -------
     list of CacheUsage
-        Bytes and files removed, one per kind cleared.
+        Bytes and files removed, one per kind cleared (all 0 when ``root`` is absent).
 
     Raises
     ------
     ValueError
         An unknown kind.
+    NotACacheError
+        ``root`` carries no marker of a cache and holds no entry (a ``ValueError``).
     CacheClearError
         Some files could not be removed (an ``OSError``); the others were.
 
     Examples
     --------
     >>> import tempfile
-    >>> from structkernels.utils import clear_cache
-    >>> [u.files for u in clear_cache(["parses"], root=tempfile.mkdtemp())]
-    [0]
+    >>> from structkernels.utils import CacheFolder, clear_cache
+    >>> root = tempfile.mkdtemp()
+    >>> CacheFolder(root + "/parses", "parse cache").write("a.json", "key", b"{}")
+    True
+    >>> [u.files for u in clear_cache(["parses"], root=root)]
+    [1]
     """
     chosen = list(CACHE_KINDS) if kinds is None else list(dict.fromkeys(kinds))
     unknown = [k for k in chosen if k not in CACHE_KINDS]
@@ -158,14 +260,37 @@ def clear_cache(kinds: Iterable[str] | None = None,
         raise ValueError(f"unknown cache kind {unknown[0]!r}; the kinds are "
                          f"{', '.join(CACHE_KINDS)} (other files are never removed)")
     base = _root(root)
+    freed = {kind: [0, 0] for kind in chosen}
     failed: list[tuple[str, str]] = []
-    out = []
-    for kind in chosen:
-        size, files = _remove_tree(base / kind, failed)
-        out.append(CacheUsage(kind, CACHE_KINDS[kind], base / kind, size, files))
+    emptied: set[tuple[str, ...]] = set()
+    if _check_is_cache(base):
+        for folder in _scan(base):
+            # an entry goes before its check file: a reader meanwhile finds it absent,
+            # never an entry without its check
+            files = sorted((f for f in folder.files if f[2] in freed),
+                           key=lambda f: f[0].endswith(".sum"))
+            for name, size, kind in files:
+                try:
+                    os.unlink(name, dir_fd=folder.fd)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    failed.append((os.path.join(base, *folder.parts, name),
+                                   exc.strerror or type(exc).__name__))
+                    continue
+                freed[kind][0] += size
+                freed[kind][1] += 1
+                emptied.add(folder.parts)
+            for name in folder.subfolders:
+                if (*folder.parts, name) in emptied:
+                    try:  # only a folder this emptied, and only when empty now
+                        os.rmdir(name, dir_fd=folder.fd)
+                        emptied.add(folder.parts)
+                    except OSError:
+                        pass
     forget_cache_sizes()  # sizes are measured again at the next write
     if failed:
         path, reason = failed[0]
         raise CacheClearError(f"{len(failed)} cache file(s) could not be removed "
                               f"(first: {path}: {reason}); the others were")
-    return out
+    return [CacheUsage(kind, CACHE_KINDS[kind], base / kind, *freed[kind]) for kind in chosen]

@@ -12,13 +12,14 @@ the same bytes.  The parsing child may be started before the model is read
 
 Resumable output (:class:`PartialOutput`): ``OUT`` is written as ``OUT.partial`` beside
 it; after each batch the batch's bytes are appended and flushed to disk, then
-``OUT.partial.progress`` (small JSON, written atomically) records the batches done, the
-bytes they hold, the run's counts and the SHA-256 of the run's identity (the inputs'
-paths, sizes and modification times, the model file's content, the settings that change
-the bytes written).  When the last batch is written the partial file is renamed to
-``OUT`` and the progress file removed.  Stopped (Ctrl-C, an error), a run without
-``resume`` removes both files; with ``resume`` it keeps them, and the next run with
-``resume`` and the same identity truncates the partial file to the recorded bytes (a
+``OUT.partial.progress`` (small JSON, written atomically, with its own checksum) records
+the batches done, the bytes they hold and their SHA-256, the run's counts and what the
+output depends on (:func:`run_identity`: the SHA-256 of each input's content and of the
+model file's, the settings that change the bytes written).  When the last batch is
+written the partial file is renamed to ``OUT`` and the progress file removed.  Stopped
+(Ctrl-C, an error), a run without ``resume`` removes both files; with ``resume`` it keeps
+them, and the next run with ``resume`` checks every hash (a mismatch: one line naming the
+file), truncates the partial file to the recorded bytes (a
 batch half written is dropped) and goes on after the recorded batches.
 """
 
@@ -64,7 +65,7 @@ BACKENDS = ("auto", "in-process", "parse-ahead", "dask")
 #: the parsing child starts before the extractor's modules load).
 EXTRACTOR_FORMAT_NAME = "structkernels-relation-extractor"
 PROGRESS_FORMAT = "structkernels-predict-progress"
-PROGRESS_VERSION = 1
+PROGRESS_VERSION = 2
 _COUNTS = ("batches", "sentences", "pairs", "positives", "bytes", "tp", "fp", "fn", "skipped")
 
 
@@ -151,11 +152,6 @@ def _warm_parser(doc: Any, cache_dir: Any, early: Any, backend: str,
 
 
 # ------------------------------------------------------------------ resumable output
-def _stat(path: str) -> list[Any]:
-    st = os.stat(path)
-    return [os.path.abspath(path), st.st_size, st.st_mtime_ns]
-
-
 def _file_sha256(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -164,38 +160,55 @@ def _file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def run_identity(inputs: list[str], model: str, settings: dict[str, Any]) -> str:
-    """The SHA-256 of what a run's output depends on: each input's path, size and
-    modification time (a folder: each file under it), the model file's content, and
-    ``settings``."""
+def _checksum(doc: dict[str, Any]) -> str:
+    """The SHA-256 of a progress document without its ``check`` (a damaged file is seen)."""
+    body = {k: v for k, v in doc.items() if k != "check"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def run_identity(inputs: list[str], model: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """What a run's output depends on: ``inputs``, each input file's path and the SHA-256 of
+    its content (a folder: each file under it), ``model``, the SHA-256 of the model file's
+    content, and ``settings``."""
     files: list[Any] = []
     for name in inputs:
+        found = [name]
         if os.path.isdir(name):
-            for root, dirs, found in os.walk(name):
+            found = []
+            for root, dirs, names in os.walk(name):
                 dirs.sort()
-                files += [_stat(os.path.join(root, f)) for f in sorted(found)]
-        else:
-            files.append(_stat(name))
-    blob = json.dumps({"inputs": files, "model": _file_sha256(model), "settings": settings},
-                      sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+                found += [os.path.join(root, f) for f in sorted(names)]
+        files += [[os.path.abspath(f), _file_sha256(f)] for f in found]
+    return {"inputs": files, "model": [os.path.abspath(model), _file_sha256(model)],
+            "settings": json.loads(json.dumps(settings, sort_keys=True, default=str))}
 
 
 class PartialOutput:
-    """``OUT.partial`` and ``OUT.partial.progress`` of one run (see the module's notes)."""
+    """``OUT.partial`` and ``OUT.partial.progress`` of one run (see the module's notes).
 
-    def __init__(self, output: str, identity: str, resume: bool):
+    ``identity`` is :func:`run_identity`'s (with ``resume``; else None).  Every write error
+    is a :class:`PredictError` naming ``OUT`` (and the side file written)."""
+
+    def __init__(self, output: str, identity: dict[str, Any] | None, resume: bool):
         self.final = destination(output)
         self.partial = self.final.with_name(self.final.name + ".partial")
         self.progress = self.final.with_name(self.final.name + ".partial.progress")
-        self.identity, self.resume = identity, resume
+        self.identity, self.resume = identity or {}, resume
         self.state = dict.fromkeys(_COUNTS, 0)
         self.fd = -1
+        self.digest = hashlib.sha256()  # of the bytes committed to the partial file
+
+    def _failed(self, exc: OSError, side: Path) -> PredictError:
+        why = one_line(exc.strerror if exc.strerror and not exc.filename else exc)
+        which = "its progress file" if side == self.progress else "the partial output"
+        return PredictError(f"{self.final}: cannot write: {why} ({which} {side})")
 
     def _read_progress(self) -> dict[str, Any]:
+        again = "; run without --resume to start again"
+
         def bad(why: str) -> PredictError:
             return PredictError(f"{self.progress}: {why}; remove it (and {self.partial.name}) "
-                                "or run without --resume")
+                                "or run without --resume to start again")
 
         try:
             doc = loads_record(self.progress.read_text(encoding="utf-8"))
@@ -204,75 +217,134 @@ class PartialOutput:
         if not isinstance(doc, dict) or doc.get("format") != PROGRESS_FORMAT:
             raise bad("not a progress file of structkernels predict")
         if doc.get("version") != PROGRESS_VERSION:
-            raise bad(f"a progress file of version {one_line(doc.get('version'), 20)}")
+            raise bad(f"a progress file of version {one_line(doc.get('version'), 20)} (an "
+                      "older structkernels: its run cannot be checked)")
+        if doc.get("check") != _checksum(doc):
+            raise bad("the progress file is damaged (its checksum differs)")
         state = doc.get("state")
         if not isinstance(state, dict) or any(
                 not isinstance(state.get(k), int) or isinstance(state.get(k), bool)
                 or state[k] < 0 for k in _COUNTS):
             raise bad("the progress file's counts are malformed")
-        if doc.get("identity") != self.identity:
-            raise PredictError(
-                f"{self.partial}: cannot resume: it was written from other inputs, another "
-                "model or other settings (--batch-size, --output-format, --threshold, "
-                "--skip-bad); run without --resume to start again")
+        mine = self.identity
+        if doc.get("model") != mine["model"]:
+            raise PredictError(f"{mine['model'][0]}: cannot resume {self.partial}: written "
+                               f"with another model or the model file changed{again}")
+        if doc.get("settings") != mine["settings"]:
+            raise PredictError(f"{self.partial}: cannot resume: it was written with other "
+                               "settings (--batch-size, --output-format, --threshold, "
+                               f"--skip-bad, --tolerance){again}")
+        old = doc.get("inputs")
+        if not isinstance(old, list) or [f[:1] for f in old] != [f[:1] for f in mine["inputs"]]:
+            raise PredictError(f"{self.partial}: cannot resume: it was written from other "
+                               f"inputs{again}")
+        for was, now in zip(old, mine["inputs"], strict=True):
+            if was != now:
+                raise PredictError(f"{now[0]}: cannot resume {self.partial}: this input "
+                                   f"changed since the partial output was written{again}")
         doc["labelled"] = bool(doc.get("labelled", True))
         return doc
+
+    def _take_up(self, fd: int, doc: dict[str, Any]) -> None:
+        """The partial file's first recorded bytes checked against their SHA-256."""
+        size = self.state["bytes"]
+        if os.fstat(fd).st_size < size:
+            raise PredictError(f"{self.partial}: cannot resume: the partial output is shorter "
+                               "than its progress file records; run without --resume to "
+                               "start again")
+        with open(self.partial, "rb") as fh:
+            if not os.path.samestat(os.fstat(fh.fileno()), os.fstat(fd)):
+                raise PredictError(f"{self.partial}: cannot resume: the file changed while "
+                                   "opened; run without --resume to start again")
+            left = size
+            while left:
+                chunk = fh.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                self.digest.update(chunk)
+                left -= len(chunk)
+        if self.digest.hexdigest() != doc.get("output"):
+            raise PredictError(f"{self.partial}: cannot resume: its bytes differ from those "
+                               "its progress file records (damaged or edited); run without "
+                               "--resume to start again")
 
     def open(self) -> dict[str, Any]:
         """Start (or, resuming, take up) the partial file; the run's state so far."""
         labelled = True
-        if self.resume and self.progress.exists():
+        if self.resume and os.path.lexists(self.progress):
             doc = self._read_progress()
             self.state = {k: doc["state"][k] for k in _COUNTS}
             labelled = doc["labelled"]
-            fd = open_side_file(self.partial, append=True) if os.path.lexists(
-                self.partial) else -1
-            if fd < 0 or os.fstat(fd).st_size < self.state["bytes"]:
-                if fd >= 0:
-                    os.close(fd)
+            if not os.path.lexists(self.partial):
                 raise PredictError(f"{self.partial}: cannot resume: the partial output is "
-                                   "missing or shorter than its progress file records; run "
-                                   "without --resume to start again")
-            os.ftruncate(fd, self.state["bytes"])
+                                   "missing; run without --resume to start again")
+            try:
+                fd = open_side_file(self.partial, append=True)
+            except OSError as exc:
+                raise self._failed(exc, self.partial) from None
+            try:
+                self._take_up(fd, doc)
+                os.ftruncate(fd, self.state["bytes"])
+            except BaseException as exc:
+                os.close(fd)
+                if isinstance(exc, OSError):
+                    raise self._failed(exc, self.partial) from None
+                raise
             self.fd = fd
         else:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):  # a stale one no longer describes the file
                 self.progress.unlink()
-            self.fd = open_side_file(self.partial)  # an old file or stale link replaced
+            try:  # an old file or stale link replaced
+                self.fd = open_side_file(self.partial)
+            except OSError as exc:
+                raise self._failed(exc, self.partial) from None
         return {**self.state, "labelled": labelled}
 
     def commit(self, text: str, state: dict[str, Any]) -> None:
         """Append one batch's text, flush it to disk, then record the progress."""
-        view = memoryview(text.encode("utf-8"))
-        while view:
-            view = view[os.write(self.fd, view):]
-        os.fsync(self.fd)
+        data = text.encode("utf-8")
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.fd, view):]
+            os.fsync(self.fd)
+            size = os.fstat(self.fd).st_size
+        except OSError as exc:
+            raise self._failed(exc, self.partial) from None
+        self.digest.update(data)
         self.state = {k: int(state[k]) for k in _COUNTS if k != "bytes"}
-        self.state["bytes"] = os.fstat(self.fd).st_size
+        self.state["bytes"] = size
         if self.resume:
-            doc = {"format": PROGRESS_FORMAT, "version": PROGRESS_VERSION,
-                   "identity": self.identity, "labelled": bool(state.get("labelled", True)),
-                   "state": self.state}
-            with atomic_open(self.progress, follow_links=False) as fh:
-                fh.write(json.dumps(doc) + "\n")
+            doc = {"format": PROGRESS_FORMAT, "version": PROGRESS_VERSION, **self.identity,
+                   "output": self.digest.hexdigest(),
+                   "labelled": bool(state.get("labelled", True)), "state": self.state}
+            doc["check"] = _checksum(doc)
+            try:
+                with atomic_open(self.progress, follow_links=False) as fh:
+                    fh.write(json.dumps(doc) + "\n")
+            except OSError as exc:
+                raise self._failed(exc, self.progress) from None
 
     def finish(self) -> None:
         """Rename the complete partial file to the output; remove the progress file."""
         os.close(self.fd)
         self.fd = -1
-        move_into_place(self.partial, self.final)
-        with contextlib.suppress(FileNotFoundError):
-            self.progress.unlink()
+        try:
+            move_into_place(self.partial, self.final)
+        except OSError as exc:
+            raise self._failed(exc, self.partial) from None
+        if self.resume:
+            with contextlib.suppress(OSError):
+                self.progress.unlink()
 
     def abandon(self) -> None:
-        """A run stopped: keep both files when resuming, else remove them."""
+        """A run stopped: keep both files when resuming, else remove the partial file."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
         if not self.resume:
-            for p in (self.partial, self.progress):
-                with contextlib.suppress(OSError):
-                    Path(p).unlink()
+            with contextlib.suppress(OSError):
+                self.partial.unlink()
 
 
 # ------------------------------------------------------------------ the run
@@ -388,6 +460,7 @@ def predict(
         if parts:
             state = run.write_parts(score, batches, output)
         elif stream:
+            run.output = "standard output" if output == "-" else output
             with open_output(output, stream_ok=True) as fh:
                 state = run.write(score, batches, fh, None)
         else:
@@ -396,7 +469,7 @@ def predict(
             if tolerance:  # the scores depend on it (a run without it keeps its identity)
                 settings["tolerance"] = tolerance
             out = PartialOutput(output, run_identity(inputs, name, settings)
-                                if resume else "", resume)
+                                if resume else None, resume)
             try:
                 state = run.write(score, batches, None, out)
                 if not state["sentences"]:
@@ -437,6 +510,9 @@ def _check(inputs: list[str], output: str, model: Any, backend: str, resume: boo
     if resume and stream:
         raise PredictError("--resume needs an output file (-o FILE): standard output or a "
                            "stream cannot be taken up again")
+    if resume and any(is_special_file(name) for name in inputs):
+        raise PredictError("--resume needs input files: a pipe or device cannot be read again "
+                           "to check it")
     if resume and fmt not in ("jsonl", "pubtator"):
         raise PredictError(f"--resume applies to jsonl and pubtator output; {fmt} is written "
                            "whole at the end")
@@ -538,6 +614,7 @@ class _Run:
     def __init__(self, inputs: list[str], fmt: str, progress: bool, log: Any):
         self.inputs, self.fmt, self.progress = inputs, fmt, progress
         self.log = log or (lambda line: None)
+        self.output = "the output"  # a stream's name, in its write errors
         self.state: dict[str, Any] = {**dict.fromkeys(_COUNTS, 0), "labelled": True,
                                       "partitions": 0, "workers": {}, "files": []}
 
@@ -559,6 +636,18 @@ class _Run:
             w["partitions"] += 1
             w["sentences"] += len(batch)
             w["seconds"] += seconds
+
+    @contextlib.contextmanager
+    def _to_stream(self) -> Iterator[None]:
+        """A stream's write error (no file named: an input's names its own) as one line
+        naming the output."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename is not None or not exc.strerror:
+                raise
+            raise PredictError(f"{self.output}: cannot write: {one_line(exc.strerror)}"
+                               ) from None
 
     def write_parts(self, score: Callable, batches: Any, folder: Any) -> dict[str, Any]:
         """Each batch written by the worker that scores it, to a file of its own."""
@@ -595,13 +684,15 @@ class _Run:
                 t0 = time.perf_counter()
                 continue
             self._add(batch, pair_counts(batch, rows), messages, who, seconds)
-            writer.write(batch, rows)
             if out is not None:
+                writer.write(batch, rows)
                 out.commit(buffer.getvalue(), state)
                 buffer.seek(0)
                 buffer.truncate()
             else:
-                fh.flush()
+                with self._to_stream():
+                    writer.write(batch, rows)
+                    fh.flush()
             new_sentences += len(batch)
             if self.progress and len(batch):
                 dt = time.perf_counter() - t0
@@ -610,11 +701,13 @@ class _Run:
                          f"pairs in {dt:.1f} s ({state['sentences']:,} sentences, "
                          f"{state['pairs']:,} pairs in all; {rate:,.1f} sentences/s)")
             t0 = time.perf_counter()
-        writer.finish()
         if out is not None:
+            writer.finish()
             out.commit(buffer.getvalue(), state)
         else:
-            fh.flush()
+            with self._to_stream():
+                writer.finish()
+                fh.flush()
         return state
 
 

@@ -158,7 +158,7 @@ def test_case13_no_space_for_the_progress_file_names_both(model, tmp_path, monke
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         yield
 
-    monkeypatch.setattr("structkernels.extraction.prediction.atomic_open", full)
+    monkeypatch.setattr("structkernels.extraction.resume.atomic_open", full)
     assert main(argv) == 2
     err = _refused(capsys, str(out), "progress", "No space left on device")
     assert "Errno" not in err and not out.exists()

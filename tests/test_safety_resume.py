@@ -105,6 +105,15 @@ def test_case3_undamaged_resume_gives_the_same_bytes(model, tmp_path, monkeypatc
     assert out.read_bytes() == want and not partial.exists() and not progress.exists()
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_case3_resume_from_a_pipe_is_refused_before_reading(model, tmp_path, capsys):
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)  # nobody writes it: a read would hang
+    assert main(["predict", "--model", str(model), str(fifo), "-o", str(tmp_path / "o.jsonl"),
+                 "--no-cache", "--quiet", "--resume"]) == 2
+    _refused(capsys, str(fifo), "--resume", "pipe")
+
+
 # ------------------------------------------------------------------ case 13
 def _no_space_on(suffix: str, monkeypatch):
     """``os.write`` and ``os.fsync`` fail with ENOSPC on files whose name ends in ``suffix``."""

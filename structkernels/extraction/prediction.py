@@ -280,6 +280,10 @@ def _check(inputs: list[str], output: str, model: Any, backend: str, resume: boo
     for name in inputs:
         if not Path(name).exists():
             raise PredictError(f"no such file or folder: {name}")
+    for name in inputs if resume else ():
+        if is_special_file(name):
+            raise PredictError(f"{name}: --resume needs input files: a pipe or device cannot "
+                               "be read again to check it")
     try:
         fmt = output_format(fmt, inputs)
     except ValueError as exc:
@@ -288,9 +292,6 @@ def _check(inputs: list[str], output: str, model: Any, backend: str, resume: boo
     if resume and stream:
         raise PredictError("--resume needs an output file (-o FILE): standard output or a "
                            "stream cannot be taken up again")
-    if resume and any(is_special_file(name) for name in inputs):
-        raise PredictError("--resume needs input files: a pipe or device cannot be read again "
-                           "to check it")
     if resume and fmt not in ("jsonl", "pubtator"):
         raise PredictError(f"--resume applies to jsonl and pubtator output; {fmt} is written "
                            "whole at the end")

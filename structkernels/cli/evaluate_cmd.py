@@ -23,7 +23,11 @@ from structkernels.cli._extractor import (
     one_line_warnings,
     train_and_save,
 )
-from structkernels.utils import atomic_open
+from structkernels.utils import atomic_open, one_line
+
+#: The files ``--plot DIR`` writes
+#: (:func:`~structkernels.experiments.plotting.plot_relation_curves`).
+PLOT_FILES = ("pr.png", "roc.png")
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -89,7 +93,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out malformed sentences (each reported on stderr)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=writes_files(run, "--save-model", "--scores", inputs=_inputs))
+    p.set_defaults(func=writes_files(run, "--save-model", "--scores", inputs=_inputs,
+                                     folders={"--plot": PLOT_FILES}))
 
 
 def _c_value(text: str) -> float | str:
@@ -136,6 +141,13 @@ def _run(args: argparse.Namespace) -> int:
         raise CommandError("no corpus: give CORPUS files (cross-validation) or --train and --test")
     if args.cv < 2:
         raise CommandError(f"--cv must be at least 2, got {args.cv}")
+    if args.plot:  # before any work, not after the whole evaluation
+        from structkernels.experiments.plotting import pyplot
+
+        try:
+            pyplot()
+        except ImportError as exc:
+            raise CommandError(f"--plot {args.plot}: {one_line(exc)}") from None
     models = list(DEFAULT_MODELS)
     if args.models is not None:
         models = list(dict.fromkeys(m.strip() for m in args.models.split(",") if m.strip()))

@@ -10,25 +10,14 @@ the same bytes.  The parsing child may be started before the model is read
 (:func:`early_parser`: spaCy loads there while the model does) and handed to
 :func:`predict`.
 
-Resumable output (:class:`PartialOutput`): ``OUT`` is written as ``OUT.partial`` beside
-it; after each batch the batch's bytes are appended and flushed to disk, then
-``OUT.partial.progress`` (small JSON, written atomically) records the batches done, the
-bytes they hold, the run's counts and the SHA-256 of the run's identity (the inputs'
-paths, sizes and modification times, the model file's content, the settings that change
-the bytes written).  When the last batch is written the partial file is renamed to
-``OUT`` and the progress file removed.  Stopped (Ctrl-C, an error), a run without
-``resume`` removes both files; with ``resume`` it keeps them, and the next run with
-``resume`` and the same identity truncates the partial file to the recorded bytes (a
-batch half written is dropped) and goes on after the recorded batches.
+Resumable output: :class:`~structkernels.extraction.resume.PartialOutput`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import itertools
-import json
 import os
 import time
 import warnings
@@ -36,19 +25,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from structkernels.extraction.resume import COUNTS, PartialOutput, PredictError, run_identity
 from structkernels.formats.batches import DEFAULT_BATCH_SIZE
 from structkernels.utils import (
-    RecordError,
-    StructkernelsError,
-    atomic_open,
     cache_dir_problem,
-    destination,
     is_special_file,
-    loads_record,
-    move_into_place,
     one_line,
     open_output,
-    open_side_file,
     read_head,
     user_cache_dir,
 )
@@ -63,14 +46,6 @@ BACKENDS = ("auto", "in-process", "parse-ahead", "dask")
 #: The format name an extractor file starts with (``EXTRACTOR_FORMAT``, not imported here:
 #: the parsing child starts before the extractor's modules load).
 EXTRACTOR_FORMAT_NAME = "structkernels-relation-extractor"
-PROGRESS_FORMAT = "structkernels-predict-progress"
-PROGRESS_VERSION = 1
-_COUNTS = ("batches", "sentences", "pairs", "positives", "bytes", "tp", "fp", "fn", "skipped")
-
-
-class PredictError(StructkernelsError, ValueError):
-    """A run that cannot go on as asked: an option that does not suit the model or the
-    output, a missing input, a partial output that cannot be taken up."""
 
 
 def usable_cache_dir(cache_dir: Any, warn: Callable[[str], None]) -> Any:
@@ -148,131 +123,6 @@ def _warm_parser(doc: Any, cache_dir: Any, early: Any, backend: str,
     if not wanted:
         return None
     return _started(pipeline, cache_dir, n_process)
-
-
-# ------------------------------------------------------------------ resumable output
-def _stat(path: str) -> list[Any]:
-    st = os.stat(path)
-    return [os.path.abspath(path), st.st_size, st.st_mtime_ns]
-
-
-def _file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def run_identity(inputs: list[str], model: str, settings: dict[str, Any]) -> str:
-    """The SHA-256 of what a run's output depends on: each input's path, size and
-    modification time (a folder: each file under it), the model file's content, and
-    ``settings``."""
-    files: list[Any] = []
-    for name in inputs:
-        if os.path.isdir(name):
-            for root, dirs, found in os.walk(name):
-                dirs.sort()
-                files += [_stat(os.path.join(root, f)) for f in sorted(found)]
-        else:
-            files.append(_stat(name))
-    blob = json.dumps({"inputs": files, "model": _file_sha256(model), "settings": settings},
-                      sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-class PartialOutput:
-    """``OUT.partial`` and ``OUT.partial.progress`` of one run (see the module's notes)."""
-
-    def __init__(self, output: str, identity: str, resume: bool):
-        self.final = destination(output)
-        self.partial = self.final.with_name(self.final.name + ".partial")
-        self.progress = self.final.with_name(self.final.name + ".partial.progress")
-        self.identity, self.resume = identity, resume
-        self.state = dict.fromkeys(_COUNTS, 0)
-        self.fd = -1
-
-    def _read_progress(self) -> dict[str, Any]:
-        def bad(why: str) -> PredictError:
-            return PredictError(f"{self.progress}: {why}; remove it (and {self.partial.name}) "
-                                "or run without --resume")
-
-        try:
-            doc = loads_record(self.progress.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, RecordError) as exc:
-            raise bad(f"cannot read the progress file ({one_line(exc)})") from None
-        if not isinstance(doc, dict) or doc.get("format") != PROGRESS_FORMAT:
-            raise bad("not a progress file of structkernels predict")
-        if doc.get("version") != PROGRESS_VERSION:
-            raise bad(f"a progress file of version {one_line(doc.get('version'), 20)}")
-        state = doc.get("state")
-        if not isinstance(state, dict) or any(
-                not isinstance(state.get(k), int) or isinstance(state.get(k), bool)
-                or state[k] < 0 for k in _COUNTS):
-            raise bad("the progress file's counts are malformed")
-        if doc.get("identity") != self.identity:
-            raise PredictError(
-                f"{self.partial}: cannot resume: it was written from other inputs, another "
-                "model or other settings (--batch-size, --output-format, --threshold, "
-                "--skip-bad); run without --resume to start again")
-        doc["labelled"] = bool(doc.get("labelled", True))
-        return doc
-
-    def open(self) -> dict[str, Any]:
-        """Start (or, resuming, take up) the partial file; the run's state so far."""
-        labelled = True
-        if self.resume and self.progress.exists():
-            doc = self._read_progress()
-            self.state = {k: doc["state"][k] for k in _COUNTS}
-            labelled = doc["labelled"]
-            fd = open_side_file(self.partial, append=True) if os.path.lexists(
-                self.partial) else -1
-            if fd < 0 or os.fstat(fd).st_size < self.state["bytes"]:
-                if fd >= 0:
-                    os.close(fd)
-                raise PredictError(f"{self.partial}: cannot resume: the partial output is "
-                                   "missing or shorter than its progress file records; run "
-                                   "without --resume to start again")
-            os.ftruncate(fd, self.state["bytes"])
-            self.fd = fd
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                self.progress.unlink()
-            self.fd = open_side_file(self.partial)  # an old file or stale link replaced
-        return {**self.state, "labelled": labelled}
-
-    def commit(self, text: str, state: dict[str, Any]) -> None:
-        """Append one batch's text, flush it to disk, then record the progress."""
-        view = memoryview(text.encode("utf-8"))
-        while view:
-            view = view[os.write(self.fd, view):]
-        os.fsync(self.fd)
-        self.state = {k: int(state[k]) for k in _COUNTS if k != "bytes"}
-        self.state["bytes"] = os.fstat(self.fd).st_size
-        if self.resume:
-            doc = {"format": PROGRESS_FORMAT, "version": PROGRESS_VERSION,
-                   "identity": self.identity, "labelled": bool(state.get("labelled", True)),
-                   "state": self.state}
-            with atomic_open(self.progress, follow_links=False) as fh:
-                fh.write(json.dumps(doc) + "\n")
-
-    def finish(self) -> None:
-        """Rename the complete partial file to the output; remove the progress file."""
-        os.close(self.fd)
-        self.fd = -1
-        move_into_place(self.partial, self.final)
-        with contextlib.suppress(FileNotFoundError):
-            self.progress.unlink()
-
-    def abandon(self) -> None:
-        """A run stopped: keep both files when resuming, else remove them."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-        if not self.resume:
-            for p in (self.partial, self.progress):
-                with contextlib.suppress(OSError):
-                    Path(p).unlink()
 
 
 # ------------------------------------------------------------------ the run
@@ -388,6 +238,7 @@ def predict(
         if parts:
             state = run.write_parts(score, batches, output)
         elif stream:
+            run.output = "standard output" if output == "-" else output
             with open_output(output, stream_ok=True) as fh:
                 state = run.write(score, batches, fh, None)
         else:
@@ -396,7 +247,7 @@ def predict(
             if tolerance:  # the scores depend on it (a run without it keeps its identity)
                 settings["tolerance"] = tolerance
             out = PartialOutput(output, run_identity(inputs, name, settings)
-                                if resume else "", resume)
+                                if resume else None, resume)
             try:
                 state = run.write(score, batches, None, out)
                 if not state["sentences"]:
@@ -429,6 +280,10 @@ def _check(inputs: list[str], output: str, model: Any, backend: str, resume: boo
     for name in inputs:
         if not Path(name).exists():
             raise PredictError(f"no such file or folder: {name}")
+    for name in inputs if resume else ():
+        if is_special_file(name):
+            raise PredictError(f"{name}: --resume needs input files: a pipe or device cannot "
+                               "be read again to check it")
     try:
         fmt = output_format(fmt, inputs)
     except ValueError as exc:
@@ -538,7 +393,8 @@ class _Run:
     def __init__(self, inputs: list[str], fmt: str, progress: bool, log: Any):
         self.inputs, self.fmt, self.progress = inputs, fmt, progress
         self.log = log or (lambda line: None)
-        self.state: dict[str, Any] = {**dict.fromkeys(_COUNTS, 0), "labelled": True,
+        self.output = "the output"  # a stream's name, in its write errors
+        self.state: dict[str, Any] = {**dict.fromkeys(COUNTS, 0), "labelled": True,
                                       "partitions": 0, "workers": {}, "files": []}
 
     def _add(self, batch: Any, counts: dict[str, Any], messages: list[str], who: Any,
@@ -559,6 +415,18 @@ class _Run:
             w["partitions"] += 1
             w["sentences"] += len(batch)
             w["seconds"] += seconds
+
+    @contextlib.contextmanager
+    def _to_stream(self) -> Iterator[None]:
+        """A stream's write error (no file named: an input's names its own) as one line
+        naming the output."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename is not None or not exc.strerror:
+                raise
+            raise PredictError(f"{self.output}: cannot write: {one_line(exc.strerror)}"
+                               ) from None
 
     def write_parts(self, score: Callable, batches: Any, folder: Any) -> dict[str, Any]:
         """Each batch written by the worker that scores it, to a file of its own."""
@@ -595,13 +463,15 @@ class _Run:
                 t0 = time.perf_counter()
                 continue
             self._add(batch, pair_counts(batch, rows), messages, who, seconds)
-            writer.write(batch, rows)
             if out is not None:
+                writer.write(batch, rows)
                 out.commit(buffer.getvalue(), state)
                 buffer.seek(0)
                 buffer.truncate()
             else:
-                fh.flush()
+                with self._to_stream():
+                    writer.write(batch, rows)
+                    fh.flush()
             new_sentences += len(batch)
             if self.progress and len(batch):
                 dt = time.perf_counter() - t0
@@ -610,11 +480,13 @@ class _Run:
                          f"pairs in {dt:.1f} s ({state['sentences']:,} sentences, "
                          f"{state['pairs']:,} pairs in all; {rate:,.1f} sentences/s)")
             t0 = time.perf_counter()
-        writer.finish()
         if out is not None:
+            writer.finish()
             out.commit(buffer.getvalue(), state)
         else:
-            fh.flush()
+            with self._to_stream():
+                writer.finish()
+                fh.flush()
         return state
 
 

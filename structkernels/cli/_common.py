@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from structkernels.cli import CommandError
-from structkernels.utils import OutputError, check_output
+from structkernels.utils import OutputError, check_folder_output, check_output
 
-__all__ = ["same_file", "check_outputs", "check_folder_output", "writes_files",
+__all__ = ["same_file", "check_outputs", "writes_files",
            "cache_options"]
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -83,42 +83,6 @@ def check_outputs(
         seen.append((option, target))
 
 
-def check_folder_output(value: str, names: Sequence[str],
-                        inputs: Iterable[str | os.PathLike | None], *, what: str) -> None:
-    """The output rule on a folder an option writes ``names`` into (``--plot DIR``): not a
-    file, not an input folder nor inside one, and each file written there allowed by
-    :func:`structkernels.utils.check_output` (a missing folder is created: its nearest
-    existing parent must be a folder).
-
-    Raises
-    ------
-    CommandError
-        One line naming the option and the path.
-    """
-    ins = [os.fspath(i) for i in inputs if i is not None and os.fspath(i) != "-"]
-    head = f"{what} {value}"
-    if os.path.lexists(value) and not os.path.isdir(value):
-        raise CommandError(f"{head}: cannot write: it is a file, and {what} names a folder")
-    real = os.path.realpath(value)
-    for name in ins:
-        base = os.path.realpath(name)
-        if os.path.isdir(name) and (real == base or real.startswith(base.rstrip(os.sep)
-                                                                    + os.sep)):
-            raise CommandError(f"{head}: is inside the input folder {name!r}; choose another "
-                               "output")
-    parent = real
-    while not os.path.lexists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise CommandError(f"{head}: cannot write: {parent!r} is not a folder")
-    if parent == real:
-        for name in names:
-            try:
-                check_output(os.path.join(value, name), ins, what=what)
-            except OutputError as exc:
-                raise CommandError(str(exc)) from None
-
-
 def writes_files(
     run: Callable[[argparse.Namespace], int], *options: str,
     inputs: Callable[[argparse.Namespace], Iterable[str | os.PathLike | None]] | None = None,
@@ -141,7 +105,10 @@ def writes_files(
         for option, names in (folders or {}).items():
             value = getattr(args, _option_dest(option), None)
             if value is not None:
-                check_folder_output(value, names, ins, what=option)
+                try:
+                    check_folder_output(value, names, ins, what=option)
+                except OutputError as exc:
+                    raise CommandError(str(exc)) from None
         return run(args)
 
     return checked

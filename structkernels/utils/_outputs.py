@@ -36,7 +36,8 @@ from typing import IO, Any
 from structkernels.utils._atomic import atomic_open, file_kind, open_special
 from structkernels.utils._errors import StructkernelsError
 
-__all__ = ["OutputError", "BRAT_SIBLINGS", "check_output", "open_output", "is_special_file"]
+__all__ = ["OutputError", "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output",
+           "is_special_file"]
 
 #: Groups of endings an input format reads together: an input ending in one of a group
 #: also reads the files beside it with the others (BRAT: a ``.txt`` and its ``.ann``).
@@ -216,6 +217,39 @@ def check_output(
                 raise OutputError(f"{head}{extra}: is the {noun} the input {name!r} reads "
                                   "beside it (a BRAT document); choose another output")
     return Path(target)
+
+
+def check_folder_output(value: str, names: Sequence[str],
+                        inputs: Iterable[str | os.PathLike | None], *, what: str) -> None:
+    """The output rule on a folder an option writes ``names`` into (``--plot DIR``): not a
+    file, not an input folder nor inside one, and each file written there allowed by
+    :func:`check_output` (a missing folder is created: its nearest existing parent must be
+    a folder).
+
+    Raises
+    ------
+    OutputError
+        One line naming the option and the path.
+    """
+    ins = [os.fspath(i) for i in inputs if i is not None and os.fspath(i) != "-"]
+    head = f"{what} {value}"
+    if os.path.lexists(value) and not os.path.isdir(value):
+        raise OutputError(f"{head}: cannot write: it is a file, and {what} names a folder")
+    real = os.path.realpath(value)
+    for name in ins:
+        base = os.path.realpath(name)
+        if os.path.isdir(name) and (real == base or real.startswith(base.rstrip(os.sep)
+                                                                    + os.sep)):
+            raise OutputError(f"{head}: is inside the input folder {name!r}; choose another "
+                              "output")
+    parent = real
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise OutputError(f"{head}: cannot write: {parent!r} is not a folder")
+    if parent == real:
+        for name in names:
+            check_output(os.path.join(value, name), ins, what=what)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from structkernels import __version__
 from structkernels.kernels.names import kernels
 from structkernels.registry import CORE_DISTRIBUTION, Registry, distribution_name
-from structkernels.utils import StructkernelsError, run_settings
+from structkernels.utils import StructkernelsError, interrupt_guard, interrupted, run_settings
 
 __all__ = ["main", "CommandError", "commands", "parse_params", "build_kernel", "check_structures"]
 
@@ -171,8 +171,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a command's own --no-progress hides every bar of its work, the inner ones too
     quiet = bool(args.quiet or getattr(args, "no_progress", False))
     try:
-        with run_settings(progress=False if quiet else None):
-            return int(args.func(args) or 0)
+        # a Ctrl-C that a finaliser swallowed (numba's, NumPy's) is recorded and raised again
+        # at the next progress update or atomic rename, and ends the command here in any case
+        with interrupt_guard(), run_settings(progress=False if quiet else None):
+            status = int(args.func(args) or 0)
+            if interrupted():
+                raise KeyboardInterrupt
+            return status
     except KeyboardInterrupt:
         print("structkernels: interrupted", file=sys.stderr)
         return 130

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from structkernels import __version__
 from structkernels.kernels.names import kernels
 from structkernels.registry import CORE_DISTRIBUTION, Registry, distribution_name
-from structkernels.utils import StructkernelsError, run_settings
+from structkernels.utils import StructkernelsError, interrupt_guard, interrupted, run_settings
 
 __all__ = ["main", "CommandError", "commands", "parse_params", "build_kernel", "check_structures"]
 
@@ -157,7 +157,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     # called without argv: this process is the command's own (the console script or
     # ``python -m structkernels``), not a caller's that may go on to other work
     own_process = argv is None
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        # a Ctrl-C that a finaliser swallowed (numba's, NumPy's) is recorded and raised again
+        # at the next progress update or atomic rename, and ends the command here in any case
+        with interrupt_guard():
+            status = _main(list(sys.argv[1:] if argv is None else argv), own_process)
+            if interrupted():
+                raise KeyboardInterrupt
+            return status
+    except KeyboardInterrupt:
+        print("structkernels: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str], own_process: bool) -> int:
     only = _command_of(argv)
     try:
         parser = build_parser(only)
@@ -173,9 +186,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with run_settings(progress=False if quiet else None):
             return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("structkernels: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # the reader of standard output went away (``| head``): stop quietly, as a command
         # killed by SIGPIPE does, and keep Python from failing again when it flushes at exit

@@ -16,7 +16,8 @@ does bounded work:
   (:func:`~structkernels.relations.pipelines.check_pipeline`), so no other installed
   module is ever imported by a name in the file;
 - every field has its type and range checked, numbers finite and within a float's range
-  (an integer too large for a float is refused, wherever it stands);
+  (an integer too large for a float is refused, wherever it stands), and the weights and
+  intercept such that every score is finite (:data:`MAX_SCORE_BOUND`);
 - version 3's ``"decision"`` (:func:`check_decision`): a finite threshold, its rule, the
   calibration (Platt's ``a >= 0`` and ``b``, or at most :data:`MAX_CALIBRATION_POINTS`
   isotonic breakpoints, increasing, probabilities in [0, 1]), the inner F1 in [0, 1].
@@ -53,6 +54,7 @@ __all__ = [
     "MAX_GRAPH_CELLS",
     "MAX_REFERENCES",
     "MAX_REFERENCE_SIZE",
+    "MAX_SCORE_BOUND",
     "MODEL",
     "MODELS",
     "ExtractorFormatError",
@@ -89,6 +91,12 @@ MAX_REFERENCE_SIZE = 2_000
 #: enumerates up to ``vertices²`` walks of each (a real 20,000-reference model about
 #: 3.5e8).  Read at each call.
 MAX_GRAPH_CELLS = 10**9
+#: The most ``|intercept| + views × Σ |weights|`` a model may have: it bounds the magnitude of
+#: every score (each view is a normalised kernel, within [-1, 1]), and the room left below a
+#: float's range keeps the products of the scoring (feature counts and walk sums of the pair
+#: scored, times the weights) finite.  A trained SVM's weights are at most its C in
+#: magnitude.  Read at each call.
+MAX_SCORE_BOUND = 1e150
 #: The relation model an extractor trains: the evaluation's "NPK SVM".
 MODEL = relation_model("NPK SVM")
 # version 1 extractors left the all-paths graph out
@@ -397,6 +405,12 @@ class _Checked:
         if not isinstance(weights, list) or not weights:
             fail("svm['weights'] must be a non-empty list of numbers")
         weights = [self.number(w, f"svm['weights'][{i}]") for i, w in enumerate(weights)]
+        # a float sum: an overflow is inf, refused like any bound above the limit
+        bound = abs(intercept) + len(self.model.views) * sum(abs(w) for w in weights)
+        if not bound <= MAX_SCORE_BOUND:
+            fail(f"svm['weights'] and svm['intercept'] allow scores up to {bound:.3g} "
+                 f"(|intercept| + views x sum of |weights|); at most MAX_SCORE_BOUND = "
+                 f"{MAX_SCORE_BOUND:g}, so that every score is finite")
         raw = doc.get("references")
         if not isinstance(raw, list) or not raw:
             fail("'references' must be a non-empty list of pair views")

@@ -9,6 +9,7 @@ name resolved through the registry, every σ a finite number >= 0, and one
 from __future__ import annotations
 
 import gzip
+import inspect
 import json
 import os
 import re
@@ -20,6 +21,7 @@ import numpy as np
 
 from structkernels.kernels.names import kernels
 from structkernels.kernels.sigma import check_sigma
+from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.neighbors.settings import PREVIOUS_DEFAULTS
 from structkernels.registry import UnknownNameError
 from structkernels.structures import Path, StructureError
@@ -268,6 +270,7 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
     # a file that does not name a classifier setting was trained with the 0.1 default,
     # not today's (the defaults now follow the main job): fill it in, so it predicts as then
     doc["classifier"] = {**PREVIOUS_DEFAULTS, **doc["classifier"]}
+    check_settings(name, doc)
     ids = train.get("ids")
     if ids is not None and (not isinstance(ids, list) or len(ids) != len(paths)):
         raise ModelFormatError(f"{name}: the model's training ids do not match its paths")
@@ -278,6 +281,31 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
         except (StructureError, TypeError, ValueError) as exc:
             raise ModelFormatError(f"{name}: training path {i} is malformed: {exc}") from None
     return doc
+
+
+def check_settings(name: str, doc: dict[str, Any]) -> None:
+    """The kernel's and the classifier's settings of a model document, checked as fitting
+    checks them (a parameter the kernel or the classifier does not take, a NaN, a value out
+    of its range), so that a model that cannot give finite scores is refused when read."""
+    kernel = doc["kernel"]
+    try:
+        kernels.get(kernel)(**doc["kernel_params"]).validate_params()
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"{name}: the model's kernel_params do not suit kernel "
+                               f"{kernel!r}: {one_line(str(exc), 300)}") from None
+    known = set(inspect.signature(KernelKNNClassifier).parameters) - {
+        "kernel", "kernel_params", "n_jobs"}
+    unknown = sorted(set(doc["classifier"]) - known)
+    if unknown:
+        raise ModelFormatError(f"{name}: the model's classifier settings hold unknown keys "
+                               f"{', '.join(repr(k) for k in unknown)}")
+    clf = KernelKNNClassifier(kernel=kernel, kernel_params=doc["kernel_params"],
+                              **doc["classifier"])
+    try:
+        clf._validate_params()
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelFormatError(f"{name}: the model's classifier settings do not suit the "
+                               f"classifier: {one_line(str(exc), 300)}") from None
 
 
 def read_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> dict[str, Any]:

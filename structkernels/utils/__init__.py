@@ -46,6 +46,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._memory": ["release_free_memory", "long_lived"],
     "._budget": ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib"],
     "._jit": ["njit", "numba_cache_dir"],
+    "._interrupt": ["interrupt_guard", "check_interrupt", "interrupted"],
     "._lazy": ["lazy_exports", "served_from"],
     "._settings": ["run_settings"],
 })

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from structkernels.utils._errors import StructkernelsError
+from structkernels.utils._interrupt import check_interrupt
 
 __all__ = [
     "WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap",
@@ -270,6 +271,7 @@ def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bo
         if sync:
             with open(src, "rb+") as fh:
                 os.fsync(fh.fileno())
+        check_interrupt()  # an interrupt swallowed on the way replaces nothing
         os.replace(src, final)
     except OSError as exc:
         raise _explain(exc, final) from None

@@ -10,6 +10,8 @@ the package:
   interval and one at the end.  A new postfix or description waits for the next line
   (tqdm would print one per change), and the time left is estimated from the average
   rate since the start (``smoothing=0``), not from the last few updates;
+- every update, shown or not, raises an interrupt that was swallowed on the way
+  (:func:`structkernels.utils.check_interrupt`);
 - ``STRUCTKERNELS_PROGRESS=0`` (what ``structkernels --quiet`` sets) turns
   it off; ``=1`` turns it on even for short work.
 
@@ -30,6 +32,8 @@ import sys
 from typing import Any
 
 from tqdm import tqdm as _tqdm
+
+from structkernels.utils._interrupt import check_interrupt
 
 __all__ = ["tqdm", "LineWriter", "bar_disabled", "MIN_BAR_EVALUATIONS"]
 
@@ -66,7 +70,16 @@ class LineWriter:
         stream.flush()
 
 
-class _LogBar(_tqdm):
+class _Bar(_tqdm):
+    """tqdm whose every update is a safe point to raise an interrupt that a finaliser
+    swallowed (:func:`structkernels.utils.check_interrupt`), shown or not."""
+
+    def update(self, n: float | None = 1) -> bool | None:
+        check_interrupt()
+        return super().update(n)
+
+
+class _LogBar(_Bar):
     """tqdm writing to a log: postfix and description changes do not force a line."""
 
     def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
@@ -97,7 +110,7 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
     stream = file if file is not None else sys.stderr
     is_tty = bool(getattr(stream, "isatty", lambda: False)())
     if is_tty:
-        return _tqdm(*args, disable=disable, file=file, **kwargs)
+        return _Bar(*args, disable=disable, file=file, **kwargs)
     interval = float(os.environ.get("STRUCTKERNELS_PROGRESS_INTERVAL", "30"))
     kwargs.update(mininterval=interval, maxinterval=max(interval, 1.0), delay=interval,
                   smoothing=0, ncols=100, ascii=True, dynamic_ncols=False, leave=True)

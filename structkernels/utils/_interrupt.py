@@ -1,0 +1,59 @@
+"""Interrupts that no library can swallow.
+
+Python raises ``KeyboardInterrupt`` wherever the main thread is when SIGINT comes; when that
+is inside a finaliser (``__del__``, a weakref callback: numba and NumPy run such code while
+compiling and collecting), Python reports it as "unraisable" and carries on, so a Ctrl-C
+could be lost and the command finish and replace its outputs.  :func:`interrupt_guard` (the
+command line's ``main``) installs a SIGINT handler that records the interrupt before it
+raises; :func:`check_interrupt` raises it again at the next safe point: each progress update
+and the rename that ends every atomic write, so no output is replaced after an interrupt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["interrupt_guard", "check_interrupt", "interrupted"]
+
+_seen = False
+
+
+def _handler(signum: int, frame: Any) -> None:
+    global _seen
+    _seen = True
+    raise KeyboardInterrupt
+
+
+def interrupted() -> bool:
+    """Whether a SIGINT came while :func:`interrupt_guard` was active."""
+    return _seen
+
+
+def check_interrupt() -> None:
+    """Raise ``KeyboardInterrupt`` when an interrupt was recorded (even one swallowed)."""
+    if _seen:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def interrupt_guard() -> Iterator[None]:
+    """Record every SIGINT of the block (see the module docstring); outside the main
+    thread, where no handler can be installed, and inside another guard, the block runs
+    as it is."""
+    global _seen
+    # outside the main thread, or inside an outer guard (a command run by a command)
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is _handler):
+        yield
+        return
+    _seen = False
+    previous = signal.signal(signal.SIGINT, _handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        _seen = False

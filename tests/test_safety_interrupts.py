@@ -257,3 +257,17 @@ def test_npk_model_that_cannot_score_is_refused_when_loaded(tmp_path, place, val
         load_model(path)
     message = str(info.value)
     assert "\n" not in message and message.startswith(f"{path}: {field}"), message
+
+
+def test_pair_writers_refuse_non_finite_numbers(tmp_path):
+    """A NaN or infinite score is never written as ``NaN``/``Infinity`` (not JSON) or ``nan``."""
+    from structkernels.formats.pairs import _number, pair_line
+
+    with pytest.raises(ValueError, match="s1.p0 is not finite"):
+        pair_line({"pair": "s1.p0", "score": float("nan"), "label": 0})
+    with pytest.raises(ValueError, match="not finite"):
+        pair_line({"pair": "s1.p0", "score": 0.5, "probability": float("inf"), "label": 1})
+    with pytest.raises(ValueError, match="not finite"):
+        _number(float("-inf"))
+    assert pair_line({"pair": "s1.p0", "score": 0.1234567, "label": 1}) == \
+        '{"pair": "s1.p0", "score": 0.123457, "label": 1}'

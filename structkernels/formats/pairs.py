@@ -40,7 +40,14 @@ from structkernels.formats.bioc import bioc_to_xml, load_bioc
 from structkernels.formats.pubtator import PubTatorDocument, concept_of, pubtator_documents
 from structkernels.formats.relations import relation_format
 from structkernels.relations.corpus import Entity, RelationCorpus, RelationFormatError
-from structkernels.utils import MAX_FILE_BYTES, decode_lines, open_output, read_partial
+from structkernels.utils import (
+    MAX_FILE_BYTES,
+    NonFiniteError,
+    decode_lines,
+    dumps_finite,
+    open_output,
+    read_partial,
+)
 
 __all__ = ["write_pairs", "PairWriter", "OUTPUT_FORMATS", "output_format", "pair_line"]
 
@@ -90,7 +97,11 @@ def output_format(requested: str, inputs: Iterable[Any]) -> str:
 
 
 def _number(value: Any) -> str:
-    return str(value) if isinstance(value, int) else repr(round(float(value), 6))
+    if isinstance(value, int):
+        return str(value)
+    if not math.isfinite(float(value)):
+        raise NonFiniteError(f"a score or probability is not finite: {value!r}")
+    return repr(round(float(value), 6))
 
 
 def _extras(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -146,8 +157,9 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
     if format == "jsonl":
         with open_output(path, stream_ok=True) as fh:
             for row in rows:
-                fh.write(json.dumps({**row, "score": round(float(row["score"]), 6)},
-                                    ensure_ascii=False) + "\n")
+                fh.write(dumps_finite({**row, "score": round(float(row["score"]), 6)},
+                                      what=f"pair {row.get('pair')}", ensure_ascii=False)
+                         + "\n")
         return len(rows)
     chosen = _by_document(corpus, rows, all_pairs)
     files = list(dict.fromkeys(corpus.files))
@@ -224,7 +236,7 @@ def pair_line(row: Mapping[str, Any]) -> str:
     out = {**row, "score": round(float(row["score"]), 6)}
     if "probability" in row:
         out["probability"] = round(float(row["probability"]), 6)
-    return json.dumps(out, ensure_ascii=False)
+    return dumps_finite(out, what=f"pair {row.get('pair')}", ensure_ascii=False)
 
 
 class PairWriter:

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import pytest
@@ -41,3 +40,64 @@ def test_case12_a_collection_without_documents_is_an_empty_corpus(tmp_path, name
     assert len(corpus) == 0 and corpus.files == [str(path)]
     assert [len(b) for b in iter_relations(path)] == []
     assert len(read_relations(path, on_error="skip")) == 0
+
+
+# ------------------------------------------------------------ case 10: named pipes
+_JSONL = '{"id": "s1", "text": "KinC binds SigE", "entities": [' \
+         '{"id": "a", "start": 0, "end": 4, "text": "KinC"}, {"id": "b", "start": 11, "end": 15, "text": "SigE"}]}\n'
+_PUBTATOR = "1|t|KinC binds SigE.\n1\t0\t4\tKinC\tGene\tD1\n1\t11\t15\tSigE\tGene\tD2\n\n"
+_BIOC = ('<collection><document><id>d1</id><passage><offset>0</offset><text>KinC binds SigE.'
+         '</text><annotation id="a"><infon key="type">Gene</infon><location offset="0" length="4"/>'
+         '</annotation><annotation id="b"><infon key="type">Gene</infon><location offset="11" '
+         'length="4"/></annotation></passage></document></collection>')
+
+
+def _through_a_pipe(tmp_path, name: str, content: str, reader: str) -> subprocess.CompletedProcess:
+    """Read ``content`` through a named pipe ``name`` in a child (a hang is a timeout)."""
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    code = textwrap.dedent(f"""
+        import gzip, threading
+        from structkernels.formats.relations import read_relations, relation_format
+        from structkernels.formats.batches import iter_relations
+        data = {content.encode()!r}
+        if {name!r}.endswith(".gz"):
+            data = gzip.compress(data)
+        def write():
+            with open({str(fifo)!r}, "wb") as fh:
+                fh.write(data)
+        threading.Thread(target=write, daemon=True).start()
+        path = {str(fifo)!r}
+        kind = relation_format(path)
+        if {reader!r} == "read":
+            corpus = read_relations(path)
+        else:
+            corpus = [s for b in iter_relations(path) for s in b]
+        print(kind, len(corpus), sum(len(s.entities) for s in corpus))
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    try:
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"reading {name} through a named pipe hangs")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+@pytest.mark.parametrize("reader", ["read", "iter"])
+@pytest.mark.parametrize("name, content, kind", [
+    ("x.bioc", _BIOC, "bioc-xml"),
+    ("x.jsonl", _JSONL, "jsonl"),
+    ("x.json", _JSONL, "jsonl"),
+    ("x.jsonl.gz", _JSONL, "jsonl"),
+    ("x.pubtator", _PUBTATOR, "pubtator"),
+    ("x.txt", _PUBTATOR, "pubtator"),
+    ("x.xml", _BIOC, "bioc-xml"),
+    ("x.bioc.json", '{"documents": []}', "bioc-json"),
+])
+def test_case10_a_named_pipe_is_read_once_its_format_told_from_the_bytes_read(
+        tmp_path, name, content, kind, reader):
+    done = _through_a_pipe(tmp_path, name, content, reader)
+    assert done.returncode == 0, done.stderr
+    n = 0 if kind == "bioc-json" else 1
+    assert done.stdout.split() == [kind, str(n), str(2 * n)]

@@ -62,7 +62,7 @@ from structkernels.formats._documents import (
 )
 from structkernels.formats._lines import LineStream
 from structkernels.relations.corpus import RelationCorpus
-from structkernels.utils import decode_lines, one_line
+from structkernels.utils import decode_lines, one_line, read_once
 
 __all__ = ["read_pubtator", "read_pubtator_file", "pubtator_documents", "PubTatorDocument",
            "concept_of", "split_sentences", "ABBREVIATIONS", "is_pubtator_text"]
@@ -206,12 +206,12 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
     return reading.corpus()
 
 
-def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None) -> None:
-    """Read one PubTator file into ``reading``."""
+def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None) -> int:
+    """Read one PubTator file into ``reading``; the number of its documents."""
     reading.files.append(file)
     got = reading.read_bytes(file)
     if got is None:
-        return
+        return 0
     data, lost = got
     lines, not_utf8 = decode_lines(data)
     docs = list(pubtator_documents(lines))
@@ -228,6 +228,7 @@ def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
             builder.build()
     if lost:
         reading.drop(lost, file, len(lines), None)
+    return len(docs)
 
 
 def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
@@ -240,8 +241,15 @@ def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
     no whole-file size limit (a line over :data:`~structkernels.utils.MAX_RECORD_BYTES`
     is a bad line), and a line that is not UTF-8 is reported with its document rather than
     before all others.  Without ``labelled`` the file is first read through once, cheaply,
-    for relation lines (the rule of the module's notes; it stops at the first one).
+    for relation lines (the rule of the module's notes; it stops at the first one); an
+    input that can be read only once (a pipe) is then read whole, as
+    :func:`read_pubtator_file` reads it.
     """
+    if labelled is None and read_once(file):
+        count = read_pubtator_file(file, reading)
+        if count:
+            yield count
+        return
     reading.files.append(file)
     try:
         if labelled is None:

@@ -44,7 +44,8 @@ def test_case12_a_collection_without_documents_is_an_empty_corpus(tmp_path, name
 
 # ------------------------------------------------------------ case 10: named pipes
 _JSONL = '{"id": "s1", "text": "KinC binds SigE", "entities": [' \
-         '{"id": "a", "start": 0, "end": 4, "text": "KinC"}, {"id": "b", "start": 11, "end": 15, "text": "SigE"}]}\n'
+         '{"id": "a", "start": 0, "end": 4, "text": "KinC"}, ' \
+         '{"id": "b", "start": 11, "end": 15, "text": "SigE"}]}\n'
 _PUBTATOR = "1|t|KinC binds SigE.\n1\t0\t4\tKinC\tGene\tD1\n1\t11\t15\tSigE\tGene\tD2\n\n"
 _BIOC = ('<collection><document><id>d1</id><passage><offset>0</offset><text>KinC binds SigE.'
          '</text><annotation id="a"><infon key="type">Gene</infon><location offset="0" length="4"/>'
@@ -75,7 +76,8 @@ def _through_a_pipe(tmp_path, name: str, content: str, reader: str) -> subproces
             corpus = [s for b in iter_relations(path) for s in b]
         print(kind, len(corpus), sum(len(s.entities) for s in corpus))
     """)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     try:
         return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                               text=True, timeout=20)

@@ -103,3 +103,30 @@ def test_case10_a_named_pipe_is_read_once_its_format_told_from_the_bytes_read(
     assert done.returncode == 0, done.stderr
     n = 0 if kind == "bioc-json" else 1
     assert done.stdout.split() == [kind, str(n), str(2 * n)]
+
+
+# ------------------------------------------------------------ case 7: same-span pairs
+_SAME_SPAN = ("1|t|KinC binds SigE.\n1\t0\t4\tKinC\tGene\tD1\n1\t0\t4\tKinC\tGene\tD9\n"
+              "1\t11\t15\tSigE\tGene\tD2\n")
+
+
+def test_case7_two_ids_of_one_span_make_no_candidate_and_are_reported(tmp_path):
+    path = tmp_path / "x.pubtator"
+    path.write_text(_SAME_SPAN)
+    for corpus in (read_relations(path), *iter_relations(path)):
+        assert [(p.e1.id, p.e2.id) for p in corpus.pairs()] == [("T1:D1", "T3:D2"),
+                                                                 ("T2:D9", "T3:D2")]
+        assert [p.id for p in corpus.pairs()] == ["1.s0.p0", "1.s0.p1"]
+        assert len(corpus.skipped) == 1
+        rec = corpus.skipped[0]
+        assert rec.record == "1.s0" and "T1:D1" in rec.reason and "T2:D9" in rec.reason
+        assert "same span 0-4" in rec.reason
+
+
+def test_case7_labelled_corpora_keep_their_candidates(tmp_path):
+    """Evaluation's figures stay as they were: a gold corpus keeps the pair (a negative;
+    an interaction joining the two ids is refused)."""
+    path = tmp_path / "x.pubtator"
+    path.write_text(_SAME_SPAN + "1\tCID\tD1\tD2\n")
+    corpus = read_relations(path)
+    assert len(corpus.pairs()) == 3 and not corpus.skipped

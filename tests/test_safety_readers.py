@@ -130,3 +130,37 @@ def test_case7_labelled_corpora_keep_their_candidates(tmp_path):
     path.write_text(_SAME_SPAN + "1\tCID\tD1\tD2\n")
     corpus = read_relations(path)
     assert len(corpus.pairs()) == 3 and not corpus.skipped
+
+
+# ------------------------------------------------------------ case 14: PubTator limits
+def test_case14_a_pubtator_document_over_the_annotation_limit_is_refused_in_bounded_memory(
+        tmp_path):
+    """10^6 annotation lines in one document (19 MB): refused naming the limit, file and
+    line, memory growing by far less than what holding them took (1.3 GiB)."""
+    code = textwrap.dedent("""
+        import resource, sys
+        path = sys.argv[1]
+        with open(path, "w") as fh:
+            fh.write("1|t|KinC binds SigE.\\n")
+            for _ in range(10):
+                fh.write("1\\t0\\t4\\tKinC\\tGene\\tD1\\n" * 100_000)
+        from structkernels.formats.relations import read_relations
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        try:
+            read_relations(path)
+        except ValueError as exc:
+            print(exc)
+        skipped = read_relations(path, on_error="skip").skipped
+        print(len(skipped), (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)
+    """)
+    path = tmp_path / "big.pubtator"
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code, str(path)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    message, counts = done.stdout.strip().splitlines()
+    assert message.startswith(f"{path}:10002: record 1: document 1: more than 10000 annotation")
+    assert "MAX_ANNOTATIONS_PER_DOCUMENT" in message
+    n_skipped, grown_mib = map(int, counts.split())
+    assert n_skipped == 1 and grown_mib < 300

@@ -4,22 +4,29 @@ Case 12: a BioC collection without documents is an empty corpus, in XML as in JS
 Case 10: an input that can be read only once (a named pipe) is read once: its format is
 told from the bytes already read.  Case 7: two entity ids on one span make no candidate
 pair; the pair is reported.  Case 14 (PubTator): a file over the annotation limits is
-refused while memory stays within a small multiple of the limit.
+refused while memory stays within a small multiple of the limit.  Fuzz: structurally odd
+BioC (XML and JSON) and PubTator read as a corpus or refused in one line naming the file,
+never a KeyError, TypeError or IndexError.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import structkernels
 from structkernels.formats.batches import iter_relations
 from structkernels.formats.relations import read_relations, relation_format
+from structkernels.relations.corpus import RelationFormatError
 
 ROOT = Path(structkernels.__file__).resolve().parents[1]
 
@@ -164,3 +171,117 @@ def test_case14_a_pubtator_document_over_the_annotation_limit_is_refused_in_boun
     assert "MAX_ANNOTATIONS_PER_DOCUMENT" in message
     n_skipped, grown_mib = map(int, counts.split())
     assert n_skipped == 1 and grown_mib < 300
+
+
+# ------------------------------------------------------------ fuzz: BioC and PubTator structure
+SHAPES = settings(max_examples=100, deadline=None, derandomize=True,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                         HealthCheck.function_scoped_fixture])
+_scalar = st.one_of(st.none(), st.integers(-3, 40),
+                    st.sampled_from(["", "x", "7", "a", "Gene"]), st.booleans())
+_junk = st.recursive(_scalar, lambda c: st.one_of(
+    st.lists(c, max_size=2),
+    st.dictionaries(st.sampled_from(["type", "id", "x"]), c, max_size=2)), max_leaves=4)
+
+
+def _or_junk(strategy):
+    return st.one_of(strategy, strategy, _junk)
+
+
+def _obj(**fields):
+    return st.fixed_dictionaries({}, optional={k: _or_junk(v) for k, v in fields.items()})
+
+
+_infons = st.dictionaries(st.sampled_from(["type", "identifier", "entity1", "entity2"]),
+                          _or_junk(st.sampled_from(["Gene", "D1", "D2"])), max_size=3)
+_annotation = _obj(id=st.sampled_from(["a", "b", "c"]), infons=_infons,
+                   locations=st.lists(_obj(offset=st.integers(0, 30), length=st.integers(0, 8)),
+                                      max_size=2),
+                   text=st.sampled_from(["KinC", "SigE", "binds"]))
+_relation = _obj(id=st.sampled_from(["r1", "r2"]), infons=_infons,
+                 nodes=st.lists(_obj(refid=st.sampled_from(["a", "b", "c"]),
+                                     role=st.sampled_from(["Arg1", "Arg2"])), max_size=3))
+_texts = st.sampled_from(["KinC binds SigE.", "", "KinC binds SigE. GerE is not."])
+_sentence = _obj(offset=st.integers(0, 20), text=_texts, infons=_infons,
+                 annotations=st.lists(_annotation, max_size=2))
+_passage = _obj(offset=st.integers(0, 5), text=_texts, infons=_infons,
+                annotations=st.lists(_annotation, max_size=3),
+                relations=st.lists(_relation, max_size=2),
+                sentences=st.lists(_sentence, max_size=2))
+_document = _obj(id=st.sampled_from(["d1", "d2", " "]), infons=_infons,
+                 passages=st.lists(_passage, max_size=2),
+                 annotations=st.lists(_annotation, max_size=1),
+                 relations=st.lists(_relation, max_size=1))
+_collection = st.one_of(_obj(documents=st.lists(_document, max_size=3), source=st.just("x")),
+                        st.lists(_document, max_size=2), _junk)
+_PLURAL = {"documents": "document", "passages": "passage", "annotations": "annotation",
+           "relations": "relation", "sentences": "sentence", "locations": "location",
+           "nodes": "node"}
+
+
+def _xml(tag: str, value) -> str:
+    """BioC XML of a (possibly odd) JSON structure: junk becomes odd elements or text."""
+    if isinstance(value, list):
+        return "".join(_xml(tag, v) for v in value)
+    if not isinstance(value, dict):
+        return f"<{tag}>{escape(str(value))}</{tag}>"
+    if tag in ("location", "node"):
+        attrs = "".join(f" {k}={quoteattr(str(v))}" for k, v in value.items()
+                        if isinstance(k, str) and k.isidentifier())
+        return f"<{tag}{attrs}/>"
+    attrs = (f" id={quoteattr(str(value['id']))}"
+             if tag in ("annotation", "relation") and "id" in value else "")
+    body = []
+    for k, v in value.items():
+        if k in _PLURAL:
+            body.append(_xml(_PLURAL[k], v if isinstance(v, list) else [v]))
+        elif k == "infons" and isinstance(v, dict):
+            body += [f"<infon key={quoteattr(str(ik))}>"
+                     f"{_xml('infon', iv) if isinstance(iv, (dict, list)) else escape(str(iv))}"
+                     "</infon>" for ik, iv in v.items()]
+        elif k != "id" or tag == "document":
+            body.append(_xml(k if k != "infons" else "infon", v))
+    return f"<{tag}{attrs}>{''.join(body)}</{tag}>"
+
+
+def _one_line_error_or_corpus(path: Path) -> None:
+    """Strict: a corpus or one ValueError naming the file on one line; lenient: a corpus."""
+    for mode in ("raise", "skip"):
+        for read in (lambda m=mode: read_relations(path, on_error=m),
+                     lambda m=mode: [s for b in iter_relations(path, on_error=m) for s in b]):
+            try:
+                read()
+            except (RelationFormatError, ValueError) as exc:
+                assert mode == "raise" or str(exc).startswith(f"{path}"), exc
+                msg = str(exc)
+                assert "\n" not in msg and str(path) in msg, msg
+
+
+@SHAPES
+@given(coll=_collection)
+def test_fuzz_odd_bioc_structures_read_or_refuse_in_one_line(tmp_path, coll):
+    js = tmp_path / "x.bioc.json"
+    js.write_text(json.dumps(coll))
+    _one_line_error_or_corpus(js)
+    xml = tmp_path / "x.bioc.xml"
+    root = coll if isinstance(coll, dict) else {
+        "documents": coll if isinstance(coll, list) else [coll]}
+    xml.write_text(_xml("collection", root))
+    _one_line_error_or_corpus(xml)
+
+
+_PT_LINES = st.one_of(
+    st.sampled_from(["1|t|KinC binds SigE. GerE is.", "1|a|It binds.", "", "  ", "2|t|A b.",
+                     "1|x|odd", "1\tCID\tD1\tD2", "1\tCID\tD1", "1\t0", "2\t0\t1\tA\tGene\tD1",
+                     "1|t|", "junk", "\ufeff1|t|KinC."]),
+    st.builds(lambda s, e, m, c: f"1\t{s}\t{e}\t{m}\tGene\t{c}", st.integers(-2, 40),
+              st.integers(-2, 40), st.sampled_from(["KinC", "SigE", "", "x"]),
+              st.sampled_from(["D1", "D2", "-", ""])))
+
+
+@SHAPES
+@given(lines=st.lists(_PT_LINES, max_size=8))
+def test_fuzz_odd_pubtator_structures_read_or_refuse_in_one_line(tmp_path, lines):
+    path = tmp_path / "x.pubtator"
+    path.write_text("\n".join(lines))
+    _one_line_error_or_corpus(path)

@@ -395,7 +395,8 @@ def _has_relations(obj: dict[str, Any]) -> bool:
     if obj.get("relations"):
         return True
     for key in ("passages", "sentences"):
-        for child in obj.get(key) or []:
+        children = obj.get(key)
+        for child in children if isinstance(children, list) else []:
             if isinstance(child, dict) and _has_relations(child):
                 return True
     return False

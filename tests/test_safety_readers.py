@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
@@ -111,6 +112,23 @@ def test_case10_a_named_pipe_is_read_once_its_format_told_from_the_bytes_read(
     n = 0 if kind == "bioc-json" else 1
     assert done.stdout.split() == [kind, str(n), str(2 * n)]
 
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_case10_writing_pairs_back_into_a_pipe_input_is_refused_before_any_work(tmp_path):
+    from structkernels.formats.pairs import output_format
+
+    fifo = tmp_path / "x.pubtator"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "w") as fh:
+            fh.write(_PUBTATOR)
+
+    threading.Thread(target=write, daemon=True).start()
+    with pytest.raises(ValueError, match="read only once"):
+        output_format("same", [fifo])
+    assert output_format("jsonl", [fifo]) == "jsonl"
 
 # ------------------------------------------------------------ case 7: same-span pairs
 _SAME_SPAN = ("1|t|KinC binds SigE.\n1\t0\t4\tKinC\tGene\tD1\n1\t0\t4\tKinC\tGene\tD9\n"

@@ -40,7 +40,7 @@ from structkernels.formats.bioc import bioc_to_xml, load_bioc
 from structkernels.formats.pubtator import PubTatorDocument, concept_of, pubtator_documents
 from structkernels.formats.relations import relation_format
 from structkernels.relations.corpus import Entity, RelationCorpus, RelationFormatError
-from structkernels.utils import MAX_FILE_BYTES, decode_lines, open_output, read_partial
+from structkernels.utils import MAX_FILE_BYTES, decode_lines, open_output, read_once, read_partial
 
 __all__ = ["write_pairs", "PairWriter", "OUTPUT_FORMATS", "output_format", "pair_line"]
 
@@ -86,6 +86,10 @@ def output_format(requested: str, inputs: Iterable[Any]) -> str:
         if allowed is not None and kind not in allowed:
             raise ValueError(f"{p}: {requested} output writes pairs back into "
                              f"{' or '.join(allowed)} input; this input is {kind} (use jsonl)")
+        if allowed is not None and read_once(p):
+            raise ValueError(f"{p}: {requested} output writes pairs back into the input, "
+                             "read a second time; this input can be read only once (a pipe): "
+                             "use jsonl")
     return requested
 
 

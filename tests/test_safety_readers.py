@@ -130,6 +130,20 @@ def test_case10_writing_pairs_back_into_a_pipe_input_is_refused_before_any_work(
         output_format("same", [fifo])
     assert output_format("jsonl", [fifo]) == "jsonl"
 
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdin"), reason="no /dev/stdin here")
+def test_case10_standard_input_on_a_pipe_is_read_once(tmp_path):
+    link = tmp_path / "x.jsonl"
+    link.symlink_to("/dev/stdin")
+    code = ("import sys; from structkernels.formats.relations import read_relations; "
+            "c = read_relations(sys.argv[1]); print(len(c), len(c.pairs()))")
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code, str(link)], input=_JSONL, env=env,
+                          capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "1"]
+
 # ------------------------------------------------------------ case 7: same-span pairs
 _SAME_SPAN = ("1|t|KinC binds SigE.\n1\t0\t4\tKinC\tGene\tD1\n1\t0\t4\tKinC\tGene\tD9\n"
               "1\t11\t15\tSigE\tGene\tD2\n")

@@ -11,6 +11,7 @@ from structkernels.relations.corpus import (
     RelationFormatError,
     Sentence,
     SkippedRecord,
+    same_span_pairs,
     sentence_limits_problem,
 )
 from structkernels.utils import (
@@ -128,6 +129,9 @@ class Reading:
             return False
         self.sentence_at[sentence.id] = (file, sentence.line)
         self.sentences.append(sentence)
+        if not sentence.labelled:  # pairs left out of Sentence.pairs: listed
+            for reason in same_span_pairs(sentence):
+                self.drop(reason, sentence.file, sentence.line, sentence.id)
         return True
 
     def read_bytes(self, file: str) -> tuple[bytes, str | None] | None:

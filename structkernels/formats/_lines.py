@@ -11,12 +11,11 @@ read; a truncated or corrupt one ends the lines, with the reason in :attr:`LineS
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from collections.abc import Iterator
 
-from structkernels.utils import MAX_RECORD_BYTES
+from structkernels.utils import MAX_RECORD_BYTES, open_binary
 
 _BOM = b"\xef\xbb\xbf"
 _REST = ": the rest of the file is lost"
@@ -43,13 +42,13 @@ class LineStream:
         self.count = 0
 
     def __iter__(self) -> Iterator[str]:
-        raw = open(self.file, "rb")  # noqa: SIM115 - closed below
+        stream, raw = open_binary(self.file)
         try:
-            stream = gzip.GzipFile(fileobj=raw, mode="rb") if raw.read(2) == b"\x1f\x8b" else raw
-            raw.seek(0)
-            yield from self._lines(stream, stream is not raw)
+            yield from self._lines(stream, raw is not None)
         finally:
-            raw.close()
+            stream.close()
+            if raw is not None:
+                raw.close()
 
     def _read(self, stream, gz: bool, size: int) -> bytes | None:
         try:

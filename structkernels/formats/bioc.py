@@ -181,6 +181,7 @@ class _XmlLoader:
             return self._partial(RelationFormatError(reason, self.file, self.parser.CurrentLineNumber))
         if self.root is None:
             raise RelationFormatError("empty file: no <collection> element", self.file)
+        self.root.setdefault("documents", [])  # <collection/>: an empty corpus, as in JSON
         return self.root, None
 
     def _partial(self, exc: RelationFormatError) -> tuple[dict[str, Any], RelationFormatError]:
@@ -377,7 +378,7 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
             raise
         reading.fail(unreadable(exc), file, None, None)
         return
-    docs = coll["documents"]
+    docs = coll.get("documents") or []
     if labelled is None:
         labelled = any(_has_relations(d) for d in docs if isinstance(d, dict))
     for k, doc in enumerate(docs):
@@ -394,7 +395,8 @@ def _has_relations(obj: dict[str, Any]) -> bool:
     if obj.get("relations"):
         return True
     for key in ("passages", "sentences"):
-        for child in obj.get(key) or []:
+        children = obj.get(key)
+        for child in children if isinstance(children, list) else []:
             if isinstance(child, dict) and _has_relations(child):
                 return True
     return False

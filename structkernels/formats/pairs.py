@@ -46,6 +46,7 @@ from structkernels.utils import (
     decode_lines,
     dumps_finite,
     open_output,
+    read_once,
     read_partial,
 )
 
@@ -93,6 +94,10 @@ def output_format(requested: str, inputs: Iterable[Any]) -> str:
         if allowed is not None and kind not in allowed:
             raise ValueError(f"{p}: {requested} output writes pairs back into "
                              f"{' or '.join(allowed)} input; this input is {kind} (use jsonl)")
+        if allowed is not None and read_once(p):
+            raise ValueError(f"{p}: {requested} output writes pairs back into the input, "
+                             "read a second time; this input can be read only once (a pipe): "
+                             "use jsonl")
     return requested
 
 

@@ -62,10 +62,16 @@ from structkernels.formats._documents import (
 )
 from structkernels.formats._lines import LineStream
 from structkernels.relations.corpus import RelationCorpus
-from structkernels.utils import decode_lines, one_line
+from structkernels.utils import decode_lines, one_line, read_once
 
 __all__ = ["read_pubtator", "read_pubtator_file", "pubtator_documents", "PubTatorDocument",
-           "concept_of", "split_sentences", "ABBREVIATIONS", "is_pubtator_text"]
+           "concept_of", "split_sentences", "ABBREVIATIONS", "is_pubtator_text",
+           "MAX_ANNOTATIONS_PER_DOCUMENT"]
+
+#: The most annotation lines a document may hold (a title and an abstract hold hundreds):
+#: a document over it is refused as soon as its line past the limit is read, and its
+#: further annotation lines are counted, never held.
+MAX_ANNOTATIONS_PER_DOCUMENT = 10_000
 
 _SECTION = re.compile(r"([^\s|]+)\|([A-Za-z]+)\|(.*)")
 _INT = re.compile(r"-?\d+")
@@ -102,7 +108,9 @@ class PubTatorDocument:
 
     ``title`` and ``abstract`` are ``(line, text)`` (None when absent); ``annotations``
     and ``relations`` are ``(line, fields)`` of the tab-separated lines; ``other`` the
-    lines that are neither, with their numbers.
+    lines that are neither, with their numbers; ``over`` the number of annotation lines
+    past :data:`MAX_ANNOTATIONS_PER_DOCUMENT` (counted, not kept) and ``over_line`` the
+    first of them.
     """
 
     pmid: str
@@ -112,6 +120,8 @@ class PubTatorDocument:
     annotations: list[tuple[int, list[str]]] = field(default_factory=list)
     relations: list[tuple[int, list[str]]] = field(default_factory=list)
     other: list[tuple[int, str]] = field(default_factory=list)
+    over: int = 0
+    over_line: int = 0
 
 
 def pubtator_documents(lines: Iterable[str]) -> Iterator[PubTatorDocument]:
@@ -152,7 +162,11 @@ def pubtator_documents(lines: Iterable[str]) -> Iterator[PubTatorDocument]:
         if doc is None:
             doc = PubTatorDocument(fields[0] if len(fields) > 1 else "", n)
         if len(fields) >= 2 and _INT.fullmatch(fields[1].strip()):
-            doc.annotations.append((n, fields))
+            if len(doc.annotations) < MAX_ANNOTATIONS_PER_DOCUMENT:
+                doc.annotations.append((n, fields))
+            else:
+                doc.over += 1
+                doc.over_line = doc.over_line or n
         elif len(fields) >= 4:
             doc.relations.append((n, fields))
         else:
@@ -206,28 +220,30 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
     return reading.corpus()
 
 
-def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None) -> None:
-    """Read one PubTator file into ``reading``."""
+def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None) -> int:
+    """Read one PubTator file into ``reading``; the number of its documents."""
     reading.files.append(file)
     got = reading.read_bytes(file)
     if got is None:
-        return
-    data, lost = got
-    lines, not_utf8 = decode_lines(data)
-    docs = list(pubtator_documents(lines))
+        return 0
+    lines, not_utf8 = decode_lines(got[0])
+    lost, got = got[1], None  # the bytes are let go: the documents are read one at a time
     if labelled is None:
-        labelled = any(d.relations for d in docs)
+        labelled = any(d.relations for d in pubtator_documents(lines))
     for n in sorted(not_utf8):
         reading.fail(f"not UTF-8 text ({not_utf8[n]})", file, n, None)
-    if not docs and not lost:
-        reading.fail("no documents (a PubTator document starts with a 'PMID|t|title' line)",
-                     file, None, None)
-    for doc in docs:
+    count = 0
+    for doc in pubtator_documents(lines):
+        count += 1
         builder = _document(doc, file, reading, labelled, set(not_utf8))
         if builder is not None:
             builder.build()
+    if not count and not lost:
+        reading.fail("no documents (a PubTator document starts with a 'PMID|t|title' line)",
+                     file, None, None)
     if lost:
         reading.drop(lost, file, len(lines), None)
+    return count
 
 
 def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
@@ -240,8 +256,15 @@ def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
     no whole-file size limit (a line over :data:`~structkernels.utils.MAX_RECORD_BYTES`
     is a bad line), and a line that is not UTF-8 is reported with its document rather than
     before all others.  Without ``labelled`` the file is first read through once, cheaply,
-    for relation lines (the rule of the module's notes; it stops at the first one).
+    for relation lines (the rule of the module's notes; it stops at the first one); an
+    input that can be read only once (a pipe) is then read whole, as
+    :func:`read_pubtator_file` reads it.
     """
+    if labelled is None and read_once(file):
+        count = read_pubtator_file(file, reading)
+        if count:
+            yield count
+        return
     reading.files.append(file)
     try:
         if labelled is None:
@@ -278,6 +301,12 @@ def _document(doc: PubTatorDocument, file: str, reading: Reading, labelled: bool
         reading.fail("a document starts with its 'PMID|t|title' line; this one has none "
                      f"(its {1 + len(doc.annotations) + len(doc.relations) + len(doc.other)} "
                      "lines are left out)", file, doc.line, pmid)
+        return None
+    if doc.over:
+        reading.fail(f"document {one_line(doc.pmid, 40)}: more than "
+                     f"{MAX_ANNOTATIONS_PER_DOCUMENT} annotation lines "
+                     f"({MAX_ANNOTATIONS_PER_DOCUMENT + doc.over}; MAX_ANNOTATIONS_PER_DOCUMENT); "
+                     "the document is left out", file, doc.over_line, pmid)
         return None
     problem = reading.document_problem(doc.pmid, file, doc.line, once=True)
     if problem:

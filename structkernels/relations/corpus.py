@@ -20,7 +20,11 @@ discontinuous entity joined by one space), an entity whose text is only white sp
 word to parse), a lone surrogate in any of its strings (not Unicode text: no parser or
 UTF-8 file takes it), a repeated entity or interaction id, an interaction naming an entity
 the sentence does not have, and an interaction joining two ids of one mention (entities
-with the same spans: the pair would be a mention with itself, scored positive).
+with the same spans: the pair would be a mention with itself, scored positive).  For
+the same reason two such entities of a sentence to predict on (``labelled=False``) make no
+candidate pair: :meth:`Sentence.pairs` leaves it out and the readers list it in
+``skipped`` (:func:`same_span_pairs`).  A gold corpus keeps such a pair, a negative, so
+that evaluation figures stay as they were.
 
 Work per sentence is bounded: the readers refuse (strict) or skip and list (lenient) a
 sentence with more than :data:`MAX_ENTITIES_PER_SENTENCE` entities or more than
@@ -46,6 +50,7 @@ __all__ = [
     "span_text",
     "MAX_ENTITIES_PER_SENTENCE",
     "MAX_PAIRS_PER_SENTENCE",
+    "same_span_pairs",
     "sentence_limits_problem",
     "surrogate_problem",
 ]
@@ -315,6 +320,28 @@ def same_mention_problem(name: str, a: Entity, b: Entity) -> str:
             f"span {_offsets(a.spans)}) under two ids: a pair of a mention with itself")
 
 
+def same_span_pairs(sentence: Sentence) -> list[str]:
+    """Why each pair of two entities of ``sentence`` with the same spans is no candidate
+    (a sentence to predict on leaves it out of :meth:`Sentence.pairs`).
+
+    Examples
+    --------
+    >>> s = Sentence("s1", "KinC", "d1", (Entity("a", ((0, 4),), "KinC"),
+    ...                                   Entity("b", ((0, 4),), "KinC")), labelled=False)
+    >>> same_span_pairs(s), s.pairs()
+    (['entities a and b: one mention (the same span 0-4) under two ids: no candidate pair'], [])
+    """
+    out = []
+    by_spans: dict[tuple, list[Entity]] = {}
+    for ent in sentence.entities:
+        for other in by_spans.get(ent.spans, []):
+            out.append(f"entities {one_line(other.id, 60)} and {one_line(ent.id, 60)}: one "
+                       f"mention (the same span {_offsets(ent.spans)}) under two ids: no "
+                       "candidate pair")
+        by_spans.setdefault(ent.spans, []).append(ent)
+    return out
+
+
 def sentence_limits_problem(
     sentence: Sentence,
     max_entities: int | None = None,
@@ -429,13 +456,16 @@ class Sentence:
 
         The label is True when an interaction joins the two (either direction), False
         otherwise, None when the sentence is not labelled.  Pair ``k`` has the id
-        ``f"{sentence.id}.p{k}"``.
+        ``f"{sentence.id}.p{k}"``.  In a sentence that is not labelled, two entities with
+        the same spans (one mention under two ids, :func:`same_span_pairs`) are no pair.
         """
         joined = {frozenset((i.e1, i.e2)) for i in self.interactions}
         out = []
         ents = self.entities
         for i in range(len(ents)):
             for j in range(i + 1, len(ents)):
+                if not self.labelled and ents[i].spans == ents[j].spans:
+                    continue
                 label = (frozenset((ents[i].id, ents[j].id)) in joined) if self.labelled else None
                 out.append(EntityPair(f"{self.id}.p{len(out)}", self, ents[i], ents[j], label))
         return out

@@ -23,7 +23,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._npy": ["NpyFormatError", "read_npy", "read_npy_header"],
     "._errors": ["StructkernelsError", "StructkernelsWarning"],
     "._bounded": ["read_bounded", "read_partial", "read_head", "InputTooLargeError",
-                  "CorruptInputError", "MAX_FILE_BYTES"],
+                  "CorruptInputError", "MAX_FILE_BYTES", "open_binary", "read_once"],
     "._jsonout": ["dumps_finite", "find_nonfinite", "check_header"],
     "._numeric": ["NonFiniteError", "check_int", "check_finite", "first_nonfinite", "describe_nonfinite"],
     "._records": ["RecordError", "BadLine", "loads_record", "unique_keys", "iter_lines",

@@ -15,12 +15,18 @@ from __future__ import annotations
 import os
 import zlib
 
-from structkernels.utils._compressed import TooLarge, open_binary, read_content
+from structkernels.utils._compressed import (
+    TooLarge,
+    open_binary,
+    peek,
+    read_content,
+    read_once,
+)
 from structkernels.utils._errors import StructkernelsError
 from structkernels.utils._records import RecordError
 
 __all__ = ["InputTooLargeError", "CorruptInputError", "read_bounded", "read_partial",
-           "read_head", "MAX_FILE_BYTES"]
+           "read_head", "MAX_FILE_BYTES", "open_binary", "read_once"]
 
 #: Default size limit of a whole file read at once (after decompression), in bytes.
 MAX_FILE_BYTES = 1 << 30
@@ -130,6 +136,8 @@ def read_head(path: str | os.PathLike, size: int = 1 << 16) -> bytes:
     magic; ``b""`` when they cannot be read (a missing file, a folder, damaged gzip data).
 
     For telling formats apart before a file is read: the full read then says what is wrong.
+    An input that can be read only once (a named pipe) is read once: the bytes read here
+    are kept and given first to the next reader that opens it.
 
     Examples
     --------
@@ -141,6 +149,11 @@ def read_head(path: str | os.PathLike, size: int = 1 << 16) -> bytes:
     (b'{"format": "x"}', b'')
     """
     try:
+        if read_once(path):  # its first bytes are kept for the reader that follows
+            head = peek(path, size)
+            if head[:2] != b"\x1f\x8b":
+                return head
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, size)
         stream, raw = open_binary(path)
         try:
             return stream.read(size)

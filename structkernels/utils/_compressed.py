@@ -14,7 +14,9 @@ Nothing here imports another package of structkernels.
 from __future__ import annotations
 
 import gzip
+import io
 import os
+import stat
 import zlib
 
 from structkernels.utils._errors import StructkernelsError
@@ -25,15 +27,83 @@ _GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 
 
-def open_binary(path: str | os.PathLike):
-    """The file opened for reading bytes, decompressed if it starts with the gzip magic."""
-    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller
+class _Replay(io.RawIOBase):
+    """An input that can be read only once (a pipe): the bytes read from it already, then
+    the rest of it."""
+
+    def __init__(self, head: bytes, fh):
+        self.head, self.fh = head, fh
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self.head:
+            n = min(len(b), len(self.head))
+            b[:n], self.head = self.head[:n], self.head[n:]
+            return n
+        data = self.fh.read1(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.fh.close()
+        super().close()
+
+
+# a pipe's first bytes, read to tell its format, and the pipe: the next open replays them
+_HELD: dict[str, tuple[bytes, io.BufferedReader]] = {}
+
+
+def read_once(path: str | os.PathLike) -> bool:
+    """Whether ``path`` cannot be opened again to read the same bytes (a named pipe,
+    ``/dev/stdin`` on a pipe: anything but a regular file or a folder)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def peek(path: str | os.PathLike, size: int) -> bytes:
+    """The first ``size`` raw bytes of ``path``; for an input read once, kept (with the
+    open input) for the next :func:`open_plain` of the same path, which replays them."""
+    name = os.fspath(path)
+    if name not in _HELD and not read_once(name):
+        with open(name, "rb") as fh:
+            return fh.read(size)
+    head, fh = _HELD.pop(name, None) or (b"", open(name, "rb"))  # noqa: SIM115 - kept open
+    if len(head) < size:
+        try:
+            head += fh.read(size - len(head))
+        except BaseException:
+            fh.close()
+            raise
+    _HELD[name] = (head, fh)
+    return head[:size]
+
+
+def open_plain(path: str | os.PathLike) -> tuple[io.BufferedReader, bytes]:
+    """``path`` opened for reading bytes, and its first two bytes (not consumed): an
+    input read once (a pipe) replays what :func:`peek` read of it, and is opened once."""
+    name = os.fspath(path)
+    held = _HELD.pop(name, None)
+    fh = io.BufferedReader(_Replay(*held)) if held else open(name, "rb")  # noqa: SIM115
     try:
         magic = fh.read(2)
-        fh.seek(0)
+        if fh.seekable():
+            fh.seek(0)
+        else:
+            fh = io.BufferedReader(_Replay(magic, fh))
     except BaseException:
         fh.close()
         raise
+    return fh, magic
+
+
+def open_binary(path: str | os.PathLike):
+    """The file opened for reading bytes, decompressed if it starts with the gzip magic."""
+    fh, magic = open_plain(path)
     if magic == _GZIP_MAGIC:
         return gzip.GzipFile(fileobj=fh, mode="rb"), fh
     return fh, None
@@ -61,9 +131,8 @@ def read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str | 
     the last, output never past ``max_bytes`` plus one); the strict
     :func:`structkernels.utils.read_bounded` uses it too.
     """
-    with open(path, "rb") as fh:
-        head = fh.read(2)
-        fh.seek(0)
+    fh, head = open_plain(path)
+    with fh:
         if head != _GZIP_MAGIC:
             data = fh.read(max_bytes + 1)
             if len(data) > max_bytes:

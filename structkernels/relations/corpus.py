@@ -27,8 +27,9 @@ candidate pair: :meth:`Sentence.pairs` leaves it out and the readers list it in
 that evaluation figures stay as they were.
 
 Work per sentence is bounded: the readers refuse (strict) or skip and list (lenient) a
-sentence with more than :data:`MAX_ENTITIES_PER_SENTENCE` entities or more than
-:data:`MAX_PAIRS_PER_SENTENCE` candidate pairs (:func:`sentence_limits_problem`).
+sentence longer than :data:`MAX_SENTENCE_CHARS` characters, with more than
+:data:`MAX_ENTITIES_PER_SENTENCE` entities or more than :data:`MAX_PAIRS_PER_SENTENCE`
+candidate pairs (:func:`sentence_limits_problem`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "MAX_ENTITIES_PER_SENTENCE",
     "MAX_PAIRS_PER_SENTENCE",
     "same_span_pairs",
+    "MAX_SENTENCE_CHARS",
     "sentence_limits_problem",
     "surrogate_problem",
 ]
@@ -61,6 +63,12 @@ __all__ = [
 MAX_ENTITIES_PER_SENTENCE = 100
 #: The most candidate pairs a sentence may give (binding when ``max_entities`` is raised).
 MAX_PAIRS_PER_SENTENCE = 5_000
+#: The longest sentence, in characters.  Each candidate pair's all-paths graph spans the
+#: whole sentence and its walk sums are a dense square of its vertices (about four per
+#: token, and a token may be one character), so a pair's work grows as the square of the
+#: length and a sentence's as pairs times that: this bounds one sentence at the other two
+#: limits (the PPI corpora's longest sentence has 627 characters).
+MAX_SENTENCE_CHARS = 1_000
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -346,6 +354,7 @@ def sentence_limits_problem(
     sentence: Sentence,
     max_entities: int | None = None,
     max_pairs: int | None = None,
+    max_chars: int | None = None,
 ) -> str | None:
     """Why ``sentence`` holds more work than a sentence may (None when it does not).
 
@@ -356,6 +365,8 @@ def sentence_limits_problem(
         Default :data:`MAX_ENTITIES_PER_SENTENCE`.
     max_pairs : int, optional
         Default :data:`MAX_PAIRS_PER_SENTENCE`.
+    max_chars : int, optional
+        Default :data:`MAX_SENTENCE_CHARS`.
 
     Examples
     --------
@@ -365,6 +376,7 @@ def sentence_limits_problem(
     """
     max_entities = MAX_ENTITIES_PER_SENTENCE if max_entities is None else max_entities
     max_pairs = MAX_PAIRS_PER_SENTENCE if max_pairs is None else max_pairs
+    max_chars = MAX_SENTENCE_CHARS if max_chars is None else max_chars
     n = len(sentence.entities)
     pairs = n * (n - 1) // 2
     if n > max_entities:
@@ -373,6 +385,9 @@ def sentence_limits_problem(
     if pairs > max_pairs:
         return (f"{n} entities give {pairs:,} candidate pairs; a sentence gives at most "
                 f"max_pairs={max_pairs} (MAX_PAIRS_PER_SENTENCE)")
+    if len(sentence.text) > max_chars:
+        return (f"sentence of {len(sentence.text):,} characters; a sentence holds at most "
+                f"{max_chars:,} (MAX_SENTENCE_CHARS): split it")
     return None
 
 

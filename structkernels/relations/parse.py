@@ -37,7 +37,7 @@ import numpy as np
 
 from structkernels.engine.parallel import ChildCall, ChildProcess
 from structkernels.graphs.model import Graph, GraphFormatError, new_graph, node_data
-from structkernels.relations.corpus import RelationFormatError
+from structkernels.relations.corpus import MAX_SENTENCE_CHARS, RelationFormatError
 from structkernels.relations.pipelines import (
     DEFAULT_PIPELINE,
     check_pipeline,
@@ -78,8 +78,6 @@ _HINT = (
 _CACHE_VERSION = 2  # 2: entries carry their key's and content's SHA-256
 _MAX_CACHE_BYTES = 4 << 20
 _FIELDS = ("words", "heads", "deps", "tags", "pos", "lemmas")
-#: The longest sentence parsed, in characters (spaCy's ``nlp.max_length`` too, if smaller).
-MAX_SENTENCE_CHARS = 20_000
 #: The fewest sentences to parse in one call for which :class:`DependencyParser` starts
 #: several processes (spaCy's worker processes take seconds to start: below this, one
 #: process is faster).

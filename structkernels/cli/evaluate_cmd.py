@@ -10,7 +10,6 @@ the sentences are parsed with spaCy (the ``parse`` extra), parses cached on disk
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import numpy as np
@@ -23,7 +22,7 @@ from structkernels.cli._extractor import (
     one_line_warnings,
     train_and_save,
 )
-from structkernels.utils import atomic_open, one_line
+from structkernels.utils import atomic_open, dumps_finite, one_line
 
 #: The files ``--plot DIR`` writes
 #: (:func:`~structkernels.experiments.plotting.plot_relation_curves`).
@@ -223,7 +222,7 @@ def _run(args: argparse.Namespace) -> int:
                        cache_dir=False if args.no_cache else args.cache_dir, log=log,
                        threshold=args.threshold_rule, calibration="platt")
     if args.json:
-        sys.stdout.write(json.dumps(result, indent=1) + "\n")
+        sys.stdout.write(dumps_finite(result, what="the evaluation", indent=1) + "\n")
     else:
         print(format_table(result))
     return 0

@@ -24,7 +24,6 @@ Example::
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
@@ -104,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     from structkernels.datasets.rewriting import load_rewritings
     from structkernels.experiments.paraphrase import classify_rewritings
     from structkernels.kernels.srk.common import SRKBase
-    from structkernels.utils import atomic_open
+    from structkernels.utils import atomic_open, dumps_finite
 
     if args.kmax < 1:
         raise CommandError(f"--kmax must be >= 1, got {args.kmax}")
@@ -146,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         with atomic_open(args.predictions) as fh:  # temporary name, renamed when complete
             fh.writelines(f"{int(p)}\n" for p in pred)
     if args.json:
-        print(json.dumps(result))
+        print(dumps_finite(result, what="the result"))
         return 0
     if cv_result is not None:
         print(f"{args.cv}-fold CV on the training set ({len(train)} pairs):")

@@ -17,7 +17,6 @@ When the inputs carry labels, F1 (precision, recall) is printed on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path as FilePath
 from typing import Any
@@ -31,6 +30,7 @@ from structkernels.formats.batches import DEFAULT_BATCH_SIZE
 from structkernels.utils import (
     BadLine,
     RecordError,
+    dumps_finite,
     iter_lines,
     loads_record,
     one_line,
@@ -350,7 +350,8 @@ def _run_npk(args: argparse.Namespace, model: dict[str, Any], model_path: str, d
                                                 source=model_path)
     # standard output, a FIFO or device as a stream, or a file renamed when complete
     with open_output(args.output, stream_ok=True) as fh:
-        fh.writelines(json.dumps({"id": rid, "label": int(p), "score": round(float(s), 6)})
+        fh.writelines(dumps_finite({"id": rid, "label": int(p), "score": round(float(s), 6)},
+                                   what=f"candidate {rid}")
                       + "\n" for rid, p, s in zip(ids, pred, score, strict=False))
     message = (f"labelled {len(paths)} candidates with {use.upper()} "
                f"({int(np.sum(pred == 1))} positive), {evaluations:,} kernel evaluations")

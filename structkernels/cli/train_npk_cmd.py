@@ -16,7 +16,6 @@ nothing else.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -28,7 +27,7 @@ import numpy as np
 from structkernels.cli import CommandError
 from structkernels.cli._common import writes_files
 from structkernels.neighbors.settings import MAIN_JOB
-from structkernels.npk.files import save_model
+from structkernels.utils import dumps_finite
 
 
 class _ConstructorDefault:
@@ -285,6 +284,7 @@ def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, 
 def run(args: argparse.Namespace) -> int:
     from structkernels.experiments.npk_job import format_summary, load_graph_labels, main_job
     from structkernels.kernels.names import as_kernel
+    from structkernels.npk.files import save_model
 
     t_start = time.perf_counter()
     _resolve_defaults(args)
@@ -365,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
         plot_evaluation(y_test, job["pred"], job["score"], args.plot_eval,
                         title=f"NPK, k-NN classifier, test half ({len(y_test):,} candidates)")
     if args.json:
-        print(json.dumps(job["summary"], indent=1))
+        print(dumps_finite(job["summary"], what="the summary", indent=1))
     else:
         sys.stdout.write(format_summary(job["summary"], out, args.plot))
     return 0

@@ -444,8 +444,9 @@ def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, n_jobs: int | None,
         return (task[1] - task[0]) * (task[3] - task[2])
 
     job = functools.partial(_stack_task, symmetric=symmetric)
-    if run.probe_seconds is not None and len(tasks) > 1:
-        # time the first block serially: workers only when the rest is worth them
+    if run.probe_seconds is not None and run.backend == "processes" and len(tasks) > 1:
+        # time the first block serially: processes only when the rest is worth them (threads
+        # start for nothing, and an SRK evaluation is too dear for a serial block to pay)
         t0 = time.perf_counter()
         place(*job(kernel, X, Y, tasks[0]))
         per_eval = (time.perf_counter() - t0) / cost(tasks[0])

@@ -235,11 +235,9 @@ def check_folder_output(value: str, names: Sequence[str],
     head = f"{what} {value}"
     if os.path.lexists(value) and not os.path.isdir(value):
         raise OutputError(f"{head}: cannot write: it is a file, and {what} names a folder")
-    real = os.path.realpath(value)
+    real = _real(value)
     for name in ins:
-        base = os.path.realpath(name)
-        if os.path.isdir(name) and (real == base or real.startswith(base.rstrip(os.sep)
-                                                                    + os.sep)):
+        if os.path.isdir(name) and _inside(real, _real(name)):
             raise OutputError(f"{head}: is inside the input folder {name!r}; choose another "
                               "output")
     parent = real

@@ -68,7 +68,7 @@ def finite_float(text: str) -> float:
 def extractor_cache_dir(args: argparse.Namespace, command: str) -> Any:
     """The parse cache the extractor uses: False with ``--no-cache`` or when the folder
     cannot be written (said on stderr), else ``--cache-dir`` (None: the default)."""
-    from structkernels.extraction.prediction import usable_cache_dir
+    from structkernels.utils import usable_cache_dir
 
     return usable_cache_dir(False if args.no_cache else args.cache_dir,
                             lambda line: print(f"structkernels {command}: {line}",

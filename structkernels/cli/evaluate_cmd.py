@@ -186,8 +186,7 @@ def _run(args: argparse.Namespace) -> int:
     check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
     if getattr(args, "own_process", False) and args.save_model:
         keep_torch_out(args.pipeline)  # the model is trained here: spaCy without PyTorch
-    from structkernels.extraction.prediction import usable_cache_dir
-    from structkernels.utils import user_cache_dir
+    from structkernels.utils import usable_cache_dir, user_cache_dir
 
     cache = usable_cache_dir(False if args.no_cache else args.cache_dir, log_error)
     args.no_cache = cache is False

@@ -33,11 +33,12 @@ from structkernels.utils import (
     one_line,
     open_output,
     read_head,
+    usable_cache_dir,
     user_cache_dir,
 )
 
 __all__ = ["predict", "PredictError", "PartialOutput", "run_identity", "early_parser",
-           "names_an_extractor", "usable_cache_dir", "run_summary", "BACKENDS",
+           "names_an_extractor", "run_summary", "BACKENDS",
            "DEFAULT_BATCH_SIZE"]
 
 #: The routes :func:`predict` takes: ``auto`` (parse ahead where the process may use two
@@ -46,20 +47,6 @@ BACKENDS = ("auto", "in-process", "parse-ahead", "dask")
 #: The format name an extractor file starts with (``EXTRACTOR_FORMAT``, not imported here:
 #: the parsing child starts before the extractor's modules load).
 EXTRACTOR_FORMAT_NAME = "structkernels-relation-extractor"
-
-
-def usable_cache_dir(cache_dir: Any, warn: Callable[[str], None]) -> Any:
-    """The parse cache to use: False for ``False`` or a folder that cannot be written (said
-    through ``warn``), else ``cache_dir`` (None: the default folder)."""
-    if cache_dir is False:
-        return False
-    where = cache_dir or user_cache_dir()
-    problem = cache_dir_problem(where)
-    if problem is not None:
-        warn(f"warning: {where}: the cache folder cannot be written ({one_line(problem)}); "
-             "caching is off for this run")
-        return False
-    return cache_dir
 
 
 # ------------------------------------------------------------------ the parsing child

@@ -34,7 +34,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._optional": ["optional_module"],
     "._cache": ["user_cache_dir", "CacheFolder", "CacheWarning", "CacheEntryError",
                 "CacheDirError", "check_cache_dir", "cache_dir_problem", "cache_writes_disabled",
-                "NO_CACHE_ENV"],
+                "usable_cache_dir", "NO_CACHE_ENV"],
     "._cache_limit": ["CACHE_KINDS", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "CacheLimitError",
                       "CacheSizeWarning", "cache_limit", "cache_root_of", "folder_bytes",
                       "forget_cache_sizes", "format_bytes", "note_cache_write",

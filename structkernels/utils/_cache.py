@@ -45,6 +45,7 @@ from typing import IO, Any
 from structkernels.utils._atomic import atomic_open
 from structkernels.utils._cache_limit import mark_cache_folder, note_cache_write
 from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
+from structkernels.utils._records import one_line
 
 __all__ = [
     "ENTRY_FORMAT",
@@ -55,6 +56,7 @@ __all__ = [
     "CacheWarning",
     "cache_dir_problem",
     "cache_writes_disabled",
+    "usable_cache_dir",
     "check_cache_dir",
     "user_cache_dir",
 ]
@@ -176,6 +178,20 @@ def cache_dir_problem(path: str | os.PathLike) -> str | None:
         return (str(exc) or type(exc).__name__).splitlines()[0]
     return None
 
+
+
+def usable_cache_dir(cache_dir: Any, warn: Callable[[str], None]) -> Any:
+    """The parse cache to use: False for ``False`` or a folder that cannot be written (said
+    through ``warn``), else ``cache_dir`` (None: the default folder)."""
+    if cache_dir is False:
+        return False
+    where = cache_dir or user_cache_dir()
+    problem = cache_dir_problem(where)
+    if problem is not None:
+        warn(f"warning: {where}: the cache folder cannot be written ({one_line(problem)}); "
+             "caching is off for this run")
+        return False
+    return cache_dir
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()

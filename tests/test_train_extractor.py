@@ -262,7 +262,9 @@ def test_train_extractor_then_predict(spacy_pipeline, corpora, tmp_path, capsys)
                  "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "saved the NPK SVM model (path + context + all-paths graph)" in err
-    assert "threshold" in err and "inner CV" in err
+    assert "threshold" in err and "inner CV" in err and "inner-CV F1 " in err
+    assert "learned σ (lowest first): " in err  # what was learned, then what to run next
+    assert f"next: structkernels predict {model} CORPUS... -o pairs.jsonl" in err
     ex = RelationExtractor.load(model, cache_dir=False, progress=False)
     assert ex.decision_.rule == "inner-cv" and ex.calibration_["kind"] == "platt"
     out = tmp_path / "pairs.jsonl"
@@ -270,7 +272,10 @@ def test_train_extractor_then_predict(spacy_pipeline, corpora, tmp_path, capsys)
     rows = _lines(out.read_text(encoding="utf-8"))
     assert all(0 <= r["probability"] <= 1 for r in rows)
     assert [r["label"] for r in rows] == [int(r["score"] > ex.threshold_) for r in rows]
-    assert "F1" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    gold = sum(p.label for p in read_relations([test]).pairs())
+    assert "F1" in err and f"predicted positive: {sum(r['label'] for r in rows)} of " \
+        f"{len(rows)} (" in err and f"gold positive: {gold} (" in err
     assert main(["predict", str(model), test, "-o", str(out), "--no-cache", "--quiet",
                  "--threshold", "1e9"]) == 0
     assert {r["label"] for r in _lines(out.read_text(encoding="utf-8"))} == {0}
@@ -292,7 +297,8 @@ def test_train_extractor_errors_are_one_line(corpora, tmp_path, capsys):
         with pytest.raises(SystemExit) as info:
             main(["train-extractor", train, "-o", str(tmp_path / "m.json"), "--threshold", bad])
         assert info.value.code == 2
-        assert "expected inner-cv, zero or a finite number" in capsys.readouterr().err
+        assert "expected inner-cv, prevalence, zero or a finite number" in \
+            capsys.readouterr().err
     assert main(["train-extractor", str(tmp_path / "absent.jsonl"), "-o",
                  str(tmp_path / "m.json")]) == 2
     assert "no such file or folder" in capsys.readouterr().err

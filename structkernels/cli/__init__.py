@@ -12,11 +12,12 @@ goes to stderr: a bar on a terminal, one line per update in a log
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from structkernels import __version__
 from structkernels.kernels.names import kernels
@@ -96,7 +97,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="no progress output (results and errors are still printed)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings():  # every plugin warning reaches the caller's handler
         warnings.simplefilter("always")
         if only is not None:
             loaded = {only: commands.get(only)}
@@ -123,9 +124,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             p = loaded[name](sub)
             if p is not None and p.get_default("func") is None:
                 raise RuntimeError(f"command {name!r} did not set a func default")
-    for w in caught:
-        print(f"structkernels: warning: {w.message}", file=sys.stderr)
     return parser
+
+
+@contextlib.contextmanager
+def one_line_warnings(said: set[str], command: str | None = None) -> Iterator[None]:
+    """Each warning of the block printed as one line on stderr naming the command, once
+    (``said`` holds the lines printed): never Python's format with a source line."""
+    from structkernels.utils import one_line
+
+    prefix = f"structkernels {command}" if command else "structkernels"
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = one_line(message)
+        if text not in said:
+            said.add(text)
+            print(f"{prefix}: warning: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -172,10 +190,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str], own_process: bool) -> int:
     only = _command_of(argv)
-    try:
-        parser = build_parser(only)
-    except ImportError:
-        parser = build_parser()  # a broken command: the full parser reports it
+    said: set[str] = set()
+    with one_line_warnings(said):
+        try:
+            parser = build_parser(only)
+        except ImportError:
+            parser = build_parser()  # a broken command: the full parser reports it
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()
@@ -184,7 +204,8 @@ def _main(argv: list[str], own_process: bool) -> int:
     # a command's own --no-progress hides every bar of its work, the inner ones too
     quiet = bool(args.quiet or getattr(args, "no_progress", False))
     try:
-        with run_settings(progress=False if quiet else None):
+        with run_settings(progress=False if quiet else None), \
+                one_line_warnings(said, args.command):
             return int(args.func(args) or 0)
     except BrokenPipeError:
         # the reader of standard output went away (``| head``): stop quietly, as a command

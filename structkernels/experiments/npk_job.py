@@ -98,10 +98,10 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
     to the learner's), with the linear baselines and,
     given ``table`` (``n_train``, ``n_test``, ``seeds``), the baselines table.
 
-    Returns ``{"summary", "model", "learner", "pred", "score"}``: the run's figures
+    Returns ``{"summary", "model", "learner", "pred", "score", "classifier"}``: the run's figures
     (``options`` recorded as its settings; ``started`` the run's start on
-    :func:`time.perf_counter`), the model file's document, and NPK's predictions and
-    positive-class scores on ``test``.
+    :func:`time.perf_counter`), the model file's document, NPK's predictions and
+    positive-class scores on ``test``, and its fitted k-NN classifier.
     """
     from structkernels.experiments.baselines import baselines_table, linear_baselines
     from structkernels.npk.learner import NonstationaryLearner
@@ -112,7 +112,7 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
     settings = {k: learner.normalize_ if k == "normalize" else v for k, v in settings.items()}
     y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
     pk, *_ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
-    npk, _, npk_pred, npk_score = evaluate(
+    npk, npk_clf, npk_pred, npk_score = evaluate(
         train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings
     )
     # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
@@ -168,7 +168,7 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
         "evaluation": {k: summary[k] for k in ("n_test", "PK", "NPK", "seconds")},
     }
     return {"summary": summary, "model": model, "learner": learner, "pred": npk_pred,
-            "score": npk_score}
+            "score": npk_score, "classifier": npk_clf}
 
 def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
     """The summary of :func:`main_job` as text: the data, σ, PK and NPK, the baselines."""

@@ -86,6 +86,7 @@ __all__ = [
     "evaluate_corpora",
     "evaluate_relations",
     "format_table",
+    "describe_sigma",
     "needed_views",
     "pooled_scores",
     "twin_comparison",
@@ -131,7 +132,8 @@ def pooled_scores(
     y: np.ndarray, pred: np.ndarray, score: np.ndarray, splits: Sequence[tuple[np.ndarray, np.ndarray]]
 ) -> dict[str, float | None]:
     """Precision, recall, F1 (positive class, percent) and ROC AUC pooled over the test
-    folds, and the standard deviation of the per-fold F1 (None for one split)."""
+    folds, the standard deviation of the per-fold F1 (None for one split), and the percent
+    of tested pairs predicted positive beside the percent gold positive."""
     from sklearn.metrics import f1_score, precision_recall_fscore_support, roc_auc_score
 
     test = np.concatenate([te for _, te in splits])
@@ -145,6 +147,8 @@ def pooled_scores(
         "roc_auc": None if auc is None else round(100 * auc, 2),
         "f1_sd": round(100 * float(np.std(per_fold)), 2) if len(splits) > 1 else None,
         "f1_folds": [round(100 * float(v), 2) for v in per_fold],
+        "predicted_rate": round(100 * float(np.mean(pred[test])), 2),
+        "gold_rate": round(100 * float(np.mean(y[test])), 2),
     }
 
 
@@ -330,7 +334,7 @@ def evaluate_relations(
                 learned = grams.sigma(learns, tr, y, settings, learn)
                 weights.append(learned)
                 say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s "
-                    f"({objective}): {_describe(learned)}")
+                    f"({objective}): {describe_sigma(learned)}")
             spent["σ learner"] += time.perf_counter() - tick
             # every Gram file this split needs, computed (or read) first, each once: one per
             # structure view and kernel (σ's for this split only, removed after it); then the
@@ -415,7 +419,15 @@ def _learned_kernel(part: StructureKernel, learned: dict[str, Any]
     return learned.get("sigma") or None, ({**part.params, **extra} if extra else None)
 
 
-def _describe(learned: dict[str, Any]) -> str:
+def describe_sigma(learned: dict[str, Any]) -> str:
+    """What a σ learner learned, as ``evaluate`` and ``train-extractor`` say it: the lowest σ
+    first (eight of them), then λ.
+
+    Examples
+    --------
+    >>> describe_sigma({"sigma": {"agent": 0.16, "nummod": 0.0}, "lam": 1.0})
+    'nummod 0.00, agent 0.16; λ 1.00'
+    """
     sigma = learned.get("sigma", {})
     low = sorted(sigma.items(), key=lambda kv: kv[1])[:8]
     text = ", ".join(f"{lab} {v:.2f}" for lab, v in low) or "σ ≡ 1"
@@ -630,13 +642,16 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [
         f"{result['pairs']} pairs, {result['positives']} positive, "
         f"{result['folds']} fold(s), {result['seconds']} s",
-        f"{'model':<14} {'P':>6} {'R':>6} {'F1':>6} {'± sd':>6} {'AUC':>6}",
+        f"{'model':<14} {'P':>6} {'R':>6} {'F1':>6} {'± sd':>6} {'AUC':>6} {'pos%':>6}",
     ]
     for name, s in result["models"].items():
         sd = "" if s["f1_sd"] is None else f"{s['f1_sd']:.1f}"
         auc = "" if s["roc_auc"] is None else f"{s['roc_auc']:.1f}"
         lines.append(f"{name:<14} {s['precision']:>6.1f} {s['recall']:>6.1f} {s['f1']:>6.1f} "
-                     f"{sd:>6} {auc:>6}")
+                     f"{sd:>6} {auc:>6} {s.get('predicted_rate', 0):>6.1f}")
+        gold = s.get("gold_rate")  # the same tested pairs for every model
+    if result["models"] and gold is not None:
+        lines.append(f"pos%: tested pairs predicted positive (gold: {gold:.1f}%)")
     for name, t in result.get("twins", {}).items():
         n = len(t["f1_diff_folds"])
         lines.append(f"{name} - {t['twin']} (σ ≡ 1): {t['f1_diff']:+.1f} F1, better in "

@@ -41,6 +41,7 @@ from structkernels.npk.files import (
     sigma_problem,
 )
 from structkernels.npk.learner import NonstationaryLearner
+from structkernels.relations.decision import THRESHOLD_RULES
 from structkernels.relations.models import NGRAM, NPK, RelationModel, relation_model
 from structkernels.relations.pipelines import check_pipeline
 from structkernels.structures import LabelledGraph, Path, StructureError
@@ -110,7 +111,7 @@ _TOP_KEYS = ("format", "version", "params", "pipeline", "kernel", "sigma", "trai
              "references")
 # version 3 adds the decision threshold and calibration
 _DECISION_KEYS = ("threshold", "rule", "calibration", "inner_f1", "folds", "fallback")
-_DECISION_RULES = ("inner-cv", "zero", "fixed")
+_DECISION_RULES = (*THRESHOLD_RULES, "fixed")
 _MAX_FOLDS = 100
 # the learner's keywords the extractor sets itself
 _OWN_LEARNER_KEYS = ("kernel", "kernel_params")

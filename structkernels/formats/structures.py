@@ -199,11 +199,14 @@ def read_structures(
     *,
     max_depth: int = MAX_RECORD_DEPTH,
     max_bytes: int = MAX_RECORD_BYTES,
+    field: str | None = None,
 ) -> StructureFile:
     """Read a JSON Lines file of structures of one kind.
 
     Vectors come back as a 2-D float array, the others as lists.  With a
     ``kernel`` that has a ``read_record`` method, that method reads each record.
+    With ``field`` (``"path"``, ``"tree"``, a reader's key), only that key of each
+    record is read, so records holding several structures can be read.
 
     Every record goes through :func:`structkernels.utils.loads_record`: a
     record nested deeper than ``max_depth`` or longer than ``max_bytes``, a
@@ -230,6 +233,10 @@ def read_structures(
             record = loads_record(line, max_depth=max_depth, max_bytes=max_bytes)
         except RecordError as exc:
             raise InputError(f"{where}: {exc.reason}") from None
+        if field is not None:
+            if not isinstance(record, dict) or field not in record:
+                raise InputError(f"{where}: the record has no {field!r}")
+            record = {"id": record.get("id"), field: record[field]}
         try:
             k, value = decode_structure(record, kernel)
         except StructureError as exc:

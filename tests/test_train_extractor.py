@@ -114,7 +114,8 @@ def test_fit_chooses_the_threshold_and_calibration(platt, corpora):
 
 def test_bad_threshold_or_calibration_is_refused_by_fit(corpora):
     train = read_relations(corpora[1])
-    with pytest.raises(ValueError, match="threshold must be 'inner-cv', 'zero' or a finite"):
+    with pytest.raises(ValueError, match="threshold must be one of 'inner-cv', 'prevalence', "
+                       "'zero' or a finite"):
         RelationExtractor(threshold="best").fit(train)
     with pytest.raises(ValueError, match="calibration must be"):
         RelationExtractor(calibration="sigmoid").fit(train)

@@ -32,7 +32,8 @@ def test_help_names_every_corpus_format(command):
 @pytest.fixture
 def shipped(tmp_path):
     """The first 30 shipped interaction records (each has a path and a tree)."""
-    with gzip.open(ROOT / "structkernels" / "data" / "interactions.jsonl.gz", "rt", encoding="utf-8") as fh:
+    shipped = ROOT / "structkernels" / "data" / "interactions.jsonl.gz"
+    with gzip.open(shipped, "rt", encoding="utf-8") as fh:
         lines = [next(fh) for _ in range(30)]
     f = tmp_path / "records.jsonl"
     f.write_text("".join(lines), encoding="utf-8")

@@ -92,10 +92,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Structured kernels over natural language.",
     )
     parser.add_argument("--version", action="version", version=f"structkernels {__version__}")
-    parser.add_argument(
-        "-q", "--quiet", action="store_true",
-        help="no progress output (results and errors are still printed)",
-    )
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress output (results and errors are still printed)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     with warnings.catch_warnings():  # every plugin warning reaches the caller's handler
         warnings.simplefilter("always")

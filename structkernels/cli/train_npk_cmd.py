@@ -104,20 +104,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="neighbours in the global k-NN graph (default: %(default)s)")
     p.add_argument("--n-iter", type=int, default=DEFAULTS["n_iter"],
                    help="passes over the labels (default: %(default)s)")
-    p.add_argument(
-        "--objective", choices=["knn-ap", "loss1"], default=DEFAULTS["objective"],
-        help="what decides each label's σ: the k-NN classifier's leave-one-out average "
-        "precision on a training sample (knn-ap), or Loss Function 1 on sampled "
-        "neighbourhoods (loss1, the paper's Algorithm 1) (default: %(default)s)",
-    )
+    p.add_argument("--objective", choices=["knn-ap", "loss1"], default=DEFAULTS["objective"],
+                   help="what decides each label's σ: the k-NN classifier's leave-one-out average "
+                   "precision on a training sample (knn-ap), or Loss Function 1 on sampled "
+                   "neighbourhoods (loss1, the paper's Algorithm 1) (default: %(default)s)")
     p.add_argument("--objective-sample", type=int, default=DEFAULTS["objective_sample"],
                    help="with --objective knn-ap: training structures in the sample "
                    "(default: %(default)s)")
-    p.add_argument(
-        "--sampling", choices=["neighbourhood", "random"], default=DEFAULTS["sampling"],
-        help="Algorithm 1's local neighbourhoods or the pure-random baseline "
-        "(default: %(default)s)",
-    )
+    p.add_argument("--sampling", choices=["neighbourhood", "random"], default=DEFAULTS["sampling"],
+                   help="Algorithm 1's local neighbourhoods or the pure-random baseline "
+                   "(default: %(default)s)")
     p.add_argument(
         "--hashing", choices=["random-knn", "klsh", "none"], default=DEFAULTS["hashing"],
         help="kernel hashing for the k-NN graphs and the classifier (default: %(default)s)",
@@ -138,10 +134,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "frequent first, whose σ is learned (default: %(default)s)")
     p.add_argument("--n-neighbors", type=int, default=DEFAULTS["n_neighbors"],
                    help="k of the classifier (default: %(default)s)")
-    p.add_argument(
-        "--weights", choices=["uniform", "similarity"], default=DEFAULTS["weights"],
-        help="k-NN votes: majority or weighted by similarity (default: %(default)s)",
-    )
+    p.add_argument("--weights", choices=["uniform", "similarity"], default=DEFAULTS["weights"],
+                   help="k-NN votes: majority or weighted by similarity (default: %(default)s)")
     p.add_argument(
         "--threshold", default=DEFAULTS["threshold"],
         help="k-NN decision: 'auto' (F1-best threshold on the training half's leave-one-out "
@@ -159,18 +153,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--table-train", type=int, default=DEFAULTS["table_train"],
         help="training sub-sample of the baselines table (per seed) (default: %(default)s)",
     )
-    p.add_argument(
-        "--table-test", type=int, default=DEFAULTS["table_test"],
-        help="test sub-sample of the baselines table (per seed) (default: %(default)s)",
-    )
+    p.add_argument("--table-test", type=int, default=DEFAULTS["table_test"],
+                   help="test sub-sample of the baselines table (per seed) (default: %(default)s)")
     p.add_argument("--seeds", type=int, default=DEFAULTS["seeds"],
                    help="seeds of the baselines table (default: %(default)s)")
     p.add_argument("--no-table", action="store_true", help="skip the baselines table")
-    p.add_argument(
-        "--max-train", type=int, default=None,
-        help="learn σ on a random sub-sample of this many training structures "
-        "(default: all of them)",
-    )
+    p.add_argument("--max-train", type=int, default=None,
+                   help="learn σ on a random sub-sample of this many training structures "
+                   "(default: all of them)")
     p.add_argument("--n-jobs", type=int, default=None, help="parallel workers of the learner, "
                    "the classifier and the baselines table (default: the cores this process "
                    "may use)")

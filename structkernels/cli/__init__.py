@@ -126,7 +126,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 @contextlib.contextmanager
-def one_line_warnings(said: set[str], command: str | None = None) -> Iterator[None]:
+def _one_line_warnings(said: set[str], command: str | None = None) -> Iterator[None]:
     """Each warning of the block printed as one line on stderr naming the command, once
     (``said`` holds the lines printed): never Python's format with a source line."""
     from structkernels.utils import one_line
@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str], own_process: bool) -> int:
     only = _command_of(argv)
     said: set[str] = set()
-    with one_line_warnings(said):
+    with _one_line_warnings(said):
         try:
             parser = build_parser(only)
         except ImportError:
@@ -203,7 +203,7 @@ def _main(argv: list[str], own_process: bool) -> int:
     quiet = bool(args.quiet or getattr(args, "no_progress", False))
     try:
         with run_settings(progress=False if quiet else None), \
-                one_line_warnings(said, args.command):
+                _one_line_warnings(said, args.command):
             return int(args.func(args) or 0)
     except BrokenPipeError:
         # the reader of standard output went away (``| head``): stop quietly, as a command

@@ -171,9 +171,10 @@ class RelationExtractor(BaseEstimator):
     max_exact : int, default 20000
         Most training pairs the SVM solves exactly; above, Nyström landmarks
         (:class:`~structkernels.classifiers.KernelSVC`).
-    threshold : "inner-cv", "zero" or float, default "inner-cv"
+    threshold : "inner-cv", "prevalence", "zero" or float, default "inner-cv"
         The decision threshold (a pair is positive when its score is ``> threshold_``):
-        chosen for F1 by grouped 3-fold inner cross-validation on the training pairs
+        chosen for F1 (or to match the training prevalence) by grouped 3-fold inner
+        cross-validation on the training pairs
         (:func:`~structkernels.relations.decision.fit_decision`, the corpus's documents
         kept whole), 0, or that number.  Above ``max_exact`` training pairs the inner
         cross-validation does not run: threshold 0 (``decision_.fallback`` says so).

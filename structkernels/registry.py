@@ -1,34 +1,12 @@
 """Plugin discovery through ``importlib.metadata`` entry points.
 
-Kernels register in the entry-point group ``structkernels.kernels`` (name ->
-:class:`~structkernels.kernels.base.Kernel` subclass); the built-in kernels register
-there too, in the core's ``pyproject.toml``, exactly as a plugin would.  Other
-groups use the same machinery: ``structkernels.measures`` (dependence
-measures such as HSIC) and ``structkernels.commands`` (CLI sub-commands).
-
-The entry points of a group are read once and cached.  A name offered twice
-warns: a built-in name (from the ``structkernels`` distribution) is never
-replaced by a plugin, and between plugins the first distribution in sorted
-order keeps the bare name; every entry point is also reachable by its
-qualified name ``dist:name`` (``structkernels-foo:rbf``).  A plugin that fails
-to import (an exception, or even ``sys.exit`` in its module) is reported by
-name with its error and never takes the others down.  A name containing ``:``
-is refused (it could shadow a qualified name): warned about and skipped.
-:meth:`Registry.register` (:func:`structkernels.register` for kernels) adds an object
-for this process only.
-
-Files never name a class to import: a model file names its kernel by a
-registered name, resolved by :meth:`Registry.resolve_name` (which imports
-nothing but the registry's own entry points), and a saved kernel is named by
-:meth:`Registry.name_of`.
-
-Layering: this module imports nothing of the package but the error root of
-:mod:`structkernels.utils` (the command line uses it to find its sub-commands
-without loading scikit-learn), so every package may use it.
-The kernel registry itself, with :func:`~structkernels.kernels.names.kernel` and
-:func:`~structkernels.kernels.names.as_kernel`, lives with the kernels in
-:mod:`structkernels.kernels.names`; this module holds the machinery and the groups
-of everything else (``measures``, ``readers``).
+A name offered twice warns: a built-in name (from the ``structkernels`` distribution) is
+never replaced by a plugin, and between plugins the first distribution in sorted order
+keeps the bare name; every entry point is also reachable as ``dist:name``.  A plugin that
+fails to import is reported by name and never takes the others down.  Files never name a
+class to import: :meth:`Registry.resolve_name` imports nothing but the registry's own entry
+points.  This module imports nothing of the package but the error root of
+:mod:`structkernels.utils`, so every package (the command line too) may use it.
 """
 
 from __future__ import annotations

@@ -1,18 +1,4 @@
-"""The scikit-learn bridge: Gram matrices as features, kernels as distances.
-
-:class:`GramTransformer` keeps the training structures at ``fit`` and returns
-``Gram(X, X_train)`` at ``transform``, so any estimator that takes a
-precomputed kernel trains and predicts on raw structures::
-
-    from sklearn.pipeline import make_pipeline
-    from sklearn.svm import SVC
-    model = make_pipeline(GramTransformer("path", kernel_params={"lam": 0.8}),
-                          SVC(kernel="precomputed"))
-    model.fit(train_paths, y_train).predict(test_paths)
-
-:func:`kernel_to_distance` turns a Gram matrix into the kernel-induced
-distance for ``KNeighborsClassifier(metric="precomputed")``.
-"""
+"""The scikit-learn bridge: Gram matrices as features, kernels as distances."""
 
 from __future__ import annotations
 

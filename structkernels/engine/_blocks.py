@@ -1,13 +1,4 @@
-"""The blocks of a Gram matrix: cutting, computing, placing and writing them.
-
-The engine (:mod:`structkernels.engine.gram`) and its resumable dask route
-(``engine._resume``) share these: a matrix is cut into
-square blocks (:func:`block_tasks`), each block is computed (:func:`one_block`,
-refused if any value is not finite), normalised if asked
-and placed with its mirror in memory (:func:`write_block`) or written into a
-``.npy`` file without mapping it (:class:`FileMatrix`, :func:`write_block_file`);
-:func:`guided_chunks` groups blocks into tasks for workers.
-"""
+"""The blocks of a Gram matrix: cutting, computing, placing and writing them."""
 
 from __future__ import annotations
 

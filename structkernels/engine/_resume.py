@@ -1,15 +1,10 @@
 """The resumable route of :func:`structkernels.engine.gram.gram` (``out=`` on dask).
 
 Beside ``out``, ``<out>.parts/`` holds a marker per finished block, the run key
-(``meta.json``) and the matrix being built (``partial.npy``, renamed over ``out`` when
-complete).  Workers write blocks with ``pwrite`` (:class:`FileMatrix`); a thread in each
-worker process (:class:`_Committer`) flushes the file at growing gaps and only then writes
-the markers of the blocks flushed, so a marker never names a block a crash could lose.
-Blocks of a lost worker left unmarked are computed again at the end; a stopped run is
-resumed by the same call.  The key covers the data (a content hash in chunks), the kernel
-(:func:`kernel_key`), ``n``, ``block_size`` and ``normalize``: a differing key reuses
-nothing and says so on stderr.  With ``normalize`` the raw diagonal (``diag.npy``) comes
-first and every block is normalised before it is written, so nothing is normalised twice.
+(``meta.json``) and the matrix being built (``partial.npy``).  A thread in each worker
+process (:class:`_Committer`) flushes the file and only then writes the markers of the
+blocks flushed, so a marker never names a block a crash could lose.  A differing key reuses
+nothing and says so on stderr.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """The Gram engine: blocked, parallel, cached, memory-mappable Gram matrices.
 
-:func:`gram` splits the matrix into square blocks, computes only the upper triangle of
-blocks when the matrix is symmetric (the lower triangle is an exact mirror), and runs the
-blocks as :func:`structkernels.engine.parallel.plan` says: threads for kernels whose
-compiled blocks release the GIL, worker processes for Python-level kernels (only when a
-first block shows that the rest is worth the start-up), or a dask cluster (``backend="dask"``
-or inside ``joblib.parallel_backend("dask")``: the kernel and the data go to every worker
-once, the blocks in a few chunks that shrink towards the end).  Results are bit-identical
-to ``n_jobs=1``: the blocks, their arithmetic and their placement do not depend on the
-worker that ran them.
-
-With ``out=`` (a ``.npy`` file) every block is written into the file with ``pwrite``,
-without mapping it (worker processes write theirs themselves), and with ``normalize=True``
-it is normalised before it is written: the diagonal blocks come first, then every other
-block is scaled by the diagonal they gave.  Memory stays about one block per worker
-whatever the size of the matrix.  A symmetric ``out=`` on dask is resumable after a lost
-worker or an interrupt (:mod:`structkernels.engine._resume`).
+:func:`gram` computes only the upper triangle of blocks of a symmetric matrix (the lower is
+an exact mirror) and runs the blocks as :func:`structkernels.engine.parallel.plan` says.
+Results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic and their placement
+do not depend on the worker that ran them.  With ``out=`` every block is written into the
+``.npy`` file with ``pwrite`` (normalised first with ``normalize=True``: the diagonal blocks
+come first), so memory stays about one block per worker.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """Kernel access: the one way structkernels reads kernel values outside a whole Gram matrix.
 
-A :class:`KernelSource` owns, for one kernel over one or two sets of structures: the
-checked input, the diagonal (computed once, cached), the normalisation scales, the
-finiteness check that names the pair, the count of kernel evaluations and the cache key.
-Consumers (k-NN graphs, σ trials and losses, SRK stacks, the relation evaluation, the
-HSIC plugin) ask it for blocks (:meth:`KernelSource.block`), scattered pairs
-(:meth:`KernelSource.pairs`), Gram columns, tiles, cross blocks against new structures
-or the diagonal, in float64 or float32, and run many blocks through
-:func:`structkernels.engine.parallel.map_blocks`.  A normalised kernel (one whose
-``cosine_normalizes`` is true) is handled here once: its inner diagonal is computed once
-and every column, tile and cross block is the inner kernel's, normalised by it.  A
-:class:`PrecomputedSource` serves the same questions from a Gram matrix given by the
-user, checked once by :func:`check_precomputed_gram`, the one validator of precomputed Grams.
-
-Kernel-specific fast paths stay behind the kernel's own methods (``gram_block``,
-``gram_block_symmetric``, ``diag_block``, ``paired_values``, ``column_function``); a
-source never asks what class a kernel is.
+A :class:`KernelSource` owns, for one kernel over one or two sets of structures, the checked
+input, the diagonal (computed once), the normalisation scales, the finiteness check, the
+count of kernel evaluations and the cache key.  A normalised kernel (``cosine_normalizes``)
+is handled here once: every column, tile and cross block is the inner kernel's, normalised
+by its inner diagonal.  :class:`PrecomputedSource` serves the same from a user's Gram.
+Kernel-specific fast paths stay behind the kernel's own methods; a source never asks what
+class a kernel is.
 """
 
 from __future__ import annotations

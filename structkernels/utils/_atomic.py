@@ -1,26 +1,12 @@
 """Atomic writes: a file appears complete under its name, or not at all.
 
-Every file structkernels writes goes through here.  The content is written to
-a temporary file in the destination's folder (``.NAME.XXXXXX.tmp``), flushed
-to disk, and renamed over the destination only when complete
-(:func:`os.replace`, atomic on POSIX and Windows).  An interrupt, a kill or a
-full disk at any point leaves the old file intact; two writers of one output
-each write their own temporary file, and the last rename wins.
-
-A memory-mapped output (:func:`atomic_memmap`) is built the same way, and its
-blocks are reserved on disk before it is mapped, so a full disk is one clear
-error instead of a ``SIGBUS`` in the middle of the work.
-
-The rename replaces regular files only.  A symbolic link at the destination is
-written *through*: the new content is renamed over the file it leads to (in that
-file's folder), and the link stays a link.  A FIFO, a device or a socket is
-refused (:class:`WriteError`, nothing written): renaming over it would replace the
-special file itself (run as root, ``/dev/full`` or ``/dev/null``).
-
-A *side file* (``OUT.partial``, its progress file, a cache entry's checksum file) is
-never written through a link: a stale link there is replaced itself
-(:func:`atomic_open` with ``follow_links=False``, :func:`open_side_file`), and a side
-file taken up again (``--resume``) is opened with ``O_NOFOLLOW``.
+The content goes to a temporary file in the destination's folder, flushed, and is renamed
+over the destination only when complete, so an interrupt, a kill or a full disk leaves the
+old file intact.  A symbolic link at the destination is written *through* (the link stays a
+link); a FIFO, a device or a socket is refused (renaming over it would replace the special
+file itself).  A *side file* (``OUT.partial``, a checksum file) is never written through a
+link: a stale link there is replaced itself, and one taken up again is opened with
+``O_NOFOLLOW``.
 """
 
 from __future__ import annotations

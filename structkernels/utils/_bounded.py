@@ -1,13 +1,6 @@
-"""Reading a whole file with a bound on what it may become in memory.
-
-A gzip file of a few kilobytes can decompress to gigabytes (a "gzip bomb").
-:func:`read_bounded` reads a file, plain or gzip-compressed (recognised by its
-first two bytes), in chunks and stops as soon as the content would exceed
-``max_bytes``: memory stays within ``max_bytes`` plus one chunk whatever the
-file holds.  It is strict (any damage is an error); :func:`read_partial` gives,
-from a truncated or corrupt gzip file, the part that decompresses with the
-reason the rest is lost (a reader of records then keeps every record before the
-damage).
+"""Reading a whole file with a bound on what it may become in memory (a few kilobytes of
+gzip can decompress to gigabytes): strict (:func:`read_bounded`) or keeping what decompressed
+before damage (:func:`read_partial`).
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
-"""The size limit of the user's cache folder and the one warning past it.
-
-``$STRUCTKERNELS_CACHE_LIMIT`` sets the limit (bytes, or a number with a K, M, G or T
-suffix in binary units: ``"2G"``, ``"500M"``; ``"0"`` or ``"none"``: no limit);
-:data:`DEFAULT_CACHE_LIMIT` (4 GiB) otherwise.  Every cache write of the project reports
-its bytes here (:func:`note_cache_write`: :class:`~structkernels.utils.CacheFolder` does
-for parses, Grams and σ, the dataset loader for its binary copies); the first write of a
-process under a cache folder measures that folder once, later writes add their bytes, so a
-write costs no walk of the tree.  When the folder grows past the limit, one
-:class:`CacheSizeWarning` (one line: the size, the limit, how to change it and how to free
-it) is given, once per process and folder.
+"""The size limit of the user's cache folder (``$STRUCTKERNELS_CACHE_LIMIT``) and the one
+warning past it; the marker of a cache folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
 import threading
 import warnings
 from pathlib import Path
@@ -72,7 +65,8 @@ class CacheSizeWarning(StructkernelsWarning):
 def parse_cache_limit(text: str | None) -> int | None:
     """The limit ``text`` gives in bytes; None for no limit (``"0"``, ``"none"``, ``"off"``).
 
-    An empty or absent value is :data:`DEFAULT_CACHE_LIMIT`.
+    Bytes, or a number with a K, M, G or T suffix in binary units (``"2G"``, ``"500M"``);
+    an empty or absent value is :data:`DEFAULT_CACHE_LIMIT`.
 
     Raises
     ------
@@ -148,13 +142,11 @@ def folder_bytes(path: str | os.PathLike) -> tuple[int, int]:
         return 0, 0
     for folder, _, names in os.walk(path, followlinks=False):
         for name in names:
-            try:
+            with contextlib.suppress(OSError):  # removed meanwhile
                 st = os.lstat(os.path.join(folder, name))
-            except OSError:
-                continue  # removed meanwhile
-            if not os.path.islink(os.path.join(folder, name)):
-                total += st.st_size
-                files += 1
+                if not stat.S_ISLNK(st.st_mode):
+                    total += st.st_size
+                    files += 1
     return total, files
 
 
@@ -195,12 +187,9 @@ def mark_cache_folder(root: str | os.PathLike) -> None:
         fd = os.open(os.path.join(root, CACHE_MARKER), flags, 0o644)
     except OSError:
         return  # there already (or a link, or no folder): nothing written
-    try:
+    with contextlib.suppress(OSError):
         os.write(fd, _MARKER_TEXT)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def is_marked_cache(root: str | os.PathLike) -> bool:
@@ -281,13 +270,12 @@ _METER = _Meter()
 def note_cache_write(folder: str | os.PathLike, nbytes: int) -> None:
     """Count ``nbytes`` just written in cache ``folder``; warn once past the limit.
 
-    The cache folder (:func:`cache_root_of`) is marked as one (:data:`CACHE_MARKER`) at
-    the first write of a process there.
-
-    The first call of a process for a cache folder (:func:`cache_root_of`) measures it
-    (the bytes just written included); later calls add ``nbytes``.  When the total passes
-    :func:`cache_limit`, one :class:`CacheSizeWarning` is given (once per process and
-    cache folder).  A limit that is not a size gives one warning and the default is used.
+    The first call of a process for a cache folder (:func:`cache_root_of`) marks it as one
+    (:data:`CACHE_MARKER`) and measures it (the bytes just written included), so a write
+    costs no walk of the tree; later calls add ``nbytes``.  When the total passes
+    :func:`cache_limit`, one :class:`CacheSizeWarning` (one line: the size, the limit, how
+    to change it and how to free it) is given, once per process and cache folder.  A limit
+    that is not a size gives one warning and the default is used.
 
     Examples
     --------

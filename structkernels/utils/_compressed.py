@@ -1,15 +1,4 @@
-"""Reading plain or gzip'd files within bounds: the one bounded gunzip of the package.
-
-A file is gzip'd when it starts with the gzip magic bytes.  :func:`open_binary`
-opens one for streaming (the record readers of :mod:`._records` read its lines);
-:func:`read_content` reads a whole one and never holds more than the bound plus
-one chunk, however much a "gzip bomb" would decompress to; a truncated or
-corrupt stream is reported in one line by :func:`gzip_problem`.  The public
-faces are :func:`structkernels.utils.read_bounded` (strict) and
-:func:`structkernels.utils.read_partial` (keeps what decompressed before damage).
-
-Nothing here imports another package of structkernels.
-"""
+"""Reading plain or gzip'd files within bounds: the one bounded gunzip of the package."""
 
 from __future__ import annotations
 

@@ -1,22 +1,14 @@
 """numba's ``njit`` with its on-disk cache in the user's cache folder.
 
-``njit(cache=True)`` alone writes compiled kernels beside the source files (the
-``__pycache__`` folders of an installed package; numba falls back to its own user folder
-only where those are not writable).  Here the cache goes to
-``user_cache_dir("numba")`` (:func:`structkernels.utils.user_cache_dir`): one place
-per user, kept across runs and across re-installs of the same version, and writable
-on a read-only install.  A ``$NUMBA_CACHE_DIR`` that the user set wins.  numba keys
-each entry by the source file's path, its modification time and the function, so a
-changed or re-installed source is compiled again, never served stale.
-
-Nothing is written where no cache may be written: with ``$STRUCTKERNELS_NO_CACHE`` (the
-commands' ``--no-cache``; :func:`structkernels.utils.cache_writes_disabled`) a function is
-compiled without numba's cache, so numba neither creates its folder nor writes an entry
-(the setting is read when a function is decorated, which a command's heavy modules are
-after its options are read; worker processes inherit it).  A cache folder that cannot be
-written (read-only, a file in the way) also compiles without the cache, where numba alone
-would fall back to writing beside the package's source files; a write of the cache that
-fails (a full disk) turns that function's cache off instead of failing the call.
+``njit(cache=True)`` alone writes compiled kernels beside the source files; here the cache
+goes to ``user_cache_dir("numba")`` (a ``$NUMBA_CACHE_DIR`` the user set wins): one place
+per user, writable on a read-only install.  numba keys each entry by the source file's path,
+its modification time and the function, so a changed source is compiled again, never served
+stale.  Nothing is written where no cache may be written: with ``$STRUCTKERNELS_NO_CACHE``
+(read when a function is decorated; worker processes inherit it) or a cache folder that
+cannot be written, a function is compiled without numba's cache (numba alone would fall back
+to writing beside the package's source files); a failed cache write (a full disk) turns that
+function's cache off instead of failing the call.
 """
 
 from __future__ import annotations

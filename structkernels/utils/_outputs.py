@@ -1,26 +1,8 @@
 """The output rule: a file a command writes never destroys an input or a special file.
 
-Every option that names a file to write (``-o``, ``--out``, ``--save-model``,
-``--scores``, ``--plot`` ...) goes through :func:`check_output` before any work.
-It refuses, in one line naming the option and the path:
-
-- ``-`` where the output is not a stream (it would create a file named ``-``);
-- a folder, or a file whose folder does not exist (no command creates folders);
-- a path that *is* an input (the same file by resolved path or inode: symbolic and
-  hard links included);
-- a path inside an input folder (a BRAT folder, a folder of graphs), or one a
-  symbolic link inside such a folder leads to;
-- a sibling that an input's format reads beside it (BRAT: ``x.txt`` beside an input
-  ``x.ann`` and the other way round);
-- a FIFO, a device or a socket, unless the output is a stream (JSON Lines, lines of
-  text): the atomic writer would replace it by a regular file.
-
-A symbolic link at the output path is written *through*: the checks apply to the file it
-leads to, and the atomic writer (:func:`structkernels.utils.atomic_path`) renames the new
-content over that file, so the link stays a link.
-
-:func:`open_output` opens what :func:`check_output` allowed: standard output for ``-``, a
-stream output's special file directly, any other file through the atomic writer.
+Every option that names a file to write goes through :func:`check_output` before any work;
+:func:`open_output` opens what it allowed.  A symbolic link at the output path is written
+*through* (the checks apply to the file it leads to; the link stays a link).
 """
 
 from __future__ import annotations

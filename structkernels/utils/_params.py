@@ -1,26 +1,10 @@
 """One declarative check of an estimator's (or a function's) parameters.
 
-Each estimator states what its parameters may be, once, as a dict parameter ->
-list of constraints (a value is valid when it satisfies any one of them), and
-calls :func:`validate_params` (or inherits :class:`ValidatedParamsMixin`) at the
-start of ``fit``.  A refused value raises one :class:`InvalidParameterError`
-naming ``Owner.parameter``, what it may be, and the value given::
-
-    KernelSVC.n_jobs must be None or a non-zero int, got 0
-
-The constraints:
-
-* ``None``: the value None;
-* a type (``dict``, ``str``, ...): an instance of it;
-* :class:`Interval` ``(numbers.Integral | numbers.Real, left, right, closed=...)``:
-  an int (never a bool) or a finite real number in a range;
-* :class:`Options` ``(values)``: one of a few values (``"auto"``, ``0``/``1`` ...);
-* ``"boolean"``: True or False (Python or NumPy bools);
-* ``"n_jobs"``: None or a non-zero int (None and -1: every core the process may use);
-* ``"random_state"``: None, an int >= 0 or a ``numpy.random.RandomState``.
-
-Cross-parameter rules (``n_probes`` only with ``probe=1`` ...) stay in the
-estimator, after this check.
+Each estimator states once, as a dict parameter -> list of constraints (a value is valid
+when it satisfies any one), what its parameters may be, and calls :func:`validate_params`
+(or inherits :class:`ValidatedParamsMixin`) at the start of ``fit``.  A constraint is
+``None``, a type, an :class:`Interval`, :class:`Options`, ``"boolean"``, ``"n_jobs"`` or
+``"random_state"``.  Cross-parameter rules stay in the estimator, after this check.
 """
 
 from __future__ import annotations

@@ -1,27 +1,9 @@
 """JSON records and text lines: one decoder for records, line iterators with limits.
 
-Every reader of user records goes through these, so that hostile input (a record
-nested 200,000 levels deep, a line of a gigabyte, a gzip bomb, a truncated
-``.gz``, a byte-order mark, bytes that are not UTF-8) gives one line naming the
-file and the line, within bounded memory, and never a ``RecursionError`` or a
-``MemoryError``.
-
-- :func:`loads_record` decodes one JSON text.  The nesting depth is measured
-  without recursion, outside strings, *before* :func:`json.loads` runs; the
-  size is checked first; ``NaN``, ``Infinity`` and numbers that overflow to
-  infinity are refused (a non-finite value is an error, never silent).
-- :func:`iter_lines` yields the lines of a plain or gzip'd text file one at a
-  time: lines end at ``\\n`` (``\\r\\n`` too; never at U+2028 or other Unicode
-  line separators), a UTF-8 byte-order mark is dropped, a line that is not
-  UTF-8 or longer than ``max_bytes`` is reported as a :class:`BadLine` on its
-  own (the lines around it are unaffected), and a truncated or corrupt gzip
-  stream ends the file with a :class:`BadLine` after every line read before it.
-- :func:`decode_lines` splits the bytes of a whole file the same way;
-  :func:`split_lines` splits text so.
-- :func:`one_line` and :func:`record_label` keep a message naming a record on one line.
-
-Whole files are read within a bound by :mod:`._bounded`; the gzip streams by
-:mod:`._compressed`.  Nothing here imports another package of structkernels.
+Every reader of user records goes through these, so that hostile input (a record nested
+200,000 levels deep, a line of a gigabyte, a gzip bomb, a truncated ``.gz``, a byte-order
+mark, bytes that are not UTF-8) gives one line naming the file and the line, within bounded
+memory, and never a ``RecursionError`` or a ``MemoryError``.
 """
 
 from __future__ import annotations

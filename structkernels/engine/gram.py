@@ -98,14 +98,9 @@ def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: i
               backend: str | None, scales: Any = None, client: Any = None
               ) -> tuple[np.ndarray, int, int]:
     """The Gram's blocks, computed as :func:`~structkernels.engine.parallel.plan` says and
-    placed in ``out``.
-
-    ``out`` is an array in memory (made when None) or a whole writable ``numpy.memmap``,
-    which is then written block by block through its file (:class:`FileMatrix`), never
-    through its own map.  ``scales`` (file outputs only) normalises every block before it
-    is written: ``(sx, sy)``, or :data:`OWN_DIAGONAL` for a symmetric Gram, whose diagonal
-    blocks then run first and give the scales of the others.
-    """
+    placed in ``out`` (an array, made when None, or a writable ``numpy.memmap`` written
+    through its file).  ``scales`` (file outputs only) normalises every block before it is
+    written: ``(sx, sy)``, or :data:`OWN_DIAGONAL` (the diagonal blocks first)."""
     symmetric = Y is None
     n = len(X)
     m = n if symmetric else len(Y)
@@ -193,15 +188,9 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, cli
              out=None, validate="auto"):
     """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
 
-    In memory, normalisation runs in row blocks after the diagonal is known, in place.
-    Into a file (``out`` a ``numpy.memmap``), every block is normalised before it is
-    written (the diagonal blocks of a symmetric Gram first, then the others by the
-    diagonal they gave; the diagonals of ``X`` and ``Y`` first otherwise), so the matrix
-    is written once and never mapped whole.  Either way cell ``[i, j]`` is
-    ``K[i, j] * (s_i * s_j)``, the same bits.  Every block is checked for non-finite
-    values; with full validation (:func:`validation_level`) a seeded sample of ``X`` is
-    probed for symmetry and PSD first (its evaluations are not counted in
-    ``n_evaluations``, which counts the Gram's own).
+    In memory, normalisation runs in place after the diagonal is known; into a file, every
+    block is normalised before it is written, so the matrix is written once and never
+    mapped whole.  Either way cell ``[i, j]`` is ``K[i, j] * (s_i * s_j)``, the same bits.
     """
     n, m = len(X), len(X) if Y is None else len(Y)
     probe_when_asked(kernel, X, count_evals(n, m, Y is None), validate)
@@ -231,14 +220,8 @@ def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarra
 
 def _cached(cache: str | os.PathLike, kernel: BlockKernel, X, Y, normalize: bool, full: bool,
             compute) -> tuple[np.ndarray, int, int, bool]:
-    """``compute()`` through the Gram store in the folder ``cache``: ``(K, n_evaluations,
-    n_blocks, hit)``.
-
-    An entry is a ``.npy`` file with its checked sidecar (:class:`CacheFolder`), named and
-    keyed by the kernel (class, all its parameters, code version: :func:`kernel_key`), the
-    data's content, ``normalize`` and whether the symmetry/PSD probe ran; it is read
-    without pickle (:func:`read_npy`), and a damaged or foreign entry is computed again.
-    """
+    """``compute()`` through the checked ``.npy`` entries of folder ``cache`` (read without
+    pickle): ``(K, n_evaluations, n_blocks, hit)``."""
     key = content_hash([kernel_key(kernel), content_hash(X), content_hash(Y), normalize, full])
     folder = CacheFolder(cache, "Gram cache")
     name = f"gram-{key}.npy"
@@ -280,9 +263,7 @@ def gram(
         Any :class:`BlockKernel` (:func:`structkernels.gram` also takes a registered name).
     X, Y : sequences of structures (or 2-D arrays for vector kernels)
     n_jobs : int or None, default None
-        Workers (``-1`` for all cores): threads for kernels whose compiled
-        blocks release the GIL, joblib processes for the others.  Parallel
-        and serial results are bit-identical.
+        Workers (``-1`` for all cores); parallel and serial results are bit-identical.
     normalize : bool, default False
         Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0
         (with a warning).  A :class:`~structkernels.kernels.base.Normalized`
@@ -290,20 +271,12 @@ def gram(
     block_size : int, optional
         Rows/columns per block; chosen from the sizes and ``n_jobs`` if None.
     out : path, optional
-        Write the result into a ``.npy`` memory-mapped file there (for
-        matrices larger than memory) and return the memmap (of ``out``,
-        opened ``r+``).  ``out`` is used as given (no ``.npy`` is appended).
-        The map is built under a temporary name in the same folder, with its
-        blocks reserved on disk first, and renamed to ``out`` only when
-        complete: an interrupt, a kill or a full disk
-        (:class:`~structkernels.utils.WriteError`) leaves an existing ``out``
-        intact, and two calls writing one ``out`` each finish (the last
-        rename wins).  A symmetric Gram on dask without ``cache`` is
-        resumable: ``<out>.parts/`` holds the matrix being built and a marker
-        per block flushed to disk; the same call after a lost worker, a
-        failed block or Ctrl-C computes only the unmarked blocks.  Its key
-        (the data's content, the kernel, ``block_size``, ``normalize``)
-        differing, nothing is reused (said on stderr).
+        Write the result into a ``.npy`` memory-mapped file there (used as given) and
+        return its map (opened ``r+``), built atomically
+        (:func:`~structkernels.utils.atomic_memmap`: an interrupt, a kill or a full disk
+        leaves an existing ``out`` intact).  A symmetric Gram on dask without ``cache`` is
+        resumable: the same call after a lost worker, a failed block or Ctrl-C computes
+        only the blocks not yet flushed to disk (``<out>.parts/``).
     cache : path, optional
         A folder of checked ``.npy`` entries (never pickles) keyed by the kernel (all its
         parameters), a hash of the data's content and the kernel's code version
@@ -312,12 +285,9 @@ def gram(
     progress : bool, optional
         Show a progress bar (default: on long work, when stderr is a terminal).
     backend : str, optional
-        joblib backend; None lets the engine pick (threads for GIL-free
-        compiled kernels, ``loky`` otherwise) unless a
-        ``joblib.parallel_backend`` context names one.  With ``"dask"`` (or
-        that context) the blocks go to the dask client in a few chunks, the
-        data sent to each worker once; on one machine start the cluster with
-        threads (``LocalCluster(processes=False)``).
+        joblib backend, or ``"dask"``; None lets
+        :func:`~structkernels.engine.parallel.plan` pick, unless a
+        ``joblib.parallel_backend`` context names one.
     client : dask.distributed.Client, optional
         The cluster of ``backend="dask"`` (default: the current client).
     return_info : bool, default False
@@ -373,9 +343,6 @@ def gram(
                                 bool(normalize), progress)
         n_evals, n_blocks = run["n_evaluations"], run["blocks_computed"]
     else:
-        # the memory map is built under a temporary name in the folder of ``out`` and
-        # renamed over it only when complete: an interrupt, a kill or a full disk leaves
-        # the old file intact, and two writers of one output never share a mapping
         with (contextlib.nullcontext() if final is None
               else atomic_memmap(final, (n, m), np.float64)) as target:
             if cache is not None:

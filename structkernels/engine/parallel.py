@@ -2,16 +2,7 @@
 
 Deciding how to run is apart from running: :func:`plan` reads the kernel's and the work's
 properties and returns a :class:`Plan`; :func:`map_tasks` runs a function over tasks with
-it (or with a backend the caller names): ``"serial"``; ``"threads"`` of this process, for
-compiled work that releases the GIL (:func:`releases_gil`); ``"processes"`` of joblib
-(loky, or an active ``joblib.parallel_backend`` context), for Python-level work;
-``"dask"``, on a dask client, the objects the tasks share sent to every worker once.
-:func:`map_tasks` owns the worker count, the chunks balanced by cost, the order of
-results, progress and interruption; :func:`map_blocks` computes and reduces blocks of a
-:class:`~structkernels.engine.source.KernelSource` in the workers (as scikit-learn's
-``pairwise_distances_chunked(reduce_func=...)``).  :func:`dask_cluster` and
-:func:`connect_dask` start a cluster or a client, :func:`in_background` one call in a
-thread, :func:`call_in_child` and :class:`ChildProcess` calls in a fresh process.
+it, on the ``"serial"``, ``"threads"``, ``"processes"`` (joblib) or ``"dask"`` backend.
 """
 
 from __future__ import annotations
@@ -114,9 +105,8 @@ def dask_client() -> Any:
 
 @contextlib.contextmanager
 def dask_cluster(n_workers: int) -> Iterator[Any]:
-    """A client on a new cluster of ``n_workers`` worker processes on this machine, one
-    thread each, without a dashboard, its log below errors silenced; both are closed when
-    the block ends."""
+    """A client on a new local cluster of ``n_workers`` one-thread worker processes, without
+    a dashboard, its log below errors silenced; both closed when the block ends."""
     distributed = optional_module("distributed", _DASK_HINT)
     with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None,
@@ -442,13 +432,11 @@ def map_blocks(
 ) -> Iterator[Any]:
     """Blocks of kernel values computed and reduced in workers: ``reduce(block, task)`` each.
 
-    The pattern of scikit-learn's ``pairwise_distances_chunked(reduce_func=...)``: a
-    task ``(rows, cols)`` is the block ``source.block(rows, cols)`` (``cols=None``: the
-    symmetric block of ``rows``), checked and counted by the source; ``reduce`` turns it
-    into what the caller keeps (a top ``k``, a sum), in the worker, so that only that
-    comes back.  Threads for kernels whose blocks release the GIL, processes otherwise;
-    chunks balanced by kernel evaluations (by default 16 per worker in threads, 4 in
-    processes); progress over evaluations.
+    The pattern of scikit-learn's ``pairwise_distances_chunked(reduce_func=...)``: a task
+    ``(rows, cols)`` is the block ``source.block(rows, cols)``, which ``reduce`` turns, in
+    the worker, into what the caller keeps (a top ``k``, a sum), so that only that comes
+    back.  Chunks are balanced by kernel evaluations (by default 16 per worker in threads,
+    4 in processes).
 
     Parameters
     ----------
@@ -503,14 +491,10 @@ class _BlockJob:
 def call_in_child(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """``func(*args, **kwargs)`` run in a fresh process (``spawn``); its result comes back.
 
-    What the call imports and allocates stays in the child and is gone when it exits: a
-    spaCy pipeline and the libraries it loads (with PyTorch installed, spaCy imports it:
-    about 0.5 GB) never enter the calling process.  ``func``, the arguments and the result
-    must pickle (they travel between this package's own processes, never from a file).
-    An exception in the child is raised here, and its warnings are given here (as
-    warnings of the caller, in order); Ctrl-C reaches both processes.  As with any
-    ``spawn`` start, a script calling it needs the ``if __name__ == "__main__":`` guard
-    (the child imports the script's module).
+    What the call imports and allocates (a spaCy pipeline and the libraries it loads) stays
+    in the child and is gone when it exits.  An exception in the child is raised here, and
+    its warnings are given here, in order; Ctrl-C reaches both processes.  See
+    :class:`ChildProcess` for what must pickle and the ``__main__`` guard.
 
     Examples
     --------

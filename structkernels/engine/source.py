@@ -136,10 +136,7 @@ class KernelSource:
         with self._lock:
             self._count += int(n)
 
-    @staticmethod
-    def task_cost(task: tuple) -> int:
-        """Evaluations of a block task (:func:`block_cost`)."""
-        return block_cost(task)
+    task_cost = staticmethod(block_cost)
 
     def key(self) -> dict:
         """A cache key that changes whenever a value may: the kernel (class, all parameters,

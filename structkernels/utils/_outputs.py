@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -44,11 +43,7 @@ def is_special_file(path: str | os.PathLike) -> bool:
     >>> is_special_file("/dev/null"), is_special_file(__file__)
     (True, False)
     """
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    return file_kind(path) not in ("missing", "file", "folder")
 
 
 def _real(path: str) -> str:
@@ -103,6 +98,12 @@ def check_output(
     writes: str | os.PathLike | None = None,
 ) -> Path | None:
     """Check an output path against the output rule; the file to write, or None for stdout.
+
+    Refused: ``-`` where the output is not a stream (it would create a file named ``-``);
+    a folder, or a file whose folder does not exist; an input itself (by resolved path or
+    inode); a path inside an input folder, or one a link inside such a folder leads to; a
+    sibling an input's format reads beside it (BRAT); a FIFO, a device or a socket unless
+    the output is a stream (the atomic writer would replace it by a regular file).
 
     Parameters
     ----------

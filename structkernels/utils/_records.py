@@ -113,6 +113,10 @@ def json_depth(text: str) -> int:
     return int(np.cumsum(steps).max())
 
 
+def _not_utf8(exc: UnicodeDecodeError, data: bytes) -> str:
+    return f"{exc.reason}: byte 0x{data[exc.start:exc.start + 1].hex()} at column {exc.start + 1}"
+
+
 def _refuse_constant(name: str) -> Any:
     raise RecordError(f"non-finite number {name} (only finite numbers are accepted)")
 
@@ -192,11 +196,7 @@ def loads_record(
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise RecordError(
-                f"not UTF-8 text ({exc.reason}: byte 0x{text[exc.start:exc.start + 1].hex()} "
-                f"at column {exc.start + 1})",
-                where,
-            ) from None
+            raise RecordError(f"not UTF-8 text ({_not_utf8(exc, text)})", where) from None
     elif len(text) * 4 > max_bytes:
         size = len(text.encode("utf-8", errors="surrogatepass"))
         if size > max_bytes:
@@ -215,12 +215,8 @@ def loads_record(
     except json.JSONDecodeError as exc:
         raise RecordError(f"not valid JSON ({exc.msg}, column {exc.colno})", where) from None
     except RecursionError:
-        raise RecordError(
-            f"record nested {depth or json_depth(text)} levels deep: too deep for the JSON "
-            "decoder here; "
-            "lower max_depth",
-            where,
-        ) from None
+        raise RecordError(f"record nested {depth or json_depth(text)} levels deep: too deep for "
+                          "the JSON decoder here; lower max_depth", where) from None
     except (ValueError, MemoryError) as exc:  # e.g. an integer of more than 4300 digits
         msg = " ".join(str(exc).split())[:200]
         raise RecordError(f"not a usable JSON record ({type(exc).__name__}: {msg})", where) from None
@@ -305,10 +301,7 @@ def iter_lines(
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                byte = line[exc.start : exc.start + 1].hex()
-                yield lineno, BadLine(
-                    f"not UTF-8 text ({exc.reason}: byte 0x{byte} at column {exc.start + 1})"
-                )
+                yield lineno, BadLine(f"not UTF-8 text ({_not_utf8(exc, line)})")
                 continue
             if skip_blank and not text.strip():
                 continue
@@ -364,8 +357,7 @@ def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
         try:
             lines.append(ln.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            byte = ln[exc.start : exc.start + 1].hex()
-            bad[i] = f"{exc.reason}: byte 0x{byte} at column {exc.start + 1}"
+            bad[i] = _not_utf8(exc, ln)
             lines.append(ln.decode("utf-8", errors="replace"))
     return lines, bad
 

@@ -8,13 +8,7 @@ from __future__ import annotations
 import os
 import zlib
 
-from structkernels.utils._compressed import (
-    TooLarge,
-    open_binary,
-    peek,
-    read_content,
-    read_once,
-)
+from structkernels.utils._compressed import TooLarge, open_binary, peek, read_content, read_once
 from structkernels.utils._errors import StructkernelsError
 from structkernels.utils._records import RecordError
 

@@ -27,12 +27,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from structkernels.utils._atomic import atomic_open
-from structkernels.utils._cache_limit import mark_cache_folder, note_cache_write
+from structkernels.utils._cache_usage import (
+    ENTRY_FORMAT,
+    mark_cache_folder,
+    note_cache_write,
+    user_cache_dir,
+)
 from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
 from structkernels.utils._records import one_line
 
 __all__ = [
-    "ENTRY_FORMAT",
     "NO_CACHE_ENV",
     "CacheDirError",
     "CacheEntryError",
@@ -42,14 +46,12 @@ __all__ = [
     "cache_writes_disabled",
     "usable_cache_dir",
     "check_cache_dir",
-    "user_cache_dir",
 ]
 
 #: Set (to anything but ``""`` or ``"0"``) to write no cache at all, compiled kernels
 #: included; the commands' ``--no-cache`` sets it for their run and their workers.
 NO_CACHE_ENV = "STRUCTKERNELS_NO_CACHE"
-#: The ``format`` of every checked entry's header (how ``cache clear`` recognises one).
-ENTRY_FORMAT = _FORMAT = "structkernels.cache-entry"
+_FORMAT = ENTRY_FORMAT
 _VERSION = 2  # 1: unkeyed SHA-256 (read as a miss)
 _KEY_FILE = ".hmac-key"
 _KEY_BYTES = 32
@@ -71,32 +73,6 @@ class CacheDirError(StructkernelsError, ValueError):
 
 class CacheWarning(StructkernelsWarning):
     """A cache entry discarded, or a cache folder whose writes are turned off."""
-
-
-def user_cache_dir(*parts: str) -> Path:
-    """The cache folder of structkernels, or a folder inside it.
-
-    ``$STRUCTKERNELS_CACHE`` when set, else ``$XDG_CACHE_HOME/structkernels``, else
-    ``~/.cache/structkernels``.  Nothing is created here: writers create what they use.
-
-    Parameters
-    ----------
-    *parts : str
-        Sub-folders (``user_cache_dir("numba")``).
-
-    Examples
-    --------
-    >>> from structkernels.utils import user_cache_dir
-    >>> user_cache_dir("numba").name
-    'numba'
-    """
-    own = os.environ.get("STRUCTKERNELS_CACHE")
-    if own:
-        base = Path(own)
-    else:
-        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = Path(root) / "structkernels"
-    return base.joinpath(*parts)
 
 
 def cache_writes_disabled() -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from structkernels.utils._atomic import atomic_open, file_kind, open_special
+from structkernels.utils._compressed import read_once
 from structkernels.utils._errors import StructkernelsError
 
 __all__ = ["OutputError", "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output",
@@ -43,7 +44,7 @@ def is_special_file(path: str | os.PathLike) -> bool:
     >>> is_special_file("/dev/null"), is_special_file(__file__)
     (True, False)
     """
-    return file_kind(path) not in ("missing", "file", "folder")
+    return read_once(path)
 
 
 def _real(path: str) -> str:

@@ -100,10 +100,9 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
     """A file descriptor for writing the side file ``path`` (``OUT.partial``), never
     through a symbolic link.
 
-    New (``append=False``): an old file or a stale link at ``path`` is removed (the link
-    itself, never what it leads to) and a fresh file is created with ``O_EXCL`` and
-    ``O_NOFOLLOW``.  Taken up again (``append=True``, ``--resume``): ``path`` is opened
-    for appending with ``O_NOFOLLOW`` and must be a regular file.  The caller closes it.
+    New: an old file or a stale link at ``path`` is removed and a fresh file is created
+    with ``O_EXCL`` and ``O_NOFOLLOW``.  With ``append`` (``--resume``): opened for
+    appending with ``O_NOFOLLOW``; it must be a regular file.  The caller closes it.
 
     Raises
     ------
@@ -224,24 +223,18 @@ def sync_folder(folder: str | os.PathLike) -> None:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # pragma: no cover - platforms without directory fds
         return
-    try:
+    with contextlib.suppress(OSError):
         os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bool = True,
                     follow_links: bool = True) -> None:
     """Rename the complete file ``src`` over ``path``, the last step of every atomic write.
 
-    ``src`` gets the permissions of the file it replaces (or the umask's), is
-    flushed to disk with ``sync``, and is renamed (:func:`os.replace`: atomic
-    when both are on one file system).  For a file built over several runs
-    (a resumable Gram) that cannot live in :func:`atomic_path`'s block.
-
-    With ``follow_links=False`` (a side file) a link at ``path`` is replaced itself.
+    ``src`` gets the permissions of the file it replaces (or the umask's), is flushed to
+    disk with ``sync``, and is renamed (:func:`os.replace`).  For a file built over several
+    runs (a resumable Gram); ``follow_links`` as in :func:`atomic_path`.
 
     Raises
     ------
@@ -319,15 +312,11 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
         os.close(fd)
         yield tmp
         move_into_place(tmp, final, sync=sync, follow_links=follow_links)
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(exc, WriteError):
-            raise
-        raise _explain(exc, final) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            raise _explain(exc, final) from None
         raise
 
 
@@ -366,12 +355,9 @@ def npy_path(path: str | os.PathLike) -> Path:
 
 
 def save_npy(path: str | os.PathLike, array: Any, *, follow_links: bool = True) -> Path:
-    """:func:`numpy.save` through a temporary file; returns the path written.
-
-    Like :func:`numpy.save`, ``.npy`` is appended to a name without it.
-    Object arrays are refused: they could only be read back with pickle.
-    ``follow_links`` as in :func:`atomic_path` (False for a side file).
-    """
+    """:func:`numpy.save` through a temporary file (``.npy`` appended to a name without it);
+    returns the path written.  Object arrays are refused: they could only be read back with
+    pickle.  ``follow_links`` as in :func:`atomic_path`."""
     import numpy as np
 
     arr = np.asanyarray(array)
@@ -390,12 +376,10 @@ def atomic_memmap(
 ) -> Iterator[Any]:
     """A writable ``.npy`` memory map built under a temporary name.
 
-    The file's blocks are reserved before mapping (``posix_fallocate`` where
-    available), so a full disk raises :class:`WriteError` here rather than
-    ``SIGBUS`` later.  When the block ends cleanly the map is flushed and
-    renamed to ``path`` (used as given: no ``.npy`` is appended); on an
-    exception the temporary file is removed and ``path`` is unchanged.
-    ``follow_links`` as in :func:`atomic_path` (False for a side file: ``partial.npy``).
+    The file's blocks are reserved before mapping (``posix_fallocate`` where available), so
+    a full disk raises :class:`WriteError` here rather than ``SIGBUS`` later.  When the
+    block ends cleanly the map is flushed and renamed to ``path`` (used as given);
+    ``follow_links`` as in :func:`atomic_path`.
 
     Yields
     ------

@@ -71,8 +71,7 @@ class GramInfo:
     ----------
     shape : tuple of int
     n_evaluations : int
-        Kernel evaluations made (0 on a cache hit); a symmetric Gram of n
-        structures costs n (n + 1) / 2, plus n for normalisation.
+        Kernel evaluations made (0 on a cache hit).
     seconds : float
     cache_hit : bool
     n_blocks : int
@@ -80,9 +79,7 @@ class GramInfo:
     run : dict or None
         The record of a resumable run (``out=`` on dask): ``blocks``, ``blocks_skipped``
         (found done), ``blocks_computed``, ``restarted`` (None, or why nothing was reused),
-        ``rounds`` (more than 1 when a lost worker's blocks ran again), ``phases`` (seconds
-        of ``setup``, ``blocks``, ``marks``, ``finish``) and ``workers`` (per address: its
-        blocks, evaluations, busy seconds, wall and CPU seconds computing and writing).
+        ``rounds``, ``phases`` (seconds) and ``workers`` (per address).
     """
 
     shape: tuple[int, int]
@@ -279,9 +276,8 @@ def gram(
         only the blocks not yet flushed to disk (``<out>.parts/``).
     cache : path, optional
         A folder of checked ``.npy`` entries (never pickles) keyed by the kernel (all its
-        parameters), a hash of the data's content and the kernel's code version
-        (``structkernels``'s version and each kernel class's ``code_version``): a
-        repeated call loads the matrix and makes no kernel call.
+        parameters and code versions) and a hash of the data's content: a repeated call
+        loads the matrix and makes no kernel call.
     progress : bool, optional
         Show a progress bar (default: on long work, when stderr is a terminal).
     backend : str, optional
@@ -294,17 +290,12 @@ def gram(
         Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
     validate : {"auto", True, False}, default "auto"
         Checks of the kernel's output (:func:`~structkernels.engine.checks.validation_level`).
-        A NaN or infinite value is always refused, in every block, the diagonal and
-        the normalised matrix, with a
-        :class:`~structkernels.engine.checks.NonFiniteKernelValueError` naming the pair
-        (``"row 3: k(x, x) = inf (overflow); ..."``).  ``True`` also probes
-        symmetry and positive semi-definiteness on a seeded sample of at most 64
-        structures of ``X`` (:func:`~structkernels.engine.checks.probe_kernel`, about 5% of
-        the Gram's evaluations at most, not counted in ``n_evaluations``) and
-        refuses with :class:`~structkernels.engine.checks.KernelOutputError`; ``"auto"``
-        does so for kernels that do not ship with structkernels (plugins, user
-        subclasses: the class attribute ``Kernel.output_validation`` can say
-        otherwise); ``False`` checks finiteness only.
+        A NaN or infinite value is always refused, naming the pair
+        (:class:`~structkernels.engine.checks.NonFiniteKernelValueError`).  ``True`` also
+        probes symmetry and positive semi-definiteness on a seeded sample of ``X``
+        (:func:`~structkernels.engine.checks.probe_kernel`, not counted in
+        ``n_evaluations``); ``"auto"`` does so for kernels that do not ship with
+        structkernels; ``False`` checks finiteness only.
 
     Returns
     -------

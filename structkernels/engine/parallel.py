@@ -346,22 +346,18 @@ def map_tasks(
     Parameters
     ----------
     func : callable
-        Run on each task; in worker processes and on dask it must be picklable (a
-        module-level function or a ``functools.partial`` of one).
+        Run on each task; picklable in worker processes and on dask.
     tasks : iterable
-        The tasks (turned into a list).
     n_jobs : int or None, default=None
         Workers: ``None`` or ``-1`` the cores this process may use, ``1`` serial.
     backend : {"serial", "threads", "processes", "dask"} or Plan, default="threads"
-        Threads for work that releases the GIL (compiled kernels, BLAS); processes
-        for Python-level work; a :class:`Plan` (from :func:`plan`) names the backend
-        and the workers (``n_jobs`` is then not read).
+        Threads for work that releases the GIL, processes for Python-level work; a
+        :class:`Plan` names the backend and the workers (``n_jobs`` is then not read).
     ordered : bool, default=True
         Results in task order; ``False`` yields them as chunks complete.
     chunks_per_worker : int or None, default=None
         Group the tasks into about this many chunks per worker, balanced by ``cost``
-        (fewer dispatches; a chunk's results come back together).  ``None``: one task
-        per chunk.  Chunks are contiguous runs of tasks when ``ordered``.
+        (contiguous runs when ``ordered``); ``None``: one task per chunk.
     cost : callable or None, default=None
         A task's cost, for balancing chunks and for the progress bar (default 1).
     progress : bool or None, default=False

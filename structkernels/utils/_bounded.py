@@ -32,16 +32,10 @@ class CorruptInputError(StructkernelsError, ValueError):
 def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes:
     """The content of ``path``, gunzipped when it starts with the gzip magic bytes.
 
-    Parameters
-    ----------
-    path : path-like
-    max_bytes : int
-        The most bytes the content may have (after decompression).
-
     Raises
     ------
     InputTooLargeError
-        The content exceeds ``max_bytes`` (found while reading: at most
+        The content (decompressed) exceeds ``max_bytes`` (found while reading: at most
         ``max_bytes`` plus one chunk is ever held).
     CorruptInputError
         Broken gzip data.
@@ -81,18 +75,8 @@ def read_partial(
 ) -> tuple[bytes, str | None]:
     """The bytes of a file (gunzipped when it starts with the gzip magic), and what was lost.
 
-    Parameters
-    ----------
-    path : path
-    max_bytes : int
-        Content (after decompression) beyond this is refused: a gzip bomb
-        stops after ``max_bytes`` of output.
-
-    Returns
-    -------
-    (bytes, str or None)
-        The content, and None; or, for a truncated or corrupt gzip file,
-        what decompressed before the damage and why the rest is lost.
+    For a truncated or corrupt gzip file: what decompressed before the damage and why the
+    rest is lost; else the content and None.  A gzip bomb stops after ``max_bytes``.
 
     Raises
     ------

@@ -512,11 +512,9 @@ def clear_cache(kinds: Iterable[str] | None = None,
                 root: str | os.PathLike | None = None) -> list[CacheUsage]:
     """Remove the cache entries of ``kinds`` under ``root``; what was removed, per kind.
 
-    Only recognised entries in the project's own sub-folders
-    (:data:`~structkernels.utils.CACHE_KINDS`) are removed, one file at a time, never a
-    folder wholesale: other files, links (never followed) and ``other`` stay.  Within a
-    folder an entry goes before its ``.sum`` check file, so a run reading the cache
-    meanwhile finds an entry whole or absent; a folder that this emptied is removed.
+    Only recognised entries in the project's own sub-folders are removed, one file at a
+    time (an entry before its ``.sum`` check file, so a run reading the cache meanwhile
+    finds it whole or absent); a folder that this emptied is removed.
 
     Parameters
     ----------

@@ -157,29 +157,15 @@ def loads_record(
 ) -> Any:
     """Decode one JSON record within a depth and a size limit.
 
-    Parameters
-    ----------
-    text : str or bytes
-        One JSON document (bytes are decoded as UTF-8).
-    max_depth : int
-        Most nested arrays/objects accepted.  Measured before decoding,
-        without recursion, so any depth is refused cleanly.
-    max_bytes : int
-        Largest record accepted, in bytes of UTF-8.
-    where : str, optional
-        Where the record is (``"data.jsonl, line 3"``), put before the reason.
-
-    Returns
-    -------
-    The decoded value.
+    The depth is measured before decoding, without recursion, so any depth is refused
+    cleanly; ``where`` (``"data.jsonl, line 3"``) is put before the reason.
 
     Raises
     ------
     RecordError
-        A ``ValueError``, one line: ``"<where>: <reason>"``.  Invalid JSON, too
-        deep, too large, not UTF-8, ``NaN``/``Infinity``, a number that
-        overflows or a key given twice in one object (:func:`unique_keys`).
-        Never ``RecursionError`` or ``MemoryError``.
+        A ``ValueError``, one line: ``"<where>: <reason>"``.  Invalid JSON, too deep, too
+        large, not UTF-8, ``NaN``/``Infinity``, a number that overflows or a key given
+        twice (:func:`unique_keys`).  Never ``RecursionError`` or ``MemoryError``.
 
     Examples
     --------
@@ -230,25 +216,12 @@ def iter_lines(
 ) -> Iterator[tuple[int, str | BadLine]]:
     """``(line number, text or BadLine)`` of each line of a plain or gzip'd text file.
 
-    Memory stays within about ``max_bytes`` whatever the file holds.  Lines
-    end at ``\\n`` or ``\\r\\n`` only (a U+2028 inside a record is text); the
-    text has no line end.  A UTF-8 byte-order mark at the start is dropped.
-
-    Parameters
-    ----------
-    path : path
-        The file; gzip'd when it starts with the gzip magic bytes.
-    max_bytes : int
-        A longer line is a :class:`BadLine` (read past in chunks, never held).
-    skip_blank : bool
-        Leave out lines holding only white space.
-
-    Yields
-    ------
-    (int, str or BadLine)
-        A line that is not UTF-8 or too long is a :class:`BadLine`; a
-        truncated or corrupt gzip stream gives one last :class:`BadLine`
-        numbered after the lines read before it.
+    Memory stays within about ``max_bytes`` whatever the file holds.  Lines end at
+    ``\\n`` or ``\\r\\n`` only (a U+2028 inside a record is text); a UTF-8 byte-order
+    mark at the start is dropped; ``skip_blank`` leaves out lines of white space.  A line
+    that is not UTF-8 or longer than ``max_bytes`` (read past, never held) is a
+    :class:`BadLine`; a truncated or corrupt gzip stream gives one last :class:`BadLine`
+    numbered after the lines read before it.
 
     Raises
     ------

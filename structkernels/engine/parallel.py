@@ -32,7 +32,7 @@ import numpy as np
 from structkernels.utils import bar_disabled, effective_n_jobs, optional_module, tqdm
 
 __all__ = ["map_tasks", "map_blocks", "plan", "Plan", "releases_gil", "balanced_chunks",
-           "n_workers", "active_backend_is_default", "dask_client", "dask_cluster",
+           "n_workers", "dask_client", "dask_cluster",
            "connect_dask", "dask_worker_address", "in_background", "call_in_child",
            "ChildProcess", "ChildCall"]
 
@@ -69,12 +69,6 @@ def _active_backend() -> Any:
         return get_active_backend()[0]
     except Exception:  # pragma: no cover - joblib internals moved
         return None
-
-
-def active_backend_is_default() -> bool:
-    """True when no ``joblib.parallel_backend`` context names a backend."""
-    active = _active_backend()
-    return active is None or type(active).__name__ == "LokyBackend"
 
 
 def _dask_context() -> bool:
@@ -178,7 +172,8 @@ def plan(kernel: Any, n_jobs: int | None = None, backend: str | None = None, *,
     >>> plan(kernel("path"), 2).backend, plan(kernel("path"), 1).backend
     ('threads', 'serial')
     """
-    explicit = backend is not None or not active_backend_is_default()
+    active = type(_active_backend()).__name__
+    explicit = backend is not None or active not in ("NoneType", "LokyBackend")
     if n_jobs == 1:
         return Plan()
     if explicit:  # a named backend (a dask cluster): joblib counts its workers

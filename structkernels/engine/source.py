@@ -23,7 +23,6 @@ from structkernels.engine.checks import (
     NonFiniteKernelValueError,
     check_gram_sample,
     check_kernel_values,
-    diagonal_scales,
     normalize_gram,
     validation_level,
 )
@@ -118,11 +117,6 @@ class KernelSource:
 
     # ------------------------------------------------------------------ facts
     @property
-    def symmetric(self) -> bool:
-        """One set of structures (``Y`` is ``X``)."""
-        return self.Y is None
-
-    @property
     def releases_gil(self) -> bool:
         """Whether the kernel's blocks run in compiled code without the GIL (threads)."""
         return releases_gil(self.kernel)
@@ -168,10 +162,6 @@ class KernelSource:
         (a normalised kernel's: 1, or 0 where the inner one is <= 0)."""
         d = self.raw_diagonal(side)
         return d if self.inner is None else (d > 0).astype(np.float64)
-
-    def scales(self, side: str = "x") -> np.ndarray:
-        """Normalisation scales ``1 / sqrt(k(x, x))`` (0 where it is <= 0)."""
-        return diagonal_scales(self.diagonal(side))
 
     def block(self, rows: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
         """Raw kernel values ``k(X[rows[i]], Y[cols[j]])``; ``cols=None``: the symmetric
@@ -405,7 +395,6 @@ class PrecomputedSource:
 
     precomputed = True
     releases_gil = True
-    symmetric = True
     n_evaluations = 0
     inner = None
 
@@ -421,9 +410,6 @@ class PrecomputedSource:
 
     def diagonal(self, side: str = "x") -> np.ndarray:
         return np.diag(self.K).copy()
-
-    def scales(self, side: str = "x") -> np.ndarray:
-        return diagonal_scales(self.diagonal())
 
     def block(self, rows: Any, cols: Any = None) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.intp)

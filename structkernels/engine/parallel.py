@@ -52,13 +52,8 @@ _PARENT_POLL_SECONDS = 0.5
 
 
 def releases_gil(kernel: Any) -> bool:
-    """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
-
-    Such kernels (``path``, ``tree``, ``nonstationary`` over them, ``kb-srk``) set the
-    class attribute ``nogil_blocks = True``; their blocks then run in threads of one
-    process (no start-up, no copies of the data), and processes only for Python-level
-    kernels.
-    """
+    """Whether ``kernel``'s blocks run in compiled code that releases the GIL (the class
+    attribute ``nogil_blocks = True``): they then run in threads of one process."""
     return bool(getattr(kernel, "nogil_blocks", False))
 
 
@@ -137,11 +132,9 @@ def in_background(func: Callable[..., Any], /, *args: Any) -> Future:
 class Plan:
     """How a run goes: :attr:`backend` (one of :data:`BACKENDS`) on :attr:`workers`.
 
-    ``joblib_backend`` names the joblib backend of ``"processes"`` (None: loky, or the
-    active ``joblib.parallel_backend`` context).  ``probe_seconds``: when set, the caller
-    times its first task serially and keeps the workers only when the rest would take
-    longer than this (:meth:`after_probe`).  ``client``: the dask client of ``"dask"``
-    (None: :func:`dask_client`).
+    ``joblib_backend``: of ``"processes"`` (None: loky, or the active context).
+    ``probe_seconds``: the caller times its first task serially and keeps the workers only
+    when the rest would take longer (:meth:`after_probe`).  ``client``: of ``"dask"``.
     """
 
     backend: str = "serial"
@@ -521,10 +514,9 @@ class ChildProcess:
     the calling process goes on: :func:`call_in_child` for a stream of calls.
 
     The child is started at the first :meth:`submit` and stopped by :meth:`close` (or at
-    the end of a ``with`` block); what the calls import and allocate (a spaCy pipeline,
-    say) stays in the child.  ``func``, the arguments and the results must pickle (they
-    travel between this package's own processes, never from a file).  As with any
-    ``spawn`` start, a script using it needs the ``if __name__ == "__main__":`` guard.
+    the end of a ``with`` block).  ``func``, the arguments and the results must pickle
+    (between this package's own processes, never from a file); as with any ``spawn``
+    start, a script using it needs the ``if __name__ == "__main__":`` guard.
 
     Parameters
     ----------

@@ -190,12 +190,10 @@ class KernelSource:
     def pairs(self, rows: Any, cols: Any, *, n_jobs: int | None = 1) -> np.ndarray:
         """``k(X[rows[q]], Y[cols[q]])`` for each ``q``, as the Gram engine's blocks give them.
 
-        A kernel with a paired mode (``paired_values``, e.g. the path kernel's compiled
-        diagonal mode) takes the pairs in chunks of :data:`PAIR_CHUNK`; the others go
-        row by row through ``gram_block``.  With ``n_jobs != 1`` chunks run in threads
-        when the kernel's blocks release the GIL; a value does not depend on its chunk.
-        For pairs within one set, give ``rows[q] < cols[q]`` (the upper triangle's
-        orientation) to get exactly the values of a fresh Gram matrix.
+        A kernel with a paired mode (``paired_values``) takes the pairs in chunks of
+        :data:`PAIR_CHUNK`, the others row by row through ``gram_block``; chunks run in
+        threads with ``n_jobs != 1`` when the kernel releases the GIL.  For pairs within
+        one set, give ``rows[q] < cols[q]`` to get exactly a fresh Gram matrix's values.
         """
         kernel = self.kernel
         rows = np.asarray(rows, dtype=np.int64)
@@ -345,9 +343,9 @@ class KernelSource:
 def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "the train Gram matrix",
                            owner: str | None = None, dtype: Any = np.float64) -> np.ndarray:
     """A user's precomputed Gram matrix, checked: dense, 2-D, finite; square when ``n_cols`` is
-    None (a training Gram), else a cross Gram with ``n_cols`` columns (new structures
-    against ``n_cols`` training structures).  The one validator of precomputed Grams: one
-    error line names the owner, the matrix (``label``) and the problem.
+    None (a training Gram), else a cross Gram with ``n_cols`` columns.  The one validator
+    of precomputed Grams: one error line names the owner, the matrix (``label``) and the
+    problem.
 
     Examples
     --------

@@ -266,25 +266,23 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
     Parameters
     ----------
     path : path-like
-        The destination.  Its folder must exist; the temporary file is created
-        there, so the rename never crosses file systems.
+        The destination; its folder must exist (the rename never crosses file systems).
     sync : bool, default True
         Flush the temporary file to disk before the rename.
     follow_links : bool, default True
-        Whether a symbolic link at ``path`` is written through (an output the user
-        named); False for a side file: the link itself is replaced.
+        Whether a link at ``path`` is written through; False for a side file: the link
+        itself is replaced.
 
     Yields
     ------
     pathlib.Path
-        Where to write.  On an exception (``KeyboardInterrupt`` included) it
-        is removed and ``path`` is left as it was.
+        Where to write.  On an exception (``KeyboardInterrupt`` included) it is removed
+        and ``path`` is left as it was.
 
     Raises
     ------
     WriteError
-        The folder is missing or not writable, or the disk is full; the message
-        names ``path``.
+        The folder is missing or not writable, or the disk is full, naming ``path``.
 
     Examples
     --------

@@ -43,13 +43,8 @@ def _writable(folder: str) -> bool:
 
 
 def _save_softly(dispatcher: Any) -> None:
-    """Make a failed write of numba's cache (a full disk) cost only the cache entry.
-
-    numba saves a compiled overload after adding it to the dispatcher and lets an
-    ``OSError`` of that write escape into the caller's call; here the write is guarded,
-    and after a failure the function's cache is off (the compiled code is used, not kept).
-    Where numba's cache object is not the one expected, nothing is changed.
-    """
+    """Make a failed write of numba's cache (a full disk, whose ``OSError`` numba lets
+    escape into the caller's call) turn the function's cache off instead."""
     cache = getattr(dispatcher, "_cache", None)
     save, disable = getattr(cache, "save_overload", None), getattr(cache, "disable", None)
     if not callable(save) or not callable(disable):
@@ -67,11 +62,9 @@ def _save_softly(dispatcher: Any) -> None:
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit``; with ``cache=True`` the cache is :func:`numba_cache_dir`.
 
-    numba fixes a function's cache folder when it is decorated, from
-    ``numba.config.CACHE_DIR``; that setting is changed only while our function is
-    decorated and put back after, so other numba code of the process keeps its own.
-    With ``$STRUCTKERNELS_NO_CACHE`` set, or a cache folder that cannot be written, the
-    function is compiled without a cache: nothing is written.
+    ``numba.config.CACHE_DIR`` is changed only while the function is decorated, so other
+    numba code of the process keeps its own.  With ``$STRUCTKERNELS_NO_CACHE`` set, or a
+    cache folder that cannot be written, nothing is written.
 
     Examples
     --------

@@ -98,9 +98,10 @@ def normalize_gram(
     K: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None, *, warn: bool = True,
     inplace: bool = False,
 ) -> np.ndarray:
-    """``K[i, j] / sqrt(diag_x[i] * diag_y[j])``, 0 (and a :class:`ZeroSelfSimilarityWarning`)
-    where a self-similarity is <= 0: a new float64 array, or with ``inplace`` ``K`` itself,
-    normalised in row blocks (a memory map too)."""
+    """``K[i, j] / sqrt(diag_x[i] * diag_y[j])``, 0 where a self-similarity is 0.
+
+    A new float64 array, or with ``inplace`` ``K`` itself, normalised in row blocks (a
+    memory map too); a self-similarity <= 0 gives a :class:`ZeroSelfSimilarityWarning`."""
     diag_y = diag_x if diag_y is None else diag_y
     sx, sy = normalization_scales(diag_x, diag_y, warn=warn, stacklevel=3)
     # the scale s_x[i] s_y[j] is formed first, so a symmetric K stays exactly symmetric

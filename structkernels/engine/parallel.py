@@ -52,8 +52,10 @@ _PARENT_POLL_SECONDS = 0.5
 
 
 def releases_gil(kernel: Any) -> bool:
-    """Whether ``kernel``'s blocks run in compiled code that releases the GIL (the class
-    attribute ``nogil_blocks = True``): they then run in threads of one process."""
+    """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
+
+    Such kernels set the class attribute ``nogil_blocks = True``; their blocks then run in
+    threads of one process."""
     return bool(getattr(kernel, "nogil_blocks", False))
 
 

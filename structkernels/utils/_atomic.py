@@ -353,9 +353,10 @@ def npy_path(path: str | os.PathLike) -> Path:
 
 
 def save_npy(path: str | os.PathLike, array: Any, *, follow_links: bool = True) -> Path:
-    """:func:`numpy.save` through a temporary file (``.npy`` appended to a name without it);
-    returns the path written.  Object arrays are refused: they could only be read back with
-    pickle.  ``follow_links`` as in :func:`atomic_path`."""
+    """:func:`numpy.save` through a temporary file; returns the path written.
+
+    ``.npy`` is appended to a name without it.  Object arrays are refused: they could only
+    be read back with pickle.  ``follow_links`` as in :func:`atomic_path`."""
     import numpy as np
 
     arr = np.asanyarray(array)

@@ -210,17 +210,7 @@ def mark_cache_folder(root: str | os.PathLike) -> None:
 def is_marked_cache(root: str | os.PathLike) -> bool:
     """Whether ``root`` holds the marker of a structkernels cache (a regular file, not a
     link, with the tag's signature and the project's name)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(os.path.join(root, CACHE_MARKER), flags)
-    except OSError:
-        return False
-    try:
-        head = os.read(fd, 256)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    head = _head(None, os.path.join(root, CACHE_MARKER), 256) or b""
     return head.startswith(_MARKER_TEXT[:44]) and b"structkernels" in head
 
 
@@ -363,9 +353,9 @@ def _root(root: str | os.PathLike | None) -> Path:
     return user_cache_dir() if root is None else Path(root)
 
 
-def _head(dirfd: int, name: str, n: int = _HEAD) -> bytes | None:
-    """The first ``n`` bytes of regular file ``name`` in folder ``dirfd``; None for a link,
-    anything not a regular file, or a file that cannot be read."""
+def _head(dirfd: int | None, name: str, n: int = _HEAD) -> bytes | None:
+    """The first ``n`` bytes of regular file ``name`` in folder ``dirfd`` (None: ``name`` as
+    it is); None for a link, anything not a regular file, or a file that cannot be read."""
     try:
         fd = os.open(name, _FLAGS, dir_fd=dirfd)
     except OSError:

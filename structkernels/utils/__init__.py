@@ -1,13 +1,8 @@
-"""Shared mechanisms with no knowledge of kernels or structures: the error root,
-atomic writes, bounded reading, record decoding, numeric checks, progress,
-optional imports, lazy package faces, the output rule, the user's cache folder (its size
-limit, usage and clearing), the default number of workers, memory budgets, declarative
-parameter checks and cached compilation.
+"""Shared mechanisms with no knowledge of kernels or structures.
 
-Every other package of structkernels may import from here; nothing here imports
-from another package of structkernels.  Names are served lazily, so that
-importing one of them (say :func:`split_lines` in a command module) does not
-load NumPy for the command line's ``--help``.
+The error root, atomic writes, bounded reading, records, numeric checks, progress, the
+cache folder, parameter checks, cached compilation.  Nothing here imports another package
+of structkernels; names are served lazily, so a command's ``--help`` does not load NumPy.
 """
 
 from __future__ import annotations

@@ -218,8 +218,9 @@ def validation_level(kernel: Any, validate: bool | str = "auto") -> str:
     validate : {"auto", True, False}
         ``True``: full; ``False``: finite only; ``"auto"``: each kernel class's
         ``output_validation`` decides, and ``"auto"`` there means full for kernels not
-        shipped with structkernels (plugins, user subclasses) and finite only for the built-in ones (tested with by-definition oracles and
-        property tests).  A combination is checked fully when any kernel in it is.
+        shipped with structkernels (plugins, user subclasses) and finite only for the
+        built-in ones (tested with by-definition oracles and property tests).  A
+        combination is checked fully when any kernel in it is.
 
     Examples
     --------

@@ -175,8 +175,10 @@ def cache_root_of(folder: str | os.PathLike) -> Path:
     Examples
     --------
     >>> from structkernels.utils import cache_root_of
-    >>> cache_root_of("/c/parses/en_core_web_sm-3.8.0").as_posix(), cache_root_of("/c/grams").as_posix()
-    ('/c', '/c')
+    >>> cache_root_of("/c/parses/en_core_web_sm-3.8.0").as_posix()
+    '/c'
+    >>> cache_root_of("/c/grams").as_posix()
+    '/c'
     """
     path = Path(folder)
     for level in (path, path.parent):
@@ -462,10 +464,8 @@ def cache_usage(root: str | os.PathLike | None = None) -> list[CacheUsage]:
     Returns
     -------
     list of CacheUsage
-        One per kind of :data:`~structkernels.utils.CACHE_KINDS`, in that order (the
-        recognised entries of its sub-folder: what :func:`clear_cache` removes), then
-        ``other`` (every other file of the folder); a folder that does not exist counts
-        0 bytes and 0 files.
+        One per kind of :data:`CACHE_KINDS`, in that order (what :func:`clear_cache`
+        removes), then ``other``; a folder that does not exist counts 0 bytes and 0 files.
 
     Examples
     --------

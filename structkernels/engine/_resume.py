@@ -128,14 +128,9 @@ _stopped: set[str] = set()
 
 
 class _Committer(threading.Thread):
-    """The thread of a worker process (one per run) that flushes the file once for every
-    block written since its last pass, then writes their markers.
-
-    While the process computes blocks a pass waits as long after the last as the
-    committer has lived (:data:`_COMMIT_FIRST_SECONDS` to :data:`_COMMIT_INTERVAL_SECONDS`),
-    otherwise :data:`_COMMIT_GRACE_SECONDS`; it stops after :data:`_COMMIT_IDLE_SECONDS`
-    without a block.  An error is raised by the run's next job in this process.
-    """
+    """The thread of a worker process (one per run) that flushes the file once for the
+    blocks written since its last pass, then writes their markers (passes spaced as the
+    constants above say); an error is raised by the run's next job in this process."""
 
     def __init__(self, run_id: str, partial: str, parts: str):
         super().__init__(name=f"structkernels-gram-{run_id[:8]}", daemon=True)

@@ -284,9 +284,7 @@ def _dask(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
           ) -> Iterator[tuple[list, list]]:
     """``(chunk, results)`` of each chunk run on a dask cluster, as they complete.
 
-    ``shared`` goes to every worker once (``scatter``; None and futures stay); the chunks are
-    submitted together (keyed by ``func``'s name) and each result is taken the moment it
-    completes, then released on the cluster, so the workers hold only the results not yet
+    ``shared`` goes to every worker once; each result is released on the cluster once
     taken.  Closing the generator (an error, Ctrl-C) cancels the chunks not finished.
     """
     from dask.utils import funcname

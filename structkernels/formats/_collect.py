@@ -4,6 +4,7 @@ of a record, a JSON value's kind for messages, ids unique across files."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from structkernels.relations.corpus import (
@@ -149,6 +150,16 @@ class Reading:
 
     def corpus(self) -> RelationCorpus:
         return RelationCorpus(self.sentences, self.skipped, self.files)
+
+
+def read_corpus(files: Any, read_one: Callable[[Any, Reading], Any], on_error: str,
+                max_entities: int | None, max_pairs: int | None,
+                paths: Callable[[Any], Iterable[Any]] = as_paths) -> RelationCorpus:
+    """One corpus of ``read_one(item, reading)`` for each item of ``paths(files)``."""
+    reading = Reading(on_error, max_entities, max_pairs)
+    for item in paths(files):
+        read_one(item, reading)
+    return reading.corpus()
 
 
 def stem(file: str) -> str:

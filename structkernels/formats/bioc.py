@@ -49,7 +49,13 @@ import re
 from typing import Any
 from xml.parsers import expat
 
-from structkernels.formats._collect import Reading, RecordProblem, as_paths, json_kind, unreadable
+from structkernels.formats._collect import (
+    Reading,
+    RecordProblem,
+    json_kind,
+    read_corpus,
+    unreadable,
+)
 from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
 from structkernels.formats.xml_safety import safe_parser
 from structkernels.relations.corpus import RelationCorpus, RelationFormatError
@@ -357,10 +363,8 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
     >>> [(p.e1.id, p.e2.id, p.label) for p in corpus.pairs()]
     [('a', 'b', True)]
     """
-    reading = Reading(on_error, max_entities, max_pairs)
-    for file in as_paths(files):
-        read_bioc_file(file, reading, labelled)
-    return reading.corpus()
+    return read_corpus(files, lambda file, reading: read_bioc_file(file, reading, labelled),
+                       on_error, max_entities, max_pairs)
 
 
 def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) -> None:

@@ -38,7 +38,7 @@ import re
 import warnings
 from typing import Any
 
-from structkernels.formats._collect import Reading, as_paths, stem
+from structkernels.formats._collect import Reading, as_paths, read_corpus, stem
 from structkernels.relations.corpus import (
     Entity,
     Interaction,
@@ -130,10 +130,8 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
     """
     if sentences not in SENTENCES:
         raise ValueError(f"sentences must be one of {SENTENCES}, got {sentences!r}")
-    reading = Reading(on_error, max_entities, max_pairs)
-    for txt, ann in brat_documents(paths):
-        read_brat_document(txt, ann, reading, sentences)
-    return reading.corpus()
+    return read_corpus(paths, lambda doc, reading: read_brat_document(*doc, reading, sentences),
+                       on_error, max_entities, max_pairs, brat_documents)
 
 
 def _split(text: str, how: str) -> list[tuple[int, int, int]]:

@@ -28,13 +28,9 @@ Optional ``lemma`` and ``pos`` node attributes are kept.
 one, else ``"dependency"`` when a ``root`` self-loop is present, else
 ``"amr"``.
 
-Parsing is structkernels' own (:mod:`structkernels.formats._dot_parser`: one
-regular expression for the tokens, a recursive-descent parser, linear in the
-text): the DOT of sentence-graph releases, read as pydot's grammar read it
-(statements, order, quoting, escapes, ``+`` concatenation, HTML ids, comments,
-subgraphs; default statements ``node [...]`` are not applied), and the same
-errors refused, each naming its line.  pydot is needed only to write
-(:func:`to_dot`, :func:`write_dot`: ``pip install structkernels[graphs]``).
+Parsing is :mod:`structkernels.formats._dot_parser`'s (the same files and errors as
+pydot's reading); pydot is needed only to write (:func:`to_dot`, :func:`write_dot`:
+``pip install structkernels[graphs]``).
 """
 
 from __future__ import annotations
@@ -76,11 +72,10 @@ __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_
 
 #: File name endings read as DOT.
 DOT_SUFFIXES = (".dot", ".gv")
-#: Default nesting limit of braces in one DOT file (the graph's own braces count: a
-#: subgraph in the graph is depth 2).  A deeper file is refused, naming the line of its
-#: deepest brace, before it is parsed.  Sentence graphs use depth 1 or 2.  (The parser
-#: is linear in the text; the limit dates from pydot's parser, whose time grew
-#: exponentially with the nesting, and is kept so that the same files are read.)
+#: Default nesting limit of braces in one DOT file (a subgraph in the graph is depth 2): a
+#: deeper file is refused before it is parsed.  Sentence graphs use depth 1 or 2; the limit
+#: is pydot's reading's (its parser's time grew exponentially with the nesting), kept so
+#: that the same files are read.
 MAX_DOT_DEPTH = 6
 _RESERVED = {"node", "edge", "graph"}  # pydot lists default-attribute statements as nodes
 _KNOWN = {"label", "concept", "entity_name", "wiki", "collapsed", "lemma", "pos"}
@@ -258,10 +253,9 @@ def _dependency_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
             root = d
             continue
         G.add_edge(s, d, role=rel.strip(), inverted=False)
-    if "ROOT" in G and G.degree("ROOT") == 0 and root is not None:
-        G.remove_node("ROOT")
-    if "root" in G and G.degree("root") == 0 and root is not None:
-        G.remove_node("root")
+    for name in ("ROOT", "root"):
+        if name in G and G.degree(name) == 0 and root is not None:
+            G.remove_node(name)
     G.graph["root"] = root
     return G
 
@@ -415,10 +409,8 @@ def read_dot(
     progress : bool, optional
         Show a progress bar (default: only on a terminal).
     n_jobs : int or None
-        Processes parsing files in parallel (joblib; ``-1``: all cores).
-        A sentence graph is read (parsed and built) in a few milliseconds, so
-        only folders of tens of thousands of files gain from more processes.
-        Default 1.
+        Processes parsing files in parallel (``-1``: all cores); only folders of
+        tens of thousands of files gain from more.  Default 1.
     max_depth : int, default :data:`MAX_DOT_DEPTH`
         Most nested braces (the graph's own included) parsed in one file.
 

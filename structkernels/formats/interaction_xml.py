@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 from xml.parsers import expat
 
-from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats._collect import Reading, read_corpus
 from structkernels.formats.xml_safety import safe_parser
 from structkernels.relations.corpus import (
     Entity,
@@ -83,10 +83,7 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('d0.s0.p0', 'KinC', 'SigE', True)]
     """
-    reading = Reading(on_error, max_entities, max_pairs)
-    for file in as_paths(files):
-        read_xml_file(file, reading)
-    return reading.corpus()
+    return read_corpus(files, read_xml_file, on_error, max_entities, max_pairs)
 
 
 def read_xml_file(file: str, reading: Reading) -> None:

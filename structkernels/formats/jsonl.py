@@ -23,8 +23,8 @@ from typing import Any
 from structkernels.formats._collect import (
     Reading,
     RecordProblem,
-    as_paths,
     json_kind,
+    read_corpus,
     stem,
     unreadable,
 )
@@ -86,10 +86,7 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('s1.p0', 'KinC', 'SigE', True)]
     """
-    reading = Reading(on_error, max_entities, max_pairs)
-    for file in as_paths(files):
-        read_jsonl_file(file, reading)
-    return reading.corpus()
+    return read_corpus(files, read_jsonl_file, on_error, max_entities, max_pairs)
 
 
 def read_jsonl_file(file: str, reading: Reading) -> None:

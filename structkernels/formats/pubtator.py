@@ -51,7 +51,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from structkernels.formats._collect import Reading, as_paths, unreadable
+from structkernels.formats._collect import Reading, read_corpus, unreadable
 from structkernels.formats._documents import (
     ABBREVIATIONS,
     NO_CONCEPT,
@@ -214,10 +214,8 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
     >>> [(p.e1.id, p.e2.id, p.label) for p in corpus.pairs()]
     [('T1:D1', 'T2:D2', False), ('T3:D2', 'T4:D3', True)]
     """
-    reading = Reading(on_error, max_entities, max_pairs)
-    for file in as_paths(files):
-        read_pubtator_file(file, reading, labelled)
-    return reading.corpus()
+    return read_corpus(files, lambda file, reading: read_pubtator_file(file, reading, labelled),
+                       on_error, max_entities, max_pairs)
 
 
 def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None) -> int:

@@ -28,13 +28,7 @@ from structkernels.datasets.interaction_dataset import (
 from structkernels.formats.labels import InteractionFormatError
 from structkernels.structures import Path, Tree, Vocabulary
 from structkernels.structures.encoded import PathList, TreeList
-from structkernels.utils import (
-    BadLine,
-    iter_lines,
-    loads_record,
-    one_line,
-    record_label,
-)
+from structkernels.utils import BadLine, iter_lines, loads_record, one_line, record_label
 
 __all__ = ["split_of"]
 

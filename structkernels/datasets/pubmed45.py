@@ -37,21 +37,13 @@ from typing import Any
 
 import networkx as nx
 
-from structkernels.datasets.interactions import (
-    InteractionDataset,
-    SkippedRecord,
-    split_of,
-)
+from structkernels.datasets.interactions import InteractionDataset, SkippedRecord, split_of
 from structkernels.formats.graphs import read_graphs
 from structkernels.formats.labels import InteractionFormatError, read_label_records
 from structkernels.graphs.candidates import Candidate, CandidateError, CandidateExtractor
 from structkernels.graphs.model import Graph, GraphFormatError, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
-from structkernels.utils import (
-    BadLine,
-    one_line,
-    record_label,
-)
+from structkernels.utils import BadLine, one_line, record_label
 
 __all__ = ["load_pubmed45", "resolve_tuple", "SWAPPED_MODES"]
 

@@ -59,13 +59,7 @@ from structkernels.formats._collect import (
 from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
 from structkernels.formats.xml_safety import safe_parser
 from structkernels.relations.corpus import RelationCorpus, RelationFormatError
-from structkernels.utils import (
-    MAX_FILE_BYTES,
-    RecordError,
-    loads_record,
-    one_line,
-    read_partial,
-)
+from structkernels.utils import MAX_FILE_BYTES, RecordError, loads_record, one_line, read_partial
 
 __all__ = ["read_bioc", "read_bioc_file", "load_bioc", "bioc_to_xml", "CONCEPT_KEYS"]
 

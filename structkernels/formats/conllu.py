@@ -18,19 +18,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from structkernels.formats._reading import (
-    GraphReading,
-    blocks,
-    duplicate_reason,
-    fallback_names,
-)
-from structkernels.graphs.model import (
-    Graph,
-    GraphCorpus,
-    GraphFormatError,
-    add_node,
-    new_graph,
-)
+from structkernels.formats._reading import GraphReading, blocks, duplicate_reason, fallback_names
+from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 from structkernels.utils import one_line, optional_module, split_lines
 
 __all__ = ["read_conllu", "parse_conllu", "CONLLU_SUFFIXES"]

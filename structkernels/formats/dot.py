@@ -46,12 +46,7 @@ import networkx as nx
 
 from structkernels.engine.parallel import map_tasks
 from structkernels.formats._collect import unreadable
-from structkernels.formats._dot_parser import (
-    DotError,
-    DotGraph,
-    DotNestingError,
-    parse_graphs,
-)
+from structkernels.formats._dot_parser import DotError, DotGraph, DotNestingError, parse_graphs
 from structkernels.formats._reading import GraphReading, check_max_depth, read_lines
 from structkernels.formats.penman import AMR_MODEL
 from structkernels.graphs.model import (
@@ -62,11 +57,7 @@ from structkernels.graphs.model import (
     graph_kind,
     new_graph,
 )
-from structkernels.utils import (
-    atomic_open,
-    one_line,
-    optional_module,
-)
+from structkernels.utils import atomic_open, one_line, optional_module
 
 __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_DOT_DEPTH"]
 

@@ -36,13 +36,7 @@ from structkernels.relations.corpus import (
     span_text,
     surrogate_problem,
 )
-from structkernels.utils import (
-    BadLine,
-    RecordError,
-    iter_lines,
-    loads_record,
-    one_line,
-)
+from structkernels.utils import BadLine, RecordError, iter_lines, loads_record, one_line
 
 __all__ = ["read_relations_jsonl"]
 

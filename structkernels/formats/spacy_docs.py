@@ -14,13 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from structkernels.formats._reading import GraphReading
-from structkernels.graphs.model import (
-    Graph,
-    GraphCorpus,
-    GraphFormatError,
-    add_node,
-    new_graph,
-)
+from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 
 __all__ = ["from_spacy", "read_spacy"]
 

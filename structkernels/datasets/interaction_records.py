@@ -1,15 +1,6 @@
-"""Reading interaction records: one record of either form, and a whole file of them.
-
-The record forms (the structkernels form and the PubMed45 form) are described in
-:mod:`structkernels.datasets.interactions`, whose :func:`load_interactions` reads a file
-through :func:`_parse_file` here: each line decoded within its limits, checked and turned
-into a :class:`~structkernels.Path` and a :class:`~structkernels.Tree` (read from the
-record, or extracted from its AMR by :mod:`structkernels.graphs.candidates`), the
-structures encoded chunk by chunk into arrays.  A bad record is an
-:class:`InteractionFormatError` naming the file, the line and the record id (or a
-:class:`~structkernels.datasets.interaction_dataset.SkippedRecord`); a record without a
-``split`` is put in a half by :func:`split_of`.
-"""
+"""Reading interaction records (the forms of :mod:`structkernels.datasets.interactions`):
+one record into a :class:`~structkernels.Path` and a :class:`~structkernels.Tree` (read, or
+extracted from its AMR), and a whole file (:func:`_parse_file`), encoded chunk by chunk."""
 
 from __future__ import annotations
 

@@ -135,6 +135,17 @@ class Reading:
                 self.drop(reason, sentence.file, sentence.line, sentence.id)
         return True
 
+    def sentence(self, sid: str, text: str, doc: str, entities: Any, interactions: Any,
+                 labelled: bool, file: str | None, line: int | None) -> None:
+        """:meth:`add` a new :class:`Sentence`; one the model refuses is a bad record."""
+        try:
+            sentence = Sentence(sid, text, doc, tuple(entities), tuple(interactions), labelled,
+                                file, line)
+        except ValueError as exc:
+            self.fail(str(exc), file, line, sid)
+            return
+        self.add(sentence)
+
     def read_bytes(self, file: str) -> tuple[bytes, str | None] | None:
         """The content of ``file`` within :data:`MAX_FILE_BYTES` (gunzipped) and what was lost;
         None (listed) in lenient mode when it cannot be read."""

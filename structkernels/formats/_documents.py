@@ -18,7 +18,6 @@ from structkernels.formats._collect import Reading
 from structkernels.relations.corpus import (
     Entity,
     Interaction,
-    Sentence,
     blank_problem,
     same_mention_problem,
     span_text,
@@ -190,14 +189,8 @@ class DocumentBuilder:
         for k, r in enumerate(sents):
             if k in bad:
                 continue
-            sid = f"{self.doc}.s{k}"
-            try:
-                sentence = Sentence(sid, r.text, self.doc, tuple(ents[k]), tuple(inters[k]),
-                                    self.labelled, self.file, r.line)
-            except ValueError as exc:
-                self.reading.fail(str(exc), self.file, r.line, sid)
-                continue
-            self.reading.add(sentence)
+            self.reading.sentence(f"{self.doc}.s{k}", r.text, self.doc, ents[k], inters[k],
+                                  self.labelled, self.file, r.line)
 
     def _mention(self, m: Mention, sents: list[_Region],
                  placed: dict[str, tuple[Entity, int, Mention]]) -> tuple[str, int | None] | None:

@@ -1,19 +1,12 @@
 """Reading relation corpora in batches of sentences, without holding the whole input.
 
-:func:`iter_relations` reads the same files as :func:`~structkernels.relations.read_relations`
-and gives the same sentences in the same order, cut into :class:`RelationBatch` es of at
-most ``batch_size`` sentences:
-
-- **JSON Lines** is read a line at a time and **PubTator** a document at a time (a
-  document is never split between batches: a batch ends before the document that would
-  take it over ``batch_size``, unless that document alone holds more); memory holds one
-  batch, whatever the input's size;
-- **interaction XML, BioC (XML and JSON) and BRAT** cannot be read in pieces: each file is
-  read whole (as :func:`read_relations` does, within its size limits), then cut into batches.
-
-Sentence ids are unique over the whole stream, as in one corpus: the reader keeps the ids
-it has met with where (one dict entry per sentence) and document ids likewise.  Records left out (``on_error="skip"``) are reported
-with the batch being read when they were met (``batch.skipped``).
+:func:`iter_relations` gives the sentences :func:`~structkernels.relations.read_relations`
+reads, in the same order, cut into :class:`RelationBatch` es of at most ``batch_size``:
+JSON Lines is read a line at a time and PubTator a document at a time (a document is never
+split between batches), so that memory holds one batch; interaction XML, BioC and BRAT are
+read a file at a time, then cut.  Sentence and document ids are unique over the whole
+stream, as in one corpus; records left out (``on_error="skip"``) are reported with the
+batch being read when they were met (``batch.skipped``).
 """
 
 from __future__ import annotations

@@ -14,32 +14,20 @@
       </document>
     </collection>
 
-BioC JSON (the ``bioc`` Python package's, PubTator Central's) is the same structure:
-``{"documents": [{"id", "passages": [{"offset", "text", "annotations": [{"id", "infons":
-{"type", "identifier"}, "locations": [{"offset", "length"}], "text"}], "relations":
-[{"id", "infons", "nodes": [{"refid", "role"}]}], "sentences": [...]}]}]}`` (PubTator3's
-``{"PubTator3": [documents]}`` and a bare array of documents are read too).
-
-- Offsets are document-level, lengths in characters.  An annotation with several
-  locations is a discontinuous entity (its ``text`` is the pieces joined by one space,
-  or the whole text they cover; without a ``text`` the text at the locations is taken).
-- The entity id is the annotation's ``id`` (unique in its document), its type the
-  ``type`` infon; its concept id (the ``identifier`` infon, else ``Identifier``, ``MESH``,
-  ``NCBI Gene``) stays in the file.
-- Sentences: a passage's ``<sentence>`` elements when it has them, else its text cut by
-  :func:`~structkernels.formats.pubtator.split_sentences` (never inside an annotation).
-  Sentence ``i`` of document ``D`` is ``D.s{i}``.
-- A relation joins the annotations its two ``node`` elements name (``refid``), wherever
-  it is written (document, passage or sentence); one without nodes but with ``entity1``
-  and ``entity2`` infons (BioRED) joins, as PubTator's relations, every two mentions of
-  the two concept ids lying in one sentence.  A relation whose annotations lie in
-  different sentences is listed in ``corpus.skipped`` (both modes).
-- A file holding a relation is labelled (all its documents); one without is prediction
-  input (``labelled=False``); ``labelled=`` overrides.
-
-XML is parsed by expat through :func:`~structkernels.formats.xml_safety.safe_parser`:
-BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted and its DTD never read; an
-internal subset, entity declarations and external entities are refused.
+BioC JSON (the ``bioc`` package's, PubTator Central's) has the same structure under the
+same names (``documents``, ``passages``, ``annotations``, ``locations``, ``nodes``...);
+PubTator3's ``{"PubTator3": [documents]}`` and a bare array of documents are read too.
+Offsets are document-level, lengths in characters; several locations make a
+discontinuous entity (its ``text`` the pieces joined by one space, or the whole text they
+cover).  The entity id is the annotation's ``id``, its type the ``type`` infon, its
+concept id the first of :data:`CONCEPT_KEYS` present.  A passage's ``<sentence>`` elements
+are its sentences, else its text is cut by :func:`~structkernels.formats.pubtator.
+split_sentences`.  A relation joins the annotations its two nodes name, wherever it is
+written; one without nodes but with ``entity1``/``entity2`` infons (BioRED) joins, as
+PubTator's, every two mentions of the two concepts lying in one sentence.  Labelled or
+not as PubTator files.  XML goes through :func:`~structkernels.formats.xml_safety.
+safe_parser`: BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted and its DTD
+never read; an internal subset, entity declarations and external entities are refused.
 """
 
 from __future__ import annotations

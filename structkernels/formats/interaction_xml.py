@@ -26,7 +26,6 @@ from structkernels.relations.corpus import (
     Interaction,
     RelationCorpus,
     RelationFormatError,
-    Sentence,
     entity_problem,
     interaction_problem,
     span_text,
@@ -294,13 +293,8 @@ class _XmlFile:
             reason, line = sent["problem"]
             self.reading.fail(reason, self.file, line, sent["id"])
             return
-        try:
-            sentence = Sentence(sent["id"], sent["text"], self.doc or "", tuple(sent["entities"].values()),
-                                tuple(i for i, _ in sent["interactions"]), True, self.file, sent["line"])
-        except ValueError as exc:
-            self.reading.fail(str(exc), self.file, sent["line"], sent["id"])
-            return
-        self.reading.add(sentence)
+        self.reading.sentence(sent["id"], sent["text"], self.doc or "", sent["entities"].values(),
+                              (i for i, _ in sent["interactions"]), True, self.file, sent["line"])
 
     @staticmethod
     def _interactions_problem(sent: dict[str, Any]) -> tuple[str, int] | None:

@@ -10,38 +10,25 @@ One document is a block of lines, blocks separated by a blank line::
     12345	46	50	GerE	Gene	D003
     12345	CID	D002	D003
 
-- ``PMID|t|title`` (first) and ``PMID|a|abstract`` (optional): the text.  Offsets are
-  document-level: the title is characters ``0..len(title)``, the abstract starts one
-  character after it (``len(title) + 1``: PubTator's title and abstract joined by one
-  space or line break), end exclusive.
+- ``PMID|t|title`` (first) and ``PMID|a|abstract`` (optional).  Offsets are document-level,
+  end exclusive: the abstract starts at ``len(title) + 1`` (PubTator joins the two by one
+  space or line break).
 - ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>concept id[<TAB>...]]``: an annotation
-  (a line whose second field is an integer).  ``mention`` must be the text at the
-  offsets.  Further columns are passed over.
-- ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]``: a relation (BioCreative V CDR style): the
-  ids are concept ids, and the relation joins every two mentions of the two concepts
-  that lie in one sentence.  Further columns (a score, BioRED's novelty) are passed over.
+  (its second field an integer); ``mention`` must be the text at the offsets.
+- ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]``: a relation between concept ids, joining every
+  two mentions of the two concepts that lie in one sentence.  Further columns of either
+  (a score, BioRED's novelty) are passed over.
 
-**Entities.**  The k-th annotation of a document (from 1) is the entity ``T{k}:{concept}``
-(``T3:D008750``; ``T{k}`` alone when the concept id is empty, ``-`` or ``-1``, CDR's "no
-concept"): unique in the document, so unique in its sentence, and the concept id is read
-back from it with :func:`concept_of` (the part after the first ``:``; the concept id may
-hold ``:`` itself, as ``MESH:D008750``).  The entity's ``type`` is the annotation's type
-(``Chemical``, ``Gene``).  A relation's id names the mentions of that concept id, or of
-one of its ``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), and the
-mention whose entity id it is (``T3``: how :func:`~structkernels.formats.pairs.
-write_pairs` names a mention without a concept).
-
-**Sentences.**  The title is one passage and the abstract another; each is cut by
-:func:`split_sentences` (a full stop, ``!`` or ``?`` then white space and no lower-case
-letter; never after an abbreviation or an initial, never inside a mention); sentence ``i``
-of document ``PMID`` is ``PMID.s{i}``.  A relation none of whose mention pairs lies in
-one sentence is no sentence-level candidate: it is listed in ``corpus.skipped`` in both
-modes (as BRAT's).
-
-**Labelled or not.**  A file holding at least one relation line is a gold corpus: all
-its documents are labelled (a document without relation lines has only negative
-pairs).  A file without any relation line is prediction input: its sentences are
-unlabelled (``labelled=False``).  ``labelled=`` overrides the rule.
+The k-th annotation of a document (from 1) is the entity ``T{k}:{concept}`` (``T{k}`` when
+the concept id is one of CDR's "no concept" ``""``, ``-``, ``-1``), read back by
+:func:`concept_of` (the concept id may hold ``:`` itself, as ``MESH:D008750``), its type
+the annotation's.  A relation's id names the mentions of that concept, of one of its
+``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), or the mention whose
+entity id it is (``T3``: how :mod:`~structkernels.formats.pairs` names a mention without a
+concept).  The title and the abstract are cut by :func:`split_sentences` (sentence ``i``
+of document ``PMID`` is ``PMID.s{i}``); a relation none of whose mention pairs lies in one
+sentence is listed in ``corpus.skipped`` in both modes.  A file holding a relation line is
+labelled (all its documents), one without is prediction input; ``labelled=`` overrides.
 """
 
 from __future__ import annotations

@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from xml.parsers import expat
 
 from structkernels.formats._collect import (
     Reading,
@@ -45,7 +44,7 @@ from structkernels.formats._collect import (
     unreadable,
 )
 from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
-from structkernels.formats.xml_safety import safe_parser
+from structkernels.formats.xml_safety import parse_xml, safe_parser
 from structkernels.relations.corpus import RelationCorpus, RelationFormatError
 from structkernels.utils import MAX_FILE_BYTES, RecordError, loads_record, one_line, read_partial
 
@@ -156,17 +155,9 @@ class _XmlLoader:
 
     def load(self, data: bytes, lost: str | None) -> tuple[dict[str, Any], RelationFormatError | None]:
         try:
-            self.parser.Parse(data, lost is None)
-            if lost is not None:
-                raise RelationFormatError(lost, self.file, self.parser.CurrentLineNumber)
-        except expat.ExpatError as exc:
-            reason = f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
-            return self._partial(RelationFormatError(reason, self.file, exc.lineno))
+            parse_xml(self.parser, data, lost, self.file)
         except RelationFormatError as exc:
             return self._partial(exc)
-        except (LookupError, ValueError) as exc:  # an unknown or unusable encoding
-            reason = f"cannot decode the file: {' '.join(str(exc).split())[:120]}"
-            return self._partial(RelationFormatError(reason, self.file, self.parser.CurrentLineNumber))
         if self.root is None:
             raise RelationFormatError("empty file: no <collection> element", self.file)
         self.root.setdefault("documents", [])  # <collection/>: an empty corpus, as in JSON

@@ -74,10 +74,8 @@ _TOKEN = re.compile(r"^(.*?)(\d+)$")
 
 
 def _pydot():
-    return optional_module(
-        "pydot",
-        "writing DOT needs pydot: pip install 'structkernels[graphs]' (or pip install pydot)",
-    )
+    return optional_module("pydot", "writing DOT needs pydot: pip install "
+                           "'structkernels[graphs]' (or pip install pydot)")
 
 
 def _esc(value: Any) -> str:
@@ -98,15 +96,13 @@ def _parse_text(
         raise GraphFormatError(
             f"subgraphs nested {exc.depth} levels deep (braces); at most "
             f"max_depth={exc.max_depth} are parsed (sentence graphs nest 1 or 2)",
-            file, exc.line, gid,
-        ) from None
+            file, exc.line, gid) from None
     except DotError as exc:
         if not exc.syntax:
             raise GraphFormatError(one_line(exc.what, 300), file, exc.line) from None
         raise GraphFormatError(
             f"not a well-formed DOT graph: {one_line(exc.what, 200)} (column {exc.column})",
-            file, exc.line,
-        ) from None
+            file, exc.line) from None
 
 
 def _statements(dot: DotGraph, gid: str, file: str):
@@ -127,15 +123,13 @@ def _statements(dot: DotGraph, gid: str, file: str):
                     if k in old and old[k] != v:
                         raise GraphFormatError(
                             f"declared twice with different {k!r} ({old[k]!r}, {v!r})",
-                            file, None, gid, name,
-                        )
+                            file, None, gid, name)
                     old[k] = v
         for group in g.edges.values():
             for s, d, attrs in group:
                 if s is None or d is None:
-                    raise GraphFormatError(
-                        "an edge to or from a subgraph is not supported", file, None, gid
-                    )
+                    raise GraphFormatError("an edge to or from a subgraph is not supported",
+                                           file, None, gid)
                 if s not in nodes:
                     nodes[s] = {}
                 if d not in nodes:
@@ -228,16 +222,13 @@ def _dependency_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
                 label = m.group(1) if m and m.group(1) else v
         if not label.strip():
             raise GraphFormatError("empty label", file, None, gid, v)
-        add_node(
-            G, v, label, index=index, lemma=attrs.get("lemma"), pos=attrs.get("pos"),
-            extra=_extra(attrs),
-        )
+        add_node(G, v, label, index=index, lemma=attrs.get("lemma"), pos=attrs.get("pos"),
+                 extra=_extra(attrs))
     for s, d, a in edges:
         rel = a.get("label")
         if rel is None or not rel.strip():
-            raise GraphFormatError(
-                "edge without a label (the dependency relation)", file, None, gid, f"{s} -> {d}"
-            )
+            raise GraphFormatError("edge without a label (the dependency relation)", file, None,
+                                   gid, f"{s} -> {d}")
         if rel.lower() == "root" and (s == d or s.lower() == "root"):
             if root is not None and root != d:
                 raise GraphFormatError(f"two roots ({root!r}, {d!r})", file, None, gid, d)
@@ -271,8 +262,8 @@ def _to_graph(dot: DotGraph, gid: str, file: str, kind: str, text: str | None = 
         return _build(dot, gid, file, kind)
     except (TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:  # a guard
         raise GraphFormatError(
-            f"cannot read this DOT graph ({type(exc).__name__}: {one_line(exc, 200)})", file, None, gid
-        ) from None
+            f"cannot read this DOT graph ({type(exc).__name__}: {one_line(exc, 200)})",
+            file, None, gid) from None
     except GraphFormatError as exc:
         if exc.line is not None or text is None:
             raise
@@ -292,11 +283,8 @@ def _build(dot: DotGraph, gid: str, file: str, kind: str) -> Graph:
     G = (_amr_model if k == "amr" else _dependency_model)(nodes, edges, gid, file)
     if G.number_of_nodes() == 0:
         raise GraphFormatError("a graph without nodes", file, None, gid)
-    sentence = dot.attrs.get("label") or ""
-    meta = dict(dot.attrs)
-    return Graph(
-        id=gid, sentence=sentence, graph=G, metadata=meta, file=file, line=1, id_given=False
-    )
+    return Graph(id=gid, sentence=dot.attrs.get("label") or "", graph=G, metadata=dict(dot.attrs),
+                 file=file, line=1, id_given=False)
 
 
 def _check_kind(kind: str) -> None:

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from typing import Any
-from xml.parsers import expat
 
 from structkernels.formats._collect import Reading, read_corpus
-from structkernels.formats.xml_safety import safe_parser
+from structkernels.formats.xml_safety import parse_xml, safe_parser
 from structkernels.relations.corpus import (
     Entity,
     Interaction,
@@ -116,18 +115,9 @@ class _XmlFile:
         try:
             if not data.strip():
                 raise RelationFormatError("empty file: no <corpus> element", self.file)
-            self.parser.Parse(data, lost is None)
-            if lost is not None:
-                raise RelationFormatError(lost, self.file, self.parser.CurrentLineNumber,
-                                          self._record())
-        except expat.ExpatError as exc:
-            reason = f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
-            self._fatal(RelationFormatError(reason, self.file, exc.lineno, self._record()))
+            parse_xml(self.parser, data, lost, self.file, self._record)
         except RelationFormatError as exc:
             self._fatal(exc)
-        except (LookupError, ValueError) as exc:  # the encoding declared is unknown or unusable
-            reason = f"cannot decode the file: {' '.join(str(exc).split())[:120]}"
-            self._fatal(RelationFormatError(reason, self.file, self.parser.CurrentLineNumber))
 
     def _fatal(self, exc: RelationFormatError) -> None:
         """A problem that ends the file: raise, or list it (lenient) keeping what was read."""

@@ -169,12 +169,10 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
     chosen = _by_document(corpus, rows, all_pairs)
     files = list(dict.fromkeys(corpus.files))
     output_format(format, files)
-    if format == "pubtator":
-        return _write_pubtator(files, chosen, path, relation_type)
-    text, written = _bioc_text(files, chosen, format, relation_type)
     with open_output(path, stream_ok=True) as fh:
-        fh.write(text)
-    return written
+        writer = PairWriter(fh, format, files, relation_type=relation_type)
+        writer.chosen = chosen
+        return writer.finish()
 
 
 def _by_document(corpus: RelationCorpus, rows: list[Mapping[str, Any]], all_pairs: bool
@@ -216,17 +214,6 @@ def _pubtator_text(doc: PubTatorDocument, chosen: dict[str, list], rtype: str) -
         extra = "".join(f"\t{k}={_number(v)}" for k, v in _extras(row).items())
         lines.append(f"{doc.pmid}\t{rtype}\t{c1}\t{c2}\t{_number(row['score'])}{extra}")
     return "\n".join(lines) + "\n\n", len(best)
-
-
-def _write_pubtator(files: list[str], chosen: dict[str, list], path: Any, rtype: str) -> int:
-    written = 0
-    with open_output(path, stream_ok=True) as fh:
-        for file in files:
-            for doc in _pubtator_docs(file):
-                text, n = _pubtator_text(doc, chosen, rtype)
-                written += n
-                fh.write(text)
-    return written
 
 
 def pair_line(row: Mapping[str, Any]) -> str:

@@ -67,15 +67,9 @@ def where(file: str, line: int | None) -> str:
 
 
 class Reading:
-    """The sentences, skipped records and files of one corpus being read.
-
-    :meth:`fail` raises a :class:`RelationFormatError` in strict mode and lists a
-    :class:`SkippedRecord` in lenient mode; :meth:`add` keeps sentence ids unique
-    in the corpus and document ids unique to one file, and refuses a sentence holding
-    more than ``max_entities`` entities or ``max_pairs`` candidate pairs (None: the
-    model's :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE` and
-    :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`).
-    """
+    """The sentences, skipped records and files of one corpus being read, strict or lenient
+    (:meth:`fail`); a sentence over ``max_entities`` entities or ``max_pairs`` candidate pairs
+    (None: the model's limits) is a bad record."""
 
     def __init__(self, on_error: str, max_entities: int | None = None,
                  max_pairs: int | None = None):
@@ -95,7 +89,7 @@ class Reading:
         """A bad record: raise (strict) or list it as skipped (lenient)."""
         if self.strict:
             raise RelationFormatError(reason, file, line, record)
-        self.skipped.append(SkippedRecord(file, line, record, RelationFormatError(reason).reason))
+        self.drop(reason, file, line, record)
 
     def drop(self, reason: str, file: str | None, line: int | None, record: str | None) -> None:
         """List a record left out in both modes (it cannot be a candidate)."""

@@ -1,12 +1,7 @@
-"""What the PubTator and BioC readers share: documents of passages with document-level
-offsets, cut into sentences, their mentions and relations mapped onto the sentences.
-
-A reader gives a :class:`DocumentBuilder` the passages of one document (document-level
-offset, text, and the sentences when the file has them), its mentions (document-level
-spans) and its relations (two mention ids, or two concept ids); :meth:`DocumentBuilder.build`
-checks them, cuts the passages without sentences with :func:`split_sentences` (never
-inside a mention) and adds the sentences to the :class:`Reading`.
-"""
+"""What the PubTator and BioC readers share: a :class:`DocumentBuilder` takes one document's
+passages, mentions and relations (document-level offsets), cuts the passages into sentences
+(:func:`split_sentences`, never inside a mention) and maps the mentions and relations onto
+them."""
 
 from __future__ import annotations
 

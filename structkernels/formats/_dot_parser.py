@@ -48,11 +48,8 @@ __all__ = ["DotError", "DotNestingError", "DotGraph", "parse_graphs", "tokenize"
 
 
 class DotError(StructkernelsError, ValueError):
-    """DOT text that is not read: what is wrong, and where (1-based line and column).
-
-    ``syntax`` is False for a text that is well-formed but refused (an attribute that
-    pydot cannot build).
-    """
+    """DOT text that is not read: what is wrong, and where (1-based line and column);
+    ``syntax`` is False for well-formed text refused (an attribute pydot cannot build)."""
 
     def __init__(self, what: str, line: int, column: int, syntax: bool = True):
         super().__init__(f"line {line}, column {column}: {what}")
@@ -480,19 +477,9 @@ def _deepest(toks: list[str]) -> tuple[int, int]:
 
 
 def parse_graphs(text: str, max_depth: int | None = None) -> list[DotGraph]:
-    """The graphs of a DOT text.
-
-    Parameters
-    ----------
-    text : str
-    max_depth : int, optional
-        Most nested braces (a graph's own count: a subgraph in it is depth 2); a deeper
-        text raises :class:`DotNestingError` before it is parsed.
-
-    Raises
-    ------
-    DotError
-        Text outside the language read here, naming the line and column.
+    """The graphs of a DOT text; text outside the language read here raises :class:`DotError`
+    naming the line and column, and one nested deeper than ``max_depth`` braces (a graph's
+    own count: a subgraph in it is depth 2) :class:`DotNestingError`, before it is parsed.
 
     Examples
     --------

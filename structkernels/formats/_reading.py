@@ -13,19 +13,9 @@ from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_
 
 
 def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
-    """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file.
-
-    Plain or gzip'd, at most :data:`structkernels.utils.MAX_FILE_BYTES`; a
-    byte-order mark is dropped; lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only.
-    A truncated or corrupt ``.gz`` gives the lines before the damage.
-
-    Raises
-    ------
-    GraphFormatError
-        The file is too large (naming it).
-    OSError
-        It cannot be read.
-    """
+    """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file,
+    plain or gzip'd (:func:`~structkernels.utils.read_partial`,
+    :func:`~structkernels.utils.decode_lines`); one too large raises GraphFormatError."""
     try:
         data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
     except RecordError as exc:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats._collect import Reading
 from structkernels.formats.jsonl import iter_jsonl_file
 from structkernels.formats.pubtator import iter_pubtator_file
-from structkernels.formats.relations import read_file, relation_format
+from structkernels.formats.relations import read_file, with_formats
 from structkernels.relations.corpus import RelationCorpus, Sentence
 from structkernels.utils import check_int
 
@@ -133,16 +133,13 @@ def iter_relations(paths: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, on_error
     """
     check_int(batch_size, "batch_size", 1)
     reading = Reading(on_error, max_entities, max_pairs)
-    items = as_paths(paths)
-    kinds = [relation_format(p) for p in items]  # every path is checked before reading
-    cut = _Cutter(reading, batch_size, items)
-    for i, (path, kind) in enumerate(zip(items, kinds, strict=True)):
-        if kind == "jsonl":
-            for line in iter_jsonl_file(path, reading):
-                yield from cut.step((i, line), cut.taken())
-        elif kind == "pubtator":
-            for docs in iter_pubtator_file(path, reading):
-                yield from cut.step((i, docs), cut.taken())
+    typed = with_formats(paths)
+    cut = _Cutter(reading, batch_size, [path for path, _ in typed])
+    for i, (path, kind) in enumerate(typed):
+        if kind in STREAMING_FORMATS:
+            steps = (iter_jsonl_file if kind == "jsonl" else iter_pubtator_file)(path, reading)
+            for n in steps:  # lines or documents
+                yield from cut.step((i, n), cut.taken())
         else:
             read_file(path, kind, reading)
             for k, s in enumerate(cut.taken(), 1):

@@ -91,10 +91,7 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
     sentences : {"lines", "document"}
         How the document text is split into sentences.
     max_entities, max_pairs : int, optional
-        The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
-        either is a bad record (refused, or skipped and listed).
+        As for :func:`~structkernels.relations.read_relations`.
 
     Returns
     -------

@@ -127,12 +127,8 @@ def _read_one(files: list[str], fmt: str, on_error: str, options: dict[str, Any]
 
 
 def _merge(parts: list[GraphCorpus], others: list[Any], on_error: str) -> GraphCorpus:
-    """One corpus of the parts' graphs, ids unique across parts.
-
-    Ids given by the input are claimed first: the same given id in two parts
-    is refused (strict, naming both places) or the later graph is skipped and
-    listed (lenient).  Derived ids then take ``#2``, ``#3`` ... when taken.
-    """
+    """One corpus of the parts' graphs, ids unique across parts (:func:`read_graphs`):
+    the ids given by the input are claimed first, derived ids then."""
     graphs = [g for c in parts for g in c]
     skipped = list(others) + [s for c in parts for s in c.skipped]
     if len(parts) > 1:

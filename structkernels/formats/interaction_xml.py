@@ -54,10 +54,7 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
         ``corpus.skipped``; the other sentences of its file are read.  XML that is not
         well-formed ends the file there (the sentences before it are kept).
     max_entities, max_pairs : int, optional
-        The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
-        either is a bad sentence.
+        As for :func:`~structkernels.relations.read_relations`.
 
     Returns
     -------

@@ -55,10 +55,7 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
         :func:`structkernels.utils.loads_record` (size and depth limits); a string holding
         a lone surrogate (``"\\ud800"``) or an entity of white space only is a bad line.
     max_entities, max_pairs : int, optional
-        The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
-        either is a bad line.
+        As for :func:`~structkernels.relations.read_relations`.
 
     Returns
     -------

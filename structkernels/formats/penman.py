@@ -53,11 +53,8 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
 
 
 def _scan(text: str) -> tuple[int, int, tuple[int, str] | None]:
-    """``(max depth, offset of the deepest "(", text after the graph)`` of a graph's text.
-
-    The text after the graph is ``(offset, text)`` of the first non-comment text
-    after the graph's closing parenthesis, or None.  Iterative: any depth.
-    """
+    """``(max depth, offset of the deepest "(", (offset, text) of the first non-comment text
+    after the graph's closing parenthesis or None)`` of a graph's text, at any depth."""
     depth, max_depth, deepest, in_str, esc = 0, 0, 0, False, False
     for i, ch in enumerate(text):
         if in_str:
@@ -92,10 +89,8 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str,
                   ) -> Graph | None:
     """Decode one block; None for a comment-only block without an id (a file header).
 
-    ``bad_bytes`` maps the line numbers of lines that are not UTF-8 to a
-    description of the first bad byte (those lines arrive decoded with
-    replacement characters, so that the graph id can still be named).
-    Every failure is an :class:`GraphFormatError` naming this graph.
+    ``bad_bytes``: line -> first bad byte of the lines not UTF-8 (decoded with replacement
+    characters, so that the graph id can be named).  A failure names this graph.
     """
     comments = [ln for ln in block if ln.lstrip().startswith("#")]
     meta = _metadata(comments)
@@ -312,12 +307,9 @@ def _appears_inverted(graph: penman.Graph, triple) -> bool:
 
 
 def _statement_inversions(tree: penman.Tree, model=AMR_MODEL) -> list[bool]:
-    """For each branch of ``tree`` in the order :func:`penman.layout.interpret`
-    makes its triples, whether it states an inverted relation.
-
-    Iterative (any depth).  Used where epigraph data cannot tell: penman keeps
-    the epigraph of the first statement of a triple only.
-    """
+    """For each branch of ``tree`` in the order :func:`penman.layout.interpret` makes its
+    triples, whether it states an inverted relation (penman's epigraph data tells it for
+    the first statement of a triple only).  Iterative: any depth."""
     variables = {v for v, _ in tree.nodes()}
     flags: list[bool] = []
     stack = [iter(tree.node[1])]

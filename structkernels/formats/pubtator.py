@@ -178,8 +178,7 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
         Whether the sentences carry gold relations; by default a file with relation lines
         is labelled and a file without is not (see the module's notes).
     max_entities, max_pairs : int, optional
-        The most entities and candidate pairs a sentence may hold (defaults of
-        :func:`~structkernels.relations.read_relations`).
+        As for :func:`~structkernels.relations.read_relations`.
 
     Returns
     -------
@@ -223,11 +222,7 @@ def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
         builder = _document(doc, file, reading, labelled, set(not_utf8))
         if builder is not None:
             builder.build()
-    if not count and not lost:
-        reading.fail("no documents (a PubTator document starts with a 'PMID|t|title' line)",
-                     file, None, None)
-    if lost:
-        reading.drop(lost, file, len(lines), None)
+    _file_end(reading, file, count, lost, len(lines))
     return count
 
 
@@ -272,11 +267,16 @@ def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
             raise
         reading.fail(unreadable(exc), file, None, None)
         return
-    if not count and not lines.lost:
+    _file_end(reading, file, count, lines.lost, lines.count)
+
+
+def _file_end(reading: Reading, file: str, count: int, lost: str | None, line: int) -> None:
+    """A file without documents is a bad record; a lost end (``lost``) is listed."""
+    if not count and not lost:
         reading.fail("no documents (a PubTator document starts with a 'PMID|t|title' line)",
                      file, None, None)
-    if lines.lost:
-        reading.drop(lines.lost, file, lines.count, None)
+    if lost:
+        reading.drop(lost, file, line, None)
 
 
 def _document(doc: PubTatorDocument, file: str, reading: Reading, labelled: bool,

@@ -1,6 +1,9 @@
-"""Reading interaction records (the forms of :mod:`structkernels.datasets.interactions`):
-one record into a :class:`~structkernels.Path` and a :class:`~structkernels.Tree` (read, or
-extracted from its AMR), and a whole file (:func:`_parse_file`), encoded chunk by chunk."""
+"""Reading interaction records: one record of either form, and a whole file of them.
+
+The forms are :mod:`structkernels.datasets.interactions`'s; a record gives a
+:class:`~structkernels.Path` and a :class:`~structkernels.Tree` (read, or extracted from its
+AMR), and a file (:func:`_parse_file`) is encoded chunk by chunk.
+"""
 
 from __future__ import annotations
 

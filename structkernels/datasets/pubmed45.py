@@ -55,32 +55,25 @@ def _tiers(G: nx.MultiDiGraph, item: str) -> list[list[str]]:
     """Nodes matching ``item``, one list per kind of match, in order of preference."""
     low = item.casefold()
     stem = stem_word(low)
-    keys, names, concepts, lemmas, stems = [], [], [], [], []
-    kind = graph_kind(G)
+    amr = graph_kind(G) == "amr"
+    tiers: list[list[str]] = [[], [], [], [], []]  # key, name, concept, lemma, stem
     for v, d in G.nodes(data=True):
         sv = str(v)
-        if sv == item:
-            keys.append(v)
-            continue
-        if " " in sv and sv.split(" ", 1)[1].casefold() == low:
-            keys.append(v)
-            continue
-        if d.get("name") and d["name"].casefold() == low:
-            names.append(v)
-            continue
-        c = d["concept"]
-        if c.casefold() == low or (kind == "amr" and concept_label(c).casefold() == low):
-            concepts.append(v)
-            continue
-        if d.get("lemma") and d["lemma"].casefold() == low:
-            lemmas.append(v)
-            continue
-        forms = {c.casefold(), concept_label(c).casefold()} if kind == "amr" else {c.casefold()}
-        if d.get("name"):
-            forms.add(d["name"].casefold())
-        if stem and any(stem_word(f) == stem for f in forms):
-            stems.append(v)
-    return [keys, names, concepts, lemmas, stems]
+        if sv == item or (" " in sv and sv.split(" ", 1)[1].casefold() == low):
+            tiers[0].append(v)
+        elif d.get("name") and d["name"].casefold() == low:
+            tiers[1].append(v)
+        elif (c := d["concept"]).casefold() == low or (amr and concept_label(c).casefold() == low):
+            tiers[2].append(v)
+        elif d.get("lemma") and d["lemma"].casefold() == low:
+            tiers[3].append(v)
+        elif stem:
+            forms = {c.casefold(), concept_label(c).casefold()} if amr else {c.casefold()}
+            if d.get("name"):
+                forms.add(d["name"].casefold())
+            if any(stem_word(f) == stem for f in forms):
+                tiers[4].append(v)
+    return tiers
 
 
 def _matches(G: nx.MultiDiGraph, item: Any, what: str, gid: str) -> list[str]:

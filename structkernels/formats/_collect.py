@@ -95,6 +95,15 @@ class Reading:
         """List a record left out in both modes (it cannot be a candidate)."""
         self.skipped.append(SkippedRecord(file, line, record, RelationFormatError(reason).reason))
 
+    def cut_short(self, exc: RelationFormatError) -> None:
+        """A problem that ends a file: raise it (strict), or list it keeping what was read."""
+        if self.strict:
+            raise exc
+        reason = exc.reason
+        if not reason.endswith("is lost"):
+            reason += "; the rest of the file is not read"
+        self.drop(reason, exc.file, exc.line, exc.record)
+
     def document_problem(self, doc: str, file: str, line: int | None, *, once: bool) -> str | None:
         """Why ``doc`` cannot be a document of ``file`` (read in another file; with ``once``,
         met before in the same file too), else None after registering it."""

@@ -407,7 +407,8 @@ class _Parser:
             self.edges(g, raw, value, j, i)
             return
         if nxt == "[" and j == i + 1 and word and t.lower() in _DEFAULTS:
-            _refuse(self.attr_lists(j), i, "a node", _NODE_KEYS)  # a default statement: checked, dropped
+            # a default statement: checked, dropped
+            _refuse(self.attr_lists(j), i, "a node", _NODE_KEYS)
             return
         if nxt == "[":
             attrs = self.attr_lists(j)

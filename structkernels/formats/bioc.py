@@ -361,11 +361,7 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
     for k, doc in enumerate(docs):
         _read_document(doc, k, file, reading, labelled)
     if lost is not None:
-        if reading.strict:
-            raise lost
-        reason = lost.reason if lost.reason.endswith("is lost") else (
-            f"{lost.reason}; the rest of the file is not read")
-        reading.drop(reason, lost.file, lost.line, lost.record)
+        reading.cut_short(lost)
 
 
 def _has_relations(obj: dict[str, Any]) -> bool:

@@ -37,7 +37,6 @@ _OFFSETS = re.compile(r"\s*\d+\s*-\s*\d+\s*(?:,\s*\d+\s*-\s*\d+\s*)*")
 _KNOWN = {"corpus", "document", "sentence", "entity", "interaction", "pair"}
 _PLACE = {"document": "corpus", "sentence": "document", "entity": "sentence",
           "interaction": "sentence", "pair": "sentence"}
-_REST = "; the rest of the file is not read"
 
 
 def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: int | None = None,
@@ -114,14 +113,7 @@ class _XmlFile:
                 raise RelationFormatError("empty file: no <corpus> element", self.file)
             parse_xml(self.parser, data, lost, self.file, self._record)
         except RelationFormatError as exc:
-            self._fatal(exc)
-
-    def _fatal(self, exc: RelationFormatError) -> None:
-        """A problem that ends the file: raise, or list it (lenient) keeping what was read."""
-        if self.reading.strict:
-            raise exc
-        reason = exc.reason if exc.reason.endswith("is lost") else exc.reason + _REST
-        self.reading.drop(reason, exc.file, exc.line, exc.record)
+            self.reading.cut_short(exc)
 
     def _record(self) -> str | None:
         if self.sent is not None and self.sent["id"]:

@@ -75,18 +75,20 @@ def safe_parser(refuse: Callable[[str], Any], *, doctype: str | None = None,
 
 
 def parse_xml(parser: Any, data: bytes, lost: str | None, file: str,
-              record: Callable[[], str | None] = lambda: None) -> None:
+              record: Callable[[], str | None] | None = None) -> None:
     """Parse ``data``: malformed XML, an unusable encoding and the lost end of the file
-    (``lost``) raise :class:`RelationFormatError` naming the line (and ``record()``)."""
+    (``lost``) raise :class:`RelationFormatError` naming the line (and ``record()``, the
+    record being read)."""
     try:
         parser.Parse(data, lost is None)
     except expat.ExpatError as exc:
         reason = f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
-        raise RelationFormatError(reason, file, exc.lineno, record()) from None
+        raise RelationFormatError(reason, file, exc.lineno, record() if record else None) from None
     except RelationFormatError:
         raise
     except (LookupError, ValueError) as exc:  # the encoding declared is unknown or unusable
         reason = f"cannot decode the file: {' '.join(str(exc).split())[:120]}"
         raise RelationFormatError(reason, file, parser.CurrentLineNumber) from None
     if lost is not None:
-        raise RelationFormatError(lost, file, parser.CurrentLineNumber, record())
+        raise RelationFormatError(lost, file, parser.CurrentLineNumber,
+                                  record() if record else None)

@@ -106,10 +106,8 @@ def resolve_tuple(graph: Graph | nx.MultiDiGraph, interaction_tuple: Any) -> Can
     gid = str(G.graph.get("id"))
     tup = interaction_tuple
     if not isinstance(tup, (list, tuple)) or len(tup) not in (3, 4):
-        raise ValueError(
-            f"interaction_tuple must be [type, catalyst, theme] or "
-            f"[type, catalyst, participant1, participant2], got {tup!r}"
-        )
+        raise ValueError(f"interaction_tuple must be [type, catalyst, theme] or "
+                         f"[type, catalyst, participant1, participant2], got {tup!r}")
     if tup[0] in (None, ""):
         raise ValueError("interaction_tuple has no type (first item is null)")
     inters = _matches(G, tup[0], "interaction type", gid)
@@ -128,18 +126,14 @@ def resolve_tuple(graph: Graph | nx.MultiDiGraph, interaction_tuple: Any) -> Can
         cost = sum(x.distance(i, n) for n in nodes[1:])
         best.append((cost, Candidate(i, c, ps, G.graph.get("id"))))
     if not best:
-        raise ValueError(
-            f"no connected candidate in graph {gid!r}: the matching nodes of {list(tup)!r} "
-            "are not linked to one interaction node (or coincide)"
-        )
+        raise ValueError(f"no connected candidate in graph {gid!r}: the matching nodes of "
+                         f"{list(tup)!r} are not linked to one interaction node (or coincide)")
     low = min(cost for cost, _ in best)
     top = [cand for cost, cand in best if cost == low]
     paths = {x.path(cand) for cand in top}
     if len(paths) > 1:
-        raise ValueError(
-            f"ambiguous in graph {gid!r}: {len(top)} equally close candidates with different "
-            f"paths, e.g. {[cand.nodes for cand in top[:3]]}"
-        )
+        raise ValueError(f"ambiguous in graph {gid!r}: {len(top)} equally close candidates with "
+                         f"different paths, e.g. {[cand.nodes for cand in top[:3]]}")
     return top[0]
 
 
@@ -249,9 +243,8 @@ def load_pubmed45(
             p, t = x.path(cand), x.tree(cand)
         except (ValueError, CandidateError, TypeError) as exc:
             if on_error == "raise":
-                raise InteractionFormatError(
-                    f"{fname}, {where}{record_label(rid)}: {one_line(exc)}"
-                ) from None
+                raise InteractionFormatError(f"{fname}, {where}{record_label(rid)}: "
+                                             f"{one_line(exc)}") from None
             skipped.append(SkippedRecord(fname, int(where.split()[1]), rid, one_line(exc)))
             continue
         out = dict(rec)

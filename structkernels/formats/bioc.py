@@ -315,6 +315,7 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
     Returns
     -------
     RelationCorpus
+        Sentences ``<document id>.s<i>``, entities the annotation ids.
 
     Examples
     --------
@@ -380,9 +381,8 @@ def _int(value: Any, what: str, line: int | None) -> int:
         return value
     if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
         return int(value)
-    raise RecordProblem(
-        f"{what} must be a non-negative integer, got {one_line(repr(value), 40)}", line
-    )
+    raise RecordProblem(f"{what} must be a non-negative integer, got {one_line(repr(value), 40)}",
+                        line)
 
 
 def _list(obj: dict[str, Any], key: str, what: str) -> list[Any]:
@@ -405,9 +405,8 @@ def _infons(obj: dict[str, Any], what: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise RecordProblem(
-            f"{what}: infons must be an object, got {json_kind(value)}", obj.get("_line")
-        )
+        raise RecordProblem(f"{what}: infons must be an object, got {json_kind(value)}",
+                            obj.get("_line"))
     return {str(k): str(v) for k, v in value.items()
             if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 

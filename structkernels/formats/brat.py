@@ -96,6 +96,7 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
     Returns
     -------
     RelationCorpus
+        Sentences ``<doc>.s<i>`` (``<doc>`` the file's stem), entities the ``T`` ids.
 
     Examples
     --------

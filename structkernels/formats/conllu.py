@@ -44,8 +44,7 @@ def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Grap
     except Exception as exc:  # the parser must cost this sentence only
         raise GraphFormatError(
             f"the CoNLL-U parser failed: {type(exc).__name__}: {one_line(exc, 200)}",
-            file, start + n_comments, gid,
-        ) from None
+            file, start + n_comments, gid) from None
     return _build(sents, block, start, n_comments, file, gid)
 
 
@@ -90,13 +89,11 @@ def _build(sents, block, start, n_comments, file, gid) -> Graph:
     for tok, line in words:
         head, rel = tok.get("head"), tok.get("deprel")
         if head is None or not isinstance(head, int):
-            raise GraphFormatError(
-                f"word {tok['id']} ({tok['form']!r}) has no HEAD (column 7)", file, line, gid
-            )
+            raise GraphFormatError(f"word {tok['id']} ({tok['form']!r}) has no HEAD (column 7)",
+                                   file, line, gid)
         if rel in (None, "_", ""):
-            raise GraphFormatError(
-                f"word {tok['id']} ({tok['form']!r}) has no DEPREL (column 8)", file, line, gid
-            )
+            raise GraphFormatError(f"word {tok['id']} ({tok['form']!r}) has no DEPREL (column 8)",
+                                   file, line, gid)
         if head == 0:
             roots.append(str(tok["id"]))
             continue
@@ -156,6 +153,7 @@ def read_conllu(path: str | os.PathLike | Sequence[str | os.PathLike],
     Returns
     -------
     GraphCorpus
+        One dependency graph per sentence, in the order read.
 
     Examples
     --------

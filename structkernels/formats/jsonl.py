@@ -131,9 +131,8 @@ def _sentence_id(record: Any, file: str, line: int) -> str:
 def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentence:
     text = record.get("text")
     if not isinstance(text, str):
-        raise RecordProblem(
-            "no text" if text is None else f"text must be a string, got {json_kind(text)}"
-        )
+        raise RecordProblem("no text" if text is None
+                            else f"text must be a string, got {json_kind(text)}")
     doc = record.get("document", sid)
     if doc is None:
         doc = sid
@@ -141,9 +140,8 @@ def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentenc
         raise RecordProblem(f"document must be a non-empty string, got {one_line(repr(doc), 60)}")
     entities = record.get("entities")
     if not isinstance(entities, list):
-        raise RecordProblem(
-            "no entities" if entities is None else f"entities must be an array, got {json_kind(entities)}"
-        )
+        raise RecordProblem("no entities" if entities is None
+                            else f"entities must be an array, got {json_kind(entities)}")
     ents = tuple(_entity(e, k, text) for k, e in enumerate(entities))
     inters = record.get("interactions")
     labelled = inters is not None
@@ -160,9 +158,8 @@ def _entity(e: Any, k: int, text: str) -> Entity:
         raise RecordProblem(f"entity {k}: must be an object, got {json_kind(e)}")
     eid = e.get("id")
     if not isinstance(eid, str) or not eid:
-        raise RecordProblem(
-            f"entity {k}: id must be a non-empty string, got {one_line(repr(eid), 60)}"
-        )
+        raise RecordProblem(f"entity {k}: id must be a non-empty string, got "
+                            f"{one_line(repr(eid), 60)}")
     has_span = "start" in e or "end" in e
     if has_span and "spans" in e:
         raise RecordProblem(f"entity {eid}: give start and end, or spans, not both")
@@ -173,15 +170,13 @@ def _entity(e: Any, k: int, text: str) -> Entity:
     else:
         spans = e.get("spans")
         if not isinstance(spans, list) or not spans:
-            raise RecordProblem(
-                f"entity {eid}: no offsets (start and end, or a non-empty spans array)"
-            )
+            raise RecordProblem(f"entity {eid}: no offsets (start and end, or a non-empty "
+                                "spans array)")
     for sp in spans:
         if not (isinstance(sp, list) and len(sp) == 2
                 and all(isinstance(x, int) and not isinstance(x, bool) for x in sp)):
-            raise RecordProblem(
-                f"entity {eid}: a span must be [start, end] (integers), got {one_line(sp, 60)}"
-            )
+            raise RecordProblem(f"entity {eid}: a span must be [start, end] (integers), got "
+                                f"{one_line(sp, 60)}")
     etype = e.get("type")
     if etype is not None and not isinstance(etype, str):
         raise RecordProblem(f"entity {eid}: type must be a string, got {json_kind(etype)}")
@@ -204,7 +199,6 @@ def _interaction(i: Any, k: int) -> Interaction:
             raise RecordProblem(f"{name}: {key} must be a string, got {json_kind(i[key])}")
     for key in ("e1", "e2"):
         if not isinstance(i.get(key), str) or not i[key]:
-            raise RecordProblem(
-                f"{name}: {key} must be an entity id, got {one_line(repr(i.get(key)), 60)}"
-            )
+            raise RecordProblem(f"{name}: {key} must be an entity id, got "
+                                f"{one_line(repr(i.get(key)), 60)}")
     return Interaction(i["e1"], i["e2"], iid, i.get("type"))

@@ -183,6 +183,7 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
     Returns
     -------
     RelationCorpus
+        Sentences ``<PMID>.s<i>``, entities ``T<k>[:<concept>]``.
 
     Examples
     --------

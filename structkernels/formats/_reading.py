@@ -128,6 +128,17 @@ class GraphReading:
             self.skip(exc, file, 0, None)
         return None
 
+    def texts(self, paths: Sequence[Any]
+              ) -> Iterator[tuple[str, list[str], dict[int, str], str | None, str]]:
+        """``(file, lines, not UTF-8 lines, why the end is lost, name for derived ids)`` of each
+        of ``paths`` that can be read (:meth:`lines`; :func:`fallback_names`)."""
+        files = [os.fspath(p) for p in paths]
+        names = fallback_names(files)
+        for file in files:
+            read = self.lines(file)
+            if read is not None:
+                yield (file, *read, names[file])
+
     def lost(self, reason: str | None, file: str, line: int) -> None:
         """The end of ``file`` from ``line`` on could not be read (``reason``), if any."""
         if reason is not None:

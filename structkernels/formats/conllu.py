@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from structkernels.formats._reading import GraphReading, blocks, duplicate_reason, fallback_names
+from structkernels.formats._reading import GraphReading, blocks, duplicate_reason
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 from structkernels.utils import one_line, optional_module, split_lines
 
@@ -162,15 +162,9 @@ def read_conllu(path: str | os.PathLike | Sequence[str | os.PathLike],
     """
     reading = GraphReading(on_error)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    names = fallback_names([os.fspath(p) for p in paths])
-    for p in paths:
-        file = os.fspath(p)
-        read = reading.lines(file)
-        if read is None:
-            continue
-        lines, bad, lost = read
+    for file, lines, bad, lost, name in reading.texts(paths):
         n = 0
-        stem = names[file].rsplit(".", 1)[0]
+        stem = name.rsplit(".", 1)[0]
         for start, block in blocks(lines):
             if all(ln.startswith("#") for ln in block):
                 continue  # a comment-only header

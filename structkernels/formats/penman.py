@@ -17,13 +17,7 @@ from penman import layout
 from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL
 
-from structkernels.formats._reading import (
-    GraphReading,
-    blocks,
-    check_max_depth,
-    duplicate_reason,
-    fallback_names,
-)
+from structkernels.formats._reading import GraphReading, blocks, check_max_depth, duplicate_reason
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph, unquote
 from structkernels.utils import split_lines
 
@@ -259,16 +253,10 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
         raise ValueError("read_amr needs at least one file")
     graphs, skipped, ids = reading.graphs, reading.skipped, reading.ids
     duplicates: list[SkippedGraph] = []
-    names = fallback_names([os.fspath(p) for p in paths])
-    for p in paths:
-        file = os.fspath(p)
-        read = reading.lines(file)
-        if read is None:
-            continue
-        lines, bad_bytes, lost = read
+    for file, lines, bad_bytes, lost, name in reading.texts(paths):
         before = (len(graphs), len(skipped), len(duplicates))
         for start, block in blocks(lines):
-            fallback = f"{names[file]}:{start}"
+            fallback = f"{name}:{start}"
             try:
                 g = _decode_block(block, start, file, fallback, max_depth, bad_bytes)
                 if g is None:

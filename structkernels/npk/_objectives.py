@@ -1,19 +1,11 @@
 """What decides each label's σ in :class:`~structkernels.npk.learner.NonstationaryLearner`.
 
-One strategy per ``objective=``, each holding only its own parameters:
-
-- :class:`Loss1Objective` (``"loss1"``): Loss Function 1 on sampled local neighbourhoods of a
-  global k-NN graph, Algorithm 1 of Garg et al. (2018), Sec. 6.2;
-- :class:`KnnAPObjective` (``"knn-ap"``): the leave-one-out average precision of the k-NN
-  classifier on a stratified sample (:mod:`structkernels.npk.sigma_knn`).
-
-The learner's ``fit`` drives both the same way (:class:`Objective`): :meth:`~Objective.set_up`
-on the training data (:class:`FitData`), then for each pass :meth:`~Objective.start_pass` and,
-for each label, :meth:`~Objective.learn_label`, which returns a :class:`LabelDecision` (the
-value chosen and its :class:`TrialResult` records); what the fit spent is
-:meth:`~Objective.report` (:class:`FitReport`).  Random draws are made in the order of the
-algorithm: the global graph's seed, then each label's subsets and their trials' seeds
-(``"loss1"``); the sample (``"knn-ap"``).
+One strategy per ``objective=``, each holding only its own parameters: :class:`Loss1Objective`
+(``"loss1"``, Algorithm 1 of Garg et al. (2018), Sec. 6.2), :class:`KnnAPObjective`
+(``"knn-ap"``, :mod:`structkernels.npk.sigma_knn`) and :class:`GradientObjective` (``"svm"``,
+``"alignment"``).  The learner's ``fit`` drives the first two through :class:`Objective`.
+Random draws are made in the order of the algorithm: the global graph's seed, then each
+label's subsets and their trials' seeds (``"loss1"``); the sample (``"knn-ap"``).
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import clone
@@ -154,10 +146,8 @@ class FitData:
            edge_sets: Sequence[frozenset[str]], rng: np.random.RandomState) -> FitData:
         """The data of a fit, with each label's structures found in ``edge_sets`` (the edge
         labels of each structure)."""
-        members = {lab: np.flatnonzero([lab in s for s in edge_sets]) for lab in labels}
-        has = {lab: np.zeros(len(X), dtype=bool) for lab in labels}
-        for lab in labels:
-            has[lab][members[lab]] = True
+        has = {lab: np.array([lab in s for s in edge_sets], dtype=bool) for lab in labels}
+        members = {lab: np.flatnonzero(has[lab]) for lab in labels}
         return cls(base=base, normalize=normalize, fixed=fixed, learned=learned, X=X, y=y,
                    labels=list(labels), members=members, has=has, rng=rng)
 
@@ -183,16 +173,15 @@ def labels_by_frequency(counts: Mapping[str, int], labels: Sequence[str] | None,
 
 
 # ---------------------------------------------------------------- interface
+@dataclass(kw_only=True)
 class Objective:
     """The interface the learner's ``fit`` drives; progress is counted in ``steps_per_label``
     units of ``unit`` per label."""
 
-    desc = "learning σ"
-    unit = "trial"
-    steps_per_label = 1
-
-    def __init__(self) -> None:
-        self.counters = FitReport()
+    desc: ClassVar[str] = "learning σ"
+    unit: ClassVar[str] = "trial"
+    steps_per_label: ClassVar[int] = 1
+    counters: FitReport = field(default_factory=FitReport, init=False)
 
     def set_up(self, data: FitData) -> bool:
         """Prepare the fit; False when there is nothing to learn (every σ stays 1)."""
@@ -246,6 +235,7 @@ def trial_cost(size: int, inside: int) -> int:
     return size * (size + 1) // 2 + inside * (inside + 1) // 2
 
 
+@dataclass(kw_only=True)
 class Loss1Objective(Objective):
     """Loss Function 1 on sampled neighbourhoods: Algorithm 1 of Garg et al. (2018).
 
@@ -278,24 +268,26 @@ class Loss1Objective(Objective):
     :func:`~structkernels.npk.loss.subset_losses`.
     """
 
-    def __init__(self, *, alpha: int, beta: int, k: int, n_iter: int, sampling: str,
-                 hashing: str | None, n_bits: int | None, exact_below: int, chain_bound: bool,
-                 max_evaluations: int | str | None, n_jobs: int | None,
-                 exact_trials: Callable[..., list[dict[str, Any]]]):
-        super().__init__()
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
-        self.n_iter = n_iter
-        self.neighbourhood = sampling != "random"
-        self.hashing = hashing
-        self.n_bits = n_bits
-        self.exact_below = exact_below
-        self.chain_bound = chain_bound
-        self.max_evaluations = max_evaluations
-        self.n_jobs = n_jobs
-        self.exact_trials = exact_trials
-        self.steps_per_label = alpha
+    alpha: int
+    beta: int
+    k: int
+    n_iter: int
+    sampling: str
+    hashing: str | None
+    n_bits: int | None
+    exact_below: int
+    chain_bound: bool
+    max_evaluations: int | str | None
+    n_jobs: int | None
+    exact_trials: Callable[..., list[dict[str, Any]]]
+
+    @property
+    def steps_per_label(self) -> int:  # type: ignore[override]
+        return self.alpha
+
+    @property
+    def neighbourhood(self) -> bool:
+        return self.sampling != "random"
 
     def set_up(self, data: FitData) -> bool:
         self.data = data
@@ -420,6 +412,7 @@ class Loss1Objective(Objective):
 
 
 # ------------------------------------------------------------------- k-NN AP
+@dataclass(kw_only=True)
 class KnnAPObjective(Objective):
     """The k-NN classifier's leave-one-out average precision on a stratified sample.
 
@@ -431,15 +424,12 @@ class KnnAPObjective(Objective):
     desc = "learning σ (k-NN AP)"
     unit = "label"
 
-    def __init__(self, *, objective_sample: int, n_neighbors: int, min_gain: float,
-                 n_iter: int, max_evaluations: int | str | None, n_jobs: int | None):
-        super().__init__()
-        self.objective_sample = objective_sample
-        self.n_neighbors = n_neighbors
-        self.min_gain = min_gain
-        self.n_iter = n_iter
-        self.max_evaluations = max_evaluations
-        self.n_jobs = n_jobs
+    objective_sample: int
+    n_neighbors: int
+    min_gain: float
+    n_iter: int
+    max_evaluations: int | str | None
+    n_jobs: int | None
 
     def _sample_rows(self, d: FitData) -> np.ndarray:
         """The sorted rows of the sample, shrunk to fit the budget."""

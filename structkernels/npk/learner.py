@@ -3,27 +3,10 @@
 Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural
 language modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is
 extended to ``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j)
-k_n(n_i, n_j)`` (Eq. 1), with one binary parameter ``σ(l) ∈ {0, 1}`` per edge
-(semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every common
-substructure that uses an ``l`` tuple.
-
-:class:`NonstationaryLearner` sets every σ to 1, visits the labels most frequent
-first and sets each ``σ_t`` to the value its objective prefers
-(:mod:`structkernels.npk._objectives`): Loss Function 1 on randomly sampled
-local neighbourhoods of a hashed global k-NN graph (Algorithm 1, Sec. 6.2, the
-default), or the leave-one-out average precision of the k-NN classifier on a
-stratified sample (``objective="knn-ap"``).  With ``n_iter > 1`` the whole pass
-is repeated, rebuilding the global graph with the σ learned so far (Sec. 7.1.3).
-``objective="svm"`` and ``"alignment"`` learn real σ ∈ [0, 1] and λ of the path kernel by
-exact gradient steps instead (:mod:`structkernels.npk.gradient`).
-
-Only kernel evaluations on the sampled subsets and the hashed global graph
-are made; the learner never forms an N × N Gram matrix.  Within a label's
-exact trials no kernel value is computed twice and, for the path kernel,
-values that cannot change a first neighbour are not computed
-(:mod:`structkernels.npk._trials`); the learned σ is the same as with every
-trial computed from scratch.  Every evaluation is counted (``n_evaluations_``,
-and the ones avoided in ``n_evaluations_reused_``).
+k_n(n_i, n_j)`` (Eq. 1), with one parameter ``σ(l)`` per edge (semantic) label
+``l``; ``σ(l) = 0`` makes the kernel ignore every common substructure that uses
+an ``l`` tuple.  What decides each σ is a strategy of
+:mod:`structkernels.npk._objectives`; the learner never forms an N × N Gram matrix.
 """
 
 from __future__ import annotations
@@ -87,12 +70,11 @@ __all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
 class NonstationaryLearner(TransformerMixin, BaseEstimator):
     """Learn binary per-edge-label weights σ of a convolution kernel (Algorithm 1).
 
-    Implements Algorithm 1 and Loss Function 1 of Garg et al. (2018),
-    "Stochastic learning of nonstationary kernels for natural language
-    modeling" (Sec. 6): σ starts at 1 for every label; labels are visited in
-    descending frequency; for each, ``alpha`` noisy loss estimates on
-    randomly sampled local neighbourhoods of a hashed global k-NN graph
-    decide between σ = 0 and σ = 1.
+    Algorithm 1 and Loss Function 1 of Garg et al. (2018), Sec. 6: σ starts at 1 for every
+    label; labels are visited in descending frequency; for each, ``alpha`` noisy loss
+    estimates on sampled local neighbourhoods of a hashed global k-NN graph decide between
+    σ = 0 and σ = 1.  With ``n_iter > 1`` the pass is repeated on a graph rebuilt with the
+    σ learned so far (Sec. 7.1.3).
 
     Parameters
     ----------
@@ -136,24 +118,18 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Sampled subsets smaller than this get an exact 1-NN graph (their
         loss estimate is then free of hashing noise).
     chain_bound : bool, default True
-        In exact trials of the path kernel (indicator edges, node
-        similarities at most 1), bound every pair from above by the chain
-        bound and evaluate only the pairs that can be a first neighbour: the
-        same σ, losses and log with fewer kernel evaluations.  The bookkeeping is
-        NumPy work and the surviving pairs are scattered, so with the cheap
-        compiled kernel it can cost more time than it saves; ``False`` evaluates each
-        subset's whole Gram instead (with reuse across trials and the pruned σ_t = 0 blocks).
+        In exact trials of the path kernel (indicator edges, node similarities at most 1),
+        evaluate only the pairs the chain bound leaves as possible first neighbours: the
+        same σ, losses and log with fewer kernel evaluations, but scattered ones;
+        ``False`` evaluates each subset's whole Gram (still reused across trials).
     max_evaluations : "gram", int or None, default "gram"
         Budget of kernel evaluations for the whole fit.  ``"gram"`` is one
         Gram matrix, ``N (N + 1) / 2``: Algorithm 1 exists to cost less than
         that.  After the global graph, the rest is shared evenly among the
-        remaining trials; a sampled subset whose exact cost (its Gram matrix
-        for ``σ_t = 1`` plus the block of structures with the label for
-        ``σ_t = 0``) exceeds its share is cut to its inducing points first,
-        then their neighbours, until it fits (``n_trimmed_`` counts them).
-        The budget counts each trial at that from-scratch cost, so the
-        subsets, and σ, do not depend on how many values the reuse below
-        saves; the evaluations actually made (``n_evaluations_``) are fewer.
+        remaining trials; a subset whose from-scratch cost (its Gram for ``σ_t = 1``
+        plus the label's block for ``σ_t = 0``) exceeds its share is cut, inducing
+        points kept first, until it fits (``n_trimmed_`` counts them).  The budget
+        counts that from-scratch cost, so σ does not depend on the reuse of values.
         None: no budget.  With ``hashing=None`` and neighbourhood sampling the
         exact global graph alone is one Gram matrix, so ``"gram"`` sets no
         budget there.  With ``objective="knn-ap"`` the sample is shrunk until
@@ -217,8 +193,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     n_evaluations_graph_ : int
         Of which for the global k-NN graphs.
     n_evaluations_reused_ : int
-        Evaluations the exact trials did not make (see Notes): ``n_evaluations_ +
-        n_evaluations_reused_`` is the cost of computing every trial from scratch.
+        Evaluations the exact trials did not make (:mod:`structkernels.npk._trials`):
+        ``n_evaluations_ + n_evaluations_reused_`` is the from-scratch cost.
     budget_ : int or None
         The evaluation budget of ``max_evaluations`` for this N.
     n_trimmed_ : int
@@ -233,12 +209,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         The training structures (checked input of the kernel), against which
         :meth:`transform` computes the Gram matrix.  A learner read from a
         file (:meth:`load`) has σ but not them.
-
-    Notes
-    -----
-    Exact trials (subsets below ``exact_below``, or ``hashing=None``) waste no kernel
-    evaluation and learn exactly what computing each from scratch learns; how is said in
-    :mod:`structkernels.npk._trials` (and docs/npk.md).
 
     Examples
     --------
@@ -269,39 +239,18 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     1.0
     """
 
-    def __init__(
-        self,
-        kernel: str | Kernel = "path",
-        kernel_params: dict | None = None,
-        *,
-        labels: Sequence[str] | None = None,
-        top_fraction: float = 0.5,
-        alpha: int = 10,
-        beta: int = 100,
-        k: int = 4,
-        n_iter: int = 1,
-        sampling: str = "neighbourhood",
-        hashing: str | None = "random-knn",
-        n_bits: int | None = None,
-        exact_below: int = 2000,
-        chain_bound: bool = True,
-        max_evaluations: int | str | None = "gram",
-        normalize: bool = True,
-        objective: str = "loss1",
-        objective_sample: int = 8000,
-        n_neighbors: int = 8,
-        min_gain: float = 0.005,
-        min_count: int = 5,
-        learn_lam: bool = True,
-        n_samples: int = 800,
-        max_steps: int = 30,
-        learning_rate: float = 0.05,
-        validation_fraction: float = 0.25,
-        C: float = 1.0,
-        n_jobs: int | None = None,
-        random_state: int | np.random.RandomState | None = None,
-        progress: bool | None = None,
-    ):
+    def __init__(self, kernel: str | Kernel = "path", kernel_params: dict | None = None, *,
+                 labels: Sequence[str] | None = None, top_fraction: float = 0.5, alpha: int = 10,
+                 beta: int = 100, k: int = 4, n_iter: int = 1, sampling: str = "neighbourhood",
+                 hashing: str | None = "random-knn", n_bits: int | None = None,
+                 exact_below: int = 2000, chain_bound: bool = True,
+                 max_evaluations: int | str | None = "gram", normalize: bool = True,
+                 objective: str = "loss1", objective_sample: int = 8000, n_neighbors: int = 8,
+                 min_gain: float = 0.005, min_count: int = 5, learn_lam: bool = True,
+                 n_samples: int = 800, max_steps: int = 30, learning_rate: float = 0.05,
+                 validation_fraction: float = 0.25, C: float = 1.0, n_jobs: int | None = None,
+                 random_state: int | np.random.RandomState | None = None,
+                 progress: bool | None = None):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.labels = labels
@@ -453,8 +402,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     def _fit_gradient(self, base: Kernel, normalize: bool, fixed: dict[str, float], X: Any,
                       y: Any, groups: Any, offset: Offset | None) -> NonstationaryLearner:
-        """:meth:`fit` with a gradient objective
-        (:class:`~structkernels.npk.gradient.GradientObjective`)."""
+        """:meth:`fit` with a :class:`GradientObjective`."""
         if not callable(getattr(base, "weighted_gradient", None)):
             raise TypeError(f"NonstationaryLearner(objective={self.objective!r}) learns σ of "
                             f"a kernel with a σ gradient (the path kernel), not of "
@@ -467,8 +415,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                                 "not a Path")
         y = binary_labels(y, len(X), "fit")
         rng = check_random_state(self.random_state)
-        strategy = GradientObjective(**{k: getattr(self, k) for k in (
-            "objective", *PARAMETERS, "n_jobs")}, progress=bool(self.progress))
+        strategy = GradientObjective(**self._settings("objective", *PARAMETERS, "n_jobs"),
+                                     progress=bool(self.progress))
         counts = Counter(label for x in X for label in structure_edge_labels(x))
         labels = strategy.labels(counts, self.labels)
         learned = strategy.fit(base, fixed, labels, X, y, groups, offset, rng)
@@ -485,20 +433,17 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def _objective(self) -> Objective:
         """The strategy of ``objective=``, given its own parameters only."""
         if self.objective == "knn-ap":
-            return KnnAPObjective(
-                objective_sample=self.objective_sample, n_neighbors=self.n_neighbors,
-                min_gain=self.min_gain, n_iter=self.n_iter,
-                max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
-            )
+            return KnnAPObjective(**self._settings(
+                "objective_sample", "n_neighbors", "min_gain", "n_iter", "max_evaluations",
+                "n_jobs"))
         # exact_trials is looked up here, at each fit: the tests put trials computed from
         # scratch in its place to check that reuse changes nothing
-        return Loss1Objective(
-            alpha=self.alpha, beta=self.beta, k=self.k, n_iter=self.n_iter,
-            sampling=self.sampling, hashing=self.hashing, n_bits=self.n_bits,
-            exact_below=self.exact_below, chain_bound=self.chain_bound,
-            max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
-            exact_trials=exact_trials,
-        )
+        return Loss1Objective(**self._settings(
+            "alpha", "beta", "k", "n_iter", "sampling", "hashing", "n_bits", "exact_below",
+            "chain_bound", "max_evaluations", "n_jobs"), exact_trials=exact_trials)
+
+    def _settings(self, *names: str) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in names}
 
     def _report(self, report: FitReport) -> None:
         """The objective's counters as fitted attributes."""
@@ -659,19 +604,16 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
-        """The fitted model as a JSON-ready dict (parameters, σ, losses, counters);
-        :func:`structkernels.npk.sigma_json.learner_to_json`."""
+        """The fitted model as a JSON-ready dict (parameters, σ, losses, counters)."""
         return learner_to_json(self)
 
     @classmethod
     def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
         """Inverse of :meth:`to_json` (also accepts a JSON string).
 
-        The document is data only: its ``"kernel"`` resolves through the kernel
-        registry (:meth:`structkernels.registry.Registry.resolve_name`), never
-        by importing a name read from it; σ and fixed σ must be finite numbers
-        >= 0.  Anything else raises a ``ValueError`` naming the field
-        (:func:`structkernels.npk.sigma_json.learner_from_json`).
+        The document is data only: its ``"kernel"`` resolves through the kernel registry,
+        never by importing a name read from it; σ and fixed σ must be finite numbers >= 0.
+        Anything else raises a ``ValueError`` naming the field.
         """
         return learner_from_json(cls, obj)
 

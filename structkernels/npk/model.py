@@ -10,28 +10,11 @@ in the gzip header, so the same model gives the same bytes)::
      "train": {"source": ..., "ids": [...], "paths": [...], "labels": [0, 1, ...]},
      "evaluation": {...}}
 
-Version 1 (the same dict as plain JSON) is still read.  Every file is checked
-against this schema on reading and every message names the file: a σ or
-fixed σ that is not a finite number >= 0, an unknown version, training
-labels outside {0, 1}, lengths that disagree, a malformed path, a kernel
-that is not registered, or a file that is not a model at all (binary junk,
-another JSON document, a file decompressing beyond :data:`MAX_MODEL_BYTES`)
-give one :class:`ModelFormatError` line, never a traceback from deep inside.
-
-**Reading a model never runs code.**  The file is data: JSON read with a
-bound on its decompressed size, and the kernel it names (``"kernel"``, and
-the learner's ``"kernel"``) resolves only through the kernel registry
-(:meth:`structkernels.registry.Registry.resolve_name`: entry points and
-names given to ``structkernels.register``).  Nothing is imported by a name read
-from the file; ``"subprocess:getoutput"`` is refused as "not a registered
-kernel".  Files of older releases that hold ``module:Class`` for a kernel
-whose entry point is exactly that target are read under the registered name.
-Writing is atomic (a temporary file renamed into place) and refuses
-NaN/infinity, naming the field.
-
-:func:`load_model` gives a :class:`NPKModel` (the learner, the classifier
-settings and the training set, ready to predict);
-``NonstationaryLearner.load`` reads these files too.
+Version 1 (the same dict as plain JSON) is still read.  Reading checks every file against
+this schema and never runs code (:mod:`structkernels.npk.files`): the kernels it names
+resolve only through the kernel registry, so ``"subprocess:getoutput"`` is refused as "not a
+registered kernel", and anything wrong is one :class:`ModelFormatError` line naming the file.
+Writing is atomic and refuses NaN/infinity, naming the field.
 
 Examples
 --------
@@ -45,6 +28,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.files import (
@@ -132,8 +117,6 @@ class NPKModel:
         without fitting again.  Assigning other training data, kernel or
         classifier settings to the model fits it anew.
         """
-        import numpy as np
-
         if use not in ("npk", "pk"):
             raise ValueError(f"use must be 'npk' or 'pk', got {use!r}")
         setting = self._setting()
@@ -168,8 +151,6 @@ class NPKModel:
         """Positive-class score of the paths ``X``, shape (n,): the (weighted) share of
         label 1 among the neighbours, the score :meth:`predict` compares with the
         classifier's ``threshold_`` (0 everywhere when no training label is 1)."""
-        import numpy as np
-
         clf = self.classifier(use, n_jobs)
         proba = clf.predict_proba(X)
         pos = np.flatnonzero(clf.classes_ == 1)
@@ -184,7 +165,6 @@ def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKM
     kernel resolves through the registry.  ``max_bytes`` bounds the
     decompressed size (default :data:`MAX_MODEL_BYTES`).
     """
-
     name = os.fspath(path)
     doc = read_model(path, max_bytes=max_bytes)
     train = doc["train"]

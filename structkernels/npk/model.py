@@ -43,8 +43,7 @@ from structkernels.npk.files import (
     sigma_problem,
     validate_model,
 )
-from structkernels.npk.learner import NonstationaryLearner
-from structkernels.npk.sigma_json import learner_from_document
+from structkernels.npk.learner import NonstationaryLearner, learner_from_document
 from structkernels.structures import Path
 
 __all__ = [

@@ -1,26 +1,11 @@
 """Kernel k-nearest-neighbour graphs, exact (blocked) and approximate (hashed).
 
-:func:`knn_graph` returns a :class:`KNNGraph`: for every structure its ``k``
-most similar other structures under a kernel (largest kernel value first,
-ties to the smaller index), the similarities, and the number of kernel
-evaluations it took.
-
-* ``hashing=None``: exact.  Square blocks of the upper triangle go through the
-  Gram engine (:func:`structkernels.gram`) in workers (threads for compiled
-  GIL-free kernels, processes otherwise); each block is
-  reduced to its per-row (and per-column) top ``k`` at once, so memory stays
-  ``O(block**2 + n k)``, never ``n**2``.  Costs ``n (n + 1) / 2`` evaluations.
-* ``hashing="random-knn"`` or ``"klsh"`` (or fitted hashers): kernel locality-
-  sensitive hashing (nonstationary kernels paper, Garg et al. 2018, Sec. 4.2).
-  Every structure is hashed against about ``sqrt(n)`` reference structures;
-  the kernel is then evaluated only inside each bucket, optionally also
-  between buckets at Hamming distance 1 (``probe=1``), in ``n_tables``
-  independent tables.  The similarities to the references are exact kernel
-  values too and join the candidates at no cost.  With buckets of about
-  ``sqrt(n)`` structures this costs about ``n ** 1.5`` evaluations.
-
-The σ learner needs neighbours in both directions: :meth:`KNNGraph.neighbors`
-(who are my neighbours) and :meth:`KNNGraph.reverse` (whose neighbour am I).
+:func:`knn_graph` returns a :class:`KNNGraph`: for every structure its ``k`` most similar
+other structures (ties to the smaller index), the similarities and the kernel evaluations it
+took.  Exact: square blocks of the upper triangle through the Gram engine, each reduced to
+its top ``k`` at once (memory ``O(block**2 + n k)``).  Hashed (Garg et al. 2018, Sec. 4.2):
+the kernel is evaluated only inside each bucket (and across Hamming-1 buckets with
+``probe=1``), about ``n ** 1.5`` evaluations.
 """
 
 from __future__ import annotations
@@ -46,14 +31,7 @@ from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
 from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, as_structures
-from structkernels.neighbors.topk import (  # noqa: F401 - served here too
-    loo_knn,
-    loo_knn_rows,
-    topk_lines,
-    topk_merge_block,
-    topk_rows_masked,
-    topk_vote,
-)
+from structkernels.neighbors.topk import topk_lines
 from structkernels.utils import N_JOBS, Interval, validate_params
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
@@ -69,8 +47,7 @@ class KNNGraph:
     Attributes
     ----------
     indices : ndarray of int64, shape (n, k)
-        Neighbours of each row, most similar first; -1 where fewer than ``k``
-        were found.
+        Neighbours of each row, most similar first; -1 where fewer than ``k`` were found.
     similarities : ndarray of float64, shape (n, k)
         Their kernel values, descending per row; ``-inf`` where missing.
     n_evaluations : int
@@ -124,12 +101,6 @@ class KNNGraph:
         rows, cols = rows[order], cols[order]
         bounds = np.searchsorted(cols, np.arange(self.n + 1))
         return [rows[bounds[i] : bounds[i + 1]] for i in range(self.n)]
-
-    def bucket_sizes(self) -> list[np.ndarray]:
-        """Sizes of the buckets of each table (empty list for the exact graph)."""
-        if not self.buckets:
-            return []
-        return [np.array(sorted((len(v) for v in t.values()), reverse=True)) for t in self.buckets]
 
 
 # ---------------------------------------------------------------- internals
@@ -188,31 +159,32 @@ def merge_topk(
     return indices, similarities
 
 
-def prepare_kernel(kernel: Any, kernel_params: dict | None = None) -> tuple[Kernel, bool]:
-    """The base kernel and whether to normalise (a :class:`Normalized` is unwrapped)."""
+def prepare_kernel(kernel: Any, kernel_params: dict | None = None,
+                   normalize: bool | str = False) -> tuple[Kernel, bool]:
+    """The base kernel and whether to normalise: a :class:`Normalized` kernel is unwrapped and
+    normalised whatever ``normalize`` says; ``normalize="auto"`` normalises kernels whose
+    values grow with the structures' size (``Kernel.grows_with_size``)."""
     kern = as_kernel(kernel, **(kernel_params or {}))
-    if isinstance(kern, Normalized):
-        return kern.kernel, True
-    return kern, False
+    base, norm = (kern.kernel, True) if isinstance(kern, Normalized) else (kern, False)
+    if isinstance(normalize, str):
+        return base, norm or bool(getattr(base, "grows_with_size", False))
+    return base, norm or bool(normalize)
 
 
 class Evaluator:
     """Runs blocks of kernel values through the engine and keeps per-row top ``k``.
 
-    A task is ``(row_idx, col_idx, both)``: kernel values between structures
-    ``row_idx`` of ``X`` and ``col_idx`` of ``Y`` (``col_idx=None``: the
-    symmetric block of ``row_idx``); ``both`` also keeps the columns' top ``k``
-    (a graph on one set).  The blocks come from a
+    A task is ``(row_idx, col_idx, both)``: kernel values between structures ``row_idx`` of
+    ``X`` and ``col_idx`` of ``Y`` (``col_idx=None``: the symmetric block of ``row_idx``);
+    ``both`` also keeps the columns' top ``k`` (a graph on one set).  The blocks come from a
     :class:`~structkernels.engine.source.KernelSource` through
-    :func:`~structkernels.engine.parallel.map_blocks`, each reduced to its top-``k``
-    candidates in the worker (:class:`_TopK`).
+    :func:`~structkernels.engine.parallel.map_blocks`, each reduced to its top-``k`` candidates
+    in the worker (:class:`_TopK`).
     """
 
     def __init__(self, kernel: Kernel, k: int, diag_x=None, diag_y=None, n_jobs: int | None = None):
         self.kernel = kernel
         self.k = k
-        self.diag_x = diag_x
-        self.diag_y = diag_y
         self.scale_x = None if diag_x is None else diagonal_scales(diag_x)
         self.scale_y = None if diag_y is None else diagonal_scales(diag_y)
         self.n_jobs = n_jobs
@@ -276,10 +248,9 @@ def _check_common(k: Any, n_jobs: Any) -> None:
 def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
     """``k`` clipped to ``n``, the structures a row can be compared with, with a warning.
 
-    A row has at most ``n`` neighbours, so columns beyond ``n`` would only hold
-    padding (``-1`` / ``-inf``); with ``k = 10**9`` they would need ``16 n 10**9``
-    bytes.  Up to ``n`` the result keeps its ``k`` columns (padded where fewer
-    neighbours are found, as documented).
+    A row has at most ``n`` neighbours, so columns beyond ``n`` would only hold padding (``-1``
+    / ``-inf``); with ``k = 10**9`` they would need ``16 n 10**9`` bytes.  Up to ``n`` the
+    result keeps its ``k`` columns (padded where fewer neighbours are found, as documented).
     """
     k = int(k)
     if k > max(n, 1):
@@ -306,16 +277,19 @@ def kernel_diagonal(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
     return d, len(X)
 
 
-def exact_knn_graph(
-    X: Any,
-    kernel: str | Kernel,
-    k: int = 4,
-    *,
-    n_jobs: int | None = None,
-    block_size: int = 512,
-    exclude_self: bool = True,
-    progress: bool | None = None,
-) -> KNNGraph:
+def _self_candidates(base: Kernel, X: Sequence,
+                     diag: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each structure as its own candidate: ``(indices, similarities, evaluations)``, the
+    normalised self-similarity 1 (0 where ``diag`` is not positive) or the raw one."""
+    n = len(X)
+    if diag is not None:
+        return np.arange(n, dtype=np.int64), (diag > 0).astype(np.float64), 0
+    return np.arange(n, dtype=np.int64), base.diag(X), n
+
+
+def exact_knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, n_jobs: int | None = None,
+                    block_size: int = 512, exclude_self: bool = True,
+                    progress: bool | None = None) -> KNNGraph:
     """Exact k-NN graph from the upper triangle of blocks (``n (n + 1) / 2`` evaluations).
 
     Never holds more than one ``block_size`` square block per worker.
@@ -352,26 +326,15 @@ def exact_knn_graph(
     r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="exact knn")
     if not exclude_self:
         # the diagonal was masked in the blocks: put k(x, x) back as a candidate
-        d = diag if diag is not None else base.diag(X)
-        if diag is not None:
-            d = (d > 0).astype(np.float64)
-        else:
-            ne += n
-        idx = np.arange(n, dtype=np.int64)
+        idx, d, ne_self = _self_candidates(base, X, diag)
         r, c, s = np.concatenate([r, idx]), np.concatenate([c, idx]), np.concatenate([s, d])
+        ne += ne_self
     indices, sims = merge_topk(n, k, r, c, s, exclude_self)
     return KNNGraph(indices, sims, int(n_evals + ne), None, time.perf_counter() - t0)
 
 
-def make_hasher(
-    hashing: str,
-    kernel: Any,
-    *,
-    n_bits: int | None = None,
-    random_state: Any = None,
-    n_jobs: int | None = None,
-    **hash_params: Any,
-):
+def make_hasher(hashing: str, kernel: Any, *, n_bits: int | None = None, random_state: Any = None,
+                n_jobs: int | None = None, **hash_params: Any):
     """An unfitted hasher of family ``hashing`` (``"random-knn"`` or ``"klsh"``)."""
     if hashing not in HASHINGS:
         raise ValueError(
@@ -385,17 +348,9 @@ def make_hasher(
         raise TypeError(f"bad hash parameter for {cls.__name__}: {exc}") from None
 
 
-def build_tables(
-    X: Sequence,
-    kernel: Kernel,
-    hashing: Any,
-    *,
-    n_bits: int | None,
-    n_tables: int,
-    random_state: Any,
-    n_jobs: int,
-    hash_params: dict,
-) -> tuple[list, list[np.ndarray], list[np.ndarray], int]:
+def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | None, n_tables: int,
+                 random_state: Any, n_jobs: int,
+                 hash_params: dict) -> tuple[list, list[np.ndarray], list[np.ndarray], int]:
     """Fit (or use) one hasher per table; returns hashers, codes, reference similarities, evals."""
     if not isinstance(n_tables, (int, np.integer)) or isinstance(n_tables, bool) or n_tables < 1:
         raise ValueError(f"n_tables must be an int >= 1, got {n_tables!r}")
@@ -464,21 +419,10 @@ def _check_probe(probe: Any) -> None:
         raise ValueError(f"probe must be 0 (own bucket) or 1 (also Hamming-1 buckets), got {probe!r}")
 
 
-def knn_graph(
-    X: Any,
-    kernel: str | Kernel,
-    k: int = 4,
-    *,
-    hashing: Any = None,
-    n_bits: int | None = None,
-    n_tables: int = 1,
-    probe: int = 0,
-    n_jobs: int | None = None,
-    random_state: Any = None,
-    exclude_self: bool = True,
-    progress: bool | None = None,
-    **hash_params: Any,
-) -> KNNGraph:
+def knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, hashing: Any = None,
+              n_bits: int | None = None, n_tables: int = 1, probe: int = 0,
+              n_jobs: int | None = None, random_state: Any = None, exclude_self: bool = True,
+              progress: bool | None = None, **hash_params: Any) -> KNNGraph:
     """k-nearest-neighbour graph of ``X`` under ``kernel``, exact or hashed.
 
     Parameters
@@ -578,12 +522,11 @@ def knn_graph(
         parts_c += [cc, r2]
         parts_s += [ss, s2]
     if not exclude_self:
-        d = (diag > 0).astype(np.float64) if diag is not None else base.diag(X)
-        n_evals += 0 if diag is not None else n
-        idx = np.arange(n, dtype=np.int64)
+        idx, d, ne = _self_candidates(base, X, diag)
         parts_r.append(idx)
         parts_c.append(idx)
         parts_s.append(d)
+        n_evals += ne
     indices, sims = merge_topk(
         n, k, np.concatenate(parts_r), np.concatenate(parts_c), np.concatenate(parts_s),
         exclude_self,

@@ -230,7 +230,7 @@ def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph:
     return order[np.sort(first)]
 
 
-def trial_cost(size: int, inside: int) -> int:
+def trial_cost(size: Any, inside: Any) -> Any:
     """Kernel evaluations of an exact trial: Gram of the subset + the label's block."""
     return size * (size + 1) // 2 + inside * (inside + 1) // 2
 
@@ -252,11 +252,10 @@ class Loss1Objective(Objective):
     2. build the global k-NN graph ``G`` (k = 4) with the current kernel
        (:meth:`start_pass`);
     3. for each label ``t``, for ``α`` trials: draw ``β`` inducing points ``r``
-       among the structures that contain ``t``; add their neighbours in ``G``
-       (``n``), the structures that have them as neighbours (``n̄``) and the
-       first neighbours of ``n ∪ n̄`` (``nn``) (:func:`neighbourhood_sample`); on the
-       subset ``a = r ∪ n ∪ n̄ ∪ nn`` build a 1-NN graph with ``σ_t = 0`` and with
-       ``σ_t = 1`` and compute the loss of each;
+       among the structures that contain ``t``; add their neighbours in ``G`` (``n``), the
+       structures that have them as neighbours (``n̄``) and the first neighbours of ``n ∪ n̄``
+       (``nn``) (:func:`neighbourhood_sample`); on the subset ``a = r ∪ n ∪ n̄ ∪ nn`` build a
+       1-NN graph with ``σ_t = 0`` and with ``σ_t = 1`` and compute the loss of each;
     4. set ``σ_t`` to the value with the lower loss summed over the trials (a tie
        keeps σ_t = 1) (:meth:`learn_label`).
 
@@ -320,24 +319,17 @@ class Loss1Objective(Objective):
         if d.normalize:
             kern = Normalized(kern)
         seed = int(d.rng.randint(np.iinfo(np.int32).max))
-        options: dict[str, Any] = {}
-        if self.hashing is not None:
-            options = {"n_bits": self.n_bits, "random_state": seed}
-        graph = knn_graph(
-            d.X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs, progress=False,
-            **options,
-        )
+        hashed = {} if self.hashing is None else {"n_bits": self.n_bits, "random_state": seed}
+        graph = knn_graph(d.X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs,
+                          progress=False, **hashed)
         self.counters.n_evaluations += int(graph.n_evaluations)
         self.counters.n_evaluations_graph += int(graph.n_evaluations)
         self.charged += int(graph.n_evaluations)
-        reverse = graph.reverse()
-        return np.asarray(graph.indices), reverse
+        return np.asarray(graph.indices), graph.reverse()
 
     def _fit_budget(self, a: np.ndarray, has: np.ndarray, share: int) -> np.ndarray:
         """The longest prefix of ``a`` whose exact trial cost fits in ``share``."""
-        inside = np.cumsum(has[a])
-        sizes = np.arange(1, len(a) + 1)
-        costs = sizes * (sizes + 1) // 2 + inside * (inside + 1) // 2
+        costs = trial_cost(np.arange(1, len(a) + 1), np.cumsum(has[a]))
         fit = int(np.searchsorted(costs, share, side="right"))
         if fit >= len(a):
             return a

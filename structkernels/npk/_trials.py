@@ -269,12 +269,11 @@ def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] 
 def _chain_bound(C: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Upper bounds of the raw path kernel between the rows of ``C`` (edge-label counts).
 
-    The path kernel sums, over chains of matched tuple pairs ``(s_1, t_1), ...,
-    (s_k, t_k)`` increasing in both paths, ``Π λ² m_q`` times ``λ`` per
-    skipped position, with ``m_q <= σ(e)² [e_s = e_t]`` (indicator edge kernel,
-    node similarity at most 1) and ``λ <= 1``.  A chain uses each position of
-    ``x`` at most once, so the sum is at most the sum over all choices of
-    "no partner or one partner with the same label" per position of ``x``::
+    The path kernel sums, over chains of matched tuple pairs ``(s_1, t_1), ..., (s_k, t_k)``
+    increasing in both paths, ``Π λ² m_q`` times ``λ`` per skipped position, with
+    ``m_q <= σ(e)² [e_s = e_t]`` (indicator edge kernel, node similarity at most 1) and
+    ``λ <= 1``.  A chain uses each position of ``x`` at most once, so the sum is at most the sum
+    over all choices of "no partner or one partner with the same label" per position of ``x``::
 
         K(x, y) <= Π_s (1 + λ² σ(e_s)² c_y(e_s)) - 1 = exp(Σ_e c_x(e) log(1 + w_e c_y(e))) - 1
 

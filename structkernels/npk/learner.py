@@ -1,11 +1,10 @@
 """Learning the nonstationary weights σ of a convolution kernel (Algorithm 1).
 
-Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural
-language modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is
-extended to ``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j)
-k_n(n_i, n_j)`` (Eq. 1), with one parameter ``σ(l)`` per edge (semantic) label
-``l``; ``σ(l) = 0`` makes the kernel ignore every common substructure that uses
-an ``l`` tuple.  What decides each σ is a strategy of
+Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural language
+modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is extended to
+``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j) k_n(n_i, n_j)`` (Eq. 1), with one
+parameter ``σ(l)`` per edge (semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every
+common substructure that uses an ``l`` tuple.  What decides each σ is a strategy of
 :mod:`structkernels.npk._objectives`; the learner never forms an N × N Gram matrix.
 """
 
@@ -92,11 +91,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     kernel : str or Kernel, default "path"
-        The convolution kernel to make nonstationary: a registered name
-        (built with ``kernel_params``) or an instance; it must have a
-        ``sigma`` parameter (dict edge label -> weight, labels not named
-        weigh 1).  A :class:`~structkernels.Normalized` instance is unwrapped
-        and ``normalize`` is then taken as True.
+        The convolution kernel to make nonstationary: a registered name (built with
+        ``kernel_params``) or an instance; it must have a ``sigma`` parameter (dict edge label
+        -> weight, labels not named weigh 1).  A :class:`~structkernels.Normalized` instance is
+        unwrapped and ``normalize`` is then taken as True.
     kernel_params : dict, optional
         Parameters of the kernel (e.g. ``{"lam": 0.8}``).  A ``sigma`` given
         here fixes the weights of labels that are not learned.
@@ -109,24 +107,21 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     alpha : int, default 10
         Trials per label (α).
     beta : int, default 100
-        Inducing points per trial (β), drawn among the structures that
-        contain the label.
+        Inducing points per trial (β), drawn among the structures that contain the label.
     k : int, default 4
         Neighbours per structure in the global k-NN graph.
     n_iter : int, default 1
         Passes over the labels; the global graph is rebuilt with the learned
         σ before each pass after the first.
     sampling : {"neighbourhood", "random"}, default "neighbourhood"
-        ``"neighbourhood"``: Algorithm 1's local neighbourhoods.
-        ``"random"``: the pure-random baseline of Table 4(b), the ``β``
-        inducing points alone (no global graph).
+        ``"neighbourhood"``: Algorithm 1's local neighbourhoods.  ``"random"``: the pure-random
+        baseline of Table 4(b), the ``β`` inducing points alone (no global graph).
     hashing : {"random-knn", "klsh"} or None, default "random-knn"
         Kernel hashing of the global k-NN graph (and of sampled subsets of
         ``exact_below`` structures or more); None computes exact graphs.
     n_bits : int, optional
-        Hash bits (H) of the global graph; the hashing module's default
-        (about sqrt(N) buckets) when None.  Hashed subset graphs always use
-        the default for their size.
+        Hash bits (H) of the global graph; the hashing module's default (about sqrt(N) buckets)
+        when None.  Hashed subset graphs always use the default for their size.
     exact_below : int, default 2000
         Sampled subsets smaller than this get an exact 1-NN graph (their
         loss estimate is then free of hashing noise).
@@ -136,34 +131,31 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         same σ, losses and log with fewer kernel evaluations, but scattered ones;
         ``False`` evaluates each subset's whole Gram (still reused across trials).
     max_evaluations : "gram", int or None, default "gram"
-        Budget of kernel evaluations for the whole fit.  ``"gram"`` is one
-        Gram matrix, ``N (N + 1) / 2``: Algorithm 1 exists to cost less than
-        that.  After the global graph, the rest is shared evenly among the
-        remaining trials; a subset whose from-scratch cost (its Gram for ``σ_t = 1``
-        plus the label's block for ``σ_t = 0``) exceeds its share is cut, inducing
-        points kept first, until it fits (``n_trimmed_`` counts them).  The budget
-        counts that from-scratch cost, so σ does not depend on the reuse of values.
-        None: no budget.  With ``hashing=None`` and neighbourhood sampling the
-        exact global graph alone is one Gram matrix, so ``"gram"`` sets no
-        budget there.  With ``objective="knn-ap"`` the sample is shrunk until
-        its estimated cost fits the budget (``n_trimmed_`` is then 1).
+        Budget of kernel evaluations for the whole fit.  ``"gram"`` is one Gram matrix,
+        ``N (N + 1) / 2``: Algorithm 1 exists to cost less than that.  After the global graph,
+        the rest is shared evenly among the remaining trials; a subset whose from-scratch cost
+        (its Gram for ``σ_t = 1`` plus the label's block for ``σ_t = 0``) exceeds its share is
+        cut, inducing points kept first, until it fits (``n_trimmed_`` counts them).  The budget
+        counts that from-scratch cost, so σ does not depend on the reuse of values.  None: no
+        budget.  With ``hashing=None`` and neighbourhood sampling the exact global graph alone
+        is one Gram matrix, so ``"gram"`` sets no budget there.  With ``objective="knn-ap"`` the
+        sample is shrunk until its estimated cost fits the budget (``n_trimmed_`` is then 1).
     normalize : bool, default True
         Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
         for the graphs and the loss.
     objective : {"loss1", "knn-ap", "svm", "alignment"}, default "loss1"
-        What decides each label.  ``"loss1"``: Loss Function 1 on the sampled
-        neighbourhoods (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``,
-        ``sampling``, ``hashing`` apply).  ``"knn-ap"``: the average precision
-        of the leave-one-out scores of the similarity-weighted
-        ``n_neighbors``-NN classifier on a stratified sample of
-        ``objective_sample`` training structures (:mod:`structkernels.npk.sigma_knn`):
-        the same greedy pass over the labels, judged by the classifier that
-        will use σ.  σ(l) = 0 is kept only when it raises that AP by more than
-        ``min_gain`` on each of two stratified halves of the sample.  ``"svm"`` (the
-        SVM's dual objective, multiple-kernel learning's alternation) and ``"alignment"``
-        (centred kernel-target alignment): real σ ∈ [0, 1] and λ of the path kernel by
-        projected Adam steps (:mod:`structkernels.npk.gradient`; the parameters from
-        ``min_count`` to ``C`` apply, and ``fit`` takes ``groups`` and ``offset``).
+        What decides each label.  ``"loss1"``: Loss Function 1 on the sampled neighbourhoods
+        (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``, ``sampling``, ``hashing`` apply).
+        ``"knn-ap"``: the average precision of the leave-one-out scores of the
+        similarity-weighted ``n_neighbors``-NN classifier on a stratified sample of
+        ``objective_sample`` training structures (:mod:`structkernels.npk.sigma_knn`): the same
+        greedy pass over the labels, judged by the classifier that will use σ.  σ(l) = 0 is kept
+        only when it raises that AP by more than ``min_gain`` on each of two stratified halves
+        of the sample.  ``"svm"`` (the SVM's dual objective, multiple-kernel learning's
+        alternation) and ``"alignment"`` (centred kernel-target alignment): real σ ∈ [0, 1] and
+        λ of the path kernel by projected Adam steps (:mod:`structkernels.npk.gradient`; the
+        parameters from ``min_count`` to ``C`` apply, and ``fit`` takes ``groups`` and
+        ``offset``).
     objective_sample : int, default 8000
         With ``"knn-ap"``: training structures in the sample (all when fewer).
     n_neighbors : int, default 8
@@ -199,8 +191,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Per label: summed loss at σ = 0 and σ = 1 (``{"0": ..., "1": ...}``)
         of the last pass, and the value chosen.
     log_ : list of dict
-        One entry per (pass, label, trial, value): subset size, loss,
-        penalty, reward.
+        One entry per (pass, label, trial, value): subset size, loss, penalty, reward.
     n_evaluations_ : int
         Kernel evaluations made by ``fit`` (global graphs + subsets).
     n_evaluations_graph_ : int
@@ -219,9 +210,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Gradient objectives: the learned λ, the step kept (0: σ ≡ 1) and per step ``step``,
         ``objective`` (maximised), ``val_ap`` (held-out AP), ``lam``, ``sigma``, ``seconds``.
     X_fit_ : sequence
-        The training structures (checked input of the kernel), against which
-        :meth:`transform` computes the Gram matrix.  A learner read from a
-        file (:meth:`load`) has σ but not them.
+        The training structures (checked input of the kernel), against which :meth:`transform`
+        computes the Gram matrix.  A learner read from a file (:meth:`load`) has σ but not them.
 
     Examples
     --------
@@ -549,11 +539,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def transform(self, X: Sequence) -> np.ndarray:
         """Gram matrix of ``X`` against the training structures under the learned kernel.
 
-        The kernel is :meth:`get_kernel`'s (learned σ, cosine-normalised when the
-        learner was), so an estimator with ``kernel="precomputed"`` (e.g.
-        ``SVC``) can follow the learner in a ``Pipeline``.  Costs ``len(X)
-        n_train_`` kernel evaluations (and the self-similarities when
-        normalised); a non-finite value is an error naming the pair.
+        The kernel is :meth:`get_kernel`'s (learned σ, cosine-normalised when the learner was),
+        so an estimator with ``kernel="precomputed"`` (e.g.  ``SVC``) can follow the learner in
+        a ``Pipeline``.  Costs ``len(X) n_train_`` kernel evaluations (and the self-similarities
+        when normalised); a non-finite value is an error naming the pair.
 
         Parameters
         ----------
@@ -578,13 +567,12 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def score(self, X: Sequence, y: Any) -> float:
         """Leave-one-out average precision of the k-NN vote on ``(X, y)`` under the learned kernel.
 
-        Each structure of ``X`` is scored by the similarity-weighted vote of its
-        ``n_neighbors`` most similar other structures of ``X`` (itself left
-        out), and the scores are ranked against ``y`` by
-        :func:`sklearn.metrics.average_precision_score`: what
-        ``objective="knn-ap"`` maximises and ``train-npk`` reports as average
-        precision.  Higher is better, so ``GridSearchCV`` can select on it.
-        Costs ``len(X) (len(X) + 1) / 2`` kernel evaluations.
+        Each structure of ``X`` is scored by the similarity-weighted vote of its ``n_neighbors``
+        most similar other structures of ``X`` (itself left out), and the scores are ranked
+        against ``y`` by :func:`sklearn.metrics.average_precision_score`: what
+        ``objective="knn-ap"`` maximises and ``train-npk`` reports as average precision.  Higher
+        is better, so ``GridSearchCV`` can select on it.  Costs ``len(X) (len(X) + 1) / 2``
+        kernel evaluations.
 
         Parameters
         ----------
@@ -769,11 +757,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
         """Read a model written by :meth:`save` or by ``structkernels train-npk``.
 
-        Reading never runs code (see :mod:`structkernels.npk.model`): the
-        kernel resolves through the registry, the size is bounded by
-        ``max_bytes`` (default ``structkernels.npk.model.MAX_MODEL_BYTES``) and
-        every error is one :class:`~structkernels.npk.model.ModelFormatError`
-        line naming the file.
+        Reading never runs code (see :mod:`structkernels.npk.model`): the kernel resolves
+        through the registry, the size is bounded by ``max_bytes`` (default
+        ``structkernels.npk.model.MAX_MODEL_BYTES``) and every error is one
+        :class:`~structkernels.npk.model.ModelFormatError` line naming the file.
         """
         name = os.fspath(path)
         doc = read_document(path, max_bytes)

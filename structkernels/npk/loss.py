@@ -96,8 +96,7 @@ def loss_function_1(
 def _first_neighbours(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Index and similarity of each row's most similar other column (self excluded).
 
-    Ties go to the lowest index, so the result does not depend on anything
-    but the matrix.
+    Ties go to the lowest index, so the result does not depend on anything but the matrix.
     """
     S = np.array(S, dtype=np.float64, copy=True)
     np.fill_diagonal(S, -np.inf)

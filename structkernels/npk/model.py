@@ -47,19 +47,11 @@ from structkernels.npk.learner import NonstationaryLearner, learner_from_documen
 from structkernels.structures import Path
 
 __all__ = [
-    "MODEL_FORMAT",
-    "MODEL_VERSION",
-    "MAX_MODEL_BYTES",
-    "ModelFormatError",
-    "NPKModel",
-    "save_model",
-    "read_model",
-    "load_model",
-    "load_learner",
-    "READABLE_VERSIONS",
-    "sigma_problem",
-    "validate_model",
+    "MODEL_FORMAT", "MODEL_VERSION", "MAX_MODEL_BYTES", "ModelFormatError", "NPKModel",
+    "save_model", "read_model", "load_model", "load_learner", "READABLE_VERSIONS",
+    "sigma_problem", "validate_model",
 ]
+
 
 @dataclass
 class NPKModel:
@@ -110,11 +102,10 @@ class NPKModel:
     def classifier(self, use: str = "npk", n_jobs: int | None = None):
         """The fitted k-NN classifier (``use="pk"`` drops the learned σ).
 
-        It is fitted on the first call for each ``use`` and kept on the model:
-        later calls (and :meth:`predict`, :meth:`predict_proba`,
-        :meth:`decision_function`) return the same object with ``n_jobs`` set,
-        without fitting again.  Assigning other training data, kernel or
-        classifier settings to the model fits it anew.
+        It is fitted on the first call for each ``use`` and kept on the model: later calls (and
+        :meth:`predict`, :meth:`predict_proba`, :meth:`decision_function`) return the same
+        object with ``n_jobs`` set, without fitting again.  Assigning other training data,
+        kernel or classifier settings to the model fits it anew.
         """
         if use not in ("npk", "pk"):
             raise ValueError(f"use must be 'npk' or 'pk', got {use!r}")
@@ -159,10 +150,9 @@ class NPKModel:
 def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:
     """Read a model written by ``structkernels train-npk``.
 
-    Raises :class:`ModelFormatError` (one line naming the file) on anything
-    that is not a valid model.  Nothing named in the file is imported: its
-    kernel resolves through the registry.  ``max_bytes`` bounds the
-    decompressed size (default :data:`MAX_MODEL_BYTES`).
+    Raises :class:`ModelFormatError` (one line naming the file) on anything that is not a valid
+    model.  Nothing named in the file is imported: its kernel resolves through the registry.
+    ``max_bytes`` bounds the decompressed size (default :data:`MAX_MODEL_BYTES`).
     """
     name = os.fspath(path)
     doc = read_model(path, max_bytes=max_bytes)

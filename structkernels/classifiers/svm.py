@@ -262,10 +262,8 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         if self.route_ == "exact":
             K = values_against(self, X, self.support_, self.support_vectors_)
-        else:
-            K = values_against(self, X, self.landmark_indices_, self.landmarks_)
-        if self.route_ == "exact":
             return K @ self.dual_coef_[0] + self.intercept_[0]
+        K = values_against(self, X, self.landmark_indices_, self.landmarks_)
         return (K @ self.normalization_) @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X: Any) -> np.ndarray:

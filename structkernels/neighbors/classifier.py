@@ -28,11 +28,11 @@ from structkernels.kernels.names import takes_arrays
 from structkernels.neighbors.graph import (
     HASHINGS,
     Evaluator,
-    block_topk,
     bounded_k,
     build_tables,
     group_buckets,
     kernel_diagonal,
+    line_topk,
     merge_topk,
     prepare_kernel,
 )
@@ -48,7 +48,8 @@ from structkernels.structures import take
 from structkernels.utils import N_JOBS, Interval, Options, ValidatedParamsMixin
 
 __all__ = [
-    "KernelKNNClassifier", "positive_class_scores", "MAIN_JOB_SETTINGS", "PREVIOUS_DEFAULTS",
+    "KernelKNNClassifier", "positive_class_scores", "stratified_rows", "MAIN_JOB_SETTINGS",
+    "PREVIOUS_DEFAULTS",
 ]
 
 
@@ -90,6 +91,17 @@ def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = None) -> di
     )
     support = int(np.sum(yt == pos_label))
     return {"f1": float(f), "precision": float(p), "recall": float(r), "support": support}
+
+
+def stratified_rows(y: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """Sorted positions of ``size`` of the class labels ``y`` (``train_test_split`` seeded by
+    ``seed``), stratified by class when each class holds at least 2."""
+    from sklearn.model_selection import train_test_split
+
+    stratify = y if np.bincount(y, minlength=2).min() >= 2 else None
+    rows, _ = train_test_split(np.arange(len(y)), train_size=size, stratify=stratify,
+                               random_state=seed)
+    return np.sort(rows)
 
 
 #: Bytes of the rows of a precomputed training Gram copied at a time for the
@@ -379,14 +391,8 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         n_all = len(self.X_fit_)
         rows = np.arange(n_all)
         if self.threshold_sample is not None and self.threshold_sample < n_all:
-            from sklearn.model_selection import train_test_split
-
-            rows, _ = train_test_split(
-                rows, train_size=int(self.threshold_sample),
-                stratify=self._y if np.bincount(self._y).min() >= 2 else None,
-                random_state=check_random_state(self.random_state).randint(2**31 - 1),
-            )
-            rows = np.sort(rows)
+            rows = stratified_rows(self._y, int(self.threshold_sample),
+                                   check_random_state(self.random_state).randint(2**31 - 1))
         n = len(rows)
         if self._precomputed():
             # in bands of rows: a copy of the whole training Gram would double its memory
@@ -435,10 +441,9 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         # at most n_train neighbours exist: a larger k would only allocate padding
         k = bounded_k(k, n_train, "n_neighbors", stacklevel=4)
         if self._precomputed():
-            K = X
-            r, c = block_topk(K, k)
+            r, c, s = line_topk(X, k)
             self.n_evaluations_ = 0
-            return merge_topk(len(K), k, r, c, K[r, c], exclude_self=False)
+            return merge_topk(len(X), k, r, c, s, exclude_self=False)
         Xq = as_structures(self.kernel_, X)
         if isinstance(Xq, np.ndarray) and hasattr(self, "n_features_in_"):
             if Xq.ndim != 2 or Xq.shape[1] != self.n_features_in_:
@@ -468,11 +473,10 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 S = h._similarities(Xq)
                 n_evals += h.n_evaluations_ - before
                 codes = _codes(h, S)
-                ref = h.reference_indices_
-                rr, cc = block_topk(S, k)
+                rr, cc, ss = line_topk(S, k, None, h.reference_indices_)
                 parts_r.append(rr)
-                parts_c.append(ref[cc])
-                parts_s.append(S[rr, cc])
+                parts_c.append(cc)
+                parts_s.append(ss)
                 if self.probe_ and self.n_probes_ is not None and self.n_probes_ < h.n_bits_:
                     # multi-probe: each query's own bucket and those across its least firm bits
                     weakest = np.argsort(h.margins_from_similarities(S), axis=1, kind="stable")

@@ -104,28 +104,20 @@ class KNNGraph:
 
 
 # ---------------------------------------------------------------- internals
-def block_topk(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positions ``(rows, cols)`` of the ``k`` largest entries of each row of ``S``.
-
-    Ties at the ``k``-th value go to the smaller column; ``-inf``/NaN entries are
-    never selected.  Rows with fewer finite entries give fewer.
-    """
-    S = np.asarray(S, dtype=np.float64)
-    n, m = S.shape
-    if n == 0 or m == 0 or k <= 0:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    valid = np.isfinite(S) | (S == np.inf)
-    if k >= m:
-        sel = valid
-    else:
-        work = np.where(valid, S, -np.inf)
-        kth = np.partition(work, m - k, axis=1)[:, m - k][:, None]
-        greater = (work > kth) & valid
-        need = k - greater.sum(axis=1, keepdims=True)
-        equal = (work == kth) & valid
-        sel = greater | (equal & (np.cumsum(equal, axis=1) <= need))
-    rows, cols = np.nonzero(sel)
-    return rows.astype(np.int64), cols.astype(np.int64)
+def line_topk(S: np.ndarray, k: int, line_ids: np.ndarray | None = None,
+              other_ids: np.ndarray | None = None, *, transpose: bool = False,
+              mask_self: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``k`` largest entries of each row (column if ``transpose``) of ``S`` as ``(line ids,
+    other ids, values)`` (ids default to positions): :func:`topk_lines` unscaled, ties to the
+    smaller position, ``-inf``/NaN never chosen."""
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    n_lines, n_other = S.shape[::-1] if transpose else S.shape
+    if line_ids is None:
+        line_ids = np.arange(n_lines, dtype=np.int64)
+    if other_ids is None:
+        other_ids = np.arange(n_other, dtype=np.int64)
+    return topk_lines(S, line_ids, other_ids, k, transpose, mask_self, _NO_SCALE, _NO_SCALE,
+                      False, False)
 
 
 def merge_topk(
@@ -209,6 +201,7 @@ class Evaluator:
 _NO_SCALE = np.ones(0, dtype=np.float64)
 
 
+@dataclass
 class _TopK:
     """A block's top-``k`` candidates, in the worker (the reduce of :func:`map_blocks`).
 
@@ -217,10 +210,9 @@ class _TopK:
     scales ``1 / sqrt(k(x, x))`` of the whole sets (or None).
     """
 
-    def __init__(self, k: int, scale_x, scale_y):
-        self.k = k
-        self.scale_x = scale_x
-        self.scale_y = scale_y
+    k: int
+    scale_x: np.ndarray | None
+    scale_y: np.ndarray | None
 
     def __call__(self, S: np.ndarray, task: tuple):
         rows, cols, both = task
@@ -314,14 +306,9 @@ def exact_knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, n_jobs: int | N
     probe_when_asked(base, X, n * (n + 1) // 2)
     diag, n_evals = kernel_diagonal(base, X) if normalize else (None, 0)
     blocks = block_ranges(n, min(int(block_size), max(n, 1)))
-    tasks = []
-    for bi, (r0, r1) in enumerate(blocks):
-        for c0, c1 in blocks[bi:]:
-            rows = np.arange(r0, r1, dtype=np.int64)
-            if c0 == r0:
-                tasks.append((rows, None, True))
-            else:
-                tasks.append((rows, np.arange(c0, c1, dtype=np.int64), True))
+    tasks = [(np.arange(r0, r1, dtype=np.int64),
+              None if c0 == r0 else np.arange(c0, c1, dtype=np.int64), True)
+             for bi, (r0, r1) in enumerate(blocks) for c0, c1 in blocks[bi:]]
     ev = Evaluator(base, k, diag, diag, n_jobs)
     r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="exact knn")
     if not exclude_self:
@@ -489,10 +476,8 @@ def knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, hashing: Any = None,
         X, hash_kernel, hashing, n_bits=n_bits, n_tables=n_tables,
         random_state=random_state, n_jobs=n_jobs, hash_params=hash_params,
     )
-    diag = None
-    if normalize:
-        diag, ne = kernel_diagonal(base, X)
-        n_evals += ne
+    diag, ne = kernel_diagonal(base, X) if normalize else (None, 0)
+    n_evals += ne
     tasks = []
     tables = []
     for h, c in zip(hashers, codes, strict=True):
@@ -514,10 +499,8 @@ def knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, hashing: Any = None,
         if S is None:
             continue
         ref = h.reference_indices_
-        S = np.ascontiguousarray(S, dtype=np.float64)
-        idx = np.arange(n, dtype=np.int64)
-        rr, cc, ss = topk_lines(S, idx, ref, k, False, True, _NO_SCALE, _NO_SCALE, False, False)
-        c2, r2, s2 = topk_lines(S, ref, idx, k, True, True, _NO_SCALE, _NO_SCALE, False, False)
+        rr, cc, ss = line_topk(S, k, None, ref, mask_self=True)
+        c2, r2, s2 = line_topk(S, k, ref, None, transpose=True, mask_self=True)
         parts_r += [rr, c2]
         parts_c += [cc, r2]
         parts_s += [ss, s2]

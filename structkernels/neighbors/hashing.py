@@ -46,12 +46,9 @@ def codes_from_bits(bits: np.ndarray) -> np.ndarray:
 
 
 def as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
-    """``X`` checked by the kernel, kept as a list/array that can be indexed by position.
-
-    With ``encode`` the kernel's checked form is returned (for the compiled
-    kernels an encoded ``PathList``/``TreeList``): sub-lists cut from it with
-    :func:`take` are not encoded again, and an encoded ``X`` is used as is.
-    """
+    """``X`` checked by the kernel, kept as a list/array that can be indexed by position; with
+    ``encode`` the kernel's checked form (an encoded ``PathList``/``TreeList`` for the compiled
+    kernels, whose sub-lists cut with :func:`take` are not encoded again)."""
     if isinstance(X, (str, bytes)):
         raise TypeError("expected a sequence of structures, got a bare string")
     if sp.issparse(X):
@@ -159,10 +156,8 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         return S
 
     def hash(self, X: Any, *, return_bits: bool = False):
-        """Bucket codes of ``X`` (``int64``), and the bit matrix if ``return_bits``.
-
-        Costs ``len(X) * n_reference`` kernel evaluations, added to ``n_evaluations_``.
-        """
+        """Bucket codes of ``X`` (``int64``), and the bit matrix if ``return_bits``; costs
+        ``len(X) * n_reference`` kernel evaluations, added to ``n_evaluations_``."""
         self._check_fitted()
         X = as_structures(self.kernel_, X, encode=True)
         self._check_n_features(X)
@@ -170,11 +165,8 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         return (codes, bits) if return_bits else codes
 
     def fit_hash(self, X: Any, *, return_similarities: bool = False):
-        """Fit on ``X`` and hash it; optionally also return ``k(X, reference)``.
-
-        The similarities to the reference set come for free with the codes: the
-        k-NN graph uses them as neighbour candidates.
-        """
+        """Fit on ``X`` and hash it; optionally also return ``k(X, reference)`` (free with the
+        codes: the k-NN graph uses them as neighbour candidates)."""
         X = as_structures(self._kernel(), X, encode=True)
         self.fit(X)
         S = self._similarities(X)
@@ -187,9 +179,8 @@ class RandomKNNHash(_KernelHash):
 
     A reference set ``A`` of ``M`` structures is drawn from the data; bit ``j`` draws two
     disjoint random subsets ``H_j1``, ``H_j2`` of ``A`` (``s`` structures each) and is set when
-    the nearest neighbour of ``x`` (largest kernel value) among ``H_j1 ∪ H_j2`` lies in
-    ``H_j1``; a tie goes to ``H_j2`` (bit 0), so structures with equal similarities share a
-    code.  Hashing a structure costs ``M`` kernel evaluations, whatever ``H``.
+    the nearest neighbour of ``x`` among ``H_j1 ∪ H_j2`` lies in ``H_j1`` (a tie gives 0).
+    Hashing a structure costs ``M`` kernel evaluations, whatever ``H``.
 
     Parameters
     ----------
@@ -203,9 +194,8 @@ class RandomKNNHash(_KernelHash):
     n_jobs : int or None, default None
         Worker processes of the Gram engine.
     subset_size : int, optional
-        Size ``s`` of each of ``H_j1``, ``H_j2``; default ``max(1, M // 4)``.  With
-        ``s = M // 2`` every bit is decided by the single nearest reference (buckets are its
-        Voronoi cells); smaller subsets make bits more independent.
+        Size ``s`` of each of ``H_j1``, ``H_j2``; default ``max(1, M // 4)``; smaller subsets
+        make bits more independent.
     kernel_params : dict, optional
         Parameters building ``kernel`` when it is a name.
 
@@ -284,9 +274,8 @@ class RandomKNNHash(_KernelHash):
     def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
         """How firmly each bit is set, (n, n_bits): ``|max_{H_j1} k - max_{H_j2} k|``.
 
-        A bit with a small margin would flip under a small change of the
-        structure; multi-probe search (``KernelKNNClassifier(n_probes=...)``)
-        also visits the buckets across the least firm bits.
+        Multi-probe search (``KernelKNNClassifier(n_probes=...)``) also visits the buckets
+        across the least firm bits.
         """
         best1, best2 = self._best_pair(self._checked_similarities(S))
         return np.abs(best1 - best2)
@@ -295,13 +284,12 @@ class RandomKNNHash(_KernelHash):
 class KernelLSH(_KernelHash):
     """Kernelised locality-sensitive hashing (Kulis & Grauman, TPAMI 2012).
 
-    ``p`` structures are sampled; their kernel matrix is centred,
-    ``K_c = (I - ee^T/p) K (I - ee^T/p)``, and for bit ``j`` a random subset ``S_j`` of ``t``
-    sampled points gives ``w_j = K_c^{-1/2} (e_S / t - e / p)`` (pseudo-inverse square root:
-    eigenvalues below ``rcond * max`` are dropped, the numerical instability the nonstationary
-    kernels paper mentions).  The bit is ``sum_i w_j[i] k_c(x, x_i) > 0``, with ``k_c`` the
-    kernel centred on the sample.  Hashing a structure costs ``p`` kernel evaluations; fitting
-    costs ``p (p + 1) / 2``.
+    ``p`` structures are sampled and their kernel matrix centred, ``K_c = (I - ee^T/p) K
+    (I - ee^T/p)``; for bit ``j`` a random subset ``S_j`` of ``t`` points gives ``w_j =
+    K_c^{-1/2} (e_S / t - e / p)`` (eigenvalues below ``rcond * max`` dropped: the numerical
+    instability the nonstationary kernels paper mentions), and the bit is
+    ``sum_i w_j[i] k_c(x, x_i) > 0``.  Hashing costs ``p`` kernel evaluations, fitting
+    ``p (p + 1) / 2``.
 
     Parameters
     ----------

@@ -154,7 +154,7 @@ def topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
                 sr, sc, scaled, upper):  # pragma: no cover - compiled
     """Per line (row of ``S``, or column if ``transpose``) its ``k`` largest entries.
 
-    The same choice as :func:`block_topk`: ``-inf``/NaN never chosen, ties at the
+    The same choice as a sort of each line: ``-inf``/NaN never chosen, ties at the
     ``k``-th value to the smaller position; ``mask_self`` skips entries where the
     line's id equals the other side's id.  With ``scaled`` the entry ``S[a, b]`` is
     normalised as ``S[a, b] * (sr[a] * sc[b])`` (the arithmetic of

@@ -26,6 +26,7 @@ from sklearn.svm import SVC
 from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.path import PathKernel
+from structkernels.neighbors.classifier import stratified_rows
 from structkernels.neighbors.graph import knn_graph
 from structkernels.npk.loss import subset_losses, with_sigma
 from structkernels.npk.sigma_knn import SigmaKNNSearch
@@ -368,22 +369,16 @@ class Loss1Objective(Objective):
             size = len(subsets[j])
             results[j] = TrialResult.from_losses(
                 res, n_nominal=trial_cost(size, inside) if size >= 2 else 0)
-        # sampled subsets are much smaller than N: their hash tables take the default bits
-        args = (normalize, self.hashing, None, self.exact_below)
+        # only the sampled structures go to a trial (and to the workers); sampled subsets are
+        # much smaller than N: their hash tables take the default bits
+        tasks = [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]],
+                  np.arange(len(subsets[j])), has[subsets[j]], normalize, self.hashing, None,
+                  self.exact_below, int(seeds[j])) for j in hashed]
         if self.n_jobs == 1 or len(hashed) < 2:
-            done = [
-                subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
-                for j in hashed
-            ]
+            done = [subset_losses(*task) for task in tasks]
         else:
-            # ship only the sampled structures to the workers
-            done = list(map_tasks(
-                _subset_losses_of,
-                [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]],
-                  np.arange(len(subsets[j])), has[subsets[j]], *args, int(seeds[j]))
-                 for j in hashed],
-                n_jobs=self.n_jobs, backend="processes",
-            ))
+            done = list(map_tasks(_subset_losses_of, tasks, n_jobs=self.n_jobs,
+                                  backend="processes"))
         for j, res in zip(hashed, done, strict=True):
             results[j] = TrialResult.from_losses(res)
         return results
@@ -438,14 +433,7 @@ class KnnAPObjective(Objective):
                 size = max(2, fits)
                 self.counters.n_trimmed = 1
         if size < n:
-            from sklearn.model_selection import train_test_split
-
-            rows, _ = train_test_split(
-                rows, train_size=size,
-                stratify=d.y if np.bincount(d.y, minlength=2).min() >= 2 else None,
-                random_state=d.rng.randint(np.iinfo(np.int32).max),
-            )
-            rows = np.sort(rows)
+            rows = stratified_rows(d.y, size, d.rng.randint(np.iinfo(np.int32).max))
         return rows
 
     def set_up(self, data: FitData) -> bool:

@@ -44,32 +44,21 @@ def classifier_kernel_params(kernel: Any, kernel_params: dict | None) -> dict | 
 
 
 #: The main job (``structkernels train-npk``, the nonstationary kernels paper's Sec. 6-7):
-#: only what differs from the constructors' defaults.  ``learner``: the settings of
-#: ``NonstationaryLearner`` (β = 25 inducing points and the k-NN classifier's
-#: leave-one-out average precision as the objective, sized so that the shipped-dataset
-#: run finishes in minutes on 2 cores: benchmarks/results/npk_main_job.md); ``classifier``:
-#: of ``KernelKNNClassifier`` (normalised, hashed with 2 tables and 3 multi-probes of the
-#: Hamming-1 buckets); ``evaluation``: the baselines table's sub-samples and seeds.
+#: only what differs from the constructors' defaults, for ``NonstationaryLearner``
+#: (``learner``), ``KernelKNNClassifier`` (``classifier``) and the baselines table's
+#: sub-samples and seeds (``evaluation``).
 MAIN_JOB: dict[str, Any] = {
     "kernel": "path",
     "kernel_params": PATH_PARTIAL_CREDIT,
     "learner": {"beta": 25, "objective": "knn-ap"},
-    "classifier": {
-        "normalize": True,
-        "hashing": "random-knn",
-        "n_tables": 2,
-        "probe": 1,
-        "n_probes": 3,
-    },
+    "classifier": {"normalize": True, "hashing": "random-knn", "n_tables": 2, "probe": 1,
+                   "n_probes": 3},
     "evaluation": {"table_train": 2000, "table_test": 3000, "seeds": 5, "random_state": 0},
 }
 
 #: The main job's k-NN classifier settings in full, as ``KernelKNNClassifier`` keywords:
 #: its defaults (``n_neighbors=8``, ``weights="similarity"``, ``threshold="auto"``, the
 #: path kernel of :data:`CLASSIFIER_KERNELS`) with :data:`MAIN_JOB`'s classifier settings.
-#: On 2,000 training / 1,000 test structures of the shipped data (5 samples) they give
-#: F1 33.7 exact and 32.9 hashed where the 0.1 defaults give 0.0 (chance 3.5).
-#: ``tests/test_classifier.py`` checks that the classifier's defaults agree.
 MAIN_JOB_SETTINGS: dict[str, Any] = {
     "kernel": MAIN_JOB["kernel"],
     "kernel_params": dict(MAIN_JOB["kernel_params"]),
@@ -85,10 +74,6 @@ MAIN_JOB_SETTINGS: dict[str, Any] = {
 #: With them, ``kernel_params={}`` gives the path kernel its own parameters (no partial
 #: credit), as ``None`` did then.
 PREVIOUS_DEFAULTS: dict[str, Any] = {
-    "weights": "uniform",
-    "threshold": None,
-    "normalize": False,
-    "n_tables": 1,
-    "probe": 0,
+    "weights": "uniform", "threshold": None, "normalize": False, "n_tables": 1, "probe": 0,
     "n_probes": None,
 }

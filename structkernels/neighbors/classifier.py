@@ -140,9 +140,8 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         ``s >= t``; ``"auto"`` chooses ``t`` on the training data only, as the value that
         maximises F1 of the training structures' leave-one-out scores (each scored by its own
         neighbours, itself excluded, found by the same search as ``predict``, hashed or exact).
-        At a low positive rate a majority of ``k`` votes almost never says positive; ``"auto"``
-        adapts the rule to the class prior.  With one or more than two classes ``"auto"``
-        predicts the most voted class (a number is an error).
+        With one or more than two classes ``"auto"`` predicts the most voted class (a number is
+        an error).
     threshold_sample : int or None, default 2000
         With ``threshold="auto"``: score at most this many training structures (a random subset,
         stratified by class, seeded by ``random_state``) to choose the threshold; None scores
@@ -158,8 +157,7 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         With probing: how many of the Hamming-1 buckets each query searches per table, those
         across its least firm bits (multi-probe LSH, Lv et al., VLDB 2007; the hasher's
         ``margins_from_similarities``).  None searches all ``n_bits`` of them; ``"auto"``: 3
-        (the main job's setting).  A few probes find most of what all of them find, for a
-        fraction of the kernel evaluations.
+        (the main job's setting).
     normalize : bool or "auto", default "auto"
         Use ``k(x, y) / sqrt(k(x, x) k(y, y))``.  ``"auto"``: for kernels whose raw values grow
         with the structures' size (``Kernel.grows_with_size``: the path, tree and nonstationary
@@ -171,9 +169,8 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         Seeds the hash tables and the ``threshold_sample`` subset.
     kernel_params : dict, optional
         Parameters of a kernel given by name (e.g. ``{"lam": 0.8}``).  None with
-        ``kernel="path"``: ``{"lam": 0.8, "node_mismatch": 0.9}``, the main job's partial credit
-        for tuples with equal edges and different nodes; any dict is used as given (the path
-        kernel's own ``node_mismatch`` is 0, the paper's indicator).
+        ``kernel="path"``: :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT`, the
+        main job's partial credit; any dict is used as given.
     hash_params : dict, optional
         Extra hasher parameters (``n_reference``, ``subset_size`` for
         random-knn; ``n_sample``, ``n_per_bit`` for klsh).

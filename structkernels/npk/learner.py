@@ -120,8 +120,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Kernel hashing of the global k-NN graph (and of sampled subsets of
         ``exact_below`` structures or more); None computes exact graphs.
     n_bits : int, optional
-        Hash bits (H) of the global graph; the hashing module's default (about sqrt(N) buckets)
-        when None.  Hashed subset graphs always use the default for their size.
+        Hash bits (H) of the global graph (None: about sqrt(N) buckets); hashed subset graphs
+        take the default for their size.
     exact_below : int, default 2000
         Sampled subsets smaller than this get an exact 1-NN graph (their
         loss estimate is then free of hashing noise).

@@ -1,35 +1,11 @@
 """The model of an annotated relation corpus: entities, interactions, sentences, candidate pairs.
 
-Every reader of :mod:`structkernels.relations` (interaction XML, BRAT standoff, JSON Lines)
-builds the same model, so candidate generation, parsing and evaluation treat all sources
-alike:
-
-- an :class:`Entity` is a mention in one sentence: sentence-relative character ``spans``
-  (end exclusive; several for a discontinuous mention), its ``text`` and an optional type;
-- an :class:`Interaction` joins two entities of the same sentence (by id);
-- a :class:`Sentence` holds its text, document id, entities and gold interactions;
-  ``labelled=False`` marks a sentence whose interactions are unknown (prediction input);
-- :meth:`Sentence.pairs` gives the candidates: every unordered pair of distinct entities,
-  labelled True when an interaction joins them in either direction;
-- a :class:`RelationCorpus` holds the sentences of one or more files, in file order, and
-  lists in ``skipped`` what lenient reading left out.
-
-A sentence is valid by construction: :class:`Sentence` refuses (``ValueError``) spans
-outside its text, an entity whose ``text`` is not the text at its spans (the pieces of a
-discontinuous entity joined by one space), an entity whose text is only white space (no
-word to parse), a lone surrogate in any of its strings (not Unicode text: no parser or
-UTF-8 file takes it), a repeated entity or interaction id, an interaction naming an entity
-the sentence does not have, and an interaction joining two ids of one mention (entities
-with the same spans: the pair would be a mention with itself, scored positive).  For
-the same reason two such entities of a sentence to predict on (``labelled=False``) make no
-candidate pair: :meth:`Sentence.pairs` leaves it out and the readers list it in
-``skipped`` (:func:`same_span_pairs`).  A gold corpus keeps such a pair, a negative, so
-that evaluation figures stay as they were.
-
-Work per sentence is bounded: the readers refuse (strict) or skip and list (lenient) a
-sentence longer than :data:`MAX_SENTENCE_CHARS` characters, with more than
-:data:`MAX_ENTITIES_PER_SENTENCE` entities or more than :data:`MAX_PAIRS_PER_SENTENCE`
-candidate pairs (:func:`sentence_limits_problem`).
+Every reader (interaction XML, BRAT, JSON Lines, PubTator, BioC) builds this model.  A
+:class:`Sentence` is valid by construction (its entities fit its text, ids are unique,
+interactions name its entities and never one mention under two ids); the readers bound the
+work of a sentence (:func:`sentence_limits_problem`).  Two ids of one mention in a sentence
+to predict on make no candidate pair (:func:`same_span_pairs`); a gold corpus keeps such a
+pair, a negative, so that evaluation figures stay as they were.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """PK and NPK beside simple baselines on the same split: the analogue of Table 6.
 
-Garg et al. (2018), Table 6, compare the nonstationary path kernel with its
-k-NN classifier against other classifiers.  :func:`baselines_table` does the
-same on any train/test split of interaction candidates, on sub-samples of both
-halves (one per seed, the same sub-samples for every model):
-
-* k-NN (k = 8) under PK and under NPK, exact and with both kernel hashes
-  (random k-NN, KLSH); similarity-weighted votes, the decision threshold chosen
-  on the training sub-sample only (``threshold="auto"``);
-* ``sklearn.svm.SVC(kernel="precomputed", class_weight="balanced")`` on the
-  normalised PK and NPK Gram matrices;
-* logistic regression (``class_weight="balanced"``) on a bag of ``(edge,
-  node)`` tuples and tuple bigrams, and on those plus the edge labels and
-  edge-label bigrams alone (:func:`linear_baselines`; the distant labels are
-  read off the roles on the path, so the edge sequence is the obvious feature);
-* chance: predicting every candidate positive (F1) and the positive rate (AP).
-
-Every row reports F1 (precision, recall) of the positive class and the
-average precision of its score, mean ± sd over the seeds, with the kernel
-evaluations and seconds of the model.  The exact k-NN and the SVM of a kernel
-share one Gram matrix (each row counts it).  The hashed classifiers run on the
-same values through :class:`~structkernels.kernels.lookup.GramLookup`: each
-counts the values it reads (the evaluations it would make on its own), and
-its seconds add the Gram's time in proportion to them.
+Garg et al. (2018), Table 6, compare the nonstationary path kernel with its k-NN
+classifier against other classifiers; :func:`baselines_table` does the same on any split,
+on sub-samples of both halves (one per seed, the same for every model): k-NN (k = 8) under
+PK and NPK, exact and with both kernel hashes; an SVM on the normalised Grams; logistic
+regression on bags of path tuples (:func:`linear_baselines`); and chance.  Every row
+reports F1 (precision, recall) and average precision, mean ± sd over the seeds, with the
+kernel evaluations and seconds of the model.  The hashed classifiers read the Grams'
+values through :class:`~structkernels.kernels.lookup.GramLookup`, each counting the values
+it reads and adding the Gram's time in proportion to them.
 
 Example
 -------

@@ -1,11 +1,5 @@
 """The main job of the nonstationary kernels paper (Garg et al. 2018, Sec. 6-7) and its
-model: what ``structkernels train-npk`` runs, and ``structkernels predict`` with its model.
-
-:func:`main_job` learns σ on the training half, classifies the other half with the k-NN
-classifier under PK and the learned NPK, and gives the run's summary and the model file's
-document; :func:`format_summary` is its text.  :func:`build_classifier` rebuilds the
-classifier of its model.
-"""
+model: what ``structkernels train-npk`` runs, and ``structkernels predict`` with its model."""
 
 from __future__ import annotations
 
@@ -17,9 +11,7 @@ import numpy as np
 
 from structkernels.formats.structures import InputError
 from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, ModelFormatError
-from structkernels.utils import (
-    one_line,
-)
+from structkernels.utils import one_line
 
 __all__ = ["main_job", "format_summary", "evaluate", "fmt_f1", "build_classifier", "record_id",
            "load_graph_labels", "label_candidates"]
@@ -32,6 +24,12 @@ def record_id(record: Any, i: int) -> Any:
     return getattr(record, "id", i)
 
 
+def _positive(clf: Any, proba: np.ndarray) -> np.ndarray:
+    """The class 1 column of ``clf``'s probabilities ``proba`` (zeros without that class)."""
+    classes = list(clf.classes_)
+    return proba[:, classes.index(1)] if 1 in classes else np.zeros(len(proba))
+
+
 def _scores(clf, X, y) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     """The test figures, the predictions and the positive-class scores of ``clf`` on ``X``."""
     from sklearn.metrics import average_precision_score
@@ -42,8 +40,7 @@ def _scores(clf, X, y) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     proba = clf.predict_proba(X)
     pred = clf.decide(proba)  # = clf.predict(X)
     out = positive_class_scores(y, pred)
-    classes = list(clf.classes_)
-    score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(y))
+    score = _positive(clf, proba)
     # threshold-free: how well the share of positive neighbours ranks the positives
     out["average_precision"] = float(average_precision_score(y, score)) if np.any(y == 1) else 0.0
     out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
@@ -170,6 +167,7 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
     return {"summary": summary, "model": model, "learner": learner, "pred": npk_pred,
             "score": npk_score}
 
+
 def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
     """The summary of :func:`main_job` as text: the data, σ, PK and NPK, the baselines."""
     lines: list[str] = []
@@ -267,11 +265,9 @@ def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None
     except ValueError as exc:
         raise ModelFormatError(f"model training structure is malformed: {exc}") from None
     y = np.asarray(train["labels"], dtype=np.int64)
-    clf = KernelKNNClassifier(kernel=model.get("kernel", "path"), kernel_params=params,
+    clf = KernelKNNClassifier(kernel=name, kernel_params=params,
                               n_jobs=n_jobs, **settings)
     return clf.fit(X, y)
-
-
 
 
 def label_candidates(model: dict[str, Any], paths: list, *, use: str = "npk",
@@ -281,6 +277,4 @@ def label_candidates(model: dict[str, Any], paths: list, *, use: str = "npk",
     classifier of a train-npk ``model`` (:func:`build_classifier`)."""
     clf = build_classifier(model, use, n_jobs, source=source)
     proba = clf.predict_proba(paths)
-    classes = list(clf.classes_)
-    score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(paths))
-    return clf.classes_[np.argmax(proba, axis=1)], score, clf.n_evaluations_
+    return clf.classes_[np.argmax(proba, axis=1)], _positive(clf, proba), clf.n_evaluations_

@@ -1,12 +1,9 @@
 """Plots of the σ learner and of a classifier's evaluation (matplotlib, an optional extra:
 ``pip install structkernels[plot]``).
 
-- :func:`plot_sigma_losses` draws, per edge label, what decided σ (Loss Function 1 summed
-  over the α trials, Algorithm 1 line 17 of Garg et al. 2018, or the leave-one-out k-NN
-  average precision), states the rule and marks the value chosen, so that which labels
-  the kernel learned to ignore, and by how much, can be read at a glance;
-- :func:`plot_evaluation` draws the confusion matrix and the precision-recall curve of a
-  binary classifier's test predictions (scikit-learn's displays).
+- :func:`plot_sigma_losses`: per edge label, what decided σ, the rule and the value chosen;
+- :func:`plot_evaluation`: the confusion matrix and the precision-recall curve of a binary
+  classifier's test predictions (scikit-learn's displays).
 """
 
 from __future__ import annotations

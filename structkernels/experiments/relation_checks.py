@@ -1,17 +1,6 @@
-"""What an evaluation of relation models checks before it computes anything.
-
-- :func:`check_models`: the model names, each once, at least one;
-- :func:`check_folds`: every split's training pairs hold both classes, else one
-  :class:`FoldError` line naming the fold and its documents;
-- :func:`slice_budget`: how many bytes of fold slices an evaluation holds at once (so
-  that its model fits run in parallel where memory allows);
-- :func:`fold_bytes` and :func:`check_fold_memory`: the memory the Grams of an evaluation
-  hold at once, refused with :class:`~structkernels.kernels.srk.common.MemoryBudgetError`
-  above :func:`structkernels.utils.memory_budget` before any Gram is computed.
-
-:func:`structkernels.experiments.relations.evaluate_relations` and ``evaluate_corpora``
-(before the parse) run them; they are served from there too.
-"""
+"""What an evaluation of relation models checks before it computes anything: the model
+names, folds whose training pairs hold both classes, and the memory of the fold slices
+(refused above :func:`structkernels.utils.memory_budget` before any Gram is computed)."""
 
 from __future__ import annotations
 

@@ -1,30 +1,13 @@
 """Relation extraction evaluated as the BioNLP literature does it.
 
-Every model sees the same folds in the same run: document-level cross-validation
-(:func:`document_folds`: all pairs of a document in one fold) or one train/test split
-(held-out or cross-corpus, :func:`evaluate_relations` with ``splits=[(train, test)]``).
-Precision, recall and F1 are those of the positive class in percent, pooled over the
-folds (every pair is predicted once, by the model that did not see its document), with the
-spread of the per-fold F1 (``f1_sd``); ROC AUC is pooled over the folds' decision values.
-Everything a model learns (σ, the SVM, the k-NN threshold, the forest) is fitted on the
-training folds only; no hyper-parameter is tuned on test folds (the SVMs use C = 1).
-
-The models are defined once, in :mod:`structkernels.relations.models`
-(:data:`~structkernels.relations.models.RELATION_MODELS`: the structure views each reads,
-each view's kernel and parameters, the classifier), and
-:class:`~structkernels.extraction.RelationExtractor` builds its kernel from the same
-definition; docs/relations.md lists them.  Each ``NPK`` model has a ``PK`` twin, the same
-views, classifier and weighting with every nonstationary weight fixed (σ ≡ 1): the result's
-``"twins"`` compares them fold by fold (:func:`twin_comparison`), what σ adds on the same
-folds.  ``NPK chosen`` / ``PK chosen`` pick their classifier by grouped 3-fold inner
-cross-validation on each training fold; they are not in :data:`DEFAULT_MODELS` (three more
-fits per classifier and fold).
-
-Each structure view's normalised Gram is computed once over all pairs and shared by every
-model and fold that reads it (σ's Gram once per split); a model's Gram is the sum of its
-views'.  The Grams live in float32 files, and each fold gathers the rows it needs from
-them (:mod:`structkernels.experiments._gram_files`), so memory holds a fold's slices,
-never a whole matrix.
+Every model sees the same folds: document-level cross-validation (:func:`document_folds`) or
+one train/test split; scores are pooled over the folds (:func:`pooled_scores`), everything a
+model learns is fitted on the training folds only, and each ``NPK`` model is compared fold
+by fold with its σ ≡ 1 twin (:func:`twin_comparison`).  The models are those of
+:mod:`structkernels.relations.models`.  Each structure view's normalised Gram is computed
+once, into a float32 file each fold reads its rows from
+(:mod:`structkernels.experiments._gram_files`), so memory holds a fold's slices, never a
+whole matrix.
 """
 
 from __future__ import annotations
@@ -73,23 +56,9 @@ from structkernels.utils import (
     tqdm,
 )
 
-__all__ = [
-    "DEFAULT_MODELS",
-    "MODELS",
-    "PATH_PARAMS",
-    "FoldError",
-    "check_fold_memory",
-    "check_folds",
-    "check_models",
-    "document_folds",
-    "fold_bytes",
-    "evaluate_corpora",
-    "evaluate_relations",
-    "format_table",
-    "needed_views",
-    "pooled_scores",
-    "twin_comparison",
-]
+__all__ = ["DEFAULT_MODELS", "MODELS", "PATH_PARAMS", "FoldError", "check_fold_memory",
+           "check_folds", "check_models", "document_folds", "fold_bytes", "evaluate_corpora",
+           "evaluate_relations", "format_table", "needed_views", "pooled_scores", "twin_comparison"]
 
 
 #: The values of C that ``C="auto"`` chooses from (grouped inner cross-validation, F1).
@@ -240,13 +209,9 @@ def evaluate_relations(
     slice_bytes : int, optional
         The most bytes of fold slices (a model's training and test rows of its Gram, in
         float64) held at once: models reading different Grams are fitted together while
-        their slices fit, else one Gram after another; a Gram whose slices are larger has
-        its models fitted one after another (each fit's copies would add up).  Default
-        (:func:`~structkernels.experiments.relation_checks.slice_budget`): room for
-        ``n_jobs`` Grams' slices within a quarter of the memory budget, at least
-        :data:`~structkernels.experiments.relation_checks.SLICE_BYTES`, so that the fits
-        use every worker.  The memory of an evaluation is about :func:`fold_bytes`, plus
-        the structures and the classifiers.
+        their slices fit (default:
+        :func:`~structkernels.experiments.relation_checks.slice_budget`).  The memory of an
+        evaluation is about :func:`fold_bytes`, plus the structures and the classifiers.
     return_scores : bool, default False
         Add ``"pair_scores"``: ``{"fold": the split that tested each pair (-1: none),
         model name: its score for each pair}`` (arrays, in pair order).
@@ -332,12 +297,8 @@ def evaluate_relations(
                 say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s "
                     f"({objective}): {_describe(learned)}")
             spent["σ learner"] += time.perf_counter() - tick
-            # every Gram file this split needs, computed (or read) first, each once: one per
-            # structure view and kernel (σ's for this split only, removed after it); then the
-            # models by groups that read the same Gram, each group's fold slices gathered from
-            # the files once and shared by its models, which run in threads (the SVM, forest
-            # and k-NN fits release the GIL); groups run together while their slices fit
-            # ``slice_bytes``, else one after another
+            # every Gram file this split needs, each once (σ's for this split only); then the
+            # models by groups that read the same Gram, sharing its fold slices, in threads
             files: dict[StructureKernel, GramFile] = {}
             for spec in specs:
                 for part in spec.parts:
@@ -524,14 +485,10 @@ def evaluate_corpora(
     models: Sequence[str] = DEFAULT_MODELS,
     parser: Any = None,
     blind: bool = True,
-    C: float | str = 1.0,
-    sigma_params: dict[str, Any] | None = None,
     n_jobs: int | None = None,
     random_state: Any = 0,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
-    cache_dir: str | os.PathLike | None = None,
-    threshold: str = "inner-cv",
     parse_in_child: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
@@ -550,7 +507,7 @@ def evaluate_corpora(
         Default: ``DependencyParser()`` (spaCy's ``en_core_web_sm``, parses cached).
     blind : bool, default True
         Entity blinding in the structures.
-    C, sigma_params, n_jobs, random_state, progress, log, cache_dir, threshold
+    n_jobs, random_state, progress, log
         As :func:`evaluate_relations`.
     parse_in_child : bool, default False
         Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`): the
@@ -559,7 +516,8 @@ def evaluate_corpora(
         (``structkernels evaluate`` does this).  ``parser`` must then pickle, and a script
         calling this needs the ``if __name__ == "__main__":`` guard (a ``spawn`` start).
     **options
-        ``work_dir``, ``slice_bytes``, ``return_scores``: as :func:`evaluate_relations`.
+        ``C``, ``sigma_params``, ``cache_dir``, ``threshold``, ``work_dir``,
+        ``slice_bytes``, ``return_scores``: as :func:`evaluate_relations`.
 
     Returns
     -------
@@ -612,11 +570,8 @@ def evaluate_corpora(
     del parsed  # the graphs are in the items now
     say(f"{len(pairs)} pairs ({int(y.sum())} positive), {len(splits)} split(s), "
         f"models: {', '.join(models)}")
-    result = evaluate_relations(
-        items, y, splits, groups=docs_of, models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
-        random_state=random_state, progress=progress, log=log, cache_dir=cache_dir,
-        threshold=threshold, **options,
-    )
+    result = evaluate_relations(items, y, splits, groups=docs_of, models=models, n_jobs=n_jobs,
+                                random_state=random_state, progress=progress, log=log, **options)
     docs = {s.document for s in sentences}
     result.update(
         seconds=round(time.perf_counter() - t0, 1), parse_seconds=round(parse_seconds, 1),

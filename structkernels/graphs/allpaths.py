@@ -160,17 +160,8 @@ def _dedupe(labels: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(labels))
 
 
-def allpaths_graph(
-    graph: Graph | nx.MultiDiGraph,
-    e1: Sequence[str] | str,
-    e2: Sequence[str] | str,
-    *,
-    entities: Iterable[Sequence[str] | str] = (),
-    blind: bool = True,
-    shortest_path_weight: float = 0.9,
-    other_weight: float = 0.3,
-    linear_weight: float = 0.9,
-) -> LabelledGraph:
+def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
+                   e2: Sequence[str] | str, **options: Any) -> LabelledGraph:
     """The all-paths graph (Airola et al. 2008) of the candidate pair ``e1``, ``e2``.
 
     Parameters
@@ -218,10 +209,7 @@ def allpaths_graph(
     >>> g.labels[5:]
     (('M_PROT1', 'M_NN'), ('M_binds', 'M_VBZ'), ('M_PROT2', 'M_NN'))
     """
-    # the sentence checks the graph, the pair and the options
-    return AllPathsSentence(graph).graph(
-        e1, e2, entities=entities, blind=blind, shortest_path_weight=shortest_path_weight,
-        other_weight=other_weight, linear_weight=linear_weight)
+    return AllPathsSentence(graph).graph(e1, e2, **options)
 
 
 class AllPathsSentence:
@@ -376,7 +364,7 @@ class AllPathsSentence:
         linear_weight: float = 0.9,
     ) -> LabelledGraph:
         """The all-paths graph of the pair ``e1``, ``e2`` (the parameters of
-        :func:`allpaths_graph`)."""
+        :func:`allpaths_graph`), its graph, pair and options checked."""
         G = self.G
         w_path = _weight(shortest_path_weight, "shortest_path_weight")
         w_other = _weight(other_weight, "other_weight")

@@ -56,18 +56,8 @@ from structkernels.graphs.model import Graph, as_networkx, concept_label
 from structkernels.structures import Path, Tree
 from structkernels.utils import StructkernelsError
 
-__all__ = [
-    "Candidate",
-    "CandidateError",
-    "CandidateExtractor",
-    "generate_candidates",
-    "candidate_subgraph",
-    "candidate_path",
-    "candidate_tree",
-    "ROLE_EDGE",
-    "CATALYST",
-    "DOMAIN",
-]
+__all__ = ["CATALYST", "DOMAIN", "ROLE_EDGE", "Candidate", "CandidateError", "CandidateExtractor",
+           "candidate_path", "candidate_subgraph", "candidate_tree", "generate_candidates"]
 
 #: Edge label of the child that marks a node's role in a candidate tree.
 ROLE_EDGE = "role"
@@ -358,10 +348,6 @@ class CandidateExtractor:
         max_distance: int | None = None,
     ) -> list[Candidate]:
         """See :func:`generate_candidates`."""
-        if max_participants not in (1, 2):
-            raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
-        if max_distance is not None and (not isinstance(max_distance, int) or max_distance < 1):
-            raise ValueError(f"max_distance must be a positive int or None, got {max_distance!r}")
         inter = frozenset(interaction_concepts)
         ents = frozenset(entity_concepts)
         nodes = self.G.nodes
@@ -468,16 +454,13 @@ def _candidate(cand: Candidate | Sequence[Any]) -> Candidate:
     return Candidate(cand[0], cand[1], cand[2])
 
 
-def candidate_subgraph(
-    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any]
-) -> nx.DiGraph:
+def candidate_subgraph(amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any]) -> nx.DiGraph:
     """The candidate's re-rooted subgraph (see :meth:`CandidateExtractor.subgraph`)."""
     return CandidateExtractor(amr).subgraph(_candidate(cand))
 
 
-def candidate_path(
-    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any], senses: bool = False
-) -> Path:
+def candidate_path(amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any],
+                   senses: bool = False) -> Path:
     """The candidate's :class:`~structkernels.Path` in the form of Table 1.
 
     Examples
@@ -490,16 +473,15 @@ def candidate_path(
     return CandidateExtractor(amr, senses).path(_candidate(cand))
 
 
-def candidate_tree(
-    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any], senses: bool = False
-) -> Tree:
-    """The candidate's :class:`~structkernels.Tree` (Fig. 1(b), 1(c)).
+def candidate_tree(amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any],
+                   senses: bool = False) -> Tree:
+    """The candidate's :class:`~structkernels.Tree` (Fig. 1(b), 1(c)), its roles marked.
 
     Examples
     --------
     >>> from structkernels.amr import parse_amr, candidate_tree
-    >>> g = parse_amr("(b / bind-01 :ARG1 (e / enzyme) :ARG2 (s / small-molecule))")
-    >>> str(candidate_tree(g, ("b", "e", ("s",))))
-    '(bind :ARG1 (enzyme :role catalyst) :ARG2 (small-molecule :role domain))'
+    >>> amr = parse_amr("(p / phosphorylate-01 :ARG0 (e / enzyme) :ARG1 (q / protein))")
+    >>> str(candidate_tree(amr, ("p", "e", ("q",))))
+    '(phosphorylate :ARG0 (enzyme :role catalyst) :ARG1 (protein :role domain))'
     """
     return CandidateExtractor(amr, senses).tree(_candidate(cand))

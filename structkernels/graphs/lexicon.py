@@ -1,29 +1,13 @@
 """Candidate interactions in any labelled graph: AMR concepts, collapsed names, lexicons.
 
-A candidate is ``(interaction node, catalyst or None, one or two
-participants)`` (:class:`~structkernels.amr.Candidate`); its path and tree
-come from :class:`~structkernels.amr.CandidateExtractor`, exactly as for
-PENMAN AMRs, so every kernel, the σ learner and the command line take them
-unchanged.  What changes with the source is how interaction and entity nodes
-are found (:class:`Lexicon`):
-
-- **AMR concept lists** (the default for AMR graphs): interaction nodes have a
-  concept of :data:`~structkernels.amr.INTERACTION_CONCEPTS`, entities one of
-  :data:`~structkernels.amr.ENTITY_CONCEPTS`;
-- **collapsed names**: an AMR node whose name subgraph was collapsed into it
-  (the NPK authors' DOT files: ``"a8 HER3" [label=HER3]``) is an entity;
-- **trigger and entity lexicons**: user-given words or lemmas; a node matches
-  by its word (``concept`` of a dependency node, ``name`` of an AMR entity),
-  its lemma (``lemma`` attribute; an AMR concept without its sense), or its
-  Snowball stem (``"binds"`` and ``"binding"`` match ``"bind"``), case folded
-  unless ``case_sensitive``.
-
-On a dependency graph the default lexicon's triggers are the interaction
-concepts without their sense (``bind``, ``phosphorylate``, ``inhibit`` ...),
-matched by lemma or stem, as the paper does for its dependency (SDG)
-candidates; entities there need an entity lexicon (or come from labelled
-records, :mod:`structkernels.datasets.pubmed45`).  The path then runs over
-dependency edges: ``(nsubj, Ras) (binds) (binds) (dobj, GTP)``.
+A candidate (:class:`~structkernels.amr.Candidate`) and its path and tree come from
+:class:`~structkernels.amr.CandidateExtractor`, exactly as for PENMAN AMRs; what changes
+with the source is how interaction and entity nodes are found (:class:`Lexicon`): AMR
+concept lists (the default for AMR graphs), collapsed names (an AMR node whose name
+subgraph was collapsed into it is an entity), or trigger and entity lexicons matched by a
+node's word, lemma or Snowball stem, case folded unless ``case_sensitive``.  On a
+dependency graph the default triggers are the interaction concepts without their sense,
+as the paper does for its dependency (SDG) candidates; entities there need a lexicon.
 """
 
 from __future__ import annotations
@@ -36,18 +20,11 @@ import networkx as nx
 
 from structkernels.graphs.candidates import Candidate, CandidateExtractor
 from structkernels.graphs.concepts import ENTITY_CONCEPTS, INTERACTION_CONCEPTS
-from structkernels.graphs.model import Graph, concept_label, graph_kind
+from structkernels.graphs.model import Graph, as_networkx, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
 
-__all__ = [
-    "Lexicon",
-    "MATCH_MODES",
-    "node_forms",
-    "find_interactions",
-    "find_entities",
-    "extract_candidates",
-    "candidate_records",
-]
+__all__ = ["Lexicon", "MATCH_MODES", "node_forms", "find_interactions", "find_entities",
+           "extract_candidates", "candidate_records"]
 
 MATCH_MODES = ("word", "lemma", "stem", "any")
 
@@ -146,14 +123,6 @@ def _matches(forms: dict[str, set[str]], keys: dict[str, frozenset[str]], mode: 
     return mode in ("stem", "any") and bool(forms["stem"] & keys["stem"])
 
 
-def _graph(graph: Graph | nx.MultiDiGraph) -> nx.MultiDiGraph:
-    if isinstance(graph, Graph):
-        return graph.graph
-    if isinstance(graph, nx.MultiDiGraph):
-        return graph
-    raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
-
-
 def _default(G: nx.MultiDiGraph) -> Lexicon:
     return Lexicon.for_dependency() if graph_kind(G) == "dependency" else Lexicon()
 
@@ -172,7 +141,7 @@ def _find(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None, words: str, c
           collapsed: bool = False) -> list[str]:
     """The nodes whose AMR concept is in ``lexicon.<concepts>``, that are collapsed names
     (when ``collapsed`` and the lexicon keeps them) or whose forms match ``lexicon.<words>``."""
-    G = _graph(graph)
+    G = as_networkx(graph)
     lex = lexicon or _default(G)
     listed = getattr(lex, words)
     keys = lex._keys(listed) if listed else None
@@ -213,7 +182,7 @@ def extract_candidates(
     >>> str(CandidateExtractor(g).path(cands[-1]))
     '(obj, GTP) (binds) (binds) (nsubj, Ras)'
     """
-    G = _graph(graph)
+    G = as_networkx(graph)
     x = CandidateExtractor(G)
     return x.candidates_from_nodes(
         find_interactions(G, lexicon),

@@ -1,25 +1,12 @@
 """The one graph model every reader builds, and its error and skip records.
 
-Every reader of :mod:`structkernels.graphs` returns the model that
-:mod:`structkernels.formats.penman` builds from PENMAN, so candidate extraction, paths, trees,
-kernels, the σ learner and the command line treat all sources alike:
-
-- a :class:`networkx.MultiDiGraph` with graph attributes ``id``, ``root``
-  (the top node, or None) and ``kind`` (``"amr"`` or ``"dependency"``);
-- node attributes ``concept`` (an AMR concept, a collapsed entity name, or a
-  dependency node's word), ``attributes`` (constants, a tuple of pairs),
-  ``name`` (an entity's name or None), ``wiki``; readers may add ``lemma``,
-  ``pos``, ``index`` (1-based token position), ``collapsed`` (True for an
-  AMR entity whose name subgraph was collapsed into the node) and
-  ``extra`` (a dict of the source's other node attributes, e.g. the DOT
-  ``gold_label``);
-- edge attributes ``role`` (``ARG0``, ``op1``; ``nsubj``, ``prep_by``) and
-  ``inverted``.
-
-Each graph comes wrapped in a :class:`Graph` (id,
-sentence, the networkx model, metadata, file, line) and a file's graphs in an
-:class:`GraphCorpus` whose ``skipped`` list names every
-graph left out in lenient mode.
+Every reader builds the model of :mod:`structkernels.formats.penman`: a
+:class:`networkx.MultiDiGraph` with graph attributes ``id``, ``root`` and ``kind``
+(``"amr"`` or ``"dependency"``); node attributes ``concept`` (an AMR concept, a collapsed
+entity name, or a dependency node's word), ``attributes``, ``name``, ``wiki`` and, from
+some readers, ``lemma``, ``pos``, ``index`` (1-based token position), ``collapsed`` and
+``extra`` (the source's other node attributes); edge attributes ``role`` and ``inverted``.
+Each graph comes wrapped in a :class:`Graph`, a file's graphs in a :class:`GraphCorpus`.
 """
 
 from __future__ import annotations
@@ -33,27 +20,12 @@ import penman
 
 from structkernels.utils import StructkernelsError
 
-__all__ = [
-    "GraphFormatError",
-    "GraphCorpus",
-    "Graph",
-    "SkippedGraph",
-    "KINDS",
-    "new_graph",
-    "add_node",
-    "node_data",
-    "graph_kind",
-    "as_networkx",
-    "concept_label",
-    "unquote",
-    "AMRGraph",
-    "AMRCorpus",
-    "AMRFormatError",
-]
+__all__ = ["GraphFormatError", "GraphCorpus", "Graph", "SkippedGraph", "KINDS", "new_graph",
+           "add_node", "node_data", "graph_kind", "as_networkx", "concept_label", "unquote",
+           "AMRGraph", "AMRCorpus", "AMRFormatError"]
 
 #: The kinds of graph the model carries.
 KINDS = ("amr", "dependency")
-
 
 
 def new_graph(graph_id: str, kind: str, root: str | None = None) -> nx.MultiDiGraph:
@@ -219,13 +191,13 @@ class GraphCorpus(Sequence):
         )
 
 
-def as_networkx(amr: Any) -> nx.MultiDiGraph:
-    """The networkx model of an Graph, or a MultiDiGraph as is."""
-    if isinstance(amr, Graph):
-        return amr.graph
-    if isinstance(amr, nx.MultiDiGraph):
-        return amr
-    raise TypeError(f"expected an Graph or a networkx.MultiDiGraph, got {type(amr).__name__}")
+def as_networkx(graph: Any) -> nx.MultiDiGraph:
+    """The networkx model of a Graph, or a MultiDiGraph as is."""
+    if isinstance(graph, Graph):
+        return graph.graph
+    if isinstance(graph, nx.MultiDiGraph):
+        return graph
+    raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
 
 
 def unquote(value: Any) -> str:

@@ -16,22 +16,10 @@ from dataclasses import dataclass, field
 
 from structkernels.utils import StructkernelsError, one_line
 
-__all__ = [
-    "Entity",
-    "Interaction",
-    "Sentence",
-    "EntityPair",
-    "RelationCorpus",
-    "RelationFormatError",
-    "SkippedRecord",
-    "span_text",
-    "MAX_ENTITIES_PER_SENTENCE",
-    "MAX_PAIRS_PER_SENTENCE",
-    "same_span_pairs",
-    "MAX_SENTENCE_CHARS",
-    "sentence_limits_problem",
-    "surrogate_problem",
-]
+__all__ = ["Entity", "Interaction", "Sentence", "EntityPair", "RelationCorpus",
+           "RelationFormatError", "SkippedRecord", "span_text", "MAX_ENTITIES_PER_SENTENCE",
+           "MAX_PAIRS_PER_SENTENCE", "same_span_pairs", "MAX_SENTENCE_CHARS",
+           "sentence_limits_problem", "surrogate_problem"]
 
 #: The most entities a sentence may hold: every pair of them is a candidate, so the work
 #: of a sentence (its pairs' structures, their rows of every Gram) grows as its square.

@@ -40,21 +40,9 @@ from structkernels.utils import (
     user_cache_dir,
 )
 
-__all__ = [
-    "DEFAULT_PIPELINE",
-    "MAX_SENTENCE_CHARS",
-    "BackgroundParser",
-    "MIN_PARALLEL_PARSE",
-    "DependencyParser",
-    "parse_problem",
-    "ParsedSentence",
-    "ParsesCall",
-    "entity_tokens",
-    "load_pipeline",
-    "parse_ahead_pays",
-    "parse_without_torch",
-    "split_at",
-]
+__all__ = ["DEFAULT_PIPELINE", "MAX_SENTENCE_CHARS", "BackgroundParser", "MIN_PARALLEL_PARSE",
+           "DependencyParser", "parse_problem", "ParsedSentence", "ParsesCall", "entity_tokens",
+           "load_pipeline", "parse_ahead_pays", "parse_without_torch", "split_at"]
 
 _HINT = (
     "parsing text needs spaCy and an English pipeline: pip install 'structkernels[parse]' "

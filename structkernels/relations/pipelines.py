@@ -1,13 +1,9 @@
 """Which spaCy pipelines may be loaded: the installed pipeline packages, by name, and nothing else.
 
-``spacy.load(name)`` imports ``name`` when a distribution of that name is installed,
-whatever it is: ``spacy.load("pip")`` imports pip.  Every pipeline name structkernels
-passes to spaCy (the ``--pipeline`` option of ``evaluate``, ``params.pipeline`` of an
-extractor file, :class:`~structkernels.relations.parse.DependencyParser`) is therefore
-checked first against spaCy's registry of installed pipeline packages, the entry points of
-the group ``spacy_models`` (what :func:`spacy.util.get_installed_models` lists), read from
-the packages' metadata: nothing is imported to find them, and a name that is not there
-never reaches ``spacy.load``.
+``spacy.load(name)`` imports any installed distribution ``name`` (``spacy.load("pip")``
+imports pip), so every pipeline name is first checked against the entry points of the
+group ``spacy_models`` (spaCy's registry of installed pipeline packages), read from the
+packages' metadata without importing anything.
 """
 
 from __future__ import annotations
@@ -22,16 +18,8 @@ from typing import Any
 
 from structkernels.utils import StructkernelsError, one_line
 
-__all__ = [
-    "DEFAULT_PIPELINE",
-    "PIPELINE_ALIASES",
-    "UnknownPipelineError",
-    "check_pipeline",
-    "installed_pipelines",
-    "keep_torch_out",
-    "pipeline_needs_torch",
-    "pipeline_packages",
-]
+__all__ = ["DEFAULT_PIPELINE", "PIPELINE_ALIASES", "UnknownPipelineError", "check_pipeline",
+           "installed_pipelines", "keep_torch_out", "pipeline_needs_torch", "pipeline_packages"]
 
 #: The pipeline the ``parse`` extra installs.
 DEFAULT_PIPELINE = "en_core_web_sm"

@@ -39,14 +39,6 @@ __all__ = ["GramFile", "fold_slices", "store_float32", "BAND_BYTES", "RelationGr
 BAND_BYTES = 32 << 20
 
 
-def _header(path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
-    with open(path, "rb") as fh:
-        shape, fortran, dtype = read_npy_header(fh, str(path))
-        if fortran:
-            raise ValueError(f"{path}: a Fortran-ordered array, not a Gram file")
-        return tuple(shape), np.dtype(dtype), fh.tell()
-
-
 class GramFile:
     """A square float matrix in a ``.npy`` file, read in bands of rows without mapping it.
 
@@ -68,7 +60,12 @@ class GramFile:
 
     def __init__(self, path: str | os.PathLike, temporary: bool = False):
         self.path = Path(path)
-        shape, dtype, self.offset = _header(self.path)
+        with open(self.path, "rb") as fh:
+            shape, fortran, dtype = read_npy_header(fh, str(self.path))
+            self.offset = fh.tell()
+        if fortran:
+            raise ValueError(f"{self.path}: a Fortran-ordered array, not a Gram file")
+        shape, dtype = tuple(shape), np.dtype(dtype)
         if len(shape) != 2 or shape[0] != shape[1] or dtype not in (np.float32, np.float64):
             raise ValueError(f"{self.path}: a {dtype} array of shape {shape}, not a square "
                              "float Gram")
@@ -303,8 +300,7 @@ class RelationGrams:
         return f
 
     def get(self, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
-        """The Gram of ``view`` under ``kern`` as an array in memory (float64 of the stored
-        float32); ``keep=False``: not kept (see :meth:`file`)."""
+        """:meth:`file`'s Gram as a float64 array in memory."""
         f = self.file(view, kern, keep)
         try:
             return f.to_array()
@@ -326,13 +322,11 @@ class RelationGrams:
         entry = f"sigma-{name}.json"
         payload = self.store.read(entry, name, 1 << 20)
         if payload is not None:
-            problem = None
             try:
                 doc = json.loads(payload.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, RecursionError):
-                doc, problem = None, "not JSON"
-            if problem is None:
-                problem = _learned_problem(doc)
+                doc = None
+            problem = "not JSON" if doc is None else _learned_problem(doc)
             if problem is None:
                 return doc
             self.store.discard(entry, problem)

@@ -89,16 +89,14 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
              learner_params: dict[str, Any], settings: dict[str, Any],
              table: dict[str, Any] | None, data: str, options: dict[str, Any],
              started: float) -> dict[str, Any]:
-    """Learn σ on ``learn_set`` (:class:`~structkernels.npk.learner.NonstationaryLearner`
-    with ``learner_params``), classify ``test`` with the k-NN classifier (``settings``)
-    trained on ``train`` under PK (``pk_params``) and NPK (``settings["normalize"]`` set
-    to the learner's), with the linear baselines and,
-    given ``table`` (``n_train``, ``n_test``, ``seeds``), the baselines table.
+    """Learn σ on ``learn_set`` (:class:`~structkernels.npk.learner.NonstationaryLearner`),
+    classify ``test`` with the k-NN classifier trained on ``train`` under PK and NPK, with
+    the linear baselines and, given ``table`` (``n_train``, ``n_test``, ``seeds``), the
+    baselines table.
 
     Returns ``{"summary", "model", "learner", "pred", "score"}``: the run's figures
-    (``options`` recorded as its settings; ``started`` the run's start on
-    :func:`time.perf_counter`), the model file's document, and NPK's predictions and
-    positive-class scores on ``test``.
+    (``options`` recorded as its settings, ``started`` its :func:`time.perf_counter`), the
+    model file's document, and NPK's predictions and positive-class scores on ``test``.
     """
     from structkernels.experiments.baselines import baselines_table, linear_baselines
     from structkernels.npk.learner import NonstationaryLearner
@@ -173,10 +171,8 @@ def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
     lines: list[str] = []
     w = lines.append
     lrn = s["learning"]
-    w(
-        f"data: {s['data']}: {s['n_train']} training / {s['n_test']} test candidates "
-        f"({100 * s['positive_rate_test']:.1f}% positive in test)\n"
-    )
+    w(f"data: {s['data']}: {s['n_train']} training / {s['n_test']} test candidates "
+      f"({100 * s['positive_rate_test']:.1f}% positive in test)\n")
     st = s["settings"]
     if st.get("objective", "loss1") == "knn-ap":
         how = (f"objective: leave-one-out AP of the {st['n_neighbors']}-NN classifier on a "
@@ -188,38 +184,28 @@ def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
       f"({how})\n")
     zeroed = ", ".join(s["zeroed_labels"]) or "(none)"
     w(f"labels σ zeroed ({len(s['zeroed_labels'])}): {zeroed}\n")
-    w(
-        f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "
-        f"{'kernel evaluations':>18} {'seconds':>8}\n"
-    )
+    w(f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "
+      f"{'kernel evaluations':>18} {'seconds':>8}\n")
     for name in ("PK", "NPK"):
         r = s[name]
-        w(
-            f"{name:<6} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
-            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
-        )
+        w(f"{name:<6} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
+          f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n")
     if s.get("linear_baselines"):
         w("obvious features on the same split (class_weight balanced):\n")
     for name, r in (s.get("linear_baselines") or {}).items():
-        w(
-            f"{name:<36} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
-            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
-        )
-    w(
-        f"learning: {lrn['n_evaluations']:,} kernel evaluations on N = {s['n_learn']:,} "
-        f"structures ({100 * lrn['fraction_of_gram']:.1f}% of one Gram matrix, "
-        f"N (N + 1) / 2 = {lrn['gram_evaluations']:,}; {lrn['n_trimmed']} subsets cut to the "
-        f"budget), {lrn['seconds']:.1f} s\n"
-    )
+        w(f"{name:<36} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
+          f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n")
+    w(f"learning: {lrn['n_evaluations']:,} kernel evaluations on N = {s['n_learn']:,} "
+      f"structures ({100 * lrn['fraction_of_gram']:.1f}% of one Gram matrix, "
+      f"N (N + 1) / 2 = {lrn['gram_evaluations']:,}; {lrn['n_trimmed']} subsets cut to the "
+      f"budget), {lrn['seconds']:.1f} s\n")
     t = s.get("baselines")
     if t:
         from structkernels.experiments.baselines import format_table
 
-        w(
-            f"\nbaselines (Table 6 analogue): the same {t['n_train']:,} training / {t['n_test']:,} "
-            f"test sub-samples for every model, mean ± sd over {len(t['seeds'])} seeds "
-            f"(seeds {t['seeds'][0]}-{t['seeds'][-1]}), {t['seconds']:.1f} s\n"
-        )
+        w(f"\nbaselines (Table 6 analogue): the same {t['n_train']:,} training / {t['n_test']:,} "
+          f"test sub-samples for every model, mean ± sd over {len(t['seeds'])} seeds "
+          f"(seeds {t['seeds'][0]}-{t['seeds'][-1]}), {t['seconds']:.1f} s\n")
         w(format_table(t) + "\n")
         beats = t["npk_beats_pk_every_seed"]
         w("NPK beats PK on F1 and AP in every seed: "

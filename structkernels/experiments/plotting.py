@@ -37,22 +37,14 @@ def _saved(fig: Any, path: str | os.PathLike | None) -> Any:
     return fig
 
 
-def plot_sigma_losses(
-    learner: Any,
-    path: str | os.PathLike | None = None,
-    *,
-    title: str | None = None,
-    objective: str | None = None,
-    min_gain: float | None = None,
-) -> Any:
+def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
+                      title: str | None = None, objective: str | None = None,
+                      min_gain: float | None = None) -> Any:
     """Bar chart, per learned edge label, of what decided σ: the two values and the rule.
 
-    With ``objective="loss1"`` (Algorithm 1) the bars are Loss Function 1 summed over the α
-    trials, lower is better, and σ = 0 is chosen when its loss is lower (a tie keeps 1).
-    With ``objective="knn-ap"`` the bars are the leave-one-out k-NN average precision on
-    the sample, higher is better, and σ = 0 is kept only when it beats σ = 1 by more than
-    ``min_gain`` on both halves of the sample, so a label whose σ = 0 bar is a little
-    higher may still keep σ = 1: the figure states the rule under its title.
+    The bars are Loss Function 1 summed over the α trials (``objective="loss1"``,
+    Algorithm 1, lower is better) or the leave-one-out k-NN average precision on the sample
+    (``"knn-ap"``, higher is better); the figure states the rule under its title.
 
     Parameters
     ----------
@@ -127,14 +119,8 @@ def plot_sigma_losses(
     return _saved(fig, path)
 
 
-def plot_evaluation(
-    y_true: Any,
-    y_pred: Any,
-    scores: Any = None,
-    path: str | os.PathLike | None = None,
-    *,
-    title: str | None = None,
-) -> Any:
+def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
+                    path: str | os.PathLike | None = None, *, title: str | None = None) -> Any:
     """Confusion matrix and precision-recall curve of binary test predictions.
 
     Parameters
@@ -202,13 +188,8 @@ def plot_evaluation(
     return _saved(fig, path)
 
 
-def plot_relation_curves(
-    y_true: Any,
-    scores: Mapping[str, Any],
-    folder: str | os.PathLike,
-    *,
-    title: str | None = None,
-) -> list[Path]:
+def plot_relation_curves(y_true: Any, scores: Mapping[str, Any], folder: str | os.PathLike, *,
+                         title: str | None = None) -> list[Path]:
     """Precision-recall and ROC curves of several models on the same pairs, one figure each.
 
     Parameters

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.classifiers import HashForestClassifier
+from structkernels.classifiers import HashForestClassifier, KernelSVC, select_by_inner_cv
 from structkernels.engine.parallel import call_in_child, map_tasks
 from structkernels.experiments._gram_files import GramFile, fold_slices
 from structkernels.experiments._gram_files import RelationGrams as _Grams
@@ -51,10 +51,7 @@ from structkernels.relations.models import (
     relation_model,
     twin_of,
 )
-from structkernels.utils import (
-    effective_n_jobs,
-    tqdm,
-)
+from structkernels.utils import effective_n_jobs, tqdm
 
 __all__ = ["DEFAULT_MODELS", "MODELS", "PATH_PARAMS", "FoldError", "check_fold_memory",
            "check_folds", "check_models", "document_folds", "fold_bytes", "evaluate_corpora",
@@ -263,7 +260,6 @@ def evaluate_relations(
     thresholds: dict[str, list[float]] = {m.name: [] for m in specs if m.classifier == "SVM"}
     learner_model = next((m for m in specs if m.learns_sigma), None)
     learns = None if learner_model is None else learner_model.sigma_part
-    uses_npk = learns is not None
     sigma_settings = dict(sigma_params or {})
     objective = sigma_settings.pop("objective", DEFAULT_SIGMA_OBJECTIVE)
     if objective not in SIGMA_OBJECTIVES:
@@ -272,15 +268,16 @@ def evaluate_relations(
     settings = {"random_state": random_state, "objective": objective, **sigma_settings}
     docs = None if groups is None else np.asarray(groups)
 
-    spent: dict[str, float] = {m: 0.0 for m in models}
-    spent["σ learner"] = 0.0
+    spent: dict[str, float] = dict.fromkeys([*models, "σ learner"], 0.0)
     try:
         bar = tqdm(splits, desc="folds", unit="fold", disable=not progress)
         for k, (tr, te) in enumerate(bar):
             learned: dict[str, Any] = {}
             tick = time.perf_counter()
+            doc_groups = None if docs is None else docs[tr]
             if learns is not None:
-                def learn(tr: np.ndarray = tr, part: StructureKernel = learns) -> dict[str, Any]:
+                def learn(tr: np.ndarray = tr, part: StructureKernel = learns,
+                          doc_groups: np.ndarray | None = doc_groups) -> dict[str, Any]:
                     offset = None
                     if objective in OBJECTIVES:
                         # σ learned for the model that uses it: the other views' kernels
@@ -288,7 +285,7 @@ def evaluate_relations(
                         offset = learner_model.fixed_views_gram([items[i] for i in tr], n_jobs)
                     return learn_path_weights(
                         dict(part.params), [items[i][part.view] for i in tr], y[tr],
-                        objective=objective, groups=None if docs is None else docs[tr],
+                        objective=objective, groups=doc_groups,
                         offset=offset, n_jobs=n_jobs, random_state=random_state,
                         **sigma_settings)
 
@@ -306,7 +303,6 @@ def evaluate_relations(
                         files[part] = grams.file(
                             part.view, part.normalized(*_learned_kernel(part, learned)),
                             keep=not (part.learns_sigma and learned))
-            doc_groups = None if groups is None else np.asarray(groups)[tr]
             try:
                 one = 8 * len(tr) * (len(tr) + len(te))  # a Gram's fold slices, bytes
                 for batch in _batches(specs, one, slice_bytes):
@@ -340,24 +336,24 @@ def evaluate_relations(
         bar.close()
     finally:
         grams.close()
+    pooled = {m: pooled_scores(y, preds[m], scores[m], splits) for m in models}
     result = {
         "pairs": n,
         "positives": int(y.sum()),
         "folds": len(splits),
         "seconds": round(time.perf_counter() - t0, 1),
-        "models": {m: pooled_scores(y, preds[m], scores[m], splits) for m in models},
-        "twins": {},
+        "models": pooled,
+        "twins": twin_comparison(pooled),
         "step_seconds": {**{m: round(v, 1) for m, v in spent.items()},
                          "Grams": round(grams.seconds, 1)},
     }
-    if uses_npk:
+    if learns is not None:
         result["sigma_objective"] = objective
         result["sigma_zeroed"] = [sorted(lab for lab, v in w.get("sigma", {}).items() if v == 0.0)
                                   for w in weights]
         result["sigma_learned"] = weights
     if chosen:
         result["chosen"] = chosen
-    result["twins"] = twin_comparison(result["models"])
     if thresholds:
         result["threshold_rule"] = threshold
         result["thresholds"] = thresholds
@@ -424,17 +420,10 @@ def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: n
 
     t = time.perf_counter()
     best = cut = None
-    if model.classifier == "k-NN":
-        clf = KernelKNNClassifier(kernel="precomputed", random_state=random_state)
-        clf.fit(K_tr, y_tr)
-        score, pred = clf.predict_proba(K_te)[:, 1], clf.predict(K_te)
-    elif model.classifier in ("hash-RF", "chosen"):
+    if model.classifier != "SVM":  # k-NN, hash-RF, or the one inner CV chooses
         if model.classifier == "chosen":
             best = _choose(K_tr, y_tr, groups, random_state, 1)
-            clf = _classifiers(random_state, 1)[best]
-        else:
-            clf = HashForestClassifier(kernel="precomputed", random_state=random_state,
-                                       n_jobs=1)
+        clf = _classifiers(random_state, 1)[best or model.classifier]
         clf.fit(K_tr, y_tr)
         score = (clf.predict_proba(K_te)[:, 1] if isinstance(clf, KernelKNNClassifier)
                  else clf.decision_function(K_te))
@@ -456,8 +445,6 @@ def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: n
 
 
 def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
-    from structkernels.classifiers import KernelSVC
-
     return {
         "SVM": KernelSVC(kernel="precomputed", C=1.0, random_state=random_state),
         "k-NN": KernelKNNClassifier(kernel="precomputed", random_state=random_state),
@@ -469,8 +456,6 @@ def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
 def _choose(K: np.ndarray, y: np.ndarray, groups: np.ndarray | None, random_state: Any,
             n_jobs: int) -> str:
     """The classifier with the best grouped 3-fold inner F1 on a training fold's Gram."""
-    from structkernels.classifiers import select_by_inner_cv
-
     best, _ = select_by_inner_cv(_classifiers(random_state, n_jobs), K, y,
                                  groups=groups if groups is not None else np.arange(len(y)),
                                  cv=3, scoring="f1", random_state=random_state)

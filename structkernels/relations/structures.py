@@ -109,24 +109,17 @@ def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
     succ: dict[str, str | None] = {b: None}
     forward, reverse = [a], [b]
     while forward and reverse:
-        if len(forward) <= len(reverse):
-            level, forward = forward, []
-            for v in level:
-                for w in adjacency.get(v) or neighbours(v):
-                    if w not in pred:
-                        forward.append(w)
-                        pred[w] = v
-                    if w in succ:
-                        return pred, succ, w
-        else:
-            level, reverse = reverse, []
-            for v in level:
-                for w in adjacency.get(v) or neighbours(v):
-                    if w not in succ:
-                        succ[w] = v
-                        reverse.append(w)
-                    if w in pred:
-                        return pred, succ, w
+        ahead = len(forward) <= len(reverse)  # grow the smaller side, forward on a tie
+        level, seen, other = (forward, pred, succ) if ahead else (reverse, succ, pred)
+        grown: list[str] = []
+        for v in level:
+            for w in adjacency.get(v) or neighbours(v):
+                if w not in seen:
+                    grown.append(w)
+                    seen[w] = v
+                if w in other:
+                    return pred, succ, w
+        forward, reverse = (grown, reverse) if ahead else (forward, grown)
     return pred, succ, None
 
 

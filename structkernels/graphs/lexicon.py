@@ -84,12 +84,8 @@ class Lexicon:
         return cls(entities=frozenset(entities), **kw)
 
     def _keys(self, words: Iterable[str]) -> dict[str, frozenset[str]]:
-        words = list(words)
-        cs = self.case_sensitive
-        return {
-            "word": frozenset(_fold(w, cs) for w in words),
-            "stem": frozenset(stem_word(_fold(w, cs)) for w in words),
-        }
+        folded = frozenset(_fold(w, self.case_sensitive) for w in words)
+        return {"word": folded, "stem": frozenset(map(stem_word, folded))}
 
 
 def node_forms(G: nx.MultiDiGraph, v: Any, case_sensitive: bool = False) -> dict[str, set[str]]:
@@ -123,10 +119,6 @@ def _matches(forms: dict[str, set[str]], keys: dict[str, frozenset[str]], mode: 
     return mode in ("stem", "any") and bool(forms["stem"] & keys["stem"])
 
 
-def _default(G: nx.MultiDiGraph) -> Lexicon:
-    return Lexicon.for_dependency() if graph_kind(G) == "dependency" else Lexicon()
-
-
 def find_interactions(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None) -> list[str]:
     """Interaction nodes (graph order): AMR interaction concepts or lexicon triggers."""
     return _find(graph, lexicon, "triggers", "interaction_concepts")
@@ -142,7 +134,7 @@ def _find(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None, words: str, c
     """The nodes whose AMR concept is in ``lexicon.<concepts>``, that are collapsed names
     (when ``collapsed`` and the lexicon keeps them) or whose forms match ``lexicon.<words>``."""
     G = as_networkx(graph)
-    lex = lexicon or _default(G)
+    lex = lexicon or (Lexicon.for_dependency() if graph_kind(G) == "dependency" else Lexicon())
     listed = getattr(lex, words)
     keys = lex._keys(listed) if listed else None
     amr, wanted = graph_kind(G) == "amr", getattr(lex, concepts)
@@ -183,14 +175,9 @@ def extract_candidates(
     '(obj, GTP) (binds) (binds) (nsubj, Ras)'
     """
     G = as_networkx(graph)
-    x = CandidateExtractor(G)
-    return x.candidates_from_nodes(
-        find_interactions(G, lexicon),
-        find_entities(G, lexicon),
-        max_participants,
-        catalysts,
-        max_distance,
-    )
+    return CandidateExtractor(G).candidates_from_nodes(
+        find_interactions(G, lexicon), find_entities(G, lexicon), max_participants, catalysts,
+        max_distance)
 
 
 def _node_json(G: nx.MultiDiGraph, x: CandidateExtractor, v: str) -> dict[str, Any]:

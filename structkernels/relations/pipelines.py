@@ -46,10 +46,7 @@ class UnknownPipelineError(StructkernelsError, ValueError):
 
 
 def installed_pipelines() -> tuple[str, ...]:
-    """The installed spaCy pipeline packages, sorted: the names of spaCy's model registry.
-
-    Read from the installed packages' metadata (entry points of the group
-    ``spacy_models``); nothing is imported, spaCy included.
+    """The installed spaCy pipeline packages, sorted (nothing imported, spaCy included).
 
     Examples
     --------
@@ -81,13 +78,11 @@ def check_pipeline(name: Any, where: str = "pipeline", *, allow_default: bool = 
     Parameters
     ----------
     name : str
-        The pipeline name given (an option, a field of a file).
     where : str
-        What gave it, leading the message (``"M.json: params['pipeline']"``,
-        ``"--pipeline"``).
+        What gave it, leading the message (``"--pipeline"``).
     allow_default : bool
-        Also accept :data:`DEFAULT_PIPELINE` when it is not installed (a file written
-        with it stays readable; parsing then says how to install it).
+        Also accept :data:`DEFAULT_PIPELINE` when it is not installed (parsing then says
+        how to install it).
 
     Raises
     ------
@@ -163,12 +158,11 @@ class _KeepOut:
 
 
 def keep_torch_out(name: Any) -> bool:
-    """In a process that will not use PyTorch, keep spaCy from importing it (its memory
-    stays resident: thinc imports it when it is installed): ``import torch`` then fails in this
-    process, so only the command-line's relation commands call this, before spaCy is
-    imported, and only when the pipeline ``name`` does not need it
-    (:func:`pipeline_needs_torch`).  Returns whether it did; nothing when PyTorch or spaCy
-    is already imported.
+    """Keep spaCy (thinc) from importing PyTorch, whose memory stays resident, in a process
+    that will not use it: ``import torch`` then fails here, so only the relation commands call
+    this, before spaCy is imported, when the pipeline ``name`` does not need it
+    (:func:`pipeline_needs_torch`).  Returns whether it did (never once PyTorch or spaCy is
+    imported).
 
     Examples
     --------

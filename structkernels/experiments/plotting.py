@@ -90,7 +90,6 @@ def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
     fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(labels) + 2), 4.8))
     ax.bar(x - width / 2, v0, width, label="σ = 0", color="#d95f02")
     ax.bar(x + width / 2, v1, width, label="σ = 1", color="#1b9e77")
-    # mark the chosen value's bar
     for i, c in enumerate(chosen):
         xi = x[i] + (width / 2 if c == 1.0 else -width / 2)
         yi = v1[i] if c == 1.0 else v0[i]

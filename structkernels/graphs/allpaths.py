@@ -334,17 +334,10 @@ class AllPathsSentence:
             got = self._linear[prefix] = [tuple(map(add, labs)) for labs in self._read[1]]
         return got
 
-    def graph(
-        self,
-        e1: Sequence[str] | str,
-        e2: Sequence[str] | str,
-        *,
-        entities: Iterable[Sequence[str] | str] = (),
-        blind: bool = True,
-        shortest_path_weight: float = 0.9,
-        other_weight: float = 0.3,
-        linear_weight: float = 0.9,
-    ) -> LabelledGraph:
+    def graph(self, e1: Sequence[str] | str, e2: Sequence[str] | str, *,
+              entities: Iterable[Sequence[str] | str] = (), blind: bool = True,
+              shortest_path_weight: float = 0.9, other_weight: float = 0.3,
+              linear_weight: float = 0.9) -> LabelledGraph:
         """The all-paths graph of the pair ``e1``, ``e2`` (the parameters of
         :func:`allpaths_graph`), its graph, pair and options checked."""
         G = self.G

@@ -311,14 +311,9 @@ class CandidateExtractor:
                 T.add_edge(u, c, label=label, role=role, inverse=inverse)
         return T
 
-    def candidates(
-        self,
-        interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
-        entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
-        max_participants: int = 2,
-        catalysts: bool = True,
-        max_distance: int | None = None,
-    ) -> list[Candidate]:
+    def candidates(self, interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
+                   entity_concepts: Iterable[str] = ENTITY_CONCEPTS, max_participants: int = 2,
+                   catalysts: bool = True, max_distance: int | None = None) -> list[Candidate]:
         """See :func:`generate_candidates`."""
         inter = frozenset(interaction_concepts)
         ents = frozenset(entity_concepts)
@@ -327,14 +322,9 @@ class CandidateExtractor:
                                           [v for v in self.G if nodes[v]["concept"] in ents],
                                           max_participants, catalysts, max_distance)
 
-    def candidates_from_nodes(
-        self,
-        interactions: Iterable[str],
-        entities: Iterable[str],
-        max_participants: int = 2,
-        catalysts: bool = True,
-        max_distance: int | None = None,
-    ) -> list[Candidate]:
+    def candidates_from_nodes(self, interactions: Iterable[str], entities: Iterable[str],
+                              max_participants: int = 2, catalysts: bool = True,
+                              max_distance: int | None = None) -> list[Candidate]:
         """Every candidate from given interaction and entity nodes.
 
         The enumeration of :func:`generate_candidates`, with the nodes chosen
@@ -367,14 +357,11 @@ class CandidateExtractor:
         return out
 
 
-def generate_candidates(
-    amr: Graph | nx.MultiDiGraph,
-    interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
-    entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
-    max_participants: int = 2,
-    catalysts: bool = True,
-    max_distance: int | None = None,
-) -> list[Candidate]:
+def generate_candidates(amr: Graph | nx.MultiDiGraph,
+                        interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
+                        entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
+                        max_participants: int = 2, catalysts: bool = True,
+                        max_distance: int | None = None) -> list[Candidate]:
     """Every candidate interaction of a graph (Garg et al., 2016).
 
     For each interaction node ``i`` (graph order) and the entity nodes ``E``

@@ -148,13 +148,9 @@ def _find(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None, words: str, c
     return out
 
 
-def extract_candidates(
-    graph: Graph | nx.MultiDiGraph,
-    lexicon: Lexicon | None = None,
-    max_participants: int = 2,
-    catalysts: bool = True,
-    max_distance: int | None = None,
-) -> list[Candidate]:
+def extract_candidates(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None,
+                       max_participants: int = 2, catalysts: bool = True,
+                       max_distance: int | None = None) -> list[Candidate]:
     """Every candidate interaction of a graph of any kind.
 
     The enumeration of :func:`structkernels.amr.generate_candidates` (for an
@@ -188,14 +184,9 @@ def _node_json(G: nx.MultiDiGraph, x: CandidateExtractor, v: str) -> dict[str, A
     return out
 
 
-def candidate_records(
-    graph: Graph,
-    lexicon: Lexicon | None = None,
-    max_participants: int = 2,
-    catalysts: bool = True,
-    max_distance: int | None = None,
-    trees: bool = True,
-) -> list[dict[str, Any]]:
+def candidate_records(graph: Graph, lexicon: Lexicon | None = None, max_participants: int = 2,
+                      catalysts: bool = True, max_distance: int | None = None,
+                      trees: bool = True) -> list[dict[str, Any]]:
     """Candidate records (the structkernels interaction form, without ``label``).
 
     One JSON-ready dict per candidate: ``id`` (``"<graph id>#<k>"``),

@@ -73,14 +73,8 @@ class GraphFormatError(StructkernelsError, ValueError):
         The offending node (or ``"u -> v"`` for an edge), when known.
     """
 
-    def __init__(
-        self,
-        reason: str,
-        file: str | None = None,
-        line: int | None = None,
-        graph_id: str | None = None,
-        node: str | None = None,
-    ):
+    def __init__(self, reason: str, file: str | None = None, line: int | None = None,
+                 graph_id: str | None = None, node: str | None = None):
         self.node = node
         if node is not None:
             reason = f"{'edge' if ' -> ' in node else 'node'} {node!r}: {reason}"
@@ -127,11 +121,10 @@ class Graph:
         The decoded PENMAN graph.
     file : str or None
     line : int or None
-        Line of the graph's first line (its first metadata comment).
+        The graph's first line.
     id_given : bool
-        True when the id comes from the input (``::id``, ``sent_id``, a
-        graph attribute); False when a reader derived it from the file name
-        and line (such an id is made unique with ``#2``, ``#3`` ...).
+        False when a reader derived the id from the file name and line (made unique with
+        ``#2``, ``#3`` ...).
     """
 
     id: str
@@ -154,13 +147,11 @@ class GraphCorpus(Sequence):
     ----------
     graphs : list of Graph
     skipped : list of SkippedGraph
-        Graphs left out with ``on_error="skip"``, each with its file, line and
-        reason (a duplicate id names the first place too); also, from
-        :func:`structkernels.read_graphs` on a folder, the files of no known
-        format (line 0: the whole file), in both modes.
+        Graphs left out with ``on_error="skip"``; also, from
+        :func:`structkernels.read_graphs` on a folder, the files of no known format.
     duplicates : list of SkippedGraph
-        Graphs whose id was already read: left out with ``deduplicate=True``
-        (first one kept), or kept under ``<id>#2`` ... with ``deduplicate=False``.
+        Graphs whose id was already read: left out with ``deduplicate=True``, or kept
+        under ``<id>#2`` ... with ``deduplicate=False``.
     files : list of str
     """
 
@@ -185,10 +176,8 @@ class GraphCorpus(Sequence):
         return self._by_id.get(graph_id)
 
     def __repr__(self) -> str:
-        return (
-            f"GraphCorpus({len(self.graphs)} graphs, {len(self.skipped)} skipped, "
-            f"{len(self.duplicates)} duplicates, files={self.files!r})"
-        )
+        return (f"GraphCorpus({len(self.graphs)} graphs, {len(self.skipped)} skipped, "
+                f"{len(self.duplicates)} duplicates, files={self.files!r})")
 
 
 def as_networkx(graph: Any) -> nx.MultiDiGraph:
@@ -211,13 +200,9 @@ def unquote(value: Any) -> str:
 
 
 def concept_label(concept: str, senses: bool = False) -> str:
-    """The node label used in paths and trees.
-
-    With ``senses=False`` (the default, as in Table 1 of the paper, where
-    ``bind-01`` reads ``bind``) a trailing PropBank sense number is removed:
-    ``"bind-01" -> "bind"``, ``"have-org-role-91" -> "have-org-role"``;
-    concepts without one (``"protein"``) are unchanged.
-    """
+    """The node label used in paths and trees: without ``senses`` (as in Table 1 of the
+    paper) a trailing PropBank sense number is removed (``"have-org-role-91"`` reads
+    ``"have-org-role"``)."""
     if not senses:
         head, sep, tail = concept.rpartition("-")
         if sep and head and tail.isdigit():

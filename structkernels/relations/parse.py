@@ -110,9 +110,8 @@ def split_at(spans: Sequence[tuple[int, int]], cuts: Iterable[int]) -> list[tupl
     return out
 
 
-def entity_tokens(
-    token_spans: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]
-) -> tuple[int, ...]:
+def entity_tokens(token_spans: Sequence[tuple[int, int]],
+                  spans: Sequence[tuple[int, int]]) -> tuple[int, ...]:
     """Indices of the tokens that overlap any of an entity's character ``spans``.
 
     Examples
@@ -149,9 +148,8 @@ class ParsedSentence:
     entities: dict[str, tuple[str, ...]]
 
 
-def parse_problem(
-    parse: Any, words: Sequence[str] | None = None, labels: Iterable[str] | None = None
-) -> str | None:
+def parse_problem(parse: Any, words: Sequence[str] | None = None,
+                  labels: Iterable[str] | None = None) -> str | None:
     """Why ``parse`` is not a parse of one sentence of ``words`` (None when it is one).
 
     A parse is a dict of lists of one length (``words``, ``heads``, ``deps``, ``tags``,
@@ -314,7 +312,6 @@ class DependencyParser:
         self._cache: CacheFolder | None = None
         self._labels: frozenset[str] | None = None
 
-    # ------------------------------------------------------------------ pipeline
     @property
     def nlp(self) -> Any:
         """The loaded spaCy pipeline (loaded on first use)."""
@@ -382,7 +379,6 @@ class DependencyParser:
         n = effective_n_jobs(None) if self.n_process is None else self.n_process
         return 1 if n_sentences < self.min_parallel else max(1, min(n, n_sentences))
 
-    # ------------------------------------------------------------------ parsing
     def _tokens(self, text: str, cuts: Sequence[int]) -> tuple[list[str], list[bool], list]:
         spans = [(t.idx, t.idx + len(t.text)) for t in self.nlp.tokenizer(text)]
         spans = split_at(spans, cuts)

@@ -95,10 +95,8 @@ def _step(G: nx.MultiDiGraph, u: str, v: str) -> str:
 def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
           b: str) -> tuple[dict, dict, str | None]:
     """networkx's bidirectional breadth-first search in the undirected view of ``G``
-    (``_bidirectional_pred_succ``) step for step: the predecessors towards ``a``, the
-    successors towards ``b`` and the node where the two searches met (None when they did
-    not).  A node's neighbours are those of the view in its order (the set of successors
-    united with the set of predecessors), kept in ``adjacency``."""
+    (``_bidirectional_pred_succ``) step for step, its neighbours in the view's order (kept in
+    ``adjacency``): the predecessors, the successors and where the searches met (or None)."""
     succ_of, pred_of = G.succ, G.pred
 
     def neighbours(v: str) -> list[str]:
@@ -188,13 +186,8 @@ def _context(parsed: ParsedSentence, path: Path, first: str, second: str, label,
     return tuple(sorted(feats))
 
 
-def pair_structures(
-    parsed: ParsedSentence,
-    pair: EntityPair,
-    *,
-    views: Iterable[str] = VIEWS,
-    blind: bool = True,
-) -> dict[str, Any]:
+def pair_structures(parsed: ParsedSentence, pair: EntityPair, *, views: Iterable[str] = VIEWS,
+                    blind: bool = True) -> dict[str, Any]:
     """The structures of one candidate pair, one per view (see the module's text).
 
     Parameters
@@ -239,9 +232,8 @@ def pair_structures(
 
 def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...], blind: bool,
                 kept: dict[str, Any]) -> dict[str, Any]:
-    """:func:`pair_structures`, what the pairs of a sentence share kept in ``kept`` (its
-    words, entity heads, undirected neighbours, path steps, entity tokens, its
-    :class:`AllPathsSentence`) while the pairs are of that sentence."""
+    """:func:`pair_structures`, what the pairs of a sentence share kept in ``kept`` while
+    the pairs are of that sentence."""
     for v in views:
         if v not in VIEWS:
             raise ValueError(f"unknown view {v!r}; the views are {', '.join(VIEWS)}")
@@ -259,8 +251,9 @@ def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...]
     for ent in (first, second):
         toks[ent.id] = tuple(parsed.entities.get(ent.id, ()))
         if not toks[ent.id]:  # named where the sentence was read
-            raise RelationFormatError(f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token",
-                                      pair.sentence.file, pair.sentence.line, pair.sentence.id)
+            raise RelationFormatError(
+                f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token",
+                pair.sentence.file, pair.sentence.line, pair.sentence.id)
         if toks[ent.id] not in heads:
             heads[toks[ent.id]] = entity_head(G, toks[ent.id])
     ha, hb = heads[toks[first.id]], heads[toks[second.id]]
@@ -294,13 +287,8 @@ def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...]
     return out
 
 
-def pair_views(
-    parsed: Sequence[ParsedSentence],
-    pairs: Sequence[EntityPair],
-    *,
-    views: Iterable[str] = VIEWS,
-    blind: bool = True,
-) -> list[dict[str, Any]]:
+def pair_views(parsed: Sequence[ParsedSentence], pairs: Sequence[EntityPair], *,
+               views: Iterable[str] = VIEWS, blind: bool = True) -> list[dict[str, Any]]:
     """:func:`pair_structures` of every pair, ``parsed`` holding each pair's sentence."""
     by_id = {p.id: p for p in parsed}
     views = tuple(views)

@@ -30,34 +30,27 @@ def _positive(clf: Any, proba: np.ndarray) -> np.ndarray:
     return proba[:, classes.index(1)] if 1 in classes else np.zeros(len(proba))
 
 
-def _scores(clf, X, y) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    """The test figures, the predictions and the positive-class scores of ``clf`` on ``X``."""
-    from sklearn.metrics import average_precision_score
-
-    from structkernels.neighbors.classifier import positive_class_scores
-
-    t0 = time.perf_counter()
-    proba = clf.predict_proba(X)
-    pred = clf.decide(proba)  # = clf.predict(X)
-    out = positive_class_scores(y, pred)
-    score = _positive(clf, proba)
-    # threshold-free: how well the share of positive neighbours ranks the positives
-    out["average_precision"] = float(average_precision_score(y, score)) if np.any(y == 1) else 0.0
-    out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
-    out["seconds"] = time.perf_counter() - t0 + float(getattr(clf, "fit_seconds_", 0.0))
-    return out, np.asarray(pred), np.asarray(score)
-
-
 def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings
              ) -> tuple[dict, Any, np.ndarray, np.ndarray]:
     """Fit the k-NN classifier on the training half and score the other half: the figures,
     the classifier, its predictions and its positive-class scores."""
-    from structkernels.neighbors.classifier import KernelKNNClassifier
+    from sklearn.metrics import average_precision_score
+
+    from structkernels.neighbors.classifier import KernelKNNClassifier, positive_class_scores
 
     clf = KernelKNNClassifier(kernel="path", kernel_params=kernel_params, **settings)
     clf.fit(train_X, train_y)
-    figures, pred, score = _scores(clf, test_X, test_y)
-    return figures, clf, pred, score
+    t0 = time.perf_counter()
+    proba = clf.predict_proba(test_X)
+    pred = clf.decide(proba)  # = clf.predict(test_X)
+    out = positive_class_scores(test_y, pred)
+    score = _positive(clf, proba)
+    # threshold-free: how well the share of positive neighbours ranks the positives
+    out["average_precision"] = (float(average_precision_score(test_y, score))
+                                if np.any(test_y == 1) else 0.0)
+    out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
+    out["seconds"] = time.perf_counter() - t0 + float(getattr(clf, "fit_seconds_", 0.0))
+    return out, clf, np.asarray(pred), np.asarray(score)
 
 
 def fmt_f1(s: dict[str, Any]) -> str:

@@ -182,13 +182,10 @@ def evaluate_relations(
         F1 of grouped 3-fold inner cross-validation (documents kept whole), the choice of
         each fold listed under ``"chosen"``.
     sigma_params : dict, optional
-        The σ learner's settings: ``"objective"`` selects it (default ``"svm"``: σ ∈ [0, 1] and
-        λ by exact gradient of the SVM's dual objective,
-        :mod:`~structkernels.npk.gradient`, learned inside the sum
-        with the model's other views; ``"alignment"`` likewise by kernel-target alignment;
-        ``"loss1"``, ``"knn-ap"``: Algorithm 1's binary σ by
-        :class:`~structkernels.NonstationaryLearner`), the other keys are the chosen
-        learner's keywords.
+        The σ learner's settings: ``"objective"`` selects it (default ``"svm"``; ``"svm"``
+        and ``"alignment"`` learn σ ∈ [0, 1] and λ by gradient inside the model's sum of
+        views, :mod:`~structkernels.npk.gradient`; ``"loss1"``, ``"knn-ap"``: Algorithm 1's
+        binary σ), the other keys are the learner's keywords.
     n_jobs : int, optional
         Workers for the Grams and the σ learner (default: the cores this process may use).
     random_state : int
@@ -196,13 +193,11 @@ def evaluate_relations(
     log : callable, optional
         Receives a line per step (progress on stderr from the command line).
     cache_dir : str or path, optional
-        Keep the Grams (``.npy``, read without pickle) and each split's σ (JSON) there,
-        keyed by content, kernel, parameters and version: a second run on the same data
-        reads them instead of computing them.
+        Keep the Grams (``.npy``) and each split's σ (JSON) there, keyed by content, kernel,
+        parameters and version, for the next run on the same data.
     work_dir : str or path, optional
-        Where the Grams not kept in ``cache_dir`` are written while the evaluation runs
-        (a temporary folder, removed at the end; default: the system's, ``$TMPDIR``).
-        Every Gram lives in a float32 file; a fold reads its rows from there.
+        Where the Grams not kept in ``cache_dir`` are written while the evaluation runs (a
+        temporary folder, removed at the end; default: ``$TMPDIR``).
     slice_bytes : int, optional
         The most bytes of fold slices (a model's training and test rows of its Gram, in
         float64) held at once: models reading different Grams are fitted together while
@@ -495,11 +490,9 @@ def evaluate_corpora(
     n_jobs, random_state, progress, log
         As :func:`evaluate_relations`.
     parse_in_child : bool, default False
-        Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`): the
-        spaCy pipeline and what it imports (PyTorch too, when installed) never
-        enter this process, so the evaluation's memory is the structures' and the folds'
-        (``structkernels evaluate`` does this).  ``parser`` must then pickle, and a script
-        calling this needs the ``if __name__ == "__main__":`` guard (a ``spawn`` start).
+        Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`), so
+        that spaCy and what it imports never enter this one.  ``parser`` must then pickle,
+        and a script calling this needs the ``if __name__ == "__main__":`` guard.
     **options
         ``C``, ``sigma_params``, ``cache_dir``, ``threshold``, ``work_dir``,
         ``slice_bytes``, ``return_scores``: as :func:`evaluate_relations`.
@@ -520,10 +513,9 @@ def evaluate_corpora(
     if test is not None:
         shared = set(train.documents()) & set(test.documents())
         if shared:
-            raise ValueError(
-                f"{len(shared)} documents are in both the training and the test corpus "
-                f"(e.g. {sorted(shared)[0]}): a held-out evaluation needs them apart"
-            )
+            raise ValueError(f"{len(shared)} documents are in both the training and the test "
+                             f"corpus (e.g. {sorted(shared)[0]}): a held-out evaluation needs "
+                             "them apart")
     train_pairs = train.pairs()
     pairs = train_pairs + (test.pairs() if test is not None else [])
     for p in pairs:
@@ -557,11 +549,9 @@ def evaluate_corpora(
         f"models: {', '.join(models)}")
     result = evaluate_relations(items, y, splits, groups=docs_of, models=models, n_jobs=n_jobs,
                                 random_state=random_state, progress=progress, log=log, **options)
-    docs = {s.document for s in sentences}
-    result.update(
-        seconds=round(time.perf_counter() - t0, 1), parse_seconds=round(parse_seconds, 1),
-        sentences=len(sentences), documents=len(docs),
-    )
+    result.update(seconds=round(time.perf_counter() - t0, 1),
+                  parse_seconds=round(parse_seconds, 1), sentences=len(sentences),
+                  documents=len({s.document for s in sentences}))
     return result
 
 

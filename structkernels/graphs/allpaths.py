@@ -221,11 +221,10 @@ class AllPathsSentence:
 
     Examples
     --------
-    >>> from structkernels.graphs.model import new_graph, add_node
-    >>> G = new_graph("s1", "dependency", root="2")
-    >>> for i, (w, p) in enumerate([("Ras", "NN"), ("binds", "VBZ"), ("Raf", "NN")], 1):
-    ...     add_node(G, str(i), w, pos=p, index=i)
-    >>> _ = G.add_edge("2", "1", role="nsubj"), G.add_edge("2", "3", role="dobj")
+    >>> from structkernels.graphs import parse_conllu
+    >>> G = parse_conllu("1\\tRas\\tRas\\tPROPN\\t_\\t_\\t2\\tnsubj\\t_\\t_\\n"
+    ...                  "2\\tbinds\\tbind\\tVERB\\t_\\t_\\t0\\troot\\t_\\t_\\n"
+    ...                  "3\\tRaf\\tRaf\\tPROPN\\t_\\t_\\t2\\tobj\\t_\\t_\\n")
     >>> sentence = AllPathsSentence(G)
     >>> sentence.graph(["1"], ["3"]) == allpaths_graph(G, ["1"], ["3"])
     True

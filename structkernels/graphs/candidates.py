@@ -87,10 +87,8 @@ class Candidate:
     graph_id: str | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.participants, str):
-            object.__setattr__(self, "participants", (self.participants,))
-        else:
-            object.__setattr__(self, "participants", tuple(self.participants))
+        ps = self.participants
+        object.__setattr__(self, "participants", (ps,) if isinstance(ps, str) else tuple(ps))
 
     @property
     def nodes(self) -> tuple[str, ...]:

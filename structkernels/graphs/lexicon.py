@@ -91,10 +91,9 @@ class Lexicon:
 def node_forms(G: nx.MultiDiGraph, v: Any, case_sensitive: bool = False) -> dict[str, set[str]]:
     """The word, lemma and stem forms by which a node matches a lexicon entry."""
     d = G.nodes[v]
-    kind = graph_kind(G)
     words: set[str] = set()
     lemmas: set[str] = set()
-    if kind == "dependency":
+    if graph_kind(G) == "dependency":
         words.add(d["concept"])
     else:
         if d.get("name"):

@@ -11,7 +11,6 @@ common substructure that uses an ``l`` tuple.  What decides each σ is a strateg
 from __future__ import annotations
 
 import contextlib
-import json
 import numbers
 import os
 import time
@@ -27,7 +26,7 @@ from sklearn.utils import check_random_state
 
 from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel, Normalized
-from structkernels.kernels.names import as_kernel, kernels
+from structkernels.kernels.names import as_kernel
 from structkernels.npk._objectives import (
     OBJECTIVES,
     PARAMETERS,
@@ -45,14 +44,9 @@ from structkernels.npk._trials import exact_trials
 from structkernels.npk.files import (
     MODEL_FORMAT,
     SIGMA_FORMAT,
-    SIGMA_VERSION,
-    ModelFormatError,
     check_file_sigma,
     check_kernel_name,
-    jsonable,
-    kernel_spec,
     read_document,
-    sigma_problem,
     validate_model,
 )
 from structkernels.npk.loss import (
@@ -61,8 +55,12 @@ from structkernels.npk.loss import (
     structure_edge_labels,
     with_sigma,
 )
+from structkernels.npk.sigma_document import (
+    learner_from_document,
+    learner_from_json,
+    learner_to_document,
+)
 from structkernels.npk.sigma_knn import loo_knn_scores
-from structkernels.registry import UnknownNameError
 from structkernels.structures import Path
 from structkernels.utils import (
     N_JOBS,
@@ -75,7 +73,7 @@ from structkernels.utils import (
 )
 
 __all__ = [
-    "NonstationaryLearner", "learner_from_document", "loss_function_1", "structure_edge_labels",
+    "NonstationaryLearner", "loss_function_1", "structure_edge_labels",
 ]
 
 # -------------------------------------------------------------------- learner
@@ -618,45 +616,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         ('structkernels.nonstationary-sigma', 'path', {'ARG0': 1.0})
         """
         self._check_fitted()
-        params = self.get_params(deep=False)
-        if params["objective"] not in OBJECTIVES:  # the gradient settings only where they apply
-            params = {k: v for k, v in params.items() if k not in PARAMETERS}
-        kern = params.pop("kernel")
-        rs = params.pop("random_state")
-        if isinstance(kern, Normalized):
-            kern = kern.kernel
-            params["normalize"] = True
-        params["kernel_params"] = jsonable(
-            self.kernel_params if isinstance(kern, str) else kern.get_params(deep=False)
-        )
-        if not isinstance(kern, str) and self.kernel_params:
-            params["kernel_params"].update(jsonable(self.kernel_params))
-        return {
-            "format": SIGMA_FORMAT,
-            "version": SIGMA_VERSION,
-            "kernel": kernel_spec(kern),
-            "params": jsonable(params),
-            "random_state": rs if isinstance(rs, (int, type(None))) else None,
-            "sigma": jsonable(self.sigma_),
-            "fixed_sigma": jsonable(self.fixed_sigma_),
-            "normalize": bool(self.normalize_),
-            "labels": list(self.labels_),
-            "label_counts": jsonable(self.label_counts_),
-            "ignored_labels": list(self.ignored_labels_),
-            "losses": jsonable(self.losses_),
-            "log": jsonable(self.log_),
-            "n_train": int(self.n_train_),
-            "n_evaluations": int(self.n_evaluations_),
-            "n_evaluations_graph": int(self.n_evaluations_graph_),
-            "n_evaluations_reused": int(self.n_evaluations_reused_),
-            "budget": self.budget_,
-            "n_trimmed": int(self.n_trimmed_),
-            "mean_subset_size": float(np.mean(self.subset_sizes_)) if self.subset_sizes_ else 0.0,
-            "fit_seconds": float(self.fit_seconds_),
-            "interrupted": bool(self.interrupted_),
-            # a gradient objective's learned λ
-            **({"lam": float(self.lam_)} if "lam_" in self.__dict__ else {}),
-        }
+        return learner_to_document(self)
 
     @classmethod
     def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
@@ -674,68 +634,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         >>> NonstationaryLearner.from_json(doc).kernel_sigma_
         {'mod': 0.0}
         """
-        if isinstance(obj, str):
-            try:
-                obj = json.loads(obj)
-            except RecursionError:
-                raise ValueError("not a nonstationary σ model (JSON nested too deeply)") from None
-        if not isinstance(obj, dict) or obj.get("format") != SIGMA_FORMAT:
-            raise ValueError(
-                f"not a nonstationary σ model (expected format {SIGMA_FORMAT!r}, "
-                f"got {obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r})"
-            )
-        if obj.get("version") != SIGMA_VERSION:
-            raise ValueError(f"unsupported σ model version {obj.get('version')!r}")
-        for key in ("sigma", "fixed_sigma"):
-            value = obj.get(key, {})
-            problem = sigma_problem(key, value) if value is not None else (
-                f"{key} must be an object of edge label -> σ, got null"
-            )
-            if problem is not None:
-                raise ValueError(problem)
-        for key in ("params", "label_counts", "losses"):
-            if not isinstance(obj.get(key, {}), dict):
-                raise ValueError(f"{key!r} must be an object, got {type(obj[key]).__name__}")
-        for key in ("labels", "ignored_labels", "log"):
-            if not isinstance(obj.get(key, []), list):
-                raise ValueError(f"{key!r} must be a list, got {type(obj[key]).__name__}")
-        # the kernel is a registered name; an old file's "module:Class" maps to the
-        # registered name whose entry point is that target (looked up, not imported)
-        kern = kernels.resolve_name(obj.get("kernel"))
-        params = dict(obj.get("params") or {})
-        allowed = set(cls._get_param_names()) - {"kernel", "random_state"}
-        unknown = sorted(set(params) - allowed)
-        if unknown:
-            raise ValueError(f"unknown learner parameter(s) {', '.join(map(repr, unknown))}")
-        rs = obj.get("random_state")
-        if rs is not None and (isinstance(rs, bool) or not isinstance(rs, int)):
-            raise ValueError(f"'random_state' must be an int or null, got {rs!r}")
-        try:
-            learner = cls(kernel=kern, random_state=rs, **params)
-            learner.sigma_ = {str(k): float(v) for k, v in obj["sigma"].items()}
-            learner.fixed_sigma_ = {str(k): float(v) for k, v in obj.get("fixed_sigma", {}).items()}
-            learner.normalize_ = bool(obj.get("normalize", learner.normalize))
-            learner.labels_ = list(obj["labels"])
-            learner.label_counts_ = {
-                str(k): int(v) for k, v in obj.get("label_counts", {}).items()}
-            learner.ignored_labels_ = list(obj["ignored_labels"])
-            learner.losses_ = dict(obj.get("losses", {}))
-            learner.log_ = list(obj.get("log", []))
-            learner.n_train_ = int(obj["n_train"])
-            learner.n_evaluations_ = int(obj["n_evaluations"])
-            learner.n_evaluations_graph_ = int(obj.get("n_evaluations_graph", 0))
-            learner.n_evaluations_reused_ = int(obj.get("n_evaluations_reused", 0))
-            learner.subset_sizes_ = []
-            learner.budget_ = obj.get("budget")
-            learner.n_trimmed_ = int(obj.get("n_trimmed", 0))
-            learner.fit_seconds_ = float(obj.get("fit_seconds", 0.0))
-            learner.interrupted_ = bool(obj.get("interrupted", False))
-            if "lam" in obj:
-                learner.lam_ = float(obj["lam"])
-        except (KeyError, TypeError, AttributeError) as exc:
-            # AttributeError: a field that must be a mapping is null, a list or a scalar
-            raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
-        return learner
+        return learner_from_json(cls, obj)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted model to ``path`` as JSON, atomically.
@@ -772,14 +671,3 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             check_file_sigma(name, "sigma", doc.get("sigma"))
             check_file_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
         return learner_from_document(cls, doc, name)
-
-
-def learner_from_document(cls: type, doc: Any, name: str) -> Any:
-    """``cls.from_json`` of a document read from the file ``name``; anything wrong is one
-    :class:`~structkernels.npk.model.ModelFormatError` naming it."""
-    try:
-        return cls.from_json(doc)
-    except UnknownNameError as exc:
-        raise ModelFormatError(f"{name}: {exc}") from None
-    except (ValueError, TypeError, KeyError) as exc:
-        raise ModelFormatError(f"{name}: the model's learner is malformed: {exc}") from None

@@ -43,7 +43,8 @@ from structkernels.npk.files import (
     sigma_problem,
     validate_model,
 )
-from structkernels.npk.learner import NonstationaryLearner, learner_from_document
+from structkernels.npk.learner import NonstationaryLearner
+from structkernels.npk.sigma_document import learner_from_document
 from structkernels.structures import Path
 
 __all__ = [

@@ -130,7 +130,7 @@ def test_round_trip_keeps_scores_thresholds_and_probabilities(spacy_pipeline, co
     loaded = RelationExtractor.load(f, cache_dir=False, progress=False)
     test = read_relations(corpora[2])
     doc = ex.to_json()
-    assert doc["version"] == EXTRACTOR_VERSION == 3 and loaded.to_json() == doc
+    assert doc["version"] == EXTRACTOR_VERSION == 4 and loaded.to_json() == doc
     assert loaded.decision_ == ex.decision_ and loaded.threshold_ == ex.threshold_
     assert np.array_equal(loaded.decision_function(test), ex.decision_function(test))
     assert loaded.predict_pairs(test) == ex.predict_pairs(test)

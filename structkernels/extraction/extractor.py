@@ -76,6 +76,7 @@ from structkernels.extraction._document import decision_of as _decision_of
 from structkernels.extraction._document import reference as _reference
 from structkernels.extraction._document import view_json as _view_json
 from structkernels.extraction._model import describe_model, model_of, version_of
+from structkernels.extraction._references import pack
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
     EXTRACTOR_VERSION,
@@ -88,6 +89,7 @@ from structkernels.extraction.files import (
     is_finite_number,
     is_int,
     read_extractor_document,
+    unpack_references,
 )
 from structkernels.extraction.scoring import ReferenceScorer
 from structkernels.npk.gradient import learn_path_weights
@@ -576,7 +578,9 @@ class RelationExtractor(BaseEstimator):
                       "route": self.route_},
             "svm": {"intercept": float(self.intercept_),
                     "weights": [float(w) for w in self.weights_]},
-            "references": [{v: _view_json(r[v]) for v in model.views} for r in self.references_],
+            "references": (pack(self.references_, model.views) if version >= 4 else
+                           [{v: _view_json(r[v]) for v in model.views}
+                            for r in self.references_]),
         }
         if rule is not None:
             doc["decision"] = _decision_json(rule)
@@ -595,7 +599,10 @@ class RelationExtractor(BaseEstimator):
         def refuse(reason: str) -> NoReturn:
             raise ValueError(f"{out}: cannot save the extractor: {reason}")
 
-        check_reference_limits(doc["references"], refuse)
+        refs = doc["references"]
+        check_reference_limits(refs if isinstance(refs, list) else self.weights_, refuse)
+        if isinstance(refs, dict):  # the arrays read back as load reads them
+            unpack_references(refs, self._model().views, len(self.weights_), refuse)
         try:
             text = dumps_finite(doc, what=f"{out}: the extractor",
                                 separators=(",", ":"), ensure_ascii=False)

@@ -257,19 +257,10 @@ class RelationExtractor(BaseEstimator):
         n_process: int | None = 1,
         tolerance: float = 0.0,
     ):
-        self.pipeline = pipeline
-        self.cache_dir = cache_dir
-        self.blind = blind
-        self.C = C
-        self.sigma_params = sigma_params
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.progress = progress
-        self.max_exact = max_exact
-        self.threshold = threshold
-        self.calibration = calibration
-        self.n_process = n_process
-        self.tolerance = tolerance
+        self.pipeline, self.cache_dir, self.blind, self.C = pipeline, cache_dir, blind, C
+        self.sigma_params, self.n_jobs, self.random_state = sigma_params, n_jobs, random_state
+        self.progress, self.max_exact, self.threshold = progress, max_exact, threshold
+        self.calibration, self.n_process, self.tolerance = calibration, n_process, tolerance
 
     @property
     def threshold_(self) -> float:

@@ -279,14 +279,11 @@ def check_extractor_document(doc: Any, source: str = "the extractor") -> dict[st
 
 
 def check_decision(decision: Any, source: str = "the extractor") -> dict[str, Any]:
-    """The ``"decision"`` object of a version 3 extractor document, checked: ``{"threshold",
-    "rule", "calibration", "inner_f1", "folds", "fallback"}`` (``calibration`` None,
-    ``{"kind": "platt", "a", "b"}`` or ``{"kind": "isotonic", "x", "y"}``).
-
-    Raises
-    ------
-    ExtractorFormatError
-        One line naming ``source`` and the field.
+    """The ``"decision"`` object of a version 3 or 4 extractor document, checked:
+    ``{"threshold", "rule", "calibration", "inner_f1", "folds", "fallback"}``
+    (``calibration`` None, ``{"kind": "platt", "a", "b"}`` or ``{"kind": "isotonic", "x",
+    "y"}``); anything else is an :class:`ExtractorFormatError`, one line naming ``source``
+    and the field.
 
     Examples
     --------

@@ -190,7 +190,10 @@ def test_a_hand_written_version_3_file_loads(tmp_path):
         f = tmp_path / "v3.json"
         f.write_text(json.dumps(doc), encoding="utf-8")
         ex = RelationExtractor.load(f)
-        assert ex.threshold_ == 0.2 and ex.to_json() == doc
+        assert ex.threshold_ == 0.2 and ex.to_json()["decision"] == doc["decision"]
+        again = RelationExtractor.from_json(ex.to_json())  # saved again as version 4
+        assert ex.to_json()["version"] == 4 and again.references_ == ex.references_
+        assert again.to_json() == ex.to_json()
     assert ex.decision_.probability([-2.0, 0.5, 3.0]).tolist() == [0.1, 0.7, 0.9]
 
 

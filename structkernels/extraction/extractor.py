@@ -22,7 +22,7 @@ model keeps and saves.
 
 The model file is one JSON document (plain, or gzip'd when its name ends in ``.gz``)::
 
-    {"format": "structkernels-relation-extractor", "version": 3,
+    {"format": "structkernels-relation-extractor", "version": 4,
      "params": {"pipeline": "en_core_web_sm", "blind": true, "C": 1.0,
                 "sigma_params": null, "random_state": 0, "max_exact": 20000},
      "pipeline": {"name": "en_core_web_sm", "package": "en_core_web_sm", "version": "3.8.0",
@@ -32,15 +32,18 @@ The model file is one JSON document (plain, or gzip'd when its name ends in ``.g
      "sigma": {"conj": 0.0, ...},
      "train": {"pairs": 269, "positives": 134, "route": "exact"},
      "svm": {"intercept": -0.12, "weights": [0.5, -1.0, ...]},
-     "references": [{"path": [[null, "PROT1"], ["nsubj-of", "bind"], ...],
-                     "context": ["a:.", "b:the", ...],
-                     "apg": {"labels": [["PROT1", "NN"], ...], "edges": [[0, 1, 0.9], ...]}},
-                    ...],
+     "references": {"count": 151, "strings": ["PROT1", "nsubj-of", ...],
+                    "path": {"offsets": "AAAAAAgAAAA...", ...}, "context": {...},
+                    "apg": {...}},
      "decision": {"threshold": 0.31, "rule": "inner-cv",
                   "calibration": {"kind": "platt", "a": 1.9, "b": -1.2},
                   "inner_f1": 0.74, "folds": 3, "fallback": null}}
 
-``"decision"`` (version 3) is how a score becomes a label and a probability
+``"references"`` (version 4) holds the reference pairs' structure views as arrays, every
+string once (:mod:`~structkernels.extraction._references`); versions 1 to 3 held them as
+lists of objects (``{"path": [[null, "PROT1"], ...], "context": [...], "apg": {"labels",
+"edges"}}`` each), read as before and saved again as version 4 (versions 1 and 2: as
+their version).  ``"decision"`` (version 3) is how a score becomes a label and a probability
 (:class:`~structkernels.relations.decision.DecisionRule`, chosen on the training pairs only by
 :func:`~structkernels.relations.decision.fit_decision`): positive when the score is ``>
 threshold``; ``"calibration"`` (null, Platt's ``a``, ``b`` or isotonic breakpoints) gives the

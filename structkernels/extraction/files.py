@@ -336,7 +336,17 @@ def unpack_references(raw: Any, views: tuple[str, ...], count: int, fail: Any
                       ) -> list[dict[str, Any]]:
     """The ``count`` reference pairs of a version 4 ``"references"`` object (arrays), every
     field checked, within :data:`MAX_REFERENCE_SIZE` and :data:`MAX_GRAPH_CELLS`;
-    ``fail(reason)`` is called with the first problem."""
+    ``fail(reason)`` is called with the first problem.
+
+    Examples
+    --------
+    >>> def fail(reason):
+    ...     raise ValueError(reason)
+    >>> unpack_references({"count": 1}, ("context",), 1, fail)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'references' must be an object with exactly count, strings, context
+    """
     return unpack(raw, views, count, fail, (MAX_REFERENCE_SIZE, MAX_GRAPH_CELLS))
 
 

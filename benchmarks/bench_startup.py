@@ -39,19 +39,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _report import report
+from _report import measured, report
 
 PPI = Path(__file__).resolve().parents[1] / "datasets" / "ppi"
-# a fresh process that runs the command given and prints its wall seconds and the largest
-# ru_maxrss of the processes it started (all waited for: RUSAGE_CHILDREN)
-MEASURE = (
-    "import json, resource, subprocess, sys, time\n"
-    "t = time.perf_counter()\n"
-    "p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)\n"
-    "s = time.perf_counter() - t\n"
-    "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "print(json.dumps({'rc': p.returncode, 'seconds': s, 'max_rss_mib': rss / 1024,\n"
-    "                  'stdout': p.stdout.decode()[-200:]}))\n")
 # the whole nlp.pipe command: spaCy imported, the extractor's pipeline loaded as predict
 # loads it (PyTorch kept out, the entity recogniser left out), every text parsed
 SPACY_PIPE = (
@@ -92,14 +82,6 @@ def importtime_ms(cmd: list[str]) -> float:
             except ValueError:
                 continue
     return total / 1000.0
-
-
-def measured(cmd: list[str]) -> dict:
-    """``cmd`` run to its end in a fresh process (:data:`MEASURE`): ``rc``, ``seconds``,
-    ``max_rss_mib`` and the end of its standard output."""
-    out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True,
-                         text=True, check=True)
-    return json.loads(out.stdout)
 
 
 def sentences(path: Path, n: int, seed: int = 0) -> None:
@@ -149,6 +131,7 @@ def predict_runs(args: argparse.Namespace) -> dict:
     for r in range(args.repeat):
         for n in names if r % 2 == 0 else names[::-1]:  # ABBA
             got = cases[n](r)
+            got["stdout"] = got["stdout"][-200:]
             got["load_average"] = os.getloadavg()
             runs[n].append(got)
             print(n, json.dumps(got), file=sys.stderr)
@@ -162,7 +145,7 @@ def predict_runs(args: argparse.Namespace) -> dict:
         "largest_max_rss_mib": {n: round(max(x["max_rss_mib"] for x in v), 1)
                                 for n, v in runs.items()},
         "spacy_pipe_only_seconds_median": round(statistics.median(
-            float(x["stdout"].split()[-1]) for x in runs["spacy_pipe_many"]), 3),
+            float(x["stdout"].split()[-1]) for x in runs["spacy_pipe_many"] if not x["rc"]), 3),
         "predict_over_spacy_pipe_paired": {"median": round(statistics.median(ratios), 3),
                                            "range": [round(min(ratios), 3),
                                                      round(max(ratios), 3)]},

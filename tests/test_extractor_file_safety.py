@@ -424,6 +424,8 @@ V4_BAD = {
     "offsets": (("path", "offsets"), _b64(0, 3), "references['path']['offsets'] must be 3"),
     "a length": (("apg", "labels"), _b64(0), "references['apg']['labels'] holds 1 values"),
     "a frame": (("apg", "frame"), _b64(5, 0), "references['apg']['frame'] holds a value"),
+    "a frame too large": (("apg", "vertices"), _b64(3, 2**31 - 1),
+                          "references['apg'] frame 1 holds 2147483647 vertices"),
     "an edge twice": (("apg", "ends"), _b64(0, 1, 0, 1, 0, 1), "references['apg'] frame 0"),
     "a weight": (("apg", "weight_values"), "AAAAAAAA+H8=", "reference 0's graph"),
     "a field": (("apg",), {}, "references['apg'] must be an object with exactly"),

@@ -196,19 +196,19 @@ def _graphs(a: _Arrays, count: int, strings: list[str], size: int, max_cells: in
     weights."""
     vertices = a.array("apg", "vertices")
     n_frames = len(vertices)
+    eoff = a.offsets("apg", "edge_offsets", n_frames)
+    for what, counts in (("vertices", vertices), ("edges", np.diff(eoff))):
+        if n_frames and (counts.min() < 0 or counts.max() > size):
+            f = int(np.flatnonzero((counts < 0) | (counts > size))[0])
+            a.fail(f"references['apg'] frame {f} holds {int(counts[f])} {what}; from 0 to "
+                   f"MAX_REFERENCE_SIZE = {size}")
     frame = a.codes("apg", "frame", count, high=n_frames)
-    if n_frames and vertices.min() < 0:
-        a.fail("references['apg']['vertices'] holds a negative count")
-    per_ref = vertices[frame]
-    a.sizes("graph's vertices", per_ref, size)
+    per_ref, n_edges = vertices[frame], np.diff(eoff)[frame]
     cells = int(np.sum(per_ref.astype(np.float64) ** 2))
     if cells > max_cells:
         a.fail(f"the reference graphs hold {cells} vertex pairs (the sum of their squared "
                f"sizes); at most MAX_GRAPH_CELLS = {max_cells}")
-    eoff = a.offsets("apg", "edge_offsets", n_frames)
     ends = a.codes("apg", "ends", 2 * int(eoff[-1]), high=max(int(vertices.max(initial=0)), 1))
-    n_edges = np.diff(eoff)[frame]
-    a.sizes("graph's edges", n_edges, size)
     # the distinct tuples of vertex labels, each checked once: distinct non-empty strings
     loff = a.offsets("apg", "label_offsets", max(len(a.array("apg", "label_offsets")) - 1, 0))
     words = [strings[j] for j in a.codes("apg", "labels", int(loff[-1])).tolist()]

@@ -101,9 +101,11 @@ def _slice_bytes(splits: Sequence[tuple[np.ndarray, np.ndarray]]) -> int:
 def slice_budget(splits: Sequence[tuple[np.ndarray, np.ndarray]], n_jobs: int,
                  slice_bytes: int | None = None) -> int:
     """The bytes of fold slices :func:`evaluate_relations` holds at once: ``slice_bytes``
-    when given, else room for ``n_jobs`` Grams' slices (so that ``n_jobs`` fits run
-    together) within a quarter of :func:`~structkernels.utils.memory_budget`, and never
-    below :data:`SLICE_BYTES`.
+    when given; by default enough for one Gram's slices, whose model fits then run
+    together (up to ``n_jobs``), within a quarter of
+    :func:`~structkernels.utils.memory_budget`, and never below :data:`SLICE_BYTES` (a
+    second Gram's slices held beside, with their fits' copies, would take the largest
+    process of a BioInfer evaluation past the memory the project allows it).
 
     Examples
     --------
@@ -113,8 +115,7 @@ def slice_budget(splits: Sequence[tuple[np.ndarray, np.ndarray]], n_jobs: int,
     """
     if slice_bytes is not None:
         return int(slice_bytes)
-    want = int(max(1, n_jobs)) * _slice_bytes(splits)
-    return max(SLICE_BYTES, min(want, memory_budget() // 4))
+    return max(SLICE_BYTES, min(_slice_bytes(splits), memory_budget() // 4))
 
 
 def fits_at_once(one: int, slice_bytes: int, n_jobs: int, n_models: int) -> int:

@@ -119,12 +119,8 @@ class BagKernel(Kernel):
                     raise TypeError(f"bag: item {i} holds {f!r}, expected strings only")
         return BagList.encode(X, binary=bool(self.binary))
 
-    def _count(self, x: Any) -> Counter:
-        return Counter(set(x)) if self.binary else Counter(x)
-
     def pair(self, x: Any, y: Any) -> float:
-        cx, cy = self._count(x), self._count(y)
-        return float(sum(c * cy[f] for f, c in cx.items()))
+        return float(self.gram_block([x], [y])[0, 0])
 
     def _encoded(self, X: Sequence) -> BagList:
         return X if isinstance(X, BagList) else BagList.encode(X, binary=bool(self.binary))
@@ -164,11 +160,8 @@ class BagKernel(Kernel):
 
 class BagWeights:
     """A weighted sum of bags as one vector: ``v = Σ_j c_j φ(r_j)``, so that
-    ``Σ_j c_j k(x, r_j) = <φ(x), v>`` costs one pass over the features of ``x``.
-
-    The bag kernel is linear in explicit feature counts ``φ``; a classifier's decision
-    function over reference bags ``r_j`` (weights ``c_j``, each already divided by the
-    norm of ``φ(r_j)`` for a normalised kernel) collapses into the one vector.
+    ``Σ_j c_j k(x, r_j) = <φ(x), v>`` costs one pass over the features of ``x``
+    (see :meth:`Kernel.weighted_sum`).
 
     Parameters
     ----------

@@ -106,9 +106,6 @@ class GramLookup(Kernel):
         Y = self._columns(np.asarray(Y, dtype=np.int64))
         return np.asarray(self.matrix[np.ix_(X, Y)], dtype=np.float64)
 
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
-        return self.gram_block(X, X)
-
     def diag_block(self, X: Sequence) -> np.ndarray:
         X = np.asarray(X, dtype=np.int64)
         if self.diagonal is not None:

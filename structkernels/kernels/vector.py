@@ -1,18 +1,11 @@
 """Kernels on real vectors: linear, cosine, RBF, Laplacian and polynomial.
 
 Input is a 2-D float array (one row per vector); every block is one call of
-:mod:`sklearn.metrics.pairwise` (BLAS inside), never a Python loop over pairs.
-NaN or infinite input is refused, naming the row; vectors of different
-lengths are refused naming the kernel.  The RBF kernel follows the PHSIC paper
-(Yokoi et al., 2018): ``exp(-||x - y||^2 / (2 b^2))`` with ``b`` the ``bandwidth``, i.e.
-scikit-learn's ``rbf_kernel`` with ``gamma = 1 / (2 b^2)``.  The RBF and Laplacian
-bandwidth was called ``sigma`` (the name of the nonstationary weights): ``sigma=`` still
-works, with a :class:`BandwidthRenamedWarning`.
-
-Called the scikit-learn way, ``k.value(X, Y)`` on 2-D arrays is the Gram matrix, so
-``SVC(kernel=k)`` works; on two 1-D vectors it is their one value, which is
-the protocol of :func:`sklearn.metrics.pairwise_kernels` for callables (used by
-``KernelRidge(kernel=k)``).
+:mod:`sklearn.metrics.pairwise`.  The RBF kernel follows the PHSIC paper (Yokoi et al.,
+2018): ``exp(-||x - y||^2 / (2 b^2))`` with ``b`` the ``bandwidth``.  ``sigma=``, the
+bandwidth's former name, still works with a :class:`BandwidthRenamedWarning`.
+``k(X, Y)`` on 2-D arrays is the Gram matrix, so ``SVC(kernel=k)`` works; on two 1-D
+vectors it is their one value (the callable protocol of ``pairwise_kernels``).
 
 Examples
 --------
@@ -101,13 +94,8 @@ class VectorKernel(Kernel):
         return super().__call__(X, Y)
 
     def _vector_value(self, x: Any, y: Any) -> float:
-        """``k(x, y)`` of two 1-D vectors, as scikit-learn's ``pairwise_kernels`` asks for it
-        once per pair: the checks :meth:`check_input` makes, on two rows, without
-        ``check_array``'s cost (about 1 ms a call), then :meth:`pair`.
-
-        Two float64 vectors of one shape take the short way, :meth:`_quick`, when it
-        vouches for the value (its intermediate sum is finite only if every element is);
-        anything else goes through every check below, which names what is wrong."""
+        """``k(x, y)`` of two 1-D vectors: the checks of :meth:`check_input` without
+        ``check_array``'s cost, after :meth:`_quick` when it vouches for the value."""
         self.validate_params()
         if (
             type(x) is np.ndarray and type(y) is np.ndarray
@@ -139,17 +127,12 @@ class VectorKernel(Kernel):
         return v
 
     def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
-        """``k(x, y)`` of two float64 vectors of one length without checking them, or None.
-
-        A value is returned only when a sum the kernel forms anyway is finite, which it
-        is only if no element of ``x`` or ``y`` is NaN or infinite (an inf or NaN term
-        keeps a sum non-finite); None sends the pair through the full checks.
-        """
+        """``k(x, y)`` of two unchecked float64 vectors when a sum it forms anyway is finite
+        (so no element is NaN or infinite); None sends the pair through the checks."""
         return None
 
     def pair(self, x, y) -> float:
-        """One value from two checked 1-D float vectors of one length (the built-in
-        kernels compute it directly)."""
+        """One value from two checked 1-D float vectors of one length."""
         return float(self.gram_block(x[None, :], y[None, :])[0, 0])
 
     def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -203,8 +186,6 @@ class LinearKernel(VectorKernel):
     --------
     >>> import numpy as np
     >>> from structkernels import kernel
-    >>> kernel("linear").value(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
-    11.0
     >>> kernel("linear")(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0], [1.0, 0.0]])).tolist()
     [[11.0, 1.0]]
     """
@@ -278,7 +259,7 @@ class _BandwidthKernel(VectorKernel):
     def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
         if sigma is not None:
             warnings.warn(f"{type(self).__name__}(sigma=...) is deprecated: the bandwidth is "
-                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=3)
+                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=2)
         self.bandwidth = bandwidth
         self.sigma = sigma
 
@@ -295,9 +276,8 @@ class _BandwidthKernel(VectorKernel):
 
 
 class RBFKernel(_BandwidthKernel):
-    """Gaussian kernel ``exp(-||x - y||^2 / (2 b^2))`` (PHSIC paper's form).
-
-    Equals scikit-learn's ``rbf_kernel`` with ``gamma = 1 / (2 b^2)``.
+    """Gaussian kernel ``exp(-||x - y||^2 / (2 b^2))`` (PHSIC paper's form): scikit-learn's
+    ``rbf_kernel`` with ``gamma = 1 / (2 b^2)``.
 
     Parameters
     ----------
@@ -306,9 +286,6 @@ class RBFKernel(_BandwidthKernel):
     sigma : float, optional
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
-
-    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
-        super().__init__(bandwidth, sigma)  # named here: errors and get_params name RBFKernel
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -322,8 +299,7 @@ class RBFKernel(_BandwidthKernel):
         return pairwise.rbf_kernel(X, Y, gamma=0.5 / self._b / self._b)
 
     def column_function(self, X: np.ndarray) -> Any:
-        """``idx -> K(X, X[idx])`` from the rows' squared norms prepared once, the formula
-        of :meth:`gram_block` without re-reading ``X`` per column (see
+        """``idx -> K(X, X[idx])`` from the rows' squared norms prepared once (see
         :meth:`Kernel.column_function`)."""
         if type(self) is not RBFKernel:
             return None
@@ -350,9 +326,6 @@ class LaplacianKernel(_BandwidthKernel):
     sigma : float, optional
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
-
-    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
-        super().__init__(bandwidth, sigma)  # named here, as in RBFKernel
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self._b)

@@ -91,6 +91,12 @@ class EncodedList(Sequence):
     def _arrays(self) -> tuple:
         raise NotImplementedError
 
+    @classmethod
+    def encode(cls, structures: Sequence, vocab: Vocabulary | None = None) -> EncodedList:
+        """``structures`` encoded in ``vocab`` (grown with their labels; None: a new one)."""
+        vocab = Vocabulary() if vocab is None else vocab
+        return cls(vocab, *cls._encode(structures, vocab), list(structures))
+
     def _item(self, i: int) -> Any:
         if self._items is None:  # unpickled: rebuild structures on demand, once each
             self._items = [None] * len(self)
@@ -196,12 +202,10 @@ class PathList(EncodedList):
         self.nodes = nodes
         self._items = items
 
-    @classmethod
-    def encode(cls, paths: Sequence[Path], vocab: Vocabulary | None = None) -> PathList:
-        vocab = Vocabulary() if vocab is None else vocab
+    @staticmethod
+    def _encode(paths: Sequence[Path], vocab: Vocabulary) -> tuple:
         enc = vocab.encode_paths(paths)
-        return cls(vocab, enc.offsets, enc.edges.astype(np.int64), enc.nodes.astype(np.int64),
-                   list(paths))
+        return enc.offsets, enc.edges.astype(np.int64), enc.nodes.astype(np.int64)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -252,12 +256,11 @@ class TreeList(EncodedList):
         self.child_index = child_index
         self._items = items
 
-    @classmethod
-    def encode(cls, trees: Sequence[Tree], vocab: Vocabulary | None = None) -> TreeList:
-        vocab = Vocabulary() if vocab is None else vocab
+    @staticmethod
+    def _encode(trees: Sequence[Tree], vocab: Vocabulary) -> tuple:
         e = vocab.encode_trees(trees)
-        return cls(vocab, e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
-                   e.child_offsets, e.child_index.astype(np.int64), list(trees))
+        return (e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
+                e.child_offsets, e.child_index.astype(np.int64))
 
     def __len__(self) -> int:
         return len(self.tree_offsets) - 1

@@ -248,9 +248,7 @@ def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
     ne = 0
     for w in range(nt - 1, -1, -1):
         key = kht[w]
-        h = (key * 0x2545F4914F6CDD1D) & mask
-        while slots[h] >= 0 and ekh[slots[h]] != key:
-            h = (h + 1) & mask
+        h = _slot(slots, ekh, key, mask)
         _window(t1, t2, ca[w], cb[w], k, buf)
         e = slots[h]
         found = False
@@ -269,6 +267,15 @@ def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
             slots[h] = ne
             ne += 1
     return mask
+
+
+@njit(cache=True, nogil=True)
+def _slot(slots, ekh, key, mask):
+    """The hash map's slot of ``key``: its own, or the first free one of its probe."""
+    h = (key * 0x2545F4914F6CDD1D) & mask
+    while slots[h] >= 0 and ekh[slots[h]] != key:
+        h = (h + 1) & mask
+    return h
 
 
 @njit(cache=True, nogil=True)
@@ -294,9 +301,7 @@ def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, e
     total = 0.0
     for w in range(ns - 1, -1, -1):
         key = khs[w]
-        h = (key * 0x2545F4914F6CDD1D) & mask
-        while slots[h] >= 0 and ekh[slots[h]] != key:
-            h = (h + 1) & mask
+        h = _slot(slots, ekh, key, mask)
         e = slots[h]
         if e < 0:
             continue

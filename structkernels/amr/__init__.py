@@ -40,24 +40,9 @@ from structkernels.graphs.model import (
 )
 
 __all__ = [
-    "read_amr",
-    "parse_amr",
-    "AMRFormatError",
-    "AMRGraph",
-    "AMRCorpus",
-    "SkippedGraph",
-    "to_networkx",
-    "concept_label",
-    "Candidate",
-    "CandidateError",
-    "CandidateExtractor",
-    "generate_candidates",
-    "candidate_subgraph",
-    "candidate_path",
-    "candidate_tree",
-    "DistantLabel",
-    "distant_label",
-    "INTERACTION_CONCEPTS",
-    "ENTITY_CONCEPTS",
+    "read_amr", "parse_amr", "AMRFormatError", "AMRGraph", "AMRCorpus", "SkippedGraph",
+    "to_networkx", "concept_label", "Candidate", "CandidateError", "CandidateExtractor",
+    "generate_candidates", "candidate_subgraph", "candidate_path", "candidate_tree",
+    "DistantLabel", "distant_label", "INTERACTION_CONCEPTS", "ENTITY_CONCEPTS",
     "COORDINATION_CONCEPTS",
 ]

@@ -1,14 +1,9 @@
 """The :class:`Kernel` base class, normalisation and the kernel algebra.
 
-A kernel is a small scikit-learn style object: its parameters are the keyword
-arguments of ``__init__``, stored verbatim (so ``get_params``, ``set_params``,
-``clone`` and ``repr`` come from :class:`sklearn.base.BaseEstimator`), and it
-holds no fitted state.  Calling a kernel follows scikit-learn: ``k(X, Y)`` is
-the Gram matrix of two sequences (or 2-D arrays); ``k.value(x, y)`` is one
-pair.  A subclass writes :meth:`Kernel.pair`; it may override
-:meth:`Kernel.gram_block` (and :meth:`Kernel.gram_block_symmetric`) with a
-batched fast path.  Everything else (Gram matrices, caching, parallelism,
-hashing, k-NN, dependence measures) comes from the engine.
+A kernel is a small scikit-learn style object (parameters stored verbatim, no fitted
+state): ``k(X, Y)`` is the Gram matrix of two sequences (or 2-D arrays), ``k.value(x, y)``
+one pair.  A subclass writes :meth:`Kernel.pair`, or :meth:`Kernel.gram_block` as a
+batched fast path; everything else comes from the engine.
 
 Kernels compose (KeLP style) instead of being copied with variations::
 
@@ -143,16 +138,13 @@ class Kernel(BaseEstimator):
         """An explicit finite feature map φ with ``k(x, y) = φ(x)·φ(y)``, or None when the
         kernel has none.
 
-        Estimators that work in feature space (PHSIC's ``"feature"`` estimator) ask the
-        kernel for its map here rather than testing its class.  The map is given as rows
-        and row scales, ``φ(X[i]) = w[i] * A[i]``, so that a scaled map (the cosine
-        kernel's ``x / ||x||``) needs no scaled copy of the data.  The default: None.
+        The map is given as rows and row scales, ``φ(X[i]) = w[i] * A[i]``, so that a
+        scaled map (the cosine kernel's ``x / ||x||``) needs no scaled copy of the data.
 
         Parameters
         ----------
         X : checked input
-            What :meth:`check_input` returns (for the vector kernels a 2-D float array;
-            float32 is kept).
+            What :meth:`check_input` returns.
 
         Returns
         -------
@@ -179,13 +171,10 @@ class Kernel(BaseEstimator):
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 
-        This is scikit-learn's kernel protocol (``SVC(kernel=k)``,
-        ``sklearn.gaussian_process`` kernels, GraKeL): two 2-D arrays, or two
-        sequences of structures, give their Gram.  One pair is :meth:`value`.
-        A single structure (a :class:`~structkernels.Path`, a
-        :class:`~structkernels.Tree`, a bare string, one re-writing) is refused with a pointer
-        to :meth:`value`, so that a pair is never silently read as two
-        sequences.
+        scikit-learn's kernel protocol (``SVC(kernel=k)``): two 2-D arrays, or two sequences
+        of structures, give their Gram.  A single structure (a Path, a Tree, a bare string,
+        one re-writing) is refused with a pointer to :meth:`value`, so that a pair is never
+        silently read as two sequences.
         """
         for arg in (X, Y):
             if arg is not None and self._is_single_structure(arg):

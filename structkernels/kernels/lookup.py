@@ -1,11 +1,8 @@
 """A kernel read from a stored Gram matrix: structures are row/column indices.
 
-``GramLookup(G)`` is the kernel ``k(i, j) = G[i, j]`` on integer indices (the
-cache of KeLP's ``KernelCache``, turned into a kernel).  Any algorithm that
-takes a kernel -- the hashers, :func:`structkernels.neighbors.graph.knn_graph`,
-:class:`~structkernels.KernelKNNClassifier` with hashing -- then runs on
-values computed once, and its kernel-evaluation counters count the values it
-read: the number of evaluations it would cost with the kernel itself.
+``GramLookup(G)`` is the kernel ``k(i, j) = G[i, j]`` on integer indices (KeLP's
+``KernelCache`` turned into a kernel): any algorithm that takes a kernel then runs on
+values computed once, and its evaluation counters count the values it read.
 
 A rectangular ``G`` of shape ``(n_rows, n_cols)`` holds training structures
 ``0 .. n_cols - 1`` as rows and columns and further structures (e.g. test

@@ -319,12 +319,8 @@ class RBFKernel(_BandwidthKernel):
 class LaplacianKernel(_BandwidthKernel):
     """``exp(-||x - y||_1 / b)``; scikit-learn's ``laplacian_kernel`` with gamma = 1/b.
 
-    Parameters
-    ----------
-    bandwidth : float, default 1.0
-        ``b``.
-    sigma : float, optional
-        Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
+    Its parameters are those of :class:`RBFKernel`: ``bandwidth`` ``b`` and ``sigma``, the
+    deprecated name of ``bandwidth``.
     """
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:

@@ -10,10 +10,8 @@ applies any kernel to one view, so the kernel algebra of
     k = ViewKernel(kernel("path", lam=0.8), "amr") + ViewKernel(kernel("path"), "dependency")
     k = Normalized(ViewKernel(...)) * Normalized(ViewKernel(...))
 
-A sum (or product) of PSD kernels on the views is PSD on the pairs.  :class:`ViewSum` is
-the sum of one kernel per view as one kernel: the relation models' kernel
-(:meth:`~structkernels.relations.models.RelationModel.kernel`), whose Gram is computed view
-by view (:meth:`ViewSum.gram_by_view`) and whose views the extractor's scoring reads.
+A sum (or product) of PSD kernels on the views is PSD on the pairs.  :class:`ViewSum`, the
+sum of one kernel per view as one kernel, is the relation models' kernel.
 """
 
 from __future__ import annotations

@@ -46,6 +46,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from structkernels.kernels._conv_numba import longest_segment
 from structkernels.kernels.srk.common import Rewriting, SRKBase, encode_rewritings
 from structkernels.utils import njit
 
@@ -369,14 +370,6 @@ def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
 
 
 @njit(cache=True, nogil=True)
-def _max_len(off):
-    m = 0
-    for i in range(len(off) - 1):
-        m = max(m, off[i + 1] - off[i])
-    return m
-
-
-@njit(cache=True, nogil=True)
 def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
                 kmin, kmax, lam, symmetric, diag_only):
     n = len(xso) - 1
@@ -384,7 +377,8 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     w = kmax - kmin + 1
     lam2 = lam * lam
     fact, binom, fl = _tables(kmax, lam2)
-    mxs, mys, mxt, myt = _max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto)
+    mxs, mys = longest_segment(xso, 0), longest_segment(yso, 0)
+    mxt, myt = longest_segment(xto, 0), longest_segment(yto, 0)
     # workspace, allocated once per block
     cs = max(mxs * mys, 1)
     ct = max(mxt * myt, 1)

@@ -110,10 +110,8 @@ class BagKernel(Kernel):
         X = super().check_input(X)
         for i, x in enumerate(X):
             if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
-                raise TypeError(
-                    f"bag: item {i} is a {type(x).__name__}, expected a tuple, list or "
-                    "frozenset of strings"
-                )
+                raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, list or "
+                                "frozenset of strings")
             for f in x:
                 if not isinstance(f, str):
                     raise TypeError(f"bag: item {i} holds {f!r}, expected strings only")

@@ -89,10 +89,8 @@ class Kernel(BaseEstimator):
         if isinstance(X, np.ndarray):
             return X
         if isinstance(X, (str, bytes)):
-            raise TypeError(
-                f"{type(self).__name__} expects a sequence of structures, got a bare "
-                f"{type(X).__name__}; wrap a single structure in a list"
-            )
+            raise TypeError(f"{type(self).__name__} expects a sequence of structures, got a bare "
+                            f"{type(X).__name__}; wrap a single structure in a list")
         return list(X)
 
     def pair(self, x: Any, y: Any) -> float:

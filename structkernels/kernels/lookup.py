@@ -58,10 +58,8 @@ class GramLookup(Kernel):
     def validate_params(self) -> None:
         G = self.matrix
         if not isinstance(G, np.ndarray) or G.ndim != 2:
-            raise ValueError(
-                f"GramLookup.matrix must be a 2-D NumPy array, got "
-                f"{type(G).__name__} of shape {getattr(G, 'shape', None)}"
-            )
+            raise ValueError(f"GramLookup.matrix must be a 2-D NumPy array, got "
+                             f"{type(G).__name__} of shape {getattr(G, 'shape', None)}")
         if self.diagonal is not None:
             d = np.asarray(self.diagonal)
             if d.shape != (G.shape[0],):

@@ -65,9 +65,7 @@ def as_kernel(spec: Any, **params: Any):
         return kernel(spec, **params)
     if isinstance(spec, type) and issubclass(spec, Kernel):
         return spec(**params)
-    raise TypeError(
-        f"expected a kernel name or a structkernels.Kernel, got {type(spec).__name__}"
-    )
+    raise TypeError(f"expected a kernel name or a structkernels.Kernel, got {type(spec).__name__}")
 
 
 def gram(kernel: Kernel | str, X: Any, Y: Any = None, **options: Any

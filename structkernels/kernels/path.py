@@ -154,10 +154,8 @@ class PathKernel(EncodedConvolutionKernel):
         if c == 0.0:
             return tk
         if not (isinstance(tk.node_kernel, str) and tk.node_kernel == "indicator"):
-            raise ValueError(
-                "PathKernel.node_mismatch applies to the indicator node kernel only; "
-                f"tuple_kernel already has node_kernel={tk.node_kernel!r}"
-            )
+            raise ValueError("PathKernel.node_mismatch applies to the indicator node kernel only; "
+                             f"tuple_kernel already has node_kernel={tk.node_kernel!r}")
         return TupleKernel(tk.edge_kernel, PartialIndicator(c))
 
     def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:

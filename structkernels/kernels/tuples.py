@@ -178,10 +178,8 @@ class WordVectorSimilarity(LabelKernel):
             M = np.asarray(self.vectors, dtype=np.float64)
             words = list(self.vocabulary)
             if M.ndim != 2 or M.shape[0] != len(words):
-                raise ValueError(
-                    f"WordVectorSimilarity: vectors of shape {M.shape} do not match a "
-                    f"vocabulary of {len(words)} words"
-                )
+                raise ValueError(f"WordVectorSimilarity: vectors of shape {M.shape} do not match a "
+                                 f"vocabulary of {len(words)} words")
         if not np.isfinite(M).all():
             bad = int(np.flatnonzero(~np.isfinite(M).all(axis=1))[0])
             raise ValueError(f"WordVectorSimilarity: the vector of {words[bad]!r} is not finite")

@@ -75,10 +75,8 @@ class VectorKernel(Kernel):
             ) from None
         if not np.isfinite(A).all():
             bad = np.flatnonzero(~np.isfinite(A).all(axis=1))
-            raise ValueError(
-                f"{type(self).__name__}: input contains NaN or infinity in row(s) "
-                f"{bad[:10].tolist()}{' ...' if len(bad) > 10 else ''}"
-            )
+            raise ValueError(f"{type(self).__name__}: input contains NaN or infinity in row(s) "
+                             f"{bad[:10].tolist()}{' ...' if len(bad) > 10 else ''}")
         return A
 
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray | float:
@@ -259,7 +257,7 @@ class _BandwidthKernel(VectorKernel):
     def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
         if sigma is not None:
             warnings.warn(f"{type(self).__name__}(sigma=...) is deprecated: the bandwidth is "
-                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=2)
+                          "called bandwidth=", BandwidthRenamedWarning, stacklevel=3)
         self.bandwidth = bandwidth
         self.sigma = sigma
 
@@ -286,6 +284,9 @@ class RBFKernel(_BandwidthKernel):
     sigma : float, optional
         Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
     """
+
+    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
+        super().__init__(bandwidth, sigma)  # named here: errors and get_params name RBFKernel
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -322,6 +323,9 @@ class LaplacianKernel(_BandwidthKernel):
     Its parameters are those of :class:`RBFKernel`: ``bandwidth`` ``b`` and ``sigma``, the
     deprecated name of ``bandwidth``.
     """
+
+    def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
+        super().__init__(bandwidth, sigma)  # named here, as in RBFKernel
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.laplacian_kernel(X, Y, gamma=1.0 / self._b)

@@ -72,11 +72,9 @@ def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) 
 
 def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
     if isinstance(side, (str, bytes)):
-        raise TypeError(
-            f"{owner}: re-writing {i}: the {name} is a bare {type(side).__name__} "
-            f"({str(side)[:40]!r}); give a sequence of tokens, e.g. "
-            "structkernels.text.tokenize(sentence)"
-        )
+        raise TypeError(f"{owner}: re-writing {i}: the {name} is a bare {type(side).__name__} "
+                        f"({str(side)[:40]!r}); give a sequence of tokens, e.g. "
+                        "structkernels.text.tokenize(sentence)")
     if isinstance(side, np.ndarray):
         side = side.tolist()
     if not isinstance(side, (tuple, list)):
@@ -86,10 +84,8 @@ def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
         )
     for j, tok in enumerate(side):
         if not isinstance(tok, str):
-            raise TypeError(
-                f"{owner}: re-writing {i}: {name} token {j} is a {type(tok).__name__}, "
-                "not a str"
-            )
+            raise TypeError(f"{owner}: re-writing {i}: {name} token {j} is a {type(tok).__name__}, "
+                            "not a str")
     return tuple(side)
 
 
@@ -114,10 +110,8 @@ def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
     [(('a', 'b'), ('c',))]
     """
     if isinstance(X, (str, bytes)):
-        raise TypeError(
-            f"{owner} expects a list of re-writings (source tokens, target tokens), "
-            "got a bare string"
-        )
+        raise TypeError(f"{owner} expects a list of re-writings (source tokens, target tokens), "
+                        "got a bare string")
     out: list[Rewriting] = []
     for i, rec in enumerate(X):
         if isinstance(rec, (str, bytes)):

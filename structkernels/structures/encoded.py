@@ -67,15 +67,11 @@ def _as_index(i: Any, n: int) -> np.ndarray:
 class EncodedList(Sequence):
     """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary.
 
-    A subclass holds its arrays, the :class:`~structkernels.Vocabulary` (``vocab``) and
-    optionally the structures it was built from (``_items``); it says how many
-    structures it holds (``__len__``), how to rebuild structure ``i`` from the arrays
-    (``_build``), how to cut the sub-list of positions ``idx`` (``_subset``) and which
-    arrays it pickles as (``_arrays``).  Everything else is here: ``x[i]`` gives a
-    structure (rebuilt once, then kept), slices and integer or boolean arrays give an
-    encoded sub-list sharing the vocabulary, equality holds with any list, tuple or
-    encoded list of equal structures in order, ``+`` gives a plain list, and pickling
-    sends the arrays only.
+    A subclass holds its arrays, the vocabulary (``vocab``) and optionally its structures
+    (``_items``), and writes ``__len__``, ``_encode``, ``_build`` (structure ``i`` from the
+    arrays), ``_subset`` (the sub-list of positions ``idx``) and ``_arrays`` (what it
+    pickles as).  Slices and integer or boolean arrays give an encoded sub-list sharing the
+    vocabulary; equality holds with any sequence of equal structures in order.
     """
 
     __slots__ = ()

@@ -1,14 +1,9 @@
 """Directed graphs with weighted edges and sets of vertex labels (the all-paths graph kernel's input).
 
-A :class:`LabelledGraph` is the representation of Airola et al. (2008), "All-paths graph
-kernel for protein-protein interaction extraction with evaluation of cross-corpus
-learning", BMC Bioinformatics 9(Suppl 11):S2: each vertex carries a set of labels (a
-token's word and part of speech, a dependency's type, the same marked ``IP_`` on the
-shortest path ...) and each directed edge a weight in (0, 1].  It knows nothing of how it
-is compared (:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel` does that); it is
-immutable and hashable, round-trips through JSON, and refuses at construction a graph
-whose sum over walks ``Σ_{k>=1} A^k`` diverges (spectral radius of the weighted adjacency
-``A`` at least 1).
+The representation of Airola et al. (2008), "All-paths graph kernel for protein-protein
+interaction extraction with evaluation of cross-corpus learning", BMC Bioinformatics
+9(Suppl 11):S2: each vertex carries a set of labels (a token's word and part of speech, a
+dependency's type ...) and each directed edge a weight in (0, 1].
 """
 
 from __future__ import annotations
@@ -335,12 +330,10 @@ class GraphFrame:
     """The vertices and edges of a family of graphs that differ only in their labels and
     their edges' weights, checked once.
 
-    The all-paths graphs of one sentence's candidate pairs (:class:`~structkernels.graphs.
-    allpaths.AllPathsSentence`) join the same vertices by the same edges; a frame checks
-    those edges' ends once (in range, one edge per ordered pair, and the graph's
-    topological order), so that each graph of the family checks only its labels and
-    weights.  :meth:`graph` gives the graph :class:`LabelledGraph` would, and raises the
-    same errors.
+    The all-paths graphs of one sentence's candidate pairs join the same vertices by the
+    same edges: a frame checks those edges once, so that each graph of the family checks
+    only its labels and weights.  :meth:`graph` gives the graph :class:`LabelledGraph`
+    would, and raises the same errors.
 
     Parameters
     ----------

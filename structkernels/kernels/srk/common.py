@@ -329,9 +329,8 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
                    progress: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Raw per-window Gram matrices of an SRK, plus the per-window diagonals.
 
-    The building block of the paper's ``K̂_1 + ... + K̂_kmax``: each ``K_j`` is computed
-    once, and every ``kmax`` (and every combination with other kernels) is assembled from
-    the stack by :func:`sum_normalized`.
+    Each ``K_j`` is computed once; every ``kmax`` sum is assembled from the stack by
+    :func:`sum_normalized`.
 
     Parameters
     ----------
@@ -339,12 +338,10 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
         ``kb-srk``, ``ps-srk`` or ``pw-srk``; its windows are ``k..kmax`` (or ``k``).
     X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
     n_jobs, block_size, progress
-        Workers, run as :func:`structkernels.engine.parallel.plan` decides (threads for
-        ``kb-srk``, whose compiled blocks release the GIL); rows per block (default: the
-        kernel's ``preferred_block_size``); a bar over blocks (default: on long work).
+        Workers (as :func:`structkernels.engine.parallel.plan` decides); rows per block
+        (default: the kernel's ``preferred_block_size``); a bar over blocks.
     cache : path, optional
-        A folder of checked ``.npy`` entries, the store of ``gram(cache=)`` (never
-        pickles), keyed by the kernel (all its parameters, code version) and the data: a
+        The checked ``.npy`` store of ``gram(cache=)``, keyed by the kernel and the data: a
         repeated call loads the stack; a damaged entry is computed again.
 
     Returns

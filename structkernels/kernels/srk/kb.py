@@ -164,14 +164,11 @@ def _mix(c):
 def _grid(x, xin, y, yin, R, HK, ca, cb):
     """One backward pass over the grid of doubles (x[a], y[b]).
 
-    R[a, b]: run length of admissible doubles along the diagonal from (a, b);
-    a double is admissible if identical, or if its source token occurs in the
-    other side of its own re-writing (the other side can hold the same
-    double; otherwise no target double list can share the key).
-    HK: diagonal suffix sums of the hashes of the non-identical doubles, so a
-    window's key hash is HK[a, b] - HK[a + k, b + k].
-    The cells starting a run of length >= 2 (the windows of every size k >= 2
-    that survive) are listed in ``ca``/``cb``, last cell first.
+    R[a, b]: run length of admissible doubles along the diagonal from (a, b) (identical, or
+    the source token occurs in the other side of its re-writing: else no target double
+    list can share the key).  HK: diagonal suffix sums of the non-identical doubles'
+    hashes (a window's key hash is HK[a, b] - HK[a + k, b + k]).  The cells starting a run
+    of length >= 2 are listed in ``ca``/``cb``, last cell first.
     Returns the number of identical doubles, the longest run and the number
     of listed cells.
     """

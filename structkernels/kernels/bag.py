@@ -25,6 +25,12 @@ from structkernels.structures import EncodedList, Vocabulary
 __all__ = ["BagKernel", "BagList", "BagWeights"]
 
 
+def _check_bag(i: int, x: Any) -> None:
+    if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
+        raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, list or "
+                        "frozenset of strings")
+
+
 class BagList(EncodedList):
     """Bags encoded once (what :meth:`BagKernel.check_input` returns): one sparse row
     of feature counts per bag over a shared :class:`~structkernels.Vocabulary`, so a
@@ -109,9 +115,7 @@ class BagKernel(Kernel):
             return X
         X = super().check_input(X)
         for i, x in enumerate(X):
-            if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
-                raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, list or "
-                                "frozenset of strings")
+            _check_bag(i, x)
             for f in x:
                 if not isinstance(f, str):
                     raise TypeError(f"bag: item {i} holds {f!r}, expected strings only")
@@ -199,9 +203,7 @@ class BagWeights:
         get = self.vector.get
         is_str = str.__instancecheck__
         for i, x in enumerate(X):
-            if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
-                raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, "
-                                "list or frozenset of strings")
+            _check_bag(i, x)
             if self.binary:  # each distinct feature once, in the order of first sight (not a
                 # set's, which string hashing changes from one process to the next)
                 feats = dict.fromkeys(x)

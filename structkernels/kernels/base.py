@@ -368,17 +368,24 @@ class ProductKernel(_Combination):
         return self.k1.diag_block(X) * self.k2.diag_block(X)
 
 
-class ScaledKernel(Kernel):
+class _Wrapper(Kernel):
+    """Shared parts of the kernels built on one ``kernel``."""
+
+    @property
+    def nogil_blocks(self) -> bool:
+        """GIL-free blocks when the wrapped kernel has them."""
+        return bool(getattr(self.kernel, "nogil_blocks", False))
+
+    def check_input(self, X: Any) -> Sequence:
+        return self.kernel.check_input(X)
+
+
+class ScaledKernel(_Wrapper):
     """``c * kernel(x, y)`` with ``c >= 0`` (a negative scale would break PSD)."""
 
     def __init__(self, kernel: Kernel, scale: float = 1.0):
         self.kernel = kernel
         self.scale = scale
-
-    @property
-    def nogil_blocks(self) -> bool:
-        """GIL-free blocks when the scaled kernel has them."""
-        return bool(getattr(self.kernel, "nogil_blocks", False))
 
     def validate_params(self) -> None:
         if not isinstance(self.kernel, Kernel):
@@ -391,9 +398,6 @@ class ScaledKernel(Kernel):
             raise ValueError(f"ScaledKernel.scale must be finite and >= 0, got {self.scale!r}")
         self.kernel.validate_params()
 
-    def check_input(self, X: Any) -> Sequence:
-        return self.kernel.check_input(X)
-
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
         return self.scale * self.kernel.gram_block(X, Y)
 
@@ -404,7 +408,7 @@ class ScaledKernel(Kernel):
         return self.scale * self.kernel.diag_block(X)
 
 
-class Normalized(Kernel):
+class Normalized(_Wrapper):
     """Cosine normalisation ``k(x, y) / sqrt(k(x, x) k(y, y))``.
 
     Structures with zero self-similarity get similarity 0 (with a warning).
@@ -425,18 +429,10 @@ class Normalized(Kernel):
     def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
-    @property
-    def nogil_blocks(self) -> bool:
-        """GIL-free blocks when the normalised kernel has them."""
-        return bool(getattr(self.kernel, "nogil_blocks", False))
-
     def validate_params(self) -> None:
         if not isinstance(self.kernel, Kernel):
             raise TypeError("Normalized.kernel must be a Kernel")
         self.kernel.validate_params()
-
-    def check_input(self, X: Any) -> Sequence:
-        return self.kernel.check_input(X)
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
         K = self.kernel.gram_block(X, Y)

@@ -269,8 +269,7 @@ class Kernel(BaseEstimator):
         features: ``(collapse, diag)`` with ``collapse.dots(Y)`` giving ``<φ(y), v>`` and
         ``k(y, y)`` for each ``y`` (``v = Σ_j w_j φ(X[j])``, each ``φ(X[j])`` divided by its
         norm when ``normalized``) and ``diag`` the references' ``k(X[j], X[j])``; None (the
-        default) for a kernel without such a map.  A trained model's decision function
-        over many references then costs one pass over a pair's own features."""
+        default) for a kernel without such a map."""
         return None
 
     def canonical_form(self) -> Any:
@@ -309,11 +308,8 @@ class Kernel(BaseEstimator):
 
 
 # scikit-learn's pairwise_kernels (behind KernelRidge, KernelPCA, Nystroem ...) calls a
-# kernel of its Gaussian-process family once with the whole arrays, and any other callable
-# once per pair of rows (a Python call and a check each).  Kernel keeps its own protocol
-# (k(X, Y) is the Gram) and is declared a virtual subclass of that family, so those
-# estimators get the Gram from the engine in one call: KernelRidge(kernel=k) costs what
-# kernel="precomputed" on k(X) costs.
+# kernel of its Gaussian-process family once with the whole arrays, any other callable once
+# per pair of rows: as a virtual subclass of that family, a Kernel gives its Gram in one call.
 GPKernel.register(Kernel)
 
 
@@ -327,9 +323,8 @@ class _Combination(Kernel):
     @property
     def nogil_blocks(self) -> bool:
         """GIL-free blocks when both parts have them (the Gram engine then uses threads)."""
-        return bool(getattr(self.k1, "nogil_blocks", False)) and bool(
-            getattr(self.k2, "nogil_blocks", False)
-        )
+        return (bool(getattr(self.k1, "nogil_blocks", False))
+                and bool(getattr(self.k2, "nogil_blocks", False)))
 
     def validate_params(self) -> None:
         for name in ("k1", "k2"):
@@ -390,9 +385,8 @@ class ScaledKernel(_Wrapper):
     def validate_params(self) -> None:
         if not isinstance(self.kernel, Kernel):
             raise TypeError("ScaledKernel.kernel must be a Kernel")
-        if isinstance(self.scale, (bool, np.bool_)) or not isinstance(
-            self.scale, (int, float, np.integer, np.floating)
-        ):
+        if (isinstance(self.scale, (bool, np.bool_))
+                or not isinstance(self.scale, (int, float, np.integer, np.floating))):
             raise TypeError(f"ScaledKernel.scale must be a number, got {self.scale!r}")
         if not np.isfinite(self.scale) or self.scale < 0:
             raise ValueError(f"ScaledKernel.scale must be finite and >= 0, got {self.scale!r}")

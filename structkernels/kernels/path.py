@@ -123,14 +123,9 @@ class PathKernel(EncodedConvolutionKernel):
     def _relabel(Y: PathList, vocab: Vocabulary, ymap: np.ndarray) -> PathList:
         return PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
 
-    def __init__(
-        self,
-        lam: float = 0.8,
-        max_len: int | None = None,
-        sigma: Mapping[str, float] | None = None,
-        tuple_kernel: Any = None,
-        node_mismatch: float = 0.0,
-    ):
+    def __init__(self, lam: float = 0.8, max_len: int | None = None,
+                 sigma: Mapping[str, float] | None = None, tuple_kernel: Any = None,
+                 node_mismatch: float = 0.0):
         self.lam = lam
         self.max_len = max_len
         self.sigma = sigma

@@ -117,11 +117,10 @@ class WordVectorSimilarity(LabelKernel):
     unit-length word vectors (vectors are normalised here) and ``γ ∈ (-1, 1)``
     a sparsity parameter: pairs with cosine ``<= γ`` get 0.  ``k(i, i) = 1``.
 
-    A label is looked up as it is, then lower-cased, then without a PropBank
-    sense suffix (``bind-01`` -> ``bind``).  Labels with no vector (and the
-    missing edge ``None``) fall back to the indicator: 1 with an equal
-    label, 0 otherwise.  The kernel is not guaranteed positive semi-definite
-    (the truncation ``(·)₊`` can break it); the paper uses it as is.
+    A label is looked up as it is, then lower-cased, then without a PropBank sense suffix
+    (``bind-01`` -> ``bind``); labels with no vector (and ``None``) fall back to the
+    indicator.  Not guaranteed PSD (the truncation ``(·)₊`` can break it); the paper uses
+    it as is.
 
     Parameters
     ----------

@@ -31,9 +31,8 @@ __all__ = ["ViewKernel", "ViewSum"]
 class ViewSum(Kernel):
     """``Σ_v k_v(x[v], y[v])``: one kernel per view of multi-view items, summed in order.
 
-    Its blocks add the views' blocks left to right (as a sum of :class:`ViewKernel` terms
-    does); :meth:`gram_by_view` gives the same matrix as each view's own Gram added in
-    order, each view encoded once instead of once per block.
+    Its blocks add the views' blocks left to right; :meth:`gram_by_view` gives the same
+    matrix from each view's own Gram, each view encoded once instead of once per block.
 
     Parameters
     ----------

@@ -252,14 +252,14 @@ class TreeList(EncodedList):
         self.child_index = child_index
         self._items = items
 
+    def __len__(self) -> int:
+        return len(self.tree_offsets) - 1
+
     @staticmethod
     def _encode(trees: Sequence[Tree], vocab: Vocabulary) -> tuple:
         e = vocab.encode_trees(trees)
         return (e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
                 e.child_offsets, e.child_index.astype(np.int64))
-
-    def __len__(self) -> int:
-        return len(self.tree_offsets) - 1
 
     def _build(self, i: int) -> Tree:
         names = self.vocab.labels

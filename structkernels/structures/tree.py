@@ -36,9 +36,8 @@ class Tree:
         kids = []
         for i, c in enumerate(children):
             if isinstance(c, Tree) or not isinstance(c, Sequence) or len(c) != 2:
-                raise StructureError(
-                    f"child {i} of tree node {label!r} must be an (edge_label, Tree) pair, got {c!r}"
-                )
+                raise StructureError(f"child {i} of tree node {label!r} must be an (edge_label, "
+                                     f"Tree) pair, got {c!r}")
             edge, sub = c
             check_label(edge, f"edge label of child {i} of {label!r}", allow_none=True)
             if not isinstance(sub, Tree):
@@ -73,11 +72,8 @@ class Tree:
             a, b = stack.pop()
             if a is b:
                 continue
-            if (
-                a._hash != b._hash
-                or a._label != b._label
-                or len(a._children) != len(b._children)
-            ):
+            if (a._hash != b._hash or a._label != b._label
+                    or len(a._children) != len(b._children)):
                 return False
             for (ea, sa), (eb, sb) in zip(a._children, b._children, strict=True):
                 if ea != eb:

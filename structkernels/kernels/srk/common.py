@@ -259,9 +259,8 @@ class SRKBase(Kernel):
         if self.kmax is not None and self.kmax < self.k:
             raise ValueError(f"{owner}.kmax must be >= k={self.k}, got {self.kmax!r}")
         lam = self.lam
-        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not (
-            0.0 < float(lam) <= 1.0
-        ):
+        if (isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating))
+                or not 0.0 < float(lam) <= 1.0):
             raise ValueError(f"{owner}.lam must be a float in (0, 1], got {lam!r}")
 
     def check_input(self, X: Any) -> list[Rewriting]:

@@ -137,12 +137,10 @@ class DistantLabeler:
         for node in cand.nodes:
             if node is None:
                 raise CandidateError(
-                    f"candidate without an interaction node (graph {G.graph.get('id')!r})"
-                )
+                    f"candidate without an interaction node (graph {G.graph.get('id')!r})")
             if node not in G:
                 raise CandidateError(
-                    f"unknown node {node!r}: not a variable of graph {G.graph.get('id')!r}"
-                )
+                    f"unknown node {node!r}: not a variable of graph {G.graph.get('id')!r}")
         agent, theme, agent_has_entity = self.roles(cand.interaction)
         return _decide(cand, agent, theme, agent_has_entity)
 

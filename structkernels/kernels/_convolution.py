@@ -44,8 +44,7 @@ class EncodedConvolutionKernel(Kernel):
             if not isinstance(s, self.structure):
                 raise TypeError(
                     f"{type(self).__name__} expects structkernels.{self.structure.__name__} "
-                    f"objects; item {i} is a {type(s).__name__}"
-                )
+                    f"objects; item {i} is a {type(s).__name__}")
         return X
 
     def check_input(self, X: Any) -> Sequence:

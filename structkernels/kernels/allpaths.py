@@ -80,15 +80,13 @@ class AllPathsGraphKernel(Kernel):
         if isinstance(X, LabelledGraph):
             raise TypeError(
                 "AllPathsGraphKernel takes a sequence of LabelledGraph objects, got a single "
-                "one: wrap it in a list, or use value(x, y) for one pair"
-            )
+                "one: wrap it in a list, or use value(x, y) for one pair")
         X = super().check_input(X)
         for i, g in enumerate(X):
             if not isinstance(g, LabelledGraph):
                 raise TypeError(
                     f"AllPathsGraphKernel expects structkernels.structures.LabelledGraph "
-                    f"objects; item {i} is a {type(g).__name__}"
-                )
+                    f"objects; item {i} is a {type(g).__name__}")
         return AllPathsFeatures.encode(X)
 
     def _features(self, X: Any) -> AllPathsFeatures:

@@ -96,8 +96,7 @@ class Kernel(BaseEstimator):
     def pair(self, x: Any, y: Any) -> float:
         """The kernel value of one pair of (already checked) structures."""
         raise NotImplementedError(
-            f"{type(self).__name__} must implement pair(x, y) or gram_block(X, Y)"
-        )
+            f"{type(self).__name__} must implement pair(x, y) or gram_block(X, Y)")
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
         """Kernel values between all of ``X`` and all of ``Y`` (checked inputs).
@@ -179,8 +178,7 @@ class Kernel(BaseEstimator):
                 raise TypeError(
                     f"{type(self).__name__}(X, Y) takes two sequences of structures (or 2-D "
                     f"arrays) and returns their Gram; got a single {type(arg).__name__}: use "
-                    f"{type(self).__name__}.value(x, y) for one pair"
-                )
+                    f"{type(self).__name__}.value(x, y) for one pair")
         return self.gram(X, Y, progress=False)
 
     def _is_single_structure(self, arg: Any) -> bool:

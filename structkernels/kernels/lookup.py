@@ -65,8 +65,7 @@ class GramLookup(Kernel):
             if d.shape != (G.shape[0],):
                 raise ValueError(
                     f"GramLookup.diagonal must have shape ({G.shape[0]},) (one value per row), "
-                    f"got {d.shape}"
-                )
+                    f"got {d.shape}")
 
     def check_input(self, X: Any) -> Sequence:
         idx = np.asarray(X)
@@ -75,15 +74,13 @@ class GramLookup(Kernel):
         if idx.ndim != 1 or idx.dtype.kind not in "iu":
             raise TypeError(
                 "GramLookup: structures are integer indices into the stored Gram matrix; "
-                f"got an array of dtype {idx.dtype} and shape {idx.shape}"
-            )
+                f"got an array of dtype {idx.dtype} and shape {idx.shape}")
         n_rows = self.matrix.shape[0]
         bad = np.flatnonzero((idx < 0) | (idx >= n_rows))
         if len(bad):
             raise IndexError(
                 f"GramLookup: index {int(idx[bad[0]])} (position {int(bad[0])}) is outside "
-                f"the {n_rows} stored rows"
-            )
+                f"the {n_rows} stored rows")
         return idx.astype(np.int64, copy=False)
 
     def _columns(self, Y: np.ndarray) -> np.ndarray:
@@ -92,8 +89,7 @@ class GramLookup(Kernel):
             j = int(np.flatnonzero(Y >= n_cols)[0])
             raise IndexError(
                 f"GramLookup: no stored value against structure {int(Y[j])} (position {j}): "
-                f"only the first {n_cols} structures are columns of the stored matrix"
-            )
+                f"only the first {n_cols} structures are columns of the stored matrix")
         return Y
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:

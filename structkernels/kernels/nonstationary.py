@@ -83,8 +83,7 @@ class NonstationaryKernel(Kernel):
         if "tuple_kernel" not in params:
             raise TypeError(
                 f"NonstationaryKernel wraps convolution kernels exposing their tuple kernel as a "
-                f"'tuple_kernel' parameter; {type(base).__name__} has none"
-            )
+                f"'tuple_kernel' parameter; {type(base).__name__} has none")
         if "sigma" in params:
             params["sigma"] = combine_sigma(params["sigma"], self.sigma)
         else:

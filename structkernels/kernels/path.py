@@ -306,8 +306,7 @@ class PathKernel(EncodedConvolutionKernel):
         return tk is not None and all(
             (isinstance(lk, str) and lk == "indicator")
             or type(lk) in (IndicatorSimilarity, PartialIndicator, WordVectorSimilarity)
-            for lk in (tk.edge_kernel, tk.node_kernel)
-        )
+            for lk in (tk.edge_kernel, tk.node_kernel))
 
     def chain_bound_weights(self, X: PathList) -> np.ndarray | None:
         """Weights ``λ² σ(e)²`` of the distinct edge labels of ``X`` (sorted ids), or None.

@@ -40,8 +40,7 @@ def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
         return {}
     if not isinstance(sigma, Mapping):
         raise TypeError(
-            f"{owner} must be a mapping of edge label -> σ (or None), got {type(sigma).__name__}"
-        )
+            f"{owner} must be a mapping of edge label -> σ (or None), got {type(sigma).__name__}")
     out: dict[str, float] = {}
     for label, w in sigma.items():
         if not isinstance(label, str) or not label:

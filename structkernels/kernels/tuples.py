@@ -172,8 +172,7 @@ class WordVectorSimilarity(LabelKernel):
         else:
             if self.vocabulary is None:
                 raise ValueError(
-                    "WordVectorSimilarity: a matrix of vectors needs `vocabulary` (its row words)"
-                )
+                    "WordVectorSimilarity: a matrix of vectors needs `vocabulary` (its row words)")
             M = np.asarray(self.vectors, dtype=np.float64)
             words = list(self.vocabulary)
             if M.ndim != 2 or M.shape[0] != len(words):
@@ -310,8 +309,7 @@ def as_tuple_kernel(spec: Any, owner: str) -> TupleKernel:
         return spec
     raise TypeError(
         f"{owner}.tuple_kernel must be None or a structkernels.kernels.tuples.TupleKernel, "
-        f"got {type(spec).__name__}"
-    )
+        f"got {type(spec).__name__}")
 
 
 # --------------------------------------------------------- arrays for compiled code

@@ -55,13 +55,11 @@ class VectorKernel(Kernel):
         if _is_bool_data(X):
             raise TypeError(
                 f"{type(self).__name__} expects a 2-D float array, got booleans; convert "
-                "them explicitly (e.g. X.astype(float)) if 0/1 vectors are meant"
-            )
+                "them explicitly (e.g. X.astype(float)) if 0/1 vectors are meant")
         if sp.issparse(X):
             raise TypeError(
                 f"{type(self).__name__}: sparse input is not supported; densify it or reduce it "
-                "(e.g. TruncatedSVD) first"
-            )
+                "(e.g. TruncatedSVD) first")
         if isinstance(X, np.ndarray) and X.ndim == 1 and X.size == 0:
             X = X.reshape(0, 0)
         try:
@@ -105,8 +103,7 @@ class VectorKernel(Kernel):
         if _is_bool_data(x) or _is_bool_data(y):
             raise TypeError(
                 f"{type(self).__name__} expects float vectors, got booleans; convert them "
-                "explicitly (e.g. x.astype(float)) if 0/1 vectors are meant"
-            )
+                "explicitly (e.g. x.astype(float)) if 0/1 vectors are meant")
         try:
             a = np.asarray(x, dtype=np.float64)
             b = np.asarray(y, dtype=np.float64)
@@ -114,8 +111,7 @@ class VectorKernel(Kernel):
             raise type(exc)(f"{type(self).__name__} expects float vectors: {exc}") from None
         if a.shape != b.shape:
             raise ValueError(
-                f"{type(self).__name__}: vectors of different dimensions, {a.size} and {b.size}"
-            )
+                f"{type(self).__name__}: vectors of different dimensions, {a.size} and {b.size}")
         if not math.isfinite(a.sum() + b.sum()):  # one sum overflows only if a value is huge
             if not (np.isfinite(a).all() and np.isfinite(b).all()):
                 raise ValueError(f"{type(self).__name__}: input contains NaN or infinity")
@@ -137,8 +133,7 @@ class VectorKernel(Kernel):
         if X.shape[1] != Y.shape[1]:
             raise ValueError(
                 f"{type(self).__name__}: vectors of different dimensions, {X.shape[1]} and "
-                f"{Y.shape[1]} (X is {X.shape[0]}x{X.shape[1]}, Y is {Y.shape[0]}x{Y.shape[1]})"
-            )
+                f"{Y.shape[1]} (X is {X.shape[0]}x{X.shape[1]}, Y is {Y.shape[0]}x{Y.shape[1]})")
         return np.asarray(self._pairwise(X, Y), dtype=np.float64)
 
     def gram_block_symmetric(self, X: np.ndarray) -> np.ndarray:
@@ -165,8 +160,7 @@ def _is_bool_data(X: Any) -> bool:
 def _is_number(value: Any) -> bool:
     """A real number that is not a bool (``True`` is not ``1.0`` for a parameter)."""
     return isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(
-        value, (bool, np.bool_)
-    )
+        value, (bool, np.bool_))
 
 
 def _check_positive(owner: Kernel, name: str, allow_none: bool = False) -> None:
@@ -292,8 +286,7 @@ class RBFKernel(_BandwidthKernel):
         super().validate_params()
         if not math.isfinite(0.5 / self._b / self._b):
             raise ValueError(
-                f"RBFKernel.bandwidth = {self._b!r} is too small: 1 / (2 b^2) overflows"
-            )
+                f"RBFKernel.bandwidth = {self._b!r} is too small: 1 / (2 b^2) overflows")
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         # 0.5 / b / b: a huge bandwidth gives gamma 0 (all ones), never an OverflowError
@@ -365,8 +358,7 @@ class PolynomialKernel(VectorKernel):
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.polynomial_kernel(
-            X, Y, degree=self.degree, gamma=self.gamma, coef0=self.coef0
-        )
+            X, Y, degree=self.degree, gamma=self.gamma, coef0=self.coef0)
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         gamma = 1.0 / x.shape[0] if self.gamma is None else self.gamma

@@ -162,8 +162,7 @@ class EncodedList(Sequence):
         dask's memory accounting, and joblib's dask backend, which sends an argument above
         1 kB to the workers once instead of inside every task."""
         return object.__sizeof__(self) + sum(
-            a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays()
-        )
+            a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays())
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {len(self)} {self.kind}, {len(self.vocab)} labels>"

@@ -62,15 +62,13 @@ def _check_labels(labels: Any) -> tuple[tuple[str, ...], ...]:
         return tuple(labels)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
         raise StructureError(
-            f"labels must be a sequence (one entry per vertex) of sequences of str, got {labels!r}"
-        )
+            f"labels must be a sequence (one entry per vertex) of sequences of str, got {labels!r}")
     out = []
     for v, labs in enumerate(labels):
         if isinstance(labs, (str, bytes)) or not isinstance(labs, Iterable):
             raise StructureError(
                 f"the labels of vertex {v} must be a sequence of str (a bare string would be "
-                f"read as characters), got {labs!r}"
-            )
+                f"read as characters), got {labs!r}")
         tup = tuple(check_label(lab, f"label {j} of vertex {v}") for j, lab in enumerate(labs))
         if len(set(tup)) != len(tup):
             dup = next(lab for lab in tup if tup.count(lab) > 1)
@@ -99,8 +97,7 @@ def _checked_edge(e: Any, i: int, n: int) -> tuple[int, int, float]:
     w = float(w)
     if not (np.isfinite(w) and 0.0 < w <= 1.0):
         raise StructureError(
-            f"the weight of edge {i} ({u} -> {v}) must be finite and lie in (0, 1], got {w!r}"
-        )
+            f"the weight of edge {i} ({u} -> {v}) must be finite and lie in (0, 1], got {w!r}")
     return (u, v, w)
 
 
@@ -139,8 +136,7 @@ def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
         if (u, v) in seen:
             raise StructureError(
                 f"edges {seen[(u, v)]} and {i} both join {u} -> {v}; give one edge per "
-                "ordered pair of vertices"
-            )
+                "ordered pair of vertices")
         seen[(u, v)] = i
         out.append(e)
     out.sort()
@@ -224,8 +220,7 @@ class LabelledGraph:
                 raise StructureError(
                     f"the sum over walks diverges: the weighted adjacency matrix has spectral "
                     f"radius {radius:.6g} >= 1 (a cycle whose weights are too large); lower "
-                    "the weights on the cycles"
-                )
+                    "the weights on the cycles")
 
     def _fill(self, labels: tuple[tuple[str, ...], ...],
               edges: tuple[tuple[int, int, float], ...], order: tuple[int, ...] | None) -> None:
@@ -313,8 +308,7 @@ class LabelledGraph:
             obj = load_json(obj)
         if not isinstance(obj, dict) or "labels" not in obj:
             raise StructureError(
-                f"a labelled graph in JSON is an object with 'labels' and 'edges', got {obj!r}"
-            )
+                f"a labelled graph in JSON is an object with 'labels' and 'edges', got {obj!r}")
         extra = sorted(set(obj) - {"labels", "edges"})
         if extra:
             raise StructureError(f"unknown keys in a labelled graph: {', '.join(map(repr, extra))}")

@@ -185,16 +185,14 @@ class Tree:
             if not isinstance(kids_json, list):
                 raise StructureError(
                     f"the children of {o['label']!r} must be a list of [edge, tree], "
-                    f"got {kids_json!r}"
-                )
+                    f"got {kids_json!r}")
             if not done:
                 stack.append((o, True))
                 for i in range(len(kids_json) - 1, -1, -1):
                     c = kids_json[i]
                     if not isinstance(c, list) or len(c) != 2:
                         raise StructureError(
-                            f"child {i} of {o['label']!r} must be [edge, tree], got {c!r}"
-                        )
+                            f"child {i} of {o['label']!r} must be [edge, tree], got {c!r}")
                     stack.append((c[1], False))
                 continue
             n = len(kids_json)

@@ -80,8 +80,7 @@ def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
     if not isinstance(side, (tuple, list)):
         raise TypeError(
             f"{owner}: re-writing {i}: the {name} must be a tuple or list of str tokens, "
-            f"got {type(side).__name__}"
-        )
+            f"got {type(side).__name__}")
     for j, tok in enumerate(side):
         if not isinstance(tok, str):
             raise TypeError(f"{owner}: re-writing {i}: {name} token {j} is a {type(tok).__name__}, "
@@ -117,14 +116,12 @@ def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
         if isinstance(rec, (str, bytes)):
             raise TypeError(
                 f"{owner}: re-writing {i} is a bare {type(rec).__name__} ({str(rec)[:40]!r}); "
-                "each re-writing is a pair (source tokens, target tokens)"
-            )
+                "each re-writing is a pair (source tokens, target tokens)")
         if not isinstance(rec, (tuple, list)) or len(rec) != 2:
             raise TypeError(
                 f"{owner}: re-writing {i} must be a pair (source tokens, target tokens), "
                 f"got {type(rec).__name__}"
-                + (f" of length {len(rec)}" if isinstance(rec, (tuple, list)) else "")
-            )
+                + (f" of length {len(rec)}" if isinstance(rec, (tuple, list)) else ""))
         out.append((_check_side(owner, i, "source", rec[0]),
                     _check_side(owner, i, "target", rec[1])))
     return out
@@ -249,8 +246,7 @@ class SRKBase(Kernel):
             f"{type(self).__name__}(k={self.k}, kmax={self.kmax}) on {len(X)} x "
             f"{len(X) if Y is None else len(Y)} re-writings (windows {windows[0]}..{windows[-1]}) "
             f"would need about {format_gib(need)}, over the memory budget of {format_gib(budget)}; "
-            f"{hint} (or raise the budget with ${MEMORY_BUDGET_ENV})"
-        )
+            f"{hint} (or raise the budget with ${MEMORY_BUDGET_ENV})")
 
     def validate_params(self) -> None:
         owner = type(self).__name__

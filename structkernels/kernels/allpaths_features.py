@@ -278,10 +278,9 @@ class AllPathsFeatures(EncodedList):
     """Labelled graphs with their all-paths features computed once (what
     :meth:`~structkernels.kernels.allpaths.AllPathsGraphKernel.check_input` returns).
 
-    A sequence of :class:`~structkernels.structures.LabelledGraph`: ``len``, iteration and
-    ``X[i]`` give the graphs; slices and integer arrays give sub-lists sharing the column
-    space (contiguous slices are views), so Gram blocks cut from it compute nothing again.
-    Two lists encoded apart are compared through a map between their column spaces.
+    A sequence of :class:`~structkernels.structures.LabelledGraph`; slices and integer
+    arrays give sub-lists sharing the column space, so Gram blocks cut from it compute
+    nothing again.
 
     Attributes
     ----------

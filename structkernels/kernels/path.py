@@ -21,8 +21,7 @@ and always weighs 1.  With ``σ ≡ 1`` (``sigma=None``) this is the stationary
 path kernel (PK); with a learned σ it is the nonstationary path kernel (NPK).
 
 The Gram blocks run in one compiled sparse dynamic programme per block
-(:mod:`structkernels.kernels._conv_numba`): cost per pair is
-``O(|S| |S'| + M^2 L)`` for ``M`` matching tuple pairs and ``L`` lengths.
+(:mod:`structkernels.kernels._conv_numba`).
 """
 
 from __future__ import annotations

@@ -19,25 +19,20 @@ Computation (Algorithms 1 and 2):
   *doubles* (token pairs) of the two double lists: a non-identical double
   must occur equally often on both sides (``j!`` alignments, ``lam^(2j)``);
   an identical double ``e`` gives ``sum_i C(#s e, i) C(#t e, i) i! lam^(2i)``.
-* Algorithm 2: the double lists of each side are grouped by the counts of
-  their non-identical doubles (their *key*); only equal keys meet.  The
-  target side goes into a hash map key -> distinct double counts with their
-  multiplicities ``c_t`` (compared exactly, never merged on a hash
-  collision); the source windows stream against it.  Algorithm 1 re-checks
-  the non-identical counts, so a hash collision can cost time but never
-  change a value.
-* A double list holding a non-identical double ``(a, b)`` with ``a`` absent
-  from ``t1`` or ``b`` absent from ``t2`` can meet no target key and is
-  skipped before any hashing (and symmetrically on the target side); one
-  backward pass of diagonal run lengths decides this for every window size
-  at once and gives each window's multiset hashes as differences of
-  diagonal prefix sums, so all of ``K_1 .. K_kmax`` come from that pass.
+* Algorithm 2: the double lists of each side are grouped by the counts of their
+  non-identical doubles (their *key*); only equal keys meet.  The target side goes into a
+  hash map key -> distinct double counts with multiplicities ``c_t``; the source windows
+  stream against it.  Algorithm 1 re-checks the counts, so a hash collision can cost time
+  but never change a value.
+* A double list holding a non-identical double ``(a, b)`` with ``a`` absent from ``t1``
+  or ``b`` from ``t2`` meets no target key and is skipped before any hashing; one
+  backward pass of diagonal run lengths decides this for every window size at once, so
+  all of ``K_1 .. K_kmax`` come from that pass.
 * ``K_1 = I_s I_t + lam^2 U W`` in closed form (Algorithm 1 summed over
   single doubles): ``I_s``/``I_t`` count equal tokens between the sources /
   the targets, ``U``/``W`` equal tokens within each re-writing.
 
-Double codes are ``a << 32 | b`` for token ids ``a, b``.  Everything runs
-compiled (numba, cached on disk).
+Double codes are ``a << 32 | b`` for token ids ``a, b``.
 """
 
 from __future__ import annotations
@@ -342,12 +337,9 @@ def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
               ekh, ecnt, ewin, slots, nxt, buf, out):
     """K_k for k = kmin..kmax of one pair of re-writings into out[0..].
 
-    ``u1`` / ``u2``: number of equal (source token, target token) position
-    pairs within each re-writing; K_1 has the closed form
-    ``I_s I_t + lam^2 u1 u2`` (I_s, I_t: identical doubles of each side),
-    which Algorithm 1 gives when summed over single doubles.  One grid pass
-    per side lists the windows of every size; each larger window keeps a
-    subset of the previous size's list.
+    ``u1`` / ``u2``: equal (source token, target token) position pairs within each
+    re-writing, for the closed form of K_1.  One grid pass per side lists the windows of
+    every size; each larger window keeps a subset of the previous size's list.
     """
     i_s, long_s, ns = _grid(s1, s1in, s2, s2in, Rs, HKs, cas, cbs)
     i_t, long_t, nt = _grid(t1, t1in, t2, t2in, Rt, HKt, cat, cbt)

@@ -227,7 +227,7 @@ def test_deep_tree_in_the_tree_kernel_and_long_path_json():
 
 
 def test_dataset_tree_builder_without_recursion():
-    from structkernels.datasets.interactions import _TreeBuilder
+    from structkernels.datasets.interaction_records import _TreeBuilder
 
     build = _TreeBuilder()
     t = _chain(3000)

@@ -131,7 +131,7 @@ def test_round_trip_keeps_scores_thresholds_and_probabilities(spacy_pipeline, co
     loaded = RelationExtractor.load(f, cache_dir=False, progress=False)
     test = read_relations(corpora[2])
     doc = ex.to_json()
-    assert doc["version"] == EXTRACTOR_VERSION == 3 and loaded.to_json() == doc
+    assert doc["version"] == EXTRACTOR_VERSION == 4 and loaded.to_json() == doc
     assert loaded.decision_ == ex.decision_ and loaded.threshold_ == ex.threshold_
     assert np.array_equal(loaded.decision_function(test), ex.decision_function(test))
     assert loaded.predict_pairs(test) == ex.predict_pairs(test)
@@ -191,7 +191,10 @@ def test_a_hand_written_version_3_file_loads(tmp_path):
         f = tmp_path / "v3.json"
         f.write_text(json.dumps(doc), encoding="utf-8")
         ex = RelationExtractor.load(f)
-        assert ex.threshold_ == 0.2 and ex.to_json() == doc
+        assert ex.threshold_ == 0.2 and ex.to_json()["decision"] == doc["decision"]
+        again = RelationExtractor.from_json(ex.to_json())  # saved again as version 4
+        assert ex.to_json()["version"] == 4 and again.references_ == ex.references_
+        assert again.to_json() == ex.to_json()
     assert ex.decision_.probability([-2.0, 0.5, 3.0]).tolist() == [0.1, 0.7, 0.9]
 
 

@@ -11,7 +11,8 @@ from scipy.sparse import issparse
 
 from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Kernel, Normalized
-from structkernels.kernels.names import as_kernel, takes_arrays
+from structkernels.kernels.names import takes_arrays
+from structkernels.neighbors.graph import prepare_kernel
 from structkernels.neighbors.settings import classifier_kernel_params
 from structkernels.utils import N_JOBS, Options, n_jobs_value
 
@@ -61,13 +62,8 @@ def resolve_kernel(
     size (``Kernel.grows_with_size``); a :class:`Normalized` kernel given by the
     user is normalised whatever ``normalize`` says.
     """
-    kernel_params = classifier_kernel_params(kernel, kernel_params)
-    kern = as_kernel(kernel, **(kernel_params or {}))
-    base, norm = (kern.kernel, True) if isinstance(kern, Normalized) else (kern, False)
-    if isinstance(normalize, str):
-        norm = norm or bool(getattr(base, "grows_with_size", False))
-    else:
-        norm = norm or bool(normalize)
+    base, norm = prepare_kernel(kernel, classifier_kernel_params(kernel, kernel_params),
+                                normalize)
     kern = Normalized(base) if norm else base
     kern.validate_params()
     return kern, norm

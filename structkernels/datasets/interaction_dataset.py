@@ -145,14 +145,11 @@ def _as_tree_list(trees: Sequence[Tree]):
 class InteractionDataset:
     """Candidate interactions with their paths, trees and labels.
 
-    Storage is array-backed: paths and trees are encoded integer arrays
+    Paths and trees are encoded integer arrays
     (:class:`~structkernels.structures.encoded.PathList`,
-    :class:`~structkernels.structures.encoded.TreeList`; items are rebuilt as
-    :class:`~structkernels.Path` / :class:`~structkernels.Tree` on access) and
-    records are compact JSON strings (:class:`RecordList`), so a dataset of
-    tens of thousands of records holds a handful of Python containers and
-    adds nothing measurable to garbage-collector pauses.  The kernels take
-    the encoded lists as they are (no re-encoding).
+    :class:`~structkernels.structures.encoded.TreeList`, which the kernels take as they are;
+    items are rebuilt on access) and records compact JSON strings (:class:`RecordList`), so
+    that a large dataset holds a handful of Python containers for the garbage collector.
 
     Attributes
     ----------
@@ -179,16 +176,9 @@ class InteractionDataset:
     True
     """
 
-    def __init__(
-        self,
-        records: Sequence[dict],
-        paths: Sequence[Path],
-        trees: Sequence[Tree],
-        source: str | None = None,
-        skipped: Iterable[SkippedRecord] = (),
-        *,
-        _columns: tuple | None = None,
-    ):
+    def __init__(self, records: Sequence[dict], paths: Sequence[Path], trees: Sequence[Tree],
+                 source: str | None = None, skipped: Iterable[SkippedRecord] = (), *,
+                 _columns: tuple | None = None):
         if not (len(records) == len(paths) == len(trees)):
             raise ValueError("records, paths and trees must have the same length")
         self.records = records if isinstance(records, RecordList) else RecordList.from_dicts(records)
@@ -212,10 +202,8 @@ class InteractionDataset:
 
     def __repr__(self) -> str:
         pos = int(self.labels.sum())
-        return (
-            f"InteractionDataset({len(self)} records, {pos} positive, "
-            f"{len(self) - pos} negative, source={self.source!r})"
-        )
+        return (f"InteractionDataset({len(self)} records, {pos} positive, "
+                f"{len(self) - pos} negative, source={self.source!r})")
 
     @property
     def graph_ids(self) -> list[str | None]:

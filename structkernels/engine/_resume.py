@@ -1,15 +1,10 @@
 """The resumable route of :func:`structkernels.engine.gram.gram` (``out=`` on dask).
 
 Beside ``out``, ``<out>.parts/`` holds a marker per finished block, the run key
-(``meta.json``) and the matrix being built (``partial.npy``, renamed over ``out`` when
-complete).  Workers write blocks with ``pwrite`` (:class:`FileMatrix`); a thread in each
-worker process (:class:`_Committer`) flushes the file at growing gaps and only then writes
-the markers of the blocks flushed, so a marker never names a block a crash could lose.
-Blocks of a lost worker left unmarked are computed again at the end; a stopped run is
-resumed by the same call.  The key covers the data (a content hash in chunks), the kernel
-(:func:`kernel_key`), ``n``, ``block_size`` and ``normalize``: a differing key reuses
-nothing and says so on stderr.  With ``normalize`` the raw diagonal (``diag.npy``) comes
-first and every block is normalised before it is written, so nothing is normalised twice.
+(``meta.json``) and the matrix being built (``partial.npy``).  A thread in each worker
+process (:class:`_Committer`) flushes the file and only then writes the markers of the
+blocks flushed, so a marker never names a block a crash could lose.  A differing key reuses
+nothing and says so on stderr.
 """
 
 from __future__ import annotations
@@ -133,14 +128,9 @@ _stopped: set[str] = set()
 
 
 class _Committer(threading.Thread):
-    """The thread of a worker process (one per run) that flushes the file once for every
-    block written since its last pass, then writes their markers.
-
-    While the process computes blocks a pass waits as long after the last as the
-    committer has lived (:data:`_COMMIT_FIRST_SECONDS` to :data:`_COMMIT_INTERVAL_SECONDS`),
-    otherwise :data:`_COMMIT_GRACE_SECONDS`; it stops after :data:`_COMMIT_IDLE_SECONDS`
-    without a block.  An error is raised by the run's next job in this process.
-    """
+    """The thread of a worker process (one per run) that flushes the file once for the
+    blocks written since its last pass, then writes their markers (passes spaced as the
+    constants above say); an error is raised by the run's next job in this process."""
 
     def __init__(self, run_id: str, partial: str, parts: str):
         super().__init__(name=f"structkernels-gram-{run_id[:8]}", daemon=True)

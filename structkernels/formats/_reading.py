@@ -13,19 +13,9 @@ from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_
 
 
 def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
-    """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file.
-
-    Plain or gzip'd, at most :data:`structkernels.utils.MAX_FILE_BYTES`; a
-    byte-order mark is dropped; lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only.
-    A truncated or corrupt ``.gz`` gives the lines before the damage.
-
-    Raises
-    ------
-    GraphFormatError
-        The file is too large (naming it).
-    OSError
-        It cannot be read.
-    """
+    """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file,
+    plain or gzip'd (:func:`~structkernels.utils.read_partial`,
+    :func:`~structkernels.utils.decode_lines`); one too large raises GraphFormatError."""
     try:
         data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
     except RecordError as exc:
@@ -137,6 +127,17 @@ class GraphReading:
         except GraphFormatError as exc:
             self.skip(exc, file, 0, None)
         return None
+
+    def texts(self, paths: Sequence[Any]
+              ) -> Iterator[tuple[str, list[str], dict[int, str], str | None, str]]:
+        """``(file, lines, not UTF-8 lines, why the end is lost, name for derived ids)`` of each
+        of ``paths`` that can be read (:meth:`lines`; :func:`fallback_names`)."""
+        files = [os.fspath(p) for p in paths]
+        names = fallback_names(files)
+        for file in files:
+            read = self.lines(file)
+            if read is not None:
+                yield (file, *read, names[file])
 
     def lost(self, reason: str | None, file: str, line: int) -> None:
         """The end of ``file`` from ``line`` on could not be read (``reason``), if any."""

@@ -46,10 +46,8 @@ from structkernels.utils import (
     record_label,
 )
 
-__all__ = [
-    "read_structures", "read_record", "StructureFile", "InputError", "decode_structure",
-    "path_from_record", "tree_from_record",
-]
+__all__ = ["read_structures", "read_record", "StructureFile", "InputError", "decode_structure",
+           "path_from_record", "tree_from_record"]
 
 BUILTIN_KINDS = ("vector", "path", "tree", "pair")
 
@@ -78,9 +76,7 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
     if not kinds:  # a built-in key always means the built-in kind: plugins come after
         kinds = [k for k in plugin_kinds if k in record]
     if len(kinds) != 1:
-        raise StructureError(
-            f"a record needs exactly one of {known}; found {kinds or 'none'}"
-        )
+        raise StructureError(f"a record needs exactly one of {known}; found {kinds or 'none'}")
     if kinds[0] not in BUILTIN_KINDS:
         try:
             return kinds[0], readers.get(kinds[0])(record[kinds[0]])
@@ -156,18 +152,13 @@ def _plugin_kinds() -> list[str]:
         ep = table.get(name)
         dist = getattr(getattr(ep, "dist", None), "name", None) if ep is not None else None
         if dist is None:  # registered in-process under a built-in name: never used
-            warnings.warn(
-                f"record reader {name!r} has the name of a built-in record kind and is "
-                "never used", PluginWarning, stacklevel=4,
-            )
+            warnings.warn(f"record reader {name!r} has the name of a built-in record kind and "
+                          "is never used", PluginWarning, stacklevel=4)
             continue
         warnings.warn(
             f"record reader plugin {ep.value} ({dist}) is named like the built-in record "
             f"kind {name!r}, which keeps the name; the plugin reads only records keyed "
-            f"{dist}:{name}",
-            PluginWarning,
-            stacklevel=4,
-        )
+            f"{dist}:{name}", PluginWarning, stacklevel=4)
         kinds.append(f"{dist}:{name}")
     return kinds
 

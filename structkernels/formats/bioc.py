@@ -41,7 +41,6 @@ from structkernels.formats._collect import (
     RecordProblem,
     json_kind,
     read_corpus,
-    unreadable,
 )
 from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
 from structkernels.formats.xml_safety import parse_xml, safe_parser
@@ -352,9 +351,7 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
         reading.drop(exc.reason, exc.file, exc.line, exc.record)
         return
     except OSError as exc:
-        if reading.strict:
-            raise
-        reading.fail(unreadable(exc), file, None, None)
+        reading.cannot_read(exc, file)
         return
     docs = coll.get("documents") or []
     if labelled is None:

@@ -26,7 +26,6 @@ from structkernels.formats._collect import (
     json_kind,
     read_corpus,
     stem,
-    unreadable,
 )
 from structkernels.relations.corpus import (
     Entity,
@@ -109,9 +108,7 @@ def iter_jsonl_file(file: str, reading: Reading) -> Iterator[int]:
                 reading.add(sentence)
             yield line
     except OSError as exc:
-        if reading.strict:
-            raise
-        reading.fail(unreadable(exc), file, None, None)
+        reading.cannot_read(exc, file)
 
 
 def _sentence_id(record: Any, file: str, line: int) -> str:

@@ -363,14 +363,10 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
 
 
 def _has_relations(obj: dict[str, Any]) -> bool:
-    if obj.get("relations"):
-        return True
-    for key in ("passages", "sentences"):
-        children = obj.get(key)
-        for child in children if isinstance(children, list) else []:
-            if isinstance(child, dict) and _has_relations(child):
-                return True
-    return False
+    held = [obj.get(key) for key in ("passages", "sentences")]
+    return bool(obj.get("relations")) or any(
+        isinstance(child, dict) and _has_relations(child)
+        for children in held if isinstance(children, list) for child in children)
 
 
 def _int(value: Any, what: str, line: int | None) -> int:

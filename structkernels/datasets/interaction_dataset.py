@@ -127,19 +127,9 @@ class RecordList(Sequence):
         return f"<RecordList of {len(self)} records>"
 
 
-def _as_path_list(paths: Sequence[Path]):
-    if isinstance(paths, PathList):
-        return paths
-    pl = PathList.encode(list(paths))
-    return PathList(pl.vocab, pl.offsets, pl.edges, pl.nodes)  # arrays only
-
-
-def _as_tree_list(trees: Sequence[Tree]):
-    if isinstance(trees, TreeList):
-        return trees
-    tl = TreeList.encode(list(trees))
-    return TreeList(tl.vocab, tl.tree_offsets, tl.labels, tl.edges, tl.child_offsets,
-                    tl.child_index)  # arrays only
+def _encoded(items: Sequence, cls: type[PathList] | type[TreeList]) -> Any:
+    """``items`` as a ``cls`` (PathList or TreeList) of arrays only."""
+    return items if isinstance(items, cls) else cls.encode(list(items)).arrays_only()
 
 
 class InteractionDataset:
@@ -182,8 +172,8 @@ class InteractionDataset:
         if not (len(records) == len(paths) == len(trees)):
             raise ValueError("records, paths and trees must have the same length")
         self.records = records if isinstance(records, RecordList) else RecordList.from_dicts(records)
-        self.paths = _as_path_list(paths)
-        self.trees = _as_tree_list(trees)
+        self.paths = _encoded(paths, PathList)
+        self.trees = _encoded(trees, TreeList)
         if _columns is None:
             recs = records if not isinstance(records, RecordList) else list(records)
             _columns = (

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -81,16 +83,6 @@ class _Encoder:
         return paths, trees
 
 
-class _TreeBuilder:
-    """``Tree.from_json`` with shared subtrees (identical subtrees built once)."""
-
-    def __init__(self) -> None:
-        self._cache: dict[tuple, Tree] = {}
-
-    def __call__(self, obj: Any) -> Tree:
-        return Tree.from_json(obj, shared=self._cache)
-
-
 def _resolve(G, item: Any, what: str, gid: str) -> str:
     """A tuple item as a node variable of G (variable, else name, else concept)."""
     if not isinstance(item, str) or not item:
@@ -156,7 +148,8 @@ def _structures_from_amr(record: dict, tuple_form: bool) -> tuple[Path, Tree]:
     return x.path(cand), x.tree(cand)
 
 
-def _parse_record(record: Any, lineno: int, build_tree: _TreeBuilder) -> tuple[dict, Path, Tree]:
+def _parse_record(record: Any, lineno: int, build_tree: Callable[[Any], Tree]
+                  ) -> tuple[dict, Path, Tree]:
     if not isinstance(record, dict):
         raise ValueError(f"a record is a JSON object, got {type(record).__name__}")
     tuple_form = "interaction_tuple" in record
@@ -213,7 +206,7 @@ def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
     graph_ids: list[str | None] = []
     splits: list[str] = []
     skipped: list[SkippedRecord] = []
-    build_tree = _TreeBuilder()
+    build_tree = partial(Tree.from_json, shared={})  # identical subtrees built once
     encoder = _Encoder()
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     # a compact record whose last top-level key is the split of the other half ends with
@@ -252,7 +245,7 @@ def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
                 # encode and drop the Python objects: the dataset keeps arrays
                 encoder.add(paths, trees)
                 paths, trees = [], []
-                build_tree = _TreeBuilder()
+                build_tree = partial(Tree.from_json, shared={})
     except OSError as exc:
         if isinstance(exc, FileNotFoundError):
             raise

@@ -145,10 +145,7 @@ def _find_file(ref: str, graphs: FilePath | None, labels_dir: FilePath) -> FileP
     if graphs is not None:
         tries += [graphs / p, graphs / p.name]
     tries.append(labels_dir / p)
-    for t in tries:
-        if t.is_file():
-            return t
-    return None
+    return next((t for t in tries if t.is_file()), None)
 
 
 def load_pubmed45(

@@ -157,10 +157,14 @@ class Reading:
         except RecordError as exc:
             self.fail(exc.reason, file, None, None)
         except OSError as exc:
-            if self.strict:
-                raise
-            self.fail(unreadable(exc), file, None, None)
+            self.cannot_read(exc, file)
         return None
+
+    def cannot_read(self, exc: OSError, file: str) -> None:
+        """A file that cannot be read: raise ``exc`` (strict) or list it (lenient)."""
+        if self.strict:
+            raise exc
+        self.fail(unreadable(exc), file, None, None)
 
     def corpus(self) -> RelationCorpus:
         return RelationCorpus(self.sentences, self.skipped, self.files)

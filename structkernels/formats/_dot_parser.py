@@ -15,6 +15,7 @@ caller (``max_depth``).
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from structkernels.utils import StructkernelsError
 
@@ -423,11 +424,7 @@ class _Parser:
             k = raw.find(":")
             if 0 < k < len(raw) - 1:
                 raw = value = raw[:k]
-        group = g.nodes.get(raw)
-        if group is None:
-            g.nodes[raw] = [(value, attrs)]
-        else:
-            group.append((value, attrs))
+        g.nodes.setdefault(raw, []).append((value, attrs))
 
     def edges(self, g: DotGraph, raw, value: str | None, j: int, start: int) -> None:
         """An edge chain from the endpoint ``raw`` (a subgraph or an id), ``j`` at the
@@ -452,16 +449,8 @@ class _Parser:
         else:
             attrs = {}
             self.i = j
-        edges = g.edges
-        (r0, v0) = points[0]
-        for r1, v1 in points[1:]:
-            key = (r0, r1)
-            group = edges.get(key)
-            if group is None:
-                edges[key] = [(v0, v1, attrs)]
-            else:
-                group.append((v0, v1, attrs))
-            r0, v0 = r1, v1
+        for (r0, v0), (r1, v1) in pairwise(points):
+            g.edges.setdefault((r0, r1), []).append((v0, v1, attrs))
 
 
 def _deepest(toks: list[str]) -> tuple[int, int]:

@@ -41,7 +41,6 @@ from structkernels.formats._collect import (
     RecordProblem,
     json_kind,
     read_corpus,
-    unreadable,
 )
 from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
 from structkernels.formats.xml_safety import parse_xml, safe_parser
@@ -352,9 +351,7 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
         reading.drop(exc.reason, exc.file, exc.line, exc.record)
         return
     except OSError as exc:
-        if reading.strict:
-            raise
-        reading.fail(unreadable(exc), file, None, None)
+        reading.cannot_read(exc, file)
         return
     docs = coll.get("documents") or []
     if labelled is None:
@@ -366,14 +363,10 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
 
 
 def _has_relations(obj: dict[str, Any]) -> bool:
-    if obj.get("relations"):
-        return True
-    for key in ("passages", "sentences"):
-        children = obj.get(key)
-        for child in children if isinstance(children, list) else []:
-            if isinstance(child, dict) and _has_relations(child):
-                return True
-    return False
+    held = [obj.get(key) for key in ("passages", "sentences")]
+    return bool(obj.get("relations")) or any(
+        isinstance(child, dict) and _has_relations(child)
+        for children in held if isinstance(children, list) for child in children)
 
 
 def _int(value: Any, what: str, line: int | None) -> int:

@@ -201,10 +201,8 @@ class _Document:
             self.bad.add(sentence)
 
     def sentence_of(self, start: int, end: int) -> int | None:
-        for k, (s, e, _) in enumerate(self.bounds):
-            if s <= start and end <= e:
-                return k
-        return None
+        return next((k for k, (s, e, _) in enumerate(self.bounds) if s <= start and end <= e),
+                    None)
 
     def read(self, lines: list[str], not_utf8: dict[int, str]) -> None:
         for n, line in enumerate(lines, 1):

@@ -162,32 +162,25 @@ def read_conllu(path: str | os.PathLike | Sequence[str | os.PathLike],
     """
     reading = GraphReading(on_error)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    for file, lines, bad, lost, name in reading.texts(paths):
-        n = 0
+
+    def decode(file: str, start: int, block: list[str], bad: dict[int, str],
+               name: str) -> Graph | None:
+        if all(ln.startswith("#") for ln in block):
+            return None  # a comment-only header
         stem = name.rsplit(".", 1)[0]
-        for start, block in blocks(lines):
-            if all(ln.startswith("#") for ln in block):
-                continue  # a comment-only header
-            n += 1
-            try:
-                broken = [k for k in range(start, start + len(block)) if k in bad]
-                if broken:
-                    ids = _sent_ids(block)
-                    gid = (ids[0] if ids else "") or f"{stem}:{start}"
-                    raise GraphFormatError(f"not UTF-8 text ({bad[broken[0]]})", file, broken[0],
-                                           gid)
-                g = _sentence(block, start, file, f"{stem}:{start}")
-                first = reading.ids.claim(g)
-                if first is not None:
-                    raise GraphFormatError(duplicate_reason(first), file, start, g.id)
-            except GraphFormatError as exc:
-                reading.skip(exc, file, exc.line or start, exc.graph_id)
-                continue
-            reading.graphs.append(g)
-        reading.lost(lost, file, len(lines) + 1)
-        if lost is None and n == 0:
-            raise GraphFormatError("no CoNLL-U sentence (empty file)", file)
-    return reading.corpus("sentence", paths[0], [os.fspath(p) for p in paths])
+        broken = [k for k in range(start, start + len(block)) if k in bad]
+        if broken:
+            ids = _sent_ids(block)
+            gid = (ids[0] if ids else "") or f"{stem}:{start}"
+            raise GraphFormatError(f"not UTF-8 text ({bad[broken[0]]})", file, broken[0], gid)
+        g = _sentence(block, start, file, f"{stem}:{start}")
+        first = reading.ids.claim(g)
+        if first is not None:
+            raise GraphFormatError(duplicate_reason(first), file, start, g.id)
+        return g
+
+    files = reading.read_blocks(paths, decode, "no CoNLL-U sentence (empty file)")
+    return reading.corpus("sentence", paths[0], files)
 
 
 def _sent_ids(block: list[str]) -> list[str]:

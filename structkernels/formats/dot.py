@@ -54,6 +54,7 @@ from structkernels.graphs.model import (
     GraphCorpus,
     GraphFormatError,
     add_node,
+    as_networkx,
     graph_kind,
     new_graph,
 )
@@ -461,9 +462,7 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     ['"b" [label="bind-01"];', '"p Ras" [label="Ras"];', 'TOP -> "b" [label=TOP];']
     """
     pydot = _pydot()
-    G = graph.graph if isinstance(graph, Graph) else graph
-    if not isinstance(G, nx.MultiDiGraph):
-        raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
+    G = as_networkx(graph)
     if sentence is None:
         sentence = graph.sentence if isinstance(graph, Graph) else ""
     kind = graph_kind(G)

@@ -26,7 +26,6 @@ from structkernels.formats._collect import (
     json_kind,
     read_corpus,
     stem,
-    unreadable,
 )
 from structkernels.relations.corpus import (
     Entity,
@@ -109,9 +108,7 @@ def iter_jsonl_file(file: str, reading: Reading) -> Iterator[int]:
                 reading.add(sentence)
             yield line
     except OSError as exc:
-        if reading.strict:
-            raise
-        reading.fail(unreadable(exc), file, None, None)
+        reading.cannot_read(exc, file)
 
 
 def _sentence_id(record: Any, file: str, line: int) -> str:
@@ -177,12 +174,10 @@ def _entity(e: Any, k: int, text: str) -> Entity:
                 and all(isinstance(x, int) and not isinstance(x, bool) for x in sp)):
             raise RecordProblem(f"entity {eid}: a span must be [start, end] (integers), got "
                                 f"{one_line(sp, 60)}")
-    etype = e.get("type")
-    if etype is not None and not isinstance(etype, str):
-        raise RecordProblem(f"entity {eid}: type must be a string, got {json_kind(etype)}")
-    etext = e.get("text")
-    if etext is not None and not isinstance(etext, str):
-        raise RecordProblem(f"entity {eid}: text must be a string, got {json_kind(etext)}")
+    for key in ("type", "text"):
+        if e.get(key) is not None and not isinstance(e[key], str):
+            raise RecordProblem(f"entity {eid}: {key} must be a string, got {json_kind(e[key])}")
+    etype, etext = e.get("type"), e.get("text")
     ent = Entity(eid, tuple((s, t) for s, t in spans), etext or "", etype)
     if etext is None and ent.end <= len(text):
         ent = Entity(eid, ent.spans, span_text(text, ent.spans), etype)

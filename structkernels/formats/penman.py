@@ -251,39 +251,32 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise ValueError("read_amr needs at least one file")
-    graphs, skipped, ids = reading.graphs, reading.skipped, reading.ids
-    duplicates: list[SkippedGraph] = []
-    for file, lines, bad_bytes, lost, name in reading.texts(paths):
-        before = (len(graphs), len(skipped), len(duplicates))
-        for start, block in blocks(lines):
-            fallback = f"{name}:{start}"
-            try:
-                g = _decode_block(block, start, file, fallback, max_depth, bad_bytes)
-                if g is None:
-                    continue
-                if "id" not in g.metadata:
-                    object.__setattr__(g, "id_given", False)
-                first = ids.claim(g)
-                if first is not None:
-                    reason = duplicate_reason(first)
-                    if deduplicate is True:
-                        duplicates.append(SkippedGraph(file, start, g.id, f"{reason} (first kept)"))
-                        continue
-                    if deduplicate is False:
-                        old = g.id
-                        ids.rename(g, ids.free(old))
-                        duplicates.append(SkippedGraph(file, start, old,
-                                                       f"{reason}; kept as {g.id!r}"))
-                    else:
-                        raise GraphFormatError(reason, file, start, g.id)
-            except GraphFormatError as exc:
-                reading.skip(exc, file, exc.line or start, exc.graph_id)
-                continue
-            graphs.append(g)
-        reading.lost(lost, file, len(lines) + 1)
-        if (len(graphs), len(skipped), len(duplicates)) == before:
-            raise GraphFormatError("no AMR graph found (empty file, or not PENMAN text)", file)
-    return reading.corpus("AMR graph", paths[0], [os.fspath(p) for p in paths], duplicates)
+    ids, duplicates = reading.ids, reading.duplicates
+
+    def decode(file: str, start: int, block: list[str], bad_bytes: dict[int, str],
+               name: str) -> Graph | None:
+        g = _decode_block(block, start, file, f"{name}:{start}", max_depth, bad_bytes)
+        if g is None:
+            return None
+        if "id" not in g.metadata:
+            object.__setattr__(g, "id_given", False)
+        first = ids.claim(g)
+        if first is not None:
+            reason = duplicate_reason(first)
+            if deduplicate is True:
+                duplicates.append(SkippedGraph(file, start, g.id, f"{reason} (first kept)"))
+                return None
+            if deduplicate is False:
+                old = g.id
+                ids.rename(g, ids.free(old))
+                duplicates.append(SkippedGraph(file, start, old, f"{reason}; kept as {g.id!r}"))
+            else:
+                raise GraphFormatError(reason, file, start, g.id)
+        return g
+
+    files = reading.read_blocks(paths, decode,
+                                "no AMR graph found (empty file, or not PENMAN text)")
+    return reading.corpus("AMR graph", paths[0], files)
 
 
 def _appears_inverted(graph: penman.Graph, triple) -> bool:

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from structkernels.formats._collect import Reading, read_corpus, unreadable
+from structkernels.formats._collect import Reading, read_corpus
 from structkernels.formats._documents import (
     ABBREVIATIONS,
     NO_CONCEPT,
@@ -264,9 +264,7 @@ def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
         for n in sorted(k for k in lines.not_utf8 if k > reported):
             reading.fail(f"not UTF-8 text ({lines.not_utf8[n]})", file, n, None)
     except OSError as exc:
-        if reading.strict:
-            raise
-        reading.fail(unreadable(exc), file, None, None)
+        reading.cannot_read(exc, file)
         return
     _file_end(reading, file, count, lines.lost, lines.count)
 

@@ -79,9 +79,6 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         "kernel_params": [None, dict],
     }
 
-    def _kernel(self) -> Kernel:
-        return as_kernel(self.kernel, **(self.kernel_params or {}))
-
     def _set_n_features(self, X: Sequence) -> None:
         """``n_features_in_`` for 2-D array input (scikit-learn's convention)."""
         if isinstance(X, np.ndarray) and X.ndim == 2:
@@ -93,7 +90,7 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size read from
         ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
         self._validate_params()
-        kernel = self._kernel()
+        kernel = as_kernel(self.kernel, **(self.kernel_params or {}))
         X = as_structures(kernel, X, encode=True)
         n = len(X)
         name = type(self).__name__
@@ -167,7 +164,7 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
     def fit_hash(self, X: Any, *, return_similarities: bool = False):
         """Fit on ``X`` and hash it; optionally also return ``k(X, reference)`` (free with the
         codes: the k-NN graph uses them as neighbour candidates)."""
-        X = as_structures(self._kernel(), X, encode=True)
+        X = as_structures(as_kernel(self.kernel, **(self.kernel_params or {})), X, encode=True)
         self.fit(X)
         S = self._similarities(X)
         codes, bits = self._codes(S)

@@ -13,12 +13,13 @@ from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import takes_arrays
 from structkernels.neighbors.graph import prepare_kernel
+from structkernels.neighbors.hashing import set_n_features
 from structkernels.neighbors.settings import classifier_kernel_params
 from structkernels.utils import N_JOBS, Options, n_jobs_value
 
 __all__ = [
     "is_precomputed", "resolve_kernel", "check_structures", "check_gram", "check_labels",
-    "check_n_features", "set_n_features", "KERNEL_CONSTRAINTS", "precomputed_refusals",
+    "check_n_features", "KERNEL_CONSTRAINTS", "precomputed_refusals",
     "train_input", "values_against", "input_tags",
 ]
 
@@ -101,14 +102,6 @@ def check_labels(y: Any, n: int, owner: str) -> np.ndarray:
     if len(y) != n:
         raise ValueError(f"{owner}: X has {n} structures but y has {len(y)} labels")
     return y
-
-
-def set_n_features(est: Any, X: Any) -> None:
-    """``n_features_in_`` for 2-D array input (scikit-learn's convention); none for structures."""
-    if isinstance(X, np.ndarray) and X.ndim == 2:
-        est.n_features_in_ = int(X.shape[1])
-    elif hasattr(est, "n_features_in_"):
-        del est.n_features_in_
 
 
 def check_n_features(est: Any, X: Any) -> None:

@@ -300,15 +300,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             n_probes = None if self.n_probes is None else int(self.n_probes)
         return n_tables, probe, n_probes
 
-    def _kernel_params(self) -> dict | None:
-        """``kernel_params``; None with a name of
-        :data:`~structkernels.neighbors.settings.CLASSIFIER_KERNELS` (``"path"``): its
-        named configuration."""
-        return classifier_kernel_params(self.kernel, self.kernel_params)
-
-    def _check_gram(self, K: Any, n_cols: int | None, what: str) -> np.ndarray:
-        return check_precomputed_gram(K, n_cols=n_cols, label=f"the {what} Gram matrix")
-
     # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> KernelKNNClassifier:
         """Store the training structures and labels; build the hash tables if any."""
@@ -323,11 +314,12 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if self._precomputed():
-            Xs = self._check_gram(X, None, "train")
+            Xs = check_precomputed_gram(X, n_cols=None, label="the train Gram matrix")
             self.n_features_in_ = Xs.shape[1]
             self.normalized_ = False
         else:
-            base, norm = prepare_kernel(self.kernel, self._kernel_params(), self.normalize)
+            params = classifier_kernel_params(self.kernel, self.kernel_params)
+            base, norm = prepare_kernel(self.kernel, params, self.normalize)
             Xs = as_structures(base, X)
             if isinstance(Xs, np.ndarray) and Xs.ndim == 2:
                 self.n_features_in_ = Xs.shape[1]
@@ -430,7 +422,9 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "classes_")
         if self._precomputed():
-            X = self._check_gram(X, len(self.X_fit_), "test")
+            X = check_precomputed_gram(
+                X, n_cols=len(self.X_fit_), label="the test Gram matrix"
+            )
         return self._neighbours_of(X, int(self.n_neighbors))
 
     def _neighbours_of(self, X: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -469,7 +463,7 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 before = h.n_evaluations_
                 S = h._similarities(Xq)
                 n_evals += h.n_evaluations_ - before
-                codes = _codes(h, S)
+                codes = codes_from_bits(h.bits_from_similarities(S))
                 rr, cc, ss = line_topk(S, k, None, h.reference_indices_)
                 parts_r.append(rr)
                 parts_c.append(cc)
@@ -560,12 +554,9 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed()
         # structures (paths, trees) are not 2-D float arrays: sklearn's checks skip them
-        tags.input_tags.two_d_array = takes_arrays(self.kernel, self._kernel_params())
+        params = classifier_kernel_params(self.kernel, self.kernel_params)
+        tags.input_tags.two_d_array = takes_arrays(self.kernel, params)
         return tags
-
-
-def _codes(hasher, S: np.ndarray) -> np.ndarray:
-    return codes_from_bits(hasher.bits_from_similarities(S))
 
 
 def as_structures(kernel, X):

@@ -65,6 +65,14 @@ def as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
     return X
 
 
+def set_n_features(est: Any, X: Any) -> None:
+    """``n_features_in_`` for 2-D array input (scikit-learn's convention); none for structures."""
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        est.n_features_in_ = int(X.shape[1])
+    elif hasattr(est, "n_features_in_"):
+        del est.n_features_in_
+
+
 def _at_least(low: int) -> list[Any]:
     return [None, Interval(numbers.Integral, low, None)]
 
@@ -79,27 +87,17 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         "kernel_params": [None, dict],
     }
 
-    def _kernel(self) -> Kernel:
-        return as_kernel(self.kernel, **(self.kernel_params or {}))
-
-    def _set_n_features(self, X: Sequence) -> None:
-        """``n_features_in_`` for 2-D array input (scikit-learn's convention)."""
-        if isinstance(X, np.ndarray) and X.ndim == 2:
-            self.n_features_in_ = int(X.shape[1])
-        elif hasattr(self, "n_features_in_"):
-            del self.n_features_in_
-
     def _fit_sample(self, X: Any, param: str) -> tuple[Kernel, Sequence, int, int]:
         """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size read from
         ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
         self._validate_params()
-        kernel = self._kernel()
+        kernel = as_kernel(self.kernel, **(self.kernel_params or {}))
         X = as_structures(kernel, X, encode=True)
         n = len(X)
         name = type(self).__name__
         if n < 2:
             raise ValueError(f"{name} needs at least 2 structures to fit, got n_samples={n}")
-        self._set_n_features(X)
+        set_n_features(self, X)
         m = getattr(self, param)
         m = m if m is not None else max(2, math.ceil(math.sqrt(n)))
         if m > n:
@@ -167,7 +165,7 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
     def fit_hash(self, X: Any, *, return_similarities: bool = False):
         """Fit on ``X`` and hash it; optionally also return ``k(X, reference)`` (free with the
         codes: the k-NN graph uses them as neighbour candidates)."""
-        X = as_structures(self._kernel(), X, encode=True)
+        X = as_structures(as_kernel(self.kernel, **(self.kernel_params or {})), X, encode=True)
         self.fit(X)
         S = self._similarities(X)
         codes, bits = self._codes(S)

@@ -140,10 +140,9 @@ def memory_budget() -> int:
                 f"{MEMORY_BUDGET_ENV}={value!r}: give a positive size such as 8G, 512M or bytes"
             )
         return budget
-    known = [
-        v for v in (_pages_bytes("SC_PHYS_PAGES"), _available_bytes(), _rlimit_room(), _cgroup_room())
-        if v is not None
-    ]
+    readings = (_pages_bytes("SC_PHYS_PAGES"), _available_bytes(), _rlimit_room(),
+                _cgroup_room())
+    known = [v for v in readings if v is not None]
     if not known:
         return 8 << 30
     return max(min(known) // 2, 1)

@@ -317,10 +317,9 @@ def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
         pass
     lines: list[str] = []
     bad: dict[int, str] = {}
-    raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    for i, ln in enumerate(raw, 1):
+    # Latin-1 maps each byte to one character and back: the lines of the bytes, split alike
+    raw = split_lines(data.decode("latin-1"))
+    for i, ln in enumerate((t.encode("latin-1") for t in raw), 1):
         try:
             lines.append(ln.decode("utf-8"))
         except UnicodeDecodeError as exc:

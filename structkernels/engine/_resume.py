@@ -270,35 +270,27 @@ def _diag_job(kernel: BlockKernel, X, rows: tuple[int, int]) -> tuple[int, np.nd
 
 
 # ------------------------------------------------------------ in the client
-def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> list:
-    """Wait for the markers of ``written`` (block -> its worker's address); returns the
-    blocks given up on: a departed worker's (its committer is gone with it), and any still
+def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> None:
+    """Wait for the markers of ``written`` (block -> its worker's address), giving up on a
+    departed worker's blocks (its committer is gone with it) at once, and on any still
     unmarked ``patience`` seconds after the last marker appeared."""
     waiting = dict(written)
-    lost: list = []
-    now = last = checked = time.monotonic()
+    last = checked = time.monotonic()
     delay = 0.0005
     while waiting:
         left = {t: w for t, w in waiting.items() if not _marker(parts, t).exists()}
         now = time.monotonic()
         if len(left) < len(waiting):
             last, delay = now, 0.0005
-        waiting = left
-        if not waiting:
-            break
-        if now - checked > 0.5:
+        if left and now - checked > 0.5:
             checked = now
             alive = set(client.scheduler_info().get("workers", {}))
-            for t, w in list(waiting.items()):
-                if w not in alive:
-                    lost.append(t)
-                    del waiting[t]
-        if now - last > patience:
-            lost.extend(waiting)
-            break
+            left = {t: w for t, w in left.items() if w in alive}
+        waiting = left
+        if not waiting or now - last > patience:
+            return
         time.sleep(delay)
         delay = min(0.02, 2 * delay)
-    return lost
 
 
 def _stop_and_drain(client: Any, run_id: str, timeout: float) -> None:

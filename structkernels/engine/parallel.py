@@ -17,13 +17,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import (
-    FIRST_COMPLETED,
-    Future,
-    ProcessPoolExecutor,
-    ThreadPoolExecutor,
-    wait,
-)
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -248,17 +242,9 @@ def _threads(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
     Ctrl-C) cancels the chunks not started."""
     pool = ThreadPoolExecutor(max_workers=run.workers)
     try:
-        futures = [pool.submit(_run_chunk, func, c, *shared) for c in chunks]
-        if ordered:
-            for chunk, f in zip(chunks, futures, strict=True):
-                yield chunk, f.result()
-        else:
-            index = {f: i for i, f in enumerate(futures)}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in done:
-                    yield chunks[index[f]], f.result()
+        futures = {pool.submit(_run_chunk, func, c, *shared): c for c in chunks}
+        for f in futures if ordered else as_completed(futures):
+            yield futures[f], f.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -270,11 +256,7 @@ def _processes(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
 
     parallel = joblib.Parallel(n_jobs=run.workers, backend=run.joblib_backend,
                                return_as="generator" if ordered else "generator_unordered")
-    if ordered:
-        results = parallel(joblib.delayed(_run_chunk)(func, c, *shared) for c in chunks)
-        yield from zip(chunks, results, strict=True)
-        return
-    # unordered results come back without their chunk: tag each with its position
+    # unordered results come back without their chunk: each is tagged with its position
     for i, res in parallel(joblib.delayed(_tagged_chunk)(func, i, c, *shared)
                            for i, c in enumerate(chunks)):
         yield chunks[i], res

@@ -14,7 +14,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                  "atomic_memmap", "move_into_place", "sync_folder", "destination",
                  "file_kind", "open_special", "open_side_file"],
     "._outputs": ["OutputError", "BRAT_SIBLINGS", "check_output", "check_folder_output",
-                  "open_output", "is_special_file"],
+                  "open_output"],
     "._npy": ["NpyFormatError", "read_npy", "read_npy_header"],
     "._errors": ["StructkernelsError", "StructkernelsWarning"],
     "._bounded": ["read_bounded", "read_partial", "read_head", "InputTooLargeError",

@@ -45,8 +45,16 @@ _HELD: dict[str, tuple[bytes, io.BufferedReader]] = {}
 
 
 def read_once(path: str | os.PathLike) -> bool:
-    """Whether ``path`` cannot be opened again to read the same bytes (a named pipe,
-    ``/dev/stdin`` on a pipe: anything but a regular file or a folder)."""
+    """Whether ``path`` (followed through links) cannot be opened again to read the same
+    bytes: a FIFO, a device or a socket (``/dev/stdin`` on a pipe), not a regular file or a
+    folder.  It is never opened, so a FIFO without a reader does not block.
+
+    Examples
+    --------
+    >>> from structkernels.utils import read_once
+    >>> read_once("/dev/null"), read_once(__file__)
+    (True, False)
+    """
     return file_kind(path) not in ("missing", "file", "folder")
 
 

@@ -45,8 +45,6 @@ def effective_n_jobs(n_jobs: int | None) -> int:
     True
     """
     n_jobs = n_jobs_value(n_jobs)  # None or a non-zero int, else one InvalidParameterError
-    if n_jobs == -1:
-        return available_cores()
     if n_jobs < 0:
         return max(1, available_cores() + 1 + n_jobs)
     return n_jobs

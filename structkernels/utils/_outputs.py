@@ -18,8 +18,7 @@ from structkernels.utils._atomic import atomic_open, file_kind, open_special
 from structkernels.utils._compressed import read_once
 from structkernels.utils._errors import StructkernelsError
 
-__all__ = ["OutputError", "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output",
-           "is_special_file"]
+__all__ = ["OutputError", "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output"]
 
 #: Groups of endings an input format reads together: an input ending in one of a group
 #: also reads the files beside it with the others (BRAT: a ``.txt`` and its ``.ann``).
@@ -31,20 +30,6 @@ class OutputError(StructkernelsError, ValueError):
 
     A ``ValueError``: the command line prints it as one line, exit status 2.
     """
-
-
-def is_special_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` (followed through links) is a FIFO, a device or a socket.
-
-    It is never opened, so a FIFO without a reader does not block.
-
-    Examples
-    --------
-    >>> from structkernels.utils import is_special_file
-    >>> is_special_file("/dev/null"), is_special_file(__file__)
-    (True, False)
-    """
-    return read_once(path)
 
 
 def _real(path: str) -> str:
@@ -263,7 +248,7 @@ def open_output(
             raise OutputError("standard output cannot hold this file; give a file name")
         yield sys.stdout.buffer if "b" in mode else sys.stdout
         return
-    if stream_ok and is_special_file(path):
+    if stream_ok and read_once(path):
         with open_special(path, mode, encoding=encoding) as fh:
             yield fh
         return

@@ -238,35 +238,23 @@ def iter_lines(
     [(1, '{"a": 1}'), (3, BadLine(reason='not UTF-8 text (invalid continuation byte: byte 0xe9 at column 8)'))]
     """
     stream, raw = open_binary(path)
-    lineno = 0
+    lineno, in_long_line = 0, False
     try:
         while True:
-            try:
-                line = stream.readline(max_bytes + 2)
-            except (EOFError, OSError, zlib.error) as exc:
-                if raw is None:
-                    raise
-                yield lineno + 1, BadLine(gzip_problem(exc))
-                return
+            line = stream.readline(max_bytes + 2)
             if not line:
                 return
             lineno += 1
             if lineno == 1 and line.startswith(_BOM):
                 line = line[3:]
             if len(line) - line.endswith(b"\n") > max_bytes:
-                size = len(line)
+                size, in_long_line = len(line), True
                 while not line.endswith(b"\n"):
-                    try:
-                        line = stream.readline(CHUNK)
-                    except (EOFError, OSError, zlib.error) as exc:
-                        if raw is None:
-                            raise
-                        yield lineno, BadLine(f"line longer than max_bytes={max_bytes} bytes")
-                        yield lineno + 1, BadLine(gzip_problem(exc))
-                        return
+                    line = stream.readline(CHUNK)
                     if not line:
                         break
                     size += len(line)
+                in_long_line = False
                 yield lineno, BadLine(f"line of {size} bytes; at most max_bytes={max_bytes} are read")
                 continue
             if line.endswith(b"\n"):
@@ -279,6 +267,12 @@ def iter_lines(
             if skip_blank and not text.strip():
                 continue
             yield lineno, text
+    except (EOFError, OSError, zlib.error) as exc:  # raised only by reading the stream
+        if raw is None:
+            raise
+        if in_long_line:
+            yield lineno, BadLine(f"line longer than max_bytes={max_bytes} bytes")
+        yield lineno + 1, BadLine(gzip_problem(exc))
     finally:
         stream.close()
         if raw is not None:
@@ -323,10 +317,9 @@ def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
         pass
     lines: list[str] = []
     bad: dict[int, str] = {}
-    raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    for i, ln in enumerate(raw, 1):
+    # Latin-1 maps each byte to one character and back: the lines of the bytes, split alike
+    raw = split_lines(data.decode("latin-1"))
+    for i, ln in enumerate((t.encode("latin-1") for t in raw), 1):
         try:
             lines.append(ln.decode("utf-8"))
         except UnicodeDecodeError as exc:

@@ -44,8 +44,9 @@ def _b64(values: Any, dtype: np.dtype = _INT) -> str:
     return base64.b64encode(np.asarray(values, dtype=dtype).tobytes()).decode("ascii")
 
 
-def _offsets(lengths: list[int]) -> list[int]:
-    return np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).tolist()
+def _offsets(lengths: Any) -> np.ndarray:
+    """Where each part starts in the flat list, and where the last ends."""
+    return np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
 
 
 def pack(refs: list[dict[str, Any]], views: tuple[str, ...]) -> dict[str, Any]:
@@ -110,8 +111,10 @@ class _Arrays:
         return np.frombuffer(raw, dtype=dtype).astype(np.float64 if key == "weight_values"
                                                       else np.int64)
 
-    def offsets(self, view: str, key: str, n: int) -> np.ndarray:
+    def offsets(self, view: str, key: str, n: int | None = None) -> np.ndarray:
+        """Offsets of ``n`` parts (None: as many as the array holds)."""
         a = self.array(view, key)
+        n = max(len(a) - 1, 0) if n is None else n
         if len(a) != n + 1 or a[0] != 0 or (np.diff(a) < 0).any():
             self.fail(f"references[{view!r}][{key!r}] must be {n + 1} non-decreasing offsets "
                       "from 0")
@@ -210,7 +213,7 @@ def _graphs(a: _Arrays, count: int, strings: list[str], size: int, max_cells: in
                f"sizes); at most MAX_GRAPH_CELLS = {max_cells}")
     ends = a.codes("apg", "ends", 2 * int(eoff[-1]), high=max(int(vertices.max(initial=0)), 1))
     # the distinct tuples of vertex labels, each checked once: distinct non-empty strings
-    loff = a.offsets("apg", "label_offsets", max(len(a.array("apg", "label_offsets")) - 1, 0))
+    loff = a.offsets("apg", "label_offsets")
     words = [strings[j] for j in a.codes("apg", "labels", int(loff[-1])).tolist()]
     tuples = _spans(words, loff)
     bad = next((t for t in tuples if not all(t) or len(set(t)) != len(t)), None)
@@ -218,8 +221,8 @@ def _graphs(a: _Arrays, count: int, strings: list[str], size: int, max_cells: in
         a.fail(f"references['apg'] holds the vertex labels {bad!r}: labels must be distinct "
                "non-empty strings")
     vertex = a.codes("apg", "vertex_labels", int(per_ref.sum()), high=len(tuples))
-    vstart = np.concatenate([[0], np.cumsum(per_ref)])
-    sizes = np.concatenate([[0], np.cumsum(np.diff(loff)[vertex])])
+    vstart = _offsets(per_ref)
+    sizes = _offsets(np.diff(loff)[vertex])
     a.sizes("graph's vertex labels", sizes[vstart[1:]] - sizes[vstart[:-1]], size)
     vstart = vstart.tolist()
     labels = list(map(tuples.__getitem__, vertex.tolist()))
@@ -231,7 +234,7 @@ def _graphs(a: _Arrays, count: int, strings: list[str], size: int, max_cells: in
         frames.append(_built(GraphFrame, a.fail, f"references['apg'] frame {f}",
                              int(vertices[f]), [tuple(e) for e in pairs[eoff[f]:eoff[f + 1]]]))
     ws = list(map(values.__getitem__, weights.tolist()))
-    wstart = np.concatenate([[0], np.cumsum(n_edges)]).tolist()
+    wstart = _offsets(n_edges).tolist()
     # the labels checked above, as the tuples the frames take
     return [_built(partial(frames[f].graph, check_labels=False), a.fail,
                    f"reference {i}'s graph", labels[vstart[i]:vstart[i + 1]],

@@ -22,7 +22,13 @@ from collections.abc import Iterator, Sequence
 from structkernels import __version__
 from structkernels.kernels.names import kernels
 from structkernels.registry import CORE_DISTRIBUTION, Registry, distribution_name
-from structkernels.utils import StructkernelsError, interrupt_guard, interrupted, run_settings
+from structkernels.utils import (
+    StructkernelsError,
+    interrupt_guard,
+    interrupted,
+    one_line,
+    run_settings,
+)
 
 __all__ = ["main", "CommandError", "commands", "parse_params", "build_kernel", "check_structures"]
 
@@ -129,8 +135,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def _one_line_warnings(said: set[str], command: str | None = None) -> Iterator[None]:
     """Each warning of the block printed as one line on stderr naming the command, once
     (``said`` holds the lines printed): never Python's format with a source line."""
-    from structkernels.utils import one_line
-
     prefix = f"structkernels {command}" if command else "structkernels"
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:

@@ -260,6 +260,7 @@ def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, 
 
 def run(args: argparse.Namespace) -> int:
     from structkernels.experiments.npk_job import format_summary, load_graph_labels, main_job
+    from structkernels.experiments.relations import describe_sigma
     from structkernels.kernels.names import as_kernel
     from structkernels.npk.files import save_model
 
@@ -345,12 +346,10 @@ def run(args: argparse.Namespace) -> int:
         print(dumps_finite(job["summary"], what="the summary", indent=1))
         return 0
     sys.stdout.write(format_summary(job["summary"], out, args.plot))
-    sigma = sorted(job["learner"].sigma_.items(), key=lambda kv: (kv[1], kv[0]))
     cut = job["classifier"].threshold_
     how = " (F1-best on the training half's leave-one-out scores)" if args.threshold == "auto" \
         else ""
-    for line in (f"learned σ (lowest first): {', '.join(f'{k} {v:g}' for k, v in sigma[:8])}"
-                 + (f" (and {len(sigma) - 8} more)" if len(sigma) > 8 else ""),
+    for line in (f"learned σ (lowest first): {describe_sigma({'sigma': job['learner'].sigma_})}",
                  "k-NN threshold: " + ("majority vote" if cut is None else f"{cut:.4g}{how}"),
                  f"next: structkernels predict {out} CANDIDATES.jsonl -o labels.jsonl"):
         print(line)

@@ -372,19 +372,19 @@ def _learned_kernel(part: StructureKernel, learned: dict[str, Any]
 
 
 def describe_sigma(learned: dict[str, Any]) -> str:
-    """What a σ learner learned, as ``evaluate`` and ``train-extractor`` say it: the lowest σ
-    first (eight of them), then λ.
+    """What a σ learner learned, as ``evaluate``, ``train-extractor`` and ``train-npk`` say
+    it: the lowest σ first (eight of them; ties by label), then λ.
 
     Examples
     --------
     >>> describe_sigma({"sigma": {"agent": 0.16, "nummod": 0.0}, "lam": 1.0})
     'nummod 0.00, agent 0.16; λ 1.00'
     """
-    sigma = learned.get("sigma", {})
-    low = sorted(sigma.items(), key=lambda kv: kv[1])[:8]
+    ranked = sorted(learned.get("sigma", {}).items(), key=lambda kv: (kv[1], kv[0]))
+    low, rest = ranked[:8], ranked[8:]
     text = ", ".join(f"{lab} {v:.2f}" for lab, v in low) or "σ ≡ 1"
-    if len(sigma) > len(low):
-        text += f" (and {len(sigma) - len(low)} more below 1)"
+    if rest:
+        text += f" (and {len(rest)} more{' below 1' if all(v < 1 for _, v in rest) else ''})"
     if "lam" in learned:
         text += f"; λ {learned['lam']:.2f}"
     return text

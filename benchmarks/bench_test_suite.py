@@ -14,6 +14,7 @@ import os
 import platform
 import re
 import sys
+import tempfile
 import time
 
 from _report import measured, report
@@ -24,10 +25,11 @@ def main() -> None:
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
     load_before = os.getloadavg()
-    log = "test_suite.log"
-    run = measured(["bash", "-c", f"{sys.executable} -m pytest -q -p no:cacheprovider > {log} 2>&1"])
-    tail = open(log, encoding="utf-8").read().strip().splitlines()[-1]
-    os.remove(log)
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as folder:
+        log = os.path.join(folder, "pytest.log")
+        run = measured(["bash", "-c",
+                        f"{sys.executable} -m pytest -q -p no:cacheprovider > {log} 2>&1"])
+        tail = open(log, encoding="utf-8").read().strip().splitlines()[-1]
     counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|xfailed|errors?)", tail)}
     report({
         "command": "python -m pytest -q",

@@ -217,6 +217,8 @@ def _main(argv: list[str], own_process: bool) -> int:
     except USER_ERRORS as exc:
         if os.environ.get("STRUCTKERNELS_DEBUG"):
             raise
+        if isinstance(exc, FileNotFoundError) and exc.filename:
+            exc = CommandError(f"no such file: {exc.filename}")  # not Python's [Errno 2]
         print(f"structkernels {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -75,8 +75,6 @@ def run(args: argparse.Namespace) -> int:
     k = build_kernel(args.kernel, parse_params(args.param))
 
     def read(file: str):
-        if not Path(file).exists():
-            raise CommandError(f"no such file: {file}")
         try:
             found = read_structures(file, kernel=k, field=args.field)
         except InputError as exc:

@@ -141,16 +141,12 @@ class DistantLabeler:
             if node not in G:
                 raise CandidateError(
                     f"unknown node {node!r}: not a variable of graph {G.graph.get('id')!r}")
-        agent, theme, agent_has_entity = self.roles(cand.interaction)
-        return _decide(cand, agent, theme, agent_has_entity)
-
-
-def _decide(cand, agent, theme, agent_has_entity) -> DistantLabel:
-    if _positive(cand.catalyst, cand.participants, agent, theme, agent_has_entity):
-        return DistantLabel(1, False)
-    if cand.catalyst is not None:
-        for k, p in enumerate(cand.participants):
-            swapped = cand.participants[:k] + (cand.catalyst,) + cand.participants[k + 1 :]
-            if _positive(p, swapped, agent, theme, agent_has_entity):
-                return DistantLabel(0, True)
-    return DistantLabel(0, False)
+        roles = self.roles(cand.interaction)
+        if _positive(cand.catalyst, cand.participants, *roles):
+            return DistantLabel(1, False)
+        if cand.catalyst is not None:
+            for k, p in enumerate(cand.participants):
+                swapped = cand.participants[:k] + (cand.catalyst,) + cand.participants[k + 1 :]
+                if _positive(p, swapped, *roles):
+                    return DistantLabel(0, True)
+        return DistantLabel(0, False)

@@ -1,12 +1,6 @@
-"""``structkernels candidates``: candidate interactions of graph files, as JSON Lines.
-
-Reads any format :func:`structkernels.read_graphs` reads (DOT files or
-folders, CoNLL-U, PENMAN, GraphML, GML), finds candidates
-(:mod:`structkernels.graphs.lexicon`) and writes one record per candidate
-(id, graph, sentence, interaction nodes, path, tree) for inspection or hand
-labelling: add ``"label": 0`` or ``1`` to a record and the file trains with
-``structkernels train-npk FILE``.
-"""
+"""``structkernels candidates``: the candidate interactions of graph files as JSON Lines, for
+inspection or hand labelling (a record given ``"label": 0`` or ``1`` trains with
+``structkernels train-npk FILE``)."""
 
 from __future__ import annotations
 

@@ -22,10 +22,9 @@ from structkernels.utils import dumps_finite
 
 
 class _ConstructorDefault:
-    """An option's default that is a constructor's: the value of ``param`` in the signature
-    of the class ``owner`` (``"module:Class"``), read when first needed (``--help``, or
-    :func:`_resolve_defaults` when the command runs) so that building the parser loads no
-    estimator.  ``str()`` is the value: ``--help`` states it."""
+    """An option's default that is the default of ``param`` of the class ``owner``
+    (``"module:Class"``), read only when needed (``--help``, the run):
+    building the parser loads no estimator."""
 
     def __init__(self, owner: str, param: str):
         self.owner, self.param = owner, param
@@ -42,20 +41,14 @@ class _ConstructorDefault:
     def __str__(self) -> str:
         return str(self.value)
 
-    def __repr__(self) -> str:
-        return f"{self.owner.split(':')[1]}'s {self.param} ({self.value!r})"
-
 
 _LEARNER = "structkernels.npk.learner:NonstationaryLearner"
 _CLASSIFIER = "structkernels.neighbors.classifier:KernelKNNClassifier"
 _PATH_KERNEL = "structkernels.kernels.path:PathKernel"
 
-#: The options' defaults: the main job's named configuration
-#: (:data:`structkernels.neighbors.settings.MAIN_JOB`, sized so that the shipped-dataset
-#: run finishes in minutes: benchmarks/results/npk_main_job.md) and, for what it does not
-#: name, the constructors' own defaults
-#: (:class:`_ConstructorDefault`: ``NonstationaryLearner``, ``KernelKNNClassifier``,
-#: ``PathKernel``).
+#: The options' defaults: the main job's configuration
+#: (:data:`structkernels.neighbors.settings.MAIN_JOB`) and, for what it does not name, the
+#: constructors' own (``NonstationaryLearner``, ``KernelKNNClassifier``, ``PathKernel``).
 DEFAULTS: dict[str, Any] = {
     **{key: _ConstructorDefault(_LEARNER, key) for key in (
         "alpha", "k", "n_iter", "objective_sample", "top_fraction", "sampling")},
@@ -67,14 +60,6 @@ DEFAULTS: dict[str, Any] = {
     **{key: MAIN_JOB["classifier"][key] for key in ("hashing", "n_tables", "probe", "n_probes")},
     **MAIN_JOB["evaluation"],  # table_train, table_test, seeds, random_state
 }
-
-
-def _resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
-    """``args`` with each option left at a :class:`_ConstructorDefault` set to its value."""
-    for key, value in vars(args).items():
-        if isinstance(value, _ConstructorDefault):
-            setattr(args, key, value.value)
-    return args
 
 
 #: The options after DATA and --out, in --help order: ``(flag, kind, help)``; a kind is a
@@ -242,7 +227,9 @@ def run(args: argparse.Namespace) -> int:
     from structkernels.npk.files import save_model
 
     t_start = time.perf_counter()
-    _resolve_defaults(args)
+    for key, value in vars(args).items():  # the constructors' defaults, read now
+        if isinstance(value, _ConstructorDefault):
+            setattr(args, key, value.value)
     if args.max_train is not None and args.max_train < 2:
         raise CommandError(f"--max-train must be at least 2, got {args.max_train}")
     pk_params: dict[str, Any] = {"lam": args.lam}

@@ -1,10 +1,5 @@
 """Paraphrase and entailment classification with a string re-writing kernel (Bu et al.
-2012): what ``structkernels paraphrase`` runs.
-
-:func:`classify_rewritings` computes the kernel's per-k Grams once, chooses k_max and the
-PR feature by cross-validation on the training set when asked, fits an SVM on the
-training re-writings and labels the test ones.
-"""
+2012): what ``structkernels paraphrase`` runs."""
 
 from __future__ import annotations
 
@@ -29,7 +24,7 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     ``train`` (``result["cv"]``).  ``result`` holds the settings, sizes, seconds since
     ``started`` and, when ``test`` is labelled, its accuracy and F1 in percent."""
     from sklearn.metrics import accuracy_score, f1_score
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.svm import SVC
 
     from structkernels.engine.checks import ZeroSelfSimilarityWarning
@@ -66,15 +61,8 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
         for j in range(1, max_k + 1):
             for with_pr in (False, True):
                 K_tr, _ = grams(j, with_pr)
-                acc = [
-                    accuracy_score(
-                        train.labels[te],
-                        SVC(kernel="precomputed", C=C)
-                        .fit(K_tr[np.ix_(tr, tr)], train.labels[tr])
-                        .predict(K_tr[np.ix_(te, tr)]),
-                    )
-                    for tr, te in folds.split(np.zeros(len(train)), train.labels)
-                ]
+                acc = cross_val_score(SVC(kernel="precomputed", C=C), K_tr, train.labels,
+                                      cv=folds, scoring="accuracy", error_score="raise")
                 scores.append({"kmax": j, "pr": with_pr,
                                "cv_accuracy_pct": round(100 * np.mean(acc), 2),
                                "cv_std_pct": round(100 * np.std(acc), 2)})

@@ -59,8 +59,7 @@ def ordered(pair: EntityPair) -> tuple[Entity, Entity]:
 
 
 class _Labeller:
-    """A node's label: blinded (``entity_tokens``: every entity token -> ``"PROT"``), else
-    its word, kept in ``plain`` for the sentence."""
+    """A node's label: blinded, else its word (kept in ``plain`` for the sentence)."""
 
     def __init__(self, parsed: ParsedSentence, first: Entity, second: Entity, blind: bool,
                  plain: dict[str, str], entity_tokens: dict[str, str]):
@@ -94,9 +93,8 @@ def _step(G: nx.MultiDiGraph, u: str, v: str) -> str:
 
 def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
           b: str) -> tuple[dict, dict, str | None]:
-    """networkx's bidirectional breadth-first search in the undirected view of ``G``
-    (``_bidirectional_pred_succ``) step for step, its neighbours in the view's order (kept in
-    ``adjacency``): the predecessors, the successors and where the searches met (or None)."""
+    """networkx's ``_bidirectional_pred_succ`` in the undirected view of ``G``, step for step
+    (neighbours kept in ``adjacency``): predecessors, successors, where they met (or None)."""
     succ_of, pred_of = G.succ, G.pred
 
     def neighbours(v: str) -> list[str]:
@@ -122,10 +120,8 @@ def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
 
 
 def _shortest(G: nx.MultiDiGraph, a: str, b: str, adjacency: dict[str, list[str]]) -> list[str]:
-    """``networkx.shortest_path`` from ``a`` to ``b`` in the undirected view of ``G`` ([]
-    when none joins them), the same path where several are shortest: its search
-    (:func:`_meet`), each node's neighbours kept in ``adjacency`` for the pairs that
-    follow."""
+    """``networkx.shortest_path`` from ``a`` to ``b`` in the undirected view of ``G`` (the
+    same path of several; [] when none joins them) by :func:`_meet`."""
     if a == b:
         return [a]
     if a not in G or b not in G:
@@ -232,8 +228,7 @@ def pair_structures(parsed: ParsedSentence, pair: EntityPair, *, views: Iterable
 
 def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...], blind: bool,
                 kept: dict[str, Any]) -> dict[str, Any]:
-    """:func:`pair_structures`, what the pairs of a sentence share kept in ``kept`` while
-    the pairs are of that sentence."""
+    """:func:`pair_structures`, what a sentence's pairs share kept in ``kept``."""
     for v in views:
         if v not in VIEWS:
             raise ValueError(f"unknown view {v!r}; the views are {', '.join(VIEWS)}")

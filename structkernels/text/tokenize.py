@@ -1,13 +1,7 @@
-"""Tokenising, lower-casing and stemming of English sentences.
-
-The string re-writing kernel paper (Bu, Li & Zhu, 2012, Sec. 6) segments
-sentences with the OpenNLP tokenizer and stems with an English (Snowball)
-stemmer.  :func:`tokenize` is a Penn-Treebank-style rule tokenizer close to
-OpenNLP's English model on news text: punctuation is split off words, the
-clitics ``n't 's 're 've 'll 'd 'm`` become tokens, and numbers such as
-``2.5``, ``1,000`` or ``10:30`` and abbreviations such as ``U.S.`` stay whole.
-Stemming uses the well-kept ``snowballstemmer`` package (English Snowball /
-Porter2), which needs no data download.
+"""Tokenising, lower-casing and stemming of English sentences, as the string re-writing
+kernel paper does (Bu, Li & Zhu, 2012, Sec. 6: the OpenNLP tokenizer, an English Snowball
+stemmer).  :func:`tokenize` is a Penn-Treebank-style rule tokenizer close to OpenNLP's
+English model on news text; stemming needs no data download (``snowballstemmer``).
 """
 
 from __future__ import annotations

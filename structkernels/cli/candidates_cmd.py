@@ -5,7 +5,6 @@ inspection or hand labelling (a record given ``"label": 0`` or ``1`` trains with
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
 from pathlib import Path as FilePath
@@ -122,8 +121,7 @@ def run(args: argparse.Namespace) -> int:
     n = 0
     # a file is written under a temporary name and renamed when complete: an interrupted
     # run leaves an existing output intact
-    with contextlib.ExitStack() as stack:
-        out = stack.enter_context(open_output(args.out, stream_ok=True))
+    with open_output(args.out, stream_ok=True) as out:
         for g in corpus:
             for rec in candidate_records(
                 g,

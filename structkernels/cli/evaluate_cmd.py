@@ -91,8 +91,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out malformed sentences (each reported on stderr)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=writes_files(run, "--save-model", "--scores", inputs=_inputs,
-                                     folders={"--plot": PLOT_FILES}))
+    p.set_defaults(func=writes_files(
+        run, "--save-model", "--scores", folders={"--plot": PLOT_FILES},
+        inputs=lambda a: [*(a.files or []), *(a.train or []), *(a.test or [])]))
 
 
 def _c_value(text: str) -> float | str:
@@ -105,11 +106,6 @@ def _c_value(text: str) -> float | str:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}")
     return value
-
-
-def _inputs(args: argparse.Namespace) -> list[str]:
-    """Every corpus file and folder ``evaluate`` reads (the output rule's inputs)."""
-    return [*(args.files or []), *(args.train or []), *(args.test or [])]
 
 
 def run(args: argparse.Namespace) -> int:

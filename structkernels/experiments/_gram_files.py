@@ -70,16 +70,10 @@ class GramFile:
         self.dtype = dtype
         self.temporary = temporary
 
-    @property
-    def nbytes(self) -> int:
-        """The matrix's bytes in the file."""
-        return self.n * self.n * self.dtype.itemsize
-
-    def bands(self, band_bytes: int | None = None):
+    def bands(self):
         """``(r0, rows)`` for consecutive bands of rows ``rows = K[r0:r0 + h]``, each about
-        ``band_bytes`` (default :data:`BAND_BYTES`)."""
-        band_bytes = BAND_BYTES if band_bytes is None else band_bytes
-        h = max(1, band_bytes // max(1, self.n * self.dtype.itemsize))
+        :data:`BAND_BYTES`."""
+        h = max(1, BAND_BYTES // max(1, self.n * self.dtype.itemsize))
         with open(self.path, "rb") as fh:
             for r0 in range(0, self.n, h):
                 r1 = min(self.n, r0 + h)

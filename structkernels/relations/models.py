@@ -198,15 +198,10 @@ _PK_COMPOSITE = (PK, NGRAM, APG)
 #: The relation models, in report order: every model that learns σ ("NPK ...") followed by
 #: its twin ("PK ...": the same views, classifier and weighting, σ ≡ 1).
 RELATION_MODELS: dict[str, RelationModel] = {m.name: m for m in (
-    RelationModel("NPK SVM", _COMPOSITE, "SVM"),
-    RelationModel("PK SVM", _PK_COMPOSITE, "SVM"),
-    RelationModel("NPK k-NN", _COMPOSITE, "k-NN"),
-    RelationModel("PK k-NN", _PK_COMPOSITE, "k-NN"),
-    RelationModel("NPK hash-RF", _COMPOSITE, "hash-RF"),
-    RelationModel("PK hash-RF", _PK_COMPOSITE, "hash-RF"),
-    # about three more fits per classifier and fold: evaluated only when named
-    RelationModel("NPK chosen", _COMPOSITE, "chosen", default=False),
-    RelationModel("PK chosen", _PK_COMPOSITE, "chosen", default=False),
+    # "chosen": about three more fits per classifier and fold, evaluated only when named
+    *(RelationModel(f"{kind} {classifier}", parts, classifier, default=classifier != "chosen")
+      for classifier in CLASSIFIERS
+      for kind, parts in (("NPK", _COMPOSITE), ("PK", _PK_COMPOSITE))),
     RelationModel("NPK path SVM", (NPK,), "SVM"),
     RelationModel("PK path SVM", (PK,), "SVM"),
     RelationModel("APG SVM", (APG,), "SVM"),

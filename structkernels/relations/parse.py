@@ -436,9 +436,8 @@ class DependencyParser:
             cuts = sorted({o for e in s.entities for span in e.spans for o in span})
             words, spaces, spans = self._tokens(s.text, cuts)
             key = self._key(s.text, cuts)
-            cached = None
-            if store.path is not None:
-                cached = self._read_cached(f"{key[:2]}/{key}.json", key, words)
+            cached = (self._read_cached(f"{key[:2]}/{key}.json", key, words)
+                      if store.path is not None else None)
             items.append([s, spans, key, cached])
             if cached is None:
                 todo.append((key, words, spaces))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import snowballstemmer
@@ -81,6 +82,7 @@ def stem(tokens: Iterable[str], language: str = "english") -> list[str]:
     return _stemmer(language).stemWords(list(tokens))
 
 
+@dataclass(frozen=True)
 class TextPipeline:
     """Sentence -> token tuple: tokenise, optionally lower-case and stem.
 
@@ -99,16 +101,9 @@ class TextPipeline:
     (('shakespear', 'wrote', 'hamlet', '.'), ('hamlet', 'was', 'written', '.'))
     """
 
-    def __init__(self, lowercase: bool = True, stem: bool = True, language: str = "english"):
-        self.lowercase = lowercase
-        self.stem = stem
-        self.language = language
-
-    def __repr__(self) -> str:
-        return (
-            f"TextPipeline(lowercase={self.lowercase!r}, stem={self.stem!r}, "
-            f"language={self.language!r})"
-        )
+    lowercase: bool = True
+    stem: bool = True
+    language: str = "english"
 
     def __call__(self, text: str) -> tuple[str, ...]:
         toks = tokenize(text, lowercase=self.lowercase)

@@ -1,5 +1,5 @@
-"""What several commands share: checks on their arguments.  Commands import from here,
-never from each other."""
+"""What several commands share: checks on their arguments, reading a relation corpus, lines
+on stderr.  Commands import from here, never from each other."""
 
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ Computations that allocate in one piece (the SRK Gram stacks) check their need a
 from __future__ import annotations
 
 import os
+import re
 
-__all__ = ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib"]
+__all__ = ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib", "parse_size"]
 
 #: Environment variable holding the memory budget of one computation
 #: (bytes, or a number with a K, M, G or T suffix, e.g. ``"16G"``).
@@ -21,6 +22,15 @@ MEMORY_BUDGET_ENV = "STRUCTKERNELS_MEMORY_BUDGET"
 _CGROUP_ROOT = "/sys/fs/cgroup"
 _PROC_CGROUP = "/proc/self/cgroup"
 _UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int | None:
+    """Bytes of ``text``: bytes, or a number with K, M, G or T in binary units (``"2G"``,
+    ``"1.5k"``, ``"500MiB"``); None when it is not a size."""
+    m = _SIZE.match(text)
+    return None if m is None else int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
 def _read_int(path: str) -> int | None:
@@ -128,14 +138,8 @@ def memory_budget() -> int:
     """
     value = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
     if value:
-        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-        scale = units.get(value[-1].upper(), 1)
-        number = value[:-1] if value[-1].upper() in units else value
-        try:
-            budget = int(float(number) * scale)
-        except ValueError:
-            budget = -1
-        if budget <= 0:
+        budget = parse_size(value)
+        if not budget:
             raise ValueError(
                 f"{MEMORY_BUDGET_ENV}={value!r}: give a positive size such as 8G, 512M or bytes"
             )

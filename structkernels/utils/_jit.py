@@ -20,8 +20,7 @@ from typing import Any
 import numba
 from numba.core import config
 
-from structkernels.utils._cache import cache_writes_disabled
-from structkernels.utils._cache_usage import user_cache_dir
+from structkernels.utils._cache import cache_writes_disabled, user_cache_dir
 
 __all__ = ["njit", "numba_cache_dir"]
 

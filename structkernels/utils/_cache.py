@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from structkernels.utils._atomic import atomic_open
-from structkernels.utils._budget import parse_size
 from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
+from structkernels.utils._memory import parse_size
 from structkernels.utils._records import one_line
 
 __all__ = [

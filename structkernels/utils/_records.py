@@ -33,6 +33,7 @@ __all__ = [
     "one_line",
     "MAX_RECORD_DEPTH",
     "MAX_RECORD_BYTES",
+    "check_header",
 ]
 
 #: Default nesting limit of one JSON record (arrays and objects).  Anything
@@ -340,3 +341,40 @@ def record_label(rid: Any) -> str:
         return ""
     text = rid if isinstance(rid, str) else json.dumps(rid, ensure_ascii=False)
     return f" (record {one_line(text, 120)})"
+
+
+def check_header(
+    doc: Any,
+    *,
+    name: str,
+    format: str,
+    versions: tuple[int, ...],
+    what: str,
+    error: type[Exception] = ValueError,
+) -> int:
+    """Check a data file's ``"format"`` and ``"version"``; returns the version.
+
+    Every versioned file structkernels reads (train-npk models, σ files, PHSIC
+    models) starts with these two keys.  A document of another format, or a
+    version this release does not read, raises ``error`` with one line naming
+    the file ``name``.
+
+    Examples
+    --------
+    >>> check_header({"format": "f", "version": 2}, name="m.json", format="f",
+    ...              versions=(1, 2), what="model")
+    2
+    >>> check_header({"format": "f", "version": 3}, name="m.json", format="f",
+    ...              versions=(1, 2), what="model")
+    Traceback (most recent call last):
+    ...
+    ValueError: m.json: model version 3 is not supported (this release reads 1, 2)
+    """
+    if not isinstance(doc, dict) or doc.get("format") != format:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise error(f"{name}: not a {what} file (format {format!r} expected, got {got!r})")
+    version = doc.get("version")
+    if isinstance(version, bool) or version not in versions:
+        raise error(f"{name}: {what} version {version!r} is not supported (this release reads "
+                    f"{', '.join(map(str, versions))})")
+    return int(version)

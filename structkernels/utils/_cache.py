@@ -184,16 +184,8 @@ def cache_root_of(folder: str | os.PathLike) -> Path:
 
 
 def mark_cache_folder(root: str | os.PathLike) -> None:
-    """Write the marker :data:`CACHE_MARKER` in cache folder ``root`` if it has none
-    (created, never written through a link; a failure is silent: the marker is a hint).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from structkernels.utils._cache import is_marked_cache, mark_cache_folder
-    >>> root = tempfile.mkdtemp(); mark_cache_folder(root); is_marked_cache(root)
-    True
-    """
+    """Write the marker :data:`CACHE_MARKER` in cache folder ``root`` if it has none (never
+    through a link; a failure is silent: the marker is a hint)."""
     flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
              | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -206,8 +198,7 @@ def mark_cache_folder(root: str | os.PathLike) -> None:
 
 
 def is_marked_cache(root: str | os.PathLike) -> bool:
-    """Whether ``root`` holds the marker of a structkernels cache (a regular file, not a
-    link, with the tag's signature and the project's name)."""
+    """Whether ``root`` holds the marker of a structkernels cache (a regular file, not a link)."""
     head = _head(None, os.path.join(root, CACHE_MARKER), 256) or b""
     return head.startswith(_MARKER_TEXT[:44]) and b"structkernels" in head
 
@@ -251,9 +242,8 @@ def check_cache_dir(path: str | os.PathLike | None, option: str = "cache_dir") -
 def cache_dir_problem(path: str | os.PathLike) -> str | None:
     """Why no cache can be written in folder ``path`` (None when one can).
 
-    The folder is created if needed (and then marked as a cache) and a small file is
-    written in it and removed: a read-only folder, a file in the way or a full disk is
-    found before the work starts.
+    The folder is created (and marked as a cache) if needed and a small file is written in
+    it and removed, so a read-only folder or a full disk is found before the work starts.
 
     Examples
     --------
@@ -277,8 +267,8 @@ def cache_dir_problem(path: str | os.PathLike) -> str | None:
 
 
 def usable_cache_dir(cache_dir: Any, warn: Callable[[str], None]) -> Any:
-    """The parse cache to use: False for ``False`` or a folder that cannot be written (said
-    through ``warn``), else ``cache_dir`` (None: the default folder)."""
+    """The cache to use: False for ``False`` or a folder that cannot be written (said through
+    ``warn``), else ``cache_dir`` (None: the default folder)."""
     if cache_dir is False:
         return False
     where = cache_dir or user_cache_dir()
@@ -391,11 +381,9 @@ def note_cache_write(folder: str | os.PathLike, nbytes: int) -> None:
     """Count ``nbytes`` just written in cache ``folder``; warn once past the limit.
 
     The first call of a process for a cache folder (:func:`cache_root_of`) marks it as one
-    (:data:`CACHE_MARKER`) and measures it (the bytes just written included), so a write
-    costs no walk of the tree; later calls add ``nbytes``.  When the total passes
-    :func:`cache_limit`, one :class:`CacheSizeWarning` (one line: the size, the limit, how
-    to change it and how to free it) is given, once per process and cache folder.  A limit
-    that is not a size gives one warning and the default is used.
+    and measures it; later calls add ``nbytes``, so a write costs no walk of the tree.  Past
+    :func:`cache_limit`, one :class:`CacheSizeWarning` line per process and cache folder; a
+    limit that is not a size gives one warning and the default is used.
 
     Examples
     --------
@@ -448,7 +436,6 @@ def _sha256(data: bytes) -> str:
 
 
 def _mac(secret: bytes, key: str) -> hmac.HMAC:
-    """The keyed digest of an entry for ``key``, its content still to be fed."""
     return hmac.new(secret, _sha256(key.encode()).encode() + b"\n", hashlib.sha256)
 
 
@@ -497,8 +484,7 @@ def _file_digest(fh: IO[bytes], limit: int, mac: hmac.HMAC) -> tuple[str, int]:
 
 
 def _read_secret(file: Path) -> bytes | None:
-    """The secret in ``file``; None when absent; CacheEntryError when it cannot be trusted
-    (a link, not a regular file, another user's, readable by others, the wrong size)."""
+    """The secret in ``file``; None when absent; CacheEntryError when it cannot be trusted."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(file, flags)
@@ -521,9 +507,8 @@ def _read_secret(file: Path) -> bytes | None:
 
 
 def _new_secret(folder: Path) -> None:
-    """Create ``folder/.hmac-key`` (mode 0600): written under a fresh name (``O_EXCL``,
-    ``O_NOFOLLOW``), then linked into place, so a reader never sees half a secret and a
-    concurrent creator's secret wins whole."""
+    """Create ``folder/.hmac-key`` (mode 0600) under a fresh name, then link it into place:
+    a reader never sees half a secret, and a concurrent creator's secret wins whole."""
     fd, tmp = tempfile.mkstemp(prefix=f"{_KEY_FILE}.", suffix=".tmp", dir=folder)
     try:
         os.write(fd, os.urandom(_KEY_BYTES))
@@ -550,10 +535,9 @@ class CacheFolder:
 
     Notes
     -----
-    Reads never raise: an absent entry is None, a damaged one is discarded with one
-    :class:`CacheWarning` naming it.  The first write that fails with an ``OSError``
-    turns writing off for this object with one warning; entries already there are still
-    read, after their check.  With ``$STRUCTKERNELS_NO_CACHE`` nothing is written.
+    Reads never raise (a damaged entry is None, with one :class:`CacheWarning`); the first
+    failed write turns writing off for this object.  With ``$STRUCTKERNELS_NO_CACHE``
+    nothing is written.
 
     Examples
     --------
@@ -635,8 +619,7 @@ class CacheFolder:
 
     # ------------------------------------------------------------------ small entries
     def _checked(self, name: str, check: Callable[[], Any]) -> Any:
-        """``check()``; None for an entry of an older version, None and one warning for
-        a damaged or unreadable one."""
+        """``check()``; None for an old entry, None and one warning for a damaged one."""
         try:
             return check()
         except _OldEntry:
@@ -733,8 +716,8 @@ def _root(root: str | os.PathLike | None) -> Path:
 
 
 def _head(dirfd: int | None, name: str, n: int = _HEAD) -> bytes | None:
-    """The first ``n`` bytes of regular file ``name`` in folder ``dirfd`` (None: ``name`` as
-    it is); None for a link, anything not a regular file, or a file that cannot be read."""
+    """The first ``n`` bytes of regular file ``name`` in folder ``dirfd`` (links not
+    followed); None for anything else or a file that cannot be read."""
     try:
         fd = os.open(name, _FLAGS, dir_fd=dirfd)
     except OSError:
@@ -757,8 +740,7 @@ def _is_header(raw: bytes | None) -> bool:
 
 
 def _is_numba_index(raw: bytes | None) -> bool:
-    """Whether ``raw`` starts as numba's cache index does: a pickled version string (its
-    opcodes read, nothing unpickled)."""
+    """Whether ``raw`` is numba's cache index: a pickled version string (read, not unpickled)."""
     if not raw or raw[:1] != b"\x80":
         return False
     allowed = {"PROTO", "FRAME", "SHORT_BINUNICODE", "BINUNICODE", "MEMOIZE", "BINPUT"}
@@ -777,8 +759,7 @@ def _is_numba_index(raw: bytes | None) -> bool:
 
 
 def _is_entry(dirfd: int, name: str) -> bool:
-    """Whether file ``name`` of folder ``dirfd`` is an entry one of the project's caches
-    wrote (see the module's docstring for how each is recognised)."""
+    """Whether file ``name`` of folder ``dirfd`` is an entry the project wrote (module doc)."""
     raw = _head(dirfd, name)
     if raw is None:
         return False
@@ -794,8 +775,7 @@ def _is_entry(dirfd: int, name: str) -> bool:
 
 
 class _Folder(NamedTuple):
-    """One folder of a cache: its path from the root, its descriptor, its sub-folders, and
-    its regular files as ``(name, bytes, kind)``."""
+    """One folder of a cache; its regular files as ``(name, bytes, kind)``."""
 
     parts: tuple[str, ...]
     fd: int
@@ -804,8 +784,7 @@ class _Folder(NamedTuple):
 
 
 def _scan(root: Path) -> Iterator[_Folder]:
-    """Every folder under ``root``, bottom-up, links never followed (``root`` itself is,
-    as the user named it); nothing when ``root`` is absent or not a folder."""
+    """Every folder under ``root``, bottom-up, links never followed but ``root`` itself."""
     try:
         rootfd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
                          | getattr(os, "O_CLOEXEC", 0))
@@ -879,9 +858,8 @@ def clear_cache(kinds: Iterable[str] | None = None,
                 root: str | os.PathLike | None = None) -> list[CacheUsage]:
     """Remove the cache entries of ``kinds`` under ``root``; what was removed, per kind.
 
-    Only recognised entries in the project's own sub-folders are removed, one file at a
-    time (an entry before its ``.sum`` check file, so a run reading the cache meanwhile
-    finds it whole or absent); a folder that this emptied is removed.
+    Only recognised entries in the project's own sub-folders are removed (an entry before
+    its ``.sum``: a run reading meanwhile finds it whole or absent), then the folders emptied.
 
     Parameters
     ----------

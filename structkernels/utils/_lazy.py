@@ -54,7 +54,8 @@ def lazy_exports(
 
 
 def optional_module(name: str, hint: str) -> ModuleType:
-    """``import name``, or an ImportError whose message is ``hint`` (what needs it, how to install)."""
+    """``import name``, or an ImportError whose message is ``hint`` (what needs it, how to
+    install it)."""
     try:
         return import_module(name)
     except ImportError:  # pragma: no cover - depends on the environment

@@ -380,13 +380,9 @@ class OutputError(StructkernelsError, ValueError):
     """
 
 
-def _real(path: str) -> str:
-    return os.path.realpath(path)
-
-
 def _same(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` name one file: the same resolved path or the same inode."""
-    if _real(a) == _real(b):
+    if os.path.realpath(a) == os.path.realpath(b):
         return True
     try:
         return os.path.samefile(a, b)
@@ -408,13 +404,13 @@ def _links_in(folder: str) -> Iterator[tuple[str, str]]:
         for name in [*dirs, *names]:
             entry = os.path.join(root, name)
             if os.path.islink(entry):
-                yield entry, _real(entry)
+                yield entry, os.path.realpath(entry)
 
 
 def _siblings(name: str, groups: Sequence[Sequence[str]]) -> list[str]:
     """The files the format of input ``name`` reads beside it."""
     out: list[str] = []
-    for source in dict.fromkeys([name, _real(name)]):
+    for source in dict.fromkeys([name, os.path.realpath(name)]):
         root, ext = os.path.splitext(source)
         for group in groups:
             if ext.lower() in group:
@@ -494,7 +490,7 @@ def check_output(
     extra = "" if writes is None or os.fspath(writes) == given else f" (it writes {final!r})"
     target = final
     if os.path.islink(final):
-        target = _real(final)
+        target = os.path.realpath(final)
         if os.path.islink(target):
             raise OutputError(f"{head}: cannot write: a symbolic link that leads to itself "
                               "(a loop)")
@@ -509,7 +505,8 @@ def check_output(
     if kind not in ("missing", "file") and not stream_ok:
         raise OutputError(f"{head}: cannot write: it is a {kind}, and {what} writes a regular "
                           "file (renaming over it would replace it)")
-    reals = list(dict.fromkeys([_real(target), *([_real(given)] if writes is not None else [])]))
+    written = [target, given] if writes is not None else [target]
+    reals = list(dict.fromkeys(os.path.realpath(name) for name in written))
     for item in inputs:
         if item is None:
             continue
@@ -517,7 +514,7 @@ def check_output(
         if name == "-":
             continue
         if os.path.isdir(name):
-            base = _real(name)
+            base = os.path.realpath(name)
             if any(_inside(real, base) for real in reals):
                 raise OutputError(f"{head}{extra}: is inside the input folder {name!r}; "
                                   "choose another output")
@@ -552,9 +549,9 @@ def check_folder_output(value: str, names: Sequence[str],
     head = f"{what} {value}"
     if os.path.lexists(value) and not os.path.isdir(value):
         raise OutputError(f"{head}: cannot write: it is a file, and {what} names a folder")
-    real = _real(value)
+    real = os.path.realpath(value)
     for name in ins:
-        if os.path.isdir(name) and _inside(real, _real(name)):
+        if os.path.isdir(name) and _inside(real, os.path.realpath(name)):
             raise OutputError(f"{head}: is inside the input folder {name!r}; choose another "
                               "output")
     parent = real

@@ -106,19 +106,16 @@ def _cgroup_room() -> int | None:
     except OSError:
         pass
     rooms = []
-    # the process's own cgroup, else the root of the mount (a container sees its own as root)
-    for folder in dict.fromkeys((os.path.join(_CGROUP_ROOT, v2), _CGROUP_ROOT)):
-        limit = _read_int(os.path.join(folder, "memory.max"))
-        if limit is not None:
-            rooms.append(max(limit - (_read_int(os.path.join(folder, "memory.current")) or 0), 0))
-            break
     mem = os.path.join(_CGROUP_ROOT, "memory")
-    for folder in dict.fromkeys((os.path.join(mem, v1), mem)):
-        limit = _read_int(os.path.join(folder, "memory.limit_in_bytes"))
-        if limit is not None:
-            used = _read_int(os.path.join(folder, "memory.usage_in_bytes")) or 0
-            rooms.append(max(limit - used, 0))
-            break
+    for root, own, limit_file, used_file in (
+            (_CGROUP_ROOT, v2, "memory.max", "memory.current"),
+            (mem, v1, "memory.limit_in_bytes", "memory.usage_in_bytes")):
+        # the process's own cgroup, else the root of the mount (a container sees its own as root)
+        for folder in dict.fromkeys((os.path.join(root, own), root)):
+            limit = _read_int(os.path.join(folder, limit_file))
+            if limit is not None:
+                rooms.append(max(limit - (_read_int(os.path.join(folder, used_file)) or 0), 0))
+                break
     return min(rooms) if rooms else None
 
 

@@ -65,18 +65,8 @@ _KINDS = ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISCHR, "character device
 
 
 def file_kind(path: str | os.PathLike) -> str:
-    """What ``path`` is, followed through links, without opening it.
-
-    ``"missing"``, ``"file"``, ``"folder"``, ``"FIFO (named pipe)"``,
-    ``"character device"``, ``"block device"``, ``"socket"`` or ``"special file"``.
-    A FIFO is never opened, so one without a reader does not block.
-
-    Examples
-    --------
-    >>> from structkernels.utils import file_kind
-    >>> file_kind("/dev/null"), file_kind("/no/such/file")
-    ('character device', 'missing')
-    """
+    """What ``path`` is, followed through links, without opening it (a FIFO without a
+    reader does not block): ``"missing"``, ``"file"``, ``"folder"`` or a special kind."""
     try:
         return _kind(os.stat(path).st_mode)
     except (OSError, ValueError):

@@ -17,7 +17,7 @@ import numpy as np
 from structkernels.utils._errors import StructkernelsError
 
 __all__ = ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfinite",
-           "find_nonfinite", "dumps_finite", "check_int"]
+           "dumps_finite", "check_int"]
 
 
 class NonFiniteError(StructkernelsError, ValueError):
@@ -135,18 +135,9 @@ def check_finite(
     raise error(message, idx, value)
 
 
-def find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
-    """``(key path, value)`` of the first NaN or infinity in nested dicts and lists, or None.
-
-    Iterative: any nesting depth.
-
-    Examples
-    --------
-    >>> find_nonfinite({"a": [1.0, float("nan")]})
-    ("['a'][1]", nan)
-    >>> find_nonfinite({"a": 1}) is None
-    True
-    """
+def _find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
+    """``(key path, value)`` of the first NaN or infinity in nested dicts and lists, or None
+    (iterative: any nesting depth)."""
     stack: list[tuple[str, Any]] = [(where, obj)]
     while stack:
         path, value = stack.pop()
@@ -193,7 +184,7 @@ def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
     the HSIC result is not finite: ['statistic'] is nan (NaN and infinity are not JSON numbers)
     """
     kwargs.pop("allow_nan", None)
-    bad = find_nonfinite(obj)
+    bad = _find_nonfinite(obj)
     if bad is not None:
         path, value = bad
         raise NonFiniteError(f"{what} is not finite: {path or 'the value'} is {value!r} "

@@ -19,7 +19,7 @@ from tqdm import tqdm as _tqdm
 from structkernels.utils._cache import NO_CACHE_ENV
 from structkernels.utils._interrupt import check_interrupt
 
-__all__ = ["tqdm", "LineWriter", "bar_disabled", "MIN_BAR_EVALUATIONS", "run_settings"]
+__all__ = ["tqdm", "bar_disabled", "MIN_BAR_EVALUATIONS", "run_settings"]
 
 PROGRESS_ENV = "STRUCTKERNELS_PROGRESS"
 
@@ -38,7 +38,7 @@ def bar_disabled(total: int, progress: bool | None) -> bool | None:
     return None if total >= MIN_BAR_EVALUATIONS else True
 
 
-class LineWriter:
+class _LineWriter:
     """A file-like object turning tqdm's ``\\r`` refreshes into whole lines."""
 
     def __init__(self, stream: Any = None):
@@ -114,7 +114,7 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
     interval = float(os.environ.get("STRUCTKERNELS_PROGRESS_INTERVAL", "30"))
     kwargs.update(mininterval=interval, maxinterval=max(interval, 1.0), delay=interval,
                   smoothing=0, ncols=100, ascii=True, dynamic_ncols=False, leave=True)
-    return _LogBar(*args, disable=bool(disable), file=LineWriter(file), **kwargs)
+    return _LogBar(*args, disable=bool(disable), file=_LineWriter(file), **kwargs)
 
 
 @contextlib.contextmanager

@@ -26,7 +26,6 @@ __all__ = [
     "BadLine",
     "loads_record",
     "unique_keys",
-    "json_depth",
     "iter_lines",
     "decode_lines",
     "split_lines",
@@ -90,17 +89,9 @@ def one_line(value: Any, limit: int | None = None) -> str:
     return text
 
 
-def json_depth(text: str) -> int:
-    """The nesting depth of arrays and objects in a JSON text, measured without recursion.
-
-    Brackets inside strings do not count.  Linear time; no Python-level loop
-    over the characters.
-
-    Examples
-    --------
-    >>> json_depth('{"a": [[1], "[[["]}')
-    3
-    """
+def _json_depth(text: str) -> int:
+    """The nesting depth of arrays and objects in a JSON text (brackets in strings do not
+    count), without recursion and without a Python-level loop over the characters."""
     opens = text.count("[") + text.count("{")
     if opens <= 1:
         return opens
@@ -189,7 +180,7 @@ def loads_record(
         if size > max_bytes:
             raise RecordError(f"record of {size} bytes; at most max_bytes={max_bytes}", where)
     # no more opening brackets than max_depth: cannot be deeper (two C-speed counts)
-    depth = 0 if text.count("[") + text.count("{") <= max_depth else json_depth(text)
+    depth = 0 if text.count("[") + text.count("{") <= max_depth else _json_depth(text)
     if depth > max_depth:
         raise RecordError(
             f"record nested {depth} levels deep; at most max_depth={max_depth} are read", where
@@ -202,7 +193,7 @@ def loads_record(
     except json.JSONDecodeError as exc:
         raise RecordError(f"not valid JSON ({exc.msg}, column {exc.colno})", where) from None
     except RecursionError:
-        raise RecordError(f"record nested {depth or json_depth(text)} levels deep: too deep for "
+        raise RecordError(f"record nested {depth or _json_depth(text)} levels deep: too deep for "
                           "the JSON decoder here; lower max_depth", where) from None
     except (ValueError, MemoryError) as exc:  # e.g. an integer of more than 4300 digits
         msg = " ".join(str(exc).split())[:200]

@@ -1,25 +1,11 @@
 """The all-paths graph of a candidate entity pair in a dependency-parsed sentence.
 
 After Airola et al. (2008), "All-paths graph kernel for protein-protein interaction
-extraction with evaluation of cross-corpus learning", BMC Bioinformatics 9(Suppl 11):S2.
-The graph of a candidate pair (``e1``, ``e2``) is two unconnected subgraphs, compared by
-:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`:
-
-- **dependency subgraph**: a vertex per token, labelled with its word and its
-  part of speech, and a vertex per dependency, labelled with its type; each dependency
-  ``head -> dependent`` gives the edges ``head -> dependency vertex -> dependent``.
-  Edges weigh 0.3, those on the shortest undirected path between the two entities 0.9,
-  and the vertices on that path carry each of their labels a second time with the
-  prefix ``IP_`` ("in path");
-- **linear subgraph**: a vertex per token in sentence order, labelled with its word and
-  part of speech prefixed ``B_`` (before the candidate pair), ``M_`` (from the first
-  token of the pair to the last: the entities' own tokens are "middle") or ``A_``
-  (after); an edge from each token to the next weighs 0.9.
-
-Entity blinding (``blind=True``): the tokens of ``e1`` read ``PROT1``, those of ``e2``
-``PROT2`` and those of the sentence's other entities ``PROT`` in place of their words.
-Other words are the token text as it is (the node's ``concept``, case kept, as in the
-paper).  A token without a part of speech has only its word label.
+extraction with evaluation of cross-corpus learning", BMC Bioinformatics 9(Suppl 11):S2:
+two unconnected subgraphs, the dependency one (tokens and dependencies as vertices, the
+shortest path's edges weighing more, its vertices' labels repeated with ``IP_``) and the
+linear one (tokens in order, labels prefixed ``B_``, ``M_`` or ``A_`` by their place
+against the pair), compared by :class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`.
 """
 
 from __future__ import annotations

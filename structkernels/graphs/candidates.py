@@ -1,33 +1,12 @@
 """Candidate biomolecular interactions and the structures read from them.
 
-Following Garg et al. (2016) and the nonstationary kernels paper (Sec. 2 and 7, Fig. 1,
-Table 1):
-
-1. **Candidates** (:func:`generate_candidates`): every node whose concept is an interaction
-   concept is paired with the entity nodes of the same graph
-   (:mod:`structkernels.graphs.concepts`): ``(interaction node, catalyst or None, one or
-   two participants)``, every combination.
-2. **Subgraph** (:func:`candidate_subgraph`): the union of shortest undirected paths from
-   the interaction node to the catalyst and to each participant, re-rooted at the
-   interaction node; read from one breadth-first tree explored in PENMAN order, so ties
-   break the same way every time and the union is a tree.
-3. **Edges as walked**: an edge walked along its direction keeps its AMR role (``ARG0``),
-   walked against it carries ``-of`` (``ARG1-of``), as in Table 1.
-4. **Path** (:func:`candidate_path`): the catalyst's traversal from the leaf up to the
-   root, then each participant's from the root down to the leaf, as ``(edge, node)``
-   tuples (the root tuple has no edge).  Fig. 1(b) gives Table 1's positive path::
-
-       (example, protein) (ARG0, protein) (ARG1-of, have) (op1-of, and)
-       (purpose-of, site) (bind) (bind) (ARG1, enzyme) (bind) (purpose-of, site)
-       (op1-of, and) (op2, site) (purpose, exchange) (ARG1, small-molecule)
-
-5. **Tree** (:func:`candidate_tree`): the subgraph as an ordered tree rooted at the
-   interaction node (catalyst branch first), each marked node given one extra child
-   ``("role", Tree("catalyst"))`` or ``("role", Tree("domain"))`` (Fig. 1(b), 1(c)), so
-   that a candidate and its role-swapped twin give different trees.
-
-Node labels are AMR concepts without their PropBank sense (``bind-01`` reads ``bind``, as
-in Table 1); ``senses=True`` keeps it.
+After Garg et al. (2016) and the nonstationary kernels paper (Sec. 2 and 7, Fig. 1,
+Table 1): a candidate pairs an interaction node with entity nodes
+(:func:`generate_candidates`); its subgraph is the union of shortest undirected paths from
+the interaction node, re-rooted there (edges walked against their direction carry
+``-of``); its path and tree are read from that subgraph (:func:`candidate_path`,
+:func:`candidate_tree`).  Node labels are AMR concepts without their PropBank sense
+(``bind-01`` reads ``bind``) unless ``senses=True``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Candidate interactions in any labelled graph: AMR concepts, collapsed names, lexicons.
 
-A candidate (:class:`~structkernels.amr.Candidate`) and its path and tree come from
-:class:`~structkernels.amr.CandidateExtractor`, exactly as for PENMAN AMRs; what changes
-with the source is how interaction and entity nodes are found (:class:`Lexicon`): AMR
-concept lists (the default for AMR graphs), collapsed names (an AMR node whose name
-subgraph was collapsed into it is an entity), or trigger and entity lexicons matched by a
-node's word, lemma or Snowball stem, case folded unless ``case_sensitive``.  On a
-dependency graph the default triggers are the interaction concepts without their sense,
-as the paper does for its dependency (SDG) candidates; entities there need a lexicon.
+Candidates come from :class:`~structkernels.amr.CandidateExtractor` as for PENMAN AMRs;
+:class:`Lexicon` says how interaction and entity nodes are found: AMR concept lists,
+collapsed names, or trigger and entity lexicons matched by a node's word, lemma or stem.
 """
 
 from __future__ import annotations

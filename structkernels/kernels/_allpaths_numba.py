@@ -1,11 +1,5 @@
-"""Compiled parts of the all-paths graph kernel and its features (numba).
-
-Private module: :mod:`structkernels.kernels.allpaths_features` computes each graph's walk
-sums ``W`` and label-pair matrix ``G = L W L^T`` here, interns the label pairs (a radix
-sort per chunk of graphs, the chunks' counts merged) and lays the sparse part out by
-column; :mod:`structkernels.kernels.allpaths` joins two graphs' columns into a Gram block
-here.  Every function releases the GIL
-(``nogil=True``): the Gram engine runs blocks in threads.
+"""Compiled parts of the all-paths graph kernel and its features (numba); every function
+releases the GIL (the Gram engine runs blocks in threads).
 """
 
 from __future__ import annotations

@@ -1,31 +1,13 @@
 """Compiled dynamic programmes of the path and tree convolution kernels (numba).
 
-The path and tree kernels encode their structures and the tuple similarity
-(:func:`structkernels.kernels.tuples.tuple_tables`) into flat arrays and call one function
-per Gram block.
-
-Tuple similarity (Sec. 5.1 of the nonstationary kernels paper)::
-
-    m = sig[e] * sig[e'] * k_e(e, e') * k_n(n, n')
-
-``e``/``n`` are vocabulary ids (equal id <=> equal label; id 0 is the missing
-edge); ``ec``/``nc`` index the dense label-similarity matrices ``KE``/``KN``
-when the edge/node kernel is not the indicator.
-
-Both programmes are *sparse*: they first list the pairs of positions whose
-tuple similarity is non-zero (with indicator kernels, the few equal tuples),
-then run the subsequence recursion over that list only.  With ``f`` the
-factor of one matched position and ``g`` the factor of one skipped position
-inside a subsequence (``f = lam**2, g = lam`` for the span decay
-``lam**(d(i) + d(j))``; ``f = lam, g = 1`` for the length decay ``lam**l``)::
+Both are sparse: they list the position pairs whose tuple similarity
+``m = sig[e] sig[e'] k_e(e, e') k_n(n, n')`` is non-zero, then run the subsequence
+recursion over that list only (``f`` the factor of a matched position, ``g`` of a skipped
+one: ``f = lam**2, g = lam`` for the span decay, ``f = lam, g = 1`` for the length decay)::
 
     E[k] = f * m_k * (1 + sum over k' before k in both sequences of E[k'] * g**gaps(k', k))
 
-sums the weights of all subsequence pairs whose last matched pair is ``k``.
-Every term is non-negative, so the sums have no cancellation.
-
-Modes of the block functions: 0 full block, 1 symmetric block (upper
-triangle computed, mirrored), 2 diagonal only (``X[i]`` against ``Y[i]``).
+Every term is non-negative: the sums have no cancellation.
 """
 
 from __future__ import annotations

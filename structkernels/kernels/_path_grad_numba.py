@@ -1,22 +1,10 @@
 """Exact derivatives of the path kernel in σ and λ, by forward mode in the compiled programme.
 
-Private module of :meth:`structkernels.kernels.path.PathKernel.weighted_gradient`.  The
-path kernel (Sec. 4.1 and 5.1 of Garg et al. 2018) is a polynomial in the edge weights σ and
-the decay λ.  Its sparse recursion over the matching position pairs ``k``
-(:mod:`structkernels.kernels._conv_numba`)::
-
-    E[k] = f m_k (1 + Σ_{k' before k} E[k'] g^gap(k', k)),   K = Σ_k E[k]
-
-(``f = λ²``, ``g = λ``; per length ``l`` with a length cap:
-``E_1[k] = f m_k``, ``E_l[k] = f m_k Σ E_{l-1}[k'] g^gap``) is differentiated term by term:
-each match carries, beside its value, its derivative in every parameter that occurs in the
-pair (at most two edge weights per match, and λ), so a pair costs ``O(K² (1 + d))`` for
-``K`` matches and ``d`` parameters present, not ``O(K² P)`` for all ``P`` labels.  With
-``m = σ(e) σ(e') r`` (``r`` the tuple similarity without σ), ``∂m/∂σ(e) = σ(e') r`` (twice
-``σ(e) r`` when ``e = e'``).  Matches with ``σ = 0`` are kept: their derivative need not be 0.
-
-What is returned is the derivative contracted with weights ``V`` over the pairs,
-``Σ_ij V_ij ∂K(x_i, y_j)/∂θ``, without a ``(n, m, P)`` array.
+The recursion of :mod:`structkernels.kernels._conv_numba` is differentiated term by term:
+each match carries its derivative in the parameters present in the pair (at most two edge
+weights per match, and λ), contracted with weights ``V`` over the pairs,
+``Σ_ij V_ij ∂K(x_i, y_j)/∂θ``.  Matches with ``σ = 0`` are kept: their derivative need not
+be 0.
 """
 
 from __future__ import annotations

@@ -2,21 +2,8 @@
 
 Airola, Pyysalo, Björne, Pahikkala, Ginter and Salakoski, "All-paths graph kernel for
 protein-protein interaction extraction with evaluation of cross-corpus learning", BMC
-Bioinformatics 9(Suppl 11):S2 (2008).  A candidate pair is a
-:class:`~structkernels.structures.LabelledGraph` (built from a dependency parse by
-:func:`structkernels.graphs.allpaths.allpaths_graph`); its features are the paper's
-matrix ``G = L W L^T`` (``W = Σ_{k>=1} A^k = (I - A)^{-1} - I`` the summed walk
-weights, ``L`` the label allocation; :mod:`structkernels.kernels.allpaths_features`),
-and the kernel is the Frobenius inner product over the shared label vocabulary::
-
-    k(G, G') = Σ_{l, l'} G[l, l'] G'[l, l']
-
-The paper cosine-normalises it, ``k / sqrt(k(G, G) k(G', G'))``: use
-:class:`~structkernels.Normalized` (or ``gram(..., normalize=True)``).
-
-Each graph's ``G`` is computed once (:meth:`AllPathsGraphKernel.check_input` returns an
-:class:`~structkernels.kernels.allpaths_features.AllPathsFeatures`), so a Gram block is a
-product of feature matrices.
+Bioinformatics 9(Suppl 11):S2 (2008): ``k(G, G') = Σ_{l, l'} G[l, l'] G'[l, l']`` over
+the features ``G = L W L^T`` (:mod:`structkernels.kernels.allpaths_features`).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """The features of the all-paths graph kernel (Airola et al. 2008): a graph's ``G = L W L^T``.
 
-With ``A`` the weighted adjacency matrix of a
-:class:`~structkernels.structures.LabelledGraph` and ``L`` its label-allocation matrix
-(``L[l, v] = 1`` when vertex ``v`` carries label ``l``), the paper's feature matrix is::
-
-    W = Σ_{k>=1} A^k = (I - A)^{-1} - I          (the weights of every walk, summed)
-    G = L W L^T                                  (G[l, l'] sums the walks from l to l')
-
-:class:`AllPathsFeatures` holds the ``G`` of every graph of a list, the label pairs
-interned into one column space: the pairs that many graphs share in a dense matrix, the
-rare ones in sparse rows (CSR).
+``W = Σ_{k>=1} A^k = (I - A)^{-1} - I`` sums the weights of every walk (``A`` the weighted
+adjacency matrix), ``L`` allocates labels to vertices.  :class:`AllPathsFeatures` holds the
+``G`` of a list of graphs in one column space: label pairs many graphs share dense, the
+rare ones in CSR rows.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Linear kernel on bags of features: the dot product of feature counts.
-
-``k(x, y) = Σ_f c_x(f) c_y(f)`` with ``c_x(f)`` the number of times the string ``f``
-occurs in the bag ``x`` (a tuple, list or frozenset of strings), or ``[f ∈ x]`` with
-``binary=True``: a linear model on sparse indicator features, as a kernel, so it can
-be summed with a structure kernel (``Normalized(bag) + Normalized(npk)``) and share its
-folds and classifiers.  Positive semi-definite (a dot product of explicit vectors).
-``gram_block`` interns the features of a block once and takes one sparse product.
+"""Linear kernel on bags of features: ``k(x, y) = Σ_f c_x(f) c_y(f)``, the dot product of the
+strings' counts (``[f ∈ x]`` with ``binary=True``), so that a linear model on sparse
+indicator features sums with a structure kernel and shares its folds and classifiers.
 """
 
 from __future__ import annotations

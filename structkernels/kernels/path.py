@@ -1,27 +1,13 @@
-"""Path (subsequence) kernel of Bunescu & Mooney with nonstationary σ.
+"""Path (subsequence) kernel of Bunescu & Mooney (2005) with nonstationary σ.
 
-The path kernel of Sec. 4.1 of Garg et al., "Stochastic learning of
-nonstationary kernels for natural language modeling" (2018), after Mooney &
-Bunescu (2005), between two paths ``S`` and ``S'`` of ``(edge, node)`` tuples::
+Sec. 4.1 of Garg et al., "Stochastic learning of nonstationary kernels for natural
+language modeling" (2018), between paths ``S`` and ``S'`` of ``(edge, node)`` tuples::
 
     K(S, S') = Σ_{i, j : |i| = |j|}  Π_k k(S[i_k], S'[j_k]) · λ^(l(i) + l(j))
 
-over all pairs of index subsequences ``i`` of ``S`` and ``j`` of ``S'`` of
-equal length ``1 <= |i| <= max_len`` (the empty subsequence is not counted),
-with ``l(i) = i_last - i_first + 1`` the span of the subsequence (Bunescu &
-Mooney's convention; subsequences need not be contiguous).  The tuple
-similarity ``k`` is the nonstationary one of Sec. 5.1 (Eq. 1)::
-
-    k((e, n), (e', n')) = σ(e) k_e(e, e') σ(e') k_n(n, n')
-
-with indicator label kernels by default (see
-:mod:`structkernels.kernels.tuples` for the word-vector node similarity).
-The root's tuple has no edge (``None``): it matches only other root tuples
-and always weighs 1.  With ``σ ≡ 1`` (``sigma=None``) this is the stationary
-path kernel (PK); with a learned σ it is the nonstationary path kernel (NPK).
-
-The Gram blocks run in one compiled sparse dynamic programme per block
-(:mod:`structkernels.kernels._conv_numba`).
+over index subsequences of equal length ``1 <= |i| <= max_len``, ``l(i)`` the span of
+``i``, ``k`` the tuple similarity of Sec. 5.1 (Eq. 1, :mod:`structkernels.kernels.tuples`).
+``σ ≡ 1`` is the stationary path kernel (PK), a learned σ the nonstationary one (NPK).
 """
 
 from __future__ import annotations

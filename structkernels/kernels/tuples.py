@@ -1,32 +1,19 @@
 """Tuple similarities of the convolution kernels, with the nonstationary σ weighting.
 
-A path or tree convolution kernel compares ``(edge, node)`` tuples.  Following
-Sec. 5.1 of Garg et al., "Stochastic learning of nonstationary kernels for
-natural language modeling" (2018), the similarity of two tuples is the product
-of an edge-label kernel and a node-label kernel, weighted per edge label
-(Eq. 1, Theorem 2)::
+Sec. 5.1 of Garg et al., "Stochastic learning of nonstationary kernels for natural
+language modeling" (2018) (Eq. 1, Theorem 2)::
 
     k_NS((e, n), (e', n')) = σ(e) k_e(e, e') σ(e') k_n(n, n')
 
-``σ`` is a plain dict ``edge label -> weight >= 0``; labels not named weigh 1,
-and the missing edge of a root tuple (``None``) always weighs 1.  ``σ ≡ 1``
-gives the stationary kernel exactly; ``σ(l) = 0`` makes every tuple with edge
-label ``l`` similar to nothing, so every common substructure using such a
-tuple contributes nothing to the convolution kernel.
-
-Label kernels (:class:`LabelKernel`): the indicator ``I(i = j)`` (the default,
-``"indicator"``) and the word-vector similarity of Sec. 5.1, :class:`WordVectorSimilarity`.
+``σ ≡ 1`` gives the stationary kernel exactly; ``σ(l) = 0`` makes every tuple with edge
+label ``l`` similar to nothing.  The missing edge of a root tuple (``None``) weighs 1.
 
 Examples
 --------
 >>> from structkernels.kernels.tuples import TupleKernel, WeightedTupleKernel
 >>> tk = WeightedTupleKernel(TupleKernel(), {"ARG0": 0.0, "ARG1": 0.5})
->>> tk(("ARG1", "enzyme"), ("ARG1", "enzyme"))
-0.25
->>> tk(("ARG0", "enzyme"), ("ARG0", "enzyme"))
-0.0
->>> tk((None, "bind-01"), (None, "bind-01"))
-1.0
+>>> tk(("ARG1", "enzyme"), ("ARG1", "enzyme")), tk(("ARG0", "enzyme"), ("ARG0", "enzyme"))
+(0.25, 0.0)
 """
 
 from __future__ import annotations

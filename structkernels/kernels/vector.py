@@ -1,11 +1,7 @@
-"""Kernels on real vectors: linear, cosine, RBF, Laplacian and polynomial.
+"""Kernels on real vectors (2-D float arrays): linear, cosine, RBF, Laplacian, polynomial.
 
-Input is a 2-D float array (one row per vector); every block is one call of
-:mod:`sklearn.metrics.pairwise`.  The RBF kernel follows the PHSIC paper (Yokoi et al.,
-2018): ``exp(-||x - y||^2 / (2 b^2))`` with ``b`` the ``bandwidth``.  ``sigma=``, the
-bandwidth's former name, still works with a :class:`BandwidthRenamedWarning`.
-``k(X, Y)`` on 2-D arrays is the Gram matrix, so ``SVC(kernel=k)`` works; on two 1-D
-vectors it is their one value (the callable protocol of ``pairwise_kernels``).
+Every block is one call of :mod:`sklearn.metrics.pairwise`; the RBF kernel is the PHSIC
+paper's (Yokoi et al., 2018) ``exp(-||x - y||^2 / (2 b^2))``, ``b`` the ``bandwidth``.
 
 Examples
 --------

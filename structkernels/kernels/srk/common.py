@@ -1,14 +1,9 @@
 """Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
 
-A *re-writing* is a pair ``(s, t)`` of token sequences.  The SRKs (``kb-srk``, ``ps-srk``,
-``pw-srk``) share the input check (:func:`check_rewritings`), the parameters and block
-logic (:class:`SRKBase`) and :func:`srk_gram_stack`, the per-window raw Grams from which
-every ``kmax`` sum and every combination with other kernels is assembled.
-
-``K_j`` is 0 for ``j > min(|s|, |t|)`` of either re-writing, so windows are computed only
-up to the longest one the input can use (:func:`usable_window`); a computation planned
-over :func:`memory_budget` is refused with :class:`MemoryBudgetError`, naming the window
-that fits.
+A re-writing is a pair ``(s, t)`` of token sequences.  ``K_j`` is 0 for
+``j > min(|s|, |t|)`` of either re-writing, so windows are computed only up to the longest
+one the input can use; a computation planned over :func:`memory_budget` is refused with
+:class:`MemoryBudgetError`, naming the window that fits.
 """
 
 from __future__ import annotations

@@ -1,38 +1,11 @@
 """The k-gram bijective string re-writing kernel, kb-SRK (Bu, Li & Zhu, ACL 2012, Sec. 5).
 
-For re-writings ``(s1, t1)`` and ``(s2, t2)`` (token sequences), Eq. 4:
-
-    K_k = sum over k-grams a_s1 of s1, a_t1 of t1, a_s2 of s2, a_t2 of t2 of
-          K̄_k((a_s1, a_t1), (a_s2, a_t2))
-
-where K̄_k (Eq. 5) sums, over the re-writing rules ``(b_s, b_t, beta)`` with
-patterns of length k over tokens and a one-token wildcard ``*``, and a
-bijective alignment ``beta`` of the wildcards, the product of the rule's
-weights on the two k-gram pairs; a rule matching a k-gram pair weighs
-``lam ** (number of aligned wildcard pairs)`` (so each common rule adds
-``lam ** (2 i)``, as Algorithm 1 and the worked example of Figs. 2-5 have it).
-k-grams are occurrences: a repeated k-gram counts as often as it occurs.
-
-Computation (Algorithms 1 and 2):
-
-* Algorithm 1: ``K̄_k = g(#(a_s1 ⊗ a_s2), #(a_t1 ⊗ a_t2))`` from the counts of
-  *doubles* (token pairs) of the two double lists: a non-identical double
-  must occur equally often on both sides (``j!`` alignments, ``lam^(2j)``);
-  an identical double ``e`` gives ``sum_i C(#s e, i) C(#t e, i) i! lam^(2i)``.
-* Algorithm 2: the double lists of each side are grouped by the counts of their
-  non-identical doubles (their *key*); only equal keys meet.  The target side goes into a
-  hash map key -> distinct double counts with multiplicities ``c_t``; the source windows
-  stream against it.  Algorithm 1 re-checks the counts, so a hash collision can cost time
-  but never change a value.
-* A double list holding a non-identical double ``(a, b)`` with ``a`` absent from ``t1``
-  or ``b`` from ``t2`` meets no target key and is skipped before any hashing; one
-  backward pass of diagonal run lengths decides this for every window size at once, so
-  all of ``K_1 .. K_kmax`` come from that pass.
-* ``K_1 = I_s I_t + lam^2 U W`` in closed form (Algorithm 1 summed over
-  single doubles): ``I_s``/``I_t`` count equal tokens between the sources /
-  the targets, ``U``/``W`` equal tokens within each re-writing.
-
-Double codes are ``a << 32 | b`` for token ids ``a, b``.
+``K_k`` (Eq. 4) sums ``K̄_k`` (Eq. 5) over all quadruples of k-grams of ``s1, t1, s2, t2``;
+a rule matching a k-gram pair weighs ``lam ** (number of aligned wildcard pairs)``.
+Algorithm 1 computes ``K̄_k`` from the counts of token pairs (*doubles*, codes
+``a << 32 | b``); Algorithm 2 groups the double lists of each side by their non-identical
+doubles (a hashed key: a collision can cost time, never change a value), so that only
+equal keys meet.  ``K_1 = I_s I_t + lam^2 U W`` in closed form.
 """
 
 from __future__ import annotations

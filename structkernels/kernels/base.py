@@ -12,6 +12,7 @@ Kernels compose (KeLP style) instead of being copied with variations::
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from structkernels.engine.checks import (
     normalize_gram,
 )
 from structkernels.engine.gram import gram as engine_gram
+from structkernels.engine.parallel import releases_gil
 from structkernels.structures import Path, Tree
 
 __all__ = ["Kernel", "SumKernel", "ProductKernel", "ScaledKernel", "Normalized"]
@@ -312,7 +314,7 @@ GPKernel.register(Kernel)
 
 
 class _Combination(Kernel):
-    """Shared checks of two-kernel combinations."""
+    """Two kernels combined value by value by ``_op`` (the same on every block)."""
 
     def __init__(self, k1: Kernel, k2: Kernel):
         self.k1 = k1
@@ -321,8 +323,7 @@ class _Combination(Kernel):
     @property
     def nogil_blocks(self) -> bool:
         """GIL-free blocks when both parts have them (the Gram engine then uses threads)."""
-        return (bool(getattr(self.k1, "nogil_blocks", False))
-                and bool(getattr(self.k2, "nogil_blocks", False)))
+        return releases_gil(self.k1) and releases_gil(self.k2)
 
     def validate_params(self) -> None:
         for name in ("k1", "k2"):
@@ -334,31 +335,26 @@ class _Combination(Kernel):
     def check_input(self, X: Any) -> Sequence:
         return self.k2.check_input(self.k1.check_input(X))
 
+    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
+        return self._op(self.k1.gram_block(X, Y), self.k2.gram_block(X, Y))
+
+    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
+        return self._op(self.k1.gram_block_symmetric(X), self.k2.gram_block_symmetric(X))
+
+    def diag_block(self, X: Sequence) -> np.ndarray:
+        return self._op(self.k1.diag_block(X), self.k2.diag_block(X))
+
 
 class SumKernel(_Combination):
     """``k1(x, y) + k2(x, y)``; PSD when both are."""
 
-    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        return self.k1.gram_block(X, Y) + self.k2.gram_block(X, Y)
-
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
-        return self.k1.gram_block_symmetric(X) + self.k2.gram_block_symmetric(X)
-
-    def diag_block(self, X: Sequence) -> np.ndarray:
-        return self.k1.diag_block(X) + self.k2.diag_block(X)
+    _op = staticmethod(operator.add)
 
 
 class ProductKernel(_Combination):
     """``k1(x, y) * k2(x, y)``; PSD when both are (Schur product theorem)."""
 
-    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        return self.k1.gram_block(X, Y) * self.k2.gram_block(X, Y)
-
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
-        return self.k1.gram_block_symmetric(X) * self.k2.gram_block_symmetric(X)
-
-    def diag_block(self, X: Sequence) -> np.ndarray:
-        return self.k1.diag_block(X) * self.k2.diag_block(X)
+    _op = staticmethod(operator.mul)
 
 
 class _Wrapper(Kernel):
@@ -367,7 +363,7 @@ class _Wrapper(Kernel):
     @property
     def nogil_blocks(self) -> bool:
         """GIL-free blocks when the wrapped kernel has them."""
-        return bool(getattr(self.kernel, "nogil_blocks", False))
+        return releases_gil(self.kernel)
 
     def check_input(self, X: Any) -> Sequence:
         return self.kernel.check_input(X)

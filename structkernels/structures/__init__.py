@@ -7,18 +7,18 @@ Imports: :mod:`structkernels.utils` and :mod:`structkernels.registry` only.
 """
 
 from structkernels.structures.encoded import (
+    NO_EDGE,
     EncodedList,
     PathList,
     TreeList,
+    Vocabulary,
     is_encoded,
     take,
 )
 from structkernels.structures.labelled_graph import GraphFrame, LabelledGraph
 from structkernels.structures.path import Path, StructureError
 from structkernels.structures.tree import Tree
-from structkernels.structures.vocabulary import NO_EDGE, EncodedPaths, EncodedTrees, Vocabulary
 
 __all__ = [
-    "Path", "Tree", "Vocabulary", "EncodedList", "EncodedPaths", "EncodedTrees", "PathList",
-    "TreeList", "StructureError", "take", "is_encoded", "NO_EDGE", "LabelledGraph", "GraphFrame",
+    "Path", "Tree", "Vocabulary", "EncodedList", "PathList", "TreeList", "StructureError", "take", "is_encoded", "NO_EDGE", "LabelledGraph", "GraphFrame",
 ]

@@ -130,16 +130,11 @@ def _mix(c):
 
 @njit(cache=True, nogil=True)
 def _grid(x, xin, y, yin, R, HK, ca, cb):
-    """One backward pass over the grid of doubles (x[a], y[b]).
-
-    R[a, b]: run length of admissible doubles along the diagonal from (a, b) (identical, or
-    the source token occurs in the other side of its re-writing: else no target double
-    list can share the key).  HK: diagonal suffix sums of the non-identical doubles'
-    hashes (a window's key hash is HK[a, b] - HK[a + k, b + k]).  The cells starting a run
-    of length >= 2 are listed in ``ca``/``cb``, last cell first.
-    Returns the number of identical doubles, the longest run and the number
-    of listed cells.
-    """
+    """One backward pass over the grid of doubles (x[a], y[b]): ``R`` the diagonal run
+    lengths of admissible doubles (identical, or a source token that occurs in the other
+    side: else no target key can match), ``HK`` the diagonal suffix sums of the
+    non-identical doubles' hashes; the cells starting a run >= 2 listed, last first.
+    Returns (identical doubles, longest run, listed cells)."""
     n, m = len(x), len(y)
     n_ident = 0
     longest = 0
@@ -197,14 +192,9 @@ def _keep(R, HK, k, ca, cb, kh, nc):
 
 @njit(cache=True, nogil=True)
 def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
-    """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts c_t.
-
-    Open addressing on the key (multiset hash of the non-identical doubles);
-    each slot chains the distinct double-count vectors of that key, stored as
-    sorted windows and compared exactly (a hash collision never merges two
-    vectors).  Windows are taken in grid order (the list runs backwards).
-    Returns the table mask.
-    """
+    """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts
+    c_t (open addressing; each slot chains its sorted windows, compared exactly).  Returns
+    the table mask."""
     P = 16
     while P < 2 * nt:
         P *= 2
@@ -255,15 +245,9 @@ def _same(u, v, k):
 @njit(cache=True, nogil=True)
 def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, ecnt, ewin,
           nxt, buf):
-    """Algorithm 2 lines 10-13, streaming the source windows against the target map.
-
-    A source window meets only the target vectors of its key; each adds
-    ``c_t * g`` (Algorithm 1).  When the source window has no identical
-    double, the key is the whole window: a target vector of that key is the
-    same window exactly, and ``g = prod_e #e! lam^(2 #e)`` is computed once.
-    Algorithm 1 checks the non-identical counts itself, so hash collisions
-    cost time but never change the result.
-    """
+    """Algorithm 2 lines 10-13: each source window meets the target vectors of its key,
+    each adding ``c_t * g`` (Algorithm 1; without identical doubles the key is the whole
+    window and ``g = prod_e #e! lam^(2 #e)``)."""
     total = 0.0
     for w in range(ns - 1, -1, -1):
         key = khs[w]
@@ -308,12 +292,8 @@ def _self_matches(s, so, t, to):
 def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
               fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
               ekh, ecnt, ewin, slots, nxt, buf, out):
-    """K_k for k = kmin..kmax of one pair of re-writings into out[0..].
-
-    ``u1`` / ``u2``: equal (source token, target token) position pairs within each
-    re-writing, for the closed form of K_1.  One grid pass per side lists the windows of
-    every size; each larger window keeps a subset of the previous size's list.
-    """
+    """K_k for k = kmin..kmax of one pair of re-writings into out[0..] (``u1``, ``u2``: the
+    equal token pairs within each re-writing, for the closed form of K_1)."""
     i_s, long_s, ns = _grid(s1, s1in, s2, s2in, Rs, HKs, cas, cbs)
     i_t, long_t, nt = _grid(t1, t1in, t2, t2in, Rt, HKt, cat, cbt)
     for k in range(kmin, kmax + 1):

@@ -5,7 +5,8 @@ extraction with evaluation of cross-corpus learning", BMC Bioinformatics 9(Suppl
 two unconnected subgraphs, the dependency one (tokens and dependencies as vertices, the
 shortest path's edges weighing more, its vertices' labels repeated with ``IP_``) and the
 linear one (tokens in order, labels prefixed ``B_``, ``M_`` or ``A_`` by their place
-against the pair), compared by :class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`.
+against the pair), compared by
+:class:`~structkernels.kernels.allpaths_features.AllPathsGraphKernel`.
 """
 
 from __future__ import annotations

@@ -86,10 +86,8 @@ class Candidate:
 
 
 class CandidateExtractor:
-    """Subgraphs, paths and trees of candidates in one graph.
-
-    Breadth-first trees are computed once per interaction node and reused by
-    every candidate rooted there.
+    """Subgraphs, paths and trees of candidates in one graph (a breadth-first tree computed
+    once per interaction node).
 
     Parameters
     ----------
@@ -232,11 +230,8 @@ class CandidateExtractor:
         return children, roles
 
     def _build(self, cand: Candidate, make):
-        """Bottom-up build of the candidate tree: ``make(label, kids)`` per node.
-
-        ``kids`` is the list of ``(edge, built child)`` pairs, the role mark
-        ``(ROLE_EDGE, make(role, []))`` last.  Iterative: any depth.
-        """
+        """The candidate tree built bottom-up by ``make(label, kids)``, ``kids`` the ``(edge,
+        built child)`` pairs and the role mark last.  Iterative: any depth."""
         children, roles = self._children(cand)
         lab = self._labels
         built: dict[str, Any] = {}
@@ -302,14 +297,9 @@ class CandidateExtractor:
     def candidates_from_nodes(self, interactions: Iterable[str], entities: Iterable[str],
                               max_participants: int = 2, catalysts: bool = True,
                               max_distance: int | None = None) -> list[Candidate]:
-        """Every candidate from given interaction and entity nodes.
-
-        The enumeration of :func:`generate_candidates`, with the nodes chosen
-        by the caller (e.g. by a lexicon, :mod:`structkernels.graphs.lexicon`)
-        instead of by concept lists.  Interaction nodes are taken in graph
-        order; an entity that is also the interaction node is left out of its
-        candidates.
-        """
+        """The enumeration of :func:`generate_candidates` from interaction and entity nodes
+        the caller chose (e.g. by a lexicon); an entity that is also the interaction node is
+        left out of its candidates."""
         if max_participants not in (1, 2):
             raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
         if max_distance is not None and (not isinstance(max_distance, int) or max_distance < 1):
@@ -341,12 +331,9 @@ def generate_candidates(amr: Graph | nx.MultiDiGraph,
                         max_distance: int | None = None) -> list[Candidate]:
     """Every candidate interaction of a graph (Garg et al., 2016).
 
-    For each interaction node ``i`` (graph order) and the entity nodes ``E``
-    connected to it (graph order), the candidates are: for ``c`` in
-    ``[None, *E]``, every set of 1 (then 2) participants drawn from ``E``
-    without ``c`` (in :func:`itertools.combinations` order).  With ``n``
-    entities that is ``n + C(n,2) + n(n-1) + n C(n-1,2)`` candidates per
-    interaction node.
+    For each interaction node ``i`` and the entity nodes ``E`` connected to it (graph
+    order): for ``c`` in ``[None, *E]``, every set of 1 (then 2) participants drawn from
+    ``E`` without ``c`` (in :func:`itertools.combinations` order).
 
     Parameters
     ----------
@@ -357,8 +344,7 @@ def generate_candidates(amr: Graph | nx.MultiDiGraph,
     catalysts : bool
         Also generate candidates with a catalyst (default True).
     max_distance : int, optional
-        Only entities at most this many edges (undirected) from the
-        interaction node; None (default) takes every entity of the graph.
+        Only entities at most this many edges (undirected) from the interaction node.
 
     Returns
     -------

@@ -33,12 +33,9 @@ __all__ = ["Kernel", "SumKernel", "ProductKernel", "ScaledKernel", "Normalized"]
 
 
 class Kernel(BaseEstimator):
-    """Base class of every kernel.
-
-    Subclasses define ``__init__`` with keyword parameters stored verbatim and
-    :meth:`pair`.  Parameter checks go in :meth:`validate_params`, input
-    checks and conversion in :meth:`check_input`; both run every time a
-    kernel is used (there is no lazy "initialised" flag).
+    """Base class of every kernel: ``__init__`` stores keyword parameters verbatim,
+    :meth:`pair` (or :meth:`gram_block`) computes; :meth:`validate_params` and
+    :meth:`check_input` run every time the kernel is used.
 
     Examples
     --------
@@ -82,12 +79,8 @@ class Kernel(BaseEstimator):
         """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""
 
     def check_input(self, X: Any) -> Sequence:
-        """Return ``X`` as an indexable, sliceable container of structures.
-
-        The default keeps NumPy arrays as they are and turns any other
-        iterable into a list.  A bare ``str``/``bytes`` is refused: a sentence
-        silently read as characters is a classic bug.
-        """
+        """``X`` as an indexable, sliceable container (arrays as they are, else a list); a
+        bare ``str``/``bytes`` is refused, not read as characters."""
         if isinstance(X, np.ndarray):
             return X
         if isinstance(X, (str, bytes)):
@@ -101,10 +94,8 @@ class Kernel(BaseEstimator):
             f"{type(self).__name__} must implement pair(x, y) or gram_block(X, Y)")
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        """Kernel values between all of ``X`` and all of ``Y`` (checked inputs).
-
-        Override with a batched fast path; the default calls :meth:`pair`.
-        """
+        """Kernel values between all of ``X`` and all of ``Y`` (checked inputs); the default
+        calls :meth:`pair`."""
         out = np.empty((len(X), len(Y)), dtype=np.float64)
         pair = self.pair
         for i, x in enumerate(X):
@@ -135,21 +126,9 @@ class Kernel(BaseEstimator):
 
     def feature_map(self, X: Sequence) -> tuple[np.ndarray, np.ndarray | None] | None:
         """An explicit finite feature map φ with ``k(x, y) = φ(x)·φ(y)``, or None when the
-        kernel has none.
-
-        The map is given as rows and row scales, ``φ(X[i]) = w[i] * A[i]``, so that a
-        scaled map (the cosine kernel's ``x / ||x||``) needs no scaled copy of the data.
-
-        Parameters
-        ----------
-        X : checked input
-            What :meth:`check_input` returns.
-
-        Returns
-        -------
-        (A, w) or None
-            ``A`` of shape (n, d), ``X`` itself where the map is the identity; ``w`` of
-            shape (n,) in ``A``'s dtype, or None when every scale is 1.
+        kernel has none: ``(A, w)`` with ``φ(X[i]) = w[i] * A[i]`` for the checked ``X``
+        (``A`` of shape (n, d), ``X`` itself for the identity; ``w`` None when every scale
+        is 1), so that a scaled map needs no scaled copy of the data.
 
         Examples
         --------
@@ -168,13 +147,9 @@ class Kernel(BaseEstimator):
 
     # ------------------------------------------------------------ public API
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
-        """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
-
-        scikit-learn's kernel protocol (``SVC(kernel=k)``): two 2-D arrays, or two sequences
-        of structures, give their Gram.  A single structure (a Path, a Tree, a bare string,
-        one re-writing) is refused with a pointer to :meth:`value`, so that a pair is never
-        silently read as two sequences.
-        """
+        """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted), scikit-learn's
+        kernel protocol; a single structure is refused (use :meth:`value`), never read as a
+        sequence."""
         for arg in (X, Y):
             if arg is not None and self._is_single_structure(arg):
                 raise TypeError(
@@ -249,10 +224,9 @@ class Kernel(BaseEstimator):
                          for i in range(len(X))], dtype=np.float64)
 
     def column_function(self, X: Any) -> Any:
-        """A function ``idx -> K(X, X[idx])`` (columns of the Gram matrix of checked ``X``)
-        that reuses per-row data prepared once, for algorithms that read a Gram matrix
-        column by column (incomplete Cholesky); None when the kernel has none (the
-        default: such algorithms then ask for blocks).
+        """A function ``idx -> K(X, X[idx])`` (Gram columns of checked ``X``) reusing per-row
+        data prepared once, for column-wise algorithms (incomplete Cholesky); None (the
+        default) when the kernel has none.
 
         Examples
         --------
@@ -397,10 +371,8 @@ class ScaledKernel(_Wrapper):
 
 
 class Normalized(_Wrapper):
-    """Cosine normalisation ``k(x, y) / sqrt(k(x, x) k(y, y))``.
-
-    Structures with zero self-similarity get similarity 0 (with a warning).
-    The Gram engine computes the diagonal once rather than per block.
+    """Cosine normalisation ``k(x, y) / sqrt(k(x, x) k(y, y))``; a structure with zero
+    self-similarity gets similarity 0 (with a warning).
 
     Examples
     --------

@@ -168,11 +168,9 @@ class PathKernel(EncodedConvolutionKernel):
                           lam: bool = False, n_jobs: int | None = None) -> np.ndarray:
         """``Σ_ij V[i, j] ∂K(X[i], Y[j]) / ∂θ``: the exact derivative in σ and λ, contracted.
 
-        ``θ`` is ``σ(label)`` for each of ``labels`` (a label not in ``sigma`` weighs 1),
-        then ``λ``.  The kernel is a polynomial in both; the derivative is computed by
-        forward mode inside the compiled dynamic programme
-        (:mod:`structkernels.kernels._path_grad_numba`), never by differences.  With ``V =
-        ∂J/∂K`` it is the gradient of an objective ``J`` of the Gram matrix.
+        ``θ`` is ``σ(label)`` for each of ``labels``, then ``λ``; the derivative is computed
+        by forward mode in the compiled programme, never by differences.  With
+        ``V = ∂J/∂K`` it is the gradient of an objective ``J`` of the Gram matrix.
 
         Parameters
         ----------
@@ -188,9 +186,7 @@ class PathKernel(EncodedConvolutionKernel):
         lam : bool, default False
             Also the derivative in λ (else the last value is 0).
         n_jobs : int, optional
-            Threads (default: the cores the process may use).  The rows are cut into the
-            same bands whatever the threads, summed in order: the result does not depend
-            on ``n_jobs``.
+            Threads; the result does not depend on it (fixed bands summed in order).
 
         Returns
         -------
@@ -251,8 +247,7 @@ class PathKernel(EncodedConvolutionKernel):
 
     @property
     def paired_mode(self) -> bool:  # type: ignore[override]
-        """The compiled paired mode gives this kernel's values: the path kernel itself
-        (a subclass may change its values without changing ``_block``)."""
+        """The compiled paired mode gives this kernel's values (not a subclass's)."""
         return type(self) is PathKernel
 
     def paired_values(self, X: Sequence[Path], Y: Sequence[Path]) -> np.ndarray:
@@ -269,8 +264,7 @@ class PathKernel(EncodedConvolutionKernel):
         return np.asarray(self._block(X, Y, _nb.MODE_DIAG), dtype=np.float64)[:, 0]
 
     def _own_tuple_kernel(self) -> TupleKernel | None:
-        """The tuple kernel in use, or None for a subclass (it may change the values) or
-        parameters that do not resolve: what the value bounds below may rely on."""
+        """The tuple kernel in use, or None for a subclass or parameters that do not resolve."""
         if type(self) is not PathKernel:
             return None
         try:
@@ -279,14 +273,9 @@ class PathKernel(EncodedConvolutionKernel):
             return None
 
     def monotone_in_sigma(self) -> bool:
-        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` for every label ``t`` is known.
-
-        True when both label similarities are non-negative (indicator,
-        :class:`~structkernels.kernels.tuples.PartialIndicator`,
-        :class:`~structkernels.kernels.tuples.WordVectorSimilarity`): every term of the kernel
-        is a product of non-negative tuple similarities, and σ_t = 0 removes the terms that
-        use a ``t`` tuple.  User label kernels are not known to have the property.
-        """
+        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` for every label ``t`` is known:
+        with non-negative label similarities (the built-in ones) every term is non-negative,
+        and σ_t = 0 removes the terms that use a ``t`` tuple."""
         tk = self._own_tuple_kernel()
         return tk is not None and all(
             (isinstance(lk, str) and lk == "indicator")
@@ -294,14 +283,9 @@ class PathKernel(EncodedConvolutionKernel):
             for lk in (tk.edge_kernel, tk.node_kernel))
 
     def chain_bound_weights(self, X: PathList) -> np.ndarray | None:
-        """Weights ``λ² σ(e)²`` of the distinct edge labels of ``X`` (sorted ids), or None.
-
-        They bound the kernel of two paths by their edge-label counts ``c_x``, ``c_y``:
-        ``K(x, y) <= Π_s (1 + λ² σ(e_s)² c_y(e_s)) - 1`` (a chain of matched tuples uses each
-        position once).  None when the bound is not known to hold: an edge kernel other
-        than the indicator, or a node kernel that can exceed 1 (only the indicator and
-        :class:`~structkernels.kernels.tuples.PartialIndicator` qualify).
-        """
+        """Weights ``λ² σ(e)²`` of the distinct edge labels of ``X`` (sorted ids), bounding
+        ``K(x, y) <= Π_s (1 + λ² σ(e_s)² c_y(e_s)) - 1`` (``c_y`` the edge-label counts of
+        ``y``); None unless the edge kernel is the indicator and the node kernel at most 1."""
         tk = self._own_tuple_kernel()
         if tk is None or not (isinstance(tk.edge_kernel, str) and tk.edge_kernel == "indicator"):
             return None
@@ -321,9 +305,8 @@ _BAND_PAIRS = 4096
 
 
 def _row_bands(n: int, pairs: int, triangle: bool = False) -> list[tuple[int, int]]:
-    """``(i0, i1)`` bands of ``n`` rows holding ``pairs`` pairs, of about equal work: rows
-    of equal cost, or with ``triangle`` the rows of an upper triangle (row ``i`` has
-    ``n - i`` pairs).  At most :data:`GRADIENT_BANDS`, none under ``_BAND_PAIRS`` pairs.
+    """``(i0, i1)`` bands of ``n`` rows holding ``pairs`` pairs, of about equal work (with
+    ``triangle``, row ``i`` has ``n - i`` pairs).
 
     Examples
     --------

@@ -354,7 +354,9 @@ class GraphFrame:
             raise StructureError(f"n_vertices must be an int >= 0, got {n_vertices!r}")
         n = int(n_vertices)
         pairs = ends if type(ends) is list or type(ends) is tuple else list(ends)
-        plain = _plain_ends(pairs, n)
+        # the common case checked at once: (u, v) tuples as plain edges of weight 1
+        plain = (set(map(type, pairs)) <= {tuple} and set(map(len, pairs)) <= {2}
+                 and _plain_edges([(*p, 1.0) for p in pairs], n) is not None)
         if not plain:  # the checks one edge at a time, naming the first bad one
             pairs = [_pair(e, i) for i, e in enumerate(pairs)]
             _check_edges([(u, v, 1.0) for u, v in pairs], n)
@@ -417,18 +419,6 @@ class GraphFrame:
                            for e, w in zip(last, ws, strict=True)])
         self._last = edges
         return LabelledGraph._checked(labs, edges, self._order)
-
-
-def _plain_ends(pairs: Sequence[Any], n: int) -> bool:
-    """Whether ``pairs`` is the common case, checked at once: ``(u, v)`` tuples of ints in
-    ``[0, n)``, no ordered pair twice (anything else takes the checks one edge at a time)."""
-    if not pairs:
-        return True
-    if set(map(type, pairs)) != {tuple} or set(map(len, pairs)) != {2}:
-        return False
-    us, vs = zip(*pairs, strict=True)
-    return ({*map(type, us), *map(type, vs)} == {int} and 0 <= min(us) and max(us) < n
-            and 0 <= min(vs) and max(vs) < n and len(set(pairs)) == len(pairs))
 
 
 def _pair(e: Any, i: int) -> tuple[Any, Any]:

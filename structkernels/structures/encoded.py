@@ -20,12 +20,8 @@ NO_EDGE = 0  # vocabulary id of the missing edge (the root's tuple)
 
 
 class Vocabulary:
-    """Label interning: each distinct label gets a stable integer id.
-
-    Id 0 is reserved for the missing edge (``None``).  Ids are given in
-    first-seen order, so encoding the same structures in the same order always
-    gives the same arrays.  A vocabulary belongs to one computation (a Gram
-    block, a fitted model); there is no process-wide table.
+    """Label interning: each distinct label gets an integer id in first-seen order (0 is the
+    missing edge, ``None``), so the same structures in the same order give the same arrays.
 
     Examples
     --------
@@ -109,10 +105,8 @@ def is_encoded(X: Any) -> bool:
 
 
 def take(X: Sequence, idx: np.ndarray) -> Sequence:
-    """The structures of ``X`` at positions ``idx`` (a NumPy array or a list).
-
-    An array or an encoded list gives the same kind of container (an encoded
-    sub-list shares its vocabulary); any other sequence gives a list.
+    """The structures of ``X`` at positions ``idx``: an array or an encoded list gives the
+    same kind of container, any other sequence a list.
 
     Examples
     --------
@@ -153,14 +147,10 @@ def _as_index(i: Any, n: int) -> np.ndarray:
 
 
 class EncodedList(Sequence):
-    """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary.
-
-    A subclass holds its arrays, the vocabulary (``vocab``) and optionally its structures
-    (``_items``), and writes ``__len__``, ``_encode``, ``_build`` (structure ``i`` from the
-    arrays), ``_subset`` (the sub-list of positions ``idx``) and ``_arrays`` (what it
-    pickles as).  Slices and integer or boolean arrays give an encoded sub-list sharing the
-    vocabulary; equality holds with any sequence of equal structures in order.
-    """
+    """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary
+    (``vocab``), optionally with the structures (``_items``).  Subclasses write ``__len__``,
+    ``_encode``, ``_build`` (structure ``i``), ``_subset`` (positions ``idx``) and ``_arrays``
+    (what they pickle as).  Equal to any sequence of equal structures in order."""
 
     __slots__ = ()
     #: what the items are called in messages
@@ -225,10 +215,8 @@ class EncodedList(Sequence):
         return (type(self), self._arrays())
 
     def encode_beside(self, structures: Sequence) -> tuple[EncodedList, EncodedList]:
-        """``(this list, structures encoded)`` under one new vocabulary: a copy of this
-        list's, its ids unchanged, with the new structures' labels added.  The Gram blocks
-        between the two then share a vocabulary and merge none; this list's arrays are
-        shared, not copied, and its own vocabulary is left as it is.
+        """``(this list, structures encoded)`` under one new vocabulary, a copy of this list's
+        with the new labels added, so that the Gram blocks between the two merge none.
 
         Examples
         --------
@@ -245,10 +233,8 @@ class EncodedList(Sequence):
         return type(self)(vocab, *arrays[1:]), type(self).encode(structures, vocab)  # type: ignore[attr-defined]
 
     def __sizeof__(self) -> int:
-        """Bytes of the arrays and the vocabulary, what pickling sends (the structures kept
-        after access are not counted).  ``sys.getsizeof`` and dask's ``sizeof`` read it:
-        dask's memory accounting, and joblib's dask backend, which sends an argument above
-        1 kB to the workers once instead of inside every task."""
+        """Bytes of the arrays and the vocabulary, what pickling sends (read by dask's
+        ``sizeof``: its memory accounting, and joblib's dask backend)."""
         return object.__sizeof__(self) + sum(
             a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays())
 
@@ -257,13 +243,8 @@ class EncodedList(Sequence):
 
 
 class PathList(EncodedList):
-    """Paths encoded once (what :meth:`PathKernel.check_input` returns).
-
-    A sequence of :class:`~structkernels.Path`: ``len``, iteration and
-    ``p[i]`` give the paths; slices and integer arrays give encoded
-    sub-lists sharing the vocabulary, so Gram blocks cut from it are not
-    encoded again.  It pickles as its integer arrays (small, fast to send
-    to worker processes).  Concatenation with ``+`` gives a plain list.
+    """Paths encoded once (what :meth:`PathKernel.check_input` returns): a sequence of
+    :class:`~structkernels.Path` whose slices share the vocabulary, pickled as its arrays.
 
     Examples
     --------
@@ -323,12 +304,8 @@ class PathList(EncodedList):
 
 
 class TreeList(EncodedList):
-    """Trees encoded once (what :meth:`TreeKernel.check_input` returns).
-
-    A sequence of :class:`~structkernels.Tree` (flat pre-order arrays of
-    :meth:`~structkernels.Vocabulary.encode_trees`): items are the trees;
-    slices and integer arrays give encoded sub-lists sharing the vocabulary;
-    it pickles as its arrays.  ``+`` gives a plain list.
+    """Trees encoded once (what :meth:`TreeKernel.check_input` returns) as flat pre-order
+    arrays: a sequence of :class:`~structkernels.Tree`, like :class:`PathList`.
 
     Examples
     --------

@@ -25,16 +25,15 @@ __all__ = ["GraphFrame", "LabelledGraph"]
 _RADIUS_LIMIT = 1.0 - 1e-12
 
 
-#: vertices' labels found well formed (tuples of non-empty str, none twice) by their id,
-#: a bounded memo holding them (so that no other object takes their id): the graphs of one
-#: sentence's candidate pairs share most of their vertices' label tuples
+#: label tuples found well formed, by id (held, so that no other object takes the id): the
+#: graphs of one sentence's candidate pairs share most of them
 _WELL_FORMED: dict[int, tuple[str, ...]] = {}
 _WELL_FORMED_MAX = 1 << 14
 
 
 def _plain_labels(labels: Any) -> bool:
-    """Whether ``labels`` is the common case, checked at once without a call per label: a
-    list or tuple of tuples of non-empty str, none twice in a vertex."""
+    """Whether ``labels`` is the common case, checked at once: tuples of non-empty str, none
+    twice in a vertex."""
     if type(labels) is not list and type(labels) is not tuple:
         return False
     if not labels:
@@ -102,9 +101,9 @@ def _checked_edge(e: Any, i: int, n: int) -> tuple[int, int, float]:
 
 
 def _plain_edges(edges: Any, n: int) -> tuple[tuple, tuple[int, ...]] | None:
-    """The common case checked at once: a list or tuple of ``(u, v, weight)`` tuples of
-    in-range ints and a float in (0, 1], one edge per ordered pair.  Returns the edges and
-    their ends ``u * n + v``, sorted; None for anything else (:func:`_check_edges`)."""
+    """The common case checked at once (``(u, v, weight)`` tuples of in-range ints and a float
+    in (0, 1], one per ordered pair): the edges and their ends ``u * n + v``, sorted; else
+    None."""
     if type(edges) is not list and type(edges) is not tuple:
         return None
     if not edges:
@@ -144,8 +143,7 @@ def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
 
 
 def _topological_order(n: int, ends: Iterable[tuple[int, int]]) -> tuple[int, ...] | None:
-    """Kahn's algorithm (smallest vertex first) over the edges ``(u, v)``, sorted; None
-    when the graph has a cycle."""
+    """Kahn's algorithm (smallest vertex first); None when the graph has a cycle."""
     indegree = [0] * n
     succ: list[list[int]] = [[] for _ in range(n)]
     for u, v in ends:
@@ -233,8 +231,7 @@ class LabelledGraph:
     def _checked(cls, labels: tuple[tuple[str, ...], ...],
                  edges: tuple[tuple[int, int, float], ...], order: tuple[int, ...]
                  ) -> LabelledGraph:
-        """A graph from parts already checked (:class:`GraphFrame`): labels well formed,
-        edges sorted and well formed, ``order`` their topological order."""
+        """A graph from parts already checked (:class:`GraphFrame`)."""
         g = object.__new__(cls)
         g._fill(labels, edges, order)
         return g
@@ -322,12 +319,8 @@ class LabelledGraph:
 
 class GraphFrame:
     """The vertices and edges of a family of graphs that differ only in their labels and
-    their edges' weights, checked once.
-
-    The all-paths graphs of one sentence's candidate pairs join the same vertices by the
-    same edges: a frame checks those edges once, so that each graph of the family checks
-    only its labels and weights.  :meth:`graph` gives the graph :class:`LabelledGraph`
-    would, and raises the same errors.
+    weights (the all-paths graphs of one sentence's pairs), checked once: :meth:`graph`
+    gives the graph :class:`LabelledGraph` would, and raises the same errors.
 
     Parameters
     ----------
@@ -385,13 +378,8 @@ class GraphFrame:
 
     def graph(self, labels: Sequence[Sequence[str]], weights: Sequence[float], *,
               check_labels: bool = True) -> LabelledGraph:
-        """The graph with these vertex ``labels`` and these ``weights`` of the frame's edges
-        (``weights[i]`` that of ``ends[i]``): ``LabelledGraph(labels, [(u, v, w) ...])``.
-
-        ``check_labels=False`` skips the labels' check (the weights are checked either
-        way), for a caller whose labels are well formed by construction
-        (:class:`~structkernels.graphs.allpaths.AllPathsSentence`).
-        """
+        """``LabelledGraph(labels, [(u, v, w) ...])``, ``weights[i]`` that of ``ends[i]``;
+        ``check_labels=False`` for labels well formed by construction."""
         if check_labels:
             labs = _check_labels(labels)
         else:

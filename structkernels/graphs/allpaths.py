@@ -56,40 +56,6 @@ def _entity(G: nx.MultiDiGraph, keys: Any, what: str) -> tuple[Any, ...]:
     return keys
 
 
-def _neighbours(G: nx.MultiDiGraph, position: dict[Any, int]) -> dict[Any, list[Any]]:
-    """Undirected neighbours of every node, in sentence order."""
-    around: dict[Any, set[Any]] = {u: set() for u in G}
-    for head, dep in G.edges():
-        around[head].add(dep)
-        around[dep].add(head)
-    return {u: sorted(nbrs, key=position.__getitem__) for u, nbrs in around.items()}
-
-
-def _shortest(e1: tuple, e2: tuple, position: dict[Any, int],
-              adjacency: dict[Any, list[Any]]) -> list[Any]:
-    targets = set(e2)
-    sources = sorted(e1, key=position.__getitem__)
-    shared = [u for u in sources if u in targets]
-    if shared:
-        return [shared[0]]
-    parent: dict[Any, Any] = dict.fromkeys(sources)
-    queue = deque(sources)
-    while queue:
-        u = queue.popleft()
-        for v in adjacency[u]:
-            if v in parent:
-                continue
-            parent[v] = u
-            if v in targets:
-                path = [v]
-                while parent[path[-1]] is not None:
-                    path.append(parent[path[-1]])
-                return path[::-1]
-            queue.append(v)
-    raise ValueError(f"no dependency path joins the entities {list(e1)} and {list(e2)}: they "
-                     "lie in unconnected parts of the parse")
-
-
 def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
                              e2: Sequence[str] | str) -> list[str]:
     """The shortest undirected path from a token of ``e1`` to a token of ``e2``.
@@ -104,10 +70,9 @@ def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] |
     Returns
     -------
     list of node keys
-        From the ``e1`` token to the ``e2`` token.  Ties between equally short paths go
-        to the one a breadth-first search finds first, starting from ``e1``'s tokens in
-        sentence order and visiting neighbours in sentence order.  When the entities share
-        a token, the path is that token alone (the first shared one in sentence order).
+        From the ``e1`` token to the ``e2`` token: the first a breadth-first search finds,
+        from ``e1``'s tokens and through neighbours in sentence order (a shared token alone
+        when the entities share one).
 
     Raises
     ------
@@ -124,10 +89,8 @@ def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] |
     >>> shortest_dependency_path(G, ["1"], ["3"])
     ['1', '2', '3']
     """
-    G = as_networkx(graph)
-    position = {u: i for i, u in enumerate(_tokens(G))}
-    return _shortest(_entity(G, e1, "e1"), _entity(G, e2, "e2"), position,
-                     _neighbours(G, position))
+    sentence = AllPathsSentence(graph)
+    return sentence._shortest(sentence._entity(e1, "e1"), sentence._entity(e2, "e2"))
 
 
 def _weight(value: Any, name: str) -> float:
@@ -174,9 +137,8 @@ def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
 
     Notes
     -----
-    The shortest path is :func:`shortest_dependency_path` (its rule for ties and for
-    entities sharing a token).  Every dependency joining two consecutive tokens of the path
-    is on it (in the rare graphs with two dependencies between one pair of tokens, both).
+    The shortest path is :func:`shortest_dependency_path`'s; every dependency joining two
+    consecutive tokens of the path is on it.
 
     Examples
     --------
@@ -195,11 +157,8 @@ def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
 
 
 class AllPathsSentence:
-    """The all-paths graphs of the candidate pairs of one sentence, what they share read once.
-
-    The sentence's tokens, labels and dependencies are read once and what the pairs' graphs
-    share is kept, so that a pair's graph costs little more than what sets it apart.  The
-    graphs are those of :func:`allpaths_graph`, the same errors raised.
+    """The all-paths graphs (:func:`allpaths_graph`, the same errors) of the candidate pairs
+    of one sentence, what they share read once.
 
     Parameters
     ----------
@@ -234,10 +193,9 @@ class AllPathsSentence:
         self._weights: tuple | None = None
 
     def _parts(self) -> tuple:
-        """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list of
-        none or one) and unblinded labels, the sorted dependencies ``(head position,
-        dependent position, type)``, those joining each pair of tokens (either order), and
-        each dependency's labels off the shortest path."""
+        """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list) and
+        unblinded labels, the sorted dependencies ``(head, dependent, type)``, those joining
+        each pair of tokens, and each dependency's labels off the shortest path."""
         if self._read is None:
             nodes = self.G.nodes
             pos_of, plain = [], []
@@ -266,6 +224,38 @@ class AllPathsSentence:
             self._read = (pos_of, plain, deps, by_step, [(role,) for _, _, role in deps])
         return self._read
 
+    def _shortest(self, e1: tuple, e2: tuple) -> list[Any]:
+        """:func:`shortest_dependency_path` of checked entities (the neighbours kept)."""
+        position = self.position
+        if self._adjacency is None:  # undirected neighbours of every node, in sentence order
+            around: dict[Any, set[Any]] = {u: set() for u in self.G}
+            for head, dep in self.G.edges():
+                around[head].add(dep)
+                around[dep].add(head)
+            self._adjacency = {u: sorted(nbrs, key=position.__getitem__)
+                               for u, nbrs in around.items()}
+        targets = set(e2)
+        sources = sorted(e1, key=position.__getitem__)
+        shared = [u for u in sources if u in targets]
+        if shared:
+            return [shared[0]]
+        parent: dict[Any, Any] = dict.fromkeys(sources)
+        queue = deque(sources)
+        while queue:
+            u = queue.popleft()
+            for v in self._adjacency[u]:
+                if v in parent:
+                    continue
+                parent[v] = u
+                if v in targets:
+                    path = [v]
+                    while parent[path[-1]] is not None:
+                        path.append(parent[path[-1]])
+                    return path[::-1]
+                queue.append(v)
+        raise ValueError(f"no dependency path joins the entities {list(e1)} and {list(e2)}: "
+                         "they lie in unconnected parts of the parse")
+
     def _entity(self, keys: Any, what: str) -> tuple[Any, ...]:
         """:func:`_entity`, kept by the keys as given when they are a tuple."""
         if type(keys) is not tuple:
@@ -280,8 +270,7 @@ class AllPathsSentence:
         return [self._entity(keys, f"entities[{i}]") for i, keys in enumerate(entities)]
 
     def _frame_weights(self, w_other: float, w_linear: float) -> tuple[GraphFrame, list]:
-        """The pairs' :class:`~structkernels.structures.GraphFrame` (``head -> dependency``
-        edges, ``dependency -> dependent`` edges, the linear ones) and the edges' weights off
+        """The pairs' :class:`~structkernels.structures.GraphFrame` and the edges' weights off
         the shortest path."""
         deps = self._read[2]
         T, D = len(self.tokens), len(deps)
@@ -326,7 +315,6 @@ class AllPathsSentence:
               linear_weight: float = 0.9) -> LabelledGraph:
         """The all-paths graph of the pair ``e1``, ``e2`` (the parameters of
         :func:`allpaths_graph`), its graph, pair and options checked."""
-        G = self.G
         w_path = _weight(shortest_path_weight, "shortest_path_weight")
         w_other = _weight(other_weight, "other_weight")
         w_linear = _weight(linear_weight, "linear_weight")
@@ -338,9 +326,7 @@ class AllPathsSentence:
             raise TypeError("entities must be a sequence of entities (each a sequence of node "
                             "keys)")
         others = self._others(entities)
-        if self._adjacency is None:
-            self._adjacency = _neighbours(G, position)
-        path = _shortest(first, second, position, self._adjacency)
+        path = self._shortest(first, second)
         pos_of, plain, deps, by_step, roles = self._parts()
 
         # words (blinded) and parts of speech: only the marked tokens differ from plain

@@ -1,9 +1,5 @@
-"""Structures the kernels compare, apart from the kernels (KeLP style): :class:`Path`,
-:class:`Tree`, :class:`LabelledGraph` (with :class:`GraphFrame`), label interning
-(:class:`Vocabulary`) and encoded lists sharing a vocabulary (:class:`PathList`,
-:class:`TreeList`).  Reading structure files is :mod:`structkernels.formats.structures`.
-
-Imports: :mod:`structkernels.utils` and :mod:`structkernels.registry` only.
+"""Structures the kernels compare, apart from the kernels (KeLP style): paths, trees,
+labelled graphs, and encoded lists sharing a vocabulary; imports utils and registry only.
 """
 
 from structkernels.structures.encoded import (

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from structkernels.engine.checks import diagonal_scales
 from structkernels.kernels.base import Kernel
 from structkernels.kernels.tuples import merge_vocabularies
 from structkernels.structures import EncodedList, Vocabulary
@@ -149,9 +150,7 @@ class BagKernel(Kernel):
         diag = np.asarray(self.diag_block(refs), dtype=np.float64)
         coef = np.asarray(weights, dtype=np.float64)
         if normalized:
-            scale = np.zeros_like(diag)
-            scale[diag > 0] = 1.0 / np.sqrt(diag[diag > 0])
-            coef = coef * scale
+            coef = coef * diagonal_scales(diag)
         return BagWeights(refs, coef, binary=bool(self.binary)), diag
 
 

@@ -249,10 +249,7 @@ class TupleKernel(BaseEstimator):
         (ea, na), (eb, nb) = a, b
         ke = _as_label_kernel(self.edge_kernel, "edge_kernel")
         kn = _as_label_kernel(self.node_kernel, "node_kernel")
-        if ea is None or eb is None:
-            w = float(ea == eb)
-        else:
-            w = float(ea == eb) if ke is None else ke(ea, eb)
+        w = float(ea == eb) if ke is None or ea is None or eb is None else ke(ea, eb)
         w *= float(na == nb) if kn is None else kn(na, nb)
         return float(w)
 

@@ -123,25 +123,20 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
     """``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: the token ids of all sources
     (``s_tok[s_off[i]:s_off[i+1]]`` is source ``i``), likewise targets, and per token whether
     it occurs in the other side of its re-writing.  ``vocab`` grows with unseen tokens."""
-    s_tok: list[int] = []
-    t_tok: list[int] = []
-    s_in: list[bool] = []
-    t_in: list[bool] = []
-    s_off, t_off = [0], [0]
+    tok: tuple[list[int], list[int]] = ([], [])
+    inside: tuple[list[bool], list[bool]] = ([], [])
+    off = ([0], [0])
     get = vocab.setdefault
-    for s, t in X:
-        si = [get(w, len(vocab)) for w in s]
-        ti = [get(w, len(vocab)) for w in t]
-        ss, ts = set(si), set(ti)
-        s_tok.extend(si)
-        t_tok.extend(ti)
-        s_in.extend(w in ts for w in si)
-        t_in.extend(w in ss for w in ti)
-        s_off.append(len(s_tok))
-        t_off.append(len(t_tok))
-    ids = [np.asarray(a, dtype=np.int64) for a in (s_tok, s_off, t_tok, t_off)]
-    return (ids[0], ids[1], np.asarray(s_in, dtype=np.bool_),
-            ids[2], ids[3], np.asarray(t_in, dtype=np.bool_))
+    for x in X:
+        ids = [[get(w, len(vocab)) for w in side] for side in x]
+        for side, other in ((0, 1), (1, 0)):
+            seen = set(ids[other])
+            tok[side].extend(ids[side])
+            inside[side].extend(w in seen for w in ids[side])
+            off[side].append(len(tok[side]))
+    return tuple(np.asarray(a, dtype=dt) for side in (0, 1)
+                 for a, dt in ((tok[side], np.int64), (off[side], np.int64),
+                               (inside[side], np.bool_)))
 
 
 def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None,

@@ -123,15 +123,9 @@ def path_grad_block(
     xo, xe, xn, xec, xnc, yo, ye, yn, yec, ync,
     sig, ind_e, KE, ind_n, KN, cn, lam, max_len, pe, n_par, with_lam, V, mode, i0, i1,
 ):
-    """``Σ_ij V[i, j] ∂K(X[i], Y[j])/∂θ`` over the rows ``i0 <= i < i1``, ``θ`` = σ of the
-    parameter ids ``pe`` (one per vocabulary id of an edge label, -1 for a label not
-    learned), then λ when ``with_lam``.
-
-    ``mode``: full block (``V`` of shape ``(len(X), len(Y))``), symmetric (``Y`` is ``X``;
-    the upper triangle is computed, weighted by ``V[i, j] + V[j, i]``), diagonal (pairs
-    ``X[i]``, ``Y[i]``, ``V`` of shape ``(len(X), 1)``).  Returns ``n_par + 1`` values; the
-    last is λ's (0 unless ``with_lam``).
-    """
+    """``Σ_ij V[i, j] ∂K(X[i], Y[j])/∂θ`` over the rows ``i0 <= i < i1``: ``n_par`` values
+    for σ of the parameter ids ``pe`` (-1 for a label not learned), then λ's (0 unless
+    ``with_lam``).  Symmetric mode weighs the upper triangle by ``V[i, j] + V[j, i]``."""
     ny = len(yo) - 1
     lx = longest_segment(xo, 1)
     ly = longest_segment(yo, 1)

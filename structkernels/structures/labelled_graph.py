@@ -301,8 +301,7 @@ class LabelledGraph:
     @classmethod
     def from_json(cls, obj: Any) -> LabelledGraph:
         """Inverse of :meth:`to_json`; also accepts a JSON string."""
-        if isinstance(obj, str):
-            obj = load_json(obj)
+        obj = load_json(obj)
         if not isinstance(obj, dict) or "labels" not in obj:
             raise StructureError(
                 f"a labelled graph in JSON is an object with 'labels' and 'edges', got {obj!r}")

@@ -170,8 +170,7 @@ class Tree:
         ``shared``, a dict kept across calls, builds identical subtrees once
         (datasets of many overlapping trees hold each distinct subtree once).
         """
-        if isinstance(obj, str):
-            obj = load_json(obj)
+        obj = load_json(obj)
         if not isinstance(obj, dict) or "label" not in obj:
             raise StructureError(f"a tree in JSON is an object with a 'label', got {obj!r}")
         # post-order without recursion: (object, edges of its children, done?)

@@ -12,7 +12,7 @@ against the pair), compared by
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from numbers import Real
 from typing import Any
 
@@ -105,6 +105,12 @@ def _dedupe(labels: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(labels))
 
 
+def _prefixed(prefix: str, labels: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Each label tuple with its labels prefixed ``prefix``."""
+    add = prefix.__add__
+    return [tuple(map(add, labs)) for labs in labels]
+
+
 def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
                    e2: Sequence[str] | str, **options: Any) -> LabelledGraph:
     """The all-paths graph (Airola et al. 2008) of the candidate pair ``e1``, ``e2``.
@@ -183,12 +189,7 @@ class AllPathsSentence:
         self._adjacency: dict[Any, list[Any]] | None = None
         self._read: tuple | None = None
         # what the pairs share beyond the parse, made at the first pair that needs it
-        self._entities: dict[tuple, tuple] = {}
-        self._blinded: dict[tuple, tuple[str, ...]] = {}
-        self._in_path: dict[tuple[str, ...], tuple[str, ...]] = {}
-        self._in_path_deps: dict[int, tuple] = {}
-        self._prefixed: dict[tuple, tuple[str, ...]] = {}
-        self._linear: dict[str, list[tuple[str, ...]]] = {}
+        self._kept: dict[tuple, Any] = {}
         self._frame: GraphFrame | None = None
         self._weights: tuple | None = None
 
@@ -256,18 +257,18 @@ class AllPathsSentence:
         raise ValueError(f"no dependency path joins the entities {list(e1)} and {list(e2)}: "
                          "they lie in unconnected parts of the parse")
 
+    def _memo(self, key: tuple, make: Callable[..., Any], *args: Any) -> Any:
+        """``make(*args)``, made once per ``key`` for all the pairs of the sentence."""
+        got = self._kept.get(key)
+        if got is None:
+            got = self._kept[key] = make(*args)
+        return got
+
     def _entity(self, keys: Any, what: str) -> tuple[Any, ...]:
         """:func:`_entity`, kept by the keys as given when they are a tuple."""
         if type(keys) is not tuple:
             return _entity(self.G, keys, what)
-        got = self._entities.get(keys)
-        if got is None:
-            got = self._entities[keys] = _entity(self.G, keys, what)
-        return got
-
-    def _others(self, entities: Iterable[Any]) -> list[tuple[Any, ...]]:
-        """The other entities' node keys, each checked (:func:`_entity`)."""
-        return [self._entity(keys, f"entities[{i}]") for i, keys in enumerate(entities)]
+        return self._memo(("entity", keys), _entity, self.G, keys, what)
 
     def _frame_weights(self, w_other: float, w_linear: float) -> tuple[GraphFrame, list]:
         """The pairs' :class:`~structkernels.structures.GraphFrame` and the edges' weights off
@@ -285,30 +286,6 @@ class AllPathsSentence:
                              [w_other] * (2 * D) + [w_linear] * max(T - 1, 0))
         return self._frame, self._weights[1]
 
-    def _dep_in_path(self, d: int) -> tuple[str, ...]:
-        """The labels of dependency ``d`` on the shortest path."""
-        got = self._in_path_deps.get(d)
-        if got is None:
-            role = self._read[2][d][2]
-            got = self._in_path_deps[d] = (role, "IP_" + role)
-        return got
-
-    def _prefix(self, prefix: str, labs: tuple[str, ...]) -> tuple[str, ...]:
-        """``labs`` each prefixed ``prefix``."""
-        key = (prefix, labs)
-        got = self._prefixed.get(key)
-        if got is None:
-            got = self._prefixed[key] = tuple(map(prefix.__add__, labs))
-        return got
-
-    def _linear_of(self, prefix: str) -> list[tuple[str, ...]]:
-        """Every token's unblinded labels prefixed ``prefix``."""
-        got = self._linear.get(prefix)
-        if got is None:
-            add = prefix.__add__
-            got = self._linear[prefix] = [tuple(map(add, labs)) for labs in self._read[1]]
-        return got
-
     def graph(self, e1: Sequence[str] | str, e2: Sequence[str] | str, *,
               entities: Iterable[Sequence[str] | str] = (), blind: bool = True,
               shortest_path_weight: float = 0.9, other_weight: float = 0.3,
@@ -325,7 +302,7 @@ class AllPathsSentence:
         if isinstance(entities, (str, bytes)):
             raise TypeError("entities must be a sequence of entities (each a sequence of node "
                             "keys)")
-        others = self._others(entities)
+        others = [self._entity(keys, f"entities[{i}]") for i, keys in enumerate(entities)]
         path = self._shortest(first, second)
         pos_of, plain, deps, by_step, roles = self._parts()
 
@@ -340,25 +317,17 @@ class AllPathsSentence:
             for u in second:
                 marks[u] = ("PROT1", "PROT2") if marks.get(u) == ("PROT1",) else ("PROT2",)
         base = list(plain)
-        blinded = self._blinded
         for u, m in marks.items():
             i = position[u]
-            labs = blinded.get((i, m))
-            if labs is None:
-                labs = blinded[i, m] = _dedupe([*m, *pos_of[i]])
-            base[i] = labs
+            base[i] = self._memo(("blinded", i, m), _dedupe, [*m, *pos_of[i]])
 
         # dependency subgraph: the tokens, then the dependencies
         T = len(tokens)
         labels: list[tuple[str, ...]] = list(base)
-        in_path = self._in_path
         for u in dict.fromkeys(path):
-            i = position[u]
-            labs = base[i]
-            marked_labs = in_path.get(labs)
-            if marked_labs is None:
-                marked_labs = in_path[labs] = _dedupe([*labs, *map("IP_".__add__, labs)])
-            labels[i] = marked_labs
+            labs = base[position[u]]
+            labels[position[u]] = self._memo(
+                ("in path", labs), lambda x: _dedupe([*x, *map("IP_".__add__, x)]), labs)
         marked = set()
         for ds in map(by_step.get, zip(path, path[1:], strict=False)):
             if ds:
@@ -369,21 +338,22 @@ class AllPathsSentence:
             weights = list(weights)
             D = len(deps)
             for d in marked:
-                dep_labels[d] = self._dep_in_path(d)
+                dep_labels[d] = self._memo(("dependency in path", d),
+                                           lambda role: (role, "IP_" + role), deps[d][2])
                 weights[d] = weights[D + d] = w_path
         labels += dep_labels
 
         # linear subgraph: B_ before the pair, M_ from its first token to its last, A_ after
         pair_at = [position[u] for u in (*first, *second)]
         lo, hi = min(pair_at), max(pair_at)
-        labels += self._linear_of("B_")[:lo]
-        labels += self._linear_of("M_")[lo:hi + 1]
-        labels += self._linear_of("A_")[hi + 1:]
+        for prefix, part in ("B_", slice(lo)), ("M_", slice(lo, hi + 1)), ("A_", slice(hi + 1, T)):
+            labels += self._memo(("linear", prefix), _prefixed, prefix, plain)[part]
         offset = T + len(deps)
         for u in marks:
             i = position[u]
             prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
-            labels[offset + i] = self._prefix(prefix, base[i])
+            labels[offset + i] = self._memo(("prefixed", prefix, base[i]), _prefixed, prefix,
+                                            [base[i]])[0]
         # every label tuple here is made of the parse's non-empty words, parts of speech
         # and dependency types (checked in _parts), prefixed or deduplicated: well formed
         return frame.graph(labels, weights, check_labels=False)

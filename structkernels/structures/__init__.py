@@ -16,5 +16,6 @@ from structkernels.structures.path import Path, StructureError
 from structkernels.structures.tree import Tree
 
 __all__ = [
-    "Path", "Tree", "Vocabulary", "EncodedList", "PathList", "TreeList", "StructureError", "take", "is_encoded", "NO_EDGE", "LabelledGraph", "GraphFrame",
+    "Path", "Tree", "Vocabulary", "EncodedList", "PathList", "TreeList", "StructureError",
+    "take", "is_encoded", "NO_EDGE", "LabelledGraph", "GraphFrame",
 ]

@@ -27,7 +27,8 @@ def load_json(obj: Any) -> Any:
     try:
         return json.loads(obj)
     except json.JSONDecodeError as exc:
-        raise StructureError(f"not valid JSON ({exc.msg}, column {exc.colno}): {obj[:40]!r}") from None
+        raise StructureError(
+            f"not valid JSON ({exc.msg}, column {exc.colno}): {obj[:40]!r}") from None
 
 
 def check_label(value: Any, what: str, allow_none: bool = False) -> str | None:

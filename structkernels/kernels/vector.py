@@ -86,8 +86,8 @@ class VectorKernel(Kernel):
         return super().__call__(X, Y)
 
     def _vector_value(self, x: Any, y: Any) -> float:
-        """``k(x, y)`` of two 1-D vectors: the checks of :meth:`check_input` without
-        ``check_array``'s cost, after :meth:`_quick` when it vouches for the value."""
+        """``k(x, y)`` of two 1-D vectors, checked as :meth:`check_input` would (after
+        :meth:`_quick` when it vouches for the value)."""
         self.validate_params()
         if (
             type(x) is np.ndarray and type(y) is np.ndarray
@@ -117,8 +117,8 @@ class VectorKernel(Kernel):
         return v
 
     def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
-        """``k(x, y)`` of two unchecked float64 vectors when a sum it forms anyway is finite
-        (so no element is NaN or infinite); None sends the pair through the checks."""
+        """``k(x, y)`` of unchecked float64 vectors when a sum it forms is finite (no NaN or
+        infinity), else None."""
         return None
 
     def pair(self, x, y) -> float:
@@ -369,12 +369,10 @@ class PolynomialKernel(VectorKernel):
 
 
 class ColumnFunction:
-    """Columns ``K(X, X[idx])`` of a vector kernel from per-row data prepared once.
-
-    ``kind`` says which formula: ``"product"`` (``P @ P[idx].T``; linear ``P = X``, cosine
-    ``P`` the unit rows) or ``"rbf"`` (``exp(-gamma ||x_i - x_j||^2)`` from the squared
-    norms ``sq``).  Algorithms with compiled steps of their own for a formula (the HSIC
-    plugin's incomplete Cholesky for ``"rbf"``) read ``X``, ``sq`` and ``gamma``.
+    """Columns ``K(X, X[idx])`` of a vector kernel from per-row data prepared once: ``kind``
+    ``"product"`` (``X @ X[idx].T``, ``X`` the unit rows for cosine) or ``"rbf"``
+    (``exp(-gamma ||x_i - x_j||^2)`` from the squared norms ``sq``; the HSIC plugin's
+    incomplete Cholesky reads ``X``, ``sq`` and ``gamma``).
 
     Examples
     --------

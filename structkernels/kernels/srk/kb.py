@@ -390,9 +390,8 @@ def _ids(*seqs) -> list[np.ndarray]:
 
 
 def kb_srk_direct(x: Rewriting, y: Rewriting, k: int, lam: float = 1.0) -> float:
-    """kb-SRK by the direct sum of Eq. 4 (Algorithm 1 on every quadruple of k-grams).
-
-    The ``O(k n^4)`` baseline that Algorithm 2 replaces; kept for tests and benchmarks.
+    """kb-SRK by the direct sum of Eq. 4 (Algorithm 1 on every quadruple of k-grams), the
+    ``O(k n^4)`` baseline that Algorithm 2 replaces.
 
     Examples
     --------
@@ -426,13 +425,10 @@ def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
 
 
 class KbSRK(SRKBase):
-    """k-gram bijective string re-writing kernel (Bu, Li & Zhu, ACL 2012, Sec. 5, Eq. 4).
+    """k-gram bijective string re-writing kernel (Bu, Li & Zhu, ACL 2012, Sec. 5, Eq. 4) on
+    re-writings ``(source tokens, target tokens)``.
 
-    Input: re-writings ``(source tokens, target tokens)``.  Rules have two
-    patterns of ``k`` tokens with one-token wildcards, bijectively aligned;
-    a rule weighs ``lam`` per aligned wildcard pair on each re-writing.
-
-    Parameters ``k``, ``lam`` (wildcard penalty λ), ``kmax``:
+    Parameters ``k``, ``lam`` (weight per aligned wildcard pair), ``kmax``:
     :class:`~structkernels.kernels.srk.common.SRKBase`.
 
     Examples
@@ -451,10 +447,8 @@ class KbSRK(SRKBase):
     nogil_blocks = True
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
-        """Output, plus the compiled workspace: three ``(|s1|+1) x (|s2|+1)`` grids
-        per side, window lists of ``|s1| |s2|`` and ``|t1| |t2|`` entries, the
-        target map's ``|t1| |t2| x kmax`` windows, and ``(kmax+1)^2`` binomials
-        (lengths: the longest of each side)."""
+        """Output, plus the compiled workspace of :func:`_gram_stack` (grids, window lists
+        and the target map, for the longest sentences of each side)."""
         base = super().planned_bytes(X, Y, windows, diag)
         Y = X if Y is None or diag else Y
         sx, tx, sy, ty = (max((len(r[i]) for r in Z), default=0) for Z in (X, Y) for i in (0, 1))

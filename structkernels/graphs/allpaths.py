@@ -163,8 +163,9 @@ def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
 
 
 class AllPathsSentence:
-    """The all-paths graphs (:func:`allpaths_graph`, the same errors) of the candidate pairs
-    of one sentence, what they share read once.
+    """The all-paths graphs of the candidate pairs of one sentence, what they share read once.
+
+    The graphs and errors are those of :func:`allpaths_graph`.
 
     Parameters
     ----------

@@ -86,8 +86,9 @@ class Candidate:
 
 
 class CandidateExtractor:
-    """Subgraphs, paths and trees of candidates in one graph (a breadth-first tree computed
-    once per interaction node).
+    """Subgraphs, paths and trees of candidates in one graph.
+
+    A breadth-first tree is computed once per interaction node.
 
     Parameters
     ----------

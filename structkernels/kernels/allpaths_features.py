@@ -277,7 +277,7 @@ class _Layout:
 
 class AllPathsFeatures(EncodedList):
     """Labelled graphs with their all-paths features computed once (what
-    :meth:`~structkernels.kernels.allpaths.AllPathsGraphKernel.check_input` returns).
+    :meth:`AllPathsGraphKernel.check_input` returns).
 
     A sequence of :class:`~structkernels.structures.LabelledGraph`; slices and integer
     arrays give sub-lists sharing the column space, so Gram blocks cut from it compute

@@ -33,9 +33,10 @@ __all__ = ["Kernel", "SumKernel", "ProductKernel", "ScaledKernel", "Normalized"]
 
 
 class Kernel(BaseEstimator):
-    """Base class of every kernel: ``__init__`` stores keyword parameters verbatim,
-    :meth:`pair` (or :meth:`gram_block`) computes; :meth:`validate_params` and
-    :meth:`check_input` run every time the kernel is used.
+    """Base class of every kernel.
+
+    ``__init__`` stores keyword parameters verbatim, :meth:`pair` (or :meth:`gram_block`)
+    computes; :meth:`validate_params` and :meth:`check_input` run at every use.
 
     Examples
     --------
@@ -371,8 +372,9 @@ class ScaledKernel(_Wrapper):
 
 
 class Normalized(_Wrapper):
-    """Cosine normalisation ``k(x, y) / sqrt(k(x, x) k(y, y))``; a structure with zero
-    self-similarity gets similarity 0 (with a warning).
+    """Cosine normalisation ``k(x, y) / sqrt(k(x, x) k(y, y))``.
+
+    A structure with zero self-similarity gets similarity 0 (with a warning).
 
     Examples
     --------

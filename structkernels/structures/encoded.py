@@ -20,8 +20,10 @@ NO_EDGE = 0  # vocabulary id of the missing edge (the root's tuple)
 
 
 class Vocabulary:
-    """Label interning: each distinct label gets an integer id in first-seen order (0 is the
-    missing edge, ``None``), so the same structures in the same order give the same arrays.
+    """Label interning: each distinct label gets a stable integer id.
+
+    Ids go in first-seen order (0 is the missing edge, ``None``): the same structures in the
+    same order give the same arrays.
 
     Examples
     --------

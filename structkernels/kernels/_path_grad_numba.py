@@ -13,7 +13,6 @@ import numpy as np
 
 from structkernels.kernels._conv_numba import (
     MODE_DIAG,
-    MODE_FULL,
     MODE_SYMMETRIC,
     block_columns,
     longest_segment,
@@ -22,7 +21,7 @@ from structkernels.kernels._conv_numba import (
 )
 from structkernels.utils import njit
 
-__all__ = ["MODE_DIAG", "MODE_FULL", "MODE_SYMMETRIC", "path_grad_block"]
+__all__ = ["path_grad_block"]
 
 
 @njit(cache=True, nogil=True)

@@ -219,11 +219,11 @@ class PathKernel(EncodedConvolutionKernel):
             if W.shape[0] != n or n != m:
                 raise ValueError(f"weighted_gradient: {W.shape[0]} diagonal weights for "
                                  f"{n} x {m} structures")
-            mode = _gr.MODE_DIAG
+            mode = _nb.MODE_DIAG
         else:
             if W.shape != (n, m):
                 raise ValueError(f"weighted_gradient: V has shape {W.shape}, expected {(n, m)}")
-            mode = _gr.MODE_SYMMETRIC if same else _gr.MODE_FULL
+            mode = _nb.MODE_SYMMETRIC if same else _nb.MODE_FULL
         if not np.isfinite(W).all():
             raise ValueError("weighted_gradient: V has non-finite values")
         max_len = 0 if self.max_len is None else int(self.max_len)
@@ -236,9 +236,9 @@ class PathKernel(EncodedConvolutionKernel):
                 pe, len(labels), bool(lam), W, mode, band[0], band[1],
             )
 
-        pairs = n if mode == _gr.MODE_DIAG else (n * (n + 1) // 2 if mode == _gr.MODE_SYMMETRIC
+        pairs = n if mode == _nb.MODE_DIAG else (n * (n + 1) // 2 if mode == _nb.MODE_SYMMETRIC
                                                  else n * m)
-        bands = _row_bands(n, pairs, triangle=mode == _gr.MODE_SYMMETRIC)
+        bands = _row_bands(n, pairs, triangle=mode == _nb.MODE_SYMMETRIC)
         out = np.sum(list(map_tasks(rows, bands, n_jobs=n_jobs)), axis=0)
         if not np.isfinite(out).all():
             raise FloatingPointError("PathKernel.weighted_gradient: non-finite derivative; "

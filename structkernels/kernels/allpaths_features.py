@@ -516,9 +516,6 @@ class AllPathsGraphKernel(Kernel):
         "lower the edge weights"
     )
 
-    def __init__(self) -> None:
-        pass
-
     def check_input(self, X: Any) -> AllPathsFeatures:
         if isinstance(X, AllPathsFeatures):
             return X
@@ -534,14 +531,11 @@ class AllPathsGraphKernel(Kernel):
                     f"objects; item {i} is a {type(g).__name__}")
         return AllPathsFeatures.encode(X)
 
-    def _features(self, X: Any) -> AllPathsFeatures:
-        return X if isinstance(X, AllPathsFeatures) else self.check_input(X)
-
     def pair(self, x: LabelledGraph, y: LabelledGraph) -> float:
         return float(self.gram_block([x], [y])[0, 0])
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        X, Y = self._features(X), self._features(Y)
+        X, Y = self.check_input(X), self.check_input(Y)
         layout = X.layout
         same = Y.layout is layout
         if not same:
@@ -564,7 +558,7 @@ class AllPathsGraphKernel(Kernel):
         return out
 
     def diag_block(self, X: Sequence) -> np.ndarray:
-        return self._features(X).squared_norms()
+        return self.check_input(X).squared_norms()
 
     def weighted_sum(self, X: Sequence, weights: Any, normalized: bool = False
                      ) -> tuple[AllPathsWeights, np.ndarray]:

@@ -205,9 +205,7 @@ class WordVectorSimilarity(LabelKernel):
 
 def _as_label_kernel(spec: Any, what: str) -> LabelKernel | None:
     """None for the indicator, else the LabelKernel."""
-    if isinstance(spec, str) and spec == "indicator":
-        return None
-    if isinstance(spec, IndicatorSimilarity):
+    if (isinstance(spec, str) and spec == "indicator") or isinstance(spec, IndicatorSimilarity):
         return None
     if isinstance(spec, LabelKernel):
         return spec

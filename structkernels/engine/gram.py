@@ -1,11 +1,9 @@
 """The Gram engine: blocked, parallel, cached, memory-mappable Gram matrices.
 
-:func:`gram` computes only the upper triangle of blocks of a symmetric matrix (the lower is
-an exact mirror) and runs the blocks as :func:`structkernels.engine.parallel.plan` says.
-Results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic and their placement
-do not depend on the worker that ran them.  With ``out=`` every block is written into the
-``.npy`` file with ``pwrite`` (normalised first with ``normalize=True``: the diagonal blocks
-come first), so memory stays about one block per worker.
+:func:`gram` computes the upper triangle of blocks of a symmetric matrix (the lower is an
+exact mirror), run as :func:`structkernels.engine.parallel.plan` says; the results are
+bit-identical to ``n_jobs=1``.  With ``out=`` every block is written into the ``.npy`` file
+(normalised first), so memory stays about one block per worker.
 """
 
 from __future__ import annotations
@@ -183,12 +181,8 @@ def _block_size(kernel: BlockKernel, block_size: int | None, n: int, m: int) -> 
 
 def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, client,
              out=None, validate="auto"):
-    """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
-
-    In memory, normalisation runs in place after the diagonal is known; into a file, every
-    block is normalised before it is written, so the matrix is written once and never
-    mapped whole.  Either way cell ``[i, j]`` is ``K[i, j] * (s_i * s_j)``, the same bits.
-    """
+    """Raw Gram, then normalisation (in memory in place; into a file, every block before it
+    is written: the same bits): ``(K, n_evaluations, n_blocks)``."""
     n, m = len(X), len(X) if Y is None else len(Y)
     probe_when_asked(kernel, X, count_evals(n, m, Y is None), validate)
     to_file = normalize and FileMatrix.layout_of(out) is not None
@@ -257,45 +251,38 @@ def gram(
     Parameters
     ----------
     kernel : Kernel
-        Any :class:`BlockKernel` (:func:`structkernels.gram` also takes a registered name).
+        Any :class:`BlockKernel`.
     X, Y : sequences of structures (or 2-D arrays for vector kernels)
     n_jobs : int or None, default None
         Workers (``-1`` for all cores); parallel and serial results are bit-identical.
     normalize : bool, default False
-        Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0
-        (with a warning).  A :class:`~structkernels.kernels.base.Normalized`
-        kernel is handled the same way (its diagonal is computed once).
+        Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0 (with a
+        warning).  A :class:`~structkernels.kernels.base.Normalized` kernel is the same.
     block_size : int, optional
-        Rows/columns per block; chosen from the sizes and ``n_jobs`` if None.
+        Rows/columns per block; chosen from the sizes if None.
     out : path, optional
-        Write the result into a ``.npy`` memory-mapped file there (used as given) and
-        return its map (opened ``r+``), built atomically
-        (:func:`~structkernels.utils.atomic_memmap`: an interrupt, a kill or a full disk
-        leaves an existing ``out`` intact).  A symmetric Gram on dask without ``cache`` is
-        resumable: the same call after a lost worker, a failed block or Ctrl-C computes
-        only the blocks not yet flushed to disk (``<out>.parts/``).
+        Write the result into a ``.npy`` file there, built atomically (an interrupt, a kill
+        or a full disk leaves an existing ``out`` intact), and return its map (``r+``).  A
+        symmetric Gram on dask without ``cache`` is resumable: the same call computes only
+        the blocks not yet flushed to disk (``<out>.parts/``).
     cache : path, optional
         A folder of checked ``.npy`` entries (never pickles) keyed by the kernel (all its
-        parameters and code versions) and a hash of the data's content: a repeated call
-        loads the matrix and makes no kernel call.
+        parameters and code versions) and a hash of the data: a repeated call loads it.
     progress : bool, optional
         Show a progress bar (default: on long work, when stderr is a terminal).
     backend : str, optional
         joblib backend, or ``"dask"``; None lets
-        :func:`~structkernels.engine.parallel.plan` pick, unless a
-        ``joblib.parallel_backend`` context names one.
+        :func:`~structkernels.engine.parallel.plan` pick.
     client : dask.distributed.Client, optional
         The cluster of ``backend="dask"`` (default: the current client).
     return_info : bool, default False
-        Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
+        Also return a :class:`GramInfo`.
     validate : {"auto", True, False}, default "auto"
-        Checks of the kernel's output (:func:`~structkernels.engine.checks.validation_level`).
-        A NaN or infinite value is always refused, naming the pair
-        (:class:`~structkernels.engine.checks.NonFiniteKernelValueError`).  ``True`` also
-        probes symmetry and positive semi-definiteness on a seeded sample of ``X``
+        Checks of the kernel's output (:func:`~structkernels.engine.checks.validation_level`):
+        a NaN or infinite value is always refused, naming the pair; ``True`` also probes
+        symmetry and positive semi-definiteness on a seeded sample of ``X``
         (:func:`~structkernels.engine.checks.probe_kernel`, not counted in
-        ``n_evaluations``); ``"auto"`` does so for kernels that do not ship with
-        structkernels; ``False`` checks finiteness only.
+        ``n_evaluations``).
 
     Returns
     -------

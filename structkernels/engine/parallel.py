@@ -8,6 +8,7 @@ it, on the ``"serial"``, ``"threads"``, ``"processes"`` (joblib) or ``"dask"`` b
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import multiprocessing
 import os
@@ -46,10 +47,8 @@ _PARENT_POLL_SECONDS = 0.5
 
 
 def releases_gil(kernel: Any) -> bool:
-    """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
-
-    Such kernels set the class attribute ``nogil_blocks = True``; their blocks then run in
-    threads of one process."""
+    """Whether ``kernel``'s blocks run in compiled code that releases the GIL (the class
+    attribute ``nogil_blocks = True``): they then run in threads of one process."""
     return bool(getattr(kernel, "nogil_blocks", False))
 
 
@@ -264,11 +263,8 @@ def _processes(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
 
 def _dask(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
           ) -> Iterator[tuple[list, list]]:
-    """``(chunk, results)`` of each chunk run on a dask cluster, as they complete.
-
-    ``shared`` goes to every worker once; each result is released on the cluster once
-    taken.  Closing the generator (an error, Ctrl-C) cancels the chunks not finished.
-    """
+    """``(chunk, results)`` of each chunk run on a dask cluster, ``shared`` sent to every
+    worker once; closing the generator cancels the chunks not finished."""
     from dask.utils import funcname
     from distributed import Future as Sent
     from distributed import as_completed
@@ -433,25 +429,16 @@ def map_blocks(
     if chunks_per_worker is None:
         chunks_per_worker = 16 if run.backend == "threads" else 4
     return map_tasks(
-        _BlockJob(source, reduce), tasks, backend=run, ordered=ordered,
+        functools.partial(_block_job, source, reduce), tasks, backend=run, ordered=ordered,
         chunks_per_worker=chunks_per_worker, cost=source.task_cost, progress=progress,
         desc=desc, unit="eval",
     )
 
 
-class _BlockJob:
-    """A picklable ``task -> reduce(source.block(*task), task)``."""
-
-    def __init__(self, source: Any, reduce: Callable | None):
-        self.source = source
-        self.reduce = reduce
-
-    def __call__(self, task: tuple) -> Any:
-        rows, cols = task[0], task[1]
-        block = self.source.block(rows, cols)
-        if self.reduce is None:
-            return task, block
-        return self.reduce(block, task)
+def _block_job(source: Any, reduce: Callable | None, task: tuple) -> Any:
+    """``reduce(source.block(*task), task)``, or ``(task, block)`` without ``reduce``."""
+    block = source.block(task[0], task[1])
+    return (task, block) if reduce is None else reduce(block, task)
 
 
 def call_in_child(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -565,9 +552,8 @@ def _child_start(parent: int, interrupt: bool) -> None:
 
 
 def _watch_parent(parent: int) -> None:
-    """Exit this process once ``parent`` is gone (its children are adopted by another
-    process: :func:`os.getppid` changes).  Polling works on every platform, and unlike
-    ``PR_SET_PDEATHSIG`` does not fire when the thread that started the child ends."""
+    """Exit once ``parent`` is gone (:func:`os.getppid` changes): polling works everywhere,
+    and unlike ``PR_SET_PDEATHSIG`` does not fire when the starting thread ends."""
     while os.getppid() == parent:
         time.sleep(_PARENT_POLL_SECONDS)
     with contextlib.suppress(Exception):  # its own children (spaCy's workers) go too

@@ -378,14 +378,22 @@ class _Run:
 
     def _add(self, batch: Any, counts: dict[str, Any], messages: list[str], who: Any,
              seconds: float) -> None:
-        """A batch's skipped records and warnings said, its counts added."""
-        from structkernels.extraction.stream import add_counts
-
+        """A batch's skipped records and warnings said; its counts
+        (:func:`~structkernels.extraction.stream.pair_counts`), the confusion counts only
+        while every pair so far was labelled, added."""
+        state = self.state
         for rec in batch.skipped:
             self.log(f"skipped {rec}")
         for message in messages:
             self.log(f"warning: {message}")
-        add_counts(self.state, batch, counts)
+        state["batches"] = batch.index + 1
+        state["skipped"] += len(batch.skipped)
+        for k in ("sentences", "pairs", "positives"):
+            state[k] += counts[k]
+        state["labelled"] = state["labelled"] and counts["labelled"]
+        if state["labelled"]:
+            for k in ("tp", "fp", "fn"):
+                state[k] += counts[k]
         if len(batch):
             self.state["partitions"] += 1
         if who is not None:

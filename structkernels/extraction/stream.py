@@ -22,7 +22,7 @@ from structkernels.relations.corpus import RelationCorpus
 from structkernels.relations.parse import BackgroundParser, parse_ahead_pays
 from structkernels.utils import long_lived
 
-__all__ = ["predict_stream", "parse_ahead_pays", "pair_counts", "add_counts"]
+__all__ = ["predict_stream", "pair_counts"]
 
 #: Sentences parsed and scored at a time when parsing ahead (a larger batch is split; its
 #: rows are given together).
@@ -68,19 +68,6 @@ def pair_counts(batch: RelationCorpus, rows: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
-def add_counts(state: dict[str, Any], batch: Any, counts: dict[str, Any]) -> None:
-    """Add a batch's ``counts`` (:func:`pair_counts`), skipped records and index to the
-    run's ``state``; the confusion counts only while every pair so far was labelled."""
-    state["batches"] = batch.index + 1
-    state["skipped"] += len(batch.skipped)
-    for k in ("sentences", "pairs", "positives"):
-        state[k] += counts[k]
-    state["labelled"] = state["labelled"] and counts["labelled"]
-    if state["labelled"]:
-        for k in ("tp", "fp", "fn"):
-            state[k] += counts[k]
-
-
 def _rows(extractor: RelationExtractor, batch: RelationCorpus, threshold: float | None,
           parsed: list[Any] | None) -> list[dict[str, Any]]:
     """``extractor.predict_pairs`` of a batch (nothing for an empty one), given only what
@@ -109,22 +96,17 @@ def predict_stream(
     Parameters
     ----------
     extractor : RelationExtractor
-        A fitted or loaded extractor.
     batches : iterable of RelationCorpus
-        The batches (:func:`~structkernels.relations.iter_relations`); read as far ahead
-        of the one being scored as :data:`AHEAD` chunks reach when parsing ahead.
+        The batches (:func:`~structkernels.relations.iter_relations`); an error reading one
+        is raised after the batches before it are given.
     threshold : float, optional
         As :meth:`RelationExtractor.predict_pairs` takes it.
     parse_ahead : bool or None, default None
-        Parse the next chunks in a child process while one is scored; None: when there
-        are two batches or more (or a batch of more than :data:`CHUNK` sentences) and the
-        process may use two cores or more.  An error reading a batch is raised after the
-        batches before it are given.
+        Parse the next chunks in a child process while one is scored; None: when there is
+        more than one batch or :data:`CHUNK` sentences and the process may use two cores.
     background : BackgroundParser, optional
-        The child to parse ahead with, started by the caller (:meth:`BackgroundParser.warm
-        <structkernels.relations.parse.BackgroundParser.warm>` while the model loads, say)
-        and closed by it; its pipeline must be the extractor's.  Given, the batches are
-        parsed ahead whatever ``parse_ahead`` says.
+        The child to parse ahead with (whatever ``parse_ahead`` says), started and closed by
+        the caller; its pipeline must be the extractor's.
 
     Yields
     ------

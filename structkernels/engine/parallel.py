@@ -317,19 +317,17 @@ def map_tasks(
     n_jobs : int or None, default=None
         Workers: ``None`` or ``-1`` the cores this process may use, ``1`` serial.
     backend : {"serial", "threads", "processes", "dask"} or Plan, default="threads"
-        Threads for work that releases the GIL, processes for Python-level work; a
-        :class:`Plan` names the backend and the workers (``n_jobs`` is then not read).
+        A :class:`Plan` names the backend and the workers (``n_jobs`` is then not read).
     ordered : bool, default=True
         Results in task order; ``False`` yields them as chunks complete.
     chunks_per_worker : int or None, default=None
-        Group the tasks into about this many chunks per worker, balanced by ``cost``
-        (contiguous runs when ``ordered``); ``None``: one task per chunk.
+        About this many chunks per worker, balanced by ``cost`` (contiguous when
+        ``ordered``); ``None``: one task per chunk.
     cost : callable or None, default=None
         A task's cost, for balancing chunks and for the progress bar (default 1).
     progress : bool or None, default=False
-        A progress bar (tqdm) over the summed cost; ``None``: only for long runs.
+        A progress bar over the summed cost (``desc``, ``unit``); ``None``: for long runs.
     desc, unit : str
-        The bar's label and unit.
     shared : tuple, default=()
         Objects every call takes first (sent to each dask worker once).
 

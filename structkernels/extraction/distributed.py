@@ -299,9 +299,10 @@ def written_partitions(model: Any, batches: Iterable[RelationBatch], folder: str
                        ) -> Iterator[tuple[RelationBatch, dict[str, Any], Any, float]]:
     """Every batch parsed, scored and written by a worker to a file of its own in
     ``folder`` (``part-00000.jsonl``, ...; part files of an earlier run there are removed
-    first): ``(batch, its counts, the worker, seconds)`` in input order; each file's name is appended to ``files``.  Concatenated
-    in order, the part files are the merged output (``fmt``: jsonl or pubtator; PubTator
-    writes the input's documents back, the inputs ``paths`` read again by the workers)."""
+    first): ``(batch, its counts, the worker, seconds)`` in input order; each file's name
+    is appended to ``files``.  Concatenated in order, the part files are the merged output
+    (``fmt``: jsonl or pubtator; PubTator writes the input's documents back, the inputs
+    ``paths`` read again by the workers)."""
     if fmt not in PART_FORMATS:
         raise ValueError(f"{fmt} output is one document: it is written merged (merge=True); "
                          f"one file per partition takes {' or '.join(PART_FORMATS)}")

@@ -88,30 +88,41 @@ class GramInfo:
     run: dict | None = None
 
 
-def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
-              block_size: int | None, out: np.ndarray | None, progress: bool | None,
-              backend: str | None, scales: Any = None, client: Any = None
-              ) -> tuple[np.ndarray, int, int]:
+def _block_size(kernel: BlockKernel, block_size: int | None, n: int, m: int) -> int:
+    """``block_size``, or the kernel's preferred size capped by :func:`default_block_size`."""
+    return block_size or min(int(getattr(kernel, "preferred_block_size", 0) or 1 << 30),
+                             default_block_size(n, m))
+
+
+def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, client,
+             out=None, validate="auto"):
     """The Gram's blocks, computed as :func:`~structkernels.engine.parallel.plan` says and
     placed in ``out`` (an array, made when None, or a writable ``numpy.memmap`` written
-    through its file).  ``scales`` (file outputs only) normalises every block before it is
-    written: ``(sx, sy)``, or :data:`OWN_DIAGONAL` (the diagonal blocks first)."""
+    through its file), then normalised: ``(K, n_evaluations, n_blocks)``.  In memory the
+    normalisation runs in place once the diagonal is known; into a file every block is
+    normalised before it is written (by ``(sx, sy)``, or the diagonal blocks first, by their
+    own diagonal), so the matrix is written once.  Either way cell ``[i, j]`` is
+    ``K[i, j] * (s_i * s_j)``: the same bits."""
     symmetric = Y is None
     n = len(X)
     m = n if symmetric else len(Y)
+    total = count_evals(n, m, symmetric)
+    probe_when_asked(kernel, X, total, validate)
+    layout = FileMatrix.layout_of(out)
+    scales = None
+    if normalize and layout is not None:
+        scales = OWN_DIAGONAL if symmetric else normalization_scales(
+            *_diagonals(kernel, X, Y), warn=True, stacklevel=3)
     if out is None:
         out = np.empty((n, m), dtype=np.float64)
-    if n == 0 or m == 0:
-        return out, 0, 0
-    layout = FileMatrix.layout_of(out)
+    tasks = list(block_tasks(n, m, _block_size(kernel, block_size, n, m), symmetric)
+                 if total else ())
     fm = None if layout is None else FileMatrix(*layout)
-    tasks = list(block_tasks(n, m, _block_size(kernel, block_size, n, m), symmetric))
-    total = count_evals(n, m, symmetric)
     run = plan(kernel, n_jobs, backend, n_evaluations=total) if len(tasks) > 1 else Plan()
     if client is not None and run.backend == "dask":
         run = replace(run, client=client)
     bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram",
-               disable=bar_disabled(total, progress), leave=False)
+               disable=not total or bar_disabled(total, progress), leave=False)
     # with scales from the diagonal, the diagonal blocks first
     own = isinstance(scales, str)
     phases = ([[t for t in tasks if t[0] == t[2]], [t for t in tasks if t[0] != t[2]]] if own
@@ -136,7 +147,7 @@ def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: i
         for i, phase in enumerate(phases):
             if i:  # every diagonal block is in: the scales of the others (a zero
                 # self-similarity warns here once, as normalising the finished matrix does)
-                s, _ = normalization_scales(diag, diag, warn=True, stacklevel=4)
+                s, _ = normalization_scales(diag, diag, warn=True, stacklevel=3)
                 scales = (s, s)
             if run.probe_seconds is not None:
                 # time the first block serially: workers only when the rest is worth them
@@ -170,34 +181,10 @@ def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: i
         bar.close()
         if fm is not None:
             fm.close()
-    return out, total, len(tasks)
-
-
-def _block_size(kernel: BlockKernel, block_size: int | None, n: int, m: int) -> int:
-    """``block_size``, or the kernel's preferred size capped by :func:`default_block_size`."""
-    return block_size or min(int(getattr(kernel, "preferred_block_size", 0) or 1 << 30),
-                             default_block_size(n, m))
-
-
-def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, client,
-             out=None, validate="auto"):
-    """Raw Gram, then normalisation (in memory in place; into a file, every block before it
-    is written: the same bits): ``(K, n_evaluations, n_blocks)``."""
-    n, m = len(X), len(X) if Y is None else len(Y)
-    probe_when_asked(kernel, X, count_evals(n, m, Y is None), validate)
-    to_file = normalize and FileMatrix.layout_of(out) is not None
-    scales = None
-    if to_file:
-        scales = OWN_DIAGONAL if Y is None else normalization_scales(
-            *_diagonals(kernel, X, Y), warn=True, stacklevel=3)
-    K, n_evals, n_blocks = _raw_gram(
-        kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
-        progress=progress, backend=backend, scales=scales, client=client,
-    )
-    if normalize and not to_file:
-        d = (np.diag(K).copy(),) * 2 if Y is None else _diagonals(kernel, X, Y)
-        normalize_gram(K, *d, inplace=True)
-    return K, n_evals + (len(X) + len(Y) if normalize and Y is not None else 0), n_blocks
+    if normalize and layout is None:
+        d = (np.diag(out).copy(),) * 2 if symmetric else _diagonals(kernel, X, Y)
+        normalize_gram(out, *d, inplace=True)
+    return out, total + (n + m if normalize and not symmetric else 0), len(tasks)
 
 
 def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarray, np.ndarray]:

@@ -67,13 +67,7 @@ def _dask_context() -> bool:
 
 def dask_client() -> Any:
     """The dask client to run on: that of an active ``joblib.parallel_backend("dask")``,
-    else the current one (``distributed.get_client()``).
-
-    Raises
-    ------
-    ValueError
-        No client was started.
-    """
+    else the current one (``distributed.get_client()``); a ValueError when none was started."""
     client = getattr(_active_backend(), "client", None) if _dask_context() else None
     if client is not None:
         return client

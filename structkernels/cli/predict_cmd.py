@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path as FilePath
 from typing import Any
 
 import numpy as np
@@ -159,8 +158,6 @@ def read_candidates(path: str, skip_bad: bool = False, log: Any = None
     from structkernels.formats.structures import path_from_record
     from structkernels.structures import Path, StructureError
 
-    if not FilePath(path).exists():
-        raise CommandError(f"no such file: {path}")
     records: list[dict] = []
     paths: list[Path] = []
     skipped: list[str] = []

@@ -145,17 +145,15 @@ def predict(
     model : path, dict or RelationExtractor
         The extractor's file, its document (read from ``source``), or a fitted extractor.
     backend : {"auto", "in-process", "parse-ahead", "dask"}
-        The route (see the module's notes); ``"dask"`` runs on ``client`` (a dask client)
-        or on ``scheduler`` (an address or ``local:N``,
-        :func:`~structkernels.extraction.distributed.dask_client`, waited for ``timeout``
-        seconds), ``window`` partitions in flight (default: twice the cluster's threads).
+        The route (see the module's notes); ``"dask"`` runs on ``client`` or on
+        ``scheduler`` (an address or ``local:N``, waited for ``timeout`` seconds),
+        ``window`` partitions in flight (default: twice the cluster's threads).
     parts : bool
         With ``"dask"``: ``output`` is a folder where each worker writes the batches it
-        scores, one file each (:func:`~structkernels.extraction.distributed.written_partitions`:
-        ``part-00000.jsonl``, ...; jsonl or pubtator); the names are in ``files``.
+        scores, one file each (jsonl or pubtator); the names are in ``files``.
     resume : bool
-        Keep the partial output of a run that stops and take up one stopped so (an output
-        file in jsonl or pubtator only).
+        Keep the partial output of a run that stops and take up one stopped so (jsonl or
+        pubtator output files only).
     output_format, threshold, batch_size, on_error, n_jobs, n_process, tolerance
         As ``structkernels predict`` takes them (``--output-format`` ...).
     cache_dir : path, None or False

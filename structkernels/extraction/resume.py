@@ -152,34 +152,29 @@ class PartialOutput:
 
     def open(self) -> dict[str, Any]:
         """Start (or, resuming, take up) the partial file; the run's state so far."""
-        labelled = True
-        if self.resume and os.path.lexists(self.progress):
+        labelled, resuming = True, self.resume and os.path.lexists(self.progress)
+        if resuming:
             doc = self._read_progress()
             self.state = {k: doc["state"][k] for k in COUNTS}
             labelled = doc["labelled"]
             if not os.path.lexists(self.partial):
                 raise PredictError(f"{self.partial}: cannot resume: the partial output is "
                                    "missing; run without --resume to start again")
-            try:
-                fd = open_side_file(self.partial, append=True)
-            except OSError as exc:
-                raise self._failed(exc, self.partial) from None
-            try:
-                self._take_up(fd, doc)
-                os.ftruncate(fd, self.state["bytes"])
-            except BaseException as exc:
-                os.close(fd)
-                if isinstance(exc, OSError):
-                    raise self._failed(exc, self.partial) from None
-                raise
-            self.fd = fd
         else:
             with contextlib.suppress(OSError):  # a stale one no longer describes the file
                 self.progress.unlink()
-            try:  # an old file or stale link replaced
-                self.fd = open_side_file(self.partial)
-            except OSError as exc:
+        try:  # an old file or stale link replaced, unless resuming
+            self.fd = open_side_file(self.partial, append=resuming)
+            if resuming:
+                self._take_up(self.fd, doc)
+                os.ftruncate(self.fd, self.state["bytes"])
+        except BaseException as exc:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+            if isinstance(exc, OSError):
                 raise self._failed(exc, self.partial) from None
+            raise
         return {**self.state, "labelled": labelled}
 
     def commit(self, text: str, state: dict[str, Any]) -> None:

@@ -327,13 +327,10 @@ def _scorer(backend: str, scheduler: str | None, client: Any, timeout: float, ex
                   "n_jobs": n_jobs or 1, "window": window, "source": source}
 
         def score(batches: Any, done: int, parts: tuple | None = None) -> Iterator[tuple]:
-            if parts is not None:
-                for batch, counts, who, seconds in dd.written_partitions(doc, batches, *parts,
-                                                                        **common):
-                    yield batch, counts, [], who, seconds
-                return
-            for part in dd.scored_partitions(doc, batches, skip=done, **common):
-                yield part.batch, part.rows, part.warnings, part.worker, part.seconds
+            if parts is None:
+                return dd.scored_partitions(doc, batches, skip=done, **common)
+            return ((batch, counts, [], who, seconds) for batch, counts, who, seconds
+                    in dd.written_partitions(doc, batches, *parts, **common))
 
         yield score
 

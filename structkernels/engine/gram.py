@@ -68,12 +68,10 @@ class GramInfo:
     Attributes
     ----------
     shape : tuple of int
-    n_evaluations : int
-        Kernel evaluations made (0 on a cache hit).
+    n_evaluations, n_blocks : int
+        Kernel evaluations made and blocks computed (0 on a cache hit).
     seconds : float
     cache_hit : bool
-    n_blocks : int
-        Blocks computed (0 on a cache hit).
     run : dict or None
         The record of a resumable run (``out=`` on dask): ``blocks``, ``blocks_skipped``
         (found done), ``blocks_computed``, ``restarted`` (None, or why nothing was reused),

@@ -332,9 +332,8 @@ class KernelSource:
 def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "the train Gram matrix",
                            owner: str | None = None, dtype: Any = np.float64) -> np.ndarray:
     """A user's precomputed Gram matrix, checked: dense, 2-D, finite; square when ``n_cols`` is
-    None (a training Gram), else a cross Gram with ``n_cols`` columns.  The one validator
-    of precomputed Grams: one error line names the owner, the matrix (``label``) and the
-    problem.
+    None (a training Gram), else a cross Gram with ``n_cols`` columns.  One error line names
+    the owner, the matrix (``label``) and the problem.
 
     Examples
     --------

@@ -20,7 +20,6 @@ from sklearn.utils.validation import check_is_fitted
 from structkernels.classifiers._common import (
     KERNEL_CONSTRAINTS,
     input_tags,
-    precomputed_refusals,
     train_input,
     values_against,
 )
@@ -137,10 +136,8 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         from sklearn.ensemble import RandomForestClassifier
 
         name = type(self).__name__
-        self._validate_params()
-        precomputed_refusals(self)
-        n_jobs = n_jobs_value(self.n_jobs)
         Xs, K, y = train_input(self, X, y)
+        n_jobs = n_jobs_value(self.n_jobs)
         n = len(y)
         if n < 2:
             raise ValueError(f"{name} needs at least 2 training structures, got n_samples={n}")

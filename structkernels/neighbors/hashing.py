@@ -25,7 +25,9 @@ from structkernels.kernels.names import as_kernel, takes_arrays
 from structkernels.structures import is_encoded, take
 from structkernels.utils import N_JOBS, Interval, ValidatedParamsMixin
 
-__all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits", "MAX_BITS"]
+__all__ = [
+    "RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits", "MAX_BITS", "check_n_features",
+]
 
 #: At most this many bits per code (a code is packed in an int64).
 MAX_BITS = 62
@@ -73,6 +75,17 @@ def set_n_features(est: Any, X: Any) -> None:
         del est.n_features_in_
 
 
+def check_n_features(est: Any, X: Any) -> None:
+    """Refuse array input whose width differs from the fitted ``n_features_in_``."""
+    expected = getattr(est, "n_features_in_", None)
+    if expected is not None and isinstance(X, np.ndarray) and X.shape[-1:] != (expected,):
+        got = X.shape[1] if X.ndim == 2 else X.shape
+        raise ValueError(
+            f"X has {got} features, but {type(est).__name__} is expecting {expected} features "
+            "as input"
+        )
+
+
 def _at_least(low: int) -> list[Any]:
     return [None, Interval(numbers.Integral, low, None)]
 
@@ -116,14 +129,6 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         bits = self.bits_from_similarities(S)
         return codes_from_bits(bits), bits
 
-    def _check_n_features(self, X: Sequence) -> None:
-        expected = getattr(self, "n_features_in_", None)
-        if expected is not None and isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] != expected:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{expected} features as input"
-            )
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # structures (paths, trees) are not 2-D float arrays: sklearn's checks skip them
@@ -158,7 +163,7 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         ``len(X) * n_reference`` kernel evaluations, added to ``n_evaluations_``."""
         self._check_fitted()
         X = as_structures(self.kernel_, X, encode=True)
-        self._check_n_features(X)
+        check_n_features(self, X)
         codes, bits = self._codes(self._similarities(X))
         return (codes, bits) if return_bits else codes
 

@@ -11,6 +11,7 @@ common substructure that uses an ``l`` tuple.  What decides each σ is a strateg
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import numbers
 import os
 import time
@@ -369,21 +370,12 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         learn = labels_by_frequency(counts, self.labels, self.top_fraction)
         rng = check_random_state(self.random_state)
 
-        self.X_fit_ = X
-        self.labels_ = list(learn)
-        self.label_counts_ = {lab: int(counts[lab]) for lab in learn}
+        self._start(X, learn, counts, fixed, normalize)
         self.sigma_ = {lab: 1.0 for lab in learn}
-        self.fixed_sigma_ = fixed
-        self.normalize_ = normalize
-        self.ignored_labels_: list[str] = []
-        self.losses_: dict[str, dict[str, Any]] = {}
-        self.log_: list[dict[str, Any]] = []
-        self.n_train_ = n
-        self.interrupted_ = False
         data = FitData.of(base=base, normalize=normalize, fixed=fixed, learned=self.sigma_,
                           X=X, y=y, labels=learn, edge_sets=edge_sets, rng=rng)
         objective = self._objective()
-        self._report(objective.report())
+        self._report(objective.counters)
 
         disable = None if self.progress is None else not self.progress
         bar = tqdm(total=self.n_iter * len(learn) * objective.steps_per_label,
@@ -421,15 +413,22 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         counts = Counter(label for x in X for label in structure_edge_labels(x))
         labels = strategy.labels(counts, self.labels)
         learned = strategy.fit(base, fixed, labels, X, y, groups, offset, rng)
-        self.X_fit_, self.labels_, self.n_train_, self.fixed_sigma_ = X, labels, len(X), fixed
-        self.label_counts_ = {lab: int(counts[lab]) for lab in labels}
+        self._start(X, labels, counts, fixed, normalize)
         self.sigma_, self.lam_, self.best_step_, self.history_ = (
             learned.sigma, learned.lam, learned.best_step, learned.history)
-        self.normalize_, self.interrupted_, self.losses_, self.log_ = normalize, False, {}, []
         self.ignored_labels_ = [lab for lab in labels if self.sigma_[lab] == 0.0]
         self._report(FitReport())
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _start(self, X: Sequence, labels: list[str], counts: Counter, fixed: dict[str, float],
+               normalize: bool) -> None:
+        """The fitted attributes every objective sets the same way."""
+        self.X_fit_, self.labels_, self.n_train_, self.fixed_sigma_ = X, list(labels), len(X), fixed
+        self.label_counts_ = {lab: int(counts[lab]) for lab in labels}
+        self.normalize_, self.interrupted_, self.ignored_labels_ = normalize, False, []
+        self.losses_: dict[str, dict[str, Any]] = {}
+        self.log_: list[dict[str, Any]] = []
 
     def _objective(self) -> Objective:
         """The strategy of ``objective=``, given its own parameters only."""
@@ -447,13 +446,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         return {name: getattr(self, name) for name in names}
 
     def _report(self, report: FitReport) -> None:
-        """The objective's counters as fitted attributes."""
-        self.budget_ = report.budget
-        self.n_evaluations_ = report.n_evaluations
-        self.n_evaluations_graph_ = report.n_evaluations_graph
-        self.n_evaluations_reused_ = report.n_evaluations_reused
-        self.n_trimmed_ = report.n_trimmed
-        self.subset_sizes_ = report.subset_sizes
+        """The objective's counters as fitted attributes (``budget_``, ``n_evaluations_``, ...)."""
+        for f in dataclasses.fields(report):
+            setattr(self, f"{f.name}_", getattr(report, f.name))
 
     @contextlib.contextmanager
     def _fitting(self, bar, learn, t0, objective):
@@ -467,7 +462,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             raise
         finally:
             bar.close()
-            self._report(objective.report())
+            self._report(objective.counters)
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
 

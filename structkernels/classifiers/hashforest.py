@@ -177,18 +177,14 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         return np.hstack([h.bits_from_similarities(S[:, h.reference_indices_])
                           for h in self.hashers_])
 
-    def _similarities(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "classes_")
-        return values_against(self, X, self.reference_indices_, self.reference_)
-
     def codes(self, X: Any) -> np.ndarray:
         """The binary hash codes of ``X``, shape (n, n_hashes * n_bits): the forest's features."""
-        return self._codes_from(self._similarities(X))
+        check_is_fitted(self, "classes_")
+        return self._codes_from(values_against(self, X, self.reference_indices_, self.reference_))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of the forest, shape (n, n_classes)."""
-        codes = self.codes(X)
-        return self.forest_.predict_proba(codes)
+        return self.forest_.predict_proba(self.codes(X))
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Class probabilities centred on chance, scikit-learn's convention for a margin.

@@ -34,7 +34,7 @@ from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, as_structu
 from structkernels.neighbors.topk import topk_lines
 from structkernels.utils import N_JOBS, Interval, validate_params
 
-__all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
+__all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS"]
 
 #: Hash family names accepted by ``hashing=``.
 HASHINGS = {"random-knn": RandomKNNHash, "klsh": KernelLSH}
@@ -303,21 +303,6 @@ def exact_knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, n_jobs: int | N
     return KNNGraph(indices, sims, int(n_evals + ne), None, time.perf_counter() - t0)
 
 
-def make_hasher(hashing: str, kernel: Any, *, n_bits: int | None = None, random_state: Any = None,
-                n_jobs: int | None = None, **hash_params: Any):
-    """An unfitted hasher of family ``hashing`` (``"random-knn"`` or ``"klsh"``)."""
-    if hashing not in HASHINGS:
-        raise ValueError(
-            f"unknown hashing {hashing!r}; expected None, one of {sorted(HASHINGS)}, or a "
-            "fitted RandomKNNHash/KernelLSH"
-        )
-    cls = HASHINGS[hashing]
-    try:
-        return cls(kernel, n_bits=n_bits, random_state=random_state, n_jobs=n_jobs, **hash_params)
-    except TypeError as exc:
-        raise TypeError(f"bad hash parameter for {cls.__name__}: {exc}") from None
-
-
 def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | None, n_tables: int,
                  random_state: Any, n_jobs: int,
                  hash_params: dict) -> tuple[list, list[np.ndarray], list[np.ndarray], int]:
@@ -336,13 +321,19 @@ def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | Non
     sims: list[np.ndarray] = []
     n_evals = 0
     if isinstance(hashing, str):
-        rng = check_random_state(random_state)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=n_tables)
-        for t in range(n_tables):
-            h = make_hasher(
-                hashing, kernel, n_bits=n_bits, random_state=int(seeds[t]), n_jobs=n_jobs,
-                **hash_params,
+        seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n_tables)
+        if hashing not in HASHINGS:
+            raise ValueError(
+                f"unknown hashing {hashing!r}; expected None, one of {sorted(HASHINGS)}, or a "
+                "fitted RandomKNNHash/KernelLSH"
             )
+        cls = HASHINGS[hashing]
+        for seed in seeds:
+            try:
+                h = cls(kernel, n_bits=n_bits, random_state=int(seed), n_jobs=n_jobs,
+                        **hash_params)
+            except TypeError as exc:
+                raise TypeError(f"bad hash parameter for {cls.__name__}: {exc}") from None
             c, _, S = h.fit_hash(X, return_similarities=True)
             hashers.append(h)
             codes.append(c)

@@ -125,6 +125,19 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         self.reference_ = take(X, self.reference_indices_)
         self.n_evaluations_ = 0
 
+    def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """Bits from kernel values ``S`` (n, M) against the reference set."""
+        return self._signed(self._checked_similarities(S)) > 0
+
+    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """How firmly each bit is set, (n, n_bits): ``|max_{H_j1} k - max_{H_j2} k|`` (random
+        k-NN hashing), the distance ``|sum_i w_i k_c(x, x_i)|`` to its hyperplane (KLSH).
+
+        Multi-probe search (``KernelKNNClassifier(n_probes=...)``) also visits the buckets
+        across the least firm bits.
+        """
+        return np.abs(self._signed(self._checked_similarities(S)))
+
     def _codes(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bits = self.bits_from_similarities(S)
         return codes_from_bits(bits), bits
@@ -256,32 +269,15 @@ class RandomKNNHash(_KernelHash):
         n_bits = self.n_bits if self.n_bits is not None else auto_n_bits(n)
         rng = check_random_state(self.random_state)
         self._set_reference(kernel, X, n, m, rng)
-        subsets = np.empty((n_bits, 2, s), dtype=np.int64)
-        for j in range(n_bits):
-            perm = rng.permutation(m)
-            subsets[j, 0] = perm[:s]
-            subsets[j, 1] = perm[s : 2 * s]
-        self.subsets_ = subsets
+        # H_j1 and H_j2 of bit j: the first 2 s of a permutation of the reference set
+        self.subsets_ = np.stack([rng.permutation(m)[: 2 * s].reshape(2, s)
+                                  for _ in range(n_bits)]).astype(np.int64)
         self.n_bits_ = int(n_bits)
         return self
 
-    def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
-        """Bits from kernel values ``S`` (n, M) against the reference set."""
-        best1, best2 = self._best_pair(self._checked_similarities(S))
-        return best1 > best2
-
-    def _best_pair(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # max over H_j1 and H_j2 for every bit at once: (n, n_bits, s) gathers
-        return S[:, self.subsets_[:, 0, :]].max(axis=2), S[:, self.subsets_[:, 1, :]].max(axis=2)
-
-    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
-        """How firmly each bit is set, (n, n_bits): ``|max_{H_j1} k - max_{H_j2} k|``.
-
-        Multi-probe search (``KernelKNNClassifier(n_probes=...)``) also visits the buckets
-        across the least firm bits.
-        """
-        best1, best2 = self._best_pair(self._checked_similarities(S))
-        return np.abs(best1 - best2)
+    def _signed(self, S: np.ndarray) -> np.ndarray:
+        # max over H_j1 minus max over H_j2 for every bit at once: (n, n_bits, s) gathers
+        return S[:, self.subsets_[:, 0, :]].max(axis=2) - S[:, self.subsets_[:, 1, :]].max(axis=2)
 
 
 class KernelLSH(_KernelHash):
@@ -385,14 +381,7 @@ class KernelLSH(_KernelHash):
         self.n_bits_ = int(n_bits)
         return self
 
-    def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
-        """Bits from kernel values ``S`` (n, p) against the sample."""
-        return self._projections(self._checked_similarities(S)) > 0
-
-    def _projections(self, S: np.ndarray) -> np.ndarray:
+    def _signed(self, S: np.ndarray) -> np.ndarray:
+        # the side of each bit's hyperplane
         Sc = S - S.mean(axis=1, keepdims=True) - self.col_means_[None, :] + self.grand_mean_
         return Sc @ self.weights_
-
-    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
-        """How firmly each bit is set, (n, n_bits): the distance ``|sum_i w_i k_c(x, x_i)|`` to its hyperplane."""
-        return np.abs(self._projections(self._checked_similarities(S)))

@@ -32,25 +32,14 @@ from typing import Any
 import numpy as np
 
 from structkernels.neighbors.classifier import KernelKNNClassifier
-from structkernels.npk.files import (
-    MAX_MODEL_BYTES,
-    MODEL_FORMAT,
-    MODEL_VERSION,
-    READABLE_VERSIONS,
-    ModelFormatError,
-    read_model,
-    save_model,
-    sigma_problem,
-    validate_model,
-)
+from structkernels.npk.files import MAX_MODEL_BYTES, MODEL_VERSION, ModelFormatError, read_model
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.npk.sigma_document import learner_from_document
 from structkernels.structures import Path
 
 __all__ = [
-    "MODEL_FORMAT", "MODEL_VERSION", "MAX_MODEL_BYTES", "ModelFormatError", "NPKModel",
-    "save_model", "read_model", "load_model", "load_learner", "READABLE_VERSIONS",
-    "sigma_problem", "validate_model",
+    "MODEL_VERSION", "MAX_MODEL_BYTES", "ModelFormatError", "NPKModel", "read_model", "load_model",
+    "load_learner",
 ]
 
 

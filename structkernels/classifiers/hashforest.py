@@ -184,7 +184,8 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of the forest, shape (n, n_classes)."""
-        return self.forest_.predict_proba(self.codes(X))
+        codes = self.codes(X)  # checks first that the classifier is fitted
+        return self.forest_.predict_proba(codes)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Class probabilities centred on chance, scikit-learn's convention for a margin.

@@ -277,17 +277,15 @@ class Loss1Objective(Objective):
         subsets = [np.unique(a) for a in subsets]
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
         sigma = d.current_sigma()
-        results: list[Any] = [None] * self.alpha
         exact = [
             j for j, a in enumerate(subsets) if self.hashing is None or len(a) < self.exact_below
         ]
         hashed = [j for j in range(self.alpha) if j not in set(exact)]
         # exact trials: every kernel value of the label computed once, reused across its
         # trials; the Gram blocks run with n_jobs workers
-        done = self.exact_trials(base, sigma, lab, X, y, [subsets[j] for j in exact], has,
-                                 normalize, self.n_jobs, bool(self.chain_bound))
-        for j, res in zip(exact, done, strict=True):
-            results[j] = res
+        results = dict(zip(exact, self.exact_trials(
+            base, sigma, lab, X, y, [subsets[j] for j in exact], has, normalize, self.n_jobs,
+            bool(self.chain_bound)), strict=True))
         # only the sampled structures go to a trial (and to the workers); sampled subsets are
         # much smaller than N: their hash tables take the default bits
         tasks = [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]], normalize, self.hashing,
@@ -297,9 +295,8 @@ class Loss1Objective(Objective):
         else:
             done = list(map_tasks(_subset_losses_of, tasks, n_jobs=self.n_jobs,
                                   backend="processes"))
-        for j, res in zip(hashed, done, strict=True):
-            results[j] = res
-        return results
+        results.update(zip(hashed, done, strict=True))
+        return [results[j] for j in range(self.alpha)]
 
     def learn_label(self, it: int, label: str) -> LabelDecision:
         trials = self._trials(label)
@@ -498,19 +495,16 @@ class GradientObjective:
                             "sigma": dict(zip(labels, np.round(theta, 6).tolist(), strict=True))})
             if ap > best[0] + 1e-9:
                 best = (ap, step, theta.copy(), lam)
-            if step == self.max_steps:
-                history[-1]["seconds"] = round(time.perf_counter() - t0, 3)
-                break
-            g = self._gradient(kern, XS, Kn, d, V, labels)
-            # Adam ascent, projected on the box
-            adam_m = 0.9 * adam_m + 0.1 * g
-            adam_v = 0.999 * adam_v + 0.001 * g * g
-            mh = adam_m / (1 - 0.9 ** (step + 1))
-            vh = adam_v / (1 - 0.999 ** (step + 1))
-            move = self.learning_rate * mh / (np.sqrt(vh) + 1e-12)
-            theta = np.clip(theta + move[:-1], 0.0, 1.0)
-            if self.learn_lam:
-                lam = float(np.clip(lam + move[-1], LAM_MIN, 1.0))
+            if step < self.max_steps:  # Adam ascent, projected on the box
+                g = self._gradient(kern, XS, Kn, d, V, labels)
+                adam_m = 0.9 * adam_m + 0.1 * g
+                adam_v = 0.999 * adam_v + 0.001 * g * g
+                mh = adam_m / (1 - 0.9 ** (step + 1))
+                vh = adam_v / (1 - 0.999 ** (step + 1))
+                move = self.learning_rate * mh / (np.sqrt(vh) + 1e-12)
+                theta = np.clip(theta + move[:-1], 0.0, 1.0)
+                if self.learn_lam:
+                    lam = float(np.clip(lam + move[-1], LAM_MIN, 1.0))
             history[-1]["seconds"] = round(time.perf_counter() - t0, 3)
         sigma = {lab: float(v) for lab, v in zip(labels, best[2], strict=True)}
         return GradientResult(sigma, float(best[3]), best[1], history)

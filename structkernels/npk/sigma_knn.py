@@ -240,12 +240,10 @@ class SigmaKNNSearch:
         if chosen == other:  # the trial's values go into R
             self.sigma, self.score = trial, alt
             if kept is None:  # computed again: they did not fit in memory beside R
-                for t, (a, b) in enumerate(tiles):
-                    for c, d in tiles[t:]:
-                        _swap_tile(self.R, inside[a:b], inside[c:d], tile(a, b, c, d), c == a)
-            else:
-                for a, b, c, d, blk in kept:
-                    _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
+                kept = ((a, b, c, d, tile(a, b, c, d))
+                        for t, (a, b) in enumerate(tiles) for c, d in tiles[t:])
+            for a, b, c, d, blk in kept:
+                _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
         del kept
         self.n_evaluations += out["n_evaluations"]
         out.update({"0": ap[0.0][0], "1": ap[1.0][0], "chosen": chosen,

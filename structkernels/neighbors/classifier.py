@@ -1,9 +1,5 @@
-"""The kernel k-nearest-neighbour classifier, exact or with kernel hashing.
-
-:class:`KernelKNNClassifier` votes with the ``k`` most similar training structures under any
-registered kernel (or a precomputed Gram); with ``hashing`` a test structure is compared only
-with its hash bucket(s) and the reference set (Garg et al. 2018, Sec. 4.2 and Table 2).
-:func:`positive_class_scores` gives the figures of the paper's tables.
+"""The kernel k-nearest-neighbour classifier, exact or with kernel hashing (Garg et al. 2018,
+Sec. 4.2 and Table 2), and the positive-class scores of the paper's tables.
 """
 
 from __future__ import annotations

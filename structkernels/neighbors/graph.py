@@ -1,11 +1,6 @@
-"""Kernel k-nearest-neighbour graphs, exact (blocked) and approximate (hashed).
-
-:func:`knn_graph` returns a :class:`KNNGraph`: for every structure its ``k`` most similar
-other structures (ties to the smaller index), the similarities and the kernel evaluations it
-took.  Exact: square blocks of the upper triangle through the Gram engine, each reduced to
-its top ``k`` at once (memory ``O(block**2 + n k)``).  Hashed (Garg et al. 2018, Sec. 4.2):
-the kernel is evaluated only inside each bucket (and across Hamming-1 buckets with
-``probe=1``), about ``n ** 1.5`` evaluations.
+"""Kernel k-nearest-neighbour graphs, exact (blocks of the upper triangle, each reduced to its
+top ``k`` at once: memory ``O(block**2 + n k)``) and hashed (Garg et al. 2018, Sec. 4.2: the
+kernel evaluated only inside buckets, about ``n ** 1.5`` evaluations).
 """
 
 from __future__ import annotations
@@ -368,11 +363,10 @@ def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | Non
 
 def group_buckets(codes: np.ndarray) -> dict[int, np.ndarray]:
     """``code -> sorted member indices``."""
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    uniq, starts = np.unique(sorted_codes, return_index=True)
-    ends = np.append(starts[1:], len(codes))
-    return {int(u): order[s:e].astype(np.int64) for u, s, e in zip(uniq, starts, ends, strict=True)}
+    order = np.argsort(codes, kind="stable").astype(np.int64)
+    uniq, starts = np.unique(codes[order], return_index=True)
+    # no code: no bucket (np.split gives one empty part)
+    return dict(zip(uniq.tolist(), np.split(order, starts[1:]), strict=False))
 
 
 def knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, hashing: Any = None,

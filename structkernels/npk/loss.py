@@ -1,7 +1,5 @@
-"""Loss Function 1 of Garg et al. (2018, Sec. 6.1) and its value on one sampled subset.
-
-``L = Σ_i K(S_i, S_1nn(i); σ) I(y_i ≠ y_1nn(i)) - Σ_i K(S_i, S_1nn(i); σ) I(y_i = y_1nn(i) = 1)``
-on the 1-NN graph of a subset, for ``σ_t = 0`` and ``σ_t = 1`` (one trial of Algorithm 1).
+"""Loss Function 1 of Garg et al. (2018, Sec. 6.1) on the 1-NN graph of a sampled subset, for
+``σ_t = 0`` and ``σ_t = 1`` (one trial of Algorithm 1), and the learner's input checks.
 """
 
 from __future__ import annotations

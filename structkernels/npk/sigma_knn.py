@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import average_precision_score
 
+from structkernels.engine.checks import diagonal_scales
 from structkernels.engine.gram import block_ranges, gram
 from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel
@@ -51,7 +52,7 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
     n = len(K)
     if K.ndim != 2 or K.shape != (n, n):
         raise ValueError(f"K must be a square matrix, got shape {K.shape}")
-    scale = _vote_scale(diag, n)
+    scale = np.ones(n) if diag is None else diagonal_scales(diag)
     k = max(0, min(int(n_neighbors), n - 1))
     rows, out = np.arange(n, dtype=np.int64), np.zeros(n)
     held = _held_topk(K, scale, rows, np.zeros(n, dtype=bool), k, n_jobs)
@@ -69,15 +70,6 @@ def _held_topk(K: np.ndarray, scale: np.ndarray, rows: np.ndarray, skip: np.ndar
     _in_bands(len(rows), n_jobs, lambda p0, p1: topk_rows_masked(
         K, scale, rows, skip, k, p0, p1, vals, idx, filled))
     return vals, idx, filled
-
-
-def _vote_scale(diag: np.ndarray | None, n: int) -> np.ndarray:
-    """The factors that cosine-normalise a raw matrix with self-similarities ``diag`` (ones
-    without it; 0 where a self-similarity is 0)."""
-    if diag is None:
-        return np.ones(n)
-    d = np.clip(np.asarray(diag, dtype=np.float64), 0.0, None)
-    return np.divide(1.0, np.sqrt(d), out=np.zeros(n), where=d > 0)
 
 
 def _in_bands(n: int, n_jobs: int | None, work: Callable[[int, int], Any]) -> None:
@@ -217,7 +209,7 @@ class SigmaKNNSearch:
         diagonal = [tile(a, b, a, b) for a, b in tiles]
         diag = np.diag(self.R).copy()
         diag[inside] = np.concatenate([np.diag(blk) for blk in diagonal])
-        scale = _vote_scale(diag if self.normalize else None, len(diag))
+        scale = diagonal_scales(diag) if self.normalize else np.ones(len(diag))
         votes, state = self._start_votes(inside, scale)
         kept: list | None = []
         kept_bytes = 0

@@ -34,11 +34,19 @@ from structkernels.neighbors.graph import (
 )
 from structkernels.neighbors.hashing import as_structures as _checked_structures
 from structkernels.neighbors.hashing import check_n_features, codes_from_bits
-from structkernels.neighbors.settings import MAIN_JOB, classifier_kernel_params
+from structkernels.neighbors.settings import (
+    MAIN_JOB,
+    MAIN_JOB_SETTINGS,
+    PREVIOUS_DEFAULTS,
+    classifier_kernel_params,
+)
 from structkernels.structures import take
 from structkernels.utils import N_JOBS, Interval, Options, ValidatedParamsMixin
 
-__all__ = ["KernelKNNClassifier", "positive_class_scores", "stratified_rows"]
+__all__ = [
+    "KernelKNNClassifier", "positive_class_scores", "stratified_rows", "MAIN_JOB_SETTINGS",
+    "PREVIOUS_DEFAULTS",
+]
 
 
 
@@ -101,13 +109,12 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     """k-nearest-neighbour classifier under a kernel similarity.
 
     **The defaults are the main job's settings** (``structkernels train-npk``,
-    :data:`~structkernels.neighbors.settings.MAIN_JOB_SETTINGS`): the path kernel with
-    λ = 0.8 and partial credit 0.9, cosine-normalised, 8 neighbours, similarity-weighted votes
-    and an F1-tuned threshold; with hashing, 2 tables and 3 multi-probes.  **One default
-    differs from the main job: the search is exact** (``hashing=None``), where the main job
-    hashes to save kernel evaluations: pass ``hashing="random-knn"`` for it.
-    :data:`~structkernels.neighbors.settings.PREVIOUS_DEFAULTS` are the defaults of
-    structkernels 0.1.
+    :data:`MAIN_JOB_SETTINGS`): the path kernel with λ = 0.8 and partial credit
+    0.9, cosine-normalised, 8 neighbours, similarity-weighted votes and an
+    F1-tuned threshold; with hashing, 2 tables and 3 multi-probes.  **One default
+    differs from the main job: the search is exact** (``hashing=None``), where the
+    main job hashes to save kernel evaluations: pass ``hashing="random-knn"`` for it.
+    :data:`PREVIOUS_DEFAULTS` are the defaults of structkernels 0.1.
 
     Parameters
     ----------

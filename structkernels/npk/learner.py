@@ -50,12 +50,7 @@ from structkernels.npk.files import (
     read_document,
     validate_model,
 )
-from structkernels.npk.loss import (
-    binary_labels,
-    loss_function_1,
-    structure_edge_labels,
-    with_sigma,
-)
+from structkernels.npk.loss import binary_labels, structure_edge_labels, with_sigma
 from structkernels.npk.sigma_document import (
     learner_from_document,
     learner_from_json,
@@ -73,9 +68,7 @@ from structkernels.utils import (
     validate_params,
 )
 
-__all__ = [
-    "NonstationaryLearner", "loss_function_1", "structure_edge_labels",
-]
+__all__ = ["NonstationaryLearner"]
 
 # -------------------------------------------------------------------- learner
 class NonstationaryLearner(TransformerMixin, BaseEstimator):

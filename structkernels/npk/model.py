@@ -37,10 +37,8 @@ from structkernels.npk.learner import NonstationaryLearner
 from structkernels.npk.sigma_document import learner_from_document
 from structkernels.structures import Path
 
-__all__ = [
-    "MODEL_VERSION", "MAX_MODEL_BYTES", "ModelFormatError", "NPKModel", "read_model", "load_model",
-    "load_learner",
-]
+__all__ = ["MODEL_VERSION", "MAX_MODEL_BYTES", "ModelFormatError", "NPKModel", "read_model",
+           "load_model"]
 
 
 @dataclass
@@ -160,9 +158,3 @@ def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKM
         version=int(doc["version"]),
         path=name,
     )
-
-
-def load_learner(path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
-    """The :class:`~structkernels.NonstationaryLearner` of a train-npk model or a σ file
-    (:meth:`NonstationaryLearner.load`)."""
-    return NonstationaryLearner.load(path, max_bytes=max_bytes)

@@ -100,9 +100,9 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         "kernel_params": [None, dict],
     }
 
-    def _fit_sample(self, X: Any, param: str) -> tuple[Kernel, Sequence, int, int]:
-        """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size read from
-        ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
+    def _fit_sample(self, X: Any, param: str, m: int | None) -> tuple[Kernel, Sequence, int, int]:
+        """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size ``m`` of
+        parameter ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
         self._validate_params()
         kernel = as_kernel(self.kernel, **(self.kernel_params or {}))
         X = as_structures(kernel, X, encode=True)
@@ -111,7 +111,6 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         if n < 2:
             raise ValueError(f"{name} needs at least 2 structures to fit, got n_samples={n}")
         set_n_features(self, X)
-        m = getattr(self, param)
         m = m if m is not None else max(2, math.ceil(math.sqrt(n)))
         if m > n:
             raise ValueError(f"{name}.{param}={m} exceeds the {n} structures given")
@@ -254,7 +253,7 @@ class RandomKNNHash(_KernelHash):
 
     def fit(self, X: Any, y: Any = None) -> RandomKNNHash:
         """Draw the reference set and the bit subsets from ``X`` (no kernel evaluation)."""
-        kernel, X, n, m = self._fit_sample(X, "n_reference")
+        kernel, X, n, m = self._fit_sample(X, "n_reference", self.n_reference)
         s = self.subset_size if self.subset_size is not None else max(1, m // 4)
         if 2 * s > m:
             raise ValueError(
@@ -340,7 +339,7 @@ class KernelLSH(_KernelHash):
 
     def fit(self, X: Any, y: Any = None) -> KernelLSH:
         """Sample ``p`` structures, centre their kernel matrix and draw the hyperplanes."""
-        kernel, X, n, p = self._fit_sample(X, "n_sample")
+        kernel, X, n, p = self._fit_sample(X, "n_sample", self.n_sample)
         t = self.n_per_bit if self.n_per_bit is not None else max(1, p // 4)
         if t >= p:
             raise ValueError(f"KernelLSH.n_per_bit={t} must be smaller than n_sample={p}")

@@ -11,7 +11,6 @@ common substructure that uses an ``l`` tuple.  What decides each σ is a strateg
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import numbers
 import os
 import time
@@ -412,9 +411,13 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         return {name: getattr(self, name) for name in names}
 
     def _report(self, report: FitReport) -> None:
-        """The objective's counters as fitted attributes (``budget_``, ``n_evaluations_``, ...)."""
-        for f in dataclasses.fields(report):
-            setattr(self, f"{f.name}_", getattr(report, f.name))
+        """The objective's counters as fitted attributes."""
+        self.budget_ = report.budget
+        self.n_evaluations_ = report.n_evaluations
+        self.n_evaluations_graph_ = report.n_evaluations_graph
+        self.n_evaluations_reused_ = report.n_evaluations_reused
+        self.n_trimmed_ = report.n_trimmed
+        self.subset_sizes_ = report.subset_sizes
 
     @contextlib.contextmanager
     def _fitting(self, bar, learn, t0, objective):

@@ -65,7 +65,7 @@ def test_version_1_plain_json_is_read(trained, tmp_path):
 
 def test_a_file_without_a_classifier_setting_keeps_the_old_default(trained, tmp_path):
     """Defaults now follow the main job; a file naming no vote rule was trained with majority."""
-    from structkernels.neighbors.settings import PREVIOUS_DEFAULTS
+    from structkernels.neighbors.classifier import PREVIOUS_DEFAULTS
 
     doc = read_model(trained[0])
     for key in PREVIOUS_DEFAULTS:

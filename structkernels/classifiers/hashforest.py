@@ -117,8 +117,18 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
                  n_estimators: int = 100, max_features: Any = "sqrt",
                  class_weight: Any = "balanced", normalize: bool | str = "auto",
                  random_state: Any = None, n_jobs: int | None = None):
-        # every parameter stored verbatim (scikit-learn's convention)
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.n_bits = n_bits
+        self.n_hashes = n_hashes
+        self.n_reference = n_reference
+        self.subset_size = subset_size
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.class_weight = class_weight
+        self.normalize = normalize
+        self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> HashForestClassifier:

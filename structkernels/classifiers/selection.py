@@ -226,8 +226,10 @@ class InnerCVClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, candidates: dict[str, Any], cv: Any = 3, scoring: Any = "f1",
                  random_state: Any = None):
-        # every parameter stored verbatim (scikit-learn's convention)
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.candidates = candidates
+        self.cv = cv
+        self.scoring = scoring
+        self.random_state = random_state
 
     def fit(self, X: Any, y: Any, groups: Any = None) -> InnerCVClassifier:
         """Select on inner folds of ``(X, y)`` (grouped by ``groups``), refit the best on all."""

@@ -148,8 +148,16 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                  class_weight: Any = "balanced", max_exact: int = 20000, n_components: int = 2000,
                  tol: float = 0.05, random_state: Any = None, n_jobs: int | None = None,
                  normalize: bool | str = "auto"):
-        # every parameter stored verbatim (scikit-learn's convention)
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.C = C
+        self.class_weight = class_weight
+        self.max_exact = max_exact
+        self.n_components = n_components
+        self.tol = tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.normalize = normalize
 
     # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> KernelSVC:

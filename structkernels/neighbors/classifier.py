@@ -226,8 +226,21 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                  n_probes: int | str | None = "auto", normalize: bool | str = "auto",
                  n_jobs: int | None = None, random_state: Any = None,
                  kernel_params: dict | None = None, hash_params: dict | None = None):
-        # every parameter stored verbatim (scikit-learn's convention)
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.kernel = kernel
+        self.n_neighbors = n_neighbors
+        self.hashing = hashing
+        self.weights = weights
+        self.threshold = threshold
+        self.threshold_sample = threshold_sample
+        self.n_bits = n_bits
+        self.n_tables = n_tables
+        self.probe = probe
+        self.n_probes = n_probes
+        self.normalize = normalize
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.kernel_params = kernel_params
+        self.hash_params = hash_params
 
     # ------------------------------------------------------------- checks
     def _precomputed(self) -> bool:

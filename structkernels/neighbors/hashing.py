@@ -242,8 +242,13 @@ class RandomKNNHash(_KernelHash):
                  n_reference: int | None = None, random_state: Any = None,
                  n_jobs: int | None = None, subset_size: int | None = None,
                  kernel_params: dict | None = None):
-        # every parameter stored verbatim (scikit-learn's convention)
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.kernel = kernel
+        self.n_bits = n_bits
+        self.n_reference = n_reference
+        self.subset_size = subset_size
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.kernel_params = kernel_params
 
     _param_constraints = {
         **_KernelHash._param_constraints,
@@ -327,8 +332,14 @@ class KernelLSH(_KernelHash):
                  n_sample: int | None = None, n_per_bit: int | None = None,
                  random_state: Any = None, n_jobs: int | None = None, rcond: float = 1e-8,
                  kernel_params: dict | None = None):
-        # every parameter stored verbatim (scikit-learn's convention)
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.kernel = kernel
+        self.n_bits = n_bits
+        self.n_sample = n_sample
+        self.n_per_bit = n_per_bit
+        self.rcond = rcond
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.kernel_params = kernel_params
 
     _param_constraints = {
         **_KernelHash._param_constraints,

@@ -245,8 +245,35 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                  validation_fraction: float = 0.25, C: float = 1.0, n_jobs: int | None = None,
                  random_state: int | np.random.RandomState | None = None,
                  progress: bool | None = None):
-        # every parameter stored verbatim (scikit-learn's convention)
-        vars(self).update({k: v for k, v in locals().items() if k != "self"})
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.labels = labels
+        self.top_fraction = top_fraction
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+        self.n_iter = n_iter
+        self.sampling = sampling
+        self.hashing = hashing
+        self.n_bits = n_bits
+        self.exact_below = exact_below
+        self.chain_bound = chain_bound
+        self.max_evaluations = max_evaluations
+        self.normalize = normalize
+        self.objective = objective
+        self.objective_sample = objective_sample
+        self.n_neighbors = n_neighbors
+        self.min_gain = min_gain
+        self.min_count = min_count
+        self.learn_lam = learn_lam
+        self.n_samples = n_samples
+        self.max_steps = max_steps
+        self.learning_rate = learning_rate
+        self.validation_fraction = validation_fraction
+        self.C = C
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.progress = progress
 
     # ------------------------------------------------------------ validation
     def _validate_params(self) -> None:

@@ -38,6 +38,7 @@ from typing import Any
 import networkx as nx
 
 from structkernels.datasets.interactions import InteractionDataset, SkippedRecord, split_of
+from structkernels.formats._collect import check_on_error
 from structkernels.formats.graphs import read_graphs
 from structkernels.formats.labels import InteractionFormatError, read_label_records
 from structkernels.graphs.candidates import Candidate, CandidateError, CandidateExtractor
@@ -189,8 +190,7 @@ def load_pubmed45(
     """
     if swapped not in SWAPPED_MODES:
         raise ValueError(f"swapped must be one of {SWAPPED_MODES}, got {swapped!r}")
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    check_on_error(on_error)
     lfile = FilePath(os.fspath(labels))
     if not lfile.is_file():
         raise FileNotFoundError(f"no labels file at {lfile}")

@@ -26,6 +26,13 @@ from structkernels.utils import (
 ON_ERROR = ("raise", "skip")
 
 
+def check_on_error(on_error: Any) -> bool:
+    """Whether ``on_error`` asks for strict reading; anything but :data:`ON_ERROR` is refused."""
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+    return on_error == "raise"
+
+
 class RecordProblem(StructkernelsError, ValueError):
     """A problem of the record (or document) being read: its reason and, when known, its line.
 
@@ -73,12 +80,10 @@ class Reading:
 
     def __init__(self, on_error: str, max_entities: int | None = None,
                  max_pairs: int | None = None):
-        if on_error not in ON_ERROR:
-            raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+        self.strict = check_on_error(on_error)
         for name, value in (("max_entities", max_entities), ("max_pairs", max_pairs)):
             check_int(value, name, 0, allow_none=True)
         self.max_entities, self.max_pairs = max_entities, max_pairs
-        self.strict = on_error == "raise"
         self.sentences: list[Sentence] = []
         self.skipped: list[SkippedRecord] = []
         self.files: list[str] = []

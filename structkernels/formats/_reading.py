@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from structkernels.formats._collect import ON_ERROR, unreadable
+from structkernels.formats._collect import check_on_error, unreadable
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
 from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_partial
 
@@ -103,9 +103,7 @@ class GraphReading:
     """
 
     def __init__(self, on_error: str):
-        if on_error not in ON_ERROR:
-            raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-        self.strict = on_error == "raise"
+        self.strict = check_on_error(on_error)
         self.graphs: list[Graph] = []
         self.skipped: list[SkippedGraph] = []
         self.duplicates: list[SkippedGraph] = []  # kept or dropped as asked, listed

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from structkernels.formats._reading import GraphReading, blocks, duplicate_reason
+from structkernels.formats._collect import GraphReading, blocks, duplicate_reason
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 from structkernels.utils import one_line, optional_module, split_lines
 

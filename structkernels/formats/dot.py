@@ -1,36 +1,23 @@
 """Graphviz DOT graphs (one file per sentence, as in the NPK authors' release).
 
-Two kinds of DOT graph are read into the model of
-:mod:`structkernels.graphs.model`:
+**AMR** (``kind="amr"``).  Node ``label`` is the concept (``increase-01``) or, for an entity
+whose name subgraph was collapsed into one node (id ``"a8 HER3"``: the variable, a space,
+the name), the name, read as ``name`` = ``concept`` with ``collapsed=True``.  Edge
+``label`` is the role; an inverse role (``ARG0-of``) becomes the forward edge with
+``inverted=True``, as in PENMAN.  An edge labelled ``TOP`` marks the root (its source is
+dropped when it has no other edge); the graph's ``label`` is the sentence.  Other node
+attributes go to the node's ``extra``; ``concept``, ``entity_name`` and ``wiki`` (written
+by :func:`to_dot`) override the rules above.  A node attribute ``name`` is refused, as
+pydot refused it.
 
-**AMR** (``kind="amr"``).  Nodes carry ``label`` = the concept
-(``increase-01``) or, where the name subgraph of an entity was collapsed into
-one node, the entity's name (``HER3``, node id ``"a8 HER3"``: the variable, a
-space, the name).  Such a node is read with ``name`` = ``concept`` = the name
-and ``collapsed=True``.  Edges carry ``label`` = the role (``ARG0``, ``op1``);
-an inverse role (``ARG0-of``) is turned into the forward edge with
-``inverted=True``, as the PENMAN reader does.  An edge labelled ``TOP`` marks
-the root (its source is dropped when it has no other edge).  The graph's
-``label`` is the sentence.  Other node attributes (``gold_label``,
-``test_label``, ``gold_ind``) are kept in the node's ``extra`` dict; optional
-``concept``, ``entity_name`` and ``wiki`` attributes (written by
-:func:`to_dot`) override the rules above.  A node attribute called ``name``
-is refused (pydot could not build such a graph; the files read are the ones
-pydot read).
+**Dependency** (``kind="dependency"``, Stanford collapsed or UD).  Nodes ``examined3`` with
+``label=examined`` (the trailing number is the token position, ``index``), edges labelled
+with the relation; a self-loop labelled ``root`` marks the root and is dropped; ``lemma``
+and ``pos`` node attributes are kept.
 
-**Dependency** (``kind="dependency"``, Stanford collapsed dependencies or UD).
-Nodes ``examined3`` with ``label=examined`` (the trailing number is the token
-position, kept as ``index``); edges labelled with the relation (``nsubj``,
-``prep_by``); a self-loop labelled ``root`` marks the root and is dropped.
-Optional ``lemma`` and ``pos`` node attributes are kept.
-
-``kind="auto"`` (the default) takes the graph attribute ``kind`` when there is
-one, else ``"dependency"`` when a ``root`` self-loop is present, else
-``"amr"``.
-
-Parsing is :mod:`structkernels.formats._dot_parser`'s (the same files and errors as
-pydot's reading); pydot is needed only to write (:func:`to_dot`, :func:`write_dot`:
-``pip install structkernels[graphs]``).
+``kind="auto"`` takes the graph attribute ``kind``, else ``"dependency"`` when a ``root``
+self-loop is present, else ``"amr"``.  Parsing is :mod:`~structkernels.formats._dot_parser`'s
+(pydot's files and errors); pydot is needed only to write (``structkernels[graphs]``).
 """
 
 from __future__ import annotations
@@ -45,9 +32,8 @@ from typing import Any
 import networkx as nx
 
 from structkernels.engine.parallel import map_tasks
-from structkernels.formats._collect import unreadable
+from structkernels.formats._collect import GraphReading, check_max_depth, read_lines, unreadable
 from structkernels.formats._dot_parser import DotError, DotGraph, DotNestingError, parse_graphs
-from structkernels.formats._reading import GraphReading, check_max_depth, read_lines
 from structkernels.formats.penman import AMR_MODEL
 from structkernels.graphs.model import (
     Graph,
@@ -89,8 +75,7 @@ def _esc(value: Any) -> str:
 def _parse_text(
     text: str, file: str, gid: str | None = None, max_depth: int | None = MAX_DOT_DEPTH
 ) -> list[DotGraph]:
-    """The graphs of a DOT text; an error names its line (and the column of a syntax
-    error); a text nested deeper than ``max_depth`` is refused before it is parsed."""
+    """The graphs of a DOT text; an error names its line (a syntax error, its column too)."""
     try:
         return parse_graphs(text, max_depth)
     except DotNestingError as exc:
@@ -158,6 +143,13 @@ def _extra(attrs: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in attrs.items() if k not in _KNOWN}
 
 
+def _edge_label(attrs: dict, what: str, s: str, d: str, gid: str, file: str) -> str:
+    label = attrs.get("label")
+    if label is None or not label.strip():
+        raise GraphFormatError(f"edge without a label ({what})", file, None, gid, f"{s} -> {d}")
+    return label
+
+
 def _amr_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
     top_sources = set()
     root = None
@@ -190,9 +182,7 @@ def _amr_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
         extra = _extra(attrs)
         add_node(G, v, concept, name=name, wiki=attrs.get("wiki"), collapsed=collapsed, extra=extra)
     for s, d, a in edges:
-        role = a.get("label")
-        if role is None or not role.strip():
-            raise GraphFormatError("edge without a label (the AMR role)", file, None, gid, f"{s} -> {d}")
+        role = _edge_label(a, "the AMR role", s, d, gid, file)
         if role.upper() == "TOP":
             continue
         role = role.strip().lstrip(":")
@@ -226,10 +216,7 @@ def _dependency_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
         add_node(G, v, label, index=index, lemma=attrs.get("lemma"), pos=attrs.get("pos"),
                  extra=_extra(attrs))
     for s, d, a in edges:
-        rel = a.get("label")
-        if rel is None or not rel.strip():
-            raise GraphFormatError("edge without a label (the dependency relation)", file, None,
-                                   gid, f"{s} -> {d}")
+        rel = _edge_label(a, "the dependency relation", s, d, gid, file)
         if rel.lower() == "root" and (s == d or s.lower() == "root"):
             if root is not None and root != d:
                 raise GraphFormatError(f"two roots ({root!r}, {d!r})", file, None, gid, d)

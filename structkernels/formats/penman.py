@@ -9,6 +9,7 @@ its :mod:`networkx` model (:func:`to_networkx`): a bad graph costs that graph on
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 
 import networkx as nx
@@ -17,7 +18,7 @@ from penman import layout
 from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL
 
-from structkernels.formats._reading import GraphReading, blocks, check_max_depth, duplicate_reason
+from structkernels.formats._collect import GraphReading, blocks, check_max_depth, duplicate_reason
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph, unquote
 from structkernels.utils import split_lines
 
@@ -30,6 +31,8 @@ _CODEC = penman.PENMANCodec(model=AMR_MODEL)
 #: per level, so a deeper graph is refused, with its file, line and id, before
 #: it is decoded.
 MAX_DEPTH = 100
+#: A string (closed or not), or a parenthesis.
+_PARENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[()]', re.S)
 
 
 def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
@@ -49,30 +52,20 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
 def _scan(text: str) -> tuple[int, int, tuple[int, str] | None]:
     """``(max depth, offset of the deepest "(", (offset, text) of the first non-comment text
     after the graph's closing parenthesis or None)`` of a graph's text, at any depth."""
-    depth, max_depth, deepest, in_str, esc = 0, 0, 0, False, False
-    for i, ch in enumerate(text):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "(":
+    depth, max_depth, deepest = 0, 0, 0
+    for m in _PARENS.finditer(text):
+        if m.group() == "(":
             depth += 1
             if depth > max_depth:
-                max_depth, deepest = depth, i
-        elif ch == ")":
+                max_depth, deepest = depth, m.start()
+        elif m.group() == ")":
             depth -= 1
             if depth == 0:
-                j = i + 1
+                j = m.end()
                 for ln in text[j:].split("\n"):
                     stripped = ln.strip()
                     if stripped and not stripped.startswith("#"):
-                        k = text.index(stripped, j)
-                        return max_depth, deepest, (k, stripped)
+                        return max_depth, deepest, (text.index(stripped, j), stripped)
                     j += len(ln) + 1
                 return max_depth, deepest, None
     return max_depth, deepest, None  # unbalanced: the PENMAN decoder reports it

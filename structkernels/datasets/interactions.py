@@ -59,7 +59,6 @@ from structkernels.utils import (
     loads_record,
     note_cache_write,
     one_line,
-    record_label,
     release_free_memory,
     user_cache_dir,
 )
@@ -270,10 +269,10 @@ def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
                 rec, p, t = _parse_record(obj, lineno, build_tree)
             except (ValueError, KeyError, TypeError) as exc:
                 reason = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
-                reason = one_line(reason)
+                bad = SkippedRecord(fname, lineno, rid, one_line(reason))
                 if on_error == "raise":
-                    raise InteractionFormatError(f"{fname}, line {lineno}{record_label(rid)}: {reason}") from None
-                skipped.append(SkippedRecord(fname, lineno, rid, reason))
+                    raise InteractionFormatError(str(bad)) from None
+                skipped.append(bad)
                 continue
             if split is not None and rec["split"] != split:
                 continue
@@ -301,6 +300,7 @@ def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
     columns = (np.asarray(labels, dtype=np.int64), np.asarray(swapped, dtype=bool), graph_ids,
                np.array(splits, dtype="U5"))
     return InteractionDataset(RecordList(records), P, T, fname, skipped, _columns=columns)
+
 
 #: Version of the parsed form kept in the binary cache: bump it when parsing or the
 #: arrays change, so that older copies are parsed again.
@@ -417,16 +417,11 @@ def load_interactions(
     max_depth, max_bytes : int
         Limits of one record (:func:`structkernels.utils.loads_record`).
     cache : bool or path or None, default None
-        A compact binary copy of the parsed file (integer arrays of the
-        encoded paths and trees, the vocabularies, the labels, and the
-        records' text compressed until first read) is kept in
-        ``user_cache_dir("datasets")`` (None or True;
-        :func:`structkernels.utils.user_cache_dir`) or in the folder given, and
-        read instead of parsing when the file's bytes, ``on_error``, the limits
-        and the reader's version are the same: the shipped dataset loads in
-        well under a second after the first time.  ``False`` parses every time.
-        The copy is written atomically and read without pickle; a damaged or
-        foreign copy is ignored and replaced.
+        A compact binary copy of the parsed file (arrays, written atomically, read without
+        pickle) is kept in ``user_cache_dir("datasets")`` (None or True) or in the folder
+        given, and read instead of parsing when the file's bytes, ``on_error``, the limits
+        and the reader's version are the same (a damaged copy is replaced).  ``False``
+        parses every time.
 
     Returns
     -------

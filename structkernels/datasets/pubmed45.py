@@ -44,7 +44,7 @@ from structkernels.formats.labels import InteractionFormatError, read_label_reco
 from structkernels.graphs.candidates import Candidate, CandidateError, CandidateExtractor
 from structkernels.graphs.model import Graph, GraphFormatError, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
-from structkernels.utils import BadLine, one_line, record_label
+from structkernels.utils import BadLine, one_line
 
 __all__ = ["load_pubmed45", "resolve_tuple", "SWAPPED_MODES"]
 
@@ -239,10 +239,10 @@ def load_pubmed45(
             x = CandidateExtractor(g.graph)
             p, t = x.path(cand), x.tree(cand)
         except (ValueError, CandidateError, TypeError) as exc:
+            bad = SkippedRecord(fname, int(where.split()[1]), rid, one_line(exc))
             if on_error == "raise":
-                raise InteractionFormatError(f"{fname}, {where}{record_label(rid)}: "
-                                             f"{one_line(exc)}") from None
-            skipped.append(SkippedRecord(fname, int(where.split()[1]), rid, one_line(exc)))
+                raise InteractionFormatError(str(bad)) from None
+            skipped.append(bad)
             continue
         out = dict(rec)
         out.setdefault("id", f"{lfile.stem}:{where.split()[1]}")

@@ -1,10 +1,5 @@
-"""Multi-view datasets: one structure per graph view (AMR, dependency) for each labelled candidate.
-
-A *graph view* here is one representation of the whole sentence (its AMR graph, its
-dependency graph), each read from its own dataset and aligned by candidate.  They are not
-the *structure views* of a relation pair (``"path"``, ``"context"``, ``"apg"``: several
-structures read off one dependency parse, :mod:`structkernels.relations.models`).
-"""
+"""Multi-view datasets: one structure per graph view (the sentence's AMR graph, its dependency
+graph, each read from its own dataset) for each labelled candidate."""
 
 from __future__ import annotations
 

@@ -298,7 +298,6 @@ class _Parser:
         self.i = j
         return attrs
 
-    # ------------------------------------------------------------------ statements
     def graphs(self) -> list[DotGraph]:
         out: list[DotGraph] = []
         while True:
@@ -399,16 +398,13 @@ class _Parser:
         if nxt in _EDGE_OPS:
             self.edges(g, raw, value, j, i)
             return
-        if nxt == "[" and j == i + 1 and word and t.lower() in _DEFAULTS:
-            # a default statement: checked, dropped
-            _refuse(self.attr_lists(j), i, "a node", _NODE_KEYS)
-            return
+        attrs: dict[str, str | None] = {}
         if nxt == "[":
             attrs = self.attr_lists(j)
             _refuse(attrs, i, "a node", _NODE_KEYS)
+            if j == i + 1 and word and t.lower() in _DEFAULTS:
+                return  # a default statement: checked, dropped
             j = self.i
-        else:
-            attrs = {}
         if toks[j] == ";":
             j += 1
         self.i = j

@@ -22,9 +22,7 @@ from structkernels.formats._collect import GraphReading, blocks, duplicate_reaso
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 from structkernels.utils import one_line, optional_module, split_lines
 
-__all__ = ["read_conllu", "parse_conllu", "CONLLU_SUFFIXES"]
-
-CONLLU_SUFFIXES = (".conllu", ".conll")
+__all__ = ["read_conllu", "parse_conllu"]
 
 
 def _conllu():

@@ -247,7 +247,15 @@ def _line_of(text: str, node: str | None) -> int | None:
 
 def _to_graph(dot: DotGraph, gid: str, file: str, kind: str, text: str | None = None) -> Graph:
     try:
-        return _build(dot, gid, file, kind)
+        nodes, edges = _statements(dot, gid, file)
+        if not nodes:
+            raise GraphFormatError("a graph without nodes", file, None, gid)
+        k = _guess_kind(dot, edges) if kind == "auto" else kind
+        G = (_amr_model if k == "amr" else _dependency_model)(nodes, edges, gid, file)
+        if G.number_of_nodes() == 0:
+            raise GraphFormatError("a graph without nodes", file, None, gid)
+        return Graph(id=gid, sentence=dot.attrs.get("label") or "", graph=G,
+                     metadata=dict(dot.attrs), file=file, line=1, id_given=False)
     except (TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:  # a guard
         raise GraphFormatError(
             f"cannot read this DOT graph ({type(exc).__name__}: {one_line(exc, 200)})",
@@ -261,18 +269,6 @@ def _to_graph(dot: DotGraph, gid: str, file: str, kind: str, text: str | None = 
         err = GraphFormatError(exc.reason, exc.file, line, exc.graph_id)
         err.node = exc.node
         raise err from None
-
-
-def _build(dot: DotGraph, gid: str, file: str, kind: str) -> Graph:
-    nodes, edges = _statements(dot, gid, file)
-    if not nodes:
-        raise GraphFormatError("a graph without nodes", file, None, gid)
-    k = _guess_kind(dot, edges) if kind == "auto" else kind
-    G = (_amr_model if k == "amr" else _dependency_model)(nodes, edges, gid, file)
-    if G.number_of_nodes() == 0:
-        raise GraphFormatError("a graph without nodes", file, None, gid)
-    return Graph(id=gid, sentence=dot.attrs.get("label") or "", graph=G, metadata=dict(dot.attrs),
-                 file=file, line=1, id_given=False)
 
 
 def _check_kind(kind: str) -> None:

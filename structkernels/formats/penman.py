@@ -75,10 +75,7 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str,
                   max_depth: int = MAX_DEPTH, bad_bytes: dict[int, str] | None = None
                   ) -> Graph | None:
     """Decode one block; None for a comment-only block without an id (a file header).
-
-    ``bad_bytes``: line -> first bad byte of the lines not UTF-8 (decoded with replacement
-    characters, so that the graph id can be named).  A failure names this graph.
-    """
+    ``bad_bytes``: line -> why, for the lines not UTF-8."""
     comments = [ln for ln in block if ln.lstrip().startswith("#")]
     meta = _metadata(comments)
     graph_id = meta.get("id")
@@ -221,12 +218,10 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
     Raises
     ------
     GraphFormatError
-        A malformed graph (strict mode): bad PENMAN, a line that is not UTF-8,
-        nesting deeper than ``max_depth``, a duplicate id, a truncated gzip
-        file; or input that holds no AMR graph at all (empty file, non-AMR
-        text).  In lenient mode only the bad graphs are left out, each listed
-        in :attr:`GraphCorpus.skipped` (a file that cannot be read, or the lost
-        end of a truncated ``.gz``, too: every graph before it is kept).
+        A malformed graph (strict mode: bad PENMAN, a line that is not UTF-8, nesting
+        deeper than ``max_depth``, a duplicate id, a truncated gzip file), or input that
+        holds no AMR graph at all.  In lenient mode a file that cannot be read, or the lost
+        end of a truncated ``.gz``, is listed too.
     OSError
         A file cannot be read (strict mode).
 

@@ -111,8 +111,8 @@ def _corpus(path, strict: bool, skipped: list, records: Iterable[tuple[int, Any]
 
 
 def _read_tsv(path, expected_header, strict, skipped):
-    """The header and the ``(line, fields)`` rows of a TSV file: a BOM dropped, lines ending at
-    ``\\n``, ``\\r\\n`` or ``\\r`` only, quotes literal; a line that is not UTF-8 is a bad record."""
+    """The header and the ``(line, fields)`` rows of a TSV file: a BOM dropped, lines ending
+    at ``\\n``, ``\\r\\n`` or ``\\r`` only, quotes literal; a line not UTF-8 is a bad record."""
     with open(path, "rb") as fh:
         lines, bad = decode_lines(fh.read())
     if not lines:

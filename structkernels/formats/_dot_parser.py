@@ -55,8 +55,8 @@ class DotNestingError(DotError):
 
     def __init__(self, depth: int, max_depth: int, line: int, column: int):
         super().__init__(
-            f"subgraphs nested {depth} levels deep (braces); at most max_depth={max_depth}",
-            line, column, syntax=False,
+            f"subgraphs nested {depth} levels deep (braces); at most max_depth={max_depth} are "
+            "parsed (sentence graphs nest 1 or 2)", line, column, syntax=False,
         )
         self.depth, self.max_depth = depth, max_depth
 

@@ -32,8 +32,9 @@ from typing import Any
 import networkx as nx
 
 from structkernels.engine.parallel import map_tasks
-from structkernels.formats._collect import GraphReading, check_max_depth, read_lines, unreadable
+from structkernels.formats._collect import unreadable
 from structkernels.formats._dot_parser import DotError, DotGraph, DotNestingError, parse_graphs
+from structkernels.formats._reading import GraphReading, check_max_depth, read_lines
 from structkernels.formats.penman import AMR_MODEL
 from structkernels.graphs.model import (
     Graph,
@@ -79,10 +80,7 @@ def _parse_text(
     try:
         return parse_graphs(text, max_depth)
     except DotNestingError as exc:
-        raise GraphFormatError(
-            f"subgraphs nested {exc.depth} levels deep (braces); at most "
-            f"max_depth={exc.max_depth} are parsed (sentence graphs nest 1 or 2)",
-            file, exc.line, gid) from None
+        raise GraphFormatError(exc.what, file, exc.line, gid) from None
     except DotError as exc:
         if not exc.syntax:
             raise GraphFormatError(one_line(exc.what, 300), file, exc.line) from None

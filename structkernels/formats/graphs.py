@@ -7,13 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
-from structkernels.formats._collect import (
-    GraphReading,
-    IdTable,
-    check_on_error,
-    duplicate_reason,
-    unreadable,
-)
+from structkernels.formats._collect import check_on_error, unreadable
+from structkernels.formats._reading import GraphReading, IdTable, duplicate_reason
 from structkernels.formats.conllu import read_conllu
 from structkernels.formats.dot import read_dot
 from structkernels.formats.networkx_graphs import read_networkx_file

@@ -8,7 +8,7 @@ from typing import Any
 
 import networkx as nx
 
-from structkernels.formats._collect import GraphReading
+from structkernels.formats._reading import GraphReading
 from structkernels.graphs.model import (
     KINDS,
     Graph,

@@ -18,7 +18,7 @@ from penman import layout
 from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL
 
-from structkernels.formats._collect import GraphReading, blocks, check_max_depth, duplicate_reason
+from structkernels.formats._reading import GraphReading, blocks, check_max_depth, duplicate_reason
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph, unquote
 from structkernels.utils import split_lines
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from structkernels.formats._collect import GraphReading
+from structkernels.formats._reading import GraphReading
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 
 __all__ = ["from_spacy", "read_spacy"]

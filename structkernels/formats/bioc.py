@@ -341,9 +341,7 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
     try:
         coll, lost = load_bioc(file)
     except RelationFormatError as exc:
-        if reading.strict:
-            raise
-        reading.drop(exc.reason, exc.file, exc.line, exc.record)
+        reading.fail(exc.reason, exc.file, exc.line, exc.record)
         return
     except OSError as exc:
         reading.cannot_read(exc, file)

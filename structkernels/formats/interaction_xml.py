@@ -116,17 +116,14 @@ class _XmlFile:
             return self.sent["id"]
         return self.doc
 
-    def _line(self) -> int:
-        return self.parser.CurrentLineNumber
-
     def _refuse(self, reason: str) -> None:
-        raise RelationFormatError(reason, self.file, self._line())
+        raise RelationFormatError(reason, self.file, self.parser.CurrentLineNumber)
 
     def _start(self, name: str, attrs: dict[str, str]) -> None:
         if self.ignored:
             self.ignored += 1
             return
-        line = self._line()
+        line = self.parser.CurrentLineNumber
         parent = self.stack[-1] if self.stack else None
         if parent is None:
             if name != "corpus":
@@ -256,9 +253,7 @@ class _XmlFile:
             return
         if sent["problem"] is None:
             sent["problem"] = self._interactions_problem(sent)
-            if sent["problem"] and self.reading.strict:
-                raise RelationFormatError(sent["problem"][0], self.file, sent["problem"][1], sent["id"])
-        if sent["problem"]:
+        if sent["problem"]:  # strict reading raises it
             reason, line = sent["problem"]
             self.reading.fail(reason, self.file, line, sent["id"])
             return

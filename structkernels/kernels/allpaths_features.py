@@ -681,8 +681,8 @@ class AllPathsWeights:
             first = end
         self.reference_squared_norms = sq
         if sums:
-            keys = np.concatenate([k for k, _ in sums])
-            uniq, inv = np.unique(keys, return_inverse=True)
+            # np.unique's keys and inverse, by the radix sort
+            uniq, inv = factorize(np.concatenate([k for k, _ in sums]), max(len(names), 1))
             values = np.bincount(inv, weights=np.concatenate([v for _, v in sums]),
                                  minlength=len(uniq))
         else:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.kernels._allpaths_numba import label_pairs
+from structkernels.kernels._allpaths_numba import label_pairs, write_pairs
 from structkernels.structures import LabelledGraph
 from structkernels.utils import njit
 
@@ -199,13 +199,7 @@ def batch_pair_entries(vstart, order, estart, src, dst, wts, loff, labels, apart
         c = aoff[end + 1] - aoff[end]
         keys[t:t + c] = akeys[aoff[end]:aoff[end + 1]]
         vals[t:t + c] = avals[aoff[end]:aoff[end + 1]]
-        t += c
-        for a in range(m):
-            for b in range(m):
-                if G[a, b] != 0.0:
-                    keys[t] = (local[a] << 32) | local[b]
-                    vals[t] = G[a, b]
-                    t += 1
+        t = write_pairs(G, local, keys, vals, t + c)
         end += 1
     return end, counts[:end - first].copy(), keys[:t].copy(), vals[:t].copy()
 

@@ -287,7 +287,6 @@ class TrainedExtractor(BaseEstimator):
             rows.append(row)
         return rows
 
-
     # --------------------------------------------------------------- save/load
     def to_json(self) -> dict[str, Any]:
         """The model as a JSON-ready document (what :meth:`save` writes)."""

@@ -48,12 +48,7 @@ def pair_entries(W, offsets, labels):  # pragma: no cover - compiled
     values."""
     local = np.unique(labels)
     G = label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
-    m = len(local)
-    count = 0
-    for a in range(m):
-        for b in range(m):
-            if G[a, b] != 0.0:
-                count += 1
+    count = np.count_nonzero(G)
     keys = np.empty(count, dtype=np.int64)
     vals = np.empty(count, dtype=np.float64)
     write_pairs(G, local, keys, vals, 0)

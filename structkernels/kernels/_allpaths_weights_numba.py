@@ -183,12 +183,7 @@ def batch_pair_entries(vstart, order, estart, src, dst, wts, loff, labels, apart
     end = first
     while end < n_graphs and t < limit:
         G, local = _flat_pairs(end, vstart, order, estart, src, dst, wts, loff, labels)
-        m = len(local)
-        c = aoff[end + 1] - aoff[end]
-        for a in range(m):
-            for b in range(m):
-                if G[a, b] != 0.0:
-                    c += 1
+        c = aoff[end + 1] - aoff[end] + np.count_nonzero(G)
         if t + c > len(keys):
             grown_k = np.empty(max(2 * len(keys), t + c), dtype=np.int64)
             grown_v = np.empty(len(grown_k), dtype=np.float64)

@@ -178,11 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if interrupted():
                 raise KeyboardInterrupt
             return status
-    except (KeyboardInterrupt, SystemError) as exc:
-        # a Ctrl-C that arrives as a compiled function (numba's dispatcher) returns surfaces as
-        # a SystemError caused by the KeyboardInterrupt: an interruption all the same
-        if isinstance(exc, SystemError) and not isinstance(exc.__cause__, KeyboardInterrupt):
-            raise
+    except KeyboardInterrupt:
         print("structkernels: interrupted", file=sys.stderr)
         return 130
 

@@ -13,7 +13,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "._atomic": ["WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path",
                  "atomic_memmap", "move_into_place", "sync_folder", "destination",
                  "open_side_file", "OutputError", "BRAT_SIBLINGS", "check_output",
-                 "check_folder_output", "open_output"],
+                 "check_folder_output", "open_output", "same_file"],
     "._errors": ["StructkernelsError", "StructkernelsWarning"],
     "._bounded": ["read_bounded", "read_partial", "read_head", "InputTooLargeError",
                   "CorruptInputError", "MAX_FILE_BYTES", "open_binary", "read_once",

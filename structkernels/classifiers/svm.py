@@ -24,8 +24,9 @@ from structkernels.classifiers._common import (
     train_input,
     values_against,
 )
+from structkernels.engine.checks import ApproximationWarning
 from structkernels.structures import take
-from structkernels.utils import Interval, StructkernelsWarning, ValidatedParamsMixin, n_jobs_value
+from structkernels.utils import Interval, ValidatedParamsMixin, n_jobs_value
 
 __all__ = ["KernelSVC", "ApproximationWarning", "ERROR_SAMPLE"]
 
@@ -38,10 +39,6 @@ _ROUTE_ATTRIBUTES = (
     "support_", "support_vectors_", "dual_coef_", "n_support_",
     "landmark_indices_", "landmarks_", "normalization_", "coef_", "n_components_",
 )
-
-
-class ApproximationWarning(StructkernelsWarning):
-    """A low-rank kernel approximation is less accurate than its tolerance asks."""
 
 
 class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):

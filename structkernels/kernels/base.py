@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.gaussian_process.kernels import Kernel as GPKernel
 
 from structkernels.engine.checks import (
     OVERFLOW_HINT,
@@ -28,11 +26,12 @@ from structkernels.engine.checks import (
 from structkernels.engine.gram import gram as engine_gram
 from structkernels.engine.parallel import releases_gil
 from structkernels.structures import Path, Tree
+from structkernels.utils import ParamsMixin, after_import
 
 __all__ = ["Kernel", "SumKernel", "ProductKernel", "ScaledKernel", "Normalized"]
 
 
-class Kernel(BaseEstimator):
+class Kernel(ParamsMixin):
     """Base class of every kernel.
 
     ``__init__`` stores keyword parameters verbatim, :meth:`pair` (or :meth:`gram_block`)
@@ -285,7 +284,8 @@ class Kernel(BaseEstimator):
 # scikit-learn's pairwise_kernels (behind KernelRidge, KernelPCA, Nystroem ...) calls a
 # kernel of its Gaussian-process family once with the whole arrays, any other callable once
 # per pair of rows: as a virtual subclass of that family, a Kernel gives its Gram in one call.
-GPKernel.register(Kernel)
+# Registered when scikit-learn defines the family, so that using a kernel never imports it.
+after_import("sklearn.gaussian_process.kernels", lambda module: module.Kernel.register(Kernel))
 
 
 class _Combination(Kernel):

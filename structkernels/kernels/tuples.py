@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from structkernels.kernels.sigma import sigma_weight
 from structkernels.structures import Vocabulary
+from structkernels.utils import ParamsMixin
 
 __all__ = [
     "LabelKernel", "IndicatorSimilarity", "PartialIndicator", "WordVectorSimilarity",
@@ -36,7 +36,7 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ label kernels
-class LabelKernel(BaseEstimator):
+class LabelKernel(ParamsMixin):
     """Base class of kernels between labels (words, edge labels): subclasses implement
     :meth:`matrix`.  ``None`` (a root's missing edge) is similar to ``None`` alone."""
 
@@ -213,7 +213,7 @@ def _as_label_kernel(spec: Any, what: str) -> LabelKernel | None:
 
 
 # ------------------------------------------------------------------ tuple kernels
-class TupleKernel(BaseEstimator):
+class TupleKernel(ParamsMixin):
     """``k_e(e, e') k_n(n, n')`` on ``(edge, node)`` tuples (Sec. 5.1), the stationary part of
     Eq. 1: σ lives in the convolution kernel's ``sigma`` (:mod:`structkernels.kernels.sigma`).
 
@@ -252,7 +252,7 @@ class TupleKernel(BaseEstimator):
         return float(w)
 
 
-class WeightedTupleKernel(BaseEstimator):
+class WeightedTupleKernel(ParamsMixin):
     """σ weighting of any tuple kernel: ``σ(e) base((e, n), (e', n')) σ(e')`` (Eq. 1), for a
     convolution kernel without a ``sigma`` of its own (a plugin's)."""
 

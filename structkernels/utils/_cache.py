@@ -62,6 +62,7 @@ CACHE_KINDS: dict[str, str] = {
     "grams": "Grams and σ (evaluate)",
     "datasets": "binary copies of datasets",
     "numba": "compiled kernels (numba)",
+    "prepared": "extractors' references prepared for scoring",
 }
 #: The file that marks a folder as a cache of structkernels (a cache directory tag, which
 #: backup tools skip): written at the cache folder's root by its first write.

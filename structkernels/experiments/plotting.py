@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from structkernels.utils import atomic_open, optional_module
 
 __all__ = ["plot_sigma_losses", "plot_evaluation", "plot_relation_curves", "pyplot"]
@@ -45,7 +47,6 @@ def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
         A fitted learner, or its ``losses_`` dict (label -> ``{"0", "1", "chosen"}``).
     path : path, optional
         Write the figure there (format from the extension, e.g. ``.png``).
-    title : str, optional
     objective : {"loss1", "knn-ap"}, optional
         Default: the learner's (``"loss1"`` for a dict).
     min_gain : float, optional
@@ -61,18 +62,17 @@ def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
     >>> fig = plot_sigma_losses({"ARG0": {"0": -3.0, "1": -1.0, "chosen": 0.0},
     ...                          "ARG1": {"0": 2.0, "1": -4.0, "chosen": 1.0}})  # doctest: +SKIP
     """
-    losses = learner if isinstance(learner, dict) else getattr(learner, "losses_", None)
+    fitted = not isinstance(learner, dict)
+    losses = getattr(learner, "losses_", None) if fitted else learner
     if not losses:
         raise ValueError("nothing to plot: the learner is not fitted or learned no label")
     if objective is None:
-        objective = "loss1" if isinstance(learner, dict) else getattr(learner, "objective", "loss1")
+        objective = getattr(learner, "objective", "loss1") if fitted else "loss1"
     if objective not in ("loss1", "knn-ap"):
         raise ValueError(f"objective must be 'loss1' or 'knn-ap', got {objective!r}")
     if min_gain is None:
-        min_gain = 0.005 if isinstance(learner, dict) else float(getattr(learner, "min_gain", 0.005))
+        min_gain = float(getattr(learner, "min_gain", 0.005)) if fitted else 0.005
     plt = pyplot()
-    import numpy as np
-
     labels = list(losses)
     sign = -1.0 if objective == "knn-ap" else 1.0  # the learner keeps -AP, lower is better
     v0 = sign * np.array([float(losses[lab]["0"]) for lab in labels])
@@ -124,7 +124,6 @@ def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
         precision-recall panel shows the one operating point of ``y_pred``.
     path : path, optional
         Write the figure there, atomically (format from the extension).
-    title : str, optional
 
     Returns
     -------
@@ -135,7 +134,6 @@ def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
     >>> from structkernels.experiments.plotting import plot_evaluation
     >>> fig = plot_evaluation([0, 1, 1, 0], [0, 1, 0, 0], [0.1, 0.9, 0.4, 0.2])  # doctest: +SKIP
     """
-    import numpy as np
     from sklearn.metrics import (
         ConfusionMatrixDisplay,
         PrecisionRecallDisplay,
@@ -192,7 +190,6 @@ def plot_relation_curves(y_true: Any, scores: Mapping[str, Any], folder: str | o
         Each model's scores of the same pairs (higher: more likely to interact).
     folder : path
         Where ``pr.png`` and ``roc.png`` are written, atomically (created when absent).
-    title : str, optional
 
     Returns
     -------
@@ -205,7 +202,6 @@ def plot_relation_curves(y_true: Any, scores: Mapping[str, Any], folder: str | o
     >>> plot_relation_curves([0, 1, 1, 0], {"a": [0.1, 0.9, 0.4, 0.2]},
     ...                      tempfile.mkdtemp())  # doctest: +SKIP
     """
-    import numpy as np
     from sklearn.metrics import PrecisionRecallDisplay, RocCurveDisplay
 
     y_true = np.asarray(y_true)

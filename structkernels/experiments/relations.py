@@ -140,23 +140,13 @@ def twin_comparison(models: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
 
 
 def evaluate_relations(
-    items: Sequence[dict[str, Any]],
-    y: Sequence[int],
-    splits: Sequence[tuple[np.ndarray, np.ndarray]],
-    *,
-    groups: Sequence[str] | None = None,
-    models: Sequence[str] = DEFAULT_MODELS,
-    C: float | str = 1.0,
-    sigma_params: dict[str, Any] | None = None,
-    n_jobs: int | None = None,
-    random_state: Any = 0,
-    progress: bool = True,
-    log: Callable[[str], None] | None = None,
-    cache_dir: str | os.PathLike | None = None,
-    work_dir: str | os.PathLike | None = None,
-    slice_bytes: int | None = None,
-    return_scores: bool = False,
-    threshold: str = "inner-cv",
+    items: Sequence[dict[str, Any]], y: Sequence[int],
+    splits: Sequence[tuple[np.ndarray, np.ndarray]], *, groups: Sequence[str] | None = None,
+    models: Sequence[str] = DEFAULT_MODELS, C: float | str = 1.0,
+    sigma_params: dict[str, Any] | None = None, n_jobs: int | None = None,
+    random_state: Any = 0, progress: bool = True, log: Callable[[str], None] | None = None,
+    cache_dir: str | os.PathLike | None = None, work_dir: str | os.PathLike | None = None,
+    slice_bytes: int | None = None, return_scores: bool = False, threshold: str = "inner-cv",
 ) -> dict[str, Any]:
     """Evaluate every model on the same splits.
 
@@ -170,7 +160,6 @@ def evaluate_relations(
         :func:`document_folds`, or one held-out split.
     groups : sequence of str, optional
         The document of each pair, kept whole by inner folds (None: each pair its own).
-    models : sequence of str, default :data:`DEFAULT_MODELS`
     C : float or "auto", default 1.0
         The SVMs' C; ``"auto"``: chosen on each training fold from :data:`C_GRID` by grouped
         3-fold inner cross-validation for F1, each fold's choice listed under ``"chosen"``.
@@ -179,8 +168,6 @@ def evaluate_relations(
         :data:`~structkernels.npk.gradient.SIGMA_OBJECTIVES` (default ``"svm"``).
     n_jobs : int, optional
         Workers for the Grams and the σ learner (default: the cores this process may use).
-    random_state : int
-    progress : bool
     log : callable, optional
         Receives a line per step.
     cache_dir : str or path, optional
@@ -441,19 +428,10 @@ def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
 
 
 def evaluate_corpora(
-    train: Any,
-    test: Any = None,
-    *,
-    cv: int = 10,
-    models: Sequence[str] = DEFAULT_MODELS,
-    parser: Any = None,
-    blind: bool = True,
-    n_jobs: int | None = None,
-    random_state: Any = 0,
-    progress: bool = True,
-    log: Callable[[str], None] | None = None,
-    parse_in_child: bool = False,
-    **options: Any,
+    train: Any, test: Any = None, *, cv: int = 10, models: Sequence[str] = DEFAULT_MODELS,
+    parser: Any = None, blind: bool = True, n_jobs: int | None = None, random_state: Any = 0,
+    progress: bool = True, log: Callable[[str], None] | None = None,
+    parse_in_child: bool = False, **options: Any,
 ) -> dict[str, Any]:
     """Parse, build the pairs' structures and evaluate every model on the same splits.
 
@@ -464,8 +442,6 @@ def evaluate_corpora(
         the training corpus.
     test : RelationCorpus, optional
         The test corpus; no document may be in both.
-    cv : int, default 10
-    models : sequence of str, default :data:`DEFAULT_MODELS`
     parser : DependencyParser, optional
         Default: ``DependencyParser()``.
     blind : bool, default True

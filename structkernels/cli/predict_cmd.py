@@ -1,11 +1,6 @@
-"""``structkernels predict``: label new candidates with a saved model.
-
-Two kinds of model file, told apart by their ``"format"``, each with its own options (given
-with the other kind, one is refused, naming it): a ``train-npk`` model labels the candidates
-of one JSON Lines file (k-NN under the nonstationary path kernel); a relation extractor
-scores every candidate pair of relation corpora through
-:func:`structkernels.extraction.predict`.
-"""
+"""``structkernels predict``: label new candidates with a saved model, a train-npk model
+(k-NN under the nonstationary path kernel) or a relation extractor
+(:func:`structkernels.extraction.predict`), each kind with its own options."""
 
 from __future__ import annotations
 
@@ -151,7 +146,6 @@ def read_candidates(path: str, skip_bad: bool, log: Callable[[str], None]
     paths: list[Path] = []
     skipped: list[str] = []
 
-    # lines through the shared bounded reader (gzip, byte-order mark, one line each)
     for lineno, line in iter_lines(path):
         try:
             if isinstance(line, BadLine):
@@ -175,14 +169,11 @@ def read_candidates(path: str, skip_bad: bool, log: Callable[[str], None]
                 raise CommandError(f"{where}: empty path")
             paths.append(structure)
             records.append(record)
-        except RecordError as exc:
-            message = f"{path}, line {lineno}: {exc.reason}"
+        except (RecordError, CommandError) as exc:
+            if isinstance(exc, RecordError):  # a line that is not a JSON record
+                exc = CommandError(f"{path}, line {lineno}: {exc.reason}")
             if not skip_bad:
-                raise CommandError(message) from None
-            skipped.append(message)
-        except CommandError as exc:
-            if not skip_bad:
-                raise
+                raise exc from None
             skipped.append(str(exc))
     for message in skipped:
         log(f"skipped {message}")

@@ -243,9 +243,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--lam/--node-mismatch: {exc}") from None
     parse_threshold(args.threshold)
     if args.plot or args.plot_eval:  # fail before the work, not after it
-        try:
-            from structkernels.experiments.plotting import pyplot
+        from structkernels.experiments.plotting import plot_evaluation, plot_sigma_losses, pyplot
 
+        try:
             pyplot()
         except ImportError as exc:
             raise CommandError(str(exc)) from None
@@ -282,11 +282,10 @@ def run(args: argparse.Namespace) -> int:
         "random_state": args.random_state, "progress": False if args.no_progress else None,
     }
     options = {k: getattr(args, k) for k in (  # the summary's settings
-        "alpha", "beta", "k", "n_iter", "sampling", "hashing", "n_bits", "lam",
-        "node_mismatch", "n_neighbors", "weights", "threshold", "n_tables", "probe")}
-    options.update(n_probes=_n_probes(args), objective=args.objective,
-                   objective_sample=args.objective_sample, random_state=args.random_state,
-                   max_train=args.max_train)
+        "alpha", "beta", "k", "n_iter", "sampling", "hashing", "n_bits", "lam", "node_mismatch",
+        "n_neighbors", "weights", "threshold", "n_tables", "probe", "n_probes", "objective",
+        "objective_sample", "random_state", "max_train")}
+    options["n_probes"] = _n_probes(args)
     table = None
     if not args.no_table and args.seeds > 0:
         table = {"n_train": args.table_train, "n_test": args.table_test,
@@ -299,12 +298,8 @@ def run(args: argparse.Namespace) -> int:
     out = FilePath(args.out)
     save_model(out, job["model"])
     if args.plot:
-        from structkernels.experiments.plotting import plot_sigma_losses
-
         plot_sigma_losses(job["learner"], args.plot)
     if args.plot_eval:
-        from structkernels.experiments.plotting import plot_evaluation
-
         y_test = np.asarray(test.labels)
         plot_evaluation(y_test, job["pred"], job["score"], args.plot_eval,
                         title=f"NPK, k-NN classifier, test half ({len(y_test):,} candidates)")

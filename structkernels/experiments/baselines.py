@@ -78,7 +78,7 @@ def _row(y: np.ndarray, pred: np.ndarray, score: np.ndarray, n_evaluations: int,
     return {**out, "n_evaluations": n_evaluations, "seconds": offset + time.perf_counter() - t0}
 
 
-def _knn_row(clf, X_te, y_te) -> dict[str, float]:
+def _knn_scores(clf, X_te, y_te) -> dict[str, float]:
     proba = clf.predict_proba(X_te)
     return _scores(y_te, clf.decide(proba), proba[:, 1])
 
@@ -115,10 +115,8 @@ def _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, n_jobs,
         t0 = time.perf_counter()
         knn = KernelKNNClassifier("precomputed", n_neighbors=K_NEIGHBOURS, weights="similarity",
                                   threshold="auto", random_state=seed).fit(K_tr, y_tr)
-        rows[f"{name} k-NN, exact"] = {
-            **_knn_row(knn, K_te, y_te), "n_evaluations": gram_n,
-            "seconds": gram_s + time.perf_counter() - t0,
-        }
+        rows[f"{name} k-NN, exact"] = {**_knn_scores(knn, K_te, y_te), "n_evaluations": gram_n,
+                                        "seconds": gram_s + time.perf_counter() - t0}
         t0 = time.perf_counter()
         svc = SVC(kernel="precomputed", class_weight="balanced").fit(K_tr, y_tr)
         s = svc.decision_function(K_te)
@@ -133,7 +131,7 @@ def _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, n_jobs,
             clf = KernelKNNClassifier(look, n_neighbors=K_NEIGHBOURS, hashing=hashing,
                                       weights="similarity", threshold="auto",
                                       random_state=seed, **hash_settings).fit(ids_tr, y_tr)
-            r = _knn_row(clf, ids_te, y_te)
+            r = _knn_scores(clf, ids_te, y_te)
             n_evals = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
             rows[f"{name} k-NN, {hashing} hashing"] = {
                 **r, "n_evaluations": n_evals,

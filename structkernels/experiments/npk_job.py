@@ -97,9 +97,8 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
     settings = {k: learner.normalize_ if k == "normalize" else v for k, v in settings.items()}
     y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
     pk, *_ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
-    npk, npk_clf, npk_pred, npk_score = evaluate(
-        train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings
-    )
+    npk, npk_clf, npk_pred, npk_score = evaluate(train.paths, y_train, test.paths, y_test,
+                                                 learner.kernel_params_(), settings)
     # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
     linear = linear_baselines(train.paths, y_train, test.paths, y_test) if len(y_test) else {}
     if table is not None:
@@ -113,37 +112,26 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
     n_learn = len(learn_set.paths)
     gram_evaluations = n_learn * (n_learn + 1) // 2
     summary = {
-        "data": data,
-        "n_train": len(train.paths),
-        "n_learn": n_learn,
-        "n_test": len(test.paths),
+        "data": data, "n_train": len(train.paths), "n_learn": n_learn, "n_test": len(test.paths),
         "positive_rate_test": float(np.mean(y_test)) if len(y_test) else 0.0,
         "settings": options,
-        "learned_labels": learner.labels_,
-        "zeroed_labels": learner.ignored_labels_,
-        "PK": pk,
-        "NPK": npk,
-        "linear_baselines": linear,
-        "baselines": table,
+        "learned_labels": learner.labels_, "zeroed_labels": learner.ignored_labels_,
+        "PK": pk, "NPK": npk, "linear_baselines": linear, "baselines": table,
         "learning": {
             "n_evaluations": learner.n_evaluations_,
             "n_evaluations_graph": learner.n_evaluations_graph_,
             # one Gram matrix of the structures σ was learned on: N (N + 1) / 2 evaluations
             "gram_evaluations": gram_evaluations,
             "fraction_of_gram": learner.n_evaluations_ / float(gram_evaluations),
-            "budget": learner.budget_,
-            "n_trimmed": learner.n_trimmed_,
+            "budget": learner.budget_, "n_trimmed": learner.n_trimmed_,
             "seconds": learner.fit_seconds_,
         },
         "seconds": time.perf_counter() - started,
     }
     model = {
-        "format": MODEL_FORMAT,
-        "version": MODEL_VERSION,
-        "learner": learner.to_json(),
+        "format": MODEL_FORMAT, "version": MODEL_VERSION, "learner": learner.to_json(),
         "classifier": {k: v for k, v in settings.items() if k != "n_jobs"},
-        "kernel": "path",
-        "kernel_params": learner.kernel_params_(),
+        "kernel": "path", "kernel_params": learner.kernel_params_(),
         "train": {
             "source": data,
             "ids": [record_id(r, i) for i, r in enumerate(train.records)],

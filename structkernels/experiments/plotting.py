@@ -113,12 +113,10 @@ def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
 
 def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
                     path: str | os.PathLike | None = None, *, title: str | None = None) -> Any:
-    """Confusion matrix and precision-recall curve of binary test predictions.
+    """Confusion matrix and precision-recall curve of 0/1 predictions against gold labels.
 
     Parameters
     ----------
-    y_true, y_pred : array-like of 0/1
-        Gold and predicted labels.
     scores : array-like of float, optional
         Scores of the positive class (e.g. ``predict_proba(X)[:, 1]``); without them the
         precision-recall panel shows the one operating point of ``y_pred``.

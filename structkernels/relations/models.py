@@ -46,9 +46,7 @@ class StructureKernel:
     view : str
         The structure view (a key of :func:`~structkernels.relations.structures.pair_views`).
     kernel : str
-        The registered kernel name.
-    params : mapping
-        Its parameters (read-only).
+        The registered kernel name; ``params`` its parameters (read-only).
     learns_sigma : bool, default False
         σ (a weight per edge label, :class:`~structkernels.NonstationaryLearner`) is learned
         on this view with this kernel and parameters, and set on the kernel.

@@ -91,21 +91,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     with warnings.catch_warnings():  # every plugin warning reaches the caller's handler
         warnings.simplefilter("always")
+        loaded, stubs = {}, {}
         if only is not None:
-            loaded = {only: commands.get(only)}
+            loaded[only] = commands.get(only)
         else:
             # the top-level help imports only the core's commands; a plugin's when it is run
-            loaded, stubs = {}, {}
             for name, ep in commands.entry_points().items():
                 dist = distribution_name(ep)
-                if dist == CORE_DISTRIBUTION:
-                    try:
-                        loaded[name] = commands.get(name)
-                    except ImportError:
-                        continue
-                else:
+                if dist != CORE_DISTRIBUTION:
                     stubs[name] = dist
-        for name in sorted({**loaded, **(stubs if only is None else {})}):
+                    continue
+                with contextlib.suppress(ImportError):  # one that fails to import is left out
+                    loaded[name] = commands.get(name)
+        for name in sorted({**loaded, **stubs}):
             if name not in loaded:
                 sub.add_parser(
                     name, add_help=False,

@@ -286,13 +286,7 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _rates(predicted: int, gold: int, n: int) -> str:
-    """The share of pairs predicted positive beside the gold share (labelled input).
-
-    Examples
-    --------
-    >>> _rates(48, 30, 61)
-    'predicted positive: 48 of 61 (78.7%); gold positive: 30 (49.2%)'
-    """
+    """The share of pairs predicted positive beside the gold share (labelled input)."""
     return (f"predicted positive: {predicted} of {n} ({100 * predicted / n:.1f}%); "
             f"gold positive: {gold} ({100 * gold / n:.1f}%)")
 

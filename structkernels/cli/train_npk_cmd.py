@@ -31,12 +31,10 @@ class _ConstructorDefault:
 
     @property
     def value(self) -> Any:
-        import importlib
         import inspect
+        import pkgutil
 
-        module, name = self.owner.split(":")
-        cls = getattr(importlib.import_module(module), name)
-        return inspect.signature(cls).parameters[self.param].default
+        return inspect.signature(pkgutil.resolve_name(self.owner)).parameters[self.param].default
 
     def __str__(self) -> str:
         return str(self.value)
@@ -208,17 +206,11 @@ def classifier_settings(args: argparse.Namespace) -> dict[str, Any]:
     the learner's, once fitted)."""
     hashed = args.hashing != "none"
     return {
-        "n_neighbors": args.n_neighbors,
-        "hashing": args.hashing if hashed else None,
-        "n_bits": args.n_bits if hashed else None,
-        "n_tables": args.n_tables if hashed else 1,
-        "probe": args.probe if hashed else 0,
-        "n_probes": _n_probes(args) if hashed else None,
-        "weights": args.weights,
-        "threshold": parse_threshold(args.threshold),
-        "normalize": None,
-        "n_jobs": args.n_jobs,
-        "random_state": args.random_state,
+        "n_neighbors": args.n_neighbors, "hashing": args.hashing if hashed else None,
+        "n_bits": args.n_bits if hashed else None, "n_tables": args.n_tables if hashed else 1,
+        "probe": args.probe if hashed else 0, "n_probes": _n_probes(args) if hashed else None,
+        "weights": args.weights, "threshold": parse_threshold(args.threshold),
+        "normalize": None, "n_jobs": args.n_jobs, "random_state": args.random_state,
     }
 
 

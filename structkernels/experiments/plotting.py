@@ -211,25 +211,24 @@ def plot_relation_curves(y_true: Any, scores: Mapping[str, Any], folder: str | o
     out.mkdir(parents=True, exist_ok=True)
     plt = pyplot()
     written = []
-    for kind in ("pr", "roc"):
+    prevalence = float(np.mean(y_true == 1))
+    figures = (("pr", PrecisionRecallDisplay, "precision-recall", "lower left"),
+               ("roc", RocCurveDisplay, "ROC", "lower right"))
+    for kind, display, what, legend in figures:
         fig, ax = plt.subplots(figsize=(6.5, 5))
         for name, s in scores.items():
             s = np.asarray(s, dtype=np.float64)
             if s.shape != y_true.shape or not np.isfinite(s).all():
                 raise ValueError(f"{name}: scores must be finite and one per pair")
-            if kind == "pr":  # the display adds "(AP = ...)" to the name
-                PrecisionRecallDisplay.from_predictions(y_true, s, ax=ax, name=name)
-            else:
-                RocCurveDisplay.from_predictions(y_true, s, ax=ax, name=name)
+            # the precision-recall display adds "(AP = ...)" to the name
+            display.from_predictions(y_true, s, ax=ax, name=name)
         if kind == "pr":
-            prevalence = float(np.mean(y_true == 1))
             ax.axhline(prevalence, color="grey", linestyle="--", linewidth=0.8,
                        label=f"chance ({100 * prevalence:.1f}%)")
         else:
             ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8, label="chance")
-        ax.legend(loc="lower left" if kind == "pr" else "lower right", fontsize=7)
-        ax.set_title((title + ": " if title else "") +
-                     ("precision-recall" if kind == "pr" else "ROC"))
+        ax.legend(loc=legend, fontsize=7)
+        ax.set_title((title + ": " if title else "") + what)
         fig.tight_layout()
         written.append(out / f"{kind}.png")
         _saved(fig, written[-1])

@@ -263,12 +263,10 @@ def evaluate_relations(
             # every Gram file this split needs, each once (σ's for this split only); then the
             # models by groups that read the same Gram, sharing its fold slices, in threads
             files: dict[StructureKernel, GramFile] = {}
-            for spec in specs:
-                for part in spec.parts:
-                    if part not in files:
-                        files[part] = grams.file(
-                            part.view, part.normalized(*_learned_kernel(part, learned)),
-                            keep=not (part.learns_sigma and learned))
+            for part in dict.fromkeys(part for spec in specs for part in spec.parts):
+                files[part] = grams.file(
+                    part.view, part.normalized(*_learned_kernel(part, learned)),
+                    keep=not (part.learns_sigma and learned))
             try:
                 one = 8 * len(tr) * (len(tr) + len(te))  # a Gram's fold slices, bytes
                 for batch in _batches(specs, one, slice_bytes):
@@ -304,12 +302,9 @@ def evaluate_relations(
         grams.close()
     pooled = {m: pooled_scores(y, preds[m], scores[m], splits) for m in models}
     result = {
-        "pairs": n,
-        "positives": int(y.sum()),
-        "folds": len(splits),
+        "pairs": n, "positives": int(y.sum()), "folds": len(splits),
         "seconds": round(time.perf_counter() - t0, 1),
-        "models": pooled,
-        "twins": twin_comparison(pooled),
+        "models": pooled, "twins": twin_comparison(pooled),
         "step_seconds": {**{m: round(v, 1) for m, v in spent.items()},
                          "Grams": round(grams.seconds, 1)},
     }

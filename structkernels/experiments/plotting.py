@@ -162,11 +162,8 @@ def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
         p = tp / max(1, int(np.sum(y_pred == 1)))
         r = tp / max(1, int(np.sum(y_true == 1)))
         ax_pr.plot([r], [p], "o", color="black", label="the predictions")
-        ax_pr.set_xlim(0, 1)
-        ax_pr.set_ylim(0, 1.02)
-        ax_pr.set_xlabel("recall")
-        ax_pr.set_ylabel("precision")
-        ax_pr.set_title("precision-recall (one operating point)")
+        ax_pr.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="recall", ylabel="precision",
+                  title="precision-recall (one operating point)")
     ax_pr.axhline(prevalence, color="grey", linestyle="--", linewidth=0.8,
                   label=f"chance (prevalence {100 * prevalence:.1f}%)")
     ax_pr.legend(loc="upper right", fontsize=8)

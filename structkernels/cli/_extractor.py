@@ -100,9 +100,7 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
     from structkernels.experiments.relations import describe_sigma
     from structkernels.extraction import RelationExtractor, describe_model
 
-    pairs = corpus.pairs()
-    if not pairs:
-        raise CommandError("no entity pair to train on")
+    pairs = corpus.pairs()  # some: read_corpus refused a corpus without
     if any(p.label is None for p in pairs):
         raise CommandError("training needs labelled sentences (gold interactions)")
     extractor = RelationExtractor(

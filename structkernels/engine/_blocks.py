@@ -70,8 +70,7 @@ def one_block(kernel: BlockKernel, task, X, Y, symmetric: bool) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def place_block(out, block, r0, c0, mirror, diagonal):  # pragma: no cover - compiled
     """Copy ``block`` to ``out[r0:, c0:]``; its mirror too (transposed, or the upper triangle
-    of a diagonal block onto its lower one).  Compiled and GIL-free: worker threads place
-    their own blocks (disjoint regions) in parallel."""
+    of a diagonal block onto its lower one).  GIL-free: threads place their own blocks."""
     bn, bm = block.shape
     for i in range(bn):
         for j in range(bm):
@@ -128,8 +127,7 @@ class FileMatrix:
     @staticmethod
     def layout_of(array: Any) -> tuple[str, int, tuple[int, int]] | None:
         """``(path, offset, shape)`` of the file behind ``array`` when it is a whole writable
-        float64 ``numpy.memmap`` of two dimensions in C order, else None (a slice of a map,
-        a copy-on-write map, an array in memory)."""
+        float64 ``numpy.memmap`` of two dimensions in C order, else None."""
         if not isinstance(array, np.memmap) or array.filename is None:
             return None
         whole = isinstance(array.base, mmap.mmap)  # a slice's base is the map it was cut from
@@ -139,7 +137,6 @@ class FileMatrix:
         return array.filename, int(array.offset), (int(array.shape[0]), int(array.shape[1]))
 
     def close(self) -> None:
-        """Close the file."""
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1

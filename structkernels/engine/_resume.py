@@ -79,7 +79,6 @@ def _marker(parts: Path, task) -> Path:
 
 
 def _read_key(path: Path) -> dict | None:
-    """The key stored in ``path``, or None when it is missing or unreadable."""
     try:
         key = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -111,10 +110,10 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
 
 # ------------------------------------------------------------ in the worker processes
 def _mark(parts: Path, task) -> None:
-    """The marker of a block whose data are on disk (renamed into place; flushed with the
-    folder by the caller: a marker lost in a crash costs its block again, nothing more)."""
+    """The marker of a block whose data are on disk (flushed with the folder by the caller:
+    a marker lost in a crash costs its block again, nothing more)."""
     with atomic_path(_marker(parts, task), sync=False, follow_links=False):
-        pass  # an empty file, renamed into place
+        pass
 
 
 _datasync = getattr(os, "fdatasync", os.fsync)
@@ -129,8 +128,8 @@ _stopped: set[str] = set()
 
 class _Committer(threading.Thread):
     """The thread of a worker process (one per run) that flushes the file once for the
-    blocks written since its last pass, then writes their markers (passes spaced as the
-    constants above say); an error is raised by the run's next job in this process."""
+    blocks written since its last pass, then writes their markers; an error is raised by the
+    run's next job in this process."""
 
     def __init__(self, run_id: str, partial: str, parts: str):
         super().__init__(name=f"structkernels-gram-{run_id[:8]}", daemon=True)
@@ -364,8 +363,7 @@ def resumable_gram(kernel: BlockKernel, X: Any, out: Path, client: Any, block_si
 
 def _scattered_scales(client: Any, kf: Any, Xf: Any, parts: Path, n: int, block_size: int,
                       info: dict) -> Any:
-    """The normalisation scales, from the raw diagonal (``diag.npy``, computed once per
-    run), sent to every worker."""
+    """The normalisation scales from the raw diagonal (``diag.npy``), sent to every worker."""
     dfile = parts / "diag.npy"
     if dfile.is_file():
         d = np.load(dfile)
@@ -383,8 +381,7 @@ def _scattered_scales(client: Any, kf: Any, Xf: Any, parts: Path, n: int, block_
 
 def _run_blocks(client: Any, shared: tuple, todo: list, out: Path, info: dict,
                 progress: bool | None) -> None:
-    """Rounds of jobs over the blocks ``todo`` until every block is marked; ``info``
-    records them."""
+    """Rounds of jobs over the blocks ``todo`` until every block is marked."""
     from distributed import as_completed
 
     kf, Xf, sf = shared

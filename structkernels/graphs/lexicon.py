@@ -41,10 +41,9 @@ class Lexicon:
     triggers, entities : frozenset of str
         Words or lemmas of interaction triggers and of entities.
     match : {"word", "lemma", "stem", "any"}
-        By which form of a node (its Snowball stem for ``"stem"``) an entry matches it;
-        ``"any"`` (default) accepts any of the three.
+        By which form of a node (its Snowball stem for ``"stem"``) an entry matches it.
     case_sensitive : bool
-        Default False (case folded); True for gene names whose case matters.
+        True for gene names whose case matters; by default case is folded.
 
     Examples
     --------

@@ -20,10 +20,8 @@ NO_EDGE = 0  # vocabulary id of the missing edge (the root's tuple)
 
 
 class Vocabulary:
-    """Label interning: each distinct label gets a stable integer id.
-
-    Ids go in first-seen order (0 is the missing edge, ``None``): the same structures in the
-    same order give the same arrays.
+    """Label interning: each distinct label gets an integer id in first-seen order (0 is the
+    missing edge, ``None``), so the same structures in the same order give the same arrays.
 
     Examples
     --------
@@ -49,8 +47,7 @@ class Vocabulary:
         return i
 
     def copy(self) -> Vocabulary:
-        """A new vocabulary with the same labels under the same ids (what is added to one
-        is not added to the other).
+        """A new vocabulary with the same labels under the same ids.
 
         Examples
         --------
@@ -76,7 +73,6 @@ class Vocabulary:
         return len(self._labels)
 
     def __sizeof__(self) -> int:
-        """Bytes of the two tables and the label strings."""
         return (object.__sizeof__(self) + sys.getsizeof(self._ids) + sys.getsizeof(self._labels)
                 + sum(sys.getsizeof(label) for label in self._labels if label is not None))
 
@@ -235,8 +231,7 @@ class EncodedList(Sequence):
         return type(self)(vocab, *arrays[1:]), type(self).encode(structures, vocab)  # type: ignore[attr-defined]
 
     def __sizeof__(self) -> int:
-        """Bytes of the arrays and the vocabulary, what pickling sends (read by dask's
-        ``sizeof``: its memory accounting, and joblib's dask backend)."""
+        """Bytes of the arrays and the vocabulary, what pickling sends (read by dask)."""
         return object.__sizeof__(self) + sum(
             a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays())
 
@@ -277,8 +272,7 @@ class PathList(EncodedList):
         for p in paths:
             if not isinstance(p, Path):
                 raise TypeError(f"expected a structkernels.Path, got {type(p).__name__}")
-        # edge, node, edge, node, ...: new labels are interned in first-seen order, then
-        # every label is looked up at C speed (no Python statement per tuple)
+        # edge, node, edge, node, ...: new labels interned in first-seen order, then looked up
         chain = itertools.chain.from_iterable
         seq = list(chain(chain(p._tuples for p in paths)))
         add = vocab.add
@@ -354,7 +348,6 @@ class TreeList(EncodedList):
         for t in trees:
             if not isinstance(t, Tree):
                 raise TypeError(f"expected a structkernels.Tree, got {type(t).__name__}")
-            # iterative pre-order with parent tracking
             stack: list[tuple[str | None, Tree, int]] = [(None, t, -1)]
             while stack:
                 edge, node, parent = stack.pop()
@@ -376,8 +369,7 @@ class TreeList(EncodedList):
         names = self.vocab.labels
         lab, edg = self.labels, self.edges
         co, ci = self.child_offsets, self.child_index
-        # children follow their parent in pre-order: build from the last node back
-        # (no recursion, so any depth)
+        # children follow their parent in pre-order: built from the last node back, any depth
         a, b = int(self.tree_offsets[i]), int(self.tree_offsets[i + 1])
         built: dict[int, Tree] = {}
         for v in range(b - 1, a - 1, -1):

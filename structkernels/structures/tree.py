@@ -13,12 +13,7 @@ __all__ = ["Tree"]
 class Tree:
     """An immutable ordered labelled tree.
 
-    Parameters
-    ----------
-    label : str
-        The node's label.
-    children : sequence of (str or None, Tree)
-        Ordered children, each with the label of the edge from this node.
+    ``children`` are ordered ``(edge label or None, Tree)`` pairs.
 
     Examples
     --------
@@ -91,8 +86,8 @@ class Tree:
                                       [len(t._children) for _, t in nodes]))
 
     def _render(self, leaf, open_, sep, close) -> str:
-        """Iterative rendering: ``leaf(t)`` for a leaf, else ``open_(t)`` then the
-        children (``sep(i, edge)`` before child ``i``) then ``close``."""
+        """``leaf(t)`` for a leaf, else ``open_(t)``, the children (``sep(i, edge)`` before
+        child ``i``) and ``close``; iterative."""
         out: list[str] = []
         stack: list[Any] = [self]
         while stack:
@@ -136,12 +131,8 @@ class Tree:
             stack.extend(reversed(node._children))
 
     def to_json(self) -> dict[str, Any]:
-        """``{"label": ..., "children": [[edge, {...}], ...]}``.
-
-        Built without recursion, so any depth works here; note that
-        :func:`json.dumps` itself refuses nesting deeper than Python's
-        recursion limit (a tree about 300 levels deep).
-        """
+        """``{"label": ..., "children": [[edge, {...}], ...]}``, built without recursion
+        (:func:`json.dumps` itself refuses nesting past Python's recursion limit)."""
         root: dict[str, Any] = {"label": self._label}
         stack = [(self, root)]
         while stack:
@@ -157,11 +148,8 @@ class Tree:
 
     @classmethod
     def from_json(cls, obj: Any, shared: dict[tuple, Tree] | None = None) -> Tree:
-        """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth.
-
-        ``shared``, a dict kept across calls, builds identical subtrees once
-        (datasets of many overlapping trees hold each distinct subtree once).
-        """
+        """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth.  ``shared``, a
+        dict kept across calls, builds identical subtrees once (for many overlapping trees)."""
         obj = load_json(obj)
         if not isinstance(obj, dict) or "label" not in obj:
             raise StructureError(f"a tree in JSON is an object with a 'label', got {obj!r}")

@@ -1,15 +1,10 @@
 """Writing files: atomic writes, and the output rule that a file a command writes never
 destroys an input or a special file.
 
-An atomic write makes a file appear complete under its name, or not at all.
-The content goes to a temporary file in the destination's folder, flushed, and is renamed
-over the destination only when complete, so an interrupt, a kill or a full disk leaves the
-old file intact.  A symbolic link at the destination is written *through* (the link stays a
-link); a FIFO, a device or a socket is refused (renaming over it would replace the special
-file itself).  A *side file* (``OUT.partial``, a checksum file) is never written through a
-link: a stale link there is replaced itself, and one taken up again is opened with
-``O_NOFOLLOW``.  Every option that names a file to write goes through :func:`check_output`
-before any work; :func:`open_output` opens what it allowed.
+An atomic write renames a complete temporary file of the destination's folder over it, so
+an interrupt, a kill or a full disk leaves the old file intact.  Every option that names a
+file to write goes through :func:`check_output` before any work; :func:`open_output` opens
+what it allowed.
 """
 
 from __future__ import annotations
@@ -40,10 +35,7 @@ BRAT_SIBLINGS: tuple[tuple[str, ...], ...] = ((".txt", ".ann"),)
 
 
 class WriteError(StructkernelsError, OSError):
-    """A file could not be written; the message names the file and the reason.
-
-    The destination, if it existed, is unchanged.
-    """
+    """A file could not be written (the message names it and why); it is unchanged."""
 
 
 def _umask() -> int:
@@ -53,9 +45,7 @@ def _umask() -> int:
 
 
 def _explain(exc: OSError, final: Path) -> WriteError:
-    if exc.errno in _NO_SPACE:
-        return WriteError(f"{final}: cannot write: no space left on the device (file unchanged)")
-    reason = exc.strerror or str(exc)
+    reason = "no space left on the device" if exc.errno in _NO_SPACE else exc.strerror or exc
     return WriteError(f"{final}: cannot write: {reason} (file unchanged)")
 
 
@@ -78,12 +68,10 @@ def _kind(mode: int) -> str:
 
 
 def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
-    """A file descriptor for writing the side file ``path`` (``OUT.partial``), never
-    through a symbolic link.
-
-    New: an old file or a stale link at ``path`` is removed and a fresh file is created
-    with ``O_EXCL`` and ``O_NOFOLLOW``.  With ``append`` (``--resume``): opened for
-    appending with ``O_NOFOLLOW``; it must be a regular file.  The caller closes it.
+    """A file descriptor (the caller closes it) for writing the side file ``path``
+    (``OUT.partial``), never through a symbolic link: an old file or a stale link there is
+    removed and a fresh file created, or, with ``append`` (``--resume``), a regular file is
+    opened for appending.
 
     Raises
     ------
@@ -98,9 +86,8 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "in.xml").write_text("input")
     >>> (d / "o.jsonl.partial").symlink_to(d / "in.xml")
-    >>> fd = open_side_file(d / "o.jsonl.partial")
-    >>> os.write(fd, b"row"), os.close(fd), (d / "in.xml").read_text()
-    (3, None, 'input')
+    >>> os.close(open_side_file(d / "o.jsonl.partial")), (d / "in.xml").read_text()
+    (None, 'input')
     """
     final = destination(path, follow_links=False)
     nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -186,14 +173,9 @@ def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bo
                     follow_links: bool = True) -> None:
     """Rename the complete file ``src`` over ``path``, the last step of every atomic write.
 
-    ``src`` gets the permissions of the file it replaces (or the umask's), is flushed to
-    disk with ``sync``, and is renamed (:func:`os.replace`).  For a file built over several
-    runs (a resumable Gram); ``follow_links`` as in :func:`atomic_path`.
-
-    Raises
-    ------
-    WriteError
-        Naming ``path``, which is unchanged.
+    ``src`` gets the permissions of the file it replaces (or the umask's) and is flushed
+    with ``sync``; ``follow_links`` as in :func:`atomic_path`.  A :class:`WriteError` names
+    ``path``, which is then unchanged.
     """
     final = destination(path, follow_links=follow_links)
     try:
@@ -217,26 +199,11 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
                 follow_links: bool = True) -> Iterator[Path]:
     """A temporary path to write; renamed to ``path`` when the block ends without error.
 
-    Parameters
-    ----------
-    path : path-like
-        The destination; its folder must exist (the rename never crosses file systems).
-    sync : bool, default True
-        Flush the temporary file to disk before the rename.
-    follow_links : bool, default True
-        Whether a link at ``path`` is written through; False for a side file: the link
-        itself is replaced.
-
-    Yields
-    ------
-    pathlib.Path
-        Where to write.  On an exception (``KeyboardInterrupt`` included) it is removed
-        and ``path`` is left as it was.
-
-    Raises
-    ------
-    WriteError
-        The folder is missing or not writable, or the disk is full, naming ``path``.
+    The temporary file lies in the folder of ``path``, which must exist; it is flushed
+    first with ``sync``, and removed on an exception (``KeyboardInterrupt`` included),
+    leaving ``path`` as it was.  A link at ``path`` is written through (its target
+    replaced), or with ``follow_links=False`` (a side file) replaced itself; a FIFO, a
+    device or a socket is refused.  A :class:`WriteError` names ``path``.
 
     Examples
     --------
@@ -248,7 +215,6 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
     >>> out.read_text()
     'complete'
     """
-    # through a symbolic link (a side file: the link replaced); a special file refused
     final = destination(path, follow_links=follow_links)
     folder = final.parent if str(final.parent) else Path(".")
     if final.is_dir():
@@ -307,10 +273,8 @@ def npy_path(path: str | os.PathLike) -> Path:
 
 
 def save_npy(path: str | os.PathLike, array: Any, *, follow_links: bool = True) -> Path:
-    """:func:`numpy.save` through a temporary file; returns the path written.
-
-    ``.npy`` is appended to a name without it.  Object arrays are refused: they could only
-    be read back with pickle.  ``follow_links`` as in :func:`atomic_path`."""
+    """:func:`numpy.save` through :func:`atomic_open` (``.npy`` appended to a name without
+    it); the path written.  Object arrays are refused: they could only be read with pickle."""
     import numpy as np
 
     arr = np.asanyarray(array)
@@ -327,17 +291,11 @@ def atomic_memmap(
     path: str | os.PathLike, shape: tuple[int, ...], dtype: Any = "float64", *,
     follow_links: bool = True,
 ) -> Iterator[Any]:
-    """A writable ``.npy`` memory map built under a temporary name.
+    """A writable ``.npy`` memory map to fill, flushed and renamed to ``path`` (used as
+    given) when the block ends cleanly; ``follow_links`` as in :func:`atomic_path`.
 
     The file's blocks are reserved before mapping (``posix_fallocate`` where available), so
-    a full disk raises :class:`WriteError` here rather than ``SIGBUS`` later.  When the
-    block ends cleanly the map is flushed and renamed to ``path`` (used as given);
-    ``follow_links`` as in :func:`atomic_path`.
-
-    Yields
-    ------
-    numpy.memmap
-        The array to fill; after the block, reopen ``path`` to read it.
+    a full disk raises :class:`WriteError` here rather than ``SIGBUS`` later.
     """
     import numpy as np
 
@@ -364,10 +322,7 @@ def atomic_memmap(
 
 
 class OutputError(StructkernelsError, ValueError):
-    """An output path the rule refuses; the message names the option and the path.
-
-    A ``ValueError``: the command line prints it as one line, exit status 2.
-    """
+    """An output path the rule refuses, naming the option and the path (exit status 2)."""
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -451,27 +406,12 @@ def check_output(
     Returns
     -------
     pathlib.Path or None
-        The file that will be written, symbolic links followed; ``None`` for ``-``.
-
-    Raises
-    ------
-    OutputError
-        One line, ``"{what} {path}: ..."``, saying why.
+        The file that will be written, symbolic links followed; ``None`` for ``-``.  An
+        :class:`OutputError` (one line, ``"{what} {path}: ..."``) says why not.
 
     Examples
     --------
-    >>> import os, tempfile
     >>> from structkernels.utils import check_output
-    >>> d = tempfile.mkdtemp()
-    >>> for name in ("doc.txt", "doc.ann"):
-    ...     open(os.path.join(d, name), "a").close()
-    >>> check_output(os.path.join(d, "scores.jsonl"), [os.path.join(d, "doc.ann")],
-    ...              what="-o").name
-    'scores.jsonl'
-    >>> check_output(os.path.join(d, "doc.txt"), [os.path.join(d, "doc.ann")], what="-o")
-    Traceback (most recent call last):
-    ...
-    structkernels.utils._atomic.OutputError: -o .../doc.txt: is the text the input '.../doc.ann' reads beside it (a BRAT document); choose another output
     >>> check_output("-", [], what="--save-model")
     Traceback (most recent call last):
     ...
@@ -535,13 +475,7 @@ def check_folder_output(value: str, names: Sequence[str],
     """The output rule on a folder an option writes ``names`` into (``--plot DIR``): not a
     file, not an input folder nor inside one, and each file written there allowed by
     :func:`check_output` (a missing folder is created: its nearest existing parent must be
-    a folder).
-
-    Raises
-    ------
-    OutputError
-        One line naming the option and the path.
-    """
+    a folder); else an :class:`OutputError`."""
     ins = [os.fspath(i) for i in inputs if i is not None and os.fspath(i) != "-"]
     head = f"{what} {value}"
     if os.path.lexists(value) and not os.path.isdir(value):

@@ -1,8 +1,4 @@
-"""The root of every exception and warning structkernels raises.
-
-Each error class derives from :class:`StructkernelsError` *and* keeps its built-in base, so a
-caller may catch either; warning classes derive from :class:`StructkernelsWarning`.
-"""
+"""The root of every exception and warning structkernels raises."""
 
 from __future__ import annotations
 

@@ -42,10 +42,9 @@ def check_interrupt() -> None:
 @contextlib.contextmanager
 def interrupt_guard() -> Iterator[None]:
     """Record every SIGINT of the block (see the module docstring); outside the main
-    thread, where no handler can be installed, and inside another guard, the block runs
-    as it is."""
+    thread, where no handler can be installed, and inside another guard (a command run by
+    a command), the block runs as it is."""
     global _seen
-    # outside the main thread, or inside an outer guard (a command run by a command)
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is _handler):
         yield

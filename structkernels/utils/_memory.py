@@ -19,8 +19,6 @@ __all__ = ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib", "parse_size", "re
 #: (bytes, or a number with a K, M, G or T suffix, e.g. ``"16G"``).
 MEMORY_BUDGET_ENV = "STRUCTKERNELS_MEMORY_BUDGET"
 
-#: Where the cgroup file systems are mounted, and this process's cgroup list (monkeypatched
-#: in the tests).
 _CGROUP_ROOT = "/sys/fs/cgroup"
 _PROC_CGROUP = "/proc/self/cgroup"
 _UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
@@ -120,15 +118,12 @@ def _cgroup_room() -> int | None:
 
 
 def memory_budget() -> int:
-    """Bytes one SRK computation may plan to use.
+    """Bytes one SRK computation may plan to use, read at each call.
 
-    ``$STRUCTKERNELS_MEMORY_BUDGET`` if set (``"8G"``, ``"512M"``, bytes).
-    Otherwise half of the smallest of: the machine's physical memory, the
-    memory available now (``MemAvailable``), the address space left under the
-    soft ``RLIMIT_AS`` (``ulimit -v``), and the memory left under this
-    process's cgroup limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``:
-    containers, batch schedulers); 8 GiB where none is known.  Read at each
-    call: no process-wide state.
+    ``$STRUCTKERNELS_MEMORY_BUDGET`` if set (``"8G"``, ``"512M"``, bytes).  Otherwise half
+    of the smallest of: the physical memory, the memory available now, the address space
+    left under the soft ``RLIMIT_AS`` (``ulimit -v``), and the memory left under this
+    process's cgroup limit (containers, batch schedulers); 8 GiB where none is known.
 
     Examples
     --------
@@ -158,11 +153,9 @@ def format_gib(n: float) -> str:
 @contextlib.contextmanager
 def long_lived() -> Iterator[None]:
     """The objects alive on entry (a loaded model, say) left out of the cyclic garbage
-    collector's scans until the block ends (:func:`gc.freeze`, then :func:`gc.unfreeze`).
-
-    A stream that builds and drops many small objects per batch runs the collector often,
-    and each full pass would walk the model again.  Where the process already keeps
-    objects frozen, the block leaves that alone.
+    collector's scans until the block ends (:func:`gc.freeze`, then :func:`gc.unfreeze`;
+    nothing where the process already keeps objects frozen): a stream of many small
+    objects per batch runs the collector often, and each full pass would walk the model.
 
     Examples
     --------
@@ -185,11 +178,8 @@ def long_lived() -> Iterator[None]:
 
 
 def release_free_memory() -> bool:
-    """Collect garbage and ask the C allocator to return its free memory to the system.
-
-    glibc keeps a freed heap for later use, so the resident size stays at its peak;
-    ``malloc_trim(0)`` gives it back.  Returns whether the allocator was asked (False
-    where the C library has no ``malloc_trim``).
+    """Collect garbage and ask the C allocator to return its free memory (``malloc_trim``:
+    glibc keeps a freed heap, so the resident size stays at its peak); whether it was asked.
 
     Examples
     --------

@@ -28,11 +28,9 @@ MIN_BAR_EVALUATIONS = 200_000
 
 
 def bar_disabled(total: int, progress: bool | None) -> bool | None:
-    """tqdm's ``disable`` for a loop of ``total`` kernel evaluations.
-
-    ``progress`` True/False forces the bar on/off; None shows it for work of
-    at least :data:`MIN_BAR_EVALUATIONS` (then tqdm decides by the terminal).
-    """
+    """tqdm's ``disable`` for a loop of ``total`` kernel evaluations: ``progress`` True or
+    False forces the bar on or off; None shows it for work of at least
+    :data:`MIN_BAR_EVALUATIONS` (then tqdm decides by the terminal)."""
     if progress is not None:
         return not progress
     return None if total >= MIN_BAR_EVALUATIONS else True
@@ -57,8 +55,7 @@ class _LineWriter:
 
 
 class _Bar(_tqdm):
-    """tqdm whose every update is a safe point to raise an interrupt that a finaliser
-    swallowed (:func:`structkernels.utils.check_interrupt`), shown or not."""
+    """tqdm whose every update raises an interrupt a finaliser swallowed, shown or not."""
 
     def update(self, n: float | None = 1) -> bool | None:
         check_interrupt()
@@ -119,10 +116,10 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
 
 @contextlib.contextmanager
 def run_settings(*, progress: bool | None = None, no_cache: bool = False) -> Iterator[None]:
-    """Progress off (``progress=False``) and no cache writes (``no_cache=True``) for the
-    work done inside the block, in this process and the worker processes it starts (which
-    inherit the environment that :func:`tqdm` and :func:`cache_writes_disabled` read);
-    the settings before are restored afterwards.  None and False change nothing.
+    """Progress off (``progress=False``) and no cache writes (``no_cache=True``) inside the
+    block, in this process and the worker processes it starts (which inherit the
+    environment :func:`tqdm` and :func:`cache_writes_disabled` read); None and False change
+    nothing.
 
     Examples
     --------

@@ -37,7 +37,7 @@ _DASK_HINT = 'the dask backend needs dask.distributed: pip install "structkernel
 #: below this many seconds of estimated serial work, worker threads are not started
 _MIN_THREAD_SECONDS = 0.02
 #: from this many kernel evaluations on, GIL-free kernels go to threads without timing a
-#: first task serially (the fastest compiled kernel needs well over 20 ms for them)
+#: first task serially (even the fastest compiled kernel takes longer than the threshold)
 _PROBE_EVALUATIONS = 1 << 21
 #: below this many seconds of estimated serial work, worker processes are not started
 #: (starting loky workers and sending them the data costs about a second or more)
@@ -332,7 +332,7 @@ def map_tasks(
     else:
         run = Plan(backend, 1 if n_jobs == 1 else n_workers(n_jobs, len(tasks)))
     weigh = cost if cost is not None else (lambda _t: 1)
-    if progress is False:  # no bar at all: a disabled tqdm still costs ~0.1 ms a call
+    if progress is False:  # no bar at all: a disabled tqdm still costs time at each call
         bar: Any = _NoBar()
     else:
         total = sum(weigh(t) for t in tasks)
@@ -448,16 +448,13 @@ class ChildCall:
 class ChildProcess:
     """One fresh process (``spawn``) kept for several calls, run one after the other while
     the calling process goes on, from the first :meth:`submit` to :meth:`close` (or the end
-    of a ``with`` block).  ``func``, the arguments and the results must pickle (between
-    this package's own processes, never from a file); a script using it needs the ``if
-    __name__ == "__main__":`` guard.
+    of a ``with`` block).
 
-    Parameters
-    ----------
-    interrupt : bool, default True
-        Whether Ctrl-C reaches the child too (it stops the call running there); False: the
-        child ignores it, and :meth:`close` lets the running call finish (a child that
-        works ahead of the caller, whose interruption the caller handles alone).
+    ``func``, the arguments and the results must pickle (between
+    this package's own processes, never from a file); a script using it needs the ``if
+    __name__ == "__main__":`` guard.  With ``interrupt=False`` the child ignores Ctrl-C and
+    :meth:`close` lets the running call finish (a child working ahead of the caller, whose
+    interruption the caller handles alone).
 
     Examples
     --------

@@ -5,8 +5,7 @@ extraction with evaluation of cross-corpus learning", BMC Bioinformatics 9(Suppl
 two unconnected subgraphs, the dependency one (tokens and dependencies as vertices, the
 shortest path's edges weighing more, its vertices' labels repeated with ``IP_``) and the
 linear one (tokens in order, labels prefixed ``B_``, ``M_`` or ``A_`` by their place
-against the pair), compared by
-:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`.
+against the pair), compared by :class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`.
 """
 
 from __future__ import annotations
@@ -126,12 +125,9 @@ def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
     LabelledGraph
         Vertices ``0 .. T-1``: the tokens of the dependency subgraph in sentence order;
         ``T .. T+D-1``: its dependencies, ordered by (head position, dependent position,
-        type); ``T+D .. 2T+D-1``: the tokens of the linear subgraph in sentence order.
-
-    Notes
-    -----
-    The shortest path is :func:`shortest_dependency_path`'s; every dependency joining two
-    consecutive tokens of the path is on it.
+        type); ``T+D .. 2T+D-1``: the tokens of the linear subgraph in sentence order.  The
+        shortest path is :func:`shortest_dependency_path`'s, with every dependency joining
+        two of its consecutive tokens.
 
     Examples
     --------
@@ -175,9 +171,9 @@ class AllPathsSentence:
         self._weights: tuple | None = None
 
     def _parts(self) -> tuple:
-        """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list) and
-        unblinded labels, the sorted dependencies ``(head, dependent, type)``, those joining
-        each pair of tokens, and each dependency's labels off the shortest path."""
+        """``(pos, plain, deps, by_step, roles)``: each token's parts of speech and unblinded
+        labels, the sorted dependencies ``(head, dependent, type)``, those joining each pair
+        of tokens, and each dependency's labels off the shortest path."""
         if self._read is None:
             nodes = self.G.nodes
             pos_of, plain = [], []

@@ -66,20 +66,12 @@ class Candidate:
         head = (self.interaction,) if self.catalyst is None else (self.interaction, self.catalyst)
         return head + self.participants
 
-    def to_json(self) -> dict[str, Any]:
-        return {"graph_id": self.graph_id, "interaction": self.interaction,
-                "catalyst": self.catalyst, "participants": list(self.participants)}
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Candidate:
-        return cls(obj["interaction"], obj.get("catalyst"), tuple(obj["participants"]),
-                   obj.get("graph_id"))
-
 
 class CandidateExtractor:
-    """Subgraphs, paths and trees of candidates in one graph (a breadth-first tree computed
-    once per interaction node); ``senses`` keeps PropBank sense numbers in node labels
-    (``bind-01`` instead of ``bind``).
+    """Subgraphs, paths and trees of candidates in one graph.
+
+    A breadth-first tree is computed once per interaction node; ``senses`` keeps PropBank
+    sense numbers in node labels (``bind-01`` instead of ``bind``).
 
     Examples
     --------

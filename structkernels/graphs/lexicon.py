@@ -1,9 +1,4 @@
-"""Candidate interactions in any labelled graph: AMR concepts, collapsed names, lexicons.
-
-Candidates come from :class:`~structkernels.amr.CandidateExtractor` as for PENMAN AMRs;
-:class:`Lexicon` says how interaction and entity nodes are found: AMR concept lists,
-collapsed names, or trigger and entity lexicons matched by a node's word, lemma or stem.
-"""
+"""Candidate interactions in any labelled graph, their nodes found by a :class:`Lexicon`."""
 
 from __future__ import annotations
 

@@ -47,14 +47,7 @@ class Vocabulary:
         return i
 
     def copy(self) -> Vocabulary:
-        """A new vocabulary with the same labels under the same ids.
-
-        Examples
-        --------
-        >>> v = Vocabulary(["a", "b"])
-        >>> w = v.copy(); w.add("c"), len(v), w["b"] == v["b"]
-        (3, 3, True)
-        """
+        """A new vocabulary with the same labels under the same ids."""
         out = Vocabulary.__new__(Vocabulary)
         out._ids = dict(self._ids)
         out._labels = list(self._labels)
@@ -80,13 +73,6 @@ class Vocabulary:
     def labels(self) -> list[str | None]:
         """Labels by id (index 0 is None)."""
         return list(self._labels)
-
-    def to_json(self) -> list[str]:
-        return [label for label in self._labels[1:]]  # type: ignore[misc]
-
-    @classmethod
-    def from_json(cls, obj: list[str]) -> Vocabulary:
-        return cls(obj)
 
     def encode_paths(self, paths: Sequence[Path]) -> PathList:
         """The paths encoded (a :class:`PathList` without them), interning new labels."""
@@ -153,15 +139,6 @@ class EncodedList(Sequence):
     __slots__ = ()
     #: what the items are called in messages
     kind = "structures"
-
-    def _build(self, i: int) -> Any:
-        raise NotImplementedError
-
-    def _subset(self, idx: np.ndarray) -> EncodedList:
-        raise NotImplementedError
-
-    def _arrays(self) -> tuple:
-        raise NotImplementedError
 
     @classmethod
     def encode(cls, structures: Sequence, vocab: Vocabulary | None = None) -> EncodedList:

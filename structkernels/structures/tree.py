@@ -150,12 +150,9 @@ class Tree:
     def from_json(cls, obj: Any, shared: dict[tuple, Tree] | None = None) -> Tree:
         """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth.  ``shared``, a
         dict kept across calls, builds identical subtrees once (for many overlapping trees)."""
-        obj = load_json(obj)
-        if not isinstance(obj, dict) or "label" not in obj:
-            raise StructureError(f"a tree in JSON is an object with a 'label', got {obj!r}")
-        # post-order without recursion: (object, edges of its children, done?)
+        # post-order without recursion: (object, done?)
         built: list[Tree] = []
-        stack: list[tuple[Any, bool]] = [(obj, False)]
+        stack: list[tuple[Any, bool]] = [(load_json(obj), False)]
         while stack:
             o, done = stack.pop()
             if not isinstance(o, dict) or "label" not in o:

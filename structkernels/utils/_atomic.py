@@ -55,8 +55,8 @@ _KINDS = ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISCHR, "character device
 
 
 def file_kind(path: str | os.PathLike) -> str:
-    """What ``path`` is, followed through links, without opening it (a FIFO without a
-    reader does not block): ``"missing"``, ``"file"``, ``"folder"`` or a special kind."""
+    """What ``path`` is, followed through links, without opening it (a FIFO would block):
+    ``"missing"``, ``"file"``, ``"folder"`` or a special kind."""
     try:
         return _kind(os.stat(path).st_mode)
     except (OSError, ValueError):
@@ -73,11 +73,8 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
     removed and a fresh file created, or, with ``append`` (``--resume``), a regular file is
     opened for appending.
 
-    Raises
-    ------
-    WriteError
-        Naming ``path``: a link to resume through, a folder, a special file, or the
-        reason it cannot be created; nothing is written.
+    A link to resume through, a folder, a special file, or a file
+    that cannot be created is a :class:`WriteError` naming ``path``; nothing is written.
 
     Examples
     --------
@@ -116,12 +113,8 @@ def destination(path: str | os.PathLike, *, follow_links: bool = True) -> Path:
     """The file an atomic write of ``path`` renames over: symbolic links followed, or, for a
     side file (``follow_links=False``), ``path`` itself (a link there is replaced).
 
-    Raises
-    ------
-    WriteError
-        ``path`` is a link loop, or (followed) a FIFO, a device or a socket, which a
-        rename would replace (for a side file: a folder or a special file); nothing is
-        written.
+    A link loop, or a FIFO, a device or a socket, which a rename would replace (for a side file: a
+    folder or a special file), is a :class:`WriteError`.
 
     Examples
     --------
@@ -243,10 +236,8 @@ def atomic_open(
     path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8",
     follow_links: bool = True, **kwargs: Any
 ) -> Iterator[IO[Any]]:
-    """Open a temporary file for writing; it replaces ``path`` when the block ends cleanly.
-
-    ``mode`` is ``"w"`` (text, ``encoding`` applies) or ``"wb"``; ``follow_links`` as in
-    :func:`atomic_path` (False for a side file).
+    """Open a temporary file for writing (``mode`` ``"w"`` or ``"wb"``); it replaces
+    ``path`` when the block ends cleanly.  ``follow_links`` as in :func:`atomic_path`.
 
     Examples
     --------
@@ -445,10 +436,8 @@ def check_output(
     written = [target, given] if writes is not None else [target]
     reals = list(dict.fromkeys(os.path.realpath(name) for name in written))
     for item in inputs:
-        if item is None:
-            continue
-        name = os.fspath(item)
-        if name == "-":
+        name = None if item is None else os.fspath(item)
+        if name in (None, "-"):
             continue
         if os.path.isdir(name):
             base = os.path.realpath(name)
@@ -504,8 +493,7 @@ def open_output(
 
     ``None`` or ``"-"`` is standard output (left open); a FIFO, device or socket is opened
     directly when ``stream_ok`` (there is nothing to rename over); anything else goes
-    through :func:`structkernels.utils.atomic_open` (written whole or not at all, through
-    a symbolic link to its target).
+    through :func:`atomic_open`.
 
     Examples
     --------

@@ -1,12 +1,10 @@
 """Interrupts that no library can swallow.
 
-Python raises ``KeyboardInterrupt`` wherever the main thread is when SIGINT comes; when that
-is inside a finaliser (``__del__``, a weakref callback: numba and NumPy run such code while
-compiling and collecting), Python reports it as "unraisable" and carries on, so a Ctrl-C
-could be lost and the command finish and replace its outputs.  :func:`interrupt_guard` (the
-command line's ``main``) installs a SIGINT handler that records the interrupt before it
-raises; :func:`check_interrupt` raises it again at the next safe point: each progress update
-and the rename that ends every atomic write, so no output is replaced after an interrupt.
+A ``KeyboardInterrupt`` raised inside a finaliser (``__del__``, a weakref callback: numba
+and NumPy run such code while compiling and collecting) is reported as "unraisable" and
+lost, so the command would finish and replace its outputs.  :func:`interrupt_guard` (the
+command line's ``main``) records the interrupt before raising it; :func:`check_interrupt`
+raises it again at each progress update and before the rename that ends an atomic write.
 """
 
 from __future__ import annotations

@@ -36,14 +36,8 @@ def parse_size(text: str) -> int | None:
 def _read_int(path: str) -> int | None:
     try:
         with open(path, encoding="ascii") as fh:
-            text = fh.read().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if text == "max":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
+            value = int(fh.read().strip())
+    except (OSError, UnicodeDecodeError, ValueError):  # "max" (cgroup v2): no limit
         return None
     return None if value >= _UNLIMITED else value
 

@@ -282,9 +282,11 @@ def available_cores() -> int:
 
 
 def effective_n_jobs(n_jobs: int | None) -> int:
-    """The number of workers for ``n_jobs``: ``None`` and ``-1`` are
-    :func:`available_cores`, ``-k`` that number less ``k - 1`` (at least 1), a positive
-    number itself; 0 or a non-integer is an :class:`InvalidParameterError`.
+    """The number of workers for ``n_jobs``.
+
+    ``None`` and ``-1`` are :func:`available_cores`, ``-k`` that number less ``k - 1`` (at
+    least 1), a positive number itself; 0 or a non-integer is an
+    :class:`InvalidParameterError`.
 
     Examples
     --------

@@ -1,10 +1,5 @@
-"""Progress that reads well on a terminal and in a log file.
-
-When stderr is a file or a pipe (a batch job's log), :func:`tqdm` writes plain lines, never
-a carriage-return frame; every update raises an interrupt swallowed on the way
-(:func:`structkernels.utils.check_interrupt`).  :func:`run_settings` turns progress (and
-cache writes) off for a run and the worker processes it starts.
-"""
+"""Progress that reads well on a terminal and in a log file, and the run's settings that
+turn it (and cache writes) off."""
 
 from __future__ import annotations
 
@@ -37,7 +32,7 @@ def bar_disabled(total: int, progress: bool | None) -> bool | None:
 
 
 class _LineWriter:
-    """A file-like object turning tqdm's ``\\r`` refreshes into whole lines."""
+    """A file-like object turning tqdm's refreshes into whole lines."""
 
     def __init__(self, stream: Any = None):
         self.stream = stream
@@ -78,11 +73,6 @@ class _LogBar(_Bar):
         super().set_description_str(desc, refresh=False)
 
 
-def _setting() -> str | None:
-    value = os.environ.get(PROGRESS_ENV, "").strip().lower()
-    return value or None
-
-
 def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: Any) -> _tqdm:
     """A drop-in for ``tqdm.auto.tqdm``: tqdm's bar on a terminal, plain lines in a log.
 
@@ -99,7 +89,7 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
     >>> with tqdm(total=3, desc="demo", disable=True) as bar:
     ...     bar.update(3)
     """
-    setting = _setting()
+    setting = os.environ.get(PROGRESS_ENV, "").strip().lower()
     if setting in ("0", "false", "no", "off"):
         disable = True
     elif setting in ("1", "true", "yes", "on") and disable is None:

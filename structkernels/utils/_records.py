@@ -178,13 +178,12 @@ def iter_lines(
     path: str | os.PathLike,
     *,
     max_bytes: int = MAX_RECORD_BYTES,
-    skip_blank: bool = True,
 ) -> Iterator[tuple[int, str | BadLine]]:
     """``(line number, text or BadLine)`` of each line of a plain or gzip'd text file.
 
     Memory stays within about ``max_bytes`` whatever the file holds.  Lines end at
     ``\\n`` or ``\\r\\n`` only (a U+2028 inside a record is text); a UTF-8 byte-order
-    mark at the start is dropped; ``skip_blank`` leaves out lines of white space.  A line
+    mark at the start is dropped; lines of white space are left out.  A line
     that is not UTF-8 or longer than ``max_bytes`` (read past, never held) is a
     :class:`BadLine`; a truncated or corrupt gzip stream gives one last :class:`BadLine`
     numbered after the lines read before it.
@@ -225,7 +224,7 @@ def iter_lines(
             except UnicodeDecodeError as exc:
                 yield lineno, BadLine(f"not UTF-8 text ({_not_utf8(exc, line)})")
                 continue
-            if skip_blank and not text.strip():
+            if not text.strip():
                 continue
             yield lineno, text
     except (EOFError, OSError, zlib.error) as exc:  # raised only by reading the stream
@@ -316,9 +315,6 @@ def check_header(
 
     Examples
     --------
-    >>> check_header({"format": "f", "version": 2}, name="m.json", format="f",
-    ...              versions=(1, 2), what="model")
-    2
     >>> check_header({"format": "f", "version": 3}, name="m.json", format="f",
     ...              versions=(1, 2), what="model")
     Traceback (most recent call last):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 from collections.abc import Sequence
@@ -13,11 +14,9 @@ import numpy as np
 from structkernels.engine.checks import check_kernel_values, normalize_block
 from structkernels.utils import njit
 
-__all__ = [
-    "BlockKernel", "FileMatrix", "block_ranges", "block_tasks", "compute_blocks", "count_evals",
-    "default_block_size", "guided_chunks", "largest_first", "one_block", "place_block",
-    "place_transposed", "pwrite_all", "task_evals", "write_block", "write_block_file",
-]
+__all__ = ["BlockKernel", "FileMatrix", "block_ranges", "block_tasks", "compute_blocks",
+           "count_evals", "default_block_size", "guided_chunks", "largest_first", "one_block",
+           "task_evals", "write_block", "write_block_file"]
 
 
 class BlockKernel(Protocol):
@@ -191,8 +190,7 @@ def compute_blocks(kernel: BlockKernel, X, Y, tasks, symmetric: bool, file: tupl
     offset, shape)``) each block, normalised by ``scales``, is written there and only its
     coordinates (and a diagonal block's raw diagonal) come back."""
     out = []
-    target = None if file is None else FileMatrix(*file)
-    try:
+    with (contextlib.nullcontext() if file is None else FileMatrix(*file)) as target:
         for task in tasks:
             block = one_block(kernel, task, X, Y, symmetric)
             if target is not None:
@@ -201,9 +199,6 @@ def compute_blocks(kernel: BlockKernel, X, Y, tasks, symmetric: bool, file: tupl
                 out.append((*task, None, d))
             else:
                 out.append((*task, block, None))
-    finally:
-        if target is not None:
-            target.close()
     return out
 
 

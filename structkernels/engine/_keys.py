@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import joblib
@@ -34,8 +35,6 @@ def content_hash(obj: Any) -> str:
     try:
         return joblib.hash(obj)
     except Exception:
-        import hashlib
-
         import cloudpickle  # the serialiser of joblib's workers and of dask
 
         return "cloudpickle-" + hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()

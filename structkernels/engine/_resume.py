@@ -98,8 +98,7 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
     parts.mkdir(parents=True, exist_ok=True)
     # the key first: a run stopped while the folder is cleaned is never resumed
     for name in ("meta.json", "result.json", "diag.npy", partial.name):
-        with contextlib.suppress(FileNotFoundError):
-            (parts / name).unlink()
+        (parts / name).unlink(missing_ok=True)
     for f in parts.glob("*.done"):
         f.unlink()
     with atomic_memmap(partial, shape, np.float64, follow_links=False):
@@ -127,9 +126,8 @@ _stopped: set[str] = set()
 
 
 class _Committer(threading.Thread):
-    """The thread of a worker process (one per run) that flushes the file once for the
-    blocks written since its last pass, then writes their markers; an error is raised by the
-    run's next job in this process."""
+    """A worker process's thread (one per run) flushing the file once for the blocks written
+    since its last pass, then marking them; its error is raised by the run's next job here."""
 
     def __init__(self, run_id: str, partial: str, parts: str):
         super().__init__(name=f"structkernels-gram-{run_id[:8]}", daemon=True)
@@ -290,9 +288,8 @@ def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> No
 
 
 def _stop_and_drain(client: Any, run_id: str, timeout: float) -> None:
-    """Stop the run's jobs after their current block, and wait (at most ``timeout``
-    seconds) until every block they finished is marked: then the markers found are the
-    run's last word."""
+    """Stop the run's jobs after their current block and wait (at most ``timeout`` seconds)
+    until every block they finished is marked: the markers found are the run's last word."""
     deadline = time.monotonic() + timeout
     while True:
         try:

@@ -1,9 +1,5 @@
-"""The one place where structkernels starts threads, processes or a dask cluster.
-
-Deciding how to run is apart from running: :func:`plan` reads the kernel's and the work's
-properties and returns a :class:`Plan`; :func:`map_tasks` runs a function over tasks with
-it, on the ``"serial"``, ``"threads"``, ``"processes"`` (joblib) or ``"dask"`` backend.
-"""
+"""The one place where structkernels starts threads, processes or a dask cluster: deciding
+how to run (:func:`plan`) apart from running (:func:`map_tasks`)."""
 
 from __future__ import annotations
 

@@ -43,9 +43,7 @@ def node_data(concept: str, **attrs: Any) -> dict[str, Any]:
     >>> node_data("bind-01", pos="VERB")
     {'concept': 'bind-01', 'attributes': (), 'name': None, 'wiki': None, 'pos': 'VERB'}
     """
-    data = {"concept": concept, "attributes": (), "name": None, "wiki": None}
-    data.update(attrs)
-    return data
+    return {"concept": concept, "attributes": (), "name": None, "wiki": None, **attrs}
 
 
 def add_node(G: nx.MultiDiGraph, node: str, concept: str, **attrs: Any) -> None:
@@ -86,10 +84,7 @@ class SkippedGraph:
     reason: str
 
     def __str__(self) -> str:
-        where = [f"{self.file}, line {self.line}" if self.line else f"{self.file}"]
-        if self.graph_id is not None:
-            where.append(f"graph {self.graph_id!r}")
-        return f"{': '.join(where)}: {self.reason}"
+        return str(GraphFormatError(self.reason, self.file, self.line or None, self.graph_id))
 
 
 @dataclass(frozen=True, eq=False)

@@ -41,8 +41,7 @@ class Vocabulary:
         """The id of ``label``, interning it if new."""
         i = self._ids.get(label)
         if i is None:
-            i = len(self._labels)
-            self._ids[label] = i
+            i = self._ids[label] = len(self._labels)
             self._labels.append(label)
         return i
 
@@ -318,7 +317,6 @@ class TreeList(EncodedList):
         total = int(tree_offsets[-1])
         labels = np.empty(total, dtype=np.int64)
         edges = np.empty(total, dtype=np.int64)
-        n_children = np.zeros(total, dtype=np.int64)
         child_lists: list[list[int]] = [[] for _ in range(total)]
         add = vocab.add
         v = 0
@@ -332,12 +330,11 @@ class TreeList(EncodedList):
                 edges[v] = add(edge)
                 if parent >= 0:
                     child_lists[parent].append(v)
-                    n_children[parent] += 1
                 for e, s in reversed(node.children):
                     stack.append((e, s, v))
                 v += 1
         child_offsets = np.zeros(total + 1, dtype=np.int64)
-        np.cumsum(n_children, out=child_offsets[1:])
+        np.cumsum([len(kids) for kids in child_lists], out=child_offsets[1:])
         child_index = np.fromiter(
             (c for lst in child_lists for c in lst), dtype=np.int64, count=int(child_offsets[-1]))
         return tree_offsets, labels, edges, child_offsets, child_index

@@ -172,9 +172,8 @@ class Tree:
                     stack.append((c[1], False))
                 continue
             n = len(kids_json)
-            subs = built[len(built) - n :] if n else []
-            if n:
-                del built[len(built) - n :]
+            subs = built[len(built) - n :]
+            del built[len(built) - n :]
             kids = [(c[0], t) for c, t in zip(kids_json, subs, strict=True)]
             if shared is None:
                 built.append(cls(o["label"], kids))
@@ -196,9 +195,8 @@ def _tree_from_preorder(
     built: list[tuple[str | None, Tree]] = []
     for i in range(len(labels) - 1, -1, -1):  # reverse pre-order: children come first
         n = arity[i]
-        kids = built[len(built) - n :][::-1] if n else []
-        if n:
-            del built[len(built) - n :]
+        kids = built[len(built) - n :][::-1]
+        del built[len(built) - n :]
         built.append((edges[i], Tree(labels[i], kids)))
     if len(built) != 1:
         raise StructureError("a pre-order with more than one root is not a tree")

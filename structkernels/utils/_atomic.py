@@ -95,8 +95,7 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
         if append:
             fd = os.open(final, os.O_RDWR | os.O_APPEND | nofollow)
         else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(final)
+            final.unlink(missing_ok=True)
             fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o666)
     except OSError as exc:
         if exc.errno == errno.ELOOP:

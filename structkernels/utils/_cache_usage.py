@@ -7,6 +7,7 @@ never followed.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -223,11 +224,10 @@ def clear_cache(kinds: Iterable[str] | None = None,
                 emptied.add(folder.parts)
             for name in folder.subfolders:
                 if (*folder.parts, name) in emptied:
-                    try:  # only a folder this emptied, and only when empty now
+                    # only a folder this emptied, and only when empty now
+                    with contextlib.suppress(OSError):
                         os.rmdir(name, dir_fd=folder.fd)
                         emptied.add(folder.parts)
-                    except OSError:
-                        pass
     forget_cache_sizes()  # sizes are measured again at the next write
     if failed:
         path, reason = failed[0]

@@ -52,13 +52,11 @@ def _pages_bytes(name: str) -> int | None:
 
 def _available_bytes() -> int | None:
     """Memory available to a new allocation now (``MemAvailable``), where known."""
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
     return _pages_bytes("SC_AVPHYS_PAGES")
 
 
@@ -73,11 +71,9 @@ def _rlimit_room() -> int | None:
     if soft == resource.RLIM_INFINITY or soft < 0:
         return None
     used = 0
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError, AttributeError):
         with open("/proc/self/statm", encoding="ascii") as fh:
             used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
-        pass
     return max(int(soft) - used, 0)
 
 
@@ -85,7 +81,7 @@ def _cgroup_room() -> int | None:
     """Memory left under this process's cgroup limit (v2 ``memory.max``, v1
     ``memory.limit_in_bytes``; None: no limit found)."""
     v1 = v2 = ""
-    try:
+    with contextlib.suppress(OSError):
         with open(_PROC_CGROUP, encoding="utf-8") as fh:
             for line in fh:
                 parts = line.rstrip("\n").split(":", 2)
@@ -95,8 +91,6 @@ def _cgroup_room() -> int | None:
                     v2 = parts[2].lstrip("/")
                 elif "memory" in parts[1].split(","):
                     v1 = parts[2].lstrip("/")
-    except OSError:
-        pass
     rooms = []
     mem = os.path.join(_CGROUP_ROOT, "memory")
     for root, own, limit_file, used_file in (

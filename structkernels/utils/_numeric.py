@@ -54,9 +54,7 @@ def first_nonfinite(values: Any) -> tuple[tuple[int, ...], float] | None:
 
 def describe_nonfinite(value: float) -> str:
     """``"inf (overflow)"``, ``"-inf (overflow)"`` or ``"nan"``."""
-    if np.isnan(value):
-        return "nan"
-    return f"{value} (overflow)"
+    return "nan" if np.isnan(value) else f"{value} (overflow)"
 
 
 def check_int(value: Any, what: str, low: int, *, allow_none: bool = False) -> None:
@@ -124,8 +122,7 @@ def _find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
             if not math.isfinite(value):
                 return path, value
         elif isinstance(value, dict):
-            items = [(f"{path}[{k!r}]", v) for k, v in value.items()]
-            stack.extend(reversed(items))
+            stack.extend(reversed([(f"{path}[{k!r}]", v) for k, v in value.items()]))
         elif isinstance(value, (list, tuple)):
             stack.extend(reversed([(f"{path}[{i}]", v) for i, v in enumerate(value)]))
         elif hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "fc":

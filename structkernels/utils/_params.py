@@ -122,9 +122,8 @@ class Options:
     def is_satisfied_by(self, value: Any) -> bool:
         """Whether ``value`` equals one of the options (of the same kind)."""
         for option in self.values + self.hidden:
-            if isinstance(option, (bool, np.bool_)) != isinstance(value, (bool, np.bool_)):
-                continue
-            if isinstance(option, str) != isinstance(value, str):
+            if (isinstance(option, (bool, np.bool_)) != isinstance(value, (bool, np.bool_))
+                    or isinstance(option, str) != isinstance(value, str)):
                 continue
             try:
                 if bool(value == option):

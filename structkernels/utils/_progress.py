@@ -95,8 +95,7 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
     elif setting in ("1", "true", "yes", "on") and disable is None:
         disable = False
     stream = file if file is not None else sys.stderr
-    is_tty = bool(getattr(stream, "isatty", lambda: False)())
-    if is_tty:
+    if getattr(stream, "isatty", lambda: False)():
         return _Bar(*args, disable=disable, file=file, **kwargs)
     interval = float(os.environ.get("STRUCTKERNELS_PROGRESS_INTERVAL", "30"))
     kwargs.update(mininterval=interval, maxinterval=max(interval, 1.0), delay=interval,

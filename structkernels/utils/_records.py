@@ -8,6 +8,7 @@ memory, and never a ``RecursionError`` or a ``MemoryError``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -268,10 +269,8 @@ def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
     """
     if data.startswith(_BOM):
         data = data[3:]
-    try:
+    with contextlib.suppress(UnicodeDecodeError):
         return split_lines(data.decode("utf-8")), {}
-    except UnicodeDecodeError:
-        pass
     lines: list[str] = []
     bad: dict[int, str] = {}
     # Latin-1 maps each byte to one character and back: the lines of the bytes, split alike

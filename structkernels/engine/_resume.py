@@ -236,9 +236,8 @@ def _stop_run(run_id: str) -> tuple[int, int]:
 
 
 def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tuple[str, list]:
-    """Worker: blocks not yet marked, each normalised if asked, written and handed to the
-    committer (``plan``: ``(partial, offset, n, parts, run_id)``); the worker's address and
-    per block ``(task, times in the order of _TIMES, evaluations)``."""
+    """Worker: blocks not yet marked, normalised if asked, written and handed to the committer;
+    the worker's address and per block ``(task, times in the order of _TIMES, evaluations)``."""
     partial, offset, n, parts, run_id = plan
     done: list = []
     with _job(run_id), FileMatrix(partial, offset, (n, n)) as fm:
@@ -265,9 +264,8 @@ def _diag_job(kernel: BlockKernel, X, rows: tuple[int, int]) -> tuple[int, np.nd
 
 # ------------------------------------------------------------ in the client
 def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> None:
-    """Wait for the markers of ``written`` (block -> its worker's address), giving up on a
-    departed worker's blocks (its committer is gone with it) at once, and on any still
-    unmarked ``patience`` seconds after the last marker appeared."""
+    """Wait for the markers of ``written`` (block -> its worker's address): not for a departed
+    worker's blocks, nor for any ``patience`` seconds after the last marker appeared."""
     waiting = dict(written)
     last = checked = time.monotonic()
     delay = 0.0005

@@ -133,7 +133,8 @@ class EncodedList(Sequence):
     """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary
     (``vocab``), optionally with the structures (``_items``).  Subclasses write ``__len__``,
     ``_encode``, ``_build`` (structure ``i``), ``_subset`` (positions ``idx``) and ``_arrays``
-    (what they pickle as).  Equal to any sequence of equal structures in order."""
+    (what they pickle as).  Equal to a list, tuple or encoded list of the same structures
+    in order."""
 
     __slots__ = ()
     #: what the items are called in messages
@@ -168,7 +169,6 @@ class EncodedList(Sequence):
         return (self._item(i) for i in range(len(self)))
 
     def __eq__(self, other: object) -> bool:
-        """Equal to any list, tuple or encoded list holding equal structures in order."""
         if not isinstance(other, (EncodedList, list, tuple)):
             return NotImplemented
         return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))

@@ -130,18 +130,16 @@ def select_by_inner_cv(candidates: dict[str, Any], X: Any, y: Any, groups: Any =
     Parameters
     ----------
     candidates : dict of str to estimator
-        Unfitted estimators (cloned for every fold; never fitted themselves).
-        All take ``X``: those with the ``pairwise`` tag
-        (``kernel="precomputed"``) read it as the training set's square Gram.
+        Unfitted estimators (cloned for every fold).  Those with the ``pairwise`` tag
+        (``kernel="precomputed"``) read ``X`` as the training set's square Gram.
     X : sequence of structures, 2-D array, or (n, n) Gram matrix
         The training data only.
     y : array-like of shape (n,)
     groups : array-like of shape (n,), optional
         Group of each sample: ``GroupKFold`` keeps a group inside one fold.
     cv : int or splitter, default 3
-        Folds: ``GroupKFold(cv)`` with groups, else ``StratifiedKFold(cv,
-        shuffle=True, random_state=random_state)``; a scikit-learn splitter
-        is used as given (with ``groups``).
+        ``GroupKFold(cv)`` with groups, else ``StratifiedKFold(cv, shuffle=True,
+        random_state=random_state)``; a scikit-learn splitter is used as given.
     scoring : str or callable, default "f1"
         A scikit-learn scorer name or ``scorer(estimator, X, y)``.
     random_state : int, RandomState or None
@@ -190,16 +188,9 @@ def _best_has(method: str):
 class InnerCVClassifier(ClassifierMixin, BaseEstimator):
     """Chooses among candidate classifiers by inner cross-validation, then refits the best.
 
-    ``fit(X, y, groups=None)`` runs :func:`select_by_inner_cv` on the data it is given and fits
-    a clone of the winner on all of it; prediction is the winner's.  Nested in an outer
-    evaluation, the choice sees only the outer training rows.
-
-    Parameters
-    ----------
-    candidates : dict of str to estimator
-    cv : int or splitter, default 3
-    scoring : str or callable, default "f1"
-    random_state : int, RandomState or None
+    ``fit(X, y, groups=None)`` runs :func:`select_by_inner_cv` (whose parameters these are)
+    on the data it is given and fits a clone of the winner on all of it; prediction is the
+    winner's.  Nested in an outer evaluation, the choice sees only the outer training rows.
 
     Attributes
     ----------
@@ -207,10 +198,10 @@ class InnerCVClassifier(ClassifierMixin, BaseEstimator):
     best_estimator_ : estimator
         The winner, fitted on all of the training data.
     cv_scores_ : dict of str to ndarray
-        Per candidate, its score on every inner fold.
+        Per candidate, its score on every inner fold (``scores_``: their means).
     scores_ : dict of str to float
-        Mean of ``cv_scores_``.
     classes_ : ndarray
+
 
     Examples
     --------

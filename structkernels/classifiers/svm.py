@@ -54,59 +54,46 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         ``"precomputed"``: ``fit`` then takes the square train x train Gram matrix and
         ``decision_function``/``predict`` the (n_test, n_train) one, as ``sklearn.svm.SVC``.
     kernel_params : dict, optional
-        Parameters of a kernel given by name (e.g. ``{"lam": 0.8}``).  None with
-        ``kernel="path"``: the named configuration
-        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial credit 0.9), as
-        :class:`~structkernels.KernelKNNClassifier`; any dict is used as given.
+        Parameters of a kernel given by name.  None with ``kernel="path"``:
+        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial credit 0.9).
     C : float, default 1.0
         Penalty of the hinge loss (``SVC``'s and ``LinearSVC``'s ``C``).
     class_weight : "balanced", dict or None, default "balanced"
-        As in ``SVC``: "balanced" weighs classes inversely to their
-        frequency, what a rare positive class (relations) needs.
+        As in ``SVC``; "balanced" suits a rare positive class (relations).
     max_exact : int, default 20000
         Largest training set solved exactly (the exact Gram has ``max_exact ** 2`` values).
     n_components : int, default 2000
         Nyström landmarks above ``max_exact`` (capped at the training size).
     tol : float, default 0.05
-        Largest acceptable ``approximation_error_`` of the Nyström route; a
-        larger error is reported with an :class:`ApproximationWarning`.
+        Largest ``approximation_error_`` of the Nyström route without an
+        :class:`ApproximationWarning`.
     random_state : int, RandomState or None
         Seeds the landmarks, the error sample and ``LinearSVC``.
     n_jobs : int or None, default None
         Workers of the Gram engine; None: every core the process may use.
     normalize : bool or "auto", default "auto"
         Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose values grow with
-        the structures' size (``Kernel.grows_with_size``: the path, tree and nonstationary
-        kernels), as :class:`~structkernels.KernelKNNClassifier`.  Not for ``"precomputed"``.
+        the structures' size (``Kernel.grows_with_size``).  Not for ``"precomputed"``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
     kernel_ : Kernel or None
-        The kernel evaluated (a :class:`~structkernels.Normalized` one when
-        normalising); None with ``"precomputed"``.
+        The kernel evaluated (:class:`~structkernels.Normalized` when normalising); None with
+        ``"precomputed"``.
     normalized_ : bool
     route_ : {"exact", "nystroem"}
-    support_ : ndarray of int
-        Exact route: positions of the support vectors in the training set.
-    support_vectors_ : list or ndarray or None
-        Exact route: the support vectors' structures (None when precomputed).
-    dual_coef_ : ndarray of shape (1, n_SV)
-        Exact route: ``y_i alpha_i`` of the support vectors (``SVC``'s).
-    n_support_ : ndarray of int
-        Exact route: support vectors per class.
-    landmark_indices_ : ndarray of int
-        Nyström route: positions of the landmarks in the training set.
-    landmarks_ : list or ndarray or None
-        Nyström route: the landmarks' structures (None when precomputed).
+    support_, support_vectors_, dual_coef_, n_support_
+        Exact route: ``SVC``'s (support vectors as positions in the training set and as
+        structures, None when precomputed).
+    landmark_indices_, landmarks_, n_components_, coef_
+        Nyström route: the landmarks (positions, structures or None), the rank kept and the
+        linear SVM's weights.
     normalization_ : ndarray of shape (n_landmarks, n_components_)
-        Nyström route: ``K_LL^{-1/2}`` (eigenvalues at or below
-        ``n_landmarks * eps * max`` dropped: a pseudo-inverse).
-    n_components_ : int
-        Nyström route: the rank kept.
-    coef_ : ndarray of shape (1, n_components_)
-        Nyström route: the linear SVM's weights.
+        Nyström route: ``K_LL^{-1/2}`` (eigenvalues at or below ``n_landmarks * eps * max``
+        dropped: a pseudo-inverse).
     intercept_ : ndarray of shape (1,)
+
     approximation_error_ : float
         ``||K - K_approx|| / ||K||`` over the pairs (``i <= j``) of a random sample of at most
         :data:`ERROR_SAMPLE` training structures that are not landmarks; 0.0 on the exact route.
@@ -159,7 +146,6 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.normalize = normalize
 
-    # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> KernelSVC:
         """Train on structures ``X`` (or a square Gram) and their labels ``y`` (two classes)."""
         from sklearn.svm import SVC
@@ -253,7 +239,6 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 ApproximationWarning, stacklevel=3,
             )
 
-    # ------------------------------------------------------------ predict
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance to the margin, shape (n,): positive means ``classes_[1]``."""
         check_is_fitted(self, "classes_")

@@ -67,23 +67,20 @@ class PathKernel(EncodedConvolutionKernel):
     Parameters
     ----------
     lam : float in (0, 1], default 0.8
-        Decay ``λ`` of a subsequence pair, ``λ^(l(i) + l(j))`` with ``l`` the
-        span (last index - first index + 1).  The paper uses 0.8.
+        Decay ``λ`` of a subsequence pair, ``λ^(l(i) + l(j))`` with ``l`` the span (last index
+        - first index + 1).  The paper uses 0.8.
     max_len : int or None, default None
         Longest subsequence length counted; None counts every length.
     sigma : dict str -> float, optional
-        Nonstationary weights per edge label (``>= 0``); labels not named
-        weigh 1.  ``sigma[l] = 0`` removes every common subsequence that uses
-        a tuple with edge label ``l``.
+        Nonstationary weights per edge label (``>= 0``); labels not named weigh 1.
+        ``sigma[l] = 0`` removes every common subsequence that uses an ``l`` tuple.
     tuple_kernel : TupleKernel, optional
-        The stationary tuple similarity (default: indicator on edges and
-        nodes).
+        The stationary tuple similarity (default: indicator on edges and nodes).
     node_mismatch : float in [0, 1], default 0.0
-        Partial credit between tuples: two tuples with the same edge label
-        and different nodes match with this weight instead of 0 (node kernel
-        :class:`~structkernels.kernels.tuples.PartialIndicator`).  0 is the
-        paper's indicator kernel.  Needs an indicator node kernel in
-        ``tuple_kernel``.
+        Partial credit: two tuples with the same edge label and different nodes match with
+        this weight instead of 0 (node kernel
+        :class:`~structkernels.kernels.tuples.PartialIndicator`; 0 is the paper's indicator).
+        Needs an indicator node kernel in ``tuple_kernel``.
 
     Examples
     --------
@@ -126,7 +123,6 @@ class PathKernel(EncodedConvolutionKernel):
         check_sigma(self.sigma, "PathKernel.sigma")
         self.resolved_tuple_kernel()
 
-    # -------------------------------------------------------------- internals
     def resolved_tuple_kernel(self) -> TupleKernel:
         """The tuple similarity in use (``tuple_kernel`` with ``node_mismatch`` applied)."""
         tk = as_tuple_kernel(self.tuple_kernel, "PathKernel")
@@ -162,7 +158,6 @@ class PathKernel(EncodedConvolutionKernel):
         zero = sorted(str(e) for e, v in self.sigma.items() if float(v) == 0.0)
         return SigmaZeroForm(set(zero), zero[0]) if zero else None
 
-    # ----------------------------------------------- helpers of σ learning (public)
     def weighted_gradient(self, X: Sequence[Path], V: Any, labels: Sequence[str],
                           Y: Sequence[Path] | None = None, *, diagonal: bool = False,
                           lam: bool = False, n_jobs: int | None = None) -> np.ndarray:
@@ -174,15 +169,11 @@ class PathKernel(EncodedConvolutionKernel):
 
         Parameters
         ----------
-        X : sequence of Path
         V : array
-            ``(len(X), len(Y))`` weights; with ``Y`` None, ``(len(X), len(X))`` weights of
-            the pairs of ``X`` with itself; with ``diagonal``, ``len(X)`` weights of the
-            pairs ``(X[i], Y[i])`` (``Y`` None: ``(X[i], X[i])``).
+            ``(len(X), len(Y))`` weights (``Y`` None: ``X`` with itself); with ``diagonal``,
+            ``len(X)`` weights of the pairs ``(X[i], Y[i])`` (``Y`` None: ``(X[i], X[i])``).
         labels : sequence of str
             The edge labels whose σ the gradient is taken in.
-        Y : sequence of Path, optional
-        diagonal : bool, default False
         lam : bool, default False
             Also the derivative in λ (else the last value is 0).
         n_jobs : int, optional
@@ -192,6 +183,7 @@ class PathKernel(EncodedConvolutionKernel):
         -------
         ndarray of shape (len(labels) + 1,)
             One value per label, then λ's.
+
 
         Examples
         --------

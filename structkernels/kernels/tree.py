@@ -92,7 +92,6 @@ class TreeKernel(EncodedConvolutionKernel):
         check_sigma(self.sigma, "TreeKernel.sigma")
         as_tuple_kernel(self.tuple_kernel, "TreeKernel")
 
-    # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Tree], Y: Sequence[Tree], mode: int) -> np.ndarray:
         tk = as_tuple_kernel(self.tuple_kernel, "TreeKernel")
         vocab, ex, ey, tb, (xe, xl, xec, xlc), (ye, yl, yec, ylc) = self._tables(

@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------- records
 @dataclass(frozen=True)
 class LabelDecision:
     """The value chosen for one label in one pass, with the trials that decided it."""
@@ -76,11 +75,8 @@ class FitReport:
 
 @dataclass(frozen=True)
 class FitData:
-    """What every objective learns from.
-
-    ``learned`` is the learner's ``sigma_``: the σ decided so far, updated by the learner
-    after each label (:meth:`current_sigma` adds the fixed weights).
-    """
+    """What every objective learns from; ``learned`` is the learner's ``sigma_``, updated by
+    the learner after each label."""
 
     base: Kernel
     normalize: bool
@@ -125,7 +121,6 @@ def labels_by_frequency(counts: Mapping[str, int], labels: Sequence[str] | None,
     return sorted(dict.fromkeys(labels), key=lambda lab: (-counts[lab], lab))
 
 
-# ---------------------------------------------------------------- interface
 @dataclass(kw_only=True)
 class Objective:
     """The interface the learner's ``fit`` drives; progress is counted in ``steps_per_label``
@@ -155,7 +150,6 @@ def _budget(max_evaluations: int | str | None, n: int) -> int | None:
     return n * (n + 1) // 2 if max_evaluations == "gram" else int(max_evaluations)
 
 
-# --------------------------------------------------------------- Loss Function 1
 def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph: Any,
                          beta: int) -> np.ndarray:
     """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``.
@@ -183,14 +177,10 @@ def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph:
 class Loss1Objective(Objective):
     """Loss Function 1 on sampled neighbourhoods: Algorithm 1 of Garg et al. (2018), Sec. 6.2.
 
-    Per pass the global k-NN graph ``G`` is built with the current kernel (:meth:`start_pass`);
-    per label ``t``, ``α`` trials each draw ``β`` inducing points among the structures with
-    ``t`` and add their neighbourhood in ``G`` (:func:`neighbourhood_sample`); the losses of
-    the subset's 1-NN graphs at ``σ_t = 0`` and ``σ_t = 1``, summed over the trials, decide
-    (a tie keeps σ_t = 1) (:meth:`learn_label`).  ``sampling="random"`` (Table 4b) keeps the
-    inducing points alone, without ``G``.  Each subset is cut to its share of the budget;
-    exact trials go through ``exact_trials`` (:func:`~structkernels.npk._trials.exact_trials`),
-    hashed ones through :func:`~structkernels.npk.loss.subset_losses`.
+    Per pass a global k-NN graph ``G``; per label ``t``, ``α`` trials each draw ``β`` inducing
+    points among the structures with ``t`` plus their neighbourhood in ``G`` (none with
+    ``sampling="random"``, Table 4b); the losses of the subset's 1-NN graphs at ``σ_t = 0``
+    and ``σ_t = 1``, summed over the trials, decide (a tie keeps σ_t = 1).
     """
 
     alpha: int
@@ -313,7 +303,6 @@ class Loss1Objective(Objective):
         return LabelDecision(label, it, (summed[0], summed[1]), chosen, tuple(trials))
 
 
-# ------------------------------------------------------------------- k-NN AP
 @dataclass(kw_only=True)
 class KnnAPObjective(Objective):
     """The k-NN classifier's leave-one-out average precision on a stratified sample.
@@ -351,8 +340,7 @@ class KnnAPObjective(Objective):
             rows = stratified_rows(d.y, size, d.rng.randint(np.iinfo(np.int32).max))
         return rows
 
-    def set_up(self, data: FitData) -> bool:
-        d = data
+    def set_up(self, d: FitData) -> bool:
         self.counters.budget = _budget(self.max_evaluations, len(d.X))
         rows = self._sample_rows(d)
         ys = d.y[rows]
@@ -363,9 +351,8 @@ class KnnAPObjective(Objective):
             )
             return False
         self.counters.subset_sizes = [int(len(rows))]
-        base = d.base
         self.search = SigmaKNNSearch(
-            lambda sig: with_sigma(base, sig), take(d.X, rows), ys,
+            lambda sig: with_sigma(d.base, sig), take(d.X, rows), ys,
             {lab: d.has[lab][rows] for lab in d.labels}, d.current_sigma(),
             int(self.n_neighbors), d.normalize, self.n_jobs,
         )
@@ -386,7 +373,6 @@ def _subset_losses_of(args: tuple) -> dict:
     return subset_losses(*args)
 
 
-# ------------------------------------------------------- gradient: svm, alignment
 #: The gradient objectives (:class:`GradientObjective`, :mod:`structkernels.npk.gradient`).
 OBJECTIVES = ("svm", "alignment")
 #: Every σ objective of :class:`~structkernels.NonstationaryLearner`: Algorithm 1's binary σ
@@ -412,9 +398,7 @@ PARAMETERS = {
 
 @dataclass
 class GradientResult:
-    """What a gradient fit learns: σ of each label, λ, the step kept and every step's record
-    (``step``, ``objective`` (maximised), ``val_ap`` (held-out average precision), ``lam``,
-    ``sigma``, ``seconds``)."""
+    """What a gradient fit learns: σ, λ, the step kept and every step's record."""
 
     sigma: dict[str, float]
     lam: float
@@ -424,10 +408,9 @@ class GradientResult:
 
 @dataclass
 class GradientObjective:
-    """σ ∈ [0, 1] per edge label (and λ) of the path kernel by exact projected Adam steps.
+    """σ ∈ [0, 1] per edge label (and λ) of the path kernel by exact projected Adam steps, with
+    :class:`~structkernels.NonstationaryLearner`'s settings of the same names."""
 
-    The settings are :class:`~structkernels.NonstationaryLearner`'s of the same names.
-    """
 
     objective: str
     min_count: int
@@ -478,9 +461,7 @@ class GradientObjective:
             kern = clone(base).set_params(
                 lam=lam, sigma={**start, **dict(zip(labels, theta.tolist(), strict=True))})
             K = kern.gram(XS, n_jobs=n_jobs, progress=False)
-            d = np.diag(K).copy()
-            if (d <= 0).any():
-                d = np.where(d > 0, d, 1.0)
+            d = np.where(np.diag(K) > 0, np.diag(K), 1.0)
             Kn = K / np.sqrt(np.outer(d, d))
             G = Kn + off_S
             dH = kern.diag(XH)

@@ -1,11 +1,8 @@
 """Learning the nonstationary weights σ of a convolution kernel (Algorithm 1).
 
-Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural language
-modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is extended to
-``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j) k_n(n_i, n_j)`` (Eq. 1), with one
-parameter ``σ(l)`` per edge (semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every
-common substructure that uses an ``l`` tuple.  What decides each σ is a strategy of
-:mod:`structkernels.npk._objectives`; the learner never forms an N × N Gram matrix.
+Garg et al. (2018), Sec. 5-6: ``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j)
+k_n(n_i, n_j)`` (Eq. 1), one σ per edge label; the strategies of
+:mod:`structkernels.npk._objectives` decide each σ without an N × N Gram matrix.
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -69,7 +67,7 @@ from structkernels.utils import (
 
 __all__ = ["NonstationaryLearner"]
 
-# -------------------------------------------------------------------- learner
+
 class NonstationaryLearner(TransformerMixin, BaseEstimator):
     """Learn binary per-edge-label weights σ of a convolution kernel (Algorithm 1).
 
@@ -87,14 +85,11 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         -> weight, labels not named weigh 1).  A :class:`~structkernels.Normalized` instance is
         unwrapped and ``normalize`` is then taken as True.
     kernel_params : dict, optional
-        Parameters of the kernel (e.g. ``{"lam": 0.8}``).  A ``sigma`` given
-        here fixes the weights of labels that are not learned.
+        Parameters of the kernel (``{"lam": 0.8}``); a ``sigma`` fixes labels not learned.
     labels : list of str, optional
-        Edge labels to learn σ for.  Default: the most frequent half of the
-        edge labels seen in the training structures (``top_fraction``).
+        Edge labels to learn σ for (default: the ``top_fraction`` most frequent ones).
     top_fraction : float, default 0.5
-        Share of the distinct edge labels, most frequent first, learned when
-        ``labels`` is None (the paper learns the top 50%).
+        Share of the distinct edge labels learned when ``labels`` is None (the paper's 50%).
     alpha : int, default 10
         Trials per label (α).
     beta : int, default 100
@@ -102,51 +97,39 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     k : int, default 4
         Neighbours per structure in the global k-NN graph.
     n_iter : int, default 1
-        Passes over the labels; the global graph is rebuilt with the learned
-        σ before each pass after the first.
+        Passes over the labels, each on a global graph built with the σ learned so far.
     sampling : {"neighbourhood", "random"}, default "neighbourhood"
         ``"neighbourhood"``: Algorithm 1's local neighbourhoods.  ``"random"``: the pure-random
         baseline of Table 4(b), the ``β`` inducing points alone (no global graph).
     hashing : {"random-knn", "klsh"} or None, default "random-knn"
-        Kernel hashing of the global k-NN graph (and of sampled subsets of
-        ``exact_below`` structures or more); None computes exact graphs.
+        Kernel hashing of the global graph and of subsets of ``exact_below`` or more.
     n_bits : int, optional
         Hash bits (H) of the global graph (None: about sqrt(N) buckets); hashed subset graphs
         take the default for their size.
     exact_below : int, default 2000
-        Sampled subsets smaller than this get an exact 1-NN graph (their
-        loss estimate is then free of hashing noise).
+        Sampled subsets smaller than this get an exact 1-NN graph (no hashing noise).
     chain_bound : bool, default True
-        In exact trials of the path kernel (indicator edges, node similarities at most 1),
-        evaluate only the pairs the chain bound leaves as possible first neighbours: the
-        same σ, losses and log with fewer kernel evaluations, but scattered ones;
-        ``False`` evaluates each subset's whole Gram (still reused across trials).
+        Exact trials of the path kernel (indicator edges, node similarities at most 1)
+        evaluate only the pairs the chain bound leaves as possible first neighbours (the same
+        σ and log); ``False`` evaluates each subset's whole Gram.
     max_evaluations : "gram", int or None, default "gram"
-        Budget of kernel evaluations for the whole fit.  ``"gram"`` is one Gram matrix,
-        ``N (N + 1) / 2``: Algorithm 1 exists to cost less than that.  After the global graph,
-        the rest is shared evenly among the remaining trials; a subset whose from-scratch cost
-        (its Gram for ``σ_t = 1`` plus the label's block for ``σ_t = 0``) exceeds its share is
-        cut, inducing points kept first, until it fits (``n_trimmed_`` counts them).  The budget
-        counts that from-scratch cost, so σ does not depend on the reuse of values.  None: no
-        budget.  With ``hashing=None`` and neighbourhood sampling the exact global graph alone
-        is one Gram matrix, so ``"gram"`` sets no budget there.  With ``objective="knn-ap"`` the
-        sample is shrunk until its estimated cost fits the budget (``n_trimmed_`` is then 1).
+        Budget of kernel evaluations for the whole fit (None: none); ``"gram"`` is one Gram
+        matrix, ``N (N + 1) / 2``, and sets no budget when the exact global graph alone is one
+        (``hashing=None``, neighbourhood sampling).  After the global graph, the rest is shared
+        evenly among the trials: a subset whose from-scratch cost exceeds its share is cut,
+        inducing points kept first (``n_trimmed_``); counting the from-scratch cost keeps σ
+        independent of the reuse of values.  ``"knn-ap"`` shrinks its sample to fit.
     normalize : bool, default True
-        Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
-        for the graphs and the loss.
+        Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``.
     objective : {"loss1", "knn-ap", "svm", "alignment"}, default "loss1"
-        What decides each label.  ``"loss1"``: Loss Function 1 on the sampled neighbourhoods
-        (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``, ``sampling``, ``hashing`` apply).
-        ``"knn-ap"``: the average precision of the leave-one-out scores of the
-        similarity-weighted ``n_neighbors``-NN classifier on a stratified sample of
-        ``objective_sample`` training structures (:mod:`structkernels.npk.sigma_knn`): the same
-        greedy pass over the labels, judged by the classifier that will use σ.  σ(l) = 0 is kept
-        only when it raises that AP by more than ``min_gain`` on each of two stratified halves
-        of the sample.  ``"svm"`` (the SVM's dual objective, multiple-kernel learning's
-        alternation) and ``"alignment"`` (centred kernel-target alignment): real σ ∈ [0, 1] and
-        λ of the path kernel by projected Adam steps (:mod:`structkernels.npk.gradient`; the
-        parameters from ``min_count`` to ``C`` apply, and ``fit`` takes ``groups`` and
-        ``offset``).
+        ``"loss1"``: Loss Function 1 on the sampled neighbourhoods (Algorithm 1; ``alpha`` to
+        ``hashing`` apply).  ``"knn-ap"``: the leave-one-out average precision of the
+        similarity-weighted ``n_neighbors``-NN classifier on a stratified sample
+        (:mod:`structkernels.npk.sigma_knn`); σ(l) = 0 is kept only when it raises the AP by
+        more than ``min_gain`` on each of two stratified halves.  ``"svm"`` (the SVM's dual,
+        as multiple-kernel learning) and ``"alignment"`` (centred kernel-target alignment):
+        real σ ∈ [0, 1] and λ of the path kernel by projected Adam steps
+        (:mod:`structkernels.npk.gradient`; ``min_count`` to ``C``, ``groups`` and ``offset``).
     objective_sample : int, default 8000
         With ``"knn-ap"``: training structures in the sample (all when fewer).
     n_neighbors : int, default 8
@@ -161,8 +144,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         of size ``learning_rate`` (0.05); ``validation_fraction`` (0.25): share of the
         training documents (``groups``) held out; ``C`` (1.0): the SVM's.
     n_jobs : int or None, default None
-        Workers for the global graph, the Gram blocks of exact trials and the
-        hashed trials of a label (results do not depend on it).
+        Workers of the graphs and the trials (results do not depend on it).
     random_state : int, RandomState or None
         Seeds the inducing points and the hashing.
     progress : bool, optional
@@ -179,8 +161,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     label_counts_ : dict of str to int
         Number of training structures containing each learned label.
     losses_ : dict of str to dict
-        Per label: summed loss at σ = 0 and σ = 1 (``{"0": ..., "1": ...}``)
-        of the last pass, and the value chosen.
+        Per label: summed loss at σ = 0 and σ = 1 of the last pass, and the value chosen.
     log_ : list of dict
         One entry per (pass, label, trial, value): subset size, loss, penalty, reward.
     n_evaluations_ : int
@@ -188,8 +169,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     n_evaluations_graph_ : int
         Of which for the global k-NN graphs.
     n_evaluations_reused_ : int
-        Evaluations the exact trials did not make (:mod:`structkernels.npk._trials`):
-        ``n_evaluations_ + n_evaluations_reused_`` is the from-scratch cost.
+        Evaluations the exact trials saved by reuse (added to ``n_evaluations_``: from scratch).
     budget_ : int or None
         The evaluation budget of ``max_evaluations`` for this N.
     n_trimmed_ : int
@@ -201,8 +181,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Gradient objectives: the learned λ, the step kept (0: σ ≡ 1) and per step ``step``,
         ``objective`` (maximised), ``val_ap`` (held-out AP), ``lam``, ``sigma``, ``seconds``.
     X_fit_ : sequence
-        The training structures (checked input of the kernel), against which :meth:`transform`
-        computes the Gram matrix.  A learner read from a file (:meth:`load`) has σ but not them.
+        The training structures, for :meth:`transform` (not kept by :meth:`save`).
 
     Examples
     --------
@@ -219,10 +198,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     ['mod', 'time']
     >>> npk = learner.get_kernel()  # Normalized(PathKernel(lam=0.8, sigma={...}))
 
-    Fitted, it is a scikit-learn transformer: :meth:`transform` gives the Gram
-    matrix of structures against the training ones under the learned kernel,
-    for an estimator with ``kernel="precomputed"``, and :meth:`score` the
-    leave-one-out k-NN average precision, for ``GridSearchCV``:
+    Fitted, it is a scikit-learn transformer (the Gram against the training structures, for
+    ``kernel="precomputed"``) with a :meth:`score` for ``GridSearchCV``:
+
 
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.svm import SVC
@@ -275,7 +253,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.progress = progress
 
-    # ------------------------------------------------------------ validation
     def _validate_params(self) -> None:
         positive = [Interval(numbers.Integral, 1, None)]
         validate_params(self, self.get_params(deep=False), {
@@ -323,7 +300,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         base.validate_params()
         return base, normalize, fixed
 
-    # ------------------------------------------------------------------- fit
     def fit(self, X: Sequence, y: Any, groups: Any = None,
             offset: Offset | None = None) -> NonstationaryLearner:
         """Learn σ from labelled structures.
@@ -331,10 +307,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of Path (or Tree)
-            Training structures.
         y : array-like of shape (n,)
             Binary labels (0/1, or booleans).
         groups : array, optional
+
             Gradient objectives: the document of each structure (the held-out part that
             chooses the number of steps is whole documents).
         offset : callable, optional
@@ -438,13 +414,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         return {name: getattr(self, name) for name in names}
 
     def _report(self, report: FitReport) -> None:
-        """The objective's counters as fitted attributes."""
-        self.budget_ = report.budget
-        self.n_evaluations_ = report.n_evaluations
-        self.n_evaluations_graph_ = report.n_evaluations_graph
-        self.n_evaluations_reused_ = report.n_evaluations_reused
-        self.n_trimmed_ = report.n_trimmed
-        self.subset_sizes_ = report.subset_sizes
+        """The objective's counters as fitted attributes (``budget_``, ``n_evaluations_``...)."""
+        for f in fields(report):
+            setattr(self, f"{f.name}_", getattr(report, f.name))
 
     @contextlib.contextmanager
     def _fitting(self, bar, learn, t0, objective):
@@ -462,7 +434,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
 
-    # ------------------------------------------------------------- results
     _FITTED = (
         "sigma_", "ignored_labels_", "labels_", "label_counts_", "losses_", "log_",
         "n_evaluations_", "n_evaluations_graph_", "n_evaluations_reused_", "subset_sizes_",
@@ -514,7 +485,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         lam = {"lam": self.lam_} if "lam_" in self.__dict__ else {}
         return {**(self.kernel_params or {}), **lam, "sigma": self.kernel_sigma_}
 
-    # ------------------------------------------------------- scikit-learn
     def _training_structures(self) -> Sequence:
         self._check_fitted()
         if "X_fit_" not in self.__dict__:
@@ -526,20 +496,12 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         return self.X_fit_
 
     def transform(self, X: Sequence) -> np.ndarray:
-        """Gram matrix of ``X`` against the training structures under the learned kernel.
+        """Gram matrix of ``X`` against the training structures under the learned kernel,
+        shape ``(len(X), n_train_)``.
 
-        The kernel is :meth:`get_kernel`'s (learned σ, cosine-normalised when the learner was),
-        so an estimator with ``kernel="precomputed"`` (e.g.  ``SVC``) can follow the learner in
-        a ``Pipeline``.  Costs ``len(X) n_train_`` kernel evaluations (and the self-similarities
-        when normalised); a non-finite value is an error naming the pair.
-
-        Parameters
-        ----------
-        X : sequence of Path (or Tree)
-
-        Returns
-        -------
-        ndarray of shape (len(X), n_train_)
+        The kernel is :meth:`get_kernel`'s, so an estimator with ``kernel="precomputed"``
+        (e.g. ``SVC``) can follow the learner in a ``Pipeline``; a non-finite value is an error
+        naming the pair.
         """
         X_fit = self._training_structures()
         return gram(self.get_kernel(normalize=False), X, X_fit, normalize=self.normalize_,
@@ -557,22 +519,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         """Leave-one-out average precision of the k-NN vote on ``(X, y)`` under the learned kernel.
 
         Each structure of ``X`` is scored by the similarity-weighted vote of its ``n_neighbors``
-        most similar other structures of ``X`` (itself left out), and the scores are ranked
-        against ``y`` by :func:`sklearn.metrics.average_precision_score`: what
-        ``objective="knn-ap"`` maximises and ``train-npk`` reports as average precision.  Higher
-        is better, so ``GridSearchCV`` can select on it.  Costs ``len(X) (len(X) + 1) / 2``
-        kernel evaluations.
-
-        Parameters
-        ----------
-        X : sequence of Path (or Tree)
-        y : array-like of shape (len(X),)
-            0/1 labels (or booleans).
-
-        Returns
-        -------
-        float
-            In [0, 1]; 0 when ``y`` has no positive.
+        most similar others, ranked against ``y`` (0/1 or booleans) by
+        :func:`sklearn.metrics.average_precision_score`: what ``objective="knn-ap"`` maximises,
+        in [0, 1] (0 when ``y`` has no positive); higher is better, for ``GridSearchCV``.
         """
         self._check_fitted()
         X = self._base_kernel()[0].check_input(X)
@@ -592,7 +541,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
-    # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
         """The fitted model as a JSON-ready dict (parameters, σ, losses, counters).
 

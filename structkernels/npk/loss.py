@@ -19,7 +19,6 @@ from structkernels.structures import Path, Tree
 __all__ = ["loss_function_1", "structure_edge_labels"]
 
 
-# --------------------------------------------------------------------- helpers
 def structure_edge_labels(x: Any) -> frozenset[str]:
     """The distinct edge labels of a :class:`Path` or :class:`Tree` (the root's ``None`` left out).
 
@@ -109,7 +108,6 @@ def with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
     return out
 
 
-# ------------------------------------------------------------------ one trial
 @dataclass(frozen=True)
 class TrialResult:
     """One trial of one label: the losses of σ_t = 0 and σ_t = 1 on one sampled subset.

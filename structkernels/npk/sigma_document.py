@@ -68,7 +68,6 @@ def learner_to_document(learner: Any) -> dict[str, Any]:
     }
 
 
-
 def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
     """A ``cls`` learner from a σ document (or its JSON text); a ``ValueError`` names the
     field that is wrong."""
@@ -134,7 +133,6 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
         # AttributeError: a field that must be a mapping is null, a list or a scalar
         raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
     return learner
-
 
 
 def learner_from_document(cls: type, doc: Any, name: str) -> Any:

@@ -83,17 +83,8 @@ def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
 def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
     """Validate a list of re-writings ``[(s, t), ...]``; return ``(tuple, tuple)`` pairs.
 
-    Parameters
-    ----------
-    X : sequence of pairs of token sequences
-    owner : str
-        Name used in error messages.
-
-    Raises
-    ------
-    TypeError
-        ``X`` is a bare string, a record is not a ``(source, target)`` pair, a
-        side is a bare string or holds a non-``str`` token.
+    A ``TypeError`` naming ``owner`` when ``X`` is a bare string, a record is not a
+    ``(source, target)`` pair, or a side is a bare string or holds a non-``str`` token.
 
     Examples
     --------
@@ -141,17 +132,11 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
 
 def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None,
                    *, warn: bool = True) -> np.ndarray:
-    """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis.
+    """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis of the raw
+    per-window Grams ``stack`` (``diag_y`` defaults to ``diag_x``).
 
-    Parameters
-    ----------
-    stack : array, shape (n_windows, n, m)
-        Raw per-window Gram matrices.
-    diag_x, diag_y : arrays, shape (n_windows, n) and (n_windows, m)
-        Per-window self-similarities (``diag_y`` defaults to ``diag_x``).
-    warn : bool
-        Warn once when some self-similarity is 0 (a sentence shorter than the
-        window): its normalised similarities for that window are 0.
+    A self-similarity of 0 (a sentence shorter than the window) makes its normalised terms
+    0, with one warning when ``warn``.
     """
     diag_y = diag_x if diag_y is None else diag_y
     out = np.zeros(stack.shape[1:], dtype=np.float64)
@@ -244,7 +229,6 @@ class SRKBase(Kernel):
     def check_input(self, X: Any) -> list[Rewriting]:
         return check_rewritings(X, type(self).__name__)
 
-    # ------------------------------------------------------------------ core
     def _stack(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, windows: list[int]):
         raise NotImplementedError
 
@@ -292,7 +276,6 @@ class SRKBase(Kernel):
         return float(self.gram_block([x], [y])[0, 0])
 
 
-# ---------------------------------------------------------------- Gram stacks
 def _stack_task(kernel: SRKBase, X, Y, task, symmetric):
     r0, r1, c0, c1 = task
     if symmetric and r0 == c0:
@@ -306,24 +289,13 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
     """Raw per-window Gram matrices of an SRK and the per-window diagonals, from which every
     ``kmax`` sum is assembled (:func:`sum_normalized`).
 
-    Parameters
-    ----------
-    kernel : SRKBase
-        ``kb-srk``, ``ps-srk`` or ``pw-srk``; its windows are ``k..kmax`` (or ``k``).
-    X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
-    n_jobs, block_size, progress
-        Workers (as :func:`structkernels.engine.parallel.plan` decides); rows per block
-        (default: the kernel's ``preferred_block_size``); a bar over blocks.
-    cache : path, optional
-        The checked ``.npy`` store of ``gram(cache=)``: a repeated call loads the stack.
-
-    Returns
-    -------
-    stack : ndarray (w, len(X), len(Y))
-    diag_x : ndarray (w, len(X))
-    diag_y : ndarray (w, len(Y))
+    ``(stack, diag_x, diag_y)`` of shapes ``(w, len(X), len(Y))``, ``(w, len(X))`` and
+    ``(w, len(Y))`` for the kernel's windows ``k..kmax`` (or ``k``); ``Y=None``: ``X``
+    against itself.  ``block_size`` defaults to the kernel's ``preferred_block_size``;
+    ``cache`` is the checked ``.npy`` store of ``gram(cache=)``.
 
     Examples
+
     --------
     >>> from structkernels.kernels.srk.kb import KbSRK
     >>> X = [(("a", "b"), ("b", "a")), (("a",), ("a",))]
@@ -411,7 +383,6 @@ def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
     return d[:w] if len(d) >= w else np.concatenate([d, np.zeros((w - len(d),) + d.shape[1:])])
 
 
-# ------------------------------------------------- decomposed (pairwise) SRKs
 def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
     """Sparse k-gram count matrices of sequence lists in one feature index (with
     ``wildcards``, ``lam ** j`` to each of a k-gram's patterns with ``j`` wildcards)."""

@@ -164,14 +164,12 @@ def _grid(x, xin, y, yin, R, HK, ca, cb):
                 r = 0
                 Ha[b] = Hn[b + 1]
             Ra[b] = r
+            if r > longest:
+                longest = r
             if r >= 2:
                 ca[nc] = a
                 cb[nc] = b
                 nc += 1
-                if r > longest:
-                    longest = r
-            elif r > longest:
-                longest = r
     return n_ident, longest, nc
 
 
@@ -426,10 +424,8 @@ def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
 
 class KbSRK(SRKBase):
     """k-gram bijective string re-writing kernel (Bu, Li & Zhu, ACL 2012, Sec. 5, Eq. 4) on
-    re-writings ``(source tokens, target tokens)``.
-
-    Parameters ``k``, ``lam`` (weight per aligned wildcard pair), ``kmax``:
-    :class:`~structkernels.kernels.srk.common.SRKBase`.
+    re-writings ``(source tokens, target tokens)``; parameters as
+    :class:`~structkernels.kernels.srk.common.SRKBase` (``lam`` per aligned wildcard pair).
 
     Examples
     --------
@@ -443,8 +439,8 @@ class KbSRK(SRKBase):
     """
 
     name = "kb-srk"
-    #: blocks run in compiled code without the GIL: the Gram engine uses threads
     nogil_blocks = True
+
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
         """Output, plus the compiled workspace of :func:`_gram_stack` (grids, window lists

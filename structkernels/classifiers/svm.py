@@ -154,8 +154,8 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         Xs, K, y = train_input(self, X, y)
         C, tol, n_jobs = float(self.C), float(self.tol), n_jobs_value(self.n_jobs)
         for attr in _ROUTE_ATTRIBUTES:
-            if hasattr(self, attr):
-                delattr(self, attr)
+            self.__dict__.pop(attr, None)
+
         n = len(y)
         classes = np.unique(y)
         if len(classes) != 2:

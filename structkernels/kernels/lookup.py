@@ -31,17 +31,16 @@ class GramLookup(Kernel):
     Parameters
     ----------
     matrix : array of shape (n_rows, n_cols)
-        Stored kernel values.  Index ``i`` may be a row when ``i < n_rows``
-        and a column when ``i < n_cols``.
+        Stored kernel values: index ``i`` is a row when ``i < n_rows``, a column when
+        ``i < n_cols``.
     diagonal : array of shape (n_rows,), optional
-        Self-similarities of every row structure (for normalisation of rows
-        beyond ``n_cols``); default: the stored diagonal, defined for indices
-        ``< min(n_rows, n_cols)``.
+        Self-similarities of every row structure (to normalise rows beyond ``n_cols``);
+        default: the stored diagonal.
     """
 
-    #: indexing a NumPy array: threads are safe, and the engine's timing keeps
-    #: such cheap blocks serial anyway
+    #: indexing a NumPy array: threads are safe (the engine keeps cheap blocks serial anyway)
     nogil_blocks = True
+
 
     def __init__(self, matrix: Any, diagonal: Any = None):
         self.matrix = matrix

@@ -96,10 +96,9 @@ class PathKernel(EncodedConvolutionKernel):
 
     structure = Path
     encoded = PathList
-    overflow_hint = (
-        "long paths share astronomically many common substructures: lower lam or set "
-        "max_len (or compare shorter paths)"
-    )
+    overflow_hint = ("long paths share astronomically many common substructures: lower lam or "
+                     "set max_len (or compare shorter paths)")
+
 
     @staticmethod
     def _relabel(Y: PathList, vocab: Vocabulary, ymap: np.ndarray) -> PathList:

@@ -38,17 +38,14 @@ class TreeKernel(EncodedConvolutionKernel):
     lam : float in (0, 1], default 0.8
         Decay ``λ``.
     decay : {"span", "length"}, default "span"
-        ``"span"``: ``λ^(d(i) + d(j))``, ``d`` the span of a child subsequence
-        (Zelenko's sparse kernel); ``"length"``: ``λ^l``, ``l`` the number of
-        children matched (the nonstationary paper's Sec. 4.1).
+        ``"span"``: ``λ^(d(i) + d(j))``, ``d`` the span of a child subsequence (Zelenko's
+        sparse kernel); ``"length"``: ``λ^l``, ``l`` the number of children matched (Sec. 4.1).
     contiguous : bool, default False
         Only contiguous runs of children.
     sigma : dict str -> float, optional
-        Nonstationary weights per edge label (``>= 0``); labels not named
-        weigh 1; the roots' missing edge weighs 1.
+        Weights per edge label (``>= 0``); labels not named and the roots' missing edge weigh 1.
     tuple_kernel : TupleKernel, optional
-        The stationary tuple similarity (default: indicator on edges and
-        nodes).
+        The stationary tuple similarity (default: indicator on edges and nodes).
 
     Examples
     --------
@@ -63,11 +60,10 @@ class TreeKernel(EncodedConvolutionKernel):
     """
 
     structure = Tree
-    overflow_hint = (
-        "large trees share astronomically many common substructures: lower lam "
-        "(or compare smaller trees)"
-    )
+    overflow_hint = ("large trees share astronomically many common substructures: lower lam "
+                     "(or compare smaller trees)")
     encoded = TreeList
+
     node_field = "labels"
 
     @staticmethod

@@ -22,14 +22,13 @@ __all__ = ["ViewKernel", "ViewSum"]
 class ViewSum(Kernel):
     """``Σ_v k_v(x[v], y[v])``: one kernel per view of multi-view items, summed in order.
 
-    Its blocks add the views' blocks left to right; :meth:`gram_by_view` gives the same
-    matrix from each view's own Gram, each view encoded once instead of once per block.
+    :meth:`gram_by_view` gives the same matrix from each view's own Gram, each view encoded
+    once instead of once per block.
 
     Parameters
     ----------
     views : sequence of (view, Kernel)
-        The key (dict items) or position (tuple items) of each view and its kernel
-        (normalised or not), in the order they are summed.
+        The key (dict items) or position (tuple items) of each view and its kernel.
 
     Examples
     --------
@@ -96,9 +95,8 @@ class ViewSum(Kernel):
         K = None
         for view, k in self.views:
             jobs = n_jobs if releases_gil(k) or not threads_only else 1
-            block = np.asarray(gram(k, [x[view] for x in X],
-                                    None if Y is None else [y[view] for y in Y],
-                                    n_jobs=jobs, progress=progress), dtype=np.float64)
+            block = gram(k, [x[view] for x in X], None if Y is None else [y[view] for y in Y],
+                         n_jobs=jobs, progress=progress)
             if K is None:
                 K = np.array(block, dtype=np.float64, copy=True)
             else:
@@ -107,15 +105,11 @@ class ViewSum(Kernel):
         return np.zeros((len(X), len(X if Y is None else Y))) if K is None else K
 
 
-class ViewKernel(ViewSum):
-    """A kernel applied to one view of multi-view items: ``k(x[view], y[view])``.
 
-    Parameters
-    ----------
-    kernel : Kernel
-        The kernel of that view.
-    view : str or int
-        The key (dict items) or position (tuple items) of the view.
+
+class ViewKernel(ViewSum):
+    """A kernel applied to one view of multi-view items: ``k(x[view], y[view])``; ``view``
+    is the key (dict items) or position (tuple items) of the view.
 
     Examples
     --------

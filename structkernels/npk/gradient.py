@@ -26,8 +26,7 @@ from structkernels.structures import Path
 __all__ = ["DEFAULT_SIGMA_OBJECTIVE", "OBJECTIVES", "SIGMA_OBJECTIVES", "learn_path_weights"]
 
 #: The σ objective of the relation models (``structkernels evaluate``, ``train-extractor``):
-#: the SVM's own objective, the one never more than 1 F1 below σ ≡ 1 on the four PPI corpora
-#: (``benchmarks/results/sigma_objectives.json``).
+#: the SVM's own (``benchmarks/results/sigma_objectives.json`` compares them).
 DEFAULT_SIGMA_OBJECTIVE = "svm"
 
 
@@ -39,11 +38,11 @@ def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any,
     """The path kernel parameters a σ objective learns on ``X``: ``{"sigma": {...}}`` (the
     labels whose weight is not 1), and ``"lam"`` from the gradient objectives.
 
-    :class:`NonstationaryLearner` with ``objective`` and ``params``.  ``groups``, ``offset``
-    and ``prior`` are for the gradient objectives (``"svm"``, ``"alignment"``).  ``prior``:
-    what was learned elsewhere (this function's result on another corpus), their starting
-    point and step 0, so that the steps on this corpus refine it only when its held-out
+    :class:`NonstationaryLearner` with ``objective`` and ``params``; ``groups``, ``offset``
+    and ``prior`` are for the gradient objectives.  ``prior``: this function's result on
+    another corpus, the starting point and step 0, refined only when this corpus's held-out
     documents say so (transfer from a large corpus to a small one).
+
 
     Examples
     --------

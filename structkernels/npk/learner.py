@@ -561,9 +561,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
         """Inverse of :meth:`to_json` (also accepts a JSON string).
 
-        The document is data only: its ``"kernel"`` resolves through the kernel registry,
-        never by importing a name read from it; σ and fixed σ must be finite numbers >= 0.
-        Anything else raises a ``ValueError`` naming the field.
+        Its ``"kernel"`` resolves through the kernel registry, never by import; σ must be
+        finite and >= 0; anything wrong is a ``ValueError`` naming the field.
 
         Examples
         --------
@@ -578,10 +577,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted model to ``path`` as JSON, atomically.
 
-        The file appears complete under its name or not at all.  The kernel is
-        saved by its registered name: a kernel class that is not registered
-        is refused here (register it with ``structkernels.register(name, cls)``
-        or an entry point), as is a NaN or infinity anywhere (named).
+        The kernel is saved by its registered name: an unregistered kernel class is refused
+        (``structkernels.register(name, cls)`` or an entry point registers it), as is a NaN or
+        infinity anywhere (named).
         """
         doc = self.to_json()
         try:
@@ -595,10 +593,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
         """Read a model written by :meth:`save` or by ``structkernels train-npk``.
 
-        Reading never runs code (see :mod:`structkernels.npk.model`): the kernel resolves
-        through the registry, the size is bounded by ``max_bytes`` (default
-        ``structkernels.npk.model.MAX_MODEL_BYTES``) and every error is one
-        :class:`~structkernels.npk.model.ModelFormatError` line naming the file.
+        Reading never runs code: the kernel resolves through the registry, ``max_bytes``
+        bounds the size (default ``structkernels.npk.model.MAX_MODEL_BYTES``) and every
+        error is one :class:`~structkernels.npk.model.ModelFormatError` line naming the file.
+
         """
         name = os.fspath(path)
         doc = read_document(path, max_bytes)

@@ -48,11 +48,8 @@ class NPKModel:
     Attributes
     ----------
     learner : NonstationaryLearner
-        The fitted σ learner.
-    kernel : str
-        Registered kernel name (``"path"``).
-    kernel_params : dict
-        The kernel's parameters with the learned σ.
+    kernel, kernel_params : str, dict
+        The registered kernel name (``"path"``) and its parameters with the learned σ.
     classifier_params : dict
         Settings of the :class:`~structkernels.KernelKNNClassifier`.
     train_paths, train_labels, train_ids : lists
@@ -62,6 +59,7 @@ class NPKModel:
     version : int
     path : str
     """
+
 
     learner: Any
     kernel: str

@@ -111,20 +111,9 @@ def _swap_tile(R, rows, cols, block, diagonal):  # pragma: no cover - compiled
 class SigmaKNNSearch:
     """The state of the greedy search: the sample's raw Gram matrix under the current σ.
 
-    Parameters
-    ----------
-    kernel_with : callable
-        ``sigma -> Kernel``: the raw (unnormalised) kernel with these weights.
-    X : sequence
-        The sampled structures (checked input of the kernel).
-    y : ndarray of 0/1
-        Their labels.
-    has : dict label -> ndarray of bool
-        Which sampled structures contain each label.
-    sigma : dict
-        The starting σ (all learned labels at 1, fixed weights as given).
-    n_neighbors, normalize, n_jobs
-        As in the classifier and the Gram engine.
+    ``kernel_with(sigma)`` is the raw kernel with these weights; ``X``, ``y`` the sampled
+    structures (checked input) and their 0/1 labels; ``has[label]`` which of them contain
+    it; ``sigma`` the starting σ (learned labels at 1, fixed weights as given).
     """
 
     def __init__(self, kernel_with: Callable[[dict[str, float]], Kernel], X: Sequence,
@@ -138,8 +127,8 @@ class SigmaKNNSearch:
         self.n_neighbors = n_neighbors
         self.normalize = normalize
         self.n_jobs = n_jobs
-        # two stratified halves of the sample (alternate members of each class): a label is
-        # dropped only when both halves agree, so that a gain seen in a few structures is not enough
+        # two stratified halves (alternate members of each class): a label is dropped only
+        # when both agree, so that a gain seen in a few structures is not enough
         half = np.zeros(len(self.y), dtype=bool)
         for c in (0, 1):
             half[np.flatnonzero(self.y == c)[::2]] = True
@@ -191,12 +180,11 @@ class SigmaKNNSearch:
         kern = self.kernel_with(trial)
         Xi = take(self.X, inside)
         inside = inside.astype(np.int64)
-        # the trial's leave-one-out votes without forming its Gram: only pairs of two
-        # structures with the label change, computed in tiles of the upper triangle (the
-        # evaluations of one symmetric Gram of the cell) and merged into each row's running
-        # top k; R is written only when the trial wins (memory: R plus one tile, and the
-        # tiles themselves while they fit in _KEEP_BYTES)
+        # the trial's votes without its Gram: only pairs of two structures with the label
+        # change, computed in tiles of the upper triangle and merged into each row's running
+        # top k; R is written only when the trial wins (tiles kept while within _KEEP_BYTES)
         tiles = block_ranges(len(inside), _TILE)
+
 
         def tile(a: int, b: int, c: int, d: int) -> np.ndarray:
             """The trial's values of the pairs (a:b, c:d) of ``Xi``, evaluations counted."""

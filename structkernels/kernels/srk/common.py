@@ -152,7 +152,7 @@ def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | N
 
 class SRKBase(Kernel):
     """Common parameters and block logic of the string re-writing kernels: subclasses set
-    ``name`` and implement :meth:`_stack` (the raw ``K_j`` of ``windows``, shape (w, n, m)).
+    ``name`` and implement ``_stack`` and ``_diag_stack`` (the raw ``K_j`` of ``windows``).
 
     Parameters
     ----------
@@ -166,8 +166,7 @@ class SRKBase(Kernel):
     """
 
     name = "srk"
-    #: blocks of this many re-writings amortise the encoding of a block
-    preferred_block_size = 256
+    preferred_block_size = 256  # re-writings that amortise the encoding of a block
 
     def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
         self.k = k
@@ -176,8 +175,7 @@ class SRKBase(Kernel):
 
     def windows_for(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
                     ) -> list[int]:
-        """The windows of the block ``X`` × ``Y``: ``k..min(kmax, usable_window(X, Y))``, or
-        ``[k]`` without ``kmax``."""
+        """``k..min(kmax, usable_window(X, Y))``, or ``[k]`` without ``kmax``."""
         if self.kmax is None:
             return [int(self.k)]
         top = min(int(self.kmax), usable_window(X, Y))
@@ -185,8 +183,7 @@ class SRKBase(Kernel):
 
     def planned_bytes(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None,
                       windows: list[int], diag: bool = False) -> int:
-        """Estimated peak memory of :meth:`stack_block` (:meth:`diag_stack` with ``diag``):
-        the output twice; kernels add their own."""
+        """Estimated peak memory of :meth:`stack_block` (:meth:`diag_stack` with ``diag``)."""
         n = len(X)
         m = 1 if diag else n if Y is None else len(Y)
         return 16 * max(len(windows), 1) * n * m
@@ -228,12 +225,6 @@ class SRKBase(Kernel):
 
     def check_input(self, X: Any) -> list[Rewriting]:
         return check_rewritings(X, type(self).__name__)
-
-    def _stack(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, windows: list[int]):
-        raise NotImplementedError
-
-    def _diag_stack(self, X: Sequence[Rewriting], windows: list[int]) -> np.ndarray:
-        raise NotImplementedError
 
     def stack_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
                     ) -> np.ndarray:
@@ -390,8 +381,9 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
 
     index: dict = {}
     get = index.setdefault
-    # the wildcard positions of each pattern and its weight; without wildcards the k-gram
+    # each pattern's wildcard positions and weight (without wildcards, the k-gram alone)
     masks = [(frozenset(pos), float(lam) ** j) for j in range(k + 1 if wildcards else 1)
+
              for pos in combinations(range(k), j)]
     mats = []
     for seqs in seqs_list:

@@ -1,5 +1,4 @@
-"""What the classifiers of this package share: parameter constraints, kernel, input, label
-and Gram checks."""
+"""What the classifiers of this package share: parameter constraints and input checks."""
 
 from __future__ import annotations
 
@@ -65,13 +64,11 @@ def _labels(y: Any, n: int, owner: str) -> np.ndarray:
 def train_input(est: Any, X: Any, y: Any) -> tuple[Sequence | None, np.ndarray | None,
                                                   np.ndarray]:
     """The parameters checked, then ``(structures, None, y)``, or ``(None, Gram, y)`` when
-    precomputed, ``y`` checked; sets the estimator's ``kernel_``, ``normalized_`` and
-    ``n_features_in_``.
+    precomputed; sets the estimator's ``kernel_``, ``normalized_`` and ``n_features_in_``.
 
-    A kernel name with ``kernel_params=None`` means its named configuration of
-    :data:`~structkernels.neighbors.settings.CLASSIFIER_KERNELS`; ``normalize="auto"``
-    normalises kernels whose values grow with the structures' size, and a
-    :class:`Normalized` kernel is normalised whatever ``normalize`` says.
+    A kernel name with ``kernel_params=None`` means its configuration of
+    :data:`~structkernels.neighbors.settings.CLASSIFIER_KERNELS`; a :class:`Normalized`
+    kernel is normalised whatever ``normalize`` says.
     """
     name = type(est).__name__
     est._validate_params()

@@ -1,9 +1,8 @@
 """Kernelised hash codes and a random forest (Garg et al., AAAI 2019).
 
-"Kernelized Hashcode Representations for Relation Extraction" turns a structure into the bits
-of ``n_hashes`` random k-NN hash functions (:class:`~structkernels.neighbors.hashing.RandomKNNHash`)
-over one shared reference set of about ``sqrt(N)`` training structures, so every structure
-costs ``M`` kernel values whatever the number of bits, and trains a random forest on the codes.
+A structure becomes the bits of ``n_hashes`` random k-NN hash functions over one shared
+reference set of about ``sqrt(N)`` training structures (``M`` kernel values whatever the
+number of bits); a random forest learns from the codes.
 """
 
 from __future__ import annotations
@@ -147,8 +146,7 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
             hash_kernel = self.kernel_
             hashed = self.reference_ = take(Xs, ref)
             S = self.kernel_.gram(Xs, self.reference_, n_jobs=n_jobs)
-        # every hash function is fitted on the reference set itself: all share its M
-        # kernel values per structure, each draws its own subsets for its bits
+        # every hash function is fitted on the reference set: all share its M kernel values
         s = self.subset_size if self.subset_size is not None else (2 if m >= 4 else 1)
         seeds = rng.randint(np.iinfo(np.int32).max, size=int(self.n_hashes) + 1)
         self.hashers_ = [
@@ -178,8 +176,6 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         """Class probabilities of the forest, shape (n, n_classes)."""
         codes = self.codes(X)  # checks first that the classifier is fitted
         return self.forest_.predict_proba(codes)
-
-
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Class probabilities centred on chance, scikit-learn's convention for a margin.

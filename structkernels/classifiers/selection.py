@@ -2,8 +2,7 @@
 
 Estimators that take a precomputed Gram (their ``input_tags.pairwise`` tag) are fitted on
 ``slice_gram(K, train, train)`` and scored on ``slice_gram(K, test, train)``: one Gram of the
-training set serves every fold.  With ``groups`` the folds are ``GroupKFold``'s.  Held-out
-data never enters: the functions see only the training rows they are given.
+training set serves every fold.
 """
 
 from __future__ import annotations
@@ -22,10 +21,7 @@ __all__ = ["slice_gram", "select_by_inner_cv", "InnerCVClassifier", "cv_scores"]
 
 
 def slice_gram(K: Any, rows: Any, cols: Any = None) -> np.ndarray:
-    """The block ``K[rows][:, cols]`` of a Gram matrix (``cols`` defaults to ``rows``).
-
-    ``slice_gram(K, train, train)`` is the Gram a precomputed-kernel estimator
-    is fitted on, ``slice_gram(K, test, train)`` the one it predicts from.
+    """The block ``K[rows][:, cols]`` of a Gram matrix (``cols`` defaults to ``rows``);
     ``rows``/``cols`` are integer positions or boolean masks.
 
     Examples
@@ -201,7 +197,6 @@ class InnerCVClassifier(ClassifierMixin, BaseEstimator):
         Per candidate, its score on every inner fold (``scores_``: their means).
     scores_ : dict of str to float
     classes_ : ndarray
-
 
     Examples
     --------

@@ -1,10 +1,9 @@
 """A support vector machine on any registered kernel: exact, or Nyström above a size.
 
-Up to ``max_exact`` training structures :class:`KernelSVC` solves the exact problem of
-``SVC(kernel="precomputed")`` and keeps what prediction needs (the support vectors); above,
-the Nyström method (Williams & Seeger, NIPS 2001) maps every structure to
-``k(x, L) K_LL^{-1/2}`` over ``n_components`` random landmarks and trains ``LinearSVC``,
-stating the approximation's error on the training data (``approximation_error_``).
+Up to ``max_exact`` training structures :class:`KernelSVC` solves ``SVC(kernel="precomputed")``
+and keeps the support vectors; above, the Nyström method (Williams & Seeger, NIPS 2001) maps
+every structure to ``k(x, L) K_LL^{-1/2}`` over random landmarks and trains ``LinearSVC``,
+stating the approximation's error (``approximation_error_``).
 """
 
 from __future__ import annotations
@@ -30,9 +29,8 @@ from structkernels.utils import Interval, StructkernelsWarning, ValidatedParamsM
 __all__ = ["KernelSVC", "ApproximationWarning", "ERROR_SAMPLE"]
 
 #: Training structures (outside the landmarks) whose pairwise kernel values measure the
-#: Nyström approximation's error: ``ERROR_SAMPLE * (ERROR_SAMPLE + 1) / 2`` kernel values.
+#: Nyström approximation's error.
 ERROR_SAMPLE = 200
-
 # fitted attributes of one route, removed when a refit takes the other
 _ROUTE_ATTRIBUTES = (
     "support_", "support_vectors_", "dual_coef_", "n_support_",
@@ -93,7 +91,6 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         Nyström route: ``K_LL^{-1/2}`` (eigenvalues at or below ``n_landmarks * eps * max``
         dropped: a pseudo-inverse).
     intercept_ : ndarray of shape (1,)
-
     approximation_error_ : float
         ``||K - K_approx|| / ||K||`` over the pairs (``i <= j``) of a random sample of at most
         :data:`ERROR_SAMPLE` training structures that are not landmarks; 0.0 on the exact route.
@@ -155,7 +152,6 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         C, tol, n_jobs = float(self.C), float(self.tol), n_jobs_value(self.n_jobs)
         for attr in _ROUTE_ATTRIBUTES:
             self.__dict__.pop(attr, None)
-
         n = len(y)
         classes = np.unique(y)
         if len(classes) != 2:
@@ -206,7 +202,7 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             )
         W = U[:, keep] / np.sqrt(s[keep])
         features = K_nm @ W
-        # the error on structures that are not landmarks (on those it is 0 by construction)
+        # the error off the landmarks (on them it is 0 by construction)
         pool = np.setdiff1d(np.arange(n), land)
         if len(pool) < 2:
             pool = np.arange(n)

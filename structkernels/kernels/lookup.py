@@ -1,8 +1,7 @@
 """A kernel read from a stored Gram matrix: ``k(i, j) = G[i, j]`` on integer indices.
 
-A rectangular ``G`` holds training structures ``0 .. n_cols - 1`` as rows and columns and
-further ones (test queries) as rows below: ``G = np.vstack([K_train, K_test_train])``.  A
-value not stored is an error naming the index, never a guess.
+A rectangular ``G = np.vstack([K_train, K_test_train])`` holds the training structures as
+rows and columns, test queries as rows below; a value not stored is an error, never a guess.
 
 Example
 -------
@@ -40,7 +39,6 @@ class GramLookup(Kernel):
 
     #: indexing a NumPy array: threads are safe (the engine keeps cheap blocks serial anyway)
     nogil_blocks = True
-
 
     def __init__(self, matrix: Any, diagonal: Any = None):
         self.matrix = matrix

@@ -4,7 +4,6 @@ Light, for the command line (no scikit-learn, numba or joblib): the kernel base 
 imported where a kernel is checked or built.
 """
 
-
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -96,11 +95,10 @@ def gram(kernel: Kernel | str, X: Any, Y: Any = None, **options: Any
 
 
 def takes_arrays(kernel: Any, kernel_params: dict | None = None) -> bool:
-    """Whether ``kernel`` reads a 2-D float array, one row per sample (scikit-learn's input).
+    """Whether ``kernel`` reads a 2-D float array, one row per sample (scikit-learn's input):
+    ``"precomputed"``, or a kernel whose ``check_input`` accepts a small float matrix (or that
+    cannot be built from these parameters: ``fit`` raises the error).
 
-    ``"precomputed"`` does; a kernel does when its ``check_input`` accepts a small float
-    matrix.  Estimators set their ``input_tags.two_d_array`` tag from it.  A kernel that
-    cannot be built from these parameters counts as taking arrays (``fit`` raises the error).
 
     Examples
     --------

@@ -40,7 +40,6 @@ class NonstationaryKernel(Kernel):
 
     grows_with_size = True
 
-
     def __init__(self, kernel: Kernel | str = "path", sigma: Mapping[str, float] | None = None):
         self.kernel = kernel
         self.sigma = sigma

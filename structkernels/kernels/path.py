@@ -1,7 +1,6 @@
 """Path (subsequence) kernel of Bunescu & Mooney (2005) with nonstationary σ.
 
-Sec. 4.1 of Garg et al., "Stochastic learning of nonstationary kernels for natural
-language modeling" (2018), between paths ``S`` and ``S'`` of ``(edge, node)`` tuples::
+Sec. 4.1 of Garg et al. (2018), between paths ``S`` and ``S'`` of ``(edge, node)`` tuples::
 
     K(S, S') = Σ_{i, j : |i| = |j|}  Π_k k(S[i_k], S'[j_k]) · λ^(l(i) + l(j))
 
@@ -99,9 +98,9 @@ class PathKernel(EncodedConvolutionKernel):
     overflow_hint = ("long paths share astronomically many common substructures: lower lam or "
                      "set max_len (or compare shorter paths)")
 
-
     @staticmethod
     def _relabel(Y: PathList, vocab: Vocabulary, ymap: np.ndarray) -> PathList:
+        """``Y`` with its label ids mapped by ``ymap`` into ``vocab``."""
         return PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
 
     def __init__(self, lam: float = 0.8, max_len: int | None = None,
@@ -162,9 +161,8 @@ class PathKernel(EncodedConvolutionKernel):
                           lam: bool = False, n_jobs: int | None = None) -> np.ndarray:
         """``Σ_ij V[i, j] ∂K(X[i], Y[j]) / ∂θ``: the exact derivative in σ and λ, contracted.
 
-        ``θ`` is ``σ(label)`` for each of ``labels``, then ``λ``; the derivative is computed
-        by forward mode in the compiled programme, never by differences.  With
-        ``V = ∂J/∂K`` it is the gradient of an objective ``J`` of the Gram matrix.
+        ``θ`` is ``σ(label)`` for each of ``labels``, then ``λ``, by forward mode in the
+        compiled programme; with ``V = ∂J/∂K`` it is the gradient of an objective ``J``.
 
         Parameters
         ----------
@@ -182,7 +180,6 @@ class PathKernel(EncodedConvolutionKernel):
         -------
         ndarray of shape (len(labels) + 1,)
             One value per label, then λ's.
-
 
         Examples
         --------
@@ -264,9 +261,8 @@ class PathKernel(EncodedConvolutionKernel):
             return None
 
     def monotone_in_sigma(self) -> bool:
-        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` for every label ``t`` is known:
-        with non-negative label similarities (the built-in ones) every term is non-negative,
-        and σ_t = 0 removes the terms that use a ``t`` tuple."""
+        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` is known: true with the built-in
+        (non-negative) label similarities, σ_t = 0 removing non-negative terms."""
         tk = self._own_tuple_kernel()
         return tk is not None and all(
             (isinstance(lk, str) and lk == "indicator")
@@ -284,9 +280,8 @@ class PathKernel(EncodedConvolutionKernel):
         if not ((isinstance(nk, str) and nk == "indicator") or type(nk) is IndicatorSimilarity
                 or (type(nk) is PartialIndicator and 0.0 <= float(nk.mismatch) <= 1.0)):
             return None
-        sig = sigma_table(self.sigma, X.vocab)
         lam = float(self.lam)
-        return lam * lam * sig[np.unique(X.edges)] ** 2
+        return lam * lam * sigma_table(self.sigma, X.vocab)[np.unique(X.edges)] ** 2
 
 
 #: Bands of rows :meth:`PathKernel.weighted_gradient` cuts its pairs into (fixed, so that the

@@ -22,7 +22,6 @@ def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
     must be non-empty strings, values finite numbers ``>= 0`` (a negative weight would not
     change σ(e) σ(e'), but says the caller meant something else).
 
-
     Examples
     --------
     >>> check_sigma({"ARG0": 0, "mod": 0.5})

@@ -1,6 +1,5 @@
-"""Tree kernel of Zelenko, Aone & Richardella, "Kernel methods for relation extraction"
-(JMLR 2003), with nonstationary σ, as Sec. 4.1 of Garg et al., "Stochastic learning of
-nonstationary kernels for natural language modeling" (2018) writes it::
+"""Tree kernel of Zelenko, Aone & Richardella (JMLR 2003), with nonstationary σ, as Sec. 4.1
+of Garg et al. (2018) writes it::
 
     K(T, T') = k(r, r') ( k(r, r')
                + Σ_{i, j : l(i) = l(j)} decay(i, j) Σ_s K(T[i_s], T'[j_s]) Π_s k(T[i_s].r, T'[j_s].r) )
@@ -63,7 +62,6 @@ class TreeKernel(EncodedConvolutionKernel):
     overflow_hint = ("large trees share astronomically many common substructures: lower lam "
                      "(or compare smaller trees)")
     encoded = TreeList
-
     node_field = "labels"
 
     @staticmethod

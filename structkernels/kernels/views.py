@@ -105,8 +105,6 @@ class ViewSum(Kernel):
         return np.zeros((len(X), len(X if Y is None else Y))) if K is None else K
 
 
-
-
 class ViewKernel(ViewSum):
     """A kernel applied to one view of multi-view items: ``k(x[view], y[view])``; ``view``
     is the key (dict items) or position (tuple items) of the view.

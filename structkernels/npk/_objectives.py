@@ -1,7 +1,6 @@
 """What decides each label's σ in :class:`~structkernels.npk.learner.NonstationaryLearner`: one
-strategy per ``objective=``, each holding only its own parameters.  Random draws are made in the
-order of the algorithm: the global graph's seed, then each label's subsets and their trials'
-seeds (``"loss1"``); the sample (``"knn-ap"``).
+strategy per ``objective=``.  Random draws follow the algorithm: the global graph's seed, then
+each label's subsets and their trials' seeds (``"loss1"``); the sample (``"knn-ap"``).
 """
 
 from __future__ import annotations
@@ -93,8 +92,7 @@ class FitData:
     def of(cls, *, base: Kernel, normalize: bool, fixed: dict[str, float],
            learned: dict[str, float], X: Sequence, y: np.ndarray, labels: Sequence[str],
            edge_sets: Sequence[frozenset[str]], rng: np.random.RandomState) -> FitData:
-        """The data of a fit, with each label's structures found in ``edge_sets`` (the edge
-        labels of each structure)."""
+        """The data of a fit; ``edge_sets``: the edge labels of each structure."""
         has = {lab: np.array([lab in s for s in edge_sets], dtype=bool) for lab in labels}
         members = {lab: np.flatnonzero(has[lab]) for lab in labels}
         return cls(base=base, normalize=normalize, fixed=fixed, learned=learned, X=X, y=y,
@@ -123,8 +121,7 @@ def labels_by_frequency(counts: Mapping[str, int], labels: Sequence[str] | None,
 
 @dataclass(kw_only=True)
 class Objective:
-    """The interface the learner's ``fit`` drives; progress is counted in ``steps_per_label``
-    units of ``unit`` per label."""
+    """The interface the learner's ``fit`` drives (progress: ``steps_per_label`` per label)."""
 
     desc: ClassVar[str] = "learning σ"
     unit: ClassVar[str] = "trial"
@@ -271,13 +268,11 @@ class Loss1Objective(Objective):
             j for j, a in enumerate(subsets) if self.hashing is None or len(a) < self.exact_below
         ]
         hashed = [j for j in range(self.alpha) if j not in set(exact)]
-        # exact trials: every kernel value of the label computed once, reused across its
-        # trials; the Gram blocks run with n_jobs workers
+        # exact trials: every kernel value of the label computed once, reused across trials
         results = dict(zip(exact, self.exact_trials(
             base, sigma, lab, X, y, [subsets[j] for j in exact], has, normalize, self.n_jobs,
             bool(self.chain_bound)), strict=True))
-        # only the sampled structures go to a trial (and to the workers); sampled subsets are
-        # much smaller than N: their hash tables take the default bits
+        # only the sampled structures go to a trial; their hash tables take the default bits
         tasks = [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]], normalize, self.hashing,
                   None, int(seeds[j])) for j in hashed]
         if self.n_jobs == 1 or len(hashed) < 2:
@@ -305,12 +300,8 @@ class Loss1Objective(Objective):
 
 @dataclass(kw_only=True)
 class KnnAPObjective(Objective):
-    """The k-NN classifier's leave-one-out average precision on a stratified sample.
-
-    The sample holds ``objective_sample`` training structures, fewer when its estimated
-    cost exceeds the budget; σ(l) = 0 is kept only when it raises the AP by more than
-    ``min_gain`` on both stratified halves (:class:`SigmaKNNSearch`).
-    """
+    """The k-NN classifier's leave-one-out average precision on a stratified sample of
+    ``objective_sample`` structures (fewer when over the budget): :class:`SigmaKNNSearch`."""
 
     desc = "learning σ (k-NN AP)"
     unit = "label"
@@ -433,13 +424,8 @@ class GradientObjective:
     def fit(self, base: PathKernel, start: dict[str, float], labels: list[str],
             X: Sequence[Path], y: np.ndarray, groups: Any, offset: Offset | None,
             rng: np.random.RandomState) -> GradientResult:
-        """Learn σ of ``labels`` (and λ) from ``base``'s λ and the σ ``start``, on ``X``, ``y``.
-
-        ``groups``: the document of each structure (the held-out part that chooses the number
-        of steps is whole documents).  ``offset(rows, cols)``: the sum of the other views'
-        normalised kernels between ``X[rows]`` and ``X[cols]``: σ is then learned for the sum
-        (the model that uses it), not for the path view alone.
-        """
+        """Learn σ of ``labels`` (and λ) from ``base``'s λ and the σ ``start``, on ``X``, ``y``
+        (``groups`` and ``offset``: :meth:`NonstationaryLearner.fit`'s)."""
         if len(np.unique(y)) < 2:
             raise ValueError("NonstationaryLearner.fit: y has one class only")
         lam = float(base.lam)

@@ -2,8 +2,8 @@
 
 The same 1-NN graphs and losses as each trial from scratch (docs/npk.md), with fewer kernel
 evaluations: (1) values of earlier trials of the label are read back; (2) by Eq. (1) σ_t = 0
-changes only pairs of two structures with ``t``; (3) for a kernel monotone in σ a pair that
-cannot be a first neighbour is not evaluated; (4) nor, where the chain bound holds, any.
+changes only pairs of two structures with ``t``; (3) for a kernel monotone in σ, and (4)
+where the chain bound holds, a pair that cannot be a first neighbour is not evaluated.
 """
 
 from __future__ import annotations
@@ -291,7 +291,6 @@ def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarr
     d1, ne1 = _fill_diagonal(R1, k1, Xa)
     dI, ne0 = _fill_diagonal(B0, k0, Xa, inside)
     n_eval = ne1 + ne0
-
     d0 = d1.copy()
     d0[inside] = dI
     if normalize:
@@ -371,7 +370,6 @@ def exact_trials(base: Kernel, sigma: dict[str, float], label: str, X: Sequence,
                  n_jobs: int | None = None, chain_bound: bool = True) -> list[TrialResult]:
     """:func:`~structkernels.npk.loss.subset_losses` of the exact trials of one label, each
     kernel value computed once (``n_nominal``: the cost from scratch, :func:`trial_cost`)."""
-
     kernels_v = {v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     prune = bool(base.monotone_in_sigma())
     bound = _chain_bound_setup(kernels_v, X) if prune and chain_bound else None

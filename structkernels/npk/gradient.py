@@ -1,10 +1,8 @@
 """The gradient strategy of :class:`~structkernels.NonstationaryLearner`: real σ (and λ).
 
-``objective="svm"`` and ``"alignment"`` (``_objectives.GradientObjective``) treat the weights
-as what they are in Eq. 1 of Garg et al. (2018), real numbers: σ ∈ [0, 1] per edge label (and
-the decay λ) follow the exact gradient (``PathKernel.weighted_gradient``) of a differentiable
-objective of the normalised Gram matrix of a sample, possibly inside a sum with other views'
-kernels (``offset``):
+``objective="svm"`` and ``"alignment"`` treat the weights of Eq. 1 of Garg et al. (2018) as
+real numbers: σ ∈ [0, 1] per edge label (and λ) follow the exact gradient
+(``PathKernel.weighted_gradient``) of an objective of a sample's normalised Gram matrix:
 
 - ``"svm"``: the SVM's dual objective at its optimum, minimised as multiple-kernel learning
   does (Rakotomamonjy et al. 2008, SimpleMKL): ``∂J/∂K_ij = -½ α_i y_i α_j y_j`` (Danskin);
@@ -42,7 +40,6 @@ def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any,
     and ``prior`` are for the gradient objectives.  ``prior``: this function's result on
     another corpus, the starting point and step 0, refined only when this corpus's held-out
     documents say so (transfer from a large corpus to a small one).
-
 
     Examples
     --------

@@ -156,24 +156,18 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Learned weight (0.0 or 1.0) of each learned label.
     ignored_labels_ : list of str
         Labels with σ = 0, in the order they were learned.
-    labels_ : list of str
-        The learned labels, most frequent first.
-    label_counts_ : dict of str to int
-        Number of training structures containing each learned label.
+    labels_, label_counts_
+        The learned labels, most frequent first, and how many training structures hold each.
     losses_ : dict of str to dict
         Per label: summed loss at σ = 0 and σ = 1 of the last pass, and the value chosen.
     log_ : list of dict
         One entry per (pass, label, trial, value): subset size, loss, penalty, reward.
-    n_evaluations_ : int
-        Kernel evaluations made by ``fit`` (global graphs + subsets).
-    n_evaluations_graph_ : int
-        Of which for the global k-NN graphs.
+    n_evaluations_, n_evaluations_graph_ : int
+        Kernel evaluations made by ``fit`` (global graphs + subsets), and for the graphs.
     n_evaluations_reused_ : int
         Evaluations the exact trials saved by reuse (added to ``n_evaluations_``: from scratch).
-    budget_ : int or None
-        The evaluation budget of ``max_evaluations`` for this N.
-    n_trimmed_ : int
-        Sampled subsets cut to fit the budget.
+    budget_, n_trimmed_
+        The evaluation budget of ``max_evaluations`` for this N, and the subsets cut to it.
     n_train_ : int
         Number of training structures N (compare ``n_evaluations_`` with N²).
     fit_seconds_ : float
@@ -200,7 +194,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     Fitted, it is a scikit-learn transformer (the Gram against the training structures, for
     ``kernel="precomputed"``) with a :meth:`score` for ``GridSearchCV``:
-
 
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.svm import SVC
@@ -310,7 +303,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         y : array-like of shape (n,)
             Binary labels (0/1, or booleans).
         groups : array, optional
-
             Gradient objectives: the document of each structure (the held-out part that
             chooses the number of steps is whole documents).
         offset : callable, optional
@@ -444,18 +436,14 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def __getattr__(self, name: str) -> Any:
         # only called when normal lookup fails: a fitted attribute before fit
         if name in NonstationaryLearner._FITTED:
-            raise NotFittedError(
-                f"this NonstationaryLearner is not fitted yet ({name} is set by fit); "
-                "call fit(X, y) or NonstationaryLearner.load(path) first"
-            )
+            raise NotFittedError(f"this NonstationaryLearner is not fitted yet ({name} is set "
+                                 "by fit); call fit(X, y) or NonstationaryLearner.load(path) first")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _check_fitted(self) -> None:
         if "sigma_" not in self.__dict__:
-            raise NotFittedError(
-                "this NonstationaryLearner is not fitted yet; call fit(X, y) or "
-                "NonstationaryLearner.load(path) first"
-            )
+            raise NotFittedError("this NonstationaryLearner is not fitted yet; call fit(X, y) "
+                                 "or NonstationaryLearner.load(path) first")
 
     @property
     def kernel_sigma_(self) -> dict[str, float]:
@@ -485,16 +473,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         lam = {"lam": self.lam_} if "lam_" in self.__dict__ else {}
         return {**(self.kernel_params or {}), **lam, "sigma": self.kernel_sigma_}
 
-    def _training_structures(self) -> Sequence:
-        self._check_fitted()
-        if "X_fit_" not in self.__dict__:
-            raise NotFittedError(
-                "this NonstationaryLearner was read from a file, which keeps σ but not the "
-                "training structures that transform needs: fit it, or compute Grams with "
-                "get_kernel()"
-            )
-        return self.X_fit_
-
     def transform(self, X: Sequence) -> np.ndarray:
         """Gram matrix of ``X`` against the training structures under the learned kernel,
         shape ``(len(X), n_train_)``.
@@ -503,8 +481,13 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         (e.g. ``SVC``) can follow the learner in a ``Pipeline``; a non-finite value is an error
         naming the pair.
         """
-        X_fit = self._training_structures()
-        return gram(self.get_kernel(normalize=False), X, X_fit, normalize=self.normalize_,
+        self._check_fitted()
+        if "X_fit_" not in self.__dict__:
+            raise NotFittedError(
+                "this NonstationaryLearner was read from a file, which keeps σ but not the "
+                "training structures that transform needs: fit it, or compute Grams with "
+                "get_kernel()")
+        return gram(self.get_kernel(normalize=False), X, self.X_fit_, normalize=self.normalize_,
                     n_jobs=self.n_jobs, progress=self.progress)
 
     def fit_transform(self, X: Sequence, y: Any = None, **fit_params: Any) -> np.ndarray:
@@ -596,7 +579,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Reading never runs code: the kernel resolves through the registry, ``max_bytes``
         bounds the size (default ``structkernels.npk.model.MAX_MODEL_BYTES``) and every
         error is one :class:`~structkernels.npk.model.ModelFormatError` line naming the file.
-
         """
         name = os.fspath(path)
         doc = read_document(path, max_bytes)

@@ -91,10 +91,7 @@ def loss_function_1(
 
 
 def _first_neighbours(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index and similarity of each row's most similar other column (self excluded).
-
-    Ties go to the lowest index, so the result does not depend on anything but the matrix.
-    """
+    """Index and similarity of each row's most similar other column (ties: the lowest)."""
     S = np.array(S, dtype=np.float64, copy=True)
     np.fill_diagonal(S, -np.inf)
     nn = np.argmax(S, axis=1)
@@ -110,11 +107,8 @@ def with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
 
 @dataclass(frozen=True)
 class TrialResult:
-    """One trial of one label: the losses of σ_t = 0 and σ_t = 1 on one sampled subset.
-
-    ``loss``, ``penalty`` and ``reward`` are indexed by the value ``v`` of σ_t.
-    ``n_evaluations`` are the kernel evaluations made, ``n_nominal`` those of the
-    trial computed from scratch (what the budget counts).
+    """One trial of one label: the losses of σ_t = 0 and σ_t = 1 (indexed by the value) on
+    one sampled subset; ``n_nominal``: the evaluations from scratch (what the budget counts).
     """
 
     size: int
@@ -127,8 +121,7 @@ class TrialResult:
 
 def trial_result(size: int, losses: Sequence[tuple[float, float, float]], n_eval: int,
                  n_nominal: int | None = None) -> TrialResult:
-    """The record of a trial from ``(loss, penalty, reward)`` at σ_t = 0 and σ_t = 1;
-    ``n_nominal`` defaults to the evaluations made."""
+    """The record of a trial from ``(loss, penalty, reward)`` at σ_t = 0 and σ_t = 1."""
     loss, penalty, reward = zip(*losses, strict=True)
     return TrialResult(int(size), loss, penalty, reward, int(n_eval),
                        int(n_eval) if n_nominal is None else int(n_nominal))
@@ -158,8 +151,7 @@ def subset_losses(base: Kernel, sigma: dict[str, float], label: str, X: Sequence
 def losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float, float, float]:
     """Loss Function 1 of the exact 1-NN graph of a raw (unnormalised) subset Gram matrix."""
     if normalize:
-        # pruned pairs hold -inf (they cannot be a first neighbour) and stay -inf when
-        # scaled; normalize_gram would refuse them as overflow
+        # pruned pairs hold -inf, which normalize_gram would refuse as overflow
         d = np.diag(raw).copy()
         s, _ = normalization_scales(d, d, warn=False)
         K = raw * (s[:, None] * s[None, :])

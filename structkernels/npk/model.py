@@ -10,11 +10,8 @@ in the gzip header, so the same model gives the same bytes)::
      "train": {"source": ..., "ids": [...], "paths": [...], "labels": [0, 1, ...]},
      "evaluation": {...}}
 
-Version 1 (the same dict as plain JSON) is still read.  Reading checks every file against
-this schema and never runs code (:mod:`structkernels.npk.files`): the kernels it names
-resolve only through the kernel registry, so ``"subprocess:getoutput"`` is refused as "not a
-registered kernel", and anything wrong is one :class:`ModelFormatError` line naming the file.
-Writing is atomic and refuses NaN/infinity, naming the field.
+Version 1 (the same dict as plain JSON) is still read, checked against this schema without
+running code (:mod:`structkernels.npk.files`).
 
 Examples
 --------
@@ -60,7 +57,6 @@ class NPKModel:
     path : str
     """
 
-
     learner: Any
     kernel: str
     kernel_params: dict[str, Any]
@@ -88,10 +84,8 @@ class NPKModel:
     def classifier(self, use: str = "npk", n_jobs: int | None = None):
         """The fitted k-NN classifier (``use="pk"`` drops the learned σ).
 
-        It is fitted on the first call for each ``use`` and kept on the model: later calls (and
-        :meth:`predict`, :meth:`predict_proba`, :meth:`decision_function`) return the same
-        object with ``n_jobs`` set, without fitting again.  Assigning other training data,
-        kernel or classifier settings to the model fits it anew.
+        Fitted on the first call for each ``use`` and kept: later calls return it with
+        ``n_jobs`` set; other training data, kernel or classifier settings fit it anew.
         """
         if use not in ("npk", "pk"):
             raise ValueError(f"use must be 'npk' or 'pk', got {use!r}")
@@ -124,9 +118,8 @@ class NPKModel:
         return self.classifier(use, n_jobs).predict_proba(X)
 
     def decision_function(self, X: Any, use: str = "npk", n_jobs: int | None = None):
-        """Positive-class score of the paths ``X``, shape (n,): the (weighted) share of
-        label 1 among the neighbours, the score :meth:`predict` compares with the
-        classifier's ``threshold_`` (0 everywhere when no training label is 1)."""
+        """Positive-class score of the paths ``X``, shape (n,): the (weighted) share of label
+        1 among the neighbours (0 everywhere when no training label is 1)."""
         clf = self.classifier(use, n_jobs)
         proba = clf.predict_proba(X)
         pos = np.flatnonzero(clf.classes_ == 1)
@@ -136,8 +129,7 @@ class NPKModel:
 def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:
     """Read a model written by ``structkernels train-npk``.
 
-    Raises :class:`ModelFormatError` (one line naming the file) on anything that is not a valid
-    model.  Nothing named in the file is imported: its kernel resolves through the registry.
+    Anything that is not a valid model is one :class:`ModelFormatError` line naming the file;
     ``max_bytes`` bounds the decompressed size (default :data:`MAX_MODEL_BYTES`).
     """
     name = os.fspath(path)

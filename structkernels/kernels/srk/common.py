@@ -286,7 +286,6 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
     ``cache`` is the checked ``.npy`` store of ``gram(cache=)``.
 
     Examples
-
     --------
     >>> from structkernels.kernels.srk.kb import KbSRK
     >>> X = [(("a", "b"), ("b", "a")), (("a",), ("a",))]
@@ -383,7 +382,6 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
     get = index.setdefault
     # each pattern's wildcard positions and weight (without wildcards, the k-gram alone)
     masks = [(frozenset(pos), float(lam) ** j) for j in range(k + 1 if wildcards else 1)
-
              for pos in combinations(range(k), j)]
     mats = []
     for seqs in seqs_list:

@@ -132,9 +132,8 @@ def _mix(c):
 def _grid(x, xin, y, yin, R, HK, ca, cb):
     """One backward pass over the grid of doubles (x[a], y[b]): ``R`` the diagonal run
     lengths of admissible doubles (identical, or a source token that occurs in the other
-    side: else no target key can match), ``HK`` the diagonal suffix sums of the
-    non-identical doubles' hashes; the cells starting a run >= 2 listed, last first.
-    Returns (identical doubles, longest run, listed cells)."""
+    side), ``HK`` the diagonal suffix sums of the non-identical doubles' hashes, the cells
+    starting a run >= 2 listed; returns (identical doubles, longest run, listed cells)."""
     n, m = len(x), len(y)
     n_ident = 0
     longest = 0
@@ -190,9 +189,8 @@ def _keep(R, HK, k, ca, cb, kh, nc):
 
 @njit(cache=True, nogil=True)
 def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
-    """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts
-    c_t (open addressing; each slot chains its sorted windows, compared exactly).  Returns
-    the table mask."""
+    """Algorithm 2 lines 6-9: the target map, key -> windows with counts c_t (open
+    addressing, each slot chaining its windows, compared exactly); returns the mask."""
     P = 16
     while P < 2 * nt:
         P *= 2
@@ -319,7 +317,6 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     fact, binom, fl = _tables(kmax, lam2)
     mxs, mys = longest_segment(xso, 0), longest_segment(yso, 0)
     mxt, myt = longest_segment(xto, 0), longest_segment(yto, 0)
-    # workspace, allocated once per block
     cs = max(mxs * mys, 1)
     ct = max(mxt * myt, 1)
     P = 16
@@ -441,10 +438,9 @@ class KbSRK(SRKBase):
     name = "kb-srk"
     nogil_blocks = True
 
-
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
-        """Output, plus the compiled workspace of :func:`_gram_stack` (grids, window lists
-        and the target map, for the longest sentences of each side)."""
+        """Output, plus the compiled workspace of :func:`_gram_stack` for the longest
+        sentences of each side."""
         base = super().planned_bytes(X, Y, windows, diag)
         Y = X if Y is None or diag else Y
         sx, tx, sy, ty = (max((len(r[i]) for r in Z), default=0) for Z in (X, Y) for i in (0, 1))

@@ -72,12 +72,10 @@ def train_input(est: Any, X: Any, y: Any) -> tuple[Sequence | None, np.ndarray |
     """
     name = type(est).__name__
     est._validate_params()
-    if _precomputed(est.kernel) and (
-            est.kernel_params or (not isinstance(est.normalize, str) and est.normalize)):
-        raise ValueError(
-            f"{name}: kernel_params and normalize do not apply to kernel='precomputed'"
-        )
     if _precomputed(est.kernel):
+        if est.kernel_params or (not isinstance(est.normalize, str) and est.normalize):
+            raise ValueError(
+                f"{name}: kernel_params and normalize do not apply to kernel='precomputed'")
         K = check_precomputed_gram(X, n_cols=None, label="the train Gram matrix", owner=name)
         est.kernel_, est.normalized_ = None, False
         est.n_features_in_ = K.shape[1]

@@ -49,14 +49,10 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
     n_reference : int, optional
         Size ``M`` of the shared reference set; default ``ceil(sqrt(N))`` (at least 2).
     subset_size : int, optional
-        Size of each of a bit's two reference subsets; default 2 (1 when ``M < 4``).  Small
+        Size of each of a bit's two reference subsets; default 2 (1 when ``M < 4``): small
         subsets make the bits more independent (the paper's small ``alpha``).
-    n_estimators : int, default 100
-        Trees of the forest.
-    max_features : int, float, "sqrt", "log2" or None, default "sqrt"
-        Features each split considers (the forest's random subspaces).
-    class_weight : "balanced", "balanced_subsample", dict or None, default "balanced"
-        The forest's class weights.
+    n_estimators, max_features, class_weight : default 100, "sqrt", "balanced"
+        The random forest's.
     normalize : bool or "auto", default "auto"
         Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose values grow with
         the structures' size (``Kernel.grows_with_size``).  Not for ``"precomputed"``.

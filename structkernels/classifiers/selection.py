@@ -69,9 +69,7 @@ def _splitter(cv: Any, groups: Any, random_state: Any):
 
 def _split(X: Any, rows: np.ndarray, cols: np.ndarray | None, pairwise: bool) -> Any:
     """Rows of ``X`` (structures or array), or the block rows x cols of a Gram."""
-    if pairwise:
-        return slice_gram(X, rows, cols)
-    return take(X, rows)
+    return slice_gram(X, rows, cols) if pairwise else take(X, rows)
 
 
 def cv_scores(candidates: dict[str, Any], X: Any, y: Any, groups: Any = None, cv: Any = 3,
@@ -130,9 +128,8 @@ def select_by_inner_cv(candidates: dict[str, Any], X: Any, y: Any, groups: Any =
         (``kernel="precomputed"``) read ``X`` as the training set's square Gram.
     X : sequence of structures, 2-D array, or (n, n) Gram matrix
         The training data only.
-    y : array-like of shape (n,)
-    groups : array-like of shape (n,), optional
-        Group of each sample: ``GroupKFold`` keeps a group inside one fold.
+    y, groups : array-like of shape (n,)
+        Labels, and optionally the group of each sample (kept inside one fold).
     cv : int or splitter, default 3
         ``GroupKFold(cv)`` with groups, else ``StratifiedKFold(cv, shuffle=True,
         random_state=random_state)``; a scikit-learn splitter is used as given.
@@ -143,10 +140,8 @@ def select_by_inner_cv(candidates: dict[str, Any], X: Any, y: Any, groups: Any =
 
     Returns
     -------
-    best_name : str
-        The highest mean score (the first candidate in order on a tie).
-    scores : dict of str to float
-        Mean score of every candidate.
+    best_name, scores : str, dict of str to float
+        The highest mean score (the first candidate on a tie); every candidate's mean.
 
     Examples
     --------

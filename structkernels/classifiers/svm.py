@@ -49,8 +49,7 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     ----------
     kernel : str or Kernel, default "path"
         A registered kernel name (built with ``kernel_params``), a Kernel instance, or
-        ``"precomputed"``: ``fit`` then takes the square train x train Gram matrix and
-        ``decision_function``/``predict`` the (n_test, n_train) one, as ``sklearn.svm.SVC``.
+        ``"precomputed"`` (square train Gram to ``fit``, (n_test, n_train) ones after, as ``SVC``).
     kernel_params : dict, optional
         Parameters of a kernel given by name.  None with ``kernel="path"``:
         :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial credit 0.9).
@@ -63,8 +62,7 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     n_components : int, default 2000
         Nyström landmarks above ``max_exact`` (capped at the training size).
     tol : float, default 0.05
-        Largest ``approximation_error_`` of the Nyström route without an
-        :class:`ApproximationWarning`.
+        Largest ``approximation_error_`` without an :class:`ApproximationWarning`.
     random_state : int, RandomState or None
         Seeds the landmarks, the error sample and ``LinearSVC``.
     n_jobs : int or None, default None

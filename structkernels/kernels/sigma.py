@@ -68,6 +68,4 @@ def combine_sigma(*sigmas: Mapping[str, float] | None) -> dict[str, float]:
 
 def sigma_weight(sigma: Mapping[str, float], edge: str | None) -> float:
     """σ(edge): the named weight, 1 for other labels and for the missing edge."""
-    if edge is None:
-        return 1.0
-    return float(sigma.get(edge, 1.0))
+    return 1.0 if edge is None else float(sigma.get(edge, 1.0))

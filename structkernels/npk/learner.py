@@ -71,33 +71,28 @@ __all__ = ["NonstationaryLearner"]
 class NonstationaryLearner(TransformerMixin, BaseEstimator):
     """Learn binary per-edge-label weights σ of a convolution kernel (Algorithm 1).
 
-    Algorithm 1 and Loss Function 1 of Garg et al. (2018), Sec. 6: σ starts at 1 for every
-    label; labels are visited in descending frequency; for each, ``alpha`` noisy loss
-    estimates on sampled local neighbourhoods of a hashed global k-NN graph decide between
-    σ = 0 and σ = 1.  With ``n_iter > 1`` the pass is repeated on a graph rebuilt with the
-    σ learned so far (Sec. 7.1.3).
+    Algorithm 1 and Loss Function 1 of Garg et al. (2018), Sec. 6: σ starts at 1; labels are
+    visited in descending frequency, each decided between σ = 0 and σ = 1 by ``alpha`` noisy
+    loss estimates on sampled neighbourhoods of a hashed global k-NN graph.
 
     Parameters
     ----------
     kernel : str or Kernel, default "path"
-        The convolution kernel to make nonstationary: a registered name (built with
-        ``kernel_params``) or an instance; it must have a ``sigma`` parameter (dict edge label
-        -> weight, labels not named weigh 1).  A :class:`~structkernels.Normalized` instance is
-        unwrapped and ``normalize`` is then taken as True.
+        The convolution kernel to make nonstationary, with a ``sigma`` parameter: a registered
+        name (built with ``kernel_params``) or an instance (a :class:`~structkernels.Normalized`
+        one is unwrapped, ``normalize`` then taken as True).
     kernel_params : dict, optional
         Parameters of the kernel (``{"lam": 0.8}``); a ``sigma`` fixes labels not learned.
     labels : list of str, optional
         Edge labels to learn σ for (default: the ``top_fraction`` most frequent ones).
     top_fraction : float, default 0.5
         Share of the distinct edge labels learned when ``labels`` is None (the paper's 50%).
-    alpha : int, default 10
-        Trials per label (α).
-    beta : int, default 100
-        Inducing points per trial (β), drawn among the structures that contain the label.
+    alpha, beta : int, default 10, 100
+        Trials per label (α); inducing points per trial (β), among the structures with it.
     k : int, default 4
         Neighbours per structure in the global k-NN graph.
     n_iter : int, default 1
-        Passes over the labels, each on a global graph built with the σ learned so far.
+        Passes over the labels, each on a graph built with the σ learned so far (Sec. 7.1.3).
     sampling : {"neighbourhood", "random"}, default "neighbourhood"
         ``"neighbourhood"``: Algorithm 1's local neighbourhoods.  ``"random"``: the pure-random
         baseline of Table 4(b), the ``β`` inducing points alone (no global graph).

@@ -130,20 +130,18 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
                                (inside[side], np.bool_)))
 
 
-def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None,
-                   *, warn: bool = True) -> np.ndarray:
+def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray) -> np.ndarray:
     """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis of the raw
-    per-window Grams ``stack`` (``diag_y`` defaults to ``diag_x``).
+    per-window Grams ``stack``.
 
     A self-similarity of 0 (a sentence shorter than the window) makes its normalised terms
-    0, with one warning when ``warn``.
+    0, with one warning.
     """
-    diag_y = diag_x if diag_y is None else diag_y
     out = np.zeros(stack.shape[1:], dtype=np.float64)
     for j in range(stack.shape[0]):
         out += normalize_gram(stack[j], diag_x[j], diag_y[j], warn=False)
     bad = int((diag_x[: len(stack)] <= 0).sum() + (diag_y[: len(stack)] <= 0).sum())
-    if bad and warn:
+    if bad:
         warnings.warn(f"{bad} (structure, window) self-similarities are 0 (sequences shorter "
                       "than the window); those normalised terms are 0",
                       ZeroSelfSimilarityWarning, stacklevel=3)

@@ -94,13 +94,11 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     n_iter : int, default 1
         Passes over the labels, each on a graph built with the σ learned so far (Sec. 7.1.3).
     sampling : {"neighbourhood", "random"}, default "neighbourhood"
-        ``"neighbourhood"``: Algorithm 1's local neighbourhoods.  ``"random"``: the pure-random
-        baseline of Table 4(b), the ``β`` inducing points alone (no global graph).
+        Algorithm 1's local neighbourhoods, or the ``β`` inducing points alone (Table 4(b)).
     hashing : {"random-knn", "klsh"} or None, default "random-knn"
         Kernel hashing of the global graph and of subsets of ``exact_below`` or more.
     n_bits : int, optional
-        Hash bits (H) of the global graph (None: about sqrt(N) buckets); hashed subset graphs
-        take the default for their size.
+        Hash bits (H) of the global graph (None: about sqrt(N) buckets).
     exact_below : int, default 2000
         Sampled subsets smaller than this get an exact 1-NN graph (no hashing noise).
     chain_bound : bool, default True
@@ -125,12 +123,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         as multiple-kernel learning) and ``"alignment"`` (centred kernel-target alignment):
         real σ ∈ [0, 1] and λ of the path kernel by projected Adam steps
         (:mod:`structkernels.npk.gradient`; ``min_count`` to ``C``, ``groups`` and ``offset``).
-    objective_sample : int, default 8000
-        With ``"knn-ap"``: training structures in the sample (all when fewer).
-    n_neighbors : int, default 8
-        With ``"knn-ap"``: k of the classifier whose scores are judged.
-    min_gain : float, default 0.005
-        With ``"knn-ap"``: the AP gain σ(l) = 0 must exceed.
+    objective_sample, n_neighbors, min_gain : default 8000, 8, 0.005
+        With ``"knn-ap"``: training structures in the sample (all when fewer), k of the
+        classifier whose scores are judged, and the AP gain σ(l) = 0 must exceed.
     min_count, learn_lam, n_samples, max_steps, learning_rate, validation_fraction, C
         Gradient objectives: with ``labels`` None, the labels on at least ``min_count``
         (default 5) training structures are learned; ``learn_lam`` (True): λ too;
@@ -147,10 +142,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    sigma_ : dict of str to float
-        Learned weight (0.0 or 1.0) of each learned label.
-    ignored_labels_ : list of str
-        Labels with σ = 0, in the order they were learned.
+    sigma_, ignored_labels_
+        The learned weight (0.0 or 1.0) of each learned label; those with σ = 0, in order.
     labels_, label_counts_
         The learned labels, most frequent first, and how many training structures hold each.
     losses_ : dict of str to dict

@@ -1,7 +1,6 @@
 """The model file of ``structkernels train-npk``: one format, versioned, compact, validated.
 
-A model file is gzip-compressed JSON (``.npk.json.gz`` by convention; mtime 0
-in the gzip header, so the same model gives the same bytes)::
+A model file is gzip-compressed JSON (``.npk.json.gz``; gzip mtime 0: same model, same bytes)::
 
     {"format": "structkernels.npk-model", "version": 2,
      "learner": {...},            # NonstationaryLearner.to_json(): σ, losses, counters
@@ -53,8 +52,7 @@ class NPKModel:
         The training set the classifier votes with.
     evaluation : dict
         What ``train-npk`` measured on its test half.
-    version : int
-    path : str
+    version, path : int, str
     """
 
     learner: Any

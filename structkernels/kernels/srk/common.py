@@ -1,9 +1,8 @@
 """Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
 
-A re-writing is a pair ``(s, t)`` of token sequences.  ``K_j`` is 0 for
-``j > min(|s|, |t|)`` of either re-writing, so windows are computed only up to the longest
-one the input can use; a computation planned over :func:`memory_budget` is refused with
-:class:`MemoryBudgetError`, naming the window that fits.
+A re-writing is a pair ``(s, t)`` of token sequences.  ``K_j`` is 0 for ``j > min(|s|, |t|)``
+of either re-writing, so windows stop at the longest the input can use; a computation
+planned over :func:`memory_budget` is refused (:class:`MemoryBudgetError`).
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ class MemoryBudgetError(StructkernelsError, ValueError, MemoryError):
 
 def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) -> int:
     """The longest window with a k-gram on all four sides of some pair of ``X`` × ``Y``
-    (``Y=None``: ``X`` × ``X``); every larger window is 0 over the block.
+    (``Y=None``: ``X`` × ``X``).
 
     Examples
     --------
@@ -111,9 +110,8 @@ def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
 
 
 def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np.ndarray, ...]:
-    """``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: the token ids of all sources
-    (``s_tok[s_off[i]:s_off[i+1]]`` is source ``i``), likewise targets, and per token whether
-    it occurs in the other side of its re-writing.  ``vocab`` grows with unseen tokens."""
+    """``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: the token ids of all sources (CSR),
+    likewise targets, and whether each token occurs in the other side; ``vocab`` grows."""
     tok: tuple[list[int], list[int]] = ([], [])
     inside: tuple[list[bool], list[bool]] = ([], [])
     off = ([0], [0])
@@ -157,10 +155,9 @@ class SRKBase(Kernel):
     k : int, default 1
         Window (k-gram) size; with ``kmax`` the smallest window.
     lam : float in (0, 1], default 1.0
-        Wildcard weight λ (the paper uses 1; unused by ps-SRK, which has no wildcards).
+        Wildcard weight λ (the paper uses 1; ps-SRK has no wildcards).
     kmax : int, optional
-        The paper's ``K̂_k + ... + K̂_kmax`` (every window cosine-normalised, then summed);
-        None: the raw ``K_k``.
+        The paper's ``K̂_k + ... + K̂_kmax`` (windows cosine-normalised, summed); None: ``K_k``.
     """
 
     name = "srk"
@@ -316,7 +313,7 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
 
 def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, n_jobs: int | None,
            block_size: int | None, progress: bool | None):
-    """The work of :func:`srk_gram_stack` on checked input, run as :func:`plan` says."""
+    """:func:`srk_gram_stack` on checked input, run as :func:`plan` says."""
     windows = kernel.windows_for(X, Y)  # beyond: all 0
     symmetric, Y = Y is None, X if Y is None else Y
     n, m = len(X), len(Y)
@@ -413,8 +410,7 @@ class PairwiseSRK(SRKBase):
     wildcards = False
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
-        """Output, plus the largest window's feature index (``120 + 8 k`` bytes per k-gram
-        occurrence and pattern)."""
+        """Output, plus the largest window's feature index (``120 + 8 k`` bytes a pattern)."""
         base = super().planned_bytes(X, Y, windows, diag)
         seqs = [q for x in X for q in x]
         if Y is not None and not diag:

@@ -292,16 +292,7 @@ _BAND_PAIRS = 4096
 
 def _row_bands(n: int, pairs: int, triangle: bool = False) -> list[tuple[int, int]]:
     """``(i0, i1)`` bands of ``n`` rows holding ``pairs`` pairs, of about equal work (with
-    ``triangle``, row ``i`` has ``n - i`` pairs).
-
-    Examples
-    --------
-    >>> _row_bands(10, 100)
-    [(0, 10)]
-    >>> bands = _row_bands(800, 800 * 801 // 2, triangle=True)
-    >>> len(bands), bands[:2], bands[-1]
-    (8, [(0, 52), (52, 107)], (517, 800))
-    """
+    ``triangle``, row ``i`` has ``n - i`` pairs)."""
     k = max(1, min(GRADIENT_BANDS, n, pairs // _BAND_PAIRS))
     if k == 1:
         return [(0, n)]

@@ -233,9 +233,8 @@ def _chain_bound(C: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
-    """Evaluate (``evaluate(lo, hi)`` stores them and returns their similarities) the unknown
-    pairs whose upper bound ``U[i, j]`` reaches either row's ``best`` (updated in place): each
-    row's most promising pair first, then by descending ``U``, in doubling batches."""
+    """Evaluate by ``evaluate(lo, hi)`` the unknown pairs whose upper bound ``U[i, j]`` reaches
+    either row's ``best`` (updated): most promising first, in doubling batches."""
     m = len(best)
     cand = np.triu(~known, 1)
     if not cand.any():
@@ -274,9 +273,8 @@ def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
 def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarray, blocks: dict,
                    normalize: bool, bound: tuple[np.ndarray, dict],
                    n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-    """The subset's raw σ_t = 1 matrix and the σ_t = 0 block of ``inside`` (NaN where not
-    evaluated) with the values their 1-NN graphs need, bounded by :func:`_chain_bound` (and
-    inside the label by the σ_t = 1 value), and the evaluations."""
+    """The subset's raw σ_t = 1 matrix and σ_t = 0 block of ``inside`` with the values their
+    1-NN graphs need (NaN elsewhere; :func:`_chain_bound`), and the evaluations."""
     k1, k0 = kernels_v[1], kernels_v[0]
     C, w = bound
     m = len(a)

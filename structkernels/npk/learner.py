@@ -283,7 +283,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     def fit(self, X: Sequence, y: Any, groups: Any = None,
             offset: Offset | None = None) -> NonstationaryLearner:
-        """Learn σ from labelled structures.
+        """Learn σ from labelled structures; returns the learner.
 
         Parameters
         ----------
@@ -295,12 +295,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             chooses the number of steps is whole documents).
         offset : callable, optional
             Gradient objectives: ``offset(rows, cols)`` -> the sum of the other views'
-            normalised kernels between ``X[rows]`` and ``X[cols]``, added to the path
-            kernel's inside the objective (σ learned for the model that uses it).
-
-        Returns
-        -------
-        self
+            normalised kernels between ``X[rows]`` and ``X[cols]``, added inside the objective.
         """
         self._validate_params()
         base, normalize, fixed = self._base_kernel()
@@ -400,9 +395,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     @contextlib.contextmanager
     def _fitting(self, bar, learn, t0, objective):
-        """Around a fit's passes: Ctrl-C keeps the σ learned so far (``interrupted_``), and
-        the bar, the counters, ``ignored_labels_`` and ``fit_seconds_`` are settled however
-        it ends."""
+        """Around a fit's passes: Ctrl-C keeps the σ learned so far (``interrupted_``); the
+        bar and the fitted counters are settled however it ends."""
         try:
             yield
         except KeyboardInterrupt:

@@ -46,8 +46,6 @@ def binary_labels(y: Any, n: int, method: str) -> np.ndarray:
             f"NonstationaryLearner.{method}: y must be 1-D with one label per structure; got "
             f"{n} structures and y of shape {y.shape}"
         )
-    if y.dtype == bool:
-        y = y.astype(np.int64)
     bad = ~np.isin(y, [0, 1])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

@@ -130,10 +130,9 @@ def _mix(c):
 
 @njit(cache=True, nogil=True)
 def _grid(x, xin, y, yin, R, HK, ca, cb):
-    """One backward pass over the grid of doubles (x[a], y[b]): ``R`` the diagonal run
-    lengths of admissible doubles (identical, or a source token that occurs in the other
-    side), ``HK`` the diagonal suffix sums of the non-identical doubles' hashes, the cells
-    starting a run >= 2 listed; returns (identical doubles, longest run, listed cells)."""
+    """One backward pass over the grid of doubles (x[a], y[b]) filling ``R`` (run lengths of
+    admissible doubles) and ``HK`` (suffix sums of the non-identical doubles' hashes) along
+    diagonals; returns (identical doubles, longest run, cells starting a run >= 2)."""
     n, m = len(x), len(y)
     n_ident = 0
     longest = 0
@@ -242,8 +241,7 @@ def _same(u, v, k):
 def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, ecnt, ewin,
           nxt, buf):
     """Algorithm 2 lines 10-13: each source window meets the target vectors of its key,
-    each adding ``c_t * g`` (Algorithm 1; without identical doubles the key is the whole
-    window and ``g = prod_e #e! lam^(2 #e)``)."""
+    each adding ``c_t * g`` (Algorithm 1, or ``prod_e #e! lam^(2 #e)`` without identicals)."""
     total = 0.0
     for w in range(ns - 1, -1, -1):
         key = khs[w]

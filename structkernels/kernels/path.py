@@ -138,10 +138,8 @@ class PathKernel(EncodedConvolutionKernel):
         vocab, ex, ey, tb, (xe, xn, xec, xnc), (ye, yn, yec, ync) = self._tables(
             tk, X, Y, mode == _nb.MODE_SYMMETRIC or Y is X)
         max_len = 0 if self.max_len is None else int(self.max_len)
-        if max_len:
-            lengths = np.diff(ex.offsets)
-            longest = int(lengths.max()) if len(lengths) else 0
-            max_len = max(1, min(max_len, longest))
+        if max_len:  # no longer than the longest path of X
+            max_len = max(1, min(max_len, int(np.diff(ex.offsets).max(initial=0))))
         xk, yk = match_keys(tb, len(vocab), xe, xn, ye, yn, ey is ex)
         return _nb.path_block(
             ex.offsets, xe, xn, xec, xnc, xk, ey.offsets, ye, yn, yec, ync, yk,

@@ -275,11 +275,7 @@ class Loss1Objective(Objective):
         # only the sampled structures go to a trial; their hash tables take the default bits
         tasks = [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]], normalize, self.hashing,
                   None, int(seeds[j])) for j in hashed]
-        if self.n_jobs == 1 or len(hashed) < 2:
-            done = [subset_losses(*task) for task in tasks]
-        else:
-            done = list(map_tasks(_subset_losses_of, tasks, n_jobs=self.n_jobs,
-                                  backend="processes"))
+        done = map_tasks(_subset_losses_of, tasks, n_jobs=self.n_jobs, backend="processes")
         results.update(zip(hashed, done, strict=True))
         return [results[j] for j in range(self.alpha)]
 

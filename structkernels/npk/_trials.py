@@ -112,8 +112,9 @@ def _new_by_old(kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarra
     return n_eval
 
 
-#: Relative slack of the bound ``K(σ_t = 0) <= K(σ_t = 1)`` against round-off.
-_BOUND_SLACK = 1e-9
+#: Relative slack of the bounds (``K(σ_t = 0) <= K(σ_t = 1)``, the chain bound) against
+#: round-off.
+_SLACK = 1e-9
 
 
 def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: np.ndarray,
@@ -143,10 +144,9 @@ def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: n
     if outside.any():
         lb = (raw1[np.ix_(inside, outside)] * (s0[:, None] * s1[outside][None, :])).max(axis=1)
     U = raw1[np.ix_(inside, inside)] * (s0[:, None] * s0[None, :])
-    U = U + np.abs(U) * _BOUND_SLACK
+    U = U + np.abs(U) * _SLACK
     np.fill_diagonal(U, -np.inf)
-    off = ~np.eye(m, dtype=bool)
-    known = ~np.isnan(B) & off
+    known = ~np.isnan(B) & ~np.eye(m, dtype=bool)
     lb = np.maximum(lb, np.where(known, B * (s0[:, None] * s0[None, :]), -np.inf).max(
         axis=1, initial=-np.inf))
     # each row walks its candidates, best bound first, in doubling batches, and stops at
@@ -189,10 +189,6 @@ def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: n
         np.maximum.at(lb, lo, k)
         np.maximum.at(lb, hi, k)
     return B, n_eval
-
-
-#: Relative slack of the chain bound (:func:`_chain_bound`) against round-off.
-_CHAIN_SLACK = 1e-9
 
 
 def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] | None:
@@ -302,7 +298,7 @@ def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarr
         if bad:
             return np.full((m, m), np.inf)
         U = raw_bound * (s[:, None] * s[None, :])
-        return U + np.abs(U) * _CHAIN_SLACK
+        return U + np.abs(U) * _SLACK
 
     def row_best(V: np.ndarray, s: np.ndarray) -> np.ndarray:
         S = V * (s[:, None] * s[None, :])

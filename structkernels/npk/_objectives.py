@@ -121,23 +121,17 @@ def labels_by_frequency(counts: Mapping[str, int], labels: Sequence[str] | None,
 
 @dataclass(kw_only=True)
 class Objective:
-    """The interface the learner's ``fit`` drives (progress: ``steps_per_label`` per label)."""
+    """The interface the learner's ``fit`` drives (progress: ``steps_per_label`` per label):
+    ``set_up(data)`` (False: nothing to learn, every σ stays 1), then per pass
+    ``start_pass(it)`` and ``learn_label(it, label) -> LabelDecision`` for each label."""
 
     desc: ClassVar[str] = "learning σ"
     unit: ClassVar[str] = "trial"
     steps_per_label: ClassVar[int] = 1
     counters: FitReport = field(default_factory=FitReport, init=False)
 
-    def set_up(self, data: FitData) -> bool:
-        """Prepare the fit; False when there is nothing to learn (every σ stays 1)."""
-        raise NotImplementedError
-
     def start_pass(self, it: int) -> None:
         """Before pass ``it`` over the labels."""
-
-    def learn_label(self, it: int, label: str) -> LabelDecision:
-        """Decide ``label``'s σ in pass ``it``."""
-        raise NotImplementedError
 
 
 def _budget(max_evaluations: int | str | None, n: int) -> int | None:
@@ -384,16 +378,6 @@ PARAMETERS = {
 
 
 @dataclass
-class GradientResult:
-    """What a gradient fit learns: σ, λ, the step kept and every step's record."""
-
-    sigma: dict[str, float]
-    lam: float
-    best_step: int
-    history: list[dict[str, Any]]
-
-
-@dataclass
 class GradientObjective:
     """σ ∈ [0, 1] per edge label (and λ) of the path kernel by exact projected Adam steps, with
     :class:`~structkernels.NonstationaryLearner`'s settings of the same names."""
@@ -419,9 +403,10 @@ class GradientObjective:
 
     def fit(self, base: PathKernel, start: dict[str, float], labels: list[str],
             X: Sequence[Path], y: np.ndarray, groups: Any, offset: Offset | None,
-            rng: np.random.RandomState) -> GradientResult:
-        """Learn σ of ``labels`` (and λ) from ``base``'s λ and the σ ``start``, on ``X``, ``y``
-        (``groups`` and ``offset``: :meth:`NonstationaryLearner.fit`'s)."""
+            rng: np.random.RandomState
+            ) -> tuple[dict[str, float], float, int, list[dict[str, Any]]]:
+        """``(σ, λ, the step kept, every step's record)`` learned for ``labels`` from
+        ``base``'s λ and the σ ``start`` on ``X``, ``y`` (``groups``, ``offset``: ``fit``'s)."""
         if len(np.unique(y)) < 2:
             raise ValueError("NonstationaryLearner.fit: y has one class only")
         lam = float(base.lam)
@@ -470,7 +455,7 @@ class GradientObjective:
                     lam = float(np.clip(lam + move[-1], LAM_MIN, 1.0))
             history[-1]["seconds"] = round(time.perf_counter() - t0, 3)
         sigma = {lab: float(v) for lab, v in zip(labels, best[2], strict=True)}
-        return GradientResult(sigma, float(best[3]), best[1], history)
+        return sigma, float(best[3]), best[1], history
 
     def _split(self, y: np.ndarray, groups: Any, rng: np.random.RandomState):
         seed = rng.randint(2**31 - 1)

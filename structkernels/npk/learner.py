@@ -355,10 +355,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                                      progress=bool(self.progress))
         counts = Counter(label for x in X for label in structure_edge_labels(x))
         labels = strategy.labels(counts, self.labels)
-        learned = strategy.fit(base, fixed, labels, X, y, groups, offset, rng)
+        self.sigma_, self.lam_, self.best_step_, self.history_ = strategy.fit(
+            base, fixed, labels, X, y, groups, offset, rng)
         self._start(X, labels, counts, fixed, normalize)
-        self.sigma_, self.lam_, self.best_step_, self.history_ = (
-            learned.sigma, learned.lam, learned.best_step, learned.history)
         self.ignored_labels_ = [lab for lab in labels if self.sigma_[lab] == 0.0]
         self._report(FitReport())
         self.fit_seconds_ = time.perf_counter() - t0

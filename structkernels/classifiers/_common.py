@@ -38,8 +38,7 @@ def _structures(est: Any, X: Any) -> Sequence:
     if issparse(X):
         raise TypeError(
             f"{owner}: sparse input is not supported; pass a dense array, a sequence of "
-            "structures, or kernel='precomputed' with a dense Gram matrix"
-        )
+            "structures, or kernel='precomputed' with a dense Gram matrix")
     if isinstance(X, (str, bytes)):
         raise TypeError(f"{owner}: expected a sequence of structures, got a bare string")
     if not isinstance(X, (list, tuple, np.ndarray)) and hasattr(X, "__array__"):

@@ -86,15 +86,13 @@ def cv_scores(candidates: dict[str, Any], X: Any, y: Any, groups: Any = None, cv
         # rows of a Gram as features would carry the held-out columns into training
         raise ValueError(
             "candidates mix precomputed-Gram estimators and estimators of structures; they "
-            "all take one X"
-        )
+            "all take one X")
     if any(pairwise.values()):
         K = np.asarray(X)
         if K.ndim != 2 or K.shape != (n, n):
             raise ValueError(
                 f"a candidate takes a precomputed Gram: X must be the square ({n}, {n}) Gram of "
-                f"the training set, got shape {K.shape}"
-            )
+                f"the training set, got shape {K.shape}")
     if not isinstance(X, np.ndarray):
         X = list(X)
     if len(X) != n:

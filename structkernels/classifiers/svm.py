@@ -156,8 +156,7 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             if len(classes) > 2:
                 raise ValueError(
                     f"Only binary classification is supported. {name}: y has {len(classes)} "
-                    "classes; use sklearn.multiclass.OneVsRestClassifier(KernelSVC(...))"
-                )
+                    "classes; use sklearn.multiclass.OneVsRestClassifier(KernelSVC(...))")
             raise ValueError(f"{name} needs two classes; y has 1 class")
         rng = check_random_state(self.random_state)
         self.n_train_ = n
@@ -196,8 +195,7 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         if top <= 0 or not keep.any():
             raise ValueError(
                 f"{type(self).__name__}: the kernel matrix of the {m} Nyström landmarks has no "
-                "positive eigenvalue (a zero kernel on them?)"
-            )
+                "positive eigenvalue (a zero kernel on them?)")
         W = U[:, keep] / np.sqrt(s[keep])
         features = K_nm @ W
         # the error off the landmarks (on them it is 0 by construction)

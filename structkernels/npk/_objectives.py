@@ -114,8 +114,7 @@ def labels_by_frequency(counts: Mapping[str, int], labels: Sequence[str] | None,
     missing = [lab for lab in labels if lab not in counts]
     if missing:
         raise ValueError(
-            f"NonstationaryLearner.labels: {missing} occur in no training structure"
-        )
+            f"NonstationaryLearner.labels: {missing} occur in no training structure")
     return sorted(dict.fromkeys(labels), key=lambda lab: (-counts[lab], lab))
 
 

@@ -275,8 +275,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             )
             raise TypeError(
                 f"NonstationaryLearner needs a convolution kernel with a 'sigma' parameter "
-                f"(per-edge-label weights, e.g. 'path' or 'tree'); {type(base).__name__} {what}"
-            )
+                f"(per-edge-label weights, e.g. 'path' or 'tree'); {type(base).__name__} {what}")
         fixed.update({str(k): float(v) for k, v in (base.get_params()["sigma"] or {}).items()})
         base.validate_params()
         return base, normalize, fixed

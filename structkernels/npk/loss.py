@@ -34,8 +34,7 @@ def structure_edge_labels(x: Any) -> frozenset[str]:
         return frozenset(e for e, _ in x.preorder() if e is not None)
     raise TypeError(
         f"NonstationaryLearner learns σ over edge labels of Path or Tree structures, "
-        f"got {type(x).__name__}"
-    )
+        f"got {type(x).__name__}")
 
 
 def binary_labels(y: Any, n: int, method: str) -> np.ndarray:
@@ -44,8 +43,7 @@ def binary_labels(y: Any, n: int, method: str) -> np.ndarray:
     if y.ndim != 1 or len(y) != n:
         raise ValueError(
             f"NonstationaryLearner.{method}: y must be 1-D with one label per structure; got "
-            f"{n} structures and y of shape {y.shape}"
-        )
+            f"{n} structures and y of shape {y.shape}")
     bad = ~np.isin(y, [0, 1])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

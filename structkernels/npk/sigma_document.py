@@ -79,8 +79,7 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
     if not isinstance(obj, dict) or obj.get("format") != SIGMA_FORMAT:
         raise ValueError(
             f"not a nonstationary σ model (expected format {SIGMA_FORMAT!r}, "
-            f"got {obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r})"
-        )
+            f"got {obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r})")
     if obj.get("version") != SIGMA_VERSION:
         raise ValueError(f"unsupported σ model version {obj.get('version')!r}")
     for key in ("sigma", "fixed_sigma"):

@@ -228,8 +228,7 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__}: the Nyström approximation with {m} landmarks (rank "
                 f"{self.n_components_}) has relative error {error:.3g} on {len(sample)} "
                 f"training structures, above tol={tol:g}; raise n_components or max_exact",
-                ApproximationWarning, stacklevel=3,
-            )
+                ApproximationWarning, stacklevel=3)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance to the margin, shape (n,): positive means ``classes_[1]``."""

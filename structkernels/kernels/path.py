@@ -143,8 +143,7 @@ class PathKernel(EncodedConvolutionKernel):
         xk, yk = match_keys(tb, len(vocab), xe, xn, ye, yn, ey is ex)
         return _nb.path_block(
             ex.offsets, xe, xn, xec, xnc, xk, ey.offsets, ye, yn, yec, ync, yk,
-            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len, mode,
-        )
+            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len, mode)
 
     def canonical_form(self) -> SigmaZeroForm | None:
         """The tuples whose edge label has σ = 0 written alike (:class:`SigmaZeroForm`), or
@@ -219,8 +218,7 @@ class PathKernel(EncodedConvolutionKernel):
             return _gr.path_grad_block(
                 ex.offsets, xe, xn, xec, xnc, ey.offsets, ye, yn, yec, ync,
                 tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len,
-                pe, len(labels), bool(lam), W, mode, band[0], band[1],
-            )
+                pe, len(labels), bool(lam), W, mode, band[0], band[1])
 
         pairs = n if mode == _nb.MODE_DIAG else (n * (n + 1) // 2 if mode == _nb.MODE_SYMMETRIC
                                                  else n * m)

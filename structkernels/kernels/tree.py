@@ -96,5 +96,4 @@ class TreeKernel(EncodedConvolutionKernel):
         return _nb.tree_block(
             ex.tree_offsets, xl, xe, xlc, xec, ex.child_offsets, ex.child_index, xk,
             ey.tree_offsets, yl, ye, ylc, yec, ey.child_offsets, ey.child_index, yk,
-            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, f, g, bool(self.contiguous), mode,
-        )
+            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, f, g, bool(self.contiguous), mode)

@@ -216,8 +216,7 @@ class Loss1Objective(Objective):
                     f"NonstationaryLearner: the global k-NN graph alone took "
                     f"{self.counters.n_evaluations:,} kernel evaluations, over the budget "
                     f"max_evaluations={budget:,}; the trials get none",
-                    RuntimeWarning, stacklevel=3,
-                )
+                    RuntimeWarning, stacklevel=3)
 
     def _global_graph(self) -> tuple[np.ndarray, list]:
         d = self.data
@@ -327,15 +326,13 @@ class KnnAPObjective(Objective):
         if not ys.any() or ys.all():
             warnings.warn(
                 "NonstationaryLearner(objective='knn-ap'): the sample holds one class only; "
-                "every σ stays 1", RuntimeWarning, stacklevel=3,
-            )
+                "every σ stays 1", RuntimeWarning, stacklevel=3)
             return False
         self.counters.subset_sizes = [int(len(rows))]
         self.search = SigmaKNNSearch(
             lambda sig: with_sigma(d.base, sig), take(d.X, rows), ys,
             {lab: d.has[lab][rows] for lab in d.labels}, d.current_sigma(),
-            int(self.n_neighbors), d.normalize, self.n_jobs,
-        )
+            int(self.n_neighbors), d.normalize, self.n_jobs)
         self.counters.n_evaluations = self.search.n_evaluations
         return True
 

@@ -389,8 +389,7 @@ def exact_trials(base: Kernel, sigma: dict[str, float], label: str, X: Sequence,
             raw0 = raw1.copy()
             if len(inside) and prune:
                 block, ne = _label_block_pruned(
-                    kernels_v[0], X, a, inside, raw1, blocks[0], normalize, n_jobs
-                )
+                    kernels_v[0], X, a, inside, raw1, blocks[0], normalize, n_jobs)
                 n_eval += ne
                 _keep(blocks[0], a[inside], block)
                 raw0[np.ix_(inside, inside)] = np.where(np.isnan(block), -np.inf, block)

@@ -269,10 +269,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         if "bandwidth" in given:  # the RBF's and Laplacian's deprecated name of it
             given = {}
         if "sigma" not in given or not (given["sigma"] is None or isinstance(given["sigma"], Mapping)):
-            what = (
-                "has none" if "sigma" not in given
-                else f"has sigma={given['sigma']!r}, which is not a dict of edge-label weights"
-            )
+            what = ("has none" if "sigma" not in given else
+                    f"has sigma={given['sigma']!r}, which is not a dict of edge-label weights")
             raise TypeError(
                 f"NonstationaryLearner needs a convolution kernel with a 'sigma' parameter "
                 f"(per-edge-label weights, e.g. 'path' or 'tree'); {type(base).__name__} {what}")

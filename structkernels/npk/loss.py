@@ -134,8 +134,7 @@ def subset_losses(base: Kernel, sigma: dict[str, float], label: str, X: Sequence
         kv = with_sigma(base, {**sigma, label: float(v)})
         g = knn_graph(
             Xa, Normalized(kv) if normalize else kv, k=1, hashing=hashing, n_bits=n_bits,
-            n_jobs=1, random_state=seed, progress=False,
-        )
+            n_jobs=1, random_state=seed, progress=False)
         n_eval += int(g.n_evaluations)
         nn = np.asarray(g.indices)[:, 0]
         s = np.asarray(g.similarities, dtype=np.float64)[:, 0]

@@ -67,8 +67,7 @@ class NPKModel:
     path: str = ""
 
     _fitted: dict[str, tuple[Any, Any]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def _setting(self) -> tuple:
         """What the fitted classifiers depend on: a change of any refits them."""
@@ -100,8 +99,7 @@ class NPKModel:
         if use == "pk":
             params.pop("sigma", None)
         clf = KernelKNNClassifier(
-            kernel=self.kernel, kernel_params=params, n_jobs=n_jobs, **self.classifier_params
-        )
+            kernel=self.kernel, kernel_params=params, n_jobs=n_jobs, **self.classifier_params)
         clf.fit(self.train_paths, np.asarray(self.train_labels, dtype=np.int64))
         self._fitted[use] = (setting, clf)
         return clf
@@ -144,5 +142,4 @@ def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKM
         train_ids=list(train.get("ids") or range(len(train["paths"]))),
         evaluation=dict(doc.get("evaluation") or {}),
         version=int(doc["version"]),
-        path=name,
-    )
+        path=name)

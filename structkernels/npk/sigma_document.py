@@ -36,8 +36,7 @@ def learner_to_document(learner: Any) -> dict[str, Any]:
         kern = kern.kernel
         params["normalize"] = True
     params["kernel_params"] = jsonable(
-        learner.kernel_params if isinstance(kern, str) else kern.get_params(deep=False)
-    )
+        learner.kernel_params if isinstance(kern, str) else kern.get_params(deep=False))
     if not isinstance(kern, str) and learner.kernel_params:
         params["kernel_params"].update(jsonable(learner.kernel_params))
     return {
@@ -85,8 +84,7 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
     for key in ("sigma", "fixed_sigma"):
         value = obj.get(key, {})
         problem = sigma_problem(key, value) if value is not None else (
-            f"{key} must be an object of edge label -> σ, got null"
-        )
+            f"{key} must be an object of edge label -> σ, got null")
         if problem is not None:
             raise ValueError(problem)
     for key in ("params", "label_counts", "losses"):

@@ -38,9 +38,7 @@ class EncodedConvolutionKernel(Kernel):
         return X
 
     def check_input(self, X: Any) -> Sequence:
-        if isinstance(X, self.encoded):
-            return X
-        return self.encoded.encode(self._structures(X))
+        return X if isinstance(X, self.encoded) else self.encoded.encode(self._structures(X))
 
     def check_input_beside(self, X: Any, other: Sequence) -> tuple[Sequence, Sequence]:
         """``(other, X)`` checked as :meth:`check_input` checks them, ``X`` encoded in a copy

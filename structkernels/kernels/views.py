@@ -20,10 +20,8 @@ __all__ = ["ViewKernel", "ViewSum"]
 
 
 class ViewSum(Kernel):
-    """``Σ_v k_v(x[v], y[v])``: one kernel per view of multi-view items, summed in order.
-
-    :meth:`gram_by_view` gives the same matrix from each view's own Gram, each view encoded
-    once instead of once per block.
+    """``Σ_v k_v(x[v], y[v])``: one kernel per view of multi-view items, summed in order
+    (:meth:`gram_by_view`: the same from each view's own Gram, each view encoded once).
 
     Parameters
     ----------

@@ -196,11 +196,10 @@ class Loss1Objective(Objective):
 
     def set_up(self, data: FitData) -> bool:
         self.data = data
-        n = len(data.X)
         if self.max_evaluations == "gram" and self.hashing is None and self.neighbourhood:
             self.counters.budget = None  # an exact global graph alone is one Gram matrix
         else:
-            self.counters.budget = _budget(self.max_evaluations, n)
+            self.counters.budget = _budget(self.max_evaluations, len(data.X))
         self.charged = 0  # evaluations as computed without reuse: what the budget counts
         self.trials_left = self.n_iter * len(data.labels) * self.alpha
         self.graph = None

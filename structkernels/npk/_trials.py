@@ -196,12 +196,9 @@ def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] 
     ``e``), or None when the bound is not known to hold."""
     if not isinstance(X, PathList):
         return None
-    w = {}
-    for v, kern in kernels_v.items():
-        weights = kern.chain_bound_weights(X)
-        if weights is None:
-            return None
-        w[v] = weights
+    w = {v: kern.chain_bound_weights(X) for v, kern in kernels_v.items()}
+    if any(weights is None for weights in w.values()):
+        return None
     ids = np.unique(X.edges)
     col = np.searchsorted(ids, X.edges)
     rows = np.repeat(np.arange(len(X)), np.diff(X.offsets))

@@ -60,11 +60,8 @@ def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any,
             start["lam"] = prior["lam"]
     learner = NonstationaryLearner("path", start, objective=objective, n_jobs=n_jobs,
                                    random_state=random_state, progress=progress, **params)
-    if gradient:
-        learner.fit(X, y, groups=groups, offset=offset)
-        sigma, extra = learner.kernel_sigma_, {"lam": learner.lam_}
-    else:
-        learner.fit(X, y)
-        sigma, extra = learner.sigma_, {}
+    learner.fit(X, y, groups=groups, offset=offset)  # both used by the gradient objectives only
+    sigma, extra = ((learner.kernel_sigma_, {"lam": learner.lam_}) if gradient
+                    else (learner.sigma_, {}))
     # a model keeps the labels whose weight is not 1
     return {"sigma": {k: float(v) for k, v in sigma.items() if v != 1.0}, **extra}

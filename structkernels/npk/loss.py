@@ -65,11 +65,8 @@ def loss_function_1(
 
     Returns
     -------
-    loss : float
-        ``penalty - reward``.
-    penalty : float
-        ``Σ K(S_i, S_1nn(i)) I(y_i ≠ y_1nn(i))``.
-    reward : float
+    loss, penalty, reward : float
+        ``penalty - reward``, ``Σ K(S_i, S_1nn(i)) I(y_i ≠ y_1nn(i))`` and
         ``Σ K(S_i, S_1nn(i)) I(y_i = y_1nn(i) = 1)``.
 
     Examples

@@ -62,7 +62,6 @@ def learner_to_document(learner: Any) -> dict[str, Any]:
         "mean_subset_size": float(np.mean(learner.subset_sizes_)) if learner.subset_sizes_ else 0.0,
         "fit_seconds": float(learner.fit_seconds_),
         "interrupted": bool(learner.interrupted_),
-        # a gradient objective's learned λ
         **({"lam": float(learner.lam_)} if "lam_" in learner.__dict__ else {}),
     }
 

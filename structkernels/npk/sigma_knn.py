@@ -123,15 +123,12 @@ class SigmaKNNSearch:
         self.R, info = gram(kernel_with(self.sigma), X, n_jobs=n_jobs, return_info=True,
                             progress=False)
         self.n_evaluations = int(info.n_evaluations)
-        self.score = self._score()
-
-    def _score(self) -> tuple[float, float, float]:
-        """AP of the leave-one-out scores: on the whole sample and on each of its two halves."""
         diag = np.diag(self.R).copy() if self.normalize else None
-        return self._ap(loo_knn_scores(self.R, self.y, self.n_neighbors, diag,
-                                       n_jobs=self.n_jobs))
+        self.score = self._ap(loo_knn_scores(self.R, self.y, self.n_neighbors, diag,
+                                             n_jobs=self.n_jobs))
 
     def _ap(self, s: np.ndarray) -> tuple[float, float, float]:
+        """AP of the leave-one-out scores ``s``: on the whole sample and on each half."""
         return tuple(float(average_precision_score(self.y[h], s[h]))
                      for h in (slice(None), *self.halves))
 

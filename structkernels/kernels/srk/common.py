@@ -275,10 +275,8 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
     """Raw per-window Gram matrices of an SRK and the per-window diagonals, from which every
     ``kmax`` sum is assembled (:func:`sum_normalized`).
 
-    ``(stack, diag_x, diag_y)`` of shapes ``(w, len(X), len(Y))``, ``(w, len(X))`` and
-    ``(w, len(Y))`` for the kernel's windows ``k..kmax`` (or ``k``); ``Y=None``: ``X``
-    against itself.  ``block_size`` defaults to the kernel's ``preferred_block_size``;
-    ``cache`` is the checked ``.npy`` store of ``gram(cache=)``.
+    ``(stack, diag_x, diag_y)``, shapes ``(w, len(X), len(Y))``, ``(w, len(X))``, ``(w,
+    len(Y))`` (``Y=None``: ``X`` itself); ``cache``: the checked ``.npy`` store of ``gram``.
 
     Examples
     --------

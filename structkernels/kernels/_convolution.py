@@ -41,9 +41,8 @@ class EncodedConvolutionKernel(Kernel):
         return X if isinstance(X, self.encoded) else self.encoded.encode(self._structures(X))
 
     def check_input_beside(self, X: Any, other: Sequence) -> tuple[Sequence, Sequence]:
-        """``(other, X)`` checked as :meth:`check_input` checks them, ``X`` encoded in a copy
-        of ``other``'s vocabulary (:meth:`EncodedList.encode_beside`): the Gram blocks
-        between them then merge no vocabularies."""
+        """``(other, X)`` checked, ``X`` encoded in a copy of ``other``'s vocabulary
+        (:meth:`EncodedList.encode_beside`): their Gram blocks merge no vocabularies."""
         other = self.check_input(other)
         if isinstance(X, self.encoded):
             return other, X

@@ -46,9 +46,8 @@ def check_lam(owner: Kernel) -> None:
 
 
 class SigmaZeroForm:
-    """Writes a path's tuples whose edge label has σ = 0 alike (the first such label for
-    edge and node): the path kernel cannot tell them apart, they match nothing
-    (:meth:`PathKernel.canonical_form`)."""
+    """Writes a path's tuples whose edge label has σ = 0 alike (the first such label for edge
+    and node): they match nothing (:meth:`PathKernel.canonical_form`)."""
 
     def __init__(self, dead: set[str], name: str):
         self.dead, self.name = dead, name

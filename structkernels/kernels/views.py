@@ -87,9 +87,8 @@ class ViewSum(Kernel):
     def gram_by_view(self, X: Sequence, Y: Sequence | None = None, *,
                      n_jobs: int | None = None, progress: bool | None = None,
                      threads_only: bool = False) -> np.ndarray:
-        """The Gram of ``X`` (against ``Y``) as each view's Gram (the engine's, each view
-        encoded once) added in order; zeros without views.  ``threads_only``: a view whose
-        kernel holds the GIL runs in this process (no worker processes started)."""
+        """The Gram of ``X`` (against ``Y``) as each view's Gram added in order (zeros without
+        views); ``threads_only``: a view whose kernel holds the GIL runs in this process."""
         K = None
         for view, k in self.views:
             jobs = n_jobs if releases_gil(k) or not threads_only else 1

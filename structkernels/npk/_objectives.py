@@ -142,11 +142,9 @@ def _budget(max_evaluations: int | str | None, n: int) -> int | None:
 
 def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph: Any,
                          beta: int) -> np.ndarray:
-    """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``.
-
-    ``r`` are ``beta`` inducing points drawn among ``members``; ``graph`` is the
-    global graph's ``(indices, reverse)``, or None for the inducing points alone.
-    """
+    """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``, ``r`` the ``beta``
+    inducing points drawn among ``members``, ``graph`` the global graph's ``(indices,
+    reverse)`` (None: the inducing points alone)."""
     r = members if len(members) <= beta else rng.choice(members, beta, replace=False)
     if graph is None:
         return np.unique(r)

@@ -101,8 +101,7 @@ def with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
 @dataclass(frozen=True)
 class TrialResult:
     """One trial of one label: the losses of σ_t = 0 and σ_t = 1 (indexed by the value) on
-    one sampled subset; ``n_nominal``: the evaluations from scratch (what the budget counts).
-    """
+    one sampled subset; ``n_nominal``: the evaluations from scratch (what the budget counts)."""
 
     size: int
     loss: tuple[float, float] = (0.0, 0.0)
@@ -129,9 +128,8 @@ def subset_losses(base: Kernel, sigma: dict[str, float], label: str, X: Sequence
     Xa, losses, n_eval = list(X), [], 0
     for v in (0, 1):
         kv = with_sigma(base, {**sigma, label: float(v)})
-        g = knn_graph(
-            Xa, Normalized(kv) if normalize else kv, k=1, hashing=hashing, n_bits=n_bits,
-            n_jobs=1, random_state=seed, progress=False)
+        g = knn_graph(Xa, Normalized(kv) if normalize else kv, k=1, hashing=hashing,
+                      n_bits=n_bits, n_jobs=1, random_state=seed, progress=False)
         n_eval += int(g.n_evaluations)
         nn = np.asarray(g.indices)[:, 0]
         s = np.asarray(g.similarities, dtype=np.float64)[:, 0]

@@ -79,11 +79,8 @@ class NPKModel:
         )
 
     def classifier(self, use: str = "npk", n_jobs: int | None = None):
-        """The fitted k-NN classifier (``use="pk"`` drops the learned σ).
-
-        Fitted on the first call for each ``use`` and kept: later calls return it with
-        ``n_jobs`` set; other training data, kernel or classifier settings fit it anew.
-        """
+        """The fitted k-NN classifier (``use="pk"`` drops the learned σ), kept for each ``use``
+        and returned with ``n_jobs`` set; other data, kernel or settings fit it anew."""
         if use not in ("npk", "pk"):
             raise ValueError(f"use must be 'npk' or 'pk', got {use!r}")
         setting = self._setting()
@@ -123,17 +120,14 @@ class NPKModel:
 
 
 def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:
-    """Read a model written by ``structkernels train-npk``.
-
-    Anything that is not a valid model is one :class:`ModelFormatError` line naming the file;
-    ``max_bytes`` bounds the decompressed size (default :data:`MAX_MODEL_BYTES`).
-    """
+    """Read a model written by ``structkernels train-npk``: anything else is one
+    :class:`ModelFormatError` line naming the file; ``max_bytes`` bounds the decompressed size
+    (default :data:`MAX_MODEL_BYTES`)."""
     name = os.fspath(path)
     doc = read_model(path, max_bytes=max_bytes)
     train = doc["train"]
-    learner = learner_from_document(NonstationaryLearner, doc["learner"], name)
     return NPKModel(
-        learner=learner,
+        learner=learner_from_document(NonstationaryLearner, doc["learner"], name),
         kernel=doc.get("kernel", "path"),
         kernel_params=dict(doc["kernel_params"]),
         classifier_params=dict(doc["classifier"]),

@@ -59,9 +59,8 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
 
 def _held_topk(K: np.ndarray, scale: np.ndarray, rows: np.ndarray, skip: np.ndarray, k: int,
                n_jobs: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The running top ``k`` of ``rows`` of ``K`` over its columns not in ``skip`` (``(vals,
-    idx, filled)`` of :func:`topk_rows_masked`), in bands of rows: in threads (compiled work
-    without the GIL on disjoint rows) when there are enough rows for several."""
+    """The running top ``k`` (:func:`topk_rows_masked`) of ``rows`` of ``K`` over its columns
+    not in ``skip``, in bands of rows, in threads when there are enough rows for several."""
     n = len(rows)
     vals, idx = np.empty((n, max(k, 1))), np.empty((n, max(k, 1)), dtype=np.int64)
     filled = np.zeros(n, dtype=np.int64)
@@ -147,10 +146,8 @@ class SigmaKNNSearch:
         return votes, (*held_in, k)
 
     def decide(self, label: str, min_gain: float) -> dict[str, Any]:
-        """Score the other value of ``σ(label)`` and keep the better one (a tie keeps σ = 1).
-
-        Returns ``{"0": AP at σ = 0, "1": AP at σ = 1, "chosen": value, "size": structures
-        with the label, "n_evaluations": ...}``.
+        """Score the other value of ``σ(label)`` and keep the better one (a tie keeps σ = 1):
+        ``{"0": AP at σ = 0, "1": AP at σ = 1, "chosen", "size", "n_evaluations", "halves"}``.
         """
         current = float(self.sigma.get(label, 1.0))
         other = 0.0 if current else 1.0

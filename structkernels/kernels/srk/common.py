@@ -130,11 +130,8 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
 
 def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray) -> np.ndarray:
     """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis of the raw
-    per-window Grams ``stack``.
-
-    A self-similarity of 0 (a sentence shorter than the window) makes its normalised terms
-    0, with one warning.
-    """
+    per-window Grams ``stack``; a self-similarity of 0 (a sentence shorter than the window)
+    makes its normalised terms 0, with one warning."""
     out = np.zeros(stack.shape[1:], dtype=np.float64)
     for j in range(stack.shape[0]):
         out += normalize_gram(stack[j], diag_x[j], diag_y[j], warn=False)

@@ -95,9 +95,10 @@ def gram(kernel: Kernel | str, X: Any, Y: Any = None, **options: Any
 
 
 def takes_arrays(kernel: Any, kernel_params: dict | None = None) -> bool:
-    """Whether ``kernel`` reads a 2-D float array, one row per sample (scikit-learn's input):
-    ``"precomputed"``, or a kernel whose ``check_input`` accepts a small float matrix (or that
-    cannot be built from these parameters: ``fit`` raises the error).
+    """Whether ``kernel`` reads a 2-D float array, one row per sample (scikit-learn's input).
+
+    ``"precomputed"`` does, and a kernel whose ``check_input`` accepts a small float matrix
+    (or that cannot be built from these parameters: ``fit`` raises the error).
 
 
     Examples

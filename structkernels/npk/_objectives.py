@@ -301,7 +301,6 @@ class KnnAPObjective(Objective):
     def _sample_rows(self, d: FitData) -> np.ndarray:
         """The sorted rows of the sample, shrunk to fit the budget."""
         n = len(d.X)
-        rows = np.arange(n)
         size = min(int(self.objective_sample), n)
         if self.counters.budget is not None:
             # the sample's Gram S (S + 1) / 2 and, per pass, each label's block, about
@@ -312,9 +311,9 @@ class KnnAPObjective(Objective):
             if fits < size:
                 size = max(2, fits)
                 self.counters.n_trimmed = 1
-        if size < n:
-            rows = stratified_rows(d.y, size, d.rng.randint(np.iinfo(np.int32).max))
-        return rows
+        if size >= n:
+            return np.arange(n)
+        return stratified_rows(d.y, size, d.rng.randint(np.iinfo(np.int32).max))
 
     def set_up(self, d: FitData) -> bool:
         self.counters.budget = _budget(self.max_evaluations, len(d.X))

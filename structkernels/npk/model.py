@@ -71,12 +71,9 @@ class NPKModel:
 
     def _setting(self) -> tuple:
         """What the fitted classifiers depend on: a change of any refits them."""
-        return (
-            self.kernel, repr(sorted(self.kernel_params.items())),
-            repr(sorted(self.classifier_params.items())),
-            id(self.train_paths), len(self.train_paths),
-            id(self.train_labels), len(self.train_labels),
-        )
+        return (self.kernel, repr(sorted(self.kernel_params.items())),
+                repr(sorted(self.classifier_params.items())), id(self.train_paths),
+                len(self.train_paths), id(self.train_labels), len(self.train_labels))
 
     def classifier(self, use: str = "npk", n_jobs: int | None = None):
         """The fitted k-NN classifier (``use="pk"`` drops the learned σ), kept for each ``use``
@@ -120,9 +117,10 @@ class NPKModel:
 
 
 def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:
-    """Read a model written by ``structkernels train-npk``: anything else is one
-    :class:`ModelFormatError` line naming the file; ``max_bytes`` bounds the decompressed size
-    (default :data:`MAX_MODEL_BYTES`)."""
+    """Read a model written by ``structkernels train-npk``.
+
+    Anything else is one :class:`ModelFormatError` line naming the file; ``max_bytes`` bounds
+    the decompressed size (default :data:`MAX_MODEL_BYTES`)."""
     name = os.fspath(path)
     doc = read_model(path, max_bytes=max_bytes)
     train = doc["train"]

@@ -21,7 +21,6 @@ from structkernels.utils import njit
 __all__ = ["KbSRK", "kb_srk_direct", "kb_kbar"]
 
 
-# ----------------------------------------------------------------- Algorithm 1
 @njit(cache=True, nogil=True)
 def _tables(kmax, lam2):
     """``j!``, ``C(n, r)`` and ``fl[j] = j! lam2^j`` (the weight of a non-identical double
@@ -113,7 +112,6 @@ def _direct_pair(s1, t1, s2, t2, k, lam2):
     return total
 
 
-# ----------------------------------------------------------------- Algorithm 2
 _M1 = 0x5851F42D4C957F2D
 _M2 = 0x14057B7EF767814F
 

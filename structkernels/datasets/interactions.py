@@ -423,10 +423,6 @@ def load_interactions(
         and the reader's version are the same (a damaged copy is replaced).  ``False``
         parses every time.
 
-    Returns
-    -------
-    InteractionDataset
-
     Examples
     --------
     >>> from structkernels.datasets import load_interactions

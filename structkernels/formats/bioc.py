@@ -14,19 +14,15 @@
       </document>
     </collection>
 
-BioC JSON (the ``bioc`` package's, PubTator Central's) has the same structure under the
-same names (``documents``, ``passages``, ``annotations``, ``locations``, ``nodes``...);
-PubTator3's ``{"PubTator3": [documents]}`` and a bare array of documents are read too.
-Offsets are document-level, lengths in characters; several locations make a
-discontinuous entity (its ``text`` the pieces joined by one space, or the whole text they
-cover).  The entity id is the annotation's ``id``, its type the ``type`` infon, its
-concept id the first of :data:`CONCEPT_KEYS` present.  A passage's ``<sentence>`` elements
-are its sentences, else its text is cut by :func:`~structkernels.formats.pubtator.
-split_sentences`.  A relation joins the annotations its two nodes name, wherever it is
-written; one without nodes but with ``entity1``/``entity2`` infons (BioRED) joins, as
-PubTator's, every two mentions of the two concepts lying in one sentence.  Labelled or
-not as PubTator files.  BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted, its
-DTD never read (:mod:`~structkernels.formats.xml_safety`).
+BioC JSON (the ``bioc`` package's, PubTator Central's, PubTator3's ``{"PubTator3": [...]}``,
+a bare array of documents) has the same structure under the same names.  Offsets are
+document-level; several locations make a discontinuous entity.  The entity id is the
+annotation's ``id``, its concept id the first of :data:`CONCEPT_KEYS` present.  A passage's
+``<sentence>`` elements are its sentences, else its text is cut by
+:func:`~structkernels.formats.pubtator.split_sentences`.  A relation joins the annotations
+its two nodes name; one with ``entity1``/``entity2`` infons instead (BioRED) joins, as
+PubTator's, the mentions of two concepts.  ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is
+accepted, its DTD never read.
 """
 
 from __future__ import annotations
@@ -76,11 +72,9 @@ def load_bioc(file: str, *, max_bytes: int = MAX_FILE_BYTES
               ) -> tuple[dict[str, Any], RelationFormatError | None]:
     """The collection of a BioC XML or JSON file as the JSON structure, and what ended it early.
 
-    XML is told from JSON by its first character.  Elements of XML become the keys of
-    BioC JSON (``documents``, ``passages``, ``infons``...; offsets stay strings); each
-    element's line is kept under ``"_line"``.  Malformed XML keeps the documents read
-    before the damage, the second value saying where and why (None when the whole file
-    was read).
+    XML elements become the keys of BioC JSON (offsets stay strings), each element's line
+    kept under ``"_line"``.  Malformed XML keeps the documents read before the damage, the
+    second value saying where and why (None when the whole file was read).
 
     Raises
     ------
@@ -296,13 +290,10 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
         Each file's format is told by its first character (``<`` or ``{``/``[``).
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
-        file, the line (XML; JSON gives none but for a syntax error) and the document id.
-        ``"skip"``: a bad annotation is listed and left out with its sentence; a document
-        of the wrong shape (no id, an offset that is no integer) is left out; XML that is
-        not well-formed keeps the documents ended before the damage.
+        file, the line (XML) and the document id.  ``"skip"``: a bad annotation is left
+        out with its sentence, a document of the wrong shape is left out, each listed.
     labelled : bool, optional
-        Whether the sentences carry gold relations; by default a file holding a relation
-        is labelled and one without is not.
+        Whether the sentences carry gold relations (default: whether the file holds one).
     max_entities, max_pairs : int, optional
         As for :func:`~structkernels.relations.read_relations`.
 

@@ -1,22 +1,15 @@
 r"""Reading BRAT standoff annotation: a ``.txt`` document and its ``.ann`` beside it.
 
-Read from the ``.ann`` file: ``T1<TAB>Protein 0 5;10 15<TAB>text`` entities (``;`` between
-the pieces of a discontinuous one, whose text is the pieces joined by a space) and
-``R1<TAB>Type Arg1:T1 Arg2:T2`` relations; ``#`` notes, ``A``/``M`` attributes, ``N``
-normalisations and ``*`` equivalences (the mentions are one entity, not an interaction)
-are passed over.  ``E1<TAB>Type:T3 Theme:T1`` events are not supported (their arguments
-may be events): strict mode refuses them; lenient mode lists each and leaves its trigger
-(``T3``, no participant) out of the entities.
+Read from the ``.ann`` file: ``T1<TAB>Protein 0 5;10 15<TAB>text`` entities and
+``R1<TAB>Type Arg1:T1 Arg2:T2`` relations; ``#``, ``A``, ``M``, ``N`` and ``*`` lines are
+passed over.  ``E`` events are not supported (their arguments may be events): strict mode
+refuses them; lenient mode lists each and leaves its trigger out of the entities.
 
-The document id is the file's stem; ``sentences="lines"`` makes each non-blank line a
-sentence (``f"{doc}.s{i}"``, offsets made relative to it), ``"document"`` the whole text.
-Offsets are brat's: characters of the ``.txt`` decoded as UTF-8, nothing taken out, so a
-byte-order mark is character 0 (the first sentence starts after it) and ``\r\n`` two
-characters.  Lines end at ``\n`` only, as in brat's sentence splitters: the other line
-ends :meth:`str.splitlines` counts are text inside a line, and a document holding them
-gets one :class:`BratLineEndWarning`, since the sentences an editor shows differ from
-brat's.  One mention under two entity ids is kept as brat keeps it, but a relation
-joining the two is a bad record (its pair would be a mention with itself, scored positive).
+The document id is the file's stem.  Offsets are brat's: characters of the ``.txt`` decoded
+as UTF-8, so a byte-order mark is character 0 and ``\r\n`` two characters.  Lines end at
+``\n`` only, as in brat's sentence splitters (other line ends warn once,
+:class:`BratLineEndWarning`).  One mention under two entity ids is kept as brat keeps it,
+but a relation joining the two is a bad record (a mention paired with itself).
 """
 
 from __future__ import annotations

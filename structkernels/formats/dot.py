@@ -52,9 +52,8 @@ __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_
 #: File name endings read as DOT.
 DOT_SUFFIXES = (".dot", ".gv")
 #: Default nesting limit of braces in one DOT file (a subgraph in the graph is depth 2): a
-#: deeper file is refused before it is parsed.  Sentence graphs use depth 1 or 2; the limit
-#: is pydot's reading's (its parser's time grew exponentially with the nesting), kept so
-#: that the same files are read.
+#: deeper file is refused before it is parsed.  Pydot's reading's limit, kept so that the
+#: same files are read.
 MAX_DOT_DEPTH = 6
 _RESERVED = {"node", "edge", "graph"}  # pydot lists default-attribute statements as nodes
 _KNOWN = {"label", "concept", "entity_name", "wiki", "collapsed", "lemma", "pos"}
@@ -114,10 +113,8 @@ def _statements(dot: DotGraph, gid: str, file: str):
                 if s is None or d is None:
                     raise GraphFormatError("an edge to or from a subgraph is not supported",
                                            file, None, gid)
-                if s not in nodes:
-                    nodes[s] = {}
-                if d not in nodes:
-                    nodes[d] = {}
+                nodes.setdefault(s, {})
+                nodes.setdefault(d, {})
                 edges.append((s, d, attrs))
         for group in g.subgraphs.values():
             for sub in group:
@@ -177,18 +174,17 @@ def _amr_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
                 collapsed = True
         if collapsed and name is None:
             name = label
-        extra = _extra(attrs)
-        add_node(G, v, concept, name=name, wiki=attrs.get("wiki"), collapsed=collapsed, extra=extra)
+        add_node(G, v, concept, name=name, wiki=attrs.get("wiki"), collapsed=collapsed,
+                 extra=_extra(attrs))
     for s, d, a in edges:
         role = _edge_label(a, "the AMR role", s, d, gid, file)
         if role.upper() == "TOP":
             continue
         role = role.strip().lstrip(":")
-        inverted = False
-        if AMR_MODEL.is_role_inverted(":" + role):
+        inverted = AMR_MODEL.is_role_inverted(":" + role)
+        if inverted:
             s, d = d, s
             role = AMR_MODEL.invert_role(":" + role)[1:]
-            inverted = True
         G.add_edge(s, d, role=role, inverted=inverted)
     if root is None:
         root = next((v for v in G if G.in_degree(v) == 0), next(iter(G), None))
@@ -375,10 +371,6 @@ def read_dot(
     max_depth : int, default :data:`MAX_DOT_DEPTH`
         Most nested braces (the graph's own included) parsed in one file.
 
-    Returns
-    -------
-    GraphCorpus
-
     Examples
     --------
     >>> from structkernels.graphs import read_dot
@@ -425,7 +417,6 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
 
     Parameters
     ----------
-    graph : Graph or networkx.MultiDiGraph
     collapse_names : bool
         AMR only: write each named entity as one node ``"<var> <name>"``
         labelled with the name, its ``name`` subgraph left out (the authors'

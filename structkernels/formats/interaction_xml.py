@@ -2,11 +2,9 @@
 
 ``<corpus source>`` > ``<document id>`` > ``<sentence id text>`` > ``<entity id charOffset
 text type>`` and ``<interaction e1 e2 id type>``.  Entity offsets are relative to the
-sentence text, ``start-end`` with the end exclusive, ``a-b,c-d`` for a discontinuous entity
-(whose ``text`` is its pieces joined by one space).  The older ``<pair e1 e2
-interaction="True|False">`` elements are read too: a true pair is an interaction.  Other
-elements (parses, tokenisations) are passed over with their content; a ``<!DOCTYPE`` is
-refused (:mod:`~structkernels.formats.xml_safety`).
+sentence text, ``start-end`` (end exclusive), ``a-b,c-d`` for a discontinuous entity.  A
+``<pair e1 e2 interaction="True">`` is an interaction too.  Other elements (parses,
+tokenisations) are passed over; a ``<!DOCTYPE`` is refused.
 """
 
 from __future__ import annotations
@@ -45,10 +43,9 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
     files : path or list of paths
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
-        file, the line (expat's line; the shipped corpora are one long line) and the
-        sentence (or document) id.  ``"skip"``: a bad sentence is left out and listed in
-        ``corpus.skipped``; the other sentences of its file are read.  XML that is not
-        well-formed ends the file there (the sentences before it are kept).
+        file, the line and the sentence (or document) id.  ``"skip"``: a bad sentence is
+        left out and listed in ``corpus.skipped``; XML that is not well-formed ends the
+        file there (the sentences before it are kept).
     max_entities, max_pairs : int, optional
         As for :func:`~structkernels.relations.read_relations`.
 

@@ -124,8 +124,6 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
     format : {"jsonl", "pubtator", "bioc-xml", "bioc-json"}
     all_pairs : bool
         Write every pair as a relation, not only the positive ones (PubTator and BioC).
-    relation_type : str
-        The type given to the relations written.
 
     Returns
     -------
@@ -224,12 +222,8 @@ class PairWriter:
     writes for the whole corpus, the same bytes, as the batches of
     :func:`~structkernels.relations.iter_relations` come.
 
-    - ``"jsonl"``: each batch's rows at once (:func:`pair_line`);
-    - ``"pubtator"``: the input's documents are read again as the batches come (a document
-      at a time) and each is written with its relations once its batch is written;
-    - ``"bioc-xml"``, ``"bioc-json"``: one document written at :meth:`finish` (BioC is one
-      XML or JSON tree): the positive pairs of every batch are held until then (rows and
-      their two entities; not the sentences), and the input files are read again then.
+    PubTator input documents are read again and written as their batches come; BioC is one
+    tree, written at :meth:`finish` (the chosen rows and their entities held until then).
 
     Parameters
     ----------
@@ -240,7 +234,6 @@ class PairWriter:
         The inputs, in the order read (``batch.paths``); unused for ``"jsonl"``.
     all_pairs : bool
         Write every pair as a relation, not only the positive ones.
-    relation_type : str
 
     Examples
     --------
@@ -264,15 +257,11 @@ class PairWriter:
         self._docs: Iterator[tuple[int, int, PubTatorDocument]] | None = None
         self._next: tuple[int, int, PubTatorDocument] | None = None
 
-    def _echo(self) -> Iterator[tuple[int, int, PubTatorDocument]]:
-        for i, file in enumerate(self.paths):
-            for k, doc in enumerate(pubtator_documents(LineStream(file)), 1):
-                yield i, k, doc
-
     def _advance(self, end: tuple[int, int] | None, write: bool) -> None:
         """Write (or pass over) the input's documents up to ``end`` (None: all)."""
         if self._docs is None:
-            self._docs = self._echo()
+            self._docs = ((i, k, doc) for i, file in enumerate(self.paths)
+                          for k, doc in enumerate(pubtator_documents(LineStream(file)), 1))
             self._next = next(self._docs, None)
         while self._next is not None and (end is None or self._next[:2] <= tuple(end)):
             text, n = _pubtator_text(self._next[2], self.chosen, self.rtype)

@@ -26,10 +26,8 @@ __all__ = ["read_amr", "parse_amr", "to_networkx", "AMR_MODEL", "MAX_DEPTH"]
 
 _CODEC = penman.PENMANCodec(model=AMR_MODEL)
 
-#: Default nesting limit (open parentheses) of one graph.  Real AMRs are far
-#: shallower (the Bio AMR releases reach 13); the PENMAN decoder recurses once
-#: per level, so a deeper graph is refused, with its file, line and id, before
-#: it is decoded.
+#: Default nesting limit (open parentheses) of one graph (the Bio AMR releases reach 13): the
+#: PENMAN decoder recurses once per level, so a deeper graph is refused before it is decoded.
 MAX_DEPTH = 100
 #: A string (closed or not), or a parenthesis.
 _PARENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[()]', re.S)
@@ -39,10 +37,7 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
     """``# ::key value ::key2 value2`` comments as a dict (penman's own parser)."""
     meta: dict[str, str] = {}
     for line in comment_lines:
-        body = line.lstrip("#").strip()
-        if "::" not in body:
-            continue
-        for chunk in body.split("::")[1:]:
+        for chunk in line.lstrip("#").strip().split("::")[1:]:
             key, _, value = chunk.strip().partition(" ")
             if key and value.strip():  # an empty ``# ::id`` is no id
                 meta.setdefault(key, value.strip())
@@ -143,17 +138,11 @@ def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH
 
     Parameters
     ----------
-    text : str
-        One graph in PENMAN notation.
     graph_id : str, optional
         Used when the text has no ``# ::id`` metadata (default ``"amr"``).
     max_depth : int, default :data:`MAX_DEPTH`
         A graph nested deeper (open parentheses) is refused with
         :class:`GraphFormatError` before decoding.
-
-    Returns
-    -------
-    Graph
 
     Examples
     --------
@@ -211,19 +200,13 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
         A graph nested deeper than this (open parentheses) is malformed
         input: refused (strict) or skipped (lenient) before it is decoded.
 
-    Returns
-    -------
-    GraphCorpus
-
     Raises
     ------
     GraphFormatError
-        A malformed graph (strict mode: bad PENMAN, a line that is not UTF-8, nesting
-        deeper than ``max_depth``, a duplicate id, a truncated gzip file), or input that
-        holds no AMR graph at all.  In lenient mode a file that cannot be read, or the lost
-        end of a truncated ``.gz``, is listed too.
+        A malformed graph (strict mode: bad PENMAN, a line that is not UTF-8, a duplicate
+        id, a truncated gzip file), or input that holds no AMR graph at all.
     OSError
-        A file cannot be read (strict mode).
+        A file cannot be read (strict mode; lenient mode lists it).
 
     Examples
     --------
@@ -314,10 +297,6 @@ def to_networkx(graph: penman.Graph, graph_id: str | None = None,
         which statements of a relation stated more than once were inverted;
         without it the epigraph data of ``graph`` is used, which penman keeps
         for a relation's first statement only.
-
-    Returns
-    -------
-    networkx.MultiDiGraph
 
     Raises
     ------

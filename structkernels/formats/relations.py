@@ -37,8 +37,7 @@ _DOCUMENTS = re.compile(rb'"(?:documents|PubTator3)"\s*:\s*\[')
 
 
 def _head(path: str) -> bytes:
-    """The first bytes of ``path`` (gunzipped when it is gzip, a UTF-8 byte order mark left
-    out), b"" when unreadable."""
+    """:func:`read_head` without a UTF-8 byte-order mark."""
     data = read_head(path, _HEAD)
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
@@ -125,11 +124,8 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
     Parameters
     ----------
     paths : path or list of paths
-        ``.xml``/``.xml.gz``: :func:`read_interaction_xml`; ``.jsonl``/``.json``
-        (optionally ``.gz``): :func:`read_relations_jsonl`; a ``.ann`` or ``.txt`` file
-        or a folder: :func:`read_brat` (sentences are the text's lines); PubTator:
-        :func:`read_pubtator`; BioC XML or JSON: :func:`read_bioc` (how a file's format
-        is told: :func:`relation_format`).  Read in the order given.
+        Files or BRAT folders, read in the order given, each by the reader of its format
+        (:func:`relation_format`).
     on_error : {"raise", "skip"}
     max_entities, max_pairs : int, optional
         The most entities and candidate pairs a sentence may hold (default
@@ -160,8 +156,7 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
 
 
 def with_formats(paths: Any) -> list[tuple[str, str]]:
-    """Each path with its format (:func:`relation_format`), every path told before any is
-    read."""
+    """Each path with its format, every path told before any is read."""
     items = as_paths(paths)
     return list(zip(items, [relation_format(p) for p in items], strict=True))
 

@@ -25,10 +25,6 @@ def safe_parser(refuse: Callable[[str], Any], *, doctype: str | None = None,
     external_dtd : bool
         Accept a ``<!DOCTYPE>`` without an internal subset (its external DTD is not read).
 
-    Returns
-    -------
-    xml.parsers.expat.XMLParserType
-
     Examples
     --------
     >>> def refuse(reason):

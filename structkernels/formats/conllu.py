@@ -53,10 +53,10 @@ def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Grap
         raise GraphFormatError(
             f"the CoNLL-U parser failed: {type(exc).__name__}: {one_line(exc, 200)}",
             file, start + n_comments, gid) from None
-    return _build(sents, block, start, n_comments, file, gid)
+    return _build(sents, start, n_comments, file, gid)
 
 
-def _build(sents, block, start, n_comments, file, gid) -> Graph:
+def _build(sents, start, n_comments, file, gid) -> Graph:
     if len(sents) != 1:
         raise GraphFormatError(f"expected one sentence, found {len(sents)}", file, start, gid)
     sent = sents[0]
@@ -132,17 +132,13 @@ def read_conllu(path: str | os.PathLike | Sequence[str | os.PathLike],
     Parameters
     ----------
     path : path or sequence of paths
-        Plain or gzip'd; a byte-order mark is ignored; lines end at ``\\n``,
-        ``\\r\\n`` or ``\\r`` only.
+        Plain or gzip'd; lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only.
     on_error : {"raise", "skip"}
-        ``"raise"``: a malformed sentence raises :class:`GraphFormatError`
-        (file, line, sentence id); ``"skip"``: it is listed in ``corpus.skipped``.
-        A sentence holding a line that is not UTF-8 is malformed (the others
-        are read); so is a second sentence with a ``sent_id`` already read
-        (strict: the error names both places; lenient: it is left out and
-        listed).  A file that cannot be read, or the lost end of a
-        truncated ``.gz``, is listed in lenient mode too.  A sentence without
-        ``sent_id`` gets ``<file stem>:<line>`` (``#2`` ... when taken).
+        ``"raise"``: a malformed sentence (also one holding a line not UTF-8, or a
+        ``sent_id`` already read) raises :class:`GraphFormatError` (file, line, sentence
+        id); ``"skip"``: it is listed in ``corpus.skipped``, as is an unreadable file or
+        the lost end of a truncated ``.gz``.  A sentence without ``sent_id`` gets
+        ``<file stem>:<line>`` (``#2`` ... when taken).
 
     Returns
     -------

@@ -1,18 +1,10 @@
 """Labelled candidate interactions: the shipped Bio AMR dataset and your own files.
 
-:func:`load_interactions` reads JSON Lines (optionally gzip'd) of candidate
-biomolecular interactions, each with its :class:`~structkernels.Path` (nonstationary
-kernels paper, Table 1), its :class:`~structkernels.Tree` (Fig. 1(b), 1(c)) and a binary
-label.  With no path it loads the dataset shipped in ``structkernels/data/`` (built by
-``datasets/build_bio_amr_interactions.py``; its labels are *distant* labels, see
-``datasets/bio-amr-interactions/README.md``).
-
-Records are JSON objects, one per line, in the **structkernels form** (``path``, ``tree``
-and ``label``, or ``amr`` and ``interaction`` from which they are extracted) or the
-**PubMed45 form** (Garg et al., 2016: ``interaction_tuple`` resolved in the record's
-``amr``; label 2, roles swapped, loads as 0 with ``swapped`` true); docs/amr.md gives both.
-A record without ``split`` is split by :func:`split_of` of its ``graph_id`` (else its
-``id``, else its line), so no graph is in both halves.
+Each record holds a candidate's :class:`~structkernels.Path` (nonstationary kernels paper,
+Table 1), its :class:`~structkernels.Tree` (Fig. 1(b), 1(c)) and a binary label, in the
+**structkernels form** or the **PubMed45 form** (Garg et al., 2016) that docs/amr.md gives.
+With no path :func:`load_interactions` loads the dataset shipped in ``structkernels/data/``
+(built by ``datasets/build_bio_amr_interactions.py``; *distant* labels).
 """
 
 from __future__ import annotations

@@ -1,28 +1,8 @@
 """Reading BioC, XML and JSON: documents of passages with document-level annotations.
 
-::
-
-    <collection><source/><date/><key/>
-      <document><id>12345</id>
-        <passage><infon key="type">title</infon><offset>0</offset><text>KinC binds SigE.</text>
-          <annotation id="T1"><infon key="type">Gene</infon><infon key="identifier">D1</infon>
-            <location offset="0" length="4"/><text>KinC</text></annotation>
-          ...
-          <relation id="R1"><infon key="type">PPI</infon>
-            <node refid="T1" role="Arg1"/><node refid="T2" role="Arg2"/></relation>
-        </passage>
-      </document>
-    </collection>
-
-BioC JSON (the ``bioc`` package's, PubTator Central's, PubTator3's ``{"PubTator3": [...]}``,
-a bare array of documents) has the same structure under the same names.  Offsets are
-document-level; several locations make a discontinuous entity.  The entity id is the
-annotation's ``id``, its concept id the first of :data:`CONCEPT_KEYS` present.  A passage's
-``<sentence>`` elements are its sentences, else its text is cut by
-:func:`~structkernels.formats.pubtator.split_sentences`.  A relation joins the annotations
-its two nodes name; one with ``entity1``/``entity2`` infons instead (BioRED) joins, as
-PubTator's, the mentions of two concepts.  ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is
-accepted, its DTD never read.
+The format: docs/relations.md (PubTator and BioC).  The entity id is the annotation's
+``id``, its concept id the first of :data:`CONCEPT_KEYS` present.  BioC's ``<!DOCTYPE
+collection SYSTEM "BioC.dtd">`` is accepted, its DTD never read.
 """
 
 from __future__ import annotations
@@ -65,6 +45,10 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
                    "text": ("text", "text")},
     "relation": {"infon": ("infons", "infon"), "node": ("nodes", "attrs")},
 }
+# what bioc_to_xml writes as attributes: an "attrs" element's (with defaults), and the id
+_ATTRIBUTES = {"location": (("offset", None), ("length", None)),
+               "node": (("refid", None), ("role", ""))}
+_ID_ATTRIBUTE = ("annotation", "relation")
 
 
 # ------------------------------------------------------------------------ loading
@@ -229,54 +213,31 @@ def bioc_to_xml(collection: dict[str, Any]) -> str:
     """
     from xml.etree import ElementTree as ET
 
-    def infons(el: Any, obj: dict[str, Any]) -> None:
-        for k, v in (obj.get("infons") or {}).items():
-            if v is not None:
-                ET.SubElement(el, "infon", key=str(k)).text = str(v)
-
-    def text(el: Any, tag: str, value: Any) -> None:
-        ET.SubElement(el, tag).text = "" if value is None else str(value)
-
-    def item(el: Any, tag: str, obj: dict[str, Any], parts: str, attrs: tuple) -> Any:
-        """``<tag id>``, its infons, and an element of ``attrs`` for each of ``obj[parts]``."""
-        x = ET.SubElement(el, tag, {"id": str(obj["id"])} if obj.get("id") is not None else {})
-        infons(x, obj)
-        for part in obj.get(parts) or []:
-            ET.SubElement(x, parts[:-1], {k: str(part.get(k, d)) for k, d in attrs})
-        return x
-
-    def contents(el: Any, obj: dict[str, Any]) -> None:
-        for s in obj.get("sentences") or []:
-            x = ET.SubElement(el, "sentence")
-            infons(x, s)
-            text(x, "offset", s.get("offset"))
-            text(x, "text", s.get("text"))
-            contents(x, s)
-        for a in obj.get("annotations") or []:
-            x = item(el, "annotation", a, "locations", (("offset", None), ("length", None)))
-            text(x, "text", a.get("text"))
-        for r in obj.get("relations") or []:
-            item(el, "relation", r, "nodes", (("refid", None), ("role", "")))
+    def write(el: Any, tag: str, obj: dict[str, Any]) -> None:
+        # a sentence holds what a passage holds; a passage without text writes none
+        for child, (key, kind) in _SCHEMA["passage" if tag == "sentence" else tag].items():
+            value = obj.get(key)
+            if kind == "infon":
+                for k, v in (value or {}).items():
+                    if v is not None:
+                        ET.SubElement(el, "infon", key=str(k)).text = str(v)
+            elif kind == "text":
+                if value is not None or (tag, key) != ("passage", "text"):
+                    ET.SubElement(el, child).text = "" if value is None else str(value)
+            elif kind == "attrs":
+                for part in value or []:
+                    attrs = {k: str(part.get(k, d)) for k, d in _ATTRIBUTES[child]}
+                    ET.SubElement(el, child, attrs)
+            else:
+                for item in value or []:
+                    named = child in _ID_ATTRIBUTE and item.get("id") is not None
+                    write(ET.SubElement(el, child, {"id": str(item["id"])} if named else {}),
+                          child, item)
 
     root = ET.Element("collection")
-    for key in ("source", "date", "key"):
-        text(root, key, collection.get(key))
-    infons(root, collection)
-    for d in collection.get("documents") or []:
-        doc = ET.SubElement(root, "document")
-        text(doc, "id", d.get("id"))
-        infons(doc, d)
-        for p in d.get("passages") or []:
-            x = ET.SubElement(doc, "passage")
-            infons(x, p)
-            text(x, "offset", p.get("offset"))
-            if p.get("text") is not None:
-                text(x, "text", p.get("text"))
-            contents(x, {k: v for k, v in p.items() if k != "text"})
-        contents(doc, {"annotations": d.get("annotations"), "relations": d.get("relations")})
-    body = ET.tostring(root, encoding="unicode")
+    write(root, "collection", collection)
     return ("<?xml version='1.0' encoding='UTF-8'?>\n<!DOCTYPE collection SYSTEM \"BioC.dtd\">\n"
-            + body)
+            + ET.tostring(root, encoding="unicode"))
 
 
 # ------------------------------------------------------------------------ reading

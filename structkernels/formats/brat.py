@@ -1,15 +1,6 @@
 r"""Reading BRAT standoff annotation: a ``.txt`` document and its ``.ann`` beside it.
 
-Read from the ``.ann`` file: ``T1<TAB>Protein 0 5;10 15<TAB>text`` entities and
-``R1<TAB>Type Arg1:T1 Arg2:T2`` relations; ``#``, ``A``, ``M``, ``N`` and ``*`` lines are
-passed over.  ``E`` events are not supported (their arguments may be events): strict mode
-refuses them; lenient mode lists each and leaves its trigger out of the entities.
-
-The document id is the file's stem.  Offsets are brat's: characters of the ``.txt`` decoded
-as UTF-8, so a byte-order mark is character 0 and ``\r\n`` two characters.  Lines end at
-``\n`` only, as in brat's sentence splitters (other line ends warn once,
-:class:`BratLineEndWarning`).  One mention under two entity ids is kept as brat keeps it,
-but a relation joining the two is a bad record (a mention paired with itself).
+The format, and the offsets and line ends as brat counts them: docs/relations.md (BRAT).
 """
 
 from __future__ import annotations

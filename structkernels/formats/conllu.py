@@ -1,16 +1,8 @@
 """CoNLL-U dependency parses (UD, spaCy, Stanza, UDPipe output), via the ``conllu`` package.
 
-One graph per sentence, ``kind="dependency"``: node ``"<ID>"`` per syntactic
-word with ``concept`` = FORM, ``lemma`` = LEMMA, ``pos`` = UPOS (XPOS when
-UPOS is ``_``) and ``index`` = ID; an edge HEAD -> ID labelled DEPREL (subtypes
-kept: ``nmod:poss``); HEAD 0 is the root.  Multiword-token ranges (``3-4``)
-and empty nodes (``8.1``) carry no basic dependency and are not nodes.  The
-graph id is the ``# sent_id`` comment (``<file stem>:<line>`` without one),
-the sentence the ``# text`` comment (else the forms joined by spaces).
-
-A sentence is malformed when a word has no HEAD or DEPREL, a HEAD names no
-word of the sentence, a field cannot be parsed, or it has no root or more
-than one; the error names the file, the line of the word and the sentence id.
+The graph model of a sentence: docs/graphs.md (The formats as read).  A sentence is
+malformed when a word has no HEAD or DEPREL, a HEAD names no word of it, a field cannot be
+parsed, or it has not exactly one root.
 """
 
 from __future__ import annotations

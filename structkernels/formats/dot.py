@@ -1,23 +1,9 @@
 """Graphviz DOT graphs (one file per sentence, as in the NPK authors' release).
 
-**AMR** (``kind="amr"``).  Node ``label`` is the concept (``increase-01``) or, for an entity
-whose name subgraph was collapsed into one node (id ``"a8 HER3"``: the variable, a space,
-the name), the name, read as ``name`` = ``concept`` with ``collapsed=True``.  Edge
-``label`` is the role; an inverse role (``ARG0-of``) becomes the forward edge with
-``inverted=True``, as in PENMAN.  An edge labelled ``TOP`` marks the root (its source is
-dropped when it has no other edge); the graph's ``label`` is the sentence.  Other node
-attributes go to the node's ``extra``; ``concept``, ``entity_name`` and ``wiki`` (written
-by :func:`to_dot`) override the rules above.  A node attribute ``name`` is refused, as
-pydot refused it.
-
-**Dependency** (``kind="dependency"``, Stanford collapsed or UD).  Nodes ``examined3`` with
-``label=examined`` (the trailing number is the token position, ``index``), edges labelled
-with the relation; a self-loop labelled ``root`` marks the root and is dropped; ``lemma``
-and ``pos`` node attributes are kept.
-
-``kind="auto"`` takes the graph attribute ``kind``, else ``"dependency"`` when a ``root``
-self-loop is present, else ``"amr"``.  Parsing is :mod:`~structkernels.formats._dot_parser`'s
-(pydot's files and errors); pydot is needed only to write (``structkernels[graphs]``).
+The AMR and dependency layouts read: docs/graphs.md (The formats as read).  ``kind="auto"``
+takes the graph attribute ``kind``, else ``"dependency"`` when a ``root`` self-loop is present,
+else ``"amr"``.  Parsing is :mod:`~structkernels.formats._dot_parser`'s (pydot's files and
+errors); pydot is needed only to write (``structkernels[graphs]``).
 """
 
 from __future__ import annotations

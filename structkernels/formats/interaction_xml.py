@@ -1,10 +1,7 @@
 """Reading interaction XML (the unified PPI corpora: AIMed, BioInfer, HPRD50, IEPA, LLL).
 
-``<corpus source>`` > ``<document id>`` > ``<sentence id text>`` > ``<entity id charOffset
-text type>`` and ``<interaction e1 e2 id type>``.  Entity offsets are relative to the
-sentence text, ``start-end`` (end exclusive), ``a-b,c-d`` for a discontinuous entity.  A
-``<pair e1 e2 interaction="True">`` is an interaction too.  Other elements (parses,
-tokenisations) are passed over; a ``<!DOCTYPE`` is refused.
+The format and what is checked: docs/relations.md (Interaction XML); a ``<!DOCTYPE`` is
+refused (:mod:`~structkernels.formats.xml_safety`).
 """
 
 from __future__ import annotations

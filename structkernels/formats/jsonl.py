@@ -1,18 +1,8 @@
 """Reading relation corpora from JSON Lines: one sentence per line.
 
-::
-
-    {"id": "s1", "text": "KinC activates SigE", "document": "d1",
-     "entities": [{"id": "e0", "start": 0, "end": 4, "type": "protein"},
-                  {"id": "e1", "spans": [[15, 19]], "text": "SigE"}],
-     "interactions": [{"e1": "e0", "e2": "e1", "type": "PPI"}]}
-
-Offsets are relative to ``text``, end exclusive.  An entity gives ``start`` and ``end``,
-or ``spans`` (a list of ``[start, end]``, several for a discontinuous entity); ``type``
-and ``text`` are optional (a ``text`` given must be the text at the spans, pieces joined
-by one space).  Without an ``interactions`` key (or with ``null``) the sentence is
-unlabelled (``labelled=False``: pair labels are None).  ``document`` defaults to the
-sentence id, ``id`` to ``<file stem>.<line>``.  Other keys are ignored.
+The record form: docs/relations.md (JSON Lines).  Without ``interactions`` (or with
+``null``) a sentence is unlabelled; ``document`` defaults to the sentence id, ``id`` to
+``<file stem>.<line>``.
 """
 
 from __future__ import annotations

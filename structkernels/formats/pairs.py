@@ -1,23 +1,12 @@
 r"""Writing scored pairs back into the format of the corpus they came from.
 
-The rows are :meth:`structkernels.extraction.RelationExtractor.predict_pairs`'s; any further
-numeric field of a row (``"probability"``) is passed through.  Only positive pairs (``label``
-1) become relations, unless ``all_pairs=True``.  Every file is written atomically; ``"-"``
-is standard output.
-
-- ``"jsonl"``: one JSON line per row (every row), ``score`` rounded to 6 decimals.
-- ``"pubtator"``: each document of the PubTator input as read, its relation lines replaced
-  by ``PMID<TAB>Interaction<TAB>id1<TAB>id2<TAB>score[<TAB>name=value...]``, one per
-  document and concept pair (the pair of mentions scored highest gives its columns);
-  ``id1``/``id2`` are the concept ids (:func:`~structkernels.formats.pubtator.concept_of`;
-  the entity id ``T{k}`` for a mention without one).
-- ``"bioc-xml"``, ``"bioc-json"``: the BioC (or PubTator) input's documents as read, their
-  relations replaced by one document-level relation per pair: ``id`` ``P{k}``, infons
-  ``type``, ``score`` and each further numeric field, nodes ``refid`` = the entity ids with
-  roles ``Arg1`` and ``Arg2``.  PubTator input becomes BioC with a title and an abstract
-  passage and annotations named by their entity ids (``identifier`` infon: the concept id).
-
-Reading the written file back gives the predicted relations as the gold ones.
+The rows are :meth:`structkernels.extraction.RelationExtractor.predict_pairs`'s; only
+positive pairs (``label`` 1) become relations, unless ``all_pairs=True``.  ``"jsonl"``
+writes one JSON line per row; ``"pubtator"`` one relation line per document and concept pair
+(the pair of mentions scored highest gives its columns), ``"bioc-xml"`` and ``"bioc-json"``
+one document-level relation ``P{k}`` per pair, each with its score and further numeric
+fields (docs/relations.md, Writing pairs back).  Reading the file back gives the predicted
+relations as the gold ones.
 """
 
 from __future__ import annotations

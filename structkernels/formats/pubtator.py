@@ -1,30 +1,11 @@
 r"""Reading the PubTator format (PubTator, PubTator Central, BioCreative V CDR).
 
-One document is a block of lines, blocks separated by a blank line::
-
-    12345|t|KinC activates SigE.
-    12345|a|It is needed. SigE binds GerE.
-    12345	0	4	KinC	Gene	D001
-    12345	15	19	SigE	Gene	D002
-    12345	35	39	SigE	Gene	D002
-    12345	46	50	GerE	Gene	D003
-    12345	CID	D002	D003
-
-- ``PMID|t|title`` (first) and ``PMID|a|abstract`` (optional).  Offsets are document-level,
-  end exclusive: the abstract starts at ``len(title) + 1`` (PubTator joins the two by one
-  space or line break).
-- ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>concept id[<TAB>...]]``: an annotation
-  (its second field an integer); ``mention`` must be the text at the offsets.
-- ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]``: a relation between concept ids, joining every
-  two mentions of the two concepts that lie in one sentence.  Further columns of either
-  (a score, BioRED's novelty) are passed over.
-
-The k-th annotation of a document (from 1) is the entity ``T{k}:{concept}`` (``T{k}`` when
-the concept id is one of CDR's "no concept" ``""``, ``-``, ``-1``; :func:`concept_of` reads
-it back).  A relation's id names the mentions of that concept, of one of its ``|``/``;``
-parts (CDR's composite mentions), or the mention whose entity id it is.  The title and the
-abstract are cut by :func:`split_sentences`; a relation none of whose mention pairs lies in
-one sentence is listed in ``corpus.skipped`` in both modes.
+A document is a block of lines (docs/relations.md, PubTator and BioC): ``PMID|t|title``,
+``PMID|a|abstract`` (offsets are document-level: the abstract starts at ``len(title) + 1``),
+annotations ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>concept id]`` and relations
+``PMID<TAB>type<TAB>id1<TAB>id2`` between concept ids.  The k-th annotation of a document
+(from 1) is the entity ``T{k}:{concept}`` (``T{k}`` when the concept id is one of CDR's
+"no concept" ``""``, ``-``, ``-1``; :func:`concept_of` reads it back).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """spaCy dependency parses (``Doc`` or ``Span`` objects) as dependency graphs.
 
-No spaCy model is needed: a ``Doc`` built from ``words``, ``heads`` and
-``deps`` (or parsed by any pipeline) is read as it is.  Nodes are the tokens,
-keyed by their 1-based position in the sentence (``"1"``, ``"2"`` ...), with
-``concept`` = the token text, ``lemma`` (``token.lemma_`` when set), ``pos``
-(``token.pos_``, else ``token.tag_``) and ``index``; an edge head -> token is
-labelled ``token.dep_``; the token that is its own head is the root.
+No spaCy model is needed: a ``Doc`` built from ``words``, ``heads`` and ``deps`` (or parsed
+by any pipeline) is read as it is (docs/graphs.md).
 """
 
 from __future__ import annotations

@@ -69,11 +69,10 @@ def load_bioc(file: str, *, max_bytes: int = MAX_FILE_BYTES
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.bioc.xml")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write('<collection><document><id>7</id></document></collection>')
+    ...     path = pathlib.Path(d, "x.bioc.xml")
+    ...     _ = path.write_text('<collection><document><id>7</id></document></collection>')
     ...     coll, lost = load_bioc(path)
     >>> coll["documents"][0]["id"], lost
     ('7', None)
@@ -265,7 +264,7 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
 
     Examples
     --------
-    >>> import json, os, tempfile
+    >>> import json, pathlib, tempfile
     >>> ann = lambda i, o, t: {"id": i, "infons": {"type": "Gene"}, "text": t,
     ...                        "locations": [{"offset": o, "length": len(t)}]}
     >>> coll = {"documents": [{"id": "d1", "passages": [{"offset": 0,
@@ -274,9 +273,8 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
     ...     "relations": [{"id": "r", "infons": {"type": "PPI"},
     ...                    "nodes": [{"refid": "a", "role": "Arg1"}, {"refid": "b", "role": "Arg2"}]}]}]}]}
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.bioc.json")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(json.dumps(coll))
+    ...     path = pathlib.Path(d, "x.bioc.json")
+    ...     _ = path.write_text(json.dumps(coll))
     ...     corpus = read_bioc(path)
     >>> [(s.id, s.text, len(s.entities)) for s in corpus]
     [('d1.s0', 'KinC binds SigE.', 2), ('d1.s1', 'GerE is not.', 1)]

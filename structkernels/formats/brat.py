@@ -68,12 +68,10 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
         file, the line and the annotation.  ``"skip"``: a bad annotation is listed in
-        ``corpus.skipped`` and left out with the sentence it lies in (whose candidate
-        pairs would be incomplete); an entity crossing a sentence boundary is left
-        out alone; a document without its ``.txt`` or ``.ann``, or whose text is not
-        UTF-8, is left out.
+        ``corpus.skipped`` and left out with the sentence it lies in; a document without
+        its ``.txt`` or ``.ann``, or whose text is not UTF-8, is left out.
     sentences : {"lines", "document"}
-        How the document text is split into sentences.
+        Each non-blank line a sentence, or the whole text one.
     max_entities, max_pairs : int, optional
         As for :func:`~structkernels.relations.read_relations`.
 
@@ -84,13 +82,11 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     with open(os.path.join(d, "doc1.txt"), "w") as fh:
-    ...         _ = fh.write("Title.\\nKinC activates SigE.\\n")
-    ...     with open(os.path.join(d, "doc1.ann"), "w") as fh:
-    ...         _ = fh.write("T1\\tProtein 7 11\\tKinC\\nT2\\tProtein 22 26\\tSigE\\n"
-    ...                      "R1\\tPPI Arg1:T1 Arg2:T2\\n")
+    ...     _ = pathlib.Path(d, "doc1.txt").write_text("Title.\\nKinC activates SigE.\\n")
+    ...     _ = pathlib.Path(d, "doc1.ann").write_text("T1\\tProtein 7 11\\tKinC\\n"
+    ...         "T2\\tProtein 22 26\\tSigE\\nR1\\tPPI Arg1:T1 Arg2:T2\\n")
     ...     corpus = read_brat(d)
     >>> [(s.id, s.text) for s in corpus]
     [('doc1.s0', 'Title.'), ('doc1.s1', 'KinC activates SigE.')]

@@ -54,16 +54,15 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> xml = ('<corpus source="x"><document id="d0"><sentence id="d0.s0" text="KinC binds SigE">'
     ...        '<entity id="d0.s0.e0" charOffset="0-4" text="KinC"/>'
     ...        '<entity id="d0.s0.e1" charOffset="11-15" text="SigE"/>'
     ...        '<interaction id="d0.s0.i0" e1="d0.s0.e0" e2="d0.s0.e1" type="PPI"/>'
     ...        '</sentence></document></corpus>')
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.xml")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(xml)
+    ...     path = pathlib.Path(d, "x.xml")
+    ...     _ = path.write_text(xml)
     ...     corpus = read_interaction_xml(path)
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('d0.s0.p0', 'KinC', 'SigE', True)]

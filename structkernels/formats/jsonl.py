@@ -54,14 +54,13 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
 
     Examples
     --------
-    >>> import json, os, tempfile
+    >>> import json, pathlib, tempfile
     >>> rec = {"id": "s1", "text": "KinC activates SigE",
     ...        "entities": [{"id": "e0", "start": 0, "end": 4}, {"id": "e1", "start": 15, "end": 19}],
     ...        "interactions": [{"e1": "e1", "e2": "e0"}]}
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.jsonl")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(json.dumps(rec) + "\\n")
+    ...     path = pathlib.Path(d, "x.jsonl")
+    ...     _ = path.write_text(json.dumps(rec) + "\\n")
     ...     corpus = read_relations_jsonl(path)
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('s1.p0', 'KinC', 'SigE', True)]

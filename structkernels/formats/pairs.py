@@ -121,18 +121,17 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> from structkernels.relations import read_relations
     >>> text = ("1|t|KinC activates SigE.\\n1\\t0\\t4\\tKinC\\tGene\\tD1\\n"
     ...         "1\\t15\\t19\\tSigE\\tGene\\tD2\\n")
     >>> rows = [{"sentence": "1.s0", "pair": "1.s0.p0", "e1": "T1:D1", "e2": "T2:D2",
     ...          "e1_text": "KinC", "e2_text": "SigE", "score": 0.75, "label": 1}]
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     src, out = os.path.join(d, "in.pubtator"), os.path.join(d, "out.pubtator")
-    ...     with open(src, "w") as fh:
-    ...         _ = fh.write(text)
+    ...     src, out = pathlib.Path(d, "in.pubtator"), pathlib.Path(d, "out.pubtator")
+    ...     _ = src.write_text(text)
     ...     write_pairs(read_relations(src), rows, out, "pubtator")
-    ...     print(open(out).read().strip().splitlines()[-1].replace("\\t", " | "))
+    ...     print(out.read_text().strip().splitlines()[-1].replace("\\t", " | "))
     1
     1 | Interaction | D1 | D2 | 0.75
     """

@@ -181,21 +181,11 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
         (file, line, graph id).  ``"skip"``: it is left out and listed in
         :attr:`GraphCorpus.skipped` with its line and the reason.
     deduplicate : bool or None
-        What a second graph with an ``::id`` already read is:
-
-        - None (default): a bad graph, as any other: strict mode refuses it
-          naming both places (``b.amr, line 9: graph 'x': duplicate id: the
-          graph at a.amr, line 1 has it too``); lenient mode leaves it out
-          and lists it in :attr:`GraphCorpus.skipped` with both places;
-        - True: the same sentence read twice (a release read with an
-          earlier version of itself): the first is kept, the others are
-          listed in :attr:`GraphCorpus.duplicates`;
-        - False: every graph is kept, the later ones under ``<id>#2``,
-          ``<id>#3`` ..., each listed in :attr:`GraphCorpus.duplicates`.
-
-        A graph without ``::id`` gets ``<file name>:<line>`` (the path as
-        given when two files share a name), made unique with ``#2`` ...
-        if taken: such ids never collide.
+        What a second graph with an ``::id`` already read is: None (default), a bad graph
+        naming both places; True, the same sentence read twice (the first is kept);
+        False, kept under ``<id>#2``, ``<id>#3`` ...  The last two list it in
+        :attr:`GraphCorpus.duplicates`.  A graph without ``::id`` gets
+        ``<file name>:<line>``, made unique with ``#2`` ... if taken.
     max_depth : int, default :data:`MAX_DEPTH`
         A graph nested deeper than this (open parentheses) is malformed
         input: refused (strict) or skipped (lenient) before it is decoded.

@@ -158,14 +158,13 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> text = ("1|t|KinC activates SigE.\\n1|a|It is needed. SigE binds GerE.\\n"
     ...         "1\\t0\\t4\\tKinC\\tGene\\tD1\\n1\\t15\\t19\\tSigE\\tGene\\tD2\\n"
     ...         "1\\t35\\t39\\tSigE\\tGene\\tD2\\n1\\t46\\t50\\tGerE\\tGene\\tD3\\n1\\tCID\\tD2\\tD3\\n")
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.pubtator")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(text)
+    ...     path = pathlib.Path(d, "x.pubtator")
+    ...     _ = path.write_text(text)
     ...     corpus = read_pubtator(path)
     >>> [(s.id, s.text) for s in corpus]
     [('1.s0', 'KinC activates SigE.'), ('1.s1', 'It is needed.'), ('1.s2', 'SigE binds GerE.')]

@@ -140,12 +140,11 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     a, b = os.path.join(d, "a.jsonl"), os.path.join(d, "b.jsonl")
+    ...     a, b = pathlib.Path(d, "a.jsonl"), pathlib.Path(d, "b.jsonl")
     ...     for f in (a, b):
-    ...         with open(f, "w") as fh:
-    ...             _ = fh.write('{"id": "s1", "text": "A B", "entities": []}\\n')
+    ...         _ = f.write_text('{"id": "s1", "text": "A B", "entities": []}\\n')
     ...     read_relations([a, b])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

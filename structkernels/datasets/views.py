@@ -68,16 +68,13 @@ def combine_views(views: dict[str, InteractionDataset], by: str = "id", structur
     Parameters
     ----------
     views : dict of str to InteractionDataset
-        One dataset per graph view.
-        E.g. ``{"amr": load_pubmed45(...AMR DOT...), "dependency":
-        load_pubmed45(...SDG DOT...)}``.
+        One dataset per graph view (``{"amr": ..., "dependency": ...}``).
     by : {"id", "tuple"}
-        Match records by ``id``, or by (``sentence_id`` or sentence,
-        ``interaction_tuple``).
+        Match records by ``id``, or by (``sentence_id`` or sentence, ``interaction_tuple``).
     structure : {"path", "tree"}
     on_error : {"raise", "skip"}
-        A record missing from another view, or two views disagreeing on its
-        label, raises ``ValueError`` naming it, or is left out and listed.
+        A record missing from another view, or two views disagreeing on its label, raises
+        ``ValueError`` naming it, or is left out and listed.
 
     Examples
     --------

@@ -1,7 +1,5 @@
-"""What the PubTator and BioC readers share: a :class:`DocumentBuilder` takes one document's
-passages, mentions and relations (document-level offsets), cuts the passages into sentences
-(:func:`split_sentences`, never inside a mention) and maps the mentions and relations onto
-them."""
+"""What the PubTator and BioC readers share: a :class:`DocumentBuilder` cuts one document's
+passages into sentences and maps its mentions and relations onto them."""
 
 from __future__ import annotations
 

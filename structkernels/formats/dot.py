@@ -337,13 +337,9 @@ def read_dot(
     Parameters
     ----------
     path : path, folder or sequence of them
-        A folder is read in sorted order of its ``*.dot``/``*.gv`` files; the
-        graph id is the file's path relative to the folder without suffix
-        (a file's stem otherwise; ``#2``, ``#3`` ... for further graphs of one file,
-        and for an id already taken, e.g. ``s1.dot`` in two folders read together:
-        ids never collide).  A byte-order mark is ignored; a file that is not
-        UTF-8 (naming the line), cannot be read (removed while reading), or
-        nests subgraphs deeper than ``max_depth`` costs only its own graphs.
+        A folder is read in sorted order of its ``*.dot``/``*.gv`` files; the graph id is
+        the file's path relative to the folder without suffix (a file's stem otherwise;
+        ``#2``, ``#3`` ... for further graphs of one file, and for an id already taken).
     on_error : {"raise", "skip"}
         ``"raise"``: the first malformed graph raises :class:`GraphFormatError`
         naming the file, the line (syntax errors) or the node/edge, and the
@@ -352,8 +348,7 @@ def read_dot(
     progress : bool, optional
         Show a progress bar (default: only on a terminal).
     n_jobs : int or None
-        Processes parsing files in parallel (``-1``: all cores); only folders of
-        tens of thousands of files gain from more.  Default 1.
+        Processes parsing files in parallel (``-1``: all cores).
     max_depth : int, default :data:`MAX_DOT_DEPTH`
         Most nested braces (the graph's own included) parsed in one file.
 
@@ -404,10 +399,9 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     Parameters
     ----------
     collapse_names : bool
-        AMR only: write each named entity as one node ``"<var> <name>"``
-        labelled with the name, its ``name`` subgraph left out (the authors'
-        layout).  Default False: every node with its concept (and ``name``,
-        ``wiki`` as attributes), so that the graph reads back equal.
+        AMR only: write each named entity as one node ``"<var> <name>"`` labelled with
+        the name, its ``name`` subgraph left out (the authors' layout).  Default False:
+        the graph reads back equal.
     sentence : str, optional
         The graph's ``label`` (default: the Graph's sentence).
 

@@ -44,13 +44,8 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
         left out and listed in ``corpus.skipped``; XML that is not well-formed ends the
         file there (the sentences before it are kept).
     max_entities, max_pairs : int, optional
-        As for :func:`~structkernels.relations.read_relations`.
-
-    Returns
-    -------
-    RelationCorpus
-        Sentence ids and document ids are those of the file; a document or sentence id
-        met twice (in one file or two) is an error naming both places.
+        As for :func:`~structkernels.relations.read_relations` (a document or sentence id met
+        twice is an error naming both places).
 
     Examples
     --------

@@ -46,12 +46,6 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
     max_entities, max_pairs : int, optional
         As for :func:`~structkernels.relations.read_relations`.
 
-    Returns
-    -------
-    RelationCorpus
-        A sentence id read twice, or a document id read in two files, is an error
-        naming both places.
-
     Examples
     --------
     >>> import json, pathlib, tempfile

@@ -31,10 +31,9 @@ def from_networkx(G: nx.Graph, label: str = "label", edge_label: str = "label",
     ----------
     G : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
         Edges of an undirected graph are read in the direction networkx lists them.
-    label : str
-        Node attribute holding the node label (AMR concept or word).
-    edge_label : str
-        Edge attribute holding the edge label (role or dependency relation).
+    label, edge_label : str
+        Node attribute holding the node label (AMR concept or word), edge attribute holding
+        the edge label (role or dependency relation).
     kind : {"amr", "dependency"}
     graph_id : str, optional
         Default ``G.graph["id"]``, else ``G.name``, else ``"graph"``.
@@ -110,8 +109,7 @@ def read_networkx(graphs: Iterable[nx.Graph], on_error: str = "raise",
                   **options: Any) -> GraphCorpus:
     """:func:`from_networkx` on each graph; ``on_error="skip"`` lists the bad ones.
 
-    Graph ids default to ``G.graph["id"]`` or the graph's position.
-    """
+    Graph ids default to ``G.graph["id"]``, ``G.name`` or the graph's position."""
     reading = GraphReading(on_error)
     for i, G in enumerate(graphs):
         gid = str(G.graph.get("id") or G.name or i) if isinstance(G, nx.Graph) else str(i)

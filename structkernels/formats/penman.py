@@ -1,10 +1,4 @@
-"""Reading AMR corpora in PENMAN notation into the graph model.
-
-A corpus file holds graphs separated by blank lines, each preceded by ``# ::id ... ::snt
-...`` metadata comments (the AMR and Bio AMR releases' layout).  :func:`read_amr` decodes
-every graph on its own with :mod:`penman` (AMR model: inverse roles normalised) and builds
-its :mod:`networkx` model (:func:`to_networkx`): a bad graph costs that graph only.
-"""
+"""Reading AMR corpora in PENMAN notation into the graph model."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
 """Reading annotated relation corpora: interaction XML, BRAT standoff, JSON Lines, PubTator, BioC.
-
-:func:`read_relations` tells each path's format and reads them all into one corpus.
 """
 
 from __future__ import annotations

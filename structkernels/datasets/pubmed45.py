@@ -171,8 +171,8 @@ def load_pubmed45(
     Returns
     -------
     InteractionDataset
-        Paths, trees and labels; ``records`` keep the tuple, the graph file,
-        the resolved nodes and a ``split`` by graph (no graph in both halves).
+        ``records`` keep the tuple, the graph file, the resolved nodes and a ``split`` by
+        graph.
 
     Examples
     --------
@@ -238,9 +238,7 @@ def load_pubmed45(
             continue
         out = dict(rec)
         out.setdefault("id", f"{lfile.stem}:{where.split()[1]}")
-        out["graph_id"] = g.id
-        out["graph_file"] = os.fspath(gf)
-        out["sentence"] = g.sentence
+        out.update(graph_id=g.id, graph_file=os.fspath(gf), sentence=g.sentence)
         out["interaction"] = {
             "type": g.graph.nodes[cand.interaction]["concept"],
             "node": cand.interaction,

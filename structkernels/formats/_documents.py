@@ -17,8 +17,6 @@ from structkernels.relations.corpus import (
 )
 from structkernels.utils import one_line
 
-__all__ = ["split_sentences", "ABBREVIATIONS"]
-
 #: Words whose full stop does not end a sentence (compared lower-cased, without the stop).
 ABBREVIATIONS = frozenset({
     "e.g", "i.e", "al", "fig", "figs", "vs", "cf", "dr", "mr", "mrs", "ms", "prof", "approx",

@@ -17,13 +17,9 @@ from structkernels.utils import one_line, optional_module, split_lines
 __all__ = ["read_conllu", "parse_conllu"]
 
 
-def _conllu():
-    return optional_module("conllu", "reading CoNLL-U needs the conllu package: "
-                           "pip install 'structkernels[graphs]'")
-
-
 def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Graph:
-    conllu = _conllu()
+    conllu = optional_module("conllu", "reading CoNLL-U needs the conllu package: "
+                             "pip install 'structkernels[graphs]'")
     n_comments = next((k for k, ln in enumerate(block) if not ln.startswith("#")), len(block))
     ids = _sent_ids(block)
     gid = (ids[-1] if ids else "") or fallback_id

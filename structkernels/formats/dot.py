@@ -46,11 +46,6 @@ _KNOWN = {"label", "concept", "entity_name", "wiki", "collapsed", "lemma", "pos"
 _TOKEN = re.compile(r"^(.*?)(\d+)$")
 
 
-def _pydot():
-    return optional_module("pydot", "writing DOT needs pydot: pip install "
-                           "'structkernels[graphs]' (or pip install pydot)")
-
-
 def _esc(value: Any) -> str:
     """A value quoted for DOT (pydot leaves a quoted value as it is; its own quoting
     escapes no backslash and leaves ``<...>`` unquoted, as an HTML label)."""
@@ -341,9 +336,9 @@ def read_dot(
         the file's path relative to the folder without suffix (a file's stem otherwise;
         ``#2``, ``#3`` ... for further graphs of one file, and for an id already taken).
     on_error : {"raise", "skip"}
-        ``"raise"``: the first malformed graph raises :class:`GraphFormatError`
-        naming the file, the line (syntax errors) or the node/edge, and the
-        graph.  ``"skip"``: it is left out and listed in ``corpus.skipped``.
+        ``"raise"``: the first malformed graph raises :class:`GraphFormatError` naming the
+        file, the line or the node/edge, and the graph.  ``"skip"``: it is listed in
+        ``corpus.skipped``.
     kind : {"auto", "amr", "dependency"}
     progress : bool, optional
         Show a progress bar (default: only on a terminal).
@@ -413,7 +408,8 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     >>> print(to_dot(g, collapse_names=True).splitlines()[1:4])
     ['"b" [label="bind-01"];', '"p Ras" [label="Ras"];', 'TOP -> "b" [label=TOP];']
     """
-    pydot = _pydot()
+    pydot = optional_module("pydot", "writing DOT needs pydot: pip install "
+                            "'structkernels[graphs]' (or pip install pydot)")
     G = as_networkx(graph)
     if sentence is None:
         sentence = graph.sentence if isinstance(graph, Graph) else ""

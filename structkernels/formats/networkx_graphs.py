@@ -47,8 +47,8 @@ def from_networkx(G: nx.Graph, label: str = "label", edge_label: str = "label",
     Raises
     ------
     GraphFormatError
-        A node without ``label``, an edge without ``edge_label``, two node
-        keys with the same text, or a root that is not a node.
+        A node without ``label``, an edge without ``edge_label``, two node keys with the
+        same text, or a root that is not a node.
 
     Examples
     --------
@@ -131,9 +131,7 @@ def read_networkx_file(path: str | os.PathLike, **options: Any) -> Graph:
             G = nx.read_gml(file, label="id")  # keep a "label" attribute as an attribute
         else:
             raise ValueError(f"{file}: not a GraphML (.graphml) or GML (.gml) file")
-    except (nx.NetworkXError, SyntaxError) as exc:
-        raise GraphFormatError(f"not a well-formed graph file: {exc}", file) from None
-    except Exception as exc:  # xml.etree ParseError and friends
+    except Exception as exc:  # networkx's errors, SyntaxError, xml.etree ParseError and friends
         if isinstance(exc, (ValueError, OSError)) and not type(exc).__name__.endswith("ParseError"):
             raise
         raise GraphFormatError(f"not a well-formed graph file: {exc}", file) from None

@@ -49,8 +49,7 @@ def output_format(requested: str, inputs: Iterable[Any]) -> str:
     ------
     ValueError
         An unknown format, inputs of several formats for ``"same"``, or inputs that the
-        format cannot hold (PubTator output needs PubTator input; BioC output PubTator or
-        BioC input; interaction XML and BRAT have no pair writer: use ``jsonl``).
+        format cannot hold (interaction XML and BRAT have no pair writer: use ``jsonl``).
 
     Examples
     --------

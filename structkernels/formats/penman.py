@@ -135,8 +135,7 @@ def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH
     graph_id : str, optional
         Used when the text has no ``# ::id`` metadata (default ``"amr"``).
     max_depth : int, default :data:`MAX_DEPTH`
-        A graph nested deeper (open parentheses) is refused with
-        :class:`GraphFormatError` before decoding.
+        A graph nested deeper (open parentheses) is refused before decoding.
 
     Examples
     --------
@@ -167,13 +166,11 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
     Parameters
     ----------
     path : path or sequence of paths
-        Corpus file(s), plain or gzip'd: graphs separated by blank lines,
-        each with optional ``# ::id ... ::snt ...`` metadata.  Comment-only
-        blocks without an ``::id`` (release headers) are ignored.
+        Corpus file(s), plain or gzip'd: graphs separated by blank lines, each with optional
+        ``# ::id ... ::snt ...`` metadata (comment-only blocks without an ``::id`` ignored).
     on_error : {"raise", "skip"}
-        ``"raise"``: the first malformed graph raises :class:`GraphFormatError`
-        (file, line, graph id).  ``"skip"``: it is left out and listed in
-        :attr:`GraphCorpus.skipped` with its line and the reason.
+        ``"raise"``: the first malformed graph raises :class:`GraphFormatError` (file, line,
+        graph id).  ``"skip"``: it is listed in :attr:`GraphCorpus.skipped`.
     deduplicate : bool or None
         What a second graph with an ``::id`` already read is: None (default), a bad graph
         naming both places; True, the same sentence read twice (the first is kept);
@@ -181,14 +178,13 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
         :attr:`GraphCorpus.duplicates`.  A graph without ``::id`` gets
         ``<file name>:<line>``, made unique with ``#2`` ... if taken.
     max_depth : int, default :data:`MAX_DEPTH`
-        A graph nested deeper than this (open parentheses) is malformed
-        input: refused (strict) or skipped (lenient) before it is decoded.
+        A graph nested deeper than this (open parentheses) is malformed, before it is
+        decoded.
 
     Raises
     ------
     GraphFormatError
-        A malformed graph (strict mode: bad PENMAN, a line that is not UTF-8, a duplicate
-        id, a truncated gzip file), or input that holds no AMR graph at all.
+        A malformed graph (strict mode), or input that holds no AMR graph at all.
     OSError
         A file cannot be read (strict mode; lenient mode lists it).
 
@@ -277,10 +273,9 @@ def to_networkx(graph: penman.Graph, graph_id: str | None = None,
     graph_id : str, optional
         Stored as the graph attribute ``id``.
     tree : penman.Tree, optional
-        The parsed tree ``graph`` was interpreted from.  It tells exactly
-        which statements of a relation stated more than once were inverted;
-        without it the epigraph data of ``graph`` is used, which penman keeps
-        for a relation's first statement only.
+        The parsed tree ``graph`` was interpreted from: it tells which statements of a
+        relation stated more than once were inverted (penman's epigraph data tells it for
+        a relation's first statement only).
 
     Raises
     ------

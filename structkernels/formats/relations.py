@@ -74,15 +74,10 @@ def relation_format(path: Any) -> str:
 
     A folder is BRAT.  Otherwise the name's ending decides (case-insensitive), looking
     into the first 64 KiB of the file (gunzipped) where an ending serves two formats:
-
-    - ``.bioc.xml``, ``.bioc`` (or ``.gz``): ``"bioc-xml"``; ``.bioc.json`` (or ``.gz``):
-      ``"bioc-json"``; ``.pubtator``, ``.pubtator.txt`` (or ``.gz``): ``"pubtator"``;
-    - ``.xml``, ``.xml.gz``: ``"bioc-xml"`` when the root element is ``<collection>``,
-      else ``"xml"`` (interaction XML, ``<corpus>``);
-    - ``.json``, ``.jsonl`` (or ``.gz``): ``"bioc-json"`` when the file is one JSON object
-      with a ``"documents"`` array (or a JSON array), else ``"jsonl"``;
-    - ``.txt``: ``"brat"`` when a ``.ann`` lies beside it, else ``"pubtator"`` when its
-      first line opens a PubTator document (``PMID|t|``), else ``"brat"``; ``.ann``: BRAT.
+    ``.xml`` is BioC when the root element is ``<collection>``; ``.json``/``.jsonl`` BioC
+    when the file is one JSON object with a ``"documents"`` array (or a JSON array); a
+    ``.txt`` without a ``.ann`` beside it PubTator when its first line opens a PubTator
+    document (``PMID|t|``).
 
     Examples
     --------

@@ -87,16 +87,14 @@ def combine_views(views: dict[str, InteractionDataset], by: str = "id", structur
     if len(views) < 2:
         raise ValueError("combine_views needs at least two views")
     names = list(views)
-    index = {}
+    index: dict[str, dict[Any, int]] = {}
     for name in names[1:]:
-        ds = views[name]
-        table = {}
-        for i, r in enumerate(ds.records):
+        table = index[name] = {}
+        for i, r in enumerate(views[name].records):
             k = _key(r, by)
             if k in table:
                 raise ValueError(f"view {name!r}: two records share the key {k!r}")
             table[k] = i
-        index[name] = table
     first = views[names[0]]
     X, labels, records, skipped = [], [], [], []
     for i, r in enumerate(first.records):

@@ -423,10 +423,14 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     dropped: set[str] = set()
     if collapse_names and kind == "amr":
         for u, v, role in G.edges(data="role"):
-            if role == "name" and G.nodes[v].get("concept") == "name" and G.nodes[u].get("name"):
-                if G.degree(v) == 1:
-                    dropped.add(v)
-                    ids[u] = f"{u} {G.nodes[u]['name']}"
+            if (role == "name" and G.nodes[v].get("concept") == "name" and G.nodes[u].get("name")
+                    and G.degree(v) == 1):
+                dropped.add(v)
+                ids[u] = f"{u} {G.nodes[u]['name']}"
+
+    def nid(v: Any) -> str:
+        return _esc(ids.get(v, v))
+
     for v, d in G.nodes(data=True):
         if v in dropped:
             continue
@@ -439,20 +443,15 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
                 attrs["collapsed"] = "true"
             if d.get("name") and not d.get("collapsed"):
                 attrs["entity_name"] = d["name"]
-        if d.get("wiki"):
-            attrs["wiki"] = d["wiki"]
-        for k in ("lemma", "pos"):
+        for k in ("wiki", "lemma", "pos"):
             if d.get(k):
                 attrs[k] = d[k]
         for k, val in (d.get("extra") or {}).items():
             attrs.setdefault(k, val)
-        node = pydot.Node(_esc(ids.get(v, v)))
+        node = pydot.Node(nid(v))
         for k, val in attrs.items():  # set one by one: "name" is also Node's own argument
             node.set(k, _esc(val))
         dot.add_node(node)
-    def nid(v: Any) -> str:
-        return _esc(ids.get(v, v))
-
     root = G.graph.get("root")
     if root is not None and root in G:
         if kind == "dependency":
@@ -462,12 +461,11 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     for u, v, d in G.edges(data=True):
         if u in dropped or v in dropped:
             continue
-        role = d["role"]
         if kind == "amr" and d.get("inverted"):  # written as in PENMAN: v -> u, ARG0-of
-            inv = AMR_MODEL.invert_role(":" + role)[1:]
+            inv = AMR_MODEL.invert_role(":" + d["role"])[1:]
             dot.add_edge(pydot.Edge(nid(v), nid(u), label=_esc(inv)))
         else:
-            dot.add_edge(pydot.Edge(nid(u), nid(v), label=_esc(role)))
+            dot.add_edge(pydot.Edge(nid(u), nid(v), label=_esc(d["role"])))
     return dot.to_string()
 
 

@@ -210,12 +210,11 @@ def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
             labelled = any(d.relations for d in pubtator_documents(LineStream(file)))
         lines = LineStream(file)
         count, reported = 0, 0
-        for doc in pubtator_documents(lines):
+        for count, doc in enumerate(pubtator_documents(lines), 1):
             for n in sorted(k for k in lines.not_utf8 if k > reported):
                 reading.fail(f"not UTF-8 text ({lines.not_utf8[n]})", file, n, None)
             reported = max(lines.not_utf8, default=reported)
             _read_document(doc, file, reading, labelled, set(lines.not_utf8))
-            count += 1
             yield count
         for n in sorted(k for k in lines.not_utf8 if k > reported):
             reading.fail(f"not UTF-8 text ({lines.not_utf8[n]})", file, n, None)

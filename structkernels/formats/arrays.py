@@ -24,11 +24,9 @@ def file_digest(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     """SHA-256 of a file's bytes, hex."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
-        while True:
-            block = fh.read(chunk)
-            if not block:
-                return h.hexdigest()
+        for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
+    return h.hexdigest()
 
 
 def pack_strings(items: Sequence[str | None], *, compress: bool = False) -> dict[str, np.ndarray]:
@@ -109,8 +107,6 @@ def read_arrays(path: str | os.PathLike, spec: Mapping[str, str]) -> dict[str, n
             out = {name: z[name] for name in spec}
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
         return None
-    for name, kind in spec.items():
-        a = out[name]
-        if a.ndim != 1 or a.dtype.kind != kind:
-            return None
+    if any(out[name].ndim != 1 or out[name].dtype.kind != kind for name, kind in spec.items()):
+        return None
     return out

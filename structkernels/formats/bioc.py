@@ -163,19 +163,17 @@ class _XmlLoader:
             self.ignored = 1
             return
         key, kind = spec
-        if kind == "list":
-            node: Any = {"_line": line, "id": attrs["id"]} if "id" in attrs else {"_line": line}
-            parent.setdefault(key, []).append(node)
-        elif kind == "attrs":
+        if kind == "attrs":
             parent.setdefault(key, []).append({**attrs, "_line": line})
             self.ignored = 1
             return
+        node: Any = []  # a text's pieces
+        if kind == "list":
+            node = {"_line": line, "id": attrs["id"]} if "id" in attrs else {"_line": line}
+            parent.setdefault(key, []).append(node)
         elif kind == "infon":
-            node = []
             parent.setdefault("infons", {})
             parent.setdefault("_infon_keys", []).append(attrs.get("key", ""))
-        else:
-            node = []
         self.stack.append((name, node))
 
     def _text(self, data: str) -> None:

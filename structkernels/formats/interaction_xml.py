@@ -37,13 +37,12 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
 
     Parameters
     ----------
-    files : path or list of paths
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
         file, the line and the sentence (or document) id.  ``"skip"``: a bad sentence is
         left out and listed in ``corpus.skipped``; XML that is not well-formed ends the
         file there (the sentences before it are kept).
-    max_entities, max_pairs : int, optional
+    files, max_entities, max_pairs
         As for :func:`~structkernels.relations.read_relations` (a document or sentence id met
         twice is an error naming both places).
 
@@ -100,9 +99,7 @@ class _XmlFile:
             self.reading.cut_short(exc)
 
     def _record(self) -> str | None:
-        if self.sent is not None and self.sent["id"]:
-            return self.sent["id"]
-        return self.doc
+        return (self.sent or {}).get("id") or self.doc
 
     def _refuse(self, reason: str) -> None:
         raise RelationFormatError(reason, self.file, self.parser.CurrentLineNumber)

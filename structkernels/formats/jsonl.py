@@ -36,14 +36,13 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
 
     Parameters
     ----------
-    files : path or list of paths
     on_error : {"raise", "skip"}
         ``"raise"``: a bad line raises :class:`RelationFormatError` naming the file,
         the line and the sentence id.  ``"skip"``: the line is left out and listed in
         ``corpus.skipped``.  Each line is decoded by
         :func:`structkernels.utils.loads_record` (size and depth limits); a string holding
         a lone surrogate (``"\\ud800"``) or an entity of white space only is a bad line.
-    max_entities, max_pairs : int, optional
+    files, max_entities, max_pairs
         As for :func:`~structkernels.relations.read_relations`.
 
     Examples

@@ -65,8 +65,7 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str,
                   ) -> Graph | None:
     """Decode one block; None for a comment-only block without an id (a file header).
     ``bad_bytes``: line -> why, for the lines not UTF-8."""
-    comments = [ln for ln in block if ln.lstrip().startswith("#")]
-    meta = _metadata(comments)
+    meta = _metadata(ln for ln in block if ln.lstrip().startswith("#"))
     graph_id = meta.get("id")
     body_at = next((k for k, ln in enumerate(block) if not ln.lstrip().startswith("#")), None)
     if body_at is None:
@@ -115,8 +114,7 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str,
     except Exception as exc:  # the decoder must cost this graph only
         raise GraphFormatError(f"the PENMAN decoder failed: {type(exc).__name__}: {exc}",
                                file, start + body_at, graph_id) from None
-    if graph_id is None:
-        graph_id = fallback_id
+    graph_id = fallback_id if graph_id is None else graph_id
     try:
         G = to_networkx(pg, graph_id, tree=tree)
     except ValueError as exc:

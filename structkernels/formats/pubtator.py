@@ -140,7 +140,6 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
 
     Parameters
     ----------
-    files : path or list of paths
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
         file, the line and the document (PMID).  ``"skip"``: a bad line is listed in
@@ -148,7 +147,7 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
     labelled : bool, optional
         Whether the sentences carry gold relations (default: whether the file holds a
         relation line).
-    max_entities, max_pairs : int, optional
+    files, max_entities, max_pairs
         As for :func:`~structkernels.relations.read_relations`.
 
     Returns

@@ -60,15 +60,14 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
         kinds = [k for k in plugin_kinds if k in record]
     if len(kinds) != 1:
         raise StructureError(f"a record needs exactly one of {known}; found {kinds or 'none'}")
-    if kinds[0] not in BUILTIN_KINDS:
+    kind, value = kinds[0], record[kinds[0]]
+    if kind not in BUILTIN_KINDS:
         try:
-            return kinds[0], readers.get(kinds[0])(record[kinds[0]])
+            return kind, readers.get(kind)(value)
         except ImportError as exc:
             raise StructureError(str(exc)) from None
         except (TypeError, ValueError) as exc:
-            raise StructureError(f"record reader {kinds[0]!r}: {exc}") from None
-    kind = kinds[0]
-    value = record[kind]
+            raise StructureError(f"record reader {kind!r}: {exc}") from None
     if kind == "vector":
         if not isinstance(value, list) or not all(_is_number(v) for v in value):
             raise StructureError("'vector' must be a list of numbers (true/false are not numbers)")
@@ -77,11 +76,8 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
         return kind, path_from_record(value)
     if kind == "tree":
         return kind, tree_from_record(value)
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not all(isinstance(side, list) and all(isinstance(t, str) for t in side) for side in value)
-    ):
+    if not (isinstance(value, list) and len(value) == 2 and all(
+            isinstance(side, list) and all(isinstance(t, str) for t in side) for side in value)):
         raise StructureError("'pair' must be [[source tokens], [target tokens]]")
     return kind, (tuple(value[0]), tuple(value[1]))
 

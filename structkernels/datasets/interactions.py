@@ -319,43 +319,31 @@ def dataset_to_arrays(ds: InteractionDataset) -> dict[str, np.ndarray]:
     }
 
 
-def _check_offsets(off: np.ndarray, n: int | None, size: int, what: str) -> None:
-    if off.size == 0 or off[0] != 0 or off[-1] != size or (n is not None and off.size != n + 1):
-        raise ValueError(f"bad {what} offsets")
-    if off.size > 1 and np.any(np.diff(off) < 0):
-        raise ValueError(f"bad {what} offsets")
-
-
-def _check_ids(ids: np.ndarray, bound: int, what: str) -> None:
-    if ids.size and (ids.min() < 0 or ids.max() >= bound):
-        raise ValueError(f"{what} out of range")
-
-
 def dataset_from_arrays(a: dict[str, np.ndarray], source: str) -> InteractionDataset:
     """An :class:`InteractionDataset` from :func:`dataset_to_arrays`' arrays, checked first (a
     copy that does not hold together raises ValueError)."""
-    n = a["labels"].size
+    n, m, ends = a["labels"].size, a["t_labels"].size, a["rec_ends"]
     if not (a["swapped"].size == a["splits"].size == a["gid_null"].size == a["gid_ends"].size
-            == a["rec_ends"].size == n):
+            == ends.size == n):
         raise ValueError("column lengths differ")
+    if a["p_edges"].size != a["p_nodes"].size or a["t_edges"].size != m:
+        raise ValueError("path or tree arrays differ in length")
     pvocab = Vocabulary(unpack_strings(a["pv_data"], a["pv_ends"]))  # type: ignore[arg-type]
     tvocab = Vocabulary(unpack_strings(a["tv_data"], a["tv_ends"]))  # type: ignore[arg-type]
-    _check_offsets(a["p_offsets"], n, a["p_nodes"].size, "path")
-    if a["p_edges"].size != a["p_nodes"].size:
-        raise ValueError("path arrays differ in length")
-    _check_ids(a["p_edges"], len(pvocab), "path label")
-    _check_ids(a["p_nodes"], len(pvocab), "path label")
-    m = a["t_labels"].size
-    _check_offsets(a["t_offsets"], n, m, "tree")
-    if a["t_edges"].size != m:
-        raise ValueError("tree arrays differ in length")
-    _check_offsets(a["t_child_offsets"], m, a["t_child_index"].size, "child")
-    _check_ids(a["t_labels"], len(tvocab), "tree label")
-    _check_ids(a["t_edges"], len(tvocab), "tree label")
-    _check_ids(a["t_child_index"], m, "child")
+    for what, off, count, size in (("path", a["p_offsets"], n, a["p_nodes"].size),
+                                   ("tree", a["t_offsets"], n, m),
+                                   ("child", a["t_child_offsets"], m, a["t_child_index"].size)):
+        if off.size != count + 1 or off[0] != 0 or off[-1] != size or np.any(np.diff(off) < 0):
+            raise ValueError(f"bad {what} offsets")
+    for what, ids, bound in (("path label", a["p_edges"], len(pvocab)),
+                             ("path label", a["p_nodes"], len(pvocab)),
+                             ("tree label", a["t_labels"], len(tvocab)),
+                             ("tree label", a["t_edges"], len(tvocab)),
+                             ("child", a["t_child_index"], m)):
+        if ids.size and (ids.min() < 0 or ids.max() >= bound):
+            raise ValueError(f"{what} out of range")
     if not np.isin(a["splits"], SPLITS).all():
         raise ValueError("bad split")
-    ends = a["rec_ends"]
     if ends.size and (ends[0] < 0 or np.any(np.diff(ends) < 0)):
         raise ValueError("bad record offsets")
     starts = np.concatenate([np.zeros(1, np.int64), ends[:-1]]) if ends.size else ends

@@ -90,8 +90,6 @@ class RecordList(Sequence):
 
     def texts(self) -> list[str]:
         """The records' compact JSON text."""
-        if self._text is not None:
-            return list(self._text)
         return [self._str(i) for i in range(len(self))]
 
     def __len__(self) -> int:

@@ -80,10 +80,9 @@ def from_networkx(G: nx.Graph, label: str = "label", edge_label: str = "label",
         extras = {k: val for k, val in d.items()
                   if k not in (label, name, lemma) and isinstance(val, (str, int, float))}
         attrs: dict[str, Any] = {"extra": extras}
-        if name is not None and d.get(name) is not None:
-            attrs["name"] = str(d[name])
-        if lemma is not None and d.get(lemma) is not None:
-            attrs["lemma"] = str(d[lemma])
+        for field, attr in (("name", name), ("lemma", lemma)):
+            if attr is not None and d.get(attr) is not None:
+                attrs[field] = str(d[attr])
         if kind == "dependency":
             attrs["index"] = d.get("index")
         add_node(M, key, str(lab), **attrs)

@@ -146,10 +146,8 @@ class _XmlFile:
     def _start_document(self, attrs: dict[str, str], line: int) -> None:
         doc = attrs.get("id")
         self.doc, self.doc_sentences, self.doc_bad = doc or None, 0, None
-        if not doc:
-            reason = "a <document> without an id"
-        else:
-            reason = self.reading.document_problem(doc, self.file, line, once=True)
+        reason = (self.reading.document_problem(doc, self.file, line, once=True) if doc
+                  else "a <document> without an id")
         if reason:
             if self.reading.strict:
                 raise RelationFormatError(reason, self.file, line, self.doc)

@@ -132,7 +132,6 @@ class TrainedExtractor(ParamsMixin):
         """
         return describe_model(self._model())
 
-    # ------------------------------------------------------------------ parsing
     def _parser(self) -> DependencyParser:
         n_process = self.__dict__.get("n_process", 1)
         key = (self.pipeline, self.cache_dir if isinstance(self.cache_dir, bool) or
@@ -206,7 +205,6 @@ class TrainedExtractor(ParamsMixin):
                              f"got {n!r}")
         return int(n)
 
-    # ------------------------------------------------------------------ predict
     def decision_function(self, corpus: RelationCorpus, *, parsed: list[Any] | None = None
                           ) -> np.ndarray:
         """One score per pair of ``corpus.pairs()``, in order: positive means "interacts"
@@ -331,7 +329,6 @@ class TrainedExtractor(ParamsMixin):
             rows.append(row)
         return rows
 
-    # --------------------------------------------------------------- save/load
     def to_json(self) -> dict[str, Any]:
         """The model as a JSON-ready document (what :meth:`save` writes)."""
         _check_fitted(self)

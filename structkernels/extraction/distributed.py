@@ -61,7 +61,6 @@ class ScoredPartition(NamedTuple):
     seconds: float
 
 
-# ------------------------------------------------------------------ the scheduler
 def parse_scheduler(spec: str) -> tuple[str, Any]:
     """What ``--dask SCHEDULER`` names: ``("local", n_workers)`` or ``("address", url)``.
 
@@ -147,7 +146,6 @@ def dask_client(scheduler: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> 
         yield client
 
 
-# ------------------------------------------------------------------ in the workers
 _models: dict[str, tuple[TrainedExtractor, threading.Lock]] = {}
 _models_lock = threading.Lock()
 
@@ -193,7 +191,6 @@ def _part_job(doc: Any, plan: tuple, batch: RelationBatch, part: tuple
     return pair_counts(batch, rows), messages, who, seconds
 
 
-# ------------------------------------------------------------------ in the client
 def _model_document(model: Any, source: str | None) -> tuple[Any, str]:
     """The checked JSON document of ``model`` (an extractor, a document, or a file) and the
     name errors give it."""

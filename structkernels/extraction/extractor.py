@@ -1,24 +1,13 @@
 """A relation extractor from text: train on an annotated corpus, save as data, predict.
 
 :class:`RelationExtractor` is the ``"NPK SVM"`` model of
-:mod:`structkernels.relations.models` (the model
-:mod:`structkernels.experiments.relations` evaluates under that name) packaged for use on
-new text: the sentences (with entity offsets) are parsed by spaCy
-(:class:`~structkernels.relations.parse.DependencyParser`), each candidate pair gets its
-structure views (:func:`~structkernels.relations.structures.pair_views`: the shortest
-dependency path, the bag of context features and the all-paths graph), σ is learned on the
-training paths (:func:`~structkernels.npk.gradient.learn_path_weights`, the learner
-``sigma_params["objective"]`` selects), and an SVM is trained with
-the model's kernel (:meth:`~structkernels.relations.models.RelationModel.kernel`, a
-:class:`~structkernels.kernels.views.ViewSum` of the normalised path kernel with σ, bag
-and all-paths graph kernels), which also scores new pairs
-(:class:`~structkernels.extraction.scoring.ReferenceScorer`).
-
-The SVM is :class:`~structkernels.classifiers.KernelSVC` (the exact problem up to
-``max_exact`` training pairs, Nyström landmarks and a linear SVM above).  Either way the
-decision function is ``Σ_j w_j k(x, r_j) + b`` over a set of reference pairs ``r_j`` (the
-support vectors, or the landmarks with ``w = K_LL^{-1/2} coef``), and that is what the
-model keeps and saves.
+:mod:`structkernels.relations.models` packaged for new text: sentences parsed by spaCy,
+each candidate pair's structure views (:func:`~structkernels.relations.structures.pair_views`),
+σ learned on the training paths (:func:`~structkernels.npk.gradient.learn_path_weights`)
+and an SVM (:class:`~structkernels.classifiers.KernelSVC`: exact up to ``max_exact``
+training pairs, Nyström landmarks above).  Either way the decision function is
+``Σ_j w_j k(x, r_j) + b`` over a set of reference pairs ``r_j`` (the support vectors, or
+the landmarks with ``w = K_LL^{-1/2} coef``), and that is what the model keeps and saves.
 
 The model file is one JSON document (plain, or gzip'd when its name ends in ``.gz``)::
 
@@ -51,14 +40,10 @@ probability :meth:`RelationExtractor.predict_pairs` reports.  Version 2 files (n
 load with threshold 0 and no calibration; version 1 files (before the all-paths graph view)
 load as the two-view model they were trained as; both are saved again in their version.
 
-Reading it never runs code and does bounded work (:mod:`structkernels.extraction.files`):
-a bounded read (:data:`MAX_EXTRACTOR_BYTES`), JSON only, the pipeline an installed spaCy
-pipeline, the kernels fixed by :mod:`structkernels.relations.models` (only their
-parameters are read, each checked), every number finite and within a float's range, the
-lengths in agreement, the references within their limits; anything else is one
-:class:`ExtractorFormatError` line naming the file.  Writing is atomic.  The
-machine-specific settings (``cache_dir``, ``n_jobs``, ``progress``) are not saved:
-:meth:`RelationExtractor.load` takes them.
+Reading it never runs code and does bounded work (:mod:`structkernels.extraction.files`);
+a file it cannot use is one :class:`ExtractorFormatError` line naming the file.  Writing is
+atomic.  The machine-specific settings (``cache_dir``, ``n_jobs``, ``progress``) are not
+saved: :meth:`RelationExtractor.load` takes them.
 """
 
 from __future__ import annotations
@@ -98,7 +83,6 @@ __all__ = [
     "MAX_EXTRACTOR_BYTES",
     "MODEL",
     "STRUCTURE_VIEWS",
-    "VIEWS",
     "ExtractorFormatError",
     "PipelineVersionWarning",
     "RelationExtractor",
@@ -107,8 +91,6 @@ __all__ = [
 
 #: The structure views of a pair the extractor compares (:data:`MODEL`'s).
 STRUCTURE_VIEWS = MODEL.views
-#: Former name of :data:`STRUCTURE_VIEWS`.
-VIEWS = STRUCTURE_VIEWS
 
 
 class RelationExtractor(TrainedExtractor):
@@ -215,8 +197,6 @@ class RelationExtractor(TrainedExtractor):
     {'sentence': 'new.1', 'pair': 'new.1.p0', 'e1': 'e0', 'e2': 'e1', 'e1_text': 'KinC', ...}
     """
 
-
-    # ---------------------------------------------------------------------- fit
     def fit(self, corpus: RelationCorpus, y: Any = None) -> RelationExtractor:
         """Learn σ and the SVM from a labelled corpus (every candidate pair of it).
 

@@ -43,7 +43,6 @@ BACKENDS = ("auto", "in-process", "parse-ahead", "dask")
 EXTRACTOR_FORMAT_NAME = "structkernels-relation-extractor"
 
 
-# ------------------------------------------------------------------ the parsing child
 def _parses_ahead(backend: str) -> bool:
     """Whether a parsing child may be used: ``parse-ahead``, or ``auto`` with two cores."""
     from structkernels.relations.parse import parse_ahead_pays
@@ -105,7 +104,6 @@ def _warm_parser(doc: Any, cache_dir: Any, early: Any, backend: str,
     return _started(pipeline, cache_dir, n_process)
 
 
-# ------------------------------------------------------------------ the run
 def predict(
     inputs: list[str],
     output: str,

@@ -242,7 +242,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.hash_params = hash_params
 
-    # ------------------------------------------------------------- checks
     def _precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
@@ -296,7 +295,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             n_probes = None if self.n_probes is None else int(self.n_probes)
         return n_tables, probe, n_probes
 
-    # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> KernelKNNClassifier:
         """Store the training structures and labels; build the hash tables if any."""
         t0 = time.perf_counter()
@@ -410,7 +408,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         best = int(np.argmax(f[:-1]))
         return float(t[best]), scores
 
-    # ---------------------------------------------------------- neighbours
     def kneighbors(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """Training neighbours of ``X``: ``(indices, similarities)``, each (n, k).
 
@@ -493,7 +490,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             exclude_self=False,
         )
 
-    # ------------------------------------------------------------ predict
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities: the (weighted) share of each class among the neighbours.
 

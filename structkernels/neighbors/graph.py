@@ -98,7 +98,6 @@ class KNNGraph:
         return [rows[bounds[i] : bounds[i + 1]] for i in range(self.n)]
 
 
-# ---------------------------------------------------------------- internals
 def line_topk(S: np.ndarray, k: int, line_ids: np.ndarray | None = None,
               other_ids: np.ndarray | None = None, *, transpose: bool = False,
               mask_self: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -2,27 +2,13 @@
 
 :class:`~structkernels.extraction.RelationExtractor` saves one JSON document (see
 :mod:`structkernels.extraction.extractor` for its fields).  Reading one never runs code and
-does bounded work:
-
-- the file is read and gunzipped in chunks up to :data:`MAX_EXTRACTOR_BYTES` (256 MiB),
-  by :meth:`RelationExtractor.load` and by ``structkernels predict`` alike
-  (:func:`read_model_document`, which reads train-npk models within their own limit);
-- at most :data:`MAX_REFERENCES` reference pairs (50,000), each view of a reference within
-  :data:`MAX_REFERENCE_SIZE` (2,000 path steps, context features, graph vertices, graph
-  edges or graph labels), and the reference graphs within :data:`MAX_GRAPH_CELLS`
-  (the sum of their squared vertex counts, which bounds the walks the all-paths kernel
-  enumerates);
-- ``params.pipeline`` must be an installed spaCy pipeline
-  (:func:`~structkernels.relations.pipelines.check_pipeline`), so no other installed
-  module is ever imported by a name in the file;
-- every field has its type and range checked, numbers finite and within a float's range
-  (an integer too large for a float is refused, wherever it stands), and the weights and
-  intercept such that every score is finite (:data:`MAX_SCORE_BOUND`);
-- version 3's ``"decision"`` (:func:`check_decision`): a finite threshold, its rule, the
-  calibration (Platt's ``a >= 0`` and ``b``, or at most :data:`MAX_CALIBRATION_POINTS`
-  isotonic breakpoints, increasing, probabilities in [0, 1]), the inner F1 in [0, 1].
-
-Anything else is one :class:`ExtractorFormatError` line naming the file and the field.
+does bounded work: the file is read within :data:`MAX_EXTRACTOR_BYTES` (by
+:meth:`RelationExtractor.load` and ``structkernels predict`` alike), the references within
+:data:`MAX_REFERENCES`, :data:`MAX_REFERENCE_SIZE` and :data:`MAX_GRAPH_CELLS`, the pipeline
+an installed spaCy pipeline (so no other module is ever imported by a name in the file),
+every number finite and within a float's range, the scores bounded by
+:data:`MAX_SCORE_BOUND`.  Anything else is one :class:`ExtractorFormatError` line naming the
+file and the field.
 """
 
 from __future__ import annotations
@@ -82,17 +68,13 @@ MAX_CALIBRATION_POINTS = 100_000
 #: :meth:`RelationExtractor.load` and ``structkernels predict`` (read at each call).
 MAX_EXTRACTOR_BYTES = 256 << 20
 #: The most reference pairs (support vectors or Nyström landmarks) a model may hold: each
-#: costs one kernel evaluation per pair scored.  Real models hold far fewer (the exact
-#: SVM's default ``max_exact`` caps them at 20,000; one trained on BioInfer keeps under
-#: 10,000, on LLL 151).  Read at each call.
+#: costs one kernel evaluation per pair scored.  Read at each call.
 MAX_REFERENCES = 50_000
 #: The most path steps, context features, graph vertices, graph edges or graph labels (all
-#: vertices together) one reference may hold (LLL's longest sentence, 77 words, gives a
-#: graph of 290 vertices and 513 labels).  Read at each call.
+#: vertices together) one reference may hold.  Read at each call.
 MAX_REFERENCE_SIZE = 2_000
 #: The most ``Σ (graph vertices)²`` over a model's reference graphs: the all-paths kernel
-#: enumerates up to ``vertices²`` walks of each (a real 20,000-reference model about
-#: 3.5e8).  Read at each call.
+#: enumerates up to ``vertices²`` walks of each.  Read at each call.
 MAX_GRAPH_CELLS = 10**9
 #: The most ``|intercept| + views × Σ |weights|`` a model may have: it bounds the magnitude of
 #: every score (each view is a normalised kernel, within [-1, 1]), and the room left below a

@@ -268,9 +268,7 @@ class Kernel(ParamsMixin):
     def __mul__(self, other: Any) -> Kernel:
         if isinstance(other, Kernel):
             return ProductKernel(self, other)
-        if np.isscalar(other) and not isinstance(other, (str, bytes)):
-            return ScaledKernel(self, float(other))
-        return NotImplemented
+        return self.__rmul__(other)
 
     def __rmul__(self, other: Any) -> Kernel:
         if np.isscalar(other) and not isinstance(other, (str, bytes)):

@@ -16,8 +16,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from structkernels.engine.checks import (
-    ZeroSelfSimilarityWarning,
     diagonal_scales,
+    normalization_scales,
     probe_when_asked,
 )
 from structkernels.engine.gram import block_ranges
@@ -229,15 +229,9 @@ def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
 
 
 def kernel_diagonal(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
+    """``(k(x, x) of X, evaluations)``; self-similarities <= 0 warn as normalising does."""
     d = kernel.diag(X)
-    bad = int((d <= 0).sum())
-    if bad:
-        warnings.warn(
-            f"normalisation met {bad} structure(s) with self-similarity <= 0; "
-            "their normalised similarities are set to 0",
-            ZeroSelfSimilarityWarning,
-            stacklevel=3,
-        )
+    normalization_scales(d, d[:0], stacklevel=3)
     return d, len(X)
 
 

@@ -31,9 +31,8 @@ from structkernels.utils import (
     user_cache_dir,
 )
 
-__all__ = ["predict", "PredictError", "PartialOutput", "run_identity", "early_parser",
-           "names_an_extractor", "run_summary", "BACKENDS",
-           "DEFAULT_BATCH_SIZE"]
+__all__ = ["predict", "PredictError", "early_parser", "names_an_extractor", "run_summary",
+           "BACKENDS"]
 
 #: The routes :func:`predict` takes: ``auto`` (parse ahead where the process may use two
 #: cores or more), ``in-process``, ``parse-ahead``, ``dask`` (with a scheduler).

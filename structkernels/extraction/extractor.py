@@ -21,8 +21,8 @@ lists of objects) are read as before; version 3 is saved again as version 4, ver
 (the two-view model, before the all-paths graph) and 2 (threshold 0, no calibration) as
 their version.
 
-Reading it never runs code and does bounded work (:mod:`structkernels.extraction.files`);
-a file it cannot use is one :class:`ExtractorFormatError` line naming the file.  Writing is
+Reading it never runs code and does bounded work (:mod:`structkernels.extraction.files`:
+a file it cannot use is one ``ExtractorFormatError`` line naming the file).  Writing is
 atomic.  The machine-specific settings (``cache_dir``, ``n_jobs``, ``progress``) are not
 saved: :meth:`RelationExtractor.load` takes them.
 """
@@ -36,13 +36,10 @@ import numpy as np
 from structkernels.classifiers import KernelSVC
 from structkernels.extraction._document import describe_model
 from structkernels.extraction._document import reference as _reference
-from structkernels.extraction._trained import PipelineVersionWarning, TrainedExtractor
+from structkernels.extraction._trained import TrainedExtractor
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
-    EXTRACTOR_VERSION,
-    MAX_EXTRACTOR_BYTES,
     MODEL,
-    ExtractorFormatError,
     check_sigma_params,
     is_finite_number,
     is_int,
@@ -60,12 +57,8 @@ from structkernels.utils import effective_n_jobs, one_line
 
 __all__ = [
     "EXTRACTOR_FORMAT",
-    "EXTRACTOR_VERSION",
-    "MAX_EXTRACTOR_BYTES",
     "MODEL",
     "STRUCTURE_VIEWS",
-    "ExtractorFormatError",
-    "PipelineVersionWarning",
     "RelationExtractor",
     "describe_model",
 ]

@@ -112,10 +112,15 @@ class ExtractorFormatError(ModelFormatError):
     """A relation-extractor file that cannot be used; one line naming the file."""
 
 
+def _shown(v: Any) -> str:
+    """``repr(v)`` on one line, cut at :data:`_SHOWN` characters (for error messages)."""
+    return one_line(repr(v), _SHOWN)
+
+
 def _number_problem(v: Any) -> str | None:
     """What keeps ``v`` from being a finite float (a bool is not a number), or None."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return f"must be a finite number, got {one_line(repr(v), _SHOWN)}"
+        return f"must be a finite number, got {_shown(v)}"
     if isinstance(v, int) and abs(v) > _FLOAT_MAX:
         return "is an integer too large for a float"
     if not math.isfinite(v):
@@ -384,7 +389,7 @@ class _Checked:
                             ("name", "package", "version"))
         for k, v in pipeline.items():
             if not isinstance(v, str):
-                fail(f"pipeline[{k!r}] must be a string, got {one_line(repr(v), _SHOWN)}")
+                fail(f"pipeline[{k!r}] must be a string, got {_shown(v)}")
         sigma = doc.get("sigma")
         if not isinstance(sigma, dict):
             fail(f"'sigma' must be an object of edge label -> σ, got {type(sigma).__name__}")
@@ -393,19 +398,18 @@ class _Checked:
             fail(problem)
         above = next((k for k, v in sigma.items() if v > 1), None)
         if above is not None:  # learned σ are 0 or 1: more would only scale values up
-            fail(f"sigma[{one_line(repr(above), _SHOWN)}] is {sigma[above]!r}; the σ of an "
+            fail(f"sigma[{_shown(above)}] is {sigma[above]!r}; the σ of an "
                  "extractor is a learned weight in [0, 1]")
         kernel = self.kernel(sigma)
         train = self.obj(doc, "train", "'train'", ("pairs", "positives", "route"),
                          ("pairs", "positives", "route"))
         if not is_int(train["pairs"]) or train["pairs"] < 2:
-            fail(f"train['pairs'] must be an int >= 2, got {one_line(repr(train['pairs']), _SHOWN)}")
+            fail(f"train['pairs'] must be an int >= 2, got {_shown(train['pairs'])}")
         if not is_int(train["positives"]) or not 0 < train["positives"] < train["pairs"]:
             fail(f"train['positives'] must be an int between 1 and train['pairs'] - 1, got "
-                 f"{one_line(repr(train['positives']), _SHOWN)}")
+                 f"{_shown(train['positives'])}")
         if not isinstance(train["route"], str) or train["route"] not in ("exact", "nystroem"):
-            fail(f"train['route'] must be 'exact' or 'nystroem', got "
-                 f"{one_line(repr(train['route']), _SHOWN)}")
+            fail(f"train['route'] must be 'exact' or 'nystroem', got {_shown(train['route'])}")
         svm = self.obj(doc, "svm", "'svm'", ("intercept", "weights"), ("intercept", "weights"))
         intercept = self.number(svm["intercept"], "svm['intercept']")
         weights = svm["weights"]
@@ -444,7 +448,7 @@ class _Checked:
         rule = d["rule"]
         if not isinstance(rule, str) or rule not in _DECISION_RULES:
             fail(f"decision['rule'] must be one of {', '.join(_DECISION_RULES)}, got "
-                 f"{one_line(repr(rule), _SHOWN)}")
+                 f"{_shown(rule)}")
         if rule == "zero" and threshold != 0:
             fail(f"decision['threshold'] is {threshold!r} under the rule 'zero'")
         f1 = d["inner_f1"]
@@ -452,8 +456,7 @@ class _Checked:
             fail(f"decision['inner_f1'] must be in [0, 1] or null, got {f1!r}")
         folds = d["folds"]
         if not is_int(folds) or not 0 <= folds <= _MAX_FOLDS:
-            fail(f"decision['folds'] must be an int from 0 to {_MAX_FOLDS}, got "
-                 f"{one_line(repr(folds), _SHOWN)}")
+            fail(f"decision['folds'] must be an int from 0 to {_MAX_FOLDS}, got {_shown(folds)}")
         why = d["fallback"]
         if why is not None and (not isinstance(why, str) or len(why) > 400):
             fail("decision['fallback'] must be a string of at most 400 characters or null")
@@ -478,7 +481,7 @@ class _Checked:
             return {"kind": "platt", "a": a, "b": b}
         if kind != "isotonic":
             fail(f"decision['calibration']['kind'] must be 'platt' or 'isotonic', got "
-                 f"{one_line(repr(kind), _SHOWN)}")
+                 f"{_shown(kind)}")
         if set(c) != {"kind", "x", "y"}:
             fail("decision['calibration'] of kind 'isotonic' holds exactly 'kind', 'x', 'y'")
         xs, ys = c["x"], c["y"]
@@ -502,23 +505,21 @@ class _Checked:
         fail = self.fail
         p = self.obj(self.doc, "params", "'params'", _PARAM_KEYS, _PARAM_KEYS)
         if not isinstance(p["pipeline"], str) or not p["pipeline"]:
-            fail(f"params['pipeline'] must be a pipeline name, got "
-                 f"{one_line(repr(p['pipeline']), _SHOWN)}")
+            fail(f"params['pipeline'] must be a pipeline name, got {_shown(p['pipeline'])}")
         try:  # before anything can hand the name to spacy.load
             check_pipeline(p["pipeline"], "params['pipeline']", allow_default=True)
         except ValueError as exc:
             fail(str(exc))
         if not isinstance(p["blind"], bool):
-            fail(f"params['blind'] must be true or false, got {one_line(repr(p['blind']), _SHOWN)}")
+            fail(f"params['blind'] must be true or false, got {_shown(p['blind'])}")
         if self.number(p["C"], "params['C']") <= 0:
             fail(f"params['C'] must be a finite number > 0, got {p['C']!r}")
         rs = p["random_state"]
         if rs is not None and (not is_int(rs) or not 0 <= rs <= _MAX_SEED):
             fail(f"params['random_state'] must be an int from 0 to 2**32 - 1 or null, got "
-                 f"{one_line(repr(rs), _SHOWN)}")
+                 f"{_shown(rs)}")
         if not is_int(p["max_exact"]) or p["max_exact"] < 1:
-            fail(f"params['max_exact'] must be an int >= 1, got "
-                 f"{one_line(repr(p['max_exact']), _SHOWN)}")
+            fail(f"params['max_exact'] must be an int >= 1, got {_shown(p['max_exact'])}")
         try:
             sigma_params = check_sigma_params(p["sigma_params"], "params")
         except ValueError as exc:
@@ -527,7 +528,7 @@ class _Checked:
             if not (value is None or isinstance(value, (bool, str)) or is_finite_number(value)
                     or (isinstance(value, list) and all(isinstance(x, str) for x in value))):
                 fail(f"params['sigma_params'][{key!r}] must be a number, a string, true/false, "
-                     f"null or a list of strings, got {one_line(repr(value), _SHOWN)}")
+                     f"null or a list of strings, got {_shown(value)}")
         return dict(p)
 
     def kernel(self, sigma: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -433,21 +433,26 @@ class _Run:
                             [str(p) for p in self.inputs])
         started = t0 = time.perf_counter()
         new_sentences = 0
+
+        def emit(step: Callable[..., None], *args: Any) -> None:
+            """``step(*args)`` (a write) committed to ``out``, or flushed to the stream ``fh``."""
+            if out is None:
+                with self._to_stream():
+                    step(*args)
+                    fh.flush()
+                return
+            step(*args)
+            out.commit(buffer.getvalue(), state)
+            buffer.seek(0)
+            buffer.truncate()
+
         for batch, rows, messages, who, seconds in score(batches, done):
             if rows is None:
                 writer.skip(batch)
                 t0 = time.perf_counter()
                 continue
             self._add(batch, pair_counts(batch, rows), messages, who, seconds)
-            if out is not None:
-                writer.write(batch, rows)
-                out.commit(buffer.getvalue(), state)
-                buffer.seek(0)
-                buffer.truncate()
-            else:
-                with self._to_stream():
-                    writer.write(batch, rows)
-                    fh.flush()
+            emit(writer.write, batch, rows)
             new_sentences += len(batch)
             if self.progress and len(batch):
                 dt = time.perf_counter() - t0
@@ -456,13 +461,7 @@ class _Run:
                          f"pairs in {dt:.1f} s ({state['sentences']:,} sentences, "
                          f"{state['pairs']:,} pairs in all; {rate:,.1f} sentences/s)")
             t0 = time.perf_counter()
-        if out is not None:
-            writer.finish()
-            out.commit(buffer.getvalue(), state)
-        else:
-            with self._to_stream():
-                writer.finish()
-                fh.flush()
+        emit(writer.finish)
         return state
 
 

@@ -222,12 +222,10 @@ def _client(client: Any) -> Any:
 def _in_order(client: Any, doc: Any, settings: tuple, batches: Iterable[RelationBatch],
               task: Callable[[RelationBatch], tuple], window: int | None, skip: int
               ) -> Iterator[tuple[RelationBatch, Any]]:
-    """``(batch, result)`` in input order.  ``doc`` (the model's document) goes to every
-    worker once; a batch is one task, ``task(batch)`` giving its function, the arguments
-    after the document, the plan (a token of the run, then ``settings``: the model's name,
-    the parse cache, kernel threads, the threshold) and the batch, and its key's prefix.
-    At most ``window`` partitions in flight; ``result`` None for a batch passed over
-    (``index < skip``) or without sentences."""
+    """``(batch, result)`` in input order, ``doc`` sent to every worker once, a batch one task
+    (``task(batch)``: its function, the arguments after the document, plan and batch, its key's
+    prefix), ``window`` in flight; ``result`` None for a batch passed over (``index < skip``)
+    or empty."""
     if window is None:
         window = 2 * max(1, sum(client.nthreads().values()))
     window = max(1, int(window))

@@ -390,22 +390,13 @@ class TrainedExtractor(ParamsMixin):
                 fh.write(text + "\n")
 
     @classmethod
-    def load(
-        cls,
-        path: str | os.PathLike,
-        *,
-        cache_dir: str | os.PathLike | None | bool = None,
-        n_jobs: int | None = None,
-        progress: bool = True,
-        max_bytes: int | None = None,
-        n_process: int | None = 1,
-        tolerance: float = 0.0,
-    ) -> TrainedExtractor:
+    def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None,
+             **settings: Any) -> TrainedExtractor:
         """Read a model written by :meth:`save`; it predicts without fitting again.
 
-        ``cache_dir``, ``n_jobs``, ``progress``, ``n_process`` and ``tolerance`` are this
-        machine's settings (not in the file); ``max_bytes`` bounds the file's (decompressed)
-        size, default :data:`~structkernels.extraction.MAX_EXTRACTOR_BYTES`.
+        ``settings`` are this machine's, not in the file (:meth:`from_json`'s ``cache_dir``,
+        ``n_jobs``, ``progress``, ``n_process`` and ``tolerance``); ``max_bytes`` bounds the
+        file's (decompressed) size, default :data:`~structkernels.extraction.MAX_EXTRACTOR_BYTES`.
 
         Raises
         ------
@@ -414,9 +405,7 @@ class TrainedExtractor(ParamsMixin):
             field missing, of the wrong type, not finite, or lengths that disagree.
         """
         name = os.fspath(path)
-        doc = read_extractor_document(name, max_bytes)
-        return cls.from_json(doc, source=name, cache_dir=cache_dir, n_jobs=n_jobs,
-                             progress=progress, n_process=n_process, tolerance=tolerance)
+        return cls.from_json(read_extractor_document(name, max_bytes), source=name, **settings)
 
     @classmethod
     def from_json(

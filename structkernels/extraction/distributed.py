@@ -171,8 +171,7 @@ def _score(doc: Any, plan: tuple, batch: RelationBatch) -> tuple[list, list[str]
     t0 = time.perf_counter()
     with lock, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rows = (ex.predict_pairs(batch) if threshold is None
-                else ex.predict_pairs(batch, threshold=threshold))
+        rows = ex.predict_pairs(batch, threshold)
     return (rows, [one_line(w.message) for w in caught], dask_worker_address(),
             time.perf_counter() - t0)
 

@@ -346,12 +346,9 @@ def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | Non
         raise ValueError("n_bits and hash parameters cannot be given with fitted hashers")
     for h in fitted:
         before = h.n_evaluations_
-        c = h.hash(X)
+        codes.append(h.hash(X))
         n_evals += h.n_evaluations_ - before
-        hashers.append(h)
-        codes.append(c)
-        sims.append(None)
-    return hashers, codes, sims, n_evals
+    return fitted, codes, [None] * len(fitted), n_evals
 
 
 def group_buckets(codes: np.ndarray) -> dict[int, np.ndarray]:

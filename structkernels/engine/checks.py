@@ -150,7 +150,6 @@ def check_normalized(block: np.ndarray, offsets: Sequence[int] = (0, 0)) -> None
     )
 
 
-# ------------------------------------------------------------ output checks
 def _kernel_name(kernel: Any) -> str:
     """``PathKernel(lam=0.9)``-like name of a kernel for error messages (short)."""
     try:

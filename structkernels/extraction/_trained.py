@@ -132,7 +132,6 @@ class TrainedExtractor(ParamsMixin):
         """
         return describe_model(self._model())
 
-    # ------------------------------------------------------------------ parsing
     def _parser(self) -> DependencyParser:
         n_process = self.__dict__.get("n_process", 1)
         key = (self.pipeline, self.cache_dir if isinstance(self.cache_dir, bool) or
@@ -206,7 +205,6 @@ class TrainedExtractor(ParamsMixin):
                              f"got {n!r}")
         return int(n)
 
-    # ------------------------------------------------------------------ predict
     def decision_function(self, corpus: RelationCorpus, *, parsed: list[Any] | None = None
                           ) -> np.ndarray:
         """One score per pair of ``corpus.pairs()``, in order: positive means "interacts"
@@ -331,7 +329,6 @@ class TrainedExtractor(ParamsMixin):
             rows.append(row)
         return rows
 
-    # --------------------------------------------------------------- save/load
     def to_json(self) -> dict[str, Any]:
         """The model as a JSON-ready document (what :meth:`save` writes)."""
         _check_fitted(self)
@@ -393,22 +390,13 @@ class TrainedExtractor(ParamsMixin):
                 fh.write(text + "\n")
 
     @classmethod
-    def load(
-        cls,
-        path: str | os.PathLike,
-        *,
-        cache_dir: str | os.PathLike | None | bool = None,
-        n_jobs: int | None = None,
-        progress: bool = True,
-        max_bytes: int | None = None,
-        n_process: int | None = 1,
-        tolerance: float = 0.0,
-    ) -> TrainedExtractor:
+    def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None,
+             **settings: Any) -> TrainedExtractor:
         """Read a model written by :meth:`save`; it predicts without fitting again.
 
-        ``cache_dir``, ``n_jobs``, ``progress``, ``n_process`` and ``tolerance`` are this
-        machine's settings (not in the file); ``max_bytes`` bounds the file's (decompressed)
-        size, default :data:`~structkernels.extraction.MAX_EXTRACTOR_BYTES`.
+        ``settings`` are this machine's, not in the file (:meth:`from_json`'s ``cache_dir``,
+        ``n_jobs``, ``progress``, ``n_process`` and ``tolerance``); ``max_bytes`` bounds the
+        file's (decompressed) size, default :data:`~structkernels.extraction.MAX_EXTRACTOR_BYTES`.
 
         Raises
         ------
@@ -417,9 +405,7 @@ class TrainedExtractor(ParamsMixin):
             field missing, of the wrong type, not finite, or lengths that disagree.
         """
         name = os.fspath(path)
-        doc = read_extractor_document(name, max_bytes)
-        return cls.from_json(doc, source=name, cache_dir=cache_dir, n_jobs=n_jobs,
-                             progress=progress, n_process=n_process, tolerance=tolerance)
+        return cls.from_json(read_extractor_document(name, max_bytes), source=name, **settings)
 
     @classmethod
     def from_json(

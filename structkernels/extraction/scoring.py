@@ -363,53 +363,50 @@ def reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
     >>> keep.tolist(), beta.round(3).tolist(), round(error, 3)
     ([0], [1.9], 0.19)
     """
+    K = np.asarray(K, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    tolerance = float(tolerance)
     # products of a few thousand values a step: BLAS threads would only wait on each other
     with threadpool_limits(limits=1, user_api="blas"):
-        return _reduced_set(np.asarray(K, dtype=np.float64), np.asarray(w, dtype=np.float64),
-                            float(tolerance))
+        n = len(w)
+        g = K @ w
+        res = g.copy()
+        diag = np.diag(K).copy()
+        rows = np.zeros((0, n))
+        chosen = np.zeros(n, dtype=bool)
+        keep: list[int] = []
+        floor = 1e-9 * max(float(np.max(diag, initial=0.0)), 1e-300)  # round-off, not a direction
+        while len(keep) < n and np.max(np.abs(np.where(chosen, 0.0, res)), initial=0.0) > tolerance:
+            ok = (diag > floor) & ~chosen
+            if not ok.any():
+                break
+            gain = np.where(ok, res * res / np.where(ok, diag, 1.0), -1.0)
+            p = int(np.argmax(gain))
+            if len(keep) == len(rows):
+                rows = np.vstack([rows, np.zeros((max(16, len(rows)), n))])
+            t = len(keep)
+            col = (K[p] - rows[:t, p] @ rows[:t]) / np.sqrt(diag[p])
+            rows[t] = col
+            res -= col * (res[p] / np.sqrt(diag[p]))
+            diag -= col * col
+            chosen[p] = True
+            keep.append(p)
+        S = np.asarray(keep, dtype=np.int64)
+        if not len(S):
+            return (S, np.zeros(0), float(np.max(np.abs(g), initial=0.0)),
+                    float(np.sqrt(max(w @ g, 0.0))))
+        K_SS = K[np.ix_(S, S)]
+        if len(S) == n:  # every reference kept: the exact weights (in the order chosen)
+            beta = w[S].copy()
+        else:
+            # the factor built along the way: K_SS = R R^T with R = rows[:, S]^T lower
+            # triangular, so K_SS beta = g_S is two triangular solves
+            # SciPy's linear algebra loads only for this approximation, not with every predict
+            from scipy.linalg import solve_triangular
 
-
-def _reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
-                 ) -> tuple[np.ndarray, np.ndarray, float, float]:
-    n = len(w)
-    g = K @ w
-    res = g.copy()
-    diag = np.diag(K).copy()
-    rows = np.zeros((0, n))
-    chosen = np.zeros(n, dtype=bool)
-    keep: list[int] = []
-    floor = 1e-9 * max(float(np.max(diag, initial=0.0)), 1e-300)  # round-off, not a direction
-    while len(keep) < n and np.max(np.abs(np.where(chosen, 0.0, res)), initial=0.0) > tolerance:
-        ok = (diag > floor) & ~chosen
-        if not ok.any():
-            break
-        gain = np.where(ok, res * res / np.where(ok, diag, 1.0), -1.0)
-        p = int(np.argmax(gain))
-        if len(keep) == len(rows):
-            rows = np.vstack([rows, np.zeros((max(16, len(rows)), n))])
-        t = len(keep)
-        col = (K[p] - rows[:t, p] @ rows[:t]) / np.sqrt(diag[p])
-        rows[t] = col
-        res -= col * (res[p] / np.sqrt(diag[p]))
-        diag -= col * col
-        chosen[p] = True
-        keep.append(p)
-    S = np.asarray(keep, dtype=np.int64)
-    if not len(S):
-        return (S, np.zeros(0), float(np.max(np.abs(g), initial=0.0)),
-                float(np.sqrt(max(w @ g, 0.0))))
-    K_SS = K[np.ix_(S, S)]
-    if len(S) == n:  # every reference kept: the exact weights (in the order chosen)
-        beta = w[S].copy()
-    else:
-        # the factor built along the way: K_SS = R R^T with R = rows[:, S]^T lower
-        # triangular, so K_SS beta = g_S is two triangular solves
-        # SciPy's linear algebra loads only for this approximation, not with every predict
-        from scipy.linalg import solve_triangular
-
-        R = rows[:len(S)][:, S].T
-        beta = solve_triangular(R.T, solve_triangular(R, g[S], lower=True), lower=False)
-    approx = K[:, S] @ beta
-    error = float(np.max(np.abs(approx - g), initial=0.0))
-    bound = float(np.sqrt(max(w @ g - 2 * beta @ g[S] + beta @ K_SS @ beta, 0.0)))
-    return S, beta, error, bound
+            R = rows[:len(S)][:, S].T
+            beta = solve_triangular(R.T, solve_triangular(R, g[S], lower=True), lower=False)
+        approx = K[:, S] @ beta
+        error = float(np.max(np.abs(approx - g), initial=0.0))
+        bound = float(np.sqrt(max(w @ g - 2 * beta @ g[S] + beta @ K_SS @ beta, 0.0)))
+        return S, beta, error, bound

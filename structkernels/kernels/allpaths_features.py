@@ -55,7 +55,6 @@ _CHUNK_ENTRIES = 1 << 20
 _OVERFLOW = "a walk sum overflowed: lower the edge weights of the graph"
 
 
-# ------------------------------------------------------------------ per graph
 def walk_sums(graph: LabelledGraph) -> np.ndarray:
     """``W = Σ_{k>=1} A^k = (I - A)^{-1} - I``: the summed weights of all walks ``u -> v``.
 
@@ -220,7 +219,6 @@ def _fill_chunk(r0: int, r1: int, counts: np.ndarray, kind: np.ndarray, col: np.
     single[r0:r1] = np.bincount(rows[s], weights=sv * sv, minlength=m)
 
 
-# ---------------------------------------------------------------- encoded list
 class _Layout:
     """The column space of one encoding: the label names and the label pair of each column.
 
@@ -485,7 +483,6 @@ class AllPathsFeatures(EncodedList):
                                 np.full(n, -1, dtype=np.int64), np.zeros(n), self._items)
 
 
-# ------------------------------------------------------------- weighted sum
 class AllPathsWeights:
     """A weighted sum of graphs' features as one vector: ``V = Σ_j c_j G_j``, so that
     ``Σ_j c_j k(x, r_j) = <G_x, V>`` (the all-paths graph kernel is linear in ``G``).

@@ -224,17 +224,15 @@ class BagWeights:
         is_str = str.__instancecheck__
         for i, x in enumerate(X):
             _check_bag(i, x)
-            if self.binary:  # each distinct feature once, in the order of first sight (not a
-                # set's, which string hashing changes from one process to the next)
-                feats = dict.fromkeys(x)
-                if not all(map(is_str, feats)):
-                    raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
+            # binary: each distinct feature once, in the order of first sight (not a set's,
+            # which string hashing changes from one process to the next)
+            feats = dict.fromkeys(x) if self.binary else Counter(x)
+            if not all(map(is_str, feats)):
+                raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
+            if self.binary:
                 dots[i] = sum(map(get, feats, repeat(0.0)))
                 sq[i] = len(feats)
-                continue
-            counts = Counter(x)
-            if not all(map(is_str, counts)):
-                raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
-            dots[i] = sum(c * get(f, 0.0) for f, c in counts.items())
-            sq[i] = sum(c * c for c in counts.values())
+            else:
+                dots[i] = sum(c * get(f, 0.0) for f, c in feats.items())
+                sq[i] = sum(c * c for c in feats.values())
         return dots, sq

@@ -74,7 +74,6 @@ class Kernel(ParamsMixin):
     #: common substructures): estimators with ``normalize="auto"`` cosine-normalise it.
     grows_with_size: bool = False
 
-    # ------------------------------------------------------------------ hooks
     def validate_params(self) -> None:
         """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""
 
@@ -145,7 +144,6 @@ class Kernel(ParamsMixin):
         """
         return None
 
-    # ------------------------------------------------------------ public API
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted), scikit-learn's
         kernel protocol; a single structure is refused (use :meth:`value`), never read as a
@@ -262,7 +260,6 @@ class Kernel(ParamsMixin):
         learner's bounded trials), or None when no such bound is known (the default)."""
         return None
 
-    # --------------------------------------------------------------- algebra
     def __add__(self, other: Kernel) -> SumKernel:
         if not isinstance(other, Kernel):
             return NotImplemented
@@ -271,9 +268,7 @@ class Kernel(ParamsMixin):
     def __mul__(self, other: Any) -> Kernel:
         if isinstance(other, Kernel):
             return ProductKernel(self, other)
-        if np.isscalar(other) and not isinstance(other, (str, bytes)):
-            return ScaledKernel(self, float(other))
-        return NotImplemented
+        return self.__rmul__(other)
 
     def __rmul__(self, other: Any) -> Kernel:
         if np.isscalar(other) and not isinstance(other, (str, bytes)):

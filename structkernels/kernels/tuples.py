@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------ label kernels
 class LabelKernel(ParamsMixin):
     """Base class of kernels between labels (words, edge labels): subclasses implement
     :meth:`matrix`.  ``None`` (a root's missing edge) is similar to ``None`` alone."""
@@ -212,7 +211,6 @@ def _as_label_kernel(spec: Any, what: str) -> LabelKernel | None:
     raise TypeError(f"{what} must be 'indicator' or a LabelKernel instance, got {spec!r}")
 
 
-# ------------------------------------------------------------------ tuple kernels
 class TupleKernel(ParamsMixin):
     """``k_e(e, e') k_n(n, n')`` on ``(edge, node)`` tuples (Sec. 5.1), the stationary part of
     Eq. 1: σ lives in the convolution kernel's ``sigma`` (:mod:`structkernels.kernels.sigma`).
@@ -281,7 +279,6 @@ def as_tuple_kernel(spec: Any, owner: str) -> TupleKernel:
         f"got {type(spec).__name__}")
 
 
-# --------------------------------------------------------- arrays for compiled code
 class TupleTables(NamedTuple):
     """The tuple similarity for compiled kernels: ``sig[id]`` σ of each vocabulary id; with
     ``ind_e`` (``ind_n``) the edge (node) kernel compares ids (``cn`` the mismatch weight of

@@ -80,6 +80,9 @@ class _Then(importlib.abc.Loader):
         self.loader.exec_module(module)
         self.callback(module)
 
+    def __getattr__(self, name: str) -> Any:  # get_source, get_code, ...: the module's own
+        return getattr(vars(self).get("loader"), name)
+
 
 class _AfterImport(importlib.abc.MetaPathFinder):
     """Finds nothing itself: when ``name`` is imported, wraps its loader in :class:`_Then`."""

@@ -82,11 +82,16 @@ def test_prepared_arrays_that_do_not_fit_are_refused():
             ReferenceScorer(model.kernel({}), refs, [1.0], 0.0, prepared={**arrays, key: bad})
     with pytest.raises(ValueError, match="exact route"):
         ReferenceScorer(model.kernel({}), refs, [1.0], 0.0, tolerance=0.1, prepared=arrays)
+    missing = {k: v for k, v in arrays.items() if k != "apg.norms"}
+    with pytest.raises(ValueError, match="do not fit"):
+        ReferenceScorer(model.kernel({}), refs, [1.0], 0.0, prepared=missing)
     w = AllPathsWeights([refs[0]["apg"]], [2.0])
-    assert AllPathsWeights.from_arrays(w.arrays()).dots([refs[0]["apg"]])[0] == w.dots(
+    assert AllPathsWeights.from_state(w.state()).dots([refs[0]["apg"]])[0] == w.dots(
         [refs[0]["apg"]])[0]
+    with pytest.raises(ValueError, match="do not fit"):
+        AllPathsWeights.from_state({**w.state(), "labels": ["PROT1", "PROT1"]})
     b = BagWeights([("a", "b")], [0.5], binary=False)
-    assert BagWeights.from_arrays(b.arrays()).vector == b.vector
+    assert BagWeights.from_state(b.state()).vector == b.vector
 
 
 def test_a_weight_per_reference():

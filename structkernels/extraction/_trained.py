@@ -264,7 +264,7 @@ class TrainedExtractor(ParamsMixin):
                 id(self.references_), id(self.sigma_), id(self.kernel_params_)):
             return None
         base = user_cache_dir() if self.cache_dir in (None, True) else FilePath(self.cache_dir)
-        key = json.dumps({"kind": "prepared references", "version": 1, "document": source[0],
+        key = json.dumps({"kind": "prepared references", "version": 2, "document": source[0],
                           "weights": hashlib.sha256(self.weights_.tobytes()).hexdigest(),
                           "intercept": repr(self.intercept_), "kernel": kernel_key(kern)},
                          sort_keys=True)

@@ -37,6 +37,7 @@ from structkernels.engine.checks import (
 from structkernels.engine.gram import gram
 from structkernels.engine.parallel import map_blocks, map_tasks, n_workers
 from structkernels.engine.source import KernelSource
+from structkernels.formats.arrays import pack_strings, unpack_strings
 from structkernels.kernels.allpaths_features import AllPathsWeights
 from structkernels.kernels.bag import BagWeights
 from structkernels.kernels.base import Kernel, Normalized
@@ -131,8 +132,9 @@ class ReferenceScorer:
 
     def prepared_arrays(self) -> dict[str, np.ndarray] | None:
         """What preparing computed, as arrays for ``prepared=`` (each collapsed view's
-        vector and self-similarities, each other view's self-similarities); None on the
-        approximate route or when a view's collapse has no arrays."""
+        state, its labels packed as :func:`~structkernels.formats.arrays.pack_strings` packs
+        strings, and self-similarities; each other view's self-similarities); None on the
+        approximate route or when a view's collapse is not one it knows."""
         if self.approximation is not None:
             return None
         out: dict[str, np.ndarray] = {}
@@ -141,7 +143,10 @@ class ReferenceScorer:
             if _COLLAPSES.get(kind) is not type(collapse):
                 return None
             out[f"{view}.kind"] = np.frombuffer(kind.encode("ascii"), dtype=np.uint8)
-            out.update((f"{view}.{name}", a) for name, a in collapse.arrays().items())
+            state = collapse.state()
+            labels = pack_strings(state.pop("labels"))
+            out.update((f"{view}.labels.{k}", labels[k]) for k in ("data", "ends"))
+            out.update((f"{view}.{name}", a) for name, a in state.items())
             out[f"{view}.diag"] = diag
         for part in self._other:
             if part.diag is not None:
@@ -219,8 +224,13 @@ def _saved_collapse(prepared: dict[str, np.ndarray], view: str, n: int
     if cls is None or diag.dtype != np.float64 or diag.shape != (n,):
         raise ValueError(f"the prepared arrays of view {view!r} do not fit its references")
     prefix = f"{view}."
-    return cls.from_arrays({k[len(prefix):]: v for k, v in prepared.items()
-                            if k.startswith(prefix)}), diag
+    state = {k[len(prefix):]: v for k, v in prepared.items() if k.startswith(prefix)}
+    try:
+        state["labels"] = unpack_strings(state.pop("labels.data"), state.pop("labels.ends"))
+        return cls.from_state(state), diag
+    except (KeyError, TypeError):  # a part missing, or of another kind
+        raise ValueError(f"the prepared arrays of view {view!r} do not fit its references"
+                         ) from None
 
 
 def _dots(collapse: Any, structures: list, n_jobs: int | None) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,6 @@ dense, the rare ones in CSR rows.
 
 from __future__ import annotations
 
-import json
 import mmap
 import weakref
 from collections.abc import Sequence
@@ -533,29 +532,29 @@ class AllPathsWeights:
             self._keys, np.arange(len(self._names) + 1, dtype=np.int64) << 32)
         self._cols = (self._keys & _LOW).astype(np.int32)
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        """What it holds as plain arrays (the labels as the UTF-8 of a JSON list), for
-        :meth:`from_arrays`."""
-        names = json.dumps(self._names, ensure_ascii=False).encode("utf-8")
-        return {"names": np.frombuffer(names, dtype=np.uint8), "keys": self._keys,
-                "values": self._values, "norms": self.reference_squared_norms}
+    def state(self) -> dict[str, Any]:
+        """What it holds: its labels (a list of strings) and plain arrays, for
+        :meth:`from_state`."""
+        return {"labels": list(self._names), "keys": self._keys, "values": self._values,
+                "norms": self.reference_squared_norms}
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AllPathsWeights:
-        """The weighted sum :meth:`arrays` gave, its parts checked: ``ValueError`` when
-        they do not fit together."""
-        names = json.loads(np.asarray(arrays["names"], dtype=np.uint8).tobytes())
-        keys = np.asarray(arrays["keys"])
-        values = np.asarray(arrays["values"])
-        norms = np.asarray(arrays["norms"])
+    def from_state(cls, state: dict[str, Any]) -> AllPathsWeights:
+        """The weighted sum :meth:`state` gave, its parts checked: ``ValueError`` when they
+        do not fit together."""
+        names = state["labels"]
+        keys = np.asarray(state["keys"])
+        values = np.asarray(state["values"])
+        norms = np.asarray(state["norms"])
         if (not isinstance(names, list) or not all(isinstance(n, str) for n in names)
+                or len(set(names)) != len(names)
                 or keys.dtype != np.int64 or values.dtype != np.float64
                 or norms.dtype != np.float64 or keys.shape != values.shape or keys.ndim != 1
                 or np.any(np.diff(keys) <= 0) or (len(keys) and (
                     keys[0] < 0 or keys[-1] >> 32 >= len(names)
                     or int((keys & _LOW).max()) >= len(names)))
                 or not np.isfinite(values).all() or not np.isfinite(norms).all()):
-            raise ValueError("the arrays of an AllPathsWeights do not fit together")
+            raise ValueError("the parts of an AllPathsWeights do not fit together")
         out = cls.__new__(cls)
         out._names, out._ids = names, {n: i for i, n in enumerate(names)}
         out._keys, out._values, out.reference_squared_norms = keys, values, norms

@@ -5,7 +5,6 @@ indicator features sums with a structure kernel and shares its folds and classif
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from itertools import repeat
@@ -190,26 +189,25 @@ class BagWeights:
         self.vector: dict[str, float] = {labels[j]: float(v[j])
                                          for j in np.unique(rows.indices).tolist()}
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        """What it holds as plain arrays (the features as the UTF-8 of a JSON list), for
-        :meth:`from_arrays`."""
-        features = json.dumps(list(self.vector), ensure_ascii=False).encode("utf-8")
-        return {"features": np.frombuffer(features, dtype=np.uint8),
+    def state(self) -> dict[str, Any]:
+        """What it holds: its features (a list of strings) and plain arrays, for
+        :meth:`from_state`."""
+        return {"labels": list(self.vector),
                 "values": np.fromiter(self.vector.values(), np.float64, len(self.vector)),
                 "binary": np.array(self.binary)}
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> BagWeights:
-        """The weighted sum :meth:`arrays` gave, its parts checked: ``ValueError`` when
-        they do not fit together."""
-        features = json.loads(np.asarray(arrays["features"], dtype=np.uint8).tobytes())
-        values = np.asarray(arrays["values"])
-        binary = np.asarray(arrays["binary"])
+    def from_state(cls, state: dict[str, Any]) -> BagWeights:
+        """The weighted sum :meth:`state` gave, its parts checked: ``ValueError`` when they
+        do not fit together."""
+        features = state["labels"]
+        values = np.asarray(state["values"])
+        binary = np.asarray(state["binary"])
         if (not isinstance(features, list) or not all(isinstance(f, str) for f in features)
                 or len(set(features)) != len(features) or values.dtype != np.float64
                 or values.shape != (len(features),) or not np.isfinite(values).all()
                 or binary.dtype != np.bool_ or binary.shape != ()):
-            raise ValueError("the arrays of a BagWeights do not fit together")
+            raise ValueError("the parts of a BagWeights do not fit together")
         out = cls.__new__(cls)
         out.binary = bool(binary)
         out.vector = dict(zip(features, values.tolist(), strict=True))

@@ -111,8 +111,9 @@ class ReferenceScorer:
             inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
             inner.validate_params()
             structures = [r[view] for r in references]
-            linear = (_saved_collapse(prepared, view, len(structures)) if prepared else None) \
-                or inner.weighted_sum(structures, self.weights, normalized)
+            linear = _saved_collapse(prepared, view, len(structures)) if prepared else None
+            if linear is None:
+                linear = inner.weighted_sum(structures, self.weights, normalized)
             if linear is not None:  # a linear kernel on explicit features: one vector
                 collapse, diag = linear
                 diagonal_scales(diag)  # refuses a non-finite one, as the normalisation does

@@ -1,0 +1,110 @@
+"""TF-KLD (Ji & Eisenstein 2013): weights by definition, features, PSD, fitted on train only."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from structkernels.kernels.tfkld import TfKld, TfKldKernel, ngram_features
+
+
+def _pairs(rng, n, alphabet="abcdef", lo=2, hi=6):
+    def sent():
+        return tuple(rng.choice(list(alphabet), rng.integers(lo, hi + 1)).tolist())
+    return [(sent(), sent()) for _ in range(n)]
+
+
+def _weights_by_definition(X, y, vocab, ngram_max, alpha):
+    """Bernoulli KL(p || q): p, q = share of a feature's occurrences on one side of a pair
+    of that label whose other side has it too, smoothed towards the share over all."""
+    out = {}
+    stats = {}
+    for label in (1, 0):
+        both, occ = {w: 0 for w in vocab}, {w: 0 for w in vocab}
+        for (s, t), r in zip(X, y, strict=True):
+            if r != label:
+                continue
+            fs, ft = set(ngram_features(s, ngram_max)), set(ngram_features(t, ngram_max))
+            for w in vocab:
+                occ[w] += (w in fs) + (w in ft)
+                both[w] += 2 * (w in fs and w in ft)
+        stats[label] = (both, occ, sum(both.values()) / max(sum(occ.values()), 1))
+    for w in vocab:
+        pq = []
+        for label in (1, 0):
+            both, occ, p0 = stats[label]
+            pq.append((both[w] + alpha * p0) / (occ[w] + alpha))
+        p, q = (min(max(v, 1e-12), 1 - 1e-12) for v in pq)
+        out[w] = p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_weights_equal_definition(seed):
+    rng = np.random.default_rng(seed)
+    X = _pairs(rng, 12)
+    y = np.array([0, 1] * 6)
+    tf = TfKld(n_components=3, ngram_max=2, min_df=2, alpha=2.0).fit(X, y)
+    ref = _weights_by_definition(X, y, tf.vocabulary_, 2, 2.0)
+    for w, j in tf.vocabulary_.items():
+        assert tf.weights_[j] == pytest.approx(ref[w], rel=1e-10, abs=1e-12)
+
+
+def test_vocabulary_min_df_counts_training_sentences():
+    X = [(("a", "b"), ("a", "c")), (("a", "d"), ("e", "c")), (("b", "e"), ("f",))]
+    tf = TfKld(n_components=1, ngram_max=1, min_df=2).fit(X, [1, 0, 0])
+    assert set(tf.vocabulary_) == {"a", "b", "c", "e"}
+
+
+def test_features_are_sum_and_absolute_difference_of_latent_vectors():
+    rng = np.random.default_rng(3)
+    X = _pairs(rng, 20)
+    y = rng.integers(0, 2, 20)
+    y[:2] = [0, 1]
+    tf = TfKld(n_components=4, min_df=1).fit(X, y)
+    U, V = tf.latent(X)
+    np.testing.assert_allclose(tf.transform(X), np.hstack([U + V, np.abs(U - V)]))
+    # swapping the sides of a pair does not change its features
+    swapped = [(t, s) for s, t in X]
+    np.testing.assert_allclose(tf.transform(swapped), tf.transform(X), atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [None, 0.5])
+def test_kernel_is_psd_and_matches_features(gamma):
+    rng = np.random.default_rng(4)
+    X = _pairs(rng, 30)
+    y = rng.integers(0, 2, 30)
+    y[:2] = [0, 1]
+    k = TfKldKernel(n_components=5, min_df=1, gamma=gamma).fit(X, y)
+    K = k(X)
+    np.testing.assert_allclose(K, K.T, atol=1e-10)
+    assert np.linalg.eigvalsh(K).min() > -1e-8 * max(1.0, np.abs(K).max())
+    F = k.model_.transform(X)
+    if gamma is None:
+        np.testing.assert_allclose(K, F @ F.T, atol=1e-10)
+    np.testing.assert_allclose(np.diag(K), k.diag(X), atol=1e-10)
+
+
+def test_test_pairs_do_not_change_the_fit():
+    rng = np.random.default_rng(5)
+    X = _pairs(rng, 25)
+    y = rng.integers(0, 2, 25)
+    y[:2] = [0, 1]
+    a = TfKldKernel(n_components=3, min_df=1).fit(X, y)
+    b = TfKldKernel(n_components=3, min_df=1).fit(X, y)
+    Z = _pairs(rng, 7, alphabet="abcxyz")
+    np.testing.assert_allclose(a(Z, X), b(Z[:3] + Z[3:], X))
+    np.testing.assert_allclose(a(Z[:3], X), b(Z, X)[:3])
+
+
+def test_unfitted_and_bad_params():
+    X = [(("a",), ("a",)), (("b",), ("c",))]
+    with pytest.raises(NotFittedError):
+        TfKldKernel()(X)
+    with pytest.raises(ValueError, match="both labels"):
+        TfKld(n_components=1, min_df=1).fit(X, [1, 1])
+    with pytest.raises(ValueError, match="gamma"):
+        TfKldKernel(gamma=-1.0).validate_params()
+    with pytest.raises(TypeError):
+        TfKld(n_components=1, min_df=1).fit(["a b", "c d"], [0, 1])

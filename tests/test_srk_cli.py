@@ -105,3 +105,21 @@ def test_paraphrase_cv_chooses_on_training_data_and_limit_subsets(tmp_path, caps
     assert main(argv[:-1]) == 0
     text = capsys.readouterr().out
     assert "CV accuracy (%)" in text and "<- chosen" in text and "accuracy" in text and " %" in text
+
+
+def test_paraphrase_reads_several_training_files(tmp_path, capsys):
+    a = corpus(tmp_path / "a.txt", 10)
+    b = corpus(tmp_path / "b.txt", 12, shift=1)
+    both = tmp_path / "ab.txt"
+    both.write_bytes(a.read_bytes() + b.read_bytes()[len(HEADER.encode("utf-8")):])
+    te = corpus(tmp_path / "te.txt", 8, shift=3)
+    common = ["--quiet", "paraphrase", "--test", str(te), "--kmax", "2", "--pr", "--json"]
+    assert main([*common, "--train", str(a), "--train", str(b)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert main([*common, "--train", str(both)]) == 0
+    ref = json.loads(capsys.readouterr().out)
+    assert out["n_train"] == 22 and (out["accuracy"], out["f1"]) == (ref["accuracy"], ref["f1"])
+    one = corpus(tmp_path / "one.txt", 1)
+    assert main(["paraphrase", "--train", str(a), "--train", str(tmp_path / "no.txt"),
+                 "--test", str(te)]) == 2
+    assert main(["paraphrase", "--train", str(one), "--test", str(te)]) == 2

@@ -11,7 +11,8 @@ With ``--cv K`` the setting is chosen on the training set only: every
 ``kmax`` from 1 to ``--kmax``, with and without the PR kernel, scored by
 K-fold cross-validated accuracy (the README's "train-CV" column); the chosen
 setting is then trained on the whole training set and tested once.
-``--limit N`` runs on a random subset of N training and N test pairs
+``--train`` may be repeated (RTE's classic training set is RTE-3 dev + RTE-1 +
+RTE-2): the files are read in order and concatenated.  ``--limit N`` runs on a random subset of N training and N test pairs
 (``--random-state``), for a quick look.
 
 Example::
@@ -50,7 +51,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="paraphrase / entailment classification with a string re-writing kernel",
         description=DESCRIPTION,
     )
-    p.add_argument("--train", required=True, help="training corpus (MSRP/GLUE TSV or RTE XML)")
+    p.add_argument(
+        "--train", required=True, action="append", metavar="FILE",
+        help="training corpus (MSRP/GLUE TSV or RTE XML); repeat to train on several files",
+    )
     p.add_argument("--test", required=True, help="test corpus (same formats)")
     p.add_argument(
         "--kernel", default="kb-srk", choices=SRK_NAMES,
@@ -95,7 +99,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--random-state", type=int, default=0,
         help="seed of --limit and of the --cv folds (default: %(default)s)",
     )
-    p.set_defaults(func=writes_files(run, "--predictions", inputs=lambda a: [a.train, a.test]))
+    p.set_defaults(func=writes_files(run, "--predictions", inputs=lambda a: [*a.train, a.test]))
     return p
 
 
@@ -113,7 +117,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--limit must be >= 2, got {args.limit}")
     progress = False if getattr(args, "quiet", False) else None
     t0 = time.perf_counter()
-    train = load_rewritings(args.train, strict=not args.lenient)
+    train = load_rewritings(args.train[0], strict=not args.lenient)
+    for path in args.train[1:]:
+        train = train + load_rewritings(path, strict=not args.lenient)
     test = load_rewritings(args.test, strict=not args.lenient)
     for c in (train, test):
         for path, line, reason in c.skipped:
@@ -128,9 +134,9 @@ def run(args: argparse.Namespace) -> int:
     if len(train) == 0 or len(test) == 0:
         raise CommandError("the training and the test corpus need at least one re-writing each")
     if (train.labels < 0).any():
-        raise CommandError(f"{args.train}: the training corpus is unlabelled")
+        raise CommandError(f"{', '.join(args.train)}: the training corpus is unlabelled")
     if len(np.unique(train.labels)) < 2:
-        raise CommandError(f"{args.train}: the training corpus has a single class")
+        raise CommandError(f"{', '.join(args.train)}: the training corpus has a single class")
     kern = make_kernel(args.kernel, k=1, kmax=args.kmax, lam=args.lam)
     if not isinstance(kern, SRKBase):
         raise CommandError(f"--kernel {args.kernel} is not a string re-writing kernel")

@@ -12,8 +12,10 @@ With ``--cv K`` the setting is chosen on the training set only: every
 K-fold cross-validated accuracy (the README's "train-CV" column); the chosen
 setting is then trained on the whole training set and tested once.
 ``--train`` may be repeated (RTE's classic training set is RTE-3 dev + RTE-1 +
-RTE-2): the files are read in order and concatenated.  ``--limit N`` runs on a random subset of N training and N test pairs
-(``--random-state``), for a quick look.
+RTE-2): the files are read in order and concatenated.  ``--tfkld`` adds the
+normalised TF-KLD kernel (fitted on the training set; with ``--cv``, on/off is
+chosen too).  ``--limit N`` runs on a random subset of N training and N test
+pairs (``--random-state``), for a quick look.
 
 Example::
 

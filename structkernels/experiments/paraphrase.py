@@ -30,8 +30,9 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     fitted on ``train`` only) with ``tfkld``; with ``cv`` folds, k_max, PR and (when
     ``tfkld``) TF-KLD on/off are chosen by cross-validated accuracy on ``train``
     (``result["cv"]``; TF-KLD is refitted on each fold's training part, so no fold's
-    held-out labels shape its features).  The test labels are read only to score.  ``result`` holds the settings, sizes, seconds since
-    ``started`` and, when ``test`` is labelled, its accuracy and F1 in percent."""
+    held-out labels shape its features).  The test labels are read only to score.
+    ``result`` holds the settings, sizes, seconds since ``started`` and, when ``test`` is
+    labelled, its accuracy and F1 in percent."""
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import SVC

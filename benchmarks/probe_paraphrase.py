@@ -19,7 +19,6 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
 from structkernels.datasets.rewriting import load_rewritings
-from structkernels.kernels.srk.pr import pr_features
 from structkernels.text.tokenize import TextPipeline
 
 D = Path("/work/wt/shared/data")
@@ -49,7 +48,9 @@ def tf_matrix(sents, vocab):
         for w, c in Counter(s).items():
             j = vocab.get(w)
             if j is not None:
-                rows.append(i); cols.append(j); vals.append(c)
+                rows.append(i)
+                cols.append(j)
+                vals.append(c)
     return sp.csr_matrix((vals, (rows, cols)), shape=(len(sents), len(vocab)), dtype=float)
 
 
@@ -99,8 +100,9 @@ def pair_feats(u, v):
 
 def lin_norm(F, G=None):
     G = F if G is None else G
-    nf = np.linalg.norm(F, axis=1); ng = np.linalg.norm(G, axis=1)
-    nf[nf == 0] = 1; ng[ng == 0] = 1
+    nf, ng = np.linalg.norm(F, axis=1), np.linalg.norm(G, axis=1)
+    nf[nf == 0] = 1
+    ng[ng == 0] = 1
     return (F / nf[:, None]) @ (G / ng[:, None]).T
 
 

@@ -88,10 +88,12 @@ def evaluate(name):
     pr = (P @ P.T, Pe @ P.T)
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(F, ytr))
     rows = []
-    for w_e, w_s, w_p in ((1, 0, 0), (1, 1, 0), (1, 1, 1), (1, 0.5, 0.5), (0, 1, 1)):
+    grid = [(1, 0, 0), (1, 1, 0), (1, 1, 1), (1, 0.5, 0.5), (0, 1, 1),
+            (1, 2, 1), (1, 2, 2), (1, 4, 2), (1, 1, 2)]
+    for w_e, w_s, w_p in grid:
         Ktr = w_e * E[0] + w_s * srk[0] + w_p * pr[0]
         Kte = w_e * E[1] + w_s * srk[1] + w_p * pr[1]
-        for C in (1,):
+        for C in (1, 3):
             acc = [accuracy_score(ytr[b], SVC(kernel="precomputed", C=C)
                                   .fit(Ktr[np.ix_(a, a)], ytr[a]).predict(Ktr[np.ix_(b, a)]))
                    for a, b in folds]

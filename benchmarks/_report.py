@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,32 @@ def child_json(code: str, env: dict[str, str]) -> dict:
     doc = json.loads(out.stdout)
     doc["process_s"] = time.perf_counter() - t
     return doc
+
+
+# a fresh process that runs the command after its first argument (a file for the result),
+# waits for it, and writes its wall seconds and RUSAGE_CHILDREN's ru_maxrss: the largest
+# resident size of every process the command started (each waited for), not a sample
+MEASURE = (
+    "import json, resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "rc = subprocess.call(sys.argv[2:])\n"
+    "s = time.perf_counter() - t\n"
+    "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "with open(sys.argv[1], 'w') as fh:\n"
+    "    json.dump({'rc': rc, 'seconds': s, 'max_rss_mib': rss / 1024}, fh)\n")
+
+
+def measured(cmd: list[str], env: dict[str, str] | None = None) -> dict:
+    """``cmd`` run to its end in a fresh process that waits for it (:data:`MEASURE`):
+    ``rc``, ``seconds``, ``max_rss_mib`` (the largest ``ru_maxrss`` of every process the
+    command started), ``stdout`` and the end of ``stderr``."""
+    with tempfile.TemporaryDirectory(prefix="bench-measure-") as folder:
+        into = os.path.join(folder, "rusage.json")
+        out = subprocess.run([sys.executable, "-c", MEASURE, into, *cmd], env=env,
+                             capture_output=True, text=True)
+        with open(into, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    return {**doc, "stdout": out.stdout, "stderr": out.stderr[-2000:]}
 
 
 def tree_rss(proc: Any) -> dict[int, int]:

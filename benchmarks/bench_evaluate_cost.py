@@ -6,10 +6,11 @@ compiled kernels all computed), once per memory budget given (``--budgets``; ``d
 is the machine's own, any other value is put in ``$STRUCTKERNELS_MEMORY_BUDGET``).  A
 budget of ``2G`` leaves room for one Gram's fold slices at a time, so the model fits run
 one after another as they did before the fits were spread over the workers: the baseline
-of the same run.  Each run records its wall seconds, the peak resident memory of its
-process tree (psutil, every 0.2 s) and of its largest process, the load average every
-10 s, the command's own ``step_seconds`` and every model's F1; the document gives the
-ratio of each run's seconds to the first's, and whether the F1 are the same.
+of the same run.  Each run records its wall seconds, the largest ``ru_maxrss`` of every
+process the command started (``RUSAGE_CHILDREN`` of a fresh process that waits for it: not
+a sample), the load average every 10 s, the command's own ``step_seconds`` and every
+model's row; the document gives the ratio of each run's seconds to the first's, and
+whether the F1 and the rows are the same.
 
 Nothing else should run on the machine meanwhile: the load is in the document.
 
@@ -21,15 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import psutil
-from _report import report, tree_rss
+from _report import measured, report
 
 PPI = Path(__file__).resolve().parents[1] / "datasets" / "ppi"
 
@@ -45,50 +44,37 @@ def run(corpus: str, budget: str) -> dict:
                str(PPI / f"{corpus}-train.xml"), str(PPI / f"{corpus}-test.xml"),
                "--cv", "10", "--json", "--quiet"]
         loads = [[round(x, 2) for x in os.getloadavg()]]
-        peak = {"tree": 0, "largest": 0}
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-        watched = psutil.Process(proc.pid)
         done = threading.Event()
 
-        def sample() -> None:
-            last = time.perf_counter()
-            while not done.is_set():
-                rss = tree_rss(watched)
-                peak["tree"] = max(peak["tree"], sum(rss.values()))
-                peak["largest"] = max(peak["largest"], max(rss.values(), default=0))
-                if time.perf_counter() - last >= 10:
-                    loads.append([round(x, 2) for x in os.getloadavg()])
-                    last = time.perf_counter()
-                done.wait(0.2)
+        def sample_load() -> None:
+            while not done.wait(10):
+                loads.append([round(x, 2) for x in os.getloadavg()])
 
-        sampler = threading.Thread(target=sample, daemon=True)
+        sampler = threading.Thread(target=sample_load, daemon=True)
         sampler.start()
-        out, err = proc.communicate()
-        wall = time.perf_counter() - t0
+        got = measured(cmd, env)
         done.set()
         sampler.join()
         loads.append([round(x, 2) for x in os.getloadavg()])
-        if proc.returncode != 0:
-            raise SystemExit(f"evaluate failed ({proc.returncode}): {err.strip()[-2000:]}")
-        result = json.loads(out)
+        if got["rc"] != 0:
+            raise SystemExit(f"evaluate failed ({got['rc']}): {got['stderr'].strip()}")
+        result = json.loads(got["stdout"])
         grams = sum(f.stat().st_size for f in Path(cache).rglob("*.npy"))
     one_minute = [x[0] for x in loads]
     return {
         "memory_budget": budget,
-        "wall_seconds": round(wall, 1),
+        "wall_seconds": round(got["seconds"], 1),
         "seconds_reported": result["seconds"],
         "parse_seconds": result.get("parse_seconds"),
         "step_seconds": result.get("step_seconds"),
-        "peak_tree_rss_mib": round(peak["tree"] / 2**20),
-        "peak_largest_process_rss_mib": round(peak["largest"] / 2**20),
+        "largest_process_max_rss_mib": round(got["max_rss_mib"]),
         "gram_cache_gib": round(grams / 2**30, 2),
         "load_1min": {"min": min(one_minute), "max": max(one_minute),
                       "samples": len(one_minute)},
         "pairs": result["pairs"],
         "f1": {m: r["f1"] for m, r in result["models"].items()},
         "roc_auc": {m: r["roc_auc"] for m, r in result["models"].items()},
+        "models": result["models"],
     }
 
 
@@ -105,6 +91,7 @@ def main() -> None:
     for r in runs:
         r["seconds_ratio_to_first"] = round(r["wall_seconds"] / first["wall_seconds"], 3)
         r["same_f1_as_first"] = r["f1"] == first["f1"]
+        r["same_rows_as_first"] = r["models"] == first["models"]
     doc = {
         "benchmark": "evaluate-cost",
         "command": f"STRUCTKERNELS_CACHE=<empty folder> structkernels evaluate "

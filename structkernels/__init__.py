@@ -20,9 +20,6 @@ from structkernels.utils import lazy_exports
 
 __version__ = "0.1.0"
 
-# Every public name is served from its module on first use, so that
-# `import structkernels` (and `structkernels --help`) stays light: no
-# scikit-learn, numba or joblib until a kernel is built or a Gram computed.
 #: The package's own subpackages and modules, reachable as attributes in a new process
 #: (``sk.relations.read_relations``) and imported on first use, as SciPy does.
 _SUBMODULES = (

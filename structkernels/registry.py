@@ -1,38 +1,17 @@
 """Plugin discovery through ``importlib.metadata`` entry points.
 
-Kernels register in the entry-point group ``structkernels.kernels`` (name ->
-:class:`~structkernels.kernels.base.Kernel` subclass); the built-in kernels register
-there too, in the core's ``pyproject.toml``, exactly as a plugin would.  Other
-groups use the same machinery: ``structkernels.measures`` (dependence
-measures such as HSIC) and ``structkernels.commands`` (CLI sub-commands).
-
-The entry points of a group are read once and cached.  A name offered twice
-warns: a built-in name (from the ``structkernels`` distribution) is never
-replaced by a plugin, and between plugins the first distribution in sorted
-order keeps the bare name; every entry point is also reachable by its
-qualified name ``dist:name`` (``structkernels-foo:rbf``).  A plugin that fails
-to import (an exception, or even ``sys.exit`` in its module) is reported by
-name with its error and never takes the others down.  A name containing ``:``
-is refused (it could shadow a qualified name): warned about and skipped.
-:meth:`Registry.register` (:func:`structkernels.register` for kernels) adds an object
-for this process only.
-
-Files never name a class to import: a model file names its kernel by a
-registered name, resolved by :meth:`Registry.resolve_name` (which imports
-nothing but the registry's own entry points), and a saved kernel is named by
-:meth:`Registry.name_of`.
-
-Layering: this module imports nothing of the package but the error root of
-:mod:`structkernels.utils` (the command line uses it to find its sub-commands
-without loading scikit-learn), so every package may use it.
-The kernel registry itself, with :func:`~structkernels.kernels.names.kernel` and
-:func:`~structkernels.kernels.names.as_kernel`, lives with the kernels in
-:mod:`structkernels.kernels.names`; this module holds the machinery and the groups
-of everything else (``measures``, ``readers``).
+A name offered twice warns: a built-in name (from the ``structkernels`` distribution) is
+never replaced by a plugin, and between plugins the first distribution in sorted order
+keeps the bare name; every entry point is also reachable as ``dist:name``.  A plugin that
+fails to import is reported by name and never takes the others down.  Files never name a
+class to import: :meth:`Registry.resolve_name` imports nothing but the registry's own entry
+points.  This module imports nothing of the package but the error root of
+:mod:`structkernels.utils`, so every package (the command line too) may use it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
@@ -115,13 +94,8 @@ class Registry:
 
     # -------------------------------------------------------------- discovery
     def _discover(self) -> dict[str, EntryPoint]:
-        """Name -> entry point, plus ``dist:name`` for every entry point.
-
-        A name offered by the core distribution (``structkernels``) always
-        means the built-in; a plugin offering the same name is reachable only
-        by its qualified name ``dist:name`` (with a warning).  Between two
-        plugins the first distribution in sorted order keeps the bare name.
-        """
+        """Name -> entry point, plus ``dist:name`` for every entry point (the precedence
+        of the module's docstring)."""
         if self._entry_points is None:
             found: dict[str, EntryPoint] = {}
             qualified: dict[str, EntryPoint] = {}
@@ -162,15 +136,14 @@ class Registry:
 
     def _entry_point(self, name: str) -> EntryPoint | None:
         found = self._discover()
-        if name in found:
-            return found[name]
-        return self._qualified.get(name)
+        return found[name] if name in found else self._qualified.get(name)
 
     def describe(self, name: str) -> str:
         """Which object ``name`` resolves to: ``"module:attr (distribution)"``."""
         if name in self._local:
             obj = self._local[name]
-            return f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', obj)} (registered in-process)"
+            where = f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', obj)}"
+            return f"{where} (registered in-process)"
         ep = self._entry_point(name)
         if ep is None:
             self.get(name)  # raises UnknownNameError
@@ -193,10 +166,8 @@ class Registry:
             if self._check is not None:
                 self._check(obj)
         except (Exception, SystemExit) as exc:  # a broken plugin must not take the others down
-            message = (
-                f"{self.what} plugin {name!r} ({ep.value}, distribution "
-                f"{distribution_name(ep)}) failed to load: {type(exc).__name__}: {exc}"
-            )
+            message = (f"{self.what} plugin {name!r} ({ep.value}, distribution "
+                       f"{distribution_name(ep)}) failed to load: {type(exc).__name__}: {exc}")
             self.errors[name] = message
             warnings.warn(message, PluginWarning, stacklevel=3)
             raise ImportError(message) from exc
@@ -212,10 +183,8 @@ class Registry:
         """Load every plugin; broken ones are warned about and left out."""
         out = {}
         for name in self.names():
-            try:
+            with contextlib.suppress(ImportError):
                 out[name] = self._load(name)
-            except ImportError:
-                continue
         return out
 
     def get(self, name: str) -> Any:
@@ -223,10 +192,8 @@ class Registry:
         if not isinstance(name, str):
             raise TypeError(f"{self.what} name must be a str, got {type(name).__name__}")
         if name not in self._local and self._entry_point(name) is None:
-            raise UnknownNameError(
-                f"unknown {self.what} {name!r}; registered {self.what}s: "
-                + (", ".join(self.names()) or "(none)") + self._hint(name)
-            )
+            raise UnknownNameError(f"unknown {self.what} {name!r}; registered {self.what}s: "
+                                   + (", ".join(self.names()) or "(none)") + self._hint(name))
         return self._load(name)
 
     def _hint(self, name: str) -> str:
@@ -240,19 +207,13 @@ class Registry:
         A name may not contain ``:`` (it is kept for qualified names ``dist:name``).
         """
         if not isinstance(name, str) or not name or ":" in name:
-            raise ValueError(
-                f"{self.what} name must be a non-empty str without ':' (kept for qualified "
-                f"names dist:name), got {name!r}"
-            )
+            raise ValueError(f"{self.what} name must be a non-empty str without ':' (kept for "
+                             f"qualified names dist:name), got {name!r}")
         if self._check is not None:
             self._check(obj)
         if not overwrite and (name in self._local or name in self._discover()):
-            warnings.warn(
-                f"{self.what} name {name!r} is already registered; the new registration "
-                "replaces it in this process",
-                PluginWarning,
-                stacklevel=2,
-            )
+            warnings.warn(f"{self.what} name {name!r} is already registered; the new "
+                          "registration replaces it in this process", PluginWarning, stacklevel=2)
         self._local[name] = obj
         self.errors.pop(name, None)
 
@@ -271,11 +232,9 @@ class Registry:
     def name_of(self, obj: Any) -> str | None:
         """The registered name of ``obj`` (a class), or None when it is not registered.
 
-        In-process registrations come first, then the entry point whose value
-        is the class's ``module:qualname`` (compared as text), then every
-        entry point is loaded and compared by identity (an entry point may
-        name a re-export).  A class reachable only by a qualified name gets
-        that name (``dist:name``).
+        In-process registrations come first, then the entry point whose value is the class's
+        ``module:qualname`` (compared as text), then every entry point is loaded and
+        compared by identity (an entry point may name a re-export).
 
         Examples
         --------
@@ -301,9 +260,6 @@ class Registry:
     def name_to_save(self, obj: Any) -> str:
         """The registered name a file saves ``obj`` (a class) under; refused when there is none.
 
-        Files name a class by its registered name only, so a class that is not
-        registered cannot be saved.
-
         Raises
         ------
         UnknownNameError
@@ -328,12 +284,9 @@ class Registry:
     def resolve_name(self, spec: Any) -> str:
         """The registered name a file's ``spec`` denotes; nothing is imported by name.
 
-        ``spec`` is a registered name (bare or qualified ``dist:name``).  For
-        files written by older releases, a ``module:qualname`` that is exactly
-        the target of a registered entry point (``"structkernels.kernels.path:PathKernel"``)
-        or the ``module:qualname`` of a class registered in this process maps to
-        that registered name: the text is looked up, never imported.  Anything
-        else raises :class:`UnknownNameError`.
+        ``spec`` is a registered name (bare or ``dist:name``), or, in files of older
+        releases, the ``module:qualname`` of a registered class: the text is looked up,
+        never imported.  Anything else raises :class:`UnknownNameError`.
 
         Examples
         --------
@@ -347,9 +300,8 @@ class Registry:
         kernel 'subprocess:getoutput' is not a registered kernel
         """
         if not isinstance(spec, str) or not spec:
-            raise UnknownNameError(
-                f"a {self.what} is named by a registered name (a non-empty str), got {spec!r}"
-            )
+            raise UnknownNameError(f"a {self.what} is named by a registered name (a non-empty "
+                                   f"str), got {spec!r}")
         if spec in self._local or self._entry_point(spec) is not None:
             return spec
         if ":" in spec:

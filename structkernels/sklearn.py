@@ -1,18 +1,4 @@
-"""The scikit-learn bridge: Gram matrices as features, kernels as distances.
-
-:class:`GramTransformer` keeps the training structures at ``fit`` and returns
-``Gram(X, X_train)`` at ``transform``, so any estimator that takes a
-precomputed kernel trains and predicts on raw structures::
-
-    from sklearn.pipeline import make_pipeline
-    from sklearn.svm import SVC
-    model = make_pipeline(GramTransformer("path", kernel_params={"lam": 0.8}),
-                          SVC(kernel="precomputed"))
-    model.fit(train_paths, y_train).predict(test_paths)
-
-:func:`kernel_to_distance` turns a Gram matrix into the kernel-induced
-distance for ``KNeighborsClassifier(metric="precomputed")``.
-"""
+"""The scikit-learn bridge: Gram matrices as features, kernels as distances."""
 
 from __future__ import annotations
 
@@ -132,10 +118,8 @@ class GramTransformer(ValidatedParamsMixin, TransformerMixin, BaseEstimator):
             if reset:
                 self.n_features_in_ = Xc.shape[1]
             elif hasattr(self, "n_features_in_") and Xc.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {Xc.shape[1]} features, but GramTransformer is expecting "
-                    f"{self.n_features_in_} features as input"
-                )
+                raise ValueError(f"X has {Xc.shape[1]} features, but GramTransformer is "
+                                 f"expecting {self.n_features_in_} features as input")
         return Xc
 
     def fit(self, X: Any, y: Any = None) -> GramTransformer:
@@ -198,9 +182,8 @@ def kernel_to_distance(
     dx = np.asarray(diag_x, dtype=np.float64)
     dy = dx if diag_y is None else np.asarray(diag_y, dtype=np.float64)
     if K.ndim != 2 or K.shape != (dx.shape[0], dy.shape[0]):
-        raise ValueError(
-            f"K has shape {K.shape} but the diagonals have lengths {dx.shape[0]} and {dy.shape[0]}"
-        )
+        raise ValueError(f"K has shape {K.shape} but the diagonals have lengths "
+                         f"{dx.shape[0]} and {dy.shape[0]}")
     D = dx[:, None] + dy[None, :] - 2.0 * K
     np.maximum(D, 0.0, out=D)
     return np.sqrt(D, out=D)

@@ -12,6 +12,7 @@ from structkernels.relations.decision import (
     check_threshold,
     fallback_decision,
     fit_decision,
+    prevalence_threshold,
 )
 
 
@@ -114,7 +115,7 @@ def test_zero_and_fixed_rules():
     fixed = fit_decision(K, y, groups, threshold=0.3, calibration="platt")
     assert fixed.threshold == 0.3 and fixed.rule == "fixed" and fixed.n_folds == 3
     assert fixed.platt is not None and fixed.inner_f1 is not None
-    with pytest.raises(ValueError, match="'inner-cv', 'zero' or a finite number"):
+    with pytest.raises(ValueError, match="'inner-cv', 'prevalence', 'zero' or a finite number"):
         fit_decision(K, y, groups, threshold="best")
     with pytest.raises(ValueError, match="calibration"):
         fit_decision(K, y, groups, calibration="sigmoid")
@@ -123,6 +124,33 @@ def test_zero_and_fixed_rules():
         check_threshold(float("nan"))
     with pytest.raises(ValueError):
         check_threshold(True)
+
+
+def test_prevalence_threshold_labels_as_many_positive_as_there_are():
+    assert prevalence_threshold([3.0, -1.0, 2.0, 0.0, 1.0], [1, 0, 0, 1, 0]) == 1.5
+    assert prevalence_threshold([1.0, 2.0], [0, 0]) == 3.0  # none: above every score
+    assert prevalence_threshold([1.0, 2.0], [1, 1]) == 0.0  # all: below every score
+
+
+def test_the_prevalence_rule_does_not_lean_where_inner_cv_does():
+    X, y, groups = _skewed(1, 40, 240)
+    Xt, _, _ = _skewed(2, 40, 240)
+    K_tr, K_te = X @ X.T, Xt @ X.T
+    f1_rule = fit_decision(K_tr, y, groups, random_state=0, calibration=None)
+    rule = fit_decision(K_tr, y, groups, random_state=0, calibration="platt",
+                        threshold="prevalence")
+    assert rule.rule == "prevalence" and rule.n_folds == 3 and not rule.fell_back
+    assert rule.threshold > f1_rule.threshold and 0 < rule.inner_f1 <= 1
+    from sklearn.svm import SVC
+
+    from structkernels.relations.models import PRECOMPUTED_SVC_PARAMS
+
+    score = SVC(kernel="precomputed", **PRECOMPUTED_SVC_PARAMS).fit(K_tr, y).decision_function(K_te)
+    predicted = {r.rule: int(r.predict(score).sum()) for r in (f1_rule, rule)}
+    assert predicted["inner-cv"] > 60 and 25 <= predicted["prevalence"] <= 55  # 40 gold
+    # the same rule with no inner folds falls back to 0, as inner-cv does
+    assert fit_decision(np.eye(4) + 1, [0, 1, 0, 1], threshold="prevalence",
+                        calibration=None).threshold == 0.0
 
 
 def test_fallback_with_too_few_documents_or_positives():

@@ -243,7 +243,7 @@ def _set(*keys, value):
 
 
 TAMPERED = {
-    "bad version": (_set("version", value=4), "relation-extractor version 4 is not supported"),
+    "bad version": (_set("version", value=5), "relation-extractor version 5 is not supported"),
     "other format": (_set("format", value="structkernels.npk-model"),
                      "not a relation-extractor file"),
     "NaN intercept": (_set("svm", "intercept", value=float("nan")),

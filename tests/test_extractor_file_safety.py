@@ -8,6 +8,7 @@ without spaCy's English pipeline.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import subprocess
@@ -16,6 +17,7 @@ import warnings
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import structkernels
@@ -89,7 +91,16 @@ def trained_doc(tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ex.fit(read_relations(_corpus(d / "train.jsonl")))
-    return ex.to_json()
+    return as_version3(ex)
+
+
+def as_version3(ex: RelationExtractor) -> dict:
+    """The document of ``ex`` as a version 3 file holds it: references as lists of objects."""
+    doc = ex.to_json()
+    doc["version"] = 3
+    doc["references"] = [{"path": r["path"].to_json(), "context": list(r["context"]),
+                          "apg": r["apg"].to_json()} for r in ex.references_]
+    return doc
 
 
 @pytest.fixture(params=["hand", "trained"])
@@ -376,3 +387,73 @@ def test_predict_reads_an_extractor_within_the_documented_limit(tmp_path, capsys
     _one_line_naming(str(info.value), f, f"more than {limit} bytes", "MAX_EXTRACTOR_BYTES")
     assert "`MAX_EXTRACTOR_BYTES` (256 MiB" in (ROOT / "docs" / "reliability.md").read_text(
         encoding="utf-8")
+
+
+# ------------------------------------------------------------- version 4: arrays
+def _v4_doc() -> dict:
+    """The hand-written model saved again: version 4, its references as arrays."""
+    doc = hand_doc()
+    doc["version"] = 3
+    doc["decision"] = {"threshold": 0.0, "rule": "zero", "calibration": None,
+                       "inner_f1": None, "folds": 0, "fallback": None}
+    return json.loads(json.dumps(RelationExtractor.from_json(doc).to_json()))
+
+
+def test_version4_references_are_arrays_and_read_back_the_same(tmp_path):
+    doc = _v4_doc()
+    refs = doc["references"]
+    assert doc["version"] == 4 and refs["count"] == 2 and isinstance(refs["strings"], list)
+    assert all(isinstance(v, str) for view in ("path", "context", "apg")
+               for v in refs[view].values())
+    old = RelationExtractor.from_json(hand_doc())
+    new = RelationExtractor.from_json(doc)
+    assert new.references_ == old.references_
+    f = tmp_path / "M.json.gz"
+    new.save(f)
+    assert RelationExtractor.load(f).to_json() == doc
+
+
+def _b64(*values: int) -> str:
+    return base64.b64encode(np.asarray(values, dtype="<i4").tobytes()).decode()
+
+
+V4_BAD = {
+    "not base64": (("path", "nodes"), "@@", "references['path']['nodes'] is not base64"),
+    "a string index": (("context", "features"), _b64(1000, 0),
+                       "references['context']['features'] holds a value out of"),
+    "offsets": (("path", "offsets"), _b64(0, 3), "references['path']['offsets'] must be 3"),
+    "a length": (("apg", "labels"), _b64(0), "references['apg']['labels'] holds 1 values"),
+    "a frame": (("apg", "frame"), _b64(5, 0), "references['apg']['frame'] holds a value"),
+    "a frame too large": (("apg", "vertices"), _b64(3, 2**31 - 1),
+                          "references['apg'] frame 1 holds 2147483647 vertices"),
+    "an edge twice": (("apg", "ends"), _b64(0, 1, 0, 1, 0, 1), "references['apg'] frame 0"),
+    "a weight": (("apg", "weight_values"), "AAAAAAAA+H8=", "reference 0's graph"),
+    "a field": (("apg",), {}, "references['apg'] must be an object with exactly"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(V4_BAD))
+def test_a_bad_version4_array_is_one_line_naming_the_field(case, tmp_path):
+    keys, value, reason = V4_BAD[case]
+    doc = _v4_doc()
+    _set(doc["references"], keys, value)
+    f = _write(tmp_path / "M.json", doc)
+    with pytest.raises(ExtractorFormatError) as info:
+        RelationExtractor.load(f)
+    _one_line_naming(str(info.value), f, reason)
+
+
+def test_version4_references_beyond_the_limits_are_refused(tmp_path, monkeypatch):
+    from structkernels.extraction import files
+
+    f = _write(tmp_path / "M.json", _v4_doc())
+    monkeypatch.setattr(files, "MAX_REFERENCE_SIZE", 2)
+    with pytest.raises(ExtractorFormatError) as info:
+        RelationExtractor.load(f)
+    _one_line_naming(str(info.value), f, "reference 0's path holds 3 items",
+                     "MAX_REFERENCE_SIZE = 2")
+    monkeypatch.setattr(files, "MAX_REFERENCE_SIZE", 2000)
+    monkeypatch.setattr(files, "MAX_GRAPH_CELLS", 12)
+    with pytest.raises(ExtractorFormatError) as info:
+        RelationExtractor.load(f)
+    _one_line_naming(str(info.value), f, "13 vertex pairs", "MAX_GRAPH_CELLS = 12")

@@ -73,11 +73,11 @@ def test_fold_memory_counts_slices_not_whole_grams(monkeypatch):
     need = fold_bytes(n, [(tr, te)], models, 2, SLICE_BYTES)
     assert need == 2 * one  # one group's slices at a time, its fits one after another
     assert need < 8 * n * n * 3  # the whole-Gram accounting held 5 Grams and 2 copies
-    # by default, as many groups' slices as workers when a quarter of the budget holds them:
-    # two Grams' slices and two fits' copies, so that both cores fit models
+    # by default, one Gram's slices when a quarter of the budget holds them, its fits run
+    # together: one Gram's slices and two fits' copies, so that both cores fit models
     monkeypatch.setenv("STRUCTKERNELS_MEMORY_BUDGET", "16G")
-    assert slice_budget([(tr, te)], 2) == 2 * one
-    assert fold_bytes(n, [(tr, te)], models, 2) == 4 * one
+    assert slice_budget([(tr, te)], 2) == one
+    assert fold_bytes(n, [(tr, te)], models, 2) == 3 * one
     assert fold_bytes(n, [(tr, te)], models, 1) == 2 * one  # one worker: as before
     monkeypatch.setenv("STRUCTKERNELS_MEMORY_BUDGET", "2G")  # a quarter below one slice
     assert slice_budget([(tr, te)], 2) == SLICE_BYTES

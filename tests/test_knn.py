@@ -264,13 +264,34 @@ def test_shipped_amr_paths():
         assert g.similarities[i, 0] <= exact.similarities[i, 0] + 1e-12
 
 
+def block_topk(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The reference top-k by sorting: positions ``(rows, cols)`` of the ``k`` largest entries
+    of each row of ``S``, ties at the ``k``-th value to the smaller column, ``-inf``/NaN never."""
+    S = np.asarray(S, dtype=np.float64)
+    n, m = S.shape
+    if n == 0 or m == 0 or k <= 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    valid = np.isfinite(S) | (S == np.inf)
+    if k >= m:
+        sel = valid
+    else:
+        work = np.where(valid, S, -np.inf)
+        kth = np.partition(work, m - k, axis=1)[:, m - k][:, None]
+        greater = (work > kth) & valid
+        need = k - greater.sum(axis=1, keepdims=True)
+        equal = (work == kth) & valid
+        sel = greater | (equal & (np.cumsum(equal, axis=1) <= need))
+    rows, cols = np.nonzero(sel)
+    return rows.astype(np.int64), cols.astype(np.int64)
+
+
 def test_compiled_topk_matches_block_topk():
-    """The compiled per-line top-k (bucket blocks) chooses what block_topk chooses:
+    """The compiled per-line top-k (bucket blocks, line_topk) chooses what a sort chooses:
     ties to the smaller position, -inf/NaN never, +inf allowed, self pairs masked,
     normalisation with the arithmetic of normalize_gram, upper-triangle mirroring."""
     from structkernels.engine.checks import diagonal_scales as _scales
     from structkernels.engine.checks import normalize_gram
-    from structkernels.neighbors.graph import block_topk
+    from structkernels.neighbors.graph import line_topk
     from structkernels.neighbors.topk import topk_lines as _topk_lines
 
     rng = np.random.default_rng(3)
@@ -292,6 +313,9 @@ def test_compiled_topk_matches_block_topk():
             want = sorted(zip(lines[r].tolist(), others[c].tolist(), A[r, c].tolist(), strict=True))
             got = _topk_lines(S, lines, others, k, transpose, True, none, none, False, False)
             assert sorted(zip(*(a.tolist() for a in got), strict=True)) == want
+        r, c = block_topk(S, k)  # what the classifier searches: plain rows, positions as ids
+        want = sorted(zip(r.tolist(), c.tolist(), S[r, c].tolist(), strict=True))
+        assert sorted(zip(*(a.tolist() for a in line_topk(S, k)), strict=True)) == want
         # normalised, symmetric (upper triangle read, lower one ignored)
         d = rng.integers(0, 4, n).astype(float)  # includes zero self-similarities
         U = rng.random((n, n))

@@ -182,6 +182,6 @@ def test_shortest_path_is_networkx_path_with_its_ties():
             except nx.NetworkXNoPath:
                 want = []
             assert _shortest(G, a, b, kept) == want
-            assert _shortest(G, a, b) == want
+            assert _shortest(G, a, b, {}) == want
     with pytest.raises(nx.NodeNotFound):
-        _shortest(nx.MultiDiGraph([("1", "2")]), "1", "9")
+        _shortest(nx.MultiDiGraph([("1", "2")]), "1", "9", {})

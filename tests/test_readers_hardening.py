@@ -249,17 +249,17 @@ def test_memory_budget_takes_the_smallest_limit(monkeypatch):
     from structkernels.utils import _budget as srk
 
     monkeypatch.delenv(srk.MEMORY_BUDGET_ENV, raising=False)
-    readings = {"_physical_bytes": 64 << 30, "_available_bytes": 32 << 30,
+    readings = {"_pages_bytes": 64 << 30, "_available_bytes": 32 << 30,
                 "_rlimit_room": None, "_cgroup_room": None}
     for name, value in readings.items():
-        monkeypatch.setattr(srk, name, lambda v=value: v)
+        monkeypatch.setattr(srk, name, lambda *_, v=value: v)  # physical memory: 64G
     assert srk.memory_budget() == 16 << 30
     monkeypatch.setattr(srk, "_rlimit_room", lambda: 3 << 30)  # ulimit -v: old budget ignored it
     assert srk.memory_budget() == (3 << 30) // 2
     monkeypatch.setattr(srk, "_cgroup_room", lambda: 1 << 30)  # a container's memory.max
     assert srk.memory_budget() == 512 << 20
     for name in readings:
-        monkeypatch.setattr(srk, name, lambda: None)
+        monkeypatch.setattr(srk, name, lambda *_: None)
     assert srk.memory_budget() == 8 << 30
     monkeypatch.setenv(srk.MEMORY_BUDGET_ENV, "64M")  # explicit wins
     assert srk.memory_budget() == 64 << 20

@@ -235,6 +235,7 @@ def test_pooled_scores_by_hand():
     assert s["f1"] == 66.67
     assert s["f1_sd"] == round(100 * np.std([2 / 3, 2 / 3]), 2)
     assert s["roc_auc"] == round(100 * 6 / 9, 2)  # 6 of 9 (positive, negative) pairs ordered
+    assert (s["predicted_rate"], s["gold_rate"]) == (50.0, 50.0)
 
 
 def test_evaluate_relations_learns_on_training_folds_only():
@@ -272,7 +273,8 @@ def test_evaluate_command_cv_json(ppi_corpora, tmp_path, capsys):
     assert len(out["chosen"]) == 3 and set(out["chosen"]) <= {"SVM", "k-NN", "hash-RF"}
     assert len(out["sigma_zeroed"]) == 3
     for s in out["models"].values():
-        assert set(s) == {"precision", "recall", "f1", "roc_auc", "f1_sd", "f1_folds"}
+        assert set(s) == {"precision", "recall", "f1", "roc_auc", "f1_sd", "f1_folds",
+                          "predicted_rate", "gold_rate"}
         assert 50 < s["f1"] <= 100 and 50 < s["roc_auc"] <= 100
 
 

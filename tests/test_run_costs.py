@@ -342,7 +342,7 @@ def test_sigma_trial_in_tiles_equals_one_gram(monkeypatch):
 def _streamed_votes(K, y, k, inside, scale, tile, rng):
     """Votes of a square K with the rows/columns of ``inside`` merged tile by tile in a
     shuffled order (as a σ trial merges them)."""
-    from structkernels.neighbors.graph import topk_merge_block, topk_rows_masked, topk_vote
+    from structkernels.neighbors.topk import topk_merge_block, topk_rows_masked, topk_vote
 
     n = len(K)
     kk = max(0, min(k, n - 1))

@@ -114,7 +114,8 @@ def test_fit_chooses_the_threshold_and_calibration(platt, corpora):
 
 def test_bad_threshold_or_calibration_is_refused_by_fit(corpora):
     train = read_relations(corpora[1])
-    with pytest.raises(ValueError, match="threshold must be 'inner-cv', 'zero' or a finite"):
+    with pytest.raises(ValueError, match="threshold must be one of 'inner-cv', 'prevalence', "
+                       "'zero' or a finite"):
         RelationExtractor(threshold="best").fit(train)
     with pytest.raises(ValueError, match="calibration must be"):
         RelationExtractor(calibration="sigmoid").fit(train)
@@ -130,7 +131,7 @@ def test_round_trip_keeps_scores_thresholds_and_probabilities(spacy_pipeline, co
     loaded = RelationExtractor.load(f, cache_dir=False, progress=False)
     test = read_relations(corpora[2])
     doc = ex.to_json()
-    assert doc["version"] == EXTRACTOR_VERSION == 3 and loaded.to_json() == doc
+    assert doc["version"] == EXTRACTOR_VERSION == 4 and loaded.to_json() == doc
     assert loaded.decision_ == ex.decision_ and loaded.threshold_ == ex.threshold_
     assert np.array_equal(loaded.decision_function(test), ex.decision_function(test))
     assert loaded.predict_pairs(test) == ex.predict_pairs(test)
@@ -190,7 +191,10 @@ def test_a_hand_written_version_3_file_loads(tmp_path):
         f = tmp_path / "v3.json"
         f.write_text(json.dumps(doc), encoding="utf-8")
         ex = RelationExtractor.load(f)
-        assert ex.threshold_ == 0.2 and ex.to_json() == doc
+        assert ex.threshold_ == 0.2 and ex.to_json()["decision"] == doc["decision"]
+        again = RelationExtractor.from_json(ex.to_json())  # saved again as version 4
+        assert ex.to_json()["version"] == 4 and again.references_ == ex.references_
+        assert again.to_json() == ex.to_json()
     assert ex.decision_.probability([-2.0, 0.5, 3.0]).tolist() == [0.1, 0.7, 0.9]
 
 
@@ -262,7 +266,9 @@ def test_train_extractor_then_predict(spacy_pipeline, corpora, tmp_path, capsys)
                  "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "saved the NPK SVM model (path + context + all-paths graph)" in err
-    assert "threshold" in err and "inner CV" in err
+    assert "threshold" in err and "inner CV" in err and "inner-CV F1 " in err
+    assert "learned σ (lowest first): " in err  # what was learned, then what to run next
+    assert f"next: structkernels predict {model} CORPUS... -o pairs.jsonl" in err
     ex = RelationExtractor.load(model, cache_dir=False, progress=False)
     assert ex.decision_.rule == "inner-cv" and ex.calibration_["kind"] == "platt"
     out = tmp_path / "pairs.jsonl"
@@ -270,7 +276,10 @@ def test_train_extractor_then_predict(spacy_pipeline, corpora, tmp_path, capsys)
     rows = _lines(out.read_text(encoding="utf-8"))
     assert all(0 <= r["probability"] <= 1 for r in rows)
     assert [r["label"] for r in rows] == [int(r["score"] > ex.threshold_) for r in rows]
-    assert "F1" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    gold = sum(p.label for p in read_relations([test]).pairs())
+    assert "F1" in err and f"predicted positive: {sum(r['label'] for r in rows)} of " \
+        f"{len(rows)} (" in err and f"gold positive: {gold} (" in err
     assert main(["predict", str(model), test, "-o", str(out), "--no-cache", "--quiet",
                  "--threshold", "1e9"]) == 0
     assert {r["label"] for r in _lines(out.read_text(encoding="utf-8"))} == {0}
@@ -292,7 +301,8 @@ def test_train_extractor_errors_are_one_line(corpora, tmp_path, capsys):
         with pytest.raises(SystemExit) as info:
             main(["train-extractor", train, "-o", str(tmp_path / "m.json"), "--threshold", bad])
         assert info.value.code == 2
-        assert "expected inner-cv, zero or a finite number" in capsys.readouterr().err
+        assert "expected inner-cv, prevalence, zero or a finite number" in \
+            capsys.readouterr().err
     assert main(["train-extractor", str(tmp_path / "absent.jsonl"), "-o",
                  str(tmp_path / "m.json")]) == 2
     assert "no such file or folder" in capsys.readouterr().err

@@ -107,6 +107,11 @@ def test_train_npk_prints_a_readable_table(data_file, tmp_path, capsys):
     assert "obvious features on the same split" in head
     assert "\nlogistic regression, tuples + edges" in head
     assert model.exists()
+    # it ends with what was learned and the command to run next
+    tail = out.split("model written to")[1].splitlines()[1:]
+    assert tail[0].startswith("learned σ (lowest first): ")
+    assert tail[1].startswith("k-NN threshold: ") and "leave-one-out" in tail[1]
+    assert tail[2] == f"next: structkernels predict {model} CANDIDATES.jsonl -o labels.jsonl"
 
 
 def test_predict_labels_new_candidates(data_file, tmp_path, capsys):
@@ -122,7 +127,9 @@ def test_predict_labels_new_candidates(data_file, tmp_path, capsys):
     assert all(d["label"] in (0, 1) and 0.0 <= d["score"] <= 1.0 for d in lines)
     # the learned σ makes the planted problem separable
     assert [d["label"] for d in lines] == [r["label"] for r in records]
-    assert "F1 100.0" in err
+    gold = sum(r["label"] for r in records)
+    assert "F1 100.0" in err and f"predicted positive: {gold} of 40" in err
+    assert f"gold positive: {gold} ({100 * gold / 40:.1f}%)" in err
 
 
 def test_predict_reads_plain_path_records(data_file, tmp_path, capsys):

@@ -1,18 +1,10 @@
 """AMR graphs to the structures the kernels compare.
 
 What is AMR's alone lives here: the distant labels of the shipped dataset
-(:mod:`structkernels.amr.labels`).  Reading PENMAN (:mod:`structkernels.formats`), the
-graph model, the concept lists and candidate extraction (:mod:`structkernels.graphs`) serve
-every source; this package hands them on under their AMR names:
-
-- :func:`read_amr` / :func:`parse_amr`: PENMAN corpora to :class:`AMRGraph`
-  (the graph model, :mod:`structkernels.graphs.model`; :mod:`structkernels.formats.penman`);
-- :func:`generate_candidates`: candidate biomolecular interactions
-  (:mod:`structkernels.graphs.concepts` lists the concepts);
-- :func:`candidate_path`, :func:`candidate_tree`, :func:`candidate_subgraph`:
-  the paths (Table 1) and trees (Fig. 1(b), 1(c)) of the nonstationary
-  kernels paper;
-- :func:`distant_label`: the labelling rule of the shipped dataset.
+(:mod:`structkernels.amr.labels`).  Reading PENMAN (:mod:`structkernels.formats.penman`),
+the graph model, the concept lists and candidate extraction (:mod:`structkernels.graphs`:
+the paths of Table 1 and trees of Fig. 1(b), 1(c) of the nonstationary kernels paper)
+serve every source; this package hands them on under their AMR names.
 
 Examples
 --------
@@ -48,24 +40,9 @@ from structkernels.graphs.model import (
 )
 
 __all__ = [
-    "read_amr",
-    "parse_amr",
-    "AMRFormatError",
-    "AMRGraph",
-    "AMRCorpus",
-    "SkippedGraph",
-    "to_networkx",
-    "concept_label",
-    "Candidate",
-    "CandidateError",
-    "CandidateExtractor",
-    "generate_candidates",
-    "candidate_subgraph",
-    "candidate_path",
-    "candidate_tree",
-    "DistantLabel",
-    "distant_label",
-    "INTERACTION_CONCEPTS",
-    "ENTITY_CONCEPTS",
+    "read_amr", "parse_amr", "AMRFormatError", "AMRGraph", "AMRCorpus", "SkippedGraph",
+    "to_networkx", "concept_label", "Candidate", "CandidateError", "CandidateExtractor",
+    "generate_candidates", "candidate_subgraph", "candidate_path", "candidate_tree",
+    "DistantLabel", "distant_label", "INTERACTION_CONCEPTS", "ENTITY_CONCEPTS",
     "COORDINATION_CONCEPTS",
 ]

@@ -70,23 +70,15 @@ def fillers(G: nx.MultiDiGraph, node: str, role: str) -> frozenset[str]:
             continue
         seen.add(v)
         if G.nodes[v]["concept"] in COORDINATION_CONCEPTS:
-            stack.extend(
-                w
-                for _, w, r in G.out_edges(v, data="role")
-                if r.startswith("op") and r[2:].isdigit()
-            )
+            stack.extend(w for _, w, r in G.out_edges(v, data="role")
+                         if r.startswith("op") and r[2:].isdigit())
         else:
             out.add(v)
     return frozenset(out)
 
 
-def _positive(
-    catalyst: str | None,
-    participants: Iterable[str],
-    agent: frozenset[str],
-    theme: frozenset[str],
-    agent_has_entity: bool,
-) -> bool:
+def _positive(catalyst: str | None, participants: Iterable[str], agent: frozenset[str],
+              theme: frozenset[str], agent_has_entity: bool) -> bool:
     if not all(p in theme and p not in agent for p in participants):
         return False
     if catalyst is None:
@@ -94,11 +86,8 @@ def _positive(
     return catalyst in agent
 
 
-def distant_label(
-    amr: Graph | nx.MultiDiGraph,
-    cand: Candidate,
-    entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
-) -> DistantLabel:
+def distant_label(amr: Graph | nx.MultiDiGraph, cand: Candidate,
+                  entity_concepts: Iterable[str] = ENTITY_CONCEPTS) -> DistantLabel:
     """Label a candidate by the rule of this module.
 
     Examples
@@ -126,9 +115,8 @@ class DistantLabeler:
     1
     """
 
-    def __init__(
-        self, amr: Graph | nx.MultiDiGraph, entity_concepts: Iterable[str] = ENTITY_CONCEPTS
-    ):
+    def __init__(self, amr: Graph | nx.MultiDiGraph,
+                 entity_concepts: Iterable[str] = ENTITY_CONCEPTS):
         self.G = as_networkx(amr)
         self.entity_concepts = frozenset(entity_concepts)
         self._roles: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {}
@@ -149,12 +137,10 @@ class DistantLabeler:
         for node in cand.nodes:
             if node is None:
                 raise CandidateError(
-                    f"candidate without an interaction node (graph {G.graph.get('id')!r})"
-                )
+                    f"candidate without an interaction node (graph {G.graph.get('id')!r})")
             if node not in G:
                 raise CandidateError(
-                    f"unknown node {node!r}: not a variable of graph {G.graph.get('id')!r}"
-                )
+                    f"unknown node {node!r}: not a variable of graph {G.graph.get('id')!r}")
         agent, theme, agent_has_entity = self.roles(cand.interaction)
         return _decide(cand, agent, theme, agent_has_entity)
 

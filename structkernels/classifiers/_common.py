@@ -11,13 +11,15 @@ from scipy.sparse import issparse
 
 from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Kernel, Normalized
-from structkernels.kernels.names import as_kernel, takes_arrays
+from structkernels.kernels.names import takes_arrays
+from structkernels.neighbors.graph import prepare_kernel
+from structkernels.neighbors.hashing import set_n_features
 from structkernels.neighbors.settings import classifier_kernel_params
 from structkernels.utils import N_JOBS, Options, n_jobs_value
 
 __all__ = [
     "is_precomputed", "resolve_kernel", "check_structures", "check_gram", "check_labels",
-    "check_n_features", "set_n_features", "KERNEL_CONSTRAINTS", "precomputed_refusals",
+    "check_n_features", "KERNEL_CONSTRAINTS", "precomputed_refusals",
     "train_input", "values_against", "input_tags",
 ]
 
@@ -61,13 +63,8 @@ def resolve_kernel(
     size (``Kernel.grows_with_size``); a :class:`Normalized` kernel given by the
     user is normalised whatever ``normalize`` says.
     """
-    kernel_params = classifier_kernel_params(kernel, kernel_params)
-    kern = as_kernel(kernel, **(kernel_params or {}))
-    base, norm = (kern.kernel, True) if isinstance(kern, Normalized) else (kern, False)
-    if isinstance(normalize, str):
-        norm = norm or bool(getattr(base, "grows_with_size", False))
-    else:
-        norm = norm or bool(normalize)
+    base, norm = prepare_kernel(kernel, classifier_kernel_params(kernel, kernel_params),
+                                normalize)
     kern = Normalized(base) if norm else base
     kern.validate_params()
     return kern, norm
@@ -105,14 +102,6 @@ def check_labels(y: Any, n: int, owner: str) -> np.ndarray:
     if len(y) != n:
         raise ValueError(f"{owner}: X has {n} structures but y has {len(y)} labels")
     return y
-
-
-def set_n_features(est: Any, X: Any) -> None:
-    """``n_features_in_`` for 2-D array input (scikit-learn's convention); none for structures."""
-    if isinstance(X, np.ndarray) and X.ndim == 2:
-        est.n_features_in_ = int(X.shape[1])
-    elif hasattr(est, "n_features_in_"):
-        del est.n_features_in_
 
 
 def check_n_features(est: Any, X: Any) -> None:

@@ -1,19 +1,9 @@
 """Kernelised hash codes and a random forest (Garg et al., AAAI 2019).
 
-"Kernelized Hashcode Representations for Relation Extraction" turns a
-structure into a binary code from its kernel similarities to a small random
-reference set of training structures, and trains a random forest on the codes:
-each bit is a locality-sensitive hash function, and a tree's split asks
-whether a structure is nearer one random group of references or another.
-:class:`HashForestClassifier` draws one reference set ``A`` of ``M``
-structures (about ``sqrt(N)``), so every structure costs ``M`` kernel values
-whatever the number of bits, and concatenates the bits of ``n_hashes``
-independent random k-NN hash functions
-(:class:`~structkernels.neighbors.hashing.RandomKNNHash`, ``n_bits`` bits
-each): bit ``j`` is 1 when the most similar reference among two random
-disjoint subsets ``H_j1``, ``H_j2`` of ``A`` lies in ``H_j1``.  The forest
-(``sklearn.ensemble.RandomForestClassifier``, balanced class weights) then
-learns on these ``n_hashes * n_bits`` binary features.
+"Kernelized Hashcode Representations for Relation Extraction" turns a structure into the bits
+of ``n_hashes`` random k-NN hash functions (:class:`~structkernels.neighbors.hashing.RandomKNNHash`)
+over one shared reference set of about ``sqrt(N)`` training structures, so every structure
+costs ``M`` kernel values whatever the number of bits, and trains a random forest on the codes.
 """
 
 from __future__ import annotations
@@ -35,14 +25,11 @@ from structkernels.classifiers._common import (
     values_against,
 )
 from structkernels.kernels.lookup import GramLookup
-from structkernels.neighbors.hashing import RandomKNNHash
+from structkernels.neighbors.hashing import MAX_BITS, RandomKNNHash
 from structkernels.structures import take
 from structkernels.utils import Interval, ValidatedParamsMixin, n_jobs_value
 
 __all__ = ["HashForestClassifier"]
-
-#: At most this many bits per hash function (RandomKNNHash packs a code in an int64).
-MAX_BITS = 62
 
 
 class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
@@ -56,28 +43,19 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         train Gram matrix and prediction the (n_test, n_train) one (only its
         columns of the reference structures are read).
     kernel_params : dict, optional
-        Parameters of a kernel given by name.  None with ``kernel="path"``:
-        the named configuration
-        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial
-        credit 0.9), as :class:`~structkernels.KernelKNNClassifier` (without it the codes
-        of the shipped data's paths are poor: F1 21-23 against 74-79 at 2,000
-        training / 1,000 test paths, M = 100, three seeds); any dict is used
-        as given.
+        Parameters of a kernel given by name.  None with ``kernel="path"``: the named
+        configuration :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial
+        credit 0.9), as :class:`~structkernels.KernelKNNClassifier` (without it the codes of the
+        shipped data's paths are poor); any dict is used as given.
     n_bits : int, default 32
         Bits per hash function (at most 62).
     n_hashes : int, default 32
-        Independent hash functions; the forest sees ``n_hashes * n_bits``
-        binary features.
+        Independent hash functions; the forest sees ``n_hashes * n_bits`` binary features.
     n_reference : int, optional
-        Size ``M`` of the shared reference set; default ``ceil(sqrt(N))``
-        (at least 2).
+        Size ``M`` of the shared reference set; default ``ceil(sqrt(N))`` (at least 2).
     subset_size : int, optional
-        Size of each of a bit's two reference subsets; default 2 (1 when
-        ``M < 4``).  Small subsets make the bits more independent (the paper's
-        small ``alpha``): on 2,000 training / 1,000 test paths of the shipped
-        data, M = 100, three seeds, F1 74-79 and average precision 0.81-0.86
-        with 2, against 64-74 and 0.73-0.80 with RandomKNNHash's default
-        ``M // 4``.
+        Size of each of a bit's two reference subsets; default 2 (1 when ``M < 4``).  Small
+        subsets make the bits more independent (the paper's small ``alpha``).
     n_estimators : int, default 100
         Trees of the forest.
     max_features : int, float, "sqrt", "log2" or None, default "sqrt"
@@ -85,15 +63,13 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
     class_weight : "balanced", "balanced_subsample", dict or None, default "balanced"
         The forest's class weights.
     normalize : bool or "auto", default "auto"
-        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose
-        values grow with the structures' size (``Kernel.grows_with_size``).
-        Without it the largest structures are everybody's nearest reference.
-        Not for ``"precomputed"``.
+        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose values grow with
+        the structures' size (``Kernel.grows_with_size``).  Without it the largest structures
+        are everybody's nearest reference.  Not for ``"precomputed"``.
     random_state : int, RandomState or None
         Seeds the reference set, the hash functions and the forest.
     n_jobs : int or None, default None
-        Workers of the Gram engine and the forest; None: every core the
-        process may use.
+        Workers of the Gram engine and the forest; None: every core the process may use.
 
     Attributes
     ----------
@@ -137,21 +113,11 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         "n_estimators": [Interval(numbers.Integral, 1, None)],
     }
 
-    def __init__(
-        self,
-        kernel: Any = "path",
-        kernel_params: dict | None = None,
-        n_bits: int = 32,
-        n_hashes: int = 32,
-        n_reference: int | None = None,
-        subset_size: int | None = None,
-        n_estimators: int = 100,
-        max_features: Any = "sqrt",
-        class_weight: Any = "balanced",
-        normalize: bool | str = "auto",
-        random_state: Any = None,
-        n_jobs: int | None = None,
-    ):
+    def __init__(self, kernel: Any = "path", kernel_params: dict | None = None, n_bits: int = 32,
+                 n_hashes: int = 32, n_reference: int | None = None, subset_size: int | None = None,
+                 n_estimators: int = 100, max_features: Any = "sqrt",
+                 class_weight: Any = "balanced", normalize: bool | str = "auto",
+                 random_state: Any = None, n_jobs: int | None = None):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.n_bits = n_bits

@@ -1,17 +1,9 @@
 """A choice among classifiers by inner cross-validation on the training data only.
 
-:func:`select_by_inner_cv` scores every candidate estimator by (grouped)
-k-fold cross-validation of the training set it is given and names the best;
-:class:`InnerCVClassifier` does so in ``fit`` and refits the winner on all of
-the training set.  Estimators that take a precomputed Gram (their
-``input_tags.pairwise`` tag, as scikit-learn's ``SVC(kernel="precomputed")``)
-are fitted on :func:`slice_gram` ``(K, train, train)`` and scored on
-``slice_gram(K, test, train)``: one Gram of the training set serves every fold.
-With ``groups`` (say, the sentence or document of each relation candidate) the
-folds are ``GroupKFold``'s, so no group is on both sides of a split.
-
-Held-out data never enters: the functions see only what they are given, the
-training rows (and, for a Gram, the training columns) of the outer split.
+Estimators that take a precomputed Gram (their ``input_tags.pairwise`` tag) are fitted on
+``slice_gram(K, train, train)`` and scored on ``slice_gram(K, test, train)``: one Gram of the
+training set serves every fold.  With ``groups`` the folds are ``GroupKFold``'s.  Held-out
+data never enters: the functions see only the training rows they are given.
 """
 
 from __future__ import annotations
@@ -86,15 +78,8 @@ def _split(X: Any, rows: np.ndarray, cols: np.ndarray | None, pairwise: bool) ->
     return take(X, rows)
 
 
-def cv_scores(
-    candidates: dict[str, Any],
-    X: Any,
-    y: Any,
-    groups: Any = None,
-    cv: Any = 3,
-    scoring: Any = "f1",
-    random_state: Any = None,
-) -> dict[str, np.ndarray]:
+def cv_scores(candidates: dict[str, Any], X: Any, y: Any, groups: Any = None, cv: Any = 3,
+              scoring: Any = "f1", random_state: Any = None) -> dict[str, np.ndarray]:
     """Per candidate, its score on each fold (the work of :func:`select_by_inner_cv`)."""
     from sklearn.metrics import check_scoring
 
@@ -137,15 +122,9 @@ def cv_scores(
     return out
 
 
-def select_by_inner_cv(
-    candidates: dict[str, Any],
-    X: Any,
-    y: Any,
-    groups: Any = None,
-    cv: Any = 3,
-    scoring: Any = "f1",
-    random_state: Any = None,
-) -> tuple[str, dict[str, float]]:
+def select_by_inner_cv(candidates: dict[str, Any], X: Any, y: Any, groups: Any = None, cv: Any = 3,
+                       scoring: Any = "f1",
+                       random_state: Any = None) -> tuple[str, dict[str, float]]:
     """The candidate with the best mean inner cross-validation score on ``(X, y)``.
 
     Parameters
@@ -211,10 +190,9 @@ def _best_has(method: str):
 class InnerCVClassifier(ClassifierMixin, BaseEstimator):
     """Chooses among candidate classifiers by inner cross-validation, then refits the best.
 
-    ``fit(X, y, groups=None)`` runs :func:`select_by_inner_cv` on the data it is
-    given and fits a clone of the winner on all of it; prediction is the
-    winner's.  Nested in an outer evaluation, the choice sees only the outer
-    training rows.
+    ``fit(X, y, groups=None)`` runs :func:`select_by_inner_cv` on the data it is given and fits
+    a clone of the winner on all of it; prediction is the winner's.  Nested in an outer
+    evaluation, the choice sees only the outer training rows.
 
     Parameters
     ----------
@@ -246,13 +224,8 @@ class InnerCVClassifier(ClassifierMixin, BaseEstimator):
     ('svm', [0, 1])
     """
 
-    def __init__(
-        self,
-        candidates: dict[str, Any],
-        cv: Any = 3,
-        scoring: Any = "f1",
-        random_state: Any = None,
-    ):
+    def __init__(self, candidates: dict[str, Any], cv: Any = 3, scoring: Any = "f1",
+                 random_state: Any = None):
         self.candidates = candidates
         self.cv = cv
         self.scoring = scoring

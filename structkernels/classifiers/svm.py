@@ -1,17 +1,10 @@
 """A support vector machine on any registered kernel: exact, or Nyström above a size.
 
-:class:`KernelSVC` is scikit-learn's ``SVC(kernel="precomputed")`` fed by the Gram
-engine.  Up to ``max_exact`` training structures it solves the exact problem on
-the full training Gram and keeps only what prediction needs: the support
-vectors' structures, ``dual_coef_`` and ``intercept_`` (a test structure is
-compared with the support vectors only).  Above ``max_exact`` the exact Gram
-(``N ** 2`` values) and the SVM solver (between ``N ** 2`` and ``N ** 3``) cost
-too much; the Nyström method (Williams & Seeger, NIPS 2001) maps every
-structure to ``k(x, L) K_LL^{-1/2}`` over ``n_components`` random landmarks
-``L`` (``N * n_components`` kernel values) and a linear SVM
-(``LinearSVC``) is trained on these features.  The approximation states its
-error on the training data (``approximation_error_``) and warns when it is
-above ``tol``.
+Up to ``max_exact`` training structures :class:`KernelSVC` solves the exact problem of
+``SVC(kernel="precomputed")`` and keeps what prediction needs (the support vectors); above,
+the Nyström method (Williams & Seeger, NIPS 2001) maps every structure to
+``k(x, L) K_LL^{-1/2}`` over ``n_components`` random landmarks and trains ``LinearSVC``,
+stating the approximation's error on the training data (``approximation_error_``).
 """
 
 from __future__ import annotations
@@ -58,26 +51,21 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     kernel : str or Kernel, default "path"
-        A registered kernel name (built with ``kernel_params``), a Kernel
-        instance, or ``"precomputed"``: ``fit`` then takes the square train x
-        train Gram matrix and ``decision_function``/``predict`` the
-        (n_test, n_train) one, as ``sklearn.svm.SVC``.
+        A registered kernel name (built with ``kernel_params``), a Kernel instance, or
+        ``"precomputed"``: ``fit`` then takes the square train x train Gram matrix and
+        ``decision_function``/``predict`` the (n_test, n_train) one, as ``sklearn.svm.SVC``.
     kernel_params : dict, optional
         Parameters of a kernel given by name (e.g. ``{"lam": 0.8}``).  None with
         ``kernel="path"``: the named configuration
-        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial
-        credit 0.9), as :class:`~structkernels.KernelKNNClassifier`
-        (on 2,000 training / 1,000 test paths of the shipped data the SVM
-        scores F1 83.1 with it, 41.7 with the path kernel's own parameters);
-        any dict is used as given.
+        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial credit 0.9), as
+        :class:`~structkernels.KernelKNNClassifier`; any dict is used as given.
     C : float, default 1.0
         Penalty of the hinge loss (``SVC``'s and ``LinearSVC``'s ``C``).
     class_weight : "balanced", dict or None, default "balanced"
         As in ``SVC``: "balanced" weighs classes inversely to their
         frequency, what a rare positive class (relations) needs.
     max_exact : int, default 20000
-        Largest training set solved exactly (the exact Gram has
-        ``max_exact ** 2`` values: 3.2 GB of float64 at 20,000).
+        Largest training set solved exactly (the exact Gram has ``max_exact ** 2`` values).
     n_components : int, default 2000
         Nyström landmarks above ``max_exact`` (capped at the training size).
     tol : float, default 0.05
@@ -88,10 +76,9 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     n_jobs : int or None, default None
         Workers of the Gram engine; None: every core the process may use.
     normalize : bool or "auto", default "auto"
-        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose
-        values grow with the structures' size (``Kernel.grows_with_size``: the
-        path, tree and nonstationary kernels), as
-        :class:`~structkernels.KernelKNNClassifier`.  Not for ``"precomputed"``.
+        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose values grow with
+        the structures' size (``Kernel.grows_with_size``: the path, tree and nonstationary
+        kernels), as :class:`~structkernels.KernelKNNClassifier`.  Not for ``"precomputed"``.
 
     Attributes
     ----------
@@ -122,9 +109,8 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         Nyström route: the linear SVM's weights.
     intercept_ : ndarray of shape (1,)
     approximation_error_ : float
-        ``||K - K_approx|| / ||K||`` over the pairs (``i <= j``) of a random
-        sample of at most :data:`ERROR_SAMPLE` training structures that are
-        not landmarks; 0.0 on the exact route.
+        ``||K - K_approx|| / ||K||`` over the pairs (``i <= j``) of a random sample of at most
+        :data:`ERROR_SAMPLE` training structures that are not landmarks; 0.0 on the exact route.
     n_features_in_ : int
         Columns of 2-D array input (the training size when precomputed).
 
@@ -159,19 +145,10 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None)],
     }
 
-    def __init__(
-        self,
-        kernel: Any = "path",
-        kernel_params: dict | None = None,
-        C: float = 1.0,
-        class_weight: Any = "balanced",
-        max_exact: int = 20000,
-        n_components: int = 2000,
-        tol: float = 0.05,
-        random_state: Any = None,
-        n_jobs: int | None = None,
-        normalize: bool | str = "auto",
-    ):
+    def __init__(self, kernel: Any = "path", kernel_params: dict | None = None, C: float = 1.0,
+                 class_weight: Any = "balanced", max_exact: int = 20000, n_components: int = 2000,
+                 tol: float = 0.05, random_state: Any = None, n_jobs: int | None = None,
+                 normalize: bool | str = "auto"):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.C = C
@@ -285,10 +262,8 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "classes_")
         if self.route_ == "exact":
             K = values_against(self, X, self.support_, self.support_vectors_)
-        else:
-            K = values_against(self, X, self.landmark_indices_, self.landmarks_)
-        if self.route_ == "exact":
             return K @ self.dual_coef_[0] + self.intercept_[0]
+        K = values_against(self, X, self.landmark_indices_, self.landmarks_)
         return (K @ self.normalization_) @ self.coef_[0] + self.intercept_[0]
 
     def predict(self, X: Any) -> np.ndarray:

@@ -12,16 +12,23 @@ goes to stderr: a bar on a terminal, one line per update in a log
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from structkernels import __version__
 from structkernels.kernels.names import kernels
 from structkernels.registry import CORE_DISTRIBUTION, Registry, distribution_name
-from structkernels.utils import StructkernelsError, interrupt_guard, interrupted, run_settings
+from structkernels.utils import (
+    StructkernelsError,
+    interrupt_guard,
+    interrupted,
+    one_line,
+    run_settings,
+)
 
 __all__ = ["main", "CommandError", "commands", "parse_params", "build_kernel", "check_structures"]
 
@@ -91,12 +98,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Structured kernels over natural language.",
     )
     parser.add_argument("--version", action="version", version=f"structkernels {__version__}")
-    parser.add_argument(
-        "-q", "--quiet", action="store_true",
-        help="no progress output (results and errors are still printed)",
-    )
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress output (results and errors are still printed)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings():  # every plugin warning reaches the caller's handler
         warnings.simplefilter("always")
         if only is not None:
             loaded = {only: commands.get(only)}
@@ -123,9 +128,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             p = loaded[name](sub)
             if p is not None and p.get_default("func") is None:
                 raise RuntimeError(f"command {name!r} did not set a func default")
-    for w in caught:
-        print(f"structkernels: warning: {w.message}", file=sys.stderr)
     return parser
+
+
+@contextlib.contextmanager
+def _one_line_warnings(said: set[str], command: str | None = None) -> Iterator[None]:
+    """Each warning of the block printed as one line on stderr naming the command, once
+    (``said`` holds the lines printed): never Python's format with a source line."""
+    prefix = f"structkernels {command}" if command else "structkernels"
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = one_line(message)
+        if text not in said:
+            said.add(text)
+            print(f"{prefix}: warning: {text}", file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -172,10 +192,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str], own_process: bool) -> int:
     only = _command_of(argv)
-    try:
-        parser = build_parser(only)
-    except ImportError:
-        parser = build_parser()  # a broken command: the full parser reports it
+    said: set[str] = set()
+    with _one_line_warnings(said):
+        try:
+            parser = build_parser(only)
+        except ImportError:
+            parser = build_parser()  # a broken command: the full parser reports it
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()
@@ -184,7 +206,8 @@ def _main(argv: list[str], own_process: bool) -> int:
     # a command's own --no-progress hides every bar of its work, the inner ones too
     quiet = bool(args.quiet or getattr(args, "no_progress", False))
     try:
-        with run_settings(progress=False if quiet else None):
+        with run_settings(progress=False if quiet else None), \
+                _one_line_warnings(said, args.command):
             return int(args.func(args) or 0)
     except BrokenPipeError:
         # the reader of standard output went away (``| head``): stop quietly, as a command
@@ -194,6 +217,8 @@ def _main(argv: list[str], own_process: bool) -> int:
     except USER_ERRORS as exc:
         if os.environ.get("STRUCTKERNELS_DEBUG"):
             raise
+        if isinstance(exc, FileNotFoundError) and exc.filename:
+            exc = CommandError(f"no such file: {exc.filename}")  # not Python's [Errno 2]
         print(f"structkernels {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

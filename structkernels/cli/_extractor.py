@@ -4,48 +4,40 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from structkernels.cli import CommandError
+from structkernels.formats.relations import RELATION_FORMATS
+from structkernels.relations.decision import THRESHOLD_RULES
 
-__all__ = ["extractor_cache_dir", "finite_float", "parse_threshold", "train_and_save",
-           "one_line_warnings"]
+__all__ = ["CORPUS_FORMATS", "extractor_cache_dir", "finite_float", "parse_threshold",
+           "train_and_save"]
 
-
-@contextlib.contextmanager
-def one_line_warnings(command: str):
-    """Each warning of the block printed as one line on stderr, naming ``command``."""
-    from structkernels.utils import one_line
-
-    def show(message, category, filename, lineno, file=None, line=None) -> None:
-        print(f"structkernels {command}: warning: {one_line(message)}", file=sys.stderr,
-              flush=True)
-
-    with warnings.catch_warnings():
-        warnings.showwarning = show
-        yield
+#: The corpus formats the commands read (:data:`~structkernels.formats.relations.RELATION_FORMATS`),
+#: as their --help names them.
+CORPUS_FORMATS = (f"{', '.join(RELATION_FORMATS)}; each file's format is told by its name and "
+                  "content")
 
 
 def parse_threshold(text: str) -> str | float:
-    """``--threshold``: ``inner-cv``, ``zero`` or a finite number (argparse ``type``).
+    """``--threshold``: one of :data:`~structkernels.relations.decision.THRESHOLD_RULES` or a
+    finite number (argparse ``type``).
 
     Examples
     --------
-    >>> parse_threshold("zero"), parse_threshold("0.25")
-    ('zero', 0.25)
+    >>> parse_threshold("prevalence"), parse_threshold("0.25")
+    ('prevalence', 0.25)
     """
-    if text in ("inner-cv", "zero"):
+    if text in THRESHOLD_RULES:
         return text
     try:
         return finite_float(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"expected inner-cv, zero or a finite number, got {text!r}") from None
+            f"expected {', '.join(THRESHOLD_RULES)} or a finite number, got {text!r}") from None
 
 
 def finite_float(text: str) -> float:
@@ -105,6 +97,7 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
     command's options (``--pipeline``, ``--no-blind``, ``--C``, ``--n-jobs``,
     ``--random-state``, ``--quiet``) and save it to ``output``; the row, its views and the
     threshold chosen are said on stderr."""
+    from structkernels.experiments.relations import describe_sigma
     from structkernels.extraction import RelationExtractor, describe_model
 
     pairs = corpus.pairs()
@@ -128,13 +121,18 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
         print(f"structkernels {command}: saved the {what} to {output}", file=sys.stderr,
               flush=True)
         return extractor
-    how = {"inner-cv": "chosen by grouped 3-fold inner CV for F1", "zero": "the SVM's sign",
-           "fixed": "given"}[rule.rule]
-    detail = (f"; inner F1 {100 * rule.inner_f1:.1f}" if rule.inner_f1 is not None else "")
+    how = {"inner-cv": "chosen by grouped 3-fold inner CV for F1",
+           "prevalence": "chosen by grouped 3-fold inner CV to match the training prevalence",
+           "zero": "the SVM's sign", "fixed": "given"}[rule.rule]
+    detail = (f"; inner-CV F1 {100 * rule.inner_f1:.1f}" if rule.inner_f1 is not None else "")
     if rule.fallback:
         detail += f"; no inner CV ({rule.fallback}): threshold 0"
     calib = f", {rule.calibration} probabilities" if rule.calibration else ""
-    print(f"structkernels {command}: saved the {what} to {output}: threshold "
-          f"{rule.threshold:.4g} ({how}{detail}){calib}, {len(extractor.references_)} "
-          f"reference pairs", file=sys.stderr, flush=True)
+    lam = extractor.kernel_params_.get("path", {}).get("lam")
+    learned = describe_sigma({"sigma": extractor.sigma_, **({} if lam is None else {"lam": lam})})
+    for line in (f"saved the {what} to {output}: {len(extractor.references_)} reference pairs",
+                 f"learned σ (lowest first): {learned}",
+                 f"threshold {rule.threshold:.4g} ({how}{detail}){calib}",
+                 f"next: structkernels predict {output} CORPUS... -o pairs.jsonl"):
+        print(f"structkernels {command}: {line}", file=sys.stderr, flush=True)
     return extractor

@@ -32,14 +32,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="graph files or folders")
-    p.add_argument(
-        "--out", "-o", default="-",
-        help="JSON Lines output file; - is standard output (default: %(default)s)",
-    )
-    p.add_argument(
-        "--format", choices=["dot", "conllu", "penman", "graphml", "gml"], default=None,
-        help="graph format (default: from each file's extension)",
-    )
+    p.add_argument("--out", "-o", default="-",
+                   help="JSON Lines output file; - is standard output (default: %(default)s)")
+    p.add_argument("--format", choices=["dot", "conllu", "penman", "graphml", "gml"], default=None,
+                   help="graph format (default: from each file's extension)")
     p.add_argument(
         "--kind", choices=["auto", "amr", "dependency"], default="auto",
         help="kind of DOT/GraphML/GML graphs; auto detects it for DOT and reads GraphML and GML "
@@ -49,29 +45,21 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--triggers", default=None, metavar="WORDS|FILE",
         help="interaction trigger words or lemmas: comma-separated, or a file with one per line",
     )
-    p.add_argument(
-        "--entities", default=None, metavar="WORDS|FILE",
-        help="entity words or names: comma-separated, or a file with one per line",
-    )
-    p.add_argument(
-        "--match", choices=["word", "lemma", "stem", "any"], default="any",
-        help="how lexicon entries match nodes (default: %(default)s)",
-    )
+    p.add_argument("--entities", default=None, metavar="WORDS|FILE",
+                   help="entity words or names: comma-separated, or a file with one per line")
+    p.add_argument("--match", choices=["word", "lemma", "stem", "any"], default="any",
+                   help="how lexicon entries match nodes (default: %(default)s)")
     p.add_argument("--case-sensitive", action="store_true", help="do not case-fold lexicon matches")
-    p.add_argument(
-        "--max-participants", type=int, choices=[1, 2], default=2,
-        help="most participants per candidate (default: %(default)s)",
-    )
+    p.add_argument("--max-participants", type=int, choices=[1, 2], default=2,
+                   help="most participants per candidate (default: %(default)s)")
     p.add_argument("--no-catalysts", action="store_true", help="only candidates without a catalyst")
     p.add_argument(
         "--max-distance", type=int, default=None,
         help="entities at most this many edges away from the interaction (default: no limit)",
     )
     p.add_argument("--no-trees", action="store_true", help="leave the trees out of the records")
-    p.add_argument(
-        "--n-jobs", type=int, default=1,
-        help="processes parsing DOT files (-1: all cores) (default: %(default)s)",
-    )
+    p.add_argument("--n-jobs", type=int, default=1,
+                   help="processes parsing DOT files (-1: all cores) (default: %(default)s)")
     p.add_argument(
         "--skip-bad", action="store_true",
         help="leave out malformed graphs (each one is reported on stderr) instead of stopping",

@@ -17,11 +17,12 @@ import numpy as np
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import (
+    CORPUS_FORMATS,
     add_learning_options,
     finite_float,
-    one_line_warnings,
     train_and_save,
 )
+from structkernels.relations.decision import THRESHOLD_RULES
 from structkernels.utils import atomic_open, dumps_finite, one_line
 
 #: The files ``--plot DIR`` writes
@@ -35,12 +36,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="evaluate relation extraction models on annotated corpora (cross-validation "
         "or train/test)",
         description=(
-            "Read annotated relation corpora (interaction XML, BRAT standoff, JSON Lines), "
-            "parse them with spaCy, and evaluate every model on the same splits: "
-            "document-level cross-validation over the files taken together (--cv), or "
-            "--train ... --test ... (held-out or cross-corpus). Precision, recall and F1 of "
-            "the positive class in percent, pooled over folds, with the per-fold F1 spread "
-            "and ROC AUC. Needs the parse extra: pip install 'structkernels[parse]'."
+            f"Read annotated relation corpora ({CORPUS_FORMATS}), parse them with spaCy, "
+            "and evaluate every model on the same splits: document-level cross-validation "
+            "over the files taken together (--cv), or --train ... --test ... (held-out or "
+            "cross-corpus). Precision, recall and F1 of the positive class in percent, pooled "
+            "over folds, with the per-fold F1 spread, ROC AUC, and the share of pairs "
+            "predicted positive beside the gold share. Needs the parse extra: pip install "
+            "'structkernels[parse]'."
         ),
     )
     p.add_argument("files", nargs="*", metavar="CORPUS",
@@ -79,10 +81,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, metavar="DIR",
                    help="write precision-recall and ROC curves of every model (pr.png, "
                    "roc.png) into DIR (needs the plot extra: matplotlib)")
-    p.add_argument("--threshold-rule", choices=["inner-cv", "zero"], default="inner-cv",
-                   help="the SVM rows' decision threshold: chosen on each training fold by "
-                   "grouped 3-fold inner cross-validation for F1, or zero (the SVM's sign) "
-                   "(default: %(default)s); --json gives them under 'thresholds'")
+    p.add_argument("--threshold-rule", choices=THRESHOLD_RULES, default="inner-cv",
+                   help="the SVM rows' decision threshold, chosen on each training fold: "
+                   "inner-cv for F1 on the margins of a grouped 3-fold inner cross-validation, "
+                   "prevalence to label as many of those positive as the fold holds, zero the "
+                   "SVM's sign (default: %(default)s); --json gives them under 'thresholds'")
     add_learning_options(p, "the folds, σ learner and forests")
     p.add_argument("--save-model", default=None, metavar="PATH",
                    help="also train the NPK SVM model (path + context + all-paths graph; as "
@@ -114,7 +117,7 @@ def _inputs(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    with cache_options(args), one_line_warnings("evaluate"):
+    with cache_options(args):
         return _run(args)
 
 

@@ -18,10 +18,8 @@ from structkernels.kernels.names import kernels
 
 def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("kernels", help="list registered kernels with their parameters")
-    p.add_argument(
-        "--load", action="store_true",
-        help="build every kernel with its defaults (reports plugins that fail to build)",
-    )
+    p.add_argument("--load", action="store_true",
+                   help="build every kernel with its defaults (reports plugins that fail to build)")
     p.set_defaults(func=run)
     return p
 

@@ -25,8 +25,9 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
-from structkernels.cli._extractor import finite_float
+from structkernels.cli._extractor import CORPUS_FORMATS, finite_float
 from structkernels.formats.batches import DEFAULT_BATCH_SIZE
+from structkernels.formats.relations import RELATION_FORMATS
 from structkernels.utils import (
     BadLine,
     RecordError,
@@ -40,121 +41,85 @@ from structkernels.utils import (
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
+    extractors = "relation extractors:"
     p = sub.add_parser(
-        "predict",
-        help="label new candidates with a train-npk model or a relation extractor (JSON Lines out)",
-        description=(
-            "Label new candidates with a saved model, one JSON line each. A train-npk model "
-            "labels the candidates of one JSON Lines file: "
-            '{"id": ..., "label": 0 or 1, "score": share of positive neighbours}. A relation '
-            "extractor (RelationExtractor.save) scores every entity pair of relation corpora "
-            "(interaction XML, BRAT, JSON Lines of text and entity offsets), parsing them with "
-            'its spaCy pipeline: {"sentence", "pair", "e1", "e2", "e1_text", "e2_text", '
-            '"score", "label"}. When the inputs carry labels, F1 (precision, recall) is '
-            "printed on stderr."
-        ),
-    )
-    p.add_argument(
-        "inputs", nargs="+", metavar="INPUT",
-        help="without --model: MODEL then DATA (the model file first); with --model: the "
-        "data. DATA of a train-npk model: one JSON Lines file of interaction records or "
-        "records with a 'path' ([[edge, node], ...]); of a relation extractor: relation "
-        "corpora (.xml, .jsonl, .json, optionally .gz; a BRAT .txt/.ann file or folder)",
-    )
-    p.add_argument(
-        "--model", metavar="M",
-        help="the model file: a relation extractor or a model written by train-npk (its "
-        "format is read from the file); every INPUT is then data",
-    )
-    p.add_argument(
-        "-o", "--output", default="-",
-        help="JSON Lines output file; - is standard output (default: %(default)s); never "
-        "an input, a file inside an input folder or a BRAT sibling of an input (a FIFO or "
-        "a device is written as a stream)",
-    )
-    p.add_argument(
-        "--output-format", default="jsonl",
-        choices=["jsonl", "pubtator", "bioc-xml", "bioc-json", "same"],
-        help="relation extractors: write the pairs as JSON Lines, or back into PubTator or "
-        "BioC input with the positive pairs as its relations, same: the inputs' format "
-        "(default: %(default)s); see docs/relations.md",
-    )
-    p.add_argument(
-        "--kernel", choices=["npk", "pk"],
-        help="train-npk models: classify with the learned σ (npk) or the stationary path "
-        "kernel (pk) (default: npk)",
-    )
-    p.add_argument(
-        "--skip-bad", action="store_true",
-        help="leave out malformed records (each one is reported on stderr) instead of stopping",
-    )
-    p.add_argument(
-        "--n-jobs", type=int, default=None,
-        help="parallel workers of the kernel evaluations, 1 per partition with --dask "
-        "(default: the cores this process may use)",
-    )
-    p.add_argument(
-        "--cache-dir",
-        help="relation extractors: where parses are cached (default: $STRUCTKERNELS_CACHE, "
-        "else $XDG_CACHE_HOME/structkernels or ~/.cache/structkernels); entries are checked "
-        "when read",
-    )
-    p.add_argument(
-        "--no-cache", action="store_true",
-        help="read and write no cache (parses, compiled kernels): nothing is written but -o",
-    )
-    p.add_argument(
-        "--threshold", type=finite_float, default=None, metavar="X",
-        help="relation extractors: label a pair 1 when its score is above X (default: the "
-        "threshold saved in the model, 0 for models of version 1 or 2)",
-    )
-    p.add_argument(
-        "--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
-        help="relation extractors: sentences read, parsed, scored and written at a time "
-        "(memory holds one batch; JSON Lines and PubTator are read as they go, the other "
-        "formats a file at a time; a PubTator document is never split) (default: %(default)s)",
-    )
-    p.add_argument(
-        "--parse-ahead", choices=("auto", "on", "off"), default="auto",
-        help="relation extractors: parse the next batch in a child process while one is "
-        "scored here (the two overlap: a run costs about the longer of the two; the child "
-        "loads spaCy while the model loads); auto: when the process may use two cores or "
-        "more; off: parse each batch here, then score it (default: %(default)s)",
-    )
-    p.add_argument(
-        "--resume", action="store_true",
-        help="relation extractors: keep OUT.partial and OUT.partial.progress when the run "
-        "stops, and take up a run stopped so from its last complete batch (the same inputs, "
-        "model, --batch-size, --output-format, --threshold and --skip-bad, else refused); "
-        "needs -o FILE and jsonl or pubtator output. Without it an old partial output is "
-        "replaced",
-    )
-    p.add_argument(
-        "--n-process", type=_positive_int, default=None, metavar="N",
-        help="relation extractors: processes of spaCy's parser, used for batches with at "
-        "least 500 sentences to parse (not in the cache) (default: the cores this process "
-        "may use)",
-    )
-    p.add_argument(
-        "--dask", metavar="SCHEDULER", default=None,
-        help="relation extractors: parse and score the batches (partitions) on a dask "
-        "cluster: a scheduler's address (tcp://HOST:PORT, or HOST:PORT), or local:N to start "
-        "N worker processes of one thread on this machine; the model goes to each worker "
-        "once, the output is the bytes of a run without it (default: none, this process "
-        "parses and scores); needs the distributed extra",
-    )
-    p.add_argument(
-        "--dask-timeout", type=finite_float, default=10.0, metavar="S",
-        help="seconds to wait for the --dask scheduler (default: %(default)s)",
-    )
-    p.add_argument(
-        "--tolerance", type=_tolerance, default=0.0, metavar="T",
-        help="relation extractors: 0 scores exactly; above 0, the fast route: the path view "
-        "is scored against a reduced set of reference paths whose score error on every "
-        "reference pair is at most T (the bag and all-paths graph views stay exact); the "
-        "error reached is printed on stderr, with a warning when pairs checked exactly "
-        "along the way show more (default: %(default)s, exact); not with --dask",
-    )
+        "predict", help="label new candidates with a train-npk model or a relation extractor "
+        "(JSON Lines out)",
+        description="Label new candidates with a saved model, one JSON line each. A train-npk "
+        'model labels the candidates of one JSON Lines file: {"id": ..., "label": 0 or 1, '
+        '"score": share of positive neighbours}. A relation extractor (RelationExtractor.save) '
+        f"scores every entity pair of relation corpora ({CORPUS_FORMATS}), parsing them with "
+        'its spaCy pipeline: {"sentence", "pair", "e1", "e2", "e1_text", "e2_text", "score", '
+        '"label"}. When the inputs carry labels, F1 (precision, recall) and the share of '
+        "pairs predicted positive beside the gold share are printed on stderr.")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="without --model: MODEL then DATA (the model file first); with "
+                   "--model: the data. DATA of a train-npk model: one JSON Lines file of "
+                   "interaction records or records with a 'path' ([[edge, node], ...]); of a "
+                   f"relation extractor: relation corpora ({', '.join(RELATION_FORMATS)}; "
+                   "optionally .gz; BRAT: a .txt/.ann file or folder)")
+    p.add_argument("--model", metavar="M", help="the model file: a relation extractor or a "
+                   "model written by train-npk (its format is read from the file); every INPUT "
+                   "is then data")
+    p.add_argument("-o", "--output", default="-", help="JSON Lines output file; - is standard "
+                   "output (default: %(default)s); never an input, a file inside an input "
+                   "folder or a BRAT sibling of an input (a FIFO or a device is written as a "
+                   "stream)")
+    p.add_argument("--output-format", default="jsonl",
+                   choices=["jsonl", "pubtator", "bioc-xml", "bioc-json", "same"],
+                   help=f"{extractors} write the pairs as JSON Lines, or back into PubTator or "
+                   "BioC input with the positive pairs as its relations, same: the inputs' "
+                   "format (default: %(default)s); see docs/relations.md")
+    p.add_argument("--kernel", choices=["npk", "pk"], help="train-npk models: classify with "
+                   "the learned σ (npk) or the stationary path kernel (pk) (default: npk)")
+    p.add_argument("--skip-bad", action="store_true", help="leave out malformed records (each "
+                   "one is reported on stderr) instead of stopping")
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel workers of the kernel "
+                   "evaluations, 1 per partition with --dask (default: the cores this process "
+                   "may use)")
+    p.add_argument("--cache-dir", help=f"{extractors} where parses are cached (default: "
+                   "$STRUCTKERNELS_CACHE, else $XDG_CACHE_HOME/structkernels or "
+                   "~/.cache/structkernels); entries are checked when read")
+    p.add_argument("--no-cache", action="store_true", help="read and write no cache (parses, "
+                   "compiled kernels): nothing is written but -o")
+    p.add_argument("--threshold", type=finite_float, default=None, metavar="X",
+                   help=f"{extractors} label a pair 1 when its score is above X (default: the "
+                   "threshold saved in the model, 0 for models of version 1 or 2)")
+    p.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE, metavar="N",
+                   help=f"{extractors} sentences read, parsed, scored and written at a time "
+                   "(memory holds one batch; JSON Lines and PubTator are read as they go, the "
+                   "other formats a file at a time; a PubTator document is never split) "
+                   "(default: %(default)s)")
+    p.add_argument("--parse-ahead", choices=("auto", "on", "off"), default="auto",
+                   help=f"{extractors} parse the next batch in a child process while one is "
+                   "scored here (the two overlap: a run costs about the longer of the two; the "
+                   "child loads spaCy while the model loads); auto: when the process may use "
+                   "two cores or more; off: parse each batch here, then score it "
+                   "(default: %(default)s)")
+    p.add_argument("--resume", action="store_true", help=f"{extractors} keep OUT.partial and "
+                   "OUT.partial.progress when the run stops, and take up a run stopped so from "
+                   "its last complete batch (the same inputs, model, --batch-size, "
+                   "--output-format, --threshold and --skip-bad, else refused); needs -o FILE "
+                   "and jsonl or pubtator output. Without it an old partial output is replaced")
+    p.add_argument("--n-process", type=_positive_int, default=None, metavar="N",
+                   help=f"{extractors} processes of spaCy's parser, used for batches with at "
+                   "least 500 sentences to parse (not in the cache) (default: the cores this "
+                   "process may use)")
+    p.add_argument("--dask", metavar="SCHEDULER", default=None, help=f"{extractors} parse and "
+                   "score the batches (partitions) on a dask cluster: a scheduler's address "
+                   "(tcp://HOST:PORT, or HOST:PORT), or local:N to start N worker processes of "
+                   "one thread on this machine; the model goes to each worker once, the output "
+                   "is the bytes of a run without it (default: none, this process parses and "
+                   "scores); needs the distributed extra")
+    p.add_argument("--dask-timeout", type=finite_float, default=10.0, metavar="S",
+                   help="seconds to wait for the --dask scheduler (default: %(default)s)")
+    p.add_argument("--tolerance", type=_tolerance, default=0.0, metavar="T",
+                   help=f"{extractors} 0 scores exactly; above 0, the fast route: the path "
+                   "view is scored against a reduced set of reference paths whose score error "
+                   "on every reference pair is at most T (the bag and all-paths graph views "
+                   "stay exact); the error reached is printed on stderr, with a warning when "
+                   "pairs checked exactly along the way show more (default: %(default)s, "
+                   "exact); not with --dask")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress on stderr (bars, and one line per batch)")
     p.set_defaults(func=writes_files(run, "--output", streams=("--output",),
@@ -337,7 +302,22 @@ def _predict(args: argparse.Namespace) -> int:
                     progress=not args.quiet, log=_log)
     for line in run_summary(state, model_path):
         print(line, file=sys.stderr)
+    if state["pairs"] and state["labelled"]:
+        print(_rates(state["positives"], state["tp"] + state["fn"], state["pairs"]),
+              file=sys.stderr)
     return 0
+
+
+def _rates(predicted: int, gold: int, n: int) -> str:
+    """The share of pairs predicted positive beside the gold share (labelled input).
+
+    Examples
+    --------
+    >>> _rates(48, 30, 61)
+    'predicted positive: 48 of 61 (78.7%); gold positive: 30 (49.2%)'
+    """
+    return (f"predicted positive: {predicted} of {n} ({100 * predicted / n:.1f}%); "
+            f"gold positive: {gold} ({100 * gold / n:.1f}%)")
 
 
 def _run_npk(args: argparse.Namespace, model: dict[str, Any], model_path: str, data: str) -> int:
@@ -358,6 +338,7 @@ def _run_npk(args: argparse.Namespace, model: dict[str, Any], model_path: str, d
     if labels is not None:
         s = positive_class_scores(labels, pred)
         message += (f"; F1 {100 * s['f1']:.1f} (precision {100 * s['precision']:.1f}, "
-                    f"recall {100 * s['recall']:.1f})")
+                    f"recall {100 * s['recall']:.1f}); "
+                    + _rates(int(np.sum(pred == 1)), int(np.sum(labels == 1)), len(paths)))
     print(message, file=sys.stderr)
     return 0

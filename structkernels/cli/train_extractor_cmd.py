@@ -16,12 +16,13 @@ import sys
 from structkernels.cli import CommandError
 from structkernels.cli._common import cache_options, writes_files
 from structkernels.cli._extractor import (
+    CORPUS_FORMATS,
     add_learning_options,
     extractor_cache_dir,
-    one_line_warnings,
     parse_threshold,
     train_and_save,
 )
+from structkernels.relations.decision import THRESHOLD_RULES
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -29,8 +30,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "train-extractor",
         help="train the relation extractor (the NPK SVM model) on annotated corpora",
         description=(
-            "Train the relation extractor on annotated relation corpora (interaction XML, "
-            "BRAT standoff, JSON Lines; together one corpus) and save it for "
+            f"Train the relation extractor on annotated relation corpora ({CORPUS_FORMATS}; "
+            "together one corpus) and save it for "
             "'structkernels predict': the NPK SVM model of 'structkernels evaluate' (path + "
             "context + all-paths graph, σ learned, an SVM), its decision threshold and "
             "calibration chosen by grouped inner cross-validation on the training pairs. "
@@ -54,10 +55,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="keep entity words in the structures (default: PROT1, PROT2, PROT)")
     p.add_argument("--C", type=float, default=1.0, help="the SVM's C (default: %(default)s)")
     p.add_argument("--threshold", type=parse_threshold, default="inner-cv",
-                   metavar="{inner-cv,zero,NUMBER}",
-                   help="decision threshold: inner-cv chooses it for F1 by grouped 3-fold "
-                   "inner cross-validation on the training pairs, zero is the SVM's sign, a "
-                   "number is taken as given (default: %(default)s)")
+                   metavar="{" + ",".join((*THRESHOLD_RULES, "NUMBER")) + "}",
+                   help="decision threshold, from the margins of a grouped 3-fold inner "
+                   "cross-validation on the training pairs: inner-cv the best for F1, "
+                   "prevalence the one labelling as many pairs positive as the training pairs "
+                   "hold; zero is the SVM's sign, a number is taken as given "
+                   "(default: %(default)s)")
     p.add_argument("--calibration", choices=["platt", "isotonic", "none"], default="platt",
                    help="probabilities fitted on the inner folds' scores (default: %(default)s)")
     add_learning_options(p, "the σ learner and the inner folds")
@@ -69,7 +72,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    with cache_options(args), one_line_warnings("train-extractor"):
+    with cache_options(args):
         return _run(args)
 
 

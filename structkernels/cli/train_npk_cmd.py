@@ -87,20 +87,15 @@ def _resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser(
-        "train-npk",
-        help="learn the nonstationary path kernel's σ and compare PK with NPK",
-        description=(
-            "Learn σ of the nonstationary path kernel (Algorithm 1 of Garg et al. 2018) on the "
-            "training half of DATA (default: the shipped Bio-AMR interaction candidates), then "
-            "evaluate PK and NPK with the hashed k-NN classifier on the other half."
-        ),
-    )
-    p.add_argument(
-        "data", nargs="?", default=None,
-        help="JSON Lines interaction records (default: the shipped Bio-AMR dataset)",
-    )
-    p.add_argument("--out", "-o", required=True, help="model file to write (gzip'd JSON; read it with structkernels.load_model)")
+    p = sub.add_parser("train-npk", help="learn the nonstationary path kernel's σ and compare "
+                       "PK with NPK", description="Learn σ of the nonstationary path kernel "
+                       "(Algorithm 1 of Garg et al. 2018) on the training half of DATA (default: "
+                       "the shipped Bio-AMR interaction candidates), then evaluate PK and NPK "
+                       "with the hashed k-NN classifier on the other half.")
+    p.add_argument("data", nargs="?", default=None, help="JSON Lines interaction records "
+                   "(default: the shipped Bio-AMR dataset)")
+    p.add_argument("--out", "-o", required=True, help="model file to write (gzip'd JSON; read "
+                   "it with structkernels.load_model)")
     p.add_argument("--alpha", type=int, default=DEFAULTS["alpha"],
                    help="trials per label (α) (default: %(default)s)")
     p.add_argument("--beta", type=int, default=DEFAULTS["beta"],
@@ -109,20 +104,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="neighbours in the global k-NN graph (default: %(default)s)")
     p.add_argument("--n-iter", type=int, default=DEFAULTS["n_iter"],
                    help="passes over the labels (default: %(default)s)")
-    p.add_argument(
-        "--objective", choices=["knn-ap", "loss1"], default=DEFAULTS["objective"],
-        help="what decides each label's σ: the k-NN classifier's leave-one-out average "
-        "precision on a training sample (knn-ap), or Loss Function 1 on sampled "
-        "neighbourhoods (loss1, the paper's Algorithm 1) (default: %(default)s)",
-    )
+    p.add_argument("--objective", choices=["knn-ap", "loss1"], default=DEFAULTS["objective"],
+                   help="what decides each label's σ: the k-NN classifier's leave-one-out average "
+                   "precision on a training sample (knn-ap), or Loss Function 1 on sampled "
+                   "neighbourhoods (loss1, the paper's Algorithm 1) (default: %(default)s)")
     p.add_argument("--objective-sample", type=int, default=DEFAULTS["objective_sample"],
                    help="with --objective knn-ap: training structures in the sample "
                    "(default: %(default)s)")
-    p.add_argument(
-        "--sampling", choices=["neighbourhood", "random"], default=DEFAULTS["sampling"],
-        help="Algorithm 1's local neighbourhoods or the pure-random baseline "
-        "(default: %(default)s)",
-    )
+    p.add_argument("--sampling", choices=["neighbourhood", "random"], default=DEFAULTS["sampling"],
+                   help="Algorithm 1's local neighbourhoods or the pure-random baseline "
+                   "(default: %(default)s)")
     p.add_argument(
         "--hashing", choices=["random-knn", "klsh", "none"], default=DEFAULTS["hashing"],
         help="kernel hashing for the k-NN graphs and the classifier (default: %(default)s)",
@@ -136,22 +127,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="partial credit of two tuples with equal edges and different nodes "
         "(0 = the paper's indicator) (default: %(default)s, chosen on the training half)",
     )
-    p.add_argument(
-        "--labels", default=None,
-        help="comma-separated edge labels to learn (default: the most frequent ones, "
-        "--top-fraction of them)",
-    )
-    p.add_argument(
-        "--top-fraction", type=float, default=DEFAULTS["top_fraction"],
-        help="without --labels: the share of the distinct edge labels, most frequent first, "
-        "whose σ is learned (default: %(default)s)",
-    )
+    p.add_argument("--labels", default=None, help="comma-separated edge labels to learn "
+                   "(default: the most frequent ones, --top-fraction of them)")
+    p.add_argument("--top-fraction", type=float, default=DEFAULTS["top_fraction"],
+                   help="without --labels: the share of the distinct edge labels, most "
+                   "frequent first, whose σ is learned (default: %(default)s)")
     p.add_argument("--n-neighbors", type=int, default=DEFAULTS["n_neighbors"],
                    help="k of the classifier (default: %(default)s)")
-    p.add_argument(
-        "--weights", choices=["uniform", "similarity"], default=DEFAULTS["weights"],
-        help="k-NN votes: majority or weighted by similarity (default: %(default)s)",
-    )
+    p.add_argument("--weights", choices=["uniform", "similarity"], default=DEFAULTS["weights"],
+                   help="k-NN votes: majority or weighted by similarity (default: %(default)s)")
     p.add_argument(
         "--threshold", default=DEFAULTS["threshold"],
         help="k-NN decision: 'auto' (F1-best threshold on the training half's leave-one-out "
@@ -169,28 +153,21 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "--table-train", type=int, default=DEFAULTS["table_train"],
         help="training sub-sample of the baselines table (per seed) (default: %(default)s)",
     )
-    p.add_argument(
-        "--table-test", type=int, default=DEFAULTS["table_test"],
-        help="test sub-sample of the baselines table (per seed) (default: %(default)s)",
-    )
+    p.add_argument("--table-test", type=int, default=DEFAULTS["table_test"],
+                   help="test sub-sample of the baselines table (per seed) (default: %(default)s)")
     p.add_argument("--seeds", type=int, default=DEFAULTS["seeds"],
                    help="seeds of the baselines table (default: %(default)s)")
     p.add_argument("--no-table", action="store_true", help="skip the baselines table")
-    p.add_argument(
-        "--max-train", type=int, default=None,
-        help="learn σ on a random sub-sample of this many training structures "
-        "(default: all of them)",
-    )
-    p.add_argument(
-        "--n-jobs", type=int, default=None,
-        help="parallel workers of the learner, the classifier and the baselines table "
-        "(default: the cores this process may use)",
-    )
-    p.add_argument(
-        "--random-state", type=int, default=DEFAULTS["random_state"],
-        help="seed of every random choice (sampling, hashing, sub-samples); the baselines "
-        "table uses the seeds RANDOM_STATE .. RANDOM_STATE + SEEDS - 1 (default: %(default)s)",
-    )
+    p.add_argument("--max-train", type=int, default=None,
+                   help="learn σ on a random sub-sample of this many training structures "
+                   "(default: all of them)")
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel workers of the learner, "
+                   "the classifier and the baselines table (default: the cores this process "
+                   "may use)")
+    p.add_argument("--random-state", type=int, default=DEFAULTS["random_state"],
+                   help="seed of every random choice (sampling, hashing, sub-samples); the "
+                   "baselines table uses the seeds RANDOM_STATE .. RANDOM_STATE + SEEDS - 1 "
+                   "(default: %(default)s)")
     p.add_argument("--plot", default=None, metavar="FILE.png",
                    help="plot what decided σ per label (default: no plot)")
     p.add_argument("--plot-eval", default=None, metavar="FILE.png",
@@ -283,6 +260,7 @@ def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, 
 
 def run(args: argparse.Namespace) -> int:
     from structkernels.experiments.npk_job import format_summary, load_graph_labels, main_job
+    from structkernels.experiments.relations import describe_sigma
     from structkernels.kernels.names import as_kernel
     from structkernels.npk.files import save_model
 
@@ -366,6 +344,13 @@ def run(args: argparse.Namespace) -> int:
                         title=f"NPK, k-NN classifier, test half ({len(y_test):,} candidates)")
     if args.json:
         print(dumps_finite(job["summary"], what="the summary", indent=1))
-    else:
-        sys.stdout.write(format_summary(job["summary"], out, args.plot))
+        return 0
+    sys.stdout.write(format_summary(job["summary"], out, args.plot))
+    cut = job["classifier"].threshold_
+    how = " (F1-best on the training half's leave-one-out scores)" if args.threshold == "auto" \
+        else ""
+    for line in (f"learned σ (lowest first): {describe_sigma({'sigma': job['learner'].sigma_})}",
+                 "k-NN threshold: " + ("majority vote" if cut is None else f"{cut:.4g}{how}"),
+                 f"next: structkernels predict {out} CANDIDATES.jsonl -o labels.jsonl"):
+        print(line)
     return 0

@@ -1,11 +1,5 @@
 """Corpora, read into structures: interaction paths, PubMed45 labels, re-writing pairs, views.
 
-- :mod:`~structkernels.datasets.interactions`: :func:`load_interactions` (the shipped
-  Bio-AMR interaction dataset and files like it);
-- :mod:`~structkernels.datasets.pubmed45`: :func:`load_pubmed45`, :func:`resolve_tuple`;
-- :mod:`~structkernels.datasets.rewriting`: MSRP, RTE and GLUE-RTE re-writing corpora;
-- :mod:`~structkernels.datasets.views`: :class:`MultiViewDataset`, :func:`combine_views`.
-
 Names are served lazily.  Imports: graphs, amr, text, structures, utils.
 """
 

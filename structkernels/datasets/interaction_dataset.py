@@ -127,32 +127,19 @@ class RecordList(Sequence):
         return f"<RecordList of {len(self)} records>"
 
 
-def _as_path_list(paths: Sequence[Path]):
-    if isinstance(paths, PathList):
-        return paths
-    pl = PathList.encode(list(paths))
-    return PathList(pl.vocab, pl.offsets, pl.edges, pl.nodes)  # arrays only
-
-
-def _as_tree_list(trees: Sequence[Tree]):
-    if isinstance(trees, TreeList):
-        return trees
-    tl = TreeList.encode(list(trees))
-    return TreeList(tl.vocab, tl.tree_offsets, tl.labels, tl.edges, tl.child_offsets,
-                    tl.child_index)  # arrays only
+def _encoded(items: Sequence, cls: type[PathList] | type[TreeList]) -> Any:
+    """``items`` as a ``cls`` (PathList or TreeList) of arrays only."""
+    return items if isinstance(items, cls) else cls.encode(list(items)).arrays_only()
 
 
 class InteractionDataset:
     """Candidate interactions with their paths, trees and labels.
 
-    Storage is array-backed: paths and trees are encoded integer arrays
+    Paths and trees are encoded integer arrays
     (:class:`~structkernels.structures.encoded.PathList`,
-    :class:`~structkernels.structures.encoded.TreeList`; items are rebuilt as
-    :class:`~structkernels.Path` / :class:`~structkernels.Tree` on access) and
-    records are compact JSON strings (:class:`RecordList`), so a dataset of
-    tens of thousands of records holds a handful of Python containers and
-    adds nothing measurable to garbage-collector pauses.  The kernels take
-    the encoded lists as they are (no re-encoding).
+    :class:`~structkernels.structures.encoded.TreeList`, which the kernels take as they are;
+    items are rebuilt on access) and records compact JSON strings (:class:`RecordList`), so
+    that a large dataset holds a handful of Python containers for the garbage collector.
 
     Attributes
     ----------
@@ -179,21 +166,14 @@ class InteractionDataset:
     True
     """
 
-    def __init__(
-        self,
-        records: Sequence[dict],
-        paths: Sequence[Path],
-        trees: Sequence[Tree],
-        source: str | None = None,
-        skipped: Iterable[SkippedRecord] = (),
-        *,
-        _columns: tuple | None = None,
-    ):
+    def __init__(self, records: Sequence[dict], paths: Sequence[Path], trees: Sequence[Tree],
+                 source: str | None = None, skipped: Iterable[SkippedRecord] = (), *,
+                 _columns: tuple | None = None):
         if not (len(records) == len(paths) == len(trees)):
             raise ValueError("records, paths and trees must have the same length")
         self.records = records if isinstance(records, RecordList) else RecordList.from_dicts(records)
-        self.paths = _as_path_list(paths)
-        self.trees = _as_tree_list(trees)
+        self.paths = _encoded(paths, PathList)
+        self.trees = _encoded(trees, TreeList)
         if _columns is None:
             recs = records if not isinstance(records, RecordList) else list(records)
             _columns = (
@@ -212,10 +192,8 @@ class InteractionDataset:
 
     def __repr__(self) -> str:
         pos = int(self.labels.sum())
-        return (
-            f"InteractionDataset({len(self)} records, {pos} positive, "
-            f"{len(self) - pos} negative, source={self.source!r})"
-        )
+        return (f"InteractionDataset({len(self)} records, {pos} positive, "
+                f"{len(self) - pos} negative, source={self.source!r})")
 
     @property
     def graph_ids(self) -> list[str | None]:

@@ -1,20 +1,16 @@
 """Reading interaction records: one record of either form, and a whole file of them.
 
-The record forms (the structkernels form and the PubMed45 form) are described in
-:mod:`structkernels.datasets.interactions`, whose :func:`load_interactions` reads a file
-through :func:`_parse_file` here: each line decoded within its limits, checked and turned
-into a :class:`~structkernels.Path` and a :class:`~structkernels.Tree` (read from the
-record, or extracted from its AMR by :mod:`structkernels.graphs.candidates`), the
-structures encoded chunk by chunk into arrays.  A bad record is an
-:class:`InteractionFormatError` naming the file, the line and the record id (or a
-:class:`~structkernels.datasets.interaction_dataset.SkippedRecord`); a record without a
-``split`` is put in a half by :func:`split_of`.
+The forms are :mod:`structkernels.datasets.interactions`'s; a record gives a
+:class:`~structkernels.Path` and a :class:`~structkernels.Tree` (read, or extracted from its
+AMR), and a file (:func:`_parse_file`) is encoded chunk by chunk.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -28,13 +24,7 @@ from structkernels.datasets.interaction_dataset import (
 from structkernels.formats.labels import InteractionFormatError
 from structkernels.structures import Path, Tree, Vocabulary
 from structkernels.structures.encoded import PathList, TreeList
-from structkernels.utils import (
-    BadLine,
-    iter_lines,
-    loads_record,
-    one_line,
-    record_label,
-)
+from structkernels.utils import BadLine, iter_lines, loads_record, one_line, record_label
 
 __all__ = ["split_of"]
 
@@ -93,16 +83,6 @@ class _Encoder:
         return paths, trees
 
 
-class _TreeBuilder:
-    """``Tree.from_json`` with shared subtrees (identical subtrees built once)."""
-
-    def __init__(self) -> None:
-        self._cache: dict[tuple, Tree] = {}
-
-    def __call__(self, obj: Any) -> Tree:
-        return Tree.from_json(obj, shared=self._cache)
-
-
 def _resolve(G, item: Any, what: str, gid: str) -> str:
     """A tuple item as a node variable of G (variable, else name, else concept)."""
     if not isinstance(item, str) or not item:
@@ -114,23 +94,19 @@ def _resolve(G, item: Any, what: str, gid: str) -> str:
     if len(by_name) == 1:
         return by_name[0]
     if len(by_name) > 1:
-        raise ValueError(
-            f"{what} {item!r} is ambiguous: nodes {by_name} of graph {gid!r} have that name"
-        )
+        raise ValueError(f"{what} {item!r} is ambiguous: nodes {by_name} of graph {gid!r} "
+                         "have that name")
     from structkernels.graphs.model import concept_label
 
-    by_concept = [
-        v for v, c in G.nodes(data="concept") if c.lower() == low or concept_label(c).lower() == low
-    ]
+    by_concept = [v for v, c in G.nodes(data="concept")
+                  if c.lower() == low or concept_label(c).lower() == low]
     if len(by_concept) == 1:
         return by_concept[0]
     if len(by_concept) > 1:
-        raise ValueError(
-            f"{what} {item!r} is ambiguous: nodes {by_concept} of graph {gid!r} have that concept"
-        )
-    raise ValueError(
-        f"unknown node {item!r} ({what}): no variable, name or concept of graph {gid!r}"
-    )
+        raise ValueError(f"{what} {item!r} is ambiguous: nodes {by_concept} of graph {gid!r} "
+                         "have that concept")
+    raise ValueError(f"unknown node {item!r} ({what}): no variable, name or concept of graph "
+                     f"{gid!r}")
 
 
 def _structures_from_amr(record: dict, tuple_form: bool) -> tuple[Path, Tree]:
@@ -146,42 +122,34 @@ def _structures_from_amr(record: dict, tuple_form: bool) -> tuple[Path, Tree]:
     if tuple_form:
         tup = record["interaction_tuple"]
         if not isinstance(tup, list) or len(tup) not in (3, 4):
-            raise ValueError(
-                "'interaction_tuple' must be [type, catalyst, participant(, participant)], "
-                f"got {tup!r}"
-            )
+            raise ValueError("'interaction_tuple' must be [type, catalyst, participant(, "
+                             f"participant)], got {tup!r}")
         if tup[0] is None:
-            raise ValueError(
-                "interaction node missing: the first item of 'interaction_tuple' is null"
-            )
+            raise ValueError("interaction node missing: the first item of 'interaction_tuple' "
+                             "is null")
         inter = _resolve(G, tup[0], "interaction", gid)
         cat = None if tup[1] in (None, "") else _resolve(G, tup[1], "catalyst", gid)
         parts = tuple(_resolve(G, p, "participant", gid) for p in tup[2:])
     else:
         it = record.get("interaction")
         if not isinstance(it, dict):
-            raise ValueError(
-                "a record with 'amr' needs an 'interaction' object or 'interaction_tuple'"
-            )
+            raise ValueError("a record with 'amr' needs an 'interaction' object or "
+                             "'interaction_tuple'")
         if not it.get("node"):
             raise ValueError("interaction node missing: 'interaction' has no 'node'")
         inter = _resolve(G, it["node"], "interaction", gid)
         c = it.get("catalyst")
-        cat = (
-            None
-            if c is None
-            else _resolve(G, c["node"] if isinstance(c, dict) else c, "catalyst", gid)
-        )
-        ps = it.get("participants") or []
-        parts = tuple(
-            _resolve(G, p["node"] if isinstance(p, dict) else p, "participant", gid) for p in ps
-        )
+        cat = (None if c is None
+               else _resolve(G, c["node"] if isinstance(c, dict) else c, "catalyst", gid))
+        parts = tuple(_resolve(G, p["node"] if isinstance(p, dict) else p, "participant", gid)
+                      for p in it.get("participants") or [])
     x = CandidateExtractor(amr)
     cand = Candidate(inter, cat, parts, gid)
     return x.path(cand), x.tree(cand)
 
 
-def _parse_record(record: Any, lineno: int, build_tree: _TreeBuilder) -> tuple[dict, Path, Tree]:
+def _parse_record(record: Any, lineno: int, build_tree: Callable[[Any], Tree]
+                  ) -> tuple[dict, Path, Tree]:
     if not isinstance(record, dict):
         raise ValueError(f"a record is a JSON object, got {type(record).__name__}")
     tuple_form = "interaction_tuple" in record
@@ -191,9 +159,8 @@ def _parse_record(record: Any, lineno: int, build_tree: _TreeBuilder) -> tuple[d
     if not ("path" in record and "tree" in record) and "amr" not in record:
         missing = [k for k in ("path", "tree") if k not in record]
         also = "" if "label" in record else ", and no 'label'"
-        raise ValueError(
-            f"record has no {' or '.join(repr(m) for m in missing)} (and no 'amr'){also}"
-        )
+        raise ValueError(f"record has no {' or '.join(repr(m) for m in missing)} (and no "
+                         f"'amr'){also}")
     if "label" not in record:
         raise ValueError("record has no 'label'")
     label = record["label"]
@@ -239,7 +206,7 @@ def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
     graph_ids: list[str | None] = []
     splits: list[str] = []
     skipped: list[SkippedRecord] = []
-    build_tree = _TreeBuilder()
+    build_tree = partial(Tree.from_json, shared={})  # identical subtrees built once
     encoder = _Encoder()
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     # a compact record whose last top-level key is the split of the other half ends with
@@ -278,7 +245,7 @@ def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
                 # encode and drop the Python objects: the dataset keeps arrays
                 encoder.add(paths, trees)
                 paths, trees = [], []
-                build_tree = _TreeBuilder()
+                build_tree = partial(Tree.from_json, shared={})
     except OSError as exc:
         if isinstance(exc, FileNotFoundError):
             raise

@@ -14,14 +14,8 @@ form** (``path``, ``tree`` and ``label`` required, or ``amr`` and ``interaction`
 they are extracted by :mod:`structkernels.graphs.candidates`; what the shipped file holds)
 or the **PubMed45 form** (Garg et al., 2016: ``interaction_tuple`` resolved in the record's
 ``amr``; label 2, roles swapped, loads as 0 with ``swapped`` true); docs/amr.md gives both.
-
-A record without ``split`` is put in ``"train"`` or ``"test"`` by
-:func:`split_of` of its ``graph_id`` (else its ``id``, else its line), so no
-graph is in both halves.
-
-This module finds the file, reads it through
-:mod:`~structkernels.datasets.interaction_records` and keeps its parsed binary copy;
-the dataset it returns is :mod:`~structkernels.datasets.interaction_dataset`'s.
+A record without ``split`` is put in ``"train"`` or ``"test"`` by :func:`split_of` of its
+``graph_id`` (else its ``id``, else its line), so no graph is in both halves.
 """
 
 from __future__ import annotations
@@ -40,17 +34,8 @@ from structkernels.datasets._interaction_cache import (
     dataset_from_arrays,
     dataset_to_arrays,
 )
-from structkernels.datasets.interaction_dataset import (
-    SPLITS,
-    InteractionDataset,
-    RecordList,  # noqa: F401 (served here too)
-    SkippedRecord,
-)
-from structkernels.datasets.interaction_records import (
-    _parse_file,
-    _TreeBuilder,  # noqa: F401 (served here too)
-    split_of,
-)
+from structkernels.datasets.interaction_dataset import SPLITS, InteractionDataset, SkippedRecord
+from structkernels.datasets.interaction_records import _parse_file, split_of
 from structkernels.formats.arrays import file_digest, read_arrays, write_arrays
 from structkernels.formats.labels import InteractionFormatError
 from structkernels.utils import (
@@ -62,14 +47,8 @@ from structkernels.utils import (
     user_cache_dir,
 )
 
-__all__ = [
-    "InteractionDataset",
-    "InteractionFormatError",
-    "SkippedRecord",
-    "load_interactions",
-    "split_of",
-    "SHIPPED_DATASET",
-]
+__all__ = ["InteractionDataset", "InteractionFormatError", "SkippedRecord", "load_interactions",
+           "split_of", "SHIPPED_DATASET"]
 
 #: Where the shipped dataset lives: the package data folder ``structkernels/data``
 #: (inside an installed wheel too), found through :mod:`importlib.resources`.

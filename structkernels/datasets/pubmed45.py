@@ -37,21 +37,13 @@ from typing import Any
 
 import networkx as nx
 
-from structkernels.datasets.interactions import (
-    InteractionDataset,
-    SkippedRecord,
-    split_of,
-)
+from structkernels.datasets.interactions import InteractionDataset, SkippedRecord, split_of
 from structkernels.formats.graphs import read_graphs
 from structkernels.formats.labels import InteractionFormatError, read_label_records
 from structkernels.graphs.candidates import Candidate, CandidateError, CandidateExtractor
 from structkernels.graphs.model import Graph, GraphFormatError, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
-from structkernels.utils import (
-    BadLine,
-    one_line,
-    record_label,
-)
+from structkernels.utils import BadLine, one_line, record_label
 
 __all__ = ["load_pubmed45", "resolve_tuple", "SWAPPED_MODES"]
 
@@ -63,32 +55,25 @@ def _tiers(G: nx.MultiDiGraph, item: str) -> list[list[str]]:
     """Nodes matching ``item``, one list per kind of match, in order of preference."""
     low = item.casefold()
     stem = stem_word(low)
-    keys, names, concepts, lemmas, stems = [], [], [], [], []
-    kind = graph_kind(G)
+    amr = graph_kind(G) == "amr"
+    tiers: list[list[str]] = [[], [], [], [], []]  # key, name, concept, lemma, stem
     for v, d in G.nodes(data=True):
         sv = str(v)
-        if sv == item:
-            keys.append(v)
-            continue
-        if " " in sv and sv.split(" ", 1)[1].casefold() == low:
-            keys.append(v)
-            continue
-        if d.get("name") and d["name"].casefold() == low:
-            names.append(v)
-            continue
-        c = d["concept"]
-        if c.casefold() == low or (kind == "amr" and concept_label(c).casefold() == low):
-            concepts.append(v)
-            continue
-        if d.get("lemma") and d["lemma"].casefold() == low:
-            lemmas.append(v)
-            continue
-        forms = {c.casefold(), concept_label(c).casefold()} if kind == "amr" else {c.casefold()}
-        if d.get("name"):
-            forms.add(d["name"].casefold())
-        if stem and any(stem_word(f) == stem for f in forms):
-            stems.append(v)
-    return [keys, names, concepts, lemmas, stems]
+        if sv == item or (" " in sv and sv.split(" ", 1)[1].casefold() == low):
+            tiers[0].append(v)
+        elif d.get("name") and d["name"].casefold() == low:
+            tiers[1].append(v)
+        elif (c := d["concept"]).casefold() == low or (amr and concept_label(c).casefold() == low):
+            tiers[2].append(v)
+        elif d.get("lemma") and d["lemma"].casefold() == low:
+            tiers[3].append(v)
+        elif stem:
+            forms = {c.casefold(), concept_label(c).casefold()} if amr else {c.casefold()}
+            if d.get("name"):
+                forms.add(d["name"].casefold())
+            if any(stem_word(f) == stem for f in forms):
+                tiers[4].append(v)
+    return tiers
 
 
 def _matches(G: nx.MultiDiGraph, item: Any, what: str, gid: str) -> list[str]:
@@ -121,10 +106,8 @@ def resolve_tuple(graph: Graph | nx.MultiDiGraph, interaction_tuple: Any) -> Can
     gid = str(G.graph.get("id"))
     tup = interaction_tuple
     if not isinstance(tup, (list, tuple)) or len(tup) not in (3, 4):
-        raise ValueError(
-            f"interaction_tuple must be [type, catalyst, theme] or "
-            f"[type, catalyst, participant1, participant2], got {tup!r}"
-        )
+        raise ValueError(f"interaction_tuple must be [type, catalyst, theme] or "
+                         f"[type, catalyst, participant1, participant2], got {tup!r}")
     if tup[0] in (None, ""):
         raise ValueError("interaction_tuple has no type (first item is null)")
     inters = _matches(G, tup[0], "interaction type", gid)
@@ -143,18 +126,14 @@ def resolve_tuple(graph: Graph | nx.MultiDiGraph, interaction_tuple: Any) -> Can
         cost = sum(x.distance(i, n) for n in nodes[1:])
         best.append((cost, Candidate(i, c, ps, G.graph.get("id"))))
     if not best:
-        raise ValueError(
-            f"no connected candidate in graph {gid!r}: the matching nodes of {list(tup)!r} "
-            "are not linked to one interaction node (or coincide)"
-        )
+        raise ValueError(f"no connected candidate in graph {gid!r}: the matching nodes of "
+                         f"{list(tup)!r} are not linked to one interaction node (or coincide)")
     low = min(cost for cost, _ in best)
     top = [cand for cost, cand in best if cost == low]
     paths = {x.path(cand) for cand in top}
     if len(paths) > 1:
-        raise ValueError(
-            f"ambiguous in graph {gid!r}: {len(top)} equally close candidates with different "
-            f"paths, e.g. {[cand.nodes for cand in top[:3]]}"
-        )
+        raise ValueError(f"ambiguous in graph {gid!r}: {len(top)} equally close candidates with "
+                         f"different paths, e.g. {[cand.nodes for cand in top[:3]]}")
     return top[0]
 
 
@@ -166,10 +145,7 @@ def _find_file(ref: str, graphs: FilePath | None, labels_dir: FilePath) -> FileP
     if graphs is not None:
         tries += [graphs / p, graphs / p.name]
     tries.append(labels_dir / p)
-    for t in tries:
-        if t.is_file():
-            return t
-    return None
+    return next((t for t in tries if t.is_file()), None)
 
 
 def load_pubmed45(
@@ -264,9 +240,8 @@ def load_pubmed45(
             p, t = x.path(cand), x.tree(cand)
         except (ValueError, CandidateError, TypeError) as exc:
             if on_error == "raise":
-                raise InteractionFormatError(
-                    f"{fname}, {where}{record_label(rid)}: {one_line(exc)}"
-                ) from None
+                raise InteractionFormatError(f"{fname}, {where}{record_label(rid)}: "
+                                             f"{one_line(exc)}") from None
             skipped.append(SkippedRecord(fname, int(where.split()[1]), rid, one_line(exc)))
             continue
         out = dict(rec)

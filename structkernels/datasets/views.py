@@ -46,9 +46,8 @@ class MultiViewDataset:
     def split(self, name: str) -> MultiViewDataset:
         """The ``"train"`` or ``"test"`` half (by the first view's records)."""
         idx = [i for i, r in enumerate(self.records) if r.get("split") == name]
-        return MultiViewDataset(
-            [self.X[i] for i in idx], self.labels[idx], [self.records[i] for i in idx], self.views
-        )
+        return MultiViewDataset([self.X[i] for i in idx], self.labels[idx],
+                                [self.records[i] for i in idx], self.views)
 
     def __repr__(self) -> str:
         return f"MultiViewDataset({len(self)} candidates, views={self.views})"
@@ -66,12 +65,8 @@ def json_key(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def combine_views(
-    views: dict[str, InteractionDataset],
-    by: str = "id",
-    structure: str = "path",
-    on_error: str = "raise",
-) -> MultiViewDataset:
+def combine_views(views: dict[str, InteractionDataset], by: str = "id", structure: str = "path",
+                  on_error: str = "raise") -> MultiViewDataset:
     """Align datasets of the same candidates on different representations (graph views).
 
     Parameters
@@ -123,10 +118,8 @@ def combine_views(
                 break
             ds = views[name]
             if int(ds.labels[j]) != int(first.labels[i]):
-                problem = (
-                    f"record {k!r}: label {int(first.labels[i])} in view {names[0]!r}, "
-                    f"{int(ds.labels[j])} in view {name!r}"
-                )
+                problem = (f"record {k!r}: label {int(first.labels[i])} in view {names[0]!r}, "
+                           f"{int(ds.labels[j])} in view {name!r}")
                 break
             item[name] = (ds.paths if structure == "path" else ds.trees)[j]
         if problem is not None:

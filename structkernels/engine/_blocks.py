@@ -1,13 +1,4 @@
-"""The blocks of a Gram matrix: cutting, computing, placing and writing them.
-
-The engine (:mod:`structkernels.engine.gram`) and its resumable dask route
-(``engine._resume``) share these: a matrix is cut into
-square blocks (:func:`block_tasks`), each block is computed (:func:`one_block`,
-refused if any value is not finite), normalised if asked
-and placed with its mirror in memory (:func:`write_block`) or written into a
-``.npy`` file without mapping it (:class:`FileMatrix`, :func:`write_block_file`);
-:func:`guided_chunks` groups blocks into tasks for workers.
-"""
+"""The blocks of a Gram matrix: cutting, computing, placing and writing them."""
 
 from __future__ import annotations
 
@@ -104,12 +95,19 @@ def place_block(out, block, r0, c0, mirror, diagonal):  # pragma: no cover - com
         place_transposed(out[c0:c0 + bm, r0:r0 + bn], block)
 
 
-def write_block(out, task, block: np.ndarray, symmetric: bool) -> None:
-    """Place a block (and its mirror): the lower triangle is an exact copy of the upper."""
+def _shaped(block: np.ndarray, task) -> np.ndarray:
+    """``block`` as C-ordered float64, refused unless of the task's shape."""
     r0, r1, c0, c1 = task
     block = np.ascontiguousarray(block, dtype=np.float64)
     if block.shape != (r1 - r0, c1 - c0):
         raise ValueError(f"a kernel block has shape {block.shape}, expected {(r1 - r0, c1 - c0)}")
+    return block
+
+
+def write_block(out, task, block: np.ndarray, symmetric: bool) -> None:
+    """Place a block (and its mirror): the lower triangle is an exact copy of the upper."""
+    r0, r1, c0, c1 = task
+    block = _shaped(block, task)
     place_block(np.asarray(out), block, r0, c0, symmetric and r0 != c0, symmetric and r0 == c0)
 
 
@@ -130,12 +128,9 @@ def place_transposed(out, block):  # pragma: no cover - compiled
 class FileMatrix:
     """A C-ordered float64 matrix in a file, written a block at a time.
 
-    Blocks go to the file with ``pwrite`` (one call per row of the block): nothing maps
-    the file, so the process holds
-    only the blocks in hand (the pages written stay in the page cache, dirty
-    until written back), whatever the size of the matrix.  Writing does not
-    fault the file's pages into a map one by one, which costs about twice the
-    CPU.  Threads may share one object (disjoint blocks).
+    Blocks go to the file with ``pwrite``: nothing maps the file, so the process holds only
+    the blocks in hand, and writing does not fault the file's pages into a map one by one.
+    Threads may share one object (disjoint blocks).
 
     Parameters
     ----------
@@ -202,9 +197,7 @@ def write_block_file(fm: FileMatrix, task, block: np.ndarray, symmetric: bool) -
     """:func:`write_block` into a file: the block's rows, then its mirror's (the transpose
     formed in memory first), each row one ``pwrite``."""
     r0, r1, c0, c1 = task
-    block = np.ascontiguousarray(block, dtype=np.float64)
-    if block.shape != (r1 - r0, c1 - c0):
-        raise ValueError(f"a kernel block has shape {block.shape}, expected {(r1 - r0, c1 - c0)}")
+    block = _shaped(block, task)
     if symmetric and r0 == c0:
         full = np.empty_like(block)
         place_block(full, block, 0, 0, False, True)  # the upper triangle mirrored, exactly
@@ -221,11 +214,9 @@ def compute_blocks(kernel: BlockKernel, X, Y, tasks, symmetric: bool, file: tupl
                    scales=None) -> list:
     """Run a chunk of block tasks (in a worker process or on dask).
 
-    With ``file`` (``(path, offset, shape)`` of a ``.npy`` file's data) the worker
-    normalises each block by ``scales`` (:func:`~structkernels.engine.checks.normalize_block`)
-    and writes it into the file itself (:class:`FileMatrix`), and returns only the
-    coordinates (and a diagonal block's raw diagonal), so memory stays one block per
-    worker whatever the size of the matrix.
+    With ``file`` (``(path, offset, shape)`` of a ``.npy`` file's data) the worker writes
+    each block, normalised by ``scales``, into the file itself and returns only the
+    coordinates (and a diagonal block's raw diagonal): memory stays one block per worker.
     """
     out = []
     target = None if file is None else FileMatrix(*file)
@@ -250,9 +241,7 @@ def count_evals(n: int, m: int, symmetric: bool) -> int:
 
 def task_evals(task, symmetric: bool) -> int:
     r0, r1, c0, c1 = task
-    if symmetric and r0 == c0:
-        return (r1 - r0) * (r1 - r0 + 1) // 2
-    return (r1 - r0) * (c1 - c0)
+    return count_evals(r1 - r0, c1 - c0, symmetric and r0 == c0)
 
 
 def largest_first(tasks, symmetric: bool) -> list:

@@ -1,15 +1,10 @@
 """The resumable route of :func:`structkernels.engine.gram.gram` (``out=`` on dask).
 
 Beside ``out``, ``<out>.parts/`` holds a marker per finished block, the run key
-(``meta.json``) and the matrix being built (``partial.npy``, renamed over ``out`` when
-complete).  Workers write blocks with ``pwrite`` (:class:`FileMatrix`); a thread in each
-worker process (:class:`_Committer`) flushes the file at growing gaps and only then writes
-the markers of the blocks flushed, so a marker never names a block a crash could lose.
-Blocks of a lost worker left unmarked are computed again at the end; a stopped run is
-resumed by the same call.  The key covers the data (a content hash in chunks), the kernel
-(:func:`kernel_key`), ``n``, ``block_size`` and ``normalize``: a differing key reuses
-nothing and says so on stderr.  With ``normalize`` the raw diagonal (``diag.npy``) comes
-first and every block is normalised before it is written, so nothing is normalised twice.
+(``meta.json``) and the matrix being built (``partial.npy``).  A thread in each worker
+process (:class:`_Committer`) flushes the file and only then writes the markers of the
+blocks flushed, so a marker never names a block a crash could lose.  A differing key reuses
+nothing and says so on stderr.
 """
 
 from __future__ import annotations
@@ -133,14 +128,9 @@ _stopped: set[str] = set()
 
 
 class _Committer(threading.Thread):
-    """The thread of a worker process (one per run) that flushes the file once for every
-    block written since its last pass, then writes their markers.
-
-    While the process computes blocks a pass waits as long after the last as the
-    committer has lived (:data:`_COMMIT_FIRST_SECONDS` to :data:`_COMMIT_INTERVAL_SECONDS`),
-    otherwise :data:`_COMMIT_GRACE_SECONDS`; it stops after :data:`_COMMIT_IDLE_SECONDS`
-    without a block.  An error is raised by the run's next job in this process.
-    """
+    """The thread of a worker process (one per run) that flushes the file once for the
+    blocks written since its last pass, then writes their markers (passes spaced as the
+    constants above say); an error is raised by the run's next job in this process."""
 
     def __init__(self, run_id: str, partial: str, parts: str):
         super().__init__(name=f"structkernels-gram-{run_id[:8]}", daemon=True)
@@ -280,35 +270,27 @@ def _diag_job(kernel: BlockKernel, X, rows: tuple[int, int]) -> tuple[int, np.nd
 
 
 # ------------------------------------------------------------ in the client
-def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> list:
-    """Wait for the markers of ``written`` (block -> its worker's address); returns the
-    blocks given up on: a departed worker's (its committer is gone with it), and any still
+def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> None:
+    """Wait for the markers of ``written`` (block -> its worker's address), giving up on a
+    departed worker's blocks (its committer is gone with it) at once, and on any still
     unmarked ``patience`` seconds after the last marker appeared."""
     waiting = dict(written)
-    lost: list = []
-    now = last = checked = time.monotonic()
+    last = checked = time.monotonic()
     delay = 0.0005
     while waiting:
         left = {t: w for t, w in waiting.items() if not _marker(parts, t).exists()}
         now = time.monotonic()
         if len(left) < len(waiting):
             last, delay = now, 0.0005
-        waiting = left
-        if not waiting:
-            break
-        if now - checked > 0.5:
+        if left and now - checked > 0.5:
             checked = now
             alive = set(client.scheduler_info().get("workers", {}))
-            for t, w in list(waiting.items()):
-                if w not in alive:
-                    lost.append(t)
-                    del waiting[t]
-        if now - last > patience:
-            lost.extend(waiting)
-            break
+            left = {t: w for t, w in left.items() if w in alive}
+        waiting = left
+        if not waiting or now - last > patience:
+            return
         time.sleep(delay)
         delay = min(0.02, 2 * delay)
-    return lost
 
 
 def _stop_and_drain(client: Any, run_id: str, timeout: float) -> None:

@@ -21,14 +21,9 @@ from structkernels.utils import (
 
 #: largest sample of :func:`probe_kernel`
 PROBE_SIZE = 64
-
-
 #: relative tolerances of the probe: ``|K - K^T| <= SYM_RTOL max|K|``,
 #: ``min eig >= -PSD_RTOL trace``
-SYM_RTOL = 1e-6
-
-
-PSD_RTOL = 1e-6
+SYM_RTOL = PSD_RTOL = 1e-6
 
 #: The overflow hint of a kernel that gives none of its own (``Kernel.overflow_hint``).
 OVERFLOW_HINT = (
@@ -105,11 +100,8 @@ def normalize_gram(
 ) -> np.ndarray:
     """``K[i, j] / sqrt(diag_x[i] * diag_y[j])``, 0 where a self-similarity is 0.
 
-    Returns a new float64 array, or with ``inplace`` normalises ``K`` itself in row
-    blocks of about 32 MiB (a memory map too) and returns it.  A zero (or negative, from
-    round-off) self-similarity gives a zero row/column and a
-    :class:`ZeroSelfSimilarityWarning` naming how many structures it hit.
-    """
+    A new float64 array, or with ``inplace`` ``K`` itself, normalised in row blocks (a
+    memory map too); a self-similarity <= 0 gives a :class:`ZeroSelfSimilarityWarning`."""
     diag_y = diag_x if diag_y is None else diag_y
     sx, sy = normalization_scales(diag_x, diag_y, warn=warn, stacklevel=3)
     # the scale s_x[i] s_y[j] is formed first, so a symmetric K stays exactly symmetric
@@ -226,10 +218,9 @@ def validation_level(kernel: Any, validate: bool | str = "auto") -> str:
     validate : {"auto", True, False}
         ``True``: full; ``False``: finite only; ``"auto"``: each kernel class's
         ``output_validation`` decides, and ``"auto"`` there means full for kernels not
-        shipped with structkernels (plugins, user subclasses) and finite only for
-        the built-in ones (tested with by-definition oracles and property tests).
-        A combination (sum, product, normalised, nonstationary, ...) is checked
-        fully when any kernel in it is.
+        shipped with structkernels (plugins, user subclasses) and finite only for the
+        built-in ones (tested with by-definition oracles and property tests).  A
+        combination is checked fully when any kernel in it is.
 
     Examples
     --------
@@ -294,20 +285,18 @@ def check_kernel_values(
         j = int(cols[c])
     else:
         j = c + offsets[1]
-    if where is not None:
-        pass  # the caller names the pair (one value)
+    if where is not None:  # the caller names the pair (one value)
+        pass
     elif (diagonal or (a.ndim == 1 and not paired) or names[0] == names[1]) and i == j:
         where = f"row {i}: k(x, x)" if names[0] == "X" else f"row {i} of {names[0]}: k(x, x)"
     else:
         where = f"k({names[0]}[{i}], {names[1]}[{j}])"
-    idx = (i, j)
     hint = _overflow_hint(kernel) if np.isinf(value) else (
-        "a kernel value must be a finite number (a bug in the kernel, or NaN in its input)"
-    )
+        "a kernel value must be a finite number (a bug in the kernel, or NaN in its input)")
     message = f"{_kernel_name(kernel)}: {where} = {describe_nonfinite(value)}"
     if hint:
         message += f"; {hint}"
-    raise NonFiniteKernelValueError(message, idx, value)
+    raise NonFiniteKernelValueError(message, (i, j), value)
 
 
 def _overflow_hint(kernel: Any) -> str:
@@ -374,23 +363,15 @@ def probe_kernel(kernel: Any, X: Any, size: int | None = None, *, random_state: 
 
 def probe_when_asked(kernel: Any, X: Any, n_evaluations: int, validate: bool | str = "auto"
                      ) -> None:
-    """:func:`probe_kernel` on ``X`` when :func:`validation_level` says ``"full"``.
-
-    The entry point of every consumer (the Gram engine, k-NN graphs, the
-    classifier): the sample is sized by :func:`probe_size` from the
-    ``n_evaluations`` the work will cost.
-    """
+    """:func:`probe_kernel` on ``X`` when :func:`validation_level` says ``"full"``, its
+    sample sized by :func:`probe_size` from the ``n_evaluations`` the work will cost."""
     if len(X) and validation_level(kernel, validate) == "full":
         probe_kernel(kernel, X, probe_size(len(X), n_evaluations))
 
 
 def check_gram_sample(kernel: Any, A: np.ndarray, idx: Any = None) -> None:
-    """The checks of :func:`probe_kernel` on a square Gram ``A`` of structures ``idx``.
-
-    For callers that already hold such a matrix (a diagonal Gram tile), at no
-    extra kernel evaluation.  ``idx`` (default ``0 .. len(A) - 1``) names the
-    structures in the messages.
-    """
+    """The checks of :func:`probe_kernel` on a square Gram ``A`` already held (a diagonal
+    tile) of structures ``idx`` (default ``0 .. len(A) - 1``, named in the messages)."""
     A = np.asarray(A, dtype=np.float64)
     s = A.shape[0]
     idx = np.arange(s) if idx is None else np.asarray(idx)

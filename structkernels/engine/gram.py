@@ -1,21 +1,11 @@
 """The Gram engine: blocked, parallel, cached, memory-mappable Gram matrices.
 
-:func:`gram` splits the matrix into square blocks, computes only the upper triangle of
-blocks when the matrix is symmetric (the lower triangle is an exact mirror), and runs the
-blocks as :func:`structkernels.engine.parallel.plan` says: threads for kernels whose
-compiled blocks release the GIL, worker processes for Python-level kernels (only when a
-first block shows that the rest is worth the start-up), or a dask cluster (``backend="dask"``
-or inside ``joblib.parallel_backend("dask")``: the kernel and the data go to every worker
-once, the blocks in a few chunks that shrink towards the end).  Results are bit-identical
-to ``n_jobs=1``: the blocks, their arithmetic and their placement do not depend on the
-worker that ran them.
-
-With ``out=`` (a ``.npy`` file) every block is written into the file with ``pwrite``,
-without mapping it (worker processes write theirs themselves), and with ``normalize=True``
-it is normalised before it is written: the diagonal blocks come first, then every other
-block is scaled by the diagonal they gave.  Memory stays about one block per worker
-whatever the size of the matrix.  A symmetric ``out=`` on dask is resumable after a lost
-worker or an interrupt (:mod:`structkernels.engine._resume`).
+:func:`gram` computes only the upper triangle of blocks of a symmetric matrix (the lower is
+an exact mirror) and runs the blocks as :func:`structkernels.engine.parallel.plan` says.
+Results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic and their placement
+do not depend on the worker that ran them.  With ``out=`` every block is written into the
+``.npy`` file with ``pwrite`` (normalised first with ``normalize=True``: the diagonal blocks
+come first), so memory stays about one block per worker.
 """
 
 from __future__ import annotations
@@ -81,8 +71,7 @@ class GramInfo:
     ----------
     shape : tuple of int
     n_evaluations : int
-        Kernel evaluations made (0 on a cache hit); a symmetric Gram of n
-        structures costs n (n + 1) / 2, plus n for normalisation.
+        Kernel evaluations made (0 on a cache hit).
     seconds : float
     cache_hit : bool
     n_blocks : int
@@ -90,9 +79,7 @@ class GramInfo:
     run : dict or None
         The record of a resumable run (``out=`` on dask): ``blocks``, ``blocks_skipped``
         (found done), ``blocks_computed``, ``restarted`` (None, or why nothing was reused),
-        ``rounds`` (more than 1 when a lost worker's blocks ran again), ``phases`` (seconds
-        of ``setup``, ``blocks``, ``marks``, ``finish``) and ``workers`` (per address: its
-        blocks, evaluations, busy seconds, wall and CPU seconds computing and writing).
+        ``rounds``, ``phases`` (seconds) and ``workers`` (per address).
     """
 
     shape: tuple[int, int]
@@ -108,14 +95,9 @@ def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: i
               backend: str | None, scales: Any = None, client: Any = None
               ) -> tuple[np.ndarray, int, int]:
     """The Gram's blocks, computed as :func:`~structkernels.engine.parallel.plan` says and
-    placed in ``out``.
-
-    ``out`` is an array in memory (made when None) or a whole writable ``numpy.memmap``,
-    which is then written block by block through its file (:class:`FileMatrix`), never
-    through its own map.  ``scales`` (file outputs only) normalises every block before it
-    is written: ``(sx, sy)``, or :data:`OWN_DIAGONAL` for a symmetric Gram, whose diagonal
-    blocks then run first and give the scales of the others.
-    """
+    placed in ``out`` (an array, made when None, or a writable ``numpy.memmap`` written
+    through its file).  ``scales`` (file outputs only) normalises every block before it is
+    written: ``(sx, sy)``, or :data:`OWN_DIAGONAL` (the diagonal blocks first)."""
     symmetric = Y is None
     n = len(X)
     m = n if symmetric else len(Y)
@@ -203,15 +185,9 @@ def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, cli
              out=None, validate="auto"):
     """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
 
-    In memory, normalisation runs in row blocks after the diagonal is known, in place.
-    Into a file (``out`` a ``numpy.memmap``), every block is normalised before it is
-    written (the diagonal blocks of a symmetric Gram first, then the others by the
-    diagonal they gave; the diagonals of ``X`` and ``Y`` first otherwise), so the matrix
-    is written once and never mapped whole.  Either way cell ``[i, j]`` is
-    ``K[i, j] * (s_i * s_j)``, the same bits.  Every block is checked for non-finite
-    values; with full validation (:func:`validation_level`) a seeded sample of ``X`` is
-    probed for symmetry and PSD first (its evaluations are not counted in
-    ``n_evaluations``, which counts the Gram's own).
+    In memory, normalisation runs in place after the diagonal is known; into a file, every
+    block is normalised before it is written, so the matrix is written once and never
+    mapped whole.  Either way cell ``[i, j]`` is ``K[i, j] * (s_i * s_j)``, the same bits.
     """
     n, m = len(X), len(X) if Y is None else len(Y)
     probe_when_asked(kernel, X, count_evals(n, m, Y is None), validate)
@@ -241,14 +217,8 @@ def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarra
 
 def _cached(cache: str | os.PathLike, kernel: BlockKernel, X, Y, normalize: bool, full: bool,
             compute) -> tuple[np.ndarray, int, int, bool]:
-    """``compute()`` through the Gram store in the folder ``cache``: ``(K, n_evaluations,
-    n_blocks, hit)``.
-
-    An entry is a ``.npy`` file with its checked sidecar (:class:`CacheFolder`), named and
-    keyed by the kernel (class, all its parameters, code version: :func:`kernel_key`), the
-    data's content, ``normalize`` and whether the symmetry/PSD probe ran; it is read
-    without pickle (:func:`read_npy`), and a damaged or foreign entry is computed again.
-    """
+    """``compute()`` through the checked ``.npy`` entries of folder ``cache`` (read without
+    pickle): ``(K, n_evaluations, n_blocks, hit)``."""
     key = content_hash([kernel_key(kernel), content_hash(X), content_hash(Y), normalize, full])
     folder = CacheFolder(cache, "Gram cache")
     name = f"gram-{key}.npy"
@@ -290,9 +260,7 @@ def gram(
         Any :class:`BlockKernel` (:func:`structkernels.gram` also takes a registered name).
     X, Y : sequences of structures (or 2-D arrays for vector kernels)
     n_jobs : int or None, default None
-        Workers (``-1`` for all cores): threads for kernels whose compiled
-        blocks release the GIL, joblib processes for the others.  Parallel
-        and serial results are bit-identical.
+        Workers (``-1`` for all cores); parallel and serial results are bit-identical.
     normalize : bool, default False
         Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0
         (with a warning).  A :class:`~structkernels.kernels.base.Normalized`
@@ -300,51 +268,34 @@ def gram(
     block_size : int, optional
         Rows/columns per block; chosen from the sizes and ``n_jobs`` if None.
     out : path, optional
-        Write the result into a ``.npy`` memory-mapped file there (for
-        matrices larger than memory) and return the memmap (of ``out``,
-        opened ``r+``).  ``out`` is used as given (no ``.npy`` is appended).
-        The map is built under a temporary name in the same folder, with its
-        blocks reserved on disk first, and renamed to ``out`` only when
-        complete: an interrupt, a kill or a full disk
-        (:class:`~structkernels.utils.WriteError`) leaves an existing ``out``
-        intact, and two calls writing one ``out`` each finish (the last
-        rename wins).  A symmetric Gram on dask without ``cache`` is
-        resumable: ``<out>.parts/`` holds the matrix being built and a marker
-        per block flushed to disk; the same call after a lost worker, a
-        failed block or Ctrl-C computes only the unmarked blocks.  Its key
-        (the data's content, the kernel, ``block_size``, ``normalize``)
-        differing, nothing is reused (said on stderr).
+        Write the result into a ``.npy`` memory-mapped file there (used as given) and
+        return its map (opened ``r+``), built atomically
+        (:func:`~structkernels.utils.atomic_memmap`: an interrupt, a kill or a full disk
+        leaves an existing ``out`` intact).  A symmetric Gram on dask without ``cache`` is
+        resumable: the same call after a lost worker, a failed block or Ctrl-C computes
+        only the blocks not yet flushed to disk (``<out>.parts/``).
     cache : path, optional
         A folder of checked ``.npy`` entries (never pickles) keyed by the kernel (all its
-        parameters), a hash of the data's content and the kernel's code version
-        (``structkernels``'s version and each kernel class's ``code_version``): a
-        repeated call loads the matrix and makes no kernel call.
+        parameters and code versions) and a hash of the data's content: a repeated call
+        loads the matrix and makes no kernel call.
     progress : bool, optional
         Show a progress bar (default: on long work, when stderr is a terminal).
     backend : str, optional
-        joblib backend; None lets the engine pick (threads for GIL-free
-        compiled kernels, ``loky`` otherwise) unless a
-        ``joblib.parallel_backend`` context names one.  With ``"dask"`` (or
-        that context) the blocks go to the dask client in a few chunks, the
-        data sent to each worker once; on one machine start the cluster with
-        threads (``LocalCluster(processes=False)``).
+        joblib backend, or ``"dask"``; None lets
+        :func:`~structkernels.engine.parallel.plan` pick, unless a
+        ``joblib.parallel_backend`` context names one.
     client : dask.distributed.Client, optional
         The cluster of ``backend="dask"`` (default: the current client).
     return_info : bool, default False
         Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
     validate : {"auto", True, False}, default "auto"
         Checks of the kernel's output (:func:`~structkernels.engine.checks.validation_level`).
-        A NaN or infinite value is always refused, in every block, the diagonal and
-        the normalised matrix, with a
-        :class:`~structkernels.engine.checks.NonFiniteKernelValueError` naming the pair
-        (``"row 3: k(x, x) = inf (overflow); ..."``).  ``True`` also probes
-        symmetry and positive semi-definiteness on a seeded sample of at most 64
-        structures of ``X`` (:func:`~structkernels.engine.checks.probe_kernel`, about 5% of
-        the Gram's evaluations at most, not counted in ``n_evaluations``) and
-        refuses with :class:`~structkernels.engine.checks.KernelOutputError`; ``"auto"``
-        does so for kernels that do not ship with structkernels (plugins, user
-        subclasses: the class attribute ``Kernel.output_validation`` can say
-        otherwise); ``False`` checks finiteness only.
+        A NaN or infinite value is always refused, naming the pair
+        (:class:`~structkernels.engine.checks.NonFiniteKernelValueError`).  ``True`` also
+        probes symmetry and positive semi-definiteness on a seeded sample of ``X``
+        (:func:`~structkernels.engine.checks.probe_kernel`, not counted in
+        ``n_evaluations``); ``"auto"`` does so for kernels that do not ship with
+        structkernels; ``False`` checks finiteness only.
 
     Returns
     -------
@@ -383,9 +334,6 @@ def gram(
                                 bool(normalize), progress)
         n_evals, n_blocks = run["n_evaluations"], run["blocks_computed"]
     else:
-        # the memory map is built under a temporary name in the folder of ``out`` and
-        # renamed over it only when complete: an interrupt, a kill or a full disk leaves
-        # the old file intact, and two writers of one output never share a mapping
         with (contextlib.nullcontext() if final is None
               else atomic_memmap(final, (n, m), np.float64)) as target:
             if cache is not None:

@@ -2,16 +2,7 @@
 
 Deciding how to run is apart from running: :func:`plan` reads the kernel's and the work's
 properties and returns a :class:`Plan`; :func:`map_tasks` runs a function over tasks with
-it (or with a backend the caller names): ``"serial"``; ``"threads"`` of this process, for
-compiled work that releases the GIL (:func:`releases_gil`); ``"processes"`` of joblib
-(loky, or an active ``joblib.parallel_backend`` context), for Python-level work;
-``"dask"``, on a dask client, the objects the tasks share sent to every worker once.
-:func:`map_tasks` owns the worker count, the chunks balanced by cost, the order of
-results, progress and interruption; :func:`map_blocks` computes and reduces blocks of a
-:class:`~structkernels.engine.source.KernelSource` in the workers (as scikit-learn's
-``pairwise_distances_chunked(reduce_func=...)``).  :func:`dask_cluster` and
-:func:`connect_dask` start a cluster or a client, :func:`in_background` one call in a
-thread, :func:`call_in_child` and :class:`ChildProcess` calls in a fresh process.
+it, on the ``"serial"``, ``"threads"``, ``"processes"`` (joblib) or ``"dask"`` backend.
 """
 
 from __future__ import annotations
@@ -26,13 +17,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import (
-    FIRST_COMPLETED,
-    Future,
-    ProcessPoolExecutor,
-    ThreadPoolExecutor,
-    wait,
-)
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -41,7 +26,7 @@ import numpy as np
 from structkernels.utils import bar_disabled, effective_n_jobs, optional_module, tqdm
 
 __all__ = ["map_tasks", "map_blocks", "plan", "Plan", "releases_gil", "balanced_chunks",
-           "n_workers", "active_backend_is_default", "dask_client", "dask_cluster",
+           "n_workers", "dask_client", "dask_cluster",
            "connect_dask", "dask_worker_address", "in_background", "call_in_child",
            "ChildProcess", "ChildCall"]
 
@@ -63,11 +48,8 @@ _PARENT_POLL_SECONDS = 0.5
 def releases_gil(kernel: Any) -> bool:
     """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
 
-    Such kernels (``path``, ``tree``, ``nonstationary`` over them, ``kb-srk``) set the
-    class attribute ``nogil_blocks = True``; their blocks then run in threads of one
-    process (no start-up, no copies of the data), and processes only for Python-level
-    kernels.
-    """
+    Such kernels set the class attribute ``nogil_blocks = True``; their blocks then run in
+    threads of one process."""
     return bool(getattr(kernel, "nogil_blocks", False))
 
 
@@ -78,12 +60,6 @@ def _active_backend() -> Any:
         return get_active_backend()[0]
     except Exception:  # pragma: no cover - joblib internals moved
         return None
-
-
-def active_backend_is_default() -> bool:
-    """True when no ``joblib.parallel_backend`` context names a backend."""
-    active = _active_backend()
-    return active is None or type(active).__name__ == "LokyBackend"
 
 
 def _dask_context() -> bool:
@@ -114,9 +90,8 @@ def dask_client() -> Any:
 
 @contextlib.contextmanager
 def dask_cluster(n_workers: int) -> Iterator[Any]:
-    """A client on a new cluster of ``n_workers`` worker processes on this machine, one
-    thread each, without a dashboard, its log below errors silenced; both are closed when
-    the block ends."""
+    """A client on a new local cluster of ``n_workers`` one-thread worker processes, without
+    a dashboard, its log below errors silenced; both closed when the block ends."""
     distributed = optional_module("distributed", _DASK_HINT)
     with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None,
@@ -153,11 +128,9 @@ def in_background(func: Callable[..., Any], /, *args: Any) -> Future:
 class Plan:
     """How a run goes: :attr:`backend` (one of :data:`BACKENDS`) on :attr:`workers`.
 
-    ``joblib_backend`` names the joblib backend of ``"processes"`` (None: loky, or the
-    active ``joblib.parallel_backend`` context).  ``probe_seconds``: when set, the caller
-    times its first task serially and keeps the workers only when the rest would take
-    longer than this (:meth:`after_probe`).  ``client``: the dask client of ``"dask"``
-    (None: :func:`dask_client`).
+    ``joblib_backend``: of ``"processes"`` (None: loky, or the active context).
+    ``probe_seconds``: the caller times its first task serially and keeps the workers only
+    when the rest would take longer (:meth:`after_probe`).  ``client``: of ``"dask"``.
     """
 
     backend: str = "serial"
@@ -188,7 +161,8 @@ def plan(kernel: Any, n_jobs: int | None = None, backend: str | None = None, *,
     >>> plan(kernel("path"), 2).backend, plan(kernel("path"), 1).backend
     ('threads', 'serial')
     """
-    explicit = backend is not None or not active_backend_is_default()
+    active = type(_active_backend()).__name__
+    explicit = backend is not None or active not in ("NoneType", "LokyBackend")
     if n_jobs == 1:
         return Plan()
     if explicit:  # a named backend (a dask cluster): joblib counts its workers
@@ -268,17 +242,9 @@ def _threads(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
     Ctrl-C) cancels the chunks not started."""
     pool = ThreadPoolExecutor(max_workers=run.workers)
     try:
-        futures = [pool.submit(_run_chunk, func, c, *shared) for c in chunks]
-        if ordered:
-            for chunk, f in zip(chunks, futures, strict=True):
-                yield chunk, f.result()
-        else:
-            index = {f: i for i, f in enumerate(futures)}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in done:
-                    yield chunks[index[f]], f.result()
+        futures = {pool.submit(_run_chunk, func, c, *shared): c for c in chunks}
+        for f in futures if ordered else as_completed(futures):
+            yield futures[f], f.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -290,11 +256,7 @@ def _processes(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
 
     parallel = joblib.Parallel(n_jobs=run.workers, backend=run.joblib_backend,
                                return_as="generator" if ordered else "generator_unordered")
-    if ordered:
-        results = parallel(joblib.delayed(_run_chunk)(func, c, *shared) for c in chunks)
-        yield from zip(chunks, results, strict=True)
-        return
-    # unordered results come back without their chunk: tag each with its position
+    # unordered results come back without their chunk: each is tagged with its position
     for i, res in parallel(joblib.delayed(_tagged_chunk)(func, i, c, *shared)
                            for i, c in enumerate(chunks)):
         yield chunks[i], res
@@ -304,9 +266,7 @@ def _dask(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
           ) -> Iterator[tuple[list, list]]:
     """``(chunk, results)`` of each chunk run on a dask cluster, as they complete.
 
-    ``shared`` goes to every worker once (``scatter``; None and futures stay); the chunks are
-    submitted together (keyed by ``func``'s name) and each result is taken the moment it
-    completes, then released on the cluster, so the workers hold only the results not yet
+    ``shared`` goes to every worker once; each result is released on the cluster once
     taken.  Closing the generator (an error, Ctrl-C) cancels the chunks not finished.
     """
     from dask.utils import funcname
@@ -356,22 +316,18 @@ def map_tasks(
     Parameters
     ----------
     func : callable
-        Run on each task; in worker processes and on dask it must be picklable (a
-        module-level function or a ``functools.partial`` of one).
+        Run on each task; picklable in worker processes and on dask.
     tasks : iterable
-        The tasks (turned into a list).
     n_jobs : int or None, default=None
         Workers: ``None`` or ``-1`` the cores this process may use, ``1`` serial.
     backend : {"serial", "threads", "processes", "dask"} or Plan, default="threads"
-        Threads for work that releases the GIL (compiled kernels, BLAS); processes
-        for Python-level work; a :class:`Plan` (from :func:`plan`) names the backend
-        and the workers (``n_jobs`` is then not read).
+        Threads for work that releases the GIL, processes for Python-level work; a
+        :class:`Plan` names the backend and the workers (``n_jobs`` is then not read).
     ordered : bool, default=True
         Results in task order; ``False`` yields them as chunks complete.
     chunks_per_worker : int or None, default=None
         Group the tasks into about this many chunks per worker, balanced by ``cost``
-        (fewer dispatches; a chunk's results come back together).  ``None``: one task
-        per chunk.  Chunks are contiguous runs of tasks when ``ordered``.
+        (contiguous runs when ``ordered``); ``None``: one task per chunk.
     cost : callable or None, default=None
         A task's cost, for balancing chunks and for the progress bar (default 1).
     progress : bool or None, default=False
@@ -442,13 +398,11 @@ def map_blocks(
 ) -> Iterator[Any]:
     """Blocks of kernel values computed and reduced in workers: ``reduce(block, task)`` each.
 
-    The pattern of scikit-learn's ``pairwise_distances_chunked(reduce_func=...)``: a
-    task ``(rows, cols)`` is the block ``source.block(rows, cols)`` (``cols=None``: the
-    symmetric block of ``rows``), checked and counted by the source; ``reduce`` turns it
-    into what the caller keeps (a top ``k``, a sum), in the worker, so that only that
-    comes back.  Threads for kernels whose blocks release the GIL, processes otherwise;
-    chunks balanced by kernel evaluations (by default 16 per worker in threads, 4 in
-    processes); progress over evaluations.
+    The pattern of scikit-learn's ``pairwise_distances_chunked(reduce_func=...)``: a task
+    ``(rows, cols)`` is the block ``source.block(rows, cols)``, which ``reduce`` turns, in
+    the worker, into what the caller keeps (a top ``k``, a sum), so that only that comes
+    back.  Chunks are balanced by kernel evaluations (by default 16 per worker in threads,
+    4 in processes).
 
     Parameters
     ----------
@@ -503,14 +457,10 @@ class _BlockJob:
 def call_in_child(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """``func(*args, **kwargs)`` run in a fresh process (``spawn``); its result comes back.
 
-    What the call imports and allocates stays in the child and is gone when it exits: a
-    spaCy pipeline and the libraries it loads (with PyTorch installed, spaCy imports it:
-    about 0.5 GB) never enter the calling process.  ``func``, the arguments and the result
-    must pickle (they travel between this package's own processes, never from a file).
-    An exception in the child is raised here, and its warnings are given here (as
-    warnings of the caller, in order); Ctrl-C reaches both processes.  As with any
-    ``spawn`` start, a script calling it needs the ``if __name__ == "__main__":`` guard
-    (the child imports the script's module).
+    What the call imports and allocates (a spaCy pipeline and the libraries it loads) stays
+    in the child and is gone when it exits.  An exception in the child is raised here, and
+    its warnings are given here, in order; Ctrl-C reaches both processes.  See
+    :class:`ChildProcess` for what must pickle and the ``__main__`` guard.
 
     Examples
     --------
@@ -546,10 +496,9 @@ class ChildProcess:
     the calling process goes on: :func:`call_in_child` for a stream of calls.
 
     The child is started at the first :meth:`submit` and stopped by :meth:`close` (or at
-    the end of a ``with`` block); what the calls import and allocate (a spaCy pipeline,
-    say) stays in the child.  ``func``, the arguments and the results must pickle (they
-    travel between this package's own processes, never from a file).  As with any
-    ``spawn`` start, a script using it needs the ``if __name__ == "__main__":`` guard.
+    the end of a ``with`` block).  ``func``, the arguments and the results must pickle
+    (between this package's own processes, never from a file); as with any ``spawn``
+    start, a script using it needs the ``if __name__ == "__main__":`` guard.
 
     Parameters
     ----------

@@ -1,21 +1,12 @@
 """Kernel access: the one way structkernels reads kernel values outside a whole Gram matrix.
 
-A :class:`KernelSource` owns, for one kernel over one or two sets of structures: the
-checked input, the diagonal (computed once, cached), the normalisation scales, the
-finiteness check that names the pair, the count of kernel evaluations and the cache key.
-Consumers (k-NN graphs, σ trials and losses, SRK stacks, the relation evaluation, the
-HSIC plugin) ask it for blocks (:meth:`KernelSource.block`), scattered pairs
-(:meth:`KernelSource.pairs`), Gram columns, tiles, cross blocks against new structures
-or the diagonal, in float64 or float32, and run many blocks through
-:func:`structkernels.engine.parallel.map_blocks`.  A normalised kernel (one whose
-``cosine_normalizes`` is true) is handled here once: its inner diagonal is computed once
-and every column, tile and cross block is the inner kernel's, normalised by it.  A
-:class:`PrecomputedSource` serves the same questions from a Gram matrix given by the
-user, checked once by :func:`check_precomputed_gram`, the one validator of precomputed Grams.
-
-Kernel-specific fast paths stay behind the kernel's own methods (``gram_block``,
-``gram_block_symmetric``, ``diag_block``, ``paired_values``, ``column_function``); a
-source never asks what class a kernel is.
+A :class:`KernelSource` owns, for one kernel over one or two sets of structures, the checked
+input, the diagonal (computed once), the normalisation scales, the finiteness check, the
+count of kernel evaluations and the cache key.  A normalised kernel (``cosine_normalizes``)
+is handled here once: every column, tile and cross block is the inner kernel's, normalised
+by its inner diagonal.  :class:`PrecomputedSource` serves the same from a user's Gram.
+Kernel-specific fast paths stay behind the kernel's own methods; a source never asks what
+class a kernel is.
 """
 
 from __future__ import annotations
@@ -32,7 +23,6 @@ from structkernels.engine.checks import (
     NonFiniteKernelValueError,
     check_gram_sample,
     check_kernel_values,
-    diagonal_scales,
     normalize_gram,
     validation_level,
 )
@@ -127,11 +117,6 @@ class KernelSource:
 
     # ------------------------------------------------------------------ facts
     @property
-    def symmetric(self) -> bool:
-        """One set of structures (``Y`` is ``X``)."""
-        return self.Y is None
-
-    @property
     def releases_gil(self) -> bool:
         """Whether the kernel's blocks run in compiled code without the GIL (threads)."""
         return releases_gil(self.kernel)
@@ -145,10 +130,7 @@ class KernelSource:
         with self._lock:
             self._count += int(n)
 
-    @staticmethod
-    def task_cost(task: tuple) -> int:
-        """Evaluations of a block task (:func:`block_cost`)."""
-        return block_cost(task)
+    task_cost = staticmethod(block_cost)
 
     def key(self) -> dict:
         """A cache key that changes whenever a value may: the kernel (class, all parameters,
@@ -181,10 +163,6 @@ class KernelSource:
         d = self.raw_diagonal(side)
         return d if self.inner is None else (d > 0).astype(np.float64)
 
-    def scales(self, side: str = "x") -> np.ndarray:
-        """Normalisation scales ``1 / sqrt(k(x, x))`` (0 where it is <= 0)."""
-        return diagonal_scales(self.diagonal(side))
-
     def block(self, rows: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
         """Raw kernel values ``k(X[rows[i]], Y[cols[j]])``; ``cols=None``: the symmetric
         block of ``rows`` in ``X`` (the kernel's ``gram_block_symmetric``).
@@ -212,12 +190,10 @@ class KernelSource:
     def pairs(self, rows: Any, cols: Any, *, n_jobs: int | None = 1) -> np.ndarray:
         """``k(X[rows[q]], Y[cols[q]])`` for each ``q``, as the Gram engine's blocks give them.
 
-        A kernel with a paired mode (``paired_values``, e.g. the path kernel's compiled
-        diagonal mode) takes the pairs in chunks of :data:`PAIR_CHUNK`; the others go
-        row by row through ``gram_block``.  With ``n_jobs != 1`` chunks run in threads
-        when the kernel's blocks release the GIL; a value does not depend on its chunk.
-        For pairs within one set, give ``rows[q] < cols[q]`` (the upper triangle's
-        orientation) to get exactly the values of a fresh Gram matrix.
+        A kernel with a paired mode (``paired_values``) takes the pairs in chunks of
+        :data:`PAIR_CHUNK`, the others row by row through ``gram_block``; chunks run in
+        threads with ``n_jobs != 1`` when the kernel releases the GIL.  For pairs within
+        one set, give ``rows[q] < cols[q]`` to get exactly a fresh Gram matrix's values.
         """
         kernel = self.kernel
         rows = np.asarray(rows, dtype=np.int64)
@@ -367,9 +343,9 @@ class KernelSource:
 def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "the train Gram matrix",
                            owner: str | None = None, dtype: Any = np.float64) -> np.ndarray:
     """A user's precomputed Gram matrix, checked: dense, 2-D, finite; square when ``n_cols`` is
-    None (a training Gram), else a cross Gram with ``n_cols`` columns (new structures
-    against ``n_cols`` training structures).  The one validator of precomputed Grams: one
-    error line names the owner, the matrix (``label``) and the problem.
+    None (a training Gram), else a cross Gram with ``n_cols`` columns.  The one validator
+    of precomputed Grams: one error line names the owner, the matrix (``label``) and the
+    problem.
 
     Examples
     --------
@@ -417,7 +393,6 @@ class PrecomputedSource:
 
     precomputed = True
     releases_gil = True
-    symmetric = True
     n_evaluations = 0
     inner = None
 
@@ -433,9 +408,6 @@ class PrecomputedSource:
 
     def diagonal(self, side: str = "x") -> np.ndarray:
         return np.diag(self.K).copy()
-
-    def scales(self, side: str = "x") -> np.ndarray:
-        return diagonal_scales(self.diagonal())
 
     def block(self, rows: Any, cols: Any = None) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.intp)

@@ -1,17 +1,10 @@
 """An evaluation's Gram matrices in files, read a fold at a time.
 
-A relation evaluation needs, for every model and fold, the training rows of its Gram
-(``K[tr][:, tr]``, in float64 for the SVM) and the test rows (``K[te][:, tr]``).  Holding
-every structure view's whole Gram in memory costs ``8 n²`` bytes each: on BioInfer
-(9,666 pairs) 0.75 GB per view, several GB for an evaluation.  Here each view's
-normalised Gram is computed into a ``.npy`` file by the engine (which writes its blocks
-without mapping the file), stored as float32 (half the disk; the sum of the views and
-everything after it is float64), and a fold's slices are gathered by reading the file in
-bands of rows (:func:`fold_slices`): the process holds the slices and one band, never the
-matrix, and the file's pages stay in the page cache, not in the process.
-
-float32 keeps 24 bits of each normalised value (in ``[-1, 1]`` for a PSD kernel): a
-relative error of at most ``2**-24`` (6e-8) per entry.
+Each structure view's normalised Gram is computed into a ``.npy`` file by the engine,
+stored as float32 (a relative error of at most ``2**-24`` per normalised entry; the sum of
+the views and everything after it is float64), and a fold's slices are gathered by reading
+the file in bands of rows (:func:`fold_slices`): the process holds the slices and one band,
+never the matrix (``8 n²`` bytes per view).
 """
 
 from __future__ import annotations
@@ -46,14 +39,6 @@ __all__ = ["GramFile", "fold_slices", "store_float32", "BAND_BYTES", "RelationGr
 BAND_BYTES = 32 << 20
 
 
-def _header(path: Path) -> tuple[tuple[int, ...], np.dtype, int]:
-    with open(path, "rb") as fh:
-        shape, fortran, dtype = read_npy_header(fh, str(path))
-        if fortran:
-            raise ValueError(f"{path}: a Fortran-ordered array, not a Gram file")
-        return tuple(shape), np.dtype(dtype), fh.tell()
-
-
 class GramFile:
     """A square float matrix in a ``.npy`` file, read in bands of rows without mapping it.
 
@@ -75,7 +60,12 @@ class GramFile:
 
     def __init__(self, path: str | os.PathLike, temporary: bool = False):
         self.path = Path(path)
-        shape, dtype, self.offset = _header(self.path)
+        with open(self.path, "rb") as fh:
+            shape, fortran, dtype = read_npy_header(fh, str(self.path))
+            self.offset = fh.tell()
+        if fortran:
+            raise ValueError(f"{self.path}: a Fortran-ordered array, not a Gram file")
+        shape, dtype = tuple(shape), np.dtype(dtype)
         if len(shape) != 2 or shape[0] != shape[1] or dtype not in (np.float32, np.float64):
             raise ValueError(f"{self.path}: a {dtype} array of shape {shape}, not a square "
                              "float Gram")
@@ -199,25 +189,17 @@ def _jsonable(x: Any) -> Any:
 
 
 class RelationGrams:
-    """Normalised Grams over all pairs, one file per structure view and kernel, reused by
-    every fold and model (:mod:`structkernels.experiments._gram_files`: float32 files read
-    a fold at a time, never whole in memory).
+    """Normalised Grams over all pairs, one float32 file per structure view and kernel,
+    reused by every fold and model.
 
-    With ``cache_dir`` the files are kept there (``.npy``, read without pickle), each keyed
-    by the structure view, a SHA-256 of its structures' JSON and the engine's key of the
-    kernel (:func:`structkernels.engine.gram.kernel_key`: its class, a hash of all its
-    parameters, σ included, and the code versions of every kernel class in it and of the
-    package), so that any change of kernel, parameter or code misses the cache; without
-    it they live in a temporary folder removed by :meth:`close`.  σ learned on a split is
-    kept as JSON, keyed by the training structures and labels, the learner's kernel (the
-    same key) and its settings.
-
-    Every cached entry carries the SHA-256 of its key and of its content
-    (:class:`structkernels.utils.CacheFolder`: a ``NAME.npy.sum`` beside a Gram, a header
-    line in a σ file) and is checked when read, then validated (a Gram: float32, its
-    shape, finite values; σ: finite values ≥ 0 by label); one that fails is discarded with
-    one warning naming it, computed again and rewritten.  A folder that cannot be written
-    turns the writes off with one warning (the Grams then go to the temporary folder).
+    With ``cache_dir`` the files are kept there, each keyed by the structure view, a SHA-256
+    of its structures' JSON and :func:`structkernels.engine.gram.kernel_key` (so that any
+    change of kernel, parameter or code misses the cache); without it they live in a
+    temporary folder removed by :meth:`close`.  σ learned on a split is kept as JSON, keyed
+    by the training structures and labels, the learner's kernel and its settings.  Every
+    entry is checked when read (:class:`structkernels.utils.CacheFolder`), then validated
+    (a Gram: float32, its shape, finite values; σ: finite values ≥ 0 by label); one that
+    fails is discarded with one warning, computed again and rewritten.
     """
 
     def __init__(self, items: Sequence[dict], n_jobs: int,
@@ -247,12 +229,6 @@ class RelationGrams:
         if self._work is not None:
             self._work.cleanup()
             self._work = None
-
-    def __enter__(self) -> RelationGrams:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _digest(self, view: str) -> str:
         if view not in self._digests:
@@ -324,8 +300,7 @@ class RelationGrams:
         return f
 
     def get(self, view: str, kern: Kernel, keep: bool = True) -> np.ndarray:
-        """The Gram of ``view`` under ``kern`` as an array in memory (float64 of the stored
-        float32); ``keep=False``: not kept (see :meth:`file`)."""
+        """:meth:`file`'s Gram as a float64 array in memory."""
         f = self.file(view, kern, keep)
         try:
             return f.to_array()
@@ -347,13 +322,11 @@ class RelationGrams:
         entry = f"sigma-{name}.json"
         payload = self.store.read(entry, name, 1 << 20)
         if payload is not None:
-            problem = None
             try:
                 doc = json.loads(payload.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, RecursionError):
-                doc, problem = None, "not JSON"
-            if problem is None:
-                problem = _learned_problem(doc)
+                doc = None
+            problem = "not JSON" if doc is None else _learned_problem(doc)
             if problem is None:
                 return doc
             self.store.discard(entry, problem)

@@ -1,28 +1,14 @@
 """PK and NPK beside simple baselines on the same split: the analogue of Table 6.
 
-Garg et al. (2018), Table 6, compare the nonstationary path kernel with its
-k-NN classifier against other classifiers.  :func:`baselines_table` does the
-same on any train/test split of interaction candidates, on sub-samples of both
-halves (one per seed, the same sub-samples for every model):
-
-* k-NN (k = 8) under PK and under NPK, exact and with both kernel hashes
-  (random k-NN, KLSH); similarity-weighted votes, the decision threshold chosen
-  on the training sub-sample only (``threshold="auto"``);
-* ``sklearn.svm.SVC(kernel="precomputed", class_weight="balanced")`` on the
-  normalised PK and NPK Gram matrices;
-* logistic regression (``class_weight="balanced"``) on a bag of ``(edge,
-  node)`` tuples and tuple bigrams, and on those plus the edge labels and
-  edge-label bigrams alone (:func:`linear_baselines`; the distant labels are
-  read off the roles on the path, so the edge sequence is the obvious feature);
-* chance: predicting every candidate positive (F1) and the positive rate (AP).
-
-Every row reports F1 (precision, recall) of the positive class and the
-average precision of its score, mean ± sd over the seeds, with the kernel
-evaluations and seconds of the model.  The exact k-NN and the SVM of a kernel
-share one Gram matrix (each row counts it).  The hashed classifiers run on the
-same values through :class:`~structkernels.kernels.lookup.GramLookup`: each
-counts the values it reads (the evaluations it would make on its own), and
-its seconds add the Gram's time in proportion to them.
+Garg et al. (2018), Table 6, compare the nonstationary path kernel with its k-NN
+classifier against other classifiers; :func:`baselines_table` does the same on any split,
+on sub-samples of both halves (one per seed, the same for every model): k-NN (k = 8) under
+PK and NPK, exact and with both kernel hashes; an SVM on the normalised Grams; logistic
+regression on bags of path tuples (:func:`linear_baselines`); and chance.  Every row
+reports F1 (precision, recall) and average precision, mean ± sd over the seeds, with the
+kernel evaluations and seconds of the model.  The hashed classifiers read the Grams'
+values through :class:`~structkernels.kernels.lookup.GramLookup`, each counting the values
+it reads and adding the Gram's time in proportion to them.
 
 Example
 -------
@@ -58,9 +44,8 @@ def tuple_features(path: Any) -> list[str]:
 def edge_tuple_features(path: Any) -> list[str]:
     """:func:`tuple_features` plus the edge labels and edge-label bigrams alone."""
     edges = [f"{e}|" for e, _ in path]
-    return tuple_features(path) + edges + [
-        a + ">" + b for a, b in zip(edges, edges[1:], strict=False)
-    ]
+    bigrams = [a + ">" + b for a, b in zip(edges, edges[1:], strict=False)]
+    return tuple_features(path) + edges + bigrams
 
 
 LINEAR_FEATURES = {
@@ -69,9 +54,8 @@ LINEAR_FEATURES = {
 }
 
 
-def linear_baselines(
-    X_tr: Sequence, y_tr: np.ndarray, X_te: Sequence, y_te: np.ndarray
-) -> dict[str, dict[str, float]]:
+def linear_baselines(X_tr: Sequence, y_tr: np.ndarray, X_te: Sequence,
+                     y_te: np.ndarray) -> dict[str, dict[str, float]]:
     """Logistic regression (``class_weight="balanced"``) on each of :data:`LINEAR_FEATURES`.
 
     Returns one row per feature set: the scores of :func:`_scores` with
@@ -158,10 +142,9 @@ def _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, n_jobs,
         ids_tr, ids_te = np.arange(len(X_tr)), np.arange(len(X_tr), len(X_tr) + len(X_te))
         for hashing in ("random-knn", "klsh"):
             t0 = time.perf_counter()
-            clf = KernelKNNClassifier(
-                look, n_neighbors=K_NEIGHBOURS, hashing=hashing, weights="similarity",
-                threshold="auto", random_state=seed, **hash_settings,
-            ).fit(ids_tr, y_tr)
+            clf = KernelKNNClassifier(look, n_neighbors=K_NEIGHBOURS, hashing=hashing,
+                                      weights="similarity", threshold="auto",
+                                      random_state=seed, **hash_settings).fit(ids_tr, y_tr)
             r = _knn_row(clf, ids_te, y_te)
             n_evals = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
             rows[f"{name} k-NN, {hashing} hashing"] = {
@@ -173,18 +156,10 @@ def _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, n_jobs,
     return rows
 
 
-def baselines_table(
-    train: Any,
-    test: Any,
-    pk_params: dict[str, Any],
-    npk_params: dict[str, Any],
-    *,
-    n_train: int = 2000,
-    n_test: int = 3000,
-    seeds: Iterable[int] = range(5),
-    n_jobs: int | None = None,
-    hash_settings: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+def baselines_table(train: Any, test: Any, pk_params: dict[str, Any],
+                    npk_params: dict[str, Any], *, n_train: int = 2000, n_test: int = 3000,
+                    seeds: Iterable[int] = range(5), n_jobs: int | None = None,
+                    hash_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every model of the table on the same sub-samples, one per seed.
 
     Parameters
@@ -213,10 +188,8 @@ def baselines_table(
     # one seed at a time (what a seed's Grams, classifiers and copies hold is freed before
     # the next), its Grams computed by the engine's n_jobs workers
     settings = dict(hash_settings or {})
-    per_seed = [
-        _one_seed(train, test, pk_params, npk_params, n_train, n_test, s, n_jobs, settings)
-        for s in seeds
-    ]
+    per_seed = [_one_seed(train, test, pk_params, npk_params, n_train, n_test, s, n_jobs,
+                          settings) for s in seeds]
     rows: dict[str, dict[str, dict[str, Any]]] = {}
     for name in per_seed[0]:
         rows[name] = {}
@@ -224,23 +197,17 @@ def baselines_table(
             vals = [float(r[name][metric]) for r in per_seed]
             rows[name][metric] = {"mean": float(np.mean(vals)), "sd": float(np.std(vals)),
                                   "values": vals}
-    return {
-        "rows": rows,
-        "n_train": min(n_train, len(train.paths)),
-        "n_test": min(n_test, len(test.paths)),
-        "seeds": seeds,
-        "npk_beats_pk_every_seed": _npk_beats_pk(per_seed),
-    }
+    return {"rows": rows, "n_train": min(n_train, len(train.paths)),
+            "n_test": min(n_test, len(test.paths)), "seeds": seeds,
+            "npk_beats_pk_every_seed": _npk_beats_pk(per_seed)}
 
 
 def _npk_beats_pk(per_seed: Sequence[dict]) -> dict[str, bool]:
     out = {}
     for variant in ("k-NN, exact", "k-NN, random-knn hashing", "k-NN, klsh hashing",
                     "SVM (precomputed Gram)"):
-        out[variant] = all(
-            r[f"NPK {variant}"][m] > r[f"PK {variant}"][m]
-            for r in per_seed for m in ("f1", "average_precision")
-        )
+        out[variant] = all(r[f"NPK {variant}"][m] > r[f"PK {variant}"][m]
+                           for r in per_seed for m in ("f1", "average_precision"))
     return out
 
 
@@ -250,14 +217,10 @@ def format_table(table: dict[str, Any]) -> str:
     def pm(cell: dict[str, Any], scale: float = 100.0, fmt: str = ".1f") -> str:
         return f"{scale * cell['mean']:{fmt}} ± {scale * cell['sd']:{fmt}}"
 
-    lines = [
-        f"{'model':<36} {'F1 (precision, recall)':<28} {'avg. precision':>14} "
-        f"{'kernel evaluations':>18} {'seconds':>8}"
-    ]
+    lines = [f"{'model':<36} {'F1 (precision, recall)':<28} {'avg. precision':>14} "
+             f"{'kernel evaluations':>18} {'seconds':>8}"]
     for name, r in table["rows"].items():
         f1 = f"{pm(r['f1'])} ({100 * r['precision']['mean']:.1f}, {100 * r['recall']['mean']:.1f})"
-        lines.append(
-            f"{name:<36} {f1:<28} {pm(r['average_precision']):>14} "
-            f"{int(r['n_evaluations']['mean']):>18,} {r['seconds']['mean']:>8.1f}"
-        )
+        lines.append(f"{name:<36} {f1:<28} {pm(r['average_precision']):>14} "
+                     f"{int(r['n_evaluations']['mean']):>18,} {r['seconds']['mean']:>8.1f}")
     return "\n".join(lines)

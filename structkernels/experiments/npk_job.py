@@ -1,11 +1,5 @@
 """The main job of the nonstationary kernels paper (Garg et al. 2018, Sec. 6-7) and its
-model: what ``structkernels train-npk`` runs, and ``structkernels predict`` with its model.
-
-:func:`main_job` learns σ on the training half, classifies the other half with the k-NN
-classifier under PK and the learned NPK, and gives the run's summary and the model file's
-document; :func:`format_summary` is its text.  :func:`build_classifier` rebuilds the
-classifier of its model.
-"""
+model: what ``structkernels train-npk`` runs, and ``structkernels predict`` with its model."""
 
 from __future__ import annotations
 
@@ -17,9 +11,7 @@ import numpy as np
 
 from structkernels.formats.structures import InputError
 from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, ModelFormatError
-from structkernels.utils import (
-    one_line,
-)
+from structkernels.utils import one_line
 
 __all__ = ["main_job", "format_summary", "evaluate", "fmt_f1", "build_classifier", "record_id",
            "load_graph_labels", "label_candidates"]
@@ -32,35 +24,33 @@ def record_id(record: Any, i: int) -> Any:
     return getattr(record, "id", i)
 
 
-def _scores(clf, X, y) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
-    """The test figures, the predictions and the positive-class scores of ``clf`` on ``X``."""
-    from sklearn.metrics import average_precision_score
-
-    from structkernels.neighbors.classifier import positive_class_scores
-
-    t0 = time.perf_counter()
-    proba = clf.predict_proba(X)
-    pred = clf.decide(proba)  # = clf.predict(X)
-    out = positive_class_scores(y, pred)
+def _positive(clf: Any, proba: np.ndarray) -> np.ndarray:
+    """The class 1 column of ``clf``'s probabilities ``proba`` (zeros without that class)."""
     classes = list(clf.classes_)
-    score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(y))
-    # threshold-free: how well the share of positive neighbours ranks the positives
-    out["average_precision"] = float(average_precision_score(y, score)) if np.any(y == 1) else 0.0
-    out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
-    out["seconds"] = time.perf_counter() - t0 + float(getattr(clf, "fit_seconds_", 0.0))
-    return out, np.asarray(pred), np.asarray(score)
+    return proba[:, classes.index(1)] if 1 in classes else np.zeros(len(proba))
 
 
 def evaluate(train_X, train_y, test_X, test_y, kernel_params, settings
              ) -> tuple[dict, Any, np.ndarray, np.ndarray]:
     """Fit the k-NN classifier on the training half and score the other half: the figures,
     the classifier, its predictions and its positive-class scores."""
-    from structkernels.neighbors.classifier import KernelKNNClassifier
+    from sklearn.metrics import average_precision_score
+
+    from structkernels.neighbors.classifier import KernelKNNClassifier, positive_class_scores
 
     clf = KernelKNNClassifier(kernel="path", kernel_params=kernel_params, **settings)
     clf.fit(train_X, train_y)
-    figures, pred, score = _scores(clf, test_X, test_y)
-    return figures, clf, pred, score
+    t0 = time.perf_counter()
+    proba = clf.predict_proba(test_X)
+    pred = clf.decide(proba)  # = clf.predict(test_X)
+    out = positive_class_scores(test_y, pred)
+    score = _positive(clf, proba)
+    # threshold-free: how well the share of positive neighbours ranks the positives
+    out["average_precision"] = (float(average_precision_score(test_y, score))
+                                if np.any(test_y == 1) else 0.0)
+    out["n_evaluations"] = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
+    out["seconds"] = time.perf_counter() - t0 + float(getattr(clf, "fit_seconds_", 0.0))
+    return out, clf, np.asarray(pred), np.asarray(score)
 
 
 def fmt_f1(s: dict[str, Any]) -> str:
@@ -92,16 +82,15 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
              learner_params: dict[str, Any], settings: dict[str, Any],
              table: dict[str, Any] | None, data: str, options: dict[str, Any],
              started: float) -> dict[str, Any]:
-    """Learn σ on ``learn_set`` (:class:`~structkernels.npk.learner.NonstationaryLearner`
-    with ``learner_params``), classify ``test`` with the k-NN classifier (``settings``)
-    trained on ``train`` under PK (``pk_params``) and NPK (``settings["normalize"]`` set
-    to the learner's), with the linear baselines and,
-    given ``table`` (``n_train``, ``n_test``, ``seeds``), the baselines table.
+    """Learn σ on ``learn_set`` (:class:`~structkernels.npk.learner.NonstationaryLearner`),
+    classify ``test`` with the k-NN classifier trained on ``train`` under PK and NPK, with
+    the linear baselines and, given ``table`` (``n_train``, ``n_test``, ``seeds``), the
+    baselines table.
 
-    Returns ``{"summary", "model", "learner", "pred", "score"}``: the run's figures
-    (``options`` recorded as its settings; ``started`` the run's start on
-    :func:`time.perf_counter`), the model file's document, and NPK's predictions and
-    positive-class scores on ``test``.
+    Returns ``{"summary", "model", "learner", "pred", "score", "classifier"}``: the run's
+    figures (``options`` recorded as its settings, ``started`` its :func:`time.perf_counter`),
+    the model file's document, NPK's predictions and positive-class scores on ``test``, and
+    its fitted k-NN classifier.
     """
     from structkernels.experiments.baselines import baselines_table, linear_baselines
     from structkernels.npk.learner import NonstationaryLearner
@@ -112,7 +101,7 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
     settings = {k: learner.normalize_ if k == "normalize" else v for k, v in settings.items()}
     y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
     pk, *_ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
-    npk, _, npk_pred, npk_score = evaluate(
+    npk, npk_clf, npk_pred, npk_score = evaluate(
         train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings
     )
     # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
@@ -168,17 +157,16 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
         "evaluation": {k: summary[k] for k in ("n_test", "PK", "NPK", "seconds")},
     }
     return {"summary": summary, "model": model, "learner": learner, "pred": npk_pred,
-            "score": npk_score}
+            "score": npk_score, "classifier": npk_clf}
+
 
 def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
     """The summary of :func:`main_job` as text: the data, σ, PK and NPK, the baselines."""
     lines: list[str] = []
     w = lines.append
     lrn = s["learning"]
-    w(
-        f"data: {s['data']}: {s['n_train']} training / {s['n_test']} test candidates "
-        f"({100 * s['positive_rate_test']:.1f}% positive in test)\n"
-    )
+    w(f"data: {s['data']}: {s['n_train']} training / {s['n_test']} test candidates "
+      f"({100 * s['positive_rate_test']:.1f}% positive in test)\n")
     st = s["settings"]
     if st.get("objective", "loss1") == "knn-ap":
         how = (f"objective: leave-one-out AP of the {st['n_neighbors']}-NN classifier on a "
@@ -190,38 +178,28 @@ def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
       f"({how})\n")
     zeroed = ", ".join(s["zeroed_labels"]) or "(none)"
     w(f"labels σ zeroed ({len(s['zeroed_labels'])}): {zeroed}\n")
-    w(
-        f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "
-        f"{'kernel evaluations':>18} {'seconds':>8}\n"
-    )
+    w(f"{'kernel':<6} {'F1 (precision, recall)':<24} {'avg. precision':>14} "
+      f"{'kernel evaluations':>18} {'seconds':>8}\n")
     for name in ("PK", "NPK"):
         r = s[name]
-        w(
-            f"{name:<6} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
-            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
-        )
+        w(f"{name:<6} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
+          f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n")
     if s.get("linear_baselines"):
         w("obvious features on the same split (class_weight balanced):\n")
     for name, r in (s.get("linear_baselines") or {}).items():
-        w(
-            f"{name:<36} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
-            f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n"
-        )
-    w(
-        f"learning: {lrn['n_evaluations']:,} kernel evaluations on N = {s['n_learn']:,} "
-        f"structures ({100 * lrn['fraction_of_gram']:.1f}% of one Gram matrix, "
-        f"N (N + 1) / 2 = {lrn['gram_evaluations']:,}; {lrn['n_trimmed']} subsets cut to the "
-        f"budget), {lrn['seconds']:.1f} s\n"
-    )
+        w(f"{name:<36} {fmt_f1(r):<24} {100 * r['average_precision']:>14.1f} "
+          f"{r['n_evaluations']:>18,} {r['seconds']:>8.1f}\n")
+    w(f"learning: {lrn['n_evaluations']:,} kernel evaluations on N = {s['n_learn']:,} "
+      f"structures ({100 * lrn['fraction_of_gram']:.1f}% of one Gram matrix, "
+      f"N (N + 1) / 2 = {lrn['gram_evaluations']:,}; {lrn['n_trimmed']} subsets cut to the "
+      f"budget), {lrn['seconds']:.1f} s\n")
     t = s.get("baselines")
     if t:
         from structkernels.experiments.baselines import format_table
 
-        w(
-            f"\nbaselines (Table 6 analogue): the same {t['n_train']:,} training / {t['n_test']:,} "
-            f"test sub-samples for every model, mean ± sd over {len(t['seeds'])} seeds "
-            f"(seeds {t['seeds'][0]}-{t['seeds'][-1]}), {t['seconds']:.1f} s\n"
-        )
+        w(f"\nbaselines (Table 6 analogue): the same {t['n_train']:,} training / {t['n_test']:,} "
+          f"test sub-samples for every model, mean ± sd over {len(t['seeds'])} seeds "
+          f"(seeds {t['seeds'][0]}-{t['seeds'][-1]}), {t['seconds']:.1f} s\n")
         w(format_table(t) + "\n")
         beats = t["npk_beats_pk_every_seed"]
         w("NPK beats PK on F1 and AP in every seed: "
@@ -267,11 +245,9 @@ def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None
     except ValueError as exc:
         raise ModelFormatError(f"model training structure is malformed: {exc}") from None
     y = np.asarray(train["labels"], dtype=np.int64)
-    clf = KernelKNNClassifier(kernel=model.get("kernel", "path"), kernel_params=params,
+    clf = KernelKNNClassifier(kernel=name, kernel_params=params,
                               n_jobs=n_jobs, **settings)
     return clf.fit(X, y)
-
-
 
 
 def label_candidates(model: dict[str, Any], paths: list, *, use: str = "npk",
@@ -281,6 +257,4 @@ def label_candidates(model: dict[str, Any], paths: list, *, use: str = "npk",
     classifier of a train-npk ``model`` (:func:`build_classifier`)."""
     clf = build_classifier(model, use, n_jobs, source=source)
     proba = clf.predict_proba(paths)
-    classes = list(clf.classes_)
-    score = proba[:, classes.index(1)] if 1 in classes else np.zeros(len(paths))
-    return clf.classes_[np.argmax(proba, axis=1)], score, clf.n_evaluations_
+    return clf.classes_[np.argmax(proba, axis=1)], _positive(clf, proba), clf.n_evaluations_

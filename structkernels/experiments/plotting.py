@@ -1,12 +1,9 @@
 """Plots of the σ learner and of a classifier's evaluation (matplotlib, an optional extra:
 ``pip install structkernels[plot]``).
 
-- :func:`plot_sigma_losses` draws, per edge label, what decided σ (Loss Function 1 summed
-  over the α trials, Algorithm 1 line 17 of Garg et al. 2018, or the leave-one-out k-NN
-  average precision), states the rule and marks the value chosen, so that which labels
-  the kernel learned to ignore, and by how much, can be read at a glance;
-- :func:`plot_evaluation` draws the confusion matrix and the precision-recall curve of a
-  binary classifier's test predictions (scikit-learn's displays).
+- :func:`plot_sigma_losses`: per edge label, what decided σ, the rule and the value chosen;
+- :func:`plot_evaluation`: the confusion matrix and the precision-recall curve of a binary
+  classifier's test predictions (scikit-learn's displays).
 """
 
 from __future__ import annotations
@@ -40,22 +37,14 @@ def _saved(fig: Any, path: str | os.PathLike | None) -> Any:
     return fig
 
 
-def plot_sigma_losses(
-    learner: Any,
-    path: str | os.PathLike | None = None,
-    *,
-    title: str | None = None,
-    objective: str | None = None,
-    min_gain: float | None = None,
-) -> Any:
+def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
+                      title: str | None = None, objective: str | None = None,
+                      min_gain: float | None = None) -> Any:
     """Bar chart, per learned edge label, of what decided σ: the two values and the rule.
 
-    With ``objective="loss1"`` (Algorithm 1) the bars are Loss Function 1 summed over the α
-    trials, lower is better, and σ = 0 is chosen when its loss is lower (a tie keeps 1).
-    With ``objective="knn-ap"`` the bars are the leave-one-out k-NN average precision on
-    the sample, higher is better, and σ = 0 is kept only when it beats σ = 1 by more than
-    ``min_gain`` on both halves of the sample, so a label whose σ = 0 bar is a little
-    higher may still keep σ = 1: the figure states the rule under its title.
+    The bars are Loss Function 1 summed over the α trials (``objective="loss1"``,
+    Algorithm 1, lower is better) or the leave-one-out k-NN average precision on the sample
+    (``"knn-ap"``, higher is better); the figure states the rule under its title.
 
     Parameters
     ----------
@@ -101,7 +90,6 @@ def plot_sigma_losses(
     fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(labels) + 2), 4.8))
     ax.bar(x - width / 2, v0, width, label="σ = 0", color="#d95f02")
     ax.bar(x + width / 2, v1, width, label="σ = 1", color="#1b9e77")
-    # mark the chosen value's bar
     for i, c in enumerate(chosen):
         xi = x[i] + (width / 2 if c == 1.0 else -width / 2)
         yi = v1[i] if c == 1.0 else v0[i]
@@ -130,14 +118,8 @@ def plot_sigma_losses(
     return _saved(fig, path)
 
 
-def plot_evaluation(
-    y_true: Any,
-    y_pred: Any,
-    scores: Any = None,
-    path: str | os.PathLike | None = None,
-    *,
-    title: str | None = None,
-) -> Any:
+def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
+                    path: str | os.PathLike | None = None, *, title: str | None = None) -> Any:
     """Confusion matrix and precision-recall curve of binary test predictions.
 
     Parameters
@@ -205,13 +187,8 @@ def plot_evaluation(
     return _saved(fig, path)
 
 
-def plot_relation_curves(
-    y_true: Any,
-    scores: Mapping[str, Any],
-    folder: str | os.PathLike,
-    *,
-    title: str | None = None,
-) -> list[Path]:
+def plot_relation_curves(y_true: Any, scores: Mapping[str, Any], folder: str | os.PathLike, *,
+                         title: str | None = None) -> list[Path]:
     """Precision-recall and ROC curves of several models on the same pairs, one figure each.
 
     Parameters

@@ -1,20 +1,10 @@
-"""What an evaluation of relation models checks before it computes anything.
-
-- :func:`check_models`: the model names, each once, at least one;
-- :func:`check_folds`: every split's training pairs hold both classes, else one
-  :class:`FoldError` line naming the fold and its documents;
-- :func:`slice_budget`: how many bytes of fold slices an evaluation holds at once (so
-  that its model fits run in parallel where memory allows);
-- :func:`fold_bytes` and :func:`check_fold_memory`: the memory the Grams of an evaluation
-  hold at once, refused with :class:`~structkernels.kernels.srk.common.MemoryBudgetError`
-  above :func:`structkernels.utils.memory_budget` before any Gram is computed.
-
-:func:`structkernels.experiments.relations.evaluate_relations` and ``evaluate_corpora``
-(before the parse) run them; they are served from there too.
-"""
+"""What an evaluation of relation models checks before it computes anything: the model
+names, folds whose training pairs hold both classes, and the memory of the fold slices
+(refused above :func:`structkernels.utils.memory_budget` before any Gram is computed)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,18 +31,15 @@ def _names(docs: Sequence[str], most: int = 5) -> str:
     return f"{shown}, … ({len(docs)} documents)" if len(docs) > most else shown
 
 
-def check_folds(
-    y: Sequence[int],
-    splits: Sequence[tuple[np.ndarray, np.ndarray]],
-    groups: Sequence[str] | None = None,
-) -> None:
+def check_folds(y: Sequence[int], splits: Sequence[tuple[np.ndarray, np.ndarray]],
+                groups: Sequence[str] | None = None) -> None:
     """Refuse a split whose training pairs hold only one class, naming the fold and documents.
 
     Raises
     ------
     FoldError
-        One line: which fold (``fold 3 of 10``, or ``the training split``), which class
-        its training documents lack, which documents hold it, and what to change.
+        One line: which fold, which class its training documents lack, which documents
+        hold it, and what to change.
 
     Examples
     --------
@@ -114,9 +101,11 @@ def _slice_bytes(splits: Sequence[tuple[np.ndarray, np.ndarray]]) -> int:
 def slice_budget(splits: Sequence[tuple[np.ndarray, np.ndarray]], n_jobs: int,
                  slice_bytes: int | None = None) -> int:
     """The bytes of fold slices :func:`evaluate_relations` holds at once: ``slice_bytes``
-    when given; by default enough for ``n_jobs`` Grams' slices (so that ``n_jobs`` model
-    fits run together, each on its own Gram or several on one) within a quarter of
-    :func:`~structkernels.utils.memory_budget`, and never below :data:`SLICE_BYTES`.
+    when given; by default enough for one Gram's slices, whose model fits then run
+    together (up to ``n_jobs``), within a quarter of
+    :func:`~structkernels.utils.memory_budget`, and never below :data:`SLICE_BYTES` (a
+    second Gram's slices held beside, with their fits' copies, would take the largest
+    process of a BioInfer evaluation past the memory the project allows it).
 
     Examples
     --------
@@ -126,8 +115,7 @@ def slice_budget(splits: Sequence[tuple[np.ndarray, np.ndarray]], n_jobs: int,
     """
     if slice_bytes is not None:
         return int(slice_bytes)
-    want = int(max(1, n_jobs)) * _slice_bytes(splits)
-    return max(SLICE_BYTES, min(want, memory_budget() // 4))
+    return max(SLICE_BYTES, min(_slice_bytes(splits), memory_budget() // 4))
 
 
 def fits_at_once(one: int, slice_bytes: int, n_jobs: int, n_models: int) -> int:
@@ -145,22 +133,14 @@ def fits_at_once(one: int, slice_bytes: int, n_jobs: int, n_models: int) -> int:
     return max(1, min(int(n_jobs), n_models))
 
 
-def fold_bytes(
-    n: int,
-    splits: Sequence[tuple[np.ndarray, np.ndarray]],
-    models: Sequence[str],
-    n_jobs: int,
-    slice_bytes: int | None = None,
-) -> int:
+def fold_bytes(n: int, splits: Sequence[tuple[np.ndarray, np.ndarray]], models: Sequence[str],
+               n_jobs: int, slice_bytes: int | None = None) -> int:
     """About the most bytes :func:`evaluate_relations` holds at once for ``n`` pairs.
 
-    The Grams live in files (a fold reads its rows from there); what is held is each
-    group of models' fold slices, the training and test rows of their Gram in float64
-    (``8 tr (tr + te)`` bytes), for as many groups at once as ``slice_bytes`` allows (at
-    least one), and each fit running at once may copy its slices once more:
-    ``S (G + J)`` for slices of ``S`` bytes, ``G`` groups held together and ``J =
-    min(n_jobs, their models)`` fits at once (one when ``S`` is above ``slice_bytes``;
-    ``slice_bytes`` by default :func:`slice_budget`'s).
+    ``S (G + J)`` for fold slices of ``S = 8 tr (tr + te)`` bytes (a Gram's training and
+    test rows in float64), ``G`` groups of models held together within ``slice_bytes``
+    (:func:`slice_budget`) and ``J`` fits at once (:func:`fits_at_once`), each of which
+    may copy its slices once more.
 
     Examples
     --------
@@ -168,10 +148,7 @@ def fold_bytes(
     >>> fold_bytes(100, splits, ["PK path SVM"], 1)
     144000
     """
-    specs = [relation_model(m) for m in models]
-    groups: dict[tuple, int] = {}
-    for spec in specs:
-        groups[spec.parts] = groups.get(spec.parts, 0) + 1
+    groups = Counter(relation_model(m).parts for m in models)
     one = _slice_bytes(splits)
     slice_bytes = slice_budget(splits, n_jobs, slice_bytes)
     together = max(1, min(len(groups), slice_bytes // one if one else len(groups)))
@@ -180,13 +157,8 @@ def fold_bytes(
     return one * (together + fits)
 
 
-def check_fold_memory(
-    n: int,
-    splits: Sequence[tuple[np.ndarray, np.ndarray]],
-    models: Sequence[str],
-    n_jobs: int,
-    slice_bytes: int | None = None,
-) -> None:
+def check_fold_memory(n: int, splits: Sequence[tuple[np.ndarray, np.ndarray]],
+                      models: Sequence[str], n_jobs: int, slice_bytes: int | None = None) -> None:
     """Refuse an evaluation whose Grams would not fit :func:`~structkernels.utils.memory_budget`.
 
     Raises

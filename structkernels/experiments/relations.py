@@ -1,30 +1,13 @@
 """Relation extraction evaluated as the BioNLP literature does it.
 
-Every model sees the same folds in the same run: document-level cross-validation
-(:func:`document_folds`: all pairs of a document in one fold) or one train/test split
-(held-out or cross-corpus, :func:`evaluate_relations` with ``splits=[(train, test)]``).
-Precision, recall and F1 are those of the positive class in percent, pooled over the
-folds (every pair is predicted once, by the model that did not see its document), with the
-spread of the per-fold F1 (``f1_sd``); ROC AUC is pooled over the folds' decision values.
-Everything a model learns (σ, the SVM, the k-NN threshold, the forest) is fitted on the
-training folds only; no hyper-parameter is tuned on test folds (the SVMs use C = 1).
-
-The models are defined once, in :mod:`structkernels.relations.models`
-(:data:`~structkernels.relations.models.RELATION_MODELS`: the structure views each reads,
-each view's kernel and parameters, the classifier), and
-:class:`~structkernels.extraction.RelationExtractor` builds its kernel from the same
-definition; docs/relations.md lists them.  Each ``NPK`` model has a ``PK`` twin, the same
-views, classifier and weighting with every nonstationary weight fixed (σ ≡ 1): the result's
-``"twins"`` compares them fold by fold (:func:`twin_comparison`), what σ adds on the same
-folds.  ``NPK chosen`` / ``PK chosen`` pick their classifier by grouped 3-fold inner
-cross-validation on each training fold; they are not in :data:`DEFAULT_MODELS` (three more
-fits per classifier and fold).
-
-Each structure view's normalised Gram is computed once over all pairs and shared by every
-model and fold that reads it (σ's Gram once per split); a model's Gram is the sum of its
-views'.  The Grams live in float32 files, and each fold gathers the rows it needs from
-them (:mod:`structkernels.experiments._gram_files`), so memory holds a fold's slices,
-never a whole matrix.
+Every model sees the same folds: document-level cross-validation (:func:`document_folds`) or
+one train/test split; scores are pooled over the folds (:func:`pooled_scores`), everything a
+model learns is fitted on the training folds only, and each ``NPK`` model is compared fold
+by fold with its σ ≡ 1 twin (:func:`twin_comparison`).  The models are those of
+:mod:`structkernels.relations.models`.  Each structure view's normalised Gram is computed
+once, into a float32 file each fold reads its rows from
+(:mod:`structkernels.experiments._gram_files`), so memory holds a fold's slices, never a
+whole matrix.
 """
 
 from __future__ import annotations
@@ -36,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.classifiers import HashForestClassifier
+from structkernels.classifiers import HashForestClassifier, KernelSVC, select_by_inner_cv
 from structkernels.engine.parallel import call_in_child, map_tasks
 from structkernels.experiments._gram_files import GramFile, fold_slices
 from structkernels.experiments._gram_files import RelationGrams as _Grams
@@ -68,28 +51,12 @@ from structkernels.relations.models import (
     relation_model,
     twin_of,
 )
-from structkernels.utils import (
-    effective_n_jobs,
-    tqdm,
-)
+from structkernels.utils import effective_n_jobs, tqdm
 
-__all__ = [
-    "DEFAULT_MODELS",
-    "MODELS",
-    "PATH_PARAMS",
-    "FoldError",
-    "check_fold_memory",
-    "check_folds",
-    "check_models",
-    "document_folds",
-    "fold_bytes",
-    "evaluate_corpora",
-    "evaluate_relations",
-    "format_table",
-    "needed_views",
-    "pooled_scores",
-    "twin_comparison",
-]
+__all__ = ["DEFAULT_MODELS", "MODELS", "PATH_PARAMS", "FoldError", "check_fold_memory",
+           "check_folds", "check_models", "document_folds", "fold_bytes", "evaluate_corpora",
+           "evaluate_relations", "format_table", "describe_sigma", "needed_views",
+           "pooled_scores", "twin_comparison"]
 
 
 #: The values of C that ``C="auto"`` chooses from (grouped inner cross-validation, F1).
@@ -131,7 +98,8 @@ def pooled_scores(
     y: np.ndarray, pred: np.ndarray, score: np.ndarray, splits: Sequence[tuple[np.ndarray, np.ndarray]]
 ) -> dict[str, float | None]:
     """Precision, recall, F1 (positive class, percent) and ROC AUC pooled over the test
-    folds, and the standard deviation of the per-fold F1 (None for one split)."""
+    folds, the standard deviation of the per-fold F1 (None for one split), and the percent
+    of tested pairs predicted positive beside the percent gold positive."""
     from sklearn.metrics import f1_score, precision_recall_fscore_support, roc_auc_score
 
     test = np.concatenate([te for _, te in splits])
@@ -145,6 +113,8 @@ def pooled_scores(
         "roc_auc": None if auc is None else round(100 * auc, 2),
         "f1_sd": round(100 * float(np.std(per_fold)), 2) if len(splits) > 1 else None,
         "f1_folds": [round(100 * float(v), 2) for v in per_fold],
+        "predicted_rate": round(100 * float(np.mean(pred[test])), 2),
+        "gold_rate": round(100 * float(np.mean(y[test])), 2),
     }
 
 
@@ -216,13 +186,10 @@ def evaluate_relations(
         F1 of grouped 3-fold inner cross-validation (documents kept whole), the choice of
         each fold listed under ``"chosen"``.
     sigma_params : dict, optional
-        The σ learner's settings: ``"objective"`` selects it (default ``"svm"``: σ ∈ [0, 1] and
-        λ by exact gradient of the SVM's dual objective,
-        :mod:`~structkernels.npk.gradient`, learned inside the sum
-        with the model's other views; ``"alignment"`` likewise by kernel-target alignment;
-        ``"loss1"``, ``"knn-ap"``: Algorithm 1's binary σ by
-        :class:`~structkernels.NonstationaryLearner`), the other keys are the chosen
-        learner's keywords.
+        The σ learner's settings: ``"objective"`` selects it (default ``"svm"``; ``"svm"``
+        and ``"alignment"`` learn σ ∈ [0, 1] and λ by gradient inside the model's sum of
+        views, :mod:`~structkernels.npk.gradient`; ``"loss1"``, ``"knn-ap"``: Algorithm 1's
+        binary σ), the other keys are the learner's keywords.
     n_jobs : int, optional
         Workers for the Grams and the σ learner (default: the cores this process may use).
     random_state : int
@@ -230,23 +197,17 @@ def evaluate_relations(
     log : callable, optional
         Receives a line per step (progress on stderr from the command line).
     cache_dir : str or path, optional
-        Keep the Grams (``.npy``, read without pickle) and each split's σ (JSON) there,
-        keyed by content, kernel, parameters and version: a second run on the same data
-        reads them instead of computing them.
+        Keep the Grams (``.npy``) and each split's σ (JSON) there, keyed by content, kernel,
+        parameters and version, for the next run on the same data.
     work_dir : str or path, optional
-        Where the Grams not kept in ``cache_dir`` are written while the evaluation runs
-        (a temporary folder, removed at the end; default: the system's, ``$TMPDIR``).
-        Every Gram lives in a float32 file; a fold reads its rows from there.
+        Where the Grams not kept in ``cache_dir`` are written while the evaluation runs (a
+        temporary folder, removed at the end; default: ``$TMPDIR``).
     slice_bytes : int, optional
         The most bytes of fold slices (a model's training and test rows of its Gram, in
         float64) held at once: models reading different Grams are fitted together while
-        their slices fit, else one Gram after another; a Gram whose slices are larger has
-        its models fitted one after another (each fit's copies would add up).  Default
-        (:func:`~structkernels.experiments.relation_checks.slice_budget`): room for
-        ``n_jobs`` Grams' slices within a quarter of the memory budget, at least
-        :data:`~structkernels.experiments.relation_checks.SLICE_BYTES`, so that the fits
-        use every worker.  The memory of an evaluation is about :func:`fold_bytes`, plus
-        the structures and the classifiers.
+        their slices fit (default:
+        :func:`~structkernels.experiments.relation_checks.slice_budget`).  The memory of an
+        evaluation is about :func:`fold_bytes`, plus the structures and the classifiers.
     return_scores : bool, default False
         Add ``"pair_scores"``: ``{"fold": the split that tested each pair (-1: none),
         model name: its score for each pair}`` (arrays, in pair order).
@@ -298,7 +259,6 @@ def evaluate_relations(
     thresholds: dict[str, list[float]] = {m.name: [] for m in specs if m.classifier == "SVM"}
     learner_model = next((m for m in specs if m.learns_sigma), None)
     learns = None if learner_model is None else learner_model.sigma_part
-    uses_npk = learns is not None
     sigma_settings = dict(sigma_params or {})
     objective = sigma_settings.pop("objective", DEFAULT_SIGMA_OBJECTIVE)
     if objective not in SIGMA_OBJECTIVES:
@@ -307,15 +267,16 @@ def evaluate_relations(
     settings = {"random_state": random_state, "objective": objective, **sigma_settings}
     docs = None if groups is None else np.asarray(groups)
 
-    spent: dict[str, float] = {m: 0.0 for m in models}
-    spent["σ learner"] = 0.0
+    spent: dict[str, float] = dict.fromkeys([*models, "σ learner"], 0.0)
     try:
         bar = tqdm(splits, desc="folds", unit="fold", disable=not progress)
         for k, (tr, te) in enumerate(bar):
             learned: dict[str, Any] = {}
             tick = time.perf_counter()
+            doc_groups = None if docs is None else docs[tr]
             if learns is not None:
-                def learn(tr: np.ndarray = tr, part: StructureKernel = learns) -> dict[str, Any]:
+                def learn(tr: np.ndarray = tr, part: StructureKernel = learns,
+                          doc_groups: np.ndarray | None = doc_groups) -> dict[str, Any]:
                     offset = None
                     if objective in OBJECTIVES:
                         # σ learned for the model that uses it: the other views' kernels
@@ -323,21 +284,17 @@ def evaluate_relations(
                         offset = learner_model.fixed_views_gram([items[i] for i in tr], n_jobs)
                     return learn_path_weights(
                         dict(part.params), [items[i][part.view] for i in tr], y[tr],
-                        objective=objective, groups=None if docs is None else docs[tr],
+                        objective=objective, groups=doc_groups,
                         offset=offset, n_jobs=n_jobs, random_state=random_state,
                         **sigma_settings)
 
                 learned = grams.sigma(learns, tr, y, settings, learn)
                 weights.append(learned)
                 say(f"split {k + 1}: σ learned on {len(tr)} training {learns.view}s "
-                    f"({objective}): {_describe(learned)}")
+                    f"({objective}): {describe_sigma(learned)}")
             spent["σ learner"] += time.perf_counter() - tick
-            # every Gram file this split needs, computed (or read) first, each once: one per
-            # structure view and kernel (σ's for this split only, removed after it); then the
-            # models by groups that read the same Gram, each group's fold slices gathered from
-            # the files once and shared by its models, which run in threads (the SVM, forest
-            # and k-NN fits release the GIL); groups run together while their slices fit
-            # ``slice_bytes``, else one after another
+            # every Gram file this split needs, each once (σ's for this split only); then the
+            # models by groups that read the same Gram, sharing its fold slices, in threads
             files: dict[StructureKernel, GramFile] = {}
             for spec in specs:
                 for part in spec.parts:
@@ -345,7 +302,6 @@ def evaluate_relations(
                         files[part] = grams.file(
                             part.view, part.normalized(*_learned_kernel(part, learned)),
                             keep=not (part.learns_sigma and learned))
-            doc_groups = None if groups is None else np.asarray(groups)[tr]
             try:
                 one = 8 * len(tr) * (len(tr) + len(te))  # a Gram's fold slices, bytes
                 for batch in _batches(specs, one, slice_bytes):
@@ -379,24 +335,24 @@ def evaluate_relations(
         bar.close()
     finally:
         grams.close()
+    pooled = {m: pooled_scores(y, preds[m], scores[m], splits) for m in models}
     result = {
         "pairs": n,
         "positives": int(y.sum()),
         "folds": len(splits),
         "seconds": round(time.perf_counter() - t0, 1),
-        "models": {m: pooled_scores(y, preds[m], scores[m], splits) for m in models},
-        "twins": {},
+        "models": pooled,
+        "twins": twin_comparison(pooled),
         "step_seconds": {**{m: round(v, 1) for m, v in spent.items()},
                          "Grams": round(grams.seconds, 1)},
     }
-    if uses_npk:
+    if learns is not None:
         result["sigma_objective"] = objective
         result["sigma_zeroed"] = [sorted(lab for lab, v in w.get("sigma", {}).items() if v == 0.0)
                                   for w in weights]
         result["sigma_learned"] = weights
     if chosen:
         result["chosen"] = chosen
-    result["twins"] = twin_comparison(result["models"])
     if thresholds:
         result["threshold_rule"] = threshold
         result["thresholds"] = thresholds
@@ -415,12 +371,20 @@ def _learned_kernel(part: StructureKernel, learned: dict[str, Any]
     return learned.get("sigma") or None, ({**part.params, **extra} if extra else None)
 
 
-def _describe(learned: dict[str, Any]) -> str:
-    sigma = learned.get("sigma", {})
-    low = sorted(sigma.items(), key=lambda kv: kv[1])[:8]
+def describe_sigma(learned: dict[str, Any]) -> str:
+    """What a σ learner learned, as ``evaluate``, ``train-extractor`` and ``train-npk`` say
+    it: the lowest σ first (eight of them; ties by label), then λ.
+
+    Examples
+    --------
+    >>> describe_sigma({"sigma": {"agent": 0.16, "nummod": 0.0}, "lam": 1.0})
+    'nummod 0.00, agent 0.16; λ 1.00'
+    """
+    ranked = sorted(learned.get("sigma", {}).items(), key=lambda kv: (kv[1], kv[0]))
+    low, rest = ranked[:8], ranked[8:]
     text = ", ".join(f"{lab} {v:.2f}" for lab, v in low) or "σ ≡ 1"
-    if len(sigma) > len(low):
-        text += f" (and {len(sigma) - len(low)} more below 1)"
+    if rest:
+        text += f" (and {len(rest)} more{' below 1' if all(v < 1 for _, v in rest) else ''})"
     if "lam" in learned:
         text += f"; λ {learned['lam']:.2f}"
     return text
@@ -463,17 +427,10 @@ def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: n
 
     t = time.perf_counter()
     best = cut = None
-    if model.classifier == "k-NN":
-        clf = KernelKNNClassifier(kernel="precomputed", random_state=random_state)
-        clf.fit(K_tr, y_tr)
-        score, pred = clf.predict_proba(K_te)[:, 1], clf.predict(K_te)
-    elif model.classifier in ("hash-RF", "chosen"):
+    if model.classifier != "SVM":  # k-NN, hash-RF, or the one inner CV chooses
         if model.classifier == "chosen":
             best = _choose(K_tr, y_tr, groups, random_state, 1)
-            clf = _classifiers(random_state, 1)[best]
-        else:
-            clf = HashForestClassifier(kernel="precomputed", random_state=random_state,
-                                       n_jobs=1)
+        clf = _classifiers(random_state, 1)[best or model.classifier]
         clf.fit(K_tr, y_tr)
         score = (clf.predict_proba(K_te)[:, 1] if isinstance(clf, KernelKNNClassifier)
                  else clf.decision_function(K_te))
@@ -495,8 +452,6 @@ def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: n
 
 
 def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
-    from structkernels.classifiers import KernelSVC
-
     return {
         "SVM": KernelSVC(kernel="precomputed", C=1.0, random_state=random_state),
         "k-NN": KernelKNNClassifier(kernel="precomputed", random_state=random_state),
@@ -508,8 +463,6 @@ def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
 def _choose(K: np.ndarray, y: np.ndarray, groups: np.ndarray | None, random_state: Any,
             n_jobs: int) -> str:
     """The classifier with the best grouped 3-fold inner F1 on a training fold's Gram."""
-    from structkernels.classifiers import select_by_inner_cv
-
     best, _ = select_by_inner_cv(_classifiers(random_state, n_jobs), K, y,
                                  groups=groups if groups is not None else np.arange(len(y)),
                                  cv=3, scoring="f1", random_state=random_state)
@@ -524,14 +477,10 @@ def evaluate_corpora(
     models: Sequence[str] = DEFAULT_MODELS,
     parser: Any = None,
     blind: bool = True,
-    C: float | str = 1.0,
-    sigma_params: dict[str, Any] | None = None,
     n_jobs: int | None = None,
     random_state: Any = 0,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
-    cache_dir: str | os.PathLike | None = None,
-    threshold: str = "inner-cv",
     parse_in_child: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
@@ -550,16 +499,15 @@ def evaluate_corpora(
         Default: ``DependencyParser()`` (spaCy's ``en_core_web_sm``, parses cached).
     blind : bool, default True
         Entity blinding in the structures.
-    C, sigma_params, n_jobs, random_state, progress, log, cache_dir, threshold
+    n_jobs, random_state, progress, log
         As :func:`evaluate_relations`.
     parse_in_child : bool, default False
-        Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`): the
-        spaCy pipeline and what it imports (PyTorch too, when installed) never
-        enter this process, so the evaluation's memory is the structures' and the folds'
-        (``structkernels evaluate`` does this).  ``parser`` must then pickle, and a script
-        calling this needs the ``if __name__ == "__main__":`` guard (a ``spawn`` start).
+        Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`), so
+        that spaCy and what it imports never enter this one.  ``parser`` must then pickle,
+        and a script calling this needs the ``if __name__ == "__main__":`` guard.
     **options
-        ``work_dir``, ``slice_bytes``, ``return_scores``: as :func:`evaluate_relations`.
+        ``C``, ``sigma_params``, ``cache_dir``, ``threshold``, ``work_dir``,
+        ``slice_bytes``, ``return_scores``: as :func:`evaluate_relations`.
 
     Returns
     -------
@@ -577,10 +525,9 @@ def evaluate_corpora(
     if test is not None:
         shared = set(train.documents()) & set(test.documents())
         if shared:
-            raise ValueError(
-                f"{len(shared)} documents are in both the training and the test corpus "
-                f"(e.g. {sorted(shared)[0]}): a held-out evaluation needs them apart"
-            )
+            raise ValueError(f"{len(shared)} documents are in both the training and the test "
+                             f"corpus (e.g. {sorted(shared)[0]}): a held-out evaluation needs "
+                             "them apart")
     train_pairs = train.pairs()
     pairs = train_pairs + (test.pairs() if test is not None else [])
     for p in pairs:
@@ -612,16 +559,11 @@ def evaluate_corpora(
     del parsed  # the graphs are in the items now
     say(f"{len(pairs)} pairs ({int(y.sum())} positive), {len(splits)} split(s), "
         f"models: {', '.join(models)}")
-    result = evaluate_relations(
-        items, y, splits, groups=docs_of, models=models, C=C, sigma_params=sigma_params, n_jobs=n_jobs,
-        random_state=random_state, progress=progress, log=log, cache_dir=cache_dir,
-        threshold=threshold, **options,
-    )
-    docs = {s.document for s in sentences}
-    result.update(
-        seconds=round(time.perf_counter() - t0, 1), parse_seconds=round(parse_seconds, 1),
-        sentences=len(sentences), documents=len(docs),
-    )
+    result = evaluate_relations(items, y, splits, groups=docs_of, models=models, n_jobs=n_jobs,
+                                random_state=random_state, progress=progress, log=log, **options)
+    result.update(seconds=round(time.perf_counter() - t0, 1),
+                  parse_seconds=round(parse_seconds, 1), sentences=len(sentences),
+                  documents=len({s.document for s in sentences}))
     return result
 
 
@@ -630,13 +572,16 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [
         f"{result['pairs']} pairs, {result['positives']} positive, "
         f"{result['folds']} fold(s), {result['seconds']} s",
-        f"{'model':<14} {'P':>6} {'R':>6} {'F1':>6} {'± sd':>6} {'AUC':>6}",
+        f"{'model':<14} {'P':>6} {'R':>6} {'F1':>6} {'± sd':>6} {'AUC':>6} {'pos%':>6}",
     ]
     for name, s in result["models"].items():
         sd = "" if s["f1_sd"] is None else f"{s['f1_sd']:.1f}"
         auc = "" if s["roc_auc"] is None else f"{s['roc_auc']:.1f}"
         lines.append(f"{name:<14} {s['precision']:>6.1f} {s['recall']:>6.1f} {s['f1']:>6.1f} "
-                     f"{sd:>6} {auc:>6}")
+                     f"{sd:>6} {auc:>6} {s.get('predicted_rate', 0):>6.1f}")
+        gold = s.get("gold_rate")  # the same tested pairs for every model
+    if result["models"] and gold is not None:
+        lines.append(f"pos%: tested pairs predicted positive (gold: {gold:.1f}%)")
     for name, t in result.get("twins", {}).items():
         n = len(t["f1_diff_folds"])
         lines.append(f"{name} - {t['twin']} (σ ≡ 1): {t['f1_diff']:+.1f} F1, better in "

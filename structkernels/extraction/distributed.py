@@ -51,18 +51,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from structkernels.engine.parallel import connect_dask, dask_cluster, dask_worker_address
+from structkernels.engine.parallel import connect_dask, dask_cluster, dask_worker_address, n_workers
 from structkernels.extraction.extractor import RelationExtractor
 from structkernels.extraction.files import read_extractor_document
 from structkernels.extraction.stream import pair_counts
 from structkernels.relations import PairWriter, RelationBatch
-from structkernels.utils import (
-    StructkernelsError,
-    atomic_open,
-    effective_n_jobs,
-    one_line,
-    optional_module,
-)
+from structkernels.utils import StructkernelsError, atomic_open, one_line, optional_module
 
 __all__ = ["written_partitions", "scored_partitions", "ScoredPartition", "dask_client",
            "parse_scheduler", "SchedulerError", "PART_FORMATS", "DEFAULT_CONNECT_TIMEOUT"]
@@ -120,7 +114,7 @@ def parse_scheduler(spec: str) -> tuple[str, Any]:
     text = str(spec).strip()
     if text == "local" or text.startswith("local:"):
         if text == "local":
-            return "local", effective_n_jobs(None)
+            return "local", n_workers(None)
         count = text[len("local:"):]
         if not count.isdigit() or int(count) < 1:
             raise SchedulerError(f"--dask {spec}: local:N needs a number of workers N >= 1")

@@ -22,7 +22,7 @@ model keeps and saves.
 
 The model file is one JSON document (plain, or gzip'd when its name ends in ``.gz``)::
 
-    {"format": "structkernels-relation-extractor", "version": 3,
+    {"format": "structkernels-relation-extractor", "version": 4,
      "params": {"pipeline": "en_core_web_sm", "blind": true, "C": 1.0,
                 "sigma_params": null, "random_state": 0, "max_exact": 20000},
      "pipeline": {"name": "en_core_web_sm", "package": "en_core_web_sm", "version": "3.8.0",
@@ -32,15 +32,18 @@ The model file is one JSON document (plain, or gzip'd when its name ends in ``.g
      "sigma": {"conj": 0.0, ...},
      "train": {"pairs": 269, "positives": 134, "route": "exact"},
      "svm": {"intercept": -0.12, "weights": [0.5, -1.0, ...]},
-     "references": [{"path": [[null, "PROT1"], ["nsubj-of", "bind"], ...],
-                     "context": ["a:.", "b:the", ...],
-                     "apg": {"labels": [["PROT1", "NN"], ...], "edges": [[0, 1, 0.9], ...]}},
-                    ...],
+     "references": {"count": 151, "strings": ["PROT1", "nsubj-of", ...],
+                    "path": {"offsets": "AAAAAAgAAAA...", ...}, "context": {...},
+                    "apg": {...}},
      "decision": {"threshold": 0.31, "rule": "inner-cv",
                   "calibration": {"kind": "platt", "a": 1.9, "b": -1.2},
                   "inner_f1": 0.74, "folds": 3, "fallback": null}}
 
-``"decision"`` (version 3) is how a score becomes a label and a probability
+``"references"`` (version 4) holds the reference pairs' structure views as arrays, every
+string once (:mod:`~structkernels.extraction._references`); versions 1 to 3 held them as
+lists of objects (``{"path": [[null, "PROT1"], ...], "context": [...], "apg": {"labels",
+"edges"}}`` each), read as before and saved again as version 4 (versions 1 and 2: as
+their version).  ``"decision"`` (version 3) is how a score becomes a label and a probability
 (:class:`~structkernels.relations.decision.DecisionRule`, chosen on the training pairs only by
 :func:`~structkernels.relations.decision.fit_decision`): positive when the score is ``>
 threshold``; ``"calibration"`` (null, Platt's ``a``, ``b`` or isotonic breakpoints) gives the
@@ -76,6 +79,7 @@ from structkernels.extraction._document import decision_of as _decision_of
 from structkernels.extraction._document import reference as _reference
 from structkernels.extraction._document import view_json as _view_json
 from structkernels.extraction._model import describe_model, model_of, version_of
+from structkernels.extraction._references import pack
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
     EXTRACTOR_VERSION,
@@ -88,6 +92,7 @@ from structkernels.extraction.files import (
     is_finite_number,
     is_int,
     read_extractor_document,
+    unpack_references,
 )
 from structkernels.extraction.scoring import ReferenceScorer
 from structkernels.npk.gradient import learn_path_weights
@@ -171,9 +176,10 @@ class RelationExtractor(BaseEstimator):
     max_exact : int, default 20000
         Most training pairs the SVM solves exactly; above, Nyström landmarks
         (:class:`~structkernels.classifiers.KernelSVC`).
-    threshold : "inner-cv", "zero" or float, default "inner-cv"
+    threshold : "inner-cv", "prevalence", "zero" or float, default "inner-cv"
         The decision threshold (a pair is positive when its score is ``> threshold_``):
-        chosen for F1 by grouped 3-fold inner cross-validation on the training pairs
+        chosen for F1 (or to match the training prevalence) by grouped 3-fold inner
+        cross-validation on the training pairs
         (:func:`~structkernels.relations.decision.fit_decision`, the corpus's documents
         kept whole), 0, or that number.  Above ``max_exact`` training pairs the inner
         cross-validation does not run: threshold 0 (``decision_.fallback`` says so).
@@ -255,19 +261,10 @@ class RelationExtractor(BaseEstimator):
         n_process: int | None = 1,
         tolerance: float = 0.0,
     ):
-        self.pipeline = pipeline
-        self.cache_dir = cache_dir
-        self.blind = blind
-        self.C = C
-        self.sigma_params = sigma_params
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.progress = progress
-        self.max_exact = max_exact
-        self.threshold = threshold
-        self.calibration = calibration
-        self.n_process = n_process
-        self.tolerance = tolerance
+        self.pipeline, self.cache_dir, self.blind, self.C = pipeline, cache_dir, blind, C
+        self.sigma_params, self.n_jobs, self.random_state = sigma_params, n_jobs, random_state
+        self.progress, self.max_exact, self.threshold = progress, max_exact, threshold
+        self.calibration, self.n_process, self.tolerance = calibration, n_process, tolerance
 
     @property
     def threshold_(self) -> float:
@@ -576,7 +573,9 @@ class RelationExtractor(BaseEstimator):
                       "route": self.route_},
             "svm": {"intercept": float(self.intercept_),
                     "weights": [float(w) for w in self.weights_]},
-            "references": [{v: _view_json(r[v]) for v in model.views} for r in self.references_],
+            "references": (pack(self.references_, model.views) if version >= 4 else
+                           [{v: _view_json(r[v]) for v in model.views}
+                            for r in self.references_]),
         }
         if rule is not None:
             doc["decision"] = _decision_json(rule)
@@ -595,7 +594,10 @@ class RelationExtractor(BaseEstimator):
         def refuse(reason: str) -> NoReturn:
             raise ValueError(f"{out}: cannot save the extractor: {reason}")
 
-        check_reference_limits(doc["references"], refuse)
+        refs = doc["references"]
+        check_reference_limits(refs if isinstance(refs, list) else self.weights_, refuse)
+        if isinstance(refs, dict):  # the arrays read back as load reads them
+            unpack_references(refs, self._model().views, len(self.weights_), refuse)
         try:
             text = dumps_finite(doc, what=f"{out}: the extractor",
                                 separators=(",", ":"), ensure_ascii=False)

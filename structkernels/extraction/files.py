@@ -33,6 +33,7 @@ import os
 import sys
 from typing import Any, NoReturn
 
+from structkernels.extraction._references import unpack
 from structkernels.npk.files import (
     ModelFormatError,
     decode_document,
@@ -41,6 +42,7 @@ from structkernels.npk.files import (
     sigma_problem,
 )
 from structkernels.npk.learner import NonstationaryLearner
+from structkernels.relations.decision import THRESHOLD_RULES
 from structkernels.relations.models import NGRAM, NPK, RelationModel, relation_model
 from structkernels.relations.pipelines import check_pipeline
 from structkernels.structures import LabelledGraph, Path, StructureError
@@ -66,13 +68,15 @@ __all__ = [
     "is_int",
     "read_extractor_document",
     "read_model_document",
+    "unpack_references",
 ]
 
 #: The ``"format"`` of a relation-extractor file.
 EXTRACTOR_FORMAT = "structkernels-relation-extractor"
-#: The version this release writes for a newly trained extractor (it reads 1, 2 and 3):
-#: version 3 added the decision threshold and the calibration (``"decision"``).
-EXTRACTOR_VERSION = 3
+#: The version this release writes for a newly trained extractor (it reads 1 to 4):
+#: version 3 added the decision threshold and the calibration (``"decision"``), version 4
+#: the references as arrays (:mod:`structkernels.extraction._references`).
+EXTRACTOR_VERSION = 4
 #: The most isotonic breakpoints a model's calibration may hold.  Read at each call.
 MAX_CALIBRATION_POINTS = 100_000
 #: The most bytes a relation-extractor file may hold, decompressed: the one limit of
@@ -101,8 +105,9 @@ MAX_SCORE_BOUND = 1e150
 MODEL = relation_model("NPK SVM")
 # version 1 extractors left the all-paths graph out
 _V1_MODEL = RelationModel("NPK SVM on path and context (version 1 files)", (NPK, NGRAM), "SVM")
-#: The model of each file version (3: the model of 2 with its decision threshold).
-MODELS: dict[int, RelationModel] = {1: _V1_MODEL, 2: MODEL, 3: MODEL}
+#: The model of each file version (3: the model of 2 with its decision threshold; 4: the
+#: references as arrays).
+MODELS: dict[int, RelationModel] = {1: _V1_MODEL, 2: MODEL, 3: MODEL, 4: MODEL}
 # the parameters each view's kernel may take from a file; the kernels themselves are fixed
 _KERNEL_KEYS = {"path": ("lam", "node_mismatch", "max_len"), "context": ("binary",), "apg": ()}
 _PARAM_KEYS = ("pipeline", "blind", "C", "sigma_params", "random_state", "max_exact")
@@ -110,7 +115,7 @@ _TOP_KEYS = ("format", "version", "params", "pipeline", "kernel", "sigma", "trai
              "references")
 # version 3 adds the decision threshold and calibration
 _DECISION_KEYS = ("threshold", "rule", "calibration", "inner_f1", "folds", "fallback")
-_DECISION_RULES = ("inner-cv", "zero", "fixed")
+_DECISION_RULES = (*THRESHOLD_RULES, "fixed")
 _MAX_FOLDS = 100
 # the learner's keywords the extractor sets itself
 _OWN_LEARNER_KEYS = ("kernel", "kernel_params")
@@ -275,14 +280,11 @@ def check_extractor_document(doc: Any, source: str = "the extractor") -> dict[st
 
 
 def check_decision(decision: Any, source: str = "the extractor") -> dict[str, Any]:
-    """The ``"decision"`` object of a version 3 extractor document, checked: ``{"threshold",
-    "rule", "calibration", "inner_f1", "folds", "fallback"}`` (``calibration`` None,
-    ``{"kind": "platt", "a", "b"}`` or ``{"kind": "isotonic", "x", "y"}``).
-
-    Raises
-    ------
-    ExtractorFormatError
-        One line naming ``source`` and the field.
+    """The ``"decision"`` object of a version 3 or 4 extractor document, checked:
+    ``{"threshold", "rule", "calibration", "inner_f1", "folds", "fallback"}``
+    (``calibration`` None, ``{"kind": "platt", "a", "b"}`` or ``{"kind": "isotonic", "x",
+    "y"}``); anything else is an :class:`ExtractorFormatError`, one line naming ``source``
+    and the field.
 
     Examples
     --------
@@ -329,6 +331,24 @@ def check_reference_limits(refs: Any, fail: Any) -> None:
     if cells > MAX_GRAPH_CELLS:
         fail(f"the reference graphs hold {cells} vertex pairs (the sum of their squared sizes); "
              f"at most MAX_GRAPH_CELLS = {MAX_GRAPH_CELLS}")
+
+
+def unpack_references(raw: Any, views: tuple[str, ...], count: int, fail: Any
+                      ) -> list[dict[str, Any]]:
+    """The ``count`` reference pairs of a version 4 ``"references"`` object (arrays), every
+    field checked, within :data:`MAX_REFERENCE_SIZE` and :data:`MAX_GRAPH_CELLS`;
+    ``fail(reason)`` is called with the first problem.
+
+    Examples
+    --------
+    >>> def fail(reason):
+    ...     raise ValueError(reason)
+    >>> unpack_references({"count": 1}, ("context",), 1, fail)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'references' must be an object with exactly count, strings, context
+    """
+    return unpack(raw, views, count, fail, (MAX_REFERENCE_SIZE, MAX_GRAPH_CELLS))
 
 
 class _Checked:
@@ -412,15 +432,19 @@ class _Checked:
                  f"(|intercept| + views x sum of |weights|); at most MAX_SCORE_BOUND = "
                  f"{MAX_SCORE_BOUND:g}, so that every score is finite")
         raw = doc.get("references")
-        if not isinstance(raw, list) or not raw:
+        if version < 4 and (not isinstance(raw, list) or not raw):
             fail("'references' must be a non-empty list of pair views")
-        if len(raw) != len(weights):
+        if version < 4 and len(raw) != len(weights):
             fail(f"{len(raw)} references but {len(weights)} weights in svm['weights']")
-        if len(raw) > train["pairs"]:
-            fail(f"{len(raw)} references but only {train['pairs']} training pairs")
-        check_reference_limits(raw, fail)
+        if len(weights) > train["pairs"]:
+            fail(f"{len(weights)} references but only {train['pairs']} training pairs")
+        if version < 4:
+            check_reference_limits(raw, fail)
+        elif len(weights) > MAX_REFERENCES:
+            check_reference_limits(weights, fail)
         decision = self.decision() if version >= 3 else None
-        refs = self.references(raw)
+        refs = (self.references(raw) if version < 4 else
+                unpack_references(raw, self.model.views, len(weights), fail))
         return {"params": params, "pipeline": dict(pipeline), "model": self.model, "kernel": kernel,
                 "sigma": {k: float(v) for k, v in sigma.items()}, "train": dict(train),
                 "intercept": intercept, "weights": weights, "references": refs,

@@ -29,10 +29,10 @@ from structkernels.extraction.resume import COUNTS, PartialOutput, PredictError,
 from structkernels.formats.batches import DEFAULT_BATCH_SIZE
 from structkernels.utils import (
     cache_dir_problem,
-    is_special_file,
     one_line,
     open_output,
     read_head,
+    read_once,
     usable_cache_dir,
     user_cache_dir,
 )
@@ -268,14 +268,14 @@ def _check(inputs: list[str], output: str, model: Any, backend: str, resume: boo
         if not Path(name).exists():
             raise PredictError(f"no such file or folder: {name}")
     for name in inputs if resume else ():
-        if is_special_file(name):
+        if read_once(name):
             raise PredictError(f"{name}: --resume needs input files: a pipe or device cannot "
                                "be read again to check it")
     try:
         fmt = output_format(fmt, inputs)
     except ValueError as exc:
         raise PredictError(one_line(exc)) from None
-    stream = output == "-" or is_special_file(output)
+    stream = output == "-" or read_once(output)
     if resume and stream:
         raise PredictError("--resume needs an output file (-o FILE): standard output or a "
                            "stream cannot be taken up again")

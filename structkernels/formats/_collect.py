@@ -4,6 +4,7 @@ of a record, a JSON value's kind for messages, ids unique across files."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from structkernels.relations.corpus import (
@@ -66,15 +67,9 @@ def where(file: str, line: int | None) -> str:
 
 
 class Reading:
-    """The sentences, skipped records and files of one corpus being read.
-
-    :meth:`fail` raises a :class:`RelationFormatError` in strict mode and lists a
-    :class:`SkippedRecord` in lenient mode; :meth:`add` keeps sentence ids unique
-    in the corpus and document ids unique to one file, and refuses a sentence holding
-    more than ``max_entities`` entities or ``max_pairs`` candidate pairs (None: the
-    model's :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE` and
-    :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`).
-    """
+    """The sentences, skipped records and files of one corpus being read, strict or lenient
+    (:meth:`fail`); a sentence over ``max_entities`` entities or ``max_pairs`` candidate pairs
+    (None: the model's limits) is a bad record."""
 
     def __init__(self, on_error: str, max_entities: int | None = None,
                  max_pairs: int | None = None):
@@ -94,11 +89,20 @@ class Reading:
         """A bad record: raise (strict) or list it as skipped (lenient)."""
         if self.strict:
             raise RelationFormatError(reason, file, line, record)
-        self.skipped.append(SkippedRecord(file, line, record, RelationFormatError(reason).reason))
+        self.drop(reason, file, line, record)
 
     def drop(self, reason: str, file: str | None, line: int | None, record: str | None) -> None:
         """List a record left out in both modes (it cannot be a candidate)."""
         self.skipped.append(SkippedRecord(file, line, record, RelationFormatError(reason).reason))
+
+    def cut_short(self, exc: RelationFormatError) -> None:
+        """A problem that ends a file: raise it (strict), or list it keeping what was read."""
+        if self.strict:
+            raise exc
+        reason = exc.reason
+        if not reason.endswith("is lost"):
+            reason += "; the rest of the file is not read"
+        self.drop(reason, exc.file, exc.line, exc.record)
 
     def document_problem(self, doc: str, file: str, line: int | None, *, once: bool) -> str | None:
         """Why ``doc`` cannot be a document of ``file`` (read in another file; with ``once``,
@@ -134,6 +138,17 @@ class Reading:
                 self.drop(reason, sentence.file, sentence.line, sentence.id)
         return True
 
+    def sentence(self, sid: str, text: str, doc: str, entities: Any, interactions: Any,
+                 labelled: bool, file: str | None, line: int | None) -> None:
+        """:meth:`add` a new :class:`Sentence`; one the model refuses is a bad record."""
+        try:
+            sentence = Sentence(sid, text, doc, tuple(entities), tuple(interactions), labelled,
+                                file, line)
+        except ValueError as exc:
+            self.fail(str(exc), file, line, sid)
+            return
+        self.add(sentence)
+
     def read_bytes(self, file: str) -> tuple[bytes, str | None] | None:
         """The content of ``file`` within :data:`MAX_FILE_BYTES` (gunzipped) and what was lost;
         None (listed) in lenient mode when it cannot be read."""
@@ -142,13 +157,27 @@ class Reading:
         except RecordError as exc:
             self.fail(exc.reason, file, None, None)
         except OSError as exc:
-            if self.strict:
-                raise
-            self.fail(unreadable(exc), file, None, None)
+            self.cannot_read(exc, file)
         return None
+
+    def cannot_read(self, exc: OSError, file: str) -> None:
+        """A file that cannot be read: raise ``exc`` (strict) or list it (lenient)."""
+        if self.strict:
+            raise exc
+        self.fail(unreadable(exc), file, None, None)
 
     def corpus(self) -> RelationCorpus:
         return RelationCorpus(self.sentences, self.skipped, self.files)
+
+
+def read_corpus(files: Any, read_one: Callable[[Any, Reading], Any], on_error: str,
+                max_entities: int | None, max_pairs: int | None,
+                paths: Callable[[Any], Iterable[Any]] = as_paths) -> RelationCorpus:
+    """One corpus of ``read_one(item, reading)`` for each item of ``paths(files)``."""
+    reading = Reading(on_error, max_entities, max_pairs)
+    for item in paths(files):
+        read_one(item, reading)
+    return reading.corpus()
 
 
 def stem(file: str) -> str:

@@ -1,12 +1,7 @@
-"""What the PubTator and BioC readers share: documents of passages with document-level
-offsets, cut into sentences, their mentions and relations mapped onto the sentences.
-
-A reader gives a :class:`DocumentBuilder` the passages of one document (document-level
-offset, text, and the sentences when the file has them), its mentions (document-level
-spans) and its relations (two mention ids, or two concept ids); :meth:`DocumentBuilder.build`
-checks them, cuts the passages without sentences with :func:`split_sentences` (never
-inside a mention) and adds the sentences to the :class:`Reading`.
-"""
+"""What the PubTator and BioC readers share: a :class:`DocumentBuilder` takes one document's
+passages, mentions and relations (document-level offsets), cuts the passages into sentences
+(:func:`split_sentences`, never inside a mention) and maps the mentions and relations onto
+them."""
 
 from __future__ import annotations
 
@@ -18,7 +13,6 @@ from structkernels.formats._collect import Reading
 from structkernels.relations.corpus import (
     Entity,
     Interaction,
-    Sentence,
     blank_problem,
     same_mention_problem,
     span_text,
@@ -190,14 +184,8 @@ class DocumentBuilder:
         for k, r in enumerate(sents):
             if k in bad:
                 continue
-            sid = f"{self.doc}.s{k}"
-            try:
-                sentence = Sentence(sid, r.text, self.doc, tuple(ents[k]), tuple(inters[k]),
-                                    self.labelled, self.file, r.line)
-            except ValueError as exc:
-                self.reading.fail(str(exc), self.file, r.line, sid)
-                continue
-            self.reading.add(sentence)
+            self.reading.sentence(f"{self.doc}.s{k}", r.text, self.doc, ents[k], inters[k],
+                                  self.labelled, self.file, r.line)
 
     def _mention(self, m: Mention, sents: list[_Region],
                  placed: dict[str, tuple[Entity, int, Mention]]) -> tuple[str, int | None] | None:

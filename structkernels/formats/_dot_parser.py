@@ -1,44 +1,21 @@
 """DOT text into plain structures: the parser behind :mod:`structkernels.formats.dot`.
 
-A tokenizer (one compiled regular expression) and a recursive-descent parser for the
-DOT that sentence-graph releases use, read as pydot's grammar reads it, so that a file
-gives the same graph as it did through pydot:
-
-- ``[strict] graph|digraph [id] { ... }``, several graphs in one text;
-- node statements ``a [k=v, k2=v2] [k3]`` (attribute lists, commas optional, an
-  attribute without ``=`` has the value None), ports ``a:p:c`` (a node statement
-  ``a:p`` declares ``a``, an edge keeps ``a:p``, as pydot does);
-- edge statements and chains ``a -> b -- c [label=x]`` (either operator in either
-  kind of graph); an endpoint may be a subgraph (kept, as None);
-- ``key=value`` statements (graph attributes) and default statements
-  ``node [...]``, ``edge [...]``, ``graph [...]`` (checked, then dropped: pydot
-  lists them as nodes called ``node``, ``edge``, ``graph`` that the reader skips);
-- subgraphs ``{ ... }`` and ``subgraph [id] { ... }`` (the keywords are matched
-  as prefixes, without regard to case, as pydot's grammar does: ``subgraphX {``
-  is the subgraph ``X``);
-- ids: words of letters, digits, ``_`` and ``.`` (letters and digits of the Basic
-  Multilingual Plane), double-quoted strings (``\\"`` and ``\\\\`` escapes, a
-  backslash-newline joins lines, ``"a" + "b"`` concatenates), HTML ids ``<...>``
-  (angle brackets balanced); a value may also be a number ``-1.5`` (a value
-  ``1abc`` is the number ``1`` followed by the attribute ``abc``);
-- comments ``// ...``, ``# ...`` (anywhere outside strings), ``/* ... */``;
-  semicolons optional (at most two after a node statement or a subgraph, one
-  after other statements).
-
-Attribute names are kept as written (quotes included); values, node names and edge
-endpoints are unquoted.  Nodes, edges and subgraphs are grouped as pydot groups
-them (by id as written, in order of each id's first statement).  Text outside this
-language raises :class:`DotError` naming the line and column; so do attributes
-pydot refuses to build (a node attribute ``name``, an edge attribute ``src`` or
-``dst``, a non-empty ``obj_dict``), so that both readings refuse the same files.
-
-Parsing is linear in the text; nesting is bounded by the caller (``max_depth``).
+One regular expression for the tokens and a recursive-descent parser, linear in the text,
+for the DOT that sentence-graph releases use, read as pydot's grammar reads it (statements,
+their grouping and order, quoting, escapes, ``+`` concatenation, ports, HTML ids, comments,
+prefix-matched keywords), so that a file gives the same graph as it did through pydot.
+Default statements ``node [...]`` are checked, then dropped.  Attribute names are kept as
+written (quotes included); values, node names and edge endpoints are unquoted.  Text
+outside this language raises :class:`DotError` naming the line and column; so do the
+attributes pydot refuses to build (node ``name``, edge ``src``/``dst``, a non-empty
+``obj_dict``), so that both readings refuse the same files.  Nesting is bounded by the
+caller (``max_depth``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from itertools import pairwise
 
 from structkernels.utils import StructkernelsError
 
@@ -72,11 +49,8 @@ __all__ = ["DotError", "DotNestingError", "DotGraph", "parse_graphs", "tokenize"
 
 
 class DotError(StructkernelsError, ValueError):
-    """DOT text that is not read: what is wrong, and where (1-based line and column).
-
-    ``syntax`` is False for a text that is well-formed but refused (an attribute that
-    pydot cannot build).
-    """
+    """DOT text that is not read: what is wrong, and where (1-based line and column);
+    ``syntax`` is False for well-formed text refused (an attribute pydot cannot build)."""
 
     def __init__(self, what: str, line: int, column: int, syntax: bool = True):
         super().__init__(f"line {line}, column {column}: {what}")
@@ -96,27 +70,11 @@ class DotNestingError(DotError):
 
 
 class DotGraph:
-    """A graph or subgraph of a DOT text, as pydot holds it.
-
-    Attributes
-    ----------
-    name : str
-        Its id as written (quotes kept); ``""`` when it has none.
-    directed, strict : bool
-        ``digraph`` and ``strict`` (False for a subgraph).
-    attrs : dict
-        Its ``key=value`` statements, the key as written, the value unquoted.
-    nodes : dict
-        ``{id as written: [(name, attributes), ...]}``: node statements grouped by id in
-        order of each id's first statement (pydot's order); ``name`` is unquoted, and
-        ``attributes`` maps each key as written to its unquoted value (None for a key
-        without ``=``).  Default statements (``node [...]``) are not listed.
-    edges : dict
-        ``{(source, target) as written: [(source, target, attributes), ...]}``, grouped
-        likewise; an endpoint that is a subgraph is None (its key the subgraph itself).
-    subgraphs : dict
-        ``{name as written: [DotGraph, ...]}``, grouped likewise.
-    """
+    """A graph or subgraph as pydot holds it: ``name`` as written (``""``: none), ``attrs``
+    its ``key=value`` statements, and ``nodes`` ``{id: [(name, attrs)]}``, ``edges``
+    ``{(source, target): [(source, target, attrs)]}`` (a subgraph endpoint is None),
+    ``subgraphs`` ``{name: [DotGraph]}``, each grouped by id as written in order of the
+    id's first statement (pydot's order)."""
 
     __slots__ = ("name", "directed", "strict", "attrs", "nodes", "edges", "subgraphs")
 
@@ -127,27 +85,6 @@ class DotGraph:
         self.edges: dict[tuple, list[tuple[str | None, str | None, dict[str, str | None]]]] = {}
         self.subgraphs: dict[str, list[DotGraph]] = {}
 
-    def iter_nodes(self) -> Iterator[tuple[str, dict[str, str | None]]]:
-        """``(name, attributes)`` of each node statement, in pydot's order."""
-        for group in self.nodes.values():
-            yield from group
-
-    def iter_edges(self) -> Iterator[tuple[str | None, str | None, dict[str, str | None]]]:
-        """``(source, target, attributes)`` of each edge, in pydot's order."""
-        for group in self.edges.values():
-            yield from group
-
-    def iter_subgraphs(self) -> Iterator[DotGraph]:
-        """Each subgraph, in pydot's order."""
-        for group in self.subgraphs.values():
-            yield from group
-
-    def __repr__(self) -> str:
-        kind = "digraph" if self.directed else "graph"
-        return (f"DotGraph({kind} {self.name!r}: {sum(map(len, self.nodes.values()))} node "
-                f"statements, {sum(map(len, self.edges.values()))} edges, "
-                f"{sum(map(len, self.subgraphs.values()))} subgraphs)")
-
 
 def unquote(raw: str | None) -> str | None:
     """An id as written, without its quotes: ``\\"`` and ``\\\\`` unescaped, a
@@ -156,13 +93,8 @@ def unquote(raw: str | None) -> str | None:
         return raw
     inner = raw[1:-1]
     if "\\" in inner:
-        inner = _ESCAPE.sub(_unescape, inner)
+        inner = _ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), inner)
     return inner
-
-
-def _unescape(m: re.Match) -> str:
-    ch = m.group(1)
-    return ch if ch != "\n" else ""
 
 
 def _joined(raw: str) -> str:
@@ -260,32 +192,20 @@ class _Fail(StructkernelsError):
         self.index, self.what, self.syntax, self.opened = index, what, syntax, opened
 
 
-def _refuse_node(attrs: dict, index: int) -> None:
-    """pydot builds ``Node(name, **attrs)``: it cannot take ``name``, nor a non-empty
-    ``obj_dict`` (an empty one it drops)."""
-    if "name" in attrs:
-        raise _Fail(index, "a node attribute called 'name' is refused: pydot cannot build "
-                    "this graph (Node() has an argument 'name'; to_dot writes the entity "
-                    "name as 'entity_name')", syntax=False)
-    if "obj_dict" in attrs:
-        if attrs["obj_dict"] is not None:
-            raise _Fail(index, "a node attribute called 'obj_dict' is refused: pydot cannot "
-                        "build this graph", syntax=False)
-        del attrs["obj_dict"]
+def _refuse(attrs: dict, index: int, what: str, keys: tuple[str, ...]) -> None:
+    """pydot builds ``Node(name, **attrs)`` and ``Edge(src, dst, **attrs)``: it cannot take
+    ``keys`` as attributes, nor a non-empty ``obj_dict`` (an empty one it drops)."""
+    for key in keys:
+        if key in attrs and (key != "obj_dict" or attrs[key] is not None):
+            why = (" (Node() has an argument 'name'; to_dot writes the entity name as "
+                   "'entity_name')" if key == "name" else "")
+            raise _Fail(index, f"{what} attribute called {key!r} is refused: pydot cannot "
+                        f"build this graph{why}", syntax=False)
+    attrs.pop("obj_dict", None)
 
 
-def _refuse_edge(attrs: dict, index: int) -> None:
-    """pydot builds ``Edge(src, dst, **attrs)``: no ``src``, ``dst`` or non-empty
-    ``obj_dict``."""
-    for key in ("src", "dst"):
-        if key in attrs:
-            raise _Fail(index, f"an edge attribute called {key!r} is refused: pydot cannot "
-                        "build this graph", syntax=False)
-    if "obj_dict" in attrs:
-        if attrs["obj_dict"] is not None:
-            raise _Fail(index, "an edge attribute called 'obj_dict' is refused: pydot cannot "
-                        "build this graph", syntax=False)
-        del attrs["obj_dict"]
+_NODE_KEYS = ("name", "obj_dict")
+_EDGE_KEYS = ("src", "dst", "obj_dict")
 
 
 class _Parser:
@@ -410,11 +330,7 @@ class _Parser:
             raise _Fail(i, f"expected 'graph' or 'digraph', found {_describe(toks[i])}")
         directed = low.startswith("digraph")
         name = t[7:] if directed else t[5:]
-        i += 1
-        if not name and toks[i] != "{":
-            nxt = self.ident(i)
-            if nxt is not None:
-                name, _, i = nxt
+        name, i = self.named(name, i + 1)
         if toks[i] != "{":
             raise _Fail(i, f"expected '{{' to open the graph, found {_describe(toks[i])}")
         g = DotGraph(name, directed, strict)
@@ -440,18 +356,26 @@ class _Parser:
             i += 1
         self.i = i
 
-    def subgraph(self, i: int) -> DotGraph | None:
-        """``subgraph [id] { ... }`` at ``i`` (a word starting with "subgraph"), or None
-        when no ``{`` follows (then the word is a node id)."""
-        toks = self.toks
-        name = toks[i][8:]
-        j = i + 1
-        if not name and toks[j] != "{":
+    def named(self, name: str, j: int) -> tuple[str, int]:
+        """A keyword's id: the rest of its word, else the id at ``j`` unless ``{`` is there."""
+        if not name and self.toks[j] != "{":
             nxt = self.ident(j)
-            if nxt is None:
+            if nxt is not None:
+                name, _, j = nxt
+        return name, j
+
+    def subgraph(self, i: int) -> DotGraph | None:
+        """The subgraph ``{ ... }`` or ``subgraph [id] { ... }`` at ``i``, or None (a word
+        starting with "subgraph" and no ``{`` is a node id)."""
+        toks = self.toks
+        t = toks[i]
+        if t == "{":
+            name, j = "", i
+        elif t[:8].lower() == "subgraph" and t[0] not in '"<':
+            name, j = self.named(t[8:], i + 1)
+            if toks[j] != "{":
                 return None
-            name, _, j = nxt
-        if toks[j] != "{":
+        else:
             return None
         sub = DotGraph(name)
         self.i = j
@@ -462,13 +386,12 @@ class _Parser:
         toks = self.toks
         i = self.i
         t = toks[i]
-        if t == "{":
-            sub = DotGraph()
-            self.body(sub)
+        sub = self.subgraph(i)
+        if sub is not None:
             if toks[self.i] in _EDGE_OPS:
                 self.edges(g, sub, None, self.i, i)
             else:
-                g.subgraphs.setdefault("", []).append(sub)
+                g.subgraphs.setdefault(sub.name, []).append(sub)
             return
         first = self.ident(i)
         if first is None:
@@ -479,25 +402,18 @@ class _Parser:
             g.attrs[raw] = val
             return
         word = t[0] not in '"<'
-        if word and t[:8].lower() == "subgraph":
-            sub = self.subgraph(i)
-            if sub is not None:
-                if toks[self.i] in _EDGE_OPS:
-                    self.edges(g, sub, None, self.i, i)
-                else:
-                    g.subgraphs.setdefault(sub.name, []).append(sub)
-                return
         raw, value, j = self.node_id(raw, value, j)
         nxt = toks[j]
         if nxt in _EDGE_OPS:
             self.edges(g, raw, value, j, i)
             return
         if nxt == "[" and j == i + 1 and word and t.lower() in _DEFAULTS:
-            _refuse_node(self.attr_lists(j), i)  # a default statement: checked, dropped
+            # a default statement: checked, dropped
+            _refuse(self.attr_lists(j), i, "a node", _NODE_KEYS)
             return
         if nxt == "[":
             attrs = self.attr_lists(j)
-            _refuse_node(attrs, i)
+            _refuse(attrs, i, "a node", _NODE_KEYS)
             j = self.i
         else:
             attrs = {}
@@ -508,11 +424,7 @@ class _Parser:
             k = raw.find(":")
             if 0 < k < len(raw) - 1:
                 raw = value = raw[:k]
-        group = g.nodes.get(raw)
-        if group is None:
-            g.nodes[raw] = [(value, attrs)]
-        else:
-            group.append((value, attrs))
+        g.nodes.setdefault(raw, []).append((value, attrs))
 
     def edges(self, g: DotGraph, raw, value: str | None, j: int, start: int) -> None:
         """An edge chain from the endpoint ``raw`` (a subgraph or an id), ``j`` at the
@@ -521,41 +433,24 @@ class _Parser:
         points = [(raw, value)]
         while toks[j] in _EDGE_OPS:
             k = j + 1
-            t = toks[k]
-            if t == "{":
-                sub = DotGraph()
-                self.i = k
-                self.body(sub)
+            sub = self.subgraph(k)
+            if sub is not None:
                 points.append((sub, None))
                 j = self.i
                 continue
-            if t[:8].lower() == "subgraph" and t[0] not in '"<':
-                sub = self.subgraph(k)
-                if sub is not None:
-                    points.append((sub, None))
-                    j = self.i
-                    continue
             nxt = self.ident(k)
             if nxt is None:
-                raise _Fail(k, f"expected a node id after {toks[j]!r}, found {_describe(t)}")
+                raise _Fail(k, f"expected a node id after {toks[j]!r}, found {_describe(toks[k])}")
             r, v, j = self.node_id(*nxt)
             points.append((r, v))
         if toks[j] == "[":
             attrs = self.attr_lists(j)
-            _refuse_edge(attrs, start)
+            _refuse(attrs, start, "an edge", _EDGE_KEYS)
         else:
             attrs = {}
             self.i = j
-        edges = g.edges
-        (r0, v0) = points[0]
-        for r1, v1 in points[1:]:
-            key = (r0, r1)
-            group = edges.get(key)
-            if group is None:
-                edges[key] = [(v0, v1, attrs)]
-            else:
-                group.append((v0, v1, attrs))
-            r0, v0 = r1, v1
+        for (r0, v0), (r1, v1) in pairwise(points):
+            g.edges.setdefault((r0, r1), []).append((v0, v1, attrs))
 
 
 def _deepest(toks: list[str]) -> tuple[int, int]:
@@ -572,25 +467,15 @@ def _deepest(toks: list[str]) -> tuple[int, int]:
 
 
 def parse_graphs(text: str, max_depth: int | None = None) -> list[DotGraph]:
-    """The graphs of a DOT text.
-
-    Parameters
-    ----------
-    text : str
-    max_depth : int, optional
-        Most nested braces (a graph's own count: a subgraph in it is depth 2); a deeper
-        text raises :class:`DotNestingError` before it is parsed.
-
-    Raises
-    ------
-    DotError
-        Text outside the language read here, naming the line and column.
+    """The graphs of a DOT text; text outside the language read here raises :class:`DotError`
+    naming the line and column, and one nested deeper than ``max_depth`` braces (a graph's
+    own count: a subgraph in it is depth 2) :class:`DotNestingError`, before it is parsed.
 
     Examples
     --------
     >>> (g,) = parse_graphs('digraph { a [label="x \\\\"y\\\\""]; a -> b -> c [label=r]; }')
-    >>> list(g.iter_nodes()), [(s, d) for s, d, _ in g.iter_edges()]
-    ([('a', {'label': 'x "y"'})], [('a', 'b'), ('b', 'c')])
+    >>> g.nodes, [(s, d) for (s, d, _), in g.edges.values()]
+    ({'a': [('a', {'label': 'x "y"'})]}, [('a', 'b'), ('b', 'c')])
     """
     toks = tokenize(text)
     if not text.isascii():

@@ -1,12 +1,6 @@
 """The lines of a text file read one at a time, as :func:`structkernels.utils.decode_lines`
-gives them from the whole file: for the readers that stream (PubTator).
-
-Lines end at ``\\n``, ``\\r\\n`` or ``\\r``; a UTF-8 byte-order mark at the start is dropped;
-a line that is not UTF-8 is decoded with replacement characters and its number and
-problem are kept in :attr:`LineStream.not_utf8`; a line longer than
-:data:`~structkernels.utils.MAX_RECORD_BYTES` is read past (never held) and given as an
-empty line listed there too.  A gzip'd file (its magic bytes) is decompressed as it is
-read; a truncated or corrupt one ends the lines, with the reason in :attr:`LineStream.lost`.
+gives them from the whole file (ends ``\\n``, ``\\r\\n`` or ``\\r``; a byte-order mark
+dropped; gzip decompressed as it is read): for the readers that stream (PubTator).
 """
 
 from __future__ import annotations
@@ -27,7 +21,9 @@ class LineStream:
     Attributes
     ----------
     not_utf8 : dict of int to str
-        Line number -> what is wrong, for the lines read so far that are not UTF-8 (or too long).
+        Line number -> what is wrong, for the lines read so far that are not UTF-8 (decoded
+        with replacement characters) or longer than ``max_bytes`` (read past, never held,
+        and given as an empty line).
     lost : str or None
         Why the rest of a gzip'd file cannot be read (None when it was read to its end).
     count : int

@@ -4,7 +4,7 @@ lines and their blocks, ids unique in a corpus."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from structkernels.formats._collect import ON_ERROR, unreadable
@@ -13,19 +13,9 @@ from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_
 
 
 def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
-    """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file.
-
-    Plain or gzip'd, at most :data:`structkernels.utils.MAX_FILE_BYTES`; a
-    byte-order mark is dropped; lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only.
-    A truncated or corrupt ``.gz`` gives the lines before the damage.
-
-    Raises
-    ------
-    GraphFormatError
-        The file is too large (naming it).
-    OSError
-        It cannot be read.
-    """
+    """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file,
+    plain or gzip'd (:func:`~structkernels.utils.read_partial`,
+    :func:`~structkernels.utils.decode_lines`); one too large raises GraphFormatError."""
     try:
         data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
     except RecordError as exc:
@@ -118,6 +108,7 @@ class GraphReading:
         self.strict = on_error == "raise"
         self.graphs: list[Graph] = []
         self.skipped: list[SkippedGraph] = []
+        self.duplicates: list[SkippedGraph] = []  # kept or dropped as asked, listed
         self.ids = IdTable()
 
     def skip(self, exc: Exception, file: str, line: int, graph_id: str | None,
@@ -127,24 +118,41 @@ class GraphReading:
             raise exc
         self.skipped.append(SkippedGraph(file, line, graph_id, reason or exc.reason))
 
-    def lines(self, file: str) -> tuple[list[str], dict[int, str], str | None] | None:
-        """:func:`read_lines` of ``file``; a file that cannot be read, or is too large, raises
-        (strict) or is listed (line 0: the whole file) and None is returned."""
-        try:
-            return read_lines(file)
-        except OSError as exc:
-            self.skip(exc, file, 0, None, unreadable(exc))
-        except GraphFormatError as exc:
-            self.skip(exc, file, 0, None)
-        return None
+    def read_blocks(self, paths: Sequence[Any], decode: Callable[..., Graph | None],
+                    empty: str) -> list[str]:
+        """Read each block (:func:`blocks`) of each of ``paths``: ``decode(file, first line,
+        lines, {line: not UTF-8 because}, name for derived ids)`` gives the graph kept, or
+        None; a GraphFormatError it raises goes to :meth:`skip`, as does a file that cannot
+        be read (line 0: the whole file) and the lost end of one.  A file where nothing was
+        found raises GraphFormatError(``empty``).  Returns the paths as strings."""
+        files = [os.fspath(p) for p in paths]
+        names = fallback_names(files)
+        for file in files:
+            try:
+                lines, bad, lost = read_lines(file)
+            except OSError as exc:
+                self.skip(exc, file, 0, None, unreadable(exc))
+                continue
+            except GraphFormatError as exc:
+                self.skip(exc, file, 0, None)
+                continue
+            before = len(self.graphs) + len(self.skipped) + len(self.duplicates)
+            for start, block in blocks(lines):
+                try:
+                    g = decode(file, start, block, bad, names[file])
+                except GraphFormatError as exc:
+                    self.skip(exc, file, exc.line or start, exc.graph_id)
+                    continue
+                if g is not None:
+                    self.graphs.append(g)
+            if lost is not None:
+                self.skip(GraphFormatError(lost, file, len(lines) + 1), file, len(lines) + 1, None)
+            elif len(self.graphs) + len(self.skipped) + len(self.duplicates) == before:
+                raise GraphFormatError(empty, file)
+        return files
 
-    def lost(self, reason: str | None, file: str, line: int) -> None:
-        """The end of ``file`` from ``line`` on could not be read (``reason``), if any."""
-        if reason is not None:
-            self.skip(GraphFormatError(reason, file, line), file, line, None)
-
-    def corpus(self, what: str, where: Any, files: Sequence[str], duplicates: Sequence = (),
-               *, first: bool = True) -> GraphCorpus:
+    def corpus(self, what: str, where: Any, files: Sequence[str], *, first: bool = True
+               ) -> GraphCorpus:
         """The corpus read; none of its graphs read is an error naming ``where`` (and, with
         ``first``, the first graph skipped)."""
         if not self.graphs:
@@ -152,4 +160,4 @@ class GraphReading:
             raise GraphFormatError(
                 f"no {what} could be read ({len(self.skipped)} skipped{shown})", os.fspath(where)
             )
-        return GraphCorpus(self.graphs, self.skipped, duplicates, list(files))
+        return GraphCorpus(self.graphs, self.skipped, self.duplicates, list(files))

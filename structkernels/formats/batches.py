@@ -1,19 +1,12 @@
 """Reading relation corpora in batches of sentences, without holding the whole input.
 
-:func:`iter_relations` reads the same files as :func:`~structkernels.relations.read_relations`
-and gives the same sentences in the same order, cut into :class:`RelationBatch` es of at
-most ``batch_size`` sentences:
-
-- **JSON Lines** is read a line at a time and **PubTator** a document at a time (a
-  document is never split between batches: a batch ends before the document that would
-  take it over ``batch_size``, unless that document alone holds more); memory holds one
-  batch, whatever the input's size;
-- **interaction XML, BioC (XML and JSON) and BRAT** cannot be read in pieces: each file is
-  read whole (as :func:`read_relations` does, within its size limits), then cut into batches.
-
-Sentence ids are unique over the whole stream, as in one corpus: the reader keeps the ids
-it has met with where (one dict entry per sentence) and document ids likewise.  Records left out (``on_error="skip"``) are reported
-with the batch being read when they were met (``batch.skipped``).
+:func:`iter_relations` gives the sentences :func:`~structkernels.relations.read_relations`
+reads, in the same order, cut into :class:`RelationBatch` es of at most ``batch_size``:
+JSON Lines is read a line at a time and PubTator a document at a time (a document is never
+split between batches), so that memory holds one batch; interaction XML, BioC and BRAT are
+read a file at a time, then cut.  Sentence and document ids are unique over the whole
+stream, as in one corpus; records left out (``on_error="skip"``) are reported with the
+batch being read when they were met (``batch.skipped``).
 """
 
 from __future__ import annotations
@@ -21,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats._collect import Reading
 from structkernels.formats.jsonl import iter_jsonl_file
 from structkernels.formats.pubtator import iter_pubtator_file
-from structkernels.formats.relations import read_file, relation_format
+from structkernels.formats.relations import read_file, with_formats
 from structkernels.relations.corpus import RelationCorpus, Sentence
 from structkernels.utils import check_int
 
@@ -140,16 +133,13 @@ def iter_relations(paths: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, on_error
     """
     check_int(batch_size, "batch_size", 1)
     reading = Reading(on_error, max_entities, max_pairs)
-    items = as_paths(paths)
-    kinds = [relation_format(p) for p in items]  # every path is checked before reading
-    cut = _Cutter(reading, batch_size, items)
-    for i, (path, kind) in enumerate(zip(items, kinds, strict=True)):
-        if kind == "jsonl":
-            for line in iter_jsonl_file(path, reading):
-                yield from cut.step((i, line), cut.taken())
-        elif kind == "pubtator":
-            for docs in iter_pubtator_file(path, reading):
-                yield from cut.step((i, docs), cut.taken())
+    typed = with_formats(paths)
+    cut = _Cutter(reading, batch_size, [path for path, _ in typed])
+    for i, (path, kind) in enumerate(typed):
+        if kind in STREAMING_FORMATS:
+            steps = (iter_jsonl_file if kind == "jsonl" else iter_pubtator_file)(path, reading)
+            for n in steps:  # lines or documents
+                yield from cut.step((i, n), cut.taken())
         else:
             read_file(path, kind, reading)
             for k, s in enumerate(cut.taken(), 1):

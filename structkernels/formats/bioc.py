@@ -14,32 +14,20 @@
       </document>
     </collection>
 
-BioC JSON (the ``bioc`` Python package's, PubTator Central's) is the same structure:
-``{"documents": [{"id", "passages": [{"offset", "text", "annotations": [{"id", "infons":
-{"type", "identifier"}, "locations": [{"offset", "length"}], "text"}], "relations":
-[{"id", "infons", "nodes": [{"refid", "role"}]}], "sentences": [...]}]}]}`` (PubTator3's
-``{"PubTator3": [documents]}`` and a bare array of documents are read too).
-
-- Offsets are document-level, lengths in characters.  An annotation with several
-  locations is a discontinuous entity (its ``text`` is the pieces joined by one space,
-  or the whole text they cover; without a ``text`` the text at the locations is taken).
-- The entity id is the annotation's ``id`` (unique in its document), its type the
-  ``type`` infon; its concept id (the ``identifier`` infon, else ``Identifier``, ``MESH``,
-  ``NCBI Gene``) stays in the file.
-- Sentences: a passage's ``<sentence>`` elements when it has them, else its text cut by
-  :func:`~structkernels.formats.pubtator.split_sentences` (never inside an annotation).
-  Sentence ``i`` of document ``D`` is ``D.s{i}``.
-- A relation joins the annotations its two ``node`` elements name (``refid``), wherever
-  it is written (document, passage or sentence); one without nodes but with ``entity1``
-  and ``entity2`` infons (BioRED) joins, as PubTator's relations, every two mentions of
-  the two concept ids lying in one sentence.  A relation whose annotations lie in
-  different sentences is listed in ``corpus.skipped`` (both modes).
-- A file holding a relation is labelled (all its documents); one without is prediction
-  input (``labelled=False``); ``labelled=`` overrides.
-
-XML is parsed by expat through :func:`~structkernels.formats.xml_safety.safe_parser`:
-BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted and its DTD never read; an
-internal subset, entity declarations and external entities are refused.
+BioC JSON (the ``bioc`` package's, PubTator Central's) has the same structure under the
+same names (``documents``, ``passages``, ``annotations``, ``locations``, ``nodes``...);
+PubTator3's ``{"PubTator3": [documents]}`` and a bare array of documents are read too.
+Offsets are document-level, lengths in characters; several locations make a
+discontinuous entity (its ``text`` the pieces joined by one space, or the whole text they
+cover).  The entity id is the annotation's ``id``, its type the ``type`` infon, its
+concept id the first of :data:`CONCEPT_KEYS` present.  A passage's ``<sentence>`` elements
+are its sentences, else its text is cut by :func:`~structkernels.formats.pubtator.
+split_sentences`.  A relation joins the annotations its two nodes name, wherever it is
+written; one without nodes but with ``entity1``/``entity2`` infons (BioRED) joins, as
+PubTator's, every two mentions of the two concepts lying in one sentence.  Labelled or
+not as PubTator files.  XML goes through :func:`~structkernels.formats.xml_safety.
+safe_parser`: BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted and its DTD
+never read; an internal subset, entity declarations and external entities are refused.
 """
 
 from __future__ import annotations
@@ -47,19 +35,17 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from xml.parsers import expat
 
-from structkernels.formats._collect import Reading, RecordProblem, as_paths, json_kind, unreadable
-from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
-from structkernels.formats.xml_safety import safe_parser
-from structkernels.relations.corpus import RelationCorpus, RelationFormatError
-from structkernels.utils import (
-    MAX_FILE_BYTES,
-    RecordError,
-    loads_record,
-    one_line,
-    read_partial,
+from structkernels.formats._collect import (
+    Reading,
+    RecordProblem,
+    json_kind,
+    read_corpus,
 )
+from structkernels.formats._documents import NO_CONCEPT, DocumentBuilder, Link, Mention
+from structkernels.formats.xml_safety import parse_xml, safe_parser
+from structkernels.relations.corpus import RelationCorpus, RelationFormatError
+from structkernels.utils import MAX_FILE_BYTES, RecordError, loads_record, one_line, read_partial
 
 __all__ = ["read_bioc", "read_bioc_file", "load_bioc", "bioc_to_xml", "CONCEPT_KEYS"]
 
@@ -168,17 +154,9 @@ class _XmlLoader:
 
     def load(self, data: bytes, lost: str | None) -> tuple[dict[str, Any], RelationFormatError | None]:
         try:
-            self.parser.Parse(data, lost is None)
-            if lost is not None:
-                raise RelationFormatError(lost, self.file, self.parser.CurrentLineNumber)
-        except expat.ExpatError as exc:
-            reason = f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
-            return self._partial(RelationFormatError(reason, self.file, exc.lineno))
+            parse_xml(self.parser, data, lost, self.file)
         except RelationFormatError as exc:
             return self._partial(exc)
-        except (LookupError, ValueError) as exc:  # an unknown or unusable encoding
-            reason = f"cannot decode the file: {' '.join(str(exc).split())[:120]}"
-            return self._partial(RelationFormatError(reason, self.file, self.parser.CurrentLineNumber))
         if self.root is None:
             raise RelationFormatError("empty file: no <collection> element", self.file)
         self.root.setdefault("documents", [])  # <collection/>: an empty corpus, as in JSON
@@ -336,6 +314,7 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
     Returns
     -------
     RelationCorpus
+        Sentences ``<document id>.s<i>``, entities the annotation ids.
 
     Examples
     --------
@@ -357,10 +336,8 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
     >>> [(p.e1.id, p.e2.id, p.label) for p in corpus.pairs()]
     [('a', 'b', True)]
     """
-    reading = Reading(on_error, max_entities, max_pairs)
-    for file in as_paths(files):
-        read_bioc_file(file, reading, labelled)
-    return reading.corpus()
+    return read_corpus(files, lambda file, reading: read_bioc_file(file, reading, labelled),
+                       on_error, max_entities, max_pairs)
 
 
 def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) -> None:
@@ -374,9 +351,7 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
         reading.drop(exc.reason, exc.file, exc.line, exc.record)
         return
     except OSError as exc:
-        if reading.strict:
-            raise
-        reading.fail(unreadable(exc), file, None, None)
+        reading.cannot_read(exc, file)
         return
     docs = coll.get("documents") or []
     if labelled is None:
@@ -384,22 +359,14 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
     for k, doc in enumerate(docs):
         _read_document(doc, k, file, reading, labelled)
     if lost is not None:
-        if reading.strict:
-            raise lost
-        reason = lost.reason if lost.reason.endswith("is lost") else (
-            f"{lost.reason}; the rest of the file is not read")
-        reading.drop(reason, lost.file, lost.line, lost.record)
+        reading.cut_short(lost)
 
 
 def _has_relations(obj: dict[str, Any]) -> bool:
-    if obj.get("relations"):
-        return True
-    for key in ("passages", "sentences"):
-        children = obj.get(key)
-        for child in children if isinstance(children, list) else []:
-            if isinstance(child, dict) and _has_relations(child):
-                return True
-    return False
+    held = [obj.get(key) for key in ("passages", "sentences")]
+    return bool(obj.get("relations")) or any(
+        isinstance(child, dict) and _has_relations(child)
+        for children in held if isinstance(children, list) for child in children)
 
 
 def _int(value: Any, what: str, line: int | None) -> int:
@@ -407,9 +374,8 @@ def _int(value: Any, what: str, line: int | None) -> int:
         return value
     if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
         return int(value)
-    raise RecordProblem(
-        f"{what} must be a non-negative integer, got {one_line(repr(value), 40)}", line
-    )
+    raise RecordProblem(f"{what} must be a non-negative integer, got {one_line(repr(value), 40)}",
+                        line)
 
 
 def _list(obj: dict[str, Any], key: str, what: str) -> list[Any]:
@@ -432,9 +398,8 @@ def _infons(obj: dict[str, Any], what: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise RecordProblem(
-            f"{what}: infons must be an object, got {json_kind(value)}", obj.get("_line")
-        )
+        raise RecordProblem(f"{what}: infons must be an object, got {json_kind(value)}",
+                            obj.get("_line"))
     return {str(k): str(v) for k, v in value.items()
             if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
 

@@ -1,34 +1,22 @@
 r"""Reading BRAT standoff annotation: a ``.txt`` document and its ``.ann`` beside it.
 
-Read from the ``.ann`` file:
+Read from the ``.ann`` file: ``T1<TAB>Protein 0 5;10 15<TAB>text`` entities (``;`` between
+the pieces of a discontinuous one, whose text is the pieces joined by a space) and
+``R1<TAB>Type Arg1:T1 Arg2:T2`` relations; ``#`` notes, ``A``/``M`` attributes, ``N``
+normalisations and ``*`` equivalences (the mentions are one entity, not an interaction)
+are passed over.  ``E1<TAB>Type:T3 Theme:T1`` events are not supported (their arguments
+may be events): strict mode refuses them; lenient mode lists each and leaves its trigger
+(``T3``, no participant) out of the entities.
 
-- ``T1<TAB>Protein 0 5;10 15<TAB>text``: a text-bound annotation (an entity; ``;``
-  separates the pieces of a discontinuous one, whose text is the pieces joined by a
-  space).  Offsets are characters of the ``.txt`` document, end exclusive.
-- ``R1<TAB>Type Arg1:T1 Arg2:T2``: a relation, which becomes an :class:`Interaction`.
-- ``#`` notes, ``A``/``M`` attributes, ``N`` normalisations and ``*`` equivalences
-  (``*<TAB>Equiv T1 T2``: the mentions are one entity, not an interaction) are passed over.
-- ``E1<TAB>Type:T3 Theme:T1 Cause:T2`` events are not supported (their arguments may be
-  other events): strict mode refuses them; lenient mode lists each in ``skipped`` and
-  leaves its trigger (``T3``) out of the entities, since a trigger is no participant.
-
-The document id is the file's stem.  ``sentences="lines"`` makes each non-blank line of
-the document a sentence (``f"{doc}.s{i}"``, ``i`` from 0, offsets made relative to it);
-``sentences="document"`` makes the whole text one sentence (``f"{doc}.s0"``).  An entity
-crossing a sentence boundary is a bad record; a relation between entities of two
-sentences cannot be a candidate and is listed in ``skipped`` in both modes.
-
-Offsets are those brat gives: characters of the ``.txt`` file decoded as UTF-8 with nothing
-taken out or translated, so a byte-order mark is character 0 (brat reads the text with
-Python's ``utf8`` codec, which keeps it) and ``\r\n`` is two characters.  Lines end at
-``\n`` only, as in brat's sentence splitters (a ``\r`` before the ``\n`` is not part of the
-sentence): a lone ``\r`` (old Mac line ends), U+2028, U+2029, U+0085, ``\x0b``, ``\x0c`` and
-``\x1c``-``\x1e``, which :meth:`str.splitlines` would count, are text inside a line in brat
-and here; a document holding them gets one :class:`BratLineEndWarning` naming the file and
-line, since the sentences an editor shows differ from brat's.  The first sentence starts
-after a byte-order mark.  One mention under two entity ids (the same spans) is kept as
-brat keeps it, but a relation joining the two ids is a bad record (its pair would be a
-mention with itself, scored positive).
+The document id is the file's stem; ``sentences="lines"`` makes each non-blank line a
+sentence (``f"{doc}.s{i}"``, offsets made relative to it), ``"document"`` the whole text.
+Offsets are brat's: characters of the ``.txt`` decoded as UTF-8, nothing taken out, so a
+byte-order mark is character 0 (the first sentence starts after it) and ``\r\n`` two
+characters.  Lines end at ``\n`` only, as in brat's sentence splitters: the other line
+ends :meth:`str.splitlines` counts are text inside a line, and a document holding them
+gets one :class:`BratLineEndWarning`, since the sentences an editor shows differ from
+brat's.  One mention under two entity ids is kept as brat keeps it, but a relation
+joining the two is a bad record (its pair would be a mention with itself, scored positive).
 """
 
 from __future__ import annotations
@@ -38,12 +26,11 @@ import re
 import warnings
 from typing import Any
 
-from structkernels.formats._collect import Reading, as_paths, stem
+from structkernels.formats._collect import Reading, as_paths, read_corpus, stem
 from structkernels.relations.corpus import (
     Entity,
     Interaction,
     RelationCorpus,
-    Sentence,
     blank_problem,
     same_mention_problem,
     span_text,
@@ -104,14 +91,12 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
     sentences : {"lines", "document"}
         How the document text is split into sentences.
     max_entities, max_pairs : int, optional
-        The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
-        either is a bad record (refused, or skipped and listed).
+        As for :func:`~structkernels.relations.read_relations`.
 
     Returns
     -------
     RelationCorpus
+        Sentences ``<doc>.s<i>`` (``<doc>`` the file's stem), entities the ``T`` ids.
 
     Examples
     --------
@@ -130,10 +115,8 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
     """
     if sentences not in SENTENCES:
         raise ValueError(f"sentences must be one of {SENTENCES}, got {sentences!r}")
-    reading = Reading(on_error, max_entities, max_pairs)
-    for txt, ann in brat_documents(paths):
-        read_brat_document(txt, ann, reading, sentences)
-    return reading.corpus()
+    return read_corpus(paths, lambda doc, reading: read_brat_document(*doc, reading, sentences),
+                       on_error, max_entities, max_pairs, brat_documents)
 
 
 def _split(text: str, how: str) -> list[tuple[int, int, int]]:
@@ -218,10 +201,8 @@ class _Document:
             self.bad.add(sentence)
 
     def sentence_of(self, start: int, end: int) -> int | None:
-        for k, (s, e, _) in enumerate(self.bounds):
-            if s <= start and end <= e:
-                return k
-        return None
+        return next((k for k, (s, e, _) in enumerate(self.bounds) if s <= start and end <= e),
+                    None)
 
     def read(self, lines: list[str], not_utf8: dict[int, str]) -> None:
         for n, line in enumerate(lines, 1):
@@ -343,11 +324,5 @@ class _Document:
         for k, (start, end, line) in enumerate(self.bounds):
             if k in self.bad:
                 continue
-            sid = f"{self.doc}.s{k}"
-            try:
-                sentence = Sentence(sid, self.text[start:end], self.doc, tuple(ents[k]),
-                                    tuple(by_sentence[k]), True, self.txt, line)
-            except ValueError as exc:
-                self.reading.fail(str(exc), self.txt, line, sid)
-                continue
-            self.reading.add(sentence)
+            self.reading.sentence(f"{self.doc}.s{k}", self.text[start:end], self.doc, ents[k],
+                                  by_sentence[k], True, self.txt, line)

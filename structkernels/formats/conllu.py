@@ -18,19 +18,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from structkernels.formats._reading import (
-    GraphReading,
-    blocks,
-    duplicate_reason,
-    fallback_names,
-)
-from structkernels.graphs.model import (
-    Graph,
-    GraphCorpus,
-    GraphFormatError,
-    add_node,
-    new_graph,
-)
+from structkernels.formats._reading import GraphReading, blocks, duplicate_reason
+from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 from structkernels.utils import one_line, optional_module, split_lines
 
 __all__ = ["read_conllu", "parse_conllu", "CONLLU_SUFFIXES"]
@@ -39,24 +28,15 @@ CONLLU_SUFFIXES = (".conllu", ".conll")
 
 
 def _conllu():
-    return optional_module(
-        "conllu", "reading CoNLL-U needs the conllu package: pip install 'structkernels[graphs]'"
-    )
+    return optional_module("conllu", "reading CoNLL-U needs the conllu package: "
+                           "pip install 'structkernels[graphs]'")
 
 
 def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Graph:
     conllu = _conllu()
-    n_comments = 0
-    for ln in block:
-        if ln.startswith("#"):
-            n_comments += 1
-        else:
-            break
-    gid = fallback_id
-    for ln in block[:n_comments]:
-        body = ln.lstrip("#").strip()
-        if body.startswith("sent_id") and "=" in body:
-            gid = body.split("=", 1)[1].strip() or fallback_id
+    n_comments = next((k for k, ln in enumerate(block) if not ln.startswith("#")), len(block))
+    ids = _sent_ids(block)
+    gid = (ids[-1] if ids else "") or fallback_id
     try:
         sents = conllu.parse("\n".join(block) + "\n\n")
     except conllu.exceptions.ParseException as exc:
@@ -64,8 +44,7 @@ def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Grap
     except Exception as exc:  # the parser must cost this sentence only
         raise GraphFormatError(
             f"the CoNLL-U parser failed: {type(exc).__name__}: {one_line(exc, 200)}",
-            file, start + n_comments, gid,
-        ) from None
+            file, start + n_comments, gid) from None
     return _build(sents, block, start, n_comments, file, gid)
 
 
@@ -79,9 +58,8 @@ def _raise_parse_error(conllu, exc, block, start, n_comments, file, gid):
         except conllu.exceptions.ParseException:
             line = start + k
             break
-    raise GraphFormatError(
-        f"not a CoNLL-U word line: {one_line(exc, 300)}", file, line, gid
-    ) from None
+    raise GraphFormatError(f"not a CoNLL-U word line: {one_line(exc, 300)}", file, line,
+                           gid) from None
 
 
 def _build(sents, block, start, n_comments, file, gid) -> Graph:
@@ -111,13 +89,11 @@ def _build(sents, block, start, n_comments, file, gid) -> Graph:
     for tok, line in words:
         head, rel = tok.get("head"), tok.get("deprel")
         if head is None or not isinstance(head, int):
-            raise GraphFormatError(
-                f"word {tok['id']} ({tok['form']!r}) has no HEAD (column 7)", file, line, gid
-            )
+            raise GraphFormatError(f"word {tok['id']} ({tok['form']!r}) has no HEAD (column 7)",
+                                   file, line, gid)
         if rel in (None, "_", ""):
-            raise GraphFormatError(
-                f"word {tok['id']} ({tok['form']!r}) has no DEPREL (column 8)", file, line, gid
-            )
+            raise GraphFormatError(f"word {tok['id']} ({tok['form']!r}) has no DEPREL (column 8)",
+                                   file, line, gid)
         if head == 0:
             roots.append(str(tok["id"]))
             continue
@@ -134,10 +110,8 @@ def _build(sents, block, start, n_comments, file, gid) -> Graph:
         )
     G.graph["root"] = roots[0]
     text = meta.get("text") or " ".join(tok["form"] for tok, _ in words)
-    return Graph(
-        id=gid, sentence=text, graph=G, metadata=meta, file=file, line=start,
-        id_given=bool(meta.get("sent_id")),
-    )
+    return Graph(id=gid, sentence=text, graph=G, metadata=meta, file=file, line=start,
+                 id_given=bool(meta.get("sent_id")))
 
 
 def parse_conllu(text: str, graph_id: str = "conllu") -> Graph:
@@ -157,9 +131,8 @@ def parse_conllu(text: str, graph_id: str = "conllu") -> Graph:
     return found[0]
 
 
-def read_conllu(
-    path: str | os.PathLike | Sequence[str | os.PathLike], on_error: str = "raise"
-) -> GraphCorpus:
+def read_conllu(path: str | os.PathLike | Sequence[str | os.PathLike],
+                on_error: str = "raise") -> GraphCorpus:
     """Read every sentence of one or more CoNLL-U files.
 
     Parameters
@@ -180,6 +153,7 @@ def read_conllu(
     Returns
     -------
     GraphCorpus
+        One dependency graph per sentence, in the order read.
 
     Examples
     --------
@@ -188,45 +162,34 @@ def read_conllu(
     """
     reading = GraphReading(on_error)
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
-    names = fallback_names([os.fspath(p) for p in paths])
-    for p in paths:
-        file = os.fspath(p)
-        read = reading.lines(file)
-        if read is None:
-            continue
-        lines, bad, lost = read
-        n = 0
-        stem = names[file].rsplit(".", 1)[0]
-        for start, block in blocks(lines):
-            if all(ln.startswith("#") for ln in block):
-                continue  # a comment-only header
-            n += 1
-            try:
-                broken = [k for k in range(start, start + len(block)) if k in bad]
-                if broken:
-                    gid = _sent_id(block) or f"{stem}:{start}"
-                    raise GraphFormatError(
-                        f"not UTF-8 text ({bad[broken[0]]})", file, broken[0], gid
-                    )
-                g = _sentence(block, start, file, f"{stem}:{start}")
-                first = reading.ids.claim(g)
-                if first is not None:
-                    raise GraphFormatError(duplicate_reason(first), file, start, g.id)
-            except GraphFormatError as exc:
-                reading.skip(exc, file, exc.line or start, exc.graph_id)
-                continue
-            reading.graphs.append(g)
-        reading.lost(lost, file, len(lines) + 1)
-        if lost is None and n == 0:
-            raise GraphFormatError("no CoNLL-U sentence (empty file)", file)
-    return reading.corpus("sentence", paths[0], [os.fspath(p) for p in paths])
+
+    def decode(file: str, start: int, block: list[str], bad: dict[int, str],
+               name: str) -> Graph | None:
+        if all(ln.startswith("#") for ln in block):
+            return None  # a comment-only header
+        stem = name.rsplit(".", 1)[0]
+        broken = [k for k in range(start, start + len(block)) if k in bad]
+        if broken:
+            ids = _sent_ids(block)
+            gid = (ids[0] if ids else "") or f"{stem}:{start}"
+            raise GraphFormatError(f"not UTF-8 text ({bad[broken[0]]})", file, broken[0], gid)
+        g = _sentence(block, start, file, f"{stem}:{start}")
+        first = reading.ids.claim(g)
+        if first is not None:
+            raise GraphFormatError(duplicate_reason(first), file, start, g.id)
+        return g
+
+    files = reading.read_blocks(paths, decode, "no CoNLL-U sentence (empty file)")
+    return reading.corpus("sentence", paths[0], files)
 
 
-def _sent_id(block: list[str]) -> str | None:
+def _sent_ids(block: list[str]) -> list[str]:
+    """The values of the ``# sent_id = ...`` comments that open ``block``."""
+    out = []
     for ln in block:
         if not ln.startswith("#"):
             break
         body = ln.lstrip("#").strip()
         if body.startswith("sent_id") and "=" in body:
-            return body.split("=", 1)[1].strip() or None
-    return None
+            out.append(body.split("=", 1)[1].strip())
+    return out

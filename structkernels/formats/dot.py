@@ -28,13 +28,9 @@ Optional ``lemma`` and ``pos`` node attributes are kept.
 one, else ``"dependency"`` when a ``root`` self-loop is present, else
 ``"amr"``.
 
-Parsing is structkernels' own (:mod:`structkernels.formats._dot_parser`: one
-regular expression for the tokens, a recursive-descent parser, linear in the
-text): the DOT of sentence-graph releases, read as pydot's grammar read it
-(statements, order, quoting, escapes, ``+`` concatenation, HTML ids, comments,
-subgraphs; default statements ``node [...]`` are not applied), and the same
-errors refused, each naming its line.  pydot is needed only to write
-(:func:`to_dot`, :func:`write_dot`: ``pip install structkernels[graphs]``).
+Parsing is :mod:`structkernels.formats._dot_parser`'s (the same files and errors as
+pydot's reading); pydot is needed only to write (:func:`to_dot`, :func:`write_dot`:
+``pip install structkernels[graphs]``).
 """
 
 from __future__ import annotations
@@ -50,12 +46,7 @@ import networkx as nx
 
 from structkernels.engine.parallel import map_tasks
 from structkernels.formats._collect import unreadable
-from structkernels.formats._dot_parser import (
-    DotError,
-    DotGraph,
-    DotNestingError,
-    parse_graphs,
-)
+from structkernels.formats._dot_parser import DotError, DotGraph, DotNestingError, parse_graphs
 from structkernels.formats._reading import GraphReading, check_max_depth, read_lines
 from structkernels.formats.penman import AMR_MODEL
 from structkernels.graphs.model import (
@@ -63,24 +54,20 @@ from structkernels.graphs.model import (
     GraphCorpus,
     GraphFormatError,
     add_node,
+    as_networkx,
     graph_kind,
     new_graph,
 )
-from structkernels.utils import (
-    atomic_open,
-    one_line,
-    optional_module,
-)
+from structkernels.utils import atomic_open, one_line, optional_module
 
 __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_DOT_DEPTH"]
 
 #: File name endings read as DOT.
 DOT_SUFFIXES = (".dot", ".gv")
-#: Default nesting limit of braces in one DOT file (the graph's own braces count: a
-#: subgraph in the graph is depth 2).  A deeper file is refused, naming the line of its
-#: deepest brace, before it is parsed.  Sentence graphs use depth 1 or 2.  (The parser
-#: is linear in the text; the limit dates from pydot's parser, whose time grew
-#: exponentially with the nesting, and is kept so that the same files are read.)
+#: Default nesting limit of braces in one DOT file (a subgraph in the graph is depth 2): a
+#: deeper file is refused before it is parsed.  Sentence graphs use depth 1 or 2; the limit
+#: is pydot's reading's (its parser's time grew exponentially with the nesting), kept so
+#: that the same files are read.
 MAX_DOT_DEPTH = 6
 _RESERVED = {"node", "edge", "graph"}  # pydot lists default-attribute statements as nodes
 _KNOWN = {"label", "concept", "entity_name", "wiki", "collapsed", "lemma", "pos"}
@@ -88,10 +75,8 @@ _TOKEN = re.compile(r"^(.*?)(\d+)$")
 
 
 def _pydot():
-    return optional_module(
-        "pydot",
-        "writing DOT needs pydot: pip install 'structkernels[graphs]' (or pip install pydot)",
-    )
+    return optional_module("pydot", "writing DOT needs pydot: pip install "
+                           "'structkernels[graphs]' (or pip install pydot)")
 
 
 def _esc(value: Any) -> str:
@@ -112,15 +97,13 @@ def _parse_text(
         raise GraphFormatError(
             f"subgraphs nested {exc.depth} levels deep (braces); at most "
             f"max_depth={exc.max_depth} are parsed (sentence graphs nest 1 or 2)",
-            file, exc.line, gid,
-        ) from None
+            file, exc.line, gid) from None
     except DotError as exc:
         if not exc.syntax:
             raise GraphFormatError(one_line(exc.what, 300), file, exc.line) from None
         raise GraphFormatError(
             f"not a well-formed DOT graph: {one_line(exc.what, 200)} (column {exc.column})",
-            file, exc.line,
-        ) from None
+            file, exc.line) from None
 
 
 def _statements(dot: DotGraph, gid: str, file: str):
@@ -141,15 +124,13 @@ def _statements(dot: DotGraph, gid: str, file: str):
                     if k in old and old[k] != v:
                         raise GraphFormatError(
                             f"declared twice with different {k!r} ({old[k]!r}, {v!r})",
-                            file, None, gid, name,
-                        )
+                            file, None, gid, name)
                     old[k] = v
         for group in g.edges.values():
             for s, d, attrs in group:
                 if s is None or d is None:
-                    raise GraphFormatError(
-                        "an edge to or from a subgraph is not supported", file, None, gid
-                    )
+                    raise GraphFormatError("an edge to or from a subgraph is not supported",
+                                           file, None, gid)
                 if s not in nodes:
                     nodes[s] = {}
                 if d not in nodes:
@@ -242,26 +223,22 @@ def _dependency_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
                 label = m.group(1) if m and m.group(1) else v
         if not label.strip():
             raise GraphFormatError("empty label", file, None, gid, v)
-        add_node(
-            G, v, label, index=index, lemma=attrs.get("lemma"), pos=attrs.get("pos"),
-            extra=_extra(attrs),
-        )
+        add_node(G, v, label, index=index, lemma=attrs.get("lemma"), pos=attrs.get("pos"),
+                 extra=_extra(attrs))
     for s, d, a in edges:
         rel = a.get("label")
         if rel is None or not rel.strip():
-            raise GraphFormatError(
-                "edge without a label (the dependency relation)", file, None, gid, f"{s} -> {d}"
-            )
+            raise GraphFormatError("edge without a label (the dependency relation)", file, None,
+                                   gid, f"{s} -> {d}")
         if rel.lower() == "root" and (s == d or s.lower() == "root"):
             if root is not None and root != d:
                 raise GraphFormatError(f"two roots ({root!r}, {d!r})", file, None, gid, d)
             root = d
             continue
         G.add_edge(s, d, role=rel.strip(), inverted=False)
-    if "ROOT" in G and G.degree("ROOT") == 0 and root is not None:
-        G.remove_node("ROOT")
-    if "root" in G and G.degree("root") == 0 and root is not None:
-        G.remove_node("root")
+    for name in ("ROOT", "root"):
+        if name in G and G.degree(name) == 0 and root is not None:
+            G.remove_node(name)
     G.graph["root"] = root
     return G
 
@@ -286,8 +263,8 @@ def _to_graph(dot: DotGraph, gid: str, file: str, kind: str, text: str | None = 
         return _build(dot, gid, file, kind)
     except (TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:  # a guard
         raise GraphFormatError(
-            f"cannot read this DOT graph ({type(exc).__name__}: {one_line(exc, 200)})", file, None, gid
-        ) from None
+            f"cannot read this DOT graph ({type(exc).__name__}: {one_line(exc, 200)})",
+            file, None, gid) from None
     except GraphFormatError as exc:
         if exc.line is not None or text is None:
             raise
@@ -307,11 +284,8 @@ def _build(dot: DotGraph, gid: str, file: str, kind: str) -> Graph:
     G = (_amr_model if k == "amr" else _dependency_model)(nodes, edges, gid, file)
     if G.number_of_nodes() == 0:
         raise GraphFormatError("a graph without nodes", file, None, gid)
-    sentence = dot.attrs.get("label") or ""
-    meta = dict(dot.attrs)
-    return Graph(
-        id=gid, sentence=sentence, graph=G, metadata=meta, file=file, line=1, id_given=False
-    )
+    return Graph(id=gid, sentence=dot.attrs.get("label") or "", graph=G, metadata=dict(dot.attrs),
+                 file=file, line=1, id_given=False)
 
 
 def _check_kind(kind: str) -> None:
@@ -415,10 +389,8 @@ def read_dot(
     progress : bool, optional
         Show a progress bar (default: only on a terminal).
     n_jobs : int or None
-        Processes parsing files in parallel (joblib; ``-1``: all cores).
-        A sentence graph is read (parsed and built) in a few milliseconds, so
-        only folders of tens of thousands of files gain from more processes.
-        Default 1.
+        Processes parsing files in parallel (``-1``: all cores); only folders of
+        tens of thousands of files gain from more.  Default 1.
     max_depth : int, default :data:`MAX_DOT_DEPTH`
         Most nested braces (the graph's own included) parsed in one file.
 
@@ -490,9 +462,7 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     ['"b" [label="bind-01"];', '"p Ras" [label="Ras"];', 'TOP -> "b" [label=TOP];']
     """
     pydot = _pydot()
-    G = graph.graph if isinstance(graph, Graph) else graph
-    if not isinstance(G, nx.MultiDiGraph):
-        raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
+    G = as_networkx(graph)
     if sentence is None:
         sentence = graph.sentence if isinstance(graph, Graph) else ""
     kind = graph_kind(G)

@@ -98,9 +98,8 @@ def _folder_files(folder: FilePath, format: str | None) -> tuple[dict[str, list[
             continue
         if fmt is None:
             known = ", ".join(x for xs in FORMATS.values() for x in xs)
-            others.append(SkippedGraph(
-                os.fspath(f), 0, None, f"not a graph file of a known format ({known})"
-            ))
+            others.append(SkippedGraph(os.fspath(f), 0, None,
+                                       f"not a graph file of a known format ({known})"))
             continue
         groups.setdefault(fmt, []).append(os.fspath(f))
     return groups, others
@@ -128,12 +127,8 @@ def _read_one(files: list[str], fmt: str, on_error: str, options: dict[str, Any]
 
 
 def _merge(parts: list[GraphCorpus], others: list[Any], on_error: str) -> GraphCorpus:
-    """One corpus of the parts' graphs, ids unique across parts.
-
-    Ids given by the input are claimed first: the same given id in two parts
-    is refused (strict, naming both places) or the later graph is skipped and
-    listed (lenient).  Derived ids then take ``#2``, ``#3`` ... when taken.
-    """
+    """One corpus of the parts' graphs, ids unique across parts (:func:`read_graphs`):
+    the ids given by the input are claimed first, derived ids then."""
     graphs = [g for c in parts for g in c]
     skipped = list(others) + [s for c in parts for s in c.skipped]
     if len(parts) > 1:
@@ -153,20 +148,12 @@ def _merge(parts: list[GraphCorpus], others: list[Any], on_error: str) -> GraphC
             if not g.id_given:
                 ids.claim(g)
         graphs = [g for g in graphs if id(g) not in dropped]
-    return GraphCorpus(
-        graphs,
-        skipped,
-        [d for c in parts for d in c.duplicates],
-        [f for c in parts for f in c.files],
-    )
+    return GraphCorpus(graphs, skipped, [d for c in parts for d in c.duplicates],
+                       [f for c in parts for f in c.files])
 
 
-def read_graphs(
-    path: str | os.PathLike | Sequence[str | os.PathLike],
-    format: str | None = None,
-    on_error: str = "raise",
-    **options: Any,
-) -> GraphCorpus:
+def read_graphs(path: str | os.PathLike | Sequence[str | os.PathLike], format: str | None = None,
+                on_error: str = "raise", **options: Any) -> GraphCorpus:
     """Read graphs from files or folders into the one graph model.
 
     Parameters

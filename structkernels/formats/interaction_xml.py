@@ -17,16 +17,14 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from typing import Any
-from xml.parsers import expat
 
-from structkernels.formats._collect import Reading, as_paths
-from structkernels.formats.xml_safety import safe_parser
+from structkernels.formats._collect import Reading, read_corpus
+from structkernels.formats.xml_safety import parse_xml, safe_parser
 from structkernels.relations.corpus import (
     Entity,
     Interaction,
     RelationCorpus,
     RelationFormatError,
-    Sentence,
     entity_problem,
     interaction_problem,
     span_text,
@@ -39,7 +37,6 @@ _OFFSETS = re.compile(r"\s*\d+\s*-\s*\d+\s*(?:,\s*\d+\s*-\s*\d+\s*)*")
 _KNOWN = {"corpus", "document", "sentence", "entity", "interaction", "pair"}
 _PLACE = {"document": "corpus", "sentence": "document", "entity": "sentence",
           "interaction": "sentence", "pair": "sentence"}
-_REST = "; the rest of the file is not read"
 
 
 def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: int | None = None,
@@ -56,10 +53,7 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
         ``corpus.skipped``; the other sentences of its file are read.  XML that is not
         well-formed ends the file there (the sentences before it are kept).
     max_entities, max_pairs : int, optional
-        The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
-        either is a bad sentence.
+        As for :func:`~structkernels.relations.read_relations`.
 
     Returns
     -------
@@ -83,10 +77,7 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('d0.s0.p0', 'KinC', 'SigE', True)]
     """
-    reading = Reading(on_error, max_entities, max_pairs)
-    for file in as_paths(files):
-        read_xml_file(file, reading)
-    return reading.corpus()
+    return read_corpus(files, read_xml_file, on_error, max_entities, max_pairs)
 
 
 def read_xml_file(file: str, reading: Reading) -> None:
@@ -120,25 +111,9 @@ class _XmlFile:
         try:
             if not data.strip():
                 raise RelationFormatError("empty file: no <corpus> element", self.file)
-            self.parser.Parse(data, lost is None)
-            if lost is not None:
-                raise RelationFormatError(lost, self.file, self.parser.CurrentLineNumber,
-                                          self._record())
-        except expat.ExpatError as exc:
-            reason = f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
-            self._fatal(RelationFormatError(reason, self.file, exc.lineno, self._record()))
+            parse_xml(self.parser, data, lost, self.file, self._record)
         except RelationFormatError as exc:
-            self._fatal(exc)
-        except (LookupError, ValueError) as exc:  # the encoding declared is unknown or unusable
-            reason = f"cannot decode the file: {' '.join(str(exc).split())[:120]}"
-            self._fatal(RelationFormatError(reason, self.file, self.parser.CurrentLineNumber))
-
-    def _fatal(self, exc: RelationFormatError) -> None:
-        """A problem that ends the file: raise, or list it (lenient) keeping what was read."""
-        if self.reading.strict:
-            raise exc
-        reason = exc.reason if exc.reason.endswith("is lost") else exc.reason + _REST
-        self.reading.drop(reason, exc.file, exc.line, exc.record)
+            self.reading.cut_short(exc)
 
     def _record(self) -> str | None:
         if self.sent is not None and self.sent["id"]:
@@ -297,13 +272,8 @@ class _XmlFile:
             reason, line = sent["problem"]
             self.reading.fail(reason, self.file, line, sent["id"])
             return
-        try:
-            sentence = Sentence(sent["id"], sent["text"], self.doc or "", tuple(sent["entities"].values()),
-                                tuple(i for i, _ in sent["interactions"]), True, self.file, sent["line"])
-        except ValueError as exc:
-            self.reading.fail(str(exc), self.file, sent["line"], sent["id"])
-            return
-        self.reading.add(sentence)
+        self.reading.sentence(sent["id"], sent["text"], self.doc or "", sent["entities"].values(),
+                              (i for i, _ in sent["interactions"]), True, self.file, sent["line"])
 
     @staticmethod
     def _interactions_problem(sent: dict[str, Any]) -> tuple[str, int] | None:

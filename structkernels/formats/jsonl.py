@@ -23,10 +23,9 @@ from typing import Any
 from structkernels.formats._collect import (
     Reading,
     RecordProblem,
-    as_paths,
     json_kind,
+    read_corpus,
     stem,
-    unreadable,
 )
 from structkernels.relations.corpus import (
     Entity,
@@ -36,13 +35,7 @@ from structkernels.relations.corpus import (
     span_text,
     surrogate_problem,
 )
-from structkernels.utils import (
-    BadLine,
-    RecordError,
-    iter_lines,
-    loads_record,
-    one_line,
-)
+from structkernels.utils import BadLine, RecordError, iter_lines, loads_record, one_line
 
 __all__ = ["read_relations_jsonl"]
 
@@ -61,10 +54,7 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
         :func:`structkernels.utils.loads_record` (size and depth limits); a string holding
         a lone surrogate (``"\\ud800"``) or an entity of white space only is a bad line.
     max_entities, max_pairs : int, optional
-        The most entities and candidate pairs a sentence may hold (default
-        :data:`~structkernels.relations.corpus.MAX_ENTITIES_PER_SENTENCE`,
-        :data:`~structkernels.relations.corpus.MAX_PAIRS_PER_SENTENCE`): a sentence over
-        either is a bad line.
+        As for :func:`~structkernels.relations.read_relations`.
 
     Returns
     -------
@@ -86,10 +76,7 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('s1.p0', 'KinC', 'SigE', True)]
     """
-    reading = Reading(on_error, max_entities, max_pairs)
-    for file in as_paths(files):
-        read_jsonl_file(file, reading)
-    return reading.corpus()
+    return read_corpus(files, read_jsonl_file, on_error, max_entities, max_pairs)
 
 
 def read_jsonl_file(file: str, reading: Reading) -> None:
@@ -121,9 +108,7 @@ def iter_jsonl_file(file: str, reading: Reading) -> Iterator[int]:
                 reading.add(sentence)
             yield line
     except OSError as exc:
-        if reading.strict:
-            raise
-        reading.fail(unreadable(exc), file, None, None)
+        reading.cannot_read(exc, file)
 
 
 def _sentence_id(record: Any, file: str, line: int) -> str:
@@ -143,9 +128,8 @@ def _sentence_id(record: Any, file: str, line: int) -> str:
 def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentence:
     text = record.get("text")
     if not isinstance(text, str):
-        raise RecordProblem(
-            "no text" if text is None else f"text must be a string, got {json_kind(text)}"
-        )
+        raise RecordProblem("no text" if text is None
+                            else f"text must be a string, got {json_kind(text)}")
     doc = record.get("document", sid)
     if doc is None:
         doc = sid
@@ -153,9 +137,8 @@ def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentenc
         raise RecordProblem(f"document must be a non-empty string, got {one_line(repr(doc), 60)}")
     entities = record.get("entities")
     if not isinstance(entities, list):
-        raise RecordProblem(
-            "no entities" if entities is None else f"entities must be an array, got {json_kind(entities)}"
-        )
+        raise RecordProblem("no entities" if entities is None
+                            else f"entities must be an array, got {json_kind(entities)}")
     ents = tuple(_entity(e, k, text) for k, e in enumerate(entities))
     inters = record.get("interactions")
     labelled = inters is not None
@@ -172,9 +155,8 @@ def _entity(e: Any, k: int, text: str) -> Entity:
         raise RecordProblem(f"entity {k}: must be an object, got {json_kind(e)}")
     eid = e.get("id")
     if not isinstance(eid, str) or not eid:
-        raise RecordProblem(
-            f"entity {k}: id must be a non-empty string, got {one_line(repr(eid), 60)}"
-        )
+        raise RecordProblem(f"entity {k}: id must be a non-empty string, got "
+                            f"{one_line(repr(eid), 60)}")
     has_span = "start" in e or "end" in e
     if has_span and "spans" in e:
         raise RecordProblem(f"entity {eid}: give start and end, or spans, not both")
@@ -185,21 +167,17 @@ def _entity(e: Any, k: int, text: str) -> Entity:
     else:
         spans = e.get("spans")
         if not isinstance(spans, list) or not spans:
-            raise RecordProblem(
-                f"entity {eid}: no offsets (start and end, or a non-empty spans array)"
-            )
+            raise RecordProblem(f"entity {eid}: no offsets (start and end, or a non-empty "
+                                "spans array)")
     for sp in spans:
         if not (isinstance(sp, list) and len(sp) == 2
                 and all(isinstance(x, int) and not isinstance(x, bool) for x in sp)):
-            raise RecordProblem(
-                f"entity {eid}: a span must be [start, end] (integers), got {one_line(sp, 60)}"
-            )
-    etype = e.get("type")
-    if etype is not None and not isinstance(etype, str):
-        raise RecordProblem(f"entity {eid}: type must be a string, got {json_kind(etype)}")
-    etext = e.get("text")
-    if etext is not None and not isinstance(etext, str):
-        raise RecordProblem(f"entity {eid}: text must be a string, got {json_kind(etext)}")
+            raise RecordProblem(f"entity {eid}: a span must be [start, end] (integers), got "
+                                f"{one_line(sp, 60)}")
+    for key in ("type", "text"):
+        if e.get(key) is not None and not isinstance(e[key], str):
+            raise RecordProblem(f"entity {eid}: {key} must be a string, got {json_kind(e[key])}")
+    etype, etext = e.get("type"), e.get("text")
     ent = Entity(eid, tuple((s, t) for s, t in spans), etext or "", etype)
     if etext is None and ent.end <= len(text):
         ent = Entity(eid, ent.spans, span_text(text, ent.spans), etype)
@@ -216,7 +194,6 @@ def _interaction(i: Any, k: int) -> Interaction:
             raise RecordProblem(f"{name}: {key} must be a string, got {json_kind(i[key])}")
     for key in ("e1", "e2"):
         if not isinstance(i.get(key), str) or not i[key]:
-            raise RecordProblem(
-                f"{name}: {key} must be an entity id, got {one_line(repr(i.get(key)), 60)}"
-            )
+            raise RecordProblem(f"{name}: {key} must be an entity id, got "
+                                f"{one_line(repr(i.get(key)), 60)}")
     return Interaction(i["e1"], i["e2"], iid, i.get("type"))

@@ -23,18 +23,10 @@ __all__ = ["from_networkx", "read_networkx", "read_networkx_file", "NETWORKX_SUF
 NETWORKX_SUFFIXES = (".graphml", ".gml")
 
 
-def from_networkx(
-    G: nx.Graph,
-    label: str = "label",
-    edge_label: str = "label",
-    kind: str = "amr",
-    graph_id: str | None = None,
-    root: Any = None,
-    sentence: str | None = None,
-    name: str | None = "name",
-    lemma: str | None = "lemma",
-    file: str | None = None,
-) -> Graph:
+def from_networkx(G: nx.Graph, label: str = "label", edge_label: str = "label",
+                  kind: str = "amr", graph_id: str | None = None, root: Any = None,
+                  sentence: str | None = None, name: str | None = "name",
+                  lemma: str | None = "lemma", file: str | None = None) -> Graph:
     """A networkx graph whose nodes and edges carry labels, as a model graph.
 
     Parameters
@@ -82,16 +74,14 @@ def from_networkx(
     for v, d in G.nodes(data=True):
         key = str(v)
         if key in M:
-            raise GraphFormatError(
-                f"two nodes have the key {key!r} once written as text", file, None, gid, key
-            )
+            raise GraphFormatError(f"two nodes have the key {key!r} once written as text",
+                                   file, None, gid, key)
         keys[v] = key
         lab = d.get(label)
         if lab is None or not str(lab).strip():
             raise GraphFormatError(f"no node label (attribute {label!r})", file, None, gid, key)
-        extras = {
-            k: val for k, val in d.items() if k not in (label, name, lemma) and isinstance(val, (str, int, float))
-        }
+        extras = {k: val for k, val in d.items()
+                  if k not in (label, name, lemma) and isinstance(val, (str, int, float))}
         attrs: dict[str, Any] = {"extra": extras}
         if name is not None and d.get(name) is not None:
             attrs["name"] = str(d[name])
@@ -104,9 +94,8 @@ def from_networkx(
     for u, v, d in edges:
         rel = d.get(edge_label)
         if rel is None or not str(rel).strip():
-            raise GraphFormatError(
-                f"no edge label (attribute {edge_label!r})", file, None, gid, f"{keys[u]} -> {keys[v]}"
-            )
+            raise GraphFormatError(f"no edge label (attribute {edge_label!r})", file, None, gid,
+                                   f"{keys[u]} -> {keys[v]}")
         M.add_edge(keys[u], keys[v], role=str(rel), inverted=False)
     r = root if root is not None else G.graph.get("root")
     if r is not None:
@@ -119,9 +108,8 @@ def from_networkx(
     return Graph(id=gid, sentence=str(snt or ""), graph=M, metadata={}, file=file)
 
 
-def read_networkx(
-    graphs: Iterable[nx.Graph], on_error: str = "raise", **options: Any
-) -> GraphCorpus:
+def read_networkx(graphs: Iterable[nx.Graph], on_error: str = "raise",
+                  **options: Any) -> GraphCorpus:
     """:func:`from_networkx` on each graph; ``on_error="skip"`` lists the bad ones.
 
     Graph ids default to ``G.graph["id"]`` or the graph's position.

@@ -1,28 +1,21 @@
 r"""Writing scored pairs back into the format of the corpus they came from.
 
-The rows are those :meth:`structkernels.extraction.RelationExtractor.predict_pairs`
-returns (``{"sentence", "pair", "e1", "e2", "e1_text", "e2_text", "score", "label"}``);
-any further numeric field of a row (``"probability"``) is passed through.  Only positive
-pairs (``label`` 1) become relations, unless ``all_pairs=True``.  Every file is written
-atomically (whole or not at all); ``"-"`` is standard output.
+The rows are :meth:`structkernels.extraction.RelationExtractor.predict_pairs`'s; any further
+numeric field of a row (``"probability"``) is passed through.  Only positive pairs (``label``
+1) become relations, unless ``all_pairs=True``.  Every file is written atomically; ``"-"``
+is standard output.
 
 - ``"jsonl"``: one JSON line per row (every row), ``score`` rounded to 6 decimals.
-- ``"pubtator"``: each document of the PubTator input as read (title, abstract and
-  annotation lines), its input relation lines replaced by the predicted ones::
-
-      PMID<TAB>Interaction<TAB>id1<TAB>id2<TAB>score[<TAB>name=value...]
-
-  ``id1``/``id2`` are the mentions' concept ids (:func:`~structkernels.formats.pubtator.
-  concept_of`; the entity id ``T{k}`` for a mention without one); the fifth column is the
-  score and each further numeric field follows as ``name=value`` (``probability=0.91``).
-  A relation is per document and concept pair, as PubTator's: of the pairs of mentions
-  of the two concepts, the one scored highest gives its columns.
+- ``"pubtator"``: each document of the PubTator input as read, its relation lines replaced
+  by ``PMID<TAB>Interaction<TAB>id1<TAB>id2<TAB>score[<TAB>name=value...]``, one per
+  document and concept pair (the pair of mentions scored highest gives its columns);
+  ``id1``/``id2`` are the concept ids (:func:`~structkernels.formats.pubtator.concept_of`;
+  the entity id ``T{k}`` for a mention without one).
 - ``"bioc-xml"``, ``"bioc-json"``: the BioC (or PubTator) input's documents as read, their
-  input relations replaced by one document-level relation per pair: ``id`` ``P{k}``,
-  infons ``type`` (``Interaction``), ``score`` and each further numeric field
-  (``probability``), nodes ``refid`` = the entity ids (BioC annotation ids) with roles
-  ``Arg1`` and ``Arg2``.  PubTator input becomes BioC with a title and an abstract passage
-  and annotations named by their entity ids (``identifier`` infon: the concept id).
+  relations replaced by one document-level relation per pair: ``id`` ``P{k}``, infons
+  ``type``, ``score`` and each further numeric field, nodes ``refid`` = the entity ids with
+  roles ``Arg1`` and ``Arg2``.  PubTator input becomes BioC with a title and an abstract
+  passage and annotations named by their entity ids (``identifier`` infon: the concept id).
 
 Reading the written file back gives the predicted relations as the gold ones.
 """
@@ -169,12 +162,10 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
     chosen = _by_document(corpus, rows, all_pairs)
     files = list(dict.fromkeys(corpus.files))
     output_format(format, files)
-    if format == "pubtator":
-        return _write_pubtator(files, chosen, path, relation_type)
-    text, written = _bioc_text(files, chosen, format, relation_type)
     with open_output(path, stream_ok=True) as fh:
-        fh.write(text)
-    return written
+        writer = PairWriter(fh, format, files, relation_type=relation_type)
+        writer.chosen = chosen
+        return writer.finish()
 
 
 def _by_document(corpus: RelationCorpus, rows: list[Mapping[str, Any]], all_pairs: bool
@@ -216,17 +207,6 @@ def _pubtator_text(doc: PubTatorDocument, chosen: dict[str, list], rtype: str) -
         extra = "".join(f"\t{k}={_number(v)}" for k, v in _extras(row).items())
         lines.append(f"{doc.pmid}\t{rtype}\t{c1}\t{c2}\t{_number(row['score'])}{extra}")
     return "\n".join(lines) + "\n\n", len(best)
-
-
-def _write_pubtator(files: list[str], chosen: dict[str, list], path: Any, rtype: str) -> int:
-    written = 0
-    with open_output(path, stream_ok=True) as fh:
-        for file in files:
-            for doc in _pubtator_docs(file):
-                text, n = _pubtator_text(doc, chosen, rtype)
-                written += n
-                fh.write(text)
-    return written
 
 
 def pair_line(row: Mapping[str, Any]) -> str:

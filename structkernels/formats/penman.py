@@ -1,17 +1,9 @@
 """Reading AMR corpora in PENMAN notation into the graph model.
 
-A corpus file holds graphs separated by blank lines, each preceded by
-``# ::id ... ::snt ...`` metadata comments (the layout of the AMR and Bio AMR
-releases).  :func:`read_amr` decodes every graph with :mod:`penman` (AMR
-model: inverse roles normalised) and builds its :mod:`networkx` model
-(:func:`to_networkx`, :mod:`structkernels.graphs.model`).  A malformed graph raises
-:class:`GraphFormatError` naming the file, the line and the graph id; with
-``on_error="skip"`` reading goes on and every skipped graph is listed, with
-its line and the reason, in :attr:`GraphCorpus.skipped`.
-
-Every graph is decoded on its own: a bad graph (malformed PENMAN, bytes that
-are not UTF-8, nesting deeper than ``max_depth``, anything the decoder trips
-on) costs that graph only, never the graphs around it.
+A corpus file holds graphs separated by blank lines, each preceded by ``# ::id ... ::snt
+...`` metadata comments (the AMR and Bio AMR releases' layout).  :func:`read_amr` decodes
+every graph on its own with :mod:`penman` (AMR model: inverse roles normalised) and builds
+its :mod:`networkx` model (:func:`to_networkx`): a bad graph costs that graph only.
 """
 
 from __future__ import annotations
@@ -25,13 +17,7 @@ from penman import layout
 from penman.exceptions import PenmanError
 from penman.models.amr import model as AMR_MODEL
 
-from structkernels.formats._reading import (
-    GraphReading,
-    blocks,
-    check_max_depth,
-    duplicate_reason,
-    fallback_names,
-)
+from structkernels.formats._reading import GraphReading, blocks, check_max_depth, duplicate_reason
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph, unquote
 from structkernels.utils import split_lines
 
@@ -61,11 +47,8 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
 
 
 def _scan(text: str) -> tuple[int, int, tuple[int, str] | None]:
-    """``(max depth, offset of the deepest "(", text after the graph)`` of a graph's text.
-
-    The text after the graph is ``(offset, text)`` of the first non-comment text
-    after the graph's closing parenthesis, or None.  Iterative: any depth.
-    """
+    """``(max depth, offset of the deepest "(", (offset, text) of the first non-comment text
+    after the graph's closing parenthesis or None)`` of a graph's text, at any depth."""
     depth, max_depth, deepest, in_str, esc = 0, 0, 0, False, False
     for i, ch in enumerate(text):
         if in_str:
@@ -95,20 +78,13 @@ def _scan(text: str) -> tuple[int, int, tuple[int, str] | None]:
     return max_depth, deepest, None  # unbalanced: the PENMAN decoder reports it
 
 
-def _decode_block(
-    block: list[str],
-    start: int,
-    file: str,
-    fallback_id: str,
-    max_depth: int = MAX_DEPTH,
-    bad_bytes: dict[int, str] | None = None,
-) -> Graph | None:
+def _decode_block(block: list[str], start: int, file: str, fallback_id: str,
+                  max_depth: int = MAX_DEPTH, bad_bytes: dict[int, str] | None = None
+                  ) -> Graph | None:
     """Decode one block; None for a comment-only block without an id (a file header).
 
-    ``bad_bytes`` maps the line numbers of lines that are not UTF-8 to a
-    description of the first bad byte (those lines arrive decoded with
-    replacement characters, so that the graph id can still be named).
-    Every failure is an :class:`GraphFormatError` naming this graph.
+    ``bad_bytes``: line -> first bad byte of the lines not UTF-8 (decoded with replacement
+    characters, so that the graph id can be named).  A failure names this graph.
     """
     comments = [ln for ln in block if ln.lstrip().startswith("#")]
     meta = _metadata(comments)
@@ -121,27 +97,19 @@ def _decode_block(
     if bad_bytes:
         bad = [ln for ln in range(start, start + len(block)) if ln in bad_bytes]
         if bad:
-            raise GraphFormatError(
-                f"not UTF-8 text ({bad_bytes[bad[0]]})", file, bad[0], graph_id
-            )
+            raise GraphFormatError(f"not UTF-8 text ({bad_bytes[bad[0]]})", file, bad[0], graph_id)
     body = block[body_at:]
     first = body[0].lstrip()
     if not first.startswith("("):
         raise GraphFormatError(
             f"not a PENMAN graph: expected '(' to open a graph, found {first[:40]!r}",
-            file,
-            start + body_at,
-            graph_id,
-        )
+            file, start + body_at, graph_id)
     text = "\n".join(body)
     depth, deepest, rest = _scan(text)
     if depth > max_depth:
         raise GraphFormatError(
             f"graph nested {depth} levels deep; at most max_depth={max_depth} are decoded",
-            file,
-            start + body_at + text.count("\n", 0, deepest),
-            graph_id,
-        )
+            file, start + body_at + text.count("\n", 0, deepest), graph_id)
     if rest is not None:
         offset, tail = rest
         line = start + body_at + text.count("\n", 0, offset)
@@ -159,24 +127,15 @@ def _decode_block(
         msg = getattr(exc, "message", None) or str(exc).strip().splitlines()[-1]
         if getattr(exc, "text", None) is not None and lineno:
             msg = f"{msg} (PENMAN syntax error near {exc.text.strip()[:60]!r})"
-        raise GraphFormatError(
-            f"not a well-formed PENMAN graph: {msg}", file, line, graph_id
-        ) from None
+        raise GraphFormatError(f"not a well-formed PENMAN graph: {msg}", file, line,
+                               graph_id) from None
     except RecursionError:
         raise GraphFormatError(
-            f"graph nested {depth} levels deep: too deep for the PENMAN decoder; "
-            "lower max_depth",
-            file,
-            start + body_at,
-            graph_id,
-        ) from None
+            f"graph nested {depth} levels deep: too deep for the PENMAN decoder; lower max_depth",
+            file, start + body_at, graph_id) from None
     except Exception as exc:  # the decoder must cost this graph only
-        raise GraphFormatError(
-            f"the PENMAN decoder failed: {type(exc).__name__}: {exc}",
-            file,
-            start + body_at,
-            graph_id,
-        ) from None
+        raise GraphFormatError(f"the PENMAN decoder failed: {type(exc).__name__}: {exc}",
+                               file, start + body_at, graph_id) from None
     if graph_id is None:
         graph_id = fallback_id
     try:
@@ -185,15 +144,8 @@ def _decode_block(
         raise GraphFormatError(str(exc), file, start + body_at, graph_id) from None
     if G.number_of_nodes() == 0:
         raise GraphFormatError("a graph without nodes", file, start + body_at, graph_id)
-    return Graph(
-        id=graph_id,
-        sentence=meta.get("snt", ""),
-        graph=G,
-        metadata=meta,
-        penman=pg,
-        file=file,
-        line=start,
-    )
+    return Graph(id=graph_id, sentence=meta.get("snt", ""), graph=G, metadata=meta, penman=pg,
+                 file=file, line=start)
 
 
 def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH) -> Graph:
@@ -223,12 +175,9 @@ def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH
     if not isinstance(text, str):
         raise TypeError(f"parse_amr expects PENMAN text (str), got {type(text).__name__}")
     check_max_depth(max_depth)
-    found = [
-        g
-        for start, block in blocks(split_lines(text))
-        if (g := _decode_block(block, start, "<string>", graph_id or "amr", max_depth))
-        is not None
-    ]
+    decoded = (_decode_block(block, start, "<string>", graph_id or "amr", max_depth)
+               for start, block in blocks(split_lines(text)))
+    found = [g for g in decoded if g is not None]
     if len(found) != 1:
         raise GraphFormatError(f"expected one AMR graph, found {len(found)}", "<string>")
     g = found[0]
@@ -238,12 +187,8 @@ def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH
     return g
 
 
-def read_amr(
-    path: str | os.PathLike | Sequence[str | os.PathLike],
-    on_error: str = "raise",
-    deduplicate: bool | None = None,
-    max_depth: int = MAX_DEPTH,
-) -> GraphCorpus:
+def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: str = "raise",
+             deduplicate: bool | None = None, max_depth: int = MAX_DEPTH) -> GraphCorpus:
     """Read AMR graphs in PENMAN notation from one file or several.
 
     Parameters
@@ -306,50 +251,32 @@ def read_amr(
     paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
     if not paths:
         raise ValueError("read_amr needs at least one file")
-    graphs, skipped, ids = reading.graphs, reading.skipped, reading.ids
-    duplicates: list[SkippedGraph] = []
-    names = fallback_names([os.fspath(p) for p in paths])
-    for p in paths:
-        file = os.fspath(p)
-        read = reading.lines(file)
-        if read is None:
-            continue
-        lines, bad_bytes, lost = read
-        n_before, skipped_before, dupes_before = len(graphs), len(skipped), len(duplicates)
-        for start, block in blocks(lines):
-            fallback = f"{names[file]}:{start}"
-            try:
-                g = _decode_block(block, start, file, fallback, max_depth, bad_bytes)
-                if g is None:
-                    continue
-                if "id" not in g.metadata:
-                    object.__setattr__(g, "id_given", False)
-                first = ids.claim(g)
-                if first is not None:
-                    reason = duplicate_reason(first)
-                    if deduplicate is True:
-                        duplicates.append(SkippedGraph(file, start, g.id, f"{reason} (first kept)"))
-                        continue
-                    if deduplicate is False:
-                        old = g.id
-                        ids.rename(g, ids.free(old))
-                        duplicates.append(
-                            SkippedGraph(file, start, old, f"{reason}; kept as {g.id!r}")
-                        )
-                    else:
-                        raise GraphFormatError(reason, file, start, g.id)
-            except GraphFormatError as exc:
-                reading.skip(exc, file, exc.line or start, exc.graph_id)
-                continue
-            graphs.append(g)
-        reading.lost(lost, file, len(lines) + 1)
-        if (
-            len(graphs) == n_before
-            and len(skipped) == skipped_before
-            and len(duplicates) == dupes_before
-        ):
-            raise GraphFormatError("no AMR graph found (empty file, or not PENMAN text)", file)
-    return reading.corpus("AMR graph", paths[0], [os.fspath(p) for p in paths], duplicates)
+    ids, duplicates = reading.ids, reading.duplicates
+
+    def decode(file: str, start: int, block: list[str], bad_bytes: dict[int, str],
+               name: str) -> Graph | None:
+        g = _decode_block(block, start, file, f"{name}:{start}", max_depth, bad_bytes)
+        if g is None:
+            return None
+        if "id" not in g.metadata:
+            object.__setattr__(g, "id_given", False)
+        first = ids.claim(g)
+        if first is not None:
+            reason = duplicate_reason(first)
+            if deduplicate is True:
+                duplicates.append(SkippedGraph(file, start, g.id, f"{reason} (first kept)"))
+                return None
+            if deduplicate is False:
+                old = g.id
+                ids.rename(g, ids.free(old))
+                duplicates.append(SkippedGraph(file, start, old, f"{reason}; kept as {g.id!r}"))
+            else:
+                raise GraphFormatError(reason, file, start, g.id)
+        return g
+
+    files = reading.read_blocks(paths, decode,
+                                "no AMR graph found (empty file, or not PENMAN text)")
+    return reading.corpus("AMR graph", paths[0], files)
 
 
 def _appears_inverted(graph: penman.Graph, triple) -> bool:
@@ -361,12 +288,9 @@ def _appears_inverted(graph: penman.Graph, triple) -> bool:
 
 
 def _statement_inversions(tree: penman.Tree, model=AMR_MODEL) -> list[bool]:
-    """For each branch of ``tree`` in the order :func:`penman.layout.interpret`
-    makes its triples, whether it states an inverted relation.
-
-    Iterative (any depth).  Used where epigraph data cannot tell: penman keeps
-    the epigraph of the first statement of a triple only.
-    """
+    """For each branch of ``tree`` in the order :func:`penman.layout.interpret` makes its
+    triples, whether it states an inverted relation (penman's epigraph data tells it for
+    the first statement of a triple only).  Iterative: any depth."""
     variables = {v for v, _ in tree.nodes()}
     flags: list[bool] = []
     stack = [iter(tree.node[1])]
@@ -386,9 +310,8 @@ def _statement_inversions(tree: penman.Tree, model=AMR_MODEL) -> list[bool]:
     return flags
 
 
-def to_networkx(
-    graph: penman.Graph, graph_id: str | None = None, tree: penman.Tree | None = None
-) -> nx.MultiDiGraph:
+def to_networkx(graph: penman.Graph, graph_id: str | None = None,
+                tree: penman.Tree | None = None) -> nx.MultiDiGraph:
     """Build the :class:`networkx.MultiDiGraph` model of a PENMAN graph.
 
     Parameters
@@ -460,11 +383,8 @@ def to_networkx(
                 node["wiki"] = value
     for src, tgt, role in G.edges(data="role"):
         if role == "name" and G.nodes[tgt]["concept"] == "name" and G.nodes[src]["name"] is None:
-            ops = [
-                (int(r[2:]), v)
-                for r, v in G.nodes[tgt]["attributes"]
-                if r.startswith("op") and r[2:].isdigit()
-            ]
+            ops = [(int(r[2:]), v) for r, v in G.nodes[tgt]["attributes"]
+                   if r.startswith("op") and r[2:].isdigit()]
             if ops:
                 G.nodes[src]["name"] = " ".join(v for _, v in sorted(ops))
     return G

@@ -10,38 +10,25 @@ One document is a block of lines, blocks separated by a blank line::
     12345	46	50	GerE	Gene	D003
     12345	CID	D002	D003
 
-- ``PMID|t|title`` (first) and ``PMID|a|abstract`` (optional): the text.  Offsets are
-  document-level: the title is characters ``0..len(title)``, the abstract starts one
-  character after it (``len(title) + 1``: PubTator's title and abstract joined by one
-  space or line break), end exclusive.
+- ``PMID|t|title`` (first) and ``PMID|a|abstract`` (optional).  Offsets are document-level,
+  end exclusive: the abstract starts at ``len(title) + 1`` (PubTator joins the two by one
+  space or line break).
 - ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>concept id[<TAB>...]]``: an annotation
-  (a line whose second field is an integer).  ``mention`` must be the text at the
-  offsets.  Further columns are passed over.
-- ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]``: a relation (BioCreative V CDR style): the
-  ids are concept ids, and the relation joins every two mentions of the two concepts
-  that lie in one sentence.  Further columns (a score, BioRED's novelty) are passed over.
+  (its second field an integer); ``mention`` must be the text at the offsets.
+- ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]``: a relation between concept ids, joining every
+  two mentions of the two concepts that lie in one sentence.  Further columns of either
+  (a score, BioRED's novelty) are passed over.
 
-**Entities.**  The k-th annotation of a document (from 1) is the entity ``T{k}:{concept}``
-(``T3:D008750``; ``T{k}`` alone when the concept id is empty, ``-`` or ``-1``, CDR's "no
-concept"): unique in the document, so unique in its sentence, and the concept id is read
-back from it with :func:`concept_of` (the part after the first ``:``; the concept id may
-hold ``:`` itself, as ``MESH:D008750``).  The entity's ``type`` is the annotation's type
-(``Chemical``, ``Gene``).  A relation's id names the mentions of that concept id, or of
-one of its ``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), and the
-mention whose entity id it is (``T3``: how :func:`~structkernels.formats.pairs.
-write_pairs` names a mention without a concept).
-
-**Sentences.**  The title is one passage and the abstract another; each is cut by
-:func:`split_sentences` (a full stop, ``!`` or ``?`` then white space and no lower-case
-letter; never after an abbreviation or an initial, never inside a mention); sentence ``i``
-of document ``PMID`` is ``PMID.s{i}``.  A relation none of whose mention pairs lies in
-one sentence is no sentence-level candidate: it is listed in ``corpus.skipped`` in both
-modes (as BRAT's).
-
-**Labelled or not.**  A file holding at least one relation line is a gold corpus: all
-its documents are labelled (a document without relation lines has only negative
-pairs).  A file without any relation line is prediction input: its sentences are
-unlabelled (``labelled=False``).  ``labelled=`` overrides the rule.
+The k-th annotation of a document (from 1) is the entity ``T{k}:{concept}`` (``T{k}`` when
+the concept id is one of CDR's "no concept" ``""``, ``-``, ``-1``), read back by
+:func:`concept_of` (the concept id may hold ``:`` itself, as ``MESH:D008750``), its type
+the annotation's.  A relation's id names the mentions of that concept, of one of its
+``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), or the mention whose
+entity id it is (``T3``: how :mod:`~structkernels.formats.pairs` names a mention without a
+concept).  The title and the abstract are cut by :func:`split_sentences` (sentence ``i``
+of document ``PMID`` is ``PMID.s{i}``); a relation none of whose mention pairs lies in one
+sentence is listed in ``corpus.skipped`` in both modes.  A file holding a relation line is
+labelled (all its documents), one without is prediction input; ``labelled=`` overrides.
 """
 
 from __future__ import annotations
@@ -51,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from structkernels.formats._collect import Reading, as_paths, unreadable
+from structkernels.formats._collect import Reading, read_corpus
 from structkernels.formats._documents import (
     ABBREVIATIONS,
     NO_CONCEPT,
@@ -191,12 +178,12 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
         Whether the sentences carry gold relations; by default a file with relation lines
         is labelled and a file without is not (see the module's notes).
     max_entities, max_pairs : int, optional
-        The most entities and candidate pairs a sentence may hold (defaults of
-        :func:`~structkernels.relations.read_relations`).
+        As for :func:`~structkernels.relations.read_relations`.
 
     Returns
     -------
     RelationCorpus
+        Sentences ``<PMID>.s<i>``, entities ``T<k>[:<concept>]``.
 
     Examples
     --------
@@ -214,10 +201,8 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
     >>> [(p.e1.id, p.e2.id, p.label) for p in corpus.pairs()]
     [('T1:D1', 'T2:D2', False), ('T3:D2', 'T4:D3', True)]
     """
-    reading = Reading(on_error, max_entities, max_pairs)
-    for file in as_paths(files):
-        read_pubtator_file(file, reading, labelled)
-    return reading.corpus()
+    return read_corpus(files, lambda file, reading: read_pubtator_file(file, reading, labelled),
+                       on_error, max_entities, max_pairs)
 
 
 def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None) -> int:
@@ -238,11 +223,7 @@ def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
         builder = _document(doc, file, reading, labelled, set(not_utf8))
         if builder is not None:
             builder.build()
-    if not count and not lost:
-        reading.fail("no documents (a PubTator document starts with a 'PMID|t|title' line)",
-                     file, None, None)
-    if lost:
-        reading.drop(lost, file, len(lines), None)
+    _file_end(reading, file, count, lost, len(lines))
     return count
 
 
@@ -283,15 +264,18 @@ def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
         for n in sorted(k for k in lines.not_utf8 if k > reported):
             reading.fail(f"not UTF-8 text ({lines.not_utf8[n]})", file, n, None)
     except OSError as exc:
-        if reading.strict:
-            raise
-        reading.fail(unreadable(exc), file, None, None)
+        reading.cannot_read(exc, file)
         return
-    if not count and not lines.lost:
+    _file_end(reading, file, count, lines.lost, lines.count)
+
+
+def _file_end(reading: Reading, file: str, count: int, lost: str | None, line: int) -> None:
+    """A file without documents is a bad record; a lost end (``lost``) is listed."""
+    if not count and not lost:
         reading.fail("no documents (a PubTator document starts with a 'PMID|t|title' line)",
                      file, None, None)
-    if lines.lost:
-        reading.drop(lines.lost, file, lines.count, None)
+    if lost:
+        reading.drop(lost, file, line, None)
 
 
 def _document(doc: PubTatorDocument, file: str, reading: Reading, labelled: bool,

@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any
 
-from structkernels.formats._collect import Reading, as_paths
+from structkernels.formats._collect import Reading, as_paths, read_corpus
 from structkernels.formats.bioc import read_bioc, read_bioc_file
 from structkernels.formats.brat import brat_documents, read_brat, read_brat_document
 from structkernels.formats.interaction_xml import read_interaction_xml, read_xml_file
@@ -159,12 +159,15 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
     ...
     structkernels.relations.corpus.RelationFormatError: .../b.jsonl:1: record s1: duplicate sentence id: also at .../a.jsonl:1
     """
-    reading = Reading(on_error, max_entities, max_pairs)
+    return read_corpus(paths, lambda item, reading: read_file(*item, reading), on_error,
+                       max_entities, max_pairs, with_formats)
+
+
+def with_formats(paths: Any) -> list[tuple[str, str]]:
+    """Each path with its format (:func:`relation_format`), every path told before any is
+    read."""
     items = as_paths(paths)
-    kinds = [relation_format(p) for p in items]  # every path is checked before reading
-    for path, kind in zip(items, kinds, strict=True):
-        read_file(path, kind, reading)
-    return reading.corpus()
+    return list(zip(items, [relation_format(p) for p in items], strict=True))
 
 
 def read_file(path: Any, kind: str, reading: Reading) -> None:

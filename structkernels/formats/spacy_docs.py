@@ -14,13 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from structkernels.formats._reading import GraphReading
-from structkernels.graphs.model import (
-    Graph,
-    GraphCorpus,
-    GraphFormatError,
-    add_node,
-    new_graph,
-)
+from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 
 __all__ = ["from_spacy", "read_spacy"]
 
@@ -58,33 +52,27 @@ def from_spacy(doc: Any, graph_id: str = "doc") -> Graph:
     G = new_graph(graph_id, "dependency")
     for t in tokens:
         key = str(t.i - offset + 1)
-        add_node(
-            G, key, t.text, lemma=t.lemma_ or None, pos=t.pos_ or t.tag_ or None,
-            index=t.i - offset + 1,
-        )
+        add_node(G, key, t.text, lemma=t.lemma_ or None, pos=t.pos_ or t.tag_ or None,
+                 index=t.i - offset + 1)
     roots = []
     for t in tokens:
         key = str(t.i - offset + 1)
         if not t.dep_:
             raise GraphFormatError(
                 "no dependency label: build the Doc with heads and deps, or parse it",
-                None, None, graph_id, f"{key} {t.text}",
-            )
+                None, None, graph_id, f"{key} {t.text}")
         if t.head.i == t.i:
             roots.append(key)
             continue
         hk = t.head.i - offset + 1
         if not 1 <= hk <= len(tokens):
-            raise GraphFormatError(
-                f"head {t.head.text!r} lies outside the sentence", None, None, graph_id,
-                f"{key} {t.text}",
-            )
+            raise GraphFormatError(f"head {t.head.text!r} lies outside the sentence", None, None,
+                                   graph_id, f"{key} {t.text}")
         G.add_edge(str(hk), key, role=t.dep_, inverted=False)
     if len(roots) != 1:
         raise GraphFormatError(
             f"{len(roots)} roots ({', '.join(roots) or 'none'}); one sentence has one root",
-            None, None, graph_id,
-        )
+            None, None, graph_id)
     G.graph["root"] = roots[0]
     return Graph(id=graph_id, sentence=doc.text, graph=G, metadata={})
 
@@ -117,8 +105,7 @@ def read_spacy(docs: Any | Iterable[Any], on_error: str = "raise") -> GraphCorpu
                     d0, s0 = where[gid]
                     raise GraphFormatError(
                         f"duplicate id: sentence {s0} of Doc {d0} has it too (Doc {d})",
-                        "<spacy>", s, gid,
-                    )
+                        "<spacy>", s, gid)
                 where[g.id] = (d, s)
                 reading.graphs.append(g)
             except GraphFormatError as exc:

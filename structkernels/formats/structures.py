@@ -46,10 +46,8 @@ from structkernels.utils import (
     record_label,
 )
 
-__all__ = [
-    "read_structures", "read_record", "StructureFile", "InputError", "decode_structure",
-    "path_from_record", "tree_from_record",
-]
+__all__ = ["read_structures", "read_record", "StructureFile", "InputError", "decode_structure",
+           "path_from_record", "tree_from_record"]
 
 BUILTIN_KINDS = ("vector", "path", "tree", "pair")
 
@@ -78,9 +76,7 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
     if not kinds:  # a built-in key always means the built-in kind: plugins come after
         kinds = [k for k in plugin_kinds if k in record]
     if len(kinds) != 1:
-        raise StructureError(
-            f"a record needs exactly one of {known}; found {kinds or 'none'}"
-        )
+        raise StructureError(f"a record needs exactly one of {known}; found {kinds or 'none'}")
     if kinds[0] not in BUILTIN_KINDS:
         try:
             return kinds[0], readers.get(kinds[0])(record[kinds[0]])
@@ -156,18 +152,13 @@ def _plugin_kinds() -> list[str]:
         ep = table.get(name)
         dist = getattr(getattr(ep, "dist", None), "name", None) if ep is not None else None
         if dist is None:  # registered in-process under a built-in name: never used
-            warnings.warn(
-                f"record reader {name!r} has the name of a built-in record kind and is "
-                "never used", PluginWarning, stacklevel=4,
-            )
+            warnings.warn(f"record reader {name!r} has the name of a built-in record kind and "
+                          "is never used", PluginWarning, stacklevel=4)
             continue
         warnings.warn(
             f"record reader plugin {ep.value} ({dist}) is named like the built-in record "
             f"kind {name!r}, which keeps the name; the plugin reads only records keyed "
-            f"{dist}:{name}",
-            PluginWarning,
-            stacklevel=4,
-        )
+            f"{dist}:{name}", PluginWarning, stacklevel=4)
         kinds.append(f"{dist}:{name}")
     return kinds
 
@@ -199,11 +190,14 @@ def read_structures(
     *,
     max_depth: int = MAX_RECORD_DEPTH,
     max_bytes: int = MAX_RECORD_BYTES,
+    field: str | None = None,
 ) -> StructureFile:
     """Read a JSON Lines file of structures of one kind.
 
     Vectors come back as a 2-D float array, the others as lists.  With a
     ``kernel`` that has a ``read_record`` method, that method reads each record.
+    With ``field`` (``"path"``, ``"tree"``, a reader's key), only that key of each
+    record is read, so records holding several structures can be read.
 
     Every record goes through :func:`structkernels.utils.loads_record`: a
     record nested deeper than ``max_depth`` or longer than ``max_bytes``, a
@@ -230,6 +224,10 @@ def read_structures(
             record = loads_record(line, max_depth=max_depth, max_bytes=max_bytes)
         except RecordError as exc:
             raise InputError(f"{where}: {exc.reason}") from None
+        if field is not None:
+            if not isinstance(record, dict) or field not in record:
+                raise InputError(f"{where}: the record has no {field!r}")
+            record = {"id": record.get("id"), field: record[field]}
         try:
             k, value = decode_structure(record, kernel)
         except StructureError as exc:

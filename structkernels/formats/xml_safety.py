@@ -15,7 +15,9 @@ from collections.abc import Callable
 from typing import Any
 from xml.parsers import expat
 
-__all__ = ["safe_parser"]
+from structkernels.relations.corpus import RelationFormatError
+
+__all__ = ["safe_parser", "parse_xml"]
 
 
 def safe_parser(refuse: Callable[[str], Any], *, doctype: str | None = None,
@@ -70,3 +72,23 @@ def safe_parser(refuse: Callable[[str], Any], *, doctype: str | None = None,
     p.ExternalEntityRefHandler = on_external
     p.SkippedEntityHandler = on_skipped
     return p
+
+
+def parse_xml(parser: Any, data: bytes, lost: str | None, file: str,
+              record: Callable[[], str | None] | None = None) -> None:
+    """Parse ``data``: malformed XML, an unusable encoding and the lost end of the file
+    (``lost``) raise :class:`RelationFormatError` naming the line (and ``record()``, the
+    record being read)."""
+    try:
+        parser.Parse(data, lost is None)
+    except expat.ExpatError as exc:
+        reason = f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})"
+        raise RelationFormatError(reason, file, exc.lineno, record() if record else None) from None
+    except RelationFormatError:
+        raise
+    except (LookupError, ValueError) as exc:  # the encoding declared is unknown or unusable
+        reason = f"cannot decode the file: {' '.join(str(exc).split())[:120]}"
+        raise RelationFormatError(reason, file, parser.CurrentLineNumber) from None
+    if lost is not None:
+        raise RelationFormatError(lost, file, parser.CurrentLineNumber,
+                                  record() if record else None)

@@ -1,29 +1,9 @@
 """Graphs from where researchers have them, into one graph model (:mod:`structkernels.graphs.model`).
 
-The readers and writers live in :mod:`structkernels.formats`; this face serves them lazily.
-
-Readers (strict by default; :func:`~structkernels.formats.penman.read_amr` for PENMAN; ``on_error="skip"`` lists every graph left out):
-
-- :func:`read_graphs`: any file or folder, the format from the extension;
-- :func:`read_dot` / :func:`parse_dot`: Graphviz DOT, AMR or dependency
-  graphs (the NPK authors' release; parsed by structkernels, pydot only writes); :func:`to_dot`,
-  :func:`write_dot` write them;
-- :func:`read_conllu` / :func:`parse_conllu`: CoNLL-U, via ``conllu``;
-- :func:`read_spacy` / :func:`from_spacy`: spaCy ``Doc`` objects;
-- :func:`read_networkx` / :func:`from_networkx`: networkx graphs with named
-  label attributes (GraphML/GML files through :func:`read_graphs`).
-
-Candidates and labels:
-
-- :class:`Lexicon`, :func:`extract_candidates`, :func:`candidate_records`:
-  candidates in any labelled graph (AMR concepts, collapsed names, trigger and
-  entity lexicons; dependency paths);
-
-PubMed45-format labels are read by :mod:`structkernels.datasets.pubmed45`; AMR and
-dependency views of one candidate by :mod:`structkernels.datasets.views` and
-:class:`structkernels.kernels.views.ViewKernel`.
-
-See ``docs/graphs.md``.
+The readers and writers (:func:`read_graphs`, DOT, CoNLL-U, spaCy, networkx) live in
+:mod:`structkernels.formats`; :class:`Lexicon`, :func:`extract_candidates` and
+:func:`candidate_records` find candidates in any labelled graph.  This face serves them
+lazily; see ``docs/graphs.md``.
 
 Examples
 --------

@@ -57,8 +57,7 @@ def _tokens(G: nx.MultiDiGraph) -> list[Any]:
 
 def _entity(G: nx.MultiDiGraph, keys: Any, what: str) -> tuple[Any, ...]:
     """An entity's node keys (a bare str is one key), checked against the graph."""
-    if isinstance(keys, str):
-        keys = (keys,)
+    keys = (keys,) if isinstance(keys, str) else keys
     if not isinstance(keys, Iterable):
         raise TypeError(f"{what} must be a sequence of node keys, got {keys!r}")
     keys = tuple(dict.fromkeys(keys))
@@ -79,15 +78,13 @@ def _neighbours(G: nx.MultiDiGraph, position: dict[Any, int]) -> dict[Any, list[
     return {u: sorted(nbrs, key=position.__getitem__) for u, nbrs in around.items()}
 
 
-def _shortest(G: nx.MultiDiGraph, e1: tuple, e2: tuple, position: dict[Any, int],
-              adjacency: dict[Any, list[Any]] | None = None) -> list[Any]:
+def _shortest(e1: tuple, e2: tuple, position: dict[Any, int],
+              adjacency: dict[Any, list[Any]]) -> list[Any]:
     targets = set(e2)
     sources = sorted(e1, key=position.__getitem__)
     shared = [u for u in sources if u in targets]
     if shared:
         return [shared[0]]
-    if adjacency is None:
-        adjacency = _neighbours(G, position)
     parent: dict[Any, Any] = dict.fromkeys(sources)
     queue = deque(sources)
     while queue:
@@ -102,10 +99,8 @@ def _shortest(G: nx.MultiDiGraph, e1: tuple, e2: tuple, position: dict[Any, int]
                     path.append(parent[path[-1]])
                 return path[::-1]
             queue.append(v)
-    raise ValueError(
-        f"no dependency path joins the entities {list(e1)} and {list(e2)}: they lie in "
-        "unconnected parts of the parse"
-    )
+    raise ValueError(f"no dependency path joins the entities {list(e1)} and {list(e2)}: they "
+                     "lie in unconnected parts of the parse")
 
 
 def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
@@ -143,9 +138,9 @@ def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] |
     ['1', '2', '3']
     """
     G = as_networkx(graph)
-    tokens = _tokens(G)
-    position = {u: i for i, u in enumerate(tokens)}
-    return _shortest(G, _entity(G, e1, "e1"), _entity(G, e2, "e2"), position)
+    position = {u: i for i, u in enumerate(_tokens(G))}
+    return _shortest(_entity(G, e1, "e1"), _entity(G, e2, "e2"), position,
+                     _neighbours(G, position))
 
 
 def _weight(value: Any, name: str) -> float:
@@ -160,17 +155,8 @@ def _dedupe(labels: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(labels))
 
 
-def allpaths_graph(
-    graph: Graph | nx.MultiDiGraph,
-    e1: Sequence[str] | str,
-    e2: Sequence[str] | str,
-    *,
-    entities: Iterable[Sequence[str] | str] = (),
-    blind: bool = True,
-    shortest_path_weight: float = 0.9,
-    other_weight: float = 0.3,
-    linear_weight: float = 0.9,
-) -> LabelledGraph:
+def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
+                   e2: Sequence[str] | str, **options: Any) -> LabelledGraph:
     """The all-paths graph (Airola et al. 2008) of the candidate pair ``e1``, ``e2``.
 
     Parameters
@@ -218,22 +204,15 @@ def allpaths_graph(
     >>> g.labels[5:]
     (('M_PROT1', 'M_NN'), ('M_binds', 'M_VBZ'), ('M_PROT2', 'M_NN'))
     """
-    # the sentence checks the graph, the pair and the options
-    return AllPathsSentence(graph).graph(
-        e1, e2, entities=entities, blind=blind, shortest_path_weight=shortest_path_weight,
-        other_weight=other_weight, linear_weight=linear_weight)
+    return AllPathsSentence(graph).graph(e1, e2, **options)
 
 
 class AllPathsSentence:
     """The all-paths graphs of the candidate pairs of one sentence, what they share read once.
 
-    :func:`allpaths_graph` of each pair of a sentence reads the same tokens, words,
-    parts of speech and dependencies; this reads them once (the token order when the
-    graph is given, the undirected neighbours, the labels and the sorted dependencies at
-    the first pair) and keeps what the pairs' graphs share (each token's labels blinded,
-    marked ``IP_`` or prefixed ``B_``, ``M_``, ``A_``, the dependencies' labels and
-    edges), so that a pair's graph costs little more than what sets it apart.  The graphs
-    are those of :func:`allpaths_graph`, the same errors raised.
+    The sentence's tokens, labels and dependencies are read once and what the pairs' graphs
+    share is kept, so that a pair's graph costs little more than what sets it apart.  The
+    graphs are those of :func:`allpaths_graph`, the same errors raised.
 
     Parameters
     ----------
@@ -242,11 +221,10 @@ class AllPathsSentence:
 
     Examples
     --------
-    >>> from structkernels.graphs.model import new_graph, add_node
-    >>> G = new_graph("s1", "dependency", root="2")
-    >>> for i, (w, p) in enumerate([("Ras", "NN"), ("binds", "VBZ"), ("Raf", "NN")], 1):
-    ...     add_node(G, str(i), w, pos=p, index=i)
-    >>> _ = G.add_edge("2", "1", role="nsubj"), G.add_edge("2", "3", role="dobj")
+    >>> from structkernels.graphs import parse_conllu
+    >>> G = parse_conllu("1\\tRas\\tRas\\tPROPN\\t_\\t_\\t2\\tnsubj\\t_\\t_\\n"
+    ...                  "2\\tbinds\\tbind\\tVERB\\t_\\t_\\t0\\troot\\t_\\t_\\n"
+    ...                  "3\\tRaf\\tRaf\\tPROPN\\t_\\t_\\t2\\tobj\\t_\\t_\\n")
     >>> sentence = AllPathsSentence(G)
     >>> sentence.graph(["1"], ["3"]) == allpaths_graph(G, ["1"], ["3"])
     True
@@ -258,10 +236,7 @@ class AllPathsSentence:
         self.position = {u: i for i, u in enumerate(self.tokens)}
         self._adjacency: dict[Any, list[Any]] | None = None
         self._read: tuple | None = None
-        # what the pairs share beyond the parse, made at the first pair that needs it:
-        # entities checked (by their keys as given), the labels of blinded tokens (by
-        # token and mark), labels marked IP_ (by the labels) or prefixed (by prefix and
-        # labels), the dependency and linear edges at the last weights asked for
+        # what the pairs share beyond the parse, made at the first pair that needs it
         self._entities: dict[tuple, tuple] = {}
         self._blinded: dict[tuple, tuple[str, ...]] = {}
         self._in_path: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -273,10 +248,9 @@ class AllPathsSentence:
 
     def _parts(self) -> tuple:
         """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list of
-        none or one), its unblinded labels, the dependencies ``(head position, dependent
-        position, type)`` sorted, the dependencies joining each pair of distinct tokens
-        (one list under both orders of the two keys), and each dependency's labels off
-        the shortest path."""
+        none or one) and unblinded labels, the sorted dependencies ``(head position,
+        dependent position, type)``, those joining each pair of tokens (either order), and
+        each dependency's labels off the shortest path."""
         if self._read is None:
             nodes = self.G.nodes
             pos_of, plain = [], []
@@ -316,17 +290,12 @@ class AllPathsSentence:
 
     def _others(self, entities: Iterable[Any]) -> list[tuple[Any, ...]]:
         """The other entities' node keys, each checked (:func:`_entity`)."""
-        known, out = self._entities, []
-        for i, keys in enumerate(entities):
-            got = known.get(keys) if type(keys) is tuple else None
-            out.append(self._entity(keys, f"entities[{i}]") if got is None else got)
-        return out
+        return [self._entity(keys, f"entities[{i}]") for i, keys in enumerate(entities)]
 
     def _frame_weights(self, w_other: float, w_linear: float) -> tuple[GraphFrame, list]:
-        """The frame of the pairs' graphs (:class:`~structkernels.structures.GraphFrame`:
-        the edges ``head -> dependency`` of every dependency, then ``dependency ->
-        dependent``, then the linear subgraph's) and their weights off the shortest path
-        (``w_other``, the linear ones ``w_linear``)."""
+        """The pairs' :class:`~structkernels.structures.GraphFrame` (``head -> dependency``
+        edges, ``dependency -> dependent`` edges, the linear ones) and the edges' weights off
+        the shortest path."""
         deps = self._read[2]
         T, D = len(self.tokens), len(deps)
         if self._frame is None:
@@ -364,19 +333,12 @@ class AllPathsSentence:
             got = self._linear[prefix] = [tuple(map(add, labs)) for labs in self._read[1]]
         return got
 
-    def graph(
-        self,
-        e1: Sequence[str] | str,
-        e2: Sequence[str] | str,
-        *,
-        entities: Iterable[Sequence[str] | str] = (),
-        blind: bool = True,
-        shortest_path_weight: float = 0.9,
-        other_weight: float = 0.3,
-        linear_weight: float = 0.9,
-    ) -> LabelledGraph:
+    def graph(self, e1: Sequence[str] | str, e2: Sequence[str] | str, *,
+              entities: Iterable[Sequence[str] | str] = (), blind: bool = True,
+              shortest_path_weight: float = 0.9, other_weight: float = 0.3,
+              linear_weight: float = 0.9) -> LabelledGraph:
         """The all-paths graph of the pair ``e1``, ``e2`` (the parameters of
-        :func:`allpaths_graph`)."""
+        :func:`allpaths_graph`), its graph, pair and options checked."""
         G = self.G
         w_path = _weight(shortest_path_weight, "shortest_path_weight")
         w_other = _weight(other_weight, "other_weight")
@@ -391,7 +353,7 @@ class AllPathsSentence:
         others = self._others(entities)
         if self._adjacency is None:
             self._adjacency = _neighbours(G, position)
-        path = _shortest(G, first, second, position, self._adjacency)
+        path = _shortest(first, second, position, self._adjacency)
         pos_of, plain, deps, by_step, roles = self._parts()
 
         # words (blinded) and parts of speech: only the marked tokens differ from plain

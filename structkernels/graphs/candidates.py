@@ -1,44 +1,33 @@
 """Candidate biomolecular interactions and the structures read from them.
 
-Following Garg et al. (2016) and the nonstationary kernels paper (Sec. 2 and 7,
-Fig. 1, Table 1):
+Following Garg et al. (2016) and the nonstationary kernels paper (Sec. 2 and 7, Fig. 1,
+Table 1):
 
-1. **Candidates.**  In an AMR graph, every node whose concept is an interaction
-   concept (:data:`~structkernels.graphs.concepts.INTERACTION_CONCEPTS`) is paired
-   with the entity nodes (:data:`~structkernels.graphs.concepts.ENTITY_CONCEPTS`)
-   of the same graph: a candidate is ``(interaction node, catalyst or None,
-   one or two participants)``, every combination being generated
-   (:func:`generate_candidates`).
-2. **Subgraph.**  The candidate's subgraph is the union of shortest undirected
-   paths from the interaction node to the catalyst and to each participant,
-   re-rooted at the interaction node (:func:`candidate_subgraph`).  The paths
-   are read from one breadth-first tree of the graph, explored in PENMAN
-   order, so ties between equally short paths are broken the same way every
-   time and the union is always a tree.
-3. **Edges as walked.**  An edge walked from the root side along its
-   direction keeps its AMR role (``ARG0``, ``op1``, ``purpose``); walked
-   against its direction it carries ``-of`` (``ARG1-of``, ``purpose-of``),
-   exactly as in Table 1.  Roles are written as in AMR (upper-case ``ARG``).
-4. **Path** (:func:`candidate_path`): the catalyst's traversal read from the
-   leaf up to the root, then, for each participant, the traversal from the
-   root down to the leaf; each traversal is a run of ``(edge, node)`` tuples
-   whose edge is the one walked into the node from the root side, the root
-   tuple having no edge.  For Fig. 1(b) this gives Table 1's positive path::
+1. **Candidates** (:func:`generate_candidates`): every node whose concept is an interaction
+   concept is paired with the entity nodes of the same graph
+   (:mod:`structkernels.graphs.concepts`): ``(interaction node, catalyst or None, one or
+   two participants)``, every combination.
+2. **Subgraph** (:func:`candidate_subgraph`): the union of shortest undirected paths from
+   the interaction node to the catalyst and to each participant, re-rooted at the
+   interaction node; read from one breadth-first tree explored in PENMAN order, so ties
+   break the same way every time and the union is a tree.
+3. **Edges as walked**: an edge walked along its direction keeps its AMR role (``ARG0``),
+   walked against it carries ``-of`` (``ARG1-of``), as in Table 1.
+4. **Path** (:func:`candidate_path`): the catalyst's traversal from the leaf up to the
+   root, then each participant's from the root down to the leaf, as ``(edge, node)``
+   tuples (the root tuple has no edge).  Fig. 1(b) gives Table 1's positive path::
 
        (example, protein) (ARG0, protein) (ARG1-of, have) (op1-of, and)
        (purpose-of, site) (bind) (bind) (ARG1, enzyme) (bind) (purpose-of, site)
        (op1-of, and) (op2, site) (purpose, exchange) (ARG1, small-molecule)
 
-5. **Tree** (:func:`candidate_tree`): the subgraph as an ordered tree rooted at
-   the interaction node, children in order of first appearance (catalyst
-   branch first, then the participants in order).  The roles of Fig. 1(b),
-   1(c) (catalyst in yellow, domain in green) are marked by one extra child
-   ``("role", Tree("catalyst"))`` or ``("role", Tree("domain"))`` appended to
-   the marked node, so that a candidate and its role-swapped twin give
-   different trees.
+5. **Tree** (:func:`candidate_tree`): the subgraph as an ordered tree rooted at the
+   interaction node (catalyst branch first), each marked node given one extra child
+   ``("role", Tree("catalyst"))`` or ``("role", Tree("domain"))`` (Fig. 1(b), 1(c)), so
+   that a candidate and its role-swapped twin give different trees.
 
-Node labels are AMR concepts without their PropBank sense number
-(``bind-01`` reads ``bind``, as in Table 1); pass ``senses=True`` to keep it.
+Node labels are AMR concepts without their PropBank sense (``bind-01`` reads ``bind``, as
+in Table 1); ``senses=True`` keeps it.
 """
 
 from __future__ import annotations
@@ -56,18 +45,8 @@ from structkernels.graphs.model import Graph, as_networkx, concept_label
 from structkernels.structures import Path, Tree
 from structkernels.utils import StructkernelsError
 
-__all__ = [
-    "Candidate",
-    "CandidateError",
-    "CandidateExtractor",
-    "generate_candidates",
-    "candidate_subgraph",
-    "candidate_path",
-    "candidate_tree",
-    "ROLE_EDGE",
-    "CATALYST",
-    "DOMAIN",
-]
+__all__ = ["CATALYST", "DOMAIN", "ROLE_EDGE", "Candidate", "CandidateError", "CandidateExtractor",
+           "candidate_path", "candidate_subgraph", "candidate_tree", "generate_candidates"]
 
 #: Edge label of the child that marks a node's role in a candidate tree.
 ROLE_EDGE = "role"
@@ -108,10 +87,8 @@ class Candidate:
     graph_id: str | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.participants, str):
-            object.__setattr__(self, "participants", (self.participants,))
-        else:
-            object.__setattr__(self, "participants", tuple(self.participants))
+        ps = self.participants
+        object.__setattr__(self, "participants", (ps,) if isinstance(ps, str) else tuple(ps))
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -120,18 +97,13 @@ class Candidate:
         return head + self.participants
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "graph_id": self.graph_id,
-            "interaction": self.interaction,
-            "catalyst": self.catalyst,
-            "participants": list(self.participants),
-        }
+        return {"graph_id": self.graph_id, "interaction": self.interaction,
+                "catalyst": self.catalyst, "participants": list(self.participants)}
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Candidate:
-        return cls(
-            obj["interaction"], obj.get("catalyst"), tuple(obj["participants"]), obj.get("graph_id")
-        )
+        return cls(obj["interaction"], obj.get("catalyst"), tuple(obj["participants"]),
+                   obj.get("graph_id"))
 
 
 class CandidateExtractor:
@@ -207,9 +179,8 @@ class CandidateExtractor:
         """``(edge as walked, node)`` steps of the shortest path root -> target."""
         parents = self._parents(root)
         if target not in parents:
-            raise CandidateError(
-                f"no path from interaction node {root!r} to {target!r} in graph {self.graph_id!r}"
-            )
+            raise CandidateError(f"no path from interaction node {root!r} to {target!r} in "
+                                 f"graph {self.graph_id!r}")
         steps = []
         v = target
         while v != root:
@@ -229,19 +200,13 @@ class CandidateExtractor:
         if not cand.participants:
             raise CandidateError(f"candidate {cand.nodes} has no participant (graph {gid!r})")
         if len(cand.participants) > 2:
-            raise CandidateError(
-                f"candidate {cand.nodes} has {len(cand.participants)} participants; "
-                f"at most 2 (graph {gid!r})"
-            )
-        for role, node in [("interaction", cand.interaction), ("catalyst", cand.catalyst)] + [
-            ("participant", p) for p in cand.participants
-        ]:
-            if node is None and role == "catalyst":
-                continue
-            if node not in self.G:
-                raise CandidateError(
-                    f"unknown {role} node {node!r}: not a variable of graph {gid!r}"
-                )
+            raise CandidateError(f"candidate {cand.nodes} has {len(cand.participants)} "
+                                 f"participants; at most 2 (graph {gid!r})")
+        roles = [("interaction", cand.interaction), ("catalyst", cand.catalyst)]
+        for role, node in roles + [("participant", p) for p in cand.participants]:
+            if node not in self.G and not (node is None and role == "catalyst"):
+                raise CandidateError(f"unknown {role} node {node!r}: not a variable of graph "
+                                     f"{gid!r}")
         if len(set(cand.nodes)) != len(cand.nodes):
             raise CandidateError(f"candidate {cand.nodes} uses a node twice (graph {gid!r})")
 
@@ -336,51 +301,28 @@ class CandidateExtractor:
         T = nx.DiGraph(root=cand.interaction, graph_id=self.graph_id)
         for v in children:
             d = self.G.nodes[v]
-            T.add_node(
-                v,
-                concept=d["concept"],
-                label=self._labels[v],
-                name=d.get("name"),
-                role=roles.get(v),
-            )
+            T.add_node(v, concept=d["concept"], label=self._labels[v], name=d.get("name"),
+                       role=roles.get(v))
         for u, kids in children.items():
             for _e, c in kids:
                 _, label, role, inverse = parents[c]  # type: ignore[misc]
                 T.add_edge(u, c, label=label, role=role, inverse=inverse)
         return T
 
-    def candidates(
-        self,
-        interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
-        entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
-        max_participants: int = 2,
-        catalysts: bool = True,
-        max_distance: int | None = None,
-    ) -> list[Candidate]:
+    def candidates(self, interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
+                   entity_concepts: Iterable[str] = ENTITY_CONCEPTS, max_participants: int = 2,
+                   catalysts: bool = True, max_distance: int | None = None) -> list[Candidate]:
         """See :func:`generate_candidates`."""
-        if max_participants not in (1, 2):
-            raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
-        if max_distance is not None and (not isinstance(max_distance, int) or max_distance < 1):
-            raise ValueError(f"max_distance must be a positive int or None, got {max_distance!r}")
         inter = frozenset(interaction_concepts)
         ents = frozenset(entity_concepts)
         nodes = self.G.nodes
-        return self.candidates_from_nodes(
-            [v for v in self.G if nodes[v]["concept"] in inter],
-            [v for v in self.G if nodes[v]["concept"] in ents],
-            max_participants,
-            catalysts,
-            max_distance,
-        )
+        return self.candidates_from_nodes([v for v in self.G if nodes[v]["concept"] in inter],
+                                          [v for v in self.G if nodes[v]["concept"] in ents],
+                                          max_participants, catalysts, max_distance)
 
-    def candidates_from_nodes(
-        self,
-        interactions: Iterable[str],
-        entities: Iterable[str],
-        max_participants: int = 2,
-        catalysts: bool = True,
-        max_distance: int | None = None,
-    ) -> list[Candidate]:
+    def candidates_from_nodes(self, interactions: Iterable[str], entities: Iterable[str],
+                              max_participants: int = 2, catalysts: bool = True,
+                              max_distance: int | None = None) -> list[Candidate]:
         """Every candidate from given interaction and entity nodes.
 
         The enumeration of :func:`generate_candidates`, with the nodes chosen
@@ -413,14 +355,11 @@ class CandidateExtractor:
         return out
 
 
-def generate_candidates(
-    amr: Graph | nx.MultiDiGraph,
-    interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
-    entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
-    max_participants: int = 2,
-    catalysts: bool = True,
-    max_distance: int | None = None,
-) -> list[Candidate]:
+def generate_candidates(amr: Graph | nx.MultiDiGraph,
+                        interaction_concepts: Iterable[str] = INTERACTION_CONCEPTS,
+                        entity_concepts: Iterable[str] = ENTITY_CONCEPTS,
+                        max_participants: int = 2, catalysts: bool = True,
+                        max_distance: int | None = None) -> list[Candidate]:
     """Every candidate interaction of a graph (Garg et al., 2016).
 
     For each interaction node ``i`` (graph order) and the entity nodes ``E``
@@ -453,31 +392,26 @@ def generate_candidates(
     >>> [(c.catalyst, c.participants) for c in generate_candidates(g)]
     [(None, ('e',)), (None, ('q',)), (None, ('e', 'q')), ('e', ('q',)), ('q', ('e',))]
     """
-    return CandidateExtractor(amr).candidates(
-        interaction_concepts, entity_concepts, max_participants, catalysts, max_distance
-    )
+    return CandidateExtractor(amr).candidates(interaction_concepts, entity_concepts,
+                                              max_participants, catalysts, max_distance)
 
 
 def _candidate(cand: Candidate | Sequence[Any]) -> Candidate:
     if isinstance(cand, Candidate):
         return cand
     if not isinstance(cand, Sequence) or isinstance(cand, str) or len(cand) != 3:
-        raise CandidateError(
-            f"a candidate is a Candidate or (interaction, catalyst, participants), got {cand!r}"
-        )
+        raise CandidateError("a candidate is a Candidate or (interaction, catalyst, "
+                             f"participants), got {cand!r}")
     return Candidate(cand[0], cand[1], cand[2])
 
 
-def candidate_subgraph(
-    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any]
-) -> nx.DiGraph:
+def candidate_subgraph(amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any]) -> nx.DiGraph:
     """The candidate's re-rooted subgraph (see :meth:`CandidateExtractor.subgraph`)."""
     return CandidateExtractor(amr).subgraph(_candidate(cand))
 
 
-def candidate_path(
-    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any], senses: bool = False
-) -> Path:
+def candidate_path(amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any],
+                   senses: bool = False) -> Path:
     """The candidate's :class:`~structkernels.Path` in the form of Table 1.
 
     Examples
@@ -490,16 +424,15 @@ def candidate_path(
     return CandidateExtractor(amr, senses).path(_candidate(cand))
 
 
-def candidate_tree(
-    amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any], senses: bool = False
-) -> Tree:
-    """The candidate's :class:`~structkernels.Tree` (Fig. 1(b), 1(c)).
+def candidate_tree(amr: Graph | nx.MultiDiGraph, cand: Candidate | Sequence[Any],
+                   senses: bool = False) -> Tree:
+    """The candidate's :class:`~structkernels.Tree` (Fig. 1(b), 1(c)), its roles marked.
 
     Examples
     --------
     >>> from structkernels.amr import parse_amr, candidate_tree
-    >>> g = parse_amr("(b / bind-01 :ARG1 (e / enzyme) :ARG2 (s / small-molecule))")
-    >>> str(candidate_tree(g, ("b", "e", ("s",))))
-    '(bind :ARG1 (enzyme :role catalyst) :ARG2 (small-molecule :role domain))'
+    >>> amr = parse_amr("(p / phosphorylate-01 :ARG0 (e / enzyme) :ARG1 (q / protein))")
+    >>> str(candidate_tree(amr, ("p", "e", ("q",))))
+    '(phosphorylate :ARG0 (enzyme :role catalyst) :ARG1 (protein :role domain))'
     """
     return CandidateExtractor(amr, senses).tree(_candidate(cand))

@@ -1,29 +1,13 @@
 """Candidate interactions in any labelled graph: AMR concepts, collapsed names, lexicons.
 
-A candidate is ``(interaction node, catalyst or None, one or two
-participants)`` (:class:`~structkernels.amr.Candidate`); its path and tree
-come from :class:`~structkernels.amr.CandidateExtractor`, exactly as for
-PENMAN AMRs, so every kernel, the σ learner and the command line take them
-unchanged.  What changes with the source is how interaction and entity nodes
-are found (:class:`Lexicon`):
-
-- **AMR concept lists** (the default for AMR graphs): interaction nodes have a
-  concept of :data:`~structkernels.amr.INTERACTION_CONCEPTS`, entities one of
-  :data:`~structkernels.amr.ENTITY_CONCEPTS`;
-- **collapsed names**: an AMR node whose name subgraph was collapsed into it
-  (the NPK authors' DOT files: ``"a8 HER3" [label=HER3]``) is an entity;
-- **trigger and entity lexicons**: user-given words or lemmas; a node matches
-  by its word (``concept`` of a dependency node, ``name`` of an AMR entity),
-  its lemma (``lemma`` attribute; an AMR concept without its sense), or its
-  Snowball stem (``"binds"`` and ``"binding"`` match ``"bind"``), case folded
-  unless ``case_sensitive``.
-
-On a dependency graph the default lexicon's triggers are the interaction
-concepts without their sense (``bind``, ``phosphorylate``, ``inhibit`` ...),
-matched by lemma or stem, as the paper does for its dependency (SDG)
-candidates; entities there need an entity lexicon (or come from labelled
-records, :mod:`structkernels.datasets.pubmed45`).  The path then runs over
-dependency edges: ``(nsubj, Ras) (binds) (binds) (dobj, GTP)``.
+A candidate (:class:`~structkernels.amr.Candidate`) and its path and tree come from
+:class:`~structkernels.amr.CandidateExtractor`, exactly as for PENMAN AMRs; what changes
+with the source is how interaction and entity nodes are found (:class:`Lexicon`): AMR
+concept lists (the default for AMR graphs), collapsed names (an AMR node whose name
+subgraph was collapsed into it is an entity), or trigger and entity lexicons matched by a
+node's word, lemma or Snowball stem, case folded unless ``case_sensitive``.  On a
+dependency graph the default triggers are the interaction concepts without their sense,
+as the paper does for its dependency (SDG) candidates; entities there need a lexicon.
 """
 
 from __future__ import annotations
@@ -36,18 +20,11 @@ import networkx as nx
 
 from structkernels.graphs.candidates import Candidate, CandidateExtractor
 from structkernels.graphs.concepts import ENTITY_CONCEPTS, INTERACTION_CONCEPTS
-from structkernels.graphs.model import Graph, concept_label, graph_kind
+from structkernels.graphs.model import Graph, as_networkx, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
 
-__all__ = [
-    "Lexicon",
-    "MATCH_MODES",
-    "node_forms",
-    "find_interactions",
-    "find_entities",
-    "extract_candidates",
-    "candidate_records",
-]
+__all__ = ["Lexicon", "MATCH_MODES", "node_forms", "find_interactions", "find_entities",
+           "extract_candidates", "candidate_records"]
 
 MATCH_MODES = ("word", "lemma", "stem", "any")
 
@@ -107,21 +84,16 @@ class Lexicon:
         return cls(entities=frozenset(entities), **kw)
 
     def _keys(self, words: Iterable[str]) -> dict[str, frozenset[str]]:
-        words = list(words)
-        cs = self.case_sensitive
-        return {
-            "word": frozenset(_fold(w, cs) for w in words),
-            "stem": frozenset(stem_word(_fold(w, cs)) for w in words),
-        }
+        folded = frozenset(_fold(w, self.case_sensitive) for w in words)
+        return {"word": folded, "stem": frozenset(map(stem_word, folded))}
 
 
 def node_forms(G: nx.MultiDiGraph, v: Any, case_sensitive: bool = False) -> dict[str, set[str]]:
     """The word, lemma and stem forms by which a node matches a lexicon entry."""
     d = G.nodes[v]
-    kind = graph_kind(G)
     words: set[str] = set()
     lemmas: set[str] = set()
-    if kind == "dependency":
+    if graph_kind(G) == "dependency":
         words.add(d["concept"])
     else:
         if d.get("name"):
@@ -146,18 +118,6 @@ def _matches(forms: dict[str, set[str]], keys: dict[str, frozenset[str]], mode: 
     return mode in ("stem", "any") and bool(forms["stem"] & keys["stem"])
 
 
-def _graph(graph: Graph | nx.MultiDiGraph) -> nx.MultiDiGraph:
-    if isinstance(graph, Graph):
-        return graph.graph
-    if isinstance(graph, nx.MultiDiGraph):
-        return graph
-    raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
-
-
-def _default(G: nx.MultiDiGraph) -> Lexicon:
-    return Lexicon.for_dependency() if graph_kind(G) == "dependency" else Lexicon()
-
-
 def find_interactions(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None) -> list[str]:
     """Interaction nodes (graph order): AMR interaction concepts or lexicon triggers."""
     return _find(graph, lexicon, "triggers", "interaction_concepts")
@@ -172,8 +132,8 @@ def _find(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None, words: str, c
           collapsed: bool = False) -> list[str]:
     """The nodes whose AMR concept is in ``lexicon.<concepts>``, that are collapsed names
     (when ``collapsed`` and the lexicon keeps them) or whose forms match ``lexicon.<words>``."""
-    G = _graph(graph)
-    lex = lexicon or _default(G)
+    G = as_networkx(graph)
+    lex = lexicon or (Lexicon.for_dependency() if graph_kind(G) == "dependency" else Lexicon())
     listed = getattr(lex, words)
     keys = lex._keys(listed) if listed else None
     amr, wanted = graph_kind(G) == "amr", getattr(lex, concepts)
@@ -187,13 +147,9 @@ def _find(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None, words: str, c
     return out
 
 
-def extract_candidates(
-    graph: Graph | nx.MultiDiGraph,
-    lexicon: Lexicon | None = None,
-    max_participants: int = 2,
-    catalysts: bool = True,
-    max_distance: int | None = None,
-) -> list[Candidate]:
+def extract_candidates(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None = None,
+                       max_participants: int = 2, catalysts: bool = True,
+                       max_distance: int | None = None) -> list[Candidate]:
     """Every candidate interaction of a graph of any kind.
 
     The enumeration of :func:`structkernels.amr.generate_candidates` (for an
@@ -213,15 +169,10 @@ def extract_candidates(
     >>> str(CandidateExtractor(g).path(cands[-1]))
     '(obj, GTP) (binds) (binds) (nsubj, Ras)'
     """
-    G = _graph(graph)
-    x = CandidateExtractor(G)
-    return x.candidates_from_nodes(
-        find_interactions(G, lexicon),
-        find_entities(G, lexicon),
-        max_participants,
-        catalysts,
-        max_distance,
-    )
+    G = as_networkx(graph)
+    return CandidateExtractor(G).candidates_from_nodes(
+        find_interactions(G, lexicon), find_entities(G, lexicon), max_participants, catalysts,
+        max_distance)
 
 
 def _node_json(G: nx.MultiDiGraph, x: CandidateExtractor, v: str) -> dict[str, Any]:
@@ -232,14 +183,9 @@ def _node_json(G: nx.MultiDiGraph, x: CandidateExtractor, v: str) -> dict[str, A
     return out
 
 
-def candidate_records(
-    graph: Graph,
-    lexicon: Lexicon | None = None,
-    max_participants: int = 2,
-    catalysts: bool = True,
-    max_distance: int | None = None,
-    trees: bool = True,
-) -> list[dict[str, Any]]:
+def candidate_records(graph: Graph, lexicon: Lexicon | None = None, max_participants: int = 2,
+                      catalysts: bool = True, max_distance: int | None = None,
+                      trees: bool = True) -> list[dict[str, Any]]:
     """Candidate records (the structkernels interaction form, without ``label``).
 
     One JSON-ready dict per candidate: ``id`` (``"<graph id>#<k>"``),

@@ -1,25 +1,12 @@
 """The one graph model every reader builds, and its error and skip records.
 
-Every reader of :mod:`structkernels.graphs` returns the model that
-:mod:`structkernels.formats.penman` builds from PENMAN, so candidate extraction, paths, trees,
-kernels, the σ learner and the command line treat all sources alike:
-
-- a :class:`networkx.MultiDiGraph` with graph attributes ``id``, ``root``
-  (the top node, or None) and ``kind`` (``"amr"`` or ``"dependency"``);
-- node attributes ``concept`` (an AMR concept, a collapsed entity name, or a
-  dependency node's word), ``attributes`` (constants, a tuple of pairs),
-  ``name`` (an entity's name or None), ``wiki``; readers may add ``lemma``,
-  ``pos``, ``index`` (1-based token position), ``collapsed`` (True for an
-  AMR entity whose name subgraph was collapsed into the node) and
-  ``extra`` (a dict of the source's other node attributes, e.g. the DOT
-  ``gold_label``);
-- edge attributes ``role`` (``ARG0``, ``op1``; ``nsubj``, ``prep_by``) and
-  ``inverted``.
-
-Each graph comes wrapped in a :class:`Graph` (id,
-sentence, the networkx model, metadata, file, line) and a file's graphs in an
-:class:`GraphCorpus` whose ``skipped`` list names every
-graph left out in lenient mode.
+Every reader builds the model of :mod:`structkernels.formats.penman`: a
+:class:`networkx.MultiDiGraph` with graph attributes ``id``, ``root`` and ``kind``
+(``"amr"`` or ``"dependency"``); node attributes ``concept`` (an AMR concept, a collapsed
+entity name, or a dependency node's word), ``attributes``, ``name``, ``wiki`` and, from
+some readers, ``lemma``, ``pos``, ``index`` (1-based token position), ``collapsed`` and
+``extra`` (the source's other node attributes); edge attributes ``role`` and ``inverted``.
+Each graph comes wrapped in a :class:`Graph`, a file's graphs in a :class:`GraphCorpus`.
 """
 
 from __future__ import annotations
@@ -33,27 +20,12 @@ import penman
 
 from structkernels.utils import StructkernelsError
 
-__all__ = [
-    "GraphFormatError",
-    "GraphCorpus",
-    "Graph",
-    "SkippedGraph",
-    "KINDS",
-    "new_graph",
-    "add_node",
-    "node_data",
-    "graph_kind",
-    "as_networkx",
-    "concept_label",
-    "unquote",
-    "AMRGraph",
-    "AMRCorpus",
-    "AMRFormatError",
-]
+__all__ = ["GraphFormatError", "GraphCorpus", "Graph", "SkippedGraph", "KINDS", "new_graph",
+           "add_node", "node_data", "graph_kind", "as_networkx", "concept_label", "unquote",
+           "AMRGraph", "AMRCorpus", "AMRFormatError"]
 
 #: The kinds of graph the model carries.
 KINDS = ("amr", "dependency")
-
 
 
 def new_graph(graph_id: str, kind: str, root: str | None = None) -> nx.MultiDiGraph:
@@ -101,14 +73,8 @@ class GraphFormatError(StructkernelsError, ValueError):
         The offending node (or ``"u -> v"`` for an edge), when known.
     """
 
-    def __init__(
-        self,
-        reason: str,
-        file: str | None = None,
-        line: int | None = None,
-        graph_id: str | None = None,
-        node: str | None = None,
-    ):
+    def __init__(self, reason: str, file: str | None = None, line: int | None = None,
+                 graph_id: str | None = None, node: str | None = None):
         self.node = node
         if node is not None:
             reason = f"{'edge' if ' -> ' in node else 'node'} {node!r}: {reason}"
@@ -155,11 +121,10 @@ class Graph:
         The decoded PENMAN graph.
     file : str or None
     line : int or None
-        Line of the graph's first line (its first metadata comment).
+        The graph's first line.
     id_given : bool
-        True when the id comes from the input (``::id``, ``sent_id``, a
-        graph attribute); False when a reader derived it from the file name
-        and line (such an id is made unique with ``#2``, ``#3`` ...).
+        False when a reader derived the id from the file name and line (made unique with
+        ``#2``, ``#3`` ...).
     """
 
     id: str
@@ -182,13 +147,11 @@ class GraphCorpus(Sequence):
     ----------
     graphs : list of Graph
     skipped : list of SkippedGraph
-        Graphs left out with ``on_error="skip"``, each with its file, line and
-        reason (a duplicate id names the first place too); also, from
-        :func:`structkernels.read_graphs` on a folder, the files of no known
-        format (line 0: the whole file), in both modes.
+        Graphs left out with ``on_error="skip"``; also, from
+        :func:`structkernels.read_graphs` on a folder, the files of no known format.
     duplicates : list of SkippedGraph
-        Graphs whose id was already read: left out with ``deduplicate=True``
-        (first one kept), or kept under ``<id>#2`` ... with ``deduplicate=False``.
+        Graphs whose id was already read: left out with ``deduplicate=True``, or kept
+        under ``<id>#2`` ... with ``deduplicate=False``.
     files : list of str
     """
 
@@ -213,19 +176,17 @@ class GraphCorpus(Sequence):
         return self._by_id.get(graph_id)
 
     def __repr__(self) -> str:
-        return (
-            f"GraphCorpus({len(self.graphs)} graphs, {len(self.skipped)} skipped, "
-            f"{len(self.duplicates)} duplicates, files={self.files!r})"
-        )
+        return (f"GraphCorpus({len(self.graphs)} graphs, {len(self.skipped)} skipped, "
+                f"{len(self.duplicates)} duplicates, files={self.files!r})")
 
 
-def as_networkx(amr: Any) -> nx.MultiDiGraph:
-    """The networkx model of an Graph, or a MultiDiGraph as is."""
-    if isinstance(amr, Graph):
-        return amr.graph
-    if isinstance(amr, nx.MultiDiGraph):
-        return amr
-    raise TypeError(f"expected an Graph or a networkx.MultiDiGraph, got {type(amr).__name__}")
+def as_networkx(graph: Any) -> nx.MultiDiGraph:
+    """The networkx model of a Graph, or a MultiDiGraph as is."""
+    if isinstance(graph, Graph):
+        return graph.graph
+    if isinstance(graph, nx.MultiDiGraph):
+        return graph
+    raise TypeError(f"expected a Graph or a networkx.MultiDiGraph, got {type(graph).__name__}")
 
 
 def unquote(value: Any) -> str:
@@ -239,13 +200,9 @@ def unquote(value: Any) -> str:
 
 
 def concept_label(concept: str, senses: bool = False) -> str:
-    """The node label used in paths and trees.
-
-    With ``senses=False`` (the default, as in Table 1 of the paper, where
-    ``bind-01`` reads ``bind``) a trailing PropBank sense number is removed:
-    ``"bind-01" -> "bind"``, ``"have-org-role-91" -> "have-org-role"``;
-    concepts without one (``"protein"``) are unchanged.
-    """
+    """The node label used in paths and trees: without ``senses`` (as in Table 1 of the
+    paper) a trailing PropBank sense number is removed (``"have-org-role-91"`` reads
+    ``"have-org-role"``)."""
     if not senses:
         head, sep, tail = concept.rpartition("-")
         if sep and head and tail.isdigit():

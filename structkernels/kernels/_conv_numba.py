@@ -1,10 +1,8 @@
 """Compiled dynamic programmes of the path and tree convolution kernels (numba).
 
-Private module: :mod:`structkernels.kernels.path` and :mod:`structkernels.kernels.tree`
-encode their structures (block-local :class:`~structkernels.Vocabulary`) and the
-tuple similarity (see :func:`structkernels.kernels.tuples.tuple_tables`) into
-flat integer and float arrays and call one function per Gram block: there is
-no Python-level call per pair.
+The path and tree kernels encode their structures and the tuple similarity
+(:func:`structkernels.kernels.tuples.tuple_tables`) into flat arrays and call one function
+per Gram block.
 
 Tuple similarity (Sec. 5.1 of the nonstationary kernels paper)::
 

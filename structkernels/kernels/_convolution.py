@@ -1,11 +1,6 @@
-"""Shared front end of the compiled convolution kernels (``path``, ``tree``).
-
-Both kernels check their inputs the same way, encode them once into an
-integer list class (``PathList`` / ``TreeList``), and answer every request
-(a pair, a block, a symmetric block, a diagonal) through one ``_block(X, Y,
-mode)`` call into the compiled code; only the structure type, the list class
-and ``_block`` differ.
-"""
+"""Shared front end of the compiled convolution kernels (``path``, ``tree``): inputs
+encoded once into a ``PathList`` / ``TreeList``, every request answered by one ``_block(X,
+Y, mode)`` call into the compiled code."""
 
 from __future__ import annotations
 
@@ -44,8 +39,7 @@ class EncodedConvolutionKernel(Kernel):
             if not isinstance(s, self.structure):
                 raise TypeError(
                     f"{type(self).__name__} expects structkernels.{self.structure.__name__} "
-                    f"objects; item {i} is a {type(s).__name__}"
-                )
+                    f"objects; item {i} is a {type(s).__name__}")
         return X
 
     def check_input(self, X: Any) -> Sequence:
@@ -55,10 +49,8 @@ class EncodedConvolutionKernel(Kernel):
 
     def check_input_beside(self, X: Any, other: Sequence) -> tuple[Sequence, Sequence]:
         """``(other, X)`` checked as :meth:`check_input` checks them, ``X`` encoded in a copy
-        of ``other``'s vocabulary
-        (:meth:`~structkernels.structures.encoded.EncodedList.encode_beside`), so that the
-        Gram blocks between them merge no vocabularies: what scores batch after batch
-        against one set of references uses it."""
+        of ``other``'s vocabulary (:meth:`EncodedList.encode_beside`): the Gram blocks
+        between them then merge no vocabularies."""
         other = self.check_input(other)
         if isinstance(X, self.encoded):
             return other, X

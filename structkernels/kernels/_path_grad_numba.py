@@ -16,8 +16,7 @@ pair (at most two edge weights per match, and λ), so a pair costs ``O(K² (1 + 
 ``σ(e) r`` when ``e = e'``).  Matches with ``σ = 0`` are kept: their derivative need not be 0.
 
 What is returned is the derivative contracted with weights ``V`` over the pairs,
-``Σ_ij V_ij ∂K(x_i, y_j)/∂θ``: what the gradient of any objective of the Gram matrix needs
-(``V = ∂J/∂K``), without a ``(n, m, P)`` array.
+``Σ_ij V_ij ∂K(x_i, y_j)/∂θ``, without a ``(n, m, P)`` array.
 """
 
 from __future__ import annotations

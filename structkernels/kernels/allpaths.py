@@ -14,15 +14,9 @@ and the kernel is the Frobenius inner product over the shared label vocabulary::
 The paper cosine-normalises it, ``k / sqrt(k(G, G) k(G', G'))``: use
 :class:`~structkernels.Normalized` (or ``gram(..., normalize=True)``).
 
-Speed: each graph's ``G`` is computed once (:meth:`AllPathsGraphKernel.check_input`
-returns an :class:`~structkernels.kernels.allpaths_features.AllPathsFeatures`, the label
-pairs of every graph interned into one column space), so a Gram block is a product of
-feature matrices: the label pairs that many graphs share in a dense matrix product
-(BLAS), the rare ones through a compiled sparse product (numba).  Both release the GIL:
-the Gram engine runs blocks in threads.
-
-:class:`AllPathsFeatures`, :func:`walk_sums` and :func:`label_pair_features` live in
-:mod:`structkernels.kernels.allpaths_features` and are served here too.
+Each graph's ``G`` is computed once (:meth:`AllPathsGraphKernel.check_input` returns an
+:class:`~structkernels.kernels.allpaths_features.AllPathsFeatures`), so a Gram block is a
+product of feature matrices.
 """
 
 from __future__ import annotations
@@ -49,15 +43,11 @@ __all__ = ["AllPathsGraphKernel", "AllPathsFeatures", "walk_sums", "label_pair_f
 class AllPathsGraphKernel(Kernel):
     """The all-paths graph kernel (Airola et al. 2008) on :class:`LabelledGraph` objects.
 
-    ``k(G, G') = Σ_{l, l'} G[l, l'] G'[l, l']`` with ``G = L W L^T``, ``W = Σ_{k>=1} A^k
-    = (I - A)^{-1} - I`` (``A`` the weighted adjacency, ``L`` the label allocation): the
-    paper's definition of ``G`` and of the kernel as the sum of the products of the
-    entries of two graphs' ``G`` matrices.  Every walk (of any length >= 1) from a vertex
-    labelled ``l`` to one labelled ``l'`` adds the product of its edge weights to
-    ``G[l, l']``.  The kernel has no parameter: the weights live in the graphs
-    (:func:`structkernels.graphs.allpaths.allpaths_graph` builds them as in the paper).
-    The paper normalises, ``k / sqrt(k(G, G) k(G', G'))``: wrap it in
-    :class:`~structkernels.Normalized`.
+    ``k(G, G') = Σ_{l, l'} G[l, l'] G'[l, l']`` with ``G = L W L^T``: every walk (of any
+    length >= 1) from a vertex labelled ``l`` to one labelled ``l'`` adds the product of its
+    edge weights to ``G[l, l']``.  The kernel has no parameter: the weights live in the
+    graphs (:func:`structkernels.graphs.allpaths.allpaths_graph`).  The paper normalises:
+    wrap it in :class:`~structkernels.Normalized`.
 
     Examples
     --------
@@ -90,15 +80,13 @@ class AllPathsGraphKernel(Kernel):
         if isinstance(X, LabelledGraph):
             raise TypeError(
                 "AllPathsGraphKernel takes a sequence of LabelledGraph objects, got a single "
-                "one: wrap it in a list, or use value(x, y) for one pair"
-            )
+                "one: wrap it in a list, or use value(x, y) for one pair")
         X = super().check_input(X)
         for i, g in enumerate(X):
             if not isinstance(g, LabelledGraph):
                 raise TypeError(
                     f"AllPathsGraphKernel expects structkernels.structures.LabelledGraph "
-                    f"objects; item {i} is a {type(g).__name__}"
-                )
+                    f"objects; item {i} is a {type(g).__name__}")
         return AllPathsFeatures.encode(X)
 
     def _features(self, X: Any) -> AllPathsFeatures:
@@ -129,9 +117,6 @@ class AllPathsGraphKernel(Kernel):
         if same and limit < layout.n_sparse:
             add_single(X.rows, X.single, Y.rows, out)
         return out
-
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
-        return self.gram_block(X, X)
 
     def diag_block(self, X: Sequence) -> np.ndarray:
         return self._features(X).squared_norms()

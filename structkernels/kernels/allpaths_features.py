@@ -1,22 +1,15 @@
 """The features of the all-paths graph kernel (Airola et al. 2008): a graph's ``G = L W L^T``.
 
-Airola, Pyysalo, Björne, Pahikkala, Ginter and Salakoski, "All-paths graph kernel for
-protein-protein interaction extraction with evaluation of cross-corpus learning", BMC
-Bioinformatics 9(Suppl 11):S2 (2008).  The representation the kernel
-(:mod:`structkernels.kernels.allpaths`) compares, apart from it: a candidate pair is a
-:class:`~structkernels.structures.LabelledGraph` (built from a dependency parse by
-:func:`structkernels.graphs.allpaths.allpaths_graph`).  With ``A`` its weighted adjacency
-matrix (``n x n``) and ``L`` its label-allocation matrix (``L[l, v] = 1`` when vertex
-``v`` carries label ``l``), the paper's feature matrix of a graph is::
+With ``A`` the weighted adjacency matrix of a
+:class:`~structkernels.structures.LabelledGraph` and ``L`` its label-allocation matrix
+(``L[l, v] = 1`` when vertex ``v`` carries label ``l``), the paper's feature matrix is::
 
     W = Σ_{k>=1} A^k = (I - A)^{-1} - I          (the weights of every walk, summed)
     G = L W L^T                                  (G[l, l'] sums the walks from l to l')
 
-:func:`walk_sums` computes ``W``, :func:`label_pair_features` the entries of ``G`` of one
-graph; :class:`AllPathsFeatures` holds the ``G`` of every graph of a list, computed once,
-the label pairs interned into one column space: the pairs that many graphs share in a
-dense matrix, the rare ones in sparse rows (CSR), so a Gram block is a dense matrix
-product (BLAS) plus a compiled sparse product (:mod:`structkernels.kernels._allpaths_numba`).
+:class:`AllPathsFeatures` holds the ``G`` of every graph of a list, the label pairs
+interned into one column space: the pairs that many graphs share in a dense matrix, the
+rare ones in sparse rows (CSR).
 """
 
 from __future__ import annotations
@@ -285,10 +278,9 @@ class AllPathsFeatures(EncodedList):
     """Labelled graphs with their all-paths features computed once (what
     :meth:`~structkernels.kernels.allpaths.AllPathsGraphKernel.check_input` returns).
 
-    A sequence of :class:`~structkernels.structures.LabelledGraph`: ``len``, iteration and
-    ``X[i]`` give the graphs; slices and integer arrays give sub-lists sharing the column
-    space (contiguous slices are views), so Gram blocks cut from it compute nothing again.
-    Two lists encoded apart are compared through a map between their column spaces.
+    A sequence of :class:`~structkernels.structures.LabelledGraph`; slices and integer
+    arrays give sub-lists sharing the column space, so Gram blocks cut from it compute
+    nothing again.
 
     Attributes
     ----------
@@ -496,10 +488,8 @@ class AllPathsWeights:
     """A weighted sum of graphs' features as one vector: ``V = Σ_j c_j G_j``, so that
     ``Σ_j c_j k(x, r_j) = <G_x, V>`` (the all-paths graph kernel is linear in ``G``).
 
-    A classifier's decision function over reference graphs ``r_j`` (weights ``c_j``,
-    each already divided by ``sqrt(k(r_j, r_j))`` for a normalised kernel) then costs,
-    per new graph, its own ``G`` (walk sums) and one look-up per label pair, whatever
-    the number of references.
+    A decision function over reference graphs then costs, per new graph, its own ``G``
+    and one look-up per label pair, whatever the number of references.
 
     Parameters
     ----------

@@ -25,6 +25,12 @@ from structkernels.structures import EncodedList, Vocabulary
 __all__ = ["BagKernel", "BagList", "BagWeights"]
 
 
+def _check_bag(i: int, x: Any) -> None:
+    if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
+        raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, list or "
+                        "frozenset of strings")
+
+
 class BagList(EncodedList):
     """Bags encoded once (what :meth:`BagKernel.check_input` returns): one sparse row
     of feature counts per bag over a shared :class:`~structkernels.Vocabulary`, so a
@@ -109,22 +115,14 @@ class BagKernel(Kernel):
             return X
         X = super().check_input(X)
         for i, x in enumerate(X):
-            if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
-                raise TypeError(
-                    f"bag: item {i} is a {type(x).__name__}, expected a tuple, list or "
-                    "frozenset of strings"
-                )
+            _check_bag(i, x)
             for f in x:
                 if not isinstance(f, str):
                     raise TypeError(f"bag: item {i} holds {f!r}, expected strings only")
         return BagList.encode(X, binary=bool(self.binary))
 
-    def _count(self, x: Any) -> Counter:
-        return Counter(set(x)) if self.binary else Counter(x)
-
     def pair(self, x: Any, y: Any) -> float:
-        cx, cy = self._count(x), self._count(y)
-        return float(sum(c * cy[f] for f, c in cx.items()))
+        return float(self.gram_block([x], [y])[0, 0])
 
     def _encoded(self, X: Sequence) -> BagList:
         return X if isinstance(X, BagList) else BagList.encode(X, binary=bool(self.binary))
@@ -164,11 +162,8 @@ class BagKernel(Kernel):
 
 class BagWeights:
     """A weighted sum of bags as one vector: ``v = Σ_j c_j φ(r_j)``, so that
-    ``Σ_j c_j k(x, r_j) = <φ(x), v>`` costs one pass over the features of ``x``.
-
-    The bag kernel is linear in explicit feature counts ``φ``; a classifier's decision
-    function over reference bags ``r_j`` (weights ``c_j``, each already divided by the
-    norm of ``φ(r_j)`` for a normalised kernel) collapses into the one vector.
+    ``Σ_j c_j k(x, r_j) = <φ(x), v>`` costs one pass over the features of ``x``
+    (see :meth:`Kernel.weighted_sum`).
 
     Parameters
     ----------
@@ -208,9 +203,7 @@ class BagWeights:
         get = self.vector.get
         is_str = str.__instancecheck__
         for i, x in enumerate(X):
-            if isinstance(x, (str, bytes)) or not isinstance(x, (tuple, list, frozenset, set)):
-                raise TypeError(f"bag: item {i} is a {type(x).__name__}, expected a tuple, "
-                                "list or frozenset of strings")
+            _check_bag(i, x)
             if self.binary:  # each distinct feature once, in the order of first sight (not a
                 # set's, which string hashing changes from one process to the next)
                 feats = dict.fromkeys(x)

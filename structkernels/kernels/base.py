@@ -1,14 +1,9 @@
 """The :class:`Kernel` base class, normalisation and the kernel algebra.
 
-A kernel is a small scikit-learn style object: its parameters are the keyword
-arguments of ``__init__``, stored verbatim (so ``get_params``, ``set_params``,
-``clone`` and ``repr`` come from :class:`sklearn.base.BaseEstimator`), and it
-holds no fitted state.  Calling a kernel follows scikit-learn: ``k(X, Y)`` is
-the Gram matrix of two sequences (or 2-D arrays); ``k.value(x, y)`` is one
-pair.  A subclass writes :meth:`Kernel.pair`; it may override
-:meth:`Kernel.gram_block` (and :meth:`Kernel.gram_block_symmetric`) with a
-batched fast path.  Everything else (Gram matrices, caching, parallelism,
-hashing, k-NN, dependence measures) comes from the engine.
+A kernel is a small scikit-learn style object (parameters stored verbatim, no fitted
+state): ``k(X, Y)`` is the Gram matrix of two sequences (or 2-D arrays), ``k.value(x, y)``
+one pair.  A subclass writes :meth:`Kernel.pair`, or :meth:`Kernel.gram_block` as a
+batched fast path; everything else comes from the engine.
 
 Kernels compose (KeLP style) instead of being copied with variations::
 
@@ -94,17 +89,14 @@ class Kernel(BaseEstimator):
         if isinstance(X, np.ndarray):
             return X
         if isinstance(X, (str, bytes)):
-            raise TypeError(
-                f"{type(self).__name__} expects a sequence of structures, got a bare "
-                f"{type(X).__name__}; wrap a single structure in a list"
-            )
+            raise TypeError(f"{type(self).__name__} expects a sequence of structures, got a bare "
+                            f"{type(X).__name__}; wrap a single structure in a list")
         return list(X)
 
     def pair(self, x: Any, y: Any) -> float:
         """The kernel value of one pair of (already checked) structures."""
         raise NotImplementedError(
-            f"{type(self).__name__} must implement pair(x, y) or gram_block(X, Y)"
-        )
+            f"{type(self).__name__} must implement pair(x, y) or gram_block(X, Y)")
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
         """Kernel values between all of ``X`` and all of ``Y`` (checked inputs).
@@ -143,16 +135,13 @@ class Kernel(BaseEstimator):
         """An explicit finite feature map φ with ``k(x, y) = φ(x)·φ(y)``, or None when the
         kernel has none.
 
-        Estimators that work in feature space (PHSIC's ``"feature"`` estimator) ask the
-        kernel for its map here rather than testing its class.  The map is given as rows
-        and row scales, ``φ(X[i]) = w[i] * A[i]``, so that a scaled map (the cosine
-        kernel's ``x / ||x||``) needs no scaled copy of the data.  The default: None.
+        The map is given as rows and row scales, ``φ(X[i]) = w[i] * A[i]``, so that a
+        scaled map (the cosine kernel's ``x / ||x||``) needs no scaled copy of the data.
 
         Parameters
         ----------
         X : checked input
-            What :meth:`check_input` returns (for the vector kernels a 2-D float array;
-            float32 is kept).
+            What :meth:`check_input` returns.
 
         Returns
         -------
@@ -179,21 +168,17 @@ class Kernel(BaseEstimator):
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
 
-        This is scikit-learn's kernel protocol (``SVC(kernel=k)``,
-        ``sklearn.gaussian_process`` kernels, GraKeL): two 2-D arrays, or two
-        sequences of structures, give their Gram.  One pair is :meth:`value`.
-        A single structure (a :class:`~structkernels.Path`, a
-        :class:`~structkernels.Tree`, a bare string, one re-writing) is refused with a pointer
-        to :meth:`value`, so that a pair is never silently read as two
-        sequences.
+        scikit-learn's kernel protocol (``SVC(kernel=k)``): two 2-D arrays, or two sequences
+        of structures, give their Gram.  A single structure (a Path, a Tree, a bare string,
+        one re-writing) is refused with a pointer to :meth:`value`, so that a pair is never
+        silently read as two sequences.
         """
         for arg in (X, Y):
             if arg is not None and self._is_single_structure(arg):
                 raise TypeError(
                     f"{type(self).__name__}(X, Y) takes two sequences of structures (or 2-D "
                     f"arrays) and returns their Gram; got a single {type(arg).__name__}: use "
-                    f"{type(self).__name__}.value(x, y) for one pair"
-                )
+                    f"{type(self).__name__}.value(x, y) for one pair")
         return self.gram(X, Y, progress=False)
 
     def _is_single_structure(self, arg: Any) -> bool:
@@ -282,8 +267,7 @@ class Kernel(BaseEstimator):
         features: ``(collapse, diag)`` with ``collapse.dots(Y)`` giving ``<φ(y), v>`` and
         ``k(y, y)`` for each ``y`` (``v = Σ_j w_j φ(X[j])``, each ``φ(X[j])`` divided by its
         norm when ``normalized``) and ``diag`` the references' ``k(X[j], X[j])``; None (the
-        default) for a kernel without such a map.  A trained model's decision function
-        over many references then costs one pass over a pair's own features."""
+        default) for a kernel without such a map."""
         return None
 
     def canonical_form(self) -> Any:
@@ -322,11 +306,8 @@ class Kernel(BaseEstimator):
 
 
 # scikit-learn's pairwise_kernels (behind KernelRidge, KernelPCA, Nystroem ...) calls a
-# kernel of its Gaussian-process family once with the whole arrays, and any other callable
-# once per pair of rows (a Python call and a check each).  Kernel keeps its own protocol
-# (k(X, Y) is the Gram) and is declared a virtual subclass of that family, so those
-# estimators get the Gram from the engine in one call: KernelRidge(kernel=k) costs what
-# kernel="precomputed" on k(X) costs.
+# kernel of its Gaussian-process family once with the whole arrays, any other callable once
+# per pair of rows: as a virtual subclass of that family, a Kernel gives its Gram in one call.
 GPKernel.register(Kernel)
 
 
@@ -340,9 +321,8 @@ class _Combination(Kernel):
     @property
     def nogil_blocks(self) -> bool:
         """GIL-free blocks when both parts have them (the Gram engine then uses threads)."""
-        return bool(getattr(self.k1, "nogil_blocks", False)) and bool(
-            getattr(self.k2, "nogil_blocks", False)
-        )
+        return (bool(getattr(self.k1, "nogil_blocks", False))
+                and bool(getattr(self.k2, "nogil_blocks", False)))
 
     def validate_params(self) -> None:
         for name in ("k1", "k2"):
@@ -381,31 +361,34 @@ class ProductKernel(_Combination):
         return self.k1.diag_block(X) * self.k2.diag_block(X)
 
 
-class ScaledKernel(Kernel):
+class _Wrapper(Kernel):
+    """Shared parts of the kernels built on one ``kernel``."""
+
+    @property
+    def nogil_blocks(self) -> bool:
+        """GIL-free blocks when the wrapped kernel has them."""
+        return bool(getattr(self.kernel, "nogil_blocks", False))
+
+    def check_input(self, X: Any) -> Sequence:
+        return self.kernel.check_input(X)
+
+
+class ScaledKernel(_Wrapper):
     """``c * kernel(x, y)`` with ``c >= 0`` (a negative scale would break PSD)."""
 
     def __init__(self, kernel: Kernel, scale: float = 1.0):
         self.kernel = kernel
         self.scale = scale
 
-    @property
-    def nogil_blocks(self) -> bool:
-        """GIL-free blocks when the scaled kernel has them."""
-        return bool(getattr(self.kernel, "nogil_blocks", False))
-
     def validate_params(self) -> None:
         if not isinstance(self.kernel, Kernel):
             raise TypeError("ScaledKernel.kernel must be a Kernel")
-        if isinstance(self.scale, (bool, np.bool_)) or not isinstance(
-            self.scale, (int, float, np.integer, np.floating)
-        ):
+        if (isinstance(self.scale, (bool, np.bool_))
+                or not isinstance(self.scale, (int, float, np.integer, np.floating))):
             raise TypeError(f"ScaledKernel.scale must be a number, got {self.scale!r}")
         if not np.isfinite(self.scale) or self.scale < 0:
             raise ValueError(f"ScaledKernel.scale must be finite and >= 0, got {self.scale!r}")
         self.kernel.validate_params()
-
-    def check_input(self, X: Any) -> Sequence:
-        return self.kernel.check_input(X)
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
         return self.scale * self.kernel.gram_block(X, Y)
@@ -417,7 +400,7 @@ class ScaledKernel(Kernel):
         return self.scale * self.kernel.diag_block(X)
 
 
-class Normalized(Kernel):
+class Normalized(_Wrapper):
     """Cosine normalisation ``k(x, y) / sqrt(k(x, x) k(y, y))``.
 
     Structures with zero self-similarity get similarity 0 (with a warning).
@@ -438,18 +421,10 @@ class Normalized(Kernel):
     def __init__(self, kernel: Kernel):
         self.kernel = kernel
 
-    @property
-    def nogil_blocks(self) -> bool:
-        """GIL-free blocks when the normalised kernel has them."""
-        return bool(getattr(self.kernel, "nogil_blocks", False))
-
     def validate_params(self) -> None:
         if not isinstance(self.kernel, Kernel):
             raise TypeError("Normalized.kernel must be a Kernel")
         self.kernel.validate_params()
-
-    def check_input(self, X: Any) -> Sequence:
-        return self.kernel.check_input(X)
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
         K = self.kernel.gram_block(X, Y)

@@ -1,11 +1,8 @@
 """A kernel read from a stored Gram matrix: structures are row/column indices.
 
-``GramLookup(G)`` is the kernel ``k(i, j) = G[i, j]`` on integer indices (the
-cache of KeLP's ``KernelCache``, turned into a kernel).  Any algorithm that
-takes a kernel -- the hashers, :func:`structkernels.neighbors.graph.knn_graph`,
-:class:`~structkernels.KernelKNNClassifier` with hashing -- then runs on
-values computed once, and its kernel-evaluation counters count the values it
-read: the number of evaluations it would cost with the kernel itself.
+``GramLookup(G)`` is the kernel ``k(i, j) = G[i, j]`` on integer indices (KeLP's
+``KernelCache`` turned into a kernel): any algorithm that takes a kernel then runs on
+values computed once, and its evaluation counters count the values it read.
 
 A rectangular ``G`` of shape ``(n_rows, n_cols)`` holds training structures
 ``0 .. n_cols - 1`` as rows and columns and further structures (e.g. test
@@ -61,17 +58,14 @@ class GramLookup(Kernel):
     def validate_params(self) -> None:
         G = self.matrix
         if not isinstance(G, np.ndarray) or G.ndim != 2:
-            raise ValueError(
-                f"GramLookup.matrix must be a 2-D NumPy array, got "
-                f"{type(G).__name__} of shape {getattr(G, 'shape', None)}"
-            )
+            raise ValueError(f"GramLookup.matrix must be a 2-D NumPy array, got "
+                             f"{type(G).__name__} of shape {getattr(G, 'shape', None)}")
         if self.diagonal is not None:
             d = np.asarray(self.diagonal)
             if d.shape != (G.shape[0],):
                 raise ValueError(
                     f"GramLookup.diagonal must have shape ({G.shape[0]},) (one value per row), "
-                    f"got {d.shape}"
-                )
+                    f"got {d.shape}")
 
     def check_input(self, X: Any) -> Sequence:
         idx = np.asarray(X)
@@ -80,15 +74,13 @@ class GramLookup(Kernel):
         if idx.ndim != 1 or idx.dtype.kind not in "iu":
             raise TypeError(
                 "GramLookup: structures are integer indices into the stored Gram matrix; "
-                f"got an array of dtype {idx.dtype} and shape {idx.shape}"
-            )
+                f"got an array of dtype {idx.dtype} and shape {idx.shape}")
         n_rows = self.matrix.shape[0]
         bad = np.flatnonzero((idx < 0) | (idx >= n_rows))
         if len(bad):
             raise IndexError(
                 f"GramLookup: index {int(idx[bad[0]])} (position {int(bad[0])}) is outside "
-                f"the {n_rows} stored rows"
-            )
+                f"the {n_rows} stored rows")
         return idx.astype(np.int64, copy=False)
 
     def _columns(self, Y: np.ndarray) -> np.ndarray:
@@ -97,17 +89,13 @@ class GramLookup(Kernel):
             j = int(np.flatnonzero(Y >= n_cols)[0])
             raise IndexError(
                 f"GramLookup: no stored value against structure {int(Y[j])} (position {j}): "
-                f"only the first {n_cols} structures are columns of the stored matrix"
-            )
+                f"only the first {n_cols} structures are columns of the stored matrix")
         return Y
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
         X = np.asarray(X, dtype=np.int64)
         Y = self._columns(np.asarray(Y, dtype=np.int64))
         return np.asarray(self.matrix[np.ix_(X, Y)], dtype=np.float64)
-
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
-        return self.gram_block(X, X)
 
     def diag_block(self, X: Sequence) -> np.ndarray:
         X = np.asarray(X, dtype=np.int64)

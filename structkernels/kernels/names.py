@@ -65,9 +65,7 @@ def as_kernel(spec: Any, **params: Any):
         return kernel(spec, **params)
     if isinstance(spec, type) and issubclass(spec, Kernel):
         return spec(**params)
-    raise TypeError(
-        f"expected a kernel name or a structkernels.Kernel, got {type(spec).__name__}"
-    )
+    raise TypeError(f"expected a kernel name or a structkernels.Kernel, got {type(spec).__name__}")
 
 
 def gram(kernel: Kernel | str, X: Any, Y: Any = None, **options: Any
@@ -101,13 +99,9 @@ def gram(kernel: Kernel | str, X: Any, Y: Any = None, **options: Any
 def takes_arrays(kernel: Any, kernel_params: dict | None = None) -> bool:
     """Whether ``kernel`` reads a 2-D float array, one row per sample (scikit-learn's input).
 
-    ``"precomputed"`` does (a Gram matrix); a kernel does when its
-    ``check_input`` accepts a small float matrix: the vector kernels, and
-    kernels that keep the base class's check.  The path and tree kernels
-    take structures, and a Gram lookup takes indices.  Estimators set their
-    ``input_tags.two_d_array`` tag from it, so that scikit-learn's checks
-    skip what needs numeric arrays.  A kernel that cannot be built from
-    these parameters counts as taking arrays (``fit`` raises the error).
+    ``"precomputed"`` does; a kernel does when its ``check_input`` accepts a small float
+    matrix.  Estimators set their ``input_tags.two_d_array`` tag from it.  A kernel that
+    cannot be built from these parameters counts as taking arrays (``fit`` raises the error).
 
     Examples
     --------

@@ -7,14 +7,10 @@ replacing ``k`` with::
 
     k_NS(i, j) = σ(i) k(i, j) σ(j)                                   (Eq. 1)
 
-Here ``σ`` weighs the edge label of an ``(edge, node)`` tuple
-(``σ(e) k((e, n), (e', n')) σ(e')``, Sec. 5.1).  :class:`NonstationaryKernel`
-does this for any registered or plugin kernel that exposes its tuple kernel
-as a constructor parameter named ``tuple_kernel``.  σ goes to its one home:
-the wrapped kernel's own ``sigma`` parameter when it has one (``path``, ``tree``:
-multiplied with it, their compiled blocks unchanged), else the tuple kernel
-(:class:`~structkernels.kernels.tuples.WeightedTupleKernel`).  The weighted kernel
-is built once per parameter setting (at ``validate_params`` or first use), not per block.
+Here ``σ`` weighs the edge label of an ``(edge, node)`` tuple (Sec. 5.1), for any kernel
+with a ``tuple_kernel`` parameter.  σ goes to the wrapped kernel's own ``sigma`` when it
+has one (``path``, ``tree``), else to its tuple kernel
+(:class:`~structkernels.kernels.tuples.WeightedTupleKernel`).
 """
 
 from __future__ import annotations
@@ -87,8 +83,7 @@ class NonstationaryKernel(Kernel):
         if "tuple_kernel" not in params:
             raise TypeError(
                 f"NonstationaryKernel wraps convolution kernels exposing their tuple kernel as a "
-                f"'tuple_kernel' parameter; {type(base).__name__} has none"
-            )
+                f"'tuple_kernel' parameter; {type(base).__name__} has none")
         if "sigma" in params:
             params["sigma"] = combine_sigma(params["sigma"], self.sigma)
         else:

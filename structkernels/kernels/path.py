@@ -21,8 +21,7 @@ and always weighs 1.  With ``σ ≡ 1`` (``sigma=None``) this is the stationary
 path kernel (PK); with a learned σ it is the nonstationary path kernel (NPK).
 
 The Gram blocks run in one compiled sparse dynamic programme per block
-(:mod:`structkernels.kernels._conv_numba`): cost per pair is
-``O(|S| |S'| + M^2 L)`` for ``M`` matching tuple pairs and ``L`` lengths.
+(:mod:`structkernels.kernels._conv_numba`).
 """
 
 from __future__ import annotations
@@ -113,24 +112,19 @@ class PathKernel(EncodedConvolutionKernel):
     """
 
     structure = Path
+    encoded = PathList
     overflow_hint = (
         "long paths share astronomically many common substructures: lower lam or set "
         "max_len (or compare shorter paths)"
     )
-    encoded = PathList
 
     @staticmethod
     def _relabel(Y: PathList, vocab: Vocabulary, ymap: np.ndarray) -> PathList:
         return PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
 
-    def __init__(
-        self,
-        lam: float = 0.8,
-        max_len: int | None = None,
-        sigma: Mapping[str, float] | None = None,
-        tuple_kernel: Any = None,
-        node_mismatch: float = 0.0,
-    ):
+    def __init__(self, lam: float = 0.8, max_len: int | None = None,
+                 sigma: Mapping[str, float] | None = None, tuple_kernel: Any = None,
+                 node_mismatch: float = 0.0):
         self.lam = lam
         self.max_len = max_len
         self.sigma = sigma
@@ -154,10 +148,8 @@ class PathKernel(EncodedConvolutionKernel):
         if c == 0.0:
             return tk
         if not (isinstance(tk.node_kernel, str) and tk.node_kernel == "indicator"):
-            raise ValueError(
-                "PathKernel.node_mismatch applies to the indicator node kernel only; "
-                f"tuple_kernel already has node_kernel={tk.node_kernel!r}"
-            )
+            raise ValueError("PathKernel.node_mismatch applies to the indicator node kernel only; "
+                             f"tuple_kernel already has node_kernel={tk.node_kernel!r}")
         return TupleKernel(tk.edge_kernel, PartialIndicator(c))
 
     def _block(self, X: Sequence[Path], Y: Sequence[Path], mode: int) -> np.ndarray:
@@ -313,8 +305,7 @@ class PathKernel(EncodedConvolutionKernel):
         return tk is not None and all(
             (isinstance(lk, str) and lk == "indicator")
             or type(lk) in (IndicatorSimilarity, PartialIndicator, WordVectorSimilarity)
-            for lk in (tk.edge_kernel, tk.node_kernel)
-        )
+            for lk in (tk.edge_kernel, tk.node_kernel))
 
     def chain_bound_weights(self, X: PathList) -> np.ndarray | None:
         """Weights ``λ² σ(e)²`` of the distinct edge labels of ``X`` (sorted ids), or None.

@@ -21,14 +21,11 @@ __all__ = ["check_sigma", "combine_sigma", "sigma_weight"]
 def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
     """Validate a σ mapping and return it as a ``{label: float}`` dict.
 
-    The one σ check: kernels call it with their parameter's name
-    (``"PathKernel.sigma"``), the model-file readers with the place in the file
-    (``"learner['sigma']"``) and add the file's name.  ``None`` is the empty mapping
-    (every label weighs 1).  Keys must be non-empty strings (``TypeError``); values
-    finite numbers ``>= 0`` (a negative weight is refused: it would not change the
-    kernel, since σ enters as σ(e) σ(e'), but it says the caller meant something
-    else): ``"<owner>[<label>] is <value>; σ must be a finite number >= 0"``, a
-    ``TypeError`` for what is not a number, a ``ValueError`` for a number out of range.
+    ``owner`` names the parameter (``"PathKernel.sigma"``) or the place in a model file.
+    ``None`` is the empty mapping (every label weighs 1).  Keys must be non-empty strings;
+    values finite numbers ``>= 0`` (a negative weight would not change the kernel, since σ
+    enters as σ(e) σ(e'), but it says the caller meant something else): a ``TypeError``
+    for what is not a number, a ``ValueError`` for a number out of range.
 
     Examples
     --------
@@ -43,8 +40,7 @@ def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
         return {}
     if not isinstance(sigma, Mapping):
         raise TypeError(
-            f"{owner} must be a mapping of edge label -> σ (or None), got {type(sigma).__name__}"
-        )
+            f"{owner} must be a mapping of edge label -> σ (or None), got {type(sigma).__name__}")
     out: dict[str, float] = {}
     for label, w in sigma.items():
         if not isinstance(label, str) or not label:

@@ -46,10 +46,7 @@ from structkernels.kernels import _conv_numba as _nb
 from structkernels.kernels._convolution import EncodedConvolutionKernel
 from structkernels.kernels.path import check_lam
 from structkernels.kernels.sigma import check_sigma
-from structkernels.kernels.tuples import (
-    as_tuple_kernel,
-    match_keys,
-)
+from structkernels.kernels.tuples import as_tuple_kernel, match_keys
 from structkernels.structures import Tree, TreeList, Vocabulary
 
 __all__ = ["TreeKernel", "TreeList"]
@@ -100,14 +97,8 @@ class TreeKernel(EncodedConvolutionKernel):
         return TreeList(vocab, Y.tree_offsets, ymap[Y.labels], ymap[Y.edges], Y.child_offsets,
                         Y.child_index)
 
-    def __init__(
-        self,
-        lam: float = 0.8,
-        decay: str = "span",
-        contiguous: bool = False,
-        sigma: Mapping[str, float] | None = None,
-        tuple_kernel: Any = None,
-    ):
+    def __init__(self, lam: float = 0.8, decay: str = "span", contiguous: bool = False,
+                 sigma: Mapping[str, float] | None = None, tuple_kernel: Any = None):
         self.lam = lam
         self.decay = decay
         self.contiguous = contiguous

@@ -14,11 +14,8 @@ gives the stationary kernel exactly; ``σ(l) = 0`` makes every tuple with edge
 label ``l`` similar to nothing, so every common substructure using such a
 tuple contributes nothing to the convolution kernel.
 
-Label kernels (:class:`LabelKernel`): the indicator ``I(i = j)`` (the
-default, written ``"indicator"``) and the word-vector similarity of Sec. 5.1,
-:class:`WordVectorSimilarity`.  A label kernel gives a dense similarity
-matrix between two lists of labels; the compiled kernels ask for it once per
-Gram block over the labels of the block, never per pair.
+Label kernels (:class:`LabelKernel`): the indicator ``I(i = j)`` (the default,
+``"indicator"``) and the word-vector similarity of Sec. 5.1, :class:`WordVectorSimilarity`.
 
 Examples
 --------
@@ -45,15 +42,8 @@ from structkernels.kernels.sigma import sigma_weight
 from structkernels.structures import Vocabulary
 
 __all__ = [
-    "LabelKernel",
-    "IndicatorSimilarity",
-    "PartialIndicator",
-    "WordVectorSimilarity",
-    "TupleKernel",
-    "WeightedTupleKernel",
-    "TupleTables",
-    "tuple_tables",
-    "match_keys",
+    "LabelKernel", "IndicatorSimilarity", "PartialIndicator", "WordVectorSimilarity",
+    "TupleKernel", "WeightedTupleKernel", "TupleTables", "tuple_tables", "match_keys",
     "merge_vocabularies",
 ]
 
@@ -88,13 +78,10 @@ class IndicatorSimilarity(LabelKernel):
 class PartialIndicator(LabelKernel):
     """``c + (1 - c) I(i = j)``: 1 for equal labels, ``c`` (the ``mismatch`` weight) otherwise.
 
-    Partial credit between labels: with ``c = 0`` it is the indicator; with
-    ``0 < c <= 1`` two different labels still count ``c`` of a match.  It is
-    positive semi-definite for ``0 <= c <= 1`` (a convex combination of the
-    all-ones and the identity matrices).  As the node kernel of a path kernel
-    (``PathKernel(node_mismatch=c)``) it lets tuples whose edge labels (AMR
-    roles) agree match even when their concepts differ, with the weight
-    ``c`` instead of 1.
+    Positive semi-definite for ``0 <= c <= 1`` (a convex combination of the all-ones and
+    the identity matrices).  As the node kernel of a path kernel
+    (``PathKernel(node_mismatch=c)``) it lets tuples whose edge labels agree match with
+    the weight ``c`` when their concepts differ.
 
     Examples
     --------
@@ -130,11 +117,10 @@ class WordVectorSimilarity(LabelKernel):
     unit-length word vectors (vectors are normalised here) and ``γ ∈ (-1, 1)``
     a sparsity parameter: pairs with cosine ``<= γ`` get 0.  ``k(i, i) = 1``.
 
-    A label is looked up as it is, then lower-cased, then without a PropBank
-    sense suffix (``bind-01`` -> ``bind``).  Labels with no vector (and the
-    missing edge ``None``) fall back to the indicator: 1 with an equal
-    label, 0 otherwise.  The kernel is not guaranteed positive semi-definite
-    (the truncation ``(·)₊`` can break it); the paper uses it as is.
+    A label is looked up as it is, then lower-cased, then without a PropBank sense suffix
+    (``bind-01`` -> ``bind``); labels with no vector (and ``None``) fall back to the
+    indicator.  Not guaranteed PSD (the truncation ``(·)₊`` can break it); the paper uses
+    it as is.
 
     Parameters
     ----------
@@ -186,15 +172,12 @@ class WordVectorSimilarity(LabelKernel):
         else:
             if self.vocabulary is None:
                 raise ValueError(
-                    "WordVectorSimilarity: a matrix of vectors needs `vocabulary` (its row words)"
-                )
+                    "WordVectorSimilarity: a matrix of vectors needs `vocabulary` (its row words)")
             M = np.asarray(self.vectors, dtype=np.float64)
             words = list(self.vocabulary)
             if M.ndim != 2 or M.shape[0] != len(words):
-                raise ValueError(
-                    f"WordVectorSimilarity: vectors of shape {M.shape} do not match a "
-                    f"vocabulary of {len(words)} words"
-                )
+                raise ValueError(f"WordVectorSimilarity: vectors of shape {M.shape} do not match a "
+                                 f"vocabulary of {len(words)} words")
         if not np.isfinite(M).all():
             bad = int(np.flatnonzero(~np.isfinite(M).all(axis=1))[0])
             raise ValueError(f"WordVectorSimilarity: the vector of {words[bad]!r} is not finite")
@@ -326,21 +309,17 @@ def as_tuple_kernel(spec: Any, owner: str) -> TupleKernel:
         return spec
     raise TypeError(
         f"{owner}.tuple_kernel must be None or a structkernels.kernels.tuples.TupleKernel, "
-        f"got {type(spec).__name__}"
-    )
+        f"got {type(spec).__name__}")
 
 
 # --------------------------------------------------------- arrays for compiled code
 class TupleTables(NamedTuple):
     """What the compiled kernels need to evaluate the tuple similarity.
 
-    ``sig[id]`` is σ of the vocabulary id (1 for ids that are not weighted
-    edge labels, including 0, the missing edge).  With ``ind_e`` (``ind_n``)
-    the edge (node) kernel is the indicator and ids are compared; otherwise
-    ``KE[ec[i], ec[j]]`` (``KN[nc[i], nc[j]]``) is the label similarity, with
-    ``ec``/``nc`` aligned with the ``edges``/``nodes`` arrays given.  A
-    :class:`PartialIndicator` node kernel is compared by id as well, with
-    ``cn`` its mismatch weight (0 for the indicator): no matrix is built.
+    ``sig[id]``: σ of each vocabulary id (1 for id 0, the missing edge).  With ``ind_e``
+    (``ind_n``) the edge (node) kernel compares ids; otherwise ``KE[ec[i], ec[j]]``
+    (``KN[nc[i], nc[j]]``) is the label similarity.  A :class:`PartialIndicator` node
+    kernel compares ids too, ``cn`` its mismatch weight (0 for the indicator).
     """
 
     sig: np.ndarray
@@ -385,12 +364,8 @@ def sigma_table(sigma: Mapping[str, float] | None, vocab: Vocabulary) -> np.ndar
 
 def tuple_tables(tk: TupleKernel, sigma: Mapping[str, float] | None, vocab: Vocabulary,
                  edges: np.ndarray, nodes: np.ndarray) -> TupleTables:
-    """Tables of ``tk`` weighted by the kernel's ``sigma`` over a block's vocabulary.
-
-    ``edges``/``nodes`` are all the vocabulary ids the block uses (both
-    sides, concatenated); the similarity matrices are built over their
-    distinct labels only.
-    """
+    """Tables of ``tk`` weighted by ``sigma`` over the ids ``edges``/``nodes`` a block uses
+    (both sides); the similarity matrices cover their distinct labels only."""
     sig = sigma_table(sigma, vocab)
     ke = _as_label_kernel(tk.edge_kernel, "TupleKernel.edge_kernel")
     kn = _as_label_kernel(tk.node_kernel, "TupleKernel.node_kernel")
@@ -411,14 +386,9 @@ def tuple_tables(tk: TupleKernel, sigma: Mapping[str, float] | None, vocab: Voca
 
 def match_keys(tb: TupleTables, n_labels: int, xe: np.ndarray, xn: np.ndarray,
                ye: np.ndarray, yn: np.ndarray, same: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Integer keys of the tuples for the compiled kernels' id comparison.
-
-    With both label kernels compared by id (``tb.ind_e`` and ``tb.ind_n``), two
-    tuples can match only when their keys are equal: the tuple ``edge * n_labels
-    + node`` for the indicator node kernel, the edge alone with partial node
-    credit (``tb.cn > 0``).  Otherwise the keys are unused (the edges are
-    returned).  ``same``: ``Y`` is ``X`` (one array serves both).
-    """
+    """Integer keys of the tuples: with both label kernels compared by id, two tuples can
+    match only when their keys are equal (``edge * n_labels + node``; the edge alone with
+    partial node credit).  Otherwise the edges.  ``same``: ``Y`` is ``X``."""
     if tb.ind_e and tb.ind_n and not tb.cn:
         xk = xe * n_labels + xn
         return xk, (xk if same else ye * n_labels + yn)
@@ -426,10 +396,8 @@ def match_keys(tb: TupleTables, n_labels: int, xe: np.ndarray, xn: np.ndarray,
 
 
 def merge_vocabularies(vx: Vocabulary, vy: Vocabulary) -> tuple[Vocabulary, np.ndarray | None]:
-    """A vocabulary holding both, with ``vx``'s ids unchanged, and ``vy`` id -> new id.
-
-    Returns ``(vx, None)`` when both are the same object (nothing to remap).
-    """
+    """A vocabulary holding both, with ``vx``'s ids unchanged, and ``vy`` id -> new id
+    (``(vx, None)`` when both are the same object)."""
     if vy is vx:
         return vx, None
     merged = vx.copy()

@@ -1,18 +1,11 @@
 """Kernels on real vectors: linear, cosine, RBF, Laplacian and polynomial.
 
 Input is a 2-D float array (one row per vector); every block is one call of
-:mod:`sklearn.metrics.pairwise` (BLAS inside), never a Python loop over pairs.
-NaN or infinite input is refused, naming the row; vectors of different
-lengths are refused naming the kernel.  The RBF kernel follows the PHSIC paper
-(Yokoi et al., 2018): ``exp(-||x - y||^2 / (2 b^2))`` with ``b`` the ``bandwidth``, i.e.
-scikit-learn's ``rbf_kernel`` with ``gamma = 1 / (2 b^2)``.  The RBF and Laplacian
-bandwidth was called ``sigma`` (the name of the nonstationary weights): ``sigma=`` still
-works, with a :class:`BandwidthRenamedWarning`.
-
-Called the scikit-learn way, ``k.value(X, Y)`` on 2-D arrays is the Gram matrix, so
-``SVC(kernel=k)`` works; on two 1-D vectors it is their one value, which is
-the protocol of :func:`sklearn.metrics.pairwise_kernels` for callables (used by
-``KernelRidge(kernel=k)``).
+:mod:`sklearn.metrics.pairwise`.  The RBF kernel follows the PHSIC paper (Yokoi et al.,
+2018): ``exp(-||x - y||^2 / (2 b^2))`` with ``b`` the ``bandwidth``.  ``sigma=``, the
+bandwidth's former name, still works with a :class:`BandwidthRenamedWarning`.
+``k(X, Y)`` on 2-D arrays is the Gram matrix, so ``SVC(kernel=k)`` works; on two 1-D
+vectors it is their one value (the callable protocol of ``pairwise_kernels``).
 
 Examples
 --------
@@ -62,13 +55,11 @@ class VectorKernel(Kernel):
         if _is_bool_data(X):
             raise TypeError(
                 f"{type(self).__name__} expects a 2-D float array, got booleans; convert "
-                "them explicitly (e.g. X.astype(float)) if 0/1 vectors are meant"
-            )
+                "them explicitly (e.g. X.astype(float)) if 0/1 vectors are meant")
         if sp.issparse(X):
             raise TypeError(
                 f"{type(self).__name__}: sparse input is not supported; densify it or reduce it "
-                "(e.g. TruncatedSVD) first"
-            )
+                "(e.g. TruncatedSVD) first")
         if isinstance(X, np.ndarray) and X.ndim == 1 and X.size == 0:
             X = X.reshape(0, 0)
         try:
@@ -82,10 +73,8 @@ class VectorKernel(Kernel):
             ) from None
         if not np.isfinite(A).all():
             bad = np.flatnonzero(~np.isfinite(A).all(axis=1))
-            raise ValueError(
-                f"{type(self).__name__}: input contains NaN or infinity in row(s) "
-                f"{bad[:10].tolist()}{' ...' if len(bad) > 10 else ''}"
-            )
+            raise ValueError(f"{type(self).__name__}: input contains NaN or infinity in row(s) "
+                             f"{bad[:10].tolist()}{' ...' if len(bad) > 10 else ''}")
         return A
 
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray | float:
@@ -101,13 +90,8 @@ class VectorKernel(Kernel):
         return super().__call__(X, Y)
 
     def _vector_value(self, x: Any, y: Any) -> float:
-        """``k(x, y)`` of two 1-D vectors, as scikit-learn's ``pairwise_kernels`` asks for it
-        once per pair: the checks :meth:`check_input` makes, on two rows, without
-        ``check_array``'s cost (about 1 ms a call), then :meth:`pair`.
-
-        Two float64 vectors of one shape take the short way, :meth:`_quick`, when it
-        vouches for the value (its intermediate sum is finite only if every element is);
-        anything else goes through every check below, which names what is wrong."""
+        """``k(x, y)`` of two 1-D vectors: the checks of :meth:`check_input` without
+        ``check_array``'s cost, after :meth:`_quick` when it vouches for the value."""
         self.validate_params()
         if (
             type(x) is np.ndarray and type(y) is np.ndarray
@@ -119,8 +103,7 @@ class VectorKernel(Kernel):
         if _is_bool_data(x) or _is_bool_data(y):
             raise TypeError(
                 f"{type(self).__name__} expects float vectors, got booleans; convert them "
-                "explicitly (e.g. x.astype(float)) if 0/1 vectors are meant"
-            )
+                "explicitly (e.g. x.astype(float)) if 0/1 vectors are meant")
         try:
             a = np.asarray(x, dtype=np.float64)
             b = np.asarray(y, dtype=np.float64)
@@ -128,8 +111,7 @@ class VectorKernel(Kernel):
             raise type(exc)(f"{type(self).__name__} expects float vectors: {exc}") from None
         if a.shape != b.shape:
             raise ValueError(
-                f"{type(self).__name__}: vectors of different dimensions, {a.size} and {b.size}"
-            )
+                f"{type(self).__name__}: vectors of different dimensions, {a.size} and {b.size}")
         if not math.isfinite(a.sum() + b.sum()):  # one sum overflows only if a value is huge
             if not (np.isfinite(a).all() and np.isfinite(b).all()):
                 raise ValueError(f"{type(self).__name__}: input contains NaN or infinity")
@@ -139,25 +121,19 @@ class VectorKernel(Kernel):
         return v
 
     def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
-        """``k(x, y)`` of two float64 vectors of one length without checking them, or None.
-
-        A value is returned only when a sum the kernel forms anyway is finite, which it
-        is only if no element of ``x`` or ``y`` is NaN or infinite (an inf or NaN term
-        keeps a sum non-finite); None sends the pair through the full checks.
-        """
+        """``k(x, y)`` of two unchecked float64 vectors when a sum it forms anyway is finite
+        (so no element is NaN or infinite); None sends the pair through the checks."""
         return None
 
     def pair(self, x, y) -> float:
-        """One value from two checked 1-D float vectors of one length (the built-in
-        kernels compute it directly)."""
+        """One value from two checked 1-D float vectors of one length."""
         return float(self.gram_block(x[None, :], y[None, :])[0, 0])
 
     def gram_block(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         if X.shape[1] != Y.shape[1]:
             raise ValueError(
                 f"{type(self).__name__}: vectors of different dimensions, {X.shape[1]} and "
-                f"{Y.shape[1]} (X is {X.shape[0]}x{X.shape[1]}, Y is {Y.shape[0]}x{Y.shape[1]})"
-            )
+                f"{Y.shape[1]} (X is {X.shape[0]}x{X.shape[1]}, Y is {Y.shape[0]}x{Y.shape[1]})")
         return np.asarray(self._pairwise(X, Y), dtype=np.float64)
 
     def gram_block_symmetric(self, X: np.ndarray) -> np.ndarray:
@@ -184,8 +160,7 @@ def _is_bool_data(X: Any) -> bool:
 def _is_number(value: Any) -> bool:
     """A real number that is not a bool (``True`` is not ``1.0`` for a parameter)."""
     return isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(
-        value, (bool, np.bool_)
-    )
+        value, (bool, np.bool_))
 
 
 def _check_positive(owner: Kernel, name: str, allow_none: bool = False) -> None:
@@ -203,8 +178,6 @@ class LinearKernel(VectorKernel):
     --------
     >>> import numpy as np
     >>> from structkernels import kernel
-    >>> kernel("linear").value(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
-    11.0
     >>> kernel("linear")(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0], [1.0, 0.0]])).tolist()
     [[11.0, 1.0]]
     """
@@ -295,9 +268,8 @@ class _BandwidthKernel(VectorKernel):
 
 
 class RBFKernel(_BandwidthKernel):
-    """Gaussian kernel ``exp(-||x - y||^2 / (2 b^2))`` (PHSIC paper's form).
-
-    Equals scikit-learn's ``rbf_kernel`` with ``gamma = 1 / (2 b^2)``.
+    """Gaussian kernel ``exp(-||x - y||^2 / (2 b^2))`` (PHSIC paper's form): scikit-learn's
+    ``rbf_kernel`` with ``gamma = 1 / (2 b^2)``.
 
     Parameters
     ----------
@@ -314,16 +286,14 @@ class RBFKernel(_BandwidthKernel):
         super().validate_params()
         if not math.isfinite(0.5 / self._b / self._b):
             raise ValueError(
-                f"RBFKernel.bandwidth = {self._b!r} is too small: 1 / (2 b^2) overflows"
-            )
+                f"RBFKernel.bandwidth = {self._b!r} is too small: 1 / (2 b^2) overflows")
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         # 0.5 / b / b: a huge bandwidth gives gamma 0 (all ones), never an OverflowError
         return pairwise.rbf_kernel(X, Y, gamma=0.5 / self._b / self._b)
 
     def column_function(self, X: np.ndarray) -> Any:
-        """``idx -> K(X, X[idx])`` from the rows' squared norms prepared once, the formula
-        of :meth:`gram_block` without re-reading ``X`` per column (see
+        """``idx -> K(X, X[idx])`` from the rows' squared norms prepared once (see
         :meth:`Kernel.column_function`)."""
         if type(self) is not RBFKernel:
             return None
@@ -343,12 +313,8 @@ class RBFKernel(_BandwidthKernel):
 class LaplacianKernel(_BandwidthKernel):
     """``exp(-||x - y||_1 / b)``; scikit-learn's ``laplacian_kernel`` with gamma = 1/b.
 
-    Parameters
-    ----------
-    bandwidth : float, default 1.0
-        ``b``.
-    sigma : float, optional
-        Deprecated name of ``bandwidth`` (a :class:`BandwidthRenamedWarning`).
+    Its parameters are those of :class:`RBFKernel`: ``bandwidth`` ``b`` and ``sigma``, the
+    deprecated name of ``bandwidth``.
     """
 
     def __init__(self, bandwidth: float = 1.0, sigma: float | None = None):
@@ -392,8 +358,7 @@ class PolynomialKernel(VectorKernel):
 
     def _pairwise(self, X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
         return pairwise.polynomial_kernel(
-            X, Y, degree=self.degree, gamma=self.gamma, coef0=self.coef0
-        )
+            X, Y, degree=self.degree, gamma=self.gamma, coef0=self.coef0)
 
     def pair(self, x: np.ndarray, y: np.ndarray) -> float:
         gamma = 1.0 / x.shape[0] if self.gamma is None else self.gamma

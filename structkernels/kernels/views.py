@@ -10,10 +10,8 @@ applies any kernel to one view, so the kernel algebra of
     k = ViewKernel(kernel("path", lam=0.8), "amr") + ViewKernel(kernel("path"), "dependency")
     k = Normalized(ViewKernel(...)) * Normalized(ViewKernel(...))
 
-A sum (or product) of PSD kernels on the views is PSD on the pairs.  :class:`ViewSum` is
-the sum of one kernel per view as one kernel: the relation models' kernel
-(:meth:`~structkernels.relations.models.RelationModel.kernel`), whose Gram is computed view
-by view (:meth:`ViewSum.gram_by_view`) and whose views the extractor's scoring reads.
+A sum (or product) of PSD kernels on the views is PSD on the pairs.  :class:`ViewSum`, the
+sum of one kernel per view as one kernel, is the relation models' kernel.
 """
 
 from __future__ import annotations
@@ -33,9 +31,8 @@ __all__ = ["ViewKernel", "ViewSum"]
 class ViewSum(Kernel):
     """``Σ_v k_v(x[v], y[v])``: one kernel per view of multi-view items, summed in order.
 
-    Its blocks add the views' blocks left to right (as a sum of :class:`ViewKernel` terms
-    does); :meth:`gram_by_view` gives the same matrix as each view's own Gram added in
-    order, each view encoded once instead of once per block.
+    Its blocks add the views' blocks left to right; :meth:`gram_by_view` gives the same
+    matrix from each view's own Gram, each view encoded once instead of once per block.
 
     Parameters
     ----------

@@ -1,22 +1,9 @@
 """The kernel k-nearest-neighbour classifier, exact or with kernel hashing.
 
-:class:`KernelKNNClassifier` classifies a structure by the labels of its ``k``
-most similar training structures under any registered kernel (or a
-precomputed Gram matrix), by majority or similarity-weighted vote.  With
-``hashing="random-knn"`` or ``"klsh"`` a test structure is compared only with
-the training structures of its hash bucket(s) and the reference set, about
-``sqrt(N)`` instead of ``N`` kernel evaluations (nonstationary kernels paper,
-Garg et al. 2018, Sec. 4.2 and Table 2, where ``k = 8``).
-
-The defaults are the settings of the main job (``structkernels train-npk``):
-the path kernel with partial credit, cosine-normalised, a similarity-weighted
-vote and an F1-tuned threshold (:data:`MAIN_JOB_SETTINGS`), except that the
-search is exact unless ``hashing`` is given.  :data:`PREVIOUS_DEFAULTS` are the
-defaults of structkernels 0.1 (majority vote, no normalisation, the path
-kernel's own parameters, one hash table without probes).
-
-:func:`positive_class_scores` gives F1, precision and recall on the positive
-class through :mod:`sklearn.metrics`, the figures of the paper's tables.
+:class:`KernelKNNClassifier` votes with the ``k`` most similar training structures under any
+registered kernel (or a precomputed Gram); with ``hashing`` a test structure is compared only
+with its hash bucket(s) and the reference set (Garg et al. 2018, Sec. 4.2 and Table 2).
+:func:`positive_class_scores` gives the figures of the paper's tables.
 """
 
 from __future__ import annotations
@@ -41,11 +28,11 @@ from structkernels.kernels.names import takes_arrays
 from structkernels.neighbors.graph import (
     HASHINGS,
     Evaluator,
-    block_topk,
     bounded_k,
     build_tables,
     group_buckets,
     kernel_diagonal,
+    line_topk,
     merge_topk,
     prepare_kernel,
 )
@@ -61,7 +48,8 @@ from structkernels.structures import take
 from structkernels.utils import N_JOBS, Interval, Options, ValidatedParamsMixin
 
 __all__ = [
-    "KernelKNNClassifier", "positive_class_scores", "MAIN_JOB_SETTINGS", "PREVIOUS_DEFAULTS",
+    "KernelKNNClassifier", "positive_class_scores", "stratified_rows", "MAIN_JOB_SETTINGS",
+    "PREVIOUS_DEFAULTS",
 ]
 
 
@@ -69,10 +57,9 @@ __all__ = [
 def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = None) -> dict[str, float]:
     """F1, precision and recall of the positive class (``sklearn.metrics``), as in the paper.
 
-    ``pos_label`` defaults to 1 when the labels are 0/1 (or -1/1), else to
-    the larger of two labels in sorted order (``"yes"`` of ``"no"``/``"yes"``);
-    with more than two labels it must be given.  A ``pos_label`` that occurs
-    in neither ``y_true`` nor ``y_pred`` is an error.
+    ``pos_label`` defaults to 1 when the labels are 0/1 (or -1/1), else to the larger of two
+    labels in sorted order (``"yes"`` of ``"no"``/``"yes"``); with more than two labels it must
+    be given.  A ``pos_label`` that occurs in neither ``y_true`` nor ``y_pred`` is an error.
 
     Examples
     --------
@@ -106,6 +93,17 @@ def positive_class_scores(y_true: Any, y_pred: Any, pos_label: Any = None) -> di
     return {"f1": float(f), "precision": float(p), "recall": float(r), "support": support}
 
 
+def stratified_rows(y: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """Sorted positions of ``size`` of the class labels ``y`` (``train_test_split`` seeded by
+    ``seed``), stratified by class when each class holds at least 2."""
+    from sklearn.model_selection import train_test_split
+
+    stratify = y if np.bincount(y, minlength=2).min() >= 2 else None
+    rows, _ = train_test_split(np.arange(len(y)), train_size=size, stratify=stratify,
+                               random_state=seed)
+    return np.sort(rows)
+
+
 #: Bytes of the rows of a precomputed training Gram copied at a time for the
 #: leave-one-out scores of ``threshold="auto"``.
 _LOO_BAND_BYTES = 64 << 20
@@ -117,14 +115,10 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     **The defaults are the main job's settings** (``structkernels train-npk``,
     :data:`MAIN_JOB_SETTINGS`): the path kernel with λ = 0.8 and partial credit
     0.9, cosine-normalised, 8 neighbours, similarity-weighted votes and an
-    F1-tuned threshold; with hashing, 2 tables and 3 multi-probes.  On 2,000
-    training / 1,000 test structures of the shipped data they give F1 33.7
-    where the structkernels 0.1 defaults (majority vote, no partial credit, no
-    normalisation, 1 table) gave 0.0, chance 3.5.  **One default differs from
-    the main job: the search is exact** (``hashing=None``), where the main job
-    hashes (``"random-knn"``) to save kernel evaluations at N = 22,632 (the
-    exact search scored as well or better, 33.7 against 32.9, for 3.4 times
-    the evaluations): pass ``hashing="random-knn"`` for the main job's search.
+    F1-tuned threshold; with hashing, 2 tables and 3 multi-probes.  **One default
+    differs from the main job: the search is exact** (``hashing=None``), where the
+    main job hashes to save kernel evaluations: pass ``hashing="random-knn"`` for it.
+    :data:`PREVIOUS_DEFAULTS` are the defaults of structkernels 0.1.
 
     Parameters
     ----------
@@ -138,25 +132,20 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         None compares every test structure with every training structure
         (exact).  The main job uses ``"random-knn"`` (see above).
     weights : "uniform" or "similarity", default "similarity"
-        Majority vote, or votes weighted by the (non-negative part of the)
-        kernel value.
+        Majority vote, or votes weighted by the (non-negative part of the) kernel value.
     threshold : None, float or "auto", default "auto"
-        Decision rule of a binary problem, on the score ``s`` = the
-        (weighted) share of neighbours of the positive class ``classes_[1]``:
-        None predicts the most voted class (``s > 1/2``; ties to
-        ``classes_[0]``); a number ``t`` predicts positive when ``s >= t``;
-        ``"auto"`` chooses ``t`` on the training data only, as the value that
-        maximises F1 of the training structures' leave-one-out scores (each
-        scored by its own neighbours, itself excluded, found by the same
-        search as ``predict``, hashed or exact).  At a low positive rate a
-        majority of ``k`` votes almost never says positive; ``"auto"`` adapts
-        the rule to the class prior.  With one or more than two classes
-        ``"auto"`` predicts the most voted class (a number is an error).
+        Decision rule of a binary problem, on the score ``s`` = the (weighted) share of
+        neighbours of the positive class ``classes_[1]``: None predicts the most voted class
+        (``s > 1/2``; ties to ``classes_[0]``); a number ``t`` predicts positive when
+        ``s >= t``; ``"auto"`` chooses ``t`` on the training data only, as the value that
+        maximises F1 of the training structures' leave-one-out scores (each scored by its own
+        neighbours, itself excluded, found by the same search as ``predict``, hashed or exact).
+        With one or more than two classes ``"auto"`` predicts the most voted class (a number is
+        an error).
     threshold_sample : int or None, default 2000
-        With ``threshold="auto"``: score at most this many training
-        structures (a random subset, stratified by class, seeded by
-        ``random_state``) to choose the threshold; None scores them all.
-        Their neighbours are still searched among all training structures.
+        With ``threshold="auto"``: score at most this many training structures (a random subset,
+        stratified by class, seeded by ``random_state``) to choose the threshold; None scores
+        them all.  Their neighbours are still searched among all training structures.
     n_bits : int, optional
         Bits per hash code (default ``ceil(log2(N) / 2)``).
     n_tables : int or None, default None
@@ -165,28 +154,23 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         1 also searches the training buckets at Hamming distance 1; None: 1
         with hashing (the main job's setting).
     n_probes : int, None or "auto", default "auto"
-        With probing: how many of the Hamming-1 buckets each query searches
-        per table, those across its least firm bits (multi-probe LSH, Lv et
-        al., VLDB 2007; the hasher's ``margins_from_similarities``).  None
-        searches all ``n_bits`` of them; ``"auto"``: 3 (the main job's
-        setting).  A few probes find most of what all of them find, for a
-        fraction of the kernel evaluations.
+        With probing: how many of the Hamming-1 buckets each query searches per table, those
+        across its least firm bits (multi-probe LSH, Lv et al., VLDB 2007; the hasher's
+        ``margins_from_similarities``).  None searches all ``n_bits`` of them; ``"auto"``: 3
+        (the main job's setting).
     normalize : bool or "auto", default "auto"
-        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``.  ``"auto"``: for kernels whose
-        raw values grow with the structures' size (``Kernel.grows_with_size``:
-        the path, tree and nonstationary kernels; the main job normalises);
-        not for other kernels.
-        Does not apply to ``kernel="precomputed"``.
+        Use ``k(x, y) / sqrt(k(x, x) k(y, y))``.  ``"auto"``: for kernels whose raw values grow
+        with the structures' size (``Kernel.grows_with_size``: the path, tree and nonstationary
+        kernels; the main job normalises); not for other kernels.  Does not apply to
+        ``kernel="precomputed"``.
     n_jobs : int or None, default None
         joblib workers of the Gram engine.
     random_state : int, RandomState or None
         Seeds the hash tables and the ``threshold_sample`` subset.
     kernel_params : dict, optional
-        Parameters of a kernel given by name (e.g. ``{"lam": 0.8}``).  None
-        with ``kernel="path"``: ``{"lam": 0.8, "node_mismatch": 0.9}``, the
-        main job's partial credit for tuples with equal edges and different
-        nodes; any dict is used as given (the path kernel's own
-        ``node_mismatch`` is 0, the paper's indicator).
+        Parameters of a kernel given by name (e.g. ``{"lam": 0.8}``).  None with
+        ``kernel="path"``: :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT`, the
+        main job's partial credit; any dict is used as given.
     hash_params : dict, optional
         Extra hasher parameters (``n_reference``, ``subset_size`` for
         random-knn; ``n_sample``, ``n_per_bit`` for klsh).
@@ -207,9 +191,8 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     threshold_ : float or None
         The positive-class score threshold used by ``predict`` (None: majority vote).
     train_scores_ : ndarray or None
-        With ``threshold="auto"`` on a binary problem: the leave-one-out
-        scores of the scored training structures (all, or
-        ``threshold_sample`` of them).
+        With ``threshold="auto"`` on a binary problem: the leave-one-out scores of the scored
+        training structures (all, or ``threshold_sample`` of them).
     normalized_ : bool
         Whether the kernel is normalised (``normalize`` resolved).
     n_tables_, probe_, n_probes_ : int, int, int or None
@@ -240,24 +223,13 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     (0.9, True)
     """
 
-    def __init__(
-        self,
-        kernel: Any = "path",
-        n_neighbors: int = 8,
-        hashing: str | None = None,
-        weights: str = "similarity",
-        threshold: Any = "auto",
-        threshold_sample: int | None = 2000,
-        n_bits: int | None = None,
-        n_tables: int | None = None,
-        probe: int | None = None,
-        n_probes: int | str | None = "auto",
-        normalize: bool | str = "auto",
-        n_jobs: int | None = None,
-        random_state: Any = None,
-        kernel_params: dict | None = None,
-        hash_params: dict | None = None,
-    ):
+    def __init__(self, kernel: Any = "path", n_neighbors: int = 8, hashing: str | None = None,
+                 weights: str = "similarity", threshold: Any = "auto",
+                 threshold_sample: int | None = 2000, n_bits: int | None = None,
+                 n_tables: int | None = None, probe: int | None = None,
+                 n_probes: int | str | None = "auto", normalize: bool | str = "auto",
+                 n_jobs: int | None = None, random_state: Any = None,
+                 kernel_params: dict | None = None, hash_params: dict | None = None):
         self.kernel = kernel
         self.n_neighbors = n_neighbors
         self.hashing = hashing
@@ -328,15 +300,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             n_probes = None if self.n_probes is None else int(self.n_probes)
         return n_tables, probe, n_probes
 
-    def _kernel_params(self) -> dict | None:
-        """``kernel_params``; None with a name of
-        :data:`~structkernels.neighbors.settings.CLASSIFIER_KERNELS` (``"path"``): its
-        named configuration."""
-        return classifier_kernel_params(self.kernel, self.kernel_params)
-
-    def _check_gram(self, K: Any, n_cols: int | None, what: str) -> np.ndarray:
-        return check_precomputed_gram(K, n_cols=n_cols, label=f"the {what} Gram matrix")
-
     # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> KernelKNNClassifier:
         """Store the training structures and labels; build the hash tables if any."""
@@ -351,15 +314,12 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         if self._precomputed():
-            Xs = self._check_gram(X, None, "train")
+            Xs = check_precomputed_gram(X, n_cols=None, label="the train Gram matrix")
             self.n_features_in_ = Xs.shape[1]
             self.normalized_ = False
         else:
-            base, norm = prepare_kernel(self.kernel, self._kernel_params())
-            if isinstance(self.normalize, str):  # "auto"
-                norm = norm or bool(getattr(base, "grows_with_size", False))
-            else:
-                norm = norm or bool(self.normalize)
+            params = classifier_kernel_params(self.kernel, self.kernel_params)
+            base, norm = prepare_kernel(self.kernel, params, self.normalize)
             Xs = as_structures(base, X)
             if isinstance(Xs, np.ndarray) and Xs.ndim == 2:
                 self.n_features_in_ = Xs.shape[1]
@@ -420,14 +380,8 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         n_all = len(self.X_fit_)
         rows = np.arange(n_all)
         if self.threshold_sample is not None and self.threshold_sample < n_all:
-            from sklearn.model_selection import train_test_split
-
-            rows, _ = train_test_split(
-                rows, train_size=int(self.threshold_sample),
-                stratify=self._y if np.bincount(self._y).min() >= 2 else None,
-                random_state=check_random_state(self.random_state).randint(2**31 - 1),
-            )
-            rows = np.sort(rows)
+            rows = stratified_rows(self._y, int(self.threshold_sample),
+                                   check_random_state(self.random_state).randint(2**31 - 1))
         n = len(rows)
         if self._precomputed():
             # in bands of rows: a copy of the whole training Gram would double its memory
@@ -468,7 +422,9 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "classes_")
         if self._precomputed():
-            X = self._check_gram(X, len(self.X_fit_), "test")
+            X = check_precomputed_gram(
+                X, n_cols=len(self.X_fit_), label="the test Gram matrix"
+            )
         return self._neighbours_of(X, int(self.n_neighbors))
 
     def _neighbours_of(self, X: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -476,10 +432,9 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         # at most n_train neighbours exist: a larger k would only allocate padding
         k = bounded_k(k, n_train, "n_neighbors", stacklevel=4)
         if self._precomputed():
-            K = X
-            r, c = block_topk(K, k)
+            r, c, s = line_topk(X, k)
             self.n_evaluations_ = 0
-            return merge_topk(len(K), k, r, c, K[r, c], exclude_self=False)
+            return merge_topk(len(X), k, r, c, s, exclude_self=False)
         Xq = as_structures(self.kernel_, X)
         if isinstance(Xq, np.ndarray) and hasattr(self, "n_features_in_"):
             if Xq.ndim != 2 or Xq.shape[1] != self.n_features_in_:
@@ -508,12 +463,11 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 before = h.n_evaluations_
                 S = h._similarities(Xq)
                 n_evals += h.n_evaluations_ - before
-                codes = _codes(h, S)
-                ref = h.reference_indices_
-                rr, cc = block_topk(S, k)
+                codes = codes_from_bits(h.bits_from_similarities(S))
+                rr, cc, ss = line_topk(S, k, None, h.reference_indices_)
                 parts_r.append(rr)
-                parts_c.append(ref[cc])
-                parts_s.append(S[rr, cc])
+                parts_c.append(cc)
+                parts_s.append(ss)
                 if self.probe_ and self.n_probes_ is not None and self.n_probes_ < h.n_bits_:
                     # multi-probe: each query's own bucket and those across its least firm bits
                     weakest = np.argsort(h.margins_from_similarities(S), axis=1, kind="stable")
@@ -600,12 +554,9 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed()
         # structures (paths, trees) are not 2-D float arrays: sklearn's checks skip them
-        tags.input_tags.two_d_array = takes_arrays(self.kernel, self._kernel_params())
+        params = classifier_kernel_params(self.kernel, self.kernel_params)
+        tags.input_tags.two_d_array = takes_arrays(self.kernel, params)
         return tags
-
-
-def _codes(hasher, S: np.ndarray) -> np.ndarray:
-    return codes_from_bits(hasher.bits_from_similarities(S))
 
 
 def as_structures(kernel, X):

@@ -1,26 +1,11 @@
 """Kernel k-nearest-neighbour graphs, exact (blocked) and approximate (hashed).
 
-:func:`knn_graph` returns a :class:`KNNGraph`: for every structure its ``k``
-most similar other structures under a kernel (largest kernel value first,
-ties to the smaller index), the similarities, and the number of kernel
-evaluations it took.
-
-* ``hashing=None``: exact.  Square blocks of the upper triangle go through the
-  Gram engine (:func:`structkernels.gram`) in workers (threads for compiled
-  GIL-free kernels, processes otherwise); each block is
-  reduced to its per-row (and per-column) top ``k`` at once, so memory stays
-  ``O(block**2 + n k)``, never ``n**2``.  Costs ``n (n + 1) / 2`` evaluations.
-* ``hashing="random-knn"`` or ``"klsh"`` (or fitted hashers): kernel locality-
-  sensitive hashing (nonstationary kernels paper, Garg et al. 2018, Sec. 4.2).
-  Every structure is hashed against about ``sqrt(n)`` reference structures;
-  the kernel is then evaluated only inside each bucket, optionally also
-  between buckets at Hamming distance 1 (``probe=1``), in ``n_tables``
-  independent tables.  The similarities to the references are exact kernel
-  values too and join the candidates at no cost.  With buckets of about
-  ``sqrt(n)`` structures this costs about ``n ** 1.5`` evaluations.
-
-The σ learner needs neighbours in both directions: :meth:`KNNGraph.neighbors`
-(who are my neighbours) and :meth:`KNNGraph.reverse` (whose neighbour am I).
+:func:`knn_graph` returns a :class:`KNNGraph`: for every structure its ``k`` most similar
+other structures (ties to the smaller index), the similarities and the kernel evaluations it
+took.  Exact: square blocks of the upper triangle through the Gram engine, each reduced to
+its top ``k`` at once (memory ``O(block**2 + n k)``).  Hashed (Garg et al. 2018, Sec. 4.2):
+the kernel is evaluated only inside each bucket (and across Hamming-1 buckets with
+``probe=1``), about ``n ** 1.5`` evaluations.
 """
 
 from __future__ import annotations
@@ -46,14 +31,7 @@ from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import as_kernel
 from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, as_structures
-from structkernels.neighbors.topk import (  # noqa: F401 - served here too
-    loo_knn,
-    loo_knn_rows,
-    topk_lines,
-    topk_merge_block,
-    topk_rows_masked,
-    topk_vote,
-)
+from structkernels.neighbors.topk import topk_lines
 from structkernels.utils import N_JOBS, Interval, validate_params
 
 __all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
@@ -69,8 +47,7 @@ class KNNGraph:
     Attributes
     ----------
     indices : ndarray of int64, shape (n, k)
-        Neighbours of each row, most similar first; -1 where fewer than ``k``
-        were found.
+        Neighbours of each row, most similar first; -1 where fewer than ``k`` were found.
     similarities : ndarray of float64, shape (n, k)
         Their kernel values, descending per row; ``-inf`` where missing.
     n_evaluations : int
@@ -125,36 +102,22 @@ class KNNGraph:
         bounds = np.searchsorted(cols, np.arange(self.n + 1))
         return [rows[bounds[i] : bounds[i + 1]] for i in range(self.n)]
 
-    def bucket_sizes(self) -> list[np.ndarray]:
-        """Sizes of the buckets of each table (empty list for the exact graph)."""
-        if not self.buckets:
-            return []
-        return [np.array(sorted((len(v) for v in t.values()), reverse=True)) for t in self.buckets]
-
 
 # ---------------------------------------------------------------- internals
-def block_topk(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positions ``(rows, cols)`` of the ``k`` largest entries of each row of ``S``.
-
-    Ties at the ``k``-th value go to the smaller column; ``-inf``/NaN entries are
-    never selected.  Rows with fewer finite entries give fewer.
-    """
-    S = np.asarray(S, dtype=np.float64)
-    n, m = S.shape
-    if n == 0 or m == 0 or k <= 0:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    valid = np.isfinite(S) | (S == np.inf)
-    if k >= m:
-        sel = valid
-    else:
-        work = np.where(valid, S, -np.inf)
-        kth = np.partition(work, m - k, axis=1)[:, m - k][:, None]
-        greater = (work > kth) & valid
-        need = k - greater.sum(axis=1, keepdims=True)
-        equal = (work == kth) & valid
-        sel = greater | (equal & (np.cumsum(equal, axis=1) <= need))
-    rows, cols = np.nonzero(sel)
-    return rows.astype(np.int64), cols.astype(np.int64)
+def line_topk(S: np.ndarray, k: int, line_ids: np.ndarray | None = None,
+              other_ids: np.ndarray | None = None, *, transpose: bool = False,
+              mask_self: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``k`` largest entries of each row (column if ``transpose``) of ``S`` as ``(line ids,
+    other ids, values)`` (ids default to positions): :func:`topk_lines` unscaled, ties to the
+    smaller position, ``-inf``/NaN never chosen."""
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    n_lines, n_other = S.shape[::-1] if transpose else S.shape
+    if line_ids is None:
+        line_ids = np.arange(n_lines, dtype=np.int64)
+    if other_ids is None:
+        other_ids = np.arange(n_other, dtype=np.int64)
+    return topk_lines(S, line_ids, other_ids, k, transpose, mask_self, _NO_SCALE, _NO_SCALE,
+                      False, False)
 
 
 def merge_topk(
@@ -188,31 +151,32 @@ def merge_topk(
     return indices, similarities
 
 
-def prepare_kernel(kernel: Any, kernel_params: dict | None = None) -> tuple[Kernel, bool]:
-    """The base kernel and whether to normalise (a :class:`Normalized` is unwrapped)."""
+def prepare_kernel(kernel: Any, kernel_params: dict | None = None,
+                   normalize: bool | str = False) -> tuple[Kernel, bool]:
+    """The base kernel and whether to normalise: a :class:`Normalized` kernel is unwrapped and
+    normalised whatever ``normalize`` says; ``normalize="auto"`` normalises kernels whose
+    values grow with the structures' size (``Kernel.grows_with_size``)."""
     kern = as_kernel(kernel, **(kernel_params or {}))
-    if isinstance(kern, Normalized):
-        return kern.kernel, True
-    return kern, False
+    base, norm = (kern.kernel, True) if isinstance(kern, Normalized) else (kern, False)
+    if isinstance(normalize, str):
+        return base, norm or bool(getattr(base, "grows_with_size", False))
+    return base, norm or bool(normalize)
 
 
 class Evaluator:
     """Runs blocks of kernel values through the engine and keeps per-row top ``k``.
 
-    A task is ``(row_idx, col_idx, both)``: kernel values between structures
-    ``row_idx`` of ``X`` and ``col_idx`` of ``Y`` (``col_idx=None``: the
-    symmetric block of ``row_idx``); ``both`` also keeps the columns' top ``k``
-    (a graph on one set).  The blocks come from a
+    A task is ``(row_idx, col_idx, both)``: kernel values between structures ``row_idx`` of
+    ``X`` and ``col_idx`` of ``Y`` (``col_idx=None``: the symmetric block of ``row_idx``);
+    ``both`` also keeps the columns' top ``k`` (a graph on one set).  The blocks come from a
     :class:`~structkernels.engine.source.KernelSource` through
-    :func:`~structkernels.engine.parallel.map_blocks`, each reduced to its top-``k``
-    candidates in the worker (:class:`_TopK`).
+    :func:`~structkernels.engine.parallel.map_blocks`, each reduced to its top-``k`` candidates
+    in the worker (:class:`_TopK`).
     """
 
     def __init__(self, kernel: Kernel, k: int, diag_x=None, diag_y=None, n_jobs: int | None = None):
         self.kernel = kernel
         self.k = k
-        self.diag_x = diag_x
-        self.diag_y = diag_y
         self.scale_x = None if diag_x is None else diagonal_scales(diag_x)
         self.scale_y = None if diag_y is None else diagonal_scales(diag_y)
         self.n_jobs = n_jobs
@@ -237,6 +201,7 @@ class Evaluator:
 _NO_SCALE = np.ones(0, dtype=np.float64)
 
 
+@dataclass
 class _TopK:
     """A block's top-``k`` candidates, in the worker (the reduce of :func:`map_blocks`).
 
@@ -245,10 +210,9 @@ class _TopK:
     scales ``1 / sqrt(k(x, x))`` of the whole sets (or None).
     """
 
-    def __init__(self, k: int, scale_x, scale_y):
-        self.k = k
-        self.scale_x = scale_x
-        self.scale_y = scale_y
+    k: int
+    scale_x: np.ndarray | None
+    scale_y: np.ndarray | None
 
     def __call__(self, S: np.ndarray, task: tuple):
         rows, cols, both = task
@@ -276,10 +240,9 @@ def _check_common(k: Any, n_jobs: Any) -> None:
 def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
     """``k`` clipped to ``n``, the structures a row can be compared with, with a warning.
 
-    A row has at most ``n`` neighbours, so columns beyond ``n`` would only hold
-    padding (``-1`` / ``-inf``); with ``k = 10**9`` they would need ``16 n 10**9``
-    bytes.  Up to ``n`` the result keeps its ``k`` columns (padded where fewer
-    neighbours are found, as documented).
+    A row has at most ``n`` neighbours, so columns beyond ``n`` would only hold padding (``-1``
+    / ``-inf``); with ``k = 10**9`` they would need ``16 n 10**9`` bytes.  Up to ``n`` the
+    result keeps its ``k`` columns (padded where fewer neighbours are found, as documented).
     """
     k = int(k)
     if k > max(n, 1):
@@ -306,16 +269,19 @@ def kernel_diagonal(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
     return d, len(X)
 
 
-def exact_knn_graph(
-    X: Any,
-    kernel: str | Kernel,
-    k: int = 4,
-    *,
-    n_jobs: int | None = None,
-    block_size: int = 512,
-    exclude_self: bool = True,
-    progress: bool | None = None,
-) -> KNNGraph:
+def _self_candidates(base: Kernel, X: Sequence,
+                     diag: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Each structure as its own candidate: ``(indices, similarities, evaluations)``, the
+    normalised self-similarity 1 (0 where ``diag`` is not positive) or the raw one."""
+    n = len(X)
+    if diag is not None:
+        return np.arange(n, dtype=np.int64), (diag > 0).astype(np.float64), 0
+    return np.arange(n, dtype=np.int64), base.diag(X), n
+
+
+def exact_knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, n_jobs: int | None = None,
+                    block_size: int = 512, exclude_self: bool = True,
+                    progress: bool | None = None) -> KNNGraph:
     """Exact k-NN graph from the upper triangle of blocks (``n (n + 1) / 2`` evaluations).
 
     Never holds more than one ``block_size`` square block per worker.
@@ -340,38 +306,22 @@ def exact_knn_graph(
     probe_when_asked(base, X, n * (n + 1) // 2)
     diag, n_evals = kernel_diagonal(base, X) if normalize else (None, 0)
     blocks = block_ranges(n, min(int(block_size), max(n, 1)))
-    tasks = []
-    for bi, (r0, r1) in enumerate(blocks):
-        for c0, c1 in blocks[bi:]:
-            rows = np.arange(r0, r1, dtype=np.int64)
-            if c0 == r0:
-                tasks.append((rows, None, True))
-            else:
-                tasks.append((rows, np.arange(c0, c1, dtype=np.int64), True))
+    tasks = [(np.arange(r0, r1, dtype=np.int64),
+              None if c0 == r0 else np.arange(c0, c1, dtype=np.int64), True)
+             for bi, (r0, r1) in enumerate(blocks) for c0, c1 in blocks[bi:]]
     ev = Evaluator(base, k, diag, diag, n_jobs)
     r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="exact knn")
     if not exclude_self:
         # the diagonal was masked in the blocks: put k(x, x) back as a candidate
-        d = diag if diag is not None else base.diag(X)
-        if diag is not None:
-            d = (d > 0).astype(np.float64)
-        else:
-            ne += n
-        idx = np.arange(n, dtype=np.int64)
+        idx, d, ne_self = _self_candidates(base, X, diag)
         r, c, s = np.concatenate([r, idx]), np.concatenate([c, idx]), np.concatenate([s, d])
+        ne += ne_self
     indices, sims = merge_topk(n, k, r, c, s, exclude_self)
     return KNNGraph(indices, sims, int(n_evals + ne), None, time.perf_counter() - t0)
 
 
-def make_hasher(
-    hashing: str,
-    kernel: Any,
-    *,
-    n_bits: int | None = None,
-    random_state: Any = None,
-    n_jobs: int | None = None,
-    **hash_params: Any,
-):
+def make_hasher(hashing: str, kernel: Any, *, n_bits: int | None = None, random_state: Any = None,
+                n_jobs: int | None = None, **hash_params: Any):
     """An unfitted hasher of family ``hashing`` (``"random-knn"`` or ``"klsh"``)."""
     if hashing not in HASHINGS:
         raise ValueError(
@@ -385,17 +335,9 @@ def make_hasher(
         raise TypeError(f"bad hash parameter for {cls.__name__}: {exc}") from None
 
 
-def build_tables(
-    X: Sequence,
-    kernel: Kernel,
-    hashing: Any,
-    *,
-    n_bits: int | None,
-    n_tables: int,
-    random_state: Any,
-    n_jobs: int,
-    hash_params: dict,
-) -> tuple[list, list[np.ndarray], list[np.ndarray], int]:
+def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | None, n_tables: int,
+                 random_state: Any, n_jobs: int,
+                 hash_params: dict) -> tuple[list, list[np.ndarray], list[np.ndarray], int]:
     """Fit (or use) one hasher per table; returns hashers, codes, reference similarities, evals."""
     if not isinstance(n_tables, (int, np.integer)) or isinstance(n_tables, bool) or n_tables < 1:
         raise ValueError(f"n_tables must be an int >= 1, got {n_tables!r}")
@@ -464,21 +406,10 @@ def _check_probe(probe: Any) -> None:
         raise ValueError(f"probe must be 0 (own bucket) or 1 (also Hamming-1 buckets), got {probe!r}")
 
 
-def knn_graph(
-    X: Any,
-    kernel: str | Kernel,
-    k: int = 4,
-    *,
-    hashing: Any = None,
-    n_bits: int | None = None,
-    n_tables: int = 1,
-    probe: int = 0,
-    n_jobs: int | None = None,
-    random_state: Any = None,
-    exclude_self: bool = True,
-    progress: bool | None = None,
-    **hash_params: Any,
-) -> KNNGraph:
+def knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, hashing: Any = None,
+              n_bits: int | None = None, n_tables: int = 1, probe: int = 0,
+              n_jobs: int | None = None, random_state: Any = None, exclude_self: bool = True,
+              progress: bool | None = None, **hash_params: Any) -> KNNGraph:
     """k-nearest-neighbour graph of ``X`` under ``kernel``, exact or hashed.
 
     Parameters
@@ -545,10 +476,8 @@ def knn_graph(
         X, hash_kernel, hashing, n_bits=n_bits, n_tables=n_tables,
         random_state=random_state, n_jobs=n_jobs, hash_params=hash_params,
     )
-    diag = None
-    if normalize:
-        diag, ne = kernel_diagonal(base, X)
-        n_evals += ne
+    diag, ne = kernel_diagonal(base, X) if normalize else (None, 0)
+    n_evals += ne
     tasks = []
     tables = []
     for h, c in zip(hashers, codes, strict=True):
@@ -570,20 +499,17 @@ def knn_graph(
         if S is None:
             continue
         ref = h.reference_indices_
-        S = np.ascontiguousarray(S, dtype=np.float64)
-        idx = np.arange(n, dtype=np.int64)
-        rr, cc, ss = topk_lines(S, idx, ref, k, False, True, _NO_SCALE, _NO_SCALE, False, False)
-        c2, r2, s2 = topk_lines(S, ref, idx, k, True, True, _NO_SCALE, _NO_SCALE, False, False)
+        rr, cc, ss = line_topk(S, k, None, ref, mask_self=True)
+        c2, r2, s2 = line_topk(S, k, ref, None, transpose=True, mask_self=True)
         parts_r += [rr, c2]
         parts_c += [cc, r2]
         parts_s += [ss, s2]
     if not exclude_self:
-        d = (diag > 0).astype(np.float64) if diag is not None else base.diag(X)
-        n_evals += 0 if diag is not None else n
-        idx = np.arange(n, dtype=np.int64)
+        idx, d, ne = _self_candidates(base, X, diag)
         parts_r.append(idx)
         parts_c.append(idx)
         parts_s.append(d)
+        n_evals += ne
     indices, sims = merge_topk(
         n, k, np.concatenate(parts_r), np.concatenate(parts_c), np.concatenate(parts_s),
         exclude_self,

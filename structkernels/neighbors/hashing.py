@@ -1,25 +1,9 @@
 """Kernel locality-sensitive hashing: random k-NN hashing and kernelised LSH.
 
-Both hash families turn a structure into ``H`` bits using only kernel values
-against a small set of structures sampled from the data (the reference set
-``A`` of size ``M``, about ``sqrt(N)``), so hashing ``N`` structures costs
-``N * M`` kernel evaluations, about ``N ** 1.5`` (nonstationary kernels paper,
-Garg et al. 2018, Sec. 4.2).  A code of ``H`` bits is a hash bucket; the
-approximate k-NN graph (:func:`structkernels.neighbors.graph.knn_graph`) evaluates the
-kernel only inside buckets.
-
-* :class:`RandomKNNHash` -- "Our Random kNN Hashing Function" (Garg et al.
-  2018, Sec. 4.2): bit ``j`` draws two random subsets ``H_j1``, ``H_j2`` of
-  ``A`` and is 1 when the nearest neighbour of ``x`` in ``H_j1 ∪ H_j2`` lies in
-  ``H_j1``.
-* :class:`KernelLSH` -- Kulis & Grauman, "Kernelized locality-sensitive
-  hashing", TPAMI 2012, Sec. 4: a random hyperplane in the kernel's feature
-  space, ``h(x) = sign(sum_i w_i k_c(x, x_i))`` with
-  ``w = K_c^{-1/2} (e_S / t - e / p)`` over ``p`` sampled points, ``t`` of them
-  (``S``) drawn per bit, ``K_c`` the centred kernel matrix of the sample.
-
-Every kernel value goes through the Gram engine (:func:`structkernels.gram`,
-joblib-parallel with ``n_jobs``) and is counted in ``n_evaluations_``.
+Both families turn a structure into ``H`` bits using only kernel values against a reference
+set of about ``sqrt(N)`` structures sampled from the data, so hashing ``N`` structures costs
+about ``N ** 1.5`` kernel evaluations (Garg et al. 2018, Sec. 4.2), each counted in
+``n_evaluations_``.  A code is a hash bucket.
 """
 
 from __future__ import annotations
@@ -41,9 +25,10 @@ from structkernels.kernels.names import as_kernel, takes_arrays
 from structkernels.structures import is_encoded, take
 from structkernels.utils import N_JOBS, Interval, ValidatedParamsMixin
 
-__all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits"]
+__all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits", "MAX_BITS"]
 
-_MAX_BITS = 62
+#: At most this many bits per code (a code is packed in an int64).
+MAX_BITS = 62
 
 
 def auto_n_bits(n: int) -> int:
@@ -54,19 +39,16 @@ def auto_n_bits(n: int) -> int:
 def codes_from_bits(bits: np.ndarray) -> np.ndarray:
     """Integer bucket codes ``sum_j bits[:, j] << j`` of a boolean bit matrix."""
     bits = np.asarray(bits, dtype=bool)
-    if bits.ndim != 2 or bits.shape[1] > _MAX_BITS:
-        raise ValueError(f"bits must be a 2-D array with at most {_MAX_BITS} columns")
+    if bits.ndim != 2 or bits.shape[1] > MAX_BITS:
+        raise ValueError(f"bits must be a 2-D array with at most {MAX_BITS} columns")
     weights = np.left_shift(np.int64(1), np.arange(bits.shape[1], dtype=np.int64))
     return bits.astype(np.int64) @ weights
 
 
 def as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
-    """``X`` checked by the kernel, kept as a list/array that can be indexed by position.
-
-    With ``encode`` the kernel's checked form is returned (for the compiled
-    kernels an encoded ``PathList``/``TreeList``): sub-lists cut from it with
-    :func:`take` are not encoded again, and an encoded ``X`` is used as is.
-    """
+    """``X`` checked by the kernel, kept as a list/array that can be indexed by position; with
+    ``encode`` the kernel's checked form (an encoded ``PathList``/``TreeList`` for the compiled
+    kernels, whose sub-lists cut with :func:`take` are not encoded again)."""
     if isinstance(X, (str, bytes)):
         raise TypeError("expected a sequence of structures, got a bare string")
     if sp.issparse(X):
@@ -83,6 +65,14 @@ def as_structures(kernel: Kernel, X: Any, *, encode: bool = False) -> Sequence:
     return X
 
 
+def set_n_features(est: Any, X: Any) -> None:
+    """``n_features_in_`` for 2-D array input (scikit-learn's convention); none for structures."""
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        est.n_features_in_ = int(X.shape[1])
+    elif hasattr(est, "n_features_in_"):
+        del est.n_features_in_
+
+
 def _at_least(low: int) -> list[Any]:
     return [None, Interval(numbers.Integral, low, None)]
 
@@ -91,38 +81,40 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
     """Shared machinery: parameter constraints, kernel resolution, reference sampling, counting."""
 
     _param_constraints: dict[str, list[Any]] = {
-        "n_bits": [None, Interval(numbers.Integral, 1, _MAX_BITS)],
+        "n_bits": [None, Interval(numbers.Integral, 1, MAX_BITS)],
         "random_state": ["random_state"],
         "n_jobs": N_JOBS,
         "kernel_params": [None, dict],
     }
 
-    def _kernel(self) -> Kernel:
-        return as_kernel(self.kernel, **(self.kernel_params or {}))
-
-    def _set_n_features(self, X: Sequence) -> None:
-        """``n_features_in_`` for 2-D array input (scikit-learn's convention)."""
-        if isinstance(X, np.ndarray) and X.ndim == 2:
-            self.n_features_in_ = int(X.shape[1])
-        elif hasattr(self, "n_features_in_"):
-            del self.n_features_in_
-
     def _fit_sample(self, X: Any, param: str) -> tuple[Kernel, Sequence, int, int]:
         """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size read from
         ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
         self._validate_params()
-        kernel = self._kernel()
+        kernel = as_kernel(self.kernel, **(self.kernel_params or {}))
         X = as_structures(kernel, X, encode=True)
         n = len(X)
         name = type(self).__name__
         if n < 2:
             raise ValueError(f"{name} needs at least 2 structures to fit, got n_samples={n}")
-        self._set_n_features(X)
+        set_n_features(self, X)
         m = getattr(self, param)
         m = m if m is not None else max(2, math.ceil(math.sqrt(n)))
         if m > n:
             raise ValueError(f"{name}.{param}={m} exceeds the {n} structures given")
         return kernel, X, n, m
+
+    def _set_reference(self, kernel: Kernel, X: Sequence, n: int, m: int,
+                       rng: np.random.RandomState) -> None:
+        """Draw the ``m`` reference structures of ``X`` (the first draw of ``rng``)."""
+        self.kernel_ = kernel
+        self.reference_indices_ = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
+        self.reference_ = take(X, self.reference_indices_)
+        self.n_evaluations_ = 0
+
+    def _codes(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        bits = self.bits_from_similarities(S)
+        return codes_from_bits(bits), bits
 
     def _check_n_features(self, X: Sequence) -> None:
         expected = getattr(self, "n_features_in_", None)
@@ -162,40 +154,30 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         return S
 
     def hash(self, X: Any, *, return_bits: bool = False):
-        """Bucket codes of ``X`` (``int64``), and the bit matrix if ``return_bits``.
-
-        Costs ``len(X) * n_reference`` kernel evaluations, added to
-        ``n_evaluations_``.
-        """
+        """Bucket codes of ``X`` (``int64``), and the bit matrix if ``return_bits``; costs
+        ``len(X) * n_reference`` kernel evaluations, added to ``n_evaluations_``."""
         self._check_fitted()
         X = as_structures(self.kernel_, X, encode=True)
         self._check_n_features(X)
-        bits = self.bits_from_similarities(self._similarities(X))
-        codes = codes_from_bits(bits)
+        codes, bits = self._codes(self._similarities(X))
         return (codes, bits) if return_bits else codes
 
     def fit_hash(self, X: Any, *, return_similarities: bool = False):
-        """Fit on ``X`` and hash it; optionally also return ``k(X, reference)``.
-
-        The similarities to the reference set come for free with the codes: the
-        k-NN graph uses them as neighbour candidates.
-        """
-        X = as_structures(self._kernel(), X, encode=True)
+        """Fit on ``X`` and hash it; optionally also return ``k(X, reference)`` (free with the
+        codes: the k-NN graph uses them as neighbour candidates)."""
+        X = as_structures(as_kernel(self.kernel, **(self.kernel_params or {})), X, encode=True)
         self.fit(X)
         S = self._similarities(X)
-        bits = self.bits_from_similarities(S)
-        codes = codes_from_bits(bits)
+        codes, bits = self._codes(S)
         return (codes, bits, S) if return_similarities else codes
 
 
 class RandomKNNHash(_KernelHash):
     """Random k-NN hashing (Garg et al. 2018, Sec. 4.2, "Our Random kNN Hashing Function").
 
-    A reference set ``A`` of ``M`` structures is drawn from the data; bit ``j``
-    draws two disjoint random subsets ``H_j1``, ``H_j2`` of ``A`` (``s``
-    structures each) and is set when the nearest neighbour of ``x`` (largest
-    kernel value) among ``H_j1 ∪ H_j2`` lies in ``H_j1``; a tie goes to
-    ``H_j2`` (bit 0), so structures with equal similarities share a code.
+    A reference set ``A`` of ``M`` structures is drawn from the data; bit ``j`` draws two
+    disjoint random subsets ``H_j1``, ``H_j2`` of ``A`` (``s`` structures each) and is set when
+    the nearest neighbour of ``x`` among ``H_j1 ∪ H_j2`` lies in ``H_j1`` (a tie gives 0).
     Hashing a structure costs ``M`` kernel evaluations, whatever ``H``.
 
     Parameters
@@ -203,18 +185,15 @@ class RandomKNNHash(_KernelHash):
     kernel : str or Kernel
         A registered kernel name or an instance.
     n_bits : int, optional
-        Bits ``H`` per code; default ``ceil(log2(N) / 2)`` at fit (about
-        ``sqrt(N)`` buckets).
+        Bits ``H`` per code; default ``ceil(log2(N) / 2)`` at fit (about ``sqrt(N)`` buckets).
     n_reference : int, optional
         Size ``M`` of the reference set; default ``ceil(sqrt(N))`` (at least 2).
     random_state : int, RandomState or None
     n_jobs : int or None, default None
         Worker processes of the Gram engine.
     subset_size : int, optional
-        Size ``s`` of each of ``H_j1``, ``H_j2``; default ``max(1, M // 4)``.
-        With ``s = M // 2`` every bit is decided by the single nearest
-        reference (buckets are its Voronoi cells); smaller subsets make bits
-        more independent.
+        Size ``s`` of each of ``H_j1``, ``H_j2``; default ``max(1, M // 4)``; smaller subsets
+        make bits more independent.
     kernel_params : dict, optional
         Parameters building ``kernel`` when it is a name.
 
@@ -242,16 +221,10 @@ class RandomKNNHash(_KernelHash):
     ((100,), True, 1000)
     """
 
-    def __init__(
-        self,
-        kernel: str | Kernel = "path",
-        n_bits: int | None = None,
-        n_reference: int | None = None,
-        random_state: Any = None,
-        n_jobs: int | None = None,
-        subset_size: int | None = None,
-        kernel_params: dict | None = None,
-    ):
+    def __init__(self, kernel: str | Kernel = "path", n_bits: int | None = None,
+                 n_reference: int | None = None, random_state: Any = None,
+                 n_jobs: int | None = None, subset_size: int | None = None,
+                 kernel_params: dict | None = None):
         self.kernel = kernel
         self.n_bits = n_bits
         self.n_reference = n_reference
@@ -277,18 +250,14 @@ class RandomKNNHash(_KernelHash):
             )
         n_bits = self.n_bits if self.n_bits is not None else auto_n_bits(n)
         rng = check_random_state(self.random_state)
-        ref = np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
+        self._set_reference(kernel, X, n, m, rng)
         subsets = np.empty((n_bits, 2, s), dtype=np.int64)
         for j in range(n_bits):
             perm = rng.permutation(m)
             subsets[j, 0] = perm[:s]
             subsets[j, 1] = perm[s : 2 * s]
-        self.kernel_ = kernel
-        self.reference_indices_ = ref
-        self.reference_ = take(X, ref)
         self.subsets_ = subsets
         self.n_bits_ = int(n_bits)
-        self.n_evaluations_ = 0
         return self
 
     def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
@@ -303,9 +272,8 @@ class RandomKNNHash(_KernelHash):
     def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
         """How firmly each bit is set, (n, n_bits): ``|max_{H_j1} k - max_{H_j2} k|``.
 
-        A bit with a small margin would flip under a small change of the
-        structure; multi-probe search (``KernelKNNClassifier(n_probes=...)``)
-        also visits the buckets across the least firm bits.
+        Multi-probe search (``KernelKNNClassifier(n_probes=...)``) also visits the buckets
+        across the least firm bits.
         """
         best1, best2 = self._best_pair(self._checked_similarities(S))
         return np.abs(best1 - best2)
@@ -314,14 +282,12 @@ class RandomKNNHash(_KernelHash):
 class KernelLSH(_KernelHash):
     """Kernelised locality-sensitive hashing (Kulis & Grauman, TPAMI 2012).
 
-    ``p`` structures are sampled; their kernel matrix is centred,
-    ``K_c = (I - ee^T/p) K (I - ee^T/p)``, and for bit ``j`` a random subset
-    ``S_j`` of ``t`` sampled points gives ``w_j = K_c^{-1/2} (e_S / t - e / p)``
-    (pseudo-inverse square root: eigenvalues below ``rcond * max`` are
-    dropped, the numerical instability the nonstationary kernels paper
-    mentions).  The bit is ``sum_i w_j[i] k_c(x, x_i) > 0``, with ``k_c`` the
-    kernel centred on the sample.  Hashing a structure costs ``p`` kernel
-    evaluations; fitting costs ``p (p + 1) / 2``.
+    ``p`` structures are sampled and their kernel matrix centred, ``K_c = (I - ee^T/p) K
+    (I - ee^T/p)``; for bit ``j`` a random subset ``S_j`` of ``t`` points gives ``w_j =
+    K_c^{-1/2} (e_S / t - e / p)`` (eigenvalues below ``rcond * max`` dropped: the numerical
+    instability the nonstationary kernels paper mentions), and the bit is
+    ``sum_i w_j[i] k_c(x, x_i) > 0``.  Hashing costs ``p`` kernel evaluations, fitting
+    ``p (p + 1) / 2``.
 
     Parameters
     ----------
@@ -362,17 +328,10 @@ class KernelLSH(_KernelHash):
     ((100,), 1055)
     """
 
-    def __init__(
-        self,
-        kernel: str | Kernel = "path",
-        n_bits: int | None = None,
-        n_sample: int | None = None,
-        n_per_bit: int | None = None,
-        random_state: Any = None,
-        n_jobs: int | None = None,
-        rcond: float = 1e-8,
-        kernel_params: dict | None = None,
-    ):
+    def __init__(self, kernel: str | Kernel = "path", n_bits: int | None = None,
+                 n_sample: int | None = None, n_per_bit: int | None = None,
+                 random_state: Any = None, n_jobs: int | None = None, rcond: float = 1e-8,
+                 kernel_params: dict | None = None):
         self.kernel = kernel
         self.n_bits = n_bits
         self.n_sample = n_sample
@@ -397,11 +356,7 @@ class KernelLSH(_KernelHash):
             raise ValueError(f"KernelLSH.n_per_bit={t} must be smaller than n_sample={p}")
         n_bits = self.n_bits if self.n_bits is not None else auto_n_bits(n)
         rng = check_random_state(self.random_state)
-        ref = np.sort(rng.choice(n, size=p, replace=False)).astype(np.int64)
-        self.kernel_ = kernel
-        self.reference_indices_ = ref
-        self.reference_ = take(X, ref)
-        self.n_evaluations_ = 0
+        self._set_reference(kernel, X, n, p, rng)
         K, info = gram(kernel, self.reference_, n_jobs=self.n_jobs, return_info=True)
         self.n_evaluations_ += info.n_evaluations
         K = 0.5 * (K + K.T)

@@ -1,32 +1,11 @@
 """Named configurations: what a kernel name means to the classifiers, and the main job's.
 
-Every default belongs to the constructor of what it configures (``PathKernel(lam=0.8,
-node_mismatch=0.0)``, ``NonstationaryLearner(beta=100, objective="loss1")``,
-``KernelKNNClassifier(n_neighbors=8, ...)``).  This module holds no defaults: it only
-*names* configurations, each listing what differs from those constructors.  It is plain
-data with no imports, so that the command line (its argument defaults) and the
-model-file reader can use it without loading the estimators.
-
-The named configurations:
-
-* :data:`PATH_PARTIAL_CREDIT` -- the path kernel with partial credit 0.9 for two tuples
-  with equal edges and different nodes (``PathKernel``'s own ``node_mismatch`` is 0,
-  the paper's indicator).
-* :data:`CLASSIFIER_KERNELS` -- what a kernel *name* with ``kernel_params=None`` means
-  to the classifiers :class:`~structkernels.KernelKNNClassifier`,
-  :class:`~structkernels.classifiers.KernelSVC` and
-  :class:`~structkernels.classifiers.HashForestClassifier`: ``"path"`` is
-  :data:`PATH_PARTIAL_CREDIT`; other names take their constructor's defaults.  Everywhere
-  else (:class:`~structkernels.NonstationaryLearner`, the hashers, ``GramTransformer``,
-  ``gram``) a name is its kernel's constructor defaults: there ``"path"`` has
-  ``node_mismatch=0.0``.
-* :data:`MAIN_JOB` -- the main job, ``structkernels train-npk`` (its argument defaults
-  are read from here and from the constructors): the kernel, and the learner's,
-  classifier's and evaluation's settings that differ from the constructors'.
-* :data:`MAIN_JOB_SETTINGS` -- the main job's k-NN classifier settings written out in
-  full (the classifier's defaults, but for the search: hashed here, exact by default).
-* :data:`PREVIOUS_DEFAULTS` -- the classifier defaults of structkernels 0.1, for
-  model files saved without these keys.
+Every default belongs to the constructor of what it configures; this module only *names*
+configurations, each listing what differs from those constructors.  It is plain data with no
+imports, so that the command line and the model-file reader can use it without loading the
+estimators.  In :data:`CLASSIFIER_KERNELS` a kernel *name* with ``kernel_params=None`` means
+its named configuration to the classifiers (``"path"``: :data:`PATH_PARTIAL_CREDIT`);
+everywhere else (the learner, the hashers, ``gram``) a name is its constructor's defaults.
 """
 
 from __future__ import annotations
@@ -38,9 +17,8 @@ __all__ = [
     "MAIN_JOB_SETTINGS", "PREVIOUS_DEFAULTS",
 ]
 
-#: The path kernel with partial credit: ``PathKernel(node_mismatch=0.9)`` (``lam`` is the
-#: constructor's, 0.8).  On 2,000 training / 1,000 test paths of the shipped data the
-#: SVM scores F1 83.1 with it, 41.7 with the path kernel's own parameters.
+#: The path kernel with partial credit for two tuples with equal edges and different nodes:
+#: ``PathKernel(node_mismatch=0.9)`` (``PathKernel``'s own 0 is the paper's indicator).
 PATH_PARTIAL_CREDIT: dict[str, Any] = {"node_mismatch": 0.9}
 
 #: What a kernel name given with ``kernel_params=None`` means to the classifiers
@@ -66,32 +44,21 @@ def classifier_kernel_params(kernel: Any, kernel_params: dict | None) -> dict | 
 
 
 #: The main job (``structkernels train-npk``, the nonstationary kernels paper's Sec. 6-7):
-#: only what differs from the constructors' defaults.  ``learner``: the settings of
-#: ``NonstationaryLearner`` (β = 25 inducing points and the k-NN classifier's
-#: leave-one-out average precision as the objective, sized so that the shipped-dataset
-#: run finishes in minutes on 2 cores: benchmarks/results/npk_main_job.md); ``classifier``:
-#: of ``KernelKNNClassifier`` (normalised, hashed with 2 tables and 3 multi-probes of the
-#: Hamming-1 buckets); ``evaluation``: the baselines table's sub-samples and seeds.
+#: only what differs from the constructors' defaults, for ``NonstationaryLearner``
+#: (``learner``), ``KernelKNNClassifier`` (``classifier``) and the baselines table's
+#: sub-samples and seeds (``evaluation``).
 MAIN_JOB: dict[str, Any] = {
     "kernel": "path",
     "kernel_params": PATH_PARTIAL_CREDIT,
     "learner": {"beta": 25, "objective": "knn-ap"},
-    "classifier": {
-        "normalize": True,
-        "hashing": "random-knn",
-        "n_tables": 2,
-        "probe": 1,
-        "n_probes": 3,
-    },
+    "classifier": {"normalize": True, "hashing": "random-knn", "n_tables": 2, "probe": 1,
+                   "n_probes": 3},
     "evaluation": {"table_train": 2000, "table_test": 3000, "seeds": 5, "random_state": 0},
 }
 
 #: The main job's k-NN classifier settings in full, as ``KernelKNNClassifier`` keywords:
 #: its defaults (``n_neighbors=8``, ``weights="similarity"``, ``threshold="auto"``, the
 #: path kernel of :data:`CLASSIFIER_KERNELS`) with :data:`MAIN_JOB`'s classifier settings.
-#: On 2,000 training / 1,000 test structures of the shipped data (5 samples) they give
-#: F1 33.7 exact and 32.9 hashed where the 0.1 defaults give 0.0 (chance 3.5).
-#: ``tests/test_classifier.py`` checks that the classifier's defaults agree.
 MAIN_JOB_SETTINGS: dict[str, Any] = {
     "kernel": MAIN_JOB["kernel"],
     "kernel_params": dict(MAIN_JOB["kernel_params"]),
@@ -107,10 +74,6 @@ MAIN_JOB_SETTINGS: dict[str, Any] = {
 #: With them, ``kernel_params={}`` gives the path kernel its own parameters (no partial
 #: credit), as ``None`` did then.
 PREVIOUS_DEFAULTS: dict[str, Any] = {
-    "weights": "uniform",
-    "threshold": None,
-    "normalize": False,
-    "n_tables": 1,
-    "probe": 0,
+    "weights": "uniform", "threshold": None, "normalize": False, "n_tables": 1, "probe": 0,
     "n_probes": None,
 }

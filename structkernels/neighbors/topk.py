@@ -1,12 +1,8 @@
-"""Compiled top-k selection over kernel values: the k-NN graph's block reduction and the
-σ learner's leave-one-out votes.
+"""Compiled top-k selection over kernel values: the k-NN graph's block reduction
+(:func:`topk_lines`) and the σ learner's leave-one-out votes (:mod:`structkernels.npk.sigma_knn`).
 
-Every function here is compiled (numba, GIL-free) and works on blocks of kernel values
-the engine computed: :func:`topk_lines` reduces a block to each row's (and column's)
-top ``k`` (:func:`structkernels.neighbors.graph.knn_graph`); :func:`loo_knn_rows`,
-:func:`topk_rows_masked`, :func:`topk_merge_block` and :func:`topk_vote` keep the
-running top ``k`` of rows and vote with it (:mod:`structkernels.npk.sigma_knn`).  Ties go
-to the smaller position everywhere.
+Every function here is compiled (numba, GIL-free) and works on blocks of kernel values the
+engine computed.  Ties go to the smaller position everywhere.
 """
 
 from __future__ import annotations
@@ -15,8 +11,20 @@ import numpy as np
 
 from structkernels.utils import njit
 
-__all__ = ["loo_knn", "loo_knn_rows", "topk_rows_masked", "topk_merge_block", "topk_vote",
+__all__ = ["loo_knn_rows", "topk_rows_masked", "topk_merge_block", "topk_vote",
            "topk_lines"]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(best_v, best_j, filled, kk, p, v, j):  # pragma: no cover - compiled
+    """Place ``v`` (at position ``j``) at rank ``p`` of the top ``kk``, the entries from ``p``
+    on moved down one (the last falls off when full); returns the new count."""
+    for q in range(filled if filled < kk else kk - 1, p, -1):
+        best_v[q] = best_v[q - 1]
+        best_j[q] = best_j[q - 1]
+    best_v[p] = v
+    best_j[p] = j
+    return filled + 1 if filled < kk else filled
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -28,34 +36,18 @@ def _topk_insert(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compil
         return filled
     p = filled if filled < kk else kk - 1
     while p > 0 and v > best_v[p - 1]:
-        if p < kk:
-            best_v[p] = best_v[p - 1]
-            best_j[p] = best_j[p - 1]
         p -= 1
-    best_v[p] = v
-    best_j[p] = j
-    return filled + 1 if filled < kk else filled
-
-
-@njit(cache=True, nogil=True)
-def loo_knn(K, scale, y, k):  # pragma: no cover - compiled
-    """Per row ``i`` of a square ``K``: the weighted positive share of its ``k`` most similar
-    other rows.
-
-    The similarity of ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]``; the top ``k`` are
-    chosen as by :func:`topk_lines` (ties to the smaller ``j``); weights are the
-    non-negative part of the similarity; a row whose weights are all 0 scores 0.  The
-    leave-one-out vote of :mod:`structkernels.npk.sigma_knn`, without the triplets
-    :func:`topk_lines` returns.
-    """
-    out = np.zeros(K.shape[0])
-    loo_knn_rows(K, scale, y, k, 0, K.shape[0], out)
-    return out
+    return _put(best_v, best_j, filled, kk, p, v, j)
 
 
 @njit(cache=True, nogil=True)
 def loo_knn_rows(K, scale, y, k, r0, r1, out):  # pragma: no cover - compiled
-    """:func:`loo_knn` of rows ``r0:r1`` into ``out[r0:r1]`` (threads take disjoint rows)."""
+    """Per row ``i`` of ``r0:r1`` of a square ``K``, into ``out[i]``: the weighted positive
+    share of its ``k`` most similar other rows (threads take disjoint rows).
+
+    The similarity of ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]`` (ties to the smaller
+    ``j``); weights are its non-negative part; a row whose weights are all 0 scores 0.
+    """
     n = K.shape[0]
     vals = np.empty(max(k, 1))
     idx = np.empty(max(k, 1), dtype=np.int64)
@@ -76,11 +68,9 @@ def loo_knn_rows(K, scale, y, k, r0, r1, out):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, inline="always")
 def _topk_insert_ordered(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
-    """:func:`_topk_insert` for positions met in any order: the top ``kk`` by value, ties
-    to the smaller position, whatever order the entries come in (so that a row merged
-    from blocks holds what one pass over it in order holds).  Kept apart from
-    :func:`_topk_insert`, whose rows' inner loops (the σ learner of train-npk) are faster
-    without this comparison (same choices for entries met in order)."""
+    """:func:`_topk_insert` for positions met in any order: ties to the smaller position
+    whatever the order (a row merged from blocks holds what one pass in order holds).  Kept
+    apart from :func:`_topk_insert`, whose inner loops are faster without the comparison."""
     if kk == 0:
         return 0
     if filled == kk:
@@ -89,13 +79,8 @@ def _topk_insert_ordered(best_v, best_j, filled, kk, v, j):  # pragma: no cover 
             return filled
     p = filled if filled < kk else kk - 1
     while p > 0 and (v > best_v[p - 1] or (v == best_v[p - 1] and j < best_j[p - 1])):
-        if p < kk:
-            best_v[p] = best_v[p - 1]
-            best_j[p] = best_j[p - 1]
         p -= 1
-    best_v[p] = v
-    best_j[p] = j
-    return filled + 1 if filled < kk else filled
+    return _put(best_v, best_j, filled, kk, p, v, j)
 
 
 @njit(cache=True, nogil=True)
@@ -169,7 +154,7 @@ def topk_lines(S, line_ids, other_ids, k, transpose, mask_self,
                 sr, sc, scaled, upper):  # pragma: no cover - compiled
     """Per line (row of ``S``, or column if ``transpose``) its ``k`` largest entries.
 
-    The same choice as :func:`block_topk`: ``-inf``/NaN never chosen, ties at the
+    The same choice as a sort of each line: ``-inf``/NaN never chosen, ties at the
     ``k``-th value to the smaller position; ``mask_self`` skips entries where the
     line's id equals the other side's id.  With ``scaled`` the entry ``S[a, b]`` is
     normalised as ``S[a, b] * (sr[a] * sc[b])`` (the arithmetic of

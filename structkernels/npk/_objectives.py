@@ -1,19 +1,11 @@
 """What decides each label's σ in :class:`~structkernels.npk.learner.NonstationaryLearner`.
 
-One strategy per ``objective=``, each holding only its own parameters:
-
-- :class:`Loss1Objective` (``"loss1"``): Loss Function 1 on sampled local neighbourhoods of a
-  global k-NN graph, Algorithm 1 of Garg et al. (2018), Sec. 6.2;
-- :class:`KnnAPObjective` (``"knn-ap"``): the leave-one-out average precision of the k-NN
-  classifier on a stratified sample (:mod:`structkernels.npk.sigma_knn`).
-
-The learner's ``fit`` drives both the same way (:class:`Objective`): :meth:`~Objective.set_up`
-on the training data (:class:`FitData`), then for each pass :meth:`~Objective.start_pass` and,
-for each label, :meth:`~Objective.learn_label`, which returns a :class:`LabelDecision` (the
-value chosen and its :class:`TrialResult` records); what the fit spent is
-:meth:`~Objective.report` (:class:`FitReport`).  Random draws are made in the order of the
-algorithm: the global graph's seed, then each label's subsets and their trials' seeds
-(``"loss1"``); the sample (``"knn-ap"``).
+One strategy per ``objective=``, each holding only its own parameters: :class:`Loss1Objective`
+(``"loss1"``, Algorithm 1 of Garg et al. (2018), Sec. 6.2), :class:`KnnAPObjective`
+(``"knn-ap"``, :mod:`structkernels.npk.sigma_knn`) and :class:`GradientObjective` (``"svm"``,
+``"alignment"``).  The learner's ``fit`` drives the first two through :class:`Objective`.
+Random draws are made in the order of the algorithm: the global graph's seed, then each
+label's subsets and their trials' seeds (``"loss1"``); the sample (``"knn-ap"``).
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import clone
@@ -34,6 +26,7 @@ from sklearn.svm import SVC
 from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.path import PathKernel
+from structkernels.neighbors.classifier import stratified_rows
 from structkernels.neighbors.graph import knn_graph
 from structkernels.npk.loss import subset_losses, with_sigma
 from structkernels.npk.sigma_knn import SigmaKNNSearch
@@ -154,10 +147,8 @@ class FitData:
            edge_sets: Sequence[frozenset[str]], rng: np.random.RandomState) -> FitData:
         """The data of a fit, with each label's structures found in ``edge_sets`` (the edge
         labels of each structure)."""
-        members = {lab: np.flatnonzero([lab in s for s in edge_sets]) for lab in labels}
-        has = {lab: np.zeros(len(X), dtype=bool) for lab in labels}
-        for lab in labels:
-            has[lab][members[lab]] = True
+        has = {lab: np.array([lab in s for s in edge_sets], dtype=bool) for lab in labels}
+        members = {lab: np.flatnonzero(has[lab]) for lab in labels}
         return cls(base=base, normalize=normalize, fixed=fixed, learned=learned, X=X, y=y,
                    labels=list(labels), members=members, has=has, rng=rng)
 
@@ -183,16 +174,15 @@ def labels_by_frequency(counts: Mapping[str, int], labels: Sequence[str] | None,
 
 
 # ---------------------------------------------------------------- interface
+@dataclass(kw_only=True)
 class Objective:
     """The interface the learner's ``fit`` drives; progress is counted in ``steps_per_label``
     units of ``unit`` per label."""
 
-    desc = "learning σ"
-    unit = "trial"
-    steps_per_label = 1
-
-    def __init__(self) -> None:
-        self.counters = FitReport()
+    desc: ClassVar[str] = "learning σ"
+    unit: ClassVar[str] = "trial"
+    steps_per_label: ClassVar[int] = 1
+    counters: FitReport = field(default_factory=FitReport, init=False)
 
     def set_up(self, data: FitData) -> bool:
         """Prepare the fit; False when there is nothing to learn (every σ stays 1)."""
@@ -241,11 +231,12 @@ def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph:
     return order[np.sort(first)]
 
 
-def trial_cost(size: int, inside: int) -> int:
+def trial_cost(size: Any, inside: Any) -> Any:
     """Kernel evaluations of an exact trial: Gram of the subset + the label's block."""
     return size * (size + 1) // 2 + inside * (inside + 1) // 2
 
 
+@dataclass(kw_only=True)
 class Loss1Objective(Objective):
     """Loss Function 1 on sampled neighbourhoods: Algorithm 1 of Garg et al. (2018).
 
@@ -262,11 +253,10 @@ class Loss1Objective(Objective):
     2. build the global k-NN graph ``G`` (k = 4) with the current kernel
        (:meth:`start_pass`);
     3. for each label ``t``, for ``α`` trials: draw ``β`` inducing points ``r``
-       among the structures that contain ``t``; add their neighbours in ``G``
-       (``n``), the structures that have them as neighbours (``n̄``) and the
-       first neighbours of ``n ∪ n̄`` (``nn``) (:func:`neighbourhood_sample`); on the
-       subset ``a = r ∪ n ∪ n̄ ∪ nn`` build a 1-NN graph with ``σ_t = 0`` and with
-       ``σ_t = 1`` and compute the loss of each;
+       among the structures that contain ``t``; add their neighbours in ``G`` (``n``), the
+       structures that have them as neighbours (``n̄``) and the first neighbours of ``n ∪ n̄``
+       (``nn``) (:func:`neighbourhood_sample`); on the subset ``a = r ∪ n ∪ n̄ ∪ nn`` build a
+       1-NN graph with ``σ_t = 0`` and with ``σ_t = 1`` and compute the loss of each;
     4. set ``σ_t`` to the value with the lower loss summed over the trials (a tie
        keeps σ_t = 1) (:meth:`learn_label`).
 
@@ -278,24 +268,26 @@ class Loss1Objective(Objective):
     :func:`~structkernels.npk.loss.subset_losses`.
     """
 
-    def __init__(self, *, alpha: int, beta: int, k: int, n_iter: int, sampling: str,
-                 hashing: str | None, n_bits: int | None, exact_below: int, chain_bound: bool,
-                 max_evaluations: int | str | None, n_jobs: int | None,
-                 exact_trials: Callable[..., list[dict[str, Any]]]):
-        super().__init__()
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
-        self.n_iter = n_iter
-        self.neighbourhood = sampling != "random"
-        self.hashing = hashing
-        self.n_bits = n_bits
-        self.exact_below = exact_below
-        self.chain_bound = chain_bound
-        self.max_evaluations = max_evaluations
-        self.n_jobs = n_jobs
-        self.exact_trials = exact_trials
-        self.steps_per_label = alpha
+    alpha: int
+    beta: int
+    k: int
+    n_iter: int
+    sampling: str
+    hashing: str | None
+    n_bits: int | None
+    exact_below: int
+    chain_bound: bool
+    max_evaluations: int | str | None
+    n_jobs: int | None
+    exact_trials: Callable[..., list[dict[str, Any]]]
+
+    @property
+    def steps_per_label(self) -> int:  # type: ignore[override]
+        return self.alpha
+
+    @property
+    def neighbourhood(self) -> bool:
+        return self.sampling != "random"
 
     def set_up(self, data: FitData) -> bool:
         self.data = data
@@ -328,24 +320,17 @@ class Loss1Objective(Objective):
         if d.normalize:
             kern = Normalized(kern)
         seed = int(d.rng.randint(np.iinfo(np.int32).max))
-        options: dict[str, Any] = {}
-        if self.hashing is not None:
-            options = {"n_bits": self.n_bits, "random_state": seed}
-        graph = knn_graph(
-            d.X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs, progress=False,
-            **options,
-        )
+        hashed = {} if self.hashing is None else {"n_bits": self.n_bits, "random_state": seed}
+        graph = knn_graph(d.X, kern, k=self.k, hashing=self.hashing, n_jobs=self.n_jobs,
+                          progress=False, **hashed)
         self.counters.n_evaluations += int(graph.n_evaluations)
         self.counters.n_evaluations_graph += int(graph.n_evaluations)
         self.charged += int(graph.n_evaluations)
-        reverse = graph.reverse()
-        return np.asarray(graph.indices), reverse
+        return np.asarray(graph.indices), graph.reverse()
 
     def _fit_budget(self, a: np.ndarray, has: np.ndarray, share: int) -> np.ndarray:
         """The longest prefix of ``a`` whose exact trial cost fits in ``share``."""
-        inside = np.cumsum(has[a])
-        sizes = np.arange(1, len(a) + 1)
-        costs = sizes * (sizes + 1) // 2 + inside * (inside + 1) // 2
+        costs = trial_cost(np.arange(1, len(a) + 1), np.cumsum(has[a]))
         fit = int(np.searchsorted(costs, share, side="right"))
         if fit >= len(a):
             return a
@@ -384,22 +369,16 @@ class Loss1Objective(Objective):
             size = len(subsets[j])
             results[j] = TrialResult.from_losses(
                 res, n_nominal=trial_cost(size, inside) if size >= 2 else 0)
-        # sampled subsets are much smaller than N: their hash tables take the default bits
-        args = (normalize, self.hashing, None, self.exact_below)
+        # only the sampled structures go to a trial (and to the workers); sampled subsets are
+        # much smaller than N: their hash tables take the default bits
+        tasks = [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]],
+                  np.arange(len(subsets[j])), has[subsets[j]], normalize, self.hashing, None,
+                  self.exact_below, int(seeds[j])) for j in hashed]
         if self.n_jobs == 1 or len(hashed) < 2:
-            done = [
-                subset_losses(base, sigma, lab, X, y, subsets[j], has, *args, int(seeds[j]))
-                for j in hashed
-            ]
+            done = [subset_losses(*task) for task in tasks]
         else:
-            # ship only the sampled structures to the workers
-            done = list(map_tasks(
-                _subset_losses_of,
-                [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]],
-                  np.arange(len(subsets[j])), has[subsets[j]], *args, int(seeds[j]))
-                 for j in hashed],
-                n_jobs=self.n_jobs, backend="processes",
-            ))
+            done = list(map_tasks(_subset_losses_of, tasks, n_jobs=self.n_jobs,
+                                  backend="processes"))
         for j, res in zip(hashed, done, strict=True):
             results[j] = TrialResult.from_losses(res)
         return results
@@ -420,6 +399,7 @@ class Loss1Objective(Objective):
 
 
 # ------------------------------------------------------------------- k-NN AP
+@dataclass(kw_only=True)
 class KnnAPObjective(Objective):
     """The k-NN classifier's leave-one-out average precision on a stratified sample.
 
@@ -431,15 +411,12 @@ class KnnAPObjective(Objective):
     desc = "learning σ (k-NN AP)"
     unit = "label"
 
-    def __init__(self, *, objective_sample: int, n_neighbors: int, min_gain: float,
-                 n_iter: int, max_evaluations: int | str | None, n_jobs: int | None):
-        super().__init__()
-        self.objective_sample = objective_sample
-        self.n_neighbors = n_neighbors
-        self.min_gain = min_gain
-        self.n_iter = n_iter
-        self.max_evaluations = max_evaluations
-        self.n_jobs = n_jobs
+    objective_sample: int
+    n_neighbors: int
+    min_gain: float
+    n_iter: int
+    max_evaluations: int | str | None
+    n_jobs: int | None
 
     def _sample_rows(self, d: FitData) -> np.ndarray:
         """The sorted rows of the sample, shrunk to fit the budget."""
@@ -456,14 +433,7 @@ class KnnAPObjective(Objective):
                 size = max(2, fits)
                 self.counters.n_trimmed = 1
         if size < n:
-            from sklearn.model_selection import train_test_split
-
-            rows, _ = train_test_split(
-                rows, train_size=size,
-                stratify=d.y if np.bincount(d.y, minlength=2).min() >= 2 else None,
-                random_state=d.rng.randint(np.iinfo(np.int32).max),
-            )
-            rows = np.sort(rows)
+            rows = stratified_rows(d.y, size, d.rng.randint(np.iinfo(np.int32).max))
         return rows
 
     def set_up(self, data: FitData) -> bool:

@@ -1,32 +1,15 @@
 """The exact and bounded trials of one label (Algorithm 1, step 3) without repeated work.
 
-Within a label's trials no kernel value is computed twice (:func:`_gram_reusing`), and for
-kernels monotone in σ the values that cannot change a first neighbour are not computed
-(:func:`_label_block_pruned`, :func:`_bounded_trial`, the chain bounds); the losses equal
-those of every trial computed from scratch (see :class:`~structkernels.npk.learner.NonstationaryLearner`).
-
-Exact trials (subsets below ``exact_below``, or ``hashing=None``) waste
-no kernel evaluation and learn exactly what computing each from scratch
-learns: (1) the α trials of a label draw overlapping subsets (the same one
-when the label occurs in at most β structures) under the same two
-kernels, so a value met in an earlier trial of the label is read back;
-(2) by Eq. (1) σ_t = 0 changes only pairs of structures that both contain
-``t``; (3) for the path kernel with non-negative tuple similarities,
-``K(σ_t = 0) <= K(σ_t = 1)``, so a pair of that block whose σ_t = 1 value,
-normalised with the σ_t = 0 self-similarities, is below both structures'
-best σ_t = 0 similarity found so far cannot be a first neighbour and is
-not evaluated; (4) for the path kernel with indicator edge labels and node
-similarities at most 1 (indicator, ``node_mismatch``), a chain of matched
-tuples uses each position of a path once, so ``K(x, y) <= Π_s (1 + λ²
-σ(e_s)² c_y(e_s)) - 1`` with ``c_y(e)`` the number of ``e`` tuples of ``y``
-(and the same with ``x`` and ``y`` swapped): one matrix product of
-edge-label counts bounds every pair of a subset, and a pair, for σ_t = 1
-as for σ_t = 0, is evaluated only when its bound reaches the best
-similarity found so far of one of its structures, candidates taken in
-descending order of the bound.  The 1-NN graphs and losses are
-bit-identical.  Kernel values are read through
-:class:`~structkernels.engine.source.KernelSource` (blocks, scattered pairs, diagonals) or
-the Gram engine (a subset's new structures).
+Exact trials (subsets below ``exact_below``, or ``hashing=None``) learn exactly what computing
+each from scratch learns, with fewer kernel evaluations: (1) the α trials of a label draw
+overlapping subsets under the same two kernels, so a value met in an earlier trial is read
+back (:func:`_gram_reusing`); (2) by Eq. (1) σ_t = 0 changes only pairs of structures that
+both contain ``t``; (3) for the path kernel with non-negative tuple similarities,
+``K(σ_t = 0) <= K(σ_t = 1)``, so a pair that cannot be a first neighbour is not evaluated
+(:func:`_label_block_pruned`); (4) with indicator edge labels and node similarities at most 1,
+the chain bound (:func:`_chain_bound`) bounds every pair of a subset and only the pairs that
+can be a first neighbour are evaluated (:func:`_bounded_trial`).  The 1-NN graphs and losses
+are bit-identical (docs/npk.md).
 """
 
 from __future__ import annotations
@@ -41,16 +24,16 @@ from structkernels.engine.gram import gram
 from structkernels.engine.parallel import map_tasks
 from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel
-from structkernels.npk.loss import losses_of, with_sigma
+from structkernels.npk.loss import no_trial, trial_result, with_sigma
 from structkernels.structures import PathList, take
 
 
 def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
                    rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """Evaluate the self-similarities ``B`` does not know yet (NaN), in place.
+    """Evaluate, in place, the self-similarities ``B`` does not know yet (NaN).
 
-    ``B``'s row ``i`` is structure ``X[rows[i]]`` (``X[i]`` without ``rows``; ``X`` checked
-    input).  Returns the diagonal and the number of kernel evaluations made.
+    ``B``'s row ``i`` is ``X[rows[i]]`` (``X[i]`` without ``rows``); returns the diagonal and
+    the number of kernel evaluations made.
     """
     d = np.diagonal(B).copy()
     new = np.flatnonzero(np.isnan(d))
@@ -62,11 +45,8 @@ def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
 
 
 def _known_values(idx: np.ndarray, blocks: list) -> np.ndarray:
-    """The ``len(idx)``-square matrix of the values ``blocks`` hold for the pairs of ``idx``.
-
-    ``idx`` are sorted, distinct indices; ``blocks`` a list of ``(indices, raw
-    matrix)`` computed earlier with one kernel, NaN where a block left a pair
-    out (a pruned block).  NaN where no block holds a pair.
+    """The ``len(idx)``-square matrix of the values ``blocks`` (``(indices, raw matrix)``
+    computed earlier with one kernel) hold for the pairs of the sorted ``idx``; NaN elsewhere.
     """
     m = len(idx)
     raw = np.full((m, m), np.nan)
@@ -89,18 +69,13 @@ def _known_values(idx: np.ndarray, blocks: list) -> np.ndarray:
 def _gram_reusing(
     kernel: Kernel, X: Sequence, idx: np.ndarray, blocks: list, n_jobs: int | None = None
 ) -> tuple[np.ndarray, int]:
-    """Raw Gram matrix of ``X[idx]`` that evaluates only the pairs no block in ``blocks`` holds.
+    """Raw Gram matrix of ``X[idx]`` evaluating only the pairs no block of ``blocks`` holds.
 
-    ``idx`` are sorted, distinct indices into ``X``; ``blocks`` is a list of
-    ``(indices, raw Gram matrix)`` computed earlier with the same kernel (the
-    earlier trials of a label).  Values are read from the blocks where both
-    structures of a pair are in one block; the rest is computed: the Gram
-    matrix of the structures in no block at once, their pairs with the others
-    in rectangular blocks (:func:`_new_by_old`), then the missing pairs
-    ``(i, j)`` left with ``i < j`` as ``K(X[i], X[j])`` -- the
-    orientation of the Gram engine's upper triangle, so every value equals
-    the one a fresh ``gram(kernel, X[idx])`` gives (:func:`_pair_values`).  Returns the matrix and
-    the number of kernel evaluations made.
+    ``blocks`` are ``(indices, raw Gram)`` of earlier trials with the same kernel.  The
+    structures in no block get their Gram at once, their pairs with the others rectangular
+    blocks (:func:`_new_by_old`), the rest scattered pairs ``i < j`` (:func:`_pair_values`):
+    every value is the one a fresh ``gram(kernel, X[idx])`` gives.  Returns the matrix and the
+    number of kernel evaluations made.
     """
     idx = np.asarray(idx, dtype=np.int64)
     m = len(idx)
@@ -128,17 +103,13 @@ def _gram_reusing(
     return raw, n_eval
 
 
-def _new_by_old(
-    kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarray, known: np.ndarray,
-    n_jobs: int | None = None,
-) -> int:
+def _new_by_old(kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarray,
+                known: np.ndarray, n_jobs: int | None = None) -> int:
     """The pairs (new structure, known structure) of a subset, in rectangular Gram blocks.
 
-    Positions are cut into contiguous ranges; between two ranges ``a < b`` every
-    pair has its row before its column, the Gram engine's orientation, so
-    ``gram_block(X[new in a], X[old in b])`` and ``gram_block(X[old in a],
-    X[new in b])`` give the values a fresh Gram matrix holds.  Pairs inside one
-    range are left to :func:`_pair_values`.  Fills ``raw`` and ``known`` and
+    Between two contiguous ranges of positions ``a < b`` every pair has its row before its
+    column, the Gram engine's orientation, so the blocks give the values a fresh Gram holds;
+    pairs inside one range are left to :func:`_pair_values`.  Fills ``raw`` and ``known`` and
     returns the number of evaluations.
     """
     m = len(is_new)
@@ -180,34 +151,17 @@ def _monotone_in_sigma(kernel: Kernel) -> bool:
 _BOUND_SLACK = 1e-9
 
 
-def _label_block_pruned(
-    kernel0: Kernel,
-    X: Sequence,
-    idx: np.ndarray,
-    inside: np.ndarray,
-    raw1: np.ndarray,
-    blocks: list,
-    normalize: bool,
-    n_jobs: int | None = None,
-) -> tuple[np.ndarray, int]:
+def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: np.ndarray,
+                        raw1: np.ndarray, blocks: list, normalize: bool,
+                        n_jobs: int | None = None) -> tuple[np.ndarray, int]:
     """The σ_t = 0 values of the label's block needed by the exact 1-NN graph, and no others.
 
-    ``idx`` are the subset's sorted indices into ``X``, ``inside`` the
-    positions of the structures containing the label, ``raw1`` the subset's
-    raw σ_t = 1 Gram matrix.  For a kernel monotone in σ
-    (:func:`_monotone_in_sigma`), ``K0(i, j) <= K1(i, j)``, so
-    ``U = raw1[i, j] s0_i s0_j`` (``s0 = 1 / sqrt(K0(i, i))`` when normalised)
-    bounds the σ_t = 0 similarity of a pair from above, while any value
-    already known -- a pair with a structure outside the label (unchanged by
-    Eq. 1), a value of an earlier trial, one just computed -- bounds each row's
-    best similarity ``b_i`` from below.  A pair with ``U < b_i`` and
-    ``U < b_j`` is nobody's first neighbour and is not evaluated: each row
-    walks its candidates best bound first, in doubling batches, until the
-    next bound falls below its best value so far.  Every row's first neighbour and its similarity are then exactly
-    those of the full block.
-
-    Returns the block (``len(inside)`` square, NaN where not evaluated) and
-    the number of kernel evaluations.
+    ``inside`` are the positions in ``idx`` of the structures containing the label, ``raw1``
+    the subset's raw σ_t = 1 Gram.  For a kernel monotone in σ, ``U = raw1[i, j] s0_i s0_j``
+    bounds the σ_t = 0 similarity from above, while values already known bound each row's best
+    ``b_i`` from below; a pair with ``U < b_i`` and ``U < b_j`` is nobody's first neighbour and
+    is not evaluated (each row walks its candidates best bound first, in doubling batches).
+    Returns the block (NaN where not evaluated) and the number of kernel evaluations.
     """
     I = idx[inside]
     m = len(I)
@@ -280,11 +234,8 @@ def _label_block_pruned(
 def _pair_values(
     kernel: Kernel, X: Sequence, rows: np.ndarray, cols: np.ndarray, n_jobs: int | None = None
 ) -> np.ndarray:
-    """``K(X[rows[q]], X[cols[q]])`` for each ``q``, as the Gram engine's upper triangle gives it.
-
-    ``X`` is checked (encoded) input; ``rows[q] < cols[q]``
-    (:meth:`~structkernels.engine.source.KernelSource.pairs`: a kernel's paired mode in
-    chunks, or row by row; chunks in threads with ``n_jobs != 1``).
+    """``K(X[rows[q]], X[cols[q]])`` for each ``q`` (``rows[q] < cols[q]``, ``X`` checked
+    input), as the Gram engine's upper triangle gives it.
     """
     return KernelSource(kernel, X, checked=True).pairs(rows, cols, n_jobs=n_jobs)
 
@@ -294,13 +245,9 @@ _CHAIN_SLACK = 1e-9
 
 
 def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] | None:
-    """Edge-label counts of ``X`` and each kernel's weights ``λ² σ(e)²``, for :func:`_chain_bound`.
-
-    Returns ``(C, w)``: ``C[i, e]`` the number of tuples of ``X[i]`` with edge
-    label ``e`` (the root's missing edge is a label of its own), ``w[v][e]``
-    the weight of label ``e`` under ``kernels_v[v]``
-    (:meth:`PathKernel.chain_bound_weights`); None when the bound is not known to hold
-    (a kernel other than the path kernel, or label kernels it does not hold for).
+    """``(C, w)`` for :func:`_chain_bound`: ``C[i, e]`` the number of tuples of ``X[i]``
+    with edge label ``e``, ``w[v][e]`` the weight ``λ² σ(e)²`` under ``kernels_v[v]``; None when
+    the bound is not known to hold (:meth:`PathKernel.chain_bound_weights`).
     """
     if not isinstance(X, PathList):
         return None
@@ -322,12 +269,11 @@ def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] 
 def _chain_bound(C: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Upper bounds of the raw path kernel between the rows of ``C`` (edge-label counts).
 
-    The path kernel sums, over chains of matched tuple pairs ``(s_1, t_1), ...,
-    (s_k, t_k)`` increasing in both paths, ``Π λ² m_q`` times ``λ`` per
-    skipped position, with ``m_q <= σ(e)² [e_s = e_t]`` (indicator edge kernel,
-    node similarity at most 1) and ``λ <= 1``.  A chain uses each position of
-    ``x`` at most once, so the sum is at most the sum over all choices of
-    "no partner or one partner with the same label" per position of ``x``::
+    The path kernel sums, over chains of matched tuple pairs ``(s_1, t_1), ..., (s_k, t_k)``
+    increasing in both paths, ``Π λ² m_q`` times ``λ`` per skipped position, with
+    ``m_q <= σ(e)² [e_s = e_t]`` (indicator edge kernel, node similarity at most 1) and
+    ``λ <= 1``.  A chain uses each position of ``x`` at most once, so the sum is at most the sum
+    over all choices of "no partner or one partner with the same label" per position of ``x``::
 
         K(x, y) <= Π_s (1 + λ² σ(e_s)² c_y(e_s)) - 1 = exp(Σ_e c_x(e) log(1 + w_e c_y(e))) - 1
 
@@ -341,16 +287,11 @@ def _chain_bound(C: np.ndarray, w: np.ndarray) -> np.ndarray:
 def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
     """Evaluate the unknown pairs of a square matrix that can be some row's first neighbour.
 
-    ``U`` bounds each pair's (normalised) similarity from above, ``known``
-    marks pairs whose value is known, ``best`` holds each row's best known
-    similarity (updated in place).  A pair ``(i, j)`` is evaluated unless
-    ``U[i, j] < best[i]`` and ``U[i, j] < best[j]``: first each row's most
-    promising pair, then every candidate in descending order of ``U`` in
-    doubling batches, the bests rising as values come in; ``best`` only grows,
-    so a pair skipped stays skippable, and every pair whose value can reach a
-    row's best (ties included: ``U`` holds a slack) is evaluated.
-    ``evaluate(lo, hi)`` computes and stores the pairs (``lo < hi``) and
-    returns their similarities.
+    ``U`` bounds each pair's similarity from above, ``best`` holds each row's best known
+    similarity (updated in place).  A pair is skipped only when ``U[i, j] < best[i]`` and
+    ``U[i, j] < best[j]``: each row's most promising pair first, then the candidates in
+    descending ``U``, in doubling batches.  ``evaluate(lo, hi)`` computes and stores the pairs
+    (``lo < hi``) and returns their similarities.
     """
     m = len(best)
     cand = np.triu(~known, 1)
@@ -387,28 +328,15 @@ def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
         p, step = q, min(2 * step, 1 << 16)
 
 
-def _bounded_trial(
-    kernels_v: dict,
-    X: Sequence,
-    a: np.ndarray,
-    inside: np.ndarray,
-    blocks: dict,
-    normalize: bool,
-    bound: tuple[np.ndarray, dict],
-    n_jobs: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Raw σ_t = 1 and σ_t = 0 matrices of one exact trial with only the values its 1-NN graphs need.
+def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarray, blocks: dict,
+                   normalize: bool, bound: tuple[np.ndarray, dict],
+                   n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Raw σ_t = 1 and σ_t = 0 matrices of one exact trial, with the values its 1-NN graphs need.
 
-    ``a`` are the subset's sorted indices into ``X``, ``inside`` the positions
-    of the structures containing the label.  Values earlier trials computed
-    (``blocks[v]``) are read back; the self-similarities are computed; every
-    other pair is bounded from above by :func:`_chain_bound` (and, for a
-    σ_t = 0 pair of two structures with the label, by its σ_t = 1 value,
-    the kernel being monotone in σ) and evaluated only if the bound reaches
-    the best similarity of one of its rows (:func:`_walk`), first for
-    σ_t = 1, then for σ_t = 0.  Each row's first neighbour and its
-    similarity are those of the full matrices.  Returns the σ_t = 1 matrix
-    of the subset and the σ_t = 0 block of ``inside`` (NaN where not
+    Values of earlier trials are read back, self-similarities computed, every other pair bounded
+    by :func:`_chain_bound` (a σ_t = 0 pair inside the label also by its σ_t = 1 value) and
+    evaluated only when the bound reaches the best similarity of one of its rows (:func:`_walk`).
+    Returns the subset's σ_t = 1 matrix, the σ_t = 0 block of ``inside`` (NaN where not
     evaluated) and the number of kernel evaluations.
     """
     k1, k0 = kernels_v[1], kernels_v[0]
@@ -495,33 +423,12 @@ def _keep(blocks: list, idx: np.ndarray, raw: np.ndarray) -> None:
         blocks.pop(0)
 
 
-def exact_trials(
-    base: Kernel,
-    sigma: dict[str, float],
-    label: str,
-    X: Sequence,
-    y: np.ndarray,
-    subsets: list[np.ndarray],
-    has: np.ndarray,
-    normalize: bool,
-    n_jobs: int | None = None,
-    chain_bound: bool = True,
-) -> list[dict[str, Any]]:
-    """:func:`subset_losses` of exact trials of one label, each kernel value computed once.
-
-    The trials of a label draw overlapping subsets (identical ones when the
-    label occurs in at most β structures), and the kernels for ``σ_t = 1`` and
-    ``σ_t = 0`` do not change between them: a pair met in an earlier trial is
-    read back, not evaluated again (:func:`_gram_reusing`).  As in
-    :func:`subset_losses`, ``σ_t = 0`` needs new values only for the pairs
-    of structures that both contain the label (Eq. 1), and, for kernels
-    monotone in σ, only those that can be a first neighbour
-    (:func:`_label_block_pruned`).  For the path kernel with indicator edges
-    and node similarities at most 1, the σ_t = 1 pairs too are bounded (the
-    chain bound of :func:`_chain_bound`) and only those that can be a first
-    neighbour under σ_t = 1 or σ_t = 0 are evaluated (:func:`_bounded_trial`).
-    The 1-NN graphs and losses are those of :func:`subset_losses`; only
-    ``n_evaluations`` is smaller.
+def exact_trials(base: Kernel, sigma: dict[str, float], label: str, X: Sequence, y: np.ndarray,
+                 subsets: list[np.ndarray], has: np.ndarray, normalize: bool,
+                 n_jobs: int | None = None, chain_bound: bool = True) -> list[dict[str, Any]]:
+    """:func:`~structkernels.npk.loss.subset_losses` of the exact trials of one label, each
+    kernel value computed once (see the module): the same 1-NN graphs and losses, only
+    ``n_evaluations`` smaller.
     """
     kernels_v = {v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     prune = _monotone_in_sigma(base)
@@ -529,16 +436,11 @@ def exact_trials(
     blocks: dict[int, list] = {0: [], 1: []}
     out = []
     for a in subsets:
-        res: dict[str, Any] = {"size": int(len(a)), "loss": {}, "penalty": {}, "reward": {}}
         if len(a) < 2:
-            for v in (0, 1):
-                res["loss"][v] = res["penalty"][v] = res["reward"][v] = 0.0
-            res["n_evaluations"] = 0
-            out.append(res)
+            out.append(no_trial(len(a)))
             continue
-        ya = y[a]
+        inside = np.flatnonzero(has[a])
         if bound is not None:
-            inside = np.flatnonzero(has[a])
             R1, R0, n_eval = _bounded_trial(kernels_v, X, a, inside, blocks, normalize, bound,
                                             n_jobs)
             _keep(blocks[1], a, R1)
@@ -547,16 +449,11 @@ def exact_trials(
             raw1 = np.where(np.isnan(R1), -np.inf, R1)
             raw0 = raw1.copy()
             raw0[np.ix_(inside, inside)] = np.where(np.isnan(R0), -np.inf, R0)
-            for v, raw in ((0, raw0), (1, raw1)):
-                res["loss"][v], res["penalty"][v], res["reward"][v] = losses_of(
-                    raw, ya, normalize)
-            res["n_evaluations"] = int(n_eval)
-            out.append(res)
+            out.append(trial_result(len(a), raw0, raw1, y[a], normalize, n_eval))
             continue
         raw1, n_eval = _gram_reusing(kernels_v[1], X, a, blocks[1], n_jobs)
         _keep(blocks[1], a, raw1)
         raw0 = raw1.copy()
-        inside = np.flatnonzero(has[a])
         if len(inside) and prune:
             block, ne = _label_block_pruned(
                 kernels_v[0], X, a, inside, raw1, blocks[0], normalize, n_jobs
@@ -569,8 +466,5 @@ def exact_trials(
             n_eval += ne
             _keep(blocks[0], a[inside], block)
             raw0[np.ix_(inside, inside)] = block
-        for v, raw in ((0, raw0), (1, raw1)):
-            res["loss"][v], res["penalty"][v], res["reward"][v] = losses_of(raw, ya, normalize)
-        res["n_evaluations"] = int(n_eval)
-        out.append(res)
+        out.append(trial_result(len(a), raw0, raw1, y[a], normalize, n_eval))
     return out

@@ -38,15 +38,9 @@ from structkernels.utils import (
 )
 
 MODEL_FORMAT = "structkernels.npk-model"
-
-
 MODEL_VERSION = 2
-
-
 #: Versions this release reads.
 READABLE_VERSIONS = (1, 2)
-
-
 #: The most bytes a model file may hold once decompressed (read at each call:
 #: a gzip bomb is refused after this much, in bounded memory).
 MAX_MODEL_BYTES = 1 << 30
@@ -61,17 +55,13 @@ class ModelFormatError(StructkernelsError, ValueError):
 
 
 def save_model(path: str | os.PathLike, model: dict[str, Any]) -> None:
-    """Write ``model`` (the dict above, without format/version) as gzip'd JSON, atomically.
-
-    The file appears complete under its name or not at all (the old file, if
-    any, is kept on an error or an interrupt).  A NaN or infinity anywhere, or
-    a kernel that is not registered, is refused before anything is written.
-    """
+    """Write ``model`` (:mod:`structkernels.npk.model`'s dict, without format/version) as
+    gzip'd JSON, atomically; a NaN or infinity anywhere, or a kernel that is not registered,
+    is refused before anything is written."""
     doc = {"format": MODEL_FORMAT, "version": MODEL_VERSION, **{
         k: v for k, v in model.items() if k not in ("format", "version")
     }}
     if "kernel" in doc:
-
         doc["kernel"] = kernels.resolve_name(doc["kernel"])
     out = FilePath(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -153,9 +143,8 @@ def decode_document(name: str, data: bytes) -> Any:
 
 
 def read_document(path: str | os.PathLike, max_bytes: int | None = None) -> Any:
-    """The JSON document of a model file (any format): :func:`read_model_bytes` within
-    ``max_bytes``, then :func:`decode_document`; every problem one
-    :class:`ModelFormatError` line naming the file."""
+    """The JSON document of a model file (any format), :func:`read_model_bytes` then
+    :func:`decode_document`."""
     name = os.fspath(path)
     return decode_document(name, read_model_bytes(name, max_bytes))
 
@@ -251,9 +240,9 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
         doc["learner"]["kernel"] = check_kernel_name(
             name, "learner['kernel']", doc["learner"]["kernel"]
         )
-    check_file_sigma(name, "kernel_params['sigma']", doc["kernel_params"].get("sigma"))
-    check_file_sigma(name, "learner['sigma']", doc["learner"].get("sigma"))
-    check_file_sigma(name, "learner['fixed_sigma']", doc["learner"].get("fixed_sigma"))
+    for part, key in (("kernel_params", "sigma"), ("learner", "sigma"),
+                      ("learner", "fixed_sigma")):
+        check_file_sigma(name, f"{part}[{key!r}]", doc[part].get(key))
     train = doc["train"]
     paths, labels = train.get("paths"), train.get("labels")
     if not isinstance(paths, list) or not isinstance(labels, list) or not paths:
@@ -274,7 +263,6 @@ def validate_model(doc: Any, path: str | os.PathLike) -> dict[str, Any]:
     ids = train.get("ids")
     if ids is not None and (not isinstance(ids, list) or len(ids) != len(paths)):
         raise ModelFormatError(f"{name}: the model's training ids do not match its paths")
-
     for i, p in enumerate(paths):
         try:
             Path.from_json(p)
@@ -318,8 +306,6 @@ def read_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> dict
 
 #: The σ file of ``NonstationaryLearner.save``.
 SIGMA_FORMAT = "structkernels.nonstationary-sigma"
-
-
 SIGMA_VERSION = 1
 
 

@@ -1,24 +1,17 @@
 """The gradient strategy of :class:`~structkernels.NonstationaryLearner`: real σ (and λ).
 
-Algorithm 1 (``objective="loss1"``, ``"knn-ap"``) keeps or zeroes each edge label by a k-NN
-objective.  ``objective="svm"`` and ``"alignment"`` (:class:`GradientObjective`) instead treat
-the weights as what they are in Eq. 1 of Garg et al. (2018), real numbers, and the path kernel
-as what it is, a polynomial in them: σ ∈ [0, 1] per edge label (and the decay λ) follow the
-exact gradient (:meth:`~structkernels.kernels.path.PathKernel.weighted_gradient`) of a
-differentiable objective of the normalised Gram matrix of a sample of training structures,
-possibly inside a sum with other views' kernels (``offset``):
+``objective="svm"`` and ``"alignment"`` (:class:`GradientObjective`) treat the weights as what
+they are in Eq. 1 of Garg et al. (2018), real numbers: σ ∈ [0, 1] per edge label (and the
+decay λ) follow the exact gradient (``PathKernel.weighted_gradient``) of a differentiable
+objective of the normalised Gram matrix of a sample, possibly inside a sum with other views'
+kernels (``offset``):
 
-- ``"svm"``: the SVM's own dual objective at its optimum, minimised as multiple-kernel
-  learning does (Rakotomamonjy et al. 2008, SimpleMKL; Chapelle et al. 2002): alternate an
-  SVM fit and a σ step, ``∂J/∂K_ij = -½ α_i y_i α_j y_j`` (Danskin's theorem);
-- ``"alignment"``: centred kernel-target alignment (Cortes, Mohri & Rostamizadeh 2012,
-  Eq. 2), maximised.
+- ``"svm"``: the SVM's dual objective at its optimum, minimised as multiple-kernel learning
+  does (Rakotomamonjy et al. 2008, SimpleMKL): ``∂J/∂K_ij = -½ α_i y_i α_j y_j`` (Danskin);
+- ``"alignment"``: centred kernel-target alignment (Cortes, Mohri & Rostamizadeh 2012, Eq. 2).
 
-The number of steps is chosen on held-out training documents (a grouped split of the training
-data, never the test fold): after every step the SVM trained on the sample scores the held-out
-pairs, and the σ of the step with the best average precision is kept.  Step 0 is σ ≡ 1 and λ
-as given, so when no step helps on the held-out documents the learned kernel is the stationary
-one.  Adam steps (Kingma & Ba 2015) are projected onto ``σ ∈ [0, 1]``, ``λ ∈ [0.05, 1]``.
+Projected Adam steps (Kingma & Ba 2015); the step kept is the one with the best average
+precision on held-out training documents, step 0 being σ ≡ 1 and λ as given.
 """
 
 from __future__ import annotations

@@ -1,29 +1,11 @@
 """Learning the nonstationary weights σ of a convolution kernel (Algorithm 1).
 
-Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural
-language modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is
-extended to ``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j)
-k_n(n_i, n_j)`` (Eq. 1), with one binary parameter ``σ(l) ∈ {0, 1}`` per edge
-(semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every common
-substructure that uses an ``l`` tuple.
-
-:class:`NonstationaryLearner` sets every σ to 1, visits the labels most frequent
-first and sets each ``σ_t`` to the value its objective prefers
-(:mod:`structkernels.npk._objectives`): Loss Function 1 on randomly sampled
-local neighbourhoods of a hashed global k-NN graph (Algorithm 1, Sec. 6.2, the
-default), or the leave-one-out average precision of the k-NN classifier on a
-stratified sample (``objective="knn-ap"``).  With ``n_iter > 1`` the whole pass
-is repeated, rebuilding the global graph with the σ learned so far (Sec. 7.1.3).
-``objective="svm"`` and ``"alignment"`` learn real σ ∈ [0, 1] and λ of the path kernel by
-exact gradient steps instead (:mod:`structkernels.npk.gradient`).
-
-Only kernel evaluations on the sampled subsets and the hashed global graph
-are made; the learner never forms an N × N Gram matrix.  Within a label's
-exact trials no kernel value is computed twice and, for the path kernel,
-values that cannot change a first neighbour are not computed
-(:mod:`structkernels.npk._trials`); the learned σ is the same as with every
-trial computed from scratch.  Every evaluation is counted (``n_evaluations_``,
-and the ones avoided in ``n_evaluations_reused_``).
+Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural language
+modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is extended to
+``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j) k_n(n_i, n_j)`` (Eq. 1), with one
+parameter ``σ(l)`` per edge (semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every
+common substructure that uses an ``l`` tuple.  What decides each σ is a strategy of
+:mod:`structkernels.npk._objectives`; the learner never forms an N × N Gram matrix.
 """
 
 from __future__ import annotations
@@ -59,17 +41,24 @@ from structkernels.npk._objectives import (
     labels_by_frequency,
 )
 from structkernels.npk._trials import exact_trials
+from structkernels.npk.files import (
+    MODEL_FORMAT,
+    SIGMA_FORMAT,
+    check_file_sigma,
+    check_kernel_name,
+    read_document,
+    validate_model,
+)
 from structkernels.npk.loss import (
     binary_labels,
     loss_function_1,
     structure_edge_labels,
     with_sigma,
 )
-from structkernels.npk.sigma_json import (
+from structkernels.npk.sigma_document import (
+    learner_from_document,
     learner_from_json,
-    learner_to_json,
-    load_learner_file,
-    save_learner,
+    learner_to_document,
 )
 from structkernels.npk.sigma_knn import loo_knn_scores
 from structkernels.structures import Path
@@ -77,31 +66,33 @@ from structkernels.utils import (
     N_JOBS,
     Interval,
     Options,
+    atomic_open,
+    dumps_finite,
     tqdm,
     validate_params,
 )
 
-__all__ = ["NonstationaryLearner", "loss_function_1", "structure_edge_labels"]
+__all__ = [
+    "NonstationaryLearner", "loss_function_1", "structure_edge_labels",
+]
 
 # -------------------------------------------------------------------- learner
 class NonstationaryLearner(TransformerMixin, BaseEstimator):
     """Learn binary per-edge-label weights σ of a convolution kernel (Algorithm 1).
 
-    Implements Algorithm 1 and Loss Function 1 of Garg et al. (2018),
-    "Stochastic learning of nonstationary kernels for natural language
-    modeling" (Sec. 6): σ starts at 1 for every label; labels are visited in
-    descending frequency; for each, ``alpha`` noisy loss estimates on
-    randomly sampled local neighbourhoods of a hashed global k-NN graph
-    decide between σ = 0 and σ = 1.
+    Algorithm 1 and Loss Function 1 of Garg et al. (2018), Sec. 6: σ starts at 1 for every
+    label; labels are visited in descending frequency; for each, ``alpha`` noisy loss
+    estimates on sampled local neighbourhoods of a hashed global k-NN graph decide between
+    σ = 0 and σ = 1.  With ``n_iter > 1`` the pass is repeated on a graph rebuilt with the
+    σ learned so far (Sec. 7.1.3).
 
     Parameters
     ----------
     kernel : str or Kernel, default "path"
-        The convolution kernel to make nonstationary: a registered name
-        (built with ``kernel_params``) or an instance; it must have a
-        ``sigma`` parameter (dict edge label -> weight, labels not named
-        weigh 1).  A :class:`~structkernels.Normalized` instance is unwrapped
-        and ``normalize`` is then taken as True.
+        The convolution kernel to make nonstationary: a registered name (built with
+        ``kernel_params``) or an instance; it must have a ``sigma`` parameter (dict edge label
+        -> weight, labels not named weigh 1).  A :class:`~structkernels.Normalized` instance is
+        unwrapped and ``normalize`` is then taken as True.
     kernel_params : dict, optional
         Parameters of the kernel (e.g. ``{"lam": 0.8}``).  A ``sigma`` given
         here fixes the weights of labels that are not learned.
@@ -114,67 +105,55 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     alpha : int, default 10
         Trials per label (α).
     beta : int, default 100
-        Inducing points per trial (β), drawn among the structures that
-        contain the label.
+        Inducing points per trial (β), drawn among the structures that contain the label.
     k : int, default 4
         Neighbours per structure in the global k-NN graph.
     n_iter : int, default 1
         Passes over the labels; the global graph is rebuilt with the learned
         σ before each pass after the first.
     sampling : {"neighbourhood", "random"}, default "neighbourhood"
-        ``"neighbourhood"``: Algorithm 1's local neighbourhoods.
-        ``"random"``: the pure-random baseline of Table 4(b), the ``β``
-        inducing points alone (no global graph).
+        ``"neighbourhood"``: Algorithm 1's local neighbourhoods.  ``"random"``: the pure-random
+        baseline of Table 4(b), the ``β`` inducing points alone (no global graph).
     hashing : {"random-knn", "klsh"} or None, default "random-knn"
         Kernel hashing of the global k-NN graph (and of sampled subsets of
         ``exact_below`` structures or more); None computes exact graphs.
     n_bits : int, optional
-        Hash bits (H) of the global graph; the hashing module's default
-        (about sqrt(N) buckets) when None.  Hashed subset graphs always use
-        the default for their size.
+        Hash bits (H) of the global graph (None: about sqrt(N) buckets); hashed subset graphs
+        take the default for their size.
     exact_below : int, default 2000
         Sampled subsets smaller than this get an exact 1-NN graph (their
         loss estimate is then free of hashing noise).
     chain_bound : bool, default True
-        In exact trials of the path kernel (indicator edges, node
-        similarities at most 1), bound every pair from above by the chain
-        bound and evaluate only the pairs that can be a first neighbour: the
-        same σ, losses and log with fewer kernel evaluations.  The bookkeeping is
-        NumPy work and the surviving pairs are scattered, so with the cheap
-        compiled kernel it can cost more time than it saves; ``False`` evaluates each
-        subset's whole Gram instead (with reuse across trials and the pruned σ_t = 0 blocks).
+        In exact trials of the path kernel (indicator edges, node similarities at most 1),
+        evaluate only the pairs the chain bound leaves as possible first neighbours: the
+        same σ, losses and log with fewer kernel evaluations, but scattered ones;
+        ``False`` evaluates each subset's whole Gram (still reused across trials).
     max_evaluations : "gram", int or None, default "gram"
-        Budget of kernel evaluations for the whole fit.  ``"gram"`` is one
-        Gram matrix, ``N (N + 1) / 2``: Algorithm 1 exists to cost less than
-        that.  After the global graph, the rest is shared evenly among the
-        remaining trials; a sampled subset whose exact cost (its Gram matrix
-        for ``σ_t = 1`` plus the block of structures with the label for
-        ``σ_t = 0``) exceeds its share is cut to its inducing points first,
-        then their neighbours, until it fits (``n_trimmed_`` counts them).
-        The budget counts each trial at that from-scratch cost, so the
-        subsets, and σ, do not depend on how many values the reuse below
-        saves; the evaluations actually made (``n_evaluations_``) are fewer.
-        None: no budget.  With ``hashing=None`` and neighbourhood sampling the
-        exact global graph alone is one Gram matrix, so ``"gram"`` sets no
-        budget there.  With ``objective="knn-ap"`` the sample is shrunk until
-        its estimated cost fits the budget (``n_trimmed_`` is then 1).
+        Budget of kernel evaluations for the whole fit.  ``"gram"`` is one Gram matrix,
+        ``N (N + 1) / 2``: Algorithm 1 exists to cost less than that.  After the global graph,
+        the rest is shared evenly among the remaining trials; a subset whose from-scratch cost
+        (its Gram for ``σ_t = 1`` plus the label's block for ``σ_t = 0``) exceeds its share is
+        cut, inducing points kept first, until it fits (``n_trimmed_`` counts them).  The budget
+        counts that from-scratch cost, so σ does not depend on the reuse of values.  None: no
+        budget.  With ``hashing=None`` and neighbourhood sampling the exact global graph alone
+        is one Gram matrix, so ``"gram"`` sets no budget there.  With ``objective="knn-ap"`` the
+        sample is shrunk until its estimated cost fits the budget (``n_trimmed_`` is then 1).
     normalize : bool, default True
         Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
         for the graphs and the loss.
     objective : {"loss1", "knn-ap", "svm", "alignment"}, default "loss1"
-        What decides each label.  ``"loss1"``: Loss Function 1 on the sampled
-        neighbourhoods (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``,
-        ``sampling``, ``hashing`` apply).  ``"knn-ap"``: the average precision
-        of the leave-one-out scores of the similarity-weighted
-        ``n_neighbors``-NN classifier on a stratified sample of
-        ``objective_sample`` training structures (:mod:`structkernels.npk.sigma_knn`):
-        the same greedy pass over the labels, judged by the classifier that
-        will use σ.  σ(l) = 0 is kept only when it raises that AP by more than
-        ``min_gain`` on each of two stratified halves of the sample.  ``"svm"`` (the
-        SVM's dual objective, multiple-kernel learning's alternation) and ``"alignment"``
-        (centred kernel-target alignment): real σ ∈ [0, 1] and λ of the path kernel by
-        projected Adam steps (:mod:`structkernels.npk.gradient`; the parameters from
-        ``min_count`` to ``C`` apply, and ``fit`` takes ``groups`` and ``offset``).
+        What decides each label.  ``"loss1"``: Loss Function 1 on the sampled neighbourhoods
+        (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``, ``sampling``, ``hashing`` apply).
+        ``"knn-ap"``: the average precision of the leave-one-out scores of the
+        similarity-weighted ``n_neighbors``-NN classifier on a stratified sample of
+        ``objective_sample`` training structures (:mod:`structkernels.npk.sigma_knn`): the same
+        greedy pass over the labels, judged by the classifier that will use σ.  σ(l) = 0 is kept
+        only when it raises that AP by more than ``min_gain`` on each of two stratified halves
+        of the sample.  ``"svm"`` (the SVM's dual objective, multiple-kernel learning's
+        alternation) and ``"alignment"`` (centred kernel-target alignment): real σ ∈ [0, 1] and
+        λ of the path kernel by projected Adam steps (:mod:`structkernels.npk.gradient`; the
+        parameters from ``min_count`` to ``C`` apply, and ``fit`` takes ``groups`` and
+        ``offset``).
     objective_sample : int, default 8000
         With ``"knn-ap"``: training structures in the sample (all when fewer).
     n_neighbors : int, default 8
@@ -210,15 +189,14 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Per label: summed loss at σ = 0 and σ = 1 (``{"0": ..., "1": ...}``)
         of the last pass, and the value chosen.
     log_ : list of dict
-        One entry per (pass, label, trial, value): subset size, loss,
-        penalty, reward.
+        One entry per (pass, label, trial, value): subset size, loss, penalty, reward.
     n_evaluations_ : int
         Kernel evaluations made by ``fit`` (global graphs + subsets).
     n_evaluations_graph_ : int
         Of which for the global k-NN graphs.
     n_evaluations_reused_ : int
-        Evaluations the exact trials did not make (see Notes): ``n_evaluations_ +
-        n_evaluations_reused_`` is the cost of computing every trial from scratch.
+        Evaluations the exact trials did not make (:mod:`structkernels.npk._trials`):
+        ``n_evaluations_ + n_evaluations_reused_`` is the from-scratch cost.
     budget_ : int or None
         The evaluation budget of ``max_evaluations`` for this N.
     n_trimmed_ : int
@@ -230,15 +208,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Gradient objectives: the learned λ, the step kept (0: σ ≡ 1) and per step ``step``,
         ``objective`` (maximised), ``val_ap`` (held-out AP), ``lam``, ``sigma``, ``seconds``.
     X_fit_ : sequence
-        The training structures (checked input of the kernel), against which
-        :meth:`transform` computes the Gram matrix.  A learner read from a
-        file (:meth:`load`) has σ but not them.
-
-    Notes
-    -----
-    Exact trials (subsets below ``exact_below``, or ``hashing=None``) waste no kernel
-    evaluation and learn exactly what computing each from scratch learns; how is said in
-    :mod:`structkernels.npk._trials` (and docs/npk.md).
+        The training structures (checked input of the kernel), against which :meth:`transform`
+        computes the Gram matrix.  A learner read from a file (:meth:`load`) has σ but not them.
 
     Examples
     --------
@@ -269,39 +240,18 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     1.0
     """
 
-    def __init__(
-        self,
-        kernel: str | Kernel = "path",
-        kernel_params: dict | None = None,
-        *,
-        labels: Sequence[str] | None = None,
-        top_fraction: float = 0.5,
-        alpha: int = 10,
-        beta: int = 100,
-        k: int = 4,
-        n_iter: int = 1,
-        sampling: str = "neighbourhood",
-        hashing: str | None = "random-knn",
-        n_bits: int | None = None,
-        exact_below: int = 2000,
-        chain_bound: bool = True,
-        max_evaluations: int | str | None = "gram",
-        normalize: bool = True,
-        objective: str = "loss1",
-        objective_sample: int = 8000,
-        n_neighbors: int = 8,
-        min_gain: float = 0.005,
-        min_count: int = 5,
-        learn_lam: bool = True,
-        n_samples: int = 800,
-        max_steps: int = 30,
-        learning_rate: float = 0.05,
-        validation_fraction: float = 0.25,
-        C: float = 1.0,
-        n_jobs: int | None = None,
-        random_state: int | np.random.RandomState | None = None,
-        progress: bool | None = None,
-    ):
+    def __init__(self, kernel: str | Kernel = "path", kernel_params: dict | None = None, *,
+                 labels: Sequence[str] | None = None, top_fraction: float = 0.5, alpha: int = 10,
+                 beta: int = 100, k: int = 4, n_iter: int = 1, sampling: str = "neighbourhood",
+                 hashing: str | None = "random-knn", n_bits: int | None = None,
+                 exact_below: int = 2000, chain_bound: bool = True,
+                 max_evaluations: int | str | None = "gram", normalize: bool = True,
+                 objective: str = "loss1", objective_sample: int = 8000, n_neighbors: int = 8,
+                 min_gain: float = 0.005, min_count: int = 5, learn_lam: bool = True,
+                 n_samples: int = 800, max_steps: int = 30, learning_rate: float = 0.05,
+                 validation_fraction: float = 0.25, C: float = 1.0, n_jobs: int | None = None,
+                 random_state: int | np.random.RandomState | None = None,
+                 progress: bool | None = None):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.labels = labels
@@ -453,8 +403,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     def _fit_gradient(self, base: Kernel, normalize: bool, fixed: dict[str, float], X: Any,
                       y: Any, groups: Any, offset: Offset | None) -> NonstationaryLearner:
-        """:meth:`fit` with a gradient objective
-        (:class:`~structkernels.npk.gradient.GradientObjective`)."""
+        """:meth:`fit` with a :class:`GradientObjective`."""
         if not callable(getattr(base, "weighted_gradient", None)):
             raise TypeError(f"NonstationaryLearner(objective={self.objective!r}) learns σ of "
                             f"a kernel with a σ gradient (the path kernel), not of "
@@ -467,8 +416,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                                 "not a Path")
         y = binary_labels(y, len(X), "fit")
         rng = check_random_state(self.random_state)
-        strategy = GradientObjective(**{k: getattr(self, k) for k in (
-            "objective", *PARAMETERS, "n_jobs")}, progress=bool(self.progress))
+        strategy = GradientObjective(**self._settings("objective", *PARAMETERS, "n_jobs"),
+                                     progress=bool(self.progress))
         counts = Counter(label for x in X for label in structure_edge_labels(x))
         labels = strategy.labels(counts, self.labels)
         learned = strategy.fit(base, fixed, labels, X, y, groups, offset, rng)
@@ -485,20 +434,17 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def _objective(self) -> Objective:
         """The strategy of ``objective=``, given its own parameters only."""
         if self.objective == "knn-ap":
-            return KnnAPObjective(
-                objective_sample=self.objective_sample, n_neighbors=self.n_neighbors,
-                min_gain=self.min_gain, n_iter=self.n_iter,
-                max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
-            )
+            return KnnAPObjective(**self._settings(
+                "objective_sample", "n_neighbors", "min_gain", "n_iter", "max_evaluations",
+                "n_jobs"))
         # exact_trials is looked up here, at each fit: the tests put trials computed from
         # scratch in its place to check that reuse changes nothing
-        return Loss1Objective(
-            alpha=self.alpha, beta=self.beta, k=self.k, n_iter=self.n_iter,
-            sampling=self.sampling, hashing=self.hashing, n_bits=self.n_bits,
-            exact_below=self.exact_below, chain_bound=self.chain_bound,
-            max_evaluations=self.max_evaluations, n_jobs=self.n_jobs,
-            exact_trials=exact_trials,
-        )
+        return Loss1Objective(**self._settings(
+            "alpha", "beta", "k", "n_iter", "sampling", "hashing", "n_bits", "exact_below",
+            "chain_bound", "max_evaluations", "n_jobs"), exact_trials=exact_trials)
+
+    def _settings(self, *names: str) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in names}
 
     def _report(self, report: FitReport) -> None:
         """The objective's counters as fitted attributes."""
@@ -591,11 +537,10 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def transform(self, X: Sequence) -> np.ndarray:
         """Gram matrix of ``X`` against the training structures under the learned kernel.
 
-        The kernel is :meth:`get_kernel`'s (learned σ, cosine-normalised when the
-        learner was), so an estimator with ``kernel="precomputed"`` (e.g.
-        ``SVC``) can follow the learner in a ``Pipeline``.  Costs ``len(X)
-        n_train_`` kernel evaluations (and the self-similarities when
-        normalised); a non-finite value is an error naming the pair.
+        The kernel is :meth:`get_kernel`'s (learned σ, cosine-normalised when the learner was),
+        so an estimator with ``kernel="precomputed"`` (e.g.  ``SVC``) can follow the learner in
+        a ``Pipeline``.  Costs ``len(X) n_train_`` kernel evaluations (and the self-similarities
+        when normalised); a non-finite value is an error naming the pair.
 
         Parameters
         ----------
@@ -620,13 +565,12 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def score(self, X: Sequence, y: Any) -> float:
         """Leave-one-out average precision of the k-NN vote on ``(X, y)`` under the learned kernel.
 
-        Each structure of ``X`` is scored by the similarity-weighted vote of its
-        ``n_neighbors`` most similar other structures of ``X`` (itself left
-        out), and the scores are ranked against ``y`` by
-        :func:`sklearn.metrics.average_precision_score`: what
-        ``objective="knn-ap"`` maximises and ``train-npk`` reports as average
-        precision.  Higher is better, so ``GridSearchCV`` can select on it.
-        Costs ``len(X) (len(X) + 1) / 2`` kernel evaluations.
+        Each structure of ``X`` is scored by the similarity-weighted vote of its ``n_neighbors``
+        most similar other structures of ``X`` (itself left out), and the scores are ranked
+        against ``y`` by :func:`sklearn.metrics.average_precision_score`: what
+        ``objective="knn-ap"`` maximises and ``train-npk`` reports as average precision.  Higher
+        is better, so ``GridSearchCV`` can select on it.  Costs ``len(X) (len(X) + 1) / 2``
+        kernel evaluations.
 
         Parameters
         ----------
@@ -659,19 +603,36 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
-        """The fitted model as a JSON-ready dict (parameters, σ, losses, counters);
-        :func:`structkernels.npk.sigma_json.learner_to_json`."""
-        return learner_to_json(self)
+        """The fitted model as a JSON-ready dict (parameters, σ, losses, counters).
+
+        Examples
+        --------
+        >>> from structkernels import NonstationaryLearner, Path
+        >>> paths = [Path([(None, "bind"), ("ARG0", a)]) for a in ("kinase", "gene", "kinase")]
+        >>> learner = NonstationaryLearner(hashing=None, top_fraction=1.0, alpha=1, beta=4,
+        ...                                random_state=0, progress=False).fit(paths, [1, 0, 1])
+        >>> doc = learner.to_json()
+        >>> doc["format"], doc["kernel"], doc["sigma"]
+        ('structkernels.nonstationary-sigma', 'path', {'ARG0': 1.0})
+        """
+        self._check_fitted()
+        return learner_to_document(self)
 
     @classmethod
     def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
         """Inverse of :meth:`to_json` (also accepts a JSON string).
 
-        The document is data only: its ``"kernel"`` resolves through the kernel
-        registry (:meth:`structkernels.registry.Registry.resolve_name`), never
-        by importing a name read from it; σ and fixed σ must be finite numbers
-        >= 0.  Anything else raises a ``ValueError`` naming the field
-        (:func:`structkernels.npk.sigma_json.learner_from_json`).
+        The document is data only: its ``"kernel"`` resolves through the kernel registry,
+        never by importing a name read from it; σ and fixed σ must be finite numbers >= 0.
+        Anything else raises a ``ValueError`` naming the field.
+
+        Examples
+        --------
+        >>> doc = {"format": "structkernels.nonstationary-sigma", "version": 1, "kernel": "path",
+        ...        "sigma": {"mod": 0.0}, "labels": ["mod"], "ignored_labels": ["mod"],
+        ...        "n_train": 4, "n_evaluations": 10}
+        >>> NonstationaryLearner.from_json(doc).kernel_sigma_
+        {'mod': 0.0}
         """
         return learner_from_json(cls, obj)
 
@@ -683,16 +644,30 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         is refused here (register it with ``structkernels.register(name, cls)``
         or an entry point), as is a NaN or infinity anywhere (named).
         """
-        save_learner(self, path)
+        doc = self.to_json()
+        try:
+            text = dumps_finite(doc, what=f"{os.fspath(path)}: the σ model", indent=1)
+        except TypeError as exc:
+            raise TypeError(f"{os.fspath(path)}: the σ model is not JSON data: {exc}") from None
+        with atomic_open(path) as fh:
+            fh.write(text + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
         """Read a model written by :meth:`save` or by ``structkernels train-npk``.
 
-        Reading never runs code (see :mod:`structkernels.npk.model`): the
-        kernel resolves through the registry, the size is bounded by
-        ``max_bytes`` (default ``structkernels.npk.model.MAX_MODEL_BYTES``) and
-        every error is one :class:`~structkernels.npk.model.ModelFormatError`
-        line naming the file.
+        Reading never runs code (see :mod:`structkernels.npk.model`): the kernel resolves
+        through the registry, the size is bounded by ``max_bytes`` (default
+        ``structkernels.npk.model.MAX_MODEL_BYTES``) and every error is one
+        :class:`~structkernels.npk.model.ModelFormatError` line naming the file.
         """
-        return load_learner_file(cls, path, max_bytes)
+        name = os.fspath(path)
+        doc = read_document(path, max_bytes)
+        if isinstance(doc, dict) and doc.get("format") == MODEL_FORMAT:
+            doc = validate_model(doc, path)["learner"]
+        elif isinstance(doc, dict) and doc.get("format") == SIGMA_FORMAT:
+            if "kernel" in doc:
+                doc["kernel"] = check_kernel_name(name, "", doc["kernel"])
+            check_file_sigma(name, "sigma", doc.get("sigma"))
+            check_file_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
+        return learner_from_document(cls, doc, name)

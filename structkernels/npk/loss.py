@@ -96,8 +96,7 @@ def loss_function_1(
 def _first_neighbours(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Index and similarity of each row's most similar other column (self excluded).
 
-    Ties go to the lowest index, so the result does not depend on anything
-    but the matrix.
+    Ties go to the lowest index, so the result does not depend on anything but the matrix.
     """
     S = np.array(S, dtype=np.float64, copy=True)
     np.fill_diagonal(S, -np.inf)
@@ -113,20 +112,9 @@ def with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
 
 
 # ------------------------------------------------------------------ one trial
-def subset_losses(
-    base: Kernel,
-    sigma: dict[str, float],
-    label: str,
-    X: Sequence,
-    y: np.ndarray,
-    subset: np.ndarray,
-    has_label: np.ndarray,
-    normalize: bool,
-    hashing: str | None,
-    n_bits: int | None,
-    exact_below: int,
-    seed: int,
-) -> dict[str, Any]:
+def subset_losses(base: Kernel, sigma: dict[str, float], label: str, X: Sequence, y: np.ndarray,
+                  subset: np.ndarray, has_label: np.ndarray, normalize: bool, hashing: str | None,
+                  n_bits: int | None, exact_below: int, seed: int) -> dict[str, Any]:
     """Loss of the 1-NN graph on ``X[subset]`` for ``σ_label = 0`` and ``σ_label = 1``.
 
     Exact subsets compute the Gram matrix once for ``σ_label = 1`` and
@@ -135,40 +123,48 @@ def subset_losses(
     """
     Xa = [X[i] for i in subset]
     ya = y[subset]
-    out: dict[str, Any] = {"size": int(len(subset)), "loss": {}, "penalty": {}, "reward": {}}
-    n_eval = 0
-    kernels_v = {
-        v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)
-    }
     if len(subset) < 2:
-        for v in (0, 1):
-            out["loss"][v] = out["penalty"][v] = out["reward"][v] = 0.0
-        out["n_evaluations"] = 0
-        return out
+        return no_trial(len(subset))
+    kernels_v = {v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     if hashing is None or len(subset) < exact_below:
         raw1, info = gram(kernels_v[1], Xa, return_info=True)
-        n_eval += info.n_evaluations
+        n_eval = info.n_evaluations
         raw0 = raw1.copy()
         inside = np.flatnonzero(has_label[subset])
         if len(inside):
             block, info = gram(kernels_v[0], [Xa[i] for i in inside], return_info=True)
             n_eval += info.n_evaluations
             raw0[np.ix_(inside, inside)] = block
-        for v, raw in ((0, raw0), (1, raw1)):
-            out["loss"][v], out["penalty"][v], out["reward"][v] = losses_of(raw, ya, normalize)
-    else:
-        for v in (0, 1):
-            kv = Normalized(kernels_v[v]) if normalize else kernels_v[v]
-            g = knn_graph(
-                Xa, kv, k=1, hashing=hashing, n_bits=n_bits, n_jobs=1, random_state=seed,
-                progress=False,
-            )
-            n_eval += int(g.n_evaluations)
-            nn = np.asarray(g.indices)[:, 0]
-            s = np.asarray(g.similarities, dtype=np.float64)[:, 0]
-            found = nn >= 0
-            loss, pen, rew = loss_function_1(s[found], ya[found], ya[nn[found]])
-            out["loss"][v], out["penalty"][v], out["reward"][v] = loss, pen, rew
+        return trial_result(len(subset), raw0, raw1, ya, normalize, n_eval)
+    out = no_trial(len(subset))
+    for v in (0, 1):
+        kv = Normalized(kernels_v[v]) if normalize else kernels_v[v]
+        g = knn_graph(
+            Xa, kv, k=1, hashing=hashing, n_bits=n_bits, n_jobs=1, random_state=seed,
+            progress=False,
+        )
+        out["n_evaluations"] += int(g.n_evaluations)
+        nn = np.asarray(g.indices)[:, 0]
+        s = np.asarray(g.similarities, dtype=np.float64)[:, 0]
+        found = nn >= 0
+        loss, pen, rew = loss_function_1(s[found], ya[found], ya[nn[found]])
+        out["loss"][v], out["penalty"][v], out["reward"][v] = loss, pen, rew
+    return out
+
+
+def no_trial(size: int) -> dict[str, Any]:
+    """The record of a trial on ``size`` structures, every loss 0 and nothing evaluated."""
+    zeros = {0: 0.0, 1: 0.0}
+    return {"size": int(size), "loss": dict(zeros), "penalty": dict(zeros),
+            "reward": dict(zeros), "n_evaluations": 0}
+
+
+def trial_result(size: int, raw0: np.ndarray, raw1: np.ndarray, ya: np.ndarray,
+                 normalize: bool, n_eval: int) -> dict[str, Any]:
+    """The record of an exact trial from its raw σ_t = 0 and σ_t = 1 subset Gram matrices."""
+    out = no_trial(size)
+    for v, raw in ((0, raw0), (1, raw1)):
+        out["loss"][v], out["penalty"][v], out["reward"][v] = losses_of(raw, ya, normalize)
     out["n_evaluations"] = int(n_eval)
     return out
 

@@ -10,28 +10,11 @@ in the gzip header, so the same model gives the same bytes)::
      "train": {"source": ..., "ids": [...], "paths": [...], "labels": [0, 1, ...]},
      "evaluation": {...}}
 
-Version 1 (the same dict as plain JSON) is still read.  Every file is checked
-against this schema on reading and every message names the file: a σ or
-fixed σ that is not a finite number >= 0, an unknown version, training
-labels outside {0, 1}, lengths that disagree, a malformed path, a kernel
-that is not registered, or a file that is not a model at all (binary junk,
-another JSON document, a file decompressing beyond :data:`MAX_MODEL_BYTES`)
-give one :class:`ModelFormatError` line, never a traceback from deep inside.
-
-**Reading a model never runs code.**  The file is data: JSON read with a
-bound on its decompressed size, and the kernel it names (``"kernel"``, and
-the learner's ``"kernel"``) resolves only through the kernel registry
-(:meth:`structkernels.registry.Registry.resolve_name`: entry points and
-names given to ``structkernels.register``).  Nothing is imported by a name read
-from the file; ``"subprocess:getoutput"`` is refused as "not a registered
-kernel".  Files of older releases that hold ``module:Class`` for a kernel
-whose entry point is exactly that target are read under the registered name.
-Writing is atomic (a temporary file renamed into place) and refuses
-NaN/infinity, naming the field.
-
-:func:`load_model` gives a :class:`NPKModel` (the learner, the classifier
-settings and the training set, ready to predict);
-``NonstationaryLearner.load`` reads these files too.
+Version 1 (the same dict as plain JSON) is still read.  Reading checks every file against
+this schema and never runs code (:mod:`structkernels.npk.files`): the kernels it names
+resolve only through the kernel registry, so ``"subprocess:getoutput"`` is refused as "not a
+registered kernel", and anything wrong is one :class:`ModelFormatError` line naming the file.
+Writing is atomic and refuses NaN/infinity, naming the field.
 
 Examples
 --------
@@ -46,6 +29,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.npk.files import (
     MAX_MODEL_BYTES,
@@ -59,23 +44,15 @@ from structkernels.npk.files import (
     validate_model,
 )
 from structkernels.npk.learner import NonstationaryLearner
-from structkernels.npk.sigma_json import learner_from_document
+from structkernels.npk.sigma_document import learner_from_document
 from structkernels.structures import Path
 
 __all__ = [
-    "MODEL_FORMAT",
-    "MODEL_VERSION",
-    "MAX_MODEL_BYTES",
-    "ModelFormatError",
-    "NPKModel",
-    "save_model",
-    "read_model",
-    "load_model",
-    "load_learner",
-    "READABLE_VERSIONS",
-    "sigma_problem",
-    "validate_model",
+    "MODEL_FORMAT", "MODEL_VERSION", "MAX_MODEL_BYTES", "ModelFormatError", "NPKModel",
+    "save_model", "read_model", "load_model", "load_learner", "READABLE_VERSIONS",
+    "sigma_problem", "validate_model",
 ]
+
 
 @dataclass
 class NPKModel:
@@ -126,14 +103,11 @@ class NPKModel:
     def classifier(self, use: str = "npk", n_jobs: int | None = None):
         """The fitted k-NN classifier (``use="pk"`` drops the learned σ).
 
-        It is fitted on the first call for each ``use`` and kept on the model:
-        later calls (and :meth:`predict`, :meth:`predict_proba`,
-        :meth:`decision_function`) return the same object with ``n_jobs`` set,
-        without fitting again.  Assigning other training data, kernel or
-        classifier settings to the model fits it anew.
+        It is fitted on the first call for each ``use`` and kept on the model: later calls (and
+        :meth:`predict`, :meth:`predict_proba`, :meth:`decision_function`) return the same
+        object with ``n_jobs`` set, without fitting again.  Assigning other training data,
+        kernel or classifier settings to the model fits it anew.
         """
-        import numpy as np
-
         if use not in ("npk", "pk"):
             raise ValueError(f"use must be 'npk' or 'pk', got {use!r}")
         setting = self._setting()
@@ -168,8 +142,6 @@ class NPKModel:
         """Positive-class score of the paths ``X``, shape (n,): the (weighted) share of
         label 1 among the neighbours, the score :meth:`predict` compares with the
         classifier's ``threshold_`` (0 everywhere when no training label is 1)."""
-        import numpy as np
-
         clf = self.classifier(use, n_jobs)
         proba = clf.predict_proba(X)
         pos = np.flatnonzero(clf.classes_ == 1)
@@ -179,12 +151,10 @@ class NPKModel:
 def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:
     """Read a model written by ``structkernels train-npk``.
 
-    Raises :class:`ModelFormatError` (one line naming the file) on anything
-    that is not a valid model.  Nothing named in the file is imported: its
-    kernel resolves through the registry.  ``max_bytes`` bounds the
-    decompressed size (default :data:`MAX_MODEL_BYTES`).
+    Raises :class:`ModelFormatError` (one line naming the file) on anything that is not a valid
+    model.  Nothing named in the file is imported: its kernel resolves through the registry.
+    ``max_bytes`` bounds the decompressed size (default :data:`MAX_MODEL_BYTES`).
     """
-
     name = os.fspath(path)
     doc = read_model(path, max_bytes=max_bytes)
     train = doc["train"]

@@ -1,20 +1,10 @@
 """σ chosen by the k-NN classifier's own leave-one-out ranking (``objective="knn-ap"``).
 
-Algorithm 1 of Garg et al. (2018) decides each edge label's ``σ(l) ∈ {0, 1}``
-by Loss Function 1 on the *first* neighbour inside small sampled
-neighbourhoods.  This objective keeps everything else of the algorithm --
-binary σ, labels visited in descending frequency, one greedy decision per
-label and pass, a tie keeping σ = 1 -- and scores each value by what the
-classifier that uses σ does: the average precision of the leave-one-out
-scores of the similarity-weighted ``n_neighbors``-NN vote
-(:class:`~structkernels.KernelKNNClassifier` with ``weights="similarity"``)
-on a stratified sample of the training structures.
-
-Cost: one exact Gram matrix of the sample, ``S (S + 1) / 2`` evaluations, and
-per label and pass the block of the sample's structures that contain the
-label, ``s_l (s_l + 1) / 2``: by Eq. (1) a tuple with label ``l`` matches only
-tuples with label ``l``, so no other raw kernel value depends on ``σ(l)``
-(the normalisation does, and is recomputed from the diagonal).
+Algorithm 1 of Garg et al. (2018) with each value of ``σ(l) ∈ {0, 1}`` scored by what the
+classifier that uses σ does: the average precision of the leave-one-out scores of the
+similarity-weighted ``n_neighbors``-NN vote on a stratified sample.  Cost: one exact Gram of
+the sample, then per label and pass the block of the structures with the label: by Eq. (1)
+no other raw kernel value depends on ``σ(l)`` (the normalisation does, from the diagonal).
 """
 
 from __future__ import annotations
@@ -43,13 +33,12 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
                    diag: np.ndarray | None = None, n_jobs: int | None = 1) -> np.ndarray:
     """Leave-one-out positive-class scores of the similarity-weighted k-NN vote.
 
-    ``K`` is a square similarity matrix (its diagonal is ignored); the score of
-    row ``i`` is ``Σ_j w_j y_j / Σ_j w_j`` over its ``n_neighbors`` most
-    similar other rows (ties to the smaller index), ``w = max(K, 0)``, and 0
-    where every weight is 0.  With ``diag`` (the raw self-similarities) ``K``
-    is raw and is cosine-normalised on the fly (``K_ij / sqrt(d_i d_j)``, 0
-    where a self-similarity is 0), without forming the normalised matrix.
-    ``n_jobs`` threads take bands of rows (the scores do not depend on it).
+    ``K`` is a square similarity matrix (its diagonal is ignored); the score of row ``i`` is
+    ``Σ_j w_j y_j / Σ_j w_j`` over its ``n_neighbors`` most similar other rows (ties to the
+    smaller index), ``w = max(K, 0)``, and 0 where every weight is 0.  With ``diag`` (the raw
+    self-similarities) ``K`` is raw and is cosine-normalised on the fly
+    (``K_ij / sqrt(d_i d_j)``, 0 where a self-similarity is 0), without forming the normalised
+    matrix.  ``n_jobs`` threads take bands of rows (the scores do not depend on it).
 
     Examples
     --------

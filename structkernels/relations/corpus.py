@@ -1,35 +1,11 @@
 """The model of an annotated relation corpus: entities, interactions, sentences, candidate pairs.
 
-Every reader of :mod:`structkernels.relations` (interaction XML, BRAT standoff, JSON Lines)
-builds the same model, so candidate generation, parsing and evaluation treat all sources
-alike:
-
-- an :class:`Entity` is a mention in one sentence: sentence-relative character ``spans``
-  (end exclusive; several for a discontinuous mention), its ``text`` and an optional type;
-- an :class:`Interaction` joins two entities of the same sentence (by id);
-- a :class:`Sentence` holds its text, document id, entities and gold interactions;
-  ``labelled=False`` marks a sentence whose interactions are unknown (prediction input);
-- :meth:`Sentence.pairs` gives the candidates: every unordered pair of distinct entities,
-  labelled True when an interaction joins them in either direction;
-- a :class:`RelationCorpus` holds the sentences of one or more files, in file order, and
-  lists in ``skipped`` what lenient reading left out.
-
-A sentence is valid by construction: :class:`Sentence` refuses (``ValueError``) spans
-outside its text, an entity whose ``text`` is not the text at its spans (the pieces of a
-discontinuous entity joined by one space), an entity whose text is only white space (no
-word to parse), a lone surrogate in any of its strings (not Unicode text: no parser or
-UTF-8 file takes it), a repeated entity or interaction id, an interaction naming an entity
-the sentence does not have, and an interaction joining two ids of one mention (entities
-with the same spans: the pair would be a mention with itself, scored positive).  For
-the same reason two such entities of a sentence to predict on (``labelled=False``) make no
-candidate pair: :meth:`Sentence.pairs` leaves it out and the readers list it in
-``skipped`` (:func:`same_span_pairs`).  A gold corpus keeps such a pair, a negative, so
-that evaluation figures stay as they were.
-
-Work per sentence is bounded: the readers refuse (strict) or skip and list (lenient) a
-sentence longer than :data:`MAX_SENTENCE_CHARS` characters, with more than
-:data:`MAX_ENTITIES_PER_SENTENCE` entities or more than :data:`MAX_PAIRS_PER_SENTENCE`
-candidate pairs (:func:`sentence_limits_problem`).
+Every reader (interaction XML, BRAT, JSON Lines, PubTator, BioC) builds this model.  A
+:class:`Sentence` is valid by construction (its entities fit its text, ids are unique,
+interactions name its entities and never one mention under two ids); the readers bound the
+work of a sentence (:func:`sentence_limits_problem`).  Two ids of one mention in a sentence
+to predict on make no candidate pair (:func:`same_span_pairs`); a gold corpus keeps such a
+pair, a negative, so that evaluation figures stay as they were.
 """
 
 from __future__ import annotations
@@ -40,22 +16,10 @@ from dataclasses import dataclass, field
 
 from structkernels.utils import StructkernelsError, one_line
 
-__all__ = [
-    "Entity",
-    "Interaction",
-    "Sentence",
-    "EntityPair",
-    "RelationCorpus",
-    "RelationFormatError",
-    "SkippedRecord",
-    "span_text",
-    "MAX_ENTITIES_PER_SENTENCE",
-    "MAX_PAIRS_PER_SENTENCE",
-    "same_span_pairs",
-    "MAX_SENTENCE_CHARS",
-    "sentence_limits_problem",
-    "surrogate_problem",
-]
+__all__ = ["Entity", "Interaction", "Sentence", "EntityPair", "RelationCorpus",
+           "RelationFormatError", "SkippedRecord", "span_text", "MAX_ENTITIES_PER_SENTENCE",
+           "MAX_PAIRS_PER_SENTENCE", "same_span_pairs", "MAX_SENTENCE_CHARS",
+           "sentence_limits_problem", "surrogate_problem"]
 
 #: The most entities a sentence may hold: every pair of them is a candidate, so the work
 #: of a sentence (its pairs' structures, their rows of every Gram) grows as its square.
@@ -119,10 +83,8 @@ def surrogate_problem(what: str, value: object) -> str | None:
 
 
 class RelationFormatError(StructkernelsError, ValueError):
-    """A malformed relation corpus, in one line: ``FILE:LINE: record ID: REASON``.
-
-    Parts that are unknown are left out (no line for a whole-file problem, no record
-    before the first record).
+    """A malformed relation corpus, in one line: ``FILE:LINE: record ID: REASON`` (the parts
+    unknown left out).
 
     Attributes
     ----------
@@ -140,13 +102,8 @@ class RelationFormatError(StructkernelsError, ValueError):
     'a.jsonl:3: record s1: no text'
     """
 
-    def __init__(
-        self,
-        reason: str,
-        file: str | None = None,
-        line: int | None = None,
-        record: str | None = None,
-    ):
+    def __init__(self, reason: str, file: str | None = None, line: int | None = None,
+                 record: str | None = None):
         self.reason, self.file, self.line, self.record = one_line(reason), file, line, record
         super().__init__(_where(file, line, record, self.reason))
 
@@ -247,12 +204,9 @@ def _offsets(spans: Sequence[tuple[int, int]]) -> str:
 
 
 def entity_problem(entity: Entity, text: str) -> str | None:
-    """Why ``entity`` does not fit the sentence ``text`` (None when it does).
-
-    Its spans must lie inside ``text``, its ``text`` must be the text at its spans
-    (pieces joined by one space), and that text must hold more than white space (a
-    mention is a word: the parser gives white space no token).  End-inclusive offsets are
-    recognised and named.
+    """Why ``entity`` does not fit the sentence ``text`` (None when it does): its spans lie
+    inside ``text`` and hold its ``text`` (pieces joined by one space), more than white space.
+    End-inclusive offsets are recognised and named.
 
     Examples
     --------
@@ -350,23 +304,17 @@ def same_span_pairs(sentence: Sentence) -> list[str]:
     return out
 
 
-def sentence_limits_problem(
-    sentence: Sentence,
-    max_entities: int | None = None,
-    max_pairs: int | None = None,
-    max_chars: int | None = None,
-) -> str | None:
+def sentence_limits_problem(sentence: Sentence, max_entities: int | None = None,
+                            max_pairs: int | None = None,
+                            max_chars: int | None = None) -> str | None:
     """Why ``sentence`` holds more work than a sentence may (None when it does not).
 
     Parameters
     ----------
     sentence : Sentence
-    max_entities : int, optional
-        Default :data:`MAX_ENTITIES_PER_SENTENCE`.
-    max_pairs : int, optional
-        Default :data:`MAX_PAIRS_PER_SENTENCE`.
-    max_chars : int, optional
-        Default :data:`MAX_SENTENCE_CHARS`.
+    max_entities, max_pairs, max_chars : int, optional
+        Defaults :data:`MAX_ENTITIES_PER_SENTENCE`, :data:`MAX_PAIRS_PER_SENTENCE`,
+        :data:`MAX_SENTENCE_CHARS`.
 
     Examples
     --------
@@ -509,9 +457,8 @@ class RelationCorpus(Sequence[Sentence]):
     ----------
     sentences : list of Sentence
     skipped : list of SkippedRecord
-        What was left out: bad records with ``on_error="skip"`` (each with file, line,
-        record id and reason), and in both modes the relations that cannot be
-        sentence-level candidates (BRAT: their entities lie in different sentences).
+        What was left out: bad records with ``on_error="skip"``, and in both modes the
+        relations that cannot be sentence-level candidates.
     files : list of str
 
     Examples

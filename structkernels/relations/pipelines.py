@@ -1,13 +1,9 @@
 """Which spaCy pipelines may be loaded: the installed pipeline packages, by name, and nothing else.
 
-``spacy.load(name)`` imports ``name`` when a distribution of that name is installed,
-whatever it is: ``spacy.load("pip")`` imports pip.  Every pipeline name structkernels
-passes to spaCy (the ``--pipeline`` option of ``evaluate``, ``params.pipeline`` of an
-extractor file, :class:`~structkernels.relations.parse.DependencyParser`) is therefore
-checked first against spaCy's registry of installed pipeline packages, the entry points of
-the group ``spacy_models`` (what :func:`spacy.util.get_installed_models` lists), read from
-the packages' metadata: nothing is imported to find them, and a name that is not there
-never reaches ``spacy.load``.
+``spacy.load(name)`` imports any installed distribution ``name`` (``spacy.load("pip")``
+imports pip), so every pipeline name is first checked against the entry points of the
+group ``spacy_models`` (spaCy's registry of installed pipeline packages), read from the
+packages' metadata without importing anything.
 """
 
 from __future__ import annotations
@@ -22,16 +18,8 @@ from typing import Any
 
 from structkernels.utils import StructkernelsError, one_line
 
-__all__ = [
-    "DEFAULT_PIPELINE",
-    "PIPELINE_ALIASES",
-    "UnknownPipelineError",
-    "check_pipeline",
-    "installed_pipelines",
-    "keep_torch_out",
-    "pipeline_needs_torch",
-    "pipeline_packages",
-]
+__all__ = ["DEFAULT_PIPELINE", "PIPELINE_ALIASES", "UnknownPipelineError", "check_pipeline",
+           "installed_pipelines", "keep_torch_out", "pipeline_needs_torch", "pipeline_packages"]
 
 #: The pipeline the ``parse`` extra installs.
 DEFAULT_PIPELINE = "en_core_web_sm"
@@ -58,10 +46,7 @@ class UnknownPipelineError(StructkernelsError, ValueError):
 
 
 def installed_pipelines() -> tuple[str, ...]:
-    """The installed spaCy pipeline packages, sorted: the names of spaCy's model registry.
-
-    Read from the installed packages' metadata (entry points of the group
-    ``spacy_models``); nothing is imported, spaCy included.
+    """The installed spaCy pipeline packages, sorted (nothing imported, spaCy included).
 
     Examples
     --------
@@ -93,13 +78,11 @@ def check_pipeline(name: Any, where: str = "pipeline", *, allow_default: bool = 
     Parameters
     ----------
     name : str
-        The pipeline name given (an option, a field of a file).
     where : str
-        What gave it, leading the message (``"M.json: params['pipeline']"``,
-        ``"--pipeline"``).
+        What gave it, leading the message (``"--pipeline"``).
     allow_default : bool
-        Also accept :data:`DEFAULT_PIPELINE` when it is not installed (a file written
-        with it stays readable; parsing then says how to install it).
+        Also accept :data:`DEFAULT_PIPELINE` when it is not installed (parsing then says
+        how to install it).
 
     Raises
     ------
@@ -175,12 +158,11 @@ class _KeepOut:
 
 
 def keep_torch_out(name: Any) -> bool:
-    """In a process that will not use PyTorch, keep spaCy from importing it (its memory
-    stays resident: thinc imports it when it is installed): ``import torch`` then fails in this
-    process, so only the command-line's relation commands call this, before spaCy is
-    imported, and only when the pipeline ``name`` does not need it
-    (:func:`pipeline_needs_torch`).  Returns whether it did; nothing when PyTorch or spaCy
-    is already imported.
+    """Keep spaCy (thinc) from importing PyTorch, whose memory stays resident, in a process
+    that will not use it: ``import torch`` then fails here, so only the relation commands call
+    this, before spaCy is imported, when the pipeline ``name`` does not need it
+    (:func:`pipeline_needs_torch`).  Returns whether it did (never once PyTorch or spaCy is
+    imported).
 
     Examples
     --------

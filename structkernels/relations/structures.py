@@ -1,26 +1,18 @@
 """The structures of a candidate pair, read off its sentence's dependency parse.
 
-For a pair of entities of a parsed sentence (:class:`~structkernels.relations.parse.ParsedSentence`)
-:func:`pair_structures` gives one structure per view, each compared by its own kernel
-(representations are separate from kernels):
+:func:`pair_structures` gives one structure per view, each compared by its own kernel:
 
 - ``"path"``: the shortest dependency path from the first entity (in text order) to the
   second, a :class:`~structkernels.Path` of ``(edge, node)`` tuples (an edge walked from
-  dependent to head carries the ``-of`` suffix, as in AMR paths), for the path and
-  nonstationary kernels; σ is learned over its dependency labels;
-- ``"tree"``: the pair's dependency subtree, a :class:`~structkernels.Tree` rooted at the
-  lowest common head of the two entities: the shortest path's nodes and each one's direct
-  dependents (negations, modals, prepositions: the context the path alone loses), in
-  sentence order;
-- ``"context"``: a bag of strings (a sorted tuple) for a linear model or the ``bag``
-  kernel: n-grams (1 to 3) of the path, the words between the two entities, three before
-  and three after, the path's length and the entities' distance;
-- ``"apg"``: the all-paths graph of Airola et al. (2008), a
-  :class:`~structkernels.structures.LabelledGraph`.
+  dependent to head carries ``-of``);
+- ``"tree"``: the :class:`~structkernels.Tree` rooted at the entities' lowest common head:
+  the path's nodes and each one's direct dependents, in sentence order;
+- ``"context"``: a sorted tuple of strings: n-grams (1 to 3) of the path, the words between
+  the entities, three before and three after, the path's length and the entities' distance;
+- ``"apg"``: the all-paths graph of Airola et al. (2008).
 
-Entity blinding (``blind=True``, the default): the first entity's tokens read ``PROT1``,
-the second's ``PROT2`` and any other entity's ``PROT``, so that no classifier learns
-protein names.  Other nodes read their lemma, lower-cased.
+Entity blinding (``blind=True``): the first entity's tokens read ``PROT1``, the second's
+``PROT2``, any other entity's ``PROT``; other nodes read their lemma, lower-cased.
 """
 
 from __future__ import annotations
@@ -67,15 +59,15 @@ def ordered(pair: EntityPair) -> tuple[Entity, Entity]:
 
 
 class _Labeller:
+    """A node's label: blinded (``entity_tokens``: every entity token -> ``"PROT"``), else
+    its word, kept in ``plain`` for the sentence."""
+
     def __init__(self, parsed: ParsedSentence, first: Entity, second: Entity, blind: bool,
-                 plain: dict[str, str] | None = None, entity_tokens: dict[str, str] | None = None):
+                 plain: dict[str, str], entity_tokens: dict[str, str]):
         self.G = parsed.graph.graph
-        self.plain = {} if plain is None else plain  # node -> its word, kept a sentence
+        self.plain = plain
         self.names: dict[str, str] = {}
         if blind:
-            if entity_tokens is None:  # every entity token -> "PROT", kept a sentence
-                entity_tokens = dict.fromkeys(chain.from_iterable(parsed.entities.values()),
-                                              "PROT")
             self.names = dict(entity_tokens)
             for t in parsed.entities[first.id]:
                 self.names[t] = "PROT1"
@@ -103,10 +95,8 @@ def _step(G: nx.MultiDiGraph, u: str, v: str) -> str:
 def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
           b: str) -> tuple[dict, dict, str | None]:
     """networkx's bidirectional breadth-first search in the undirected view of ``G``
-    (``_bidirectional_pred_succ``) step for step: the predecessors towards ``a``, the
-    successors towards ``b`` and the node where the two searches met (None when they did
-    not).  A node's neighbours are those of the view in its order (the set of successors
-    united with the set of predecessors), kept in ``adjacency``."""
+    (``_bidirectional_pred_succ``) step for step, its neighbours in the view's order (kept in
+    ``adjacency``): the predecessors, the successors and where the searches met (or None)."""
     succ_of, pred_of = G.succ, G.pred
 
     def neighbours(v: str) -> list[str]:
@@ -117,29 +107,21 @@ def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
     succ: dict[str, str | None] = {b: None}
     forward, reverse = [a], [b]
     while forward and reverse:
-        if len(forward) <= len(reverse):
-            level, forward = forward, []
-            for v in level:
-                for w in adjacency.get(v) or neighbours(v):
-                    if w not in pred:
-                        forward.append(w)
-                        pred[w] = v
-                    if w in succ:
-                        return pred, succ, w
-        else:
-            level, reverse = reverse, []
-            for v in level:
-                for w in adjacency.get(v) or neighbours(v):
-                    if w not in succ:
-                        succ[w] = v
-                        reverse.append(w)
-                    if w in pred:
-                        return pred, succ, w
+        ahead = len(forward) <= len(reverse)  # grow the smaller side, forward on a tie
+        level, seen, other = (forward, pred, succ) if ahead else (reverse, succ, pred)
+        grown: list[str] = []
+        for v in level:
+            for w in adjacency.get(v) or neighbours(v):
+                if w not in seen:
+                    grown.append(w)
+                    seen[w] = v
+                if w in other:
+                    return pred, succ, w
+        forward, reverse = (grown, reverse) if ahead else (forward, grown)
     return pred, succ, None
 
 
-def _shortest(G: nx.MultiDiGraph, a: str, b: str,
-              adjacency: dict[str, list[str]] | None = None) -> list[str]:
+def _shortest(G: nx.MultiDiGraph, a: str, b: str, adjacency: dict[str, list[str]]) -> list[str]:
     """``networkx.shortest_path`` from ``a`` to ``b`` in the undirected view of ``G`` ([]
     when none joins them), the same path where several are shortest: its search
     (:func:`_meet`), each node's neighbours kept in ``adjacency`` for the pairs that
@@ -148,7 +130,7 @@ def _shortest(G: nx.MultiDiGraph, a: str, b: str,
         return [a]
     if a not in G or b not in G:
         return nx.shortest_path(G.to_undirected(as_view=True), a, b)  # its error
-    pred, succ, w = _meet(G, {} if adjacency is None else adjacency, a, b)
+    pred, succ, w = _meet(G, adjacency, a, b)
     if w is None:
         return []
     path: list[str] = []
@@ -178,7 +160,7 @@ def _tree(G: nx.MultiDiGraph, path: list[str], label) -> Tree:
 
 
 def _context(parsed: ParsedSentence, path: Path, first: str, second: str, label,
-             keys: list[str] | None = None) -> tuple:
+             keys: list[str]) -> tuple:
     """The context bag; ``keys``: the token nodes ``"1"`` .. ``"n"`` (kept a sentence)."""
     seq: list[str] = [path[0][1]]
     for edge, node in tuple(path)[1:]:  # (a slice of a Path would be a Path, checked again)
@@ -191,8 +173,6 @@ def _context(parsed: ParsedSentence, path: Path, first: str, second: str, label,
     # the words of tokens lo - 3 .. hi + 3 (1-based), the only ones the features read:
     # words[x:y] of the sentence's words is span(x, y), for every x >= start
     start = max(0, lo - 4)
-    if keys is None:
-        keys = [str(k) for k in range(1, n_tok + 1)]
     window = list(map(label, keys[start:min(n_tok, hi + 3)]))
 
     def span(x: int, y: int) -> list[str]:
@@ -206,13 +186,8 @@ def _context(parsed: ParsedSentence, path: Path, first: str, second: str, label,
     return tuple(sorted(feats))
 
 
-def pair_structures(
-    parsed: ParsedSentence,
-    pair: EntityPair,
-    *,
-    views: Iterable[str] = VIEWS,
-    blind: bool = True,
-) -> dict[str, Any]:
+def pair_structures(parsed: ParsedSentence, pair: EntityPair, *, views: Iterable[str] = VIEWS,
+                    blind: bool = True) -> dict[str, Any]:
     """The structures of one candidate pair, one per view (see the module's text).
 
     Parameters
@@ -257,9 +232,8 @@ def pair_structures(
 
 def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...], blind: bool,
                 kept: dict[str, Any]) -> dict[str, Any]:
-    """:func:`pair_structures`, what the pairs of a sentence share kept in ``kept`` (its
-    words, entity heads, undirected neighbours, path steps, entity tokens, its
-    :class:`AllPathsSentence`) while the pairs are of that sentence."""
+    """:func:`pair_structures`, what the pairs of a sentence share kept in ``kept`` while
+    the pairs are of that sentence."""
     for v in views:
         if v not in VIEWS:
             raise ValueError(f"unknown view {v!r}; the views are {', '.join(VIEWS)}")
@@ -267,24 +241,23 @@ def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...]
         raise ValueError(f"pair {pair.id} is not of sentence {parsed.id}")
     first, second = ordered(pair)
     G = parsed.graph.graph
-    toks = {}
-    for ent in (first, second):
-        toks[ent.id] = parsed.entities.get(ent.id, ())
-        if not toks[ent.id]:  # named where the sentence was read
-            raise RelationFormatError(f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token",
-                                      pair.sentence.file, pair.sentence.line, pair.sentence.id)
     if kept.get("graph") is not G or kept.get("parsed") is not parsed:
         kept.clear()  # the pairs of a sentence come together: keep one sentence's
         kept.update(graph=G, parsed=parsed, plain={}, heads={}, adjacency={}, steps={},
                     entity_tokens=dict.fromkeys(chain.from_iterable(parsed.entities.values()),
-                                                "PROT"))
+                                                "PROT"),
+                    keys=[str(k) for k in range(1, len(parsed.token_spans) + 1)])
+    toks, heads = {}, kept["heads"]  # heads: an entity's tokens -> its head
+    for ent in (first, second):
+        toks[ent.id] = tuple(parsed.entities.get(ent.id, ()))
+        if not toks[ent.id]:  # named where the sentence was read
+            raise RelationFormatError(
+                f"pair {pair.id}: entity {ent.id} ({ent.text!r}) covers no token",
+                pair.sentence.file, pair.sentence.line, pair.sentence.id)
+        if toks[ent.id] not in heads:
+            heads[toks[ent.id]] = entity_head(G, toks[ent.id])
+    ha, hb = heads[toks[first.id]], heads[toks[second.id]]
     label = _Labeller(parsed, first, second, blind, kept["plain"], kept["entity_tokens"])
-    heads = kept["heads"]  # an entity's tokens -> its head
-    ha, hb = (heads.get(tuple(toks[ent.id])) for ent in (first, second))
-    if ha is None:
-        ha = heads[tuple(toks[first.id])] = entity_head(G, toks[first.id])
-    if hb is None:
-        hb = heads[tuple(toks[second.id])] = entity_head(G, toks[second.id])
     nodes = _shortest(G, ha, hb, kept["adjacency"])
     if not nodes:  # two trees (a parse that is a forest): join them at their roots
         nodes = [ha, hb]
@@ -303,10 +276,7 @@ def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...]
     if "tree" in views:
         out["tree"] = _tree(G, nodes, label)
     if "context" in views:
-        keys = kept.get("keys")
-        if keys is None:
-            keys = kept["keys"] = [str(k) for k in range(1, len(parsed.token_spans) + 1)]
-        out["context"] = _context(parsed, path, ha, hb, label, keys)
+        out["context"] = _context(parsed, path, ha, hb, label, kept["keys"])
     if "apg" in views:
         others = [t for e, t in parsed.entities.items() if e not in (first.id, second.id) and t]
         sentence = kept.get("apg")
@@ -317,13 +287,8 @@ def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...]
     return out
 
 
-def pair_views(
-    parsed: Sequence[ParsedSentence],
-    pairs: Sequence[EntityPair],
-    *,
-    views: Iterable[str] = VIEWS,
-    blind: bool = True,
-) -> list[dict[str, Any]]:
+def pair_views(parsed: Sequence[ParsedSentence], pairs: Sequence[EntityPair], *,
+               views: Iterable[str] = VIEWS, blind: bool = True) -> list[dict[str, Any]]:
     """:func:`pair_structures` of every pair, ``parsed`` holding each pair's sentence."""
     by_id = {p.id: p for p in parsed}
     views = tuple(views)

@@ -67,15 +67,11 @@ def _as_index(i: Any, n: int) -> np.ndarray:
 class EncodedList(Sequence):
     """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary.
 
-    A subclass holds its arrays, the :class:`~structkernels.Vocabulary` (``vocab``) and
-    optionally the structures it was built from (``_items``); it says how many
-    structures it holds (``__len__``), how to rebuild structure ``i`` from the arrays
-    (``_build``), how to cut the sub-list of positions ``idx`` (``_subset``) and which
-    arrays it pickles as (``_arrays``).  Everything else is here: ``x[i]`` gives a
-    structure (rebuilt once, then kept), slices and integer or boolean arrays give an
-    encoded sub-list sharing the vocabulary, equality holds with any list, tuple or
-    encoded list of equal structures in order, ``+`` gives a plain list, and pickling
-    sends the arrays only.
+    A subclass holds its arrays, the vocabulary (``vocab``) and optionally its structures
+    (``_items``), and writes ``__len__``, ``_encode``, ``_build`` (structure ``i`` from the
+    arrays), ``_subset`` (the sub-list of positions ``idx``) and ``_arrays`` (what it
+    pickles as).  Slices and integer or boolean arrays give an encoded sub-list sharing the
+    vocabulary; equality holds with any sequence of equal structures in order.
     """
 
     __slots__ = ()
@@ -90,6 +86,12 @@ class EncodedList(Sequence):
 
     def _arrays(self) -> tuple:
         raise NotImplementedError
+
+    @classmethod
+    def encode(cls, structures: Sequence, vocab: Vocabulary | None = None) -> EncodedList:
+        """``structures`` encoded in ``vocab`` (grown with their labels; None: a new one)."""
+        vocab = Vocabulary() if vocab is None else vocab
+        return cls(vocab, *cls._encode(structures, vocab), list(structures))
 
     def _item(self, i: int) -> Any:
         if self._items is None:  # unpickled: rebuild structures on demand, once each
@@ -160,8 +162,7 @@ class EncodedList(Sequence):
         dask's memory accounting, and joblib's dask backend, which sends an argument above
         1 kB to the workers once instead of inside every task."""
         return object.__sizeof__(self) + sum(
-            a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays()
-        )
+            a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays())
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {len(self)} {self.kind}, {len(self.vocab)} labels>"
@@ -196,12 +197,10 @@ class PathList(EncodedList):
         self.nodes = nodes
         self._items = items
 
-    @classmethod
-    def encode(cls, paths: Sequence[Path], vocab: Vocabulary | None = None) -> PathList:
-        vocab = Vocabulary() if vocab is None else vocab
+    @staticmethod
+    def _encode(paths: Sequence[Path], vocab: Vocabulary) -> tuple:
         enc = vocab.encode_paths(paths)
-        return cls(vocab, enc.offsets, enc.edges.astype(np.int64), enc.nodes.astype(np.int64),
-                   list(paths))
+        return enc.offsets, enc.edges.astype(np.int64), enc.nodes.astype(np.int64)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -252,15 +251,14 @@ class TreeList(EncodedList):
         self.child_index = child_index
         self._items = items
 
-    @classmethod
-    def encode(cls, trees: Sequence[Tree], vocab: Vocabulary | None = None) -> TreeList:
-        vocab = Vocabulary() if vocab is None else vocab
-        e = vocab.encode_trees(trees)
-        return cls(vocab, e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
-                   e.child_offsets, e.child_index.astype(np.int64), list(trees))
-
     def __len__(self) -> int:
         return len(self.tree_offsets) - 1
+
+    @staticmethod
+    def _encode(trees: Sequence[Tree], vocab: Vocabulary) -> tuple:
+        e = vocab.encode_trees(trees)
+        return (e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
+                e.child_offsets, e.child_index.astype(np.int64))
 
     def _build(self, i: int) -> Tree:
         names = self.vocab.labels

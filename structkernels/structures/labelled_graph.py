@@ -1,14 +1,9 @@
 """Directed graphs with weighted edges and sets of vertex labels (the all-paths graph kernel's input).
 
-A :class:`LabelledGraph` is the representation of Airola et al. (2008), "All-paths graph
-kernel for protein-protein interaction extraction with evaluation of cross-corpus
-learning", BMC Bioinformatics 9(Suppl 11):S2: each vertex carries a set of labels (a
-token's word and part of speech, a dependency's type, the same marked ``IP_`` on the
-shortest path ...) and each directed edge a weight in (0, 1].  It knows nothing of how it
-is compared (:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel` does that); it is
-immutable and hashable, round-trips through JSON, and refuses at construction a graph
-whose sum over walks ``Σ_{k>=1} A^k`` diverges (spectral radius of the weighted adjacency
-``A`` at least 1).
+The representation of Airola et al. (2008), "All-paths graph kernel for protein-protein
+interaction extraction with evaluation of cross-corpus learning", BMC Bioinformatics
+9(Suppl 11):S2: each vertex carries a set of labels (a token's word and part of speech, a
+dependency's type ...) and each directed edge a weight in (0, 1].
 """
 
 from __future__ import annotations
@@ -67,20 +62,14 @@ def _check_labels(labels: Any) -> tuple[tuple[str, ...], ...]:
         return tuple(labels)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
         raise StructureError(
-            f"labels must be a sequence (one entry per vertex) of sequences of str, got {labels!r}"
-        )
+            f"labels must be a sequence (one entry per vertex) of sequences of str, got {labels!r}")
     out = []
     for v, labs in enumerate(labels):
         if isinstance(labs, (str, bytes)) or not isinstance(labs, Iterable):
             raise StructureError(
                 f"the labels of vertex {v} must be a sequence of str (a bare string would be "
-                f"read as characters), got {labs!r}"
-            )
-        if type(labs) is tuple and all(type(lab) is str and lab for lab in labs):
-            tup = labs  # the common case, checked without a call per label
-        else:
-            tup = tuple(check_label(lab, f"label {j} of vertex {v}")
-                        for j, lab in enumerate(labs))
+                f"read as characters), got {labs!r}")
+        tup = tuple(check_label(lab, f"label {j} of vertex {v}") for j, lab in enumerate(labs))
         if len(set(tup)) != len(tup):
             dup = next(lab for lab in tup if tup.count(lab) > 1)
             raise StructureError(f"vertex {v} carries the label {dup!r} twice")
@@ -108,17 +97,14 @@ def _checked_edge(e: Any, i: int, n: int) -> tuple[int, int, float]:
     w = float(w)
     if not (np.isfinite(w) and 0.0 < w <= 1.0):
         raise StructureError(
-            f"the weight of edge {i} ({u} -> {v}) must be finite and lie in (0, 1], got {w!r}"
-        )
+            f"the weight of edge {i} ({u} -> {v}) must be finite and lie in (0, 1], got {w!r}")
     return (u, v, w)
 
 
 def _plain_edges(edges: Any, n: int) -> tuple[tuple, tuple[int, ...]] | None:
-    """The common case checked at once, without a call per edge: ``edges`` a list or tuple
-    of ``(u, v, weight)`` tuples, ``u`` and ``v`` ints in ``[0, n)``, ``weight`` a float in
-    (0, 1], one edge per ordered pair.  Returns the edges sorted and their ends as the
-    sorted ints ``u * n + v``, or None for anything else (which :func:`_check_edges`
-    checks one edge at a time, naming the first bad one)."""
+    """The common case checked at once: a list or tuple of ``(u, v, weight)`` tuples of
+    in-range ints and a float in (0, 1], one edge per ordered pair.  Returns the edges and
+    their ends ``u * n + v``, sorted; None for anything else (:func:`_check_edges`)."""
     if type(edges) is not list and type(edges) is not tuple:
         return None
     if not edges:
@@ -145,18 +131,12 @@ def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
     seen: dict[tuple[int, int], int] = {}
     out = []
     for i, e in enumerate(edges):
-        # the common case (a tuple of two in-range ints and a float in (0, 1]) is taken as
-        # it is, without the abstract-class checks; anything else takes the full checks
-        if not (type(e) is tuple and len(e) == 3 and type(e[0]) is int and type(e[1]) is int
-                and type(e[2]) is float and 0 <= e[0] < n and 0 <= e[1] < n
-                and 0.0 < e[2] <= 1.0):
-            e = _checked_edge(e, i, n)
+        e = _checked_edge(e, i, n)
         u, v = e[0], e[1]
         if (u, v) in seen:
             raise StructureError(
                 f"edges {seen[(u, v)]} and {i} both join {u} -> {v}; give one edge per "
-                "ordered pair of vertices"
-            )
+                "ordered pair of vertices")
         seen[(u, v)] = i
         out.append(e)
     out.sort()
@@ -186,10 +166,8 @@ def _topological_order(n: int, ends: Iterable[tuple[int, int]]) -> tuple[int, ..
 
 @lru_cache(maxsize=16)
 def _order_of(n: int, ends: tuple[int, ...]) -> tuple[int, ...] | None:
-    """:func:`_topological_order` of the graph of ``n`` vertices whose edges join
-    ``divmod(end, n)`` for each of the sorted ``ends``, kept for the graphs that follow:
-    the order depends on the edges' ends alone, which the graphs of one sentence's
-    candidate pairs share (they differ in labels and weights)."""
+    """:func:`_topological_order` of the edges ``divmod(end, n)``, kept: the graphs of one
+    sentence's candidate pairs share their edges' ends."""
     return _topological_order(n, map(divmod, ends, repeat(n)))
 
 
@@ -242,8 +220,7 @@ class LabelledGraph:
                 raise StructureError(
                     f"the sum over walks diverges: the weighted adjacency matrix has spectral "
                     f"radius {radius:.6g} >= 1 (a cycle whose weights are too large); lower "
-                    "the weights on the cycles"
-                )
+                    "the weights on the cycles")
 
     def _fill(self, labels: tuple[tuple[str, ...], ...],
               edges: tuple[tuple[int, int, float], ...], order: tuple[int, ...] | None) -> None:
@@ -331,16 +308,14 @@ class LabelledGraph:
             obj = load_json(obj)
         if not isinstance(obj, dict) or "labels" not in obj:
             raise StructureError(
-                f"a labelled graph in JSON is an object with 'labels' and 'edges', got {obj!r}"
-            )
+                f"a labelled graph in JSON is an object with 'labels' and 'edges', got {obj!r}")
         extra = sorted(set(obj) - {"labels", "edges"})
         if extra:
             raise StructureError(f"unknown keys in a labelled graph: {', '.join(map(repr, extra))}")
         labels, edges = obj["labels"], obj.get("edges", [])
         if not isinstance(labels, list) or not isinstance(edges, list):
             raise StructureError("'labels' and 'edges' of a labelled graph must be JSON lists")
-        # JSON's lists as the tuples the checks take whole (anything else is checked, and
-        # named, one entry at a time as before)
+        # JSON's lists as the tuples the checks take whole
         return cls([tuple(x) if type(x) is list else x for x in labels],
                    [tuple(e) if type(e) is list and len(e) == 3 else e for e in edges])
 
@@ -349,12 +324,10 @@ class GraphFrame:
     """The vertices and edges of a family of graphs that differ only in their labels and
     their edges' weights, checked once.
 
-    The all-paths graphs of one sentence's candidate pairs (:class:`~structkernels.graphs.
-    allpaths.AllPathsSentence`) join the same vertices by the same edges; a frame checks
-    those edges' ends once (in range, one edge per ordered pair, and the graph's
-    topological order), so that each graph of the family checks only its labels and
-    weights.  :meth:`graph` gives the graph :class:`LabelledGraph` would, and raises the
-    same errors.
+    The all-paths graphs of one sentence's candidate pairs join the same vertices by the
+    same edges: a frame checks those edges once, so that each graph of the family checks
+    only its labels and weights.  :meth:`graph` gives the graph :class:`LabelledGraph`
+    would, and raises the same errors.
 
     Parameters
     ----------
@@ -414,10 +387,8 @@ class GraphFrame:
         (``weights[i]`` that of ``ends[i]``): ``LabelledGraph(labels, [(u, v, w) ...])``.
 
         ``check_labels=False`` skips the labels' check (the weights are checked either
-        way), for a caller that builds every vertex's labels as a tuple of distinct
-        non-empty str by construction, as
-        :class:`~structkernels.graphs.allpaths.AllPathsSentence` does (its tests rebuild
-        its graphs with every check); other labels then make a wrong graph, not an error.
+        way), for a caller whose labels are well formed by construction
+        (:class:`~structkernels.graphs.allpaths.AllPathsSentence`).
         """
         if check_labels:
             labs = _check_labels(labels)

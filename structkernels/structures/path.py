@@ -1,10 +1,5 @@
 """Structures the convolution kernels compare: paths of (edge, node) tuples and ordered trees.
 
-Representations are separate from kernels (KeLP style): a :class:`Path` or a
-:class:`Tree` knows nothing of how it is compared.  Both are immutable and
-hashable, round-trip through JSON, and encode to integer arrays through a
-:class:`Vocabulary` (label interning) for compiled kernels.
-
 A path is the sequence of ``(edge, node)`` tuples read by walking a subgraph
 from its root to a leaf (nonstationary kernels paper, Table 1); the root's
 tuple has no edge (``edge=None``).  An edge walked against its direction
@@ -69,12 +64,8 @@ class Path(Sequence):
         for i, t in enumerate(tuples):
             if isinstance(t, (str, bytes)) or not isinstance(t, Sequence) or len(t) != 2:
                 raise StructureError(f"path tuple {i} must be an (edge, node) pair, got {t!r}")
-            items.append(
-                (
-                    check_label(t[0], f"edge of path tuple {i}", allow_none=True),
-                    check_label(t[1], f"node of path tuple {i}"),
-                )
-            )
+            items.append((check_label(t[0], f"edge of path tuple {i}", allow_none=True),
+                          check_label(t[1], f"node of path tuple {i}")))
         object.__setattr__(self, "_tuples", tuple(items))
         object.__setattr__(self, "_hash", hash(("Path", self._tuples)))
 

@@ -36,9 +36,8 @@ class Tree:
         kids = []
         for i, c in enumerate(children):
             if isinstance(c, Tree) or not isinstance(c, Sequence) or len(c) != 2:
-                raise StructureError(
-                    f"child {i} of tree node {label!r} must be an (edge_label, Tree) pair, got {c!r}"
-                )
+                raise StructureError(f"child {i} of tree node {label!r} must be an (edge_label, "
+                                     f"Tree) pair, got {c!r}")
             edge, sub = c
             check_label(edge, f"edge label of child {i} of {label!r}", allow_none=True)
             if not isinstance(sub, Tree):
@@ -73,11 +72,8 @@ class Tree:
             a, b = stack.pop()
             if a is b:
                 continue
-            if (
-                a._hash != b._hash
-                or a._label != b._label
-                or len(a._children) != len(b._children)
-            ):
+            if (a._hash != b._hash or a._label != b._label
+                    or len(a._children) != len(b._children)):
                 return False
             for (ea, sa), (eb, sb) in zip(a._children, b._children, strict=True):
                 if ea != eb:
@@ -189,16 +185,14 @@ class Tree:
             if not isinstance(kids_json, list):
                 raise StructureError(
                     f"the children of {o['label']!r} must be a list of [edge, tree], "
-                    f"got {kids_json!r}"
-                )
+                    f"got {kids_json!r}")
             if not done:
                 stack.append((o, True))
                 for i in range(len(kids_json) - 1, -1, -1):
                     c = kids_json[i]
                     if not isinstance(c, list) or len(c) != 2:
                         raise StructureError(
-                            f"child {i} of {o['label']!r} must be [edge, tree], got {c!r}"
-                        )
+                            f"child {i} of {o['label']!r} must be [edge, tree], got {c!r}")
                     stack.append((c[1], False))
                 continue
             n = len(kids_json)

@@ -147,8 +147,7 @@ class Vocabulary:
         child_offsets = np.zeros(total + 1, dtype=np.int64)
         np.cumsum(n_children, out=child_offsets[1:])
         child_index = np.fromiter(
-            (c for lst in child_lists for c in lst), dtype=np.int64, count=int(child_offsets[-1])
-        )
+            (c for lst in child_lists for c in lst), dtype=np.int64, count=int(child_offsets[-1]))
         return EncodedTrees(tree_offsets, labels, edges, child_offsets, child_index)
 
 

@@ -1,13 +1,8 @@
-"""Shared mechanisms with no knowledge of kernels or structures: the error root,
-atomic writes, bounded reading, record decoding, numeric checks, progress,
-optional imports, lazy package faces, the output rule, the user's cache folder (its size
-limit, usage and clearing), the default number of workers, memory budgets, declarative
-parameter checks and cached compilation.
+"""Shared mechanisms with no knowledge of kernels or structures.
 
-Every other package of structkernels may import from here; nothing here imports
-from another package of structkernels.  Names are served lazily, so that
-importing one of them (say :func:`split_lines` in a command module) does not
-load NumPy for the command line's ``--help``.
+The error root, atomic writes, bounded reading, records, numeric checks, progress, the
+cache folder, parameter checks, cached compilation.  Nothing here imports another package
+of structkernels; names are served lazily, so a command's ``--help`` does not load NumPy.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                  "atomic_memmap", "move_into_place", "sync_folder", "destination",
                  "file_kind", "open_special", "open_side_file"],
     "._outputs": ["OutputError", "BRAT_SIBLINGS", "check_output", "check_folder_output",
-                  "open_output", "is_special_file"],
+                  "open_output"],
     "._npy": ["NpyFormatError", "read_npy", "read_npy_header"],
     "._errors": ["StructkernelsError", "StructkernelsWarning"],
     "._bounded": ["read_bounded", "read_partial", "read_head", "InputTooLargeError",
@@ -32,14 +27,14 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                   "MAX_RECORD_BYTES"],
     "._progress": ["tqdm", "bar_disabled", "LineWriter", "MIN_BAR_EVALUATIONS"],
     "._optional": ["optional_module"],
-    "._cache": ["user_cache_dir", "CacheFolder", "CacheWarning", "CacheEntryError",
-                "CacheDirError", "check_cache_dir", "cache_dir_problem", "cache_writes_disabled",
+    "._cache": ["CacheFolder", "CacheWarning", "CacheEntryError", "CacheDirError",
+                "check_cache_dir", "cache_dir_problem", "cache_writes_disabled",
                 "usable_cache_dir", "NO_CACHE_ENV"],
-    "._cache_limit": ["CACHE_KINDS", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT", "CacheLimitError",
-                      "CacheSizeWarning", "cache_limit", "cache_root_of", "folder_bytes",
-                      "forget_cache_sizes", "format_bytes", "note_cache_write",
-                      "parse_cache_limit"],
-    "._cache_usage": ["CacheUsage", "CacheClearError", "cache_usage", "clear_cache"],
+    "._cache_usage": ["user_cache_dir", "CACHE_KINDS", "CACHE_LIMIT_ENV", "DEFAULT_CACHE_LIMIT",
+                      "CacheLimitError", "CacheSizeWarning", "cache_limit", "cache_root_of",
+                      "folder_bytes", "forget_cache_sizes", "format_bytes", "note_cache_write",
+                      "parse_cache_limit", "CacheUsage", "CacheClearError", "cache_usage",
+                      "clear_cache"],
     "._cores": ["available_cores", "effective_n_jobs"],
     "._params": ["InvalidParameterError", "Interval", "Options", "validate_params",
                  "ValidatedParamsMixin", "N_JOBS", "n_jobs_value"],

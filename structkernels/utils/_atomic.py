@@ -1,26 +1,12 @@
 """Atomic writes: a file appears complete under its name, or not at all.
 
-Every file structkernels writes goes through here.  The content is written to
-a temporary file in the destination's folder (``.NAME.XXXXXX.tmp``), flushed
-to disk, and renamed over the destination only when complete
-(:func:`os.replace`, atomic on POSIX and Windows).  An interrupt, a kill or a
-full disk at any point leaves the old file intact; two writers of one output
-each write their own temporary file, and the last rename wins.
-
-A memory-mapped output (:func:`atomic_memmap`) is built the same way, and its
-blocks are reserved on disk before it is mapped, so a full disk is one clear
-error instead of a ``SIGBUS`` in the middle of the work.
-
-The rename replaces regular files only.  A symbolic link at the destination is
-written *through*: the new content is renamed over the file it leads to (in that
-file's folder), and the link stays a link.  A FIFO, a device or a socket is
-refused (:class:`WriteError`, nothing written): renaming over it would replace the
-special file itself (run as root, ``/dev/full`` or ``/dev/null``).
-
-A *side file* (``OUT.partial``, its progress file, a cache entry's checksum file) is
-never written through a link: a stale link there is replaced itself
-(:func:`atomic_open` with ``follow_links=False``, :func:`open_side_file`), and a side
-file taken up again (``--resume``) is opened with ``O_NOFOLLOW``.
+The content goes to a temporary file in the destination's folder, flushed, and is renamed
+over the destination only when complete, so an interrupt, a kill or a full disk leaves the
+old file intact.  A symbolic link at the destination is written *through* (the link stays a
+link); a FIFO, a device or a socket is refused (renaming over it would replace the special
+file itself).  A *side file* (``OUT.partial``, a checksum file) is never written through a
+link: a stale link there is replaced itself, and one taken up again is opened with
+``O_NOFOLLOW``.
 """
 
 from __future__ import annotations
@@ -114,10 +100,9 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
     """A file descriptor for writing the side file ``path`` (``OUT.partial``), never
     through a symbolic link.
 
-    New (``append=False``): an old file or a stale link at ``path`` is removed (the link
-    itself, never what it leads to) and a fresh file is created with ``O_EXCL`` and
-    ``O_NOFOLLOW``.  Taken up again (``append=True``, ``--resume``): ``path`` is opened
-    for appending with ``O_NOFOLLOW`` and must be a regular file.  The caller closes it.
+    New: an old file or a stale link at ``path`` is removed and a fresh file is created
+    with ``O_EXCL`` and ``O_NOFOLLOW``.  With ``append`` (``--resume``): opened for
+    appending with ``O_NOFOLLOW``; it must be a regular file.  The caller closes it.
 
     Raises
     ------
@@ -238,24 +223,18 @@ def sync_folder(folder: str | os.PathLike) -> None:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # pragma: no cover - platforms without directory fds
         return
-    try:
+    with contextlib.suppress(OSError):
         os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bool = True,
                     follow_links: bool = True) -> None:
     """Rename the complete file ``src`` over ``path``, the last step of every atomic write.
 
-    ``src`` gets the permissions of the file it replaces (or the umask's), is
-    flushed to disk with ``sync``, and is renamed (:func:`os.replace`: atomic
-    when both are on one file system).  For a file built over several runs
-    (a resumable Gram) that cannot live in :func:`atomic_path`'s block.
-
-    With ``follow_links=False`` (a side file) a link at ``path`` is replaced itself.
+    ``src`` gets the permissions of the file it replaces (or the umask's), is flushed to
+    disk with ``sync``, and is renamed (:func:`os.replace`).  For a file built over several
+    runs (a resumable Gram); ``follow_links`` as in :func:`atomic_path`.
 
     Raises
     ------
@@ -287,25 +266,23 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
     Parameters
     ----------
     path : path-like
-        The destination.  Its folder must exist; the temporary file is created
-        there, so the rename never crosses file systems.
+        The destination; its folder must exist (the rename never crosses file systems).
     sync : bool, default True
         Flush the temporary file to disk before the rename.
     follow_links : bool, default True
-        Whether a symbolic link at ``path`` is written through (an output the user
-        named); False for a side file: the link itself is replaced.
+        Whether a link at ``path`` is written through; False for a side file: the link
+        itself is replaced.
 
     Yields
     ------
     pathlib.Path
-        Where to write.  On an exception (``KeyboardInterrupt`` included) it
-        is removed and ``path`` is left as it was.
+        Where to write.  On an exception (``KeyboardInterrupt`` included) it is removed
+        and ``path`` is left as it was.
 
     Raises
     ------
     WriteError
-        The folder is missing or not writable, or the disk is full; the message
-        names ``path``.
+        The folder is missing or not writable, or the disk is full, naming ``path``.
 
     Examples
     --------
@@ -333,15 +310,11 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
         os.close(fd)
         yield tmp
         move_into_place(tmp, final, sync=sync, follow_links=follow_links)
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(exc, WriteError):
-            raise
-        raise _explain(exc, final) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            raise _explain(exc, final) from None
         raise
 
 
@@ -382,10 +355,8 @@ def npy_path(path: str | os.PathLike) -> Path:
 def save_npy(path: str | os.PathLike, array: Any, *, follow_links: bool = True) -> Path:
     """:func:`numpy.save` through a temporary file; returns the path written.
 
-    Like :func:`numpy.save`, ``.npy`` is appended to a name without it.
-    Object arrays are refused: they could only be read back with pickle.
-    ``follow_links`` as in :func:`atomic_path` (False for a side file).
-    """
+    ``.npy`` is appended to a name without it.  Object arrays are refused: they could only
+    be read back with pickle.  ``follow_links`` as in :func:`atomic_path`."""
     import numpy as np
 
     arr = np.asanyarray(array)
@@ -404,12 +375,10 @@ def atomic_memmap(
 ) -> Iterator[Any]:
     """A writable ``.npy`` memory map built under a temporary name.
 
-    The file's blocks are reserved before mapping (``posix_fallocate`` where
-    available), so a full disk raises :class:`WriteError` here rather than
-    ``SIGBUS`` later.  When the block ends cleanly the map is flushed and
-    renamed to ``path`` (used as given: no ``.npy`` is appended); on an
-    exception the temporary file is removed and ``path`` is unchanged.
-    ``follow_links`` as in :func:`atomic_path` (False for a side file: ``partial.npy``).
+    The file's blocks are reserved before mapping (``posix_fallocate`` where available), so
+    a full disk raises :class:`WriteError` here rather than ``SIGBUS`` later.  When the
+    block ends cleanly the map is flushed and renamed to ``path`` (used as given);
+    ``follow_links`` as in :func:`atomic_path`.
 
     Yields
     ------

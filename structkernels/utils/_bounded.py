@@ -1,13 +1,6 @@
-"""Reading a whole file with a bound on what it may become in memory.
-
-A gzip file of a few kilobytes can decompress to gigabytes (a "gzip bomb").
-:func:`read_bounded` reads a file, plain or gzip-compressed (recognised by its
-first two bytes), in chunks and stops as soon as the content would exceed
-``max_bytes``: memory stays within ``max_bytes`` plus one chunk whatever the
-file holds.  It is strict (any damage is an error); :func:`read_partial` gives,
-from a truncated or corrupt gzip file, the part that decompresses with the
-reason the rest is lost (a reader of records then keeps every record before the
-damage).
+"""Reading a whole file with a bound on what it may become in memory (a few kilobytes of
+gzip can decompress to gigabytes): strict (:func:`read_bounded`) or keeping what decompressed
+before damage (:func:`read_partial`).
 """
 
 from __future__ import annotations
@@ -15,13 +8,7 @@ from __future__ import annotations
 import os
 import zlib
 
-from structkernels.utils._compressed import (
-    TooLarge,
-    open_binary,
-    peek,
-    read_content,
-    read_once,
-)
+from structkernels.utils._compressed import TooLarge, open_binary, peek, read_content, read_once
 from structkernels.utils._errors import StructkernelsError
 from structkernels.utils._records import RecordError
 
@@ -45,16 +32,10 @@ class CorruptInputError(StructkernelsError, ValueError):
 def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes:
     """The content of ``path``, gunzipped when it starts with the gzip magic bytes.
 
-    Parameters
-    ----------
-    path : path-like
-    max_bytes : int
-        The most bytes the content may have (after decompression).
-
     Raises
     ------
     InputTooLargeError
-        The content exceeds ``max_bytes`` (found while reading: at most
+        The content (decompressed) exceeds ``max_bytes`` (found while reading: at most
         ``max_bytes`` plus one chunk is ever held).
     CorruptInputError
         Broken gzip data.
@@ -94,18 +75,8 @@ def read_partial(
 ) -> tuple[bytes, str | None]:
     """The bytes of a file (gunzipped when it starts with the gzip magic), and what was lost.
 
-    Parameters
-    ----------
-    path : path
-    max_bytes : int
-        Content (after decompression) beyond this is refused: a gzip bomb
-        stops after ``max_bytes`` of output.
-
-    Returns
-    -------
-    (bytes, str or None)
-        The content, and None; or, for a truncated or corrupt gzip file,
-        what decompressed before the damage and why the rest is lost.
+    For a truncated or corrupt gzip file: what decompressed before the damage and why the
+    rest is lost; else the content and None.  A gzip bomb stops after ``max_bytes``.
 
     Raises
     ------

@@ -38,9 +38,10 @@ def _read_int(path: str) -> int | None:
     return None if value >= _UNLIMITED else value
 
 
-def _physical_bytes() -> int | None:
+def _pages_bytes(name: str) -> int | None:
+    """``os.sysconf(name)`` pages in bytes (``"SC_PHYS_PAGES"``: physical memory)."""
     try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf(name))
     except (AttributeError, ValueError, OSError):
         return None
 
@@ -54,10 +55,7 @@ def _available_bytes() -> int | None:
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return None
+    return _pages_bytes("SC_AVPHYS_PAGES")
 
 
 def _rlimit_room() -> int | None:
@@ -142,10 +140,9 @@ def memory_budget() -> int:
                 f"{MEMORY_BUDGET_ENV}={value!r}: give a positive size such as 8G, 512M or bytes"
             )
         return budget
-    known = [
-        v for v in (_physical_bytes(), _available_bytes(), _rlimit_room(), _cgroup_room())
-        if v is not None
-    ]
+    readings = (_pages_bytes("SC_PHYS_PAGES"), _available_bytes(), _rlimit_room(),
+                _cgroup_room())
+    known = [v for v in readings if v is not None]
     if not known:
         return 8 << 30
     return max(min(known) // 2, 1)

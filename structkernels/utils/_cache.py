@@ -1,31 +1,15 @@
-"""The user's cache folder of structkernels (parses, compiled kernels, binary datasets), and
-checked cache entries that cannot change a result.
+"""The user's cache folder of structkernels, and checked cache entries that cannot change a
+result.
 
-Every entry a cache keeps carries the SHA-256 of its key and a keyed digest of key and
-content (HMAC-SHA-256 under the cache folder's secret), written with it through the atomic
-writer, and is checked when read (:class:`CacheFolder`):
-
-- a small entry (a parse, a σ) is one file: a one-line JSON header (``format``,
-  ``version``, ``key``: the SHA-256 of the entry's key, ``hmac``: the keyed digest,
-  ``bytes``) and the content after it;
-- a large entry (a Gram ``.npy``) keeps the same header in a sidecar ``NAME.sum``, written
-  after the entry, the digest streamed from the file.
-
-The secret is 32 random bytes in ``.hmac-key`` at the folder's root, created at the first
-write (mode 0600, ``O_EXCL``/``O_NOFOLLOW``) and used only when it is a regular file of this
-user that no one else can read or write: an entry edited by someone who cannot read the
-secret does not pass its check, even with its SHA-256 recomputed (the threat model is in
-``docs/reliability.md``).  An entry of the older, unkeyed version is a miss.
-
-An entry whose header is missing or damaged, whose key is another's, or whose content no
-longer has its digest is discarded and computed again, with one :class:`CacheWarning`
-naming it.  Side files (an entry, its ``NAME.sum``) are never written through a link.
-A folder that cannot be written (read-only, full, a file in the way) turns the
-cache's writes off with one warning; the work goes on.  ``$STRUCTKERNELS_NO_CACHE`` (set
-by the commands' ``--no-cache``) means no cache is written at all, compiled kernels
-included (:func:`cache_writes_disabled`).  Each write counts its bytes toward the cache
-folder's size limit (:func:`~structkernels.utils.note_cache_write`: one warning when the
-folder grows past ``$STRUCTKERNELS_CACHE_LIMIT``).
+Every entry carries the SHA-256 of its key and a keyed digest of key and content
+(HMAC-SHA-256 under the folder's secret ``.hmac-key``: 32 random bytes, mode 0600, trusted
+only as a regular file of this user that no one else can read or write), in a one-line JSON
+header before the content or, for a large entry (a Gram ``.npy``), in a sidecar
+``NAME.sum``.  An entry edited by someone who cannot read the secret fails its check even
+with its SHA-256 recomputed (the threat model is in ``docs/reliability.md``); it is
+discarded and computed again with one :class:`CacheWarning`.  Side files are never written
+through a link.  A folder that cannot be written turns the cache's writes off with one
+warning; the work goes on.
 """
 
 from __future__ import annotations
@@ -43,12 +27,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from structkernels.utils._atomic import atomic_open
-from structkernels.utils._cache_limit import mark_cache_folder, note_cache_write
+from structkernels.utils._cache_usage import (
+    ENTRY_FORMAT,
+    mark_cache_folder,
+    note_cache_write,
+    user_cache_dir,
+)
 from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
 from structkernels.utils._records import one_line
 
 __all__ = [
-    "ENTRY_FORMAT",
     "NO_CACHE_ENV",
     "CacheDirError",
     "CacheEntryError",
@@ -58,14 +46,12 @@ __all__ = [
     "cache_writes_disabled",
     "usable_cache_dir",
     "check_cache_dir",
-    "user_cache_dir",
 ]
 
 #: Set (to anything but ``""`` or ``"0"``) to write no cache at all, compiled kernels
 #: included; the commands' ``--no-cache`` sets it for their run and their workers.
 NO_CACHE_ENV = "STRUCTKERNELS_NO_CACHE"
-#: The ``format`` of every checked entry's header (how ``cache clear`` recognises one).
-ENTRY_FORMAT = _FORMAT = "structkernels.cache-entry"
+_FORMAT = ENTRY_FORMAT
 _VERSION = 2  # 1: unkeyed SHA-256 (read as a miss)
 _KEY_FILE = ".hmac-key"
 _KEY_BYTES = 32
@@ -87,32 +73,6 @@ class CacheDirError(StructkernelsError, ValueError):
 
 class CacheWarning(StructkernelsWarning):
     """A cache entry discarded, or a cache folder whose writes are turned off."""
-
-
-def user_cache_dir(*parts: str) -> Path:
-    """The cache folder of structkernels, or a folder inside it.
-
-    ``$STRUCTKERNELS_CACHE`` when set, else ``$XDG_CACHE_HOME/structkernels``, else
-    ``~/.cache/structkernels``.  Nothing is created here: writers create what they use.
-
-    Parameters
-    ----------
-    *parts : str
-        Sub-folders (``user_cache_dir("numba")``).
-
-    Examples
-    --------
-    >>> from structkernels.utils import user_cache_dir
-    >>> user_cache_dir("numba").name
-    'numba'
-    """
-    own = os.environ.get("STRUCTKERNELS_CACHE")
-    if own:
-        base = Path(own)
-    else:
-        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = Path(root) / "structkernels"
-    return base.joinpath(*parts)
 
 
 def cache_writes_disabled() -> bool:
@@ -193,6 +153,7 @@ def usable_cache_dir(cache_dir: Any, warn: Callable[[str], None]) -> Any:
         return False
     return cache_dir
 
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -226,6 +187,14 @@ def _check_header(raw: bytes, key: str) -> tuple[str, int]:
     if head.get("key") != _sha256(key.encode()):
         raise CacheEntryError("written for another key")
     return digest, size
+
+
+def _compare(found: str, n: int, digest: str, size: int) -> None:
+    """CacheEntryError unless ``n`` bytes of digest ``found`` are what the header promised."""
+    if n != size:
+        raise CacheEntryError(f"{n} bytes where {size} were written")
+    if not hmac.compare_digest(found, digest):
+        raise CacheEntryError("its content is not the content written (digest differs)")
 
 
 def _file_digest(fh: IO[bytes], limit: int, mac: hmac.HMAC) -> tuple[str, int]:
@@ -347,14 +316,6 @@ class CacheFolder:
             f"{self.file(name)}: {self.what} entry failed its check ({reason}); discarded, "
             "computed again and rewritten"), stacklevel=3)
 
-    def _write_failed(self, name: str, exc: OSError) -> None:
-        self.writable = False
-        reason = str(exc) if str(exc) else type(exc).__name__
-        warnings.warn(CacheWarning(
-            f"{self.path}: the {self.what} cannot be written ({reason.splitlines()[0]}); "
-            f"its writes are off for this run, results are computed as without it"),
-            stacklevel=3)
-
     def _guarded(self, name: str, write: Callable[[bytes, Path], None]) -> bool:
         if not self.writable:
             return False
@@ -369,33 +330,49 @@ class CacheFolder:
                     side.unlink()
             write(secret, file)
         except OSError as exc:
-            self._write_failed(name, exc)
+            self.writable = False
+            reason = (str(exc) or type(exc).__name__).splitlines()[0]
+            warnings.warn(CacheWarning(
+                f"{self.path}: the {self.what} cannot be written ({reason}); "
+                "its writes are off for this run, results are computed as without it"),
+                stacklevel=3)
             return False
         written = 0
         for path in (file, file.with_name(file.name + ".sum")):
-            try:
+            with contextlib.suppress(OSError):
                 written += path.stat().st_size
-            except OSError:
-                pass
         note_cache_write(self.path, written)  # one warning past the cache's size limit
         return True
 
     # ------------------------------------------------------------------ small entries
+    def _checked(self, name: str, check: Callable[[], Any]) -> Any:
+        """``check()``; None for an entry of an older version, None and one warning for
+        a damaged or unreadable one."""
+        try:
+            return check()
+        except _OldEntry:
+            return None
+        except CacheEntryError as exc:
+            self.discard(name, str(exc))
+        except OSError as exc:
+            self.discard(name, f"cannot be read: {exc.strerror or exc}")
+        return None
+
     def read(self, name: str, key: str, max_bytes: int = 4 << 20) -> bytes | None:
         """The content of entry ``name`` written for ``key``; None when absent, of an older
         version or damaged (then one warning names it)."""
         if self.path is None:
             return None
-        file = self.file(name)
         try:
-            with open(file, "rb") as fh:
+            with open(self.file(name), "rb") as fh:
                 raw = fh.read(_MAX_HEADER + max_bytes + 2)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None  # absent (a file in the way of the folder holds no entry)
         except OSError as exc:
             self.discard(name, f"cannot be read: {exc.strerror or exc}")
             return None
-        try:
+
+        def check() -> bytes | None:
             head, sep, payload = raw.partition(b"\n")
             if not sep:
                 raise CacheEntryError("no check header")
@@ -403,18 +380,12 @@ class CacheFolder:
             secret = self._secret(create=False)
             if secret is None:
                 return None  # no secret (yet, or not trusted): nothing can be checked
-            if len(payload) != size:
-                raise CacheEntryError(f"{len(payload)} bytes where {size} were written")
             mac = _mac(secret, key)
             mac.update(payload)
-            if not hmac.compare_digest(mac.hexdigest(), digest):
-                raise CacheEntryError("its content is not the content written (digest differs)")
-        except _OldEntry:
-            return None
-        except CacheEntryError as exc:
-            self.discard(name, str(exc))
-            return None
-        return payload
+            _compare(mac.hexdigest(), len(payload), digest, size)
+            return payload
+
+        return self._checked(name, check)
 
     def write(self, name: str, key: str, payload: bytes) -> bool:
         """Write entry ``name`` for ``key`` (header and content, atomically); False when
@@ -437,7 +408,8 @@ class CacheFolder:
         file = self.file(name)
         if not file.is_file():
             return False
-        try:
+
+        def check() -> bool:
             try:
                 with open(file.with_name(file.name + ".sum"), "rb") as fh:
                     head = fh.read(_MAX_HEADER)
@@ -448,20 +420,10 @@ class CacheFolder:
             if secret is None:
                 return False
             with open(file, "rb") as fh:
-                found, n = _file_digest(fh, max(size, 0) + 1, _mac(secret, key))
-            if n != size:
-                raise CacheEntryError(f"{n} bytes where {size} were written")
-            if not hmac.compare_digest(found, digest):
-                raise CacheEntryError("its content is not the content written (digest differs)")
-        except _OldEntry:
-            return False
-        except CacheEntryError as exc:
-            self.discard(name, str(exc))
-            return False
-        except OSError as exc:
-            self.discard(name, f"cannot be read: {exc.strerror or exc}")
-            return False
-        return True
+                _compare(*_file_digest(fh, max(size, 0) + 1, _mac(secret, key)), digest, size)
+            return True
+
+        return bool(self._checked(name, check))
 
     def write_file(self, name: str, key: str, write: Callable[[Path], Any]) -> bool:
         """Write entry file ``name`` with ``write(path)`` (an atomic writer of

@@ -1,24 +1,13 @@
-"""Reading plain or gzip'd files within bounds: the one bounded gunzip of the package.
-
-A file is gzip'd when it starts with the gzip magic bytes.  :func:`open_binary`
-opens one for streaming (the record readers of :mod:`._records` read its lines);
-:func:`read_content` reads a whole one and never holds more than the bound plus
-one chunk, however much a "gzip bomb" would decompress to; a truncated or
-corrupt stream is reported in one line by :func:`gzip_problem`.  The public
-faces are :func:`structkernels.utils.read_bounded` (strict) and
-:func:`structkernels.utils.read_partial` (keeps what decompressed before damage).
-
-Nothing here imports another package of structkernels.
-"""
+"""Reading plain or gzip'd files within bounds: the one bounded gunzip of the package."""
 
 from __future__ import annotations
 
 import gzip
 import io
 import os
-import stat
 import zlib
 
+from structkernels.utils._atomic import file_kind
 from structkernels.utils._errors import StructkernelsError
 
 __all__: list[str] = []
@@ -56,13 +45,17 @@ _HELD: dict[str, tuple[bytes, io.BufferedReader]] = {}
 
 
 def read_once(path: str | os.PathLike) -> bool:
-    """Whether ``path`` cannot be opened again to read the same bytes (a named pipe,
-    ``/dev/stdin`` on a pipe: anything but a regular file or a folder)."""
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    """Whether ``path`` (followed through links) cannot be opened again to read the same
+    bytes: a FIFO, a device or a socket (``/dev/stdin`` on a pipe), not a regular file or a
+    folder.  It is never opened, so a FIFO without a reader does not block.
+
+    Examples
+    --------
+    >>> from structkernels.utils import read_once
+    >>> read_once("/dev/null"), read_once(__file__)
+    (True, False)
+    """
+    return file_kind(path) not in ("missing", "file", "folder")
 
 
 def peek(path: str | os.PathLike, size: int) -> bytes:
@@ -125,12 +118,9 @@ class TooLarge(StructkernelsError):
 
 
 def read_content(path: str | os.PathLike, max_bytes: int) -> tuple[bytes, str | None]:
-    """:func:`~structkernels.utils.read_partial` without the message: raises :class:`TooLarge` past the bound.
-
-    The one bounded gunzip of the package (several members, zero padding after
-    the last, output never past ``max_bytes`` plus one); the strict
-    :func:`structkernels.utils.read_bounded` uses it too.
-    """
+    """:func:`~structkernels.utils.read_partial` without the message: :class:`TooLarge` past
+    the bound (several gzip members, zero padding after the last, output never past
+    ``max_bytes`` plus one)."""
     fh, head = open_plain(path)
     with fh:
         if head != _GZIP_MAGIC:

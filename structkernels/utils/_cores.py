@@ -12,10 +12,8 @@ __all__ = ["available_cores", "effective_n_jobs"]
 def available_cores() -> int:
     """The number of cores this process may run on.
 
-    The smallest of the machine's logical cores, the process's CPU affinity
-    (``os.sched_getaffinity``, e.g. under ``taskset``), the cgroup CPU quota (a
-    container's ``--cpus``) and ``$LOKY_MAX_CPU_COUNT``; at least 1.  This is
-    :func:`joblib.cpu_count`, which reads all of them at each call.
+    :func:`joblib.cpu_count`: the smallest of the machine's logical cores, the process's
+    CPU affinity, the cgroup CPU quota and ``$LOKY_MAX_CPU_COUNT``; at least 1.
 
     Examples
     --------
@@ -35,9 +33,8 @@ def effective_n_jobs(n_jobs: int | None) -> int:
 
     Raises
     ------
-    ValueError
-        ``n_jobs`` is 0 or not an integer (:class:`~structkernels.utils.InvalidParameterError`:
-        ``n_jobs must be None or a non-zero int, got 0``).
+    InvalidParameterError
+        ``n_jobs`` is 0 or not an integer (a ``ValueError``).
 
     Examples
     --------
@@ -48,8 +45,6 @@ def effective_n_jobs(n_jobs: int | None) -> int:
     True
     """
     n_jobs = n_jobs_value(n_jobs)  # None or a non-zero int, else one InvalidParameterError
-    if n_jobs == -1:
-        return available_cores()
     if n_jobs < 0:
         return max(1, available_cores() + 1 + n_jobs)
     return n_jobs

@@ -1,13 +1,7 @@
 """The root of every exception and warning structkernels raises.
 
-Each error class of the package and of its plugins derives from
-:class:`StructkernelsError` *and* keeps its built-in base (``ValueError``,
-``OSError``, ``MemoryError``, ...), so a caller may catch everything the package
-refuses with one ``except StructkernelsError`` or keep catching the built-in
-type as before.  Warning classes derive from :class:`StructkernelsWarning`, a
-``UserWarning`` under the same root.
-
-Nothing here imports another package of structkernels.
+Each error class derives from :class:`StructkernelsError` *and* keeps its built-in base, so a
+caller may catch either; warning classes derive from :class:`StructkernelsWarning`.
 """
 
 from __future__ import annotations

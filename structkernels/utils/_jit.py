@@ -1,22 +1,14 @@
 """numba's ``njit`` with its on-disk cache in the user's cache folder.
 
-``njit(cache=True)`` alone writes compiled kernels beside the source files (the
-``__pycache__`` folders of an installed package; numba falls back to its own user folder
-only where those are not writable).  Here the cache goes to
-``user_cache_dir("numba")`` (:func:`structkernels.utils.user_cache_dir`): one place
-per user, kept across runs and across re-installs of the same version, and writable
-on a read-only install.  A ``$NUMBA_CACHE_DIR`` that the user set wins.  numba keys
-each entry by the source file's path, its modification time and the function, so a
-changed or re-installed source is compiled again, never served stale.
-
-Nothing is written where no cache may be written: with ``$STRUCTKERNELS_NO_CACHE`` (the
-commands' ``--no-cache``; :func:`structkernels.utils.cache_writes_disabled`) a function is
-compiled without numba's cache, so numba neither creates its folder nor writes an entry
-(the setting is read when a function is decorated, which a command's heavy modules are
-after its options are read; worker processes inherit it).  A cache folder that cannot be
-written (read-only, a file in the way) also compiles without the cache, where numba alone
-would fall back to writing beside the package's source files; a write of the cache that
-fails (a full disk) turns that function's cache off instead of failing the call.
+``njit(cache=True)`` alone writes compiled kernels beside the source files; here the cache
+goes to ``user_cache_dir("numba")`` (a ``$NUMBA_CACHE_DIR`` the user set wins): one place
+per user, writable on a read-only install.  numba keys each entry by the source file's path,
+its modification time and the function, so a changed source is compiled again, never served
+stale.  Nothing is written where no cache may be written: with ``$STRUCTKERNELS_NO_CACHE``
+(read when a function is decorated; worker processes inherit it) or a cache folder that
+cannot be written, a function is compiled without numba's cache (numba alone would fall back
+to writing beside the package's source files); a failed cache write (a full disk) turns that
+function's cache off instead of failing the call.
 """
 
 from __future__ import annotations
@@ -28,7 +20,8 @@ from typing import Any
 import numba
 from numba.core import config
 
-from structkernels.utils._cache import cache_writes_disabled, user_cache_dir
+from structkernels.utils._cache import cache_writes_disabled
+from structkernels.utils._cache_usage import user_cache_dir
 
 __all__ = ["njit", "numba_cache_dir"]
 
@@ -50,13 +43,8 @@ def _writable(folder: str) -> bool:
 
 
 def _save_softly(dispatcher: Any) -> None:
-    """Make a failed write of numba's cache (a full disk) cost only the cache entry.
-
-    numba saves a compiled overload after adding it to the dispatcher and lets an
-    ``OSError`` of that write escape into the caller's call; here the write is guarded,
-    and after a failure the function's cache is off (the compiled code is used, not kept).
-    Where numba's cache object is not the one expected, nothing is changed.
-    """
+    """Make a failed write of numba's cache (a full disk, whose ``OSError`` numba lets
+    escape into the caller's call) turn the function's cache off instead."""
     cache = getattr(dispatcher, "_cache", None)
     save, disable = getattr(cache, "save_overload", None), getattr(cache, "disable", None)
     if not callable(save) or not callable(disable):
@@ -74,11 +62,9 @@ def _save_softly(dispatcher: Any) -> None:
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit``; with ``cache=True`` the cache is :func:`numba_cache_dir`.
 
-    numba fixes a function's cache folder when it is decorated, from
-    ``numba.config.CACHE_DIR``; that setting is changed only while our function is
-    decorated and put back after, so other numba code of the process keeps its own.
-    With ``$STRUCTKERNELS_NO_CACHE`` set, or a cache folder that cannot be written, the
-    function is compiled without a cache: nothing is written.
+    ``numba.config.CACHE_DIR`` is changed only while the function is decorated, so other
+    numba code of the process keeps its own.  With ``$STRUCTKERNELS_NO_CACHE`` set, or a
+    cache folder that cannot be written, nothing is written.
 
     Examples
     --------

@@ -1,9 +1,5 @@
-"""JSON output that is always valid JSON: a non-finite number is an error naming where it is.
-
-:func:`json.dumps` writes ``NaN`` and ``Infinity`` by default, which no JSON
-parser has to accept; with ``allow_nan=False`` it raises a message that names
-neither the key nor the value.  :func:`dumps_finite` refuses with the key path
-(``"losses['ARG0']"``) instead.
+"""JSON output that is always valid JSON: a non-finite number is an error naming where it is
+(``json.dumps(allow_nan=False)`` names neither the key nor the value).
 """
 
 from __future__ import annotations
@@ -52,10 +48,8 @@ def find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
 
 
 def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
-    """:func:`json.dumps` with ``allow_nan=False``; a NaN or infinity raises ``NonFiniteError``.
-
-    The error is :class:`structkernels.utils._numeric.NonFiniteError` (a ``ValueError``),
-    the one error of every non-finite check.
+    """:func:`json.dumps` with ``allow_nan=False``; a NaN or infinity raises
+    :class:`~structkernels.utils.NonFiniteError` (a ``ValueError``) naming its key path.
 
     Parameters
     ----------
@@ -80,12 +74,8 @@ def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
     bad = find_nonfinite(obj)
     if bad is not None:
         path, value = bad
-        raise NonFiniteError(
-            f"{what} is not finite: {path or 'the value'} is {value!r} "
-            "(NaN and infinity are not JSON numbers)",
-            (),
-            value,
-        )
+        raise NonFiniteError(f"{what} is not finite: {path or 'the value'} is {value!r} "
+                             "(NaN and infinity are not JSON numbers)", (), value)
     return json.dumps(obj, allow_nan=False, **kwargs)
 
 
@@ -121,8 +111,6 @@ def check_header(
         raise error(f"{name}: not a {what} file (format {format!r} expected, got {got!r})")
     version = doc.get("version")
     if isinstance(version, bool) or version not in versions:
-        raise error(
-            f"{name}: {what} version {version!r} is not supported (this release reads "
-            f"{', '.join(map(str, versions))})"
-        )
+        raise error(f"{name}: {what} version {version!r} is not supported (this release reads "
+                    f"{', '.join(map(str, versions))})")
     return int(version)

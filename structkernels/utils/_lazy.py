@@ -29,15 +29,10 @@ def lazy_exports(
 ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``(__all__, __getattr__, __dir__)`` for ``package`` serving ``where``'s names.
 
-    ``where`` maps a module (absolute, or relative to ``package`` with a leading
-    dot) to the names it provides.  A name is imported from its module the first
-    time it is read and then kept in the package's namespace, so importing the
-    package costs nothing until a name is used.
-
-    ``submodules`` names the package's own subpackages and modules served as
-    attributes (``package.relations``), imported on first use as SciPy does; only
-    names of this fixed list are imported, never a name read from data.  They are
-    listed by ``dir()``, not in ``__all__`` (a star import stays light).
+    ``where`` maps a module (absolute, or relative to ``package`` with a leading dot) to the
+    names it provides; a name is imported the first time it is read, then kept in the
+    package's namespace.  ``submodules`` (a fixed list, never names read from data) are
+    served as attributes on first use, listed by ``dir()`` but not in ``__all__``.
 
     Examples
     --------

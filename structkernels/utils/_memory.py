@@ -17,9 +17,8 @@ def long_lived() -> Iterator[None]:
     collector's scans until the block ends (:func:`gc.freeze`, then :func:`gc.unfreeze`).
 
     A stream that builds and drops many small objects per batch runs the collector often,
-    and each of its full passes would walk the model again.  Nothing is lost: on exit the
-    objects go back to the collector's oldest generation.  Where the process already
-    keeps objects frozen (its own :func:`gc.freeze`), the block leaves that alone.
+    and each full pass would walk the model again.  Where the process already keeps
+    objects frozen, the block leaves that alone.
 
     Examples
     --------
@@ -44,10 +43,9 @@ def long_lived() -> Iterator[None]:
 def release_free_memory() -> bool:
     """Collect garbage and ask the C allocator to return its free memory to the system.
 
-    After a parse that built and dropped many objects, glibc keeps the freed heap
-    for later use and the process's resident size stays at its peak; ``malloc_trim(0)``
-    gives it back.  Returns whether the allocator was asked (False where the C library
-    has no ``malloc_trim``, e.g. macOS or musl).
+    glibc keeps a freed heap for later use, so the resident size stays at its peak;
+    ``malloc_trim(0)`` gives it back.  Returns whether the allocator was asked (False
+    where the C library has no ``malloc_trim``).
 
     Examples
     --------

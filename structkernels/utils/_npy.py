@@ -46,11 +46,9 @@ def read_npy_header(fh: Any, name: str) -> tuple[tuple[int, ...], bool, Any]:
 def read_npy(path: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
     """The numeric array in the ``.npy`` file ``path``, read without pickle.
 
-    The header is checked before anything is allocated: the dtype must be
-    numeric (booleans, integers, floats), and the size the shape claims must
-    be what the file holds (a header claiming 745 GiB in a 200-byte file is
-    refused at once instead of running out of memory).  ``max_bytes`` bounds
-    the array's size.
+    The header is checked before anything is allocated: the dtype must be numeric, and the
+    size the shape claims must be what the file holds (a huge claim in a small file is
+    refused at once instead of running out of memory).  ``max_bytes`` bounds the size.
 
     Raises
     ------
@@ -73,20 +71,16 @@ def read_npy(path: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
         with open(name, "rb") as fh:
             shape, fortran, dtype = read_npy_header(fh, name)
             if dtype.hasobject or dtype.kind not in "biuf":
-                raise NpyFormatError(
-                    f"{name}: holds a {dtype} array; only numeric arrays are read (never pickle)"
-                )
+                raise NpyFormatError(f"{name}: holds a {dtype} array; only numeric arrays are "
+                                     "read (never pickle)")
             claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
             held = os.fstat(fh.fileno()).st_size - fh.tell()
             if claimed != held:
-                raise NpyFormatError(
-                    f"{name}: the header claims shape {shape} ({claimed} bytes) but the file "
-                    f"holds {held} bytes of data"
-                )
+                raise NpyFormatError(f"{name}: the header claims shape {shape} ({claimed} bytes) "
+                                     f"but the file holds {held} bytes of data")
             if max_bytes is not None and claimed > max_bytes:
                 raise NpyFormatError(f"{name}: {claimed} bytes, above max_bytes={max_bytes}")
             data = np.fromfile(fh, dtype=dtype, count=int(np.prod(shape, dtype=object)))
     except OSError as exc:
         raise NpyFormatError(f"{name}: cannot read ({exc.strerror or exc})") from None
-    order = "F" if fortran else "C"
-    return data.reshape(shape, order=order)
+    return data.reshape(shape, order="F" if fortran else "C")

@@ -1,10 +1,7 @@
 """One numeric check: refuse non-finite values, naming the first bad entry.
 
-Every computed array that leaves a numeric step (a Gram block, a diagonal, a
-normalised row block, a low-rank factor, a statistic) goes through
-:func:`check_finite`.  The check is one vectorised ``np.isfinite(values).all()``;
-the bad entry is located only when it fails, so it is cheap enough to run on
-every block.
+The check is one vectorised ``np.isfinite(values).all()``; the bad entry is located only
+when it fails, so it is cheap enough to run on every block.
 """
 
 from __future__ import annotations
@@ -127,11 +124,8 @@ def check_finite(
     idx, value = bad
     idx = tuple(i + (offsets[a] if a < len(offsets) else 0) for a, i in enumerate(idx))
     where = ", ".join(
-        f"{index_names[a] if a < len(index_names) else f'axis {a}'} {i}" for a, i in enumerate(idx)
-    )
-    message = f"{what}: {where} is {describe_nonfinite(value)}" if where else (
-        f"{what} is {describe_nonfinite(value)}"
-    )
+        f"{index_names[a] if a < len(index_names) else f'axis {a}'} {i}" for a, i in enumerate(idx))
+    message = f"{what}{': ' + where if where else ''} is {describe_nonfinite(value)}"
     if hint:
         message += f"; {hint}"
     raise error(message, idx, value)

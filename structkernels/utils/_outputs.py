@@ -1,43 +1,24 @@
 """The output rule: a file a command writes never destroys an input or a special file.
 
-Every option that names a file to write (``-o``, ``--out``, ``--save-model``,
-``--scores``, ``--plot`` ...) goes through :func:`check_output` before any work.
-It refuses, in one line naming the option and the path:
-
-- ``-`` where the output is not a stream (it would create a file named ``-``);
-- a folder, or a file whose folder does not exist (no command creates folders);
-- a path that *is* an input (the same file by resolved path or inode: symbolic and
-  hard links included);
-- a path inside an input folder (a BRAT folder, a folder of graphs), or one a
-  symbolic link inside such a folder leads to;
-- a sibling that an input's format reads beside it (BRAT: ``x.txt`` beside an input
-  ``x.ann`` and the other way round);
-- a FIFO, a device or a socket, unless the output is a stream (JSON Lines, lines of
-  text): the atomic writer would replace it by a regular file.
-
-A symbolic link at the output path is written *through*: the checks apply to the file it
-leads to, and the atomic writer (:func:`structkernels.utils.atomic_path`) renames the new
-content over that file, so the link stays a link.
-
-:func:`open_output` opens what :func:`check_output` allowed: standard output for ``-``, a
-stream output's special file directly, any other file through the atomic writer.
+Every option that names a file to write goes through :func:`check_output` before any work;
+:func:`open_output` opens what it allowed.  A symbolic link at the output path is written
+*through* (the checks apply to the file it leads to; the link stays a link).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from structkernels.utils._atomic import atomic_open, file_kind, open_special
+from structkernels.utils._compressed import read_once
 from structkernels.utils._errors import StructkernelsError
 
-__all__ = ["OutputError", "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output",
-           "is_special_file"]
+__all__ = ["OutputError", "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output"]
 
 #: Groups of endings an input format reads together: an input ending in one of a group
 #: also reads the files beside it with the others (BRAT: a ``.txt`` and its ``.ann``).
@@ -49,24 +30,6 @@ class OutputError(StructkernelsError, ValueError):
 
     A ``ValueError``: the command line prints it as one line, exit status 2.
     """
-
-
-def is_special_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` (followed through links) is a FIFO, a device or a socket.
-
-    It is never opened, so a FIFO without a reader does not block.
-
-    Examples
-    --------
-    >>> from structkernels.utils import is_special_file
-    >>> is_special_file("/dev/null"), is_special_file(__file__)
-    (True, False)
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _real(path: str) -> str:
@@ -121,6 +84,12 @@ def check_output(
     writes: str | os.PathLike | None = None,
 ) -> Path | None:
     """Check an output path against the output rule; the file to write, or None for stdout.
+
+    Refused: ``-`` where the output is not a stream (it would create a file named ``-``);
+    a folder, or a file whose folder does not exist; an input itself (by resolved path or
+    inode); a path inside an input folder, or one a link inside such a folder leads to; a
+    sibling an input's format reads beside it (BRAT); a FIFO, a device or a socket unless
+    the output is a stream (the atomic writer would replace it by a regular file).
 
     Parameters
     ----------
@@ -279,7 +248,7 @@ def open_output(
             raise OutputError("standard output cannot hold this file; give a file name")
         yield sys.stdout.buffer if "b" in mode else sys.stdout
         return
-    if stream_ok and is_special_file(path):
+    if stream_ok and read_once(path):
         with open_special(path, mode, encoding=encoding) as fh:
             yield fh
         return

@@ -1,26 +1,10 @@
 """One declarative check of an estimator's (or a function's) parameters.
 
-Each estimator states what its parameters may be, once, as a dict parameter ->
-list of constraints (a value is valid when it satisfies any one of them), and
-calls :func:`validate_params` (or inherits :class:`ValidatedParamsMixin`) at the
-start of ``fit``.  A refused value raises one :class:`InvalidParameterError`
-naming ``Owner.parameter``, what it may be, and the value given::
-
-    KernelSVC.n_jobs must be None or a non-zero int, got 0
-
-The constraints:
-
-* ``None``: the value None;
-* a type (``dict``, ``str``, ...): an instance of it;
-* :class:`Interval` ``(numbers.Integral | numbers.Real, left, right, closed=...)``:
-  an int (never a bool) or a finite real number in a range;
-* :class:`Options` ``(values)``: one of a few values (``"auto"``, ``0``/``1`` ...);
-* ``"boolean"``: True or False (Python or NumPy bools);
-* ``"n_jobs"``: None or a non-zero int (None and -1: every core the process may use);
-* ``"random_state"``: None, an int >= 0 or a ``numpy.random.RandomState``.
-
-Cross-parameter rules (``n_probes`` only with ``probe=1`` ...) stay in the
-estimator, after this check.
+Each estimator states once, as a dict parameter -> list of constraints (a value is valid
+when it satisfies any one), what its parameters may be, and calls :func:`validate_params`
+(or inherits :class:`ValidatedParamsMixin`) at the start of ``fit``.  A constraint is
+``None``, a type, an :class:`Interval`, :class:`Options`, ``"boolean"``, ``"n_jobs"`` or
+``"random_state"``.  Cross-parameter rules stay in the estimator, after this check.
 """
 
 from __future__ import annotations
@@ -167,54 +151,35 @@ class Options:
         return _join(self.alternatives())
 
 
-class _Boolean:
-    def is_satisfied_by(self, value: Any) -> bool:
-        return isinstance(value, (bool, np.bool_))
+class _Check:
+    """A constraint from a test and what it accepts, in words."""
 
-    def alternatives(self) -> list[str]:
-        return ["True", "False"]
-
-
-class _NJobs:
-    def is_satisfied_by(self, value: Any) -> bool:
-        return value is None or (_is_int(value) and value != 0)
-
-    def alternatives(self) -> list[str]:
-        return ["None", "a non-zero int"]
-
-
-class _RandomState:
-    def is_satisfied_by(self, value: Any) -> bool:
-        return value is None or (_is_int(value) and 0 <= value < 2**32) or isinstance(
-            value, np.random.RandomState)
-
-    def alternatives(self) -> list[str]:
-        return ["None", "an int in [0, 2**32)", "a numpy RandomState"]
-
-
-class _NoneConstraint:
-    def is_satisfied_by(self, value: Any) -> bool:
-        return value is None
-
-    def alternatives(self) -> list[str]:
-        return ["None"]
-
-
-class _TypeConstraint:
-    def __init__(self, kind: type):
-        self.kind = kind
+    def __init__(self, test: Any, *alternatives: str):
+        self.test, self.names = test, list(alternatives)
 
     def is_satisfied_by(self, value: Any) -> bool:
-        if self.kind in (int, float) and isinstance(value, (bool, np.bool_)):
-            return False
-        return isinstance(value, self.kind)
+        return bool(self.test(value))
 
     def alternatives(self) -> list[str]:
-        name = self.kind.__name__
-        return [f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"]
+        return self.names
 
 
-_NAMED = {"boolean": _Boolean(), "n_jobs": _NJobs(), "random_state": _RandomState()}
+def _type_constraint(kind: type) -> _Check:
+    name = kind.__name__
+    return _Check(lambda v: isinstance(v, kind) and not (
+        kind in (int, float) and isinstance(v, (bool, np.bool_))),
+        f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}")
+
+
+_NONE = _Check(lambda v: v is None, "None")
+_NAMED = {
+    "boolean": _Check(lambda v: isinstance(v, (bool, np.bool_)), "True", "False"),
+    "n_jobs": _Check(lambda v: v is None or (_is_int(v) and v != 0), "None", "a non-zero int"),
+    "random_state": _Check(
+        lambda v: v is None or (_is_int(v) and 0 <= v < 2**32)
+        or isinstance(v, np.random.RandomState),
+        "None", "an int in [0, 2**32)", "a numpy RandomState"),
+}
 
 #: The ``n_jobs`` constraint list, for ``{"n_jobs": N_JOBS}``.
 N_JOBS = ["n_jobs"]
@@ -222,7 +187,7 @@ N_JOBS = ["n_jobs"]
 
 def _constraint(c: Any) -> Any:
     if c is None:
-        return _NoneConstraint()
+        return _NONE
     if isinstance(c, str):
         try:
             return _NAMED[c]
@@ -230,7 +195,7 @@ def _constraint(c: Any) -> Any:
             raise ValueError(f"unknown constraint {c!r}; the named ones are "
                              f"{', '.join(sorted(_NAMED))}") from None
     if isinstance(c, type):
-        return _TypeConstraint(c)
+        return _type_constraint(c)
     if hasattr(c, "is_satisfied_by"):
         return c
     raise TypeError(f"not a parameter constraint: {c!r}")

@@ -1,28 +1,8 @@
 """Progress that reads well on a terminal and in a log file.
 
-:func:`tqdm` is a drop-in for ``tqdm.auto.tqdm`` used by every long loop of
-the package:
-
-- on a terminal it is tqdm's bar (redrawn in place);
-- when stderr is a file or a pipe (a batch job's log) it writes plain lines, never a
-  carriage-return frame: nothing for work that ends within
-  ``STRUCTKERNELS_PROGRESS_INTERVAL`` seconds (default 30), then at most one line per
-  interval and one at the end.  A new postfix or description waits for the next line
-  (tqdm would print one per change), and the time left is estimated from the average
-  rate since the start (``smoothing=0``), not from the last few updates;
-- every update, shown or not, raises an interrupt that was swallowed on the way
-  (:func:`structkernels.utils.check_interrupt`);
-- ``STRUCTKERNELS_PROGRESS=0`` (what ``structkernels --quiet`` sets) turns
-  it off; ``=1`` turns it on even for short work.
-
-``disable=None`` keeps tqdm's meaning of "decide for me", except that a
-non-terminal no longer means "off": logs of long runs show progress.
-
-Examples
---------
->>> from structkernels.utils import tqdm
->>> with tqdm(total=3, desc="demo", disable=True) as bar:
-...     bar.update(3)
+When stderr is a file or a pipe (a batch job's log), :func:`tqdm` writes plain lines, never
+a carriage-return frame; every update raises an interrupt swallowed on the way
+(:func:`structkernels.utils.check_interrupt`).
 """
 
 from __future__ import annotations
@@ -101,7 +81,21 @@ def _setting() -> str | None:
 
 
 def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: Any) -> _tqdm:
-    """tqdm on a terminal, line-per-update in logs; see the module docstring."""
+    """A drop-in for ``tqdm.auto.tqdm``: tqdm's bar on a terminal, plain lines in a log.
+
+    In a log: nothing for work that ends within ``STRUCTKERNELS_PROGRESS_INTERVAL``
+    seconds (default 30), then at most one line per interval and one at the end; a new
+    postfix or description waits for the next line, and the time left is estimated from
+    the average rate since the start.  ``STRUCTKERNELS_PROGRESS=0`` (``--quiet``) turns it
+    off, ``=1`` on even for short work.  ``disable=None`` keeps tqdm's "decide for me",
+    except that a non-terminal no longer means "off".
+
+    Examples
+    --------
+    >>> from structkernels.utils import tqdm
+    >>> with tqdm(total=3, desc="demo", disable=True) as bar:
+    ...     bar.update(3)
+    """
     setting = _setting()
     if setting in ("0", "false", "no", "off"):
         disable = True

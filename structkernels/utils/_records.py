@@ -1,27 +1,9 @@
 """JSON records and text lines: one decoder for records, line iterators with limits.
 
-Every reader of user records goes through these, so that hostile input (a record
-nested 200,000 levels deep, a line of a gigabyte, a gzip bomb, a truncated
-``.gz``, a byte-order mark, bytes that are not UTF-8) gives one line naming the
-file and the line, within bounded memory, and never a ``RecursionError`` or a
-``MemoryError``.
-
-- :func:`loads_record` decodes one JSON text.  The nesting depth is measured
-  without recursion, outside strings, *before* :func:`json.loads` runs; the
-  size is checked first; ``NaN``, ``Infinity`` and numbers that overflow to
-  infinity are refused (a non-finite value is an error, never silent).
-- :func:`iter_lines` yields the lines of a plain or gzip'd text file one at a
-  time: lines end at ``\\n`` (``\\r\\n`` too; never at U+2028 or other Unicode
-  line separators), a UTF-8 byte-order mark is dropped, a line that is not
-  UTF-8 or longer than ``max_bytes`` is reported as a :class:`BadLine` on its
-  own (the lines around it are unaffected), and a truncated or corrupt gzip
-  stream ends the file with a :class:`BadLine` after every line read before it.
-- :func:`decode_lines` splits the bytes of a whole file the same way;
-  :func:`split_lines` splits text so.
-- :func:`one_line` and :func:`record_label` keep a message naming a record on one line.
-
-Whole files are read within a bound by :mod:`._bounded`; the gzip streams by
-:mod:`._compressed`.  Nothing here imports another package of structkernels.
+Every reader of user records goes through these, so that hostile input (a record nested
+200,000 levels deep, a line of a gigabyte, a gzip bomb, a truncated ``.gz``, a byte-order
+mark, bytes that are not UTF-8) gives one line naming the file and the line, within bounded
+memory, and never a ``RecursionError`` or a ``MemoryError``.
 """
 
 from __future__ import annotations
@@ -131,6 +113,10 @@ def json_depth(text: str) -> int:
     return int(np.cumsum(steps).max())
 
 
+def _not_utf8(exc: UnicodeDecodeError, data: bytes) -> str:
+    return f"{exc.reason}: byte 0x{data[exc.start:exc.start + 1].hex()} at column {exc.start + 1}"
+
+
 def _refuse_constant(name: str) -> Any:
     raise RecordError(f"non-finite number {name} (only finite numbers are accepted)")
 
@@ -171,29 +157,15 @@ def loads_record(
 ) -> Any:
     """Decode one JSON record within a depth and a size limit.
 
-    Parameters
-    ----------
-    text : str or bytes
-        One JSON document (bytes are decoded as UTF-8).
-    max_depth : int
-        Most nested arrays/objects accepted.  Measured before decoding,
-        without recursion, so any depth is refused cleanly.
-    max_bytes : int
-        Largest record accepted, in bytes of UTF-8.
-    where : str, optional
-        Where the record is (``"data.jsonl, line 3"``), put before the reason.
-
-    Returns
-    -------
-    The decoded value.
+    The depth is measured before decoding, without recursion, so any depth is refused
+    cleanly; ``where`` (``"data.jsonl, line 3"``) is put before the reason.
 
     Raises
     ------
     RecordError
-        A ``ValueError``, one line: ``"<where>: <reason>"``.  Invalid JSON, too
-        deep, too large, not UTF-8, ``NaN``/``Infinity``, a number that
-        overflows or a key given twice in one object (:func:`unique_keys`).
-        Never ``RecursionError`` or ``MemoryError``.
+        A ``ValueError``, one line: ``"<where>: <reason>"``.  Invalid JSON, too deep, too
+        large, not UTF-8, ``NaN``/``Infinity``, a number that overflows or a key given
+        twice (:func:`unique_keys`).  Never ``RecursionError`` or ``MemoryError``.
 
     Examples
     --------
@@ -210,11 +182,7 @@ def loads_record(
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise RecordError(
-                f"not UTF-8 text ({exc.reason}: byte 0x{text[exc.start:exc.start + 1].hex()} "
-                f"at column {exc.start + 1})",
-                where,
-            ) from None
+            raise RecordError(f"not UTF-8 text ({_not_utf8(exc, text)})", where) from None
     elif len(text) * 4 > max_bytes:
         size = len(text.encode("utf-8", errors="surrogatepass"))
         if size > max_bytes:
@@ -233,12 +201,8 @@ def loads_record(
     except json.JSONDecodeError as exc:
         raise RecordError(f"not valid JSON ({exc.msg}, column {exc.colno})", where) from None
     except RecursionError:
-        raise RecordError(
-            f"record nested {depth or json_depth(text)} levels deep: too deep for the JSON "
-            "decoder here; "
-            "lower max_depth",
-            where,
-        ) from None
+        raise RecordError(f"record nested {depth or json_depth(text)} levels deep: too deep for "
+                          "the JSON decoder here; lower max_depth", where) from None
     except (ValueError, MemoryError) as exc:  # e.g. an integer of more than 4300 digits
         msg = " ".join(str(exc).split())[:200]
         raise RecordError(f"not a usable JSON record ({type(exc).__name__}: {msg})", where) from None
@@ -252,25 +216,12 @@ def iter_lines(
 ) -> Iterator[tuple[int, str | BadLine]]:
     """``(line number, text or BadLine)`` of each line of a plain or gzip'd text file.
 
-    Memory stays within about ``max_bytes`` whatever the file holds.  Lines
-    end at ``\\n`` or ``\\r\\n`` only (a U+2028 inside a record is text); the
-    text has no line end.  A UTF-8 byte-order mark at the start is dropped.
-
-    Parameters
-    ----------
-    path : path
-        The file; gzip'd when it starts with the gzip magic bytes.
-    max_bytes : int
-        A longer line is a :class:`BadLine` (read past in chunks, never held).
-    skip_blank : bool
-        Leave out lines holding only white space.
-
-    Yields
-    ------
-    (int, str or BadLine)
-        A line that is not UTF-8 or too long is a :class:`BadLine`; a
-        truncated or corrupt gzip stream gives one last :class:`BadLine`
-        numbered after the lines read before it.
+    Memory stays within about ``max_bytes`` whatever the file holds.  Lines end at
+    ``\\n`` or ``\\r\\n`` only (a U+2028 inside a record is text); a UTF-8 byte-order
+    mark at the start is dropped; ``skip_blank`` leaves out lines of white space.  A line
+    that is not UTF-8 or longer than ``max_bytes`` (read past, never held) is a
+    :class:`BadLine`; a truncated or corrupt gzip stream gives one last :class:`BadLine`
+    numbered after the lines read before it.
 
     Raises
     ------
@@ -287,35 +238,23 @@ def iter_lines(
     [(1, '{"a": 1}'), (3, BadLine(reason='not UTF-8 text (invalid continuation byte: byte 0xe9 at column 8)'))]
     """
     stream, raw = open_binary(path)
-    lineno = 0
+    lineno, in_long_line = 0, False
     try:
         while True:
-            try:
-                line = stream.readline(max_bytes + 2)
-            except (EOFError, OSError, zlib.error) as exc:
-                if raw is None:
-                    raise
-                yield lineno + 1, BadLine(gzip_problem(exc))
-                return
+            line = stream.readline(max_bytes + 2)
             if not line:
                 return
             lineno += 1
             if lineno == 1 and line.startswith(_BOM):
                 line = line[3:]
             if len(line) - line.endswith(b"\n") > max_bytes:
-                size = len(line)
+                size, in_long_line = len(line), True
                 while not line.endswith(b"\n"):
-                    try:
-                        line = stream.readline(CHUNK)
-                    except (EOFError, OSError, zlib.error) as exc:
-                        if raw is None:
-                            raise
-                        yield lineno, BadLine(f"line longer than max_bytes={max_bytes} bytes")
-                        yield lineno + 1, BadLine(gzip_problem(exc))
-                        return
+                    line = stream.readline(CHUNK)
                     if not line:
                         break
                     size += len(line)
+                in_long_line = False
                 yield lineno, BadLine(f"line of {size} bytes; at most max_bytes={max_bytes} are read")
                 continue
             if line.endswith(b"\n"):
@@ -323,14 +262,17 @@ def iter_lines(
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as exc:
-                byte = line[exc.start : exc.start + 1].hex()
-                yield lineno, BadLine(
-                    f"not UTF-8 text ({exc.reason}: byte 0x{byte} at column {exc.start + 1})"
-                )
+                yield lineno, BadLine(f"not UTF-8 text ({_not_utf8(exc, line)})")
                 continue
             if skip_blank and not text.strip():
                 continue
             yield lineno, text
+    except (EOFError, OSError, zlib.error) as exc:  # raised only by reading the stream
+        if raw is None:
+            raise
+        if in_long_line:
+            yield lineno, BadLine(f"line longer than max_bytes={max_bytes} bytes")
+        yield lineno + 1, BadLine(gzip_problem(exc))
     finally:
         stream.close()
         if raw is not None:
@@ -375,15 +317,13 @@ def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
         pass
     lines: list[str] = []
     bad: dict[int, str] = {}
-    raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    if raw and raw[-1] == b"":
-        raw.pop()
-    for i, ln in enumerate(raw, 1):
+    # Latin-1 maps each byte to one character and back: the lines of the bytes, split alike
+    raw = split_lines(data.decode("latin-1"))
+    for i, ln in enumerate((t.encode("latin-1") for t in raw), 1):
         try:
             lines.append(ln.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            byte = ln[exc.start : exc.start + 1].hex()
-            bad[i] = f"{exc.reason}: byte 0x{byte} at column {exc.start + 1}"
+            bad[i] = _not_utf8(exc, ln)
             lines.append(ln.decode("utf-8", errors="replace"))
     return lines, bad
 

@@ -1,21 +1,14 @@
 """Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
 
 A *re-writing* is a pair ``(s, t)`` of token sequences.  The SRKs (``kb-srk``, ``ps-srk``,
-``pw-srk``) share the input check (:func:`check_rewritings`: a bare string is refused, a
-sentence silently read as characters being a classic bug), the parameters and block logic
-(:class:`SRKBase`: ``k`` alone gives the raw ``K_k``, ``kmax`` the paper's
-``K̂_k + ... + K̂_kmax`` from one pass that yields every ``K_j``), and
-:func:`srk_gram_stack`, the per-window raw Grams of a data set, run by the engine's
-:func:`~structkernels.engine.parallel.plan` and :func:`~structkernels.engine.parallel.map_tasks`
-and cached in the checked ``.npy`` store of ``gram(cache=)``, from which every ``kmax``
-sum and every combination with other kernels is assembled without new kernel calls.
-:class:`PairwiseSRK` holds the SRKs that factorise over the two sides (ps, pw).
+``pw-srk``) share the input check (:func:`check_rewritings`), the parameters and block
+logic (:class:`SRKBase`) and :func:`srk_gram_stack`, the per-window raw Grams from which
+every ``kmax`` sum and every combination with other kernels is assembled.
 
-Resource bounds.  ``K_j`` is 0 for ``j > min(|s|, |t|)`` of either re-writing, so windows
-are computed only up to the longest one the input can use (:func:`usable_window`).
-Before allocating, the memory a computation plans to use is estimated
-(:meth:`SRKBase.planned_bytes`) and a computation over :func:`memory_budget` is refused
-with :class:`MemoryBudgetError`, which names the window that fits.
+``K_j`` is 0 for ``j > min(|s|, |t|)`` of either re-writing, so windows are computed only
+up to the longest one the input can use (:func:`usable_window`); a computation planned
+over :func:`memory_budget` is refused with :class:`MemoryBudgetError`, naming the window
+that fits.
 """
 
 from __future__ import annotations
@@ -55,11 +48,8 @@ __all__ = ["MemoryBudgetError", "memory_budget", "Rewriting", "check_rewritings"
 Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
 
 class MemoryBudgetError(StructkernelsError, ValueError, MemoryError):
-    """A computation that would need more memory than the budget, refused before allocating.
-
-    A ``ValueError`` (a parameter too large for the input) and a
-    ``MemoryError`` (what it would otherwise have caused).
-    """
+    """A computation that would need more memory than the budget, refused before allocating:
+    a ``ValueError`` (a parameter too large for the input) and a ``MemoryError``."""
 
 
 def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) -> int:
@@ -82,24 +72,19 @@ def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) 
 
 def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
     if isinstance(side, (str, bytes)):
-        raise TypeError(
-            f"{owner}: re-writing {i}: the {name} is a bare {type(side).__name__} "
-            f"({str(side)[:40]!r}); give a sequence of tokens, e.g. "
-            "structkernels.text.tokenize(sentence)"
-        )
+        raise TypeError(f"{owner}: re-writing {i}: the {name} is a bare {type(side).__name__} "
+                        f"({str(side)[:40]!r}); give a sequence of tokens, e.g. "
+                        "structkernels.text.tokenize(sentence)")
     if isinstance(side, np.ndarray):
         side = side.tolist()
     if not isinstance(side, (tuple, list)):
         raise TypeError(
             f"{owner}: re-writing {i}: the {name} must be a tuple or list of str tokens, "
-            f"got {type(side).__name__}"
-        )
+            f"got {type(side).__name__}")
     for j, tok in enumerate(side):
         if not isinstance(tok, str):
-            raise TypeError(
-                f"{owner}: re-writing {i}: {name} token {j} is a {type(tok).__name__}, "
-                "not a str"
-            )
+            raise TypeError(f"{owner}: re-writing {i}: {name} token {j} is a {type(tok).__name__}, "
+                            "not a str")
     return tuple(side)
 
 
@@ -124,36 +109,28 @@ def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
     [(('a', 'b'), ('c',))]
     """
     if isinstance(X, (str, bytes)):
-        raise TypeError(
-            f"{owner} expects a list of re-writings (source tokens, target tokens), "
-            "got a bare string"
-        )
+        raise TypeError(f"{owner} expects a list of re-writings (source tokens, target tokens), "
+                        "got a bare string")
     out: list[Rewriting] = []
     for i, rec in enumerate(X):
         if isinstance(rec, (str, bytes)):
             raise TypeError(
                 f"{owner}: re-writing {i} is a bare {type(rec).__name__} ({str(rec)[:40]!r}); "
-                "each re-writing is a pair (source tokens, target tokens)"
-            )
+                "each re-writing is a pair (source tokens, target tokens)")
         if not isinstance(rec, (tuple, list)) or len(rec) != 2:
             raise TypeError(
                 f"{owner}: re-writing {i} must be a pair (source tokens, target tokens), "
                 f"got {type(rec).__name__}"
-                + (f" of length {len(rec)}" if isinstance(rec, (tuple, list)) else "")
-            )
+                + (f" of length {len(rec)}" if isinstance(rec, (tuple, list)) else ""))
         out.append((_check_side(owner, i, "source", rec[0]),
                     _check_side(owner, i, "target", rec[1])))
     return out
 
 
 def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np.ndarray, ...]:
-    """Flat integer encoding of re-writings for the compiled kernels.
-
-    Returns ``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: token ids of all
-    sources (``s_tok[s_off[i]:s_off[i+1]]`` is source ``i``), likewise targets,
-    and per token whether it also occurs in the other side of its own
-    re-writing.  ``vocab`` grows with unseen tokens.
-    """
+    """``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: the token ids of all sources
+    (``s_tok[s_off[i]:s_off[i+1]]`` is source ``i``), likewise targets, and per token whether
+    it occurs in the other side of its re-writing.  ``vocab`` grows with unseen tokens."""
     s_tok: list[int] = []
     t_tok: list[int] = []
     s_in: list[bool] = []
@@ -231,13 +208,9 @@ class SRKBase(Kernel):
 
     def windows_for(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
                     ) -> list[int]:
-        """The windows computed for the block ``X`` × ``Y`` (``Y=None``: ``X`` × ``X``).
-
-        ``k..min(kmax, usable_window(X, Y))``: larger windows are 0 (see
-        :func:`usable_window`) and left out of every sum, so ``kmax = 10**9``
-        costs what ``kmax`` = the longest sentence costs.  Without ``kmax``,
-        ``[k]`` (the raw ``K_k``, 0 when ``k`` is beyond every sentence).
-        """
+        """The windows of the block ``X`` × ``Y`` (``Y=None``: ``X`` × ``X``):
+        ``k..min(kmax, usable_window(X, Y))``, larger windows being 0; without ``kmax``,
+        ``[k]``."""
         if self.kmax is None:
             return [int(self.k)]
         top = min(int(self.kmax), usable_window(X, Y))
@@ -245,12 +218,8 @@ class SRKBase(Kernel):
 
     def planned_bytes(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None,
                       windows: list[int], diag: bool = False) -> int:
-        """Estimated peak memory of :meth:`stack_block` on ``X`` × ``Y`` (or of
-        :meth:`diag_stack` on ``X`` with ``diag=True``) for ``windows``.
-
-        This base counts the output (``8 w n m`` bytes) twice (the stack and
-        its normalised sum); kernels add their working memory.
-        """
+        """Estimated peak memory of :meth:`stack_block` on ``X`` × ``Y`` (:meth:`diag_stack`
+        with ``diag=True``): the output twice (stack and sum); kernels add their own."""
         n = len(X)
         m = 1 if diag else n if Y is None else len(Y)
         return 16 * max(len(windows), 1) * n * m
@@ -277,8 +246,7 @@ class SRKBase(Kernel):
             f"{type(self).__name__}(k={self.k}, kmax={self.kmax}) on {len(X)} x "
             f"{len(X) if Y is None else len(Y)} re-writings (windows {windows[0]}..{windows[-1]}) "
             f"would need about {format_gib(need)}, over the memory budget of {format_gib(budget)}; "
-            f"{hint} (or raise the budget with ${MEMORY_BUDGET_ENV})"
-        )
+            f"{hint} (or raise the budget with ${MEMORY_BUDGET_ENV})")
 
     def validate_params(self) -> None:
         owner = type(self).__name__
@@ -287,9 +255,8 @@ class SRKBase(Kernel):
         if self.kmax is not None and self.kmax < self.k:
             raise ValueError(f"{owner}.kmax must be >= k={self.k}, got {self.kmax!r}")
         lam = self.lam
-        if isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)) or not (
-            0.0 < float(lam) <= 1.0
-        ):
+        if (isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating))
+                or not 0.0 < float(lam) <= 1.0):
             raise ValueError(f"{owner}.lam must be a float in (0, 1], got {lam!r}")
 
     def check_input(self, X: Any) -> list[Rewriting]:
@@ -357,9 +324,8 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
                    progress: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Raw per-window Gram matrices of an SRK, plus the per-window diagonals.
 
-    The building block of the paper's ``K̂_1 + ... + K̂_kmax``: each ``K_j`` is computed
-    once, and every ``kmax`` (and every combination with other kernels) is assembled from
-    the stack by :func:`sum_normalized`.
+    Each ``K_j`` is computed once; every ``kmax`` sum is assembled from the stack by
+    :func:`sum_normalized`.
 
     Parameters
     ----------
@@ -367,12 +333,10 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
         ``kb-srk``, ``ps-srk`` or ``pw-srk``; its windows are ``k..kmax`` (or ``k``).
     X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
     n_jobs, block_size, progress
-        Workers, run as :func:`structkernels.engine.parallel.plan` decides (threads for
-        ``kb-srk``, whose compiled blocks release the GIL); rows per block (default: the
-        kernel's ``preferred_block_size``); a bar over blocks (default: on long work).
+        Workers (as :func:`structkernels.engine.parallel.plan` decides); rows per block
+        (default: the kernel's ``preferred_block_size``); a bar over blocks.
     cache : path, optional
-        A folder of checked ``.npy`` entries, the store of ``gram(cache=)`` (never
-        pickles), keyed by the kernel (all its parameters, code version) and the data: a
+        The checked ``.npy`` store of ``gram(cache=)``, keyed by the kernel and the data: a
         repeated call loads the stack; a damaged entry is computed again.
 
     Returns
@@ -471,12 +435,9 @@ def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
 
 # ------------------------------------------------- decomposed (pairwise) SRKs
 def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
-    """Sparse k-gram (or wildcard-pattern) count matrices of several sequence lists.
-
-    All lists share one feature index.  A k-gram contributes 1 to itself
-    (``wildcards=False``) or ``lam ** j`` to each of its ``2 ** k`` patterns
-    with ``j`` positions replaced by the wildcard (``wildcards=True``).
-    """
+    """Sparse k-gram count matrices of sequence lists, one feature index: a k-gram adds 1 to
+    itself, or with ``wildcards`` ``lam ** j`` to each of its ``2 ** k`` patterns with ``j``
+    wildcard positions."""
     from scipy.sparse import csr_matrix  # here: scipy loads only when a pairwise SRK runs
 
     index: dict = {}
@@ -510,18 +471,14 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
 
 
 class PairwiseSRK(SRKBase):
-    """An SRK that factorises as ``k_side(s1, s2) * k_side(t1, t2)`` (Examples 1, 2).
-
-    The per-side kernel is an inner product of explicit sparse k-gram (pattern)
-    counts, so a block is two sparse products and a Hadamard product.
-    """
+    """An SRK that factorises as ``k_side(s1, s2) * k_side(t1, t2)`` (Examples 1, 2), each
+    side an inner product of sparse k-gram (pattern) counts."""
 
     wildcards = False
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
-        """Output, plus the largest window's feature index: one entry per k-gram
-        occurrence (``2 ** k`` wildcard patterns each for pw-SRK), about
-        ``120 + 8 k`` bytes an entry."""
+        """Output, plus the largest window's feature index: about ``120 + 8 k`` bytes per
+        k-gram occurrence (times ``2 ** k`` wildcard patterns for pw-SRK)."""
         base = super().planned_bytes(X, Y, windows, diag)
         seqs = [q for x in X for q in x]
         if Y is not None and not diag:

@@ -19,25 +19,20 @@ Computation (Algorithms 1 and 2):
   *doubles* (token pairs) of the two double lists: a non-identical double
   must occur equally often on both sides (``j!`` alignments, ``lam^(2j)``);
   an identical double ``e`` gives ``sum_i C(#s e, i) C(#t e, i) i! lam^(2i)``.
-* Algorithm 2: the double lists of each side are grouped by the counts of
-  their non-identical doubles (their *key*); only equal keys meet.  The
-  target side goes into a hash map key -> distinct double counts with their
-  multiplicities ``c_t`` (compared exactly, never merged on a hash
-  collision); the source windows stream against it.  Algorithm 1 re-checks
-  the non-identical counts, so a hash collision can cost time but never
-  change a value.
-* A double list holding a non-identical double ``(a, b)`` with ``a`` absent
-  from ``t1`` or ``b`` absent from ``t2`` can meet no target key and is
-  skipped before any hashing (and symmetrically on the target side); one
-  backward pass of diagonal run lengths decides this for every window size
-  at once and gives each window's multiset hashes as differences of
-  diagonal prefix sums, so all of ``K_1 .. K_kmax`` come from that pass.
+* Algorithm 2: the double lists of each side are grouped by the counts of their
+  non-identical doubles (their *key*); only equal keys meet.  The target side goes into a
+  hash map key -> distinct double counts with multiplicities ``c_t``; the source windows
+  stream against it.  Algorithm 1 re-checks the counts, so a hash collision can cost time
+  but never change a value.
+* A double list holding a non-identical double ``(a, b)`` with ``a`` absent from ``t1``
+  or ``b`` from ``t2`` meets no target key and is skipped before any hashing; one
+  backward pass of diagonal run lengths decides this for every window size at once, so
+  all of ``K_1 .. K_kmax`` come from that pass.
 * ``K_1 = I_s I_t + lam^2 U W`` in closed form (Algorithm 1 summed over
   single doubles): ``I_s``/``I_t`` count equal tokens between the sources /
   the targets, ``U``/``W`` equal tokens within each re-writing.
 
-Double codes are ``a << 32 | b`` for token ids ``a, b``.  Everything runs
-compiled (numba, cached on disk).
+Double codes are ``a << 32 | b`` for token ids ``a, b``.
 """
 
 from __future__ import annotations
@@ -46,6 +41,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from structkernels.kernels._conv_numba import longest_segment
 from structkernels.kernels.srk.common import Rewriting, SRKBase, encode_rewritings
 from structkernels.utils import njit
 
@@ -163,14 +159,11 @@ def _mix(c):
 def _grid(x, xin, y, yin, R, HK, ca, cb):
     """One backward pass over the grid of doubles (x[a], y[b]).
 
-    R[a, b]: run length of admissible doubles along the diagonal from (a, b);
-    a double is admissible if identical, or if its source token occurs in the
-    other side of its own re-writing (the other side can hold the same
-    double; otherwise no target double list can share the key).
-    HK: diagonal suffix sums of the hashes of the non-identical doubles, so a
-    window's key hash is HK[a, b] - HK[a + k, b + k].
-    The cells starting a run of length >= 2 (the windows of every size k >= 2
-    that survive) are listed in ``ca``/``cb``, last cell first.
+    R[a, b]: run length of admissible doubles along the diagonal from (a, b) (identical, or
+    the source token occurs in the other side of its re-writing: else no target double
+    list can share the key).  HK: diagonal suffix sums of the non-identical doubles'
+    hashes (a window's key hash is HK[a, b] - HK[a + k, b + k]).  The cells starting a run
+    of length >= 2 are listed in ``ca``/``cb``, last cell first.
     Returns the number of identical doubles, the longest run and the number
     of listed cells.
     """
@@ -248,9 +241,7 @@ def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
     ne = 0
     for w in range(nt - 1, -1, -1):
         key = kht[w]
-        h = (key * 0x2545F4914F6CDD1D) & mask
-        while slots[h] >= 0 and ekh[slots[h]] != key:
-            h = (h + 1) & mask
+        h = _slot(slots, ekh, key, mask)
         _window(t1, t2, ca[w], cb[w], k, buf)
         e = slots[h]
         found = False
@@ -269,6 +260,15 @@ def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
             slots[h] = ne
             ne += 1
     return mask
+
+
+@njit(cache=True, nogil=True)
+def _slot(slots, ekh, key, mask):
+    """The hash map's slot of ``key``: its own, or the first free one of its probe."""
+    h = (key * 0x2545F4914F6CDD1D) & mask
+    while slots[h] >= 0 and ekh[slots[h]] != key:
+        h = (h + 1) & mask
+    return h
 
 
 @njit(cache=True, nogil=True)
@@ -294,9 +294,7 @@ def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, e
     total = 0.0
     for w in range(ns - 1, -1, -1):
         key = khs[w]
-        h = (key * 0x2545F4914F6CDD1D) & mask
-        while slots[h] >= 0 and ekh[slots[h]] != key:
-            h = (h + 1) & mask
+        h = _slot(slots, ekh, key, mask)
         e = slots[h]
         if e < 0:
             continue
@@ -339,12 +337,9 @@ def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
               ekh, ecnt, ewin, slots, nxt, buf, out):
     """K_k for k = kmin..kmax of one pair of re-writings into out[0..].
 
-    ``u1`` / ``u2``: number of equal (source token, target token) position
-    pairs within each re-writing; K_1 has the closed form
-    ``I_s I_t + lam^2 u1 u2`` (I_s, I_t: identical doubles of each side),
-    which Algorithm 1 gives when summed over single doubles.  One grid pass
-    per side lists the windows of every size; each larger window keeps a
-    subset of the previous size's list.
+    ``u1`` / ``u2``: equal (source token, target token) position pairs within each
+    re-writing, for the closed form of K_1.  One grid pass per side lists the windows of
+    every size; each larger window keeps a subset of the previous size's list.
     """
     i_s, long_s, ns = _grid(s1, s1in, s2, s2in, Rs, HKs, cas, cbs)
     i_t, long_t, nt = _grid(t1, t1in, t2, t2in, Rt, HKt, cat, cbt)
@@ -364,14 +359,6 @@ def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
 
 
 @njit(cache=True, nogil=True)
-def _max_len(off):
-    m = 0
-    for i in range(len(off) - 1):
-        m = max(m, off[i + 1] - off[i])
-    return m
-
-
-@njit(cache=True, nogil=True)
 def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
                 kmin, kmax, lam, symmetric, diag_only):
     n = len(xso) - 1
@@ -379,7 +366,8 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     w = kmax - kmin + 1
     lam2 = lam * lam
     fact, binom, fl = _tables(kmax, lam2)
-    mxs, mys, mxt, myt = _max_len(xso), _max_len(yso), _max_len(xto), _max_len(yto)
+    mxs, mys = longest_segment(xso, 0), longest_segment(yso, 0)
+    mxt, myt = longest_segment(xto, 0), longest_segment(yto, 0)
     # workspace, allocated once per block
     cs = max(mxs * mys, 1)
     ct = max(mxt * myt, 1)

@@ -1,15 +1,10 @@
-"""The σ document of :class:`~structkernels.NonstationaryLearner`, to and from JSON data.
-
-:meth:`NonstationaryLearner.to_json <structkernels.NonstationaryLearner.to_json>` and
-:meth:`~structkernels.NonstationaryLearner.from_json` are these two functions; the format's
-name, version and field checks are :mod:`structkernels.npk.files`'.  The document is data
-only: its kernel is a registered name, resolved through the kernel registry, never imported.
-"""
+"""The σ document: a fitted :class:`~structkernels.npk.learner.NonstationaryLearner` as JSON
+data and back, every field checked (reading never runs code: the kernel resolves through the
+registry)."""
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import numpy as np
@@ -18,39 +13,20 @@ from structkernels.kernels.base import Normalized
 from structkernels.kernels.names import kernels
 from structkernels.npk._objectives import OBJECTIVES, PARAMETERS
 from structkernels.npk.files import (
-    MODEL_FORMAT,
     SIGMA_FORMAT,
     SIGMA_VERSION,
     ModelFormatError,
-    check_file_sigma,
-    check_kernel_name,
     jsonable,
     kernel_spec,
-    read_document,
     sigma_problem,
-    validate_model,
 )
 from structkernels.registry import UnknownNameError
-from structkernels.utils import atomic_open, dumps_finite
 
-__all__ = ["learner_to_json", "learner_from_json", "learner_from_document", "load_learner_file",
-           "save_learner"]
+__all__ = ["learner_from_document", "learner_from_json", "learner_to_document"]
 
 
-def learner_to_json(learner: Any) -> dict[str, Any]:
-    """The fitted ``learner`` as a JSON-ready dict (parameters, σ, losses, counters).
-
-    Examples
-    --------
-    >>> from structkernels import NonstationaryLearner, Path
-    >>> paths = [Path([(None, "bind"), ("ARG0", a)]) for a in ("kinase", "gene", "kinase", "cell")]
-    >>> learner = NonstationaryLearner(hashing=None, top_fraction=1.0, alpha=1, beta=4,
-    ...                                random_state=0, progress=False).fit(paths, [1, 0, 1, 0])
-    >>> doc = learner_to_json(learner)
-    >>> doc["format"], doc["kernel"], doc["sigma"]
-    ('structkernels.nonstationary-sigma', 'path', {'ARG0': 1.0})
-    """
-    learner._check_fitted()
+def learner_to_document(learner: Any) -> dict[str, Any]:
+    """The fitted ``learner`` as a JSON-ready dict (parameters, σ, losses, counters)."""
     params = learner.get_params(deep=False)
     if params["objective"] not in OBJECTIVES:  # the gradient settings only where they apply
         params = {k: v for k, v in params.items() if k not in PARAMETERS}
@@ -92,22 +68,10 @@ def learner_to_json(learner: Any) -> dict[str, Any]:
     }
 
 
+
 def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
-    """A fitted ``cls`` (:class:`~structkernels.NonstationaryLearner`) from :func:`learner_to_json`'s
-    document (or its JSON string).
-
-    σ and fixed σ must be finite numbers >= 0; anything else raises a
-    ``ValueError`` naming the field.
-
-    Examples
-    --------
-    >>> from structkernels import NonstationaryLearner
-    >>> doc = {"format": "structkernels.nonstationary-sigma", "version": 1, "kernel": "path",
-    ...        "sigma": {"mod": 0.0}, "labels": ["mod"], "ignored_labels": ["mod"],
-    ...        "n_train": 4, "n_evaluations": 10}
-    >>> learner_from_json(NonstationaryLearner, doc).kernel_sigma_
-    {'mod': 0.0}
-    """
+    """A ``cls`` learner from a σ document (or its JSON text); a ``ValueError`` names the
+    field that is wrong."""
     if isinstance(obj, str):
         try:
             obj = json.loads(obj)
@@ -150,7 +114,8 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
         learner.fixed_sigma_ = {str(k): float(v) for k, v in obj.get("fixed_sigma", {}).items()}
         learner.normalize_ = bool(obj.get("normalize", learner.normalize))
         learner.labels_ = list(obj["labels"])
-        learner.label_counts_ = {str(k): int(v) for k, v in obj.get("label_counts", {}).items()}
+        learner.label_counts_ = {
+            str(k): int(v) for k, v in obj.get("label_counts", {}).items()}
         learner.ignored_labels_ = list(obj["ignored_labels"])
         learner.losses_ = dict(obj.get("losses", {}))
         learner.log_ = list(obj.get("log", []))
@@ -170,32 +135,6 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
         raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
     return learner
 
-
-def save_learner(learner: Any, path: str | os.PathLike) -> None:
-    """:meth:`NonstationaryLearner.save <structkernels.NonstationaryLearner.save>`: the JSON
-    of :func:`learner_to_json`, written atomically; a NaN or infinity refused, named."""
-    doc = learner_to_json(learner)
-    try:
-        text = dumps_finite(doc, what=f"{os.fspath(path)}: the σ model", indent=1)
-    except TypeError as exc:
-        raise TypeError(f"{os.fspath(path)}: the σ model is not JSON data: {exc}") from None
-    with atomic_open(path) as fh:
-        fh.write(text + "\n")
-
-
-def load_learner_file(cls: type, path: str | os.PathLike, max_bytes: int | None = None) -> Any:
-    """:meth:`NonstationaryLearner.load <structkernels.NonstationaryLearner.load>`: a σ file
-    or the learner of a train-npk model, checked, as a fitted ``cls``."""
-    name = os.fspath(path)
-    doc = read_document(path, max_bytes)
-    if isinstance(doc, dict) and doc.get("format") == MODEL_FORMAT:
-        doc = validate_model(doc, path)["learner"]
-    elif isinstance(doc, dict) and doc.get("format") == SIGMA_FORMAT:
-        if "kernel" in doc:
-            doc["kernel"] = check_kernel_name(name, "", doc["kernel"])
-        check_file_sigma(name, "sigma", doc.get("sigma"))
-        check_file_sigma(name, "fixed_sigma", doc.get("fixed_sigma"))
-    return learner_from_document(cls, doc, name)
 
 
 def learner_from_document(cls: type, doc: Any, name: str) -> Any:

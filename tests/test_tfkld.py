@@ -15,29 +15,44 @@ def _pairs(rng, n, alphabet="abcdef", lo=2, hi=6):
     return [(sent(), sent()) for _ in range(n)]
 
 
-def _weights_by_definition(X, y, vocab, ngram_max, alpha):
-    """Bernoulli KL(p || q): p, q = share of a feature's occurrences on one side of a pair
-    of that label whose other side has it too, smoothed towards the share over all."""
+def _weights_by_definition(X, y, vocab, ngram_max, a):
+    """Bernoulli KL(p || q), p = P(k in one side | k in the other side, r = 1) and q the
+    same for r = 0, counted over both directions of every pair, a pseudo-counts each."""
     out = {}
-    stats = {}
-    for label in (1, 0):
-        both, occ = {w: 0 for w in vocab}, {w: 0 for w in vocab}
-        for (s, t), r in zip(X, y, strict=True):
-            if r != label:
-                continue
-            fs, ft = set(ngram_features(s, ngram_max)), set(ngram_features(t, ngram_max))
-            for w in vocab:
-                occ[w] += (w in fs) + (w in ft)
-                both[w] += 2 * (w in fs and w in ft)
-        stats[label] = (both, occ, sum(both.values()) / max(sum(occ.values()), 1))
     for w in vocab:
         pq = []
         for label in (1, 0):
-            both, occ, p0 = stats[label]
-            pq.append((both[w] + alpha * p0) / (occ[w] + alpha))
-        p, q = (min(max(v, 1e-12), 1 - 1e-12) for v in pq)
+            hits = trials = 0
+            for (s, t), r in zip(X, y, strict=True):
+                if r != label:
+                    continue
+                fs, ft = set(ngram_features(s, ngram_max)), set(ngram_features(t, ngram_max))
+                for mine, other in ((fs, ft), (ft, fs)):
+                    if w in other:          # condition: k in the other side
+                        trials += 1
+                        hits += w in mine   # event: k in this side too
+            pq.append((hits + a) / (trials + 2 * a))
+        p, q = pq
         out[w] = p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q))
     return out
+
+
+def test_weights_on_a_hand_made_corpus():
+    # "not": shared by both paraphrases, in one side only of both non-paraphrases;
+    # "cat": shared in every pair, so sharing it says nothing (weight 0)
+    X = [(("not", "cat"), ("not", "cat")), (("not", "cat", "x"), ("cat", "not")),
+         (("not", "cat"), ("cat",)), (("cat", "y"), ("not", "cat"))]
+    y = [1, 1, 0, 0]
+    tf = TfKld(n_components=1, ngram_max=1, smoothing=1.0).fit(X, y)
+    w = {k: tf.weights_[j] for k, j in tf.vocabulary_.items()}
+    p, q = (4 + 1) / (4 + 2), (0 + 1) / (2 + 2)       # P(shared | in the other side, r)
+    assert w["not"] == pytest.approx(p * math.log(p / q) + (1 - p) * math.log((1 - p) / (1 - q)))
+    assert w["cat"] == pytest.approx(0.0, abs=1e-12)
+    # "x" (one side of a paraphrase) and "y" (one side of a non-paraphrase): no pair of
+    # the other label holds it, so 1/2 there; (0 + 1) / (1 + 2) where it occurs
+    px = 1 / 3
+    assert w["x"] == pytest.approx(px * math.log(px / 0.5) + (1 - px) * math.log((1 - px) / 0.5))
+    assert w["y"] == pytest.approx(0.5 * math.log(0.5 / px) + 0.5 * math.log(0.5 / (1 - px)))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -45,10 +60,27 @@ def test_weights_equal_definition(seed):
     rng = np.random.default_rng(seed)
     X = _pairs(rng, 12)
     y = np.array([0, 1] * 6)
-    tf = TfKld(n_components=3, ngram_max=2, min_df=2, alpha=2.0).fit(X, y)
-    ref = _weights_by_definition(X, y, tf.vocabulary_, 2, 2.0)
+    tf = TfKld(n_components=3, ngram_max=2, min_df=2, smoothing=0.5).fit(X, y)
+    ref = _weights_by_definition(X, y, tf.vocabulary_, 2, 0.5)
     for w, j in tf.vocabulary_.items():
         assert tf.weights_[j] == pytest.approx(ref[w], rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("factorization", ["nmf", "svd"])
+def test_unlabeled_pairs_shape_the_basis_never_the_weights(factorization):
+    rng = np.random.default_rng(6)
+    X = _pairs(rng, 20)
+    y = rng.integers(0, 2, 20)
+    y[:2] = [0, 1]
+    Z = _pairs(rng, 8, alphabet="abcxyz")
+    a = TfKld(n_components=3, factorization=factorization).fit(X, y)
+    b = TfKld(n_components=3, factorization=factorization).fit(X, y, unlabeled=Z)
+    assert a.vocabulary_ == b.vocabulary_
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    F = b.transform(Z)
+    assert F.shape == (8, 6) and np.isfinite(F).all()
+    if factorization == "nmf":
+        assert (F >= 0).all()
 
 
 def test_vocabulary_min_df_counts_training_sentences():
@@ -62,7 +94,7 @@ def test_features_are_sum_and_absolute_difference_of_latent_vectors():
     X = _pairs(rng, 20)
     y = rng.integers(0, 2, 20)
     y[:2] = [0, 1]
-    tf = TfKld(n_components=4, min_df=1).fit(X, y)
+    tf = TfKld(n_components=4).fit(X, y)
     U, V = tf.latent(X)
     np.testing.assert_allclose(tf.transform(X), np.hstack([U + V, np.abs(U - V)]))
     # swapping the sides of a pair does not change its features
@@ -76,7 +108,7 @@ def test_kernel_is_psd_and_matches_features(gamma):
     X = _pairs(rng, 30)
     y = rng.integers(0, 2, 30)
     y[:2] = [0, 1]
-    k = TfKldKernel(n_components=5, min_df=1, gamma=gamma).fit(X, y)
+    k = TfKldKernel(n_components=5, gamma=gamma).fit(X, y, unlabeled=X[:10])
     K = k(X)
     np.testing.assert_allclose(K, K.T, atol=1e-10)
     assert np.linalg.eigvalsh(K).min() > -1e-8 * max(1.0, np.abs(K).max())
@@ -104,6 +136,10 @@ def test_unfitted_and_bad_params():
         TfKldKernel()(X)
     with pytest.raises(ValueError, match="both labels"):
         TfKld(n_components=1, min_df=1).fit(X, [1, 1])
+    with pytest.raises(ValueError, match="factorization"):
+        TfKld(n_components=1, factorization="pca").fit(X, [0, 1])
+    with pytest.raises(ValueError, match="smoothing"):
+        TfKld(n_components=1, smoothing=0).fit(X, [0, 1])
     with pytest.raises(ValueError, match="gamma"):
         TfKldKernel(gamma=-1.0).validate_params()
     with pytest.raises(TypeError):

@@ -13,7 +13,7 @@ K-fold cross-validated accuracy (the README's "train-CV" column); the chosen
 setting is then trained on the whole training set and tested once.
 ``--train`` may be repeated (RTE's classic training set is RTE-3 dev + RTE-1 +
 RTE-2): the files are read in order and concatenated.  ``--tfkld`` adds the
-normalised TF-KLD kernel (fitted on the training set; with ``--cv``, on/off is
+normalised TF-KLD kernel (weights from the training labels; with ``--cv``, on/off is
 chosen too).  ``--limit N`` runs on a random subset of N training and N test
 pairs (``--random-state``), for a quick look.
 

@@ -26,11 +26,13 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
                         started: float | None = None) -> tuple[dict[str, Any], np.ndarray]:
     """``(result, predictions)`` of the SVM on the sum of normalised per-k Grams of
     ``kern`` (a string re-writing kernel) up to ``kmax``, plus the PR feature's Gram with
-    ``pr`` and the normalised TF-KLD kernel (:class:`~structkernels.kernels.tfkld.TfKldKernel`,
-    fitted on ``train`` only) with ``tfkld``; with ``cv`` folds, k_max, PR and (when
-    ``tfkld``) TF-KLD on/off are chosen by cross-validated accuracy on ``train``
-    (``result["cv"]``; TF-KLD is refitted on each fold's training part, so no fold's
-    held-out labels shape its features).  The test labels are read only to score.
+    ``pr`` and the normalised TF-KLD kernel (:class:`~structkernels.kernels.tfkld.TfKld`:
+    weights from the labels of ``train``, the factorisation over the sentences of ``train``
+    and ``test`` as the paper does, their labels unread) with ``tfkld``; with ``cv`` folds,
+    k_max, PR and (when ``tfkld``) TF-KLD on/off are chosen by cross-validated accuracy on
+    ``train`` (``result["cv"]``; TF-KLD's weights are refitted on each fold's training
+    part, so no fold's held-out labels shape its features).  The test labels are read
+    only to score.
     ``result`` holds the settings, sizes, seconds since ``started`` and, when ``test`` is
     labelled, its accuracy and F1 in percent."""
     from sklearn.metrics import accuracy_score, f1_score
@@ -62,12 +64,13 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     tf_tr = tf_te = None
     tf_fold: list[np.ndarray] = []
     if tfkld:
-        model = TfKld(random_state=random_state).fit(Xtr, train.labels)
+        model = TfKld(random_state=random_state).fit(Xtr, train.labels, unlabeled=Xte)
         F = _unit_rows(model.transform(Xtr))
         tf_tr, tf_te = F @ F.T, _unit_rows(model.transform(Xte)) @ F.T
-        for fit_idx, _ in folds or ():
-            m = TfKld(random_state=random_state).fit([Xtr[i] for i in fit_idx],
-                                                     train.labels[fit_idx])
+        for fit_idx, held_idx in folds or ():
+            m = TfKld(random_state=random_state).fit(
+                [Xtr[i] for i in fit_idx], train.labels[fit_idx],
+                unlabeled=[Xtr[i] for i in held_idx] + list(Xte))
             G = _unit_rows(m.transform(Xtr))
             tf_fold.append(G @ G.T)
 

@@ -1,41 +1,45 @@
 """TF-KLD latent vectors of sentence pairs and their kernel (Ji & Eisenstein, EMNLP 2013).
 
 Ji & Eisenstein, "Discriminative Improvements to Distributional Sentence Similarity"
-(EMNLP 2013), Sec. 3: each sentence is a vector of n-gram counts; each feature ``k`` is
-reweighted by how well its sharing tells paraphrases from non-paraphrases,
+(EMNLP 2013), Sec. 3-4: each sentence is a vector of unigram and bigram counts; each
+feature ``k`` is reweighted by how much the paraphrase relation changes the chance that
+a pair shares it,
 
     p_k = P(k in s1 | k in s2, r = 1),   q_k = P(k in s1 | k in s2, r = 0),
     w_k = KL(p_k || q_k) = p_k log(p_k / q_k) + (1 - p_k) log((1 - p_k) / (1 - q_k)),
 
-the reweighted count matrix of the training sentences is factorised to a few latent
-dimensions, and a pair ``(s, t)`` with latent vectors ``u``, ``v`` is the feature vector
-``[u + v, |u - v|]``.
+the reweighted count matrix of the sentences is factorised by non-negative matrix
+factorisation to ``K = 100`` latent dimensions, and a pair ``(s, t)`` with latent vectors
+``u``, ``v`` is the feature vector ``[u + v, |u - v|]`` of a linear SVM.
 
 Conventions here:
 
-* ``p_k`` is estimated in both directions at once: among the pairs of label ``r`` the
-  occurrences of ``k`` on either side, the share whose other side has ``k`` too,
-  ``2 n_both / (n_s + n_t)``, smoothed towards the same share over all features,
-  ``(2 n_both + alpha * p0) / (n_s + n_t + alpha)`` (rare features get a weight near 0).
-* The factorisation is a truncated SVD (:class:`sklearn.decomposition.TruncatedSVD`) of
-  the weighted training matrix; test sentences are projected, never fitted.
-* Everything is learned from the pairs given to ``fit`` (the training split): the
-  vocabulary, the weights and the latent basis.
+* The two sides of a pair are exchangeable, so ``p_k`` pools both directions: among the
+  pairs of label ``r``, the sides holding ``k`` whose other side holds it too,
+  ``(2 n_both + a) / (n_s + n_t + 2 a)``, with ``a`` pseudo-counts on each outcome
+  (``smoothing``; the authors' released code adds 1.05).  A feature no pair of a label
+  holds gets ``1/2`` there.
+* The vocabulary and the weights are learned from the labelled pairs given to ``fit``;
+  the factorisation may also see the sentences of ``unlabeled`` pairs (the paper
+  factorises the training and test sentences together; their labels are never read).
+  ``transform`` solves each sentence's latent vector against the fitted basis, so a
+  pair's features do not depend on the other pairs transformed with it.
 
 Examples
 --------
 >>> X = [(("a", "cat", "sat"), ("a", "cat", "sits")), (("dogs", "bark"), ("cats", "mew")),
 ...      (("the", "cat"), ("a", "cat")), (("big", "dog"), ("small", "bird"))]
->>> tf = TfKld(n_components=2, min_df=1).fit(X, [1, 0, 1, 0])
+>>> tf = TfKld(n_components=2).fit(X, [1, 0, 1, 0])
 >>> tf.transform(X).shape
 (4, 4)
->>> k = TfKldKernel(n_components=2, min_df=1).fit(X, [1, 0, 1, 0])
+>>> k = TfKldKernel(n_components=2).fit(X, [1, 0, 1, 0])
 >>> k(X).shape
 (4, 4)
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -43,8 +47,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.decomposition import TruncatedSVD
-from sklearn.exceptions import NotFittedError
+from sklearn.decomposition import NMF, TruncatedSVD
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from structkernels.kernels.base import Kernel
 from structkernels.kernels.srk.common import Rewriting, check_rewritings
@@ -64,7 +68,7 @@ def ngram_features(tokens: Sequence[str], ngram_max: int = 2) -> list[str]:
     return out
 
 
-def kld_weights(S: sp.spmatrix, T: sp.spmatrix, y: Any, alpha: float = 5.0) -> np.ndarray:
+def kld_weights(S: sp.spmatrix, T: sp.spmatrix, y: Any, smoothing: float = 1.05) -> np.ndarray:
     """TF-KLD weight of every column: ``KL(p_k || q_k)`` of Bernoulli distributions.
 
     Parameters
@@ -73,14 +77,14 @@ def kld_weights(S: sp.spmatrix, T: sp.spmatrix, y: Any, alpha: float = 5.0) -> n
         Counts of the first and the second sentence of each pair.
     y : array (n_pairs,)
         1 = paraphrase, 0 = not; both must occur.
-    alpha : float
-        Smoothing strength towards the share over all features.
+    smoothing : float
+        Pseudo-counts added to each outcome ("the other side has it too" or not).
 
     Examples
     --------
     >>> S = sp.csr_matrix([[1, 1], [1, 0], [0, 1]]); T = sp.csr_matrix([[1, 0], [1, 1], [0, 1]])
-    >>> kld_weights(S, T, [1, 0, 0], alpha=1.0).round(3).tolist()
-    [0.013, 0.285]
+    >>> kld_weights(S, T, [1, 0, 0], smoothing=1.0).round(3).tolist()
+    [0.0, 0.145]
     """
     y = np.asarray(y)
     if not (y == 1).any() or not (y == 0).any():
@@ -92,48 +96,55 @@ def kld_weights(S: sp.spmatrix, T: sp.spmatrix, y: Any, alpha: float = 5.0) -> n
         m = y == label
         n_both = 2.0 * np.asarray(both[m].sum(0)).ravel()
         n_occ = np.asarray(a[m].sum(0)).ravel() + np.asarray(b[m].sum(0)).ravel()
-        p0 = n_both.sum() / max(n_occ.sum(), 1.0)
-        share.append((n_both + alpha * p0) / (n_occ + alpha))
+        share.append((n_both + smoothing) / (n_occ + 2.0 * smoothing))
     p, q = (np.clip(s, 1e-12, 1 - 1e-12) for s in share)
     return p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))
 
 
 class TfKld(TransformerMixin, BaseEstimator):
-    """TF-KLD pair features ``[u + v, |u - v|]`` (Ji & Eisenstein 2013, Sec. 3).
+    """TF-KLD pair features ``[u + v, |u - v|]`` (Ji & Eisenstein 2013, Sec. 3-4).
 
     Parameters
     ----------
     n_components : int
-        Latent dimensions of each sentence.
+        Latent dimensions of each sentence (the paper's K = 100).
     ngram_max : int
-        Features are the 1..``ngram_max``-grams of the tokens.
+        Features are the 1..``ngram_max``-grams of the tokens (the paper: unigrams and
+        bigrams).
     min_df : int
-        Keep the n-grams found in at least this many training sentences.
-    alpha : float
-        Smoothing of the KL weights (see :func:`kld_weights`).
+        Keep the n-grams found in at least this many labelled training sentences.
+    smoothing : float
+        Pseudo-counts of the sharing probabilities (see :func:`kld_weights`).
+    factorization : {"nmf", "svd"}
+        Non-negative matrix factorisation (the paper; NNDSVD start) or a truncated SVD.
+    max_iter : int
+        Iterations of the factorisation.
     random_state : int
-        Seed of the randomised SVD.
+        Seed of the factorisation.
 
     Attributes
     ----------
     vocabulary_ : dict of str to int
     weights_ : ndarray (n_features,)
-    svd_ : TruncatedSVD
+    factorization_ : NMF or TruncatedSVD
 
     Examples
     --------
     >>> X = [(("a", "b"), ("a", "b")), (("a", "c"), ("d", "e")), (("b", "c"), ("b", "c")),
     ...      (("c", "d"), ("e", "a"))]
-    >>> TfKld(n_components=2, min_df=1).fit_transform(X, [1, 0, 1, 0]).shape
+    >>> TfKld(n_components=2).fit_transform(X, [1, 0, 1, 0]).shape
     (4, 4)
     """
 
-    def __init__(self, n_components: int = 100, ngram_max: int = 2, min_df: int = 2,
-                 alpha: float = 5.0, random_state: int = 0):
+    def __init__(self, n_components: int = 100, ngram_max: int = 2, min_df: int = 1,
+                 smoothing: float = 1.05, factorization: str = "nmf", max_iter: int = 200,
+                 random_state: int = 0):
         self.n_components = n_components
         self.ngram_max = ngram_max
         self.min_df = min_df
-        self.alpha = alpha
+        self.smoothing = smoothing
+        self.factorization = factorization
+        self.max_iter = max_iter
         self.random_state = random_state
 
     def _counts(self, sents: list[list[str]]) -> sp.csr_matrix:
@@ -153,12 +164,19 @@ class TfKld(TransformerMixin, BaseEstimator):
         return ([ngram_features(s, self.ngram_max) for s, _ in X],
                 [ngram_features(t, self.ngram_max) for _, t in X])
 
-    def fit(self, X: Any, y: Any) -> TfKld:
-        """Learn the vocabulary, the KL weights and the latent basis from ``(X, y)``."""
+    def _check_params(self) -> None:
         if not (isinstance(self.n_components, int) and self.n_components >= 1):
             raise ValueError(f"TfKld.n_components must be an int >= 1, got {self.n_components!r}")
-        if not self.alpha > 0:
-            raise ValueError(f"TfKld.alpha must be > 0, got {self.alpha!r}")
+        if not self.smoothing > 0:
+            raise ValueError(f"TfKld.smoothing must be > 0, got {self.smoothing!r}")
+        if self.factorization not in ("nmf", "svd"):
+            raise ValueError(f"TfKld.factorization must be 'nmf' or 'svd', "
+                             f"got {self.factorization!r}")
+
+    def fit(self, X: Any, y: Any, unlabeled: Any = None) -> TfKld:
+        """Learn the vocabulary and the KL weights from ``(X, y)`` and the latent basis from
+        the sentences of ``X`` and of ``unlabeled`` (pairs whose labels are not read)."""
+        self._check_params()
         S, T = self._sides(X)
         y = np.asarray(y)
         if len(y) != len(S):
@@ -167,23 +185,39 @@ class TfKld(TransformerMixin, BaseEstimator):
         kept = sorted(w for w, c in df.items() if c >= self.min_df)
         self.vocabulary_ = {w: i for i, w in enumerate(kept)}
         A, B = self._counts(S), self._counts(T)
-        self.weights_ = kld_weights(A, B, y, self.alpha)
-        W = sp.diags(self.weights_)
-        M = sp.vstack([A @ W, B @ W]).tocsr()
+        self.weights_ = kld_weights(A, B, y, self.smoothing)
+        blocks = [A, B]
+        if unlabeled is not None:
+            U, V = self._sides(unlabeled)
+            blocks += [self._counts(U), self._counts(V)]
+        M = (sp.vstack(blocks) @ sp.diags(self.weights_)).tocsr()
+        M = M[np.flatnonzero(M.getnnz(axis=1))]
         dim = min(self.n_components, M.shape[1] - 1, M.shape[0] - 1)
         if dim < 1:
             raise ValueError("TfKld.fit: too few training pairs or features for a latent basis")
-        self.svd_ = TruncatedSVD(dim, random_state=self.random_state).fit(M)
+        if self.factorization == "nmf":
+            fac: Any = NMF(dim, init="nndsvd", max_iter=self.max_iter,
+                           random_state=self.random_state)
+        else:
+            fac = TruncatedSVD(dim, random_state=self.random_state)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.factorization_ = fac.fit(M)
         return self
 
     def latent(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """``(U, V)``: the latent vectors of the first and the second sentences."""
-        if not hasattr(self, "svd_"):
+        if not hasattr(self, "factorization_"):
             raise NotFittedError("TfKld is not fitted: call fit(X, y) on training pairs first")
         S, T = self._sides(X)
         W = sp.diags(self.weights_)
-        return (self.svd_.transform(self._counts(S) @ W),
-                self.svd_.transform(self._counts(T) @ W))
+        M = (sp.vstack([self._counts(S), self._counts(T)]) @ W).tocsr()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            Z = self.factorization_.transform(M)
+        if not np.isfinite(Z).all():
+            raise FloatingPointError("TfKld: non-finite latent vectors")
+        return Z[:len(S)], Z[len(S):]
 
     def transform(self, X: Any) -> np.ndarray:
         """``[u + v, |u - v|]`` of each pair."""
@@ -215,12 +249,15 @@ class TfKldKernel(Kernel):
 
     name = "tfkld"
 
-    def __init__(self, n_components: int = 100, ngram_max: int = 2, min_df: int = 2,
-                 alpha: float = 5.0, gamma: float | None = None, random_state: int = 0):
+    def __init__(self, n_components: int = 100, ngram_max: int = 2, min_df: int = 1,
+                 smoothing: float = 1.05, factorization: str = "nmf", max_iter: int = 200,
+                 gamma: float | None = None, random_state: int = 0):
         self.n_components = n_components
         self.ngram_max = ngram_max
         self.min_df = min_df
-        self.alpha = alpha
+        self.smoothing = smoothing
+        self.factorization = factorization
+        self.max_iter = max_iter
         self.gamma = gamma
         self.random_state = random_state
 
@@ -232,10 +269,12 @@ class TfKldKernel(Kernel):
     def check_input(self, X: Any) -> list[Rewriting]:
         return check_rewritings(X, "TfKldKernel")
 
-    def fit(self, X: Any, y: Any) -> TfKldKernel:
-        """Learn the TF-KLD features from training pairs ``X`` with labels ``y``."""
-        self.model_ = TfKld(self.n_components, self.ngram_max, self.min_df, self.alpha,
-                            self.random_state).fit(X, y)
+    def fit(self, X: Any, y: Any, unlabeled: Any = None) -> TfKldKernel:
+        """Learn the TF-KLD features from training pairs ``X`` with labels ``y`` (and the
+        latent basis also from the sentences of ``unlabeled``, see :meth:`TfKld.fit`)."""
+        self.model_ = TfKld(self.n_components, self.ngram_max, self.min_df, self.smoothing,
+                            self.factorization, self.max_iter,
+                            self.random_state).fit(X, y, unlabeled)
         return self
 
     def _features(self, X: Sequence[Rewriting]) -> np.ndarray:

@@ -88,7 +88,6 @@ class Registry:
         self._qualified: dict[str, EntryPoint] = {}
         self._loaded: dict[str, Any] = {}
         self._local: dict[str, Any] = {}
-        self._refused: dict[str, str] = {}
         #: name -> message of every plugin that failed to load or whose name was refused
         self.errors: dict[str, str] = {}
 
@@ -111,7 +110,7 @@ class Registry:
                         f"{distribution_name(ep)}) is refused: a name may not contain ':' "
                         "(it could shadow a qualified name dist:name)"
                     )
-                    self._refused[f"{distribution_name(ep)}:{ep.name}"] = message
+                    self.errors[f"{distribution_name(ep)}:{ep.name}"] = message
                     warnings.warn(message, PluginWarning, stacklevel=3)
                     continue
                 qualified.setdefault(f"{distribution_name(ep)}:{ep.name}", ep)
@@ -131,7 +130,6 @@ class Registry:
                 found[ep.name] = ep
             self._qualified = qualified
             self._entry_points = found
-            self.errors.update(self._refused)
         return self._entry_points
 
     def _entry_point(self, name: str) -> EntryPoint | None:
@@ -225,7 +223,6 @@ class Registry:
         """Forget the cached entry points (after installing a plugin in-process)."""
         self._entry_points = None
         self._loaded.clear()
-        self._refused.clear()
         self.errors.clear()
 
     # ------------------------------------------------------- names in files

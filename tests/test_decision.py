@@ -84,7 +84,7 @@ def test_it_beats_zero_on_a_skewed_problem():
     Xt, yt, _ = _skewed(2, 40, 240)
     K_tr, K_te = X @ X.T, Xt @ X.T
     rule = fit_decision(K_tr, y, groups, random_state=0, calibration=None)
-    assert rule.rule == "inner-cv" and rule.n_folds == 3 and not rule.fell_back
+    assert rule.rule == "inner-cv" and rule.n_folds == 3 and rule.fallback is None
     assert rule.threshold > 0  # balanced weights lean positive: the cut moves up
     score = SVC(kernel="precomputed", class_weight="balanced").fit(K_tr, y).decision_function(K_te)
     assert _f1(rule.predict(score), yt) > _f1((score > 0).astype(int), yt)
@@ -139,7 +139,7 @@ def test_the_prevalence_rule_does_not_lean_where_inner_cv_does():
     f1_rule = fit_decision(K_tr, y, groups, random_state=0, calibration=None)
     rule = fit_decision(K_tr, y, groups, random_state=0, calibration="platt",
                         threshold="prevalence")
-    assert rule.rule == "prevalence" and rule.n_folds == 3 and not rule.fell_back
+    assert rule.rule == "prevalence" and rule.n_folds == 3 and rule.fallback is None
     assert rule.threshold > f1_rule.threshold and 0 < rule.inner_f1 <= 1
     from sklearn.svm import SVC
 
@@ -158,13 +158,13 @@ def test_fallback_with_too_few_documents_or_positives():
     K = X @ X.T
     two_docs = np.arange(len(y)) % 2
     rule = fit_decision(K, y, two_docs, calibration="platt")
-    assert rule.fell_back and "2 document(s)" in rule.fallback
+    assert rule.fallback is not None and "2 document(s)" in rule.fallback
     assert rule.threshold == 0.0 and rule.n_folds == 0 and rule.inner_f1 is None
     assert rule.platt is not None and rule.platt[0] > 0  # Platt on the training margins
     y2 = np.zeros_like(y)
     y2[:2] = 1
     rule = fit_decision(K, y2, None, calibration=None)
-    assert rule.fell_back and "fewer than 3 of a class" in rule.fallback and rule.threshold == 0
+    assert rule.fallback is not None and "fewer than 3 of a class" in rule.fallback and rule.threshold == 0
     direct = fallback_decision(np.array([-1.0, 1.0, -2.0, 2.0]), [0, 1, 0, 1], "why",
                                calibration="isotonic")
     assert direct.fallback == "why" and direct.isotonic_x

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from structkernels import Path
-from structkernels.experiments.relations import _Grams
+from structkernels.experiments._gram_files import RelationGrams
 from structkernels.relations import Entity, Sentence
 from structkernels.relations.models import NPK, PK
 from structkernels.relations.parse import DependencyParser, load_pipeline
@@ -136,7 +136,7 @@ def _items() -> list[dict]:
 def gram_case():
     folder = FilePath(tempfile.mkdtemp(prefix="fuzz-gram-"))
     items = _items()
-    clean = _Grams(items, 1, folder).get("path", PK.normalized())
+    clean = RelationGrams(items, 1, folder).get("path", PK.normalized())
     [entry] = (folder / "grams").glob("*.npy")
     yield items, folder, entry, entry.read_bytes(), clean
     shutil.rmtree(folder, ignore_errors=True)
@@ -159,7 +159,7 @@ def test_a_damaged_gram_entry_gives_the_clean_gram(gram_case, data):
     entry.write_bytes(blob)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        K = _Grams(items, 1, folder).get("path", PK.normalized())
+        K = RelationGrams(items, 1, folder).get("path", PK.normalized())
     assert np.array_equal(K, clean)
     _one_warning_and_rewritten(caught, entry, blob, good)
 
@@ -171,7 +171,7 @@ def sigma_case():
     part = NPK
     train, y = np.arange(6), np.array([1, 0, 1, 0, 1, 0, 0, 0])
     learned = {"sigma": {"conj": 0.0, "dobj": 0.25}, "lam": 0.7}
-    grams = _Grams(items, 1, folder)
+    grams = RelationGrams(items, 1, folder)
     assert grams.sigma(part, train, y, {"random_state": 0}, lambda: dict(learned)) == learned
     [entry] = (folder / "grams").glob("sigma-*.json")
     yield items, folder, entry, entry.read_bytes(), (part, train, y, learned)
@@ -186,7 +186,7 @@ def test_a_damaged_sigma_entry_gives_the_learned_sigma(sigma_case, data):
     entry.write_bytes(blob)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sigma = _Grams(items, 1, folder).sigma(part, train, y, {"random_state": 0},
+        sigma = RelationGrams(items, 1, folder).sigma(part, train, y, {"random_state": 0},
                                                lambda: dict(learned))
     assert sigma == learned
     _one_warning_and_rewritten(caught, entry, blob, good)

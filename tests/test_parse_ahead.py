@@ -123,7 +123,7 @@ def test_background_parser_gives_the_parses_of_the_parser(extractor, ppi_corpora
     parser = extractor.parser()
     with BackgroundParser(parser) as background:
         call = background.submit(sentences)
-        info = background.pipeline_info()
+        info = background.submit_pipeline_info().result()
         got = call.result()
         assert call.done()
     want = parser.parse(sentences)

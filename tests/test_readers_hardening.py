@@ -246,7 +246,7 @@ def test_msrp_latin1_line_costs_only_that_line(tmp_path):
 
 # ------------------------------------------------------------------ SRK memory budget
 def test_memory_budget_takes_the_smallest_limit(monkeypatch):
-    from structkernels.utils import _budget as srk
+    from structkernels.utils import _memory as srk
 
     monkeypatch.delenv(srk.MEMORY_BUDGET_ENV, raising=False)
     readings = {"_pages_bytes": 64 << 30, "_available_bytes": 32 << 30,
@@ -267,7 +267,7 @@ def test_memory_budget_takes_the_smallest_limit(monkeypatch):
 
 @pytest.mark.parametrize("version", ["v2", "v1"])
 def test_cgroup_limit_files_are_read(tmp_path, monkeypatch, version):
-    from structkernels.utils import _budget as srk
+    from structkernels.utils import _memory as srk
 
     proc = tmp_path / "cgroup"
     if version == "v2":

@@ -11,7 +11,7 @@ import pytest
 
 from structkernels import Path
 from structkernels.experiments import relations as evaluation
-from structkernels.experiments.relations import _Grams
+from structkernels.experiments._gram_files import RelationGrams
 from structkernels.extraction import ExtractorFormatError, RelationExtractor
 from structkernels.extraction import extractor as extraction
 from structkernels.relations.models import (
@@ -68,23 +68,23 @@ def test_the_gram_cache_misses_on_any_change_of_sigma(tmp_path):
     items = _items()
     long_a = {f"label{i:03d}": 1.0 for i in range(300)} | {"conj": 0.0}
     long_b = dict(long_a, conj=0.5)  # differs past what a truncated repr would show
-    grams = _Grams(items, 1, tmp_path)
+    grams = RelationGrams(items, 1, tmp_path)
     first = grams.get("path", NPK.normalized(long_a))
     assert len(list(tmp_path.rglob("*.npy"))) == 1
     second = grams.get("path", NPK.normalized(long_b))
     assert len(list(tmp_path.rglob("*.npy"))) == 2 and not np.array_equal(first, second)
     grams.get("path", PK.normalized())
     assert len(list(tmp_path.rglob("*.npy"))) == 3
-    again = _Grams(items, 1, tmp_path).get("path", NPK.normalized(long_a))
+    again = RelationGrams(items, 1, tmp_path).get("path", NPK.normalized(long_a))
     assert len(list(tmp_path.rglob("*.npy"))) == 3 and np.array_equal(again, first)
-    _Grams(items, 1, tmp_path).get("path", NPK.normalized(long_a), keep=False)
+    RelationGrams(items, 1, tmp_path).get("path", NPK.normalized(long_a), keep=False)
     assert len(list(tmp_path.rglob("*.npy"))) == 3
 
 
 def test_a_splits_gram_equal_to_a_kept_one_is_the_kept_file(tmp_path):
     # a split whose σ learner kept σ ≡ 1 reads its twin's Gram instead of computing it again
     items = _items()
-    grams = _Grams(items, 1, None, tmp_path)
+    grams = RelationGrams(items, 1, None, tmp_path)
     kept = grams.file("path", PK.normalized())
     same = grams.file("path", NPK.normalized(), keep=False)
     assert same is kept and not same.temporary

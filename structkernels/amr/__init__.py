@@ -1,10 +1,6 @@
-"""AMR graphs to the structures the kernels compare.
-
-What is AMR's alone lives here: the distant labels of the shipped dataset
-(:mod:`structkernels.amr.labels`).  Reading PENMAN (:mod:`structkernels.formats.penman`),
-the graph model, the concept lists and candidate extraction (:mod:`structkernels.graphs`:
-the paths of Table 1 and trees of Fig. 1(b), 1(c) of the nonstationary kernels paper)
-serve every source; this package hands them on under their AMR names.
+"""AMR graphs to the structures the kernels compare: what is AMR's alone (the distant labels,
+:mod:`structkernels.amr.labels`), and the graphs names that serve every source (PENMAN,
+the graph model, concept lists, candidates) under their AMR names.
 
 Examples
 --------

@@ -1,31 +1,22 @@
-"""Distant labels for candidate interactions, read off the gold AMR.
+"""Distant labels for candidate interactions, read off the gold AMR: the Bio AMR corpus has no
+public hand labels, so the shipped dataset labels each candidate by a rule on the argument
+structure of its interaction node ``I`` (exactly as good as the rule).
 
-Hand labels for the Bio AMR corpus are not public, so the shipped dataset
-labels each candidate by a rule on the gold AMR argument structure of its
-interaction node ``I`` (a *distant* label: it is exactly as good as the rule).
+On the normalised graph (``(x :ARG0-of (i / ...))`` counts as ``i :ARG0 x``),
+``fillers(I, R)`` are the nodes ``x`` with an edge ``I -R-> x``, a coordination (``and``,
+``or``, ``slash``) replaced, recursively, by its ``:opN`` children;
+``AGENT = fillers(I, ARG0)`` and ``THEME = fillers(I, ARG1) | fillers(I, ARG2)``.  A
+candidate ``(I, C, P)`` with catalyst ``C`` (or none) and participants ``P`` is:
 
-Definitions (all on the normalised graph of :mod:`structkernels.formats.penman`,
-so ``(x :ARG0-of (i / ...))`` counts as ``i :ARG0 x``):
-
-- ``fillers(I, R)``: the nodes ``x`` with an edge ``I -R-> x``, where each
-  ``x`` whose concept is a coordination (``and``, ``or``, ``slash``) is
-  replaced, recursively, by its ``:opN`` children.
-- ``AGENT = fillers(I, ARG0)``; ``THEME = fillers(I, ARG1) | fillers(I, ARG2)``.
-
-Rule, for a candidate ``(I, C, P)`` with catalyst ``C`` (or none) and
-participants ``P`` (one or two):
-
-1. **positive** (label 1) iff every participant is in ``THEME`` and not in
-   ``AGENT``, and either ``C`` is in ``AGENT`` (catalyst given), or, with no
-   catalyst, ``AGENT`` holds no entity node (the sentence names no catalyst
-   that the candidate would leave out);
-2. **role swap** (label 0, ``swapped=True``): not positive, a catalyst is
-   given, and exchanging the catalyst with one of the participants gives a
-   positive candidate (this is label 2 of the PubMed45 data of Garg et al.);
+1. **positive** (label 1) iff every participant is in ``THEME`` and not in ``AGENT``, and
+   either ``C`` is in ``AGENT``, or, with no catalyst, ``AGENT`` holds no entity node (the
+   sentence names no catalyst that the candidate would leave out);
+2. a **role swap** (label 0, ``swapped=True``, label 2 of the PubMed45 data of Garg et al.):
+   not positive, and exchanging the catalyst with a participant gives a positive candidate;
 3. otherwise **negative** (label 0, ``swapped=False``).
 
-Entity nodes are those whose concept is in the entity list used to generate
-the candidates (:data:`~structkernels.graphs.concepts.ENTITY_CONCEPTS` by default).
+Entity nodes are those whose concept is in the entity list that generated the candidates
+(:data:`~structkernels.graphs.concepts.ENTITY_CONCEPTS` by default).
 """
 
 from __future__ import annotations
@@ -141,16 +132,12 @@ class DistantLabeler:
             if node not in G:
                 raise CandidateError(
                     f"unknown node {node!r}: not a variable of graph {G.graph.get('id')!r}")
-        agent, theme, agent_has_entity = self.roles(cand.interaction)
-        return _decide(cand, agent, theme, agent_has_entity)
-
-
-def _decide(cand, agent, theme, agent_has_entity) -> DistantLabel:
-    if _positive(cand.catalyst, cand.participants, agent, theme, agent_has_entity):
-        return DistantLabel(1, False)
-    if cand.catalyst is not None:
-        for k, p in enumerate(cand.participants):
-            swapped = cand.participants[:k] + (cand.catalyst,) + cand.participants[k + 1 :]
-            if _positive(p, swapped, agent, theme, agent_has_entity):
-                return DistantLabel(0, True)
-    return DistantLabel(0, False)
+        roles = self.roles(cand.interaction)
+        if _positive(cand.catalyst, cand.participants, *roles):
+            return DistantLabel(1, False)
+        if cand.catalyst is not None:
+            for k, p in enumerate(cand.participants):
+                swapped = cand.participants[:k] + (cand.catalyst,) + cand.participants[k + 1 :]
+                if _positive(p, swapped, *roles):
+                    return DistantLabel(0, True)
+        return DistantLabel(0, False)

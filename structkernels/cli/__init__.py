@@ -1,13 +1,6 @@
-"""The ``structkernels`` command line.
-
-Sub-commands are discovered through the entry-point group
-``structkernels.commands`` (name -> ``add_parser(subparsers)`` function), so a
-plugin such as ``structkernels-hsic`` adds its own.  User errors (bad input,
-unknown kernel, bad parameter) print one line and exit with status 2; they
-never show a traceback (set ``STRUCTKERNELS_DEBUG=1`` to see one).  Progress
-goes to stderr: a bar on a terminal, one line per update in a log
-(:mod:`structkernels.utils`); ``--quiet`` turns it off.
-"""
+"""The ``structkernels`` command line: sub-commands from the entry-point group
+``structkernels.commands`` (so a plugin adds its own); a user error prints one line and exits
+with status 2, never a traceback (``STRUCTKERNELS_DEBUG=1`` shows one)."""
 
 from __future__ import annotations
 

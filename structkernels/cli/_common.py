@@ -1,5 +1,5 @@
-"""What several commands share: checks on their arguments.  Commands import from here,
-never from each other."""
+"""What several commands share: checks on their arguments, reading a relation corpus, lines
+on stderr.  Commands import from here, never from each other."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ import argparse
 import contextlib
 import functools
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from structkernels.cli import CommandError
 from structkernels.utils import OutputError, check_folder_output, check_output
 
-__all__ = ["same_file", "check_outputs", "writes_files",
-           "cache_options"]
+__all__ = ["same_file", "check_outputs", "writes_files", "cache_options", "read_corpus",
+           "stderr_log"]
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """Whether ``a`` and ``b`` name one file (resolved paths, or the same inode)."""
@@ -39,12 +40,10 @@ def check_outputs(
     inputs: Iterable[str | os.PathLike | None], *, streams: Sequence[str] = (),
     writes: Callable[[str, str], str | os.PathLike | None] | None = None,
 ) -> None:
-    """The output rule on every option of ``args`` that names a file to write.
-
-    Each option's value goes through :func:`structkernels.utils.check_output` against
-    ``inputs`` (a stream when the option is in ``streams``: ``-`` and FIFOs allowed), and
-    two options naming one file are refused.  ``writes(option, value)`` gives the file
-    actually written when it differs from the value.
+    """The output rule (:func:`structkernels.utils.check_output` against ``inputs``; ``-`` and
+    FIFOs allowed for ``streams``) on every option of ``args`` that names a file to write,
+    and two options naming one file refused; ``writes(option, value)`` gives the file
+    written when it differs from the value.
 
     Raises
     ------
@@ -88,13 +87,10 @@ def writes_files(
     inputs: Callable[[argparse.Namespace], Iterable[str | os.PathLike | None]] | None = None,
     streams: Sequence[str] = (), folders: dict[str, Sequence[str]] | None = None,
 ):
-    """``run`` preceded by the output rule (:func:`check_outputs`) on each option that writes.
-
-    ``options`` are the flags (``"--out"``, ``"--plot"``); ``inputs(args)`` lists every
-    file and folder the command reads; ``streams`` are the options whose output is a
-    stream (``-`` is standard output, a FIFO is written in place).  Each is checked before
-    any work, so a bad output costs nothing.  ``folders`` maps an option naming a folder to
-    the files written there (:func:`check_folder_output`).  Use as
+    """``run`` preceded by the output rule (:func:`check_outputs`) on the ``options`` that
+    write, against every file and folder ``inputs(args)`` lists, before any work;
+    ``folders`` maps an option naming a folder to the files written there
+    (:func:`check_folder_output`).  Use as
     ``p.set_defaults(func=writes_files(run, "--out", inputs=lambda a: [a.data]))``.
     """
 
@@ -116,13 +112,9 @@ def writes_files(
 
 @contextlib.contextmanager
 def cache_options(args: argparse.Namespace) -> Iterator[None]:
-    """``--cache-dir`` checked and ``--no-cache`` in force for the run of a command.
-
-    An empty ``--cache-dir`` is refused, and a ``$STRUCTKERNELS_CACHE_LIMIT`` that is not a
-    size (:class:`~structkernels.utils.CacheLimitError`, exit 2); a cache folder that cannot be written turns
-    caching off (``args.no_cache``); with ``--no-cache`` the environment says so where
-    compiled kernels are decorated (:func:`structkernels.utils.run_settings`: here and in
-    worker processes), so numba writes no cache either.
+    """``--cache-dir`` checked (and ``$STRUCTKERNELS_CACHE_LIMIT``) and ``--no-cache`` in
+    force for the run of a command, in worker processes too
+    (:func:`structkernels.utils.run_settings`), so numba writes no cache either.
     """
     from structkernels.utils import (
         cache_limit,
@@ -137,3 +129,26 @@ def cache_options(args: argparse.Namespace) -> Iterator[None]:
     args.no_cache = bool(getattr(args, "no_cache", False) or cache_writes_disabled())
     with run_settings(no_cache=args.no_cache):
         yield
+
+
+def stderr_log(args: argparse.Namespace) -> Callable[[str], None]:
+    """A line printed on stderr, unless ``--quiet``."""
+
+    def log(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    return log
+
+
+def read_corpus(files: Sequence[str], skip_bad: bool, purpose: str):
+    """The relation corpus of ``files``, each record left out (``--skip-bad``) said on stderr;
+    a :class:`CommandError` when it holds no entity pair (to ``purpose``)."""
+    from structkernels.relations import read_relations
+
+    corpus = read_relations(files, on_error="skip" if skip_bad else "raise")
+    for s in corpus.skipped:
+        print(f"skipped: {s.file}:{s.line}: {s.record}: {s.reason}", file=sys.stderr)
+    if not corpus.pairs():
+        raise CommandError(f"{', '.join(files)}: no entity pair to {purpose}")
+    return corpus

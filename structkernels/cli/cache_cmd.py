@@ -1,15 +1,6 @@
-"""``structkernels cache``: what the cache folder holds, and clearing it.
-
-``structkernels cache`` (or ``cache info``) prints each kind of cache entries (parses,
-Grams and σ, binary datasets, compiled kernels, other files) with its size and file count,
-the cache folder and its size limit (``$STRUCTKERNELS_CACHE_LIMIT``);
-``structkernels cache clear [--kind KIND ...]`` removes the entries the project's caches
-wrote (all kinds, or those named), recognised file by file by their check header, their
-``.sum`` check file or their format, never a folder wholesale and never through a link,
-and says how much it freed; other files are never removed, and a folder that is not a
-cache (no ``CACHEDIR.TAG`` marker, no entry in it) is refused with one line, exit 2.
-``--json`` prints the same as one JSON object.
-"""
+"""``structkernels cache``: what the cache folder holds, by kind, and clearing the entries
+the project wrote (recognised file by file, never a folder wholesale, never through a link;
+a folder that is not a cache is refused)."""
 
 from __future__ import annotations
 
@@ -47,11 +38,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def _row(u) -> dict:
-    return {"kind": u.kind, "what": u.what, "path": os.fspath(u.path), "bytes": u.bytes,
-            "files": u.files}
-
-
 def run(args: argparse.Namespace) -> int:
     """Print the cache folder's usage, or clear it; 0, or a user error (exit 2)."""
     from structkernels.utils import (
@@ -66,23 +52,22 @@ def run(args: argparse.Namespace) -> int:
 
     root = check_cache_dir(args.cache_dir, "--cache-dir") or user_cache_dir()
     limit = cache_limit()  # a bad $STRUCTKERNELS_CACHE_LIMIT: one line, exit 2
-    if args.action == "clear":
-        freed = clear_cache(args.kind, root=root)
-        total, files = sum(u.bytes for u in freed), sum(u.files for u in freed)
-        if args.json:
-            print(json.dumps({"root": os.fspath(root), "freed_bytes": total,
-                              "freed_files": files, "kinds": [_row(u) for u in freed]}))
-        else:
-            parts = ", ".join(f"{u.kind} {format_bytes(u.bytes)}" for u in freed)
-            print(f"freed {format_bytes(total)} ({files:,} files) in {root}: {parts}")
-        return 0
-    usage = cache_usage(root)
-    if args.kind:
-        usage = [u for u in usage if u.kind in args.kind]
+    clear = args.action == "clear"
+    if clear:
+        usage = clear_cache(args.kind, root=root)
+    else:
+        usage = [u for u in cache_usage(root) if not args.kind or u.kind in args.kind]
     total, files = sum(u.bytes for u in usage), sum(u.files for u in usage)
     if args.json:
-        print(json.dumps({"root": os.fspath(root), "limit": limit, "total_bytes": total,
-                          "total_files": files, "kinds": [_row(u) for u in usage]}))
+        head = ({"freed_bytes": total, "freed_files": files} if clear
+                else {"limit": limit, "total_bytes": total, "total_files": files})
+        kinds = [{"kind": u.kind, "what": u.what, "path": os.fspath(u.path), "bytes": u.bytes,
+                  "files": u.files} for u in usage]
+        print(json.dumps({"root": os.fspath(root), **head, "kinds": kinds}))
+        return 0
+    if clear:
+        parts = ", ".join(f"{u.kind} {format_bytes(u.bytes)}" for u in usage)
+        print(f"freed {format_bytes(total)} ({files:,} files) in {root}: {parts}")
         return 0
     shown = "none" if limit is None else format_bytes(limit)
     print(f"cache folder {root} (limit {shown}; set {CACHE_LIMIT_ENV}: 2G, 500M, none)")

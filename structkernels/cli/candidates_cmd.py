@@ -1,17 +1,10 @@
-"""``structkernels candidates``: candidate interactions of graph files, as JSON Lines.
-
-Reads any format :func:`structkernels.read_graphs` reads (DOT files or
-folders, CoNLL-U, PENMAN, GraphML, GML), finds candidates
-(:mod:`structkernels.graphs.lexicon`) and writes one record per candidate
-(id, graph, sentence, interaction nodes, path, tree) for inspection or hand
-labelling: add ``"label": 0`` or ``1`` to a record and the file trains with
-``structkernels train-npk FILE``.
-"""
+"""``structkernels candidates``: the candidate interactions of graph files as JSON Lines, for
+inspection or hand labelling (a record given ``"label": 0`` or ``1`` trains with
+``structkernels train-npk FILE``)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import time
 from pathlib import Path as FilePath
@@ -128,8 +121,7 @@ def run(args: argparse.Namespace) -> int:
     n = 0
     # a file is written under a temporary name and renamed when complete: an interrupted
     # run leaves an existing output intact
-    with contextlib.ExitStack() as stack:
-        out = stack.enter_context(open_output(args.out, stream_ok=True))
+    with open_output(args.out, stream_ok=True) as out:
         for g in corpus:
             for rec in candidate_records(
                 g,

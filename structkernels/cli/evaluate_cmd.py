@@ -1,11 +1,6 @@
-"""``structkernels evaluate``: relation extraction evaluated as the BioNLP literature does.
-
-``structkernels evaluate CORPUS.xml [MORE.xml ...] --cv 10`` runs document-level
-cross-validation over the files taken together; ``--train A.xml ... --test B.xml ...``
-trains on one set and tests on the other (held-out or cross-corpus).  Every model
-(:data:`structkernels.experiments.relations.MODELS`) runs on the same folds in one run;
-the sentences are parsed with spaCy (the ``parse`` extra), parses cached on disk.
-"""
+"""``structkernels evaluate``: relation extraction evaluated as the BioNLP literature does,
+every model on the same document-level folds or on ``--train``/``--test``
+(:func:`structkernels.experiments.relations.evaluate_corpora`)."""
 
 from __future__ import annotations
 
@@ -15,10 +10,11 @@ import sys
 import numpy as np
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import cache_options, writes_files
+from structkernels.cli._common import cache_options, read_corpus, stderr_log, writes_files
 from structkernels.cli._extractor import (
     CORPUS_FORMATS,
     add_learning_options,
+    extractor_cache_dir,
     finite_float,
     train_and_save,
 )
@@ -95,8 +91,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--skip-bad", action="store_true",
                    help="leave out malformed sentences (each reported on stderr)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=writes_files(run, "--save-model", "--scores", inputs=_inputs,
-                                     folders={"--plot": PLOT_FILES}))
+    p.set_defaults(func=writes_files(
+        run, "--save-model", "--scores", folders={"--plot": PLOT_FILES},
+        inputs=lambda a: [*(a.files or []), *(a.train or []), *(a.test or [])]))
 
 
 def _c_value(text: str) -> float | str:
@@ -109,11 +106,6 @@ def _c_value(text: str) -> float | str:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a number > 0 or 'auto', got {text!r}")
     return value
-
-
-def _inputs(args: argparse.Namespace) -> list[str]:
-    """Every corpus file and folder ``evaluate`` reads (the output rule's inputs)."""
-    return [*(args.files or []), *(args.train or []), *(args.test or [])]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,38 +152,21 @@ def _run(args: argparse.Namespace) -> int:
         if unknown:
             raise CommandError(f"unknown model {unknown[0]!r}; the models are {', '.join(MODELS)}")
 
-    from structkernels.relations import read_relations
     from structkernels.relations.parse import DependencyParser
     from structkernels.relations.pipelines import check_pipeline, keep_torch_out
 
-    on_error = "skip" if args.skip_bad else "raise"
     progress = not args.quiet
-
-    def log(line: str) -> None:
-        if progress:
-            print(line, file=sys.stderr, flush=True)
-
-    def log_error(line: str) -> None:
-        print(f"structkernels evaluate: {line}", file=sys.stderr, flush=True)
-
-    def read(files):
-        corpus = read_relations(files, on_error=on_error)
-        for s in corpus.skipped:
-            print(f"skipped: {s.file}:{s.line}: {s.record}: {s.reason}", file=sys.stderr)
-        if not corpus.pairs():
-            raise CommandError(f"{', '.join(files)}: no entity pair to evaluate")
-        return corpus
-
-    train = read(args.train or args.files)
-    test = read(args.test) if args.test else None
+    log = stderr_log(args)
+    train = read_corpus(args.train or args.files, args.skip_bad, "evaluate")
+    test = read_corpus(args.test, args.skip_bad, "evaluate") if args.test else None
     if args.n_process < 1:
         raise CommandError(f"--n-process must be at least 1, got {args.n_process}")
     check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
     if getattr(args, "own_process", False) and args.save_model:
         keep_torch_out(args.pipeline)  # the model is trained here: spaCy without PyTorch
-    from structkernels.utils import usable_cache_dir, user_cache_dir
+    from structkernels.utils import user_cache_dir
 
-    cache = usable_cache_dir(False if args.no_cache else args.cache_dir, log_error)
+    cache = extractor_cache_dir(args, "evaluate")
     args.no_cache = cache is False
     cache = None if cache is False else (cache or user_cache_dir())
     parser = DependencyParser(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from structkernels.cli import CommandError, build_kernel, check_structures, parse_params
 from structkernels.cli._common import check_outputs
@@ -50,28 +49,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
-def check_output(output: str, inputs: list[str | None]) -> Path:
-    """The file ``-o output`` writes (``.npy`` appended as :func:`numpy.save` does).
-
-    Raises
-    ------
-    CommandError
-        The output rule (:func:`structkernels.utils.check_output`): ``output``, or the
-        file it writes, is one of ``inputs`` (links included), ``-``, a FIFO or a device;
-        or its folder does not exist.
-    """
-    final = npy_path(output)
-    check_outputs(argparse.Namespace(output=output), ["--output"], inputs,
-                  writes=lambda option, value: final)
-    return final
-
-
 def run(args: argparse.Namespace) -> int:
     from structkernels.engine.gram import gram
     from structkernels.formats.structures import InputError, read_structures
     from structkernels.utils import save_npy
 
-    final = check_output(args.output, [args.input, args.against])
+    final = npy_path(args.output)  # the file -o writes ('.npy' appended as numpy.save does)
+    check_outputs(args, ["--output"], [args.input, args.against],
+                  writes=lambda option, value: final)
     k = build_kernel(args.kernel, parse_params(args.param))
 
     def read(file: str):

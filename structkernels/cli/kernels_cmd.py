@@ -1,11 +1,6 @@
-"""``structkernels kernels``: list the registered kernels and their parameters.
-
-Each kernel's parameters and defaults are read from the class itself: its constructor's
-signature, or with ``--load`` an instance built with its defaults (``get_params``, which
-also reports a constructor that fails); its summary from its docstring.  A plugin that
-fails in any way, ``sys.exit`` in its module included, is listed as ``BROKEN`` with its
-error; the listing goes on.
-"""
+"""``structkernels kernels``: the registered kernels, their parameters and defaults read from
+each class (or, with ``--load``, an instance built with its defaults); a plugin that fails in
+any way is listed as ``BROKEN`` with its error and the listing goes on."""
 
 from __future__ import annotations
 

@@ -1,24 +1,16 @@
 """``structkernels predict``: label new candidates with a saved model.
 
-Two kinds of model file, told apart by their ``"format"``, each with its own options
-(given with the other kind, one is refused, naming it):
-
-- a model of ``train-npk`` (σ, the classifier settings, the training structures): the
-  k-NN classifier under the nonstationary path kernel labels each record of DATA (JSON
-  Lines of candidates): ``{"id": ..., "label": 1, "score": 0.75}``, ``score`` the share
-  of the positive class among the neighbours;
-- a relation extractor (:class:`structkernels.extraction.RelationExtractor`): every
-  candidate pair of relation corpora, one JSON line each, written by
-  :func:`structkernels.extraction.predict` (the route, resume and parsing ahead are its).
-
-When the inputs carry labels, F1 (precision, recall) is printed on stderr.
+Two kinds of model file, told apart by their ``"format"``, each with its own options (given
+with the other kind, one is refused, naming it): a ``train-npk`` model labels the candidates
+of one JSON Lines file (k-NN under the nonstationary path kernel); a relation extractor
+scores every candidate pair of relation corpora through
+:func:`structkernels.extraction.predict`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path as FilePath
 from typing import Any
 
 import numpy as np
@@ -146,21 +138,14 @@ def _tolerance(text: str) -> float:
 
 def read_candidates(path: str, skip_bad: bool = False, log: Any = None
                     ) -> tuple[list, list, np.ndarray | None]:
-    """``(paths, ids, labels or None)`` of a JSON Lines file of candidates.
-
-    Records with a ``"path"`` (``[[edge, node], ...]``; labels optional) are
-    read directly; records in another form of
-    :func:`structkernels.datasets.load_interactions` (an ``amr`` with an
-    ``interaction`` or ``interaction_tuple``) go through it.  Errors name the
-    file, line and record id (:class:`~structkernels.formats.structures.CommandError`); with
-    ``skip_bad`` each bad record is said through ``log`` and left out.
-    """
+    """``(paths, ids, labels or None)`` of a JSON Lines file of candidates: records with a
+    ``"path"`` (``[[edge, node], ...]``), or in another form of
+    :func:`structkernels.datasets.load_interactions`, read by it.  Errors name the file, line
+    and record id; with ``skip_bad`` each bad record is said through ``log`` and left out."""
     from structkernels.experiments.npk_job import record_id
     from structkernels.formats.structures import path_from_record
     from structkernels.structures import Path, StructureError
 
-    if not FilePath(path).exists():
-        raise CommandError(f"no such file: {path}")
     records: list[dict] = []
     paths: list[Path] = []
     skipped: list[str] = []

@@ -1,20 +1,12 @@
-"""``structkernels train-extractor``: train the relation extractor on annotated corpora.
-
-``structkernels train-extractor CORPUS... -o MODEL`` trains
-:class:`structkernels.extraction.RelationExtractor` (the ``NPK SVM`` row of ``structkernels
-evaluate``: NPK on the shortest dependency path + the bag of context features + the
-all-paths graph, σ learned, an SVM) on every entity pair of the corpora taken together,
-without an evaluation, chooses its decision threshold and calibration on the training
-pairs only (grouped inner cross-validation), and saves it for ``structkernels predict``.
-"""
+"""``structkernels train-extractor``: train :class:`structkernels.extraction.RelationExtractor`
+(the ``NPK SVM`` row of ``evaluate``) on annotated corpora and save it for ``predict``."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from structkernels.cli import CommandError
-from structkernels.cli._common import cache_options, writes_files
+from structkernels.cli._common import cache_options, read_corpus, stderr_log, writes_files
 from structkernels.cli._extractor import (
     CORPUS_FORMATS,
     add_learning_options,
@@ -79,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from structkernels.relations import read_relations
     from structkernels.relations.pipelines import check_pipeline, keep_torch_out
 
     if not args.C > 0 or args.C == float("inf"):
@@ -92,18 +83,9 @@ def _run(args: argparse.Namespace) -> int:
     check_pipeline(args.pipeline, "--pipeline", allow_default=True)  # before spacy.load
     if getattr(args, "own_process", False):
         keep_torch_out(args.pipeline)  # spaCy without PyTorch where the pipeline allows
-    corpus = read_relations(args.files, on_error="skip" if args.skip_bad else "raise")
-    for s in corpus.skipped:
-        print(f"skipped: {s.file}:{s.line}: {s.record}: {s.reason}", file=sys.stderr)
-
-    def log(line: str) -> None:
-        if not args.quiet:
-            print(line, file=sys.stderr, flush=True)
-
-    if not corpus.pairs():
-        raise CommandError(f"{', '.join(args.files)}: no entity pair to train on")
+    corpus = read_corpus(args.files, args.skip_bad, "train on")
     train_and_save(args, corpus, args.output, command="train-extractor",
-                   cache_dir=extractor_cache_dir(args, "train-extractor"), log=log,
+                   cache_dir=extractor_cache_dir(args, "train-extractor"), log=stderr_log(args),
                    threshold=args.threshold,
                    calibration=None if args.calibration == "none" else args.calibration)
     return 0

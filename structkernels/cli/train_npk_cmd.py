@@ -1,16 +1,7 @@
-"""``structkernels train-npk``: learn σ (Algorithm 1) and compare PK with NPK.
-
-The main job of the nonstationary kernels paper (Garg et al. 2018, Sec. 6-7):
-on the training half of a biomolecular-interaction dataset (the shipped
-Bio-AMR interaction candidates when DATA is omitted) learn the binary
-per-edge-label weights σ of the path kernel, then classify the other half with
-the hashed k-NN classifier (k = 8) under the stationary path kernel (PK) and
-the learned nonstationary one (NPK), and print F1 (precision, recall) of the
-positive class for both, the labels σ zeroed, kernel evaluations and time.
-
-The model file holds σ, the learner's log, the classifier settings and the
-training structures, so that ``structkernels predict model.json DATA`` needs
-nothing else.
+"""``structkernels train-npk``: learn σ (Algorithm 1) and compare PK with NPK, the main job
+of the nonstationary kernels paper (Garg et al. 2018, Sec. 6-7,
+:func:`structkernels.experiments.npk_job.main_job`).  The model file holds everything
+``structkernels predict model.json DATA`` needs.
 """
 
 from __future__ import annotations
@@ -31,10 +22,9 @@ from structkernels.utils import dumps_finite
 
 
 class _ConstructorDefault:
-    """An option's default that is a constructor's: the value of ``param`` in the signature
-    of the class ``owner`` (``"module:Class"``), read when first needed (``--help``, or
-    :func:`_resolve_defaults` when the command runs) so that building the parser loads no
-    estimator.  ``str()`` is the value: ``--help`` states it."""
+    """An option's default that is the default of ``param`` of the class ``owner``
+    (``"module:Class"``), read only when needed (``--help``, the run):
+    building the parser loads no estimator."""
 
     def __init__(self, owner: str, param: str):
         self.owner, self.param = owner, param
@@ -51,20 +41,14 @@ class _ConstructorDefault:
     def __str__(self) -> str:
         return str(self.value)
 
-    def __repr__(self) -> str:
-        return f"{self.owner.split(':')[1]}'s {self.param} ({self.value!r})"
-
 
 _LEARNER = "structkernels.npk.learner:NonstationaryLearner"
 _CLASSIFIER = "structkernels.neighbors.classifier:KernelKNNClassifier"
 _PATH_KERNEL = "structkernels.kernels.path:PathKernel"
 
-#: The options' defaults: the main job's named configuration
-#: (:data:`structkernels.neighbors.settings.MAIN_JOB`, sized so that the shipped-dataset
-#: run finishes in minutes: benchmarks/results/npk_main_job.md) and, for what it does not
-#: name, the constructors' own defaults
-#: (:class:`_ConstructorDefault`: ``NonstationaryLearner``, ``KernelKNNClassifier``,
-#: ``PathKernel``).
+#: The options' defaults: the main job's configuration
+#: (:data:`structkernels.neighbors.settings.MAIN_JOB`) and, for what it does not name, the
+#: constructors' own (``NonstationaryLearner``, ``KernelKNNClassifier``, ``PathKernel``).
 DEFAULTS: dict[str, Any] = {
     **{key: _ConstructorDefault(_LEARNER, key) for key in (
         "alpha", "k", "n_iter", "objective_sample", "top_fraction", "sampling")},
@@ -78,12 +62,75 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _resolve_defaults(args: argparse.Namespace) -> argparse.Namespace:
-    """``args`` with each option left at a :class:`_ConstructorDefault` set to its value."""
-    for key, value in vars(args).items():
-        if isinstance(value, _ConstructorDefault):
-            setattr(args, key, value.value)
-    return args
+#: The options after DATA and --out, in --help order: ``(flag, kind, help)``; a kind is a
+#: type, a list of choices, ``bool`` (a flag), a metavar or a dict of keywords.  An option
+#: in :data:`DEFAULTS` takes its default from there, and --help states it.
+_OPTIONS: tuple[tuple[str, Any, str], ...] = (
+    ("--alpha", int, "trials per label (α)"),
+    ("--beta", int, "inducing points per trial (β)"),
+    ("--k", int, "neighbours in the global k-NN graph"),
+    ("--n-iter", int, "passes over the labels"),
+    ("--objective", ["knn-ap", "loss1"],
+     "what decides each label's σ: the k-NN classifier's leave-one-out average precision on "
+     "a training sample (knn-ap), or Loss Function 1 on sampled neighbourhoods (loss1, the "
+     "paper's Algorithm 1)"),
+    ("--objective-sample", int, "with --objective knn-ap: training structures in the sample"),
+    ("--sampling", ["neighbourhood", "random"],
+     "Algorithm 1's local neighbourhoods or the pure-random baseline"),
+    ("--hashing", ["random-knn", "klsh", "none"],
+     "kernel hashing for the k-NN graphs and the classifier"),
+    ("--n-bits", int, "hash bits H (default: ceil(log2 N / 2))"),
+    ("--lam", float, "path kernel decay λ"),
+    ("--node-mismatch", float,
+     "partial credit of two tuples with equal edges and different nodes (0 = the paper's "
+     "indicator) (default: %(default)s, chosen on the training half)"),
+    ("--labels", None, "comma-separated edge labels to learn (default: the most frequent "
+     "ones, --top-fraction of them)"),
+    ("--top-fraction", float, "without --labels: the share of the distinct edge labels, most "
+     "frequent first, whose σ is learned"),
+    ("--n-neighbors", int, "k of the classifier"),
+    ("--weights", ["uniform", "similarity"], "k-NN votes: majority or weighted by similarity"),
+    ("--threshold", None,
+     "k-NN decision: 'auto' (F1-best threshold on the training half's leave-one-out scores), "
+     "'majority', or a number in [0, 1]"),
+    ("--n-tables", int, "hash tables of the classifier"),
+    ("--probe", {"type": int, "choices": [0, 1]},
+     "1: queries also search the Hamming-1 buckets; 0: their own bucket only"),
+    ("--n-probes", int, "with --probe 1: Hamming-1 buckets searched per table, across each "
+     "query's least firm bits (0: all of them)"),
+    ("--table-train", int, "training sub-sample of the baselines table (per seed)"),
+    ("--table-test", int, "test sub-sample of the baselines table (per seed)"),
+    ("--seeds", int, "seeds of the baselines table"),
+    ("--no-table", bool, "skip the baselines table"),
+    ("--max-train", int, "learn σ on a random sub-sample of this many training structures "
+     "(default: all of them)"),
+    ("--n-jobs", int, "parallel workers of the learner, the classifier and the baselines "
+     "table (default: the cores this process may use)"),
+    ("--random-state", int, "seed of every random choice (sampling, hashing, sub-samples); "
+     "the baselines table uses the seeds RANDOM_STATE .. RANDOM_STATE + SEEDS - 1"),
+    ("--plot", "FILE.png", "plot what decided σ per label (default: no plot)"),
+    ("--plot-eval", "FILE.png", "plot the NPK classifier's confusion matrix and "
+     "precision-recall curve on the test half (default: no plot)"),
+    ("--skip-bad", bool,
+     "leave out malformed records (each one is reported on stderr) instead of stopping"),
+    ("--graphs", "DIR", "train on your own graphs: the folder of graph files (DOT, CoNLL-U, "
+     "PENMAN ...) that the --graph-labels records name"),
+    ("--graph-labels", "FILE.json", "PubMed45-format labels (records with path, "
+     "interaction_tuple, label) over --graphs; label 2 (roles swapped) is a negative"),
+    ("--json", bool, "print the summary as JSON"),
+    ("--no-progress", bool, "hide the progress bar"),
+)
+
+
+def _keywords(kind: Any) -> dict[str, Any]:
+    """The ``add_argument`` keywords of an :data:`_OPTIONS` kind (not a flag)."""
+    if isinstance(kind, type):
+        return {"type": kind}
+    if isinstance(kind, list):
+        return {"choices": kind}
+    if isinstance(kind, str):
+        return {"metavar": kind}
+    return kind or {}
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -96,99 +143,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "(default: the shipped Bio-AMR dataset)")
     p.add_argument("--out", "-o", required=True, help="model file to write (gzip'd JSON; read "
                    "it with structkernels.load_model)")
-    p.add_argument("--alpha", type=int, default=DEFAULTS["alpha"],
-                   help="trials per label (α) (default: %(default)s)")
-    p.add_argument("--beta", type=int, default=DEFAULTS["beta"],
-                   help="inducing points per trial (β) (default: %(default)s)")
-    p.add_argument("--k", type=int, default=DEFAULTS["k"],
-                   help="neighbours in the global k-NN graph (default: %(default)s)")
-    p.add_argument("--n-iter", type=int, default=DEFAULTS["n_iter"],
-                   help="passes over the labels (default: %(default)s)")
-    p.add_argument("--objective", choices=["knn-ap", "loss1"], default=DEFAULTS["objective"],
-                   help="what decides each label's σ: the k-NN classifier's leave-one-out average "
-                   "precision on a training sample (knn-ap), or Loss Function 1 on sampled "
-                   "neighbourhoods (loss1, the paper's Algorithm 1) (default: %(default)s)")
-    p.add_argument("--objective-sample", type=int, default=DEFAULTS["objective_sample"],
-                   help="with --objective knn-ap: training structures in the sample "
-                   "(default: %(default)s)")
-    p.add_argument("--sampling", choices=["neighbourhood", "random"], default=DEFAULTS["sampling"],
-                   help="Algorithm 1's local neighbourhoods or the pure-random baseline "
-                   "(default: %(default)s)")
-    p.add_argument(
-        "--hashing", choices=["random-knn", "klsh", "none"], default=DEFAULTS["hashing"],
-        help="kernel hashing for the k-NN graphs and the classifier (default: %(default)s)",
-    )
-    p.add_argument("--n-bits", type=int, default=None,
-                   help="hash bits H (default: ceil(log2 N / 2))")
-    p.add_argument("--lam", type=float, default=DEFAULTS["lam"],
-                   help="path kernel decay λ (default: %(default)s)")
-    p.add_argument(
-        "--node-mismatch", type=float, default=DEFAULTS["node_mismatch"],
-        help="partial credit of two tuples with equal edges and different nodes "
-        "(0 = the paper's indicator) (default: %(default)s, chosen on the training half)",
-    )
-    p.add_argument("--labels", default=None, help="comma-separated edge labels to learn "
-                   "(default: the most frequent ones, --top-fraction of them)")
-    p.add_argument("--top-fraction", type=float, default=DEFAULTS["top_fraction"],
-                   help="without --labels: the share of the distinct edge labels, most "
-                   "frequent first, whose σ is learned (default: %(default)s)")
-    p.add_argument("--n-neighbors", type=int, default=DEFAULTS["n_neighbors"],
-                   help="k of the classifier (default: %(default)s)")
-    p.add_argument("--weights", choices=["uniform", "similarity"], default=DEFAULTS["weights"],
-                   help="k-NN votes: majority or weighted by similarity (default: %(default)s)")
-    p.add_argument(
-        "--threshold", default=DEFAULTS["threshold"],
-        help="k-NN decision: 'auto' (F1-best threshold on the training half's leave-one-out "
-        "scores), 'majority', or a number in [0, 1] (default: %(default)s)",
-    )
-    p.add_argument("--n-tables", type=int, default=DEFAULTS["n_tables"],
-                   help="hash tables of the classifier (default: %(default)s)")
-    p.add_argument("--probe", type=int, choices=[0, 1], default=DEFAULTS["probe"],
-                   help="1: queries also search the Hamming-1 buckets; 0: their own bucket only "
-                   "(default: %(default)s)")
-    p.add_argument("--n-probes", type=int, default=DEFAULTS["n_probes"],
-                   help="with --probe 1: Hamming-1 buckets searched per table, across each query's "
-                   "least firm bits (0: all of them) (default: %(default)s)")
-    p.add_argument(
-        "--table-train", type=int, default=DEFAULTS["table_train"],
-        help="training sub-sample of the baselines table (per seed) (default: %(default)s)",
-    )
-    p.add_argument("--table-test", type=int, default=DEFAULTS["table_test"],
-                   help="test sub-sample of the baselines table (per seed) (default: %(default)s)")
-    p.add_argument("--seeds", type=int, default=DEFAULTS["seeds"],
-                   help="seeds of the baselines table (default: %(default)s)")
-    p.add_argument("--no-table", action="store_true", help="skip the baselines table")
-    p.add_argument("--max-train", type=int, default=None,
-                   help="learn σ on a random sub-sample of this many training structures "
-                   "(default: all of them)")
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel workers of the learner, "
-                   "the classifier and the baselines table (default: the cores this process "
-                   "may use)")
-    p.add_argument("--random-state", type=int, default=DEFAULTS["random_state"],
-                   help="seed of every random choice (sampling, hashing, sub-samples); the "
-                   "baselines table uses the seeds RANDOM_STATE .. RANDOM_STATE + SEEDS - 1 "
-                   "(default: %(default)s)")
-    p.add_argument("--plot", default=None, metavar="FILE.png",
-                   help="plot what decided σ per label (default: no plot)")
-    p.add_argument("--plot-eval", default=None, metavar="FILE.png",
-                   help="plot the NPK classifier's confusion matrix and precision-recall curve "
-                   "on the test half (default: no plot)")
-    p.add_argument(
-        "--skip-bad", action="store_true",
-        help="leave out malformed records (each one is reported on stderr) instead of stopping",
-    )
-    p.add_argument(
-        "--graphs", default=None, metavar="DIR",
-        help="train on your own graphs: the folder of graph files (DOT, CoNLL-U, PENMAN ...) "
-        "that the --graph-labels records name",
-    )
-    p.add_argument(
-        "--graph-labels", default=None, metavar="FILE.json",
-        help="PubMed45-format labels (records with path, interaction_tuple, label) over --graphs; "
-        "label 2 (roles swapped) is a negative",
-    )
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    for flag, kind, text in _OPTIONS:
+        if kind is bool:
+            p.add_argument(flag, action="store_true", help=text)
+            continue
+        key = flag[2:].replace("-", "_")
+        if key in DEFAULTS and "(default:" not in text:
+            text += " (default: %(default)s)"
+        p.add_argument(flag, default=DEFAULTS.get(key), help=text, **_keywords(kind))
     p.set_defaults(func=writes_files(run, "--out", "--plot", "--plot-eval", inputs=_inputs))
     return p
 
@@ -265,7 +227,9 @@ def run(args: argparse.Namespace) -> int:
     from structkernels.npk.files import save_model
 
     t_start = time.perf_counter()
-    _resolve_defaults(args)
+    for key, value in vars(args).items():  # the constructors' defaults, read now
+        if isinstance(value, _ConstructorDefault):
+            setattr(args, key, value.value)
     if args.max_train is not None and args.max_train < 2:
         raise CommandError(f"--max-train must be at least 2, got {args.max_train}")
     pk_params: dict[str, Any] = {"lam": args.lam}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Sequence
+from itertools import product
 from typing import Any, Protocol
 
 import numpy as np
@@ -20,11 +21,8 @@ __all__ = [
 
 
 class BlockKernel(Protocol):
-    """What the engine needs of a kernel; :class:`structkernels.Kernel` has it all.
-
-    A kernel whose ``cosine_normalizes`` attribute is true (:class:`structkernels.Normalized`)
-    is computed as its inner ``kernel``'s Gram, normalised once by the diagonal.
-    """
+    """What the engine needs of a kernel; :class:`structkernels.Kernel` has it all (one with
+    ``cosine_normalizes`` is computed as its inner ``kernel``'s Gram, then normalised)."""
 
     def validate_params(self) -> None: ...
 
@@ -45,24 +43,15 @@ def block_ranges(n: int, block_size: int) -> list[tuple[int, int]]:
 
 
 def default_block_size(n: int, m: int) -> int:
-    """Blocks of 32 .. 512 rows, about 32 of them over the matrix.
-
-    It does not depend on ``n_jobs``: serial and parallel runs cut the same
-    blocks, so even a kernel whose values depend on the block (BLAS sums,
-    block-local feature indices) gives the same bits with any ``n_jobs``.
-    Enough blocks for 2-4 workers to balance.
-    """
+    """Blocks of 32 .. 512 rows, about 32 of them over the matrix; never from ``n_jobs``, so
+    that a kernel whose values depend on the block gives the same bits with any ``n_jobs``."""
     target = int(np.sqrt(n * m / 32)) if n and m else 1
     return int(min(512, max(32, target)))
 
 
 def block_tasks(n: int, m: int, block_size: int, symmetric: bool):
-    rows = block_ranges(n, block_size)
-    cols = block_ranges(m, block_size)
-    for bi, (r0, r1) in enumerate(rows):
-        for bj, (c0, c1) in enumerate(cols):
-            if symmetric and bj < bi:
-                continue
+    for (r0, r1), (c0, c1) in product(block_ranges(n, block_size), block_ranges(m, block_size)):
+        if not symmetric or c0 >= r0:
             yield r0, r1, c0, c1
 
 
@@ -126,20 +115,9 @@ def place_transposed(out, block):  # pragma: no cover - compiled
 
 
 class FileMatrix:
-    """A C-ordered float64 matrix in a file, written a block at a time.
-
-    Blocks go to the file with ``pwrite``: nothing maps the file, so the process holds only
-    the blocks in hand, and writing does not fault the file's pages into a map one by one.
-    Threads may share one object (disjoint blocks).
-
-    Parameters
-    ----------
-    path : path-like
-        The file (a ``.npy`` file whose data start at ``offset``).
-    offset : int
-        Byte offset of element ``[0, 0]``.
-    shape : (int, int)
-    """
+    """A C-ordered float64 matrix in the file ``path`` (element ``[0, 0]`` at byte
+    ``offset``), written a block at a time with ``pwrite``: nothing maps the file, so the
+    process holds only the blocks in hand.  Threads may share one (disjoint blocks)."""
 
     def __init__(self, path: str | os.PathLike, offset: int, shape: tuple[int, int]):
         self.path = os.fspath(path)
@@ -212,12 +190,9 @@ def write_block_file(fm: FileMatrix, task, block: np.ndarray, symmetric: bool) -
 
 def compute_blocks(kernel: BlockKernel, X, Y, tasks, symmetric: bool, file: tuple | None = None,
                    scales=None) -> list:
-    """Run a chunk of block tasks (in a worker process or on dask).
-
-    With ``file`` (``(path, offset, shape)`` of a ``.npy`` file's data) the worker writes
-    each block, normalised by ``scales``, into the file itself and returns only the
-    coordinates (and a diagonal block's raw diagonal): memory stays one block per worker.
-    """
+    """Run a chunk of block tasks (in a worker process or on dask).  With ``file`` (``(path,
+    offset, shape)``) each block, normalised by ``scales``, is written there and only its
+    coordinates (and a diagonal block's raw diagonal) come back."""
     out = []
     target = None if file is None else FileMatrix(*file)
     try:
@@ -251,13 +226,9 @@ def largest_first(tasks, symmetric: bool) -> list:
 
 
 def guided_chunks(tasks: list, n_workers: int, symmetric: bool) -> list[list]:
-    """``tasks`` (blocks, largest first) cut into chunks by guided self-scheduling.
-
-    Each chunk takes blocks until it holds ``1 / (2 workers)`` of the evaluations left
-    (at least one block), so the chunks shrink towards the end and the workers finish
-    together, with a few chunks per worker instead of one per block (a task costs a
-    process pool or a dask scheduler a few milliseconds).
-    """
+    """``tasks`` (blocks, largest first) cut into chunks by guided self-scheduling: each
+    takes ``1 / (2 workers)`` of the evaluations left (at least one block), so the chunks
+    shrink and the workers finish together, with a few tasks per worker, not one per block."""
     weights = [task_evals(t, symmetric) for t in tasks]
     left = float(sum(weights))
     chunks, i = [], 0

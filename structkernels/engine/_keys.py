@@ -10,19 +10,15 @@ from structkernels import __version__
 from structkernels.engine._blocks import BlockKernel
 from structkernels.engine.checks import component_kernels
 
-__all__ = ["content_hash", "data_key", "kernel_code_version", "kernel_key", "run_key"]
+__all__ = ["content_hash", "kernel_code_version", "kernel_key", "run_key"]
 
-#: structures hashed together by :func:`data_key`
+#: structures hashed together by :func:`run_key`
 HASH_CHUNK = 1 << 14
 
 
 def kernel_code_version(kernel: BlockKernel) -> tuple:
-    """The code that makes ``kernel``'s values: the package version, and each kernel class
-    (the kernel and those among its parameters) with its ``code_version``.
-
-    Part of every cache and resume key, so that a changed kernel implementation never
-    serves values computed by the old one.
-    """
+    """The package version and each kernel class in ``kernel`` with its ``code_version``:
+    part of every cache and resume key, so a changed implementation never serves old values."""
     return (
         ("structkernels", __version__),
         *(
@@ -46,12 +42,8 @@ def content_hash(obj: Any) -> str:
 
 
 def kernel_key(kernel: BlockKernel) -> dict:
-    """A key that changes whenever ``kernel``'s values may change.
-
-    The class (module and qualified name), a hash of *all* its parameters
-    (``get_params(deep=True)``, hashed with :func:`joblib.hash`; a ``repr`` would be
-    truncated and hide a changed σ) and the code versions (:func:`kernel_code_version`).
-    """
+    """A key that changes whenever ``kernel``'s values may: its class, a hash of *all* its
+    parameters (a ``repr`` would be truncated and hide a changed σ), its code versions."""
     return {
         "kernel": f"{type(kernel).__module__}.{type(kernel).__qualname__}",
         "params": content_hash(kernel.get_params(deep=True)),
@@ -59,14 +51,9 @@ def kernel_key(kernel: BlockKernel) -> dict:
     }
 
 
-def data_key(X: Any) -> str:
-    """A content hash of ``X`` in chunks of :data:`HASH_CHUNK` structures (one chunk
-    pickled at a time): it changes with the data's content and order."""
-    hashes = [content_hash(X[r0:r0 + HASH_CHUNK]) for r0 in range(0, len(X), HASH_CHUNK)]
-    return joblib.hash([len(X), hashes])
-
-
 def run_key(kernel: BlockKernel, X: Any, **fields: Any) -> dict:
-    """The key of a resumable run over ``X``: ``fields``, :func:`kernel_key` and
-    :func:`data_key`."""
-    return {**fields, **kernel_key(kernel), "data": data_key(X)}
+    """The key of a resumable run over ``X``: ``fields``, :func:`kernel_key` and a content
+    hash of ``X`` in chunks of :data:`HASH_CHUNK` structures (one chunk pickled at a time):
+    it changes with the data's content and order."""
+    hashes = [content_hash(X[r0:r0 + HASH_CHUNK]) for r0 in range(0, len(X), HASH_CHUNK)]
+    return {**fields, **kernel_key(kernel), "data": joblib.hash([len(X), hashes])}

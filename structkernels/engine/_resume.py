@@ -229,10 +229,8 @@ def _hand_over(run_id: str, task: tuple, partial: str, parts: str) -> None:
 
 
 def _stop_run(run_id: str) -> tuple[int, int]:
-    """``Client.run`` target: the run's jobs in this process stop before their next block.
-
-    Returns ``(jobs still computing, blocks written but not yet marked)`` here.
-    """
+    """``Client.run`` target: the run's jobs here stop before their next block; ``(jobs
+    still computing, blocks written but not yet marked)``."""
     with _commit_lock:
         _stopped.add(run_id)
         committer = _committers.get(run_id)
@@ -242,9 +240,8 @@ def _stop_run(run_id: str) -> tuple[int, int]:
 
 def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tuple[str, list]:
     """Worker: blocks not yet marked, each normalised if asked, written and handed to the
-    committer.  ``kernel``, ``X``, ``scale`` are scattered; ``plan`` is ``(partial, offset,
-    n, parts, run_id)``.  Returns the worker's address and, per block computed, ``(task,
-    times in the order of _TIMES, evaluations)``."""
+    committer (``plan``: ``(partial, offset, n, parts, run_id)``); the worker's address and
+    per block ``(task, times in the order of _TIMES, evaluations)``."""
     partial, offset, n, parts, run_id = plan
     done: list = []
     with _job(run_id), FileMatrix(partial, offset, (n, n)) as fm:

@@ -42,13 +42,9 @@ class ZeroSelfSimilarityWarning(StructkernelsWarning):
 
 
 class KernelOutputError(StructkernelsError, ValueError):
-    """A kernel returned something that is not a kernel value.
-
-    Raised, naming the kernel, the pair and the values, when a kernel's output
-    is NaN or infinite (:class:`NonFiniteKernelValueError`), when
-    ``k(x, y) != k(y, x)``, or when a sample of its Gram matrix is not positive
-    semi-definite (see :func:`probe_kernel`).
-    """
+    """A kernel returned something that is not a kernel value: NaN or infinite
+    (:class:`NonFiniteKernelValueError`), not symmetric, or not positive semi-definite on a
+    sample (:func:`probe_kernel`); the message names the kernel, the pair and the values."""
 
 
 class NonFiniteKernelValueError(KernelOutputError, NonFiniteError):
@@ -77,11 +73,8 @@ def diagonal_scales(diag: np.ndarray) -> np.ndarray:
 def normalization_scales(
     diag_x: np.ndarray, diag_y: np.ndarray, *, warn: bool = True, stacklevel: int = 2
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(1 / sqrt(diag_x), 1 / sqrt(diag_y))``, 0 where a self-similarity is <= 0.
-
-    A zero (or negative, from round-off) self-similarity gives a zero scale and a
-    :class:`ZeroSelfSimilarityWarning` naming how many structures it hit.
-    """
+    """``(1 / sqrt(diag_x), 1 / sqrt(diag_y))``; a zero (or negative, from round-off)
+    self-similarity gives a zero scale and a :class:`ZeroSelfSimilarityWarning`."""
     sx, sy = diagonal_scales(diag_x), diagonal_scales(diag_y)
     bad = int((sx == 0).sum() + (sy == 0).sum())
     if bad and warn:
@@ -123,13 +116,9 @@ OWN_DIAGONAL = "own diagonal"
 
 def normalize_block(block: np.ndarray, offsets: Sequence[int], scales: Any
                     ) -> tuple[np.ndarray, np.ndarray | None]:
-    """A raw block at ``offsets`` normalised as :func:`normalize_gram` normalises the matrix.
-
-    ``scales`` is None (the block as it is), ``(sx, sy)`` (cell ``[i, j]`` times
-    ``sx[i] * sy[j]``, the product formed first) or :data:`OWN_DIAGONAL` (a diagonal block
-    of a symmetric Gram, scaled by its own diagonal, which is returned too).  Cell for
-    cell the same arithmetic as normalising the finished matrix.
-    """
+    """A raw block at ``offsets`` normalised cell for cell as :func:`normalize_gram` does:
+    ``scales`` None (as it is), ``(sx, sy)`` or :data:`OWN_DIAGONAL` (a diagonal block of a
+    symmetric Gram, scaled by its own diagonal, which is returned too)."""
     if scales is None:
         return block, None
     r0, c0 = offsets
@@ -147,12 +136,8 @@ def normalize_block(block: np.ndarray, offsets: Sequence[int], scales: Any
 
 
 def check_normalized(block: np.ndarray, offsets: Sequence[int] = (0, 0)) -> None:
-    """Refuse a non-finite normalised value ``K[i, j] / sqrt(k(x_i, x_i) k(y_j, y_j))``.
-
-    With finite inputs this happens only when ``|K[i, j]|`` is far above
-    ``sqrt(k(x_i, x_i) k(y_j, y_j))``, which a positive semi-definite kernel never
-    gives (Cauchy-Schwarz).
-    """
+    """Refuse a non-finite normalised value: with finite inputs, ``|K[i, j]|`` far above
+    ``sqrt(k(x_i, x_i) k(y_j, y_j))``, which a PSD kernel never gives (Cauchy-Schwarz)."""
     check_finite(
         block, "normalisation: K[i, j] / sqrt(k(x_i, x_i) k(y_j, y_j))", ("row", "column"),
         offsets=offsets,
@@ -259,13 +244,9 @@ def check_kernel_values(
 ) -> None:
     """Refuse NaN or infinite kernel values, naming the kernel, the pair and the value.
 
-    One vectorised ``np.isfinite(values).all()``; the bad entry is located only
-    on failure.  ``values`` is a block ``K[i, j] = k(X[i], Y[j])`` placed at
-    ``offsets`` in the full matrix, or with ``diagonal`` a vector of
-    self-similarities ``k(X[i], X[i])``.  A block of scattered structures
-    names them by their positions instead: ``rows[i]`` (and ``cols[j]``) is
-    the position of the block's row ``i`` (column ``j``); a vector with
-    ``cols`` holds pairs, ``values[i] = k(X[rows[i]], Y[cols[i]])``.
+    ``values`` is a block ``K[i, j] = k(X[i], Y[j])`` at ``offsets``, or with ``diagonal``
+    self-similarities; scattered structures are named by their positions ``rows[i]`` (and
+    ``cols[j]``); a vector with ``cols`` holds pairs ``k(X[rows[i]], Y[cols[i]])``.
 
     Raises
     ------
@@ -309,8 +290,8 @@ def _overflow_hint(kernel: Any) -> str:
 
 
 def probe_size(n: int, n_evaluations: int) -> int:
-    """Structures in the probe of a Gram costing ``n_evaluations``: at most
-    :data:`PROBE_SIZE`, about 5% of the Gram's evaluations (at least 8), at most ``n``."""
+    """Structures in the probe of a Gram costing ``n_evaluations``: about 5% of them (at
+    least 8, at most :data:`PROBE_SIZE` and ``n``)."""
     s = int(np.sqrt(max(n_evaluations, 0) / 20.0))
     return int(min(n, PROBE_SIZE, max(8, s)))
 

@@ -1,11 +1,9 @@
 """The Gram engine: blocked, parallel, cached, memory-mappable Gram matrices.
 
-:func:`gram` computes only the upper triangle of blocks of a symmetric matrix (the lower is
-an exact mirror) and runs the blocks as :func:`structkernels.engine.parallel.plan` says.
-Results are bit-identical to ``n_jobs=1``: the blocks, their arithmetic and their placement
-do not depend on the worker that ran them.  With ``out=`` every block is written into the
-``.npy`` file with ``pwrite`` (normalised first with ``normalize=True``: the diagonal blocks
-come first), so memory stays about one block per worker.
+:func:`gram` computes the upper triangle of blocks of a symmetric matrix (the lower is an
+exact mirror), run as :func:`structkernels.engine.parallel.plan` says; the results are
+bit-identical to ``n_jobs=1``.  With ``out=`` every block is written into the ``.npy`` file
+(normalised first), so memory stays about one block per worker.
 """
 
 from __future__ import annotations
@@ -70,12 +68,10 @@ class GramInfo:
     Attributes
     ----------
     shape : tuple of int
-    n_evaluations : int
-        Kernel evaluations made (0 on a cache hit).
+    n_evaluations, n_blocks : int
+        Kernel evaluations made and blocks computed (0 on a cache hit).
     seconds : float
     cache_hit : bool
-    n_blocks : int
-        Blocks computed (0 on a cache hit).
     run : dict or None
         The record of a resumable run (``out=`` on dask): ``blocks``, ``blocks_skipped``
         (found done), ``blocks_computed``, ``restarted`` (None, or why nothing was reused),
@@ -90,30 +86,41 @@ class GramInfo:
     run: dict | None = None
 
 
-def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: int | None,
-              block_size: int | None, out: np.ndarray | None, progress: bool | None,
-              backend: str | None, scales: Any = None, client: Any = None
-              ) -> tuple[np.ndarray, int, int]:
+def _block_size(kernel: BlockKernel, block_size: int | None, n: int, m: int) -> int:
+    """``block_size``, or the kernel's preferred size capped by :func:`default_block_size`."""
+    return block_size or min(int(getattr(kernel, "preferred_block_size", 0) or 1 << 30),
+                             default_block_size(n, m))
+
+
+def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, client,
+             out=None, validate="auto"):
     """The Gram's blocks, computed as :func:`~structkernels.engine.parallel.plan` says and
     placed in ``out`` (an array, made when None, or a writable ``numpy.memmap`` written
-    through its file).  ``scales`` (file outputs only) normalises every block before it is
-    written: ``(sx, sy)``, or :data:`OWN_DIAGONAL` (the diagonal blocks first)."""
+    through its file), then normalised: ``(K, n_evaluations, n_blocks)``.  In memory the
+    normalisation runs in place once the diagonal is known; into a file every block is
+    normalised before it is written (by ``(sx, sy)``, or the diagonal blocks first, by their
+    own diagonal), so the matrix is written once.  Either way cell ``[i, j]`` is
+    ``K[i, j] * (s_i * s_j)``: the same bits."""
     symmetric = Y is None
     n = len(X)
     m = n if symmetric else len(Y)
+    total = count_evals(n, m, symmetric)
+    probe_when_asked(kernel, X, total, validate)
+    layout = FileMatrix.layout_of(out)
+    scales = None
+    if normalize and layout is not None:
+        scales = OWN_DIAGONAL if symmetric else normalization_scales(
+            *_diagonals(kernel, X, Y), warn=True, stacklevel=3)
     if out is None:
         out = np.empty((n, m), dtype=np.float64)
-    if n == 0 or m == 0:
-        return out, 0, 0
-    layout = FileMatrix.layout_of(out)
+    tasks = list(block_tasks(n, m, _block_size(kernel, block_size, n, m), symmetric)
+                 if total else ())
     fm = None if layout is None else FileMatrix(*layout)
-    tasks = list(block_tasks(n, m, _block_size(kernel, block_size, n, m), symmetric))
-    total = count_evals(n, m, symmetric)
     run = plan(kernel, n_jobs, backend, n_evaluations=total) if len(tasks) > 1 else Plan()
     if client is not None and run.backend == "dask":
         run = replace(run, client=client)
     bar = tqdm(total=total, unit="eval", unit_scale=True, desc="gram",
-               disable=bar_disabled(total, progress), leave=False)
+               disable=not total or bar_disabled(total, progress), leave=False)
     # with scales from the diagonal, the diagonal blocks first
     own = isinstance(scales, str)
     phases = ([[t for t in tasks if t[0] == t[2]], [t for t in tasks if t[0] != t[2]]] if own
@@ -138,7 +145,7 @@ def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: i
         for i, phase in enumerate(phases):
             if i:  # every diagonal block is in: the scales of the others (a zero
                 # self-similarity warns here once, as normalising the finished matrix does)
-                s, _ = normalization_scales(diag, diag, warn=True, stacklevel=4)
+                s, _ = normalization_scales(diag, diag, warn=True, stacklevel=3)
                 scales = (s, s)
             if run.probe_seconds is not None:
                 # time the first block serially: workers only when the rest is worth them
@@ -172,38 +179,10 @@ def _raw_gram(kernel: BlockKernel, X: Sequence, Y: Sequence | None, *, n_jobs: i
         bar.close()
         if fm is not None:
             fm.close()
-    return out, total, len(tasks)
-
-
-def _block_size(kernel: BlockKernel, block_size: int | None, n: int, m: int) -> int:
-    """``block_size``, or the kernel's preferred size capped by :func:`default_block_size`."""
-    return block_size or min(int(getattr(kernel, "preferred_block_size", 0) or 1 << 30),
-                             default_block_size(n, m))
-
-
-def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, client,
-             out=None, validate="auto"):
-    """Raw Gram, then normalisation; returns ``(K, n_evaluations, n_blocks)``.
-
-    In memory, normalisation runs in place after the diagonal is known; into a file, every
-    block is normalised before it is written, so the matrix is written once and never
-    mapped whole.  Either way cell ``[i, j]`` is ``K[i, j] * (s_i * s_j)``, the same bits.
-    """
-    n, m = len(X), len(X) if Y is None else len(Y)
-    probe_when_asked(kernel, X, count_evals(n, m, Y is None), validate)
-    to_file = normalize and FileMatrix.layout_of(out) is not None
-    scales = None
-    if to_file:
-        scales = OWN_DIAGONAL if Y is None else normalization_scales(
-            *_diagonals(kernel, X, Y), warn=True, stacklevel=3)
-    K, n_evals, n_blocks = _raw_gram(
-        kernel, X, Y, n_jobs=n_jobs, block_size=block_size, out=out,
-        progress=progress, backend=backend, scales=scales, client=client,
-    )
-    if normalize and not to_file:
-        d = (np.diag(K).copy(),) * 2 if Y is None else _diagonals(kernel, X, Y)
-        normalize_gram(K, *d, inplace=True)
-    return K, n_evals + (len(X) + len(Y) if normalize and Y is not None else 0), n_blocks
+    if normalize and layout is None:
+        d = (np.diag(out).copy(),) * 2 if symmetric else _diagonals(kernel, X, Y)
+        normalize_gram(out, *d, inplace=True)
+    return out, total + (n + m if normalize and not symmetric else 0), len(tasks)
 
 
 def _diagonals(kernel: BlockKernel, X: Sequence, Y: Sequence) -> tuple[np.ndarray, np.ndarray]:
@@ -257,45 +236,38 @@ def gram(
     Parameters
     ----------
     kernel : Kernel
-        Any :class:`BlockKernel` (:func:`structkernels.gram` also takes a registered name).
+        Any :class:`BlockKernel`.
     X, Y : sequences of structures (or 2-D arrays for vector kernels)
     n_jobs : int or None, default None
         Workers (``-1`` for all cores); parallel and serial results are bit-identical.
     normalize : bool, default False
-        Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0
-        (with a warning).  A :class:`~structkernels.kernels.base.Normalized`
-        kernel is handled the same way (its diagonal is computed once).
+        Return ``K / sqrt(diag_x diag_y)``; 0 where a self-similarity is 0 (with a
+        warning).  A :class:`~structkernels.kernels.base.Normalized` kernel is the same.
     block_size : int, optional
-        Rows/columns per block; chosen from the sizes and ``n_jobs`` if None.
+        Rows/columns per block; chosen from the sizes if None.
     out : path, optional
-        Write the result into a ``.npy`` memory-mapped file there (used as given) and
-        return its map (opened ``r+``), built atomically
-        (:func:`~structkernels.utils.atomic_memmap`: an interrupt, a kill or a full disk
-        leaves an existing ``out`` intact).  A symmetric Gram on dask without ``cache`` is
-        resumable: the same call after a lost worker, a failed block or Ctrl-C computes
-        only the blocks not yet flushed to disk (``<out>.parts/``).
+        Write the result into a ``.npy`` file there, built atomically (an interrupt, a kill
+        or a full disk leaves an existing ``out`` intact), and return its map (``r+``).  A
+        symmetric Gram on dask without ``cache`` is resumable: the same call computes only
+        the blocks not yet flushed to disk (``<out>.parts/``).
     cache : path, optional
         A folder of checked ``.npy`` entries (never pickles) keyed by the kernel (all its
-        parameters and code versions) and a hash of the data's content: a repeated call
-        loads the matrix and makes no kernel call.
+        parameters and code versions) and a hash of the data: a repeated call loads it.
     progress : bool, optional
         Show a progress bar (default: on long work, when stderr is a terminal).
     backend : str, optional
         joblib backend, or ``"dask"``; None lets
-        :func:`~structkernels.engine.parallel.plan` pick, unless a
-        ``joblib.parallel_backend`` context names one.
+        :func:`~structkernels.engine.parallel.plan` pick.
     client : dask.distributed.Client, optional
         The cluster of ``backend="dask"`` (default: the current client).
     return_info : bool, default False
-        Also return a :class:`GramInfo` (evaluations, seconds, cache hit).
+        Also return a :class:`GramInfo`.
     validate : {"auto", True, False}, default "auto"
-        Checks of the kernel's output (:func:`~structkernels.engine.checks.validation_level`).
-        A NaN or infinite value is always refused, naming the pair
-        (:class:`~structkernels.engine.checks.NonFiniteKernelValueError`).  ``True`` also
-        probes symmetry and positive semi-definiteness on a seeded sample of ``X``
+        Checks of the kernel's output (:func:`~structkernels.engine.checks.validation_level`):
+        a NaN or infinite value is always refused, naming the pair; ``True`` also probes
+        symmetry and positive semi-definiteness on a seeded sample of ``X``
         (:func:`~structkernels.engine.checks.probe_kernel`, not counted in
-        ``n_evaluations``); ``"auto"`` does so for kernels that do not ship with
-        structkernels; ``False`` checks finiteness only.
+        ``n_evaluations``).
 
     Returns
     -------

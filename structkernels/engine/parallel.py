@@ -8,6 +8,7 @@ it, on the ``"serial"``, ``"threads"``, ``"processes"`` (joblib) or ``"dask"`` b
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import multiprocessing
 import os
@@ -46,10 +47,8 @@ _PARENT_POLL_SECONDS = 0.5
 
 
 def releases_gil(kernel: Any) -> bool:
-    """Whether ``kernel``'s blocks run in compiled code that releases the GIL.
-
-    Such kernels set the class attribute ``nogil_blocks = True``; their blocks then run in
-    threads of one process."""
+    """Whether ``kernel``'s blocks run in compiled code that releases the GIL (the class
+    attribute ``nogil_blocks = True``): they then run in threads of one process."""
     return bool(getattr(kernel, "nogil_blocks", False))
 
 
@@ -68,13 +67,7 @@ def _dask_context() -> bool:
 
 def dask_client() -> Any:
     """The dask client to run on: that of an active ``joblib.parallel_backend("dask")``,
-    else the current one (``distributed.get_client()``).
-
-    Raises
-    ------
-    ValueError
-        No client was started.
-    """
+    else the current one (``distributed.get_client()``); a ValueError when none was started."""
     client = getattr(_active_backend(), "client", None) if _dask_context() else None
     if client is not None:
         return client
@@ -264,11 +257,8 @@ def _processes(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
 
 def _dask(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
           ) -> Iterator[tuple[list, list]]:
-    """``(chunk, results)`` of each chunk run on a dask cluster, as they complete.
-
-    ``shared`` goes to every worker once; each result is released on the cluster once
-    taken.  Closing the generator (an error, Ctrl-C) cancels the chunks not finished.
-    """
+    """``(chunk, results)`` of each chunk run on a dask cluster, ``shared`` sent to every
+    worker once; closing the generator cancels the chunks not finished."""
     from dask.utils import funcname
     from distributed import Future as Sent
     from distributed import as_completed
@@ -321,19 +311,17 @@ def map_tasks(
     n_jobs : int or None, default=None
         Workers: ``None`` or ``-1`` the cores this process may use, ``1`` serial.
     backend : {"serial", "threads", "processes", "dask"} or Plan, default="threads"
-        Threads for work that releases the GIL, processes for Python-level work; a
-        :class:`Plan` names the backend and the workers (``n_jobs`` is then not read).
+        A :class:`Plan` names the backend and the workers (``n_jobs`` is then not read).
     ordered : bool, default=True
         Results in task order; ``False`` yields them as chunks complete.
     chunks_per_worker : int or None, default=None
-        Group the tasks into about this many chunks per worker, balanced by ``cost``
-        (contiguous runs when ``ordered``); ``None``: one task per chunk.
+        About this many chunks per worker, balanced by ``cost`` (contiguous when
+        ``ordered``); ``None``: one task per chunk.
     cost : callable or None, default=None
         A task's cost, for balancing chunks and for the progress bar (default 1).
     progress : bool or None, default=False
-        A progress bar (tqdm) over the summed cost; ``None``: only for long runs.
+        A progress bar over the summed cost (``desc``, ``unit``); ``None``: for long runs.
     desc, unit : str
-        The bar's label and unit.
     shared : tuple, default=()
         Objects every call takes first (sent to each dask worker once).
 
@@ -433,25 +421,16 @@ def map_blocks(
     if chunks_per_worker is None:
         chunks_per_worker = 16 if run.backend == "threads" else 4
     return map_tasks(
-        _BlockJob(source, reduce), tasks, backend=run, ordered=ordered,
+        functools.partial(_block_job, source, reduce), tasks, backend=run, ordered=ordered,
         chunks_per_worker=chunks_per_worker, cost=source.task_cost, progress=progress,
         desc=desc, unit="eval",
     )
 
 
-class _BlockJob:
-    """A picklable ``task -> reduce(source.block(*task), task)``."""
-
-    def __init__(self, source: Any, reduce: Callable | None):
-        self.source = source
-        self.reduce = reduce
-
-    def __call__(self, task: tuple) -> Any:
-        rows, cols = task[0], task[1]
-        block = self.source.block(rows, cols)
-        if self.reduce is None:
-            return task, block
-        return self.reduce(block, task)
+def _block_job(source: Any, reduce: Callable | None, task: tuple) -> Any:
+    """``reduce(source.block(*task), task)``, or ``(task, block)`` without ``reduce``."""
+    block = source.block(task[0], task[1])
+    return (task, block) if reduce is None else reduce(block, task)
 
 
 def call_in_child(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -565,9 +544,8 @@ def _child_start(parent: int, interrupt: bool) -> None:
 
 
 def _watch_parent(parent: int) -> None:
-    """Exit this process once ``parent`` is gone (its children are adopted by another
-    process: :func:`os.getppid` changes).  Polling works on every platform, and unlike
-    ``PR_SET_PDEATHSIG`` does not fire when the thread that started the child ends."""
+    """Exit once ``parent`` is gone (:func:`os.getppid` changes): polling works everywhere,
+    and unlike ``PR_SET_PDEATHSIG`` does not fire when the starting thread ends."""
     while os.getppid() == parent:
         time.sleep(_PARENT_POLL_SECONDS)
     with contextlib.suppress(Exception):  # its own children (spaCy's workers) go too

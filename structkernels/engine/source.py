@@ -1,12 +1,10 @@
 """Kernel access: the one way structkernels reads kernel values outside a whole Gram matrix.
 
-A :class:`KernelSource` owns, for one kernel over one or two sets of structures, the checked
-input, the diagonal (computed once), the normalisation scales, the finiteness check, the
-count of kernel evaluations and the cache key.  A normalised kernel (``cosine_normalizes``)
-is handled here once: every column, tile and cross block is the inner kernel's, normalised
-by its inner diagonal.  :class:`PrecomputedSource` serves the same from a user's Gram.
-Kernel-specific fast paths stay behind the kernel's own methods; a source never asks what
-class a kernel is.
+A :class:`KernelSource` owns the checked input, the diagonal (computed once), the
+normalisation (a normalised kernel's values are the inner kernel's, scaled by its inner
+diagonal), the finiteness check, the count of evaluations and the cache key;
+:class:`PrecomputedSource` serves the same from a user's Gram.  A source never asks what
+class a kernel is: fast paths stay behind the kernel's own methods.
 """
 
 from __future__ import annotations
@@ -56,15 +54,12 @@ class KernelSource:
     Parameters
     ----------
     kernel : Kernel
-        A kernel object (``gram_block``, ``gram_block_symmetric``, ``diag_block``,
-        ``check_input``).
     X, Y : sequence
-        The structures; ``Y=None``: one set (symmetric blocks, ``names`` ``("X", "X")``).
+        The structures; ``Y=None``: one set (symmetric blocks).
     checked : bool, default=False
         ``X`` and ``Y`` are already the kernel's checked input (``check_input``).
     diag_x, diag_y : array or None
-        Self-similarities known already (they are then not computed again); of the inner
-        kernel when ``kernel`` is normalised (:meth:`raw_diagonal`).
+        Self-similarities known already (of the inner kernel of a normalised one).
     dtype : np.float64 or np.float32, default np.float64
         Arithmetic of columns, tiles, cross blocks and :meth:`full` (blocks are cast).
     n_jobs : int or None, default 1
@@ -164,11 +159,8 @@ class KernelSource:
         return d if self.inner is None else (d > 0).astype(np.float64)
 
     def block(self, rows: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
-        """Raw kernel values ``k(X[rows[i]], Y[cols[j]])``; ``cols=None``: the symmetric
-        block of ``rows`` in ``X`` (the kernel's ``gram_block_symmetric``).
-
-        A NaN or infinite value is refused naming the pair by its positions in the data.
-        """
+        """Raw kernel values ``k(X[rows[i]], Y[cols[j]])`` (``cols=None``: the symmetric
+        block of ``rows``), a NaN or infinite one refused naming the pair."""
         kernel = self.kernel
         Xr = kernel.check_input(take(self.X, rows))  # as the Gram engine does: kept if encoded
         if cols is None:
@@ -188,13 +180,10 @@ class KernelSource:
         return S
 
     def pairs(self, rows: Any, cols: Any, *, n_jobs: int | None = 1) -> np.ndarray:
-        """``k(X[rows[q]], Y[cols[q]])`` for each ``q``, as the Gram engine's blocks give them.
-
-        A kernel with a paired mode (``paired_values``) takes the pairs in chunks of
-        :data:`PAIR_CHUNK`, the others row by row through ``gram_block``; chunks run in
-        threads with ``n_jobs != 1`` when the kernel releases the GIL.  For pairs within
-        one set, give ``rows[q] < cols[q]`` to get exactly a fresh Gram matrix's values.
-        """
+        """``k(X[rows[q]], Y[cols[q]])`` for each ``q``, as the Gram engine's blocks give them
+        (within one set, give ``rows[q] < cols[q]`` for exactly a fresh Gram's values): in
+        chunks of :data:`PAIR_CHUNK` through ``paired_values``, else row by row; in threads
+        with ``n_jobs != 1`` when the kernel releases the GIL."""
         kernel = self.kernel
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
@@ -343,9 +332,8 @@ class KernelSource:
 def check_precomputed_gram(K: Any, *, n_cols: int | None = None, label: str = "the train Gram matrix",
                            owner: str | None = None, dtype: Any = np.float64) -> np.ndarray:
     """A user's precomputed Gram matrix, checked: dense, 2-D, finite; square when ``n_cols`` is
-    None (a training Gram), else a cross Gram with ``n_cols`` columns.  The one validator
-    of precomputed Grams: one error line names the owner, the matrix (``label``) and the
-    problem.
+    None (a training Gram), else a cross Gram with ``n_cols`` columns.  One error line names
+    the owner, the matrix (``label``) and the problem.
 
     Examples
     --------

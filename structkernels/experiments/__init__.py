@@ -1,5 +1,2 @@
-"""Experiment runners on top of the library: baselines tables and plots.
-
-Imports: anything below (npk, neighbors, kernels, datasets); nothing imports it but the
-command line.
-"""
+"""Experiment runners on top of the library: the train-npk main job, baselines tables, plots,
+the relation evaluation and the SRK paraphrase run."""

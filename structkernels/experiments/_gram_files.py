@@ -1,10 +1,7 @@
-"""An evaluation's Gram matrices in files, read a fold at a time.
-
-Each structure view's normalised Gram is computed into a ``.npy`` file by the engine,
-stored as float32 (a relative error of at most ``2**-24`` per normalised entry; the sum of
-the views and everything after it is float64), and a fold's slices are gathered by reading
-the file in bands of rows (:func:`fold_slices`): the process holds the slices and one band,
-never the matrix (``8 n²`` bytes per view).
+"""An evaluation's Gram matrices in files, read a fold at a time: each structure view's
+normalised Gram is stored as float32 (a relative error of at most ``2**-24`` per entry; the
+sum of the views and everything after it is float64) and a fold's slices are gathered a band
+of rows at a time (:func:`fold_slices`), never the whole matrix.
 """
 
 from __future__ import annotations
@@ -73,16 +70,10 @@ class GramFile:
         self.dtype = dtype
         self.temporary = temporary
 
-    @property
-    def nbytes(self) -> int:
-        """The matrix's bytes in the file."""
-        return self.n * self.n * self.dtype.itemsize
-
-    def bands(self, band_bytes: int | None = None):
+    def bands(self):
         """``(r0, rows)`` for consecutive bands of rows ``rows = K[r0:r0 + h]``, each about
-        ``band_bytes`` (default :data:`BAND_BYTES`)."""
-        band_bytes = BAND_BYTES if band_bytes is None else band_bytes
-        h = max(1, band_bytes // max(1, self.n * self.dtype.itemsize))
+        :data:`BAND_BYTES`."""
+        h = max(1, BAND_BYTES // max(1, self.n * self.dtype.itemsize))
         with open(self.path, "rb") as fh:
             for r0 in range(0, self.n, h):
                 r1 = min(self.n, r0 + h)
@@ -192,14 +183,11 @@ class RelationGrams:
     """Normalised Grams over all pairs, one float32 file per structure view and kernel,
     reused by every fold and model.
 
-    With ``cache_dir`` the files are kept there, each keyed by the structure view, a SHA-256
-    of its structures' JSON and :func:`structkernels.engine.gram.kernel_key` (so that any
-    change of kernel, parameter or code misses the cache); without it they live in a
-    temporary folder removed by :meth:`close`.  σ learned on a split is kept as JSON, keyed
-    by the training structures and labels, the learner's kernel and its settings.  Every
-    entry is checked when read (:class:`structkernels.utils.CacheFolder`), then validated
-    (a Gram: float32, its shape, finite values; σ: finite values ≥ 0 by label); one that
-    fails is discarded with one warning, computed again and rewritten.
+    With ``cache_dir`` the files (keyed by the view, a SHA-256 of its structures and
+    :func:`structkernels.engine.gram.kernel_key`) and each split's σ (keyed by its training
+    data, kernel and settings) are kept there, checked and validated when read (a damaged
+    entry is discarded with one warning and computed again); without it the files live in a
+    temporary folder removed by :meth:`close`.
     """
 
     def __init__(self, items: Sequence[dict], n_jobs: int,
@@ -246,8 +234,7 @@ class RelationGrams:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def _cached(self, entry: str, key: str) -> GramFile | None:
-        """The cached Gram ``entry`` when it passes its check and is an ``(n, n)`` finite
-        float32 matrix; None otherwise (a damaged one is reported)."""
+        """The cached Gram ``entry`` if an ``(n, n)`` finite float32 one, else None."""
         n = len(self.items)
         if not self.store.check_file(entry, key, 4 * n * n + (1 << 16)):
             return None
@@ -264,9 +251,8 @@ class RelationGrams:
 
     def file(self, view: str, kern: Kernel, keep: bool = True) -> GramFile:
         """The Gram of ``view`` under ``kern`` (a normalised kernel) in a float32 file;
-        ``keep=False``: a temporary file, neither remembered nor cached (a σ of one split:
-        the caller removes it, :meth:`GramFile.remove`), unless a kept file of the same
-        kernel is at hand (a split whose σ learner kept σ ≡ 1 and λ: its twin's Gram)."""
+        ``keep=False``: a temporary file (a σ of one split), unless a kept file of the same
+        kernel is at hand (σ ≡ 1 and λ kept: its twin's Gram)."""
         t = time.perf_counter()
         key = kernel_key(kern)
         memo = self._key(view, key)
@@ -309,9 +295,8 @@ class RelationGrams:
 
     def sigma(self, part: StructureKernel, train: np.ndarray, y: np.ndarray,
               settings: dict[str, Any], fit: Callable[[], dict]) -> dict[str, Any]:
-        """What a σ learner learned on a split (``{"sigma": {label: weight}}``, and ``"lam"``
-        from the gradient learner): from the cache when it holds this split's, else
-        ``fit()``."""
+        """What a σ learner learned on a split (``{"sigma": ..., "lam": ...}``): the cache's,
+        else ``fit()``."""
         if self.folder is None:
             return fit()
         h = hashlib.sha256(self._digest(part.view).encode())

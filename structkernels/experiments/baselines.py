@@ -1,18 +1,13 @@
-"""PK and NPK beside simple baselines on the same split: the analogue of Table 6.
-
-Garg et al. (2018), Table 6, compare the nonstationary path kernel with its k-NN
-classifier against other classifiers; :func:`baselines_table` does the same on any split,
-on sub-samples of both halves (one per seed, the same for every model): k-NN (k = 8) under
-PK and NPK, exact and with both kernel hashes; an SVM on the normalised Grams; logistic
-regression on bags of path tuples (:func:`linear_baselines`); and chance.  Every row
-reports F1 (precision, recall) and average precision, mean ± sd over the seeds, with the
-kernel evaluations and seconds of the model.  The hashed classifiers read the Grams'
-values through :class:`~structkernels.kernels.lookup.GramLookup`, each counting the values
-it reads and adding the Gram's time in proportion to them.
+"""PK and NPK beside simple baselines on the same split: the analogue of Table 6 of Garg et
+al. (2018).  :func:`baselines_table` runs, on sub-samples of both halves (one per seed, the
+same for every model), k-NN (k = 8) under PK and NPK, exact and with both kernel hashes, an
+SVM on the normalised Grams, logistic regression on bags of path tuples
+(:func:`linear_baselines`) and chance.  The hashed classifiers read the Grams' values
+through :class:`~structkernels.kernels.lookup.GramLookup`, each counting the values it reads
+and adding the Gram's time in proportion to them.
 
 Example
 -------
->>> from structkernels.experiments.baselines import baselines_table, format_table
 >>> rows = baselines_table(train, test, {"lam": 0.8}, npk_params, n_train=2000,
 ...                        n_test=3000, seeds=range(5))   # doctest: +SKIP
 >>> print(format_table(rows))                              # doctest: +SKIP
@@ -71,10 +66,7 @@ def linear_baselines(X_tr: Sequence, y_tr: np.ndarray, X_te: Sequence,
         A = vec.fit_transform(list(X_tr))
         lr = LogisticRegression(class_weight="balanced", max_iter=3000).fit(A, y_tr)
         s = lr.decision_function(vec.transform(list(X_te)))
-        rows[name] = {
-            **_scores(np.asarray(y_te), (s > 0).astype(int), s), "n_evaluations": 0,
-            "seconds": time.perf_counter() - t0,
-        }
+        rows[name] = _row(np.asarray(y_te), (s > 0).astype(int), s, 0, t0)
     return rows
 
 
@@ -86,6 +78,13 @@ def _scores(y: np.ndarray, pred: np.ndarray, score: np.ndarray) -> dict[str, flo
     out = positive_class_scores(y, pred, pos_label=1)
     out["average_precision"] = float(average_precision_score(y, score)) if y.any() else 0.0
     return out
+
+
+def _row(y: np.ndarray, pred: np.ndarray, score: np.ndarray, n_evaluations: int, t0: float,
+         offset: float = 0.0) -> dict[str, float]:
+    """The scores, ``n_evaluations`` and the seconds since ``t0`` plus ``offset``."""
+    out = _scores(y, pred, score)
+    return {**out, "n_evaluations": n_evaluations, "seconds": offset + time.perf_counter() - t0}
 
 
 def _knn_row(clf, X_te, y_te) -> dict[str, float]:
@@ -132,10 +131,8 @@ def _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, n_jobs,
         t0 = time.perf_counter()
         svc = SVC(kernel="precomputed", class_weight="balanced").fit(K_tr, y_tr)
         s = svc.decision_function(K_te)
-        rows[f"{name} SVM (precomputed Gram)"] = {
-            **_scores(y_te, (s > 0).astype(int), s), "n_evaluations": gram_n,
-            "seconds": gram_s + time.perf_counter() - t0,
-        }
+        rows[f"{name} SVM (precomputed Gram)"] = _row(y_te, (s > 0).astype(int), s, gram_n,
+                                                      t0, gram_s)
         # the hashed classifiers read their kernel values from the Grams just computed
         # (GramLookup): the same values, counted as the evaluations they would cost
         look = GramLookup(np.vstack([K_tr, K_te]))

@@ -82,15 +82,12 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
              learner_params: dict[str, Any], settings: dict[str, Any],
              table: dict[str, Any] | None, data: str, options: dict[str, Any],
              started: float) -> dict[str, Any]:
-    """Learn σ on ``learn_set`` (:class:`~structkernels.npk.learner.NonstationaryLearner`),
-    classify ``test`` with the k-NN classifier trained on ``train`` under PK and NPK, with
-    the linear baselines and, given ``table`` (``n_train``, ``n_test``, ``seeds``), the
-    baselines table.
-
-    Returns ``{"summary", "model", "learner", "pred", "score", "classifier"}``: the run's
-    figures (``options`` recorded as its settings, ``started`` its :func:`time.perf_counter`),
-    the model file's document, NPK's predictions and positive-class scores on ``test``, and
-    its fitted k-NN classifier.
+    """Learn σ on ``learn_set``, classify ``test`` with the k-NN classifier trained on
+    ``train`` under PK and NPK, with the linear baselines and, given ``table`` (``n_train``,
+    ``n_test``, ``seeds``), the baselines table.  Returns ``{"summary", "model", "learner",
+    "pred", "score", "classifier"}``: the run's figures (``options`` its settings,
+    ``started`` its :func:`time.perf_counter`), the model file's document, NPK's test
+    predictions and scores and its classifier.
     """
     from structkernels.experiments.baselines import baselines_table, linear_baselines
     from structkernels.npk.learner import NonstationaryLearner
@@ -211,12 +208,9 @@ def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
 
 def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None = None, *,
                      source: str = "the model file"):
-    """The fitted k-NN classifier the model describes.
-
-    Kernel parameters the kernel does not take (or of the wrong type) and
-    classifier settings the classifier does not know are the file's fault: a
-    :class:`ModelFormatError` naming ``source``.
-    """
+    """The fitted k-NN classifier the model describes; kernel parameters or classifier
+    settings that do not suit are the file's fault (a :class:`ModelFormatError` naming
+    ``source``)."""
     import inspect
 
     from structkernels.kernels.names import kernels

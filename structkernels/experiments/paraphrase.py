@@ -1,10 +1,5 @@
 """Paraphrase and entailment classification with a string re-writing kernel (Bu et al.
-2012): what ``structkernels paraphrase`` runs.
-
-:func:`classify_rewritings` computes the kernel's per-k Grams once, chooses k_max and the
-PR feature by cross-validation on the training set when asked, fits an SVM on the
-training re-writings and labels the test ones.
-"""
+2012): what ``structkernels paraphrase`` runs."""
 
 from __future__ import annotations
 
@@ -36,7 +31,7 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     ``result`` holds the settings, sizes, seconds since ``started`` and, when ``test`` is
     labelled, its accuracy and F1 in percent."""
     from sklearn.metrics import accuracy_score, f1_score
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.svm import SVC
 
     from structkernels.engine.checks import ZeroSelfSimilarityWarning
@@ -91,13 +86,18 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
             for with_pr in (False, True):
                 K_tr, _ = grams(j, with_pr)
                 for with_tf in (False, True) if tfkld else (False,):
-                    acc = []
-                    for f, (tr, te) in enumerate(folds):
-                        K = K_tr + tf_fold[f] if with_tf else K_tr
-                        clf = SVC(kernel="precomputed", C=C).fit(K[np.ix_(tr, tr)],
-                                                                 train.labels[tr])
-                        acc.append(accuracy_score(train.labels[te],
-                                                  clf.predict(K[np.ix_(te, tr)])))
+                    if with_tf:  # TF-KLD's Gram differs per fold (its weights read labels)
+                        acc = []
+                        for f, (a, b) in enumerate(folds):
+                            K = K_tr + tf_fold[f]
+                            clf = SVC(kernel="precomputed", C=C).fit(K[np.ix_(a, a)],
+                                                                     train.labels[a])
+                            acc.append(accuracy_score(train.labels[b],
+                                                      clf.predict(K[np.ix_(b, a)])))
+                    else:
+                        acc = cross_val_score(SVC(kernel="precomputed", C=C), K_tr,
+                                              train.labels, cv=folds, scoring="accuracy",
+                                              error_score="raise")
                     row = {"kmax": j, "pr": with_pr,
                            "cv_accuracy_pct": round(100 * np.mean(acc), 2),
                            "cv_std_pct": round(100 * np.std(acc), 2)}

@@ -1,10 +1,5 @@
-"""Plots of the σ learner and of a classifier's evaluation (matplotlib, an optional extra:
-``pip install structkernels[plot]``).
-
-- :func:`plot_sigma_losses`: per edge label, what decided σ, the rule and the value chosen;
-- :func:`plot_evaluation`: the confusion matrix and the precision-recall curve of a binary
-  classifier's test predictions (scikit-learn's displays).
-"""
+"""Plots of the σ learner and of classifiers' evaluations (matplotlib, the optional ``plot``
+extra), written atomically."""
 
 from __future__ import annotations
 
@@ -40,11 +35,9 @@ def _saved(fig: Any, path: str | os.PathLike | None) -> Any:
 def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
                       title: str | None = None, objective: str | None = None,
                       min_gain: float | None = None) -> Any:
-    """Bar chart, per learned edge label, of what decided σ: the two values and the rule.
-
-    The bars are Loss Function 1 summed over the α trials (``objective="loss1"``,
-    Algorithm 1, lower is better) or the leave-one-out k-NN average precision on the sample
-    (``"knn-ap"``, higher is better); the figure states the rule under its title.
+    """Bar chart, per learned edge label, of what decided σ: Loss Function 1 summed over the
+    α trials (``"loss1"``) or the leave-one-out k-NN average precision (``"knn-ap"``) at
+    σ = 0 and σ = 1, the rule stated under the title.
 
     Parameters
     ----------
@@ -54,9 +47,9 @@ def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
         Write the figure there (format from the extension, e.g. ``.png``).
     title : str, optional
     objective : {"loss1", "knn-ap"}, optional
-        Default: the learner's ``objective`` ("loss1" for a dict).
+        Default: the learner's (``"loss1"`` for a dict).
     min_gain : float, optional
-        Default: the learner's ``min_gain`` (0.005 for a dict).
+        Default: the learner's (0.005 for a dict).
 
     Returns
     -------

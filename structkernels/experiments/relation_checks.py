@@ -101,11 +101,9 @@ def _slice_bytes(splits: Sequence[tuple[np.ndarray, np.ndarray]]) -> int:
 def slice_budget(splits: Sequence[tuple[np.ndarray, np.ndarray]], n_jobs: int,
                  slice_bytes: int | None = None) -> int:
     """The bytes of fold slices :func:`evaluate_relations` holds at once: ``slice_bytes``
-    when given; by default enough for one Gram's slices, whose model fits then run
-    together (up to ``n_jobs``), within a quarter of
-    :func:`~structkernels.utils.memory_budget`, and never below :data:`SLICE_BYTES` (a
-    second Gram's slices held beside, with their fits' copies, would take the largest
-    process of a BioInfer evaluation past the memory the project allows it).
+    when given, else one Gram's slices within a quarter of
+    :func:`~structkernels.utils.memory_budget`, never below :data:`SLICE_BYTES` (two Grams'
+    slices and their fits' copies would take a BioInfer evaluation past its memory).
 
     Examples
     --------
@@ -119,9 +117,8 @@ def slice_budget(splits: Sequence[tuple[np.ndarray, np.ndarray]], n_jobs: int,
 
 
 def fits_at_once(one: int, slice_bytes: int, n_jobs: int, n_models: int) -> int:
-    """How many model fits :func:`evaluate_relations` runs at once on one Gram's fold
-    slices of ``one`` bytes: up to ``n_jobs`` (and the models) while the slices fit
-    ``slice_bytes``, else one (each fit's own copies would add up).
+    """How many model fits run at once on one Gram's fold slices of ``one`` bytes: up to
+    ``n_jobs`` (and the models) while they fit ``slice_bytes``, else one (copies add up).
 
     Examples
     --------
@@ -135,12 +132,9 @@ def fits_at_once(one: int, slice_bytes: int, n_jobs: int, n_models: int) -> int:
 
 def fold_bytes(n: int, splits: Sequence[tuple[np.ndarray, np.ndarray]], models: Sequence[str],
                n_jobs: int, slice_bytes: int | None = None) -> int:
-    """About the most bytes :func:`evaluate_relations` holds at once for ``n`` pairs.
-
-    ``S (G + J)`` for fold slices of ``S = 8 tr (tr + te)`` bytes (a Gram's training and
-    test rows in float64), ``G`` groups of models held together within ``slice_bytes``
-    (:func:`slice_budget`) and ``J`` fits at once (:func:`fits_at_once`), each of which
-    may copy its slices once more.
+    """About the most bytes :func:`evaluate_relations` holds at once for ``n`` pairs:
+    ``S (G + J)`` for fold slices of ``S = 8 tr (tr + te)`` bytes, ``G`` groups of models held
+    together (:func:`slice_budget`) and ``J`` fits at once (:func:`fits_at_once`).
 
     Examples
     --------

@@ -1,13 +1,8 @@
-"""Relation extraction evaluated as the BioNLP literature does it.
-
-Every model sees the same folds: document-level cross-validation (:func:`document_folds`) or
-one train/test split; scores are pooled over the folds (:func:`pooled_scores`), everything a
-model learns is fitted on the training folds only, and each ``NPK`` model is compared fold
-by fold with its σ ≡ 1 twin (:func:`twin_comparison`).  The models are those of
-:mod:`structkernels.relations.models`.  Each structure view's normalised Gram is computed
-once, into a float32 file each fold reads its rows from
-(:mod:`structkernels.experiments._gram_files`), so memory holds a fold's slices, never a
-whole matrix.
+"""Relation extraction evaluated as the BioNLP literature does it: every model of
+:mod:`structkernels.relations.models` on the same document-level folds, everything learned
+on the training folds only, scores pooled over the folds, each ``NPK`` model compared fold
+by fold with its σ ≡ 1 twin.  Each structure view's normalised Gram is computed once into a
+float32 file (:mod:`structkernels.experiments._gram_files`) each fold reads its rows from.
 """
 
 from __future__ import annotations
@@ -21,8 +16,7 @@ import numpy as np
 
 from structkernels.classifiers import HashForestClassifier, KernelSVC, select_by_inner_cv
 from structkernels.engine.parallel import call_in_child, map_tasks
-from structkernels.experiments._gram_files import GramFile, fold_slices
-from structkernels.experiments._gram_files import RelationGrams as _Grams
+from structkernels.experiments._gram_files import GramFile, RelationGrams, fold_slices
 from structkernels.experiments.relation_checks import (
     FoldError,
     check_fold_memory,
@@ -66,10 +60,8 @@ C_GRID = (0.1, 1.0, 10.0)
 def document_folds(
     groups: Sequence[str], y: Sequence[int], n_splits: int = 10, random_state: Any = 0
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Cross-validation folds with every document's pairs in one fold.
-
-    Stratified on the labels as far as whole documents allow
-    (:class:`sklearn.model_selection.StratifiedGroupKFold`, shuffled with ``random_state``).
+    """Cross-validation folds with every document's pairs in one fold, stratified as far as
+    whole documents allow (:class:`sklearn.model_selection.StratifiedGroupKFold`, shuffled).
 
     Raises
     ------
@@ -124,9 +116,8 @@ def twin_comparison(models: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     Returns
     -------
     dict
-        ``{NPK model: {"twin", "f1_diff", "f1_diff_folds", "better_folds", "worse_folds"}}``:
-        the pooled F1 difference, the per-fold differences (model − twin, in points), and
-        the folds where the model is above and below its twin.
+        ``{NPK model: {"twin", "f1_diff", "f1_diff_folds", "better_folds", "worse_folds"}}``
+        (differences model − twin, in points).
 
     Examples
     --------
@@ -178,59 +169,48 @@ def evaluate_relations(
     splits : sequence of (train indices, test indices)
         :func:`document_folds`, or one held-out split.
     groups : sequence of str, optional
-        The document of each pair: the inner folds of ``NPK chosen`` keep documents whole
-        (without it, each pair is its own group).
+        The document of each pair, kept whole by inner folds (None: each pair its own).
     models : sequence of str, default :data:`DEFAULT_MODELS`
     C : float or "auto", default 1.0
-        The SVMs' C; ``"auto"``: chosen on each training fold from :data:`C_GRID` by the
-        F1 of grouped 3-fold inner cross-validation (documents kept whole), the choice of
-        each fold listed under ``"chosen"``.
+        The SVMs' C; ``"auto"``: chosen on each training fold from :data:`C_GRID` by grouped
+        3-fold inner cross-validation for F1, each fold's choice listed under ``"chosen"``.
     sigma_params : dict, optional
-        The σ learner's settings: ``"objective"`` selects it (default ``"svm"``; ``"svm"``
-        and ``"alignment"`` learn σ ∈ [0, 1] and λ by gradient inside the model's sum of
-        views, :mod:`~structkernels.npk.gradient`; ``"loss1"``, ``"knn-ap"``: Algorithm 1's
-        binary σ), the other keys are the learner's keywords.
+        The σ learner's keywords; ``"objective"`` one of
+        :data:`~structkernels.npk.gradient.SIGMA_OBJECTIVES` (default ``"svm"``).
     n_jobs : int, optional
         Workers for the Grams and the σ learner (default: the cores this process may use).
     random_state : int
     progress : bool
     log : callable, optional
-        Receives a line per step (progress on stderr from the command line).
+        Receives a line per step.
     cache_dir : str or path, optional
-        Keep the Grams (``.npy``) and each split's σ (JSON) there, keyed by content, kernel,
-        parameters and version, for the next run on the same data.
+        Keep the Grams and each split's σ there, keyed by content, kernel and parameters.
     work_dir : str or path, optional
-        Where the Grams not kept in ``cache_dir`` are written while the evaluation runs (a
-        temporary folder, removed at the end; default: ``$TMPDIR``).
+        Where the Grams not kept in ``cache_dir`` are written meanwhile (default: ``$TMPDIR``).
     slice_bytes : int, optional
-        The most bytes of fold slices (a model's training and test rows of its Gram, in
-        float64) held at once: models reading different Grams are fitted together while
-        their slices fit (default:
-        :func:`~structkernels.experiments.relation_checks.slice_budget`).  The memory of an
-        evaluation is about :func:`fold_bytes`, plus the structures and the classifiers.
+        The most bytes of fold slices held at once (default:
+        :func:`~structkernels.experiments.relation_checks.slice_budget`); the evaluation's
+        memory is about :func:`fold_bytes` plus the structures and the classifiers.
     return_scores : bool, default False
         Add ``"pair_scores"``: ``{"fold": the split that tested each pair (-1: none),
         model name: its score for each pair}`` (arrays, in pair order).
-    threshold : {"inner-cv", "zero"}, default "inner-cv"
-        The SVM rows' decision threshold: chosen on each training fold by grouped inner
-        cross-validation for F1 (:func:`structkernels.relations.decision.fit_decision`), or
-        0 (the SVM's own sign).
+    threshold : one of :data:`~structkernels.relations.decision.THRESHOLD_RULES`
+        The SVM rows' decision threshold, chosen on each training fold
+        (:func:`structkernels.relations.decision.fit_decision`).
 
     Returns
     -------
     dict
-        ``{"pairs", "positives", "folds", "seconds", "models": {name: {"precision",
-        "recall", "f1", "roc_auc", "f1_sd"}}, "sigma": [zeroed labels per split]}``; with an
-        SVM model, ``"threshold_rule"`` and ``"thresholds": {name: [the threshold of each
-        split]}`` for each SVM model.
+        ``{"pairs", "positives", "folds", "seconds", "models": {name: pooled_scores},
+        "twins", "step_seconds"}``, with σ's ``"sigma_objective"``, ``"sigma_zeroed"``,
+        ``"sigma_learned"`` and the SVM rows' ``"threshold_rule"`` and ``"thresholds"``.
 
     Raises
     ------
     FoldError
         A split whose training pairs hold one class only (:func:`check_folds`).
     MemoryBudgetError
-        The Grams would not fit the memory budget (:func:`check_fold_memory`), found
-        before any is computed.
+        The Grams would not fit the memory budget (:func:`check_fold_memory`).
     """
     t0 = time.perf_counter()
     models = check_models(models)  # checks the names first
@@ -250,7 +230,7 @@ def evaluate_relations(
     slice_bytes = slice_budget(splits, n_jobs, slice_bytes)
     check_fold_memory(n, splits, models, n_jobs, slice_bytes)
     say = log or (lambda line: None)
-    grams = _Grams(items, n_jobs, cache_dir, work_dir, progress=progress)
+    grams = RelationGrams(items, n_jobs, cache_dir, work_dir, progress=progress)
     fold_of = np.full(n, -1, dtype=np.int64)
     preds = {m: np.zeros(n, dtype=np.int64) for m in models}
     scores = {m: np.zeros(n) for m in models}
@@ -363,8 +343,7 @@ def evaluate_relations(
 
 def _learned_kernel(part: StructureKernel, learned: dict[str, Any]
                     ) -> tuple[dict[str, float] | None, dict[str, Any] | None]:
-    """``(sigma, params)`` of ``part`` under what a σ learner learned (nothing when the part
-    learns no σ: its twin keeps every weight fixed)."""
+    """``(sigma, params)`` of ``part`` under what a σ learner learned (None for a twin)."""
     if not part.learns_sigma or not learned:
         return None, None
     extra = {k: v for k, v in learned.items() if k != "sigma"}
@@ -372,8 +351,8 @@ def _learned_kernel(part: StructureKernel, learned: dict[str, Any]
 
 
 def describe_sigma(learned: dict[str, Any]) -> str:
-    """What a σ learner learned, as ``evaluate``, ``train-extractor`` and ``train-npk`` say
-    it: the lowest σ first (eight of them; ties by label), then λ.
+    """What a σ learner learned, as the commands say it: the lowest σ first (eight; ties by
+    label), then λ.
 
     Examples
     --------
@@ -393,8 +372,7 @@ def describe_sigma(learned: dict[str, Any]) -> str:
 def _batches(specs: Sequence[RelationModel], slice_bytes: int, limit: int
              ) -> list[list[tuple[tuple[StructureKernel, ...], list[RelationModel]]]]:
     """The models grouped by the Gram they read (its parts), in batches whose fold slices
-    (``slice_bytes`` each) together stay within ``limit`` (a batch holds at least one
-    group): a batch's slices are held at once and its models fitted together.
+    (``slice_bytes`` each) stay within ``limit`` (at least one group): held and fitted at once.
 
     Examples
     --------
@@ -421,15 +399,17 @@ def _fit_score(model: RelationModel, K_tr: np.ndarray, K_te: np.ndarray, y_tr: n
                C: float | str, groups: np.ndarray | None, random_state: Any,
                threshold: str = "inner-cv",
                ) -> tuple[str, np.ndarray, np.ndarray, float, str | None, float | None]:
-    """Fit ``model``'s classifier on a fold's training Gram ``K_tr``, score its test rows;
-    an SVM's threshold (:func:`~structkernels.relations.decision.fit_decision`) is the last."""
+    """Fit ``model``'s classifier on a fold's training Gram, score its test rows."""
     from sklearn.svm import SVC
 
     t = time.perf_counter()
     best = cut = None
     if model.classifier != "SVM":  # k-NN, hash-RF, or the one inner CV chooses
-        if model.classifier == "chosen":
-            best = _choose(K_tr, y_tr, groups, random_state, 1)
+        if model.classifier == "chosen":  # the best grouped 3-fold inner F1
+            best, _ = select_by_inner_cv(
+                _classifiers(random_state, 1), K_tr, y_tr,
+                groups=groups if groups is not None else np.arange(len(y_tr)), cv=3,
+                scoring="f1", random_state=random_state)
         clf = _classifiers(random_state, 1)[best or model.classifier]
         clf.fit(K_tr, y_tr)
         score = (clf.predict_proba(K_te)[:, 1] if isinstance(clf, KernelKNNClassifier)
@@ -460,15 +440,6 @@ def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
     }
 
 
-def _choose(K: np.ndarray, y: np.ndarray, groups: np.ndarray | None, random_state: Any,
-            n_jobs: int) -> str:
-    """The classifier with the best grouped 3-fold inner F1 on a training fold's Gram."""
-    best, _ = select_by_inner_cv(_classifiers(random_state, n_jobs), K, y,
-                                 groups=groups if groups is not None else np.arange(len(y)),
-                                 cv=3, scoring="f1", random_state=random_state)
-    return best
-
-
 def evaluate_corpora(
     train: Any,
     test: Any = None,
@@ -492,22 +463,19 @@ def evaluate_corpora(
         The corpus (``test`` None: ``cv``-fold document-level cross-validation over it) or
         the training corpus.
     test : RelationCorpus, optional
-        The test corpus (held-out or cross-corpus evaluation); no document may be in both.
+        The test corpus; no document may be in both.
     cv : int, default 10
     models : sequence of str, default :data:`DEFAULT_MODELS`
     parser : DependencyParser, optional
-        Default: ``DependencyParser()`` (spaCy's ``en_core_web_sm``, parses cached).
+        Default: ``DependencyParser()``.
     blind : bool, default True
         Entity blinding in the structures.
-    n_jobs, random_state, progress, log
+    n_jobs, random_state, progress, log, **options
         As :func:`evaluate_relations`.
     parse_in_child : bool, default False
         Parse in a child process (:func:`structkernels.engine.parallel.call_in_child`), so
-        that spaCy and what it imports never enter this one.  ``parser`` must then pickle,
-        and a script calling this needs the ``if __name__ == "__main__":`` guard.
-    **options
-        ``C``, ``sigma_params``, ``cache_dir``, ``threshold``, ``work_dir``,
-        ``slice_bytes``, ``return_scores``: as :func:`evaluate_relations`.
+        that spaCy never enters this one (``parser`` must pickle; a script needs the
+        ``if __name__ == "__main__":`` guard).
 
     Returns
     -------

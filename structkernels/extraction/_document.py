@@ -1,12 +1,16 @@
-"""The JSON of an extractor's parts: its decision rule and its reference pairs' views."""
+"""The JSON of an extractor's parts (its decision rule, its reference pairs' views) and its
+relation model: the model of a file's kernel parameters, its file version, in words."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from structkernels.extraction.files import MODEL, MODELS
 from structkernels.relations.decision import DecisionRule
+from structkernels.relations.models import RelationModel
 
-__all__ = ["decision_of", "decision_json", "reference", "view_json"]
+__all__ = ["decision_of", "decision_json", "reference", "view_json", "model_of", "version_of",
+           "describe_model"]
 
 
 def decision_of(d: dict[str, Any]) -> DecisionRule:
@@ -36,3 +40,29 @@ def reference(item: dict[str, Any], views: tuple[str, ...]) -> dict[str, Any]:
 def view_json(structure: Any) -> Any:
     """A structure view as JSON: a path's or graph's ``to_json()``, a context's list."""
     return structure.to_json() if hasattr(structure, "to_json") else list(structure)
+
+
+def model_of(kernel_params: dict[str, Any]) -> RelationModel:
+    """The model whose structure views are the keys of ``kernel_params``."""
+    views = set(kernel_params)
+    for model in MODELS.values():
+        if set(model.views) == views:
+            return model
+    raise ValueError(f"no relation-extractor model on the structure views {sorted(views)}")
+
+
+def version_of(model: RelationModel) -> int:
+    """The file version that saves ``model``."""
+    return next(v for v, m in MODELS.items() if m is model)
+
+
+def describe_model(model: RelationModel = MODEL) -> str:
+    """An extractor's model in words: the evaluation's row and its structure views.
+
+    Examples
+    --------
+    >>> describe_model()
+    'NPK SVM model (path + context + all-paths graph)'
+    """
+    words = {"path": "path", "context": "context", "apg": "all-paths graph"}
+    return f"NPK SVM model ({' + '.join(words.get(v, v) for v in model.views)})"

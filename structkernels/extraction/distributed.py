@@ -1,38 +1,12 @@
 """Relation extraction on a dask cluster: the input in partitions, the model sent once.
 
 The dask route of :func:`~structkernels.extraction.prediction.predict` (``backend="dask"``,
-``structkernels predict --dask``): a relation extractor across machines.
-
-* the input is read on the client as ``predict`` reads it, in batches of sentences
-  (:func:`~structkernels.relations.iter_relations`): each batch is a **partition**, one
-  task; memory on the client holds the partitions in flight (``window``), whatever the
-  input's size;
-* the model goes to every worker **once** (``client.scatter(..., broadcast=True)``) as
-  its checked JSON document (what :meth:`RelationExtractor.to_json` gives, or the file
-  read by the bounded JSON reader: never a pickle of a user's file); each worker process
-  rebuilds the extractor from it once (:meth:`RelationExtractor.from_json`, every field
-  checked) and keeps it for the run's later partitions, its spaCy pipeline loaded once,
-  parsing in one process (``n_process=1``: the cluster's workers are the parallelism);
-* a task parses and scores its partition
-  (:meth:`~structkernels.relations.RelationExtractor.predict_pairs`) and returns its rows
-  (:func:`scored_partitions`: the client writes them in input order, the bytes a local
-  run writes) or writes them itself to one file per partition (:func:`written_partitions`,
-  atomically; on a cluster the output folder, and for PubTator the inputs, must be on a
-  file system the workers share): the part files, concatenated in order, are the merged
-  file.
-
-A worker process runs one partition at a time (its tasks share one extractor and spaCy
-pipeline, which are not thread-safe): start workers with one thread each and more worker
-processes, and give the kernel threads with ``n_jobs``.  Needs the ``distributed`` extra
-(``pip install "structkernels[distributed]"``).
-
-Example (``benchmarks/bench_predict_dask.py`` measures it at 1 and 2 workers)::
-
-    from dask.distributed import Client, LocalCluster
-    from structkernels.extraction import predict
-    client = Client(LocalCluster(n_workers=2, threads_per_worker=1))
-    info = predict(["LLL-test.xml"], "pairs.jsonl", "lll.json.gz", backend="dask",
-                   client=client)
+``structkernels predict --dask``).  Each batch of sentences read on the client is one task
+(a partition), ``window`` of them in flight; the model goes to every worker once as its
+checked JSON document (never a pickle of a user's file) and each worker process rebuilds
+the extractor from it once, its spaCy pipeline parsing in one process (the workers are the
+parallelism).  A worker runs one partition at a time (the extractor and spaCy are not
+thread-safe): start workers with one thread each.  Needs the ``distributed`` extra.
 """
 
 from __future__ import annotations
@@ -77,13 +51,8 @@ class SchedulerError(StructkernelsError, OSError):
 
 
 class ScoredPartition(NamedTuple):
-    """One partition of :func:`scored_partitions`, in input order.
-
-    ``rows`` are :meth:`~structkernels.relations.RelationExtractor.predict_pairs`'s (None
-    for a partition passed over, ``index < skip``); ``warnings`` the messages of the
-    warnings scoring it raised; ``worker`` the address of the worker that scored it and
-    ``seconds`` its time there (parsing and scoring).
-    """
+    """One partition of :func:`scored_partitions`: its ``rows`` (None when passed over), the
+    messages of the ``warnings`` scoring it raised, the ``worker`` and ``seconds`` there."""
 
     batch: RelationBatch
     rows: list[dict[str, Any]] | None
@@ -130,8 +99,8 @@ def parse_scheduler(spec: str) -> tuple[str, Any]:
 
 
 def _reach(address: str, timeout: float) -> None:
-    """A TCP connection to the scheduler's port, before dask's client tries (a clear error
-    at once, instead of the client's retries and its noise when it gives up)."""
+    """A TCP connection to the scheduler's port first: a clear error at once, instead of the
+    client's retries and noise."""
     scheme, _, where = address.partition("://")
     if scheme not in ("tcp", "tls"):
         return
@@ -146,11 +115,9 @@ def _reach(address: str, timeout: float) -> None:
 
 @contextlib.contextmanager
 def dask_client(scheduler: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> Iterator[Any]:
-    """A dask client on the scheduler ``scheduler`` names (:func:`parse_scheduler`), closed
-    (with the cluster it started, for ``local:N``) when the block ends.
-
-    ``local:N`` starts a :class:`~distributed.LocalCluster` of N worker processes, one
-    thread each, without a dashboard, its log below errors silenced.  An address is tried for ``timeout`` seconds.
+    """A dask client on the scheduler ``scheduler`` names (:func:`parse_scheduler`: a
+    cluster of N one-thread worker processes started for ``local:N``; an address tried for
+    ``timeout`` seconds), closed with the cluster it started when the block ends.
 
     Raises
     ------
@@ -214,12 +181,8 @@ def _score(doc: Any, plan: tuple, batch: RelationBatch) -> tuple[list, list[str]
 
 def _part_job(doc: Any, plan: tuple, batch: RelationBatch, part: tuple
               ) -> tuple[dict[str, Any], list[str], str, float]:
-    """Worker: one partition scored and written to its own file, atomically; its counts.
-
-    ``part`` is ``(path, format, input paths, end of the previous partition)``: PubTator
-    output passes over the input's documents before this partition, then writes those it
-    ends (their relations the partition's pairs).
-    """
+    """Worker: one partition scored and written to its own file ``part`` (``(path, format,
+    input paths, end of the previous partition)``), atomically; its counts."""
     path, fmt, paths, before = part
     rows, messages, who, seconds = _score(doc, plan, batch)
     with atomic_open(path, "w", encoding="utf-8", follow_links=False) as fh:
@@ -232,8 +195,8 @@ def _part_job(doc: Any, plan: tuple, batch: RelationBatch, part: tuple
 
 # ------------------------------------------------------------------ in the client
 def _model_document(model: Any, source: str | None) -> tuple[Any, str]:
-    """The checked JSON document of ``model`` (an extractor, a decoded document, or a
-    file read by the bounded JSON reader) and the name errors give it."""
+    """The checked JSON document of ``model`` (an extractor, a document, or a file) and the
+    name errors give it."""
     if isinstance(model, RelationExtractor):
         doc, name = model.to_json(), source or "the extractor"
     elif isinstance(model, Mapping):
@@ -259,13 +222,20 @@ def _client(client: Any) -> Any:
                          "(a dask.distributed client) or pass client=") from None
 
 
-def _in_order(client: Any, batches: Iterable[RelationBatch], submit: Callable[[Any], Any],
-              window: int | None, skip: int) -> Iterator[tuple[RelationBatch, Any]]:
-    """``(batch, result)`` in input order, at most ``window`` partitions in flight;
-    ``result`` None for a batch passed over (``index < skip``) or without sentences."""
+def _in_order(client: Any, doc: Any, settings: tuple, batches: Iterable[RelationBatch],
+              task: Callable[[RelationBatch], tuple], window: int | None, skip: int
+              ) -> Iterator[tuple[RelationBatch, Any]]:
+    """``(batch, result)`` in input order.  ``doc`` (the model's document) goes to every
+    worker once; a batch is one task, ``task(batch)`` giving its function, the arguments
+    after the document, the plan (a token of the run, then ``settings``: the model's name,
+    the parse cache, kernel threads, the threshold) and the batch, and its key's prefix.
+    At most ``window`` partitions in flight; ``result`` None for a batch passed over
+    (``index < skip``) or without sentences."""
     if window is None:
         window = 2 * max(1, sum(client.nthreads().values()))
     window = max(1, int(window))
+    [doc_future] = client.scatter([doc], broadcast=True, hash=False)
+    plan = (uuid.uuid4().hex, *settings)
     pending: deque = deque()
 
     def first() -> tuple[RelationBatch, Any]:
@@ -274,17 +244,21 @@ def _in_order(client: Any, batches: Iterable[RelationBatch], submit: Callable[[A
 
     try:
         for batch in batches:
-            fut = None if batch.index < skip or not len(batch) else submit(batch)
+            fut = None
+            if batch.index >= skip and len(batch):
+                func, args, prefix = task(batch)
+                fut = client.submit(func, doc_future, plan, batch, *args, pure=False,
+                                    key=f"{prefix}-{batch.index}-{plan[0]}")
             pending.append((batch, fut))
             while pending and (len(pending) > window or pending[0][1] is None):
                 yield first()
         while pending:
             yield first()
     finally:
-        futures = [f for _, f in pending if f is not None]
-        if futures:  # stopped early (an error, Ctrl-C, a consumer that left): drop the rest
-            with contextlib.suppress(Exception):
-                client.cancel(futures)
+        # stopped early (an error, Ctrl-C, a consumer that left): the rest dropped; the
+        # document released
+        with contextlib.suppress(Exception):
+            client.cancel([f for _, f in pending if f is not None] + [doc_future])
 
 
 def scored_partitions(model: Any, batches: Iterable[RelationBatch], *, client: Any = None,
@@ -293,13 +267,12 @@ def scored_partitions(model: Any, batches: Iterable[RelationBatch], *, client: A
                       ) -> Iterator[ScoredPartition]:
     """Every batch parsed and scored on a dask cluster, given back in input order.
 
-    The model goes to each worker once; a batch is one task (a partition).  What
-    :func:`~structkernels.extraction.prediction.predict` writes its output from on the dask
-    route.  ``model``: a fitted extractor, its document or its file; ``client``: default,
-    the current client; ``threshold``, ``cache_dir`` (the workers' parse cache), ``n_jobs``
-    (kernel threads of a task), ``window`` (partitions in flight, default twice the
-    cluster's threads) as :func:`predict` takes them; batches with ``index < skip`` are
-    passed over (given back with ``rows`` None); ``source``: the model's name in errors.
+    The model goes to each worker once; a batch is one task (a partition).  ``model``: a
+    fitted extractor, its document or its file; ``client``: default, the current client;
+    ``threshold``, ``cache_dir``, ``n_jobs`` (kernel threads of a task), ``window``
+    (partitions in flight) as :func:`~structkernels.extraction.prediction.predict` takes
+    them; batches with ``index < skip`` are given back with ``rows`` None; ``source``: the
+    model's name in errors.
 
     Examples
     --------
@@ -311,50 +284,25 @@ def scored_partitions(model: Any, batches: Iterable[RelationBatch], *, client: A
     """
     client = _client(client)
     doc, name = _model_document(model, source)
-    with _broadcast(client, doc, (name, cache_dir, n_jobs, threshold)) as (doc_future, plan):
-
-        def submit(batch: RelationBatch) -> Any:
-            return client.submit(_score, doc_future, plan, batch, pure=False,
-                                 key=f"sk-predict-{batch.index}-{plan[0]}")
-
-        for batch, result in _in_order(client, batches, submit, window, skip):
-            if result is None:
-                rows = None if batch.index < skip else []
-                yield ScoredPartition(batch, rows, [], None, 0.0)
-            else:
-                rows, messages, who, seconds = result
-                yield ScoredPartition(batch, rows, messages, who, seconds)
-
-
-@contextlib.contextmanager
-def _broadcast(client: Any, doc: Any, settings: tuple) -> Iterator[tuple[Any, tuple]]:
-    """The model's document on every worker, and the run's plan (its token, then
-    ``settings``: the model's name, the parse cache, kernel threads, the threshold);
-    the document released at the end."""
-    [doc_future] = client.scatter([doc], broadcast=True, hash=False)
-    try:
-        yield doc_future, (uuid.uuid4().hex, *settings)
-    finally:
-        with contextlib.suppress(Exception):
-            client.cancel([doc_future])
-
-
-def _part_files(folder: Path, ext: str) -> list[Path]:
-    """Part files of an earlier run in ``folder`` (only names this module writes)."""
-    return sorted(p for p in folder.iterdir() if _PART.match(p.name) and p.suffix == ext)
+    for batch, result in _in_order(client, doc, (name, cache_dir, n_jobs, threshold), batches,
+                                   lambda batch: (_score, (), "sk-predict"), window, skip):
+        if result is None:
+            yield ScoredPartition(batch, None if batch.index < skip else [], [], None, 0.0)
+        else:
+            yield ScoredPartition(batch, *result)
 
 
 def written_partitions(model: Any, batches: Iterable[RelationBatch], folder: str | os.PathLike,
                        fmt: str, paths: list[str], files: list[str], *, client: Any = None,
                        threshold: float | None = None, cache_dir: Any = None,
                        n_jobs: int = 1, window: int | None = None, source: str | None = None
-                       ) -> Iterator[tuple[RelationBatch, dict[str, Any] | None, Any, float]]:
+                       ) -> Iterator[tuple[RelationBatch, dict[str, Any], Any, float]]:
     """Every batch parsed, scored and written by a worker to a file of its own in
     ``folder`` (``part-00000.jsonl``, ...; part files of an earlier run there are removed
-    first): ``(batch, its counts or None for a batch without sentences, the worker,
-    seconds)`` in input order; each file's name is appended to ``files``.  Concatenated
-    in order, the part files are the merged output (``fmt``: jsonl or pubtator; PubTator
-    writes the input's documents back, the inputs ``paths`` read again by the workers)."""
+    first): ``(batch, its counts, the worker, seconds)`` in input order; each file's name
+    is appended to ``files``.  Concatenated in order, the part files are the merged output
+    (``fmt``: jsonl or pubtator; PubTator writes the input's documents back, the inputs
+    ``paths`` read again by the workers)."""
     if fmt not in PART_FORMATS:
         raise ValueError(f"{fmt} output is one document: it is written merged (merge=True); "
                          f"one file per partition takes {' or '.join(PART_FORMATS)}")
@@ -362,27 +310,27 @@ def written_partitions(model: Any, batches: Iterable[RelationBatch], folder: str
     doc, name = _model_document(model, source)
     ext, folder = PART_FORMATS[fmt], Path(os.fspath(folder))
     folder.mkdir(parents=True, exist_ok=True)
-    for old in _part_files(folder, ext):
-        old.unlink()
+    for old in [p for p in folder.iterdir() if _PART.match(p.name) and p.suffix == ext]:
+        old.unlink()  # part files of an earlier run (only names this module writes)
     state = {"before": (0, 0)}
 
     def part_path() -> Path:
         files.append(str(folder / f"part-{len(files):05d}{ext}"))
         return Path(files[-1])
 
-    with _broadcast(client, doc, (name, cache_dir, n_jobs, threshold)) as (doc_future, plan):
+    def task(batch: RelationBatch) -> tuple:
+        part = (str(part_path()), fmt, paths, state["before"])
+        state["before"] = tuple(batch.end)
+        return _part_job, (part,), "sk-predict-part"
 
-        def submit(batch: RelationBatch) -> Any:
-            part = (str(part_path()), fmt, paths, state["before"])
-            state["before"] = tuple(batch.end)
-            return client.submit(_part_job, doc_future, plan, batch, part, pure=False,
-                                 key=f"sk-predict-part-{batch.index}-{plan[0]}")
-
-        last = None
-        for batch, result in _in_order(client, batches, submit, window, 0):
-            last = batch
-            yield (batch, None, None, 0.0) if result is None else (batch, result[0],
-                                                                   *result[2:])
+    last = None
+    for batch, result in _in_order(client, doc, (name, cache_dir, n_jobs, threshold), batches,
+                                   task, window, 0):
+        last = batch
+        if result is None:  # no sentences
+            yield batch, pair_counts(batch, []), None, 0.0
+        else:
+            yield batch, result[0], *result[2:]
     if fmt == "pubtator" and last is not None:
         # documents after the last partition's (none with sentences): a last part file
         buffer = io.StringIO()

@@ -76,9 +76,9 @@ from sklearn.utils.validation import check_is_fitted
 from structkernels.classifiers import KernelSVC
 from structkernels.extraction._document import decision_json as _decision_json
 from structkernels.extraction._document import decision_of as _decision_of
+from structkernels.extraction._document import describe_model, model_of, version_of
 from structkernels.extraction._document import reference as _reference
 from structkernels.extraction._document import view_json as _view_json
-from structkernels.extraction._model import describe_model, model_of, version_of
 from structkernels.extraction._references import pack
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,

@@ -1,16 +1,10 @@
 """Relation extraction from files to a file: :func:`predict`, what ``structkernels predict``
 runs with a relation extractor.
 
-The route is chosen here, from ``backend``: this process parses and scores each batch;
-or a child process parses the next batches while one is scored here
-(:func:`~structkernels.extraction.stream.predict_stream`; ``"auto"`` where the process
-may use two cores or more); or a dask cluster parses and scores the batches
-(:func:`~structkernels.extraction.distributed.scored_partitions`).  Every route writes
-the same bytes.  The parsing child may be started before the model is read
-(:func:`early_parser`: spaCy loads there while the model does) and handed to
-:func:`predict`.
-
-Resumable output: :class:`~structkernels.extraction.resume.PartialOutput`.
+The route is chosen here, from ``backend``: this process parses and scores each batch, or a
+child process parses the next batches while one is scored
+(:func:`~structkernels.extraction.stream.predict_stream`), or a dask cluster does both
+(:mod:`~structkernels.extraction.distributed`).  Every route writes the same bytes.
 """
 
 from __future__ import annotations
@@ -67,10 +61,9 @@ def names_an_extractor(path: str) -> bool:
 def early_parser(model: str, *, backend: str = "auto", cache_dir: Any = None,
                  n_process: int | None = None) -> Any:
     """The parsing child started before the model is read, spaCy's default pipeline loading
-    there (the model's pipeline in most runs: :func:`predict` takes the child then, else
-    closes it); None where no child may parse, where the model does not look like an
-    extractor (:func:`names_an_extractor`), or where the cache folder has a problem (said
-    once the model is read).  ``cache_dir``: False for no cache."""
+    there (:func:`predict` takes it when that is the model's, else closes it); None where no
+    child may parse, the model does not look like an extractor, or the cache folder has a
+    problem.  ``cache_dir``: False for no cache."""
     if not _parses_ahead(backend) or not names_an_extractor(model):
         return None
     from structkernels.relations.parse import DEFAULT_PIPELINE
@@ -152,17 +145,15 @@ def predict(
     model : path, dict or RelationExtractor
         The extractor's file, its document (read from ``source``), or a fitted extractor.
     backend : {"auto", "in-process", "parse-ahead", "dask"}
-        The route (see the module's notes); ``"dask"`` runs on ``client`` (a dask client)
-        or on ``scheduler`` (an address or ``local:N``,
-        :func:`~structkernels.extraction.distributed.dask_client`, waited for ``timeout``
-        seconds), ``window`` partitions in flight (default: twice the cluster's threads).
+        The route (see the module's notes); ``"dask"`` runs on ``client`` or on
+        ``scheduler`` (an address or ``local:N``, waited for ``timeout`` seconds),
+        ``window`` partitions in flight (default: twice the cluster's threads).
     parts : bool
         With ``"dask"``: ``output`` is a folder where each worker writes the batches it
-        scores, one file each (:func:`~structkernels.extraction.distributed.written_partitions`:
-        ``part-00000.jsonl``, ...; jsonl or pubtator); the names are in ``files``.
+        scores, one file each (jsonl or pubtator); the names are in ``files``.
     resume : bool
-        Keep the partial output of a run that stops and take up one stopped so (an output
-        file in jsonl or pubtator only).
+        Keep the partial output of a run that stops and take up one stopped so (jsonl or
+        pubtator output files only).
     output_format, threshold, batch_size, on_error, n_jobs, n_process, tolerance
         As ``structkernels predict`` takes them (``--output-format`` ...).
     cache_dir : path, None or False
@@ -310,10 +301,9 @@ def _scorer(backend: str, scheduler: str | None, client: Any, timeout: float, ex
             n_jobs: int | None, window: int | None, background: Any = None
             ) -> Iterator[Callable]:
     """``score(batches, done, parts=None)``: ``(batch, rows, warning messages, worker,
-    seconds)`` per batch, in order (``rows`` None for the batches before ``done``, written
-    before): here, or on the dask cluster of ``client`` or ``scheduler`` (connected before
-    any input is read, closed at the end).  With ``parts`` (the folder, the format, the
-    inputs and a list of file names), the workers write each batch (``rows``: its counts)."""
+    seconds)`` per batch, in order (``rows`` None before ``done``), here or on a dask
+    cluster (connected before any input is read); with ``parts`` the workers write each
+    batch (``rows``: its counts)."""
     if backend != "dask":
         mode = {"parse-ahead": True, "in-process": False}.get(backend)
         try:
@@ -337,13 +327,10 @@ def _scorer(backend: str, scheduler: str | None, client: Any, timeout: float, ex
                   "n_jobs": n_jobs or 1, "window": window, "source": source}
 
         def score(batches: Any, done: int, parts: tuple | None = None) -> Iterator[tuple]:
-            if parts is not None:
-                for batch, counts, who, seconds in dd.written_partitions(doc, batches, *parts,
-                                                                        **common):
-                    yield batch, counts, [], who, seconds
-                return
-            for part in dd.scored_partitions(doc, batches, skip=done, **common):
-                yield part.batch, part.rows, part.warnings, part.worker, part.seconds
+            if parts is None:
+                return dd.scored_partitions(doc, batches, skip=done, **common)
+            return ((batch, counts, [], who, seconds) for batch, counts, who, seconds
+                    in dd.written_partitions(doc, batches, *parts, **common))
 
         yield score
 
@@ -386,14 +373,22 @@ class _Run:
 
     def _add(self, batch: Any, counts: dict[str, Any], messages: list[str], who: Any,
              seconds: float) -> None:
-        """A batch's skipped records and warnings said, its counts added."""
-        from structkernels.extraction.stream import add_counts
-
+        """A batch's skipped records and warnings said; its counts
+        (:func:`~structkernels.extraction.stream.pair_counts`), the confusion counts only
+        while every pair so far was labelled, added."""
+        state = self.state
         for rec in batch.skipped:
             self.log(f"skipped {rec}")
         for message in messages:
             self.log(f"warning: {message}")
-        add_counts(self.state, batch, counts)
+        state["batches"] = batch.index + 1
+        state["skipped"] += len(batch.skipped)
+        for k in ("sentences", "pairs", "positives"):
+            state[k] += counts[k]
+        state["labelled"] = state["labelled"] and counts["labelled"]
+        if state["labelled"]:
+            for k in ("tp", "fp", "fn"):
+                state[k] += counts[k]
         if len(batch):
             self.state["partitions"] += 1
         if who is not None:
@@ -419,9 +414,6 @@ class _Run:
         """Each batch written by the worker that scores it, to a file of its own."""
         for batch, counts, messages, who, seconds in score(
                 batches, 0, (folder, self.fmt, self.inputs, self.state["files"])):
-            if counts is None:
-                counts = {**dict.fromkeys(("pairs", "positives", "tp", "fp", "fn"), 0),
-                          "sentences": len(batch), "labelled": True}
             self._add(batch, counts, messages, who, seconds)
         return self.state
 
@@ -482,11 +474,10 @@ def run_summary(state: dict[str, Any], model: str) -> list[str]:
     labelled, and the fast route's stated error."""
     message = (f"scored {state['pairs']} entity pairs of {state['sentences']} sentences with "
                f"{model} ({state['positives']} positive, threshold {state['threshold']:.4g})")
-    tp, fp, fn = state["tp"], state["fp"], state["fn"]
-    if state["pairs"] and state["labelled"] and (tp + fp + fn):
+    tp, fp, fn, f1 = state["tp"], state["fp"], state["fn"], state["f1"]
+    if f1 is not None:
         precision = tp / (tp + fp) if tp + fp else 0.0
         recall = tp / (tp + fn) if tp + fn else 0.0
-        f1 = 2 * tp / (2 * tp + fp + fn)
         message += (f"; F1 {100 * f1:.1f} (precision {100 * precision:.1f}, "
                     f"recall {100 * recall:.1f})")
     a = state.get("approximation", False)

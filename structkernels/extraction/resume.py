@@ -1,16 +1,10 @@
 """The resume files of :func:`structkernels.extraction.prediction.predict`.
 
-``OUT`` is written as ``OUT.partial`` beside it; after each batch the batch's bytes are
-appended and flushed to disk, then
-``OUT.partial.progress`` (small JSON, written atomically, with its own checksum) records
-the batches done, the bytes they hold and their SHA-256, the run's counts and what the
-output depends on (:func:`run_identity`: the SHA-256 of each input's content and of the
-model file's, the settings that change the bytes written).  When the last batch is
-written the partial file is renamed to ``OUT`` and the progress file removed.  Stopped
-(Ctrl-C, an error), a run without ``resume`` removes both files; with ``resume`` it keeps
-them, and the next run with ``resume`` checks every hash (a mismatch: one line naming the
-file), truncates the partial file to the recorded bytes (a
-batch half written is dropped) and goes on after the recorded batches.
+``OUT`` is written as ``OUT.partial``, each batch's bytes appended and flushed, then
+``OUT.partial.progress`` (JSON, atomic, with its own checksum) records the batches done, the
+bytes they hold and their SHA-256, the run's counts and :func:`run_identity`.  Complete, the
+partial file is renamed to ``OUT``.  A stopped run with ``resume`` keeps both files; the
+next checks every hash, truncates the partial file to the recorded bytes and goes on.
 """
 
 from __future__ import annotations
@@ -22,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from structkernels.formats.arrays import file_digest
 from structkernels.utils import (
     RecordError,
     StructkernelsError,
@@ -47,14 +42,6 @@ class PredictError(StructkernelsError, ValueError):
     output, a missing input, a partial output that cannot be taken up."""
 
 
-def _file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _checksum(doc: dict[str, Any]) -> str:
     """The SHA-256 of a progress document without its ``check`` (a damaged file is seen)."""
     body = {k: v for k, v in doc.items() if k != "check"}
@@ -73,8 +60,8 @@ def run_identity(inputs: list[str], model: str, settings: dict[str, Any]) -> dic
             for root, dirs, names in os.walk(name):
                 dirs.sort()
                 found += [os.path.join(root, f) for f in sorted(names)]
-        files += [[os.path.abspath(f), _file_sha256(f)] for f in found]
-    return {"inputs": files, "model": [os.path.abspath(model), _file_sha256(model)],
+        files += [[os.path.abspath(f), file_digest(f)] for f in found]
+    return {"inputs": files, "model": [os.path.abspath(model), file_digest(model)],
             "settings": json.loads(json.dumps(settings, sort_keys=True, default=str))}
 
 
@@ -165,34 +152,29 @@ class PartialOutput:
 
     def open(self) -> dict[str, Any]:
         """Start (or, resuming, take up) the partial file; the run's state so far."""
-        labelled = True
-        if self.resume and os.path.lexists(self.progress):
+        labelled, resuming = True, self.resume and os.path.lexists(self.progress)
+        if resuming:
             doc = self._read_progress()
             self.state = {k: doc["state"][k] for k in COUNTS}
             labelled = doc["labelled"]
             if not os.path.lexists(self.partial):
                 raise PredictError(f"{self.partial}: cannot resume: the partial output is "
                                    "missing; run without --resume to start again")
-            try:
-                fd = open_side_file(self.partial, append=True)
-            except OSError as exc:
-                raise self._failed(exc, self.partial) from None
-            try:
-                self._take_up(fd, doc)
-                os.ftruncate(fd, self.state["bytes"])
-            except BaseException as exc:
-                os.close(fd)
-                if isinstance(exc, OSError):
-                    raise self._failed(exc, self.partial) from None
-                raise
-            self.fd = fd
         else:
             with contextlib.suppress(OSError):  # a stale one no longer describes the file
                 self.progress.unlink()
-            try:  # an old file or stale link replaced
-                self.fd = open_side_file(self.partial)
-            except OSError as exc:
+        try:  # an old file or stale link replaced, unless resuming
+            self.fd = open_side_file(self.partial, append=resuming)
+            if resuming:
+                self._take_up(self.fd, doc)
+                os.ftruncate(self.fd, self.state["bytes"])
+        except BaseException as exc:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+            if isinstance(exc, OSError):
                 raise self._failed(exc, self.partial) from None
+            raise
         return {**self.state, "labelled": labelled}
 
     def commit(self, text: str, state: dict[str, Any]) -> None:

@@ -1,44 +1,22 @@
 """Scoring candidate pairs against an extractor's reference pairs, the reference side prepared once.
 
 A trained extractor's decision function is ``f(x) = Σ_j w_j k(x, r_j) + b`` over its
-reference pairs ``r_j`` (support vectors or landmarks), with ``k`` the model's sum of
-normalised kernels on the pairs' structure views (a
-:class:`~structkernels.kernels.views.ViewSum`).  :class:`ReferenceScorer` prepares the
-reference side once per model, view by view:
+reference pairs ``r_j``, ``k`` a sum of normalised kernels on the pairs' structure views.
+A **linear** view (bag of context features, all-paths graph) collapses exactly into one
+vector, ``Σ_j w_j k̃(x, r_j) = <φ(x), Σ_j w_j φ(r_j) / ‖φ(r_j)‖> / ‖φ(x)‖``: a pair costs
+its own features whatever the number of references.  Any other view (the path kernel) is
+read through a :class:`~structkernels.engine.source.KernelSource` against the references,
+those with the same structure merged, each batch's distinct structures computed once.  Both
+are exact, and a pair's score does not depend on the other pairs scored with it (each sum
+runs in one order), so ``predict`` writes the same bytes at any ``--batch-size``.
 
-- a **linear** view (the bag of context features, the all-paths graph: dot products of
-  explicit feature vectors ``φ``) collapses exactly into one vector,
-  ``Σ_j w_j k̃(x, r_j) = <φ(x), Σ_j w_j φ(r_j) / ‖φ(r_j)‖> / ‖φ(x)‖``
-  (:class:`~structkernels.kernels.bag.BagWeights`,
-  :class:`~structkernels.kernels.allpaths_features.AllPathsWeights`): a pair costs its
-  own features and one look-up per feature, whatever the number of references;
-- any other view (the path kernel) is read through a
-  :class:`~structkernels.engine.source.KernelSource` against the references, encoded once,
-  those with the same structure merged (their weights summed; for the path kernel, the
-  tuples whose edge label has σ = 0 match nothing and are written alike first), and the
-  pairs of a batch with the same structure computed once.
-
-Both are exact: the scores are the composite kernel's (tested to 1e-10).  A pair's score
-does not depend on the other pairs scored with it: the same bits in a batch of one or of
-thousands (each sum runs in one order whatever the batch), so ``predict`` writes the same
-bytes at any ``--batch-size``.
-
-**The approximate route** (``tolerance > 0``) replaces the references of the
-non-linear views by a *reduced set* ``S`` with new weights ``β`` (greedy orthogonal
-matching pursuit in the kernel's feature space, then ``β`` the projection of
-``Σ_j w_j ψ(r_j)`` on the span of ``ψ(S)``), chosen as the smallest for which the
-score error on every reference pair is at most ``tolerance``.  Its error is stated
-three ways (:attr:`ReferenceScorer.approximation`):
-
-- ``error_on_references``: the largest score error on the reference pairs' own
-  structures (those left out of ``S`` are pairs the reduced set never saw; support
-  vectors lie near the margin, so this runs above the error on new pairs);
-- ``bound``: a guarantee for every pair: ``|f̃(x) - f(x)| <= ‖Σ_j w_j ψ(r_j) - Σ_S β_s
-  ψ(s)‖`` (Cauchy-Schwarz; ``‖ψ(x)‖ = 1`` for a normalised kernel), far above the
-  errors met in practice;
-- ``observed_error``: one pair in :data:`CHECK_EVERY` of those scored (distinct
-  structures) is also scored exactly; the largest difference seen, and an
-  :class:`~structkernels.classifiers.ApproximationWarning` when it exceeds the tolerance.
+The approximate route (``tolerance > 0``) replaces the references of the non-linear views
+by a reduced set (:func:`reduced_set`).  Its error is stated three ways:
+``error_on_references`` (the largest score error on the reference pairs' own structures),
+``bound`` (``‖Σ_j w_j ψ(r_j) - Σ_S β_s ψ(s)‖``, a guarantee for every pair of a normalised
+kernel, by Cauchy-Schwarz) and ``observed_error`` (one distinct structure in
+:data:`CHECK_EVERY` also scored exactly; an
+:class:`~structkernels.classifiers.ApproximationWarning` when it exceeds the tolerance).
 """
 
 from __future__ import annotations
@@ -57,11 +35,10 @@ from structkernels.engine.checks import diagonal_scales, normalization_scales
 from structkernels.engine.gram import gram
 from structkernels.engine.parallel import map_blocks, map_tasks, n_workers
 from structkernels.engine.source import KernelSource
-from structkernels.extraction._scoring_numba import weighted_rows
 from structkernels.kernels.allpaths_features import AllPathsWeights
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.views import ViewSum
-from structkernels.utils import effective_n_jobs, tqdm
+from structkernels.utils import effective_n_jobs, njit, tqdm
 
 __all__ = ["CHECK_EVERY", "ReferenceScorer", "reduced_set"]
 
@@ -220,10 +197,21 @@ def _distinct(structures: list, canon: Any) -> tuple[list, np.ndarray]:
     return list(index), inverse
 
 
+@njit(cache=True, nogil=True)
+def _weighted_rows(a, block):  # pragma: no cover - compiled
+    """``a @ block``, column ``j`` summed in the order of the rows (a BLAS product's order of
+    addition changes with the block's shape)."""
+    out = np.zeros(block.shape[1])
+    for i in range(block.shape[0]):
+        for j in range(block.shape[1]):
+            out[j] += a[i] * block[i, j]
+    return out
+
+
 def _weighted(coef: np.ndarray, block: np.ndarray, task: tuple) -> np.ndarray:
     """Each column of ``block`` summed with ``coef`` in reference order: a structure's value
     is the same in any batch and any share of it."""
-    return weighted_rows(coef, np.ascontiguousarray(block, dtype=np.float64))
+    return _weighted_rows(coef, np.ascontiguousarray(block, dtype=np.float64))
 
 
 class _OtherView:

@@ -1,17 +1,12 @@
 """Batches of new text through a relation extractor, the next batch parsed while one is scored.
 
-:func:`predict_stream` is what ``structkernels predict`` runs in its own process: for a
-stream of more than one batch (:func:`~structkernels.relations.iter_relations`) or of a
-batch of more than :data:`CHUNK` sentences, spaCy
-parses in a child process (:class:`~structkernels.relations.parse.BackgroundParser`)
-ahead of the structure views and the kernel side, which run here; the two overlap, so
-that a run costs about the longer of the two instead of their sum.  Both go a chunk of
-:data:`CHUNK` sentences at a time (a larger batch is split), :data:`AHEAD` chunks
-parsed ahead: the child is never idle while this process scores, and the scoring left
-after the last parse, which nothing overlaps, is one chunk's.  The rows are those of
-:meth:`RelationExtractor.predict_pairs
-<structkernels.extraction.RelationExtractor.predict_pairs>` batch by batch, whichever
-way the sentences were parsed and however a batch was split: a pair's score is its own.
+:func:`predict_stream` parses in a child process
+(:class:`~structkernels.relations.parse.BackgroundParser`) ahead of the structure views and
+the kernel side, which run here, so that a run costs about the longer of the two instead of
+their sum; both go :data:`CHUNK` sentences at a time, :data:`AHEAD` chunks parsed ahead.  The
+rows are :meth:`RelationExtractor.predict_pairs
+<structkernels.extraction.RelationExtractor.predict_pairs>`'s batch by batch, however the
+sentences were parsed and a batch was split: a pair's score is its own.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Iterable, Iterator
-from itertools import chain
+from itertools import chain, islice
 from typing import Any
 
 from structkernels.extraction.extractor import RelationExtractor
@@ -27,7 +22,7 @@ from structkernels.relations.corpus import RelationCorpus
 from structkernels.relations.parse import BackgroundParser, parse_ahead_pays
 from structkernels.utils import long_lived
 
-__all__ = ["predict_stream", "parse_ahead_pays", "pair_counts", "add_counts"]
+__all__ = ["predict_stream", "pair_counts"]
 
 #: Sentences parsed and scored at a time when parsing ahead (a larger batch is split; its
 #: rows are given together).
@@ -73,19 +68,6 @@ def pair_counts(batch: RelationCorpus, rows: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
-def add_counts(state: dict[str, Any], batch: Any, counts: dict[str, Any]) -> None:
-    """Add a batch's ``counts`` (:func:`pair_counts`), skipped records and index to the
-    run's ``state``; the confusion counts only while every pair so far was labelled."""
-    state["batches"] = batch.index + 1
-    state["skipped"] += len(batch.skipped)
-    for k in ("sentences", "pairs", "positives"):
-        state[k] += counts[k]
-    state["labelled"] = state["labelled"] and counts["labelled"]
-    if state["labelled"]:
-        for k in ("tp", "fp", "fn"):
-            state[k] += counts[k]
-
-
 def _rows(extractor: RelationExtractor, batch: RelationCorpus, threshold: float | None,
           parsed: list[Any] | None) -> list[dict[str, Any]]:
     """``extractor.predict_pairs`` of a batch (nothing for an empty one), given only what
@@ -114,22 +96,17 @@ def predict_stream(
     Parameters
     ----------
     extractor : RelationExtractor
-        A fitted or loaded extractor.
     batches : iterable of RelationCorpus
-        The batches (:func:`~structkernels.relations.iter_relations`); read as far ahead
-        of the one being scored as :data:`AHEAD` chunks reach when parsing ahead.
+        The batches (:func:`~structkernels.relations.iter_relations`); an error reading one
+        is raised after the batches before it are given.
     threshold : float, optional
         As :meth:`RelationExtractor.predict_pairs` takes it.
     parse_ahead : bool or None, default None
-        Parse the next chunks in a child process while one is scored; None: when there
-        are two batches or more (or a batch of more than :data:`CHUNK` sentences) and the
-        process may use two cores or more.  An error reading a batch is raised after the
-        batches before it are given.
+        Parse the next chunks in a child process while one is scored; None: when there is
+        more than one batch or :data:`CHUNK` sentences and the process may use two cores.
     background : BackgroundParser, optional
-        The child to parse ahead with, started by the caller (:meth:`BackgroundParser.warm
-        <structkernels.relations.parse.BackgroundParser.warm>` while the model loads, say)
-        and closed by it; its pipeline must be the extractor's.  Given, the batches are
-        parsed ahead whatever ``parse_ahead`` says.
+        The child to parse ahead with (whatever ``parse_ahead`` says), started and closed by
+        the caller; its pipeline must be the extractor's.
 
     Yields
     ------
@@ -145,8 +122,9 @@ def predict_stream(
     if background is not None and background.parser.pipeline != extractor.pipeline:
         raise ValueError(f"the background parser's pipeline {background.parser.pipeline!r} "
                          f"is not the extractor's {extractor.pipeline!r}")
-    reader = _Reader(iter(batches))
-    head = reader.take(2)
+    failure: list[Exception] = []
+    reader = _until_failure(batches, failure)
+    head = list(islice(reader, 2))
     if background is None and parse_ahead is None:
         parse_ahead = ((len(head) > 1 or (len(head) == 1 and len(head[0]) > CHUNK))
                        and parse_ahead_pays())
@@ -154,16 +132,31 @@ def predict_stream(
         with long_lived():  # the model out of the collector's scans
             for batch in chain(head, reader):
                 yield batch, _rows(extractor, batch, threshold, None)
-        reader.raise_failure()
-        return
-    if not head:
-        reader.raise_failure()
-        return
+    elif head:
+        yield from _parsed_ahead(extractor, chain(head, reader), threshold, background)
+    if failure:
+        raise failure[0]
+
+
+def _until_failure(batches: Iterable[RelationCorpus], failure: list[Exception]
+                   ) -> Iterator[RelationCorpus]:
+    """The batches; an error reading one kept in ``failure`` (raised once the batches before
+    it are given)."""
+    try:
+        yield from batches
+    except Exception as exc:
+        failure.append(exc)
+
+
+def _parsed_ahead(extractor: RelationExtractor, batches: Iterator[RelationCorpus],
+                  threshold: float | None, background: BackgroundParser | None
+                  ) -> Iterator[tuple[RelationCorpus, list[dict[str, Any]]]]:
+    """:func:`predict_stream`'s batches parsed in a child, :data:`AHEAD` chunks ahead."""
     with contextlib.ExitStack() as stack:
         if background is None:
             background = stack.enter_context(BackgroundParser(extractor.parser()))
         parser: BackgroundParser = background
-        todo = _chunks(chain(head, reader))
+        todo = _chunks(batches)
         # the chunks sent to the child: (batch, chunk, the batch's last chunk?, call)
         sent: deque[tuple[RelationCorpus, RelationCorpus, bool, Any]] = deque()
 
@@ -190,33 +183,3 @@ def predict_stream(
             if last:
                 yield batch, rows
                 rows = []
-    reader.raise_failure()
-
-
-class _Reader:
-    """The batches, an error reading one kept until the batches before it are given."""
-
-    def __init__(self, it: Iterator[RelationCorpus]):
-        self._it = it
-        self._failure: Exception | None = None
-
-    def take(self, n: int) -> list[RelationCorpus]:
-        out: list[RelationCorpus] = []
-        while len(out) < n and self._failure is None:
-            try:
-                batch = next(self._it)
-            except StopIteration:
-                break
-            except Exception as exc:
-                self._failure = exc
-                break
-            out.append(batch)
-        return out
-
-    def __iter__(self) -> Iterator[RelationCorpus]:
-        while batch := self.take(1):
-            yield batch[0]
-
-    def raise_failure(self) -> None:
-        if self._failure is not None:
-            raise self._failure

@@ -1,31 +1,18 @@
 """The all-paths graph of a candidate entity pair in a dependency-parsed sentence.
 
 After Airola et al. (2008), "All-paths graph kernel for protein-protein interaction
-extraction with evaluation of cross-corpus learning", BMC Bioinformatics 9(Suppl 11):S2.
-The graph of a candidate pair (``e1``, ``e2``) is two unconnected subgraphs, compared by
-:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`:
-
-- **dependency subgraph**: a vertex per token, labelled with its word and its
-  part of speech, and a vertex per dependency, labelled with its type; each dependency
-  ``head -> dependent`` gives the edges ``head -> dependency vertex -> dependent``.
-  Edges weigh 0.3, those on the shortest undirected path between the two entities 0.9,
-  and the vertices on that path carry each of their labels a second time with the
-  prefix ``IP_`` ("in path");
-- **linear subgraph**: a vertex per token in sentence order, labelled with its word and
-  part of speech prefixed ``B_`` (before the candidate pair), ``M_`` (from the first
-  token of the pair to the last: the entities' own tokens are "middle") or ``A_``
-  (after); an edge from each token to the next weighs 0.9.
-
-Entity blinding (``blind=True``): the tokens of ``e1`` read ``PROT1``, those of ``e2``
-``PROT2`` and those of the sentence's other entities ``PROT`` in place of their words.
-Other words are the token text as it is (the node's ``concept``, case kept, as in the
-paper).  A token without a part of speech has only its word label.
+extraction with evaluation of cross-corpus learning", BMC Bioinformatics 9(Suppl 11):S2:
+two unconnected subgraphs, the dependency one (tokens and dependencies as vertices, the
+shortest path's edges weighing more, its vertices' labels repeated with ``IP_``) and the
+linear one (tokens in order, labels prefixed ``B_``, ``M_`` or ``A_`` by their place
+against the pair), compared by
+:class:`~structkernels.kernels.allpaths_features.AllPathsGraphKernel`.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from numbers import Real
 from typing import Any
 
@@ -69,40 +56,6 @@ def _entity(G: nx.MultiDiGraph, keys: Any, what: str) -> tuple[Any, ...]:
     return keys
 
 
-def _neighbours(G: nx.MultiDiGraph, position: dict[Any, int]) -> dict[Any, list[Any]]:
-    """Undirected neighbours of every node, in sentence order."""
-    around: dict[Any, set[Any]] = {u: set() for u in G}
-    for head, dep in G.edges():
-        around[head].add(dep)
-        around[dep].add(head)
-    return {u: sorted(nbrs, key=position.__getitem__) for u, nbrs in around.items()}
-
-
-def _shortest(e1: tuple, e2: tuple, position: dict[Any, int],
-              adjacency: dict[Any, list[Any]]) -> list[Any]:
-    targets = set(e2)
-    sources = sorted(e1, key=position.__getitem__)
-    shared = [u for u in sources if u in targets]
-    if shared:
-        return [shared[0]]
-    parent: dict[Any, Any] = dict.fromkeys(sources)
-    queue = deque(sources)
-    while queue:
-        u = queue.popleft()
-        for v in adjacency[u]:
-            if v in parent:
-                continue
-            parent[v] = u
-            if v in targets:
-                path = [v]
-                while parent[path[-1]] is not None:
-                    path.append(parent[path[-1]])
-                return path[::-1]
-            queue.append(v)
-    raise ValueError(f"no dependency path joins the entities {list(e1)} and {list(e2)}: they "
-                     "lie in unconnected parts of the parse")
-
-
 def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
                              e2: Sequence[str] | str) -> list[str]:
     """The shortest undirected path from a token of ``e1`` to a token of ``e2``.
@@ -117,10 +70,9 @@ def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] |
     Returns
     -------
     list of node keys
-        From the ``e1`` token to the ``e2`` token.  Ties between equally short paths go
-        to the one a breadth-first search finds first, starting from ``e1``'s tokens in
-        sentence order and visiting neighbours in sentence order.  When the entities share
-        a token, the path is that token alone (the first shared one in sentence order).
+        From the ``e1`` token to the ``e2`` token: the first a breadth-first search finds,
+        from ``e1``'s tokens and through neighbours in sentence order (a shared token alone
+        when the entities share one).
 
     Raises
     ------
@@ -137,10 +89,8 @@ def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] |
     >>> shortest_dependency_path(G, ["1"], ["3"])
     ['1', '2', '3']
     """
-    G = as_networkx(graph)
-    position = {u: i for i, u in enumerate(_tokens(G))}
-    return _shortest(_entity(G, e1, "e1"), _entity(G, e2, "e2"), position,
-                     _neighbours(G, position))
+    sentence = AllPathsSentence(graph)
+    return sentence._shortest(sentence._entity(e1, "e1"), sentence._entity(e2, "e2"))
 
 
 def _weight(value: Any, name: str) -> float:
@@ -153,6 +103,12 @@ def _weight(value: Any, name: str) -> float:
 
 def _dedupe(labels: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(labels))
+
+
+def _prefixed(prefix: str, labels: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Each label tuple with its labels prefixed ``prefix``."""
+    add = prefix.__add__
+    return [tuple(map(add, labs)) for labs in labels]
 
 
 def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
@@ -187,9 +143,8 @@ def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
 
     Notes
     -----
-    The shortest path is :func:`shortest_dependency_path` (its rule for ties and for
-    entities sharing a token).  Every dependency joining two consecutive tokens of the path
-    is on it (in the rare graphs with two dependencies between one pair of tokens, both).
+    The shortest path is :func:`shortest_dependency_path`'s; every dependency joining two
+    consecutive tokens of the path is on it.
 
     Examples
     --------
@@ -210,9 +165,7 @@ def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
 class AllPathsSentence:
     """The all-paths graphs of the candidate pairs of one sentence, what they share read once.
 
-    The sentence's tokens, labels and dependencies are read once and what the pairs' graphs
-    share is kept, so that a pair's graph costs little more than what sets it apart.  The
-    graphs are those of :func:`allpaths_graph`, the same errors raised.
+    The graphs and errors are those of :func:`allpaths_graph`.
 
     Parameters
     ----------
@@ -237,20 +190,14 @@ class AllPathsSentence:
         self._adjacency: dict[Any, list[Any]] | None = None
         self._read: tuple | None = None
         # what the pairs share beyond the parse, made at the first pair that needs it
-        self._entities: dict[tuple, tuple] = {}
-        self._blinded: dict[tuple, tuple[str, ...]] = {}
-        self._in_path: dict[tuple[str, ...], tuple[str, ...]] = {}
-        self._in_path_deps: dict[int, tuple] = {}
-        self._prefixed: dict[tuple, tuple[str, ...]] = {}
-        self._linear: dict[str, list[tuple[str, ...]]] = {}
+        self._kept: dict[tuple, Any] = {}
         self._frame: GraphFrame | None = None
         self._weights: tuple | None = None
 
     def _parts(self) -> tuple:
-        """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list of
-        none or one) and unblinded labels, the sorted dependencies ``(head position,
-        dependent position, type)``, those joining each pair of tokens (either order), and
-        each dependency's labels off the shortest path."""
+        """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list) and
+        unblinded labels, the sorted dependencies ``(head, dependent, type)``, those joining
+        each pair of tokens, and each dependency's labels off the shortest path."""
         if self._read is None:
             nodes = self.G.nodes
             pos_of, plain = [], []
@@ -279,22 +226,53 @@ class AllPathsSentence:
             self._read = (pos_of, plain, deps, by_step, [(role,) for _, _, role in deps])
         return self._read
 
+    def _shortest(self, e1: tuple, e2: tuple) -> list[Any]:
+        """:func:`shortest_dependency_path` of checked entities (the neighbours kept)."""
+        position = self.position
+        if self._adjacency is None:  # undirected neighbours of every node, in sentence order
+            around: dict[Any, set[Any]] = {u: set() for u in self.G}
+            for head, dep in self.G.edges():
+                around[head].add(dep)
+                around[dep].add(head)
+            self._adjacency = {u: sorted(nbrs, key=position.__getitem__)
+                               for u, nbrs in around.items()}
+        targets = set(e2)
+        sources = sorted(e1, key=position.__getitem__)
+        shared = [u for u in sources if u in targets]
+        if shared:
+            return [shared[0]]
+        parent: dict[Any, Any] = dict.fromkeys(sources)
+        queue = deque(sources)
+        while queue:
+            u = queue.popleft()
+            for v in self._adjacency[u]:
+                if v in parent:
+                    continue
+                parent[v] = u
+                if v in targets:
+                    path = [v]
+                    while parent[path[-1]] is not None:
+                        path.append(parent[path[-1]])
+                    return path[::-1]
+                queue.append(v)
+        raise ValueError(f"no dependency path joins the entities {list(e1)} and {list(e2)}: "
+                         "they lie in unconnected parts of the parse")
+
+    def _memo(self, key: tuple, make: Callable[..., Any], *args: Any) -> Any:
+        """``make(*args)``, made once per ``key`` for all the pairs of the sentence."""
+        got = self._kept.get(key)
+        if got is None:
+            got = self._kept[key] = make(*args)
+        return got
+
     def _entity(self, keys: Any, what: str) -> tuple[Any, ...]:
         """:func:`_entity`, kept by the keys as given when they are a tuple."""
         if type(keys) is not tuple:
             return _entity(self.G, keys, what)
-        got = self._entities.get(keys)
-        if got is None:
-            got = self._entities[keys] = _entity(self.G, keys, what)
-        return got
-
-    def _others(self, entities: Iterable[Any]) -> list[tuple[Any, ...]]:
-        """The other entities' node keys, each checked (:func:`_entity`)."""
-        return [self._entity(keys, f"entities[{i}]") for i, keys in enumerate(entities)]
+        return self._memo(("entity", keys), _entity, self.G, keys, what)
 
     def _frame_weights(self, w_other: float, w_linear: float) -> tuple[GraphFrame, list]:
-        """The pairs' :class:`~structkernels.structures.GraphFrame` (``head -> dependency``
-        edges, ``dependency -> dependent`` edges, the linear ones) and the edges' weights off
+        """The pairs' :class:`~structkernels.structures.GraphFrame` and the edges' weights off
         the shortest path."""
         deps = self._read[2]
         T, D = len(self.tokens), len(deps)
@@ -309,37 +287,12 @@ class AllPathsSentence:
                              [w_other] * (2 * D) + [w_linear] * max(T - 1, 0))
         return self._frame, self._weights[1]
 
-    def _dep_in_path(self, d: int) -> tuple[str, ...]:
-        """The labels of dependency ``d`` on the shortest path."""
-        got = self._in_path_deps.get(d)
-        if got is None:
-            role = self._read[2][d][2]
-            got = self._in_path_deps[d] = (role, "IP_" + role)
-        return got
-
-    def _prefix(self, prefix: str, labs: tuple[str, ...]) -> tuple[str, ...]:
-        """``labs`` each prefixed ``prefix``."""
-        key = (prefix, labs)
-        got = self._prefixed.get(key)
-        if got is None:
-            got = self._prefixed[key] = tuple(map(prefix.__add__, labs))
-        return got
-
-    def _linear_of(self, prefix: str) -> list[tuple[str, ...]]:
-        """Every token's unblinded labels prefixed ``prefix``."""
-        got = self._linear.get(prefix)
-        if got is None:
-            add = prefix.__add__
-            got = self._linear[prefix] = [tuple(map(add, labs)) for labs in self._read[1]]
-        return got
-
     def graph(self, e1: Sequence[str] | str, e2: Sequence[str] | str, *,
               entities: Iterable[Sequence[str] | str] = (), blind: bool = True,
               shortest_path_weight: float = 0.9, other_weight: float = 0.3,
               linear_weight: float = 0.9) -> LabelledGraph:
         """The all-paths graph of the pair ``e1``, ``e2`` (the parameters of
         :func:`allpaths_graph`), its graph, pair and options checked."""
-        G = self.G
         w_path = _weight(shortest_path_weight, "shortest_path_weight")
         w_other = _weight(other_weight, "other_weight")
         w_linear = _weight(linear_weight, "linear_weight")
@@ -350,10 +303,8 @@ class AllPathsSentence:
         if isinstance(entities, (str, bytes)):
             raise TypeError("entities must be a sequence of entities (each a sequence of node "
                             "keys)")
-        others = self._others(entities)
-        if self._adjacency is None:
-            self._adjacency = _neighbours(G, position)
-        path = _shortest(first, second, position, self._adjacency)
+        others = [self._entity(keys, f"entities[{i}]") for i, keys in enumerate(entities)]
+        path = self._shortest(first, second)
         pos_of, plain, deps, by_step, roles = self._parts()
 
         # words (blinded) and parts of speech: only the marked tokens differ from plain
@@ -367,25 +318,17 @@ class AllPathsSentence:
             for u in second:
                 marks[u] = ("PROT1", "PROT2") if marks.get(u) == ("PROT1",) else ("PROT2",)
         base = list(plain)
-        blinded = self._blinded
         for u, m in marks.items():
             i = position[u]
-            labs = blinded.get((i, m))
-            if labs is None:
-                labs = blinded[i, m] = _dedupe([*m, *pos_of[i]])
-            base[i] = labs
+            base[i] = self._memo(("blinded", i, m), _dedupe, [*m, *pos_of[i]])
 
         # dependency subgraph: the tokens, then the dependencies
         T = len(tokens)
         labels: list[tuple[str, ...]] = list(base)
-        in_path = self._in_path
         for u in dict.fromkeys(path):
-            i = position[u]
-            labs = base[i]
-            marked_labs = in_path.get(labs)
-            if marked_labs is None:
-                marked_labs = in_path[labs] = _dedupe([*labs, *map("IP_".__add__, labs)])
-            labels[i] = marked_labs
+            labs = base[position[u]]
+            labels[position[u]] = self._memo(
+                ("in path", labs), lambda x: _dedupe([*x, *map("IP_".__add__, x)]), labs)
         marked = set()
         for ds in map(by_step.get, zip(path, path[1:], strict=False)):
             if ds:
@@ -396,21 +339,22 @@ class AllPathsSentence:
             weights = list(weights)
             D = len(deps)
             for d in marked:
-                dep_labels[d] = self._dep_in_path(d)
+                dep_labels[d] = self._memo(("dependency in path", d),
+                                           lambda role: (role, "IP_" + role), deps[d][2])
                 weights[d] = weights[D + d] = w_path
         labels += dep_labels
 
         # linear subgraph: B_ before the pair, M_ from its first token to its last, A_ after
         pair_at = [position[u] for u in (*first, *second)]
         lo, hi = min(pair_at), max(pair_at)
-        labels += self._linear_of("B_")[:lo]
-        labels += self._linear_of("M_")[lo:hi + 1]
-        labels += self._linear_of("A_")[hi + 1:]
+        for prefix, part in ("B_", slice(lo)), ("M_", slice(lo, hi + 1)), ("A_", slice(hi + 1, T)):
+            labels += self._memo(("linear", prefix), _prefixed, prefix, plain)[part]
         offset = T + len(deps)
         for u in marks:
             i = position[u]
             prefix = "B_" if i < lo else ("A_" if i > hi else "M_")
-            labels[offset + i] = self._prefix(prefix, base[i])
+            labels[offset + i] = self._memo(("prefixed", prefix, base[i]), _prefixed, prefix,
+                                            [base[i]])[0]
         # every label tuple here is made of the parse's non-empty words, parts of speech
         # and dependency types (checked in _parts), prefixed or deduplicated: well formed
         return frame.graph(labels, weights, check_labels=False)

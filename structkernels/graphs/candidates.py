@@ -1,33 +1,12 @@
 """Candidate biomolecular interactions and the structures read from them.
 
-Following Garg et al. (2016) and the nonstationary kernels paper (Sec. 2 and 7, Fig. 1,
-Table 1):
-
-1. **Candidates** (:func:`generate_candidates`): every node whose concept is an interaction
-   concept is paired with the entity nodes of the same graph
-   (:mod:`structkernels.graphs.concepts`): ``(interaction node, catalyst or None, one or
-   two participants)``, every combination.
-2. **Subgraph** (:func:`candidate_subgraph`): the union of shortest undirected paths from
-   the interaction node to the catalyst and to each participant, re-rooted at the
-   interaction node; read from one breadth-first tree explored in PENMAN order, so ties
-   break the same way every time and the union is a tree.
-3. **Edges as walked**: an edge walked along its direction keeps its AMR role (``ARG0``),
-   walked against it carries ``-of`` (``ARG1-of``), as in Table 1.
-4. **Path** (:func:`candidate_path`): the catalyst's traversal from the leaf up to the
-   root, then each participant's from the root down to the leaf, as ``(edge, node)``
-   tuples (the root tuple has no edge).  Fig. 1(b) gives Table 1's positive path::
-
-       (example, protein) (ARG0, protein) (ARG1-of, have) (op1-of, and)
-       (purpose-of, site) (bind) (bind) (ARG1, enzyme) (bind) (purpose-of, site)
-       (op1-of, and) (op2, site) (purpose, exchange) (ARG1, small-molecule)
-
-5. **Tree** (:func:`candidate_tree`): the subgraph as an ordered tree rooted at the
-   interaction node (catalyst branch first), each marked node given one extra child
-   ``("role", Tree("catalyst"))`` or ``("role", Tree("domain"))`` (Fig. 1(b), 1(c)), so
-   that a candidate and its role-swapped twin give different trees.
-
-Node labels are AMR concepts without their PropBank sense (``bind-01`` reads ``bind``, as
-in Table 1); ``senses=True`` keeps it.
+After Garg et al. (2016) and the nonstationary kernels paper (Sec. 2 and 7, Fig. 1,
+Table 1): a candidate pairs an interaction node with entity nodes
+(:func:`generate_candidates`); its subgraph is the union of shortest undirected paths from
+the interaction node, re-rooted there (edges walked against their direction carry
+``-of``); its path and tree are read from that subgraph (:func:`candidate_path`,
+:func:`candidate_tree`).  Node labels are AMR concepts without their PropBank sense
+(``bind-01`` reads ``bind``) unless ``senses=True``.
 """
 
 from __future__ import annotations
@@ -109,8 +88,7 @@ class Candidate:
 class CandidateExtractor:
     """Subgraphs, paths and trees of candidates in one graph.
 
-    Breadth-first trees are computed once per interaction node and reused by
-    every candidate rooted there.
+    A breadth-first tree is computed once per interaction node.
 
     Parameters
     ----------
@@ -253,11 +231,8 @@ class CandidateExtractor:
         return children, roles
 
     def _build(self, cand: Candidate, make):
-        """Bottom-up build of the candidate tree: ``make(label, kids)`` per node.
-
-        ``kids`` is the list of ``(edge, built child)`` pairs, the role mark
-        ``(ROLE_EDGE, make(role, []))`` last.  Iterative: any depth.
-        """
+        """The candidate tree built bottom-up by ``make(label, kids)``, ``kids`` the ``(edge,
+        built child)`` pairs and the role mark last.  Iterative: any depth."""
         children, roles = self._children(cand)
         lab = self._labels
         built: dict[str, Any] = {}
@@ -323,14 +298,9 @@ class CandidateExtractor:
     def candidates_from_nodes(self, interactions: Iterable[str], entities: Iterable[str],
                               max_participants: int = 2, catalysts: bool = True,
                               max_distance: int | None = None) -> list[Candidate]:
-        """Every candidate from given interaction and entity nodes.
-
-        The enumeration of :func:`generate_candidates`, with the nodes chosen
-        by the caller (e.g. by a lexicon, :mod:`structkernels.graphs.lexicon`)
-        instead of by concept lists.  Interaction nodes are taken in graph
-        order; an entity that is also the interaction node is left out of its
-        candidates.
-        """
+        """The enumeration of :func:`generate_candidates` from interaction and entity nodes
+        the caller chose (e.g. by a lexicon); an entity that is also the interaction node is
+        left out of its candidates."""
         if max_participants not in (1, 2):
             raise ValueError(f"max_participants must be 1 or 2, got {max_participants!r}")
         if max_distance is not None and (not isinstance(max_distance, int) or max_distance < 1):
@@ -362,12 +332,9 @@ def generate_candidates(amr: Graph | nx.MultiDiGraph,
                         max_distance: int | None = None) -> list[Candidate]:
     """Every candidate interaction of a graph (Garg et al., 2016).
 
-    For each interaction node ``i`` (graph order) and the entity nodes ``E``
-    connected to it (graph order), the candidates are: for ``c`` in
-    ``[None, *E]``, every set of 1 (then 2) participants drawn from ``E``
-    without ``c`` (in :func:`itertools.combinations` order).  With ``n``
-    entities that is ``n + C(n,2) + n(n-1) + n C(n-1,2)`` candidates per
-    interaction node.
+    For each interaction node ``i`` and the entity nodes ``E`` connected to it (graph
+    order): for ``c`` in ``[None, *E]``, every set of 1 (then 2) participants drawn from
+    ``E`` without ``c`` (in :func:`itertools.combinations` order).
 
     Parameters
     ----------
@@ -378,8 +345,7 @@ def generate_candidates(amr: Graph | nx.MultiDiGraph,
     catalysts : bool
         Also generate candidates with a catalyst (default True).
     max_distance : int, optional
-        Only entities at most this many edges (undirected) from the
-        interaction node; None (default) takes every entity of the graph.
+        Only entities at most this many edges (undirected) from the interaction node.
 
     Returns
     -------

@@ -1,21 +1,10 @@
 """The concept lists that drive candidate generation (Garg et al., 2016).
 
-A *candidate interaction* pairs a node whose concept is in :data:`INTERACTION_CONCEPTS`
-with nodes whose concepts are in :data:`ENTITY_CONCEPTS` (nonstationary kernels paper,
-Sec. 2: "the blue nodes are for potential interaction types, and the green nodes are
-potential participants").  Pass your own frozensets to
-:func:`structkernels.amr.generate_candidates` to change them.
-
-The interaction concepts are the AMR/PropBank frames of the Bio AMR corpus
-(``../shared/data/amr``: v0.8 dev, test, training prefix and v3.0 prefix) that name a
-biomolecular event, grouped below by kind: post-translational modification, binding and
-complexes, activation, inhibition, expression or amount, localisation.  The entity
-concepts are the AMR named-entity types for biomolecules; sites (``amino-acid``,
-``protein-segment``), cells and cell lines are not participants.
-
-:data:`COORDINATION_CONCEPTS` (``and``, ``or``, ``slash``) are the nodes through which an
-argument role reaches several fillers (``:ARG1 (a / and :op1 X :op2 Y)``); the distant-label
-rule (:mod:`structkernels.amr.labels`) looks through them.
+A candidate interaction pairs a node whose concept is in :data:`INTERACTION_CONCEPTS` (the
+AMR/PropBank frames of the Bio AMR corpus that name a biomolecular event) with nodes whose
+concepts are in :data:`ENTITY_CONCEPTS` (the AMR named-entity types of biomolecules; sites,
+cells and cell lines are not participants).  Through :data:`COORDINATION_CONCEPTS` an
+argument role reaches several fillers (``:ARG1 (a / and :op1 X :op2 Y)``).
 """
 
 from __future__ import annotations

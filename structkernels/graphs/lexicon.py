@@ -1,13 +1,8 @@
 """Candidate interactions in any labelled graph: AMR concepts, collapsed names, lexicons.
 
-A candidate (:class:`~structkernels.amr.Candidate`) and its path and tree come from
-:class:`~structkernels.amr.CandidateExtractor`, exactly as for PENMAN AMRs; what changes
-with the source is how interaction and entity nodes are found (:class:`Lexicon`): AMR
-concept lists (the default for AMR graphs), collapsed names (an AMR node whose name
-subgraph was collapsed into it is an entity), or trigger and entity lexicons matched by a
-node's word, lemma or Snowball stem, case folded unless ``case_sensitive``.  On a
-dependency graph the default triggers are the interaction concepts without their sense,
-as the paper does for its dependency (SDG) candidates; entities there need a lexicon.
+Candidates come from :class:`~structkernels.amr.CandidateExtractor` as for PENMAN AMRs;
+:class:`Lexicon` says how interaction and entity nodes are found: AMR concept lists,
+collapsed names, or trigger and entity lexicons matched by a node's word, lemma or stem.
 """
 
 from __future__ import annotations
@@ -46,11 +41,10 @@ class Lexicon:
     triggers, entities : frozenset of str
         Words or lemmas of interaction triggers and of entities.
     match : {"word", "lemma", "stem", "any"}
-        How a lexicon entry matches a node (module docstring); ``"any"``
-        (default) accepts any of the three.
+        By which form of a node (its Snowball stem for ``"stem"``) an entry matches it;
+        ``"any"`` (default) accepts any of the three.
     case_sensitive : bool
-        Default False (case folded).  Set True for gene names whose case
-        matters.
+        Default False (case folded); True for gene names whose case matters.
 
     Examples
     --------
@@ -152,10 +146,8 @@ def extract_candidates(graph: Graph | nx.MultiDiGraph, lexicon: Lexicon | None =
                        max_distance: int | None = None) -> list[Candidate]:
     """Every candidate interaction of a graph of any kind.
 
-    The enumeration of :func:`structkernels.amr.generate_candidates` (for an
-    AMR graph with the default lexicon it gives the same candidates), with
-    interaction and entity nodes found by ``lexicon`` (default: the AMR
-    concept lists and collapsed names for AMR graphs,
+    The enumeration of :func:`structkernels.amr.generate_candidates`, with interaction and
+    entity nodes found by ``lexicon`` (default: :class:`Lexicon` for AMR graphs,
     :meth:`Lexicon.for_dependency` for dependency graphs).
 
     Examples
@@ -188,10 +180,9 @@ def candidate_records(graph: Graph, lexicon: Lexicon | None = None, max_particip
                       trees: bool = True) -> list[dict[str, Any]]:
     """Candidate records (the structkernels interaction form, without ``label``).
 
-    One JSON-ready dict per candidate: ``id`` (``"<graph id>#<k>"``),
-    ``graph_id``, ``file``, ``kind``, ``sentence``, ``interaction`` (type,
-    node, catalyst, participants with their concepts and names), ``path`` and
-    ``tree``.  Add a ``label`` (0/1) by hand and the file loads with
+    One JSON-ready dict per candidate: ``id`` (``"<graph id>#<k>"``), ``graph_id``, ``file``,
+    ``kind``, ``sentence``, ``interaction`` (type, node, catalyst, participants), ``path`` and
+    ``tree``; with a ``label`` (0/1) added the file loads with
     :func:`structkernels.datasets.load_interactions`.
     """
     if not isinstance(graph, Graph):

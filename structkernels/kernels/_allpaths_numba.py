@@ -1,11 +1,5 @@
-"""Compiled parts of the all-paths graph kernel and its features (numba).
-
-Private module: :mod:`structkernels.kernels.allpaths_features` computes each graph's walk
-sums ``W`` and label-pair matrix ``G = L W L^T`` here, interns the label pairs (a radix
-sort per chunk of graphs, the chunks' counts merged) and lays the sparse part out by
-column; :mod:`structkernels.kernels.allpaths` joins two graphs' columns into a Gram block
-here.  Every function releases the GIL
-(``nogil=True``): the Gram engine runs blocks in threads.
+"""Compiled parts of the all-paths graph kernel and its features (numba); every function
+releases the GIL (the Gram engine runs blocks in threads).
 """
 
 from __future__ import annotations
@@ -17,8 +11,8 @@ from structkernels.utils import njit
 
 @njit(cache=True, nogil=True)
 def dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
-    """``W`` of a graph without cycles: ``W[u] = Σ_{u -> v} w (e_v + W[v])``, rows in
-    reverse topological order (edges sorted by source).  Sums of non-negative terms."""
+    """``W`` of a graph without cycles: ``W[u] = Σ_{u -> v} w (e_v + W[v])`` in reverse
+    topological order (edges sorted by source)."""
     W = np.zeros((n, n))
     first = np.searchsorted(src, np.arange(n + 1))
     for t in range(n - 1, -1, -1):
@@ -34,8 +28,7 @@ def dag_walk_sums(n, order, src, dst, wts):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
-    """``G = L W L^T`` over the ``m`` local labels (``label[offsets[v]:offsets[v + 1]]``
-    are vertex ``v``'s)."""
+    """``G = L W L^T`` over the ``m`` local labels (vertex ``v``'s: ``label[offsets[v]:...]``)."""
     n = W.shape[0]
     G = np.zeros((m, m))
     for u in range(n):
@@ -51,8 +44,8 @@ def label_pairs(W, offsets, label, m):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def pair_entries(W, offsets, labels):  # pragma: no cover - compiled
-    """The non-zero entries of ``G = L W L^T`` as keys ``label << 32 | label'`` (ascending)
-    and values; ``labels[offsets[v]:offsets[v + 1]]`` are vertex ``v``'s label ids."""
+    """The non-zero entries of ``G = L W L^T``: ascending keys ``label << 32 | label'``,
+    values."""
     local = np.unique(labels)
     G = label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
     m = len(local)
@@ -75,9 +68,8 @@ def pair_entries(W, offsets, labels):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _radix_sort(keys, bits):  # pragma: no cover - compiled
-    """``(sorted keys, order)`` of non-negative ``keys`` below ``2 ** bits`` by a stable radix
-    sort: cache-friendly passes of 11 bits instead of random access over the key space
-    (``keys`` serves as a buffer)."""
+    """``(sorted keys, order)`` of non-negative ``keys`` below ``2 ** bits``: a stable radix
+    sort in passes of 11 bits (``keys`` serves as a buffer)."""
     n = len(keys)
     idx = np.arange(n)
     k2 = np.empty_like(keys)
@@ -104,8 +96,7 @@ def _radix_sort(keys, bits):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def factorize(keys, n_labels):  # pragma: no cover - compiled
-    """``(unique keys, inverse)`` of label-pair keys (``np.unique(keys, return_inverse=True)``)
-    by a stable radix sort of the keys written ``label * n_labels + label'``."""
+    """``np.unique(keys, return_inverse=True)`` of label-pair keys, by a radix sort."""
     n = len(keys)
     comp = np.empty(n, dtype=np.int64)
     top = 0
@@ -157,8 +148,7 @@ def sort_rows(indptr, indices, data):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _by_column(indptr, indices, data, limit):  # pragma: no cover - compiled
     """The entries of columns below ``limit`` as ``(columns, rows, values)`` sorted by
-    column, rows ascending inside a column (a stable radix sort: cache-friendly passes of
-    11 bits instead of random access over the column space)."""
+    column, then row (a stable radix sort)."""
     n = len(indptr) - 1
     total = 0
     for i in range(n):
@@ -188,7 +178,7 @@ def _by_column(indptr, indices, data, limit):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
     """The entries of columns below ``limit`` grouped by column: ``(columns, starts, rows,
-    values)``, column ``columns[t]`` holding ``rows[starts[t]:starts[t + 1]]`` (ascending)."""
+    values)``, column ``columns[t]`` holding ``rows[starts[t]:starts[t + 1]]``."""
     cols, rows, vals = _by_column(indptr, indices, data, limit)
     total = len(cols)
     n_runs = 0
@@ -209,10 +199,8 @@ def column_runs(indptr, indices, data, limit):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover - compiled
-    """``out[i, j] += Σ_c X[i, c] Y[j, c]`` from the column runs of both sides: a merge of
-    the two column lists, an outer product per shared column.  ``out[i, j]`` sums in
-    column order.  ``same`` (``Y`` is ``X``): only ``j >= i`` is computed, then the upper
-    triangle is copied onto the lower one (an exactly symmetric block)."""
+    """``out[i, j] += Σ_c X[i, c] Y[j, c]`` in column order, an outer product per shared
+    column; ``same`` (``Y`` is ``X``): the upper triangle, mirrored."""
     nx, ny = len(xu), len(yu)
     a, b = 0, 0
     while a < nx and b < ny:
@@ -239,8 +227,7 @@ def column_join(xu, xs, xr, xv, yu, ys, yr, yv, same, out):  # pragma: no cover 
 
 @njit(cache=True, nogil=True)
 def add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
-    """``out[i, j] += xsingle[i]`` where ``xrows[i] == yrows[j]`` (the same graph of one
-    encoding: its label pairs no other graph has)."""
+    """``out[i, j] += xsingle[i]`` where ``xrows[i] == yrows[j]`` (the same graph)."""
     order = np.argsort(yrows, kind="mergesort")
     ys = yrows[order]
     for i in range(len(xrows)):
@@ -253,8 +240,7 @@ def add_single(xrows, xsingle, yrows, out):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def merge_counts(keys_a, counts_a, keys_b, counts_b):  # pragma: no cover - compiled
-    """The union of two ascending arrays of distinct keys, with the counts of a key that
-    both have summed: ``(keys, counts)``, ascending."""
+    """The union of two ascending arrays of distinct keys, their counts summed."""
     na, nb = len(keys_a), len(keys_b)
     keys = np.empty(na + nb, dtype=np.int64)
     counts = np.empty(na + nb, dtype=np.int64)

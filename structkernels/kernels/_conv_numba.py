@@ -1,31 +1,13 @@
 """Compiled dynamic programmes of the path and tree convolution kernels (numba).
 
-The path and tree kernels encode their structures and the tuple similarity
-(:func:`structkernels.kernels.tuples.tuple_tables`) into flat arrays and call one function
-per Gram block.
-
-Tuple similarity (Sec. 5.1 of the nonstationary kernels paper)::
-
-    m = sig[e] * sig[e'] * k_e(e, e') * k_n(n, n')
-
-``e``/``n`` are vocabulary ids (equal id <=> equal label; id 0 is the missing
-edge); ``ec``/``nc`` index the dense label-similarity matrices ``KE``/``KN``
-when the edge/node kernel is not the indicator.
-
-Both programmes are *sparse*: they first list the pairs of positions whose
-tuple similarity is non-zero (with indicator kernels, the few equal tuples),
-then run the subsequence recursion over that list only.  With ``f`` the
-factor of one matched position and ``g`` the factor of one skipped position
-inside a subsequence (``f = lam**2, g = lam`` for the span decay
-``lam**(d(i) + d(j))``; ``f = lam, g = 1`` for the length decay ``lam**l``)::
+Both are sparse: they list the position pairs whose tuple similarity
+``m = sig[e] sig[e'] k_e(e, e') k_n(n, n')`` is non-zero, then run the subsequence
+recursion over that list only (``f`` the factor of a matched position, ``g`` of a skipped
+one: ``f = lam**2, g = lam`` for the span decay, ``f = lam, g = 1`` for the length decay)::
 
     E[k] = f * m_k * (1 + sum over k' before k in both sequences of E[k'] * g**gaps(k', k))
 
-sums the weights of all subsequence pairs whose last matched pair is ``k``.
-Every term is non-negative, so the sums have no cancellation.
-
-Modes of the block functions: 0 full block, 1 symmetric block (upper
-triangle computed, mirrored), 2 diagonal only (``X[i]`` against ``Y[i]``).
+Every term is non-negative: the sums have no cancellation.
 """
 
 from __future__ import annotations
@@ -41,11 +23,7 @@ MODE_DIAG = 2
 
 @njit(cache=True, nogil=True, inline="always")
 def tuple_similarity(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, KN, cn):
-    """Tuple similarity ``sig[e] k_e(e, e') sig[e'] k_n(n, n')``.
-
-    With ``ind_n`` the node kernel is ``cn + (1 - cn) I(n = n')``: 1 for equal
-    nodes, ``cn`` otherwise (``cn = 0``: the indicator).
-    """
+    """``sig[e] k_e(e, e') sig[e'] k_n(n, n')``; with ``ind_n``, ``k_n = cn + (1 - cn) I``."""
     w = sig[ea] * sig[eb]
     if w == 0.0:
         return 0.0
@@ -67,11 +45,8 @@ def tuple_similarity(ea, na, eca, nca, eb, nb, ecb, ncb, sig, ind_e, KE, ind_n, 
 @njit(cache=True, nogil=True, inline="always")
 def pair_similarity(keyed, a, b, xk, xe, xn, xec, xnc, yk, ye, yn, yec, ync,
                     sig, ind_e, KE, ind_n, KN, cn):
-    """Tuple similarity of position ``a`` of ``X`` and ``b`` of ``Y``.
-
-    ``keyed`` (both label kernels the indicator): one key comparison, then the
-    edge weights and ``cn`` for different nodes; else :func:`tuple_similarity`.
-    """
+    """Tuple similarity of position ``a`` of ``X`` and ``b`` of ``Y`` (``keyed``: one key
+    comparison, both label kernels being the indicator)."""
     if keyed:
         if xk[a] != yk[b]:
             return 0.0
@@ -105,8 +80,7 @@ def powers(base, n):
 
 @njit(cache=True, nogil=True, inline="always")
 def block_columns(i, ny, mode):
-    """The columns ``j`` a block computes for row ``i``: ``i`` alone (diagonal mode), ``i``
-    onwards (symmetric: the upper triangle, mirrored), every one (full)."""
+    """The columns ``j`` a block computes for row ``i`` in ``mode``."""
     if mode == MODE_DIAG:
         return i, i + 1
     if mode == MODE_SYMMETRIC:
@@ -122,8 +96,7 @@ def block_out(nx, ny, mode):
 
 @njit(cache=True, nogil=True, inline="always")
 def block_store(out, i, j, value, mode):
-    """``value`` of the pair ``(i, j)`` into :func:`block_out`'s array (mirrored when
-    symmetric)."""
+    """``value`` of the pair ``(i, j)`` into :func:`block_out`'s array."""
     if mode == MODE_DIAG:
         out[i, 0] = value
     else:
@@ -139,16 +112,9 @@ SPARSE_LIMIT = 1 << 16
 @njit(cache=True, nogil=True)
 def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
                 sig, ind_e, KE, ind_n, KN, cn, f, g, max_len, D, Dn, R):
-    """The path kernel of one pair by the dense programme, ``O(L |S| |S'|)``.
-
-    With ``E_l[s, t]`` the weight of the length-``l`` subsequence pairs ending
-    at ``(s, t)``, ``D_l[s, t] = sum_{s' <= s, t' <= t} E_l[s', t'] g^((s - s') + (t - t'))``
-    is built from a row running sum ``R_l[s, t] = E_l[s, t] + g R_l[s, t - 1]``
-    and ``D_l[s, t] = R_l[s, t] + g D_l[s - 1, t]``: additions of non-negative
-    terms only.  Then ``E_1 = f m`` and ``E_l[s, t] = f m D_{l-1}[s - 1, t - 1]``
-    (all lengths in one chain when ``max_len <= 0``).  ``D``, ``Dn``, ``R``:
-    work arrays of shape ``(L, |S'| + 1)``.
-    """
+    """The path kernel of one pair by the dense programme, ``O(L |S| |S'|)``:
+    ``E_l[s, t] = f m D_{l-1}[s - 1, t - 1]`` with ``D_l`` the ``g``-decayed prefix sums of
+    ``E_l`` (row running sums ``R``; non-negative additions only)."""
     lb = b1 - b0
     L = 1 if max_len <= 0 else max_len
     keyed = ind_e and ind_n
@@ -189,13 +155,8 @@ def path_block(
     xo, xe, xn, xec, xnc, xk, yo, ye, yn, yec, ync, yk,
     sig, ind_e, KE, ind_n, KN, cn, lam, max_len, mode,
 ):
-    """Path (subsequence) kernel between encoded paths ``X`` and ``Y``.
-
-    ``xk``/``yk`` are tuple keys (equal key <=> equal edge and node), used
-    when both label kernels are the indicator: then matching is one integer
-    comparison per position pair.  ``max_len <= 0`` means every subsequence length.  Returns the
-    ``(len(X), len(Y))`` block (``(len(X), 1)`` in diagonal mode).
-    """
+    """Path kernel block of encoded paths ``X``, ``Y`` (``xk``/``yk``: tuple keys, compared
+    when both label kernels are the indicator; ``max_len <= 0``: every length)."""
     nx = len(xo) - 1
     ny = len(yo) - 1
     lx = longest_segment(xo, 0)
@@ -257,20 +218,15 @@ def path_block(
                             K += 1
                     if dense:
                         break
-            # 2. the subsequence recursion: over the matches when they are few
-            # (O(K^2 L)); for all lengths with more matches than |S'|, row by
-            # row over the matched rows (O(rows |S'| + K)); with a length cap and
-            # many matches, the dense programme (O(L |S| |S'|)).  The choice
-            # depends on the pair only, so every block gives the same value
+            # 2. the recursion over the matches, row by row, or dense: chosen by the pair
+            # alone, so every block gives the same value
             total = 0.0
             if dense or (max_len > 0 and K * K > 8 * (a1 - a0) * (b1 - b0) * Lw):
                 total = _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
                                     sig, ind_e, KE, ind_n, KN, cn, f, lam, max_len, Dw, Dnw, Rw)
             elif max_len <= 0 and K > b1 - b0:
-                # all lengths, row by row over the matches (listed row-major):
-                # C[t] = sum over matches (s', t) of earlier rows of E g^(s - 1 - s'),
-                # Q[t] = sum_{t' < t} C[t'] g^(t - 1 - t'), so E = f m (1 + Q[t]):
-                # O(|S'|) per row that has a match instead of O(K) per match
+                # all lengths, row by row: C[t] = Σ E g^(s - 1 - s') over earlier rows,
+                # Q[t] = Σ_{t' < t} C[t'] g^(t - 1 - t'), E = f m (1 + Q[t])
                 lb = b1 - b0
                 for t in range(lb):
                     C[t] = 0.0
@@ -345,17 +301,10 @@ def tree_block(
     yto, yl, ye, ylc, yec, yco, yci, yk,
     sig, ind_e, KE, ind_n, KN, cn, f, g, contiguous, mode,
 ):
-    """Tree kernel between encoded trees ``X`` and ``Y`` (pre-order CSR arrays).
-
-    For a pair of trees: list, breadth first from the roots, the node pairs
-    reachable through matching tuples (a pair ``(u, v)`` is only reachable
-    from ``(parent(u), parent(v))``, so there are no duplicates), then
-    compute ``K(u, v) = m (m + C(u, v))`` children first, with ``C`` the
-    child-subsequence recursion: ``P`` sums products of the matched
-    children's ``m``, ``Q`` the same products with one factor ``m`` replaced
-    by ``m K``.  ``xk``/``yk`` are tuple keys (equal key <=> equal edge and
-    label), used when both label kernels are the indicator.
-    """
+    """Tree kernel block of encoded trees ``X``, ``Y`` (pre-order CSR arrays): the node
+    pairs reachable through matching tuples listed breadth first, then
+    ``K(u, v) = m (m + C(u, v))`` children first, ``C`` the child-subsequence recursion
+    (``P``: products of the children's ``m``; ``Q``: one factor ``m`` replaced by ``m K``)."""
     keyed = ind_e and ind_n
     nx = len(xto) - 1
     ny = len(yto) - 1

@@ -1,22 +1,10 @@
 """Exact derivatives of the path kernel in σ and λ, by forward mode in the compiled programme.
 
-Private module of :meth:`structkernels.kernels.path.PathKernel.weighted_gradient`.  The
-path kernel (Sec. 4.1 and 5.1 of Garg et al. 2018) is a polynomial in the edge weights σ and
-the decay λ.  Its sparse recursion over the matching position pairs ``k``
-(:mod:`structkernels.kernels._conv_numba`)::
-
-    E[k] = f m_k (1 + Σ_{k' before k} E[k'] g^gap(k', k)),   K = Σ_k E[k]
-
-(``f = λ²``, ``g = λ``; per length ``l`` with a length cap:
-``E_1[k] = f m_k``, ``E_l[k] = f m_k Σ E_{l-1}[k'] g^gap``) is differentiated term by term:
-each match carries, beside its value, its derivative in every parameter that occurs in the
-pair (at most two edge weights per match, and λ), so a pair costs ``O(K² (1 + d))`` for
-``K`` matches and ``d`` parameters present, not ``O(K² P)`` for all ``P`` labels.  With
-``m = σ(e) σ(e') r`` (``r`` the tuple similarity without σ), ``∂m/∂σ(e) = σ(e') r`` (twice
-``σ(e) r`` when ``e = e'``).  Matches with ``σ = 0`` are kept: their derivative need not be 0.
-
-What is returned is the derivative contracted with weights ``V`` over the pairs,
-``Σ_ij V_ij ∂K(x_i, y_j)/∂θ``, without a ``(n, m, P)`` array.
+The recursion of :mod:`structkernels.kernels._conv_numba` is differentiated term by term:
+each match carries its derivative in the parameters present in the pair (at most two edge
+weights per match, and λ), contracted with weights ``V`` over the pairs,
+``Σ_ij V_ij ∂K(x_i, y_j)/∂θ``.  Matches with ``σ = 0`` are kept: their derivative need not
+be 0.
 """
 
 from __future__ import annotations
@@ -25,7 +13,6 @@ import numpy as np
 
 from structkernels.kernels._conv_numba import (
     MODE_DIAG,
-    MODE_FULL,
     MODE_SYMMETRIC,
     block_columns,
     longest_segment,
@@ -34,7 +21,7 @@ from structkernels.kernels._conv_numba import (
 )
 from structkernels.utils import njit
 
-__all__ = ["MODE_DIAG", "MODE_FULL", "MODE_SYMMETRIC", "path_grad_block"]
+__all__ = ["path_grad_block"]
 
 
 @njit(cache=True, nogil=True)
@@ -135,15 +122,9 @@ def path_grad_block(
     xo, xe, xn, xec, xnc, yo, ye, yn, yec, ync,
     sig, ind_e, KE, ind_n, KN, cn, lam, max_len, pe, n_par, with_lam, V, mode, i0, i1,
 ):
-    """``Σ_ij V[i, j] ∂K(X[i], Y[j])/∂θ`` over the rows ``i0 <= i < i1``, ``θ`` = σ of the
-    parameter ids ``pe`` (one per vocabulary id of an edge label, -1 for a label not
-    learned), then λ when ``with_lam``.
-
-    ``mode``: full block (``V`` of shape ``(len(X), len(Y))``), symmetric (``Y`` is ``X``;
-    the upper triangle is computed, weighted by ``V[i, j] + V[j, i]``), diagonal (pairs
-    ``X[i]``, ``Y[i]``, ``V`` of shape ``(len(X), 1)``).  Returns ``n_par + 1`` values; the
-    last is λ's (0 unless ``with_lam``).
-    """
+    """``Σ_ij V[i, j] ∂K(X[i], Y[j])/∂θ`` over the rows ``i0 <= i < i1``: ``n_par`` values
+    for σ of the parameter ids ``pe`` (-1 for a label not learned), then λ's (0 unless
+    ``with_lam``).  Symmetric mode weighs the upper triangle by ``V[i, j] + V[j, i]``."""
     ny = len(yo) - 1
     lx = longest_segment(xo, 1)
     ly = longest_segment(yo, 1)

@@ -1,11 +1,6 @@
-"""Linear kernel on bags of features: the dot product of feature counts.
-
-``k(x, y) = Σ_f c_x(f) c_y(f)`` with ``c_x(f)`` the number of times the string ``f``
-occurs in the bag ``x`` (a tuple, list or frozenset of strings), or ``[f ∈ x]`` with
-``binary=True``: a linear model on sparse indicator features, as a kernel, so it can
-be summed with a structure kernel (``Normalized(bag) + Normalized(npk)``) and share its
-folds and classifiers.  Positive semi-definite (a dot product of explicit vectors).
-``gram_block`` interns the features of a block once and takes one sparse product.
+"""Linear kernel on bags of features: ``k(x, y) = Σ_f c_x(f) c_y(f)``, the dot product of the
+strings' counts (``[f ∈ x]`` with ``binary=True``), so that a linear model on sparse
+indicator features sums with a structure kernel and shares its folds and classifiers.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from structkernels.engine.checks import diagonal_scales
 from structkernels.kernels.base import Kernel
 from structkernels.kernels.tuples import merge_vocabularies
 from structkernels.structures import EncodedList, Vocabulary
@@ -154,9 +150,7 @@ class BagKernel(Kernel):
         diag = np.asarray(self.diag_block(refs), dtype=np.float64)
         coef = np.asarray(weights, dtype=np.float64)
         if normalized:
-            scale = np.zeros_like(diag)
-            scale[diag > 0] = 1.0 / np.sqrt(diag[diag > 0])
-            coef = coef * scale
+            coef = coef * diagonal_scales(diag)
         return BagWeights(refs, coef, binary=bool(self.binary)), diag
 
 

@@ -12,6 +12,7 @@ Kernels compose (KeLP style) instead of being copied with variations::
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from structkernels.engine.checks import (
     normalize_gram,
 )
 from structkernels.engine.gram import gram as engine_gram
+from structkernels.engine.parallel import releases_gil
 from structkernels.structures import Path, Tree
 
 __all__ = ["Kernel", "SumKernel", "ProductKernel", "ScaledKernel", "Normalized"]
@@ -33,10 +35,8 @@ __all__ = ["Kernel", "SumKernel", "ProductKernel", "ScaledKernel", "Normalized"]
 class Kernel(BaseEstimator):
     """Base class of every kernel.
 
-    Subclasses define ``__init__`` with keyword parameters stored verbatim and
-    :meth:`pair`.  Parameter checks go in :meth:`validate_params`, input
-    checks and conversion in :meth:`check_input`; both run every time a
-    kernel is used (there is no lazy "initialised" flag).
+    ``__init__`` stores keyword parameters verbatim, :meth:`pair` (or :meth:`gram_block`)
+    computes; :meth:`validate_params` and :meth:`check_input` run at every use.
 
     Examples
     --------
@@ -80,12 +80,8 @@ class Kernel(BaseEstimator):
         """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""
 
     def check_input(self, X: Any) -> Sequence:
-        """Return ``X`` as an indexable, sliceable container of structures.
-
-        The default keeps NumPy arrays as they are and turns any other
-        iterable into a list.  A bare ``str``/``bytes`` is refused: a sentence
-        silently read as characters is a classic bug.
-        """
+        """``X`` as an indexable, sliceable container (arrays as they are, else a list); a
+        bare ``str``/``bytes`` is refused, not read as characters."""
         if isinstance(X, np.ndarray):
             return X
         if isinstance(X, (str, bytes)):
@@ -99,10 +95,8 @@ class Kernel(BaseEstimator):
             f"{type(self).__name__} must implement pair(x, y) or gram_block(X, Y)")
 
     def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        """Kernel values between all of ``X`` and all of ``Y`` (checked inputs).
-
-        Override with a batched fast path; the default calls :meth:`pair`.
-        """
+        """Kernel values between all of ``X`` and all of ``Y`` (checked inputs); the default
+        calls :meth:`pair`."""
         out = np.empty((len(X), len(Y)), dtype=np.float64)
         pair = self.pair
         for i, x in enumerate(X):
@@ -133,21 +127,9 @@ class Kernel(BaseEstimator):
 
     def feature_map(self, X: Sequence) -> tuple[np.ndarray, np.ndarray | None] | None:
         """An explicit finite feature map φ with ``k(x, y) = φ(x)·φ(y)``, or None when the
-        kernel has none.
-
-        The map is given as rows and row scales, ``φ(X[i]) = w[i] * A[i]``, so that a
-        scaled map (the cosine kernel's ``x / ||x||``) needs no scaled copy of the data.
-
-        Parameters
-        ----------
-        X : checked input
-            What :meth:`check_input` returns.
-
-        Returns
-        -------
-        (A, w) or None
-            ``A`` of shape (n, d), ``X`` itself where the map is the identity; ``w`` of
-            shape (n,) in ``A``'s dtype, or None when every scale is 1.
+        kernel has none: ``(A, w)`` with ``φ(X[i]) = w[i] * A[i]`` for the checked ``X``
+        (``A`` of shape (n, d), ``X`` itself for the identity; ``w`` None when every scale
+        is 1), so that a scaled map needs no scaled copy of the data.
 
         Examples
         --------
@@ -166,13 +148,9 @@ class Kernel(BaseEstimator):
 
     # ------------------------------------------------------------ public API
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
-        """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted).
-
-        scikit-learn's kernel protocol (``SVC(kernel=k)``): two 2-D arrays, or two sequences
-        of structures, give their Gram.  A single structure (a Path, a Tree, a bare string,
-        one re-writing) is refused with a pointer to :meth:`value`, so that a pair is never
-        silently read as two sequences.
-        """
+        """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted), scikit-learn's
+        kernel protocol; a single structure is refused (use :meth:`value`), never read as a
+        sequence."""
         for arg in (X, Y):
             if arg is not None and self._is_single_structure(arg):
                 raise TypeError(
@@ -247,10 +225,9 @@ class Kernel(BaseEstimator):
                          for i in range(len(X))], dtype=np.float64)
 
     def column_function(self, X: Any) -> Any:
-        """A function ``idx -> K(X, X[idx])`` (columns of the Gram matrix of checked ``X``)
-        that reuses per-row data prepared once, for algorithms that read a Gram matrix
-        column by column (incomplete Cholesky); None when the kernel has none (the
-        default: such algorithms then ask for blocks).
+        """A function ``idx -> K(X, X[idx])`` (Gram columns of checked ``X``) reusing per-row
+        data prepared once, for column-wise algorithms (incomplete Cholesky); None (the
+        default) when the kernel has none.
 
         Examples
         --------
@@ -312,7 +289,7 @@ GPKernel.register(Kernel)
 
 
 class _Combination(Kernel):
-    """Shared checks of two-kernel combinations."""
+    """Two kernels combined value by value by ``_op`` (the same on every block)."""
 
     def __init__(self, k1: Kernel, k2: Kernel):
         self.k1 = k1
@@ -321,8 +298,7 @@ class _Combination(Kernel):
     @property
     def nogil_blocks(self) -> bool:
         """GIL-free blocks when both parts have them (the Gram engine then uses threads)."""
-        return (bool(getattr(self.k1, "nogil_blocks", False))
-                and bool(getattr(self.k2, "nogil_blocks", False)))
+        return releases_gil(self.k1) and releases_gil(self.k2)
 
     def validate_params(self) -> None:
         for name in ("k1", "k2"):
@@ -334,31 +310,26 @@ class _Combination(Kernel):
     def check_input(self, X: Any) -> Sequence:
         return self.k2.check_input(self.k1.check_input(X))
 
+    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
+        return self._op(self.k1.gram_block(X, Y), self.k2.gram_block(X, Y))
+
+    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
+        return self._op(self.k1.gram_block_symmetric(X), self.k2.gram_block_symmetric(X))
+
+    def diag_block(self, X: Sequence) -> np.ndarray:
+        return self._op(self.k1.diag_block(X), self.k2.diag_block(X))
+
 
 class SumKernel(_Combination):
     """``k1(x, y) + k2(x, y)``; PSD when both are."""
 
-    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        return self.k1.gram_block(X, Y) + self.k2.gram_block(X, Y)
-
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
-        return self.k1.gram_block_symmetric(X) + self.k2.gram_block_symmetric(X)
-
-    def diag_block(self, X: Sequence) -> np.ndarray:
-        return self.k1.diag_block(X) + self.k2.diag_block(X)
+    _op = staticmethod(operator.add)
 
 
 class ProductKernel(_Combination):
     """``k1(x, y) * k2(x, y)``; PSD when both are (Schur product theorem)."""
 
-    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        return self.k1.gram_block(X, Y) * self.k2.gram_block(X, Y)
-
-    def gram_block_symmetric(self, X: Sequence) -> np.ndarray:
-        return self.k1.gram_block_symmetric(X) * self.k2.gram_block_symmetric(X)
-
-    def diag_block(self, X: Sequence) -> np.ndarray:
-        return self.k1.diag_block(X) * self.k2.diag_block(X)
+    _op = staticmethod(operator.mul)
 
 
 class _Wrapper(Kernel):
@@ -367,7 +338,7 @@ class _Wrapper(Kernel):
     @property
     def nogil_blocks(self) -> bool:
         """GIL-free blocks when the wrapped kernel has them."""
-        return bool(getattr(self.kernel, "nogil_blocks", False))
+        return releases_gil(self.kernel)
 
     def check_input(self, X: Any) -> Sequence:
         return self.kernel.check_input(X)
@@ -403,8 +374,7 @@ class ScaledKernel(_Wrapper):
 class Normalized(_Wrapper):
     """Cosine normalisation ``k(x, y) / sqrt(k(x, x) k(y, y))``.
 
-    Structures with zero self-similarity get similarity 0 (with a warning).
-    The Gram engine computes the diagonal once rather than per block.
+    A structure with zero self-similarity gets similarity 0 (with a warning).
 
     Examples
     --------

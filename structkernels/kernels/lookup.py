@@ -1,22 +1,14 @@
-"""A kernel read from a stored Gram matrix: structures are row/column indices.
+"""A kernel read from a stored Gram matrix: ``k(i, j) = G[i, j]`` on integer indices.
 
-``GramLookup(G)`` is the kernel ``k(i, j) = G[i, j]`` on integer indices (KeLP's
-``KernelCache`` turned into a kernel): any algorithm that takes a kernel then runs on
-values computed once, and its evaluation counters count the values it read.
-
-A rectangular ``G`` of shape ``(n_rows, n_cols)`` holds training structures
-``0 .. n_cols - 1`` as rows and columns and further structures (e.g. test
-queries) as rows ``n_cols .. n_rows - 1``: ``G = np.vstack([K_train,
-K_test_train])``.  A value that is not stored (a column index ``>= n_cols``)
-is an error naming the index, never a guess.
+A rectangular ``G`` holds training structures ``0 .. n_cols - 1`` as rows and columns and
+further ones (test queries) as rows below: ``G = np.vstack([K_train, K_test_train])``.  A
+value not stored is an error naming the index, never a guess.
 
 Example
 -------
 >>> import numpy as np
 >>> from structkernels.kernels.lookup import GramLookup
->>> K_tr = np.array([[1.0, 0.5], [0.5, 1.0]])
->>> K_te = np.array([[0.9, 0.1]])
->>> k = GramLookup(np.vstack([K_tr, K_te]))
+>>> k = GramLookup(np.vstack([[[1.0, 0.5], [0.5, 1.0]], [[0.9, 0.1]]]))
 >>> k(np.array([2]), np.array([0, 1])).tolist()
 [[0.9, 0.1]]
 """

@@ -1,16 +1,9 @@
-"""Nonstationary extension of any convolution kernel (Theorem 2, Eq. 1).
+"""Nonstationary extension of any convolution kernel (Garg et al. 2018, Theorem 2, Eq. 1).
 
-Garg et al., "Stochastic learning of nonstationary kernels for natural
-language modeling" (2018), Sec. 5: any convolution kernel ``K`` built on a
-tuple kernel ``k`` extends to a valid nonstationary kernel ``K_NS`` by
-replacing ``k`` with::
-
-    k_NS(i, j) = σ(i) k(i, j) σ(j)                                   (Eq. 1)
-
-Here ``σ`` weighs the edge label of an ``(edge, node)`` tuple (Sec. 5.1), for any kernel
-with a ``tuple_kernel`` parameter.  σ goes to the wrapped kernel's own ``sigma`` when it
-has one (``path``, ``tree``), else to its tuple kernel
-(:class:`~structkernels.kernels.tuples.WeightedTupleKernel`).
+Any convolution kernel built on a tuple kernel ``k`` extends to a valid nonstationary
+kernel by ``k_NS(i, j) = σ(i) k(i, j) σ(j)``, σ weighing a tuple's edge label.  σ goes to
+the wrapped kernel's own ``sigma`` when it has one (``path``, ``tree``), else to its tuple
+kernel (:class:`~structkernels.kernels.tuples.WeightedTupleKernel`).
 """
 
 from __future__ import annotations

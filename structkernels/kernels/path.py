@@ -1,27 +1,13 @@
-"""Path (subsequence) kernel of Bunescu & Mooney with nonstationary σ.
+"""Path (subsequence) kernel of Bunescu & Mooney (2005) with nonstationary σ.
 
-The path kernel of Sec. 4.1 of Garg et al., "Stochastic learning of
-nonstationary kernels for natural language modeling" (2018), after Mooney &
-Bunescu (2005), between two paths ``S`` and ``S'`` of ``(edge, node)`` tuples::
+Sec. 4.1 of Garg et al., "Stochastic learning of nonstationary kernels for natural
+language modeling" (2018), between paths ``S`` and ``S'`` of ``(edge, node)`` tuples::
 
     K(S, S') = Σ_{i, j : |i| = |j|}  Π_k k(S[i_k], S'[j_k]) · λ^(l(i) + l(j))
 
-over all pairs of index subsequences ``i`` of ``S`` and ``j`` of ``S'`` of
-equal length ``1 <= |i| <= max_len`` (the empty subsequence is not counted),
-with ``l(i) = i_last - i_first + 1`` the span of the subsequence (Bunescu &
-Mooney's convention; subsequences need not be contiguous).  The tuple
-similarity ``k`` is the nonstationary one of Sec. 5.1 (Eq. 1)::
-
-    k((e, n), (e', n')) = σ(e) k_e(e, e') σ(e') k_n(n, n')
-
-with indicator label kernels by default (see
-:mod:`structkernels.kernels.tuples` for the word-vector node similarity).
-The root's tuple has no edge (``None``): it matches only other root tuples
-and always weighs 1.  With ``σ ≡ 1`` (``sigma=None``) this is the stationary
-path kernel (PK); with a learned σ it is the nonstationary path kernel (NPK).
-
-The Gram blocks run in one compiled sparse dynamic programme per block
-(:mod:`structkernels.kernels._conv_numba`).
+over index subsequences of equal length ``1 <= |i| <= max_len``, ``l(i)`` the span of
+``i``, ``k`` the tuple similarity of Sec. 5.1 (Eq. 1, :mod:`structkernels.kernels.tuples`).
+``σ ≡ 1`` is the stationary path kernel (PK), a learned σ the nonstationary one (NPK).
 """
 
 from __future__ import annotations
@@ -182,11 +168,9 @@ class PathKernel(EncodedConvolutionKernel):
                           lam: bool = False, n_jobs: int | None = None) -> np.ndarray:
         """``Σ_ij V[i, j] ∂K(X[i], Y[j]) / ∂θ``: the exact derivative in σ and λ, contracted.
 
-        ``θ`` is ``σ(label)`` for each of ``labels`` (a label not in ``sigma`` weighs 1),
-        then ``λ``.  The kernel is a polynomial in both; the derivative is computed by
-        forward mode inside the compiled dynamic programme
-        (:mod:`structkernels.kernels._path_grad_numba`), never by differences.  With ``V =
-        ∂J/∂K`` it is the gradient of an objective ``J`` of the Gram matrix.
+        ``θ`` is ``σ(label)`` for each of ``labels``, then ``λ``; the derivative is computed
+        by forward mode in the compiled programme, never by differences.  With
+        ``V = ∂J/∂K`` it is the gradient of an objective ``J`` of the Gram matrix.
 
         Parameters
         ----------
@@ -202,9 +186,7 @@ class PathKernel(EncodedConvolutionKernel):
         lam : bool, default False
             Also the derivative in λ (else the last value is 0).
         n_jobs : int, optional
-            Threads (default: the cores the process may use).  The rows are cut into the
-            same bands whatever the threads, summed in order: the result does not depend
-            on ``n_jobs``.
+            Threads; the result does not depend on it (fixed bands summed in order).
 
         Returns
         -------
@@ -237,11 +219,11 @@ class PathKernel(EncodedConvolutionKernel):
             if W.shape[0] != n or n != m:
                 raise ValueError(f"weighted_gradient: {W.shape[0]} diagonal weights for "
                                  f"{n} x {m} structures")
-            mode = _gr.MODE_DIAG
+            mode = _nb.MODE_DIAG
         else:
             if W.shape != (n, m):
                 raise ValueError(f"weighted_gradient: V has shape {W.shape}, expected {(n, m)}")
-            mode = _gr.MODE_SYMMETRIC if same else _gr.MODE_FULL
+            mode = _nb.MODE_SYMMETRIC if same else _nb.MODE_FULL
         if not np.isfinite(W).all():
             raise ValueError("weighted_gradient: V has non-finite values")
         max_len = 0 if self.max_len is None else int(self.max_len)
@@ -254,9 +236,9 @@ class PathKernel(EncodedConvolutionKernel):
                 pe, len(labels), bool(lam), W, mode, band[0], band[1],
             )
 
-        pairs = n if mode == _gr.MODE_DIAG else (n * (n + 1) // 2 if mode == _gr.MODE_SYMMETRIC
+        pairs = n if mode == _nb.MODE_DIAG else (n * (n + 1) // 2 if mode == _nb.MODE_SYMMETRIC
                                                  else n * m)
-        bands = _row_bands(n, pairs, triangle=mode == _gr.MODE_SYMMETRIC)
+        bands = _row_bands(n, pairs, triangle=mode == _nb.MODE_SYMMETRIC)
         out = np.sum(list(map_tasks(rows, bands, n_jobs=n_jobs)), axis=0)
         if not np.isfinite(out).all():
             raise FloatingPointError("PathKernel.weighted_gradient: non-finite derivative; "
@@ -265,8 +247,7 @@ class PathKernel(EncodedConvolutionKernel):
 
     @property
     def paired_mode(self) -> bool:  # type: ignore[override]
-        """The compiled paired mode gives this kernel's values: the path kernel itself
-        (a subclass may change its values without changing ``_block``)."""
+        """The compiled paired mode gives this kernel's values (not a subclass's)."""
         return type(self) is PathKernel
 
     def paired_values(self, X: Sequence[Path], Y: Sequence[Path]) -> np.ndarray:
@@ -283,8 +264,7 @@ class PathKernel(EncodedConvolutionKernel):
         return np.asarray(self._block(X, Y, _nb.MODE_DIAG), dtype=np.float64)[:, 0]
 
     def _own_tuple_kernel(self) -> TupleKernel | None:
-        """The tuple kernel in use, or None for a subclass (it may change the values) or
-        parameters that do not resolve: what the value bounds below may rely on."""
+        """The tuple kernel in use, or None for a subclass or parameters that do not resolve."""
         if type(self) is not PathKernel:
             return None
         try:
@@ -293,14 +273,9 @@ class PathKernel(EncodedConvolutionKernel):
             return None
 
     def monotone_in_sigma(self) -> bool:
-        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` for every label ``t`` is known.
-
-        True when both label similarities are non-negative (indicator,
-        :class:`~structkernels.kernels.tuples.PartialIndicator`,
-        :class:`~structkernels.kernels.tuples.WordVectorSimilarity`): every term of the kernel
-        is a product of non-negative tuple similarities, and σ_t = 0 removes the terms that
-        use a ``t`` tuple.  User label kernels are not known to have the property.
-        """
+        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` for every label ``t`` is known:
+        with non-negative label similarities (the built-in ones) every term is non-negative,
+        and σ_t = 0 removes the terms that use a ``t`` tuple."""
         tk = self._own_tuple_kernel()
         return tk is not None and all(
             (isinstance(lk, str) and lk == "indicator")
@@ -308,14 +283,9 @@ class PathKernel(EncodedConvolutionKernel):
             for lk in (tk.edge_kernel, tk.node_kernel))
 
     def chain_bound_weights(self, X: PathList) -> np.ndarray | None:
-        """Weights ``λ² σ(e)²`` of the distinct edge labels of ``X`` (sorted ids), or None.
-
-        They bound the kernel of two paths by their edge-label counts ``c_x``, ``c_y``:
-        ``K(x, y) <= Π_s (1 + λ² σ(e_s)² c_y(e_s)) - 1`` (a chain of matched tuples uses each
-        position once).  None when the bound is not known to hold: an edge kernel other
-        than the indicator, or a node kernel that can exceed 1 (only the indicator and
-        :class:`~structkernels.kernels.tuples.PartialIndicator` qualify).
-        """
+        """Weights ``λ² σ(e)²`` of the distinct edge labels of ``X`` (sorted ids), bounding
+        ``K(x, y) <= Π_s (1 + λ² σ(e_s)² c_y(e_s)) - 1`` (``c_y`` the edge-label counts of
+        ``y``); None unless the edge kernel is the indicator and the node kernel at most 1."""
         tk = self._own_tuple_kernel()
         if tk is None or not (isinstance(tk.edge_kernel, str) and tk.edge_kernel == "indicator"):
             return None
@@ -335,9 +305,8 @@ _BAND_PAIRS = 4096
 
 
 def _row_bands(n: int, pairs: int, triangle: bool = False) -> list[tuple[int, int]]:
-    """``(i0, i1)`` bands of ``n`` rows holding ``pairs`` pairs, of about equal work: rows
-    of equal cost, or with ``triangle`` the rows of an upper triangle (row ``i`` has
-    ``n - i`` pairs).  At most :data:`GRADIENT_BANDS`, none under ``_BAND_PAIRS`` pairs.
+    """``(i0, i1)`` bands of ``n`` rows holding ``pairs`` pairs, of about equal work (with
+    ``triangle``, row ``i`` has ``n - i`` pairs).
 
     Examples
     --------

@@ -1,10 +1,8 @@
 """σ, the per-edge-label weights of the nonstationary kernels (Garg et al., Eq. 1): its check.
 
-σ has one home, the ``sigma`` parameter of the convolution kernel (``path``, ``tree``),
-checked once by :func:`check_sigma` in the kernel's ``validate_params``; the compiled blocks
-read it from there (:func:`structkernels.kernels.tuples.sigma_table`), and the
-``nonstationary`` kernel multiplies its σ into that parameter (:func:`combine_sigma`).
-Light (NumPy only), so that the model-file readers use it without loading the kernels.
+σ's one home is the ``sigma`` parameter of the convolution kernel, checked once by
+:func:`check_sigma`.  NumPy only, so that the model-file readers use it without loading
+the kernels.
 """
 
 from __future__ import annotations

@@ -1,38 +1,16 @@
-"""Tree kernel of Zelenko et al. (2003) on ordered labelled trees, with nonstationary σ.
-
-Sec. 4.1 of Garg et al., "Stochastic learning of nonstationary kernels for
-natural language modeling" (2018) writes the kernel of Zelenko, Aone &
-Richardella, "Kernel methods for relation extraction" (JMLR 2003) as::
+"""Tree kernel of Zelenko, Aone & Richardella, "Kernel methods for relation extraction"
+(JMLR 2003), with nonstationary σ, as Sec. 4.1 of Garg et al., "Stochastic learning of
+nonstationary kernels for natural language modeling" (2018) writes it::
 
     K(T, T') = k(r, r') ( k(r, r')
                + Σ_{i, j : l(i) = l(j)} decay(i, j) Σ_s K(T[i_s], T'[j_s]) Π_s k(T[i_s].r, T'[j_s].r) )
 
-where ``r``, ``r'`` are the roots, ``i``, ``j`` range over non-empty
-subsequences of the roots' ordered children of equal length, ``T[i_s]`` is
-the subtree at the ``i_s``-th child, and ``k`` is the tuple similarity.
-Conventions:
-
-* The tuple compared at a node is ``(edge from its parent, node label)``;
-  the roots' tuples have no edge (``None``) and match each other.  ``k`` is
-  the nonstationary tuple similarity of Sec. 5.1 (Eq. 1),
-  ``σ(e) k_e(e, e') σ(e') k_n(n, n')`` — indicator label kernels by default.
-* As in the paper's formula, ``k`` plays both roles of Zelenko's matching
-  function ``t`` (the outer factor and the product over matched children:
-  roots that do not match give 0) and of the similarity (the inner term).
-  With indicator kernels and ``σ ∈ {0, 1}`` this is exactly Zelenko's kernel
-  with ``t = k``.  Every term is a product of tuple kernels over aligned node
-  pairs of one common substructure shape, so ``K`` is positive semi-definite
-  whenever ``k`` is.
-* ``decay="span"`` (default, Zelenko's sparse subtree kernel):
-  ``decay(i, j) = λ^(d(i) + d(j))`` with ``d = last - first + 1``.
-  ``decay="length"`` (exactly as Sec. 4.1 writes it): ``λ^l(i)`` with ``l``
-  the number of matched children.
-* ``contiguous=True`` keeps only contiguous runs of children (Zelenko's
-  contiguous subtree kernel); the decay is unchanged (``λ^(2 l)`` with
-  ``"span"``, ``λ^l`` with ``"length"``).
-
-With ``decay="length"`` (and ``contiguous=False``), ``σ(l) = 0`` gives exactly
-the kernel of the trees with every subtree hanging from an ``l`` edge pruned.
+``r``, ``r'`` the roots, ``i``, ``j`` equal-length subsequences of the roots' ordered
+children, ``k`` the tuple similarity of Sec. 5.1 (Eq. 1) on ``(edge from the parent, node
+label)`` (the roots' edge is None).  ``k`` is both Zelenko's matching function and the
+similarity; every term is a product of tuple kernels over aligned node pairs, so ``K`` is
+PSD whenever ``k`` is.  With ``decay="length"``, ``σ(l) = 0`` gives exactly the kernel of
+the trees with every subtree hanging from an ``l`` edge pruned.
 """
 
 from __future__ import annotations

@@ -1,32 +1,19 @@
 """Tuple similarities of the convolution kernels, with the nonstationary σ weighting.
 
-A path or tree convolution kernel compares ``(edge, node)`` tuples.  Following
-Sec. 5.1 of Garg et al., "Stochastic learning of nonstationary kernels for
-natural language modeling" (2018), the similarity of two tuples is the product
-of an edge-label kernel and a node-label kernel, weighted per edge label
-(Eq. 1, Theorem 2)::
+Sec. 5.1 of Garg et al., "Stochastic learning of nonstationary kernels for natural
+language modeling" (2018) (Eq. 1, Theorem 2)::
 
     k_NS((e, n), (e', n')) = σ(e) k_e(e, e') σ(e') k_n(n, n')
 
-``σ`` is a plain dict ``edge label -> weight >= 0``; labels not named weigh 1,
-and the missing edge of a root tuple (``None``) always weighs 1.  ``σ ≡ 1``
-gives the stationary kernel exactly; ``σ(l) = 0`` makes every tuple with edge
-label ``l`` similar to nothing, so every common substructure using such a
-tuple contributes nothing to the convolution kernel.
-
-Label kernels (:class:`LabelKernel`): the indicator ``I(i = j)`` (the default,
-``"indicator"``) and the word-vector similarity of Sec. 5.1, :class:`WordVectorSimilarity`.
+``σ ≡ 1`` gives the stationary kernel exactly; ``σ(l) = 0`` makes every tuple with edge
+label ``l`` similar to nothing.  The missing edge of a root tuple (``None``) weighs 1.
 
 Examples
 --------
 >>> from structkernels.kernels.tuples import TupleKernel, WeightedTupleKernel
 >>> tk = WeightedTupleKernel(TupleKernel(), {"ARG0": 0.0, "ARG1": 0.5})
->>> tk(("ARG1", "enzyme"), ("ARG1", "enzyme"))
-0.25
->>> tk(("ARG0", "enzyme"), ("ARG0", "enzyme"))
-0.0
->>> tk((None, "bind-01"), (None, "bind-01"))
-1.0
+>>> tk(("ARG1", "enzyme"), ("ARG1", "enzyme")), tk(("ARG0", "enzyme"), ("ARG0", "enzyme"))
+(0.25, 0.0)
 """
 
 from __future__ import annotations
@@ -50,12 +37,8 @@ __all__ = [
 
 # ------------------------------------------------------------------ label kernels
 class LabelKernel(BaseEstimator):
-    """Base class of kernels between labels (words, edge labels).
-
-    Subclasses implement :meth:`matrix`.  ``None`` (the missing edge of a
-    root tuple) is similar to ``None`` (1) and to nothing else (0), whatever
-    the kernel.
-    """
+    """Base class of kernels between labels (words, edge labels): subclasses implement
+    :meth:`matrix`.  ``None`` (a root's missing edge) is similar to ``None`` alone."""
 
     def matrix(self, a: Sequence[str | None], b: Sequence[str | None]) -> np.ndarray:
         """Dense ``(len(a), len(b))`` similarity matrix."""
@@ -76,12 +59,8 @@ class IndicatorSimilarity(LabelKernel):
 
 
 class PartialIndicator(LabelKernel):
-    """``c + (1 - c) I(i = j)``: 1 for equal labels, ``c`` (the ``mismatch`` weight) otherwise.
-
-    Positive semi-definite for ``0 <= c <= 1`` (a convex combination of the all-ones and
-    the identity matrices).  As the node kernel of a path kernel
-    (``PathKernel(node_mismatch=c)``) it lets tuples whose edge labels agree match with
-    the weight ``c`` when their concepts differ.
+    """``c + (1 - c) I(i = j)``: 1 for equal labels, ``c`` (the ``mismatch`` weight) otherwise;
+    PSD for ``0 <= c <= 1``.  ``PathKernel(node_mismatch=c)`` uses it as the node kernel.
 
     Examples
     --------
@@ -117,10 +96,9 @@ class WordVectorSimilarity(LabelKernel):
     unit-length word vectors (vectors are normalised here) and ``γ ∈ (-1, 1)``
     a sparsity parameter: pairs with cosine ``<= γ`` get 0.  ``k(i, i) = 1``.
 
-    A label is looked up as it is, then lower-cased, then without a PropBank sense suffix
-    (``bind-01`` -> ``bind``); labels with no vector (and ``None``) fall back to the
-    indicator.  Not guaranteed PSD (the truncation ``(·)₊`` can break it); the paper uses
-    it as is.
+    A label is looked up as it is, lower-cased, then without a PropBank sense (``bind-01``
+    -> ``bind``); labels with no vector fall back to the indicator.  Not guaranteed PSD
+    (the truncation can break it); the paper uses it as is.
 
     Parameters
     ----------
@@ -227,9 +205,7 @@ class WordVectorSimilarity(LabelKernel):
 
 def _as_label_kernel(spec: Any, what: str) -> LabelKernel | None:
     """None for the indicator, else the LabelKernel."""
-    if isinstance(spec, str) and spec == "indicator":
-        return None
-    if isinstance(spec, IndicatorSimilarity):
+    if (isinstance(spec, str) and spec == "indicator") or isinstance(spec, IndicatorSimilarity):
         return None
     if isinstance(spec, LabelKernel):
         return spec
@@ -271,21 +247,14 @@ class TupleKernel(BaseEstimator):
         (ea, na), (eb, nb) = a, b
         ke = _as_label_kernel(self.edge_kernel, "edge_kernel")
         kn = _as_label_kernel(self.node_kernel, "node_kernel")
-        if ea is None or eb is None:
-            w = float(ea == eb)
-        else:
-            w = float(ea == eb) if ke is None else ke(ea, eb)
+        w = float(ea == eb) if ke is None or ea is None or eb is None else ke(ea, eb)
         w *= float(na == nb) if kn is None else kn(na, nb)
         return float(w)
 
 
 class WeightedTupleKernel(BaseEstimator):
-    """σ weighting of any tuple kernel: ``σ(e) base((e, n), (e', n')) σ(e')`` (Eq. 1).
-
-    What the ``nonstationary`` kernel gives a convolution kernel that has a tuple kernel but
-    no ``sigma`` of its own (a plugin's).  ``sigma`` is checked by the kernel that holds it
-    (``validate_params``), not at each pair.
-    """
+    """σ weighting of any tuple kernel: ``σ(e) base((e, n), (e', n')) σ(e')`` (Eq. 1), for a
+    convolution kernel without a ``sigma`` of its own (a plugin's)."""
 
     def __init__(self, base: Callable[[Any, Any], float] | None = None,
                  sigma: Mapping[str, float] | None = None):
@@ -314,13 +283,9 @@ def as_tuple_kernel(spec: Any, owner: str) -> TupleKernel:
 
 # --------------------------------------------------------- arrays for compiled code
 class TupleTables(NamedTuple):
-    """What the compiled kernels need to evaluate the tuple similarity.
-
-    ``sig[id]``: σ of each vocabulary id (1 for id 0, the missing edge).  With ``ind_e``
-    (``ind_n``) the edge (node) kernel compares ids; otherwise ``KE[ec[i], ec[j]]``
-    (``KN[nc[i], nc[j]]``) is the label similarity.  A :class:`PartialIndicator` node
-    kernel compares ids too, ``cn`` its mismatch weight (0 for the indicator).
-    """
+    """The tuple similarity for compiled kernels: ``sig[id]`` σ of each vocabulary id; with
+    ``ind_e`` (``ind_n``) the edge (node) kernel compares ids (``cn`` the mismatch weight of
+    a :class:`PartialIndicator`), else ``KE[ec[i], ec[j]]`` (``KN[nc[i], nc[j]]``)."""
 
     sig: np.ndarray
     ind_e: bool
@@ -386,9 +351,8 @@ def tuple_tables(tk: TupleKernel, sigma: Mapping[str, float] | None, vocab: Voca
 
 def match_keys(tb: TupleTables, n_labels: int, xe: np.ndarray, xn: np.ndarray,
                ye: np.ndarray, yn: np.ndarray, same: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Integer keys of the tuples: with both label kernels compared by id, two tuples can
-    match only when their keys are equal (``edge * n_labels + node``; the edge alone with
-    partial node credit).  Otherwise the edges.  ``same``: ``Y`` is ``X``."""
+    """Integer keys of the tuples, equal for tuples that can match: ``edge * n_labels + node``
+    when both label kernels are the indicator, else the edges.  ``same``: ``Y`` is ``X``."""
     if tb.ind_e and tb.ind_n and not tb.cn:
         xk = xe * n_labels + xn
         return xk, (xk if same else ye * n_labels + yn)

@@ -1,11 +1,7 @@
-"""Kernels on real vectors: linear, cosine, RBF, Laplacian and polynomial.
+"""Kernels on real vectors (2-D float arrays): linear, cosine, RBF, Laplacian, polynomial.
 
-Input is a 2-D float array (one row per vector); every block is one call of
-:mod:`sklearn.metrics.pairwise`.  The RBF kernel follows the PHSIC paper (Yokoi et al.,
-2018): ``exp(-||x - y||^2 / (2 b^2))`` with ``b`` the ``bandwidth``.  ``sigma=``, the
-bandwidth's former name, still works with a :class:`BandwidthRenamedWarning`.
-``k(X, Y)`` on 2-D arrays is the Gram matrix, so ``SVC(kernel=k)`` works; on two 1-D
-vectors it is their one value (the callable protocol of ``pairwise_kernels``).
+Every block is one call of :mod:`sklearn.metrics.pairwise`; the RBF kernel is the PHSIC
+paper's (Yokoi et al., 2018) ``exp(-||x - y||^2 / (2 b^2))``, ``b`` the ``bandwidth``.
 
 Examples
 --------
@@ -90,8 +86,8 @@ class VectorKernel(Kernel):
         return super().__call__(X, Y)
 
     def _vector_value(self, x: Any, y: Any) -> float:
-        """``k(x, y)`` of two 1-D vectors: the checks of :meth:`check_input` without
-        ``check_array``'s cost, after :meth:`_quick` when it vouches for the value."""
+        """``k(x, y)`` of two 1-D vectors, checked as :meth:`check_input` would (after
+        :meth:`_quick` when it vouches for the value)."""
         self.validate_params()
         if (
             type(x) is np.ndarray and type(y) is np.ndarray
@@ -121,8 +117,8 @@ class VectorKernel(Kernel):
         return v
 
     def _quick(self, x: np.ndarray, y: np.ndarray) -> float | None:
-        """``k(x, y)`` of two unchecked float64 vectors when a sum it forms anyway is finite
-        (so no element is NaN or infinite); None sends the pair through the checks."""
+        """``k(x, y)`` of unchecked float64 vectors when a sum it forms is finite (no NaN or
+        infinity), else None."""
         return None
 
     def pair(self, x, y) -> float:
@@ -373,12 +369,10 @@ class PolynomialKernel(VectorKernel):
 
 
 class ColumnFunction:
-    """Columns ``K(X, X[idx])`` of a vector kernel from per-row data prepared once.
-
-    ``kind`` says which formula: ``"product"`` (``P @ P[idx].T``; linear ``P = X``, cosine
-    ``P`` the unit rows) or ``"rbf"`` (``exp(-gamma ||x_i - x_j||^2)`` from the squared
-    norms ``sq``).  Algorithms with compiled steps of their own for a formula (the HSIC
-    plugin's incomplete Cholesky for ``"rbf"``) read ``X``, ``sq`` and ``gamma``.
+    """Columns ``K(X, X[idx])`` of a vector kernel from per-row data prepared once: ``kind``
+    ``"product"`` (``X @ X[idx].T``, ``X`` the unit rows for cosine) or ``"rbf"``
+    (``exp(-gamma ||x_i - x_j||^2)`` from the squared norms ``sq``; the HSIC plugin's
+    incomplete Cholesky reads ``X``, ``sq`` and ``gamma``).
 
     Examples
     --------

@@ -1,17 +1,8 @@
-"""Two representations of one sentence (AMR and dependency) and kernels over both.
+"""Kernels over several representations (views) of one sentence, e.g. AMR and dependency.
 
-The nonstationary kernels paper compares candidates on more than one
-representation of a sentence (AMR and Stanford dependencies).  Here a
-:class:`MultiViewDataset` carries, for each labelled candidate, one structure
-per view (``{"amr": Path, "dependency": Path}``), and :class:`ViewKernel`
-applies any kernel to one view, so the kernel algebra of
-:mod:`structkernels.kernel` combines views as it combines kernels::
-
-    k = ViewKernel(kernel("path", lam=0.8), "amr") + ViewKernel(kernel("path"), "dependency")
-    k = Normalized(ViewKernel(...)) * Normalized(ViewKernel(...))
-
-A sum (or product) of PSD kernels on the views is PSD on the pairs.  :class:`ViewSum`, the
-sum of one kernel per view as one kernel, is the relation models' kernel.
+:class:`ViewKernel` applies a kernel to one view, so the kernel algebra combines views
+(a sum or product of PSD kernels on the views is PSD on the pairs); :class:`ViewSum`, one
+kernel per view summed, is the relation models' kernel.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Annotated relation corpora: sentences, their entities, gold interactions and candidate pairs.
-
-The data model is :mod:`structkernels.relations.corpus`; the readers of interaction XML (the
-unified PPI corpora), BRAT standoff, JSON Lines, PubTator and BioC (XML and JSON) and the pair
-writers live in :mod:`structkernels.formats` and are served here under their public names;
-see docs/relations.md.  Names are served lazily.
-"""
+"""Annotated relation corpora: the data model (:mod:`structkernels.relations.corpus`), and the
+readers and pair writers of :mod:`structkernels.formats` served lazily under their public
+names (docs/relations.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The model of an annotated relation corpus: entities, interactions, sentences, candidate pairs.
-
-Every reader (interaction XML, BRAT, JSON Lines, PubTator, BioC) builds this model.  A
-:class:`Sentence` is valid by construction (its entities fit its text, ids are unique,
-interactions name its entities and never one mention under two ids); the readers bound the
-work of a sentence (:func:`sentence_limits_problem`).  Two ids of one mention in a sentence
-to predict on make no candidate pair (:func:`same_span_pairs`); a gold corpus keeps such a
-pair, a negative, so that evaluation figures stay as they were.
+"""The model of an annotated relation corpus: entities, interactions, sentences, candidate
+pairs, which every reader builds.  A :class:`Sentence` is valid by construction; the readers
+bound the work of a sentence (:func:`sentence_limits_problem`).
 """
 
 from __future__ import annotations
@@ -27,11 +22,9 @@ __all__ = ["Entity", "Interaction", "Sentence", "EntityPair", "RelationCorpus",
 MAX_ENTITIES_PER_SENTENCE = 100
 #: The most candidate pairs a sentence may give (binding when ``max_entities`` is raised).
 MAX_PAIRS_PER_SENTENCE = 5_000
-#: The longest sentence, in characters.  Each candidate pair's all-paths graph spans the
-#: whole sentence and its walk sums are a dense square of its vertices (about four per
-#: token, and a token may be one character), so a pair's work grows as the square of the
-#: length and a sentence's as pairs times that: this bounds one sentence at the other two
-#: limits (the PPI corpora's longest sentence has 627 characters).
+#: The longest sentence, in characters: a pair's all-paths graph spans the whole sentence and
+#: its walk sums are a dense square of its vertices, so a sentence's work grows as pairs
+#: times the square of the length (the PPI corpora's longest sentence has 627 characters).
 MAX_SENTENCE_CHARS = 1_000
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -84,17 +77,7 @@ def surrogate_problem(what: str, value: object) -> str | None:
 
 class RelationFormatError(StructkernelsError, ValueError):
     """A malformed relation corpus, in one line: ``FILE:LINE: record ID: REASON`` (the parts
-    unknown left out).
-
-    Attributes
-    ----------
-    file : str or None
-    line : int or None
-        1-based line where the problem was found.
-    record : str or None
-        The id of the record: the sentence (or, for a problem of a whole document,
-        the document); the reason names the entity or interaction.
-    reason : str
+    unknown left out); ``record`` is the sentence's (or a whole document's) id.
 
     Examples
     --------
@@ -204,9 +187,8 @@ def _offsets(spans: Sequence[tuple[int, int]]) -> str:
 
 
 def entity_problem(entity: Entity, text: str) -> str | None:
-    """Why ``entity`` does not fit the sentence ``text`` (None when it does): its spans lie
-    inside ``text`` and hold its ``text`` (pieces joined by one space), more than white space.
-    End-inclusive offsets are recognised and named.
+    """Why ``entity`` does not fit the sentence ``text`` (None when it does): its spans lie in
+    ``text`` and hold its ``text`` (pieces joined by one space), more than white space.
 
     Examples
     --------
@@ -241,10 +223,9 @@ class Interaction:
 
 
 def interaction_problem(inter: Interaction, entity_ids: set[str] | Mapping[str, object]) -> str | None:
-    """Why ``inter`` cannot join entities of a sentence with ``entity_ids`` (None when it can).
-
-    Given a mapping of ids to :class:`Entity`, an interaction joining two ids of one mention
-    (the same spans) is refused too: its pair would be a mention with itself, scored positive.
+    """Why ``inter`` cannot join entities of a sentence with ``entity_ids`` (None when it can);
+    given a mapping of ids to :class:`Entity`, two ids of one mention are refused too (a
+    mention with itself, scored positive).
 
     Examples
     --------
@@ -352,9 +333,8 @@ class Sentence:
         Spans relative to ``text``; entities may nest or overlap.
     interactions : tuple of Interaction
     labelled : bool
-        False when no gold interactions are known (prediction input): pair labels are None.
-    file : str or None
-    line : int or None
+        False when no gold interactions are known (prediction input).
+    file, line : str or None, int or None
         Where the sentence was read.
 
     Examples
@@ -415,13 +395,9 @@ class Sentence:
                 seen.add(inter.id)
 
     def pairs(self) -> list[EntityPair]:
-        """Every unordered pair of distinct entities (``i < j`` in ``entities``), labelled.
-
-        The label is True when an interaction joins the two (either direction), False
-        otherwise, None when the sentence is not labelled.  Pair ``k`` has the id
-        ``f"{sentence.id}.p{k}"``.  In a sentence that is not labelled, two entities with
-        the same spans (one mention under two ids, :func:`same_span_pairs`) are no pair.
-        """
+        """Every unordered pair of distinct entities (``i < j``), pair ``k`` with the id
+        ``f"{sentence.id}.p{k}"``, labelled True when an interaction joins the two, None when
+        the sentence is not labelled (then two ids of one mention are no pair)."""
         joined = {frozenset((i.e1, i.e2)) for i in self.interactions}
         out = []
         ents = self.entities
@@ -457,8 +433,7 @@ class RelationCorpus(Sequence[Sentence]):
     ----------
     sentences : list of Sentence
     skipped : list of SkippedRecord
-        What was left out: bad records with ``on_error="skip"``, and in both modes the
-        relations that cannot be sentence-level candidates.
+        Bad records left out (``on_error="skip"``) and relations that cannot be candidates.
     files : list of str
 
     Examples

@@ -1,32 +1,14 @@
 """The decision threshold and calibrated probabilities of an SVM relation model, chosen on
 training data only.
 
-An SVM's margin is positive for the class it leans to, and with balanced class weights on
-a corpus where most pairs do not interact it leans positive: the threshold 0 labels too
-many pairs as interacting.  :func:`fit_decision` chooses the threshold (and a calibration
-of the margin into a probability) from the **training** Gram alone, the same way for
-:func:`structkernels.experiments.relations.evaluate_relations` (its SVM rows) and for
-:class:`structkernels.extraction.RelationExtractor`:
-
-1. grouped 3-fold inner cross-validation on the training pairs (documents kept whole:
-   :class:`sklearn.model_selection.StratifiedGroupKFold`, shuffled with ``random_state``);
-   on each inner training part an SVM (``SVC(kernel="precomputed", C=C, **SVM_PARAMS)``)
-   scores the inner test part: every training pair gets one out-of-fold margin;
-2. the threshold, from those out-of-fold margins (a pair is positive when its margin is
-   ``> threshold``): ``"inner-cv"``, the one maximising the F1 of the positive class (the
-   candidates are 0 and the midpoints between consecutive distinct margins; of equally good
-   ones, the one nearest 0), which predicts more positives than there are when the margins
-   rank weakly (F1 rewards recall); ``"prevalence"``, the one that labels as many pairs
-   positive as the training pairs hold (:func:`prevalence_threshold`), which does not lean;
-3. the calibration, fitted on the same out-of-fold margins: ``"platt"`` (a 1-D logistic
-   regression, ``p = 1 / (1 + exp(-(a * margin + b)))``, with ``a >= 0``) or
-   ``"isotonic"`` (:class:`sklearn.isotonic.IsotonicRegression`, kept as its breakpoints
-   and interpolated linearly between them), or None.
-
-When the inner folds cannot be formed (fewer than 3 documents, fewer than 3 pairs of a
-class, or an inner training part with one class), the procedure **falls back**: threshold
-0, and the calibration fitted on the training margins of one SVM on all training pairs
-(optimistic: those margins are the SVM's own); :attr:`DecisionRule.fallback` says why.
+With balanced class weights on a corpus where most pairs do not interact, an SVM's margin
+leans positive: the threshold 0 labels too many pairs as interacting.  :func:`fit_decision`
+chooses the threshold and a calibration of the margin into a probability from the
+**training** Gram alone, from out-of-fold margins of a grouped inner cross-validation, the
+same way for the evaluation's SVM rows and for :class:`structkernels.extraction.RelationExtractor`.
+When the inner folds cannot be formed it falls back to threshold 0 and a calibration on the
+training margins (optimistic: those margins are the SVM's own); :attr:`DecisionRule.fallback`
+says why.
 
 Examples
 --------
@@ -116,11 +98,6 @@ class DecisionRule:
     inner_f1: float | None = None
     n_folds: int = 0
     fallback: str | None = None
-
-    @property
-    def fell_back(self) -> bool:
-        """Whether the inner cross-validation could not run (:attr:`fallback` says why)."""
-        return self.fallback is not None
 
     def predict(self, scores: Any) -> np.ndarray:
         """1 where a margin is ``> threshold``, else 0."""
@@ -276,6 +253,10 @@ def fit_decision(
 ) -> DecisionRule:
     """The decision threshold and calibration of an SVM on the training Gram ``K``.
 
+    On ``n_folds`` grouped inner folds (:class:`sklearn.model_selection.StratifiedGroupKFold`)
+    an SVM (``SVC(kernel="precomputed", C=C, **SVM_PARAMS)``) gives every training pair an
+    out-of-fold margin; the threshold and the calibration are fitted on those margins.
+
     Parameters
     ----------
     K : ndarray of shape (n, n)
@@ -309,16 +290,12 @@ def fit_decision(
     >>> rule.threshold, rule.fallback  # 4 pairs: no inner folds
     (0.0, '2 positive and 2 negative pair(s): fewer than 3 of a class')
     """
-    threshold = check_threshold(threshold)
-    if calibration is not None and calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be 'platt', 'isotonic' or None, got {calibration!r}")
+    threshold, rule, fixed = _settings(threshold, calibration)
     K = np.asarray(K, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
     n = len(y)
     if K.shape != (n, n):
         raise ValueError(f"K must be the ({n}, {n}) training Gram, got shape {K.shape}")
-    rule = "fixed" if isinstance(threshold, float) else threshold
-    fixed = threshold if isinstance(threshold, float) else 0.0
     if threshold not in _INNER_RULES and calibration is None:
         return DecisionRule(fixed, rule)
     groups = np.arange(n) if groups is None else np.asarray(groups)
@@ -350,20 +327,23 @@ def fallback_decision(scores: Any, y: Sequence[int], reason: str, *,
     Examples
     --------
     >>> r = fallback_decision([-1.0, -0.5, 0.5, 1.0], [0, 0, 1, 1], "too few documents")
-    >>> r.threshold, r.rule, r.fell_back, r.platt[0] > 0
-    (0.0, 'inner-cv', True, True)
+    >>> r.threshold, r.rule, r.fallback, r.platt[0] > 0
+    (0.0, 'inner-cv', 'too few documents', True)
     """
-    threshold = check_threshold(threshold)
-    rule = "fixed" if isinstance(threshold, float) else threshold
-    fixed = threshold if isinstance(threshold, float) else 0.0
-    fields: dict[str, Any] = {}
-    if calibration is not None:
-        if calibration not in CALIBRATIONS:
-            raise ValueError(f"calibration must be 'platt', 'isotonic' or None, got "
-                             f"{calibration!r}")
-        fields = _calibrate(calibration, np.asarray(scores, dtype=np.float64),
-                            np.asarray(y, dtype=np.int64))
+    _, rule, fixed = _settings(threshold, calibration)
+    fields = {} if calibration is None else _calibrate(
+        calibration, np.asarray(scores, dtype=np.float64), np.asarray(y, dtype=np.int64))
     return DecisionRule(fixed, rule, calibration, fallback=str(reason), **fields)
+
+
+def _settings(threshold: Any, calibration: str | None) -> tuple[str | float, str, float]:
+    """``(threshold, rule, fixed threshold)``, the settings checked."""
+    threshold = check_threshold(threshold)
+    if calibration is not None and calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be 'platt', 'isotonic' or None, got {calibration!r}")
+    if isinstance(threshold, float):
+        return threshold, "fixed", threshold
+    return threshold, threshold, 0.0
 
 
 def _f1(pred: np.ndarray, y: np.ndarray) -> float:

@@ -2,37 +2,15 @@
 
 A model sums the normalised kernels of one or more **structure views** of a pair
 (:func:`~structkernels.relations.structures.pair_views`; not the *graph views* of
-:mod:`structkernels.datasets.views`) into one
-:class:`~structkernels.kernels.views.ViewSum` (:meth:`RelationModel.kernel`) and trains a
-classifier on it; the evaluation and :class:`structkernels.extraction.RelationExtractor`
-read the same definitions.
-
-The models, each named by its kernel first, then its classifier:
-
-=================  ==========================================================  ==========
-model              structure views and kernels (each normalised, summed)       classifier
-=================  ==========================================================  ==========
-``NPK SVM``        ``path``: NPK (σ learned); ``context``: ``bag``;            SVM
-                   ``apg``: ``all-paths-graph``
-``NPK k-NN``       the same                                                    k-NN
-``NPK hash-RF``    the same                                                    hash-RF
-``NPK chosen``     the same                                                    chosen
-``NPK path SVM``   ``path``: NPK (σ learned)                                   SVM
-``PK ...``         the twin of each ``NPK ...`` model: the same views,         the same
-                   classifier and weighting, σ ≡ 1 (the path kernel without σ)
-``APG SVM``        ``apg``: ``all-paths-graph`` (Airola et al. 2008)           SVM
-``n-gram SVM``     ``context``: ``bag`` (a linear SVM on the context features) SVM
-=================  ==========================================================  ==========
-
-Each ``NPK`` model has a twin with every nonstationary weight fixed (σ ≡ 1), named ``PK``
-(:func:`twin_of`).  σ is learned on the training pairs' ``path`` structures over
-:data:`NPK`'s kernel (a floor above, inside the model's sum of views:
-:meth:`RelationModel.fixed_views_gram`).  The classifiers: ``"SVM"`` a C-SVM with
-:data:`SVM_PARAMS`, ``"k-NN"`` the main job's kernel k-NN, ``"hash-RF"`` hash codes and a
-random forest (Garg et al. 2019), ``"chosen"`` the one of those three that grouped inner
-cross-validation picks on each training set.
-
-Plain data and kernel builders only: nothing here fits or reads files.
+:mod:`structkernels.datasets.views`) into one :class:`~structkernels.kernels.views.ViewSum`
+(:meth:`RelationModel.kernel`) and trains a classifier on it; the evaluation and
+:class:`structkernels.extraction.RelationExtractor` read the same definitions
+(:data:`RELATION_MODELS`).  Each ``NPK`` model, σ learned on the training pairs' ``path``
+structures inside its sum of views, has a twin ``PK`` with σ ≡ 1 (:func:`twin_of`).  The
+classifiers: ``"SVM"`` a C-SVM with :data:`SVM_PARAMS`, ``"k-NN"`` the main job's kernel
+k-NN, ``"hash-RF"`` hash codes and a random forest (Garg et al. 2019), ``"chosen"`` the one
+of those three that grouped inner cross-validation picks on each training set.  Plain data
+and kernel builders only: nothing here fits or reads files.
 """
 
 from __future__ import annotations
@@ -220,15 +198,10 @@ _PK_COMPOSITE = (PK, NGRAM, APG)
 #: The relation models, in report order: every model that learns σ ("NPK ...") followed by
 #: its twin ("PK ...": the same views, classifier and weighting, σ ≡ 1).
 RELATION_MODELS: dict[str, RelationModel] = {m.name: m for m in (
-    RelationModel("NPK SVM", _COMPOSITE, "SVM"),
-    RelationModel("PK SVM", _PK_COMPOSITE, "SVM"),
-    RelationModel("NPK k-NN", _COMPOSITE, "k-NN"),
-    RelationModel("PK k-NN", _PK_COMPOSITE, "k-NN"),
-    RelationModel("NPK hash-RF", _COMPOSITE, "hash-RF"),
-    RelationModel("PK hash-RF", _PK_COMPOSITE, "hash-RF"),
-    # about three more fits per classifier and fold: evaluated only when named
-    RelationModel("NPK chosen", _COMPOSITE, "chosen", default=False),
-    RelationModel("PK chosen", _PK_COMPOSITE, "chosen", default=False),
+    # "chosen": about three more fits per classifier and fold, evaluated only when named
+    *(RelationModel(f"{kind} {classifier}", parts, classifier, default=classifier != "chosen")
+      for classifier in CLASSIFIERS
+      for kind, parts in (("NPK", _COMPOSITE), ("PK", _PK_COMPOSITE))),
     RelationModel("NPK path SVM", (NPK,), "SVM"),
     RelationModel("PK path SVM", (PK,), "SVM"),
     RelationModel("APG SVM", (APG,), "SVM"),

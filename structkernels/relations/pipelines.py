@@ -57,9 +57,8 @@ def installed_pipelines() -> tuple[str, ...]:
 
 
 def pipeline_packages(name: Any) -> tuple[str, ...]:
-    """The installed pipeline packages the name ``name`` denotes, in the order to try:
-    ``name`` itself and its :data:`PIPELINE_ALIASES`, those installed; empty if none is
-    (or ``name`` is not a string).
+    """The installed pipeline packages ``name`` denotes, in the order to try: ``name`` and
+    its :data:`PIPELINE_ALIASES`, those installed (empty for a name that is not a string).
 
     Examples
     --------
@@ -75,19 +74,9 @@ def pipeline_packages(name: Any) -> tuple[str, ...]:
 def check_pipeline(name: Any, where: str = "pipeline", *, allow_default: bool = False) -> str:
     """``name`` if it is an installed spaCy pipeline; else :class:`UnknownPipelineError`.
 
-    Parameters
-    ----------
-    name : str
-    where : str
-        What gave it, leading the message (``"--pipeline"``).
-    allow_default : bool
-        Also accept :data:`DEFAULT_PIPELINE` when it is not installed (parsing then says
-        how to install it).
-
-    Raises
-    ------
-    UnknownPipelineError
-        One line naming ``where``, the name and the installed pipelines.
+    ``where`` (``"--pipeline"``) leads the message, which names the installed pipelines;
+    ``allow_default`` accepts :data:`DEFAULT_PIPELINE` uninstalled (parsing says how to
+    install it).
 
     Examples
     --------
@@ -109,10 +98,9 @@ def check_pipeline(name: Any, where: str = "pipeline", *, allow_default: bool = 
 
 
 def pipeline_needs_torch(name: Any) -> bool:
-    """Whether the installed pipeline ``name`` may need PyTorch: True unless its package's
-    ``meta.json`` requires spaCy alone and every component of its ``config.cfg`` is one of
-    spaCy's own (:data:`TORCH_FREE_FACTORIES`).  Read from the package's files; nothing is
-    imported (``importlib.util.find_spec`` of a top-level package runs none of its code).
+    """Whether the installed pipeline ``name`` may need PyTorch: True unless its ``meta.json``
+    requires spaCy alone and every component of its ``config.cfg`` is one of
+    :data:`TORCH_FREE_FACTORIES`; read from the package's files, nothing imported.
 
     Examples
     --------
@@ -145,9 +133,8 @@ def pipeline_needs_torch(name: Any) -> bool:
 
 
 class _KeepOut:
-    """A finder on ``sys.meta_path`` that refuses to import PyTorch (``import torch`` raises
-    ``ModuleNotFoundError``); ``sys.modules`` is left alone, so libraries that look for an
-    imported ``torch`` there (NumPy's and SciPy's array API helpers) find none."""
+    """A finder on ``sys.meta_path`` refusing to import PyTorch; ``sys.modules`` is left
+    alone, so libraries looking for an imported ``torch`` there find none."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
         if name == "torch" or name.startswith("torch."):
@@ -158,11 +145,10 @@ class _KeepOut:
 
 
 def keep_torch_out(name: Any) -> bool:
-    """Keep spaCy (thinc) from importing PyTorch, whose memory stays resident, in a process
-    that will not use it: ``import torch`` then fails here, so only the relation commands call
-    this, before spaCy is imported, when the pipeline ``name`` does not need it
-    (:func:`pipeline_needs_torch`).  Returns whether it did (never once PyTorch or spaCy is
-    imported).
+    """Keep spaCy (thinc) from importing PyTorch, whose memory stays resident, when the
+    pipeline ``name`` does not need it (:func:`pipeline_needs_torch`): ``import torch`` then
+    fails in this process, so only the relation commands call this, before spaCy is
+    imported.  Returns whether it did.
 
     Examples
     --------

@@ -17,7 +17,7 @@ Entity blinding (``blind=True``): the first entity's tokens read ``PROT1``, the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -58,30 +58,23 @@ def ordered(pair: EntityPair) -> tuple[Entity, Entity]:
     return (a, b) if (a.start, a.id) <= (b.start, b.id) else (b, a)
 
 
-class _Labeller:
-    """A node's label: blinded (``entity_tokens``: every entity token -> ``"PROT"``), else
-    its word, kept in ``plain`` for the sentence."""
+def _labeller(parsed: ParsedSentence, first: Entity, second: Entity, blind: bool,
+              plain: dict[str, str], entity_tokens: dict[str, str]) -> Callable[[str], str]:
+    """A node's label: blinded, else its word (kept in ``plain`` for the sentence)."""
+    G = parsed.graph.graph
+    names = ({**entity_tokens, **dict.fromkeys(parsed.entities[first.id], "PROT1"),
+              **dict.fromkeys(parsed.entities[second.id], "PROT2")} if blind else {})
 
-    def __init__(self, parsed: ParsedSentence, first: Entity, second: Entity, blind: bool,
-                 plain: dict[str, str], entity_tokens: dict[str, str]):
-        self.G = parsed.graph.graph
-        self.plain = plain
-        self.names: dict[str, str] = {}
-        if blind:
-            self.names = dict(entity_tokens)
-            for t in parsed.entities[first.id]:
-                self.names[t] = "PROT1"
-            for t in parsed.entities[second.id]:
-                self.names[t] = "PROT2"
-
-    def __call__(self, node: str) -> str:
-        if node in self.names:
-            return self.names[node]
-        word = self.plain.get(node)
+    def label(node: str) -> str:
+        if node in names:
+            return names[node]
+        word = plain.get(node)
         if word is None:
-            data = self.G.nodes[node]
-            word = self.plain[node] = (data.get("lemma") or data["concept"]).lower() or "_"
+            data = G.nodes[node]
+            word = plain[node] = (data.get("lemma") or data["concept"]).lower() or "_"
         return word
+
+    return label
 
 
 def _step(G: nx.MultiDiGraph, u: str, v: str) -> str:
@@ -94,9 +87,8 @@ def _step(G: nx.MultiDiGraph, u: str, v: str) -> str:
 
 def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
           b: str) -> tuple[dict, dict, str | None]:
-    """networkx's bidirectional breadth-first search in the undirected view of ``G``
-    (``_bidirectional_pred_succ``) step for step, its neighbours in the view's order (kept in
-    ``adjacency``): the predecessors, the successors and where the searches met (or None)."""
+    """networkx's ``_bidirectional_pred_succ`` in the undirected view of ``G``, step for step
+    (neighbours kept in ``adjacency``): predecessors, successors, where they met (or None)."""
     succ_of, pred_of = G.succ, G.pred
 
     def neighbours(v: str) -> list[str]:
@@ -122,10 +114,8 @@ def _meet(G: nx.MultiDiGraph, adjacency: dict[str, list[str]], a: str,
 
 
 def _shortest(G: nx.MultiDiGraph, a: str, b: str, adjacency: dict[str, list[str]]) -> list[str]:
-    """``networkx.shortest_path`` from ``a`` to ``b`` in the undirected view of ``G`` ([]
-    when none joins them), the same path where several are shortest: its search
-    (:func:`_meet`), each node's neighbours kept in ``adjacency`` for the pairs that
-    follow."""
+    """``networkx.shortest_path`` from ``a`` to ``b`` in the undirected view of ``G`` (the
+    same path of several; [] when none joins them) by :func:`_meet`."""
     if a == b:
         return [a]
     if a not in G or b not in G:
@@ -232,8 +222,7 @@ def pair_structures(parsed: ParsedSentence, pair: EntityPair, *, views: Iterable
 
 def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...], blind: bool,
                 kept: dict[str, Any]) -> dict[str, Any]:
-    """:func:`pair_structures`, what the pairs of a sentence share kept in ``kept`` while
-    the pairs are of that sentence."""
+    """:func:`pair_structures`, what a sentence's pairs share kept in ``kept``."""
     for v in views:
         if v not in VIEWS:
             raise ValueError(f"unknown view {v!r}; the views are {', '.join(VIEWS)}")
@@ -257,7 +246,7 @@ def _structures(parsed: ParsedSentence, pair: EntityPair, views: tuple[str, ...]
         if toks[ent.id] not in heads:
             heads[toks[ent.id]] = entity_head(G, toks[ent.id])
     ha, hb = heads[toks[first.id]], heads[toks[second.id]]
-    label = _Labeller(parsed, first, second, blind, kept["plain"], kept["entity_tokens"])
+    label = _labeller(parsed, first, second, blind, kept["plain"], kept["entity_tokens"])
     nodes = _shortest(G, ha, hb, kept["adjacency"])
     if not nodes:  # two trees (a parse that is a forest): join them at their roots
         nodes = [ha, hb]

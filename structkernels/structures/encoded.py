@@ -1,18 +1,104 @@
-"""Encoded lists of structures: paths and trees as flat integer arrays sharing a vocabulary."""
+"""Label interning and encoded lists of structures: paths and trees as flat integer arrays
+sharing a vocabulary, for the compiled kernels."""
 
 from __future__ import annotations
 
+import itertools
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from structkernels.structures.path import Path
 from structkernels.structures.tree import Tree
-from structkernels.structures.vocabulary import Vocabulary
 
-__all__ = ["EncodedList", "PathList", "TreeList", "is_encoded", "take"]
+__all__ = ["Vocabulary", "NO_EDGE", "EncodedList", "PathList", "TreeList", "is_encoded", "take"]
+
+
+NO_EDGE = 0  # vocabulary id of the missing edge (the root's tuple)
+
+
+class Vocabulary:
+    """Label interning: each distinct label gets a stable integer id.
+
+    Ids go in first-seen order (0 is the missing edge, ``None``): the same structures in the
+    same order give the same arrays.
+
+    Examples
+    --------
+    >>> from structkernels import Path, Vocabulary
+    >>> v = Vocabulary()
+    >>> v.encode_paths([Path([(None, "bind-01"), ("ARG1", "enzyme")])]).nodes.tolist()
+    [1, 3]
+    """
+
+    def __init__(self, labels: Iterable[str] = ()):
+        self._ids: dict[str | None, int] = {None: NO_EDGE}
+        self._labels: list[str | None] = [None]
+        for label in labels:
+            self.add(label)
+
+    def add(self, label: str | None) -> int:
+        """The id of ``label``, interning it if new."""
+        i = self._ids.get(label)
+        if i is None:
+            i = len(self._labels)
+            self._ids[label] = i
+            self._labels.append(label)
+        return i
+
+    def copy(self) -> Vocabulary:
+        """A new vocabulary with the same labels under the same ids (what is added to one
+        is not added to the other).
+
+        Examples
+        --------
+        >>> v = Vocabulary(["a", "b"])
+        >>> w = v.copy(); w.add("c"), len(v), w["b"] == v["b"]
+        (3, 3, True)
+        """
+        out = Vocabulary.__new__(Vocabulary)
+        out._ids = dict(self._ids)
+        out._labels = list(self._labels)
+        return out
+
+    def __getitem__(self, label: str | None) -> int:
+        return self._ids[label]
+
+    def get(self, label: str | None, default: int = -1) -> int:
+        return self._ids.get(label, default)
+
+    def __contains__(self, label: object) -> bool:
+        return label in self._ids
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    def __sizeof__(self) -> int:
+        """Bytes of the two tables and the label strings."""
+        return (object.__sizeof__(self) + sys.getsizeof(self._ids) + sys.getsizeof(self._labels)
+                + sum(sys.getsizeof(label) for label in self._labels if label is not None))
+
+    @property
+    def labels(self) -> list[str | None]:
+        """Labels by id (index 0 is None)."""
+        return list(self._labels)
+
+    def to_json(self) -> list[str]:
+        return [label for label in self._labels[1:]]  # type: ignore[misc]
+
+    @classmethod
+    def from_json(cls, obj: list[str]) -> Vocabulary:
+        return cls(obj)
+
+    def encode_paths(self, paths: Sequence[Path]) -> PathList:
+        """The paths encoded (a :class:`PathList` without them), interning new labels."""
+        return PathList(self, *PathList._encode(paths, self))
+
+    def encode_trees(self, trees: Sequence[Tree]) -> TreeList:
+        """The trees encoded (a :class:`TreeList` without them), interning new labels."""
+        return TreeList(self, *TreeList._encode(trees, self))
 
 
 def is_encoded(X: Any) -> bool:
@@ -21,10 +107,8 @@ def is_encoded(X: Any) -> bool:
 
 
 def take(X: Sequence, idx: np.ndarray) -> Sequence:
-    """The structures of ``X`` at positions ``idx`` (a NumPy array or a list).
-
-    An array or an encoded list gives the same kind of container (an encoded
-    sub-list shares its vocabulary); any other sequence gives a list.
+    """The structures of ``X`` at positions ``idx``: an array or an encoded list gives the
+    same kind of container, any other sequence a list.
 
     Examples
     --------
@@ -65,14 +149,10 @@ def _as_index(i: Any, n: int) -> np.ndarray:
 
 
 class EncodedList(Sequence):
-    """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary.
-
-    A subclass holds its arrays, the vocabulary (``vocab``) and optionally its structures
-    (``_items``), and writes ``__len__``, ``_encode``, ``_build`` (structure ``i`` from the
-    arrays), ``_subset`` (the sub-list of positions ``idx``) and ``_arrays`` (what it
-    pickles as).  Slices and integer or boolean arrays give an encoded sub-list sharing the
-    vocabulary; equality holds with any sequence of equal structures in order.
-    """
+    """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary
+    (``vocab``), optionally with the structures (``_items``).  Subclasses write ``__len__``,
+    ``_encode``, ``_build`` (structure ``i``), ``_subset`` (positions ``idx``) and ``_arrays``
+    (what they pickle as).  Equal to any sequence of equal structures in order."""
 
     __slots__ = ()
     #: what the items are called in messages
@@ -137,10 +217,8 @@ class EncodedList(Sequence):
         return (type(self), self._arrays())
 
     def encode_beside(self, structures: Sequence) -> tuple[EncodedList, EncodedList]:
-        """``(this list, structures encoded)`` under one new vocabulary: a copy of this
-        list's, its ids unchanged, with the new structures' labels added.  The Gram blocks
-        between the two then share a vocabulary and merge none; this list's arrays are
-        shared, not copied, and its own vocabulary is left as it is.
+        """``(this list, structures encoded)`` under one new vocabulary, a copy of this list's
+        with the new labels added, so that the Gram blocks between the two merge none.
 
         Examples
         --------
@@ -157,10 +235,8 @@ class EncodedList(Sequence):
         return type(self)(vocab, *arrays[1:]), type(self).encode(structures, vocab)  # type: ignore[attr-defined]
 
     def __sizeof__(self) -> int:
-        """Bytes of the arrays and the vocabulary, what pickling sends (the structures kept
-        after access are not counted).  ``sys.getsizeof`` and dask's ``sizeof`` read it:
-        dask's memory accounting, and joblib's dask backend, which sends an argument above
-        1 kB to the workers once instead of inside every task."""
+        """Bytes of the arrays and the vocabulary, what pickling sends (read by dask's
+        ``sizeof``: its memory accounting, and joblib's dask backend)."""
         return object.__sizeof__(self) + sum(
             a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays())
 
@@ -169,13 +245,8 @@ class EncodedList(Sequence):
 
 
 class PathList(EncodedList):
-    """Paths encoded once (what :meth:`PathKernel.check_input` returns).
-
-    A sequence of :class:`~structkernels.Path`: ``len``, iteration and
-    ``p[i]`` give the paths; slices and integer arrays give encoded
-    sub-lists sharing the vocabulary, so Gram blocks cut from it are not
-    encoded again.  It pickles as its integer arrays (small, fast to send
-    to worker processes).  Concatenation with ``+`` gives a plain list.
+    """Paths encoded once (what :meth:`PathKernel.check_input` returns): a sequence of
+    :class:`~structkernels.Path` whose slices share the vocabulary, pickled as its arrays.
 
     Examples
     --------
@@ -199,8 +270,22 @@ class PathList(EncodedList):
 
     @staticmethod
     def _encode(paths: Sequence[Path], vocab: Vocabulary) -> tuple:
-        enc = vocab.encode_paths(paths)
-        return enc.offsets, enc.edges.astype(np.int64), enc.nodes.astype(np.int64)
+        """``(offsets, edges, nodes)``: path ``i`` is ``offsets[i]:offsets[i + 1]``."""
+        lengths = np.fromiter((len(p) for p in paths), dtype=np.int64, count=len(paths))
+        offsets = np.zeros(len(paths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        for p in paths:
+            if not isinstance(p, Path):
+                raise TypeError(f"expected a structkernels.Path, got {type(p).__name__}")
+        # edge, node, edge, node, ...: new labels are interned in first-seen order, then
+        # every label is looked up at C speed (no Python statement per tuple)
+        chain = itertools.chain.from_iterable
+        seq = list(chain(chain(p._tuples for p in paths)))
+        add = vocab.add
+        for label in dict.fromkeys(seq):
+            add(label)
+        codes = np.fromiter(map(vocab._ids.__getitem__, seq), dtype=np.int64, count=len(seq))
+        return offsets, codes[0::2].copy(), codes[1::2].copy()
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -221,12 +306,8 @@ class PathList(EncodedList):
 
 
 class TreeList(EncodedList):
-    """Trees encoded once (what :meth:`TreeKernel.check_input` returns).
-
-    A sequence of :class:`~structkernels.Tree` (flat pre-order arrays of
-    :meth:`~structkernels.Vocabulary.encode_trees`): items are the trees;
-    slices and integer arrays give encoded sub-lists sharing the vocabulary;
-    it pickles as its arrays.  ``+`` gives a plain list.
+    """Trees encoded once (what :meth:`TreeKernel.check_input` returns) as flat pre-order
+    arrays: a sequence of :class:`~structkernels.Tree`, like :class:`PathList`.
 
     Examples
     --------
@@ -256,9 +337,40 @@ class TreeList(EncodedList):
 
     @staticmethod
     def _encode(trees: Sequence[Tree], vocab: Vocabulary) -> tuple:
-        e = vocab.encode_trees(trees)
-        return (e.tree_offsets, e.labels.astype(np.int64), e.edges.astype(np.int64),
-                e.child_offsets, e.child_index.astype(np.int64))
+        """Flat pre-order arrays: node ``v`` has the ids ``labels[v]`` and ``edges[v]`` (the
+        edge from its parent, 0 for a root) and the children
+        ``child_index[child_offsets[v]:child_offsets[v + 1]]``; tree ``t`` owns the nodes
+        ``tree_offsets[t]:tree_offsets[t + 1]``, its root first."""
+        sizes = np.fromiter((t.size for t in trees), dtype=np.int64, count=len(trees))
+        tree_offsets = np.zeros(len(trees) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=tree_offsets[1:])
+        total = int(tree_offsets[-1])
+        labels = np.empty(total, dtype=np.int64)
+        edges = np.empty(total, dtype=np.int64)
+        n_children = np.zeros(total, dtype=np.int64)
+        child_lists: list[list[int]] = [[] for _ in range(total)]
+        add = vocab.add
+        v = 0
+        for t in trees:
+            if not isinstance(t, Tree):
+                raise TypeError(f"expected a structkernels.Tree, got {type(t).__name__}")
+            # iterative pre-order with parent tracking
+            stack: list[tuple[str | None, Tree, int]] = [(None, t, -1)]
+            while stack:
+                edge, node, parent = stack.pop()
+                labels[v] = add(node.label)
+                edges[v] = add(edge)
+                if parent >= 0:
+                    child_lists[parent].append(v)
+                    n_children[parent] += 1
+                for e, s in reversed(node.children):
+                    stack.append((e, s, v))
+                v += 1
+        child_offsets = np.zeros(total + 1, dtype=np.int64)
+        np.cumsum(n_children, out=child_offsets[1:])
+        child_index = np.fromiter(
+            (c for lst in child_lists for c in lst), dtype=np.int64, count=int(child_offsets[-1]))
+        return tree_offsets, labels, edges, child_offsets, child_index
 
     def _build(self, i: int) -> Tree:
         names = self.vocab.labels

@@ -25,16 +25,15 @@ __all__ = ["GraphFrame", "LabelledGraph"]
 _RADIUS_LIMIT = 1.0 - 1e-12
 
 
-#: vertices' labels found well formed (tuples of non-empty str, none twice) by their id,
-#: a bounded memo holding them (so that no other object takes their id): the graphs of one
-#: sentence's candidate pairs share most of their vertices' label tuples
+#: label tuples found well formed, by id (held, so that no other object takes the id): the
+#: graphs of one sentence's candidate pairs share most of them
 _WELL_FORMED: dict[int, tuple[str, ...]] = {}
 _WELL_FORMED_MAX = 1 << 14
 
 
 def _plain_labels(labels: Any) -> bool:
-    """Whether ``labels`` is the common case, checked at once without a call per label: a
-    list or tuple of tuples of non-empty str, none twice in a vertex."""
+    """Whether ``labels`` is the common case, checked at once: tuples of non-empty str, none
+    twice in a vertex."""
     if type(labels) is not list and type(labels) is not tuple:
         return False
     if not labels:
@@ -102,9 +101,9 @@ def _checked_edge(e: Any, i: int, n: int) -> tuple[int, int, float]:
 
 
 def _plain_edges(edges: Any, n: int) -> tuple[tuple, tuple[int, ...]] | None:
-    """The common case checked at once: a list or tuple of ``(u, v, weight)`` tuples of
-    in-range ints and a float in (0, 1], one edge per ordered pair.  Returns the edges and
-    their ends ``u * n + v``, sorted; None for anything else (:func:`_check_edges`)."""
+    """The common case checked at once (``(u, v, weight)`` tuples of in-range ints and a float
+    in (0, 1], one per ordered pair): the edges and their ends ``u * n + v``, sorted; else
+    None."""
     if type(edges) is not list and type(edges) is not tuple:
         return None
     if not edges:
@@ -144,8 +143,7 @@ def _check_edges(edges: Any, n: int) -> tuple[tuple[int, int, float], ...]:
 
 
 def _topological_order(n: int, ends: Iterable[tuple[int, int]]) -> tuple[int, ...] | None:
-    """Kahn's algorithm (smallest vertex first) over the edges ``(u, v)``, sorted; None
-    when the graph has a cycle."""
+    """Kahn's algorithm (smallest vertex first); None when the graph has a cycle."""
     indegree = [0] * n
     succ: list[list[int]] = [[] for _ in range(n)]
     for u, v in ends:
@@ -233,8 +231,7 @@ class LabelledGraph:
     def _checked(cls, labels: tuple[tuple[str, ...], ...],
                  edges: tuple[tuple[int, int, float], ...], order: tuple[int, ...]
                  ) -> LabelledGraph:
-        """A graph from parts already checked (:class:`GraphFrame`): labels well formed,
-        edges sorted and well formed, ``order`` their topological order."""
+        """A graph from parts already checked (:class:`GraphFrame`)."""
         g = object.__new__(cls)
         g._fill(labels, edges, order)
         return g
@@ -304,8 +301,7 @@ class LabelledGraph:
     @classmethod
     def from_json(cls, obj: Any) -> LabelledGraph:
         """Inverse of :meth:`to_json`; also accepts a JSON string."""
-        if isinstance(obj, str):
-            obj = load_json(obj)
+        obj = load_json(obj)
         if not isinstance(obj, dict) or "labels" not in obj:
             raise StructureError(
                 f"a labelled graph in JSON is an object with 'labels' and 'edges', got {obj!r}")
@@ -322,12 +318,8 @@ class LabelledGraph:
 
 class GraphFrame:
     """The vertices and edges of a family of graphs that differ only in their labels and
-    their edges' weights, checked once.
-
-    The all-paths graphs of one sentence's candidate pairs join the same vertices by the
-    same edges: a frame checks those edges once, so that each graph of the family checks
-    only its labels and weights.  :meth:`graph` gives the graph :class:`LabelledGraph`
-    would, and raises the same errors.
+    weights (the all-paths graphs of one sentence's pairs), checked once: :meth:`graph`
+    gives the graph :class:`LabelledGraph` would, and raises the same errors.
 
     Parameters
     ----------
@@ -354,7 +346,9 @@ class GraphFrame:
             raise StructureError(f"n_vertices must be an int >= 0, got {n_vertices!r}")
         n = int(n_vertices)
         pairs = ends if type(ends) is list or type(ends) is tuple else list(ends)
-        plain = _plain_ends(pairs, n)
+        # the common case checked at once: (u, v) tuples as plain edges of weight 1
+        plain = (set(map(type, pairs)) <= {tuple} and set(map(len, pairs)) <= {2}
+                 and _plain_edges([(*p, 1.0) for p in pairs], n) is not None)
         if not plain:  # the checks one edge at a time, naming the first bad one
             pairs = [_pair(e, i) for i, e in enumerate(pairs)]
             _check_edges([(u, v, 1.0) for u, v in pairs], n)
@@ -383,13 +377,8 @@ class GraphFrame:
 
     def graph(self, labels: Sequence[Sequence[str]], weights: Sequence[float], *,
               check_labels: bool = True) -> LabelledGraph:
-        """The graph with these vertex ``labels`` and these ``weights`` of the frame's edges
-        (``weights[i]`` that of ``ends[i]``): ``LabelledGraph(labels, [(u, v, w) ...])``.
-
-        ``check_labels=False`` skips the labels' check (the weights are checked either
-        way), for a caller whose labels are well formed by construction
-        (:class:`~structkernels.graphs.allpaths.AllPathsSentence`).
-        """
+        """``LabelledGraph(labels, [(u, v, w) ...])``, ``weights[i]`` that of ``ends[i]``;
+        ``check_labels=False`` for labels well formed by construction."""
         if check_labels:
             labs = _check_labels(labels)
         else:
@@ -417,18 +406,6 @@ class GraphFrame:
                            for e, w in zip(last, ws, strict=True)])
         self._last = edges
         return LabelledGraph._checked(labs, edges, self._order)
-
-
-def _plain_ends(pairs: Sequence[Any], n: int) -> bool:
-    """Whether ``pairs`` is the common case, checked at once: ``(u, v)`` tuples of ints in
-    ``[0, n)``, no ordered pair twice (anything else takes the checks one edge at a time)."""
-    if not pairs:
-        return True
-    if set(map(type, pairs)) != {tuple} or set(map(len, pairs)) != {2}:
-        return False
-    us, vs = zip(*pairs, strict=True)
-    return ({*map(type, us), *map(type, vs)} == {int} and 0 <= min(us) and max(us) < n
-            and 0 <= min(vs) and max(vs) < n and len(set(pairs)) == len(pairs))
 
 
 def _pair(e: Any, i: int) -> tuple[Any, Any]:

@@ -20,11 +20,15 @@ class StructureError(StructkernelsError, ValueError):
     """A malformed path or tree (names what is wrong and where)."""
 
 
-def load_json(text: str) -> Any:
+def load_json(obj: Any) -> Any:
+    """``obj`` parsed when it is a JSON string, else as it is."""
+    if not isinstance(obj, str):
+        return obj
     try:
-        return json.loads(text)
+        return json.loads(obj)
     except json.JSONDecodeError as exc:
-        raise StructureError(f"not valid JSON ({exc.msg}, column {exc.colno}): {text[:40]!r}") from None
+        raise StructureError(
+            f"not valid JSON ({exc.msg}, column {exc.colno}): {obj[:40]!r}") from None
 
 
 def check_label(value: Any, what: str, allow_none: bool = False) -> str | None:
@@ -113,8 +117,7 @@ class Path(Sequence):
     @classmethod
     def from_json(cls, obj: Any) -> Path:
         """Inverse of :meth:`to_json`; also accepts a JSON string."""
-        if isinstance(obj, str):
-            obj = load_json(obj)
+        obj = load_json(obj)
         if not isinstance(obj, list):
             raise StructureError(f"a path in JSON is a list of [edge, node] pairs, got {obj!r}")
         return cls(obj)

@@ -86,17 +86,9 @@ class Tree:
 
     def __reduce__(self):
         # flat pre-order (not nested tuples), so pickling has no depth limit
-        return (_tree_from_preorder, self._preorder_lists())
-
-    def _preorder_lists(self) -> tuple[list[str], list[str | None], list[int]]:
-        labels: list[str] = []
-        edges: list[str | None] = []
-        arity: list[int] = []
-        for edge, node in self.preorder():
-            labels.append(node._label)
-            edges.append(edge)
-            arity.append(len(node._children))
-        return labels, edges, arity
+        nodes = list(self.preorder())
+        return (_tree_from_preorder, ([t._label for _, t in nodes], [e for e, _ in nodes],
+                                      [len(t._children) for _, t in nodes]))
 
     def _render(self, leaf, open_, sep, close) -> str:
         """Iterative rendering: ``leaf(t)`` for a leaf, else ``open_(t)`` then the
@@ -170,8 +162,7 @@ class Tree:
         ``shared``, a dict kept across calls, builds identical subtrees once
         (datasets of many overlapping trees hold each distinct subtree once).
         """
-        if isinstance(obj, str):
-            obj = load_json(obj)
+        obj = load_json(obj)
         if not isinstance(obj, dict) or "label" not in obj:
             raise StructureError(f"a tree in JSON is an object with a 'label', got {obj!r}")
         # post-order without recursion: (object, edges of its children, done?)

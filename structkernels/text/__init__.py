@@ -1,4 +1,4 @@
-"""Text utilities for sentence re-writings: tokenising, stemming, PR features, corpus loaders."""
+"""Text utilities for sentence re-writings: tokenising and stemming."""
 
 from structkernels.text.tokenize import TextPipeline, stem, tokenize
 

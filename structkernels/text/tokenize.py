@@ -1,19 +1,14 @@
-"""Tokenising, lower-casing and stemming of English sentences.
-
-The string re-writing kernel paper (Bu, Li & Zhu, 2012, Sec. 6) segments
-sentences with the OpenNLP tokenizer and stems with an English (Snowball)
-stemmer.  :func:`tokenize` is a Penn-Treebank-style rule tokenizer close to
-OpenNLP's English model on news text: punctuation is split off words, the
-clitics ``n't 's 're 've 'll 'd 'm`` become tokens, and numbers such as
-``2.5``, ``1,000`` or ``10:30`` and abbreviations such as ``U.S.`` stay whole.
-Stemming uses the well-kept ``snowballstemmer`` package (English Snowball /
-Porter2), which needs no data download.
+"""Tokenising, lower-casing and stemming of English sentences, as the string re-writing
+kernel paper does (Bu, Li & Zhu, 2012, Sec. 6: the OpenNLP tokenizer, an English Snowball
+stemmer).  :func:`tokenize` is a Penn-Treebank-style rule tokenizer close to OpenNLP's
+English model on news text; stemming needs no data download (``snowballstemmer``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import snowballstemmer
@@ -87,6 +82,7 @@ def stem(tokens: Iterable[str], language: str = "english") -> list[str]:
     return _stemmer(language).stemWords(list(tokens))
 
 
+@dataclass(frozen=True)
 class TextPipeline:
     """Sentence -> token tuple: tokenise, optionally lower-case and stem.
 
@@ -105,16 +101,9 @@ class TextPipeline:
     (('shakespear', 'wrote', 'hamlet', '.'), ('hamlet', 'was', 'written', '.'))
     """
 
-    def __init__(self, lowercase: bool = True, stem: bool = True, language: str = "english"):
-        self.lowercase = lowercase
-        self.stem = stem
-        self.language = language
-
-    def __repr__(self) -> str:
-        return (
-            f"TextPipeline(lowercase={self.lowercase!r}, stem={self.stem!r}, "
-            f"language={self.language!r})"
-        )
+    lowercase: bool = True
+    stem: bool = True
+    language: str = "english"
 
     def __call__(self, text: str) -> tuple[str, ...]:
         toks = tokenize(text, lowercase=self.lowercase)

@@ -1,12 +1,15 @@
-"""Atomic writes: a file appears complete under its name, or not at all.
+"""Writing files: atomic writes, and the output rule that a file a command writes never
+destroys an input or a special file.
 
+An atomic write makes a file appear complete under its name, or not at all.
 The content goes to a temporary file in the destination's folder, flushed, and is renamed
 over the destination only when complete, so an interrupt, a kill or a full disk leaves the
 old file intact.  A symbolic link at the destination is written *through* (the link stays a
 link); a FIFO, a device or a socket is refused (renaming over it would replace the special
 file itself).  A *side file* (``OUT.partial``, a checksum file) is never written through a
 link: a stale link there is replaced itself, and one taken up again is opened with
-``O_NOFOLLOW``.
+``O_NOFOLLOW``.  Every option that names a file to write goes through :func:`check_output`
+before any work; :func:`open_output` opens what it allowed.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,10 +29,14 @@ from structkernels.utils._interrupt import check_interrupt
 
 __all__ = [
     "WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap",
-    "move_into_place", "destination", "file_kind", "open_special", "open_side_file",
+    "move_into_place", "destination", "file_kind", "open_side_file", "OutputError",
+    "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output",
 ]
 
 _NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+#: Groups of endings an input format reads together: an input ending in one of a group
+#: also reads the files beside it with the others (BRAT: a ``.txt`` and its ``.ann``).
+BRAT_SIBLINGS: tuple[tuple[str, ...], ...] = ((".txt", ".ann"),)
 
 
 class WriteError(StructkernelsError, OSError):
@@ -57,43 +65,16 @@ _KINDS = ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISCHR, "character device
 
 
 def file_kind(path: str | os.PathLike) -> str:
-    """What ``path`` is, followed through links, without opening it.
-
-    ``"missing"``, ``"file"``, ``"folder"``, ``"FIFO (named pipe)"``,
-    ``"character device"``, ``"block device"``, ``"socket"`` or ``"special file"``.
-    A FIFO is never opened, so one without a reader does not block.
-
-    Examples
-    --------
-    >>> from structkernels.utils import file_kind
-    >>> file_kind("/dev/null"), file_kind("/no/such/file")
-    ('character device', 'missing')
-    """
+    """What ``path`` is, followed through links, without opening it (a FIFO without a
+    reader does not block): ``"missing"``, ``"file"``, ``"folder"`` or a special kind."""
     try:
-        mode = os.stat(path).st_mode
+        return _kind(os.stat(path).st_mode)
     except (OSError, ValueError):
         return "missing"
-    for test, kind in _KINDS:
-        if test(mode):
-            return kind
-    return "special file"  # pragma: no cover - doors, event ports
 
 
-def _side_destination(path: str | os.PathLike) -> Path:
-    """``path`` itself (a link there is replaced, never followed); a folder or a special
-    file is refused."""
-    final = Path(os.fspath(path))
-    try:
-        mode = os.lstat(final).st_mode
-    except FileNotFoundError:
-        return final
-    except OSError as exc:
-        raise _explain(exc, final) from None
-    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        kind = next((k for test, k in _KINDS if test(mode)), "special file")
-        raise WriteError(f"{final}: cannot write: it is a {kind}; a side file replaces "
-                         "regular files and links only (nothing written)")
-    return final
+def _kind(mode: int) -> str:
+    return next((kind for test, kind in _KINDS if test(mode)), "special file")
 
 
 def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
@@ -121,7 +102,7 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
     >>> os.write(fd, b"row"), os.close(fd), (d / "in.xml").read_text()
     (3, None, 'input')
     """
-    final = _side_destination(path)
+    final = destination(path, follow_links=False)
     nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     if append and os.path.islink(final):
         raise WriteError(f"{final}: cannot write: it is a symbolic link; a side file is "
@@ -144,14 +125,16 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
     return fd
 
 
-def destination(path: str | os.PathLike) -> Path:
-    """The file an atomic write of ``path`` renames over: symbolic links followed.
+def destination(path: str | os.PathLike, *, follow_links: bool = True) -> Path:
+    """The file an atomic write of ``path`` renames over: symbolic links followed, or, for a
+    side file (``follow_links=False``), ``path`` itself (a link there is replaced).
 
     Raises
     ------
     WriteError
         ``path`` is a link loop, or (followed) a FIFO, a device or a socket, which a
-        rename would replace; nothing is written.
+        rename would replace (for a side file: a folder or a special file); nothing is
+        written.
 
     Examples
     --------
@@ -165,6 +148,17 @@ def destination(path: str | os.PathLike) -> Path:
     """
     given = Path(os.fspath(path))
     final = given
+    if not follow_links:
+        try:
+            mode = os.lstat(final).st_mode
+        except FileNotFoundError:
+            return final
+        except OSError as exc:
+            raise _explain(exc, final) from None
+        if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+            return final
+        raise WriteError(f"{final}: cannot write: it is a {_kind(mode)}; a side file replaces "
+                         "regular files and links only (nothing written)")
     if os.path.islink(given):
         final = Path(os.path.realpath(given))
         if os.path.islink(final):
@@ -175,46 +169,6 @@ def destination(path: str | os.PathLike) -> Path:
         raise WriteError(f"{given}: cannot write: it is a {kind}; an atomic write replaces "
                          "regular files only (nothing written)")
     return final
-
-
-@contextlib.contextmanager
-def open_special(path: str | os.PathLike, mode: str = "w", *,
-                 encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Open a FIFO, device or socket for a stream of output: written in place, never renamed.
-
-    Nothing is created or truncated: ``path`` must already be a special file.
-
-    Raises
-    ------
-    WriteError
-        ``path`` is a regular file, a folder or missing (use :func:`atomic_open`), or
-        cannot be opened.
-
-    Examples
-    --------
-    >>> from structkernels.utils import open_special
-    >>> with open_special("/dev/null") as fh:
-    ...     _ = fh.write("discarded")
-    """
-    kind = file_kind(path)
-    if kind in ("missing", "file", "folder"):
-        raise WriteError(f"{path}: cannot write: it is a {kind}, not a stream; "
-                         "write it with atomic_open")
-    binary = "b" in mode
-    try:
-        fh = open(path, "wb" if binary else "w", encoding=None if binary else encoding)
-    except OSError as exc:
-        raise _explain(exc, Path(os.fspath(path))) from None
-    try:
-        yield fh
-        fh.flush()
-    except OSError as exc:
-        if isinstance(exc, (WriteError, BrokenPipeError)):  # a reader gone: the caller's
-            raise
-        raise _explain(exc, Path(os.fspath(path))) from None
-    finally:
-        with contextlib.suppress(OSError):
-            fh.close()
 
 
 def sync_folder(folder: str | os.PathLike) -> None:
@@ -241,7 +195,7 @@ def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bo
     WriteError
         Naming ``path``, which is unchanged.
     """
-    final = destination(path) if follow_links else _side_destination(path)
+    final = destination(path, follow_links=follow_links)
     try:
         if final.exists() and not final.is_symlink():
             os.chmod(src, final.stat().st_mode & 0o7777)
@@ -295,7 +249,7 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
     'complete'
     """
     # through a symbolic link (a side file: the link replaced); a special file refused
-    final = destination(path) if follow_links else _side_destination(path)
+    final = destination(path, follow_links=follow_links)
     folder = final.parent if str(final.parent) else Path(".")
     if final.is_dir():
         raise WriteError(f"{final}: cannot write: it is a folder")
@@ -407,3 +361,245 @@ def atomic_memmap(
         yield mm
         mm.flush()
         del mm
+
+
+class OutputError(StructkernelsError, ValueError):
+    """An output path the rule refuses; the message names the option and the path.
+
+    A ``ValueError``: the command line prints it as one line, exit status 2.
+    """
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same resolved path or the same inode."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether the resolved ``path`` lies in the resolved ``folder`` (at any depth)."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:  # different drives
+        return False
+
+
+def _links_in(folder: str) -> Iterator[tuple[str, str]]:
+    """``(link, where it leads)`` for every symbolic link inside ``folder`` (not followed)."""
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        for name in [*dirs, *names]:
+            entry = os.path.join(root, name)
+            if os.path.islink(entry):
+                yield entry, os.path.realpath(entry)
+
+
+def _siblings(name: str, groups: Sequence[Sequence[str]]) -> list[str]:
+    """The files the format of input ``name`` reads beside it."""
+    out: list[str] = []
+    for source in dict.fromkeys([name, os.path.realpath(name)]):
+        root, ext = os.path.splitext(source)
+        for group in groups:
+            if ext.lower() in group:
+                out += [root + other for other in group if other != ext.lower()]
+    return list(dict.fromkeys(out))
+
+
+def check_output(
+    path: str | os.PathLike,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    *,
+    what: str,
+    stream_ok: bool = False,
+    siblings: Sequence[Sequence[str]] = BRAT_SIBLINGS,
+    writes: str | os.PathLike | None = None,
+) -> Path | None:
+    """Check an output path against the output rule; the file to write, or None for stdout.
+
+    Refused: ``-`` where the output is not a stream (it would create a file named ``-``);
+    a folder, or a file whose folder does not exist; an input itself (by resolved path or
+    inode); a path inside an input folder, or one a link inside such a folder leads to; a
+    sibling an input's format reads beside it (BRAT); a FIFO, a device or a socket unless
+    the output is a stream (the atomic writer would replace it by a regular file).
+
+    Parameters
+    ----------
+    path : path-like
+        The output as the user gave it.
+    inputs : iterable of path-like or None
+        Every file and folder the command reads (``None`` entries are passed over).
+    what : str
+        The option that names ``path`` (``"--save-model"``), the start of every message.
+    stream_ok : bool, default False
+        The output is a stream (JSON Lines, lines of text): ``-`` means standard output
+        and a FIFO, device or socket is written directly.  Otherwise both are refused.
+    siblings : sequence of sequences of str, default :data:`BRAT_SIBLINGS`
+        Endings an input format reads together (``()``: none).
+    writes : path-like, optional
+        The file actually written when it differs from ``path`` (``-o K`` writes ``K.npy``).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The file that will be written, symbolic links followed; ``None`` for ``-``.
+
+    Raises
+    ------
+    OutputError
+        One line, ``"{what} {path}: ..."``, saying why.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from structkernels.utils import check_output
+    >>> d = tempfile.mkdtemp()
+    >>> for name in ("doc.txt", "doc.ann"):
+    ...     open(os.path.join(d, name), "a").close()
+    >>> check_output(os.path.join(d, "scores.jsonl"), [os.path.join(d, "doc.ann")],
+    ...              what="-o").name
+    'scores.jsonl'
+    >>> check_output(os.path.join(d, "doc.txt"), [os.path.join(d, "doc.ann")], what="-o")
+    Traceback (most recent call last):
+    ...
+    structkernels.utils._atomic.OutputError: -o .../doc.txt: is the text the input '.../doc.ann' reads beside it (a BRAT document); choose another output
+    >>> check_output("-", [], what="--save-model")
+    Traceback (most recent call last):
+    ...
+    structkernels.utils._atomic.OutputError: --save-model -: standard output cannot hold this file; give a file name
+    """
+    given = os.fspath(path)
+    head = f"{what} {given}"
+    if given == "-":
+        if stream_ok:
+            return None
+        raise OutputError(f"{head}: standard output cannot hold this file; give a file name")
+    final = os.fspath(writes) if writes is not None else given
+    extra = "" if writes is None or os.fspath(writes) == given else f" (it writes {final!r})"
+    target = final
+    if os.path.islink(final):
+        target = os.path.realpath(final)
+        if os.path.islink(target):
+            raise OutputError(f"{head}: cannot write: a symbolic link that leads to itself "
+                              "(a loop)")
+    if os.path.isdir(target):
+        raise OutputError(f"{head}: cannot write: it is a folder")
+    folder = os.path.dirname(target) or "."
+    if not os.path.isdir(folder):
+        state = "is not a folder" if os.path.exists(folder) else "does not exist"
+        via = "" if target == final else f" (the symbolic link leads to {target!r})"
+        raise OutputError(f"{head}: cannot write: folder {folder!r} {state}{via}")
+    kind = file_kind(target)
+    if kind not in ("missing", "file") and not stream_ok:
+        raise OutputError(f"{head}: cannot write: it is a {kind}, and {what} writes a regular "
+                          "file (renaming over it would replace it)")
+    written = [target, given] if writes is not None else [target]
+    reals = list(dict.fromkeys(os.path.realpath(name) for name in written))
+    for item in inputs:
+        if item is None:
+            continue
+        name = os.fspath(item)
+        if name == "-":
+            continue
+        if os.path.isdir(name):
+            base = os.path.realpath(name)
+            if any(_inside(real, base) for real in reals):
+                raise OutputError(f"{head}{extra}: is inside the input folder {name!r}; "
+                                  "choose another output")
+            for link, leads in _links_in(name):
+                if any(_inside(real, leads) for real in reals):
+                    raise OutputError(f"{head}{extra}: the input folder {name!r} reads it "
+                                      f"through the link {link!r}; choose another output")
+            continue
+        if any(_same(real, name) for real in reals):
+            raise OutputError(f"{head}{extra}: is the input file {name!r}; choose another output")
+        for sib in _siblings(name, siblings):
+            if any(_same(real, sib) for real in reals):
+                noun = "text" if sib.endswith(".txt") else "file"
+                raise OutputError(f"{head}{extra}: is the {noun} the input {name!r} reads "
+                                  "beside it (a BRAT document); choose another output")
+    return Path(target)
+
+
+def check_folder_output(value: str, names: Sequence[str],
+                        inputs: Iterable[str | os.PathLike | None], *, what: str) -> None:
+    """The output rule on a folder an option writes ``names`` into (``--plot DIR``): not a
+    file, not an input folder nor inside one, and each file written there allowed by
+    :func:`check_output` (a missing folder is created: its nearest existing parent must be
+    a folder).
+
+    Raises
+    ------
+    OutputError
+        One line naming the option and the path.
+    """
+    ins = [os.fspath(i) for i in inputs if i is not None and os.fspath(i) != "-"]
+    head = f"{what} {value}"
+    if os.path.lexists(value) and not os.path.isdir(value):
+        raise OutputError(f"{head}: cannot write: it is a file, and {what} names a folder")
+    real = os.path.realpath(value)
+    for name in ins:
+        if os.path.isdir(name) and _inside(real, os.path.realpath(name)):
+            raise OutputError(f"{head}: is inside the input folder {name!r}; choose another "
+                              "output")
+    parent = real
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise OutputError(f"{head}: cannot write: {parent!r} is not a folder")
+    if parent == real:
+        for name in names:
+            check_output(os.path.join(value, name), ins, what=what)
+
+
+@contextlib.contextmanager
+def open_output(
+    path: str | os.PathLike | None, mode: str = "w", *, stream_ok: bool = False,
+    encoding: str | None = "utf-8",
+) -> Iterator[IO[Any]]:
+    """Open an output :func:`check_output` allowed: stdout, a stream's special file, or atomically.
+
+    ``None`` or ``"-"`` is standard output (left open); a FIFO, device or socket is opened
+    directly when ``stream_ok`` (there is nothing to rename over); anything else goes
+    through :func:`structkernels.utils.atomic_open` (written whole or not at all, through
+    a symbolic link to its target).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from structkernels.utils import open_output
+    >>> out = os.path.join(tempfile.mkdtemp(), "rows.jsonl")
+    >>> with open_output(out, stream_ok=True) as fh:
+    ...     _ = fh.write('{"a": 1}\\n')
+    >>> open(out).read()
+    '{"a": 1}\\n'
+    """
+    if mode not in ("w", "wb", "wt"):
+        raise ValueError(f"open_output writes: mode must be 'w' or 'wb', got {mode!r}")
+    if path is None or os.fspath(path) == "-":
+        if not stream_ok:
+            raise OutputError("standard output cannot hold this file; give a file name")
+        yield sys.stdout.buffer if "b" in mode else sys.stdout
+        return
+    if stream_ok and file_kind(path) not in ("missing", "file", "folder"):
+        # a FIFO, a device or a socket: written in place, never renamed
+        binary = "b" in mode
+        try:
+            fh = open(path, "wb" if binary else "w", encoding=None if binary else encoding)
+        except OSError as exc:
+            raise _explain(exc, Path(os.fspath(path))) from None
+        try:
+            yield fh
+            fh.flush()
+        except OSError as exc:
+            if isinstance(exc, (WriteError, BrokenPipeError)):  # a reader gone: the caller's
+                raise
+            raise _explain(exc, Path(os.fspath(path))) from None
+        finally:
+            with contextlib.suppress(OSError):
+                fh.close()
+        return
+    with atomic_open(path, mode, encoding=encoding) as fh:
+        yield fh

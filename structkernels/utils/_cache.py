@@ -1,15 +1,24 @@
-"""The user's cache folder of structkernels, and checked cache entries that cannot change a
-result.
+"""The user's cache folder of structkernels: where it is, its checked entries that cannot
+change a result, its size limit, and what it holds kind by kind.
 
-Every entry carries the SHA-256 of its key and a keyed digest of key and content
-(HMAC-SHA-256 under the folder's secret ``.hmac-key``: 32 random bytes, mode 0600, trusted
-only as a regular file of this user that no one else can read or write), in a one-line JSON
-header before the content or, for a large entry (a Gram ``.npy``), in a sidecar
-``NAME.sum``.  An entry edited by someone who cannot read the secret fails its check even
-with its SHA-256 recomputed (the threat model is in ``docs/reliability.md``); it is
-discarded and computed again with one :class:`CacheWarning`.  Side files are never written
-through a link.  A folder that cannot be written turns the cache's writes off with one
-warning; the work goes on.
+A cache folder has one sub-folder per kind (:data:`CACHE_KINDS`).  Every entry carries the
+SHA-256 of its key and a keyed digest of key and content (HMAC-SHA-256 under the folder's
+secret ``.hmac-key``: 32 random bytes, mode 0600, trusted only as a regular file of this
+user that no one else can read or write), in a one-line JSON header before the content or,
+for a large entry (a Gram ``.npy``), in a sidecar ``NAME.sum``.  An entry edited by someone
+who cannot read the secret fails its check even with its SHA-256 recomputed (the threat
+model is in ``docs/reliability.md``); it is discarded and computed again with one
+:class:`CacheWarning`.  Side files are never written through a link.  A folder that cannot
+be written turns the cache's writes off with one warning; the work goes on.
+
+Every write counts against the folder's size limit (``$STRUCTKERNELS_CACHE_LIMIT``), with
+one warning past it.  An entry counts as the cache's, and is cleared, only when it is
+recognised as one the project wrote: a checked entry by its header (:data:`ENTRY_FORMAT`),
+a large one by its ``NAME.sum``, a dataset copy by its name and zip magic, a compiled kernel
+by numba's index (``NAME.nbi``, a pickled version string, read without unpickling) and its
+``NAME.N.nbc`` files.  Everything else is ``other``: shown, never removed.  Links are never
+followed.  A folder that carries no marker of a cache (``CACHEDIR.TAG``, written by the
+cache's first write) and holds no recognised entry is refused (:class:`NotACacheError`).
 """
 
 from __future__ import annotations
@@ -17,41 +26,66 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import io
 import json
 import os
+import pickletools
+import re
 import stat
 import tempfile
+import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from structkernels.utils._atomic import atomic_open
-from structkernels.utils._cache_usage import (
-    ENTRY_FORMAT,
-    mark_cache_folder,
-    note_cache_write,
-    user_cache_dir,
-)
 from structkernels.utils._errors import StructkernelsError, StructkernelsWarning
+from structkernels.utils._memory import parse_size
 from structkernels.utils._records import one_line
 
 __all__ = [
-    "NO_CACHE_ENV",
-    "CacheDirError",
-    "CacheEntryError",
-    "CacheFolder",
-    "CacheWarning",
-    "cache_dir_problem",
-    "cache_writes_disabled",
-    "usable_cache_dir",
-    "check_cache_dir",
+    "CACHE_KINDS", "CACHE_LIMIT_ENV", "CACHE_MARKER", "DEFAULT_CACHE_LIMIT", "ENTRY_FORMAT",
+    "NO_CACHE_ENV", "CacheClearError", "CacheDirError", "CacheEntryError", "CacheFolder",
+    "CacheLimitError", "CacheSizeWarning", "CacheUsage", "CacheWarning", "NotACacheError",
+    "cache_dir_problem", "cache_limit", "cache_root_of", "cache_usage", "cache_writes_disabled",
+    "check_cache_dir", "clear_cache", "forget_cache_sizes", "format_bytes", "note_cache_write",
+    "parse_cache_limit", "usable_cache_dir", "user_cache_dir",
 ]
 
 #: Set (to anything but ``""`` or ``"0"``) to write no cache at all, compiled kernels
 #: included; the commands' ``--no-cache`` sets it for their run and their workers.
 NO_CACHE_ENV = "STRUCTKERNELS_NO_CACHE"
-_FORMAT = ENTRY_FORMAT
+
+#: The ``format`` of every checked entry's header (how ``cache clear`` recognises one).
+ENTRY_FORMAT = "structkernels.cache-entry"
+
+#: Environment variable holding the cache folder's size limit.
+CACHE_LIMIT_ENV = "STRUCTKERNELS_CACHE_LIMIT"
+#: The limit when ``$STRUCTKERNELS_CACHE_LIMIT`` is not set: 4 GiB.
+DEFAULT_CACHE_LIMIT = 4 << 30
+#: The sub-folders of a cache folder that the project writes: kind -> what it holds.
+CACHE_KINDS: dict[str, str] = {
+    "parses": "parsed sentences (spaCy)",
+    "grams": "Grams and σ (evaluate)",
+    "datasets": "binary copies of datasets",
+    "numba": "compiled kernels (numba)",
+}
+#: The file that marks a folder as a cache of structkernels (a cache directory tag, which
+#: backup tools skip): written at the cache folder's root by its first write.
+CACHE_MARKER = "CACHEDIR.TAG"
+_MARKER_TEXT = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                b"# This file is a cache directory tag created by structkernels.\n"
+                b"# `structkernels cache clear` removes only the entries it wrote here.\n"
+                b"# See https://bford.info/cachedir/\n")
+#: The kind of everything in a cache folder that is not a recognised entry.
+OTHER = "other"
+_DATASET = re.compile(r"interactions-[0-9a-f]{32}\.npz")
+_NUMBA_DATA = re.compile(r"(.+)\.\d+\.nbc")
+_NUMBA_VERSION = re.compile(r"\d+\.\d+[0-9A-Za-z.+-]*")
+_HEAD = 4096
+_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
 _VERSION = 2  # 1: unkeyed SHA-256 (read as a miss)
 _KEY_FILE = ".hmac-key"
 _KEY_BYTES = 32
@@ -73,6 +107,93 @@ class CacheDirError(StructkernelsError, ValueError):
 
 class CacheWarning(StructkernelsWarning):
     """A cache entry discarded, or a cache folder whose writes are turned off."""
+
+
+class CacheLimitError(StructkernelsError, ValueError):
+    """A cache size limit that is not a size."""
+
+
+class CacheSizeWarning(StructkernelsWarning):
+    """The cache folder has grown past its size limit."""
+
+
+class CacheClearError(StructkernelsError, OSError):
+    """Some cache files could not be removed (the message names how many and the first)."""
+
+
+class NotACacheError(StructkernelsError, ValueError):
+    """A folder to clear that is not a structkernels cache (no marker, no entry in it)."""
+
+
+class CacheUsage(NamedTuple):
+    """One kind of cache entries: its name, what it holds, its folder, bytes and files."""
+
+    kind: str
+    what: str
+    path: Path
+    bytes: int
+    files: int
+
+
+def user_cache_dir(*parts: str) -> Path:
+    """The cache folder of structkernels, or the folder ``parts`` inside it.
+
+    ``$STRUCTKERNELS_CACHE`` when set, else ``$XDG_CACHE_HOME/structkernels``, else
+    ``~/.cache/structkernels``.  Nothing is created here: writers create what they use.
+
+    Examples
+    --------
+    >>> from structkernels.utils import user_cache_dir
+    >>> user_cache_dir("numba").name
+    'numba'
+    """
+    own = os.environ.get("STRUCTKERNELS_CACHE")
+    if own:
+        base = Path(own)
+    else:
+        root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = Path(root) / "structkernels"
+    return base.joinpath(*parts)
+
+
+def cache_root_of(folder: str | os.PathLike) -> Path:
+    """The cache folder that ``folder`` (where a cache writes) belongs to.
+
+    ``ROOT/grams`` and ``ROOT/parses/PIPELINE`` belong to ``ROOT`` (a kind of
+    :data:`CACHE_KINDS` is a sub-folder of its cache folder, or the parent of one); any
+    other folder is its own.
+
+    Examples
+    --------
+    >>> from structkernels.utils import cache_root_of
+    >>> cache_root_of("/c/parses/en_core_web_sm-3.8.0").as_posix()
+    '/c'
+    """
+    path = Path(folder)
+    for level in (path, path.parent):
+        if level.name in CACHE_KINDS:
+            return level.parent
+    return path
+
+
+def mark_cache_folder(root: str | os.PathLike) -> None:
+    """Write the marker :data:`CACHE_MARKER` in cache folder ``root`` if it has none (never
+    through a link; a failure is silent: the marker is a hint)."""
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(os.path.join(root, CACHE_MARKER), flags, 0o644)
+    except OSError:
+        return  # there already (or a link, or no folder): nothing written
+    with contextlib.suppress(OSError):
+        os.write(fd, _MARKER_TEXT)
+    os.close(fd)
+
+
+def is_marked_cache(root: str | os.PathLike) -> bool:
+    """Whether ``root`` holds the marker of a structkernels cache (a regular file, not a link)."""
+    head = _head(None, os.path.join(root, CACHE_MARKER), 256) or b""
+    return head.startswith(_MARKER_TEXT[:44]) and b"structkernels" in head
 
 
 def cache_writes_disabled() -> bool:
@@ -114,9 +235,8 @@ def check_cache_dir(path: str | os.PathLike | None, option: str = "cache_dir") -
 def cache_dir_problem(path: str | os.PathLike) -> str | None:
     """Why no cache can be written in folder ``path`` (None when one can).
 
-    The folder is created if needed (and then marked as a cache) and a small file is
-    written in it and removed: a read-only folder, a file in the way or a full disk is
-    found before the work starts.
+    The folder is created (and marked as a cache) if needed and a small file is written in
+    it and removed, so a read-only folder or a full disk is found before the work starts.
 
     Examples
     --------
@@ -139,10 +259,9 @@ def cache_dir_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-
 def usable_cache_dir(cache_dir: Any, warn: Callable[[str], None]) -> Any:
-    """The parse cache to use: False for ``False`` or a folder that cannot be written (said
-    through ``warn``), else ``cache_dir`` (None: the default folder)."""
+    """The cache to use: False for ``False`` or a folder that cannot be written (said through
+    ``warn``), else ``cache_dir`` (None: the default folder)."""
     if cache_dir is False:
         return False
     where = cache_dir or user_cache_dir()
@@ -154,17 +273,167 @@ def usable_cache_dir(cache_dir: Any, warn: Callable[[str], None]) -> Any:
     return cache_dir
 
 
+def parse_cache_limit(text: str | None) -> int | None:
+    """The limit ``text`` gives in bytes; None for no limit (``"0"``, ``"none"``, ``"off"``).
+
+    Bytes, or a number with a K, M, G or T suffix in binary units (``"2G"``, ``"500M"``);
+    an empty or absent value is :data:`DEFAULT_CACHE_LIMIT`.
+
+    Raises
+    ------
+    CacheLimitError
+        ``text`` is not a size (a ``ValueError``; one line naming the variable).
+
+    Examples
+    --------
+    >>> from structkernels.utils import parse_cache_limit
+    >>> parse_cache_limit("2G"), parse_cache_limit("500M"), parse_cache_limit("none")
+    (2147483648, 524288000, None)
+    """
+    if text is None or not text.strip():
+        return DEFAULT_CACHE_LIMIT
+    if text.strip().lower() in ("none", "off", "unlimited"):
+        return None
+    value = parse_size(text)
+    if value is None:
+        raise CacheLimitError(
+            f"{CACHE_LIMIT_ENV}={text!r} is not a size: give bytes or a number with K, M, G "
+            "or T (2G, 500M), or 0 or none for no limit")
+    return None if value == 0 else value
+
+
+def cache_limit() -> int | None:
+    """The cache folder's size limit in bytes from ``$STRUCTKERNELS_CACHE_LIMIT`` (None: no
+    limit); read at each call.
+
+    Raises
+    ------
+    CacheLimitError
+        The variable holds something that is not a size.
+
+    Examples
+    --------
+    >>> from structkernels.utils import cache_limit
+    >>> cache_limit() is None or cache_limit() > 0
+    True
+    """
+    return parse_cache_limit(os.environ.get(CACHE_LIMIT_ENV))
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in binary units, three significant digits.
+
+    Examples
+    --------
+    >>> from structkernels.utils import format_bytes
+    >>> format_bytes(0), format_bytes(1536), format_bytes(4 << 30)
+    ('0 B', '1.5 KiB', '4 GiB')
+    """
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024:
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.3g} TiB"
+
+
+def _folder_bytes(path: str | os.PathLike) -> int:
+    """Bytes of the regular files under ``path`` (links not followed; 0 when absent)."""
+    total = 0
+    if os.path.islink(path) or not os.path.isdir(path):
+        return 0
+    for folder, _, names in os.walk(path, followlinks=False):
+        for name in names:
+            with contextlib.suppress(OSError):  # removed meanwhile
+                st = os.lstat(os.path.join(folder, name))
+                if not stat.S_ISLNK(st.st_mode):
+                    total += st.st_size
+    return total
+
+
+# What this process measured of each cache folder it wrote in, and what it said about it
+_LOCK = threading.Lock()
+_SIZES: dict[str, int] = {}
+_MARKED: set[str] = set()
+_WARNED: set[str] = set()  # cache folders past their limit; CACHE_LIMIT_ENV: a bad limit
+
+
+def _limit() -> int | None:
+    """:func:`cache_limit`; the default, after one warning, for a limit that is not a size."""
+    try:
+        return cache_limit()
+    except CacheLimitError as exc:
+        if CACHE_LIMIT_ENV not in _WARNED:
+            _WARNED.add(CACHE_LIMIT_ENV)
+            warnings.warn(CacheSizeWarning(
+                f"{exc}; the default limit of {format_bytes(DEFAULT_CACHE_LIMIT)} is used"),
+                stacklevel=3)
+        return DEFAULT_CACHE_LIMIT
+
+
+def note_cache_write(folder: str | os.PathLike, nbytes: int) -> None:
+    """Count ``nbytes`` just written in cache ``folder``; warn once past the limit.
+
+    The first call of a process for a cache folder (:func:`cache_root_of`) marks it as one
+    and measures it; later calls add ``nbytes``, so a write costs no walk of the tree.  Past
+    :func:`cache_limit`, one :class:`CacheSizeWarning` line per process and cache folder; a
+    limit that is not a size gives one warning and the default is used.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from structkernels.utils import note_cache_write
+    >>> note_cache_write(tempfile.mkdtemp(), 10)
+    """
+    root = cache_root_of(folder)
+    key = os.path.abspath(root)
+    if key not in _MARKED:
+        _MARKED.add(key)
+        mark_cache_folder(root)
+    limit = _limit()
+    if limit is None:
+        return
+    with _LOCK:
+        if key in _SIZES:
+            _SIZES[key] += max(int(nbytes), 0)
+        else:  # the first write here: the walk counts what was just written too
+            _SIZES[key] = _folder_bytes(root)
+        size = _SIZES[key]
+        if size <= limit or key in _WARNED:
+            return
+        _WARNED.add(key)
+    message = (
+        f"the cache folder {root} holds {format_bytes(size)}, past its limit of "
+        f"{format_bytes(limit)}: free it with `structkernels cache clear` (see "
+        f"`structkernels cache`), or set {CACHE_LIMIT_ENV} (2G, 500M, none)")
+    # explicit place, no source line: the warning prints as one line
+    warnings.warn_explicit(CacheSizeWarning(message), CacheSizeWarning,
+                           filename="structkernels", lineno=0)
+
+
+def forget_cache_sizes() -> None:
+    """Forget the sizes :func:`note_cache_write` measured and the warnings it gave (after a
+    cache is cleared; the next write measures again).
+
+    Examples
+    --------
+    >>> from structkernels.utils import forget_cache_sizes
+    >>> forget_cache_sizes()
+    """
+    with _LOCK:
+        for seen in (_SIZES, _MARKED, _WARNED):
+            seen.clear()
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def _mac(secret: bytes, key: str) -> hmac.HMAC:
-    """The keyed digest of an entry for ``key``, its content still to be fed."""
     return hmac.new(secret, _sha256(key.encode()).encode() + b"\n", hashlib.sha256)
 
 
 def _header(key: str, digest: str, size: int) -> bytes:
-    return json.dumps({"format": _FORMAT, "version": _VERSION, "key": _sha256(key.encode()),
+    return json.dumps({"format": ENTRY_FORMAT, "version": _VERSION, "key": _sha256(key.encode()),
                        "hmac": digest, "bytes": size}, sort_keys=True).encode()
 
 
@@ -174,7 +443,7 @@ def _check_header(raw: bytes, key: str) -> tuple[str, int]:
         head = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise CacheEntryError("no readable check header") from None
-    if not isinstance(head, dict) or head.get("format") != _FORMAT:
+    if not isinstance(head, dict) or head.get("format") != ENTRY_FORMAT:
         raise CacheEntryError("no check header (an entry of an older version or another tool)")
     if head.get("version") == 1:
         raise _OldEntry("an unkeyed entry of version 1")
@@ -208,8 +477,7 @@ def _file_digest(fh: IO[bytes], limit: int, mac: hmac.HMAC) -> tuple[str, int]:
 
 
 def _read_secret(file: Path) -> bytes | None:
-    """The secret in ``file``; None when absent; CacheEntryError when it cannot be trusted
-    (a link, not a regular file, another user's, readable by others, the wrong size)."""
+    """The secret in ``file``; None when absent; CacheEntryError when it cannot be trusted."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(file, flags)
@@ -232,9 +500,8 @@ def _read_secret(file: Path) -> bytes | None:
 
 
 def _new_secret(folder: Path) -> None:
-    """Create ``folder/.hmac-key`` (mode 0600): written under a fresh name (``O_EXCL``,
-    ``O_NOFOLLOW``), then linked into place, so a reader never sees half a secret and a
-    concurrent creator's secret wins whole."""
+    """Create ``folder/.hmac-key`` (mode 0600) under a fresh name, then link it into place:
+    a reader never sees half a secret, and a concurrent creator's secret wins whole."""
     fd, tmp = tempfile.mkstemp(prefix=f"{_KEY_FILE}.", suffix=".tmp", dir=folder)
     try:
         os.write(fd, os.urandom(_KEY_BYTES))
@@ -261,10 +528,9 @@ class CacheFolder:
 
     Notes
     -----
-    Reads never raise: an absent entry is None, a damaged one is discarded with one
-    :class:`CacheWarning` naming it.  The first write that fails with an ``OSError``
-    turns writing off for this object with one warning; entries already there are still
-    read, after their check.  With ``$STRUCTKERNELS_NO_CACHE`` nothing is written.
+    Reads never raise (a damaged entry is None, with one :class:`CacheWarning`); the first
+    failed write turns writing off for this object.  With ``$STRUCTKERNELS_NO_CACHE``
+    nothing is written.
 
     Examples
     --------
@@ -346,8 +612,7 @@ class CacheFolder:
 
     # ------------------------------------------------------------------ small entries
     def _checked(self, name: str, check: Callable[[], Any]) -> Any:
-        """``check()``; None for an entry of an older version, None and one warning for
-        a damaged or unreadable one."""
+        """``check()``; None for an old entry, None and one warning for a damaged one."""
         try:
             return check()
         except _OldEntry:
@@ -437,3 +702,226 @@ class CacheFolder:
                 fh.write(_header(key, digest, size) + b"\n")
 
         return self._guarded(name, both)
+
+
+def _root(root: str | os.PathLike | None) -> Path:
+    return user_cache_dir() if root is None else Path(root)
+
+
+def _head(dirfd: int | None, name: str, n: int = _HEAD) -> bytes | None:
+    """The first ``n`` bytes of regular file ``name`` in folder ``dirfd`` (links not
+    followed); None for anything else or a file that cannot be read."""
+    try:
+        fd = os.open(name, _FLAGS, dir_fd=dirfd)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, n) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _is_header(raw: bytes | None) -> bool:
+    """Whether ``raw`` starts with the header line of a checked cache entry."""
+    try:
+        head = json.loads((raw or b"").partition(b"\n")[0].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(head, dict) and head.get("format") == ENTRY_FORMAT
+
+
+def _is_numba_index(raw: bytes | None) -> bool:
+    """Whether ``raw`` is numba's cache index: a pickled version string (read, not unpickled)."""
+    if not raw or raw[:1] != b"\x80":
+        return False
+    allowed = {"PROTO", "FRAME", "SHORT_BINUNICODE", "BINUNICODE", "MEMOIZE", "BINPUT"}
+    texts = []
+    try:
+        for op, arg, _ in pickletools.genops(io.BytesIO(raw)):
+            if op.name == "STOP":
+                return len(texts) == 1 and _NUMBA_VERSION.fullmatch(texts[0]) is not None
+            if op.name not in allowed or len(texts) > 1:
+                return False
+            if isinstance(arg, str):
+                texts.append(arg)
+    except ValueError:  # not a pickle, or cut short
+        return False
+    return False
+
+
+def _is_entry(dirfd: int, name: str) -> bool:
+    """Whether file ``name`` of folder ``dirfd`` is an entry the project wrote (module doc)."""
+    raw = _head(dirfd, name)
+    if raw is None:
+        return False
+    if _is_header(raw) or _is_header(_head(dirfd, name + ".sum")):
+        return True  # a checked entry, its check file, or a large entry beside its check
+    if _DATASET.fullmatch(name):
+        return raw[:4] == b"PK\x03\x04"
+    if name.endswith(".nbi"):
+        return _is_numba_index(raw)
+    data = _NUMBA_DATA.fullmatch(name)
+    return data is not None and raw[:1] == b"\x80" and _is_numba_index(
+        _head(dirfd, data.group(1) + ".nbi"))
+
+
+class _Folder(NamedTuple):
+    """One folder of a cache; its regular files as ``(name, bytes, kind)``."""
+
+    parts: tuple[str, ...]
+    fd: int
+    subfolders: list[str]
+    files: list[tuple[str, int, str]]
+
+
+def _scan(root: Path) -> Iterator[_Folder]:
+    """Every folder under ``root``, bottom-up, links never followed but ``root`` itself."""
+    try:
+        rootfd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    try:
+        for dirpath, dirnames, names, dirfd in os.fwalk(
+                ".", topdown=False, follow_symlinks=False, dir_fd=rootfd):
+            parts = Path(dirpath).parts
+            kind = parts[0] if parts and parts[0] in CACHE_KINDS else None
+            files = []
+            for name in names:
+                try:
+                    st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+                except OSError:
+                    continue  # removed meanwhile
+                if stat.S_ISREG(st.st_mode):
+                    is_entry = kind is not None and _is_entry(dirfd, name)
+                    files.append((name, st.st_size, kind if is_entry else OTHER))
+            yield _Folder(parts, dirfd, dirnames, files)
+    finally:
+        os.close(rootfd)
+
+
+def cache_usage(root: str | os.PathLike | None = None) -> list[CacheUsage]:
+    """The size of each kind of cache entries under ``root``.
+
+    Parameters
+    ----------
+    root : path, optional
+        The cache folder (default :func:`~structkernels.utils.user_cache_dir`).
+
+    Returns
+    -------
+    list of CacheUsage
+        One per kind of :data:`CACHE_KINDS`, in that order (what :func:`clear_cache`
+        removes), then ``other``; a folder that does not exist counts 0 bytes and 0 files.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from structkernels.utils import cache_usage
+    >>> [(u.kind, u.bytes) for u in cache_usage(tempfile.mkdtemp())][:2]
+    [('parses', 0), ('grams', 0)]
+    """
+    base = _root(root)
+    sizes = {kind: [0, 0] for kind in [*CACHE_KINDS, OTHER]}
+    for folder in _scan(base):
+        for _, size, kind in folder.files:
+            sizes[kind][0] += size
+            sizes[kind][1] += 1
+    out = [CacheUsage(kind, what, base / kind, *sizes[kind]) for kind, what in CACHE_KINDS.items()]
+    out.append(CacheUsage(OTHER, "other files (never removed)", base, *sizes[OTHER]))
+    return out
+
+
+def _check_is_cache(base: Path) -> bool:
+    """Whether ``base`` exists; NotACacheError when it is there but not a cache."""
+    if not os.path.lexists(base):
+        return False
+    if is_marked_cache(base):
+        return True
+    if any(u.files for u in cache_usage(base)[:-1]):
+        return True  # a cache of before the marker: it holds entries the project wrote
+    raise NotACacheError(
+        f"{base} is not a structkernels cache (no {CACHE_MARKER} and no cache entry in it): "
+        "nothing removed")
+
+
+def clear_cache(kinds: Iterable[str] | None = None,
+                root: str | os.PathLike | None = None) -> list[CacheUsage]:
+    """Remove the cache entries of ``kinds`` under ``root``; what was removed, per kind.
+
+    Only recognised entries in the project's own sub-folders are removed (an entry before
+    its ``.sum``: a run reading meanwhile finds it whole or absent), then the folders emptied.
+
+    Parameters
+    ----------
+    kinds : iterable of str, optional
+        Some of ``parses``, ``grams``, ``datasets``, ``numba`` (default: all of them).
+    root : path, optional
+        The cache folder (default :func:`~structkernels.utils.user_cache_dir`).
+
+    Returns
+    -------
+    list of CacheUsage
+        Bytes and files removed, one per kind cleared (all 0 when ``root`` is absent).
+
+    Raises
+    ------
+    ValueError
+        An unknown kind.
+    NotACacheError
+        ``root`` carries no marker of a cache and holds no entry (a ``ValueError``).
+    CacheClearError
+        Some files could not be removed (an ``OSError``); the others were.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from structkernels.utils import CacheFolder, clear_cache
+    >>> root = tempfile.mkdtemp()
+    >>> CacheFolder(root + "/parses", "parse cache").write("a.json", "key", b"{}")
+    True
+    >>> [u.files for u in clear_cache(["parses"], root=root)]
+    [1]
+    """
+    chosen = list(CACHE_KINDS) if kinds is None else list(dict.fromkeys(kinds))
+    unknown = [k for k in chosen if k not in CACHE_KINDS]
+    if unknown:
+        raise ValueError(f"unknown cache kind {unknown[0]!r}; the kinds are "
+                         f"{', '.join(CACHE_KINDS)} (other files are never removed)")
+    base = _root(root)
+    freed = {kind: [0, 0] for kind in chosen}
+    failed: list[tuple[str, str]] = []
+    emptied: set[tuple[str, ...]] = set()
+    if _check_is_cache(base):
+        for folder in _scan(base):
+            # an entry goes before its check file: a reader meanwhile finds it absent,
+            # never an entry without its check
+            files = sorted((f for f in folder.files if f[2] in freed),
+                           key=lambda f: f[0].endswith(".sum"))
+            for name, size, kind in files:
+                try:
+                    os.unlink(name, dir_fd=folder.fd)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    failed.append((os.path.join(base, *folder.parts, name),
+                                   exc.strerror or type(exc).__name__))
+                    continue
+                freed[kind][0] += size
+                freed[kind][1] += 1
+                emptied.add(folder.parts)
+            for name in folder.subfolders:
+                if (*folder.parts, name) in emptied:
+                    try:  # only a folder this emptied, and only when empty now
+                        os.rmdir(name, dir_fd=folder.fd)
+                        emptied.add(folder.parts)
+                    except OSError:
+                        pass
+    forget_cache_sizes()  # sizes are measured again at the next write
+    if failed:
+        path, reason = failed[0]
+        raise CacheClearError(f"{len(failed)} cache file(s) could not be removed "
+                              f"(first: {path}: {reason}); the others were")
+    return [CacheUsage(kind, CACHE_KINDS[kind], base / kind, *freed[kind]) for kind in chosen]

@@ -1,14 +1,9 @@
 """numba's ``njit`` with its on-disk cache in the user's cache folder.
 
-``njit(cache=True)`` alone writes compiled kernels beside the source files; here the cache
-goes to ``user_cache_dir("numba")`` (a ``$NUMBA_CACHE_DIR`` the user set wins): one place
-per user, writable on a read-only install.  numba keys each entry by the source file's path,
-its modification time and the function, so a changed source is compiled again, never served
-stale.  Nothing is written where no cache may be written: with ``$STRUCTKERNELS_NO_CACHE``
-(read when a function is decorated; worker processes inherit it) or a cache folder that
-cannot be written, a function is compiled without numba's cache (numba alone would fall back
-to writing beside the package's source files); a failed cache write (a full disk) turns that
-function's cache off instead of failing the call.
+numba alone writes compiled kernels beside the source files (or, where it cannot, falls
+back to them); here they go to one place per user, writable on a read-only install.  numba
+keys each entry by the source file's path, its modification time and the function, so a
+changed source is compiled again, never served stale.
 """
 
 from __future__ import annotations
@@ -20,8 +15,7 @@ from typing import Any
 import numba
 from numba.core import config
 
-from structkernels.utils._cache import cache_writes_disabled
-from structkernels.utils._cache_usage import user_cache_dir
+from structkernels.utils._cache import cache_writes_disabled, user_cache_dir
 
 __all__ = ["njit", "numba_cache_dir"]
 
@@ -34,7 +28,6 @@ def numba_cache_dir() -> str:
 
 
 def _writable(folder: str) -> bool:
-    """Whether ``folder`` is (or can be made) a folder this process may write in."""
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError:
@@ -43,8 +36,8 @@ def _writable(folder: str) -> bool:
 
 
 def _save_softly(dispatcher: Any) -> None:
-    """Make a failed write of numba's cache (a full disk, whose ``OSError`` numba lets
-    escape into the caller's call) turn the function's cache off instead."""
+    """A failed write of numba's cache (a full disk: numba lets the ``OSError`` escape into
+    the call) turns the function's cache off instead."""
     cache = getattr(dispatcher, "_cache", None)
     save, disable = getattr(cache, "save_overload", None), getattr(cache, "disable", None)
     if not callable(save) or not callable(disable):

@@ -1,27 +1,11 @@
-"""A package face whose names are imported on first use (PEP 562)."""
+"""Imports on first use: a package face (PEP 562) and optional dependencies."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
+from types import ModuleType
 from typing import Any
-
-#: package -> {name: module} of every package face built by :func:`lazy_exports`
-_SERVED: dict[str, dict[str, str]] = {}
-
-
-def served_from(package: str, name: str) -> str | None:
-    """The module a lazy package face serves ``name`` from (None if it does not).
-
-    Lets a tool follow ``from structkernels import Kernel`` without importing anything.
-
-    Examples
-    --------
-    >>> import structkernels
-    >>> served_from("structkernels", "Kernel")
-    'structkernels.kernels.base'
-    """
-    return _SERVED.get(package, {}).get(name)
 
 
 def lazy_exports(
@@ -51,7 +35,6 @@ def lazy_exports(
         name: (package + module if module.startswith(".") else module)
         for module, names in where.items() for name in names
     }
-    _SERVED[package] = module_of
     namespace = import_module(package).__dict__
 
     def __getattr__(name: str) -> Any:
@@ -68,3 +51,12 @@ def lazy_exports(
         return sorted(set(namespace) | set(module_of) | own)
 
     return sorted(module_of), __getattr__, __dir__
+
+
+def optional_module(name: str, hint: str) -> ModuleType:
+    """``import name``, or an ImportError whose message is ``hint`` (what needs it, how to
+    install it)."""
+    try:
+        return import_module(name)
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(hint) from None

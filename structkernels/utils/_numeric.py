@@ -1,11 +1,14 @@
-"""One numeric check: refuse non-finite values, naming the first bad entry.
+"""Finite numbers only: refuse non-finite values, naming the first bad entry, in arrays and
+in JSON output (``json.dumps(allow_nan=False)`` names neither the key nor the value).
 
-The check is one vectorised ``np.isfinite(values).all()``; the bad entry is located only
-when it fails, so it is cheap enough to run on every block.
+The array check is one vectorised ``np.isfinite(values).all()``; the bad entry is located
+only when it fails, so it is cheap enough to run on every block.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +16,8 @@ import numpy as np
 
 from structkernels.utils._errors import StructkernelsError
 
-__all__ = ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfinite"]
+__all__ = ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfinite",
+           "dumps_finite", "check_int"]
 
 
 class NonFiniteError(StructkernelsError, ValueError):
@@ -129,3 +133,60 @@ def check_finite(
     if hint:
         message += f"; {hint}"
     raise error(message, idx, value)
+
+
+def _find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
+    """``(key path, value)`` of the first NaN or infinity in nested dicts and lists, or None
+    (iterative: any nesting depth)."""
+    stack: list[tuple[str, Any]] = [(where, obj)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return path, value
+        elif isinstance(value, dict):
+            items = [(f"{path}[{k!r}]", v) for k, v in value.items()]
+            stack.extend(reversed(items))
+        elif isinstance(value, (list, tuple)):
+            stack.extend(reversed([(f"{path}[{i}]", v) for i, v in enumerate(value)]))
+        elif hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "fc":
+            try:
+                flat = [float(v) for v in value.ravel()] if hasattr(value, "ravel") else [float(value)]
+            except (TypeError, ValueError):
+                continue
+            for i, v in enumerate(flat):
+                if not math.isfinite(v):
+                    return (f"{path}[{i}]" if getattr(value, "ndim", 0) else path), v
+    return None
+
+
+def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
+    """:func:`json.dumps` with ``allow_nan=False``; a NaN or infinity raises
+    :class:`~structkernels.utils.NonFiniteError` (a ``ValueError``) naming its key path.
+
+    Parameters
+    ----------
+    obj : JSON-ready value
+    what : str
+        What is being written, for the message (``"the HSIC result"``).
+    **kwargs
+        Passed to :func:`json.dumps` (``indent``, ``separators``, ...).
+
+    Examples
+    --------
+    >>> from structkernels.utils import dumps_finite
+    >>> dumps_finite({"statistic": 0.5})
+    '{"statistic": 0.5}'
+    >>> try:
+    ...     dumps_finite({"statistic": float("nan")}, what="the HSIC result")
+    ... except ValueError as exc:
+    ...     print(exc)
+    the HSIC result is not finite: ['statistic'] is nan (NaN and infinity are not JSON numbers)
+    """
+    kwargs.pop("allow_nan", None)
+    bad = _find_nonfinite(obj)
+    if bad is not None:
+        path, value = bad
+        raise NonFiniteError(f"{what} is not finite: {path or 'the value'} is {value!r} "
+                             "(NaN and infinity are not JSON numbers)", (), value)
+    return json.dumps(obj, allow_nan=False, **kwargs)

@@ -2,20 +2,26 @@
 
 When stderr is a file or a pipe (a batch job's log), :func:`tqdm` writes plain lines, never
 a carriage-return frame; every update raises an interrupt swallowed on the way
-(:func:`structkernels.utils.check_interrupt`).
+(:func:`structkernels.utils.check_interrupt`).  :func:`run_settings` turns progress (and
+cache writes) off for a run and the worker processes it starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from tqdm import tqdm as _tqdm
 
+from structkernels.utils._cache import NO_CACHE_ENV
 from structkernels.utils._interrupt import check_interrupt
 
-__all__ = ["tqdm", "LineWriter", "bar_disabled", "MIN_BAR_EVALUATIONS"]
+__all__ = ["tqdm", "bar_disabled", "MIN_BAR_EVALUATIONS", "run_settings"]
+
+PROGRESS_ENV = "STRUCTKERNELS_PROGRESS"
 
 #: kernel evaluations below which the Gram and k-NN loops show no bar by default
 MIN_BAR_EVALUATIONS = 200_000
@@ -32,7 +38,7 @@ def bar_disabled(total: int, progress: bool | None) -> bool | None:
     return None if total >= MIN_BAR_EVALUATIONS else True
 
 
-class LineWriter:
+class _LineWriter:
     """A file-like object turning tqdm's ``\\r`` refreshes into whole lines."""
 
     def __init__(self, stream: Any = None):
@@ -76,7 +82,7 @@ class _LogBar(_Bar):
 
 
 def _setting() -> str | None:
-    value = os.environ.get("STRUCTKERNELS_PROGRESS", "").strip().lower()
+    value = os.environ.get(PROGRESS_ENV, "").strip().lower()
     return value or None
 
 
@@ -108,4 +114,33 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
     interval = float(os.environ.get("STRUCTKERNELS_PROGRESS_INTERVAL", "30"))
     kwargs.update(mininterval=interval, maxinterval=max(interval, 1.0), delay=interval,
                   smoothing=0, ncols=100, ascii=True, dynamic_ncols=False, leave=True)
-    return _LogBar(*args, disable=bool(disable), file=LineWriter(file), **kwargs)
+    return _LogBar(*args, disable=bool(disable), file=_LineWriter(file), **kwargs)
+
+
+@contextlib.contextmanager
+def run_settings(*, progress: bool | None = None, no_cache: bool = False) -> Iterator[None]:
+    """Progress off (``progress=False``) and no cache writes (``no_cache=True``) for the
+    work done inside the block, in this process and the worker processes it starts (which
+    inherit the environment that :func:`tqdm` and :func:`cache_writes_disabled` read);
+    the settings before are restored afterwards.  None and False change nothing.
+
+    Examples
+    --------
+    >>> from structkernels.utils import cache_writes_disabled, run_settings
+    >>> with run_settings(no_cache=True):
+    ...     cache_writes_disabled()
+    True
+    """
+    wanted = {PROGRESS_ENV: "0" if progress is False else None,
+              NO_CACHE_ENV: "1" if no_cache else None}
+    previous = {k: os.environ.get(k) for k, v in wanted.items() if v is not None}
+    for key in previous:
+        os.environ[key] = wanted[key]
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

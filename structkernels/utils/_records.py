@@ -26,13 +26,13 @@ __all__ = [
     "BadLine",
     "loads_record",
     "unique_keys",
-    "json_depth",
     "iter_lines",
     "decode_lines",
     "split_lines",
     "one_line",
     "MAX_RECORD_DEPTH",
     "MAX_RECORD_BYTES",
+    "check_header",
 ]
 
 #: Default nesting limit of one JSON record (arrays and objects).  Anything
@@ -89,17 +89,9 @@ def one_line(value: Any, limit: int | None = None) -> str:
     return text
 
 
-def json_depth(text: str) -> int:
-    """The nesting depth of arrays and objects in a JSON text, measured without recursion.
-
-    Brackets inside strings do not count.  Linear time; no Python-level loop
-    over the characters.
-
-    Examples
-    --------
-    >>> json_depth('{"a": [[1], "[[["]}')
-    3
-    """
+def _json_depth(text: str) -> int:
+    """The nesting depth of arrays and objects in a JSON text (brackets in strings do not
+    count), without recursion and without a Python-level loop over the characters."""
     opens = text.count("[") + text.count("{")
     if opens <= 1:
         return opens
@@ -188,7 +180,7 @@ def loads_record(
         if size > max_bytes:
             raise RecordError(f"record of {size} bytes; at most max_bytes={max_bytes}", where)
     # no more opening brackets than max_depth: cannot be deeper (two C-speed counts)
-    depth = 0 if text.count("[") + text.count("{") <= max_depth else json_depth(text)
+    depth = 0 if text.count("[") + text.count("{") <= max_depth else _json_depth(text)
     if depth > max_depth:
         raise RecordError(
             f"record nested {depth} levels deep; at most max_depth={max_depth} are read", where
@@ -201,7 +193,7 @@ def loads_record(
     except json.JSONDecodeError as exc:
         raise RecordError(f"not valid JSON ({exc.msg}, column {exc.colno})", where) from None
     except RecursionError:
-        raise RecordError(f"record nested {depth or json_depth(text)} levels deep: too deep for "
+        raise RecordError(f"record nested {depth or _json_depth(text)} levels deep: too deep for "
                           "the JSON decoder here; lower max_depth", where) from None
     except (ValueError, MemoryError) as exc:  # e.g. an integer of more than 4300 digits
         msg = " ".join(str(exc).split())[:200]
@@ -340,3 +332,40 @@ def record_label(rid: Any) -> str:
         return ""
     text = rid if isinstance(rid, str) else json.dumps(rid, ensure_ascii=False)
     return f" (record {one_line(text, 120)})"
+
+
+def check_header(
+    doc: Any,
+    *,
+    name: str,
+    format: str,
+    versions: tuple[int, ...],
+    what: str,
+    error: type[Exception] = ValueError,
+) -> int:
+    """Check a data file's ``"format"`` and ``"version"``; returns the version.
+
+    Every versioned file structkernels reads (train-npk models, σ files, PHSIC
+    models) starts with these two keys.  A document of another format, or a
+    version this release does not read, raises ``error`` with one line naming
+    the file ``name``.
+
+    Examples
+    --------
+    >>> check_header({"format": "f", "version": 2}, name="m.json", format="f",
+    ...              versions=(1, 2), what="model")
+    2
+    >>> check_header({"format": "f", "version": 3}, name="m.json", format="f",
+    ...              versions=(1, 2), what="model")
+    Traceback (most recent call last):
+    ...
+    ValueError: m.json: model version 3 is not supported (this release reads 1, 2)
+    """
+    if not isinstance(doc, dict) or doc.get("format") != format:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise error(f"{name}: not a {what} file (format {format!r} expected, got {got!r})")
+    version = doc.get("version")
+    if isinstance(version, bool) or version not in versions:
+        raise error(f"{name}: {what} version {version!r} is not supported (this release reads "
+                    f"{', '.join(map(str, versions))})")
+    return int(version)

@@ -1,14 +1,9 @@
 """Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
 
-A *re-writing* is a pair ``(s, t)`` of token sequences.  The SRKs (``kb-srk``, ``ps-srk``,
-``pw-srk``) share the input check (:func:`check_rewritings`), the parameters and block
-logic (:class:`SRKBase`) and :func:`srk_gram_stack`, the per-window raw Grams from which
-every ``kmax`` sum and every combination with other kernels is assembled.
-
-``K_j`` is 0 for ``j > min(|s|, |t|)`` of either re-writing, so windows are computed only
-up to the longest one the input can use (:func:`usable_window`); a computation planned
-over :func:`memory_budget` is refused with :class:`MemoryBudgetError`, naming the window
-that fits.
+A re-writing is a pair ``(s, t)`` of token sequences.  ``K_j`` is 0 for
+``j > min(|s|, |t|)`` of either re-writing, so windows are computed only up to the longest
+one the input can use; a computation planned over :func:`memory_budget` is refused with
+:class:`MemoryBudgetError`, naming the window that fits.
 """
 
 from __future__ import annotations
@@ -53,11 +48,8 @@ class MemoryBudgetError(StructkernelsError, ValueError, MemoryError):
 
 
 def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) -> int:
-    """The longest window with a k-gram on all four sides of some pair of ``X`` × ``Y``.
-
-    ``K_j(x, y) = 0`` for every ``j`` above ``min(|s_x|, |t_x|, |s_y|, |t_y|)``,
-    so over a block the windows beyond ``min(max_x m(x), max_y m(y))`` (with
-    ``m(x) = min(|s_x|, |t_x|)``) are 0.  ``Y=None``: the symmetric block of ``X``.
+    """The longest window with a k-gram on all four sides of some pair of ``X`` × ``Y``
+    (``Y=None``: ``X`` × ``X``); every larger window is 0 over the block.
 
     Examples
     --------
@@ -131,25 +123,20 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
     """``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: the token ids of all sources
     (``s_tok[s_off[i]:s_off[i+1]]`` is source ``i``), likewise targets, and per token whether
     it occurs in the other side of its re-writing.  ``vocab`` grows with unseen tokens."""
-    s_tok: list[int] = []
-    t_tok: list[int] = []
-    s_in: list[bool] = []
-    t_in: list[bool] = []
-    s_off, t_off = [0], [0]
+    tok: tuple[list[int], list[int]] = ([], [])
+    inside: tuple[list[bool], list[bool]] = ([], [])
+    off = ([0], [0])
     get = vocab.setdefault
-    for s, t in X:
-        si = [get(w, len(vocab)) for w in s]
-        ti = [get(w, len(vocab)) for w in t]
-        ss, ts = set(si), set(ti)
-        s_tok.extend(si)
-        t_tok.extend(ti)
-        s_in.extend(w in ts for w in si)
-        t_in.extend(w in ss for w in ti)
-        s_off.append(len(s_tok))
-        t_off.append(len(t_tok))
-    ids = [np.asarray(a, dtype=np.int64) for a in (s_tok, s_off, t_tok, t_off)]
-    return (ids[0], ids[1], np.asarray(s_in, dtype=np.bool_),
-            ids[2], ids[3], np.asarray(t_in, dtype=np.bool_))
+    for x in X:
+        ids = [[get(w, len(vocab)) for w in side] for side in x]
+        for side, other in ((0, 1), (1, 0)):
+            seen = set(ids[other])
+            tok[side].extend(ids[side])
+            inside[side].extend(w in seen for w in ids[side])
+            off[side].append(len(tok[side]))
+    return tuple(np.asarray(a, dtype=dt) for side in (0, 1)
+                 for a, dt in ((tok[side], np.int64), (off[side], np.int64),
+                               (inside[side], np.bool_)))
 
 
 def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None,
@@ -179,22 +166,18 @@ def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | N
 
 
 class SRKBase(Kernel):
-    """Common parameters and block logic of the string re-writing kernels.
-
-    Subclasses set ``name`` and implement :meth:`_stack` returning the raw
-    ``K_j`` for ``j`` in ``windows`` as an array ``(len(windows), n, m)``.
+    """Common parameters and block logic of the string re-writing kernels: subclasses set
+    ``name`` and implement :meth:`_stack` (the raw ``K_j`` of ``windows``, shape (w, n, m)).
 
     Parameters
     ----------
     k : int, default 1
         Window (k-gram) size; with ``kmax`` the smallest window.
     lam : float in (0, 1], default 1.0
-        Wildcard weight λ (the paper uses 1; unused by ps-SRK, which has no
-        wildcards, and kept so the three SRKs share parameters).
+        Wildcard weight λ (the paper uses 1; unused by ps-SRK, which has no wildcards).
     kmax : int, optional
-        If given, the kernel is the paper's ``K̂_k + ... + K̂_kmax``: every
-        window cosine-normalised, then summed (computed in one pass).  If
-        None, the raw ``K_k``.
+        The paper's ``K̂_k + ... + K̂_kmax`` (every window cosine-normalised, then summed);
+        None: the raw ``K_k``.
     """
 
     name = "srk"
@@ -208,9 +191,8 @@ class SRKBase(Kernel):
 
     def windows_for(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
                     ) -> list[int]:
-        """The windows of the block ``X`` × ``Y`` (``Y=None``: ``X`` × ``X``):
-        ``k..min(kmax, usable_window(X, Y))``, larger windows being 0; without ``kmax``,
-        ``[k]``."""
+        """The windows of the block ``X`` × ``Y``: ``k..min(kmax, usable_window(X, Y))``, or
+        ``[k]`` without ``kmax``."""
         if self.kmax is None:
             return [int(self.k)]
         top = min(int(self.kmax), usable_window(X, Y))
@@ -218,8 +200,8 @@ class SRKBase(Kernel):
 
     def planned_bytes(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None,
                       windows: list[int], diag: bool = False) -> int:
-        """Estimated peak memory of :meth:`stack_block` on ``X`` × ``Y`` (:meth:`diag_stack`
-        with ``diag=True``): the output twice (stack and sum); kernels add their own."""
+        """Estimated peak memory of :meth:`stack_block` (:meth:`diag_stack` with ``diag``):
+        the output twice; kernels add their own."""
         n = len(X)
         m = 1 if diag else n if Y is None else len(Y)
         return 16 * max(len(windows), 1) * n * m
@@ -271,13 +253,12 @@ class SRKBase(Kernel):
 
     def stack_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
                     ) -> np.ndarray:
-        """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for` ``(X, Y)``, shape
-        (w, n, m); ``Y=None`` means ``Y = X`` (symmetric, each pair computed once)."""
+        """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for`, shape (w, n, m);
+        ``Y=None``: ``X`` against itself, each pair computed once."""
         return self._windows_block(X, Y, diag=False)
 
     def diag_stack(self, X: Sequence[Rewriting]) -> np.ndarray:
-        """Raw self-similarities ``K_j(X[a], X[a])`` for the windows
-        :meth:`windows_for` ``(X)``, shape (w, n)."""
+        """Raw self-similarities ``K_j(X[a], X[a])``, shape (w, n)."""
         return self._windows_block(X, None, diag=True)
 
     def _windows_block(self, X, Y, diag: bool) -> np.ndarray:
@@ -322,10 +303,8 @@ def _stack_task(kernel: SRKBase, X, Y, task, symmetric):
 def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None = None,
                    block_size: int | None = None, cache: str | os.PathLike | None = None,
                    progress: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Raw per-window Gram matrices of an SRK, plus the per-window diagonals.
-
-    Each ``K_j`` is computed once; every ``kmax`` sum is assembled from the stack by
-    :func:`sum_normalized`.
+    """Raw per-window Gram matrices of an SRK and the per-window diagonals, from which every
+    ``kmax`` sum is assembled (:func:`sum_normalized`).
 
     Parameters
     ----------
@@ -336,8 +315,7 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
         Workers (as :func:`structkernels.engine.parallel.plan` decides); rows per block
         (default: the kernel's ``preferred_block_size``); a bar over blocks.
     cache : path, optional
-        The checked ``.npy`` store of ``gram(cache=)``, keyed by the kernel and the data: a
-        repeated call loads the stack; a damaged entry is computed again.
+        The checked ``.npy`` store of ``gram(cache=)``: a repeated call loads the stack.
 
     Returns
     -------
@@ -435,9 +413,8 @@ def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
 
 # ------------------------------------------------- decomposed (pairwise) SRKs
 def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
-    """Sparse k-gram count matrices of sequence lists, one feature index: a k-gram adds 1 to
-    itself, or with ``wildcards`` ``lam ** j`` to each of its ``2 ** k`` patterns with ``j``
-    wildcard positions."""
+    """Sparse k-gram count matrices of sequence lists in one feature index (with
+    ``wildcards``, ``lam ** j`` to each of a k-gram's patterns with ``j`` wildcards)."""
     from scipy.sparse import csr_matrix  # here: scipy loads only when a pairwise SRK runs
 
     index: dict = {}
@@ -477,8 +454,8 @@ class PairwiseSRK(SRKBase):
     wildcards = False
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
-        """Output, plus the largest window's feature index: about ``120 + 8 k`` bytes per
-        k-gram occurrence (times ``2 ** k`` wildcard patterns for pw-SRK)."""
+        """Output, plus the largest window's feature index (``120 + 8 k`` bytes per k-gram
+        occurrence and pattern)."""
         base = super().planned_bytes(X, Y, windows, diag)
         seqs = [q for x in X for q in x]
         if Y is not None and not diag:

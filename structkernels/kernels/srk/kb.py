@@ -1,38 +1,11 @@
 """The k-gram bijective string re-writing kernel, kb-SRK (Bu, Li & Zhu, ACL 2012, Sec. 5).
 
-For re-writings ``(s1, t1)`` and ``(s2, t2)`` (token sequences), Eq. 4:
-
-    K_k = sum over k-grams a_s1 of s1, a_t1 of t1, a_s2 of s2, a_t2 of t2 of
-          K̄_k((a_s1, a_t1), (a_s2, a_t2))
-
-where K̄_k (Eq. 5) sums, over the re-writing rules ``(b_s, b_t, beta)`` with
-patterns of length k over tokens and a one-token wildcard ``*``, and a
-bijective alignment ``beta`` of the wildcards, the product of the rule's
-weights on the two k-gram pairs; a rule matching a k-gram pair weighs
-``lam ** (number of aligned wildcard pairs)`` (so each common rule adds
-``lam ** (2 i)``, as Algorithm 1 and the worked example of Figs. 2-5 have it).
-k-grams are occurrences: a repeated k-gram counts as often as it occurs.
-
-Computation (Algorithms 1 and 2):
-
-* Algorithm 1: ``K̄_k = g(#(a_s1 ⊗ a_s2), #(a_t1 ⊗ a_t2))`` from the counts of
-  *doubles* (token pairs) of the two double lists: a non-identical double
-  must occur equally often on both sides (``j!`` alignments, ``lam^(2j)``);
-  an identical double ``e`` gives ``sum_i C(#s e, i) C(#t e, i) i! lam^(2i)``.
-* Algorithm 2: the double lists of each side are grouped by the counts of their
-  non-identical doubles (their *key*); only equal keys meet.  The target side goes into a
-  hash map key -> distinct double counts with multiplicities ``c_t``; the source windows
-  stream against it.  Algorithm 1 re-checks the counts, so a hash collision can cost time
-  but never change a value.
-* A double list holding a non-identical double ``(a, b)`` with ``a`` absent from ``t1``
-  or ``b`` from ``t2`` meets no target key and is skipped before any hashing; one
-  backward pass of diagonal run lengths decides this for every window size at once, so
-  all of ``K_1 .. K_kmax`` come from that pass.
-* ``K_1 = I_s I_t + lam^2 U W`` in closed form (Algorithm 1 summed over
-  single doubles): ``I_s``/``I_t`` count equal tokens between the sources /
-  the targets, ``U``/``W`` equal tokens within each re-writing.
-
-Double codes are ``a << 32 | b`` for token ids ``a, b``.
+``K_k`` (Eq. 4) sums ``K̄_k`` (Eq. 5) over all quadruples of k-grams of ``s1, t1, s2, t2``;
+a rule matching a k-gram pair weighs ``lam ** (number of aligned wildcard pairs)``.
+Algorithm 1 computes ``K̄_k`` from the counts of token pairs (*doubles*, codes
+``a << 32 | b``); Algorithm 2 groups the double lists of each side by their non-identical
+doubles (a hashed key: a collision can cost time, never change a value), so that only
+equal keys meet.  ``K_1 = I_s I_t + lam^2 U W`` in closed form.
 """
 
 from __future__ import annotations
@@ -157,16 +130,11 @@ def _mix(c):
 
 @njit(cache=True, nogil=True)
 def _grid(x, xin, y, yin, R, HK, ca, cb):
-    """One backward pass over the grid of doubles (x[a], y[b]).
-
-    R[a, b]: run length of admissible doubles along the diagonal from (a, b) (identical, or
-    the source token occurs in the other side of its re-writing: else no target double
-    list can share the key).  HK: diagonal suffix sums of the non-identical doubles'
-    hashes (a window's key hash is HK[a, b] - HK[a + k, b + k]).  The cells starting a run
-    of length >= 2 are listed in ``ca``/``cb``, last cell first.
-    Returns the number of identical doubles, the longest run and the number
-    of listed cells.
-    """
+    """One backward pass over the grid of doubles (x[a], y[b]): ``R`` the diagonal run
+    lengths of admissible doubles (identical, or a source token that occurs in the other
+    side: else no target key can match), ``HK`` the diagonal suffix sums of the
+    non-identical doubles' hashes; the cells starting a run >= 2 listed, last first.
+    Returns (identical doubles, longest run, listed cells)."""
     n, m = len(x), len(y)
     n_ident = 0
     longest = 0
@@ -224,14 +192,9 @@ def _keep(R, HK, k, ca, cb, kh, nc):
 
 @njit(cache=True, nogil=True)
 def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
-    """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts c_t.
-
-    Open addressing on the key (multiset hash of the non-identical doubles);
-    each slot chains the distinct double-count vectors of that key, stored as
-    sorted windows and compared exactly (a hash collision never merges two
-    vectors).  Windows are taken in grid order (the list runs backwards).
-    Returns the table mask.
-    """
+    """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts
+    c_t (open addressing; each slot chains its sorted windows, compared exactly).  Returns
+    the table mask."""
     P = 16
     while P < 2 * nt:
         P *= 2
@@ -282,15 +245,9 @@ def _same(u, v, k):
 @njit(cache=True, nogil=True)
 def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, ecnt, ewin,
           nxt, buf):
-    """Algorithm 2 lines 10-13, streaming the source windows against the target map.
-
-    A source window meets only the target vectors of its key; each adds
-    ``c_t * g`` (Algorithm 1).  When the source window has no identical
-    double, the key is the whole window: a target vector of that key is the
-    same window exactly, and ``g = prod_e #e! lam^(2 #e)`` is computed once.
-    Algorithm 1 checks the non-identical counts itself, so hash collisions
-    cost time but never change the result.
-    """
+    """Algorithm 2 lines 10-13: each source window meets the target vectors of its key,
+    each adding ``c_t * g`` (Algorithm 1; without identical doubles the key is the whole
+    window and ``g = prod_e #e! lam^(2 #e)``)."""
     total = 0.0
     for w in range(ns - 1, -1, -1):
         key = khs[w]
@@ -335,12 +292,8 @@ def _self_matches(s, so, t, to):
 def _pair_all(s1, s1in, t1, t1in, u1, s2, s2in, t2, t2in, u2, kmin, kmax, lam2,
               fact, binom, fl, Rs, HKs, Rt, HKt, cas, cbs, khs, cat, cbt, kht,
               ekh, ecnt, ewin, slots, nxt, buf, out):
-    """K_k for k = kmin..kmax of one pair of re-writings into out[0..].
-
-    ``u1`` / ``u2``: equal (source token, target token) position pairs within each
-    re-writing, for the closed form of K_1.  One grid pass per side lists the windows of
-    every size; each larger window keeps a subset of the previous size's list.
-    """
+    """K_k for k = kmin..kmax of one pair of re-writings into out[0..] (``u1``, ``u2``: the
+    equal token pairs within each re-writing, for the closed form of K_1)."""
     i_s, long_s, ns = _grid(s1, s1in, s2, s2in, Rs, HKs, cas, cbs)
     i_t, long_t, nt = _grid(t1, t1in, t2, t2in, Rt, HKt, cat, cbt)
     for k in range(kmin, kmax + 1):
@@ -437,9 +390,8 @@ def _ids(*seqs) -> list[np.ndarray]:
 
 
 def kb_srk_direct(x: Rewriting, y: Rewriting, k: int, lam: float = 1.0) -> float:
-    """kb-SRK by the direct sum of Eq. 4 (Algorithm 1 on every quadruple of k-grams).
-
-    The ``O(k n^4)`` baseline that Algorithm 2 replaces; kept for tests and benchmarks.
+    """kb-SRK by the direct sum of Eq. 4 (Algorithm 1 on every quadruple of k-grams), the
+    ``O(k n^4)`` baseline that Algorithm 2 replaces.
 
     Examples
     --------
@@ -473,13 +425,10 @@ def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
 
 
 class KbSRK(SRKBase):
-    """k-gram bijective string re-writing kernel (Bu, Li & Zhu, ACL 2012, Sec. 5, Eq. 4).
+    """k-gram bijective string re-writing kernel (Bu, Li & Zhu, ACL 2012, Sec. 5, Eq. 4) on
+    re-writings ``(source tokens, target tokens)``.
 
-    Input: re-writings ``(source tokens, target tokens)``.  Rules have two
-    patterns of ``k`` tokens with one-token wildcards, bijectively aligned;
-    a rule weighs ``lam`` per aligned wildcard pair on each re-writing.
-
-    Parameters ``k``, ``lam`` (wildcard penalty λ), ``kmax``:
+    Parameters ``k``, ``lam`` (weight per aligned wildcard pair), ``kmax``:
     :class:`~structkernels.kernels.srk.common.SRKBase`.
 
     Examples
@@ -498,10 +447,8 @@ class KbSRK(SRKBase):
     nogil_blocks = True
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
-        """Output, plus the compiled workspace: three ``(|s1|+1) x (|s2|+1)`` grids
-        per side, window lists of ``|s1| |s2|`` and ``|t1| |t2|`` entries, the
-        target map's ``|t1| |t2| x kmax`` windows, and ``(kmax+1)^2`` binomials
-        (lengths: the longest of each side)."""
+        """Output, plus the compiled workspace of :func:`_gram_stack` (grids, window lists
+        and the target map, for the longest sentences of each side)."""
         base = super().planned_bytes(X, Y, windows, diag)
         Y = X if Y is None or diag else Y
         sx, tx, sy, ty = (max((len(r[i]) for r in Z), default=0) for Z in (X, Y) for i in (0, 1))

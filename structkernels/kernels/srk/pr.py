@@ -1,14 +1,7 @@
 """Unigram precision and recall of a re-writing (the PR features of Wan et al., 2006).
 
-For a re-writing ``(s, t)`` with clipped unigram matches
-``m = sum_w min(count_s(w), count_t(w))``:
-
-* precision ``m / |t|`` (share of target tokens found in the source),
-* recall ``m / |s|`` (share of source tokens found in the target).
-
-Bu, Li & Zhu (ACL 2012, Sec. 6) add these two features to the string
-re-writing kernels ("PR"); :class:`PRKernel` is their linear (or RBF) kernel,
-registered as ``pr``, so ``Normalized(kb) + kernel("pr")`` is the paper's
+With clipped unigram matches ``m``: precision ``m / |t|``, recall ``m / |s|``.  Bu, Li &
+Zhu (ACL 2012, Sec. 6) add them to the SRKs: ``Normalized(kb) + kernel("pr")`` is their
 "kb-SRK + PR".
 """
 

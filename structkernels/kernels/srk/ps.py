@@ -1,12 +1,7 @@
 """Pairwise k-spectrum string re-writing kernel, ps-SRK (Bu, Li & Zhu, ACL 2012, Example 1).
 
-The SRK (Eqs. 1-2) under the rule set ``{(b_s, b_t, ∅) : b_s, b_t k-grams}``
-(no wildcards).  A rule matches the k-gram pairs of ``(s, t)`` equal to it, so
-
-    K^ps_k((s1, t1), (s2, t2)) = K^spec_k(s1, s2) * K^spec_k(t1, t2)
-
-with ``K^spec_k`` the k-spectrum kernel of Leslie et al. (2002): the inner
-product of k-gram occurrence counts.
+``K^ps_k((s1, t1), (s2, t2)) = K^spec_k(s1, s2) * K^spec_k(t1, t2)``, ``K^spec_k`` the
+k-spectrum kernel of Leslie et al. (2002).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Pairwise k-wildcard string re-writing kernel, pw-SRK (Bu, Li & Zhu, ACL 2012, Example 2).
 
-The SRK (Eqs. 1-2) under the rule set ``{(b_s, b_t, ∅) : b_s, b_t in (Σ ∪ {*})^k}``
-with one-token wildcards (``D = Σ``) and weight ``lam`` per wildcard, so
-
-    K^pw_k((s1, t1), (s2, t2)) = K^wc_(k,k)(s1, s2) * K^wc_(k,k)(t1, t2)
-
-with ``K^wc_(k,k)`` the (k, m)-wildcard kernel of Leslie & Kuang (2004) at
-``m = k``: each k-gram counts towards its ``2^k`` wildcard patterns with weight
-``lam ** (number of wildcards)``.  Equivalently a pair of k-grams ``a, b``
-contributes ``prod_p (lam^2 + [a_p = b_p])``.
+``K^pw_k((s1, t1), (s2, t2)) = K^wc_(k,k)(s1, s2) * K^wc_(k,k)(t1, t2)``, ``K^wc_(k,k)``
+the (k, m)-wildcard kernel of Leslie & Kuang (2004) at ``m = k``: each k-gram counts
+towards its ``2^k`` wildcard patterns with weight ``lam ** (number of wildcards)``.
 """
 
 from __future__ import annotations

@@ -53,14 +53,14 @@ t = time.perf_counter(); gram(k, X, n_jobs=2); print(time.perf_counter() - t)
 import time, numpy as np
 from structkernels.datasets import load_interactions
 from structkernels import kernel
-from structkernels.npk._trials import _pair_values
+from structkernels.engine.source import KernelSource
 X = load_interactions(split="train").paths[:3000]
 k = kernel("path", lam=0.8, node_mismatch=0.9)
 Xe = k.check_input(X)
 rng = np.random.default_rng(0)
 lo = rng.integers(0, 2999, 400_000); hi = lo + 1 + rng.integers(0, 2999 - lo)
-_pair_values(k, Xe, lo[:1000], hi[:1000], n_jobs=2)
-t = time.perf_counter(); _pair_values(k, Xe, lo, hi, n_jobs=2); print(time.perf_counter() - t)
+KernelSource(k, Xe, checked=True).pairs(lo[:1000], hi[:1000], n_jobs=2)
+t = time.perf_counter(); KernelSource(k, Xe, checked=True).pairs(lo, hi, n_jobs=2); print(time.perf_counter() - t)
 """,
     "σ learner fit, 6,000 paths": """
 import time, numpy as np

@@ -32,7 +32,7 @@ from sklearn.metrics import f1_score, roc_auc_score
 from sklearn.svm import SVC
 
 from structkernels.experiments.relations import document_folds
-from structkernels.kernels.allpaths_features import AllPathsGraphKernel
+from structkernels.kernels.allpaths import AllPathsGraphKernel
 from structkernels.relations import read_relations
 from structkernels.relations.parse import DependencyParser
 from structkernels.relations.structures import pair_views

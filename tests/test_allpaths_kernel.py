@@ -18,9 +18,9 @@ from structkernels import Normalized, gram, kernel
 from structkernels.graphs.allpaths import allpaths_graph, shortest_dependency_path
 from structkernels.graphs.model import add_node, new_graph
 from structkernels.kernels import allpaths_features
+from structkernels.kernels.allpaths import AllPathsGraphKernel
 from structkernels.kernels.allpaths_features import (
     AllPathsFeatures,
-    AllPathsGraphKernel,
     label_pair_features,
     walk_sums,
 )

@@ -341,7 +341,7 @@ def test_write_dot_killed_leaves_each_file_old_or_new(dirs, tmp_path, repo_root)
 
 SAVE_MODEL = textwrap.dedent(
     """
-    from structkernels.npk.model import read_model, save_model
+    from structkernels.npk.files import read_model, save_model
     doc = read_model(cfg["model"])
 
     def write(dest):
@@ -489,7 +489,7 @@ FULL_DISK = textwrap.dedent(
     cfg = json.loads(sys.argv[1])
     from structkernels.cli import main
     import structkernels as sk
-    from structkernels.npk.model import read_model, save_model
+    from structkernels.npk.files import read_model, save_model
     doc = read_model(cfg["model"])
     learner = sk.NonstationaryLearner.load(cfg["model"])
 

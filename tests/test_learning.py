@@ -13,22 +13,17 @@ from hypothesis import strategies as st
 from structkernels import Kernel, Normalized, Path
 from structkernels import kernel as make_kernel
 from structkernels.engine.gram import gram
+from structkernels.engine.source import KernelSource
 from structkernels.kernels.tuples import LabelKernel, TupleKernel, WordVectorSimilarity
 from structkernels.npk import _trials, loss
 from structkernels.npk import learner as learner_module
 from structkernels.npk._objectives import neighbourhood_sample
-from structkernels.npk._trials import (
-    _gram_reusing,
-    _label_block_pruned,
-    _monotone_in_sigma,
-    _pair_values,
-)
+from structkernels.npk._trials import _gram_reusing, _label_block_pruned
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.npk.loss import (
     _first_neighbours,
     loss_function_1,
     structure_edge_labels,
-    subset_losses,
 )
 from structkernels.structures import take
 
@@ -136,17 +131,15 @@ def test_subset_loss_matches_brute_force_and_label_block_trick(n, seed):
         paths.append(Path(tuples))
     y = rng.integers(0, 2, size=n)
     has = np.array(["ARG0" in structure_edge_labels(p) for p in paths])
-    res = subset_losses(
-        TupleBagKernel(), {}, "ARG0", paths, y, np.arange(n), has,
-        normalize=True, hashing=None, n_bits=None, exact_below=10**9, seed=0,
-    )
+    (res,) = _trials.exact_trials(TupleBagKernel(), {}, "ARG0", paths, y, [np.arange(n)], has,
+                                  normalize=True)
     for v in (0, 1):
         k = TupleBagKernel(sigma={"ARG0": float(v)})
         raw = np.array([[k.pair(a, b) for b in paths] for a in paths])
         d = np.sqrt(np.diag(raw))
         with np.errstate(invalid="ignore", divide="ignore"):
             K = np.where(np.outer(d, d) > 0, raw / np.outer(d, d), 0.0)
-        assert res["loss"][v] == pytest.approx(brute_force_loss(K, y), abs=1e-12)
+        assert res.loss[v] == pytest.approx(brute_force_loss(K, y), abs=1e-12)
 
 
 # --------------------------------------------------------------- the learner
@@ -439,16 +432,31 @@ def test_non_convolution_kernel_and_unfitted_access_are_clear():
 
 
 # ------------------------- reuse: each kernel value of a label's trials evaluated once
-# The reference is the learner with every trial computed from scratch by subset_losses
-# (a full subset Gram for σ_t = 1 and the label's block for σ_t = 0), as before reuse.
+# The reference is the learner with every trial computed from scratch (a full subset Gram
+# for σ_t = 1 and the label's block for σ_t = 0), as before reuse.
+
+
+def _scratch_trial(base, sigma, label, X, y, a, has, normalize):
+    """One exact trial on its own, nothing reused."""
+    Xa = [X[i] for i in a]
+    if len(a) < 2:
+        return loss.TrialResult(len(a))
+    kv = {v: loss.with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
+    raw1, info = gram(kv[1], Xa, return_info=True)
+    n_eval = info.n_evaluations
+    raw0 = raw1.copy()
+    inside = np.flatnonzero(has[a])
+    if len(inside):
+        block, info = gram(kv[0], [Xa[i] for i in inside], return_info=True)
+        n_eval += info.n_evaluations
+        raw0[np.ix_(inside, inside)] = block
+    return loss.trial_result(len(a), [loss.losses_of(r, y[a], normalize) for r in (raw0, raw1)],
+                             n_eval)
 
 
 def _from_scratch(base, sigma, label, X, y, subsets, has, normalize, n_jobs=1, chain_bound=True):
     """Every trial on its own, nothing reused (the learner before reuse)."""
-    return [
-        subset_losses(base, sigma, label, X, y, a, has, normalize, None, None, 10**9, 0)
-        for a in subsets
-    ]
+    return [_scratch_trial(base, sigma, label, X, y, a, has, normalize) for a in subsets]
 
 
 def _pairs_not_in(blocks, idx):
@@ -480,7 +488,7 @@ def test_gram_reusing_equals_a_fresh_gram_bit_for_bit(kern):
         assert n_eval == _pairs_not_in(blocks, idx) <= info.n_evaluations
         blocks.append((idx, raw))
         lo, hi = np.triu_indices(len(idx), 1)
-        assert np.array_equal(_pair_values(kern, take(X, idx), lo, hi), fresh[lo, hi])
+        assert np.array_equal(KernelSource(kern, take(X, idx), checked=True).pairs(lo, hi), fresh[lo, hi])
     # a subset met before costs nothing
     assert _gram_reusing(kern, X, blocks[2][0], blocks)[1] == 0
 
@@ -538,22 +546,22 @@ def test_paired_values_in_threads_equal_serial_and_the_gram():
     kern = make_kernel("path", lam=0.8, node_mismatch=0.9)
     lo, hi = np.triu_indices(len(paths), 1)  # 5,995 pairs: split over threads
     X = kern.check_input(paths)
-    serial = _pair_values(kern, X, lo, hi)
-    assert np.array_equal(_pair_values(kern, X, lo, hi, n_jobs=2), serial)
+    serial = KernelSource(kern, X, checked=True).pairs(lo, hi)
+    assert np.array_equal(KernelSource(kern, X, checked=True).pairs(lo, hi, n_jobs=2), serial)
     assert np.array_equal(serial, gram(kern, paths)[lo, hi])
 
 
 def test_only_kernels_monotone_in_sigma_are_pruned():
-    assert _monotone_in_sigma(make_kernel("path", lam=0.8, node_mismatch=0.9))
+    assert make_kernel("path", lam=0.8, node_mismatch=0.9).monotone_in_sigma()
     wv = WordVectorSimilarity({"kinase": np.array([1.0, 0.2]), "gene": np.array([0.1, 1.0])})
-    assert _monotone_in_sigma(make_kernel("path", tuple_kernel=TupleKernel(node_kernel=wv)))
+    assert make_kernel("path", tuple_kernel=TupleKernel(node_kernel=wv)).monotone_in_sigma()
 
     class Signed(LabelKernel):  # a user label kernel: its sign is unknown
         pass
 
-    assert not _monotone_in_sigma(make_kernel("path", tuple_kernel=TupleKernel(node_kernel=Signed())))
-    assert not _monotone_in_sigma(make_kernel("tree"))
-    assert not _monotone_in_sigma(TupleBagKernel())
+    assert not make_kernel("path", tuple_kernel=TupleKernel(node_kernel=Signed())).monotone_in_sigma()
+    assert not make_kernel("tree").monotone_in_sigma()
+    assert not TupleBagKernel().monotone_in_sigma()
 
 
 @settings(max_examples=25, deadline=None)
@@ -706,10 +714,10 @@ def test_bounded_trial_gives_the_full_matrices_first_neighbours(n, seed, normali
             nn_p, s_p = _first_neighbours(Kp)
             nn_f, s_f = _first_neighbours(Kf)
             assert np.array_equal(nn_p, nn_f) and np.array_equal(s_p, s_f)
-        scratch = subset_losses(base, {}, label, X, y, a, has, normalize, None, None, 10**9, 0)
+        scratch = _scratch_trial(base, {}, label, X, y, a, has, normalize)
         for v, raw in ((1, np.where(ok1, R1, -np.inf)), (0, raw0)):
             assert loss.losses_of(raw, y[a], normalize) == (
-                scratch["loss"][v], scratch["penalty"][v], scratch["reward"][v])
+                scratch.loss[v], scratch.penalty[v], scratch.reward[v])
         _trials._keep(blocks[1], a, R1)
         if len(inside):
             _trials._keep(blocks[0], a[inside], R0)

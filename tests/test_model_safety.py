@@ -20,14 +20,9 @@ from test_registry import fake_distribution
 import structkernels as sk
 from structkernels.cli import kernels_cmd, main
 from structkernels.kernels.names import _check_kernel_class, kernels
+from structkernels.npk.files import MODEL_FORMAT, save_model
 from structkernels.npk.learner import NonstationaryLearner
-from structkernels.npk.model import (
-    MODEL_FORMAT,
-    ModelFormatError,
-    load_model,
-    read_model,
-    save_model,
-)
+from structkernels.npk.model import ModelFormatError, load_model, read_model
 from structkernels.registry import PluginWarning, Registry, UnknownNameError
 
 # ------------------------------------------------------------------ documents

@@ -95,13 +95,14 @@ def fast_evaluate(monkeypatch):
 def fast_predict(monkeypatch, tmp_path):
     """``predict --model M``: M reads as a relation extractor, scoring without spaCy."""
     import structkernels.extraction as ex
+    import structkernels.extraction._trained as et
     import structkernels.extraction.files as ef
     import structkernels.npk.files as nf
 
     fmt = ex.EXTRACTOR_FORMAT
     monkeypatch.setattr(nf, "read_document", lambda path, *a, **k: {"format": fmt})
     monkeypatch.setattr(ef, "read_model_document", lambda path, *a, **k: {"format": fmt})
-    monkeypatch.setattr(ex, "RelationExtractor", _FakeExtractor)
+    monkeypatch.setattr(et, "TrainedExtractor", _FakeExtractor)
     model = tmp_path / "model.json"
     model.write_text('{"format": "stand-in"}\n')
     return model

@@ -21,6 +21,7 @@ distributed = pytest.importorskip(
 
 from structkernels.cli import main  # noqa: E402
 from structkernels.extraction import RelationExtractor, predict  # noqa: E402
+from structkernels.extraction._trained import TrainedExtractor  # noqa: E402
 from structkernels.extraction.distributed import (  # noqa: E402
     SchedulerError,
     parse_scheduler,
@@ -118,7 +119,7 @@ def test_one_file_per_partition(lll, client, tmp_path):
 def fake(monkeypatch, tmp_path):
     """The kernel side replaced by a fixed score per pair (no spaCy): the in-process
     workers use the same class."""
-    monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _fake_scores)
     # nothing to parse for the stand-in: --parse-ahead auto stays off (one core seen)
     monkeypatch.setattr("structkernels.relations.parse.effective_n_jobs", lambda n=None: 1)
     return _hand_model(tmp_path / "m.json")
@@ -149,13 +150,13 @@ def test_partitions_of_pubtator_and_json_lines(fake, client, tmp_path, fmt):
 
 def test_the_model_goes_to_each_worker_once(fake, client, tmp_path, monkeypatch):
     built = []
-    real = RelationExtractor.from_json.__func__
+    real = TrainedExtractor.from_json.__func__
 
     def counting(cls, doc, **kw):
         built.append(kw.get("source"))
         return real(cls, doc, **kw)
 
-    monkeypatch.setattr(RelationExtractor, "from_json", classmethod(counting))
+    monkeypatch.setattr(TrainedExtractor, "from_json", classmethod(counting))
     scattered = []
     scatter = client.scatter
 
@@ -181,10 +182,10 @@ def test_resume_on_the_cluster(fake, client, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out.jsonl"
     argv = ["predict", "--model", str(fake), src, "-o", str(out), "--batch-size", "4",
             "--no-cache", "-q", "--resume"]
-    monkeypatch.setattr(RelationExtractor, "decision_function", _Stop(3))
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _Stop(3))
     assert main(argv) == 130
     assert json.loads(Path(f"{out}.partial.progress").read_text())["state"]["batches"] == 2
-    monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _fake_scores)
     assert main([*argv, "--dask", client.scheduler.address]) == 0, capsys.readouterr().err
     assert out.read_bytes() == want and not Path(f"{out}.partial").exists()
 

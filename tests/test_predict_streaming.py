@@ -16,6 +16,7 @@ import pytest
 
 from structkernels.cli import main
 from structkernels.extraction import RelationExtractor
+from structkernels.extraction._trained import TrainedExtractor
 from structkernels.relations import (
     RelationBatch,
     Sentence,
@@ -126,7 +127,7 @@ def _fake_scores(self, corpus):
 @pytest.fixture
 def fake(monkeypatch, tmp_path):
     SCORED.clear()
-    monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _fake_scores)
     # nothing to parse for the stand-in: --parse-ahead auto stays off (one core seen)
     monkeypatch.setattr("structkernels.relations.parse.effective_n_jobs", lambda n=None: 1)
     return _hand_model(tmp_path / "m.json")
@@ -193,14 +194,14 @@ def test_resume_after_an_interruption(fake, tmp_path, capsys, monkeypatch, fmt):
     out = tmp_path / "out"
     argv = ["predict", "--model", str(fake), src, "-o", str(out), "--output-format", fmt,
             "--batch-size", "4", "--no-cache", "--quiet", "--resume"]
-    monkeypatch.setattr(RelationExtractor, "decision_function", _Stop(3))
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _Stop(3))
     assert main(argv) == 130
     partial, progress = Path(f"{out}.partial"), Path(f"{out}.partial.progress")
     assert not out.exists() and partial.exists()
     assert json.loads(progress.read_text())["state"]["batches"] == 2
     assert want.startswith(partial.read_bytes()) and partial.stat().st_size > 0
     partial.write_bytes(partial.read_bytes() + b"half a batch")  # a batch cut short
-    monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _fake_scores)
     SCORED.clear()
     assert main(argv) == 0, capsys.readouterr().err
     assert out.read_bytes() == want
@@ -216,11 +217,11 @@ def test_resume_refused_on_changed_input_or_stdout(fake, tmp_path, capsys, monke
     out = tmp_path / "out.jsonl"
     argv = ["predict", "--model", str(fake), src, "-o", str(out), "--batch-size", "4",
             "--no-cache", "--quiet", "--resume"]
-    monkeypatch.setattr(RelationExtractor, "decision_function", _Stop(2))
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _Stop(2))
     assert main(argv) == 130
     capsys.readouterr()
     _jsonl(tmp_path / "a.jsonl", 21)
-    monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _fake_scores)
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "cannot resume" in err and not out.exists()
@@ -230,7 +231,7 @@ def test_resume_refused_on_changed_input_or_stdout(fake, tmp_path, capsys, monke
         assert len(err.splitlines()) == 1
         assert ("standard output" in err) if bad[1] == "-" else ("cannot resume" in err)
     # without --resume the old partial is replaced, and removed on an interruption
-    monkeypatch.setattr(RelationExtractor, "decision_function", _Stop(2))
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _Stop(2))
     assert main(argv[:-1]) == 130
     assert not Path(f"{out}.partial").exists() and not Path(f"{out}.partial.progress").exists()
 

@@ -373,7 +373,8 @@ def test_streamed_votes_equal_one_pass_over_the_rows(seed):
     """The running top k merged from tiles in any order is the top k of one ordered pass:
     the same neighbours, the same ties (to the smaller position) and the same sums, bit for
     bit."""
-    from structkernels.npk.sigma_knn import _vote_scale, loo_knn_scores
+    from structkernels.engine.checks import diagonal_scales
+    from structkernels.npk.sigma_knn import loo_knn_scores
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 60))
@@ -383,7 +384,7 @@ def test_streamed_votes_equal_one_pass_over_the_rows(seed):
     inside = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int64)
     for k in (1, 3, 8):
         for diag in (None, np.abs(np.diag(K)) + (seed % 2)):
-            scale = _vote_scale(diag, n)
+            scale = np.ones(n) if diag is None else diagonal_scales(diag)
             want = loo_knn_scores(K, y, k, diag)
             got = _streamed_votes(K, y, k, inside, scale, int(rng.integers(1, 9)), rng)
             assert np.array_equal(want, got)

@@ -105,6 +105,31 @@ def test_main_in_process_restores_the_sigint_handler(tmp_path):
     assert signal.getsignal(signal.SIGINT) is before
 
 
+def test_ctrl_c_inside_a_compiled_call_is_an_interruption(monkeypatch, capsys):
+    """numba's dispatcher turns a KeyboardInterrupt raised as it returns into a SystemError
+    caused by it: the command still stops as interrupted (130); other SystemErrors propagate."""
+    import structkernels.cli as cli
+
+    def compiled_call_interrupted(argv, own_process):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # the guard's handler records it and raises
+            time.sleep(5)
+        except KeyboardInterrupt as exc:
+            raise SystemError("CPUDispatcher(...) returned a result with an exception set") \
+                from exc
+
+    monkeypatch.setattr(cli, "_main", compiled_call_interrupted)
+    assert cli.main(["predict"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+
+    def broken(argv, own_process):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    with pytest.raises(SystemError, match="something else"):
+        cli.main(["predict"])
+
+
 # ------------------------------------------------------------------ finite scores
 def _extractor_doc(calibration: dict | None = None) -> dict:
     from test_fuzz_extractor_file import valid_doc

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from structkernels.cli import main
-from structkernels.extraction import RelationExtractor
+from structkernels.extraction._trained import TrainedExtractor
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_predict_streaming import SCORED, _fake_scores, _jsonl, _one_shot, _Stop  # noqa: E402
@@ -25,7 +25,7 @@ from test_relations_pubtator import _hand_model  # noqa: E402
 def model(monkeypatch, tmp_path):
     """A hand-written extractor whose scores are ``_fake_scores`` (no spaCy)."""
     SCORED.clear()
-    monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _fake_scores)
     monkeypatch.setattr("structkernels.relations.parse.effective_n_jobs", lambda n=None: 1)
     return _hand_model(tmp_path / "m.json")
 
@@ -38,9 +38,9 @@ def _stopped(model, tmp_path, monkeypatch, capsys, n=20, at=3):
     out = tmp_path / "out.jsonl"
     argv = ["predict", "--model", str(model), src, "-o", str(out), "--batch-size", "4",
             "--no-cache", "--quiet", "--resume"]
-    monkeypatch.setattr(RelationExtractor, "decision_function", _Stop(at))
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _Stop(at))
     assert main(argv) == 130
-    monkeypatch.setattr(RelationExtractor, "decision_function", _fake_scores)
+    monkeypatch.setattr(TrainedExtractor, "decision_function", _fake_scores)
     capsys.readouterr()
     return argv, src, out, Path(f"{out}.partial"), Path(f"{out}.partial.progress"), want
 

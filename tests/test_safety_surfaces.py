@@ -296,7 +296,7 @@ def test_case2_predict_never_writes_through_a_stale_partial_link(tmp_path, monke
 
     from structkernels.cli import main
 
-    monkeypatch.setattr(streaming.RelationExtractor, "decision_function",
+    monkeypatch.setattr(streaming.TrainedExtractor, "decision_function",
                         streaming._fake_scores)
     monkeypatch.setattr("structkernels.relations.parse.effective_n_jobs", lambda n=None: 1)
     fake = _hand_model(tmp_path / "m.json")

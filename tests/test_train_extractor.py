@@ -351,7 +351,7 @@ def test_evaluate_and_train_extractor_agree(spacy_pipeline, corpora, tmp_path, c
 
 
 def test_scoring_shows_progress_unless_quiet(platt, corpora, monkeypatch, capsys):
-    import structkernels.extraction.extractor as module
+    import structkernels.extraction._trained as module
 
     monkeypatch.setattr(module, "SCORE_BATCH", 4)  # several batches on a small corpus
     monkeypatch.setenv("STRUCTKERNELS_PROGRESS_INTERVAL", "0")

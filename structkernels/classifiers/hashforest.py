@@ -20,7 +20,6 @@ from sklearn.utils.validation import check_is_fitted
 from structkernels.classifiers._common import (
     KERNEL_CONSTRAINTS,
     input_tags,
-    precomputed_refusals,
     train_input,
     values_against,
 )
@@ -137,10 +136,8 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         from sklearn.ensemble import RandomForestClassifier
 
         name = type(self).__name__
-        self._validate_params()
-        precomputed_refusals(self)
-        n_jobs = n_jobs_value(self.n_jobs)
         Xs, K, y = train_input(self, X, y)
+        n_jobs = n_jobs_value(self.n_jobs)
         n = len(y)
         if n < 2:
             raise ValueError(f"{name} needs at least 2 training structures, got n_samples={n}")
@@ -180,17 +177,14 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         return np.hstack([h.bits_from_similarities(S[:, h.reference_indices_])
                           for h in self.hashers_])
 
-    def _similarities(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "classes_")
-        return values_against(self, X, self.reference_indices_, self.reference_)
-
     def codes(self, X: Any) -> np.ndarray:
         """The binary hash codes of ``X``, shape (n, n_hashes * n_bits): the forest's features."""
-        return self._codes_from(self._similarities(X))
+        check_is_fitted(self, "classes_")
+        return self._codes_from(values_against(self, X, self.reference_indices_, self.reference_))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities of the forest, shape (n, n_classes)."""
-        codes = self.codes(X)
+        codes = self.codes(X)  # checks first that the classifier is fitted
         return self.forest_.predict_proba(codes)
 
     def decision_function(self, X: Any) -> np.ndarray:

@@ -21,7 +21,6 @@ from sklearn.utils.validation import check_is_fitted
 from structkernels.classifiers._common import (
     KERNEL_CONSTRAINTS,
     input_tags,
-    precomputed_refusals,
     train_input,
     values_against,
 )
@@ -166,13 +165,11 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         from sklearn.svm import SVC
 
         name = type(self).__name__
-        self._validate_params()
-        precomputed_refusals(self)
+        Xs, K, y = train_input(self, X, y)
         C, tol, n_jobs = float(self.C), float(self.tol), n_jobs_value(self.n_jobs)
         for attr in _ROUTE_ATTRIBUTES:
             if hasattr(self, attr):
                 delattr(self, attr)
-        Xs, K, y = train_input(self, X, y)
         n = len(y)
         classes = np.unique(y)
         if len(classes) != 2:

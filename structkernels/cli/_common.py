@@ -12,24 +12,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from structkernels.cli import CommandError
-from structkernels.utils import OutputError, check_folder_output, check_output
+from structkernels.utils import OutputError, check_folder_output, check_output, same_file
 
-__all__ = ["same_file", "check_outputs", "writes_files", "cache_options", "read_corpus",
+__all__ = ["check_outputs", "writes_files", "cache_options", "read_corpus",
            "stderr_log"]
-
-def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """Whether ``a`` and ``b`` name one file (resolved paths, or the same inode)."""
-    pa, pb = Path(a), Path(b)
-    try:
-        if pa.resolve() == pb.resolve():
-            return True
-    except (OSError, RuntimeError):  # pragma: no cover - symlink loops
-        pass
-    try:
-        return os.path.samefile(pa, pb)
-    except OSError:
-        return False
-
 
 def _option_dest(option: str) -> str:
     return option.lstrip("-").replace("-", "_")

@@ -1,7 +1,5 @@
-"""Corpora, read into structures: interaction paths, PubMed45 labels, re-writing pairs, views.
-
-Names are served lazily.  Imports: graphs, amr, text, structures, utils.
-"""
+"""Corpora, read into structures: interaction paths, PubMed45 labels, re-writing pairs, views
+(served lazily)."""
 
 from __future__ import annotations
 

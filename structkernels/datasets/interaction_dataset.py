@@ -1,11 +1,5 @@
-"""The interaction dataset in memory: encoded paths and trees, labels, records as compact text.
-
-:class:`InteractionDataset` is what :func:`structkernels.datasets.load_interactions` returns
-(and :func:`structkernels.datasets.load_pubmed45`): its paths and trees are encoded integer
-arrays, its records compact JSON strings (:class:`RecordList`), its labels, role swaps,
-graph ids and splits NumPy columns.  :class:`SkippedRecord` is a record a reader left out
-with ``on_error="skip"``.
-"""
+"""The interaction dataset in memory (:class:`InteractionDataset`): encoded paths and trees,
+NumPy columns, and records as compact JSON text (:class:`RecordList`)."""
 
 from __future__ import annotations
 

@@ -38,12 +38,13 @@ from typing import Any
 import networkx as nx
 
 from structkernels.datasets.interactions import InteractionDataset, SkippedRecord, split_of
+from structkernels.formats._collect import check_on_error
 from structkernels.formats.graphs import read_graphs
 from structkernels.formats.labels import InteractionFormatError, read_label_records
 from structkernels.graphs.candidates import Candidate, CandidateError, CandidateExtractor
 from structkernels.graphs.model import Graph, GraphFormatError, concept_label, graph_kind
 from structkernels.text.tokenize import stem_word
-from structkernels.utils import BadLine, one_line, record_label
+from structkernels.utils import BadLine, one_line
 
 __all__ = ["load_pubmed45", "resolve_tuple", "SWAPPED_MODES"]
 
@@ -189,8 +190,7 @@ def load_pubmed45(
     """
     if swapped not in SWAPPED_MODES:
         raise ValueError(f"swapped must be one of {SWAPPED_MODES}, got {swapped!r}")
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    check_on_error(on_error)
     lfile = FilePath(os.fspath(labels))
     if not lfile.is_file():
         raise FileNotFoundError(f"no labels file at {lfile}")
@@ -239,10 +239,10 @@ def load_pubmed45(
             x = CandidateExtractor(g.graph)
             p, t = x.path(cand), x.tree(cand)
         except (ValueError, CandidateError, TypeError) as exc:
+            bad = SkippedRecord(fname, int(where.split()[1]), rid, one_line(exc))
             if on_error == "raise":
-                raise InteractionFormatError(f"{fname}, {where}{record_label(rid)}: "
-                                             f"{one_line(exc)}") from None
-            skipped.append(SkippedRecord(fname, int(where.split()[1]), rid, one_line(exc)))
+                raise InteractionFormatError(str(bad)) from None
+            skipped.append(bad)
             continue
         out = dict(rec)
         out.setdefault("id", f"{lfile.stem}:{where.split()[1]}")

@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 import warnings
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -86,23 +88,31 @@ def _problem(path, line, reason, strict, skipped) -> None:
     skipped.append((str(path), int(line), reason))
 
 
-def _finish(corpus: RewritingCorpus) -> RewritingCorpus:
-    corpus.skipped.sort(key=lambda s: s[1])
-    if corpus.skipped:
-        warnings.warn(
-            f"{corpus.path}: skipped {len(corpus.skipped)} malformed record(s), first: "
-            f"line {corpus.skipped[0][1]}: {corpus.skipped[0][2]}",
-            stacklevel=3,
-        )
+def _corpus(path, strict: bool, skipped: list, records: Iterable[tuple[int, Any]]
+            ) -> RewritingCorpus:
+    """The corpus of ``(line, (source, target, id, label))`` records, ``(line, why)`` for a bad
+    one; one warning names what was skipped."""
+    corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path), skipped)
+    labels = []
+    for lineno, record in records:
+        if isinstance(record, str):
+            _problem(path, lineno, record, strict, skipped)
+            continue
+        corpus.sources.append(record[0])
+        corpus.targets.append(record[1])
+        corpus.ids.append(record[2])
+        labels.append(record[3])
+    corpus.labels = np.asarray(labels, dtype=np.int64)
+    skipped.sort(key=lambda s: s[1])
+    if skipped:
+        warnings.warn(f"{corpus.path}: skipped {len(skipped)} malformed record(s), first: "
+                      f"line {skipped[0][1]}: {skipped[0][2]}", stacklevel=3)
     return corpus
 
 
-def _read_tsv(path, expected_header, strict, skipped=None):
-    """Rows of a TSV file with line numbers: a BOM is dropped, lines end at ``\\n``,
-    ``\\r\\n`` or ``\\r`` only (U+2028 and the other Unicode line separators are text
-    inside a field), quotes are literal.  A line that is not UTF-8 is a problem of that
-    line alone (strict: an error naming the file and line; lenient: listed in ``skipped``).
-    """
+def _read_tsv(path, expected_header, strict, skipped):
+    """The header and the ``(line, fields)`` rows of a TSV file: a BOM dropped, lines ending
+    at ``\\n``, ``\\r\\n`` or ``\\r`` only, quotes literal; a line not UTF-8 is a bad record."""
     with open(path, "rb") as fh:
         lines, bad = decode_lines(fh.read())
     if not lines:
@@ -119,13 +129,23 @@ def _read_tsv(path, expected_header, strict, skipped=None):
     rows = []
     for lineno, line in enumerate(lines[1:], start=2):
         if lineno in bad:
-            _problem(path, lineno, f"not UTF-8 text ({bad[lineno]})", strict,
-                     skipped if skipped is not None else [])
+            _problem(path, lineno, f"not UTF-8 text ({bad[lineno]})", strict, skipped)
             continue
         if not line.strip():
             continue
         rows.append((lineno, line.split("\t")))  # quotes literal; no field size limit
     return header, rows
+
+
+def _msrp_record(row: list[str]) -> Any:
+    if len(row) != 5:
+        return f"expected 5 tab-separated fields, got {len(row)}"
+    q, id1, id2, s1, s2 = row
+    if q.strip() not in ("0", "1"):
+        return f"Quality must be 0 or 1, got {q!r}"
+    if not s1.strip() or not s2.strip():
+        return "empty sentence"
+    return s1, s2, f"{id1.strip()}-{id2.strip()}", int(q)
 
 
 def load_msrp(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:
@@ -140,32 +160,37 @@ def load_msrp(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpu
     >>> len(corpus), corpus.labels.mean().round(3)  # doctest: +SKIP
     (4076, 0.675)
     """
-    corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path))
-    header, rows = _read_tsv(
-        path, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"], strict, corpus.skipped
-    )
-    labels = []
-    for lineno, row in rows:
-        if len(row) != 5:
-            _problem(path, lineno, f"expected 5 tab-separated fields, got {len(row)}", strict,
-                     corpus.skipped)
-            continue
-        q, id1, id2, s1, s2 = row
-        if q.strip() not in ("0", "1"):
-            _problem(path, lineno, f"Quality must be 0 or 1, got {q!r}", strict, corpus.skipped)
-            continue
-        if not s1.strip() or not s2.strip():
-            _problem(path, lineno, "empty sentence", strict, corpus.skipped)
-            continue
-        corpus.sources.append(s1)
-        corpus.targets.append(s2)
-        corpus.ids.append(f"{id1.strip()}-{id2.strip()}")
-        labels.append(int(q))
-    corpus.labels = np.asarray(labels, dtype=np.int64)
-    return _finish(corpus)
+    skipped: list = []
+    _, rows = _read_tsv(path, ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"], strict,
+                        skipped)
+    return _corpus(path, strict, skipped, ((n, _msrp_record(row)) for n, row in rows))
 
 
 _RTE_VALUES = {"TRUE": 1, "FALSE": 0, "YES": 1, "NO": 0}
+
+
+def _rte_records(path: Path, data: bytes) -> Iterator[tuple[int, Any]]:
+    lines: dict[int, int] = {}  # the line of the n-th "<pair" start tag
+    line = 1
+    for n, chunk in enumerate(data.split(b"<pair")):
+        if n:
+            lines[n - 1] = line
+        line += chunk.count(b"\n")
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise CorpusFormatError(f"{path}:{exc.position[0]}: XML parse error: {exc}") from None
+    for n, pair in enumerate(list(root.iter("pair"))):
+        pid = pair.get("id", "")
+        value = pair.get("value", pair.get("entailment"))
+        t, h = pair.find("t"), pair.find("h")
+        if value is None or value.strip().upper() not in _RTE_VALUES:
+            yield lines.get(n, 0), f"pair id={pid!r}: missing or bad value/entailment {value!r}"
+        elif t is None or h is None or not (t.text or "").strip() or not (h.text or "").strip():
+            yield lines.get(n, 0), f"pair id={pid!r}: missing or empty <t> or <h>"
+        else:
+            yield lines.get(n, 0), (" ".join(t.text.split()), " ".join(h.text.split()), pid,
+                                    _RTE_VALUES[value.strip().upper()])
 
 
 def load_rte(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:
@@ -179,71 +204,30 @@ def load_rte(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus
     800
     """
     path = Path(path)
-    corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path))
-    labels = []
     with open(path, "rb") as fh:
         data = fh.read()
-    # the line of the n-th "<pair" start tag, for error messages
-    lines: dict[int, int] = {}
-    line = 1
-    for n, chunk in enumerate(data.split(b"<pair")):
-        if n:
-            lines[n - 1] = line
-        line += chunk.count(b"\n")
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError as exc:
-        raise CorpusFormatError(f"{path}:{exc.position[0]}: XML parse error: {exc}") from None
-    pairs = list(root.iter("pair"))
-    for n, pair in enumerate(pairs):
-        lineno = lines.get(n, 0)
-        pid = pair.get("id", "")
-        value = pair.get("value", pair.get("entailment"))
-        t = pair.find("t")
-        h = pair.find("h")
-        if value is None or value.strip().upper() not in _RTE_VALUES:
-            _problem(path, lineno, f"pair id={pid!r}: missing or bad value/entailment {value!r}",
-                     strict, corpus.skipped)
-            continue
-        if t is None or h is None or not (t.text or "").strip() or not (h.text or "").strip():
-            _problem(path, lineno, f"pair id={pid!r}: missing or empty <t> or <h>", strict,
-                     corpus.skipped)
-            continue
-        corpus.sources.append(" ".join(t.text.split()))
-        corpus.targets.append(" ".join(h.text.split()))
-        corpus.ids.append(pid)
-        labels.append(_RTE_VALUES[value.strip().upper()])
-    corpus.labels = np.asarray(labels, dtype=np.int64)
-    return _finish(corpus)
+    return _corpus(path, strict, [], _rte_records(path, data))
+
+
+def _glue_record(row: list[str], labelled: bool) -> Any:
+    want = 4 if labelled else 3
+    if len(row) != want:
+        return f"expected {want} tab-separated fields, got {len(row)}"
+    if not labelled:
+        return row[1], row[2], row[0], -1
+    label = row[3].strip()
+    if label not in ("entailment", "not_entailment"):
+        return f"label must be entailment/not_entailment, got {label!r}"
+    return row[1], row[2], row[0], 1 if label == "entailment" else 0
 
 
 def load_glue_rte(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:
     """GLUE RTE TSV: ``index, sentence1, sentence2[, label]`` with labels
     ``entailment`` / ``not_entailment`` (test files are unlabelled: -1)."""
-    corpus = RewritingCorpus([], [], np.zeros(0, dtype=np.int64), [], str(path))
-    header, rows = _read_tsv(path, ["index", "sentence1", "sentence2"], strict, corpus.skipped)
+    skipped: list = []
+    header, rows = _read_tsv(path, ["index", "sentence1", "sentence2"], strict, skipped)
     labelled = len(header) >= 4
-    labels = []
-    for lineno, row in rows:
-        want = 4 if labelled else 3
-        if len(row) != want:
-            _problem(path, lineno, f"expected {want} tab-separated fields, got {len(row)}", strict,
-                     corpus.skipped)
-            continue
-        if labelled:
-            lab = row[3].strip()
-            if lab not in ("entailment", "not_entailment"):
-                _problem(path, lineno, f"label must be entailment/not_entailment, got {lab!r}",
-                         strict, corpus.skipped)
-                continue
-            labels.append(1 if lab == "entailment" else 0)
-        else:
-            labels.append(-1)
-        corpus.sources.append(row[1])
-        corpus.targets.append(row[2])
-        corpus.ids.append(row[0])
-    corpus.labels = np.asarray(labels, dtype=np.int64)
-    return _finish(corpus)
+    return _corpus(path, strict, skipped, ((n, _glue_record(row, labelled)) for n, row in rows))
 
 
 def load_rewritings(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus:

@@ -1,10 +1,5 @@
-"""Multi-view datasets: one structure per graph view (AMR, dependency) for each labelled candidate.
-
-A *graph view* here is one representation of the whole sentence (its AMR graph, its
-dependency graph), each read from its own dataset and aligned by candidate.  They are not
-the *structure views* of a relation pair (``"path"``, ``"context"``, ``"apg"``: several
-structures read off one dependency parse, :mod:`structkernels.relations.models`).
-"""
+"""Multi-view datasets: one structure per graph view (the sentence's AMR graph, its dependency
+graph, each read from its own dataset) for each labelled candidate."""
 
 from __future__ import annotations
 
@@ -13,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.datasets.interactions import InteractionDataset
+from structkernels.formats._collect import check_on_error
 
 __all__ = ["MultiViewDataset", "combine_views", "json_key"]
 
@@ -90,8 +86,7 @@ def combine_views(views: dict[str, InteractionDataset], by: str = "id", structur
     """
     if structure not in ("path", "tree"):
         raise ValueError(f"structure must be 'path' or 'tree', got {structure!r}")
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    check_on_error(on_error)
     if len(views) < 2:
         raise ValueError("combine_views needs at least two views")
     names = list(views)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from structkernels.utils import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
-    ".extractor": ["PipelineVersionWarning", "RelationExtractor", "describe_model"],
+    ".extractor": ["RelationExtractor", "describe_model"],
+    "._trained": ["PipelineVersionWarning"],
     ".files": ["EXTRACTOR_FORMAT", "EXTRACTOR_VERSION", "MAX_EXTRACTOR_BYTES",
                "MAX_GRAPH_CELLS", "MAX_REFERENCES", "MAX_REFERENCE_SIZE",
                "ExtractorFormatError"],

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from structkernels.engine.parallel import connect_dask, dask_cluster, dask_worker_address, n_workers
-from structkernels.extraction.extractor import RelationExtractor
+from structkernels.extraction._trained import TrainedExtractor
 from structkernels.extraction.files import read_extractor_document
 from structkernels.extraction.stream import pair_counts
 from structkernels.relations import PairWriter, RelationBatch
@@ -148,18 +148,18 @@ def dask_client(scheduler: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> 
 
 
 # ------------------------------------------------------------------ in the workers
-_models: dict[str, tuple[RelationExtractor, threading.Lock]] = {}
+_models: dict[str, tuple[TrainedExtractor, threading.Lock]] = {}
 _models_lock = threading.Lock()
 
 
-def _worker_extractor(doc: Any, plan: tuple) -> tuple[RelationExtractor, threading.Lock]:
+def _worker_extractor(doc: Any, plan: tuple) -> tuple[TrainedExtractor, threading.Lock]:
     """The run's extractor in this worker process, built from ``doc`` once."""
     token, source, cache_dir, n_jobs, _ = plan
     with _models_lock:
         kept = _models.get(token)
         if kept is None:
-            ex = RelationExtractor.from_json(doc, source=source, cache_dir=cache_dir,
-                                             n_jobs=n_jobs, progress=False, n_process=1)
+            ex = TrainedExtractor.from_json(doc, source=source, cache_dir=cache_dir,
+                                            n_jobs=n_jobs, progress=False, n_process=1)
             kept = _models[token] = (ex, threading.Lock())
             while len(_models) > _KEEP:
                 _models.pop(next(iter(_models)))
@@ -197,7 +197,7 @@ def _part_job(doc: Any, plan: tuple, batch: RelationBatch, part: tuple
 def _model_document(model: Any, source: str | None) -> tuple[Any, str]:
     """The checked JSON document of ``model`` (an extractor, a document, or a file) and the
     name errors give it."""
-    if isinstance(model, RelationExtractor):
+    if isinstance(model, TrainedExtractor):
         doc, name = model.to_json(), source or "the extractor"
     elif isinstance(model, Mapping):
         doc, name = dict(model), source or "the extractor"
@@ -207,7 +207,7 @@ def _model_document(model: Any, source: str | None) -> tuple[Any, str]:
     else:
         raise TypeError(f"model must be a RelationExtractor, its document or its file, got "
                         f"{type(model).__name__}")
-    RelationExtractor.from_json(doc, source=name, progress=False)  # every field, here first
+    TrainedExtractor.from_json(doc, source=name, progress=False)  # every field, here first
     return doc, name
 
 

@@ -41,7 +41,6 @@ from structkernels.npk.files import (
     read_model_bytes,
     sigma_problem,
 )
-from structkernels.npk.learner import NonstationaryLearner
 from structkernels.relations.decision import THRESHOLD_RULES
 from structkernels.relations.models import NGRAM, NPK, RelationModel, relation_model
 from structkernels.relations.pipelines import check_pipeline
@@ -165,6 +164,11 @@ def is_int(v: Any) -> bool:
 
 
 def _learner_keys() -> set[str]:
+    # imported here, for the files that name learner keywords beyond "objective" (trained
+    # through the library, not the command line): the learner's modules (the σ objectives,
+    # the SVM solvers) stay out of applying every other model
+    from structkernels.npk.learner import NonstationaryLearner
+
     keys = set(inspect.signature(NonstationaryLearner).parameters)
     return (keys | {"objective"}) - set(_OWN_LEARNER_KEYS)
 
@@ -184,7 +188,8 @@ def check_sigma_params(sigma_params: Any, owner: str) -> dict[str, Any]:
     if not isinstance(sigma_params, dict):
         raise ValueError(f"{owner}: sigma_params must be a dict of NonstationaryLearner "
                          f"keywords or None, got {type(sigma_params).__name__}")
-    unknown = sorted(set(map(str, sigma_params)) - _learner_keys())
+    named = set(map(str, sigma_params)) - {"objective"}
+    unknown = sorted(named - _learner_keys()) if named else []
     if unknown:
         shown = one_line(", ".join(map(repr, unknown)), _SHOWN)
         raise ValueError(f"{owner}: sigma_params holds {shown}, which "

@@ -196,15 +196,15 @@ def predict(
             parser.abandon()
         raise
     doc, fmt, stream, cache_dir, background = checked
-    from structkernels.extraction import RelationExtractor
+    from structkernels.extraction._trained import TrainedExtractor
     from structkernels.relations import iter_relations
 
     name = source or (os.fspath(model) if isinstance(model, (str, os.PathLike))
                       else "the extractor")
     try:
-        extractor = RelationExtractor.from_json(doc, source=name, cache_dir=cache_dir,
-                                                n_jobs=n_jobs, progress=progress,
-                                                n_process=n_process, tolerance=tolerance)
+        extractor = TrainedExtractor.from_json(doc, source=name, cache_dir=cache_dir,
+                                               n_jobs=n_jobs, progress=progress,
+                                               n_process=n_process, tolerance=tolerance)
     except BaseException:  # a model that does not load: its parses are not waited for
         if background is not None:
             background.abandon()

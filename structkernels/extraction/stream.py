@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 from typing import Any
 
-from structkernels.extraction.extractor import RelationExtractor
+from structkernels.extraction._trained import TrainedExtractor
 from structkernels.relations.corpus import RelationCorpus
 from structkernels.relations.parse import BackgroundParser, parse_ahead_pays
 from structkernels.utils import long_lived
@@ -68,7 +68,7 @@ def pair_counts(batch: RelationCorpus, rows: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
-def _rows(extractor: RelationExtractor, batch: RelationCorpus, threshold: float | None,
+def _rows(extractor: TrainedExtractor, batch: RelationCorpus, threshold: float | None,
           parsed: list[Any] | None) -> list[dict[str, Any]]:
     """``extractor.predict_pairs`` of a batch (nothing for an empty one), given only what
     is set."""
@@ -83,7 +83,7 @@ def _rows(extractor: RelationExtractor, batch: RelationCorpus, threshold: float 
 
 
 def predict_stream(
-    extractor: RelationExtractor,
+    extractor: TrainedExtractor,
     batches: Iterable[RelationCorpus],
     *,
     threshold: float | None = None,
@@ -148,7 +148,7 @@ def _until_failure(batches: Iterable[RelationCorpus], failure: list[Exception]
         failure.append(exc)
 
 
-def _parsed_ahead(extractor: RelationExtractor, batches: Iterator[RelationCorpus],
+def _parsed_ahead(extractor: TrainedExtractor, batches: Iterator[RelationCorpus],
                   threshold: float | None, background: BackgroundParser | None
                   ) -> Iterator[tuple[RelationCorpus, list[dict[str, Any]]]]:
     """:func:`predict_stream`'s batches parsed in a child, :data:`AHEAD` chunks ahead."""

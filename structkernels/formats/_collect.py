@@ -26,11 +26,16 @@ from structkernels.utils import (
 ON_ERROR = ("raise", "skip")
 
 
-class RecordProblem(StructkernelsError, ValueError):
-    """A problem of the record (or document) being read: its reason and, when known, its line.
+def check_on_error(on_error: Any) -> bool:
+    """Whether ``on_error`` asks for strict reading; anything but :data:`ON_ERROR` is refused."""
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+    return on_error == "raise"
 
-    Raised inside a reader and turned there into its format's error or skipped record.
-    """
+
+class RecordProblem(StructkernelsError, ValueError):
+    """A problem of the record (or document) being read, its reason and line: raised inside
+    a reader and turned there into its format's error or skipped record."""
 
     def __init__(self, reason: str, line: int | None = None):
         super().__init__(reason)
@@ -73,12 +78,10 @@ class Reading:
 
     def __init__(self, on_error: str, max_entities: int | None = None,
                  max_pairs: int | None = None):
-        if on_error not in ON_ERROR:
-            raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+        self.strict = check_on_error(on_error)
         for name, value in (("max_entities", max_entities), ("max_pairs", max_pairs)):
             check_int(value, name, 0, allow_none=True)
         self.max_entities, self.max_pairs = max_entities, max_pairs
-        self.strict = on_error == "raise"
         self.sentences: list[Sentence] = []
         self.skipped: list[SkippedRecord] = []
         self.files: list[str] = []

@@ -130,7 +130,6 @@ class DocumentBuilder:
                 sentences: list[tuple[int, str, int | None]] | None = None) -> None:
         self.passages.append(_Region(offset, text, line, sentences))
 
-    # ---------------------------------------------------------------- sentences
     def _sentences(self) -> list[_Region]:
         out: list[_Region] = []
         for p in sorted(self.passages, key=lambda r: r.offset):
@@ -155,7 +154,6 @@ class DocumentBuilder:
                 return span_text(p.text, [(s - p.offset, e - p.offset) for s, e in m.spans])
         return None
 
-    # ---------------------------------------------------------------- building
     def build(self) -> None:
         """Check everything read and add the document's sentences to the reading."""
         sents = self._sentences()

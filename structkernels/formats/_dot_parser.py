@@ -1,15 +1,9 @@
 """DOT text into plain structures: the parser behind :mod:`structkernels.formats.dot`.
 
-One regular expression for the tokens and a recursive-descent parser, linear in the text,
-for the DOT that sentence-graph releases use, read as pydot's grammar reads it (statements,
-their grouping and order, quoting, escapes, ``+`` concatenation, ports, HTML ids, comments,
-prefix-matched keywords), so that a file gives the same graph as it did through pydot.
-Default statements ``node [...]`` are checked, then dropped.  Attribute names are kept as
-written (quotes included); values, node names and edge endpoints are unquoted.  Text
-outside this language raises :class:`DotError` naming the line and column; so do the
-attributes pydot refuses to build (node ``name``, edge ``src``/``dst``, a non-empty
-``obj_dict``), so that both readings refuse the same files.  Nesting is bounded by the
-caller (``max_depth``).
+A token regular expression and a recursive-descent parser, linear in the text, read DOT as
+pydot's grammar reads it (statements and their order, quoting, escapes, ``+``
+concatenation, ports, HTML ids, comments, prefix-matched keywords), so that a file gives the
+graph, and the refusal, it gave through pydot.
 """
 
 from __future__ import annotations
@@ -19,12 +13,10 @@ from itertools import pairwise
 
 from structkernels.utils import StructkernelsError
 
-#: One token per match: white space and comments skipped first, then a quoted string,
-#: a word, an edge operator, a negative number, a comment never closed, or one character
-#: (punctuation, the "<" that opens an HTML id, or a character no token starts with); the
-#: end of the text is the empty token.  Every position matches, so the skip never
-#: backtracks; a string or comment never closed runs to the end of the text, so that no
-#: text is scanned to its end more than twice (linear time on any input).
+#: One token per match after white space and comments: a quoted string, a word, an edge
+#: operator, a negative number, a comment never closed, or one character; the end of the
+#: text is the empty token.  Every position matches and an unclosed string or comment runs
+#: to the end, so no text is scanned more than twice (linear time on any input).
 _TOKENS = re.compile(
     r"""(?:[ \t\r\n]+|//[^\n]*|\#[^\n]*|/\*.*?\*/)*
     ( "(?:[^"\\]|\\.?)*(?:"|\Z)
@@ -63,8 +55,8 @@ class DotNestingError(DotError):
 
     def __init__(self, depth: int, max_depth: int, line: int, column: int):
         super().__init__(
-            f"subgraphs nested {depth} levels deep (braces); at most max_depth={max_depth}",
-            line, column, syntax=False,
+            f"subgraphs nested {depth} levels deep (braces); at most max_depth={max_depth} are "
+            "parsed (sentence graphs nest 1 or 2)", line, column, syntax=False,
         )
         self.depth, self.max_depth = depth, max_depth
 
@@ -306,7 +298,6 @@ class _Parser:
         self.i = j
         return attrs
 
-    # ------------------------------------------------------------------ statements
     def graphs(self) -> list[DotGraph]:
         out: list[DotGraph] = []
         while True:
@@ -407,16 +398,13 @@ class _Parser:
         if nxt in _EDGE_OPS:
             self.edges(g, raw, value, j, i)
             return
-        if nxt == "[" and j == i + 1 and word and t.lower() in _DEFAULTS:
-            # a default statement: checked, dropped
-            _refuse(self.attr_lists(j), i, "a node", _NODE_KEYS)
-            return
+        attrs: dict[str, str | None] = {}
         if nxt == "[":
             attrs = self.attr_lists(j)
             _refuse(attrs, i, "a node", _NODE_KEYS)
+            if j == i + 1 and word and t.lower() in _DEFAULTS:
+                return  # a default statement: checked, dropped
             j = self.i
-        else:
-            attrs = {}
         if toks[j] == ";":
             j += 1
         self.i = j

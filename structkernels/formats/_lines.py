@@ -1,7 +1,5 @@
 """The lines of a text file read one at a time, as :func:`structkernels.utils.decode_lines`
-gives them from the whole file (ends ``\\n``, ``\\r\\n`` or ``\\r``; a byte-order mark
-dropped; gzip decompressed as it is read): for the readers that stream (PubTator).
-"""
+gives them from the whole file: for the readers that stream (PubTator)."""
 
 from __future__ import annotations
 
@@ -16,19 +14,9 @@ _REST = ": the rest of the file is lost"
 
 
 class LineStream:
-    """Iterate over the decoded lines of ``file``; memory stays within one line.
-
-    Attributes
-    ----------
-    not_utf8 : dict of int to str
-        Line number -> what is wrong, for the lines read so far that are not UTF-8 (decoded
-        with replacement characters) or longer than ``max_bytes`` (read past, never held,
-        and given as an empty line).
-    lost : str or None
-        Why the rest of a gzip'd file cannot be read (None when it was read to its end).
-    count : int
-        Lines given so far.
-    """
+    """The decoded lines of ``file``, one at a time: ``not_utf8`` (line -> why) names those
+    read so far that are not UTF-8 (given with replacement characters) or over ``max_bytes``
+    (given empty), ``lost`` why the rest of a gzip'd file is lost, ``count`` the lines given."""
 
     def __init__(self, file: str | os.PathLike, max_bytes: int = MAX_RECORD_BYTES):
         self.file = os.fspath(file)

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from itertools import groupby
 from typing import Any
 
-from structkernels.formats._collect import ON_ERROR, unreadable
+from structkernels.formats._collect import check_on_error, unreadable
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, SkippedGraph
 from structkernels.utils import MAX_FILE_BYTES, RecordError, decode_lines, read_partial
 
 
 def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
     """``(lines, {line: not UTF-8 because}, why the end is lost or None)`` of a text file,
-    plain or gzip'd (:func:`~structkernels.utils.read_partial`,
-    :func:`~structkernels.utils.decode_lines`); one too large raises GraphFormatError."""
+    plain or gzip'd; one too large raises GraphFormatError."""
     try:
         data, lost = read_partial(file, max_bytes=MAX_FILE_BYTES)
     except RecordError as exc:
@@ -25,19 +25,11 @@ def read_lines(file: str) -> tuple[list[str], dict[int, str], str | None]:
 
 
 def blocks(lines: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
-    """``(first line number, lines)`` of each run of non-blank lines (lines without their
-    ends, as :func:`~structkernels.utils.split_lines` gives them)."""
-    start, block = 0, []
-    for i, line in enumerate(lines, 1):
-        if line.strip():
-            if not block:
-                start = i
-            block.append(line)
-        elif block:
-            yield start, block
-            block = []
-    if block:
-        yield start, block
+    """``(first line number, lines)`` of each run of non-blank lines."""
+    for filled, run in groupby(enumerate(lines, 1), key=lambda item: bool(item[1].strip())):
+        if filled:
+            numbered = list(run)
+            yield numbered[0][0], [line for _, line in numbered]
 
 
 def fallback_names(files: Sequence[str]) -> dict[str, str]:
@@ -54,12 +46,9 @@ def duplicate_reason(first: tuple[str | None, int | None]) -> str:
 
 
 class IdTable:
-    """The ids given to the graphs of one corpus, and where each graph was read.
-
-    :meth:`claim` registers a graph.  An id derived by a reader (``id_given``
-    False) never collides: when taken it becomes ``<id>#2``, ``<id>#3`` ...
-    An id from the input that is taken is reported, with the first place.
-    """
+    """The ids of the graphs of one corpus and where each was read: a derived id
+    (``id_given`` False) that is taken becomes ``<id>#2``, ``<id>#3`` ...; a given one is
+    reported."""
 
     def __init__(self) -> None:
         self.where: dict[str, tuple[str | None, int | None]] = {}
@@ -95,17 +84,11 @@ def check_max_depth(max_depth: Any) -> None:
 
 
 class GraphReading:
-    """The graphs, skipped graphs and ids of one graph corpus being read.
-
-    :meth:`skip` raises the problem (strict, ``on_error="raise"``) or lists the graph as a
-    :class:`SkippedGraph` (lenient, ``"skip"``); :meth:`corpus` refuses a corpus without
-    a graph, naming how many were skipped.
-    """
+    """The graphs, skipped graphs and ids of one graph corpus being read, strict or lenient
+    (:meth:`skip`)."""
 
     def __init__(self, on_error: str):
-        if on_error not in ON_ERROR:
-            raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-        self.strict = on_error == "raise"
+        self.strict = check_on_error(on_error)
         self.graphs: list[Graph] = []
         self.skipped: list[SkippedGraph] = []
         self.duplicates: list[SkippedGraph] = []  # kept or dropped as asked, listed
@@ -120,11 +103,9 @@ class GraphReading:
 
     def read_blocks(self, paths: Sequence[Any], decode: Callable[..., Graph | None],
                     empty: str) -> list[str]:
-        """Read each block (:func:`blocks`) of each of ``paths``: ``decode(file, first line,
-        lines, {line: not UTF-8 because}, name for derived ids)`` gives the graph kept, or
-        None; a GraphFormatError it raises goes to :meth:`skip`, as does a file that cannot
-        be read (line 0: the whole file) and the lost end of one.  A file where nothing was
-        found raises GraphFormatError(``empty``).  Returns the paths as strings."""
+        """Read each block of each of ``paths`` through ``decode(file, first line, lines,
+        {line: not UTF-8 because}, name for derived ids)`` (the graph kept, or None); what
+        fails is skipped, a file where nothing was found raises GraphFormatError(``empty``)."""
         files = [os.fspath(p) for p in paths]
         names = fallback_names(files)
         for file in files:

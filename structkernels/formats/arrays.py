@@ -1,10 +1,6 @@
-"""Compact binary copies of parsed datasets: named NumPy arrays in one ``.npz`` file.
-
-Read with ``allow_pickle=False`` (reading runs no code), written atomically, and checked
-on reading (names, dtypes, shapes); anything unexpected reads as ``None`` so the caller
-parses the source again.  Strings are stored as one UTF-8 buffer (optionally zlib
-compressed) with the end offset of each string.
-"""
+"""Compact binary copies of parsed datasets: named NumPy arrays in one ``.npz`` file, read
+without pickle and checked (anything unexpected reads as None: the source is parsed again);
+strings as one UTF-8 buffer with the end offset of each."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Reading relation corpora in batches of sentences, without holding the whole input.
-
-:func:`iter_relations` gives the sentences :func:`~structkernels.relations.read_relations`
-reads, in the same order, cut into :class:`RelationBatch` es of at most ``batch_size``:
-JSON Lines is read a line at a time and PubTator a document at a time (a document is never
-split between batches), so that memory holds one batch; interaction XML, BioC and BRAT are
-read a file at a time, then cut.  Sentence and document ids are unique over the whole
-stream, as in one corpus; records left out (``on_error="skip"``) are reported with the
-batch being read when they were met (``batch.skipped``).
-"""
+"""Reading relation corpora in batches of sentences, without holding the whole input
+(:func:`iter_relations`): JSON Lines a line at a time, PubTator a document at a time, the
+other formats a file at a time."""
 
 from __future__ import annotations
 

@@ -25,9 +25,8 @@ are its sentences, else its text is cut by :func:`~structkernels.formats.pubtato
 split_sentences`.  A relation joins the annotations its two nodes name, wherever it is
 written; one without nodes but with ``entity1``/``entity2`` infons (BioRED) joins, as
 PubTator's, every two mentions of the two concepts lying in one sentence.  Labelled or
-not as PubTator files.  XML goes through :func:`~structkernels.formats.xml_safety.
-safe_parser`: BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted and its DTD
-never read; an internal subset, entity declarations and external entities are refused.
+not as PubTator files.  BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted, its
+DTD never read (:mod:`~structkernels.formats.xml_safety`).
 """
 
 from __future__ import annotations
@@ -244,18 +243,13 @@ def bioc_to_xml(collection: dict[str, Any]) -> str:
     def text(el: Any, tag: str, value: Any) -> None:
         ET.SubElement(el, tag).text = "" if value is None else str(value)
 
-    def annotation(el: Any, a: dict[str, Any]) -> None:
-        x = ET.SubElement(el, "annotation", {"id": str(a["id"])} if a.get("id") is not None else {})
-        infons(x, a)
-        for loc in a.get("locations") or []:
-            ET.SubElement(x, "location", offset=str(loc.get("offset")), length=str(loc.get("length")))
-        text(x, "text", a.get("text"))
-
-    def relation(el: Any, r: dict[str, Any]) -> None:
-        x = ET.SubElement(el, "relation", {"id": str(r["id"])} if r.get("id") is not None else {})
-        infons(x, r)
-        for n in r.get("nodes") or []:
-            ET.SubElement(x, "node", refid=str(n.get("refid")), role=str(n.get("role", "")))
+    def item(el: Any, tag: str, obj: dict[str, Any], parts: str, attrs: tuple) -> Any:
+        """``<tag id>``, its infons, and an element of ``attrs`` for each of ``obj[parts]``."""
+        x = ET.SubElement(el, tag, {"id": str(obj["id"])} if obj.get("id") is not None else {})
+        infons(x, obj)
+        for part in obj.get(parts) or []:
+            ET.SubElement(x, parts[:-1], {k: str(part.get(k, d)) for k, d in attrs})
+        return x
 
     def contents(el: Any, obj: dict[str, Any]) -> None:
         for s in obj.get("sentences") or []:
@@ -265,9 +259,10 @@ def bioc_to_xml(collection: dict[str, Any]) -> str:
             text(x, "text", s.get("text"))
             contents(x, s)
         for a in obj.get("annotations") or []:
-            annotation(el, a)
+            x = item(el, "annotation", a, "locations", (("offset", None), ("length", None)))
+            text(x, "text", a.get("text"))
         for r in obj.get("relations") or []:
-            relation(el, r)
+            item(el, "relation", r, "nodes", (("refid", None), ("role", "")))
 
     root = ET.Element("collection")
     for key in ("source", "date", "key"):
@@ -346,9 +341,7 @@ def read_bioc_file(file: str, reading: Reading, labelled: bool | None = None) ->
     try:
         coll, lost = load_bioc(file)
     except RelationFormatError as exc:
-        if reading.strict:
-            raise
-        reading.drop(exc.reason, exc.file, exc.line, exc.record)
+        reading.fail(exc.reason, exc.file, exc.line, exc.record)
         return
     except OSError as exc:
         reading.cannot_read(exc, file)

@@ -216,14 +216,11 @@ class _Document:
                 self.fail(f"annotation {one_line(aid, 40)}: id given twice (also line {self.ids[aid]})", n)
                 continue
             self.ids[aid] = n
-            if aid.startswith("T"):
-                self.text_bound(aid, line, n)
-            elif aid.startswith("R"):
-                self.relation(aid, line, n)
-            elif aid.startswith("E"):
-                self.event(aid, line, n)
-            else:
+            read = {"T": self.text_bound, "R": self.relation, "E": self.event}.get(aid[:1])
+            if read is None:
                 self.fail(f"unknown annotation {one_line(line, 60)!r} (known: T, R, E, *, A, M, N, #)", n)
+            else:
+                read(aid, line, n)
         self.build()
 
     def text_bound(self, aid: str, line: str, n: int) -> None:

@@ -22,9 +22,7 @@ from structkernels.formats._reading import GraphReading, blocks, duplicate_reaso
 from structkernels.graphs.model import Graph, GraphCorpus, GraphFormatError, add_node, new_graph
 from structkernels.utils import one_line, optional_module, split_lines
 
-__all__ = ["read_conllu", "parse_conllu", "CONLLU_SUFFIXES"]
-
-CONLLU_SUFFIXES = (".conllu", ".conll")
+__all__ = ["read_conllu", "parse_conllu"]
 
 
 def _conllu():
@@ -40,26 +38,22 @@ def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Grap
     try:
         sents = conllu.parse("\n".join(block) + "\n\n")
     except conllu.exceptions.ParseException as exc:
-        _raise_parse_error(conllu, exc, block, start, n_comments, file, gid)
+        line = start + n_comments
+        for k, ln in enumerate(block):  # the first line whose fields fail to parse
+            if ln.startswith("#"):
+                continue
+            try:
+                conllu.parse(ln + "\n\n")
+            except conllu.exceptions.ParseException:
+                line = start + k
+                break
+        raise GraphFormatError(f"not a CoNLL-U word line: {one_line(exc, 300)}", file, line,
+                               gid) from None
     except Exception as exc:  # the parser must cost this sentence only
         raise GraphFormatError(
             f"the CoNLL-U parser failed: {type(exc).__name__}: {one_line(exc, 200)}",
             file, start + n_comments, gid) from None
     return _build(sents, block, start, n_comments, file, gid)
-
-
-def _raise_parse_error(conllu, exc, block, start, n_comments, file, gid):
-    line = start + n_comments
-    for k, ln in enumerate(block):  # the first line whose fields fail to parse
-        if ln.startswith("#"):
-            continue
-        try:
-            conllu.parse(ln + "\n\n")
-        except conllu.exceptions.ParseException:
-            line = start + k
-            break
-    raise GraphFormatError(f"not a CoNLL-U word line: {one_line(exc, 300)}", file, line,
-                           gid) from None
 
 
 def _build(sents, block, start, n_comments, file, gid) -> Graph:

@@ -1,36 +1,23 @@
 """Graphviz DOT graphs (one file per sentence, as in the NPK authors' release).
 
-Two kinds of DOT graph are read into the model of
-:mod:`structkernels.graphs.model`:
+**AMR** (``kind="amr"``).  Node ``label`` is the concept (``increase-01``) or, for an entity
+whose name subgraph was collapsed into one node (id ``"a8 HER3"``: the variable, a space,
+the name), the name, read as ``name`` = ``concept`` with ``collapsed=True``.  Edge
+``label`` is the role; an inverse role (``ARG0-of``) becomes the forward edge with
+``inverted=True``, as in PENMAN.  An edge labelled ``TOP`` marks the root (its source is
+dropped when it has no other edge); the graph's ``label`` is the sentence.  Other node
+attributes go to the node's ``extra``; ``concept``, ``entity_name`` and ``wiki`` (written
+by :func:`to_dot`) override the rules above.  A node attribute ``name`` is refused, as
+pydot refused it.
 
-**AMR** (``kind="amr"``).  Nodes carry ``label`` = the concept
-(``increase-01``) or, where the name subgraph of an entity was collapsed into
-one node, the entity's name (``HER3``, node id ``"a8 HER3"``: the variable, a
-space, the name).  Such a node is read with ``name`` = ``concept`` = the name
-and ``collapsed=True``.  Edges carry ``label`` = the role (``ARG0``, ``op1``);
-an inverse role (``ARG0-of``) is turned into the forward edge with
-``inverted=True``, as the PENMAN reader does.  An edge labelled ``TOP`` marks
-the root (its source is dropped when it has no other edge).  The graph's
-``label`` is the sentence.  Other node attributes (``gold_label``,
-``test_label``, ``gold_ind``) are kept in the node's ``extra`` dict; optional
-``concept``, ``entity_name`` and ``wiki`` attributes (written by
-:func:`to_dot`) override the rules above.  A node attribute called ``name``
-is refused (pydot could not build such a graph; the files read are the ones
-pydot read).
+**Dependency** (``kind="dependency"``, Stanford collapsed or UD).  Nodes ``examined3`` with
+``label=examined`` (the trailing number is the token position, ``index``), edges labelled
+with the relation; a self-loop labelled ``root`` marks the root and is dropped; ``lemma``
+and ``pos`` node attributes are kept.
 
-**Dependency** (``kind="dependency"``, Stanford collapsed dependencies or UD).
-Nodes ``examined3`` with ``label=examined`` (the trailing number is the token
-position, kept as ``index``); edges labelled with the relation (``nsubj``,
-``prep_by``); a self-loop labelled ``root`` marks the root and is dropped.
-Optional ``lemma`` and ``pos`` node attributes are kept.
-
-``kind="auto"`` (the default) takes the graph attribute ``kind`` when there is
-one, else ``"dependency"`` when a ``root`` self-loop is present, else
-``"amr"``.
-
-Parsing is :mod:`structkernels.formats._dot_parser`'s (the same files and errors as
-pydot's reading); pydot is needed only to write (:func:`to_dot`, :func:`write_dot`:
-``pip install structkernels[graphs]``).
+``kind="auto"`` takes the graph attribute ``kind``, else ``"dependency"`` when a ``root``
+self-loop is present, else ``"amr"``.  Parsing is :mod:`~structkernels.formats._dot_parser`'s
+(pydot's files and errors); pydot is needed only to write (``structkernels[graphs]``).
 """
 
 from __future__ import annotations
@@ -89,15 +76,11 @@ def _esc(value: Any) -> str:
 def _parse_text(
     text: str, file: str, gid: str | None = None, max_depth: int | None = MAX_DOT_DEPTH
 ) -> list[DotGraph]:
-    """The graphs of a DOT text; an error names its line (and the column of a syntax
-    error); a text nested deeper than ``max_depth`` is refused before it is parsed."""
+    """The graphs of a DOT text; an error names its line (a syntax error, its column too)."""
     try:
         return parse_graphs(text, max_depth)
     except DotNestingError as exc:
-        raise GraphFormatError(
-            f"subgraphs nested {exc.depth} levels deep (braces); at most "
-            f"max_depth={exc.max_depth} are parsed (sentence graphs nest 1 or 2)",
-            file, exc.line, gid) from None
+        raise GraphFormatError(exc.what, file, exc.line, gid) from None
     except DotError as exc:
         if not exc.syntax:
             raise GraphFormatError(one_line(exc.what, 300), file, exc.line) from None
@@ -158,6 +141,13 @@ def _extra(attrs: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in attrs.items() if k not in _KNOWN}
 
 
+def _edge_label(attrs: dict, what: str, s: str, d: str, gid: str, file: str) -> str:
+    label = attrs.get("label")
+    if label is None or not label.strip():
+        raise GraphFormatError(f"edge without a label ({what})", file, None, gid, f"{s} -> {d}")
+    return label
+
+
 def _amr_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
     top_sources = set()
     root = None
@@ -190,9 +180,7 @@ def _amr_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
         extra = _extra(attrs)
         add_node(G, v, concept, name=name, wiki=attrs.get("wiki"), collapsed=collapsed, extra=extra)
     for s, d, a in edges:
-        role = a.get("label")
-        if role is None or not role.strip():
-            raise GraphFormatError("edge without a label (the AMR role)", file, None, gid, f"{s} -> {d}")
+        role = _edge_label(a, "the AMR role", s, d, gid, file)
         if role.upper() == "TOP":
             continue
         role = role.strip().lstrip(":")
@@ -226,10 +214,7 @@ def _dependency_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
         add_node(G, v, label, index=index, lemma=attrs.get("lemma"), pos=attrs.get("pos"),
                  extra=_extra(attrs))
     for s, d, a in edges:
-        rel = a.get("label")
-        if rel is None or not rel.strip():
-            raise GraphFormatError("edge without a label (the dependency relation)", file, None,
-                                   gid, f"{s} -> {d}")
+        rel = _edge_label(a, "the dependency relation", s, d, gid, file)
         if rel.lower() == "root" and (s == d or s.lower() == "root"):
             if root is not None and root != d:
                 raise GraphFormatError(f"two roots ({root!r}, {d!r})", file, None, gid, d)
@@ -260,7 +245,15 @@ def _line_of(text: str, node: str | None) -> int | None:
 
 def _to_graph(dot: DotGraph, gid: str, file: str, kind: str, text: str | None = None) -> Graph:
     try:
-        return _build(dot, gid, file, kind)
+        nodes, edges = _statements(dot, gid, file)
+        if not nodes:
+            raise GraphFormatError("a graph without nodes", file, None, gid)
+        k = _guess_kind(dot, edges) if kind == "auto" else kind
+        G = (_amr_model if k == "amr" else _dependency_model)(nodes, edges, gid, file)
+        if G.number_of_nodes() == 0:
+            raise GraphFormatError("a graph without nodes", file, None, gid)
+        return Graph(id=gid, sentence=dot.attrs.get("label") or "", graph=G,
+                     metadata=dict(dot.attrs), file=file, line=1, id_given=False)
     except (TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:  # a guard
         raise GraphFormatError(
             f"cannot read this DOT graph ({type(exc).__name__}: {one_line(exc, 200)})",
@@ -274,18 +267,6 @@ def _to_graph(dot: DotGraph, gid: str, file: str, kind: str, text: str | None = 
         err = GraphFormatError(exc.reason, exc.file, line, exc.graph_id)
         err.node = exc.node
         raise err from None
-
-
-def _build(dot: DotGraph, gid: str, file: str, kind: str) -> Graph:
-    nodes, edges = _statements(dot, gid, file)
-    if not nodes:
-        raise GraphFormatError("a graph without nodes", file, None, gid)
-    k = _guess_kind(dot, edges) if kind == "auto" else kind
-    G = (_amr_model if k == "amr" else _dependency_model)(nodes, edges, gid, file)
-    if G.number_of_nodes() == 0:
-        raise GraphFormatError("a graph without nodes", file, None, gid)
-    return Graph(id=gid, sentence=dot.attrs.get("label") or "", graph=G, metadata=dict(dot.attrs),
-                 file=file, line=1, id_given=False)
 
 
 def _check_kind(kind: str) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path as FilePath
 from typing import Any
 
-from structkernels.formats._collect import unreadable
+from structkernels.formats._collect import check_on_error, unreadable
 from structkernels.formats._reading import GraphReading, IdTable, duplicate_reason
 from structkernels.formats.conllu import read_conllu
 from structkernels.formats.dot import read_dot
@@ -200,8 +200,7 @@ def read_graphs(path: str | os.PathLike | Sequence[str | os.PathLike], format: s
     >>> corpus = structkernels.read_graphs("sentences/")  # doctest: +SKIP
     >>> corpus = structkernels.read_graphs("parsed.conllu", on_error="skip")  # doctest: +SKIP
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    check_on_error(on_error)
     if format is not None and format not in FORMATS:
         raise ValueError(f"unknown graph format {format!r}; one of {sorted(FORMATS)}")
     roots = [path] if isinstance(path, (str, os.PathLike)) else list(path)

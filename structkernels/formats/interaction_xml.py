@@ -5,11 +5,8 @@ text type>`` and ``<interaction e1 e2 id type>``.  Entity offsets are relative t
 sentence text, ``start-end`` with the end exclusive, ``a-b,c-d`` for a discontinuous entity
 (whose ``text`` is its pieces joined by one space).  The older ``<pair e1 e2
 interaction="True|False">`` elements are read too: a true pair is an interaction.  Other
-elements (parses, tokenisations) are passed over with their content.
-
-The file is parsed by expat with no document type (:func:`~structkernels.formats.xml_safety.
-safe_parser`): a ``<!DOCTYPE`` (and so any entity declaration, the way to billion-laughs
-expansion and external entities) is refused.
+elements (parses, tokenisations) are passed over with their content; a ``<!DOCTYPE`` is
+refused (:mod:`~structkernels.formats.xml_safety`).
 """
 
 from __future__ import annotations
@@ -106,7 +103,6 @@ class _XmlFile:
         p.EndElementHandler = self._end
         self.parser = p
 
-    # ------------------------------------------------------------------ driving
     def parse(self, data: bytes, lost: str | None) -> None:
         try:
             if not data.strip():
@@ -120,18 +116,14 @@ class _XmlFile:
             return self.sent["id"]
         return self.doc
 
-    def _line(self) -> int:
-        return self.parser.CurrentLineNumber
-
     def _refuse(self, reason: str) -> None:
-        raise RelationFormatError(reason, self.file, self._line())
+        raise RelationFormatError(reason, self.file, self.parser.CurrentLineNumber)
 
-    # ------------------------------------------------------------------ elements
     def _start(self, name: str, attrs: dict[str, str]) -> None:
         if self.ignored:
             self.ignored += 1
             return
-        line = self._line()
+        line = self.parser.CurrentLineNumber
         parent = self.stack[-1] if self.stack else None
         if parent is None:
             if name != "corpus":
@@ -149,10 +141,12 @@ class _XmlFile:
             self._start_document(attrs, line)
         elif name == "sentence":
             self._start_sentence(attrs, line)
+        elif self.sent is None or self.sent["problem"] or self.doc_bad:
+            return  # a sentence left out is not read further
         elif name == "entity":
-            self._entity(attrs, line)
+            self._entity(self.sent, attrs, line)
         else:
-            self._interaction(name, attrs, line)
+            self._interaction(self.sent, name, attrs, line)
 
     def _misplaced(self, name: str, parent: str, line: int) -> None:
         place = _PLACE.get(name)
@@ -197,11 +191,7 @@ class _XmlFile:
                 raise RelationFormatError(reason, self.file, line, sent["id"])
             sent["problem"] = (reason, line)
 
-    def _entity(self, attrs: dict[str, str], line: int) -> None:
-        sent = self.sent
-        assert sent is not None
-        if sent["problem"] or self.doc_bad:
-            return
+    def _entity(self, sent: dict[str, Any], attrs: dict[str, str], line: int) -> None:
         eid, offsets = attrs.get("id"), attrs.get("charOffset")
         if not eid:
             return self._problem(f"entity {len(sent['entities']) + 1} has no id", line)
@@ -225,11 +215,8 @@ class _XmlFile:
             return self._problem(f"entity {eid}: id given twice in the sentence", line)
         sent["entities"][eid] = ent
 
-    def _interaction(self, name: str, attrs: dict[str, str], line: int) -> None:
-        sent = self.sent
-        assert sent is not None
-        if sent["problem"] or self.doc_bad:
-            return
+    def _interaction(self, sent: dict[str, Any], name: str, attrs: dict[str, str],
+                     line: int) -> None:
         iid = attrs.get("id")
         label = f"{name} {iid}" if iid else f"{name} {len(sent['interactions']) + 1}"
         for end in ("e1", "e2"):
@@ -266,9 +253,7 @@ class _XmlFile:
             return
         if sent["problem"] is None:
             sent["problem"] = self._interactions_problem(sent)
-            if sent["problem"] and self.reading.strict:
-                raise RelationFormatError(sent["problem"][0], self.file, sent["problem"][1], sent["id"])
-        if sent["problem"]:
+        if sent["problem"]:  # strict reading raises it
             reason, line = sent["problem"]
             self.reading.fail(reason, self.file, line, sent["id"])
             return

@@ -130,9 +130,7 @@ def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentenc
     if not isinstance(text, str):
         raise RecordProblem("no text" if text is None
                             else f"text must be a string, got {json_kind(text)}")
-    doc = record.get("document", sid)
-    if doc is None:
-        doc = sid
+    doc = sid if record.get("document") is None else record["document"]
     if not isinstance(doc, str) or not doc:
         raise RecordProblem(f"document must be a non-empty string, got {one_line(repr(doc), 60)}")
     entities = record.get("entities")
@@ -142,12 +140,11 @@ def _sentence(record: dict[str, Any], sid: str, file: str, line: int) -> Sentenc
     ents = tuple(_entity(e, k, text) for k, e in enumerate(entities))
     inters = record.get("interactions")
     labelled = inters is not None
-    if inters is None:
-        inters = []
-    if not isinstance(inters, list):
+    if labelled and not isinstance(inters, list):
         raise RecordProblem(f"interactions must be an array, got {json_kind(inters)}")
-    return Sentence(sid, text, doc, ents, tuple(_interaction(i, k) for k, i in enumerate(inters)),
-                    labelled, file, line)
+    return Sentence(sid, text, doc, ents,
+                    tuple(_interaction(i, k) for k, i in enumerate(inters or [])), labelled,
+                    file, line)
 
 
 def _entity(e: Any, k: int, text: str) -> Entity:

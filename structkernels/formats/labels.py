@@ -1,10 +1,5 @@
-"""Dataset record files: the PubMed45 labels file (a JSON array or JSON Lines) read into
-records, and the error a bad interaction or labels file raises.
-
-:func:`read_label_records` serves :func:`structkernels.datasets.load_pubmed45`; a bad
-record is handed back as a :class:`~structkernels.utils.BadLine` for the loader to refuse
-or skip; :class:`InteractionFormatError` names the file, the line and the record.
-"""
+"""The PubMed45 labels file (a JSON array or JSON Lines) read into records, and the error a bad
+interaction or labels file raises (:class:`InteractionFormatError`)."""
 
 from __future__ import annotations
 
@@ -31,16 +26,11 @@ class InteractionFormatError(StructkernelsError, ValueError):
 
 
 def read_label_records(path: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
-    """``(where, record)`` pairs of a JSON array file or a JSON Lines file.
-
-    ``where`` is ``"line N"``, the line where the record starts.  A UTF-8
-    byte-order mark is ignored; every record goes through
-    :func:`structkernels.utils.loads_record` (depth and size limits, finite
-    numbers).  In JSON Lines a bad line is returned as a bad record of its
-    own (the caller skips or refuses it); a JSON array is one document, so a
-    fault anywhere in it is an :class:`InteractionFormatError` naming the
-    file and the line.
-    """
+    """``(where, record)`` pairs of a JSON array file or a JSON Lines file, ``where`` the line
+    the record starts on (``"line N"``), each record through
+    :func:`structkernels.utils.loads_record`.  A bad JSON Lines line is a
+    :class:`~structkernels.utils.BadLine` record; a fault in a JSON array is an
+    :class:`InteractionFormatError` naming the file and the line."""
     file = os.fspath(path)
     with open(file, "rb") as fh:
         head = fh.read(1 << 16)

@@ -18,9 +18,7 @@ from structkernels.graphs.model import (
     new_graph,
 )
 
-__all__ = ["from_networkx", "read_networkx", "read_networkx_file", "NETWORKX_SUFFIXES"]
-
-NETWORKX_SUFFIXES = (".graphml", ".gml")
+__all__ = ["from_networkx", "read_networkx", "read_networkx_file"]
 
 
 def from_networkx(G: nx.Graph, label: str = "label", edge_label: str = "label",

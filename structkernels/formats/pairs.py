@@ -185,11 +185,6 @@ def _by_document(corpus: RelationCorpus, rows: list[Mapping[str, Any]], all_pair
     return out
 
 
-def _pubtator_docs(file: str) -> list[PubTatorDocument]:
-    data, _ = read_partial(file, max_bytes=MAX_FILE_BYTES)
-    return list(pubtator_documents(decode_lines(data)[0]))
-
-
 def _pubtator_text(doc: PubTatorDocument, chosen: dict[str, list], rtype: str) -> tuple[str, int]:
     """One document as written back, its relations those of ``chosen`` (taken from it)."""
     lines = [f"{doc.pmid}|t|{doc.title[1]}"] if doc.title else []
@@ -360,7 +355,8 @@ def _bioc_text(files: list[str], chosen: dict[str, list], fmt: str, rtype: str) 
     documents: list[dict[str, Any]] = []
     for file in files:
         if relation_format(file) == "pubtator":
-            documents += [_pubtator_as_bioc(d) for d in _pubtator_docs(file) if d.title]
+            lines = decode_lines(read_partial(file, max_bytes=MAX_FILE_BYTES)[0])[0]
+            documents += [_pubtator_as_bioc(d) for d in pubtator_documents(lines) if d.title]
             continue
         coll, lost = load_bioc(file)
         if lost is not None:

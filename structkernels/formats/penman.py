@@ -9,6 +9,7 @@ its :mod:`networkx` model (:func:`to_networkx`): a bad graph costs that graph on
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 
 import networkx as nx
@@ -30,6 +31,8 @@ _CODEC = penman.PENMANCodec(model=AMR_MODEL)
 #: per level, so a deeper graph is refused, with its file, line and id, before
 #: it is decoded.
 MAX_DEPTH = 100
+#: A string (closed or not), or a parenthesis.
+_PARENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[()]', re.S)
 
 
 def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
@@ -49,30 +52,20 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
 def _scan(text: str) -> tuple[int, int, tuple[int, str] | None]:
     """``(max depth, offset of the deepest "(", (offset, text) of the first non-comment text
     after the graph's closing parenthesis or None)`` of a graph's text, at any depth."""
-    depth, max_depth, deepest, in_str, esc = 0, 0, 0, False, False
-    for i, ch in enumerate(text):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "(":
+    depth, max_depth, deepest = 0, 0, 0
+    for m in _PARENS.finditer(text):
+        if m.group() == "(":
             depth += 1
             if depth > max_depth:
-                max_depth, deepest = depth, i
-        elif ch == ")":
+                max_depth, deepest = depth, m.start()
+        elif m.group() == ")":
             depth -= 1
             if depth == 0:
-                j = i + 1
+                j = m.end()
                 for ln in text[j:].split("\n"):
                     stripped = ln.strip()
                     if stripped and not stripped.startswith("#"):
-                        k = text.index(stripped, j)
-                        return max_depth, deepest, (k, stripped)
+                        return max_depth, deepest, (text.index(stripped, j), stripped)
                     j += len(ln) + 1
                 return max_depth, deepest, None
     return max_depth, deepest, None  # unbalanced: the PENMAN decoder reports it
@@ -82,10 +75,7 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str,
                   max_depth: int = MAX_DEPTH, bad_bytes: dict[int, str] | None = None
                   ) -> Graph | None:
     """Decode one block; None for a comment-only block without an id (a file header).
-
-    ``bad_bytes``: line -> first bad byte of the lines not UTF-8 (decoded with replacement
-    characters, so that the graph id can be named).  A failure names this graph.
-    """
+    ``bad_bytes``: line -> why, for the lines not UTF-8."""
     comments = [ln for ln in block if ln.lstrip().startswith("#")]
     meta = _metadata(comments)
     graph_id = meta.get("id")
@@ -228,12 +218,10 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
     Raises
     ------
     GraphFormatError
-        A malformed graph (strict mode): bad PENMAN, a line that is not UTF-8,
-        nesting deeper than ``max_depth``, a duplicate id, a truncated gzip
-        file; or input that holds no AMR graph at all (empty file, non-AMR
-        text).  In lenient mode only the bad graphs are left out, each listed
-        in :attr:`GraphCorpus.skipped` (a file that cannot be read, or the lost
-        end of a truncated ``.gz``, too: every graph before it is kept).
+        A malformed graph (strict mode: bad PENMAN, a line that is not UTF-8, nesting
+        deeper than ``max_depth``, a duplicate id, a truncated gzip file), or input that
+        holds no AMR graph at all.  In lenient mode a file that cannot be read, or the lost
+        end of a truncated ``.gz``, is listed too.
     OSError
         A file cannot be read (strict mode).
 

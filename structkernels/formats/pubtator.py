@@ -91,14 +91,10 @@ def concept_of(entity_id: str) -> str | None:
 
 @dataclass
 class PubTatorDocument:
-    """One block of a PubTator file, as written: the lines keep their numbers.
-
-    ``title`` and ``abstract`` are ``(line, text)`` (None when absent); ``annotations``
-    and ``relations`` are ``(line, fields)`` of the tab-separated lines; ``other`` the
-    lines that are neither, with their numbers; ``over`` the number of annotation lines
-    past :data:`MAX_ANNOTATIONS_PER_DOCUMENT` (counted, not kept) and ``over_line`` the
-    first of them.
-    """
+    """One block of a PubTator file as written, each line with its number: ``title`` and
+    ``abstract`` ``(line, text)`` or None, ``annotations`` and ``relations`` ``(line, fields)``,
+    ``other`` the lines that are neither; ``over`` counts the annotation lines past
+    :data:`MAX_ANNOTATIONS_PER_DOCUMENT` (not kept), the first at ``over_line``."""
 
     pmid: str
     line: int
@@ -229,18 +225,10 @@ def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
 
 def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
                        ) -> Iterator[int]:
-    """Read one PubTator file into ``reading`` a document at a time, as it streams.
-
-    After each document (its sentences added to ``reading``) yields the number of
-    documents of the file read so far; memory holds one document and one line.  The
-    sentences are those :func:`read_pubtator_file` reads, in the same order; what differs:
-    no whole-file size limit (a line over :data:`~structkernels.utils.MAX_RECORD_BYTES`
-    is a bad line), and a line that is not UTF-8 is reported with its document rather than
-    before all others.  Without ``labelled`` the file is first read through once, cheaply,
-    for relation lines (the rule of the module's notes; it stops at the first one); an
-    input that can be read only once (a pipe) is then read whole, as
-    :func:`read_pubtator_file` reads it.
-    """
+    """Read one PubTator file into ``reading`` a document at a time, yielding the documents
+    read so far: the sentences of :func:`read_pubtator_file`, but without its whole-file size
+    limit, and a line that is not UTF-8 reported with its document.  Without ``labelled`` the
+    file is first read for a relation line (a pipe, read once, is read whole instead)."""
     if labelled is None and read_once(file):
         count = read_pubtator_file(file, reading)
         if count:

@@ -1,10 +1,6 @@
 """Reading annotated relation corpora: interaction XML, BRAT standoff, JSON Lines, PubTator, BioC.
 
-:func:`read_relations` picks the reader by each path's form; several paths, in any mix of
-formats, make one corpus whose sentence ids are unique and whose documents each come from
-one file.  Every reader is strict by default (``on_error="raise"``: the first problem
-raises :class:`RelationFormatError` naming file, line and record id) and lenient with
-``on_error="skip"`` (a bad sentence is left out and listed in ``corpus.skipped``).
+:func:`read_relations` tells each path's format and reads them all into one corpus.
 """
 
 from __future__ import annotations
@@ -172,16 +168,14 @@ def with_formats(paths: Any) -> list[tuple[str, str]]:
 
 def read_file(path: Any, kind: str, reading: Reading) -> None:
     """Read one file (or BRAT folder) of format ``kind`` (:func:`relation_format`) into
-    ``reading``: the one dispatch of :func:`read_relations` and of the streaming reader's
-    formats that are read whole."""
-    if kind == "xml":
-        read_xml_file(path, reading)
-    elif kind == "jsonl":
-        read_jsonl_file(path, reading)
-    elif kind == "pubtator":
-        read_pubtator_file(path, reading)
-    elif kind in ("bioc-xml", "bioc-json"):
-        read_bioc_file(path, reading)
+    ``reading``: the one dispatch of :func:`read_relations` and of the streaming reader."""
+    reader = _READERS.get(kind)
+    if reader is not None:
+        reader(path, reading)
     else:
         for txt, ann in brat_documents(path):
             read_brat_document(txt, ann, reading)
+
+
+_READERS = {"xml": read_xml_file, "jsonl": read_jsonl_file, "pubtator": read_pubtator_file,
+            "bioc-xml": read_bioc_file, "bioc-json": read_bioc_file}

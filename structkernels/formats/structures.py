@@ -137,12 +137,8 @@ def _is_number(v: Any) -> bool:
 
 
 def _plugin_kinds() -> list[str]:
-    """Record keys read by ``structkernels.readers`` plugins.
-
-    A plugin named like a built-in kind (``path``, ``tree``, ...) never
-    replaces it: it is warned about and reachable only by its qualified key
-    ``"<distribution>:<name>"``.
-    """
+    """Record keys read by ``structkernels.readers`` plugins; one named like a built-in kind
+    never replaces it (warned about, keyed ``"<distribution>:<name>"``)."""
     table = readers.entry_points()
     kinds = []
     for name in readers.names():

@@ -1,13 +1,5 @@
-"""An expat parser that never expands a declared entity nor reads anything outside the file.
-
-Every XML reader of :mod:`structkernels.relations` (interaction XML, BioC) parses through
-:func:`safe_parser`: parameter entities are never parsed, entity declarations (the way to
-billion-laughs expansion) and external entities are refused, and so is a reference to an
-entity the parser could not expand.  A document type declaration is refused, or, where a
-format's files carry one naming an external DTD (BioC's ``<!DOCTYPE collection SYSTEM
-"BioC.dtd">``), accepted without its DTD ever being read, as long as it has no internal
-subset.
-"""
+"""An expat parser that never expands a declared entity nor reads anything outside the file:
+the one XML parse of the relation readers (interaction XML, BioC)."""
 
 from __future__ import annotations
 

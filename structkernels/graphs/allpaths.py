@@ -6,7 +6,7 @@ two unconnected subgraphs, the dependency one (tokens and dependencies as vertic
 shortest path's edges weighing more, its vertices' labels repeated with ``IP_``) and the
 linear one (tokens in order, labels prefixed ``B_``, ``M_`` or ``A_`` by their place
 against the pair), compared by
-:class:`~structkernels.kernels.allpaths_features.AllPathsGraphKernel`.
+:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`.
 """
 
 from __future__ import annotations

@@ -48,22 +48,24 @@ def pair_entries(W, offsets, labels):  # pragma: no cover - compiled
     values."""
     local = np.unique(labels)
     G = label_pairs(W, offsets, np.searchsorted(local, labels), len(local))
-    m = len(local)
-    count = 0
-    for a in range(m):
-        for b in range(m):
-            if G[a, b] != 0.0:
-                count += 1
+    count = np.count_nonzero(G)
     keys = np.empty(count, dtype=np.int64)
     vals = np.empty(count, dtype=np.float64)
-    t = 0
-    for a in range(m):
-        for b in range(m):
+    write_pairs(G, local, keys, vals, 0)
+    return keys, vals
+
+
+@njit(cache=True, nogil=True)
+def write_pairs(G, local, keys, vals, t):  # pragma: no cover - compiled
+    """Write the non-zero entries of ``G`` from position ``t`` on (keys ``local[a] << 32 |
+    local[b]``, row by row); the position after them."""
+    for a in range(len(local)):
+        for b in range(len(local)):
             if G[a, b] != 0.0:
                 keys[t] = (local[a] << 32) | local[b]
                 vals[t] = G[a, b]
                 t += 1
-    return keys, vals
+    return t
 
 
 @njit(cache=True, nogil=True)

@@ -1,4 +1,4 @@
-"""All-paths graph kernel of Airola et al. (2008) and its features, a graph's ``G = L W L^T``.
+"""Features of the all-paths graph kernel of Airola et al. (2008), a graph's ``G = L W L^T``.
 
 Airola, Pyysalo, Björne, Pahikkala, Ginter and Salakoski, "All-paths graph kernel for
 protein-protein interaction extraction with evaluation of cross-corpus learning", BMC
@@ -14,14 +14,11 @@ from __future__ import annotations
 import mmap
 import weakref
 from collections.abc import Sequence
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from structkernels.kernels._allpaths_numba import (
-    add_single,
-    column_join,
     column_runs,
     dag_walk_sums,
     factorize,
@@ -30,13 +27,16 @@ from structkernels.kernels._allpaths_numba import (
     row_sq,
     sort_rows,
 )
-from structkernels.kernels._allpaths_weights_numba import batch_weighted_dots, weighted_dot
-from structkernels.kernels.base import Kernel
+from structkernels.kernels._allpaths_weights_numba import (
+    FlatGraphs,
+    batch_pair_entries,
+    batch_weighted_dots,
+    weighted_dot,
+)
 from structkernels.structures import EncodedList, LabelledGraph
 from structkernels.utils import check_finite
 
-__all__ = ["AllPathsGraphKernel", "AllPathsFeatures", "AllPathsWeights", "walk_sums",
-           "label_pair_features"]
+__all__ = ["AllPathsFeatures", "AllPathsWeights", "walk_sums", "label_pair_features"]
 
 #: a label pair goes to the dense part of the features when at least this fraction of the
 #: graphs has it (a dense product costs ~ n_x n_y per column, a sparse one ~ df_x df_y
@@ -277,7 +277,7 @@ class _Layout:
 
 class AllPathsFeatures(EncodedList):
     """Labelled graphs with their all-paths features computed once (what
-    :meth:`AllPathsGraphKernel.check_input` returns).
+    :meth:`~structkernels.kernels.allpaths.AllPathsGraphKernel.check_input` returns).
 
     A sequence of :class:`~structkernels.structures.LabelledGraph`; slices and integer
     arrays give sub-lists sharing the column space, so Gram blocks cut from it compute
@@ -484,90 +484,6 @@ class AllPathsFeatures(EncodedList):
                                 np.full(n, -1, dtype=np.int64), np.zeros(n), self._items)
 
 
-# ------------------------------------------------------------------ the kernel
-class AllPathsGraphKernel(Kernel):
-    """The all-paths graph kernel (Airola et al. 2008) on :class:`LabelledGraph` objects.
-
-    ``k(G, G') = Σ_{l, l'} G[l, l'] G'[l, l']`` with ``G = L W L^T``: every walk (of any
-    length >= 1) from a vertex labelled ``l`` to one labelled ``l'`` adds the product of its
-    edge weights to ``G[l, l']``.  The kernel has no parameter: the weights live in the
-    graphs (:func:`structkernels.graphs.allpaths.allpaths_graph`).  The paper normalises:
-    wrap it in :class:`~structkernels.Normalized`.
-
-    Examples
-    --------
-    >>> from structkernels import Normalized, kernel
-    >>> from structkernels.structures import LabelledGraph
-    >>> g = LabelledGraph([("a",), ("b",), ("c",)], [(0, 1, 0.5), (1, 2, 0.5)])
-    >>> h = LabelledGraph([("a",), ("b",)], [(0, 1, 0.9)])
-    >>> k = kernel("all-paths-graph")
-    >>> round(k.value(g, h), 6)      # only the pair (a, b) is shared: 0.5 * 0.9
-    0.45
-    >>> round(Normalized(k).value(g, h), 6)
-    0.666667
-    """
-
-    #: a sum over shared walks: larger graphs, larger values
-    grows_with_size = True
-    #: blocks are a BLAS product and a compiled sparse product: threads in the Gram engine
-    nogil_blocks = True
-    overflow_hint = (
-        "the walk sums of a graph are astronomically large (a cycle with weights near 1): "
-        "lower the edge weights"
-    )
-
-    def check_input(self, X: Any) -> AllPathsFeatures:
-        if isinstance(X, AllPathsFeatures):
-            return X
-        if isinstance(X, LabelledGraph):
-            raise TypeError(
-                "AllPathsGraphKernel takes a sequence of LabelledGraph objects, got a single "
-                "one: wrap it in a list, or use value(x, y) for one pair")
-        X = super().check_input(X)
-        for i, g in enumerate(X):
-            if not isinstance(g, LabelledGraph):
-                raise TypeError(
-                    f"AllPathsGraphKernel expects structkernels.structures.LabelledGraph "
-                    f"objects; item {i} is a {type(g).__name__}")
-        return AllPathsFeatures.encode(X)
-
-    def pair(self, x: LabelledGraph, y: LabelledGraph) -> float:
-        return float(self.gram_block([x], [y])[0, 0])
-
-    def gram_block(self, X: Sequence, Y: Sequence) -> np.ndarray:
-        X, Y = self.check_input(X), self.check_input(Y)
-        layout = X.layout
-        same = Y.layout is layout
-        if not same:
-            Y = Y.aligned(layout)
-        n, m = len(X), len(Y)
-        if layout.n_dense and n and m:
-            out = X.dense @ Y.dense.T
-        else:
-            out = np.zeros((n, m), dtype=np.float64)
-        if not (n and m):
-            return out
-        # one encoding: the pairs of one graph only meet that graph (the diagonal)
-        limit = layout.n_shared if same else layout.n_sparse
-        if limit:
-            xr = X.column_runs(limit)
-            yr = xr if Y is X else Y.column_runs(limit)
-            column_join(*xr, *yr, Y is X, out)
-        if same and limit < layout.n_sparse:
-            add_single(X.rows, X.single, Y.rows, out)
-        return out
-
-    def diag_block(self, X: Sequence) -> np.ndarray:
-        return self.check_input(X).squared_norms()
-
-    def weighted_sum(self, X: Sequence, weights: Any, normalized: bool = False
-                     ) -> tuple[AllPathsWeights, np.ndarray]:
-        """``(AllPathsWeights, diag)``: the references' label-pair matrices summed into one
-        (see :meth:`Kernel.weighted_sum`)."""
-        collapse = AllPathsWeights(X, weights, normalized=normalized)
-        return collapse, collapse.reference_squared_norms
-
-
 # ------------------------------------------------------------- weighted sum
 class AllPathsWeights:
     """A weighted sum of graphs' features as one vector: ``V = Σ_j c_j G_j``, so that
@@ -644,23 +560,41 @@ class AllPathsWeights:
                      normalized: bool) -> None:
         ids: dict[str, int] = {}
         names: list[str] = []
-        n = len(graphs)
-        sq = np.zeros(n)
-        # each graph's entries, then per chunk of graphs their keys interned and the
-        # weighted values summed (the weights need the norms: the chunk's own graphs')
+
+        def numbered(label: str) -> int:  # the references' labels numbered as first met
+            ids[label] = len(names)
+            names.append(label)
+            return ids[label]
+
+        layout = FlatGraphs(graphs, ids, numbered, "AllPathsWeights", every=True)
+        arrays = layout.arrays(layout.rows)
+        # the graphs with cycles apart: their entries from their walk sums
+        own = [_graph_entries(graphs[i], ids, names) for i in layout.cyclic]
+        sizes = np.zeros(len(graphs) + 1, dtype=np.int64)
+        sizes[np.asarray(layout.cyclic, dtype=np.int64) + 1] = [len(k) for k, _ in own]
+        apart = (np.concatenate([np.empty(0, np.int64), *(k for k, _ in own)]),
+                 np.concatenate([np.empty(0), *(v for _, v in own)]), np.cumsum(sizes))
+        sq = np.zeros(len(graphs))
+        # per chunk of graphs (about _CHUNK_ENTRIES entries): their entries, their keys
+        # interned and their weighted values summed (the weights need the chunk's norms)
         sums: list[tuple[np.ndarray, np.ndarray]] = []
-        for first, end, keys_parts, vals_parts in _entry_chunks(graphs, ids, names,
-                                                                "AllPathsWeights"):
-            sq[first:end] = [float(v @ v) for v in vals_parts]
+        first = 0
+        while first < len(graphs):
+            end, counts, keys, vals = batch_pair_entries(*arrays, apart, first, _CHUNK_ENTRIES)
+            parts = np.split(vals, np.cumsum(counts)[:-1])  # each graph's values
+            if not np.isfinite(vals).all():
+                for v in parts:  # the first graph with a value not finite named
+                    check_finite(v, "all-paths graph features", ("entry",), hint=_OVERFLOW)
+            sq[first:end] = [float(v @ v) for v in parts]
             w = self._scaled(c[first:end], sq[first:end], normalized)
-            keys = np.concatenate(keys_parts)
-            vals = np.concatenate(vals_parts) * np.repeat(w, [len(k) for k in keys_parts])
             uniq, inv = factorize(keys, max(len(names), 1))
-            sums.append((uniq, np.bincount(inv, weights=vals, minlength=len(uniq))))
+            sums.append((uniq, np.bincount(inv, weights=vals * np.repeat(w, counts),
+                                           minlength=len(uniq))))
+            first = end
         self.reference_squared_norms = sq
         if sums:
-            keys = np.concatenate([k for k, _ in sums])
-            uniq, inv = np.unique(keys, return_inverse=True)
+            # np.unique's keys and inverse, by the radix sort
+            uniq, inv = factorize(np.concatenate([k for k, _ in sums]), max(len(names), 1))
             values = np.bincount(inv, weights=np.concatenate([v for _, v in sums]),
                                  minlength=len(uniq))
         else:
@@ -684,32 +618,6 @@ class AllPathsWeights:
                              np.asarray(labs, dtype=np.int64), n_known, self._rows,
                              self._cols, self._values)
 
-    def _batch(self, flat: list[int], tuples: list[int], edges: list, order: list[int],
-               n_vertices: list[int], n_edges: list[int], rows: list[list[int]],
-               n_known: int, dots: np.ndarray, sq: np.ndarray) -> None:
-        """The graphs ``flat`` (without cycles) laid out flat, scored in one compiled call."""
-        sizes = np.fromiter(map(len, rows), np.int64, len(rows))
-        starts = np.zeros(len(rows), dtype=np.int64)
-        np.cumsum(sizes[:-1], out=starts[1:])
-        ids = np.fromiter(chain.from_iterable(rows), np.int64, int(sizes.sum()))
-        tix = np.asarray(tuples, dtype=np.int64)
-        counts = sizes[tix]
-        loff = np.zeros(len(tix) + 1, dtype=np.int64)
-        np.cumsum(counts, out=loff[1:])
-        labels = ids[np.repeat(starts[tix] - loff[:-1], counts) + np.arange(loff[-1])]
-        vstart = np.zeros(len(flat) + 1, dtype=np.int64)
-        np.cumsum(n_vertices, out=vstart[1:])
-        estart = np.zeros(len(flat) + 1, dtype=np.int64)
-        np.cumsum(n_edges, out=estart[1:])
-        e = np.fromiter(chain.from_iterable(edges), np.float64, 3 * len(edges)).reshape(-1, 3)
-        d, s = np.zeros(len(flat)), np.zeros(len(flat))
-        batch_weighted_dots(vstart, np.asarray(order, dtype=np.int64), estart,
-                             e[:, 0].astype(np.int64), e[:, 1].astype(np.int64),
-                             np.ascontiguousarray(e[:, 2]), loff, labels, n_known, self._rows,
-                             self._cols, self._values, d, s)
-        dots[flat] = d
-        sq[flat] = s
-
     def dots(self, graphs: Sequence[LabelledGraph]) -> tuple[np.ndarray, np.ndarray]:
         """``(<G_x, V>, k(x, x))`` of each graph of ``graphs``.
 
@@ -717,47 +625,12 @@ class AllPathsWeights:
         label tuple given its ids once); a graph with cycles takes :func:`walk_sums`."""
         n = len(graphs)
         dots, sq = np.zeros(n), np.zeros(n)
-        ids, n_known = self._ids, len(self._names)
+        n_known = len(self._names)
         new: dict[str, int] = {}  # labels of no reference: ids above theirs, meeting nothing
-        index: dict[tuple[str, ...], int] = {}  # a vertex's label tuple -> its row below
-        rows: list[list[int]] = []  # the label ids of each distinct label tuple
-
-        def row(vlabels: tuple[str, ...]) -> int:
-            got = index.get(vlabels)
-            if got is None:
-                got = index[vlabels] = len(rows)
-                rows.append([ids[lab] if lab in ids else new.setdefault(lab, n_known + len(new))
-                             for lab in vlabels])
-            return got
-
-        flat: list[int] = []  # the batch's graphs without cycles: their indices, then flat
-        tuples: list[int] = []
-        edges: list[tuple[int, int, float]] = []
-        order: list[int] = []
-        n_vertices: list[int] = []
-        n_edges: list[int] = []
-        cyclic: list[int] = []
-        lookup = index.get
-        for i, g in enumerate(graphs):
-            if not isinstance(g, LabelledGraph):
-                raise TypeError(f"AllPathsWeights.dots expects LabelledGraph objects; item {i} "
-                                f"is a {type(g).__name__}")
-            if not g.edges:
-                continue
-            if g.topological_order is None:
-                cyclic.append(i)
-                for t in g.labels:  # every label known before the new ones are ranked
-                    row(t)
-                continue
-            got = list(map(lookup, g.labels))
-            if None in got:  # a label tuple not seen in the batch yet
-                got = [r if r is not None else row(t) for r, t in zip(got, g.labels, strict=True)]
-            flat.append(i)
-            tuples += got
-            edges += g.edges
-            order += g.topological_order
-            n_vertices.append(len(got))
-            n_edges.append(len(g.edges))
+        layout = FlatGraphs(graphs, self._ids,
+                            lambda label: new.setdefault(label, n_known + len(new)),
+                            "AllPathsWeights.dots")
+        rows = layout.rows
         if new:
             # the labels of no reference in the order of their names, not of their first
             # sight in the batch: a graph's sums run in the same order in any batch
@@ -765,10 +638,13 @@ class AllPathsWeights:
             rank[sorted(range(len(new)), key=list(new).__getitem__)] = np.arange(len(new))
             rows = [[lab if lab < n_known else n_known + int(rank[lab - n_known]) for lab in r]
                     for r in rows]
-        for i in cyclic:
-            dots[i], sq[i] = self._cyclic(graphs[i], row, rows, n_known)
-        if flat:
-            self._batch(flat, tuples, edges, order, n_vertices, n_edges, rows, n_known,
-                        dots, sq)
+        for i in layout.cyclic:
+            dots[i], sq[i] = self._cyclic(graphs[i], layout.index.__getitem__, rows, n_known)
+        if layout.slots:
+            d, s = np.zeros(len(layout.slots)), np.zeros(len(layout.slots))
+            batch_weighted_dots(*layout.arrays(rows), n_known, self._rows, self._cols,
+                                 self._values, d, s)
+            dots[layout.slots] = d
+            sq[layout.slots] = s
         check_finite(sq, "all-paths graph features: k(x, x)", ("graph",), hint=_OVERFLOW)
         return dots, sq

@@ -1,9 +1,5 @@
-"""The kernel k-nearest-neighbour classifier, exact or with kernel hashing.
-
-:class:`KernelKNNClassifier` votes with the ``k`` most similar training structures under any
-registered kernel (or a precomputed Gram); with ``hashing`` a test structure is compared only
-with its hash bucket(s) and the reference set (Garg et al. 2018, Sec. 4.2 and Table 2).
-:func:`positive_class_scores` gives the figures of the paper's tables.
+"""The kernel k-nearest-neighbour classifier, exact or with kernel hashing (Garg et al. 2018,
+Sec. 4.2 and Table 2), and the positive-class scores of the paper's tables.
 """
 
 from __future__ import annotations
@@ -20,14 +16,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from structkernels.engine.checks import probe_when_asked, validation_level
+from structkernels.engine.checks import diagonal_scales, probe_when_asked, validation_level
 from structkernels.engine.gram import block_ranges
 from structkernels.engine.source import check_precomputed_gram
 from structkernels.kernels.base import Normalized
 from structkernels.kernels.names import takes_arrays
 from structkernels.neighbors.graph import (
     HASHINGS,
-    Evaluator,
     bounded_k,
     build_tables,
     group_buckets,
@@ -35,9 +30,10 @@ from structkernels.neighbors.graph import (
     line_topk,
     merge_topk,
     prepare_kernel,
+    top_candidates,
 )
 from structkernels.neighbors.hashing import as_structures as _checked_structures
-from structkernels.neighbors.hashing import codes_from_bits
+from structkernels.neighbors.hashing import check_n_features, codes_from_bits
 from structkernels.neighbors.settings import (
     MAIN_JOB,
     MAIN_JOB_SETTINGS,
@@ -436,19 +432,14 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             self.n_evaluations_ = 0
             return merge_topk(len(X), k, r, c, s, exclude_self=False)
         Xq = as_structures(self.kernel_, X)
-        if isinstance(Xq, np.ndarray) and hasattr(self, "n_features_in_"):
-            if Xq.ndim != 2 or Xq.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {Xq.shape[-1] if Xq.ndim else 0} features, but "
-                    f"{type(self).__name__} is expecting {self.n_features_in_} features as input"
-                )
+        check_n_features(self, Xq)
         m = len(Xq)
         n_evals = 0
-        diag_q = None
+        scales = None
         if self.normalized_:
             diag_q, ne = kernel_diagonal(self.kernel_, Xq)
             n_evals += ne
-        ev = Evaluator(self.kernel_, k, diag_q, self._diag_fit, self.n_jobs)
+            scales = (diagonal_scales(diag_q), diagonal_scales(self._diag_fit))
         parts_r, parts_c, parts_s = [], [], []
         if self.hashing is None:
             block = 512
@@ -490,7 +481,8 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                         ]
                     if cols:
                         tasks.append((rows, np.concatenate(cols), False))
-        r, c, s, ne = ev.run(Xq, self.X_fit_, tasks, desc="knn predict")
+        r, c, s, ne = top_candidates(self.kernel_, Xq, self.X_fit_, tasks, k, scales,
+                                     n_jobs=self.n_jobs, desc="knn predict")
         n_evals += ne
         parts_r.append(r)
         parts_c.append(c)

@@ -1,11 +1,6 @@
-"""Kernel k-nearest-neighbour graphs, exact (blocked) and approximate (hashed).
-
-:func:`knn_graph` returns a :class:`KNNGraph`: for every structure its ``k`` most similar
-other structures (ties to the smaller index), the similarities and the kernel evaluations it
-took.  Exact: square blocks of the upper triangle through the Gram engine, each reduced to
-its top ``k`` at once (memory ``O(block**2 + n k)``).  Hashed (Garg et al. 2018, Sec. 4.2):
-the kernel is evaluated only inside each bucket (and across Hamming-1 buckets with
-``probe=1``), about ``n ** 1.5`` evaluations.
+"""Kernel k-nearest-neighbour graphs, exact (blocks of the upper triangle, each reduced to its
+top ``k`` at once: memory ``O(block**2 + n k)``) and hashed (Garg et al. 2018, Sec. 4.2: the
+kernel evaluated only inside buckets, about ``n ** 1.5`` evaluations).
 """
 
 from __future__ import annotations
@@ -34,7 +29,7 @@ from structkernels.neighbors.hashing import KernelLSH, RandomKNNHash, as_structu
 from structkernels.neighbors.topk import topk_lines
 from structkernels.utils import N_JOBS, Interval, validate_params
 
-__all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS", "make_hasher"]
+__all__ = ["knn_graph", "KNNGraph", "exact_knn_graph", "HASHINGS"]
 
 #: Hash family names accepted by ``hashing=``.
 HASHINGS = {"random-knn": RandomKNNHash, "klsh": KernelLSH}
@@ -163,39 +158,25 @@ def prepare_kernel(kernel: Any, kernel_params: dict | None = None,
     return base, norm or bool(normalize)
 
 
-class Evaluator:
-    """Runs blocks of kernel values through the engine and keeps per-row top ``k``.
+def top_candidates(kernel: Kernel, X: Sequence, Y: Sequence, tasks: list, k: int,
+                   scales: tuple | None = None, *, n_jobs: int | None = None,
+                   progress: bool | None = None,
+                   desc: str = "knn") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The per-row top-``k`` candidates of the blocks of ``tasks``: ``(rows, cols, sims,
+    evaluations)``, normalised by ``scales`` (of ``X`` and ``Y``, :func:`diagonal_scales`).
 
-    A task is ``(row_idx, col_idx, both)``: kernel values between structures ``row_idx`` of
-    ``X`` and ``col_idx`` of ``Y`` (``col_idx=None``: the symmetric block of ``row_idx``);
-    ``both`` also keeps the columns' top ``k`` (a graph on one set).  The blocks come from a
-    :class:`~structkernels.engine.source.KernelSource` through
-    :func:`~structkernels.engine.parallel.map_blocks`, each reduced to its top-``k`` candidates
-    in the worker (:class:`_TopK`).
+    A task is ``(row_idx, col_idx, both)``: kernel values between ``X[row_idx]`` and
+    ``Y[col_idx]`` (``col_idx=None``: the symmetric block of ``row_idx``); ``both`` also keeps
+    the columns' top ``k`` (a graph on one set).  Each block is reduced in the worker
+    (:class:`_TopK`, the reduce of :func:`~structkernels.engine.parallel.map_blocks`).
     """
-
-    def __init__(self, kernel: Kernel, k: int, diag_x=None, diag_y=None, n_jobs: int | None = None):
-        self.kernel = kernel
-        self.k = k
-        self.scale_x = None if diag_x is None else diagonal_scales(diag_x)
-        self.scale_y = None if diag_y is None else diagonal_scales(diag_y)
-        self.n_jobs = n_jobs
-
-    def run(self, X, Y, tasks, *, progress: bool | None = None, desc: str = "knn"):
-        """Returns ``(rows, cols, sims, n_evaluations)`` candidate triplets."""
-        source = KernelSource(self.kernel, X, None if Y is X else Y, checked=True)
-        reduce = _TopK(self.k, self.scale_x, self.scale_y)
-        out_r, out_c, out_s = [], [], []
-        n_evals = 0
-        for r, c, s, ne in map_blocks(source, tasks, reduce, n_jobs=self.n_jobs,
-                                      progress=progress, desc=desc):
-            out_r.append(r)
-            out_c.append(c)
-            out_s.append(s)
-            n_evals += ne
-        if not out_r:
-            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), n_evals
-        return np.concatenate(out_r), np.concatenate(out_c), np.concatenate(out_s), n_evals
+    source = KernelSource(kernel, X, None if Y is X else Y, checked=True)
+    reduce = _TopK(k, *(scales or (None, None)))
+    found = list(map_blocks(source, tasks, reduce, n_jobs=n_jobs, progress=progress, desc=desc))
+    if not found:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), 0
+    rows, cols, sims, n_evals = zip(*found, strict=True)
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(sims), sum(n_evals)
 
 
 _NO_SCALE = np.ones(0, dtype=np.float64)
@@ -203,12 +184,8 @@ _NO_SCALE = np.ones(0, dtype=np.float64)
 
 @dataclass
 class _TopK:
-    """A block's top-``k`` candidates, in the worker (the reduce of :func:`map_blocks`).
-
-    The block is normalised and reduced by a compiled top-k: the time goes to GIL-free
-    code, so threads over tasks scale.  ``scale_x``/``scale_y`` are the normalisation
-    scales ``1 / sqrt(k(x, x))`` of the whole sets (or None).
-    """
+    """A block's top-``k`` candidates, normalised by the scales ``1 / sqrt(k(x, x))`` of the
+    whole sets (or None) and reduced by compiled, GIL-free code, so threads over tasks scale."""
 
     k: int
     scale_x: np.ndarray | None
@@ -238,12 +215,8 @@ def _check_common(k: Any, n_jobs: Any) -> None:
 
 
 def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
-    """``k`` clipped to ``n``, the structures a row can be compared with, with a warning.
-
-    A row has at most ``n`` neighbours, so columns beyond ``n`` would only hold padding (``-1``
-    / ``-inf``); with ``k = 10**9`` they would need ``16 n 10**9`` bytes.  Up to ``n`` the
-    result keeps its ``k`` columns (padded where fewer neighbours are found, as documented).
-    """
+    """``k`` clipped to ``n``, the structures a row can be compared with, with a warning:
+    columns beyond ``n`` would only hold padding (with ``k = 10**9``, ``16 n 10**9`` bytes)."""
     k = int(k)
     if k > max(n, 1):
         warnings.warn(
@@ -269,14 +242,25 @@ def kernel_diagonal(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
     return d, len(X)
 
 
-def _self_candidates(base: Kernel, X: Sequence,
-                     diag: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, int]:
-    """Each structure as its own candidate: ``(indices, similarities, evaluations)``, the
-    normalised self-similarity 1 (0 where ``diag`` is not positive) or the raw one."""
-    n = len(X)
-    if diag is not None:
-        return np.arange(n, dtype=np.int64), (diag > 0).astype(np.float64), 0
-    return np.arange(n, dtype=np.int64), base.diag(X), n
+def _merged(base: Kernel, X: Sequence, k: int, diag: np.ndarray | None, tasks: list,
+            found: list, *, exclude_self: bool, n_jobs: int | None, progress: bool | None,
+            desc: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """The blocks of ``tasks`` reduced to candidates, with those ``found`` otherwise (``(rows,
+    cols, sims)``) and, without ``exclude_self``, each structure itself (its normalised
+    self-similarity 1, 0 where ``diag`` is not positive, or the raw one), merged per row:
+    ``(indices, similarities, evaluations)``."""
+    scales = None if diag is None else (diagonal_scales(diag),) * 2
+    r, c, s, n_evals = top_candidates(base, X, X, tasks, k, scales, n_jobs=n_jobs,
+                                      progress=progress, desc=desc)
+    found = [(r, c, s), *found]
+    if not exclude_self:
+        # the diagonal was masked in the blocks: put k(x, x) back as a candidate
+        idx = np.arange(len(X), dtype=np.int64)
+        found.append((idx, idx, base.diag(X) if diag is None else (diag > 0).astype(np.float64)))
+        n_evals += len(X) if diag is None else 0
+    rows, cols, sims = (np.concatenate(part) for part in zip(*found, strict=True))
+    indices, similarities = merge_topk(len(X), k, rows, cols, sims, exclude_self)
+    return indices, similarities, n_evals
 
 
 def exact_knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, n_jobs: int | None = None,
@@ -309,30 +293,9 @@ def exact_knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, n_jobs: int | N
     tasks = [(np.arange(r0, r1, dtype=np.int64),
               None if c0 == r0 else np.arange(c0, c1, dtype=np.int64), True)
              for bi, (r0, r1) in enumerate(blocks) for c0, c1 in blocks[bi:]]
-    ev = Evaluator(base, k, diag, diag, n_jobs)
-    r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="exact knn")
-    if not exclude_self:
-        # the diagonal was masked in the blocks: put k(x, x) back as a candidate
-        idx, d, ne_self = _self_candidates(base, X, diag)
-        r, c, s = np.concatenate([r, idx]), np.concatenate([c, idx]), np.concatenate([s, d])
-        ne += ne_self
-    indices, sims = merge_topk(n, k, r, c, s, exclude_self)
+    indices, sims, ne = _merged(base, X, k, diag, tasks, [], exclude_self=exclude_self,
+                                n_jobs=n_jobs, progress=progress, desc="exact knn")
     return KNNGraph(indices, sims, int(n_evals + ne), None, time.perf_counter() - t0)
-
-
-def make_hasher(hashing: str, kernel: Any, *, n_bits: int | None = None, random_state: Any = None,
-                n_jobs: int | None = None, **hash_params: Any):
-    """An unfitted hasher of family ``hashing`` (``"random-knn"`` or ``"klsh"``)."""
-    if hashing not in HASHINGS:
-        raise ValueError(
-            f"unknown hashing {hashing!r}; expected None, one of {sorted(HASHINGS)}, or a "
-            "fitted RandomKNNHash/KernelLSH"
-        )
-    cls = HASHINGS[hashing]
-    try:
-        return cls(kernel, n_bits=n_bits, random_state=random_state, n_jobs=n_jobs, **hash_params)
-    except TypeError as exc:
-        raise TypeError(f"bad hash parameter for {cls.__name__}: {exc}") from None
 
 
 def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | None, n_tables: int,
@@ -353,13 +316,19 @@ def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | Non
     sims: list[np.ndarray] = []
     n_evals = 0
     if isinstance(hashing, str):
-        rng = check_random_state(random_state)
-        seeds = rng.randint(np.iinfo(np.int32).max, size=n_tables)
-        for t in range(n_tables):
-            h = make_hasher(
-                hashing, kernel, n_bits=n_bits, random_state=int(seeds[t]), n_jobs=n_jobs,
-                **hash_params,
+        seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n_tables)
+        if hashing not in HASHINGS:
+            raise ValueError(
+                f"unknown hashing {hashing!r}; expected None, one of {sorted(HASHINGS)}, or a "
+                "fitted RandomKNNHash/KernelLSH"
             )
+        cls = HASHINGS[hashing]
+        for seed in seeds:
+            try:
+                h = cls(kernel, n_bits=n_bits, random_state=int(seed), n_jobs=n_jobs,
+                        **hash_params)
+            except TypeError as exc:
+                raise TypeError(f"bad hash parameter for {cls.__name__}: {exc}") from None
             c, _, S = h.fit_hash(X, return_similarities=True)
             hashers.append(h)
             codes.append(c)
@@ -394,16 +363,10 @@ def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | Non
 
 def group_buckets(codes: np.ndarray) -> dict[int, np.ndarray]:
     """``code -> sorted member indices``."""
-    order = np.argsort(codes, kind="stable")
-    sorted_codes = codes[order]
-    uniq, starts = np.unique(sorted_codes, return_index=True)
-    ends = np.append(starts[1:], len(codes))
-    return {int(u): order[s:e].astype(np.int64) for u, s, e in zip(uniq, starts, ends, strict=True)}
-
-
-def _check_probe(probe: Any) -> None:
-    if probe not in (0, 1) or isinstance(probe, bool):
-        raise ValueError(f"probe must be 0 (own bucket) or 1 (also Hamming-1 buckets), got {probe!r}")
+    order = np.argsort(codes, kind="stable").astype(np.int64)
+    uniq, starts = np.unique(codes[order], return_index=True)
+    # no code: no bucket (np.split gives one empty part)
+    return dict(zip(uniq.tolist(), np.split(order, starts[1:]), strict=False))
 
 
 def knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, hashing: Any = None,
@@ -466,7 +429,8 @@ def knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, hashing: Any = None,
         )
     t0 = time.perf_counter()
     _check_common(k, n_jobs)
-    _check_probe(probe)
+    if probe not in (0, 1) or isinstance(probe, bool):
+        raise ValueError(f"probe must be 0 (own bucket) or 1 (also Hamming-1 buckets), got {probe!r}")
     base, normalize = prepare_kernel(kernel)
     hash_kernel = Normalized(base) if normalize else base
     X = as_structures(base, X, encode=True)
@@ -490,28 +454,13 @@ def knn_graph(X: Any, kernel: str | Kernel, k: int = 4, *, hashing: Any = None,
                     other = code ^ (1 << j)
                     if other > code and other in buckets:
                         tasks.append((members, buckets[other], True))
-    ev = Evaluator(base, k, diag, diag, n_jobs)
-    r, c, s, ne = ev.run(X, X, tasks, progress=progress, desc="hashed knn")
-    n_evals += ne
-    parts_r, parts_c, parts_s = [r], [c], [s]
     # the similarities to the reference set are exact kernel values: free candidates
+    found = []
     for h, S in zip(hashers, ref_sims, strict=True):
-        if S is None:
-            continue
-        ref = h.reference_indices_
-        rr, cc, ss = line_topk(S, k, None, ref, mask_self=True)
-        c2, r2, s2 = line_topk(S, k, ref, None, transpose=True, mask_self=True)
-        parts_r += [rr, c2]
-        parts_c += [cc, r2]
-        parts_s += [ss, s2]
-    if not exclude_self:
-        idx, d, ne = _self_candidates(base, X, diag)
-        parts_r.append(idx)
-        parts_c.append(idx)
-        parts_s.append(d)
-        n_evals += ne
-    indices, sims = merge_topk(
-        n, k, np.concatenate(parts_r), np.concatenate(parts_c), np.concatenate(parts_s),
-        exclude_self,
-    )
-    return KNNGraph(indices, sims, int(n_evals), tables, time.perf_counter() - t0, hashers)
+        if S is not None:
+            found.append(line_topk(S, k, None, h.reference_indices_, mask_self=True))
+            found.append(line_topk(S, k, h.reference_indices_, None, transpose=True,
+                                   mask_self=True))
+    indices, sims, ne = _merged(base, X, k, diag, tasks, found, exclude_self=exclude_self,
+                                n_jobs=n_jobs, progress=progress, desc="hashed knn")
+    return KNNGraph(indices, sims, int(n_evals + ne), tables, time.perf_counter() - t0, hashers)

@@ -25,7 +25,9 @@ from structkernels.kernels.names import as_kernel, takes_arrays
 from structkernels.structures import is_encoded, take
 from structkernels.utils import N_JOBS, Interval, ValidatedParamsMixin
 
-__all__ = ["RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits", "MAX_BITS"]
+__all__ = [
+    "RandomKNNHash", "KernelLSH", "codes_from_bits", "auto_n_bits", "MAX_BITS", "check_n_features",
+]
 
 #: At most this many bits per code (a code is packed in an int64).
 MAX_BITS = 62
@@ -73,6 +75,17 @@ def set_n_features(est: Any, X: Any) -> None:
         del est.n_features_in_
 
 
+def check_n_features(est: Any, X: Any) -> None:
+    """Refuse array input whose width differs from the fitted ``n_features_in_``."""
+    expected = getattr(est, "n_features_in_", None)
+    if expected is not None and isinstance(X, np.ndarray) and X.shape[-1:] != (expected,):
+        got = X.shape[1] if X.ndim == 2 else X.shape
+        raise ValueError(
+            f"X has {got} features, but {type(est).__name__} is expecting {expected} features "
+            "as input"
+        )
+
+
 def _at_least(low: int) -> list[Any]:
     return [None, Interval(numbers.Integral, low, None)]
 
@@ -87,9 +100,9 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         "kernel_params": [None, dict],
     }
 
-    def _fit_sample(self, X: Any, param: str) -> tuple[Kernel, Sequence, int, int]:
-        """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size read from
-        ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
+    def _fit_sample(self, X: Any, param: str, m: int | None) -> tuple[Kernel, Sequence, int, int]:
+        """Checks of :meth:`fit`: ``(kernel, X encoded, n, sample size)``, the size ``m`` of
+        parameter ``param`` (default ``max(2, ceil(sqrt(n)))``, at most ``n``)."""
         self._validate_params()
         kernel = as_kernel(self.kernel, **(self.kernel_params or {}))
         X = as_structures(kernel, X, encode=True)
@@ -98,7 +111,6 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         if n < 2:
             raise ValueError(f"{name} needs at least 2 structures to fit, got n_samples={n}")
         set_n_features(self, X)
-        m = getattr(self, param)
         m = m if m is not None else max(2, math.ceil(math.sqrt(n)))
         if m > n:
             raise ValueError(f"{name}.{param}={m} exceeds the {n} structures given")
@@ -112,17 +124,22 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         self.reference_ = take(X, self.reference_indices_)
         self.n_evaluations_ = 0
 
+    def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """Bits from kernel values ``S`` (n, M) against the reference set."""
+        return self._signed(self._checked_similarities(S)) > 0
+
+    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
+        """How firmly each bit is set, (n, n_bits): ``|max_{H_j1} k - max_{H_j2} k|`` (random
+        k-NN hashing), the distance ``|sum_i w_i k_c(x, x_i)|`` to its hyperplane (KLSH).
+
+        Multi-probe search (``KernelKNNClassifier(n_probes=...)``) also visits the buckets
+        across the least firm bits.
+        """
+        return np.abs(self._signed(self._checked_similarities(S)))
+
     def _codes(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bits = self.bits_from_similarities(S)
         return codes_from_bits(bits), bits
-
-    def _check_n_features(self, X: Sequence) -> None:
-        expected = getattr(self, "n_features_in_", None)
-        if expected is not None and isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] != expected:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{expected} features as input"
-            )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -158,7 +175,7 @@ class _KernelHash(ValidatedParamsMixin, BaseEstimator):
         ``len(X) * n_reference`` kernel evaluations, added to ``n_evaluations_``."""
         self._check_fitted()
         X = as_structures(self.kernel_, X, encode=True)
-        self._check_n_features(X)
+        check_n_features(self, X)
         codes, bits = self._codes(self._similarities(X))
         return (codes, bits) if return_bits else codes
 
@@ -241,7 +258,7 @@ class RandomKNNHash(_KernelHash):
 
     def fit(self, X: Any, y: Any = None) -> RandomKNNHash:
         """Draw the reference set and the bit subsets from ``X`` (no kernel evaluation)."""
-        kernel, X, n, m = self._fit_sample(X, "n_reference")
+        kernel, X, n, m = self._fit_sample(X, "n_reference", self.n_reference)
         s = self.subset_size if self.subset_size is not None else max(1, m // 4)
         if 2 * s > m:
             raise ValueError(
@@ -251,32 +268,15 @@ class RandomKNNHash(_KernelHash):
         n_bits = self.n_bits if self.n_bits is not None else auto_n_bits(n)
         rng = check_random_state(self.random_state)
         self._set_reference(kernel, X, n, m, rng)
-        subsets = np.empty((n_bits, 2, s), dtype=np.int64)
-        for j in range(n_bits):
-            perm = rng.permutation(m)
-            subsets[j, 0] = perm[:s]
-            subsets[j, 1] = perm[s : 2 * s]
-        self.subsets_ = subsets
+        # H_j1 and H_j2 of bit j: the first 2 s of a permutation of the reference set
+        self.subsets_ = np.stack([rng.permutation(m)[: 2 * s].reshape(2, s)
+                                  for _ in range(n_bits)]).astype(np.int64)
         self.n_bits_ = int(n_bits)
         return self
 
-    def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
-        """Bits from kernel values ``S`` (n, M) against the reference set."""
-        best1, best2 = self._best_pair(self._checked_similarities(S))
-        return best1 > best2
-
-    def _best_pair(self, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # max over H_j1 and H_j2 for every bit at once: (n, n_bits, s) gathers
-        return S[:, self.subsets_[:, 0, :]].max(axis=2), S[:, self.subsets_[:, 1, :]].max(axis=2)
-
-    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
-        """How firmly each bit is set, (n, n_bits): ``|max_{H_j1} k - max_{H_j2} k|``.
-
-        Multi-probe search (``KernelKNNClassifier(n_probes=...)``) also visits the buckets
-        across the least firm bits.
-        """
-        best1, best2 = self._best_pair(self._checked_similarities(S))
-        return np.abs(best1 - best2)
+    def _signed(self, S: np.ndarray) -> np.ndarray:
+        # max over H_j1 minus max over H_j2 for every bit at once: (n, n_bits, s) gathers
+        return S[:, self.subsets_[:, 0, :]].max(axis=2) - S[:, self.subsets_[:, 1, :]].max(axis=2)
 
 
 class KernelLSH(_KernelHash):
@@ -350,7 +350,7 @@ class KernelLSH(_KernelHash):
 
     def fit(self, X: Any, y: Any = None) -> KernelLSH:
         """Sample ``p`` structures, centre their kernel matrix and draw the hyperplanes."""
-        kernel, X, n, p = self._fit_sample(X, "n_sample")
+        kernel, X, n, p = self._fit_sample(X, "n_sample", self.n_sample)
         t = self.n_per_bit if self.n_per_bit is not None else max(1, p // 4)
         if t >= p:
             raise ValueError(f"KernelLSH.n_per_bit={t} must be smaller than n_sample={p}")
@@ -380,14 +380,7 @@ class KernelLSH(_KernelHash):
         self.n_bits_ = int(n_bits)
         return self
 
-    def bits_from_similarities(self, S: np.ndarray) -> np.ndarray:
-        """Bits from kernel values ``S`` (n, p) against the sample."""
-        return self._projections(self._checked_similarities(S)) > 0
-
-    def _projections(self, S: np.ndarray) -> np.ndarray:
+    def _signed(self, S: np.ndarray) -> np.ndarray:
+        # the side of each bit's hyperplane
         Sc = S - S.mean(axis=1, keepdims=True) - self.col_means_[None, :] + self.grand_mean_
         return Sc @ self.weights_
-
-    def margins_from_similarities(self, S: np.ndarray) -> np.ndarray:
-        """How firmly each bit is set, (n, n_bits): the distance ``|sum_i w_i k_c(x, x_i)|`` to its hyperplane."""
-        return np.abs(self._projections(self._checked_similarities(S)))

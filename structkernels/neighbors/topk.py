@@ -11,7 +11,7 @@ import numpy as np
 
 from structkernels.utils import njit
 
-__all__ = ["loo_knn_rows", "topk_rows_masked", "topk_merge_block", "topk_vote",
+__all__ = ["topk_rows_masked", "topk_merge_block", "topk_vote",
            "topk_lines"]
 
 
@@ -40,32 +40,6 @@ def _topk_insert(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compil
     return _put(best_v, best_j, filled, kk, p, v, j)
 
 
-@njit(cache=True, nogil=True)
-def loo_knn_rows(K, scale, y, k, r0, r1, out):  # pragma: no cover - compiled
-    """Per row ``i`` of ``r0:r1`` of a square ``K``, into ``out[i]``: the weighted positive
-    share of its ``k`` most similar other rows (threads take disjoint rows).
-
-    The similarity of ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]`` (ties to the smaller
-    ``j``); weights are its non-negative part; a row whose weights are all 0 scores 0.
-    """
-    n = K.shape[0]
-    vals = np.empty(max(k, 1))
-    idx = np.empty(max(k, 1), dtype=np.int64)
-    for i in range(r0, r1):
-        m = 0
-        si = scale[i]
-        for j in range(n):
-            if j != i:
-                m = _topk_insert(vals, idx, m, k, K[i, j] * si * scale[j], j)
-        num = 0.0
-        den = 0.0
-        for t in range(m):
-            w = vals[t] if vals[t] > 0.0 else 0.0
-            num += w * y[idx[t]]
-            den += w
-        out[i] = num / den if den > 0.0 else 0.0
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _topk_insert_ordered(best_v, best_j, filled, kk, v, j):  # pragma: no cover - compiled
     """:func:`_topk_insert` for positions met in any order: ties to the smaller position
@@ -87,7 +61,7 @@ def _topk_insert_ordered(best_v, best_j, filled, kk, v, j):  # pragma: no cover 
 def topk_rows_masked(K, scale, rows, skip, k, p0, p1, vals, idx, filled):  # pragma: no cover
     """Start the running top ``k`` of rows ``rows[p0:p1]`` of a square ``K`` from its columns
     ``j`` with ``skip[j]`` False (and ``j`` not the row itself): the similarity of
-    ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]``, as in :func:`loo_knn_rows`.  Row
+    ``(i, j)`` is ``K[i, j] * scale[i] * scale[j]`` (ties to the smaller ``j``).  Row
     ``rows[p]`` is held in ``vals[p, :filled[p]]`` / ``idx[p, :filled[p]]``, descending;
     :func:`topk_merge_block` adds the skipped columns, :func:`topk_vote` scores the rows."""
     n = K.shape[1]
@@ -128,7 +102,7 @@ def topk_merge_block(vals, idx, filled, k, block, row_pos, col_pos, row_ids, col
     top ``k`` of the rows held at positions ``row_pos`` (see :func:`topk_rows_masked`);
     with ``mirror`` also into the rows held at ``col_pos``, as ``K[j, i] = block[a, b]``.
     A pair of a row with itself is skipped.  The similarity is scaled as by
-    :func:`loo_knn_rows`, row factor first."""
+    :func:`topk_rows_masked`, row factor first."""
     _merge_rows(vals, idx, filled, k, block, row_pos, row_ids, col_ids, scale)
     if mirror:
         _merge_rows(vals, idx, filled, k, block.T, col_pos, col_ids, row_ids, scale)
@@ -136,8 +110,8 @@ def topk_merge_block(vals, idx, filled, k, block, row_pos, col_pos, row_ids, col
 
 @njit(cache=True, nogil=True)
 def topk_vote(vals, idx, filled, y, rows, out):  # pragma: no cover - compiled
-    """The similarity-weighted vote of each held row into ``out[rows[p]]``: the arithmetic
-    of :func:`loo_knn_rows` (weights the non-negative part, 0 where all are 0)."""
+    """The similarity-weighted vote of each held row into ``out[rows[p]]``: the weighted
+    positive share, weights the non-negative part, 0 where all are 0."""
     for p in range(len(rows)):
         num = 0.0
         den = 0.0

@@ -1,11 +1,7 @@
-"""What decides each label's σ in :class:`~structkernels.npk.learner.NonstationaryLearner`.
-
-One strategy per ``objective=``, each holding only its own parameters: :class:`Loss1Objective`
-(``"loss1"``, Algorithm 1 of Garg et al. (2018), Sec. 6.2), :class:`KnnAPObjective`
-(``"knn-ap"``, :mod:`structkernels.npk.sigma_knn`) and :class:`GradientObjective` (``"svm"``,
-``"alignment"``).  The learner's ``fit`` drives the first two through :class:`Objective`.
-Random draws are made in the order of the algorithm: the global graph's seed, then each
-label's subsets and their trials' seeds (``"loss1"``); the sample (``"knn-ap"``).
+"""What decides each label's σ in :class:`~structkernels.npk.learner.NonstationaryLearner`: one
+strategy per ``objective=``, each holding only its own parameters.  Random draws are made in the
+order of the algorithm: the global graph's seed, then each label's subsets and their trials'
+seeds (``"loss1"``); the sample (``"knn-ap"``).
 """
 
 from __future__ import annotations
@@ -28,63 +24,19 @@ from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.path import PathKernel
 from structkernels.neighbors.classifier import stratified_rows
 from structkernels.neighbors.graph import knn_graph
-from structkernels.npk.loss import subset_losses, with_sigma
+from structkernels.npk._trials import trial_cost
+from structkernels.npk.loss import TrialResult, subset_losses, with_sigma
 from structkernels.npk.sigma_knn import SigmaKNNSearch
 from structkernels.structures import Path, take
 from structkernels.utils import Interval, effective_n_jobs, tqdm
 
 __all__ = [
-    "FitData", "FitReport", "TrialResult", "LabelDecision", "Objective", "Loss1Objective",
+    "FitData", "FitReport", "LabelDecision", "Objective", "Loss1Objective",
     "KnnAPObjective", "labels_by_frequency", "neighbourhood_sample",
 ]
 
 
 # ------------------------------------------------------------------- records
-@dataclass(frozen=True)
-class TrialResult:
-    """One trial of one label: the losses of σ_t = 0 and σ_t = 1 on one sampled subset.
-
-    ``loss``, ``penalty`` and ``reward`` are indexed by the value ``v`` of σ_t.
-    ``n_evaluations`` are the kernel evaluations made, ``n_nominal`` those of the
-    trial computed from scratch (what the budget counts).
-    """
-
-    size: int
-    loss: tuple[float, float]
-    penalty: tuple[float, float]
-    reward: tuple[float, float]
-    n_evaluations: int
-    n_nominal: int
-
-    @classmethod
-    def from_losses(cls, res: Mapping[str, Any], n_nominal: int | None = None) -> TrialResult:
-        """The record of a trial's losses as the trial functions give them
-        (:func:`~structkernels.npk.loss.subset_losses`,
-        :func:`~structkernels.npk._trials.exact_trials`); ``n_nominal`` defaults to the
-        evaluations made."""
-        return cls(
-            size=res["size"],
-            loss=(res["loss"][0], res["loss"][1]),
-            penalty=(res["penalty"][0], res["penalty"][1]),
-            reward=(res["reward"][0], res["reward"][1]),
-            n_evaluations=res["n_evaluations"],
-            n_nominal=res["n_evaluations"] if n_nominal is None else n_nominal,
-        )
-
-    @classmethod
-    def from_ap(cls, res: Mapping[str, Any]) -> TrialResult:
-        """The record of :meth:`SigmaKNNSearch.decide`'s result: the average precision is the
-        reward, its negation the loss (lower is better, as with Loss Function 1)."""
-        return cls(
-            size=res["size"],
-            loss=(-res["0"], -res["1"]),
-            penalty=(0.0, 0.0),
-            reward=(res["0"], res["1"]),
-            n_evaluations=res["n_evaluations"],
-            n_nominal=res["n_evaluations"],
-        )
-
-
 @dataclass(frozen=True)
 class LabelDecision:
     """The value chosen for one label in one pass, with the trials that decided it."""
@@ -195,10 +147,6 @@ class Objective:
         """Decide ``label``'s σ in pass ``it``."""
         raise NotImplementedError
 
-    def report(self) -> FitReport:
-        """What the fit has spent so far (the learner's counters)."""
-        return self.counters
-
 
 def _budget(max_evaluations: int | str | None, n: int) -> int | None:
     """``max_evaluations`` for ``n`` training structures: ``"gram"`` is one Gram matrix."""
@@ -231,41 +179,18 @@ def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph:
     return order[np.sort(first)]
 
 
-def trial_cost(size: Any, inside: Any) -> Any:
-    """Kernel evaluations of an exact trial: Gram of the subset + the label's block."""
-    return size * (size + 1) // 2 + inside * (inside + 1) // 2
-
-
 @dataclass(kw_only=True)
 class Loss1Objective(Objective):
-    """Loss Function 1 on sampled neighbourhoods: Algorithm 1 of Garg et al. (2018).
+    """Loss Function 1 on sampled neighbourhoods: Algorithm 1 of Garg et al. (2018), Sec. 6.2.
 
-    σ is learned for a k-NN classifier by minimising Loss Function 1 (Sec. 6.1)
-    on a 1-NN graph of the training data::
-
-        L = Σ_i K(S_i, S_1nn(i); σ) I(y_i ≠ y_1nn(i))  -  Σ_i K(S_i, S_1nn(i); σ) I(y_i = y_1nn(i) = 1)
-
-    Rather than building the N × N Gram matrix this needs, Algorithm 1 (Sec. 6.2)
-    estimates the loss on randomly sampled local neighbourhoods of a global k-NN
-    graph built with kernel hashing:
-
-    1. sort the labels by frequency (descending) and set every σ to 1 (the learner);
-    2. build the global k-NN graph ``G`` (k = 4) with the current kernel
-       (:meth:`start_pass`);
-    3. for each label ``t``, for ``α`` trials: draw ``β`` inducing points ``r``
-       among the structures that contain ``t``; add their neighbours in ``G`` (``n``), the
-       structures that have them as neighbours (``n̄``) and the first neighbours of ``n ∪ n̄``
-       (``nn``) (:func:`neighbourhood_sample`); on the subset ``a = r ∪ n ∪ n̄ ∪ nn`` build a
-       1-NN graph with ``σ_t = 0`` and with ``σ_t = 1`` and compute the loss of each;
-    4. set ``σ_t`` to the value with the lower loss summed over the trials (a tie
-       keeps σ_t = 1) (:meth:`learn_label`).
-
-    ``sampling="random"`` is the paper's pure-random baseline (Table 4b): the subset
-    is the ``β`` inducing points alone and no global graph is built.  Each subset is
-    cut to its share of the evaluation budget; exact trials go through
-    ``exact_trials`` (:func:`~structkernels.npk._trials.exact_trials`: no value computed
-    twice, none that cannot change a first neighbour), hashed ones through
-    :func:`~structkernels.npk.loss.subset_losses`.
+    Per pass the global k-NN graph ``G`` is built with the current kernel (:meth:`start_pass`);
+    per label ``t``, ``α`` trials each draw ``β`` inducing points among the structures with
+    ``t`` and add their neighbourhood in ``G`` (:func:`neighbourhood_sample`); the losses of
+    the subset's 1-NN graphs at ``σ_t = 0`` and ``σ_t = 1``, summed over the trials, decide
+    (a tie keeps σ_t = 1) (:meth:`learn_label`).  ``sampling="random"`` (Table 4b) keeps the
+    inducing points alone, without ``G``.  Each subset is cut to its share of the budget;
+    exact trials go through ``exact_trials`` (:func:`~structkernels.npk._trials.exact_trials`),
+    hashed ones through :func:`~structkernels.npk.loss.subset_losses`.
     """
 
     alpha: int
@@ -279,7 +204,7 @@ class Loss1Objective(Objective):
     chain_bound: bool
     max_evaluations: int | str | None
     n_jobs: int | None
-    exact_trials: Callable[..., list[dict[str, Any]]]
+    exact_trials: Callable[..., list[TrialResult]]
 
     @property
     def steps_per_label(self) -> int:  # type: ignore[override]
@@ -352,36 +277,26 @@ class Loss1Objective(Objective):
         subsets = [np.unique(a) for a in subsets]
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.alpha)
         sigma = d.current_sigma()
-        results: list[Any] = [None] * self.alpha
         exact = [
             j for j, a in enumerate(subsets) if self.hashing is None or len(a) < self.exact_below
         ]
         hashed = [j for j in range(self.alpha) if j not in set(exact)]
         # exact trials: every kernel value of the label computed once, reused across its
         # trials; the Gram blocks run with n_jobs workers
-        for j, res in zip(
-            exact,
-            self.exact_trials(base, sigma, lab, X, y, [subsets[j] for j in exact], has,
-                              normalize, self.n_jobs, bool(self.chain_bound)),
-            strict=True,
-        ):
-            inside = int(has[subsets[j]].sum())
-            size = len(subsets[j])
-            results[j] = TrialResult.from_losses(
-                res, n_nominal=trial_cost(size, inside) if size >= 2 else 0)
+        results = dict(zip(exact, self.exact_trials(
+            base, sigma, lab, X, y, [subsets[j] for j in exact], has, normalize, self.n_jobs,
+            bool(self.chain_bound)), strict=True))
         # only the sampled structures go to a trial (and to the workers); sampled subsets are
         # much smaller than N: their hash tables take the default bits
-        tasks = [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]],
-                  np.arange(len(subsets[j])), has[subsets[j]], normalize, self.hashing, None,
-                  self.exact_below, int(seeds[j])) for j in hashed]
+        tasks = [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]], normalize, self.hashing,
+                  None, int(seeds[j])) for j in hashed]
         if self.n_jobs == 1 or len(hashed) < 2:
             done = [subset_losses(*task) for task in tasks]
         else:
             done = list(map_tasks(_subset_losses_of, tasks, n_jobs=self.n_jobs,
                                   backend="processes"))
-        for j, res in zip(hashed, done, strict=True):
-            results[j] = TrialResult.from_losses(res)
-        return results
+        results.update(zip(hashed, done, strict=True))
+        return [results[j] for j in range(self.alpha)]
 
     def learn_label(self, it: int, label: str) -> LabelDecision:
         trials = self._trials(label)
@@ -460,7 +375,9 @@ class KnnAPObjective(Objective):
     def learn_label(self, it: int, label: str) -> LabelDecision:
         res = self.search.decide(label, float(self.min_gain))
         self.counters.n_evaluations = self.search.n_evaluations
-        trial = TrialResult.from_ap(res)
+        # the average precision is the reward, its negation the loss (lower is better)
+        trial = TrialResult(res["size"], (-res["0"], -res["1"]), (0.0, 0.0), (res["0"], res["1"]),
+                            res["n_evaluations"], res["n_evaluations"])
         return LabelDecision(label, it, trial.loss, res["chosen"], (trial,))
 
 
@@ -578,19 +495,16 @@ class GradientObjective:
                             "sigma": dict(zip(labels, np.round(theta, 6).tolist(), strict=True))})
             if ap > best[0] + 1e-9:
                 best = (ap, step, theta.copy(), lam)
-            if step == self.max_steps:
-                history[-1]["seconds"] = round(time.perf_counter() - t0, 3)
-                break
-            g = self._gradient(kern, XS, Kn, d, V, labels)
-            # Adam ascent, projected on the box
-            adam_m = 0.9 * adam_m + 0.1 * g
-            adam_v = 0.999 * adam_v + 0.001 * g * g
-            mh = adam_m / (1 - 0.9 ** (step + 1))
-            vh = adam_v / (1 - 0.999 ** (step + 1))
-            move = self.learning_rate * mh / (np.sqrt(vh) + 1e-12)
-            theta = np.clip(theta + move[:-1], 0.0, 1.0)
-            if self.learn_lam:
-                lam = float(np.clip(lam + move[-1], LAM_MIN, 1.0))
+            if step < self.max_steps:  # Adam ascent, projected on the box
+                g = self._gradient(kern, XS, Kn, d, V, labels)
+                adam_m = 0.9 * adam_m + 0.1 * g
+                adam_v = 0.999 * adam_v + 0.001 * g * g
+                mh = adam_m / (1 - 0.9 ** (step + 1))
+                vh = adam_v / (1 - 0.999 ** (step + 1))
+                move = self.learning_rate * mh / (np.sqrt(vh) + 1e-12)
+                theta = np.clip(theta + move[:-1], 0.0, 1.0)
+                if self.learn_lam:
+                    lam = float(np.clip(lam + move[-1], LAM_MIN, 1.0))
             history[-1]["seconds"] = round(time.perf_counter() - t0, 3)
         sigma = {lab: float(v) for lab, v in zip(labels, best[2], strict=True)}
         return GradientResult(sigma, float(best[3]), best[1], history)

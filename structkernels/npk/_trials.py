@@ -1,15 +1,12 @@
-"""The exact and bounded trials of one label (Algorithm 1, step 3) without repeated work.
+"""The exact trials of one label (Algorithm 1, step 3) without repeated work.
 
-Exact trials (subsets below ``exact_below``, or ``hashing=None``) learn exactly what computing
-each from scratch learns, with fewer kernel evaluations: (1) the α trials of a label draw
-overlapping subsets under the same two kernels, so a value met in an earlier trial is read
-back (:func:`_gram_reusing`); (2) by Eq. (1) σ_t = 0 changes only pairs of structures that
-both contain ``t``; (3) for the path kernel with non-negative tuple similarities,
-``K(σ_t = 0) <= K(σ_t = 1)``, so a pair that cannot be a first neighbour is not evaluated
-(:func:`_label_block_pruned`); (4) with indicator edge labels and node similarities at most 1,
-the chain bound (:func:`_chain_bound`) bounds every pair of a subset and only the pairs that
-can be a first neighbour are evaluated (:func:`_bounded_trial`).  The 1-NN graphs and losses
-are bit-identical (docs/npk.md).
+They learn exactly what computing each trial from scratch learns (bit-identical 1-NN graphs
+and losses, docs/npk.md), with fewer kernel evaluations: (1) a value met in an earlier trial
+of the label is read back (:func:`_gram_reusing`); (2) by Eq. (1) σ_t = 0 changes only pairs
+of structures that both contain ``t``; (3) for a kernel monotone in σ
+(``Kernel.monotone_in_sigma``) a pair that cannot be a first neighbour is not evaluated
+(:func:`_label_block_pruned`); (4) where the chain bound holds (:func:`_chain_bound`) only the
+pairs that can be a first neighbour are (:func:`_bounded_trial`).
 """
 
 from __future__ import annotations
@@ -24,17 +21,14 @@ from structkernels.engine.gram import gram
 from structkernels.engine.parallel import map_tasks
 from structkernels.engine.source import KernelSource
 from structkernels.kernels.base import Kernel
-from structkernels.npk.loss import no_trial, trial_result, with_sigma
+from structkernels.npk.loss import TrialResult, losses_of, trial_result, with_sigma
 from structkernels.structures import PathList, take
 
 
 def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
                    rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """Evaluate, in place, the self-similarities ``B`` does not know yet (NaN).
-
-    ``B``'s row ``i`` is ``X[rows[i]]`` (``X[i]`` without ``rows``); returns the diagonal and
-    the number of kernel evaluations made.
-    """
+    """Evaluate, in place, the self-similarities ``B`` (row ``i``: ``X[rows[i]]``) does not
+    know yet (NaN); returns the diagonal and the number of kernel evaluations made."""
     d = np.diagonal(B).copy()
     new = np.flatnonzero(np.isnan(d))
     if len(new):
@@ -69,14 +63,9 @@ def _known_values(idx: np.ndarray, blocks: list) -> np.ndarray:
 def _gram_reusing(
     kernel: Kernel, X: Sequence, idx: np.ndarray, blocks: list, n_jobs: int | None = None
 ) -> tuple[np.ndarray, int]:
-    """Raw Gram matrix of ``X[idx]`` evaluating only the pairs no block of ``blocks`` holds.
-
-    ``blocks`` are ``(indices, raw Gram)`` of earlier trials with the same kernel.  The
-    structures in no block get their Gram at once, their pairs with the others rectangular
-    blocks (:func:`_new_by_old`), the rest scattered pairs ``i < j`` (:func:`_pair_values`):
-    every value is the one a fresh ``gram(kernel, X[idx])`` gives.  Returns the matrix and the
-    number of kernel evaluations made.
-    """
+    """Raw Gram matrix of ``X[idx]`` evaluating only the pairs no block of ``blocks`` (``(indices,
+    raw Gram)`` of earlier trials, same kernel) holds, each as a fresh ``gram`` gives it; returns
+    the matrix and the number of kernel evaluations made."""
     idx = np.asarray(idx, dtype=np.int64)
     m = len(idx)
     raw = _known_values(idx, blocks)
@@ -96,7 +85,7 @@ def _gram_reusing(
             n_eval += _new_by_old(kernel, Xa, is_new, raw, known, n_jobs)
         lo, hi = np.nonzero(np.triu(~known, 1))
         if len(lo):
-            vals = _pair_values(kernel, Xa, lo, hi, n_jobs)
+            vals = KernelSource(kernel, Xa, checked=True).pairs(lo, hi, n_jobs=n_jobs)
             raw[lo, hi] = vals
             raw[hi, lo] = vals
             n_eval += len(lo)
@@ -105,13 +94,9 @@ def _gram_reusing(
 
 def _new_by_old(kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarray,
                 known: np.ndarray, n_jobs: int | None = None) -> int:
-    """The pairs (new structure, known structure) of a subset, in rectangular Gram blocks.
-
-    Between two contiguous ranges of positions ``a < b`` every pair has its row before its
-    column, the Gram engine's orientation, so the blocks give the values a fresh Gram holds;
-    pairs inside one range are left to :func:`_pair_values`.  Fills ``raw`` and ``known`` and
-    returns the number of evaluations.
-    """
+    """The pairs (new structure, known structure) of a subset between two ranges of positions
+    ``a < b`` (the Gram engine's orientation), in rectangular blocks; fills ``raw`` and ``known``
+    and returns the number of evaluations."""
     m = len(is_new)
     n_ranges = int(max(1, min(16, m // 32)))
     bounds = np.linspace(0, m, n_ranges + 1).astype(np.int64)
@@ -140,13 +125,6 @@ def _new_by_old(kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarra
     return n_eval
 
 
-def _monotone_in_sigma(kernel: Kernel) -> bool:
-    """Whether ``K(σ_t = 0) <= K(σ_t = 1)`` is known: the path kernel itself (not a subclass)
-    with non-negative label similarities (:meth:`PathKernel.monotone_in_sigma`)."""
-    check = getattr(kernel, "monotone_in_sigma", None)
-    return bool(check()) if check is not None else False
-
-
 #: Relative slack of the bound ``K(σ_t = 0) <= K(σ_t = 1)`` against round-off.
 _BOUND_SLACK = 1e-9
 
@@ -154,19 +132,15 @@ _BOUND_SLACK = 1e-9
 def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: np.ndarray,
                         raw1: np.ndarray, blocks: list, normalize: bool,
                         n_jobs: int | None = None) -> tuple[np.ndarray, int]:
-    """The σ_t = 0 values of the label's block needed by the exact 1-NN graph, and no others.
-
-    ``inside`` are the positions in ``idx`` of the structures containing the label, ``raw1``
-    the subset's raw σ_t = 1 Gram.  For a kernel monotone in σ, ``U = raw1[i, j] s0_i s0_j``
-    bounds the σ_t = 0 similarity from above, while values already known bound each row's best
-    ``b_i`` from below; a pair with ``U < b_i`` and ``U < b_j`` is nobody's first neighbour and
-    is not evaluated (each row walks its candidates best bound first, in doubling batches).
-    Returns the block (NaN where not evaluated) and the number of kernel evaluations.
-    """
+    """The σ_t = 0 values of the label's block (``inside``: positions in ``idx``) the exact 1-NN
+    graph needs: ``U = raw1[i, j] s0_i s0_j`` bounds a σ_t = 0 similarity from above, known
+    values bound each row's best ``b_i`` from below, and a pair with ``U < b_i`` and ``U < b_j``
+    is not evaluated.  Returns the block (NaN where not evaluated) and the evaluations."""
     I = idx[inside]
     m = len(I)
     B, n_eval = _known_values(I, blocks), 0
     XI = kernel0.check_input(take(X, I))
+    source = KernelSource(kernel0, XI, checked=True)
     d, ne = _fill_diagonal(B, kernel0, XI)
     n_eval += ne
     if normalize:
@@ -220,7 +194,7 @@ def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: n
         lo, hi = np.minimum(r, c), np.maximum(r, c)
         pairs = np.unique(lo * m + hi)
         lo, hi = pairs // m, pairs % m
-        vals = _pair_values(kernel0, XI, lo, hi, n_jobs)
+        vals = source.pairs(lo, hi, n_jobs=n_jobs)
         n_eval += len(lo)
         B[lo, hi] = vals
         B[hi, lo] = vals
@@ -231,30 +205,19 @@ def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: n
     return B, n_eval
 
 
-def _pair_values(
-    kernel: Kernel, X: Sequence, rows: np.ndarray, cols: np.ndarray, n_jobs: int | None = None
-) -> np.ndarray:
-    """``K(X[rows[q]], X[cols[q]])`` for each ``q`` (``rows[q] < cols[q]``, ``X`` checked
-    input), as the Gram engine's upper triangle gives it.
-    """
-    return KernelSource(kernel, X, checked=True).pairs(rows, cols, n_jobs=n_jobs)
-
-
 #: Relative slack of the chain bound (:func:`_chain_bound`) against round-off.
 _CHAIN_SLACK = 1e-9
 
 
 def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] | None:
-    """``(C, w)`` for :func:`_chain_bound`: ``C[i, e]`` the number of tuples of ``X[i]``
-    with edge label ``e``, ``w[v][e]`` the weight ``λ² σ(e)²`` under ``kernels_v[v]``; None when
-    the bound is not known to hold (:meth:`PathKernel.chain_bound_weights`).
-    """
+    """``(C, w)`` for :func:`_chain_bound`: ``C[i, e]`` the tuples of ``X[i]`` with edge label
+    ``e``, ``w[v]`` the kernel's ``chain_bound_weights`` under ``kernels_v[v]``; None when the
+    bound is not known to hold."""
     if not isinstance(X, PathList):
         return None
     w = {}
     for v, kern in kernels_v.items():
-        bound = getattr(kern, "chain_bound_weights", None)
-        weights = None if bound is None else bound(X)
+        weights = kern.chain_bound_weights(X)
         if weights is None:
             return None
         w[v] = weights
@@ -285,14 +248,10 @@ def _chain_bound(C: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
-    """Evaluate the unknown pairs of a square matrix that can be some row's first neighbour.
-
-    ``U`` bounds each pair's similarity from above, ``best`` holds each row's best known
-    similarity (updated in place).  A pair is skipped only when ``U[i, j] < best[i]`` and
-    ``U[i, j] < best[j]``: each row's most promising pair first, then the candidates in
-    descending ``U``, in doubling batches.  ``evaluate(lo, hi)`` computes and stores the pairs
-    (``lo < hi``) and returns their similarities.
-    """
+    """Evaluate, by ``evaluate(lo, hi)`` (stores them, returns their similarities), the unknown
+    pairs that can be some row's first neighbour: skipped when the upper bound ``U[i, j]`` is
+    below both rows' ``best`` known similarity (updated in place); each row's most promising pair
+    first, then the candidates in descending ``U``, in doubling batches."""
     m = len(best)
     cand = np.triu(~known, 1)
     if not cand.any():
@@ -331,18 +290,15 @@ def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
 def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarray, blocks: dict,
                    normalize: bool, bound: tuple[np.ndarray, dict],
                    n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-    """Raw σ_t = 1 and σ_t = 0 matrices of one exact trial, with the values its 1-NN graphs need.
-
-    Values of earlier trials are read back, self-similarities computed, every other pair bounded
-    by :func:`_chain_bound` (a σ_t = 0 pair inside the label also by its σ_t = 1 value) and
-    evaluated only when the bound reaches the best similarity of one of its rows (:func:`_walk`).
-    Returns the subset's σ_t = 1 matrix, the σ_t = 0 block of ``inside`` (NaN where not
-    evaluated) and the number of kernel evaluations.
-    """
+    """The subset's raw σ_t = 1 matrix and the σ_t = 0 block of ``inside`` (NaN where not
+    evaluated), with the values their 1-NN graphs need: every pair bounded by
+    :func:`_chain_bound` (a σ_t = 0 one inside the label also by its σ_t = 1 value) and walked
+    (:func:`_walk`); also the number of kernel evaluations."""
     k1, k0 = kernels_v[1], kernels_v[0]
     C, w = bound
     m = len(a)
     Xa = k1.check_input(take(X, a))
+    sources = {v: KernelSource(kernels_v[v], Xa, checked=True) for v in (0, 1)}
     n_eval = 0
     R1 = _known_values(a, blocks[1])
     I = a[inside]
@@ -375,7 +331,7 @@ def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarr
 
     # σ_t = 1: one kernel for every pair
     def eval1(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        vals = _pair_values(k1, Xa, lo, hi, n_jobs)
+        vals = sources[1].pairs(lo, hi, n_jobs=n_jobs)
         R1[lo, hi] = vals
         R1[hi, lo] = vals
         counter[0] += len(lo)
@@ -394,12 +350,12 @@ def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarr
     def eval0(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         out = np.empty(len(lo))
         ii = is_in[lo] & is_in[hi]
-        for kern, sel in ((k0, ii), (k1, ~ii)):
+        for v, sel in ((0, ii), (1, ~ii)):
             if sel.any():
-                vals = _pair_values(kern, Xa, lo[sel], hi[sel], n_jobs)
+                vals = sources[v].pairs(lo[sel], hi[sel], n_jobs=n_jobs)
                 W0[lo[sel], hi[sel]] = vals
                 W0[hi[sel], lo[sel]] = vals
-                if kern is k1:
+                if v == 1:
                     R1[lo[sel], hi[sel]] = vals
                     R1[hi[sel], lo[sel]] = vals
                 out[sel] = vals
@@ -423,21 +379,26 @@ def _keep(blocks: list, idx: np.ndarray, raw: np.ndarray) -> None:
         blocks.pop(0)
 
 
+def trial_cost(size: Any, inside: Any) -> Any:
+    """Kernel evaluations of an exact trial: Gram of the subset + the label's block."""
+    return size * (size + 1) // 2 + inside * (inside + 1) // 2
+
+
 def exact_trials(base: Kernel, sigma: dict[str, float], label: str, X: Sequence, y: np.ndarray,
                  subsets: list[np.ndarray], has: np.ndarray, normalize: bool,
-                 n_jobs: int | None = None, chain_bound: bool = True) -> list[dict[str, Any]]:
+                 n_jobs: int | None = None, chain_bound: bool = True) -> list[TrialResult]:
     """:func:`~structkernels.npk.loss.subset_losses` of the exact trials of one label, each
     kernel value computed once (see the module): the same 1-NN graphs and losses, only
-    ``n_evaluations`` smaller.
+    ``n_evaluations`` smaller (``n_nominal`` is the cost from scratch, :func:`trial_cost`).
     """
     kernels_v = {v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
-    prune = _monotone_in_sigma(base)
+    prune = bool(base.monotone_in_sigma())
     bound = _chain_bound_setup(kernels_v, X) if prune and chain_bound else None
     blocks: dict[int, list] = {0: [], 1: []}
     out = []
     for a in subsets:
         if len(a) < 2:
-            out.append(no_trial(len(a)))
+            out.append(TrialResult(len(a)))
             continue
         inside = np.flatnonzero(has[a])
         if bound is not None:
@@ -449,22 +410,22 @@ def exact_trials(base: Kernel, sigma: dict[str, float], label: str, X: Sequence,
             raw1 = np.where(np.isnan(R1), -np.inf, R1)
             raw0 = raw1.copy()
             raw0[np.ix_(inside, inside)] = np.where(np.isnan(R0), -np.inf, R0)
-            out.append(trial_result(len(a), raw0, raw1, y[a], normalize, n_eval))
-            continue
-        raw1, n_eval = _gram_reusing(kernels_v[1], X, a, blocks[1], n_jobs)
-        _keep(blocks[1], a, raw1)
-        raw0 = raw1.copy()
-        if len(inside) and prune:
-            block, ne = _label_block_pruned(
-                kernels_v[0], X, a, inside, raw1, blocks[0], normalize, n_jobs
-            )
-            n_eval += ne
-            _keep(blocks[0], a[inside], block)
-            raw0[np.ix_(inside, inside)] = np.where(np.isnan(block), -np.inf, block)
-        elif len(inside):
-            block, ne = _gram_reusing(kernels_v[0], X, a[inside], blocks[0], n_jobs)
-            n_eval += ne
-            _keep(blocks[0], a[inside], block)
-            raw0[np.ix_(inside, inside)] = block
-        out.append(trial_result(len(a), raw0, raw1, y[a], normalize, n_eval))
+        else:
+            raw1, n_eval = _gram_reusing(kernels_v[1], X, a, blocks[1], n_jobs)
+            _keep(blocks[1], a, raw1)
+            raw0 = raw1.copy()
+            if len(inside) and prune:
+                block, ne = _label_block_pruned(
+                    kernels_v[0], X, a, inside, raw1, blocks[0], normalize, n_jobs
+                )
+                n_eval += ne
+                _keep(blocks[0], a[inside], block)
+                raw0[np.ix_(inside, inside)] = np.where(np.isnan(block), -np.inf, block)
+            elif len(inside):
+                block, ne = _gram_reusing(kernels_v[0], X, a[inside], blocks[0], n_jobs)
+                n_eval += ne
+                _keep(blocks[0], a[inside], block)
+                raw0[np.ix_(inside, inside)] = block
+        out.append(trial_result(len(a), [losses_of(r, y[a], normalize) for r in (raw0, raw1)],
+                                n_eval, trial_cost(len(a), len(inside))))
     return out

@@ -1,8 +1,8 @@
 """The gradient strategy of :class:`~structkernels.NonstationaryLearner`: real σ (and λ).
 
-``objective="svm"`` and ``"alignment"`` (:class:`GradientObjective`) treat the weights as what
-they are in Eq. 1 of Garg et al. (2018), real numbers: σ ∈ [0, 1] per edge label (and the
-decay λ) follow the exact gradient (``PathKernel.weighted_gradient``) of a differentiable
+``objective="svm"`` and ``"alignment"`` (``_objectives.GradientObjective``) treat the weights
+as what they are in Eq. 1 of Garg et al. (2018), real numbers: σ ∈ [0, 1] per edge label (and
+the decay λ) follow the exact gradient (``PathKernel.weighted_gradient``) of a differentiable
 objective of the normalised Gram matrix of a sample, possibly inside a sum with other views'
 kernels (``offset``):
 
@@ -19,19 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from structkernels.npk._objectives import (
-    OBJECTIVES,
-    SIGMA_OBJECTIVES,
-    GradientObjective,
-    Offset,
-)
+from structkernels.npk._objectives import OBJECTIVES, SIGMA_OBJECTIVES, Offset
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.structures import Path
 
-__all__ = [
-    "DEFAULT_SIGMA_OBJECTIVE", "GradientObjective", "OBJECTIVES", "SIGMA_OBJECTIVES",
-    "learn_path_weights",
-]
+__all__ = ["DEFAULT_SIGMA_OBJECTIVE", "OBJECTIVES", "SIGMA_OBJECTIVES", "learn_path_weights"]
 
 #: The σ objective of the relation models (``structkernels evaluate``, ``train-extractor``):
 #: the SVM's own objective, the one never more than 1 F1 below σ ≡ 1 on the four PPI corpora

@@ -49,12 +49,7 @@ from structkernels.npk.files import (
     read_document,
     validate_model,
 )
-from structkernels.npk.loss import (
-    binary_labels,
-    loss_function_1,
-    structure_edge_labels,
-    with_sigma,
-)
+from structkernels.npk.loss import binary_labels, structure_edge_labels, with_sigma
 from structkernels.npk.sigma_document import (
     learner_from_document,
     learner_from_json,
@@ -72,9 +67,7 @@ from structkernels.utils import (
     validate_params,
 )
 
-__all__ = [
-    "NonstationaryLearner", "loss_function_1", "structure_edge_labels",
-]
+__all__ = ["NonstationaryLearner"]
 
 # -------------------------------------------------------------------- learner
 class NonstationaryLearner(TransformerMixin, BaseEstimator):
@@ -369,21 +362,12 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         learn = labels_by_frequency(counts, self.labels, self.top_fraction)
         rng = check_random_state(self.random_state)
 
-        self.X_fit_ = X
-        self.labels_ = list(learn)
-        self.label_counts_ = {lab: int(counts[lab]) for lab in learn}
+        self._start(X, learn, counts, fixed, normalize)
         self.sigma_ = {lab: 1.0 for lab in learn}
-        self.fixed_sigma_ = fixed
-        self.normalize_ = normalize
-        self.ignored_labels_: list[str] = []
-        self.losses_: dict[str, dict[str, Any]] = {}
-        self.log_: list[dict[str, Any]] = []
-        self.n_train_ = n
-        self.interrupted_ = False
         data = FitData.of(base=base, normalize=normalize, fixed=fixed, learned=self.sigma_,
                           X=X, y=y, labels=learn, edge_sets=edge_sets, rng=rng)
         objective = self._objective()
-        self._report(objective.report())
+        self._report(objective.counters)
 
         disable = None if self.progress is None else not self.progress
         bar = tqdm(total=self.n_iter * len(learn) * objective.steps_per_label,
@@ -421,15 +405,22 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         counts = Counter(label for x in X for label in structure_edge_labels(x))
         labels = strategy.labels(counts, self.labels)
         learned = strategy.fit(base, fixed, labels, X, y, groups, offset, rng)
-        self.X_fit_, self.labels_, self.n_train_, self.fixed_sigma_ = X, labels, len(X), fixed
-        self.label_counts_ = {lab: int(counts[lab]) for lab in labels}
+        self._start(X, labels, counts, fixed, normalize)
         self.sigma_, self.lam_, self.best_step_, self.history_ = (
             learned.sigma, learned.lam, learned.best_step, learned.history)
-        self.normalize_, self.interrupted_, self.losses_, self.log_ = normalize, False, {}, []
         self.ignored_labels_ = [lab for lab in labels if self.sigma_[lab] == 0.0]
         self._report(FitReport())
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _start(self, X: Sequence, labels: list[str], counts: Counter, fixed: dict[str, float],
+               normalize: bool) -> None:
+        """The fitted attributes every objective sets the same way."""
+        self.X_fit_, self.labels_, self.n_train_, self.fixed_sigma_ = X, list(labels), len(X), fixed
+        self.label_counts_ = {lab: int(counts[lab]) for lab in labels}
+        self.normalize_, self.interrupted_, self.ignored_labels_ = normalize, False, []
+        self.losses_: dict[str, dict[str, Any]] = {}
+        self.log_: list[dict[str, Any]] = []
 
     def _objective(self) -> Objective:
         """The strategy of ``objective=``, given its own parameters only."""
@@ -467,7 +458,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             raise
         finally:
             bar.close()
-            self._report(objective.report())
+            self._report(objective.counters)
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
 

@@ -1,19 +1,17 @@
-"""Loss Function 1 of Garg et al. (2018, Sec. 6.1) and its value on one sampled subset.
-
-``L = Σ_i K(S_i, S_1nn(i); σ) I(y_i ≠ y_1nn(i)) - Σ_i K(S_i, S_1nn(i); σ) I(y_i = y_1nn(i) = 1)``
-on the 1-NN graph of a subset, for ``σ_t = 0`` and ``σ_t = 1`` (one trial of Algorithm 1).
+"""Loss Function 1 of Garg et al. (2018, Sec. 6.1) on the 1-NN graph of a sampled subset, for
+``σ_t = 0`` and ``σ_t = 1`` (one trial of Algorithm 1), and the learner's input checks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
 from structkernels.engine.checks import normalization_scales
-from structkernels.engine.gram import gram
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.neighbors.graph import knn_graph
 from structkernels.structures import Path, Tree
@@ -112,61 +110,51 @@ def with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
 
 
 # ------------------------------------------------------------------ one trial
-def subset_losses(base: Kernel, sigma: dict[str, float], label: str, X: Sequence, y: np.ndarray,
-                  subset: np.ndarray, has_label: np.ndarray, normalize: bool, hashing: str | None,
-                  n_bits: int | None, exact_below: int, seed: int) -> dict[str, Any]:
-    """Loss of the 1-NN graph on ``X[subset]`` for ``σ_label = 0`` and ``σ_label = 1``.
+@dataclass(frozen=True)
+class TrialResult:
+    """One trial of one label: the losses of σ_t = 0 and σ_t = 1 on one sampled subset.
 
-    Exact subsets compute the Gram matrix once for ``σ_label = 1`` and
-    recompute, for ``σ_label = 0``, only the block of the structures that
-    contain the label: by Eq. (1) no other value depends on ``σ_label``.
+    ``loss``, ``penalty`` and ``reward`` are indexed by the value ``v`` of σ_t.
+    ``n_evaluations`` are the kernel evaluations made, ``n_nominal`` those of the
+    trial computed from scratch (what the budget counts).
     """
-    Xa = [X[i] for i in subset]
-    ya = y[subset]
-    if len(subset) < 2:
-        return no_trial(len(subset))
-    kernels_v = {v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
-    if hashing is None or len(subset) < exact_below:
-        raw1, info = gram(kernels_v[1], Xa, return_info=True)
-        n_eval = info.n_evaluations
-        raw0 = raw1.copy()
-        inside = np.flatnonzero(has_label[subset])
-        if len(inside):
-            block, info = gram(kernels_v[0], [Xa[i] for i in inside], return_info=True)
-            n_eval += info.n_evaluations
-            raw0[np.ix_(inside, inside)] = block
-        return trial_result(len(subset), raw0, raw1, ya, normalize, n_eval)
-    out = no_trial(len(subset))
+
+    size: int
+    loss: tuple[float, float] = (0.0, 0.0)
+    penalty: tuple[float, float] = (0.0, 0.0)
+    reward: tuple[float, float] = (0.0, 0.0)
+    n_evaluations: int = 0
+    n_nominal: int = 0
+
+
+def trial_result(size: int, losses: Sequence[tuple[float, float, float]], n_eval: int,
+                 n_nominal: int | None = None) -> TrialResult:
+    """The record of a trial from ``(loss, penalty, reward)`` at σ_t = 0 and σ_t = 1;
+    ``n_nominal`` defaults to the evaluations made."""
+    loss, penalty, reward = zip(*losses, strict=True)
+    return TrialResult(int(size), loss, penalty, reward, int(n_eval),
+                       int(n_eval) if n_nominal is None else int(n_nominal))
+
+
+def subset_losses(base: Kernel, sigma: dict[str, float], label: str, X: Sequence, y: np.ndarray,
+                  normalize: bool, hashing: str, n_bits: int | None, seed: int) -> TrialResult:
+    """Loss of the hashed 1-NN graph on the sampled ``X`` for ``σ_label = 0`` and ``1``
+    (exact trials are :func:`~structkernels.npk._trials.exact_trials`')."""
+    if len(X) < 2:
+        return TrialResult(len(X))
+    Xa, losses, n_eval = list(X), [], 0
     for v in (0, 1):
-        kv = Normalized(kernels_v[v]) if normalize else kernels_v[v]
+        kv = with_sigma(base, {**sigma, label: float(v)})
         g = knn_graph(
-            Xa, kv, k=1, hashing=hashing, n_bits=n_bits, n_jobs=1, random_state=seed,
-            progress=False,
+            Xa, Normalized(kv) if normalize else kv, k=1, hashing=hashing, n_bits=n_bits,
+            n_jobs=1, random_state=seed, progress=False,
         )
-        out["n_evaluations"] += int(g.n_evaluations)
+        n_eval += int(g.n_evaluations)
         nn = np.asarray(g.indices)[:, 0]
         s = np.asarray(g.similarities, dtype=np.float64)[:, 0]
         found = nn >= 0
-        loss, pen, rew = loss_function_1(s[found], ya[found], ya[nn[found]])
-        out["loss"][v], out["penalty"][v], out["reward"][v] = loss, pen, rew
-    return out
-
-
-def no_trial(size: int) -> dict[str, Any]:
-    """The record of a trial on ``size`` structures, every loss 0 and nothing evaluated."""
-    zeros = {0: 0.0, 1: 0.0}
-    return {"size": int(size), "loss": dict(zeros), "penalty": dict(zeros),
-            "reward": dict(zeros), "n_evaluations": 0}
-
-
-def trial_result(size: int, raw0: np.ndarray, raw1: np.ndarray, ya: np.ndarray,
-                 normalize: bool, n_eval: int) -> dict[str, Any]:
-    """The record of an exact trial from its raw σ_t = 0 and σ_t = 1 subset Gram matrices."""
-    out = no_trial(size)
-    for v, raw in ((0, raw0), (1, raw1)):
-        out["loss"][v], out["penalty"][v], out["reward"][v] = losses_of(raw, ya, normalize)
-    out["n_evaluations"] = int(n_eval)
-    return out
+        losses.append(loss_function_1(s[found], y[found], y[nn[found]]))
+    return trial_result(len(X), losses, n_eval)
 
 
 def losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float, float, float]:

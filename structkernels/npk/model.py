@@ -32,26 +32,13 @@ from typing import Any
 import numpy as np
 
 from structkernels.neighbors.classifier import KernelKNNClassifier
-from structkernels.npk.files import (
-    MAX_MODEL_BYTES,
-    MODEL_FORMAT,
-    MODEL_VERSION,
-    READABLE_VERSIONS,
-    ModelFormatError,
-    read_model,
-    save_model,
-    sigma_problem,
-    validate_model,
-)
+from structkernels.npk.files import MAX_MODEL_BYTES, MODEL_VERSION, ModelFormatError, read_model
 from structkernels.npk.learner import NonstationaryLearner
 from structkernels.npk.sigma_document import learner_from_document
 from structkernels.structures import Path
 
-__all__ = [
-    "MODEL_FORMAT", "MODEL_VERSION", "MAX_MODEL_BYTES", "ModelFormatError", "NPKModel",
-    "save_model", "read_model", "load_model", "load_learner", "READABLE_VERSIONS",
-    "sigma_problem", "validate_model",
-]
+__all__ = ["MODEL_VERSION", "MAX_MODEL_BYTES", "ModelFormatError", "NPKModel", "read_model",
+           "load_model"]
 
 
 @dataclass
@@ -171,9 +158,3 @@ def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKM
         version=int(doc["version"]),
         path=name,
     )
-
-
-def load_learner(path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
-    """The :class:`~structkernels.NonstationaryLearner` of a train-npk model or a σ file
-    (:meth:`NonstationaryLearner.load`)."""
-    return NonstationaryLearner.load(path, max_bytes=max_bytes)

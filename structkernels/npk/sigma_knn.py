@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.metrics import average_precision_score
 
+from structkernels.engine.checks import diagonal_scales
 from structkernels.engine.gram import block_ranges, gram
 from structkernels.engine.parallel import map_tasks
 from structkernels.kernels.base import Kernel
 from structkernels.neighbors.topk import (
-    loo_knn_rows,
     topk_merge_block,
     topk_rows_masked,
     topk_vote,
@@ -51,21 +52,24 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
     n = len(K)
     if K.ndim != 2 or K.shape != (n, n):
         raise ValueError(f"K must be a square matrix, got shape {K.shape}")
-    scale = _vote_scale(diag, n)
+    scale = np.ones(n) if diag is None else diagonal_scales(diag)
     k = max(0, min(int(n_neighbors), n - 1))
-    yf = np.asarray(y, dtype=np.float64)
-    out = np.zeros(n)
-    _in_bands(n, n_jobs, lambda r0, r1: loo_knn_rows(K, scale, yf, k, r0, r1, out))
+    rows, out = np.arange(n, dtype=np.int64), np.zeros(n)
+    held = _held_topk(K, scale, rows, np.zeros(n, dtype=bool), k, n_jobs)
+    topk_vote(*held, np.asarray(y, dtype=np.float64), rows, out)
     return out
 
 
-def _vote_scale(diag: np.ndarray | None, n: int) -> np.ndarray:
-    """The factors that cosine-normalise a raw matrix with self-similarities ``diag`` (ones
-    without it; 0 where a self-similarity is 0)."""
-    if diag is None:
-        return np.ones(n)
-    d = np.clip(np.asarray(diag, dtype=np.float64), 0.0, None)
-    return np.divide(1.0, np.sqrt(d), out=np.zeros(n), where=d > 0)
+def _held_topk(K: np.ndarray, scale: np.ndarray, rows: np.ndarray, skip: np.ndarray, k: int,
+               n_jobs: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The running top ``k`` of ``rows`` of ``K`` over its columns not in ``skip`` (``(vals,
+    idx, filled)`` of :func:`topk_rows_masked`), in bands of rows."""
+    vals = np.empty((len(rows), max(k, 1)))
+    idx = np.empty((len(rows), max(k, 1)), dtype=np.int64)
+    filled = np.zeros(len(rows), dtype=np.int64)
+    _in_bands(len(rows), n_jobs, lambda p0, p1: topk_rows_masked(
+        K, scale, rows, skip, k, p0, p1, vals, idx, filled))
+    return vals, idx, filled
 
 
 def _in_bands(n: int, n_jobs: int | None, work: Callable[[int, int], Any]) -> None:
@@ -78,12 +82,6 @@ def _in_bands(n: int, n_jobs: int | None, work: Callable[[int, int], Any]) -> No
     bands = np.linspace(0, n, 4 * workers + 1).astype(np.int64)
     list(map_tasks(lambda b: work(int(bands[b]), int(bands[b + 1])), range(len(bands) - 1),
                    n_jobs=workers))
-
-
-def _average_precision(y: np.ndarray, scores: np.ndarray) -> float:
-    from sklearn.metrics import average_precision_score
-
-    return float(average_precision_score(y, scores))
 
 
 #: rows of a tile of a σ trial's Gram (2 MB of float64 per square tile)
@@ -158,8 +156,8 @@ class SigmaKNNSearch:
                                        n_jobs=self.n_jobs))
 
     def _ap(self, s: np.ndarray) -> tuple[float, float, float]:
-        return (_average_precision(self.y, s),
-                *(_average_precision(self.y[h], s[h]) for h in self.halves))
+        return tuple(float(average_precision_score(self.y[h], s[h]))
+                     for h in (slice(None), *self.halves))
 
     def _start_votes(self, inside: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, tuple]:
         """The votes of the rows without the label (R's values under the new ``scale``) and
@@ -167,25 +165,14 @@ class SigmaKNNSearch:
         ``(votes, (vals, idx, filled, k))``."""
         n = len(self.R)
         k = max(0, min(int(self.n_neighbors), n - 1))
-        yf = self.y.astype(np.float64)
         skip = np.zeros(n, dtype=bool)
         skip[inside] = True
         outside = np.flatnonzero(~skip)
         votes = np.zeros(n)
-        held = {}
-        for name, rows, mask in (("out", outside, np.zeros(n, dtype=bool)),
-                                 ("in", inside, skip)):
-            vals = np.empty((len(rows), max(k, 1)))
-            idx = np.empty((len(rows), max(k, 1)), dtype=np.int64)
-            filled = np.zeros(len(rows), dtype=np.int64)
-
-            def run(p0, p1, rows=rows, mask=mask, vals=vals, idx=idx, filled=filled):
-                topk_rows_masked(self.R, scale, rows, mask, k, p0, p1, vals, idx, filled)
-
-            _in_bands(len(rows), self.n_jobs, run)
-            held[name] = (vals, idx, filled)
-        topk_vote(*held["out"], yf, outside, votes)
-        return votes, (*held["in"], k)
+        held_out = _held_topk(self.R, scale, outside, np.zeros(n, dtype=bool), k, self.n_jobs)
+        held_in = _held_topk(self.R, scale, inside, skip, k, self.n_jobs)
+        topk_vote(*held_out, self.y.astype(np.float64), outside, votes)
+        return votes, (*held_in, k)
 
     def decide(self, label: str, min_gain: float) -> dict[str, Any]:
         """Score the other value of ``σ(label)`` and keep the better one (a tie keeps σ = 1).
@@ -222,7 +209,7 @@ class SigmaKNNSearch:
         diagonal = [tile(a, b, a, b) for a, b in tiles]
         diag = np.diag(self.R).copy()
         diag[inside] = np.concatenate([np.diag(blk) for blk in diagonal])
-        scale = _vote_scale(diag if self.normalize else None, len(diag))
+        scale = diagonal_scales(diag) if self.normalize else np.ones(len(diag))
         votes, state = self._start_votes(inside, scale)
         kept: list | None = []
         kept_bytes = 0
@@ -245,12 +232,10 @@ class SigmaKNNSearch:
         if chosen == other:  # the trial's values go into R
             self.sigma, self.score = trial, alt
             if kept is None:  # computed again: they did not fit in memory beside R
-                for t, (a, b) in enumerate(tiles):
-                    for c, d in tiles[t:]:
-                        _swap_tile(self.R, inside[a:b], inside[c:d], tile(a, b, c, d), c == a)
-            else:
-                for a, b, c, d, blk in kept:
-                    _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
+                kept = ((a, b, c, d, tile(a, b, c, d))
+                        for t, (a, b) in enumerate(tiles) for c, d in tiles[t:])
+            for a, b, c, d, blk in kept:
+                _swap_tile(self.R, inside[a:b], inside[c:d], blk, c == a)
         del kept
         self.n_evaluations += out["n_evaluations"]
         out.update({"0": ap[0.0][0], "1": ap[1.0][0], "chosen": chosen,

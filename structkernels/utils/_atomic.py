@@ -30,7 +30,7 @@ from structkernels.utils._interrupt import check_interrupt
 __all__ = [
     "WriteError", "atomic_path", "atomic_open", "save_npy", "npy_path", "atomic_memmap",
     "move_into_place", "destination", "file_kind", "open_side_file", "OutputError",
-    "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output",
+    "BRAT_SIBLINGS", "check_output", "check_folder_output", "open_output", "same_file",
 ]
 
 _NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
@@ -370,8 +370,15 @@ class OutputError(StructkernelsError, ValueError):
     """
 
 
-def _same(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` name one file: the same resolved path or the same inode."""
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same resolved path or the same inode.
+
+    Examples
+    --------
+    >>> from structkernels.utils import same_file
+    >>> same_file("a/../b.txt", "b.txt"), same_file("a.txt", "b.txt")
+    (True, False)
+    """
     if os.path.realpath(a) == os.path.realpath(b):
         return True
     try:
@@ -513,10 +520,10 @@ def check_output(
                     raise OutputError(f"{head}{extra}: the input folder {name!r} reads it "
                                       f"through the link {link!r}; choose another output")
             continue
-        if any(_same(real, name) for real in reals):
+        if any(same_file(real, name) for real in reals):
             raise OutputError(f"{head}{extra}: is the input file {name!r}; choose another output")
         for sib in _siblings(name, siblings):
-            if any(_same(real, sib) for real in reals):
+            if any(same_file(real, sib) for real in reals):
                 noun = "text" if sib.endswith(".txt") else "file"
                 raise OutputError(f"{head}{extra}: is the {noun} the input {name!r} reads "
                                   "beside it (a BRAT document); choose another output")

@@ -54,6 +54,12 @@ def interrupt_guard() -> Iterator[None]:
     previous = signal.signal(signal.SIGINT, _handler)
     try:
         yield
+    except Exception as exc:
+        # the interrupt turned into another error on its way out (numba's dispatcher raises
+        # SystemError when a KeyboardInterrupt comes as a compiled function returns)
+        if _seen:
+            raise KeyboardInterrupt from exc
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
         _seen = False

@@ -5,11 +5,16 @@ overlap features (Wan et al. 2006, words and stems), and their normalised sums w
 kb-SRK kmax 4 + PR; every weight and C chosen by 5-fold CV on the training split, with
 TF-KLD refitted inside every fold on the fold's training labels only.
 
-Usage: python benchmarks/probe_paraphrase_tfkld.py msrp|rte features nmf|svd [MAX_ITER [MIN_DF]]
-       python benchmarks/probe_paraphrase_tfkld.py msrp|rte combo nmf|svd
-Writes benchmarks/results/probe_paraphrase_tfkld_<data>_<factorization>.json; the TF-KLD
-features of each fold go to .cache/tfkld/<data>_<factorization>.npz (the combination step
-reads them).
+With CROSS_FIT = k >= 2 the training pairs' TF-KLD features are out of fold (``TfKld(cross_fit=k)``:
+each pair weighted by the labels of the other inner folds only), the test pairs' from every
+training label.
+
+Usage: python benchmarks/probe_paraphrase_tfkld.py msrp|rte features nmf|svd [MAX_ITER [MIN_DF
+           [CROSS_FIT]]]
+       python benchmarks/probe_paraphrase_tfkld.py msrp|rte combo nmf|svd [CROSS_FIT]
+Writes benchmarks/results/probe_paraphrase_tfkld_<data>_<factorization>[_cf<k>].json; the
+TF-KLD features of each fold go to .cache/tfkld/<data>_<factorization>[_cf<k>].npz (the
+combination step reads them).
 """
 from __future__ import annotations
 
@@ -40,17 +45,23 @@ from structkernels.text.tokenize import TextPipeline  # noqa: E402
 CACHE = Path(".cache/tfkld")
 
 
-def tfkld_features(Xtr, ytr, Xte, fit_idx, other_idx, max_iter, min_df, factorization):
+def tfkld_features(Xtr, ytr, Xte, fit_idx, other_idx, max_iter, min_df, factorization,
+                   cross_fit=None):
     """TF-KLD features of train and test, weights from ``fit_idx``'s labels only; the
-    factorisation sees every sentence (no labels)."""
+    factorisation sees every sentence (no labels).  With ``cross_fit`` the pairs of
+    ``fit_idx`` get out-of-fold features (weights from the other inner folds)."""
     unl = [Xtr[i] for i in other_idx] + list(Xte)
     m = TfKld(n_components=100, max_iter=max_iter, min_df=min_df,
-              factorization=factorization).fit(
-        [Xtr[i] for i in fit_idx], ytr[fit_idx], unlabeled=unl)
-    return m.transform(Xtr), m.transform(Xte)
+              factorization=factorization, cross_fit=cross_fit)
+    F_fit = m.fit_transform([Xtr[i] for i in fit_idx], ytr[fit_idx], unlabeled=unl)
+    F = np.empty((len(Xtr), F_fit.shape[1]))
+    F[fit_idx] = F_fit
+    if len(other_idx):
+        F[other_idx] = m.transform([Xtr[i] for i in other_idx])
+    return F, m.transform(Xte)
 
 
-def features(name, factorization="nmf", max_iter=200, min_df=1):
+def features(name, factorization="nmf", max_iter=200, min_df=1, cross_fit=0):
     t0 = time.time()
     tr, te = corpora(name)
     words = TextPipeline(stem=False)
@@ -59,12 +70,17 @@ def features(name, factorization="nmf", max_iter=200, min_df=1):
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(Xtr, ytr))
     jobs = [(a, b) for a, b in folds] + [(np.arange(len(ytr)), np.array([], int))]
     out = Parallel(n_jobs=2)(delayed(tfkld_features)(Xtr, ytr, Xte, a, b, max_iter, min_df,
-                                                     factorization) for a, b in jobs)
+                                                     factorization, cross_fit or None)
+                             for a, b in jobs)
     CACHE.mkdir(parents=True, exist_ok=True)
     arrays = {f"tr{i}": F for i, (F, _) in enumerate(out)}
     arrays["te"] = out[-1][1]
-    np.savez(CACHE / f"{name}_{factorization}.npz", **arrays)
+    np.savez(CACHE / f"{name}_{tag(factorization, cross_fit)}.npz", **arrays)
     print(f"TF-KLD features: {time.time() - t0:.0f} s, load {os.getloadavg()}", flush=True)
+
+
+def tag(factorization, cross_fit):
+    return f"{factorization}_cf{cross_fit}" if cross_fit else factorization
 
 
 def cosine(F, G):
@@ -74,7 +90,7 @@ def cosine(F, G):
     return (F / nf[:, None]) @ (G / ng[:, None]).T
 
 
-def combo(name, factorization, cache=".cache/srk"):
+def combo(name, factorization, cross_fit=0, cache=".cache/srk"):
     t0 = time.time()
     tr, te = corpora(name)
     ytr, yte = tr.labels, te.labels
@@ -82,7 +98,7 @@ def combo(name, factorization, cache=".cache/srk"):
     Str, Ste = tr.tokenized(stems), te.tokenized(stems)
     Wtr, Wte = tr.tokenized(words), te.tokenized(words)
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(Str, ytr))
-    z = np.load(CACHE / f"{name}_{factorization}.npz")
+    z = np.load(CACHE / f"{name}_{tag(factorization, cross_fit)}.npz")
     tf_fold = [cosine(z[f"tr{i}"], z[f"tr{i}"]) for i in range(5)]
     tf_full = (cosine(z["tr5"], z["tr5"]), cosine(z["te"], z["tr5"]))
     # fine-grained overlap features: standardised on train, RBF (unit diagonal)
@@ -163,16 +179,18 @@ def combo(name, factorization, cache=".cache/srk"):
         rows.append(r)
         print(r, flush=True)
     best = max((r for r in rows if "w_srk" in r), key=lambda r: r["cv"])
-    out = dict(data=name, factorization=factorization, n_train=len(tr), n_test=len(te),
+    out = dict(data=name, factorization=factorization, cross_fit=cross_fit,
+               n_train=len(tr), n_test=len(te),
                seconds=round(time.time() - t0, 1),
                load=os.getloadavg(), chosen_by_cv=best, rows=rows)
     print("CHOSEN", best, flush=True)
-    Path(f"benchmarks/results/probe_paraphrase_tfkld_{name}_{factorization}.json").write_text(
+    Path(f"benchmarks/results/probe_paraphrase_tfkld_{name}_{tag(factorization, cross_fit)}.json"
+         ).write_text(
         json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":
     if sys.argv[2] == "features":
-        features(sys.argv[1], sys.argv[3], *(int(a) for a in sys.argv[4:6]))
+        features(sys.argv[1], sys.argv[3], *(int(a) for a in sys.argv[4:7]))
     else:
-        combo(sys.argv[1], sys.argv[3])
+        combo(sys.argv[1], sys.argv[3], *(int(a) for a in sys.argv[4:5]))

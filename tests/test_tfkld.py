@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import StratifiedKFold
 
 from structkernels.kernels.tfkld import TfKld, TfKldKernel, ngram_features
 
@@ -144,3 +145,24 @@ def test_unfitted_and_bad_params():
         TfKldKernel(gamma=-1.0).validate_params()
     with pytest.raises(TypeError):
         TfKld(n_components=1, min_df=1).fit(["a b", "c d"], [0, 1])
+
+
+def test_cross_fit_features_use_only_the_other_folds_labels():
+    rng = np.random.default_rng(7)
+    X = _pairs(rng, 30)
+    y = np.array([0, 1] * 15)
+    tf = TfKld(n_components=3, factorization="svd", cross_fit=3, random_state=2)
+    F = tf.fit_transform(X, y)
+    # the basis and the test-time features are those of a plain fit
+    plain = TfKld(n_components=3, factorization="svd", random_state=2).fit(X, y)
+    np.testing.assert_array_equal(tf.weights_, plain.weights_)
+    np.testing.assert_allclose(tf.transform(X), plain.transform(X), atol=1e-12)
+    # each fold's rows: weights from the other folds' labels by definition, through the basis
+    for fit_idx, out_idx in StratifiedKFold(3, shuffle=True, random_state=2).split(X, y):
+        ref = _weights_by_definition([X[i] for i in fit_idx], y[fit_idx], tf.vocabulary_, 2,
+                                     tf.smoothing)
+        w = np.array([ref[k] for k in sorted(tf.vocabulary_, key=tf.vocabulary_.get)])
+        U, V = tf.latent([X[i] for i in out_idx], weights=w)
+        np.testing.assert_allclose(F[out_idx], np.hstack([U + V, np.abs(U - V)]), atol=1e-10)
+    with pytest.raises(ValueError, match="cross_fit"):
+        TfKld(n_components=1, cross_fit=1).fit_transform(X, y)

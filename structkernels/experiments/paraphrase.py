@@ -22,8 +22,9 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     """``(result, predictions)`` of the SVM on the sum of normalised per-k Grams of
     ``kern`` (a string re-writing kernel) up to ``kmax``, plus the PR feature's Gram with
     ``pr`` and the normalised TF-KLD kernel (:class:`~structkernels.kernels.tfkld.TfKld`:
-    weights from the labels of ``train``, the factorisation over the sentences of ``train``
-    and ``test`` as the paper does, their labels unread) with ``tfkld``; with ``cv`` folds,
+    weights from the labels of ``train``, the training pairs' features out of fold, the
+    factorisation over the sentences of ``train`` and ``test`` as the paper does, their
+    labels unread) with ``tfkld``; with ``cv`` folds,
     k_max, PR and (when ``tfkld``) TF-KLD on/off are chosen by cross-validated accuracy on
     ``train`` (``result["cv"]``; TF-KLD's weights are refitted on each fold's training
     part, so no fold's held-out labels shape its features).  The test labels are read
@@ -37,7 +38,6 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     from structkernels.engine.checks import ZeroSelfSimilarityWarning
     from structkernels.kernels.srk.common import srk_gram_stack, sum_normalized
     from structkernels.kernels.srk.pr import pr_features
-    from structkernels.kernels.tfkld import TfKld
     from structkernels.text.tokenize import TextPipeline
 
     t0 = time.perf_counter() if started is None else started
@@ -59,14 +59,11 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     tf_tr = tf_te = None
     tf_fold: list[np.ndarray] = []
     if tfkld:
-        model = TfKld(random_state=random_state).fit(Xtr, train.labels, unlabeled=Xte)
-        F = _unit_rows(model.transform(Xtr))
-        tf_tr, tf_te = F @ F.T, _unit_rows(model.transform(Xte)) @ F.T
-        for fit_idx, held_idx in folds or ():
-            m = TfKld(random_state=random_state).fit(
-                [Xtr[i] for i in fit_idx], train.labels[fit_idx],
-                unlabeled=[Xtr[i] for i in held_idx] + list(Xte))
-            G = _unit_rows(m.transform(Xtr))
+        y = np.asarray(train.labels)
+        F, F_te = _tfkld_features(Xtr, y, np.arange(len(Xtr)), list(Xte), random_state)
+        tf_tr, tf_te = F @ F.T, F_te @ F.T
+        for fit_idx, _ in folds or ():
+            G, _ = _tfkld_features(Xtr, y, fit_idx, list(Xte), random_state)
             tf_fold.append(G @ G.T)
 
     def grams(k: int, with_pr: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -127,6 +124,26 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
         result["accuracy"] = round(100 * accuracy_score(test.labels, pred), 2)
         result["f1"] = round(100 * f1_score(test.labels, pred), 2)
     return result, pred
+
+
+def _tfkld_features(X: list, y: np.ndarray, fit_idx: np.ndarray, test: list,
+                    random_state: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unit-row TF-KLD features of the pairs ``X`` and ``test``: the weights from the labels
+    of ``X[fit_idx]`` only, those pairs' own features out of fold (``TfKld(cross_fit=)``:
+    a pair whose label shaped its own weights looks more separable than any new pair), the
+    factorisation over every sentence (no other label read)."""
+    from structkernels.kernels.tfkld import TfKld
+
+    held = np.setdiff1d(np.arange(len(X)), fit_idx)
+    smallest = int(np.bincount(y[fit_idx]).min())
+    model = TfKld(random_state=random_state, cross_fit=min(5, smallest) if smallest >= 2 else None)
+    F_fit = model.fit_transform([X[i] for i in fit_idx], y[fit_idx],
+                                unlabeled=[X[i] for i in held] + test)
+    F = np.empty((len(X), F_fit.shape[1]))
+    F[fit_idx] = F_fit
+    if len(held):
+        F[held] = model.transform([X[i] for i in held])
+    return _unit_rows(F), _unit_rows(model.transform(test))
 
 
 def _unit_rows(F: np.ndarray) -> np.ndarray:

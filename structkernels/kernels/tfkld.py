@@ -49,6 +49,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import NMF, TruncatedSVD
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.model_selection import StratifiedKFold
 
 from structkernels.kernels.base import Kernel
 from structkernels.kernels.srk.common import Rewriting, check_rewritings
@@ -120,7 +121,14 @@ class TfKld(TransformerMixin, BaseEstimator):
     max_iter : int
         Iterations of the factorisation.
     random_state : int
-        Seed of the factorisation.
+        Seed of the factorisation (and of the folds of ``cross_fit``).
+    cross_fit : int or None
+        With ``k >= 2`` folds, :meth:`fit_transform` gives each training pair the features of
+        weights learned on the other folds' labels only (the basis is the one :meth:`fit`
+        learns).  The weights read the labels: a pair's own label in its weights makes the
+        training features look more separable than any new pair's (the rare n-grams of a pair
+        get large weights from that pair alone), so a classifier fitted on them trusts them
+        too much.  ``None``: the features of :meth:`transform` after :meth:`fit`.
 
     Attributes
     ----------
@@ -138,7 +146,7 @@ class TfKld(TransformerMixin, BaseEstimator):
 
     def __init__(self, n_components: int = 100, ngram_max: int = 2, min_df: int = 1,
                  smoothing: float = 1.05, factorization: str = "nmf", max_iter: int = 200,
-                 random_state: int = 0):
+                 random_state: int = 0, cross_fit: int | None = None):
         self.n_components = n_components
         self.ngram_max = ngram_max
         self.min_df = min_df
@@ -146,6 +154,7 @@ class TfKld(TransformerMixin, BaseEstimator):
         self.factorization = factorization
         self.max_iter = max_iter
         self.random_state = random_state
+        self.cross_fit = cross_fit
 
     def _counts(self, sents: list[list[str]]) -> sp.csr_matrix:
         rows, cols, vals = [], [], []
@@ -169,6 +178,9 @@ class TfKld(TransformerMixin, BaseEstimator):
             raise ValueError(f"TfKld.n_components must be an int >= 1, got {self.n_components!r}")
         if not self.smoothing > 0:
             raise ValueError(f"TfKld.smoothing must be > 0, got {self.smoothing!r}")
+        cf = self.cross_fit
+        if cf is not None and (isinstance(cf, bool) or not isinstance(cf, int) or cf < 2):
+            raise ValueError(f"TfKld.cross_fit must be None or an int >= 2, got {cf!r}")
         if self.factorization not in ("nmf", "svd"):
             raise ValueError(f"TfKld.factorization must be 'nmf' or 'svd', "
                              f"got {self.factorization!r}")
@@ -205,12 +217,14 @@ class TfKld(TransformerMixin, BaseEstimator):
             self.factorization_ = fac.fit(M)
         return self
 
-    def latent(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """``(U, V)``: the latent vectors of the first and the second sentences."""
+    def latent(self, X: Any, weights: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(U, V)``: the latent vectors of the first and the second sentences (the count
+        vectors weighted by ``weights``, default the fitted ``weights_``)."""
         if not hasattr(self, "factorization_"):
             raise NotFittedError("TfKld is not fitted: call fit(X, y) on training pairs first")
         S, T = self._sides(X)
-        W = sp.diags(self.weights_)
+        W = sp.diags(self.weights_ if weights is None else weights)
         M = (sp.vstack([self._counts(S), self._counts(T)]) @ W).tocsr()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -223,6 +237,25 @@ class TfKld(TransformerMixin, BaseEstimator):
         """``[u + v, |u - v|]`` of each pair."""
         U, V = self.latent(X)
         return np.hstack([U + V, np.abs(U - V)])
+
+    def fit_transform(self, X: Any, y: Any = None, unlabeled: Any = None) -> np.ndarray:
+        """:meth:`fit`, then the features of the training pairs ``X``: out of fold with
+        ``cross_fit`` (each fold's pairs weighted by the other folds' labels), else
+        :meth:`transform`."""
+        self.fit(X, y, unlabeled)
+        if self.cross_fit is None:
+            return self.transform(X)
+        X = check_rewritings(X, "TfKld")
+        y = np.asarray(y)
+        folds = StratifiedKFold(self.cross_fit, shuffle=True, random_state=self.random_state)
+        S, T = self._sides(X)
+        A, B = self._counts(S), self._counts(T)
+        out = np.empty((len(X), 2 * self.factorization_.n_components))
+        for fit_idx, out_idx in folds.split(np.zeros(len(y)), y):
+            w = kld_weights(A[fit_idx], B[fit_idx], y[fit_idx], self.smoothing)
+            U, V = self.latent([X[i] for i in out_idx], weights=w)
+            out[out_idx] = np.hstack([U + V, np.abs(U - V)])
+        return out
 
 
 class TfKldKernel(Kernel):

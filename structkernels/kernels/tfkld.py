@@ -264,7 +264,9 @@ class TfKldKernel(Kernel):
     ``k(x, y) = f(x) . f(y)`` (``gamma=None``) or ``exp(-gamma ||f(x) - f(y)||^2)`` with
     ``f`` the :class:`TfKld` features learned by :meth:`fit`; a product of a feature map
     with itself, so positive semi-definite.  Parameters are those of :class:`TfKld`
-    plus ``gamma``.
+    plus ``gamma``.  Its Gram on the training pairs themselves uses the weights their own
+    labels made (in-sample); to train a classifier on it, build the training pairs'
+    features out of fold with ``TfKld(cross_fit=k).fit_transform`` instead.
 
     Attributes
     ----------

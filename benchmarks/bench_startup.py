@@ -7,10 +7,12 @@ processes, in ABBA order, and prints the median wall seconds, the summed
 top-level ``-X importtime`` figures and the load average.
 
 With ``--model`` (a relation extractor, e.g. one trained on BioInfer-train), the whole
-``structkernels predict`` command too, each run with an empty parse cache: on one
-BioInfer-test sentence and on ``--sentences`` sentences drawn from BioInfer-test (new ids),
-each 2,000-sentence run paired with a whole ``nlp.pipe`` command on the same texts (spaCy
-imported, the pipeline loaded, the texts parsed: ``spacy_pipe``), in ABBA order.  Every
+``structkernels predict`` command too, each run with an empty parse cache and the model's
+references prepared by an earlier run (``predict_one_first``: not prepared, as the first
+run after training): on one BioInfer-test sentence and on ``--sentences`` sentences drawn
+from BioInfer-test (new ids), each 2,000-sentence run paired with a whole ``nlp.pipe``
+command on the same texts (spaCy imported, the pipeline loaded, the texts parsed:
+``spacy_pipe``), in ABBA order.  Every
 run goes in a fresh process that starts the command and waits for it, so that its
 ``RUSAGE_CHILDREN`` ``ru_maxrss`` is the largest resident size of every process the
 command started (the parsing child included), not a sample.  ``--compare`` adds the
@@ -31,6 +33,7 @@ import gzip
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -114,13 +117,22 @@ def predict_runs(args: argparse.Namespace) -> dict:
     one.write_text(many.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
     models = {"model": args.model, **({"compare": args.compare} if args.compare else {})}
 
-    def predict(model: str, texts: Path, run: int) -> dict:
-        cache = folder / f"cache{run}"  # no parse cached: every sentence parsed
+    def predict(model: str, texts: Path, run: int, prepared: bool = True) -> dict:
+        # no parse cached: every sentence parsed; the references prepared by the warm-up
+        # run (its cache folder but the parses, the folder's key included), or not
+        cache = folder / f"cache{run}-{model.replace('/', '_')}-{texts.stem}-{prepared}"
+        if prepared:
+            shutil.copytree(folder / f"warm-{model.replace('/', '_')}", cache,
+                            ignore=shutil.ignore_patterns("parses"))
         return measured([sys.executable, "-m", "structkernels", "predict", model, str(texts),
                          "-o", str(folder / "out.jsonl"), "--cache-dir", str(cache), "-q"])
 
-    predict(args.model, one, -1)  # compiled kernels cached, files read once
+    for model in models.values():  # compiled kernels cached, files read, references prepared
+        measured([sys.executable, "-m", "structkernels", "predict", model, str(one), "-o",
+                  str(folder / "out.jsonl"), "--cache-dir",
+                  str(folder / f"warm-{model.replace('/', '_')}"), "-q"])
     cases = {"predict_one": lambda r: predict(args.model, one, r),
+             "predict_one_first": lambda r: predict(args.model, one, r, prepared=False),
              "predict_many": lambda r: predict(args.model, many, r),
              "spacy_pipe_many": lambda r: measured([sys.executable, "-c", SPACY_PIPE,
                                                     str(many)])}

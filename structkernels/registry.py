@@ -91,7 +91,6 @@ class Registry:
         #: name -> message of every plugin that failed to load or whose name was refused
         self.errors: dict[str, str] = {}
 
-    # -------------------------------------------------------------- discovery
     def _discover(self) -> dict[str, EntryPoint]:
         """Name -> entry point, plus ``dist:name`` for every entry point (the precedence
         of the module's docstring)."""
@@ -172,7 +171,6 @@ class Registry:
         self._loaded[name] = obj
         return obj
 
-    # ------------------------------------------------------------------- API
     def names(self) -> list[str]:
         """All registered names, sorted (broken plugins included)."""
         return sorted(set(self._discover()) | set(self._local))
@@ -225,7 +223,6 @@ class Registry:
         self._loaded.clear()
         self.errors.clear()
 
-    # ------------------------------------------------------- names in files
     def name_of(self, obj: Any) -> str | None:
         """The registered name of ``obj`` (a class), or None when it is not registered.
 

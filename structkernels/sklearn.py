@@ -102,11 +102,6 @@ class GramTransformer(ValidatedParamsMixin, TransformerMixin, BaseEstimator):
             params["kernel_params"] = kp
         return super().set_params(**params)
 
-    def _build_kernel(self) -> Kernel:
-        k = as_kernel(self.kernel, **(self.kernel_params or {}))
-        k.validate_params()
-        return k
-
     def _options(self) -> dict[str, Any]:
         return dict(n_jobs=self.n_jobs, block_size=self.block_size, cache=self.cache)
 
@@ -125,7 +120,8 @@ class GramTransformer(ValidatedParamsMixin, TransformerMixin, BaseEstimator):
     def fit(self, X: Any, y: Any = None) -> GramTransformer:
         """Keep the training structures (and their self-similarities if normalising)."""
         self._validate_params()
-        k = self._build_kernel()
+        k = as_kernel(self.kernel, **(self.kernel_params or {}))
+        k.validate_params()
         Xc = self._check_X(k, X, reset=True)
         self.kernel_ = k
         self.X_fit_ = Xc

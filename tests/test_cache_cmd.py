@@ -80,13 +80,15 @@ def _fill(root: Path) -> dict[str, int]:
         "datasets/interactions-" + "0" * 32 + ".npz": b"PK\x03\x04" + b"x" * 296,
         "numba/index/f.nbi": nbi + b"x" * (40 - len(nbi)),
         "numba/index/f.1.nbc": b"\x80" + b"x" * 59,
+        "prepared/m.npz": _entry(80),
         "notes.txt": b"x" * 7,
     }
     for name, data in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    return {"parses": 150, "grams": 1200, "datasets": 300, "numba": 100, "other": 7}
+    return {"parses": 150, "grams": 1200, "datasets": 300, "numba": 100, "prepared": 80,
+            "other": 7}
 
 
 # ------------------------------------------------------------------ the limit
@@ -242,7 +244,7 @@ def test_cache_info_text_and_json(cache, capsys):
     assert main(["cache", "info", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["root"] == str(cache) and doc["limit"] == DEFAULT_CACHE_LIMIT
-    assert doc["total_bytes"] == 1757 and doc["total_files"] == 8
+    assert doc["total_bytes"] == 1837 and doc["total_files"] == 9
     assert [k["kind"] for k in doc["kinds"]] == [*CACHE_KINDS, "other"]
 
 
@@ -261,7 +263,7 @@ def test_cache_clear_by_kind_says_what_it_freed(cache, capsys):
     assert (cache / "parses").is_dir() and not (cache / "grams").exists()
     assert main(["cache", "clear", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert (doc["freed_bytes"], doc["freed_files"]) == (450, 3)
+    assert (doc["freed_bytes"], doc["freed_files"]) == (530, 4)
     assert main(["cache", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total_bytes"] == 7
 

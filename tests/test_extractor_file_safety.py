@@ -458,3 +458,59 @@ def test_version4_references_beyond_the_limits_are_refused(tmp_path, monkeypatch
     with pytest.raises(ExtractorFormatError) as info:
         RelationExtractor.load(f)
     _one_line_naming(str(info.value), f, "13 vertex pairs", "MAX_GRAPH_CELLS = 12")
+
+
+# ------------------------------------------------------------------ what predicting loads
+def test_predicting_does_not_load_scikit_learn(tmp_path):
+    """Applying a trained extractor does not need it (its import dominated a one-sentence
+    ``predict``): kernels carry scikit-learn's parameter protocol without importing it.
+    spaCy parses in the child, so this process holds what scoring loads."""
+    pytest.importorskip("spacy", reason="predict parses with spaCy (the parse extra)")
+    f = _write(tmp_path / "M.json", hand_doc())
+    data = _corpus(tmp_path / "data.jsonl", 1)
+    out = _run(f"import sys\nfrom structkernels.cli import main\n"
+               f"rc = main(['predict', '--model', {str(f)!r}, {str(data)!r}, '-o', "
+               f"{str(tmp_path / 'out.jsonl')!r}, '--parse-ahead', 'on', '--cache-dir', "
+               f"{str(tmp_path / 'cache')!r}, '-q'])\n"
+               "print(rc, 'sklearn' in sys.modules)", tmp_path)
+    if "not installed" in out.stderr:
+        pytest.skip(f"the English spaCy pipeline is not installed: {out.stderr.strip()}")
+    assert out.stdout.split() == ["0", "False"], out.stdout + out.stderr
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 2
+
+
+# ------------------------------------------------------------------ prepared references
+def test_a_read_model_prepares_its_references_once_per_cache(tmp_path, monkeypatch):
+    """The references' collapsed views and self-similarities are cached by the document's
+    digest, the weights and the kernel's code: the same scores to the bit from the entry,
+    never an entry of other weights, a damaged entry computed again, nothing without cache."""
+    from structkernels.kernels.bag import BagKernel
+    from structkernels.utils import CacheWarning
+
+    f = _write(tmp_path / "M.json", hand_doc())
+    cache = tmp_path / "cache"
+    calls = []
+    real = BagKernel.weighted_sum
+    monkeypatch.setattr(BagKernel, "weighted_sum",
+                        lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+
+    def scores(ex):
+        return ex.prepare()._reference_scorer().scores(ex.references_)
+
+    first = scores(RelationExtractor.load(f, cache_dir=cache, progress=False))
+    entries = list((cache / "prepared").glob("*.npz"))
+    assert len(entries) == 1 and len(calls) == 1
+    again = scores(RelationExtractor.load(f, cache_dir=cache, progress=False))
+    assert np.array_equal(again, first) and len(calls) == 1  # served from the entry
+    other = RelationExtractor.load(f, cache_dir=cache, progress=False)
+    other.weights_ = other.weights_ * 2
+    assert np.allclose(scores(other) - other.intercept_, 2 * (first - other.intercept_))
+    assert len(calls) == 2 and len(list((cache / "prepared").glob("*.npz"))) == 2
+    raw = bytearray(entries[0].read_bytes())
+    raw[-1] ^= 1
+    entries[0].write_bytes(bytes(raw))
+    with pytest.warns(CacheWarning):
+        damaged = scores(RelationExtractor.load(f, cache_dir=cache, progress=False))
+    assert np.array_equal(damaged, first) and len(calls) == 3
+    scores(RelationExtractor.load(f, cache_dir=False, progress=False))
+    assert len(calls) == 4 and len(list((cache / "prepared").glob("*.npz"))) == 2

@@ -657,7 +657,7 @@ def test_chain_bound_is_an_upper_bound_of_the_path_kernel(n, seed, c, lam, max_l
     C, w = setup
     B = _trials._chain_bound(C, w[1])
     K = gram(kern, paths)
-    assert np.all(K <= B * (1 + _trials._CHAIN_SLACK))
+    assert np.all(K <= B * (1 + _trials._SLACK))
     # paths that share only their root tuple: one chain, (root, root), λ² at most
     root_only = [Path([(None, "r0"), ("ARG0", "a")]), Path([(None, "r0"), ("ARG1", "b")])]
     Xr = kern.check_input(root_only)

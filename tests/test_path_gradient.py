@@ -176,3 +176,13 @@ def test_gradient_in_bands_of_rows_is_the_sum_whatever_the_threads(mode, monkeyp
         for i, x in enumerate(X):
             want += k.weighted_gradient([x], V[i:i + 1], labels, Z, lam=True)
     assert np.allclose(one, want, rtol=1e-9, atol=1e-9)
+
+
+def test_row_bands_share_the_work_equally():
+    """One band for little work; with ``triangle``, bands of equal area (row ``i`` holds
+    ``n - i`` pairs)."""
+    from structkernels.kernels.path import _row_bands
+
+    assert _row_bands(10, 100) == [(0, 10)]
+    bands = _row_bands(800, 800 * 801 // 2, triangle=True)
+    assert (len(bands), bands[:2], bands[-1]) == (8, [(0, 52), (52, 107)], (517, 800))

@@ -52,6 +52,43 @@ def test_scores_equal_the_composite_kernel(refs, items, name, seed):
     assert np.array_equal(scorer.scores(items[::-1]), whole[::-1])
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.lists(pair_items(), min_size=1, max_size=6),
+       st.lists(pair_items(), min_size=1, max_size=6),
+       st.sampled_from(["NPK SVM", "NPK path SVM", "APG SVM", "n-gram SVM"]),
+       st.integers(0, 2**31 - 1))
+def test_prepared_arrays_give_the_same_scores_to_the_bit(refs, items, name, seed):
+    model = relation_model(name)
+    w = np.random.default_rng(seed).normal(size=len(refs))
+    scorer = ReferenceScorer(model.kernel({"conj": 0.0}), refs, w, 0.25)
+    arrays = scorer.prepared_arrays()
+    assert all(isinstance(a, np.ndarray) and a.dtype != object for a in arrays.values())
+    again = ReferenceScorer(model.kernel({"conj": 0.0}), refs, w, 0.25, prepared=arrays)
+    assert np.array_equal(again.scores(items), scorer.scores(items))
+
+
+def test_prepared_arrays_that_do_not_fit_are_refused():
+    from structkernels.kernels.allpaths_features import AllPathsWeights
+    from structkernels.kernels.bag import BagWeights
+
+    model = relation_model("NPK SVM")
+    refs = [{"path": Path([(None, "PROT1"), ("dobj", "PROT2")]), "context": ("m:dobj",),
+             "apg": LabelledGraph([("PROT1",), ("PROT2",)], [(0, 1, 0.9)])}]
+    arrays = ReferenceScorer(model.kernel({}), refs, [1.0], 0.0).prepared_arrays()
+    for key, bad in [("apg.keys", arrays["apg.keys"][::-1] + 2**40), ("apg.diag", np.ones(3)),
+                     ("context.values", np.array([np.nan])), ("path.diag", np.ones(2)),
+                     ("apg.kind", np.frombuffer(b"Pickled", dtype=np.uint8))]:
+        with pytest.raises(ValueError, match="do not fit"):
+            ReferenceScorer(model.kernel({}), refs, [1.0], 0.0, prepared={**arrays, key: bad})
+    with pytest.raises(ValueError, match="exact route"):
+        ReferenceScorer(model.kernel({}), refs, [1.0], 0.0, tolerance=0.1, prepared=arrays)
+    w = AllPathsWeights([refs[0]["apg"]], [2.0])
+    assert AllPathsWeights.from_arrays(w.arrays()).dots([refs[0]["apg"]])[0] == w.dots(
+        [refs[0]["apg"]])[0]
+    b = BagWeights([("a", "b")], [0.5], binary=False)
+    assert BagWeights.from_arrays(b.arrays()).vector == b.vector
+
+
 def test_a_weight_per_reference():
     model = relation_model("NPK path SVM")
     refs = [{"path": Path([(None, "PROT1"), ("dobj", "PROT2")])}]

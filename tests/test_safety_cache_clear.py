@@ -23,7 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structkernels.cli import commands, main
-from structkernels.utils import CacheFolder, cache_usage, clear_cache, forget_cache_sizes
+from structkernels.utils import (
+    CACHE_KINDS,
+    CacheFolder,
+    cache_usage,
+    clear_cache,
+    forget_cache_sizes,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "CACHEDIR.TAG"
@@ -116,7 +122,7 @@ def test_an_empty_folder_is_not_a_cache(tmp_path):
 
 
 def test_a_missing_folder_has_nothing_to_clear(tmp_path):
-    assert [u.files for u in clear_cache(root=tmp_path / "none")] == [0, 0, 0, 0]
+    assert [u.files for u in clear_cache(root=tmp_path / "none")] == [0] * len(CACHE_KINDS)
 
 
 def test_the_cache_marks_its_folder_and_clear_keeps_foreign_files(tmp_path):
@@ -140,7 +146,7 @@ def test_a_marked_empty_cache_clears_to_nothing(tmp_path):
     root = tmp_path / "cache"
     _real_entries(root)
     clear_cache(root=root)
-    assert [u.files for u in clear_cache(root=root)] == [0, 0, 0, 0]
+    assert [u.files for u in clear_cache(root=root)] == [0] * len(CACHE_KINDS)
 
 
 def test_links_in_the_cache_are_never_traversed(tmp_path):
@@ -268,7 +274,7 @@ def test_a_kind_folder_linked_elsewhere_is_skipped_even_holding_entries(tmp_path
     (root / "datasets").symlink_to(elsewhere / "parses", target_is_directory=True)
     before = _snapshot(elsewhere)
     freed = {u.kind: u.files for u in clear_cache(root=root)}
-    assert freed == {"parses": 1, "grams": 2, "datasets": 0, "numba": 0}
+    assert freed == {"parses": 1, "grams": 2, "datasets": 0, "numba": 0, "prepared": 0}
     assert _snapshot(elsewhere) == before
     assert (root / "numba").is_symlink()
 

@@ -349,3 +349,31 @@ def test_progress_in_a_log_file_is_plain_lines(tmp_path, setting, expect_lines):
         assert "5/5" in lines[-1]
     else:
         assert text == ""
+
+
+def test_a_kernel_made_before_scikit_learn_loads_is_one_of_its_gp_kernels():
+    """Kernels do not import scikit-learn; its Gaussian-process family (whose members
+    ``pairwise_kernels`` calls once with the whole arrays) takes them in when it loads."""
+    code = ("import sys\nimport structkernels as sk\nk = sk.kernel('path')\n"
+            "assert 'sklearn' not in sys.modules\n"
+            "from sklearn.gaussian_process.kernels import Kernel\n"
+            "print(isinstance(k, Kernel), isinstance(sk.kernel('rbf'), Kernel))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "True"], out.stdout + out.stderr
+
+
+def test_parameters_repr_and_clone_follow_scikit_learn():
+    from sklearn.base import clone
+
+    k = sk.Normalized(sk.kernel("path", lam=0.5) + sk.kernel("bag"))
+    assert repr(sk.kernel("path")) == "PathKernel()"
+    assert repr(sk.kernel("path", lam=0.5)) == "PathKernel(lam=0.5)"
+    params = k.get_params()
+    assert params["kernel__k1__lam"] == 0.5 and "kernel__k2__binary" in params
+    assert list(k.get_params(deep=False)) == ["kernel"]
+    c = clone(k)
+    assert c is not k and c.kernel is not k.kernel and repr(c) == repr(k)
+    k.set_params(kernel__k1__lam=0.25)
+    assert k.kernel.k1.lam == 0.25 and c.kernel.k1.lam == 0.5
+    with pytest.raises(ValueError, match=r"Invalid parameter 'lamb' for estimator PathKernel\(\)"):
+        sk.kernel("path").set_params(lamb=1.0)

@@ -293,6 +293,28 @@ def test_train_extractor_then_predict(spacy_pipeline, corpora, tmp_path, capsys)
         capsys.readouterr().err
 
 
+def test_train_extractor_prepares_the_references_for_predict(spacy_pipeline, corpora,
+                                                             tmp_path, monkeypatch):
+    """The saved model's references are prepared into the cache folder, so that the first
+    predict reads them instead of computing them."""
+    from structkernels.kernels.bag import BagKernel
+
+    _, train, test = corpora
+    model, cache = tmp_path / "m.json.gz", tmp_path / "cache"
+    assert main(["train-extractor", train, "-o", str(model), "--cache-dir", str(cache),
+                 "--n-jobs", "1", "--quiet"]) == 0
+    assert len(list((cache / "prepared").glob("*.npz"))) == 1
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the references were prepared again")
+
+    monkeypatch.setattr(BagKernel, "weighted_sum", refused)
+    out = tmp_path / "pairs.jsonl"
+    assert main(["predict", str(model), test, "-o", str(out), "--cache-dir", str(cache),
+                 "--quiet", "--parse-ahead", "off"]) == 0
+    assert _lines(out.read_text(encoding="utf-8"))
+
+
 def test_train_extractor_errors_are_one_line(corpora, tmp_path, capsys):
     _, train, _ = corpora
     assert main(["train-extractor", train, "-o", train]) == 2

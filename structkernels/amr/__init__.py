@@ -11,34 +11,16 @@ Examples
 '(bind) (ARG1, enzyme) (bind) (ARG2, small-molecule)'
 """
 
-from structkernels.amr.labels import DistantLabel, distant_label
-from structkernels.formats.penman import parse_amr, read_amr, to_networkx
-from structkernels.graphs.candidates import (
-    Candidate,
-    CandidateError,
-    CandidateExtractor,
-    candidate_path,
-    candidate_subgraph,
-    candidate_tree,
-    generate_candidates,
-)
-from structkernels.graphs.concepts import (
-    COORDINATION_CONCEPTS,
-    ENTITY_CONCEPTS,
-    INTERACTION_CONCEPTS,
-)
-from structkernels.graphs.model import (
-    AMRCorpus,
-    AMRFormatError,
-    AMRGraph,
-    SkippedGraph,
-    concept_label,
-)
+from structkernels.utils import lazy_exports
 
-__all__ = [
-    "read_amr", "parse_amr", "AMRFormatError", "AMRGraph", "AMRCorpus", "SkippedGraph",
-    "to_networkx", "concept_label", "Candidate", "CandidateError", "CandidateExtractor",
-    "generate_candidates", "candidate_subgraph", "candidate_path", "candidate_tree",
-    "DistantLabel", "distant_label", "INTERACTION_CONCEPTS", "ENTITY_CONCEPTS",
-    "COORDINATION_CONCEPTS",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    ".labels": ["DistantLabel", "distant_label"],
+    "structkernels.formats.penman": ["parse_amr", "read_amr", "to_networkx"],
+    "structkernels.graphs.candidates": ["Candidate", "CandidateError", "CandidateExtractor",
+                                        "candidate_path", "candidate_subgraph",
+                                        "candidate_tree", "generate_candidates"],
+    "structkernels.graphs.concepts": ["COORDINATION_CONCEPTS", "ENTITY_CONCEPTS",
+                                      "INTERACTION_CONCEPTS"],
+    "structkernels.graphs.model": ["AMRCorpus", "AMRFormatError", "AMRGraph", "SkippedGraph",
+                                   "concept_label"],
+})

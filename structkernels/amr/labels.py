@@ -124,14 +124,12 @@ class DistantLabeler:
         return got
 
     def __call__(self, cand: Candidate) -> DistantLabel:
-        G = self.G
+        gid = self.G.graph.get("id")
         for node in cand.nodes:
             if node is None:
-                raise CandidateError(
-                    f"candidate without an interaction node (graph {G.graph.get('id')!r})")
-            if node not in G:
-                raise CandidateError(
-                    f"unknown node {node!r}: not a variable of graph {G.graph.get('id')!r}")
+                raise CandidateError(f"candidate without an interaction node (graph {gid!r})")
+            if node not in self.G:
+                raise CandidateError(f"unknown node {node!r}: not a variable of graph {gid!r}")
         roles = self.roles(cand.interaction)
         if _positive(cand.catalyst, cand.participants, *roles):
             return DistantLabel(1, False)

@@ -1,5 +1,4 @@
-"""What the classifiers of this package share: parameter constraints, kernel, input, label
-and Gram checks."""
+"""What the classifiers of this package share: parameter constraints and input checks."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ def _structures(est: Any, X: Any) -> Sequence:
     if issparse(X):
         raise TypeError(
             f"{owner}: sparse input is not supported; pass a dense array, a sequence of "
-            "structures, or kernel='precomputed' with a dense Gram matrix"
-        )
+            "structures, or kernel='precomputed' with a dense Gram matrix")
     if isinstance(X, (str, bytes)):
         raise TypeError(f"{owner}: expected a sequence of structures, got a bare string")
     if not isinstance(X, (list, tuple, np.ndarray)) and hasattr(X, "__array__"):
@@ -65,22 +63,18 @@ def _labels(y: Any, n: int, owner: str) -> np.ndarray:
 def train_input(est: Any, X: Any, y: Any) -> tuple[Sequence | None, np.ndarray | None,
                                                   np.ndarray]:
     """The parameters checked, then ``(structures, None, y)``, or ``(None, Gram, y)`` when
-    precomputed, ``y`` checked; sets the estimator's ``kernel_``, ``normalized_`` and
-    ``n_features_in_``.
+    precomputed; sets the estimator's ``kernel_``, ``normalized_`` and ``n_features_in_``.
 
-    A kernel name with ``kernel_params=None`` means its named configuration of
-    :data:`~structkernels.neighbors.settings.CLASSIFIER_KERNELS`; ``normalize="auto"``
-    normalises kernels whose values grow with the structures' size, and a
-    :class:`Normalized` kernel is normalised whatever ``normalize`` says.
+    A kernel name with ``kernel_params=None`` means its configuration of
+    :data:`~structkernels.neighbors.settings.CLASSIFIER_KERNELS`; a :class:`Normalized`
+    kernel is normalised whatever ``normalize`` says.
     """
     name = type(est).__name__
     est._validate_params()
-    if _precomputed(est.kernel) and (
-            est.kernel_params or (not isinstance(est.normalize, str) and est.normalize)):
-        raise ValueError(
-            f"{name}: kernel_params and normalize do not apply to kernel='precomputed'"
-        )
     if _precomputed(est.kernel):
+        if est.kernel_params or (not isinstance(est.normalize, str) and est.normalize):
+            raise ValueError(
+                f"{name}: kernel_params and normalize do not apply to kernel='precomputed'")
         K = check_precomputed_gram(X, n_cols=None, label="the train Gram matrix", owner=name)
         est.kernel_, est.normalized_ = None, False
         est.n_features_in_ = K.shape[1]

@@ -1,9 +1,8 @@
 """Kernelised hash codes and a random forest (Garg et al., AAAI 2019).
 
-"Kernelized Hashcode Representations for Relation Extraction" turns a structure into the bits
-of ``n_hashes`` random k-NN hash functions (:class:`~structkernels.neighbors.hashing.RandomKNNHash`)
-over one shared reference set of about ``sqrt(N)`` training structures, so every structure
-costs ``M`` kernel values whatever the number of bits, and trains a random forest on the codes.
+A structure becomes the bits of ``n_hashes`` random k-NN hash functions over one shared
+reference set of about ``sqrt(N)`` training structures (``M`` kernel values whatever the
+number of bits); a random forest learns from the codes.
 """
 
 from __future__ import annotations
@@ -37,15 +36,12 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
     Parameters
     ----------
     kernel : str or Kernel, default "path"
-        A registered kernel name (built with ``kernel_params``), a Kernel
-        instance, or ``"precomputed"``: ``fit`` then takes the square train x
-        train Gram matrix and prediction the (n_test, n_train) one (only its
-        columns of the reference structures are read).
+        A registered kernel name (built with ``kernel_params``), a Kernel instance, or
+        ``"precomputed"``: ``fit`` then takes the square train Gram matrix and prediction the
+        (n_test, n_train) one (only the reference structures' columns are read).
     kernel_params : dict, optional
-        Parameters of a kernel given by name.  None with ``kernel="path"``: the named
-        configuration :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial
-        credit 0.9), as :class:`~structkernels.KernelKNNClassifier` (without it the codes of the
-        shipped data's paths are poor); any dict is used as given.
+        Parameters of a kernel given by name.  None with ``kernel="path"``:
+        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial credit 0.9).
     n_bits : int, default 32
         Bits per hash function (at most 62).
     n_hashes : int, default 32
@@ -53,18 +49,13 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
     n_reference : int, optional
         Size ``M`` of the shared reference set; default ``ceil(sqrt(N))`` (at least 2).
     subset_size : int, optional
-        Size of each of a bit's two reference subsets; default 2 (1 when ``M < 4``).  Small
+        Size of each of a bit's two reference subsets; default 2 (1 when ``M < 4``): small
         subsets make the bits more independent (the paper's small ``alpha``).
-    n_estimators : int, default 100
-        Trees of the forest.
-    max_features : int, float, "sqrt", "log2" or None, default "sqrt"
-        Features each split considers (the forest's random subspaces).
-    class_weight : "balanced", "balanced_subsample", dict or None, default "balanced"
-        The forest's class weights.
+    n_estimators, max_features, class_weight : default 100, "sqrt", "balanced"
+        The random forest's.
     normalize : bool or "auto", default "auto"
         Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose values grow with
-        the structures' size (``Kernel.grows_with_size``).  Without it the largest structures
-        are everybody's nearest reference.  Not for ``"precomputed"``.
+        the structures' size (``Kernel.grows_with_size``).  Not for ``"precomputed"``.
     random_state : int, RandomState or None
         Seeds the reference set, the hash functions and the forest.
     n_jobs : int or None, default None
@@ -76,13 +67,11 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
     kernel_ : Kernel or None
         The kernel evaluated; None with ``"precomputed"``.
     normalized_ : bool
-    reference_indices_ : ndarray of int, shape (M,)
-        Positions of the reference structures in the training set.
-    reference_ : list or ndarray or None
-        The reference structures (None when precomputed).
+    reference_indices_, reference_
+        The reference structures: their positions in the training set, and themselves (None
+        when precomputed).
     hashers_ : list of RandomKNNHash
-        The fitted hash functions; their references are ``reference_`` (their
-        ``reference_indices_`` are positions in it).
+        The fitted hash functions, on ``reference_`` (their ``reference_indices_`` index it).
     forest_ : RandomForestClassifier
     n_train_ : int
     n_features_in_ : int
@@ -130,7 +119,6 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> HashForestClassifier:
         """Draw the references and hash functions, hash ``X`` and grow the forest."""
         from sklearn.ensemble import RandomForestClassifier
@@ -154,8 +142,7 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
             hash_kernel = self.kernel_
             hashed = self.reference_ = take(Xs, ref)
             S = self.kernel_.gram(Xs, self.reference_, n_jobs=n_jobs)
-        # every hash function is fitted on the reference set itself: all share its M
-        # kernel values per structure, each draws its own subsets for its bits
+        # every hash function is fitted on the reference set: all share its M kernel values
         s = self.subset_size if self.subset_size is not None else (2 if m >= 4 else 1)
         seeds = rng.randint(np.iinfo(np.int32).max, size=int(self.n_hashes) + 1)
         self.hashers_ = [
@@ -172,7 +159,6 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
         self.classes_ = self.forest_.classes_
         return self
 
-    # ------------------------------------------------------------ predict
     def _codes_from(self, S: np.ndarray) -> np.ndarray:
         return np.hstack([h.bits_from_similarities(S[:, h.reference_indices_])
                           for h in self.hashers_])
@@ -190,10 +176,8 @@ class HashForestClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator)
     def decision_function(self, X: Any) -> np.ndarray:
         """Class probabilities centred on chance, scikit-learn's convention for a margin.
 
-        Two classes: ``P(classes_[1]) - 0.5``, shape (n,), positive where :meth:`predict`
-        says ``classes_[1]``; more: ``P - 1 / n_classes``, shape (n, n_classes), whose
-        largest entry is the predicted class.  It ranks as the probabilities do (ROC AUC,
-        precision-recall curves); :meth:`predict_proba` gives the probabilities themselves.
+        Two classes: ``P(classes_[1]) - 0.5``, shape (n,); more: ``P - 1 / n_classes``, shape
+        (n, n_classes).  It ranks as the probabilities do (ROC AUC, precision-recall curves).
         """
         proba = self.predict_proba(X)
         if proba.shape[1] == 2:

@@ -2,8 +2,7 @@
 
 Estimators that take a precomputed Gram (their ``input_tags.pairwise`` tag) are fitted on
 ``slice_gram(K, train, train)`` and scored on ``slice_gram(K, test, train)``: one Gram of the
-training set serves every fold.  With ``groups`` the folds are ``GroupKFold``'s.  Held-out
-data never enters: the functions see only the training rows they are given.
+training set serves every fold.
 """
 
 from __future__ import annotations
@@ -22,10 +21,7 @@ __all__ = ["slice_gram", "select_by_inner_cv", "InnerCVClassifier", "cv_scores"]
 
 
 def slice_gram(K: Any, rows: Any, cols: Any = None) -> np.ndarray:
-    """The block ``K[rows][:, cols]`` of a Gram matrix (``cols`` defaults to ``rows``).
-
-    ``slice_gram(K, train, train)`` is the Gram a precomputed-kernel estimator
-    is fitted on, ``slice_gram(K, test, train)`` the one it predicts from.
+    """The block ``K[rows][:, cols]`` of a Gram matrix (``cols`` defaults to ``rows``);
     ``rows``/``cols`` are integer positions or boolean masks.
 
     Examples
@@ -73,9 +69,7 @@ def _splitter(cv: Any, groups: Any, random_state: Any):
 
 def _split(X: Any, rows: np.ndarray, cols: np.ndarray | None, pairwise: bool) -> Any:
     """Rows of ``X`` (structures or array), or the block rows x cols of a Gram."""
-    if pairwise:
-        return slice_gram(X, rows, cols)
-    return take(X, rows)
+    return slice_gram(X, rows, cols) if pairwise else take(X, rows)
 
 
 def cv_scores(candidates: dict[str, Any], X: Any, y: Any, groups: Any = None, cv: Any = 3,
@@ -92,15 +86,13 @@ def cv_scores(candidates: dict[str, Any], X: Any, y: Any, groups: Any = None, cv
         # rows of a Gram as features would carry the held-out columns into training
         raise ValueError(
             "candidates mix precomputed-Gram estimators and estimators of structures; they "
-            "all take one X"
-        )
+            "all take one X")
     if any(pairwise.values()):
         K = np.asarray(X)
         if K.ndim != 2 or K.shape != (n, n):
             raise ValueError(
                 f"a candidate takes a precomputed Gram: X must be the square ({n}, {n}) Gram of "
-                f"the training set, got shape {K.shape}"
-            )
+                f"the training set, got shape {K.shape}")
     if not isinstance(X, np.ndarray):
         X = list(X)
     if len(X) != n:
@@ -130,18 +122,15 @@ def select_by_inner_cv(candidates: dict[str, Any], X: Any, y: Any, groups: Any =
     Parameters
     ----------
     candidates : dict of str to estimator
-        Unfitted estimators (cloned for every fold; never fitted themselves).
-        All take ``X``: those with the ``pairwise`` tag
-        (``kernel="precomputed"``) read it as the training set's square Gram.
+        Unfitted estimators (cloned for every fold).  Those with the ``pairwise`` tag
+        (``kernel="precomputed"``) read ``X`` as the training set's square Gram.
     X : sequence of structures, 2-D array, or (n, n) Gram matrix
         The training data only.
-    y : array-like of shape (n,)
-    groups : array-like of shape (n,), optional
-        Group of each sample: ``GroupKFold`` keeps a group inside one fold.
+    y, groups : array-like of shape (n,)
+        Labels, and optionally the group of each sample (kept inside one fold).
     cv : int or splitter, default 3
-        Folds: ``GroupKFold(cv)`` with groups, else ``StratifiedKFold(cv,
-        shuffle=True, random_state=random_state)``; a scikit-learn splitter
-        is used as given (with ``groups``).
+        ``GroupKFold(cv)`` with groups, else ``StratifiedKFold(cv, shuffle=True,
+        random_state=random_state)``; a scikit-learn splitter is used as given.
     scoring : str or callable, default "f1"
         A scikit-learn scorer name or ``scorer(estimator, X, y)``.
     random_state : int, RandomState or None
@@ -149,10 +138,8 @@ def select_by_inner_cv(candidates: dict[str, Any], X: Any, y: Any, groups: Any =
 
     Returns
     -------
-    best_name : str
-        The highest mean score (the first candidate in order on a tie).
-    scores : dict of str to float
-        Mean score of every candidate.
+    best_name, scores : str, dict of str to float
+        The highest mean score (the first candidate on a tie); every candidate's mean.
 
     Examples
     --------
@@ -190,16 +177,9 @@ def _best_has(method: str):
 class InnerCVClassifier(ClassifierMixin, BaseEstimator):
     """Chooses among candidate classifiers by inner cross-validation, then refits the best.
 
-    ``fit(X, y, groups=None)`` runs :func:`select_by_inner_cv` on the data it is given and fits
-    a clone of the winner on all of it; prediction is the winner's.  Nested in an outer
-    evaluation, the choice sees only the outer training rows.
-
-    Parameters
-    ----------
-    candidates : dict of str to estimator
-    cv : int or splitter, default 3
-    scoring : str or callable, default "f1"
-    random_state : int, RandomState or None
+    ``fit(X, y, groups=None)`` runs :func:`select_by_inner_cv` (whose parameters these are)
+    on the data it is given and fits a clone of the winner on all of it; prediction is the
+    winner's.  Nested in an outer evaluation, the choice sees only the outer training rows.
 
     Attributes
     ----------
@@ -207,9 +187,8 @@ class InnerCVClassifier(ClassifierMixin, BaseEstimator):
     best_estimator_ : estimator
         The winner, fitted on all of the training data.
     cv_scores_ : dict of str to ndarray
-        Per candidate, its score on every inner fold.
+        Per candidate, its score on every inner fold (``scores_``: their means).
     scores_ : dict of str to float
-        Mean of ``cv_scores_``.
     classes_ : ndarray
 
     Examples

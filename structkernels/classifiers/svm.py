@@ -1,10 +1,9 @@
 """A support vector machine on any registered kernel: exact, or Nyström above a size.
 
-Up to ``max_exact`` training structures :class:`KernelSVC` solves the exact problem of
-``SVC(kernel="precomputed")`` and keeps what prediction needs (the support vectors); above,
-the Nyström method (Williams & Seeger, NIPS 2001) maps every structure to
-``k(x, L) K_LL^{-1/2}`` over ``n_components`` random landmarks and trains ``LinearSVC``,
-stating the approximation's error on the training data (``approximation_error_``).
+Up to ``max_exact`` training structures :class:`KernelSVC` solves ``SVC(kernel="precomputed")``
+and keeps the support vectors; above, the Nyström method (Williams & Seeger, NIPS 2001) maps
+every structure to ``k(x, L) K_LL^{-1/2}`` over random landmarks and trains ``LinearSVC``,
+stating the approximation's error (``approximation_error_``).
 """
 
 from __future__ import annotations
@@ -24,24 +23,20 @@ from structkernels.classifiers._common import (
     train_input,
     values_against,
 )
+from structkernels.engine.checks import ApproximationWarning
 from structkernels.structures import take
-from structkernels.utils import Interval, StructkernelsWarning, ValidatedParamsMixin, n_jobs_value
+from structkernels.utils import Interval, ValidatedParamsMixin, n_jobs_value
 
 __all__ = ["KernelSVC", "ApproximationWarning", "ERROR_SAMPLE"]
 
 #: Training structures (outside the landmarks) whose pairwise kernel values measure the
-#: Nyström approximation's error: ``ERROR_SAMPLE * (ERROR_SAMPLE + 1) / 2`` kernel values.
+#: Nyström approximation's error.
 ERROR_SAMPLE = 200
-
 # fitted attributes of one route, removed when a refit takes the other
 _ROUTE_ATTRIBUTES = (
     "support_", "support_vectors_", "dual_coef_", "n_support_",
     "landmark_indices_", "landmarks_", "normalization_", "coef_", "n_components_",
 )
-
-
-class ApproximationWarning(StructkernelsWarning):
-    """A low-rank kernel approximation is less accurate than its tolerance asks."""
 
 
 class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
@@ -51,61 +46,45 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
     ----------
     kernel : str or Kernel, default "path"
         A registered kernel name (built with ``kernel_params``), a Kernel instance, or
-        ``"precomputed"``: ``fit`` then takes the square train x train Gram matrix and
-        ``decision_function``/``predict`` the (n_test, n_train) one, as ``sklearn.svm.SVC``.
+        ``"precomputed"`` (square train Gram to ``fit``, (n_test, n_train) ones after, as ``SVC``).
     kernel_params : dict, optional
-        Parameters of a kernel given by name (e.g. ``{"lam": 0.8}``).  None with
-        ``kernel="path"``: the named configuration
-        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial credit 0.9), as
-        :class:`~structkernels.KernelKNNClassifier`; any dict is used as given.
+        Parameters of a kernel given by name.  None with ``kernel="path"``:
+        :data:`~structkernels.neighbors.settings.PATH_PARTIAL_CREDIT` (partial credit 0.9).
     C : float, default 1.0
         Penalty of the hinge loss (``SVC``'s and ``LinearSVC``'s ``C``).
     class_weight : "balanced", dict or None, default "balanced"
-        As in ``SVC``: "balanced" weighs classes inversely to their
-        frequency, what a rare positive class (relations) needs.
+        As in ``SVC``; "balanced" suits a rare positive class (relations).
     max_exact : int, default 20000
         Largest training set solved exactly (the exact Gram has ``max_exact ** 2`` values).
     n_components : int, default 2000
         Nyström landmarks above ``max_exact`` (capped at the training size).
     tol : float, default 0.05
-        Largest acceptable ``approximation_error_`` of the Nyström route; a
-        larger error is reported with an :class:`ApproximationWarning`.
+        Largest ``approximation_error_`` without an :class:`ApproximationWarning`.
     random_state : int, RandomState or None
         Seeds the landmarks, the error sample and ``LinearSVC``.
     n_jobs : int or None, default None
         Workers of the Gram engine; None: every core the process may use.
     normalize : bool or "auto", default "auto"
         Use ``k(x, y) / sqrt(k(x, x) k(y, y))``; ``"auto"``: for kernels whose values grow with
-        the structures' size (``Kernel.grows_with_size``: the path, tree and nonstationary
-        kernels), as :class:`~structkernels.KernelKNNClassifier`.  Not for ``"precomputed"``.
+        the structures' size (``Kernel.grows_with_size``).  Not for ``"precomputed"``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
     kernel_ : Kernel or None
-        The kernel evaluated (a :class:`~structkernels.Normalized` one when
-        normalising); None with ``"precomputed"``.
+        The kernel evaluated (:class:`~structkernels.Normalized` when normalising); None with
+        ``"precomputed"``.
     normalized_ : bool
     route_ : {"exact", "nystroem"}
-    support_ : ndarray of int
-        Exact route: positions of the support vectors in the training set.
-    support_vectors_ : list or ndarray or None
-        Exact route: the support vectors' structures (None when precomputed).
-    dual_coef_ : ndarray of shape (1, n_SV)
-        Exact route: ``y_i alpha_i`` of the support vectors (``SVC``'s).
-    n_support_ : ndarray of int
-        Exact route: support vectors per class.
-    landmark_indices_ : ndarray of int
-        Nyström route: positions of the landmarks in the training set.
-    landmarks_ : list or ndarray or None
-        Nyström route: the landmarks' structures (None when precomputed).
+    support_, support_vectors_, dual_coef_, n_support_
+        Exact route: ``SVC``'s (support vectors as positions in the training set and as
+        structures, None when precomputed).
+    landmark_indices_, landmarks_, n_components_, coef_
+        Nyström route: the landmarks (positions, structures or None), the rank kept and the
+        linear SVM's weights.
     normalization_ : ndarray of shape (n_landmarks, n_components_)
-        Nyström route: ``K_LL^{-1/2}`` (eigenvalues at or below
-        ``n_landmarks * eps * max`` dropped: a pseudo-inverse).
-    n_components_ : int
-        Nyström route: the rank kept.
-    coef_ : ndarray of shape (1, n_components_)
-        Nyström route: the linear SVM's weights.
+        Nyström route: ``K_LL^{-1/2}`` (eigenvalues at or below ``n_landmarks * eps * max``
+        dropped: a pseudo-inverse).
     intercept_ : ndarray of shape (1,)
     approximation_error_ : float
         ``||K - K_approx|| / ||K||`` over the pairs (``i <= j``) of a random sample of at most
@@ -159,7 +138,6 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.normalize = normalize
 
-    # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> KernelSVC:
         """Train on structures ``X`` (or a square Gram) and their labels ``y`` (two classes)."""
         from sklearn.svm import SVC
@@ -168,16 +146,14 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         Xs, K, y = train_input(self, X, y)
         C, tol, n_jobs = float(self.C), float(self.tol), n_jobs_value(self.n_jobs)
         for attr in _ROUTE_ATTRIBUTES:
-            if hasattr(self, attr):
-                delattr(self, attr)
+            self.__dict__.pop(attr, None)
         n = len(y)
         classes = np.unique(y)
         if len(classes) != 2:
             if len(classes) > 2:
                 raise ValueError(
                     f"Only binary classification is supported. {name}: y has {len(classes)} "
-                    "classes; use sklearn.multiclass.OneVsRestClassifier(KernelSVC(...))"
-                )
+                    "classes; use sklearn.multiclass.OneVsRestClassifier(KernelSVC(...))")
             raise ValueError(f"{name} needs two classes; y has 1 class")
         rng = check_random_state(self.random_state)
         self.n_train_ = n
@@ -216,11 +192,10 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         if top <= 0 or not keep.any():
             raise ValueError(
                 f"{type(self).__name__}: the kernel matrix of the {m} Nyström landmarks has no "
-                "positive eigenvalue (a zero kernel on them?)"
-            )
+                "positive eigenvalue (a zero kernel on them?)")
         W = U[:, keep] / np.sqrt(s[keep])
         features = K_nm @ W
-        # the error on structures that are not landmarks (on those it is 0 by construction)
+        # the error off the landmarks (on them it is 0 by construction)
         pool = np.setdiff1d(np.arange(n), land)
         if len(pool) < 2:
             pool = np.arange(n)
@@ -250,10 +225,8 @@ class KernelSVC(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__}: the Nyström approximation with {m} landmarks (rank "
                 f"{self.n_components_}) has relative error {error:.3g} on {len(sample)} "
                 f"training structures, above tol={tol:g}; raise n_components or max_exact",
-                ApproximationWarning, stacklevel=3,
-            )
+                ApproximationWarning, stacklevel=3)
 
-    # ------------------------------------------------------------ predict
     def decision_function(self, X: Any) -> np.ndarray:
         """Signed distance to the margin, shape (n,): positive means ``classes_[1]``."""
         check_is_fitted(self, "classes_")

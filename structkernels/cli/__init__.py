@@ -54,12 +54,11 @@ def parse_params(items: list[str] | None) -> dict:
             params[key] = value
     return params
 
-def build_kernel(name: str, params: dict, option: str = "--kernel", param_option: str = "--param"):
-    """The kernel ``--kernel NAME --param ...`` gives, its parameters checked.
 
-    A parameter the kernel does not take, or one of the wrong type, is the
-    user's: a :class:`CommandError` naming it (the kernel's own TypeError).
-    """
+def build_kernel(name: str, params: dict, option: str = "--kernel",
+                 param_option: str = "--param"):
+    """The kernel ``--kernel NAME --param ...`` gives, its parameters checked: a parameter it
+    does not take, or one of the wrong type, is a :class:`CommandError` naming it."""
     cls = kernels.get(name)
     try:
         k = cls(**params)
@@ -69,11 +68,10 @@ def build_kernel(name: str, params: dict, option: str = "--kernel", param_option
     return k
 
 
-def check_structures(k, structures, file: str, kind: str, name: str, option: str = "--kernel") -> None:
-    """Refuse, naming the file, structures the kernel does not take (``--kernel path`` on vectors).
-
-    One file holds one kind of record, so its first structure stands for all.
-    """
+def check_structures(k, structures, file: str, kind: str, name: str,
+                     option: str = "--kernel") -> None:
+    """Refuse, naming the file, structures the kernel does not take (``--kernel path`` on
+    vectors); one file holds one kind of record, so its first structure stands for all."""
     try:
         k.check_input(structures[:1])
     except TypeError as exc:
@@ -81,11 +79,8 @@ def check_structures(k, structures, file: str, kind: str, name: str, option: str
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; with ``only``, just that sub-command is loaded.
-
-    Loading one command's module instead of all of them keeps start-up short:
-    a plugin's command may import heavy libraries at import time.
-    """
+    """The argument parser; with ``only``, just that sub-command is loaded (a plugin's command
+    may import heavy libraries at import time)."""
     parser = argparse.ArgumentParser(
         prog="structkernels",
         description="Structured kernels over natural language.",
@@ -96,22 +91,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     with warnings.catch_warnings():  # every plugin warning reaches the caller's handler
         warnings.simplefilter("always")
+        loaded, stubs = {}, {}
         if only is not None:
-            loaded = {only: commands.get(only)}
+            loaded[only] = commands.get(only)
         else:
-            # the top-level help imports only the core's commands: a plugin's command
-            # module may load heavy libraries; it is imported when it is run
-            loaded, stubs = {}, {}
+            # the top-level help imports only the core's commands; a plugin's when it is run
             for name, ep in commands.entry_points().items():
                 dist = distribution_name(ep)
-                if dist == CORE_DISTRIBUTION:
-                    try:
-                        loaded[name] = commands.get(name)
-                    except ImportError:
-                        continue
-                else:
+                if dist != CORE_DISTRIBUTION:
                     stubs[name] = dist
-        for name in sorted({**loaded, **(stubs if only is None else {})}):
+                    continue
+                with contextlib.suppress(ImportError):  # one that fails to import is left out
+                    loaded[name] = commands.get(name)
+        for name in sorted({**loaded, **stubs}):
             if name not in loaded:
                 sub.add_parser(
                     name, add_help=False,

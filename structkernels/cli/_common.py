@@ -12,7 +12,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from structkernels.cli import CommandError
-from structkernels.utils import OutputError, check_folder_output, check_output, same_file
+from structkernels.utils import (
+    OutputError,
+    cache_limit,
+    cache_writes_disabled,
+    check_cache_dir,
+    check_folder_output,
+    check_output,
+    run_settings,
+    same_file,
+)
 
 __all__ = ["check_outputs", "writes_files", "cache_options", "read_corpus",
            "stderr_log"]
@@ -102,13 +111,6 @@ def cache_options(args: argparse.Namespace) -> Iterator[None]:
     force for the run of a command, in worker processes too
     (:func:`structkernels.utils.run_settings`), so numba writes no cache either.
     """
-    from structkernels.utils import (
-        cache_limit,
-        cache_writes_disabled,
-        check_cache_dir,
-        run_settings,
-    )
-
     if getattr(args, "cache_dir", None) is not None:
         check_cache_dir(args.cache_dir, "--cache-dir")
     cache_limit()  # a $STRUCTKERNELS_CACHE_LIMIT that is not a size: one line before any work

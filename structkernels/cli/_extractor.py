@@ -100,9 +100,7 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
     from structkernels.experiments.relations import describe_sigma
     from structkernels.extraction import RelationExtractor, describe_model
 
-    pairs = corpus.pairs()
-    if not pairs:
-        raise CommandError("no entity pair to train on")
+    pairs = corpus.pairs()  # some: read_corpus refused a corpus without
     if any(p.label is None for p in pairs):
         raise CommandError("training needs labelled sentences (gold interactions)")
     extractor = RelationExtractor(
@@ -128,6 +126,9 @@ def train_and_save(args: argparse.Namespace, corpus: Any, output: str, *, comman
     if rule.fallback:
         detail += f"; no inner CV ({rule.fallback}): threshold 0"
     calib = f", {rule.calibration} probabilities" if rule.calibration else ""
+    if cache_dir is not False:  # the first predict finds the references prepared
+        type(extractor).load(output, cache_dir=cache_dir, progress=False,
+                             n_jobs=args.n_jobs).prepare()
     lam = extractor.kernel_params_.get("path", {}).get("lam")
     learned = describe_sigma({"sigma": extractor.sigma_, **({} if lam is None else {"lam": lam})})
     for line in (f"saved the {what} to {output}: {len(extractor.references_)} reference pairs",

@@ -29,15 +29,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="JSON Lines output file; - is standard output (default: %(default)s)")
     p.add_argument("--format", choices=["dot", "conllu", "penman", "graphml", "gml"], default=None,
                    help="graph format (default: from each file's extension)")
-    p.add_argument(
-        "--kind", choices=["auto", "amr", "dependency"], default="auto",
-        help="kind of DOT/GraphML/GML graphs; auto detects it for DOT and reads GraphML and GML "
-        "as amr (default: %(default)s)",
-    )
-    p.add_argument(
-        "--triggers", default=None, metavar="WORDS|FILE",
-        help="interaction trigger words or lemmas: comma-separated, or a file with one per line",
-    )
+    p.add_argument("--kind", choices=["auto", "amr", "dependency"], default="auto",
+                   help="kind of DOT/GraphML/GML graphs; auto detects it for DOT and reads "
+                   "GraphML and GML as amr (default: %(default)s)")
+    p.add_argument("--triggers", default=None, metavar="WORDS|FILE", help="interaction trigger "
+                   "words or lemmas: comma-separated, or a file with one per line")
     p.add_argument("--entities", default=None, metavar="WORDS|FILE",
                    help="entity words or names: comma-separated, or a file with one per line")
     p.add_argument("--match", choices=["word", "lemma", "stem", "any"], default="any",
@@ -46,17 +42,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--max-participants", type=int, choices=[1, 2], default=2,
                    help="most participants per candidate (default: %(default)s)")
     p.add_argument("--no-catalysts", action="store_true", help="only candidates without a catalyst")
-    p.add_argument(
-        "--max-distance", type=int, default=None,
-        help="entities at most this many edges away from the interaction (default: no limit)",
-    )
+    p.add_argument("--max-distance", type=int, default=None, help="entities at most this many "
+                   "edges away from the interaction (default: no limit)")
     p.add_argument("--no-trees", action="store_true", help="leave the trees out of the records")
     p.add_argument("--n-jobs", type=int, default=1,
                    help="processes parsing DOT files (-1: all cores) (default: %(default)s)")
-    p.add_argument(
-        "--skip-bad", action="store_true",
-        help="leave out malformed graphs (each one is reported on stderr) instead of stopping",
-    )
+    p.add_argument("--skip-bad", action="store_true", help="leave out malformed graphs (each "
+                   "one is reported on stderr) instead of stopping")
     p.set_defaults(func=writes_files(run, "--out", streams=("--out",), inputs=_inputs))
     return p
 
@@ -113,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError("--n-jobs applies to DOT files only")
         options["n_jobs"] = args.n_jobs
     t0 = time.perf_counter()
-    corpus = read_graphs(args.files, format=args.format, on_error="skip" if args.skip_bad else "raise", **options)
+    corpus = read_graphs(args.files, format=args.format,
+                         on_error="skip" if args.skip_bad else "raise", **options)
     t_read = time.perf_counter() - t0
     for s in corpus.skipped:
         print(f"structkernels candidates: skipped {s}", file=sys.stderr)
@@ -123,19 +116,13 @@ def run(args: argparse.Namespace) -> int:
     # run leaves an existing output intact
     with open_output(args.out, stream_ok=True) as out:
         for g in corpus:
-            for rec in candidate_records(
-                g,
-                lexicons[graph_kind(g.graph)],
-                max_participants=args.max_participants,
-                catalysts=not args.no_catalysts,
-                max_distance=args.max_distance,
-                trees=not args.no_trees,
-            ):
+            for rec in candidate_records(g, lexicons[graph_kind(g.graph)],
+                                         max_participants=args.max_participants,
+                                         catalysts=not args.no_catalysts,
+                                         max_distance=args.max_distance, trees=not args.no_trees):
                 out.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 n += 1
-    print(
-        f"structkernels candidates: {len(corpus)} graphs ({len(corpus.skipped)} skipped), "
-        f"{n} candidates; read {t_read:.2f} s, total {time.perf_counter() - t0:.2f} s",
-        file=sys.stderr,
-    )
+    print(f"structkernels candidates: {len(corpus)} graphs ({len(corpus.skipped)} skipped), "
+          f"{n} candidates; read {t_read:.2f} s, total {time.perf_counter() - t0:.2f} s",
+          file=sys.stderr)
     return 0

@@ -117,6 +117,7 @@ def _run(args: argparse.Namespace) -> int:
     from structkernels.experiments.relations import (
         DEFAULT_MODELS,
         MODELS,
+        check_models,
         evaluate_corpora,
         format_table,
     )
@@ -136,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.cv < 2:
         raise CommandError(f"--cv must be at least 2, got {args.cv}")
     if args.plot:  # before any work, not after the whole evaluation
-        from structkernels.experiments.plotting import pyplot
+        from structkernels.experiments.plotting import plot_relation_curves, pyplot
 
         try:
             pyplot()
@@ -144,13 +145,11 @@ def _run(args: argparse.Namespace) -> int:
             raise CommandError(f"--plot {args.plot}: {one_line(exc)}") from None
     models = list(DEFAULT_MODELS)
     if args.models is not None:
-        models = list(dict.fromkeys(m.strip() for m in args.models.split(",") if m.strip()))
+        models = [m.strip() for m in args.models.split(",") if m.strip()]
         if not models:
             raise CommandError(f"--models {args.models!r} names no model; give one or more of: "
                                f"{', '.join(MODELS)} (comma-separated)")
-        unknown = [m for m in models if m not in MODELS]
-        if unknown:
-            raise CommandError(f"unknown model {unknown[0]!r}; the models are {', '.join(MODELS)}")
+        models = check_models(models)  # each once; an unknown name: one line naming them
 
     from structkernels.relations.parse import DependencyParser
     from structkernels.relations.pipelines import check_pipeline, keep_torch_out
@@ -169,16 +168,14 @@ def _run(args: argparse.Namespace) -> int:
     cache = extractor_cache_dir(args, "evaluate")
     args.no_cache = cache is False
     cache = None if cache is False else (cache or user_cache_dir())
-    parser = DependencyParser(
-        args.pipeline, cache_dir=False if args.no_cache else args.cache_dir,
-        n_process=args.n_process, progress=progress,
-    )
+    parser = DependencyParser(args.pipeline, cache_dir=False if args.no_cache else args.cache_dir,
+                              n_process=args.n_process, progress=progress)
     result = evaluate_corpora(
         train, test, cv=args.cv, models=models, parser=parser, blind=not args.no_blind,
-        C=args.C, sigma_params={"objective": args.sigma_objective}, n_jobs=args.n_jobs, random_state=args.random_state, progress=progress,
-        log=log, cache_dir=cache, threshold=args.threshold_rule, parse_in_child=True,
-        return_scores=bool(args.scores or args.plot),
-    )
+        C=args.C, sigma_params={"objective": args.sigma_objective}, n_jobs=args.n_jobs,
+        random_state=args.random_state, progress=progress, log=log, cache_dir=cache,
+        threshold=args.threshold_rule, parse_in_child=True,
+        return_scores=bool(args.scores or args.plot))
     pair_scores = result.pop("pair_scores", None)
     if pair_scores is not None:
         pairs = train.pairs() + (test.pairs() if test is not None else [])
@@ -186,8 +183,6 @@ def _run(args: argparse.Namespace) -> int:
             _write_scores(args.scores, pairs, pair_scores, list(result["models"]))
             log(f"wrote the scores of {len(pairs)} pairs to {args.scores}")
         if args.plot:
-            from structkernels.experiments.plotting import plot_relation_curves
-
             tested = pair_scores["fold"] >= 0
             gold = np.array([int(p.label) for p in pairs])[tested]
             files = plot_relation_curves(

@@ -71,19 +71,13 @@ def run(args: argparse.Namespace) -> int:
 
     X = read(args.input)
     Y = None if args.against is None else read(args.against)
-    options = dict(
-        n_jobs=args.n_jobs, normalize=args.normalize, cache=args.cache, return_info=True,
-        progress=False if getattr(args, "quiet", False) else None,
-    )
-    if args.memmap:
-        K, info = gram(k, X, Y, out=final, **options)
-    else:
-        K, info = gram(k, X, Y, **options)
+    K, info = gram(k, X, Y, n_jobs=args.n_jobs, normalize=args.normalize, cache=args.cache,
+                   out=final if args.memmap else None, return_info=True,
+                   progress=False if getattr(args, "quiet", False) else None)
+    if not args.memmap:
         final = save_npy(final, K)
-    print(
-        f"wrote {os.fspath(final)}: shape {info.shape[0]}x{info.shape[1]}, "
-        f"{info.n_evaluations} kernel evaluations, {info.seconds:.2f} s, "
-        f"kernel {args.kernel} = {kernels.describe(args.kernel)}"
-        + (" (cache hit)" if info.cache_hit else "")
-    )
+    print(f"wrote {os.fspath(final)}: shape {info.shape[0]}x{info.shape[1]}, "
+          f"{info.n_evaluations} kernel evaluations, {info.seconds:.2f} s, "
+          f"kernel {args.kernel} = {kernels.describe(args.kernel)}"
+          + (" (cache hit)" if info.cache_hit else ""))
     return 0

@@ -1,27 +1,10 @@
-"""``structkernels paraphrase``: classify re-writings with a string re-writing kernel.
-
-Reads a training and a test corpus (MSRP TSV, PASCAL RTE XML or GLUE RTE TSV,
-detected from the file), tokenises (lower-casing and Snowball stemming by
-default), computes the per-window Gram matrices of the chosen SRK once
-(cached with ``--cache``), forms ``K̂_1 + ... + K̂_kmax`` (plus the PR
-features' kernel with ``--pr``), trains ``SVC(kernel="precomputed", C=1)``
-and prints the test accuracy and F1.
-
-With ``--cv K`` the setting is chosen on the training set only: every
-``kmax`` from 1 to ``--kmax``, with and without the PR kernel, scored by
-K-fold cross-validated accuracy (the README's "train-CV" column); the chosen
-setting is then trained on the whole training set and tested once.
-``--train`` may be repeated (RTE's classic training set is RTE-3 dev + RTE-1 +
-RTE-2): the files are read in order and concatenated.  ``--tfkld`` adds the
-normalised TF-KLD kernel (weights from the training labels; with ``--cv``, on/off is
-chosen too).  ``--limit N`` runs on a random subset of N training and N test
-pairs (``--random-state``), for a quick look.
+"""``structkernels paraphrase``: classify re-writings with a string re-writing kernel
+(:func:`structkernels.experiments.paraphrase.classify_rewritings`).
 
 Example::
 
     structkernels paraphrase --train msr_paraphrase_train.txt \\
         --test msr_paraphrase_test.txt --kernel kb-srk --kmax 4 --pr --n-jobs 2
-    structkernels paraphrase --train F --test F --kmax 4 --cv 5 --limit 500
 """
 
 from __future__ import annotations
@@ -37,7 +20,6 @@ from structkernels.kernels.names import kernel as make_kernel
 
 SRK_NAMES = ("kb-srk", "ps-srk", "pw-srk")
 
-#: The --help description: plain text (the module docstring is reStructuredText).
 DESCRIPTION = (
     "Reads a training and a test corpus (MSRP TSV, PASCAL RTE XML or GLUE RTE TSV, detected "
     "from the file), tokenises (lower-casing and Snowball stemming by default), computes the "
@@ -53,59 +35,38 @@ def add_parser(sub) -> argparse.ArgumentParser:
         help="paraphrase / entailment classification with a string re-writing kernel",
         description=DESCRIPTION,
     )
-    p.add_argument(
-        "--train", required=True, action="append", metavar="FILE",
-        help="training corpus (MSRP/GLUE TSV or RTE XML); repeat to train on several files",
-    )
+    p.add_argument("--train", required=True, action="append", metavar="FILE",
+                   help="training corpus (MSRP/GLUE TSV or RTE XML); repeat to train on several "
+                   "files")
     p.add_argument("--test", required=True, help="test corpus (same formats)")
-    p.add_argument(
-        "--kernel", default="kb-srk", choices=SRK_NAMES,
-        help="string re-writing kernel (default: %(default)s)",
-    )
-    p.add_argument(
-        "--kmax", type=int, default=4,
-        help="the kernel is the sum of the normalised K_1 .. K_kmax (default: %(default)s)",
-    )
-    p.add_argument(
-        "--lam", type=float, default=1.0, help="wildcard weight in (0, 1] (default: %(default)s)",
-    )
+    p.add_argument("--kernel", default="kb-srk", choices=SRK_NAMES,
+                   help="string re-writing kernel (default: %(default)s)")
+    p.add_argument("--kmax", type=int, default=4, help="the kernel is the sum of the normalised "
+                   "K_1 .. K_kmax (default: %(default)s)")
+    p.add_argument("--lam", type=float, default=1.0,
+                   help="wildcard weight in (0, 1] (default: %(default)s)")
     p.add_argument("--pr", action="store_true", help="add the unigram precision/recall kernel")
-    p.add_argument(
-        "--tfkld", action="store_true",
-        help="add the normalised TF-KLD kernel (Ji & Eisenstein 2013), fitted on the training "
-             "set; with --cv, TF-KLD on/off is chosen by CV too",
-    )
-    p.add_argument(
-        "--C", type=float, default=1.0, help="SVM regularisation C (default: %(default)s)",
-    )
+    p.add_argument("--tfkld", action="store_true",
+                   help="add the normalised TF-KLD kernel (Ji & Eisenstein 2013), fitted on the "
+                   "training set; with --cv, TF-KLD on/off is chosen by CV too")
+    p.add_argument("--C", type=float, default=1.0,
+                   help="SVM regularisation C (default: %(default)s)")
     p.add_argument("--no-lowercase", action="store_true", help="keep the tokens' case")
     p.add_argument("--no-stem", action="store_true", help="do not Snowball-stem the tokens")
     p.add_argument("--lenient", action="store_true", help="skip malformed records (reported)")
-    p.add_argument(
-        "--n-jobs", type=int, default=None,
-        help="parallel workers computing the Gram matrices (default: the cores this process may use)",
-    )
-    p.add_argument(
-        "--cache", default=None, metavar="DIR",
-        help="folder caching the per-window Gram matrices (default: no cache)",
-    )
+    p.add_argument("--n-jobs", type=int, default=None, help="parallel workers computing the "
+                   "Gram matrices (default: the cores this process may use)")
+    p.add_argument("--cache", default=None, metavar="DIR",
+                   help="folder caching the per-window Gram matrices (default: no cache)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument(
-        "--predictions", default=None, metavar="FILE",
-        help="write the test predictions, one label per line (default: not written)",
-    )
-    p.add_argument(
-        "--cv", type=int, default=None, metavar="K",
-        help="choose kmax (1..--kmax) and PR on/off by K-fold CV on the training set",
-    )
-    p.add_argument(
-        "--limit", type=int, default=None, metavar="N",
-        help="use a random subset of N training and N test pairs",
-    )
-    p.add_argument(
-        "--random-state", type=int, default=0,
-        help="seed of --limit and of the --cv folds (default: %(default)s)",
-    )
+    p.add_argument("--predictions", default=None, metavar="FILE", help="write the test "
+                   "predictions, one label per line (default: not written)")
+    p.add_argument("--cv", type=int, default=None, metavar="K", help="choose kmax (1..--kmax) "
+                   "and PR on/off by K-fold CV on the training set")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="use a random subset of N training and N test pairs")
+    p.add_argument("--random-state", type=int, default=0,
+                   help="seed of --limit and of the --cv folds (default: %(default)s)")
     p.set_defaults(func=writes_files(run, "--predictions", inputs=lambda a: [*a.train, a.test]))
     return p
 

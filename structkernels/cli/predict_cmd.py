@@ -1,16 +1,12 @@
-"""``structkernels predict``: label new candidates with a saved model.
-
-Two kinds of model file, told apart by their ``"format"``, each with its own options (given
-with the other kind, one is refused, naming it): a ``train-npk`` model labels the candidates
-of one JSON Lines file (k-NN under the nonstationary path kernel); a relation extractor
-scores every candidate pair of relation corpora through
-:func:`structkernels.extraction.predict`.
-"""
+"""``structkernels predict``: label new candidates with a saved model, a train-npk model
+(k-NN under the nonstationary path kernel) or a relation extractor
+(:func:`structkernels.extraction.predict`), each kind with its own options."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -136,7 +132,7 @@ def _tolerance(text: str) -> float:
     return value
 
 
-def read_candidates(path: str, skip_bad: bool = False, log: Any = None
+def read_candidates(path: str, skip_bad: bool, log: Callable[[str], None]
                     ) -> tuple[list, list, np.ndarray | None]:
     """``(paths, ids, labels or None)`` of a JSON Lines file of candidates: records with a
     ``"path"`` (``[[edge, node], ...]``), or in another form of
@@ -150,7 +146,6 @@ def read_candidates(path: str, skip_bad: bool = False, log: Any = None
     paths: list[Path] = []
     skipped: list[str] = []
 
-    # lines through the shared bounded reader (gzip, byte-order mark, one line each)
     for lineno, line in iter_lines(path):
         try:
             if isinstance(line, BadLine):
@@ -174,16 +169,12 @@ def read_candidates(path: str, skip_bad: bool = False, log: Any = None
                 raise CommandError(f"{where}: empty path")
             paths.append(structure)
             records.append(record)
-        except RecordError as exc:
-            message = f"{path}, line {lineno}: {exc.reason}"
+        except (RecordError, CommandError) as exc:
+            if isinstance(exc, RecordError):  # a line that is not a JSON record
+                exc = CommandError(f"{path}, line {lineno}: {exc.reason}")
             if not skip_bad:
-                raise CommandError(message) from None
-            skipped.append(message)
-        except CommandError as exc:
-            if not skip_bad:
-                raise
+                raise exc from None
             skipped.append(str(exc))
-    log = log or (lambda line: None)
     for message in skipped:
         log(f"skipped {message}")
     if skipped:
@@ -194,14 +185,14 @@ def read_candidates(path: str, skip_bad: bool = False, log: Any = None
     return paths, [record_id(r, i) for i, r in enumerate(records)], labels
 
 
-def _read_with_loader(path: str, skip_bad: bool, log: Any
+def _read_with_loader(path: str, skip_bad: bool, log: Callable[[str], None]
                       ) -> tuple[list, list, np.ndarray | None]:
     from structkernels.datasets import load_interactions
     from structkernels.experiments.npk_job import record_id
 
     ds = load_interactions(path, on_error="skip" if skip_bad else "raise")
     for rec in getattr(ds, "skipped", []):
-        (log or (lambda line: None))(f"skipped {rec}")
+        log(f"skipped {rec}")
     records = list(ds.records)
     labels = np.asarray(ds.labels) if _all_labelled(records) else None
     return list(ds.paths), [record_id(r, i) for i, r in enumerate(records)], labels
@@ -263,6 +254,8 @@ def _predict(args: argparse.Namespace) -> int:
         extractor = isinstance(doc, dict) and doc.get("format") == EXTRACTOR_FORMAT
         if extractor:
             _refuse(args, NPK_ONLY, model_path, "a relation extractor")
+        else:
+            _refuse(args, EXTRACTOR_ONLY, model_path, "a train-npk model")
     except BaseException:
         if early is not None:
             early.abandon()
@@ -270,12 +263,11 @@ def _predict(args: argparse.Namespace) -> int:
     if not extractor:
         if early is not None:
             early.abandon()
-        _refuse(args, EXTRACTOR_ONLY, model_path, "a train-npk model")
         from structkernels.npk.files import validate_model
 
         if len(inputs) != 1:
             raise CommandError(f"a train-npk model labels one DATA file; {len(inputs)} given")
-        return _run_npk(args, validate_model(doc, model_path), model_path, inputs[0])
+        return _run_npk(args, validate_model(doc, model_path), inputs[0])
     from structkernels.extraction.prediction import predict, run_summary
 
     state = predict(inputs, args.output, doc, backend=backend, resume=args.resume,
@@ -294,25 +286,18 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _rates(predicted: int, gold: int, n: int) -> str:
-    """The share of pairs predicted positive beside the gold share (labelled input).
-
-    Examples
-    --------
-    >>> _rates(48, 30, 61)
-    'predicted positive: 48 of 61 (78.7%); gold positive: 30 (49.2%)'
-    """
+    """The share of pairs predicted positive beside the gold share (labelled input)."""
     return (f"predicted positive: {predicted} of {n} ({100 * predicted / n:.1f}%); "
             f"gold positive: {gold} ({100 * gold / n:.1f}%)")
 
 
-def _run_npk(args: argparse.Namespace, model: dict[str, Any], model_path: str, data: str) -> int:
+def _run_npk(args: argparse.Namespace, model: dict[str, Any], data: str) -> int:
     from structkernels.experiments.npk_job import label_candidates
     from structkernels.neighbors.classifier import positive_class_scores
 
     use = args.kernel or "npk"
     paths, ids, labels = read_candidates(data, args.skip_bad, log=_log)
-    pred, score, evaluations = label_candidates(model, paths, use=use, n_jobs=args.n_jobs,
-                                                source=model_path)
+    pred, score, evaluations = label_candidates(model, paths, use=use, n_jobs=args.n_jobs)
     # standard output, a FIFO or device as a stream, or a file renamed when complete
     with open_output(args.output, stream_ok=True) as fh:
         fh.writelines(dumps_finite({"id": rid, "label": int(p), "score": round(float(s), 6)},

@@ -31,12 +31,10 @@ class _ConstructorDefault:
 
     @property
     def value(self) -> Any:
-        import importlib
         import inspect
+        import pkgutil
 
-        module, name = self.owner.split(":")
-        cls = getattr(importlib.import_module(module), name)
-        return inspect.signature(cls).parameters[self.param].default
+        return inspect.signature(pkgutil.resolve_name(self.owner)).parameters[self.param].default
 
     def __str__(self) -> str:
         return str(self.value)
@@ -188,35 +186,31 @@ def parse_threshold(value: Any) -> Any:
     try:
         t = float(value)
     except (TypeError, ValueError):
-        raise CommandError(f"--threshold must be 'auto', 'majority' or a number, got {value!r}") from None
+        raise CommandError(f"--threshold must be 'auto', 'majority' or a number, got {value!r}"
+                           ) from None
     if not 0.0 <= t <= 1.0:
         raise CommandError(f"--threshold must lie in [0, 1], got {value!r}")
     return t
 
 
 def _n_probes(args: argparse.Namespace) -> int | None:
-    """``--n-probes`` as the classifier takes it: None (all Hamming-1 buckets) for 0 or without ``--probe 1``."""
-    n = getattr(args, "n_probes", None)
-    if n is not None and n < 0:
-        raise CommandError(f"--n-probes must be >= 0, got {n}")
-    return n if n and getattr(args, "probe", 0) else None
+    """``--n-probes`` as the classifier takes it: None (all Hamming-1 buckets) for 0 or
+    without ``--probe 1``."""
+    if args.n_probes is not None and args.n_probes < 0:
+        raise CommandError(f"--n-probes must be >= 0, got {args.n_probes}")
+    return args.n_probes if args.n_probes and args.probe else None
 
 
-def classifier_settings(args: argparse.Namespace, normalize: bool) -> dict[str, Any]:
-    """Keyword arguments of :class:`KernelKNNClassifier` shared by PK and NPK."""
+def classifier_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of :class:`KernelKNNClassifier` shared by PK and NPK ("normalize":
+    the learner's, once fitted)."""
     hashed = args.hashing != "none"
     return {
-        "n_neighbors": args.n_neighbors,
-        "hashing": args.hashing if hashed else None,
-        "n_bits": args.n_bits if hashed else None,
-        "n_tables": getattr(args, "n_tables", 1) if hashed else 1,
-        "probe": getattr(args, "probe", 0) if hashed else 0,
-        "n_probes": _n_probes(args) if hashed else None,
-        "weights": getattr(args, "weights", "uniform"),
-        "threshold": parse_threshold(getattr(args, "threshold", None)),
-        "normalize": normalize,
-        "n_jobs": args.n_jobs,
-        "random_state": args.random_state,
+        "n_neighbors": args.n_neighbors, "hashing": args.hashing if hashed else None,
+        "n_bits": args.n_bits if hashed else None, "n_tables": args.n_tables if hashed else 1,
+        "probe": args.probe if hashed else 0, "n_probes": _n_probes(args) if hashed else None,
+        "weights": args.weights, "threshold": parse_threshold(args.threshold),
+        "normalize": None, "n_jobs": args.n_jobs, "random_state": args.random_state,
     }
 
 
@@ -241,9 +235,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--lam/--node-mismatch: {exc}") from None
     parse_threshold(args.threshold)
     if args.plot or args.plot_eval:  # fail before the work, not after it
-        try:
-            from structkernels.experiments.plotting import pyplot
+        from structkernels.experiments.plotting import plot_evaluation, plot_sigma_losses, pyplot
 
+        try:
             pyplot()
         except ImportError as exc:
             raise CommandError(str(exc)) from None
@@ -280,16 +274,15 @@ def run(args: argparse.Namespace) -> int:
         "random_state": args.random_state, "progress": False if args.no_progress else None,
     }
     options = {k: getattr(args, k) for k in (  # the summary's settings
-        "alpha", "beta", "k", "n_iter", "sampling", "hashing", "n_bits", "lam",
-        "node_mismatch", "n_neighbors", "weights", "threshold", "n_tables", "probe")}
-    options.update(n_probes=_n_probes(args), objective=args.objective,
-                   objective_sample=args.objective_sample, random_state=args.random_state,
-                   max_train=args.max_train)
+        "alpha", "beta", "k", "n_iter", "sampling", "hashing", "n_bits", "lam", "node_mismatch",
+        "n_neighbors", "weights", "threshold", "n_tables", "probe", "n_probes", "objective",
+        "objective_sample", "random_state", "max_train")}
+    options["n_probes"] = _n_probes(args)
     table = None
     if not args.no_table and args.seeds > 0:
         table = {"n_train": args.table_train, "n_test": args.table_test,
                  "seeds": range(args.random_state, args.random_state + args.seeds)}
-    settings = classifier_settings(args, None)  # "normalize": the learner's, once fitted
+    settings = classifier_settings(args)
     job = main_job(train, test, learn_set, pk_params=pk_params, learner_params=learner_params,
                    settings=settings, table=table,
                    data=args.data or "shipped Bio-AMR interactions", options=options,
@@ -297,12 +290,8 @@ def run(args: argparse.Namespace) -> int:
     out = FilePath(args.out)
     save_model(out, job["model"])
     if args.plot:
-        from structkernels.experiments.plotting import plot_sigma_losses
-
         plot_sigma_losses(job["learner"], args.plot)
     if args.plot_eval:
-        from structkernels.experiments.plotting import plot_evaluation
-
         y_test = np.asarray(test.labels)
         plot_evaluation(y_test, job["pred"], job["score"], args.plot_eval,
                         title=f"NPK, k-NN classifier, test half ({len(y_test):,} candidates)")

@@ -53,12 +53,9 @@ class PackedText:
 class RecordList(Sequence):
     """Records stored as compact JSON text, one string per record.
 
-    Strings are not tracked by Python's garbage collector, so a large dataset
-    adds almost nothing to a collection's work; ``records[i]`` decodes that
-    record into a fresh ``dict`` (changing it does not change the dataset).
-    Slices and integer arrays give a :class:`RecordList`.  Read from the
-    binary cache of :func:`load_interactions`, the text stays compressed
-    until a record is first read.
+    Strings are not tracked by Python's garbage collector; ``records[i]`` decodes a fresh
+    ``dict``; slices and integer arrays give a :class:`RecordList`.  Read from the binary
+    cache, the text stays compressed until a record is first read.
 
     Examples
     --------
@@ -93,8 +90,6 @@ class RecordList(Sequence):
 
     def texts(self) -> list[str]:
         """The records' compact JSON text."""
-        if self._text is not None:
-            return list(self._text)
         return [self._str(i) for i in range(len(self))]
 
     def __len__(self) -> int:
@@ -129,11 +124,8 @@ def _encoded(items: Sequence, cls: type[PathList] | type[TreeList]) -> Any:
 class InteractionDataset:
     """Candidate interactions with their paths, trees and labels.
 
-    Paths and trees are encoded integer arrays
-    (:class:`~structkernels.structures.encoded.PathList`,
-    :class:`~structkernels.structures.encoded.TreeList`, which the kernels take as they are;
-    items are rebuilt on access) and records compact JSON strings (:class:`RecordList`), so
-    that a large dataset holds a handful of Python containers for the garbage collector.
+    Paths and trees are encoded integer arrays, which the kernels take as they are, and
+    records compact JSON strings: a large dataset holds a handful of Python containers.
 
     Attributes
     ----------
@@ -142,9 +134,8 @@ class InteractionDataset:
     labels : numpy.ndarray of int64
         1 positive, 0 negative.
     records : RecordList (a sequence of dict)
-        The records as read (label 2 of the PubMed45 form is already 0 with
-        ``swapped`` true; every record has a ``split``); each access decodes
-        a fresh dict.
+        The records as read (label 2 of the PubMed45 form already 0 with ``swapped``
+        true; every record has a ``split``).
     swapped : numpy.ndarray of bool
         Role-swapped negatives.
     source : str or None

@@ -1,21 +1,10 @@
 """Labelled candidate interactions: the shipped Bio AMR dataset and your own files.
 
-:func:`load_interactions` reads JSON Lines (optionally gzip'd) of candidate
-biomolecular interactions, each with its :class:`~structkernels.Path`
-(nonstationary kernels paper, Table 1), its :class:`~structkernels.Tree`
-(Fig. 1(b), 1(c)) and a binary label.  With no path it loads the dataset
-shipped as package data in ``structkernels/data/`` (built from the Bio AMR corpus
-by ``datasets/build_bio_amr_interactions.py``, provenance in
-``datasets/bio-amr-interactions/README.md``; its labels are *distant* labels,
-see that folder's README and :mod:`structkernels.amr.labels`).
-
-Records are JSON objects, one per line (blank lines ignored), in the **structkernels
-form** (``path``, ``tree`` and ``label`` required, or ``amr`` and ``interaction`` from which
-they are extracted by :mod:`structkernels.graphs.candidates`; what the shipped file holds)
-or the **PubMed45 form** (Garg et al., 2016: ``interaction_tuple`` resolved in the record's
-``amr``; label 2, roles swapped, loads as 0 with ``swapped`` true); docs/amr.md gives both.
-A record without ``split`` is put in ``"train"`` or ``"test"`` by :func:`split_of` of its
-``graph_id`` (else its ``id``, else its line), so no graph is in both halves.
+Each record holds a candidate's :class:`~structkernels.Path` (nonstationary kernels paper,
+Table 1), its :class:`~structkernels.Tree` (Fig. 1(b), 1(c)) and a binary label, in the
+**structkernels form** or the **PubMed45 form** (Garg et al., 2016) that docs/amr.md gives.
+With no path :func:`load_interactions` loads the dataset shipped in ``structkernels/data/``
+(built by ``datasets/build_bio_amr_interactions.py``; *distant* labels).
 """
 
 from __future__ import annotations
@@ -66,12 +55,9 @@ from structkernels.utils import (
 __all__ = ["InteractionDataset", "InteractionFormatError", "SkippedRecord", "load_interactions",
            "split_of", "SHIPPED_DATASET"]
 
-#: Where the shipped dataset lives: the package data folder ``structkernels/data``
-#: (inside an installed wheel too), found through :mod:`importlib.resources`.
+#: Where the shipped dataset lives: the package data folder ``structkernels/data``.
 SHIPPED_DATASET = FilePath(os.fspath(importlib.resources.files("structkernels") / "data"))
 _SHIPPED_FILE = "interactions.jsonl.gz"
-
-
 #: records parsed into Python objects before they are encoded into arrays
 _CHUNK = 2048
 
@@ -127,26 +113,23 @@ def _cat(arrays: list[np.ndarray]) -> np.ndarray:
 
 def _resolve(G, item: Any, what: str, gid: str) -> str:
     """A tuple item as a node variable of G (variable, else name, else concept)."""
+    from structkernels.graphs.model import concept_label
+
     if not isinstance(item, str) or not item:
         raise ValueError(f"{what} must be a non-empty string, got {item!r}")
     if item in G:
         return item
     low = item.lower()
-    by_name = [v for v, n in G.nodes(data="name") if n is not None and n.lower() == low]
-    if len(by_name) == 1:
-        return by_name[0]
-    if len(by_name) > 1:
-        raise ValueError(f"{what} {item!r} is ambiguous: nodes {by_name} of graph {gid!r} "
-                         "have that name")
-    from structkernels.graphs.model import concept_label
-
-    by_concept = [v for v, c in G.nodes(data="concept")
-                  if c.lower() == low or concept_label(c).lower() == low]
-    if len(by_concept) == 1:
-        return by_concept[0]
-    if len(by_concept) > 1:
-        raise ValueError(f"{what} {item!r} is ambiguous: nodes {by_concept} of graph {gid!r} "
-                         "have that concept")
+    tests = (("name", lambda d: d.get("name") is not None and d["name"].lower() == low),
+             ("concept", lambda d: d["concept"].lower() == low
+              or concept_label(d["concept"]).lower() == low))
+    for kind, test in tests:
+        found = [v for v, d in G.nodes(data=True) if test(d)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise ValueError(f"{what} {item!r} is ambiguous: nodes {found} of graph {gid!r} "
+                             f"have that {kind}")
     raise ValueError(f"unknown node {item!r} ({what}): no variable, name or concept of graph "
                      f"{gid!r}")
 
@@ -251,8 +234,7 @@ def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
     build_tree = partial(Tree.from_json, shared={})  # identical subtrees built once
     encoder = _Encoder()
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    # a compact record whose last top-level key is the split of the other half ends with
-    # this text (a nested "split" key would end in "}}", one inside a string is escaped)
+    # a compact record of the other half ends with this text (a nested key ends in "}}")
     other = None if split is None else f'"split":"{"test" if split == "train" else "train"}"}}'
     try:
         for lineno, line in iter_lines(fname, max_bytes=max_bytes):
@@ -302,8 +284,8 @@ def _parse_file(fname: str, split: str | None, on_error: str, max_depth: int,
     return InteractionDataset(RecordList(records), P, T, fname, skipped, _columns=columns)
 
 
-#: Version of the parsed form kept in the binary cache: bump it when parsing or the
-#: arrays change, so that older copies are parsed again.
+#: Version of the parsed form kept in the binary cache: bump it when parsing or the arrays
+#: change.
 CACHE_FORMAT = 1
 CACHE_SPEC = {
     "labels": "i", "swapped": "b", "splits": "U",
@@ -337,43 +319,31 @@ def dataset_to_arrays(ds: InteractionDataset) -> dict[str, np.ndarray]:
     }
 
 
-def _check_offsets(off: np.ndarray, n: int | None, size: int, what: str) -> None:
-    if off.size == 0 or off[0] != 0 or off[-1] != size or (n is not None and off.size != n + 1):
-        raise ValueError(f"bad {what} offsets")
-    if off.size > 1 and np.any(np.diff(off) < 0):
-        raise ValueError(f"bad {what} offsets")
-
-
-def _check_ids(ids: np.ndarray, bound: int, what: str) -> None:
-    if ids.size and (ids.min() < 0 or ids.max() >= bound):
-        raise ValueError(f"{what} out of range")
-
-
 def dataset_from_arrays(a: dict[str, np.ndarray], source: str) -> InteractionDataset:
     """An :class:`InteractionDataset` from :func:`dataset_to_arrays`' arrays, checked first (a
     copy that does not hold together raises ValueError)."""
-    n = a["labels"].size
+    n, m, ends = a["labels"].size, a["t_labels"].size, a["rec_ends"]
     if not (a["swapped"].size == a["splits"].size == a["gid_null"].size == a["gid_ends"].size
-            == a["rec_ends"].size == n):
+            == ends.size == n):
         raise ValueError("column lengths differ")
+    if a["p_edges"].size != a["p_nodes"].size or a["t_edges"].size != m:
+        raise ValueError("path or tree arrays differ in length")
     pvocab = Vocabulary(unpack_strings(a["pv_data"], a["pv_ends"]))  # type: ignore[arg-type]
     tvocab = Vocabulary(unpack_strings(a["tv_data"], a["tv_ends"]))  # type: ignore[arg-type]
-    _check_offsets(a["p_offsets"], n, a["p_nodes"].size, "path")
-    if a["p_edges"].size != a["p_nodes"].size:
-        raise ValueError("path arrays differ in length")
-    _check_ids(a["p_edges"], len(pvocab), "path label")
-    _check_ids(a["p_nodes"], len(pvocab), "path label")
-    m = a["t_labels"].size
-    _check_offsets(a["t_offsets"], n, m, "tree")
-    if a["t_edges"].size != m:
-        raise ValueError("tree arrays differ in length")
-    _check_offsets(a["t_child_offsets"], m, a["t_child_index"].size, "child")
-    _check_ids(a["t_labels"], len(tvocab), "tree label")
-    _check_ids(a["t_edges"], len(tvocab), "tree label")
-    _check_ids(a["t_child_index"], m, "child")
+    for what, off, count, size in (("path", a["p_offsets"], n, a["p_nodes"].size),
+                                   ("tree", a["t_offsets"], n, m),
+                                   ("child", a["t_child_offsets"], m, a["t_child_index"].size)):
+        if off.size != count + 1 or off[0] != 0 or off[-1] != size or np.any(np.diff(off) < 0):
+            raise ValueError(f"bad {what} offsets")
+    for what, ids, bound in (("path label", a["p_edges"], len(pvocab)),
+                             ("path label", a["p_nodes"], len(pvocab)),
+                             ("tree label", a["t_labels"], len(tvocab)),
+                             ("tree label", a["t_edges"], len(tvocab)),
+                             ("child", a["t_child_index"], m)):
+        if ids.size and (ids.min() < 0 or ids.max() >= bound):
+            raise ValueError(f"{what} out of range")
     if not np.isin(a["splits"], SPLITS).all():
         raise ValueError("bad split")
-    ends = a["rec_ends"]
     if ends.size and (ends[0] < 0 or np.any(np.diff(ends) < 0)):
         raise ValueError("bad record offsets")
     starts = np.concatenate([np.zeros(1, np.int64), ends[:-1]]) if ends.size else ends
@@ -402,30 +372,21 @@ def load_interactions(
     Parameters
     ----------
     path : path, optional
-        A JSON Lines file (plain or gzip'd) in the structkernels or PubMed45
-        record form (module docstring), or a folder holding
-        ``interactions.jsonl.gz``.  None loads the shipped Bio AMR dataset.
+        A JSON Lines file (plain or gzip'd) in a record form of the module docstring, or a
+        folder holding ``interactions.jsonl.gz``.  None loads the shipped dataset.
     split : {"train", "test"}, optional
-        Return only that half (split by graph id; no graph in both).
+        Return only that half.
     on_error : {"raise", "skip"}
-        ``"raise"``: a bad record raises :class:`InteractionFormatError`
-        naming the file, line and record id.  ``"skip"``: it is left out and
-        listed in :attr:`InteractionDataset.skipped`.  A bad record is also
-        a line that is not UTF-8, a record nested deeper than ``max_depth``
-        or longer than ``max_bytes``, ``NaN``/``Infinity``, and the end of a
-        truncated gzip file (every record before it is kept).
+        ``"raise"``: a bad record (also a line not UTF-8, over a limit, ``NaN``, the end
+        of a truncated gzip file) raises :class:`InteractionFormatError` naming the file,
+        line and record id.  ``"skip"``: it is listed in :attr:`InteractionDataset.skipped`.
     max_depth, max_bytes : int
         Limits of one record (:func:`structkernels.utils.loads_record`).
     cache : bool or path or None, default None
-        A compact binary copy of the parsed file (arrays, written atomically, read without
-        pickle) is kept in ``user_cache_dir("datasets")`` (None or True) or in the folder
-        given, and read instead of parsing when the file's bytes, ``on_error``, the limits
-        and the reader's version are the same (a damaged copy is replaced).  ``False``
-        parses every time.
-
-    Returns
-    -------
-    InteractionDataset
+        A binary copy of the parsed file (arrays, read without pickle) is kept in
+        ``user_cache_dir("datasets")`` (None or True) or in the folder given, and read
+        instead of parsing when the file's bytes, the options and the reader's version are
+        the same.  ``False`` parses every time.
 
     Examples
     --------
@@ -499,9 +460,7 @@ def _load_cached(fname: str, folder: FilePath, on_error: str, max_depth: int,
         note_cache_write(folder, target.stat().st_size)  # one warning past the size limit
     except OSError:
         pass
-    # the first load returns what every later load reads (the copy's arrays), and the
-    # parse's objects go: the process keeps about the memory of a later load, not the
-    # parse's peak
+    # the first load returns what every later load reads: the parse's objects go
     copy = dataset_from_arrays(arrays, fname)
     del ds, arrays
     release_free_memory()

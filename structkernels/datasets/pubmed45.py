@@ -6,26 +6,19 @@ The NPK authors' PubMed45 data lists candidates as JSON records::
      "interaction_tuple": ["bind", "Sos", "Ras", "GTP"],
      "label": 2}
 
-``path`` names the graph file (DOT in the authors' release; any format
-:func:`~structkernels.read_graphs` reads); ``interaction_tuple`` is ``[type,
-catalyst, theme]`` or ``[type, catalyst, participant1, participant2]``
-(complex formation), the catalyst ``null`` (or ``""``) when there is none;
-``label`` is 1 (valid), 0 (invalid) or 2 (catalyst and theme swapped).  An
-optional ``id`` names the record, an optional ``graph_id`` picks one graph of
-a file holding several.
+``path`` names the graph file (any format :func:`~structkernels.read_graphs` reads);
+``interaction_tuple`` is ``[type, catalyst, theme]`` or ``[type, catalyst, participant1,
+participant2]``, the catalyst ``null`` (or ``""``) when there is none; ``label`` is 1
+(valid), 0 (invalid) or 2 (catalyst and theme swapped).  An optional ``id`` names the
+record, an optional ``graph_id`` picks one graph of a file holding several.
 
-**Resolving a tuple.**  Each item is matched to nodes of the graph, trying in
-turn (the first kind that matches wins): the node key (``"a8 MAPK"``); the
-name part of a collapsed-name key (``MAPK``); the entity name; the concept or
-word, with or without its sense (``bind-01``/``bind``); the lemma; the
-Snowball stem (``binds`` ~ ``bind``), all case folded.  Among all
-combinations of matching nodes (distinct, connected to the interaction node)
-the one whose candidate subgraph is smallest (sum of path lengths from the
-interaction node) is taken; a tie between combinations whose paths differ
-is ambiguous.  A tuple that cannot be resolved (file missing, item without a
-match, no connected combination, ambiguous) is an error naming the labels
-file, the record and the reason, or with ``on_error="skip"`` is listed in
-``dataset.skipped``: every unresolved tuple is reported.
+**Resolving a tuple.**  Each item is matched to nodes of the graph, the first kind that
+matches winning: the node key (``"a8 MAPK"``) or its name part (``MAPK``); the entity name;
+the concept or word, with or without its sense (``bind-01``/``bind``); the lemma; the
+Snowball stem, all case folded.  Among the combinations of matching nodes (distinct,
+connected to the interaction node) the one whose candidate subgraph is smallest (sum of
+path lengths from the interaction node) is taken; a tie between combinations whose paths
+differ is ambiguous.
 """
 
 from __future__ import annotations
@@ -163,24 +156,23 @@ def load_pubmed45(
     labels : path
         A JSON array of records or JSON Lines (module docstring).
     graphs : folder, optional
-        Where the records' ``path`` files are looked for (also by file name
-        alone, so absolute paths of another machine still resolve); the
+        Where the records' ``path`` files are looked for (also by file name alone); the
         labels file's folder otherwise.
     swapped : {"negative", "class"}
-        Label 2 (roles swapped) becomes 0 with ``swapped`` true (the paper's
-        binary task), or stays class 2.
+        Label 2 (roles swapped) becomes 0 with ``swapped`` true (the paper's binary task),
+        or stays class 2.
     on_error : {"raise", "skip"}
-        A record that cannot be resolved raises
-        :class:`~structkernels.datasets.InteractionFormatError` (file,
-        record, reason) or is listed in ``dataset.skipped``.
+        A record that cannot be resolved (file missing, item without a match, no connected
+        combination, ambiguous) raises :class:`~structkernels.datasets.InteractionFormatError`
+        (file, record, reason) or is listed in ``dataset.skipped``.
     kind : {"auto", "amr", "dependency"}
         Kind of the DOT graphs.
 
     Returns
     -------
     InteractionDataset
-        Paths, trees and labels; ``records`` keep the tuple, the graph file,
-        the resolved nodes and a ``split`` by graph (no graph in both halves).
+        ``records`` keep the tuple, the graph file, the resolved nodes and a ``split`` by
+        graph.
 
     Examples
     --------
@@ -246,9 +238,7 @@ def load_pubmed45(
             continue
         out = dict(rec)
         out.setdefault("id", f"{lfile.stem}:{where.split()[1]}")
-        out["graph_id"] = g.id
-        out["graph_file"] = os.fspath(gf)
-        out["sentence"] = g.sentence
+        out.update(graph_id=g.id, graph_file=os.fspath(gf), sentence=g.sentence)
         out["interaction"] = {
             "type": g.graph.nodes[cand.interaction]["concept"],
             "node": cand.interaction,

@@ -1,12 +1,8 @@
 """Loaders of sentence re-writing corpora: MSRP TSV, PASCAL RTE XML, GLUE TSV.
 
-The corpora are not shipped (their licences forbid it): every loader takes a
-path.  Each returns a :class:`RewritingCorpus` of raw strings, labels and ids;
-:meth:`RewritingCorpus.tokenized` turns it into token re-writings for the
-string re-writing kernels.
-
-Malformed records raise :class:`CorpusFormatError` naming the file and line
-(strict mode, the default); with ``strict=False`` they are skipped and listed
+The corpora are not shipped (their licences forbid it): every loader takes a path and
+returns a :class:`RewritingCorpus` of raw strings, labels and ids.  Malformed records raise
+:class:`CorpusFormatError` naming the file and line; with ``strict=False`` they are listed
 in :attr:`RewritingCorpus.skipped` (``(file, line, reason)``), with a warning.
 """
 
@@ -25,14 +21,8 @@ import numpy as np
 from structkernels.text.tokenize import TextPipeline
 from structkernels.utils import StructkernelsError, decode_lines
 
-__all__ = [
-    "CorpusFormatError",
-    "RewritingCorpus",
-    "load_msrp",
-    "load_rte",
-    "load_glue_rte",
-    "load_rewritings",
-]
+__all__ = ["CorpusFormatError", "RewritingCorpus", "load_msrp", "load_rte", "load_glue_rte",
+           "load_rewritings"]
 
 
 class CorpusFormatError(StructkernelsError, ValueError):
@@ -113,19 +103,15 @@ def _corpus(path, strict: bool, skipped: list, records: Iterable[tuple[int, Any]
 def _read_tsv(path, expected_header, strict, skipped):
     """The header and the ``(line, fields)`` rows of a TSV file: a BOM dropped, lines ending
     at ``\\n``, ``\\r\\n`` or ``\\r`` only, quotes literal; a line not UTF-8 is a bad record."""
-    with open(path, "rb") as fh:
-        lines, bad = decode_lines(fh.read())
+    lines, bad = decode_lines(Path(path).read_bytes())
     if not lines:
         raise CorpusFormatError(f"{path}: empty file")
     if 1 in bad:
         raise CorpusFormatError(f"{path}:1: header line is not UTF-8 text ({bad[1]})")
     header = lines[0].split("\t")
-    if expected_header is not None and [h.strip() for h in header[: len(expected_header)]] != list(
-        expected_header
-    ):
+    if [h.strip() for h in header[:len(expected_header)]] != list(expected_header):
         raise CorpusFormatError(
-            f"{path}:1: unexpected header {header!r}; expected columns {list(expected_header)}"
-        )
+            f"{path}:1: unexpected header {header!r}; expected columns {list(expected_header)}")
     rows = []
     for lineno, line in enumerate(lines[1:], start=2):
         if lineno in bad:
@@ -204,9 +190,7 @@ def load_rte(path: str | os.PathLike, *, strict: bool = True) -> RewritingCorpus
     800
     """
     path = Path(path)
-    with open(path, "rb") as fh:
-        data = fh.read()
-    return _corpus(path, strict, [], _rte_records(path, data))
+    return _corpus(path, strict, [], _rte_records(path, path.read_bytes()))
 
 
 def _glue_record(row: list[str], labelled: bool) -> Any:
@@ -245,5 +229,4 @@ def load_rewritings(path: str | os.PathLike, *, strict: bool = True) -> Rewritin
     if first.startswith(b"index"):
         return load_glue_rte(path, strict=strict)
     raise CorpusFormatError(
-        f"{path}:1: unknown corpus format (expected an MSRP/GLUE TSV header or RTE XML)"
-    )
+        f"{path}:1: unknown corpus format (expected an MSRP/GLUE TSV header or RTE XML)")

@@ -68,16 +68,13 @@ def combine_views(views: dict[str, InteractionDataset], by: str = "id", structur
     Parameters
     ----------
     views : dict of str to InteractionDataset
-        One dataset per graph view.
-        E.g. ``{"amr": load_pubmed45(...AMR DOT...), "dependency":
-        load_pubmed45(...SDG DOT...)}``.
+        One dataset per graph view (``{"amr": ..., "dependency": ...}``).
     by : {"id", "tuple"}
-        Match records by ``id``, or by (``sentence_id`` or sentence,
-        ``interaction_tuple``).
+        Match records by ``id``, or by (``sentence_id`` or sentence, ``interaction_tuple``).
     structure : {"path", "tree"}
     on_error : {"raise", "skip"}
-        A record missing from another view, or two views disagreeing on its
-        label, raises ``ValueError`` naming it, or is left out and listed.
+        A record missing from another view, or two views disagreeing on its label, raises
+        ``ValueError`` naming it, or is left out and listed.
 
     Examples
     --------
@@ -90,16 +87,14 @@ def combine_views(views: dict[str, InteractionDataset], by: str = "id", structur
     if len(views) < 2:
         raise ValueError("combine_views needs at least two views")
     names = list(views)
-    index = {}
+    index: dict[str, dict[Any, int]] = {}
     for name in names[1:]:
-        ds = views[name]
-        table = {}
-        for i, r in enumerate(ds.records):
+        table = index[name] = {}
+        for i, r in enumerate(views[name].records):
             k = _key(r, by)
             if k in table:
                 raise ValueError(f"view {name!r}: two records share the key {k!r}")
             table[k] = i
-        index[name] = table
     first = views[names[0]]
     X, labels, records, skipped = [], [], [], []
     for i, r in enumerate(first.records):

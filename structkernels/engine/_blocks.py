@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 from collections.abc import Sequence
@@ -13,11 +14,9 @@ import numpy as np
 from structkernels.engine.checks import check_kernel_values, normalize_block
 from structkernels.utils import njit
 
-__all__ = [
-    "BlockKernel", "FileMatrix", "block_ranges", "block_tasks", "compute_blocks", "count_evals",
-    "default_block_size", "guided_chunks", "largest_first", "one_block", "place_block",
-    "place_transposed", "pwrite_all", "task_evals", "write_block", "write_block_file",
-]
+__all__ = ["BlockKernel", "FileMatrix", "block_ranges", "block_tasks", "compute_blocks",
+           "count_evals", "default_block_size", "guided_chunks", "largest_first", "one_block",
+           "task_evals", "write_block", "write_block_file"]
 
 
 class BlockKernel(Protocol):
@@ -70,8 +69,7 @@ def one_block(kernel: BlockKernel, task, X, Y, symmetric: bool) -> np.ndarray:
 @njit(cache=True, nogil=True)
 def place_block(out, block, r0, c0, mirror, diagonal):  # pragma: no cover - compiled
     """Copy ``block`` to ``out[r0:, c0:]``; its mirror too (transposed, or the upper triangle
-    of a diagonal block onto its lower one).  Compiled and GIL-free: worker threads place
-    their own blocks (disjoint regions) in parallel."""
+    of a diagonal block onto its lower one).  GIL-free: threads place their own blocks."""
     bn, bm = block.shape
     for i in range(bn):
         for j in range(bm):
@@ -128,8 +126,7 @@ class FileMatrix:
     @staticmethod
     def layout_of(array: Any) -> tuple[str, int, tuple[int, int]] | None:
         """``(path, offset, shape)`` of the file behind ``array`` when it is a whole writable
-        float64 ``numpy.memmap`` of two dimensions in C order, else None (a slice of a map,
-        a copy-on-write map, an array in memory)."""
+        float64 ``numpy.memmap`` of two dimensions in C order, else None."""
         if not isinstance(array, np.memmap) or array.filename is None:
             return None
         whole = isinstance(array.base, mmap.mmap)  # a slice's base is the map it was cut from
@@ -139,7 +136,6 @@ class FileMatrix:
         return array.filename, int(array.offset), (int(array.shape[0]), int(array.shape[1]))
 
     def close(self) -> None:
-        """Close the file."""
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
@@ -194,8 +190,7 @@ def compute_blocks(kernel: BlockKernel, X, Y, tasks, symmetric: bool, file: tupl
     offset, shape)``) each block, normalised by ``scales``, is written there and only its
     coordinates (and a diagonal block's raw diagonal) come back."""
     out = []
-    target = None if file is None else FileMatrix(*file)
-    try:
+    with (contextlib.nullcontext() if file is None else FileMatrix(*file)) as target:
         for task in tasks:
             block = one_block(kernel, task, X, Y, symmetric)
             if target is not None:
@@ -204,9 +199,6 @@ def compute_blocks(kernel: BlockKernel, X, Y, tasks, symmetric: bool, file: tupl
                 out.append((*task, None, d))
             else:
                 out.append((*task, block, None))
-    finally:
-        if target is not None:
-            target.close()
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import joblib
@@ -34,8 +35,6 @@ def content_hash(obj: Any) -> str:
     try:
         return joblib.hash(obj)
     except Exception:
-        import hashlib
-
         import cloudpickle  # the serialiser of joblib's workers and of dask
 
         return "cloudpickle-" + hashlib.sha256(cloudpickle.dumps(obj)).hexdigest()
@@ -53,7 +52,6 @@ def kernel_key(kernel: BlockKernel) -> dict:
 
 def run_key(kernel: BlockKernel, X: Any, **fields: Any) -> dict:
     """The key of a resumable run over ``X``: ``fields``, :func:`kernel_key` and a content
-    hash of ``X`` in chunks of :data:`HASH_CHUNK` structures (one chunk pickled at a time):
-    it changes with the data's content and order."""
+    hash of ``X`` (changing with its order), pickled :data:`HASH_CHUNK` structures at a time."""
     hashes = [content_hash(X[r0:r0 + HASH_CHUNK]) for r0 in range(0, len(X), HASH_CHUNK)]
     return {**fields, **kernel_key(kernel), "data": joblib.hash([len(X), hashes])}

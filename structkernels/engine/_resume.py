@@ -79,7 +79,6 @@ def _marker(parts: Path, task) -> Path:
 
 
 def _read_key(path: Path) -> dict | None:
-    """The key stored in ``path``, or None when it is missing or unreadable."""
     try:
         key = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -99,8 +98,7 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
     parts.mkdir(parents=True, exist_ok=True)
     # the key first: a run stopped while the folder is cleaned is never resumed
     for name in ("meta.json", "result.json", "diag.npy", partial.name):
-        with contextlib.suppress(FileNotFoundError):
-            (parts / name).unlink()
+        (parts / name).unlink(missing_ok=True)
     for f in parts.glob("*.done"):
         f.unlink()
     with atomic_memmap(partial, shape, np.float64, follow_links=False):
@@ -111,10 +109,10 @@ def _start_afresh(parts: Path, partial: Path, shape: tuple[int, int], key: dict)
 
 # ------------------------------------------------------------ in the worker processes
 def _mark(parts: Path, task) -> None:
-    """The marker of a block whose data are on disk (renamed into place; flushed with the
-    folder by the caller: a marker lost in a crash costs its block again, nothing more)."""
+    """The marker of a block whose data are on disk (flushed with the folder by the caller:
+    a marker lost in a crash costs its block again, nothing more)."""
     with atomic_path(_marker(parts, task), sync=False, follow_links=False):
-        pass  # an empty file, renamed into place
+        pass
 
 
 _datasync = getattr(os, "fdatasync", os.fsync)
@@ -128,9 +126,8 @@ _stopped: set[str] = set()
 
 
 class _Committer(threading.Thread):
-    """The thread of a worker process (one per run) that flushes the file once for the
-    blocks written since its last pass, then writes their markers (passes spaced as the
-    constants above say); an error is raised by the run's next job in this process."""
+    """A worker process's thread (one per run) flushing the file once for the blocks written
+    since its last pass, then marking them; its error is raised by the run's next job here."""
 
     def __init__(self, run_id: str, partial: str, parts: str):
         super().__init__(name=f"structkernels-gram-{run_id[:8]}", daemon=True)
@@ -239,9 +236,8 @@ def _stop_run(run_id: str) -> tuple[int, int]:
 
 
 def _blocks_job(kernel: BlockKernel, X, tasks: list, plan: tuple, scale) -> tuple[str, list]:
-    """Worker: blocks not yet marked, each normalised if asked, written and handed to the
-    committer (``plan``: ``(partial, offset, n, parts, run_id)``); the worker's address and
-    per block ``(task, times in the order of _TIMES, evaluations)``."""
+    """Worker: blocks not yet marked, normalised if asked, written and handed to the committer;
+    the worker's address and per block ``(task, times in the order of _TIMES, evaluations)``."""
     partial, offset, n, parts, run_id = plan
     done: list = []
     with _job(run_id), FileMatrix(partial, offset, (n, n)) as fm:
@@ -268,9 +264,8 @@ def _diag_job(kernel: BlockKernel, X, rows: tuple[int, int]) -> tuple[int, np.nd
 
 # ------------------------------------------------------------ in the client
 def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> None:
-    """Wait for the markers of ``written`` (block -> its worker's address), giving up on a
-    departed worker's blocks (its committer is gone with it) at once, and on any still
-    unmarked ``patience`` seconds after the last marker appeared."""
+    """Wait for the markers of ``written`` (block -> its worker's address): not for a departed
+    worker's blocks, nor for any ``patience`` seconds after the last marker appeared."""
     waiting = dict(written)
     last = checked = time.monotonic()
     delay = 0.0005
@@ -291,9 +286,8 @@ def _await_marks(client: Any, parts: Path, written: dict, patience: float) -> No
 
 
 def _stop_and_drain(client: Any, run_id: str, timeout: float) -> None:
-    """Stop the run's jobs after their current block, and wait (at most ``timeout``
-    seconds) until every block they finished is marked: then the markers found are the
-    run's last word."""
+    """Stop the run's jobs after their current block and wait (at most ``timeout`` seconds)
+    until every block they finished is marked: the markers found are the run's last word."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -364,8 +358,7 @@ def resumable_gram(kernel: BlockKernel, X: Any, out: Path, client: Any, block_si
 
 def _scattered_scales(client: Any, kf: Any, Xf: Any, parts: Path, n: int, block_size: int,
                       info: dict) -> Any:
-    """The normalisation scales, from the raw diagonal (``diag.npy``, computed once per
-    run), sent to every worker."""
+    """The normalisation scales from the raw diagonal (``diag.npy``), sent to every worker."""
     dfile = parts / "diag.npy"
     if dfile.is_file():
         d = np.load(dfile)
@@ -383,8 +376,7 @@ def _scattered_scales(client: Any, kf: Any, Xf: Any, parts: Path, n: int, block_
 
 def _run_blocks(client: Any, shared: tuple, todo: list, out: Path, info: dict,
                 progress: bool | None) -> None:
-    """Rounds of jobs over the blocks ``todo`` until every block is marked; ``info``
-    records them."""
+    """Rounds of jobs over the blocks ``todo`` until every block is marked."""
     from distributed import as_completed
 
     kf, Xf, sf = shared

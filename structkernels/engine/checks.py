@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from structkernels.structures import take
 from structkernels.utils import (
@@ -33,8 +32,13 @@ OVERFLOW_HINT = (
 
 
 def _is_kernel(obj: Any) -> bool:
-    """A kernel object as the engine sees one: an estimator with ``gram_block``."""
-    return isinstance(obj, BaseEstimator) and callable(getattr(obj, "gram_block", None))
+    """A kernel object as the engine sees one: ``get_params`` and ``gram_block``."""
+    return not isinstance(obj, type) and all(
+        callable(getattr(obj, name, None)) for name in ("get_params", "gram_block"))
+
+
+class ApproximationWarning(StructkernelsWarning):
+    """A low-rank kernel approximation is less accurate than its tolerance asks."""
 
 
 class ZeroSelfSimilarityWarning(StructkernelsWarning):
@@ -146,7 +150,6 @@ def check_normalized(block: np.ndarray, offsets: Sequence[int] = (0, 0)) -> None
     )
 
 
-# ------------------------------------------------------------ output checks
 def _kernel_name(kernel: Any) -> str:
     """``PathKernel(lam=0.9)``-like name of a kernel for error messages (short)."""
     try:
@@ -179,7 +182,7 @@ def component_kernels(kernel: Any) -> list:
         seen.add(id(k))
         found.append(k)
         try:
-            params = k.get_params(deep=False) if isinstance(k, BaseEstimator) else {}
+            params = k.get_params(deep=False)
         except Exception:
             params = {}
         todo.extend(reversed([v for _, v in sorted(params.items()) if _is_kernel(v)]))

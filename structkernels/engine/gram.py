@@ -94,13 +94,9 @@ def _block_size(kernel: BlockKernel, block_size: int | None, n: int, m: int) -> 
 
 def _compute(kernel, X, Y, normalize, n_jobs, block_size, progress, backend, client,
              out=None, validate="auto"):
-    """The Gram's blocks, computed as :func:`~structkernels.engine.parallel.plan` says and
-    placed in ``out`` (an array, made when None, or a writable ``numpy.memmap`` written
-    through its file), then normalised: ``(K, n_evaluations, n_blocks)``.  In memory the
-    normalisation runs in place once the diagonal is known; into a file every block is
-    normalised before it is written (by ``(sx, sy)``, or the diagonal blocks first, by their
-    own diagonal), so the matrix is written once.  Either way cell ``[i, j]`` is
-    ``K[i, j] * (s_i * s_j)``: the same bits."""
+    """``(K, n_evaluations, n_blocks)``: the blocks as :func:`plan` says, placed in ``out``
+    (made when None, or a writable memmap), normalised in place, or block by block before a
+    file is written (diagonal blocks first); either way ``K[i, j] * (s_i * s_j)``."""
     symmetric = Y is None
     n = len(X)
     m = n if symmetric else len(Y)

@@ -1,9 +1,5 @@
-"""The one place where structkernels starts threads, processes or a dask cluster.
-
-Deciding how to run is apart from running: :func:`plan` reads the kernel's and the work's
-properties and returns a :class:`Plan`; :func:`map_tasks` runs a function over tasks with
-it, on the ``"serial"``, ``"threads"``, ``"processes"`` (joblib) or ``"dask"`` backend.
-"""
+"""The one place where structkernels starts threads, processes or a dask cluster: deciding
+how to run (:func:`plan`) apart from running (:func:`map_tasks`)."""
 
 from __future__ import annotations
 
@@ -37,7 +33,7 @@ _DASK_HINT = 'the dask backend needs dask.distributed: pip install "structkernel
 #: below this many seconds of estimated serial work, worker threads are not started
 _MIN_THREAD_SECONDS = 0.02
 #: from this many kernel evaluations on, GIL-free kernels go to threads without timing a
-#: first task serially (the fastest compiled kernel needs well over 20 ms for them)
+#: first task serially (even the fastest compiled kernel takes longer than the threshold)
 _PROBE_EVALUATIONS = 1 << 21
 #: below this many seconds of estimated serial work, worker processes are not started
 #: (starting loky workers and sending them the data costs about a second or more)
@@ -212,8 +208,6 @@ def balanced_chunks(tasks: Sequence, n_chunks: int, cost: Callable[[Any], float]
 
 
 class _NoBar:
-    """The progress bar of a run that shows none."""
-
     def update(self, n: float = 1) -> None:
         pass
 
@@ -244,7 +238,6 @@ def _threads(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
 
 def _processes(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
                ) -> Iterator[tuple[list, list]]:
-    """``(chunk, results)`` of each chunk run in worker processes (joblib)."""
     import joblib
 
     parallel = joblib.Parallel(n_jobs=run.workers, backend=run.joblib_backend,
@@ -257,8 +250,7 @@ def _processes(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
 
 def _dask(func, chunks: list[list], shared: tuple, run: Plan, ordered: bool
           ) -> Iterator[tuple[list, list]]:
-    """``(chunk, results)`` of each chunk run on a dask cluster, ``shared`` sent to every
-    worker once; closing the generator cancels the chunks not finished."""
+    """As :func:`_threads` on a dask cluster, ``shared`` sent to every worker once."""
     from dask.utils import funcname
     from distributed import Future as Sent
     from distributed import as_completed
@@ -307,7 +299,6 @@ def map_tasks(
     ----------
     func : callable
         Run on each task; picklable in worker processes and on dask.
-    tasks : iterable
     n_jobs : int or None, default=None
         Workers: ``None`` or ``-1`` the cores this process may use, ``1`` serial.
     backend : {"serial", "threads", "processes", "dask"} or Plan, default="threads"
@@ -321,13 +312,8 @@ def map_tasks(
         A task's cost, for balancing chunks and for the progress bar (default 1).
     progress : bool or None, default=False
         A progress bar over the summed cost (``desc``, ``unit``); ``None``: for long runs.
-    desc, unit : str
     shared : tuple, default=()
         Objects every call takes first (sent to each dask worker once).
-
-    Yields
-    ------
-    The results of ``func``: in task order when ``ordered``.
 
     Examples
     --------
@@ -342,7 +328,7 @@ def map_tasks(
     else:
         run = Plan(backend, 1 if n_jobs == 1 else n_workers(n_jobs, len(tasks)))
     weigh = cost if cost is not None else (lambda _t: 1)
-    if progress is False:  # no bar at all: a disabled tqdm still costs ~0.1 ms a call
+    if progress is False:  # no bar at all: a disabled tqdm still costs time at each call
         bar: Any = _NoBar()
     else:
         total = sum(weigh(t) for t in tasks)
@@ -387,25 +373,13 @@ def map_blocks(
     """Blocks of kernel values computed and reduced in workers: ``reduce(block, task)`` each.
 
     The pattern of scikit-learn's ``pairwise_distances_chunked(reduce_func=...)``: a task
-    ``(rows, cols)`` is the block ``source.block(rows, cols)``, which ``reduce`` turns, in
-    the worker, into what the caller keeps (a top ``k``, a sum), so that only that comes
-    back.  Chunks are balanced by kernel evaluations (by default 16 per worker in threads,
-    4 in processes).
-
-    Parameters
-    ----------
-    source : KernelSource
-        The kernel values (:class:`~structkernels.engine.source.KernelSource`).
-    tasks : iterable of (rows, cols)
-        Index arrays into the source's ``X`` and ``Y`` (``cols=None``: symmetric).
-    reduce : callable or None
-        ``reduce(block, task)``; ``None`` yields ``(task, block)``.
-    n_jobs, ordered, chunks_per_worker, progress, desc
-        As :func:`map_tasks`.
-
-    Yields
-    ------
-    The reduced blocks.
+    ``(rows, cols)`` (index arrays into the source's ``X`` and ``Y``; ``cols=None``:
+    symmetric) is the block ``source.block(rows, cols)`` of a
+    :class:`~structkernels.engine.source.KernelSource`, which ``reduce`` turns, in the
+    worker, into what the caller keeps (a top ``k``, a sum), so that only that comes back
+    (``reduce=None`` yields ``(task, block)``).  Chunks are balanced by kernel evaluations
+    (by default 16 per worker in threads, 4 in processes); the other options are
+    :func:`map_tasks`'s.
 
     Examples
     --------
@@ -428,18 +402,15 @@ def map_blocks(
 
 
 def _block_job(source: Any, reduce: Callable | None, task: tuple) -> Any:
-    """``reduce(source.block(*task), task)``, or ``(task, block)`` without ``reduce``."""
     block = source.block(task[0], task[1])
     return (task, block) if reduce is None else reduce(block, task)
 
 
 def call_in_child(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """``func(*args, **kwargs)`` run in a fresh process (``spawn``); its result comes back.
+    """``func(*args, **kwargs)`` run in a fresh :class:`ChildProcess`; its result comes back.
 
     What the call imports and allocates (a spaCy pipeline and the libraries it loads) stays
-    in the child and is gone when it exits.  An exception in the child is raised here, and
-    its warnings are given here, in order; Ctrl-C reaches both processes.  See
-    :class:`ChildProcess` for what must pickle and the ``__main__`` guard.
+    in the child and is gone when it exits.
 
     Examples
     --------
@@ -462,8 +433,8 @@ class ChildCall:
         return bool(self._future.done())
 
     def result(self) -> Any:
-        """The call's result, once it has finished; its exception is raised here and its
-        warnings are given here (as warnings of the caller, in order)."""
+        """The call's result, once it has finished; its exception and warnings (in order)
+        are raised and given here."""
         result, caught = self._future.result()
         for message, category in caught:
             warnings.warn(message, category, stacklevel=2)
@@ -472,19 +443,14 @@ class ChildCall:
 
 class ChildProcess:
     """One fresh process (``spawn``) kept for several calls, run one after the other while
-    the calling process goes on: :func:`call_in_child` for a stream of calls.
+    the calling process goes on, from the first :meth:`submit` to :meth:`close` (or the end
+    of a ``with`` block).
 
-    The child is started at the first :meth:`submit` and stopped by :meth:`close` (or at
-    the end of a ``with`` block).  ``func``, the arguments and the results must pickle
-    (between this package's own processes, never from a file); as with any ``spawn``
-    start, a script using it needs the ``if __name__ == "__main__":`` guard.
-
-    Parameters
-    ----------
-    interrupt : bool, default True
-        Whether Ctrl-C reaches the child too (it stops the call running there); False: the
-        child ignores it, and :meth:`close` lets the running call finish (a child that
-        works ahead of the caller, whose interruption the caller handles alone).
+    ``func``, the arguments and the results must pickle (between
+    this package's own processes, never from a file); a script using it needs the ``if
+    __name__ == "__main__":`` guard.  With ``interrupt=False`` the child ignores Ctrl-C and
+    :meth:`close` lets the running call finish (a child working ahead of the caller, whose
+    interruption the caller handles alone).
 
     Examples
     --------
@@ -514,8 +480,7 @@ class ChildProcess:
             self._pool = None
 
     def terminate(self) -> None:
-        """Stop the child now: the call running there is abandoned (the process is
-        terminated, its result never read), the calls not yet started are cancelled."""
+        """Stop the child now: the call running there is abandoned, the others cancelled."""
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -535,8 +500,8 @@ class ChildProcess:
 
 
 def _child_start(parent: int, interrupt: bool) -> None:
-    """A child's start: it exits when its parent dies (even killed with ``SIGKILL``, when
-    nothing stops the pool); without ``interrupt``, Ctrl-C (SIGINT) is the caller's."""
+    """A child's start: it exits when its parent dies (even of ``SIGKILL``); without
+    ``interrupt``, Ctrl-C (SIGINT) is the caller's."""
     if not interrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
@@ -556,7 +521,6 @@ def _watch_parent(parent: int) -> None:
 
 def _recording(func: Callable[..., Any], args: tuple, kwargs: dict
                ) -> tuple[Any, list[tuple[str, type[Warning]]]]:
-    """``func(*args, **kwargs)`` and the warnings it gave (message, category), in order."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = func(*args, **kwargs)

@@ -110,7 +110,6 @@ class KernelSource:
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------ facts
     @property
     def releases_gil(self) -> bool:
         """Whether the kernel's blocks run in compiled code without the GIL (threads)."""
@@ -133,7 +132,6 @@ class KernelSource:
         data = content_hash(self.X if self.Y is None else (self.X, self.Y))
         return {**kernel_key(self.kernel), "data": data}
 
-    # ------------------------------------------------------------------ values
     def _side(self, side: str) -> Sequence:
         return self.X if side == "x" or self.Y is None else self.Y
 

@@ -5,12 +5,6 @@ SVM on the normalised Grams, logistic regression on bags of path tuples
 (:func:`linear_baselines`) and chance.  The hashed classifiers read the Grams' values
 through :class:`~structkernels.kernels.lookup.GramLookup`, each counting the values it reads
 and adding the Gram's time in proportion to them.
-
-Example
--------
->>> rows = baselines_table(train, test, {"lam": 0.8}, npk_params, n_train=2000,
-...                        n_test=3000, seeds=range(5))   # doctest: +SKIP
->>> print(format_table(rows))                              # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -51,11 +45,8 @@ LINEAR_FEATURES = {
 
 def linear_baselines(X_tr: Sequence, y_tr: np.ndarray, X_te: Sequence,
                      y_te: np.ndarray) -> dict[str, dict[str, float]]:
-    """Logistic regression (``class_weight="balanced"``) on each of :data:`LINEAR_FEATURES`.
-
-    Returns one row per feature set: the scores of :func:`_scores` with
-    ``n_evaluations`` (0) and ``seconds``.
-    """
+    """Logistic regression (``class_weight="balanced"``) on each of :data:`LINEAR_FEATURES`:
+    one row per feature set, the scores with ``n_evaluations`` (0) and ``seconds``."""
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
 
@@ -87,7 +78,7 @@ def _row(y: np.ndarray, pred: np.ndarray, score: np.ndarray, n_evaluations: int,
     return {**out, "n_evaluations": n_evaluations, "seconds": offset + time.perf_counter() - t0}
 
 
-def _knn_row(clf, X_te, y_te) -> dict[str, float]:
+def _knn_scores(clf, X_te, y_te) -> dict[str, float]:
     proba = clf.predict_proba(X_te)
     return _scores(y_te, clf.decide(proba), proba[:, 1])
 
@@ -124,10 +115,8 @@ def _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, n_jobs,
         t0 = time.perf_counter()
         knn = KernelKNNClassifier("precomputed", n_neighbors=K_NEIGHBOURS, weights="similarity",
                                   threshold="auto", random_state=seed).fit(K_tr, y_tr)
-        rows[f"{name} k-NN, exact"] = {
-            **_knn_row(knn, K_te, y_te), "n_evaluations": gram_n,
-            "seconds": gram_s + time.perf_counter() - t0,
-        }
+        rows[f"{name} k-NN, exact"] = {**_knn_scores(knn, K_te, y_te), "n_evaluations": gram_n,
+                                        "seconds": gram_s + time.perf_counter() - t0}
         t0 = time.perf_counter()
         svc = SVC(kernel="precomputed", class_weight="balanced").fit(K_tr, y_tr)
         s = svc.decision_function(K_te)
@@ -142,7 +131,7 @@ def _one_seed(train, test, pk_params, npk_params, n_train, n_test, seed, n_jobs,
             clf = KernelKNNClassifier(look, n_neighbors=K_NEIGHBOURS, hashing=hashing,
                                       weights="similarity", threshold="auto",
                                       random_state=seed, **hash_settings).fit(ids_tr, y_tr)
-            r = _knn_row(clf, ids_te, y_te)
+            r = _knn_scores(clf, ids_te, y_te)
             n_evals = int(clf.n_fit_evaluations_ + clf.n_evaluations_)
             rows[f"{name} k-NN, {hashing} hashing"] = {
                 **r, "n_evaluations": n_evals,
@@ -179,7 +168,7 @@ def baselines_table(train: Any, test: Any, pk_params: dict[str, Any],
     -------
     dict
         ``{"rows": {model: {metric: {"mean", "sd", "values"}}}, "n_train", "n_test",
-        "seeds", "positives_train", "positives_test"}``.
+        "seeds", "npk_beats_pk_every_seed"}``.
     """
     seeds = list(seeds)
     # one seed at a time (what a seed's Grams, classifiers and copies hold is freed before
@@ -188,9 +177,9 @@ def baselines_table(train: Any, test: Any, pk_params: dict[str, Any],
     per_seed = [_one_seed(train, test, pk_params, npk_params, n_train, n_test, s, n_jobs,
                           settings) for s in seeds]
     rows: dict[str, dict[str, dict[str, Any]]] = {}
-    for name in per_seed[0]:
+    for name, first in per_seed[0].items():
         rows[name] = {}
-        for metric in per_seed[0][name]:
+        for metric in first:
             vals = [float(r[name][metric]) for r in per_seed]
             rows[name][metric] = {"mean": float(np.mean(vals)), "sd": float(np.std(vals)),
                                   "values": vals}
@@ -200,12 +189,10 @@ def baselines_table(train: Any, test: Any, pk_params: dict[str, Any],
 
 
 def _npk_beats_pk(per_seed: Sequence[dict]) -> dict[str, bool]:
-    out = {}
-    for variant in ("k-NN, exact", "k-NN, random-knn hashing", "k-NN, klsh hashing",
-                    "SVM (precomputed Gram)"):
-        out[variant] = all(r[f"NPK {variant}"][m] > r[f"PK {variant}"][m]
-                           for r in per_seed for m in ("f1", "average_precision"))
-    return out
+    return {variant: all(r[f"NPK {variant}"][m] > r[f"PK {variant}"][m]
+                         for r in per_seed for m in ("f1", "average_precision"))
+            for variant in ("k-NN, exact", "k-NN, random-knn hashing", "k-NN, klsh hashing",
+                            "SVM (precomputed Gram)")}
 
 
 def format_table(table: dict[str, Any]) -> str:

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from structkernels.formats.structures import InputError
-from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION, ModelFormatError
-from structkernels.utils import one_line
+from structkernels.npk.files import MODEL_FORMAT, MODEL_VERSION
 
 __all__ = ["main_job", "format_summary", "evaluate", "fmt_f1", "build_classifier", "record_id",
            "load_graph_labels", "label_candidates"]
@@ -98,9 +97,8 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
     settings = {k: learner.normalize_ if k == "normalize" else v for k, v in settings.items()}
     y_train, y_test = np.asarray(train.labels), np.asarray(test.labels)
     pk, *_ = evaluate(train.paths, y_train, test.paths, y_test, pk_params, settings)
-    npk, npk_clf, npk_pred, npk_score = evaluate(
-        train.paths, y_train, test.paths, y_test, learner.kernel_params_(), settings
-    )
+    npk, npk_clf, npk_pred, npk_score = evaluate(train.paths, y_train, test.paths, y_test,
+                                                 learner.kernel_params_(), settings)
     # the obvious-feature baselines on the same full split as PK and NPK (no kernel evaluation)
     linear = linear_baselines(train.paths, y_train, test.paths, y_test) if len(y_test) else {}
     if table is not None:
@@ -114,37 +112,26 @@ def main_job(train: Any, test: Any, learn_set: Any, *, pk_params: dict[str, Any]
     n_learn = len(learn_set.paths)
     gram_evaluations = n_learn * (n_learn + 1) // 2
     summary = {
-        "data": data,
-        "n_train": len(train.paths),
-        "n_learn": n_learn,
-        "n_test": len(test.paths),
+        "data": data, "n_train": len(train.paths), "n_learn": n_learn, "n_test": len(test.paths),
         "positive_rate_test": float(np.mean(y_test)) if len(y_test) else 0.0,
         "settings": options,
-        "learned_labels": learner.labels_,
-        "zeroed_labels": learner.ignored_labels_,
-        "PK": pk,
-        "NPK": npk,
-        "linear_baselines": linear,
-        "baselines": table,
+        "learned_labels": learner.labels_, "zeroed_labels": learner.ignored_labels_,
+        "PK": pk, "NPK": npk, "linear_baselines": linear, "baselines": table,
         "learning": {
             "n_evaluations": learner.n_evaluations_,
             "n_evaluations_graph": learner.n_evaluations_graph_,
             # one Gram matrix of the structures σ was learned on: N (N + 1) / 2 evaluations
             "gram_evaluations": gram_evaluations,
             "fraction_of_gram": learner.n_evaluations_ / float(gram_evaluations),
-            "budget": learner.budget_,
-            "n_trimmed": learner.n_trimmed_,
+            "budget": learner.budget_, "n_trimmed": learner.n_trimmed_,
             "seconds": learner.fit_seconds_,
         },
         "seconds": time.perf_counter() - started,
     }
     model = {
-        "format": MODEL_FORMAT,
-        "version": MODEL_VERSION,
-        "learner": learner.to_json(),
+        "format": MODEL_FORMAT, "version": MODEL_VERSION, "learner": learner.to_json(),
         "classifier": {k: v for k, v in settings.items() if k != "n_jobs"},
-        "kernel": "path",
-        "kernel_params": learner.kernel_params_(),
+        "kernel": "path", "kernel_params": learner.kernel_params_(),
         "train": {
             "source": data,
             "ids": [record_id(r, i) for i, r in enumerate(train.records)],
@@ -206,49 +193,26 @@ def format_summary(s: dict[str, Any], out: Any, plot: str | None) -> str:
     return "".join(lines)
 
 
-def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None = None, *,
-                     source: str = "the model file"):
-    """The fitted k-NN classifier the model describes; kernel parameters or classifier
-    settings that do not suit are the file's fault (a :class:`ModelFormatError` naming
-    ``source``)."""
-    import inspect
-
-    from structkernels.kernels.names import kernels
+def build_classifier(model: dict[str, Any], use: str = "npk", n_jobs: int | None = None):
+    """The fitted k-NN classifier a train-npk model describes (a document checked by
+    :func:`structkernels.npk.files.validate_model`); ``use="pk"`` drops σ."""
     from structkernels.neighbors.classifier import KernelKNNClassifier
     from structkernels.structures import Path
 
     params = dict(model["kernel_params"])
     if use == "pk":
         params.pop("sigma", None)
-    name = model.get("kernel", "path")
-    try:
-        kernels.get(name)(**params).validate_params()
-    except TypeError as exc:
-        raise ModelFormatError(f"{source}: the model's kernel_params do not suit kernel {name!r}: "
-                           f"{one_line(exc)}") from None
-    settings = dict(model["classifier"])
-    known = set(inspect.signature(KernelKNNClassifier).parameters) - {
-        "kernel", "kernel_params", "n_jobs"}
-    unknown = sorted(set(settings) - known)
-    if unknown:
-        raise ModelFormatError(f"{source}: the model's classifier settings hold unknown keys "
-                           f"{', '.join(repr(k) for k in unknown)}")
     train = model["train"]
-    try:
-        X = [Path.from_json(p) for p in train["paths"]]
-    except ValueError as exc:
-        raise ModelFormatError(f"model training structure is malformed: {exc}") from None
-    y = np.asarray(train["labels"], dtype=np.int64)
-    clf = KernelKNNClassifier(kernel=name, kernel_params=params,
-                              n_jobs=n_jobs, **settings)
-    return clf.fit(X, y)
+    clf = KernelKNNClassifier(kernel=model.get("kernel", "path"), kernel_params=params,
+                              n_jobs=n_jobs, **model["classifier"])
+    return clf.fit([Path.from_json(p) for p in train["paths"]],
+                   np.asarray(train["labels"], dtype=np.int64))
 
 
 def label_candidates(model: dict[str, Any], paths: list, *, use: str = "npk",
-                     n_jobs: int | None = None, source: str = "the model file"
-                     ) -> tuple[np.ndarray, np.ndarray, int]:
+                     n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """``(labels, positive-class scores, kernel evaluations)`` of ``paths`` under the
     classifier of a train-npk ``model`` (:func:`build_classifier`)."""
-    clf = build_classifier(model, use, n_jobs, source=source)
+    clf = build_classifier(model, use, n_jobs)
     proba = clf.predict_proba(paths)
     return clf.classes_[np.argmax(proba, axis=1)], _positive(clf, proba), clf.n_evaluations_

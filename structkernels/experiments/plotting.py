@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from structkernels.utils import atomic_open, optional_module
 
 __all__ = ["plot_sigma_losses", "plot_evaluation", "plot_relation_curves", "pyplot"]
@@ -45,7 +47,6 @@ def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
         A fitted learner, or its ``losses_`` dict (label -> ``{"0", "1", "chosen"}``).
     path : path, optional
         Write the figure there (format from the extension, e.g. ``.png``).
-    title : str, optional
     objective : {"loss1", "knn-ap"}, optional
         Default: the learner's (``"loss1"`` for a dict).
     min_gain : float, optional
@@ -61,18 +62,17 @@ def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
     >>> fig = plot_sigma_losses({"ARG0": {"0": -3.0, "1": -1.0, "chosen": 0.0},
     ...                          "ARG1": {"0": 2.0, "1": -4.0, "chosen": 1.0}})  # doctest: +SKIP
     """
-    losses = learner if isinstance(learner, dict) else getattr(learner, "losses_", None)
+    fitted = not isinstance(learner, dict)
+    losses = getattr(learner, "losses_", None) if fitted else learner
     if not losses:
         raise ValueError("nothing to plot: the learner is not fitted or learned no label")
     if objective is None:
-        objective = "loss1" if isinstance(learner, dict) else getattr(learner, "objective", "loss1")
+        objective = getattr(learner, "objective", "loss1") if fitted else "loss1"
     if objective not in ("loss1", "knn-ap"):
         raise ValueError(f"objective must be 'loss1' or 'knn-ap', got {objective!r}")
     if min_gain is None:
-        min_gain = 0.005 if isinstance(learner, dict) else float(getattr(learner, "min_gain", 0.005))
+        min_gain = float(getattr(learner, "min_gain", 0.005)) if fitted else 0.005
     plt = pyplot()
-    import numpy as np
-
     labels = list(losses)
     sign = -1.0 if objective == "knn-ap" else 1.0  # the learner keeps -AP, lower is better
     v0 = sign * np.array([float(losses[lab]["0"]) for lab in labels])
@@ -113,18 +113,15 @@ def plot_sigma_losses(learner: Any, path: str | os.PathLike | None = None, *,
 
 def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
                     path: str | os.PathLike | None = None, *, title: str | None = None) -> Any:
-    """Confusion matrix and precision-recall curve of binary test predictions.
+    """Confusion matrix and precision-recall curve of 0/1 predictions against gold labels.
 
     Parameters
     ----------
-    y_true, y_pred : array-like of 0/1
-        Gold and predicted labels.
     scores : array-like of float, optional
         Scores of the positive class (e.g. ``predict_proba(X)[:, 1]``); without them the
         precision-recall panel shows the one operating point of ``y_pred``.
     path : path, optional
         Write the figure there, atomically (format from the extension).
-    title : str, optional
 
     Returns
     -------
@@ -135,7 +132,6 @@ def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
     >>> from structkernels.experiments.plotting import plot_evaluation
     >>> fig = plot_evaluation([0, 1, 1, 0], [0, 1, 0, 0], [0.1, 0.9, 0.4, 0.2])  # doctest: +SKIP
     """
-    import numpy as np
     from sklearn.metrics import (
         ConfusionMatrixDisplay,
         PrecisionRecallDisplay,
@@ -166,11 +162,8 @@ def plot_evaluation(y_true: Any, y_pred: Any, scores: Any = None,
         p = tp / max(1, int(np.sum(y_pred == 1)))
         r = tp / max(1, int(np.sum(y_true == 1)))
         ax_pr.plot([r], [p], "o", color="black", label="the predictions")
-        ax_pr.set_xlim(0, 1)
-        ax_pr.set_ylim(0, 1.02)
-        ax_pr.set_xlabel("recall")
-        ax_pr.set_ylabel("precision")
-        ax_pr.set_title("precision-recall (one operating point)")
+        ax_pr.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="recall", ylabel="precision",
+                  title="precision-recall (one operating point)")
     ax_pr.axhline(prevalence, color="grey", linestyle="--", linewidth=0.8,
                   label=f"chance (prevalence {100 * prevalence:.1f}%)")
     ax_pr.legend(loc="upper right", fontsize=8)
@@ -192,7 +185,6 @@ def plot_relation_curves(y_true: Any, scores: Mapping[str, Any], folder: str | o
         Each model's scores of the same pairs (higher: more likely to interact).
     folder : path
         Where ``pr.png`` and ``roc.png`` are written, atomically (created when absent).
-    title : str, optional
 
     Returns
     -------
@@ -205,7 +197,6 @@ def plot_relation_curves(y_true: Any, scores: Mapping[str, Any], folder: str | o
     >>> plot_relation_curves([0, 1, 1, 0], {"a": [0.1, 0.9, 0.4, 0.2]},
     ...                      tempfile.mkdtemp())  # doctest: +SKIP
     """
-    import numpy as np
     from sklearn.metrics import PrecisionRecallDisplay, RocCurveDisplay
 
     y_true = np.asarray(y_true)
@@ -217,25 +208,24 @@ def plot_relation_curves(y_true: Any, scores: Mapping[str, Any], folder: str | o
     out.mkdir(parents=True, exist_ok=True)
     plt = pyplot()
     written = []
-    for kind in ("pr", "roc"):
+    prevalence = float(np.mean(y_true == 1))
+    figures = (("pr", PrecisionRecallDisplay, "precision-recall", "lower left"),
+               ("roc", RocCurveDisplay, "ROC", "lower right"))
+    for kind, display, what, legend in figures:
         fig, ax = plt.subplots(figsize=(6.5, 5))
         for name, s in scores.items():
             s = np.asarray(s, dtype=np.float64)
             if s.shape != y_true.shape or not np.isfinite(s).all():
                 raise ValueError(f"{name}: scores must be finite and one per pair")
-            if kind == "pr":  # the display adds "(AP = ...)" to the name
-                PrecisionRecallDisplay.from_predictions(y_true, s, ax=ax, name=name)
-            else:
-                RocCurveDisplay.from_predictions(y_true, s, ax=ax, name=name)
+            # the precision-recall display adds "(AP = ...)" to the name
+            display.from_predictions(y_true, s, ax=ax, name=name)
         if kind == "pr":
-            prevalence = float(np.mean(y_true == 1))
             ax.axhline(prevalence, color="grey", linestyle="--", linewidth=0.8,
                        label=f"chance ({100 * prevalence:.1f}%)")
         else:
             ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=0.8, label="chance")
-        ax.legend(loc="lower left" if kind == "pr" else "lower right", fontsize=7)
-        ax.set_title((title + ": " if title else "") +
-                     ("precision-recall" if kind == "pr" else "ROC"))
+        ax.legend(loc=legend, fontsize=7)
+        ax.set_title((title + ": " if title else "") + what)
         fig.tight_layout()
         written.append(out / f"{kind}.png")
         _saved(fig, written[-1])

@@ -140,23 +140,13 @@ def twin_comparison(models: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
 
 
 def evaluate_relations(
-    items: Sequence[dict[str, Any]],
-    y: Sequence[int],
-    splits: Sequence[tuple[np.ndarray, np.ndarray]],
-    *,
-    groups: Sequence[str] | None = None,
-    models: Sequence[str] = DEFAULT_MODELS,
-    C: float | str = 1.0,
-    sigma_params: dict[str, Any] | None = None,
-    n_jobs: int | None = None,
-    random_state: Any = 0,
-    progress: bool = True,
-    log: Callable[[str], None] | None = None,
-    cache_dir: str | os.PathLike | None = None,
-    work_dir: str | os.PathLike | None = None,
-    slice_bytes: int | None = None,
-    return_scores: bool = False,
-    threshold: str = "inner-cv",
+    items: Sequence[dict[str, Any]], y: Sequence[int],
+    splits: Sequence[tuple[np.ndarray, np.ndarray]], *, groups: Sequence[str] | None = None,
+    models: Sequence[str] = DEFAULT_MODELS, C: float | str = 1.0,
+    sigma_params: dict[str, Any] | None = None, n_jobs: int | None = None,
+    random_state: Any = 0, progress: bool = True, log: Callable[[str], None] | None = None,
+    cache_dir: str | os.PathLike | None = None, work_dir: str | os.PathLike | None = None,
+    slice_bytes: int | None = None, return_scores: bool = False, threshold: str = "inner-cv",
 ) -> dict[str, Any]:
     """Evaluate every model on the same splits.
 
@@ -170,7 +160,6 @@ def evaluate_relations(
         :func:`document_folds`, or one held-out split.
     groups : sequence of str, optional
         The document of each pair, kept whole by inner folds (None: each pair its own).
-    models : sequence of str, default :data:`DEFAULT_MODELS`
     C : float or "auto", default 1.0
         The SVMs' C; ``"auto"``: chosen on each training fold from :data:`C_GRID` by grouped
         3-fold inner cross-validation for F1, each fold's choice listed under ``"chosen"``.
@@ -179,8 +168,6 @@ def evaluate_relations(
         :data:`~structkernels.npk.gradient.SIGMA_OBJECTIVES` (default ``"svm"``).
     n_jobs : int, optional
         Workers for the Grams and the σ learner (default: the cores this process may use).
-    random_state : int
-    progress : bool
     log : callable, optional
         Receives a line per step.
     cache_dir : str or path, optional
@@ -276,12 +263,10 @@ def evaluate_relations(
             # every Gram file this split needs, each once (σ's for this split only); then the
             # models by groups that read the same Gram, sharing its fold slices, in threads
             files: dict[StructureKernel, GramFile] = {}
-            for spec in specs:
-                for part in spec.parts:
-                    if part not in files:
-                        files[part] = grams.file(
-                            part.view, part.normalized(*_learned_kernel(part, learned)),
-                            keep=not (part.learns_sigma and learned))
+            for part in dict.fromkeys(part for spec in specs for part in spec.parts):
+                files[part] = grams.file(
+                    part.view, part.normalized(*_learned_kernel(part, learned)),
+                    keep=not (part.learns_sigma and learned))
             try:
                 one = 8 * len(tr) * (len(tr) + len(te))  # a Gram's fold slices, bytes
                 for batch in _batches(specs, one, slice_bytes):
@@ -317,12 +302,9 @@ def evaluate_relations(
         grams.close()
     pooled = {m: pooled_scores(y, preds[m], scores[m], splits) for m in models}
     result = {
-        "pairs": n,
-        "positives": int(y.sum()),
-        "folds": len(splits),
+        "pairs": n, "positives": int(y.sum()), "folds": len(splits),
         "seconds": round(time.perf_counter() - t0, 1),
-        "models": pooled,
-        "twins": twin_comparison(pooled),
+        "models": pooled, "twins": twin_comparison(pooled),
         "step_seconds": {**{m: round(v, 1) for m, v in spent.items()},
                          "Grams": round(grams.seconds, 1)},
     }
@@ -441,19 +423,10 @@ def _classifiers(random_state: Any, n_jobs: int) -> dict[str, Any]:
 
 
 def evaluate_corpora(
-    train: Any,
-    test: Any = None,
-    *,
-    cv: int = 10,
-    models: Sequence[str] = DEFAULT_MODELS,
-    parser: Any = None,
-    blind: bool = True,
-    n_jobs: int | None = None,
-    random_state: Any = 0,
-    progress: bool = True,
-    log: Callable[[str], None] | None = None,
-    parse_in_child: bool = False,
-    **options: Any,
+    train: Any, test: Any = None, *, cv: int = 10, models: Sequence[str] = DEFAULT_MODELS,
+    parser: Any = None, blind: bool = True, n_jobs: int | None = None, random_state: Any = 0,
+    progress: bool = True, log: Callable[[str], None] | None = None,
+    parse_in_child: bool = False, **options: Any,
 ) -> dict[str, Any]:
     """Parse, build the pairs' structures and evaluate every model on the same splits.
 
@@ -464,8 +437,6 @@ def evaluate_corpora(
         the training corpus.
     test : RelationCorpus, optional
         The test corpus; no document may be in both.
-    cv : int, default 10
-    models : sequence of str, default :data:`DEFAULT_MODELS`
     parser : DependencyParser, optional
         Default: ``DependencyParser()``.
     blind : bool, default True

@@ -10,15 +10,16 @@ Applying a model needs none of the training's modules (the σ learners, the SVM 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import json
 import os
 import warnings
 from pathlib import Path as FilePath
 from typing import Any, NoReturn
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
 
+from structkernels.engine.gram import kernel_key
 from structkernels.extraction._document import decision_json as _decision_json
 from structkernels.extraction._document import decision_of as _decision_of
 from structkernels.extraction._document import describe_model, model_of, version_of
@@ -37,12 +38,21 @@ from structkernels.extraction.files import (
     unpack_references,
 )
 from structkernels.extraction.scoring import ReferenceScorer
+from structkernels.formats.arrays import arrays_from_bytes, arrays_to_bytes
 from structkernels.relations.corpus import RelationCorpus
 from structkernels.relations.decision import check_threshold
 from structkernels.relations.models import RelationModel
 from structkernels.relations.parse import DependencyParser
 from structkernels.relations.structures import pair_views
-from structkernels.utils import StructkernelsWarning, atomic_open, dumps_finite, one_line
+from structkernels.utils import (
+    CacheFolder,
+    ParamsMixin,
+    StructkernelsWarning,
+    atomic_open,
+    dumps_finite,
+    one_line,
+    user_cache_dir,
+)
 
 __all__ = ["PipelineVersionWarning", "SCORE_BATCH", "TrainedExtractor"]
 
@@ -59,11 +69,13 @@ def _check_fitted(ex: TrainedExtractor) -> None:
     """scikit-learn's ``check_is_fitted(ex, "weights_")``, which refuses a class without
     ``fit`` (:class:`~structkernels.extraction.RelationExtractor` adds it)."""
     if not hasattr(ex, "weights_"):
+        from sklearn.exceptions import NotFittedError  # scikit-learn's error, imported to raise
+
         raise NotFittedError(f"This {type(ex).__name__} instance is not fitted yet. Call "
                              "'fit' with appropriate arguments before using this estimator.")
 
 
-class TrainedExtractor(BaseEstimator):
+class TrainedExtractor(ParamsMixin):
     """A relation extractor's parameters and learned state, applied to new pairs: what
     :class:`~structkernels.extraction.RelationExtractor` does once trained or loaded (its
     parameters and attributes are that class's; its ``fit`` is there).
@@ -120,7 +132,6 @@ class TrainedExtractor(BaseEstimator):
         """
         return describe_model(self._model())
 
-    # ------------------------------------------------------------------ parsing
     def _parser(self) -> DependencyParser:
         n_process = self.__dict__.get("n_process", 1)
         key = (self.pipeline, self.cache_dir if isinstance(self.cache_dir, bool) or
@@ -194,7 +205,6 @@ class TrainedExtractor(BaseEstimator):
                              f"got {n!r}")
         return int(n)
 
-    # ------------------------------------------------------------------ predict
     def decision_function(self, corpus: RelationCorpus, *, parsed: list[Any] | None = None
                           ) -> np.ndarray:
         """One score per pair of ``corpus.pairs()``, in order: positive means "interacts"
@@ -223,11 +233,43 @@ class TrainedExtractor(BaseEstimator):
         kept = self.__dict__.get("_scorer_kept")
         if kept is None or kept[0] != key:
             kern = self._model().kernel(self.sigma_, self.kernel_params_)
-            kept = (key, ReferenceScorer(kern, self.references_, self.weights_,
-                                         self.intercept_, tolerance=tol,
-                                         n_jobs=self._n_jobs()))
+            store = self._prepared_store(kern, tol)
+            saved = None if store is None else _read_prepared(*store)
+
+            def scorer_from(prepared: dict[str, np.ndarray] | None) -> ReferenceScorer:
+                return ReferenceScorer(kern, self.references_, self.weights_, self.intercept_,
+                                       tolerance=tol, n_jobs=self._n_jobs(), prepared=prepared)
+
+            scorer = None
+            if saved is not None:
+                try:
+                    scorer = scorer_from(saved)
+                except ValueError as exc:  # an entry of another layout: computed again
+                    store[0].discard(store[1], str(exc))
+            if scorer is None:
+                scorer = scorer_from(None)
+                if store is not None:
+                    _write_prepared(*store, scorer.prepared_arrays())
+            kept = (key, scorer)
             self._scorer_kept = kept
         return kept[1]
+
+    def _prepared_store(self, kern: Any, tol: float) -> tuple[CacheFolder, str, str] | None:
+        """Where the prepared references of a model read from a document are cached
+        (``cache_dir``'s ``prepared`` folder), the entry's name and its key: the document's
+        digest, the weights and the kernel's code; None for the approximate route, no cache,
+        or attributes changed since the document was read."""
+        source = self.__dict__.get("_document_digest")
+        if tol > 0 or source is None or self.cache_dir is False or source[1:] != (
+                id(self.references_), id(self.sigma_), id(self.kernel_params_)):
+            return None
+        base = user_cache_dir() if self.cache_dir in (None, True) else FilePath(self.cache_dir)
+        key = json.dumps({"kind": "prepared references", "version": 1, "document": source[0],
+                          "weights": hashlib.sha256(self.weights_.tobytes()).hexdigest(),
+                          "intercept": repr(self.intercept_), "kernel": kernel_key(kern)},
+                         sort_keys=True)
+        name = hashlib.sha256(key.encode("utf-8")).hexdigest() + ".npz"
+        return CacheFolder(base / "prepared", "prepared references"), name, key
 
     @property
     def approximation_(self) -> dict[str, Any] | None:
@@ -287,7 +329,6 @@ class TrainedExtractor(BaseEstimator):
             rows.append(row)
         return rows
 
-    # --------------------------------------------------------------- save/load
     def to_json(self) -> dict[str, Any]:
         """The model as a JSON-ready document (what :meth:`save` writes)."""
         _check_fitted(self)
@@ -349,22 +390,13 @@ class TrainedExtractor(BaseEstimator):
                 fh.write(text + "\n")
 
     @classmethod
-    def load(
-        cls,
-        path: str | os.PathLike,
-        *,
-        cache_dir: str | os.PathLike | None | bool = None,
-        n_jobs: int | None = None,
-        progress: bool = True,
-        max_bytes: int | None = None,
-        n_process: int | None = 1,
-        tolerance: float = 0.0,
-    ) -> TrainedExtractor:
+    def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None,
+             **settings: Any) -> TrainedExtractor:
         """Read a model written by :meth:`save`; it predicts without fitting again.
 
-        ``cache_dir``, ``n_jobs``, ``progress``, ``n_process`` and ``tolerance`` are this
-        machine's settings (not in the file); ``max_bytes`` bounds the file's (decompressed)
-        size, default :data:`~structkernels.extraction.MAX_EXTRACTOR_BYTES`.
+        ``settings`` are this machine's, not in the file (:meth:`from_json`'s ``cache_dir``,
+        ``n_jobs``, ``progress``, ``n_process`` and ``tolerance``); ``max_bytes`` bounds the
+        file's (decompressed) size, default :data:`~structkernels.extraction.MAX_EXTRACTOR_BYTES`.
 
         Raises
         ------
@@ -373,9 +405,7 @@ class TrainedExtractor(BaseEstimator):
             field missing, of the wrong type, not finite, or lengths that disagree.
         """
         name = os.fspath(path)
-        doc = read_extractor_document(name, max_bytes)
-        return cls.from_json(doc, source=name, cache_dir=cache_dir, n_jobs=n_jobs,
-                             progress=progress, n_process=n_process, tolerance=tolerance)
+        return cls.from_json(read_extractor_document(name, max_bytes), source=name, **settings)
 
     @classmethod
     def from_json(
@@ -411,4 +441,26 @@ class TrainedExtractor(BaseEstimator):
         ex.n_pairs_ = p["train"]["pairs"]
         ex.n_positives_ = p["train"]["positives"]
         ex.pipeline_meta_ = p["pipeline"]
+        if cache_dir is not False:  # what keys the prepared references in the cache
+            try:
+                text = json.dumps(doc, sort_keys=True, ensure_ascii=False)
+            except (TypeError, ValueError):  # a document not read from a file: no cache
+                return ex
+            ex._document_digest = (hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                                   id(ex.references_), id(ex.sigma_), id(ex.kernel_params_))
         return ex
+
+
+def _read_prepared(folder: CacheFolder, name: str, key: str) -> dict[str, np.ndarray] | None:
+    """The prepared arrays of a cache entry (plain arrays: never unpickled), or None."""
+    payload = folder.read(name, key, max_bytes=1 << 30)
+    arrays = None if payload is None else arrays_from_bytes(payload)
+    if payload is not None and arrays is None:
+        folder.discard(name, "is not an array archive")
+    return arrays
+
+
+def _write_prepared(folder: CacheFolder, name: str, key: str,
+                    arrays: dict[str, np.ndarray] | None) -> None:
+    if arrays is not None:
+        folder.write(name, key, arrays_to_bytes(arrays))

@@ -61,7 +61,6 @@ class ScoredPartition(NamedTuple):
     seconds: float
 
 
-# ------------------------------------------------------------------ the scheduler
 def parse_scheduler(spec: str) -> tuple[str, Any]:
     """What ``--dask SCHEDULER`` names: ``("local", n_workers)`` or ``("address", url)``.
 
@@ -147,7 +146,6 @@ def dask_client(scheduler: str, *, timeout: float = DEFAULT_CONNECT_TIMEOUT) -> 
         yield client
 
 
-# ------------------------------------------------------------------ in the workers
 _models: dict[str, tuple[TrainedExtractor, threading.Lock]] = {}
 _models_lock = threading.Lock()
 
@@ -173,8 +171,7 @@ def _score(doc: Any, plan: tuple, batch: RelationBatch) -> tuple[list, list[str]
     t0 = time.perf_counter()
     with lock, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rows = (ex.predict_pairs(batch) if threshold is None
-                else ex.predict_pairs(batch, threshold=threshold))
+        rows = ex.predict_pairs(batch, threshold)
     return (rows, [one_line(w.message) for w in caught], dask_worker_address(),
             time.perf_counter() - t0)
 
@@ -193,7 +190,6 @@ def _part_job(doc: Any, plan: tuple, batch: RelationBatch, part: tuple
     return pair_counts(batch, rows), messages, who, seconds
 
 
-# ------------------------------------------------------------------ in the client
 def _model_document(model: Any, source: str | None) -> tuple[Any, str]:
     """The checked JSON document of ``model`` (an extractor, a document, or a file) and the
     name errors give it."""
@@ -225,12 +221,10 @@ def _client(client: Any) -> Any:
 def _in_order(client: Any, doc: Any, settings: tuple, batches: Iterable[RelationBatch],
               task: Callable[[RelationBatch], tuple], window: int | None, skip: int
               ) -> Iterator[tuple[RelationBatch, Any]]:
-    """``(batch, result)`` in input order.  ``doc`` (the model's document) goes to every
-    worker once; a batch is one task, ``task(batch)`` giving its function, the arguments
-    after the document, the plan (a token of the run, then ``settings``: the model's name,
-    the parse cache, kernel threads, the threshold) and the batch, and its key's prefix.
-    At most ``window`` partitions in flight; ``result`` None for a batch passed over
-    (``index < skip``) or without sentences."""
+    """``(batch, result)`` in input order, ``doc`` sent to every worker once, a batch one task
+    (``task(batch)``: its function, the arguments after the document, plan and batch, its key's
+    prefix), ``window`` in flight; ``result`` None for a batch passed over (``index < skip``)
+    or empty."""
     if window is None:
         window = 2 * max(1, sum(client.nthreads().values()))
     window = max(1, int(window))

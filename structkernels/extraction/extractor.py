@@ -1,64 +1,30 @@
 """A relation extractor from text: train on an annotated corpus, save as data, predict.
 
 :class:`RelationExtractor` is the ``"NPK SVM"`` model of
-:mod:`structkernels.relations.models` (the model
-:mod:`structkernels.experiments.relations` evaluates under that name) packaged for use on
-new text: the sentences (with entity offsets) are parsed by spaCy
-(:class:`~structkernels.relations.parse.DependencyParser`), each candidate pair gets its
-structure views (:func:`~structkernels.relations.structures.pair_views`: the shortest
-dependency path, the bag of context features and the all-paths graph), σ is learned on the
-training paths (:func:`~structkernels.npk.gradient.learn_path_weights`, the learner
-``sigma_params["objective"]`` selects), and an SVM is trained with
-the model's kernel (:meth:`~structkernels.relations.models.RelationModel.kernel`, a
-:class:`~structkernels.kernels.views.ViewSum` of the normalised path kernel with σ, bag
-and all-paths graph kernels), which also scores new pairs
-(:class:`~structkernels.extraction.scoring.ReferenceScorer`).
+:mod:`structkernels.relations.models` packaged for new text: sentences parsed by spaCy,
+each candidate pair's structure views (:func:`~structkernels.relations.structures.pair_views`),
+σ learned on the training paths (:func:`~structkernels.npk.gradient.learn_path_weights`)
+and an SVM (:class:`~structkernels.classifiers.KernelSVC`: exact up to ``max_exact``
+training pairs, Nyström landmarks above).  Either way the decision function is
+``Σ_j w_j k(x, r_j) + b`` over a set of reference pairs ``r_j`` (the support vectors, or
+the landmarks with ``w = K_LL^{-1/2} coef``), and that is what the model keeps and saves.
 
-The SVM is :class:`~structkernels.classifiers.KernelSVC` (the exact problem up to
-``max_exact`` training pairs, Nyström landmarks and a linear SVM above).  Either way the
-decision function is ``Σ_j w_j k(x, r_j) + b`` over a set of reference pairs ``r_j`` (the
-support vectors, or the landmarks with ``w = K_LL^{-1/2} coef``), and that is what the
-model keeps and saves.
+The model file is one JSON document (plain, or gzip'd when its name ends in ``.gz``; every
+field is described in docs/relations.md): the parameters, the spaCy pipeline, the kernels'
+parameters, σ, the training counts, the SVM's intercept and weights, the reference pairs'
+structure views as arrays, every string once (version 4,
+:mod:`~structkernels.extraction._references`), and from version 3 the ``"decision"``: how a
+score becomes a label (positive when ``> threshold``) and a probability
+(:class:`~structkernels.relations.decision.DecisionRule`, chosen on the training pairs only
+by :func:`~structkernels.relations.decision.fit_decision`).  Versions 1 to 3 (references as
+lists of objects) are read as before; version 3 is saved again as version 4, versions 1
+(the two-view model, before the all-paths graph) and 2 (threshold 0, no calibration) as
+their version.
 
-The model file is one JSON document (plain, or gzip'd when its name ends in ``.gz``)::
-
-    {"format": "structkernels-relation-extractor", "version": 4,
-     "params": {"pipeline": "en_core_web_sm", "blind": true, "C": 1.0,
-                "sigma_params": null, "random_state": 0, "max_exact": 20000},
-     "pipeline": {"name": "en_core_web_sm", "package": "en_core_web_sm", "version": "3.8.0",
-                  "spacy": "3.8.2"},
-     "kernel": {"path": {"lam": 0.8, "node_mismatch": 0.9}, "context": {"binary": true},
-                "apg": {}},
-     "sigma": {"conj": 0.0, ...},
-     "train": {"pairs": 269, "positives": 134, "route": "exact"},
-     "svm": {"intercept": -0.12, "weights": [0.5, -1.0, ...]},
-     "references": {"count": 151, "strings": ["PROT1", "nsubj-of", ...],
-                    "path": {"offsets": "AAAAAAgAAAA...", ...}, "context": {...},
-                    "apg": {...}},
-     "decision": {"threshold": 0.31, "rule": "inner-cv",
-                  "calibration": {"kind": "platt", "a": 1.9, "b": -1.2},
-                  "inner_f1": 0.74, "folds": 3, "fallback": null}}
-
-``"references"`` (version 4) holds the reference pairs' structure views as arrays, every
-string once (:mod:`~structkernels.extraction._references`); versions 1 to 3 held them as
-lists of objects (``{"path": [[null, "PROT1"], ...], "context": [...], "apg": {"labels",
-"edges"}}`` each), read as before and saved again as version 4 (versions 1 and 2: as
-their version).  ``"decision"`` (version 3) is how a score becomes a label and a probability
-(:class:`~structkernels.relations.decision.DecisionRule`, chosen on the training pairs only by
-:func:`~structkernels.relations.decision.fit_decision`): positive when the score is ``>
-threshold``; ``"calibration"`` (null, Platt's ``a``, ``b`` or isotonic breakpoints) gives the
-probability :meth:`RelationExtractor.predict_pairs` reports.  Version 2 files (no threshold)
-load with threshold 0 and no calibration; version 1 files (before the all-paths graph view)
-load as the two-view model they were trained as; both are saved again in their version.
-
-Reading it never runs code and does bounded work (:mod:`structkernels.extraction.files`):
-a bounded read (:data:`MAX_EXTRACTOR_BYTES`), JSON only, the pipeline an installed spaCy
-pipeline, the kernels fixed by :mod:`structkernels.relations.models` (only their
-parameters are read, each checked), every number finite and within a float's range, the
-lengths in agreement, the references within their limits; anything else is one
-:class:`ExtractorFormatError` line naming the file.  Writing is atomic.  The
-machine-specific settings (``cache_dir``, ``n_jobs``, ``progress``) are not saved:
-:meth:`RelationExtractor.load` takes them.
+Reading it never runs code and does bounded work (:mod:`structkernels.extraction.files`:
+a file it cannot use is one ``ExtractorFormatError`` line naming the file).  Writing is
+atomic.  The machine-specific settings (``cache_dir``, ``n_jobs``, ``progress``) are not
+saved: :meth:`RelationExtractor.load` takes them.
 """
 
 from __future__ import annotations
@@ -70,13 +36,10 @@ import numpy as np
 from structkernels.classifiers import KernelSVC
 from structkernels.extraction._document import describe_model
 from structkernels.extraction._document import reference as _reference
-from structkernels.extraction._trained import PipelineVersionWarning, TrainedExtractor
+from structkernels.extraction._trained import TrainedExtractor
 from structkernels.extraction.files import (
     EXTRACTOR_FORMAT,
-    EXTRACTOR_VERSION,
-    MAX_EXTRACTOR_BYTES,
     MODEL,
-    ExtractorFormatError,
     check_sigma_params,
     is_finite_number,
     is_int,
@@ -94,21 +57,14 @@ from structkernels.utils import effective_n_jobs, one_line
 
 __all__ = [
     "EXTRACTOR_FORMAT",
-    "EXTRACTOR_VERSION",
-    "MAX_EXTRACTOR_BYTES",
     "MODEL",
     "STRUCTURE_VIEWS",
-    "VIEWS",
-    "ExtractorFormatError",
-    "PipelineVersionWarning",
     "RelationExtractor",
     "describe_model",
 ]
 
 #: The structure views of a pair the extractor compares (:data:`MODEL`'s).
 STRUCTURE_VIEWS = MODEL.views
-#: Former name of :data:`STRUCTURE_VIEWS`.
-VIEWS = STRUCTURE_VIEWS
 
 
 class RelationExtractor(TrainedExtractor):
@@ -215,8 +171,6 @@ class RelationExtractor(TrainedExtractor):
     {'sentence': 'new.1', 'pair': 'new.1.p0', 'e1': 'e0', 'e2': 'e1', 'e1_text': 'KinC', ...}
     """
 
-
-    # ---------------------------------------------------------------------- fit
     def fit(self, corpus: RelationCorpus, y: Any = None) -> RelationExtractor:
         """Learn σ and the SVM from a labelled corpus (every candidate pair of it).
 

@@ -2,27 +2,13 @@
 
 :class:`~structkernels.extraction.RelationExtractor` saves one JSON document (see
 :mod:`structkernels.extraction.extractor` for its fields).  Reading one never runs code and
-does bounded work:
-
-- the file is read and gunzipped in chunks up to :data:`MAX_EXTRACTOR_BYTES` (256 MiB),
-  by :meth:`RelationExtractor.load` and by ``structkernels predict`` alike
-  (:func:`read_model_document`, which reads train-npk models within their own limit);
-- at most :data:`MAX_REFERENCES` reference pairs (50,000), each view of a reference within
-  :data:`MAX_REFERENCE_SIZE` (2,000 path steps, context features, graph vertices, graph
-  edges or graph labels), and the reference graphs within :data:`MAX_GRAPH_CELLS`
-  (the sum of their squared vertex counts, which bounds the walks the all-paths kernel
-  enumerates);
-- ``params.pipeline`` must be an installed spaCy pipeline
-  (:func:`~structkernels.relations.pipelines.check_pipeline`), so no other installed
-  module is ever imported by a name in the file;
-- every field has its type and range checked, numbers finite and within a float's range
-  (an integer too large for a float is refused, wherever it stands), and the weights and
-  intercept such that every score is finite (:data:`MAX_SCORE_BOUND`);
-- version 3's ``"decision"`` (:func:`check_decision`): a finite threshold, its rule, the
-  calibration (Platt's ``a >= 0`` and ``b``, or at most :data:`MAX_CALIBRATION_POINTS`
-  isotonic breakpoints, increasing, probabilities in [0, 1]), the inner F1 in [0, 1].
-
-Anything else is one :class:`ExtractorFormatError` line naming the file and the field.
+does bounded work: the file is read within :data:`MAX_EXTRACTOR_BYTES` (by
+:meth:`RelationExtractor.load` and ``structkernels predict`` alike), the references within
+:data:`MAX_REFERENCES`, :data:`MAX_REFERENCE_SIZE` and :data:`MAX_GRAPH_CELLS`, the pipeline
+an installed spaCy pipeline (so no other module is ever imported by a name in the file),
+every number finite and within a float's range, the scores bounded by
+:data:`MAX_SCORE_BOUND`.  Anything else is one :class:`ExtractorFormatError` line naming the
+file and the field.
 """
 
 from __future__ import annotations
@@ -82,17 +68,13 @@ MAX_CALIBRATION_POINTS = 100_000
 #: :meth:`RelationExtractor.load` and ``structkernels predict`` (read at each call).
 MAX_EXTRACTOR_BYTES = 256 << 20
 #: The most reference pairs (support vectors or Nyström landmarks) a model may hold: each
-#: costs one kernel evaluation per pair scored.  Real models hold far fewer (the exact
-#: SVM's default ``max_exact`` caps them at 20,000; one trained on BioInfer keeps under
-#: 10,000, on LLL 151).  Read at each call.
+#: costs one kernel evaluation per pair scored.  Read at each call.
 MAX_REFERENCES = 50_000
 #: The most path steps, context features, graph vertices, graph edges or graph labels (all
-#: vertices together) one reference may hold (LLL's longest sentence, 77 words, gives a
-#: graph of 290 vertices and 513 labels).  Read at each call.
+#: vertices together) one reference may hold.  Read at each call.
 MAX_REFERENCE_SIZE = 2_000
 #: The most ``Σ (graph vertices)²`` over a model's reference graphs: the all-paths kernel
-#: enumerates up to ``vertices²`` walks of each (a real 20,000-reference model about
-#: 3.5e8).  Read at each call.
+#: enumerates up to ``vertices²`` walks of each.  Read at each call.
 MAX_GRAPH_CELLS = 10**9
 #: The most ``|intercept| + views × Σ |weights|`` a model may have: it bounds the magnitude of
 #: every score (each view is a normalised kernel, within [-1, 1]), and the room left below a
@@ -130,10 +112,15 @@ class ExtractorFormatError(ModelFormatError):
     """A relation-extractor file that cannot be used; one line naming the file."""
 
 
+def _shown(v: Any) -> str:
+    """``repr(v)`` on one line, cut at :data:`_SHOWN` characters (for error messages)."""
+    return one_line(repr(v), _SHOWN)
+
+
 def _number_problem(v: Any) -> str | None:
     """What keeps ``v`` from being a finite float (a bool is not a number), or None."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return f"must be a finite number, got {one_line(repr(v), _SHOWN)}"
+        return f"must be a finite number, got {_shown(v)}"
     if isinstance(v, int) and abs(v) > _FLOAT_MAX:
         return "is an integer too large for a float"
     if not math.isfinite(v):
@@ -402,7 +389,7 @@ class _Checked:
                             ("name", "package", "version"))
         for k, v in pipeline.items():
             if not isinstance(v, str):
-                fail(f"pipeline[{k!r}] must be a string, got {one_line(repr(v), _SHOWN)}")
+                fail(f"pipeline[{k!r}] must be a string, got {_shown(v)}")
         sigma = doc.get("sigma")
         if not isinstance(sigma, dict):
             fail(f"'sigma' must be an object of edge label -> σ, got {type(sigma).__name__}")
@@ -411,19 +398,18 @@ class _Checked:
             fail(problem)
         above = next((k for k, v in sigma.items() if v > 1), None)
         if above is not None:  # learned σ are 0 or 1: more would only scale values up
-            fail(f"sigma[{one_line(repr(above), _SHOWN)}] is {sigma[above]!r}; the σ of an "
+            fail(f"sigma[{_shown(above)}] is {sigma[above]!r}; the σ of an "
                  "extractor is a learned weight in [0, 1]")
         kernel = self.kernel(sigma)
         train = self.obj(doc, "train", "'train'", ("pairs", "positives", "route"),
                          ("pairs", "positives", "route"))
         if not is_int(train["pairs"]) or train["pairs"] < 2:
-            fail(f"train['pairs'] must be an int >= 2, got {one_line(repr(train['pairs']), _SHOWN)}")
+            fail(f"train['pairs'] must be an int >= 2, got {_shown(train['pairs'])}")
         if not is_int(train["positives"]) or not 0 < train["positives"] < train["pairs"]:
             fail(f"train['positives'] must be an int between 1 and train['pairs'] - 1, got "
-                 f"{one_line(repr(train['positives']), _SHOWN)}")
+                 f"{_shown(train['positives'])}")
         if not isinstance(train["route"], str) or train["route"] not in ("exact", "nystroem"):
-            fail(f"train['route'] must be 'exact' or 'nystroem', got "
-                 f"{one_line(repr(train['route']), _SHOWN)}")
+            fail(f"train['route'] must be 'exact' or 'nystroem', got {_shown(train['route'])}")
         svm = self.obj(doc, "svm", "'svm'", ("intercept", "weights"), ("intercept", "weights"))
         intercept = self.number(svm["intercept"], "svm['intercept']")
         weights = svm["weights"]
@@ -462,7 +448,7 @@ class _Checked:
         rule = d["rule"]
         if not isinstance(rule, str) or rule not in _DECISION_RULES:
             fail(f"decision['rule'] must be one of {', '.join(_DECISION_RULES)}, got "
-                 f"{one_line(repr(rule), _SHOWN)}")
+                 f"{_shown(rule)}")
         if rule == "zero" and threshold != 0:
             fail(f"decision['threshold'] is {threshold!r} under the rule 'zero'")
         f1 = d["inner_f1"]
@@ -470,8 +456,7 @@ class _Checked:
             fail(f"decision['inner_f1'] must be in [0, 1] or null, got {f1!r}")
         folds = d["folds"]
         if not is_int(folds) or not 0 <= folds <= _MAX_FOLDS:
-            fail(f"decision['folds'] must be an int from 0 to {_MAX_FOLDS}, got "
-                 f"{one_line(repr(folds), _SHOWN)}")
+            fail(f"decision['folds'] must be an int from 0 to {_MAX_FOLDS}, got {_shown(folds)}")
         why = d["fallback"]
         if why is not None and (not isinstance(why, str) or len(why) > 400):
             fail("decision['fallback'] must be a string of at most 400 characters or null")
@@ -496,7 +481,7 @@ class _Checked:
             return {"kind": "platt", "a": a, "b": b}
         if kind != "isotonic":
             fail(f"decision['calibration']['kind'] must be 'platt' or 'isotonic', got "
-                 f"{one_line(repr(kind), _SHOWN)}")
+                 f"{_shown(kind)}")
         if set(c) != {"kind", "x", "y"}:
             fail("decision['calibration'] of kind 'isotonic' holds exactly 'kind', 'x', 'y'")
         xs, ys = c["x"], c["y"]
@@ -520,23 +505,21 @@ class _Checked:
         fail = self.fail
         p = self.obj(self.doc, "params", "'params'", _PARAM_KEYS, _PARAM_KEYS)
         if not isinstance(p["pipeline"], str) or not p["pipeline"]:
-            fail(f"params['pipeline'] must be a pipeline name, got "
-                 f"{one_line(repr(p['pipeline']), _SHOWN)}")
+            fail(f"params['pipeline'] must be a pipeline name, got {_shown(p['pipeline'])}")
         try:  # before anything can hand the name to spacy.load
             check_pipeline(p["pipeline"], "params['pipeline']", allow_default=True)
         except ValueError as exc:
             fail(str(exc))
         if not isinstance(p["blind"], bool):
-            fail(f"params['blind'] must be true or false, got {one_line(repr(p['blind']), _SHOWN)}")
+            fail(f"params['blind'] must be true or false, got {_shown(p['blind'])}")
         if self.number(p["C"], "params['C']") <= 0:
             fail(f"params['C'] must be a finite number > 0, got {p['C']!r}")
         rs = p["random_state"]
         if rs is not None and (not is_int(rs) or not 0 <= rs <= _MAX_SEED):
             fail(f"params['random_state'] must be an int from 0 to 2**32 - 1 or null, got "
-                 f"{one_line(repr(rs), _SHOWN)}")
+                 f"{_shown(rs)}")
         if not is_int(p["max_exact"]) or p["max_exact"] < 1:
-            fail(f"params['max_exact'] must be an int >= 1, got "
-                 f"{one_line(repr(p['max_exact']), _SHOWN)}")
+            fail(f"params['max_exact'] must be an int >= 1, got {_shown(p['max_exact'])}")
         try:
             sigma_params = check_sigma_params(p["sigma_params"], "params")
         except ValueError as exc:
@@ -545,7 +528,7 @@ class _Checked:
             if not (value is None or isinstance(value, (bool, str)) or is_finite_number(value)
                     or (isinstance(value, list) and all(isinstance(x, str) for x in value))):
                 fail(f"params['sigma_params'][{key!r}] must be a number, a string, true/false, "
-                     f"null or a list of strings, got {one_line(repr(value), _SHOWN)}")
+                     f"null or a list of strings, got {_shown(value)}")
         return dict(p)
 
     def kernel(self, sigma: dict[str, Any]) -> dict[str, dict[str, Any]]:

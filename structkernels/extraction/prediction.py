@@ -31,9 +31,8 @@ from structkernels.utils import (
     user_cache_dir,
 )
 
-__all__ = ["predict", "PredictError", "PartialOutput", "run_identity", "early_parser",
-           "names_an_extractor", "run_summary", "BACKENDS",
-           "DEFAULT_BATCH_SIZE"]
+__all__ = ["predict", "PredictError", "early_parser", "names_an_extractor", "run_summary",
+           "BACKENDS"]
 
 #: The routes :func:`predict` takes: ``auto`` (parse ahead where the process may use two
 #: cores or more), ``in-process``, ``parse-ahead``, ``dask`` (with a scheduler).
@@ -43,7 +42,6 @@ BACKENDS = ("auto", "in-process", "parse-ahead", "dask")
 EXTRACTOR_FORMAT_NAME = "structkernels-relation-extractor"
 
 
-# ------------------------------------------------------------------ the parsing child
 def _parses_ahead(backend: str) -> bool:
     """Whether a parsing child may be used: ``parse-ahead``, or ``auto`` with two cores."""
     from structkernels.relations.parse import parse_ahead_pays
@@ -105,7 +103,6 @@ def _warm_parser(doc: Any, cache_dir: Any, early: Any, backend: str,
     return _started(pipeline, cache_dir, n_process)
 
 
-# ------------------------------------------------------------------ the run
 def predict(
     inputs: list[str],
     output: str,
@@ -436,21 +433,26 @@ class _Run:
                             [str(p) for p in self.inputs])
         started = t0 = time.perf_counter()
         new_sentences = 0
+
+        def emit(step: Callable[..., None], *args: Any) -> None:
+            """``step(*args)`` (a write) committed to ``out``, or flushed to the stream ``fh``."""
+            if out is None:
+                with self._to_stream():
+                    step(*args)
+                    fh.flush()
+                return
+            step(*args)
+            out.commit(buffer.getvalue(), state)
+            buffer.seek(0)
+            buffer.truncate()
+
         for batch, rows, messages, who, seconds in score(batches, done):
             if rows is None:
                 writer.skip(batch)
                 t0 = time.perf_counter()
                 continue
             self._add(batch, pair_counts(batch, rows), messages, who, seconds)
-            if out is not None:
-                writer.write(batch, rows)
-                out.commit(buffer.getvalue(), state)
-                buffer.seek(0)
-                buffer.truncate()
-            else:
-                with self._to_stream():
-                    writer.write(batch, rows)
-                    fh.flush()
+            emit(writer.write, batch, rows)
             new_sentences += len(batch)
             if self.progress and len(batch):
                 dt = time.perf_counter() - t0
@@ -459,13 +461,7 @@ class _Run:
                          f"pairs in {dt:.1f} s ({state['sentences']:,} sentences, "
                          f"{state['pairs']:,} pairs in all; {rate:,.1f} sentences/s)")
             t0 = time.perf_counter()
-        if out is not None:
-            writer.finish()
-            out.commit(buffer.getvalue(), state)
-        else:
-            with self._to_stream():
-                writer.finish()
-                fh.flush()
+        emit(writer.finish)
         return state
 
 

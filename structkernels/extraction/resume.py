@@ -35,6 +35,7 @@ PROGRESS_FORMAT = "structkernels-predict-progress"
 PROGRESS_VERSION = 2
 #: The counts a run keeps (and its progress file records).
 COUNTS = ("batches", "sentences", "pairs", "positives", "bytes", "tp", "fp", "fn", "skipped")
+_AGAIN = "; run without --resume to start again"
 
 
 class PredictError(StructkernelsError, ValueError):
@@ -86,8 +87,6 @@ class PartialOutput:
         return PredictError(f"{self.final}: cannot write: {why} ({which} {side})")
 
     def _read_progress(self) -> dict[str, Any]:
-        again = "; run without --resume to start again"
-
         def bad(why: str) -> PredictError:
             return PredictError(f"{self.progress}: {why}; remove it (and {self.partial.name}) "
                                 "or run without --resume to start again")
@@ -111,19 +110,19 @@ class PartialOutput:
         mine = self.identity
         if doc.get("model") != mine["model"]:
             raise PredictError(f"{mine['model'][0]}: cannot resume {self.partial}: written "
-                               f"with another model or the model file changed{again}")
+                               f"with another model or the model file changed{_AGAIN}")
         if doc.get("settings") != mine["settings"]:
             raise PredictError(f"{self.partial}: cannot resume: it was written with other "
                                "settings (--batch-size, --output-format, --threshold, "
-                               f"--skip-bad, --tolerance){again}")
+                               f"--skip-bad, --tolerance){_AGAIN}")
         old = doc.get("inputs")
         if not isinstance(old, list) or [f[:1] for f in old] != [f[:1] for f in mine["inputs"]]:
             raise PredictError(f"{self.partial}: cannot resume: it was written from other "
-                               f"inputs{again}")
+                               f"inputs{_AGAIN}")
         for was, now in zip(old, mine["inputs"], strict=True):
             if was != now:
                 raise PredictError(f"{now[0]}: cannot resume {self.partial}: this input "
-                                   f"changed since the partial output was written{again}")
+                                   f"changed since the partial output was written{_AGAIN}")
         doc["labelled"] = bool(doc.get("labelled", True))
         return doc
 
@@ -132,12 +131,11 @@ class PartialOutput:
         size = self.state["bytes"]
         if os.fstat(fd).st_size < size:
             raise PredictError(f"{self.partial}: cannot resume: the partial output is shorter "
-                               "than its progress file records; run without --resume to "
-                               "start again")
+                               f"than its progress file records{_AGAIN}")
         with open(self.partial, "rb") as fh:
             if not os.path.samestat(os.fstat(fh.fileno()), os.fstat(fd)):
                 raise PredictError(f"{self.partial}: cannot resume: the file changed while "
-                                   "opened; run without --resume to start again")
+                                   f"opened{_AGAIN}")
             left = size
             while left:
                 chunk = fh.read(min(left, 1 << 20))
@@ -147,8 +145,7 @@ class PartialOutput:
                 left -= len(chunk)
         if self.digest.hexdigest() != doc.get("output"):
             raise PredictError(f"{self.partial}: cannot resume: its bytes differ from those "
-                               "its progress file records (damaged or edited); run without "
-                               "--resume to start again")
+                               f"its progress file records (damaged or edited){_AGAIN}")
 
     def open(self) -> dict[str, Any]:
         """Start (or, resuming, take up) the partial file; the run's state so far."""
@@ -159,7 +156,7 @@ class PartialOutput:
             labelled = doc["labelled"]
             if not os.path.lexists(self.partial):
                 raise PredictError(f"{self.partial}: cannot resume: the partial output is "
-                                   "missing; run without --resume to start again")
+                                   f"missing{_AGAIN}")
         else:
             with contextlib.suppress(OSError):  # a stale one no longer describes the file
                 self.progress.unlink()

@@ -27,15 +27,18 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from scipy.linalg import solve_triangular
 from threadpoolctl import threadpool_limits
 
-from structkernels.classifiers import ApproximationWarning
-from structkernels.engine.checks import diagonal_scales, normalization_scales
+from structkernels.engine.checks import (
+    ApproximationWarning,
+    diagonal_scales,
+    normalization_scales,
+)
 from structkernels.engine.gram import gram
 from structkernels.engine.parallel import map_blocks, map_tasks, n_workers
 from structkernels.engine.source import KernelSource
 from structkernels.kernels.allpaths_features import AllPathsWeights
+from structkernels.kernels.bag import BagWeights
 from structkernels.kernels.base import Kernel, Normalized
 from structkernels.kernels.views import ViewSum
 from structkernels.utils import effective_n_jobs, njit, tqdm
@@ -66,6 +69,9 @@ class ReferenceScorer:
         :attr:`approximation`).  The linear views are exact either way.
     n_jobs : int, optional
         Workers of the reduced set's Gram (when ``tolerance > 0``).
+    prepared : dict of arrays, optional
+        What :meth:`prepared_arrays` gave for the same kernel, references and weights:
+        used instead of computing it again (the exact route only).
 
     Attributes
     ----------
@@ -86,7 +92,8 @@ class ReferenceScorer:
     """
 
     def __init__(self, kernel: ViewSum, references: Sequence[dict], weights: Any,
-                 intercept: float, *, tolerance: float = 0.0, n_jobs: int | None = None):
+                 intercept: float, *, tolerance: float = 0.0, n_jobs: int | None = None,
+                 prepared: dict[str, np.ndarray] | None = None):
         self.weights = np.asarray(weights, dtype=np.float64)
         self.intercept = float(intercept)
         if self.weights.shape != (len(references),):
@@ -95,19 +102,24 @@ class ReferenceScorer:
         if not np.isfinite(tol) or tol < 0:
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
         self.tolerance = tol
+        if prepared is not None and tol > 0:
+            raise ValueError("prepared arrays serve the exact route (tolerance 0) only")
         self._linear: list = []
         self._other: list = []
         for view, k in kernel.views:
             inner, normalized = (k.kernel, True) if isinstance(k, Normalized) else (k, False)
             inner.validate_params()
             structures = [r[view] for r in references]
-            linear = inner.weighted_sum(structures, self.weights, normalized)
+            linear = (_saved_collapse(prepared, view, len(structures)) if prepared else None) \
+                or inner.weighted_sum(structures, self.weights, normalized)
             if linear is not None:  # a linear kernel on explicit features: one vector
                 collapse, diag = linear
                 diagonal_scales(diag)  # refuses a non-finite one, as the normalisation does
-                self._linear.append((view, collapse, diag if normalized else None))
+                self._linear.append((view, collapse, diag, normalized))
             else:
-                self._other.append(_OtherView(view, k, normalized, structures, self.weights))
+                diag = None if prepared is None else prepared.get(f"{view}.diag")
+                self._other.append(_OtherView(view, k, normalized, structures, self.weights,
+                                              diag))
         self.approximation: dict[str, Any] | None = None
         self._seen = 0
         self._warned = False
@@ -117,14 +129,33 @@ class ReferenceScorer:
             self.approximation = {"tolerance": tol, "views": stated, "checked": 0,
                                   "observed_error": 0.0}
 
+    def prepared_arrays(self) -> dict[str, np.ndarray] | None:
+        """What preparing computed, as arrays for ``prepared=`` (each collapsed view's
+        vector and self-similarities, each other view's self-similarities); None on the
+        approximate route or when a view's collapse has no arrays."""
+        if self.approximation is not None:
+            return None
+        out: dict[str, np.ndarray] = {}
+        for view, collapse, diag, _ in self._linear:
+            kind = type(collapse).__name__
+            if _COLLAPSES.get(kind) is not type(collapse):
+                return None
+            out[f"{view}.kind"] = np.frombuffer(kind.encode("ascii"), dtype=np.uint8)
+            out.update((f"{view}.{name}", a) for name, a in collapse.arrays().items())
+            out[f"{view}.diag"] = diag
+        for part in self._other:
+            if part.diag is not None:
+                out[f"{part.view}.diag"] = part.diag
+        return out
+
     def scores(self, items: Sequence[dict], n_jobs: int | None = None) -> np.ndarray:
         """The decision function of each item (exact, or within :attr:`approximation`)."""
         if not len(items):
             return np.zeros(0, dtype=np.float64)
         out = np.full(len(items), self.intercept, dtype=np.float64)
-        for view, collapse, diag in self._linear:
+        for view, collapse, diag, normalized in self._linear:
             dots, sq = _dots(collapse, [x[view] for x in items], n_jobs)
-            if diag is not None:
+            if normalized:
                 sx, _ = normalization_scales(sq, diag, stacklevel=2)
                 dots = dots * sx
             out += dots
@@ -169,6 +200,27 @@ class ReferenceScorer:
                 out[start:start + len(chunk)] = self.scores(chunk, n_jobs)
                 bar.update(len(chunk))
         return out
+
+
+#: The collapsed views prepared arrays may hold, by the name they record: a fixed table,
+#: so that nothing named in the arrays is imported.
+_COLLAPSES = {"AllPathsWeights": AllPathsWeights, "BagWeights": BagWeights}
+
+
+def _saved_collapse(prepared: dict[str, np.ndarray], view: str, n: int
+                    ) -> tuple[Any, np.ndarray] | None:
+    """``(collapse, diag)`` of ``view`` from prepared arrays (None when they hold none);
+    ``ValueError`` when they do not fit ``n`` references."""
+    kind = prepared.get(f"{view}.kind")
+    if kind is None:
+        return None
+    cls = _COLLAPSES.get(np.asarray(kind, dtype=np.uint8).tobytes().decode("ascii", "replace"))
+    diag = np.asarray(prepared.get(f"{view}.diag"))
+    if cls is None or diag.dtype != np.float64 or diag.shape != (n,):
+        raise ValueError(f"the prepared arrays of view {view!r} do not fit its references")
+    prefix = f"{view}."
+    return cls.from_arrays({k[len(prefix):]: v for k, v in prepared.items()
+                            if k.startswith(prefix)}), diag
 
 
 def _dots(collapse: Any, structures: list, n_jobs: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -218,15 +270,19 @@ class _OtherView:
     """A non-linear view: its distinct references (merged weights), and the reduced set."""
 
     def __init__(self, view: str, kernel: Kernel, normalized: bool, structures: list,
-                 weights: np.ndarray):
+                 weights: np.ndarray, diag: np.ndarray | None = None):
         self.view, self.kernel, self.inner = view, kernel, kernel.kernel if normalized else kernel
         self.normalized, self.canon = normalized, self.inner.canonical_form()
         self.unique, inverse = _distinct(structures, self.canon)
         self.w = np.zeros(len(self.unique), dtype=np.float64)
         np.add.at(self.w, inverse, weights)
         self.refs = self.inner.check_input(self.unique)
-        self.diag = (KernelSource(self.inner, self.refs, checked=True).diagonal() if normalized
-                     else None)
+        if diag is not None and (diag.dtype != np.float64 or diag.shape != (len(self.unique),)
+                                 or not normalized or not np.isfinite(diag).all()):
+            raise ValueError(f"the prepared arrays of view {view!r} do not fit its references")
+        if diag is None and normalized:  # the references' self-similarities, computed once
+            diag = KernelSource(self.inner, self.refs, checked=True).diagonal()
+        self.diag = diag
         self.reduced: tuple | None = None
 
     def beside(self, structures: list, reduced: bool = False) -> tuple[Any, Any]:
@@ -307,50 +363,50 @@ def reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
     >>> keep.tolist(), beta.round(3).tolist(), round(error, 3)
     ([0], [1.9], 0.19)
     """
+    K = np.asarray(K, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    tolerance = float(tolerance)
     # products of a few thousand values a step: BLAS threads would only wait on each other
     with threadpool_limits(limits=1, user_api="blas"):
-        return _reduced_set(np.asarray(K, dtype=np.float64), np.asarray(w, dtype=np.float64),
-                            float(tolerance))
+        n = len(w)
+        g = K @ w
+        res = g.copy()
+        diag = np.diag(K).copy()
+        rows = np.zeros((0, n))
+        chosen = np.zeros(n, dtype=bool)
+        keep: list[int] = []
+        floor = 1e-9 * max(float(np.max(diag, initial=0.0)), 1e-300)  # round-off, not a direction
+        while len(keep) < n and np.max(np.abs(np.where(chosen, 0.0, res)), initial=0.0) > tolerance:
+            ok = (diag > floor) & ~chosen
+            if not ok.any():
+                break
+            gain = np.where(ok, res * res / np.where(ok, diag, 1.0), -1.0)
+            p = int(np.argmax(gain))
+            if len(keep) == len(rows):
+                rows = np.vstack([rows, np.zeros((max(16, len(rows)), n))])
+            t = len(keep)
+            col = (K[p] - rows[:t, p] @ rows[:t]) / np.sqrt(diag[p])
+            rows[t] = col
+            res -= col * (res[p] / np.sqrt(diag[p]))
+            diag -= col * col
+            chosen[p] = True
+            keep.append(p)
+        S = np.asarray(keep, dtype=np.int64)
+        if not len(S):
+            return (S, np.zeros(0), float(np.max(np.abs(g), initial=0.0)),
+                    float(np.sqrt(max(w @ g, 0.0))))
+        K_SS = K[np.ix_(S, S)]
+        if len(S) == n:  # every reference kept: the exact weights (in the order chosen)
+            beta = w[S].copy()
+        else:
+            # the factor built along the way: K_SS = R R^T with R = rows[:, S]^T lower
+            # triangular, so K_SS beta = g_S is two triangular solves
+            # SciPy's linear algebra loads only for this approximation, not with every predict
+            from scipy.linalg import solve_triangular
 
-
-def _reduced_set(K: np.ndarray, w: np.ndarray, tolerance: float
-                 ) -> tuple[np.ndarray, np.ndarray, float, float]:
-    n = len(w)
-    g = K @ w
-    res = g.copy()
-    diag = np.diag(K).copy()
-    rows = np.zeros((0, n))
-    chosen = np.zeros(n, dtype=bool)
-    keep: list[int] = []
-    floor = 1e-9 * max(float(np.max(diag, initial=0.0)), 1e-300)  # round-off, not a direction
-    while len(keep) < n and np.max(np.abs(np.where(chosen, 0.0, res)), initial=0.0) > tolerance:
-        ok = (diag > floor) & ~chosen
-        if not ok.any():
-            break
-        gain = np.where(ok, res * res / np.where(ok, diag, 1.0), -1.0)
-        p = int(np.argmax(gain))
-        if len(keep) == len(rows):
-            rows = np.vstack([rows, np.zeros((max(16, len(rows)), n))])
-        t = len(keep)
-        col = (K[p] - rows[:t, p] @ rows[:t]) / np.sqrt(diag[p])
-        rows[t] = col
-        res -= col * (res[p] / np.sqrt(diag[p]))
-        diag -= col * col
-        chosen[p] = True
-        keep.append(p)
-    S = np.asarray(keep, dtype=np.int64)
-    if not len(S):
-        return (S, np.zeros(0), float(np.max(np.abs(g), initial=0.0)),
-                float(np.sqrt(max(w @ g, 0.0))))
-    K_SS = K[np.ix_(S, S)]
-    if len(S) == n:  # every reference kept: the exact weights (in the order chosen)
-        beta = w[S].copy()
-    else:
-        # the factor built along the way: K_SS = R R^T with R = rows[:, S]^T lower
-        # triangular, so K_SS beta = g_S is two triangular solves
-        R = rows[:len(S)][:, S].T
-        beta = solve_triangular(R.T, solve_triangular(R, g[S], lower=True), lower=False)
-    approx = K[:, S] @ beta
-    error = float(np.max(np.abs(approx - g), initial=0.0))
-    bound = float(np.sqrt(max(w @ g - 2 * beta @ g[S] + beta @ K_SS @ beta, 0.0)))
-    return S, beta, error, bound
+            R = rows[:len(S)][:, S].T
+            beta = solve_triangular(R.T, solve_triangular(R, g[S], lower=True), lower=False)
+        approx = K[:, S] @ beta
+        error = float(np.max(np.abs(approx - g), initial=0.0))
+        bound = float(np.sqrt(max(w @ g - 2 * beta @ g[S] + beta @ K_SS @ beta, 0.0)))
+        return S, beta, error, bound

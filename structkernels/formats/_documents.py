@@ -1,7 +1,5 @@
-"""What the PubTator and BioC readers share: a :class:`DocumentBuilder` takes one document's
-passages, mentions and relations (document-level offsets), cuts the passages into sentences
-(:func:`split_sentences`, never inside a mention) and maps the mentions and relations onto
-them."""
+"""What the PubTator and BioC readers share: a :class:`DocumentBuilder` cuts one document's
+passages into sentences and maps its mentions and relations onto them."""
 
 from __future__ import annotations
 
@@ -18,8 +16,6 @@ from structkernels.relations.corpus import (
     span_text,
 )
 from structkernels.utils import one_line
-
-__all__ = ["split_sentences", "ABBREVIATIONS"]
 
 #: Words whose full stop does not end a sentence (compared lower-cased, without the stop).
 ABBREVIATIONS = frozenset({

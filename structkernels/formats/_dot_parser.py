@@ -1,10 +1,5 @@
-"""DOT text into plain structures: the parser behind :mod:`structkernels.formats.dot`.
-
-A token regular expression and a recursive-descent parser, linear in the text, read DOT as
-pydot's grammar reads it (statements and their order, quoting, escapes, ``+``
-concatenation, ports, HTML ids, comments, prefix-matched keywords), so that a file gives the
-graph, and the refusal, it gave through pydot.
-"""
+"""DOT text into plain structures: the parser behind :mod:`structkernels.formats.dot`, which
+reads DOT as pydot's grammar reads it (docs/graphs.md), in time linear in the text."""
 
 from __future__ import annotations
 
@@ -36,8 +31,6 @@ _EDGE_OPS = frozenset(("->", "--"))
 _NUMBER_START = frozenset("0123456789.")
 _DEFAULTS = frozenset(("graph", "node", "edge"))
 _PAD = 4  # empty tokens after the end, so that lookahead never runs off the list
-
-__all__ = ["DotError", "DotNestingError", "DotGraph", "parse_graphs", "tokenize", "unquote"]
 
 
 class DotError(StructkernelsError, ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from itertools import groupby
+from itertools import count, groupby
 from typing import Any
 
 from structkernels.formats._collect import check_on_error, unreadable
@@ -55,10 +55,7 @@ class IdTable:
 
     def free(self, gid: str) -> str:
         """The first of ``gid#2``, ``gid#3`` ... not taken."""
-        k = 2
-        while f"{gid}#{k}" in self.where:
-            k += 1
-        return f"{gid}#{k}"
+        return next(f"{gid}#{k}" for k in count(2) if f"{gid}#{k}" not in self.where)
 
     def rename(self, g: Graph, new_id: str) -> None:
         """Give ``g`` the id ``new_id`` (the wrapper and its networkx graph) and register it."""

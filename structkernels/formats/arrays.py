@@ -5,6 +5,7 @@ strings as one UTF-8 buffer with the end offset of each."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import zipfile
 import zlib
@@ -15,18 +16,17 @@ import numpy as np
 
 from structkernels.utils import atomic_open
 
-__all__ = ["file_digest", "pack_strings", "unpack_strings", "write_arrays", "read_arrays"]
+__all__ = ["file_digest", "pack_strings", "unpack_strings", "write_arrays", "read_arrays",
+           "arrays_to_bytes", "arrays_from_bytes"]
 
 
 def file_digest(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     """SHA-256 of a file's bytes, hex."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
-        while True:
-            block = fh.read(chunk)
-            if not block:
-                return h.hexdigest()
+        for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
+    return h.hexdigest()
 
 
 def pack_strings(items: Sequence[str | None], *, compress: bool = False) -> dict[str, np.ndarray]:
@@ -63,13 +63,35 @@ def unpack_strings(data: np.ndarray, ends: np.ndarray, null: np.ndarray | None =
     return out
 
 
-def write_arrays(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
-    """Write named arrays to ``path`` (``.npz``, uncompressed) through a temporary file."""
+def _check_plain(arrays: Mapping[str, np.ndarray]) -> None:
     for name, a in arrays.items():
         if a.dtype == object:
             raise TypeError(f"array {name!r} has dtype object (could only be read with pickle)")
+
+
+def write_arrays(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write named arrays to ``path`` (``.npz``, uncompressed) through a temporary file."""
+    _check_plain(arrays)
     with atomic_open(path, "wb", follow_links=False) as fh:
         np.savez(fh, **arrays)
+
+
+def arrays_to_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """The bytes :func:`write_arrays` writes (for a checked cache entry's content)."""
+    _check_plain(arrays)
+    with io.BytesIO() as fh:
+        np.savez(fh, **arrays)
+        return fh.getvalue()
+
+
+def arrays_from_bytes(data: bytes) -> dict[str, np.ndarray] | None:
+    """The named arrays of :func:`arrays_to_bytes`, read without pickle; None when they
+    are not such arrays."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return {name: z[name] for name in z.files}
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
+        return None
 
 
 def read_arrays(path: str | os.PathLike, spec: Mapping[str, str]) -> dict[str, np.ndarray] | None:
@@ -85,8 +107,6 @@ def read_arrays(path: str | os.PathLike, spec: Mapping[str, str]) -> dict[str, n
             out = {name: z[name] for name in spec}
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
         return None
-    for name, kind in spec.items():
-        a = out[name]
-        if a.ndim != 1 or a.dtype.kind != kind:
-            return None
+    if any(out[name].ndim != 1 or out[name].dtype.kind != kind for name, kind in spec.items()):
+        return None
     return out

@@ -33,8 +33,7 @@ class RelationBatch(RelationCorpus):
         Sentences of the stream before this batch.
     end : (int, int)
         Where reading stood when the batch ended: the index of the input path, and the
-        records of that path read (JSON Lines: lines; PubTator: documents; the others:
-        sentences).  Every path before it was read whole.
+        records (lines, documents or sentences) of that path read.
     paths : list of str
         The stream's input paths.
     """
@@ -90,17 +89,12 @@ def iter_relations(paths: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, on_error
 
     Parameters
     ----------
-    paths : path or list of paths
-        As :func:`~structkernels.relations.read_relations` takes them (any mix of formats;
-        each path's format is told before anything is read).
+    paths, on_error, max_entities, max_pairs
+        As :func:`~structkernels.relations.read_relations`; skipped records come with the
+        batch read when they were met.
     batch_size : int, default :data:`DEFAULT_BATCH_SIZE`
         The most sentences a batch holds (a PubTator document is never split: one holding
         more sentences is a batch of its own).
-    on_error : {"raise", "skip"}
-        As :func:`~structkernels.relations.read_relations`; skipped records come with the
-        batch read when they were met.
-    max_entities, max_pairs : int, optional
-        As :func:`~structkernels.relations.read_relations`.
 
     Yields
     ------
@@ -115,12 +109,11 @@ def iter_relations(paths: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, on_error
 
     Examples
     --------
-    >>> import json, os, tempfile
+    >>> import json, pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.jsonl")
-    ...     with open(path, "w") as fh:
-    ...         for i in range(5):
-    ...             _ = fh.write(json.dumps({"id": f"s{i}", "text": "A B", "entities": []}) + "\\n")
+    ...     path = pathlib.Path(d, "x.jsonl")
+    ...     _ = path.write_text("".join(json.dumps({"id": f"s{i}", "text": "A B", "entities": []})
+    ...                                 + "\\n" for i in range(5)))
     ...     [[s.id for s in batch] for batch in iter_relations(path, batch_size=2)]
     [['s0', 's1'], ['s2', 's3'], ['s4']]
     """

@@ -1,32 +1,8 @@
 """Reading BioC, XML and JSON: documents of passages with document-level annotations.
 
-::
-
-    <collection><source/><date/><key/>
-      <document><id>12345</id>
-        <passage><infon key="type">title</infon><offset>0</offset><text>KinC binds SigE.</text>
-          <annotation id="T1"><infon key="type">Gene</infon><infon key="identifier">D1</infon>
-            <location offset="0" length="4"/><text>KinC</text></annotation>
-          ...
-          <relation id="R1"><infon key="type">PPI</infon>
-            <node refid="T1" role="Arg1"/><node refid="T2" role="Arg2"/></relation>
-        </passage>
-      </document>
-    </collection>
-
-BioC JSON (the ``bioc`` package's, PubTator Central's) has the same structure under the
-same names (``documents``, ``passages``, ``annotations``, ``locations``, ``nodes``...);
-PubTator3's ``{"PubTator3": [documents]}`` and a bare array of documents are read too.
-Offsets are document-level, lengths in characters; several locations make a
-discontinuous entity (its ``text`` the pieces joined by one space, or the whole text they
-cover).  The entity id is the annotation's ``id``, its type the ``type`` infon, its
-concept id the first of :data:`CONCEPT_KEYS` present.  A passage's ``<sentence>`` elements
-are its sentences, else its text is cut by :func:`~structkernels.formats.pubtator.
-split_sentences`.  A relation joins the annotations its two nodes name, wherever it is
-written; one without nodes but with ``entity1``/``entity2`` infons (BioRED) joins, as
-PubTator's, every two mentions of the two concepts lying in one sentence.  Labelled or
-not as PubTator files.  BioC's ``<!DOCTYPE collection SYSTEM "BioC.dtd">`` is accepted, its
-DTD never read (:mod:`~structkernels.formats.xml_safety`).
+The format: docs/relations.md (PubTator and BioC).  The entity id is the annotation's
+``id``, its concept id the first of :data:`CONCEPT_KEYS` present.  BioC's ``<!DOCTYPE
+collection SYSTEM "BioC.dtd">`` is accepted, its DTD never read.
 """
 
 from __future__ import annotations
@@ -69,6 +45,10 @@ _SCHEMA: dict[str, dict[str, tuple[str, str]]] = {
                    "text": ("text", "text")},
     "relation": {"infon": ("infons", "infon"), "node": ("nodes", "attrs")},
 }
+# what bioc_to_xml writes as attributes: an "attrs" element's (with defaults), and the id
+_ATTRIBUTES = {"location": (("offset", None), ("length", None)),
+               "node": (("refid", None), ("role", ""))}
+_ID_ATTRIBUTE = ("annotation", "relation")
 
 
 # ------------------------------------------------------------------------ loading
@@ -76,11 +56,9 @@ def load_bioc(file: str, *, max_bytes: int = MAX_FILE_BYTES
               ) -> tuple[dict[str, Any], RelationFormatError | None]:
     """The collection of a BioC XML or JSON file as the JSON structure, and what ended it early.
 
-    XML is told from JSON by its first character.  Elements of XML become the keys of
-    BioC JSON (``documents``, ``passages``, ``infons``...; offsets stay strings); each
-    element's line is kept under ``"_line"``.  Malformed XML keeps the documents read
-    before the damage, the second value saying where and why (None when the whole file
-    was read).
+    XML elements become the keys of BioC JSON (offsets stay strings), each element's line
+    kept under ``"_line"``.  Malformed XML keeps the documents read before the damage, the
+    second value saying where and why (None when the whole file was read).
 
     Raises
     ------
@@ -91,11 +69,10 @@ def load_bioc(file: str, *, max_bytes: int = MAX_FILE_BYTES
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.bioc.xml")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write('<collection><document><id>7</id></document></collection>')
+    ...     path = pathlib.Path(d, "x.bioc.xml")
+    ...     _ = path.write_text('<collection><document><id>7</id></document></collection>')
     ...     coll, lost = load_bioc(path)
     >>> coll["documents"][0]["id"], lost
     ('7', None)
@@ -186,19 +163,17 @@ class _XmlLoader:
             self.ignored = 1
             return
         key, kind = spec
-        if kind == "list":
-            node: Any = {"_line": line, "id": attrs["id"]} if "id" in attrs else {"_line": line}
-            parent.setdefault(key, []).append(node)
-        elif kind == "attrs":
+        if kind == "attrs":
             parent.setdefault(key, []).append({**attrs, "_line": line})
             self.ignored = 1
             return
+        node: Any = []  # a text's pieces
+        if kind == "list":
+            node = {"_line": line, "id": attrs["id"]} if "id" in attrs else {"_line": line}
+            parent.setdefault(key, []).append(node)
         elif kind == "infon":
-            node = []
             parent.setdefault("infons", {})
             parent.setdefault("_infon_keys", []).append(attrs.get("key", ""))
-        else:
-            node = []
         self.stack.append((name, node))
 
     def _text(self, data: str) -> None:
@@ -235,54 +210,31 @@ def bioc_to_xml(collection: dict[str, Any]) -> str:
     """
     from xml.etree import ElementTree as ET
 
-    def infons(el: Any, obj: dict[str, Any]) -> None:
-        for k, v in (obj.get("infons") or {}).items():
-            if v is not None:
-                ET.SubElement(el, "infon", key=str(k)).text = str(v)
-
-    def text(el: Any, tag: str, value: Any) -> None:
-        ET.SubElement(el, tag).text = "" if value is None else str(value)
-
-    def item(el: Any, tag: str, obj: dict[str, Any], parts: str, attrs: tuple) -> Any:
-        """``<tag id>``, its infons, and an element of ``attrs`` for each of ``obj[parts]``."""
-        x = ET.SubElement(el, tag, {"id": str(obj["id"])} if obj.get("id") is not None else {})
-        infons(x, obj)
-        for part in obj.get(parts) or []:
-            ET.SubElement(x, parts[:-1], {k: str(part.get(k, d)) for k, d in attrs})
-        return x
-
-    def contents(el: Any, obj: dict[str, Any]) -> None:
-        for s in obj.get("sentences") or []:
-            x = ET.SubElement(el, "sentence")
-            infons(x, s)
-            text(x, "offset", s.get("offset"))
-            text(x, "text", s.get("text"))
-            contents(x, s)
-        for a in obj.get("annotations") or []:
-            x = item(el, "annotation", a, "locations", (("offset", None), ("length", None)))
-            text(x, "text", a.get("text"))
-        for r in obj.get("relations") or []:
-            item(el, "relation", r, "nodes", (("refid", None), ("role", "")))
+    def write(el: Any, tag: str, obj: dict[str, Any]) -> None:
+        # a sentence holds what a passage holds; a passage without text writes none
+        for child, (key, kind) in _SCHEMA["passage" if tag == "sentence" else tag].items():
+            value = obj.get(key)
+            if kind == "infon":
+                for k, v in (value or {}).items():
+                    if v is not None:
+                        ET.SubElement(el, "infon", key=str(k)).text = str(v)
+            elif kind == "text":
+                if value is not None or (tag, key) != ("passage", "text"):
+                    ET.SubElement(el, child).text = "" if value is None else str(value)
+            elif kind == "attrs":
+                for part in value or []:
+                    attrs = {k: str(part.get(k, d)) for k, d in _ATTRIBUTES[child]}
+                    ET.SubElement(el, child, attrs)
+            else:
+                for item in value or []:
+                    named = child in _ID_ATTRIBUTE and item.get("id") is not None
+                    write(ET.SubElement(el, child, {"id": str(item["id"])} if named else {}),
+                          child, item)
 
     root = ET.Element("collection")
-    for key in ("source", "date", "key"):
-        text(root, key, collection.get(key))
-    infons(root, collection)
-    for d in collection.get("documents") or []:
-        doc = ET.SubElement(root, "document")
-        text(doc, "id", d.get("id"))
-        infons(doc, d)
-        for p in d.get("passages") or []:
-            x = ET.SubElement(doc, "passage")
-            infons(x, p)
-            text(x, "offset", p.get("offset"))
-            if p.get("text") is not None:
-                text(x, "text", p.get("text"))
-            contents(x, {k: v for k, v in p.items() if k != "text"})
-        contents(doc, {"annotations": d.get("annotations"), "relations": d.get("relations")})
-    body = ET.tostring(root, encoding="unicode")
+    write(root, "collection", collection)
     return ("<?xml version='1.0' encoding='UTF-8'?>\n<!DOCTYPE collection SYSTEM \"BioC.dtd\">\n"
-            + body)
+            + ET.tostring(root, encoding="unicode"))
 
 
 # ------------------------------------------------------------------------ reading
@@ -296,13 +248,10 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
         Each file's format is told by its first character (``<`` or ``{``/``[``).
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
-        file, the line (XML; JSON gives none but for a syntax error) and the document id.
-        ``"skip"``: a bad annotation is listed and left out with its sentence; a document
-        of the wrong shape (no id, an offset that is no integer) is left out; XML that is
-        not well-formed keeps the documents ended before the damage.
+        file, the line (XML) and the document id.  ``"skip"``: a bad annotation is left
+        out with its sentence, a document of the wrong shape is left out, each listed.
     labelled : bool, optional
-        Whether the sentences carry gold relations; by default a file holding a relation
-        is labelled and one without is not.
+        Whether the sentences carry gold relations (default: whether the file holds one).
     max_entities, max_pairs : int, optional
         As for :func:`~structkernels.relations.read_relations`.
 
@@ -313,7 +262,7 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
 
     Examples
     --------
-    >>> import json, os, tempfile
+    >>> import json, pathlib, tempfile
     >>> ann = lambda i, o, t: {"id": i, "infons": {"type": "Gene"}, "text": t,
     ...                        "locations": [{"offset": o, "length": len(t)}]}
     >>> coll = {"documents": [{"id": "d1", "passages": [{"offset": 0,
@@ -322,9 +271,8 @@ def read_bioc(files: Any, *, on_error: str = "raise", labelled: bool | None = No
     ...     "relations": [{"id": "r", "infons": {"type": "PPI"},
     ...                    "nodes": [{"refid": "a", "role": "Arg1"}, {"refid": "b", "role": "Arg2"}]}]}]}]}
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.bioc.json")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(json.dumps(coll))
+    ...     path = pathlib.Path(d, "x.bioc.json")
+    ...     _ = path.write_text(json.dumps(coll))
     ...     corpus = read_bioc(path)
     >>> [(s.id, s.text, len(s.entities)) for s in corpus]
     [('d1.s0', 'KinC binds SigE.', 2), ('d1.s1', 'GerE is not.', 1)]

@@ -1,22 +1,6 @@
 r"""Reading BRAT standoff annotation: a ``.txt`` document and its ``.ann`` beside it.
 
-Read from the ``.ann`` file: ``T1<TAB>Protein 0 5;10 15<TAB>text`` entities (``;`` between
-the pieces of a discontinuous one, whose text is the pieces joined by a space) and
-``R1<TAB>Type Arg1:T1 Arg2:T2`` relations; ``#`` notes, ``A``/``M`` attributes, ``N``
-normalisations and ``*`` equivalences (the mentions are one entity, not an interaction)
-are passed over.  ``E1<TAB>Type:T3 Theme:T1`` events are not supported (their arguments
-may be events): strict mode refuses them; lenient mode lists each and leaves its trigger
-(``T3``, no participant) out of the entities.
-
-The document id is the file's stem; ``sentences="lines"`` makes each non-blank line a
-sentence (``f"{doc}.s{i}"``, offsets made relative to it), ``"document"`` the whole text.
-Offsets are brat's: characters of the ``.txt`` decoded as UTF-8, nothing taken out, so a
-byte-order mark is character 0 (the first sentence starts after it) and ``\r\n`` two
-characters.  Lines end at ``\n`` only, as in brat's sentence splitters: the other line
-ends :meth:`str.splitlines` counts are text inside a line, and a document holding them
-gets one :class:`BratLineEndWarning`, since the sentences an editor shows differ from
-brat's.  One mention under two entity ids is kept as brat keeps it, but a relation
-joining the two is a bad record (its pair would be a mention with itself, scored positive).
+The format, and the offsets and line ends as brat counts them: docs/relations.md (BRAT).
 """
 
 from __future__ import annotations
@@ -84,12 +68,10 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
         file, the line and the annotation.  ``"skip"``: a bad annotation is listed in
-        ``corpus.skipped`` and left out with the sentence it lies in (whose candidate
-        pairs would be incomplete); an entity crossing a sentence boundary is left
-        out alone; a document without its ``.txt`` or ``.ann``, or whose text is not
-        UTF-8, is left out.
+        ``corpus.skipped`` and left out with the sentence it lies in; a document without
+        its ``.txt`` or ``.ann``, or whose text is not UTF-8, is left out.
     sentences : {"lines", "document"}
-        How the document text is split into sentences.
+        Each non-blank line a sentence, or the whole text one.
     max_entities, max_pairs : int, optional
         As for :func:`~structkernels.relations.read_relations`.
 
@@ -100,13 +82,11 @@ def read_brat(paths: Any, *, on_error: str = "raise", sentences: str = "lines",
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     with open(os.path.join(d, "doc1.txt"), "w") as fh:
-    ...         _ = fh.write("Title.\\nKinC activates SigE.\\n")
-    ...     with open(os.path.join(d, "doc1.ann"), "w") as fh:
-    ...         _ = fh.write("T1\\tProtein 7 11\\tKinC\\nT2\\tProtein 22 26\\tSigE\\n"
-    ...                      "R1\\tPPI Arg1:T1 Arg2:T2\\n")
+    ...     _ = pathlib.Path(d, "doc1.txt").write_text("Title.\\nKinC activates SigE.\\n")
+    ...     _ = pathlib.Path(d, "doc1.ann").write_text("T1\\tProtein 7 11\\tKinC\\n"
+    ...         "T2\\tProtein 22 26\\tSigE\\nR1\\tPPI Arg1:T1 Arg2:T2\\n")
     ...     corpus = read_brat(d)
     >>> [(s.id, s.text) for s in corpus]
     [('doc1.s0', 'Title.'), ('doc1.s1', 'KinC activates SigE.')]

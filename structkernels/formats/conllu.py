@@ -1,16 +1,8 @@
 """CoNLL-U dependency parses (UD, spaCy, Stanza, UDPipe output), via the ``conllu`` package.
 
-One graph per sentence, ``kind="dependency"``: node ``"<ID>"`` per syntactic
-word with ``concept`` = FORM, ``lemma`` = LEMMA, ``pos`` = UPOS (XPOS when
-UPOS is ``_``) and ``index`` = ID; an edge HEAD -> ID labelled DEPREL (subtypes
-kept: ``nmod:poss``); HEAD 0 is the root.  Multiword-token ranges (``3-4``)
-and empty nodes (``8.1``) carry no basic dependency and are not nodes.  The
-graph id is the ``# sent_id`` comment (``<file stem>:<line>`` without one),
-the sentence the ``# text`` comment (else the forms joined by spaces).
-
-A sentence is malformed when a word has no HEAD or DEPREL, a HEAD names no
-word of the sentence, a field cannot be parsed, or it has no root or more
-than one; the error names the file, the line of the word and the sentence id.
+The graph model of a sentence: docs/graphs.md (The formats as read).  A sentence is
+malformed when a word has no HEAD or DEPREL, a HEAD names no word of it, a field cannot be
+parsed, or it has not exactly one root.
 """
 
 from __future__ import annotations
@@ -25,13 +17,9 @@ from structkernels.utils import one_line, optional_module, split_lines
 __all__ = ["read_conllu", "parse_conllu"]
 
 
-def _conllu():
-    return optional_module("conllu", "reading CoNLL-U needs the conllu package: "
-                           "pip install 'structkernels[graphs]'")
-
-
 def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Graph:
-    conllu = _conllu()
+    conllu = optional_module("conllu", "reading CoNLL-U needs the conllu package: "
+                             "pip install 'structkernels[graphs]'")
     n_comments = next((k for k, ln in enumerate(block) if not ln.startswith("#")), len(block))
     ids = _sent_ids(block)
     gid = (ids[-1] if ids else "") or fallback_id
@@ -53,10 +41,10 @@ def _sentence(block: list[str], start: int, file: str, fallback_id: str) -> Grap
         raise GraphFormatError(
             f"the CoNLL-U parser failed: {type(exc).__name__}: {one_line(exc, 200)}",
             file, start + n_comments, gid) from None
-    return _build(sents, block, start, n_comments, file, gid)
+    return _build(sents, start, n_comments, file, gid)
 
 
-def _build(sents, block, start, n_comments, file, gid) -> Graph:
+def _build(sents, start, n_comments, file, gid) -> Graph:
     if len(sents) != 1:
         raise GraphFormatError(f"expected one sentence, found {len(sents)}", file, start, gid)
     sent = sents[0]
@@ -132,17 +120,13 @@ def read_conllu(path: str | os.PathLike | Sequence[str | os.PathLike],
     Parameters
     ----------
     path : path or sequence of paths
-        Plain or gzip'd; a byte-order mark is ignored; lines end at ``\\n``,
-        ``\\r\\n`` or ``\\r`` only.
+        Plain or gzip'd; lines end at ``\\n``, ``\\r\\n`` or ``\\r`` only.
     on_error : {"raise", "skip"}
-        ``"raise"``: a malformed sentence raises :class:`GraphFormatError`
-        (file, line, sentence id); ``"skip"``: it is listed in ``corpus.skipped``.
-        A sentence holding a line that is not UTF-8 is malformed (the others
-        are read); so is a second sentence with a ``sent_id`` already read
-        (strict: the error names both places; lenient: it is left out and
-        listed).  A file that cannot be read, or the lost end of a
-        truncated ``.gz``, is listed in lenient mode too.  A sentence without
-        ``sent_id`` gets ``<file stem>:<line>`` (``#2`` ... when taken).
+        ``"raise"``: a malformed sentence (also one holding a line not UTF-8, or a
+        ``sent_id`` already read) raises :class:`GraphFormatError` (file, line, sentence
+        id); ``"skip"``: it is listed in ``corpus.skipped``, as is an unreadable file or
+        the lost end of a truncated ``.gz``.  A sentence without ``sent_id`` gets
+        ``<file stem>:<line>`` (``#2`` ... when taken).
 
     Returns
     -------

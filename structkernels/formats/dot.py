@@ -1,23 +1,9 @@
 """Graphviz DOT graphs (one file per sentence, as in the NPK authors' release).
 
-**AMR** (``kind="amr"``).  Node ``label`` is the concept (``increase-01``) or, for an entity
-whose name subgraph was collapsed into one node (id ``"a8 HER3"``: the variable, a space,
-the name), the name, read as ``name`` = ``concept`` with ``collapsed=True``.  Edge
-``label`` is the role; an inverse role (``ARG0-of``) becomes the forward edge with
-``inverted=True``, as in PENMAN.  An edge labelled ``TOP`` marks the root (its source is
-dropped when it has no other edge); the graph's ``label`` is the sentence.  Other node
-attributes go to the node's ``extra``; ``concept``, ``entity_name`` and ``wiki`` (written
-by :func:`to_dot`) override the rules above.  A node attribute ``name`` is refused, as
-pydot refused it.
-
-**Dependency** (``kind="dependency"``, Stanford collapsed or UD).  Nodes ``examined3`` with
-``label=examined`` (the trailing number is the token position, ``index``), edges labelled
-with the relation; a self-loop labelled ``root`` marks the root and is dropped; ``lemma``
-and ``pos`` node attributes are kept.
-
-``kind="auto"`` takes the graph attribute ``kind``, else ``"dependency"`` when a ``root``
-self-loop is present, else ``"amr"``.  Parsing is :mod:`~structkernels.formats._dot_parser`'s
-(pydot's files and errors); pydot is needed only to write (``structkernels[graphs]``).
+The AMR and dependency layouts read: docs/graphs.md (The formats as read).  ``kind="auto"``
+takes the graph attribute ``kind``, else ``"dependency"`` when a ``root`` self-loop is present,
+else ``"amr"``.  Parsing is :mod:`~structkernels.formats._dot_parser`'s (pydot's files and
+errors); pydot is needed only to write (``structkernels[graphs]``).
 """
 
 from __future__ import annotations
@@ -52,18 +38,12 @@ __all__ = ["read_dot", "parse_dot", "to_dot", "write_dot", "DOT_SUFFIXES", "MAX_
 #: File name endings read as DOT.
 DOT_SUFFIXES = (".dot", ".gv")
 #: Default nesting limit of braces in one DOT file (a subgraph in the graph is depth 2): a
-#: deeper file is refused before it is parsed.  Sentence graphs use depth 1 or 2; the limit
-#: is pydot's reading's (its parser's time grew exponentially with the nesting), kept so
-#: that the same files are read.
+#: deeper file is refused before it is parsed.  Pydot's reading's limit, kept so that the
+#: same files are read.
 MAX_DOT_DEPTH = 6
 _RESERVED = {"node", "edge", "graph"}  # pydot lists default-attribute statements as nodes
 _KNOWN = {"label", "concept", "entity_name", "wiki", "collapsed", "lemma", "pos"}
 _TOKEN = re.compile(r"^(.*?)(\d+)$")
-
-
-def _pydot():
-    return optional_module("pydot", "writing DOT needs pydot: pip install "
-                           "'structkernels[graphs]' (or pip install pydot)")
 
 
 def _esc(value: Any) -> str:
@@ -114,10 +94,8 @@ def _statements(dot: DotGraph, gid: str, file: str):
                 if s is None or d is None:
                     raise GraphFormatError("an edge to or from a subgraph is not supported",
                                            file, None, gid)
-                if s not in nodes:
-                    nodes[s] = {}
-                if d not in nodes:
-                    nodes[d] = {}
+                nodes.setdefault(s, {})
+                nodes.setdefault(d, {})
                 edges.append((s, d, attrs))
         for group in g.subgraphs.values():
             for sub in group:
@@ -177,18 +155,17 @@ def _amr_model(nodes, edges, gid: str, file: str) -> nx.MultiDiGraph:
                 collapsed = True
         if collapsed and name is None:
             name = label
-        extra = _extra(attrs)
-        add_node(G, v, concept, name=name, wiki=attrs.get("wiki"), collapsed=collapsed, extra=extra)
+        add_node(G, v, concept, name=name, wiki=attrs.get("wiki"), collapsed=collapsed,
+                 extra=_extra(attrs))
     for s, d, a in edges:
         role = _edge_label(a, "the AMR role", s, d, gid, file)
         if role.upper() == "TOP":
             continue
         role = role.strip().lstrip(":")
-        inverted = False
-        if AMR_MODEL.is_role_inverted(":" + role):
+        inverted = AMR_MODEL.is_role_inverted(":" + role)
+        if inverted:
             s, d = d, s
             role = AMR_MODEL.invert_role(":" + role)[1:]
-            inverted = True
         G.add_edge(s, d, role=role, inverted=inverted)
     if root is None:
         root = next((v for v in G if G.in_degree(v) == 0), next(iter(G), None))
@@ -355,29 +332,20 @@ def read_dot(
     Parameters
     ----------
     path : path, folder or sequence of them
-        A folder is read in sorted order of its ``*.dot``/``*.gv`` files; the
-        graph id is the file's path relative to the folder without suffix
-        (a file's stem otherwise; ``#2``, ``#3`` ... for further graphs of one file,
-        and for an id already taken, e.g. ``s1.dot`` in two folders read together:
-        ids never collide).  A byte-order mark is ignored; a file that is not
-        UTF-8 (naming the line), cannot be read (removed while reading), or
-        nests subgraphs deeper than ``max_depth`` costs only its own graphs.
+        A folder is read in sorted order of its ``*.dot``/``*.gv`` files; the graph id is
+        the file's path relative to the folder without suffix (a file's stem otherwise;
+        ``#2``, ``#3`` ... for further graphs of one file, and for an id already taken).
     on_error : {"raise", "skip"}
-        ``"raise"``: the first malformed graph raises :class:`GraphFormatError`
-        naming the file, the line (syntax errors) or the node/edge, and the
-        graph.  ``"skip"``: it is left out and listed in ``corpus.skipped``.
+        ``"raise"``: the first malformed graph raises :class:`GraphFormatError` naming the
+        file, the line or the node/edge, and the graph.  ``"skip"``: it is listed in
+        ``corpus.skipped``.
     kind : {"auto", "amr", "dependency"}
     progress : bool, optional
         Show a progress bar (default: only on a terminal).
     n_jobs : int or None
-        Processes parsing files in parallel (``-1``: all cores); only folders of
-        tens of thousands of files gain from more.  Default 1.
+        Processes parsing files in parallel (``-1``: all cores).
     max_depth : int, default :data:`MAX_DOT_DEPTH`
         Most nested braces (the graph's own included) parsed in one file.
-
-    Returns
-    -------
-    GraphCorpus
 
     Examples
     --------
@@ -425,12 +393,10 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
 
     Parameters
     ----------
-    graph : Graph or networkx.MultiDiGraph
     collapse_names : bool
-        AMR only: write each named entity as one node ``"<var> <name>"``
-        labelled with the name, its ``name`` subgraph left out (the authors'
-        layout).  Default False: every node with its concept (and ``name``,
-        ``wiki`` as attributes), so that the graph reads back equal.
+        AMR only: write each named entity as one node ``"<var> <name>"`` labelled with
+        the name, its ``name`` subgraph left out (the authors' layout).  Default False:
+        the graph reads back equal.
     sentence : str, optional
         The graph's ``label`` (default: the Graph's sentence).
 
@@ -442,7 +408,8 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     >>> print(to_dot(g, collapse_names=True).splitlines()[1:4])
     ['"b" [label="bind-01"];', '"p Ras" [label="Ras"];', 'TOP -> "b" [label=TOP];']
     """
-    pydot = _pydot()
+    pydot = optional_module("pydot", "writing DOT needs pydot: pip install "
+                            "'structkernels[graphs]' (or pip install pydot)")
     G = as_networkx(graph)
     if sentence is None:
         sentence = graph.sentence if isinstance(graph, Graph) else ""
@@ -456,10 +423,14 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     dropped: set[str] = set()
     if collapse_names and kind == "amr":
         for u, v, role in G.edges(data="role"):
-            if role == "name" and G.nodes[v].get("concept") == "name" and G.nodes[u].get("name"):
-                if G.degree(v) == 1:
-                    dropped.add(v)
-                    ids[u] = f"{u} {G.nodes[u]['name']}"
+            if (role == "name" and G.nodes[v].get("concept") == "name" and G.nodes[u].get("name")
+                    and G.degree(v) == 1):
+                dropped.add(v)
+                ids[u] = f"{u} {G.nodes[u]['name']}"
+
+    def nid(v: Any) -> str:
+        return _esc(ids.get(v, v))
+
     for v, d in G.nodes(data=True):
         if v in dropped:
             continue
@@ -472,20 +443,15 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
                 attrs["collapsed"] = "true"
             if d.get("name") and not d.get("collapsed"):
                 attrs["entity_name"] = d["name"]
-        if d.get("wiki"):
-            attrs["wiki"] = d["wiki"]
-        for k in ("lemma", "pos"):
+        for k in ("wiki", "lemma", "pos"):
             if d.get(k):
                 attrs[k] = d[k]
         for k, val in (d.get("extra") or {}).items():
             attrs.setdefault(k, val)
-        node = pydot.Node(_esc(ids.get(v, v)))
+        node = pydot.Node(nid(v))
         for k, val in attrs.items():  # set one by one: "name" is also Node's own argument
             node.set(k, _esc(val))
         dot.add_node(node)
-    def nid(v: Any) -> str:
-        return _esc(ids.get(v, v))
-
     root = G.graph.get("root")
     if root is not None and root in G:
         if kind == "dependency":
@@ -495,12 +461,11 @@ def to_dot(graph: Graph | nx.MultiDiGraph, collapse_names: bool = False, sentenc
     for u, v, d in G.edges(data=True):
         if u in dropped or v in dropped:
             continue
-        role = d["role"]
         if kind == "amr" and d.get("inverted"):  # written as in PENMAN: v -> u, ARG0-of
-            inv = AMR_MODEL.invert_role(":" + role)[1:]
+            inv = AMR_MODEL.invert_role(":" + d["role"])[1:]
             dot.add_edge(pydot.Edge(nid(v), nid(u), label=_esc(inv)))
         else:
-            dot.add_edge(pydot.Edge(nid(u), nid(v), label=_esc(role)))
+            dot.add_edge(pydot.Edge(nid(u), nid(v), label=_esc(d["role"])))
     return dot.to_string()
 
 

@@ -26,6 +26,7 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "gml": (".gml",),
 }
 _GZ_OK = ("conllu", "penman")
+_KNOWN = ", ".join(s for ss in FORMATS.values() for s in ss)
 #: Bytes of a ``.txt`` file looked at to tell PENMAN from other text (a folder's README).
 _SNIFF_BYTES = 1 << 16
 
@@ -44,8 +45,8 @@ def infer_format(path: str | os.PathLike) -> str:
             return fmt
         if fmt in _GZ_OK and low.endswith(".gz") and low[:-3].endswith(suffixes):
             return fmt
-    known = ", ".join(s for ss in FORMATS.values() for s in ss)
-    raise ValueError(f"{os.fspath(path)}: cannot tell the graph format from the extension ({known}); pass format=")
+    raise ValueError(f"{os.fspath(path)}: cannot tell the graph format from the extension "
+                     f"({_KNOWN}); pass format=")
 
 
 def _looks_like_penman(path: FilePath) -> bool:
@@ -97,9 +98,8 @@ def _folder_files(folder: FilePath, format: str | None) -> tuple[dict[str, list[
             ))
             continue
         if fmt is None:
-            known = ", ".join(x for xs in FORMATS.values() for x in xs)
             others.append(SkippedGraph(os.fspath(f), 0, None,
-                                       f"not a graph file of a known format ({known})"))
+                                       f"not a graph file of a known format ({_KNOWN})"))
             continue
         groups.setdefault(fmt, []).append(os.fspath(f))
     return groups, others
@@ -112,18 +112,16 @@ def _read_one(files: list[str], fmt: str, on_error: str, options: dict[str, Any]
         return read_conllu(files, on_error=on_error)
     if fmt == "penman":
         return read_amr(files, on_error=on_error)
-    if fmt in ("graphml", "gml"):
-        reading = GraphReading(on_error)
-        nx_options = {k: v for k, v in options.items() if k not in ("n_jobs", "progress", "max_depth")}
-        for f in files:
-            try:
-                reading.graphs.append(read_networkx_file(f, **nx_options))
-            except GraphFormatError as exc:
-                reading.skip(exc, f, exc.line or 0, exc.graph_id)
-            except OSError as exc:
-                reading.skip(exc, f, 0, None, unreadable(exc))
-        return GraphCorpus(reading.graphs, reading.skipped, (), files)
-    raise ValueError(f"unknown graph format {fmt!r}; one of {sorted(FORMATS)}")
+    reading = GraphReading(on_error)  # GraphML or GML
+    nx_options = {k: v for k, v in options.items() if k not in ("n_jobs", "progress", "max_depth")}
+    for f in files:
+        try:
+            reading.graphs.append(read_networkx_file(f, **nx_options))
+        except GraphFormatError as exc:
+            reading.skip(exc, f, exc.line or 0, exc.graph_id)
+        except OSError as exc:
+            reading.skip(exc, f, 0, None, unreadable(exc))
+    return GraphCorpus(reading.graphs, reading.skipped, (), files)
 
 
 def _merge(parts: list[GraphCorpus], others: list[Any], on_error: str) -> GraphCorpus:
@@ -159,40 +157,28 @@ def read_graphs(path: str | os.PathLike | Sequence[str | os.PathLike], format: s
     Parameters
     ----------
     path : path, folder, or a sequence of them
-        A file is read in the format of its extension (``.dot``/``.gv`` DOT,
-        ``.conllu``/``.conll`` CoNLL-U, ``.amr``/``.penman``/``.txt`` PENMAN,
-        ``.graphml``, ``.gml``; CoNLL-U and PENMAN may be gzip'd, ``.gz``
-        after the extension).  A folder is searched recursively, hidden files
-        and folders left out, and only files of a known format are read:
-        a ``.txt`` file is PENMAN only when its first line that is neither
-        blank nor a ``#`` comment opens a graph with ``(`` (the Bio AMR
-        releases are ``.txt`` files; a ``README.txt`` is not read).  Every
-        other file of the folder is listed in ``corpus.skipped`` (line 0:
-        the whole file), in both modes: it is not an error.  With
-        ``format=`` a folder gives only the files of that format (every
-        ``.txt`` for ``"penman"``), and lists no others.
+        A file is read in the format of its extension (:data:`FORMATS`; CoNLL-U and
+        PENMAN may be gzip'd).  A folder is searched recursively, hidden files and
+        folders left out: a ``.txt`` file is PENMAN only when its first line that is
+        neither blank nor a ``#`` comment opens a graph with ``(`` (a ``README.txt`` is
+        not read), and every file of no known format is listed in ``corpus.skipped``
+        (line 0), in both modes.  With ``format=`` a folder gives only the files of that
+        format (every ``.txt`` for ``"penman"``), and lists no others.
     format : {"dot", "conllu", "penman", "graphml", "gml"}, optional
         Default: from each file's extension.
     on_error : {"raise", "skip"}
-        Strict or lenient (every skip listed in ``corpus.skipped``).  In
-        lenient mode a bad graph, a file that cannot be read (removed while
-        reading), a truncated ``.gz`` (its end) or a file that is not UTF-8
-        (the records holding the bad lines) costs only itself.
+        Strict or lenient (every skip listed in ``corpus.skipped``): in lenient mode a bad
+        graph, an unreadable file, a truncated ``.gz`` or a line not UTF-8 costs only itself.
     **options
-        Passed to the reader: ``kind=``, ``n_jobs=``, ``progress=``,
-        ``max_depth=`` for DOT; ``label=``, ``edge_label=``, ``kind=`` for
-        GraphML/GML.
+        Passed to the reader: ``kind=``, ``n_jobs=``, ``progress=``, ``max_depth=`` for
+        DOT; ``label=``, ``edge_label=``, ``kind=`` for GraphML/GML.
 
     Returns
     -------
     GraphCorpus
-        Graphs of all files in order; ``files`` and ``skipped`` of every
-        reader.  Ids are unique: the same id given by the input twice (a
-        PENMAN ``::id``, a CoNLL-U ``sent_id``, in one file or across files
-        and formats) is refused in strict mode naming both places, and in
-        lenient mode the later graph is left out and listed with both
-        places; an id a reader derived from a file name (DOT, a graph
-        without id) gets ``#2``, ``#3`` ... when taken.
+        Graphs of all files in order.  An id given by the input twice (in one file or
+        across files and formats) is refused in strict mode naming both places, and left
+        out and listed in lenient mode; an id a reader derived gets ``#2``, ``#3`` ...
 
     Examples
     --------

@@ -1,11 +1,6 @@
 """Reading interaction XML (the unified PPI corpora: AIMed, BioInfer, HPRD50, IEPA, LLL).
 
-``<corpus source>`` > ``<document id>`` > ``<sentence id text>`` > ``<entity id charOffset
-text type>`` and ``<interaction e1 e2 id type>``.  Entity offsets are relative to the
-sentence text, ``start-end`` with the end exclusive, ``a-b,c-d`` for a discontinuous entity
-(whose ``text`` is its pieces joined by one space).  The older ``<pair e1 e2
-interaction="True|False">`` elements are read too: a true pair is an interaction.  Other
-elements (parses, tokenisations) are passed over with their content; a ``<!DOCTYPE`` is
+The format and what is checked: docs/relations.md (Interaction XML); a ``<!DOCTYPE`` is
 refused (:mod:`~structkernels.formats.xml_safety`).
 """
 
@@ -42,34 +37,26 @@ def read_interaction_xml(files: Any, *, on_error: str = "raise", max_entities: i
 
     Parameters
     ----------
-    files : path or list of paths
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
-        file, the line (expat's line; the shipped corpora are one long line) and the
-        sentence (or document) id.  ``"skip"``: a bad sentence is left out and listed in
-        ``corpus.skipped``; the other sentences of its file are read.  XML that is not
-        well-formed ends the file there (the sentences before it are kept).
-    max_entities, max_pairs : int, optional
-        As for :func:`~structkernels.relations.read_relations`.
-
-    Returns
-    -------
-    RelationCorpus
-        Sentence ids and document ids are those of the file; a document or sentence id
-        met twice (in one file or two) is an error naming both places.
+        file, the line and the sentence (or document) id.  ``"skip"``: a bad sentence is
+        left out and listed in ``corpus.skipped``; XML that is not well-formed ends the
+        file there (the sentences before it are kept).
+    files, max_entities, max_pairs
+        As for :func:`~structkernels.relations.read_relations` (a document or sentence id met
+        twice is an error naming both places).
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> xml = ('<corpus source="x"><document id="d0"><sentence id="d0.s0" text="KinC binds SigE">'
     ...        '<entity id="d0.s0.e0" charOffset="0-4" text="KinC"/>'
     ...        '<entity id="d0.s0.e1" charOffset="11-15" text="SigE"/>'
     ...        '<interaction id="d0.s0.i0" e1="d0.s0.e0" e2="d0.s0.e1" type="PPI"/>'
     ...        '</sentence></document></corpus>')
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.xml")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(xml)
+    ...     path = pathlib.Path(d, "x.xml")
+    ...     _ = path.write_text(xml)
     ...     corpus = read_interaction_xml(path)
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('d0.s0.p0', 'KinC', 'SigE', True)]
@@ -112,9 +99,7 @@ class _XmlFile:
             self.reading.cut_short(exc)
 
     def _record(self) -> str | None:
-        if self.sent is not None and self.sent["id"]:
-            return self.sent["id"]
-        return self.doc
+        return (self.sent or {}).get("id") or self.doc
 
     def _refuse(self, reason: str) -> None:
         raise RelationFormatError(reason, self.file, self.parser.CurrentLineNumber)
@@ -161,10 +146,8 @@ class _XmlFile:
     def _start_document(self, attrs: dict[str, str], line: int) -> None:
         doc = attrs.get("id")
         self.doc, self.doc_sentences, self.doc_bad = doc or None, 0, None
-        if not doc:
-            reason = "a <document> without an id"
-        else:
-            reason = self.reading.document_problem(doc, self.file, line, once=True)
+        reason = (self.reading.document_problem(doc, self.file, line, once=True) if doc
+                  else "a <document> without an id")
         if reason:
             if self.reading.strict:
                 raise RelationFormatError(reason, self.file, line, self.doc)

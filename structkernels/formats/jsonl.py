@@ -1,18 +1,8 @@
 """Reading relation corpora from JSON Lines: one sentence per line.
 
-::
-
-    {"id": "s1", "text": "KinC activates SigE", "document": "d1",
-     "entities": [{"id": "e0", "start": 0, "end": 4, "type": "protein"},
-                  {"id": "e1", "spans": [[15, 19]], "text": "SigE"}],
-     "interactions": [{"e1": "e0", "e2": "e1", "type": "PPI"}]}
-
-Offsets are relative to ``text``, end exclusive.  An entity gives ``start`` and ``end``,
-or ``spans`` (a list of ``[start, end]``, several for a discontinuous entity); ``type``
-and ``text`` are optional (a ``text`` given must be the text at the spans, pieces joined
-by one space).  Without an ``interactions`` key (or with ``null``) the sentence is
-unlabelled (``labelled=False``: pair labels are None).  ``document`` defaults to the
-sentence id, ``id`` to ``<file stem>.<line>``.  Other keys are ignored.
+The record form: docs/relations.md (JSON Lines).  Without ``interactions`` (or with
+``null``) a sentence is unlabelled; ``document`` defaults to the sentence id, ``id`` to
+``<file stem>.<line>``.
 """
 
 from __future__ import annotations
@@ -46,32 +36,24 @@ def read_relations_jsonl(files: Any, *, on_error: str = "raise", max_entities: i
 
     Parameters
     ----------
-    files : path or list of paths
     on_error : {"raise", "skip"}
         ``"raise"``: a bad line raises :class:`RelationFormatError` naming the file,
         the line and the sentence id.  ``"skip"``: the line is left out and listed in
         ``corpus.skipped``.  Each line is decoded by
         :func:`structkernels.utils.loads_record` (size and depth limits); a string holding
         a lone surrogate (``"\\ud800"``) or an entity of white space only is a bad line.
-    max_entities, max_pairs : int, optional
+    files, max_entities, max_pairs
         As for :func:`~structkernels.relations.read_relations`.
-
-    Returns
-    -------
-    RelationCorpus
-        A sentence id read twice, or a document id read in two files, is an error
-        naming both places.
 
     Examples
     --------
-    >>> import json, os, tempfile
+    >>> import json, pathlib, tempfile
     >>> rec = {"id": "s1", "text": "KinC activates SigE",
     ...        "entities": [{"id": "e0", "start": 0, "end": 4}, {"id": "e1", "start": 15, "end": 19}],
     ...        "interactions": [{"e1": "e1", "e2": "e0"}]}
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.jsonl")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(json.dumps(rec) + "\\n")
+    ...     path = pathlib.Path(d, "x.jsonl")
+    ...     _ = path.write_text(json.dumps(rec) + "\\n")
     ...     corpus = read_relations_jsonl(path)
     >>> [(p.id, p.e1.text, p.e2.text, p.label) for p in corpus.pairs()]
     [('s1.p0', 'KinC', 'SigE', True)]

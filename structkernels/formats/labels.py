@@ -37,9 +37,8 @@ def read_label_records(path: str | os.PathLike) -> list[tuple[str, dict[str, Any
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     stripped = head.lstrip()
-    if not stripped:
-        if len(head) < (1 << 16) - 3:
-            raise InteractionFormatError(f"{file}: empty labels file")
+    if not stripped and len(head) < (1 << 16) - 3:
+        raise InteractionFormatError(f"{file}: empty labels file")
     if stripped[:1] == b"[":
         try:
             return _array_records(file)

@@ -31,10 +31,9 @@ def from_networkx(G: nx.Graph, label: str = "label", edge_label: str = "label",
     ----------
     G : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
         Edges of an undirected graph are read in the direction networkx lists them.
-    label : str
-        Node attribute holding the node label (AMR concept or word).
-    edge_label : str
-        Edge attribute holding the edge label (role or dependency relation).
+    label, edge_label : str
+        Node attribute holding the node label (AMR concept or word), edge attribute holding
+        the edge label (role or dependency relation).
     kind : {"amr", "dependency"}
     graph_id : str, optional
         Default ``G.graph["id"]``, else ``G.name``, else ``"graph"``.
@@ -48,8 +47,8 @@ def from_networkx(G: nx.Graph, label: str = "label", edge_label: str = "label",
     Raises
     ------
     GraphFormatError
-        A node without ``label``, an edge without ``edge_label``, two node
-        keys with the same text, or a root that is not a node.
+        A node without ``label``, an edge without ``edge_label``, two node keys with the
+        same text, or a root that is not a node.
 
     Examples
     --------
@@ -81,10 +80,9 @@ def from_networkx(G: nx.Graph, label: str = "label", edge_label: str = "label",
         extras = {k: val for k, val in d.items()
                   if k not in (label, name, lemma) and isinstance(val, (str, int, float))}
         attrs: dict[str, Any] = {"extra": extras}
-        if name is not None and d.get(name) is not None:
-            attrs["name"] = str(d[name])
-        if lemma is not None and d.get(lemma) is not None:
-            attrs["lemma"] = str(d[lemma])
+        for field, attr in (("name", name), ("lemma", lemma)):
+            if attr is not None and d.get(attr) is not None:
+                attrs[field] = str(d[attr])
         if kind == "dependency":
             attrs["index"] = d.get("index")
         add_node(M, key, str(lab), **attrs)
@@ -110,8 +108,7 @@ def read_networkx(graphs: Iterable[nx.Graph], on_error: str = "raise",
                   **options: Any) -> GraphCorpus:
     """:func:`from_networkx` on each graph; ``on_error="skip"`` lists the bad ones.
 
-    Graph ids default to ``G.graph["id"]`` or the graph's position.
-    """
+    Graph ids default to ``G.graph["id"]``, ``G.name`` or the graph's position."""
     reading = GraphReading(on_error)
     for i, G in enumerate(graphs):
         gid = str(G.graph.get("id") or G.name or i) if isinstance(G, nx.Graph) else str(i)
@@ -133,9 +130,7 @@ def read_networkx_file(path: str | os.PathLike, **options: Any) -> Graph:
             G = nx.read_gml(file, label="id")  # keep a "label" attribute as an attribute
         else:
             raise ValueError(f"{file}: not a GraphML (.graphml) or GML (.gml) file")
-    except (nx.NetworkXError, SyntaxError) as exc:
-        raise GraphFormatError(f"not a well-formed graph file: {exc}", file) from None
-    except Exception as exc:  # xml.etree ParseError and friends
+    except Exception as exc:  # networkx's errors, SyntaxError, xml.etree ParseError and friends
         if isinstance(exc, (ValueError, OSError)) and not type(exc).__name__.endswith("ParseError"):
             raise
         raise GraphFormatError(f"not a well-formed graph file: {exc}", file) from None

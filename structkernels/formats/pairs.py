@@ -1,23 +1,12 @@
 r"""Writing scored pairs back into the format of the corpus they came from.
 
-The rows are :meth:`structkernels.extraction.RelationExtractor.predict_pairs`'s; any further
-numeric field of a row (``"probability"``) is passed through.  Only positive pairs (``label``
-1) become relations, unless ``all_pairs=True``.  Every file is written atomically; ``"-"``
-is standard output.
-
-- ``"jsonl"``: one JSON line per row (every row), ``score`` rounded to 6 decimals.
-- ``"pubtator"``: each document of the PubTator input as read, its relation lines replaced
-  by ``PMID<TAB>Interaction<TAB>id1<TAB>id2<TAB>score[<TAB>name=value...]``, one per
-  document and concept pair (the pair of mentions scored highest gives its columns);
-  ``id1``/``id2`` are the concept ids (:func:`~structkernels.formats.pubtator.concept_of`;
-  the entity id ``T{k}`` for a mention without one).
-- ``"bioc-xml"``, ``"bioc-json"``: the BioC (or PubTator) input's documents as read, their
-  relations replaced by one document-level relation per pair: ``id`` ``P{k}``, infons
-  ``type``, ``score`` and each further numeric field, nodes ``refid`` = the entity ids with
-  roles ``Arg1`` and ``Arg2``.  PubTator input becomes BioC with a title and an abstract
-  passage and annotations named by their entity ids (``identifier`` infon: the concept id).
-
-Reading the written file back gives the predicted relations as the gold ones.
+The rows are :meth:`structkernels.extraction.RelationExtractor.predict_pairs`'s; only
+positive pairs (``label`` 1) become relations, unless ``all_pairs=True``.  ``"jsonl"``
+writes one JSON line per row; ``"pubtator"`` one relation line per document and concept pair
+(the pair of mentions scored highest gives its columns), ``"bioc-xml"`` and ``"bioc-json"``
+one document-level relation ``P{k}`` per pair, each with its score and further numeric
+fields (docs/relations.md, Writing pairs back).  Reading the file back gives the predicted
+relations as the gold ones.
 """
 
 from __future__ import annotations
@@ -60,8 +49,7 @@ def output_format(requested: str, inputs: Iterable[Any]) -> str:
     ------
     ValueError
         An unknown format, inputs of several formats for ``"same"``, or inputs that the
-        format cannot hold (PubTator output needs PubTator input; BioC output PubTator or
-        BioC input; interaction XML and BRAT have no pair writer: use ``jsonl``).
+        format cannot hold (interaction XML and BRAT have no pair writer: use ``jsonl``).
 
     Examples
     --------
@@ -124,8 +112,6 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
     format : {"jsonl", "pubtator", "bioc-xml", "bioc-json"}
     all_pairs : bool
         Write every pair as a relation, not only the positive ones (PubTator and BioC).
-    relation_type : str
-        The type given to the relations written.
 
     Returns
     -------
@@ -134,18 +120,17 @@ def write_pairs(corpus: RelationCorpus, rows: Iterable[Mapping[str, Any]], path:
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> from structkernels.relations import read_relations
     >>> text = ("1|t|KinC activates SigE.\\n1\\t0\\t4\\tKinC\\tGene\\tD1\\n"
     ...         "1\\t15\\t19\\tSigE\\tGene\\tD2\\n")
     >>> rows = [{"sentence": "1.s0", "pair": "1.s0.p0", "e1": "T1:D1", "e2": "T2:D2",
     ...          "e1_text": "KinC", "e2_text": "SigE", "score": 0.75, "label": 1}]
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     src, out = os.path.join(d, "in.pubtator"), os.path.join(d, "out.pubtator")
-    ...     with open(src, "w") as fh:
-    ...         _ = fh.write(text)
+    ...     src, out = pathlib.Path(d, "in.pubtator"), pathlib.Path(d, "out.pubtator")
+    ...     _ = src.write_text(text)
     ...     write_pairs(read_relations(src), rows, out, "pubtator")
-    ...     print(open(out).read().strip().splitlines()[-1].replace("\\t", " | "))
+    ...     print(out.read_text().strip().splitlines()[-1].replace("\\t", " | "))
     1
     1 | Interaction | D1 | D2 | 0.75
     """
@@ -224,12 +209,8 @@ class PairWriter:
     writes for the whole corpus, the same bytes, as the batches of
     :func:`~structkernels.relations.iter_relations` come.
 
-    - ``"jsonl"``: each batch's rows at once (:func:`pair_line`);
-    - ``"pubtator"``: the input's documents are read again as the batches come (a document
-      at a time) and each is written with its relations once its batch is written;
-    - ``"bioc-xml"``, ``"bioc-json"``: one document written at :meth:`finish` (BioC is one
-      XML or JSON tree): the positive pairs of every batch are held until then (rows and
-      their two entities; not the sentences), and the input files are read again then.
+    PubTator input documents are read again and written as their batches come; BioC is one
+    tree, written at :meth:`finish` (the chosen rows and their entities held until then).
 
     Parameters
     ----------
@@ -240,7 +221,6 @@ class PairWriter:
         The inputs, in the order read (``batch.paths``); unused for ``"jsonl"``.
     all_pairs : bool
         Write every pair as a relation, not only the positive ones.
-    relation_type : str
 
     Examples
     --------
@@ -264,15 +244,11 @@ class PairWriter:
         self._docs: Iterator[tuple[int, int, PubTatorDocument]] | None = None
         self._next: tuple[int, int, PubTatorDocument] | None = None
 
-    def _echo(self) -> Iterator[tuple[int, int, PubTatorDocument]]:
-        for i, file in enumerate(self.paths):
-            for k, doc in enumerate(pubtator_documents(LineStream(file)), 1):
-                yield i, k, doc
-
     def _advance(self, end: tuple[int, int] | None, write: bool) -> None:
         """Write (or pass over) the input's documents up to ``end`` (None: all)."""
         if self._docs is None:
-            self._docs = self._echo()
+            self._docs = ((i, k, doc) for i, file in enumerate(self.paths)
+                          for k, doc in enumerate(pubtator_documents(LineStream(file)), 1))
             self._next = next(self._docs, None)
         while self._next is not None and (end is None or self._next[:2] <= tuple(end)):
             text, n = _pubtator_text(self._next[2], self.chosen, self.rtype)

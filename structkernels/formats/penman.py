@@ -1,10 +1,4 @@
-"""Reading AMR corpora in PENMAN notation into the graph model.
-
-A corpus file holds graphs separated by blank lines, each preceded by ``# ::id ... ::snt
-...`` metadata comments (the AMR and Bio AMR releases' layout).  :func:`read_amr` decodes
-every graph on its own with :mod:`penman` (AMR model: inverse roles normalised) and builds
-its :mod:`networkx` model (:func:`to_networkx`): a bad graph costs that graph only.
-"""
+"""Reading AMR corpora in PENMAN notation into the graph model."""
 
 from __future__ import annotations
 
@@ -26,10 +20,8 @@ __all__ = ["read_amr", "parse_amr", "to_networkx", "AMR_MODEL", "MAX_DEPTH"]
 
 _CODEC = penman.PENMANCodec(model=AMR_MODEL)
 
-#: Default nesting limit (open parentheses) of one graph.  Real AMRs are far
-#: shallower (the Bio AMR releases reach 13); the PENMAN decoder recurses once
-#: per level, so a deeper graph is refused, with its file, line and id, before
-#: it is decoded.
+#: Default nesting limit (open parentheses) of one graph (the Bio AMR releases reach 13): the
+#: PENMAN decoder recurses once per level, so a deeper graph is refused before it is decoded.
 MAX_DEPTH = 100
 #: A string (closed or not), or a parenthesis.
 _PARENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[()]', re.S)
@@ -39,10 +31,7 @@ def _metadata(comment_lines: Iterable[str]) -> dict[str, str]:
     """``# ::key value ::key2 value2`` comments as a dict (penman's own parser)."""
     meta: dict[str, str] = {}
     for line in comment_lines:
-        body = line.lstrip("#").strip()
-        if "::" not in body:
-            continue
-        for chunk in body.split("::")[1:]:
+        for chunk in line.lstrip("#").strip().split("::")[1:]:
             key, _, value = chunk.strip().partition(" ")
             if key and value.strip():  # an empty ``# ::id`` is no id
                 meta.setdefault(key, value.strip())
@@ -76,8 +65,7 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str,
                   ) -> Graph | None:
     """Decode one block; None for a comment-only block without an id (a file header).
     ``bad_bytes``: line -> why, for the lines not UTF-8."""
-    comments = [ln for ln in block if ln.lstrip().startswith("#")]
-    meta = _metadata(comments)
+    meta = _metadata(ln for ln in block if ln.lstrip().startswith("#"))
     graph_id = meta.get("id")
     body_at = next((k for k, ln in enumerate(block) if not ln.lstrip().startswith("#")), None)
     if body_at is None:
@@ -126,8 +114,7 @@ def _decode_block(block: list[str], start: int, file: str, fallback_id: str,
     except Exception as exc:  # the decoder must cost this graph only
         raise GraphFormatError(f"the PENMAN decoder failed: {type(exc).__name__}: {exc}",
                                file, start + body_at, graph_id) from None
-    if graph_id is None:
-        graph_id = fallback_id
+    graph_id = fallback_id if graph_id is None else graph_id
     try:
         G = to_networkx(pg, graph_id, tree=tree)
     except ValueError as exc:
@@ -143,17 +130,10 @@ def parse_amr(text: str, graph_id: str | None = None, max_depth: int = MAX_DEPTH
 
     Parameters
     ----------
-    text : str
-        One graph in PENMAN notation.
     graph_id : str, optional
         Used when the text has no ``# ::id`` metadata (default ``"amr"``).
     max_depth : int, default :data:`MAX_DEPTH`
-        A graph nested deeper (open parentheses) is refused with
-        :class:`GraphFormatError` before decoding.
-
-    Returns
-    -------
-    Graph
+        A graph nested deeper (open parentheses) is refused before decoding.
 
     Examples
     --------
@@ -184,46 +164,27 @@ def read_amr(path: str | os.PathLike | Sequence[str | os.PathLike], on_error: st
     Parameters
     ----------
     path : path or sequence of paths
-        Corpus file(s), plain or gzip'd: graphs separated by blank lines,
-        each with optional ``# ::id ... ::snt ...`` metadata.  Comment-only
-        blocks without an ``::id`` (release headers) are ignored.
+        Corpus file(s), plain or gzip'd: graphs separated by blank lines, each with optional
+        ``# ::id ... ::snt ...`` metadata (comment-only blocks without an ``::id`` ignored).
     on_error : {"raise", "skip"}
-        ``"raise"``: the first malformed graph raises :class:`GraphFormatError`
-        (file, line, graph id).  ``"skip"``: it is left out and listed in
-        :attr:`GraphCorpus.skipped` with its line and the reason.
+        ``"raise"``: the first malformed graph raises :class:`GraphFormatError` (file, line,
+        graph id).  ``"skip"``: it is listed in :attr:`GraphCorpus.skipped`.
     deduplicate : bool or None
-        What a second graph with an ``::id`` already read is:
-
-        - None (default): a bad graph, as any other: strict mode refuses it
-          naming both places (``b.amr, line 9: graph 'x': duplicate id: the
-          graph at a.amr, line 1 has it too``); lenient mode leaves it out
-          and lists it in :attr:`GraphCorpus.skipped` with both places;
-        - True: the same sentence read twice (a release read with an
-          earlier version of itself): the first is kept, the others are
-          listed in :attr:`GraphCorpus.duplicates`;
-        - False: every graph is kept, the later ones under ``<id>#2``,
-          ``<id>#3`` ..., each listed in :attr:`GraphCorpus.duplicates`.
-
-        A graph without ``::id`` gets ``<file name>:<line>`` (the path as
-        given when two files share a name), made unique with ``#2`` ...
-        if taken: such ids never collide.
+        What a second graph with an ``::id`` already read is: None (default), a bad graph
+        naming both places; True, the same sentence read twice (the first is kept);
+        False, kept under ``<id>#2``, ``<id>#3`` ...  The last two list it in
+        :attr:`GraphCorpus.duplicates`.  A graph without ``::id`` gets
+        ``<file name>:<line>``, made unique with ``#2`` ... if taken.
     max_depth : int, default :data:`MAX_DEPTH`
-        A graph nested deeper than this (open parentheses) is malformed
-        input: refused (strict) or skipped (lenient) before it is decoded.
-
-    Returns
-    -------
-    GraphCorpus
+        A graph nested deeper than this (open parentheses) is malformed, before it is
+        decoded.
 
     Raises
     ------
     GraphFormatError
-        A malformed graph (strict mode: bad PENMAN, a line that is not UTF-8, nesting
-        deeper than ``max_depth``, a duplicate id, a truncated gzip file), or input that
-        holds no AMR graph at all.  In lenient mode a file that cannot be read, or the lost
-        end of a truncated ``.gz``, is listed too.
+        A malformed graph (strict mode), or input that holds no AMR graph at all.
     OSError
-        A file cannot be read (strict mode).
+        A file cannot be read (strict mode; lenient mode lists it).
 
     Examples
     --------
@@ -310,14 +271,9 @@ def to_networkx(graph: penman.Graph, graph_id: str | None = None,
     graph_id : str, optional
         Stored as the graph attribute ``id``.
     tree : penman.Tree, optional
-        The parsed tree ``graph`` was interpreted from.  It tells exactly
-        which statements of a relation stated more than once were inverted;
-        without it the epigraph data of ``graph`` is used, which penman keeps
-        for a relation's first statement only.
-
-    Returns
-    -------
-    networkx.MultiDiGraph
+        The parsed tree ``graph`` was interpreted from: it tells which statements of a
+        relation stated more than once were inverted (penman's epigraph data tells it for
+        a relation's first statement only).
 
     Raises
     ------

@@ -1,34 +1,11 @@
 r"""Reading the PubTator format (PubTator, PubTator Central, BioCreative V CDR).
 
-One document is a block of lines, blocks separated by a blank line::
-
-    12345|t|KinC activates SigE.
-    12345|a|It is needed. SigE binds GerE.
-    12345	0	4	KinC	Gene	D001
-    12345	15	19	SigE	Gene	D002
-    12345	35	39	SigE	Gene	D002
-    12345	46	50	GerE	Gene	D003
-    12345	CID	D002	D003
-
-- ``PMID|t|title`` (first) and ``PMID|a|abstract`` (optional).  Offsets are document-level,
-  end exclusive: the abstract starts at ``len(title) + 1`` (PubTator joins the two by one
-  space or line break).
-- ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>concept id[<TAB>...]]``: an annotation
-  (its second field an integer); ``mention`` must be the text at the offsets.
-- ``PMID<TAB>type<TAB>id1<TAB>id2[<TAB>...]``: a relation between concept ids, joining every
-  two mentions of the two concepts that lie in one sentence.  Further columns of either
-  (a score, BioRED's novelty) are passed over.
-
-The k-th annotation of a document (from 1) is the entity ``T{k}:{concept}`` (``T{k}`` when
-the concept id is one of CDR's "no concept" ``""``, ``-``, ``-1``), read back by
-:func:`concept_of` (the concept id may hold ``:`` itself, as ``MESH:D008750``), its type
-the annotation's.  A relation's id names the mentions of that concept, of one of its
-``|``/``;``-separated parts (CDR's composite mentions ``D001|D002``), or the mention whose
-entity id it is (``T3``: how :mod:`~structkernels.formats.pairs` names a mention without a
-concept).  The title and the abstract are cut by :func:`split_sentences` (sentence ``i``
-of document ``PMID`` is ``PMID.s{i}``); a relation none of whose mention pairs lies in one
-sentence is listed in ``corpus.skipped`` in both modes.  A file holding a relation line is
-labelled (all its documents), one without is prediction input; ``labelled=`` overrides.
+A document is a block of lines (docs/relations.md, PubTator and BioC): ``PMID|t|title``,
+``PMID|a|abstract`` (offsets are document-level: the abstract starts at ``len(title) + 1``),
+annotations ``PMID<TAB>start<TAB>end<TAB>mention<TAB>type[<TAB>concept id]`` and relations
+``PMID<TAB>type<TAB>id1<TAB>id2`` between concept ids.  The k-th annotation of a document
+(from 1) is the entity ``T{k}:{concept}`` (``T{k}`` when the concept id is one of CDR's
+"no concept" ``""``, ``-``, ``-1``; :func:`concept_of` reads it back).
 """
 
 from __future__ import annotations
@@ -55,9 +32,8 @@ __all__ = ["read_pubtator", "read_pubtator_file", "pubtator_documents", "PubTato
            "concept_of", "split_sentences", "ABBREVIATIONS", "is_pubtator_text",
            "MAX_ANNOTATIONS_PER_DOCUMENT"]
 
-#: The most annotation lines a document may hold (a title and an abstract hold hundreds):
-#: a document over it is refused as soon as its line past the limit is read, and its
-#: further annotation lines are counted, never held.
+#: The most annotation lines a document may hold: a document over it is refused, its
+#: further annotation lines counted, never held.
 MAX_ANNOTATIONS_PER_DOCUMENT = 10_000
 
 _SECTION = re.compile(r"([^\s|]+)\|([A-Za-z]+)\|(.*)")
@@ -164,16 +140,14 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
 
     Parameters
     ----------
-    files : path or list of paths
     on_error : {"raise", "skip"}
         ``"raise"``: the first problem raises :class:`RelationFormatError` naming the
         file, the line and the document (PMID).  ``"skip"``: a bad line is listed in
-        ``corpus.skipped`` and left out, with the sentence of a bad annotation (its
-        candidate pairs would be incomplete); a document without a title line is left out.
+        ``corpus.skipped`` and left out, with the sentence of a bad annotation.
     labelled : bool, optional
-        Whether the sentences carry gold relations; by default a file with relation lines
-        is labelled and a file without is not (see the module's notes).
-    max_entities, max_pairs : int, optional
+        Whether the sentences carry gold relations (default: whether the file holds a
+        relation line).
+    files, max_entities, max_pairs
         As for :func:`~structkernels.relations.read_relations`.
 
     Returns
@@ -183,14 +157,13 @@ def read_pubtator(files: Any, *, on_error: str = "raise", labelled: bool | None 
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> text = ("1|t|KinC activates SigE.\\n1|a|It is needed. SigE binds GerE.\\n"
     ...         "1\\t0\\t4\\tKinC\\tGene\\tD1\\n1\\t15\\t19\\tSigE\\tGene\\tD2\\n"
     ...         "1\\t35\\t39\\tSigE\\tGene\\tD2\\n1\\t46\\t50\\tGerE\\tGene\\tD3\\n1\\tCID\\tD2\\tD3\\n")
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     path = os.path.join(d, "x.pubtator")
-    ...     with open(path, "w") as fh:
-    ...         _ = fh.write(text)
+    ...     path = pathlib.Path(d, "x.pubtator")
+    ...     _ = path.write_text(text)
     ...     corpus = read_pubtator(path)
     >>> [(s.id, s.text) for s in corpus]
     [('1.s0', 'KinC activates SigE.'), ('1.s1', 'It is needed.'), ('1.s2', 'SigE binds GerE.')]
@@ -216,19 +189,15 @@ def read_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
     count = 0
     for doc in pubtator_documents(lines):
         count += 1
-        builder = _document(doc, file, reading, labelled, set(not_utf8))
-        if builder is not None:
-            builder.build()
+        _read_document(doc, file, reading, labelled, set(not_utf8))
     _file_end(reading, file, count, lost, len(lines))
     return count
 
 
 def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
                        ) -> Iterator[int]:
-    """Read one PubTator file into ``reading`` a document at a time, yielding the documents
-    read so far: the sentences of :func:`read_pubtator_file`, but without its whole-file size
-    limit, and a line that is not UTF-8 reported with its document.  Without ``labelled`` the
-    file is first read for a relation line (a pipe, read once, is read whole instead)."""
+    """:func:`read_pubtator_file` a document at a time (yielding the documents read so far),
+    without its whole-file size limit; a pipe without ``labelled`` is read whole."""
     if labelled is None and read_once(file):
         count = read_pubtator_file(file, reading)
         if count:
@@ -240,14 +209,11 @@ def iter_pubtator_file(file: str, reading: Reading, labelled: bool | None = None
             labelled = any(d.relations for d in pubtator_documents(LineStream(file)))
         lines = LineStream(file)
         count, reported = 0, 0
-        for doc in pubtator_documents(lines):
+        for count, doc in enumerate(pubtator_documents(lines), 1):
             for n in sorted(k for k in lines.not_utf8 if k > reported):
                 reading.fail(f"not UTF-8 text ({lines.not_utf8[n]})", file, n, None)
             reported = max(lines.not_utf8, default=reported)
-            builder = _document(doc, file, reading, labelled, set(lines.not_utf8))
-            if builder is not None:
-                builder.build()
-            count += 1
+            _read_document(doc, file, reading, labelled, set(lines.not_utf8))
             yield count
         for n in sorted(k for k in lines.not_utf8 if k > reported):
             reading.fail(f"not UTF-8 text ({lines.not_utf8[n]})", file, n, None)
@@ -266,24 +232,24 @@ def _file_end(reading: Reading, file: str, count: int, lost: str | None, line: i
         reading.drop(lost, file, line, None)
 
 
-def _document(doc: PubTatorDocument, file: str, reading: Reading, labelled: bool,
-              not_utf8: set[int]) -> DocumentBuilder | None:
+def _read_document(doc: PubTatorDocument, file: str, reading: Reading, labelled: bool,
+                   not_utf8: set[int]) -> None:
     pmid = doc.pmid or None
     if doc.title is None:
         reading.fail("a document starts with its 'PMID|t|title' line; this one has none "
                      f"(its {1 + len(doc.annotations) + len(doc.relations) + len(doc.other)} "
                      "lines are left out)", file, doc.line, pmid)
-        return None
+        return
     if doc.over:
         reading.fail(f"document {one_line(doc.pmid, 40)}: more than "
                      f"{MAX_ANNOTATIONS_PER_DOCUMENT} annotation lines "
                      f"({MAX_ANNOTATIONS_PER_DOCUMENT + doc.over}; MAX_ANNOTATIONS_PER_DOCUMENT); "
                      "the document is left out", file, doc.over_line, pmid)
-        return None
+        return
     problem = reading.document_problem(doc.pmid, file, doc.line, once=True)
     if problem:
         reading.fail(problem, file, doc.line, doc.pmid)
-        return None
+        return
     b = DocumentBuilder(reading, file, doc.pmid, labelled, doc.line)
     title = doc.title[1]
     b.passage(0, title, doc.title[0])
@@ -312,7 +278,7 @@ def _document(doc: PubTatorDocument, file: str, reading: Reading, labelled: bool
             b.fail("relation: not PMID<TAB>type<TAB>id1<TAB>id2 (an id is empty)", n)
             continue
         b.links.append(Link(f"R{len(b.links) + 1}", fields[1].strip() or None, a, c, True, n))
-    return b
+    b.build()
 
 
 def _pmid_ok(b: DocumentBuilder, fields: list[str], n: int) -> bool:

@@ -1,6 +1,4 @@
 """Reading annotated relation corpora: interaction XML, BRAT standoff, JSON Lines, PubTator, BioC.
-
-:func:`read_relations` tells each path's format and reads them all into one corpus.
 """
 
 from __future__ import annotations
@@ -37,8 +35,7 @@ _DOCUMENTS = re.compile(rb'"(?:documents|PubTator3)"\s*:\s*\[')
 
 
 def _head(path: str) -> bytes:
-    """The first bytes of ``path`` (gunzipped when it is gzip, a UTF-8 byte order mark left
-    out), b"" when unreadable."""
+    """:func:`read_head` without a UTF-8 byte-order mark."""
     data = read_head(path, _HEAD)
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
@@ -77,15 +74,10 @@ def relation_format(path: Any) -> str:
 
     A folder is BRAT.  Otherwise the name's ending decides (case-insensitive), looking
     into the first 64 KiB of the file (gunzipped) where an ending serves two formats:
-
-    - ``.bioc.xml``, ``.bioc`` (or ``.gz``): ``"bioc-xml"``; ``.bioc.json`` (or ``.gz``):
-      ``"bioc-json"``; ``.pubtator``, ``.pubtator.txt`` (or ``.gz``): ``"pubtator"``;
-    - ``.xml``, ``.xml.gz``: ``"bioc-xml"`` when the root element is ``<collection>``,
-      else ``"xml"`` (interaction XML, ``<corpus>``);
-    - ``.json``, ``.jsonl`` (or ``.gz``): ``"bioc-json"`` when the file is one JSON object
-      with a ``"documents"`` array (or a JSON array), else ``"jsonl"``;
-    - ``.txt``: ``"brat"`` when a ``.ann`` lies beside it, else ``"pubtator"`` when its
-      first line opens a PubTator document (``PMID|t|``), else ``"brat"``; ``.ann``: BRAT.
+    ``.xml`` is BioC when the root element is ``<collection>``; ``.json``/``.jsonl`` BioC
+    when the file is one JSON object with a ``"documents"`` array (or a JSON array); a
+    ``.txt`` without a ``.ann`` beside it PubTator when its first line opens a PubTator
+    document (``PMID|t|``).
 
     Examples
     --------
@@ -125,11 +117,8 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
     Parameters
     ----------
     paths : path or list of paths
-        ``.xml``/``.xml.gz``: :func:`read_interaction_xml`; ``.jsonl``/``.json``
-        (optionally ``.gz``): :func:`read_relations_jsonl`; a ``.ann`` or ``.txt`` file
-        or a folder: :func:`read_brat` (sentences are the text's lines); PubTator:
-        :func:`read_pubtator`; BioC XML or JSON: :func:`read_bioc` (how a file's format
-        is told: :func:`relation_format`).  Read in the order given.
+        Files or BRAT folders, read in the order given, each by the reader of its format
+        (:func:`relation_format`).
     on_error : {"raise", "skip"}
     max_entities, max_pairs : int, optional
         The most entities and candidate pairs a sentence may hold (default
@@ -144,12 +133,11 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
 
     Examples
     --------
-    >>> import os, tempfile
+    >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     a, b = os.path.join(d, "a.jsonl"), os.path.join(d, "b.jsonl")
+    ...     a, b = pathlib.Path(d, "a.jsonl"), pathlib.Path(d, "b.jsonl")
     ...     for f in (a, b):
-    ...         with open(f, "w") as fh:
-    ...             _ = fh.write('{"id": "s1", "text": "A B", "entities": []}\\n')
+    ...         _ = f.write_text('{"id": "s1", "text": "A B", "entities": []}\\n')
     ...     read_relations([a, b])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -160,8 +148,7 @@ def read_relations(paths: Any, *, on_error: str = "raise", max_entities: int | N
 
 
 def with_formats(paths: Any) -> list[tuple[str, str]]:
-    """Each path with its format (:func:`relation_format`), every path told before any is
-    read."""
+    """Each path with its format, every path told before any is read."""
     items = as_paths(paths)
     return list(zip(items, [relation_format(p) for p in items], strict=True))
 

@@ -1,11 +1,7 @@
 """spaCy dependency parses (``Doc`` or ``Span`` objects) as dependency graphs.
 
-No spaCy model is needed: a ``Doc`` built from ``words``, ``heads`` and
-``deps`` (or parsed by any pipeline) is read as it is.  Nodes are the tokens,
-keyed by their 1-based position in the sentence (``"1"``, ``"2"`` ...), with
-``concept`` = the token text, ``lemma`` (``token.lemma_`` when set), ``pos``
-(``token.pos_``, else ``token.tag_``) and ``index``; an edge head -> token is
-labelled ``token.dep_``; the token that is its own head is the root.
+No spaCy model is needed: a ``Doc`` built from ``words``, ``heads`` and ``deps`` (or parsed
+by any pipeline) is read as it is (docs/graphs.md).
 """
 
 from __future__ import annotations
@@ -27,7 +23,6 @@ def from_spacy(doc: Any, graph_id: str = "doc") -> Graph:
     doc : spacy.tokens.Doc or spacy.tokens.Span
         Parsed (every token has a ``dep_``); one sentence (one root).  Use
         :func:`read_spacy` for documents of several sentences.
-    graph_id : str
 
     Raises
     ------
@@ -80,11 +75,9 @@ def from_spacy(doc: Any, graph_id: str = "doc") -> Graph:
 def read_spacy(docs: Any | Iterable[Any], on_error: str = "raise") -> GraphCorpus:
     """Dependency graphs of every sentence of one or more spaCy ``Doc`` objects.
 
-    Graph ids are ``"<doc>:<sentence>"`` (0-based), or the Doc's
-    ``user_data["id"]`` in place of the document number when set.
-    ``on_error="skip"`` lists bad sentences in ``corpus.skipped`` (``line`` is
-    the sentence number).
-    """
+    Graph ids are ``"<doc>:<sentence>"`` (0-based; ``<doc>`` the Doc's ``user_data["id"]``
+    when set).  ``on_error="skip"`` lists bad sentences in ``corpus.skipped`` (``line`` is
+    the sentence number)."""
     reading = GraphReading(on_error)
     if hasattr(docs, "sents") or hasattr(docs, "vocab"):
         docs = [docs]

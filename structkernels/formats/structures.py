@@ -1,25 +1,9 @@
 """Reading and writing structures as JSON Lines.
 
-One record per line.  A record is either a bare JSON value or an object with
-exactly one of these keys (other keys such as ``id`` or ``label`` are kept
-aside):
-
-- ``"vector"``: a list of floats (vector kernels); a bare list of numbers is
-  read the same way;
-- ``"path"``: a :class:`~structkernels.structures.Path` as ``[[edge, node], ...]``;
-- ``"tree"``: a :class:`~structkernels.structures.Tree` as ``{"label", "children"}``;
-- ``"pair"``: a re-writing ``[[source tokens], [target tokens]]`` (string
-  re-writing kernels).
-
-Other record kinds come from plugins, in two ways:
-
-- an entry point in the group ``structkernels.readers``: its name is the
-  record key (``text`` for ``{"text": "..."}``), its object a function taking
-  the key's value and returning the structure (see the example plugin);
-- a kernel method ``read_record(record)``: when the kernel given to
-  :func:`read_structures` has one, it reads every record.
-
-Errors name the file and line.
+One record per line (README, the command line): a bare list of numbers, or an object with
+exactly one of ``"vector"``, ``"path"``, ``"tree"``, ``"pair"`` (a re-writing), or of the
+record keys of the ``structkernels.readers`` plugins; other keys (``id``, ``label``) are
+kept aside.  A kernel with a ``read_record(record)`` method reads every record itself.
 """
 
 from __future__ import annotations
@@ -59,9 +43,8 @@ class InputError(StructkernelsError, ValueError):
 def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
     """``(kind, structure)`` of one decoded JSON record.
 
-    A ``kernel`` with a ``read_record`` method reads the record itself;
-    otherwise the built-in kinds and then the ``structkernels.readers`` plugins
-    are tried, by the record's keys.
+    A ``kernel`` with a ``read_record`` method reads the record itself; otherwise the
+    built-in kinds and then the ``structkernels.readers`` plugins are tried.
     """
     reader = getattr(kernel, "read_record", None)
     if callable(reader):
@@ -77,15 +60,14 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
         kinds = [k for k in plugin_kinds if k in record]
     if len(kinds) != 1:
         raise StructureError(f"a record needs exactly one of {known}; found {kinds or 'none'}")
-    if kinds[0] not in BUILTIN_KINDS:
+    kind, value = kinds[0], record[kinds[0]]
+    if kind not in BUILTIN_KINDS:
         try:
-            return kinds[0], readers.get(kinds[0])(record[kinds[0]])
+            return kind, readers.get(kind)(value)
         except ImportError as exc:
             raise StructureError(str(exc)) from None
         except (TypeError, ValueError) as exc:
-            raise StructureError(f"record reader {kinds[0]!r}: {exc}") from None
-    kind = kinds[0]
-    value = record[kind]
+            raise StructureError(f"record reader {kind!r}: {exc}") from None
     if kind == "vector":
         if not isinstance(value, list) or not all(_is_number(v) for v in value):
             raise StructureError("'vector' must be a list of numbers (true/false are not numbers)")
@@ -94,11 +76,8 @@ def decode_structure(record: Any, kernel: Any = None) -> tuple[str, Any]:
         return kind, path_from_record(value)
     if kind == "tree":
         return kind, tree_from_record(value)
-    if (
-        not isinstance(value, list)
-        or len(value) != 2
-        or not all(isinstance(side, list) and all(isinstance(t, str) for t in side) for side in value)
-    ):
+    if not (isinstance(value, list) and len(value) == 2 and all(
+            isinstance(side, list) and all(isinstance(t, str) for t in side) for side in value)):
         raise StructureError("'pair' must be [[source tokens], [target tokens]]")
     return kind, (tuple(value[0]), tuple(value[1]))
 
@@ -190,16 +169,11 @@ def read_structures(
 ) -> StructureFile:
     """Read a JSON Lines file of structures of one kind.
 
-    Vectors come back as a 2-D float array, the others as lists.  With a
-    ``kernel`` that has a ``read_record`` method, that method reads each record.
-    With ``field`` (``"path"``, ``"tree"``, a reader's key), only that key of each
-    record is read, so records holding several structures can be read.
-
-    Every record goes through :func:`structkernels.utils.loads_record`: a
-    record nested deeper than ``max_depth`` or longer than ``max_bytes``, a
-    line that is not UTF-8, ``NaN`` or ``Infinity`` is an :class:`InputError`
-    naming the file and the line (never a ``RecursionError``).  The file may
-    be gzip'd; a UTF-8 byte-order mark is ignored; lines end at ``\\n`` only.
+    Vectors come back as a 2-D float array, the others as lists.  With ``field``
+    (``"path"``, ``"tree"``, a reader's key), only that key of each record is read, so
+    records holding several structures can be read.  Every record goes through
+    :func:`structkernels.utils.loads_record` (``max_depth``, ``max_bytes``); the file may
+    be gzip'd.
 
     Raises
     ------

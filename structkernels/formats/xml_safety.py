@@ -25,10 +25,6 @@ def safe_parser(refuse: Callable[[str], Any], *, doctype: str | None = None,
     external_dtd : bool
         Accept a ``<!DOCTYPE>`` without an internal subset (its external DTD is not read).
 
-    Returns
-    -------
-    xml.parsers.expat.XMLParserType
-
     Examples
     --------
     >>> def refuse(reason):
@@ -49,20 +45,15 @@ def safe_parser(refuse: Callable[[str], Any], *, doctype: str | None = None,
         if not external_dtd or internal_subset:
             refuse(reason)
 
-    def on_entity(name: str, *_: Any) -> None:
-        refuse(f"entity declaration {name!r} refused")
-
     def on_external(*_: Any) -> int:
         refuse("external entities are refused")
         return 0
 
-    def on_skipped(name: str, *_: Any) -> None:
-        refuse(f"a reference to the entity {name!r}, which is not declared in the file, is refused")
-
     p.StartDoctypeDeclHandler = on_doctype
-    p.EntityDeclHandler = on_entity
+    p.EntityDeclHandler = lambda name, *_: refuse(f"entity declaration {name!r} refused")
     p.ExternalEntityRefHandler = on_external
-    p.SkippedEntityHandler = on_skipped
+    p.SkippedEntityHandler = lambda name, *_: refuse(
+        f"a reference to the entity {name!r}, which is not declared in the file, is refused")
     return p
 
 

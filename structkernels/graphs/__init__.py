@@ -1,9 +1,7 @@
 """Graphs from where researchers have them, into one graph model (:mod:`structkernels.graphs.model`).
 
-The readers and writers (:func:`read_graphs`, DOT, CoNLL-U, spaCy, networkx) live in
-:mod:`structkernels.formats`; :class:`Lexicon`, :func:`extract_candidates` and
-:func:`candidate_records` find candidates in any labelled graph.  This face serves them
-lazily; see ``docs/graphs.md``.
+The readers and writers live in :mod:`structkernels.formats`; this face serves them, and
+what finds candidates in any labelled graph, lazily (``docs/graphs.md``).
 
 Examples
 --------

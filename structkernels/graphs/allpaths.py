@@ -5,8 +5,7 @@ extraction with evaluation of cross-corpus learning", BMC Bioinformatics 9(Suppl
 two unconnected subgraphs, the dependency one (tokens and dependencies as vertices, the
 shortest path's edges weighing more, its vertices' labels repeated with ``IP_``) and the
 linear one (tokens in order, labels prefixed ``B_``, ``M_`` or ``A_`` by their place
-against the pair), compared by
-:class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`.
+against the pair), compared by :class:`~structkernels.kernels.allpaths.AllPathsGraphKernel`.
 """
 
 from __future__ import annotations
@@ -60,24 +59,11 @@ def shortest_dependency_path(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] |
                              e2: Sequence[str] | str) -> list[str]:
     """The shortest undirected path from a token of ``e1`` to a token of ``e2``.
 
-    Parameters
-    ----------
-    graph : Graph or networkx.MultiDiGraph
-        A dependency graph of one sentence (nodes with an integer ``index``).
-    e1, e2 : sequence of str, or str
-        The node keys of the two entities' tokens (a bare str is one key).
-
-    Returns
-    -------
-    list of node keys
-        From the ``e1`` token to the ``e2`` token: the first a breadth-first search finds,
-        from ``e1``'s tokens and through neighbours in sentence order (a shared token alone
-        when the entities share one).
-
-    Raises
-    ------
-    ValueError
-        A key that is not a node, or entities in unconnected parts of the graph.
+    ``graph`` is a dependency graph of one sentence (nodes with an integer ``index``),
+    ``e1`` and ``e2`` the node keys of the two entities' tokens (a bare str is one key).
+    The path is the first a breadth-first search finds, from ``e1``'s tokens and through
+    neighbours in sentence order (a shared token alone when the entities share one).  A key
+    that is not a node, or entities in unconnected parts of the graph: a ``ValueError``.
 
     Examples
     --------
@@ -139,12 +125,9 @@ def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
     LabelledGraph
         Vertices ``0 .. T-1``: the tokens of the dependency subgraph in sentence order;
         ``T .. T+D-1``: its dependencies, ordered by (head position, dependent position,
-        type); ``T+D .. 2T+D-1``: the tokens of the linear subgraph in sentence order.
-
-    Notes
-    -----
-    The shortest path is :func:`shortest_dependency_path`'s; every dependency joining two
-    consecutive tokens of the path is on it.
+        type); ``T+D .. 2T+D-1``: the tokens of the linear subgraph in sentence order.  The
+        shortest path is :func:`shortest_dependency_path`'s, with every dependency joining
+        two of its consecutive tokens.
 
     Examples
     --------
@@ -163,14 +146,8 @@ def allpaths_graph(graph: Graph | nx.MultiDiGraph, e1: Sequence[str] | str,
 
 
 class AllPathsSentence:
-    """The all-paths graphs of the candidate pairs of one sentence, what they share read once.
-
-    The graphs and errors are those of :func:`allpaths_graph`.
-
-    Parameters
-    ----------
-    graph : Graph or networkx.MultiDiGraph
-        The dependency graph of one sentence (as for :func:`allpaths_graph`).
+    """The all-paths graphs (those of :func:`allpaths_graph`) of the candidate pairs of the
+    dependency graph of one sentence, what they share read once.
 
     Examples
     --------
@@ -189,15 +166,14 @@ class AllPathsSentence:
         self.position = {u: i for i, u in enumerate(self.tokens)}
         self._adjacency: dict[Any, list[Any]] | None = None
         self._read: tuple | None = None
-        # what the pairs share beyond the parse, made at the first pair that needs it
         self._kept: dict[tuple, Any] = {}
         self._frame: GraphFrame | None = None
         self._weights: tuple | None = None
 
     def _parts(self) -> tuple:
-        """``(pos, plain, deps, by_step, roles)``: each token's part of speech (a list) and
-        unblinded labels, the sorted dependencies ``(head, dependent, type)``, those joining
-        each pair of tokens, and each dependency's labels off the shortest path."""
+        """``(pos, plain, deps, by_step, roles)``: each token's parts of speech and unblinded
+        labels, the sorted dependencies ``(head, dependent, type)``, those joining each pair
+        of tokens, and each dependency's labels off the shortest path."""
         if self._read is None:
             nodes = self.G.nodes
             pos_of, plain = [], []
@@ -259,7 +235,8 @@ class AllPathsSentence:
                          "they lie in unconnected parts of the parse")
 
     def _memo(self, key: tuple, make: Callable[..., Any], *args: Any) -> Any:
-        """``make(*args)``, made once per ``key`` for all the pairs of the sentence."""
+        """``make(*args)``, made once per ``key`` for all the pairs of the sentence (at the
+        first pair that needs it)."""
         got = self._kept.get(key)
         if got is None:
             got = self._kept[key] = make(*args)
@@ -272,8 +249,7 @@ class AllPathsSentence:
         return self._memo(("entity", keys), _entity, self.G, keys, what)
 
     def _frame_weights(self, w_other: float, w_linear: float) -> tuple[GraphFrame, list]:
-        """The pairs' :class:`~structkernels.structures.GraphFrame` and the edges' weights off
-        the shortest path."""
+        """The pairs' frame and the edges' weights off the shortest path."""
         deps = self._read[2]
         T, D = len(self.tokens), len(deps)
         if self._frame is None:
@@ -291,8 +267,7 @@ class AllPathsSentence:
               entities: Iterable[Sequence[str] | str] = (), blind: bool = True,
               shortest_path_weight: float = 0.9, other_weight: float = 0.3,
               linear_weight: float = 0.9) -> LabelledGraph:
-        """The all-paths graph of the pair ``e1``, ``e2`` (the parameters of
-        :func:`allpaths_graph`), its graph, pair and options checked."""
+        """The all-paths graph of the pair ``e1``, ``e2`` (see :func:`allpaths_graph`)."""
         w_path = _weight(shortest_path_weight, "shortest_path_weight")
         w_other = _weight(other_weight, "other_weight")
         w_linear = _weight(linear_weight, "linear_weight")

@@ -40,18 +40,9 @@ class CandidateError(StructkernelsError, ValueError):
 
 @dataclass(frozen=True)
 class Candidate:
-    """A hypothesised interaction: ``(interaction, catalyst or None, participants)``.
-
-    Nodes are AMR variables of one graph.
-
-    Parameters
-    ----------
-    interaction : str
-        The interaction node (root of the candidate's subgraph).
-    catalyst : str or None
-    participants : tuple of str
-        One or two participant (domain) nodes.
-    graph_id : str, optional
+    """A hypothesised interaction: ``(interaction, catalyst or None, participants)``, nodes
+    of one graph: the interaction node (root of the candidate's subgraph), the catalyst, and
+    one or two participant (domain) nodes.
 
     Examples
     --------
@@ -75,26 +66,12 @@ class Candidate:
         head = (self.interaction,) if self.catalyst is None else (self.interaction, self.catalyst)
         return head + self.participants
 
-    def to_json(self) -> dict[str, Any]:
-        return {"graph_id": self.graph_id, "interaction": self.interaction,
-                "catalyst": self.catalyst, "participants": list(self.participants)}
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Candidate:
-        return cls(obj["interaction"], obj.get("catalyst"), tuple(obj["participants"]),
-                   obj.get("graph_id"))
-
 
 class CandidateExtractor:
     """Subgraphs, paths and trees of candidates in one graph.
 
-    A breadth-first tree is computed once per interaction node.
-
-    Parameters
-    ----------
-    amr : Graph or networkx.MultiDiGraph
-    senses : bool, default False
-        Keep PropBank sense numbers in node labels (``bind-01`` instead of ``bind``).
+    A breadth-first tree is computed once per interaction node; ``senses`` keeps PropBank
+    sense numbers in node labels (``bind-01`` instead of ``bind``).
 
     Examples
     --------
@@ -264,13 +241,9 @@ class CandidateExtractor:
         return self._build(cand, make)
 
     def subgraph(self, cand: Candidate) -> nx.DiGraph:
-        """The re-rooted subgraph as a :class:`networkx.DiGraph`.
-
-        Node attributes: ``concept``, ``label``, ``name``, ``role`` (``"catalyst"``,
-        ``"domain"`` or None).  Edge attributes: ``label`` (as walked, with ``-of``
-        when against the AMR direction), ``role`` (the AMR role) and ``inverse``.
-        Graph attribute ``root``.
-        """
+        """The re-rooted subgraph (graph attribute ``root``): node attributes ``concept``,
+        ``label``, ``name``, ``role`` (``"catalyst"``, ``"domain"`` or None); edge attributes
+        ``label`` (as walked, ``-of`` against the AMR direction), ``role`` and ``inverse``."""
         children, roles = self._children(cand)
         parents = self._parents(cand.interaction)
         T = nx.DiGraph(root=cand.interaction, graph_id=self.graph_id)
@@ -338,18 +311,12 @@ def generate_candidates(amr: Graph | nx.MultiDiGraph,
 
     Parameters
     ----------
-    amr : Graph or networkx.MultiDiGraph
     interaction_concepts, entity_concepts : iterable of str
         Defaults: :mod:`structkernels.graphs.concepts`.
-    max_participants : {1, 2}
     catalysts : bool
         Also generate candidates with a catalyst (default True).
     max_distance : int, optional
         Only entities at most this many edges (undirected) from the interaction node.
-
-    Returns
-    -------
-    list of Candidate
 
     Examples
     --------

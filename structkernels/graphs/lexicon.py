@@ -1,9 +1,4 @@
-"""Candidate interactions in any labelled graph: AMR concepts, collapsed names, lexicons.
-
-Candidates come from :class:`~structkernels.amr.CandidateExtractor` as for PENMAN AMRs;
-:class:`Lexicon` says how interaction and entity nodes are found: AMR concept lists,
-collapsed names, or trigger and entity lexicons matched by a node's word, lemma or stem.
-"""
+"""Candidate interactions in any labelled graph, their nodes found by a :class:`Lexicon`."""
 
 from __future__ import annotations
 
@@ -41,10 +36,9 @@ class Lexicon:
     triggers, entities : frozenset of str
         Words or lemmas of interaction triggers and of entities.
     match : {"word", "lemma", "stem", "any"}
-        By which form of a node (its Snowball stem for ``"stem"``) an entry matches it;
-        ``"any"`` (default) accepts any of the three.
+        By which form of a node (its Snowball stem for ``"stem"``) an entry matches it.
     case_sensitive : bool
-        Default False (case folded); True for gene names whose case matters.
+        True for gene names whose case matters; by default case is folded.
 
     Examples
     --------

@@ -1,7 +1,6 @@
 """The one graph model every reader builds, and its error and skip records.
 
-Every reader builds the model of :mod:`structkernels.formats.penman`: a
-:class:`networkx.MultiDiGraph` with graph attributes ``id``, ``root`` and ``kind``
+A :class:`networkx.MultiDiGraph` with graph attributes ``id``, ``root`` and ``kind``
 (``"amr"`` or ``"dependency"``); node attributes ``concept`` (an AMR concept, a collapsed
 entity name, or a dependency node's word), ``attributes``, ``name``, ``wiki`` and, from
 some readers, ``lemma``, ``pos``, ``index`` (1-based token position), ``collapsed`` and
@@ -44,9 +43,7 @@ def node_data(concept: str, **attrs: Any) -> dict[str, Any]:
     >>> node_data("bind-01", pos="VERB")
     {'concept': 'bind-01', 'attributes': (), 'name': None, 'wiki': None, 'pos': 'VERB'}
     """
-    data = {"concept": concept, "attributes": (), "name": None, "wiki": None}
-    data.update(attrs)
-    return data
+    return {"concept": concept, "attributes": (), "name": None, "wiki": None, **attrs}
 
 
 def add_node(G: nx.MultiDiGraph, node: str, concept: str, **attrs: Any) -> None:
@@ -60,18 +57,8 @@ def graph_kind(G: nx.MultiDiGraph) -> str:
 
 
 class GraphFormatError(StructkernelsError, ValueError):
-    """A malformed graph input, naming the file, the line (or node) and the graph id.
-
-    Attributes
-    ----------
-    file : str or None
-    line : int or None
-        1-based line in ``file`` where the problem was found.
-    graph_id : str or None
-    reason : str
-    node : str or None
-        The offending node (or ``"u -> v"`` for an edge), when known.
-    """
+    """A malformed graph input, naming the ``file``, the 1-based ``line``, the ``graph_id``
+    and the ``node`` (``"u -> v"`` for an edge) where known, and the ``reason``."""
 
     def __init__(self, reason: str, file: str | None = None, line: int | None = None,
                  graph_id: str | None = None, node: str | None = None):
@@ -97,10 +84,7 @@ class SkippedGraph:
     reason: str
 
     def __str__(self) -> str:
-        where = [f"{self.file}, line {self.line}" if self.line else f"{self.file}"]
-        if self.graph_id is not None:
-            where.append(f"graph {self.graph_id!r}")
-        return f"{': '.join(where)}: {self.reason}"
+        return str(GraphFormatError(self.reason, self.file, self.line or None, self.graph_id))
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,13 +97,10 @@ class Graph:
         The ``::id`` metadata (``"<file name>:<line>"`` when absent).
     sentence : str
         The ``::snt`` metadata (``""`` when absent).
-    graph : networkx.MultiDiGraph
-        See :mod:`structkernels.formats.penman`.
     metadata : dict
         All ``::key value`` metadata.
     penman : penman.Graph
         The decoded PENMAN graph.
-    file : str or None
     line : int or None
         The graph's first line.
     id_given : bool
@@ -141,18 +122,16 @@ class Graph:
 
 
 class GraphCorpus(Sequence):
-    """The graphs read from one or more files, in file order.
+    """The ``graphs`` read from one or more ``files``, in file order.
 
     Attributes
     ----------
-    graphs : list of Graph
     skipped : list of SkippedGraph
         Graphs left out with ``on_error="skip"``; also, from
         :func:`structkernels.read_graphs` on a folder, the files of no known format.
     duplicates : list of SkippedGraph
         Graphs whose id was already read: left out with ``deduplicate=True``, or kept
         under ``<id>#2`` ... with ``deduplicate=False``.
-    files : list of str
     """
 
     def __init__(self, graphs, skipped=(), duplicates=(), files=()):

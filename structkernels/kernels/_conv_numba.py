@@ -80,7 +80,7 @@ def powers(base, n):
 
 @njit(cache=True, nogil=True, inline="always")
 def block_columns(i, ny, mode):
-    """The columns ``j`` a block computes for row ``i`` in ``mode``."""
+    """The columns ``j`` a block computes for row ``i``."""
     if mode == MODE_DIAG:
         return i, i + 1
     if mode == MODE_SYMMETRIC:
@@ -113,8 +113,7 @@ SPARSE_LIMIT = 1 << 16
 def _path_dense(xe, xn, xec, xnc, xk, a0, a1, ye, yn, yec, ync, yk, b0, b1,
                 sig, ind_e, KE, ind_n, KN, cn, f, g, max_len, D, Dn, R):
     """The path kernel of one pair by the dense programme, ``O(L |S| |S'|)``:
-    ``E_l[s, t] = f m D_{l-1}[s - 1, t - 1]`` with ``D_l`` the ``g``-decayed prefix sums of
-    ``E_l`` (row running sums ``R``; non-negative additions only)."""
+    ``E_l[s, t] = f m D_{l-1}[s - 1, t - 1]``, ``D_l`` the ``g``-decayed prefix sums of ``E_l``."""
     lb = b1 - b0
     L = 1 if max_len <= 0 else max_len
     keyed = ind_e and ind_n

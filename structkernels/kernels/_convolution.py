@@ -1,6 +1,5 @@
-"""Shared front end of the compiled convolution kernels (``path``, ``tree``): inputs
-encoded once into a ``PathList`` / ``TreeList``, every request answered by one ``_block(X,
-Y, mode)`` call into the compiled code."""
+"""Shared front end of the compiled convolution kernels (``path``, ``tree``): inputs encoded
+once, every request answered by one ``_block(X, Y, mode)`` call into the compiled code."""
 
 from __future__ import annotations
 
@@ -16,12 +15,8 @@ from structkernels.structures import Vocabulary
 
 
 class EncodedConvolutionKernel(Kernel):
-    """Base of kernels computed by ``_block(X, Y, mode)`` on encoded structures.
-
-    Subclasses set ``structure`` (the structure class they compare),
-    ``encoded`` (a list class with ``encode(structures)``) and implement
-    ``_block``.
-    """
+    """Base of kernels computed by ``_block(X, Y, mode)`` on encoded structures: subclasses
+    set ``structure`` (the class they compare) and ``encoded`` (its encoded list class)."""
 
     structure: ClassVar[type]
     encoded: ClassVar[type]
@@ -43,14 +38,11 @@ class EncodedConvolutionKernel(Kernel):
         return X
 
     def check_input(self, X: Any) -> Sequence:
-        if isinstance(X, self.encoded):
-            return X
-        return self.encoded.encode(self._structures(X))
+        return X if isinstance(X, self.encoded) else self.encoded.encode(self._structures(X))
 
     def check_input_beside(self, X: Any, other: Sequence) -> tuple[Sequence, Sequence]:
-        """``(other, X)`` checked as :meth:`check_input` checks them, ``X`` encoded in a copy
-        of ``other``'s vocabulary (:meth:`EncodedList.encode_beside`): the Gram blocks
-        between them then merge no vocabularies."""
+        """``(other, X)`` checked, ``X`` encoded in a copy of ``other``'s vocabulary
+        (:meth:`EncodedList.encode_beside`): their Gram blocks merge no vocabularies."""
         other = self.check_input(other)
         if isinstance(X, self.encoded):
             return other, X
@@ -67,14 +59,6 @@ class EncodedConvolutionKernel(Kernel):
 
     def diag_block(self, X: Sequence) -> np.ndarray:
         return self._block(X, X, _nb.MODE_DIAG)[:, 0]
-
-    def _block(self, X: Sequence, Y: Sequence, mode: int) -> np.ndarray:
-        raise NotImplementedError
-
-    @staticmethod
-    def _relabel(Y: Any, vocab: Vocabulary, ymap: np.ndarray) -> Any:
-        """``Y`` (encoded) with its label ids mapped by ``ymap`` into ``vocab``."""
-        raise NotImplementedError
 
     def _encoded_pair(self, X: Any, Y: Any, symmetric: bool) -> tuple:
         """``(vocab, X, Y)`` encoded in one id space; encodes only what is not encoded."""
@@ -94,9 +78,8 @@ class EncodedConvolutionKernel(Kernel):
         return vocab, X, Y
 
     def _tables(self, tk: Any, X: Any, Y: Any, same: bool) -> tuple:
-        """``(vocab, ex, ey, tb, x, y)``: both sides encoded in one id space, the tuple
-        tables of the block, and each side's ``(edges, nodes, edge classes, node classes)``
-        (one set of arrays when ``Y`` is ``X``; the nodes are the list's ``node_field``)."""
+        """``(vocab, ex, ey, tb, x, y)``: both sides encoded in one id space, the tuple tables
+        and each side's ``(edges, nodes, edge classes, node classes)``."""
         vocab, ex, ey = self._encoded_pair(X, Y, same)
         xn = getattr(ex, self.node_field)
         yn = getattr(ey, self.node_field)

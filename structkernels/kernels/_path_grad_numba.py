@@ -103,14 +103,10 @@ def _pair_grad(xe, xn, xec, xnc, a0, a1, ye, yn, yec, ync, b0, b1,
                     dE[k, l, loc[pb]] += f * sig[ea] * mr[k] * base
                 if dl >= 0:
                     dE[k, l, dl] += 2.0 * lam * m * base
-            if max_len <= 0:
-                break
     for k in range(K):
         for l in range(L):
             for q in range(d):
                 grad[glob[q]] += weight * dE[k, l, q]
-            if max_len <= 0:
-                break
     for q in range(d):
         p = glob[q]
         if p < n_par:

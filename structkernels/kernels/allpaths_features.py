@@ -11,6 +11,7 @@ dense, the rare ones in CSR rows.
 
 from __future__ import annotations
 
+import json
 import mmap
 import weakref
 from collections.abc import Sequence
@@ -54,7 +55,6 @@ _CHUNK_ENTRIES = 1 << 20
 _OVERFLOW = "a walk sum overflowed: lower the edge weights of the graph"
 
 
-# ------------------------------------------------------------------ per graph
 def walk_sums(graph: LabelledGraph) -> np.ndarray:
     """``W = Σ_{k>=1} A^k = (I - A)^{-1} - I``: the summed weights of all walks ``u -> v``.
 
@@ -219,7 +219,6 @@ def _fill_chunk(r0: int, r1: int, counts: np.ndarray, kind: np.ndarray, col: np.
     single[r0:r1] = np.bincount(rows[s], weights=sv * sv, minlength=m)
 
 
-# ---------------------------------------------------------------- encoded list
 class _Layout:
     """The column space of one encoding: the label names and the label pair of each column.
 
@@ -484,7 +483,6 @@ class AllPathsFeatures(EncodedList):
                                 np.full(n, -1, dtype=np.int64), np.zeros(n), self._items)
 
 
-# ------------------------------------------------------------- weighted sum
 class AllPathsWeights:
     """A weighted sum of graphs' features as one vector: ``V = Σ_j c_j G_j``, so that
     ``Σ_j c_j k(x, r_j) = <G_x, V>`` (the all-paths graph kernel is linear in ``G``).
@@ -527,10 +525,42 @@ class AllPathsWeights:
             self._from_features(graphs, c, normalized)
         else:
             self._from_graphs(graphs, c, normalized)
-        # V by rows for the look-ups: each label's entries, their columns in 32 bits
+        self._index()
+
+    def _index(self) -> None:
+        """V by rows for the look-ups: each label's entries, their columns in 32 bits."""
         self._rows = np.searchsorted(
             self._keys, np.arange(len(self._names) + 1, dtype=np.int64) << 32)
         self._cols = (self._keys & _LOW).astype(np.int32)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What it holds as plain arrays (the labels as the UTF-8 of a JSON list), for
+        :meth:`from_arrays`."""
+        names = json.dumps(self._names, ensure_ascii=False).encode("utf-8")
+        return {"names": np.frombuffer(names, dtype=np.uint8), "keys": self._keys,
+                "values": self._values, "norms": self.reference_squared_norms}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> AllPathsWeights:
+        """The weighted sum :meth:`arrays` gave, its parts checked: ``ValueError`` when
+        they do not fit together."""
+        names = json.loads(np.asarray(arrays["names"], dtype=np.uint8).tobytes())
+        keys = np.asarray(arrays["keys"])
+        values = np.asarray(arrays["values"])
+        norms = np.asarray(arrays["norms"])
+        if (not isinstance(names, list) or not all(isinstance(n, str) for n in names)
+                or keys.dtype != np.int64 or values.dtype != np.float64
+                or norms.dtype != np.float64 or keys.shape != values.shape or keys.ndim != 1
+                or np.any(np.diff(keys) <= 0) or (len(keys) and (
+                    keys[0] < 0 or keys[-1] >> 32 >= len(names)
+                    or int((keys & _LOW).max()) >= len(names)))
+                or not np.isfinite(values).all() or not np.isfinite(norms).all()):
+            raise ValueError("the arrays of an AllPathsWeights do not fit together")
+        out = cls.__new__(cls)
+        out._names, out._ids = names, {n: i for i, n in enumerate(names)}
+        out._keys, out._values, out.reference_squared_norms = keys, values, norms
+        out._index()
+        return out
 
     @staticmethod
     def _scaled(c: np.ndarray, sq: np.ndarray, normalized: bool) -> np.ndarray:

@@ -5,6 +5,7 @@ indicator features sums with a structure kernel and shares its folds and classif
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from itertools import repeat
@@ -189,6 +190,31 @@ class BagWeights:
         self.vector: dict[str, float] = {labels[j]: float(v[j])
                                          for j in np.unique(rows.indices).tolist()}
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What it holds as plain arrays (the features as the UTF-8 of a JSON list), for
+        :meth:`from_arrays`."""
+        features = json.dumps(list(self.vector), ensure_ascii=False).encode("utf-8")
+        return {"features": np.frombuffer(features, dtype=np.uint8),
+                "values": np.fromiter(self.vector.values(), np.float64, len(self.vector)),
+                "binary": np.array(self.binary)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> BagWeights:
+        """The weighted sum :meth:`arrays` gave, its parts checked: ``ValueError`` when
+        they do not fit together."""
+        features = json.loads(np.asarray(arrays["features"], dtype=np.uint8).tobytes())
+        values = np.asarray(arrays["values"])
+        binary = np.asarray(arrays["binary"])
+        if (not isinstance(features, list) or not all(isinstance(f, str) for f in features)
+                or len(set(features)) != len(features) or values.dtype != np.float64
+                or values.shape != (len(features),) or not np.isfinite(values).all()
+                or binary.dtype != np.bool_ or binary.shape != ()):
+            raise ValueError("the arrays of a BagWeights do not fit together")
+        out = cls.__new__(cls)
+        out.binary = bool(binary)
+        out.vector = dict(zip(features, values.tolist(), strict=True))
+        return out
+
     def dots(self, X: Sequence) -> tuple[np.ndarray, np.ndarray]:
         """``(<φ(x), v>, k(x, x))`` of each bag of ``X``."""
         n = len(X)
@@ -198,17 +224,15 @@ class BagWeights:
         is_str = str.__instancecheck__
         for i, x in enumerate(X):
             _check_bag(i, x)
-            if self.binary:  # each distinct feature once, in the order of first sight (not a
-                # set's, which string hashing changes from one process to the next)
-                feats = dict.fromkeys(x)
-                if not all(map(is_str, feats)):
-                    raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
+            # binary: each distinct feature once, in the order of first sight (not a set's,
+            # which string hashing changes from one process to the next)
+            feats = dict.fromkeys(x) if self.binary else Counter(x)
+            if not all(map(is_str, feats)):
+                raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
+            if self.binary:
                 dots[i] = sum(map(get, feats, repeat(0.0)))
                 sq[i] = len(feats)
-                continue
-            counts = Counter(x)
-            if not all(map(is_str, counts)):
-                raise TypeError(f"bag: item {i} holds a non-string, expected strings only")
-            dots[i] = sum(c * get(f, 0.0) for f, c in counts.items())
-            sq[i] = sum(c * c for c in counts.values())
+            else:
+                dots[i] = sum(c * get(f, 0.0) for f, c in feats.items())
+                sq[i] = sum(c * c for c in feats.values())
         return dots, sq

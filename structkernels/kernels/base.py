@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.gaussian_process.kernels import Kernel as GPKernel
 
 from structkernels.engine.checks import (
     OVERFLOW_HINT,
@@ -28,11 +26,12 @@ from structkernels.engine.checks import (
 from structkernels.engine.gram import gram as engine_gram
 from structkernels.engine.parallel import releases_gil
 from structkernels.structures import Path, Tree
+from structkernels.utils import ParamsMixin, after_import
 
 __all__ = ["Kernel", "SumKernel", "ProductKernel", "ScaledKernel", "Normalized"]
 
 
-class Kernel(BaseEstimator):
+class Kernel(ParamsMixin):
     """Base class of every kernel.
 
     ``__init__`` stores keyword parameters verbatim, :meth:`pair` (or :meth:`gram_block`)
@@ -75,7 +74,6 @@ class Kernel(BaseEstimator):
     #: common substructures): estimators with ``normalize="auto"`` cosine-normalise it.
     grows_with_size: bool = False
 
-    # ------------------------------------------------------------------ hooks
     def validate_params(self) -> None:
         """Check the parameters; raise ``ValueError``/``TypeError`` naming the bad one."""
 
@@ -146,7 +144,6 @@ class Kernel(BaseEstimator):
         """
         return None
 
-    # ------------------------------------------------------------ public API
     def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
         """The Gram matrix ``K[i, j] = k(X[i], Y[j])`` (``Y = X`` when omitted), scikit-learn's
         kernel protocol; a single structure is refused (use :meth:`value`), never read as a
@@ -263,7 +260,6 @@ class Kernel(BaseEstimator):
         learner's bounded trials), or None when no such bound is known (the default)."""
         return None
 
-    # --------------------------------------------------------------- algebra
     def __add__(self, other: Kernel) -> SumKernel:
         if not isinstance(other, Kernel):
             return NotImplemented
@@ -272,9 +268,7 @@ class Kernel(BaseEstimator):
     def __mul__(self, other: Any) -> Kernel:
         if isinstance(other, Kernel):
             return ProductKernel(self, other)
-        if np.isscalar(other) and not isinstance(other, (str, bytes)):
-            return ScaledKernel(self, float(other))
-        return NotImplemented
+        return self.__rmul__(other)
 
     def __rmul__(self, other: Any) -> Kernel:
         if np.isscalar(other) and not isinstance(other, (str, bytes)):
@@ -285,7 +279,8 @@ class Kernel(BaseEstimator):
 # scikit-learn's pairwise_kernels (behind KernelRidge, KernelPCA, Nystroem ...) calls a
 # kernel of its Gaussian-process family once with the whole arrays, any other callable once
 # per pair of rows: as a virtual subclass of that family, a Kernel gives its Gram in one call.
-GPKernel.register(Kernel)
+# Registered when scikit-learn defines the family, so that using a kernel never imports it.
+after_import("sklearn.gaussian_process.kernels", lambda module: module.Kernel.register(Kernel))
 
 
 class _Combination(Kernel):

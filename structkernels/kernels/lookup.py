@@ -1,8 +1,7 @@
 """A kernel read from a stored Gram matrix: ``k(i, j) = G[i, j]`` on integer indices.
 
-A rectangular ``G`` holds training structures ``0 .. n_cols - 1`` as rows and columns and
-further ones (test queries) as rows below: ``G = np.vstack([K_train, K_test_train])``.  A
-value not stored is an error naming the index, never a guess.
+A rectangular ``G = np.vstack([K_train, K_test_train])`` holds the training structures as
+rows and columns, test queries as rows below; a value not stored is an error, never a guess.
 
 Example
 -------
@@ -31,16 +30,14 @@ class GramLookup(Kernel):
     Parameters
     ----------
     matrix : array of shape (n_rows, n_cols)
-        Stored kernel values.  Index ``i`` may be a row when ``i < n_rows``
-        and a column when ``i < n_cols``.
+        Stored kernel values: index ``i`` is a row when ``i < n_rows``, a column when
+        ``i < n_cols``.
     diagonal : array of shape (n_rows,), optional
-        Self-similarities of every row structure (for normalisation of rows
-        beyond ``n_cols``); default: the stored diagonal, defined for indices
-        ``< min(n_rows, n_cols)``.
+        Self-similarities of every row structure (to normalise rows beyond ``n_cols``);
+        default: the stored diagonal.
     """
 
-    #: indexing a NumPy array: threads are safe, and the engine's timing keeps
-    #: such cheap blocks serial anyway
+    #: indexing a NumPy array: threads are safe (the engine keeps cheap blocks serial anyway)
     nogil_blocks = True
 
     def __init__(self, matrix: Any, diagonal: Any = None):

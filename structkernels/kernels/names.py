@@ -1,8 +1,7 @@
 """Kernels by registered name: the ``structkernels.kernels`` entry-point group.
 
-This module stays light (the command line lists kernels and resolves names without
-loading scikit-learn, numba or joblib): the kernel base class is imported where a
-kernel is checked or built.
+Light, for the command line (no scikit-learn, numba or joblib): the kernel base class is
+imported where a kernel is checked or built.
 """
 
 from __future__ import annotations
@@ -73,9 +72,8 @@ def gram(kernel: Kernel | str, X: Any, Y: Any = None, **options: Any
     """Gram matrix ``K[i, j] = kernel(X[i], Y[j])`` (``Y = X`` when omitted).
 
     ``kernel`` is a kernel instance or a registered name; ``options`` are those of
-    :func:`structkernels.engine.gram.gram` (``n_jobs``, ``normalize``, ``block_size``,
-    ``out``, ``cache``, ``progress``, ``backend``, ``return_info``, ``validate``), and
-    with a name any other keyword is a parameter of the kernel.
+    :func:`structkernels.engine.gram.gram`, and with a name any other keyword is a parameter
+    of the kernel.
 
     Examples
     --------
@@ -99,9 +97,9 @@ def gram(kernel: Kernel | str, X: Any, Y: Any = None, **options: Any
 def takes_arrays(kernel: Any, kernel_params: dict | None = None) -> bool:
     """Whether ``kernel`` reads a 2-D float array, one row per sample (scikit-learn's input).
 
-    ``"precomputed"`` does; a kernel does when its ``check_input`` accepts a small float
-    matrix.  Estimators set their ``input_tags.two_d_array`` tag from it.  A kernel that
-    cannot be built from these parameters counts as taking arrays (``fit`` raises the error).
+    ``"precomputed"`` does, and a kernel whose ``check_input`` accepts a small float matrix
+    (or that cannot be built from these parameters: ``fit`` raises the error).
+
 
     Examples
     --------

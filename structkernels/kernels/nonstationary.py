@@ -1,9 +1,7 @@
 """Nonstationary extension of any convolution kernel (Garg et al. 2018, Theorem 2, Eq. 1).
 
-Any convolution kernel built on a tuple kernel ``k`` extends to a valid nonstationary
-kernel by ``k_NS(i, j) = σ(i) k(i, j) σ(j)``, σ weighing a tuple's edge label.  σ goes to
-the wrapped kernel's own ``sigma`` when it has one (``path``, ``tree``), else to its tuple
-kernel (:class:`~structkernels.kernels.tuples.WeightedTupleKernel`).
+``k_NS(i, j) = σ(i) k(i, j) σ(j)``, σ weighing a tuple's edge label, goes to the wrapped
+kernel's own ``sigma`` (``path``, ``tree``) or else to its tuple kernel.
 """
 
 from __future__ import annotations
@@ -27,11 +25,9 @@ class NonstationaryKernel(Kernel):
     Parameters
     ----------
     kernel : Kernel or str, default "path"
-        A convolution kernel (instance or registered name) with a
-        ``tuple_kernel`` constructor parameter.
+        A convolution kernel (instance or registered name) with a ``tuple_kernel`` parameter.
     sigma : dict str -> float, optional
-        Weight ``>= 0`` per edge label; labels not named weigh 1.  Combines
-        multiplicatively with any σ the wrapped kernel already has.
+        Weight ``>= 0`` per edge label (others weigh 1), times the wrapped kernel's own σ.
 
     Examples
     --------
@@ -42,7 +38,6 @@ class NonstationaryKernel(Kernel):
     True
     """
 
-    #: it weights a convolution kernel, whose values grow with the structures' size
     grows_with_size = True
 
     def __init__(self, kernel: Kernel | str = "path", sigma: Mapping[str, float] | None = None):

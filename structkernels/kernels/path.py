@@ -1,7 +1,6 @@
 """Path (subsequence) kernel of Bunescu & Mooney (2005) with nonstationary σ.
 
-Sec. 4.1 of Garg et al., "Stochastic learning of nonstationary kernels for natural
-language modeling" (2018), between paths ``S`` and ``S'`` of ``(edge, node)`` tuples::
+Sec. 4.1 of Garg et al. (2018), between paths ``S`` and ``S'`` of ``(edge, node)`` tuples::
 
     K(S, S') = Σ_{i, j : |i| = |j|}  Π_k k(S[i_k], S'[j_k]) · λ^(l(i) + l(j))
 
@@ -47,9 +46,8 @@ def check_lam(owner: Kernel) -> None:
 
 
 class SigmaZeroForm:
-    """Writes a path's tuples whose edge label has σ = 0 alike (the first such label for
-    edge and node): the path kernel cannot tell them apart, they match nothing
-    (:meth:`PathKernel.canonical_form`)."""
+    """Writes a path's tuples whose edge label has σ = 0 alike (the first such label for edge
+    and node): they match nothing (:meth:`PathKernel.canonical_form`)."""
 
     def __init__(self, dead: set[str], name: str):
         self.dead, self.name = dead, name
@@ -67,23 +65,20 @@ class PathKernel(EncodedConvolutionKernel):
     Parameters
     ----------
     lam : float in (0, 1], default 0.8
-        Decay ``λ`` of a subsequence pair, ``λ^(l(i) + l(j))`` with ``l`` the
-        span (last index - first index + 1).  The paper uses 0.8.
+        Decay ``λ`` of a subsequence pair, ``λ^(l(i) + l(j))`` with ``l`` the span (last index
+        - first index + 1).  The paper uses 0.8.
     max_len : int or None, default None
         Longest subsequence length counted; None counts every length.
     sigma : dict str -> float, optional
-        Nonstationary weights per edge label (``>= 0``); labels not named
-        weigh 1.  ``sigma[l] = 0`` removes every common subsequence that uses
-        a tuple with edge label ``l``.
+        Nonstationary weights per edge label (``>= 0``); labels not named weigh 1.
+        ``sigma[l] = 0`` removes every common subsequence that uses an ``l`` tuple.
     tuple_kernel : TupleKernel, optional
-        The stationary tuple similarity (default: indicator on edges and
-        nodes).
+        The stationary tuple similarity (default: indicator on edges and nodes).
     node_mismatch : float in [0, 1], default 0.0
-        Partial credit between tuples: two tuples with the same edge label
-        and different nodes match with this weight instead of 0 (node kernel
-        :class:`~structkernels.kernels.tuples.PartialIndicator`).  0 is the
-        paper's indicator kernel.  Needs an indicator node kernel in
-        ``tuple_kernel``.
+        Partial credit: two tuples with the same edge label and different nodes match with
+        this weight instead of 0 (node kernel
+        :class:`~structkernels.kernels.tuples.PartialIndicator`; 0 is the paper's indicator).
+        Needs an indicator node kernel in ``tuple_kernel``.
 
     Examples
     --------
@@ -99,13 +94,12 @@ class PathKernel(EncodedConvolutionKernel):
 
     structure = Path
     encoded = PathList
-    overflow_hint = (
-        "long paths share astronomically many common substructures: lower lam or set "
-        "max_len (or compare shorter paths)"
-    )
+    overflow_hint = ("long paths share astronomically many common substructures: lower lam or "
+                     "set max_len (or compare shorter paths)")
 
     @staticmethod
     def _relabel(Y: PathList, vocab: Vocabulary, ymap: np.ndarray) -> PathList:
+        """``Y`` with its label ids mapped by ``ymap`` into ``vocab``."""
         return PathList(vocab, Y.offsets, ymap[Y.edges], ymap[Y.nodes])
 
     def __init__(self, lam: float = 0.8, max_len: int | None = None,
@@ -126,7 +120,6 @@ class PathKernel(EncodedConvolutionKernel):
         check_sigma(self.sigma, "PathKernel.sigma")
         self.resolved_tuple_kernel()
 
-    # -------------------------------------------------------------- internals
     def resolved_tuple_kernel(self) -> TupleKernel:
         """The tuple similarity in use (``tuple_kernel`` with ``node_mismatch`` applied)."""
         tk = as_tuple_kernel(self.tuple_kernel, "PathKernel")
@@ -144,15 +137,12 @@ class PathKernel(EncodedConvolutionKernel):
         vocab, ex, ey, tb, (xe, xn, xec, xnc), (ye, yn, yec, ync) = self._tables(
             tk, X, Y, mode == _nb.MODE_SYMMETRIC or Y is X)
         max_len = 0 if self.max_len is None else int(self.max_len)
-        if max_len:
-            lengths = np.diff(ex.offsets)
-            longest = int(lengths.max()) if len(lengths) else 0
-            max_len = max(1, min(max_len, longest))
+        if max_len:  # no longer than the longest path of X
+            max_len = max(1, min(max_len, int(np.diff(ex.offsets).max(initial=0))))
         xk, yk = match_keys(tb, len(vocab), xe, xn, ye, yn, ey is ex)
         return _nb.path_block(
             ex.offsets, xe, xn, xec, xnc, xk, ey.offsets, ye, yn, yec, ync, yk,
-            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len, mode,
-        )
+            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len, mode)
 
     def canonical_form(self) -> SigmaZeroForm | None:
         """The tuples whose edge label has σ = 0 written alike (:class:`SigmaZeroForm`), or
@@ -162,27 +152,21 @@ class PathKernel(EncodedConvolutionKernel):
         zero = sorted(str(e) for e, v in self.sigma.items() if float(v) == 0.0)
         return SigmaZeroForm(set(zero), zero[0]) if zero else None
 
-    # ----------------------------------------------- helpers of σ learning (public)
     def weighted_gradient(self, X: Sequence[Path], V: Any, labels: Sequence[str],
                           Y: Sequence[Path] | None = None, *, diagonal: bool = False,
                           lam: bool = False, n_jobs: int | None = None) -> np.ndarray:
         """``Σ_ij V[i, j] ∂K(X[i], Y[j]) / ∂θ``: the exact derivative in σ and λ, contracted.
 
-        ``θ`` is ``σ(label)`` for each of ``labels``, then ``λ``; the derivative is computed
-        by forward mode in the compiled programme, never by differences.  With
-        ``V = ∂J/∂K`` it is the gradient of an objective ``J`` of the Gram matrix.
+        ``θ`` is ``σ(label)`` for each of ``labels``, then ``λ``, by forward mode in the
+        compiled programme; with ``V = ∂J/∂K`` it is the gradient of an objective ``J``.
 
         Parameters
         ----------
-        X : sequence of Path
         V : array
-            ``(len(X), len(Y))`` weights; with ``Y`` None, ``(len(X), len(X))`` weights of
-            the pairs of ``X`` with itself; with ``diagonal``, ``len(X)`` weights of the
-            pairs ``(X[i], Y[i])`` (``Y`` None: ``(X[i], X[i])``).
+            ``(len(X), len(Y))`` weights (``Y`` None: ``X`` with itself); with ``diagonal``,
+            ``len(X)`` weights of the pairs ``(X[i], Y[i])`` (``Y`` None: ``(X[i], X[i])``).
         labels : sequence of str
             The edge labels whose σ the gradient is taken in.
-        Y : sequence of Path, optional
-        diagonal : bool, default False
         lam : bool, default False
             Also the derivative in λ (else the last value is 0).
         n_jobs : int, optional
@@ -233,8 +217,7 @@ class PathKernel(EncodedConvolutionKernel):
             return _gr.path_grad_block(
                 ex.offsets, xe, xn, xec, xnc, ey.offsets, ye, yn, yec, ync,
                 tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, float(self.lam), max_len,
-                pe, len(labels), bool(lam), W, mode, band[0], band[1],
-            )
+                pe, len(labels), bool(lam), W, mode, band[0], band[1])
 
         pairs = n if mode == _nb.MODE_DIAG else (n * (n + 1) // 2 if mode == _nb.MODE_SYMMETRIC
                                                  else n * m)
@@ -273,9 +256,8 @@ class PathKernel(EncodedConvolutionKernel):
             return None
 
     def monotone_in_sigma(self) -> bool:
-        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` for every label ``t`` is known:
-        with non-negative label similarities (the built-in ones) every term is non-negative,
-        and σ_t = 0 removes the terms that use a ``t`` tuple."""
+        """Whether ``K(x, y; σ_t = 0) <= K(x, y; σ_t = 1)`` is known: true with the built-in
+        (non-negative) label similarities, σ_t = 0 removing non-negative terms."""
         tk = self._own_tuple_kernel()
         return tk is not None and all(
             (isinstance(lk, str) and lk == "indicator")
@@ -293,9 +275,8 @@ class PathKernel(EncodedConvolutionKernel):
         if not ((isinstance(nk, str) and nk == "indicator") or type(nk) is IndicatorSimilarity
                 or (type(nk) is PartialIndicator and 0.0 <= float(nk.mismatch) <= 1.0)):
             return None
-        sig = sigma_table(self.sigma, X.vocab)
         lam = float(self.lam)
-        return lam * lam * sig[np.unique(X.edges)] ** 2
+        return lam * lam * sigma_table(self.sigma, X.vocab)[np.unique(X.edges)] ** 2
 
 
 #: Bands of rows :meth:`PathKernel.weighted_gradient` cuts its pairs into (fixed, so that the
@@ -306,16 +287,7 @@ _BAND_PAIRS = 4096
 
 def _row_bands(n: int, pairs: int, triangle: bool = False) -> list[tuple[int, int]]:
     """``(i0, i1)`` bands of ``n`` rows holding ``pairs`` pairs, of about equal work (with
-    ``triangle``, row ``i`` has ``n - i`` pairs).
-
-    Examples
-    --------
-    >>> _row_bands(10, 100)
-    [(0, 10)]
-    >>> bands = _row_bands(800, 800 * 801 // 2, triangle=True)
-    >>> len(bands), bands[:2], bands[-1]
-    (8, [(0, 52), (52, 107)], (517, 800))
-    """
+    ``triangle``, row ``i`` has ``n - i`` pairs)."""
     k = max(1, min(GRADIENT_BANDS, n, pairs // _BAND_PAIRS))
     if k == 1:
         return [(0, n)]

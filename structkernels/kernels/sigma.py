@@ -1,8 +1,7 @@
 """σ, the per-edge-label weights of the nonstationary kernels (Garg et al., Eq. 1): its check.
 
-σ's one home is the ``sigma`` parameter of the convolution kernel, checked once by
-:func:`check_sigma`.  NumPy only, so that the model-file readers use it without loading
-the kernels.
+σ's home is the ``sigma`` parameter of the convolution kernel, checked once by
+:func:`check_sigma`; NumPy only, for the model-file readers.
 """
 
 from __future__ import annotations
@@ -19,11 +18,9 @@ __all__ = ["check_sigma", "combine_sigma", "sigma_weight"]
 def check_sigma(sigma: Any, owner: str = "sigma") -> dict[str, float]:
     """Validate a σ mapping and return it as a ``{label: float}`` dict.
 
-    ``owner`` names the parameter (``"PathKernel.sigma"``) or the place in a model file.
-    ``None`` is the empty mapping (every label weighs 1).  Keys must be non-empty strings;
-    values finite numbers ``>= 0`` (a negative weight would not change the kernel, since σ
-    enters as σ(e) σ(e'), but it says the caller meant something else): a ``TypeError``
-    for what is not a number, a ``ValueError`` for a number out of range.
+    ``owner`` names the parameter or the place in a model file; ``None`` is ``{}``.  Keys
+    must be non-empty strings, values finite numbers ``>= 0`` (a negative weight would not
+    change σ(e) σ(e'), but says the caller meant something else).
 
     Examples
     --------
@@ -71,6 +68,4 @@ def combine_sigma(*sigmas: Mapping[str, float] | None) -> dict[str, float]:
 
 def sigma_weight(sigma: Mapping[str, float], edge: str | None) -> float:
     """σ(edge): the named weight, 1 for other labels and for the missing edge."""
-    if edge is None:
-        return 1.0
-    return float(sigma.get(edge, 1.0))
+    return 1.0 if edge is None else float(sigma.get(edge, 1.0))

@@ -1,6 +1,5 @@
-"""Tree kernel of Zelenko, Aone & Richardella, "Kernel methods for relation extraction"
-(JMLR 2003), with nonstationary σ, as Sec. 4.1 of Garg et al., "Stochastic learning of
-nonstationary kernels for natural language modeling" (2018) writes it::
+"""Tree kernel of Zelenko, Aone & Richardella (JMLR 2003), with nonstationary σ, as Sec. 4.1
+of Garg et al. (2018) writes it::
 
     K(T, T') = k(r, r') ( k(r, r')
                + Σ_{i, j : l(i) = l(j)} decay(i, j) Σ_s K(T[i_s], T'[j_s]) Π_s k(T[i_s].r, T'[j_s].r) )
@@ -38,17 +37,14 @@ class TreeKernel(EncodedConvolutionKernel):
     lam : float in (0, 1], default 0.8
         Decay ``λ``.
     decay : {"span", "length"}, default "span"
-        ``"span"``: ``λ^(d(i) + d(j))``, ``d`` the span of a child subsequence
-        (Zelenko's sparse kernel); ``"length"``: ``λ^l``, ``l`` the number of
-        children matched (the nonstationary paper's Sec. 4.1).
+        ``"span"``: ``λ^(d(i) + d(j))``, ``d`` the span of a child subsequence (Zelenko's
+        sparse kernel); ``"length"``: ``λ^l``, ``l`` the number of children matched (Sec. 4.1).
     contiguous : bool, default False
         Only contiguous runs of children.
     sigma : dict str -> float, optional
-        Nonstationary weights per edge label (``>= 0``); labels not named
-        weigh 1; the roots' missing edge weighs 1.
+        Weights per edge label (``>= 0``); labels not named and the roots' missing edge weigh 1.
     tuple_kernel : TupleKernel, optional
-        The stationary tuple similarity (default: indicator on edges and
-        nodes).
+        The stationary tuple similarity (default: indicator on edges and nodes).
 
     Examples
     --------
@@ -63,10 +59,8 @@ class TreeKernel(EncodedConvolutionKernel):
     """
 
     structure = Tree
-    overflow_hint = (
-        "large trees share astronomically many common substructures: lower lam "
-        "(or compare smaller trees)"
-    )
+    overflow_hint = ("large trees share astronomically many common substructures: lower lam "
+                     "(or compare smaller trees)")
     encoded = TreeList
     node_field = "labels"
 
@@ -92,7 +86,6 @@ class TreeKernel(EncodedConvolutionKernel):
         check_sigma(self.sigma, "TreeKernel.sigma")
         as_tuple_kernel(self.tuple_kernel, "TreeKernel")
 
-    # -------------------------------------------------------------- internals
     def _block(self, X: Sequence[Tree], Y: Sequence[Tree], mode: int) -> np.ndarray:
         tk = as_tuple_kernel(self.tuple_kernel, "TreeKernel")
         vocab, ex, ey, tb, (xe, xl, xec, xlc), (ye, yl, yec, ylc) = self._tables(
@@ -103,5 +96,4 @@ class TreeKernel(EncodedConvolutionKernel):
         return _nb.tree_block(
             ex.tree_offsets, xl, xe, xlc, xec, ex.child_offsets, ex.child_index, xk,
             ey.tree_offsets, yl, ye, ylc, yec, ey.child_offsets, ey.child_index, yk,
-            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, f, g, bool(self.contiguous), mode,
-        )
+            tb.sig, tb.ind_e, tb.KE, tb.ind_n, tb.KN, tb.cn, f, g, bool(self.contiguous), mode)

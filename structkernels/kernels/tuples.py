@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from structkernels.kernels.sigma import sigma_weight
 from structkernels.structures import Vocabulary
+from structkernels.utils import ParamsMixin
 
 __all__ = [
     "LabelKernel", "IndicatorSimilarity", "PartialIndicator", "WordVectorSimilarity",
@@ -35,8 +35,7 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------ label kernels
-class LabelKernel(BaseEstimator):
+class LabelKernel(ParamsMixin):
     """Base class of kernels between labels (words, edge labels): subclasses implement
     :meth:`matrix`.  ``None`` (a root's missing edge) is similar to ``None`` alone."""
 
@@ -212,8 +211,7 @@ def _as_label_kernel(spec: Any, what: str) -> LabelKernel | None:
     raise TypeError(f"{what} must be 'indicator' or a LabelKernel instance, got {spec!r}")
 
 
-# ------------------------------------------------------------------ tuple kernels
-class TupleKernel(BaseEstimator):
+class TupleKernel(ParamsMixin):
     """``k_e(e, e') k_n(n, n')`` on ``(edge, node)`` tuples (Sec. 5.1), the stationary part of
     Eq. 1: σ lives in the convolution kernel's ``sigma`` (:mod:`structkernels.kernels.sigma`).
 
@@ -252,7 +250,7 @@ class TupleKernel(BaseEstimator):
         return float(w)
 
 
-class WeightedTupleKernel(BaseEstimator):
+class WeightedTupleKernel(ParamsMixin):
     """σ weighting of any tuple kernel: ``σ(e) base((e, n), (e', n')) σ(e')`` (Eq. 1), for a
     convolution kernel without a ``sigma`` of its own (a plugin's)."""
 
@@ -281,7 +279,6 @@ def as_tuple_kernel(spec: Any, owner: str) -> TupleKernel:
         f"got {type(spec).__name__}")
 
 
-# --------------------------------------------------------- arrays for compiled code
 class TupleTables(NamedTuple):
     """The tuple similarity for compiled kernels: ``sig[id]`` σ of each vocabulary id; with
     ``ind_e`` (``ind_n``) the edge (node) kernel compares ids (``cn`` the mismatch weight of

@@ -20,16 +20,13 @@ __all__ = ["ViewKernel", "ViewSum"]
 
 
 class ViewSum(Kernel):
-    """``Σ_v k_v(x[v], y[v])``: one kernel per view of multi-view items, summed in order.
-
-    Its blocks add the views' blocks left to right; :meth:`gram_by_view` gives the same
-    matrix from each view's own Gram, each view encoded once instead of once per block.
+    """``Σ_v k_v(x[v], y[v])``: one kernel per view of multi-view items, summed in order
+    (:meth:`gram_by_view`: the same from each view's own Gram, each view encoded once).
 
     Parameters
     ----------
     views : sequence of (view, Kernel)
-        The key (dict items) or position (tuple items) of each view and its kernel
-        (normalised or not), in the order they are summed.
+        The key (dict items) or position (tuple items) of each view and its kernel.
 
     Examples
     --------
@@ -90,15 +87,13 @@ class ViewSum(Kernel):
     def gram_by_view(self, X: Sequence, Y: Sequence | None = None, *,
                      n_jobs: int | None = None, progress: bool | None = None,
                      threads_only: bool = False) -> np.ndarray:
-        """The Gram of ``X`` (against ``Y``) as each view's Gram (the engine's, each view
-        encoded once) added in order; zeros without views.  ``threads_only``: a view whose
-        kernel holds the GIL runs in this process (no worker processes started)."""
+        """The Gram of ``X`` (against ``Y``) as each view's Gram added in order (zeros without
+        views); ``threads_only``: a view whose kernel holds the GIL runs in this process."""
         K = None
         for view, k in self.views:
             jobs = n_jobs if releases_gil(k) or not threads_only else 1
-            block = np.asarray(gram(k, [x[view] for x in X],
-                                    None if Y is None else [y[view] for y in Y],
-                                    n_jobs=jobs, progress=progress), dtype=np.float64)
+            block = gram(k, [x[view] for x in X], None if Y is None else [y[view] for y in Y],
+                         n_jobs=jobs, progress=progress)
             if K is None:
                 K = np.array(block, dtype=np.float64, copy=True)
             else:
@@ -108,14 +103,8 @@ class ViewSum(Kernel):
 
 
 class ViewKernel(ViewSum):
-    """A kernel applied to one view of multi-view items: ``k(x[view], y[view])``.
-
-    Parameters
-    ----------
-    kernel : Kernel
-        The kernel of that view.
-    view : str or int
-        The key (dict items) or position (tuple items) of the view.
+    """A kernel applied to one view of multi-view items: ``k(x[view], y[view])``; ``view``
+    is the key (dict items) or position (tuple items) of the view.
 
     Examples
     --------

@@ -242,7 +242,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         self.kernel_params = kernel_params
         self.hash_params = hash_params
 
-    # ------------------------------------------------------------- checks
     def _precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
@@ -296,7 +295,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             n_probes = None if self.n_probes is None else int(self.n_probes)
         return n_tables, probe, n_probes
 
-    # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> KernelKNNClassifier:
         """Store the training structures and labels; build the hash tables if any."""
         t0 = time.perf_counter()
@@ -388,8 +386,7 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 K = np.asarray(self.X_fit_[r], dtype=np.float64)  # a copy: rows taken
                 K[np.arange(len(r)), r] = -np.inf
                 found.append(self._neighbours_of(K, self.n_neighbors))
-            idx = np.concatenate([f[0] for f in found])
-            sims = np.concatenate([f[1] for f in found])
+            idx, sims = (np.concatenate(part) for part in zip(*found, strict=True))
         else:
             # k + 1 neighbours by the predict-time search, then drop the structure itself
             k1 = min(int(self.n_neighbors), n_all - 1) + 1  # the predict-time k, plus itself
@@ -410,7 +407,6 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
         best = int(np.argmax(f[:-1]))
         return float(t[best]), scores
 
-    # ---------------------------------------------------------- neighbours
     def kneighbors(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """Training neighbours of ``X``: ``(indices, similarities)``, each (n, k).
 
@@ -440,7 +436,7 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
             diag_q, ne = kernel_diagonal(self.kernel_, Xq)
             n_evals += ne
             scales = (diagonal_scales(diag_q), diagonal_scales(self._diag_fit))
-        parts_r, parts_c, parts_s = [], [], []
+        parts = []  # (rows, cols, sims) candidates
         if self.hashing is None:
             block = 512
             tasks = [
@@ -455,10 +451,7 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                 S = h._similarities(Xq)
                 n_evals += h.n_evaluations_ - before
                 codes = codes_from_bits(h.bits_from_similarities(S))
-                rr, cc, ss = line_topk(S, k, None, h.reference_indices_)
-                parts_r.append(rr)
-                parts_c.append(cc)
-                parts_s.append(ss)
+                parts.append(line_topk(S, k, None, h.reference_indices_))
                 if self.probe_ and self.n_probes_ is not None and self.n_probes_ < h.n_bits_:
                     # multi-probe: each query's own bucket and those across its least firm bits
                     weakest = np.argsort(h.margins_from_similarities(S), axis=1, kind="stable")
@@ -481,19 +474,14 @@ class KernelKNNClassifier(ValidatedParamsMixin, ClassifierMixin, BaseEstimator):
                         ]
                     if cols:
                         tasks.append((rows, np.concatenate(cols), False))
-        r, c, s, ne = top_candidates(self.kernel_, Xq, self.X_fit_, tasks, k, scales,
-                                     n_jobs=self.n_jobs, desc="knn predict")
+        *found, ne = top_candidates(self.kernel_, Xq, self.X_fit_, tasks, k, scales,
+                                    n_jobs=self.n_jobs, desc="knn predict")
         n_evals += ne
-        parts_r.append(r)
-        parts_c.append(c)
-        parts_s.append(s)
+        parts.append(found)
         self.n_evaluations_ = int(n_evals)
-        return merge_topk(
-            m, k, np.concatenate(parts_r), np.concatenate(parts_c), np.concatenate(parts_s),
-            exclude_self=False,
-        )
+        rows, cols, sims = (np.concatenate(p) for p in zip(*parts, strict=True))
+        return merge_topk(m, k, rows, cols, sims, exclude_self=False)
 
-    # ------------------------------------------------------------ predict
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities: the (weighted) share of each class among the neighbours.
 

@@ -16,8 +16,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from structkernels.engine.checks import (
-    ZeroSelfSimilarityWarning,
     diagonal_scales,
+    normalization_scales,
     probe_when_asked,
 )
 from structkernels.engine.gram import block_ranges
@@ -98,7 +98,6 @@ class KNNGraph:
         return [rows[bounds[i] : bounds[i + 1]] for i in range(self.n)]
 
 
-# ---------------------------------------------------------------- internals
 def line_topk(S: np.ndarray, k: int, line_ids: np.ndarray | None = None,
               other_ids: np.ndarray | None = None, *, transpose: bool = False,
               mask_self: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -230,15 +229,9 @@ def bounded_k(k: int, n: int, name: str = "k", stacklevel: int = 3) -> int:
 
 
 def kernel_diagonal(kernel: Kernel, X: Sequence) -> tuple[np.ndarray, int]:
+    """``(k(x, x) of X, evaluations)``; self-similarities <= 0 warn as normalising does."""
     d = kernel.diag(X)
-    bad = int((d <= 0).sum())
-    if bad:
-        warnings.warn(
-            f"normalisation met {bad} structure(s) with self-similarity <= 0; "
-            "their normalised similarities are set to 0",
-            ZeroSelfSimilarityWarning,
-            stacklevel=3,
-        )
+    normalization_scales(d, d[:0], stacklevel=3)
     return d, len(X)
 
 
@@ -353,12 +346,9 @@ def build_tables(X: Sequence, kernel: Kernel, hashing: Any, *, n_bits: int | Non
         raise ValueError("n_bits and hash parameters cannot be given with fitted hashers")
     for h in fitted:
         before = h.n_evaluations_
-        c = h.hash(X)
+        codes.append(h.hash(X))
         n_evals += h.n_evaluations_ - before
-        hashers.append(h)
-        codes.append(c)
-        sims.append(None)
-    return hashers, codes, sims, n_evals
+    return fitted, codes, [None] * len(fitted), n_evals
 
 
 def group_buckets(codes: np.ndarray) -> dict[int, np.ndarray]:

@@ -291,32 +291,25 @@ class KernelLSH(_KernelHash):
 
     Parameters
     ----------
-    kernel : str or Kernel
-    n_bits : int, optional
-        Default ``ceil(log2(N) / 2)`` at fit.
+    kernel, n_bits, random_state, n_jobs, kernel_params
+        As in :class:`RandomKNNHash`.
     n_sample : int, optional
         ``p``; default ``ceil(sqrt(N))`` (at least 2).
     n_per_bit : int, optional
         ``t``; default ``max(1, p // 4)``; must be < ``p``.
-    random_state : int, RandomState or None
-    n_jobs : int or None, default None
     rcond : float, default 1e-8
         Relative eigenvalue cut-off of ``K_c^{-1/2}``.
-    kernel_params : dict, optional
 
     Attributes
     ----------
-    kernel_ : Kernel
-    reference_indices_ : ndarray of int, shape (p,)
-    reference_ : list or ndarray
+    kernel_, reference_indices_, reference_, n_bits_, n_evaluations_
+        As in :class:`RandomKNNHash`, the reference set of ``p`` structures.
     subsets_ : ndarray of int, shape (n_bits, t)
         Positions in ``reference_`` of the ``t`` points ``S_j`` of each bit.
     weights_ : ndarray, shape (p, n_bits)
         The ``w_j`` as columns.
     rank_ : int
         Eigenvalues of ``K_c`` kept in ``K_c^{-1/2}``.
-    n_bits_ : int
-    n_evaluations_ : int
 
     Examples
     --------

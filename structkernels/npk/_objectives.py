@@ -1,7 +1,6 @@
 """What decides each label's σ in :class:`~structkernels.npk.learner.NonstationaryLearner`: one
-strategy per ``objective=``, each holding only its own parameters.  Random draws are made in the
-order of the algorithm: the global graph's seed, then each label's subsets and their trials'
-seeds (``"loss1"``); the sample (``"knn-ap"``).
+strategy per ``objective=``.  Random draws follow the algorithm: the global graph's seed, then
+each label's subsets and their trials' seeds (``"loss1"``); the sample (``"knn-ap"``).
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------- records
 @dataclass(frozen=True)
 class LabelDecision:
     """The value chosen for one label in one pass, with the trials that decided it."""
@@ -76,11 +74,8 @@ class FitReport:
 
 @dataclass(frozen=True)
 class FitData:
-    """What every objective learns from.
-
-    ``learned`` is the learner's ``sigma_``: the σ decided so far, updated by the learner
-    after each label (:meth:`current_sigma` adds the fixed weights).
-    """
+    """What every objective learns from; ``learned`` is the learner's ``sigma_``, updated by
+    the learner after each label."""
 
     base: Kernel
     normalize: bool
@@ -97,8 +92,7 @@ class FitData:
     def of(cls, *, base: Kernel, normalize: bool, fixed: dict[str, float],
            learned: dict[str, float], X: Sequence, y: np.ndarray, labels: Sequence[str],
            edge_sets: Sequence[frozenset[str]], rng: np.random.RandomState) -> FitData:
-        """The data of a fit, with each label's structures found in ``edge_sets`` (the edge
-        labels of each structure)."""
+        """The data of a fit; ``edge_sets``: the edge labels of each structure."""
         has = {lab: np.array([lab in s for s in edge_sets], dtype=bool) for lab in labels}
         members = {lab: np.flatnonzero(has[lab]) for lab in labels}
         return cls(base=base, normalize=normalize, fixed=fixed, learned=learned, X=X, y=y,
@@ -120,32 +114,23 @@ def labels_by_frequency(counts: Mapping[str, int], labels: Sequence[str] | None,
     missing = [lab for lab in labels if lab not in counts]
     if missing:
         raise ValueError(
-            f"NonstationaryLearner.labels: {missing} occur in no training structure"
-        )
+            f"NonstationaryLearner.labels: {missing} occur in no training structure")
     return sorted(dict.fromkeys(labels), key=lambda lab: (-counts[lab], lab))
 
 
-# ---------------------------------------------------------------- interface
 @dataclass(kw_only=True)
 class Objective:
-    """The interface the learner's ``fit`` drives; progress is counted in ``steps_per_label``
-    units of ``unit`` per label."""
+    """The interface the learner's ``fit`` drives (progress: ``steps_per_label`` per label):
+    ``set_up(data)`` (False: nothing to learn, every σ stays 1), then per pass
+    ``start_pass(it)`` and ``learn_label(it, label) -> LabelDecision`` for each label."""
 
     desc: ClassVar[str] = "learning σ"
     unit: ClassVar[str] = "trial"
     steps_per_label: ClassVar[int] = 1
     counters: FitReport = field(default_factory=FitReport, init=False)
 
-    def set_up(self, data: FitData) -> bool:
-        """Prepare the fit; False when there is nothing to learn (every σ stays 1)."""
-        raise NotImplementedError
-
     def start_pass(self, it: int) -> None:
         """Before pass ``it`` over the labels."""
-
-    def learn_label(self, it: int, label: str) -> LabelDecision:
-        """Decide ``label``'s σ in pass ``it``."""
-        raise NotImplementedError
 
 
 def _budget(max_evaluations: int | str | None, n: int) -> int | None:
@@ -155,14 +140,11 @@ def _budget(max_evaluations: int | str | None, n: int) -> int | None:
     return n * (n + 1) // 2 if max_evaluations == "gram" else int(max_evaluations)
 
 
-# --------------------------------------------------------------- Loss Function 1
 def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph: Any,
                          beta: int) -> np.ndarray:
-    """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``.
-
-    ``r`` are ``beta`` inducing points drawn among ``members``; ``graph`` is the
-    global graph's ``(indices, reverse)``, or None for the inducing points alone.
-    """
+    """Lines 6-10 of Algorithm 1: the indices ``a = r ∪ n ∪ n̄ ∪ nn``, ``r`` the ``beta``
+    inducing points drawn among ``members``, ``graph`` the global graph's ``(indices,
+    reverse)`` (None: the inducing points alone)."""
     r = members if len(members) <= beta else rng.choice(members, beta, replace=False)
     if graph is None:
         return np.unique(r)
@@ -183,14 +165,10 @@ def neighbourhood_sample(rng: np.random.RandomState, members: np.ndarray, graph:
 class Loss1Objective(Objective):
     """Loss Function 1 on sampled neighbourhoods: Algorithm 1 of Garg et al. (2018), Sec. 6.2.
 
-    Per pass the global k-NN graph ``G`` is built with the current kernel (:meth:`start_pass`);
-    per label ``t``, ``α`` trials each draw ``β`` inducing points among the structures with
-    ``t`` and add their neighbourhood in ``G`` (:func:`neighbourhood_sample`); the losses of
-    the subset's 1-NN graphs at ``σ_t = 0`` and ``σ_t = 1``, summed over the trials, decide
-    (a tie keeps σ_t = 1) (:meth:`learn_label`).  ``sampling="random"`` (Table 4b) keeps the
-    inducing points alone, without ``G``.  Each subset is cut to its share of the budget;
-    exact trials go through ``exact_trials`` (:func:`~structkernels.npk._trials.exact_trials`),
-    hashed ones through :func:`~structkernels.npk.loss.subset_losses`.
+    Per pass a global k-NN graph ``G``; per label ``t``, ``α`` trials each draw ``β`` inducing
+    points among the structures with ``t`` plus their neighbourhood in ``G`` (none with
+    ``sampling="random"``, Table 4b); the losses of the subset's 1-NN graphs at ``σ_t = 0``
+    and ``σ_t = 1``, summed over the trials, decide (a tie keeps σ_t = 1).
     """
 
     alpha: int
@@ -216,11 +194,10 @@ class Loss1Objective(Objective):
 
     def set_up(self, data: FitData) -> bool:
         self.data = data
-        n = len(data.X)
         if self.max_evaluations == "gram" and self.hashing is None and self.neighbourhood:
             self.counters.budget = None  # an exact global graph alone is one Gram matrix
         else:
-            self.counters.budget = _budget(self.max_evaluations, n)
+            self.counters.budget = _budget(self.max_evaluations, len(data.X))
         self.charged = 0  # evaluations as computed without reuse: what the budget counts
         self.trials_left = self.n_iter * len(data.labels) * self.alpha
         self.graph = None
@@ -236,8 +213,7 @@ class Loss1Objective(Objective):
                     f"NonstationaryLearner: the global k-NN graph alone took "
                     f"{self.counters.n_evaluations:,} kernel evaluations, over the budget "
                     f"max_evaluations={budget:,}; the trials get none",
-                    RuntimeWarning, stacklevel=3,
-                )
+                    RuntimeWarning, stacklevel=3)
 
     def _global_graph(self) -> tuple[np.ndarray, list]:
         d = self.data
@@ -281,20 +257,14 @@ class Loss1Objective(Objective):
             j for j, a in enumerate(subsets) if self.hashing is None or len(a) < self.exact_below
         ]
         hashed = [j for j in range(self.alpha) if j not in set(exact)]
-        # exact trials: every kernel value of the label computed once, reused across its
-        # trials; the Gram blocks run with n_jobs workers
+        # exact trials: every kernel value of the label computed once, reused across trials
         results = dict(zip(exact, self.exact_trials(
             base, sigma, lab, X, y, [subsets[j] for j in exact], has, normalize, self.n_jobs,
             bool(self.chain_bound)), strict=True))
-        # only the sampled structures go to a trial (and to the workers); sampled subsets are
-        # much smaller than N: their hash tables take the default bits
+        # only the sampled structures go to a trial; their hash tables take the default bits
         tasks = [(base, sigma, lab, take(X, subsets[j]), y[subsets[j]], normalize, self.hashing,
                   None, int(seeds[j])) for j in hashed]
-        if self.n_jobs == 1 or len(hashed) < 2:
-            done = [subset_losses(*task) for task in tasks]
-        else:
-            done = list(map_tasks(_subset_losses_of, tasks, n_jobs=self.n_jobs,
-                                  backend="processes"))
+        done = map_tasks(_subset_losses_of, tasks, n_jobs=self.n_jobs, backend="processes")
         results.update(zip(hashed, done, strict=True))
         return [results[j] for j in range(self.alpha)]
 
@@ -313,15 +283,10 @@ class Loss1Objective(Objective):
         return LabelDecision(label, it, (summed[0], summed[1]), chosen, tuple(trials))
 
 
-# ------------------------------------------------------------------- k-NN AP
 @dataclass(kw_only=True)
 class KnnAPObjective(Objective):
-    """The k-NN classifier's leave-one-out average precision on a stratified sample.
-
-    The sample holds ``objective_sample`` training structures, fewer when its estimated
-    cost exceeds the budget; σ(l) = 0 is kept only when it raises the AP by more than
-    ``min_gain`` on both stratified halves (:class:`SigmaKNNSearch`).
-    """
+    """The k-NN classifier's leave-one-out average precision on a stratified sample of
+    ``objective_sample`` structures (fewer when over the budget): :class:`SigmaKNNSearch`."""
 
     desc = "learning σ (k-NN AP)"
     unit = "label"
@@ -336,7 +301,6 @@ class KnnAPObjective(Objective):
     def _sample_rows(self, d: FitData) -> np.ndarray:
         """The sorted rows of the sample, shrunk to fit the budget."""
         n = len(d.X)
-        rows = np.arange(n)
         size = min(int(self.objective_sample), n)
         if self.counters.budget is not None:
             # the sample's Gram S (S + 1) / 2 and, per pass, each label's block, about
@@ -347,28 +311,24 @@ class KnnAPObjective(Objective):
             if fits < size:
                 size = max(2, fits)
                 self.counters.n_trimmed = 1
-        if size < n:
-            rows = stratified_rows(d.y, size, d.rng.randint(np.iinfo(np.int32).max))
-        return rows
+        if size >= n:
+            return np.arange(n)
+        return stratified_rows(d.y, size, d.rng.randint(np.iinfo(np.int32).max))
 
-    def set_up(self, data: FitData) -> bool:
-        d = data
+    def set_up(self, d: FitData) -> bool:
         self.counters.budget = _budget(self.max_evaluations, len(d.X))
         rows = self._sample_rows(d)
         ys = d.y[rows]
         if not ys.any() or ys.all():
             warnings.warn(
                 "NonstationaryLearner(objective='knn-ap'): the sample holds one class only; "
-                "every σ stays 1", RuntimeWarning, stacklevel=3,
-            )
+                "every σ stays 1", RuntimeWarning, stacklevel=3)
             return False
         self.counters.subset_sizes = [int(len(rows))]
-        base = d.base
         self.search = SigmaKNNSearch(
-            lambda sig: with_sigma(base, sig), take(d.X, rows), ys,
+            lambda sig: with_sigma(d.base, sig), take(d.X, rows), ys,
             {lab: d.has[lab][rows] for lab in d.labels}, d.current_sigma(),
-            int(self.n_neighbors), d.normalize, self.n_jobs,
-        )
+            int(self.n_neighbors), d.normalize, self.n_jobs)
         self.counters.n_evaluations = self.search.n_evaluations
         return True
 
@@ -386,7 +346,6 @@ def _subset_losses_of(args: tuple) -> dict:
     return subset_losses(*args)
 
 
-# ------------------------------------------------------- gradient: svm, alignment
 #: The gradient objectives (:class:`GradientObjective`, :mod:`structkernels.npk.gradient`).
 OBJECTIVES = ("svm", "alignment")
 #: Every σ objective of :class:`~structkernels.NonstationaryLearner`: Algorithm 1's binary σ
@@ -411,23 +370,10 @@ PARAMETERS = {
 
 
 @dataclass
-class GradientResult:
-    """What a gradient fit learns: σ of each label, λ, the step kept and every step's record
-    (``step``, ``objective`` (maximised), ``val_ap`` (held-out average precision), ``lam``,
-    ``sigma``, ``seconds``)."""
-
-    sigma: dict[str, float]
-    lam: float
-    best_step: int
-    history: list[dict[str, Any]]
-
-
-@dataclass
 class GradientObjective:
-    """σ ∈ [0, 1] per edge label (and λ) of the path kernel by exact projected Adam steps.
+    """σ ∈ [0, 1] per edge label (and λ) of the path kernel by exact projected Adam steps, with
+    :class:`~structkernels.NonstationaryLearner`'s settings of the same names."""
 
-    The settings are :class:`~structkernels.NonstationaryLearner`'s of the same names.
-    """
 
     objective: str
     min_count: int
@@ -449,14 +395,10 @@ class GradientObjective:
 
     def fit(self, base: PathKernel, start: dict[str, float], labels: list[str],
             X: Sequence[Path], y: np.ndarray, groups: Any, offset: Offset | None,
-            rng: np.random.RandomState) -> GradientResult:
-        """Learn σ of ``labels`` (and λ) from ``base``'s λ and the σ ``start``, on ``X``, ``y``.
-
-        ``groups``: the document of each structure (the held-out part that chooses the number
-        of steps is whole documents).  ``offset(rows, cols)``: the sum of the other views'
-        normalised kernels between ``X[rows]`` and ``X[cols]``: σ is then learned for the sum
-        (the model that uses it), not for the path view alone.
-        """
+            rng: np.random.RandomState
+            ) -> tuple[dict[str, float], float, int, list[dict[str, Any]]]:
+        """``(σ, λ, the step kept, every step's record)`` learned for ``labels`` from
+        ``base``'s λ and the σ ``start`` on ``X``, ``y`` (``groups``, ``offset``: ``fit``'s)."""
         if len(np.unique(y)) < 2:
             raise ValueError("NonstationaryLearner.fit: y has one class only")
         lam = float(base.lam)
@@ -478,9 +420,7 @@ class GradientObjective:
             kern = clone(base).set_params(
                 lam=lam, sigma={**start, **dict(zip(labels, theta.tolist(), strict=True))})
             K = kern.gram(XS, n_jobs=n_jobs, progress=False)
-            d = np.diag(K).copy()
-            if (d <= 0).any():
-                d = np.where(d > 0, d, 1.0)
+            d = np.where(np.diag(K) > 0, np.diag(K), 1.0)
             Kn = K / np.sqrt(np.outer(d, d))
             G = Kn + off_S
             dH = kern.diag(XH)
@@ -507,7 +447,7 @@ class GradientObjective:
                     lam = float(np.clip(lam + move[-1], LAM_MIN, 1.0))
             history[-1]["seconds"] = round(time.perf_counter() - t0, 3)
         sigma = {lab: float(v) for lab, v in zip(labels, best[2], strict=True)}
-        return GradientResult(sigma, float(best[3]), best[1], history)
+        return sigma, float(best[3]), best[1], history
 
     def _split(self, y: np.ndarray, groups: Any, rng: np.random.RandomState):
         seed = rng.randint(2**31 - 1)

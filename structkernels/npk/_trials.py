@@ -1,12 +1,9 @@
 """The exact trials of one label (Algorithm 1, step 3) without repeated work.
 
-They learn exactly what computing each trial from scratch learns (bit-identical 1-NN graphs
-and losses, docs/npk.md), with fewer kernel evaluations: (1) a value met in an earlier trial
-of the label is read back (:func:`_gram_reusing`); (2) by Eq. (1) σ_t = 0 changes only pairs
-of structures that both contain ``t``; (3) for a kernel monotone in σ
-(``Kernel.monotone_in_sigma``) a pair that cannot be a first neighbour is not evaluated
-(:func:`_label_block_pruned`); (4) where the chain bound holds (:func:`_chain_bound`) only the
-pairs that can be a first neighbour are (:func:`_bounded_trial`).
+The same 1-NN graphs and losses as each trial from scratch (docs/npk.md), with fewer kernel
+evaluations: (1) values of earlier trials of the label are read back; (2) by Eq. (1) σ_t = 0
+changes only pairs of two structures with ``t``; (3) for a kernel monotone in σ, and (4)
+where the chain bound holds, a pair that cannot be a first neighbour is not evaluated.
 """
 
 from __future__ import annotations
@@ -27,8 +24,8 @@ from structkernels.structures import PathList, take
 
 def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
                    rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """Evaluate, in place, the self-similarities ``B`` (row ``i``: ``X[rows[i]]``) does not
-    know yet (NaN); returns the diagonal and the number of kernel evaluations made."""
+    """Fill in the unknown (NaN) self-similarities of ``B`` (row ``i``: ``X[rows[i]]``);
+    returns the diagonal and the evaluations made."""
     d = np.diagonal(B).copy()
     new = np.flatnonzero(np.isnan(d))
     if len(new):
@@ -39,33 +36,24 @@ def _fill_diagonal(B: np.ndarray, kernel: Kernel, X: Sequence,
 
 
 def _known_values(idx: np.ndarray, blocks: list) -> np.ndarray:
-    """The ``len(idx)``-square matrix of the values ``blocks`` (``(indices, raw matrix)``
-    computed earlier with one kernel) hold for the pairs of the sorted ``idx``; NaN elsewhere.
-    """
-    m = len(idx)
-    raw = np.full((m, m), np.nan)
+    """The values ``blocks`` (``(indices, raw matrix)`` of one kernel) hold for the pairs of
+    the sorted ``idx``; NaN elsewhere."""
+    raw = np.full((len(idx), len(idx)), np.nan)
     for bidx, braw in blocks:
         if len(bidx) == 0:
             continue
         pos = np.minimum(np.searchsorted(bidx, idx), len(bidx) - 1)
         p = np.flatnonzero(bidx[pos] == idx)
-        if len(p) == 0:
-            continue
-        q = pos[p]
-        sub = braw[np.ix_(q, q)]
-        ok = ~np.isnan(sub)
-        cur = raw[np.ix_(p, p)]
-        cur[ok] = sub[ok]
-        raw[np.ix_(p, p)] = cur
+        sub = braw[np.ix_(pos[p], pos[p])]
+        raw[np.ix_(p, p)] = np.where(np.isnan(sub), raw[np.ix_(p, p)], sub)
     return raw
 
 
 def _gram_reusing(
     kernel: Kernel, X: Sequence, idx: np.ndarray, blocks: list, n_jobs: int | None = None
 ) -> tuple[np.ndarray, int]:
-    """Raw Gram matrix of ``X[idx]`` evaluating only the pairs no block of ``blocks`` (``(indices,
-    raw Gram)`` of earlier trials, same kernel) holds, each as a fresh ``gram`` gives it; returns
-    the matrix and the number of kernel evaluations made."""
+    """Raw Gram matrix of ``X[idx]`` evaluating only the pairs no block of ``blocks`` holds
+    (each as a fresh ``gram`` gives it), and the evaluations made."""
     idx = np.asarray(idx, dtype=np.int64)
     m = len(idx)
     raw = _known_values(idx, blocks)
@@ -94,9 +82,8 @@ def _gram_reusing(
 
 def _new_by_old(kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarray,
                 known: np.ndarray, n_jobs: int | None = None) -> int:
-    """The pairs (new structure, known structure) of a subset between two ranges of positions
-    ``a < b`` (the Gram engine's orientation), in rectangular blocks; fills ``raw`` and ``known``
-    and returns the number of evaluations."""
+    """The pairs (new structure, known structure) between two ranges of positions ``a < b``
+    (the Gram engine's orientation) into ``raw`` and ``known``; returns the evaluations."""
     m = len(is_new)
     n_ranges = int(max(1, min(16, m // 32)))
     bounds = np.linspace(0, m, n_ranges + 1).astype(np.int64)
@@ -125,24 +112,24 @@ def _new_by_old(kernel: Kernel, Xa: Sequence, is_new: np.ndarray, raw: np.ndarra
     return n_eval
 
 
-#: Relative slack of the bound ``K(σ_t = 0) <= K(σ_t = 1)`` against round-off.
-_BOUND_SLACK = 1e-9
+#: Relative slack of the bounds (``K(σ_t = 0) <= K(σ_t = 1)``, the chain bound) against
+#: round-off.
+_SLACK = 1e-9
 
 
 def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: np.ndarray,
                         raw1: np.ndarray, blocks: list, normalize: bool,
                         n_jobs: int | None = None) -> tuple[np.ndarray, int]:
     """The σ_t = 0 values of the label's block (``inside``: positions in ``idx``) the exact 1-NN
-    graph needs: ``U = raw1[i, j] s0_i s0_j`` bounds a σ_t = 0 similarity from above, known
-    values bound each row's best ``b_i`` from below, and a pair with ``U < b_i`` and ``U < b_j``
-    is not evaluated.  Returns the block (NaN where not evaluated) and the evaluations."""
+    graph needs (NaN elsewhere), and the evaluations: ``U = raw1[i, j] s0_i s0_j`` bounds a
+    σ_t = 0 similarity from above, known values bound each row's best ``b_i`` from below, and
+    a pair with ``U < b_i`` and ``U < b_j`` is not evaluated."""
     I = idx[inside]
     m = len(I)
-    B, n_eval = _known_values(I, blocks), 0
+    B = _known_values(I, blocks)
     XI = kernel0.check_input(take(X, I))
     source = KernelSource(kernel0, XI, checked=True)
-    d, ne = _fill_diagonal(B, kernel0, XI)
-    n_eval += ne
+    d, n_eval = _fill_diagonal(B, kernel0, XI)
     if normalize:
         s0 = diagonal_scales(d)
         s1 = diagonal_scales(np.diagonal(raw1))
@@ -157,10 +144,9 @@ def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: n
     if outside.any():
         lb = (raw1[np.ix_(inside, outside)] * (s0[:, None] * s1[outside][None, :])).max(axis=1)
     U = raw1[np.ix_(inside, inside)] * (s0[:, None] * s0[None, :])
-    U = U + np.abs(U) * _BOUND_SLACK
+    U = U + np.abs(U) * _SLACK
     np.fill_diagonal(U, -np.inf)
-    off = ~np.eye(m, dtype=bool)
-    known = ~np.isnan(B) & off
+    known = ~np.isnan(B) & ~np.eye(m, dtype=bool)
     lb = np.maximum(lb, np.where(known, B * (s0[:, None] * s0[None, :]), -np.inf).max(
         axis=1, initial=-np.inf))
     # each row walks its candidates, best bound first, in doubling batches, and stops at
@@ -205,22 +191,14 @@ def _label_block_pruned(kernel0: Kernel, X: Sequence, idx: np.ndarray, inside: n
     return B, n_eval
 
 
-#: Relative slack of the chain bound (:func:`_chain_bound`) against round-off.
-_CHAIN_SLACK = 1e-9
-
-
 def _chain_bound_setup(kernels_v: dict, X: Sequence) -> tuple[np.ndarray, dict] | None:
-    """``(C, w)`` for :func:`_chain_bound`: ``C[i, e]`` the tuples of ``X[i]`` with edge label
-    ``e``, ``w[v]`` the kernel's ``chain_bound_weights`` under ``kernels_v[v]``; None when the
-    bound is not known to hold."""
+    """``(C, w)`` for :func:`_chain_bound` (``C[i, e]``: tuples of ``X[i]`` with edge label
+    ``e``), or None when the bound is not known to hold."""
     if not isinstance(X, PathList):
         return None
-    w = {}
-    for v, kern in kernels_v.items():
-        weights = kern.chain_bound_weights(X)
-        if weights is None:
-            return None
-        w[v] = weights
+    w = {v: kern.chain_bound_weights(X) for v, kern in kernels_v.items()}
+    if any(weights is None for weights in w.values()):
+        return None
     ids = np.unique(X.edges)
     col = np.searchsorted(ids, X.edges)
     rows = np.repeat(np.arange(len(X)), np.diff(X.offsets))
@@ -248,10 +226,8 @@ def _chain_bound(C: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
-    """Evaluate, by ``evaluate(lo, hi)`` (stores them, returns their similarities), the unknown
-    pairs that can be some row's first neighbour: skipped when the upper bound ``U[i, j]`` is
-    below both rows' ``best`` known similarity (updated in place); each row's most promising pair
-    first, then the candidates in descending ``U``, in doubling batches."""
+    """Evaluate by ``evaluate(lo, hi)`` the unknown pairs whose upper bound ``U[i, j]`` reaches
+    either row's ``best`` (updated): most promising first, in doubling batches."""
     m = len(best)
     cand = np.triu(~known, 1)
     if not cand.any():
@@ -290,16 +266,13 @@ def _walk(U: np.ndarray, known: np.ndarray, best: np.ndarray, evaluate) -> None:
 def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarray, blocks: dict,
                    normalize: bool, bound: tuple[np.ndarray, dict],
                    n_jobs: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-    """The subset's raw σ_t = 1 matrix and the σ_t = 0 block of ``inside`` (NaN where not
-    evaluated), with the values their 1-NN graphs need: every pair bounded by
-    :func:`_chain_bound` (a σ_t = 0 one inside the label also by its σ_t = 1 value) and walked
-    (:func:`_walk`); also the number of kernel evaluations."""
+    """The subset's raw σ_t = 1 matrix and σ_t = 0 block of ``inside`` with the values their
+    1-NN graphs need (NaN elsewhere; :func:`_chain_bound`), and the evaluations."""
     k1, k0 = kernels_v[1], kernels_v[0]
     C, w = bound
     m = len(a)
     Xa = k1.check_input(take(X, a))
     sources = {v: KernelSource(kernels_v[v], Xa, checked=True) for v in (0, 1)}
-    n_eval = 0
     R1 = _known_values(a, blocks[1])
     I = a[inside]
     B0 = _known_values(I, blocks[0])
@@ -308,7 +281,7 @@ def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarr
     # self-similarities: the σ_t = 0 ones differ only for structures with the label
     d1, ne1 = _fill_diagonal(R1, k1, Xa)
     dI, ne0 = _fill_diagonal(B0, k0, Xa, inside)
-    n_eval += ne1 + ne0
+    n_eval = ne1 + ne0
     d0 = d1.copy()
     d0[inside] = dI
     if normalize:
@@ -322,7 +295,7 @@ def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarr
         if bad:
             return np.full((m, m), np.inf)
         U = raw_bound * (s[:, None] * s[None, :])
-        return U + np.abs(U) * _CHAIN_SLACK
+        return U + np.abs(U) * _SLACK
 
     def row_best(V: np.ndarray, s: np.ndarray) -> np.ndarray:
         S = V * (s[:, None] * s[None, :])
@@ -366,9 +339,8 @@ def _bounded_trial(kernels_v: dict, X: Sequence, a: np.ndarray, inside: np.ndarr
     return R1, W0[np.ix_(inside, inside)], n_eval + counter[0]
 
 
-#: Kernel values kept per label and σ_t value for reuse by later trials (float64
-#: entries, 2**24 = 128 MiB); the oldest blocks are dropped beyond it, which
-#: costs evaluations, never changes a result.
+#: Kernel values kept per label and σ_t value for later trials; the oldest blocks are
+#: dropped beyond it (costing evaluations, never changing a result).
 _REUSE_ENTRIES = 2**24
 
 
@@ -388,9 +360,7 @@ def exact_trials(base: Kernel, sigma: dict[str, float], label: str, X: Sequence,
                  subsets: list[np.ndarray], has: np.ndarray, normalize: bool,
                  n_jobs: int | None = None, chain_bound: bool = True) -> list[TrialResult]:
     """:func:`~structkernels.npk.loss.subset_losses` of the exact trials of one label, each
-    kernel value computed once (see the module): the same 1-NN graphs and losses, only
-    ``n_evaluations`` smaller (``n_nominal`` is the cost from scratch, :func:`trial_cost`).
-    """
+    kernel value computed once (``n_nominal``: the cost from scratch, :func:`trial_cost`)."""
     kernels_v = {v: with_sigma(base, {**sigma, label: float(v)}) for v in (0, 1)}
     prune = bool(base.monotone_in_sigma())
     bound = _chain_bound_setup(kernels_v, X) if prune and chain_bound else None
@@ -416,8 +386,7 @@ def exact_trials(base: Kernel, sigma: dict[str, float], label: str, X: Sequence,
             raw0 = raw1.copy()
             if len(inside) and prune:
                 block, ne = _label_block_pruned(
-                    kernels_v[0], X, a, inside, raw1, blocks[0], normalize, n_jobs
-                )
+                    kernels_v[0], X, a, inside, raw1, blocks[0], normalize, n_jobs)
                 n_eval += ne
                 _keep(blocks[0], a[inside], block)
                 raw0[np.ix_(inside, inside)] = np.where(np.isnan(block), -np.inf, block)

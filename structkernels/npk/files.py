@@ -21,7 +21,6 @@ import numpy as np
 
 from structkernels.kernels.names import kernels
 from structkernels.kernels.sigma import check_sigma
-from structkernels.neighbors.classifier import KernelKNNClassifier
 from structkernels.neighbors.settings import PREVIOUS_DEFAULTS
 from structkernels.registry import UnknownNameError
 from structkernels.structures import Path, StructureError
@@ -275,6 +274,10 @@ def check_settings(name: str, doc: dict[str, Any]) -> None:
     """The kernel's and the classifier's settings of a model document, checked as fitting
     checks them (a parameter the kernel or the classifier does not take, a NaN, a value out
     of its range), so that a model that cannot give finite scores is refused when read."""
+    # imported here: the extractor's reader shares this module's document checks and must
+    # not load the classifier (nor scikit-learn) to read its own files
+    from structkernels.neighbors.classifier import KernelKNNClassifier
+
     kernel = doc["kernel"]
     try:
         kernels.get(kernel)(**doc["kernel_params"]).validate_params()

@@ -1,10 +1,8 @@
 """The gradient strategy of :class:`~structkernels.NonstationaryLearner`: real σ (and λ).
 
-``objective="svm"`` and ``"alignment"`` (``_objectives.GradientObjective``) treat the weights
-as what they are in Eq. 1 of Garg et al. (2018), real numbers: σ ∈ [0, 1] per edge label (and
-the decay λ) follow the exact gradient (``PathKernel.weighted_gradient``) of a differentiable
-objective of the normalised Gram matrix of a sample, possibly inside a sum with other views'
-kernels (``offset``):
+``objective="svm"`` and ``"alignment"`` treat the weights of Eq. 1 of Garg et al. (2018) as
+real numbers: σ ∈ [0, 1] per edge label (and λ) follow the exact gradient
+(``PathKernel.weighted_gradient``) of an objective of a sample's normalised Gram matrix:
 
 - ``"svm"``: the SVM's dual objective at its optimum, minimised as multiple-kernel learning
   does (Rakotomamonjy et al. 2008, SimpleMKL): ``∂J/∂K_ij = -½ α_i y_i α_j y_j`` (Danskin);
@@ -26,8 +24,7 @@ from structkernels.structures import Path
 __all__ = ["DEFAULT_SIGMA_OBJECTIVE", "OBJECTIVES", "SIGMA_OBJECTIVES", "learn_path_weights"]
 
 #: The σ objective of the relation models (``structkernels evaluate``, ``train-extractor``):
-#: the SVM's own objective, the one never more than 1 F1 below σ ≡ 1 on the four PPI corpora
-#: (``benchmarks/results/sigma_objectives.json``).
+#: the SVM's own (``benchmarks/results/sigma_objectives.json`` compares them).
 DEFAULT_SIGMA_OBJECTIVE = "svm"
 
 
@@ -39,10 +36,9 @@ def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any,
     """The path kernel parameters a σ objective learns on ``X``: ``{"sigma": {...}}`` (the
     labels whose weight is not 1), and ``"lam"`` from the gradient objectives.
 
-    :class:`NonstationaryLearner` with ``objective`` and ``params``.  ``groups``, ``offset``
-    and ``prior`` are for the gradient objectives (``"svm"``, ``"alignment"``).  ``prior``:
-    what was learned elsewhere (this function's result on another corpus), their starting
-    point and step 0, so that the steps on this corpus refine it only when its held-out
+    :class:`NonstationaryLearner` with ``objective`` and ``params``; ``groups``, ``offset``
+    and ``prior`` are for the gradient objectives.  ``prior``: this function's result on
+    another corpus, the starting point and step 0, refined only when this corpus's held-out
     documents say so (transfer from a large corpus to a small one).
 
     Examples
@@ -64,11 +60,8 @@ def learn_path_weights(kernel_params: dict[str, Any], X: Sequence[Path], y: Any,
             start["lam"] = prior["lam"]
     learner = NonstationaryLearner("path", start, objective=objective, n_jobs=n_jobs,
                                    random_state=random_state, progress=progress, **params)
-    if gradient:
-        learner.fit(X, y, groups=groups, offset=offset)
-        sigma, extra = learner.kernel_sigma_, {"lam": learner.lam_}
-    else:
-        learner.fit(X, y)
-        sigma, extra = learner.sigma_, {}
+    learner.fit(X, y, groups=groups, offset=offset)  # both used by the gradient objectives only
+    sigma, extra = ((learner.kernel_sigma_, {"lam": learner.lam_}) if gradient
+                    else (learner.sigma_, {}))
     # a model keeps the labels whose weight is not 1
     return {"sigma": {k: float(v) for k, v in sigma.items() if v != 1.0}, **extra}

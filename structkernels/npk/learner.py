@@ -1,11 +1,8 @@
 """Learning the nonstationary weights σ of a convolution kernel (Algorithm 1).
 
-Garg et al. (2018), "Stochastic learning of nonstationary kernels for natural language
-modeling", Sec. 5-6: the tuple kernel of a path (or tree) kernel is extended to
-``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j) k_n(n_i, n_j)`` (Eq. 1), with one
-parameter ``σ(l)`` per edge (semantic) label ``l``; ``σ(l) = 0`` makes the kernel ignore every
-common substructure that uses an ``l`` tuple.  What decides each σ is a strategy of
-:mod:`structkernels.npk._objectives`; the learner never forms an N × N Gram matrix.
+Garg et al. (2018), Sec. 5-6: ``k_NS((e_i, n_i), (e_j, n_j)) = σ(e_i) k_e(e_i, e_j) σ(e_j)
+k_n(n_i, n_j)`` (Eq. 1), one σ per edge label; the strategies of
+:mod:`structkernels.npk._objectives` decide each σ without an N × N Gram matrix.
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -69,90 +67,65 @@ from structkernels.utils import (
 
 __all__ = ["NonstationaryLearner"]
 
-# -------------------------------------------------------------------- learner
+
 class NonstationaryLearner(TransformerMixin, BaseEstimator):
     """Learn binary per-edge-label weights σ of a convolution kernel (Algorithm 1).
 
-    Algorithm 1 and Loss Function 1 of Garg et al. (2018), Sec. 6: σ starts at 1 for every
-    label; labels are visited in descending frequency; for each, ``alpha`` noisy loss
-    estimates on sampled local neighbourhoods of a hashed global k-NN graph decide between
-    σ = 0 and σ = 1.  With ``n_iter > 1`` the pass is repeated on a graph rebuilt with the
-    σ learned so far (Sec. 7.1.3).
+    Algorithm 1 and Loss Function 1 of Garg et al. (2018), Sec. 6: σ starts at 1; labels are
+    visited in descending frequency, each decided between σ = 0 and σ = 1 by ``alpha`` noisy
+    loss estimates on sampled neighbourhoods of a hashed global k-NN graph.
 
     Parameters
     ----------
     kernel : str or Kernel, default "path"
-        The convolution kernel to make nonstationary: a registered name (built with
-        ``kernel_params``) or an instance; it must have a ``sigma`` parameter (dict edge label
-        -> weight, labels not named weigh 1).  A :class:`~structkernels.Normalized` instance is
-        unwrapped and ``normalize`` is then taken as True.
+        The convolution kernel to make nonstationary, with a ``sigma`` parameter: a registered
+        name (built with ``kernel_params``) or an instance (a :class:`~structkernels.Normalized`
+        one is unwrapped, ``normalize`` then taken as True).
     kernel_params : dict, optional
-        Parameters of the kernel (e.g. ``{"lam": 0.8}``).  A ``sigma`` given
-        here fixes the weights of labels that are not learned.
+        Parameters of the kernel (``{"lam": 0.8}``); a ``sigma`` fixes labels not learned.
     labels : list of str, optional
-        Edge labels to learn σ for.  Default: the most frequent half of the
-        edge labels seen in the training structures (``top_fraction``).
+        Edge labels to learn σ for (default: the ``top_fraction`` most frequent ones).
     top_fraction : float, default 0.5
-        Share of the distinct edge labels, most frequent first, learned when
-        ``labels`` is None (the paper learns the top 50%).
-    alpha : int, default 10
-        Trials per label (α).
-    beta : int, default 100
-        Inducing points per trial (β), drawn among the structures that contain the label.
+        Share of the distinct edge labels learned when ``labels`` is None (the paper's 50%).
+    alpha, beta : int, default 10, 100
+        Trials per label (α); inducing points per trial (β), among the structures with it.
     k : int, default 4
         Neighbours per structure in the global k-NN graph.
     n_iter : int, default 1
-        Passes over the labels; the global graph is rebuilt with the learned
-        σ before each pass after the first.
+        Passes over the labels, each on a graph built with the σ learned so far (Sec. 7.1.3).
     sampling : {"neighbourhood", "random"}, default "neighbourhood"
-        ``"neighbourhood"``: Algorithm 1's local neighbourhoods.  ``"random"``: the pure-random
-        baseline of Table 4(b), the ``β`` inducing points alone (no global graph).
+        Algorithm 1's local neighbourhoods, or the ``β`` inducing points alone (Table 4(b)).
     hashing : {"random-knn", "klsh"} or None, default "random-knn"
-        Kernel hashing of the global k-NN graph (and of sampled subsets of
-        ``exact_below`` structures or more); None computes exact graphs.
+        Kernel hashing of the global graph and of subsets of ``exact_below`` or more.
     n_bits : int, optional
-        Hash bits (H) of the global graph (None: about sqrt(N) buckets); hashed subset graphs
-        take the default for their size.
+        Hash bits (H) of the global graph (None: about sqrt(N) buckets).
     exact_below : int, default 2000
-        Sampled subsets smaller than this get an exact 1-NN graph (their
-        loss estimate is then free of hashing noise).
+        Sampled subsets smaller than this get an exact 1-NN graph (no hashing noise).
     chain_bound : bool, default True
-        In exact trials of the path kernel (indicator edges, node similarities at most 1),
-        evaluate only the pairs the chain bound leaves as possible first neighbours: the
-        same σ, losses and log with fewer kernel evaluations, but scattered ones;
-        ``False`` evaluates each subset's whole Gram (still reused across trials).
+        Exact trials of the path kernel (indicator edges, node similarities at most 1)
+        evaluate only the pairs the chain bound leaves as possible first neighbours (the same
+        σ and log); ``False`` evaluates each subset's whole Gram.
     max_evaluations : "gram", int or None, default "gram"
-        Budget of kernel evaluations for the whole fit.  ``"gram"`` is one Gram matrix,
-        ``N (N + 1) / 2``: Algorithm 1 exists to cost less than that.  After the global graph,
-        the rest is shared evenly among the remaining trials; a subset whose from-scratch cost
-        (its Gram for ``σ_t = 1`` plus the label's block for ``σ_t = 0``) exceeds its share is
-        cut, inducing points kept first, until it fits (``n_trimmed_`` counts them).  The budget
-        counts that from-scratch cost, so σ does not depend on the reuse of values.  None: no
-        budget.  With ``hashing=None`` and neighbourhood sampling the exact global graph alone
-        is one Gram matrix, so ``"gram"`` sets no budget there.  With ``objective="knn-ap"`` the
-        sample is shrunk until its estimated cost fits the budget (``n_trimmed_`` is then 1).
+        Budget of kernel evaluations for the whole fit (None: none); ``"gram"`` is one Gram
+        matrix, ``N (N + 1) / 2``, and sets no budget when the exact global graph alone is one
+        (``hashing=None``, neighbourhood sampling).  After the global graph, the rest is shared
+        evenly among the trials: a subset whose from-scratch cost exceeds its share is cut,
+        inducing points kept first (``n_trimmed_``); counting the from-scratch cost keeps σ
+        independent of the reuse of values.  ``"knn-ap"`` shrinks its sample to fit.
     normalize : bool, default True
-        Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``
-        for the graphs and the loss.
+        Use the cosine-normalised kernel ``K(x, y) / sqrt(K(x, x) K(y, y))``.
     objective : {"loss1", "knn-ap", "svm", "alignment"}, default "loss1"
-        What decides each label.  ``"loss1"``: Loss Function 1 on the sampled neighbourhoods
-        (the paper's Algorithm 1; ``alpha``, ``beta``, ``k``, ``sampling``, ``hashing`` apply).
-        ``"knn-ap"``: the average precision of the leave-one-out scores of the
-        similarity-weighted ``n_neighbors``-NN classifier on a stratified sample of
-        ``objective_sample`` training structures (:mod:`structkernels.npk.sigma_knn`): the same
-        greedy pass over the labels, judged by the classifier that will use σ.  σ(l) = 0 is kept
-        only when it raises that AP by more than ``min_gain`` on each of two stratified halves
-        of the sample.  ``"svm"`` (the SVM's dual objective, multiple-kernel learning's
-        alternation) and ``"alignment"`` (centred kernel-target alignment): real σ ∈ [0, 1] and
-        λ of the path kernel by projected Adam steps (:mod:`structkernels.npk.gradient`; the
-        parameters from ``min_count`` to ``C`` apply, and ``fit`` takes ``groups`` and
-        ``offset``).
-    objective_sample : int, default 8000
-        With ``"knn-ap"``: training structures in the sample (all when fewer).
-    n_neighbors : int, default 8
-        With ``"knn-ap"``: k of the classifier whose scores are judged.
-    min_gain : float, default 0.005
-        With ``"knn-ap"``: the AP gain σ(l) = 0 must exceed.
+        ``"loss1"``: Loss Function 1 on the sampled neighbourhoods (Algorithm 1; ``alpha`` to
+        ``hashing`` apply).  ``"knn-ap"``: the leave-one-out average precision of the
+        similarity-weighted ``n_neighbors``-NN classifier on a stratified sample
+        (:mod:`structkernels.npk.sigma_knn`); σ(l) = 0 is kept only when it raises the AP by
+        more than ``min_gain`` on each of two stratified halves.  ``"svm"`` (the SVM's dual,
+        as multiple-kernel learning) and ``"alignment"`` (centred kernel-target alignment):
+        real σ ∈ [0, 1] and λ of the path kernel by projected Adam steps
+        (:mod:`structkernels.npk.gradient`; ``min_count`` to ``C``, ``groups`` and ``offset``).
+    objective_sample, n_neighbors, min_gain : default 8000, 8, 0.005
+        With ``"knn-ap"``: training structures in the sample (all when fewer), k of the
+        classifier whose scores are judged, and the AP gain σ(l) = 0 must exceed.
     min_count, learn_lam, n_samples, max_steps, learning_rate, validation_fraction, C
         Gradient objectives: with ``labels`` None, the labels on at least ``min_count``
         (default 5) training structures are learned; ``learn_lam`` (True): λ too;
@@ -161,8 +134,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         of size ``learning_rate`` (0.05); ``validation_fraction`` (0.25): share of the
         training documents (``groups``) held out; ``C`` (1.0): the SVM's.
     n_jobs : int or None, default None
-        Workers for the global graph, the Gram blocks of exact trials and the
-        hashed trials of a label (results do not depend on it).
+        Workers of the graphs and the trials (results do not depend on it).
     random_state : int, RandomState or None
         Seeds the inducing points and the hashing.
     progress : bool, optional
@@ -170,30 +142,20 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    sigma_ : dict of str to float
-        Learned weight (0.0 or 1.0) of each learned label.
-    ignored_labels_ : list of str
-        Labels with σ = 0, in the order they were learned.
-    labels_ : list of str
-        The learned labels, most frequent first.
-    label_counts_ : dict of str to int
-        Number of training structures containing each learned label.
+    sigma_, ignored_labels_
+        The learned weight (0.0 or 1.0) of each learned label; those with σ = 0, in order.
+    labels_, label_counts_
+        The learned labels, most frequent first, and how many training structures hold each.
     losses_ : dict of str to dict
-        Per label: summed loss at σ = 0 and σ = 1 (``{"0": ..., "1": ...}``)
-        of the last pass, and the value chosen.
+        Per label: summed loss at σ = 0 and σ = 1 of the last pass, and the value chosen.
     log_ : list of dict
         One entry per (pass, label, trial, value): subset size, loss, penalty, reward.
-    n_evaluations_ : int
-        Kernel evaluations made by ``fit`` (global graphs + subsets).
-    n_evaluations_graph_ : int
-        Of which for the global k-NN graphs.
+    n_evaluations_, n_evaluations_graph_ : int
+        Kernel evaluations made by ``fit`` (global graphs + subsets), and for the graphs.
     n_evaluations_reused_ : int
-        Evaluations the exact trials did not make (:mod:`structkernels.npk._trials`):
-        ``n_evaluations_ + n_evaluations_reused_`` is the from-scratch cost.
-    budget_ : int or None
-        The evaluation budget of ``max_evaluations`` for this N.
-    n_trimmed_ : int
-        Sampled subsets cut to fit the budget.
+        Evaluations the exact trials saved by reuse (added to ``n_evaluations_``: from scratch).
+    budget_, n_trimmed_
+        The evaluation budget of ``max_evaluations`` for this N, and the subsets cut to it.
     n_train_ : int
         Number of training structures N (compare ``n_evaluations_`` with N²).
     fit_seconds_ : float
@@ -201,8 +163,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         Gradient objectives: the learned λ, the step kept (0: σ ≡ 1) and per step ``step``,
         ``objective`` (maximised), ``val_ap`` (held-out AP), ``lam``, ``sigma``, ``seconds``.
     X_fit_ : sequence
-        The training structures (checked input of the kernel), against which :meth:`transform`
-        computes the Gram matrix.  A learner read from a file (:meth:`load`) has σ but not them.
+        The training structures, for :meth:`transform` (not kept by :meth:`save`).
 
     Examples
     --------
@@ -219,10 +180,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     ['mod', 'time']
     >>> npk = learner.get_kernel()  # Normalized(PathKernel(lam=0.8, sigma={...}))
 
-    Fitted, it is a scikit-learn transformer: :meth:`transform` gives the Gram
-    matrix of structures against the training ones under the learned kernel,
-    for an estimator with ``kernel="precomputed"``, and :meth:`score` the
-    leave-one-out k-NN average precision, for ``GridSearchCV``:
+    Fitted, it is a scikit-learn transformer (the Gram against the training structures, for
+    ``kernel="precomputed"``) with a :meth:`score` for ``GridSearchCV``:
 
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.svm import SVC
@@ -275,7 +234,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.progress = progress
 
-    # ------------------------------------------------------------ validation
     def _validate_params(self) -> None:
         positive = [Interval(numbers.Integral, 1, None)]
         validate_params(self, self.get_params(deep=False), {
@@ -311,27 +269,22 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         if "bandwidth" in given:  # the RBF's and Laplacian's deprecated name of it
             given = {}
         if "sigma" not in given or not (given["sigma"] is None or isinstance(given["sigma"], Mapping)):
-            what = (
-                "has none" if "sigma" not in given
-                else f"has sigma={given['sigma']!r}, which is not a dict of edge-label weights"
-            )
+            what = ("has none" if "sigma" not in given else
+                    f"has sigma={given['sigma']!r}, which is not a dict of edge-label weights")
             raise TypeError(
                 f"NonstationaryLearner needs a convolution kernel with a 'sigma' parameter "
-                f"(per-edge-label weights, e.g. 'path' or 'tree'); {type(base).__name__} {what}"
-            )
+                f"(per-edge-label weights, e.g. 'path' or 'tree'); {type(base).__name__} {what}")
         fixed.update({str(k): float(v) for k, v in (base.get_params()["sigma"] or {}).items()})
         base.validate_params()
         return base, normalize, fixed
 
-    # ------------------------------------------------------------------- fit
     def fit(self, X: Sequence, y: Any, groups: Any = None,
             offset: Offset | None = None) -> NonstationaryLearner:
-        """Learn σ from labelled structures.
+        """Learn σ from labelled structures; returns the learner.
 
         Parameters
         ----------
         X : sequence of Path (or Tree)
-            Training structures.
         y : array-like of shape (n,)
             Binary labels (0/1, or booleans).
         groups : array, optional
@@ -339,12 +292,7 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             chooses the number of steps is whole documents).
         offset : callable, optional
             Gradient objectives: ``offset(rows, cols)`` -> the sum of the other views'
-            normalised kernels between ``X[rows]`` and ``X[cols]``, added to the path
-            kernel's inside the objective (σ learned for the model that uses it).
-
-        Returns
-        -------
-        self
+            normalised kernels between ``X[rows]`` and ``X[cols]``, added inside the objective.
         """
         self._validate_params()
         base, normalize, fixed = self._base_kernel()
@@ -404,10 +352,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
                                      progress=bool(self.progress))
         counts = Counter(label for x in X for label in structure_edge_labels(x))
         labels = strategy.labels(counts, self.labels)
-        learned = strategy.fit(base, fixed, labels, X, y, groups, offset, rng)
+        self.sigma_, self.lam_, self.best_step_, self.history_ = strategy.fit(
+            base, fixed, labels, X, y, groups, offset, rng)
         self._start(X, labels, counts, fixed, normalize)
-        self.sigma_, self.lam_, self.best_step_, self.history_ = (
-            learned.sigma, learned.lam, learned.best_step, learned.history)
         self.ignored_labels_ = [lab for lab in labels if self.sigma_[lab] == 0.0]
         self._report(FitReport())
         self.fit_seconds_ = time.perf_counter() - t0
@@ -438,19 +385,14 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         return {name: getattr(self, name) for name in names}
 
     def _report(self, report: FitReport) -> None:
-        """The objective's counters as fitted attributes."""
-        self.budget_ = report.budget
-        self.n_evaluations_ = report.n_evaluations
-        self.n_evaluations_graph_ = report.n_evaluations_graph
-        self.n_evaluations_reused_ = report.n_evaluations_reused
-        self.n_trimmed_ = report.n_trimmed
-        self.subset_sizes_ = report.subset_sizes
+        """The objective's counters as fitted attributes (``budget_``, ``n_evaluations_``...)."""
+        for f in fields(report):
+            setattr(self, f"{f.name}_", getattr(report, f.name))
 
     @contextlib.contextmanager
     def _fitting(self, bar, learn, t0, objective):
-        """Around a fit's passes: Ctrl-C keeps the σ learned so far (``interrupted_``), and
-        the bar, the counters, ``ignored_labels_`` and ``fit_seconds_`` are settled however
-        it ends."""
+        """Around a fit's passes: Ctrl-C keeps the σ learned so far (``interrupted_``); the
+        bar and the fitted counters are settled however it ends."""
         try:
             yield
         except KeyboardInterrupt:
@@ -462,7 +404,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
             self.ignored_labels_ = [lab for lab in learn if self.sigma_[lab] == 0.0]
             self.fit_seconds_ = time.perf_counter() - t0
 
-    # ------------------------------------------------------------- results
     _FITTED = (
         "sigma_", "ignored_labels_", "labels_", "label_counts_", "losses_", "log_",
         "n_evaluations_", "n_evaluations_graph_", "n_evaluations_reused_", "subset_sizes_",
@@ -473,18 +414,14 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def __getattr__(self, name: str) -> Any:
         # only called when normal lookup fails: a fitted attribute before fit
         if name in NonstationaryLearner._FITTED:
-            raise NotFittedError(
-                f"this NonstationaryLearner is not fitted yet ({name} is set by fit); "
-                "call fit(X, y) or NonstationaryLearner.load(path) first"
-            )
+            raise NotFittedError(f"this NonstationaryLearner is not fitted yet ({name} is set "
+                                 "by fit); call fit(X, y) or NonstationaryLearner.load(path) first")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _check_fitted(self) -> None:
         if "sigma_" not in self.__dict__:
-            raise NotFittedError(
-                "this NonstationaryLearner is not fitted yet; call fit(X, y) or "
-                "NonstationaryLearner.load(path) first"
-            )
+            raise NotFittedError("this NonstationaryLearner is not fitted yet; call fit(X, y) "
+                                 "or NonstationaryLearner.load(path) first")
 
     @property
     def kernel_sigma_(self) -> dict[str, float]:
@@ -514,35 +451,21 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         lam = {"lam": self.lam_} if "lam_" in self.__dict__ else {}
         return {**(self.kernel_params or {}), **lam, "sigma": self.kernel_sigma_}
 
-    # ------------------------------------------------------- scikit-learn
-    def _training_structures(self) -> Sequence:
+    def transform(self, X: Sequence) -> np.ndarray:
+        """Gram matrix of ``X`` against the training structures under the learned kernel,
+        shape ``(len(X), n_train_)``.
+
+        The kernel is :meth:`get_kernel`'s, so an estimator with ``kernel="precomputed"``
+        (e.g. ``SVC``) can follow the learner in a ``Pipeline``; a non-finite value is an error
+        naming the pair.
+        """
         self._check_fitted()
         if "X_fit_" not in self.__dict__:
             raise NotFittedError(
                 "this NonstationaryLearner was read from a file, which keeps σ but not the "
                 "training structures that transform needs: fit it, or compute Grams with "
-                "get_kernel()"
-            )
-        return self.X_fit_
-
-    def transform(self, X: Sequence) -> np.ndarray:
-        """Gram matrix of ``X`` against the training structures under the learned kernel.
-
-        The kernel is :meth:`get_kernel`'s (learned σ, cosine-normalised when the learner was),
-        so an estimator with ``kernel="precomputed"`` (e.g.  ``SVC``) can follow the learner in
-        a ``Pipeline``.  Costs ``len(X) n_train_`` kernel evaluations (and the self-similarities
-        when normalised); a non-finite value is an error naming the pair.
-
-        Parameters
-        ----------
-        X : sequence of Path (or Tree)
-
-        Returns
-        -------
-        ndarray of shape (len(X), n_train_)
-        """
-        X_fit = self._training_structures()
-        return gram(self.get_kernel(normalize=False), X, X_fit, normalize=self.normalize_,
+                "get_kernel()")
+        return gram(self.get_kernel(normalize=False), X, self.X_fit_, normalize=self.normalize_,
                     n_jobs=self.n_jobs, progress=self.progress)
 
     def fit_transform(self, X: Sequence, y: Any = None, **fit_params: Any) -> np.ndarray:
@@ -557,22 +480,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         """Leave-one-out average precision of the k-NN vote on ``(X, y)`` under the learned kernel.
 
         Each structure of ``X`` is scored by the similarity-weighted vote of its ``n_neighbors``
-        most similar other structures of ``X`` (itself left out), and the scores are ranked
-        against ``y`` by :func:`sklearn.metrics.average_precision_score`: what
-        ``objective="knn-ap"`` maximises and ``train-npk`` reports as average precision.  Higher
-        is better, so ``GridSearchCV`` can select on it.  Costs ``len(X) (len(X) + 1) / 2``
-        kernel evaluations.
-
-        Parameters
-        ----------
-        X : sequence of Path (or Tree)
-        y : array-like of shape (len(X),)
-            0/1 labels (or booleans).
-
-        Returns
-        -------
-        float
-            In [0, 1]; 0 when ``y`` has no positive.
+        most similar others, ranked against ``y`` (0/1 or booleans) by
+        :func:`sklearn.metrics.average_precision_score`: what ``objective="knn-ap"`` maximises,
+        in [0, 1] (0 when ``y`` has no positive); higher is better, for ``GridSearchCV``.
         """
         self._check_fitted()
         X = self._base_kernel()[0].check_input(X)
@@ -592,7 +502,6 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
-    # ------------------------------------------------------------------ JSON
     def to_json(self) -> dict[str, Any]:
         """The fitted model as a JSON-ready dict (parameters, σ, losses, counters).
 
@@ -613,9 +522,8 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def from_json(cls, obj: dict[str, Any] | str) -> NonstationaryLearner:
         """Inverse of :meth:`to_json` (also accepts a JSON string).
 
-        The document is data only: its ``"kernel"`` resolves through the kernel registry,
-        never by importing a name read from it; σ and fixed σ must be finite numbers >= 0.
-        Anything else raises a ``ValueError`` naming the field.
+        Its ``"kernel"`` resolves through the kernel registry, never by import; σ must be
+        finite and >= 0; anything wrong is a ``ValueError`` naming the field.
 
         Examples
         --------
@@ -630,10 +538,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted model to ``path`` as JSON, atomically.
 
-        The file appears complete under its name or not at all.  The kernel is
-        saved by its registered name: a kernel class that is not registered
-        is refused here (register it with ``structkernels.register(name, cls)``
-        or an entry point), as is a NaN or infinity anywhere (named).
+        The kernel is saved by its registered name: an unregistered kernel class is refused
+        (``structkernels.register(name, cls)`` or an entry point registers it), as is a NaN or
+        infinity anywhere (named).
         """
         doc = self.to_json()
         try:
@@ -647,10 +554,9 @@ class NonstationaryLearner(TransformerMixin, BaseEstimator):
     def load(cls, path: str | os.PathLike, *, max_bytes: int | None = None) -> NonstationaryLearner:
         """Read a model written by :meth:`save` or by ``structkernels train-npk``.
 
-        Reading never runs code (see :mod:`structkernels.npk.model`): the kernel resolves
-        through the registry, the size is bounded by ``max_bytes`` (default
-        ``structkernels.npk.model.MAX_MODEL_BYTES``) and every error is one
-        :class:`~structkernels.npk.model.ModelFormatError` line naming the file.
+        Reading never runs code: the kernel resolves through the registry, ``max_bytes``
+        bounds the size (default ``structkernels.npk.model.MAX_MODEL_BYTES``) and every
+        error is one :class:`~structkernels.npk.model.ModelFormatError` line naming the file.
         """
         name = os.fspath(path)
         doc = read_document(path, max_bytes)

@@ -19,7 +19,6 @@ from structkernels.structures import Path, Tree
 __all__ = ["loss_function_1", "structure_edge_labels"]
 
 
-# --------------------------------------------------------------------- helpers
 def structure_edge_labels(x: Any) -> frozenset[str]:
     """The distinct edge labels of a :class:`Path` or :class:`Tree` (the root's ``None`` left out).
 
@@ -35,8 +34,7 @@ def structure_edge_labels(x: Any) -> frozenset[str]:
         return frozenset(e for e, _ in x.preorder() if e is not None)
     raise TypeError(
         f"NonstationaryLearner learns σ over edge labels of Path or Tree structures, "
-        f"got {type(x).__name__}"
-    )
+        f"got {type(x).__name__}")
 
 
 def binary_labels(y: Any, n: int, method: str) -> np.ndarray:
@@ -45,10 +43,7 @@ def binary_labels(y: Any, n: int, method: str) -> np.ndarray:
     if y.ndim != 1 or len(y) != n:
         raise ValueError(
             f"NonstationaryLearner.{method}: y must be 1-D with one label per structure; got "
-            f"{n} structures and y of shape {y.shape}"
-        )
-    if y.dtype == bool:
-        y = y.astype(np.int64)
+            f"{n} structures and y of shape {y.shape}")
     bad = ~np.isin(y, [0, 1])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -70,11 +65,8 @@ def loss_function_1(
 
     Returns
     -------
-    loss : float
-        ``penalty - reward``.
-    penalty : float
-        ``Σ K(S_i, S_1nn(i)) I(y_i ≠ y_1nn(i))``.
-    reward : float
+    loss, penalty, reward : float
+        ``penalty - reward``, ``Σ K(S_i, S_1nn(i)) I(y_i ≠ y_1nn(i))`` and
         ``Σ K(S_i, S_1nn(i)) I(y_i = y_1nn(i) = 1)``.
 
     Examples
@@ -92,10 +84,7 @@ def loss_function_1(
 
 
 def _first_neighbours(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index and similarity of each row's most similar other column (self excluded).
-
-    Ties go to the lowest index, so the result does not depend on anything but the matrix.
-    """
+    """Index and similarity of each row's most similar other column (ties: the lowest)."""
     S = np.array(S, dtype=np.float64, copy=True)
     np.fill_diagonal(S, -np.inf)
     nn = np.argmax(S, axis=1)
@@ -109,15 +98,10 @@ def with_sigma(base: Kernel, sigma: dict[str, float]) -> Kernel:
     return out
 
 
-# ------------------------------------------------------------------ one trial
 @dataclass(frozen=True)
 class TrialResult:
-    """One trial of one label: the losses of σ_t = 0 and σ_t = 1 on one sampled subset.
-
-    ``loss``, ``penalty`` and ``reward`` are indexed by the value ``v`` of σ_t.
-    ``n_evaluations`` are the kernel evaluations made, ``n_nominal`` those of the
-    trial computed from scratch (what the budget counts).
-    """
+    """One trial of one label: the losses of σ_t = 0 and σ_t = 1 (indexed by the value) on
+    one sampled subset; ``n_nominal``: the evaluations from scratch (what the budget counts)."""
 
     size: int
     loss: tuple[float, float] = (0.0, 0.0)
@@ -129,8 +113,7 @@ class TrialResult:
 
 def trial_result(size: int, losses: Sequence[tuple[float, float, float]], n_eval: int,
                  n_nominal: int | None = None) -> TrialResult:
-    """The record of a trial from ``(loss, penalty, reward)`` at σ_t = 0 and σ_t = 1;
-    ``n_nominal`` defaults to the evaluations made."""
+    """The record of a trial from ``(loss, penalty, reward)`` at σ_t = 0 and σ_t = 1."""
     loss, penalty, reward = zip(*losses, strict=True)
     return TrialResult(int(size), loss, penalty, reward, int(n_eval),
                        int(n_eval) if n_nominal is None else int(n_nominal))
@@ -145,10 +128,8 @@ def subset_losses(base: Kernel, sigma: dict[str, float], label: str, X: Sequence
     Xa, losses, n_eval = list(X), [], 0
     for v in (0, 1):
         kv = with_sigma(base, {**sigma, label: float(v)})
-        g = knn_graph(
-            Xa, Normalized(kv) if normalize else kv, k=1, hashing=hashing, n_bits=n_bits,
-            n_jobs=1, random_state=seed, progress=False,
-        )
+        g = knn_graph(Xa, Normalized(kv) if normalize else kv, k=1, hashing=hashing,
+                      n_bits=n_bits, n_jobs=1, random_state=seed, progress=False)
         n_eval += int(g.n_evaluations)
         nn = np.asarray(g.indices)[:, 0]
         s = np.asarray(g.similarities, dtype=np.float64)[:, 0]
@@ -160,8 +141,7 @@ def subset_losses(base: Kernel, sigma: dict[str, float], label: str, X: Sequence
 def losses_of(raw: np.ndarray, ya: np.ndarray, normalize: bool) -> tuple[float, float, float]:
     """Loss Function 1 of the exact 1-NN graph of a raw (unnormalised) subset Gram matrix."""
     if normalize:
-        # pruned pairs hold -inf (they cannot be a first neighbour) and stay -inf when
-        # scaled; normalize_gram would refuse them as overflow
+        # pruned pairs hold -inf, which normalize_gram would refuse as overflow
         d = np.diag(raw).copy()
         s, _ = normalization_scales(d, d, warn=False)
         K = raw * (s[:, None] * s[None, :])

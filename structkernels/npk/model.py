@@ -1,7 +1,6 @@
 """The model file of ``structkernels train-npk``: one format, versioned, compact, validated.
 
-A model file is gzip-compressed JSON (``.npk.json.gz`` by convention; mtime 0
-in the gzip header, so the same model gives the same bytes)::
+A model file is gzip-compressed JSON (``.npk.json.gz``; gzip mtime 0: same model, same bytes)::
 
     {"format": "structkernels.npk-model", "version": 2,
      "learner": {...},            # NonstationaryLearner.to_json(): σ, losses, counters
@@ -10,11 +9,8 @@ in the gzip header, so the same model gives the same bytes)::
      "train": {"source": ..., "ids": [...], "paths": [...], "labels": [0, 1, ...]},
      "evaluation": {...}}
 
-Version 1 (the same dict as plain JSON) is still read.  Reading checks every file against
-this schema and never runs code (:mod:`structkernels.npk.files`): the kernels it names
-resolve only through the kernel registry, so ``"subprocess:getoutput"`` is refused as "not a
-registered kernel", and anything wrong is one :class:`ModelFormatError` line naming the file.
-Writing is atomic and refuses NaN/infinity, naming the field.
+Version 1 (the same dict as plain JSON) is still read, checked against this schema without
+running code (:mod:`structkernels.npk.files`).
 
 Examples
 --------
@@ -48,19 +44,15 @@ class NPKModel:
     Attributes
     ----------
     learner : NonstationaryLearner
-        The fitted σ learner.
-    kernel : str
-        Registered kernel name (``"path"``).
-    kernel_params : dict
-        The kernel's parameters with the learned σ.
+    kernel, kernel_params : str, dict
+        The registered kernel name (``"path"``) and its parameters with the learned σ.
     classifier_params : dict
         Settings of the :class:`~structkernels.KernelKNNClassifier`.
     train_paths, train_labels, train_ids : lists
         The training set the classifier votes with.
     evaluation : dict
         What ``train-npk`` measured on its test half.
-    version : int
-    path : str
+    version, path : int, str
     """
 
     learner: Any
@@ -75,26 +67,17 @@ class NPKModel:
     path: str = ""
 
     _fitted: dict[str, tuple[Any, Any]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def _setting(self) -> tuple:
         """What the fitted classifiers depend on: a change of any refits them."""
-        return (
-            self.kernel, repr(sorted(self.kernel_params.items())),
-            repr(sorted(self.classifier_params.items())),
-            id(self.train_paths), len(self.train_paths),
-            id(self.train_labels), len(self.train_labels),
-        )
+        return (self.kernel, repr(sorted(self.kernel_params.items())),
+                repr(sorted(self.classifier_params.items())), id(self.train_paths),
+                len(self.train_paths), id(self.train_labels), len(self.train_labels))
 
     def classifier(self, use: str = "npk", n_jobs: int | None = None):
-        """The fitted k-NN classifier (``use="pk"`` drops the learned σ).
-
-        It is fitted on the first call for each ``use`` and kept on the model: later calls (and
-        :meth:`predict`, :meth:`predict_proba`, :meth:`decision_function`) return the same
-        object with ``n_jobs`` set, without fitting again.  Assigning other training data,
-        kernel or classifier settings to the model fits it anew.
-        """
+        """The fitted k-NN classifier (``use="pk"`` drops the learned σ), kept for each ``use``
+        and returned with ``n_jobs`` set; other data, kernel or settings fit it anew."""
         if use not in ("npk", "pk"):
             raise ValueError(f"use must be 'npk' or 'pk', got {use!r}")
         setting = self._setting()
@@ -110,8 +93,7 @@ class NPKModel:
         if use == "pk":
             params.pop("sigma", None)
         clf = KernelKNNClassifier(
-            kernel=self.kernel, kernel_params=params, n_jobs=n_jobs, **self.classifier_params
-        )
+            kernel=self.kernel, kernel_params=params, n_jobs=n_jobs, **self.classifier_params)
         clf.fit(self.train_paths, np.asarray(self.train_labels, dtype=np.int64))
         self._fitted[use] = (setting, clf)
         return clf
@@ -126,9 +108,8 @@ class NPKModel:
         return self.classifier(use, n_jobs).predict_proba(X)
 
     def decision_function(self, X: Any, use: str = "npk", n_jobs: int | None = None):
-        """Positive-class score of the paths ``X``, shape (n,): the (weighted) share of
-        label 1 among the neighbours, the score :meth:`predict` compares with the
-        classifier's ``threshold_`` (0 everywhere when no training label is 1)."""
+        """Positive-class score of the paths ``X``, shape (n,): the (weighted) share of label
+        1 among the neighbours (0 everywhere when no training label is 1)."""
         clf = self.classifier(use, n_jobs)
         proba = clf.predict_proba(X)
         pos = np.flatnonzero(clf.classes_ == 1)
@@ -138,16 +119,13 @@ class NPKModel:
 def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKModel:
     """Read a model written by ``structkernels train-npk``.
 
-    Raises :class:`ModelFormatError` (one line naming the file) on anything that is not a valid
-    model.  Nothing named in the file is imported: its kernel resolves through the registry.
-    ``max_bytes`` bounds the decompressed size (default :data:`MAX_MODEL_BYTES`).
-    """
+    Anything else is one :class:`ModelFormatError` line naming the file; ``max_bytes`` bounds
+    the decompressed size (default :data:`MAX_MODEL_BYTES`)."""
     name = os.fspath(path)
     doc = read_model(path, max_bytes=max_bytes)
     train = doc["train"]
-    learner = learner_from_document(NonstationaryLearner, doc["learner"], name)
     return NPKModel(
-        learner=learner,
+        learner=learner_from_document(NonstationaryLearner, doc["learner"], name),
         kernel=doc.get("kernel", "path"),
         kernel_params=dict(doc["kernel_params"]),
         classifier_params=dict(doc["classifier"]),
@@ -156,5 +134,4 @@ def load_model(path: str | os.PathLike, *, max_bytes: int | None = None) -> NPKM
         train_ids=list(train.get("ids") or range(len(train["paths"]))),
         evaluation=dict(doc.get("evaluation") or {}),
         version=int(doc["version"]),
-        path=name,
-    )
+        path=name)

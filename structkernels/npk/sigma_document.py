@@ -36,8 +36,7 @@ def learner_to_document(learner: Any) -> dict[str, Any]:
         kern = kern.kernel
         params["normalize"] = True
     params["kernel_params"] = jsonable(
-        learner.kernel_params if isinstance(kern, str) else kern.get_params(deep=False)
-    )
+        learner.kernel_params if isinstance(kern, str) else kern.get_params(deep=False))
     if not isinstance(kern, str) and learner.kernel_params:
         params["kernel_params"].update(jsonable(learner.kernel_params))
     return {
@@ -63,10 +62,8 @@ def learner_to_document(learner: Any) -> dict[str, Any]:
         "mean_subset_size": float(np.mean(learner.subset_sizes_)) if learner.subset_sizes_ else 0.0,
         "fit_seconds": float(learner.fit_seconds_),
         "interrupted": bool(learner.interrupted_),
-        # a gradient objective's learned λ
         **({"lam": float(learner.lam_)} if "lam_" in learner.__dict__ else {}),
     }
-
 
 
 def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
@@ -80,15 +77,13 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
     if not isinstance(obj, dict) or obj.get("format") != SIGMA_FORMAT:
         raise ValueError(
             f"not a nonstationary σ model (expected format {SIGMA_FORMAT!r}, "
-            f"got {obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r})"
-        )
+            f"got {obj.get('format') if isinstance(obj, dict) else type(obj).__name__!r})")
     if obj.get("version") != SIGMA_VERSION:
         raise ValueError(f"unsupported σ model version {obj.get('version')!r}")
     for key in ("sigma", "fixed_sigma"):
         value = obj.get(key, {})
         problem = sigma_problem(key, value) if value is not None else (
-            f"{key} must be an object of edge label -> σ, got null"
-        )
+            f"{key} must be an object of edge label -> σ, got null")
         if problem is not None:
             raise ValueError(problem)
     for key in ("params", "label_counts", "losses"):
@@ -134,7 +129,6 @@ def learner_from_json(cls: type, obj: dict[str, Any] | str) -> Any:
         # AttributeError: a field that must be a mapping is null, a list or a scalar
         raise ValueError(f"malformed σ model: {type(exc).__name__}: {exc}") from None
     return learner
-
 
 
 def learner_from_document(cls: type, doc: Any, name: str) -> Any:

@@ -1,10 +1,9 @@
 """σ chosen by the k-NN classifier's own leave-one-out ranking (``objective="knn-ap"``).
 
-Algorithm 1 of Garg et al. (2018) with each value of ``σ(l) ∈ {0, 1}`` scored by what the
-classifier that uses σ does: the average precision of the leave-one-out scores of the
-similarity-weighted ``n_neighbors``-NN vote on a stratified sample.  Cost: one exact Gram of
-the sample, then per label and pass the block of the structures with the label: by Eq. (1)
-no other raw kernel value depends on ``σ(l)`` (the normalisation does, from the diagonal).
+Algorithm 1 of Garg et al. (2018) with each value of ``σ(l) ∈ {0, 1}`` scored by the average
+precision of the leave-one-out similarity-weighted ``n_neighbors``-NN vote on a stratified
+sample: one exact Gram of the sample, then per label and pass the block of the structures
+with the label (by Eq. (1) no other raw kernel value depends on ``σ(l)``).
 """
 
 from __future__ import annotations
@@ -34,12 +33,10 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
                    diag: np.ndarray | None = None, n_jobs: int | None = 1) -> np.ndarray:
     """Leave-one-out positive-class scores of the similarity-weighted k-NN vote.
 
-    ``K`` is a square similarity matrix (its diagonal is ignored); the score of row ``i`` is
-    ``Σ_j w_j y_j / Σ_j w_j`` over its ``n_neighbors`` most similar other rows (ties to the
-    smaller index), ``w = max(K, 0)``, and 0 where every weight is 0.  With ``diag`` (the raw
-    self-similarities) ``K`` is raw and is cosine-normalised on the fly
-    (``K_ij / sqrt(d_i d_j)``, 0 where a self-similarity is 0), without forming the normalised
-    matrix.  ``n_jobs`` threads take bands of rows (the scores do not depend on it).
+    The score of row ``i`` of the square ``K`` is ``Σ_j w_j y_j / Σ_j w_j`` over its
+    ``n_neighbors`` most similar other rows (ties to the smaller index), ``w = max(K, 0)``, 0
+    where every weight is 0.  With ``diag`` (raw self-similarities) ``K`` is raw, normalised on
+    the fly (0 where a self-similarity is 0).  The scores do not depend on ``n_jobs``.
 
     Examples
     --------
@@ -62,40 +59,29 @@ def loo_knn_scores(K: np.ndarray, y: np.ndarray, n_neighbors: int,
 
 def _held_topk(K: np.ndarray, scale: np.ndarray, rows: np.ndarray, skip: np.ndarray, k: int,
                n_jobs: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The running top ``k`` of ``rows`` of ``K`` over its columns not in ``skip`` (``(vals,
-    idx, filled)`` of :func:`topk_rows_masked`), in bands of rows."""
-    vals = np.empty((len(rows), max(k, 1)))
-    idx = np.empty((len(rows), max(k, 1)), dtype=np.int64)
-    filled = np.zeros(len(rows), dtype=np.int64)
-    _in_bands(len(rows), n_jobs, lambda p0, p1: topk_rows_masked(
-        K, scale, rows, skip, k, p0, p1, vals, idx, filled))
+    """The running top ``k`` (:func:`topk_rows_masked`) of ``rows`` of ``K`` over its columns
+    not in ``skip``, in bands of rows, in threads when there are enough rows for several."""
+    n = len(rows)
+    vals, idx = np.empty((n, max(k, 1))), np.empty((n, max(k, 1)), dtype=np.int64)
+    filled = np.zeros(n, dtype=np.int64)
+    workers = min(effective_n_jobs(n_jobs), max(1, n // 512))
+    bands = np.linspace(0, n, 4 * workers + 1 if workers > 1 else 2).astype(np.int64)
+    list(map_tasks(lambda b: topk_rows_masked(K, scale, rows, skip, k, int(bands[b]),
+                                              int(bands[b + 1]), vals, idx, filled),
+                   range(len(bands) - 1), n_jobs=workers))
     return vals, idx, filled
 
 
-def _in_bands(n: int, n_jobs: int | None, work: Callable[[int, int], Any]) -> None:
-    """``work(r0, r1)`` over bands of ``n`` rows: in one call, or in threads (compiled work
-    without the GIL on disjoint rows) when there are enough rows for several."""
-    workers = min(effective_n_jobs(n_jobs), max(1, n // 512))
-    if workers == 1:
-        work(0, n)
-        return
-    bands = np.linspace(0, n, 4 * workers + 1).astype(np.int64)
-    list(map_tasks(lambda b: work(int(bands[b]), int(bands[b + 1])), range(len(bands) - 1),
-                   n_jobs=workers))
-
-
-#: rows of a tile of a σ trial's Gram (2 MB of float64 per square tile)
+#: rows of a tile of a σ trial's Gram
 _TILE = 512
-#: a trial's tiles are kept for R (when it wins) while they hold at most this many bytes;
-#: beyond it they are computed again if the trial wins
+#: a trial's tiles are kept for R (if it wins) up to this many bytes, else computed again
 _KEEP_BYTES = 64 << 20
 
 
 @njit(cache=True, nogil=True)
 def _swap_tile(R, rows, cols, block, diagonal):  # pragma: no cover - compiled
-    """Exchange ``R[np.ix_(rows, cols)]`` and ``block`` in place, and set the mirror
-    ``R[np.ix_(cols, rows)]`` to the new values (``R`` is symmetric).  A ``diagonal`` tile
-    (``rows`` is ``cols``) is its own mirror."""
+    """Exchange ``R[np.ix_(rows, cols)]`` and ``block`` in place, the mirror set too unless
+    the tile is ``diagonal`` (``rows`` is ``cols``)."""
     n, m = block.shape
     for a in range(n):
         ra = rows[a]
@@ -111,20 +97,9 @@ def _swap_tile(R, rows, cols, block, diagonal):  # pragma: no cover - compiled
 class SigmaKNNSearch:
     """The state of the greedy search: the sample's raw Gram matrix under the current σ.
 
-    Parameters
-    ----------
-    kernel_with : callable
-        ``sigma -> Kernel``: the raw (unnormalised) kernel with these weights.
-    X : sequence
-        The sampled structures (checked input of the kernel).
-    y : ndarray of 0/1
-        Their labels.
-    has : dict label -> ndarray of bool
-        Which sampled structures contain each label.
-    sigma : dict
-        The starting σ (all learned labels at 1, fixed weights as given).
-    n_neighbors, normalize, n_jobs
-        As in the classifier and the Gram engine.
+    ``kernel_with(sigma)`` is the raw kernel with these weights; ``X``, ``y`` the sampled
+    structures (checked input) and their 0/1 labels; ``has[label]`` which of them contain
+    it; ``sigma`` the starting σ (learned labels at 1, fixed weights as given).
     """
 
     def __init__(self, kernel_with: Callable[[dict[str, float]], Kernel], X: Sequence,
@@ -138,8 +113,8 @@ class SigmaKNNSearch:
         self.n_neighbors = n_neighbors
         self.normalize = normalize
         self.n_jobs = n_jobs
-        # two stratified halves of the sample (alternate members of each class): a label is
-        # dropped only when both halves agree, so that a gain seen in a few structures is not enough
+        # two stratified halves (alternate members of each class): a label is dropped only
+        # when both agree, so that a gain seen in a few structures is not enough
         half = np.zeros(len(self.y), dtype=bool)
         for c in (0, 1):
             half[np.flatnonzero(self.y == c)[::2]] = True
@@ -147,22 +122,18 @@ class SigmaKNNSearch:
         self.R, info = gram(kernel_with(self.sigma), X, n_jobs=n_jobs, return_info=True,
                             progress=False)
         self.n_evaluations = int(info.n_evaluations)
-        self.score = self._score()
-
-    def _score(self) -> tuple[float, float, float]:
-        """AP of the leave-one-out scores: on the whole sample and on each of its two halves."""
         diag = np.diag(self.R).copy() if self.normalize else None
-        return self._ap(loo_knn_scores(self.R, self.y, self.n_neighbors, diag,
-                                       n_jobs=self.n_jobs))
+        self.score = self._ap(loo_knn_scores(self.R, self.y, self.n_neighbors, diag,
+                                             n_jobs=self.n_jobs))
 
     def _ap(self, s: np.ndarray) -> tuple[float, float, float]:
+        """AP of the leave-one-out scores ``s``: on the whole sample and on each half."""
         return tuple(float(average_precision_score(self.y[h], s[h]))
                      for h in (slice(None), *self.halves))
 
     def _start_votes(self, inside: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, tuple]:
-        """The votes of the rows without the label (R's values under the new ``scale``) and
-        the running top k of the rows with it over R's columns without it:
-        ``(votes, (vals, idx, filled, k))``."""
+        """``(votes, (vals, idx, filled, k))``: the votes of the rows without the label under
+        the new ``scale``, and the running top k of the rows with it over the others."""
         n = len(self.R)
         k = max(0, min(int(self.n_neighbors), n - 1))
         skip = np.zeros(n, dtype=bool)
@@ -175,10 +146,8 @@ class SigmaKNNSearch:
         return votes, (*held_in, k)
 
     def decide(self, label: str, min_gain: float) -> dict[str, Any]:
-        """Score the other value of ``σ(label)`` and keep the better one (a tie keeps σ = 1).
-
-        Returns ``{"0": AP at σ = 0, "1": AP at σ = 1, "chosen": value, "size": structures
-        with the label, "n_evaluations": ...}``.
+        """Score the other value of ``σ(label)`` and keep the better one (a tie keeps σ = 1):
+        ``{"0": AP at σ = 0, "1": AP at σ = 1, "chosen", "size", "n_evaluations", "halves"}``.
         """
         current = float(self.sigma.get(label, 1.0))
         other = 0.0 if current else 1.0
@@ -191,11 +160,9 @@ class SigmaKNNSearch:
         kern = self.kernel_with(trial)
         Xi = take(self.X, inside)
         inside = inside.astype(np.int64)
-        # the trial's leave-one-out votes without forming its Gram: only pairs of two
-        # structures with the label change, computed in tiles of the upper triangle (the
-        # evaluations of one symmetric Gram of the cell) and merged into each row's running
-        # top k; R is written only when the trial wins (memory: R plus one tile, and the
-        # tiles themselves while they fit in _KEEP_BYTES)
+        # the trial's votes without its Gram: only pairs of two structures with the label
+        # change, computed in tiles of the upper triangle and merged into each row's running
+        # top k; R is written only when the trial wins (tiles kept while within _KEEP_BYTES)
         tiles = block_ranges(len(inside), _TILE)
 
         def tile(a: int, b: int, c: int, d: int) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from structkernels.utils import StructkernelsError, one_line
 
@@ -292,7 +293,6 @@ def sentence_limits_problem(sentence: Sentence, max_entities: int | None = None,
 
     Parameters
     ----------
-    sentence : Sentence
     max_entities, max_pairs, max_chars : int, optional
         Defaults :data:`MAX_ENTITIES_PER_SENTENCE`, :data:`MAX_PAIRS_PER_SENTENCE`,
         :data:`MAX_SENTENCE_CHARS`.
@@ -326,12 +326,10 @@ class Sentence:
 
     Attributes
     ----------
-    id, text : str
     document : str
         The document id: sentences of one document belong in one cross-validation fold.
     entities : tuple of Entity
         Spans relative to ``text``; entities may nest or overlap.
-    interactions : tuple of Interaction
     labelled : bool
         False when no gold interactions are known (prediction input).
     file, line : str or None, int or None
@@ -399,14 +397,12 @@ class Sentence:
         ``f"{sentence.id}.p{k}"``, labelled True when an interaction joins the two, None when
         the sentence is not labelled (then two ids of one mention are no pair)."""
         joined = {frozenset((i.e1, i.e2)) for i in self.interactions}
-        out = []
-        ents = self.entities
-        for i in range(len(ents)):
-            for j in range(i + 1, len(ents)):
-                if not self.labelled and ents[i].spans == ents[j].spans:
-                    continue
-                label = (frozenset((ents[i].id, ents[j].id)) in joined) if self.labelled else None
-                out.append(EntityPair(f"{self.id}.p{len(out)}", self, ents[i], ents[j], label))
+        out: list[EntityPair] = []
+        for a, b in combinations(self.entities, 2):
+            if not self.labelled and a.spans == b.spans:
+                continue
+            label = (frozenset((a.id, b.id)) in joined) if self.labelled else None
+            out.append(EntityPair(f"{self.id}.p{len(out)}", self, a, b, label))
         return out
 
     def __repr__(self) -> str:
@@ -431,10 +427,8 @@ class RelationCorpus(Sequence[Sentence]):
 
     Attributes
     ----------
-    sentences : list of Sentence
     skipped : list of SkippedRecord
         Bad records left out (``on_error="skip"``) and relations that cannot be candidates.
-    files : list of str
 
     Examples
     --------

@@ -1,16 +1,10 @@
-"""The relation extraction models, defined once: structure views, their kernels, the classifier.
-
-A model sums the normalised kernels of one or more **structure views** of a pair
-(:func:`~structkernels.relations.structures.pair_views`; not the *graph views* of
-:mod:`structkernels.datasets.views`) into one :class:`~structkernels.kernels.views.ViewSum`
-(:meth:`RelationModel.kernel`) and trains a classifier on it; the evaluation and
-:class:`structkernels.extraction.RelationExtractor` read the same definitions
-(:data:`RELATION_MODELS`).  Each ``NPK`` model, σ learned on the training pairs' ``path``
-structures inside its sum of views, has a twin ``PK`` with σ ≡ 1 (:func:`twin_of`).  The
-classifiers: ``"SVM"`` a C-SVM with :data:`SVM_PARAMS`, ``"k-NN"`` the main job's kernel
-k-NN, ``"hash-RF"`` hash codes and a random forest (Garg et al. 2019), ``"chosen"`` the one
-of those three that grouped inner cross-validation picks on each training set.  Plain data
-and kernel builders only: nothing here fits or reads files.
+"""The relation extraction models, defined once for the evaluation and
+:class:`structkernels.extraction.RelationExtractor` (:data:`RELATION_MODELS`): the normalised
+kernels of one or more structure views of a pair
+(:func:`~structkernels.relations.structures.pair_views`; not the graph views of
+:mod:`structkernels.datasets.views`) summed into one :class:`~structkernels.kernels.views.ViewSum`,
+and a classifier.  Each ``NPK`` model (σ learned on the training pairs' paths inside its sum of
+views) has a twin ``PK`` with σ ≡ 1 (:func:`twin_of`).  Nothing here fits or reads files.
 """
 
 from __future__ import annotations
@@ -27,15 +21,14 @@ from structkernels.kernels.names import kernel as make_kernel
 from structkernels.kernels.views import ViewSum
 
 __all__ = ["APG", "CLASSIFIERS", "DEFAULT_MODELS", "MODELS", "NGRAM", "NPK", "PATH_PARAMS", "PK",
-           "RELATION_MODELS", "STRUCTURE_VIEWS", "SVM_PARAMS", "PRECOMPUTED_SVC_PARAMS",
-           "RelationModel", "StructureKernel", "needed_views", "relation_model", "twin_of"]
+           "RELATION_MODELS", "SVM_PARAMS", "PRECOMPUTED_SVC_PARAMS", "RelationModel",
+           "StructureKernel", "needed_views", "relation_model", "twin_of"]
 
-#: The structure views of a pair the relation models read (a subset of
-#: :data:`structkernels.relations.structures.VIEWS`), in the order the models sum them.
-STRUCTURE_VIEWS = ("path", "context", "apg")
 #: Path kernel parameters of every path-based model (and of the σ learner's kernel).
 PATH_PARAMS: dict[str, Any] = {"lam": 0.8, "node_mismatch": 0.9}
-#: The classifiers a model may name.
+#: The classifiers a model may name: ``"SVM"`` a C-SVM with :data:`SVM_PARAMS`, ``"k-NN"`` the
+#: main job's kernel k-NN, ``"hash-RF"`` hash codes and a random forest (Garg et al. 2019),
+#: ``"chosen"`` the one of those three grouped inner cross-validation picks on a training set.
 CLASSIFIERS = ("SVM", "k-NN", "hash-RF", "chosen")
 #: The settings of every ``"SVM"`` besides C (which the caller gives, default 1).
 SVM_PARAMS: dict[str, Any] = {"class_weight": "balanced"}
@@ -53,9 +46,7 @@ class StructureKernel:
     view : str
         The structure view (a key of :func:`~structkernels.relations.structures.pair_views`).
     kernel : str
-        The registered kernel name.
-    params : mapping
-        Its parameters (read-only).
+        The registered kernel name; ``params`` its parameters (read-only).
     learns_sigma : bool, default False
         σ (a weight per edge label, :class:`~structkernels.NonstationaryLearner`) is learned
         on this view with this kernel and parameters, and set on the kernel.
@@ -108,7 +99,6 @@ class RelationModel:
 
     Parameters
     ----------
-    name : str
     parts : tuple of StructureKernel
         One per structure view, in the order they are summed.
     classifier : {"SVM", "k-NN", "hash-RF", "chosen"}

@@ -2,20 +2,12 @@
 labelled graphs, and encoded lists sharing a vocabulary; imports utils and registry only.
 """
 
-from structkernels.structures.encoded import (
-    NO_EDGE,
-    EncodedList,
-    PathList,
-    TreeList,
-    Vocabulary,
-    is_encoded,
-    take,
-)
-from structkernels.structures.labelled_graph import GraphFrame, LabelledGraph
-from structkernels.structures.path import Path, StructureError
-from structkernels.structures.tree import Tree
+from structkernels.utils import lazy_exports
 
-__all__ = [
-    "Path", "Tree", "Vocabulary", "EncodedList", "PathList", "TreeList", "StructureError",
-    "take", "is_encoded", "NO_EDGE", "LabelledGraph", "GraphFrame",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    ".encoded": ["NO_EDGE", "EncodedList", "PathList", "TreeList", "Vocabulary", "is_encoded",
+                 "take"],
+    ".labelled_graph": ["GraphFrame", "LabelledGraph"],
+    ".path": ["Path", "StructureError"],
+    ".tree": ["Tree"],
+})

@@ -20,10 +20,8 @@ NO_EDGE = 0  # vocabulary id of the missing edge (the root's tuple)
 
 
 class Vocabulary:
-    """Label interning: each distinct label gets a stable integer id.
-
-    Ids go in first-seen order (0 is the missing edge, ``None``): the same structures in the
-    same order give the same arrays.
+    """Label interning: each distinct label gets an integer id in first-seen order (0 is the
+    missing edge, ``None``), so the same structures in the same order give the same arrays.
 
     Examples
     --------
@@ -43,21 +41,12 @@ class Vocabulary:
         """The id of ``label``, interning it if new."""
         i = self._ids.get(label)
         if i is None:
-            i = len(self._labels)
-            self._ids[label] = i
+            i = self._ids[label] = len(self._labels)
             self._labels.append(label)
         return i
 
     def copy(self) -> Vocabulary:
-        """A new vocabulary with the same labels under the same ids (what is added to one
-        is not added to the other).
-
-        Examples
-        --------
-        >>> v = Vocabulary(["a", "b"])
-        >>> w = v.copy(); w.add("c"), len(v), w["b"] == v["b"]
-        (3, 3, True)
-        """
+        """A new vocabulary with the same labels under the same ids."""
         out = Vocabulary.__new__(Vocabulary)
         out._ids = dict(self._ids)
         out._labels = list(self._labels)
@@ -76,7 +65,6 @@ class Vocabulary:
         return len(self._labels)
 
     def __sizeof__(self) -> int:
-        """Bytes of the two tables and the label strings."""
         return (object.__sizeof__(self) + sys.getsizeof(self._ids) + sys.getsizeof(self._labels)
                 + sum(sys.getsizeof(label) for label in self._labels if label is not None))
 
@@ -84,13 +72,6 @@ class Vocabulary:
     def labels(self) -> list[str | None]:
         """Labels by id (index 0 is None)."""
         return list(self._labels)
-
-    def to_json(self) -> list[str]:
-        return [label for label in self._labels[1:]]  # type: ignore[misc]
-
-    @classmethod
-    def from_json(cls, obj: list[str]) -> Vocabulary:
-        return cls(obj)
 
     def encode_paths(self, paths: Sequence[Path]) -> PathList:
         """The paths encoded (a :class:`PathList` without them), interning new labels."""
@@ -152,20 +133,12 @@ class EncodedList(Sequence):
     """Base of the encoded lists: structures as flat integer arrays sharing a vocabulary
     (``vocab``), optionally with the structures (``_items``).  Subclasses write ``__len__``,
     ``_encode``, ``_build`` (structure ``i``), ``_subset`` (positions ``idx``) and ``_arrays``
-    (what they pickle as).  Equal to any sequence of equal structures in order."""
+    (what they pickle as).  Equal to a list, tuple or encoded list of the same structures
+    in order."""
 
     __slots__ = ()
     #: what the items are called in messages
     kind = "structures"
-
-    def _build(self, i: int) -> Any:
-        raise NotImplementedError
-
-    def _subset(self, idx: np.ndarray) -> EncodedList:
-        raise NotImplementedError
-
-    def _arrays(self) -> tuple:
-        raise NotImplementedError
 
     @classmethod
     def encode(cls, structures: Sequence, vocab: Vocabulary | None = None) -> EncodedList:
@@ -196,7 +169,6 @@ class EncodedList(Sequence):
         return (self._item(i) for i in range(len(self)))
 
     def __eq__(self, other: object) -> bool:
-        """Equal to any list, tuple or encoded list holding equal structures in order."""
         if not isinstance(other, (EncodedList, list, tuple)):
             return NotImplemented
         return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
@@ -235,8 +207,7 @@ class EncodedList(Sequence):
         return type(self)(vocab, *arrays[1:]), type(self).encode(structures, vocab)  # type: ignore[attr-defined]
 
     def __sizeof__(self) -> int:
-        """Bytes of the arrays and the vocabulary, what pickling sends (read by dask's
-        ``sizeof``: its memory accounting, and joblib's dask backend)."""
+        """Bytes of the arrays and the vocabulary, what pickling sends (read by dask)."""
         return object.__sizeof__(self) + sum(
             a.nbytes if isinstance(a, np.ndarray) else sys.getsizeof(a) for a in self._arrays())
 
@@ -277,8 +248,7 @@ class PathList(EncodedList):
         for p in paths:
             if not isinstance(p, Path):
                 raise TypeError(f"expected a structkernels.Path, got {type(p).__name__}")
-        # edge, node, edge, node, ...: new labels are interned in first-seen order, then
-        # every label is looked up at C speed (no Python statement per tuple)
+        # edge, node, edge, node, ...: new labels interned in first-seen order, then looked up
         chain = itertools.chain.from_iterable
         seq = list(chain(chain(p._tuples for p in paths)))
         add = vocab.add
@@ -347,14 +317,12 @@ class TreeList(EncodedList):
         total = int(tree_offsets[-1])
         labels = np.empty(total, dtype=np.int64)
         edges = np.empty(total, dtype=np.int64)
-        n_children = np.zeros(total, dtype=np.int64)
         child_lists: list[list[int]] = [[] for _ in range(total)]
         add = vocab.add
         v = 0
         for t in trees:
             if not isinstance(t, Tree):
                 raise TypeError(f"expected a structkernels.Tree, got {type(t).__name__}")
-            # iterative pre-order with parent tracking
             stack: list[tuple[str | None, Tree, int]] = [(None, t, -1)]
             while stack:
                 edge, node, parent = stack.pop()
@@ -362,12 +330,11 @@ class TreeList(EncodedList):
                 edges[v] = add(edge)
                 if parent >= 0:
                     child_lists[parent].append(v)
-                    n_children[parent] += 1
                 for e, s in reversed(node.children):
                     stack.append((e, s, v))
                 v += 1
         child_offsets = np.zeros(total + 1, dtype=np.int64)
-        np.cumsum(n_children, out=child_offsets[1:])
+        np.cumsum([len(kids) for kids in child_lists], out=child_offsets[1:])
         child_index = np.fromiter(
             (c for lst in child_lists for c in lst), dtype=np.int64, count=int(child_offsets[-1]))
         return tree_offsets, labels, edges, child_offsets, child_index
@@ -376,8 +343,7 @@ class TreeList(EncodedList):
         names = self.vocab.labels
         lab, edg = self.labels, self.edges
         co, ci = self.child_offsets, self.child_index
-        # children follow their parent in pre-order: build from the last node back
-        # (no recursion, so any depth)
+        # children follow their parent in pre-order: built from the last node back, any depth
         a, b = int(self.tree_offsets[i]), int(self.tree_offsets[i + 1])
         built: dict[int, Tree] = {}
         for v in range(b - 1, a - 1, -1):

@@ -42,12 +42,7 @@ def check_label(value: Any, what: str, allow_none: bool = False) -> str | None:
 
 
 class Path(Sequence):
-    """An immutable sequence of ``(edge, node)`` tuples.
-
-    Parameters
-    ----------
-    tuples : iterable of (str or None, str)
-        Edge label (None for the root's tuple) and node label.
+    """An immutable sequence of ``(edge, node)`` tuples (the root's edge is None).
 
     Examples
     --------

@@ -13,12 +13,7 @@ __all__ = ["Tree"]
 class Tree:
     """An immutable ordered labelled tree.
 
-    Parameters
-    ----------
-    label : str
-        The node's label.
-    children : sequence of (str or None, Tree)
-        Ordered children, each with the label of the edge from this node.
+    ``children`` are ordered ``(edge label or None, Tree)`` pairs.
 
     Examples
     --------
@@ -91,8 +86,8 @@ class Tree:
                                       [len(t._children) for _, t in nodes]))
 
     def _render(self, leaf, open_, sep, close) -> str:
-        """Iterative rendering: ``leaf(t)`` for a leaf, else ``open_(t)`` then the
-        children (``sep(i, edge)`` before child ``i``) then ``close``."""
+        """``leaf(t)`` for a leaf, else ``open_(t)``, the children (``sep(i, edge)`` before
+        child ``i``) and ``close``; iterative."""
         out: list[str] = []
         stack: list[Any] = [self]
         while stack:
@@ -136,12 +131,8 @@ class Tree:
             stack.extend(reversed(node._children))
 
     def to_json(self) -> dict[str, Any]:
-        """``{"label": ..., "children": [[edge, {...}], ...]}``.
-
-        Built without recursion, so any depth works here; note that
-        :func:`json.dumps` itself refuses nesting deeper than Python's
-        recursion limit (a tree about 300 levels deep).
-        """
+        """``{"label": ..., "children": [[edge, {...}], ...]}``, built without recursion
+        (:func:`json.dumps` itself refuses nesting past Python's recursion limit)."""
         root: dict[str, Any] = {"label": self._label}
         stack = [(self, root)]
         while stack:
@@ -157,17 +148,11 @@ class Tree:
 
     @classmethod
     def from_json(cls, obj: Any, shared: dict[tuple, Tree] | None = None) -> Tree:
-        """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth.
-
-        ``shared``, a dict kept across calls, builds identical subtrees once
-        (datasets of many overlapping trees hold each distinct subtree once).
-        """
-        obj = load_json(obj)
-        if not isinstance(obj, dict) or "label" not in obj:
-            raise StructureError(f"a tree in JSON is an object with a 'label', got {obj!r}")
-        # post-order without recursion: (object, edges of its children, done?)
+        """Inverse of :meth:`to_json`; also accepts a JSON string.  Any depth.  ``shared``, a
+        dict kept across calls, builds identical subtrees once (for many overlapping trees)."""
+        # post-order without recursion: (object, done?)
         built: list[Tree] = []
-        stack: list[tuple[Any, bool]] = [(obj, False)]
+        stack: list[tuple[Any, bool]] = [(load_json(obj), False)]
         while stack:
             o, done = stack.pop()
             if not isinstance(o, dict) or "label" not in o:
@@ -187,9 +172,8 @@ class Tree:
                     stack.append((c[1], False))
                 continue
             n = len(kids_json)
-            subs = built[len(built) - n :] if n else []
-            if n:
-                del built[len(built) - n :]
+            subs = built[len(built) - n :]
+            del built[len(built) - n :]
             kids = [(c[0], t) for c, t in zip(kids_json, subs, strict=True)]
             if shared is None:
                 built.append(cls(o["label"], kids))
@@ -211,9 +195,8 @@ def _tree_from_preorder(
     built: list[tuple[str | None, Tree]] = []
     for i in range(len(labels) - 1, -1, -1):  # reverse pre-order: children come first
         n = arity[i]
-        kids = built[len(built) - n :][::-1] if n else []
-        if n:
-            del built[len(built) - n :]
+        kids = built[len(built) - n :][::-1]
+        del built[len(built) - n :]
         built.append((edges[i], Tree(labels[i], kids)))
     if len(built) != 1:
         raise StructureError("a pre-order with more than one root is not a tree")

@@ -33,15 +33,6 @@ _TOKEN = re.compile(
 def tokenize(text: str, *, lowercase: bool = False) -> list[str]:
     """Split an English sentence into tokens.
 
-    Parameters
-    ----------
-    text : str
-    lowercase : bool, default False
-
-    Returns
-    -------
-    list of str
-
     Examples
     --------
     >>> tokenize('Amrozi said "the U.S. won\\'t pay $2.5 billion."')
@@ -84,14 +75,8 @@ def stem(tokens: Iterable[str], language: str = "english") -> list[str]:
 
 @dataclass(frozen=True)
 class TextPipeline:
-    """Sentence -> token tuple: tokenise, optionally lower-case and stem.
-
-    Parameters
-    ----------
-    lowercase : bool, default True
-    stem : bool, default True
-        Snowball stemming (``language``).
-    language : str, default "english"
+    """Sentence -> token tuple: tokenise, optionally lower-case and stem (Snowball, in
+    ``language``).
 
     Examples
     --------

@@ -38,5 +38,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
                  "format_gib"],
     "._jit": ["njit", "numba_cache_dir"],
     "._interrupt": ["interrupt_guard", "check_interrupt", "interrupted"],
-    "._lazy": ["lazy_exports", "optional_module"],
+    "._lazy": ["lazy_exports", "optional_module", "after_import"],
+    "._estimator": ["ParamsMixin"],
 })

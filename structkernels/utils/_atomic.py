@@ -1,15 +1,10 @@
 """Writing files: atomic writes, and the output rule that a file a command writes never
 destroys an input or a special file.
 
-An atomic write makes a file appear complete under its name, or not at all.
-The content goes to a temporary file in the destination's folder, flushed, and is renamed
-over the destination only when complete, so an interrupt, a kill or a full disk leaves the
-old file intact.  A symbolic link at the destination is written *through* (the link stays a
-link); a FIFO, a device or a socket is refused (renaming over it would replace the special
-file itself).  A *side file* (``OUT.partial``, a checksum file) is never written through a
-link: a stale link there is replaced itself, and one taken up again is opened with
-``O_NOFOLLOW``.  Every option that names a file to write goes through :func:`check_output`
-before any work; :func:`open_output` opens what it allowed.
+An atomic write renames a complete temporary file of the destination's folder over it, so
+an interrupt, a kill or a full disk leaves the old file intact.  Every option that names a
+file to write goes through :func:`check_output` before any work; :func:`open_output` opens
+what it allowed.
 """
 
 from __future__ import annotations
@@ -40,10 +35,7 @@ BRAT_SIBLINGS: tuple[tuple[str, ...], ...] = ((".txt", ".ann"),)
 
 
 class WriteError(StructkernelsError, OSError):
-    """A file could not be written; the message names the file and the reason.
-
-    The destination, if it existed, is unchanged.
-    """
+    """A file could not be written (the message names it and why); it is unchanged."""
 
 
 def _umask() -> int:
@@ -53,9 +45,7 @@ def _umask() -> int:
 
 
 def _explain(exc: OSError, final: Path) -> WriteError:
-    if exc.errno in _NO_SPACE:
-        return WriteError(f"{final}: cannot write: no space left on the device (file unchanged)")
-    reason = exc.strerror or str(exc)
+    reason = "no space left on the device" if exc.errno in _NO_SPACE else exc.strerror or exc
     return WriteError(f"{final}: cannot write: {reason} (file unchanged)")
 
 
@@ -65,8 +55,8 @@ _KINDS = ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISCHR, "character device
 
 
 def file_kind(path: str | os.PathLike) -> str:
-    """What ``path`` is, followed through links, without opening it (a FIFO without a
-    reader does not block): ``"missing"``, ``"file"``, ``"folder"`` or a special kind."""
+    """What ``path`` is, followed through links, without opening it (a FIFO would block):
+    ``"missing"``, ``"file"``, ``"folder"`` or a special kind."""
     try:
         return _kind(os.stat(path).st_mode)
     except (OSError, ValueError):
@@ -78,18 +68,13 @@ def _kind(mode: int) -> str:
 
 
 def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
-    """A file descriptor for writing the side file ``path`` (``OUT.partial``), never
-    through a symbolic link.
+    """A file descriptor (the caller closes it) for writing the side file ``path``
+    (``OUT.partial``), never through a symbolic link: an old file or a stale link there is
+    removed and a fresh file created, or, with ``append`` (``--resume``), a regular file is
+    opened for appending.
 
-    New: an old file or a stale link at ``path`` is removed and a fresh file is created
-    with ``O_EXCL`` and ``O_NOFOLLOW``.  With ``append`` (``--resume``): opened for
-    appending with ``O_NOFOLLOW``; it must be a regular file.  The caller closes it.
-
-    Raises
-    ------
-    WriteError
-        Naming ``path``: a link to resume through, a folder, a special file, or the
-        reason it cannot be created; nothing is written.
+    A link to resume through, a folder, a special file, or a file
+    that cannot be created is a :class:`WriteError` naming ``path``; nothing is written.
 
     Examples
     --------
@@ -98,9 +83,8 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "in.xml").write_text("input")
     >>> (d / "o.jsonl.partial").symlink_to(d / "in.xml")
-    >>> fd = open_side_file(d / "o.jsonl.partial")
-    >>> os.write(fd, b"row"), os.close(fd), (d / "in.xml").read_text()
-    (3, None, 'input')
+    >>> os.close(open_side_file(d / "o.jsonl.partial")), (d / "in.xml").read_text()
+    (None, 'input')
     """
     final = destination(path, follow_links=False)
     nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -111,8 +95,7 @@ def open_side_file(path: str | os.PathLike, *, append: bool = False) -> int:
         if append:
             fd = os.open(final, os.O_RDWR | os.O_APPEND | nofollow)
         else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(final)
+            final.unlink(missing_ok=True)
             fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o666)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
@@ -129,12 +112,8 @@ def destination(path: str | os.PathLike, *, follow_links: bool = True) -> Path:
     """The file an atomic write of ``path`` renames over: symbolic links followed, or, for a
     side file (``follow_links=False``), ``path`` itself (a link there is replaced).
 
-    Raises
-    ------
-    WriteError
-        ``path`` is a link loop, or (followed) a FIFO, a device or a socket, which a
-        rename would replace (for a side file: a folder or a special file); nothing is
-        written.
+    A link loop, or a FIFO, a device or a socket, which a rename would replace (for a side file: a
+    folder or a special file), is a :class:`WriteError`.
 
     Examples
     --------
@@ -186,14 +165,9 @@ def move_into_place(src: str | os.PathLike, path: str | os.PathLike, *, sync: bo
                     follow_links: bool = True) -> None:
     """Rename the complete file ``src`` over ``path``, the last step of every atomic write.
 
-    ``src`` gets the permissions of the file it replaces (or the umask's), is flushed to
-    disk with ``sync``, and is renamed (:func:`os.replace`).  For a file built over several
-    runs (a resumable Gram); ``follow_links`` as in :func:`atomic_path`.
-
-    Raises
-    ------
-    WriteError
-        Naming ``path``, which is unchanged.
+    ``src`` gets the permissions of the file it replaces (or the umask's) and is flushed
+    with ``sync``; ``follow_links`` as in :func:`atomic_path`.  A :class:`WriteError` names
+    ``path``, which is then unchanged.
     """
     final = destination(path, follow_links=follow_links)
     try:
@@ -217,26 +191,11 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
                 follow_links: bool = True) -> Iterator[Path]:
     """A temporary path to write; renamed to ``path`` when the block ends without error.
 
-    Parameters
-    ----------
-    path : path-like
-        The destination; its folder must exist (the rename never crosses file systems).
-    sync : bool, default True
-        Flush the temporary file to disk before the rename.
-    follow_links : bool, default True
-        Whether a link at ``path`` is written through; False for a side file: the link
-        itself is replaced.
-
-    Yields
-    ------
-    pathlib.Path
-        Where to write.  On an exception (``KeyboardInterrupt`` included) it is removed
-        and ``path`` is left as it was.
-
-    Raises
-    ------
-    WriteError
-        The folder is missing or not writable, or the disk is full, naming ``path``.
+    The temporary file lies in the folder of ``path``, which must exist; it is flushed
+    first with ``sync``, and removed on an exception (``KeyboardInterrupt`` included),
+    leaving ``path`` as it was.  A link at ``path`` is written through (its target
+    replaced), or with ``follow_links=False`` (a side file) replaced itself; a FIFO, a
+    device or a socket is refused.  A :class:`WriteError` names ``path``.
 
     Examples
     --------
@@ -248,7 +207,6 @@ def atomic_path(path: str | os.PathLike, *, sync: bool = True,
     >>> out.read_text()
     'complete'
     """
-    # through a symbolic link (a side file: the link replaced); a special file refused
     final = destination(path, follow_links=follow_links)
     folder = final.parent if str(final.parent) else Path(".")
     if final.is_dir():
@@ -277,10 +235,8 @@ def atomic_open(
     path: str | os.PathLike, mode: str = "w", *, encoding: str | None = "utf-8",
     follow_links: bool = True, **kwargs: Any
 ) -> Iterator[IO[Any]]:
-    """Open a temporary file for writing; it replaces ``path`` when the block ends cleanly.
-
-    ``mode`` is ``"w"`` (text, ``encoding`` applies) or ``"wb"``; ``follow_links`` as in
-    :func:`atomic_path` (False for a side file).
+    """Open a temporary file for writing (``mode`` ``"w"`` or ``"wb"``); it replaces
+    ``path`` when the block ends cleanly.  ``follow_links`` as in :func:`atomic_path`.
 
     Examples
     --------
@@ -307,10 +263,8 @@ def npy_path(path: str | os.PathLike) -> Path:
 
 
 def save_npy(path: str | os.PathLike, array: Any, *, follow_links: bool = True) -> Path:
-    """:func:`numpy.save` through a temporary file; returns the path written.
-
-    ``.npy`` is appended to a name without it.  Object arrays are refused: they could only
-    be read back with pickle.  ``follow_links`` as in :func:`atomic_path`."""
+    """:func:`numpy.save` through :func:`atomic_open` (``.npy`` appended to a name without
+    it); the path written.  Object arrays are refused: they could only be read with pickle."""
     import numpy as np
 
     arr = np.asanyarray(array)
@@ -327,17 +281,11 @@ def atomic_memmap(
     path: str | os.PathLike, shape: tuple[int, ...], dtype: Any = "float64", *,
     follow_links: bool = True,
 ) -> Iterator[Any]:
-    """A writable ``.npy`` memory map built under a temporary name.
+    """A writable ``.npy`` memory map to fill, flushed and renamed to ``path`` (used as
+    given) when the block ends cleanly; ``follow_links`` as in :func:`atomic_path`.
 
     The file's blocks are reserved before mapping (``posix_fallocate`` where available), so
-    a full disk raises :class:`WriteError` here rather than ``SIGBUS`` later.  When the
-    block ends cleanly the map is flushed and renamed to ``path`` (used as given);
-    ``follow_links`` as in :func:`atomic_path`.
-
-    Yields
-    ------
-    numpy.memmap
-        The array to fill; after the block, reopen ``path`` to read it.
+    a full disk raises :class:`WriteError` here rather than ``SIGBUS`` later.
     """
     import numpy as np
 
@@ -364,10 +312,7 @@ def atomic_memmap(
 
 
 class OutputError(StructkernelsError, ValueError):
-    """An output path the rule refuses; the message names the option and the path.
-
-    A ``ValueError``: the command line prints it as one line, exit status 2.
-    """
+    """An output path the rule refuses, naming the option and the path (exit status 2)."""
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -451,27 +396,12 @@ def check_output(
     Returns
     -------
     pathlib.Path or None
-        The file that will be written, symbolic links followed; ``None`` for ``-``.
-
-    Raises
-    ------
-    OutputError
-        One line, ``"{what} {path}: ..."``, saying why.
+        The file that will be written, symbolic links followed; ``None`` for ``-``.  An
+        :class:`OutputError` (one line, ``"{what} {path}: ..."``) says why not.
 
     Examples
     --------
-    >>> import os, tempfile
     >>> from structkernels.utils import check_output
-    >>> d = tempfile.mkdtemp()
-    >>> for name in ("doc.txt", "doc.ann"):
-    ...     open(os.path.join(d, name), "a").close()
-    >>> check_output(os.path.join(d, "scores.jsonl"), [os.path.join(d, "doc.ann")],
-    ...              what="-o").name
-    'scores.jsonl'
-    >>> check_output(os.path.join(d, "doc.txt"), [os.path.join(d, "doc.ann")], what="-o")
-    Traceback (most recent call last):
-    ...
-    structkernels.utils._atomic.OutputError: -o .../doc.txt: is the text the input '.../doc.ann' reads beside it (a BRAT document); choose another output
     >>> check_output("-", [], what="--save-model")
     Traceback (most recent call last):
     ...
@@ -505,10 +435,8 @@ def check_output(
     written = [target, given] if writes is not None else [target]
     reals = list(dict.fromkeys(os.path.realpath(name) for name in written))
     for item in inputs:
-        if item is None:
-            continue
-        name = os.fspath(item)
-        if name == "-":
+        name = None if item is None else os.fspath(item)
+        if name in (None, "-"):
             continue
         if os.path.isdir(name):
             base = os.path.realpath(name)
@@ -535,13 +463,7 @@ def check_folder_output(value: str, names: Sequence[str],
     """The output rule on a folder an option writes ``names`` into (``--plot DIR``): not a
     file, not an input folder nor inside one, and each file written there allowed by
     :func:`check_output` (a missing folder is created: its nearest existing parent must be
-    a folder).
-
-    Raises
-    ------
-    OutputError
-        One line naming the option and the path.
-    """
+    a folder); else an :class:`OutputError`."""
     ins = [os.fspath(i) for i in inputs if i is not None and os.fspath(i) != "-"]
     head = f"{what} {value}"
     if os.path.lexists(value) and not os.path.isdir(value):
@@ -570,8 +492,7 @@ def open_output(
 
     ``None`` or ``"-"`` is standard output (left open); a FIFO, device or socket is opened
     directly when ``stream_ok`` (there is nothing to rename over); anything else goes
-    through :func:`structkernels.utils.atomic_open` (written whole or not at all, through
-    a symbolic link to its target).
+    through :func:`atomic_open`.
 
     Examples
     --------

@@ -1,8 +1,5 @@
 """Reading a whole file with a bound on what it may become in memory (a few kilobytes of
-gzip can decompress to gigabytes): strict (:func:`read_bounded`) or keeping what decompressed
-before damage (:func:`read_partial`); a ``.npy`` file of numbers only, its size checked
-before allocation (:func:`read_npy`).
-"""
+gzip can decompress to gigabytes), and a ``.npy`` file of numbers only."""
 
 from __future__ import annotations
 
@@ -33,26 +30,19 @@ class CorruptInputError(StructkernelsError, ValueError):
 
 
 def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes:
-    """The content of ``path``, gunzipped when it starts with the gzip magic bytes.
+    """The content of ``path``, gunzipped when it starts with the gzip magic bytes: the
+    strict form of :func:`read_partial`.
 
-    Raises
-    ------
-    InputTooLargeError
-        The content (decompressed) exceeds ``max_bytes`` (found while reading: at most
-        ``max_bytes`` plus one chunk is ever held).
-    CorruptInputError
-        Broken gzip data.
-    OSError
-        The file cannot be read.
+    Content past ``max_bytes`` (found while reading:
+    at most ``max_bytes`` plus one chunk is ever held) is an :class:`InputTooLargeError`,
+    broken gzip data a :class:`CorruptInputError`.
 
     Examples
     --------
     >>> import gzip, tempfile, pathlib
     >>> from structkernels.utils import read_bounded, InputTooLargeError
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "bomb.gz"
-    >>> _ = f.write_bytes(gzip.compress(b"0" * 10_000_000))
-    >>> len(f.read_bytes()) < 20_000
-    True
+    >>> _ = f.write_bytes(gzip.compress(b"0" * 10_000_000))  # a small file, a large content
     >>> try:
     ...     read_bounded(f, max_bytes=1_000_000)
     ... except InputTooLargeError as exc:
@@ -62,7 +52,6 @@ def read_bounded(path: str | os.PathLike, max_bytes: int) -> bytes:
     name = os.fspath(path)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
         raise ValueError(f"max_bytes must be an int >= 0, got {max_bytes!r}")
-    # the strict form of read_partial: what it would keep of a damaged file is an error here
     try:
         data, lost = read_content(name, max_bytes)
     except TooLarge as exc:
@@ -79,14 +68,8 @@ def read_partial(
     """The bytes of a file (gunzipped when it starts with the gzip magic), and what was lost.
 
     For a truncated or corrupt gzip file: what decompressed before the damage and why the
-    rest is lost; else the content and None.  A gzip bomb stops after ``max_bytes``.
-
-    Raises
-    ------
-    RecordError
-        The content is larger than ``max_bytes`` (the message names the file).
-    OSError
-        The file cannot be read.
+    rest is lost; else the content and None.  Content past ``max_bytes`` (a gzip bomb) is a
+    :class:`RecordError` naming the file.
 
     Examples
     --------
@@ -107,11 +90,11 @@ def read_partial(
 
 def read_head(path: str | os.PathLike, size: int = 1 << 16) -> bytes:
     """The first ``size`` bytes of a file's content, gunzipped when it starts with the gzip
-    magic; ``b""`` when they cannot be read (a missing file, a folder, damaged gzip data).
+    magic, to tell formats apart; ``b""`` when they cannot be read (the full read then says
+    why).
 
-    For telling formats apart before a file is read: the full read then says what is wrong.
-    An input that can be read only once (a named pipe) is read once: the bytes read here
-    are kept and given first to the next reader that opens it.
+    The bytes read here of an input read only once (a named pipe) are given first to
+    the next reader that opens it.
 
     Examples
     --------
@@ -123,7 +106,7 @@ def read_head(path: str | os.PathLike, size: int = 1 << 16) -> bytes:
     (b'{"format": "x"}', b'')
     """
     try:
-        if read_once(path):  # its first bytes are kept for the reader that follows
+        if read_once(path):
             head = peek(path, size)
             if head[:2] != b"\x1f\x8b":
                 return head
@@ -145,12 +128,8 @@ class NpyFormatError(StructkernelsError, ValueError):
 
 def read_npy_header(fh: Any, name: str) -> tuple[tuple[int, ...], bool, Any]:
     """``(shape, fortran_order, dtype)`` of the ``.npy`` file open in ``fh`` (binary, at
-    its start), which is left at the first byte of the data; never unpickles.
-
-    Raises
-    ------
-    NpyFormatError
-        One line naming ``name``: not a ``.npy`` array file.
+    its start), which is left at the first byte of the data; never unpickles.  Not a
+    ``.npy`` file: an :class:`NpyFormatError` naming ``name``.
 
     Examples
     --------
@@ -177,13 +156,8 @@ def read_npy(path: str | os.PathLike, *, max_bytes: int | None = None) -> Any:
 
     The header is checked before anything is allocated: the dtype must be numeric, and the
     size the shape claims must be what the file holds (a huge claim in a small file is
-    refused at once instead of running out of memory).  ``max_bytes`` bounds the size.
-
-    Raises
-    ------
-    NpyFormatError
-        One line naming the file: not a ``.npy`` file, a pickle or object
-        array, a size the file does not hold, or above ``max_bytes``.
+    refused at once instead of running out of memory) and at most ``max_bytes``; else an
+    :class:`NpyFormatError` naming the file.
 
     Examples
     --------

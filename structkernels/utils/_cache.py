@@ -1,19 +1,13 @@
 """The user's cache folder of structkernels: where it is, its checked entries that cannot
 change a result, and its size limit.
 
-A cache folder has one sub-folder per kind (:data:`CACHE_KINDS`).  Every entry carries the
-SHA-256 of its key and a keyed digest of key and content (HMAC-SHA-256 under the folder's
-secret ``.hmac-key``: 32 random bytes, mode 0600, trusted only as a regular file of this
-user that no one else can read or write), in a one-line JSON header before the content or,
-for a large entry (a Gram ``.npy``), in a sidecar ``NAME.sum``.  An entry edited by someone
-who cannot read the secret fails its check even with its SHA-256 recomputed (the threat
-model is in ``docs/reliability.md``); it is discarded and computed again with one
-:class:`CacheWarning`.  Side files are never written through a link.  A folder that cannot
-be written turns the cache's writes off with one warning; the work goes on.
-
-Every write counts against the folder's size limit (``$STRUCTKERNELS_CACHE_LIMIT``), with
-one warning past it.  What a folder holds, kind by kind, and clearing it:
-:mod:`structkernels.utils._cache_usage`.
+Every entry carries the SHA-256 of its key and a keyed digest of key and content
+(HMAC-SHA-256 under the folder's secret ``.hmac-key``: 32 random bytes, mode 0600, trusted
+only as a regular file of this user that no one else can read or write), in a one-line
+JSON header before the content or, for a large entry (a Gram ``.npy``), in a sidecar
+``NAME.sum``.  An entry edited by someone who cannot read the secret fails its check even
+with its SHA-256 recomputed (the threat model is in ``docs/reliability.md``); it is
+discarded and computed again with one :class:`CacheWarning`.
 """
 
 from __future__ import annotations
@@ -62,6 +56,7 @@ CACHE_KINDS: dict[str, str] = {
     "grams": "Grams and σ (evaluate)",
     "datasets": "binary copies of datasets",
     "numba": "compiled kernels (numba)",
+    "prepared": "extractors' references prepared for scoring",
 }
 #: The file that marks a folder as a cache of structkernels (a cache directory tag, which
 #: backup tools skip): written at the cache folder's root by its first write.
@@ -193,22 +188,16 @@ def cache_writes_disabled() -> bool:
 
     Examples
     --------
-    >>> import os
     >>> from structkernels.utils import cache_writes_disabled
-    >>> cache_writes_disabled() == (os.environ.get("STRUCTKERNELS_NO_CACHE", "") not in ("", "0"))
+    >>> cache_writes_disabled() in (True, False)
     True
     """
     return os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
 
 
 def check_cache_dir(path: str | os.PathLike | None, option: str = "cache_dir") -> Path | None:
-    """``path`` as a cache folder; an empty string is refused (it would mean the current
-    folder).  None stays None.
-
-    Raises
-    ------
-    CacheDirError
-        ``path`` is empty (a ``ValueError``).
+    """``path`` as a cache folder; None stays None, an empty string (it would mean the
+    current folder) is a :class:`CacheDirError`.
 
     Examples
     --------
@@ -247,8 +236,12 @@ def cache_dir_problem(path: str | os.PathLike) -> str | None:
             fh.write(b"structkernels cache write test\n")
         probe.unlink()
     except OSError as exc:
-        return (str(exc) or type(exc).__name__).splitlines()[0]
+        return _reason(exc)
     return None
+
+
+def _reason(exc: OSError) -> str:
+    return (str(exc) or type(exc).__name__).splitlines()[0]
 
 
 def usable_cache_dir(cache_dir: Any, warn: Callable[[str], None]) -> Any:
@@ -269,12 +262,8 @@ def parse_cache_limit(text: str | None) -> int | None:
     """The limit ``text`` gives in bytes; None for no limit (``"0"``, ``"none"``, ``"off"``).
 
     Bytes, or a number with a K, M, G or T suffix in binary units (``"2G"``, ``"500M"``);
-    an empty or absent value is :data:`DEFAULT_CACHE_LIMIT`.
-
-    Raises
-    ------
-    CacheLimitError
-        ``text`` is not a size (a ``ValueError``; one line naming the variable).
+    an empty or absent value is :data:`DEFAULT_CACHE_LIMIT`; anything else a
+    :class:`CacheLimitError` naming the variable.
 
     Examples
     --------
@@ -296,12 +285,7 @@ def parse_cache_limit(text: str | None) -> int | None:
 
 def cache_limit() -> int | None:
     """The cache folder's size limit in bytes from ``$STRUCTKERNELS_CACHE_LIMIT`` (None: no
-    limit); read at each call.
-
-    Raises
-    ------
-    CacheLimitError
-        The variable holds something that is not a size.
+    limit; :func:`parse_cache_limit`), read at each call.
 
     Examples
     --------
@@ -342,7 +326,7 @@ def _folder_bytes(path: str | os.PathLike) -> int:
     return total
 
 
-# What this process measured of each cache folder it wrote in, and what it said about it
+# what this process measured of each cache folder it wrote in, and said about it
 _LOCK = threading.Lock()
 _SIZES: dict[str, int] = {}
 _MARKED: set[str] = set()
@@ -367,8 +351,7 @@ def note_cache_write(folder: str | os.PathLike, nbytes: int) -> None:
 
     The first call of a process for a cache folder (:func:`cache_root_of`) marks it as one
     and measures it; later calls add ``nbytes``, so a write costs no walk of the tree.  Past
-    :func:`cache_limit`, one :class:`CacheSizeWarning` line per process and cache folder; a
-    limit that is not a size gives one warning and the default is used.
+    :func:`cache_limit`, one :class:`CacheSizeWarning` line per process and cache folder.
 
     Examples
     --------
@@ -470,9 +453,8 @@ def _file_digest(fh: IO[bytes], limit: int, mac: hmac.HMAC) -> tuple[str, int]:
 
 def _read_secret(file: Path) -> bytes | None:
     """The secret in ``file``; None when absent; CacheEntryError when it cannot be trusted."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(file, flags)
+        fd = os.open(file, _FLAGS)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -511,18 +493,10 @@ def _new_secret(folder: Path) -> None:
 class CacheFolder:
     """A folder of checked cache entries whose writes fail softly.
 
-    Parameters
-    ----------
-    path : path or None
-        The folder (created on the first write); None: a cache that keeps nothing.
-    what : str
-        What the entries are, for the messages (``"parse cache"``).
-
-    Notes
-    -----
-    Reads never raise (a damaged entry is None, with one :class:`CacheWarning`); the first
-    failed write turns writing off for this object.  With ``$STRUCTKERNELS_NO_CACHE``
-    nothing is written.
+    ``path``: the folder (created on the first write; None: a cache that keeps nothing);
+    ``what``: what the entries are, for the messages (``"parse cache"``).  Reads never
+    raise (a damaged entry is None, with one :class:`CacheWarning`); the first failed write
+    turns writing off for this object.  With ``$STRUCTKERNELS_NO_CACHE`` nothing is written.
 
     Examples
     --------
@@ -533,8 +507,6 @@ class CacheFolder:
     True
     >>> cache.read("a.json", "key of a")
     b'{"x": 1}'
-    >>> cache.read("a.json", "another key") is None  # doctest: +SKIP
-    True
     """
 
     def __init__(self, path: str | os.PathLike | None, what: str = "cache"):
@@ -545,7 +517,7 @@ class CacheFolder:
         self._untrusted = False
 
     def file(self, name: str) -> Path:
-        """The path of entry ``name`` (a relative path)."""
+        """The path of entry ``name``."""
         if self.path is None:
             raise ValueError(f"the {self.what} keeps nothing")
         return self.path / name
@@ -567,7 +539,6 @@ class CacheFolder:
                                        "are computed as without it"), stacklevel=4)
         return self._key
 
-    # ------------------------------------------------------------------ messages
     def discard(self, name: str, reason: str) -> None:
         """Say, in one warning line, that entry ``name`` failed its check and is recomputed."""
         warnings.warn(CacheWarning(
@@ -589,22 +560,20 @@ class CacheFolder:
             write(secret, file)
         except OSError as exc:
             self.writable = False
-            reason = (str(exc) or type(exc).__name__).splitlines()[0]
             warnings.warn(CacheWarning(
-                f"{self.path}: the {self.what} cannot be written ({reason}); "
+                f"{self.path}: the {self.what} cannot be written ({_reason(exc)}); "
                 "its writes are off for this run, results are computed as without it"),
                 stacklevel=3)
             return False
         written = 0
-        for path in (file, file.with_name(file.name + ".sum")):
+        for side in (file, file.with_name(file.name + ".sum")):
             with contextlib.suppress(OSError):
-                written += path.stat().st_size
+                written += side.stat().st_size
         note_cache_write(self.path, written)  # one warning past the cache's size limit
         return True
 
-    # ------------------------------------------------------------------ small entries
     def _checked(self, name: str, check: Callable[[], Any]) -> Any:
-        """``check()``; None for an old entry, None and one warning for a damaged one."""
+        """``check()``; None for an old entry, and with one warning for a damaged one."""
         try:
             return check()
         except _OldEntry:
@@ -656,7 +625,6 @@ class CacheFolder:
 
         return self._guarded(name, write)
 
-    # ------------------------------------------------------------------ large entries
     def check_file(self, name: str, key: str, max_bytes: int) -> bool:
         """Whether entry file ``name`` exists and matches its sidecar ``NAME.sum`` for
         ``key``; a damaged one is reported (one warning) and False."""

@@ -1,15 +1,13 @@
 """What a cache folder holds, kind by kind, and clearing it (``structkernels cache``).
 
 An entry counts as the cache's, and is cleared, only when it is recognised as one the project
-wrote: a checked entry by its header (:data:`~structkernels.utils.ENTRY_FORMAT`), a large
-one by its ``NAME.sum``, a dataset copy by its name and zip magic, a compiled kernel by
-numba's index (``NAME.nbi``, a pickled version string, read without unpickling) and its
-``NAME.N.nbc`` files.  Everything else is ``other``: shown, never removed.  Links are never
-followed.
+wrote (:func:`_is_entry`).  Everything else is ``other``: shown, never removed.  Links are
+never followed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -84,7 +82,10 @@ def _is_numba_index(raw: bytes | None) -> bool:
 
 
 def _is_entry(dirfd: int, name: str) -> bool:
-    """Whether file ``name`` of folder ``dirfd`` is an entry the project wrote (module doc)."""
+    """Whether file ``name`` of folder ``dirfd`` is an entry the project wrote: a checked
+    entry by its header, a large one by its ``NAME.sum``, a dataset copy by its name and zip
+    magic, a compiled kernel by numba's index (``NAME.nbi``, read without unpickling) and
+    its ``NAME.N.nbc`` files."""
     raw = file_head(dirfd, name)
     if raw is None:
         return False
@@ -137,16 +138,9 @@ def _scan(root: Path) -> Iterator[_Folder]:
 def cache_usage(root: str | os.PathLike | None = None) -> list[CacheUsage]:
     """The size of each kind of cache entries under ``root``.
 
-    Parameters
-    ----------
-    root : path, optional
-        The cache folder (default :func:`~structkernels.utils.user_cache_dir`).
-
-    Returns
-    -------
-    list of CacheUsage
-        One per kind of :data:`CACHE_KINDS`, in that order (what :func:`clear_cache`
-        removes), then ``other``; a folder that does not exist counts 0 bytes and 0 files.
+    ``root`` defaults to :func:`~structkernels.utils.user_cache_dir`.  One
+    :class:`CacheUsage` per kind of :data:`CACHE_KINDS`, in that order (what
+    :func:`clear_cache` removes), then ``other``; a missing folder counts 0 bytes, 0 files.
 
     Examples
     --------
@@ -186,26 +180,10 @@ def clear_cache(kinds: Iterable[str] | None = None,
     Only recognised entries in the project's own sub-folders are removed (an entry before
     its ``.sum``: a run reading meanwhile finds it whole or absent), then the folders emptied.
 
-    Parameters
-    ----------
-    kinds : iterable of str, optional
-        Some of ``parses``, ``grams``, ``datasets``, ``numba`` (default: all of them).
-    root : path, optional
-        The cache folder (default :func:`~structkernels.utils.user_cache_dir`).
-
-    Returns
-    -------
-    list of CacheUsage
-        Bytes and files removed, one per kind cleared (all 0 when ``root`` is absent).
-
-    Raises
-    ------
-    ValueError
-        An unknown kind.
-    NotACacheError
-        ``root`` carries no marker of a cache and holds no entry (a ``ValueError``).
-    CacheClearError
-        Some files could not be removed (an ``OSError``); the others were.
+    ``kinds``: some of :data:`CACHE_KINDS` (default all); ``root`` as in
+    :func:`cache_usage`.  A ``root`` with no marker of a cache and no entry is a
+    :class:`NotACacheError`; files that could not be removed give one
+    :class:`CacheClearError` after the others are.
 
     Examples
     --------
@@ -246,11 +224,10 @@ def clear_cache(kinds: Iterable[str] | None = None,
                 emptied.add(folder.parts)
             for name in folder.subfolders:
                 if (*folder.parts, name) in emptied:
-                    try:  # only a folder this emptied, and only when empty now
+                    # only a folder this emptied, and only when empty now
+                    with contextlib.suppress(OSError):
                         os.rmdir(name, dir_fd=folder.fd)
                         emptied.add(folder.parts)
-                    except OSError:
-                        pass
     forget_cache_sizes()  # sizes are measured again at the next write
     if failed:
         path, reason = failed[0]

@@ -45,9 +45,8 @@ _HELD: dict[str, tuple[bytes, io.BufferedReader]] = {}
 
 
 def read_once(path: str | os.PathLike) -> bool:
-    """Whether ``path`` (followed through links) cannot be opened again to read the same
-    bytes: a FIFO, a device or a socket (``/dev/stdin`` on a pipe), not a regular file or a
-    folder.  It is never opened, so a FIFO without a reader does not block.
+    """Whether ``path`` (followed through links, never opened) cannot be opened again to
+    read the same bytes: a FIFO, a device or a socket (``/dev/stdin`` on a pipe).
 
     Examples
     --------

@@ -1,12 +1,10 @@
 """Interrupts that no library can swallow.
 
-Python raises ``KeyboardInterrupt`` wherever the main thread is when SIGINT comes; when that
-is inside a finaliser (``__del__``, a weakref callback: numba and NumPy run such code while
-compiling and collecting), Python reports it as "unraisable" and carries on, so a Ctrl-C
-could be lost and the command finish and replace its outputs.  :func:`interrupt_guard` (the
-command line's ``main``) installs a SIGINT handler that records the interrupt before it
-raises; :func:`check_interrupt` raises it again at the next safe point: each progress update
-and the rename that ends every atomic write, so no output is replaced after an interrupt.
+A ``KeyboardInterrupt`` raised inside a finaliser (``__del__``, a weakref callback: numba
+and NumPy run such code while compiling and collecting) is reported as "unraisable" and
+lost, so the command would finish and replace its outputs.  :func:`interrupt_guard` (the
+command line's ``main``) records the interrupt before raising it; :func:`check_interrupt`
+raises it again at each progress update and before the rename that ends an atomic write.
 """
 
 from __future__ import annotations
@@ -42,10 +40,9 @@ def check_interrupt() -> None:
 @contextlib.contextmanager
 def interrupt_guard() -> Iterator[None]:
     """Record every SIGINT of the block (see the module docstring); outside the main
-    thread, where no handler can be installed, and inside another guard, the block runs
-    as it is."""
+    thread, where no handler can be installed, and inside another guard (a command run by
+    a command), the block runs as it is."""
     global _seen
-    # outside the main thread, or inside an outer guard (a command run by a command)
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is _handler):
         yield

@@ -1,7 +1,11 @@
-"""Imports on first use: a package face (PEP 562) and optional dependencies."""
+"""Imports on first use: a package face (PEP 562), optional dependencies, and work done
+right after a costly module is imported by whoever needs it."""
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
+import sys
 from collections.abc import Callable
 from importlib import import_module
 from types import ModuleType
@@ -60,3 +64,56 @@ def optional_module(name: str, hint: str) -> ModuleType:
         return import_module(name)
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError(hint) from None
+
+
+class _Then(importlib.abc.Loader):
+    """A module's own loader, then ``callback(module)`` once the module has run."""
+
+    def __init__(self, loader: Any, callback: Callable[[ModuleType], None]):
+        self.loader = loader
+        self.callback = callback
+
+    def create_module(self, spec: Any) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.loader.exec_module(module)
+        self.callback(module)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: when ``name`` is imported, wraps its loader in :class:`_Then`."""
+
+    def __init__(self, name: str, callback: Callable[[ModuleType], None]):
+        self.name = name
+        self.callback = callback
+        self.armed = True
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name or not self.armed:
+            return None
+        self.armed = False  # the search below must not find this finder again
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Then(spec.loader, self.callback)
+        return spec
+
+
+def after_import(name: str, callback: Callable[[ModuleType], None]) -> None:
+    """Call ``callback(module)`` once module ``name`` (a fixed name, never one read from
+    data) is imported: now if it already is, else right after its first import.  A module
+    that is costly to import is then only touched by code that imports it anyway.
+
+    Examples
+    --------
+    >>> import sys
+    >>> seen = []
+    >>> after_import("json", lambda m: seen.append(m.__name__))
+    >>> seen
+    ['json']
+    """
+    module = sys.modules.get(name)
+    if module is not None:
+        callback(module)
+        return
+    sys.meta_path.insert(0, _AfterImport(name, callback))

@@ -19,8 +19,6 @@ __all__ = ["MEMORY_BUDGET_ENV", "memory_budget", "format_gib", "parse_size", "re
 #: (bytes, or a number with a K, M, G or T suffix, e.g. ``"16G"``).
 MEMORY_BUDGET_ENV = "STRUCTKERNELS_MEMORY_BUDGET"
 
-#: Where the cgroup file systems are mounted, and this process's cgroup list (monkeypatched
-#: in the tests).
 _CGROUP_ROOT = "/sys/fs/cgroup"
 _PROC_CGROUP = "/proc/self/cgroup"
 _UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
@@ -38,14 +36,8 @@ def parse_size(text: str) -> int | None:
 def _read_int(path: str) -> int | None:
     try:
         with open(path, encoding="ascii") as fh:
-            text = fh.read().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if text == "max":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
+            value = int(fh.read().strip())
+    except (OSError, UnicodeDecodeError, ValueError):  # "max" (cgroup v2): no limit
         return None
     return None if value >= _UNLIMITED else value
 
@@ -60,13 +52,11 @@ def _pages_bytes(name: str) -> int | None:
 
 def _available_bytes() -> int | None:
     """Memory available to a new allocation now (``MemAvailable``), where known."""
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
     return _pages_bytes("SC_AVPHYS_PAGES")
 
 
@@ -81,11 +71,9 @@ def _rlimit_room() -> int | None:
     if soft == resource.RLIM_INFINITY or soft < 0:
         return None
     used = 0
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError, AttributeError):
         with open("/proc/self/statm", encoding="ascii") as fh:
             used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, AttributeError):
-        pass
     return max(int(soft) - used, 0)
 
 
@@ -93,7 +81,7 @@ def _cgroup_room() -> int | None:
     """Memory left under this process's cgroup limit (v2 ``memory.max``, v1
     ``memory.limit_in_bytes``; None: no limit found)."""
     v1 = v2 = ""
-    try:
+    with contextlib.suppress(OSError):
         with open(_PROC_CGROUP, encoding="utf-8") as fh:
             for line in fh:
                 parts = line.rstrip("\n").split(":", 2)
@@ -103,8 +91,6 @@ def _cgroup_room() -> int | None:
                     v2 = parts[2].lstrip("/")
                 elif "memory" in parts[1].split(","):
                     v1 = parts[2].lstrip("/")
-    except OSError:
-        pass
     rooms = []
     mem = os.path.join(_CGROUP_ROOT, "memory")
     for root, own, limit_file, used_file in (
@@ -120,15 +106,12 @@ def _cgroup_room() -> int | None:
 
 
 def memory_budget() -> int:
-    """Bytes one SRK computation may plan to use.
+    """Bytes one SRK computation may plan to use, read at each call.
 
-    ``$STRUCTKERNELS_MEMORY_BUDGET`` if set (``"8G"``, ``"512M"``, bytes).
-    Otherwise half of the smallest of: the machine's physical memory, the
-    memory available now (``MemAvailable``), the address space left under the
-    soft ``RLIMIT_AS`` (``ulimit -v``), and the memory left under this
-    process's cgroup limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``:
-    containers, batch schedulers); 8 GiB where none is known.  Read at each
-    call: no process-wide state.
+    ``$STRUCTKERNELS_MEMORY_BUDGET`` if set (``"8G"``, ``"512M"``, bytes).  Otherwise half
+    of the smallest of: the physical memory, the memory available now, the address space
+    left under the soft ``RLIMIT_AS`` (``ulimit -v``), and the memory left under this
+    process's cgroup limit (containers, batch schedulers); 8 GiB where none is known.
 
     Examples
     --------
@@ -158,11 +141,9 @@ def format_gib(n: float) -> str:
 @contextlib.contextmanager
 def long_lived() -> Iterator[None]:
     """The objects alive on entry (a loaded model, say) left out of the cyclic garbage
-    collector's scans until the block ends (:func:`gc.freeze`, then :func:`gc.unfreeze`).
-
-    A stream that builds and drops many small objects per batch runs the collector often,
-    and each full pass would walk the model again.  Where the process already keeps
-    objects frozen, the block leaves that alone.
+    collector's scans until the block ends (:func:`gc.freeze`, then :func:`gc.unfreeze`;
+    nothing where the process already keeps objects frozen): a stream of many small
+    objects per batch runs the collector often, and each full pass would walk the model.
 
     Examples
     --------
@@ -185,11 +166,8 @@ def long_lived() -> Iterator[None]:
 
 
 def release_free_memory() -> bool:
-    """Collect garbage and ask the C allocator to return its free memory to the system.
-
-    glibc keeps a freed heap for later use, so the resident size stays at its peak;
-    ``malloc_trim(0)`` gives it back.  Returns whether the allocator was asked (False
-    where the C library has no ``malloc_trim``).
+    """Collect garbage and ask the C allocator to return its free memory (``malloc_trim``:
+    glibc keeps a freed heap, so the resident size stays at its peak); whether it was asked.
 
     Examples
     --------

@@ -1,8 +1,5 @@
 """Finite numbers only: refuse non-finite values, naming the first bad entry, in arrays and
 in JSON output (``json.dumps(allow_nan=False)`` names neither the key nor the value).
-
-The array check is one vectorised ``np.isfinite(values).all()``; the bad entry is located
-only when it fails, so it is cheap enough to run on every block.
 """
 
 from __future__ import annotations
@@ -21,15 +18,8 @@ __all__ = ["NonFiniteError", "check_finite", "first_nonfinite", "describe_nonfin
 
 
 class NonFiniteError(StructkernelsError, ValueError):
-    """A computed value is NaN or infinite.
-
-    Attributes
-    ----------
-    index : tuple of int
-        Position of the first bad entry (offsets applied).
-    value : float
-        The bad value (``nan``, ``inf`` or ``-inf``).
-    """
+    """A computed value is NaN or infinite: ``index``, the position of the first bad entry
+    (offsets applied), and ``value`` (``nan``, ``inf`` or ``-inf``)."""
 
     def __init__(self, message: str, index: tuple[int, ...] = (), value: float = float("nan")):
         super().__init__(message)
@@ -64,9 +54,7 @@ def first_nonfinite(values: Any) -> tuple[tuple[int, ...], float] | None:
 
 def describe_nonfinite(value: float) -> str:
     """``"inf (overflow)"``, ``"-inf (overflow)"`` or ``"nan"``."""
-    if np.isnan(value):
-        return "nan"
-    return f"{value} (overflow)"
+    return "nan" if np.isnan(value) else f"{value} (overflow)"
 
 
 def check_int(value: Any, what: str, low: int, *, allow_none: bool = False) -> None:
@@ -98,20 +86,9 @@ def check_finite(
 ) -> None:
     """Raise ``error`` naming the first NaN/infinite entry of ``values``; else return.
 
-    Parameters
-    ----------
-    values : array-like
-        The values to check (any shape; integer and bool arrays always pass).
-    what : str
-        What the values are, e.g. ``"linear kernel Gram"``; starts the message.
-    index_names : sequence of str
-        A name per axis, e.g. ``("row", "column")``.
-    offsets : sequence of int
-        Added to the position (a block's place in a larger matrix).
-    hint : str
-        What to do about it, appended to the message.
-    error : subclass of NonFiniteError
-        The exception raised.
+    The message starts with ``what`` (``"linear kernel Gram"``), names the position with a
+    name per axis (``index_names``) after adding ``offsets`` (a block's place in a larger
+    matrix), and ends with ``hint``, what to do about it.  Integer arrays always pass.
 
     Examples
     --------
@@ -145,8 +122,7 @@ def _find_nonfinite(obj: Any, where: str = "") -> tuple[str, float] | None:
             if not math.isfinite(value):
                 return path, value
         elif isinstance(value, dict):
-            items = [(f"{path}[{k!r}]", v) for k, v in value.items()]
-            stack.extend(reversed(items))
+            stack.extend(reversed([(f"{path}[{k!r}]", v) for k, v in value.items()]))
         elif isinstance(value, (list, tuple)):
             stack.extend(reversed([(f"{path}[{i}]", v) for i, v in enumerate(value)]))
         elif hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "fc":
@@ -164,19 +140,12 @@ def dumps_finite(obj: Any, *, what: str = "the output", **kwargs: Any) -> str:
     """:func:`json.dumps` with ``allow_nan=False``; a NaN or infinity raises
     :class:`~structkernels.utils.NonFiniteError` (a ``ValueError``) naming its key path.
 
-    Parameters
-    ----------
-    obj : JSON-ready value
-    what : str
-        What is being written, for the message (``"the HSIC result"``).
-    **kwargs
-        Passed to :func:`json.dumps` (``indent``, ``separators``, ...).
+    ``what`` names what is written (``"the HSIC result"``); ``kwargs`` go to
+    :func:`json.dumps`.
 
     Examples
     --------
     >>> from structkernels.utils import dumps_finite
-    >>> dumps_finite({"statistic": 0.5})
-    '{"statistic": 0.5}'
     >>> try:
     ...     dumps_finite({"statistic": float("nan")}, what="the HSIC result")
     ... except ValueError as exc:

@@ -1,11 +1,10 @@
-"""One declarative check of an estimator's (or a function's) parameters.
+"""One declarative check of an estimator's (or a function's) parameters, and ``n_jobs``
+turned into a number of workers.
 
 Each estimator states once, as a dict parameter -> list of constraints (a value is valid
-when it satisfies any one), what its parameters may be, and calls :func:`validate_params`
-(or inherits :class:`ValidatedParamsMixin`) at the start of ``fit``.  A constraint is
-``None``, a type, an :class:`Interval`, :class:`Options`, ``"boolean"``, ``"n_jobs"`` or
-``"random_state"``.  Cross-parameter rules stay in the estimator, after this check.
-``n_jobs`` is checked here, and here it becomes a number of workers.
+when it satisfies any one), what its parameters may be.  A constraint is ``None``, a type,
+an :class:`Interval`, :class:`Options`, ``"boolean"``, ``"n_jobs"`` or ``"random_state"``.
+Cross-parameter rules stay in the estimator, after this check.
 """
 
 from __future__ import annotations
@@ -27,12 +26,8 @@ __all__ = [
 
 
 class InvalidParameterError(StructkernelsError, ValueError, TypeError):
-    """A parameter is outside what its owner accepts.
-
-    A ``ValueError`` (what scikit-learn's conventions and the command line catch), and
-    also a ``TypeError``, so that code catching the type error a wrong type used to
-    raise keeps working.
-    """
+    """A parameter is outside what its owner accepts: a ``ValueError`` (what scikit-learn
+    and the command line catch), and a ``TypeError`` for a caller catching a wrong type's."""
 
 
 def _is_int(value: Any) -> bool:
@@ -48,15 +43,9 @@ def _fmt(x: Any) -> str:
 
 
 class Interval:
-    """Ints (``numbers.Integral``, not bools) or finite reals (``numbers.Real``) in a range.
-
-    Parameters
-    ----------
-    type : numbers.Integral or numbers.Real
-    left, right : number or None
-        The bounds; None is unbounded on that side.
-    closed : {"both", "left", "right", "neither"}, default "both"
-        Which bounds belong to the range.
+    """Ints (``numbers.Integral``, not bools) or finite reals (``numbers.Real``) in a range
+    from ``left`` to ``right`` (None: unbounded), ``closed`` on "both" sides, the "left",
+    the "right" or "neither".
 
     Examples
     --------
@@ -114,10 +103,8 @@ class Interval:
 
 
 class Options:
-    """One of a few values (``Options(["uniform", "similarity"])``).
-
-    ``hidden`` values are accepted but not named in the message (aliases).  A bool is
-    never taken for 0 or 1.
+    """One of a few values (``Options(["uniform", "similarity"])``); ``hidden`` values
+    (aliases) are accepted but not named in the message.  A bool is never taken for 0 or 1.
 
     Examples
     --------
@@ -135,9 +122,8 @@ class Options:
     def is_satisfied_by(self, value: Any) -> bool:
         """Whether ``value`` equals one of the options (of the same kind)."""
         for option in self.values + self.hidden:
-            if isinstance(option, (bool, np.bool_)) != isinstance(value, (bool, np.bool_)):
-                continue
-            if isinstance(option, str) != isinstance(value, str):
+            if (isinstance(option, (bool, np.bool_)) != isinstance(value, (bool, np.bool_))
+                    or isinstance(option, str) != isinstance(value, str)):
                 continue
             try:
                 if bool(value == option):
@@ -218,22 +204,10 @@ def validate_params(owner: Any, params: Mapping[str, Any],
                     constraints: Mapping[str, Sequence[Any]]) -> None:
     """Refuse the first parameter of ``params`` that satisfies none of its constraints.
 
-    Parameters
-    ----------
-    owner : object, class, str or None
-        Who takes the parameters: its class name prefixes the parameter's in the
-        message (``"KernelSVC.C"``); None or "" names the parameter alone.
-    params : mapping
-        Parameter name -> value (``est.get_params(deep=False)``).  Parameters
-        without constraints are not checked.
-    constraints : mapping
-        Parameter name -> list of constraints (see the module docstring); a value
-        is valid when it satisfies any of them.
-
-    Raises
-    ------
-    InvalidParameterError
-        ``"<Owner>.<param> must be <what it may be>, got <value!r>"``.
+    ``owner`` (an object, a class, a str or None) names who takes the parameters in the
+    message, ``"<Owner>.<param> must be <what it may be>, got <value!r>"``; ``params`` maps
+    names to values (``est.get_params(deep=False)``), ``constraints`` names to lists of
+    constraints (see the module docstring).  Parameters without constraints are not checked.
 
     Examples
     --------
@@ -270,11 +244,8 @@ def n_jobs_value(n_jobs: Any, owner: Any = None) -> int:
 
 
 class ValidatedParamsMixin:
-    """``_validate_params()`` from the class's ``_param_constraints`` dict.
-
-    The estimator lists ``_param_constraints = {"C": [Interval(Real, 0, None,
-    closed="neither")], ...}`` and calls ``self._validate_params()`` at the start
-    of ``fit``.
+    """``_validate_params()`` (called at the start of ``fit``) from the class's
+    ``_param_constraints = {"C": [Interval(Real, 0, None, closed="neither")], ...}``.
 
     Examples
     --------
@@ -297,10 +268,8 @@ class ValidatedParamsMixin:
 
 
 def available_cores() -> int:
-    """The number of cores this process may run on.
-
-    :func:`joblib.cpu_count`: the smallest of the machine's logical cores, the process's
-    CPU affinity, the cgroup CPU quota and ``$LOKY_MAX_CPU_COUNT``; at least 1.
+    """The number of cores this process may run on (:func:`joblib.cpu_count`: the machine's,
+    the CPU affinity, the cgroup CPU quota and ``$LOKY_MAX_CPU_COUNT``), at least 1.
 
     Examples
     --------
@@ -314,14 +283,9 @@ def available_cores() -> int:
 def effective_n_jobs(n_jobs: int | None) -> int:
     """The number of workers for ``n_jobs``.
 
-    ``None`` (the default everywhere in structkernels) and ``-1`` are
-    :func:`available_cores`; ``-k`` is that number less ``k - 1`` (at least 1);
-    a positive number is itself.
-
-    Raises
-    ------
-    InvalidParameterError
-        ``n_jobs`` is 0 or not an integer (a ``ValueError``).
+    ``None`` and ``-1`` are :func:`available_cores`, ``-k`` that number less ``k - 1`` (at
+    least 1), a positive number itself; 0 or a non-integer is an
+    :class:`InvalidParameterError`.
 
     Examples
     --------
@@ -331,7 +295,7 @@ def effective_n_jobs(n_jobs: int | None) -> int:
     >>> effective_n_jobs(None) == effective_n_jobs(-1) >= 1
     True
     """
-    n_jobs = n_jobs_value(n_jobs)  # None or a non-zero int, else one InvalidParameterError
+    n_jobs = n_jobs_value(n_jobs)
     if n_jobs < 0:
         return max(1, available_cores() + 1 + n_jobs)
     return n_jobs

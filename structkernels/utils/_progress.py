@@ -1,10 +1,5 @@
-"""Progress that reads well on a terminal and in a log file.
-
-When stderr is a file or a pipe (a batch job's log), :func:`tqdm` writes plain lines, never
-a carriage-return frame; every update raises an interrupt swallowed on the way
-(:func:`structkernels.utils.check_interrupt`).  :func:`run_settings` turns progress (and
-cache writes) off for a run and the worker processes it starts.
-"""
+"""Progress that reads well on a terminal and in a log file, and the run's settings that
+turn it (and cache writes) off."""
 
 from __future__ import annotations
 
@@ -28,18 +23,16 @@ MIN_BAR_EVALUATIONS = 200_000
 
 
 def bar_disabled(total: int, progress: bool | None) -> bool | None:
-    """tqdm's ``disable`` for a loop of ``total`` kernel evaluations.
-
-    ``progress`` True/False forces the bar on/off; None shows it for work of
-    at least :data:`MIN_BAR_EVALUATIONS` (then tqdm decides by the terminal).
-    """
+    """tqdm's ``disable`` for a loop of ``total`` kernel evaluations: ``progress`` True or
+    False forces the bar on or off; None shows it for work of at least
+    :data:`MIN_BAR_EVALUATIONS` (then tqdm decides by the terminal)."""
     if progress is not None:
         return not progress
     return None if total >= MIN_BAR_EVALUATIONS else True
 
 
 class _LineWriter:
-    """A file-like object turning tqdm's ``\\r`` refreshes into whole lines."""
+    """A file-like object turning tqdm's refreshes into whole lines."""
 
     def __init__(self, stream: Any = None):
         self.stream = stream
@@ -57,8 +50,7 @@ class _LineWriter:
 
 
 class _Bar(_tqdm):
-    """tqdm whose every update is a safe point to raise an interrupt that a finaliser
-    swallowed (:func:`structkernels.utils.check_interrupt`), shown or not."""
+    """tqdm whose every update raises an interrupt a finaliser swallowed, shown or not."""
 
     def update(self, n: float | None = 1) -> bool | None:
         check_interrupt()
@@ -81,11 +73,6 @@ class _LogBar(_Bar):
         super().set_description_str(desc, refresh=False)
 
 
-def _setting() -> str | None:
-    value = os.environ.get(PROGRESS_ENV, "").strip().lower()
-    return value or None
-
-
 def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: Any) -> _tqdm:
     """A drop-in for ``tqdm.auto.tqdm``: tqdm's bar on a terminal, plain lines in a log.
 
@@ -102,14 +89,13 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
     >>> with tqdm(total=3, desc="demo", disable=True) as bar:
     ...     bar.update(3)
     """
-    setting = _setting()
+    setting = os.environ.get(PROGRESS_ENV, "").strip().lower()
     if setting in ("0", "false", "no", "off"):
         disable = True
     elif setting in ("1", "true", "yes", "on") and disable is None:
         disable = False
     stream = file if file is not None else sys.stderr
-    is_tty = bool(getattr(stream, "isatty", lambda: False)())
-    if is_tty:
+    if getattr(stream, "isatty", lambda: False)():
         return _Bar(*args, disable=disable, file=file, **kwargs)
     interval = float(os.environ.get("STRUCTKERNELS_PROGRESS_INTERVAL", "30"))
     kwargs.update(mininterval=interval, maxinterval=max(interval, 1.0), delay=interval,
@@ -119,10 +105,10 @@ def tqdm(*args: Any, disable: bool | None = False, file: Any = None, **kwargs: A
 
 @contextlib.contextmanager
 def run_settings(*, progress: bool | None = None, no_cache: bool = False) -> Iterator[None]:
-    """Progress off (``progress=False``) and no cache writes (``no_cache=True``) for the
-    work done inside the block, in this process and the worker processes it starts (which
-    inherit the environment that :func:`tqdm` and :func:`cache_writes_disabled` read);
-    the settings before are restored afterwards.  None and False change nothing.
+    """Progress off (``progress=False``) and no cache writes (``no_cache=True``) inside the
+    block, in this process and the worker processes it starts (which inherit the
+    environment :func:`tqdm` and :func:`cache_writes_disabled` read); None and False change
+    nothing.
 
     Examples
     --------

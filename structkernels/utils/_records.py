@@ -8,6 +8,7 @@ memory, and never a ``RecursionError`` or a ``MemoryError``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -20,20 +21,9 @@ from typing import Any
 from structkernels.utils._compressed import CHUNK, gzip_problem, open_binary
 from structkernels.utils._errors import StructkernelsError
 
-__all__ = [
-    "record_label",
-    "RecordError",
-    "BadLine",
-    "loads_record",
-    "unique_keys",
-    "iter_lines",
-    "decode_lines",
-    "split_lines",
-    "one_line",
-    "MAX_RECORD_DEPTH",
-    "MAX_RECORD_BYTES",
-    "check_header",
-]
+__all__ = ["record_label", "RecordError", "BadLine", "loads_record", "unique_keys", "iter_lines",
+           "decode_lines", "split_lines", "one_line", "MAX_RECORD_DEPTH", "MAX_RECORD_BYTES",
+           "check_header"]
 
 #: Default nesting limit of one JSON record (arrays and objects).  Anything
 #: ``json.dumps`` can write with Python's default recursion limit is shallower.
@@ -47,15 +37,8 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 class RecordError(StructkernelsError, ValueError):
-    """A record or a file refused by a limit or not decodable, with where it was found.
-
-    Attributes
-    ----------
-    reason : str
-        What is wrong, without the place.
-    where : str or None
-        The place (``"file, line 3"``); the message is ``"<where>: <reason>"``.
-    """
+    """A record or a file refused by a limit or not decodable: ``"<where>: <reason>"``,
+    with the place ``where`` (``"file, line 3"``, or None) and ``reason`` as attributes."""
 
     def __init__(self, reason: str, where: str | None = None):
         self.reason, self.where = reason, where
@@ -70,11 +53,8 @@ class BadLine:
 
 
 def one_line(value: Any, limit: int | None = None) -> str:
-    """``str(value)`` on one line: any run of white space, line breaks included, becomes a space.
-
-    Text from a record (an id, a sentence) may hold ``\\n``, ``\\r``, U+2028 or
-    other line boundaries; an error message stays one line.  ``limit`` cuts a
-    long text, marking the cut with ``...``.
+    """``str(value)`` on one line, for a message: any run of white space, line breaks and
+    U+2028 included, becomes a space; ``limit`` cuts a long text, marking the cut ``...``.
 
     Examples
     --------
@@ -91,7 +71,7 @@ def one_line(value: Any, limit: int | None = None) -> str:
 
 def _json_depth(text: str) -> int:
     """The nesting depth of arrays and objects in a JSON text (brackets in strings do not
-    count), without recursion and without a Python-level loop over the characters."""
+    count), without recursion."""
     opens = text.count("[") + text.count("{")
     if opens <= 1:
         return opens
@@ -150,14 +130,9 @@ def loads_record(
     """Decode one JSON record within a depth and a size limit.
 
     The depth is measured before decoding, without recursion, so any depth is refused
-    cleanly; ``where`` (``"data.jsonl, line 3"``) is put before the reason.
-
-    Raises
-    ------
-    RecordError
-        A ``ValueError``, one line: ``"<where>: <reason>"``.  Invalid JSON, too deep, too
-        large, not UTF-8, ``NaN``/``Infinity``, a number that overflows or a key given
-        twice (:func:`unique_keys`).  Never ``RecursionError`` or ``MemoryError``.
+    cleanly.  Invalid JSON, too deep, too large, not UTF-8, ``NaN``/``Infinity``, a number
+    that overflows or a key given twice raise one :class:`RecordError` line,
+    ``"<where>: <reason>"``; never ``RecursionError`` or ``MemoryError``.
 
     Examples
     --------
@@ -204,21 +179,15 @@ def iter_lines(
     path: str | os.PathLike,
     *,
     max_bytes: int = MAX_RECORD_BYTES,
-    skip_blank: bool = True,
 ) -> Iterator[tuple[int, str | BadLine]]:
     """``(line number, text or BadLine)`` of each line of a plain or gzip'd text file.
 
     Memory stays within about ``max_bytes`` whatever the file holds.  Lines end at
     ``\\n`` or ``\\r\\n`` only (a U+2028 inside a record is text); a UTF-8 byte-order
-    mark at the start is dropped; ``skip_blank`` leaves out lines of white space.  A line
+    mark at the start is dropped; lines of white space are left out.  A line
     that is not UTF-8 or longer than ``max_bytes`` (read past, never held) is a
     :class:`BadLine`; a truncated or corrupt gzip stream gives one last :class:`BadLine`
     numbered after the lines read before it.
-
-    Raises
-    ------
-    OSError
-        The file cannot be opened or read (a plain file).
 
     Examples
     --------
@@ -256,7 +225,7 @@ def iter_lines(
             except UnicodeDecodeError as exc:
                 yield lineno, BadLine(f"not UTF-8 text ({_not_utf8(exc, line)})")
                 continue
-            if skip_blank and not text.strip():
+            if not text.strip():
                 continue
             yield lineno, text
     except (EOFError, OSError, zlib.error) as exc:  # raised only by reading the stream
@@ -272,10 +241,8 @@ def iter_lines(
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines split at ``\\n``, ``\\r\\n`` or ``\\r`` only (as editors count them).
-
-    Unlike :meth:`str.splitlines`, U+2028, U+0085, form feeds and the other
-    Unicode line boundaries stay inside a line.
+    """Lines split at ``\\n``, ``\\r\\n`` or ``\\r`` only (as editors count them): unlike
+    :meth:`str.splitlines`, U+2028, U+0085 and form feeds stay inside a line.
 
     Examples
     --------
@@ -291,10 +258,9 @@ def split_lines(text: str) -> list[str]:
 def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
     """Text lines of a file's bytes, and ``{line number: what is wrong}`` for lines not UTF-8.
 
-    A line that is not UTF-8 is decoded with replacement characters (so the
-    records around it, and its own id, can still be found) and reported; the
-    other lines are unaffected.  A UTF-8 byte-order mark is dropped.  Lines
-    end as in :func:`split_lines`.
+    A line that is not UTF-8 is decoded with replacement characters (so the records around
+    it, and its own id, can still be found) and reported.  A UTF-8 byte-order mark is
+    dropped.  Lines end as in :func:`split_lines`.
 
     Examples
     --------
@@ -303,10 +269,8 @@ def decode_lines(data: bytes) -> tuple[list[str], dict[int, str]]:
     """
     if data.startswith(_BOM):
         data = data[3:]
-    try:
+    with contextlib.suppress(UnicodeDecodeError):
         return split_lines(data.decode("utf-8")), {}
-    except UnicodeDecodeError:
-        pass
     lines: list[str] = []
     bad: dict[int, str] = {}
     # Latin-1 maps each byte to one character and back: the lines of the bytes, split alike
@@ -345,16 +309,11 @@ def check_header(
 ) -> int:
     """Check a data file's ``"format"`` and ``"version"``; returns the version.
 
-    Every versioned file structkernels reads (train-npk models, σ files, PHSIC
-    models) starts with these two keys.  A document of another format, or a
-    version this release does not read, raises ``error`` with one line naming
-    the file ``name``.
+    A document of another format, or a version this release does not read, raises
+    ``error`` with one line naming the file ``name``.
 
     Examples
     --------
-    >>> check_header({"format": "f", "version": 2}, name="m.json", format="f",
-    ...              versions=(1, 2), what="model")
-    2
     >>> check_header({"format": "f", "version": 3}, name="m.json", format="f",
     ...              versions=(1, 2), what="model")
     Traceback (most recent call last):

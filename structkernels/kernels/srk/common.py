@@ -1,9 +1,8 @@
 """Shared machinery of the string re-writing kernels (Bu, Li & Zhu, ACL 2012).
 
-A re-writing is a pair ``(s, t)`` of token sequences.  ``K_j`` is 0 for
-``j > min(|s|, |t|)`` of either re-writing, so windows are computed only up to the longest
-one the input can use; a computation planned over :func:`memory_budget` is refused with
-:class:`MemoryBudgetError`, naming the window that fits.
+A re-writing is a pair ``(s, t)`` of token sequences.  ``K_j`` is 0 for ``j > min(|s|, |t|)``
+of either re-writing, so windows stop at the longest the input can use; a computation
+planned over :func:`memory_budget` is refused (:class:`MemoryBudgetError`).
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ class MemoryBudgetError(StructkernelsError, ValueError, MemoryError):
 
 def usable_window(X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None) -> int:
     """The longest window with a k-gram on all four sides of some pair of ``X`` × ``Y``
-    (``Y=None``: ``X`` × ``X``); every larger window is 0 over the block.
+    (``Y=None``: ``X`` × ``X``).
 
     Examples
     --------
@@ -83,17 +82,8 @@ def _check_side(owner: str, i: int, name: str, side: Any) -> tuple[str, ...]:
 def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
     """Validate a list of re-writings ``[(s, t), ...]``; return ``(tuple, tuple)`` pairs.
 
-    Parameters
-    ----------
-    X : sequence of pairs of token sequences
-    owner : str
-        Name used in error messages.
-
-    Raises
-    ------
-    TypeError
-        ``X`` is a bare string, a record is not a ``(source, target)`` pair, a
-        side is a bare string or holds a non-``str`` token.
+    A ``TypeError`` naming ``owner`` when ``X`` is a bare string, a record is not a
+    ``(source, target)`` pair, or a side is a bare string or holds a non-``str`` token.
 
     Examples
     --------
@@ -120,9 +110,8 @@ def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
 
 
 def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np.ndarray, ...]:
-    """``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: the token ids of all sources
-    (``s_tok[s_off[i]:s_off[i+1]]`` is source ``i``), likewise targets, and per token whether
-    it occurs in the other side of its re-writing.  ``vocab`` grows with unseen tokens."""
+    """``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: the token ids of all sources (CSR),
+    likewise targets, and whether each token occurs in the other side; ``vocab`` grows."""
     tok: tuple[list[int], list[int]] = ([], [])
     inside: tuple[list[bool], list[bool]] = ([], [])
     off = ([0], [0])
@@ -139,26 +128,15 @@ def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np
                                (inside[side], np.bool_)))
 
 
-def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | None = None,
-                   *, warn: bool = True) -> np.ndarray:
-    """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis.
-
-    Parameters
-    ----------
-    stack : array, shape (n_windows, n, m)
-        Raw per-window Gram matrices.
-    diag_x, diag_y : arrays, shape (n_windows, n) and (n_windows, m)
-        Per-window self-similarities (``diag_y`` defaults to ``diag_x``).
-    warn : bool
-        Warn once when some self-similarity is 0 (a sentence shorter than the
-        window): its normalised similarities for that window are 0.
-    """
-    diag_y = diag_x if diag_y is None else diag_y
+def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray) -> np.ndarray:
+    """``sum_j K_j / sqrt(diag_x[j] diag_y[j])`` over the leading (window) axis of the raw
+    per-window Grams ``stack``; a self-similarity of 0 (a sentence shorter than the window)
+    makes its normalised terms 0, with one warning."""
     out = np.zeros(stack.shape[1:], dtype=np.float64)
     for j in range(stack.shape[0]):
         out += normalize_gram(stack[j], diag_x[j], diag_y[j], warn=False)
     bad = int((diag_x[: len(stack)] <= 0).sum() + (diag_y[: len(stack)] <= 0).sum())
-    if bad and warn:
+    if bad:
         warnings.warn(f"{bad} (structure, window) self-similarities are 0 (sequences shorter "
                       "than the window); those normalised terms are 0",
                       ZeroSelfSimilarityWarning, stacklevel=3)
@@ -167,22 +145,20 @@ def sum_normalized(stack: np.ndarray, diag_x: np.ndarray, diag_y: np.ndarray | N
 
 class SRKBase(Kernel):
     """Common parameters and block logic of the string re-writing kernels: subclasses set
-    ``name`` and implement :meth:`_stack` (the raw ``K_j`` of ``windows``, shape (w, n, m)).
+    ``name`` and implement ``_stack`` and ``_diag_stack`` (the raw ``K_j`` of ``windows``).
 
     Parameters
     ----------
     k : int, default 1
         Window (k-gram) size; with ``kmax`` the smallest window.
     lam : float in (0, 1], default 1.0
-        Wildcard weight λ (the paper uses 1; unused by ps-SRK, which has no wildcards).
+        Wildcard weight λ (the paper uses 1; ps-SRK has no wildcards).
     kmax : int, optional
-        The paper's ``K̂_k + ... + K̂_kmax`` (every window cosine-normalised, then summed);
-        None: the raw ``K_k``.
+        The paper's ``K̂_k + ... + K̂_kmax`` (windows cosine-normalised, summed); None: ``K_k``.
     """
 
     name = "srk"
-    #: blocks of this many re-writings amortise the encoding of a block
-    preferred_block_size = 256
+    preferred_block_size = 256  # re-writings that amortise the encoding of a block
 
     def __init__(self, k: int = 1, lam: float = 1.0, kmax: int | None = None):
         self.k = k
@@ -191,8 +167,7 @@ class SRKBase(Kernel):
 
     def windows_for(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
                     ) -> list[int]:
-        """The windows of the block ``X`` × ``Y``: ``k..min(kmax, usable_window(X, Y))``, or
-        ``[k]`` without ``kmax``."""
+        """``k..min(kmax, usable_window(X, Y))``, or ``[k]`` without ``kmax``."""
         if self.kmax is None:
             return [int(self.k)]
         top = min(int(self.kmax), usable_window(X, Y))
@@ -200,8 +175,7 @@ class SRKBase(Kernel):
 
     def planned_bytes(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None,
                       windows: list[int], diag: bool = False) -> int:
-        """Estimated peak memory of :meth:`stack_block` (:meth:`diag_stack` with ``diag``):
-        the output twice; kernels add their own."""
+        """Estimated peak memory of :meth:`stack_block` (:meth:`diag_stack` with ``diag``)."""
         n = len(X)
         m = 1 if diag else n if Y is None else len(Y)
         return 16 * max(len(windows), 1) * n * m
@@ -244,13 +218,6 @@ class SRKBase(Kernel):
     def check_input(self, X: Any) -> list[Rewriting]:
         return check_rewritings(X, type(self).__name__)
 
-    # ------------------------------------------------------------------ core
-    def _stack(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None, windows: list[int]):
-        raise NotImplementedError
-
-    def _diag_stack(self, X: Sequence[Rewriting], windows: list[int]) -> np.ndarray:
-        raise NotImplementedError
-
     def stack_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting] | None = None
                     ) -> np.ndarray:
         """Raw ``K_j(X[a], Y[b])`` for the windows :meth:`windows_for`, shape (w, n, m);
@@ -292,7 +259,6 @@ class SRKBase(Kernel):
         return float(self.gram_block([x], [y])[0, 0])
 
 
-# ---------------------------------------------------------------- Gram stacks
 def _stack_task(kernel: SRKBase, X, Y, task, symmetric):
     r0, r1, c0, c1 = task
     if symmetric and r0 == c0:
@@ -306,22 +272,8 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
     """Raw per-window Gram matrices of an SRK and the per-window diagonals, from which every
     ``kmax`` sum is assembled (:func:`sum_normalized`).
 
-    Parameters
-    ----------
-    kernel : SRKBase
-        ``kb-srk``, ``ps-srk`` or ``pw-srk``; its windows are ``k..kmax`` (or ``k``).
-    X, Y : lists of re-writings; ``Y=None`` for the symmetric Gram of ``X``.
-    n_jobs, block_size, progress
-        Workers (as :func:`structkernels.engine.parallel.plan` decides); rows per block
-        (default: the kernel's ``preferred_block_size``); a bar over blocks.
-    cache : path, optional
-        The checked ``.npy`` store of ``gram(cache=)``: a repeated call loads the stack.
-
-    Returns
-    -------
-    stack : ndarray (w, len(X), len(Y))
-    diag_x : ndarray (w, len(X))
-    diag_y : ndarray (w, len(Y))
+    ``(stack, diag_x, diag_y)``, shapes ``(w, len(X), len(Y))``, ``(w, len(X))``, ``(w,
+    len(Y))`` (``Y=None``: ``X`` itself); ``cache``: the checked ``.npy`` store of ``gram``.
 
     Examples
     --------
@@ -356,7 +308,7 @@ def srk_gram_stack(kernel: SRKBase, X: Any, Y: Any = None, *, n_jobs: int | None
 
 def _stack(kernel: SRKBase, X: Sequence, Y: Sequence | None, n_jobs: int | None,
            block_size: int | None, progress: bool | None):
-    """The work of :func:`srk_gram_stack` on checked input, run as :func:`plan` says."""
+    """:func:`srk_gram_stack` on checked input, run as :func:`plan` says."""
     windows = kernel.windows_for(X, Y)  # beyond: all 0
     symmetric, Y = Y is None, X if Y is None else Y
     n, m = len(X), len(Y)
@@ -411,7 +363,6 @@ def _pad_windows(d: np.ndarray, w: int) -> np.ndarray:
     return d[:w] if len(d) >= w else np.concatenate([d, np.zeros((w - len(d),) + d.shape[1:])])
 
 
-# ------------------------------------------------- decomposed (pairwise) SRKs
 def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
     """Sparse k-gram count matrices of sequence lists in one feature index (with
     ``wildcards``, ``lam ** j`` to each of a k-gram's patterns with ``j`` wildcards)."""
@@ -419,7 +370,7 @@ def _feature_matrices(seqs_list, k: int, lam: float, wildcards: bool):
 
     index: dict = {}
     get = index.setdefault
-    # the wildcard positions of each pattern and its weight; without wildcards the k-gram
+    # each pattern's wildcard positions and weight (without wildcards, the k-gram alone)
     masks = [(frozenset(pos), float(lam) ** j) for j in range(k + 1 if wildcards else 1)
              for pos in combinations(range(k), j)]
     mats = []
@@ -454,8 +405,7 @@ class PairwiseSRK(SRKBase):
     wildcards = False
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
-        """Output, plus the largest window's feature index (``120 + 8 k`` bytes per k-gram
-        occurrence and pattern)."""
+        """Output, plus the largest window's feature index (``120 + 8 k`` bytes a pattern)."""
         base = super().planned_bytes(X, Y, windows, diag)
         seqs = [q for x in X for q in x]
         if Y is not None and not diag:

@@ -21,7 +21,6 @@ from structkernels.utils import njit
 __all__ = ["KbSRK", "kb_srk_direct", "kb_kbar"]
 
 
-# ----------------------------------------------------------------- Algorithm 1
 @njit(cache=True, nogil=True)
 def _tables(kmax, lam2):
     """``j!``, ``C(n, r)`` and ``fl[j] = j! lam2^j`` (the weight of a non-identical double
@@ -113,7 +112,6 @@ def _direct_pair(s1, t1, s2, t2, k, lam2):
     return total
 
 
-# ----------------------------------------------------------------- Algorithm 2
 _M1 = 0x5851F42D4C957F2D
 _M2 = 0x14057B7EF767814F
 
@@ -130,11 +128,9 @@ def _mix(c):
 
 @njit(cache=True, nogil=True)
 def _grid(x, xin, y, yin, R, HK, ca, cb):
-    """One backward pass over the grid of doubles (x[a], y[b]): ``R`` the diagonal run
-    lengths of admissible doubles (identical, or a source token that occurs in the other
-    side: else no target key can match), ``HK`` the diagonal suffix sums of the
-    non-identical doubles' hashes; the cells starting a run >= 2 listed, last first.
-    Returns (identical doubles, longest run, listed cells)."""
+    """One backward pass over the grid of doubles (x[a], y[b]) filling ``R`` (run lengths of
+    admissible doubles) and ``HK`` (suffix sums of the non-identical doubles' hashes) along
+    diagonals; returns (identical doubles, longest run, cells starting a run >= 2)."""
     n, m = len(x), len(y)
     n_ident = 0
     longest = 0
@@ -164,14 +160,12 @@ def _grid(x, xin, y, yin, R, HK, ca, cb):
                 r = 0
                 Ha[b] = Hn[b + 1]
             Ra[b] = r
+            if r > longest:
+                longest = r
             if r >= 2:
                 ca[nc] = a
                 cb[nc] = b
                 nc += 1
-                if r > longest:
-                    longest = r
-            elif r > longest:
-                longest = r
     return n_ident, longest, nc
 
 
@@ -192,9 +186,8 @@ def _keep(R, HK, k, ca, cb, kh, nc):
 
 @njit(cache=True, nogil=True)
 def _target_map(t1, t2, ca, cb, kht, nt, k, slots, ekh, ecnt, ewin, nxt, buf):
-    """Algorithm 2 lines 6-9: the target map, key -> distinct double counts with counts
-    c_t (open addressing; each slot chains its sorted windows, compared exactly).  Returns
-    the table mask."""
+    """Algorithm 2 lines 6-9: the target map, key -> windows with counts c_t (open
+    addressing, each slot chaining its windows, compared exactly); returns the mask."""
     P = 16
     while P < 2 * nt:
         P *= 2
@@ -246,8 +239,7 @@ def _same(u, v, k):
 def _join(s1, s2, ca, cb, khs, ns, k, lam2, fact, binom, fl, slots, mask, ekh, ecnt, ewin,
           nxt, buf):
     """Algorithm 2 lines 10-13: each source window meets the target vectors of its key,
-    each adding ``c_t * g`` (Algorithm 1; without identical doubles the key is the whole
-    window and ``g = prod_e #e! lam^(2 #e)``)."""
+    each adding ``c_t * g`` (Algorithm 1, or ``prod_e #e! lam^(2 #e)`` without identicals)."""
     total = 0.0
     for w in range(ns - 1, -1, -1):
         key = khs[w]
@@ -321,7 +313,6 @@ def _gram_stack(xs, xso, xsi, xt, xto, xti, ys, yso, ysi, yt, yto, yti,
     fact, binom, fl = _tables(kmax, lam2)
     mxs, mys = longest_segment(xso, 0), longest_segment(yso, 0)
     mxt, myt = longest_segment(xto, 0), longest_segment(yto, 0)
-    # workspace, allocated once per block
     cs = max(mxs * mys, 1)
     ct = max(mxt * myt, 1)
     P = 16
@@ -426,10 +417,8 @@ def kb_kbar(a_s1, a_t1, a_s2, a_t2, lam: float = 1.0) -> float:
 
 class KbSRK(SRKBase):
     """k-gram bijective string re-writing kernel (Bu, Li & Zhu, ACL 2012, Sec. 5, Eq. 4) on
-    re-writings ``(source tokens, target tokens)``.
-
-    Parameters ``k``, ``lam`` (weight per aligned wildcard pair), ``kmax``:
-    :class:`~structkernels.kernels.srk.common.SRKBase`.
+    re-writings ``(source tokens, target tokens)``; parameters as
+    :class:`~structkernels.kernels.srk.common.SRKBase` (``lam`` per aligned wildcard pair).
 
     Examples
     --------
@@ -443,12 +432,11 @@ class KbSRK(SRKBase):
     """
 
     name = "kb-srk"
-    #: blocks run in compiled code without the GIL: the Gram engine uses threads
     nogil_blocks = True
 
     def planned_bytes(self, X, Y, windows, diag=False) -> int:
-        """Output, plus the compiled workspace of :func:`_gram_stack` (grids, window lists
-        and the target map, for the longest sentences of each side)."""
+        """Output, plus the compiled workspace of :func:`_gram_stack` for the longest
+        sentences of each side."""
         base = super().planned_bytes(X, Y, windows, diag)
         Y = X if Y is None or diag else Y
         sx, tx, sy, ty = (max((len(r[i]) for r in Z), default=0) for Z in (X, Y) for i in (0, 1))

@@ -1,8 +1,7 @@
 """Unigram precision and recall of a re-writing (the PR features of Wan et al., 2006).
 
-With clipped unigram matches ``m``: precision ``m / |t|``, recall ``m / |s|``.  Bu, Li &
-Zhu (ACL 2012, Sec. 6) add them to the SRKs: ``Normalized(kb) + kernel("pr")`` is their
-"kb-SRK + PR".
+Clipped unigram matches ``m``: precision ``m / |t|``, recall ``m / |s|``;
+``Normalized(kb) + kernel("pr")`` is "kb-SRK + PR" of Bu, Li & Zhu (ACL 2012, Sec. 6).
 """
 
 from __future__ import annotations
@@ -56,9 +55,7 @@ def overlap_features(X: Any, ngram_max: int = 3) -> np.ndarray:
 
 
 def pr_features(X: Any) -> np.ndarray:
-    """``[[precision, recall], ...]`` of a list of token re-writings.
-
-    An empty side gives 0 for the ratio that divides by it.
+    """``[[precision, recall], ...]`` of a list of token re-writings (0 for an empty side).
 
     Examples
     --------
@@ -78,8 +75,7 @@ class PRKernel(Kernel):
     Parameters
     ----------
     gamma : float, optional
-        None (default): the linear kernel ``f(x) . f(y)``; a positive float:
-        the RBF kernel ``exp(-gamma ||f(x) - f(y)||^2)``.
+        None: the linear kernel ``f(x) . f(y)``; else ``exp(-gamma ||f(x) - f(y)||^2)``.
 
     Examples
     --------

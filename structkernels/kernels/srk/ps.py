@@ -12,9 +12,9 @@ __all__ = ["PsSRK"]
 
 
 class PsSRK(PairwiseSRK):
-    """Pairwise k-spectrum SRK (Bu, Li & Zhu, 2012, Example 1).
+    """Pairwise k-spectrum SRK (Bu, Li & Zhu, 2012, Example 1); parameters as
+    :class:`~structkernels.kernels.srk.common.SRKBase`.
 
-    Parameters ``k``, ``lam``, ``kmax``: :class:`~structkernels.kernels.srk.common.SRKBase`.
 
     Examples
     --------

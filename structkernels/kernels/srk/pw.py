@@ -13,10 +13,9 @@ __all__ = ["PwSRK"]
 
 
 class PwSRK(PairwiseSRK):
-    """Pairwise (k, k)-wildcard SRK (Bu, Li & Zhu, 2012, Example 2).
+    """Pairwise (k, k)-wildcard SRK (Bu, Li & Zhu, 2012, Example 2); parameters as
+    :class:`~structkernels.kernels.srk.common.SRKBase` (``lam``: weight of each wildcard).
 
-    Parameters ``k`` (pattern length), ``lam`` (weight of each wildcard), ``kmax``:
-    :class:`~structkernels.kernels.srk.common.SRKBase`.
 
     Examples
     --------

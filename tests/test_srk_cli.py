@@ -123,3 +123,21 @@ def test_paraphrase_reads_several_training_files(tmp_path, capsys):
     assert main(["paraphrase", "--train", str(a), "--train", str(tmp_path / "no.txt"),
                  "--test", str(te)]) == 2
     assert main(["paraphrase", "--train", str(one), "--test", str(te)]) == 2
+
+
+def test_paraphrase_tfkld_cv_choice_never_reads_test_labels(tmp_path, capsys):
+    tr = corpus(tmp_path / "tr.txt", 30)
+    te = corpus(tmp_path / "te.txt", 10, shift=3)
+    flipped = tmp_path / "flipped.txt"
+    lines = te.read_bytes().decode("utf-8").split("\r\n")
+    lines[1:-1] = [("0" if ln[0] == "1" else "1") + ln[1:] for ln in lines[1:-1]]
+    flipped.write_bytes("\r\n".join(lines).encode("utf-8"))
+    outs = []
+    for test in (te, flipped):
+        assert main(["--quiet", "paraphrase", "--train", str(tr), "--test", str(test),
+                     "--kmax", "2", "--tfkld", "--cv", "3", "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    a, b = outs
+    assert a["cv"] == b["cv"] and a["cv"]["chosen"]["tfkld"] == a["tfkld"]
+    assert {r["tfkld"] for r in a["cv"]["settings"]} == {False, True}
+    assert a["accuracy"] + b["accuracy"] == pytest.approx(100.0)

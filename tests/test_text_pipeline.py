@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from structkernels.kernels.names import kernel
-from structkernels.kernels.srk.pr import PRKernel, pr_features
+from structkernels.kernels.srk.pr import PRKernel, overlap_features, pr_features
 from structkernels.text import TextPipeline, stem, tokenize
 
 
@@ -63,3 +63,32 @@ def test_pr_added_to_an_srk():
     G = combo.gram(X)
     np.testing.assert_allclose(G, kernel("kb-srk", k=1, kmax=2).gram(X) + kernel("pr").gram(X))
     assert np.linalg.eigvalsh(G).min() > -1e-10
+
+
+def _overlap_by_definition(s, t, n_max):
+    """n-gram precision/recall/F by listing n-grams and striking out matches one by one."""
+    row = []
+    for n in range(1, n_max + 1):
+        gs = [tuple(s[i:i + n]) for i in range(len(s) - n + 1)]
+        gt = [tuple(t[i:i + n]) for i in range(len(t) - n + 1)]
+        left, m = list(gt), 0
+        for g in gs:
+            if g in left:
+                left.remove(g)
+                m += 1
+        p = m / len(gt) if gt else 0.0
+        r = m / len(gs) if gs else 0.0
+        row += [p, r, 2 * p * r / (p + r) if p + r else 0.0]
+    return row + [len(s) - len(t), abs(len(s) - len(t)),
+                  min(len(s), len(t)) / max(len(s), len(t), 1)]
+
+
+def test_overlap_features_by_definition_and_pr_is_their_unigram_part():
+    rng = np.random.default_rng(0)
+    X = [(tuple(rng.choice(list("abcd"), rng.integers(0, 7))),
+          tuple(rng.choice(list("abcd"), rng.integers(0, 7)))) for _ in range(40)]
+    F = overlap_features(X, 3)
+    np.testing.assert_allclose(F, [_overlap_by_definition(s, t, 3) for s, t in X])
+    np.testing.assert_allclose(F[:, :2], pr_features(X))
+    with pytest.raises(ValueError, match="ngram_max"):
+        overlap_features(X, 0)

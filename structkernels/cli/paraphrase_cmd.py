@@ -46,6 +46,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--lam", type=float, default=1.0,
                    help="wildcard weight in (0, 1] (default: %(default)s)")
     p.add_argument("--pr", action="store_true", help="add the unigram precision/recall kernel")
+    p.add_argument("--tfkld", action="store_true",
+                   help="add the normalised TF-KLD kernel (Ji & Eisenstein 2013), fitted on the "
+                   "training set; with --cv, TF-KLD on/off is chosen by CV too")
     p.add_argument("--C", type=float, default=1.0,
                    help="SVM regularisation C (default: %(default)s)")
     p.add_argument("--no-lowercase", action="store_true", help="keep the tokens' case")
@@ -106,12 +109,13 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(kern, SRKBase):
         raise CommandError(f"--kernel {args.kernel} is not a string re-writing kernel")
     result, pred = classify_rewritings(
-        train, test, kern, kmax=args.kmax, lam=args.lam, pr=bool(args.pr), cv=args.cv, C=args.C,
+        train, test, kern, kmax=args.kmax, lam=args.lam, pr=bool(args.pr), tfkld=bool(args.tfkld),
+        cv=args.cv, C=args.C,
         lowercase=not args.no_lowercase, stem=not args.no_stem, n_jobs=args.n_jobs,
         cache=args.cache, progress=progress, random_state=args.random_state,
         name=args.kernel, started=t0)
     cv_result = result.get("cv")
-    kmax, use_pr = result["kmax"], result["pr"]
+    kmax, use_pr, use_tf = result["kmax"], result["pr"], result["tfkld"]
     if args.predictions:
         with atomic_open(args.predictions) as fh:  # temporary name, renamed when complete
             fh.writelines(f"{int(p)}\n" for p in pred)
@@ -120,12 +124,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if cv_result is not None:
         print(f"{args.cv}-fold CV on the training set ({len(train)} pairs):")
-        print(f"{'kmax':>4}  {'PR':<3}  {'CV accuracy (%)':>15}  {'± std (%)':>9}")
+        print(f"{'kmax':>4}  {'PR':<3}  {'TF-KLD':<6}  {'CV accuracy (%)':>15}  {'± std (%)':>9}")
         for r in cv_result["settings"]:
-            mark = "  <- chosen" if (r["kmax"], r["pr"]) == (kmax, use_pr) else ""
-            print(f"{r['kmax']:>4}  {'yes' if r['pr'] else 'no':<3}  "
+            tf = r.get("tfkld", False)
+            mark = "  <- chosen" if (r["kmax"], r["pr"], tf) == (kmax, use_pr, use_tf) else ""
+            print(f"{r['kmax']:>4}  {'yes' if r['pr'] else 'no':<3}  {'yes' if tf else 'no':<6}  "
                   f"{r['cv_accuracy_pct']:>15.2f}  {r['cv_std_pct']:>9.2f}{mark}")
-    desc = f"{args.kernel} kmax={kmax}" + (" + PR" if use_pr else "")
+    desc = (f"{args.kernel} kmax={kmax}" + (" + PR" if use_pr else "")
+            + (" + TF-KLD" if use_tf else ""))
     if "accuracy" in result:
         print(f"{desc}: accuracy {result['accuracy']:.2f} %  F1 {result['f1']:.2f} %  "
               f"(train {len(train)} pairs, test {len(test)} pairs, {result['seconds']:.1f} s)")

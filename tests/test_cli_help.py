@@ -82,4 +82,5 @@ def test_top_level_help_is_plain_text():
 def test_paraphrase_help_describes_the_command():
     (parser,) = _parsers("paraphrase")
     text = parser.format_help()
-    assert "MSRP" in text and "--cache" in text and "K_1 + ... + K_kmax" in text
+    assert "MSRP" in text and "--cache" in text and "K_1 + ... + K_k" in text
+    assert "cross-validation on the training set" in text and "--cv 0" in text

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from structkernels.cli import main
+from structkernels.experiments.paraphrase import C_GRID, PR_WEIGHTS
 
 HEADER = "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\r\n"
 POS = ["The cat sat on the mat.", "The cat was sitting on the mat."]
@@ -95,12 +96,13 @@ def test_paraphrase_cv_chooses_on_training_data_and_limit_subsets(tmp_path, caps
     assert out["n_train"] == 18 and out["n_test"] == 10  # --limit: 18 of 24, all 10
     assert out["units"] == {"accuracy": "%", "f1": "%", "seconds": "s"}
     settings = out["cv"]["settings"]
-    assert [(r["kmax"], r["pr"]) for r in settings] == [(1, False), (1, True), (2, False), (2, True)]
+    grid = [(k, w, False, c) for k in (1, 2) for w in PR_WEIGHTS for c in C_GRID]
+    assert [(r["kmax"], r["pr"], r["tfkld"], r["C"]) for r in settings] == grid
     best = max(r["cv_accuracy_pct"] for r in settings)
     chosen = out["cv"]["chosen"]
-    assert [r for r in settings if (r["kmax"], r["pr"]) == (chosen["kmax"], chosen["pr"])][0][
-        "cv_accuracy_pct"] == best
-    assert (out["kmax"], out["pr"]) == (chosen["kmax"], chosen["pr"])
+    (row,) = [r for r in settings if all(r[k] == v for k, v in chosen.items())]
+    assert row["cv_accuracy_pct"] == best
+    assert {k: out[k] for k in chosen} == chosen
     # the text form names its units
     assert main(argv[:-1]) == 0
     text = capsys.readouterr().out
@@ -141,3 +143,39 @@ def test_paraphrase_tfkld_cv_choice_never_reads_test_labels(tmp_path, capsys):
     assert a["cv"] == b["cv"] and a["cv"]["chosen"]["tfkld"] == a["tfkld"]
     assert {r["tfkld"] for r in a["cv"]["settings"]} == {False, True}
     assert a["accuracy"] + b["accuracy"] == pytest.approx(100.0)
+
+
+def test_paraphrase_default_chooses_by_cv_without_reading_test_labels(tmp_path, capsys):
+    """The default run cross-validates on the training file; flipping every test label
+    changes neither the CV table nor the predictions, only the score."""
+    tr = corpus(tmp_path / "tr.txt", 30)
+    te = corpus(tmp_path / "te.txt", 10, shift=3)
+    flipped = tmp_path / "flipped.txt"
+    lines = te.read_bytes().decode("utf-8").split("\r\n")
+    lines[1:-1] = [("0" if ln[0] == "1" else "1") + ln[1:] for ln in lines[1:-1]]
+    flipped.write_bytes("\r\n".join(lines).encode("utf-8"))
+    outs, preds = [], []
+    for test in (te, flipped):
+        pred = tmp_path / f"pred_{test.stem}.txt"
+        assert main(["--quiet", "paraphrase", "--train", str(tr), "--test", str(test),
+                     "--kmax", "2", "--json", "--predictions", str(pred)]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+        preds.append(pred.read_text())
+    a, b = outs
+    assert a["cv"]["folds"] == 5 and a["cv"] == b["cv"] and preds[0] == preds[1]
+    assert a["accuracy"] + b["accuracy"] == pytest.approx(100.0)
+
+
+def test_paraphrase_cv_0_takes_the_settings_given_and_tiny_data_skips_cv(tmp_path, capsys):
+    tr = corpus(tmp_path / "tr.txt", 12)
+    te = corpus(tmp_path / "te.txt", 6)
+    assert main(["--quiet", "paraphrase", "--train", str(tr), "--test", str(te), "--kmax", "3",
+                 "--pr", "--C", "3", "--cv", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["kmax"], out["pr"], out["C"]) == (3, 1.0, 3.0) and "cv" not in out
+    three = corpus(tmp_path / "three.txt", 3)  # one pair of one class: no fold can hold it
+    assert main(["--quiet", "paraphrase", "--train", str(three), "--test", str(te)]) == 0
+    assert "no cross-validation: a class has fewer than 2" in capsys.readouterr().out
+    for bad in (["--cv", "1"], ["--cv", "-2"], ["--C", "0"]):
+        assert main(["paraphrase", "--train", str(tr), "--test", str(te), *bad]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1

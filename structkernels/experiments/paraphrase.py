@@ -9,30 +9,45 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["classify_rewritings"]
+__all__ = ["C_GRID", "PR_WEIGHTS", "classify_rewritings"]
+
+
+#: The choices of the cross-validated default: the PR kernel's weight in the sum (0: none) and
+#: the SVM's C (when the caller fixes none).
+PR_WEIGHTS = (0.0, 0.5, 1.0, 2.0)
+C_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)
 
 
 def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: float,
-                        pr: bool = False, tfkld: bool = False, cv: int | None = None,
-                        C: float = 1.0,
+                        pr: bool = False, tfkld: bool = False, cv: int | None = 5,
+                        C: float | None = None,
                         lowercase: bool = True, stem: bool = True, n_jobs: int | None = None,
                         cache: Any = None, progress: bool | None = None,
                         random_state: int = 0, name: str = "srk",
                         started: float | None = None) -> tuple[dict[str, Any], np.ndarray]:
-    """``(result, predictions)`` of the SVM on the sum of normalised per-k Grams of
-    ``kern`` (a string re-writing kernel) up to ``kmax``, plus the PR feature's Gram with
-    ``pr`` and the normalised TF-KLD kernel (:class:`~structkernels.kernels.tfkld.TfKld`:
-    weights from the labels of ``train``, the training pairs' features out of fold, the
-    factorisation over the sentences of ``train`` and ``test`` as the paper does, their
-    labels unread) with ``tfkld``; with ``cv`` folds,
-    k_max, PR and (when ``tfkld``) TF-KLD on/off are chosen by cross-validated accuracy on
-    ``train`` (``result["cv"]``; TF-KLD's weights are refitted on each fold's training
-    part, so no fold's held-out labels shape its features).  The test labels are read
-    only to score.
+    """``(result, predictions)`` of an SVM on a sum of normalised kernels of re-writings.
+
+    The sum: the normalised per-window Grams of ``kern`` (a string re-writing kernel)
+    ``K̂_1 + … + K̂_k``, plus the PR features' Gram times a weight, plus, with ``tfkld``, the
+    normalised TF-KLD kernel (:class:`~structkernels.kernels.tfkld.TfKld`: weights from the
+    labels of ``train``, the training pairs' features out of fold, the factorisation over the
+    sentences of ``train`` and ``test`` as the paper does, their labels unread).
+
+    With ``cv`` folds (the default, 5) every setting is chosen by cross-validated accuracy on
+    ``train`` alone: ``k`` in ``1..kmax``, the PR weight in :data:`PR_WEIGHTS`, TF-KLD on or
+    off (with ``tfkld``; refitted on each fold's training part, so no held-out label shapes its
+    own features) and ``C`` in :data:`C_GRID` (unless ``C`` is given); ties go to the smaller
+    ``k``, the smaller PR weight, no TF-KLD, the ``C`` nearest 1.  Every Gram is computed once
+    and the choices are sums of it.  The folds are at most the smaller class's size; with
+    fewer than 2 pairs in a class the settings are the given ones (``result["cv"]`` says why).
+    ``cv=None`` uses the given settings: ``kmax``, PR weight 1 with ``pr``, ``C`` (1 if None).
+    The test labels are read only to score.
+
     ``result`` holds the settings, sizes, seconds since ``started`` and, when ``test`` is
-    labelled, its accuracy and F1 in percent."""
+    labelled, its accuracy and F1 in percent.
+    """
     from sklearn.metrics import accuracy_score, f1_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import SVC
 
     from structkernels.engine.checks import ZeroSelfSimilarityWarning
@@ -41,80 +56,67 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     from structkernels.text.tokenize import TextPipeline
 
     t0 = time.perf_counter() if started is None else started
+    y = np.asarray(train.labels)
+    folds, cv_result = None, None
+    if cv is not None:
+        n_folds = min(cv, int(np.bincount(y).min()))
+        if n_folds >= 2:
+            folds = list(StratifiedKFold(n_splits=n_folds, shuffle=True,
+                                         random_state=random_state).split(np.zeros(len(y)), y))
+        else:
+            cv_result = {"folds": 0, "skipped": "a class has fewer than 2 training pairs: "
+                         "the settings given are used"}
     pipe = TextPipeline(lowercase=lowercase, stem=stem)
     Xtr, Xte = train.tokenized(pipe), test.tokenized(pipe)
-    S_tr, d_tr, _ = srk_gram_stack(kern, Xtr, n_jobs=n_jobs, cache=cache,
-                                   progress=progress)
-    S_te, d_te, _ = srk_gram_stack(kern, Xte, Xtr, n_jobs=n_jobs, cache=cache,
-                                   progress=progress)
-    pr_tr = pr_te = None
-    if pr or cv is not None:
-        f_tr, f_te = pr_features(Xtr), pr_features(Xte)
-        pr_tr, pr_te = f_tr @ f_tr.T, f_te @ f_tr.T
-
-    folds = None
-    if cv is not None:
-        folds = list(StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
-                     .split(np.zeros(len(train)), train.labels))
+    S_tr, d_tr, _ = srk_gram_stack(kern, Xtr, n_jobs=n_jobs, cache=cache, progress=progress)
+    S_te, d_te, _ = srk_gram_stack(kern, Xte, Xtr, n_jobs=n_jobs, cache=cache, progress=progress)
+    f_tr, f_te = pr_features(Xtr), pr_features(Xte)
+    pr_tr, pr_te = f_tr @ f_tr.T, f_te @ f_tr.T
     tf_tr = tf_te = None
     tf_fold: list[np.ndarray] = []
     if tfkld:
-        y = np.asarray(train.labels)
         F, F_te = _tfkld_features(Xtr, y, np.arange(len(Xtr)), list(Xte), random_state)
         tf_tr, tf_te = F @ F.T, F_te @ F.T
         for fit_idx, _ in folds or ():
             G, _ = _tfkld_features(Xtr, y, fit_idx, list(Xte), random_state)
             tf_fold.append(G @ G.T)
 
-    def grams(k: int, with_pr: bool) -> tuple[np.ndarray, np.ndarray]:
+    def grams(k: int, w_pr: float) -> tuple[np.ndarray, np.ndarray]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ZeroSelfSimilarityWarning)
             K_tr = sum_normalized(S_tr[:k], d_tr[:k], d_tr[:k])
             K_te = sum_normalized(S_te[:k], d_te[:k], d_tr[:k])
-        if with_pr:
-            K_tr, K_te = K_tr + pr_tr, K_te + pr_te
-        return K_tr, K_te
+        return K_tr + w_pr * pr_tr, K_te + w_pr * pr_te
 
-    max_k, use_pr, use_tf = kmax, bool(pr), bool(tfkld)
-    cv_result = None
+    chosen = {"kmax": kmax, "pr": 1.0 if pr else 0.0, "tfkld": bool(tfkld),
+              "C": 1.0 if C is None else float(C)}
     if folds is not None:
-        scores = []
-        for j in range(1, max_k + 1):
-            for with_pr in (False, True):
-                K_tr, _ = grams(j, with_pr)
+        rows: list[dict[str, Any]] = []
+        cs = C_GRID if C is None else (float(C),)
+        for k in range(1, kmax + 1):
+            for w_pr in PR_WEIGHTS:
+                K = grams(k, w_pr)[0]
                 for with_tf in (False, True) if tfkld else (False,):
-                    if with_tf:  # TF-KLD's Gram differs per fold (its weights read labels)
-                        acc = []
-                        for f, (a, b) in enumerate(folds):
-                            K = K_tr + tf_fold[f]
-                            clf = SVC(kernel="precomputed", C=C).fit(K[np.ix_(a, a)],
-                                                                     train.labels[a])
-                            acc.append(accuracy_score(train.labels[b],
-                                                      clf.predict(K[np.ix_(b, a)])))
-                    else:
-                        acc = cross_val_score(SVC(kernel="precomputed", C=C), K_tr,
-                                              train.labels, cv=folds, scoring="accuracy",
-                                              error_score="raise")
-                    row = {"kmax": j, "pr": with_pr,
-                           "cv_accuracy_pct": round(100 * np.mean(acc), 2),
-                           "cv_std_pct": round(100 * np.std(acc), 2)}
-                    if tfkld:
-                        row["tfkld"] = with_tf
-                    scores.append(row)
-        best = max(scores, key=lambda r: (r["cv_accuracy_pct"], -r["kmax"], not r["pr"],
-                                          not r.get("tfkld", False)))
-        kmax, use_pr, use_tf = best["kmax"], best["pr"], best.get("tfkld", False)
-        chosen = {"kmax": kmax, "pr": use_pr}
-        if tfkld:
-            chosen["tfkld"] = use_tf
-        cv_result = {"folds": cv, "settings": scores, "chosen": chosen}
-    K_tr, K_te = grams(kmax, use_pr)
-    if use_tf:
+                    acc: dict[float, list[float]] = {c: [] for c in cs}
+                    for f, (a, b) in enumerate(folds):
+                        Kf = K + tf_fold[f] if with_tf else K  # TF-KLD differs per fold
+                        K_aa, K_ba = Kf[np.ix_(a, a)], Kf[np.ix_(b, a)]
+                        for c in cs:
+                            clf = SVC(kernel="precomputed", C=c).fit(K_aa, y[a])
+                            acc[c].append(accuracy_score(y[b], clf.predict(K_ba)))
+                    rows += [{"kmax": k, "pr": w_pr, "tfkld": with_tf, "C": c,
+                              "cv_accuracy_pct": round(100 * float(np.mean(acc[c])), 2),
+                              "cv_std_pct": round(100 * float(np.std(acc[c])), 2)} for c in cs]
+        best = max(rows, key=lambda r: (r["cv_accuracy_pct"], -r["kmax"], -r["pr"],
+                                        not r["tfkld"], -abs(np.log(r["C"]))))
+        chosen = {key: best[key] for key in ("kmax", "pr", "tfkld", "C")}
+        cv_result = {"folds": len(folds), "settings": rows, "chosen": chosen}
+    K_tr, K_te = grams(chosen["kmax"], chosen["pr"])
+    if chosen["tfkld"]:
         K_tr, K_te = K_tr + tf_tr, K_te + tf_te
-    clf = SVC(kernel="precomputed", C=C).fit(K_tr, train.labels)
-    pred = clf.predict(K_te)
+    pred = SVC(kernel="precomputed", C=chosen["C"]).fit(K_tr, y).predict(K_te)
     result = {
-        "kernel": name, "kmax": kmax, "lam": lam, "pr": use_pr, "tfkld": use_tf,
+        "kernel": name, **chosen, "lam": lam,
         "n_train": len(train), "n_test": len(test), "seconds": round(time.perf_counter() - t0, 2),
         "units": {"accuracy": "%", "f1": "%", "seconds": "s"},
     }

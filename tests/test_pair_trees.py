@@ -58,6 +58,10 @@ def hand_nlp():
                                 "nsubj ROOT punct nsubj ROOT punct", [1, 1, 1, 4, 4, 4]),
         "Kids run.": ("Kids run .", "kid run .", "NOUN VERB PUNCT", "nsubj ROOT punct",
                       [1, 1, 1]),
+        # a whitespace token (two spaces in the text) is dropped as punctuation is
+        "Kids  sing.": (["Kids", " ", "sing", "."], ["kid", " ", "sing", "."],
+                        "NOUN SPACE VERB PUNCT",
+                        "nsubj dep ROOT punct", [2, 0, 2, 2]),
         "Children sprint.": ("Children sprint .", "child sprint .", "NOUN VERB PUNCT",
                              "nsubj ROOT punct", [1, 1, 1]),
     }
@@ -69,7 +73,9 @@ def hand_nlp():
             for text in texts:
                 self.seen.append(text)
                 words, lemmas, pos, deps, heads = table[text]
-                yield Doc(vocab, words=words.split(), lemmas=lemmas.split(), pos=pos.split(),
+                words = words.split() if isinstance(words, str) else words
+                lemmas = lemmas.split() if isinstance(lemmas, str) else lemmas
+                yield Doc(vocab, words=words, lemmas=lemmas, pos=pos.split(),
                           deps=deps.split(), heads=heads)
 
     assert spacy is not None
@@ -105,6 +111,11 @@ def test_each_distinct_sentence_parsed_once_and_corpus_input(hand_nlp):
     # the marks depend on the pair: "A man plays." is all unaligned against "Kids run."
     assert trees[1][1] == Tree("VERB", [("nsubj", Tree("NOUN", [("det", Tree("DET"))]))])
     assert trees[0][0].label == "REL-VERB"
+
+
+def test_whitespace_dropped(hand_nlp):
+    (s, t), = aligned_trees([("Kids  sing.", "Kids run.")], hand_nlp)
+    assert s == Tree("VERB", [("nsubj", Tree("REL-NOUN"))])
 
 
 def test_vector_alignment_threshold(hand_nlp):

@@ -238,6 +238,7 @@ def load_rewritings(path: str | os.PathLike, *, strict: bool = True) -> Rewritin
 REL_PREFIX = "REL-"
 #: Label of the artificial root joining the sentence roots of a text of several sentences.
 TEXT_ROOT = "TEXT"
+_DROPPED = frozenset({"PUNCT", "SPACE"})  # the coarse POS of the tokens left out of a tree
 
 
 @dataclass(frozen=True)
@@ -264,8 +265,9 @@ def _parse_of(doc: Any, text: str) -> _Parse:
         raise ValueError(f"aligned_trees: the pipeline gave a token of {text!r} no coarse POS or "
                          "no dependency label: it needs a tagger (or attribute ruler) and a "
                          "parser, e.g. en_core_web_sm")
-    return _Parse(tuple(t.text for t in tokens), tuple(t.text.lower() for t in tokens), tuple(t.lemma_.lower() for t in tokens),
-                  pos, dep, tuple(t.head.i for t in tokens), tuple(s.root.i for s in doc.sents))
+    return _Parse(tuple(t.text for t in tokens), tuple(t.text.lower() for t in tokens),
+                  tuple(t.lemma_.lower() for t in tokens), pos, dep,
+                  tuple(t.head.i for t in tokens), tuple(s.root.i for s in doc.sents))
 
 
 def _pairs_of(corpus_or_pairs: Any) -> list[tuple[str, str]]:
@@ -325,11 +327,11 @@ def _aligned(a: _Parse, b: _Parse, a_words: Sequence[str], b_words: Sequence[str
 
 
 def _tree(p: _Parse, aligned: np.ndarray) -> Tree:
-    """The dependency tree of ``p`` without punctuation (a dropped token's dependents hang
-    from its nearest kept ancestor), children in word order; several sentences joined
-    under :data:`TEXT_ROOT`."""
+    """The dependency tree of ``p`` without punctuation and whitespace (a dropped token's
+    dependents hang from its nearest kept ancestor), children in word order; several
+    sentences joined under :data:`TEXT_ROOT`."""
     roots = set(p.roots)
-    keep = [p.pos[i] != "PUNCT" or i in roots for i in range(len(p.pos))]
+    keep = [p.pos[i] not in _DROPPED or i in roots for i in range(len(p.pos))]
     kids: dict[int, list[int]] = {i: [] for i in range(len(p.pos)) if keep[i]}
     for i in kids:
         if i in roots:
@@ -370,8 +372,10 @@ def aligned_trees(corpus_or_pairs: RewritingCorpus | Iterable[tuple[str, str]], 
     then counts fragments such as "an aligned noun under an aligned verb", which recur in
     pairs that share no vocabulary, so what is learned is how the two sides relate, not
     which words they use.  Edges are the dependency labels (``token.dep_``), the children of
-    a node in word order.  Punctuation (coarse POS ``PUNCT``) is dropped, its dependents
-    hanging from its nearest kept ancestor; a sentence root is always kept.
+    a node in word order.  Punctuation and whitespace tokens (coarse POS ``PUNCT``,
+    ``SPACE``) are dropped, their dependents hanging from the nearest kept ancestor: they
+    carry no alignment, and would make two pairs differ by their commas; a sentence root is
+    always kept.
 
     Parameters
     ----------

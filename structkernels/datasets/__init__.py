@@ -11,6 +11,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ".pubmed45": ["load_pubmed45", "resolve_tuple", "SWAPPED_MODES"],
     "structkernels.formats.labels": ["read_label_records"],
     ".rewriting": ["CorpusFormatError", "RewritingCorpus", "load_msrp", "load_rte",
-                   "load_glue_rte", "load_rewritings"],
+                   "load_glue_rte", "load_rewritings", "aligned_trees"],
     ".views": ["MultiViewDataset", "combine_views", "json_key"],
 })

@@ -179,3 +179,30 @@ def test_paraphrase_cv_0_takes_the_settings_given_and_tiny_data_skips_cv(tmp_pat
     for bad in (["--cv", "1"], ["--cv", "-2"], ["--C", "0"]):
         assert main(["paraphrase", "--train", str(tr), "--test", str(te), *bad]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_paraphrase_trees_join_the_cv_choice(tmp_path, capsys):
+    """--trees: the pair tree kernel's weight is one more CV choice; the Gram it adds is the
+    halved sum of the two sides' normalised tree kernels."""
+    pytest.importorskip("spacy", reason="the pair trees parse with spaCy")
+    from structkernels.relations.pipelines import installed_pipelines
+
+    if not installed_pipelines():
+        pytest.skip("the pair trees parse with spaCy's English pipeline, not installed here")
+    tr = corpus(tmp_path / "tr.txt", 20)
+    te = corpus(tmp_path / "te.txt", 6, shift=3)
+    assert main(["--quiet", "paraphrase", "--train", str(tr), "--test", str(te), "--kmax", "1",
+                 "--trees", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {r["trees"] for r in out["cv"]["settings"]} == {0.0, 0.5, 1.0}
+    assert out["trees"] == out["cv"]["chosen"]["trees"]
+
+
+def test_paraphrase_trees_without_spacy_is_one_line(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "spacy", None)  # import spacy raises ImportError
+    tr = corpus(tmp_path / "tr.txt", 6)
+    assert main(["paraphrase", "--train", str(tr), "--test", str(tr), "--trees"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--trees" in err[0] and "structkernels[parse]" in err[0]

@@ -16,7 +16,12 @@ import numpy as np
 
 from structkernels.cli import CommandError
 from structkernels.cli._common import writes_files
-from structkernels.experiments.paraphrase import C_GRID, PR_WEIGHTS, classify_rewritings
+from structkernels.experiments.paraphrase import (
+    C_GRID,
+    PR_WEIGHTS,
+    TREE_WEIGHTS,
+    classify_rewritings,
+)
 from structkernels.kernels.names import kernel as make_kernel
 
 SRK_NAMES = ("kb-srk", "ps-srk", "pw-srk")
@@ -55,6 +60,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--tfkld", action="store_true",
                    help="add the normalised TF-KLD kernel (Ji & Eisenstein 2013), fitted on the "
                    "training set; with --cv, TF-KLD on/off is chosen by CV too")
+    p.add_argument("--trees", action="store_true", help="add the pair tree kernel: each side's "
+                   "dependency tree with the aligned words marked (needs spaCy and its English "
+                   "pipeline: pip install 'structkernels[parse]'); with CV its weight is chosen "
+                   f"from {', '.join(f'{w:g}' for w in TREE_WEIGHTS)}")
     p.add_argument("--C", type=float, default=None, help="SVM regularisation C (default: "
                    f"chosen by CV from {', '.join(f'{c:g}' for c in C_GRID)}; 1 with --cv 0)")
     p.add_argument("--no-lowercase", action="store_true", help="keep the tokens' case")
@@ -113,11 +122,20 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{', '.join(args.train)}: the training corpus is unlabelled")
     if len(np.unique(train.labels)) < 2:
         raise CommandError(f"{', '.join(args.train)}: the training corpus has a single class")
+    nlp = None
+    if args.trees:  # before any Gram: a missing parser is said at once
+        from structkernels.relations.parse import load_pipeline
+
+        try:
+            nlp = load_pipeline()
+        except (ImportError, ValueError) as exc:
+            raise CommandError(f"--trees: {exc}") from None
     kern = make_kernel(args.kernel, k=1, kmax=args.kmax, lam=args.lam)
     if not isinstance(kern, SRKBase):
         raise CommandError(f"--kernel {args.kernel} is not a string re-writing kernel")
     result, pred = classify_rewritings(
         train, test, kern, kmax=args.kmax, lam=args.lam, pr=bool(args.pr), tfkld=bool(args.tfkld),
+        trees=bool(args.trees), nlp=nlp,
         cv=args.cv or None, C=args.C,
         lowercase=not args.no_lowercase, stem=not args.no_stem, n_jobs=args.n_jobs,
         cache=args.cache, progress=progress, random_state=args.random_state,
@@ -135,15 +153,17 @@ def run(args: argparse.Namespace) -> int:
         rows = cv_result["settings"]
         print(f"{cv_result['folds']}-fold CV on the training set ({len(train)} pairs, "
               f"{len(rows)} settings; the best {min(10, len(rows))}):")
-        print(f"{'k':>2}  {'PR weight':>9}  {'TF-KLD':<6}  {'C':>5}  {'CV accuracy (%)':>15}  "
-              f"{'± std (%)':>9}")
+        print(f"{'k':>2}  {'PR weight':>9}  {'trees':>5}  {'TF-KLD':<6}  {'C':>5}  "
+              f"{'CV accuracy (%)':>15}  {'± std (%)':>9}")
         chosen = cv_result["chosen"]
         for r in sorted(rows, key=lambda r: -r["cv_accuracy_pct"])[:10]:
             mark = "  <- chosen" if all(r[k] == v for k, v in chosen.items()) else ""
-            print(f"{r['kmax']:>2}  {r['pr']:>9g}  {'yes' if r['tfkld'] else 'no':<6}  "
+            print(f"{r['kmax']:>2}  {r['pr']:>9g}  {r['trees']:>5g}  "
+                  f"{'yes' if r['tfkld'] else 'no':<6}  "
                   f"{r['C']:>5g}  {r['cv_accuracy_pct']:>15.2f}  {r['cv_std_pct']:>9.2f}{mark}")
     desc = (f"{args.kernel} k=1..{result['kmax']}"
             + (f" + {result['pr']:g} PR" if result["pr"] else "")
+            + (f" + {result['trees']:g} pair trees" if result["trees"] else "")
             + (" + TF-KLD" if result["tfkld"] else "") + f", C = {result['C']:g}")
     if "accuracy" in result:
         print(f"{desc}: accuracy {result['accuracy']:.2f} %  F1 {result['f1']:.2f} %  "

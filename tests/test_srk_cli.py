@@ -102,6 +102,9 @@ def test_paraphrase_cv_chooses_on_training_data_and_limit_subsets(tmp_path, caps
     chosen = out["cv"]["chosen"]
     (row,) = [r for r in settings if all(r[k] == v for k, v in chosen.items())]
     assert row["cv_accuracy_pct"] == best
+    for r in settings:  # each fold's accuracy, the same folds for every setting
+        assert len(r["cv_folds_pct"]) == 3
+        assert sum(r["cv_folds_pct"]) / 3 == pytest.approx(r["cv_accuracy_pct"], abs=0.01)
     assert {k: out[k] for k in chosen} == chosen
     # the text form names its units
     assert main(argv[:-1]) == 0

@@ -84,3 +84,4 @@ def test_paraphrase_help_describes_the_command():
     text = parser.format_help()
     assert "MSRP" in text and "--cache" in text and "K_1 + ... + K_k" in text
     assert "cross-validation on the training set" in text and "--cv 0" in text
+    assert "pair tree kernel" in text and "--no-trees" in text

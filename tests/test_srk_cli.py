@@ -88,7 +88,7 @@ def test_paraphrase_cv_chooses_on_training_data_and_limit_subsets(tmp_path, caps
     tr = corpus(tmp_path / "tr.txt", 24)
     te = corpus(tmp_path / "te.txt", 10, shift=3)
     argv = ["--quiet", "paraphrase", "--train", str(tr), "--test", str(te), "--kmax", "2",
-            "--cv", "3", "--limit", "18", "--json"]
+            "--cv", "3", "--limit", "18", "--no-trees", "--json"]
     assert main(argv) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)
@@ -173,9 +173,10 @@ def test_paraphrase_cv_0_takes_the_settings_given_and_tiny_data_skips_cv(tmp_pat
     tr = corpus(tmp_path / "tr.txt", 12)
     te = corpus(tmp_path / "te.txt", 6)
     assert main(["--quiet", "paraphrase", "--train", str(tr), "--test", str(te), "--kmax", "3",
-                 "--pr", "--C", "3", "--cv", "0", "--json"]) == 0
+                 "--pr", "--C", "3", "--cv", "0", "--no-trees", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert (out["kmax"], out["pr"], out["C"]) == (3, 1.0, 3.0) and "cv" not in out
+    assert (out["kmax"], out["pr"], out["trees"], out["C"]) == (3, 1.0, 0.0, 3.0)
+    assert "cv" not in out
     three = corpus(tmp_path / "three.txt", 3)  # one pair of one class: no fold can hold it
     assert main(["--quiet", "paraphrase", "--train", str(three), "--test", str(te)]) == 0
     assert "no cross-validation: a class has fewer than 2" in capsys.readouterr().out
@@ -184,9 +185,9 @@ def test_paraphrase_cv_0_takes_the_settings_given_and_tiny_data_skips_cv(tmp_pat
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
-def test_paraphrase_trees_join_the_cv_choice(tmp_path, capsys):
-    """--trees: the pair tree kernel's weight is one more CV choice; the Gram it adds is the
-    halved sum of the two sides' normalised tree kernels."""
+def test_paraphrase_trees_join_the_cv_choice_unless_no_trees(tmp_path, capsys):
+    """By default the pair tree kernel's weight is one more CV choice; --no-trees leaves it
+    out."""
     pytest.importorskip("spacy", reason="the pair trees parse with spaCy")
     from structkernels.relations.pipelines import installed_pipelines
 
@@ -194,11 +195,15 @@ def test_paraphrase_trees_join_the_cv_choice(tmp_path, capsys):
         pytest.skip("the pair trees parse with spaCy's English pipeline, not installed here")
     tr = corpus(tmp_path / "tr.txt", 20)
     te = corpus(tmp_path / "te.txt", 6, shift=3)
-    assert main(["--quiet", "paraphrase", "--train", str(tr), "--test", str(te), "--kmax", "1",
-                 "--trees", "--json"]) == 0
+    common = ["--quiet", "paraphrase", "--train", str(tr), "--test", str(te), "--kmax", "1",
+              "--json"]
+    assert main(common) == 0
     out = json.loads(capsys.readouterr().out)
     assert {r["trees"] for r in out["cv"]["settings"]} == {0.0, 0.5, 1.0}
     assert out["trees"] == out["cv"]["chosen"]["trees"]
+    assert main([*common, "--no-trees"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {r["trees"] for r in out["cv"]["settings"]} == {0.0} and out["trees"] == 0.0
 
 
 def test_paraphrase_trees_without_spacy_is_one_line(tmp_path, capsys, monkeypatch):
@@ -206,6 +211,8 @@ def test_paraphrase_trees_without_spacy_is_one_line(tmp_path, capsys, monkeypatc
 
     monkeypatch.setitem(sys.modules, "spacy", None)  # import spacy raises ImportError
     tr = corpus(tmp_path / "tr.txt", 6)
-    assert main(["paraphrase", "--train", str(tr), "--test", str(tr), "--trees"]) == 2
+    assert main(["paraphrase", "--train", str(tr), "--test", str(tr)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--trees" in err[0] and "structkernels[parse]" in err[0]
+    assert len(err) == 1 and "--no-trees" in err[0] and "structkernels[parse]" in err[0]
+    assert main(["--quiet", "paraphrase", "--train", str(tr), "--test", str(tr),
+                 "--no-trees"]) == 0

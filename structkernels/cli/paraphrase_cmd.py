@@ -1,7 +1,8 @@
 """``structkernels paraphrase``: classify re-writings with a string re-writing kernel
 (:func:`structkernels.experiments.paraphrase.classify_rewritings`).
 
-Example (every setting chosen by 5-fold cross-validation on the training file)::
+Example (kb-SRK, PR and the pair trees, every setting chosen by 5-fold cross-validation on
+the training file)::
 
     structkernels paraphrase --train msr_paraphrase_train.txt \\
         --test msr_paraphrase_test.txt --n-jobs 2
@@ -30,8 +31,9 @@ DESCRIPTION = (
     "Reads a training and a test corpus (MSRP TSV, PASCAL RTE XML or GLUE RTE TSV, detected "
     "from the file), tokenises (lower-casing and Snowball stemming by default), computes the "
     "per-window Gram matrices of the chosen SRK once (cached with --cache), forms "
-    "K_1 + ... + K_k of the normalised matrices plus the PR features' kernel times a weight, "
-    "chooses k, the PR weight and the SVM's C by cross-validation on the training set "
+    "K_1 + ... + K_k of the normalised matrices plus the PR features' kernel and the pair "
+    "tree kernel (the two sides' dependency trees, aligned words marked) times weights, "
+    "chooses k, the weights and the SVM's C by cross-validation on the training set "
     "(--cv, 5 folds by default; --cv 0 takes --kmax, --pr and --C as given), trains an SVM "
     "on the precomputed kernel and prints the choice and the test accuracy and F1."
 )
@@ -60,10 +62,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--tfkld", action="store_true",
                    help="add the normalised TF-KLD kernel (Ji & Eisenstein 2013), fitted on the "
                    "training set; with --cv, TF-KLD on/off is chosen by CV too")
-    p.add_argument("--trees", action="store_true", help="add the pair tree kernel: each side's "
-                   "dependency tree with the aligned words marked (needs spaCy and its English "
-                   "pipeline: pip install 'structkernels[parse]'); with CV its weight is chosen "
-                   f"from {', '.join(f'{w:g}' for w in TREE_WEIGHTS)}")
+    p.add_argument("--no-trees", dest="trees", action="store_false",
+                   help="leave out the pair tree kernel (each side's dependency tree with the "
+                   "aligned words marked, parsed by spaCy's English pipeline: pip install "
+                   "'structkernels[parse]'), in the sum by default with its weight chosen by CV "
+                   f"from {', '.join(f'{w:g}' for w in TREE_WEIGHTS)} (1 with --cv 0)")
     p.add_argument("--C", type=float, default=None, help="SVM regularisation C (default: "
                    f"chosen by CV from {', '.join(f'{c:g}' for c in C_GRID)}; 1 with --cv 0)")
     p.add_argument("--no-lowercase", action="store_true", help="keep the tokens' case")
@@ -129,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             nlp = load_pipeline()
         except (ImportError, ValueError) as exc:
-            raise CommandError(f"--trees: {exc}") from None
+            raise CommandError(f"the pair trees (in the sum by default): {exc}; or leave "
+                               "them out with --no-trees") from None
     kern = make_kernel(args.kernel, k=1, kmax=args.kmax, lam=args.lam)
     if not isinstance(kern, SRKBase):
         raise CommandError(f"--kernel {args.kernel} is not a string re-writing kernel")

@@ -48,7 +48,9 @@ def main() -> None:
                       "setting": {k: result[k] for k in ("kmax", "pr", "trees", "tfkld", "C")}}
         if "cv" in result:  # the choice against the best without the pair trees, fold by fold
             rows = result["cv"]["settings"]
-            runs[name]["cv_chosen"] = max(rows, key=lambda r: r["cv_accuracy_pct"])
+            chosen = result["cv"]["chosen"]
+            runs[name]["cv_chosen"] = next(
+                r for r in rows if all(r[k] == v for k, v in chosen.items()))
             runs[name]["cv_best_without_trees"] = max(
                 (r for r in rows if r["trees"] == 0), key=lambda r: r["cv_accuracy_pct"])
         print(name, runs[name], file=sys.stderr, flush=True)

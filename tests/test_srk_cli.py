@@ -130,13 +130,18 @@ def test_paraphrase_reads_several_training_files(tmp_path, capsys):
     assert main(["paraphrase", "--train", str(one), "--test", str(te)]) == 2
 
 
+def with_labels_flipped(path, out):
+    """A copy of the MSRP file ``path`` at ``out`` with every label flipped."""
+    lines = path.read_bytes().decode("utf-8").split("\r\n")
+    lines[1:-1] = [("0" if ln[0] == "1" else "1") + ln[1:] for ln in lines[1:-1]]
+    out.write_bytes("\r\n".join(lines).encode("utf-8"))
+    return out
+
+
 def test_paraphrase_tfkld_cv_choice_never_reads_test_labels(tmp_path, capsys):
     tr = corpus(tmp_path / "tr.txt", 30)
     te = corpus(tmp_path / "te.txt", 10, shift=3)
-    flipped = tmp_path / "flipped.txt"
-    lines = te.read_bytes().decode("utf-8").split("\r\n")
-    lines[1:-1] = [("0" if ln[0] == "1" else "1") + ln[1:] for ln in lines[1:-1]]
-    flipped.write_bytes("\r\n".join(lines).encode("utf-8"))
+    flipped = with_labels_flipped(te, tmp_path / "flipped.txt")
     outs = []
     for test in (te, flipped):
         assert main(["--quiet", "paraphrase", "--train", str(tr), "--test", str(test),
@@ -153,10 +158,7 @@ def test_paraphrase_default_chooses_by_cv_without_reading_test_labels(tmp_path, 
     changes neither the CV table nor the predictions, only the score."""
     tr = corpus(tmp_path / "tr.txt", 30)
     te = corpus(tmp_path / "te.txt", 10, shift=3)
-    flipped = tmp_path / "flipped.txt"
-    lines = te.read_bytes().decode("utf-8").split("\r\n")
-    lines[1:-1] = [("0" if ln[0] == "1" else "1") + ln[1:] for ln in lines[1:-1]]
-    flipped.write_bytes("\r\n".join(lines).encode("utf-8"))
+    flipped = with_labels_flipped(te, tmp_path / "flipped.txt")
     outs, preds = [], []
     for test in (te, flipped):
         pred = tmp_path / f"pred_{test.stem}.txt"

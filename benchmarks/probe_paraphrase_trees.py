@@ -32,7 +32,7 @@ from structkernels.datasets.rewriting import aligned_trees  # noqa: E402
 from structkernels.kernels.views import ViewSum  # noqa: E402
 from structkernels.utils import atomic_open, read_npy, save_npy  # noqa: E402
 
-SRK_CACHE = "/work/wt/para/.cache/srk"
+SRK_CACHE = ".cache/srk"  # the kb-SRK Grams, as the other paraphrase probes cache them
 GLOVE = "--glove" in sys.argv
 if GLOVE:
     sys.argv.remove("--glove")

@@ -377,6 +377,7 @@ def test_scoring_shows_progress_unless_quiet(platt, corpora, monkeypatch, capsys
 
     monkeypatch.setattr(module, "SCORE_BATCH", 4)  # several batches on a small corpus
     monkeypatch.setenv("STRUCTKERNELS_PROGRESS_INTERVAL", "0")
+    monkeypatch.delenv("STRUCTKERNELS_PROGRESS", raising=False)  # the caller's quiet switch
     test = read_relations(corpora[2])
     quiet = platt.decision_function(test)
     assert "scoring pairs" not in capsys.readouterr().err  # progress=False

@@ -97,13 +97,11 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
             G, _ = _tfkld_features(Xtr, y, fit_idx, list(Xte), random_state)
             tf_fold.append(G @ G.T)
 
-    def grams(k: int, w_pr: float, w_tree: float) -> tuple[np.ndarray, np.ndarray]:
+    def windows(S: np.ndarray, d: np.ndarray, k: int) -> np.ndarray:
+        """``K̂_1 + … + K̂_k`` of one side against the training pairs."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ZeroSelfSimilarityWarning)
-            K_tr = sum_normalized(S_tr[:k], d_tr[:k], d_tr[:k])
-            K_te = sum_normalized(S_te[:k], d_te[:k], d_tr[:k])
-        return (K_tr + w_pr * pr_tr + w_tree * tree_tr,
-                K_te + w_pr * pr_te + w_tree * tree_te)
+            return sum_normalized(S[:k], d[:k], d_tr[:k])
 
     chosen = {"kmax": kmax, "pr": 1.0 if pr else 0.0, "trees": 1.0 if trees else 0.0,
               "tfkld": bool(tfkld), "C": 1.0 if C is None else float(C)}
@@ -111,8 +109,9 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
         rows: list[dict[str, Any]] = []
         cs = C_GRID if C is None else (float(C),)
         for k in range(1, kmax + 1):
+            W = windows(S_tr, d_tr, k)  # once per k: the weights below only add to it
             for w_pr, w_tree in itertools.product(PR_WEIGHTS, TREE_WEIGHTS if trees else (0.0,)):
-                K = grams(k, w_pr, w_tree)[0]
+                K = W + w_pr * pr_tr + w_tree * tree_tr
                 for with_tf in (False, True) if tfkld else (False,):
                     acc: dict[float, list[float]] = {c: [] for c in cs}
                     for f, (a, b) in enumerate(folds):
@@ -130,7 +129,9 @@ def classify_rewritings(train: Any, test: Any, kern: Any, *, kmax: int, lam: flo
                                         -r["trees"], not r["tfkld"], -abs(np.log(r["C"]))))
         chosen = {key: best[key] for key in ("kmax", "pr", "trees", "tfkld", "C")}
         cv_result = {"folds": len(folds), "settings": rows, "chosen": chosen}
-    K_tr, K_te = grams(chosen["kmax"], chosen["pr"], chosen["trees"])
+    w_pr, w_tree = chosen["pr"], chosen["trees"]
+    K_tr = windows(S_tr, d_tr, chosen["kmax"]) + w_pr * pr_tr + w_tree * tree_tr
+    K_te = windows(S_te, d_te, chosen["kmax"]) + w_pr * pr_te + w_tree * tree_te
     if chosen["tfkld"]:
         K_tr, K_te = K_tr + tf_tr, K_te + tf_te
     pred = SVC(kernel="precomputed", C=chosen["C"]).fit(K_tr, y).predict(K_te)

@@ -51,8 +51,7 @@ from sklearn.decomposition import NMF, TruncatedSVD
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.model_selection import StratifiedKFold
 
-from structkernels.kernels.base import Kernel
-from structkernels.kernels.srk.common import Rewriting, check_rewritings
+from structkernels.kernels.srk.common import FeatureKernel, Rewriting, check_rewritings
 
 __all__ = ["TfKld", "TfKldKernel", "kld_weights", "ngram_features"]
 
@@ -258,7 +257,7 @@ class TfKld(TransformerMixin, BaseEstimator):
         return out
 
 
-class TfKldKernel(Kernel):
+class TfKldKernel(FeatureKernel):
     """Kernel on TF-KLD pair features, fitted on training pairs (Ji & Eisenstein 2013).
 
     ``k(x, y) = f(x) . f(y)`` (``gamma=None``) or ``exp(-gamma ||f(x) - f(y)||^2)`` with
@@ -296,14 +295,6 @@ class TfKldKernel(Kernel):
         self.gamma = gamma
         self.random_state = random_state
 
-    def validate_params(self) -> None:
-        g = self.gamma
-        if g is not None and (isinstance(g, bool) or not isinstance(g, (int, float)) or not g > 0):
-            raise ValueError(f"TfKldKernel.gamma must be None or a float > 0, got {g!r}")
-
-    def check_input(self, X: Any) -> list[Rewriting]:
-        return check_rewritings(X, "TfKldKernel")
-
     def fit(self, X: Any, y: Any, unlabeled: Any = None) -> TfKldKernel:
         """Learn the TF-KLD features from training pairs ``X`` with labels ``y`` (and the
         latent basis also from the sentences of ``unlabeled``, see :meth:`TfKld.fit`)."""
@@ -312,20 +303,7 @@ class TfKldKernel(Kernel):
                             self.random_state).fit(X, y, unlabeled)
         return self
 
-    def _features(self, X: Sequence[Rewriting]) -> np.ndarray:
+    def features(self, X: Sequence[Rewriting]) -> np.ndarray:
         if not hasattr(self, "model_"):
             raise NotFittedError("TfKldKernel is not fitted: call fit(X, y) on training pairs")
         return self.model_.transform(list(X))
-
-    def gram_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting]) -> np.ndarray:
-        fx, fy = self._features(X), self._features(Y)
-        if self.gamma is None:
-            return fx @ fy.T
-        d2 = (fx * fx).sum(1)[:, None] + (fy * fy).sum(1)[None, :] - 2.0 * fx @ fy.T
-        return np.exp(-float(self.gamma) * np.maximum(d2, 0.0))
-
-    def diag_block(self, X: Sequence[Rewriting]) -> np.ndarray:
-        if self.gamma is not None:
-            return np.ones(len(X))
-        f = self._features(X)
-        return (f * f).sum(1)

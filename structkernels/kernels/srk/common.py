@@ -36,7 +36,8 @@ from structkernels.utils import (
     save_npy,
 )
 
-__all__ = ["MemoryBudgetError", "memory_budget", "Rewriting", "check_rewritings", "SRKBase",
+__all__ = ["MemoryBudgetError", "memory_budget", "Rewriting", "check_rewritings",
+           "FeatureKernel", "SRKBase",
            "srk_gram_stack", "sum_normalized", "encode_rewritings", "PairwiseSRK"]
 
 Rewriting = tuple[tuple[str, ...], tuple[str, ...]]
@@ -108,6 +109,39 @@ def check_rewritings(X: Any, owner: str = "SRK") -> list[Rewriting]:
                     _check_side(owner, i, "target", rec[1])))
     return out
 
+
+
+class FeatureKernel(Kernel):
+    """A kernel on a feature map ``f`` of re-writings: ``f(x) . f(y)`` with ``gamma=None``,
+    else ``exp(-gamma ||f(x) - f(y)||^2)``; PSD either way.  Subclasses give
+    :meth:`features` and a ``gamma`` parameter (the PR kernel, TF-KLD's)."""
+
+    gamma: float | None
+
+    def features(self, X: Sequence[Rewriting]) -> np.ndarray:
+        """The feature rows of ``X``."""
+        raise NotImplementedError
+
+    def validate_params(self) -> None:
+        g = self.gamma
+        if g is not None and (isinstance(g, bool) or not isinstance(g, (int, float)) or not g > 0):
+            raise ValueError(f"{type(self).__name__}.gamma must be None or a float > 0, got {g!r}")
+
+    def check_input(self, X: Any) -> list[Rewriting]:
+        return check_rewritings(X, type(self).__name__)
+
+    def gram_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting]) -> np.ndarray:
+        fx, fy = self.features(X), self.features(Y)
+        if self.gamma is None:
+            return fx @ fy.T
+        d2 = (fx * fx).sum(1)[:, None] + (fy * fy).sum(1)[None, :] - 2.0 * fx @ fy.T
+        return np.exp(-float(self.gamma) * np.maximum(d2, 0.0))
+
+    def diag_block(self, X: Sequence[Rewriting]) -> np.ndarray:
+        if self.gamma is not None:
+            return np.ones(len(X))
+        f = self.features(X)
+        return (f * f).sum(1)
 
 def encode_rewritings(X: Sequence[Rewriting], vocab: dict[str, int]) -> tuple[np.ndarray, ...]:
     """``(s_tok, s_off, s_in_t, t_tok, t_off, t_in_s)``: the token ids of all sources (CSR),

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from structkernels.kernels.base import Kernel
-from structkernels.kernels.srk.common import Rewriting, check_rewritings
+from structkernels.kernels.srk.common import FeatureKernel, Rewriting, check_rewritings
 
 __all__ = ["overlap_features", "pr_features", "PRKernel"]
 
@@ -69,7 +68,7 @@ def pr_features(X: Any) -> np.ndarray:
     return out
 
 
-class PRKernel(Kernel):
+class PRKernel(FeatureKernel):
     """Kernel on the unigram precision/recall features of re-writings.
 
     Parameters
@@ -89,23 +88,5 @@ class PRKernel(Kernel):
     def __init__(self, gamma: float | None = None):
         self.gamma = gamma
 
-    def validate_params(self) -> None:
-        g = self.gamma
-        if g is not None and (isinstance(g, bool) or not isinstance(g, (int, float)) or not g > 0):
-            raise ValueError(f"PRKernel.gamma must be None or a float > 0, got {self.gamma!r}")
-
-    def check_input(self, X: Any) -> list[Rewriting]:
-        return check_rewritings(X, "PRKernel")
-
-    def gram_block(self, X: Sequence[Rewriting], Y: Sequence[Rewriting]) -> np.ndarray:
-        fx, fy = pr_features(X), pr_features(Y)
-        if self.gamma is None:
-            return fx @ fy.T
-        d2 = ((fx[:, None, :] - fy[None, :, :]) ** 2).sum(-1)
-        return np.exp(-float(self.gamma) * d2)
-
-    def diag_block(self, X: Sequence[Rewriting]) -> np.ndarray:
-        if self.gamma is not None:
-            return np.ones(len(X))
-        f = pr_features(X)
-        return (f * f).sum(1)
+    def features(self, X: Sequence[Rewriting]) -> np.ndarray:
+        return pr_features(X)

@@ -309,16 +309,15 @@ def _unit_vectors(words: Sequence[str], vectors: Mapping[str, Any]) -> tuple[np.
         raise ValueError("aligned_trees: the word vectors differ in length") from None
 
 
-def _aligned(a: _Parse, b: _Parse, a_words: Sequence[str], b_words: Sequence[str],
-             vectors: Mapping[str, Any] | None, threshold: float) -> np.ndarray:
+def _aligned(a: _Parse, b: _Parse, a_units: tuple[np.ndarray, np.ndarray] | None,
+             b_units: tuple[np.ndarray, np.ndarray] | None, threshold: float) -> np.ndarray:
     """Which tokens of ``a`` match a token of ``b``: same lower-cased form, same lemma, or
-    (with ``vectors``) cosine >= ``threshold``."""
+    (with the sides' unit word vectors, :func:`_unit_vectors`) cosine >= ``threshold``."""
     forms, lemmas = set(b.lower), set(b.lemma) - {""}  # no lemmatizer: no lemma matches
     out = np.array([w in forms or m in lemmas for w, m in zip(a.lower, a.lemma, strict=True)],
                    dtype=bool)
-    if vectors is not None:
-        va, ia = _unit_vectors(a_words, vectors)
-        vb, _ = _unit_vectors(b_words, vectors)
+    if a_units is not None and b_units is not None:
+        (va, ia), (vb, _) = a_units, b_units
         if len(ia) and len(vb):
             if va.shape[1] != vb.shape[1]:
                 raise ValueError("aligned_trees: the word vectors differ in length")
@@ -422,14 +421,15 @@ def aligned_trees(corpus_or_pairs: RewritingCorpus | Iterable[tuple[str, str]], 
                                      disable=None if progress is None else not progress),
                          strict=True):
         parses[text] = _parse_of(doc, text)
-    words: dict[str, list[str]] = {}
-    if vectors is not None:  # the key each token's vector is read under
+    units: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if vectors is not None:  # each text's unit vectors once, read under the text, else lower
         for text, p in parses.items():
-            words[text] = [w if w in vectors else w.lower() for w in p.text]
+            units[text] = _unit_vectors([w if w in vectors else w.lower() for w in p.text],
+                                        vectors)
     out = []
     for s, t in pairs:
         a, b = parses[s], parses[t]
-        ws, wt = words.get(s, ()), words.get(t, ())
-        out.append((_tree(a, _aligned(a, b, ws, wt, vectors, float(threshold))),
-                    _tree(b, _aligned(b, a, wt, ws, vectors, float(threshold)))))
+        us, ut = units.get(s), units.get(t)
+        out.append((_tree(a, _aligned(a, b, us, ut, float(threshold))),
+                    _tree(b, _aligned(b, a, ut, us, float(threshold)))))
     return out
